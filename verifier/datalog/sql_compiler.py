@@ -1,0 +1,270 @@
+"""Datalog rule bodies and heads to DuckDB SQL: the compiler the duckdb backend drives.
+
+Naming never reuses user text as an SQL identifier: DuckDB folds the case of even
+quoted identifiers, so `linkA` and `linka` would collide. Relations become numbered
+tables, columns `c0..cN`, variables `v0..vN`. String constants travel as named
+parameters, never spliced into the statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from verifier.datalog.ast import (
+    Aggregate,
+    Atom,
+    BinOp,
+    Comparison,
+    Const,
+    Declaration,
+    HeadTerm,
+    Literal_,
+    Negation,
+    Rule,
+    Term,
+    Value,
+    Var,
+    Wildcard,
+)
+from verifier.datalog.strata import is_assignment, order_body
+
+STAGE = '"_stage"'
+"""Hidden column: the global iteration in which a tuple first appeared (0 for input facts)."""
+
+UNIT = '"_unit"'
+"""The one column of a zero-arity relation, so that it still has rows to count."""
+
+SQL_TYPES = {"symbol": "VARCHAR", "number": "BIGINT"}
+
+# Python's floor division and modulo, overflow-free: DuckDB's `//` and `%` truncate toward zero.
+MACROS = (
+    "CREATE OR REPLACE MACRO _py_mod(a, b) AS "
+    "CASE WHEN a % b <> 0 AND ((a % b) < 0) <> (b < 0) THEN a % b + b ELSE a % b END",
+    "CREATE OR REPLACE MACRO _py_div(a, b) AS "
+    "a // b - CASE WHEN a % b <> 0 AND ((a % b) < 0) <> (b < 0) THEN 1 ELSE 0 END",
+)
+
+_COMPARE = {"=": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_AGGREGATE = {"min": "MIN({})", "max": "MAX({})", "count": "COUNT(DISTINCT {})", "sum": "CAST(SUM({}) AS BIGINT)"}
+
+
+def quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+class Schema:
+    """Where each declared relation lives: table name and data columns."""
+
+    def __init__(self, declarations: Iterable[Declaration]) -> None:
+        self.declarations: dict[str, Declaration] = {}
+        self.tables: dict[str, str] = {}
+        for i, decl in enumerate(declarations):
+            if decl.name in self.declarations:
+                continue
+            self.declarations[decl.name] = decl
+            # The name is only a readable suffix; the index alone keeps tables distinct.
+            self.tables[decl.name] = quote(f"r{i}_{decl.name}")
+
+    def table(self, relation: str) -> str:
+        return self.tables[relation]
+
+    def columns(self, relation: str) -> list[str]:
+        arity = self.declarations[relation].arity
+        return [quote(f"c{i}") for i in range(arity)] if arity else [UNIT]
+
+    def create_sql(self, relation: str, table: str | None = None, stage: bool = True) -> str:
+        decl = self.declarations[relation]
+        cols = [f"{quote(f'c{i}')} {SQL_TYPES[c.type]}" for i, c in enumerate(decl.columns)] or [
+            f"{UNIT} BOOLEAN"
+        ]
+        if stage:
+            cols.append(f"{STAGE} INTEGER")
+        return f"CREATE TABLE {table or self.table(relation)} ({', '.join(cols)})"
+
+
+@dataclass
+class Params:
+    """Named parameters of one statement; equal values share a name."""
+
+    values: dict[str, Value] = field(default_factory=dict)
+    _names: dict[tuple[type, Value], str] = field(default_factory=dict)
+
+    def add(self, value: Value) -> str:
+        key = (type(value), value)
+        name = self._names.get(key)
+        if name is None:
+            name = f"p{len(self._names)}"
+            self._names[key] = name
+            self.values[name] = value
+        return f"${name}"
+
+    def literal(self, value: Value) -> str:
+        if isinstance(value, int):
+            # Integers are safe to inline; BIGINT keeps literal arithmetic from overflowing INTEGER.
+            return f"CAST({value} AS BIGINT)"
+        return f"CAST({self.add(value)} AS VARCHAR)"
+
+    def bind(self) -> dict[str, Value] | None:
+        return self.values or None
+
+
+class UnboundVariable(Exception):
+    """A term used a variable no literal binds; programs passing `checks` never do this."""
+
+
+def term_sql(term: Term, bindings: dict[str, str], params: Params) -> str:
+    if isinstance(term, Var):
+        if term.name not in bindings:
+            raise UnboundVariable(term.name)
+        return bindings[term.name]
+    if isinstance(term, Const):
+        return params.literal(term.value)
+    if isinstance(term, BinOp):
+        left = term_sql(term.left, bindings, params)
+        right = term_sql(term.right, bindings, params)
+        if term.op == "/":
+            return f"_py_div({left}, {right})"
+        if term.op == "%":
+            return f"_py_mod({left}, {right})"
+        return f"({left} {term.op} {right})"
+    raise UnboundVariable("_")
+
+
+@dataclass
+class Body:
+    """A compiled rule body: FROM items, WHERE conditions and variable bindings."""
+
+    sources: list[str] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    bindings: dict[str, str] = field(default_factory=dict)
+    atoms: list[tuple[Atom, str]] = field(default_factory=list)
+    """Positive atoms in body order, with their alias."""
+    negations: list[tuple[Atom, list[str | None]]] = field(default_factory=list)
+    """Negated atoms with the SQL of each argument (None for wildcards and local variables)."""
+
+    def from_where(self) -> str:
+        sql = f" FROM {', '.join(self.sources)}" if self.sources else ""
+        if self.conditions:
+            sql += " WHERE " + " AND ".join(self.conditions)
+        return sql
+
+
+def compile_body(
+    body: Sequence[Literal_],
+    schema: Schema,
+    params: Params,
+    overrides: dict[int, str] | None = None,
+) -> Body:
+    """Compile a body. `overrides` maps a positive atom's index (body order) to another table (a delta)."""
+    out = Body()
+    deferred: list[tuple[str, Term]] = []
+    positive = [lit for lit in body if isinstance(lit, Atom)]
+    for i, atom in enumerate(positive):
+        alias = f"a{i}"
+        table = (overrides or {}).get(i, schema.table(atom.relation))
+        out.sources.append(f"{table} AS {alias}")
+        out.atoms.append((atom, alias))
+        for col, arg in zip(schema.columns(atom.relation), atom.args, strict=False):
+            ref = f"{alias}.{col}"
+            if isinstance(arg, Var):
+                if arg.name in out.bindings:
+                    out.conditions.append(f"{ref} = {out.bindings[arg.name]}")
+                else:
+                    out.bindings[arg.name] = ref
+            elif isinstance(arg, Const):
+                out.conditions.append(f"{ref} = {params.literal(arg.value)}")
+            elif isinstance(arg, BinOp):
+                deferred.append((ref, arg))
+    for lit in order_body(tuple(lit for lit in body if not isinstance(lit, Atom))):
+        if isinstance(lit, Comparison):
+            target = is_assignment(lit, set(out.bindings))
+            if target is not None:
+                source = lit.right if isinstance(lit.left, Var) and lit.left.name == target else lit.left
+                out.bindings[target] = f"({term_sql(source, out.bindings, params)})"
+                continue
+            left = term_sql(lit.left, out.bindings, params)
+            right = term_sql(lit.right, out.bindings, params)
+            out.conditions.append(f"{left} {_COMPARE[lit.op]} {right}")
+        elif isinstance(lit, Negation):
+            condition, args = _negation(lit.atom, len(out.negations), schema, out.bindings, params)
+            out.conditions.append(condition)
+            out.negations.append((lit.atom, args))
+    for ref, term in deferred:
+        out.conditions.append(f"{ref} = {term_sql(term, out.bindings, params)}")
+    return out
+
+
+def _negation(
+    atom: Atom, index: int, schema: Schema, bindings: dict[str, str], params: Params
+) -> tuple[str, list[str | None]]:
+    alias = f"n{index}"
+    local: dict[str, str] = {}
+    conditions: list[str] = []
+    args: list[str | None] = []
+    for col, arg in zip(schema.columns(atom.relation), atom.args, strict=False):
+        ref = f"{alias}.{col}"
+        if isinstance(arg, Wildcard):
+            args.append(None)
+        elif isinstance(arg, Var) and arg.name not in bindings:
+            # Only in the negation: "no tuple with any value here" (the same value where repeated).
+            if arg.name in local:
+                conditions.append(f"{ref} = {local[arg.name]}")
+            else:
+                local[arg.name] = ref
+            args.append(None)
+        else:
+            value = term_sql(arg, bindings, params)
+            conditions.append(f"{ref} = {value}")
+            args.append(value)
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+    return f"NOT EXISTS (SELECT 1 FROM {schema.table(atom.relation)} AS {alias}{where})", args
+
+
+def head_exprs(args: Sequence[HeadTerm], bindings: dict[str, str], params: Params) -> list[str]:
+    """SQL for non-aggregate head arguments; a zero-arity head yields its unit column."""
+    if not args:
+        return ["TRUE"]
+    return [term_sql(a, bindings, params) for a in args if not isinstance(a, Aggregate)]
+
+
+def rule_select(
+    rule: Rule, schema: Schema, params: Params, overrides: dict[int, str] | None = None
+) -> str:
+    """A SELECT yielding the distinct head tuples the rule derives, one column per head argument."""
+    body = compile_body(rule.body, schema, params, overrides)
+    agg = rule.head.aggregate
+    if agg is None:
+        exprs = head_exprs(rule.head.args, body.bindings, params)
+        return f"SELECT DISTINCT {', '.join(exprs)}{body.from_where()}"
+    inner, outer_bindings = distinct_bindings(body)
+    return aggregate_select(rule, inner, outer_bindings, params)
+
+
+def distinct_bindings(body: Body) -> tuple[str, dict[str, str]]:
+    """The body's distinct variable bindings as a subquery, and how to refer to each variable in it."""
+    names = list(body.bindings)
+    cols = [f"{body.bindings[n]} AS v{i}" for i, n in enumerate(names)] or ["TRUE AS v_unit"]
+    inner = f"SELECT DISTINCT {', '.join(cols)}{body.from_where()}"
+    return inner, {n: f"_b.v{i}" for i, n in enumerate(names)}
+
+
+def aggregate_select(
+    rule: Rule, inner: str, bindings: dict[str, str], params: Params, extra_where: Sequence[str] = ()
+) -> str:
+    agg = rule.head.aggregate
+    assert agg is not None
+    position, aggregate = agg
+    groups = head_exprs(rule.head.args, bindings, params)
+    value = _AGGREGATE[aggregate.func].format(term_sql(aggregate.term, bindings, params))
+    exprs = [*groups[:position], value, *groups[position:]]
+    where = f" WHERE {' AND '.join(extra_where)}" if extra_where else ""
+    group_by = f" GROUP BY {', '.join(groups)}" if groups else ""
+    # With no group columns SQL would still return one row (count 0, sum NULL) for an empty body;
+    # Datalog derives nothing from nothing.
+    return f"SELECT {', '.join(exprs)} FROM ({inner}) AS _b{where}{group_by} HAVING COUNT(*) > 0"
+
+
+def recursive_positions(rule: Rule, stratum: set[str]) -> list[int]:
+    """Indexes (among positive atoms) of atoms that read a relation of the rule's own stratum."""
+    return [i for i, a in enumerate(rule.positive_atoms()) if a.relation in stratum]

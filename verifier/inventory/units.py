@@ -1,0 +1,224 @@
+"""Quantities as written by people (`64 GB/s`, `400 Gb/s`, `900GBps`, `80 GiB`, `700 W`,
+`$2.49/h`) to integers in the one fixed unit each kind of figure is stored in.
+
+Fixed units (all decimal, so that 1 GB/s = 1000 MB/s and 400 Gb/s = 50000 MB/s):
+bandwidth MB/s, capacity MB (caches: KB), compute GFLOPS, power W, latency ns,
+price millicents (per hour). Exact decimal arithmetic: `3.35 TB/s` is 3350000, not
+3349999 from a float. A bare number is taken to be in the fixed unit already.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from typing import Final
+
+_NUMBER = r"(?P<num>[+-]?(?:\d[\d_,]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+
+# Multipliers to bytes (or bits) per unit, decimal and binary prefixes.
+_PREFIX: Final[dict[str, Fraction]] = {
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "K": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "Ki": Fraction(2**10),
+    "Mi": Fraction(2**20),
+    "Gi": Fraction(2**30),
+    "Ti": Fraction(2**40),
+    "Pi": Fraction(2**50),
+}
+
+_SIZE_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<prefix>[kKMGTP]i?)?(?P<unit>B|b|bytes?|bits?)?\s*$")
+_RATE_RE = re.compile(
+    rf"^\s*{_NUMBER}\s*(?P<prefix>[kKMGTP]i?)?(?P<unit>B|b|bit|byte)"
+    r"(?:\s*/\s*s(?:ec)?|ps)\s*$"
+)
+_FLOPS_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<prefix>[kKMGTP])?(?:FLOPS|flops|FLOP/s|OPS|ops)\s*$")
+_POWER_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<prefix>[kKM])?W\s*$")
+_TIME_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>ns|us|µs|ms|s)\s*$")
+_PRICE_RE = re.compile(
+    rf"^\s*(?P<dollar>\$)?\s*{_NUMBER}\s*(?P<cur>USD)?\s*(?:/\s*(?:h|hr|hour)|per\s+hour)?\s*$"
+)
+_FREQ_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<prefix>[kKMGT])?Hz\s*$")
+
+
+class UnitError(ValueError):
+    """A figure that does not parse; the message says what was expected."""
+
+
+def _number(text: str) -> Fraction:
+    cleaned = text.replace("_", "").replace(",", "")
+    try:
+        return Fraction(Decimal(cleaned))
+    except (InvalidOperation, ValueError):
+        raise UnitError(f"{text!r} is not a number") from None
+
+
+def _to_int(value: Fraction, raw: object, what: str, allow_zero: bool) -> int:
+    """Round to the nearest integer; refuse a non-zero figure that rounds to zero."""
+    result = round(value)
+    if value < 0:
+        raise UnitError(f"{what} {raw!r} is negative; expected a positive figure")
+    if result == 0 and (value != 0 or not allow_zero):
+        if value == 0:
+            raise UnitError(f"{what} {raw!r} is zero; expected a positive figure")
+        raise UnitError(f"{what} {raw!r} is too small to express in the stored unit")
+    return int(result)
+
+
+def _bare(raw: object) -> Fraction | None:
+    """A YAML int (or a numeric string with no unit) is already in the fixed unit."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return Fraction(raw)
+    if isinstance(raw, float):
+        return Fraction(Decimal(repr(raw)))
+    return None
+
+
+def bandwidth_mbps(raw: object, *, allow_zero: bool = False) -> int:
+    """`64 GB/s` -> 64000, `400 Gb/s` -> 50000, `900GBps` -> 900000, `3.35 TB/s` -> 3350000.
+
+    Capital B is bytes, lower-case b is bits. A bare number means MB/s.
+    """
+    expected = "a bandwidth such as '64 GB/s', '400 Gb/s', '900GBps' or a number of MB/s"
+    bare = _bare(raw)
+    if bare is None:
+        if not isinstance(raw, str):
+            raise UnitError(f"expected {expected}, got {raw!r}")
+        m = _RATE_RE.match(raw)
+        if m is None:
+            if re.match(rf"^\s*{_NUMBER}\s*$", raw):
+                bare = _number(raw)
+            else:
+                raise UnitError(f"cannot read bandwidth {raw!r}; expected {expected}")
+        else:
+            unit = m.group("unit")
+            is_bits = unit in ("b", "bit")
+            bytes_per_s = _number(m.group("num")) * _PREFIX[m.group("prefix") or ""]
+            if is_bits:
+                bytes_per_s /= 8
+            bare = bytes_per_s / 10**6
+    return _to_int(bare, raw, "bandwidth", allow_zero)
+
+
+def _size(raw: object, unit_bytes: int, unit_name: str, allow_zero: bool) -> int:
+    expected = f"a size such as '80 GB', '80GiB', '512 KiB' or a number of {unit_name}"
+    bare = _bare(raw)
+    if bare is None:
+        if not isinstance(raw, str):
+            raise UnitError(f"expected {expected}, got {raw!r}")
+        m = _SIZE_RE.match(raw)
+        if m is None or (m.group("unit") is None and m.group("prefix") is not None):
+            raise UnitError(f"cannot read size {raw!r}; expected {expected}")
+        unit = m.group("unit") or ""
+        if unit.startswith("b") and unit != "byte" and unit != "bytes":
+            raise UnitError(f"size {raw!r} is in bits; expected bytes such as '80 GB'")
+        if m.group("unit") is None:
+            bare = _number(m.group("num"))
+        else:
+            bare = _number(m.group("num")) * _PREFIX[m.group("prefix") or ""] / unit_bytes
+    return _to_int(bare, raw, "size", allow_zero)
+
+
+def size_mb(raw: object, *, allow_zero: bool = False) -> int:
+    """`80 GB` -> 80000, `80GiB` -> 85899 (MB = 10^6 bytes). A bare number means MB."""
+    return _size(raw, 10**6, "MB", allow_zero)
+
+
+def size_kb(raw: object, *, allow_zero: bool = False) -> int:
+    """`64 KiB` -> 66, `2 MB` -> 2000 (KB = 10^3 bytes). For caches. A bare number means KB."""
+    return _size(raw, 10**3, "KB", allow_zero)
+
+
+def flops_gflops(raw: object, *, allow_zero: bool = False) -> int:
+    """`34 TFLOPS` -> 34000, `989.4 TFLOPS` -> 989400. A bare number means GFLOPS."""
+    expected = "a throughput such as '34 TFLOPS' or a number of GFLOPS"
+    bare = _bare(raw)
+    if bare is None:
+        if not isinstance(raw, str):
+            raise UnitError(f"expected {expected}, got {raw!r}")
+        m = _FLOPS_RE.match(raw)
+        if m is None:
+            raise UnitError(f"cannot read throughput {raw!r}; expected {expected}")
+        bare = _number(m.group("num")) * _PREFIX[m.group("prefix") or ""] / 10**9
+    return _to_int(bare, raw, "throughput", allow_zero)
+
+
+def power_w(raw: object, *, allow_zero: bool = False) -> int:
+    """`700 W` -> 700, `10.2 kW` -> 10200. A bare number means W."""
+    expected = "a power such as '700 W' or '10.2 kW'"
+    bare = _bare(raw)
+    if bare is None:
+        if not isinstance(raw, str):
+            raise UnitError(f"expected {expected}, got {raw!r}")
+        m = _POWER_RE.match(raw)
+        if m is None:
+            raise UnitError(f"cannot read power {raw!r}; expected {expected}")
+        bare = _number(m.group("num")) * _PREFIX[m.group("prefix") or ""]
+    return _to_int(bare, raw, "power", allow_zero)
+
+
+def latency_ns(raw: object, *, allow_zero: bool = True) -> int:
+    """`1.5 us` -> 1500, `90 ns` -> 90. A bare number means ns."""
+    expected = "a latency such as '90 ns' or '1.5 us'"
+    bare = _bare(raw)
+    if bare is None:
+        if not isinstance(raw, str):
+            raise UnitError(f"expected {expected}, got {raw!r}")
+        m = _TIME_RE.match(raw)
+        if m is None:
+            raise UnitError(f"cannot read latency {raw!r}; expected {expected}")
+        scale = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9}[m.group("unit")]
+        bare = _number(m.group("num")) * scale
+    return _to_int(bare, raw, "latency", allow_zero)
+
+
+def frequency_mhz(raw: object) -> int:
+    """`2.0 GHz` -> 2000. A bare number means MHz."""
+    expected = "a frequency such as '2.0 GHz'"
+    bare = _bare(raw)
+    if bare is None:
+        if not isinstance(raw, str):
+            raise UnitError(f"expected {expected}, got {raw!r}")
+        m = _FREQ_RE.match(raw)
+        if m is None:
+            raise UnitError(f"cannot read frequency {raw!r}; expected {expected}")
+        bare = _number(m.group("num")) * _PREFIX[m.group("prefix") or ""] / 10**6
+    return _to_int(bare, raw, "frequency", False)
+
+
+def price_millicents(raw: object, *, allow_zero: bool = True) -> int:
+    """`$2.49/h`, `2.49 USD`, `$2.49 per hour` -> 249000 (millicents per hour, USD only).
+
+    A bare number means dollars: prices are written in dollars far more often than in
+    millicents, so a plain `2.49` is read the way a person means it.
+    """
+    expected = "a price in US dollars per hour such as '$2.49/h' or '2.49 USD'"
+    bare = _bare(raw)
+    if bare is None:
+        if not isinstance(raw, str):
+            raise UnitError(f"expected {expected}, got {raw!r}")
+        m = _PRICE_RE.match(raw)
+        if m is None:
+            raise UnitError(f"cannot read price {raw!r}; expected {expected}")
+        bare = _number(m.group("num"))
+    return _to_int(bare * 100_000, raw, "price", allow_zero)
+
+
+def integer(raw: object, what: str, *, minimum: int = 0) -> int:
+    """A plain count (links, lanes, generation)."""
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        if isinstance(raw, str) and re.fullmatch(r"\s*[+-]?\d+\s*", raw):
+            raw = int(raw)
+        else:
+            raise UnitError(f"{what} {raw!r} is not a whole number")
+    assert isinstance(raw, int)
+    if raw < minimum:
+        raise UnitError(f"{what} {raw} is below {minimum}")
+    return raw

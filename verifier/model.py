@@ -1,0 +1,66 @@
+"""A loaded model: rules checked, inventory loaded, facts evaluated on one engine.
+
+`verify`, `query` and `explain` all start from here, so each loads the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from verifier.checks import Check, checks_from_program
+from verifier.datalog.ast import Program
+from verifier.datalog.backend import Backend, make_backend
+from verifier.datalog.loader import load_program
+from verifier.facts import inventory_facts
+from verifier.inventory.loader import load_inventory
+from verifier.inventory.model import Inventory
+from verifier.progress import Progress
+
+DEFAULT_RULES = Path(__file__).resolve().parent.parent / "rules"
+
+
+@dataclass
+class LoadedModel:
+    program: Program
+    checks: list[Check]
+    inventory: Inventory
+    engine: Backend
+
+
+def default_rules() -> list[Path]:
+    """The shipped rules, named relative to the working directory when inside it.
+
+    Reports show rule files by these names, so a relative name keeps output the same
+    on every machine that runs from the repository root.
+    """
+    try:
+        return [DEFAULT_RULES.relative_to(Path.cwd())]
+    except ValueError:
+        return [DEFAULT_RULES]
+
+
+def load_model(
+    inventory_paths: Sequence[Path],
+    rules_paths: Sequence[Path] | None = None,
+    engine: str = "duckdb",
+    progress: Progress | None = None,
+) -> LoadedModel:
+    """Parse and check the rules, load the inventory, evaluate. TopologError on bad input."""
+    step = progress.step if progress is not None else (lambda _phase: None)
+    step("checking rules")
+    program = load_program(list(rules_paths) if rules_paths else default_rules())
+    checks = checks_from_program(program)
+    step("loading inventory")
+    inventory = load_inventory(list(inventory_paths))
+    step("generating facts")
+    facts = inventory_facts(inventory)
+    backend = make_backend(engine)
+    backend.load(program)
+    step(f"loading facts into {engine}")
+    for relation, rows in sorted(facts.items()):
+        backend.add_facts(relation, rows)
+    step("evaluating rules")
+    backend.evaluate()
+    return LoadedModel(program, checks, inventory, backend)

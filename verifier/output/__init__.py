@@ -1,0 +1,23 @@
+"""Report formats: one module per format, each a `render(report) -> str`.
+
+Adding a format means adding a module and one line in FORMATS; the CLI offers
+whatever is registered here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from verifier.output import json_report, text_report
+from verifier.verify import VerifyReport
+
+Renderer = Callable[[VerifyReport], str]
+
+FORMATS: dict[str, Renderer] = {
+    "json": json_report.render,
+    "text": text_report.render,
+}
+
+
+def render(report: VerifyReport, fmt: str) -> str:
+    return FORMATS[fmt](report)

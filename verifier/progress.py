@@ -1,0 +1,54 @@
+"""Progress on stderr, shown only once a run has taken more than a second.
+
+Quick runs print nothing extra; slow ones say which phase they are in, so a CI log
+shows where a long verification spends its time. Nothing here writes to stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from types import TracebackType
+from typing import TextIO
+
+
+class Progress:
+    def __init__(self, stream: TextIO | None = None, delay: float = 1.0) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.delay = delay
+        self.start = time.monotonic()
+        self.phase = ""
+        self.visible = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(delay, self._reveal)
+        self._timer.daemon = True
+
+    def __enter__(self) -> Progress:
+        self._timer.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._timer.cancel()
+        with self._lock:
+            if self.visible and exc_type is None:
+                self._write(f"done in {time.monotonic() - self.start:.1f} s")
+
+    def step(self, phase: str) -> None:
+        with self._lock:
+            self.phase = phase
+            if self.visible:
+                self._write(phase)
+
+    def _reveal(self) -> None:
+        with self._lock:
+            self.visible = True
+            if self.phase:
+                self._write(self.phase)
+
+    def _write(self, text: str) -> None:
+        elapsed = time.monotonic() - self.start
+        self.stream.write(f"topolog: [{elapsed:5.1f} s] {text}\n")
+        self.stream.flush()
