@@ -40,7 +40,8 @@ X, Y, Z, G = Var("X"), Var("Y"), Var("Z"), Var("G")
 
 
 def test_input_and_derived_declarations() -> None:
-    program = parse_program(".input link(a: symbol, b: symbol, gbps: number)\n.decl reach(a: symbol, b: symbol)\n")
+    text = ".input link(a: symbol, b: symbol, gbps: number)\n.decl reach(a: symbol, b: symbol)\n"
+    program = parse_program(text)
     link, reach = program.declarations
     assert (link.name, link.is_input, link.arity) == ("link", True, 3)
     assert [(c.name, c.type) for c in link.columns] == [("a", "symbol"), ("b", "symbol"), ("gbps", "number")]
@@ -218,7 +219,9 @@ def test_empty_program() -> None:
 
 def test_syntax_error_has_line_col_and_expectation() -> None:
     # End of input is reported at the last token, the one a '.' should follow.
-    assert syntax_errors("a(X) :- b(X)\n") == ["t.dl:1:12: syntax error: unexpected end of input; expected '.'"]
+    assert syntax_errors("a(X) :- b(X)\n") == [
+        "t.dl:1:12: syntax error: unexpected end of input; expected '.'"
+    ]
 
 
 def test_several_syntax_errors_reported_together() -> None:
@@ -230,8 +233,10 @@ def test_several_syntax_errors_reported_together() -> None:
     )
     errors = syntax_errors(text)
     assert [e.split(": syntax error")[0] for e in errors] == ["t.dl:1:12", "t.dl:3:15", "t.dl:4:14"]
-    assert errors[1].endswith("unexpected ','; expected '!', '(', '-', '_', a quoted string, "
-                              "a relation name (lower case), a variable (Upper case) or an integer")
+    assert errors[1].endswith(
+        "unexpected ','; expected '!', '(', '-', '_', a quoted string, "
+        "a relation name (lower case), a variable (Upper case) or an integer"
+    )
     assert "unexpected character ';'" in errors[2]
 
 

@@ -214,7 +214,8 @@ class Query:
 def render_value(value: Value) -> str:
     if isinstance(value, int):
         return str(value)
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return '"' + escaped + '"'
 
 
 def term_vars(term: HeadTerm) -> Iterator[str]:

@@ -41,8 +41,6 @@ from verifier.datalog.strata import dependency_graph, is_assignment, order_body
 from verifier.errors import Diagnostic, ProgramError, SourceLocation
 
 COLUMN_TYPES: tuple[str, ...] = get_args(ColumnType)
-_ORDER_OPS = frozenset({"<", "<=", ">", ">="})
-_NUMERIC_AGGREGATES = frozenset({"sum", "min", "max"})
 
 
 # ---------------------------------------------------------------- public API
@@ -98,23 +96,39 @@ def relation_use_diagnostics(
     """An undeclared relation (with a did-you-mean) or a wrong number of arguments."""
     decl = decls.get(relation)
     if decl is None:
-        return [Diagnostic(loc, f"relation '{relation}' is not declared{_did_you_mean(relation, decls)}; "
-                                "declare it with .decl (derived) or .input (facts from the inventory)")]
+        return [
+            Diagnostic(
+                loc,
+                f"relation '{relation}' is not declared{_did_you_mean(relation, decls)}; "
+                "declare it with .decl (derived) or .input (facts from the inventory)",
+            )
+        ]
     if decl.arity != arity:
         names = ", ".join(c.name for c in decl.columns)
-        return [Diagnostic(loc, f"relation '{relation}' is declared with {_plural(decl.arity, 'argument')} "
-                                f"({names}) but used here with {arity}")]
+        return [
+            Diagnostic(
+                loc,
+                f"relation '{relation}' is declared with {_plural(decl.arity, 'argument')} "
+                f"({names}) but used here with {arity}",
+            )
+        ]
     return []
 
 
 def constant_column_diagnostic(const: Const, column: Column, relation: str) -> Diagnostic | None:
     """A string in a number column or an integer in a symbol column; None when it fits."""
     if isinstance(const.value, str) and column.type == "number":
-        return Diagnostic(const.loc, f"string {render_value(const.value)} in column '{column.name}' of "
-                                     f"'{relation}', which is declared number; expected an integer")
+        return Diagnostic(
+            const.loc,
+            f"string {render_value(const.value)} in column '{column.name}' of "
+            f"'{relation}', which is declared number; expected an integer",
+        )
     if isinstance(const.value, int) and column.type == "symbol":
-        return Diagnostic(const.loc, f"integer {const.value} in column '{column.name}' of '{relation}', "
-                                     "which is declared symbol; expected a quoted string")
+        return Diagnostic(
+            const.loc,
+            f"integer {const.value} in column '{column.name}' of '{relation}', "
+            "which is declared symbol; expected a quoted string",
+        )
     return None
 
 
@@ -125,8 +139,11 @@ def _check_declarations(declarations: Iterable[Declaration]) -> Iterator[Diagnos
     first: dict[str, Declaration] = {}
     for decl in declarations:
         if decl.name in first:
-            yield Diagnostic(decl.loc, f"relation '{decl.name}' is declared twice (first at "
-                                       f"{first[decl.name].loc}); declare each relation once")
+            yield Diagnostic(
+                decl.loc,
+                f"relation '{decl.name}' is declared twice (first at "
+                f"{first[decl.name].loc}); declare each relation once",
+            )
         else:
             first[decl.name] = decl
         yield from _check_columns(decl)
@@ -136,11 +153,17 @@ def _check_columns(decl: Declaration) -> Iterator[Diagnostic]:
     seen: set[str] = set()
     for col in decl.columns:
         if col.type not in COLUMN_TYPES:
-            yield Diagnostic(col.loc, f"column '{col.name}' of '{decl.name}' has unknown type '{col.type}'; "
-                                      "expected symbol or number")
+            yield Diagnostic(
+                col.loc,
+                f"column '{col.name}' of '{decl.name}' has unknown type '{col.type}'; "
+                "expected symbol or number",
+            )
         if col.name in seen:
-            yield Diagnostic(col.loc, f"column '{col.name}' appears twice in the declaration of "
-                                      f"'{decl.name}'; column names must differ")
+            yield Diagnostic(
+                col.loc,
+                f"column '{col.name}' appears twice in the declaration of "
+                f"'{decl.name}'; column names must differ",
+            )
         seen.add(col.name)
 
 
@@ -166,12 +189,18 @@ def _check_head_relation(rule: Rule, decls: Mapping[str, Declaration]) -> Iterat
     if decl is None or not decl.is_input:
         return
     if rule.body:
-        yield Diagnostic(head.loc, f"'{head.relation}' is an input relation (.input), so no rule may derive "
-                                   "it; its facts come only from the inventory loader. Declare the head "
-                                   "with .decl instead")
+        yield Diagnostic(
+            head.loc,
+            f"'{head.relation}' is an input relation (.input), so no rule may derive "
+            "it; its facts come only from the inventory loader. Declare the head "
+            "with .decl instead",
+        )
     else:
-        yield Diagnostic(head.loc, f"inline fact for input relation '{head.relation}'; input relations get "
-                                   "facts only from the inventory loader or a facts file, not a rule file")
+        yield Diagnostic(
+            head.loc,
+            f"inline fact for input relation '{head.relation}'; input relations get "
+            "facts only from the inventory loader or a facts file, not a rule file",
+        )
 
 
 def _check_literal_relation(lit: Literal_, decls: Mapping[str, Declaration]) -> Iterator[Diagnostic]:
@@ -217,20 +246,27 @@ def _check_body_safety(body: tuple[Literal_, ...], bound: set[str]) -> Iterator[
         elif isinstance(lit, Negation):
             yield from _arithmetic_in_atom(lit.atom)
             for var in _unbound(lit.atom.args, bound):
-                yield Diagnostic(var.loc, f"variable '{var.name}' in negated atom '{lit}' is not bound; "
-                                          f"negation only filters, so bind '{var.name}' in a positive "
-                                          "body atom first")
+                yield Diagnostic(
+                    var.loc,
+                    f"variable '{var.name}' in negated atom '{lit}' is not bound; "
+                    f"negation only filters, so bind '{var.name}' in a positive "
+                    "body atom first",
+                )
         else:
             yield from _check_comparison_safety(lit, bound)
 
 
 def _check_comparison_safety(lit: Comparison, bound: set[str]) -> Iterator[Diagnostic]:
     for wild in _wildcards((lit.left, lit.right)):
-        yield Diagnostic(wild.loc, f"'_' is not allowed in comparison '{lit}'; compare a named variable "
-                                   "or a constant")
+        yield Diagnostic(
+            wild.loc, f"'_' is not allowed in comparison '{lit}'; compare a named variable or a constant"
+        )
     for var in _unbound((lit.left, lit.right), bound):
-        yield Diagnostic(var.loc, f"variable '{var.name}' in comparison '{lit}' is not bound; bind it in a "
-                                  "positive body atom or an assignment (V = expression) first")
+        yield Diagnostic(
+            var.loc,
+            f"variable '{var.name}' in comparison '{lit}' is not bound; bind it in a "
+            "positive body atom or an assignment (V = expression) first",
+        )
 
 
 def _check_head_safety(rule: Rule, bound: set[str]) -> Iterator[Diagnostic]:
@@ -238,30 +274,39 @@ def _check_head_safety(rule: Rule, bound: set[str]) -> Iterator[Diagnostic]:
     for arg in head.args:
         inner = arg.term if isinstance(arg, Aggregate) else arg
         for wild in _wildcards((inner,)):
-            yield Diagnostic(wild.loc, f"'_' is not allowed in the head of '{head.relation}'; every head "
-                                       "argument needs a value from the body")
+            yield Diagnostic(
+                wild.loc,
+                f"'_' is not allowed in the head of '{head.relation}'; every head "
+                "argument needs a value from the body",
+            )
         for var in _unbound((inner,), bound):
             yield Diagnostic(var.loc, _unbound_head_message(rule, var, arg))
 
 
 def _unbound_head_message(rule: Rule, var: Var, arg: HeadTerm) -> str:
     if not rule.body:
-        return (f"fact '{rule.head.relation}' has variable '{var.name}'; a fact's arguments must be "
-                "constants")
+        return f"fact '{rule.head.relation}' has variable '{var.name}'; a fact's arguments must be constants"
     if isinstance(arg, Aggregate):
-        return (f"variable '{var.name}' aggregated by {arg} is not bound; expected it in a positive body "
-                "atom or an assignment")
-    return (f"variable '{var.name}' in the head of '{rule.head.relation}' is not bound; expected it in a "
-            "positive body atom or an assignment")
+        return (
+            f"variable '{var.name}' aggregated by {arg} is not bound; expected it in a positive body "
+            "atom or an assignment"
+        )
+    return (
+        f"variable '{var.name}' in the head of '{rule.head.relation}' is not bound; expected it in a "
+        "positive body atom or an assignment"
+    )
 
 
 def _arithmetic_in_atom(atom: Atom) -> Iterator[Diagnostic]:
     for arg in atom.args:
         if isinstance(arg, BinOp):
             expr = _strip_parens(str(arg))
-            yield Diagnostic(arg.loc, f"arithmetic '{expr}' is not allowed as an argument of "
-                                      f"'{atom.relation}'; compute it with an assignment (T = {expr}) "
-                                      "and pass T")
+            yield Diagnostic(
+                arg.loc,
+                f"arithmetic '{expr}' is not allowed as an argument of "
+                f"'{atom.relation}'; compute it with an assignment (T = {expr}) "
+                "and pass T",
+            )
 
 
 def _unbound(terms: Iterable[Term], bound: set[str]) -> Iterator[Var]:
@@ -299,8 +344,11 @@ def _strip_parens(text: str) -> str:
 def _check_aggregates(head: Head) -> Iterator[Diagnostic]:
     aggregates = [a for a in head.args if isinstance(a, Aggregate)]
     for extra in aggregates[1:]:
-        yield Diagnostic(extra.loc, f"the head of '{head.relation}' has {len(aggregates)} aggregates; a head "
-                                    "may have at most one, so split it into one rule per aggregate")
+        yield Diagnostic(
+            extra.loc,
+            f"the head of '{head.relation}' has {len(aggregates)} aggregates; a head "
+            "may have at most one, so split it into one rule per aggregate",
+        )
 
 
 # ---------------------------------------------------------------- types
@@ -344,8 +392,11 @@ class _TypeEnv:
             if isinstance(arg, Const):
                 self._report(constant_column_diagnostic(arg, col, head.relation))
             elif got != col.type:
-                self._error(arg.loc, f"head argument {i + 1} of '{head.relation}' ({arg}) is a {got} "
-                                     f"but column '{col.name}' is declared {col.type}")
+                self._error(
+                    arg.loc,
+                    f"head argument {i + 1} of '{head.relation}' ({arg}) is a {got} "
+                    f"but column '{col.name}' is declared {col.type}",
+                )
 
     # -- body
 
@@ -362,29 +413,33 @@ class _TypeEnv:
                 self._report(constant_column_diagnostic(arg, col, atom.relation))
 
     def _comparison(self, lit: Comparison) -> None:
-        if lit.op in _ORDER_OPS:
-            for side in (lit.left, lit.right):
-                self._number(side, f"'{lit.op}' compares numbers only", "symbols compare only with = and !=")
-            return
+        # Order comparisons work on symbols too (lexicographic, the same in every engine):
+        # rules use `L1 < L2` to report each unordered pair once.
         left, right = self._type_of(lit.left), self._type_of(lit.right)
         if left is None and right is not None and isinstance(lit.left, Var):
             self._require(lit.left, right, f"'{lit}'")
         elif right is None and left is not None and isinstance(lit.right, Var):
             self._require(lit.right, left, f"'{lit}'")
         elif left is not None and right is not None and left != right:
-            self._error(lit.loc, f"'{lit.op}' compares a {left} ({lit.left}) with a {right} ({lit.right}) "
-                                 f"in '{lit}'; both sides must have one type")
+            self._error(
+                lit.loc,
+                f"'{lit.op}' compares a {left} ({lit.left}) with a {right} ({lit.right}) "
+                f"in '{lit}'; both sides must have one type",
+            )
 
     # -- terms
 
     def _head_arg_type(self, arg: HeadTerm) -> ColumnType | None:
         if not isinstance(arg, Aggregate):
             return self._type_of(arg)
-        if arg.func in _NUMERIC_AGGREGATES:
-            self._number(arg.term, f"{arg.func} needs a number argument", "")
-        else:
+        if arg.func == "sum":
+            self._number(arg.term, "sum needs a number argument", "")
+            return "number"
+        if arg.func == "count":
             self._type_of(arg.term)
-        return "number"
+            return "number"
+        # min and max keep their argument's type: the smallest GPU id names a domain.
+        return self._type_of(arg.term)
 
     def _type_of(self, term: Term) -> ColumnType | None:
         """The term's type (checking arithmetic operands on the way); None when unknown."""
@@ -415,9 +470,12 @@ class _TypeEnv:
         elif known.type != type_ and var.name not in self.conflicted:
             # One report per variable: later uses would only repeat the same conflict.
             self.conflicted.add(var.name)
-            self._error(var.loc, f"variable '{var.name}' is used as a {type_} here ({reason}) but as a "
-                                 f"{known.type} at {known.loc} ({known.reason}); a variable holds values "
-                                 "of one type")
+            self._error(
+                var.loc,
+                f"variable '{var.name}' is used as a {type_} here ({reason}) but as a "
+                f"{known.type} at {known.loc} ({known.reason}); a variable holds values "
+                "of one type",
+            )
 
     def _describe(self, term: Term) -> str:
         if isinstance(term, Var) and term.name in self.vars:
@@ -458,8 +516,11 @@ def _check_strata(program: Program) -> Iterator[Diagnostic]:
             if component.get(body_rel) != component.get(head):
                 continue
             cycle = " -> ".join(_cycle(graph, head, body_rel))
-            yield Diagnostic(loc, f"relation '{head}' {how} '{body_rel}' inside the recursive cycle {cycle}; "
-                                  "negation and aggregates must not be recursive")
+            yield Diagnostic(
+                loc,
+                f"relation '{head}' {how} '{body_rel}' inside the recursive cycle {cycle}; "
+                "negation and aggregates must not be recursive",
+            )
 
 
 def _non_monotone_uses(rule: Rule) -> Iterator[tuple[str, str, SourceLocation]]:

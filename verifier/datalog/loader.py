@@ -66,8 +66,10 @@ def read_text(path: Path, diagnostics: list[Diagnostic]) -> str | None:
 def _not_utf8(path: Path, data: bytes, offset: int) -> Diagnostic:
     line = data.count(b"\n", 0, offset) + 1
     col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return Diagnostic(SourceLocation(str(path), line, col),
-                      f"the file is not UTF-8 text (byte 0x{data[offset]:02x}); save it as UTF-8")
+    return Diagnostic(
+        SourceLocation(str(path), line, col),
+        f"the file is not UTF-8 text (byte 0x{data[offset]:02x}); save it as UTF-8",
+    )
 
 
 def _rule_files(paths: Sequence[Path], diagnostics: list[Diagnostic]) -> list[Path]:
@@ -89,8 +91,9 @@ def _expand(path: Path, diagnostics: list[Diagnostic]) -> Iterator[Path]:
         return
     found = sorted(p for p in path.rglob(f"*{RULE_SUFFIX}") if p.is_file())
     if not found:
-        diagnostics.append(Diagnostic(SourceLocation(str(path)),
-                                      f"the directory holds no {RULE_SUFFIX} rule files"))
+        diagnostics.append(
+            Diagnostic(SourceLocation(str(path)), f"the directory holds no {RULE_SUFFIX} rule files")
+        )
     yield from found
 
 
@@ -119,20 +122,28 @@ def parse_facts(text: str, filename: str = "<facts>", program: Program | None = 
 
 
 def _declaration_in_facts(decl: Declaration) -> Diagnostic:
-    return Diagnostic(decl.loc, f"declaration of '{decl.name}' in a facts file; declarations belong in "
-                                "rule files, a facts file holds only facts such as link(\"a\", \"b\", 400).")
+    return Diagnostic(
+        decl.loc,
+        f"declaration of '{decl.name}' in a facts file; declarations belong in "
+        'rule files, a facts file holds only facts such as link("a", "b", 400).',
+    )
 
 
 def _fact_problems(rule: Rule, decls: Mapping[str, Declaration] | None) -> Iterator[Diagnostic]:
     head = rule.head
     if rule.body:
-        yield Diagnostic(rule.loc, f"rule for '{head.relation}' in a facts file; a facts file holds only "
-                                   "ground facts (no ':-')")
+        yield Diagnostic(
+            rule.loc,
+            f"rule for '{head.relation}' in a facts file; a facts file holds only ground facts (no ':-')",
+        )
         return
     for arg in head.args:
         if not isinstance(arg, Const):
-            yield Diagnostic(arg.loc, f"argument '{arg}' of fact '{head.relation}' is not a constant; "
-                                      "expected a quoted string or an integer")
+            yield Diagnostic(
+                arg.loc,
+                f"argument '{arg}' of fact '{head.relation}' is not a constant; "
+                "expected a quoted string or an integer",
+            )
     if decls is not None:
         yield from _fact_against_declaration(rule, decls)
 
@@ -145,8 +156,11 @@ def _fact_against_declaration(rule: Rule, decls: Mapping[str, Declaration]) -> I
         return
     decl = decls[head.relation]
     if not decl.is_input:
-        yield Diagnostic(head.loc, f"'{head.relation}' is a derived relation (.decl), so rules compute its "
-                                   "facts; a facts file may only hold facts of .input relations")
+        yield Diagnostic(
+            head.loc,
+            f"'{head.relation}' is a derived relation (.decl), so rules compute its "
+            "facts; a facts file may only hold facts of .input relations",
+        )
     for arg, col in zip(head.args, decl.columns, strict=True):
         if isinstance(arg, Const):
             diag = constant_column_diagnostic(arg, col, head.relation)

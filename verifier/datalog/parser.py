@@ -40,6 +40,8 @@ MAX_SYNTAX_ERRORS = 50
 _META_COMMENT = re.compile(r"^\s*(?:#|//)\s*@([A-Za-z_][A-Za-z0-9_-]*)\s*:\s*(.*?)\s*$")
 _COMMENT_TEXT = re.compile(r"^\s*(?:#|//)\s?(.*?)\s*$")
 
+_ESCAPES = {"n": "\n", "t": "\t"}
+
 _TOKEN_WORDS = {
     "DOT": "'.'",
     "COMMA": "','",
@@ -103,9 +105,9 @@ class _ToAst(Transformer[Token, Any]):
 
     def string(self, c: list[Token], meta: Meta) -> Const:
         raw = str(c[0])[1:-1]
-        return Const(re.sub(r"\\(.)", r"\1", raw), self._loc(meta))
+        return Const(re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), raw), self._loc(meta))
 
-    def int(self, c: list[Token], meta: Meta) -> Const:
+    def integer(self, c: list[Token], meta: Meta) -> Const:
         return Const(int(str(c[0])), self._loc(meta))
 
     def neg(self, c: list[Term], meta: Meta) -> Term:
@@ -181,7 +183,8 @@ def _syntax_diagnostic(err: UnexpectedInput, filename: str, text: str) -> Diagno
     line = getattr(err, "line", 0) or 0
     col = getattr(err, "column", 0) or 0
     if isinstance(err, UnexpectedCharacters):
-        ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
+        pos = err.pos_in_stream or 0
+        ch = text[pos] if pos < len(text) else ""
         msg = f"unexpected character {ch!r}"
         hint = _describe_expected(set(err.allowed or ()))
     elif isinstance(err, UnexpectedEOF):

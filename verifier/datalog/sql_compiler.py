@@ -229,23 +229,29 @@ def head_exprs(args: Sequence[HeadTerm], bindings: dict[str, str], params: Param
 
 
 def rule_select(
-    rule: Rule, schema: Schema, params: Params, overrides: dict[int, str] | None = None
+    rule: Rule, schema: Schema, params: Params, overrides: dict[int, str] | None = None, distinct: bool = True
 ) -> str:
-    """A SELECT yielding the distinct head tuples the rule derives, one column per head argument."""
+    """A SELECT of the head tuples the rule derives, one column per head argument.
+
+    `distinct=False` leaves duplicates for a following EXCEPT or DISTINCT to remove, saving a hash pass.
+    """
     body = compile_body(rule.body, schema, params, overrides)
     agg = rule.head.aggregate
     if agg is None:
         exprs = head_exprs(rule.head.args, body.bindings, params)
-        return f"SELECT DISTINCT {', '.join(exprs)}{body.from_where()}"
-    inner, outer_bindings = distinct_bindings(body)
+        return f"SELECT {'DISTINCT ' if distinct else ''}{', '.join(exprs)}{body.from_where()}"
+    inner, outer_bindings = distinct_bindings(body, distinct=agg[1].func == "sum")
     return aggregate_select(rule, inner, outer_bindings, params)
 
 
-def distinct_bindings(body: Body) -> tuple[str, dict[str, str]]:
-    """The body's distinct variable bindings as a subquery, and how to refer to each variable in it."""
+def distinct_bindings(body: Body, distinct: bool = True) -> tuple[str, dict[str, str]]:
+    """The body's variable bindings as a subquery, and how to refer to each variable in it.
+
+    `sum` needs them distinct (it adds over distinct bindings); min, max and COUNT(DISTINCT) do not.
+    """
     names = list(body.bindings)
     cols = [f"{body.bindings[n]} AS v{i}" for i, n in enumerate(names)] or ["TRUE AS v_unit"]
-    inner = f"SELECT DISTINCT {', '.join(cols)}{body.from_where()}"
+    inner = f"SELECT {'DISTINCT ' if distinct else ''}{', '.join(cols)}{body.from_where()}"
     return inner, {n: f"_b.v{i}" for i, n in enumerate(names)}
 
 

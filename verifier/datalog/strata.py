@@ -97,8 +97,9 @@ def order_body(body: tuple[Literal_, ...]) -> list[Literal_]:
     bound, then comparisons and negations. Literals that never become evaluable are
     appended last; `checks` reports them as unsafe before a backend sees them.
     """
-    ordered: list[Literal_] = [lit for lit in body if isinstance(lit, Atom)]
-    bound: set[str] = {v for a in ordered for arg in a.args for v in term_vars(arg)}
+    atoms = [lit for lit in body if isinstance(lit, Atom)]
+    ordered: list[Literal_] = list(atoms)
+    bound: set[str] = {v for a in atoms for arg in a.args for v in term_vars(arg)}
     pending = [lit for lit in body if not isinstance(lit, Atom)]
     progress = True
     while pending and progress:

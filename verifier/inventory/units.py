@@ -43,6 +43,7 @@ _TIME_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>ns|us|µs|ms|s)\s*$")
 _PRICE_RE = re.compile(
     rf"^\s*(?P<dollar>\$)?\s*{_NUMBER}\s*(?P<cur>USD)?\s*(?:/\s*(?:h|hr|hour)|per\s+hour)?\s*$"
 )
+_BARE_RE = re.compile(rf"^\s*{_NUMBER}\s*$")
 _FREQ_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<prefix>[kKMGT])?Hz\s*$")
 
 
@@ -78,6 +79,9 @@ def _bare(raw: object) -> Fraction | None:
         return Fraction(raw)
     if isinstance(raw, float):
         return Fraction(Decimal(repr(raw)))
+    # The YAML loader keeps decimals as text (so `12.10` stays a version, not 12.1).
+    if isinstance(raw, str) and _BARE_RE.match(raw):
+        return _number(raw.strip())
     return None
 
 
@@ -93,10 +97,7 @@ def bandwidth_mbps(raw: object, *, allow_zero: bool = False) -> int:
             raise UnitError(f"expected {expected}, got {raw!r}")
         m = _RATE_RE.match(raw)
         if m is None:
-            if re.match(rf"^\s*{_NUMBER}\s*$", raw):
-                bare = _number(raw)
-            else:
-                raise UnitError(f"cannot read bandwidth {raw!r}; expected {expected}")
+            raise UnitError(f"cannot read bandwidth {raw!r}; expected {expected}")
         else:
             unit = m.group("unit")
             is_bits = unit in ("b", "bit")
