@@ -291,26 +291,27 @@ def run_case(gpus: int, engine_name: str, workload_name: str) -> None:
     facts = {rel: GENERATORS[rel](lay) for rel in inputs}
     gen_s = time.perf_counter() - t0
     n_facts = sum(len(rows) for rows in facts.values())
-    _emit({"phase": "generated", "gen_s": gen_s, "facts": n_facts, "checked": checked})
+    _emit({"phase": "generated", "gen_s": gen_s, "facts": n_facts, "checked": checked, "at": time.time()})
 
     engine = make_backend(engine_name)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     engine.load(program)
     for rel, rows in facts.items():
         engine.add_facts(rel, rows)
-    load_s = time.perf_counter() - t0
-    _emit({"phase": "loaded", "load_s": load_s})
+    load_s, load_cpu = time.perf_counter() - t0, time.process_time() - c0
+    # Wall-clock stamps ("at"), so the parent can tell how long the phase it cut short ran.
+    _emit({"phase": "loaded", "load_s": load_s, "load_cpu": load_cpu, "at": time.time()})
     del facts  # the engine holds its own copy; drop ours so peak RSS is not inflated later
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     engine.evaluate()
     # Counting is part of evaluation time on purpose: a lazy engine (pyDatalog answers on
     # query) may only do its work when asked.
     counts = {rel: engine.count(rel) for rel in derived}
-    eval_s = time.perf_counter() - t0
+    eval_s, eval_cpu = time.perf_counter() - t0, time.process_time() - c0
     counts.update(workload.extra(engine, lay))
     engine.close()
-    _emit({"phase": "done", "eval_s": eval_s, "counts": counts})
+    _emit({"phase": "done", "eval_s": eval_s, "eval_cpu": eval_cpu, "counts": counts})
 
 
 # --------------------------------------------------------------------------- parent: harness
@@ -330,7 +331,9 @@ class Result:
     counts: dict[str, int] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     note: str = ""
-    capped_after: float = 0.0  # seconds the case had used when it was killed
+    cpu_s: float = 0.0
+    """CPU seconds (all threads) of load + eval: less sensitive than wall time to a busy machine."""
+    capped_after: float = 0.0  # seconds the capped phase had run when the case was killed
 
 
 def spawn_case(gpus: int, engine: str, workload: str, timeout: float) -> Result:
@@ -341,6 +344,8 @@ def spawn_case(gpus: int, engine: str, workload: str, timeout: float) -> Result:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=REPO)
         start = time.monotonic()
         killed = False
+        killed_at = 0.0
+        phase_started = 0.0
         while True:
             # wait4 reports the rusage of this one child, so ru_maxrss is this case's own
             # peak (RUSAGE_CHILDREN would be the maximum over every case so far).
@@ -348,6 +353,7 @@ def spawn_case(gpus: int, engine: str, workload: str, timeout: float) -> Result:
             if pid:
                 break
             if time.monotonic() - start > timeout:
+                killed_at = time.time()
                 os.kill(proc.pid, signal.SIGKILL)
                 pid, status, usage = os.wait4(proc.pid, 0)
                 killed = True
@@ -362,16 +368,20 @@ def spawn_case(gpus: int, engine: str, workload: str, timeout: float) -> Result:
 
     for rec in records:
         if rec["phase"] == "generated":
-            res.facts, res.gen_s = rec["facts"], rec["gen_s"]
+            res.facts, res.gen_s, phase_started = rec["facts"], rec["gen_s"], rec["at"]
             if not rec["checked"]:
                 res.note = "program not checked (verifier.datalog.checks missing)"
         elif rec["phase"] == "loaded":
-            res.load_s = rec["load_s"]
+            res.load_s, phase_started = rec["load_s"], rec["at"]
+            res.cpu_s += rec["load_cpu"]
         elif rec["phase"] == "done":
             res.eval_s, res.counts = rec["eval_s"], rec["counts"]
+            res.cpu_s += rec["eval_cpu"]
     if killed:
         res.status = "capped"
-        res.capped_after = timeout - (res.gen_s or 0.0) - (res.load_s or 0.0)
+        # Interpreter start-up and fact generation also ran inside the timeout, so report
+        # how long the phase that was cut short actually ran, not the whole budget.
+        res.capped_after = killed_at - phase_started if phase_started else timeout
     elif proc.returncode != 0 or res.eval_s is None:
         res.status = "error"
         res.failures.append(f"exit {proc.returncode}: " + " | ".join(stderr_tail))
@@ -398,6 +408,11 @@ def cross_check(results: list[Result]) -> None:
                 other.failures.append(msg)
 
 
+def _floor_s(v: float) -> str:
+    # Rounded down: "> N s" must never claim more time than the case really had.
+    return f"{int(v)}" if v >= 10 else f"{int(v * 10) / 10:.1f}"
+
+
 def _secs(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
@@ -409,7 +424,7 @@ def _derived(r: Result) -> str:
     return f"{total:,}" if r.counts else "-"
 
 
-def render(results: list[Result], timeout: float) -> str:
+def render(results: list[Result], timeout: float, loadavg: tuple[float, float]) -> str:
     engine_order = {e: i for i, e in enumerate(DEFAULT_ENGINES)}
     workload_order = {w: i for i, w in enumerate(WORKLOADS)}
     rows = sorted(
@@ -426,9 +441,9 @@ def render(results: list[Result], timeout: float) -> str:
         else:
             load, evl = _secs(r.load_s), _secs(r.eval_s)
             if r.status == "capped":
-                cap = f"> {r.capped_after:.0f} s (capped)"
+                cap = f"> {_floor_s(r.capped_after)} s (capped)"
                 if r.load_s is None:
-                    load, evl = f"> {timeout - (r.gen_s or 0.0):.0f} s (capped)", "-"
+                    load, evl = cap, "-"
                 else:
                     evl = cap
                 notes.append(
@@ -457,8 +472,12 @@ def render(results: list[Result], timeout: float) -> str:
     targets = _targets(results)
     if targets:
         out += "\n\nTargets (duckdb, 131,072 GPUs, load + eval):\n" + "\n".join(targets)
-    if notes:
-        out += "\n\nNotes:\n" + "\n".join(notes)
+    # Wall-clock times are only comparable on an idle machine; say how busy this one was.
+    notes.append(
+        f"- machine: {os.cpu_count()} CPUs, 1-minute load average {loadavg[0]:.1f} before "
+        f"and {loadavg[1]:.1f} after the run."
+    )
+    out += "\n\nNotes:\n" + "\n".join(notes)
     return out + "\n"
 
 
@@ -474,8 +493,8 @@ def _targets(results: list[Result]) -> list[str]:
         total = (r.load_s or 0.0) + (r.eval_s or 0.0)
         verdict = "met" if total < goal else "MISSED"
         lines.append(
-            f"- {r.workload}: {total:.2f} s (load {r.load_s:.2f} + eval {r.eval_s:.2f}), "
-            f"target < {goal:.0f} s: {verdict}"
+            f"- {r.workload}: {total:.2f} s (load {r.load_s:.2f} + eval {r.eval_s:.2f}; "
+            f"{r.cpu_s:.2f} CPU-s), target < {goal:.0f} s: {verdict}"
         )
     return lines
 
@@ -513,6 +532,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown workload(s) {unknown}; expected {', '.join(WORKLOADS)}")
 
+    load_before = os.getloadavg()[0]
     results: list[Result] = []
     for gpus in sizes:
         for engine in engines:
@@ -531,7 +551,7 @@ def main(argv: Iterable[str] | None = None) -> int:
                 )
                 results.append(r)
     cross_check(results)
-    sys.stdout.write(render(results, args.timeout))
+    sys.stdout.write(render(results, args.timeout, (load_before, os.getloadavg()[0])))
     return 1 if any(r.failures for r in results) else 0
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 
 from verifier.datalog import sql_compiler as sc
-from verifier.datalog.ast import Atom, Declaration, Program, Query, Row, Rule, Value
+from verifier.datalog.ast import Aggregate, Atom, Declaration, Program, Query, Row, Rule, Value
 from verifier.datalog.backend import EngineStats, Proof, format_fact, sort_rows
 from verifier.datalog.strata import Stratum, stratify
 from verifier.errors import Diagnostic, EngineError, FactError, SourceLocation
@@ -84,7 +84,9 @@ class DuckDBBackend:
             packed = _pack(values)
             params.append(packed)
             # A separator-joined string splits inside DuckDB about twice as fast as a list converts.
-            unnest = f"unnest(string_split(${i + 1}, chr(0)))" if isinstance(packed, str) else f"unnest(${i + 1})"
+            unnest = (
+                f"unnest(string_split(${i + 1}, chr(0)))" if isinstance(packed, str) else f"unnest(${i + 1})"
+            )
             selects.append(f"CAST({unnest} AS {sc.SQL_TYPES[col.type]})")
         source = f"SELECT DISTINCT {', '.join(selects) or 'TRUE'}"
         if relation in self._loaded:
@@ -176,9 +178,13 @@ class DuckDBBackend:
                     grew |= self._compute_new(relation, sc.quote(new[relation]), selects, params)
                 for relation in stratum.relations:
                     target = self._schema.table(relation)
-                    self._con.execute(f"INSERT INTO {target} SELECT *, {self._stage} FROM {sc.quote(new[relation])}")
+                    self._con.execute(
+                        f"INSERT INTO {target} SELECT *, {self._stage} FROM {sc.quote(new[relation])}"
+                    )
                     self._con.execute(f"DROP TABLE IF EXISTS {sc.quote(delta[relation])}")
-                    self._con.execute(f"ALTER TABLE {sc.quote(new[relation])} RENAME TO {sc.quote(delta[relation])}")
+                    self._con.execute(
+                        f"ALTER TABLE {sc.quote(new[relation])} RENAME TO {sc.quote(delta[relation])}"
+                    )
                     self._filled.add(relation)
                 rounds = later
                 if not grew:
@@ -222,11 +228,16 @@ class DuckDBBackend:
 
     def answer(self, query: Query) -> list[Row]:
         params = sc.Params()
-        body = sc.compile_body(query.body, self._schema, params)
-        exprs = [body.bindings[v] for v in query.variables] or ["TRUE"]
-        rows = self._con.execute(
-            f"SELECT DISTINCT {', '.join(exprs)}{body.from_where()}", params.bind()
-        ).fetchall()
+        try:
+            body = sc.compile_body(query.body, self._schema, params)
+            exprs = [body.bindings[v] for v in query.variables] or ["TRUE"]
+            rows = self._con.execute(
+                f"SELECT DISTINCT {', '.join(exprs)}{body.from_where()}", params.bind()
+            ).fetchall()
+        except (KeyError, sc.UnboundVariable) as err:
+            raise EngineError(f"query {query.text!r} binds no value for variable {err}") from err
+        except duckdb.Error as err:
+            raise EngineError(f"duckdb failed while answering {query.text!r}: {err}") from err
         return sort_rows(tuple(r[: len(query.variables)]) for r in rows)
 
     def count(self, relation: str) -> int:
@@ -254,10 +265,12 @@ class DuckDBBackend:
 
     def _stage_of(self, relation: str, row: Row) -> int | None:
         decl = self._declaration(relation)
-        if len(row) != decl.arity or not all(_fits(v, c.type) for v, c in zip(row, decl.columns, strict=True)):
+        if len(row) != decl.arity or not all(
+            _fits(v, c.type) for v, c in zip(row, decl.columns, strict=True)
+        ):
             return None
         params = sc.Params()
-        columns = self._schema.columns(relation)
+        columns = self._schema.columns(relation)[: decl.arity]
         conditions = [f"{c} = {params.literal(v)}" for c, v in zip(columns, row, strict=True)] or ["TRUE"]
         found = self._con.execute(
             f"SELECT {sc.STAGE} FROM {self._schema.table(relation)} WHERE {' AND '.join(conditions)}",
@@ -269,23 +282,21 @@ class DuckDBBackend:
         key = (relation, row)
         if key in self._proofs:
             return self._proofs[key]
-        if stage == 0:
-            proof = Proof(relation, row, stage=0)
-        else:
-            proof = self._derive(relation, row, stage)
+        proof = Proof(relation, row, stage=0) if stage == 0 else self._derive(relation, row, stage)
         self._proofs[key] = proof
         return proof
 
     def _derive(self, relation: str, row: Row, stage: int) -> Proof:
+        # Among rules, prefer the instance whose latest premise is earliest: the shallowest proof.
         best: tuple[int, int, Rule, list[tuple[Atom, Row, int]], list[tuple[str, Row]]] | None = None
         for index, rule in enumerate(self._rules_by_head.get(relation, [])):
             found = self._instance(rule, row, stage)
             if found is None:
                 continue
             premises, absent = found
-            height = max((s for _, _, s in premises), default=0)
-            if best is None or (height, index) < best[:2]:
-                best = (height, index, rule, premises, absent)
+            latest = max((s for _, _, s in premises), default=0)
+            if best is None or (latest, index) < best[:2]:
+                best = (latest, index, rule, premises, absent)
         if best is None:
             raise EngineError(f"no rule instance derives {format_fact(relation, row)} at stage {stage}")
         _, _, rule, premises, absent = best
@@ -295,42 +306,37 @@ class DuckDBBackend:
     def _instance(
         self, rule: Rule, row: Row, stage: int
     ) -> tuple[list[tuple[Atom, Row, int]], list[tuple[str, Row]]] | None:
-        """Body facts (with stages) and absent facts of one instance deriving `row`, or None."""
+        """Body facts (with stages) and absent facts of one instance deriving `row`, or None.
+
+        For an aggregate head these are the body facts of the whole group, at most AGGREGATE_PREMISES
+        instances of it.
+        """
         if len(rule.head.args) != len(row):
+            return None
+        agg = rule.head.aggregate
+        if agg is not None and not self._aggregate_holds(rule, row):
             return None
         params = sc.Params()
         body = sc.compile_body(rule.body, self._schema, params)
-        agg = rule.head.aggregate
-        head = [(i, a) for i, a in enumerate(rule.head.args) if agg is None or i != agg[0]]
-        matches = [
-            f"{sc.term_sql(a, body.bindings, params)} = {params.literal(row[i])}"  # type: ignore[arg-type]
-            for i, a in head
-        ]
-        if agg is not None:
-            inner, outer = sc.distinct_bindings(body)
-            outer_matches = [
-                f"{sc.term_sql(a, outer, params)} = {params.literal(row[i])}"  # type: ignore[arg-type]
-                for i, a in head
-            ]
-            select = sc.aggregate_select(rule, inner, outer, params, outer_matches)
-            value = self._con.execute(f"SELECT * FROM ({select})", params.bind()).fetchone()
-            if value is None or value[agg[0]] != row[agg[0]]:
-                return None
-            limit = AGGREGATE_PREMISES
-        else:
-            limit = 1
+        body.conditions.extend(
+            f"{sc.term_sql(a, body.bindings, params)} = {params.literal(row[i])}"
+            for i, a in enumerate(rule.head.args)
+            if not isinstance(a, Aggregate)
+        )
+        limit = 1 if agg is None else AGGREGATE_PREMISES
         cols: list[str] = []
         stages: list[str] = []
         for atom, alias in body.atoms:
             cols.extend(f"{alias}.{c}" for c in self._schema.columns(atom.relation))
             stages.append(f"{alias}.{sc.STAGE}")
         absent_cols = [a for _, args in body.negations for a in args if a is not None]
-        where = [*matches, *(f"{s} < {stage}" for s in stages)]
-        body.conditions.extend(where)
+        body.conditions.extend(f"{s} < {stage}" for s in stages)
         select_list = [*cols, *stages, *absent_cols] or ["TRUE"]
-        order = ", ".join([f"greatest({', '.join(stages)})" if stages else "TRUE", *cols])
+        # Earliest premises first (shallowest proof), then values, so the same proof comes back every time.
+        order = ", ".join([f"greatest({', '.join(stages)})", *cols]) if stages else ""
+        order = f" ORDER BY {order}" if order else ""
         rows = self._con.execute(
-            f"SELECT DISTINCT {', '.join(select_list)}{body.from_where()} ORDER BY {order} LIMIT {limit}",
+            f"SELECT DISTINCT {', '.join(select_list)}{body.from_where()}{order} LIMIT {limit}",
             params.bind(),
         ).fetchall()
         if not rows:
@@ -352,10 +358,26 @@ class DuckDBBackend:
             negated = list(result[len(cols) + len(stages) :])
             for atom, args in body.negations:
                 fact = tuple(negated.pop(0) if a is not None else WILDCARD_VALUE for a in args)
-                if (atom.relation, fact) not in seen:
+                if ("!" + atom.relation, fact) not in seen:
                     seen.add(("!" + atom.relation, fact))
                     absent.append((atom.relation, fact))
         return premises, absent
+
+    def _aggregate_holds(self, rule: Rule, row: Row) -> bool:
+        """Whether this aggregate rule computes exactly `row` for the row's group."""
+        agg = rule.head.aggregate
+        assert agg is not None
+        params = sc.Params()
+        body = sc.compile_body(rule.body, self._schema, params)
+        inner, outer = sc.distinct_bindings(body, distinct=agg[1].func == "sum")
+        group = [
+            f"{sc.term_sql(a, outer, params)} = {params.literal(row[i])}"
+            for i, a in enumerate(rule.head.args)
+            if not isinstance(a, Aggregate)
+        ]
+        select = sc.aggregate_select(rule, inner, outer, params, group)
+        value = self._con.execute(select, params.bind()).fetchone()
+        return value is not None and value[agg[0]] == row[agg[0]]
 
 
 def _columns(decl: Declaration, rows: Sequence[Row]) -> list[Sequence[Value]]:
@@ -366,7 +388,10 @@ def _columns(decl: Declaration, rows: Sequence[Row]) -> list[Sequence[Value]]:
     if set(map(len, rows)) != {decl.arity}:
         for r in rows:
             if len(r) != decl.arity:
-                message = f"fact {_show(decl.name, r)} has {len(r)} argument(s); {decl.name}({signature}) takes {decl.arity}"
+                message = (
+                    f"fact {_show(decl.name, r)} has {len(r)} argument(s); "
+                    f"{decl.name}({signature}) takes {decl.arity}"
+                )
                 bad.append(Diagnostic(where, message))
                 if len(bad) >= MAX_FACT_ERRORS:
                     break
@@ -377,13 +402,15 @@ def _columns(decl: Declaration, rows: Sequence[Row]) -> list[Sequence[Value]]:
         wanted: type = str if col.type == "symbol" else int
         # Comparing exact types rejects bool, which would otherwise pass as an int.
         if set(map(type, values)) == {wanted} and (
-            wanted is str or (_INT64[0] <= min(values) and max(values) <= _INT64[1])  # type: ignore[type-var]
+            wanted is str or (_INT64[0] <= min(values) and max(values) <= _INT64[1])
         ):
             columns.append(values)
             continue
         for r in rows:
             if not _fits(r[i], col.type):
-                message = f"fact {_show(decl.name, r)}: argument {col.name!r} must be a {col.type}, got {r[i]!r}"
+                message = (
+                    f"fact {_show(decl.name, r)}: argument {col.name!r} must be a {col.type}, got {r[i]!r}"
+                )
                 bad.append(Diagnostic(where, message))
                 if len(bad) >= MAX_FACT_ERRORS:
                     break

@@ -19,7 +19,7 @@ How it maps the language onto pyDatalog, and why:
   into other things, and the prefix keeps string order intact.
 * Arithmetic is split into single steps, each followed by a guard. pyDatalog swallows
   exceptions inside arithmetic and binds the exception object as a value; the guard
-  turns that (division by zero, a non-integer) into an EngineError instead.
+  makes division by zero derive nothing and anything else non-integer an EngineError.
 
 pyDatalog keeps one knowledge base per thread. The instance that evaluated last in a
 thread owns it; any other instance (or the same one in another thread) rebuilds it
@@ -74,14 +74,17 @@ _owner = threading.local()
 
 
 def _arith_guard(value: Any, where: Any) -> Iterator[tuple[Any, Any]]:
-    """pyDatalog resolver for `tl_arith_ok__(F, Loc)`: F must hold a plain integer."""
+    """pyDatalog resolver for `tl_arith_ok__(F, Loc)`: F must hold a plain integer.
+
+    Division or remainder by zero is undefined, so the literal computing it is false for
+    that binding (as a NULL is in SQL), whatever order the body is written in. Anything
+    else that is not an integer means a program that skipped the checks: fail closed.
+    """
     v = value.id
     if type(v) is int:
         yield (value, where)
-        return
-    if isinstance(v, ZeroDivisionError):
-        raise EngineError(f"{where.id}: division by zero")
-    raise EngineError(f"{where.id}: arithmetic gave {v!r}, not an integer")
+    elif not isinstance(v, ZeroDivisionError):
+        raise EngineError(f"{where.id}: arithmetic gave {v!r}, not an integer")
 
 
 pyEngine.Python_resolvers[_GUARD + "/2"] = _arith_guard
@@ -114,8 +117,9 @@ def _materialized(relation: str) -> str:
 class _Compiler:
     """Turns one rule (or query) into pyDatalog literals, with fresh variables of its own."""
 
-    def __init__(self, relation_name: Mapping[str, str], where: str) -> None:
+    def __init__(self, relation_name: Mapping[str, str], where: str, open_: Iterable[str] = ()) -> None:
         self.relation_name = relation_name
+        self.open = frozenset(open_)
         self.where = _constant(where)
         self.fresh = itertools.count()
         self.literals: list[Any] = []
@@ -137,7 +141,8 @@ class _Compiler:
         if isinstance(term, BinOp):
             left, right = self.term(term.left), self.term(term.right)
             result = self.new_var("F")
-            self.literals.append(PyLiteral.make_for_comparison(result, "==", Operation(left, _PY_OPS[term.op], right)))
+            step = Operation(left, _PY_OPS[term.op], right)
+            self.literals.append(PyLiteral.make_for_comparison(result, "==", step))
             self.literals.append(Term(_GUARD)(result, self.where))
             return result
         raise EngineError(f"cannot compile {term} here")
@@ -148,13 +153,32 @@ class _Compiler:
         return Term(self.relation_name[atom.relation])(*(self.term(a) for a in atom.args))
 
     def body(self, body: tuple[Literal_, ...]) -> None:
-        for lit in order_body(body):
-            if isinstance(lit, Atom):
+        ordered = order_body(body)
+        atoms = sorted((a for a in ordered if isinstance(a, Atom)), key=lambda a: a.relation not in self.open)
+        for lit in [*atoms, *(b for b in ordered if not isinstance(b, Atom))]:
+            if isinstance(lit, Atom) and lit.relation in self.open:
+                self.open_atom(lit)
+            elif isinstance(lit, Atom):
                 self.literals.append(self.atom(lit))
             elif isinstance(lit, Negation):
                 self.literals.append(~self.atom(lit.atom))
             else:
                 self.comparison(lit)
+
+    def open_atom(self, atom: Atom) -> None:
+        """Call a relation of the running stratum with fresh variables only, then unify.
+
+        pyDatalog 0.22.4 loops forever on right-linear recursion over a cycle
+        (`r(X, Z) :- e(X, Y), r(Y, Z).` with e a 3-cycle): every bound call `r(b, Z)` is a
+        subgoal of its own and their completion never settles. Calling the relation open,
+        and first, makes every call a variant of one subgoal, whose table it fills once;
+        the other atoms then run with their join columns bound.
+        """
+        slots = [self.new_var("O") for _ in atom.args]
+        self.literals.append(Term(self.relation_name[atom.relation])(*slots))
+        for slot, arg in zip(slots, atom.args, strict=True):
+            if not isinstance(arg, Wildcard):
+                self.literals.append(PyLiteral.make_for_comparison(slot, "==", self.term(arg)))
 
     def comparison(self, lit: Comparison) -> None:
         left, right = self.term(lit.left), self.term(lit.right)
@@ -209,7 +233,8 @@ class PyDatalogBackend:
         decl = self._decls.get(relation)
         where = SourceLocation("<facts>")
         if decl is None:
-            raise FactError.at(where, f"facts for '{relation}', which is not declared; declare it with .input")
+            raise FactError.at(where, f"facts for '{relation}', which is not declared; "
+                                      "declare it with .input")
         if not decl.is_input:
             raise FactError.at(where, f"facts for '{relation}', which is derived by rules (.decl); only "
                                       ".input relations take facts")
@@ -246,7 +271,7 @@ class PyDatalogBackend:
                 names = {r: _materialized(r) for r in self._decls}
                 names.update({r: _derived(r) for r in stratum.relations})
                 for rule in stratum.rules:
-                    self._add_rule(rule, names)
+                    self._add_rule(rule, names, stratum.relations)
                 for relation in stratum.relations:
                     derived = self._ask(_derived(relation), self._decls[relation].arity, {}, relation)
                     self._materialize(relation, derived)
@@ -256,7 +281,8 @@ class PyDatalogBackend:
             raise
         except Exception as exc:  # pyDatalog's own failures: the verification must fail closed
             _owner.token = None
-            raise EngineError(f"pyDatalog could not evaluate the program: {type(exc).__name__}: {exc}") from exc
+            detail = f"{type(exc).__name__}: {exc}"
+            raise EngineError(f"pyDatalog could not evaluate the program: {detail}") from exc
         for name in self._decls:
             rows.setdefault(name, set())
         self._rows = rows
@@ -330,8 +356,8 @@ class PyDatalogBackend:
         for row in rows:
             pyDatalog.assert_fact(name, *(_encode(v) for v in row))
 
-    def _add_rule(self, rule: Rule, names: Mapping[str, str]) -> None:
-        compiler = _Compiler(names, str(rule.loc))
+    def _add_rule(self, rule: Rule, names: Mapping[str, str], stratum: Iterable[str]) -> None:
+        compiler = _Compiler(names, str(rule.loc), stratum)
         compiler.body(rule.body)
         if rule.head.aggregate is not None:
             self._add_aggregate_rule(rule, compiler, names)
@@ -344,7 +370,7 @@ class PyDatalogBackend:
             pyDatalog.assert_fact(names[rule.head.relation], *(a._pyD_value for a in args))
 
     def _add_aggregate_rule(self, rule: Rule, compiler: _Compiler, names: Mapping[str, str]) -> None:
-        """`r(K.., agg(T), K..) :- body` as pyDatalog's `(f[K..] == agg_(Y)) <= body`, then `r <= f[K..] == V`."""
+        """`r(K.., agg(T), K..) :- body` as `(f[K..] == agg_(Y)) <= body`, then `r(..) <= (f[K..] == V)`."""
         position, aggregate = rule.head.aggregate or (0, None)
         assert isinstance(aggregate, Aggregate)
         seen: set[str] = set()

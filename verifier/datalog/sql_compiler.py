@@ -46,7 +46,12 @@ MACROS = (
 )
 
 _COMPARE = {"=": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-_AGGREGATE = {"min": "MIN({})", "max": "MAX({})", "count": "COUNT(DISTINCT {})", "sum": "CAST(SUM({}) AS BIGINT)"}
+_AGGREGATE = {
+    "min": "MIN({})",
+    "max": "MAX({})",
+    "count": "COUNT(DISTINCT {})",
+    "sum": "CAST(SUM({}) AS BIGINT)",
+}
 
 
 def quote(identifier: str) -> str:

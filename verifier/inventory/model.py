@@ -45,6 +45,7 @@ LINK_KINDS: tuple[str, ...] = (
     "infiniband",
     "ethernet",
     "d2d",
+    "soc",
 )
 MODEL_KINDS: tuple[str, ...] = (
     "gpu",
@@ -72,10 +73,11 @@ class Obj:
     parent: str | None
     loc: SourceLocation
     model: str | None = None
-    labels: Mapping[str, str] = EMPTY_STR
-    quantities: Mapping[str, int] = EMPTY_INT
+    labels: Mapping[str, str] = field(default_factory=lambda: EMPTY_STR)
+    quantities: Mapping[str, int] = field(default_factory=lambda: EMPTY_INT)
     state: str | None = None  # None means healthy ("ok")
     template: str | None = None  # set on the root object of a template instance
+    index: int | None = None  # position in its `count` group ({i}), for rules that align GPU i with NIC i
 
 
 @dataclass(slots=True)
@@ -88,8 +90,10 @@ class Link:
     kind: str
     mbps: int  # whole link, per direction
     loc: SourceLocation
-    attrs: Mapping[str, int] = EMPTY_INT  # generation, lanes, count, latency_ns
-    labels: Mapping[str, str] = EMPTY_STR
+    attrs: Mapping[str, int] = field(
+        default_factory=lambda: EMPTY_INT
+    )  # generation, lanes, count, latency_ns
+    labels: Mapping[str, str] = field(default_factory=lambda: EMPTY_STR)
     state: str | None = None
 
 

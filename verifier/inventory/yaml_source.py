@@ -37,7 +37,7 @@ MAX_ALIAS_EXPANSION = 1_000_000
 out in full is fine (its size is bounded by its text); only the blow-up is bounded."""
 
 try:  # libyaml's parser is about ten times faster and reports the same marks.
-    from yaml import CParser as _Parser  # type: ignore[attr-defined,unused-ignore]
+    from yaml import CParser as _Parser  # type: ignore[attr-defined]
 
     _HAVE_C = True
 except ImportError:  # pragma: no cover - pure-Python fallback
@@ -79,8 +79,12 @@ class _CoreResolver(BaseResolver):
 _CoreResolver.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
-_CoreResolver.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789"))
-_CoreResolver.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
+_CoreResolver.add_implicit_resolver(
+    "tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789")
+)
+_CoreResolver.add_implicit_resolver(
+    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+)
 _CoreResolver.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
 
 
@@ -91,7 +95,7 @@ class _Constructor(SafeConstructor):
         mark = node.start_mark
         return SourceLocation(self.filename, mark.line + 1, mark.column + 1)
 
-    def construct_yaml_map(self, node: MappingNode) -> Any:  # type: ignore[override]
+    def construct_yaml_map(self, node: MappingNode) -> Any:
         data = YMap(self._loc(node))
         yield data
         seen: dict[str, SourceLocation] = {}
@@ -110,14 +114,17 @@ class _Constructor(SafeConstructor):
         for key_node, value_node in node.value:
             if not isinstance(key_node, ScalarNode):
                 raise ConstructorError(
-                    None, None, "a mapping key must be a plain word, not a list or mapping", key_node.start_mark
+                    None,
+                    None,
+                    "a mapping key must be a plain word, not a list or mapping",
+                    key_node.start_mark,
                 )
             # Keys stay the text as written: `yes:` or `1:` keys must not turn into bool/int.
             key = str(key_node.value)
             data[key] = self.construct_object(value_node, deep=True)
             data.key_locs[key] = self._loc(key_node)
 
-    def construct_yaml_seq(self, node: SequenceNode) -> Any:  # type: ignore[override]
+    def construct_yaml_seq(self, node: SequenceNode) -> Any:
         data = YList(self._loc(node))
         yield data
         for item in node.value:
@@ -125,21 +132,23 @@ class _Constructor(SafeConstructor):
             data.item_locs.append(self._loc(item))
 
     def construct_undefined(self, node: Node) -> Any:
-        raise ConstructorError(None, None, f"tag {node.tag!r} is not allowed; only plain data is", node.start_mark)
+        raise ConstructorError(
+            None, None, f"tag {node.tag!r} is not allowed; only plain data is", node.start_mark
+        )
 
 
-_Constructor.add_constructor("tag:yaml.org,2002:map", _Constructor.construct_yaml_map)
-_Constructor.add_constructor("tag:yaml.org,2002:seq", _Constructor.construct_yaml_seq)
-_Constructor.add_constructor(None, _Constructor.construct_undefined)
+_Constructor.add_constructor("tag:yaml.org,2002:map", _Constructor.construct_yaml_map)  # type: ignore[type-var]
+_Constructor.add_constructor("tag:yaml.org,2002:seq", _Constructor.construct_yaml_seq)  # type: ignore[type-var]
+_Constructor.add_constructor(None, _Constructor.construct_undefined)  # type: ignore[type-var]
 # Timestamps, sets, binary and the like are not inventory data: read them as what was written.
 for _tag in ("timestamp", "binary", "set", "omap", "pairs", "float"):
-    _Constructor.add_constructor(f"tag:yaml.org,2002:{_tag}", _Constructor.construct_undefined)
-_Constructor.add_constructor("tag:yaml.org,2002:str", SafeConstructor.construct_yaml_str)
+    _Constructor.add_constructor(f"tag:yaml.org,2002:{_tag}", _Constructor.construct_undefined)  # type: ignore[type-var]
+_Constructor.add_constructor("tag:yaml.org,2002:str", SafeConstructor.construct_yaml_str)  # type: ignore[type-var]
 
 
 if _HAVE_C:
 
-    class _Loader(_Parser, _Constructor, _CoreResolver):  # type: ignore[misc,valid-type,unused-ignore]
+    class _Loader(_Parser, _Constructor, _CoreResolver):  # type: ignore[misc]
         def __init__(self, stream: str, filename: str) -> None:
             _Parser.__init__(self, stream)
             _Constructor.__init__(self)
@@ -243,7 +252,8 @@ def load_yaml_text(text: str, filename: str) -> YMap:
     """Parse one YAML document that must be a mapping. Raises TopologError with line:col."""
     if not text.strip():
         raise TopologError.at(
-            SourceLocation(filename, 1, 1), "file is empty; expected an inventory with 'apiVersion: topolog.dev/v1'"
+            SourceLocation(filename, 1, 1),
+            "file is empty; expected an inventory with 'apiVersion: topolog.dev/v1'",
         )
     loader = _Loader(text, filename)
     try:
@@ -251,7 +261,8 @@ def load_yaml_text(text: str, filename: str) -> YMap:
         if node is None:
             raise TopologError.at(
                 SourceLocation(filename, 1, 1),
-                "file has no YAML content (only comments); expected an inventory with 'apiVersion: topolog.dev/v1'",
+                "file has no YAML content (only comments); "
+                "expected an inventory with 'apiVersion: topolog.dev/v1'",
             )
         _expanded_size(node, filename)
         data = loader.construct_document(node)
@@ -261,7 +272,9 @@ def load_yaml_text(text: str, filename: str) -> YMap:
         parts = [p for p in (err.context, err.problem) if p]
         if "expected a single document" in " ".join(parts):
             parts = ["more than one YAML document (---) in one file; expected exactly one"]
-        raise TopologError.at(SourceLocation(filename, line, col), "YAML syntax error: " + "; ".join(parts)) from None
+        raise TopologError.at(
+            SourceLocation(filename, line, col), "YAML syntax error: " + "; ".join(parts)
+        ) from None
     except yaml.YAMLError as err:
         raise TopologError.at(SourceLocation(filename, 1, 1), f"YAML error: {err}") from None
     except RecursionError:
@@ -272,7 +285,9 @@ def load_yaml_text(text: str, filename: str) -> YMap:
         loader.dispose()
     if not isinstance(data, YMap):
         loc = SourceLocation(filename, node.start_mark.line + 1, node.start_mark.column + 1)
-        raise TopologError.at(loc, "top level is not a mapping; expected keys such as 'apiVersion' and 'objects'")
+        raise TopologError.at(
+            loc, "top level is not a mapping; expected keys such as 'apiVersion' and 'objects'"
+        )
     return data
 
 

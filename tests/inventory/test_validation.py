@@ -1,0 +1,81 @@
+"""Each validation error, from a fixture file with deliberate mistakes: exact place and words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.errors import TopologError
+from verifier.inventory import load_inventory
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _errors(name: str) -> list[tuple[int, str]]:
+    path = FIXTURES / name
+    with pytest.raises(TopologError) as err:
+        load_inventory([path])
+    for d in err.value.diagnostics:
+        assert d.location.file == str(path)
+    return [(d.location.line, d.message) for d in err.value.diagnostics]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "expected"),
+    [
+        (
+            "unknown_keys.yaml",
+            [
+                (5, "unknown key 'lables' in object 'n0'; did you mean 'labels'?"),
+                (7, "unknown key 'modle' in object 'gpu0'; did you mean 'model'?"),
+            ],
+        ),
+        ("duplicate_ids.yaml", [(5, "duplicate id 'r0' (first written at")]),
+        ("dangling_link.yaml", [(9, "link endpoint 'n0/gpu7' does not exist; did you mean 'n0/gpu1'?")]),
+        (
+            "bad_units.yaml",
+            [
+                (9, "cannot read bandwidth '50 parsecs'"),
+                (10, "bandwidth '0 GB/s' is zero"),
+                (11, "bandwidth '-5 GB/s' is negative"),
+            ],
+        ),
+        ("two_parents.yaml", [(10, "'sw0' is in two parents: 'r0'")]),
+        ("cycle.yaml", [(3, "containment cycle: a -> b -> a")]),
+        (
+            "unknown_template.yaml",
+            [
+                (8, "unknown template 'dgx-h10'; did you mean 'dgx-h100'?"),
+                (9, "unknown model 'H100-SXM5-80G' for 'n9/g'; did you mean 'H100-SXM5-80GB'?"),
+            ],
+        ),
+        ("wrong_api.yaml", [(1, "unsupported apiVersion 'topolog.dev/v2'; expected 'topolog.dev/v1'")]),
+        ("syntax_error.yaml", [(5, "YAML syntax error")]),
+        ("not_utf8.yaml", [(3, "file is not UTF-8")]),
+        ("empty.yaml", [(1, "file is empty")]),
+        ("billion_laughs.yaml", [(1, "alias bomb")]),
+    ],
+)
+def test_each_error_is_reported_at_its_line(fixture: str, expected: list[tuple[int, str]]) -> None:
+    got = _errors(fixture)
+    assert len(got) == len(expected), got
+    for (line, message), (want_line, fragment) in zip(got, expected, strict=True):
+        assert line == want_line, (line, message)
+        assert fragment in message, message
+
+
+def test_several_errors_in_one_file_are_all_reported() -> None:
+    got = _errors("many_errors.yaml")
+    assert [line for line, _ in got] == [4, 8, 10, 11]
+    assert "unknown kind 'nod'" in got[0][1] and "did you mean 'node'?" in got[0][1]
+    assert "unknown key 'colour'" in got[1][1]
+    assert "link endpoint 'nowhere' does not exist" in got[2][1]
+    assert "cannot read bandwidth 'fast'" in got[3][1]
+
+
+def test_errors_from_several_files_are_merged() -> None:
+    with pytest.raises(TopologError) as err:
+        load_inventory([FIXTURES / "wrong_api.yaml", FIXTURES / "empty.yaml"])
+    files = {Path(d.location.file).name for d in err.value.diagnostics}
+    assert files == {"wrong_api.yaml", "empty.yaml"}

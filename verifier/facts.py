@@ -1,0 +1,118 @@
+"""An `Inventory` as rows of the input relations declared in rules/schema.dl.
+
+`inventory_facts(inv)` returns `{relation: [row, ...]}` with every relation of the schema
+present (possibly empty). Row order is deterministic: inventory order (files in the order
+given, objects and links in the order written and expanded), catalogue models by name.
+Only attributes that were written produce facts; absence is for rules to test with `!`.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from verifier.inventory.model import Inventory
+
+Row = tuple[str | int, ...]
+
+RELATIONS: dict[str, int] = {
+    "object": 2,
+    "parent": 2,
+    "model": 2,
+    "model_info": 3,
+    "spec": 3,
+    "feature": 2,
+    "link": 5,
+    "link_attr": 3,
+    "label": 3,
+    "quantity": 3,
+    "node_type": 2,
+    "promise": 2,
+    "software": 3,
+    "state": 2,
+    "serves": 2,
+}
+"""Every relation emitted, with its arity (a test checks this against rules/schema.dl)."""
+
+
+def inventory_facts(inv: Inventory) -> dict[str, list[Row]]:
+    """Rows per relation. Millions of tuples and no cycles: the cyclic GC is paused meanwhile."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _facts(inv)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _facts(inv: Inventory) -> dict[str, list[Row]]:
+    obj_rows: list[Row] = []
+    parent_rows: list[Row] = []
+    model_rows: list[Row] = []
+    label_rows: list[Row] = []
+    qty_rows: list[Row] = []
+    type_rows: list[Row] = []
+    state_rows: list[Row] = []
+    # Local names for the appends: this loop runs once per object of a 100k-GPU fleet.
+    add_obj, add_parent, add_model = obj_rows.append, parent_rows.append, model_rows.append
+    add_label, add_qty = label_rows.append, qty_rows.append
+    for o in inv.objects.values():
+        oid = o.id
+        add_obj((oid, o.kind))
+        if o.parent is not None:
+            add_parent((oid, o.parent))
+        if o.model is not None:
+            add_model((oid, o.model))
+        if o.labels:
+            for k, v in o.labels.items():
+                add_label((oid, k, v))
+        if o.quantities:
+            for k, n in o.quantities.items():
+                add_qty((oid, k, n))
+        if o.index is not None and "index" not in o.quantities:
+            add_qty((oid, "index", o.index))
+        if o.template is not None:
+            type_rows.append((oid, o.template))
+        if o.state is not None:
+            state_rows.append((oid, o.state))
+    link_rows: list[Row] = []
+    attr_rows: list[Row] = []
+    add_link, add_attr = link_rows.append, attr_rows.append
+    for lk in inv.links.values():
+        lid = lk.id
+        add_link((lid, lk.a, lk.b, lk.kind, lk.mbps))
+        if lk.attrs:
+            for k, n in lk.attrs.items():
+                add_attr((lid, k, n))
+        if lk.labels:
+            for k, v in lk.labels.items():
+                add_label((lid, k, v))
+        if lk.state is not None:
+            state_rows.append((lid, lk.state))
+    info_rows: list[Row] = []
+    spec_rows: list[Row] = []
+    feature_rows: list[Row] = []
+    for name in sorted(inv.models):
+        m = inv.models[name]
+        info_rows.append((name, m.vendor, m.kind))
+        for k in sorted(m.specs):
+            spec_rows.append((name, k, m.specs[k]))
+        for f in sorted(m.features):
+            feature_rows.append((name, f))
+    return {
+        "object": obj_rows,
+        "parent": parent_rows,
+        "model": model_rows,
+        "model_info": info_rows,
+        "spec": spec_rows,
+        "feature": feature_rows,
+        "link": link_rows,
+        "link_attr": attr_rows,
+        "label": label_rows,
+        "quantity": qty_rows,
+        "node_type": type_rows,
+        "promise": [(n, w) for n, ws in inv.promises.items() for w in ws],
+        "software": [(n, c, v) for n, sw in inv.software.items() for c, v in sw.items()],
+        "state": state_rows,
+        "serves": list(inv.serves),
+    }

@@ -1,0 +1,155 @@
+"""The hardware catalogue: models with published figures, so an inventory says
+`model: H100-SXM5-80GB` instead of repeating numbers.
+
+The built-in catalogue is package data (`catalog.yaml`, each model with its `source:`);
+an inventory's `catalog: models:` section adds models in the same format.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+from verifier.errors import TopologError
+from verifier.inventory import units
+from verifier.inventory.model import LINK_KINDS, MODEL_KINDS, CatalogModel
+from verifier.inventory.validate import Problems
+from verifier.inventory.yaml_source import YList, YMap, load_yaml_text
+
+BUILTIN_FILE = "<builtin>/catalog.yaml"
+
+MODEL_KEYS = (
+    "name",
+    "vendor",
+    "kind",
+    "source",
+    "memory",
+    "fp64",
+    "tensor",
+    "scaleup",
+    "ports",
+    "pcie",
+    "cores",
+    "power",
+    "features",
+    "specs",
+)
+FEATURES = (
+    "mig",
+    "partitioning",
+    "fp64",
+    "ecc",
+    "nvlink",
+    "nvlink_c2c",
+    "xgmi",
+    "roce",
+    "infiniband",
+    "hbm",
+    "unified_memory",
+)
+
+
+def parse_models(items: YList, problems: Problems) -> list[CatalogModel]:
+    """Read a `models:` list; problems are collected, bad models are left out."""
+    out: list[CatalogModel] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, YMap):
+            problems.add(items.item_loc(i), "a catalogue model must be a mapping with name, vendor and kind")
+            continue
+        model = _parse_model(item, problems)
+        if model is not None:
+            out.append(model)
+    return out
+
+
+def _parse_model(m: YMap, problems: Problems) -> CatalogModel | None:
+    name = problems.text(m, "name", "a catalogue model")
+    what = f"model {name!r}" if name else "a catalogue model"
+    problems.keys(m, MODEL_KEYS, what, required=("name", "vendor", "kind", "source"))
+    vendor = problems.text(m, "vendor", what)
+    kind = problems.choice(m, "kind", what, MODEL_KINDS)
+    source = problems.text(m, "source", what)
+    specs: dict[str, int] = {}
+    features: set[str] = set()
+
+    def put(key: str, value: int | None) -> None:
+        if value is not None:
+            specs[key] = value
+
+    mem = problems.mapping(m, "memory", what)
+    if mem is not None:
+        problems.keys(mem, ("type", "size", "bandwidth"), f"memory of {what}")
+        mtype = problems.text(mem, "type", f"memory of {what}")
+        size = problems.unit(mem, "size", f"memory of {what}", units.size_mb)
+        bw = problems.unit(mem, "bandwidth", f"memory of {what}", units.bandwidth_mbps)
+        put("mem_mb", size)
+        put("mem_mbps", bw)
+        if mtype is not None and mtype.upper().startswith("HBM"):
+            put("hbm_mb", size)
+            put("hbm_mbps", bw)
+            features.add("hbm")
+    put("fp64_gflops", problems.unit(m, "fp64", what, units.flops_gflops))
+    put("tensor_gflops", problems.unit(m, "tensor", what, units.flops_gflops))
+    up = problems.mapping(m, "scaleup", what)
+    if up is not None:
+        w = f"scaleup of {what}"
+        problems.keys(up, ("kind", "generation", "links", "bandwidth"), w, required=("links", "bandwidth"))
+        lkind = problems.choice(up, "kind", w, LINK_KINDS)
+        gen = problems.unit(up, "generation", w, lambda v: units.integer(v, "generation", minimum=1))
+        links = problems.unit(up, "links", w, lambda v: units.integer(v, "links", minimum=1))
+        bw = problems.unit(up, "bandwidth", w, units.bandwidth_mbps)
+        put("scaleup_generation", gen)
+        put("scaleup_links", links)
+        put("scaleup_mbps", bw)
+        if links and bw:
+            put("scaleup_link_mbps", bw // links)
+        if lkind in ("nvlink", "xgmi"):
+            features.add(lkind)
+    ports = problems.mapping(m, "ports", what)
+    if ports is not None:
+        w = f"ports of {what}"
+        problems.keys(ports, ("count", "speed"), w, required=("count", "speed"))
+        put("ports", problems.unit(ports, "count", w, lambda v: units.integer(v, "count", minimum=1)))
+        put("port_mbps", problems.unit(ports, "speed", w, units.bandwidth_mbps))
+    pcie = problems.mapping(m, "pcie", what)
+    if pcie is not None:
+        w = f"pcie of {what}"
+        problems.keys(pcie, ("generation", "lanes"), w)
+        put(
+            "pcie_generation",
+            problems.unit(pcie, "generation", w, lambda v: units.integer(v, "generation", minimum=1)),
+        )
+        put("pcie_lanes", problems.unit(pcie, "lanes", w, lambda v: units.integer(v, "lanes", minimum=1)))
+    put("cores", problems.unit(m, "cores", what, lambda v: units.integer(v, "cores", minimum=1)))
+    put("tdp_w", problems.unit(m, "power", what, units.power_w))
+    listed = problems.words(m, "features", what) or []
+    for f in listed:
+        if f not in FEATURES:
+            from verifier.inventory.validate import did_you_mean, one_of
+
+            problems.add(
+                m.key_loc("features"),
+                f"unknown feature {f!r} in {what}{did_you_mean(f, FEATURES)} "
+                f"(expected one of: {one_of(FEATURES)})",
+            )
+        else:
+            features.add(f)
+    raw = problems.int_map(m, "specs", what)
+    if raw:
+        specs.update(raw)
+    if name is None or vendor is None or kind is None or source is None:
+        return None
+    return CatalogModel(name, vendor.lower(), kind, specs, frozenset(features), source, m.loc)
+
+
+@cache
+def builtin_models() -> tuple[CatalogModel, ...]:
+    """The shipped catalogue, parsed once per process. A broken one is a bug, not bad input."""
+    text = resources.files("verifier.inventory").joinpath("catalog.yaml").read_text(encoding="utf-8")
+    doc = load_yaml_text(text, BUILTIN_FILE)
+    problems = Problems()
+    items = problems.seq(doc, "models", "the built-in catalogue")
+    models = parse_models(items, problems) if items is not None else []
+    if problems:  # pragma: no cover - guarded by tests
+        raise AssertionError(str(TopologError(problems.items)))
+    return tuple(models)

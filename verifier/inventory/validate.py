@@ -1,0 +1,311 @@
+"""Checks on inventory input: the helpers that read YAML values (collecting one clear
+problem per mistake) and the whole-inventory checks run once everything is expanded
+(dangling link endpoints, unknown parents and models, containment cycles).
+
+Nothing here raises on the first problem: every `Problems` method records a Diagnostic
+and returns None, so the loader can carry on and report everything at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Collection, Iterable
+from typing import Any, TypeVar
+
+from verifier.errors import Diagnostic, SourceLocation, TopologError
+from verifier.inventory.model import Inventory
+from verifier.inventory.units import UnitError
+from verifier.inventory.yaml_source import YList, YMap
+
+T = TypeVar("T")
+
+MAX_PROBLEMS = 1000
+"""Beyond this, more diagnostics only bury the first ones (a typo in a 16k-node template)."""
+
+# A contained object must sit strictly below its parent in this ranking; devices
+# (rank 4) may nest in devices (a core in a CPU, a cache in a core).
+_RANK = {"fleet": 0, "pod": 1, "rack": 2, "node": 3}
+
+# Which catalogue model kinds fit an object kind (objects not listed take any model).
+MODEL_FITS: dict[str, frozenset[str]] = {
+    "gpu": frozenset({"gpu", "hpu"}),
+    "fpga": frozenset({"fpga"}),
+    "cpu": frozenset({"cpu"}),
+    "socket": frozenset({"cpu", "system"}),
+    "nic": frozenset({"nic", "dpu"}),
+    "nvswitch": frozenset({"nvswitch"}),
+    "pcie_switch": frozenset({"pcie_switch"}),
+    "switch": frozenset({"switch"}),
+    "memory": frozenset({"memory"}),
+    "node": frozenset({"system"}),
+    "rack": frozenset({"system"}),
+}
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`; did you mean 'x'?` for a close match, else the empty string."""
+    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {match[0]!r}?" if match else ""
+
+
+def one_of(choices: Collection[str]) -> str:
+    return ", ".join(sorted(choices))
+
+
+class Problems:
+    """Collects diagnostics; small typed readers for YAML values."""
+
+    def __init__(self) -> None:
+        self.items: list[Diagnostic] = []
+        self._seen: set[tuple[SourceLocation, str]] = set()
+
+    def add(self, loc: SourceLocation, message: str) -> None:
+        # Template bodies are read once, but an error in an instance-dependent field can
+        # come up once per instance: report each place+message once.
+        key = (loc, message)
+        if key in self._seen or len(self.items) >= MAX_PROBLEMS:
+            return
+        self._seen.add(key)
+        self.items.append(Diagnostic(loc, message))
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise TopologError(self.items)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    # --- reading YAML -------------------------------------------------------------
+    def keys(self, m: YMap, allowed: Collection[str], what: str, required: Collection[str] = ()) -> bool:
+        """Report unknown keys (with a did-you-mean) and missing required ones."""
+        ok = True
+        for key in m:
+            if key not in allowed:
+                ok = False
+                self.add(
+                    m.key_loc(key),
+                    f"unknown key {key!r} in {what}{did_you_mean(key, allowed)} "
+                    f"(expected one of: {one_of(allowed)})",
+                )
+        for key in required:
+            if key not in m:
+                ok = False
+                self.add(m.loc, f"{what} has no {key!r}; it is required")
+        return ok
+
+    def mapping(self, m: YMap, key: str, what: str) -> YMap | None:
+        value = m.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, YMap):
+            self.add(m.key_loc(key), f"{key!r} in {what} must be a mapping (key: value lines)")
+            return None
+        return value
+
+    def seq(self, m: YMap, key: str, what: str) -> YList | None:
+        value = m.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, YList):
+            self.add(m.key_loc(key), f"{key!r} in {what} must be a list")
+            return None
+        return value
+
+    def text(self, m: YMap, key: str, what: str) -> str | None:
+        """A symbol-valued field: strings as written; integers are accepted as text."""
+        value = m.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, str | int):
+            text = str(value)
+            if not text.strip():
+                self.add(m.key_loc(key), f"{key!r} in {what} is empty")
+                return None
+            return text
+        self.add(m.key_loc(key), f"{key!r} in {what} must be a single value, not a list or mapping")
+        return None
+
+    def choice(self, m: YMap, key: str, what: str, choices: Collection[str]) -> str | None:
+        value = self.text(m, key, what)
+        if value is None:
+            return None
+        if value not in choices:
+            self.add(
+                m.key_loc(key),
+                f"unknown {key} {value!r} in {what}{did_you_mean(value, choices)} "
+                f"(expected one of: {one_of(choices)})",
+            )
+            return None
+        return value
+
+    def unit(self, m: YMap, key: str, what: str, parse: Callable[[object], int]) -> int | None:
+        value = m.get(key)
+        if value is None:
+            return None
+        try:
+            return parse(value)
+        except UnitError as err:
+            self.add(m.key_loc(key), f"{key!r} in {what}: {err}")
+            return None
+
+    def str_map(self, m: YMap, key: str, what: str) -> dict[str, str] | None:
+        """A mapping of plain words (labels, software): values become symbols."""
+        sub = self.mapping(m, key, what)
+        if sub is None:
+            return None
+        out: dict[str, str] = {}
+        for k in sub:
+            v = self.text(sub, k, f"{key} of {what}")
+            if v is not None:
+                out[k] = v
+        return out
+
+    def int_map(self, m: YMap, key: str, what: str) -> dict[str, int] | None:
+        sub = self.mapping(m, key, what)
+        if sub is None:
+            return None
+        out: dict[str, int] = {}
+        for k, v in sub.items():
+            if isinstance(v, bool) or not isinstance(v, int):
+                self.add(sub.key_loc(k), f"{k!r} in {key} of {what} must be a whole number, got {v!r}")
+            else:
+                out[k] = v
+        return out
+
+    def words(self, m: YMap, key: str, what: str) -> list[str] | None:
+        items = self.seq(m, key, what)
+        if items is None:
+            return None
+        out: list[str] = []
+        for i, item in enumerate(items):
+            if isinstance(item, str | int) and not isinstance(item, bool):
+                out.append(str(item))
+            else:
+                self.add(items.item_loc(i), f"items of {key!r} in {what} must be plain words")
+        return out
+
+
+def check_inventory(inv: Inventory, problems: Problems, explicit_parents: Iterable[str] = ()) -> None:
+    """Whole-inventory checks, after every file is merged and every template expanded.
+
+    Runs once per object of a fleet, so verdicts are cached per (kind, parent kind) and
+    per (kind, model) pair, and cycles are only searched from objects that named their
+    parent with `parent:` (nesting alone cannot make a cycle).
+    """
+    objects = inv.objects
+    nesting_ok: dict[tuple[str, str], bool] = {}
+    model_ok: dict[tuple[str, str], str | None] = {}
+    for obj in objects.values():
+        if obj.parent is not None:
+            par = objects.get(obj.parent)
+            if par is None:
+                problems.add(
+                    obj.loc,
+                    f"{obj.id!r} names parent {obj.parent!r}, which does not exist"
+                    f"{did_you_mean(obj.parent, _near(obj.parent, objects))}",
+                )
+            else:
+                pair = (obj.kind, par.kind)
+                ok = nesting_ok.get(pair)
+                if ok is None:
+                    crank = _RANK.get(obj.kind, 4)
+                    prank = _RANK.get(par.kind, 4)
+                    ok = nesting_ok[pair] = not (
+                        crank < prank or (crank == prank and crank < 4 and obj.kind != "pod")
+                    )
+                if not ok:
+                    problems.add(
+                        obj.loc, f"a {obj.kind} ({obj.id!r}) cannot be inside a {par.kind} ({par.id!r})"
+                    )
+        if obj.model is not None:
+            key = (obj.kind, obj.model)
+            if key not in model_ok:
+                model_ok[key] = _model_problem(inv, obj.kind, obj.model)
+            msg = model_ok[key]
+            if msg is not None:
+                problems.add(obj.loc, msg.format(id=obj.id))
+    _check_cycles(inv, problems, explicit_parents)
+    suggestions = 20  # a did-you-mean scans ids: only for the first few dangling endpoints
+    for link in inv.links.values():
+        for end in (link.a, link.b):
+            if end not in objects:
+                hint = ""
+                if suggestions > 0:
+                    suggestions -= 1
+                    hint = did_you_mean(end, _near(end, objects))
+                problems.add(link.loc, f"link endpoint {end!r} does not exist{hint}")
+        if link.a == link.b:
+            problems.add(link.loc, f"link {link.id!r} connects {link.a!r} to itself")
+    for mem, _dev in inv.serves:
+        m = objects.get(mem)
+        if m is not None and m.kind not in ("memory", "cache"):
+            problems.add(m.loc, f"only memory and cache objects can serve devices; {mem!r} is a {m.kind}")
+
+
+def _near(word: str, ids: dict[str, Any]) -> list[str]:
+    """Candidates for a did-you-mean without scanning a million ids: same node first."""
+    prefix = word.rsplit("/", 1)[0] + "/" if "/" in word else ""
+    if prefix:
+        local = list(_siblings(prefix, ids))
+        if local:
+            return local
+    return [k for k in ids if "/" not in k][:5000]
+
+
+def _siblings(prefix: str, ids: dict[str, Any]) -> Iterable[str]:
+    n = 0
+    for k in ids:
+        if k.startswith(prefix):
+            n += 1
+            yield k
+            if n > 500:
+                return
+
+
+def _model_problem(inv: Inventory, kind: str, name: str) -> str | None:
+    """The message (with an `{id}` hole) for an object of `kind` using model `name`, or None."""
+    model = inv.models.get(name)
+    if model is None:
+        hint = did_you_mean(name, inv.models).replace("{", "{{").replace("}", "}}")
+        quoted = repr(name).replace("{", "{{").replace("}", "}}")
+        return (
+            f"unknown model {quoted} for {{id!r}}{hint}; "
+            "add it under 'catalog: models:' or use a catalogue model"
+        )
+    fits = MODEL_FITS.get(kind)
+    if fits is not None and model.kind not in fits:
+        return (
+            f"{{id!r}} is a {kind} but model {model.name!r} is a {model.kind}; "
+            f"expected a model of kind {one_of(fits)}"
+        )
+    return None
+
+
+def _check_cycles(inv: Inventory, problems: Problems, starts: Iterable[str]) -> None:
+    """Containment must be a forest: walk up from each object that named its parent."""
+    objects = inv.objects
+    done: set[str] = set()
+    for start in starts:
+        if start in done or start not in objects:
+            continue
+        path: list[str] = []
+        on_path: set[str] = set()
+        cur: str | None = start
+        while cur is not None and cur in objects and cur not in done and cur not in on_path:
+            on_path.add(cur)
+            path.append(cur)
+            cur = objects[cur].parent
+        if cur is not None and cur in on_path:
+            cycle = path[path.index(cur) :]
+            shown = " -> ".join([*cycle, cur])
+            first = min(cycle, key=lambda i: objects[i].loc)
+            problems.add(objects[first].loc, f"containment cycle: {shown}")
+        done.update(path)
+
+
+def first_of(items: Iterable[T]) -> T | None:
+    for item in items:
+        return item
+    return None
