@@ -205,10 +205,31 @@ def test_arithmetic_and_assignment(engine: DuckDBBackend) -> None:
     assert engine.query("big") == [(7,)]
 
 
-def test_division_by_zero_fails_closed(engine: DuckDBBackend) -> None:
-    program = ".input n(x: number)\n.decl q(x: number)\nq(X / 0) :- n(X).\n"
+def test_division_by_zero_derives_nothing(engine: DuckDBBackend) -> None:
+    program = """
+    .input pair(a: number, b: number)
+    .decl q(a: number, q: number)
+    .decl r(a: number)
+    .decl none_equal(a: number)
+    .decl total(s: number)
+    q(A, A / B) :- pair(A, B).
+    r(A) :- pair(A, B), M = A % B, M >= 0.
+    none_equal(A) :- pair(A, B), !pair(A / B, _).
+    total(sum(Q)) :- pair(A, B), Q = A / B.
+    """
+    run(engine, program, {"pair": [(6, 0), (6, 3), (1, 2)]})
+    # (6, 0) is undefined everywhere; 6 / 3 = 2, 1 / 2 = 0 (floor).
+    assert engine.query("q") == [(1, 0), (6, 2)]
+    assert engine.query("r") == [(1,), (6,)]
+    # pair(2, _) and pair(0, _) do not exist, so both defined instances hold.
+    assert engine.query("none_equal") == [(1,), (6,)]
+    assert engine.query("total") == [(2,)]
+
+
+def test_integer_overflow_fails_closed(engine: DuckDBBackend) -> None:
+    program = ".input n(x: number)\n.decl q(x: number)\nq(X * X) :- n(X).\n"
     engine.load(parse_program(program))
-    engine.add_facts("n", [(1,)])
+    engine.add_facts("n", [(2**62,)])
     with pytest.raises(EngineError):
         engine.evaluate()
 

@@ -109,6 +109,9 @@ def test_instances_interleaved_in_one_thread_stay_correct() -> None:
     first = backend()
     second = backend([("x", "y", 1)])
     assert first.query("isolated") == [("d",)]
+    third = PyDatalogBackend()
+    third.load(parse_program(SOURCE, "t.dl"))  # load() clears the thread's knowledge base
+    assert first.query("isolated") == [("d",)]
     assert second.query("isolated") == [("y",)]
     assert first.count("reach") == 12
 

@@ -227,7 +227,10 @@ class PyDatalogBackend:
         self._facts = {name: set() for name, d in self._decls.items() if d.is_input}
         self._rows = None
         self._token = object()
+        # Clearing wipes whatever instance owned this thread's knowledge base: disown it
+        # so that instance rebuilds on its next query instead of reading an empty one.
         pyDatalog.clear()
+        _owner.token = None
 
     def add_facts(self, relation: str, rows: Iterable[Row]) -> None:
         decl = self._decls.get(relation)

@@ -38,11 +38,13 @@ UNIT = '"_unit"'
 SQL_TYPES = {"symbol": "VARCHAR", "number": "BIGINT"}
 
 # Python's floor division and modulo, overflow-free: DuckDB's `//` and `%` truncate toward zero.
+# By zero they are undefined (NULL), and a rule instance with an undefined term derives nothing:
+# see `partial` for where that is enforced.
 MACROS = (
-    "CREATE OR REPLACE MACRO _py_mod(a, b) AS "
-    "CASE WHEN a % b <> 0 AND ((a % b) < 0) <> (b < 0) THEN a % b + b ELSE a % b END",
-    "CREATE OR REPLACE MACRO _py_div(a, b) AS "
-    "a // b - CASE WHEN a % b <> 0 AND ((a % b) < 0) <> (b < 0) THEN 1 ELSE 0 END",
+    "CREATE OR REPLACE MACRO _py_mod(a, b) AS CASE WHEN b = 0 THEN NULL "
+    "WHEN a % b <> 0 AND ((a % b) < 0) <> (b < 0) THEN a % b + b ELSE a % b END",
+    "CREATE OR REPLACE MACRO _py_div(a, b) AS CASE WHEN b = 0 THEN NULL "
+    "ELSE a // b - CASE WHEN a % b <> 0 AND ((a % b) < 0) <> (b < 0) THEN 1 ELSE 0 END END",
 )
 
 _COMPARE = {"=": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -80,9 +82,7 @@ class Schema:
 
     def create_sql(self, relation: str, table: str | None = None, stage: bool = True) -> str:
         decl = self.declarations[relation]
-        cols = [f"{quote(f'c{i}')} {SQL_TYPES[c.type]}" for i, c in enumerate(decl.columns)] or [
-            f"{UNIT} BOOLEAN"
-        ]
+        cols = [f"{quote(f'c{i}')} {SQL_TYPES[c.type]}" for i, c in enumerate(decl.columns)] or [f"{UNIT} BOOLEAN"]
         if stage:
             cols.append(f"{STAGE} INTEGER")
         return f"CREATE TABLE {table or self.table(relation)} ({', '.join(cols)})"
@@ -136,6 +136,19 @@ def term_sql(term: Term, bindings: dict[str, str], params: Params) -> str:
     raise UnboundVariable("_")
 
 
+def partial(term: HeadTerm) -> bool:
+    """Whether a term can be undefined (NULL): it divides or takes a remainder."""
+    if isinstance(term, BinOp):
+        return term.op in "/%" or partial(term.left) or partial(term.right)
+    if isinstance(term, Aggregate):
+        return partial(term.term)
+    return False
+
+
+def defined(sql: str) -> str:
+    return f"({sql}) IS NOT NULL"
+
+
 @dataclass
 class Body:
     """A compiled rule body: FROM items, WHERE conditions and variable bindings."""
@@ -187,6 +200,8 @@ def compile_body(
             if target is not None:
                 source = lit.right if isinstance(lit.left, Var) and lit.left.name == target else lit.left
                 out.bindings[target] = f"({term_sql(source, out.bindings, params)})"
+                if partial(source):
+                    out.conditions.append(defined(out.bindings[target]))
                 continue
             left = term_sql(lit.left, out.bindings, params)
             right = term_sql(lit.right, out.bindings, params)
@@ -206,6 +221,7 @@ def _negation(
     alias = f"n{index}"
     local: dict[str, str] = {}
     conditions: list[str] = []
+    outer: list[str] = []
     args: list[str | None] = []
     for col, arg in zip(schema.columns(atom.relation), atom.args, strict=False):
         ref = f"{alias}.{col}"
@@ -222,8 +238,12 @@ def _negation(
             value = term_sql(arg, bindings, params)
             conditions.append(f"{ref} = {value}")
             args.append(value)
+            if partial(arg):
+                # Otherwise an undefined argument would make the negation hold vacuously.
+                outer.append(defined(value))
     where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-    return f"NOT EXISTS (SELECT 1 FROM {schema.table(atom.relation)} AS {alias}{where})", args
+    exists = f"NOT EXISTS (SELECT 1 FROM {schema.table(atom.relation)} AS {alias}{where})"
+    return " AND ".join([*outer, exists]), args
 
 
 def head_exprs(args: Sequence[HeadTerm], bindings: dict[str, str], params: Params) -> list[str]:
@@ -244,6 +264,7 @@ def rule_select(
     agg = rule.head.aggregate
     if agg is None:
         exprs = head_exprs(rule.head.args, body.bindings, params)
+        body.conditions.extend(defined(e) for a, e in zip(rule.head.args, exprs, strict=False) if partial(a))
         return f"SELECT {'DISTINCT ' if distinct else ''}{', '.join(exprs)}{body.from_where()}"
     inner, outer_bindings = distinct_bindings(body, distinct=agg[1].func == "sum")
     return aggregate_select(rule, inner, outer_bindings, params)
@@ -267,9 +288,15 @@ def aggregate_select(
     assert agg is not None
     position, aggregate = agg
     groups = head_exprs(rule.head.args, bindings, params)
-    value = _AGGREGATE[aggregate.func].format(term_sql(aggregate.term, bindings, params))
+    term = term_sql(aggregate.term, bindings, params)
+    value = _AGGREGATE[aggregate.func].format(term)
     exprs = [*groups[:position], value, *groups[position:]]
-    where = f" WHERE {' AND '.join(extra_where)}" if extra_where else ""
+    plain = [a for a in rule.head.args if not isinstance(a, Aggregate)]
+    undefined = [defined(g) for a, g in zip(plain, groups, strict=True) if partial(a)]
+    if partial(aggregate.term):
+        undefined.append(defined(term))
+    conditions = [*undefined, *extra_where]
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
     group_by = f" GROUP BY {', '.join(groups)}" if groups else ""
     # With no group columns SQL would still return one row (count 0, sum NULL) for an empty body;
     # Datalog derives nothing from nothing.

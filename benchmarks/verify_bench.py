@@ -1,0 +1,571 @@
+"""End-to-end `topolog verify` benchmark on generated DGX-H100 fleets written with templates.
+
+    python benchmarks/verify_bench.py [--sizes 1024,8192,131072] [--example-runs 3]
+                                      [--timeout 600] [--keep DIR] [--profile DIR]
+
+For each size (GPUs, a multiple of 256) it writes one short inventory YAML to a temp dir:
+one DGX H100 node template (as in inventories/dgx-h100-pod.yaml), scalable units (pods) of
+8 racks x 4 nodes instantiated with `count`, a rail-optimised leaf/spine InfiniBand fabric
+written with `foreach`, and a few deliberate per-instance overrides. A fresh child process
+per size then runs the whole verification with the duckdb engine and the shipped rules,
+timing each phase by calling the same functions as `verifier.model.load_model` and
+`verifier.verify.verify`:
+
+    rules      load_program(rules/) + checks_from_program
+    inventory  verifier.inventory.load_inventory (YAML parse, template expansion, validation)
+    facts      verifier.facts.inventory_facts
+    engine     make_backend("duckdb") + load(program) + add_facts for every relation
+    eval       evaluate()
+    findings   verifier.verify.collect_findings (no proofs: the CLI's text format default)
+
+`process s` is the child's whole wall time as seen by the parent (interpreter start-up and
+imports included), which is what a `topolog verify` run on that file costs. Peak MiB is the
+child's own peak RSS (os.wait4 returns the rusage of exactly that child; the running
+maximum of RUSAGE_CHILDREN would carry a bigger earlier case into later rows).
+
+The shipped examples (inventories/*.yaml) are timed through the real CLI, `topolog verify
+FILE` in a subprocess, wall time of the whole process (median of --example-runs runs).
+
+Correctness: the overrides are chosen so that the findings can be predicted by hand (see
+`expected_findings`); the object and link counts follow a closed form of the layout. Any
+difference prints FAIL and the script exits 1. At the smallest size the real CLI is run
+on the generated file as well (`--format json`) and must report the same findings.
+
+Stdout is Markdown (tables, targets, notes); progress goes to stderr. The machine's load
+average is recorded before and after every case, because this machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a file from the repository root, not installed
+    sys.path.insert(0, str(REPO))
+
+GPUS_PER_NODE = 8
+NODES_PER_RACK = 4
+RACKS_PER_SU = 8
+NODES_PER_SU = NODES_PER_RACK * RACKS_PER_SU  # 32 nodes, 256 GPUs: one scalable unit
+GPUS_PER_SU = GPUS_PER_NODE * NODES_PER_SU
+RAILS = 8  # one leaf per rail per SU
+SPINES = 16  # every leaf has 2 NDR cables to each spine (32 down, 32 up: non-blocking)
+OBJECTS_PER_NODE = 1 + 2 + 2 + 8 + 4 + 4 + 8  # node, cpus, drams, gpus, nvswitches, pcie switches, nics
+LINKS_PER_NODE = 32 + 16 + 4 + 1  # gpu-nvswitch, gpu/nic-pcie, pcie-cpu, upi
+
+TARGET_S = 20.0
+TARGET_MIB = 4096.0
+TARGET_SIZE = 131_072
+EXAMPLE_TARGET_S = 2.0
+
+# The deliberate overrides: node names are "<su>-r<rack>-n<node>", all in the first SU so
+# that every size has them.
+DEGRADED_NODE = "su0000-r0-n3"  # 1 of the 4 NVLinks gpu2-nvsw1 failed: bond runs on 3
+SPLIT_NODE = "su0000-r1-n2"  # gpu5 lost all 4 NVSwitch bonds: its own NVLink domain
+QUARANTINED_NODE = "su0000-r2-n0"  # quarantined, newer driver, gpu6 down
+DOWN_CABLE = ("su0000-r3-n1/nic3", "su0000-leaf3")  # one failed NDR cable to a leaf
+
+
+@dataclass(frozen=True)
+class Layout:
+    gpus: int
+
+    def __post_init__(self) -> None:
+        if self.gpus <= 0 or self.gpus % GPUS_PER_SU:
+            raise ValueError(f"{self.gpus} GPUs: sizes must be a positive multiple of {GPUS_PER_SU}")
+
+    @property
+    def nodes(self) -> int:
+        return self.gpus // GPUS_PER_NODE
+
+    @property
+    def racks(self) -> int:
+        return self.nodes // NODES_PER_RACK
+
+    @property
+    def sus(self) -> int:
+        return self.nodes // NODES_PER_SU
+
+    @property
+    def objects(self) -> int:
+        return self.nodes * OBJECTS_PER_NODE + self.racks + self.sus * (1 + RAILS) + SPINES
+
+    @property
+    def links(self) -> int:
+        return self.nodes * (LINKS_PER_NODE + RAILS) + self.sus * RAILS * SPINES
+
+
+def inventory_yaml(lay: Layout) -> str:
+    """The inventory: short at any size, everything repeated is a template, count or foreach."""
+    gpu5_down = ", ".join(f"{{a: gpu5, b: nvsw{s}, state: down}}" for s in range(4))
+    return f"""\
+# {lay.gpus:,} H100 GPUs: {lay.nodes:,} DGX H100 nodes in {lay.racks:,} racks of {NODES_PER_RACK}, {lay.sus} scalable
+# units (pods) of {RACKS_PER_SU} racks with one leaf per rail, {SPINES} spines. Generated by benchmarks/verify_bench.py.
+apiVersion: topolog.dev/v1
+kind: Inventory
+metadata: {{name: verify-bench-{lay.gpus}, owner: benchmarks}}
+
+templates:
+  dgx-h100:                         # as inventories/dgx-h100-pod.yaml
+    kind: node
+    model: DGX-H100
+    promises: [nvlink_domain, rail_optimized, gpu_nic_affinity]
+    labels: {{zone: us-east-1a, tenant: research}}
+    software: {{driver: "535.129.03", cuda: "12.2", nccl: "2.18.5", os: "DGX OS 6.1"}}
+    price: $4.10/h
+    power: 10.2 kW
+    children:
+      - name: cpu{{i}}
+        kind: cpu
+        model: Xeon-8480C
+        count: 2
+        children: [{{name: "dram{{i}}", kind: memory, type: DDR5, size: 1 TB, bandwidth: 307.2 GB/s}}]
+      - {{name: "gpu{{i}}", kind: gpu, model: H100-SXM5-80GB, count: 8}}
+      - {{name: "nvsw{{i}}", kind: nvswitch, model: NVSwitch-Gen3, count: 4}}
+      - {{name: "pcie{{i}}", kind: pcie_switch, model: PEX89104, count: 4}}
+      - {{name: "nic{{i}}", kind: nic, model: ConnectX-7, count: 8, labels: {{rail: "{{i}}"}}}}
+    links:                          # 18 NVLink 4 per GPU, 5/4/4/5 over the NVSwitches
+      - {{a: "gpu{{g}}", b: "nvsw{{s}}", kind: nvswitch, generation: 4, count: 5, foreach: {{g: 0..7, s: [0, 3]}}}}
+      - {{a: "gpu{{g}}", b: "nvsw{{s}}", kind: nvswitch, generation: 4, count: 4, foreach: {{g: 0..7, s: [1, 2]}}}}
+      - {{a: "{{d}}{{g}}", b: pcie0, kind: pcie, generation: 5, lanes: 16, foreach: {{d: [gpu, nic], g: [0, 1]}}}}
+      - {{a: "{{d}}{{g}}", b: pcie1, kind: pcie, generation: 5, lanes: 16, foreach: {{d: [gpu, nic], g: [2, 3]}}}}
+      - {{a: "{{d}}{{g}}", b: pcie2, kind: pcie, generation: 5, lanes: 16, foreach: {{d: [gpu, nic], g: [4, 5]}}}}
+      - {{a: "{{d}}{{g}}", b: pcie3, kind: pcie, generation: 5, lanes: 16, foreach: {{d: [gpu, nic], g: [6, 7]}}}}
+      - {{a: "pcie{{s}}", b: cpu0, kind: pcie, generation: 5, lanes: 16, foreach: {{s: [0, 1]}}}}
+      - {{a: "pcie{{s}}", b: cpu1, kind: pcie, generation: 5, lanes: 16, foreach: {{s: [2, 3]}}}}
+      - {{a: cpu0, b: cpu1, kind: upi, generation: 2, count: 4, bandwidth: 128 GB/s}}
+
+objects:
+  - name: su{{i:04d}}                 # scalable unit: 8 racks, 32 nodes, 256 GPUs
+    kind: pod
+    count: {lay.sus}
+    children:
+      - name: "{{pod}}-r{{i}}"
+        kind: rack
+        count: {RACKS_PER_SU}
+        children:
+          - template: dgx-h100
+            name: "{{rack}}-n{{i}}"
+            count: {NODES_PER_RACK}
+            overrides:
+              {DEGRADED_NODE}:         # one NVLink of four failed training: 3 left, still one domain
+                links: [{{a: gpu2, b: nvsw1, count: 3, state: degraded}}]
+              {SPLIT_NODE}:         # gpu5 lost every NVSwitch bond: the node's NVLink domain splits
+                links: [{gpu5_down}]
+              {QUARANTINED_NODE}:
+                labels: {{quarantine: "true"}}
+                software: {{driver: "550.90.07"}}
+                devices: {{gpu6: {{state: down}}}}
+      - {{name: "{{pod}}-leaf{{i}}", kind: switch, model: QM9700, count: {RAILS},
+         labels: {{role: leaf, rail: "{{i}}"}}}}
+    links:                          # rail-optimised: NIC l of every node to the SU's leaf l
+      - a: "{{pod}}-r{{r}}-n{{n}}/nic{{l}}"
+        b: "{{pod}}-leaf{{l}}"
+        kind: infiniband
+        bandwidth: 400 Gb/s
+        foreach: {{r: 0..{RACKS_PER_SU - 1}, n: 0..{NODES_PER_RACK - 1}, l: 0..{RAILS - 1}}}
+    overrides:
+      su0000:                       # one failed NDR cable
+        links: [{{a: {DOWN_CABLE[0]}, b: {DOWN_CABLE[1]}, state: down}}]
+  - {{name: "spine{{i:02d}}", kind: switch, model: QM9700, count: {SPINES}, labels: {{role: spine}}}}
+
+links:
+  - a: "su{{p:04d}}-leaf{{l}}"
+    b: "spine{{s:02d}}"
+    kind: infiniband
+    count: 2
+    bandwidth: 800 Gb/s
+    foreach: {{p: 0..{lay.sus - 1}, l: 0..{RAILS - 1}, s: 0..{SPINES - 1}}}
+"""
+
+
+Expected = tuple[str, str, tuple[str, ...], str, int]  # rule, severity, subjects, message, line
+
+
+def expected_findings(text: str) -> list[Expected]:
+    """Predicted by hand from the rules in rules/topology/ and the overrides above.
+
+    - SPLIT_NODE: gpu5's four NVSwitch bonds are `state: down`, so `adjacent` drops them,
+      gpu5 has no `scaleup_reach` and is its own NVLink domain; the other 7 GPUs share the
+      NVSwitches. The node promises nvlink_domain and has 2 domains: one TOPO004, located
+      at the override that changed the node (its body, the line after the node's key).
+      gpu5 still reaches nic4/nic5 over pcie2, so no TOPO001.
+    - DEGRADED_NODE: the gpu2-nvsw1 bond is degraded (75 GB/s), not down: one domain.
+      Overrides replace a link rather than adding one, so no TOPO002 conflict.
+    - QUARANTINED_NODE: labels, software and a device `state: down` are facts no shipped
+      rule reads (only link state matters to `adjacent`).
+    - DOWN_CABLE: fabric links are excluded from `reaches_nic`; no rule reads them.
+    - Every device is nested in its node (no TOPO003).
+    """
+    key = next(n for n, s in enumerate(text.splitlines(), 1) if s.strip().startswith(f"{SPLIT_NODE}:"))
+    msg = f"{SPLIT_NODE} promises one NVLink domain but its GPUs form 2 domains."
+    return [("TOPO004", "error", (SPLIT_NODE,), msg, key + 1)]
+
+
+# --- child: one verification, phase by phase -------------------------------------------------
+
+
+def run_child(path: Path, profile_dir: Path | None) -> None:
+    if profile_dir is None:
+        _child(path)
+        return
+    import cProfile
+    import io
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    _child(path)
+    prof.disable()
+    stem = profile_dir / f"verify-{path.stem}"
+    prof.dump_stats(f"{stem}.prof")
+    buf = io.StringIO()
+    stats = pstats.Stats(prof, stream=buf)
+    stats.sort_stats("cumulative").print_stats(45)
+    stats.sort_stats("tottime").print_stats(30)
+    Path(f"{stem}.txt").write_text(buf.getvalue())
+
+
+def _child(path: Path) -> None:
+    import resource
+
+    t = time.perf_counter()
+    c = time.process_time()
+    from verifier.checks import checks_from_program
+    from verifier.datalog.backend import make_backend
+    from verifier.datalog.loader import load_program
+    from verifier.facts import inventory_facts
+    from verifier.inventory.loader import load_inventory
+    from verifier.model import LoadedModel, default_rules
+    from verifier.verify import collect_findings
+
+    phases: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    peak: dict[str, float] = {}  # peak RSS MiB so far, at the end of each phase
+
+    def lap(name: str) -> None:
+        nonlocal t, c
+        now, cnow = time.perf_counter(), time.process_time()
+        phases[name], cpu[name] = now - t, cnow - c
+        peak[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        t, c = now, cnow
+
+    lap("imports")
+    program = load_program(default_rules())
+    checks = checks_from_program(program)
+    lap("rules")
+    inventory = load_inventory([path])
+    lap("inventory")
+    facts = inventory_facts(inventory)
+    lap("facts")
+    engine = make_backend("duckdb")
+    engine.load(program)
+    for relation, rows in sorted(facts.items()):
+        engine.add_facts(relation, rows)
+    lap("engine")
+    engine.evaluate()
+    lap("eval")
+    model = LoadedModel(program, checks, inventory, engine)
+    try:
+        findings, _ = collect_findings(model, with_proofs=False)
+    finally:
+        engine.close()
+    lap("findings")
+    record = {
+        "phases": phases,
+        "cpu": cpu,
+        "peak": peak,
+        "objects": len(inventory.objects),
+        "links": len(inventory.links),
+        "fact_rows": sum(len(rows) for rows in facts.values()),
+        "findings": [
+            [f.rule, f.severity, list(f.subjects), f.message, f.location.line if f.location else None]
+            for f in findings
+        ],
+    }
+    sys.stdout.write(json.dumps(record) + "\n")
+    sys.stdout.flush()
+
+
+# --- parent ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Process:
+    rc: int
+    wall_s: float
+    peak_mib: float
+    cpu_s: float
+    stdout: str
+    stderr: str
+    killed: bool = False
+
+
+def spawn(cmd: Sequence[str], timeout: float) -> Process:
+    """Run one child; its own rusage via wait4. Output goes to files so pipes never block."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, cwd=REPO)
+        killed = False
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - start > timeout:
+                os.kill(proc.pid, signal.SIGKILL)
+                pid, status, usage = os.wait4(proc.pid, 0)
+                killed = True
+                break
+            time.sleep(0.005)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        out.seek(0)
+        err.seek(0)
+        return Process(
+            proc.returncode,
+            wall,
+            usage.ru_maxrss / 1024,  # KiB on Linux
+            usage.ru_utime + usage.ru_stime,
+            out.read(),
+            err.read(),
+            killed,
+        )
+
+
+@dataclass
+class SizeResult:
+    gpus: int
+    lines: int
+    size_bytes: int
+    load: tuple[float, float]
+    proc: Process | None = None
+    phases: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
+    peak: dict[str, float] = field(default_factory=dict)
+    objects: int = 0
+    links: int = 0
+    fact_rows: int = 0
+    findings: list[Expected] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def verify_s(self) -> float:
+        return sum(v for k, v in self.phases.items() if k != "imports")
+
+
+@dataclass
+class ExampleResult:
+    path: str
+    lines: int
+    walls: list[float]
+    peak_mib: float
+    rcs: list[int]
+    summary: str
+
+
+def topolog_cli() -> str:
+    exe = Path(sys.executable).parent / "topolog"
+    return str(exe) if exe.exists() else shutil.which("topolog") or "topolog"
+
+
+def run_size(gpus: int, workdir: Path, timeout: float, profile: Path | None, cli_check: bool) -> SizeResult:
+    lay = Layout(gpus)
+    text = inventory_yaml(lay)
+    path = workdir / f"fleet-{gpus}.yaml"
+    path.write_text(text)
+    before = os.getloadavg()[0]
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(path)]
+    if profile is not None:
+        cmd += ["--profile", str(profile)]
+    print(f"verify_bench: {gpus:,} GPUs ({len(text.splitlines())} lines) ...", file=sys.stderr, flush=True)
+    proc = spawn(cmd, timeout)
+    res = SizeResult(gpus, len(text.splitlines()), len(text.encode()), (before, os.getloadavg()[0]), proc)
+    records = [json.loads(s) for s in proc.stdout.splitlines() if s.startswith("{")]
+    if proc.killed:
+        res.failures.append(f"killed after {timeout:.0f} s")
+        return res
+    if proc.rc != 0 or not records:
+        tail = " | ".join(proc.stderr.strip().splitlines()[-5:])
+        res.failures.append(f"child exit {proc.rc}: {tail}")
+        return res
+    rec = records[-1]
+    res.phases, res.cpu, res.peak = rec["phases"], rec["cpu"], rec["peak"]
+    res.objects, res.links, res.fact_rows = rec["objects"], rec["links"], rec["fact_rows"]
+    res.findings = [(r, s, tuple(subj), m, line) for r, s, subj, m, line in rec["findings"]]
+    want = expected_findings(text)
+    if res.findings != want:
+        res.failures.append(f"findings {res.findings!r}, expected {want!r}")
+    if res.objects != lay.objects:
+        res.failures.append(f"objects {res.objects:,}, expected {lay.objects:,}")
+    if res.links != lay.links:
+        res.failures.append(f"links {res.links:,}, expected {lay.links:,}")
+    if cli_check:
+        res.failures.extend(_cli_agrees(path, res.findings, timeout))
+    return res
+
+
+def _cli_agrees(path: Path, findings: list[Expected], timeout: float) -> list[str]:
+    """The real `topolog verify --format json` must report the same findings (exit 1)."""
+    p = spawn([topolog_cli(), "verify", str(path), "--format", "json"], timeout)
+    try:
+        got = [
+            (f["rule"], f["severity"], tuple(f["subjects"]), f["message"], (f["location"] or {}).get("line"))
+            for f in json.loads(p.stdout)["findings"]
+        ]
+    except (ValueError, KeyError, TypeError) as err:
+        return [f"CLI json output unreadable ({err}); exit {p.rc}: {p.stderr.strip()[-300:]}"]
+    problems = [] if got == findings else [f"CLI reported {got!r}, benchmark child {findings!r}"]
+    if p.rc != (1 if findings else 0):
+        problems.append(f"CLI exit {p.rc}, expected {1 if findings else 0}")
+    return problems
+
+
+def run_examples(runs: int, timeout: float) -> list[ExampleResult]:
+    out: list[ExampleResult] = []
+    for path in sorted((REPO / "inventories").glob("*.yaml")):
+        rel = str(path.relative_to(REPO))
+        walls: list[float] = []
+        rcs: list[int] = []
+        peak = 0.0
+        summary = ""
+        for _ in range(runs):
+            p = spawn([topolog_cli(), "verify", rel], timeout)
+            walls.append(p.wall_s)
+            rcs.append(p.rc)
+            peak = max(peak, p.peak_mib)
+            summary = (p.stdout.strip().splitlines() or [p.stderr.strip()[-200:]])[-1]
+        print(f"verify_bench: {rel} {statistics.median(walls):.2f} s", file=sys.stderr, flush=True)
+        out.append(ExampleResult(rel, len(path.read_text().splitlines()), walls, peak, rcs, summary))
+    return out
+
+
+# --- report ----------------------------------------------------------------------------------
+
+PHASES = ("rules", "inventory", "facts", "engine", "eval", "findings")
+
+
+def render(sizes: list[SizeResult], examples: list[ExampleResult], load: tuple[float, float]) -> str:
+    lines = [
+        "| GPUs | YAML lines / bytes | objects | links | fact rows | rules s | inventory s | facts s "
+        "| engine load s | eval s | findings s | verify s | process s | CPU s | peak MiB | findings "
+        "| load avg | check |",
+        "|" + "---|" * 18,
+    ]
+    for r in sizes:
+        if r.proc is None or not r.phases:
+            lines.append(f"| {r.gpus:,} | {r.lines} / {r.size_bytes:,} |" + " |" * 15 + f" FAIL: {r.failures} |")
+            continue
+        ph = " | ".join(f"{r.phases[p]:.2f}" for p in PHASES)
+        found = ", ".join(f"{f[0]} {'/'.join(f[2])}" for f in r.findings) or "none"
+        check = "ok" if not r.failures else "FAIL: " + "; ".join(r.failures)
+        lines.append(
+            f"| {r.gpus:,} | {r.lines} / {r.size_bytes:,} | {r.objects:,} | {r.links:,} | {r.fact_rows:,} | {ph} "
+            f"| {r.verify_s:.2f} | {r.proc.wall_s:.2f} | {r.proc.cpu_s:.2f} | {r.proc.peak_mib:,.0f} "
+            f"| {len(r.findings)} ({found}) | {r.load[0]:.1f} -> {r.load[1]:.1f} | {check} |"
+        )
+    if examples:
+        lines += [
+            "",
+            "| example (`topolog verify FILE`) | lines | median s | max s | peak MiB | exit | output |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for e in examples:
+            rcs = ",".join(sorted({str(rc) for rc in e.rcs}))
+            lines.append(
+                f"| {e.path} | {e.lines} | {statistics.median(e.walls):.2f} | {max(e.walls):.2f} "
+                f"| {e.peak_mib:,.0f} | {rcs} | {e.summary} |"
+            )
+    lines += ["", "Targets:", *targets(sizes, examples), "", "Notes:"]
+    lines.append(
+        f"- machine: {os.cpu_count()} CPUs; 1-minute load average {load[0]:.1f} before and {load[1]:.1f} "
+        "after the run (per-case values in the table)."
+    )
+    lines.append(
+        "- verify s = rules + inventory + facts + engine load + eval + findings (what `verify()` spends); "
+        "process s adds interpreter start-up and imports (about "
+        f"{max((r.phases.get('imports', 0.0) for r in sizes), default=0.0):.2f} s of imports)."
+    )
+    for r in sizes:
+        if r.phases:
+            cpu = ", ".join(f"{p} {r.cpu[p]:.2f}" for p in PHASES)
+            peak = ", ".join(f"{p} {r.peak[p]:,.0f}" for p in ("imports", *PHASES))
+            lines.append(f"- {r.gpus:,} GPUs: CPU-s per phase (all threads): {cpu}; peak RSS MiB after: {peak}.")
+    return "\n".join(lines) + "\n"
+
+
+def targets(sizes: list[SizeResult], examples: list[ExampleResult]) -> list[str]:
+    out: list[str] = []
+    big = next((r for r in sizes if r.gpus == TARGET_SIZE and r.proc is not None and r.phases), None)
+    if big is None or big.proc is None:
+        out.append(f"- {TARGET_SIZE:,} GPUs end to end < {TARGET_S:.0f} s and < {TARGET_MIB / 1024:.0f} GiB: not run")
+    else:
+        t_ok = big.proc.wall_s < TARGET_S
+        m_ok = big.proc.peak_mib < TARGET_MIB
+        out.append(
+            f"- {TARGET_SIZE:,} GPUs end to end (child process, duckdb): {big.proc.wall_s:.2f} s "
+            f"(verify {big.verify_s:.2f} s, {big.proc.cpu_s:.2f} CPU-s), target < {TARGET_S:.0f} s: "
+            f"{'met' if t_ok else 'MISSED'}; peak {big.proc.peak_mib:,.0f} MiB, target < "
+            f"{TARGET_MIB:,.0f} MiB: {'met' if m_ok else 'MISSED'}"
+        )
+    if examples:
+        worst = max(examples, key=lambda e: statistics.median(e.walls))
+        ok = statistics.median(worst.walls) < EXAMPLE_TARGET_S
+        out.append(
+            f"- each shipped example < {EXAMPLE_TARGET_S:.0f} s (median): slowest {worst.path} "
+            f"{statistics.median(worst.walls):.2f} s: {'met' if ok else 'MISSED'}"
+        )
+    return out
+
+
+def _csv_ints(text: str) -> list[int]:
+    return [int(s.replace("_", "")) for s in text.split(",") if s.strip()]
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--sizes", type=_csv_ints, default=[1024, 8192, 131072], help="GPUs, multiples of 256")
+    ap.add_argument("--example-runs", type=int, default=3, help="CLI runs per shipped example (0: skip)")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per child process")
+    ap.add_argument("--keep", type=Path, help="write the generated inventories here instead of a temp dir")
+    ap.add_argument("--profile", type=Path, help="cProfile each child; .prof and .txt files go here")
+    ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(list(argv) if argv is not None else None)
+    if args.child is not None:
+        run_child(args.child, args.profile)
+        return 0
+    for g in args.sizes:
+        Layout(g)  # reject bad sizes before any work
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)
+        args.profile = args.profile.resolve()
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="verify-bench-") as tmp:
+        workdir = args.keep.resolve() if args.keep else Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
+        smallest = min(args.sizes, default=0)
+        sizes = [run_size(g, workdir, args.timeout, args.profile, g == smallest) for g in args.sizes]
+    examples = run_examples(args.example_runs, args.timeout) if args.example_runs > 0 else []
+    sys.stdout.write(render(sizes, examples, (load_before, os.getloadavg()[0])))
+    failed = [r for r in sizes if r.failures]
+    bad_examples = [e for e in examples if any(rc not in (0, 1) for rc in e.rcs)]
+    for r in failed:
+        sys.stdout.write(f"FAIL {r.gpus:,} GPUs: {'; '.join(r.failures)}\n")
+    for e in bad_examples:
+        sys.stdout.write(f"FAIL {e.path}: exit {e.rcs}: {e.summary}\n")
+    return 1 if failed or bad_examples else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
