@@ -110,3 +110,37 @@ def test_bad_rule_is_exit_2_and_lists_every_error(tmp_path: Path) -> None:
 def test_missing_inventory_is_exit_2() -> None:
     code, _, err = _run("verify", "no/such/file.yaml")
     assert code == 2 and "no/such/file.yaml" in err
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "pydatalog"])
+def test_rule_that_cannot_be_evaluated_fails_closed(tmp_path: Path, engine: str) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "schema.dl").write_text((ROOT / "rules" / "schema.dl").read_text())
+    # 2^63 - 1 + 1 overflows the 64-bit numbers every engine uses.
+    (rules / "big.dl").write_text(".decl big(x: number)\nbig(T) :- object(_, _), T = 9223372036854775807 + 1.\n")
+    code, out, err = _run("verify", "inventories/edge-soc.yaml", "--rules", str(rules), "--engine", engine)
+    assert code == 2 and out == ""
+    assert "could not be evaluated" in err and "overflow" in err.lower()
+
+
+def test_progress_goes_to_stderr_only() -> None:
+    import io
+
+    from verifier.progress import Progress
+
+    stream = io.StringIO()
+    with Progress(stream, delay=0.0) as progress:
+        import time
+
+        deadline = time.monotonic() + 10
+        while not progress.visible and time.monotonic() < deadline:
+            time.sleep(0.01)  # the zero-delay timer reveals progress from its own thread
+        progress.step("loading inventory")
+    lines = stream.getvalue().splitlines()
+    assert any(line.endswith("loading inventory") for line in lines)
+    assert lines[-1].startswith("topolog: [") and "done in" in lines[-1]
+    quiet = io.StringIO()
+    with Progress(quiet, delay=60.0) as progress:
+        progress.step("loading inventory")
+    assert quiet.getvalue() == ""

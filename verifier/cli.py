@@ -128,16 +128,18 @@ def query(inventory: tuple[Path, ...], query: str, rules: tuple[Path, ...], fmt:
     Example:
       topolog query inventories/dgx-h100-pod.yaml 'link(L, A, B, "nvlink", M), M < 400000'
     """
-    from verifier.model import load_model
+    from verifier.model import load_model, load_rules
     from verifier.query_output import render_rows
 
     def body() -> None:
         _missing_files([*inventory, *rules])
         parsed = parse_query(query)
+        # A mistyped query is refused before the (possibly large) inventory is loaded.
+        program = load_rules(list(rules) or None)
+        check_query(parsed, program)
         with Progress() as progress:
-            model = load_model(list(inventory), list(rules) or None, engine, progress)
+            model = load_model(list(inventory), None, engine, progress, program=program)
         try:
-            check_query(parsed, model.program)
             rows = model.engine.answer(parsed)
         finally:
             model.engine.close()
@@ -156,7 +158,7 @@ def explain(inventory: tuple[Path, ...], fact: str, rules: tuple[Path, ...], fmt
 
     \b
     Example:
-      topolog explain inventories/dgx-h100-pod.yaml 'within("dgx-01/gpu0", "pod-a")'
+      topolog explain inventories/dgx-h100-pod.yaml 'within("dgx00/gpu0", "pod0")'
     """
     import json
 
@@ -207,13 +209,12 @@ def rules_cmd(rules: tuple[Path, ...]) -> None:
       topolog rules > docs/rules.md
     """
     from verifier.checks import checks_from_program
-    from verifier.datalog.loader import load_program
-    from verifier.model import default_rules
+    from verifier.model import load_rules
     from verifier.rule_docs import render_rule_docs
 
     def body() -> None:
         _missing_files(list(rules))
-        program = load_program(list(rules) or default_rules())
+        program = load_rules(list(rules) or None)
         click.echo(render_rule_docs(checks_from_program(program)), nl=False)
 
     _guard(body)

@@ -41,16 +41,22 @@ def default_rules() -> list[Path]:
         return [DEFAULT_RULES]
 
 
+def load_rules(rules_paths: Sequence[Path] | None = None) -> Program:
+    return load_program(list(rules_paths) if rules_paths else default_rules())
+
+
 def load_model(
     inventory_paths: Sequence[Path],
     rules_paths: Sequence[Path] | None = None,
     engine: str = "duckdb",
     progress: Progress | None = None,
+    program: Program | None = None,
 ) -> LoadedModel:
-    """Parse and check the rules, load the inventory, evaluate. TopologError on bad input."""
+    """Parse and check the rules (unless given), load the inventory, evaluate. TopologError on bad input."""
     step = progress.step if progress is not None else (lambda _phase: None)
     step("checking rules")
-    program = load_program(list(rules_paths) if rules_paths else default_rules())
+    if program is None:
+        program = load_rules(rules_paths)
     checks = checks_from_program(program)
     step("loading inventory")
     inventory = load_inventory(list(inventory_paths))

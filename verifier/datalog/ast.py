@@ -24,6 +24,10 @@ AggregateFunc = Literal["min", "max", "count", "sum"]
 
 NOWHERE = SourceLocation("<unknown>")
 
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+"""Numbers are 64-bit signed integers in every engine; overflow is an evaluation error."""
+
 
 @dataclass(frozen=True)
 class Var:

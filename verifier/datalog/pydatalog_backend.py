@@ -40,6 +40,8 @@ from pyDatalog.pyParser import Literal as PyLiteral
 from pyDatalog.pyParser import Operation, Term
 
 from verifier.datalog.ast import (
+    INT64_MAX,
+    INT64_MIN,
     Aggregate,
     Atom,
     BinOp,
@@ -81,10 +83,14 @@ def _arith_guard(value: Any, where: Any) -> Iterator[tuple[Any, Any]]:
     else that is not an integer means a program that skipped the checks: fail closed.
     """
     v = value.id
+    at = where.id[1:] if isinstance(where.id, str) and where.id.startswith("s") else where.id
     if type(v) is int:
+        if not INT64_MIN <= v <= INT64_MAX:
+            # Numbers are 64-bit, as in the duckdb engine: an overflow fails the run, never wraps.
+            raise EngineError(f"{at}: arithmetic overflowed 64-bit integers ({v})")
         yield (value, where)
     elif not isinstance(v, ZeroDivisionError):
-        raise EngineError(f"{where.id}: arithmetic gave {v!r}, not an integer")
+        raise EngineError(f"{at}: arithmetic gave {v!r}, not an integer")
 
 
 pyEngine.Python_resolvers[_GUARD + "/2"] = _arith_guard
@@ -428,6 +434,8 @@ def _row_problem(decl: Declaration, row: tuple[Any, ...]) -> str | None:
     for col, value in zip(decl.columns, row, strict=True):
         if col.type == "number" and type(value) is not int:
             return f"column '{col.name}' is a number but got {value!r}"
+        if col.type == "number" and not INT64_MIN <= value <= INT64_MAX:
+            return f"column '{col.name}' is a 64-bit number but got {value!r}"
         if col.type == "symbol" and not isinstance(value, str):
             return f"column '{col.name}' is a symbol but got {value!r}"
     return None
