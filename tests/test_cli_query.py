@@ -89,3 +89,10 @@ def test_rules_docs_are_generated_and_current() -> None:
     for check_id in ("TOPO001", "TOPO002", "TOPO003", "TOPO004"):
         assert f"## {check_id}" in out
     assert out == (ROOT / "docs" / "rules.md").read_text(), "regenerate with: topolog rules > docs/rules.md"
+
+
+def test_query_reads_input_relations_that_no_rule_uses() -> None:
+    # verify skips loading relations no rule reads; a query must still see them.
+    code, out, _ = _run("query", "inventories/edge-soc.yaml", 'label(X, "speed", V)', "--format", "json")
+    assert code == 0
+    assert json.loads(out)["rows"] == [["edge-m2-01/eth0", "10GbE"]]
