@@ -10,6 +10,7 @@ price millicents (per hour). Exact decimal arithmetic: `3.35 TB/s` is 3350000, n
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Final
@@ -85,27 +86,36 @@ def _bare(raw: object) -> Fraction | None:
     return None
 
 
+def _read(raw: object, pattern: re.Pattern[str], what: str, expected: str,
+          value_of: Callable[[re.Match[str]], Fraction]) -> Fraction:
+    """A bare number as it is, or text matched by `pattern` and converted by `value_of`."""
+    bare = _bare(raw)
+    if bare is not None:
+        return bare
+    if not isinstance(raw, str):
+        raise UnitError(f"expected {expected}, got {raw!r}")
+    m = pattern.match(raw)
+    if m is None:
+        raise UnitError(f"cannot read {what} {raw!r}; expected {expected}")
+    return value_of(m)
+
+
+def _scaled(m: re.Match[str], divisor: int = 1) -> Fraction:
+    return _number(m.group("num")) * _PREFIX[m.group("prefix") or ""] / divisor
+
+
 def bandwidth_mbps(raw: object, *, allow_zero: bool = False) -> int:
     """`64 GB/s` -> 64000, `400 Gb/s` -> 50000, `900GBps` -> 900000, `3.35 TB/s` -> 3350000.
 
     Capital B is bytes, lower-case b is bits. A bare number means MB/s.
     """
+
+    def mbps(m: re.Match[str]) -> Fraction:
+        bits = m.group("unit") in ("b", "bit")
+        return _scaled(m, 8 * 10**6 if bits else 10**6)
+
     expected = "a bandwidth such as '64 GB/s', '400 Gb/s', '900GBps' or a number of MB/s"
-    bare = _bare(raw)
-    if bare is None:
-        if not isinstance(raw, str):
-            raise UnitError(f"expected {expected}, got {raw!r}")
-        m = _RATE_RE.match(raw)
-        if m is None:
-            raise UnitError(f"cannot read bandwidth {raw!r}; expected {expected}")
-        else:
-            unit = m.group("unit")
-            is_bits = unit in ("b", "bit")
-            bytes_per_s = _number(m.group("num")) * _PREFIX[m.group("prefix") or ""]
-            if is_bits:
-                bytes_per_s /= 8
-            bare = bytes_per_s / 10**6
-    return _to_int(bare, raw, "bandwidth", allow_zero)
+    return _to_int(_read(raw, _RATE_RE, "bandwidth", expected, mbps), raw, "bandwidth", allow_zero)
 
 
 def _size(raw: object, unit_bytes: int, unit_name: str, allow_zero: bool) -> int:
@@ -140,58 +150,32 @@ def size_kb(raw: object, *, allow_zero: bool = False) -> int:
 def flops_gflops(raw: object, *, allow_zero: bool = False) -> int:
     """`34 TFLOPS` -> 34000, `989.4 TFLOPS` -> 989400. A bare number means GFLOPS."""
     expected = "a throughput such as '34 TFLOPS' or a number of GFLOPS"
-    bare = _bare(raw)
-    if bare is None:
-        if not isinstance(raw, str):
-            raise UnitError(f"expected {expected}, got {raw!r}")
-        m = _FLOPS_RE.match(raw)
-        if m is None:
-            raise UnitError(f"cannot read throughput {raw!r}; expected {expected}")
-        bare = _number(m.group("num")) * _PREFIX[m.group("prefix") or ""] / 10**9
-    return _to_int(bare, raw, "throughput", allow_zero)
+    value = _read(raw, _FLOPS_RE, "throughput", expected, lambda m: _scaled(m, 10**9))
+    return _to_int(value, raw, "throughput", allow_zero)
 
 
 def power_w(raw: object, *, allow_zero: bool = False) -> int:
     """`700 W` -> 700, `10.2 kW` -> 10200. A bare number means W."""
-    expected = "a power such as '700 W' or '10.2 kW'"
-    bare = _bare(raw)
-    if bare is None:
-        if not isinstance(raw, str):
-            raise UnitError(f"expected {expected}, got {raw!r}")
-        m = _POWER_RE.match(raw)
-        if m is None:
-            raise UnitError(f"cannot read power {raw!r}; expected {expected}")
-        bare = _number(m.group("num")) * _PREFIX[m.group("prefix") or ""]
-    return _to_int(bare, raw, "power", allow_zero)
+    value = _read(raw, _POWER_RE, "power", "a power such as '700 W' or '10.2 kW'", _scaled)
+    return _to_int(value, raw, "power", allow_zero)
+
+
+_TIME_SCALE: Final[dict[str, int]] = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9}
 
 
 def latency_ns(raw: object, *, allow_zero: bool = True) -> int:
     """`1.5 us` -> 1500, `90 ns` -> 90. A bare number means ns."""
-    expected = "a latency such as '90 ns' or '1.5 us'"
-    bare = _bare(raw)
-    if bare is None:
-        if not isinstance(raw, str):
-            raise UnitError(f"expected {expected}, got {raw!r}")
-        m = _TIME_RE.match(raw)
-        if m is None:
-            raise UnitError(f"cannot read latency {raw!r}; expected {expected}")
-        scale = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9}[m.group("unit")]
-        bare = _number(m.group("num")) * scale
-    return _to_int(bare, raw, "latency", allow_zero)
+    value = _read(
+        raw, _TIME_RE, "latency", "a latency such as '90 ns' or '1.5 us'",
+        lambda m: _number(m.group("num")) * _TIME_SCALE[m.group("unit")],
+    )
+    return _to_int(value, raw, "latency", allow_zero)
 
 
 def frequency_mhz(raw: object) -> int:
     """`2.0 GHz` -> 2000. A bare number means MHz."""
-    expected = "a frequency such as '2.0 GHz'"
-    bare = _bare(raw)
-    if bare is None:
-        if not isinstance(raw, str):
-            raise UnitError(f"expected {expected}, got {raw!r}")
-        m = _FREQ_RE.match(raw)
-        if m is None:
-            raise UnitError(f"cannot read frequency {raw!r}; expected {expected}")
-        bare = _number(m.group("num")) * _PREFIX[m.group("prefix") or ""] / 10**6
-    return _to_int(bare, raw, "frequency", False)
+    value = _read(raw, _FREQ_RE, "frequency", "a frequency such as '2.0 GHz'", lambda m: _scaled(m, 10**6))
+    return _to_int(value, raw, "frequency", False)
 
 
 def price_millicents(raw: object, *, allow_zero: bool = True) -> int:
@@ -201,15 +185,8 @@ def price_millicents(raw: object, *, allow_zero: bool = True) -> int:
     millicents, so a plain `2.49` is read the way a person means it.
     """
     expected = "a price in US dollars per hour such as '$2.49/h' or '2.49 USD'"
-    bare = _bare(raw)
-    if bare is None:
-        if not isinstance(raw, str):
-            raise UnitError(f"expected {expected}, got {raw!r}")
-        m = _PRICE_RE.match(raw)
-        if m is None:
-            raise UnitError(f"cannot read price {raw!r}; expected {expected}")
-        bare = _number(m.group("num"))
-    return _to_int(bare * 100_000, raw, "price", allow_zero)
+    dollars = _read(raw, _PRICE_RE, "price", expected, lambda m: _number(m.group("num")))
+    return _to_int(dollars * 100_000, raw, "price", allow_zero)
 
 
 def integer(raw: object, what: str, *, minimum: int = 0) -> int:
