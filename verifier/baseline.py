@@ -40,15 +40,15 @@ class Baseline:
     fingerprints: frozenset[str]
 
 
-def write_baseline(path: Path, entries: Sequence[tuple[Finding, str]]) -> None:
-    """Write (finding, fingerprint) pairs; rule, subjects and message are there for reviewers only."""
+def baseline_text(entries: Sequence[tuple[Finding, str]]) -> str:
+    """The baseline of (finding, fingerprint) pairs; rule, subjects and message are there for reviewers only."""
     rows = sorted(
         {fp: {"fingerprint": fp, "rule": f.rule, "subjects": list(f.subjects), "message": f.message}
          for f, fp in entries}.values(),
         key=lambda r: (str(r["rule"]), list(r["subjects"]), str(r["fingerprint"])),
     )
     doc = {"schemaVersion": BASELINE_VERSION, "tool": "topolog", "findings": rows}
-    path.write_text(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def load_baseline(path: Path) -> Baseline:

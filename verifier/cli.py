@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from datetime import date
 from pathlib import Path
 from typing import TypeVar
 
 import click
 
 from verifier import __version__
-from verifier.datalog.ast import Atom, Const
+from verifier.datalog.ast import Atom, Const, Negation
 from verifier.datalog.backend import BACKENDS, format_fact
 from verifier.datalog.checks import check_query
 from verifier.datalog.parser import parse_query
@@ -70,47 +71,173 @@ def main() -> None:
     """
 
 
+REPORT_FORMATS = ("text", "json", "sarif", "junit", "github")
+"""The names in verifier.output.FORMATS, repeated so that `--help` need not import the engines."""
+FILE_TYPE = click.Path(path_type=Path, dir_okay=False)
+
+
+def _parse_today(_ctx: click.Context, _param: click.Parameter, value: str | None) -> date | None:
+    from verifier.waivers import parse_date
+
+    if value is None:
+        return None
+    try:
+        return parse_date(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+
+
 @main.command()
 @click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
 @RULES_OPTION
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-    help="Report format on stdout.",
+    "--format", "fmts", type=click.Choice(REPORT_FORMATS), multiple=True,
+    help="Report format, repeatable: text (default), json, sarif, junit or github (workflow annotations).",
+)
+@click.option(
+    "--output", "outputs", type=FILE_TYPE, multiple=True,
+    help="Write the report of the --format given in the same position to FILE (repeatable); "
+    "the summary still goes to the terminal.",
 )
 @click.option(
     "--fail-on", type=click.Choice(SEVERITIES), default="error", show_default=True,
     help="Exit 1 when a finding is at least this severe.",
 )
 @click.option("--proofs/--no-proofs", default=None, help="Attach a derivation to each finding (default: json only).")
+@click.option(
+    "--waivers", "waivers_path", type=FILE_TYPE, default=None,
+    help="Waivers file (rule, subject glob, reason, expiry). Default: topolog.waivers.yaml if it exists.",
+)
+@click.option(
+    "--today", type=str, default=None, envvar="TOPOLOG_TODAY", show_envvar=True, callback=_parse_today,
+    help="The date waivers expire against, YYYY-MM-DD. Default: today.",
+)
+@click.option("--baseline", "baseline_path", type=FILE_TYPE, default=None,
+              help="Report only findings whose fingerprint is not in this baseline file.")
+@click.option("--write-baseline", type=FILE_TYPE, default=None,
+              help="Write the findings of this run (waived ones excepted) to FILE as a baseline.")
 @ENGINE_OPTION
 def verify(
-    inventory: tuple[Path, ...], rules: tuple[Path, ...], fmt: str, fail_on: str, proofs: bool | None,
-    engine: str,
+    inventory: tuple[Path, ...], rules: tuple[Path, ...], fmts: tuple[str, ...], outputs: tuple[Path, ...],
+    fail_on: str, proofs: bool | None, waivers_path: Path | None, today: date | None, baseline_path: Path | None,
+    write_baseline: Path | None, engine: str,
 ) -> None:
     """Run every check on an inventory and report the findings.
 
     Exit status: 0 no finding at or above --fail-on, 1 findings, 2 bad input.
+    Each --output pairs with the --format in the same position; one --format
+    without an --output is printed on stdout.
 
     \b
     Example:
       topolog verify inventories/dgx-h100-pod.yaml --format json --fail-on warning
+      topolog verify inv.yaml --format sarif --output topolog.sarif \\
+          --format junit --output topolog.xml --baseline .topolog-baseline.json
     """
+    from verifier.baseline import baseline_text, load_baseline
     from verifier.output import render
+    from verifier.output.text_report import summary
+    from verifier.verify import baseline_entries
     from verifier.verify import verify as run_verify
+    from verifier.waivers import DEFAULT_WAIVERS, load_waivers
+
+    formats = fmts or ("text",)
+    if len(outputs) > len(fmts) or len(fmts) - len(outputs) > 1:
+        raise click.UsageError(
+            "give one --format for each --output, in the same order; at most one --format may go to stdout"
+        )
 
     def body() -> int:
-        _missing_files([*inventory, *rules])
+        _missing_files([*inventory, *rules, *(p for p in (waivers_path, baseline_path) if p is not None)])
+        default_waivers = Path(DEFAULT_WAIVERS)
+        waivers_file = waivers_path or (default_waivers if default_waivers.is_file() else None)
+        waivers = load_waivers(waivers_file) if waivers_file is not None else None
+        baseline = load_baseline(baseline_path) if baseline_path is not None else None
         with Progress() as progress:
             report = run_verify(
                 list(inventory),
                 list(rules) or None,
                 engine=engine,
                 fail_on=fail_on,  # type: ignore[arg-type]
-                with_proofs=proofs if proofs is not None else fmt == "json",
+                with_proofs=proofs if proofs is not None else "json" in formats,
                 progress=progress,
+                waivers=waivers,
+                today=today,
+                baseline=baseline,
             )
-        click.echo(render(report, fmt), nl=False)
+        for fmt, path in zip(formats, outputs, strict=False):
+            _write(path, render(report, fmt))
+        if write_baseline is not None:
+            entries = baseline_entries(report)
+            _write(write_baseline, baseline_text(entries))
+            click.echo(f"topolog: wrote {len(entries)} findings to baseline {write_baseline}", err=True)
+        if len(formats) > len(outputs):
+            click.echo(render(report, formats[-1]), nl=False)
+            if outputs and formats[-1] not in ("text", "github"):  # those end with the summary already
+                click.echo("\n".join(summary(report)), err=True)
+        else:
+            click.echo("\n".join(summary(report)))
         return report.exit_code
+
+    sys.exit(_guard(body))
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise TopologError.at(SourceLocation(str(path)), f"cannot write report: {err.strerror or err}") from None
+
+
+@main.command("diff")
+@click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--rev", default=None,
+              help="Compare INVENTORY as committed at this git revision (old) with the working tree (new).")
+@RULES_OPTION
+@click.option("--relation", "relations", multiple=True,
+              help="Also compare this relation (repeatable). Always compared, where declared: "
+              "nvlink_domain, node_domain_count, permitted.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--fail-on", type=click.Choice(SEVERITIES), default="error", show_default=True,
+    help="Exit 1 when the change adds a finding at least this severe.",
+)
+@ENGINE_OPTION
+def diff(
+    inventory: tuple[Path, ...], rev: str | None, rules: tuple[Path, ...], relations: tuple[str, ...], fmt: str,
+    fail_on: str, engine: str,
+) -> None:
+    """Show what a change does: findings added and resolved, derived facts that changed.
+
+    Give OLD NEW (two inventory files), or inventory files and --rev to compare them
+    with themselves at a git revision. Exit status: 0 the change adds no finding at or
+    above --fail-on, 1 it does, 2 bad input.
+
+    \b
+    Example:
+      topolog diff old.yaml new.yaml --format json
+      topolog diff inventories/dgx-h100-pod.yaml --rev main --relation node_of
+    """
+    from verifier.diff import diff as run_diff
+    from verifier.diff import files_at_revision, render_json, render_text
+
+    if rev is None and len(inventory) != 2:
+        raise click.UsageError("give two inventories (OLD NEW), or inventory files and --rev REV")
+
+    def body() -> int:
+        _missing_files([*inventory, *rules])
+
+        def compare(old: list[Path], new: list[Path], labels: dict[str, str]) -> int:
+            with Progress() as progress:
+                report = run_diff(old, new, list(rules) or None, engine, relations,
+                                  fail_on, labels, progress)  # type: ignore[arg-type]
+            click.echo(render_json(report) if fmt == "json" else render_text(report), nl=False)
+            return report.exit_code
+
+        if rev is None:
+            return compare([inventory[0]], [inventory[1]], {})
+        with files_at_revision(list(inventory), rev) as (copies, labels):
+            return compare(copies, list(inventory), labels)
 
     sys.exit(_guard(body))
 
@@ -138,7 +265,11 @@ def query(inventory: tuple[Path, ...], query: str, rules: tuple[Path, ...], fmt:
         program = load_rules(list(rules) or None)
         check_query(parsed, program)
         with Progress() as progress:
-            model = load_model(list(inventory), None, engine, progress, program=program)
+            model = load_model(
+                list(inventory), None, engine, progress, program=program,
+                also_read={lit.relation for lit in parsed.body if isinstance(lit, Atom)}
+                | {lit.atom.relation for lit in parsed.body if isinstance(lit, Negation)},
+            )
         try:
             rows = model.engine.answer(parsed)
         finally:
@@ -168,7 +299,7 @@ def explain(inventory: tuple[Path, ...], fact: str, rules: tuple[Path, ...], fmt
         _missing_files([*inventory, *rules])
         relation, row = _parse_fact(fact)
         with Progress() as progress:
-            model = load_model(list(inventory), list(rules) or None, "duckdb", progress)
+            model = load_model(list(inventory), list(rules) or None, "duckdb", progress, also_read={relation})
         try:
             decl = model.program.relations.get(relation)
             if decl is None or decl.arity != len(row):
@@ -219,6 +350,16 @@ def rules_cmd(rules: tuple[Path, ...]) -> None:
 
     _guard(body)
 
+
+from verifier.authz.commands import audit_cmd, authorize_cmd  # noqa: E402  (after the group it joins)
+
+main.add_command(authorize_cmd)
+main.add_command(audit_cmd)
+
+from verifier.importers.commands import import_cmd, reconcile_cmd  # noqa: E402
+
+main.add_command(import_cmd)
+main.add_command(reconcile_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

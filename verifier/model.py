@@ -63,8 +63,13 @@ def load_model(
     progress: PhaseListener | None = None,
     program: Program | None = None,
     also_read: Iterable[str] = (),
+    authz: bool = True,
 ) -> LoadedModel:
     """Parse and check the rules (unless given), load the inventory, evaluate. TopologError on bad input.
+
+    With `authz` and a principals file next to the inventory, authorization decisions are
+    added as facts (`permitted`, ...; see verifier/authz/facts.py) and the rules evaluated
+    again: the decisions read the derived NVLink domains, and rules/authz/ reads the decisions.
 
     Only the input relations that some rule reads, plus those named in `also_read` (a
     query's relations), are loaded into the engine: at fleet scale the unread ones
@@ -88,4 +93,16 @@ def load_model(
             backend.add_facts(relation, rows)
     step("evaluating rules")
     backend.evaluate()
-    return LoadedModel(program, checks, inventory, backend)
+    model = LoadedModel(program, checks, inventory, backend)
+    if authz:
+        from verifier.authz.facts import AUTHZ_RELATIONS, authz_facts_hook
+
+        hook = authz_facts_hook(inventory_paths) if wanted & AUTHZ_RELATIONS else None
+        if hook is not None:
+            step("authorizing")
+            for relation, rows in sorted(hook(model).items()):
+                if relation in wanted:
+                    backend.add_facts(relation, rows)
+            step("evaluating rules with authorization facts")
+            backend.evaluate()
+    return model

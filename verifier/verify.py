@@ -1,28 +1,77 @@
-"""`topolog verify`: every check's rows become findings, located in the inventory."""
+"""`topolog verify`: every check's rows become findings, located in the inventory.
+
+Then waivers mark findings as suppressed (they stay in the report), and a baseline
+drops the findings a team already knew about when it adopted topolog.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
+from datetime import date
 from pathlib import Path
 
+from verifier.baseline import Baseline, fingerprint
 from verifier.checks import Check
-from verifier.findings import Finding, Severity, count_by_severity, fails, sort_findings
+from verifier.datalog.ast import Row
+from verifier.findings import Finding, Severity, count_by_severity, fails
 from verifier.model import LoadedModel, load_model
 from verifier.progress import Progress
+from verifier.waivers import (
+    EXPIRED_ID,
+    UNUSED_ID,
+    Waiver,
+    WaiverFile,
+    expired_finding,
+    unused_finding,
+    waiver_checks,
+)
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+)\}")
 
 MAX_PROOFS = 500
 """Proofs cost a few engine queries each; past this many findings the rest carry none."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """A finding as reported: its fingerprint, and the waiver that suppresses it, if any."""
+
+    finding: Finding
+    fingerprint: str
+    waiver: Waiver | None = None
 
 
 @dataclass
 class VerifyReport:
     inventories: tuple[str, ...]
     checks: list[Check]
-    findings: list[Finding]
+    results: list[Result]
+    """Active and waived findings in report order; baselined ones are not here."""
     fail_on: Severity
     proofs_omitted: int = 0
-    counts: dict[Severity, int] = field(default_factory=dict)
+    baselined: int = 0
+    """Findings left out because their fingerprint is in the baseline."""
+    baseline_fixed: int = 0
+    """Baseline entries that no longer occur (fixed since the baseline was written)."""
+
+    @property
+    def active(self) -> list[Result]:
+        return [r for r in self.results if r.waiver is None]
+
+    @property
+    def suppressed(self) -> list[Result]:
+        return [r for r in self.results if r.waiver is not None]
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The findings that count: neither waived nor in the baseline."""
+        return [r.finding for r in self.active]
+
+    @property
+    def counts(self) -> dict[Severity, int]:
+        return count_by_severity(self.findings)
 
     @property
     def failed(self) -> bool:
@@ -33,30 +82,46 @@ class VerifyReport:
         return 1 if self.failed else 0
 
 
-def collect_findings(model: LoadedModel, with_proofs: bool) -> tuple[list[Finding], int]:
-    findings: list[Finding] = []
+def finding_fingerprint(check: Check, row: Row) -> str:
+    """Rule, subjects, and the values the message quotes that are not subjects (see verifier.baseline)."""
+    quoted = set(_PLACEHOLDER.findall(check.message))
+    values = [
+        (name, str(v)) for i, (name, v) in enumerate(zip(check.columns, row, strict=True))
+        if name in quoted and i not in check.subjects
+    ]
+    return fingerprint(check.id, check.subjects_of(row), values)
+
+
+def collect_results(model: LoadedModel, with_proofs: bool) -> tuple[list[Result], int]:
+    """Every check's findings with fingerprints, sorted; proofs for the first MAX_PROOFS."""
+    results: list[Result] = []
     for check in model.checks:
         for row in model.engine.query(check.reports):
             subjects = check.subjects_of(row)
             location = next(
                 (loc for loc in (model.inventory.location(s) for s in subjects) if loc is not None), None
             )
-            findings.append(Finding(check.id, check.severity, subjects, check.message_for(row), location))
-    findings = sort_findings(findings)
+            finding = Finding(check.id, check.severity, subjects, check.message_for(row), location)
+            results.append(Result(finding, finding_fingerprint(check, row)))
+    results.sort(key=lambda r: r.finding.sort_key())
     omitted = 0
     if with_proofs:
-        proved: list[Finding] = []
-        for i, f in enumerate(findings):
+        proved: list[Result] = []
+        for i, r in enumerate(results):
             if i >= MAX_PROOFS:
                 omitted += 1
-                proved.append(f)
+                proved.append(r)
                 continue
-            check = next(c for c in model.checks if c.id == f.rule)
-            row = _row_of(model, check, f)
-            proof = model.engine.explain(check.reports, row)
-            proved.append(Finding(f.rule, f.severity, f.subjects, f.message, f.location, proof))
-        findings = proved
-    return findings, omitted
+            check = next(c for c in model.checks if c.id == r.finding.rule)
+            proof = model.engine.explain(check.reports, _row_of(model, check, r.finding))
+            proved.append(replace(r, finding=replace(r.finding, proof=proof)))
+        results = proved
+    return results, omitted
+
+
+def collect_findings(model: LoadedModel, with_proofs: bool) -> tuple[list[Finding], int]:
+    results, omitted = collect_results(model, with_proofs)
+    return [r.finding for r in results], omitted
 
 
 def _row_of(model: LoadedModel, check: Check, finding: Finding) -> tuple[str | int, ...]:
@@ -67,6 +132,49 @@ def _row_of(model: LoadedModel, check: Check, finding: Finding) -> tuple[str | i
     raise AssertionError(f"finding {finding} vanished from {check.reports}")  # pragma: no cover
 
 
+def apply_waivers(
+    results: list[Result], waivers: WaiverFile, today: date, check_ids: set[str]
+) -> list[Result]:
+    """Mark waived results; add a finding per expired waiver and per waiver that matches nothing."""
+    live = [w for w in waivers.waivers if not w.expired(today)]
+    used: set[Waiver] = set()
+    out: list[Result] = []
+    for r in results:
+        matching = [w for w in live if w.matches(r.finding)]
+        used.update(matching)
+        # The first matching waiver in file order is the one reported; later ones are still "used".
+        out.append(replace(r, waiver=matching[0]) if matching else r)
+    for w in waivers.waivers:
+        if w.expired(today):
+            out.append(Result(*expired_finding(w)))
+        elif w not in used:
+            out.append(Result(*unused_finding(w, check_ids)))
+    out.sort(key=lambda r: r.finding.sort_key())
+    return out
+
+
+def apply_baseline(results: list[Result], baseline: Baseline) -> tuple[list[Result], int, int]:
+    """Drop active rule findings whose fingerprint is in the baseline: (kept, dropped, entries fixed)."""
+    kept: list[Result] = []
+    seen: set[str] = set()
+    for r in results:
+        seen.add(r.fingerprint)
+        # Waived findings stay visible as waived, and waiver findings must never be baselined away.
+        if r.waiver is None and r.fingerprint in baseline.fingerprints and not _is_waiver_finding(r):
+            continue
+        kept.append(r)
+    return kept, len(results) - len(kept), len(baseline.fingerprints - seen)
+
+
+def baseline_entries(report: VerifyReport) -> list[tuple[Finding, str]]:
+    """What `--write-baseline` records: rule findings that are not waived (baselined ones included)."""
+    return [(r.finding, r.fingerprint) for r in report.active if not _is_waiver_finding(r)]
+
+
+def _is_waiver_finding(r: Result) -> bool:
+    return r.finding.rule in (EXPIRED_ID, UNUSED_ID)
+
+
 def verify(
     inventory_paths: Sequence[Path],
     rules_paths: Sequence[Path] | None = None,
@@ -74,19 +182,30 @@ def verify(
     fail_on: Severity = "error",
     with_proofs: bool = False,
     progress: Progress | None = None,
+    waivers: WaiverFile | None = None,
+    today: date | None = None,
+    baseline: Baseline | None = None,
 ) -> VerifyReport:
     model = load_model(inventory_paths, rules_paths, engine, progress)
     if progress is not None:
         progress.step("collecting findings")
     try:
-        findings, omitted = collect_findings(model, with_proofs)
+        results, omitted = collect_results(model, with_proofs)
     finally:
         model.engine.close()
+    checks = list(model.checks)
+    if waivers is not None:
+        results = apply_waivers(results, waivers, today or date.today(), {c.id for c in checks})
+        checks += waiver_checks(waivers)
+    baselined = fixed = 0
+    if baseline is not None:
+        results, baselined, fixed = apply_baseline(results, baseline)
     return VerifyReport(
         inventories=tuple(str(p) for p in inventory_paths),
-        checks=model.checks,
-        findings=findings,
+        checks=checks,
+        results=results,
         fail_on=fail_on,
         proofs_omitted=omitted,
-        counts=count_by_severity(findings),
+        baselined=baselined,
+        baseline_fixed=fixed,
     )

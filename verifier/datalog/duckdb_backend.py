@@ -4,6 +4,9 @@ Every tuple carries the global iteration ("stage") in which it first appeared. I
 facts have stage 0 and the counter only grows, across strata too, so each derived fact
 has a derivation from strictly older facts: `explain` follows those back to the inputs
 and so always terminates with a proof of minimal height.
+
+Symbols are stored as BIGINT ids of one dictionary table (see `sql_compiler`): facts are
+encoded as they load, rule constants when compiled, and results decoded when read.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 import duckdb
 
 from verifier.datalog import sql_compiler as sc
-from verifier.datalog.ast import Aggregate, Atom, Declaration, Program, Query, Row, Rule, Value
+from verifier.datalog.ast import Aggregate, Atom, ColumnType, Declaration, Program, Query, Row, Rule, Value
 from verifier.datalog.backend import EngineStats, Proof, format_fact, sort_rows
 from verifier.datalog.strata import Stratum, stratify
 from verifier.errors import Diagnostic, EngineError, FactError, SourceLocation
@@ -48,6 +51,9 @@ class DuckDBBackend:
         """Input relations that already hold facts."""
         self._filled: set[str] = set()
         """Relations that may hold tuples during evaluate(): new tuples must be checked against them."""
+        self._next_symbol = 0
+        self._symbol_ids: dict[str, int] = {}
+        """Cache of the ids of symbols looked up one at a time (rule constants, query bindings)."""
         self.stats = EngineStats()
 
     # -- setup -----------------------------------------------------------------------
@@ -57,6 +63,9 @@ class DuckDBBackend:
         self._con = duckdb.connect(":memory:")
         for macro in sc.MACROS:
             self._con.execute(macro)
+        self._con.execute(sc.SYMBOLS_SQL)
+        self._next_symbol = 0
+        self._symbol_ids = {}
         self._program = program
         self._schema = sc.Schema(program.declarations)
         for relation in self._schema.declarations:
@@ -78,6 +87,11 @@ class DuckDBBackend:
             return
         columns = _columns(decl, rows)
         table = self._schema.table(relation)
+        if not decl.arity:
+            self._con.execute(f"INSERT INTO {table} SELECT TRUE, 0 WHERE NOT EXISTS (SELECT 1 FROM {table})")
+            self._loaded.add(relation)
+            self.stats.load_seconds += time.perf_counter() - started
+            return
         selects: list[str] = []
         params: list[str | Sequence[Value]] = []
         for i, (col, values) in enumerate(zip(decl.columns, columns, strict=True)):
@@ -87,14 +101,59 @@ class DuckDBBackend:
             unnest = (
                 f"unnest(string_split(${i + 1}, chr(0)))" if isinstance(packed, str) else f"unnest(${i + 1})"
             )
-            selects.append(f"CAST({unnest} AS {sc.SQL_TYPES[col.type]})")
-        source = f"SELECT DISTINCT {', '.join(selects) or 'TRUE'}"
-        if relation in self._loaded:
-            # Set semantics across calls too; skipped on the first call, where it costs a hash of the table.
-            source += f" EXCEPT SELECT * EXCLUDE ({sc.STAGE}) FROM {table}"
-        self._con.execute(f"INSERT INTO {table} SELECT *, 0 FROM ({source})", params or None)
+            selects.append(f"CAST({unnest} AS {sc.VALUE_TYPES[col.type]}) AS c{i}")
+        symbols = [i for i, col in enumerate(decl.columns) if col.type == "symbol"]
+        try:
+            self._con.execute(f"CREATE TEMP TABLE _load AS SELECT {', '.join(selects)}", params)
+            if symbols:
+                self._add_symbols(" UNION ALL ".join(f"SELECT c{i} AS s FROM _load" for i in symbols))
+            exprs = [f"d{i}.id" if i in symbols else f"_l.c{i}" for i in range(decl.arity)]
+            joins = "".join(f" JOIN {sc.SYMBOLS} AS d{i} ON d{i}.s = _l.c{i}" for i in symbols)
+            source = f"SELECT DISTINCT {', '.join(exprs)} FROM _load AS _l{joins}"
+            if relation in self._loaded:
+                # Set semantics across calls too; skipped on the first call, where it costs a hash of the table.
+                source += f" EXCEPT SELECT * EXCLUDE ({sc.STAGE}) FROM {table}"
+            self._con.execute(f"INSERT INTO {table} SELECT *, 0 FROM ({source})")
+        finally:
+            self._con.execute("DROP TABLE IF EXISTS _load")
         self._loaded.add(relation)
         self.stats.load_seconds += time.perf_counter() - started
+
+    def _add_symbols(self, strings: str) -> None:
+        """Give an id to every string the SELECT `strings` (one column, `s`) yields that has none yet."""
+        found = self._con.execute(
+            f"INSERT INTO {sc.SYMBOLS} SELECT {self._next_symbol} + row_number() OVER () - 1, _n.s "
+            f"FROM (SELECT DISTINCT s FROM ({strings})) AS _n "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {sc.SYMBOLS} AS _y WHERE _y.s = _n.s)"
+        ).fetchone()
+        self._next_symbol += int(found[0]) if found else 0
+
+    def _intern(self, symbol: str) -> int:
+        """The id of a symbol, adding it to the dictionary when new."""
+        found = self._symbol_id(symbol)
+        if found is None:
+            found = self._next_symbol
+            self._con.execute(f"INSERT INTO {sc.SYMBOLS} VALUES ($1, $2)", [found, symbol])
+            self._next_symbol += 1
+            self._symbol_ids[symbol] = found
+        return found
+
+    def _symbol_id(self, symbol: str) -> int | None:
+        """The id of a symbol, or None if the engine has never seen it."""
+        found = self._symbol_ids.get(symbol)
+        if found is None:
+            row = self._con.execute(f"SELECT id FROM {sc.SYMBOLS} WHERE s = $1", [symbol]).fetchone()
+            if row is None:
+                return None
+            found = self._symbol_ids[symbol] = int(row[0])
+        return found
+
+    def _params(self) -> sc.Params:
+        return sc.Params(self._intern)
+
+    def _encode(self, value: Value) -> Value | None:
+        """A value as stored: a symbol's id (None if unknown, so nothing holds it), a number as is."""
+        return self._symbol_id(value) if isinstance(value, str) else value
 
     def _input_declaration(self, relation: str) -> Declaration:
         decl = self._schema.declarations.get(relation)
@@ -132,11 +191,13 @@ class DuckDBBackend:
 
     def _run_once(self, stratum: Stratum) -> None:
         self._stage += 1
+        # One statement per relation: every rule's tuples together, de-duplicated once.
+        rules: dict[str, tuple[list[str], sc.Params]] = {}
         for rule in stratum.rules:
-            params = sc.Params()
-            select = sc.rule_select(rule, self._schema, params, distinct=False)
-            relation = rule.head.relation
-            new_rows = self._new_rows(relation, [select])
+            selects, params = rules.setdefault(rule.head.relation, ([], self._params()))
+            selects.append(sc.rule_select(rule, self._schema, params, distinct=False))
+        for relation, (selects, params) in rules.items():
+            new_rows = self._new_rows(relation, selects)
             self._con.execute(
                 f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} FROM ({new_rows})",
                 params.bind(),
@@ -146,19 +207,21 @@ class DuckDBBackend:
     def _new_rows(self, relation: str, selects: Sequence[str]) -> str:
         """SQL for the distinct tuples that `selects` derive and `relation` does not hold yet."""
         union = " UNION ALL ".join(f"({s})" for s in selects)
+        columns = self._schema.columns(relation)
+        source = f"SELECT DISTINCT * FROM ({union}) AS _n({', '.join(columns)})"
         if relation not in self._filled:
-            return f"SELECT DISTINCT * FROM ({union})"
-        # EXCEPT is a set operation: it also removes the duplicates UNION ALL kept.
-        table = self._schema.table(relation)
-        return f"SELECT * FROM ({union}) EXCEPT SELECT * EXCLUDE ({sc.STAGE}) FROM {table}"
+            return source
+        # An anti join probes the relation's hash table; EXCEPT would hash all of it every round.
+        match = " AND ".join(f"_t.{c} = _n.{c}" for c in columns)
+        return f"{source} WHERE NOT EXISTS (SELECT 1 FROM {self._schema.table(relation)} AS _t WHERE {match})"
 
     def _run_recursive(self, stratum: Stratum) -> None:
         """Semi-naive: a first full round, then rounds where one recursive atom reads the last delta."""
         members = set(stratum.relations)
         delta = {r: f"_delta_{i}" for i, r in enumerate(stratum.relations)}
         new = {r: f"_new_{i}" for i, r in enumerate(stratum.relations)}
-        first: dict[str, tuple[list[str], sc.Params]] = {r: ([], sc.Params()) for r in stratum.relations}
-        later: dict[str, tuple[list[str], sc.Params]] = {r: ([], sc.Params()) for r in stratum.relations}
+        first: dict[str, tuple[list[str], sc.Params]] = {r: ([], self._params()) for r in stratum.relations}
+        later: dict[str, tuple[list[str], sc.Params]] = {r: ([], self._params()) for r in stratum.relations}
         for rule in stratum.rules:
             head = rule.head.relation
             first[head][0].append(sc.rule_select(rule, self._schema, first[head][1], distinct=False))
@@ -211,29 +274,33 @@ class DuckDBBackend:
 
     def query(self, relation: str, bound: Mapping[int, Value] | None = None) -> list[Row]:
         decl = self._declaration(relation)
-        params = sc.Params()
+        params = self._params()
         conditions = []
         columns = self._schema.columns(relation)
         for pos, value in sorted((bound or {}).items()):
             if not 0 <= pos < decl.arity:
                 raise ValueError(f"{relation} has no argument position {pos} (arity {decl.arity})")
-            if not _fits(value, decl.columns[pos].type):
+            stored = self._encode(value) if _fits(value, decl.columns[pos].type) else None
+            if stored is None:
                 return []
-            conditions.append(f"{columns[pos]} = {params.literal(value)}")
+            conditions.append(f"{columns[pos]} = {params.literal(stored)}")
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-        rows = self._con.execute(
-            f"SELECT {', '.join(columns)} FROM {self._schema.table(relation)}{where}", params.bind()
-        ).fetchall()
+        select = f"SELECT {', '.join(columns)} FROM {self._schema.table(relation)}{where}"
+        rows = self._con.execute(self._decoded(select, _kinds(decl)), params.bind()).fetchall()
         return sort_rows(_row(decl, r) for r in rows)
 
+    def _decoded(self, select: str, kinds: Sequence[ColumnType | None]) -> str:
+        from_joins, cols = sc.decoded(select, kinds)
+        return f"SELECT {', '.join(cols)}{from_joins}"
+
     def answer(self, query: Query) -> list[Row]:
-        params = sc.Params()
+        params = self._params()
         try:
             body = sc.compile_body(query.body, self._schema, params)
             exprs = [body.bindings[v] for v in query.variables] or ["TRUE"]
-            rows = self._con.execute(
-                f"SELECT DISTINCT {', '.join(exprs)}{body.from_where()}", params.bind()
-            ).fetchall()
+            kinds = [body.types.get(v) for v in query.variables] or [None]
+            select = f"SELECT DISTINCT {', '.join(exprs)}{body.from_where()}"
+            rows = self._con.execute(self._decoded(select, kinds), params.bind()).fetchall()
         except (KeyError, sc.UnboundVariable) as err:
             raise EngineError(f"query {query.text!r} binds no value for variable {err}") from err
         except duckdb.Error as err:
@@ -269,9 +336,14 @@ class DuckDBBackend:
             _fits(v, c.type) for v, c in zip(row, decl.columns, strict=True)
         ):
             return None
-        params = sc.Params()
+        stored = [self._encode(v) for v in row]
+        if None in stored:
+            return None
+        params = self._params()
         columns = self._schema.columns(relation)[: decl.arity]
-        conditions = [f"{c} = {params.literal(v)}" for c, v in zip(columns, row, strict=True)] or ["TRUE"]
+        conditions = [
+            f"{c} = {params.literal(v)}" for c, v in zip(columns, stored, strict=True) if v is not None
+        ] or ["TRUE"]
         found = self._con.execute(
             f"SELECT {sc.STAGE} FROM {self._schema.table(relation)} WHERE {' AND '.join(conditions)}",
             params.bind(),
@@ -316,7 +388,7 @@ class DuckDBBackend:
         agg = rule.head.aggregate
         if agg is not None and not self._aggregate_holds(rule, row):
             return None
-        params = sc.Params()
+        params = self._params()
         body = sc.compile_body(rule.body, self._schema, params)
         body.conditions.extend(
             f"{sc.term_sql(a, body.bindings, params)} = {params.literal(row[i])}"
@@ -325,19 +397,32 @@ class DuckDBBackend:
         )
         limit = 1 if agg is None else AGGREGATE_PREMISES
         cols: list[str] = []
+        kinds: list[ColumnType | None] = []
         stages: list[str] = []
         for atom, alias in body.atoms:
             cols.extend(f"{alias}.{c}" for c in self._schema.columns(atom.relation))
+            kinds.extend(_kinds(self._schema.declarations[atom.relation]))
             stages.append(f"{alias}.{sc.STAGE}")
-        absent_cols = [a for _, args in body.negations for a in args if a is not None]
+        absent_cols: list[str] = []
+        for atom, args in body.negations:
+            negated_decl = self._schema.declarations[atom.relation]
+            for column, arg in zip(negated_decl.columns, args, strict=False):
+                if arg is not None:
+                    absent_cols.append(arg)
+                    kinds.append(column.type)
+        kinds[len(cols) : len(cols)] = [None] * len(stages)
         body.conditions.extend(f"{s} < {stage}" for s in stages)
         select_list = [*cols, *stages, *absent_cols] or ["TRUE"]
-        # Earliest premises first (shallowest proof), then values, so the same proof comes back every time.
-        order = ", ".join([f"greatest({', '.join(stages)})", *cols]) if stages else ""
+        inner = f"SELECT DISTINCT {', '.join(select_list)}{body.from_where()}"
+        from_joins, outer = sc.decoded(inner, kinds or [None])
+        # Earliest premises first (shallowest proof), then values (as strings), so the same proof comes back
+        # every time.
+        value_cols = outer[: len(cols)]
+        stage_cols = outer[len(cols) : len(cols) + len(stages)]
+        order = ", ".join([f"greatest({', '.join(stage_cols)})", *value_cols]) if stages else ""
         order = f" ORDER BY {order}" if order else ""
         rows = self._con.execute(
-            f"SELECT DISTINCT {', '.join(select_list)}{body.from_where()}{order} LIMIT {limit}",
-            params.bind(),
+            f"SELECT {', '.join(outer)}{from_joins}{order} LIMIT {limit}", params.bind()
         ).fetchall()
         if not rows:
             return None
@@ -367,17 +452,14 @@ class DuckDBBackend:
         """Whether this aggregate rule computes exactly `row` for the row's group."""
         agg = rule.head.aggregate
         assert agg is not None
-        params = sc.Params()
+        stored = [self._encode(v) for v in row]
+        if None in stored:
+            return False
+        params = self._params()
         body = sc.compile_body(rule.body, self._schema, params)
-        inner, outer = sc.distinct_bindings(body, distinct=agg[1].func == "sum")
-        group = [
-            f"{sc.term_sql(a, outer, params)} = {params.literal(row[i])}"
-            for i, a in enumerate(rule.head.args)
-            if not isinstance(a, Aggregate)
-        ]
-        select = sc.aggregate_select(rule, inner, outer, params, group)
+        select = sc.aggregate_query(rule, body, params, tuple(v for v in stored if v is not None))
         value = self._con.execute(select, params.bind()).fetchone()
-        return value is not None and value[agg[0]] == row[agg[0]]
+        return value is not None and value[agg[0]] == stored[agg[0]]
 
 
 def _columns(decl: Declaration, rows: Sequence[Row]) -> list[Sequence[Value]]:
@@ -425,6 +507,11 @@ def _pack(values: Sequence[Value]) -> str | Sequence[Value]:
         return _SEPARATOR.join(map(str, values))
     joined = _SEPARATOR.join(values)  # type: ignore[arg-type]
     return joined if joined.count(_SEPARATOR) == len(values) - 1 else values
+
+
+def _kinds(decl: Declaration) -> list[ColumnType | None]:
+    """Column types of a relation's table (a zero-arity relation's unit column has none)."""
+    return [c.type for c in decl.columns] or [None]
 
 
 def _fits(value: Any, column_type: str) -> bool:

@@ -4,23 +4,30 @@ Naming never reuses user text as an SQL identifier: DuckDB folds the case of eve
 quoted identifiers, so `linkA` and `linka` would collide. Relations become numbered
 tables, columns `c0..cN`, variables `v0..vN`. String constants travel as named
 parameters, never spliced into the statement.
+
+Symbols are dictionary-encoded: a symbol column holds BIGINT ids from the `_symbols`
+table (one id per distinct string), so joins, DISTINCT and anti joins hash integers.
+Equality on ids is equality on strings; order comparisons and min/max over symbols join
+the dictionary and compare the strings. Symbol constants of rules become their ids.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from verifier.datalog.ast import (
     Aggregate,
     Atom,
     BinOp,
+    ColumnType,
     Comparison,
     Const,
     Declaration,
     HeadTerm,
     Literal_,
     Negation,
+    Row,
     Rule,
     Term,
     Value,
@@ -35,7 +42,20 @@ STAGE = '"_stage"'
 UNIT = '"_unit"'
 """The one column of a zero-arity relation, so that it still has rows to count."""
 
-SQL_TYPES = {"symbol": "VARCHAR", "number": "BIGINT"}
+SYMBOLS = '"_symbols"'
+"""The symbol dictionary: `id BIGINT, s VARCHAR`, one row per distinct string."""
+
+SYMBOLS_SQL = f"CREATE TABLE {SYMBOLS} (id BIGINT, s VARCHAR)"
+
+SQL_TYPES = {"symbol": "BIGINT", "number": "BIGINT"}
+"""Column types of relation tables: symbols are stored as their dictionary ids."""
+
+VALUE_TYPES = {"symbol": "VARCHAR", "number": "BIGINT"}
+"""Types of the values themselves, as facts arrive and as results are read."""
+
+_ORDER = frozenset({"<", "<=", ">", ">="})
+_KEY = "$key"
+"""Pseudo-variable (no Datalog variable can be named so): the string a symbol min/max orders by."""
 
 # Python's floor division and modulo, overflow-free: DuckDB's `//` and `%` truncate toward zero.
 # By zero they are undefined (NULL), and a rule instance with an undefined term derives nothing:
@@ -90,8 +110,12 @@ class Schema:
 
 @dataclass
 class Params:
-    """Named parameters of one statement; equal values share a name."""
+    """Named parameters of one statement; equal values share a name.
 
+    `intern` gives a symbol's dictionary id (adding it when new); symbol literals are ids.
+    """
+
+    intern: Callable[[str], int] | None = None
     values: dict[str, Value] = field(default_factory=dict)
     _names: dict[tuple[type, Value], str] = field(default_factory=dict)
 
@@ -108,6 +132,12 @@ class Params:
         if isinstance(value, int):
             # Integers are safe to inline; BIGINT keeps literal arithmetic from overflowing INTEGER.
             return f"CAST({value} AS BIGINT)"
+        if self.intern is None:
+            raise ValueError("symbol literal without a symbol dictionary")
+        return f"CAST({self.intern(value)} AS BIGINT)"
+
+    def text(self, value: str) -> str:
+        """A symbol as its string (for order comparisons), not its id."""
         return f"CAST({self.add(value)} AS VARCHAR)"
 
     def bind(self) -> dict[str, Value] | None:
@@ -136,6 +166,19 @@ def term_sql(term: Term, bindings: dict[str, str], params: Params) -> str:
     raise UnboundVariable("_")
 
 
+def term_type(term: HeadTerm, types: dict[str, ColumnType]) -> ColumnType | None:
+    """The type of a term's values, from the body's variable types; None when unknown."""
+    if isinstance(term, Const):
+        return "symbol" if isinstance(term.value, str) else "number"
+    if isinstance(term, Var):
+        return types.get(term.name)
+    if isinstance(term, BinOp):
+        return "number"
+    if isinstance(term, Aggregate):
+        return "number" if term.func in ("count", "sum") else term_type(term.term, types)
+    return None
+
+
 def partial(term: HeadTerm) -> bool:
     """Whether a term can be undefined (NULL): it divides or takes a remainder."""
     if isinstance(term, BinOp):
@@ -160,6 +203,19 @@ class Body:
     """Positive atoms in body order, with their alias."""
     negations: list[tuple[Atom, list[str | None]]] = field(default_factory=list)
     """Negated atoms with the SQL of each argument (None for wildcards and local variables)."""
+    types: dict[str, ColumnType] = field(default_factory=dict)
+    """The type of each bound variable."""
+    lookups: int = 0
+
+    def text_of(self, term: Term, sql: str, params: Params) -> str:
+        """SQL for the string of a symbol term whose id is `sql`: a constant's text, or a dictionary join."""
+        if isinstance(term, Const) and isinstance(term.value, str):
+            return params.text(term.value)
+        alias = f"d{self.lookups}"
+        self.lookups += 1
+        self.sources.append(f"{SYMBOLS} AS {alias}")
+        self.conditions.append(f"{alias}.id = {sql}")
+        return f"{alias}.s"
 
     def from_where(self) -> str:
         sql = f" FROM {', '.join(self.sources)}" if self.sources else ""
@@ -183,13 +239,15 @@ def compile_body(
         table = (overrides or {}).get(i, schema.table(atom.relation))
         out.sources.append(f"{table} AS {alias}")
         out.atoms.append((atom, alias))
-        for col, arg in zip(schema.columns(atom.relation), atom.args, strict=False):
+        decl = schema.declarations[atom.relation]
+        for col, arg, column in zip(schema.columns(atom.relation), atom.args, decl.columns, strict=False):
             ref = f"{alias}.{col}"
             if isinstance(arg, Var):
                 if arg.name in out.bindings:
                     out.conditions.append(f"{ref} = {out.bindings[arg.name]}")
                 else:
                     out.bindings[arg.name] = ref
+                    out.types[arg.name] = column.type
             elif isinstance(arg, Const):
                 out.conditions.append(f"{ref} = {params.literal(arg.value)}")
             elif isinstance(arg, BinOp):
@@ -200,11 +258,18 @@ def compile_body(
             if target is not None:
                 source = lit.right if isinstance(lit.left, Var) and lit.left.name == target else lit.left
                 out.bindings[target] = f"({term_sql(source, out.bindings, params)})"
+                source_type = term_type(source, out.types)
+                if source_type is not None:
+                    out.types[target] = source_type
                 if partial(source):
                     out.conditions.append(defined(out.bindings[target]))
                 continue
             left = term_sql(lit.left, out.bindings, params)
             right = term_sql(lit.right, out.bindings, params)
+            if lit.op in _ORDER and "symbol" in (term_type(lit.left, out.types), term_type(lit.right, out.types)):
+                # Ids carry no order: compare the strings.
+                left = out.text_of(lit.left, left, params)
+                right = out.text_of(lit.right, right, params)
             out.conditions.append(f"{left} {_COMPARE[lit.op]} {right}")
         elif isinstance(lit, Negation):
             condition, args = _negation(lit.atom, len(out.negations), schema, out.bindings, params)
@@ -261,13 +326,30 @@ def rule_select(
     `distinct=False` leaves duplicates for a following EXCEPT or DISTINCT to remove, saving a hash pass.
     """
     body = compile_body(rule.body, schema, params, overrides)
-    agg = rule.head.aggregate
-    if agg is None:
+    if rule.head.aggregate is None:
         exprs = head_exprs(rule.head.args, body.bindings, params)
         body.conditions.extend(defined(e) for a, e in zip(rule.head.args, exprs, strict=False) if partial(a))
         return f"SELECT {'DISTINCT ' if distinct else ''}{', '.join(exprs)}{body.from_where()}"
-    inner, outer_bindings = distinct_bindings(body, distinct=agg[1].func == "sum")
-    return aggregate_select(rule, inner, outer_bindings, params)
+    return aggregate_query(rule, body, params)
+
+
+def aggregate_query(rule: Rule, body: Body, params: Params, group: Row | None = None) -> str:
+    """A SELECT of the head tuples an aggregate rule derives from `body` (only `group`'s, if given)."""
+    agg = rule.head.aggregate
+    assert agg is not None
+    _, aggregate = agg
+    if aggregate.func in ("min", "max") and term_type(aggregate.term, body.types) == "symbol":
+        term = term_sql(aggregate.term, body.bindings, params)
+        body.bindings[_KEY] = body.text_of(aggregate.term, term, params)
+    inner, outer = distinct_bindings(body, distinct=aggregate.func == "sum")
+    extra = []
+    if group is not None:
+        extra = [
+            f"{term_sql(a, outer, params)} = {params.literal(group[i])}"
+            for i, a in enumerate(rule.head.args)
+            if not isinstance(a, Aggregate)
+        ]
+    return aggregate_select(rule, inner, outer, params, extra)
 
 
 def distinct_bindings(body: Body, distinct: bool = True) -> tuple[str, dict[str, str]]:
@@ -289,7 +371,11 @@ def aggregate_select(
     position, aggregate = agg
     groups = head_exprs(rule.head.args, bindings, params)
     term = term_sql(aggregate.term, bindings, params)
-    value = _AGGREGATE[aggregate.func].format(term)
+    if _KEY in bindings:
+        # A symbol min/max: the id whose string is smallest/largest (strings are unique per id).
+        value = f"ARG_{aggregate.func.upper()}({term}, {bindings[_KEY]})"
+    else:
+        value = _AGGREGATE[aggregate.func].format(term)
     exprs = [*groups[:position], value, *groups[position:]]
     plain = [a for a in rule.head.args if not isinstance(a, Aggregate)]
     undefined = [defined(g) for a, g in zip(plain, groups, strict=True) if partial(a)]
@@ -306,3 +392,21 @@ def aggregate_select(
 def recursive_positions(rule: Rule, stratum: set[str]) -> list[int]:
     """Indexes (among positive atoms) of atoms that read a relation of the rule's own stratum."""
     return [i for i, a in enumerate(rule.positive_atoms()) if a.relation in stratum]
+
+
+def decoded(select: str, kinds: Sequence[ColumnType | None]) -> tuple[str, list[str]]:
+    """Wrap a SELECT of ids and numbers so its symbol columns come out as strings.
+
+    `kinds` gives each column's type (None: neither, e.g. a unit or stage column). Returns the
+    SQL (FROM ... joins, no SELECT list yet) and the outer expression of every column.
+    """
+    names = [f"x{i}" for i in range(len(kinds))]
+    cols: list[str] = []
+    joins: list[str] = []
+    for i, kind in enumerate(kinds):
+        if kind == "symbol":
+            joins.append(f" LEFT JOIN {SYMBOLS} AS d{i} ON d{i}.id = _q.x{i}")
+            cols.append(f"d{i}.s")
+        else:
+            cols.append(f"_q.x{i}")
+    return f" FROM ({select}) AS _q({', '.join(names)}){''.join(joins)}", cols
