@@ -71,6 +71,9 @@ def main() -> None:
     """
 
 
+IMPORT_KINDS = ("nvidia-smi", "nccl-xml", "hwloc", "slurm")
+"""verifier.importers.KINDS, repeated so that `--help` need not import the importers."""
+
 REPORT_FORMATS = ("text", "json", "sarif", "junit", "github")
 """The names in verifier.output.FORMATS, repeated so that `--help` need not import the engines."""
 FILE_TYPE = click.Path(path_type=Path, dir_okay=False)
@@ -116,11 +119,15 @@ def _parse_today(_ctx: click.Context, _param: click.Parameter, value: str | None
               help="Report only findings whose fingerprint is not in this baseline file.")
 @click.option("--write-baseline", type=FILE_TYPE, default=None,
               help="Write the findings of this run (waived ones excepted) to FILE as a baseline.")
+@click.option(
+    "--from", "from_kind", type=click.Choice(IMPORT_KINDS), default=None,
+    help="Read INVENTORY as this tool's output instead of a topolog YAML inventory.",
+)
 @ENGINE_OPTION
 def verify(
     inventory: tuple[Path, ...], rules: tuple[Path, ...], fmts: tuple[str, ...], outputs: tuple[Path, ...],
     fail_on: str, proofs: bool | None, waivers_path: Path | None, today: date | None, baseline_path: Path | None,
-    write_baseline: Path | None, engine: str,
+    write_baseline: Path | None, from_kind: str | None, engine: str,
 ) -> None:
     """Run every check on an inventory and report the findings.
 
@@ -133,6 +140,7 @@ def verify(
       topolog verify inventories/dgx-h100-pod.yaml --format json --fail-on warning
       topolog verify inv.yaml --format sarif --output topolog.sarif \\
           --format junit --output topolog.xml --baseline .topolog-baseline.json
+      topolog verify --from nccl-xml /var/log/nccl-topo.xml
     """
     from verifier.baseline import baseline_text, load_baseline
     from verifier.output import render
@@ -164,6 +172,7 @@ def verify(
                 waivers=waivers,
                 today=today,
                 baseline=baseline,
+                from_kind=from_kind,
             )
         for fmt, path in zip(formats, outputs, strict=False):
             _write(path, render(report, fmt))

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,22 @@ def relations_read(program: Program) -> set[str]:
     return {a.relation for r in program.rules for a in (*r.positive_atoms(), *r.negated_atoms())}
 
 
+def load_any_inventory(paths: Sequence[Path], from_kind: str | None = None) -> Inventory:
+    """A YAML inventory, or (with `from_kind`) a tool's output read by that importer.
+
+    An importer's notes (things the tool reported that topolog does not model) go to
+    stderr, so nothing it read is dropped without a word.
+    """
+    if from_kind is None:
+        return load_inventory(list(paths))
+    from verifier.importers import import_files
+
+    imported = import_files(from_kind, list(paths))
+    for note in imported.notes:
+        sys.stderr.write(f"note: {note}\n")
+    return imported.inventory
+
+
 def load_rules(rules_paths: Sequence[Path] | None = None) -> Program:
     return load_program(list(rules_paths) if rules_paths else default_rules())
 
@@ -64,6 +81,7 @@ def load_model(
     program: Program | None = None,
     also_read: Iterable[str] = (),
     authz: bool = True,
+    from_kind: str | None = None,
 ) -> LoadedModel:
     """Parse and check the rules (unless given), load the inventory, evaluate. TopologError on bad input.
 
@@ -81,7 +99,7 @@ def load_model(
         program = load_rules(rules_paths)
     checks = checks_from_program(program)
     step("loading inventory")
-    inventory = load_inventory(list(inventory_paths))
+    inventory = load_any_inventory(inventory_paths, from_kind)
     step("generating facts")
     facts = inventory_facts(inventory)
     backend = make_backend(engine)

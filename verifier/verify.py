@@ -185,8 +185,9 @@ def verify(
     waivers: WaiverFile | None = None,
     today: date | None = None,
     baseline: Baseline | None = None,
+    from_kind: str | None = None,
 ) -> VerifyReport:
-    model = load_model(inventory_paths, rules_paths, engine, progress)
+    model = load_model(inventory_paths, rules_paths, engine, progress, from_kind=from_kind)
     if progress is not None:
         progress.step("collecting findings")
     try:
