@@ -213,10 +213,24 @@ def expected_findings(text: str) -> list[Expected]:
     """
     key = next(n for n, s in enumerate(text.splitlines(), 1) if s.strip().startswith(f"{SPLIT_NODE}:"))
     msg = f"{SPLIT_NODE} promises one NVLink domain but its GPUs form 2 domains."
-    return [("TOPO004", "error", (SPLIT_NODE,), msg, key + 1)]
+    found: list[Expected] = [("TOPO004", "error", (SPLIT_NODE,), msg, key + 1)]
+    # BW001 (rules/bandwidth/nvlink_over_pcie.dl): gpu5 of SPLIT_NODE talks to the other 7
+    # GPUs over the host only, at the Gen5 x16 bottleneck (63008 MB/s): SYS to gpu0-3 (cpu0
+    # side), PIX to gpu4 (same switch pcie2), PHB to gpu6-7 (pcie3, same CPU). Located at
+    # the GPU's template line.
+    gpu_line = next(n for n, s in enumerate(text.splitlines(), 1) if 'name: "gpu{i}"' in s)
+    for other, cls in [(0, "SYS"), (1, "SYS"), (2, "SYS"), (3, "SYS"), (4, "PIX"), (6, "PHB"), (7, "PHB")]:
+        a, b = sorted((f"{SPLIT_NODE}/gpu{other}", f"{SPLIT_NODE}/gpu5"))
+        text_ = f"GPUs {a} and {b} in {SPLIT_NODE}, which promises NVLink, are joined only over {cls} at 63008 MB/s."
+        found.append(("BW001", "error", (a, b), text_, gpu_line))
+    return found
 
 
 # --- child: one verification, phase by phase -------------------------------------------------
+
+
+RULES: list[Path] = []
+"""Rule paths from --rules, shared by the parent (passed on) and the child (loaded)."""
 
 
 def run_child(path: Path, profile_dir: Path | None) -> None:
@@ -277,7 +291,7 @@ def _child(path: Path) -> None:
             if phase in self.names:
                 lap(self.names[phase])
 
-    model = load_model([path], None, "duckdb", Stopwatch())
+    model = load_model([path], RULES or None, "duckdb", Stopwatch())
     lap("eval")
     inventory = model.inventory
     facts = inventory_facts(inventory)  # for the fact-row count only, after the clock stopped
@@ -293,6 +307,7 @@ def _child(path: Path) -> None:
         "objects": len(inventory.objects),
         "links": len(inventory.links),
         "fact_rows": sum(len(rows) for rows in facts.values()),
+        "checks": [c.id for c in model.checks],
         "findings": [
             [f.rule, f.severity, list(f.subjects), f.message, f.location.line if f.location else None]
             for f in findings
@@ -390,6 +405,8 @@ def run_size(gpus: int, workdir: Path, timeout: float, profile: Path | None, cli
     path.write_text(text)
     before = os.getloadavg()[0]
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(path)]
+    for rules in RULES:
+        cmd += ["--rules", str(rules)]
     if profile is not None:
         cmd += ["--profile", str(profile)]
     print(f"verify_bench: {gpus:,} GPUs ({len(text.splitlines())} lines) ...", file=sys.stderr, flush=True)
@@ -407,7 +424,9 @@ def run_size(gpus: int, workdir: Path, timeout: float, profile: Path | None, cli
     res.phases, res.cpu, res.peak = rec["phases"], rec["cpu"], rec["peak"]
     res.objects, res.links, res.fact_rows = rec["objects"], rec["links"], rec["fact_rows"]
     res.findings = [(r, s, tuple(subj), m, line) for r, s, subj, m, line in rec["findings"]]
-    want = expected_findings(text)
+    # Only the checks this run loaded can report (see --rules); order is the report's, not ours.
+    want = sorted(w for w in expected_findings(text) if w[0] in set(rec["checks"]))
+    res.findings = sorted(res.findings)
     if res.findings != want:
         res.failures.append(f"findings {res.findings!r}, expected {want!r}")
     if res.objects != lay.objects:
@@ -421,7 +440,8 @@ def run_size(gpus: int, workdir: Path, timeout: float, profile: Path | None, cli
 
 def _cli_agrees(path: Path, findings: list[Expected], timeout: float) -> list[str]:
     """The real `topolog verify --format json` must report the same findings (exit 1)."""
-    p = spawn([topolog_cli(), "verify", str(path), "--format", "json"], timeout)
+    rules = [arg for r in RULES for arg in ("--rules", str(r))]
+    p = spawn([topolog_cli(), "verify", str(path), "--format", "json", *rules], timeout)
     try:
         got = [
             (f["rule"], f["severity"], tuple(f["subjects"]), f["message"], (f["location"] or {}).get("line"))
@@ -429,6 +449,7 @@ def _cli_agrees(path: Path, findings: list[Expected], timeout: float) -> list[st
         ]
     except (ValueError, KeyError, TypeError) as err:
         return [f"CLI json output unreadable ({err}); exit {p.rc}: {p.stderr.strip()[-300:]}"]
+    got.sort()
     problems = [] if got == findings else [f"CLI reported {got!r}, benchmark child {findings!r}"]
     if p.rc != (1 if findings else 0):
         problems.append(f"CLI exit {p.rc}, expected {1 if findings else 0}")
@@ -544,7 +565,13 @@ def main(argv: Iterable[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="write the generated inventories here instead of a temp dir")
     ap.add_argument("--profile", type=Path, help="cProfile each child; .prof and .txt files go here")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--rules", type=Path, action="append", default=[],
+        help="rule file or directory (repeatable; default: all shipped rules), e.g. "
+        "--rules rules/schema.dl --rules rules/topology for the first rule set alone",
+    )
     args = ap.parse_args(list(argv) if argv is not None else None)
+    RULES.extend(args.rules)
     if args.child is not None:
         run_child(args.child, args.profile)
         return 0

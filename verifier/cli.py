@@ -15,11 +15,10 @@ from typing import TypeVar
 import click
 
 from verifier import __version__
-from verifier.datalog.ast import Atom, Const, Negation
-from verifier.datalog.backend import BACKENDS, format_fact
+from verifier.datalog.backend import BACKENDS
 from verifier.datalog.checks import check_query
 from verifier.datalog.parser import parse_query
-from verifier.errors import EngineError, ProgramError, SourceLocation, TopologError
+from verifier.errors import EngineError, SourceLocation, TopologError
 from verifier.findings import SEVERITIES
 from verifier.progress import Progress
 
@@ -123,11 +122,15 @@ def _parse_today(_ctx: click.Context, _param: click.Parameter, value: str | None
     "--from", "from_kind", type=click.Choice(IMPORT_KINDS), default=None,
     help="Read INVENTORY as this tool's output instead of a topolog YAML inventory.",
 )
+@click.option(
+    "--thresholds", "thresholds_path", type=FILE_TYPE, default=None,
+    help="Thresholds overriding rules/thresholds.yaml. Default: topolog.thresholds.yaml next to the first inventory.",
+)
 @ENGINE_OPTION
 def verify(
     inventory: tuple[Path, ...], rules: tuple[Path, ...], fmts: tuple[str, ...], outputs: tuple[Path, ...],
     fail_on: str, proofs: bool | None, waivers_path: Path | None, today: date | None, baseline_path: Path | None,
-    write_baseline: Path | None, from_kind: str | None, engine: str,
+    write_baseline: Path | None, from_kind: str | None, thresholds_path: Path | None, engine: str,
 ) -> None:
     """Run every check on an inventory and report the findings.
 
@@ -156,7 +159,8 @@ def verify(
         )
 
     def body() -> int:
-        _missing_files([*inventory, *rules, *(p for p in (waivers_path, baseline_path) if p is not None)])
+        extra = (waivers_path, baseline_path, thresholds_path)
+        _missing_files([*inventory, *rules, *(p for p in extra if p is not None)])
         default_waivers = Path(DEFAULT_WAIVERS)
         waivers_file = waivers_path or (default_waivers if default_waivers.is_file() else None)
         waivers = load_waivers(waivers_file) if waivers_file is not None else None
@@ -173,6 +177,7 @@ def verify(
                 today=today,
                 baseline=baseline,
                 from_kind=from_kind,
+                thresholds=thresholds_path,
             )
         for fmt, path in zip(formats, outputs, strict=False):
             _write(path, render(report, fmt))
@@ -265,7 +270,7 @@ def query(inventory: tuple[Path, ...], query: str, rules: tuple[Path, ...], fmt:
       topolog query inventories/dgx-h100-pod.yaml 'link(L, A, B, "nvlink", M), M < 400000'
     """
     from verifier.model import load_model, load_rules
-    from verifier.query_output import render_rows
+    from verifier.query_output import program_for, query_relations, render_rows
 
     def body() -> None:
         _missing_files([*inventory, *rules])
@@ -273,11 +278,11 @@ def query(inventory: tuple[Path, ...], query: str, rules: tuple[Path, ...], fmt:
         # A mistyped query is refused before the (possibly large) inventory is loaded.
         program = load_rules(list(rules) or None)
         check_query(parsed, program)
+        read = query_relations(parsed)
         with Progress() as progress:
+            # Only the rules the query depends on are evaluated (the same rows, less work).
             model = load_model(
-                list(inventory), None, engine, progress, program=program,
-                also_read={lit.relation for lit in parsed.body if isinstance(lit, Atom)}
-                | {lit.atom.relation for lit in parsed.body if isinstance(lit, Negation)},
+                list(inventory), None, engine, progress, program=program_for(program, read), also_read=read
             )
         try:
             rows = model.engine.answer(parsed)
@@ -290,53 +295,75 @@ def query(inventory: tuple[Path, ...], query: str, rules: tuple[Path, ...], fmt:
 
 @main.command()
 @click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.argument("fact")
+@click.argument("what", metavar="FACT|FINDING")
 @RULES_OPTION
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def explain(inventory: tuple[Path, ...], fact: str, rules: tuple[Path, ...], fmt: str) -> None:
-    """Show how a derived fact follows from the inventory: rules and facts, down to inputs.
+def explain(inventory: tuple[Path, ...], what: str, rules: tuple[Path, ...], fmt: str) -> None:
+    """Show how a fact or a finding follows from the inventory: rules and facts, down to inputs.
+
+    FACT|FINDING is a ground fact, a finding's fingerprint (field `fingerprint` of
+    `topolog verify --format json`; a unique prefix of 8 or more hex digits will do), or
+    RULE:SUBJECT[,SUBJECT...] (every finding of RULE with those subjects). Every input
+    fact of the proof is followed by the inventory file:line:col it came from.
 
     \b
     Example:
       topolog explain inventories/dgx-h100-pod.yaml 'within("dgx00/gpu0", "pod0")'
+      topolog explain inventories/mixed-fleet.yaml PCIE001:rtx-n3/gpu1 --format json
+      topolog explain inventories/mixed-fleet.yaml 3f1c9a2b
     """
-    import json
-
+    from verifier.explain import explain as run_explain
+    from verifier.explain import fact_relation, render_json, render_text
     from verifier.model import load_model
 
     def body() -> None:
         _missing_files([*inventory, *rules])
-        relation, row = _parse_fact(fact)
+        relation = fact_relation(what)
         with Progress() as progress:
-            model = load_model(list(inventory), list(rules) or None, "duckdb", progress, also_read={relation})
+            model = load_model(
+                list(inventory), list(rules) or None, "duckdb", progress, also_read={relation} if relation else ()
+            )
         try:
-            decl = model.program.relations.get(relation)
-            if decl is None or decl.arity != len(row):
-                check_query(parse_query(fact), model.program)
-            try:
-                proof = model.engine.explain(relation, row)
-            except KeyError:
-                raise TopologError.at(
-                    SourceLocation("<fact>", 1, 1), f"{format_fact(relation, row)} does not hold"
-                ) from None
+            items = run_explain(model, what)
         finally:
             model.engine.close()
-        if fmt == "json":
-            click.echo(json.dumps(proof.to_dict(), indent=2, sort_keys=True))
-        else:
-            click.echo(proof.render())
+        click.echo((render_json if fmt == "json" else render_text)(items, model.inventory), nl=False)
 
     _guard(body)
 
 
-def _parse_fact(text: str) -> tuple[str, tuple[str | int, ...]]:
-    parsed = parse_query(text, "<fact>")
-    lit = parsed.body[0] if len(parsed.body) == 1 else None
-    if not isinstance(lit, Atom) or not all(isinstance(a, Const) for a in lit.args):
-        raise ProgramError.at(
-            SourceLocation("<fact>", 1, 1), 'expected one ground fact such as within("n1/gpu0", "rack-a")'
-        )
-    return lit.relation, tuple(a.value for a in lit.args if isinstance(a, Const))
+@main.command()
+@click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
+@RULES_OPTION
+@ENGINE_OPTION
+def repl(inventory: tuple[Path, ...], rules: tuple[Path, ...], engine: str) -> None:
+    """Load an inventory once and answer queries at a prompt (history, TAB completes relations).
+
+    Type a query body, or .relations, .schema NAME, .explain FACT|FINDING, .timer on|off,
+    .help, .quit. With stdin not a terminal, each input line gets one answer and the exit
+    status is 2 when some line was in error. History is kept in ~/.topolog_history
+    (or $TOPOLOG_HISTORY).
+
+    \b
+    Example:
+      topolog repl inventories/dgx-h100-pod.yaml
+      echo 'nvlink_domain(G, D)' | topolog repl inventories/dgx-h100-pod.yaml
+    """
+    from verifier.model import load_model, load_rules
+    from verifier.repl import Session, run_repl
+
+    def body() -> int:
+        _missing_files([*inventory, *rules])
+        program = load_rules(list(rules) or None)
+        inputs = {d.name for d in program.declarations if d.is_input}  # any query may read any of them
+        with Progress() as progress:
+            model = load_model(list(inventory), None, engine, progress, program=program, also_read=inputs)
+        try:
+            return run_repl(Session(model))
+        finally:
+            model.engine.close()
+
+    sys.exit(_guard(body))
 
 
 @main.command("rules")

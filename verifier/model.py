@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Protocol
 
 from verifier.checks import Check, checks_from_program
-from verifier.datalog.ast import Program
+from verifier.datalog.ast import Const, Program, Row, Value
 from verifier.datalog.backend import Backend, make_backend
 from verifier.datalog.loader import load_program
 from verifier.facts import inventory_facts
+from verifier.graph_facts import graph_facts
 from verifier.inventory.loader import load_inventory
 from verifier.inventory.model import Inventory
+from verifier.thresholds import load_thresholds, threshold_facts
 
 
 class PhaseListener(Protocol):
@@ -53,6 +55,45 @@ def relations_read(program: Program) -> set[str]:
     return {a.relation for r in program.rules for a in (*r.positive_atoms(), *r.negated_atoms())}
 
 
+def constant_filters(program: Program, unfiltered: set[str]) -> dict[str, list[tuple[int, frozenset[Value]]]]:
+    """Per input relation, the argument positions at which every reading atom has a constant.
+
+    A row whose value there is none of those constants can match no atom of the program,
+    so leaving it out of the engine changes nothing that is derived: `label(X, "role",
+    "leaf")` and `label(X, "rail", R)` need only the role and rail labels of a fleet, not
+    every label. Relations in `unfiltered` (read by a query or explained) are loaded whole.
+    """
+    constants: dict[str, dict[int, set[Value]]] = {}
+    for rule in program.rules:
+        for atom in (*rule.positive_atoms(), *rule.negated_atoms()):
+            decl = program.relations.get(atom.relation)
+            if decl is None or not decl.is_input or atom.relation in unfiltered:
+                continue
+            seen = constants.get(atom.relation)
+            if seen is None:
+                constants[atom.relation] = {
+                    i: {a.value} for i, a in enumerate(atom.args) if isinstance(a, Const)
+                }
+                continue
+            for i in list(seen):
+                arg = atom.args[i]
+                if isinstance(arg, Const):
+                    seen[i].add(arg.value)
+                else:
+                    del seen[i]  # a variable here reads every value
+    return {
+        rel: sorted((i, frozenset(values)) for i, values in positions.items())
+        for rel, positions in constants.items()
+        if positions
+    }
+
+
+def filter_rows(rows: list[Row], filters: Sequence[tuple[int, frozenset[Value]]]) -> list[Row]:
+    if not filters:
+        return rows
+    return [row for row in rows if all(row[i] in allowed for i, allowed in filters)]
+
+
 def load_any_inventory(paths: Sequence[Path], from_kind: str | None = None) -> Inventory:
     """A YAML inventory, or (with `from_kind`) a tool's output read by that importer.
 
@@ -82,6 +123,7 @@ def load_model(
     also_read: Iterable[str] = (),
     authz: bool = True,
     from_kind: str | None = None,
+    thresholds: Path | None = None,
 ) -> LoadedModel:
     """Parse and check the rules (unless given), load the inventory, evaluate. TopologError on bad input.
 
@@ -92,23 +134,31 @@ def load_model(
     Only the input relations that some rule reads, plus those named in `also_read` (a
     query's relations), are loaded into the engine: at fleet scale the unread ones
     (labels, link attributes, ...) cost about half of a verification's time and memory.
+
+    Thresholds (rules/thresholds.yaml, overridden by `thresholds` or topolog.thresholds.yaml
+    next to the first inventory) become `threshold` facts; path summaries computed with
+    networkx (verifier/graph_facts.py) are added for the relations that are read.
     """
     step = progress.step if progress is not None else (lambda _phase: None)
     step("checking rules")
     if program is None:
         program = load_rules(rules_paths)
     checks = checks_from_program(program)
+    limits = load_thresholds(inventory_paths, thresholds)
     step("loading inventory")
     inventory = load_any_inventory(inventory_paths, from_kind)
     step("generating facts")
     facts = inventory_facts(inventory)
+    wanted = relations_read(program) | set(also_read)
+    facts["threshold"] = threshold_facts(limits)
+    facts.update(graph_facts(inventory, wanted))
     backend = make_backend(engine)
     backend.load(program)
     step(f"loading facts into {engine}")
-    wanted = relations_read(program) | set(also_read)
+    filters = constant_filters(program, set(also_read))
     for relation, rows in sorted(facts.items()):
         if relation in wanted:
-            backend.add_facts(relation, rows)
+            backend.add_facts(relation, filter_rows(rows, filters.get(relation, ())))
     step("evaluating rules")
     backend.evaluate()
     model = LoadedModel(program, checks, inventory, backend)

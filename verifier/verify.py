@@ -186,8 +186,9 @@ def verify(
     today: date | None = None,
     baseline: Baseline | None = None,
     from_kind: str | None = None,
+    thresholds: Path | None = None,
 ) -> VerifyReport:
-    model = load_model(inventory_paths, rules_paths, engine, progress, from_kind=from_kind)
+    model = load_model(inventory_paths, rules_paths, engine, progress, from_kind=from_kind, thresholds=thresholds)
     if progress is not None:
         progress.step("collecting findings")
     try:

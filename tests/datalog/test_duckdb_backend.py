@@ -6,11 +6,12 @@ Expected values are worked out by hand in the comments next to them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import pytest
 
 from verifier.datalog.ast import Row
-from verifier.datalog.backend import Proof
+from verifier.datalog.backend import Proof, sort_rows
 from verifier.datalog.duckdb_backend import DuckDBBackend
 from verifier.datalog.parser import parse_program, parse_query
 from verifier.errors import EngineError, FactError
@@ -383,3 +384,134 @@ def test_explaining_a_fact_that_does_not_hold(engine: DuckDBBackend) -> None:
         engine.explain("reach", ("a",))
     with pytest.raises(KeyError):
         engine.explain("reach", ("a", 1))
+
+
+# -- dictionary-encoded symbols ----------------------------------------------------------------
+# Symbols are stored as ids handed out in load order, so these load facts in an order where
+# id order and string order disagree: anything that compared ids instead of strings would fail.
+
+ORDERED = """
+.input item(g: symbol, x: symbol)
+.decl before(x: symbol, y: symbol)
+.decl from_m(x: symbol)
+.decl first(g: symbol, x: symbol)
+.decl last(g: symbol, x: symbol)
+.decl kinds(g: symbol, n: number)
+before(X, Y) :- item(_, X), item(_, Y), X < Y.
+from_m(X) :- item(_, X), X >= "m", "zz" > X.
+first(G, min(X)) :- item(G, X).
+last(G, max(X)) :- item(G, X).
+kinds(G, count(X)) :- item(G, X).
+"""
+
+
+def _load_out_of_order(engine: DuckDBBackend) -> None:
+    engine.load(parse_program(ORDERED, "t.dl"))
+    engine.add_facts("item", [("g2", "zebra"), ("g1", "pear")])
+    engine.add_facts("item", [("g1", "apple"), ("g2", "mango"), ("g1", "zz")])
+    engine.add_facts("item", [("g1", "pear")])  # again: still one fact
+    engine.evaluate()
+
+
+def test_symbol_order_comparisons_compare_strings(engine: DuckDBBackend) -> None:
+    _load_out_of_order(engine)
+    words = sorted(["zebra", "pear", "apple", "mango", "zz"])
+    assert engine.query("before") == [(x, y) for x in words for y in words if x < y]
+    # "m" and "zz" are rule constants; "m" occurs in no fact.
+    assert engine.query("from_m") == [("mango",), ("pear",), ("zebra",)]
+    assert engine.answer(parse_query('item(G, X), X < "n", X > "apple"')) == [("g2", "mango")]
+
+
+def test_symbol_min_and_max_compare_strings(engine: DuckDBBackend) -> None:
+    _load_out_of_order(engine)
+    assert engine.query("first") == [("g1", "apple"), ("g2", "mango")]
+    assert engine.query("last") == [("g1", "zz"), ("g2", "zebra")]
+    assert engine.query("kinds") == [("g1", 3), ("g2", 2)]
+    proof = engine.explain("first", ("g1", "apple"))
+    assert sorted(p.fact for p in proof.premises) == ['item("g1", "apple")', 'item("g1", "pear")', 'item("g1", "zz")']
+    with pytest.raises(KeyError):
+        engine.explain("first", ("g1", "pear"))  # holds for no group: pear is not the smallest
+
+
+def test_unknown_symbols_match_nothing(engine: DuckDBBackend) -> None:
+    _load_out_of_order(engine)
+    assert engine.query("item", {1: "never-seen"}) == []
+    assert engine.query("item", {0: "g1", 1: 3}) == []  # a number where a symbol belongs
+    assert engine.answer(parse_query('item(G, "never-seen")')) == []
+    with pytest.raises(KeyError):
+        engine.explain("item", ("g1", "never-seen"))
+    # Looking up an unknown symbol leaves no trace: the relation still has 5 facts.
+    assert engine.count("item") == 5
+
+
+def test_rule_constants_join_loaded_symbols(engine: DuckDBBackend) -> None:
+    program = """
+    .input link(a: symbol, kind: symbol)
+    .decl kind(k: symbol)
+    .decl fast(a: symbol)
+    .decl named(a: symbol, k: symbol)
+    kind("nvlink").
+    fast(A) :- link(A, K), kind(K).
+    named(A, "pcie") :- link(A, "pcie").
+    """
+    # Evaluating first gives the rule constants their ids; the facts then bring the same strings again.
+    engine.load(parse_program(program, "t.dl"))
+    engine.evaluate()
+    assert engine.query("kind") == [("nvlink",)]
+    engine.add_facts("link", [("g0", "nvlink"), ("g1", "pcie"), ("g2", "nvlink")])
+    engine.evaluate()
+    assert engine.query("fast") == [("g0",), ("g2",)]
+    assert engine.query("named") == [("g1", "pcie")]
+    assert engine.explain("fast", ("g2",)).premises[1].fact == 'kind("nvlink")'
+
+
+def test_non_recursive_relation_with_several_rules_is_a_set(engine: DuckDBBackend) -> None:
+    program = """
+    .input link(a: symbol, b: symbol)
+    .decl edge(a: symbol, b: symbol)
+    edge(A, B) :- link(A, B).
+    edge(B, A) :- link(A, B).
+    """
+    run(engine, program, {"link": pairs("a>b b>a b>c")})
+    assert engine.query("edge") == pairs("a>b b>a b>c c>b")
+    assert all(engine.explain("edge", r).stage == 1 for r in engine.query("edge"))
+
+
+TRICKY = ["", "plain", " spaced ", "  ", '"quoted"', "it's", "back\\slash", "a,b;c", "\t", "#hash", "NULL", "null"]
+TRICKY += ["\\N", "ü→", "🦆", "x\ufeffy", "\ufeffmid", "", "last"]
+
+
+@pytest.mark.parametrize(
+    ("symbols", "via_csv"),
+    [
+        (TRICKY, True),
+        ([*TRICKY, "line\nbreak"], False),
+        ([*TRICKY, "carriage\rreturn"], False),
+        ([*TRICKY, "delim\x01iter"], False),
+        ([*TRICKY, "nul\x00inside"], False),
+        ([*TRICKY, "x" * 3_000_000], False),  # longer than the reader's longest line
+        (["\ufeffbom first", *TRICKY], False),
+        ([*TRICKY, ""], False),  # a trailing empty line would be lost
+    ],
+)
+def test_big_columns_round_trip_through_the_csv_reader_or_fall_back(
+    engine: DuckDBBackend, monkeypatch: pytest.MonkeyPatch, symbols: list[str], via_csv: bool
+) -> None:
+    import verifier.datalog.duckdb_backend as backend
+
+    monkeypatch.setattr(backend, "CSV_MIN_ROWS", 1)
+    used: list[bool] = []
+    csv = DuckDBBackend._load_column_csv
+
+    def spy(self: DuckDBBackend, *args: Any) -> bool:
+        used.append(csv(self, *args))
+        return used[-1]
+
+    monkeypatch.setattr(DuckDBBackend, "_load_column_csv", spy)
+    numbers = [-(2**63), 2**63 - 1, 0, -1, *range(len(symbols))]
+    rows = list(zip(symbols, numbers, strict=False))
+    engine.load(parse_program(".input w(s: symbol, n: number)\n"))
+    engine.add_facts("w", rows)
+    engine.evaluate()
+    assert engine.query("w") == sort_rows(set(rows))
+    assert used == [via_csv, True]  # a number column always can

@@ -13,11 +13,15 @@ Usage, the same on every backend:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from verifier.datalog.ast import Program, Query, Row, Rule, Value, render_value
+from verifier.errors import SourceLocation
+
+Locator = Callable[["Proof"], SourceLocation | None]
+"""Where an input fact was written (its inventory file:line), or None when that is not known."""
 
 
 @dataclass(frozen=True)
@@ -44,25 +48,33 @@ class Proof:
     def height(self) -> int:
         return 0 if not self.premises else 1 + max(p.height() for p in self.premises)
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self, locate: Locator | None = None) -> dict[str, object]:
+        """JSON-ready tree. With `locate`, each input fact also gets `location` ({file, line, col} or null)."""
         out: dict[str, object] = {"fact": self.fact}
         if self.rule is None:
             out["input"] = True
+            if locate is not None:
+                loc = locate(self)
+                out["location"] = None if loc is None else {"file": loc.file, "line": loc.line, "col": loc.col}
             return out
         out["rule"] = str(self.rule)
         out["at"] = str(self.rule.loc)
-        out["premises"] = [p.to_dict() for p in self.premises]
+        out["premises"] = [p.to_dict(locate) for p in self.premises]
         if self.absent:
             out["absent"] = [format_fact(r, row) for r, row in self.absent]
         return out
 
-    def render(self, indent: str = "") -> str:
-        """A readable tree, one fact per line."""
+    def render(self, indent: str = "", locate: Locator | None = None) -> str:
+        """A readable tree, one fact per line; with `locate`, input facts say where they were written."""
         if self.rule is None:
-            return f"{indent}{self.fact}  [input]"
+            if locate is None:
+                return f"{indent}{self.fact}  [input]"
+            loc = locate(self)
+            where = f" at {loc}" if loc is not None else ", not from an inventory object"
+            return f"{indent}{self.fact}  [input{where}]"
         lines = [f"{indent}{self.fact}  [rule at {self.rule.loc}]"]
         for p in self.premises:
-            lines.append(p.render(indent + "  "))
+            lines.append(p.render(indent + "  ", locate))
         for rel, row in self.absent:
             lines.append(f"{indent}  not {format_fact(rel, row)}  [absent]")
         return "\n".join(lines)

@@ -1,0 +1,95 @@
+"""The memory-hierarchy relations of rules/memory/ on shipped inventories, values by hand.
+
+Figures come from the inventories: edge-soc.yaml (Apple M2: caches in KiB/MiB become
+decimal KB, e.g. 128 KiB = 131 KB, 16 MiB = 16777 KB; LPDDR5 24 GB at 100 GB/s) and
+gb200-nvl72.yaml (Grace LPDDR5X 480 GB at 512 GB/s; B200 186 GB HBM3e at 8 TB/s from the
+catalogue). Both engines must give the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from verifier.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+EDGE = "inventories/edge-soc.yaml"
+ENGINES = ["duckdb", "pydatalog"]
+
+
+@pytest.fixture(autouse=True)
+def _run_from_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def _rows(inventory: str, query: str, engine: str) -> list[list[object]]:
+    result = CliRunner().invoke(main, ["query", inventory, query, "--format", "json", "--engine", engine])
+    assert result.exit_code == 0, result.output
+    rows: list[list[object]] = json.loads(result.stdout)["rows"]
+    return rows
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_mem_path_of_a_performance_core_and_the_gpu(engine: str) -> None:
+    n = "edge-m2-01/"
+    assert _rows(EDGE, 'mem_path("edge-m2-01/p0", L, S, K, B, T)', engine) == [
+        [1, n + "p0-l1d", 131, 0, 0],        # 128 KiB
+        [1, n + "p0-l1i", 197, 0, 0],        # 192 KiB
+        [2, n + "l2-p", 16777, 0, 0],        # 16 MiB, the P cluster's L2
+        [3, n + "slc", 8389, 0, 0],          # 8 MiB system-level cache, served to pcluster
+        [4, n + "lpddr5", 24_000_000, 100_000, 0],  # memory one level below the SLC
+    ]
+    assert _rows(EDGE, 'mem_path("edge-m2-01/igpu", L, S, K, B, T)', engine) == [
+        [3, n + "slc", 8389, 0, 0],
+        [4, n + "lpddr5", 24_000_000, 100_000, 0],
+    ]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cache_sharing_and_unified_memory(engine: str) -> None:
+    n = "edge-m2-01/"
+    assert _rows(EDGE, "shared_cache(C, L, N)", engine) == [[n + "l2-e", 2, 4], [n + "l2-p", 2, 4], [n + "slc", 3, 8]]
+    assert _rows(EDGE, "cross_cluster_cache(C, N)", engine) == [[n + "slc", 2]]
+    assert _rows(EDGE, f'core_cache("{n}l2-e", L, X, T, K)', engine) == [
+        [2, f"{n}e{i}", "efficiency", "little"] for i in range(4)
+    ]
+    assert _rows(EDGE, "unified_memory_share(M, C, G, B)", engine) == [
+        [n + "lpddr5", n + "ecluster", n + "igpu", 100_000],
+        [n + "lpddr5", n + "pcluster", n + "igpu", 100_000],
+    ]
+    # The operator's budgets in the inventory: GPU 60 GB/s, P 25 + E 10 GB/s on the CPU side.
+    assert _rows(EDGE, "side_demand_or_zero(M, S, V)", engine) == [
+        [n + "lpddr5", "cpu", 35_000],
+        [n + "lpddr5", "gpu", 60_000],
+    ]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_gb200_memory_and_c2c(engine: str) -> None:
+    inv = "inventories/gb200-nvl72.yaml"
+    assert _rows(inv, 'main_memory(D, M, K, B), node_of(D, "tray00")', engine) == [
+        [f"tray00/gpu{g}", f"tray00/gpu{g}", 186_000_000, 8_000_000] for g in range(4)
+    ] + [
+        ["tray00/grace0", "tray00/lpddr0", 480_000_000, 512_000],
+        ["tray00/grace1", "tray00/lpddr1", 480_000_000, 512_000],
+    ]
+    # NVLink-C2C: 450 GB/s per direction, below Grace's 512 GB/s LPDDR5X (MEM002, a warning).
+    assert _rows(inv, 'link_slower_than_memory(L, K, "tray00/gpu2", M, B, MB)', engine) == [
+        ["tray00/grace1<->tray00/gpu2", "c2c", "tray00/lpddr1", 450_000, 512_000]
+    ]
+
+
+def test_unified_memory_threshold_is_read(tmp_path: Path) -> None:
+    # The edge SoC's budgets (95000 MB/s) fit 100000 MB/s, but not 900 per-mille of it (90000).
+    override = tmp_path / "t.yaml"
+    override.write_text("unified_memory_load_permille: 900\n")
+    result = CliRunner().invoke(main, ["verify", EDGE, "--thresholds", str(override), "--format", "json"])
+    findings = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "MEM003"]
+    assert [f["message"] for f in findings] == [
+        "unified memory edge-m2-01/lpddr5 is asked for 60000 MB/s by GPUs plus 35000 MB/s by CPUs"
+        " = 95000 MB/s, above the 90000 MB/s allowed of its 100000 MB/s."
+    ]

@@ -1,0 +1,104 @@
+"""networkx path summaries: hand-computed bottlenecks and classes, structural-class sharing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from verifier.graph_facts import graph_facts
+from verifier.inventory.loader import load_inventory, load_inventory_text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+NODE = """\
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    children:
+      - {name: "cpu{i}", kind: cpu, count: 2}
+      - {name: "gpu{i}", kind: gpu, count: 3}
+      - {name: nvsw0, kind: nvswitch}
+      - {name: pcie0, kind: pcie_switch}
+      - {name: "nic{i}", kind: nic, count: 2}
+    links:
+      - {a: "gpu{g}", b: nvsw0, kind: nvswitch, bandwidth: 450 GB/s, foreach: {g: [0, 1]}}
+      - {a: "{d}", b: pcie0, kind: pcie, generation: 5, lanes: 16, foreach: {d: [gpu0, gpu1, nic0]}}
+      - {a: pcie0, b: cpu0, kind: pcie, generation: 5, lanes: 16}
+      - {a: gpu2, b: cpu1, kind: pcie, generation: 4, lanes: 16}
+      - {a: nic1, b: cpu1, kind: pcie, generation: 4, lanes: 8}
+      - {a: cpu0, b: cpu1, kind: upi, bandwidth: 128 GB/s}
+objects:
+  - {template: box, name: "n{i}", count: 2}
+  - {name: leaf0, kind: switch, labels: {role: leaf, rail: "0"}}
+links:
+  - {a: n0/nic0, b: leaf0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: n0/nic1, b: leaf0, kind: infiniband, bandwidth: 100 Gb/s}
+"""
+
+
+def _facts(text: str = NODE) -> dict[str, list[tuple[str | int, ...]]]:
+    return graph_facts(load_inventory_text(text, "t.yaml"))
+
+
+def test_gpu_pairs_by_hand() -> None:
+    pairs = {(a, b): (c, m) for a, b, c, m in _facts()["gpu_pair_bottleneck"] if str(a).startswith("n0/")}
+    assert pairs == {
+        ("n0/gpu0", "n0/gpu1"): ("NV", 450000),  # through the NVSwitch
+        # gpu0 -(63008)- pcie0 -(63008)- cpu0 -(128000)- cpu1 -(Gen4 x16 31504)- gpu2
+        ("n0/gpu0", "n0/gpu2"): ("SYS", 31504),
+        ("n0/gpu1", "n0/gpu2"): ("SYS", 31504),
+    }
+
+
+def test_pcie_switch_pair_is_pix_at_63_gbs() -> None:
+    text = NODE.replace('- {a: "gpu{g}", b: nvsw0, kind: nvswitch, bandwidth: 450 GB/s, foreach: {g: [0, 1]}}', "")
+    pairs = {(a, b): (c, m) for a, b, c, m in _facts(text)["gpu_pair_bottleneck"]}
+    assert pairs[("n0/gpu0", "n0/gpu1")] == ("PIX", 63008)
+
+
+def test_nic_paths_nearest_and_fabric() -> None:
+    facts = _facts()
+    paths = {(g, n): (c, m) for g, n, c, m in facts["gpu_nic_path"] if str(g).startswith("n0/")}
+    assert paths[("n0/gpu0", "n0/nic0")] == ("PIX", 63008)
+    assert paths[("n0/gpu0", "n0/nic1")] == ("SYS", 15752)  # nic1's Gen4 x8 link
+    assert paths[("n0/gpu2", "n0/nic1")] == ("PHB", 15752)
+    assert paths[("n0/gpu2", "n0/nic0")] == ("SYS", 31504)
+    nearest = {g: (n, c) for g, n, c, _m in facts["nearest_nic"] if str(g).startswith("n0/")}
+    assert nearest == {"n0/gpu0": ("n0/nic0", "PIX"), "n0/gpu1": ("n0/nic0", "PIX"), "n0/gpu2": ("n0/nic1", "PHB")}
+    # n1 has no fabric links; n0/gpu2: max(min(31504, 50000), min(15752, 12500)) = 31504.
+    assert dict(facts["gpu_fabric_bottleneck"]) == {"n0/gpu0": 50000, "n0/gpu1": 50000, "n0/gpu2": 31504}
+
+
+def test_pcie_paths_and_switch_load() -> None:
+    facts = _facts()
+    paths = {d: (r, s, m) for d, r, s, m in facts["pcie_path"] if str(d).startswith("n0/")}
+    assert paths["n0/gpu0"] == ("n0/cpu0", 1, 63008)
+    assert paths["n0/gpu2"] == ("n0/cpu1", 0, 31504)
+    assert ("n0/pcie0", 63008, 3 * 63008) in facts["pcie_switch_load"]
+
+
+def test_instances_share_one_class_but_overrides_do_not() -> None:
+    text = NODE.replace(
+        '  - {template: box, name: "n{i}", count: 2}',
+        '  - {template: box, name: "n{i}", count: 2, overrides: {n1: {links: [{a: gpu1, b: nvsw0, state: down}]}}}',
+    )
+    pairs = {(a, b): (c, m) for a, b, c, m in _facts(text)["gpu_pair_bottleneck"]}
+    assert pairs[("n0/gpu0", "n0/gpu1")] == ("NV", 450000)
+    assert pairs[("n1/gpu0", "n1/gpu1")] == ("PIX", 63008)
+
+
+def test_leaf_classes_on_the_dgx_pod() -> None:
+    facts = graph_facts(load_inventory([ROOT / "inventories" / "dgx-h100-pod.yaml"]))
+    assert {c for _l, c in facts["leaf_class"]} == {"leaf0"}
+    # 4 spines, 2 x 400 Gb/s to each: the widest single path leaf-spine-leaf is 100000 MB/s.
+    assert facts["leaf_class_bottleneck"] == [("leaf0", "leaf0", 100000)]
+    assert len(facts["gpu_pair_bottleneck"]) == 8 * 28
+    degraded = {(a, b): m for a, b, _c, m in facts["gpu_pair_bottleneck"] if str(a).startswith("dgx03/")}
+    assert degraded[("dgx03/gpu0", "dgx03/gpu2")] == 425000  # 125 + 75 + 100 + 125 GB/s
+    assert ("dgx00/leaf0", 0) not in facts["rail"] and ("leaf3", 3) in facts["rail"]
+
+
+def test_only_wanted_relations_are_computed() -> None:
+    facts = graph_facts(load_inventory_text(NODE, "t.yaml"), {"rail", "link"})
+    assert facts["rail"] == [("leaf0", 0)]
+    assert facts["gpu_pair_bottleneck"] == [] and facts["leaf_class"] == []

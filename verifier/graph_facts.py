@@ -1,0 +1,393 @@
+"""Path summaries computed with networkx and fed to the rules as input facts.
+
+Widest paths, max-flows and PCIe trees are closed-form graph work that Datalog engines do
+badly (see DESIGN.md, Rules). Everything here stays near-linear in the fleet:
+
+- Inside a node, results depend only on the node's structure. Nodes are grouped into
+  structural classes (same local object names, kinds, parents and indexes, same links with
+  the same kinds, bandwidths and states); each class is computed once on one representative
+  and stamped onto every instance with its node id as prefix. Only pairs inside one node
+  are emitted (8 GPUs: 28 GPU pairs, 64 GPU-NIC pairs per node).
+- Across the fabric, leaves with the same switch neighbours at the same bandwidths are
+  interchangeable, so widest paths are computed per pair of such leaf classes, never per
+  pair of leaves or nodes. Rules compose node-to-leaf and leaf-class summaries on demand.
+
+Relations and their columns are declared and documented in rules/schema.dl. Bandwidths
+are MB/s per direction; parallel links between the same two objects add up.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from verifier.facts import Row
+from verifier.inventory.model import Inventory
+
+GRAPH_RELATIONS: dict[str, int] = {
+    "pcie_path": 4,
+    "pcie_switch_load": 3,
+    "gpu_pair_bottleneck": 4,
+    "gpu_nic_path": 4,
+    "nearest_nic": 4,
+    "gpu_fabric_bottleneck": 2,
+    "leaf_class": 2,
+    "leaf_class_bottleneck": 3,
+    "rail": 2,
+}
+"""Every relation graph_facts emits, with its arity (declared in rules/schema.dl)."""
+
+NODE_RELATIONS = frozenset(
+    {"pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic", "gpu_fabric_bottleneck"}
+)
+FABRIC_KINDS = frozenset({"infiniband", "ethernet"})
+SCALEUP_KINDS = frozenset({"nvlink", "nvswitch", "xgmi"})
+ROOT_LINK_KINDS = frozenset({"pcie", "c2c"})  # how a device reaches its root complex (c2c: Grace-Blackwell)
+HOST_KINDS = frozenset({"pcie", "c2c", "upi", "xgmi", "d2d", "soc"})
+CLASS_RANK = {"NV": 0, "PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
+EXT = "//"  # prefix of an object outside the node in a node's local naming
+
+LocalObj = tuple[str, str, str | None, int | None]  # local name, kind, parent's local name, index
+LocalLink = tuple[str, str, str, int]  # a, b, kind, mbps (links that are down are left out)
+
+
+@dataclass
+class _NodeShape:
+    objs: list[LocalObj] = field(default_factory=list)
+    links: list[LocalLink] = field(default_factory=list)
+
+    def key(self) -> tuple[tuple[LocalObj, ...], tuple[LocalLink, ...]]:
+        return tuple(self.objs), tuple(self.links)
+
+
+def _add(g: nx.Graph, a: str, b: str, mbps: int) -> None:
+    if g.has_edge(a, b):
+        g[a][b]["mbps"] += mbps
+    else:
+        g.add_edge(a, b, mbps=mbps)
+
+
+def widest_from(g: nx.Graph, src: str) -> dict[str, int]:
+    """Max-min (widest path) bandwidth from `src` to every vertex it reaches."""
+    best: dict[str, int] = {}
+    heap: list[tuple[int, str]] = [(-(1 << 62), src)]
+    while heap:
+        neg, v = heapq.heappop(heap)
+        if v in best:
+            continue
+        best[v] = -neg
+        for u, data in g[v].items():
+            if u not in best:
+                heapq.heappush(heap, (-min(-neg, data["mbps"]), u))
+    best.pop(src, None)
+    return best
+
+
+class _NodeClass:
+    """Everything computed once for one structural class, in local names."""
+
+    def __init__(self, shape: _NodeShape) -> None:
+        self.kind = {name: kind for name, kind, _p, _i in shape.objs}
+        self.parent = {name: p for name, _k, p, _i in shape.objs}
+        self.index = {name: i for name, _k, _p, i in shape.objs}
+        self.host, self.pcie, self.scale = nx.Graph(), nx.Graph(), nx.Graph()
+        for a, b, kind, mbps in shape.links:
+            ka, kb = self._kind(a), self._kind(b)
+            if kind in SCALEUP_KINDS and {ka, kb} <= {"gpu", "nvswitch"}:
+                _add(self.scale, a, b, mbps)
+            elif kind in HOST_KINDS:
+                _add(self.host, a, b, mbps)
+                if kind in ROOT_LINK_KINDS:
+                    _add(self.pcie, a, b, mbps)
+        names = [o[0] for o in shape.objs]
+        self.gpus = sorted(n for n in names if self.kind[n] == "gpu")
+        self.nics = sorted(n for n in names if self.kind[n] == "nic")
+        self.roots = {n: self._roots(n) for n in names if self.kind[n] != "cpu"}
+        self.wide = {g: widest_from(self.host, g) if g in self.host else {} for g in self.gpus}
+
+    def _kind(self, name: str) -> str:
+        return self.kind.get(name, "nvswitch" if name.startswith(EXT) else "")
+
+    def _roots(self, x: str) -> list[tuple[str, int, int]]:
+        """The CPUs (root complexes) `x` reaches over PCIe/C2C through PCIe switches only,
+        each with the number of switches on the way and the path's bottleneck, nearest first."""
+        if x not in self.pcie:
+            return []
+        seen = {x: (0, 1 << 62)}
+        found: list[tuple[str, int, int]] = []
+        queue = deque([x])
+        while queue:
+            v = queue.popleft()
+            hops, width = seen[v]
+            for u, data in sorted(self.pcie[v].items()):
+                if u in seen:
+                    continue
+                w = min(width, data["mbps"])
+                k = self._kind(u)
+                if k == "cpu":
+                    seen[u] = (hops, w)
+                    found.append((u, hops, w))
+                elif k == "pcie_switch":
+                    seen[u] = (hops + 1, w)
+                    queue.append(u)
+        return sorted(found, key=lambda r: (r[1], -r[2], r[0]))
+
+    def _switches_between(self, x: str, y: str) -> int | None:
+        """PCIe switches on the shortest PCIe path from x to y that avoids CPUs, or None."""
+        if x not in self.pcie or y not in self.pcie:
+            return None
+        dist = {x: 0}
+        queue = deque([x])
+        while queue:
+            v = queue.popleft()
+            for u in self.pcie[v]:
+                if u == y:
+                    return dist[v]
+                if u not in dist and self._kind(u) == "pcie_switch":
+                    dist[u] = dist[v] + 1
+                    queue.append(u)
+        return None
+
+    def _socket(self, cpu: str) -> str:
+        p = self.parent.get(cpu)
+        return p if p is not None and self.kind.get(p) == "socket" else cpu
+
+    def pcie_class(self, x: str, y: str) -> str | None:
+        """nvidia-smi's connection class of two devices over the host: PIX, PXB, PHB, NODE or SYS."""
+        between = self._switches_between(x, y)
+        if between is not None:
+            return "PIX" if between <= 1 else "PXB"
+        rx = {r for r, _h, _w in self.roots.get(x, [])}
+        ry = {r for r, _h, _w in self.roots.get(y, [])}
+        if not rx or not ry:
+            return None
+        if rx & ry:
+            return "PHB"
+        if {self._socket(r) for r in rx} & {self._socket(r) for r in ry}:
+            return "NODE"
+        return "SYS"
+
+    def scaleup_mbps(self, a: str, b: str) -> int | None:
+        """Max-flow between two GPUs over scale-up links, forwarded only by switches (GPUs do not relay)."""
+        if a not in self.scale or b not in self.scale:
+            return None
+        sub = self.scale.subgraph(n for n in self.scale if n in (a, b) or self._kind(n) != "gpu")
+        if not nx.has_path(sub, a, b):
+            return None
+        return int(nx.maximum_flow_value(sub, a, b, capacity="mbps"))
+
+    def gpu_pairs(self) -> list[tuple[str, str, str, int]]:
+        rows = []
+        for i, a in enumerate(self.gpus):
+            for b in self.gpus[i + 1:]:
+                nv = self.scaleup_mbps(a, b)
+                if nv:
+                    rows.append((a, b, "NV", nv))
+                    continue
+                cls, width = self.pcie_class(a, b), self.wide[a].get(b)
+                if cls is not None and width:
+                    rows.append((a, b, cls, width))
+        return rows
+
+    def gpu_nics(self) -> list[tuple[str, str, str, int]]:
+        rows = []
+        for g in self.gpus:
+            for n in self.nics:
+                cls, width = self.pcie_class(g, n), self.wide[g].get(n)
+                if cls is not None and width:
+                    rows.append((g, n, cls, width))
+        return rows
+
+    def nearest(self, paths: list[tuple[str, str, str, int]]) -> list[tuple[str, str, str, int]]:
+        """Per GPU the NIC of the best class; ties: the wider path, then the NIC with the GPU's index, then the id."""
+        best: dict[str, tuple[tuple[int, int, int, str], tuple[str, str, str, int]]] = {}
+        for row in paths:
+            g, n, cls, width = row
+            same = self.index.get(n) is not None and self.index.get(n) == self.index.get(g)
+            key = (CLASS_RANK[cls], -width, 0 if same else 1, n)
+            if g not in best or key < best[g][0]:
+                best[g] = (key, row)
+        return [best[g][1] for g in sorted(best)]
+
+    def pcie_paths(self) -> list[tuple[str, str, int, int]]:
+        return [
+            (d, self.roots[d][0][0], self.roots[d][0][1], self.roots[d][0][2])
+            for d in sorted(self.roots)
+            if self.kind[d] in ("gpu", "nic", "fpga") and self.roots[d]
+        ]
+
+    def switch_loads(self) -> list[tuple[str, int, int]]:
+        rows = []
+        for s in sorted(n for n, k in self.kind.items() if k == "pcie_switch"):
+            roots = self.roots.get(s)
+            if not roots or s not in self.pcie:
+                continue
+            up = self._first_hop(s, roots[0][0])
+            if up is None:
+                continue
+            up_mbps = self.pcie[s][up]["mbps"]
+            down = sum(d["mbps"] for u, d in self.pcie[s].items() if u != up)
+            rows.append((s, up_mbps, down))
+        return rows
+
+    def _first_hop(self, s: str, root: str) -> str | None:
+        """The neighbour of switch `s` on its shortest switch-only path to `root`."""
+        prev: dict[str, str | None] = {s: None}
+        queue = deque([s])
+        while queue:
+            v = queue.popleft()
+            for u in sorted(self.pcie[v]):
+                if u in prev:
+                    continue
+                prev[u] = v
+                if u == root:
+                    hop: str = u
+                    while (back := prev[hop]) is not None and back != s:
+                        hop = back
+                    return hop
+                if self._kind(u) == "pcie_switch":
+                    queue.append(u)
+        return None
+
+
+def _node_of(inv: Inventory) -> dict[str, str]:
+    node: dict[str, str] = {}
+    objects = inv.objects
+    for oid, o in objects.items():
+        if o.kind == "node":
+            node[oid] = oid
+            continue
+        p = o.parent
+        if p is None:
+            continue
+        n = node.get(p)
+        if n is None:  # parent not seen yet (flat style): walk up
+            q: str | None = p
+            while q is not None and q not in node and objects[q].kind != "node":
+                q = objects[q].parent
+            if q is None:
+                continue
+            n = node.get(q, q)
+        node[oid] = n
+    return node
+
+
+def _local(oid: str, node: str) -> str:
+    return oid[len(node) + 1:] if oid.startswith(node) and oid[len(node): len(node) + 1] == "/" else EXT + oid
+
+
+def _global(name: str, node: str) -> str:
+    return name[len(EXT):] if name.startswith(EXT) else f"{node}/{name}"
+
+
+def graph_facts(inv: Inventory, wanted: Iterable[str] | None = None) -> dict[str, list[Row]]:
+    """Rows of the relations in GRAPH_RELATIONS that are `wanted` (all when None)."""
+    want = set(GRAPH_RELATIONS) if wanted is None else set(wanted) & set(GRAPH_RELATIONS)
+    out: dict[str, list[Row]] = {r: [] for r in GRAPH_RELATIONS}
+    if not want:
+        return out
+    if "rail" in want:
+        for oid, o in inv.objects.items():
+            rail = o.labels.get("rail")
+            if rail is not None and rail.isdigit():
+                out["rail"].append((oid, int(rail)))
+    if want & {"leaf_class", "leaf_class_bottleneck"}:
+        _fabric(inv, out)
+    if want & NODE_RELATIONS:
+        _nodes(inv, out, want)
+    return out
+
+
+def _fabric(inv: Inventory, out: dict[str, list[Row]]) -> None:
+    switches = {oid for oid, o in inv.objects.items() if o.kind == "switch"}
+    g = nx.Graph()
+    for lk in inv.links.values():
+        if lk.kind in FABRIC_KINDS and lk.state != "down" and lk.a in switches and lk.b in switches:
+            _add(g, lk.a, lk.b, lk.mbps)
+    leaves = sorted(s for s in switches if inv.objects[s].labels.get("role") == "leaf")
+    members: dict[tuple[tuple[str, int], ...], list[str]] = {}
+    for leaf in leaves:
+        key = tuple(sorted((u, d["mbps"]) for u, d in g[leaf].items())) if leaf in g else ()
+        members.setdefault(key, []).append(leaf)
+    classes = sorted(members.values())
+    for ms in classes:
+        out["leaf_class"].extend((leaf, ms[0]) for leaf in ms)
+    for ms in classes:
+        if ms[0] not in g:
+            continue
+        wide = widest_from(g, ms[0])
+        for other in classes:
+            target = other[0] if other is not ms else (ms[1] if len(ms) > 1 else None)
+            if target is not None and target in wide:
+                out["leaf_class_bottleneck"].append((ms[0], other[0], wide[target]))
+
+
+def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str]) -> None:
+    node_of = _node_of(inv)
+    shapes: dict[str, _NodeShape] = {}
+    for oid, o in inv.objects.items():
+        n = node_of.get(oid)
+        if n is None or n == oid:
+            if o.kind == "node":
+                shapes.setdefault(oid, _NodeShape())
+            continue
+        idx = o.index if o.index is not None else o.quantities.get("index")
+        parent = _local(o.parent, n) if o.parent is not None and o.parent != n else None
+        shapes.setdefault(n, _NodeShape()).objs.append((_local(oid, n), o.kind, parent, idx))
+    nic_fabric: dict[str, int] = {}
+    for lk in inv.links.values():
+        if lk.state == "down":
+            continue
+        if lk.kind in FABRIC_KINDS:
+            for end in (lk.a, lk.b):
+                if end in node_of and inv.objects[end].kind == "nic":
+                    nic_fabric[end] = nic_fabric.get(end, 0) + lk.mbps
+            continue
+        na, nb = node_of.get(lk.a), node_of.get(lk.b)
+        n = na or nb
+        if n is None or (na != nb and lk.kind not in SCALEUP_KINDS):
+            continue
+        shapes[n].links.append((_local(lk.a, n), _local(lk.b, n), lk.kind, lk.mbps))
+        if na is not None and nb is not None and na != nb:
+            shapes[nb].links.append((_local(lk.a, nb), _local(lk.b, nb), lk.kind, lk.mbps))
+    cache: dict[object, tuple[_NodeClass, dict[str, list[tuple[str | int, ...]]]]] = {}
+    for n, shape in shapes.items():
+        key = shape.key()
+        hit = cache.get(key)
+        if hit is None:
+            cls = _NodeClass(shape)
+            nics = cls.gpu_nics()
+            local: dict[str, list[tuple[str | int, ...]]] = {
+                "pcie_path": list(cls.pcie_paths()) if "pcie_path" in want else [],
+                "pcie_switch_load": list(cls.switch_loads()) if "pcie_switch_load" in want else [],
+                "gpu_pair_bottleneck": list(cls.gpu_pairs()) if "gpu_pair_bottleneck" in want else [],
+                "gpu_nic_path": list(nics),
+                "nearest_nic": list(cls.nearest(nics)),
+            }
+            hit = cache[key] = (cls, local)
+        _stamp(n, hit[1], out, want, nic_fabric)
+
+
+def _stamp(
+    n: str, local: dict[str, list[tuple[str | int, ...]]], out: dict[str, list[Row]], want: set[str],
+    nic_fabric: dict[str, int],
+) -> None:
+    for rel in ("pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic"):
+        if rel not in want:
+            continue
+        names = 1 if rel == "pcie_switch_load" else 2  # leading columns that are object names
+        out[rel].extend(
+            tuple(_global(str(v), n) if j < names else v for j, v in enumerate(row)) for row in local[rel]
+        )
+    if "gpu_fabric_bottleneck" in want:
+        best: dict[str, int] = {}
+        for g, nic, _cls, width in local["gpu_nic_path"]:
+            up = nic_fabric.get(_global(str(nic), n))
+            if up:
+                gg = _global(str(g), n)
+                best[gg] = max(best.get(gg, 0), min(int(width), up))
+        out["gpu_fabric_bottleneck"].extend(sorted(best.items()))
