@@ -74,6 +74,8 @@ def _parser() -> Lark:
         parser="lalr",
         propagate_positions=True,
         maybe_placeholders=False,
+        # Building the LALR tables costs ~0.1 s per process; lark keys its cache on the grammar text.
+        cache=True,
     )
 
 
