@@ -82,7 +82,7 @@ class Proof:
 
 @dataclass
 class EngineStats:
-    """What a run cost, for benchmarks: seconds per phase and tuples per relation."""
+    """What a run cost, for benchmarks: seconds per phase (and tuples per relation where counting is free)."""
 
     load_seconds: float = 0.0
     eval_seconds: float = 0.0

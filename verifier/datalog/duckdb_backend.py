@@ -19,11 +19,12 @@ from operator import itemgetter
 from typing import Any
 
 import duckdb
+import networkx as nx
 
 from verifier.datalog import sql_compiler as sc
 from verifier.datalog.ast import Aggregate, Atom, ColumnType, Declaration, Program, Query, Row, Rule, Value
 from verifier.datalog.backend import EngineStats, Proof, format_fact, sort_rows
-from verifier.datalog.strata import Stratum, stratify
+from verifier.datalog.strata import Stratum, dependency_graph, stratify
 from verifier.errors import Diagnostic, EngineError, FactError, SourceLocation
 
 MAX_FACT_ERRORS = 20
@@ -58,6 +59,9 @@ class DuckDBBackend:
         self._next_symbol = 0
         self._symbol_ids: dict[str, int] = {}
         """Cache of the ids of symbols looked up one at a time (rule constants, query bindings)."""
+        self._changed: set[str] | None = None
+        """Input relations given facts since the last evaluate(); None: everything must be derived."""
+        self._graph: nx.DiGraph = nx.DiGraph()
         self.stats = EngineStats()
 
     # -- setup -----------------------------------------------------------------------
@@ -81,6 +85,8 @@ class DuckDBBackend:
         self._stage = 0
         self._proofs = {}
         self._loaded = set()
+        self._changed = None
+        self._graph = dependency_graph(program)
         self.stats = EngineStats()
 
     def add_facts(self, relation: str, rows: Iterable[Row]) -> None:
@@ -89,6 +95,8 @@ class DuckDBBackend:
         rows = rows if isinstance(rows, list | tuple) else list(rows)
         if not rows:
             return
+        if self._changed is not None:
+            self._changed.add(relation)
         columns = _columns(decl, rows)
         table = self._schema.table(relation)
         if not decl.arity:
@@ -213,25 +221,47 @@ class DuckDBBackend:
     # -- evaluation ------------------------------------------------------------------
 
     def evaluate(self) -> None:
+        """Derive everything; after an earlier evaluate(), only what the new facts can change.
+
+        Re-evaluation (e.g. after authorization decisions are added as facts) recomputes the
+        strata that depend, through any path, on a relation that received facts, and keeps
+        the rest. Stages keep counting up, so proofs stay well-founded across both runs.
+        """
         started = time.perf_counter()
         self._proofs = {}
         try:
+            affected = self._affected()
             for relation in self._schema.declarations:
-                self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
-            self._filled = set(self._loaded)
-            self._stage = 0
+                if affected is None or relation in affected:
+                    self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
+            derived = {r for r, d in self._schema.declarations.items() if not d.is_input}
+            self._filled = set(self._loaded) | (derived - affected if affected is not None else set())
+            if affected is None:
+                self._stage = 0
             for stratum in self._strata:
+                if affected is not None and not affected.intersection(stratum.relations):
+                    continue
                 if stratum.recursive:
                     self._run_recursive(stratum)
                 else:
                     self._run_once(stratum)
-            self.stats.tuples = {r: self.count(r) for r in self._schema.declarations}
+            self._changed = set()
         except duckdb.Error as err:
             raise EngineError(f"duckdb failed while evaluating the program: {err}") from err
         except sc.UnboundVariable as err:
             raise EngineError(f"variable {err} is never bound; was the program checked?") from err
         finally:
             self.stats.eval_seconds += time.perf_counter() - started
+
+    def _affected(self) -> set[str] | None:
+        """Relations whose tuples new facts may change; None before the first evaluation."""
+        if self._changed is None:
+            return None
+        out: set[str] = set()
+        for relation in self._changed:
+            if relation in self._graph:
+                out |= nx.descendants(self._graph, relation)
+        return out
 
     def _run_once(self, stratum: Stratum) -> None:
         self._stage += 1
