@@ -68,6 +68,9 @@ OBJECTS_PER_NODE = 1 + 2 + 2 + 8 + 4 + 4 + 8  # node, cpus, drams, gpus, nvswitc
 LINKS_PER_NODE = 32 + 16 + 4 + 1  # gpu-nvswitch, gpu/nic-pcie, pcie-cpu, upi
 
 TARGET_S = 20.0
+"""The first rule set (rules/schema.dl + rules/topology: run with those --rules)."""
+FULL_PACK_TARGET_S = 30.0
+"""The whole shipped rule pack, bandwidth, memory and authorization rules included."""
 TARGET_MIB = 4096.0
 TARGET_SIZE = 131_072
 EXAMPLE_TARGET_S = 2.0
@@ -531,15 +534,16 @@ def render(sizes: list[SizeResult], examples: list[ExampleResult], load: tuple[f
 
 def targets(sizes: list[SizeResult], examples: list[ExampleResult]) -> list[str]:
     out: list[str] = []
+    target_s = TARGET_S if RULES else FULL_PACK_TARGET_S
     big = next((r for r in sizes if r.gpus == TARGET_SIZE and r.proc is not None and r.phases), None)
     if big is None or big.proc is None:
-        out.append(f"- {TARGET_SIZE:,} GPUs end to end < {TARGET_S:.0f} s and < {TARGET_MIB / 1024:.0f} GiB: not run")
+        out.append(f"- {TARGET_SIZE:,} GPUs end to end < {target_s:.0f} s and < {TARGET_MIB / 1024:.0f} GiB: not run")
     else:
-        t_ok = big.proc.wall_s < TARGET_S
+        t_ok = big.proc.wall_s < target_s
         m_ok = big.proc.peak_mib < TARGET_MIB
         out.append(
             f"- {TARGET_SIZE:,} GPUs end to end (child process, duckdb): {big.proc.wall_s:.2f} s "
-            f"(verify {big.verify_s:.2f} s, {big.proc.cpu_s:.2f} CPU-s), target < {TARGET_S:.0f} s: "
+            f"(verify {big.verify_s:.2f} s, {big.proc.cpu_s:.2f} CPU-s), target < {target_s:.0f} s: "
             f"{'met' if t_ok else 'MISSED'}; peak {big.proc.peak_mib:,.0f} MiB, target < "
             f"{TARGET_MIB:,.0f} MiB: {'met' if m_ok else 'MISSED'}"
         )

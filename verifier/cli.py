@@ -8,22 +8,21 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import ClassVar
 
 import click
 
 from verifier import __version__
+from verifier.cli_errors import guard
 from verifier.datalog.backend import BACKENDS
 from verifier.datalog.checks import check_query
 from verifier.datalog.parser import parse_query
-from verifier.errors import EngineError, SourceLocation, TopologError
+from verifier.errors import SourceLocation, TopologError
 from verifier.findings import SEVERITIES
 from verifier.progress import Progress
-
-T = TypeVar("T")
 
 ENGINE_OPTION = click.option(
     "--engine",
@@ -39,19 +38,6 @@ RULES_OPTION = click.option(
     multiple=True,
     help="Rule file or directory (repeatable). Default: the rules/ shipped with topolog.",
 )
-
-
-def _guard(action: Callable[[], T]) -> T:
-    """Run a command body; bad input becomes exit 2 with every problem listed, never a traceback."""
-    try:
-        return action()
-    except TopologError as err:
-        for diag in err.diagnostics:
-            click.echo(f"error: {diag}", err=True)
-        sys.exit(2)
-    except EngineError as err:
-        click.echo(f"error: the rules could not be evaluated, so nothing is verified: {err}", err=True)
-        sys.exit(2)
 
 
 def _missing_files(paths: Sequence[Path]) -> None:
@@ -219,7 +205,7 @@ def verify(
             click.echo("\n".join(summary(report)))
         return report.exit_code
 
-    sys.exit(_guard(body))
+    sys.exit(guard(body))
 
 
 def _write(path: Path, text: str) -> None:
@@ -279,7 +265,7 @@ def diff(
         with files_at_revision(list(inventory), rev) as (copies, labels):
             return compare(copies, list(inventory), labels)
 
-    sys.exit(_guard(body))
+    sys.exit(guard(body))
 
 
 @main.command()
@@ -316,7 +302,7 @@ def query(inventory: tuple[Path, ...], query: str, rules: tuple[Path, ...], fmt:
             model.engine.close()
         click.echo(render_rows(parsed.variables, rows, fmt), nl=False)
 
-    _guard(body)
+    guard(body)
 
 
 @main.command()
@@ -355,7 +341,7 @@ def explain(inventory: tuple[Path, ...], what: str, rules: tuple[Path, ...], fmt
             model.engine.close()
         click.echo((render_json if fmt == "json" else render_text)(items, model.inventory), nl=False)
 
-    _guard(body)
+    guard(body)
 
 
 @main.command()
@@ -389,7 +375,7 @@ def repl(inventory: tuple[Path, ...], rules: tuple[Path, ...], engine: str) -> N
         finally:
             model.engine.close()
 
-    sys.exit(_guard(body))
+    sys.exit(guard(body))
 
 
 @main.command("rules")
@@ -410,7 +396,7 @@ def rules_cmd(rules: tuple[Path, ...]) -> None:
         program = load_rules(list(rules) or None)
         click.echo(render_rule_docs(checks_from_program(program)), nl=False)
 
-    _guard(body)
+    guard(body)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import click
 
@@ -21,9 +19,8 @@ from verifier.authz.entities import HARDWARE_TYPES, uid
 from verifier.authz.evaluate import ACTIONS, Decision, Request, parse_context
 from verifier.authz.principals import principals_file_for
 from verifier.authz.setup import AuthzSetup, load_setup
-from verifier.errors import EngineError, SourceLocation, TopologError
-
-T = TypeVar("T")
+from verifier.cli_errors import guard
+from verifier.errors import SourceLocation, TopologError
 
 POLICIES_OPTION = click.option(
     "--policies", "policies", type=click.Path(path_type=Path), default=None,
@@ -34,18 +31,6 @@ PRINCIPALS_OPTION = click.option(
     "--principals", "principals", type=click.Path(path_type=Path), default=None,
     help="Principals file. Default: principals.yml next to the first inventory.",
 )
-
-
-def _guard(action: Callable[[], T]) -> T:
-    try:
-        return action()
-    except TopologError as err:
-        for diag in err.diagnostics:
-            click.echo(f"error: {diag}", err=True)
-        sys.exit(2)
-    except EngineError as err:
-        click.echo(f"error: the rules could not be evaluated, so nothing is authorized: {err}", err=True)
-        sys.exit(2)
 
 
 def _bad(message: str, where: str = "<request>") -> TopologError:
@@ -142,7 +127,7 @@ def authorize_cmd(
             click.echo("\n".join(_decision_lines(setup, request, d)))
         return 0 if d.allowed else 1
 
-    sys.exit(_guard(body))
+    sys.exit(guard(body, "nothing is authorized"))
 
 
 @click.command("audit")
@@ -200,4 +185,4 @@ def audit_cmd(
             click.echo(render_text(report), nl=False)
         return report.exit_code
 
-    sys.exit(_guard(body))
+    sys.exit(guard(body, "nothing is authorized"))

@@ -7,16 +7,11 @@ from pathlib import Path
 
 import click
 
+from verifier.cli_errors import fail
 from verifier.errors import SourceLocation, TopologError
 from verifier.importers import KINDS, import_files
 from verifier.inventory.model import LINK_KINDS
 from verifier.inventory.units import UnitError, bandwidth_mbps
-
-
-def _fail(err: TopologError) -> None:
-    for diag in err.diagnostics:
-        click.echo(f"error: {diag}", err=True)
-    sys.exit(2)
 
 
 @click.command("import")
@@ -68,7 +63,7 @@ def import_cmd(
             raise TopologError.at(SourceLocation("--link-speed"), str(err)) from None
         result = import_files(kind, list(files), node=node, link_kind=link_kind, link_mbps=mbps)
     except TopologError as err:
-        _fail(err)
+        fail(err)
         return
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
@@ -108,7 +103,7 @@ def reconcile_cmd(a: Path, b: Path, a_kind: str | None, b_kind: str | None, fmt:
                 raise TopologError.at(SourceLocation(str(p)), "no such file")
         items = reconcile(load_side(a, a_kind), load_side(b, b_kind))
     except TopologError as err:
-        _fail(err)
+        fail(err)
         return
     click.echo(render(items, fmt), nl=False)
     sys.exit(1 if items else 0)
