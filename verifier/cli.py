@@ -138,11 +138,16 @@ def _parse_today(_ctx: click.Context, _param: click.Parameter, value: str | None
     "--thresholds", "thresholds_path", type=FILE_TYPE, default=None,
     help="Thresholds overriding rules/thresholds.yaml. Default: topolog.thresholds.yaml next to the first inventory.",
 )
+@click.option(
+    "--jobs", "jobs_paths", type=click.Path(path_type=Path), multiple=True,
+    help="Job file or directory (repeatable): every job must have a valid placement (check PLACE001).",
+)
 @ENGINE_OPTION
 def verify(
     inventory: tuple[Path, ...], rules: tuple[Path, ...], fmts: tuple[str, ...], outputs: tuple[Path, ...],
     fail_on: str, proofs: bool | None, waivers_path: Path | None, today: date | None, baseline_path: Path | None,
-    write_baseline: Path | None, from_kind: str | None, thresholds_path: Path | None, engine: str,
+    write_baseline: Path | None, from_kind: str | None, thresholds_path: Path | None, jobs_paths: tuple[Path, ...],
+    engine: str,
 ) -> None:
     """Run every check on an inventory and report the findings.
 
@@ -156,6 +161,7 @@ def verify(
       topolog verify inv.yaml --format sarif --output topolog.sarif \\
           --format junit --output topolog.xml --baseline .topolog-baseline.json
       topolog verify --from nccl-xml /var/log/nccl-topo.xml
+      topolog verify inventories/mixed-fleet.yaml --jobs inventories/jobs/
     """
     from verifier.baseline import baseline_text, load_baseline
     from verifier.output import render
@@ -172,7 +178,7 @@ def verify(
 
     def body() -> int:
         extra = (waivers_path, baseline_path, thresholds_path)
-        _missing_files([*inventory, *rules, *(p for p in extra if p is not None)])
+        _missing_files([*inventory, *rules, *jobs_paths, *(p for p in extra if p is not None)])
         default_waivers = Path(DEFAULT_WAIVERS)
         waivers_file = waivers_path or (default_waivers if default_waivers.is_file() else None)
         waivers = load_waivers(waivers_file) if waivers_file is not None else None
@@ -190,6 +196,7 @@ def verify(
                 baseline=baseline,
                 from_kind=from_kind,
                 thresholds=thresholds_path,
+                jobs=list(jobs_paths) or None,
             )
         for fmt, path in zip(formats, outputs, strict=False):
             _write(path, render(report, fmt))
@@ -374,6 +381,44 @@ def repl(inventory: tuple[Path, ...], rules: tuple[Path, ...], engine: str) -> N
             return run_repl(Session(model))
         finally:
             model.engine.close()
+
+    sys.exit(guard(body))
+
+
+@main.command("place")
+@click.argument("inventory", type=click.Path(path_type=Path))
+@click.argument("jobs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--rank", type=click.Choice(["bandwidth", "cost"]), default="bandwidth", show_default=True,
+              help="bandwidth: best bottleneck first, then fewest nodes, then name; "
+              "cost: price per hour, then bandwidth.")
+@click.option("--why-not", "why_not", is_flag=True,
+              help="For each candidate domain that fails, the first requirement it misses.")
+@click.option("--limit", type=int, default=0, show_default=True,
+              help="Show at most this many placements per job (0: all).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@ENGINE_OPTION
+def place_cmd(
+    inventory: Path, jobs: tuple[Path, ...], rank: str, why_not: bool, limit: int, fmt: str, engine: str,
+) -> None:
+    """List, per job, the valid placements ranked, with bottleneck bandwidth and hourly cost.
+
+    JOBS are job files or directories (kind: Jobs). Exit status: 0 every job has a
+    placement, 1 some job fits nowhere (PLACE001), 2 bad input.
+
+    \b
+    Example:
+      topolog place inventories/mixed-fleet.yaml inventories/jobs/portable.yaml
+      topolog place inventories/mixed-fleet.yaml inventories/jobs/ --why-not --rank cost --format json
+    """
+    from verifier.placement import place, render_json, render_text
+
+    def body() -> int:
+        _missing_files([inventory, *jobs])
+        with Progress() as progress:
+            report = place([inventory], list(jobs), rank=rank, why_not=why_not, engine=engine,
+                           progress=progress, limit=limit)
+        click.echo(render_json(report) if fmt == "json" else render_text(report), nl=False)
+        return report.exit_code
 
     sys.exit(guard(body))
 

@@ -9,6 +9,7 @@ Only attributes that were written produce facts; absence is for rules to test wi
 from __future__ import annotations
 
 import gc
+import re
 
 from verifier.inventory.model import Inventory
 
@@ -28,10 +29,27 @@ RELATIONS: dict[str, int] = {
     "node_type": 2,
     "promise": 2,
     "software": 3,
+    "software_version": 3,
     "state": 2,
     "serves": 2,
 }
 """Every relation emitted, with its arity (a test checks this against rules/schema.dl)."""
+
+_VERSION_RE = re.compile(r"^(\d+)(?:\.(\d+)(?:\.\d+)*)?$")
+
+
+def version_number(text: str) -> int | None:
+    """A version as `major*1000 + minor` ("12.4" -> 12004, "12.10" -> 12010, "535.104.05" ->
+    535104, "6" -> 6000); patch levels are ignored. None when the text is not `N` or
+    `N.M[.P...]` (e.g. "containerd 1.7.13") or the minor is 1000 or more (it would not fit).
+    """
+    m = _VERSION_RE.match(text.strip())
+    if m is None:
+        return None
+    minor = int(m.group(2) or 0)
+    if minor >= 1000:
+        return None
+    return int(m.group(1)) * 1000 + minor
 
 
 def inventory_facts(inv: Inventory) -> dict[str, list[Row]]:
@@ -113,6 +131,18 @@ def _facts(inv: Inventory) -> dict[str, list[Row]]:
         "node_type": type_rows,
         "promise": [(n, w) for n, ws in inv.promises.items() for w in ws],
         "software": [(n, c, v) for n, sw in inv.software.items() for c, v in sw.items()],
+        "software_version": _software_versions(inv),
         "state": state_rows,
         "serves": list(inv.serves),
     }
+
+
+def _software_versions(inv: Inventory) -> list[Row]:
+    rows: list[Row] = []
+    seen: dict[str, int | None] = {}  # a fleet repeats a few stacks on every node
+    for node, sw in inv.software.items():
+        for component, text in sw.items():
+            number = seen[text] if text in seen else seen.setdefault(text, version_number(text))
+            if number is not None:
+                rows.append((node, component, number))
+    return rows

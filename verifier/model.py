@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -26,6 +26,9 @@ class PhaseListener(Protocol):
     """Told when each loading phase starts: progress on stderr, or a benchmark's stopwatch."""
 
     def step(self, phase: str) -> None: ...
+
+ExtraFacts = Callable[[dict[str, list[Row]]], dict[str, list[Row]]]
+"""Given the inventory's facts, more input rows to load (e.g. jobs: verifier.placement.placement_facts)."""
 
 DEFAULT_RULES = Path(__file__).resolve().parent.parent / "rules"
 
@@ -124,6 +127,7 @@ def load_model(
     authz: bool = True,
     from_kind: str | None = None,
     thresholds: Path | None = None,
+    extra_facts: ExtraFacts | None = None,
 ) -> LoadedModel:
     """Parse and check the rules (unless given), load the inventory, evaluate. TopologError on bad input.
 
@@ -138,6 +142,7 @@ def load_model(
     Thresholds (rules/thresholds.yaml, overridden by `thresholds` or topolog.thresholds.yaml
     next to the first inventory) become `threshold` facts; path summaries computed with
     networkx (verifier/graph_facts.py) are added for the relations that are read.
+    `extra_facts`, given those facts, returns more rows to load (jobs, for placement).
     """
     step = progress.step if progress is not None else (lambda _phase: None)
     step("checking rules")
@@ -152,6 +157,9 @@ def load_model(
     wanted = relations_read(program) | set(also_read)
     facts["threshold"] = threshold_facts(limits)
     facts.update(graph_facts(inventory, wanted))
+    if extra_facts is not None:
+        # Placement: job facts (and model families) for `place` / `verify --jobs`; see verifier/placement.py.
+        facts.update(extra_facts(facts))
     backend = make_backend(engine)
     backend.load(program)
     step(f"loading facts into {engine}")

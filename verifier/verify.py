@@ -187,8 +187,16 @@ def verify(
     baseline: Baseline | None = None,
     from_kind: str | None = None,
     thresholds: Path | None = None,
+    jobs: Sequence[Path] | None = None,
 ) -> VerifyReport:
-    model = load_model(inventory_paths, rules_paths, engine, progress, from_kind=from_kind, thresholds=thresholds)
+    extra = None
+    if jobs:  # --jobs: job facts make rules/placement/ judge every job (PLACE001: a job that fits nowhere)
+        from verifier.jobs.loader import load_jobs
+        from verifier.placement import placement_facts
+
+        extra = placement_facts(load_jobs(jobs))
+    model = load_model(inventory_paths, rules_paths, engine, progress, from_kind=from_kind, thresholds=thresholds,
+                       extra_facts=extra)
     if progress is not None:
         progress.step("collecting findings")
     try:

@@ -22,7 +22,8 @@ ENGINES = ["duckdb", "pydatalog"]
 
 
 def _findings(path: Path, rule: str, engine: str) -> list[str]:
-    report = verify([path], [DEFAULT_RULES], engine=engine)
+    jobs = path.parent / "jobs.yaml"  # placement checks (PLACE*) judge the jobs of their fixture dir
+    report = verify([path], [DEFAULT_RULES], engine=engine, jobs=[jobs] if jobs.is_file() else None)
     return sorted(f"{', '.join(f.subjects)} | {f.message}" for f in report.findings if f.rule == rule)
 
 

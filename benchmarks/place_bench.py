@@ -1,0 +1,90 @@
+"""`topolog place` benchmark: 100 jobs against a generated DGX-H100 fleet (default 131,072 GPUs).
+
+    python benchmarks/place_bench.py [--gpus 131072] [--jobs 100] [--limit 3]
+
+The inventory comes from benchmarks/verify_bench.py's generator (`inventory_yaml(Layout(n))`).
+The jobs mix every scope: 8-GPU node jobs (H100, CUDA >= 12.2), NVLink-domain jobs, 32-GPU
+rack jobs with max_nodes and min_fabric_mbps, 256-GPU pod jobs (scope any), one job that fits
+nowhere (16 GPUs in one NVLink domain) and one excluded by label. The whole `place` call is
+timed in-process (rules, inventory, facts, engine, evaluation, ranking), phase by phase.
+Target: < 10 s at 131,072 GPUs. Stdout is Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from itertools import pairwise
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.verify_bench import Layout, inventory_yaml  # noqa: E402
+from verifier.placement import place  # noqa: E402
+
+TARGET_S = 10.0
+
+
+def jobs_yaml(n: int) -> str:
+    kinds = [
+        "{{name: node-{i}, principal: research, gpus: 8, gpu: {{accepts: [H100], min_hbm: 80 GB}}, "
+        "topology: {{scope: node}}, software: [{{cuda: '>=12.2'}}]}}",
+        "{{name: nvl-{i}, principal: research, gpus: {g}, topology: {{scope: nvlink_domain}}}}",
+        "{{name: rack-{i}, principal: research, gpus: 32, topology: {{scope: rack, max_nodes: 4, "
+        "min_network_bandwidth: 400 Gb/s}}}}",
+        "{{name: pod-{i}, principal: research, gpus: 256, topology: {{scope: any}}}}",
+    ]
+    lines = ["apiVersion: topolog.dev/v1", "kind: Jobs", "jobs:"]
+    for i in range(n - 2):
+        lines.append("  - " + kinds[i % len(kinds)].format(i=i, g=1 + i % 8))
+    lines.append("  - {name: too-big, principal: research, gpus: 16, topology: {scope: nvlink_domain}}")
+    lines.append("  - {name: not-research, principal: research, gpus: 8, topology: {scope: node}, "
+                 "exclude: {tenant: research}}")
+    return "\n".join(lines) + "\n"
+
+
+class Phases:
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.marks: list[tuple[str, float]] = []
+
+    def step(self, phase: str) -> None:
+        self.marks.append((phase, time.perf_counter()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpus", type=int, default=131_072)
+    ap.add_argument("--jobs", type=int, default=100)
+    ap.add_argument("--limit", type=int, default=3, help="placements kept per job (all are ranked)")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        inv = Path(tmp) / "fleet.yaml"
+        inv.write_text(inventory_yaml(Layout(args.gpus)))
+        jobs = Path(tmp) / "jobs.yaml"
+        jobs.write_text(jobs_yaml(args.jobs))
+        phases = Phases()
+        report = place([inv], [jobs], progress=phases, limit=args.limit, why_not=False)
+        end = time.perf_counter()
+    total = end - phases.start
+    print(f"# place benchmark: {args.jobs} jobs, {args.gpus:,} GPUs\n")
+    print("| phase | s |\n|---|---|")
+    marks = [("rules and jobs", phases.start), *phases.marks, ("end", end)]
+    for (name, t0), (_n, t1) in pairwise(marks):
+        print(f"| {name} | {t1 - t0:.2f} |")
+    print(f"| **total** | **{total:.2f}** |\n")
+    placed = sum(1 for j in report.jobs if j.placements)
+    print(f"{placed} of {len(report.jobs)} jobs placeable; unplaceable: {', '.join(report.unplaceable)}")
+    expected = {"too-big", "not-research"}
+    ok = set(report.unplaceable) == expected
+    print(f"correctness: {'ok' if ok else 'FAIL'} (expected unplaceable: {sorted(expected)})")
+    print(f"target < {TARGET_S:g} s: {'met' if total < TARGET_S else 'MISSED'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""`topolog place` on the shipped inventories and jobs, against hand-derived expectations.
+
+mixed-fleet.yaml (see its comments and inventories/principals.yml): two HGX A100 nodes
+(CUDA 12.0, tenant team-nlp), two HGX H100 nodes (CUDA 12.4, tenant team-vision), two MI300X
+nodes (ROCm 6.1.2, FP64 >= 50 TFLOPS: team hpc only) and four 2-GPU RTX workstations in a
+quarantined rack (rtx-n2/gpu1 down). gb200-nvl72.yaml: one 72-GPU NVLink domain, $6.20/GPU-h.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from verifier.cli import main
+from verifier.placement import PlaceReport, place, render_json
+
+REPO = Path(__file__).resolve().parents[2]
+MIXED = REPO / "inventories" / "mixed-fleet.yaml"
+NVL72 = REPO / "inventories" / "gb200-nvl72.yaml"
+JOBS = REPO / "inventories" / "jobs"
+
+
+@pytest.fixture(scope="module")
+def mixed() -> PlaceReport:
+    return place([MIXED], [JOBS / "portable.yaml", JOBS / "hpc.yaml", JOBS / "inference.yaml"], why_not=True)
+
+
+def _job(report: PlaceReport, name: str):  # type: ignore[no-untyped-def]
+    return next(j for j in report.jobs if j.job.name == name)
+
+
+def test_portable_job_lands_on_the_mi300x_nodes(mixed: PlaceReport) -> None:
+    jp = _job(mixed, "finetune-portable")
+    assert [p.domain for p in jp.placements] == ["mi300x-n0", "mi300x-n1"]
+    first = jp.placements[0]
+    assert first.gpus == tuple(f"mi300x-n0/gpu{i}" for i in range(8))
+    assert first.nodes == 1
+    assert first.bottleneck_mbps == 64000          # one xGMI gen 4 link per pair
+    assert first.cost_millicents_per_hour == 8 * 220_000   # $2.20 per GPU-hour
+    reasons = {w.domain: (w.requirement, w.have, w.need) for w in jp.why_not}
+    assert reasons == {
+        "a100-n0": ("software", 0, 8), "a100-n1": ("software", 0, 8),          # CUDA 12.0 < 12.4, no ROCm
+        "h100-n0": ("authorization", 0, 8), "h100-n1": ("authorization", 0, 8),  # carol is no team-vision tenant
+        "rtx-n0": ("gpus", 2, 8), "rtx-n1": ("gpus", 2, 8), "rtx-n2": ("gpus", 2, 8), "rtx-n3": ("gpus", 2, 8),
+    }
+
+
+def test_fp64_job_and_policy_names(mixed: PlaceReport) -> None:
+    jp = _job(mixed, "cfd-fp64")
+    assert [p.domain for p in jp.placements] == ["mi300x-n0", "mi300x-n1"]
+    msg = {w.domain: w.message for w in jp.why_not}
+    assert msg["a100-n0"].startswith("a100-n0: no policy permits hpc")
+    assert msg["rtx-n0"] == "rtx-n0: 2 GPUs, job needs 8"
+
+
+def test_quarantined_inference_fits_nowhere(mixed: PlaceReport) -> None:
+    jp = _job(mixed, "chat-8b-serving")
+    assert jp.placements == []
+    assert "chat-8b-serving" in mixed.unplaceable and mixed.exit_code == 1
+    msg = {w.domain: w.message for w in jp.why_not}
+    assert msg["rtx-n2"] == "rtx-n2: 1 GPU in service (not down or drained), job needs 2"
+    assert msg["rtx-n0"].startswith("rtx-n0: policy quarantine-closed denies students")
+    assert msg["h100-n0"] == "h100-n0: 0 GPUs of an accepted model (RTX-4090), job needs 2"
+
+
+def test_nvl72_domain_and_replica_memory() -> None:
+    report = place([NVL72], [JOBS / "training.yaml", JOBS / "impossible.yaml"], why_not=True, rank="cost")
+    train = _job(report, "llm-pretrain-400b")
+    (p,) = train.placements
+    assert p.domain == "tray00/gpu0" and len(p.gpus) == 64 and p.nodes == 16
+    assert p.gpus[:5] == ("tray00/gpu0", "tray00/gpu1", "tray00/gpu2", "tray00/gpu3", "tray01/gpu0")
+    assert p.bottleneck_mbps == 900_000
+    assert p.cost_millicents_per_hour == 64 * 620_000
+    moe = _job(report, "moe-train-128")
+    # 30,800,000 MB per replica / 186,000 MB per B200 -> 166 GPUs, more than the 128 declared.
+    assert [(w.requirement, w.have, w.need) for w in moe.why_not] == [("gpus", 72, 166)]
+    doc = json.loads(render_json(report))
+    assert doc["unplaceable"] == ["moe-train-128"] and doc["rank"] == "cost"
+
+
+def test_cli_place_and_verify_jobs() -> None:
+    runner = CliRunner()
+    ok = runner.invoke(main, ["place", str(MIXED), str(JOBS / "portable.yaml"), "--format", "json", "--limit", "1"])
+    assert ok.exit_code == 0, ok.output
+    doc = json.loads(ok.stdout)
+    assert [p["domain"] for p in doc["jobs"][0]["placements"]] == ["mi300x-n0"]
+    bad = runner.invoke(main, ["verify", str(MIXED), "--jobs", str(JOBS / "inference.yaml")])
+    assert bad.exit_code == 1
+    assert "PLACE001" in bad.stdout and "chat-8b-serving" in bad.stdout

@@ -1,0 +1,62 @@
+"""Jobs as rows of the job relations declared in rules/schema.dl (job, job_need, ...).
+
+`job_facts(jobs)` returns `{relation: [row, ...]}` with every relation of JOB_RELATIONS
+present (possibly empty), rows in the order the jobs were written. Only requirements a
+job states (or derives from its model) produce job_need rows; absence means "no limit".
+"""
+
+from __future__ import annotations
+
+from verifier.jobs.memory import replica_memory
+from verifier.jobs.spec import Job, Jobs
+
+Row = tuple[str | int, ...]
+
+JOB_RELATIONS: dict[str, int] = {
+    "job": 3,
+    "job_need": 3,
+    "job_scope": 2,
+    "job_accepts": 2,
+    "job_stack": 4,
+    "job_exclude": 3,
+}
+"""Every relation emitted, with its arity (a test checks this against rules/schema.dl)."""
+
+
+def job_needs(job: Job) -> list[tuple[str, int]]:
+    """The (key, value) needs of one job, in a fixed key order."""
+    needs: list[tuple[str, int]] = []
+    if job.min_hbm_mb is not None:
+        needs.append(("min_hbm_mb", job.min_hbm_mb))
+    if job.min_hbm_mbps is not None:
+        needs.append(("min_hbm_mbps", job.min_hbm_mbps))
+    if job.fp64:
+        needs.append(("fp64", 1))
+    if job.min_pair_mbps is not None:
+        needs.append(("min_pair_mbps", job.min_pair_mbps))
+    if job.min_fabric_mbps is not None:
+        needs.append(("min_fabric_mbps", job.min_fabric_mbps))
+    if job.max_nodes is not None:
+        needs.append(("max_nodes", job.max_nodes))
+    if job.rail_aligned:
+        needs.append(("rail_aligned", 1))
+    if job.model is not None:
+        needs.append(("hbm_per_replica_mb", replica_memory(job.model).total_mb))
+    if job.replicas is not None:
+        needs.append(("replicas", job.replicas))
+    return needs
+
+
+def job_facts(jobs: Jobs) -> dict[str, list[Row]]:
+    """Rows per job relation."""
+    out: dict[str, list[Row]] = {name: [] for name in JOB_RELATIONS}
+    for job in jobs:
+        name = job.name
+        out["job"].append((name, job.principal, job.gpus))
+        out["job_need"].extend((name, k, v) for k, v in job_needs(job))
+        out["job_scope"].append((name, job.scope))
+        out["job_accepts"].extend((name, what) for what in job.accepts)
+        for option in job.stack:
+            out["job_stack"].extend((name, option.name, c, v) for c, v in option.requires)
+        out["job_exclude"].extend((name, k, v) for k, v in job.exclude)
+    return out

@@ -1,0 +1,398 @@
+"""`topolog place`: valid placements of jobs, ranked, with why-not answers (docs/placement.md).
+
+The rules in rules/placement/ decide which candidate domains (NVLink domains, nodes, racks,
+pods) host each job, per GPU profile and never per subset of GPUs. This module loads the
+jobs as facts, picks the members of each hosting domain (the first eligible GPUs by name),
+works out each placement's bottleneck bandwidth and hourly cost, ranks them, and renders
+the why-not of every rejected domain.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from verifier.datalog.ast import Row
+from verifier.jobs.facts import job_facts
+from verifier.jobs.loader import load_jobs
+from verifier.jobs.spec import Job, Jobs
+from verifier.model import LoadedModel, PhaseListener, load_model, load_rules
+
+RANKS = ("bandwidth", "cost")
+
+# place_profile columns after the GPU: node, model, hbm_mb, hbm_mbps, fp64, ok, fabric_mbps, class, tag
+ProfileKey = tuple[str | int, ...]
+
+PLACEMENT_RELATIONS = (
+    "place_host", "place_eligible_profile", "place_profile", "place_why_not", "place_node_price",
+    "gpu_pair_bottleneck", "unplaceable_job", "place_candidate", "place_domain_gpu",
+)
+"""The relations `place` reads; only the rules they depend on are evaluated."""
+
+
+def placement_facts(jobs: Jobs) -> Callable[[dict[str, list[Row]]], dict[str, list[Row]]]:
+    """The job facts, plus model_family rows: each accepts entry that is a proper prefix of a model name."""
+
+    def extra(facts: dict[str, list[Row]]) -> dict[str, list[Row]]:
+        rows: dict[str, list[Row]] = dict(job_facts(jobs))
+        words = sorted({w for job in jobs for w in job.accepts})
+        models = sorted({str(r[0]) for r in facts.get("model_info", [])})
+        rows["model_family"] = [(m, w) for m in models for w in words if m != w and m.startswith(w)]
+        return rows
+
+    return extra
+
+
+@dataclass(frozen=True)
+class Placement:
+    domain: str
+    gpus: tuple[str, ...]
+    nodes: int
+    bottleneck_mbps: int | None
+    """Worst GPU-GPU bandwidth among the members: NVLink/PCIe pairs inside a node, the fabric between nodes."""
+    cost_millicents_per_hour: int | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "domain": self.domain, "gpus": list(self.gpus), "nodes": self.nodes,
+            "bottleneck_mbps": self.bottleneck_mbps, "cost_millicents_per_hour": self.cost_millicents_per_hour,
+        }
+
+
+@dataclass(frozen=True)
+class WhyNot:
+    domain: str
+    requirement: str
+    have: int
+    need: int
+    message: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"domain": self.domain, "requirement": self.requirement, "have": self.have, "need": self.need,
+                "message": self.message}
+
+
+@dataclass
+class JobPlacements:
+    job: Job
+    candidates: int
+    placements: list[Placement] = field(default_factory=list)
+    why_not: list[WhyNot] = field(default_factory=list)
+
+
+@dataclass
+class PlaceReport:
+    rank: str
+    jobs: list[JobPlacements]
+
+    @property
+    def unplaceable(self) -> list[str]:
+        return [j.job.name for j in self.jobs if not j.placements]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.unplaceable else 0
+
+
+def place(
+    inventory_paths: Sequence[Path],
+    jobs_paths: Sequence[Path],
+    rank: str = "bandwidth",
+    why_not: bool = False,
+    engine: str = "duckdb",
+    progress: PhaseListener | None = None,
+    limit: int = 0,
+) -> PlaceReport:
+    """Load inventory and jobs, evaluate the placement rules, pick members, rank (TopologError on bad input)."""
+    from verifier.query_output import program_for
+
+    jobs = load_jobs(jobs_paths)
+    program = program_for(load_rules(), PLACEMENT_RELATIONS)
+    model = load_model(list(inventory_paths), None, engine, progress, program=program,
+                       extra_facts=placement_facts(jobs))
+    try:
+        if progress is not None:
+            progress.step("ranking placements")
+        return _report(model, jobs, rank, why_not, list(inventory_paths), limit)
+    finally:
+        model.engine.close()
+
+
+def _report(model: LoadedModel, jobs: Jobs, rank: str, why_not: bool, paths: list[Path], limit: int) -> PlaceReport:
+    q = model.engine.query
+    candidates: dict[str, int] = defaultdict(int)
+    for j, _s, _d in q("place_candidate"):
+        candidates[str(j)] += 1
+    hosts: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for j, d, _e, n in q("place_host"):
+        hosts[str(j)].append((str(d), int(n)))
+    picker = _Picker(model)
+    out: list[JobPlacements] = []
+    for job in jobs:
+        jp = JobPlacements(job, candidates.get(job.name, 0))
+        for domain, need in hosts.get(job.name, []):
+            jp.placements.append(picker.pick(job, domain, need))
+        jp.placements.sort(key=_rank_key(rank))
+        if limit:
+            jp.placements = jp.placements[:limit]
+        out.append(jp)
+    if why_not:
+        reasons = _why_not(model, jobs, paths)
+        for jp in out:
+            jp.why_not = reasons.get(jp.job.name, [])
+    return PlaceReport(rank, out)
+
+
+def _rank_key(rank: str) -> Callable[[Placement], tuple[int, int, int, str]]:
+    big = 1 << 62
+
+    def bandwidth(p: Placement) -> tuple[int, int, int, str]:
+        bw = -(p.bottleneck_mbps if p.bottleneck_mbps is not None else big)
+        return (bw, p.nodes, 0, p.domain)
+
+    def cost(p: Placement) -> tuple[int, int, int, str]:
+        price = p.cost_millicents_per_hour if p.cost_millicents_per_hour is not None else big
+        bw = -(p.bottleneck_mbps if p.bottleneck_mbps is not None else big)
+        return (price, bw, p.nodes, p.domain)
+
+    return cost if rank == "cost" else bandwidth
+
+
+class _Picker:
+    """Members and figures of a hosting domain, from bulk queries (no per-domain engine round trips)."""
+
+    def __init__(self, model: LoadedModel) -> None:
+        q = model.engine.query
+        self.by_profile: dict[ProfileKey, list[str]] = defaultdict(list)
+        self.fabric: dict[str, int] = {}
+        self.node: dict[str, str] = {}
+        for row in q("place_profile"):
+            g = str(row[0])
+            self.by_profile[tuple(row[1:])].append(g)
+            self.node[g] = str(row[1])
+            self.fabric[g] = int(row[7])
+        for gpus in self.by_profile.values():
+            gpus.sort()
+        self.eligible: dict[tuple[str, str], list[ProfileKey]] = defaultdict(list)
+        for row in q("place_eligible_profile"):
+            self.eligible[(str(row[0]), str(row[1]))].append(tuple(row[2:11]))
+        self.pairs: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+        self._pairs_loaded = False
+        self._query = q
+        self.price = {str(n): int(p) for n, p in q("place_node_price")}
+        self._signature: dict[str, int] = {}
+        self._interned: dict[tuple[tuple[str, str, int], ...], int] = {}
+        self._layouts: dict[int, tuple[tuple[str, str, int], ...]] = {}
+        self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
+
+    def _pair_table(self) -> dict[str, dict[tuple[str, str], int]]:
+        if not self._pairs_loaded:
+            for a, b, _c, m in self._query("gpu_pair_bottleneck"):
+                self.pairs[self.node.get(str(a), "")][(str(a), str(b))] = int(m)
+            self._pairs_loaded = True
+        return self.pairs
+
+    def pick(self, job: Job, domain: str, need: int) -> Placement:
+        gpus: list[str] = []
+        for key in self.eligible[(job.name, domain)]:
+            gpus.extend(self.by_profile[key])
+        if job.min_fabric_mbps is not None:
+            gpus = [g for g in gpus if self.fabric[g] >= job.min_fabric_mbps]
+        gpus.sort()
+        members = _fewest_nodes(gpus, need, self.node) if job.max_nodes is not None else gpus[:need]
+        nodes = sorted({self.node[g] for g in members})
+        return Placement(domain, tuple(members), len(nodes), self._bottleneck(job, members, nodes), self._cost(members))
+
+    def _bottleneck(self, job: Job, members: list[str], nodes: list[str]) -> int | None:
+        worst: int | None = None
+        if len(members) > 1 and len(nodes) == 1:
+            worst = self._one_node_worst(nodes[0], members)
+        elif len(members) > 1:
+            table = self._pair_table()
+            chosen = set(members)
+            for n in nodes:
+                for (a, b), m in table.get(n, {}).items():
+                    if a in chosen and b in chosen and (worst is None or m < worst):
+                        worst = m
+        if len(nodes) > 1 and job.scope != "nvlink_domain":
+            fabric = min(self.fabric[g] for g in members)
+            worst = fabric if worst is None else min(worst, fabric)
+        return worst
+
+    def _one_node_worst(self, node: str, members: list[str]) -> int | None:
+        """Worst pair among members of one node, memoised per (node layout, member names)."""
+        sig = self._signature.get(node)
+        if sig is None:
+            cut = len(node) + 1
+            rows = tuple(sorted((a[cut:], b[cut:], m) for (a, b), m in self._pair_table().get(node, {}).items()))
+            sig = self._signature[node] = self._interned.setdefault(rows, len(self._interned))
+        key = (sig, tuple(g[len(node) + 1:] for g in members))
+        if key not in self._worst:
+            chosen = set(key[1])
+            if sig not in self._layouts:
+                cut = len(node) + 1
+                table = self._pair_table().get(node, {})
+                self._layouts[sig] = tuple((a[cut:], b[cut:], m) for (a, b), m in table.items())
+            pairs = [m for a, b, m in self._layouts[sig] if a in chosen and b in chosen]
+            self._worst[key] = min(pairs) if pairs else None
+        return self._worst[key]
+
+    def _cost(self, members: list[str]) -> int | None:
+        prices = [self.price.get(self.node[g]) for g in members]
+        if not members or any(p is None for p in prices):
+            return None
+        return sum(p for p in prices if p is not None)
+
+
+def _fewest_nodes(gpus: list[str], need: int, node: dict[str, str]) -> list[str]:
+    """The first `need` GPUs taking the fullest nodes first (ties by node name)."""
+    per: dict[str, list[str]] = defaultdict(list)
+    for g in gpus:
+        per[node[g]].append(g)
+    out: list[str] = []
+    for n in sorted(per, key=lambda n: (-len(per[n]), n)):
+        out.extend(per[n][: need - len(out)])
+        if len(out) >= need:
+            break
+    return sorted(out)
+
+
+def _why_not(model: LoadedModel, jobs: Jobs, paths: list[Path]) -> dict[str, list[WhyNot]]:
+    out: dict[str, list[WhyNot]] = defaultdict(list)
+    rows = sorted(model.engine.query("place_why_not"), key=lambda r: (str(r[0]), str(r[1])))
+    deniers = _Deniers(model, paths)
+    for j, d, what, have, need in rows:
+        job = jobs.jobs.get(str(j))
+        if job is None:  # pragma: no cover - every job row comes from `jobs`
+            continue
+        msg = why_not_message(job, str(d), str(what), int(have), int(need), deniers)
+        out[job.name].append(WhyNot(str(d), str(what), int(have), int(need), msg))
+    return out
+
+
+def _size(mb: int) -> str:
+    return f"{mb / 1000:g} GB"
+
+
+def _rate(mbps: int) -> str:
+    return f"{mbps / 1000:g} GB/s"
+
+
+def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deniers: _Deniers | None = None) -> str:
+    """One sentence: the domain, what it has for the first requirement it fails, and what the job needs."""
+    gpus = f"{have} GPU{'s' if have != 1 else ''}"
+    tail = f"job needs {need}"
+    if what == "gpus":
+        return f"{domain}: {gpus}, {tail}"
+    if what == "model":
+        return f"{domain}: {gpus} of an accepted model ({', '.join(job.accepts)}), {tail}"
+    if what == "hbm":
+        return f"{domain}: {gpus} with at least {_size(job.min_hbm_mb or 0)} HBM, {tail}"
+    if what == "hbm_bandwidth":
+        return f"{domain}: {gpus} with at least {_rate(job.min_hbm_mbps or 0)} memory bandwidth, {tail}"
+    if what == "fp64":
+        return f"{domain}: {gpus} with full-rate FP64, {tail}"
+    if what == "excluded":
+        labels = ", ".join(f"{k}={v}" for k, v in job.exclude)
+        return f"{domain}: {gpus} without an excluded label ({labels}), {tail}"
+    if what == "healthy":
+        return f"{domain}: {gpus} in service (not down or drained), {tail}"
+    if what == "software":
+        options = " or ".join(
+            " ".join(f"{c}>={v // 1000}.{v % 1000}" for c, v in o.requires) for o in job.stack
+        )
+        return f"{domain}: {gpus} on nodes with the software ({options}), {tail}"
+    if what == "authorization":
+        policies = deniers.policies(job, domain) if deniers is not None else ()
+        named = [x for x in policies if x != "(no permit)"]
+        if named:
+            return (f"{domain}: policy {', '.join(named)} denies {job.principal} "
+                    f"({gpus} it may schedule on, {tail})")
+        if policies:
+            return f"{domain}: no policy permits {job.principal} to schedule ({gpus} allowed, {tail})"
+        return f"{domain}: {job.principal} may schedule on {gpus}, {tail}"
+    if what == "max_nodes":
+        return f"{domain}: {job.max_nodes} node{'s' if job.max_nodes != 1 else ''} hold at most {gpus}, {tail}"
+    if what == "min_fabric_mbps":
+        return (f"{domain}: {gpus} reach the fabric at {_rate(job.min_fabric_mbps or 0)} or more, {tail}")
+    if what == "min_pair_mbps":
+        return f"{domain}: worst GPU pair {_rate(have)}, job needs {_rate(need)}"
+    return f"{domain}: {what} {have}, {tail}"  # pragma: no cover - every requirement is named above
+
+
+class _Deniers:
+    """The policies that deny a job's principal scheduling on a domain's GPUs (asked lazily, once per domain)."""
+
+    def __init__(self, model: LoadedModel, paths: list[Path]) -> None:
+        self.model = model
+        self.paths = paths
+        self._setup: object | None = None
+        self._failed = False
+
+    def policies(self, job: Job, domain: str) -> tuple[str, ...]:
+        from verifier.authz.entities import uid
+        from verifier.authz.evaluate import Request
+        from verifier.authz.setup import AuthzSetup, setup_from_model
+        from verifier.errors import TopologError
+
+        if self._failed:
+            return ()
+        if self._setup is None:
+            try:
+                self._setup = setup_from_model(self.model, self.paths, None, None)
+            except TopologError:
+                self._failed = True
+                return ()
+        setup = self._setup
+        assert isinstance(setup, AuthzSetup)
+        principal = next((e.uid for e in setup.graph.of_type("User", "Team", "ServiceAccount")
+                          if e.id == job.principal), None)
+        if principal is None:
+            return ()
+        gpus = [str(r[2]) for r in self.model.engine.query("place_domain_gpu", {1: domain})][:64]
+        found: set[str] = set()
+        for d in setup.authorizer.decide([Request(principal, "schedule", uid("Gpu", g)) for g in gpus]):
+            if not d.allowed:
+                found.update(d.reasons or ("(no permit)",))
+        return tuple(sorted(found))
+
+
+def render_text(report: PlaceReport) -> str:
+    lines: list[str] = []
+    for jp in report.jobs:
+        job = jp.job
+        lines.append(f"job {job.name} ({job.principal}, {job.gpus} GPUs, scope {job.scope}): "
+                     f"{len(jp.placements)} placement{'s' if len(jp.placements) != 1 else ''}"
+                     f" of {jp.candidates} candidate domains")
+        if not jp.placements:
+            lines.append("  error PLACE001: fits nowhere")
+        for i, p in enumerate(jp.placements, 1):
+            bw = _rate(p.bottleneck_mbps) if p.bottleneck_mbps is not None else "n/a"
+            cost = f"${p.cost_millicents_per_hour / 100_000:.2f}/h" if p.cost_millicents_per_hour is not None else "n/a"
+            lines.append(f"  {i}. {p.domain}: bottleneck {bw}, {p.nodes} node{'s' if p.nodes != 1 else ''}, {cost}")
+            lines.append(f"     gpus: {', '.join(p.gpus)}")
+        for w in jp.why_not:
+            lines.append(f"  why not {w.message}")
+    placed = sum(1 for jp in report.jobs if jp.placements)
+    lines.append(f"{placed} of {len(report.jobs)} jobs placeable (ranked by {report.rank})")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(report: PlaceReport) -> str:
+    doc = {
+        "rank": report.rank,
+        "jobs": [
+            {
+                "job": jp.job.name, "principal": jp.job.principal, "gpus": jp.job.gpus, "scope": jp.job.scope,
+                "candidates": jp.candidates, "placeable": bool(jp.placements),
+                "placements": [p.to_dict() for p in jp.placements],
+                "why_not": [w.to_dict() for w in jp.why_not],
+            }
+            for jp in report.jobs
+        ],
+        "unplaceable": report.unplaceable,
+    }
+    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
