@@ -581,3 +581,28 @@ def test_proofs_after_re_evaluation_stay_well_founded() -> None:
     proof = engine.explain("reach", ("a", "a"))
     check(proof)
     assert proof.height() == 2  # reach(a,a) <- reach(a,b), edge(b,a); reach(a,b) <- edge(a,b)
+
+
+def test_rules_over_empty_inputs_are_skipped_without_changing_answers() -> None:
+    program = parse_program(
+        """
+.input missing(x: symbol)
+.decl a(x: symbol)
+.decl b(x: symbol)
+.decl c(x: symbol)
+.decl d(x: symbol)
+a(X) :- missing(X).
+b(X) :- a(X).
+c("k").
+d(X) :- c(X), !a(X).
+""",
+        "skip.dl",
+    )
+    engine = DuckDBBackend()
+    engine.load(program)
+    engine.evaluate()
+    # a and b read nothing; the fact rule and the negation over the empty a still run.
+    assert [engine.query(r) for r in ("a", "b", "c", "d")] == [[], [], [("k",)], [("k",)]]
+    engine.add_facts("missing", [("k",)])
+    engine.evaluate()
+    assert [engine.query(r) for r in ("a", "b", "c", "d")] == [[("k",)], [("k",)], [("k",)], []]

@@ -263,20 +263,37 @@ class DuckDBBackend:
                 out |= nx.descendants(self._graph, relation)
         return out
 
+    def _live_rules(self, stratum: Stratum) -> list[Rule]:
+        """The stratum's rules that can derive anything now.
+
+        A rule whose positive atom reads an empty relation from an earlier stratum derives
+        nothing; skipping it (and so whole chains of rules over absent inputs, such as the
+        placement rules when no jobs are given) saves a statement per relation.
+        """
+        members = set(stratum.relations)
+        return [
+            rule for rule in stratum.rules
+            if all(a.relation in self._filled or a.relation in members for a in rule.positive_atoms())
+        ]
+
     def _run_once(self, stratum: Stratum) -> None:
+        live = self._live_rules(stratum)
+        if not live:
+            return
         self._stage += 1
         # One statement per relation: every rule's tuples together, de-duplicated once.
         rules: dict[str, tuple[list[str], sc.Params]] = {}
-        for rule in stratum.rules:
+        for rule in live:
             selects, params = rules.setdefault(rule.head.relation, ([], self._params()))
             selects.append(sc.rule_select(rule, self._schema, params, distinct=False))
         for relation, (selects, params) in rules.items():
             new_rows = self._new_rows(relation, selects)
-            self._con.execute(
+            inserted = self._con.execute(
                 f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} FROM ({new_rows})",
                 params.bind(),
-            )
-            self._filled.add(relation)
+            ).fetchone()
+            if inserted is not None and inserted[0] > 0:
+                self._filled.add(relation)
 
     def _new_rows(self, relation: str, selects: Sequence[str]) -> str:
         """SQL for the distinct tuples that `selects` derive and `relation` does not hold yet."""
@@ -291,12 +308,15 @@ class DuckDBBackend:
 
     def _run_recursive(self, stratum: Stratum) -> None:
         """Semi-naive: a first full round, then rounds where one recursive atom reads the last delta."""
+        live = self._live_rules(stratum)
+        if not live:
+            return
         members = set(stratum.relations)
         delta = {r: f"_delta_{i}" for i, r in enumerate(stratum.relations)}
         new = {r: f"_new_{i}" for i, r in enumerate(stratum.relations)}
         first: dict[str, tuple[list[str], sc.Params]] = {r: ([], self._params()) for r in stratum.relations}
         later: dict[str, tuple[list[str], sc.Params]] = {r: ([], self._params()) for r in stratum.relations}
-        for rule in stratum.rules:
+        for rule in live:
             head = rule.head.relation
             first[head][0].append(sc.rule_select(rule, self._schema, first[head][1], distinct=False))
             atoms = list(rule.positive_atoms())
