@@ -102,3 +102,32 @@ def test_only_wanted_relations_are_computed() -> None:
     facts = graph_facts(load_inventory_text(NODE, "t.yaml"), {"rail", "link"})
     assert facts["rail"] == [("leaf0", 0)]
     assert facts["gpu_pair_bottleneck"] == [] and facts["leaf_class"] == []
+
+
+DIES = """apiVersion: topolog.dev/v1
+objects:
+  - name: n1
+    kind: node
+    children:
+      - name: pkg
+        kind: socket
+        children:
+          - {name: "iod{i}", kind: die, count: 4}
+    links:
+      - {a: iod0, b: iod1, kind: d2d, bandwidth: 400 GB/s}
+      - {a: iod1, b: iod2, kind: d2d, bandwidth: 300 GB/s}
+      - {a: iod0, b: iod2, kind: d2d, bandwidth: 100 GB/s}
+      - {a: iod2, b: iod3, kind: d2d, bandwidth: 200 GB/s, state: down}
+"""
+
+
+def test_die_pairs_take_the_widest_path_and_skip_links_that_are_down() -> None:
+    inv = load_inventory_text(DIES, "dies.yaml")
+    rows = graph_facts(inv, {"die_pair_bottleneck"})["die_pair_bottleneck"]
+    # iod0-iod2: direct 100 GB/s, but via iod1 min(400, 300) = 300 GB/s is wider.
+    # iod3's only link is down, so it pairs with nothing.
+    assert sorted(rows) == [
+        ("n1/iod0", "n1/iod1", 400000),
+        ("n1/iod0", "n1/iod2", 300000),
+        ("n1/iod1", "n1/iod2", 300000),
+    ]

@@ -38,6 +38,7 @@ GRAPH_RELATIONS: dict[str, int] = {
     "leaf_class": 2,
     "leaf_class_bottleneck": 3,
     "rail": 2,
+    "die_pair_bottleneck": 3,
 }
 """Every relation graph_facts emits, with its arity (declared in rules/schema.dl)."""
 
@@ -299,7 +300,25 @@ def graph_facts(inv: Inventory, wanted: Iterable[str] | None = None) -> dict[str
         _fabric(inv, out)
     if want & NODE_RELATIONS:
         _nodes(inv, out, want)
+    if "die_pair_bottleneck" in want:
+        _dies(inv, out)
     return out
+
+
+def _dies(inv: Inventory, out: dict[str, list[Row]]) -> None:
+    """Widest die-to-die path between every two dies of one package (one d2d component).
+
+    A package holds a handful of dies (an MI300X: 8 compute dies on 4 I/O dies), so all
+    pairs per component stay small; nothing crosses packages because d2d links do not.
+    """
+    g = nx.Graph()
+    for lk in inv.links.values():
+        if lk.kind == "d2d" and lk.state != "down":
+            _add(g, lk.a, lk.b, lk.mbps)
+    for component in sorted(sorted(c) for c in nx.connected_components(g)):
+        for a in component:
+            wide = widest_from(g, a)
+            out["die_pair_bottleneck"].extend((a, b, wide[b]) for b in component if a < b and b in wide)
 
 
 def _fabric(inv: Inventory, out: dict[str, list[Row]]) -> None:
