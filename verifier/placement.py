@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verifier.datalog.ast import Row
+from verifier.datalog.ast import Program, Row
 from verifier.jobs.facts import job_facts
 from verifier.jobs.loader import load_jobs
 from verifier.jobs.spec import Job, Jobs
@@ -28,7 +28,7 @@ ProfileKey = tuple[str | int, ...]
 
 PLACEMENT_RELATIONS = (
     "place_host", "place_eligible_profile", "place_profile", "place_why_not", "place_node_price",
-    "gpu_pair_bottleneck", "unplaceable_job", "place_candidate", "place_domain_gpu",
+    "gpu_pair_bottleneck", "unplaceable_job", "job_candidate_count", "place_domain_gpu",
 )
 """The relations `place` reads; only the rules they depend on are evaluated."""
 
@@ -110,22 +110,51 @@ def place(
     from verifier.query_output import program_for
 
     jobs = load_jobs(jobs_paths)
-    program = program_for(load_rules(), PLACEMENT_RELATIONS)
+    classes, of = job_classes(jobs)
+    rules = load_rules()
+    if not any(job.rail_aligned for job in classes):
+        kept = tuple(r for r in rules.rules if not r.head.relation.startswith("place_rail_"))
+        rules = Program(rules.declarations, kept, rules.metadata)
+    program = program_for(rules, PLACEMENT_RELATIONS)
     model = load_model(list(inventory_paths), None, engine, progress, program=program,
-                       extra_facts=placement_facts(jobs))
+                       extra_facts=placement_facts(classes))
     try:
         if progress is not None:
             progress.step("ranking placements")
-        return _report(model, jobs, rank, why_not, list(inventory_paths), limit)
+        report = _report(model, classes, rank, why_not, list(inventory_paths), limit)
     finally:
         model.engine.close()
+    judged = {jp.job.name: jp for jp in report.jobs}
+    out = []
+    for job in jobs:
+        rep = judged[of[job.name]]
+        out.append(JobPlacements(job, rep.candidates, list(rep.placements), list(rep.why_not)))
+    return PlaceReport(rank, out)
+
+
+def job_classes(jobs: Jobs) -> tuple[Jobs, dict[str, str]]:
+    """One representative per class of jobs whose facts are identical but for the name.
+
+    Such jobs get identical answers (the rules and the ranking see nothing else), so the
+    engine and the ranking judge each class once; `of` maps every job to its representative.
+    """
+    reps: dict[tuple[tuple[str, tuple[Row, ...]], ...], str] = {}
+    kept: dict[str, Job] = {}
+    of: dict[str, str] = {}
+    for job in jobs:
+        facts = job_facts(Jobs({job.name: job}))
+        key = tuple((rel, tuple(tuple("" if v == job.name and i == 0 else v for i, v in enumerate(r))
+                                for r in rows)) for rel, rows in sorted(facts.items()))
+        if key not in reps:
+            reps[key] = job.name
+            kept[job.name] = job
+        of[job.name] = reps[key]
+    return Jobs(kept, jobs.files), of
 
 
 def _report(model: LoadedModel, jobs: Jobs, rank: str, why_not: bool, paths: list[Path], limit: int) -> PlaceReport:
     q = model.engine.query
-    candidates: dict[str, int] = defaultdict(int)
-    for j, _s, _d in q("place_candidate"):
-        candidates[str(j)] += 1
+    candidates = {str(j): int(c) for j, c in q("job_candidate_count")}
     hosts: dict[str, list[tuple[str, int]]] = defaultdict(list)
     for j, d, _e, n in q("place_host"):
         hosts[str(j)].append((str(d), int(n)))
@@ -187,6 +216,7 @@ class _Picker:
         self._interned: dict[tuple[tuple[str, str, int], ...], int] = {}
         self._layouts: dict[int, tuple[tuple[str, str, int], ...]] = {}
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
+        self._picked: dict[tuple[object, ...], Placement] = {}
 
     def _pair_table(self) -> dict[str, dict[tuple[str, str], int]]:
         if not self._pairs_loaded:
@@ -196,8 +226,19 @@ class _Picker:
         return self.pairs
 
     def pick(self, job: Job, domain: str, need: int) -> Placement:
+        """Memoised per (domain, eligible profiles, need, the job's topology needs): jobs that
+        differ elsewhere (name, principal, model) but admit the same GPUs share the answer."""
+        keys = self.eligible[(job.name, domain)]
+        memo = (domain, tuple(keys), need, job.min_fabric_mbps, job.max_nodes is not None,
+                job.scope == "nvlink_domain")
+        found = self._picked.get(memo)
+        if found is None:
+            found = self._picked[memo] = self._pick(job, domain, need, keys)
+        return found
+
+    def _pick(self, job: Job, domain: str, need: int, keys: list[ProfileKey]) -> Placement:
         gpus: list[str] = []
-        for key in self.eligible[(job.name, domain)]:
+        for key in keys:
             gpus.extend(self.by_profile[key])
         if job.min_fabric_mbps is not None:
             gpus = [g for g in gpus if self.fabric[g] >= job.min_fabric_mbps]
@@ -305,6 +346,8 @@ def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deni
             " ".join(f"{c}>={v // 1000}.{v % 1000}" for c, v in o.requires) for o in job.stack
         )
         return f"{domain}: {gpus} on nodes with the software ({options}), {tail}"
+    if what == "rail_aligned":
+        return f"{domain}: {gpus} on nodes whose GPUs each reach the fabric through a NIC of their own rail, {tail}"
     if what == "authorization":
         policies = deniers.policies(job, domain) if deniers is not None else ()
         named = [x for x in policies if x != "(no permit)"]
