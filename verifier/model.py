@@ -16,7 +16,7 @@ from verifier.datalog.ast import Const, Program, Row, Value
 from verifier.datalog.backend import Backend, make_backend
 from verifier.datalog.loader import load_program
 from verifier.facts import inventory_facts
-from verifier.graph_facts import graph_facts
+from verifier.graph_facts import GRAPH_RELATIONS, graph_facts
 from verifier.inventory.loader import load_inventory
 from verifier.inventory.model import Inventory
 from verifier.thresholds import load_thresholds, threshold_facts
@@ -51,6 +51,26 @@ def default_rules() -> list[Path]:
         return [DEFAULT_RULES.relative_to(Path.cwd())]
     except ValueError:
         return [DEFAULT_RULES]
+
+
+def live_reads(program: Program, nonempty: set[str]) -> set[str]:
+    """Relations read by rules that can fire, given the input relations that may hold rows.
+
+    A rule whose positive atom reads a relation that stays empty derives nothing, so what it
+    alone reads need not be loaded: without jobs, the placement rules' reads of every label,
+    price and software version cost seconds at fleet scale for nothing.
+    """
+    available = set(nonempty)
+    grew = True
+    while grew:
+        grew = False
+        for rule in program.rules:
+            head = rule.head.relation
+            if head not in available and all(a.relation in available for a in rule.positive_atoms()):
+                available.add(head)
+                grew = True
+    live = (r for r in program.rules if all(a.relation in available for a in r.positive_atoms()))
+    return {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())}
 
 
 def relations_read(program: Program) -> set[str]:
@@ -154,12 +174,20 @@ def load_model(
     inventory = load_any_inventory(inventory_paths, from_kind)
     step("generating facts")
     facts = inventory_facts(inventory)
-    wanted = relations_read(program) | set(also_read)
     facts["threshold"] = threshold_facts(limits)
-    facts.update(graph_facts(inventory, wanted))
     if extra_facts is not None:
         # Placement: job facts (and model families) for `place` / `verify --jobs`; see verifier/placement.py.
         facts.update(extra_facts(facts))
+    # Relations that may still get rows: networkx summaries are computed only on demand, and
+    # authorization decisions arrive after the first evaluation.
+    pending = set(GRAPH_RELATIONS)
+    if authz:
+        from verifier.authz.facts import AUTHZ_RELATIONS
+
+        pending |= AUTHZ_RELATIONS
+    nonempty = {r for r, rows in facts.items() if rows} | pending | set(also_read)
+    wanted = live_reads(program, nonempty) | set(also_read)
+    facts.update(graph_facts(inventory, wanted))
     backend = make_backend(engine)
     backend.load(program)
     step(f"loading facts into {engine}")
@@ -171,7 +199,7 @@ def load_model(
     backend.evaluate()
     model = LoadedModel(program, checks, inventory, backend)
     if authz:
-        from verifier.authz.facts import AUTHZ_RELATIONS, authz_facts_hook
+        from verifier.authz.facts import authz_facts_hook
 
         hook = authz_facts_hook(inventory_paths) if wanted & AUTHZ_RELATIONS else None
         if hook is not None:
