@@ -11,13 +11,12 @@ import gc
 from collections.abc import Iterable
 from pathlib import Path
 
-from verifier.errors import TopologError
 from verifier.inventory.catalog import builtin_models, parse_models
 from verifier.inventory.model import CatalogModel, Inventory
 from verifier.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
 from verifier.inventory.templates import Expander, Sink
-from verifier.inventory.validate import Problems, check_inventory, did_you_mean
-from verifier.inventory.yaml_source import YList, YMap, load_yaml_file, load_yaml_text
+from verifier.inventory.validate import Problems, check_inventory, did_you_mean, read_document_text, read_documents
+from verifier.inventory.yaml_source import YList, YMap
 
 API_VERSION = "topolog.dev/v1"
 TOP_KEYS = ("apiVersion", "kind", "metadata", "catalog", "templates", "objects", "links")
@@ -27,29 +26,14 @@ DOC_KINDS = ("Inventory", "Catalog")
 def load_inventory(paths: Iterable[str | Path]) -> Inventory:
     """Load and merge inventory files. Raises TopologError listing every problem."""
     problems = Problems()
-    docs: list[YMap] = []
-    names: list[str] = []
-    for path in paths:
-        name = str(path)
-        names.append(name)
-        try:
-            docs.append(load_yaml_file(path, name))
-        except TopologError as err:
-            for d in err.diagnostics:
-                problems.add(d.location, d.message)
+    docs, names = read_documents(paths, problems)
     return _build(docs, names, problems)
 
 
 def load_inventory_text(text: str, filename: str = "<inventory>") -> Inventory:
     """The same from a string (tests, importers)."""
     problems = Problems()
-    docs: list[YMap] = []
-    try:
-        docs.append(load_yaml_text(text, filename))
-    except TopologError as err:
-        for d in err.diagnostics:
-            problems.add(d.location, d.message)
-    return _build(docs, [filename], problems)
+    return _build(read_document_text(text, filename, problems), [filename], problems)
 
 
 def _build(docs: list[YMap], files: list[str], problems: Problems) -> Inventory:

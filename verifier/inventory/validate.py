@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Collection, Iterable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from verifier.errors import Diagnostic, SourceLocation, TopologError
 from verifier.inventory.model import Inventory
 from verifier.inventory.units import UnitError
-from verifier.inventory.yaml_source import YList, YMap
+from verifier.inventory.yaml_source import YList, YMap, load_yaml_file, load_yaml_text
 
 T = TypeVar("T")
 
@@ -309,3 +310,33 @@ def first_of(items: Iterable[T]) -> T | None:
     for item in items:
         return item
     return None
+
+
+def read_documents(paths: Iterable[str | Path], problems: Problems) -> tuple[list[YMap], list[str]]:
+    """Each file's YAML document and name; a file that cannot be read adds its problems instead.
+
+    Inventories and job files both collect every file's problems before giving up, so a
+    user sees all of them in one run.
+    """
+    docs: list[YMap] = []
+    names: list[str] = []
+    for path in paths:
+        name = str(path)
+        names.append(name)
+        try:
+            docs.append(load_yaml_file(path, name))
+        except TopologError as err:
+            for d in err.diagnostics:
+                problems.add(d.location, d.message)
+    return docs, names
+
+
+def read_document_text(text: str, filename: str, problems: Problems) -> list[YMap]:
+    """The same for text already in memory (tests, importers)."""
+    try:
+        return [load_yaml_text(text, filename)]
+    except TopologError as err:
+        for d in err.diagnostics:
+            problems.add(d.location, d.message)
+        return []
+

@@ -13,11 +13,11 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
 
-from verifier.errors import SourceLocation, TopologError
+from verifier.errors import SourceLocation
 from verifier.facts import version_number
 from verifier.inventory import units
-from verifier.inventory.validate import Problems, did_you_mean, one_of
-from verifier.inventory.yaml_source import YList, YMap, load_yaml_file, load_yaml_text
+from verifier.inventory.validate import Problems, did_you_mean, one_of, read_document_text, read_documents
+from verifier.inventory.yaml_source import YList, YMap
 from verifier.jobs.spec import MODES, OPTIMIZERS, PRECISION_BYTES, SCOPES, Job, Jobs, ModelSpec, StackOption
 
 API_VERSION = "topolog.dev/v1"
@@ -50,29 +50,14 @@ def load_jobs(paths: Iterable[str | Path]) -> Jobs:
     Raises TopologError listing every problem found.
     """
     problems = Problems()
-    docs: list[YMap] = []
-    names: list[str] = []
-    for path in _expand(paths):
-        name = str(path)
-        names.append(name)
-        try:
-            docs.append(load_yaml_file(path, name))
-        except TopologError as err:
-            for d in err.diagnostics:
-                problems.add(d.location, d.message)
+    docs, names = read_documents(_expand(paths), problems)
     return _build(docs, names, problems)
 
 
 def load_jobs_text(text: str, filename: str = "<jobs>") -> Jobs:
     """The same from a string (tests)."""
     problems = Problems()
-    docs: list[YMap] = []
-    try:
-        docs.append(load_yaml_text(text, filename))
-    except TopologError as err:
-        for d in err.diagnostics:
-            problems.add(d.location, d.message)
-    return _build(docs, [filename], problems)
+    return _build(read_document_text(text, filename, problems), [filename], problems)
 
 
 def _expand(paths: Iterable[str | Path]) -> list[Path]:
