@@ -6,24 +6,17 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from verifier.cli import main
+from cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
 STRAY = "tests/golden/stray-devices.yaml"
 
 
-@pytest.fixture(autouse=True)
-def _run_from_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Reports name files relative to the working directory, as a user running from the repo sees them.
-    monkeypatch.chdir(ROOT)
+pytestmark = pytest.mark.usefixtures("in_repo_root")
 
 
-def _run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
+_run = run_cli
 
 
 @pytest.mark.parametrize("inventory", sorted(p.name for p in (ROOT / "inventories").glob("*.yaml")))

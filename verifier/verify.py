@@ -94,7 +94,7 @@ def finding_fingerprint(check: Check, row: Row) -> str:
 
 def collect_results(model: LoadedModel, with_proofs: bool) -> tuple[list[Result], int]:
     """Every check's findings with fingerprints, sorted; proofs for the first MAX_PROOFS."""
-    results: list[Result] = []
+    found: list[tuple[Result, Check, Row]] = []
     for check in model.checks:
         for row in model.engine.query(check.reports):
             subjects = check.subjects_of(row)
@@ -102,34 +102,22 @@ def collect_results(model: LoadedModel, with_proofs: bool) -> tuple[list[Result]
                 (loc for loc in (model.inventory.location(s) for s in subjects) if loc is not None), None
             )
             finding = Finding(check.id, check.severity, subjects, check.message_for(row), location)
-            results.append(Result(finding, finding_fingerprint(check, row)))
-    results.sort(key=lambda r: r.finding.sort_key())
-    omitted = 0
-    if with_proofs:
-        proved: list[Result] = []
-        for i, r in enumerate(results):
-            if i >= MAX_PROOFS:
-                omitted += 1
-                proved.append(r)
-                continue
-            check = next(c for c in model.checks if c.id == r.finding.rule)
-            proof = model.engine.explain(check.reports, _row_of(model, check, r.finding))
-            proved.append(replace(r, finding=replace(r.finding, proof=proof)))
-        results = proved
-    return results, omitted
+            found.append((Result(finding, finding_fingerprint(check, row)), check, row))
+    found.sort(key=lambda item: item[0].finding.sort_key())
+    if not with_proofs:
+        return [result for result, _check, _row in found], 0
+    # The row each finding came from is kept, so its proof is asked for directly.
+    results = [
+        replace(result, finding=replace(result.finding, proof=model.engine.explain(check.reports, row)))
+        if i < MAX_PROOFS else result
+        for i, (result, check, row) in enumerate(found)
+    ]
+    return results, max(0, len(found) - MAX_PROOFS)
 
 
 def collect_findings(model: LoadedModel, with_proofs: bool) -> tuple[list[Finding], int]:
     results, omitted = collect_results(model, with_proofs)
     return [r.finding for r in results], omitted
-
-
-def _row_of(model: LoadedModel, check: Check, finding: Finding) -> tuple[str | int, ...]:
-    bound = dict(zip(check.subjects, finding.subjects, strict=True))
-    for row in model.engine.query(check.reports, bound):
-        if check.message_for(row) == finding.message:
-            return row
-    raise AssertionError(f"finding {finding} vanished from {check.reports}")  # pragma: no cover
 
 
 def apply_waivers(

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_helpers import run_cli
 
 from verifier.authz.facts import RELATIONS
-from verifier.cli import main
 from verifier.datalog.parser import parse_program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,14 +16,10 @@ MIXED = "inventories/mixed-fleet.yaml"
 SMALL = "tests/authz/small/cluster.yaml"
 
 
-@pytest.fixture(autouse=True)
-def _run_from_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
+pytestmark = pytest.mark.usefixtures("in_repo_root")
 
 
-def _run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
+_run = run_cli
 
 
 def test_authorize_allow_names_the_deciding_policy() -> None:

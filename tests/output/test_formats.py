@@ -9,9 +9,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from cli_helpers import run_cli
 
-from verifier.cli import REPORT_FORMATS, main
+from verifier.cli import REPORT_FORMATS
 from verifier.output import FORMATS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,9 +32,7 @@ def _run_from_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TOPOLOG_TODAY", raising=False)
 
 
-def _run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
+_run = run_cli
 
 
 def test_cli_offers_every_registered_format() -> None:

@@ -21,9 +21,7 @@ EDGE = "inventories/edge-soc.yaml"
 ENGINES = ["duckdb", "pydatalog"]
 
 
-@pytest.fixture(autouse=True)
-def _run_from_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
+pytestmark = pytest.mark.usefixtures("in_repo_root")
 
 
 def _rows(inventory: str, query: str, engine: str) -> list[list[object]]:

@@ -25,26 +25,18 @@ JOB_RELATIONS: dict[str, int] = {
 
 def job_needs(job: Job) -> list[tuple[str, int]]:
     """The (key, value) needs of one job, in a fixed key order."""
-    needs: list[tuple[str, int]] = []
-    if job.min_hbm_mb is not None:
-        needs.append(("min_hbm_mb", job.min_hbm_mb))
-    if job.min_hbm_mbps is not None:
-        needs.append(("min_hbm_mbps", job.min_hbm_mbps))
-    if job.fp64:
-        needs.append(("fp64", 1))
-    if job.min_pair_mbps is not None:
-        needs.append(("min_pair_mbps", job.min_pair_mbps))
-    if job.min_fabric_mbps is not None:
-        needs.append(("min_fabric_mbps", job.min_fabric_mbps))
-    if job.max_nodes is not None:
-        needs.append(("max_nodes", job.max_nodes))
-    if job.rail_aligned:
-        needs.append(("rail_aligned", 1))
-    if job.model is not None:
-        needs.append(("hbm_per_replica_mb", replica_memory(job.model).total_mb))
-    if job.replicas is not None:
-        needs.append(("replicas", job.replicas))
-    return needs
+    figures: list[tuple[str, int | None]] = [
+        ("min_hbm_mb", job.min_hbm_mb),
+        ("min_hbm_mbps", job.min_hbm_mbps),
+        ("fp64", 1 if job.fp64 else None),
+        ("min_pair_mbps", job.min_pair_mbps),
+        ("min_fabric_mbps", job.min_fabric_mbps),
+        ("max_nodes", job.max_nodes),
+        ("rail_aligned", 1 if job.rail_aligned else None),
+        ("hbm_per_replica_mb", replica_memory(job.model).total_mb if job.model is not None else None),
+        ("replicas", job.replicas),
+    ]
+    return [(key, value) for key, value in figures if value is not None]
 
 
 def job_facts(jobs: Jobs) -> dict[str, list[Row]]:
