@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from verifier.graph_facts import graph_facts
 from verifier.inventory.loader import load_inventory, load_inventory_text
 
@@ -131,3 +133,33 @@ def test_die_pairs_take_the_widest_path_and_skip_links_that_are_down() -> None:
         ("n1/iod0", "n1/iod2", 300000),
         ("n1/iod1", "n1/iod2", 300000),
     ]
+
+
+SCALEUP_INVENTORIES = sorted(
+    [*(ROOT / "inventories").glob("*.yaml"), *(ROOT / "tests" / "rules" / "fixtures").glob("*/*.yaml")]
+)
+
+
+@pytest.mark.parametrize("path", SCALEUP_INVENTORIES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_scaleup_domain_agrees_with_the_rules_nvlink_domain(path: Path) -> None:
+    """Placement reads the union-find answer; verify derives nvlink_domain with rules: they must agree."""
+    from verifier.model import load_model
+
+    if path.name == "jobs.yaml":
+        pytest.skip("a job file, not an inventory")
+    model = load_model([path], authz=False, also_read=["nvlink_domain"])
+    try:
+        derived = sorted((str(g), str(d)) for g, d in model.engine.query("nvlink_domain"))
+    finally:
+        model.engine.close()
+    assert sorted(graph_facts(model.inventory, ["scaleup_domain"])["scaleup_domain"]) == derived
+    assert derived or path.parent.name != "inventories"  # every shipped inventory has GPUs
+
+
+def test_scaleup_domain_skips_down_links_and_names_by_smallest_gpu() -> None:
+    down = "\n      - {a: gpu2, b: nvsw0, kind: nvswitch, bandwidth: 450 GB/s, state: down}"
+    text = NODE.replace("foreach: {g: [0, 1]}}", "foreach: {g: [0, 1]}}" + down)
+    rows = dict(graph_facts(load_inventory_text(text, "t.yaml"), ["scaleup_domain"])["scaleup_domain"])
+    # gpu0 and gpu1 share nvsw0; gpu2's only scale-up link is down, so it is its own domain.
+    assert rows == {"n0/gpu0": "n0/gpu0", "n0/gpu1": "n0/gpu0", "n0/gpu2": "n0/gpu2",
+                    "n1/gpu0": "n1/gpu0", "n1/gpu1": "n1/gpu0", "n1/gpu2": "n1/gpu2"}

@@ -39,6 +39,7 @@ GRAPH_RELATIONS: dict[str, int] = {
     "leaf_class_bottleneck": 3,
     "rail": 2,
     "die_pair_bottleneck": 3,
+    "scaleup_domain": 2,
 }
 """Every relation graph_facts emits, with its arity (declared in rules/schema.dl)."""
 
@@ -285,10 +286,42 @@ def _global(name: str, node: str) -> str:
     return name[len(EXT):] if name.startswith(EXT) else f"{node}/{name}"
 
 
-def graph_facts(inv: Inventory, wanted: Iterable[str] | None = None) -> dict[str, list[Row]]:
-    """Rows of the relations in GRAPH_RELATIONS that are `wanted` (all when None)."""
+@dataclass
+class NodePairs:
+    """gpu_pair_bottleneck kept per structural node class instead of stamped onto every node.
+
+    `place` looks up the worst pair of the GPUs it picks in a node; at fleet scale the stamped
+    relation is half a million rows that would be built, loaded and read back for that alone.
+    """
+
+    class_of: dict[str, int] = field(default_factory=dict)
+    """node id -> class number"""
+    pairs: list[list[tuple[str, str, int]]] = field(default_factory=list)
+    """per class: (GPU, GPU, MB/s) in local names (the part after "node/")"""
+
+    def worst(self, node: str, members: Iterable[str]) -> int | None:
+        """The worst bottleneck between two of `members` (GPU ids of `node`); None for fewer than two."""
+        cls = self.class_of.get(node)
+        if cls is None:
+            return None
+        cut = len(node) + 1
+        chosen = {g[cut:] for g in members}
+        found = [m for a, b, m in self.pairs[cls] if a in chosen and b in chosen]
+        return min(found) if found else None
+
+
+def graph_facts(
+    inv: Inventory, wanted: Iterable[str] | None = None, node_pairs: NodePairs | None = None,
+) -> dict[str, list[Row]]:
+    """Rows of the relations in GRAPH_RELATIONS that are `wanted` (all when None).
+
+    Given `node_pairs`, also fills it with the GPU pair bottlenecks of every node class.
+    """
     want = set(GRAPH_RELATIONS) if wanted is None else set(wanted) & set(GRAPH_RELATIONS)
     out: dict[str, list[Row]] = {r: [] for r in GRAPH_RELATIONS}
+    if node_pairs is not None:
+        _nodes(inv, out, want, node_pairs)
+        want -= NODE_RELATIONS
     if not want:
         return out
     if "rail" in want:
@@ -302,7 +335,39 @@ def graph_facts(inv: Inventory, wanted: Iterable[str] | None = None) -> dict[str
         _nodes(inv, out, want)
     if "die_pair_bottleneck" in want:
         _dies(inv, out)
+    if "scaleup_domain" in want:
+        out["scaleup_domain"] = scaleup_domains(inv)
     return out
+
+
+def scaleup_domains(inv: Inventory) -> list[Row]:
+    """(GPU, domain) for every GPU: the smallest GPU id joined to it by working scale-up links.
+
+    The same answer as the rules' nvlink_domain (rules/topology/split_nvlink_node.dl; a test
+    holds them equal), found by union-find over the links: placement reads it instead, so
+    at fleet scale it need not load a million links and close scale-up reachability over them.
+    """
+    up: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        root = x
+        while (nxt := up.get(root, root)) != root:
+            root = nxt
+        while x != root:
+            up[x], x = root, up[x]
+        return root
+
+    for lk in inv.links.values():
+        if lk.kind in SCALEUP_KINDS and lk.state != "down":
+            ra, rb = find(lk.a), find(lk.b)
+            if ra != rb:
+                up[max(ra, rb)] = min(ra, rb)
+    objects = inv.objects
+    gpus = sorted(oid for oid, o in objects.items() if o.kind == "gpu")
+    smallest: dict[str, str] = {}
+    for g in gpus:  # sorted: the first GPU met in a component is its smallest
+        smallest.setdefault(find(g), g)
+    return [(g, smallest[find(g)]) for g in gpus]
 
 
 def _dies(inv: Inventory, out: dict[str, list[Row]]) -> None:
@@ -345,9 +410,12 @@ def _fabric(inv: Inventory, out: dict[str, list[Row]]) -> None:
                 out["leaf_class_bottleneck"].append((ms[0], other[0], wide[target]))
 
 
-def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str]) -> None:
+def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs: NodePairs | None = None) -> None:
     node_of = _node_of(inv)
     shapes: dict[str, _NodeShape] = {}
+    # Each object's name inside its own node, computed once: links look their ends up here
+    # (a million links at fleet scale) instead of slicing names again.
+    local_name: dict[str, str] = {}
     for oid, o in inv.objects.items():
         n = node_of.get(oid)
         if n is None or n == oid:
@@ -356,45 +424,58 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str]) -> None:
             continue
         idx = o.index if o.index is not None else o.quantities.get("index")
         parent = _local(o.parent, n) if o.parent is not None and o.parent != n else None
-        shapes.setdefault(n, _NodeShape()).objs.append((_local(oid, n), o.kind, parent, idx))
+        name = local_name[oid] = _local(oid, n)
+        shapes.setdefault(n, _NodeShape()).objs.append((name, o.kind, parent, idx))
     nic_fabric: dict[str, int] = {}
+    objects = inv.objects
     for lk in inv.links.values():
         if lk.state == "down":
             continue
-        if lk.kind in FABRIC_KINDS:
-            for end in (lk.a, lk.b):
-                if end in node_of and inv.objects[end].kind == "nic":
+        a, b, kind = lk.a, lk.b, lk.kind
+        if kind in FABRIC_KINDS:
+            for end in (a, b):
+                if end in node_of and objects[end].kind == "nic":
                     nic_fabric[end] = nic_fabric.get(end, 0) + lk.mbps
             continue
-        na, nb = node_of.get(lk.a), node_of.get(lk.b)
-        n = na or nb
-        if n is None or (na != nb and lk.kind not in SCALEUP_KINDS):
+        na, nb = node_of.get(a), node_of.get(b)
+        if na is not None and na == nb:
+            la, lb = local_name.get(a) or _local(a, na), local_name.get(b) or _local(b, na)
+            shapes[na].links.append((la, lb, kind, lk.mbps))
             continue
-        shapes[n].links.append((_local(lk.a, n), _local(lk.b, n), lk.kind, lk.mbps))
-        if na is not None and nb is not None and na != nb:
-            shapes[nb].links.append((_local(lk.a, nb), _local(lk.b, nb), lk.kind, lk.mbps))
-    cache: dict[object, tuple[_NodeClass, dict[str, list[tuple[str | int, ...]]]]] = {}
+        n = na or nb
+        if n is None or kind not in SCALEUP_KINDS:
+            continue
+        shapes[n].links.append((_local(a, n), _local(b, n), kind, lk.mbps))
+        if na is not None and nb is not None:
+            shapes[nb].links.append((_local(a, nb), _local(b, nb), kind, lk.mbps))
+    cache: dict[object, tuple[int, dict[str, list[tuple[str | int, ...]]]]] = {}
+    pairs_too = node_pairs is not None
+    fabric_cache: dict[tuple[int, tuple[int | None, ...]], list[tuple[str, int]]] = {}
     for n, shape in shapes.items():
         key = shape.key()
         hit = cache.get(key)
         if hit is None:
             cls = _NodeClass(shape)
             nics = cls.gpu_nics()
+            pairs = list(cls.gpu_pairs()) if "gpu_pair_bottleneck" in want or pairs_too else []
             local: dict[str, list[tuple[str | int, ...]]] = {
                 "pcie_path": list(cls.pcie_paths()) if "pcie_path" in want else [],
                 "pcie_switch_load": list(cls.switch_loads()) if "pcie_switch_load" in want else [],
-                "gpu_pair_bottleneck": list(cls.gpu_pairs()) if "gpu_pair_bottleneck" in want else [],
+                "gpu_pair_bottleneck": list(pairs),
                 "gpu_nic_path": list(nics),
                 "nearest_nic": list(cls.nearest(nics)),
             }
-            hit = cache[key] = (cls, local)
-        _stamp(n, hit[1], out, want, nic_fabric)
+            hit = cache[key] = (len(cache), local)
+            if node_pairs is not None:
+                node_pairs.pairs.append([(str(a), str(b), int(m)) for a, b, _c, m in pairs])
+        if node_pairs is not None:
+            node_pairs.class_of[n] = hit[0]
+        _stamp(n, hit[1], out, want)
+        if "gpu_fabric_bottleneck" in want:
+            _stamp_fabric(n, hit, out["gpu_fabric_bottleneck"], nic_fabric, fabric_cache)
 
 
-def _stamp(
-    n: str, local: dict[str, list[tuple[str | int, ...]]], out: dict[str, list[Row]], want: set[str],
-    nic_fabric: dict[str, int],
-) -> None:
+def _stamp(n: str, local: dict[str, list[tuple[str | int, ...]]], out: dict[str, list[Row]], want: set[str]) -> None:
     for rel in ("pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic"):
         if rel not in want:
             continue
@@ -402,11 +483,29 @@ def _stamp(
         out[rel].extend(
             tuple(_global(str(v), n) if j < names else v for j, v in enumerate(row)) for row in local[rel]
         )
-    if "gpu_fabric_bottleneck" in want:
+
+
+def _stamp_fabric(
+    n: str, hit: tuple[int, dict[str, list[tuple[str | int, ...]]]], rows: list[Row], nic_fabric: dict[str, int],
+    cache: dict[tuple[int, tuple[int | None, ...]], list[tuple[str, int]]],
+) -> None:
+    """Each GPU's widest way into the fabric: through a NIC, the narrower of its path and the NIC's uplinks.
+
+    Nodes of one class whose NICs have the same uplink bandwidths get the same answer, so it
+    is worked out once per (class, uplinks) and only the GPU names are stamped per node.
+    """
+    cls, local = hit
+    paths = local["gpu_nic_path"]
+    nics = sorted({str(nic) for _g, nic, _c, _w in paths})
+    ups = tuple(nic_fabric.get(_global(nic, n)) for nic in nics)
+    key = (cls, ups)
+    best_local = cache.get(key)
+    if best_local is None:
+        up_of = dict(zip(nics, ups, strict=True))
         best: dict[str, int] = {}
-        for g, nic, _cls, width in local["gpu_nic_path"]:
-            up = nic_fabric.get(_global(str(nic), n))
+        for g, nic, _cls, width in paths:
+            up = up_of[str(nic)]
             if up:
-                gg = _global(str(g), n)
-                best[gg] = max(best.get(gg, 0), min(int(width), up))
-        out["gpu_fabric_bottleneck"].extend(sorted(best.items()))
+                best[str(g)] = max(best.get(str(g), 0), min(int(width), up))
+        best_local = cache[key] = sorted(best.items())
+    rows.extend(sorted((_global(g, n), m) for g, m in best_local))

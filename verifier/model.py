@@ -16,7 +16,7 @@ from verifier.datalog.ast import Const, Program, Row, Value
 from verifier.datalog.backend import Backend, make_backend
 from verifier.datalog.loader import load_program
 from verifier.facts import inventory_facts
-from verifier.graph_facts import GRAPH_RELATIONS, graph_facts
+from verifier.graph_facts import GRAPH_RELATIONS, NodePairs, graph_facts
 from verifier.inventory.loader import load_inventory
 from verifier.inventory.model import Inventory
 from verifier.thresholds import load_thresholds, threshold_facts
@@ -148,6 +148,7 @@ def load_model(
     from_kind: str | None = None,
     thresholds: Path | None = None,
     extra_facts: ExtraFacts | None = None,
+    node_pairs: NodePairs | None = None,
 ) -> LoadedModel:
     """Parse and check the rules (unless given), load the inventory, evaluate. TopologError on bad input.
 
@@ -163,6 +164,7 @@ def load_model(
     next to the first inventory) become `threshold` facts; path summaries computed with
     networkx (verifier/graph_facts.py) are added for the relations that are read.
     `extra_facts`, given those facts, returns more rows to load (jobs, for placement).
+    `node_pairs`, when given, is filled with the GPU pair bottlenecks per node class.
     """
     step = progress.step if progress is not None else (lambda _phase: None)
     step("checking rules")
@@ -187,7 +189,7 @@ def load_model(
         pending |= AUTHZ_RELATIONS
     nonempty = {r for r, rows in facts.items() if rows} | pending | set(also_read)
     wanted = live_reads(program, nonempty) | set(also_read)
-    facts.update(graph_facts(inventory, wanted))
+    facts.update(graph_facts(inventory, wanted, node_pairs))
     backend = make_backend(engine)
     backend.load(program)
     step(f"loading facts into {engine}")

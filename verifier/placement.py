@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifier.datalog.ast import Program, Row
+from verifier.graph_facts import NodePairs
 from verifier.jobs.facts import job_facts
 from verifier.jobs.loader import load_jobs
 from verifier.jobs.spec import Job, Jobs
@@ -28,7 +29,7 @@ ProfileKey = tuple[str | int, ...]
 
 PLACEMENT_RELATIONS = (
     "place_host", "place_eligible_profile", "place_profile", "place_why_not", "place_node_price",
-    "gpu_pair_bottleneck", "unplaceable_job", "job_candidate_count", "place_domain_gpu",
+    "unplaceable_job", "job_candidate_count", "place_domain_gpu",
 )
 """The relations `place` reads; only the rules they depend on are evaluated."""
 
@@ -111,17 +112,14 @@ def place(
 
     jobs = load_jobs(jobs_paths)
     classes, of = job_classes(jobs)
-    rules = load_rules()
-    if not any(job.rail_aligned for job in classes):
-        kept = tuple(r for r in rules.rules if not r.head.relation.startswith("place_rail_"))
-        rules = Program(rules.declarations, kept, rules.metadata)
-    program = program_for(rules, PLACEMENT_RELATIONS)
+    program = program_for(placement_rules(load_rules(), classes), PLACEMENT_RELATIONS)
+    pairs = NodePairs()
     model = load_model(list(inventory_paths), None, engine, progress, program=program,
-                       extra_facts=placement_facts(classes))
+                       extra_facts=placement_facts(classes), node_pairs=pairs)
     try:
         if progress is not None:
             progress.step("ranking placements")
-        report = _report(model, classes, rank, why_not, list(inventory_paths), limit)
+        report = _report(model, classes, rank, why_not, list(inventory_paths), limit, pairs)
     finally:
         model.engine.close()
     judged = {jp.job.name: jp for jp in report.jobs}
@@ -130,6 +128,21 @@ def place(
         rep = judged[of[job.name]]
         out.append(JobPlacements(job, rep.candidates, list(rep.placements), list(rep.why_not)))
     return PlaceReport(rank, out)
+
+
+def placement_rules(rules: Program, jobs: Jobs) -> Program:
+    """The rules without the stages no job asks for: rail alignment reads nearest_nic and
+    min_pair_mbps reads gpu_pair_bottleneck, which cost seconds each at fleet scale."""
+    unused = []
+    if not any(job.rail_aligned for job in jobs):
+        unused.append("place_rail_")
+    if not any(job.min_pair_mbps is not None for job in jobs):
+        unused.append("place_pair_")
+    if not unused:
+        return rules
+    kept = tuple(r for r in rules.rules if not r.head.relation.startswith(tuple(unused))
+                 or r.head.relation == "place_pair_ok")
+    return Program(rules.declarations, kept, rules.metadata)
 
 
 def job_classes(jobs: Jobs) -> tuple[Jobs, dict[str, str]]:
@@ -152,21 +165,23 @@ def job_classes(jobs: Jobs) -> tuple[Jobs, dict[str, str]]:
     return Jobs(kept, jobs.files), of
 
 
-def _report(model: LoadedModel, jobs: Jobs, rank: str, why_not: bool, paths: list[Path], limit: int) -> PlaceReport:
+def _report(
+    model: LoadedModel, jobs: Jobs, rank: str, why_not: bool, paths: list[Path], limit: int, pairs: NodePairs,
+) -> PlaceReport:
     q = model.engine.query
     candidates = {str(j): int(c) for j, c in q("job_candidate_count")}
     hosts: dict[str, list[tuple[str, int]]] = defaultdict(list)
     for j, d, _e, n in q("place_host"):
         hosts[str(j)].append((str(d), int(n)))
-    picker = _Picker(model)
+    picker = _Picker(model, pairs)
     out: list[JobPlacements] = []
     for job in jobs:
         jp = JobPlacements(job, candidates.get(job.name, 0))
-        for domain, need in hosts.get(job.name, []):
-            jp.placements.append(picker.pick(job, domain, need))
-        jp.placements.sort(key=_rank_key(rank))
-        if limit:
-            jp.placements = jp.placements[:limit]
+        drafts = [picker.pick(job, domain, need) for domain, need in hosts.get(job.name, [])]
+        drafts.sort(key=_rank_key(rank))
+        # Members are named only for the placements shown: at fleet scale a job has thousands
+        # of hosting domains, ranked by figures that need no member names.
+        jp.placements = [d.placement() for d in (drafts[:limit] if limit else drafts)]
         out.append(jp)
     if why_not:
         reasons = _why_not(model, jobs, paths)
@@ -175,14 +190,28 @@ def _report(model: LoadedModel, jobs: Jobs, rank: str, why_not: bool, paths: lis
     return PlaceReport(rank, out)
 
 
-def _rank_key(rank: str) -> Callable[[Placement], tuple[int, int, int, str]]:
+@dataclass(frozen=True)
+class _Draft:
+    """A placement's ranking figures, with its members named on demand."""
+
+    domain: str
+    nodes: int
+    bottleneck_mbps: int | None
+    cost_millicents_per_hour: int | None
+    members: Callable[[], tuple[str, ...]]
+
+    def placement(self) -> Placement:
+        return Placement(self.domain, self.members(), self.nodes, self.bottleneck_mbps, self.cost_millicents_per_hour)
+
+
+def _rank_key(rank: str) -> Callable[[_Draft], tuple[int, int, int, str]]:
     big = 1 << 62
 
-    def bandwidth(p: Placement) -> tuple[int, int, int, str]:
+    def bandwidth(p: _Draft) -> tuple[int, int, int, str]:
         bw = -(p.bottleneck_mbps if p.bottleneck_mbps is not None else big)
         return (bw, p.nodes, 0, p.domain)
 
-    def cost(p: Placement) -> tuple[int, int, int, str]:
+    def cost(p: _Draft) -> tuple[int, int, int, str]:
         price = p.cost_millicents_per_hour if p.cost_millicents_per_hour is not None else big
         bw = -(p.bottleneck_mbps if p.bottleneck_mbps is not None else big)
         return (price, bw, p.nodes, p.domain)
@@ -193,7 +222,7 @@ def _rank_key(rank: str) -> Callable[[Placement], tuple[int, int, int, str]]:
 class _Picker:
     """Members and figures of a hosting domain, from bulk queries (no per-domain engine round trips)."""
 
-    def __init__(self, model: LoadedModel) -> None:
+    def __init__(self, model: LoadedModel, pairs: NodePairs) -> None:
         q = model.engine.query
         self.by_profile: dict[ProfileKey, list[str]] = defaultdict(list)
         self.fabric: dict[str, int] = {}
@@ -203,82 +232,84 @@ class _Picker:
             self.by_profile[tuple(row[1:])].append(g)
             self.node[g] = str(row[1])
             self.fabric[g] = int(row[7])
-        for gpus in self.by_profile.values():
+        # Per profile, the local names of its GPUs as a small number: two nodes of one class
+        # with the same profiles may still differ in which GPUs (a different one down).
+        self.local_ids: dict[ProfileKey, int] = {}
+        interned: dict[tuple[str, ...], int] = {}
+        for key, gpus in self.by_profile.items():
             gpus.sort()
+            cut = len(str(key[0])) + 1
+            self.local_ids[key] = interned.setdefault(tuple(g[cut:] for g in gpus), len(interned))
         self.eligible: dict[tuple[str, str], list[ProfileKey]] = defaultdict(list)
         for row in q("place_eligible_profile"):
             self.eligible[(str(row[0]), str(row[1]))].append(tuple(row[2:11]))
-        self.pairs: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
-        self._pairs_loaded = False
-        self._query = q
+        self.pairs = pairs
         self.price = {str(n): int(p) for n, p in q("place_node_price")}
-        self._signature: dict[str, int] = {}
-        self._interned: dict[tuple[tuple[str, str, int], ...], int] = {}
-        self._layouts: dict[int, tuple[tuple[str, str, int], ...]] = {}
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
-        self._picked: dict[tuple[object, ...], Placement] = {}
+        self._shapes: dict[tuple[object, ...], tuple[tuple[str, ...], int | None]] = {}
 
-    def _pair_table(self) -> dict[str, dict[tuple[str, str], int]]:
-        if not self._pairs_loaded:
-            for a, b, _c, m in self._query("gpu_pair_bottleneck"):
-                self.pairs[self.node.get(str(a), "")][(str(a), str(b))] = int(m)
-            self._pairs_loaded = True
-        return self.pairs
-
-    def pick(self, job: Job, domain: str, need: int) -> Placement:
-        """Memoised per (domain, eligible profiles, need, the job's topology needs): jobs that
-        differ elsewhere (name, principal, model) but admit the same GPUs share the answer."""
+    def pick(self, job: Job, domain: str, need: int) -> _Draft:
+        """The domain's members and figures. A domain inside one node is judged once per shape
+        (node class, eligible profiles without the node's name, need, the job's topology
+        needs): thousands of identical nodes then cost one pick and a price lookup each."""
         keys = self.eligible[(job.name, domain)]
-        memo = (domain, tuple(keys), need, job.min_fabric_mbps, job.max_nodes is not None,
-                job.scope == "nvlink_domain")
-        found = self._picked.get(memo)
+        needs = (need, job.min_fabric_mbps, job.max_nodes is not None, job.scope == "nvlink_domain")
+        node = str(keys[0][0]) if keys else ""
+        cls = self.pairs.class_of.get(node)
+        if cls is None or any(k[0] != node or (k[8] and not str(k[8]).startswith(node + "/")) for k in keys):
+            members = self._members(job, keys, need)
+            nodes = sorted({self.node[g] for g in members})
+            picked = tuple(members)
+            return _Draft(domain, len(nodes), self._bottleneck(job, members, nodes), self._cost(members),
+                          lambda: picked)
+        cut = len(node) + 1
+        shape = (cls, tuple((*k[1:8], str(k[8])[cut:], self.local_ids[k]) for k in keys), needs)
+        found = self._shapes.get(shape)
         if found is None:
-            found = self._picked[memo] = self._pick(job, domain, need, keys)
-        return found
+            members = self._members(job, keys, need)
+            found = self._shapes[shape] = (tuple(g[cut:] for g in members),
+                                           self._node_worst(node, members) if len(members) > 1 else None)
+        local, worst = found
+        price = self.price.get(node)
+        return _Draft(domain, 1 if local else 0, worst, price * len(local) if price is not None and local else None,
+                      lambda: tuple(f"{node}/{g}" for g in local))
 
-    def _pick(self, job: Job, domain: str, need: int, keys: list[ProfileKey]) -> Placement:
+    def _members(self, job: Job, keys: list[ProfileKey], need: int) -> list[str]:
         gpus: list[str] = []
         for key in keys:
             gpus.extend(self.by_profile[key])
         if job.min_fabric_mbps is not None:
             gpus = [g for g in gpus if self.fabric[g] >= job.min_fabric_mbps]
         gpus.sort()
-        members = _fewest_nodes(gpus, need, self.node) if job.max_nodes is not None else gpus[:need]
-        nodes = sorted({self.node[g] for g in members})
-        return Placement(domain, tuple(members), len(nodes), self._bottleneck(job, members, nodes), self._cost(members))
+        return _fewest_nodes(gpus, need, self.node) if job.max_nodes is not None else gpus[:need]
 
     def _bottleneck(self, job: Job, members: list[str], nodes: list[str]) -> int | None:
+        """Worst pair of members: inside each node its GPU pair bottleneck, between nodes the
+        fabric (the narrower GPU's way into it), except inside one NVLink domain."""
         worst: int | None = None
-        if len(members) > 1 and len(nodes) == 1:
-            worst = self._one_node_worst(nodes[0], members)
-        elif len(members) > 1:
-            table = self._pair_table()
-            chosen = set(members)
+        if len(members) > 1:
+            per: dict[str, list[str]] = defaultdict(list)
+            for g in members:
+                per[self.node[g]].append(g)
             for n in nodes:
-                for (a, b), m in table.get(n, {}).items():
-                    if a in chosen and b in chosen and (worst is None or m < worst):
-                        worst = m
+                m = self._node_worst(n, per[n])
+                if m is not None and (worst is None or m < worst):
+                    worst = m
         if len(nodes) > 1 and job.scope != "nvlink_domain":
             fabric = min(self.fabric[g] for g in members)
             worst = fabric if worst is None else min(worst, fabric)
         return worst
 
-    def _one_node_worst(self, node: str, members: list[str]) -> int | None:
-        """Worst pair among members of one node, memoised per (node layout, member names)."""
-        sig = self._signature.get(node)
-        if sig is None:
-            cut = len(node) + 1
-            rows = tuple(sorted((a[cut:], b[cut:], m) for (a, b), m in self._pair_table().get(node, {}).items()))
-            sig = self._signature[node] = self._interned.setdefault(rows, len(self._interned))
-        key = (sig, tuple(g[len(node) + 1:] for g in members))
+    def _node_worst(self, node: str, members: list[str]) -> int | None:
+        """Worst pair among members of one node, memoised per (node class, member names)."""
+        if len(members) < 2:
+            return None
+        cls = self.pairs.class_of.get(node)
+        if cls is None:
+            return None
+        key = (cls, tuple(g[len(node) + 1:] for g in members))
         if key not in self._worst:
-            chosen = set(key[1])
-            if sig not in self._layouts:
-                cut = len(node) + 1
-                table = self._pair_table().get(node, {})
-                self._layouts[sig] = tuple((a[cut:], b[cut:], m) for (a, b), m in table.items())
-            pairs = [m for a, b, m in self._layouts[sig] if a in chosen and b in chosen]
-            self._worst[key] = min(pairs) if pairs else None
+            self._worst[key] = self.pairs.worst(node, members)
         return self._worst[key]
 
     def _cost(self, members: list[str]) -> int | None:

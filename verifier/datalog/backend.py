@@ -140,4 +140,11 @@ def make_backend(name: str) -> Backend:
 
 def sort_rows(rows: Iterable[Row]) -> list[Row]:
     """Sort mixed symbol/number rows deterministically: numbers before symbols per column."""
-    return sorted(rows, key=lambda r: tuple((0, v, "") if isinstance(v, int) else (1, 0, v) for v in r))
+    rows = list(rows)
+    try:
+        # Plain tuple order is the same order whenever no comparison meets a number and a
+        # symbol in one column, and it is several times faster on the 100k-row relations
+        # that `place` reads back; a mixed column raises TypeError and takes the slow key.
+        return sorted(rows)
+    except TypeError:
+        return sorted(rows, key=lambda r: tuple((0, v, "") if isinstance(v, int) else (1, 0, v) for v in r))
