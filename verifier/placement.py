@@ -253,7 +253,7 @@ class _Picker:
         (node class, eligible profiles without the node's name, need, the job's topology
         needs): thousands of identical nodes then cost one pick and a price lookup each."""
         keys = self.eligible[(job.name, domain)]
-        needs = (need, job.min_fabric_mbps, job.max_nodes is not None, job.scope == "nvlink_domain")
+        needs = (need, job.min_fabric_mbps, _fullest_first(job), job.scope == "nvlink_domain")
         node = str(keys[0][0]) if keys else ""
         cls = self.pairs.class_of.get(node)
         if cls is None or any(k[0] != node or (k[8] and not str(k[8]).startswith(node + "/")) for k in keys):
@@ -281,7 +281,7 @@ class _Picker:
         if job.min_fabric_mbps is not None:
             gpus = [g for g in gpus if self.fabric[g] >= job.min_fabric_mbps]
         gpus.sort()
-        return _fewest_nodes(gpus, need, self.node) if job.max_nodes is not None else gpus[:need]
+        return _fewest_nodes(gpus, need, self.node) if _fullest_first(job) else gpus[:need]
 
     def _bottleneck(self, job: Job, members: list[str], nodes: list[str]) -> int | None:
         """Worst pair of members: inside each node its GPU pair bottleneck, between nodes the
@@ -317,6 +317,12 @@ class _Picker:
         if not members or any(p is None for p in prices):
             return None
         return sum(p for p in prices if p is not None)
+
+
+def _fullest_first(job: Job) -> bool:
+    """Whether members come from the fullest nodes first: the rules judged max_nodes and
+    min_pair_mbps (pairs across nodes cross the fabric) on such a choice."""
+    return job.max_nodes is not None or job.min_pair_mbps is not None
 
 
 def _fewest_nodes(gpus: list[str], need: int, node: dict[str, str]) -> list[str]:
