@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from verifier.graph_facts import graph_facts
+from verifier.graph_facts import NodePairs, graph_facts
 from verifier.inventory.loader import load_inventory, load_inventory_text
+from verifier.inventory.model import Inventory
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -163,3 +165,41 @@ def test_scaleup_domain_skips_down_links_and_names_by_smallest_gpu() -> None:
     # gpu0 and gpu1 share nvsw0; gpu2's only scale-up link is down, so it is its own domain.
     assert rows == {"n0/gpu0": "n0/gpu0", "n0/gpu1": "n0/gpu0", "n0/gpu2": "n0/gpu2",
                     "n1/gpu0": "n1/gpu0", "n1/gpu1": "n1/gpu0", "n1/gpu2": "n1/gpu2"}
+
+
+def _slow(inv: Inventory) -> Inventory:
+    """The same inventory with no node known to be its template's plan: every node read in full."""
+    return replace(inv, stamped={})
+
+
+def _all_facts(inv: Inventory) -> tuple[dict[str, list[tuple[str | int, ...]]], dict[str, list[tuple[str, str, int]]]]:
+    pairs = NodePairs()
+    facts = graph_facts(inv, None, pairs)
+    facts.update({r: rows for r, rows in graph_facts(inv).items() if r not in facts or not facts[r]})
+    per_node = {n: sorted(pairs.pairs[c]) for n, c in pairs.class_of.items()}
+    return {r: sorted(rows) for r, rows in facts.items()}, per_node
+
+
+@pytest.mark.parametrize("path", SCALEUP_INVENTORIES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_template_shortcut_gives_the_same_facts(path: Path) -> None:
+    if path.name == "jobs.yaml":
+        pytest.skip("a job file, not an inventory")
+    inv = load_inventory([path])
+    assert _all_facts(inv) == _all_facts(_slow(inv))
+
+
+def test_template_shortcut_is_used_and_steps_aside() -> None:
+    pod = load_inventory([ROOT / "inventories" / "dgx-h100-pod.yaml"])
+    # Every DGX node is its template's plan but dgx03, whose override degrades an NVLink bond.
+    assert sorted(pod.stamped) == [f"dgx0{i}" for i in range(8) if i != 3]
+    mixed = load_inventory([ROOT / "inventories" / "mixed-fleet.yaml"])
+    assert "rtx-n2" not in mixed.stamped and "rtx-n3" in mixed.stamped   # rtx-n2 has an override
+    # A top-level link into n0 (a second NVSwitch bond for gpu2) makes n0 differ from its template.
+    extra = NODE + "  - {a: n0/gpu2, b: n0/nvsw0, kind: nvswitch, bandwidth: 450 GB/s}\n"
+    inv = load_inventory_text(extra, "t.yaml")
+    assert set(inv.stamped) == {"n0", "n1"}
+    fast, slow = _all_facts(inv), _all_facts(_slow(inv))
+    assert fast == slow
+    pairs = dict(((a, b), m) for a, b, _c, m in fast[0]["gpu_pair_bottleneck"])
+    assert pairs[("n0/gpu0", "n0/gpu2")] == 450_000 and ("n1/gpu0", "n1/gpu2") not in [
+        k for k, v in pairs.items() if v == 450_000]

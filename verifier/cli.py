@@ -332,7 +332,7 @@ def explain(inventory: tuple[Path, ...], what: str, rules: tuple[Path, ...], fmt
       topolog explain inventories/mixed-fleet.yaml 3f1c9a2b
     """
     from verifier.explain import explain as run_explain
-    from verifier.explain import fact_relation, render_json, render_text
+    from verifier.explain import fact_relation, principals_near, render_json, render_text
     from verifier.model import load_model
 
     def body() -> None:
@@ -346,7 +346,8 @@ def explain(inventory: tuple[Path, ...], what: str, rules: tuple[Path, ...], fmt
             items = run_explain(model, what)
         finally:
             model.engine.close()
-        click.echo((render_json if fmt == "json" else render_text)(items, model.inventory), nl=False)
+        principals = principals_near(list(inventory))
+        click.echo((render_json if fmt == "json" else render_text)(items, model.inventory, principals), nl=False)
 
     guard(body)
 

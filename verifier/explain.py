@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
+from verifier.authz.principals import Principals
 from verifier.datalog.ast import Atom, Const, Row
 from verifier.datalog.backend import Proof, format_fact
 from verifier.datalog.checks import check_query
@@ -148,8 +150,11 @@ def _explain_rule_ref(model: LoadedModel, rule: str, subjects: tuple[str, ...]) 
     return out
 
 
-def leaf_locator(inventory: Inventory) -> Callable[[Proof], SourceLocation | None]:
-    """Where an input fact was written: its first argument that is an object or link id, else a model."""
+def leaf_locator(
+    inventory: Inventory, principals: Principals | None = None,
+) -> Callable[[Proof], SourceLocation | None]:
+    """Where an input fact was written: its first argument that is an object or link id, else a
+    model, else a principal of the principals file (authorization facts such as `permitted`)."""
 
     def locate(proof: Proof) -> SourceLocation | None:
         symbols = [v for v in proof.row if isinstance(v, str)]
@@ -159,13 +164,25 @@ def leaf_locator(inventory: Inventory) -> Callable[[Proof], SourceLocation | Non
         for v in symbols:
             if v in inventory.models or v in inventory.templates:
                 return inventory.location(v)
+        if principals is not None:
+            for v in symbols:
+                if v in principals.principals:
+                    return principals.principals[v].loc
         return None
 
     return locate
 
 
-def render_text(items: list[Explained], inventory: Inventory) -> str:
-    locate = leaf_locator(inventory)
+def principals_near(inventory_paths: Sequence[Path]) -> Principals | None:
+    """The principals file the authorization facts came from (next to the first inventory), if any."""
+    from verifier.authz.principals import load_principals, principals_file_for
+
+    path = principals_file_for(list(inventory_paths))
+    return load_principals(path) if path is not None else None
+
+
+def render_text(items: list[Explained], inventory: Inventory, principals: Principals | None = None) -> str:
+    locate = leaf_locator(inventory, principals)
     blocks: list[str] = []
     for item in items:
         tree = item.proof.render(locate=locate)
@@ -177,9 +194,9 @@ def render_text(items: list[Explained], inventory: Inventory) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-def render_json(items: list[Explained], inventory: Inventory) -> str:
+def render_json(items: list[Explained], inventory: Inventory, principals: Principals | None = None) -> str:
     """A fact: its proof tree. Findings: `{"findings": [finding with fingerprint and proof, ...]}`."""
-    locate = leaf_locator(inventory)
+    locate = leaf_locator(inventory, principals)
     if len(items) == 1 and items[0].finding is None:
         doc: object = items[0].proof.to_dict(locate)
     else:

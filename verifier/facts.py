@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import re
 
+from verifier.inventory.catalog import mig_memory_mb
 from verifier.inventory.model import Inventory
 
 Row = tuple[str | int, ...]
@@ -22,6 +23,7 @@ RELATIONS: dict[str, int] = {
     "model_info": 3,
     "spec": 3,
     "feature": 2,
+    "mig_profile": 4,
     "link": 5,
     "link_attr": 3,
     "label": 3,
@@ -110,6 +112,7 @@ def _facts(inv: Inventory) -> dict[str, list[Row]]:
     info_rows: list[Row] = []
     spec_rows: list[Row] = []
     feature_rows: list[Row] = []
+    mig_rows: list[Row] = []
     for name in sorted(inv.models):
         m = inv.models[name]
         info_rows.append((name, m.vendor, m.kind))
@@ -117,6 +120,8 @@ def _facts(inv: Inventory) -> dict[str, list[Row]]:
             spec_rows.append((name, k, m.specs[k]))
         for f in sorted(m.features):
             feature_rows.append((name, f))
+        for profile, count in m.mig:
+            mig_rows.append((name, profile, count, mig_memory_mb(profile) or 0))
     return {
         "object": obj_rows,
         "parent": parent_rows,
@@ -124,6 +129,7 @@ def _facts(inv: Inventory) -> dict[str, list[Row]]:
         "model_info": info_rows,
         "spec": spec_rows,
         "feature": feature_rows,
+        "mig_profile": mig_rows,
         "link": link_rows,
         "link_attr": attr_rows,
         "label": label_rows,

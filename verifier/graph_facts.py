@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from verifier.facts import Row
-from verifier.inventory.model import Inventory
+from verifier.inventory.model import FABRIC_LINK_KINDS, Inventory
 
 GRAPH_RELATIONS: dict[str, int] = {
     "pcie_path": 4,
@@ -46,7 +46,7 @@ GRAPH_RELATIONS: dict[str, int] = {
 NODE_RELATIONS = frozenset(
     {"pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic", "gpu_fabric_bottleneck"}
 )
-FABRIC_KINDS = frozenset({"infiniband", "ethernet"})
+FABRIC_KINDS = FABRIC_LINK_KINDS
 SCALEUP_KINDS = frozenset({"nvlink", "nvswitch", "xgmi"})
 ROOT_LINK_KINDS = frozenset({"pcie", "c2c"})  # how a device reaches its root complex (c2c: Grace-Blackwell)
 HOST_KINDS = frozenset({"pcie", "c2c", "upi", "xgmi", "d2d", "soc"})
@@ -412,22 +412,14 @@ def _fabric(inv: Inventory, out: dict[str, list[Row]]) -> None:
 
 def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs: NodePairs | None = None) -> None:
     node_of = _node_of(inv)
-    shapes: dict[str, _NodeShape] = {}
-    # Each object's name inside its own node, computed once: links look their ends up here
-    # (a million links at fleet scale) instead of slicing names again.
-    local_name: dict[str, str] = {}
-    for oid, o in inv.objects.items():
-        n = node_of.get(oid)
-        if n is None or n == oid:
-            if o.kind == "node":
-                shapes.setdefault(oid, _NodeShape())
-            continue
-        idx = o.index if o.index is not None else o.quantities.get("index")
-        parent = _local(o.parent, n) if o.parent is not None and o.parent != n else None
-        name = local_name[oid] = _local(oid, n)
-        shapes.setdefault(n, _NodeShape()).objs.append((name, o.kind, parent, idx))
-    nic_fabric: dict[str, int] = {}
     objects = inv.objects
+    # Nodes that are exactly their template's plan (Inventory.stamped) share its shape: only one
+    # of them per template (its representative) is read object by object and link by link. A
+    # link from outside the plan that reaches into such a node makes it "custom" (read in full).
+    stamped = inv.stamped
+    nic_fabric: dict[str, int] = {}
+    foreign: list[tuple[str, str, str, int, str | None, str | None]] = []
+    custom: set[str] = set()
     for lk in inv.links.values():
         if lk.state == "down":
             continue
@@ -437,25 +429,71 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs
                 if end in node_of and objects[end].kind == "nic":
                     nic_fabric[end] = nic_fabric.get(end, 0) + lk.mbps
             continue
+        if lk.origin is not None and lk.origin in stamped:
+            continue  # part of its node's plan
         na, nb = node_of.get(a), node_of.get(b)
+        if (na is None and nb is None) or (na != nb and kind not in SCALEUP_KINDS):
+            continue
+        foreign.append((a, b, kind, lk.mbps, na, nb))
+        for n in (na, nb):
+            if n is not None and n in stamped:
+                custom.add(n)
+    rep: dict[str, str] = {}
+    for n, tmpl in stamped.items():
+        if n not in custom:
+            rep.setdefault(tmpl, n)
+    read = custom | set(rep.values())  # stamped nodes read in full
+    shapes: dict[str, _NodeShape] = {}
+    local_name: dict[str, str] = {}
+    for oid, o in objects.items():
+        n = node_of.get(oid)
+        if n is None or n == oid:
+            if o.kind == "node" and (oid not in stamped or oid in read):
+                shapes.setdefault(oid, _NodeShape())
+            continue
+        if n in stamped and n not in read:
+            continue
+        idx = o.index if o.index is not None else o.quantities.get("index")
+        parent = _local(o.parent, n) if o.parent is not None and o.parent != n else None
+        name = local_name[oid] = _local(oid, n)
+        shapes.setdefault(n, _NodeShape()).objs.append((name, o.kind, parent, idx))
+    if read:
+        for lk in inv.links.values():
+            origin = lk.origin
+            if origin is None or origin not in read or lk.state == "down" or lk.kind in FABRIC_KINDS:
+                continue
+            shapes[origin].links.append((local_name[lk.a], local_name[lk.b], lk.kind, lk.mbps))
+    for a, b, kind, mbps, na, nb in foreign:
         if na is not None and na == nb:
             la, lb = local_name.get(a) or _local(a, na), local_name.get(b) or _local(b, na)
-            shapes[na].links.append((la, lb, kind, lk.mbps))
+            shapes[na].links.append((la, lb, kind, mbps))
             continue
         n = na or nb
-        if n is None or kind not in SCALEUP_KINDS:
-            continue
-        shapes[n].links.append((_local(a, n), _local(b, n), kind, lk.mbps))
+        assert n is not None
+        shapes[n].links.append((_local(a, n), _local(b, n), kind, mbps))
         if na is not None and nb is not None:
-            shapes[nb].links.append((_local(a, nb), _local(b, nb), kind, lk.mbps))
+            shapes[nb].links.append((_local(a, nb), _local(b, nb), kind, mbps))
     cache: dict[object, tuple[int, dict[str, list[tuple[str | int, ...]]]]] = {}
     pairs_too = node_pairs is not None
     fabric_cache: dict[tuple[int, tuple[int | None, ...]], list[tuple[str, int]]] = {}
-    for n, shape in shapes.items():
-        key = shape.key()
-        hit = cache.get(key)
-        if hit is None:
-            cls = _NodeClass(shape)
+    nics_of: dict[int, list[str]] = {}
+    by_template: dict[str, tuple[int, dict[str, list[tuple[str | int, ...]]]]] = {}
+    for n in _node_order(shapes, stamped):
+        template = stamped.get(n)
+        if template is not None and n not in read:
+            hit = by_template[template]
+            if node_pairs is not None:
+                node_pairs.class_of[n] = hit[0]
+            _stamp(n, hit[1], out, want)
+            if "gpu_fabric_bottleneck" in want:
+                _stamp_fabric(n, hit, out["gpu_fabric_bottleneck"], nic_fabric, fabric_cache, nics_of)
+            continue
+        key = shapes[n].key()
+        known = cache.get(key)
+        if known is not None:
+            hit = known
+        else:
+            cls = _NodeClass(shapes[n])
             nics = cls.gpu_nics()
             pairs = list(cls.gpu_pairs()) if "gpu_pair_bottleneck" in want or pairs_too else []
             local: dict[str, list[tuple[str | int, ...]]] = {
@@ -468,11 +506,20 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs
             hit = cache[key] = (len(cache), local)
             if node_pairs is not None:
                 node_pairs.pairs.append([(str(a), str(b), int(m)) for a, b, _c, m in pairs])
+        if template is not None:
+            by_template.setdefault(template, hit)
         if node_pairs is not None:
             node_pairs.class_of[n] = hit[0]
         _stamp(n, hit[1], out, want)
         if "gpu_fabric_bottleneck" in want:
-            _stamp_fabric(n, hit, out["gpu_fabric_bottleneck"], nic_fabric, fabric_cache)
+            _stamp_fabric(n, hit, out["gpu_fabric_bottleneck"], nic_fabric, fabric_cache, nics_of)
+
+
+def _node_order(shapes: dict[str, _NodeShape], stamped: dict[str, str]) -> list[str]:
+    """Every node, each template's representative before the other nodes stamped from it."""
+    first = list(shapes)
+    seen = set(first)
+    return first + [n for n in stamped if n not in seen]
 
 
 def _stamp(n: str, local: dict[str, list[tuple[str | int, ...]]], out: dict[str, list[Row]], want: set[str]) -> None:
@@ -487,7 +534,7 @@ def _stamp(n: str, local: dict[str, list[tuple[str | int, ...]]], out: dict[str,
 
 def _stamp_fabric(
     n: str, hit: tuple[int, dict[str, list[tuple[str | int, ...]]]], rows: list[Row], nic_fabric: dict[str, int],
-    cache: dict[tuple[int, tuple[int | None, ...]], list[tuple[str, int]]],
+    cache: dict[tuple[int, tuple[int | None, ...]], list[tuple[str, int]]], nics_of: dict[int, list[str]],
 ) -> None:
     """Each GPU's widest way into the fabric: through a NIC, the narrower of its path and the NIC's uplinks.
 
@@ -496,7 +543,9 @@ def _stamp_fabric(
     """
     cls, local = hit
     paths = local["gpu_nic_path"]
-    nics = sorted({str(nic) for _g, nic, _c, _w in paths})
+    nics = nics_of.get(cls)
+    if nics is None:
+        nics = nics_of[cls] = sorted({str(nic) for _g, nic, _c, _w in paths})
     ups = tuple(nic_fabric.get(_global(nic, n)) for nic in nics)
     key = (cls, ups)
     best_local = cache.get(key)

@@ -367,6 +367,10 @@ def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deni
         return f"{domain}: {gpus}, {tail}"
     if what == "model":
         return f"{domain}: {gpus} of an accepted model ({', '.join(job.accepts)}), {tail}"
+    if what == "mig":
+        return f"{domain}: {gpus} that can be cut into MIG {job.mig} instances, {tail}"
+    if what == "hbm" and job.mig is not None:
+        return f"{domain}: {gpus} whose MIG {job.mig} instances have at least {_size(job.min_hbm_mb or 0)}, {tail}"
     if what == "hbm":
         return f"{domain}: {gpus} with at least {_size(job.min_hbm_mb or 0)} HBM, {tail}"
     if what == "hbm_bandwidth":
@@ -444,7 +448,8 @@ def render_text(report: PlaceReport) -> str:
     lines: list[str] = []
     for jp in report.jobs:
         job = jp.job
-        lines.append(f"job {job.name} ({job.principal}, {job.gpus} GPUs, scope {job.scope}): "
+        size = f"{job.gpus} MIG {job.mig} instances" if job.mig is not None else f"{job.gpus} GPUs"
+        lines.append(f"job {job.name} ({job.principal}, {size}, scope {job.scope}): "
                      f"{len(jp.placements)} placement{'s' if len(jp.placements) != 1 else ''}"
                      f" of {jp.candidates} candidate domains")
         if not jp.placements:
@@ -466,7 +471,8 @@ def render_json(report: PlaceReport) -> str:
         "rank": report.rank,
         "jobs": [
             {
-                "job": jp.job.name, "principal": jp.job.principal, "gpus": jp.job.gpus, "scope": jp.job.scope,
+                "job": jp.job.name, "principal": jp.job.principal, "gpus": jp.job.gpus, "mig": jp.job.mig,
+                "scope": jp.job.scope,
                 "candidates": jp.candidates, "placeable": bool(jp.placements),
                 "placements": [p.to_dict() for p in jp.placements],
                 "why_not": [w.to_dict() for w in jp.why_not],

@@ -48,7 +48,10 @@ def test_specific_facts_of_shipped_inventories() -> None:
     assert dgx.objects["dgx07/nic5"].labels["rail"] == "5"
     assert dgx.objects["dgx00"].quantities["price_millicents_per_hour"] == 410_000
     mixed = load_inventory([INVENTORIES / "mixed-fleet.yaml"])
-    assert mixed.objects["euw-rtx"].labels["quarantine"] == "true"
+    assert [n for n in ("rtx-n0", "rtx-n1", "rtx-n2", "rtx-n3") if mixed.objects[n].labels.get("quarantine")] == [
+        "rtx-n0", "rtx-n1"]
+    assert "quarantine" not in mixed.objects["euw-rtx"].labels
+    assert mixed.objects["rtx-n2"].labels["tenant"] == "robotics"
     assert mixed.objects["rtx-n2/gpu1"].state == "down"
     assert mixed.software["mi300x-n0"]["rocm"] == "6.1.2"
     assert mixed.models["NVSwitch-Gen2"].loc.file.endswith("mixed-fleet.yaml")

@@ -79,3 +79,33 @@ def test_errors_from_several_files_are_merged() -> None:
         load_inventory([FIXTURES / "wrong_api.yaml", FIXTURES / "empty.yaml"])
     files = {Path(d.location.file).name for d in err.value.diagnostics}
     assert files == {"wrong_api.yaml", "empty.yaml"}
+
+
+def test_catalogue_mig_profiles_read_and_checked() -> None:
+    from verifier.errors import TopologError
+    from verifier.inventory.loader import load_inventory_text
+
+    text = """\
+apiVersion: topolog.dev/v1
+catalog:
+  models:
+    - name: X1
+      vendor: acme
+      kind: gpu
+      source: test
+      mig: {2g.20gb: 3, 3g.40gb: 3, 1g10gb: 7}
+objects:
+  - {name: g0, kind: gpu, model: X1}
+"""
+    with pytest.raises(TopologError) as err:
+        load_inventory_text(text, "c.yaml")
+    errors = sorted(str(d) for d in err.value.diagnostics)
+    assert len(errors) == 2
+    assert all(e.startswith("c.yaml:8:") for e in errors)
+    assert any("'1g10gb'" in e and "is not a profile name" in e for e in errors)
+    assert any("3 instances of 3 compute slices do not fit the 7 of a GPU (expected 1 to 2)" in e for e in errors)
+    fixed = text.replace(", 3g.40gb: 3, 1g10gb: 7", "")
+    good = load_inventory_text(fixed, "c.yaml")
+    assert good.models["X1"].mig == (("2g.20gb", 3),) and "mig" in good.models["X1"].features
+    h100 = load_inventory_text(fixed.replace("model: X1", "model: H100-SXM5-80GB"), "c.yaml").models
+    assert dict(h100["H100-SXM5-80GB"].mig)["1g.10gb"] == 7

@@ -29,13 +29,17 @@ jobs:
     gpus: 1
     gpu: {fp64: false}
     topology: {rail_aligned: false}
+  - name: slices
+    principal: alice
+    gpus: 9
+    gpu: {mig: 1g.10gb}
 """
 
 
 def test_exact_rows() -> None:
     facts = job_facts(load_jobs_text(JOBS, "jobs.yaml"))
     assert facts == {
-        "job": [("train", "hpc", 16), ("any", "alice", 1)],
+        "job": [("train", "hpc", 16), ("any", "alice", 1), ("slices", "alice", 9)],
         "job_need": [
             ("train", "min_hbm_mb", 80_000),
             ("train", "min_hbm_mbps", 3_000_000),
@@ -47,7 +51,7 @@ def test_exact_rows() -> None:
             ("train", "hbm_per_replica_mb", 248_799),  # 70,000 + 7,000 + 171,799 (docs/jobs.md)
             ("train", "replicas", 2),
         ],
-        "job_scope": [("train", "rack"), ("any", "any")],
+        "job_scope": [("train", "rack"), ("any", "any"), ("slices", "any")],
         "job_accepts": [("train", "H100"), ("train", "MI300X")],
         "job_stack": [
             ("train", "cuda", "cuda", 12004),
@@ -59,6 +63,7 @@ def test_exact_rows() -> None:
             ("train", "tenant", "students"),
             ("train", "tenant", "robotics"),
         ],
+        "job_mig": [("slices", "1g.10gb")],
     }
 
 

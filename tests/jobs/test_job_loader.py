@@ -138,9 +138,13 @@ def test_unknown_keys_did_you_mean_with_lines() -> None:
     assert any(e.startswith("jobs.yaml:9:29: unknown key 'contxt'") and "did you mean 'context'" in e for e in errs)
 
 
-def test_mig_is_not_accepted() -> None:
-    errs = _errors(_one("  - {name: j, principal: x, gpus: 1, gpu: {mig: 1g.10gb}}\n"))
-    assert len(errs) == 1 and "unknown key 'mig'" in errs[0] and errs[0].startswith("jobs.yaml:4:")
+def test_mig_profile_read_and_checked() -> None:
+    (job,) = load_jobs_text(_one("  - {name: j, principal: x, gpus: 9, gpu: {mig: 1g.10gb}}\n"), "jobs.yaml")
+    assert (job.mig, job.gpus) == ("1g.10gb", 9)
+    errs = _errors(_one("  - {name: j, principal: x, gpus: 1, gpu: {mig: 1g10gb}}\n"))
+    assert len(errs) == 1 and errs[0].startswith("jobs.yaml:4:") and "must be a MIG profile such as" in errs[0]
+    errs = _errors(_one("  - {name: j, principal: x, gpu: {mig: 1g.10gb}, model: {parameters: 7B}}\n"))
+    assert len(errs) == 1 and "has both 'mig' and 'model'" in errs[0]
 
 
 def test_all_problems_listed_with_places() -> None:
@@ -241,7 +245,7 @@ def test_shipped_examples_load_and_name_known_principals() -> None:
     from verifier.authz.principals import load_principals
 
     jobs = load_jobs([ROOT / "inventories" / "jobs"])
-    assert len(jobs) == 5
+    assert len(jobs) == 6
     principals = load_principals(ROOT / "inventories" / "principals.yml").principals
     for job in jobs:
         assert job.principal in principals, job.name

@@ -2,8 +2,9 @@
 
 mixed-fleet.yaml (see its comments and inventories/principals.yml): two HGX A100 nodes
 (CUDA 12.0, tenant team-nlp), two HGX H100 nodes (CUDA 12.4, tenant team-vision), two MI300X
-nodes (ROCm 6.1.2, FP64 >= 50 TFLOPS: team hpc only) and four 2-GPU RTX workstations in a
-quarantined rack (rtx-n2/gpu1 down). gb200-nvl72.yaml: one 72-GPU NVLink domain, $6.20/GPU-h.
+nodes (ROCm 6.1.2, FP64 >= 50 TFLOPS: team hpc only) and four 2-GPU RTX workstations
+(rtx-n0 and rtx-n1 quarantined, rtx-n2 lent to robotics with gpu1 down, rtx-n3 open to
+students). gb200-nvl72.yaml: one 72-GPU NVLink domain, $6.20/GPU-h.
 """
 
 from __future__ import annotations
@@ -56,14 +57,18 @@ def test_fp64_job_and_policy_names(mixed: PlaceReport) -> None:
     assert msg["rtx-n0"] == "rtx-n0: 2 GPUs, job needs 8"
 
 
-def test_quarantined_inference_fits_nowhere(mixed: PlaceReport) -> None:
+def test_inference_fits_the_one_open_consumer_workstation(mixed: PlaceReport) -> None:
     jp = _job(mixed, "chat-8b-serving")
-    assert jp.placements == []
-    assert "chat-8b-serving" in mixed.unplaceable and mixed.exit_code == 1
+    (p,) = jp.placements
+    assert (p.domain, p.gpus, p.nodes) == ("rtx-n3", ("rtx-n3/gpu0", "rtx-n3/gpu1"), 1)
+    assert p.bottleneck_mbps == 8 * 1969           # both GPUs on the CPU's Gen4 x8 lanes: 15,752 MB/s
+    assert p.cost_millicents_per_hour == 2 * 45_000  # $0.45 per GPU-hour
     msg = {w.domain: w.message for w in jp.why_not}
     assert msg["rtx-n2"] == "rtx-n2: 1 GPU in service (not down or drained), job needs 2"
     assert msg["rtx-n0"].startswith("rtx-n0: policy quarantine-closed denies students")
+    assert msg["rtx-n1"].startswith("rtx-n1: policy quarantine-closed denies students")
     assert msg["h100-n0"] == "h100-n0: 0 GPUs of an accepted model (RTX-4090), job needs 2"
+    assert "rtx-n3" not in msg and "chat-8b-serving" not in mixed.unplaceable
 
 
 def test_nvl72_domain_and_replica_memory() -> None:
@@ -87,6 +92,33 @@ def test_cli_place_and_verify_jobs() -> None:
     assert ok.exit_code == 0, ok.output
     doc = json.loads(ok.stdout)
     assert [p["domain"] for p in doc["jobs"][0]["placements"]] == ["mi300x-n0"]
-    bad = runner.invoke(main, ["verify", str(MIXED), "--jobs", str(JOBS / "inference.yaml")])
+    good = runner.invoke(main, ["verify", str(MIXED), "--jobs", str(JOBS / "inference.yaml")])
+    assert good.exit_code == 0 and "PLACE001" not in good.stdout
+    bad = runner.invoke(main, ["verify", str(NVL72), "--jobs", str(JOBS / "impossible.yaml")])
     assert bad.exit_code == 1
-    assert "PLACE001" in bad.stdout and "chat-8b-serving" in bad.stdout
+    assert "PLACE001" in bad.stdout and "moe-train-128" in bad.stdout
+
+
+def test_mig_job_counts_instances() -> None:
+    """12 MIG 1g.10gb instances, 7 per H100/A100 (catalogue): ceil(12 / 7) = 2 GPUs of one node."""
+    pod = place([REPO / "inventories" / "dgx-h100-pod.yaml"], [JOBS / "notebooks.yaml"], limit=1)
+    (p,) = pod.jobs[0].placements
+    assert (p.domain, p.gpus, p.cost_millicents_per_hour) == ("dgx00", ("dgx00/gpu0", "dgx00/gpu1"), 2 * 410_000)
+    mixed = place([MIXED], [JOBS / "notebooks.yaml"], why_not=True)
+    reasons = {w.domain: (w.requirement, w.have, w.need) for w in mixed.jobs[0].why_not}
+    assert reasons["mi300x-n0"] == ("mig", 0, 2) and reasons["rtx-n3"] == ("mig", 0, 2)   # no MIG at all
+    assert reasons["h100-n0"] == ("authorization", 0, 2)                                # research is no tenant here
+    assert mixed.jobs[0].why_not[4].message == (
+        "mi300x-n0: 0 GPUs that can be cut into MIG 1g.10gb instances, job needs 2")
+
+
+def test_mig_instance_memory_is_what_min_hbm_judges(tmp_path: Path) -> None:
+    jobs = tmp_path / "mig.yaml"
+    jobs.write_text("apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n"
+                    "  - {name: fits, principal: research, gpus: 3, gpu: {mig: 3g.40gb, min_hbm: 40 GB}}\n"
+                    "  - {name: small, principal: research, gpus: 3, gpu: {mig: 1g.10gb, min_hbm: 20 GB}}\n")
+    report = place([REPO / "inventories" / "dgx-h100-pod.yaml"], [jobs], why_not=True, limit=1)
+    fits, small = report.jobs
+    assert len(fits.placements[0].gpus) == 2               # 3 instances, 2 per GPU
+    assert small.placements == [] and small.why_not[0].message == (
+        "pod0: 0 GPUs whose MIG 1g.10gb instances have at least 20 GB, job needs 1")  # scope any: the pod

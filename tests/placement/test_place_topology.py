@@ -28,7 +28,7 @@ def _job(report: PlaceReport, name: str) -> JobPlacements:
 def test_max_nodes_counts_the_fullest_nodes(report: PlaceReport) -> None:
     six = _job(report, "two-nodes-6")          # 4 + 2 from the two fullest nodes
     (p,) = six.placements
-    assert p.nodes == 2 and p.gpus == tuple(f"n0/gpu{i}" for i in range(4)) + ("n1/gpu0", "n1/gpu1")
+    assert p.nodes == 2 and p.gpus == ("n0/gpu0", "n0/gpu1", "n0/gpu2", "n0/gpu3", "n1/gpu0", "n1/gpu1")
     seven = _job(report, "two-nodes-7")        # 4 + 2 = 6 < 7 (a fullest-node-times-2 bound would say 8)
     assert seven.placements == []
     assert [(w.requirement, w.have, w.need) for w in seven.why_not] == [("max_nodes", 6, 7)]

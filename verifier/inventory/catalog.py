@@ -7,6 +7,7 @@ an inventory's `catalog: models:` section adds models in the same format.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 
@@ -19,6 +20,7 @@ from verifier.inventory.yaml_source import YList, YMap, load_yaml_text
 BUILTIN_FILE = "<builtin>/catalog.yaml"
 
 MODEL_KEYS = (
+    "mig",
     "name",
     "vendor",
     "kind",
@@ -137,9 +139,41 @@ def _parse_model(m: YMap, problems: Problems) -> CatalogModel | None:
     raw = problems.int_map(m, "specs", what)
     if raw:
         specs.update(raw)
+    mig = _mig_profiles(m, problems, what)
+    if mig:
+        features.update(("mig", "partitioning"))
     if name is None or vendor is None or kind is None or source is None:
         return None
-    return CatalogModel(name, vendor.lower(), kind, specs, frozenset(features), source, m.loc)
+    return CatalogModel(name, vendor.lower(), kind, specs, frozenset(features), source, m.loc, mig)
+
+
+MIG_PROFILE = re.compile(r"([1-7])g\.([1-9][0-9]*)gb")
+"""A MIG profile name: compute slices (of 7) and memory in GB, as nvidia-smi writes it ("3g.40gb")."""
+
+
+def mig_memory_mb(profile: str) -> int | None:
+    """The memory of a MIG instance, read from its profile name (MB); None when the name is not a profile."""
+    found = MIG_PROFILE.fullmatch(profile)
+    return int(found.group(2)) * 1000 if found else None
+
+
+def _mig_profiles(m: YMap, problems: Problems, what: str) -> tuple[tuple[str, int], ...]:
+    raw = problems.int_map(m, "mig", what)
+    if not raw:
+        return ()
+    sub = m.get("mig")
+    out: list[tuple[str, int]] = []
+    for profile, count in sorted(raw.items()):
+        where = sub.key_loc(profile) if isinstance(sub, YMap) else m.key_loc("mig")
+        found = MIG_PROFILE.fullmatch(profile)
+        if found is None:
+            problems.add(where, f"MIG profile {profile!r} of {what} is not a profile name; expected e.g. '3g.40gb'")
+        elif not 1 <= count <= 7 or int(found.group(1)) * count > 7:
+            problems.add(where, f"MIG profile {profile!r} of {what}: {count} instances of {found.group(1)} compute "
+                                f"slices do not fit the 7 of a GPU (expected 1 to {7 // int(found.group(1))})")
+        else:
+            out.append((profile, count))
+    return tuple(out)
 
 
 @cache

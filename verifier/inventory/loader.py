@@ -81,7 +81,7 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
         entries.append((specs, doc))
     # Templates first (any file may use any file's), then objects in file order, then the
     # top-level links, which may join objects from different files.
-    sink = Sink(inv.objects, inv.links, inv.software, inv.promises)
+    sink = Sink(inv.objects, inv.links, inv.software, inv.promises, stamped=inv.stamped)
     expander = Expander(problems, templates, sink)
     for specs, _ in entries:
         expander.expand(specs, None, None, {})

@@ -35,6 +35,9 @@ OBJECT_KINDS: tuple[str, ...] = (
     "memory",
     "cache",
 )
+FABRIC_LINK_KINDS = frozenset({"infiniband", "ethernet"})
+"""Link kinds of the network fabric, outside the host."""
+
 LINK_KINDS: tuple[str, ...] = (
     "nvlink",
     "nvswitch",
@@ -95,6 +98,7 @@ class Link:
     )  # generation, lanes, count, latency_ns
     labels: Mapping[str, str] = field(default_factory=lambda: EMPTY_STR)
     state: str | None = None
+    origin: str | None = None  # the node whose template stamped this link (see Inventory.stamped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +112,8 @@ class CatalogModel:
     features: frozenset[str]
     source: str
     loc: SourceLocation
+    mig: tuple[tuple[str, int], ...] = ()
+    """MIG profiles the model can be partitioned into ("3g.40gb") and how many instances of each fit one GPU."""
 
 
 @dataclass
@@ -123,6 +129,11 @@ class Inventory:
     templates: dict[str, SourceLocation] = field(default_factory=dict)
     files: tuple[str, ...] = ()
     names: dict[str, str] = field(default_factory=dict)  # file -> metadata.name
+    stamped: dict[str, str] = field(default_factory=dict)
+    """node id -> template, for nodes that are exactly their template's plan: stamped whole, with
+    no override and no children or links of their own, whose template links stay inside the node
+    (fabric links aside). Their links carry `origin`. verifier/graph_facts.py works out such
+    nodes once per template; anything else that touches them there sends them the slow way."""
 
     def location(self, id: str) -> SourceLocation:
         """Where `id` (an object, link, catalogue model or template) was written.

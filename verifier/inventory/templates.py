@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from verifier.errors import SourceLocation
-from verifier.inventory.model import EMPTY_INT, EMPTY_STR, Link, Obj
+from verifier.inventory.model import EMPTY_INT, EMPTY_STR, FABRIC_LINK_KINDS, Link, Obj
 from verifier.inventory.patterns import MissingVariable, Pattern, PatternError
 from verifier.inventory.specs import DeviceOverride, LinkSpec, ObjSpec, Override, TemplateDef
 from verifier.inventory.validate import Problems, did_you_mean
@@ -42,6 +42,7 @@ class Sink:
     removed: set[str] = field(default_factory=set)
     explicit_parents: list[str] = field(default_factory=list)  # objects placed with `parent:`
     journal: list[str] | None = None  # ids of objects and links added, while an override waits
+    stamped: dict[str, str] = field(default_factory=dict)  # node id -> template (Inventory.stamped)
 
 
 @dataclass
@@ -55,6 +56,11 @@ class _Plan:
     sink: Sink
     objects: list[tuple[str, str, Obj]]
     links: list[tuple[str, str, bool, str, bool, Link]]
+
+    @property
+    def self_contained(self) -> bool:
+        """Whether every link but fabric cables joins two objects of the node itself."""
+        return all((a_rel and b_rel) or lk.kind in FABRIC_LINK_KINDS for _i, _a, a_rel, _b, b_rel, lk in self.links)
 
     @classmethod
     def of(cls, sink: Sink) -> _Plan:
@@ -250,6 +256,8 @@ class Expander:
             plan = self._plan(tmpl) if kind == "node" and scope is None and not self.planning else None
             if plan is not None:
                 self._stamp(plan, oid)
+                if override is None and not spec.children and not spec.links and plan.self_contained:
+                    self.sink.stamped[oid] = tmpl.name
             else:
                 self.expand(body.children, oid, inner_scope, ns2)
                 self._links(body.links, inner_scope, ns2)
@@ -353,6 +361,7 @@ class Expander:
                 lk.attrs,
                 lk.labels,
                 lk.state,
+                node_id,
             )
         links.update(new_links)
         if sink.journal is not None:
@@ -425,6 +434,8 @@ class Expander:
 
     # --- overrides ---------------------------------------------------------------------
     def _apply_override(self, ov: Override, root: Obj, scope: str | None, created: list[str]) -> None:
+        for made in created:  # a node under an override is no longer its template's plan alone
+            self.sink.stamped.pop(made, None)
         p = self.problems
         objects = self.sink.objects
         _change(root, ov.root, ov.loc, p)

@@ -19,6 +19,7 @@ JOB_RELATIONS: dict[str, int] = {
     "job_accepts": 2,
     "job_stack": 4,
     "job_exclude": 3,
+    "job_mig": 2,
 }
 """Every relation emitted, with its arity (a test checks this against rules/schema.dl)."""
 
@@ -51,4 +52,6 @@ def job_facts(jobs: Jobs) -> dict[str, list[Row]]:
         for option in job.stack:
             out["job_stack"].extend((name, option.name, c, v) for c, v in option.requires)
         out["job_exclude"].extend((name, k, v) for k, v in job.exclude)
+        if job.mig is not None:
+            out["job_mig"].append((name, job.mig))
     return out

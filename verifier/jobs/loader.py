@@ -16,6 +16,7 @@ from pathlib import Path
 from verifier.errors import SourceLocation
 from verifier.facts import version_number
 from verifier.inventory import units
+from verifier.inventory.catalog import mig_memory_mb
 from verifier.inventory.validate import Problems, did_you_mean, one_of, read_document_text, read_documents
 from verifier.inventory.yaml_source import YList, YMap
 from verifier.jobs.spec import MODES, OPTIMIZERS, PRECISION_BYTES, SCOPES, Job, Jobs, ModelSpec, StackOption
@@ -27,7 +28,7 @@ JOB_KEYS = (
     "name", "principal", "gpus", "replicas", "description", "gpu", "topology", "software",
     "exclude", "model",
 )
-GPU_KEYS = ("accepts", "min_hbm", "min_hbm_bandwidth", "fp64")
+GPU_KEYS = ("accepts", "min_hbm", "min_hbm_bandwidth", "fp64", "mig")
 TOPOLOGY_KEYS = ("scope", "max_nodes", "min_gpu_bandwidth", "min_network_bandwidth", "rail_aligned")
 MODEL_KEYS = (
     "parameters", "active_parameters", "mode", "weight_precision", "kv_precision", "optimizer",
@@ -127,6 +128,7 @@ def _read_job(m: YMap, p: Problems) -> Job | None:
 
     accepts: tuple[str, ...] = ()
     min_hbm_mb = min_hbm_mbps = None
+    mig: str | None = None
     fp64 = False
     gpu = p.mapping(m, "gpu", what)
     if gpu is not None:
@@ -136,6 +138,13 @@ def _read_job(m: YMap, p: Problems) -> Job | None:
         min_hbm_mb = p.unit(gpu, "min_hbm", gw, units.size_mb)
         min_hbm_mbps = p.unit(gpu, "min_hbm_bandwidth", gw, units.bandwidth_mbps)
         fp64 = _flag(gpu, "fp64", gw, p)
+        mig = p.text(gpu, "mig", gw)
+        if mig is not None and mig_memory_mb(mig) is None:
+            p.add(gpu.key_loc("mig"), f"'mig' in {gw} must be a MIG profile such as '1g.10gb' or '3g.40gb', "
+                                     f"got {mig!r}")
+        if mig is not None and model is not None:
+            p.add(gpu.key_loc("mig"), f"{what} has both 'mig' and 'model'; a MIG job states 'gpus' "
+                                     "as the number of instances it needs")
 
     scope = "any"
     max_nodes = min_pair = min_fabric = None
@@ -180,7 +189,7 @@ def _read_job(m: YMap, p: Problems) -> Job | None:
         replicas=replicas, accepts=accepts, min_hbm_mb=min_hbm_mb, min_hbm_mbps=min_hbm_mbps,
         fp64=fp64, scope=scope, max_nodes=max_nodes, min_pair_mbps=min_pair,
         min_fabric_mbps=min_fabric, rail_aligned=rail_aligned, stack=stack, exclude=exclude,
-        model=model, description=description, loc=m.key_loc("name"),
+        model=model, description=description, mig=mig, loc=m.key_loc("name"),
     )
 
 

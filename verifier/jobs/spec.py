@@ -78,6 +78,7 @@ class Job:
     exclude: tuple[tuple[str, str], ...] = ()
     model: ModelSpec | None = None
     description: str | None = None
+    mig: str | None = None             # a MIG profile: `gpus` then counts instances of it
     loc: SourceLocation = field(default=SourceLocation("<jobs>"), compare=False)
 
 
