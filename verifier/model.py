@@ -114,6 +114,9 @@ def constant_filters(program: Program, unfiltered: set[str]) -> dict[str, list[t
 def filter_rows(rows: list[Row], filters: Sequence[tuple[int, frozenset[Value]]]) -> list[Row]:
     if not filters:
         return rows
+    if len(filters) == 1:  # the common case, without a generator per row (object: a million rows)
+        ((i, allowed),) = filters
+        return [row for row in rows if row[i] in allowed]
     return [row for row in rows if all(row[i] in allowed for i, allowed in filters)]
 
 

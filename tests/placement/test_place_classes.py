@@ -36,3 +36,23 @@ def test_classes_leave_shipped_answers_alone() -> None:
     files = [JOBS / "portable.yaml", JOBS / "hpc.yaml", JOBS / "inference.yaml"]
     classes, _of = job_classes(load_jobs(files))
     assert len(classes) == len(load_jobs(files))
+
+
+def test_placement_program_still_gives_cedar_the_nvlink_domains() -> None:
+    """place reads scaleup_domain, not the rules' nvlink_domain: the entities Cedar decides on
+    must still have every GPU under its NvlinkDomain (8 per DGX H100 node of the pod)."""
+    from verifier.authz.setup import setup_from_model
+    from verifier.model import load_model, load_rules
+    from verifier.placement import PLACEMENT_RELATIONS, placement_rules
+    from verifier.query_output import program_for
+
+    pod = [REPO / "inventories" / "dgx-h100-pod.yaml"]
+    program = program_for(placement_rules(load_rules(), load_jobs([JOBS / "notebooks.yaml"])), PLACEMENT_RELATIONS)
+    model = load_model(pod, None, program=program, authz=False)
+    try:
+        graph = setup_from_model(model, pod, None, None).graph
+    finally:
+        model.engine.close()
+    domains = graph.of_type("NvlinkDomain")
+    assert [d.id for d in domains] == [f"dgx0{i}/gpu0" for i in range(8)]
+    assert 'NvlinkDomain::"dgx03/gpu0"' in graph.entities['Gpu::"dgx03/gpu7"'].parents

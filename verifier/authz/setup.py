@@ -35,10 +35,19 @@ def policies_for(inventory_paths: Sequence[Path]) -> Path:
 
 
 def nvlink_domains(model: LoadedModel) -> list[tuple[str, str]] | None:
-    """(gpu, domain) rows the rules derived; None when the rules in use do not derive them."""
+    """(gpu, domain) rows the rules derived; None when the rules in use do not derive them.
+
+    A program cut down to what it reports (`place` reads scaleup_domain instead) may keep the
+    declaration without the rules: the union-find answer, held equal to the rules' by a test,
+    stands in, so the NvlinkDomain entities Cedar sees never depend on which command asked.
+    """
     decl = model.program.relations.get("nvlink_domain")
     if decl is None or decl.arity != 2:
         return None
+    if not any(r.head.relation == "nvlink_domain" for r in model.program.rules):
+        from verifier.graph_facts import scaleup_domains
+
+        return [(str(g), str(d)) for g, d in scaleup_domains(model.inventory)]
     return [(str(g), str(d)) for g, d in model.engine.query("nvlink_domain")]
 
 
