@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Set as AbstractSet
 
 from verifier.inventory.catalog import mig_memory_mb
 from verifier.inventory.model import Inventory
@@ -54,18 +55,23 @@ def version_number(text: str) -> int | None:
     return int(m.group(1)) * 1000 + minor
 
 
-def inventory_facts(inv: Inventory) -> dict[str, list[Row]]:
-    """Rows per relation. Millions of tuples and no cycles: the cyclic GC is paused meanwhile."""
+def inventory_facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, list[Row]]:
+    """Rows per relation. Millions of tuples and no cycles: the cyclic GC is paused meanwhile.
+
+    With `keep`, only those objects are described, and only links, software and `serves`
+    rows whose objects are all kept: for a program that reads nothing else (placement reads
+    GPUs and their ancestors), the rest of a fleet need not be built, loaded or closed over.
+    """
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _facts(inv)
+        return _facts(inv, keep)
     finally:
         if enabled:
             gc.enable()
 
 
-def _facts(inv: Inventory) -> dict[str, list[Row]]:
+def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, list[Row]]:
     obj_rows: list[Row] = []
     parent_rows: list[Row] = []
     model_rows: list[Row] = []
@@ -76,7 +82,8 @@ def _facts(inv: Inventory) -> dict[str, list[Row]]:
     # Local names for the appends: this loop runs once per object of a 100k-GPU fleet.
     add_obj, add_parent, add_model = obj_rows.append, parent_rows.append, model_rows.append
     add_label, add_qty = label_rows.append, qty_rows.append
-    for o in inv.objects.values():
+    objects = inv.objects.values() if keep is None else [o for o in inv.objects.values() if o.id in keep]
+    for o in objects:
         oid = o.id
         add_obj((oid, o.kind))
         if o.parent is not None:
@@ -98,7 +105,8 @@ def _facts(inv: Inventory) -> dict[str, list[Row]]:
     link_rows: list[Row] = []
     attr_rows: list[Row] = []
     add_link, add_attr = link_rows.append, attr_rows.append
-    for lk in inv.links.values():
+    links = inv.links.values() if keep is None else [lk for lk in inv.links.values() if lk.a in keep and lk.b in keep]
+    for lk in links:
         lid = lk.id
         add_link((lid, lk.a, lk.b, lk.kind, lk.mbps))
         if lk.attrs:
@@ -135,18 +143,20 @@ def _facts(inv: Inventory) -> dict[str, list[Row]]:
         "label": label_rows,
         "quantity": qty_rows,
         "node_type": type_rows,
-        "promise": [(n, w) for n, ws in inv.promises.items() for w in ws],
-        "software": [(n, c, v) for n, sw in inv.software.items() for c, v in sw.items()],
-        "software_version": _software_versions(inv),
+        "promise": [(n, w) for n, ws in inv.promises.items() for w in ws if keep is None or n in keep],
+        "software": [(n, c, v) for n, sw in inv.software.items() for c, v in sw.items() if keep is None or n in keep],
+        "software_version": _software_versions(inv, keep),
         "state": state_rows,
-        "serves": list(inv.serves),
+        "serves": [(m, d) for m, d in inv.serves if keep is None or (m in keep and d in keep)],
     }
 
 
-def _software_versions(inv: Inventory) -> list[Row]:
+def _software_versions(inv: Inventory, keep: AbstractSet[str] | None = None) -> list[Row]:
     rows: list[Row] = []
     seen: dict[str, int | None] = {}  # a fleet repeats a few stacks on every node
     for node, sw in inv.software.items():
+        if keep is not None and node not in keep:
+            continue
         for component, text in sw.items():
             number = seen[text] if text in seen else seen.setdefault(text, version_number(text))
             if number is not None:

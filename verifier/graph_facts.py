@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from verifier.facts import Row
-from verifier.inventory.model import FABRIC_LINK_KINDS, Inventory
+from verifier.inventory.model import FABRIC_LINK_KINDS, Inventory, Obj
 
 GRAPH_RELATIONS: dict[str, int] = {
     "pcie_path": 4,
@@ -346,7 +346,40 @@ def scaleup_domains(inv: Inventory) -> list[Row]:
     The same answer as the rules' nvlink_domain (rules/topology/split_nvlink_node.dl; a test
     holds them equal), found by union-find over the links: placement reads it instead, so
     at fleet scale it need not load a million links and close scale-up reachability over them.
+    A node that is exactly its template's plan (Inventory.stamped) is worked out once per
+    template, on one representative; only nodes that other links reach into are read whole.
     """
+    objects, stamped = inv.objects, inv.stamped
+    rep_of: dict[str, str] = {}             # template -> representative node
+    plan_links: dict[str, list[tuple[str, str]]] = {}
+    foreign: list[tuple[str, str]] = []
+    for lk in inv.links.values():
+        if lk.kind not in SCALEUP_KINDS or lk.state == "down":
+            continue
+        origin = lk.origin
+        template = stamped.get(origin) if origin is not None else None
+        if template is None:
+            foreign.append((lk.a, lk.b))
+        elif rep_of.setdefault(template, origin or "") == origin:
+            plan_links.setdefault(template, []).append((lk.a, lk.b))
+    node_of = {g: _node_above(objects, g) for g, o in objects.items() if o.kind == "gpu"}
+    touched = {n for a, b in foreign for n in (_node_above(objects, a), _node_above(objects, b)) if n in stamped}
+    if touched:
+        # Nodes reached from outside are read whole; a template whose representative was one
+        # of them gets another, untouched one (or none, when every instance was reached).
+        rep_of = {}
+        for n, template in stamped.items():
+            if n not in touched:
+                rep_of.setdefault(template, n)
+        plan_links = {}
+        for lk in inv.links.values():
+            origin = lk.origin
+            if lk.kind not in SCALEUP_KINDS or lk.state == "down" or origin is None or origin not in stamped:
+                continue
+            if origin in touched:
+                foreign.append((lk.a, lk.b))
+            elif rep_of.get(stamped[origin]) == origin:
+                plan_links.setdefault(stamped[origin], []).append((lk.a, lk.b))
     up: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -357,17 +390,44 @@ def scaleup_domains(inv: Inventory) -> list[Row]:
             up[x], x = root, up[x]
         return root
 
-    for lk in inv.links.values():
-        if lk.kind in SCALEUP_KINDS and lk.state != "down":
-            ra, rb = find(lk.a), find(lk.b)
+    def union(pairs: list[tuple[str, str]]) -> None:
+        for a, b in pairs:
+            ra, rb = find(a), find(b)
             if ra != rb:
                 up[max(ra, rb)] = min(ra, rb)
-    objects = inv.objects
-    gpus = sorted(oid for oid, o in objects.items() if o.kind == "gpu")
+
+    union(foreign)
+    for pairs in plan_links.values():
+        union(pairs)
+    local_min: dict[str, dict[str, str]] = {}  # template -> local GPU -> local name of its domain
+    gpus = sorted(node_of)
     smallest: dict[str, str] = {}
     for g in gpus:  # sorted: the first GPU met in a component is its smallest
         smallest.setdefault(find(g), g)
-    return [(g, smallest[find(g)]) for g in gpus]
+    rows: list[Row] = []
+    for g in gpus:
+        node = node_of[g]
+        kind_of = stamped.get(node) if node is not None and node not in touched else None
+        rep = rep_of.get(kind_of) if kind_of is not None else None
+        if rep is None or node is None or kind_of is None or rep == node:
+            rows.append((g, smallest[find(g)]))
+            continue
+        local = local_min.setdefault(kind_of, {})
+        cut = len(node) + 1
+        mine = local.get(g[cut:])
+        if mine is None:
+            theirs = smallest[find(f"{rep}/{g[cut:]}")]
+            mine = local[g[cut:]] = theirs[len(rep) + 1:]
+        rows.append((g, f"{node}/{mine}"))
+    return rows
+
+
+def _node_above(objects: dict[str, Obj], oid: str) -> str | None:
+    """The node an object is in (itself when it is one); None outside nodes or for unknown ids."""
+    o = objects.get(oid)
+    while o is not None and o.kind != "node":
+        o = objects.get(o.parent) if o.parent is not None else None
+    return o.id if o is not None else None
 
 
 def _dies(inv: Inventory, out: dict[str, list[Row]]) -> None:

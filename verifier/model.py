@@ -152,6 +152,7 @@ def load_model(
     thresholds: Path | None = None,
     extra_facts: ExtraFacts | None = None,
     node_pairs: NodePairs | None = None,
+    keep_objects: Callable[[Inventory], set[str]] | None = None,
 ) -> LoadedModel:
     """Parse and check the rules (unless given), load the inventory, evaluate. TopologError on bad input.
 
@@ -168,6 +169,8 @@ def load_model(
     networkx (verifier/graph_facts.py) are added for the relations that are read.
     `extra_facts`, given those facts, returns more rows to load (jobs, for placement).
     `node_pairs`, when given, is filled with the GPU pair bottlenecks per node class.
+    `keep_objects`, given the inventory, names the only objects whose facts the program needs
+    (see verifier.facts.inventory_facts); graph summaries still see the whole inventory.
     """
     step = progress.step if progress is not None else (lambda _phase: None)
     step("checking rules")
@@ -178,7 +181,7 @@ def load_model(
     step("loading inventory")
     inventory = load_any_inventory(inventory_paths, from_kind)
     step("generating facts")
-    facts = inventory_facts(inventory)
+    facts = inventory_facts(inventory, keep_objects(inventory) if keep_objects is not None else None)
     facts["threshold"] = threshold_facts(limits)
     if extra_facts is not None:
         # Placement: job facts (and model families) for `place` / `verify --jobs`; see verifier/placement.py.

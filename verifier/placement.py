@@ -17,6 +17,7 @@ from pathlib import Path
 
 from verifier.datalog.ast import Program, Row
 from verifier.graph_facts import NodePairs
+from verifier.inventory.model import Inventory
 from verifier.jobs.facts import job_facts
 from verifier.jobs.loader import load_jobs
 from verifier.jobs.spec import Job, Jobs
@@ -106,16 +107,23 @@ def place(
     engine: str = "duckdb",
     progress: PhaseListener | None = None,
     limit: int = 0,
+    whole_inventory: bool = False,
 ) -> PlaceReport:
-    """Load inventory and jobs, evaluate the placement rules, pick members, rank (TopologError on bad input)."""
+    """Load inventory and jobs, evaluate the placement rules, pick members, rank (TopologError on bad input).
+
+    Only the facts of GPUs and their ancestors are loaded unless `whole_inventory` (a test
+    holds both ways equal) or some job asks for rail alignment.
+    """
     from verifier.query_output import program_for
 
     jobs = load_jobs(jobs_paths)
     classes, of = job_classes(jobs)
     program = program_for(placement_rules(load_rules(), classes), PLACEMENT_RELATIONS)
     pairs = NodePairs()
+    # Rail alignment reads NICs, leaves and cables; every other stage reads only GPUs and their ancestors.
+    keep = None if whole_inventory or any(job.rail_aligned for job in classes) else gpus_and_ancestors
     model = load_model(list(inventory_paths), None, engine, progress, program=program,
-                       extra_facts=placement_facts(classes), node_pairs=pairs)
+                       extra_facts=placement_facts(classes), node_pairs=pairs, keep_objects=keep)
     try:
         if progress is not None:
             progress.step("ranking placements")
@@ -128,6 +136,21 @@ def place(
         rep = judged[of[job.name]]
         out.append(JobPlacements(job, rep.candidates, list(rep.placements), list(rep.why_not)))
     return PlaceReport(rank, out)
+
+
+def gpus_and_ancestors(inv: Inventory) -> set[str]:
+    """Every GPU and every object that contains one (node, rack, pod, ...)."""
+    keep: set[str] = set()
+    objects = inv.objects
+    for oid, o in objects.items():
+        if o.kind != "gpu":
+            continue
+        keep.add(oid)
+        parent = o.parent
+        while parent is not None and parent not in keep:
+            keep.add(parent)
+            parent = objects[parent].parent
+    return keep
 
 
 def placement_rules(rules: Program, jobs: Jobs) -> Program:
@@ -227,7 +250,7 @@ class _Picker:
         self.by_profile: dict[ProfileKey, list[str]] = defaultdict(list)
         self.fabric: dict[str, int] = {}
         self.node: dict[str, str] = {}
-        for row in q("place_profile"):
+        for row in q("place_profile", None, False):
             g = str(row[0])
             self.by_profile[tuple(row[1:])].append(g)
             self.node[g] = str(row[1])
@@ -241,38 +264,48 @@ class _Picker:
             cut = len(str(key[0])) + 1
             self.local_ids[key] = interned.setdefault(tuple(g[cut:] for g in gpus), len(interned))
         self.eligible: dict[tuple[str, str], list[ProfileKey]] = defaultdict(list)
-        for row in q("place_eligible_profile"):
+        for row in q("place_eligible_profile", None, False):
             self.eligible[(str(row[0]), str(row[1]))].append(tuple(row[2:11]))
         self.pairs = pairs
         self.price = {str(n): int(p) for n, p in q("place_node_price")}
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
-        self._shapes: dict[tuple[object, ...], tuple[tuple[str, ...], int | None]] = {}
+        self._shapes: dict[tuple[object, ...], tuple[tuple[tuple[int, str], ...], int | None, int]] = {}
 
     def pick(self, job: Job, domain: str, need: int) -> _Draft:
-        """The domain's members and figures. A domain inside one node is judged once per shape
-        (node class, eligible profiles without the node's name, need, the job's topology
-        needs): thousands of identical nodes then cost one pick and a price lookup each."""
+        """The domain's members and figures, judged once per shape: the domain's nodes in the
+        order their GPUs sort, each with its node class and its eligible profiles without the
+        node's name (and which GPUs they hold), plus the need and the job's topology needs.
+        Thousands of identical nodes or racks then cost one pick and a price lookup each."""
         keys = self.eligible[(job.name, domain)]
         needs = (need, job.min_fabric_mbps, _fullest_first(job), job.scope == "nvlink_domain")
-        node = str(keys[0][0]) if keys else ""
-        cls = self.pairs.class_of.get(node)
-        if cls is None or any(k[0] != node or (k[8] and not str(k[8]).startswith(node + "/")) for k in keys):
+        # Sorting by "node/" puts the nodes in the order of their GPUs' ids.
+        nodes = sorted({str(k[0]) for k in keys}, key=lambda n: n + "/")
+        index = {n: i for i, n in enumerate(nodes)}
+        classes = tuple(self.pairs.class_of.get(n) for n in nodes)
+        if None in classes or any(k[8] and not str(k[8]).startswith(f"{k[0]}/") for k in keys):
             members = self._members(job, keys, need)
-            nodes = sorted({self.node[g] for g in members})
+            used = sorted({self.node[g] for g in members})
             picked = tuple(members)
-            return _Draft(domain, len(nodes), self._bottleneck(job, members, nodes), self._cost(members),
+            return _Draft(domain, len(used), self._bottleneck(job, members, used), self._cost(members),
                           lambda: picked)
-        cut = len(node) + 1
-        shape = (cls, tuple((*k[1:8], str(k[8])[cut:], self.local_ids[k]) for k in keys), needs)
+        profiles = tuple(sorted(
+            (index[str(k[0])], *k[1:8], str(k[8])[len(str(k[0])) + 1:], self.local_ids[k]) for k in keys
+        ))
+        shape = (classes, profiles, needs)
         found = self._shapes.get(shape)
         if found is None:
             members = self._members(job, keys, need)
-            found = self._shapes[shape] = (tuple(g[cut:] for g in members),
-                                           self._node_worst(node, members) if len(members) > 1 else None)
-        local, worst = found
-        price = self.price.get(node)
-        return _Draft(domain, 1 if local else 0, worst, price * len(local) if price is not None and local else None,
-                      lambda: tuple(f"{node}/{g}" for g in local))
+            used = sorted({self.node[g] for g in members})
+            local = tuple((index[self.node[g]], g[len(self.node[g]) + 1:]) for g in members)
+            found = self._shapes[shape] = (local, self._bottleneck(job, members, used), len(used))
+        local, worst, count = found
+        per_node: dict[int, int] = defaultdict(int)
+        for i, _g in local:
+            per_node[i] += 1
+        prices = [self.price.get(nodes[i]) for i in per_node]
+        cost = (sum(p * per_node[i] for i, p in zip(per_node, prices, strict=True) if p is not None)
+                if local and None not in prices else None)
+        return _Draft(domain, count, worst, cost, lambda: tuple(f"{nodes[i]}/{g}" for i, g in local))
 
     def _members(self, job: Job, keys: list[ProfileKey], need: int) -> list[str]:
         gpus: list[str] = []

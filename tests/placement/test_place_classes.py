@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from verifier.jobs.loader import load_jobs
 from verifier.placement import job_classes, place
 
@@ -56,3 +58,16 @@ def test_placement_program_still_gives_cedar_the_nvlink_domains() -> None:
     domains = graph.of_type("NvlinkDomain")
     assert [d.id for d in domains] == [f"dgx0{i}/gpu0" for i in range(8)]
     assert 'NvlinkDomain::"dgx03/gpu0"' in graph.entities['Gpu::"dgx03/gpu7"'].parents
+
+
+@pytest.mark.parametrize("inventory", sorted((REPO / "inventories").glob("*.yaml")), ids=lambda p: p.stem)
+def test_loading_only_gpus_and_ancestors_changes_no_answer(inventory: Path) -> None:
+    """place loads the facts of GPUs and their ancestors only; every answer must be the same
+    as with the whole inventory loaded (every shipped job, why-not included)."""
+    from verifier.placement import render_json
+
+    jobs = [JOBS, REPO / "tests" / "placement" / "fixtures" / "uneven_jobs.yaml"]
+    narrow = place([inventory], jobs, why_not=True)
+    whole = place([inventory], jobs, why_not=True, whole_inventory=True)
+    assert render_json(narrow) == render_json(whole)
+    assert any(j.placements or j.why_not for j in whole.jobs)  # something was judged

@@ -107,8 +107,9 @@ class Backend(Protocol):
     def evaluate(self) -> None:
         """Run every stratum to its fixpoint; raises EngineError if anything cannot be evaluated."""
 
-    def query(self, relation: str, bound: Mapping[int, Value] | None = None) -> list[Row]:
-        """Rows of a relation matching the bound positions, sorted."""
+    def query(self, relation: str, bound: Mapping[int, Value] | None = None, ordered: bool = True) -> list[Row]:
+        """Rows of a relation matching the bound positions, sorted unless `ordered` is False
+        (a caller that groups 100k rows itself need not pay for the sort)."""
 
     def answer(self, query: Query) -> list[Row]:
         """Distinct bindings of the query's variables (in `query.variables` order), sorted."""

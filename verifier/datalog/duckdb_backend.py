@@ -366,7 +366,7 @@ class DuckDBBackend:
 
     # -- reading -----------------------------------------------------------------------
 
-    def query(self, relation: str, bound: Mapping[int, Value] | None = None) -> list[Row]:
+    def query(self, relation: str, bound: Mapping[int, Value] | None = None, ordered: bool = True) -> list[Row]:
         decl = self._declaration(relation)
         params = self._params()
         conditions = []
@@ -381,7 +381,7 @@ class DuckDBBackend:
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         select = f"SELECT {', '.join(columns)} FROM {self._schema.table(relation)}{where}"
         rows = self._con.execute(self._decoded(select, _kinds(decl)), params.bind()).fetchall()
-        return sort_rows(_row(decl, r) for r in rows)
+        return sort_rows(_row(decl, r) for r in rows) if ordered else [_row(decl, r) for r in rows]
 
     def _decoded(self, select: str, kinds: Sequence[ColumnType | None]) -> str:
         from_joins, cols = sc.decoded(select, kinds)

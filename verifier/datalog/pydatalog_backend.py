@@ -298,7 +298,7 @@ class PyDatalogBackend:
         self.stats.eval_seconds = time.perf_counter() - started
         self.stats.tuples = {name: len(r) for name, r in sorted(rows.items())}
 
-    def query(self, relation: str, bound: Mapping[int, Value] | None = None) -> list[Row]:
+    def query(self, relation: str, bound: Mapping[int, Value] | None = None, ordered: bool = True) -> list[Row]:
         self._ready()
         decl = self._decls.get(relation)
         if decl is None:
