@@ -213,7 +213,7 @@ def _report(
     return PlaceReport(rank, out)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Draft:
     """A placement's ranking figures, with its members named on demand."""
 
@@ -255,14 +255,20 @@ class _Picker:
             self.by_profile[tuple(row[1:])].append(g)
             self.node[g] = str(row[1])
             self.fabric[g] = int(row[7])
-        # Per profile, the local names of its GPUs as a small number: two nodes of one class
-        # with the same profiles may still differ in which GPUs (a different one down).
-        self.local_ids: dict[ProfileKey, int] = {}
-        interned: dict[tuple[str, ...], int] = {}
+        # Per profile, everything but its node's name as a small number: the profile's figures,
+        # its tag and the local names of its GPUs (two nodes of one class with the same profiles
+        # may still differ in which GPUs, a different one down). None: not expressible locally.
+        self.local_ids: dict[ProfileKey, int | None] = {}
+        interned: dict[tuple[object, ...], int] = {}
         for key, gpus in self.by_profile.items():
             gpus.sort()
-            cut = len(str(key[0])) + 1
-            self.local_ids[key] = interned.setdefault(tuple(g[cut:] for g in gpus), len(interned))
+            node, tag = str(key[0]), str(key[8])
+            cut = len(node) + 1
+            if tag and not tag.startswith(node + "/"):
+                self.local_ids[key] = None
+                continue
+            local = (*key[1:8], tag[cut:], *(g[cut:] for g in gpus))
+            self.local_ids[key] = interned.setdefault(local, len(interned))
         self.eligible: dict[tuple[str, str], list[ProfileKey]] = defaultdict(list)
         for row in q("place_eligible_profile", None, False):
             self.eligible[(str(row[0]), str(row[1]))].append(tuple(row[2:11]))
@@ -278,33 +284,47 @@ class _Picker:
         Thousands of identical nodes or racks then cost one pick and a price lookup each."""
         keys = self.eligible[(job.name, domain)]
         needs = (need, job.min_fabric_mbps, _fullest_first(job), job.scope == "nvlink_domain")
-        # Sorting by "node/" puts the nodes in the order of their GPUs' ids.
-        nodes = sorted({str(k[0]) for k in keys}, key=lambda n: n + "/")
-        index = {n: i for i, n in enumerate(nodes)}
-        classes = tuple(self.pairs.class_of.get(n) for n in nodes)
-        if None in classes or any(k[8] and not str(k[8]).startswith(f"{k[0]}/") for k in keys):
+        local_ids = self.local_ids
+        ids = [local_ids[k] for k in keys]
+        first = keys[0][0] if keys else ""
+        if len(keys) == 1:  # the usual case: a domain inside one node, all alike
+            nodes = [str(first)]
+            profiles: tuple[object, ...] = (-1 if ids[0] is None else ids[0],)
+        elif all(k[0] == first for k in keys):  # inside one node
+            nodes = [str(first)]
+            profiles = tuple(sorted(-1 if i is None else i for i in ids))
+        else:
+            # Sorting by "node/" puts the nodes in the order of their GPUs' ids.
+            nodes = sorted({str(k[0]) for k in keys}, key=lambda n: n + "/")
+            index = {n: i for i, n in enumerate(nodes)}
+            profiles = tuple(sorted((index[str(k[0])], -1 if i is None else i) for k, i in zip(keys, ids, strict=True)))
+        class_of = self.pairs.class_of
+        classes = (class_of.get(nodes[0]),) if len(nodes) == 1 else tuple(class_of.get(n) for n in nodes)
+        if None in classes or None in ids:
             members = self._members(job, keys, need)
             used = sorted({self.node[g] for g in members})
             picked = tuple(members)
             return _Draft(domain, len(used), self._bottleneck(job, members, used), self._cost(members),
                           lambda: picked)
-        profiles = tuple(sorted(
-            (index[str(k[0])], *k[1:8], str(k[8])[len(str(k[0])) + 1:], self.local_ids[k]) for k in keys
-        ))
         shape = (classes, profiles, needs)
         found = self._shapes.get(shape)
         if found is None:
             members = self._members(job, keys, need)
             used = sorted({self.node[g] for g in members})
-            local = tuple((index[self.node[g]], g[len(self.node[g]) + 1:]) for g in members)
+            at = {n: i for i, n in enumerate(nodes)}
+            local = tuple((at[self.node[g]], g[len(self.node[g]) + 1:]) for g in members)
             found = self._shapes[shape] = (local, self._bottleneck(job, members, used), len(used))
         local, worst, count = found
-        per_node: dict[int, int] = defaultdict(int)
-        for i, _g in local:
-            per_node[i] += 1
-        prices = [self.price.get(nodes[i]) for i in per_node]
-        cost = (sum(p * per_node[i] for i, p in zip(per_node, prices, strict=True) if p is not None)
-                if local and None not in prices else None)
+        if len(nodes) == 1:
+            price = self.price.get(nodes[0])
+            cost = price * len(local) if price is not None and local else None
+        else:
+            per_node: dict[int, int] = defaultdict(int)
+            for i, _g in local:
+                per_node[i] += 1
+            prices = [self.price.get(nodes[i]) for i in per_node]
+            cost = (sum(p * per_node[i] for i, p in zip(per_node, prices, strict=True) if p is not None)
+                    if local and None not in prices else None)
         return _Draft(domain, count, worst, cost, lambda: tuple(f"{nodes[i]}/{g}" for i, g in local))
 
     def _members(self, job: Job, keys: list[ProfileKey], need: int) -> list[str]:
