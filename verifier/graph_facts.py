@@ -256,28 +256,6 @@ class _NodeClass:
         return None
 
 
-def _node_of(inv: Inventory) -> dict[str, str]:
-    node: dict[str, str] = {}
-    objects = inv.objects
-    for oid, o in objects.items():
-        if o.kind == "node":
-            node[oid] = oid
-            continue
-        p = o.parent
-        if p is None:
-            continue
-        n = node.get(p)
-        if n is None:  # parent not seen yet (flat style): walk up
-            q: str | None = p
-            while q is not None and q not in node and objects[q].kind != "node":
-                q = objects[q].parent
-            if q is None:
-                continue
-            n = node.get(q, q)
-        node[oid] = n
-    return node
-
-
 def _local(oid: str, node: str) -> str:
     return oid[len(node) + 1:] if oid.startswith(node) and oid[len(node): len(node) + 1] == "/" else EXT + oid
 
@@ -471,8 +449,14 @@ def _fabric(inv: Inventory, out: dict[str, list[Row]]) -> None:
 
 
 def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs: NodePairs | None = None) -> None:
-    node_of = _node_of(inv)
     objects = inv.objects
+    above: dict[str, str | None] = {}
+
+    def node_above(oid: str) -> str | None:
+        if oid not in above:
+            above[oid] = _node_above(objects, oid)
+        return above[oid]
+
     # Nodes that are exactly their template's plan (Inventory.stamped) share its shape: only one
     # of them per template (its representative) is read object by object and link by link. A
     # link from outside the plan that reaches into such a node makes it "custom" (read in full).
@@ -481,17 +465,19 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs
     foreign: list[tuple[str, str, str, int, str | None, str | None]] = []
     custom: set[str] = set()
     for lk in inv.links.values():
+        kind = lk.kind
+        if kind not in FABRIC_KINDS and lk.origin in stamped:
+            continue  # part of its node's plan (a million links at fleet scale: tested first)
         if lk.state == "down":
             continue
-        a, b, kind = lk.a, lk.b, lk.kind
+        a, b = lk.a, lk.b
         if kind in FABRIC_KINDS:
-            for end in (a, b):
-                if end in node_of and objects[end].kind == "nic":
+            for end in (a, b):  # a NIC outside every node is counted too, and never asked for
+                o = objects.get(end)
+                if o is not None and o.kind == "nic":
                     nic_fabric[end] = nic_fabric.get(end, 0) + lk.mbps
             continue
-        if lk.origin is not None and lk.origin in stamped:
-            continue  # part of its node's plan
-        na, nb = node_of.get(a), node_of.get(b)
+        na, nb = node_above(a), node_above(b)
         if (na is None and nb is None) or (na != nb and kind not in SCALEUP_KINDS):
             continue
         foreign.append((a, b, kind, lk.mbps, na, nb))
@@ -505,12 +491,22 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs
     read = custom | set(rep.values())  # stamped nodes read in full
     shapes: dict[str, _NodeShape] = {}
     local_name: dict[str, str] = {}
+    node_of: dict[str, str] = {}  # filled as objects come (a parent usually comes before its children)
     for oid, o in objects.items():
-        n = node_of.get(oid)
-        if n is None or n == oid:
-            if o.kind == "node" and (oid not in stamped or oid in read):
+        if o.kind == "node":
+            node_of[oid] = oid
+            if oid not in stamped or oid in read:
                 shapes.setdefault(oid, _NodeShape())
             continue
+        p = o.parent
+        if p is None:
+            continue
+        n = node_of.get(p)
+        if n is None:
+            n = node_above(p)
+            if n is None:
+                continue
+        node_of[oid] = n
         if n in stamped and n not in read:
             continue
         idx = o.index if o.index is not None else o.quantities.get("index")
