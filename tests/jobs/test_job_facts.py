@@ -64,6 +64,7 @@ def test_exact_rows() -> None:
             ("train", "tenant", "robotics"),
         ],
         "job_mig": [("slices", "1g.10gb")],
+        "job_unit": [("train", "GPUs"), ("any", "GPUs"), ("slices", "MIG 1g.10gb instances")],
     }
 
 

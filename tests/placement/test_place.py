@@ -122,3 +122,9 @@ def test_mig_instance_memory_is_what_min_hbm_judges(tmp_path: Path) -> None:
     assert len(fits.placements[0].gpus) == 2               # 3 instances, 2 per GPU
     assert small.placements == [] and small.why_not[0].message == (
         "pod0: 0 GPUs whose MIG 1g.10gb instances have at least 20 GB, job needs 1")  # scope any: the pod
+
+
+def test_verify_jobs_names_mig_instances() -> None:
+    out = CliRunner().invoke(main, ["verify", str(MIXED), "--jobs", str(JOBS / "notebooks.yaml")])
+    assert out.exit_code == 1
+    assert "PLACE001: Job notebooks-mig (12 MIG 1g.10gb instances, scope node) fits in none of 10" in out.stdout

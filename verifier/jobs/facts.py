@@ -20,6 +20,7 @@ JOB_RELATIONS: dict[str, int] = {
     "job_stack": 4,
     "job_exclude": 3,
     "job_mig": 2,
+    "job_unit": 2,
 }
 """Every relation emitted, with its arity (a test checks this against rules/schema.dl)."""
 
@@ -54,4 +55,5 @@ def job_facts(jobs: Jobs) -> dict[str, list[Row]]:
         out["job_exclude"].extend((name, k, v) for k, v in job.exclude)
         if job.mig is not None:
             out["job_mig"].append((name, job.mig))
+        out["job_unit"].append((name, f"MIG {job.mig} instances" if job.mig is not None else "GPUs"))
     return out
