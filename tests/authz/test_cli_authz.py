@@ -89,15 +89,17 @@ def test_audit_against_a_policy_directory(tmp_path: Path) -> None:
         (other / p.name).write_text(p.read_text())
     (other / "interns.cedar").unlink()
     code, out, _ = _run("audit", MIXED, "--against", str(other), "--action", "schedule", "--fail-on-change")
-    # Without the interns policy nothing changes on mixed-fleet: ivan's tenant (students) is quarantined.
+    # Without the interns policy nothing changes on mixed-fleet: ivan's tenant (students) has
+    # consumer GPUs only (the RTX workstations, two of them quarantined).
     assert code == 0 and "0 decisions changed" in out
     (other / "fp64.cedar").unlink()
     code, out, _ = _run("audit", MIXED, "--against", str(other), "--action", "schedule", "--fail-on-change")
     assert code == 1
-    # hpc and carol lose the 16 MI300X GPUs; team-nlp and alice (their tenant) gain them; per context.
-    assert "schedule (context {}): ALLOW -> DENY: 32 decisions" in out
+    # hpc, carol and hana (hpc member) lose the 16 MI300X GPUs: 48; team-nlp and alice (their
+    # tenant) gain them: 32 (hana's tenant is team-vision); per context.
+    assert "schedule (context {}): ALLOW -> DENY: 48 decisions" in out
     assert "schedule (context {}): DENY -> ALLOW: 32 decisions" in out
-    assert "192 decisions changed" in out  # 64 in each of the 3 contexts
+    assert "240 decisions changed" in out  # 80 in each of the 3 contexts
 
 
 def test_authz_relations_are_declared() -> None:

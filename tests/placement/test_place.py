@@ -33,20 +33,36 @@ def _job(report: PlaceReport, name: str):  # type: ignore[no-untyped-def]
     return next(j for j in report.jobs if j.job.name == name)
 
 
-def test_portable_job_lands_on_the_mi300x_nodes(mixed: PlaceReport) -> None:
-    jp = _job(mixed, "finetune-portable")
-    assert [p.domain for p in jp.placements] == ["mi300x-n0", "mi300x-n1"]
-    first = jp.placements[0]
-    assert first.gpus == tuple(f"mi300x-n0/gpu{i}" for i in range(8))
-    assert first.nodes == 1
-    assert first.bottleneck_mbps == 64000          # one xGMI gen 4 link per pair
-    assert first.cost_millicents_per_hour == 8 * 220_000   # $2.20 per GPU-hour
+def test_portable_job_fits_nvidia_and_amd_nodes_ranked(mixed: PlaceReport) -> None:
+    jp = _job(mixed, "finetune-portable")   # hana: team-vision (H100 tenant) and hpc (MI300X)
+    assert [p.domain for p in jp.placements] == ["h100-n0", "h100-n1", "mi300x-n0", "mi300x-n1"]
+    h100, _h, mi300x, _m = jp.placements
+    assert h100.gpus == tuple(f"h100-n0/gpu{i}" for i in range(8)) and h100.nodes == 1
+    assert h100.bottleneck_mbps == 450_000               # 18 NVLink 4 links x 25 GB/s through 4 NVSwitches
+    assert h100.cost_millicents_per_hour == 8 * 340_000  # $3.40 per GPU-hour
+    assert mi300x.gpus == tuple(f"mi300x-n0/gpu{i}" for i in range(8))
+    assert mi300x.bottleneck_mbps == 64_000              # one xGMI gen 4 link per pair
+    assert mi300x.cost_millicents_per_hour == 8 * 220_000   # $2.20 per GPU-hour
     reasons = {w.domain: (w.requirement, w.have, w.need) for w in jp.why_not}
     assert reasons == {
         "a100-n0": ("software", 0, 8), "a100-n1": ("software", 0, 8),          # CUDA 12.0 < 12.4, no ROCm
-        "h100-n0": ("authorization", 0, 8), "h100-n1": ("authorization", 0, 8),  # carol is no team-vision tenant
         "rtx-n0": ("gpus", 2, 8), "rtx-n1": ("gpus", 2, 8), "rtx-n2": ("gpus", 2, 8), "rtx-n3": ("gpus", 2, 8),
     }
+
+
+def test_portable_job_by_cost_puts_the_cheaper_amd_nodes_first() -> None:
+    report = place([MIXED], [JOBS / "portable.yaml"], rank="cost")
+    assert [p.domain for p in report.jobs[0].placements] == ["mi300x-n0", "mi300x-n1", "h100-n0", "h100-n1"]
+
+
+def test_carol_gets_only_the_mi300x_nodes(tmp_path: Path) -> None:
+    """The same job as carol (hpc only): Cedar closes the H100 nodes, and says which policy does not open them."""
+    jobs = tmp_path / "carol.yaml"
+    jobs.write_text((JOBS / "portable.yaml").read_text().replace('User::"hana"', 'User::"carol"'))
+    jp = place([MIXED], [jobs], why_not=True).jobs[0]
+    assert [p.domain for p in jp.placements] == ["mi300x-n0", "mi300x-n1"]
+    reasons = {w.domain: (w.requirement, w.have, w.need) for w in jp.why_not}
+    assert reasons["h100-n0"] == ("authorization", 0, 8) and reasons["h100-n1"] == ("authorization", 0, 8)
 
 
 def test_fp64_job_and_policy_names(mixed: PlaceReport) -> None:
@@ -91,7 +107,7 @@ def test_cli_place_and_verify_jobs() -> None:
     ok = runner.invoke(main, ["place", str(MIXED), str(JOBS / "portable.yaml"), "--format", "json", "--limit", "1"])
     assert ok.exit_code == 0, ok.output
     doc = json.loads(ok.stdout)
-    assert [p["domain"] for p in doc["jobs"][0]["placements"]] == ["mi300x-n0"]
+    assert [p["domain"] for p in doc["jobs"][0]["placements"]] == ["h100-n0"]
     good = runner.invoke(main, ["verify", str(MIXED), "--jobs", str(JOBS / "inference.yaml")])
     assert good.exit_code == 0 and "PLACE001" not in good.stdout
     bad = runner.invoke(main, ["verify", str(NVL72), "--jobs", str(JOBS / "impossible.yaml")])
