@@ -83,6 +83,8 @@ class JobPlacements:
     candidates: int
     placements: list[Placement] = field(default_factory=list)
     why_not: list[WhyNot] = field(default_factory=list)
+    hosting: int = 0
+    """Candidate domains that host the job; `placements` keeps the first `--limit` of them."""
 
 
 @dataclass
@@ -134,7 +136,7 @@ def place(
     out = []
     for job in jobs:
         rep = judged[of[job.name]]
-        out.append(JobPlacements(job, rep.candidates, list(rep.placements), list(rep.why_not)))
+        out.append(JobPlacements(job, rep.candidates, list(rep.placements), list(rep.why_not), rep.hosting))
     return PlaceReport(rank, out)
 
 
@@ -205,6 +207,7 @@ def _report(
         # Members are named only for the placements shown: at fleet scale a job has thousands
         # of hosting domains, ranked by figures that need no member names.
         jp.placements = [d.placement() for d in (drafts[:limit] if limit else drafts)]
+        jp.hosting = len(drafts)
         out.append(jp)
     if why_not:
         reasons = _why_not(model, jobs, paths)
@@ -503,8 +506,9 @@ def render_text(report: PlaceReport) -> str:
         job = jp.job
         size = f"{job.gpus} MIG {job.mig} instances" if job.mig is not None else f"{job.gpus} GPUs"
         lines.append(f"job {job.name} ({job.principal}, {size}, scope {job.scope}): "
-                     f"{len(jp.placements)} placement{'s' if len(jp.placements) != 1 else ''}"
-                     f" of {jp.candidates} candidate domains")
+                     f"{jp.hosting} placement{'s' if jp.hosting != 1 else ''}"
+                     f" of {jp.candidates} candidate domains"
+                     + (f" (the best {len(jp.placements)} shown)" if len(jp.placements) < jp.hosting else ""))
         if not jp.placements:
             lines.append("  error PLACE001: fits nowhere")
         for i, p in enumerate(jp.placements, 1):
@@ -526,7 +530,7 @@ def render_json(report: PlaceReport) -> str:
             {
                 "job": jp.job.name, "principal": jp.job.principal, "gpus": jp.job.gpus, "mig": jp.job.mig,
                 "scope": jp.job.scope,
-                "candidates": jp.candidates, "placeable": bool(jp.placements),
+                "candidates": jp.candidates, "hosting": jp.hosting, "placeable": bool(jp.placements),
                 "placements": [p.to_dict() for p in jp.placements],
                 "why_not": [w.to_dict() for w in jp.why_not],
             }

@@ -144,3 +144,12 @@ def test_verify_jobs_names_mig_instances() -> None:
     out = CliRunner().invoke(main, ["verify", str(MIXED), "--jobs", str(JOBS / "notebooks.yaml")])
     assert out.exit_code == 1
     assert "PLACE001: Job notebooks-mig (12 MIG 1g.10gb instances, scope node) fits in none of 10" in out.stdout
+
+
+def test_limit_keeps_the_best_and_counts_the_rest() -> None:
+    report = place([MIXED], [JOBS / "portable.yaml"], limit=1)
+    (jp,) = report.jobs
+    assert (jp.hosting, [p.domain for p in jp.placements]) == (4, ["h100-n0"])
+    from verifier.placement import render_text
+
+    assert "4 placements of 10 candidate domains (the best 1 shown)" in render_text(report)
