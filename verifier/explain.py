@@ -174,11 +174,20 @@ def leaf_locator(
 
 
 def principals_near(inventory_paths: Sequence[Path]) -> Principals | None:
-    """The principals file the authorization facts came from (next to the first inventory), if any."""
+    """The principals file the authorization facts came from (next to the first inventory), if any.
+
+    Only places are read from it here: a file that does not load gives None, and the
+    authorization that reads it (load_model) is what reports it and fails closed.
+    """
     from verifier.authz.principals import load_principals, principals_file_for
 
     path = principals_file_for(list(inventory_paths))
-    return load_principals(path) if path is not None else None
+    if path is None:
+        return None
+    try:
+        return load_principals(path)
+    except TopologError:
+        return None
 
 
 def render_text(items: list[Explained], inventory: Inventory, principals: Principals | None = None) -> str:

@@ -7,7 +7,7 @@ drops the findings a team already knew about when it adopted topolog.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -15,6 +15,7 @@ from pathlib import Path
 from verifier.baseline import Baseline, fingerprint
 from verifier.checks import Check
 from verifier.datalog.ast import Row
+from verifier.errors import SourceLocation
 from verifier.findings import Finding, Severity, count_by_severity, fails
 from verifier.model import LoadedModel, load_model
 from verifier.progress import Progress
@@ -92,15 +93,30 @@ def finding_fingerprint(check: Check, row: Row) -> str:
     return fingerprint(check.id, check.subjects_of(row), values)
 
 
-def collect_results(model: LoadedModel, with_proofs: bool) -> tuple[list[Result], int]:
-    """Every check's findings with fingerprints, sorted; proofs for the first MAX_PROOFS."""
+def collect_results(
+    model: LoadedModel, with_proofs: bool, elsewhere: Mapping[str, SourceLocation] | None = None,
+) -> tuple[list[Result], int]:
+    """Every check's findings with fingerprints, sorted; proofs for the first MAX_PROOFS.
+
+    A finding is located at its first subject written in the inventory, else at one that
+    `elsewhere` places (a team in the principals file, a job in its job file), else at the
+    inventory file itself.
+    """
+    inv = model.inventory
+    extra = elsewhere or {}
+
+    def written(subject: str) -> SourceLocation | None:
+        if subject in inv.objects or subject in inv.links or subject in inv.models or subject in inv.templates:
+            return inv.location(subject)
+        return extra.get(subject)
+
     found: list[tuple[Result, Check, Row]] = []
     for check in model.checks:
         for row in model.engine.query(check.reports):
             subjects = check.subjects_of(row)
-            location = next(
-                (loc for loc in (model.inventory.location(s) for s in subjects) if loc is not None), None
-            )
+            location = next((loc for loc in map(written, subjects) if loc is not None), None)
+            if location is None and subjects:
+                location = inv.location(subjects[0])
             finding = Finding(check.id, check.severity, subjects, check.message_for(row), location)
             found.append((Result(finding, finding_fingerprint(check, row)), check, row))
     found.sort(key=lambda item: item[0].finding.sort_key())
@@ -178,17 +194,25 @@ def verify(
     jobs: Sequence[Path] | None = None,
 ) -> VerifyReport:
     extra = None
+    elsewhere: dict[str, SourceLocation] = {}
     if jobs:  # --jobs: job facts make rules/placement/ judge every job (PLACE001: a job that fits nowhere)
         from verifier.jobs.loader import load_jobs
         from verifier.placement import placement_facts
 
-        extra = placement_facts(load_jobs(jobs))
+        loaded = load_jobs(jobs)
+        extra = placement_facts(loaded)
+        elsewhere.update((job.name, job.loc) for job in loaded)
     model = load_model(inventory_paths, rules_paths, engine, progress, from_kind=from_kind, thresholds=thresholds,
                        extra_facts=extra)
     if progress is not None:
         progress.step("collecting findings")
     try:
-        results, omitted = collect_results(model, with_proofs)
+        from verifier.explain import principals_near
+
+        principals = principals_near(inventory_paths)
+        if principals is not None:  # AUTHZ findings name teams: locate them where they are written
+            elsewhere.update((pid, p.loc) for pid, p in principals.principals.items() if pid not in elsewhere)
+        results, omitted = collect_results(model, with_proofs, elsewhere)
     finally:
         model.engine.close()
     checks = list(model.checks)

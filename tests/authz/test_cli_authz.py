@@ -107,3 +107,12 @@ def test_authz_relations_are_declared() -> None:
     program = parse_program(path.read_text(encoding="utf-8"), str(path))
     declared = {d.name: d.arity for d in program.declarations if d.is_input}
     assert {name: declared.get(name) for name in RELATIONS} == RELATIONS
+
+
+def test_team_findings_are_located_in_the_principals_file() -> None:
+    code, out, _ = _run("verify", "tests/rules/fixtures/AUTHZ001/fail.yaml")
+    authz = [line for line in out.splitlines() if " AUTHZ001: " in line]
+    # render and training are written on lines 5 and 6 of the fixture's principals.yml.
+    assert [line.split(": warning")[0] for line in authz] == [
+        "tests/rules/fixtures/AUTHZ001/principals.yml:5:5", "tests/rules/fixtures/AUTHZ001/principals.yml:6:5"]
+    assert code == 1  # the fixture's GPUs also reach no NIC (TOPO001 errors); only the places matter here

@@ -144,6 +144,9 @@ def test_verify_jobs_names_mig_instances() -> None:
     out = CliRunner().invoke(main, ["verify", str(MIXED), "--jobs", str(JOBS / "notebooks.yaml")])
     assert out.exit_code == 1
     assert "PLACE001: Job notebooks-mig (12 MIG 1g.10gb instances, scope node) fits in none of 10" in out.stdout
+    # Located at the job's own line in its job file (its `name:` key), not at the inventory.
+    line = next(x for x in out.stdout.splitlines() if "PLACE001" in x)
+    assert line.startswith(f"{JOBS / 'notebooks.yaml'}:9:5: error PLACE001")
 
 
 def test_limit_keeps_the_best_and_counts_the_rest() -> None:
