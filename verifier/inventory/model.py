@@ -98,7 +98,7 @@ class Link:
     )  # generation, lanes, count, latency_ns
     labels: Mapping[str, str] = field(default_factory=lambda: EMPTY_STR)
     state: str | None = None
-    origin: str | None = None  # the node whose template stamped this link (see Inventory.stamped)
+    origin: str | None = field(default=None, compare=False)  # the node whose template stamped it (Inventory.stamped)
 
 
 @dataclass(frozen=True, slots=True)
