@@ -165,6 +165,7 @@ def placement_rules(rules: Program, jobs: Jobs) -> Program:
         unused.append("place_pair_")
     if not unused:
         return rules
+    # place_pair_ok stays: place_host reads it, and its first rule passes every job without the need.
     kept = tuple(r for r in rules.rules if not r.head.relation.startswith(tuple(unused))
                  or r.head.relation == "place_pair_ok")
     return Program(rules.declarations, kept, rules.metadata)
