@@ -6,13 +6,13 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from verifier.checks import Check, checks_from_program
-from verifier.datalog.ast import Const, Program, Row, Value
+from verifier.datalog.ast import Atom, Const, Program, Row, Rule, Value
 from verifier.datalog.backend import Backend, make_backend
 from verifier.datalog.loader import load_program
 from verifier.facts import inventory_facts
@@ -53,24 +53,58 @@ def default_rules() -> list[Path]:
         return [DEFAULT_RULES]
 
 
-def live_reads(program: Program, nonempty: set[str]) -> set[str]:
-    """Relations read by rules that can fire, given the input relations that may hold rows.
+def live_reads(program: Program, facts: Mapping[str, list[Row]], pending: set[str]) -> set[str]:
+    """Relations read by the rules that can fire (live_rules)."""
+    return {a.relation for r in live_rules(program, facts, pending) for a in (*r.positive_atoms(), *r.negated_atoms())}
 
-    A rule whose positive atom reads a relation that stays empty derives nothing, so what it
-    alone reads need not be loaded: without jobs, the placement rules' reads of every label,
-    price and software version cost seconds at fleet scale for nothing.
+
+def live_rules(program: Program, facts: Mapping[str, list[Row]], pending: set[str]) -> list[Rule]:
+    """The rules that can fire, given the input rows at hand.
+
+    A rule whose positive atom can match no row derives nothing, so what it alone reads need
+    not be loaded: without jobs the placement rules' reads of every label, price and software
+    version, and without a job asking for rail alignment (`job_need(_, "rail_aligned", 1)`)
+    the NIC paths, cost seconds at fleet scale for nothing. An input atom can match when some
+    row holds each of its constants at that position (each position judged alone, so this may
+    keep a rule that cannot fire, never drop one that can); relations in `pending` may still
+    get rows (summaries computed on demand, authorization decisions, a query's relations) and
+    count as matching anything.
     """
-    available = set(nonempty)
+    seen: dict[tuple[str, int], set[Value]] = {}
+
+    def can_match(atom: Atom) -> bool:
+        rows = facts.get(atom.relation)
+        if atom.relation in pending:
+            return True
+        if not rows:
+            return False
+        for i, arg in enumerate(atom.args):
+            if isinstance(arg, Const):
+                values = seen.get((atom.relation, i))
+                if values is None:
+                    values = seen[(atom.relation, i)] = {row[i] for row in rows}
+                if arg.value not in values:
+                    return False
+        return True
+
+    def fires(rule: Rule) -> bool:
+        for atom in rule.positive_atoms():
+            decl = program.relations.get(atom.relation)
+            ok = can_match(atom) if decl is not None and decl.is_input else atom.relation in available
+            if not ok:
+                return False
+        return True
+
+    available: set[str] = set()
     grew = True
     while grew:
         grew = False
         for rule in program.rules:
             head = rule.head.relation
-            if head not in available and all(a.relation in available for a in rule.positive_atoms()):
+            if head not in available and fires(rule):
                 available.add(head)
                 grew = True
-    live = (r for r in program.rules if all(a.relation in available for a in r.positive_atoms()))
-    return {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())}
+    return [r for r in program.rules if fires(r)]
 
 
 def relations_read(program: Program) -> set[str]:
@@ -78,16 +112,19 @@ def relations_read(program: Program) -> set[str]:
     return {a.relation for r in program.rules for a in (*r.positive_atoms(), *r.negated_atoms())}
 
 
-def constant_filters(program: Program, unfiltered: set[str]) -> dict[str, list[tuple[int, frozenset[Value]]]]:
+def constant_filters(
+    program: Program, unfiltered: set[str], rules: Iterable[Rule] | None = None,
+) -> dict[str, list[tuple[int, frozenset[Value]]]]:
     """Per input relation, the argument positions at which every reading atom has a constant.
 
     A row whose value there is none of those constants can match no atom of the program,
     so leaving it out of the engine changes nothing that is derived: `label(X, "role",
     "leaf")` and `label(X, "rail", R)` need only the role and rail labels of a fleet, not
     every label. Relations in `unfiltered` (read by a query or explained) are loaded whole.
+    Given `rules` (the live ones), only their atoms count: a rule that cannot fire asks for nothing.
     """
     constants: dict[str, dict[int, set[Value]]] = {}
-    for rule in program.rules:
+    for rule in program.rules if rules is None else rules:
         for atom in (*rule.positive_atoms(), *rule.negated_atoms()):
             decl = program.relations.get(atom.relation)
             if decl is None or not decl.is_input or atom.relation in unfiltered:
@@ -193,13 +230,13 @@ def load_model(
         from verifier.authz.facts import AUTHZ_RELATIONS
 
         pending |= AUTHZ_RELATIONS
-    nonempty = {r for r, rows in facts.items() if rows} | pending | set(also_read)
-    wanted = live_reads(program, nonempty) | set(also_read)
+    live = live_rules(program, facts, pending | set(also_read))
+    wanted = {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())} | set(also_read)
     facts.update(graph_facts(inventory, wanted, node_pairs))
     backend = make_backend(engine)
     backend.load(program)
     step(f"loading facts into {engine}")
-    filters = constant_filters(program, set(also_read))
+    filters = constant_filters(program, set(also_read), live)  # a rule that cannot fire asks for no rows
     for relation, rows in sorted(facts.items()):
         if relation in wanted:
             backend.add_facts(relation, filter_rows(rows, filters.get(relation, ())))

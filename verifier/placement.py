@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verifier.datalog.ast import Program, Row
+from verifier.datalog.ast import Row
 from verifier.graph_facts import NodePairs
 from verifier.inventory.model import Inventory
 from verifier.jobs.facts import job_facts
@@ -120,7 +120,9 @@ def place(
 
     jobs = load_jobs(jobs_paths)
     classes, of = job_classes(jobs)
-    program = program_for(placement_rules(load_rules(), classes), PLACEMENT_RELATIONS)
+    # Stages no job asks for (rail alignment, pair bandwidth) read nothing: load_model's
+    # live_reads sees that their job_need atoms match no row and loads none of their inputs.
+    program = program_for(load_rules(), PLACEMENT_RELATIONS)
     pairs = NodePairs()
     # Rail alignment reads NICs, leaves and cables; every other stage reads only GPUs and their ancestors.
     keep = None if whole_inventory or any(job.rail_aligned for job in classes) else gpus_and_ancestors
@@ -153,22 +155,6 @@ def gpus_and_ancestors(inv: Inventory) -> set[str]:
             keep.add(parent)
             parent = objects[parent].parent
     return keep
-
-
-def placement_rules(rules: Program, jobs: Jobs) -> Program:
-    """The rules without the stages no job asks for: rail alignment reads nearest_nic and
-    min_pair_mbps reads gpu_pair_bottleneck, which cost seconds each at fleet scale."""
-    unused = []
-    if not any(job.rail_aligned for job in jobs):
-        unused.append("place_rail_")
-    if not any(job.min_pair_mbps is not None for job in jobs):
-        unused.append("place_pair_")
-    if not unused:
-        return rules
-    # place_pair_ok stays: place_host reads it, and its first rule passes every job without the need.
-    kept = tuple(r for r in rules.rules if not r.head.relation.startswith(tuple(unused))
-                 or r.head.relation == "place_pair_ok")
-    return Program(rules.declarations, kept, rules.metadata)
 
 
 def job_classes(jobs: Jobs) -> tuple[Jobs, dict[str, str]]:

@@ -45,11 +45,11 @@ def test_placement_program_still_gives_cedar_the_nvlink_domains() -> None:
     must still have every GPU under its NvlinkDomain (8 per DGX H100 node of the pod)."""
     from verifier.authz.setup import setup_from_model
     from verifier.model import load_model, load_rules
-    from verifier.placement import PLACEMENT_RELATIONS, placement_rules
+    from verifier.placement import PLACEMENT_RELATIONS
     from verifier.query_output import program_for
 
     pod = [REPO / "inventories" / "dgx-h100-pod.yaml"]
-    program = program_for(placement_rules(load_rules(), load_jobs([JOBS / "notebooks.yaml"])), PLACEMENT_RELATIONS)
+    program = program_for(load_rules(), PLACEMENT_RELATIONS)
     model = load_model(pod, None, program=program, authz=False)
     try:
         graph = setup_from_model(model, pod, None, None).graph
