@@ -200,6 +200,10 @@ def test_template_shortcut_is_used_and_steps_aside() -> None:
     assert set(inv.stamped) == {"n0", "n1"}
     fast, slow = _all_facts(inv), _all_facts(_slow(inv))
     assert fast == slow
-    pairs = dict(((a, b), m) for a, b, _c, m in fast[0]["gpu_pair_bottleneck"])
-    assert pairs[("n0/gpu0", "n0/gpu2")] == 450_000 and ("n1/gpu0", "n1/gpu2") not in [
-        k for k, v in pairs.items() if v == 450_000]
+    pairs = {(a, b): (c, m) for a, b, c, m in fast[0]["gpu_pair_bottleneck"]}
+    # n0/gpu2 now meets gpu0 on nvsw0 (450 GB/s each way); n1 keeps the template's SYS path
+    # (gpu2's Gen4 x16 to cpu1 is the narrowest hop, 31,504 MB/s, as in test_gpu_pairs_by_hand).
+    assert pairs[("n0/gpu0", "n0/gpu2")] == ("NV", 450_000)
+    assert pairs[("n1/gpu0", "n1/gpu2")] == ("SYS", 31_504)
+    domains = dict(fast[0]["scaleup_domain"])
+    assert domains["n0/gpu2"] == "n0/gpu0" and domains["n1/gpu2"] == "n1/gpu2"

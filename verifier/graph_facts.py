@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -328,36 +329,13 @@ def scaleup_domains(inv: Inventory) -> list[Row]:
     template, on one representative; only nodes that other links reach into are read whole.
     """
     objects, stamped = inv.objects, inv.stamped
-    rep_of: dict[str, str] = {}             # template -> representative node
-    plan_links: dict[str, list[tuple[str, str]]] = {}
-    foreign: list[tuple[str, str]] = []
-    for lk in inv.links.values():
-        if lk.kind not in SCALEUP_KINDS or lk.state == "down":
-            continue
-        origin = lk.origin
-        template = stamped.get(origin) if origin is not None else None
-        if template is None:
-            foreign.append((lk.a, lk.b))
-        elif rep_of.setdefault(template, origin or "") == origin:
-            plan_links.setdefault(template, []).append((lk.a, lk.b))
+    rep_of = _representatives(stamped, set())
+    plan_links, foreign = _scaleup_links(inv, rep_of, set())
     node_of = {g: _node_above(objects, g) for g, o in objects.items() if o.kind == "gpu"}
     touched = {n for a, b in foreign for n in (_node_above(objects, a), _node_above(objects, b)) if n in stamped}
-    if touched:
-        # Nodes reached from outside are read whole; a template whose representative was one
-        # of them gets another, untouched one (or none, when every instance was reached).
-        rep_of = {}
-        for n, template in stamped.items():
-            if n not in touched:
-                rep_of.setdefault(template, n)
-        plan_links = {}
-        for lk in inv.links.values():
-            origin = lk.origin
-            if lk.kind not in SCALEUP_KINDS or lk.state == "down" or origin is None or origin not in stamped:
-                continue
-            if origin in touched:
-                foreign.append((lk.a, lk.b))
-            elif rep_of.get(stamped[origin]) == origin:
-                plan_links.setdefault(stamped[origin], []).append((lk.a, lk.b))
+    if touched:  # nodes reached from outside are read whole, and never stand for their template
+        rep_of = _representatives(stamped, touched)
+        plan_links, foreign = _scaleup_links(inv, rep_of, touched)
     up: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -398,6 +376,37 @@ def scaleup_domains(inv: Inventory) -> list[Row]:
             mine = local[g[cut:]] = theirs[len(rep) + 1:]
         rows.append((g, f"{node}/{mine}"))
     return rows
+
+
+def _representatives(stamped: Mapping[str, str], skip: AbstractSet[str]) -> dict[str, str]:
+    """Per template, the first node stamped from it that is not in `skip`: the one read whole
+    on behalf of the others (none when every instance is skipped)."""
+    rep: dict[str, str] = {}
+    for node, template in stamped.items():
+        if node not in skip:
+            rep.setdefault(template, node)
+    return rep
+
+
+def _scaleup_links(
+    inv: Inventory, rep_of: Mapping[str, str], touched: AbstractSet[str],
+) -> tuple[dict[str, list[tuple[str, str]]], list[tuple[str, str]]]:
+    """Working scale-up links split into each template representative's own (by template) and
+    the ones to join globally: links from outside any plan and the links of `touched` nodes.
+    The links of other stamped nodes are left out: their representative answers for them."""
+    stamped = inv.stamped
+    plan_links: dict[str, list[tuple[str, str]]] = {}
+    foreign: list[tuple[str, str]] = []
+    for lk in inv.links.values():
+        if lk.kind not in SCALEUP_KINDS or lk.state == "down":
+            continue
+        origin = lk.origin
+        template = stamped.get(origin) if origin is not None else None
+        if template is None or origin in touched:
+            foreign.append((lk.a, lk.b))
+        elif rep_of.get(template) == origin:
+            plan_links.setdefault(template, []).append((lk.a, lk.b))
+    return plan_links, foreign
 
 
 def _node_above(objects: dict[str, Obj], oid: str) -> str | None:
@@ -484,11 +493,7 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs
         for n in (na, nb):
             if n is not None and n in stamped:
                 custom.add(n)
-    rep: dict[str, str] = {}
-    for n, tmpl in stamped.items():
-        if n not in custom:
-            rep.setdefault(tmpl, n)
-    read = custom | set(rep.values())  # stamped nodes read in full
+    read = custom | set(_representatives(stamped, custom).values())  # stamped nodes read in full
     shapes: dict[str, _NodeShape] = {}
     local_name: dict[str, str] = {}
     node_of: dict[str, str] = {}  # filled as objects come (a parent usually comes before its children)
