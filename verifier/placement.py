@@ -402,36 +402,39 @@ def _rate(mbps: int) -> str:
     return f"{mbps / 1000:g} GB/s"
 
 
+def _software(job: Job) -> str:
+    return " or ".join(" ".join(f"{c}>={v // 1000}.{v % 1000}" for c, v in o.requires) for o in job.stack)
+
+
+def _hbm(job: Job) -> str:
+    if job.mig is not None:
+        return f"whose MIG {job.mig} instances have at least {_size(job.min_hbm_mb or 0)}"
+    return f"with at least {_size(job.min_hbm_mb or 0)} HBM"
+
+
+_HAVING: dict[str, Callable[[Job], str]] = {
+    "gpus": lambda job: "",
+    "model": lambda job: f" of an accepted model ({', '.join(job.accepts)})",
+    "mig": lambda job: f" that can be cut into MIG {job.mig} instances",
+    "hbm": lambda job: f" {_hbm(job)}",
+    "hbm_bandwidth": lambda job: f" with at least {_rate(job.min_hbm_mbps or 0)} memory bandwidth",
+    "fp64": lambda job: " with full-rate FP64",
+    "excluded": lambda job: f" without an excluded label ({', '.join(f'{k}={v}' for k, v in job.exclude)})",
+    "healthy": lambda job: " in service (not down or drained)",
+    "software": lambda job: f" on nodes with the software ({_software(job)})",
+    "rail_aligned": lambda job: " on nodes whose GPUs each reach the fabric through a NIC of their own rail",
+    "min_fabric_mbps": lambda job: f" reach the fabric at {_rate(job.min_fabric_mbps or 0)} or more",
+}
+"""Per requirement counted in GPUs: what the domain's GPUs that pass it have ("8 GPUs <this>")."""
+
+
 def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deniers: _Deniers | None = None) -> str:
     """One sentence: the domain, what it has for the first requirement it fails, and what the job needs."""
     gpus = f"{have} GPU{'s' if have != 1 else ''}"
     tail = f"job needs {need}"
-    if what == "gpus":
-        return f"{domain}: {gpus}, {tail}"
-    if what == "model":
-        return f"{domain}: {gpus} of an accepted model ({', '.join(job.accepts)}), {tail}"
-    if what == "mig":
-        return f"{domain}: {gpus} that can be cut into MIG {job.mig} instances, {tail}"
-    if what == "hbm" and job.mig is not None:
-        return f"{domain}: {gpus} whose MIG {job.mig} instances have at least {_size(job.min_hbm_mb or 0)}, {tail}"
-    if what == "hbm":
-        return f"{domain}: {gpus} with at least {_size(job.min_hbm_mb or 0)} HBM, {tail}"
-    if what == "hbm_bandwidth":
-        return f"{domain}: {gpus} with at least {_rate(job.min_hbm_mbps or 0)} memory bandwidth, {tail}"
-    if what == "fp64":
-        return f"{domain}: {gpus} with full-rate FP64, {tail}"
-    if what == "excluded":
-        labels = ", ".join(f"{k}={v}" for k, v in job.exclude)
-        return f"{domain}: {gpus} without an excluded label ({labels}), {tail}"
-    if what == "healthy":
-        return f"{domain}: {gpus} in service (not down or drained), {tail}"
-    if what == "software":
-        options = " or ".join(
-            " ".join(f"{c}>={v // 1000}.{v % 1000}" for c, v in o.requires) for o in job.stack
-        )
-        return f"{domain}: {gpus} on nodes with the software ({options}), {tail}"
-    if what == "rail_aligned":
-        return f"{domain}: {gpus} on nodes whose GPUs each reach the fabric through a NIC of their own rail, {tail}"
+    having = _HAVING.get(what)
+    if having is not None:
+        return f"{domain}: {gpus}{having(job)}, {tail}"
     if what == "authorization":
         policies = deniers.policies(job, domain) if deniers is not None else ()
         named = [x for x in policies if x != "(no permit)"]
@@ -443,8 +446,6 @@ def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deni
         return f"{domain}: {job.principal} may schedule on {gpus}, {tail}"
     if what == "max_nodes":
         return f"{domain}: {job.max_nodes} node{'s' if job.max_nodes != 1 else ''} hold at most {gpus}, {tail}"
-    if what == "min_fabric_mbps":
-        return (f"{domain}: {gpus} reach the fabric at {_rate(job.min_fabric_mbps or 0)} or more, {tail}")
     if what == "min_pair_mbps":
         return f"{domain}: worst GPU pair {_rate(have)}, job needs {_rate(need)}"
     return f"{domain}: {what} {have}, {tail}"  # pragma: no cover - every requirement is named above

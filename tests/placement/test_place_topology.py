@@ -60,3 +60,19 @@ def test_reference_engine_agrees(report: PlaceReport) -> None:
 
     reference = place([HERE / "uneven.yaml"], [HERE / "uneven_jobs.yaml"], why_not=True, engine="pydatalog")
     assert render_json(reference) == render_json(report)
+
+
+def test_every_requirement_has_its_own_sentence() -> None:
+    """Each stage of rules/placement/ and each topology need is worded; none falls to the generic line."""
+    import re
+
+    from verifier.jobs.loader import load_jobs
+    from verifier.placement import why_not_message
+
+    text = (HERE.parents[2] / "rules" / "placement" / "candidates.dl").read_text()
+    stages = re.findall(r'^place_stage\(\d+, "(\w+)"\)\.', text, re.M)
+    assert len(stages) == 11
+    job = next(iter(load_jobs([HERE / "uneven_jobs.yaml"])))
+    for what in [*stages, "max_nodes", "min_fabric_mbps", "min_pair_mbps"]:
+        message = why_not_message(job, "r0", what, 3, 7)
+        assert message.startswith("r0: ") and f"{what} 3" not in message, what
