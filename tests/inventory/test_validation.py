@@ -109,3 +109,24 @@ objects:
     assert good.models["X1"].mig == (("2g.20gb", 3),) and "mig" in good.models["X1"].features
     h100 = load_inventory_text(fixed.replace("model: X1", "model: H100-SXM5-80GB"), "c.yaml").models
     assert dict(h100["H100-SXM5-80GB"].mig)["1g.10gb"] == 7
+
+
+def test_unknown_features_and_promises_get_a_did_you_mean() -> None:
+    from verifier.errors import TopologError
+    from verifier.inventory.loader import load_inventory_text
+
+    text = """\
+apiVersion: topolog.dev/v1
+catalog:
+  models:
+    - {name: X1, vendor: acme, kind: gpu, source: test, features: [fp64, nvlnk]}
+objects:
+  - {name: n0, kind: node, promises: [nvlink_domian], children: [{name: g0, kind: gpu, model: X1}]}
+"""
+    with pytest.raises(TopologError) as err:
+        load_inventory_text(text, "w.yaml")
+    errors = sorted(str(d) for d in err.value.diagnostics)
+    assert len(errors) == 2
+    assert errors[0].startswith("w.yaml:4:") and "unknown feature 'nvlnk'" in errors[0] and "'nvlink'" in errors[0]
+    assert errors[1].startswith("w.yaml:6:") and "unknown promise 'nvlink_domian'" in errors[1]
+    assert "did you mean 'nvlink_domain'" in errors[1]

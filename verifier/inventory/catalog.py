@@ -124,18 +124,7 @@ def _parse_model(m: YMap, problems: Problems) -> CatalogModel | None:
         put("pcie_lanes", problems.unit(pcie, "lanes", w, lambda v: units.integer(v, "lanes", minimum=1)))
     put("cores", problems.unit(m, "cores", what, lambda v: units.integer(v, "cores", minimum=1)))
     put("tdp_w", problems.unit(m, "power", what, units.power_w))
-    listed = problems.words(m, "features", what) or []
-    for f in listed:
-        if f not in FEATURES:
-            from verifier.inventory.validate import did_you_mean, one_of
-
-            problems.add(
-                m.key_loc("features"),
-                f"unknown feature {f!r} in {what}{did_you_mean(f, FEATURES)} "
-                f"(expected one of: {one_of(FEATURES)})",
-            )
-        else:
-            features.add(f)
+    features.update(problems.known_words(m, "features", what, FEATURES, "feature"))
     raw = problems.int_map(m, "specs", what)
     if raw:
         specs.update(raw)

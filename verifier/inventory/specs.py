@@ -15,7 +15,7 @@ from verifier.errors import SourceLocation
 from verifier.inventory import units
 from verifier.inventory.model import EMPTY_INT, EMPTY_STR, LINK_KINDS, OBJECT_KINDS, PROMISES, STATES
 from verifier.inventory.patterns import Pattern, PatternError, compile_pattern, foreach_values
-from verifier.inventory.validate import Problems, did_you_mean, one_of
+from verifier.inventory.validate import Problems, one_of
 from verifier.inventory.yaml_source import YList, YMap
 
 _FIGURE_KEYS = ("size", "bandwidth", "latency", "level", "index", "type", "memory", "power", "price", "attrs")
@@ -288,17 +288,7 @@ def _state(problems: Problems, m: YMap, what: str) -> str | None:
 
 
 def _promises(problems: Problems, m: YMap, what: str) -> tuple[str, ...]:
-    out: list[str] = []
-    for p in problems.words(m, "promises", what) or []:
-        if p not in PROMISES:
-            problems.add(
-                m.key_loc("promises"),
-                f"unknown promise {p!r} in {what}{did_you_mean(p, PROMISES)} "
-                f"(expected one of: {one_of(PROMISES)})",
-            )
-        else:
-            out.append(p)
-    return tuple(out)
+    return tuple(problems.known_words(m, "promises", what, PROMISES, "promise"))
 
 
 def read_object(m: YMap, problems: Problems, *, in_template: bool = False, what: str = "") -> ObjSpec:

@@ -187,6 +187,17 @@ class Problems:
                 self.add(items.item_loc(i), f"items of {key!r} in {what} must be plain words")
         return out
 
+    def known_words(self, m: YMap, key: str, what: str, allowed: Collection[str], noun: str) -> list[str]:
+        """`words`, keeping those in `allowed` and reporting the others with a did-you-mean."""
+        out: list[str] = []
+        for word in self.words(m, key, what) or []:
+            if word in allowed:
+                out.append(word)
+            else:
+                self.add(m.key_loc(key), f"unknown {noun} {word!r} in {what}{did_you_mean(word, allowed)} "
+                                         f"(expected one of: {one_of(allowed)})")
+        return out
+
 
 def check_inventory(inv: Inventory, problems: Problems, explicit_parents: Iterable[str] = ()) -> None:
     """Whole-inventory checks, after every file is merged and every template expanded.
