@@ -2,8 +2,9 @@
 
 Hardware: `Gpu in Node in Rack in Pod`, each level to the nearest existing ancestor of that
 kind (a GPU outside any node hangs from its rack or pod), and every Gpu also in its
-`NvlinkDomain`, named like the rules name it (the smallest GPU id of the domain, from the
-engine's `nvlink_domain` relation). Attributes are described in policies/schema.cedarschema.
+`NvlinkDomain`, named like the rules name it (the smallest GPU id of the domain, from
+verifier.graph_facts.scaleup_domains, which a test holds equal to the rules' `nvlink_domain`).
+Attributes are described in policies/schema.cedarschema.
 
 Entity ids are inventory ids, so they are deterministic. The graph is checked here: cedarpy
 accepts a parent that does not exist (and then `in` silently never matches it), so every

@@ -11,6 +11,7 @@ from verifier.authz.evaluate import Authorizer
 from verifier.authz.policies import PolicyBundle, default_policies, load_policies
 from verifier.authz.principals import Principals, load_principals, principals_file_for
 from verifier.errors import SourceLocation, TopologError
+from verifier.graph_facts import scaleup_domains
 from verifier.inventory.model import Inventory
 from verifier.model import LoadedModel
 
@@ -34,23 +35,6 @@ def policies_for(inventory_paths: Sequence[Path]) -> Path:
     return default_policies()
 
 
-def nvlink_domains(model: LoadedModel) -> list[tuple[str, str]] | None:
-    """(gpu, domain) rows the rules derived; None when the rules in use do not derive them.
-
-    A program cut down to what it reports (`place` reads scaleup_domain instead) may keep the
-    declaration without the rules: the union-find answer, held equal to the rules' by a test,
-    stands in, so the NvlinkDomain entities Cedar sees never depend on which command asked.
-    """
-    decl = model.program.relations.get("nvlink_domain")
-    if decl is None or decl.arity != 2:
-        return None
-    if not any(r.head.relation == "nvlink_domain" for r in model.program.rules):
-        from verifier.graph_facts import scaleup_domains
-
-        return [(str(g), str(d)) for g, d in scaleup_domains(model.inventory)]
-    return [(str(g), str(d)) for g, d in model.engine.query("nvlink_domain")]
-
-
 def setup_from_model(
     model: LoadedModel, inventory_paths: Sequence[Path], policy_dir: Path | None, principals_path: Path | None,
 ) -> AuthzSetup:
@@ -63,7 +47,10 @@ def setup_from_model(
             "no principals file: put principals.yml next to the inventory or pass --principals FILE",
         )
     principals = load_principals(path)
-    graph = build_graph(model.inventory, nvlink_domains(model), principals)
+    # NVLink domains by union-find over the inventory (graph_facts.scaleup_domains, held equal
+    # to the rules' nvlink_domain by a test), so the entities never depend on the rules loaded.
+    domains = [(str(g), str(d)) for g, d in scaleup_domains(model.inventory)]
+    graph = build_graph(model.inventory, domains, principals)
     return AuthzSetup(tuple(str(p) for p in inventory_paths), model.inventory, bundle, principals, graph,
                       Authorizer(bundle, graph))
 
