@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from verifier.cli import main
 from verifier.errors import TopologError
-from verifier.thresholds import DEFAULTS_FILE, OVERRIDE_NAME, default_thresholds, load_thresholds
+from verifier.resources import shipped_thresholds_file
+from verifier.thresholds import OVERRIDE_NAME, default_thresholds, load_thresholds
 
 FIXTURE = Path(__file__).resolve().parent / "rules" / "fixtures" / "BW005" / "fail.yaml"
 
@@ -20,7 +21,7 @@ def test_defaults_are_documented_integers() -> None:
     assert values["leaf_oversubscription_permille"] == 1000
     assert values["pcie_switch_oversubscription_permille"] == 4000
     assert values["nic_pcie_ratio_permille"] == 1000
-    docs = (DEFAULTS_FILE.parent.parent / "docs" / "thresholds.md").read_text()
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "thresholds.md").read_text()
     mine = ("nic_pcie_ratio_permille", "pcie_switch_oversubscription_permille", "leaf_oversubscription_permille")
     assert all(f"`{key}`" in docs for key in mine)
 

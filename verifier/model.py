@@ -19,6 +19,7 @@ from verifier.facts import inventory_facts
 from verifier.graph_facts import GRAPH_RELATIONS, NodePairs, graph_facts
 from verifier.inventory.loader import load_inventory
 from verifier.inventory.model import Inventory
+from verifier.resources import display_path, shipped_rules_dir
 from verifier.thresholds import load_thresholds, threshold_facts
 
 
@@ -30,7 +31,6 @@ class PhaseListener(Protocol):
 ExtraFacts = Callable[[dict[str, list[Row]]], dict[str, list[Row]]]
 """Given the inventory's facts, more input rows to load (e.g. jobs: verifier.placement.placement_facts)."""
 
-DEFAULT_RULES = Path(__file__).resolve().parent.parent / "rules"
 
 
 @dataclass
@@ -42,15 +42,8 @@ class LoadedModel:
 
 
 def default_rules() -> list[Path]:
-    """The shipped rules, named relative to the working directory when inside it.
-
-    Reports show rule files by these names, so a relative name keeps output the same
-    on every machine that runs from the repository root.
-    """
-    try:
-        return [DEFAULT_RULES.relative_to(Path.cwd())]
-    except ValueError:
-        return [DEFAULT_RULES]
+    """The shipped rule pack, named relative to the working directory when inside it (stable output)."""
+    return [display_path(shipped_rules_dir())]
 
 
 def live_reads(program: Program, facts: Mapping[str, list[Row]], pending: set[str]) -> set[str]:

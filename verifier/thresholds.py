@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from verifier.errors import Diagnostic, SourceLocation, TopologError
+from verifier.resources import shipped_thresholds_file
 from verifier.inventory.yaml_source import YMap, decode_utf8, load_yaml_text
 
-DEFAULTS_FILE = Path(__file__).resolve().parent.parent / "rules" / "thresholds.yaml"
 OVERRIDE_NAME = "topolog.thresholds.yaml"
 
 
@@ -56,7 +56,8 @@ def _values(data: YMap | None, path: Path, known: Sequence[str] | None) -> dict[
 
 def default_thresholds() -> dict[str, int]:
     """The shipped defaults (rules/thresholds.yaml)."""
-    return _values(_read(DEFAULTS_FILE), DEFAULTS_FILE, None)
+    defaults = shipped_thresholds_file()
+    return _values(_read(defaults), defaults, None)
 
 
 def override_file(inventory_paths: Sequence[Path], explicit: Path | None = None) -> Path | None:

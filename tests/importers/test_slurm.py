@@ -10,7 +10,7 @@ from verifier.errors import TopologError
 from verifier.importers import import_files
 from verifier.importers.hostlist import HostlistError, expand
 from verifier.importers.yaml_out import to_yaml
-from verifier.model import DEFAULT_RULES
+from verifier.resources import shipped_rules_dir
 from verifier.verify import verify
 
 
@@ -39,7 +39,7 @@ def test_tree_findings(fx: Path, tmp_path: Path) -> None:
     result = import_files("slurm", [fx / "topology-tree.conf"])
     p = tmp_path / "fabric.yaml"
     p.write_text(to_yaml(result.inventory, "fabric", "test"))
-    report = verify([p], [DEFAULT_RULES])
+    report = verify([p], [shipped_rules_dir()])
     got = sorted((f.rule, f.message) for f in report.findings if f.rule.startswith("SLURM"))
     assert got == [
         ("SLURM001", "Node n004 is listed under leaf switches leaf1 and leaf2."),

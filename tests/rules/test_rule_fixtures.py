@@ -13,17 +13,17 @@ import pytest
 
 from verifier.checks import checks_from_program
 from verifier.datalog.loader import load_program
-from verifier.model import DEFAULT_RULES
+from verifier.resources import shipped_rules_dir
 from verifier.verify import verify
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-CHECK_IDS = [c.id for c in checks_from_program(load_program([DEFAULT_RULES]))]
+CHECK_IDS = [c.id for c in checks_from_program(load_program([shipped_rules_dir()]))]
 ENGINES = ["duckdb", "pydatalog"]
 
 
 def _findings(path: Path, rule: str, engine: str) -> list[str]:
     jobs = path.parent / "jobs.yaml"  # placement checks (PLACE*) judge the jobs of their fixture dir
-    report = verify([path], [DEFAULT_RULES], engine=engine, jobs=[jobs] if jobs.is_file() else None)
+    report = verify([path], [shipped_rules_dir()], engine=engine, jobs=[jobs] if jobs.is_file() else None)
     return sorted(f"{', '.join(f.subjects)} | {f.message}" for f in report.findings if f.rule == rule)
 
 

@@ -23,12 +23,12 @@ import cedarpy
 from cedarpy import pst
 
 from verifier.errors import Diagnostic, SourceLocation, TopologError
+from verifier.resources import display_path, shipped_policies_dir
 
 SCHEMA_FILE = "schema.cedarschema"
 MAX_MESSAGE = 240
 """cedarpy messages can echo whole entity documents (megabytes); findings keep this much."""
 
-DEFAULT_POLICIES = Path(__file__).resolve().parent.parent.parent / "policies"
 
 
 def short(message: str, limit: int = MAX_MESSAGE) -> str:
@@ -61,10 +61,7 @@ class PolicyBundle:
 
 def default_policies() -> Path:
     """The shipped policies, named relative to the working directory when inside it (stable output)."""
-    try:
-        return DEFAULT_POLICIES.relative_to(Path.cwd())
-    except ValueError:
-        return DEFAULT_POLICIES
+    return display_path(shipped_policies_dir())
 
 
 def load_policies(directory: Path) -> PolicyBundle:
