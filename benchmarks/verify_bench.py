@@ -443,7 +443,8 @@ def run_size(gpus: int, workdir: Path, timeout: float, profile: Path | None, cli
 
 def _cli_agrees(path: Path, findings: list[Expected], timeout: float) -> list[str]:
     """The real `topolog verify --format json` must report the same findings (exit 1)."""
-    rules = [arg for r in RULES for arg in ("--rules", str(r))]
+    # --rules adds to the shipped pack; the benchmark's own rule set replaces it.
+    rules = ["--no-shipped-rules", *(arg for r in RULES for arg in ("--rules", str(r)))] if RULES else []
     p = spawn([topolog_cli(), "verify", str(path), "--format", "json", *rules], timeout)
     try:
         got = [

@@ -15,7 +15,9 @@ from verifier.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 STRAY_TEXT = (ROOT / "tests" / "golden" / "stray-devices.yaml").read_text()
-TOPOLOGY = ("--rules", str(ROOT / "rules" / "schema.dl"), "--rules", str(ROOT / "rules" / "topology"))
+TOPOLOGY = (
+    "--no-shipped-rules", "--rules", str(ROOT / "rules" / "schema.dl"), "--rules", str(ROOT / "rules" / "topology"),
+)
 SPLIT = (ROOT / "tests" / "rules" / "fixtures" / "TOPO004" / "fail.yaml").read_text()
 
 

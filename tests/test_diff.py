@@ -16,7 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "rules" / "fixtures" / "TOPO004"
 GOOD = (FIXTURES / "pass.yaml").read_text()
 SPLIT = (FIXTURES / "fail.yaml").read_text()
-TOPOLOGY = ("--rules", str(ROOT / "rules" / "schema.dl"), "--rules", str(ROOT / "rules" / "topology"))
+TOPOLOGY = (
+    "--no-shipped-rules", "--rules", str(ROOT / "rules" / "schema.dl"), "--rules", str(ROOT / "rules" / "topology"),
+)
 
 
 @pytest.fixture(autouse=True)

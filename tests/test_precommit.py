@@ -1,9 +1,11 @@
-"""The shipped pre-commit hook, run by pre-commit itself on a temporary repository.
+"""The shipped pre-commit hook, exactly as shipped, run by pre-commit itself.
 
-The test keeps the shipped definition (entry, files, options) and swaps only
-`language: python` for `language: system` with the entry resolved in this
-environment: `language: python` would build a fresh virtualenv and download every
-dependency, which a test must not need.
+pre-commit clones the hook repository, builds the hook's own virtualenv with `language:
+python` (a real, non-editable install of topolog) and runs it on a temporary repository:
+the way a user's commit meets it. One test runs `pre-commit try-repo` on this checkout as
+it is; the others use a `.pre-commit-config.yaml` naming a snapshot of this checkout at a
+commit, as a user names the repository at a tag, so the hook environment is built once
+(PRE_COMMIT_HOME is shared by the module) instead of once per run.
 """
 
 from __future__ import annotations
@@ -12,16 +14,19 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-GOOD = (ROOT / "inventories" / "edge-soc.yaml").read_text()  # a shipped inventory, which passes
+GOOD = (ROOT / "inventories" / "edge-soc.yaml").read_text()  # a shipped inventory with no finding
 BROKEN = (ROOT / "tests" / "golden" / "stray-devices.yaml").read_text()
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+pytestmark = pytest.mark.skipif(
+    shutil.which("git") is None or not (ROOT / ".git").exists(), reason="pre-commit try-repo needs a git checkout"
+)
 
 
 def _hook() -> dict[str, object]:
@@ -44,33 +49,129 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
-def _run_hook(repo: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
-    hook = _hook()
-    topolog = Path(sys.executable).parent / "topolog"
-    hook.update(language="system", entry=str(hook["entry"]).replace("topolog", str(topolog), 1))
-    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [hook]}]}))
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A clone of this checkout with its working tree committed: (path, commit)."""
+    shadow = tmp_path_factory.mktemp("hook-repo") / "topolog"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(shadow)], check=True, capture_output=True)
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        check=True, capture_output=True,
+    ).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source, target = ROOT / name, shadow / name
+        if source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+        elif target.exists():
+            target.unlink()  # deleted in the working tree, not yet committed
+    _git(shadow, "add", "-A")
+    _git(shadow, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "--allow-empty", "-m", "snap")
+    rev = subprocess.run(["git", "-C", str(shadow), "rev-parse", "HEAD"], check=True, capture_output=True,
+                         text=True).stdout.strip()
+    return shadow, rev
+
+
+def _env(cache: Path) -> dict[str, str]:
+    env = {**os.environ, "PRE_COMMIT_HOME": str(cache), "SKIP": "", "PRE_COMMIT_COLOR": "never"}
+    env.pop("VIRTUAL_ENV", None)  # the hook's own environment, not the one the tests run in
+    return env
+
+
+def _try_repo(repo: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     _git(repo, "add", "-A")
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp / "cache"), "SKIP": ""}
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
-        cwd=repo, capture_output=True, text=True, env=env, check=False,
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "topolog-verify", "--all-files",
+         "--color", "never"],
+        cwd=repo, capture_output=True, text=True, env=_env(cache), check=False, timeout=600,
     )
 
 
-def test_hook_fails_on_broken_inventory_and_passes_on_good(tmp_path: Path) -> None:
+def _run(repo: Path, cache: Path, snapshot: tuple[Path, str]) -> subprocess.CompletedProcess[str]:
+    """`pre-commit run --all-files` with the hook named as a user names it: repository, rev, id."""
+    shadow, rev = snapshot
+    config = {"repos": [{"repo": str(shadow), "rev": rev, "hooks": [{"id": "topolog-verify"}]}]}
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    _git(repo, "add", "-A")
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+        cwd=repo, capture_output=True, text=True, env=_env(cache), check=False, timeout=600,
+    )
+
+
+def _repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     (repo / "inventories").mkdir(parents=True)
     _git(repo, "init", "-q")
-    inv = repo / "inventories" / "pod.yaml"
-    inv.write_text(BROKEN)
-    (repo / "notes.yaml").write_text("not: an inventory\n")  # outside `files`, so the hook must not read it
+    return repo
 
-    failed = _run_hook(repo, tmp_path)
+
+def test_try_repo_fails_on_broken_inventory(tmp_path: Path, cache: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "inventories" / "pod.yaml").write_text(BROKEN)
+    (repo / "notes.yaml").write_text("not: an inventory\n")  # outside `files`: the hook must not read it
+    failed = _try_repo(repo, cache)
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "topolog verify" in failed.stdout and "Failed" in failed.stdout
+    # stray-devices.yaml line 6, column 9 is the NIC written at the top level, outside every node.
+    assert "inventories/pod.yaml:6:9: error TOPO003: nic stray-nic is not inside any node." in failed.stdout
+
+
+def test_shipped_hook_fails_on_broken_inventory_and_passes_on_good(
+    tmp_path: Path, cache: Path, snapshot: tuple[Path, str],
+) -> None:
+    repo = _repo(tmp_path)
+    inv = repo / "inventories" / "pod.yaml"
+    inv.write_text(BROKEN)
+    failed = _run(repo, cache, snapshot)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "- exit code: 1" in failed.stdout  # findings, not bad input
     assert "inventories/pod.yaml:6:9: error TOPO003: nic stray-nic is not inside any node." in failed.stdout
 
     inv.write_text(GOOD)
-    passed = _run_hook(repo, tmp_path)
+    passed = _run(repo, cache, snapshot)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "Passed" in passed.stdout
+
+
+def test_default_files_leave_out_jobs_principals_and_side_files(
+    tmp_path: Path, cache: Path, snapshot: tuple[Path, str],
+) -> None:
+    """None of these is an inventory: read as one, each would be exit 2 (unknown keys, wrong kind)."""
+    repo = _repo(tmp_path)
+    (repo / "inventories" / "edge.yaml").write_text(GOOD)
+    (repo / "inventories" / "jobs").mkdir()
+    shutil.copy(ROOT / "inventories" / "jobs" / "hpc.yaml", repo / "inventories" / "jobs" / "hpc.yaml")
+    shutil.copy(ROOT / "inventories" / "principals.yml", repo / "inventories" / "principals.yml")
+    (repo / "inventories" / "topolog.thresholds.yaml").write_text("# no overrides\n")
+    (repo / "inventories" / "topolog.waivers.yaml").write_text("waivers: []\n")
+    done = _run(repo, cache, snapshot)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Passed" in done.stdout
+
+
+def test_two_clusters_staged_together_are_not_merged(
+    tmp_path: Path, cache: Path, snapshot: tuple[Path, str],
+) -> None:
+    """Two edge SoCs with the same ids but different metadata.name are two inventories.
+
+    Merged into one they would collide on every id (exit 2: duplicate ids); verified one
+    cluster at a time each passes, as edge-soc.yaml does alone.
+    """
+    repo = _repo(tmp_path)
+    (repo / "inventories" / "edge-a.yaml").write_text(GOOD)
+    assert "  name: edge-soc\n" in GOOD
+    (repo / "inventories" / "edge-b.yaml").write_text(GOOD.replace("  name: edge-soc\n", "  name: edge-soc-b\n", 1))
+    done = _run(repo, cache, snapshot)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    # The same two files declaring one cluster are one inventory: every id then appears twice.
+    (repo / "inventories" / "edge-b.yaml").write_text(GOOD)
+    merged = _run(repo, cache, snapshot)
+    assert merged.returncode == 1 and "- exit code: 2" in merged.stdout, merged.stdout + merged.stderr
+    assert "duplicate id 'edge-m2-01'" in merged.stdout

@@ -10,7 +10,6 @@ from click.testing import CliRunner
 
 from verifier.cli import main
 from verifier.errors import TopologError
-from verifier.resources import shipped_thresholds_file
 from verifier.thresholds import OVERRIDE_NAME, default_thresholds, load_thresholds
 
 FIXTURE = Path(__file__).resolve().parent / "rules" / "fixtures" / "BW005" / "fail.yaml"
@@ -61,7 +60,9 @@ def test_empty_override_changes_nothing(tmp_path: Path) -> None:
 
 def test_cli_thresholds_option_and_file(tmp_path: Path) -> None:
     runner = CliRunner()
-    rules = ("--rules", "rules/schema.dl", "--rules", "rules/topology", "--rules", "rules/bandwidth")
+    rules = (
+        "--no-shipped-rules", "--rules", "rules/schema.dl", "--rules", "rules/topology", "--rules", "rules/bandwidth",
+    )
     fail_on = ("--fail-on", "warning")
     assert runner.invoke(main, ["verify", str(FIXTURE), *rules, *fail_on]).exit_code == 1
     lenient = tmp_path / "lenient.yaml"

@@ -1,3 +1,3 @@
 """topolog: verify AI infrastructure topology with Datalog rules and Cedar policies."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

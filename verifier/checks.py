@@ -18,11 +18,13 @@ by that column's value. Files without `@id` are shared rule libraries.
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from verifier.datalog.ast import Declaration, Program, Row
-from verifier.errors import Diagnostic, ProgramError, SourceLocation
+from verifier.errors import Diagnostic, ProgramError, SourceLocation, TopologError
 from verifier.findings import SEVERITIES, Severity
 
 REQUIRED_KEYS = ("id", "severity", "summary", "remediation", "reports", "message")
@@ -64,7 +66,9 @@ def checks_from_program(program: Program) -> list[Check]:
     decls = program.relations
     checks: list[Check] = []
     seen_ids: dict[str, str] = {}
-    for file, entries in sorted(by_file.items()):
+    # Files in load order (the shipped pack first): a clash is reported at the file loaded later,
+    # the user's, whatever the two paths' alphabetical order.
+    for file, entries in by_file.items():
         check = _build_check(file, entries, decls, errors)
         if check is None:
             continue
@@ -148,3 +152,44 @@ def _build_check(
         columns=columns,
         file=file,
     )
+
+
+@dataclass(frozen=True)
+class CheckSelection:
+    """Which checks report (`--check` / `--skip`).
+
+    It filters findings only: every rule is still evaluated, because a relation one check
+    reports may be what another check, or a derived relation the rest read, is built on.
+    """
+
+    only: frozenset[str] = frozenset()
+    skip: frozenset[str] = frozenset()
+
+    @property
+    def everything(self) -> bool:
+        return not self.only and not self.skip
+
+    def reports(self, check_id: str) -> bool:
+        return (not self.only or check_id in self.only) and check_id not in self.skip
+
+
+def select_checks(known: Iterable[str], only: Sequence[str] = (), skip: Sequence[str] = ()) -> CheckSelection:
+    """The selection `--check only --skip skip` names; TopologError for an unknown id or an empty selection."""
+    ids = sorted(set(known))
+    errors: list[Diagnostic] = []
+    for option, given in (("--check", only), ("--skip", skip)):
+        for check_id in given:
+            if check_id not in ids:
+                close = difflib.get_close_matches(check_id.upper(), ids, n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                errors.append(
+                    Diagnostic(SourceLocation(f"{option} {check_id}"),
+                               f"no check loaded has this id{hint}; `topolog rules` lists them")
+                )
+    if errors:
+        raise TopologError(errors)
+    selection = CheckSelection(frozenset(only), frozenset(skip))
+    if not any(selection.reports(i) for i in ids):
+        where = SourceLocation("--skip" if skip else "--check")
+        raise TopologError.at(where, "these --check / --skip options leave no check to report")
+    return selection

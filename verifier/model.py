@@ -14,12 +14,13 @@ from typing import Protocol
 from verifier.checks import Check, checks_from_program
 from verifier.datalog.ast import Atom, Const, Program, Row, Rule, Value
 from verifier.datalog.backend import Backend, make_backend
-from verifier.datalog.loader import load_program
 from verifier.facts import inventory_facts
 from verifier.graph_facts import GRAPH_RELATIONS, NodePairs, graph_facts
+from verifier.inventory.clusters import one_cluster
 from verifier.inventory.loader import load_inventory
 from verifier.inventory.model import Inventory
 from verifier.resources import display_path, shipped_rules_dir
+from verifier.rule_pack import load_rule_pack
 from verifier.thresholds import load_thresholds, threshold_facts
 
 
@@ -167,7 +168,13 @@ def load_any_inventory(paths: Sequence[Path], from_kind: str | None = None) -> I
 
 
 def load_rules(rules_paths: Sequence[Path] | None = None) -> Program:
-    return load_program(list(rules_paths) if rules_paths else default_rules())
+    """The checked program of exactly `rules_paths`, by default the shipped pack.
+
+    The CLI's --rules adds to the shipped pack: it passes verifier.rule_pack.shipped_first(...)
+    here. See verifier.rule_pack.load_rule_pack for copies of shipped files and the hint
+    given when a rule set without the shipped schema uses its relations.
+    """
+    return load_rule_pack(list(rules_paths) if rules_paths else default_rules())
 
 
 def load_model(
@@ -203,6 +210,8 @@ def load_model(
     (see verifier.facts.inventory_facts); graph summaries still see the whole inventory.
     """
     step = progress.step if progress is not None else (lambda _phase: None)
+    if from_kind is None:
+        one_cluster(inventory_paths, "this command works on one inventory at a time")
     step("checking rules")
     if program is None:
         program = load_rules(rules_paths)

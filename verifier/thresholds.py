@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from verifier.errors import Diagnostic, SourceLocation, TopologError
-from verifier.resources import shipped_thresholds_file
 from verifier.inventory.yaml_source import YMap, decode_utf8, load_yaml_text
+from verifier.resources import shipped_thresholds_file
 
 OVERRIDE_NAME = "topolog.thresholds.yaml"
 

@@ -13,17 +13,19 @@ from datetime import date
 from pathlib import Path
 
 from verifier.baseline import Baseline, fingerprint
-from verifier.checks import Check
+from verifier.checks import Check, CheckSelection
 from verifier.datalog.ast import Row
 from verifier.errors import SourceLocation
 from verifier.findings import Finding, Severity, count_by_severity, fails
-from verifier.model import LoadedModel, load_model
+from verifier.inventory.clusters import ClusterFiles, cluster_files, several_clusters
+from verifier.model import LoadedModel, load_model, load_rules
 from verifier.progress import Progress
 from verifier.waivers import (
     EXPIRED_ID,
     UNUSED_ID,
     Waiver,
     WaiverFile,
+    check_rule_ids,
     expired_finding,
     unused_finding,
     waiver_checks,
@@ -139,7 +141,11 @@ def collect_findings(model: LoadedModel, with_proofs: bool) -> tuple[list[Findin
 def apply_waivers(
     results: list[Result], waivers: WaiverFile, today: date, check_ids: set[str]
 ) -> list[Result]:
-    """Mark waived results; add a finding per expired waiver and per waiver that matches nothing."""
+    """Mark waived results; add a finding per expired waiver and per waiver that matches nothing.
+
+    A waiver naming a rule id that no check has is bad input (TopologError), not a finding.
+    """
+    check_rule_ids(waivers, check_ids)
     live = [w for w in waivers.waivers if not w.expired(today)]
     used: set[Waiver] = set()
     out: list[Result] = []
@@ -179,6 +185,21 @@ def _is_waiver_finding(r: Result) -> bool:
     return r.finding.rule in (EXPIRED_ID, UNUSED_ID)
 
 
+def select_report(report: VerifyReport, selection: CheckSelection) -> VerifyReport:
+    """The report of the selected checks only (`--check` / `--skip`), waiver findings included.
+
+    Waivers and the baseline were matched against the whole run, so a waiver of a check
+    left out is not called unused; the selection decides only what is reported and counts.
+    """
+    if selection.everything:
+        return report
+    return replace(
+        report,
+        checks=[c for c in report.checks if selection.reports(c.id)],
+        results=[r for r in report.results if selection.reports(r.finding.rule)],
+    )
+
+
 def verify(
     inventory_paths: Sequence[Path],
     rules_paths: Sequence[Path] | None = None,
@@ -193,29 +214,43 @@ def verify(
     thresholds: Path | None = None,
     jobs: Sequence[Path] | None = None,
 ) -> VerifyReport:
+    clusters = cluster_files(inventory_paths) if from_kind is None else [ClusterFiles("", tuple(inventory_paths))]
     extra = None
     elsewhere: dict[str, SourceLocation] = {}
     if jobs:  # --jobs: job facts make rules/placement/ judge every job (PLACE001: a job that fits nowhere)
+        if len(clusters) > 1:
+            raise several_clusters(clusters, "--jobs judges whether each job fits one cluster")
         from verifier.jobs.loader import load_jobs
         from verifier.placement import placement_facts
 
         loaded = load_jobs(jobs)
         extra = placement_facts(loaded)
         elsewhere.update((job.name, job.loc) for job in loaded)
-    model = load_model(inventory_paths, rules_paths, engine, progress, from_kind=from_kind, thresholds=thresholds,
-                       extra_facts=extra)
-    if progress is not None:
-        progress.step("collecting findings")
-    try:
-        from verifier.explain import principals_near
+    results: list[Result] = []
+    omitted = 0
+    model_checks: list[Check] | None = None
+    program = load_rules(rules_paths)  # checked once, whatever the number of clusters
+    for cluster in clusters:  # each cluster is its own inventory; their findings make one report
+        model = load_model(list(cluster.paths), rules_paths, engine, progress, program=program,
+                           from_kind=from_kind, thresholds=thresholds, extra_facts=extra)
+        if progress is not None:
+            progress.step("collecting findings")
+        try:
+            from verifier.explain import principals_near
 
-        principals = principals_near(inventory_paths)
-        if principals is not None:  # AUTHZ findings name teams: locate them where they are written
-            elsewhere.update((pid, p.loc) for pid, p in principals.principals.items() if pid not in elsewhere)
-        results, omitted = collect_results(model, with_proofs, elsewhere)
-    finally:
-        model.engine.close()
-    checks = list(model.checks)
+            located = dict(elsewhere)
+            principals = principals_near(list(cluster.paths))
+            if principals is not None:  # AUTHZ findings name teams: locate them where they are written
+                located.update((pid, p.loc) for pid, p in principals.principals.items() if pid not in located)
+            found, left_out = collect_results(model, with_proofs, located)
+        finally:
+            model.engine.close()
+        results.extend(found)
+        omitted += left_out
+        if model_checks is None:
+            model_checks = list(model.checks)
+    results.sort(key=lambda r: r.finding.sort_key())
+    checks = model_checks or []
     if waivers is not None:
         results = apply_waivers(results, waivers, today or date.today(), {c.id for c in checks})
         checks += waiver_checks(waivers)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from verifier.errors import TopologError
+from verifier.inventory.units import UnitError
 from verifier.jobs import load_jobs, load_jobs_text
 from verifier.jobs.loader import parse_count
 
@@ -122,6 +123,16 @@ def test_software_option_names() -> None:
 )
 def test_parameter_counts(raw: object, count: int) -> None:
     assert parse_count(raw) == count
+
+
+@pytest.mark.parametrize(
+    ("raw", "fix"), [("1,5B", "'1.5B'"), ("1,000M", "'1000M'"), ("70,000,000,000", "'70000000000'")],
+)
+def test_parameter_count_with_a_comma_is_refused_never_guessed(raw: str, fix: str) -> None:
+    """`1,5B` was read as 15 billion: a comma is a decimal comma or a separator, and neither is guessed."""
+    with pytest.raises(UnitError, match="comma") as err:
+        parse_count(raw)
+    assert fix in str(err.value)
 
 
 def test_unknown_keys_did_you_mean_with_lines() -> None:

@@ -6,7 +6,7 @@ Errors from every file are gathered before anything is raised, so one run of
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from verifier.datalog.ast import Const, Declaration, Program, Row, Rule
@@ -22,12 +22,14 @@ from verifier.errors import Diagnostic, FactError, ProgramError, SourceLocation
 RULE_SUFFIX = ".dl"
 
 
-def load_program(paths: Sequence[Path]) -> Program:
+def load_program(paths: Sequence[Path], undeclared_hint: Callable[[str], str | None] | None = None) -> Program:
     """Parse and check every rule file under `paths` (files, or directories searched for *.dl).
 
     Raises ProgramError with every unreadable file, syntax error and check failure.
     Semantic checks run only once every file parses: a file that failed to parse
     would otherwise show up as a flood of "relation is not declared" errors elsewhere.
+    `undeclared_hint`, given a relation used but declared nowhere, may say where a
+    declaration can be found (the shipped schema, when a custom rule set leaves it out).
     """
     diagnostics: list[Diagnostic] = []
     program = Program()
@@ -41,9 +43,35 @@ def load_program(paths: Sequence[Path]) -> Program:
             diagnostics.extend(err.diagnostics)
     if not diagnostics:
         diagnostics.extend(program_diagnostics(program))
+        if diagnostics and undeclared_hint is not None:
+            diagnostics = _with_declaration_hints(program, diagnostics, undeclared_hint)
     if diagnostics:
         raise ProgramError(diagnostics)
     return program
+
+
+def _with_declaration_hints(
+    program: Program, diagnostics: list[Diagnostic], hint: Callable[[str], str | None]
+) -> list[Diagnostic]:
+    """Each "relation 'x' is not declared" diagnostic, followed by what `hint` knows of x."""
+    declared = {d.name for d in program.declarations}
+    used = {rule.head.relation for rule in program.rules} | {
+        atom.relation for rule in program.rules for atom in (*rule.positive_atoms(), *rule.negated_atoms())
+    }
+    hints = {
+        f"relation '{name}' is not declared": text
+        for name in sorted(used - declared)
+        if (text := hint(name)) is not None
+    }
+    if not hints:
+        return diagnostics
+    out: list[Diagnostic] = []
+    for diag in diagnostics:
+        # The message starts with the relation's name quoted (verifier.datalog.checks); a
+        # did-you-mean may follow it, so the prefix is matched, not the whole message.
+        text = next((t for prefix, t in hints.items() if diag.message.startswith(prefix)), None)
+        out.append(diag if text is None else Diagnostic(diag.location, f"{diag.message}; {text}"))
+    return out
 
 
 def read_text(path: Path, diagnostics: list[Diagnostic]) -> str | None:

@@ -15,7 +15,14 @@ from verifier.inventory.catalog import builtin_models, parse_models
 from verifier.inventory.model import CatalogModel, Inventory
 from verifier.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
 from verifier.inventory.templates import Expander, Sink
-from verifier.inventory.validate import Problems, check_inventory, did_you_mean, read_document_text, read_documents
+from verifier.inventory.validate import (
+    Problems,
+    check_inventory,
+    did_you_mean,
+    failure_cause,
+    read_document_text,
+    read_documents,
+)
 from verifier.inventory.yaml_source import YList, YMap
 
 API_VERSION = "topolog.dev/v1"
@@ -101,10 +108,20 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
     _serves_locs = {(m, d): loc for m, d, loc in sink.serves}
     for mem, dev in inv.serves:
         for end in (mem, dev):
-            if end not in inv.objects:
-                problems.add(_serves_locs[(mem, dev)], f"'serves' names {end!r}, which does not exist")
+            if end in inv.objects:
+                continue
+            cause = failure_cause(end, sink.failed)
+            if cause is not None:
+                problems.hide(cause)
+            else:
+                problems.add(_serves_locs[(mem, dev)], f"'serves' names {end!r}, which does not exist", same="serves")
     inv.serves = [(m, d) for m, d in inv.serves if m in inv.objects and d in inv.objects]
-    check_inventory(inv, problems, sink.explicit_parents)
+    check_inventory(inv, problems, sink.explicit_parents, sink.failed)
+    if sink.failed and not problems:
+        # Every failed definition is reported where it is read; should one ever not be,
+        # the objects it lacks must still fail the load rather than vanish.
+        for cause in sorted(set(sink.failed.values())):
+            problems.add(cause, "this entry could not be expanded into objects; expected a name and a kind")
     problems.raise_if_any()
     return inv
 

@@ -15,9 +15,12 @@ from verifier.errors import SourceLocation
 from verifier.inventory import units
 from verifier.inventory.model import EMPTY_INT, EMPTY_STR, LINK_KINDS, OBJECT_KINDS, PROMISES, STATES
 from verifier.inventory.patterns import Pattern, PatternError, compile_pattern, foreach_values
-from verifier.inventory.validate import Problems, one_of
+from verifier.inventory.validate import Problems, misspelled, one_of
 from verifier.inventory.yaml_source import YList, YMap
 
+# Keys that decide which objects an entry makes: when one is misspelt, what the entry
+# would have made is unknown, and so is which dangling link endpoints follow from it.
+_STRUCTURAL_KEYS = ("name", "kind", "template", "count", "start", "children")
 _FIGURE_KEYS = ("size", "bandwidth", "latency", "level", "index", "type", "memory", "power", "price", "attrs")
 OBJECT_KEYS = (
     "name",
@@ -211,6 +214,12 @@ class ObjSpec:
     serves: list[Pattern]
     overrides: dict[str, Override]
     seq: int = 0  # running counter behind {seq}: instances of this entry so far
+    broken: SourceLocation | None = None
+    """Where the mistake is reported that leaves this entry's objects unknown (a misspelt
+    or missing name, kind, count...): links to what it would have made are not errors of
+    their own."""
+    lost: frozenset[str] = frozenset()
+    """The keys that mistake lost; only 'children' means the entry itself is still whole."""
 
 
 @dataclass(slots=True)
@@ -293,22 +302,34 @@ def _promises(problems: Problems, m: YMap, what: str) -> tuple[str, ...]:
 
 def read_object(m: YMap, problems: Problems, *, in_template: bool = False, what: str = "") -> ObjSpec:
     """One entry of `objects:`/`children:` (or, with in_template, a template body)."""
-    raw_name = m.get("name")
-    label = what or (f"object {raw_name!r}" if isinstance(raw_name, str) else "an object")
     allowed = TEMPLATE_KEYS if in_template else OBJECT_KEYS
+    meant = misspelled(m, allowed) if any(k not in allowed for k in m) else {}
+    # A misspelt `name:` still says which object the messages are about.
+    raw_name = m.get("name", m.get(meant["name"]) if "name" in meant else None)
+    label = what or (f"object {raw_name!r}" if isinstance(raw_name, str) else "an object")
     problems.keys(m, allowed, label)
-    if not in_template and "name" not in m:
-        problems.add(m.loc, f"{label} has no 'name'; every object needs one")
+    lost = frozenset(k for k in _STRUCTURAL_KEYS if k in meant)
+    broken = min((m.key_loc(meant[k]) for k in lost), default=None)
+    # `name:` with nothing after it is YAML null: as missing as no key at all.
+    if not in_template and m.get("name") is None and "name" not in meant:
+        problems.add(m.key_loc("name"), f"{label} has no 'name'; every object needs one")
+        broken = broken or m.key_loc("name")
     name = None if in_template else _pattern(problems, m, "name", label)
+    if not in_template and name is None and "name" in m:
+        broken = broken or m.key_loc("name")
     kind = problems.choice(m, "kind", label, OBJECT_KINDS)
     if kind is None and isinstance(m.get("kind"), str):
         # Reported above; keep the object anyway so links to it do not report twice.
         kind = str(m["kind"])
+    elif kind is None and m.get("kind") is not None:
+        broken = broken or m.key_loc("kind")
     template = None if in_template else problems.text(m, "template", label)
-    if not in_template and template is None and "kind" not in m:
+    if not in_template and template is None and m.get("kind") is None and "kind" not in meant:
         problems.add(
-            m.loc, f"{label} has no 'kind' (and no 'template'); expected one of: {one_of(OBJECT_KINDS)}"
+            m.key_loc("kind"),
+            f"{label} has no 'kind' (and no 'template'); expected one of: {one_of(OBJECT_KINDS)}",
         )
+        broken = broken or m.key_loc("kind")
     count = problems.unit(m, "count", label, lambda v: units.integer(v, "count", minimum=1))
     start = problems.unit(m, "start", label, lambda v: units.integer(v, "start")) or 0
     if count is not None and name is not None and not (name.variables & {"i", "seq"}):
@@ -364,6 +385,8 @@ def read_object(m: YMap, problems: Problems, *, in_template: bool = False, what:
         promises=_promises(problems, m, label),
         serves=serves,
         overrides=overrides,
+        broken=broken,
+        lost=lost,
     )
 
 
@@ -406,7 +429,7 @@ def _read_override(problems: Problems, m: YMap, what: str) -> Override:
         if not isinstance(item, YMap):
             problems.add(items.item_loc(i) if items else m.loc, f"{w} must be a mapping with 'a' and 'b'")
             continue
-        problems.keys(item, LINK_OVERRIDE_KEYS, w, required=("a", "b"))
+        problems.keys(item, LINK_OVERRIDE_KEYS, w, required=("a", "b"), one_per_typo=True)
         a, b = problems.text(item, "a", w), problems.text(item, "b", w)
         if a is None or b is None:
             continue
@@ -444,7 +467,7 @@ def read_links(problems: Problems, m: YMap, key: str, what: str) -> list[LinkSpe
 
 def read_link(problems: Problems, m: YMap) -> LinkSpec | None:
     what = f"link {m.get('a')!s} - {m.get('b')!s}" if "a" in m and "b" in m else "a link"
-    problems.keys(m, LINK_KEYS, what, required=("a", "b", "kind"))
+    problems.keys(m, LINK_KEYS, what, required=("a", "b", "kind"), one_per_typo=True)
     a = _pattern(problems, m, "a", what)
     b = _pattern(problems, m, "b", what)
     kind = problems.choice(m, "kind", what, LINK_KINDS)
@@ -526,10 +549,10 @@ def read_templates(problems: Problems, m: YMap, key: str) -> list[TemplateDef]:
             problems.add(sub.key_loc(name), f"template {name!r} must be a mapping (an object without a name)")
             continue
         spec = read_object(body, problems, in_template=True, what=f"template {name!r}")
-        if spec.kind is None and "kind" not in body:
-            problems.add(
-                body.loc, f"template {name!r} has no 'kind'; expected one of: {one_of(OBJECT_KINDS)}"
-            )
+        if spec.kind is None and body.get("kind") is None and "kind" not in spec.lost:
+            loc = body.key_loc("kind")
+            problems.add(loc, f"template {name!r} has no 'kind'; expected one of: {one_of(OBJECT_KINDS)}")
+            spec.broken = spec.broken or loc
         out.append(TemplateDef(name, sub.key_loc(name), spec))
     return out
 

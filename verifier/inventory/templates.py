@@ -8,6 +8,11 @@ makes a 16,384-node fleet load in seconds. A template whose body depends on the 
 expanded per instance instead: slower, same result.
 
 Overrides (`overrides: {dgx03: {...}}`) are applied to the instance after it is stamped.
+
+An entry whose definition failed (unknown template, misspelt or missing name, kind or
+count: the mistake is reported where it is read) records what it would have made in
+`Sink.failed`; links, parents and overrides naming those ids are then not reported
+missing one by one, only counted against the mistake that explains them.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from verifier.errors import SourceLocation
 from verifier.inventory.model import EMPTY_INT, EMPTY_STR, FABRIC_LINK_KINDS, Link, Obj
 from verifier.inventory.patterns import MissingVariable, Pattern, PatternError
 from verifier.inventory.specs import DeviceOverride, LinkSpec, ObjSpec, Override, TemplateDef
-from verifier.inventory.validate import Problems, did_you_mean
+from verifier.inventory.validate import Problems, did_you_mean, failure_cause
 
 _HOLE = "\x00"  # stands for the node id while a plan is built
 
@@ -43,6 +48,9 @@ class Sink:
     explicit_parents: list[str] = field(default_factory=list)  # objects placed with `parent:`
     journal: list[str] | None = None  # ids of objects and links added, while an override waits
     stamped: dict[str, str] = field(default_factory=dict)  # node id -> template (Inventory.stamped)
+    failed: dict[str | None, SourceLocation] = field(default_factory=dict)
+    """What entries whose definition failed would have made: an id (standing for itself and
+    every id below it) or None (any id), with the place of the error that explains it."""
 
 
 @dataclass
@@ -160,8 +168,22 @@ class Expander:
         """Report overrides that matched no instance (an entry may be expanded many times)."""
         for spec, used in self.override_used.values():
             for name, ov in spec.overrides.items():
-                if name not in used:
+                if name in used:
+                    continue
+                if spec.broken is not None:  # the entry's own mistake is why nothing matched
+                    self.problems.hide(spec.broken)
+                else:
                     self.problems.add(ov.loc, f"override {name!r} matches no instance of this entry")
+
+    def _fail(self, base: str | None, cause: SourceLocation) -> None:
+        self.sink.failed.setdefault(base, cause)
+
+    def _explained(self, oid: str) -> bool:
+        """Whether `oid` is missing because of a failed definition (and count it as hidden)."""
+        cause = failure_cause(oid, self.sink.failed)
+        if cause is not None:
+            self.problems.hide(cause)
+        return cause is not None
 
     def _instantiate(
         self,
@@ -176,20 +198,28 @@ class Expander:
         if spec.template is not None:
             tmpl = self.templates.get(spec.template)
             tloc = spec.template_loc or spec.loc
+            problem = None
             if tmpl is None:
-                p.add(
-                    tloc, f"unknown template {spec.template!r}{did_you_mean(spec.template, self.templates)}"
-                )
-                return None
-            if spec.template in self.active:
-                chain = " -> ".join([*self.active, spec.template])
-                p.add(tloc, f"template {spec.template!r} includes itself: {chain}")
-                return None
+                problem = f"unknown template {spec.template!r}{did_you_mean(spec.template, self.templates)}"
+            elif spec.template in self.active:
+                problem = f"template {spec.template!r} includes itself: {' -> '.join([*self.active, spec.template])}"
+            if problem is not None:
+                # Reported once per place it is written, however many instances it has;
+                # what the instances would have held is not reported missing.
+                p.add(tloc, problem)
+                name = self._render(spec.name, ns, spec.loc, "name") if spec.name is not None else None
+                if name is None:
+                    self._fail(scope, tloc)
+                else:
+                    self._fail(f"{scope}/{name}" if scope else name, tloc)
+                return name  # the instance was asked for: an override of it is not "unused"
         body = tmpl.body if tmpl else None
         if spec.name is None:
+            self._fail(scope, spec.broken or spec.loc)
             return None
         name = self._render(spec.name, ns, spec.loc, "name")
         if name is None:
+            self._fail(scope, spec.loc)
             return None
         oid = f"{scope}/{name}" if scope else name
         kind = spec.kind or (body.kind if body else None)
@@ -197,8 +227,10 @@ class Expander:
             p.add(
                 spec.loc,
                 f"{oid!r} is a {spec.kind} but template {tmpl.name if tmpl else ''!r} makes a {body.kind}",
+                same="kind-mismatch",
             )
         if kind is None:
+            self._fail(scope, spec.broken or (body.broken if body else None) or spec.loc)
             return None
         if spec.parent is not None:
             explicit = self._render(spec.parent, ns, spec.loc, "parent")
@@ -208,6 +240,7 @@ class Expander:
                         spec.loc,
                         f"{oid!r} is in two parents: {parent!r} (where it is nested) "
                         f"and {explicit!r} ('parent:')",
+                        same="two-parents",
                     )
                 elif parent is None:
                     parent = explicit
@@ -246,8 +279,13 @@ class Expander:
         inner_scope = scope
         if kind == "node":
             if scope is not None:
-                p.add(spec.loc, f"node {oid!r} is inside node {scope!r}; nodes cannot nest")
+                p.add(spec.loc, f"node {oid!r} is inside node {scope!r}; nodes cannot nest", same="nested-node")
             inner_scope = oid
+        for part in (spec, body):
+            if part is not None and part.broken is not None:
+                # Made, but without some of what it should hold (or beside siblings it
+                # should have had): its surroundings are not complete.
+                self._fail(inner_scope if part.lost <= {"children"} else scope, part.broken)
         ns2 = dict(ns)
         ns2[kind] = oid
         ns2["parent"] = oid
@@ -282,9 +320,12 @@ class Expander:
                 self.problems.add(
                     obj.loc,
                     f"{obj.id!r} is in two parents: {old.parent!r} (at {old.loc}) and {obj.parent!r}",
+                    same="two-parents",
                 )
             else:
-                self.problems.add(obj.loc, f"duplicate id {obj.id!r} (first written at {old.loc})")
+                self.problems.add(
+                    obj.loc, f"duplicate id {obj.id!r} (first written at {old.loc})", same="duplicate-id"
+                )
             return False
         objects[obj.id] = obj
         if self.sink.journal is not None:
@@ -310,8 +351,11 @@ class Expander:
         except _Dependent:
             plan = None
         if plan is not None:
-            for d in sub.problems.items:  # the template's own mistakes, named by template
-                self.problems.add(d.location, d.message.replace(_HOLE, f"<{tmpl.name}>"))
+            named = f"<{tmpl.name}>"
+            for d in sub.problems.diagnostics():  # the template's own mistakes, named by template
+                # Ids are quoted with !r, which writes the hole as the four characters \x00.
+                message = d.message.replace(_HOLE, named).replace(repr(_HOLE)[1:-1], named)
+                self.problems.add(d.location, message)
         self.plans[tmpl.name] = plan
         return plan
 
@@ -373,6 +417,10 @@ class Expander:
             sink.software[node_id + k[n:]] = v
         for k, pr in src.promises.items():
             sink.promises[node_id + k[n:]] = pr
+        for base, cause in src.failed.items():
+            if base is not None and base.startswith(_HOLE):
+                base = node_id + base[n:]
+            sink.failed.setdefault(base, cause)
         for mem, dev, loc in src.serves:
             sink.serves.append(
                 (
@@ -411,7 +459,9 @@ class Expander:
                 return
             lid = resolve(raw, scope)
             if lid in links:
-                self.problems.add(spec.loc, f"duplicate link id {lid!r} (first written at {links[lid].loc})")
+                self.problems.add(
+                    spec.loc, f"duplicate link id {lid!r} (first written at {links[lid].loc})", same="duplicate-link"
+                )
                 return
         else:
             lid = f"{a}<->{b}"
@@ -448,6 +498,8 @@ class Expander:
             target = resolve(name, scope)
             obj = objects.get(target)
             if obj is None or target not in created:
+                if obj is None and self._explained(target):
+                    continue
                 local = [c.rsplit("/", 1)[-1] for c in created if c in objects]
                 p.add(
                     dov.loc,
@@ -482,7 +534,8 @@ class Expander:
             ends = {resolve(lov.a, scope), resolve(lov.b, scope)}
             hits = [lid for lid in mine if lid in links and {links[lid].a, links[lid].b} == ends]
             if not hits:
-                p.add(lov.loc, f"override names a link {lov.a} - {lov.b}, which {root.id!r} does not have")
+                if not any(e not in objects and self._explained(e) for e in ends):
+                    p.add(lov.loc, f"override names a link {lov.a} - {lov.b}, which {root.id!r} does not have")
                 continue
             for lid in hits:
                 lk = links[lid]
@@ -502,6 +555,7 @@ class Expander:
                     p.add(
                         lov.loc,
                         f"link {lid!r} would have no bandwidth left; use 'state: down' or 'remove: true'",
+                        same="no-bandwidth",
                     )
                     continue
                 links[lid] = Link(

@@ -4,7 +4,8 @@
 Fixed units (all decimal, so that 1 GB/s = 1000 MB/s and 400 Gb/s = 50000 MB/s):
 bandwidth MB/s, capacity MB (caches: KB), compute GFLOPS, power W, latency ns,
 price millicents (per hour). Exact decimal arithmetic: `3.35 TB/s` is 3350000, not
-3349999 from a float. A bare number is taken to be in the fixed unit already.
+3349999 from a float. A bare number is taken to be in the fixed unit already. A comma in
+a number (`3,5 TB/s`, `1,000 GB/s`) is refused, never read either way.
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Final
 
-_NUMBER = r"(?P<num>[+-]?(?:\d[\d_,]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+_NUMBER = r"(?P<num>[+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+
+# A digit, a comma, a digit: a decimal comma (`3,5 TB/s`) or a thousands separator
+# (`1,000 GB/s`). Neither is read: which one was meant cannot be told from the text
+# (`1,000` is a thousand in one locale and one in another), and a wrong guess is a
+# silently wrong figure.
+_COMMA_NUMBER = re.compile(r"[\d.,_]*\d,\d[\d.,_]*")
 
 # Multipliers to bytes (or bits) per unit, decimal and binary prefixes.
 _PREFIX: Final[dict[str, Fraction]] = {
@@ -52,8 +59,51 @@ class UnitError(ValueError):
     """A figure that does not parse; the message says what was expected."""
 
 
+def _refuse_comma(raw: object, what: str, *, whole: bool = False) -> None:
+    problem = comma_problem(raw, what, whole=whole)
+    if problem is not None:
+        raise UnitError(problem)
+
+
+def comma_problem(raw: object, what: str, *, whole: bool = False) -> str | None:
+    """What is wrong with a figure whose number holds a comma, and how to write it; else None.
+
+    `whole`: the figure is a count, so a comma there can only be a thousands separator
+    and a decimal-point reading is not offered.
+    """
+    if not isinstance(raw, str):
+        return None
+    m = _COMMA_NUMBER.search(raw)
+    if m is None:
+        return None
+    groups = m.group(0).split(",")
+
+    def written(replacement: str) -> str:
+        return f"{raw[: m.start()]}{replacement}{raw[m.end() :]}".strip()
+
+    thousands = all(len(g) == 3 and g.isdigit() for g in groups[1:]) and groups[0].isdigit()
+    if len(groups) == 2 and not thousands and "." not in m.group(0) and not whole:
+        problem = "uses a decimal comma, which is not accepted"
+        hint = f"write {written('.'.join(groups))!r} with a decimal point"
+    elif thousands:
+        problem = "has a comma in its number, which is not accepted"
+        if not whole:
+            problem += " (a thousands separator or a decimal comma? it cannot be told)"
+        hint = f"write {written(''.join(groups))!r} without separators"
+        if len(groups) == 2 and not whole:
+            hint += f", or {written('.'.join(groups))!r} if the comma was a decimal point"
+    else:
+        problem = "has a comma in its number, which is not accepted"
+        hint = (
+            "expected a whole number without separators, such as '1000'"
+            if whole
+            else "expected a number with at most one decimal point and no separators, such as '3.5' or '1000'"
+        )
+    return f"{what} {raw!r} {problem}; {hint}"
+
+
 def _number(text: str) -> Fraction:
-    cleaned = text.replace("_", "").replace(",", "")
+    cleaned = text.replace("_", "")
     try:
         return Fraction(Decimal(cleaned))
     except (InvalidOperation, ValueError):
@@ -89,6 +139,7 @@ def _bare(raw: object) -> Fraction | None:
 def _read(raw: object, pattern: re.Pattern[str], what: str, expected: str,
           value_of: Callable[[re.Match[str]], Fraction]) -> Fraction:
     """A bare number as it is, or text matched by `pattern` and converted by `value_of`."""
+    _refuse_comma(raw, what)
     bare = _bare(raw)
     if bare is not None:
         return bare
@@ -120,6 +171,7 @@ def bandwidth_mbps(raw: object, *, allow_zero: bool = False) -> int:
 
 def _size(raw: object, unit_bytes: int, unit_name: str, allow_zero: bool) -> int:
     expected = f"a size such as '80 GB', '80GiB', '512 KiB' or a number of {unit_name}"
+    _refuse_comma(raw, "size")
     bare = _bare(raw)
     if bare is None:
         if not isinstance(raw, str):
@@ -191,6 +243,7 @@ def price_millicents(raw: object, *, allow_zero: bool = True) -> int:
 
 def integer(raw: object, what: str, *, minimum: int = 0) -> int:
     """A plain count (links, lanes, generation)."""
+    _refuse_comma(raw, what, whole=True)
     if isinstance(raw, bool) or not isinstance(raw, int):
         if isinstance(raw, str) and re.fullmatch(r"\s*[+-]?\d+\s*", raw):
             raw = int(raw)

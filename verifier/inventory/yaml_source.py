@@ -17,18 +17,31 @@ Design choices, each against a known YAML trap:
   PyYAML itself shares aliased objects, but every consumer that walks the result (our
   template expansion, a JSON dump) would do the exponential work of a "billion laughs".
 - Input must be UTF-8 (a BOM is allowed) and must hold exactly one non-empty document.
+- libyaml's parser (`yaml.cyaml.CParser`) composes the node graph when PyYAML has it:
+  several times faster, and it places every node at the same line:col. The two differ on
+  tabs inside a line (libyaml takes them as blanks, PyYAML refuses them) and on a U+FEFF
+  inside the text (PyYAML gives it no column), so text holding either is read by the pure
+  parser; and libyaml words (and sometimes places) syntax errors its own way, so a
+  document it cannot parse is read again by the pure parser, whose report is the one
+  given. Our own refusals (duplicate keys, tags, alias bombs) come from the same code on
+  the same nodes either way. Same input, same result, same errors, with or without libyaml.
 """
 
 from __future__ import annotations
 
+import gc
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.composer import Composer
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.parser import Parser
+from yaml.reader import Reader, ReaderError
 from yaml.resolver import BaseResolver
+from yaml.scanner import Scanner
 
 from verifier.errors import SourceLocation, TopologError
 
@@ -36,12 +49,23 @@ MAX_ALIAS_EXPANSION = 1_000_000
 """Nodes that aliases may add to a document beyond what is written. A large file written
 out in full is fine (its size is bounded by its text); only the blow-up is bounded."""
 
-try:  # libyaml's parser is about ten times faster and reports the same marks.
-    from yaml import CParser as _Parser  # type: ignore[attr-defined]
+try:  # libyaml, when PyYAML was built with it (the wheels of every major platform are);
+    # `yaml.cyaml.CParser` is this class, re-exported (and not declared so in the stubs).
+    from yaml._yaml import CParser as _CParser
 
-    _HAVE_C = True
-except ImportError:  # pragma: no cover - pure-Python fallback
-    _HAVE_C = False
+    HAVE_LIBYAML = True
+except ImportError:  # pragma: no cover - a PyYAML without libyaml
+    HAVE_LIBYAML = False
+
+USE_LIBYAML = HAVE_LIBYAML
+"""Whether documents are parsed by libyaml; tests switch it off to compare the two parsers."""
+
+# Where libyaml and the pure parser disagree (see the module docstring).
+_PURE_ONLY = ("\t", "\ufeff")
+
+
+class _ReadAgain(Exception):
+    """libyaml could not parse the text: the pure parser reads it and reports why."""
 
 
 class YMap(dict[str, Any]):
@@ -146,27 +170,22 @@ for _tag in ("timestamp", "binary", "set", "omap", "pairs", "float"):
 _Constructor.add_constructor("tag:yaml.org,2002:str", SafeConstructor.construct_yaml_str)  # type: ignore[type-var]
 
 
-if _HAVE_C:
+class _PureLoader(Reader, Scanner, Parser, Composer, _Constructor, _CoreResolver):
+    def __init__(self, stream: str, filename: str) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        Composer.__init__(self)
+        _Constructor.__init__(self)
+        _CoreResolver.__init__(self)
+        self.filename = filename
 
-    class _Loader(_Parser, _Constructor, _CoreResolver):  # type: ignore[misc]
+
+if HAVE_LIBYAML:
+
+    class _CLoader(_CParser, _Constructor, _CoreResolver):
         def __init__(self, stream: str, filename: str) -> None:
-            _Parser.__init__(self, stream)
-            _Constructor.__init__(self)
-            _CoreResolver.__init__(self)
-            self.filename = filename
-
-else:  # pragma: no cover
-    from yaml.composer import Composer
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
-
-    class _Loader(Reader, Scanner, Parser, Composer, _Constructor, _CoreResolver):  # type: ignore[no-redef]
-        def __init__(self, stream: str, filename: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            Parser.__init__(self)
-            Composer.__init__(self)
+            _CParser.__init__(self, stream)
             _Constructor.__init__(self)
             _CoreResolver.__init__(self)
             self.filename = filename
@@ -255,8 +274,28 @@ def load_yaml_text(text: str, filename: str) -> YMap:
             SourceLocation(filename, 1, 1),
             "file is empty; expected an inventory with 'apiVersion: topolog.dev/v1'",
         )
-    loader = _Loader(text, filename)
+    # Parsing makes millions of small objects and no cycles worth collecting (a recursive
+    # alias is refused): the cyclic GC rescanning them took two thirds of the load time
+    # with libyaml (measured on a 1.7 MB inventory).
+    enabled = gc.isenabled()
+    gc.disable()
     try:
+        if USE_LIBYAML and not any(ch in text for ch in _PURE_ONLY):
+            try:
+                return _load(text, filename, _CLoader)
+            except (_ReadAgain, UnicodeEncodeError):  # libyaml takes UTF-8: a lone surrogate fails there
+                pass
+        return _load(text, filename, _PureLoader)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load(text: str, filename: str, loader_class: type[Any]) -> YMap:
+    loader = None
+    try:
+        # The pure parser checks the characters as it is made: inside the try.
+        loader = loader_class(text, filename)
         node = loader.get_single_node()
         if node is None:
             raise TopologError.at(
@@ -266,29 +305,43 @@ def load_yaml_text(text: str, filename: str) -> YMap:
             )
         _expanded_size(node, filename)
         data = loader.construct_document(node)
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        parts = [p for p in (err.context, err.problem) if p]
-        if "expected a single document" in " ".join(parts):
-            parts = ["more than one YAML document (---) in one file; expected exactly one"]
-        raise TopologError.at(
-            SourceLocation(filename, line, col), "YAML syntax error: " + "; ".join(parts)
-        ) from None
     except yaml.YAMLError as err:
-        raise TopologError.at(SourceLocation(filename, 1, 1), f"YAML error: {err}") from None
+        if loader_class is not _PureLoader and not isinstance(err, ConstructorError):
+            raise _ReadAgain from None
+        raise _yaml_error(err, text, filename) from None
     except RecursionError:
         raise TopologError.at(
             SourceLocation(filename, 1, 1), "YAML nesting too deep; expected an inventory of reasonable depth"
         ) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if not isinstance(data, YMap):
         loc = SourceLocation(filename, node.start_mark.line + 1, node.start_mark.column + 1)
         raise TopologError.at(
             loc, "top level is not a mapping; expected keys such as 'apiVersion' and 'objects'"
         )
     return data
+
+
+def _yaml_error(err: yaml.YAMLError, text: str, filename: str) -> TopologError:
+    """PyYAML's error as a TopologError at its line:col."""
+    if isinstance(err, ReaderError):
+        at = err.position
+        line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+        return TopologError.at(
+            SourceLocation(filename, line, col),
+            f"character {chr(err.character)!r} (#x{err.character:04x}) is not allowed in YAML: {err.reason}; "
+            "expected printable text",
+        )
+    if isinstance(err, yaml.MarkedYAMLError):
+        mark = err.problem_mark or err.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        parts = [p for p in (err.context, err.problem) if p]
+        if "expected a single document" in " ".join(parts):
+            parts = ["more than one YAML document (---) in one file; expected exactly one"]
+        return TopologError.at(SourceLocation(filename, line, col), "YAML syntax error: " + "; ".join(parts))
+    return TopologError.at(SourceLocation(filename, 1, 1), f"YAML error: {err}")
 
 
 def load_yaml_file(path: str | Path, filename: str | None = None) -> YMap:

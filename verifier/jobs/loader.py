@@ -39,7 +39,7 @@ PRINCIPAL_TYPES = ("Team", "User", "ServiceAccount")
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _UID_RE = re.compile(r'^\s*(?P<type>[A-Za-z_][A-Za-z0-9_]*)\s*::\s*"(?P<id>[^"\\]+)"\s*$')
-_COUNT_RE = re.compile(r"^\s*(?P<num>\d[\d_,]*(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<suffix>[kKMBGT])?\s*$")
+_COUNT_RE = re.compile(r"^\s*(?P<num>\d[\d_]*(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<suffix>[kKMBGT])?\s*$")
 _COUNT_SUFFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 _REQ_RE = re.compile(r"^\s*(?P<op>>=|==|<=|>|<|=|~=|\^|~)?\s*(?P<version>[^\s]+)\s*$")
 _SYMBOL_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
@@ -359,9 +359,11 @@ def parse_count(raw: object) -> int:
         raise units.UnitError(f"expected a parameter count such as '70B', got {raw!r}")
     if isinstance(raw, int):
         value = Fraction(raw)
+    elif isinstance(raw, str) and (problem := units.comma_problem(raw, "parameter count")) is not None:
+        raise units.UnitError(problem)  # `1,5B`: 1.5 billion or 15? never guessed
     elif isinstance(raw, str) and (m := _COUNT_RE.match(raw)):
         try:
-            number = Fraction(Decimal(m.group("num").replace("_", "").replace(",", "")))
+            number = Fraction(Decimal(m.group("num").replace("_", "")))
         except InvalidOperation:
             raise units.UnitError(f"cannot read parameter count {raw!r}") from None
         value = number * _COUNT_SUFFIX[m.group("suffix") or ""]

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from verifier.output import github_report, json_report, junit_report, sarif_report, text_report
+from verifier.output import (
+    github_report,
+    json_report,
+    junit_report,
+    markdown_report,
+    sarif_report,
+    text_report,
+)
 from verifier.verify import VerifyReport
 
 Renderer = Callable[[VerifyReport], str]
@@ -17,6 +24,7 @@ FORMATS: dict[str, Renderer] = {
     "github": github_report.render,
     "json": json_report.render,
     "junit": junit_report.render,
+    "markdown": markdown_report.render,
     "sarif": sarif_report.render,
     "text": text_report.render,
 }

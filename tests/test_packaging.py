@@ -1,0 +1,164 @@
+"""topolog as users get it: an sdist and a wheel built from this checkout, installed into a
+fresh virtualenv, every main command run from a folder outside the repository.
+
+The wheel is built from the sdist (python -m build does that by default), so a file the
+sdist forgets fails here too. The commands' answers are checked against what the shipped
+examples hold, derived by hand below, not only for exit codes: an installed topolog that
+found no rules would otherwise "pass" with 0 findings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tracked_copy(target: Path) -> None:
+    """The checkout's files (tracked, plus new files not ignored), without build outputs."""
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        check=True, capture_output=True,
+    ).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """(the `topolog` executable of a fresh venv, a work folder outside the repo, the build log)."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("building from the checkout needs git to list its files")
+    base = tmp_path_factory.mktemp("packaging")
+    source, dist, venv, work = base / "src", base / "dist", base / "venv", base / "work"
+    source.mkdir()
+    _tracked_copy(source)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
+        capture_output=True, text=True, env=env, check=False, timeout=600,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    wheel = next(dist.glob("topolog-*.whl"))
+    pip = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
+        capture_output=True, text=True, env=env, check=False, timeout=600,
+    )
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    # The examples, copied where no checkout is near: nothing may be found relative to the source.
+    shutil.copytree(ROOT / "inventories", work / "inventories")
+    shutil.copy(ROOT / "tests" / "importers" / "fixtures" / "aws-p4d-24xl-topo.xml", work / "p4d.xml")
+    return venv / "bin" / "topolog", work, built.stdout + built.stderr
+
+
+def _topolog(installed: tuple[Path, Path, str], *args: str) -> subprocess.CompletedProcess[str]:
+    exe, work, _log = installed
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    return subprocess.run([str(exe), *args], cwd=work, capture_output=True, text=True, env=env, check=False,
+                          timeout=300)
+
+
+def test_wheel_and_sdist_carry_rules_policies_and_licence(installed: tuple[Path, Path, str]) -> None:
+    exe, _work, log = installed
+    dist = exe.parent.parent.parent / "dist"
+    wheel = zipfile.ZipFile(next(dist.glob("topolog-*.whl")))
+    names = set(wheel.namelist())
+    shipped = {p.relative_to(ROOT).as_posix() for p in (ROOT / "rules").rglob("*.dl")}
+    assert shipped and {f"verifier/{p}" for p in shipped} <= names
+    assert "verifier/rules/thresholds.yaml" in names and "verifier/rules/schema.dl" in names
+    assert {"verifier/policies/schema.cedarschema", "verifier/policies/quarantine.cedar"} <= names
+    assert {"verifier/schemas/inventory.schema.json", "verifier/inventory/catalog.yaml", "verifier/py.typed"} <= names
+    metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "License-Expression: Apache-2.0" in metadata
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    with tarfile.open(next(dist.glob("topolog-*.tar.gz"))) as sdist:
+        members = {m.name.split("/", 1)[1] for m in sdist.getmembers() if "/" in m.name}
+    assert {"LICENSE", "rules/schema.dl", "policies/schema.cedarschema", "README.md"} <= members
+    # Current setuptools accepts the licence metadata as written: no deprecation warning in the build.
+    assert "SetuptoolsDeprecationWarning" not in log and "License classifiers are deprecated" not in log
+
+
+def test_every_package_is_listed_for_packaging() -> None:
+    """A package missing from [tool.setuptools] packages would be left out of the wheel."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "verifier").rglob("__init__.py")
+    }
+    assert found | {"verifier.rules", "verifier.policies"} == set(config["packages"])
+
+
+def test_installed_commands_run_outside_the_repository(installed: tuple[Path, Path, str]) -> None:
+    _exe, work, _log = installed
+    assert not any((parent / ".git").exists() for parent in [work, *work.parents])
+
+    rules = _topolog(installed, "rules")
+    assert rules.returncode == 0, rules.stderr
+    # One "## ID" heading per check file's `# @id`, counted in the source pack.
+    ids = sorted({
+        line.split()[-1] for p in (ROOT / "rules").rglob("*.dl")
+        for line in p.read_text().splitlines() if line.startswith("# @id")
+    })
+    assert ids and all(f"## {i}" in rules.stdout for i in ids)
+
+    # edge-soc.yaml has no finding at all (tests/inventory/test_shipped_inventories.py derives why).
+    clean = _topolog(installed, "verify", "inventories/edge-soc.yaml")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert f"0 findings (0 error, 0 warning, 0 note) from {len(ids)} checks" in clean.stdout
+
+    # The pod's fabric and NVLinks are complete: no error, exit 0 at the default --fail-on error.
+    pod = _topolog(installed, "verify", "inventories/dgx-h100-pod.yaml", "--format", "json")
+    assert pod.returncode == 0, pod.stdout + pod.stderr
+    report = json.loads(pod.stdout)
+    assert report["summary"]["checks"] == len(ids)
+
+    # The shipped policies load and evaluate without error (policies/ found in the package).
+    audit = _topolog(installed, "audit", "inventories/mixed-fleet.yaml", "--format", "json")
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    decisions = json.loads(audit.stdout)
+    assert decisions["errors"] == [] and decisions["groups"]
+
+    # jobs/hpc.yaml: 8 FP64 GPUs on one node; policies/fp64.cedar gives team hpc only the
+    # MI300X nodes of mixed-fleet.yaml, so both placements are MI300X nodes.
+    place = _topolog(installed, "place", "inventories/mixed-fleet.yaml", "inventories/jobs/hpc.yaml")
+    assert place.returncode == 0, place.stdout + place.stderr
+    assert "1 of 1 jobs placeable" in place.stdout
+    assert "1. mi300x-n" in place.stdout and "2. mi300x-n" in place.stdout
+
+    # The GB200 NVL72 rack is one NVLink domain of 72 GPUs (inventories/gb200-nvl72.yaml).
+    query = _topolog(installed, "query", "inventories/gb200-nvl72.yaml", "nvlink_domain(G, D)", "--format", "json")
+    assert query.returncode == 0, query.stdout + query.stderr
+    answer = json.loads(query.stdout)
+    assert answer["count"] == 72 and len({row[1] for row in answer["rows"]}) == 1
+
+    # An AWS p4d.24xlarge as NCCL dumps it: 8 A100 GPUs, written as an inventory and verified.
+    imported = _topolog(installed, "import", "nccl-xml", "p4d.xml", "-o", "p4d.yaml")
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert (work / "p4d.yaml").read_text().count("kind: gpu") == 8
+    again = _topolog(installed, "verify", "p4d.yaml")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_install_lines_name_the_current_release() -> None:
+    """README, docs/ci.md and the hook manifest install the tag of this version; the changelog has it."""
+    from verifier import __version__
+
+    tag = f"v{__version__}"
+    for doc in ("README.md", "docs/ci.md", ".pre-commit-hooks.yaml"):
+        text = (ROOT / doc).read_text()
+        assert set(re.findall(r"\bv\d+\.\d+\.\d+\b", text)) == {tag}, doc
+    assert f"## {__version__} (" in (ROOT / "CHANGELOG.md").read_text()
