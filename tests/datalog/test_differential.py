@@ -374,7 +374,10 @@ def _engines() -> list[str]:
     return ["pydatalog", "duckdb"] if _duckdb_available() else ["pydatalog"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomize: the same 40 programs on every run. With fresh random draws a CI run once hung for
+# 15+ minutes inside pyDatalog's evaluation (Body.ask) on some generated program, which is not
+# reduced yet; a gate must not depend on the draw. Widen the search locally with a random seed.
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(programs())
 def test_random_programs_agree(case: tuple[str, dict[str, set[Row]]]) -> None:
     text, facts = case
