@@ -123,13 +123,13 @@ def test_explain_json_locates_every_leaf() -> None:
 
 
 def test_explain_finding_by_rule_and_subject() -> None:
-    code, out, _ = _run("explain", "inventories/mixed-fleet.yaml", "PCIE001:rtx-n3/gpu1")
+    code, out, _ = _run("explain", "inventories/mixed-fleet.yaml", "BW003:rtx-n3/nic0")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith("inventories/mixed-fleet.yaml:") and "warning PCIE001: GPU rtx-n3/gpu1's" in lines[0]
+    assert lines[0].startswith("inventories/mixed-fleet.yaml:") and "warning BW003: NIC rtx-n3/nic0 " in lines[0]
     assert re.fullmatch(r"fingerprint [0-9a-f]{32}", lines[1])
-    assert lines[2].startswith('pcie_below_device("rtx-n3/gpu1", ')
-    inputs = [line for line in lines if "[input" in line]
+    assert lines[2].startswith('nic_pcie_starved("rtx-n3/nic0", ')
+    inputs = [line for line in lines if "[input at" in line]  # the threshold fact has no inventory line
     assert inputs and all(re.search(r"\[input at \S+:\d+:\d+\]$", line) for line in inputs)
 
 
@@ -160,7 +160,7 @@ def test_explain_finding_by_fingerprint_matches_verify() -> None:
     ("ref", "fragment"),
     [
         ("NOPE123:x", "no check NOPE123; the checks are: "),
-        ("PCIE001:no-such-gpu", "no PCIE001 finding has subjects no-such-gpu (8 PCIE001 findings here, e.g."),
+        ("BW003:no-such-nic", "no BW003 finding has subjects no-such-nic (4 BW003 findings here, e.g."),
         ("deadbeefdeadbeef", "no finding of the checks has a fingerprint starting deadbeefdeadbeef"),
         ("PCIE001:", "name the finding's subjects"),
     ],

@@ -26,15 +26,17 @@ HERE = "tests/rule_selection"
 SITE = f"{HERE}/site"
 INVENTORY = f"{HERE}/two-domains.yaml"
 STRAY = "tests/golden/stray-devices.yaml"
-SHIPPED_CHECKS = 21
-"""The checks rules/ defines (`topolog rules` lists them); the tests below add SITE002 to them."""
+SHIPPED_CHECKS = sum(
+    1 for p in (ROOT / "rules").rglob("*.dl") for line in p.read_text().splitlines() if line.startswith("# @id:")
+)
+"""The checks rules/ defines, one `# @id:` line per check file; the tests below add SITE002 to them."""
 
 SITE002 = [
     ("SITE002", ["n1/gpu0"], "NVLink domain n1/gpu0 holds 3 GPUs, fewer than 4."),
     ("SITE002", ["n1/gpu3"], "NVLink domain n1/gpu3 holds 2 GPUs, fewer than 4."),
 ]
 TOPO001 = [
-    ("TOPO001", [f"n1/gpu{i}"], f"GPU n1/gpu{i} reaches no NIC over PCIe, C2C or scale-up links.") for i in range(5)
+    ("TOPO001", [f"n1/gpu{i}"], f"GPU n1/gpu{i} reaches no NIC over host links (PCIe, C2C, CPU interconnect).") for i in range(5)
 ]
 
 pytestmark = pytest.mark.usefixtures("in_repo_root")

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 
 from verifier.inventory.catalog import mig_memory_mb
 from verifier.inventory.model import Inventory
+from verifier.inventory.software import release_number, software_table
 
 Row = tuple[str | int, ...]
 
@@ -27,12 +29,17 @@ RELATIONS: dict[str, int] = {
     "mig_profile": 4,
     "link": 5,
     "link_attr": 3,
+    "link_plan": 3,
     "label": 3,
     "quantity": 3,
     "node_type": 2,
     "promise": 2,
     "software": 3,
     "software_version": 3,
+    "software_release": 3,
+    "cuda_driver_minimum": 4,
+    "rocm_gpu_minimum": 4,
+    "vendor_software": 3,
     "state": 2,
     "serves": 2,
 }
@@ -104,6 +111,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, li
             state_rows.append((oid, o.state))
     link_rows: list[Row] = []
     attr_rows: list[Row] = []
+    plan_rows: list[Row] = []
     add_link, add_attr = link_rows.append, attr_rows.append
     links = inv.links.values() if keep is None else [lk for lk in inv.links.values() if lk.a in keep and lk.b in keep]
     for lk in links:
@@ -117,6 +125,9 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, li
                 add_label((lid, k, v))
         if lk.state is not None:
             state_rows.append((lid, lk.state))
+        if lk.plan:
+            for k, n in lk.plan.items():
+                plan_rows.append((lid, k, n))
     info_rows: list[Row] = []
     spec_rows: list[Row] = []
     feature_rows: list[Row] = []
@@ -140,25 +151,30 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, li
         "mig_profile": mig_rows,
         "link": link_rows,
         "link_attr": attr_rows,
+        "link_plan": plan_rows,
         "label": label_rows,
         "quantity": qty_rows,
         "node_type": type_rows,
         "promise": [(n, w) for n, ws in inv.promises.items() for w in ws if keep is None or n in keep],
         "software": [(n, c, v) for n, sw in inv.software.items() for c, v in sw.items() if keep is None or n in keep],
         "software_version": _software_versions(inv, keep),
+        "software_release": _software_versions(inv, keep, release_number),
+        **software_table().rows(),  # catalogue data (verifier/inventory/software.yaml), the same for every inventory
         "state": state_rows,
         "serves": [(m, d) for m, d in inv.serves if keep is None or (m in keep and d in keep)],
     }
 
 
-def _software_versions(inv: Inventory, keep: AbstractSet[str] | None = None) -> list[Row]:
+def _software_versions(
+    inv: Inventory, keep: AbstractSet[str] | None = None, encode: Callable[[str], int | None] = version_number
+) -> list[Row]:
     rows: list[Row] = []
     seen: dict[str, int | None] = {}  # a fleet repeats a few stacks on every node
     for node, sw in inv.software.items():
         if keep is not None and node not in keep:
             continue
         for component, text in sw.items():
-            number = seen[text] if text in seen else seen.setdefault(text, version_number(text))
+            number = seen[text] if text in seen else seen.setdefault(text, encode(text))
             if number is not None:
                 rows.append((node, component, number))
     return rows

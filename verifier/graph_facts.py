@@ -403,10 +403,34 @@ def _scaleup_links(
         origin = lk.origin
         template = stamped.get(origin) if origin is not None else None
         if template is None or origin in touched:
+            if not _joins_domain(inv, lk.a, lk.b):
+                continue  # between nodes that nothing declares one domain (SCALE005)
             foreign.append((lk.a, lk.b))
         elif rep_of.get(template) == origin:
             plan_links.setdefault(template, []).append((lk.a, lk.b))
     return plan_links, foreign
+
+
+def _joins_domain(inv: Inventory, a: str, b: str) -> bool:
+    """Whether a working scale-up link joins its ends' domains: always inside one node (or
+    between two objects outside every node); between nodes only where an object above nodes
+    that holds both ends promises one NVLink domain (as an NVL72 rack does). The rules'
+    scaleup_edge (rules/topology/split_nvlink_node.dl) draws the same line."""
+    objects = inv.objects
+    if _node_above(objects, a) == _node_above(objects, b):
+        return True
+    above_a: set[str] = set()
+    o = objects.get(a)
+    while o is not None and o.parent is not None:
+        above_a.add(o.parent)
+        o = objects.get(o.parent)
+    o = objects.get(b)
+    while o is not None and o.parent is not None:
+        p = o.parent
+        if p in above_a and "nvlink_domain" in inv.promises.get(p, ()) and objects[p].kind != "node":
+            return True
+        o = objects.get(p)
+    return False
 
 
 def _node_above(objects: dict[str, Obj], oid: str) -> str | None:

@@ -58,3 +58,29 @@ def test_specific_facts_of_shipped_inventories() -> None:
     edge = load_inventory([INVENTORIES / "edge-soc.yaml"])
     assert edge.objects["edge-m2-01/p0-l1d"].quantities["size_kb"] == 131  # 128 KiB
     assert ("edge-m2-01/lpddr5", "edge-m2-01/igpu") in edge.serves
+
+
+def test_scaleup_checks_on_shipped_inventories() -> None:
+    """SCALE001..SCALE005 find exactly the deliberate scale-up faults (inventories/README.md).
+
+    dgx-h100-pod: dgx03's GPU 2 - NVSwitch 1 bond runs on 3 of its 4 NVLinks (`count: 3,
+    state: degraded`, 3 x 25 GB/s = 75000 MB/s); GPU 2 still reaches nvsw0, nvsw2 and nvsw3,
+    so dgx03 stays one NVLink domain: one SCALE001 warning, and no SCALE003 (a GPU with a
+    failed link is left to SCALE001). Every other H100 has 5+4+4+5 = 18 links x 25 GB/s =
+    450 GB/s, as the catalogue. gb200-nvl72: 18 x 50 GB/s = 900 GB/s per GPU, as the catalogue;
+    its tray-to-switch-tray links cross nodes inside rack nvl72-r0, which promises one domain.
+    mixed-fleet: A100 6 x 2 x 25 = 300 GB/s, H100 450 GB/s, MI300X 7 x 64 = 448 GB/s, as the
+    catalogue; the RTX 4090s have no scale-up. edge-soc has no scale-up link.
+    """
+    from verifier.verify import verify
+
+    got: dict[str, list[str]] = {}
+    for name in sorted(EXPECTED):
+        report = verify([INVENTORIES / name], [])
+        got[name] = sorted(f"{f.rule} {', '.join(f.subjects)}" for f in report.findings if f.rule.startswith("SCALE"))
+    assert got == {
+        "dgx-h100-pod.yaml": ["SCALE001 dgx03/gpu2<->dgx03/nvsw1"],
+        "edge-soc.yaml": [],
+        "gb200-nvl72.yaml": [],
+        "mixed-fleet.yaml": [],
+    }

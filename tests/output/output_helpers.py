@@ -20,9 +20,11 @@ WAIVERS = "tests/golden/waivers.yaml"
 # Pinned rules and date: adding a check elsewhere, or the calendar, must not change these goldens.
 PINNED_RULES = ("--no-shipped-rules", "--rules", "rules/schema.dl", "--rules", "rules/topology")
 WAIVED_RUN = ("verify", STRAY, *PINNED_RULES, "--waivers", WAIVERS, "--today", "2025-06-01")
-# Real inventories: one with many findings (17 warnings, several on one template line), one with none.
+# Real inventories: one with findings of several checks (several on one template line), one with none.
 FLEET_RUN = ("verify", "inventories/mixed-fleet.yaml")
-CLEAN_RUN = ("verify", "inventories/dgx-h100-pod.yaml")
+CLEAN_RUN = ("verify", "inventories/edge-soc.yaml")
+# 12 BW002 warnings from one template line and nothing else (see the file's comment).
+MANY_RUN = ("verify", "tests/output/many-warnings.yaml")
 
 
 def report_of(*args: str, fmt: str) -> str:

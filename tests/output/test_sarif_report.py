@@ -90,16 +90,14 @@ def test_sarif_results_carry_rules_locations_fingerprints_and_suppressions() -> 
 
 
 def test_findings_on_one_template_line_keep_their_own_identity() -> None:
-    # mixed-fleet.yaml line 111 is the rtx workstation template's `gpu{g}` x8 link: one PCIE001
-    # finding per GPU of rtx-n0, rtx-n1 and rtx-n3 (two each) and rtx-n2/gpu0; rtx-n2/gpu1 is
-    # overridden further down (line 162), so it is located there.
+    # mixed-fleet.yaml line 112 is the rtx workstation template's x4 NIC link: one BW003
+    # finding per workstation's nic0, all four located on that one template line.
     results = _results(report_of(*FLEET_RUN, fmt="sarif"))
-    on_111 = [r for r in results if r["ruleId"] == "PCIE001" and _where(r) == (FLEET, "%SRCROOT%", 111)]
-    gpus = [r["properties"]["subjects"][0] for r in on_111]
-    assert gpus == ["rtx-n0/gpu0", "rtx-n0/gpu1", "rtx-n1/gpu0", "rtx-n1/gpu1", "rtx-n2/gpu0", "rtx-n3/gpu0",
-                    "rtx-n3/gpu1"]
+    on_111 = [r for r in results if r["ruleId"] == "BW003" and _where(r) == (FLEET, "%SRCROOT%", 112)]
+    nics = [r["properties"]["subjects"][0] for r in on_111]
+    assert nics == ["rtx-n0/nic0", "rtx-n1/nic0", "rtx-n2/nic0", "rtx-n3/nic0"]
     fingerprints = [r["partialFingerprints"]["topolog/v1"] for r in on_111]
-    assert len(set(fingerprints)) == 7
+    assert len(set(fingerprints)) == 4
     assert all(len(fp) == 32 and int(fp, 16) >= 0 for fp in fingerprints)
     # Each is the finding's own fingerprint, as the JSON report and baselines have it.
     doc = json.loads(report_of(*FLEET_RUN, fmt="json"))
@@ -116,7 +114,8 @@ def test_fingerprints_do_not_move_with_the_lines(tmp_path: Path) -> None:
     after = _results(report_of("verify", str(moved), fmt="sarif"))
     inventory_lines = [(r["partialFingerprints"], _where(r)[2]) for r in before if _where(r)[0] == FLEET]
     moved_lines = [(r["partialFingerprints"], _where(r)[2] - 3) for r in after if _where(r)[0] == moved.as_uri()]
-    assert len(inventory_lines) == 14  # 17 warnings, 3 of them on teams in principals.yml
+    # 4 BW003 and 2 BW005 warnings in the inventory; the 3 AUTHZ001 notes are on teams in principals.yml.
+    assert len(inventory_lines) == 6
     assert moved_lines == inventory_lines
 
 
@@ -217,7 +216,14 @@ def test_proofs_travel_as_code_flows_and_properties() -> None:
 
 
 def test_without_proofs_there_are_no_code_flows() -> None:
-    assert all("codeFlows" not in r for r in _results(report_of(*WAIVED_RUN, fmt="sarif")))
+    assert all("codeFlows" not in r for r in _results(report_of(*WAIVED_RUN, "--no-proofs", fmt="sarif")))
+
+
+def test_sarif_carries_proofs_by_default() -> None:
+    """Code scanning shows a result's code flow; a proof left out by default would never be seen there."""
+    results = [r for r in _results(report_of(*WAIVED_RUN, fmt="sarif")) if not r["ruleId"].startswith("WAIVER")]
+    # Rule findings carry their derivation; a waiver's own findings (WAIVER001/2) come from no rule.
+    assert results and all("codeFlows" in r and "proof" in r["properties"] for r in results)
 
 
 def test_a_locator_places_the_input_facts(validator: jsonschema.Draft4Validator) -> None:
@@ -233,7 +239,7 @@ def test_a_locator_places_the_input_facts(validator: jsonschema.Draft4Validator)
 
 def test_cli_and_api_give_the_same_sarif() -> None:
     # The golden comes from the CLI; the API renderer with no locator must write the same bytes.
-    assert sarif_report.render(waived_report()) == report_of(*WAIVED_RUN, fmt="sarif")
+    assert sarif_report.render(waived_report(with_proofs=True)) == report_of(*WAIVED_RUN, fmt="sarif")
 
 
 def test_same_run_gives_byte_identical_sarif(tmp_path: Path) -> None:

@@ -75,10 +75,14 @@ def test_gb200_memory_and_c2c(engine: str) -> None:
         ["tray00/grace0", "tray00/lpddr0", 480_000_000, 512_000],
         ["tray00/grace1", "tray00/lpddr1", 480_000_000, 512_000],
     ]
-    # NVLink-C2C: 450 GB/s per direction, below Grace's 512 GB/s LPDDR5X (MEM002, a warning).
-    assert _rows(inv, 'link_slower_than_memory(L, K, "tray00/gpu2", M, B, MB)', engine) == [
-        ["tray00/grace1<->tray00/gpu2", "c2c", "tray00/lpddr1", 450_000, 512_000]
+    # NVLink-C2C: 450 GB/s per direction into Grace's 512 GB/s LPDDR5X, which both Blackwells of
+    # the Grace read at once: each one's share is 512 / 2 = 256 GB/s (unified_memory_load_permille
+    # 1000), below the link's 450, so the link does not cap the GPU and MEM002 reports nothing.
+    assert _rows(inv, 'remote_read(M, "tray00/gpu2", L, K, B)', engine) == [
+        ["tray00/lpddr1", "tray00/grace1<->tray00/gpu2", "c2c", 450_000]
     ]
+    assert _rows(inv, 'memory_read_share("tray00/lpddr1", MB, T, C, S)', engine) == [[512_000, 1000, 2, 256_000]]
+    assert _rows(inv, 'link_slower_than_memory(L, K, "tray00/gpu2", M, B, S, MB, T, C)', engine) == []
 
 
 def test_unified_memory_threshold_is_read(tmp_path: Path) -> None:

@@ -99,6 +99,8 @@ class Link:
     labels: Mapping[str, str] = field(default_factory=lambda: EMPTY_STR)
     state: str | None = None
     origin: str | None = field(default=None, compare=False)  # the node whose template stamped it (Inventory.stamped)
+    plan: Mapping[str, int] = field(default_factory=lambda: EMPTY_INT, compare=False)
+    """The template's generation/lanes, on a template link whose override changed them (empty otherwise)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -568,7 +568,15 @@ class Expander:
                     MappingProxyType(attrs),
                     MappingProxyType({**lk.labels, **lov.labels}) if lov.labels else lk.labels,
                     lov.state if lov.state is not None else lk.state,
+                    plan=_plan(lk),
                 )
+
+
+def _plan(lk: Link) -> Mapping[str, int]:
+    """What the template planned for a link an override changes: its generation and lanes as first stamped."""
+    if lk.plan:
+        return lk.plan
+    return MappingProxyType({k: v for k, v in lk.attrs.items() if k in ("generation", "lanes")})
 
 
 def _change(obj: Obj, dov: DeviceOverride, loc: SourceLocation, problems: Problems) -> None:

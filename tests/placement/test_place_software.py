@@ -1,0 +1,72 @@
+"""Placement reads the software compatibility table: a node's cuda label is not enough, its
+driver must be new enough for the CUDA release the job asks for (verifier/inventory/software.yaml)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from verifier.placement import place
+
+INVENTORY = """apiVersion: topolog.dev/v1
+objects:
+  - name: good
+    kind: node
+    software: {driver: "550.54.14", cuda: "12.4"}
+    children:
+      - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+  # Claims CUDA 12.4, but CUDA 12.4 needs driver >= 550.54.14.
+  - name: stale
+    kind: node
+    software: {driver: "535.129.03", cuda: "12.4"}
+    children:
+      - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+  # ROCm on NVIDIA GPUs (SW002): its rocm label does not make it a ROCm node.
+  - name: foreign
+    kind: node
+    software: {rocm: "6.1.2"}
+    children:
+      - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+  # MI300X needs ROCm >= 6.0 (SW003).
+  - name: old-rocm
+    kind: node
+    software: {rocm: "5.7.1"}
+    children:
+      - {name: gpu0, kind: gpu, model: MI300X}
+  - name: amd
+    kind: node
+    software: {rocm: "6.1.2"}
+    children:
+      - {name: gpu0, kind: gpu, model: MI300X}
+"""
+
+JOBS = """apiVersion: topolog.dev/v1
+kind: Jobs
+jobs:
+  - name: cuda-job
+    principal: User::"hana"
+    gpus: 1
+    topology: {scope: node}
+    software: {cuda: ">=12.4"}
+  - name: rocm-job
+    principal: User::"hana"
+    gpus: 1
+    topology: {scope: node}
+    software: {rocm: ">=5.7"}
+"""
+
+
+def test_driver_and_stack_decide_with_the_labels(tmp_path: Path) -> None:
+    (tmp_path / "inv.yaml").write_text(INVENTORY)
+    (tmp_path / "jobs.yaml").write_text(JOBS)
+    for engine in ("duckdb", "pydatalog"):
+        report = place([tmp_path / "inv.yaml"], [tmp_path / "jobs.yaml"], why_not=True, engine=engine)
+        cuda, rocm = report.jobs
+        assert [p.domain for p in cuda.placements] == ["good"]
+        assert {w.domain: (w.requirement, w.have, w.need) for w in cuda.why_not} == {
+            "stale": ("software", 0, 1), "foreign": ("software", 0, 1),
+            "old-rocm": ("software", 0, 1), "amd": ("software", 0, 1),
+        }
+        assert next(w.message for w in cuda.why_not if w.domain == "stale") == (
+            "stale: 0 GPUs on nodes with the software (cuda>=12.4), job needs 1")
+        assert [p.domain for p in rocm.placements] == ["amd"]
+        assert {w.domain for w in rocm.why_not} == {"good", "stale", "foreign", "old-rocm"}

@@ -1,0 +1,45 @@
+"""The figures the link checks (rules/links/) compare against agree with the ones topolog
+derives link bandwidths from, so that a link written by generation and lanes or count is
+never reported as faster than its own ends."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from pathlib import Path
+
+from verifier.inventory.catalog import builtin_models
+from verifier.inventory.specs import NVLINK_LINK_MBPS, PCIE_LANE_MBPS, XGMI_LINK_MBPS
+
+ENDPOINTS = Path(__file__).resolve().parents[2] / "rules" / "links" / "endpoints.dl"
+FACT = re.compile(r"^pcie_lane\((\d+), (\d+), (\d+)\)\.$", re.MULTILINE)
+
+
+def _pcie_lanes() -> dict[int, tuple[int, int]]:
+    return {int(g): (int(m), int(raw)) for g, m, raw in FACT.findall(ENDPOINTS.read_text())}
+
+
+def test_pcie_lane_figures_are_the_derivation_figures() -> None:
+    assert {g: m for g, (m, _raw) in _pcie_lanes().items()} == PCIE_LANE_MBPS
+
+
+def test_raw_pcie_rate_is_the_encoded_rate_before_line_coding() -> None:
+    for gen, (mbps, raw_mbit) in _pcie_lanes().items():
+        coding = Fraction(8, 10) if gen <= 2 else Fraction(128, 130)  # 8b/10b to Gen2, 128b/130b from Gen3
+        assert round(Fraction(raw_mbit, 8) * coding) == mbps, gen
+
+
+def test_catalogue_per_link_scaleup_rate_is_the_derivation_rate() -> None:
+    # A full bond derived from generation and count then equals the model's capacity exactly.
+    checked = 0
+    for m in builtin_models():
+        gen, per_link = m.specs.get("scaleup_generation"), m.specs.get("scaleup_link_mbps")
+        if gen is None or per_link is None:
+            continue
+        if "nvlink" in m.features and m.kind in ("gpu", "nvswitch"):
+            assert per_link == NVLINK_LINK_MBPS[gen], m.name
+            checked += 1
+        elif "xgmi" in m.features:
+            assert per_link == XGMI_LINK_MBPS[gen], m.name
+            checked += 1
+    assert checked >= 6
