@@ -36,7 +36,8 @@ SITE002 = [
     ("SITE002", ["n1/gpu3"], "NVLink domain n1/gpu3 holds 2 GPUs, fewer than 4."),
 ]
 TOPO001 = [
-    ("TOPO001", [f"n1/gpu{i}"], f"GPU n1/gpu{i} reaches no NIC over host links (PCIe, C2C, CPU interconnect).") for i in range(5)
+    ("TOPO001", [f"n1/gpu{i}"], f"GPU n1/gpu{i} reaches no NIC over host links (PCIe, C2C, CPU interconnect).")
+    for i in range(5)
 ]
 
 pytestmark = pytest.mark.usefixtures("in_repo_root")
