@@ -67,9 +67,10 @@ def test_quoted_values_are_part_of_the_fingerprint(tmp_path: Path) -> None:
     inv = tmp_path / "split.yaml"
     inv.write_text(SPLIT)
     (two,) = _split_findings(str(inv))
-    # gpu2's link also down: n1's GPUs now form three domains.
-    inv.write_text(SPLIT.replace("- {a: gpu3, b: nvsw0, state: down}",
-                                 "- {a: gpu3, b: nvsw0, state: down}\n          - {a: gpu2, b: nvsw0, state: down}"))
+    # n1 cables gpu0 and gpu1 only (not gpu2 as well): its GPUs now form three domains.
+    cabled = "foreach: {g: 0..2}}\n  # The same split"
+    assert cabled in SPLIT
+    inv.write_text(SPLIT.replace(cabled, "foreach: {g: 0..1}}\n  # The same split"))
     (three,) = _split_findings(str(inv))
     assert three["message"] == "n1 promises one NVLink domain but its GPUs form 3 domains."
     assert two["fingerprint"] == fingerprint("TOPO004", ["n1"], [("domains", "2")])
@@ -90,7 +91,7 @@ def test_write_then_apply_baseline(tmp_path: Path) -> None:
     ]
     code, out, _ = _verify(str(inv), "--baseline", str(base))
     assert code == 0
-    assert out == "0 findings (0 error, 0 warning, 0 note, 4 in the baseline) from 4 checks: passed (--fail-on error)\n"
+    assert out == "0 findings (0 error, 0 warning, 0 note, 4 in the baseline) from 5 checks: passed (--fail-on error)\n"
 
     # A new problem is reported; the known ones stay quiet even though every line moved.
     inv.write_text("# moved\n" + STRAY_TEXT.replace("      - {name: stray-nic, kind: nic}\n",
@@ -100,7 +101,7 @@ def test_write_then_apply_baseline(tmp_path: Path) -> None:
     assert code == 1
     assert out.splitlines() == [
         f"{inv}:8:9: error TOPO003: nic new-nic is not inside any node. [new-nic, nic]",
-        "1 finding (1 error, 0 warning, 0 note, 4 in the baseline) from 4 checks: FAILED (--fail-on error)",
+        "1 finding (1 error, 0 warning, 0 note, 4 in the baseline) from 5 checks: FAILED (--fail-on error)",
     ]
 
 

@@ -15,7 +15,10 @@ from verifier.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "rules" / "fixtures" / "TOPO004"
 GOOD = (FIXTURES / "pass.yaml").read_text()
-SPLIT = (FIXTURES / "fail.yaml").read_text()
+# The same inventory with n1/gpu3's only NVSwitch link down instead of degraded: n1's GPUs split
+# into {gpu0, gpu1, gpu2} and {gpu3}, which TOPO005 reports at the override's link line (19:13).
+SPLIT = GOOD.replace("{a: gpu3, b: nvsw0, count: 3, state: degraded}", "{a: gpu3, b: nvsw0, state: down}")
+assert SPLIT != GOOD
 TOPOLOGY = (
     "--no-shipped-rules", "--rules", str(ROOT / "rules" / "schema.dl"), "--rules", str(ROOT / "rules" / "topology"),
 )
@@ -52,7 +55,8 @@ def test_change_that_splits_a_domain(tmp_path: Path) -> None:
     assert lines[:-1] == [
         "comparing old.yaml -> new.yaml",
         "findings added (1):",
-        "  + new.yaml:18:9: error TOPO004: n1 promises one NVLink domain but its GPUs form 2 domains. [n1]",
+        "  + new.yaml:19:13: error TOPO005: Scale-up link n1/gpu3<->n1/nvsw0 is down and GPU n1/gpu3 has fallen out"
+        " of the one NVLink domain that n1 promises. [n1/gpu3<->n1/nvsw0, n1/gpu3]",
         "findings resolved (0):",
         "node_domain_count: 1 rows added, 1 removed",
         '  - node_domain_count("n1", 1)',
@@ -66,7 +70,7 @@ def test_change_that_splits_a_domain(tmp_path: Path) -> None:
 def test_change_that_repairs_a_domain_passes(tmp_path: Path) -> None:
     code, out, _ = _diff(*_files(tmp_path, SPLIT, GOOD))
     assert code == 0
-    assert "  - old.yaml:18:9: error TOPO004: n1 promises one NVLink domain but its GPUs form 2 domains. [n1]" in out
+    assert "  - old.yaml:19:13: error TOPO005: Scale-up link n1/gpu3<->n1/nvsw0 is down" in out
     assert _lines(out)[-1].startswith("0 added, 1 resolved; 2 of ")
     assert out.endswith(" watched relations changed: passed (--fail-on error)\n")
 
@@ -143,14 +147,14 @@ def test_rev_compares_with_the_committed_file(tmp_path: Path, monkeypatch: pytes
     code, out, _ = _diff("inventories/pod.yaml", "--rev", "HEAD")
     assert code == 1
     assert out.splitlines()[0] == "comparing HEAD:inventories/pod.yaml -> inventories/pod.yaml"
-    assert "  + inventories/pod.yaml:18:9: error TOPO004:" in out
+    assert "  + inventories/pod.yaml:19:13: error TOPO005:" in out
 
     # The other way round, the resolved finding is located in the revision, not a temporary file.
     _git(repo, "commit", "-q", "-am", "split")
     inv.write_text(GOOD)
     code, out, _ = _diff("inventories/pod.yaml", "--rev", "HEAD")
     assert code == 0
-    assert "  - HEAD:inventories/pod.yaml:18:9: error TOPO004:" in out
+    assert "  - HEAD:inventories/pod.yaml:19:13: error TOPO005:" in out
 
     # From a subdirectory, paths are relative to it.
     monkeypatch.chdir(repo / "inventories")

@@ -113,6 +113,6 @@ def test_team_findings_are_located_in_the_principals_file() -> None:
     code, out, _ = _run("verify", "tests/rules/fixtures/AUTHZ001/fail.yaml")
     authz = [line for line in out.splitlines() if " AUTHZ001: " in line]
     # render and training are written on lines 5 and 6 of the fixture's principals.yml.
-    assert [line.split(": warning")[0] for line in authz] == [
+    assert [line.split(": note")[0] for line in authz] == [
         "tests/rules/fixtures/AUTHZ001/principals.yml:5:5", "tests/rules/fixtures/AUTHZ001/principals.yml:6:5"]
     assert code == 1  # the fixture's GPUs also reach no NIC (TOPO001 errors); only the places matter here
