@@ -71,8 +71,8 @@ def test_no_shipped_rules_loads_only_the_rules_named() -> None:
         "--rules", SITE,
     )
     assert code == 1, err
-    # TOPO001..TOPO004 from rules/topology, and SITE002.
-    assert out.splitlines()[-1] == "7 findings (5 error, 2 warning, 0 note) from 5 checks: FAILED (--fail-on error)"
+    # TOPO001..TOPO005 from rules/topology, and SITE002.
+    assert out.splitlines()[-1] == "7 findings (5 error, 2 warning, 0 note) from 6 checks: FAILED (--fail-on error)"
 
 
 def test_no_shipped_rules_without_the_schema_says_where_it_is() -> None:

@@ -19,8 +19,11 @@ from verifier.resources import display_path, shipped_rules_dir
 SCHEMA_NAME = "schema.dl"
 
 _last: list[tuple[tuple[tuple[str, bytes | None], ...], Program]] = []
-"""The last program loaded and what its files held: a CLI run asks for the same rules more than once
-(check ids are validated before the inventory loads, `topolog test` verifies fixture after fixture)."""
+"""The programs loaded last, newest first, with what their files held: a CLI run asks for the same
+rules more than once (check ids are validated before the inventory loads, `topolog test` verifies
+fixture after fixture), and a process that runs several commands (a library user, the REPL, the
+test suite) alternates between a few rule sets. Parsing the pack costs about a second."""
+_REMEMBERED = 8
 
 
 def shipped_first(user_paths: Sequence[Path], shipped: bool = True) -> list[Path]:
@@ -50,11 +53,14 @@ def load_rule_pack(paths: Sequence[Path]) -> Program:
     with_shipped = any(p.resolve() == shipped for p in paths)
     files = _files(paths, _shipped_texts(shipped) if with_shipped else None)
     key = tuple((str(f), _bytes(f)) for f in files)
-    if _last and _last[0][0] == key:
-        return _last[0][1]
+    for i, (seen, known) in enumerate(_last):
+        if seen == key:
+            _last.insert(0, _last.pop(i))
+            return known
     program = load_program(files, None if with_shipped else shipped_declaration_hint)
     if all(data is not None for _, data in key):  # an unreadable file is not a state to remember
-        _last[:] = [(key, program)]
+        _last.insert(0, (key, program))
+        del _last[_REMEMBERED:]
     return program
 
 
