@@ -204,10 +204,12 @@ def expected_findings(text: str) -> list[Expected]:
 
     - SPLIT_NODE: gpu5's four NVSwitch bonds are `state: down`, so `adjacent` drops them,
       gpu5 has no `scaleup_reach` and is its own NVLink domain; the other 7 GPUs share the
-      NVSwitches. The node promises nvlink_domain and has 2 domains: one TOPO004, located
-      at the override that changed the node (its body, the line after the node's key).
-      gpu5 still reaches nic4/nic5 over pcie2, so no TOPO001.
-    - DEGRADED_NODE: the gpu2-nvsw1 bond is degraded (75 GB/s), not down: one domain.
+      NVSwitches. The node promises nvlink_domain and has 2 domains, split by down links:
+      one TOPO005 per down bond (link, gpu5), not TOPO004 (which steps aside for a split a
+      down link explains), located at the override that changed the node (its body, the
+      line after the node's key). gpu5 still reaches nic4/nic5 over pcie2, so no TOPO001.
+    - DEGRADED_NODE: the gpu2-nvsw1 bond is degraded (3 links, 75 GB/s), not down: one
+      domain, and one SCALE001 warning for the degraded bond, at the same kind of line.
       Overrides replace a link rather than adding one, so no TOPO002 conflict.
     - QUARANTINED_NODE: labels, software and a device `state: down` are facts no shipped
       rule reads (only link state matters to `adjacent`).
@@ -215,8 +217,18 @@ def expected_findings(text: str) -> list[Expected]:
     - Every device is nested in its node (no TOPO003).
     """
     key = next(n for n, s in enumerate(text.splitlines(), 1) if s.strip().startswith(f"{SPLIT_NODE}:"))
-    msg = f"{SPLIT_NODE} promises one NVLink domain but its GPUs form 2 domains."
-    found: list[Expected] = [("TOPO004", "error", (SPLIT_NODE,), msg, key + 1)]
+    found: list[Expected] = []
+    for k in range(4):
+        link, gpu = f"{SPLIT_NODE}/gpu5<->{SPLIT_NODE}/nvsw{k}", f"{SPLIT_NODE}/gpu5"
+        msg = (f"Scale-up link {link} is down and GPU {gpu} has fallen out of the one NVLink domain that "
+               f"{SPLIT_NODE} promises.")
+        found.append(("TOPO005", "error", (link, gpu), msg, key + 1))
+    dkey = next(n for n, s in enumerate(text.splitlines(), 1) if s.strip().startswith(f"{DEGRADED_NODE}:"))
+    a, b = f"{DEGRADED_NODE}/gpu2", f"{DEGRADED_NODE}/nvsw1"
+    found.append(("SCALE001", "warning", (f"{a}<->{b}",),
+                  f"Scale-up link {a}<->{b} ({a} - {b}) is degraded (as written: 3 link(s), "
+                  "75000 MB/s per direction): the GPUs at its ends lose scale-up bandwidth, and no promised "
+                  "NVLink domain is split by it.", dkey + 1))
     # BW001 (rules/bandwidth/nvlink_over_pcie.dl): gpu5 of SPLIT_NODE talks to the other 7
     # GPUs over the host only, at the Gen5 x16 bottleneck (63008 MB/s): SYS to gpu0-3 (cpu0
     # side), PIX to gpu4 (same switch pcie2), PHB to gpu6-7 (pcie3, same CPU). Located at
