@@ -21,21 +21,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from checkout_helpers import copy_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _tracked_copy(target: Path) -> None:
-    """The checkout's files (tracked, plus new files not ignored), without build outputs."""
-    listed = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        check=True, capture_output=True,
-    ).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source = ROOT / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +34,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
     base = tmp_path_factory.mktemp("packaging")
     source, dist, venv, work = base / "src", base / "dist", base / "venv", base / "work"
     source.mkdir()
-    _tracked_copy(source)
+    copy_checkout(source)
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     built = subprocess.run(
         [sys.executable, "-m", "build", "--outdir", str(dist), str(source)],

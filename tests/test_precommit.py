@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from checkout_helpers import copy_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = (ROOT / "inventories" / "edge-soc.yaml").read_text()  # a shipped inventory with no finding
@@ -59,17 +60,7 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A clone of this checkout with its working tree committed: (path, commit)."""
     shadow = tmp_path_factory.mktemp("hook-repo") / "topolog"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(shadow)], check=True, capture_output=True)
-    listed = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        check=True, capture_output=True,
-    ).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source, target = ROOT / name, shadow / name
-        if source.is_file():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-        elif target.exists():
-            target.unlink()  # deleted in the working tree, not yet committed
+    copy_checkout(shadow)
     _git(shadow, "add", "-A")
     _git(shadow, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "--allow-empty", "-m", "snap")
     rev = subprocess.run(["git", "-C", str(shadow), "rev-parse", "HEAD"], check=True, capture_output=True,
