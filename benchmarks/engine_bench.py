@@ -46,9 +46,9 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from verifier.datalog.ast import Program, Row  # noqa: E402
-from verifier.datalog.backend import Backend  # noqa: E402
-from verifier.datalog.parser import parse_program  # noqa: E402
+from verifier.engine.ast import Program, Row  # noqa: E402
+from verifier.engine.backend import Backend  # noqa: E402
+from verifier.engine.parser import parse_program  # noqa: E402
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 
@@ -164,9 +164,7 @@ def gen_parent(lay: Layout) -> list[Row]:
 
 
 def gen_gpu(lay: Layout) -> list[Row]:
-    return [
-        (f"{_node(k)}/gpu{i}", k * GPUS_PER_NODE + i) for k in range(lay.nodes) for i in range(GPUS_PER_NODE)
-    ]
+    return [(f"{_node(k)}/gpu{i}", k * GPUS_PER_NODE + i) for k in range(lay.nodes) for i in range(GPUS_PER_NODE)]
 
 
 def gen_nvlink(lay: Layout) -> list[Row]:
@@ -262,7 +260,7 @@ def load_program(workload: Workload) -> tuple[Program, bool]:
     path = PROGRAMS / workload.program_file
     program = parse_program(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
     try:
-        from verifier.datalog.checks import check_program
+        from verifier.engine.checks import check_program
     except ImportError:
         return program, False
     check_program(program)  # raises ProgramError (unsafe rule, bad strata, types)
@@ -279,7 +277,7 @@ def _emit(record: dict[str, object]) -> None:
 
 
 def run_case(gpus: int, engine_name: str, workload_name: str) -> None:
-    from verifier.datalog.backend import make_backend
+    from verifier.engine.backend import make_backend
 
     lay = Layout(gpus)
     workload = WORKLOADS[workload_name]
@@ -370,7 +368,7 @@ def spawn_case(gpus: int, engine: str, workload: str, timeout: float) -> Result:
         if rec["phase"] == "generated":
             res.facts, res.gen_s, phase_started = rec["facts"], rec["gen_s"], rec["at"]
             if not rec["checked"]:
-                res.note = "program not checked (verifier.datalog.checks missing)"
+                res.note = "program not checked (verifier.engine.checks missing)"
         elif rec["phase"] == "loaded":
             res.load_s, phase_started = rec["load_s"], rec["at"]
             res.cpu_s += rec["load_cpu"]

@@ -24,7 +24,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.verify_bench import Layout, inventory_yaml  # noqa: E402
-from verifier.placement import place  # noqa: E402
+from verifier.placement.place import place  # noqa: E402
 
 TARGET_S = 10.0
 
@@ -42,8 +42,9 @@ def jobs_yaml(n: int) -> str:
     for i in range(n - 2):
         lines.append("  - " + kinds[i % len(kinds)].format(i=i, g=1 + i % 8))
     lines.append("  - {name: too-big, principal: research, gpus: 16, topology: {scope: nvlink_domain}}")
-    lines.append("  - {name: not-research, principal: research, gpus: 8, topology: {scope: node}, "
-                 "exclude: {tenant: research}}")
+    lines.append(
+        "  - {name: not-research, principal: research, gpus: 8, topology: {scope: node}, exclude: {tenant: research}}"
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -8,16 +8,16 @@ one DGX H100 node template (as in inventories/dgx-h100-pod.yaml), scalable units
 8 racks x 4 nodes instantiated with `count`, a rail-optimised leaf/spine InfiniBand fabric
 written with `foreach`, and a few deliberate per-instance overrides. A fresh child process
 per size then runs the whole verification with the duckdb engine and the shipped rules,
-timing each phase of `verifier.model.load_model` (through the phase listener it takes) and
-`verifier.verify.collect_findings`:
+timing each phase of `verifier.session.model.load_model` (through the phase listener it takes) and
+`verifier.checks.verify.collect_findings`:
 
     rules      load_program(rules/) + checks_from_program
-    inventory  verifier.inventory.load_inventory (YAML parse, template expansion, validation)
-    facts      verifier.facts.inventory_facts
+    inventory  verifier.sources.inventory.load_inventory (YAML parse, template expansion, validation)
+    facts      verifier.facts.inventory.inventory_facts
     engine     make_backend("duckdb") + load(program) + add_facts for the relations the rules
                read (the duckdb import itself, ~0.5 s, is counted with the other imports)
     eval       evaluate()
-    findings   verifier.verify.collect_findings (no proofs: the CLI's text format default)
+    findings   verifier.checks.verify.collect_findings (no proofs: the CLI's text format default)
 
 `process s` is the child's whole wall time as seen by the parent (interpreter start-up and
 imports included), which is what a `topolog verify` run on that file costs. Peak MiB is the
@@ -220,16 +220,25 @@ def expected_findings(text: str) -> list[Expected]:
     found: list[Expected] = []
     for k in range(4):
         link, gpu = f"{SPLIT_NODE}/gpu5<->{SPLIT_NODE}/nvsw{k}", f"{SPLIT_NODE}/gpu5"
-        msg = (f"Scale-up link {link} is down and GPU {gpu} has fallen out of the one NVLink domain that "
-               f"{SPLIT_NODE} promises.")
+        msg = (
+            f"Scale-up link {link} is down and GPU {gpu} has fallen out of the one NVLink domain that "
+            f"{SPLIT_NODE} promises."
+        )
         found.append(("TOPO005", "error", (link, gpu), msg, key + 1))
     dkey = next(n for n, s in enumerate(text.splitlines(), 1) if s.strip().startswith(f"{DEGRADED_NODE}:"))
     a, b = f"{DEGRADED_NODE}/gpu2", f"{DEGRADED_NODE}/nvsw1"
-    found.append(("SCALE001", "warning", (f"{a}<->{b}",),
-                  f"Scale-up link {a}<->{b} ({a} - {b}) is degraded (as written: 3 link(s), "
-                  "75000 MB/s per direction): the GPUs at its ends lose scale-up bandwidth, and no promised "
-                  "NVLink domain is split by it.", dkey + 1))
-    # BW001 (rules/bandwidth/nvlink_over_pcie.dl): gpu5 of SPLIT_NODE talks to the other 7
+    found.append(
+        (
+            "SCALE001",
+            "warning",
+            (f"{a}<->{b}",),
+            f"Scale-up link {a}<->{b} ({a} - {b}) is degraded (as written: 3 link(s), "
+            "75000 MB/s per direction): the GPUs at its ends lose scale-up bandwidth, and no promised "
+            "NVLink domain is split by it.",
+            dkey + 1,
+        )
+    )
+    # BW001 (rules/bandwidth/BW001_nvlink_over_pcie.dl): gpu5 of SPLIT_NODE talks to the other 7
     # GPUs over the host only, at the Gen5 x16 bottleneck (63008 MB/s): SYS to gpu0-3 (cpu0
     # side), PIX to gpu4 (same switch pcie2), PHB to gpu6-7 (pcie3, same CPU). Located at
     # the GPU's template line.
@@ -274,10 +283,10 @@ def _child(path: Path) -> None:
 
     t = time.perf_counter()
     c = time.process_time()
-    import verifier.datalog.duckdb_backend  # noqa: F401  (imported lazily by make_backend: count it as import)
-    from verifier.facts import inventory_facts
-    from verifier.model import load_model
-    from verifier.verify import collect_findings
+    import verifier.engine.duckdb_backend  # noqa: F401  (imported lazily by make_backend: count it as import)
+    from verifier.checks.verify import collect_findings
+    from verifier.facts.inventory import inventory_facts
+    from verifier.session.model import load_model
 
     phases: dict[str, float] = {}
     cpu: dict[str, float] = {}
@@ -324,8 +333,7 @@ def _child(path: Path) -> None:
         "fact_rows": sum(len(rows) for rows in facts.values()),
         "checks": [c.id for c in model.checks],
         "findings": [
-            [f.rule, f.severity, list(f.subjects), f.message, f.location.line if f.location else None]
-            for f in findings
+            [f.rule, f.severity, list(f.subjects), f.message, f.location.line if f.location else None] for f in findings
         ],
     }
     sys.stdout.write(json.dumps(record) + "\n")
@@ -583,7 +591,10 @@ def main(argv: Iterable[str] | None = None) -> int:
     ap.add_argument("--profile", type=Path, help="cProfile each child; .prof and .txt files go here")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     ap.add_argument(
-        "--rules", type=Path, action="append", default=[],
+        "--rules",
+        type=Path,
+        action="append",
+        default=[],
         help="rule file or directory (repeatable; default: all shipped rules), e.g. "
         "--rules rules/schema.dl --rules rules/topology for the first rule set alone",
     )

@@ -15,10 +15,15 @@ def copy_checkout(target: Path) -> None:
     A file deleted in the working tree but still tracked is removed from `target`, so a clone
     of the repository brought up to date this way matches the working tree.
     """
-    listed = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        check=True, capture_output=True,
-    ).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source, copy = ROOT / name, target / name
         if source.is_file():

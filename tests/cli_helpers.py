@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from verifier.cli import main
+from verifier.cli.main import main
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:

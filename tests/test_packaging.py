@@ -38,14 +38,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     built = subprocess.run(
         [sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
-        capture_output=True, text=True, env=env, check=False, timeout=600,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=600,
     )
     assert built.returncode == 0, built.stdout + built.stderr
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     wheel = next(dist.glob("topolog-*.whl"))
     pip = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
-        capture_output=True, text=True, env=env, check=False, timeout=600,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=600,
     )
     assert pip.returncode == 0, pip.stdout + pip.stderr
     # The examples, copied where no checkout is near: nothing may be found relative to the source.
@@ -57,8 +65,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
 def _topolog(installed: tuple[Path, Path, str], *args: str) -> subprocess.CompletedProcess[str]:
     exe, work, _log = installed
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    return subprocess.run([str(exe), *args], cwd=work, capture_output=True, text=True, env=env, check=False,
-                          timeout=300)
+    return subprocess.run(
+        [str(exe), *args], cwd=work, capture_output=True, text=True, env=env, check=False, timeout=300
+    )
 
 
 def test_wheel_and_sdist_carry_rules_policies_and_licence(installed: tuple[Path, Path, str]) -> None:
@@ -70,7 +79,11 @@ def test_wheel_and_sdist_carry_rules_policies_and_licence(installed: tuple[Path,
     assert shipped and {f"verifier/{p}" for p in shipped} <= names
     assert "verifier/rules/thresholds.yaml" in names and "verifier/rules/schema.dl" in names
     assert {"verifier/policies/schema.cedarschema", "verifier/policies/quarantine.cedar"} <= names
-    assert {"verifier/schemas/inventory.schema.json", "verifier/inventory/catalog.yaml", "verifier/py.typed"} <= names
+    assert {
+        "verifier/schemas/inventory.schema.json",
+        "verifier/sources/inventory/catalog.yaml",
+        "verifier/py.typed",
+    } <= names
     metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert "License-Expression: Apache-2.0" in metadata
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
@@ -84,9 +97,7 @@ def test_wheel_and_sdist_carry_rules_policies_and_licence(installed: tuple[Path,
 def test_every_package_is_listed_for_packaging() -> None:
     """A package missing from [tool.setuptools] packages would be left out of the wheel."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    found = {
-        ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "verifier").rglob("__init__.py")
-    }
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "verifier").rglob("__init__.py")}
     assert found | {"verifier.rules", "verifier.policies"} == set(config["packages"])
 
 
@@ -97,13 +108,17 @@ def test_installed_commands_run_outside_the_repository(installed: tuple[Path, Pa
     rules = _topolog(installed, "rules")
     assert rules.returncode == 0, rules.stderr
     # One "## ID" heading per check file's `# @id`, counted in the source pack.
-    ids = sorted({
-        line.split()[-1] for p in (ROOT / "rules").rglob("*.dl")
-        for line in p.read_text().splitlines() if line.startswith("# @id")
-    })
+    ids = sorted(
+        {
+            line.split()[-1]
+            for p in (ROOT / "rules").rglob("*.dl")
+            for line in p.read_text().splitlines()
+            if line.startswith("# @id")
+        }
+    )
     assert ids and all(f"## {i}" in rules.stdout for i in ids)
 
-    # edge-soc.yaml has no finding at all (tests/inventory/test_shipped_inventories.py derives why).
+    # edge-soc.yaml has no finding at all (tests/sources/inventory/test_shipped_inventories.py derives why).
     clean = _topolog(installed, "verify", "inventories/edge-soc.yaml")
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert f"0 findings (0 error, 0 warning, 0 note) from {len(ids)} checks" in clean.stdout

@@ -39,7 +39,9 @@ def _hook() -> dict[str, object]:
 def test_manifest_is_valid_for_pre_commit() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pre_commit", "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     hook = _hook()
@@ -63,8 +65,9 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     copy_checkout(shadow)
     _git(shadow, "add", "-A")
     _git(shadow, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "--allow-empty", "-m", "snap")
-    rev = subprocess.run(["git", "-C", str(shadow), "rev-parse", "HEAD"], check=True, capture_output=True,
-                         text=True).stdout.strip()
+    rev = subprocess.run(
+        ["git", "-C", str(shadow), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
     return shadow, rev
 
 
@@ -77,9 +80,23 @@ def _env(cache: Path) -> dict[str, str]:
 def _try_repo(repo: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     _git(repo, "add", "-A")
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "topolog-verify", "--all-files",
-         "--color", "never"],
-        cwd=repo, capture_output=True, text=True, env=_env(cache), check=False, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pre_commit",
+            "try-repo",
+            str(ROOT),
+            "topolog-verify",
+            "--all-files",
+            "--color",
+            "never",
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=_env(cache),
+        check=False,
+        timeout=600,
     )
 
 
@@ -91,7 +108,12 @@ def _run(repo: Path, cache: Path, snapshot: tuple[Path, str]) -> subprocess.Comp
     _git(repo, "add", "-A")
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
-        cwd=repo, capture_output=True, text=True, env=_env(cache), check=False, timeout=600,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=_env(cache),
+        check=False,
+        timeout=600,
     )
 
 
@@ -114,7 +136,9 @@ def test_try_repo_fails_on_broken_inventory(tmp_path: Path, cache: Path) -> None
 
 
 def test_shipped_hook_fails_on_broken_inventory_and_passes_on_good(
-    tmp_path: Path, cache: Path, snapshot: tuple[Path, str],
+    tmp_path: Path,
+    cache: Path,
+    snapshot: tuple[Path, str],
 ) -> None:
     repo = _repo(tmp_path)
     inv = repo / "inventories" / "pod.yaml"
@@ -131,7 +155,9 @@ def test_shipped_hook_fails_on_broken_inventory_and_passes_on_good(
 
 
 def test_default_files_leave_out_jobs_principals_and_side_files(
-    tmp_path: Path, cache: Path, snapshot: tuple[Path, str],
+    tmp_path: Path,
+    cache: Path,
+    snapshot: tuple[Path, str],
 ) -> None:
     """None of these is an inventory: read as one, each would be exit 2 (unknown keys, wrong kind)."""
     repo = _repo(tmp_path)
@@ -147,7 +173,9 @@ def test_default_files_leave_out_jobs_principals_and_side_files(
 
 
 def test_two_clusters_staged_together_are_not_merged(
-    tmp_path: Path, cache: Path, snapshot: tuple[Path, str],
+    tmp_path: Path,
+    cache: Path,
+    snapshot: tuple[Path, str],
 ) -> None:
     """Two edge SoCs with the same ids but different metadata.name are two inventories.
 

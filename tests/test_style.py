@@ -21,3 +21,8 @@ def test_ruff_clean() -> None:
 def test_mypy_clean() -> None:
     result = _run("mypy")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_clean() -> None:
+    result = _run("ruff", "format", "--check", "verifier", "tests", "benchmarks")
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from verifier.cli import main
-from verifier.placement import PlaceReport, place, render_json
+from verifier.cli.main import main
+from verifier.placement.place import PlaceReport, place, render_json
 
 REPO = Path(__file__).resolve().parents[2]
 MIXED = REPO / "inventories" / "mixed-fleet.yaml"
@@ -34,19 +34,23 @@ def _job(report: PlaceReport, name: str):  # type: ignore[no-untyped-def]
 
 
 def test_portable_job_fits_nvidia_and_amd_nodes_ranked(mixed: PlaceReport) -> None:
-    jp = _job(mixed, "finetune-portable")   # hana: team-vision (H100 tenant) and hpc (MI300X)
+    jp = _job(mixed, "finetune-portable")  # hana: team-vision (H100 tenant) and hpc (MI300X)
     assert [p.domain for p in jp.placements] == ["h100-n0", "h100-n1", "mi300x-n0", "mi300x-n1"]
     h100, _h, mi300x, _m = jp.placements
     assert h100.gpus == tuple(f"h100-n0/gpu{i}" for i in range(8)) and h100.nodes == 1
-    assert h100.bottleneck_mbps == 450_000               # 18 NVLink 4 links x 25 GB/s through 4 NVSwitches
+    assert h100.bottleneck_mbps == 450_000  # 18 NVLink 4 links x 25 GB/s through 4 NVSwitches
     assert h100.cost_millicents_per_hour == 8 * 340_000  # $3.40 per GPU-hour
     assert mi300x.gpus == tuple(f"mi300x-n0/gpu{i}" for i in range(8))
-    assert mi300x.bottleneck_mbps == 64_000              # one xGMI gen 4 link per pair
-    assert mi300x.cost_millicents_per_hour == 8 * 220_000   # $2.20 per GPU-hour
+    assert mi300x.bottleneck_mbps == 64_000  # one xGMI gen 4 link per pair
+    assert mi300x.cost_millicents_per_hour == 8 * 220_000  # $2.20 per GPU-hour
     reasons = {w.domain: (w.requirement, w.have, w.need) for w in jp.why_not}
     assert reasons == {
-        "a100-n0": ("software", 0, 8), "a100-n1": ("software", 0, 8),          # CUDA 12.0 < 12.4, no ROCm
-        "rtx-n0": ("gpus", 2, 8), "rtx-n1": ("gpus", 2, 8), "rtx-n2": ("gpus", 2, 8), "rtx-n3": ("gpus", 2, 8),
+        "a100-n0": ("software", 0, 8),
+        "a100-n1": ("software", 0, 8),  # CUDA 12.0 < 12.4, no ROCm
+        "rtx-n0": ("gpus", 2, 8),
+        "rtx-n1": ("gpus", 2, 8),
+        "rtx-n2": ("gpus", 2, 8),
+        "rtx-n3": ("gpus", 2, 8),
     }
 
 
@@ -77,7 +81,7 @@ def test_inference_fits_the_one_open_consumer_workstation(mixed: PlaceReport) ->
     jp = _job(mixed, "chat-8b-serving")
     (p,) = jp.placements
     assert (p.domain, p.gpus, p.nodes) == ("rtx-n3", ("rtx-n3/gpu0", "rtx-n3/gpu1"), 1)
-    assert p.bottleneck_mbps == 8 * 1969           # both GPUs on the CPU's Gen4 x8 lanes: 15,752 MB/s
+    assert p.bottleneck_mbps == 8 * 1969  # both GPUs on the CPU's Gen4 x8 lanes: 15,752 MB/s
     assert p.cost_millicents_per_hour == 2 * 45_000  # $0.45 per GPU-hour
     msg = {w.domain: w.message for w in jp.why_not}
     assert msg["rtx-n2"] == "rtx-n2: 1 GPU in service (not down or drained), job needs 2"
@@ -122,22 +126,26 @@ def test_mig_job_counts_instances() -> None:
     assert (p.domain, p.gpus, p.cost_millicents_per_hour) == ("dgx00", ("dgx00/gpu0", "dgx00/gpu1"), 2 * 410_000)
     mixed = place([MIXED], [JOBS / "notebooks.yaml"], why_not=True)
     reasons = {w.domain: (w.requirement, w.have, w.need) for w in mixed.jobs[0].why_not}
-    assert reasons["mi300x-n0"] == ("mig", 0, 2) and reasons["rtx-n3"] == ("mig", 0, 2)   # no MIG at all
-    assert reasons["h100-n0"] == ("authorization", 0, 2)                                # research is no tenant here
+    assert reasons["mi300x-n0"] == ("mig", 0, 2) and reasons["rtx-n3"] == ("mig", 0, 2)  # no MIG at all
+    assert reasons["h100-n0"] == ("authorization", 0, 2)  # research is no tenant here
     assert mixed.jobs[0].why_not[4].message == (
-        "mi300x-n0: 0 GPUs that can be cut into MIG 1g.10gb instances, job needs 2")
+        "mi300x-n0: 0 GPUs that can be cut into MIG 1g.10gb instances, job needs 2"
+    )
 
 
 def test_mig_instance_memory_is_what_min_hbm_judges(tmp_path: Path) -> None:
     jobs = tmp_path / "mig.yaml"
-    jobs.write_text("apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n"
-                    "  - {name: fits, principal: research, gpus: 3, gpu: {mig: 3g.40gb, min_hbm: 40 GB}}\n"
-                    "  - {name: small, principal: research, gpus: 3, gpu: {mig: 1g.10gb, min_hbm: 20 GB}}\n")
+    jobs.write_text(
+        "apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n"
+        "  - {name: fits, principal: research, gpus: 3, gpu: {mig: 3g.40gb, min_hbm: 40 GB}}\n"
+        "  - {name: small, principal: research, gpus: 3, gpu: {mig: 1g.10gb, min_hbm: 20 GB}}\n"
+    )
     report = place([REPO / "inventories" / "dgx-h100-pod.yaml"], [jobs], why_not=True, limit=1)
     fits, small = report.jobs
-    assert len(fits.placements[0].gpus) == 2               # 3 instances, 2 per GPU
+    assert len(fits.placements[0].gpus) == 2  # 3 instances, 2 per GPU
     assert small.placements == [] and small.why_not[0].message == (
-        "pod0: 0 GPUs whose MIG 1g.10gb instances have at least 20 GB, job needs 1")  # scope any: the pod
+        "pod0: 0 GPUs whose MIG 1g.10gb instances have at least 20 GB, job needs 1"
+    )  # scope any: the pod
 
 
 def test_verify_jobs_names_mig_instances() -> None:
@@ -153,6 +161,6 @@ def test_limit_keeps_the_best_and_counts_the_rest() -> None:
     report = place([MIXED], [JOBS / "portable.yaml"], limit=1)
     (jp,) = report.jobs
     assert (jp.hosting, [p.domain for p in jp.placements]) == (4, ["h100-n0"])
-    from verifier.placement import render_text
+    from verifier.placement.place import render_text
 
     assert "4 placements of 10 candidate domains (the best 1 shown)" in render_text(report)

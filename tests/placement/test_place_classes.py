@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from verifier.jobs.loader import load_jobs
-from verifier.placement import job_classes, place
+from verifier.placement.place import job_classes, place
+from verifier.sources.jobs.loader import load_jobs
 
 REPO = Path(__file__).resolve().parents[2]
 MIXED = REPO / "inventories" / "mixed-fleet.yaml"
@@ -43,10 +43,10 @@ def test_classes_leave_shipped_answers_alone() -> None:
 def test_placement_program_still_gives_cedar_the_nvlink_domains() -> None:
     """place reads scaleup_domain, not the rules' nvlink_domain: the entities Cedar decides on
     must still have every GPU under its NvlinkDomain (8 per DGX H100 node of the pod)."""
-    from verifier.authz.setup import setup_from_model
-    from verifier.model import load_model, load_rules
-    from verifier.placement import PLACEMENT_RELATIONS
-    from verifier.query_output import program_for
+    from verifier.authorization.setup import setup_from_model
+    from verifier.placement.place import PLACEMENT_RELATIONS
+    from verifier.reports.query_report import program_for
+    from verifier.session.model import load_model, load_rules
 
     pod = [REPO / "inventories" / "dgx-h100-pod.yaml"]
     program = program_for(load_rules(), PLACEMENT_RELATIONS)
@@ -64,7 +64,7 @@ def test_placement_program_still_gives_cedar_the_nvlink_domains() -> None:
 def test_loading_only_gpus_and_ancestors_changes_no_answer(inventory: Path) -> None:
     """place loads the facts of GPUs and their ancestors only; every answer must be the same
     as with the whole inventory loaded (every shipped job, why-not included)."""
-    from verifier.placement import render_json
+    from verifier.placement.place import render_json
 
     jobs = [JOBS, REPO / "tests" / "placement" / "fixtures" / "uneven_jobs.yaml"]
     narrow = place([inventory], jobs, why_not=True)

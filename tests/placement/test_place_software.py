@@ -1,11 +1,11 @@
 """Placement reads the software compatibility table: a node's cuda label is not enough, its
-driver must be new enough for the CUDA release the job asks for (verifier/inventory/software.yaml)."""
+driver must be new enough for the CUDA release the job asks for (verifier/sources/inventory/software.yaml)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from verifier.placement import place
+from verifier.placement.place import place
 
 INVENTORY = """apiVersion: topolog.dev/v1
 objects:
@@ -63,10 +63,13 @@ def test_driver_and_stack_decide_with_the_labels(tmp_path: Path) -> None:
         cuda, rocm = report.jobs
         assert [p.domain for p in cuda.placements] == ["good"]
         assert {w.domain: (w.requirement, w.have, w.need) for w in cuda.why_not} == {
-            "stale": ("software", 0, 1), "foreign": ("software", 0, 1),
-            "old-rocm": ("software", 0, 1), "amd": ("software", 0, 1),
+            "stale": ("software", 0, 1),
+            "foreign": ("software", 0, 1),
+            "old-rocm": ("software", 0, 1),
+            "amd": ("software", 0, 1),
         }
         assert next(w.message for w in cuda.why_not if w.domain == "stale") == (
-            "stale: 0 GPUs on nodes with the software (cuda>=12.4), job needs 1")
+            "stale: 0 GPUs on nodes with the software (cuda>=12.4), job needs 1"
+        )
         assert [p.domain for p in rocm.placements] == ["amd"]
         assert {w.domain for w in rocm.why_not} == {"good", "stale", "foreign", "old-rocm"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.placement import JobPlacements, PlaceReport, place
+from verifier.placement.place import JobPlacements, PlaceReport, place
 
 HERE = Path(__file__).resolve().parent / "fixtures"
 
@@ -26,23 +26,23 @@ def _job(report: PlaceReport, name: str) -> JobPlacements:
 
 
 def test_max_nodes_counts_the_fullest_nodes(report: PlaceReport) -> None:
-    six = _job(report, "two-nodes-6")          # 4 + 2 from the two fullest nodes
+    six = _job(report, "two-nodes-6")  # 4 + 2 from the two fullest nodes
     (p,) = six.placements
     assert p.nodes == 2 and p.gpus == ("n0/gpu0", "n0/gpu1", "n0/gpu2", "n0/gpu3", "n1/gpu0", "n1/gpu1")
-    seven = _job(report, "two-nodes-7")        # 4 + 2 = 6 < 7 (a fullest-node-times-2 bound would say 8)
+    seven = _job(report, "two-nodes-7")  # 4 + 2 = 6 < 7 (a fullest-node-times-2 bound would say 8)
     assert seven.placements == []
     assert [(w.requirement, w.have, w.need) for w in seven.why_not] == [("max_nodes", 6, 7)]
     assert seven.why_not[0].message == "r0: 2 nodes hold at most 6 GPUs, job needs 7"
 
 
 def test_min_pair_bandwidth_inside_and_across_nodes(report: PlaceReport) -> None:
-    inside = _job(report, "pairs-in-node")     # 4 GPUs fit n0: every pair on the NVSwitch
+    inside = _job(report, "pairs-in-node")  # 4 GPUs fit n0: every pair on the NVSwitch
     (p,) = inside.placements
     assert p.nodes == 1 and p.bottleneck_mbps == 450_000
-    across = _job(report, "pairs-across")      # 6 GPUs span nodes: pairs cross the 50 GB/s fabric
+    across = _job(report, "pairs-across")  # 6 GPUs span nodes: pairs cross the 50 GB/s fabric
     assert across.placements == []
     assert [(w.requirement, w.have, w.need) for w in across.why_not] == [("min_pair_mbps", 50_000, 100_000)]
-    slow = _job(report, "pairs-across-slow")   # 40 GB/s asked: the fabric's 50 GB/s will do
+    slow = _job(report, "pairs-across-slow")  # 40 GB/s asked: the fabric's 50 GB/s will do
     (q,) = slow.placements
     assert q.nodes == 2 and q.bottleneck_mbps == 50_000
 
@@ -50,13 +50,15 @@ def test_min_pair_bandwidth_inside_and_across_nodes(report: PlaceReport) -> None
 def test_identical_nodes_with_different_gpus_down(report: PlaceReport) -> None:
     per_node = _job(report, "per-node")
     assert [(p.domain, p.gpus) for p in per_node.placements] == [
-        ("n0", ("n0/gpu0", "n0/gpu1")), ("n1", ("n1/gpu0", "n1/gpu1")), ("n2", ("n2/gpu2", "n2/gpu3")),
+        ("n0", ("n0/gpu0", "n0/gpu1")),
+        ("n1", ("n1/gpu0", "n1/gpu1")),
+        ("n2", ("n2/gpu2", "n2/gpu3")),
     ]
     assert {p.bottleneck_mbps for p in per_node.placements} == {450_000}
 
 
 def test_reference_engine_agrees(report: PlaceReport) -> None:
-    from verifier.placement import render_json
+    from verifier.placement.place import render_json
 
     reference = place([HERE / "uneven.yaml"], [HERE / "uneven_jobs.yaml"], why_not=True, engine="pydatalog")
     assert render_json(reference) == render_json(report)
@@ -66,10 +68,10 @@ def test_every_requirement_has_its_own_sentence() -> None:
     """Each stage of rules/placement/ and each topology need is worded; none falls to the generic line."""
     import re
 
-    from verifier.jobs.loader import load_jobs
-    from verifier.placement import why_not_message
+    from verifier.placement.place import why_not_message
+    from verifier.sources.jobs.loader import load_jobs
 
-    text = (HERE.parents[2] / "rules" / "placement" / "candidates.dl").read_text()
+    text = (HERE.parents[2] / "rules" / "placement" / "lib" / "candidates.dl").read_text()
     stages = re.findall(r'^place_stage\(\d+, "(\w+)"\)\.', text, re.M)
     assert len(stages) == 11
     job = next(iter(load_jobs([HERE / "uneven_jobs.yaml"])))

@@ -8,10 +8,10 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
-from verifier.inventory.catalog import builtin_models
-from verifier.inventory.specs import NVLINK_LINK_MBPS, PCIE_LANE_MBPS, XGMI_LINK_MBPS
+from verifier.sources.inventory.catalog import builtin_models
+from verifier.sources.inventory.specs import NVLINK_LINK_MBPS, PCIE_LANE_MBPS, XGMI_LINK_MBPS
 
-ENDPOINTS = Path(__file__).resolve().parents[2] / "rules" / "links" / "endpoints.dl"
+ENDPOINTS = Path(__file__).resolve().parents[2] / "rules" / "links" / "lib" / "endpoints.dl"
 FACT = re.compile(r"^pcie_lane\((\d+), (\d+), (\d+)\)\.$", re.MULTILINE)
 
 

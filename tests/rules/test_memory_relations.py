@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from verifier.cli import main
+from verifier.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 EDGE = "inventories/edge-soc.yaml"
@@ -35,10 +35,10 @@ def _rows(inventory: str, query: str, engine: str) -> list[list[object]]:
 def test_mem_path_of_a_performance_core_and_the_gpu(engine: str) -> None:
     n = "edge-m2-01/"
     assert _rows(EDGE, 'mem_path("edge-m2-01/p0", L, S, K, B, T)', engine) == [
-        [1, n + "p0-l1d", 131, 0, 0],        # 128 KiB
-        [1, n + "p0-l1i", 197, 0, 0],        # 192 KiB
-        [2, n + "l2-p", 16777, 0, 0],        # 16 MiB, the P cluster's L2
-        [3, n + "slc", 8389, 0, 0],          # 8 MiB system-level cache, served to pcluster
+        [1, n + "p0-l1d", 131, 0, 0],  # 128 KiB
+        [1, n + "p0-l1i", 197, 0, 0],  # 192 KiB
+        [2, n + "l2-p", 16777, 0, 0],  # 16 MiB, the P cluster's L2
+        [3, n + "slc", 8389, 0, 0],  # 8 MiB system-level cache, served to pcluster
         [4, n + "lpddr5", 24_000_000, 100_000, 0],  # memory one level below the SLC
     ]
     assert _rows(EDGE, 'mem_path("edge-m2-01/igpu", L, S, K, B, T)', engine) == [

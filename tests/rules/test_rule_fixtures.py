@@ -2,7 +2,7 @@
 
 `expected.txt` lists, one per line, the subjects and message of each finding the failing
 fixture must produce (`subject, subject | message`), written by hand from the fixture.
-Both engines must agree with it. The cases are found and run by verifier.rule_tests, the
+Both engines must agree with it. The cases are found and run by verifier.checks.rule_tests, the
 runner behind `topolog test`, so a user's fixtures follow exactly this layout.
 """
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from verifier.checks import checks_from_program
-from verifier.datalog.loader import load_program
-from verifier.resources import shipped_rules_dir
-from verifier.rule_tests import Case, case_findings, discover
+from verifier.checks.check import checks_from_program
+from verifier.checks.rule_tests import Case, case_findings, discover
+from verifier.core.resources import shipped_rules_dir
+from verifier.engine.loader import load_program
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CHECK_IDS = [c.id for c in checks_from_program(load_program([shipped_rules_dir()]))]
@@ -25,7 +25,9 @@ ENGINES = ["duckdb", "pydatalog"]
 
 def test_every_check_has_fixtures() -> None:
     missing = [
-        f"{cid}/{name}" for cid in CHECK_IDS for name in ("pass.yaml", "fail.yaml", "expected.txt")
+        f"{cid}/{name}"
+        for cid in CHECK_IDS
+        for name in ("pass.yaml", "fail.yaml", "expected.txt")
         if not (FIXTURES / cid / name).is_file()
     ]
     assert missing == []

@@ -1,0 +1,221 @@
+"""`topolog repl`: as a user types it at a terminal (a pseudo-terminal), piped, and its Session."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from verifier.cli.main import main
+from verifier.cli.repl import Quit, Session
+from verifier.core.errors import TopologError
+from verifier.session.model import load_model, load_rules
+
+ROOT = Path(__file__).resolve().parents[2]
+POD = "inventories/dgx-h100-pod.yaml"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
+
+
+class Terminal:
+    """A child process on a pseudo-terminal, read with timeouts (what pexpect does, in the stdlib)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
+        self.proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT, start_new_session=True
+        )
+        os.close(slave)
+        self.seen = ""
+        self.pos = 0
+
+    def send(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def expect(self, pattern: str, timeout: float = 15.0) -> str:
+        """Wait until `pattern` (a regex) appears after what earlier expects consumed; return the text up to it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = re.search(pattern, self.seen[self.pos :])
+            if found:
+                text = self.seen[self.pos : self.pos + found.end()]
+                self.pos += found.end()
+                return text
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"{pattern!r} not seen within {timeout} s; the terminal shows:\n{self.seen}")
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.master, 65536)
+                except OSError:  # the child closed the terminal
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(f"{pattern!r} not seen before the end; the terminal shows:\n{self.seen}")
+                self.seen += ANSI.sub("", chunk.decode(errors="replace"))
+
+    def close(self) -> int:
+        try:
+            return self.proc.wait(timeout=15)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            os.close(self.master)
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Terminal]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "COV"))}
+    env.update(TERM="dumb", INPUTRC="/dev/null", TOPOLOG_HISTORY=str(tmp_path / "history"), PYTHONUTF8="1")
+    term = Terminal([sys.executable, "-m", "verifier.cli.main", "repl", POD], env)
+    try:
+        yield term
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+            term.proc.wait()
+
+
+def test_repl_session_at_a_terminal(terminal: Terminal, tmp_path: Path) -> None:
+    t = terminal
+    t.expect(r"topolog> ")
+    t.send('parent(X, "rack0")\r')
+    answer = t.expect(r"\(4 rows\)")
+    assert answer.index("dgx00") < answer.index("dgx03")
+
+    # TAB completes a partial relation name (with its parenthesis); the completed text is echoed.
+    t.expect("topolog> ")
+    t.send("nvlink_dom\t")
+    t.expect(r"nvlink_domain\(")
+    t.send('G, D), G = "dgx00/gpu3"\r')
+    assert re.search(r"dgx00/gpu3\s+dgx00/gpu0", t.expect(r"\(1 row\)"))
+
+    t.expect("topolog> ")
+    t.send(".relations\r")
+    listing = t.expect(r"\(\d+ relations: \d+ input, \d+ derived\)")
+    assert re.search(r"link/5\s+input\s+One declared link", listing)
+    assert re.search(r"within/2\s+derived", listing)
+
+    # Commands complete too: `.sch<TAB>` becomes `.schema `.
+    t.expect("topolog> ")
+    t.send(".sch\t")
+    t.expect(r"\.schema ")
+    t.send("link\r")
+    schema = t.expect(r"# facts from the inventory")
+    assert ".input link(" in schema and re.search(r"mbps: number,\s+# bandwidth", schema)
+
+    t.expect("topolog> ")
+    t.send('.explain within("dgx00/gpu0", "pod0")\r')
+    proof = t.expect(r'parent\("rack0", "pod0"\)  \[input at inventories/dgx-h100-pod\.yaml:\d+:\d+\]')
+    assert re.search(r'parent\("dgx00/gpu0", "dgx00"\)  \[input at inventories/dgx-h100-pod\.yaml:\d+', proof)
+
+    # A mistake prints an error, not a traceback, and the session goes on.
+    t.expect("topolog> ")
+    t.send("linc(A, B)\r")
+    t.expect(r"error: <query>:1:1: relation 'linc' is not declared \(did you mean 'link'\?\)")
+    t.expect("topolog> ")
+    t.send('object("dgx00", K)\r')
+    assert "node" in t.expect(r"\(1 row\)")
+
+    t.expect("topolog> ")
+    t.send(".quit\r")
+    assert t.close() == 0
+    assert "Traceback" not in t.seen
+    history = (tmp_path / "history").read_text()
+    assert 'parent(X, "rack0")' in history and ".quit" in history
+
+
+def _repl(stdin: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["repl", POD], input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_piped_one_answer_per_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out, err = _repl('parent(X, "rack0")\n\n# a comment\nobject("dgx00", K)\n.format json\nparent("dgx00", R)\n')
+    assert code == 0 and "error" not in err  # (progress may show on stderr when loading is slow)
+    assert "topolog>" not in out  # no prompt when stdin is not a terminal
+    assert out.count("(4 rows)") == 1 and out.count("(1 row)") == 1
+    assert json.loads(out[out.index("{") :]) == {"columns": ["R"], "count": 1, "rows": [["rack0"]]}
+
+
+def test_piped_errors_continue_and_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out, err = _repl('object(X,\n.schema lnk\n.nope\nobject("dgx00", K)\n.quit\nobject(X, K)\n')
+    assert code == 2
+    assert out.count("(1 row)") == 1 and "(" not in out.split("(1 row)")[1]  # nothing after .quit
+    lines = [line for line in err.splitlines() if not line.startswith("topolog: [")]  # progress, when slow
+    assert len(lines) == 3
+    assert lines[0].startswith("error: <query>:1:") and "syntax error" in lines[0]
+    assert lines[1] == "error: <command>:1:1: no relation 'lnk' (did you mean 'link'?); .relations lists them"
+    assert lines[2].startswith("error: <command>:1:1: unknown command .nope")
+
+
+@pytest.fixture(scope="module")
+def session() -> Session:
+    old = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        program = load_rules()
+        inputs = {d.name for d in program.declarations if d.is_input}
+        return Session(load_model([Path(POD)], program=program, also_read=inputs))
+    finally:
+        os.chdir(old)
+
+
+def test_completion(session: Session) -> None:
+    assert session.complete("nvlink_dom", 0, "nvlink_dom") == ["nvlink_domain("]
+    assert session.complete("link(L, A, B, K, M), !stat", 22, "stat") == ["state("]
+    assert session.complete(".s", 0, ".s") == [".schema "]
+    assert "link_attr" in session.complete(".schema lin", 8, "lin")
+    assert session.complete("zzz", 0, "zzz") == []
+
+
+def test_relations_sorted_with_arity_kind_and_doc(session: Session) -> None:
+    lines = session.execute(".relations").splitlines()
+    names = [line.split()[0] for line in lines[1:-1]]
+    assert names == sorted(names) and len(names) == len(session.model.program.relations)
+    assert {line.split()[1] for line in lines[1:-1]} == {"input", "derived"}
+
+
+def test_schema_of_derived_relation_names_its_rules(session: Session) -> None:
+    text = session.execute(".schema within")
+    assert ".decl within(" in text
+    rules = "rules/topology/lib/containment.dl:5:1, rules/topology/lib/containment.dl:6:1"
+    assert f"# derived by 2 rules: {rules}" in text
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        (".schema", "usage: .schema NAME"),
+        (".explain", "usage: .explain"),
+        (".timer maybe", "usage: .timer"),
+        ('.explain within("dgx00/gpu0", "rack1")', "does not hold"),
+        ("link(A)", "5 arguments"),
+    ],
+)
+def test_errors_are_topolog_errors(session: Session, line: str, fragment: str) -> None:
+    with pytest.raises(TopologError, match=re.escape(fragment)):
+        session.execute(line)
+
+
+def test_quit_and_timer(session: Session) -> None:
+    with pytest.raises(Quit):
+        session.execute(".exit")
+    assert session.execute(".timer on") == "" and session.timer
+    session.execute(".timer off")
+    assert "nvlink_domain" not in session.execute(".help") and ".explain FACT|FINDING" in session.execute(".help")

@@ -1,0 +1,608 @@
+"""The DuckDB backend: SQL compilation, semi-naive recursion, aggregates, loading and proofs.
+
+Expected values are worked out by hand in the comments next to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from verifier.core.errors import EngineError, FactError
+from verifier.engine.ast import Row
+from verifier.engine.backend import Proof, sort_rows
+from verifier.engine.duckdb_backend import DuckDBBackend
+from verifier.engine.parser import parse_program, parse_query
+
+LINK = ".input link(src: symbol, dst: symbol)\n.decl reach(src: symbol, dst: symbol)\n"
+LINEAR = "reach(X, Y) :- link(X, Y).\nreach(X, Y) :- reach(X, Z), link(Z, Y).\n"
+
+
+@pytest.fixture
+def engine() -> Iterator[DuckDBBackend]:
+    e = DuckDBBackend()
+    yield e
+    e.close()
+
+
+def run(engine: DuckDBBackend, text: str, facts: Mapping[str, Sequence[Row]]) -> DuckDBBackend:
+    engine.load(parse_program(text, "t.dl"))
+    for relation, rows in facts.items():
+        engine.add_facts(relation, rows)
+    engine.evaluate()
+    return engine
+
+
+def pairs(text: str) -> list[Row]:
+    """'a>b c>d' -> [("a", "b"), ("c", "d")]"""
+    return [tuple(p.split(">")) for p in text.split()]
+
+
+def check_stages(proof: Proof) -> None:
+    """Every premise first appeared strictly before the fact it supports; inputs are stage 0."""
+    if proof.rule is None:
+        assert proof.stage == 0
+    for p in proof.premises:
+        assert p.stage < proof.stage
+        check_stages(p)
+
+
+# -- recursion ---------------------------------------------------------------------------
+
+
+def test_transitive_closure_on_a_cycle(engine: DuckDBBackend) -> None:
+    run(engine, LINK + LINEAR, {"link": pairs("a>b b>c c>a c>d")})
+    # a, b, c reach each other and themselves (cycle) and d; d reaches nothing: 3 * 4 = 12.
+    expected = [(x, y) for x in "abc" for y in "abcd"]
+    assert engine.query("reach") == expected
+    assert engine.count("reach") == 12
+
+
+def test_non_linear_recursion(engine: DuckDBBackend) -> None:
+    program = LINK + "reach(X, Y) :- link(X, Y).\nreach(X, Y) :- reach(X, Z), reach(Z, Y).\n"
+    run(engine, program, {"link": pairs("n0>n1 n1>n2 n2>n3 n3>n4 n4>n5")})
+    # A chain of 6 nodes: every i < j pair, 5+4+3+2+1 = 15.
+    assert engine.query("reach") == [(f"n{i}", f"n{j}") for i in range(6) for j in range(i + 1, 6)]
+    # Doubling: paths of length 1 at stage 1, 2 at stage 2, up to 4 at stage 3, 5 at stage 4.
+    proof = engine.explain("reach", ("n0", "n5"))
+    assert proof.stage == 4
+    assert proof.height() == 4
+    check_stages(proof)
+
+
+def test_mutual_recursion(engine: DuckDBBackend) -> None:
+    program = """
+    .input zero(n: number)
+    .input succ(a: number, b: number)
+    .decl even(n: number)
+    .decl odd(n: number)
+    even(X) :- zero(X).
+    odd(Y) :- even(X), succ(X, Y).
+    even(Y) :- odd(X), succ(X, Y).
+    """
+    run(engine, program, {"zero": [(0,)], "succ": [(i, i + 1) for i in range(6)]})
+    assert engine.query("even") == [(0,), (2,), (4,), (6,)]
+    assert engine.query("odd") == [(1,), (3,), (5,)]
+
+
+def test_negation_over_a_lower_stratum(engine: DuckDBBackend) -> None:
+    program = (
+        LINK
+        + LINEAR
+        + """
+    .input node(n: symbol)
+    .decl cut_off(n: symbol)
+    cut_off(N) :- node(N), !reach("a", N).
+    """
+    )
+    run(engine, program, {"link": pairs("a>b b>c d>a"), "node": [(n,) for n in "abcde"]})
+    # From a: b, c. Not reached: a itself (no cycle), d, e.
+    assert engine.query("cut_off") == [("a",), ("d",), ("e",)]
+    proof = engine.explain("cut_off", ("d",))
+    assert proof.absent == (("reach", ("a", "d")),)
+    assert [p.fact for p in proof.premises] == ['node("d")']
+
+
+def test_negation_with_wildcard_and_local_variable(engine: DuckDBBackend) -> None:
+    program = (
+        LINK
+        + """
+    .input node(n: symbol)
+    .decl sink(n: symbol)
+    .decl no_loop(n: symbol)
+    sink(N) :- node(N), !link(N, _).
+    no_loop(N) :- node(N), !link(N, N).
+    """
+    )
+    run(engine, program, {"link": pairs("a>b b>b"), "node": [(n,) for n in "abc"]})
+    assert engine.query("sink") == [("c",)]
+    assert engine.query("no_loop") == [("a",), ("c",)]
+    assert engine.explain("sink", ("c",)).absent == (("link", ("c", "_")),)
+
+
+# -- aggregates, arithmetic, terms --------------------------------------------------------
+
+AGG = """
+.input cap(node: symbol, port: symbol, gbps: number)
+.decl ports(node: symbol, n: number)
+.decl total(node: symbol, gbps: number)
+.decl slowest(node: symbol, gbps: number)
+.decl fastest(node: symbol, gbps: number)
+.decl fleet_total(gbps: number)
+ports(N, count(P)) :- cap(N, P, _).
+total(N, sum(G)) :- cap(N, P, G).
+slowest(N, min(G)) :- cap(N, _, G).
+fastest(N, max(G)) :- cap(N, _, G).
+fleet_total(sum(G)) :- cap(_, _, G).
+"""
+CAPS = [("a", "p0", 100), ("a", "p1", 100), ("a", "p2", 400), ("b", "p0", 50)]
+
+
+def test_count(engine: DuckDBBackend) -> None:
+    run(engine, AGG, {"cap": CAPS})
+    assert engine.query("ports") == [("a", 3), ("b", 1)]
+
+
+def test_sum_adds_over_distinct_bindings_of_named_variables(engine: DuckDBBackend) -> None:
+    run(engine, AGG, {"cap": CAPS})
+    # a: p0 and p1 both carry 100 but are different bindings (P differs): 100 + 100 + 400.
+    assert engine.query("total") == [("a", 600), ("b", 50)]
+    # Only G is named: the distinct values are 50, 100, 400.
+    assert engine.query("fleet_total") == [(550,)]
+
+
+def test_min_and_max(engine: DuckDBBackend) -> None:
+    run(engine, AGG, {"cap": CAPS})
+    assert engine.query("slowest") == [("a", 100), ("b", 50)]
+    assert engine.query("fastest") == [("a", 400), ("b", 50)]
+
+
+def test_aggregate_over_nothing_derives_nothing(engine: DuckDBBackend) -> None:
+    run(engine, AGG, {})
+    assert engine.count("fleet_total") == 0
+    assert engine.count("ports") == 0
+
+
+def test_aggregate_proof_lists_the_group(engine: DuckDBBackend) -> None:
+    run(engine, AGG, {"cap": CAPS})
+    proof = engine.explain("total", ("a", 600))
+    assert sorted(p.fact for p in proof.premises) == [
+        'cap("a", "p0", 100)',
+        'cap("a", "p1", 100)',
+        'cap("a", "p2", 400)',
+    ]
+    with pytest.raises(KeyError):
+        engine.explain("total", ("a", 500))
+
+
+def test_floor_division_and_modulo_follow_python(engine: DuckDBBackend) -> None:
+    program = """
+    .input pair(a: number, b: number)
+    .decl divmod(a: number, b: number, q: number, r: number)
+    divmod(A, B, A / B, A % B) :- pair(A, B).
+    """
+    cases = [(7, 2), (-7, 2), (7, -2), (-7, -2), (-1, 3), (6, -3), (0, 5)]
+    run(engine, program, {"pair": cases})
+    # Python: -7 // 2 == -4, -7 % 2 == 1, 7 // -2 == -4, 7 % -2 == -1, -1 // 3 == -1, -1 % 3 == 2.
+    assert (-7, 2, -4, 1) in engine.query("divmod")
+    assert (7, -2, -4, -1) in engine.query("divmod")
+    assert engine.query("divmod") == sorted((a, b, a // b, a % b) for a, b in cases)
+
+
+def test_arithmetic_and_assignment(engine: DuckDBBackend) -> None:
+    program = """
+    .input n(x: number)
+    .decl out(x: number, y: number)
+    .decl big(x: number)
+    out(X, Y) :- n(X), Y = X * 2 - 1, Y > 0.
+    big(Z) :- n(X), n(Y), X < Y, Z = X + Y, Z >= 7.
+    """
+    run(engine, program, {"n": [(-1,), (1,), (3,), (4,)]})
+    # 2X - 1: -3 (dropped), 1, 5, 7.
+    assert engine.query("out") == [(1, 1), (3, 5), (4, 7)]
+    # X < Y sums: 0, 2, 3, 4, 5, 7 -> only 7 reaches 7.
+    assert engine.query("big") == [(7,)]
+
+
+def test_division_by_zero_derives_nothing(engine: DuckDBBackend) -> None:
+    program = """
+    .input pair(a: number, b: number)
+    .decl q(a: number, q: number)
+    .decl r(a: number)
+    .decl none_equal(a: number)
+    .decl total(s: number)
+    q(A, A / B) :- pair(A, B).
+    r(A) :- pair(A, B), M = A % B, M >= 0.
+    none_equal(A) :- pair(A, B), !pair(A / B, _).
+    total(sum(Q)) :- pair(A, B), Q = A / B.
+    """
+    run(engine, program, {"pair": [(6, 0), (6, 3), (1, 2)]})
+    # (6, 0) is undefined everywhere; 6 / 3 = 2, 1 / 2 = 0 (floor).
+    assert engine.query("q") == [(1, 0), (6, 2)]
+    assert engine.query("r") == [(1,), (6,)]
+    # pair(2, _) and pair(0, _) do not exist, so both defined instances hold.
+    assert engine.query("none_equal") == [(1,), (6,)]
+    assert engine.query("total") == [(2,)]
+
+
+def test_integer_overflow_fails_closed(engine: DuckDBBackend) -> None:
+    program = ".input n(x: number)\n.decl q(x: number)\nq(X * X) :- n(X).\n"
+    engine.load(parse_program(program))
+    engine.add_facts("n", [(2**62,)])
+    with pytest.raises(EngineError):
+        engine.evaluate()
+
+
+def test_wildcards_and_repeated_variables(engine: DuckDBBackend) -> None:
+    program = """
+    .input e(a: symbol, b: symbol, c: symbol)
+    .decl has_out(a: symbol)
+    .decl palin(a: symbol)
+    .decl loop(a: symbol)
+    has_out(X) :- e(X, _, _).
+    palin(X) :- e(X, _, X).
+    loop(X) :- e(X, X, X).
+    """
+    run(engine, program, {"e": [("a", "b", "a"), ("b", "b", "b"), ("c", "a", "b")]})
+    assert engine.query("has_out") == [("a",), ("b",), ("c",)]
+    assert engine.query("palin") == [("a",), ("b",)]
+    assert engine.query("loop") == [("b",)]
+
+
+def test_string_constants_are_data_not_sql(engine: DuckDBBackend) -> None:
+    nasty = 'it\'s "q"; DROP TABLE x; -- $p0'
+    program = r"""
+    .input label(n: symbol, l: symbol)
+    .decl quoted(n: symbol)
+    .decl tagged(n: symbol, t: symbol)
+    quoted(N) :- label(N, "it's \"q\"; DROP TABLE x; -- $p0").
+    tagged(N, "o'k") :- label(N, _).
+    """
+    run(engine, program, {"label": [("a", nasty), ("b", "plain"), ("c\x00d", "nul inside")]})
+    assert engine.query("quoted") == [("a",)]
+    assert engine.query("label", {1: nasty}) == [("a", nasty)]
+    assert engine.query("tagged", {0: "c\x00d"}) == [("c\x00d", "o'k")]
+
+
+def test_inline_facts_and_zero_arity(engine: DuckDBBackend) -> None:
+    program = """
+    .decl color(c: symbol)
+    .decl alarm()
+    .decl calm()
+    color("red").
+    color("blue").
+    color("red").
+    alarm() :- color("red").
+    calm() :- color("green").
+    """
+    run(engine, program, {})
+    assert engine.query("color") == [("blue",), ("red",)]
+    assert engine.query("alarm") == [()]
+    assert engine.query("calm") == []
+    assert engine.explain("alarm", ()).premises[0].fact == 'color("red")'
+
+
+def test_relation_names_that_are_sql_keywords_or_differ_in_case(engine: DuckDBBackend) -> None:
+    program = """
+    .input select(x: symbol)
+    .decl order(x: symbol)
+    .decl orDer(x: symbol)
+    order(X) :- select(X).
+    orDer("other") :- select(_).
+    """
+    run(engine, program, {"select": [("from",)]})
+    assert engine.query("order") == [("from",)]
+    assert engine.query("orDer") == [("other",)]
+
+
+# -- facts, queries ------------------------------------------------------------------------
+
+
+def test_facts_are_a_set(engine: DuckDBBackend) -> None:
+    engine.load(parse_program(LINK + LINEAR))
+    engine.add_facts("link", pairs("a>b a>b"))
+    engine.add_facts("link", (r for r in pairs("a>b b>c")))
+    engine.evaluate()
+    assert engine.count("link") == 2
+    assert engine.query("reach") == pairs("a>b a>c b>c")
+    engine.evaluate()  # evaluating again recomputes the same result
+    assert engine.count("reach") == 3
+
+
+def test_fact_errors(engine: DuckDBBackend) -> None:
+    engine.load(parse_program(LINK + ".input w(a: symbol, g: number)\n" + LINEAR))
+    with pytest.raises(FactError, match=r'link\("a"\) has 1 argument'):
+        engine.add_facts("link", [("a", "b"), ("a",)])
+    with pytest.raises(FactError, match=r'w\("a", "100"\).*must be a number'):
+        engine.add_facts("w", [("a", 1), ("a", "100")])
+    with pytest.raises(FactError, match="must be a number"):
+        engine.add_facts("w", [("a", True)])
+    with pytest.raises(FactError, match="must be a symbol"):
+        engine.add_facts("w", [(3, 1)])
+    with pytest.raises(FactError, match="not an input relation"):
+        engine.add_facts("reach", [("a", "b")])
+    with pytest.raises(FactError, match="undeclared"):
+        engine.add_facts("nope", [("a",)])
+    assert engine.count("link") == 0 and engine.count("w") == 0
+
+
+def test_number_columns_round_trip_as_int(engine: DuckDBBackend) -> None:
+    program = ".input w(a: symbol, g: number)\n"
+    run(engine, program, {"w": [("a", -(2**63)), ("b", 2**63 - 1), ("c", 0)]})
+    rows = engine.query("w")
+    assert rows == [("a", -(2**63)), ("b", 2**63 - 1), ("c", 0)]
+    assert all(type(r[1]) is int for r in rows)
+
+
+def test_query_with_bound_arguments(engine: DuckDBBackend) -> None:
+    run(engine, LINK + LINEAR, {"link": pairs("a>b b>c x>c")})
+    assert engine.query("reach", {1: "c"}) == pairs("a>c b>c x>c")
+    assert engine.query("reach", {0: "a", 1: "c"}) == [("a", "c")]
+    assert engine.query("reach", {0: "zzz"}) == []
+
+
+def test_answer_with_a_comparison(engine: DuckDBBackend) -> None:
+    run(engine, AGG, {"cap": CAPS})
+    # Ports slower than 400 Gb/s, in the query's variable order (G before N).
+    query = parse_query('cap(N, P, G), G < 400, P != "p1"')
+    assert query.variables == ("N", "P", "G")
+    assert engine.answer(query) == [("a", "p0", 100), ("b", "p0", 50)]
+    assert engine.answer(parse_query("total(N, T), T > 100")) == [("a", 600)]
+
+
+# -- proofs --------------------------------------------------------------------------------
+
+
+def test_proof_of_minimal_height_through_a_shortcut(engine: DuckDBBackend) -> None:
+    run(engine, LINK + LINEAR, {"link": pairs("a>b b>c c>d a>d")})
+    proof = engine.explain("reach", ("a", "d"))
+    # Via the shortcut link(a, d): one rule over one input fact.
+    assert proof.height() == 1
+    assert [p.fact for p in proof.premises] == ['link("a", "d")']
+    long = engine.explain("reach", ("b", "d"))
+    assert long.height() == 2
+    check_stages(long)
+
+
+def test_proofs_bottom_out_in_input_facts(engine: DuckDBBackend) -> None:
+    run(engine, LINK + LINEAR, {"link": pairs("a>b b>c c>a c>d")})
+    for row in engine.query("reach"):
+        proof = engine.explain("reach", row)
+        assert proof.rule is not None and proof.stage > 0
+        check_stages(proof)
+    leaf = engine.explain("link", ("a", "b"))
+    assert leaf.rule is None and leaf.premises == () and leaf.stage == 0
+
+
+def test_explaining_a_fact_that_does_not_hold(engine: DuckDBBackend) -> None:
+    run(engine, LINK + LINEAR, {"link": pairs("a>b")})
+    with pytest.raises(KeyError):
+        engine.explain("reach", ("b", "a"))
+    with pytest.raises(KeyError):
+        engine.explain("reach", ("a",))
+    with pytest.raises(KeyError):
+        engine.explain("reach", ("a", 1))
+
+
+# -- dictionary-encoded symbols ----------------------------------------------------------------
+# Symbols are stored as ids handed out in load order, so these load facts in an order where
+# id order and string order disagree: anything that compared ids instead of strings would fail.
+
+ORDERED = """
+.input item(g: symbol, x: symbol)
+.decl before(x: symbol, y: symbol)
+.decl from_m(x: symbol)
+.decl first(g: symbol, x: symbol)
+.decl last(g: symbol, x: symbol)
+.decl kinds(g: symbol, n: number)
+before(X, Y) :- item(_, X), item(_, Y), X < Y.
+from_m(X) :- item(_, X), X >= "m", "zz" > X.
+first(G, min(X)) :- item(G, X).
+last(G, max(X)) :- item(G, X).
+kinds(G, count(X)) :- item(G, X).
+"""
+
+
+def _load_out_of_order(engine: DuckDBBackend) -> None:
+    engine.load(parse_program(ORDERED, "t.dl"))
+    engine.add_facts("item", [("g2", "zebra"), ("g1", "pear")])
+    engine.add_facts("item", [("g1", "apple"), ("g2", "mango"), ("g1", "zz")])
+    engine.add_facts("item", [("g1", "pear")])  # again: still one fact
+    engine.evaluate()
+
+
+def test_symbol_order_comparisons_compare_strings(engine: DuckDBBackend) -> None:
+    _load_out_of_order(engine)
+    words = sorted(["zebra", "pear", "apple", "mango", "zz"])
+    assert engine.query("before") == [(x, y) for x in words for y in words if x < y]
+    # "m" and "zz" are rule constants; "m" occurs in no fact.
+    assert engine.query("from_m") == [("mango",), ("pear",), ("zebra",)]
+    assert engine.answer(parse_query('item(G, X), X < "n", X > "apple"')) == [("g2", "mango")]
+
+
+def test_symbol_min_and_max_compare_strings(engine: DuckDBBackend) -> None:
+    _load_out_of_order(engine)
+    assert engine.query("first") == [("g1", "apple"), ("g2", "mango")]
+    assert engine.query("last") == [("g1", "zz"), ("g2", "zebra")]
+    assert engine.query("kinds") == [("g1", 3), ("g2", 2)]
+    proof = engine.explain("first", ("g1", "apple"))
+    assert sorted(p.fact for p in proof.premises) == ['item("g1", "apple")', 'item("g1", "pear")', 'item("g1", "zz")']
+    with pytest.raises(KeyError):
+        engine.explain("first", ("g1", "pear"))  # holds for no group: pear is not the smallest
+
+
+def test_unknown_symbols_match_nothing(engine: DuckDBBackend) -> None:
+    _load_out_of_order(engine)
+    assert engine.query("item", {1: "never-seen"}) == []
+    assert engine.query("item", {0: "g1", 1: 3}) == []  # a number where a symbol belongs
+    assert engine.answer(parse_query('item(G, "never-seen")')) == []
+    with pytest.raises(KeyError):
+        engine.explain("item", ("g1", "never-seen"))
+    # Looking up an unknown symbol leaves no trace: the relation still has 5 facts.
+    assert engine.count("item") == 5
+
+
+def test_rule_constants_join_loaded_symbols(engine: DuckDBBackend) -> None:
+    program = """
+    .input link(a: symbol, kind: symbol)
+    .decl kind(k: symbol)
+    .decl fast(a: symbol)
+    .decl named(a: symbol, k: symbol)
+    kind("nvlink").
+    fast(A) :- link(A, K), kind(K).
+    named(A, "pcie") :- link(A, "pcie").
+    """
+    # Evaluating first gives the rule constants their ids; the facts then bring the same strings again.
+    engine.load(parse_program(program, "t.dl"))
+    engine.evaluate()
+    assert engine.query("kind") == [("nvlink",)]
+    engine.add_facts("link", [("g0", "nvlink"), ("g1", "pcie"), ("g2", "nvlink")])
+    engine.evaluate()
+    assert engine.query("fast") == [("g0",), ("g2",)]
+    assert engine.query("named") == [("g1", "pcie")]
+    assert engine.explain("fast", ("g2",)).premises[1].fact == 'kind("nvlink")'
+
+
+def test_non_recursive_relation_with_several_rules_is_a_set(engine: DuckDBBackend) -> None:
+    program = """
+    .input link(a: symbol, b: symbol)
+    .decl edge(a: symbol, b: symbol)
+    edge(A, B) :- link(A, B).
+    edge(B, A) :- link(A, B).
+    """
+    run(engine, program, {"link": pairs("a>b b>a b>c")})
+    assert engine.query("edge") == pairs("a>b b>a b>c c>b")
+    assert all(engine.explain("edge", r).stage == 1 for r in engine.query("edge"))
+
+
+TRICKY = ["", "plain", " spaced ", "  ", '"quoted"', "it's", "back\\slash", "a,b;c", "\t", "#hash", "NULL", "null"]
+TRICKY += ["\\N", "ü→", "🦆", "x\ufeffy", "\ufeffmid", "", "last"]
+
+
+@pytest.mark.parametrize(
+    ("symbols", "via_csv"),
+    [
+        (TRICKY, True),
+        ([*TRICKY, "line\nbreak"], False),
+        ([*TRICKY, "carriage\rreturn"], False),
+        ([*TRICKY, "delim\x01iter"], False),
+        ([*TRICKY, "nul\x00inside"], False),
+        ([*TRICKY, "x" * 3_000_000], False),  # longer than the reader's longest line
+        (["\ufeffbom first", *TRICKY], False),
+        ([*TRICKY, ""], False),  # a trailing empty line would be lost
+    ],
+)
+def test_big_columns_round_trip_through_the_csv_reader_or_fall_back(
+    engine: DuckDBBackend, monkeypatch: pytest.MonkeyPatch, symbols: list[str], via_csv: bool
+) -> None:
+    import verifier.engine.duckdb_backend as backend
+
+    monkeypatch.setattr(backend, "CSV_MIN_ROWS", 1)
+    used: list[bool] = []
+    csv = DuckDBBackend._load_column_csv
+
+    def spy(self: DuckDBBackend, *args: Any) -> bool:
+        used.append(csv(self, *args))
+        return used[-1]
+
+    monkeypatch.setattr(DuckDBBackend, "_load_column_csv", spy)
+    numbers = [-(2**63), 2**63 - 1, 0, -1, *range(len(symbols))]
+    rows = list(zip(symbols, numbers, strict=False))
+    engine.load(parse_program(".input w(s: symbol, n: number)\n"))
+    engine.add_facts("w", rows)
+    engine.evaluate()
+    assert engine.query("w") == sort_rows(set(rows))
+    assert used == [via_csv, True]  # a number column always can
+
+
+INCREMENTAL = """
+.input edge(a: symbol, b: symbol)
+.input node(n: symbol)
+.input tag(n: symbol, t: symbol)
+.decl reach(a: symbol, b: symbol)
+reach(A, B) :- edge(A, B).
+reach(A, C) :- reach(A, B), edge(B, C).
+.decl unreached(n: symbol)
+unreached(N) :- node(N), !reach("a", N).
+.decl out_degree(a: symbol, n: number)
+out_degree(A, count(B)) :- edge(A, B).
+.decl tagged(n: symbol)
+tagged(N) :- tag(N, _), node(N).
+"""
+
+
+def _all_relations(engine: DuckDBBackend) -> dict[str, list[tuple[str | int, ...]]]:
+    return {r: engine.query(r) for r in ("reach", "unreached", "out_degree", "tagged")}
+
+
+def test_re_evaluation_after_new_facts_equals_a_fresh_run() -> None:
+    program = parse_program(INCREMENTAL, "inc.dl")
+    step = DuckDBBackend()
+    step.load(program)
+    step.add_facts("node", [("a",), ("b",), ("c",), ("d",)])
+    step.add_facts("edge", [("a", "b")])
+    step.add_facts("tag", [("c", "x")])
+    step.evaluate()
+    assert step.query("unreached") == [("a",), ("c",), ("d",)]
+    # New edges change reach, and through the negation unreached, and the aggregate;
+    # tagged reads neither and keeps its tuples.
+    step.add_facts("edge", [("b", "c"), ("c", "a")])
+    step.evaluate()
+    fresh = DuckDBBackend()
+    fresh.load(program)
+    fresh.add_facts("node", [("a",), ("b",), ("c",), ("d",)])
+    fresh.add_facts("edge", [("a", "b"), ("b", "c"), ("c", "a")])
+    fresh.add_facts("tag", [("c", "x")])
+    fresh.evaluate()
+    assert _all_relations(step) == _all_relations(fresh)
+    # a -> b -> c -> a: a now reaches itself, so only d stays unreached.
+    assert step.query("unreached") == [("d",)]
+    assert step.query("out_degree") == [("a", 1), ("b", 1), ("c", 1)]
+    assert step.query("tagged") == [("c",)]
+
+
+def test_proofs_after_re_evaluation_stay_well_founded() -> None:
+    program = parse_program(INCREMENTAL, "inc.dl")
+    engine = DuckDBBackend()
+    engine.load(program)
+    engine.add_facts("node", [("a",), ("b",)])
+    engine.add_facts("edge", [("a", "b")])
+    engine.evaluate()
+    engine.add_facts("edge", [("b", "a")])
+    engine.evaluate()
+
+    def check(proof: Proof) -> None:
+        for premise in proof.premises:
+            assert premise.stage < proof.stage
+            check(premise)
+
+    proof = engine.explain("reach", ("a", "a"))
+    check(proof)
+    assert proof.height() == 2  # reach(a,a) <- reach(a,b), edge(b,a); reach(a,b) <- edge(a,b)
+
+
+def test_rules_over_empty_inputs_are_skipped_without_changing_answers() -> None:
+    program = parse_program(
+        """
+.input missing(x: symbol)
+.decl a(x: symbol)
+.decl b(x: symbol)
+.decl c(x: symbol)
+.decl d(x: symbol)
+a(X) :- missing(X).
+b(X) :- a(X).
+c("k").
+d(X) :- c(X), !a(X).
+""",
+        "skip.dl",
+    )
+    engine = DuckDBBackend()
+    engine.load(program)
+    engine.evaluate()
+    # a and b read nothing; the fact rule and the negation over the empty a still run.
+    assert [engine.query(r) for r in ("a", "b", "c", "d")] == [[], [], [("k",)], [("k",)]]
+    engine.add_facts("missing", [("k",)])
+    engine.evaluate()
+    assert [engine.query(r) for r in ("a", "b", "c", "d")] == [[("k",)], [("k",)], [("k",)], []]

@@ -1,0 +1,60 @@
+"""Every report format: the registry, golden reports, report files, the documented JSON schema.
+
+What each consumer checks (Jenkins' JUnit schema, code scanning's SARIF, the Actions
+runner's workflow commands, Markdown step summaries) has a test file of its own beside this one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+from cli_helpers import run_cli
+from output_helpers import GOLDEN, ROOT, STRAY, WAIVED_RUN
+
+from verifier.cli.main import REPORT_FORMATS
+from verifier.reports import FORMATS
+
+GOLDENS = {
+    "text": "txt",
+    "json": "json",
+    "sarif": "sarif",
+    "junit": "junit.xml",
+    "github": "github.txt",
+    "markdown": "md",
+}
+
+_run = run_cli
+
+
+def test_cli_offers_every_registered_format() -> None:
+    assert sorted(REPORT_FORMATS) == sorted(FORMATS) == sorted(GOLDENS)
+
+
+@pytest.mark.parametrize("fmt", sorted(GOLDENS))
+def test_golden_report_with_waivers(fmt: str) -> None:
+    code, out, _ = _run(*WAIVED_RUN, "--format", fmt)
+    assert code == 1
+    assert out == (GOLDEN / f"verify-waived.{GOLDENS[fmt]}").read_text(encoding="utf-8")
+
+
+def test_unwritable_output_is_exit_2(tmp_path: Path) -> None:
+    target = tmp_path / "missing-dir" / "r.sarif"
+    code, _, err = _run("verify", STRAY, "--output", f"sarif={target}")
+    assert code == 2 and str(target) in err and "cannot write report" in err
+
+
+def test_json_report_matches_its_documented_schema() -> None:
+    text = (ROOT / "docs" / "report-json.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```json\n(.*?)```", text, re.S)
+    schema = json.loads(blocks[0])
+    validator = jsonschema.Draft7Validator(schema)
+    for args in (WAIVED_RUN, ("verify", STRAY)):
+        _, out, _ = _run(*args, "--format", "json")
+        assert sorted(e.message for e in validator.iter_errors(json.loads(out))) == []
+    broken = json.loads(out)
+    broken["findings"][0]["fingerprint"] = "not-hex"
+    assert list(validator.iter_errors(broken)) != []

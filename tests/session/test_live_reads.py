@@ -1,0 +1,70 @@
+"""live_reads: only what rules that can fire read is loaded; constants are matched against the rows."""
+
+from __future__ import annotations
+
+from verifier.engine.parser import parse_program
+from verifier.session.model import live_reads
+
+PROGRAM = """
+.input need(job: symbol, key: symbol, value: number)
+.input paths(gpu: symbol, nic: symbol)
+.input prices(node: symbol, cents: number)
+.input decided(who: symbol)
+.decl asked(on: number)
+asked(1) :- need(_, "rail", 1).
+.decl railed(gpu: symbol)
+railed(G) :- asked(1), paths(G, _).
+.decl priced(node: symbol)
+priced(N) :- need(_, "budget", _), prices(N, _).
+.decl allowed(who: symbol)
+allowed(W) :- decided(W).
+"""
+
+
+def _reads(facts: dict[str, list[tuple[str | int, ...]]], pending: set[str] | None = None) -> set[str]:
+    return live_reads(parse_program(PROGRAM, "p.dl"), facts, pending or set())
+
+
+def test_an_atom_whose_constants_match_no_row_reads_nothing() -> None:
+    # No job asks for rail or budget: neither paths nor prices is read, though need has rows.
+    assert _reads({"need": [("j", "gpus", 8)], "paths": [("g", "n")], "prices": [("n0", 5)]}) == set()
+
+
+def test_a_matching_row_makes_the_rule_live() -> None:
+    reads = _reads({"need": [("j", "rail", 1)], "paths": [("g", "n")], "prices": [("n0", 5)]})
+    assert reads == {"need", "asked", "paths"}  # rail asked; budget still not
+    reads = _reads({"need": [("j", "rail", 0), ("k", "budget", 3)], "paths": [("g", "n")], "prices": [("n", 1)]})
+    assert reads == {"need", "prices"}  # rail asked with 0 matches `need(_, "rail", 1)` not
+
+
+def test_pending_relations_count_as_matching() -> None:
+    assert _reads({}, {"decided"}) == {"decided"}  # decisions arrive after the first evaluation
+    assert _reads({}) == set()
+
+
+def test_rules_that_cannot_fire_ask_for_no_rows() -> None:
+    from verifier.session.model import constant_filters, live_rules
+
+    program = parse_program(
+        """
+.input need(job: symbol, key: symbol, value: number)
+.input quantity(x: symbol, key: symbol, value: number)
+.decl hbm(gpu: symbol, mb: number)
+hbm(G, V) :- quantity(G, "hbm_mb", V).
+.decl indexed(gpu: symbol, i: number)
+indexed(G, I) :- need(_, "rail", 1), quantity(G, "index", I).
+""",
+        "p.dl",
+    )
+    facts: dict[str, list[tuple[str | int, ...]]] = {
+        "need": [("j", "gpus", 8)],
+        "quantity": [("g0", "hbm_mb", 80_000), ("g0", "index", 0)],
+    }
+    live = live_rules(program, facts, set())
+    assert [r.head.relation for r in live] == ["hbm"]
+    # Only the live rule's constant counts: index rows (one per GPU of a fleet) stay out.
+    assert constant_filters(program, set(), live) == {"quantity": [(1, frozenset({"hbm_mb"}))]}
+    assert constant_filters(program, set()) == {
+        "quantity": [(1, frozenset({"hbm_mb", "index"}))],
+        "need": [(1, frozenset({"rail"})), (2, frozenset({1}))],
+    }

@@ -1,0 +1,66 @@
+"""The shipped software compatibility table (verifier/sources/inventory/software.yaml) and its encodings."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+import yaml
+
+from verifier.facts.inventory import version_number
+from verifier.sources.inventory.catalog import builtin_models
+from verifier.sources.inventory.software import release_number, software_table
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("535.129.03", 535_129_003),
+        ("535.54.03", 535_054_003),
+        ("12.2", 12_002_000),
+        ("6", 6_000_000),
+        (" 570.26 ", 570_026_000),
+        ("amdgpu 6.7.0", None),
+        ("1.2.3.4", None),
+        ("12.1000", None),
+        ("R535", None),
+        ("", None),
+    ],
+)
+def test_release_number(text: str, number: int | None) -> None:
+    assert release_number(text) == number
+
+
+def test_release_number_orders_patch_levels_numerically() -> None:
+    # As text "535.129.03" < "535.54.03"; as releases it is the newer one.
+    assert release_number("535.129.03") > release_number("535.54.03")  # type: ignore[operator]
+
+
+def test_every_table_cites_a_source() -> None:
+    doc = yaml.safe_load(
+        resources.files("verifier.sources.inventory").joinpath("software.yaml").read_text(encoding="utf-8")
+    )
+    for table in ("cuda_driver", "rocm_gpus", "collectives"):
+        assert "http" in doc[table]["source"], table
+
+
+def test_rows_as_read_from_the_table() -> None:
+    rows = software_table().rows()
+    cuda = {r[1]: r for r in rows["cuda_driver_minimum"]}
+    assert cuda["12.2"] == (12_002, "12.2", 535_054_003, "535.54.03")
+    assert cuda["12.4"] == (12_004, "12.4", 550_054_014, "550.54.14")
+    assert cuda["11.8"] == (11_008, "11.8", 520_061_005, "520.61.05")
+    for c, text, _d, _dt in rows["cuda_driver_minimum"]:
+        assert c == version_number(str(text))  # the key joins software_version and job_stack
+    drivers = [r[2] for r in sorted(rows["cuda_driver_minimum"])]
+    assert drivers == sorted(drivers)  # a newer toolkit never needs an older driver
+    assert ("MI300X", "gfx942", 6_000_000, "6.0") in rows["rocm_gpu_minimum"]
+    assert set(rows["vendor_software"]) == {
+        ("cuda", "nvidia", "toolkit"),
+        ("nccl", "nvidia", "collective"),
+        ("rocm", "amd", "toolkit"),
+        ("rccl", "amd", "collective"),
+        ("hccl", "intel", "collective"),
+    }
+    vendors = {m.name: m.vendor for m in builtin_models()}
+    assert all(vendors.get(str(r[0]), "amd") == "amd" for r in rows["rocm_gpu_minimum"])

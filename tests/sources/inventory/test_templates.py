@@ -1,0 +1,141 @@
+"""Templates: counts, name patterns, nesting, per-instance overrides, and their errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier.core.errors import TopologError
+from verifier.sources.inventory import load_inventory_text
+
+BASE = """
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    promises: [nvlink_domain]
+    labels: {tenant: a}
+    software: {driver: "550.54.14", cuda: "12.10"}
+    children:
+      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 4}
+      - {name: "nvsw{i}", kind: nvswitch, model: NVSwitch-Gen3, count: 2}
+    links:
+      - {a: "gpu{g}", b: "nvsw{s}", kind: nvswitch, generation: 4, count: 9, foreach: {g: 0..3, s: 0..1}}
+objects:
+  - name: r0
+    kind: rack
+    children:
+      - template: box
+        name: "n{i:02d}"
+        count: 3
+"""
+
+
+def test_instances_and_ids() -> None:
+    inv = load_inventory_text(BASE, "t.yaml")
+    assert [o.id for o in inv.of_kind("node")] == ["n00", "n01", "n02"]
+    assert inv.count("gpu") == 12
+    assert len(inv.links) == 3 * 8
+    gpu = inv.objects["n01/gpu3"]
+    assert (gpu.parent, gpu.index, gpu.model) == ("n01", 3, "H100-SXM5-80GB")
+    link = inv.links["n02/gpu1<->n02/nvsw0"]
+    assert link.mbps == 9 * 25_000 and dict(link.attrs) == {"generation": 4, "count": 9}
+    assert inv.software["n00"] == {"driver": "550.54.14", "cuda": "12.10"}
+    assert inv.promises["n02"] == ("nvlink_domain",)
+    assert inv.objects["n00"].template == "box"
+    # Locations: the instance is where it was instantiated, a device where the template wrote it.
+    assert inv.location("n01").line == 18
+    assert inv.location("n01/gpu2").line == 10
+
+
+def test_override_one_failed_nvlink_and_a_label() -> None:
+    text = (
+        BASE
+        + """        overrides:
+          n01:
+            labels: {tenant: b, quarantine: "true"}
+            devices:
+              gpu3: {state: down}
+            links:
+              - {a: gpu0, b: nvsw1, count: 8, state: degraded}
+"""
+    )
+    inv = load_inventory_text(text, "t.yaml")
+    assert inv.objects["n01"].labels == {"tenant": "b", "quarantine": "true"}
+    assert inv.objects["n00"].labels == {"tenant": "a"}
+    assert inv.objects["n01/gpu3"].state == "down"
+    assert inv.objects["n00/gpu3"].state is None
+    bad = inv.links["n01/gpu0<->n01/nvsw1"]
+    assert (bad.mbps, bad.attrs["count"], bad.state) == (8 * 25_000, 8, "degraded")
+    assert bad.loc.line == 27  # findings about the degraded link point at the override
+    assert inv.links["n00/gpu0<->n00/nvsw1"].mbps == 9 * 25_000
+
+
+def test_override_can_remove_a_device_and_its_links() -> None:
+    text = (
+        BASE
+        + """        overrides:
+          n02:
+            devices:
+              gpu0: {remove: true}
+"""
+    )
+    inv = load_inventory_text(text, "t.yaml")
+    assert "n02/gpu0" not in inv.objects
+    assert not [lk for lk in inv.links.values() if "n02/gpu0" in (lk.a, lk.b)]
+    assert inv.count("gpu") == 11
+
+
+def test_override_errors() -> None:
+    text = (
+        BASE
+        + """        overrides:
+          n09: {labels: {x: "1"}}
+          n01:
+            devices:
+              gpu7: {state: down}
+            links:
+              - {a: gpu0, b: gpu1, state: down}
+"""
+    )
+    with pytest.raises(TopologError) as err:
+        load_inventory_text(text, "t.yaml")
+    msgs = [str(d) for d in err.value.diagnostics]
+    assert any(":22:" in m and "override 'n09' matches no instance" in m for m in msgs), msgs
+    assert any(":25:" in m and "override names device 'gpu7'" in m for m in msgs), msgs
+    assert any(":27:" in m and "link gpu0 - gpu1" in m for m in msgs), msgs
+
+
+def test_nested_templates_seq_and_cycles() -> None:
+    text = """
+apiVersion: topolog.dev/v1
+templates:
+  node2: {kind: node, children: [{name: "gpu{i}", kind: gpu, count: 2}]}
+  rack4:
+    kind: rack
+    children:
+      - {template: node2, name: "n{seq:03d}", count: 4}
+  loop: {kind: rack, children: [{template: loop, name: x}]}
+objects:
+  - {template: rack4, name: "r{i}", count: 2}
+"""
+    inv = load_inventory_text(text, "t.yaml")
+    assert [o.id for o in inv.of_kind("node")] == [f"n{k:03d}" for k in range(8)]
+    assert inv.objects["n005"].parent == "r1"
+    with pytest.raises(TopologError, match="template 'loop' includes itself"):
+        load_inventory_text(text + "  - {template: loop, name: y}\n", "t.yaml")
+
+
+def test_pattern_errors() -> None:
+    text = """
+apiVersion: topolog.dev/v1
+objects:
+  - {name: "n{j}", kind: node}
+  - {name: "m", kind: node, count: 2}
+  - {name: "k{i:>9999}", kind: node, count: 2}
+"""
+    with pytest.raises(TopologError) as err:
+        load_inventory_text(text, "t.yaml")
+    msgs = [d.message for d in err.value.diagnostics]
+    assert any("uses {j}, which is not defined here" in m for m in msgs), msgs
+    assert any("its name has no {i} or {seq}" in m for m in msgs), msgs
+    assert any("is not supported; expected a zero-padded width" in m for m in msgs), msgs

@@ -1,0 +1,163 @@
+"""Equivalence classes: entities that no policy can tell apart get one Cedar request.
+
+A Cedar policy sees an entity only through its type, the attributes it reads, and `in` /
+`==` tests against entities it names. So two entities of the same type, with the same
+values of every attribute any policy reads, that equal the same named entities and have the
+same named entities among their ancestors, get the same decision in every request: asking
+for one representative per class is exact, not an estimate.
+
+That argument needs attribute values that are not entity references (topolog builds
+entities with strings, booleans, numbers and string sets only) and policies that do not
+compare principal and resource with each other as entities (`principal in resource`); when
+a policy does, grouping is switched off and every entity is its own class.
+
+The context values to enumerate come from the policies too: every context attribute they
+read, with the literals they compare it against (booleans: both values; and "absent", when
+a policy tests `context has x`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, fields, is_dataclass
+
+from cedarpy import pst
+
+from verifier.authorization.entities import Entity, EntityGraph, uid
+from verifier.authorization.policies import PolicyBundle
+
+MAX_CONTEXTS = 256
+"""Enumerated context combinations are capped; beyond this the audit says so."""
+
+
+@dataclass(frozen=True)
+class PolicyReads:
+    """What a policy set can observe of principals, resources and the context."""
+
+    attributes: frozenset[str]
+    named: frozenset[str]  # entity uids named anywhere (scopes, `in`, `==`, literals)
+    context_values: dict[str, tuple[object, ...]] = field(default_factory=dict)  # absent is `ABSENT`
+    groupable: bool = True
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+ABSENT = _Absent()
+
+
+def policy_reads(*bundles: PolicyBundle) -> PolicyReads:
+    """The union over bundles, so a diff's classes separate whatever either policy set sees."""
+    attrs: set[str] = set()
+    named: set[str] = set()
+    ctx: dict[str, set[object]] = {}
+    has_ctx: set[str] = set()
+    groupable = True
+    for bundle in bundles:
+        for policy in bundle.policies.values():
+            for u in pst.entity_uids(policy.template):
+                if str(u.type) != "Action":
+                    named.add(uid(str(u.type), u.id))
+            for node in _walk(policy.template):
+                if isinstance(node, pst.GetAttr):
+                    if node.base == pst.Var("context"):
+                        ctx.setdefault(node.attr, set())
+                    else:
+                        attrs.add(node.attr)
+                elif isinstance(node, pst.HasAttr):
+                    if node.base == pst.Var("context"):
+                        has_ctx.update(node.attrs)
+                        for a in node.attrs:
+                            ctx.setdefault(a, set())
+                    else:
+                        attrs.update(node.attrs)
+                elif isinstance(node, pst.BinaryOp):
+                    _context_literals(node, ctx)
+                    if node.op in ("eq", "not_eq", "in") and _entity_expr(node.left) and _entity_expr(node.right):
+                        groupable = False
+    values: dict[str, tuple[object, ...]] = {}
+    for name in sorted(ctx):
+        vals = ctx[name]
+        if not vals or any(isinstance(v, bool) for v in vals):
+            vals = vals | {False, True}  # read as a condition, or compared with a boolean
+        ordered: list[object] = [b for b in (False, True) if b in vals and any(v is b for v in vals)]
+        ordered += sorted(v for v in vals if isinstance(v, int) and not isinstance(v, bool))
+        ordered += sorted(v for v in vals if isinstance(v, str))
+        if name in has_ctx:
+            ordered.insert(0, ABSENT)
+        values[name] = tuple(ordered)
+    return PolicyReads(frozenset(attrs), frozenset(named), values, groupable)
+
+
+def _walk(node: object) -> Iterator[object]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, dict):
+            stack.extend(n.values())
+        elif isinstance(n, tuple):
+            stack.extend(n)
+        elif is_dataclass(n) and not isinstance(n, type):
+            stack.extend(getattr(n, f.name) for f in fields(n))
+
+
+def _entity_expr(e: object) -> bool:
+    """An expression that may denote a request entity (not a literal): principal, resource or an attribute."""
+    return isinstance(e, pst.Var) and e.name in ("principal", "resource")
+
+
+def _context_literals(node: pst.BinaryOp, ctx: dict[str, set[object]]) -> None:
+    for attr_side, lit_side in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(attr_side, pst.GetAttr) and attr_side.base == pst.Var("context"):
+            if isinstance(lit_side, pst.BoolLit | pst.StringLit):
+                ctx.setdefault(attr_side.attr, set()).add(lit_side.value)
+            elif isinstance(lit_side, pst.LongLit):
+                # Each side of a bound: enough to see every outcome of <, <=, ==, >=, >.
+                ctx.setdefault(attr_side.attr, set()).update({lit_side.value - 1, lit_side.value, lit_side.value + 1})
+
+
+def contexts(reads: PolicyReads) -> list[dict[str, object]]:
+    """Every combination of the enumerated context values (absent attributes left out), capped."""
+    names = sorted(reads.context_values)
+    out: list[dict[str, object]] = []
+    for combo in itertools.product(*(reads.context_values[n] for n in names)):
+        out.append({n: v for n, v in zip(names, combo, strict=True) if v is not ABSENT})
+        if len(out) >= MAX_CONTEXTS:
+            break
+    return out
+
+
+@dataclass(frozen=True)
+class EntityClass:
+    id: str  # the uid of its representative: the smallest member uid
+    members: tuple[str, ...]  # uids, sorted
+
+    @property
+    def representative(self) -> str:
+        return self.members[0]
+
+
+def class_key(entity: Entity, graph: EntityGraph, reads: PolicyReads) -> tuple[object, ...]:
+    if not reads.groupable:
+        return (entity.uid,)
+    attrs = tuple((a, _hashable(entity.attrs.get(a))) for a in sorted(reads.attributes) if a in entity.attrs)
+    is_named = entity.uid if entity.uid in reads.named else None
+    named_ancestors = tuple(sorted(graph.ancestors(entity.uid) & reads.named))
+    return (entity.type, attrs, is_named, named_ancestors)
+
+
+def _hashable(v: object) -> object:
+    return tuple(v) if isinstance(v, list) else v
+
+
+def partition(entities: Iterable[Entity], graph: EntityGraph, reads: PolicyReads) -> list[EntityClass]:
+    """Classes sorted by representative; members sorted. Deterministic for the same inputs."""
+    groups: dict[tuple[object, ...], list[str]] = {}
+    for e in entities:
+        groups.setdefault(class_key(e, graph, reads), []).append(e.uid)
+    classes = [EntityClass(min(m), tuple(sorted(m))) for m in groups.values()]
+    return sorted(classes, key=lambda c: c.id)

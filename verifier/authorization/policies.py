@@ -1,0 +1,162 @@
+"""Load `schema.cedarschema` and every `*.cedar` file of a policy directory, validated.
+
+Nothing is used before it is checked: the schema must parse, every policy must parse, carry
+a unique `@id("...")` annotation (decisions and findings name policies by it) and pass
+cedarpy's validator against the schema. Any problem is a `TopologError` (exit 2) naming the
+file, the line where the policy starts and the policy id.
+
+Policies are split into statements here (at top-level `;`, outside strings and comments)
+so each one is parsed and validated on its own: cedarpy reports neither line numbers nor
+which policy of a file failed to parse, and positional ids (`policy3`) mean nothing to a
+reader. The statements are then assembled into one `PolicySet` whose policy ids are the
+`@id` values, so cedarpy's reasons come back as the names people wrote.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import cedarpy
+from cedarpy import pst
+
+from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.resources import display_path, shipped_policies_dir
+
+SCHEMA_FILE = "schema.cedarschema"
+MAX_MESSAGE = 240
+"""cedarpy messages can echo whole entity documents (megabytes); findings keep this much."""
+
+
+def short(message: str, limit: int = MAX_MESSAGE) -> str:
+    """One line of at most `limit` characters: enough to act on, never a megabyte of JSON."""
+    flat = " ".join(message.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Policy:
+    id: str
+    effect: str  # "permit" or "forbid"
+    loc: SourceLocation
+    template: pst.Template
+
+
+@dataclass(frozen=True)
+class PolicyBundle:
+    """A validated policy directory: the handles cedarpy reuses and the policies' ASTs."""
+
+    directory: Path
+    schema: cedarpy.Schema
+    policy_set: cedarpy.PolicySet
+    policies: dict[str, Policy]
+
+    def effect(self, policy_id: str) -> str:
+        p = self.policies.get(policy_id)
+        return p.effect if p is not None else "?"
+
+
+def default_policies() -> Path:
+    """The shipped policies, named relative to the working directory when inside it (stable output)."""
+    return display_path(shipped_policies_dir())
+
+
+def load_policies(directory: Path) -> PolicyBundle:
+    if not directory.is_dir():
+        raise TopologError.at(SourceLocation(str(directory)), "no such policy directory")
+    schema_path = directory / SCHEMA_FILE
+    if not schema_path.is_file():
+        raise TopologError.at(
+            SourceLocation(str(directory)),
+            f"no {SCHEMA_FILE} in the policy directory; policies are validated against it before use",
+        )
+    try:
+        schema = cedarpy.Schema.from_str(schema_path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise TopologError.at(SourceLocation(str(schema_path)), f"invalid Cedar schema: {short(str(err))}") from None
+    files = sorted(directory.glob("*.cedar"))
+    if not files:
+        raise TopologError.at(
+            SourceLocation(str(directory)), "no *.cedar policy files; with no policy everything would be denied"
+        )
+    errors: list[Diagnostic] = []
+    policies: dict[str, Policy] = {}
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for line, statement in split_statements(text):
+            loc = SourceLocation(str(path), line)
+            policy = _check_statement(statement, loc, schema, errors)
+            if policy is None:
+                continue
+            if policy.id in policies:
+                errors.append(Diagnostic(loc, f"policy id {policy.id!r} is already used at {policies[policy.id].loc}"))
+                continue
+            policies[policy.id] = policy
+    if errors:
+        raise TopologError(errors)
+    static = {pid: dataclasses.replace(p.template, id=pid) for pid, p in sorted(policies.items())}
+    policy_set = cedarpy.PolicySet.from_pst(pst.PolicySet(templates={}, static_policies=static, template_links=()))
+    return PolicyBundle(directory, schema, policy_set, policies)
+
+
+def _check_statement(
+    statement: str, loc: SourceLocation, schema: cedarpy.Schema, errors: list[Diagnostic]
+) -> Policy | None:
+    try:
+        parsed = cedarpy.PolicySet.from_str(statement).to_pst()
+    except ValueError as err:
+        errors.append(Diagnostic(loc, f"policy does not parse: {short(str(err))}"))
+        return None
+    if parsed.templates:
+        errors.append(
+            Diagnostic(loc, "policy templates (?principal / ?resource slots) are not supported; write a static policy")
+        )
+        return None
+    (template,) = parsed.static_policies.values()
+    pid = template.annotations.get("id", "")
+    if not pid:
+        errors.append(Diagnostic(loc, 'policy has no @id("...") annotation; decisions name policies by it'))
+        return None
+    result = cedarpy.validate_policies(statement, schema)
+    if not result.validation_passed:
+        for e in result.errors:
+            errors.append(Diagnostic(loc, f"policy {pid!r} is not valid against the schema: {short(e.error)}"))
+        return None
+    return Policy(pid, template.effect, loc, template)
+
+
+_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|;|\n|[^";/\n]+|/')
+
+
+def split_statements(text: str) -> list[tuple[int, str]]:
+    """Cedar text as `(first line, statement)` pairs, split at `;` outside strings and comments.
+
+    The line is that of the statement's first token (its `@id` annotation, usually), not
+    of the comment above it. Trailing text without `;` is returned as a statement too, so
+    the parser reports it.
+    """
+    out: list[tuple[int, str]] = []
+    line = 1
+    start: int | None = None
+    buf: list[str] = []
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        if tok == "\n":
+            line += 1
+            buf.append(tok)
+            continue
+        if tok.startswith("//"):
+            buf.append(tok)
+            continue
+        if start is None and tok.strip():
+            start = line
+        buf.append(tok)
+        line += tok.count("\n")  # strings may span lines
+        if tok == ";":
+            out.append((start or line, "".join(buf)))
+            buf, start = [], None
+    if start is not None:
+        out.append((start, "".join(buf)))
+    return out

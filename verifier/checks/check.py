@@ -1,0 +1,198 @@
+"""Checks: rule files that carry `# @key: value` metadata and report one relation.
+
+A check file looks like
+
+    # @id: TOPO001
+    # @severity: error
+    # @summary: A GPU reaches no NIC.
+    # @remediation: Connect the GPU's PCIe switch to a NIC ...
+    # @reports: gpu_without_nic
+    # @message: GPU {gpu} reaches no NIC over any link.
+    .decl gpu_without_nic(gpu: symbol)
+    gpu_without_nic(G) :- ...
+
+Every row of the reported relation is a finding. `@subjects` names the columns that
+hold inventory ids (default: every symbol column); `{column}` in `@message` is replaced
+by that column's value. Files without `@id` are shared rule libraries.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from verifier.checks.findings import SEVERITIES, Severity
+from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
+from verifier.engine.ast import Declaration, Program, Row
+
+REQUIRED_KEYS = ("id", "severity", "summary", "remediation", "reports", "message")
+OPTIONAL_KEYS = ("subjects",)
+_ID = re.compile(r"^[A-Z]{2,8}[0-9]{3}$")
+_PLACEHOLDER = re.compile(r"\{([a-z][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    severity: Severity
+    summary: str
+    remediation: str
+    reports: str
+    message: str
+    subjects: tuple[int, ...]
+    """Positions of the reported relation's columns that hold inventory ids."""
+    columns: tuple[str, ...]
+    file: str
+
+    def subjects_of(self, row: Row) -> tuple[str, ...]:
+        return tuple(str(row[i]) for i in self.subjects)
+
+    def message_for(self, row: Row) -> str:
+        values = {name: str(v) for name, v in zip(self.columns, row, strict=True)}
+        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), self.message)
+
+
+def checks_from_program(program: Program) -> list[Check]:
+    """Every check in a (checked) program, sorted by id. ProgramError lists all metadata problems."""
+    by_file: dict[str, dict[str, tuple[str, SourceLocation]]] = {}
+    errors: list[Diagnostic] = []
+    for key, value, loc in program.metadata:
+        entries = by_file.setdefault(loc.file, {})
+        if key in entries:
+            errors.append(Diagnostic(loc, f"metadata key '@{key}' given twice in this file"))
+        entries[key] = (value, loc)
+    decls = program.relations
+    checks: list[Check] = []
+    seen_ids: dict[str, str] = {}
+    # Files in load order (the shipped pack first): a clash is reported at the file loaded later,
+    # the user's, whatever the two paths' alphabetical order.
+    for file, entries in by_file.items():
+        check = _build_check(file, entries, decls, errors)
+        if check is None:
+            continue
+        if check.id in seen_ids:
+            errors.append(Diagnostic(entries["id"][1], f"check id {check.id} is already used by {seen_ids[check.id]}"))
+            continue
+        seen_ids[check.id] = file
+        checks.append(check)
+    if errors:
+        raise ProgramError(errors)
+    return sorted(checks, key=lambda c: c.id)
+
+
+def _build_check(
+    file: str,
+    entries: dict[str, tuple[str, SourceLocation]],
+    decls: dict[str, Declaration],
+    errors: list[Diagnostic],
+) -> Check | None:
+    first = min(loc for _, loc in entries.values())
+    for key, (_, loc) in entries.items():
+        if key not in REQUIRED_KEYS and key not in OPTIONAL_KEYS:
+            errors.append(
+                Diagnostic(
+                    loc, f"unknown metadata key '@{key}'; expected one of: " + ", ".join(REQUIRED_KEYS + OPTIONAL_KEYS)
+                )
+            )
+    missing = [k for k in REQUIRED_KEYS if k not in entries]
+    if missing:
+        errors.append(Diagnostic(first, "check metadata is missing " + ", ".join(f"'@{k}'" for k in missing)))
+        return None
+    value = {k: v for k, (v, _) in entries.items()}
+    ok = True
+    if not _ID.match(value["id"]):
+        errors.append(Diagnostic(entries["id"][1], f"check id {value['id']!r} should look like BW002"))
+        ok = False
+    if value["severity"] not in SEVERITIES:
+        errors.append(
+            Diagnostic(entries["severity"][1], f"severity {value['severity']!r}; expected error, warning or note")
+        )
+        ok = False
+    decl = decls.get(value["reports"])
+    if decl is None:
+        errors.append(
+            Diagnostic(entries["reports"][1], f"'@reports' names relation {value['reports']!r}, which is not declared")
+        )
+        return None
+    columns = tuple(c.name for c in decl.columns)
+    if "subjects" in value:
+        names = [s.strip() for s in value["subjects"].split(",") if s.strip()]
+        unknown = [n for n in names if n not in columns]
+        if unknown:
+            errors.append(
+                Diagnostic(
+                    entries["subjects"][1],
+                    f"'@subjects' names unknown columns {', '.join(unknown)}; {decl.name} has " + ", ".join(columns),
+                )
+            )
+            ok = False
+        subjects = tuple(columns.index(n) for n in names if n in columns)
+    else:
+        subjects = tuple(i for i, c in enumerate(decl.columns) if c.type == "symbol")
+    for name in _PLACEHOLDER.findall(value["message"]):
+        if name not in columns:
+            errors.append(
+                Diagnostic(
+                    entries["message"][1],
+                    f"'@message' uses {{{name}}}, which is not a column of {decl.name} (" + ", ".join(columns) + ")",
+                )
+            )
+            ok = False
+    if not ok:
+        return None
+    return Check(
+        id=value["id"],
+        severity=value["severity"],  # type: ignore[arg-type]
+        summary=value["summary"],
+        remediation=value["remediation"],
+        reports=decl.name,
+        message=value["message"],
+        subjects=subjects,
+        columns=columns,
+        file=file,
+    )
+
+
+@dataclass(frozen=True)
+class CheckSelection:
+    """Which checks report (`--check` / `--skip`).
+
+    It filters findings only: every rule is still evaluated, because a relation one check
+    reports may be what another check, or a derived relation the rest read, is built on.
+    """
+
+    only: frozenset[str] = frozenset()
+    skip: frozenset[str] = frozenset()
+
+    @property
+    def everything(self) -> bool:
+        return not self.only and not self.skip
+
+    def reports(self, check_id: str) -> bool:
+        return (not self.only or check_id in self.only) and check_id not in self.skip
+
+
+def select_checks(known: Iterable[str], only: Sequence[str] = (), skip: Sequence[str] = ()) -> CheckSelection:
+    """The selection `--check only --skip skip` names; TopologError for an unknown id or an empty selection."""
+    ids = sorted(set(known))
+    errors: list[Diagnostic] = []
+    for option, given in (("--check", only), ("--skip", skip)):
+        for check_id in given:
+            if check_id not in ids:
+                close = difflib.get_close_matches(check_id.upper(), ids, n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                errors.append(
+                    Diagnostic(
+                        SourceLocation(f"{option} {check_id}"),
+                        f"no check loaded has this id{hint}; `topolog rules` lists them",
+                    )
+                )
+    if errors:
+        raise TopologError(errors)
+    selection = CheckSelection(frozenset(only), frozenset(skip))
+    if not any(selection.reports(i) for i in ids):
+        where = SourceLocation("--skip" if skip else "--check")
+        raise TopologError.at(where, "these --check / --skip options leave no check to report")
+    return selection

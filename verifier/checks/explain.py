@@ -1,0 +1,222 @@
+"""`topolog explain` (and the REPL's `.explain`): why a fact or a finding holds, down to inventory lines.
+
+What to explain is one of:
+
+- a ground fact, `within("dgx00/gpu0", "pod0")`;
+- a finding's fingerprint, as `topolog verify --format json` reports it (field
+  `fingerprint`; a unique prefix of at least 8 hex digits is enough);
+- `RULE:subject[,subject...]`, e.g. `TOPO004:n1`: the findings of that check whose
+  subjects include every subject given.
+
+Every input fact of a proof is shown with the inventory file:line:col that it came from:
+the place of its first argument that is an object or link id (else a catalogue model).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from verifier.checks.findings import Finding
+from verifier.core.errors import ProgramError, SourceLocation, TopologError
+from verifier.engine.ast import Atom, Const, Row
+from verifier.engine.backend import Proof, format_fact
+from verifier.engine.checks import check_query
+from verifier.engine.parser import parse_query
+from verifier.session.model import LoadedModel
+from verifier.sources.inventory.model import Inventory
+from verifier.sources.principals import Principals
+
+WHERE = SourceLocation("<explain>", 1, 1)
+_FINGERPRINT = re.compile(r"[0-9a-f]{8,32}")
+_FINDING_REF = re.compile(r"([A-Za-z]{2,8}[0-9]{3}):(.*)", re.DOTALL)
+MIN_FINGERPRINT = 8
+
+
+@dataclass(frozen=True)
+class Explained:
+    """A proof, and the finding it was asked for by (None when a fact was given)."""
+
+    proof: Proof
+    finding: Finding | None = None
+    fingerprint: str | None = None
+
+
+def parse_fact(text: str, filename: str = "<fact>") -> tuple[str, Row]:
+    """One ground atom such as `within("n1/gpu0", "rack-a")`; ProgramError otherwise."""
+    parsed = parse_query(text, filename)
+    lit = parsed.body[0] if len(parsed.body) == 1 else None
+    if not isinstance(lit, Atom) or not all(isinstance(a, Const) for a in lit.args):
+        raise ProgramError.at(
+            SourceLocation(filename, 1, 1),
+            'expected one ground fact such as within("n1/gpu0", "rack-a"), a finding fingerprint, '
+            "or RULE:subject such as TOPO004:n1",
+        )
+    return lit.relation, tuple(a.value for a in lit.args if isinstance(a, Const))
+
+
+def fact_relation(text: str) -> str | None:
+    """The relation a fact reference names (so a loader can make sure it is loaded); None for findings."""
+    if _is_finding_ref(text):
+        return None
+    try:
+        return parse_fact(text)[0]
+    except TopologError:
+        return None
+
+
+def _is_finding_ref(text: str) -> bool:
+    stripped = text.strip()
+    return bool(_FINGERPRINT.fullmatch(stripped) or _FINDING_REF.fullmatch(stripped))
+
+
+def explain(model: LoadedModel, text: str) -> list[Explained]:
+    """Proofs for a fact or a finding reference (see the module doc). TopologError when there is none."""
+    stripped = text.strip()
+    if _FINGERPRINT.fullmatch(stripped):
+        return _explain_fingerprint(model, stripped)
+    ref = _FINDING_REF.fullmatch(stripped)
+    if ref is not None:
+        subjects = tuple(s.strip() for s in ref.group(2).split(",") if s.strip())
+        return _explain_rule_ref(model, ref.group(1).upper(), subjects)
+    relation, row = parse_fact(stripped)
+    decl = model.program.relations.get(relation)
+    if decl is None or decl.arity != len(row):
+        check_query(parse_query(stripped, "<fact>"), model.program)
+    try:
+        return [Explained(model.engine.explain(relation, row))]
+    except KeyError:
+        raise TopologError.at(SourceLocation("<fact>", 1, 1), f"{format_fact(relation, row)} does not hold") from None
+
+
+def _finding(model: LoadedModel, rule: str, row: Row) -> tuple[Finding, str]:
+    from verifier.checks.verify import finding_fingerprint
+
+    check = next(c for c in model.checks if c.id == rule)
+    subjects = check.subjects_of(row)
+    location = model.inventory.location(subjects[0]) if subjects else None
+    proof = model.engine.explain(check.reports, row)
+    finding = Finding(check.id, check.severity, subjects, check.message_for(row), location, proof)
+    return finding, finding_fingerprint(check, row)
+
+
+def _explain_fingerprint(model: LoadedModel, prefix: str) -> list[Explained]:
+    from verifier.checks.verify import finding_fingerprint
+
+    if len(prefix) < MIN_FINGERPRINT:
+        raise TopologError.at(WHERE, f"give at least {MIN_FINGERPRINT} hex digits of a fingerprint")
+    matches = [
+        (check.id, row)
+        for check in model.checks
+        for row in model.engine.query(check.reports)
+        if finding_fingerprint(check, row).startswith(prefix)
+    ]
+    if not matches:
+        raise TopologError.at(
+            WHERE,
+            f"no finding of the checks has a fingerprint starting {prefix} on this inventory "
+            "(waiver findings have no proof; run topolog verify --format json for the fingerprints)",
+        )
+    found = [_finding(model, rule, row) for rule, row in matches]
+    if len({fp for _, fp in found}) > 1:
+        listed = ", ".join(f"{fp} ({f.rule})" for f, fp in found[:5])
+        raise TopologError.at(WHERE, f"fingerprint prefix {prefix} is ambiguous: {listed}")
+    return [Explained(f.proof, replace(f, proof=None), fp) for f, fp in found if f.proof is not None]
+
+
+def _explain_rule_ref(model: LoadedModel, rule: str, subjects: tuple[str, ...]) -> list[Explained]:
+    check = next((c for c in model.checks if c.id == rule), None)
+    if check is None:
+        known = ", ".join(c.id for c in model.checks)
+        raise TopologError.at(WHERE, f"no check {rule}; the checks are: {known}")
+    if not subjects:
+        raise TopologError.at(WHERE, f"name the finding's subjects after the colon, e.g. {rule}:n1")
+    rows = [row for row in model.engine.query(check.reports) if set(subjects) <= set(check.subjects_of(row))]
+    if not rows:
+        all_rows = model.engine.query(check.reports)
+        examples = "; ".join(",".join(check.subjects_of(r)) for r in all_rows[:3])
+        hint = (
+            f" ({len(all_rows)} {rule} findings here, e.g. {rule}:{examples})"
+            if all_rows
+            else (f" ({rule} reports nothing on this inventory)")
+        )
+        raise TopologError.at(WHERE, f"no {rule} finding has subjects {', '.join(subjects)}{hint}")
+    out: list[Explained] = []
+    for row in rows:
+        finding, fp = _finding(model, rule, row)
+        if finding.proof is not None:
+            out.append(Explained(finding.proof, replace(finding, proof=None), fp))
+    return out
+
+
+def leaf_locator(
+    inventory: Inventory,
+    principals: Principals | None = None,
+) -> Callable[[Proof], SourceLocation | None]:
+    """Where an input fact was written: its first argument that is an object or link id, else a
+    model, else a principal of the principals file (authorization facts such as `permitted`)."""
+
+    def locate(proof: Proof) -> SourceLocation | None:
+        symbols = [v for v in proof.row if isinstance(v, str)]
+        for v in symbols:
+            if v in inventory.objects or v in inventory.links:
+                return inventory.location(v)
+        for v in symbols:
+            if v in inventory.models or v in inventory.templates:
+                return inventory.location(v)
+        if principals is not None:
+            for v in symbols:
+                if v in principals.principals:
+                    return principals.principals[v].loc
+        return None
+
+    return locate
+
+
+def principals_near(inventory_paths: Sequence[Path]) -> Principals | None:
+    """The principals file the authorization facts came from (next to the first inventory), if any.
+
+    Only places are read from it here: a file that does not load gives None, and the
+    authorization that reads it (load_model) is what reports it and fails closed.
+    """
+    from verifier.sources.principals import load_principals, principals_file_for
+
+    path = principals_file_for(list(inventory_paths))
+    if path is None:
+        return None
+    try:
+        return load_principals(path)
+    except TopologError:
+        return None
+
+
+def render_text(items: list[Explained], inventory: Inventory, principals: Principals | None = None) -> str:
+    locate = leaf_locator(inventory, principals)
+    blocks: list[str] = []
+    for item in items:
+        tree = item.proof.render(locate=locate)
+        if item.finding is not None:
+            f = item.finding
+            head = f"{f.location}: {f.severity} {f.rule}: {f.message} [{', '.join(f.subjects)}]"
+            tree = f"{head}\nfingerprint {item.fingerprint}\n{tree}"
+        blocks.append(tree)
+    return "\n\n".join(blocks) + "\n"
+
+
+def render_json(items: list[Explained], inventory: Inventory, principals: Principals | None = None) -> str:
+    """A fact: its proof tree. Findings: `{"findings": [finding with fingerprint and proof, ...]}`."""
+    locate = leaf_locator(inventory, principals)
+    if len(items) == 1 and items[0].finding is None:
+        doc: object = items[0].proof.to_dict(locate)
+    else:
+        findings = []
+        for item in items:
+            entry = item.finding.to_dict() if item.finding is not None else {}
+            entry["fingerprint"] = item.fingerprint
+            entry["proof"] = item.proof.to_dict(locate)
+            findings.append(entry)
+        doc = {"findings": findings}
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"

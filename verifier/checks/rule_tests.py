@@ -1,0 +1,310 @@
+"""`topolog test DIR`: a user's rule tests, laid out as topolog's own rule fixtures are.
+
+    DIR/
+      *.dl                                 the rules under test (any depth outside fixtures/)
+      fixtures/<CHECK_ID>/
+        pass.yaml, pass-NAME.yaml          inventories on which the check reports nothing
+        fail.yaml + expected.txt           an inventory and exactly the findings it gives
+        fail-NAME.yaml + expected-NAME.txt more of those
+        jobs.yaml                          jobs for every inventory of the folder (as --jobs)
+
+principals.yml and topolog.thresholds.yaml beside an inventory are read as `topolog
+verify` reads them. `expected*.txt` holds one finding per line, `subject, subject |
+message`, the same format as tests/rules/fixtures/ (the project runs its own fixtures
+through this module too).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from verifier.checks.check import Check, CheckSelection, checks_from_program, select_checks
+from verifier.checks.findings import Finding
+from verifier.checks.verify import verify
+from verifier.core.errors import Diagnostic, EngineError, SourceLocation, TopologError
+from verifier.engine.loader import RULE_SUFFIX, read_text
+from verifier.engine.rule_pack import inside_shipped
+from verifier.session.model import load_rules
+from verifier.sources.principals import PRINCIPALS_FILE
+from verifier.sources.thresholds import OVERRIDE_NAME
+
+FIXTURES_DIR = "fixtures"
+JOBS_FILE = "jobs.yaml"
+HELPER_FILES = frozenset({JOBS_FILE, PRINCIPALS_FILE, OVERRIDE_NAME})
+"""Files a fixture folder may hold besides its cases: read by verify from beside the inventory."""
+
+_CASE = re.compile(r"^(?P<kind>pass|fail)(?P<name>-[A-Za-z0-9_.-]+)?\.ya?ml$")
+_EXPECTED = re.compile(r"^expected(?P<name>-[A-Za-z0-9_.-]+)?\.txt$")
+
+Status = Literal["PASS", "FAIL", "ERROR"]
+
+
+@dataclass(frozen=True)
+class Case:
+    check_id: str
+    inventory: Path
+    expected: Path | None
+    """The findings file of a failing case; None for a passing one (no finding of the check)."""
+    expected_lines: tuple[str, ...] = ()
+    """What `expected` lists, sorted (read when the layout is checked, before anything runs)."""
+    jobs: Path | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: Case
+    missing: tuple[str, ...] = ()
+    """Expected findings the run did not give."""
+    unexpected: tuple[str, ...] = ()
+    """Findings of the check the run gave that were not expected."""
+    errors: tuple[str, ...] = ()
+    """Why the case could not run (its inventory or jobs do not load, evaluation failed)."""
+
+    @property
+    def status(self) -> Status:
+        if self.errors:
+            return "ERROR"
+        return "FAIL" if self.missing or self.unexpected else "PASS"
+
+
+def finding_line(finding: Finding) -> str:
+    """A finding as expected*.txt writes it."""
+    return f"{', '.join(finding.subjects)} | {finding.message}".strip()
+
+
+def read_expected(path: Path) -> list[str]:
+    """The findings listed in an expected*.txt, sorted; TopologError (file:line) for a malformed file."""
+    problems: list[Diagnostic] = []
+    text = read_text(path, problems)
+    if text is None:
+        raise TopologError(problems)
+    lines: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if "|" not in line:
+            problems.append(
+                Diagnostic(
+                    SourceLocation(str(path), number),
+                    "expected a finding written as `subject, subject | message` (the subjects, then ' | ', then the "
+                    "message, as `topolog test` prints a finding it did not expect)",
+                )
+            )
+        lines.append(line)
+    if not lines and not problems:
+        problems.append(
+            Diagnostic(
+                SourceLocation(str(path)),
+                "lists no finding; a failing case must expect at least one (an inventory with none is a pass*.yaml)",
+            )
+        )
+    if problems:
+        raise TopologError(problems)
+    return sorted(lines)
+
+
+def rule_files(directory: Path) -> list[Path]:
+    """The rule files under test: every *.dl under `directory`, outside its fixtures folder."""
+    fixtures = directory / FIXTURES_DIR
+    return sorted(p for p in directory.rglob(f"*{RULE_SUFFIX}") if p.is_file() and fixtures not in p.parents)
+
+
+def discover(fixtures: Path, check_ids: Collection[str]) -> tuple[list[Case], list[str]]:
+    """The cases under `fixtures` and warnings about ignored files; TopologError for a broken layout.
+
+    Every problem in the layout is collected before anything runs, so one round fixes them all.
+    """
+    if not fixtures.is_dir():
+        raise TopologError.at(
+            SourceLocation(str(fixtures)),
+            "no fixtures folder here; expected fixtures/<CHECK_ID>/pass.yaml, fail.yaml and expected.txt "
+            "(see docs/custom-rules.md)",
+        )
+    errors: list[Diagnostic] = []
+    warnings: list[str] = []
+    cases: list[Case] = []
+    folders = sorted(p for p in fixtures.iterdir() if not p.name.startswith("."))
+    for folder in folders:
+        if not folder.is_dir():
+            warnings.append(f"{folder}: not a check's fixture folder (fixtures/<CHECK_ID>/), ignored")
+            continue
+        if folder.name not in check_ids:
+            close = difflib.get_close_matches(folder.name.upper(), sorted(check_ids), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            errors.append(
+                Diagnostic(
+                    SourceLocation(str(folder)),
+                    f"fixtures for check {folder.name}, which no loaded rule file defines{hint}; a fixture folder "
+                    "is named by the `# @id:` of its check",
+                )
+            )
+            continue
+        cases.extend(_folder_cases(folder, errors, warnings))
+    if not folders:
+        errors.append(Diagnostic(SourceLocation(str(fixtures)), "holds no fixture folder (fixtures/<CHECK_ID>/)"))
+    if errors:
+        raise TopologError(errors)
+    return cases, warnings
+
+
+def _folder_cases(folder: Path, errors: list[Diagnostic], warnings: list[str]) -> list[Case]:
+    jobs = folder / JOBS_FILE
+    passing: list[Path] = []
+    failing: dict[str, Path] = {}
+    expected: dict[str, Path] = {}
+    for path in sorted(folder.iterdir()):
+        case = _CASE.match(path.name)
+        wanted = _EXPECTED.match(path.name)
+        if case is not None and path.is_file():
+            if case["kind"] == "pass":
+                passing.append(path)
+            else:
+                failing[case["name"] or ""] = path
+        elif wanted is not None and path.is_file():
+            expected[wanted["name"] or ""] = path
+        elif path.is_file() and path.suffix in (".yaml", ".yml", ".txt") and path.name not in HELPER_FILES:
+            warnings.append(
+                f"{path}: not a test case (cases are pass*.yaml, and fail*.yaml with expected*.txt), ignored"
+            )
+    for name, path in failing.items():
+        if name not in expected:
+            errors.append(
+                Diagnostic(
+                    SourceLocation(str(path)),
+                    f"no expected{name}.txt beside it; list the findings this inventory must give, one "
+                    "`subject, subject | message` per line",
+                )
+            )
+    for name, path in expected.items():
+        if name not in failing:
+            errors.append(Diagnostic(SourceLocation(str(path)), f"no fail{name}.yaml beside it to check"))
+    if not passing and not failing:
+        errors.append(Diagnostic(SourceLocation(str(folder)), "holds no pass*.yaml or fail*.yaml case"))
+    with_jobs = jobs if jobs.is_file() else None
+    cases = [Case(folder.name, p, None, (), with_jobs) for p in passing]
+    for name in sorted(failing):
+        if name not in expected:
+            continue
+        try:
+            lines = tuple(read_expected(expected[name]))
+        except TopologError as err:
+            errors.extend(err.diagnostics)
+            continue
+        cases.append(Case(folder.name, failing[name], expected[name], lines, with_jobs))
+    return sorted(cases, key=lambda c: c.inventory.name)
+
+
+def case_findings(case: Case, rules_paths: Sequence[Path], engine: str) -> list[str]:
+    """The findings of the case's check on its inventory, as expected*.txt lines, sorted. TopologError on bad input."""
+    report = verify(
+        [case.inventory], list(rules_paths), engine=engine, jobs=[case.jobs] if case.jobs is not None else None
+    )
+    return sorted(finding_line(f) for f in report.findings if f.rule == case.check_id)
+
+
+def run_case(case: Case, rules_paths: Sequence[Path], engine: str) -> Outcome:
+    try:
+        got = case_findings(case, rules_paths, engine)
+    except TopologError as err:
+        return Outcome(case, errors=tuple(str(d) for d in err.diagnostics))
+    except EngineError as err:
+        return Outcome(case, errors=(f"{case.inventory}: the rules could not be evaluated: {err}",))
+    want_n, got_n = Counter(case.expected_lines), Counter(got)
+    return Outcome(case, tuple(sorted((want_n - got_n).elements())), tuple(sorted((got_n - want_n).elements())))
+
+
+def render_outcome(outcome: Outcome) -> list[str]:
+    """A case's line, then (when it failed) what was missing and what was not expected."""
+    case = outcome.case
+    lines = [f"{outcome.status:<5} {case.check_id:<10} {case.inventory}"]
+    if outcome.missing:
+        lines.append(f"      expected (in {case.expected}) but not found:")
+        lines.extend(f"      - {line}" for line in outcome.missing)
+    if outcome.unexpected:
+        what = "found but not expected" if case.expected is not None else "found, on an inventory that must pass"
+        lines.append(f"      {what}:")
+        lines.extend(f"      + {line}" for line in outcome.unexpected)
+    return lines
+
+
+def untested_warnings(checks: Iterable[Check], cases: Iterable[Case], selection: CheckSelection) -> list[str]:
+    """A warning per user check (not one of topolog's) with no passing or no failing case."""
+    kinds: dict[str, set[bool]] = {}
+    for case in cases:
+        kinds.setdefault(case.check_id, set()).add(case.expected is None)
+    out: list[str] = []
+    for check in checks:
+        if not selection.reports(check.id) or inside_shipped(Path(check.file)):
+            continue
+        have = kinds.get(check.id, set())
+        if not have:
+            out.append(
+                f"{check.file}: check {check.id} has no fixtures "
+                f"(fixtures/{check.id}/pass.yaml, fail.yaml and expected.txt)"
+            )
+        elif True not in have:
+            out.append(f"{check.file}: check {check.id} has no passing case (fixtures/{check.id}/pass.yaml)")
+        elif False not in have:
+            out.append(
+                f"{check.file}: check {check.id} has no failing case (fixtures/{check.id}/fail.yaml and expected.txt)"
+            )
+    return out
+
+
+def run_rule_tests(
+    directory: Path,
+    rules_paths: Sequence[Path],
+    engine: str,
+    only: Sequence[str] = (),
+    skip: Sequence[str] = (),
+    *,
+    out: Callable[[str], None],
+    err: Callable[[str], None],
+) -> int:
+    """Run every case under `directory`/fixtures; the exit code (0 pass, 1 a case failed, 2 a case could not run).
+
+    `rules_paths` are loaded before the rule files of `directory` (the shipped pack, unless
+    --no-shipped-rules, and any --rules). Layout problems raise TopologError before any case runs.
+    Case lines and the summary go to `out`; warnings, and why a case could not run, to `err`.
+    """
+    if not directory.is_dir():
+        raise TopologError.at(SourceLocation(str(directory)), "not a directory; give the folder of your rule tests")
+    paths = [*rules_paths, *rule_files(directory)]
+    if not paths:
+        raise TopologError.at(
+            SourceLocation(str(directory)),
+            f"no rules to test: the folder holds no {RULE_SUFFIX} file and --no-shipped-rules leaves out topolog's",
+        )
+    checks = checks_from_program(load_rules(paths))
+    selection = select_checks((c.id for c in checks), only, skip)
+    cases, warnings = discover(directory / FIXTURES_DIR, {c.id for c in checks})
+    cases = [c for c in cases if selection.reports(c.check_id)]
+    if not cases:
+        raise TopologError.at(
+            SourceLocation(str(directory / FIXTURES_DIR)), "the --check / --skip options leave no case to run"
+        )
+    for line in [*warnings, *untested_warnings(checks, cases, selection)]:
+        err(f"warning: {line}")
+    counts: Counter[Status] = Counter()
+    for case in cases:
+        outcome = run_case(case, paths, engine)
+        counts[outcome.status] += 1
+        for line in render_outcome(outcome):
+            out(line)
+        for error in outcome.errors:
+            err(f"error: {error}")
+    noun = "case" if len(cases) == 1 else "cases"
+    summary = f"{len(cases)} {noun}: {counts['PASS']} passed, {counts['FAIL']} failed"
+    if counts["ERROR"]:
+        summary += f", {counts['ERROR']} could not run"
+    out(f"{summary} (engine {engine})")
+    if counts["ERROR"]:
+        return 2
+    return 1 if counts["FAIL"] else 0

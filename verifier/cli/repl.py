@@ -1,0 +1,299 @@
+"""`topolog repl`: load an inventory once, then answer queries at a prompt.
+
+A line is a query body (`link(L, A, B, "nvlink", M), M < 400000`) or a dot command
+(`.relations`, `.schema NAME`, `.explain FACT|FINDING`, `.format table|json`,
+`.timer on|off`, `.help`, `.quit`). A bad line prints its error and the session goes
+on: nothing typed here ends in a traceback.
+
+On a terminal the prompt has line editing, history (in $TOPOLOG_HISTORY, else
+~/.topolog_history; an empty $TOPOLOG_HISTORY keeps none) and TAB completion of
+relation names and dot commands, through the standard library's readline. When stdin
+is not a terminal there is no prompt: each line of input gets its answer (blank lines
+and lines starting with `#` get none), and the exit status is 2 if some line was in
+error, else 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from verifier.core.errors import EngineError, SourceLocation, TopologError
+from verifier.engine.ast import Declaration
+from verifier.engine.checks import check_query
+from verifier.engine.parser import parse_query
+from verifier.reports.query_report import render_rows
+from verifier.session.model import LoadedModel
+
+PROMPT = "topolog> "
+HISTORY_ENV = "TOPOLOG_HISTORY"
+DEFAULT_HISTORY = "~/.topolog_history"
+HISTORY_LENGTH = 1000
+COMMAND_WHERE = SourceLocation("<command>", 1, 1)
+
+HELP = """\
+Type a query body; the answer has one row per binding of its variables, sorted:
+  link(L, A, B, "nvlink", M), M < 400000
+  within(G, "rack0"), object(G, "gpu"), !state(G, "down")
+Commands:
+  .relations              every relation: arity, input or derived, doc line
+  .schema NAME            a relation's declaration with its column docs
+  .explain FACT|FINDING   proof of a fact, e.g. .explain within("dgx00/gpu0", "pod0"),
+                          or of a finding: a fingerprint or RULE:subject (TOPO004:n1)
+  .format table|json      how answers are printed (now: {fmt})
+  .timer on|off           print how long each answer took (now: {timer})
+  .help                   this text
+  .quit                   leave (also .exit or Ctrl-D)
+TAB completes relation names and commands; Up/Down walk the history."""
+
+COMMANDS = (".explain", ".exit", ".format", ".help", ".quit", ".relations", ".schema", ".timer")
+
+
+class Quit(Exception):
+    """The user asked to leave."""
+
+
+class Session:
+    """One loaded model and the REPL's settings; `execute` answers one line of input."""
+
+    def __init__(self, model: LoadedModel) -> None:
+        self.model = model
+        self.fmt = "table"
+        self.timer = False
+        self.relation_names = sorted(model.program.relations)
+
+    def execute(self, line: str) -> str:
+        """The answer to one line; raises TopologError / EngineError on bad input, Quit to leave."""
+        text = line.strip()
+        if not text or text.startswith("#"):
+            return ""
+        if not text.startswith("."):
+            return self.query(text)
+        name, _, arg = text.partition(" ")
+        arg = arg.strip()
+        if name in (".quit", ".exit", ".q"):
+            raise Quit
+        if name == ".help":
+            return HELP.format(fmt=self.fmt, timer="on" if self.timer else "off") + "\n"
+        if name == ".relations":
+            return self.relations()
+        if name == ".schema":
+            return self.schema(arg)
+        if name == ".explain":
+            return self.explain(arg)
+        if name == ".format":
+            return self._set_format(arg)
+        if name == ".timer":
+            return self._set_timer(arg)
+        raise TopologError.at(COMMAND_WHERE, f"unknown command {name}{_did_you_mean(name, COMMANDS)}; .help lists them")
+
+    def query(self, text: str) -> str:
+        parsed = parse_query(text)
+        check_query(parsed, self.model.program)
+        rows = self.model.engine.answer(parsed)
+        return render_rows(parsed.variables, rows, self.fmt)
+
+    def relations(self) -> str:
+        decls = sorted(self.model.program.relations.values(), key=lambda d: d.name)
+        cells = [("RELATION", "KIND", "DOC")] + [
+            (f"{d.name}/{d.arity}", "input" if d.is_input else "derived", _first_line(d.doc)) for d in decls
+        ]
+        w0 = max(len(c[0]) for c in cells)
+        w1 = max(len(c[1]) for c in cells)
+        lines = [f"{a.ljust(w0)}  {b.ljust(w1)}  {c}".rstrip() for a, b, c in cells]
+        inputs = sum(1 for d in decls if d.is_input)
+        lines.append(f"({len(decls)} relations: {inputs} input, {len(decls) - inputs} derived)")
+        return "\n".join(lines) + "\n"
+
+    def schema(self, name: str) -> str:
+        if not name:
+            raise TopologError.at(COMMAND_WHERE, "usage: .schema NAME (.relations lists the names)")
+        decl = self.model.program.relations.get(name)
+        if decl is None:
+            hint = _did_you_mean(name, self.relation_names)
+            raise TopologError.at(COMMAND_WHERE, f"no relation '{name}'{hint}; .relations lists them")
+        return render_declaration(decl, [str(r.loc) for r in self.model.program.rules if r.head.relation == name])
+
+    def explain(self, what: str) -> str:
+        from verifier.checks.explain import explain, render_json, render_text
+
+        if not what:
+            raise TopologError.at(
+                COMMAND_WHERE, 'usage: .explain FACT|FINDING, e.g. .explain within("dgx00/gpu0", "pod0")'
+            )
+        items = explain(self.model, what)
+        render = render_json if self.fmt == "json" else render_text
+        return render(items, self.model.inventory)
+
+    def _set_format(self, arg: str) -> str:
+        if arg not in ("table", "json"):
+            raise TopologError.at(COMMAND_WHERE, "usage: .format table|json")
+        self.fmt = arg
+        return ""
+
+    def _set_timer(self, arg: str) -> str:
+        if arg not in ("on", "off"):
+            raise TopologError.at(COMMAND_WHERE, "usage: .timer on|off")
+        self.timer = arg == "on"
+        return ""
+
+    def complete(self, line: str, begidx: int, text: str) -> list[str]:
+        """Completions of `text`, the word at `begidx` of `line`: commands, or relation names."""
+        head = line[:begidx]
+        if not head.strip() and text.startswith("."):
+            return [c + " " for c in COMMANDS if c.startswith(text)]
+        if head.lstrip().startswith(".schema"):
+            return [n for n in self.relation_names if n.startswith(text)]
+        return [n + "(" for n in self.relation_names if n.startswith(text)]
+
+
+def render_declaration(decl: Declaration, rule_locations: list[str]) -> str:
+    """A declaration as it would be written, column docs as trailing comments, then where it is defined."""
+    lines = [f"# {line}" for line in decl.doc.splitlines()]
+    lines.append(f"{'.input' if decl.is_input else '.decl'} {decl.name}(")
+    width = max((len(f"{c.name}: {c.type},") for c in decl.columns), default=0)
+    for c in decl.columns:
+        col = f"{c.name}: {c.type},"
+        lines.append(f"    {col.ljust(width)}  # {c.doc}" if c.doc else f"    {col}")
+    lines.append(")")
+    lines.append(f"# declared at {decl.loc}")
+    if decl.is_input:
+        lines.append("# facts from the inventory")
+    elif rule_locations:
+        lines.append(
+            f"# derived by {len(rule_locations)} rule{'s' if len(rule_locations) != 1 else ''}: "
+            + ", ".join(rule_locations)
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _first_line(doc: str) -> str:
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def _did_you_mean(name: str, choices: tuple[str, ...] | list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, choices, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def answer_line(session: Session, line: str, out: TextIO, err: TextIO) -> bool:
+    """Answer one line on `out`; errors go to `err` and give False. Quit is passed on."""
+    start = time.perf_counter()
+    try:
+        answer = session.execute(line)
+    except Quit:
+        raise
+    except TopologError as error:
+        for diag in error.diagnostics:
+            err.write(f"error: {diag}\n")
+        err.flush()
+        return False
+    except EngineError as error:
+        err.write(f"error: the query could not be evaluated: {error}\n")
+        err.flush()
+        return False
+    except KeyboardInterrupt:
+        err.write("interrupted\n")
+        err.flush()
+        return False
+    except Exception as error:  # a bug, but the session (and its loaded model) is worth keeping
+        err.write(f"internal error (please report it): {type(error).__name__}: {error}\n")
+        err.flush()
+        return False
+    out.write(answer)
+    if session.timer and answer:
+        out.write(f"({(time.perf_counter() - start) * 1000:.1f} ms)\n")
+    out.flush()
+    return True
+
+
+def history_path() -> Path | None:
+    value = os.environ.get(HISTORY_ENV)
+    if value is None:
+        return Path(DEFAULT_HISTORY).expanduser()
+    return Path(value).expanduser() if value else None
+
+
+def run_repl(
+    session: Session, stdin: TextIO | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Interactive on a terminal, else one answer per input line. Returns the exit status."""
+    stdin = stdin if stdin is not None else sys.stdin
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    if stdin.isatty() and stdin is sys.stdin:
+        return _interactive(session, out, err)
+    failed = False
+    for line in stdin:
+        try:
+            failed |= not answer_line(session, line, out, err)
+        except Quit:
+            break
+    return 2 if failed else 0
+
+
+def _interactive(session: Session, out: TextIO, err: TextIO) -> int:
+    restore = _setup_readline(session)
+    model = session.model
+    err.write(
+        f"topolog: {len(model.inventory.objects)} objects, {len(model.inventory.links)} links, "
+        f"{len(session.relation_names)} relations loaded. .help for help, TAB completes, .quit to leave.\n"
+    )
+    try:
+        while True:
+            try:
+                line = input(PROMPT)
+            except EOFError:
+                out.write("\n")
+                return 0
+            except KeyboardInterrupt:
+                out.write("\n")
+                continue
+            try:
+                answer_line(session, line, out, err)
+            except Quit:
+                return 0
+    finally:
+        restore()
+
+
+def _setup_readline(session: Session) -> Callable[[], None]:
+    """Completion and history through readline; returns what saves the history at the end."""
+    try:
+        import readline
+    except ImportError:  # pragma: no cover (Windows without pyreadline)
+        return lambda: None
+    matches: list[str] = []
+
+    def completer(text: str, state: int) -> str | None:
+        if state == 0:
+            matches[:] = session.complete(readline.get_line_buffer(), readline.get_begidx(), text)
+        return matches[state] if state < len(matches) else None
+
+    readline.set_completer(completer)
+    readline.set_completer_delims(" \t\n(),!=<>+-*/%\"'")
+    if "libedit" in (readline.__doc__ or ""):  # pragma: no cover (macOS system Python)
+        readline.parse_and_bind("bind ^I rl_complete")
+    else:
+        readline.parse_and_bind("tab: complete")
+    path = history_path()
+    readline.set_history_length(HISTORY_LENGTH)
+    if path is not None and path.is_file():
+        with contextlib.suppress(OSError):
+            readline.read_history_file(path)
+
+    def save() -> None:
+        if path is not None:
+            try:
+                readline.write_history_file(path)
+            except OSError as error:
+                sys.stderr.write(f"topolog: history not saved to {path}: {error.strerror or error}\n")
+
+    return save

@@ -1,0 +1,58 @@
+"""`topolog schema`: the JSON Schema of the inventory format, for editors (registered in verifier/cli/main.py).
+
+The schema is a file shipped inside the package rather than built at run time, so that
+what an editor checks against is exactly what the tests validated every inventory with.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from verifier.cli.errors import fail
+from verifier.core.errors import SourceLocation, TopologError
+
+SCHEMA_FILE = ("schemas", "inventory.schema.json")
+"""Where the schema lives under the `verifier` package."""
+
+
+def inventory_schema_text() -> str:
+    """The JSON Schema (draft 2020-12) of inventory files, as shipped."""
+    return resources.files("verifier").joinpath(*SCHEMA_FILE).read_text(encoding="utf-8")
+
+
+@click.command("schema")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the schema to FILE (missing folders are made) instead of printing it.",
+)
+def schema_cmd(output: Path | None) -> None:
+    """Print the JSON Schema of the inventory format, for editors.
+
+    With yaml-language-server (the VS Code YAML extension and other editors) an inventory
+    then completes keys, object kinds and link kinds as it is typed, and flags misspelt
+    keys, unknown kinds and figures without a unit it knows. Point an inventory at the
+    schema with a first line `# yaml-language-server: $schema=<path>`, or map file
+    patterns to it with the `yaml.schemas` setting (docs/inventory-format.md). The schema
+    checks each file's shape; `topolog verify` still checks what it cannot (ids, link
+    endpoints, templates and models across files).
+
+    \b
+    Example:
+      topolog schema -o .topolog/inventory.schema.json
+      topolog schema > inventory.schema.json
+    """
+    text = inventory_schema_text()
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        # Bytes, not text: the file is byte-identical on every platform (no CRLF on Windows).
+        output.write_bytes(text.encode("utf-8"))
+    except OSError as err:
+        fail(TopologError.at(SourceLocation(str(output)), f"cannot write the schema: {err.strerror or err}"))

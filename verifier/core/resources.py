@@ -1,0 +1,57 @@
+"""Where the installed package keeps the files it ships: the rule pack, thresholds, policies.
+
+The repository keeps `rules/` and `policies/` at its top level; packaging maps them into
+the package as `verifier.rules` and `verifier.policies` (see pyproject.toml), so a wheel,
+an sdist, pipx and an editable checkout all find them through importlib.resources, never
+through a path relative to this source file.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+from verifier.core.errors import SourceLocation, TopologError
+
+RULES_PACKAGE = "verifier.rules"
+POLICIES_PACKAGE = "verifier.policies"
+THRESHOLDS_NAME = "thresholds.yaml"
+
+
+def _directory(package: str) -> Path:
+    found = files(package)
+    if not isinstance(found, Path) or not found.is_dir():
+        # A zipped install (zipimport) has no directory to hand to the loaders.
+        raise TopologError.at(
+            SourceLocation(str(found)),
+            f"topolog's shipped {package.rsplit('.', 1)[-1]} are not on disk; install topolog unpacked "
+            "(pip install / pipx install), not as a zip archive",
+        )
+    return found
+
+
+def shipped_rules_dir() -> Path:
+    """The rule pack shipped with topolog (`rules/` in the repository)."""
+    return _directory(RULES_PACKAGE)
+
+
+def shipped_policies_dir() -> Path:
+    """The Cedar schema and policies shipped with topolog (`policies/` in the repository)."""
+    return _directory(POLICIES_PACKAGE)
+
+
+def shipped_thresholds_file() -> Path:
+    """The default thresholds with their documentation (`rules/thresholds.yaml`)."""
+    return shipped_rules_dir() / THRESHOLDS_NAME
+
+
+def display_path(path: Path) -> Path:
+    """`path` relative to the working directory when inside it, else as it is.
+
+    Reports name rule and policy files by these names, so output run from the repository
+    root is the same on every machine.
+    """
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path

@@ -1,0 +1,615 @@
+"""The fast engine: each stratum compiled to SQL, recursion run semi-naively inside DuckDB.
+
+Every tuple carries the global iteration ("stage") in which it first appeared. Input
+facts have stage 0 and the counter only grows, across strata too, so each derived fact
+has a derivation from strictly older facts: `explain` follows those back to the inputs
+and so always terminates with a proof of minimal height.
+
+Symbols are stored as BIGINT ids of one dictionary table (see `sql_compiler`): facts are
+encoded as they load, rule constants when compiled, and results decoded when read.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from operator import itemgetter
+from typing import Any
+
+import duckdb
+import networkx as nx
+
+from verifier.core.errors import Diagnostic, EngineError, FactError, SourceLocation
+from verifier.engine import sql_compiler as sc
+from verifier.engine.ast import Aggregate, Atom, ColumnType, Declaration, Program, Query, Row, Rule, Value
+from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
+from verifier.engine.strata import Stratum, dependency_graph, stratify
+
+MAX_FACT_ERRORS = 20
+CSV_MIN_ROWS = 50_000
+"""Columns at least this long load through a temp file and the CSV reader (see `_load_column_csv`)."""
+AGGREGATE_PREMISES = 50
+"""An aggregate's proof lists at most this many body instances of its group."""
+WILDCARD_VALUE = "_"
+"""Stands for an unconstrained argument of an absent (negated) fact in a proof."""
+
+_INT64 = (-(2**63), 2**63 - 1)
+_SEPARATOR = "\x00"
+
+
+class DuckDBBackend:
+    """Backend protocol implementation on one in-memory DuckDB connection."""
+
+    name = "duckdb"
+
+    def __init__(self) -> None:
+        self._con = duckdb.connect(":memory:")
+        self._program = Program()
+        self._schema = sc.Schema(())
+        self._strata: list[Stratum] = []
+        self._rules_by_head: dict[str, list[Rule]] = {}
+        self._stage = 0
+        self._proofs: dict[tuple[str, Row], Proof] = {}
+        self._loaded: set[str] = set()
+        """Input relations that already hold facts."""
+        self._filled: set[str] = set()
+        """Relations that may hold tuples during evaluate(): new tuples must be checked against them."""
+        self._next_symbol = 0
+        self._symbol_ids: dict[str, int] = {}
+        """Cache of the ids of symbols looked up one at a time (rule constants, query bindings)."""
+        self._changed: set[str] | None = None
+        """Input relations given facts since the last evaluate(); None: everything must be derived."""
+        self._graph: nx.DiGraph = nx.DiGraph()
+        self.stats = EngineStats()
+
+    # -- setup -----------------------------------------------------------------------
+
+    def load(self, program: Program) -> None:
+        self._con.close()
+        self._con = duckdb.connect(":memory:")
+        for macro in sc.MACROS:
+            self._con.execute(macro)
+        self._con.execute(sc.SYMBOLS_SQL)
+        self._next_symbol = 0
+        self._symbol_ids = {}
+        self._program = program
+        self._schema = sc.Schema(program.declarations)
+        for relation in self._schema.declarations:
+            self._con.execute(self._schema.create_sql(relation))
+        self._strata = stratify(program)
+        self._rules_by_head = {}
+        for rule in program.rules:
+            self._rules_by_head.setdefault(rule.head.relation, []).append(rule)
+        self._stage = 0
+        self._proofs = {}
+        self._loaded = set()
+        self._changed = None
+        self._graph = dependency_graph(program)
+        self.stats = EngineStats()
+
+    def add_facts(self, relation: str, rows: Iterable[Row]) -> None:
+        started = time.perf_counter()
+        decl = self._input_declaration(relation)
+        rows = rows if isinstance(rows, list | tuple) else list(rows)
+        if not rows:
+            return
+        if self._changed is not None:
+            self._changed.add(relation)
+        columns = _columns(decl, rows)
+        table = self._schema.table(relation)
+        if not decl.arity:
+            self._con.execute(f"INSERT INTO {table} SELECT TRUE, 0 WHERE NOT EXISTS (SELECT 1 FROM {table})")
+            self._loaded.add(relation)
+            self.stats.load_seconds += time.perf_counter() - started
+            return
+        symbols = [i for i, col in enumerate(decl.columns) if col.type == "symbol"]
+        parts = [f"_load_c{i}" for i in range(decl.arity)]
+        try:
+            for i, (col, values) in enumerate(zip(decl.columns, columns, strict=True)):
+                self._load_column(parts[i], f"c{i}", sc.VALUE_TYPES[col.type], values)
+            if symbols:
+                self._add_symbols(" UNION ALL ".join(f"SELECT c{i} AS s FROM {parts[i]}" for i in symbols))
+            exprs = [f"d{i}.id" if i in symbols else f"_l.c{i}" for i in range(decl.arity)]
+            joins = "".join(f" JOIN {sc.SYMBOLS} AS d{i} ON d{i}.s = _l.c{i}" for i in symbols)
+            # Insertion order is kept, so the columns' rows pair up by position.
+            rows_sql = f"(SELECT * FROM {' POSITIONAL JOIN '.join(parts)}) AS _l"
+            source = f"SELECT DISTINCT {', '.join(exprs)} FROM {rows_sql}{joins}"
+            if relation in self._loaded:
+                # Set semantics across calls too; skipped on the first call, where it costs a hash of the table.
+                source += f" EXCEPT SELECT * EXCLUDE ({sc.STAGE}) FROM {table}"
+            self._con.execute(f"INSERT INTO {table} SELECT *, 0 FROM ({source})")
+        finally:
+            for part in parts:
+                self._con.execute(f"DROP TABLE IF EXISTS {part}")
+        self._loaded.add(relation)
+        self.stats.load_seconds += time.perf_counter() - started
+
+    def _load_column(self, table: str, name: str, sql_type: str, values: Sequence[Value]) -> None:
+        """A one-column temp table `table` holding `values` in order."""
+        if len(values) >= CSV_MIN_ROWS and self._load_column_csv(table, name, sql_type, values):
+            return
+        packed = _pack(values)
+        # A separator-joined string splits inside DuckDB about twice as fast as a list converts;
+        # one column per statement is faster than unnesting several in lockstep.
+        unnest = "unnest(string_split($1, chr(0)))" if isinstance(packed, str) else "unnest($1)"
+        self._con.execute(f"CREATE TEMP TABLE {table} AS SELECT CAST({unnest} AS {sql_type}) AS {name}", [packed])
+
+    def _load_column_csv(self, table: str, name: str, sql_type: str, values: Sequence[Value]) -> bool:
+        """Load a column through DuckDB's parallel CSV reader (a temp file, one value a line).
+
+        About twice as fast as string_split on big columns. False, with nothing created, where a value
+        could not round-trip: a line break, the delimiter, NUL or a leading byte-order mark in a symbol,
+        text that is not UTF-8, a line longer than the reader takes, or a count that differs.
+        """
+        text = "\n".join(values) if sql_type == "VARCHAR" else "\n".join(map(str, values))  # type: ignore[arg-type]
+        if text.count("\n") != len(values) - 1 or any(c in text for c in "\r\x00\x01") or text.startswith("\ufeff"):
+            return False
+        path = ""
+        try:
+            data = text.encode()
+            fd, path = tempfile.mkstemp(prefix="topolog-", suffix=".txt")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            del data, text
+            self._con.execute(
+                f"CREATE TEMP TABLE {table} AS SELECT * FROM read_csv($1, header = false, auto_detect = false, "
+                f"delim = chr(1), quote = '', escape = '', columns = {{'{name}': '{sql_type}'}}, "
+                f"force_not_null = ['{name}'])",
+                [path],
+            )
+            found = self._con.execute(f"SELECT count(*) FROM {table}").fetchone()
+            if found is not None and found[0] == len(values):
+                return True
+            self._con.execute(f"DROP TABLE {table}")
+            return False
+        except (UnicodeEncodeError, OSError, duckdb.Error):
+            self._con.execute(f"DROP TABLE IF EXISTS {table}")
+            return False
+        finally:
+            if path:
+                os.unlink(path)
+
+    def _add_symbols(self, strings: str) -> None:
+        """Give an id to every string the SELECT `strings` (one column, `s`) yields that has none yet."""
+        found = self._con.execute(
+            f"INSERT INTO {sc.SYMBOLS} SELECT {self._next_symbol} + row_number() OVER () - 1, _n.s "
+            f"FROM (SELECT DISTINCT s FROM ({strings})) AS _n "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {sc.SYMBOLS} AS _y WHERE _y.s = _n.s)"
+        ).fetchone()
+        self._next_symbol += int(found[0]) if found else 0
+
+    def _intern(self, symbol: str) -> int:
+        """The id of a symbol, adding it to the dictionary when new."""
+        found = self._symbol_id(symbol)
+        if found is None:
+            found = self._next_symbol
+            self._con.execute(f"INSERT INTO {sc.SYMBOLS} VALUES ($1, $2)", [found, symbol])
+            self._next_symbol += 1
+            self._symbol_ids[symbol] = found
+        return found
+
+    def _symbol_id(self, symbol: str) -> int | None:
+        """The id of a symbol, or None if the engine has never seen it."""
+        found = self._symbol_ids.get(symbol)
+        if found is None:
+            row = self._con.execute(f"SELECT id FROM {sc.SYMBOLS} WHERE s = $1", [symbol]).fetchone()
+            if row is None:
+                return None
+            found = self._symbol_ids[symbol] = int(row[0])
+        return found
+
+    def _params(self) -> sc.Params:
+        return sc.Params(self._intern)
+
+    def _encode(self, value: Value) -> Value | None:
+        """A value as stored: a symbol's id (None if unknown, so nothing holds it), a number as is."""
+        return self._symbol_id(value) if isinstance(value, str) else value
+
+    def _input_declaration(self, relation: str) -> Declaration:
+        decl = self._schema.declarations.get(relation)
+        where = SourceLocation(f"<facts for {relation}>")
+        if decl is None:
+            raise FactError.at(where, f"facts for undeclared relation {relation!r}")
+        if not decl.is_input:
+            raise FactError.at(decl.loc, f"{relation} is derived by rules, not an input relation; it takes no facts")
+        return decl
+
+    # -- evaluation ------------------------------------------------------------------
+
+    def evaluate(self) -> None:
+        """Derive everything; after an earlier evaluate(), only what the new facts can change.
+
+        Re-evaluation (e.g. after authorization decisions are added as facts) recomputes the
+        strata that depend, through any path, on a relation that received facts, and keeps
+        the rest. Stages keep counting up, so proofs stay well-founded across both runs.
+        """
+        started = time.perf_counter()
+        self._proofs = {}
+        try:
+            affected = self._affected()
+            for relation in self._schema.declarations:
+                if affected is None or relation in affected:
+                    self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
+            derived = {r for r, d in self._schema.declarations.items() if not d.is_input}
+            self._filled = set(self._loaded) | (derived - affected if affected is not None else set())
+            if affected is None:
+                self._stage = 0
+            for stratum in self._strata:
+                if affected is not None and not affected.intersection(stratum.relations):
+                    continue
+                if stratum.recursive:
+                    self._run_recursive(stratum)
+                else:
+                    self._run_once(stratum)
+            self._changed = set()
+        except duckdb.Error as err:
+            raise EngineError(f"duckdb failed while evaluating the program: {err}") from err
+        except sc.UnboundVariable as err:
+            raise EngineError(f"variable {err} is never bound; was the program checked?") from err
+        finally:
+            self.stats.eval_seconds += time.perf_counter() - started
+
+    def _affected(self) -> set[str] | None:
+        """Relations whose tuples new facts may change; None before the first evaluation."""
+        if self._changed is None:
+            return None
+        out: set[str] = set()
+        for relation in self._changed:
+            if relation in self._graph:
+                out |= nx.descendants(self._graph, relation)
+        return out
+
+    def _live_rules(self, stratum: Stratum) -> list[Rule]:
+        """The stratum's rules that can derive anything now.
+
+        A rule whose positive atom reads an empty relation from an earlier stratum derives
+        nothing; skipping it (and so whole chains of rules over absent inputs, such as the
+        placement rules when no jobs are given) saves a statement per relation.
+        """
+        members = set(stratum.relations)
+        return [
+            rule
+            for rule in stratum.rules
+            if all(a.relation in self._filled or a.relation in members for a in rule.positive_atoms())
+        ]
+
+    def _run_once(self, stratum: Stratum) -> None:
+        live = self._live_rules(stratum)
+        if not live:
+            return
+        self._stage += 1
+        # One statement per relation: every rule's tuples together, de-duplicated once.
+        rules: dict[str, tuple[list[str], sc.Params]] = {}
+        for rule in live:
+            selects, params = rules.setdefault(rule.head.relation, ([], self._params()))
+            selects.append(sc.rule_select(rule, self._schema, params, distinct=False))
+        for relation, (selects, params) in rules.items():
+            new_rows = self._new_rows(relation, selects)
+            inserted = self._con.execute(
+                f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} FROM ({new_rows})",
+                params.bind(),
+            ).fetchone()
+            if inserted is not None and inserted[0] > 0:
+                self._filled.add(relation)
+
+    def _new_rows(self, relation: str, selects: Sequence[str]) -> str:
+        """SQL for the distinct tuples that `selects` derive and `relation` does not hold yet."""
+        union = " UNION ALL ".join(f"({s})" for s in selects)
+        columns = self._schema.columns(relation)
+        source = f"SELECT DISTINCT * FROM ({union}) AS _n({', '.join(columns)})"
+        if relation not in self._filled:
+            return source
+        # An anti join probes the relation's hash table; EXCEPT would hash all of it every round.
+        match = " AND ".join(f"_t.{c} = _n.{c}" for c in columns)
+        return f"{source} WHERE NOT EXISTS (SELECT 1 FROM {self._schema.table(relation)} AS _t WHERE {match})"
+
+    def _run_recursive(self, stratum: Stratum) -> None:
+        """Semi-naive: a first full round, then rounds where one recursive atom reads the last delta."""
+        live = self._live_rules(stratum)
+        if not live:
+            return
+        members = set(stratum.relations)
+        delta = {r: f"_delta_{i}" for i, r in enumerate(stratum.relations)}
+        new = {r: f"_new_{i}" for i, r in enumerate(stratum.relations)}
+        first: dict[str, tuple[list[str], sc.Params]] = {r: ([], self._params()) for r in stratum.relations}
+        later: dict[str, tuple[list[str], sc.Params]] = {r: ([], self._params()) for r in stratum.relations}
+        for rule in live:
+            head = rule.head.relation
+            first[head][0].append(sc.rule_select(rule, self._schema, first[head][1], distinct=False))
+            atoms = list(rule.positive_atoms())
+            # Rules reading no member of the stratum derive everything in the first round.
+            for pos in sc.recursive_positions(rule, members):
+                overrides = {pos: sc.quote(delta[atoms[pos].relation])}
+                select = sc.rule_select(rule, self._schema, later[head][1], overrides, distinct=False)
+                later[head][0].append(select)
+        rounds = first
+        try:
+            while True:
+                self._stage += 1
+                grew = False
+                for relation in stratum.relations:
+                    selects, params = rounds[relation]
+                    grew |= self._compute_new(relation, sc.quote(new[relation]), selects, params)
+                for relation in stratum.relations:
+                    target = self._schema.table(relation)
+                    self._con.execute(f"INSERT INTO {target} SELECT *, {self._stage} FROM {sc.quote(new[relation])}")
+                    self._con.execute(f"DROP TABLE IF EXISTS {sc.quote(delta[relation])}")
+                    self._con.execute(f"ALTER TABLE {sc.quote(new[relation])} RENAME TO {sc.quote(delta[relation])}")
+                    self._filled.add(relation)
+                rounds = later
+                if not grew:
+                    break
+        finally:
+            for relation in stratum.relations:
+                self._con.execute(f"DROP TABLE IF EXISTS {sc.quote(delta[relation])}")
+                self._con.execute(f"DROP TABLE IF EXISTS {sc.quote(new[relation])}")
+
+    def _compute_new(self, relation: str, target: str, selects: Sequence[str], params: sc.Params) -> bool:
+        """Store into `target` the tuples `selects` derive that `relation` lacks; True if there are any."""
+        if not selects:
+            self._con.execute(self._schema.create_sql(relation, target, stage=False))
+            return False
+        names = ", ".join(self._schema.columns(relation))
+        self._con.execute(
+            f"CREATE TABLE {target} AS SELECT * FROM ({self._new_rows(relation, selects)}) AS _n({names})",
+            params.bind(),
+        )
+        row = self._con.execute(f"SELECT EXISTS (SELECT 1 FROM {target})").fetchone()
+        return bool(row and row[0])
+
+    # -- reading -----------------------------------------------------------------------
+
+    def query(self, relation: str, bound: Mapping[int, Value] | None = None, ordered: bool = True) -> list[Row]:
+        decl = self._declaration(relation)
+        params = self._params()
+        conditions = []
+        columns = self._schema.columns(relation)
+        for pos, value in sorted((bound or {}).items()):
+            if not 0 <= pos < decl.arity:
+                raise ValueError(f"{relation} has no argument position {pos} (arity {decl.arity})")
+            stored = self._encode(value) if _fits(value, decl.columns[pos].type) else None
+            if stored is None:
+                return []
+            conditions.append(f"{columns[pos]} = {params.literal(stored)}")
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        select = f"SELECT {', '.join(columns)} FROM {self._schema.table(relation)}{where}"
+        rows = self._con.execute(self._decoded(select, _kinds(decl)), params.bind()).fetchall()
+        return sort_rows(_row(decl, r) for r in rows) if ordered else [_row(decl, r) for r in rows]
+
+    def _decoded(self, select: str, kinds: Sequence[ColumnType | None]) -> str:
+        from_joins, cols = sc.decoded(select, kinds)
+        return f"SELECT {', '.join(cols)}{from_joins}"
+
+    def answer(self, query: Query) -> list[Row]:
+        params = self._params()
+        try:
+            body = sc.compile_body(query.body, self._schema, params)
+            exprs = [body.bindings[v] for v in query.variables] or ["TRUE"]
+            kinds = [body.types.get(v) for v in query.variables] or [None]
+            select = f"SELECT DISTINCT {', '.join(exprs)}{body.from_where()}"
+            rows = self._con.execute(self._decoded(select, kinds), params.bind()).fetchall()
+        except (KeyError, sc.UnboundVariable) as err:
+            raise EngineError(f"query {query.text!r} binds no value for variable {err}") from err
+        except duckdb.Error as err:
+            raise EngineError(f"duckdb failed while answering {query.text!r}: {err}") from err
+        return sort_rows(tuple(r[: len(query.variables)]) for r in rows)
+
+    def count(self, relation: str) -> int:
+        self._declaration(relation)
+        row = self._con.execute(f"SELECT count(*) FROM {self._schema.table(relation)}").fetchone()
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        self._con.close()
+
+    def _declaration(self, relation: str) -> Declaration:
+        decl = self._schema.declarations.get(relation)
+        if decl is None:
+            raise KeyError(f"unknown relation {relation!r}")
+        return decl
+
+    # -- proofs ------------------------------------------------------------------------
+
+    def explain(self, relation: str, row: Row) -> Proof:
+        row = tuple(row)
+        stage = self._stage_of(relation, row)
+        if stage is None:
+            raise KeyError(f"{format_fact(relation, row)} does not hold")
+        return self._prove(relation, row, stage)
+
+    def _stage_of(self, relation: str, row: Row) -> int | None:
+        decl = self._declaration(relation)
+        if len(row) != decl.arity or not all(_fits(v, c.type) for v, c in zip(row, decl.columns, strict=True)):
+            return None
+        stored = [self._encode(v) for v in row]
+        if None in stored:
+            return None
+        params = self._params()
+        columns = self._schema.columns(relation)[: decl.arity]
+        conditions = [f"{c} = {params.literal(v)}" for c, v in zip(columns, stored, strict=True) if v is not None] or [
+            "TRUE"
+        ]
+        found = self._con.execute(
+            f"SELECT {sc.STAGE} FROM {self._schema.table(relation)} WHERE {' AND '.join(conditions)}",
+            params.bind(),
+        ).fetchone()
+        return None if found is None else int(found[0])
+
+    def _prove(self, relation: str, row: Row, stage: int) -> Proof:
+        key = (relation, row)
+        if key in self._proofs:
+            return self._proofs[key]
+        proof = Proof(relation, row, stage=0) if stage == 0 else self._derive(relation, row, stage)
+        self._proofs[key] = proof
+        return proof
+
+    def _derive(self, relation: str, row: Row, stage: int) -> Proof:
+        # Among rules, prefer the instance whose latest premise is earliest: the shallowest proof.
+        best: tuple[int, int, Rule, list[tuple[Atom, Row, int]], list[tuple[str, Row]]] | None = None
+        for index, rule in enumerate(self._rules_by_head.get(relation, [])):
+            found = self._instance(rule, row, stage)
+            if found is None:
+                continue
+            premises, absent = found
+            latest = max((s for _, _, s in premises), default=0)
+            if best is None or (latest, index) < best[:2]:
+                best = (latest, index, rule, premises, absent)
+        if best is None:
+            raise EngineError(f"no rule instance derives {format_fact(relation, row)} at stage {stage}")
+        _, _, rule, premises, absent = best
+        subproofs = tuple(self._prove(atom.relation, r, s) for atom, r, s in premises)
+        return Proof(relation, row, rule, subproofs, tuple(absent), stage)
+
+    def _instance(
+        self, rule: Rule, row: Row, stage: int
+    ) -> tuple[list[tuple[Atom, Row, int]], list[tuple[str, Row]]] | None:
+        """Body facts (with stages) and absent facts of one instance deriving `row`, or None.
+
+        For an aggregate head these are the body facts of the whole group, at most AGGREGATE_PREMISES
+        instances of it.
+        """
+        if len(rule.head.args) != len(row):
+            return None
+        agg = rule.head.aggregate
+        if agg is not None and not self._aggregate_holds(rule, row):
+            return None
+        params = self._params()
+        body = sc.compile_body(rule.body, self._schema, params)
+        body.conditions.extend(
+            f"{sc.term_sql(a, body.bindings, params)} = {params.literal(row[i])}"
+            for i, a in enumerate(rule.head.args)
+            if not isinstance(a, Aggregate)
+        )
+        limit = 1 if agg is None else AGGREGATE_PREMISES
+        cols: list[str] = []
+        kinds: list[ColumnType | None] = []
+        stages: list[str] = []
+        for atom, alias in body.atoms:
+            cols.extend(f"{alias}.{c}" for c in self._schema.columns(atom.relation))
+            kinds.extend(_kinds(self._schema.declarations[atom.relation]))
+            stages.append(f"{alias}.{sc.STAGE}")
+        absent_cols: list[str] = []
+        for atom, args in body.negations:
+            negated_decl = self._schema.declarations[atom.relation]
+            for column, arg in zip(negated_decl.columns, args, strict=False):
+                if arg is not None:
+                    absent_cols.append(arg)
+                    kinds.append(column.type)
+        kinds[len(cols) : len(cols)] = [None] * len(stages)
+        body.conditions.extend(f"{s} < {stage}" for s in stages)
+        select_list = [*cols, *stages, *absent_cols] or ["TRUE"]
+        inner = f"SELECT DISTINCT {', '.join(select_list)}{body.from_where()}"
+        from_joins, outer = sc.decoded(inner, kinds or [None])
+        # Earliest premises first (shallowest proof), then values (as strings), so the same proof comes back
+        # every time.
+        value_cols = outer[: len(cols)]
+        stage_cols = outer[len(cols) : len(cols) + len(stages)]
+        order = ", ".join([f"greatest({', '.join(stage_cols)})", *value_cols]) if stages else ""
+        order = f" ORDER BY {order}" if order else ""
+        rows = self._con.execute(
+            f"SELECT {', '.join(outer)}{from_joins}{order} LIMIT {limit}", params.bind()
+        ).fetchall()
+        if not rows:
+            return None
+        premises: list[tuple[Atom, Row, int]] = []
+        absent: list[tuple[str, Row]] = []
+        seen: set[tuple[str, Row]] = set()
+        for result in rows:
+            values = list(result[: len(cols)])
+            found_stages = result[len(cols) : len(cols) + len(stages)]
+            for (atom, _), s in zip(body.atoms, found_stages, strict=True):
+                decl = self._schema.declarations[atom.relation]
+                width = max(decl.arity, 1)
+                fact = _row(decl, tuple(values[:width]))
+                values = values[width:]
+                if (atom.relation, fact) not in seen:
+                    seen.add((atom.relation, fact))
+                    premises.append((atom, fact, int(s)))
+            negated = list(result[len(cols) + len(stages) :])
+            for atom, args in body.negations:
+                fact = tuple(negated.pop(0) if a is not None else WILDCARD_VALUE for a in args)
+                if ("!" + atom.relation, fact) not in seen:
+                    seen.add(("!" + atom.relation, fact))
+                    absent.append((atom.relation, fact))
+        return premises, absent
+
+    def _aggregate_holds(self, rule: Rule, row: Row) -> bool:
+        """Whether this aggregate rule computes exactly `row` for the row's group."""
+        agg = rule.head.aggregate
+        assert agg is not None
+        stored = [self._encode(v) for v in row]
+        if None in stored:
+            return False
+        params = self._params()
+        body = sc.compile_body(rule.body, self._schema, params)
+        select = sc.aggregate_query(rule, body, params, tuple(v for v in stored if v is not None))
+        value = self._con.execute(select, params.bind()).fetchone()
+        return value is not None and value[agg[0]] == stored[agg[0]]
+
+
+def _columns(decl: Declaration, rows: Sequence[Row]) -> list[Sequence[Value]]:
+    """Rows turned column-wise, after checking every arity and type (FactError listing the first few)."""
+    where = SourceLocation(f"<facts for {decl.name}>")
+    signature = ", ".join(f"{c.name}: {c.type}" for c in decl.columns)
+    bad: list[Diagnostic] = []
+    if set(map(len, rows)) != {decl.arity}:
+        for r in rows:
+            if len(r) != decl.arity:
+                message = (
+                    f"fact {_show(decl.name, r)} has {len(r)} argument(s); {decl.name}({signature}) takes {decl.arity}"
+                )
+                bad.append(Diagnostic(where, message))
+                if len(bad) >= MAX_FACT_ERRORS:
+                    break
+        raise FactError(bad)
+    columns: list[Sequence[Value]] = []
+    for i, col in enumerate(decl.columns):
+        values = list(map(itemgetter(i), rows))
+        wanted: type = str if col.type == "symbol" else int
+        # Comparing exact types rejects bool, which would otherwise pass as an int.
+        if set(map(type, values)) == {wanted} and (
+            wanted is str or (_INT64[0] <= min(values) and max(values) <= _INT64[1])
+        ):
+            columns.append(values)
+            continue
+        for r in rows:
+            if not _fits(r[i], col.type):
+                message = f"fact {_show(decl.name, r)}: argument {col.name!r} must be a {col.type}, got {r[i]!r}"
+                bad.append(Diagnostic(where, message))
+                if len(bad) >= MAX_FACT_ERRORS:
+                    break
+    if bad:
+        raise FactError(bad)
+    return columns
+
+
+def _pack(values: Sequence[Value]) -> str | Sequence[Value]:
+    """Join a column with NUL for string_split, unless a symbol itself contains NUL."""
+    if type(values[0]) is int:
+        return _SEPARATOR.join(map(str, values))
+    joined = _SEPARATOR.join(values)  # type: ignore[arg-type]
+    return joined if joined.count(_SEPARATOR) == len(values) - 1 else values
+
+
+def _kinds(decl: Declaration) -> list[ColumnType | None]:
+    """Column types of a relation's table (a zero-arity relation's unit column has none)."""
+    return [c.type for c in decl.columns] or [None]
+
+
+def _fits(value: Any, column_type: str) -> bool:
+    if column_type == "symbol":
+        return type(value) is str
+    return type(value) is int and _INT64[0] <= value <= _INT64[1]
+
+
+def _show(relation: str, row: Row) -> str:
+    try:
+        return format_fact(relation, row)
+    except (AttributeError, TypeError):
+        return f"{relation}{tuple(row)!r}"
+
+
+def _row(decl: Declaration, values: tuple[Any, ...]) -> Row:
+    return tuple(values) if decl.arity else ()

@@ -1,0 +1,128 @@
+"""Which rule files a run loads: the shipped pack, a user's own rules, or both.
+
+`--rules` adds to the shipped pack, so a site's checks can read the declared input
+relations (rules/schema.dl) and the pack's derived relations (nvlink_domain, within, ...)
+without copying them; `--no-shipped-rules` loads the user's rules alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+from verifier.core.errors import TopologError
+from verifier.core.resources import display_path, shipped_rules_dir
+from verifier.engine.ast import Program
+from verifier.engine.loader import RULE_SUFFIX, load_program
+
+SCHEMA_NAME = "schema.dl"
+
+_last: list[tuple[tuple[tuple[str, bytes | None], ...], Program]] = []
+"""The programs loaded last, newest first, with what their files held: a CLI run asks for the same
+rules more than once (check ids are validated before the inventory loads, `topolog test` verifies
+fixture after fixture), and a process that runs several commands (a library user, the REPL, the
+test suite) alternates between a few rule sets. Parsing the pack costs about a second."""
+_REMEMBERED = 8
+
+
+def shipped_first(user_paths: Sequence[Path], shipped: bool = True) -> list[Path]:
+    """The rule paths a command loads: the shipped pack, then the user's; the user's alone without `shipped`."""
+    if not shipped:
+        return list(user_paths)
+    return [display_path(shipped_rules_dir()), *user_paths]
+
+
+def inside_shipped(path: Path) -> bool:
+    """Whether `path` is the shipped pack or a part of it (`--rules rules/topology` in a checkout)."""
+    shipped = shipped_rules_dir().resolve()
+    resolved = path.resolve()
+    return resolved == shipped or shipped in resolved.parents
+
+
+def load_rule_pack(paths: Sequence[Path]) -> Program:
+    """The checked program of `paths` (rule files, or directories searched for *.dl), in that order.
+
+    With the shipped pack among `paths`, a user's file that is a byte-for-byte copy of a
+    shipped one is loaded once, as the shipped file: a schema.dl copied next to one's rules
+    (which custom rule sets needed before --rules added to the pack) declares nothing twice.
+    Without it, a relation used but declared nowhere is reported with the shipped file
+    that declares it, and how to load that file.
+    """
+    shipped = shipped_rules_dir().resolve()
+    with_shipped = any(p.resolve() == shipped for p in paths)
+    files = _files(paths, _shipped_texts(shipped) if with_shipped else None)
+    key = tuple((str(f), _bytes(f)) for f in files)
+    for i, (seen, known) in enumerate(_last):
+        if seen == key:
+            _last.insert(0, _last.pop(i))
+            return known
+    program = load_program(files, None if with_shipped else shipped_declaration_hint)
+    if all(data is not None for _, data in key):  # an unreadable file is not a state to remember
+        _last.insert(0, (key, program))
+        del _last[_REMEMBERED:]
+    return program
+
+
+def _files(paths: Sequence[Path], shipped_texts: frozenset[bytes] | None) -> list[Path]:
+    """`paths` with directories expanded as the loader expands them, less copies of shipped files.
+
+    A directory without rule files stays in the list, so the loader reports it.
+    """
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob(f"*{RULE_SUFFIX}") if p.is_file())
+            if not found:
+                out.append(path)
+                continue
+        else:
+            found = [path]
+        out.extend(f for f in found if not _shipped_copy(f, shipped_texts))
+    return out
+
+
+def _shipped_copy(path: Path, shipped_texts: frozenset[bytes] | None) -> bool:
+    if shipped_texts is None or inside_shipped(path):
+        return False
+    data = _bytes(path)
+    return data is not None and data in shipped_texts
+
+
+def _shipped_texts(shipped: Path) -> frozenset[bytes]:
+    return frozenset(data for f in shipped.rglob(f"*{RULE_SUFFIX}") if (data := _bytes(f)) is not None)
+
+
+def _bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:  # missing or a directory: the loader says so, with the path
+        return None
+
+
+@cache
+def _shipped_declarations() -> dict[str, Path]:
+    """Relation name -> the shipped rule file that declares it, as an absolute path."""
+    try:
+        program = load_program([shipped_rules_dir()])
+    except TopologError:  # a broken install: no hint is better than a second error
+        return {}
+    return {d.name: Path(d.loc.file) for d in program.declarations}
+
+
+def shipped_declaration_hint(relation: str) -> str | None:
+    """Where the shipped pack declares `relation`, for a rule set loaded without it; None if it does not."""
+    found = _shipped_declarations().get(relation)
+    if found is None:
+        return None
+    file = display_path(found)  # named as reports name it, from the working directory of this run
+    if file.name == SCHEMA_NAME:
+        return (
+            f"topolog declares it in its shipped {file}, which is not loaded: drop --no-shipped-rules, "
+            f"or add that file with --rules {file}"
+        )
+    schema = display_path(shipped_rules_dir()) / SCHEMA_NAME
+    return (
+        f"topolog's shipped rule file {file} derives it, and the shipped rules are not loaded: drop "
+        f"--no-shipped-rules, or add {file} with --rules (with {schema} and the shipped files it reads)"
+    )

@@ -1,0 +1,412 @@
+"""Datalog rule bodies and heads to DuckDB SQL: the compiler the duckdb backend drives.
+
+Naming never reuses user text as an SQL identifier: DuckDB folds the case of even
+quoted identifiers, so `linkA` and `linka` would collide. Relations become numbered
+tables, columns `c0..cN`, variables `v0..vN`. String constants travel as named
+parameters, never spliced into the statement.
+
+Symbols are dictionary-encoded: a symbol column holds BIGINT ids from the `_symbols`
+table (one id per distinct string), so joins, DISTINCT and anti joins hash integers.
+Equality on ids is equality on strings; order comparisons and min/max over symbols join
+the dictionary and compare the strings. Symbol constants of rules become their ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from verifier.engine.ast import (
+    Aggregate,
+    Atom,
+    BinOp,
+    ColumnType,
+    Comparison,
+    Const,
+    Declaration,
+    HeadTerm,
+    Literal_,
+    Negation,
+    Row,
+    Rule,
+    Term,
+    Value,
+    Var,
+    Wildcard,
+)
+from verifier.engine.strata import is_assignment, order_body
+
+STAGE = '"_stage"'
+"""Hidden column: the global iteration in which a tuple first appeared (0 for input facts)."""
+
+UNIT = '"_unit"'
+"""The one column of a zero-arity relation, so that it still has rows to count."""
+
+SYMBOLS = '"_symbols"'
+"""The symbol dictionary: `id BIGINT, s VARCHAR`, one row per distinct string."""
+
+SYMBOLS_SQL = f"CREATE TABLE {SYMBOLS} (id BIGINT, s VARCHAR)"
+
+SQL_TYPES = {"symbol": "BIGINT", "number": "BIGINT"}
+"""Column types of relation tables: symbols are stored as their dictionary ids."""
+
+VALUE_TYPES = {"symbol": "VARCHAR", "number": "BIGINT"}
+"""Types of the values themselves, as facts arrive and as results are read."""
+
+_ORDER = frozenset({"<", "<=", ">", ">="})
+_KEY = "$key"
+"""Pseudo-variable (no Datalog variable can be named so): the string a symbol min/max orders by."""
+
+# Python's floor division and modulo, overflow-free: DuckDB's `//` and `%` truncate toward zero.
+# By zero they are undefined (NULL), and a rule instance with an undefined term derives nothing:
+# see `partial` for where that is enforced.
+MACROS = (
+    "CREATE OR REPLACE MACRO _py_mod(a, b) AS CASE WHEN b = 0 THEN NULL "
+    "WHEN a % b <> 0 AND ((a % b) < 0) <> (b < 0) THEN a % b + b ELSE a % b END",
+    "CREATE OR REPLACE MACRO _py_div(a, b) AS CASE WHEN b = 0 THEN NULL "
+    "ELSE a // b - CASE WHEN a % b <> 0 AND ((a % b) < 0) <> (b < 0) THEN 1 ELSE 0 END END",
+)
+
+_COMPARE = {"=": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_AGGREGATE = {
+    "min": "MIN({})",
+    "max": "MAX({})",
+    "count": "COUNT(DISTINCT {})",
+    "sum": "CAST(SUM({}) AS BIGINT)",
+}
+
+
+def quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+class Schema:
+    """Where each declared relation lives: table name and data columns."""
+
+    def __init__(self, declarations: Iterable[Declaration]) -> None:
+        self.declarations: dict[str, Declaration] = {}
+        self.tables: dict[str, str] = {}
+        for i, decl in enumerate(declarations):
+            if decl.name in self.declarations:
+                continue
+            self.declarations[decl.name] = decl
+            # The name is only a readable suffix; the index alone keeps tables distinct.
+            self.tables[decl.name] = quote(f"r{i}_{decl.name}")
+
+    def table(self, relation: str) -> str:
+        return self.tables[relation]
+
+    def columns(self, relation: str) -> list[str]:
+        arity = self.declarations[relation].arity
+        return [quote(f"c{i}") for i in range(arity)] if arity else [UNIT]
+
+    def create_sql(self, relation: str, table: str | None = None, stage: bool = True) -> str:
+        decl = self.declarations[relation]
+        cols = [f"{quote(f'c{i}')} {SQL_TYPES[c.type]}" for i, c in enumerate(decl.columns)] or [f"{UNIT} BOOLEAN"]
+        if stage:
+            cols.append(f"{STAGE} INTEGER")
+        return f"CREATE TABLE {table or self.table(relation)} ({', '.join(cols)})"
+
+
+@dataclass
+class Params:
+    """Named parameters of one statement; equal values share a name.
+
+    `intern` gives a symbol's dictionary id (adding it when new); symbol literals are ids.
+    """
+
+    intern: Callable[[str], int] | None = None
+    values: dict[str, Value] = field(default_factory=dict)
+    _names: dict[tuple[type, Value], str] = field(default_factory=dict)
+
+    def add(self, value: Value) -> str:
+        key = (type(value), value)
+        name = self._names.get(key)
+        if name is None:
+            name = f"p{len(self._names)}"
+            self._names[key] = name
+            self.values[name] = value
+        return f"${name}"
+
+    def literal(self, value: Value) -> str:
+        if isinstance(value, int):
+            # Integers are safe to inline; BIGINT keeps literal arithmetic from overflowing INTEGER.
+            return f"CAST({value} AS BIGINT)"
+        if self.intern is None:
+            raise ValueError("symbol literal without a symbol dictionary")
+        return f"CAST({self.intern(value)} AS BIGINT)"
+
+    def text(self, value: str) -> str:
+        """A symbol as its string (for order comparisons), not its id."""
+        return f"CAST({self.add(value)} AS VARCHAR)"
+
+    def bind(self) -> dict[str, Value] | None:
+        return self.values or None
+
+
+class UnboundVariable(Exception):
+    """A term used a variable no literal binds; programs passing `checks` never do this."""
+
+
+def term_sql(term: Term, bindings: dict[str, str], params: Params) -> str:
+    if isinstance(term, Var):
+        if term.name not in bindings:
+            raise UnboundVariable(term.name)
+        return bindings[term.name]
+    if isinstance(term, Const):
+        return params.literal(term.value)
+    if isinstance(term, BinOp):
+        left = term_sql(term.left, bindings, params)
+        right = term_sql(term.right, bindings, params)
+        if term.op == "/":
+            return f"_py_div({left}, {right})"
+        if term.op == "%":
+            return f"_py_mod({left}, {right})"
+        return f"({left} {term.op} {right})"
+    raise UnboundVariable("_")
+
+
+def term_type(term: HeadTerm, types: dict[str, ColumnType]) -> ColumnType | None:
+    """The type of a term's values, from the body's variable types; None when unknown."""
+    if isinstance(term, Const):
+        return "symbol" if isinstance(term.value, str) else "number"
+    if isinstance(term, Var):
+        return types.get(term.name)
+    if isinstance(term, BinOp):
+        return "number"
+    if isinstance(term, Aggregate):
+        return "number" if term.func in ("count", "sum") else term_type(term.term, types)
+    return None
+
+
+def partial(term: HeadTerm) -> bool:
+    """Whether a term can be undefined (NULL): it divides or takes a remainder."""
+    if isinstance(term, BinOp):
+        return term.op in "/%" or partial(term.left) or partial(term.right)
+    if isinstance(term, Aggregate):
+        return partial(term.term)
+    return False
+
+
+def defined(sql: str) -> str:
+    return f"({sql}) IS NOT NULL"
+
+
+@dataclass
+class Body:
+    """A compiled rule body: FROM items, WHERE conditions and variable bindings."""
+
+    sources: list[str] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    bindings: dict[str, str] = field(default_factory=dict)
+    atoms: list[tuple[Atom, str]] = field(default_factory=list)
+    """Positive atoms in body order, with their alias."""
+    negations: list[tuple[Atom, list[str | None]]] = field(default_factory=list)
+    """Negated atoms with the SQL of each argument (None for wildcards and local variables)."""
+    types: dict[str, ColumnType] = field(default_factory=dict)
+    """The type of each bound variable."""
+    lookups: int = 0
+
+    def text_of(self, term: Term, sql: str, params: Params) -> str:
+        """SQL for the string of a symbol term whose id is `sql`: a constant's text, or a dictionary join."""
+        if isinstance(term, Const) and isinstance(term.value, str):
+            return params.text(term.value)
+        alias = f"d{self.lookups}"
+        self.lookups += 1
+        self.sources.append(f"{SYMBOLS} AS {alias}")
+        self.conditions.append(f"{alias}.id = {sql}")
+        return f"{alias}.s"
+
+    def from_where(self) -> str:
+        sql = f" FROM {', '.join(self.sources)}" if self.sources else ""
+        if self.conditions:
+            sql += " WHERE " + " AND ".join(self.conditions)
+        return sql
+
+
+def compile_body(
+    body: Sequence[Literal_],
+    schema: Schema,
+    params: Params,
+    overrides: dict[int, str] | None = None,
+) -> Body:
+    """Compile a body. `overrides` maps a positive atom's index (body order) to another table (a delta)."""
+    out = Body()
+    deferred: list[tuple[str, Term]] = []
+    positive = [lit for lit in body if isinstance(lit, Atom)]
+    for i, atom in enumerate(positive):
+        alias = f"a{i}"
+        table = (overrides or {}).get(i, schema.table(atom.relation))
+        out.sources.append(f"{table} AS {alias}")
+        out.atoms.append((atom, alias))
+        decl = schema.declarations[atom.relation]
+        for col, arg, column in zip(schema.columns(atom.relation), atom.args, decl.columns, strict=False):
+            ref = f"{alias}.{col}"
+            if isinstance(arg, Var):
+                if arg.name in out.bindings:
+                    out.conditions.append(f"{ref} = {out.bindings[arg.name]}")
+                else:
+                    out.bindings[arg.name] = ref
+                    out.types[arg.name] = column.type
+            elif isinstance(arg, Const):
+                out.conditions.append(f"{ref} = {params.literal(arg.value)}")
+            elif isinstance(arg, BinOp):
+                deferred.append((ref, arg))
+    for lit in order_body(tuple(lit for lit in body if not isinstance(lit, Atom))):
+        if isinstance(lit, Comparison):
+            target = is_assignment(lit, set(out.bindings))
+            if target is not None:
+                source = lit.right if isinstance(lit.left, Var) and lit.left.name == target else lit.left
+                out.bindings[target] = f"({term_sql(source, out.bindings, params)})"
+                source_type = term_type(source, out.types)
+                if source_type is not None:
+                    out.types[target] = source_type
+                if partial(source):
+                    out.conditions.append(defined(out.bindings[target]))
+                continue
+            left = term_sql(lit.left, out.bindings, params)
+            right = term_sql(lit.right, out.bindings, params)
+            if lit.op in _ORDER and "symbol" in (term_type(lit.left, out.types), term_type(lit.right, out.types)):
+                # Ids carry no order: compare the strings.
+                left = out.text_of(lit.left, left, params)
+                right = out.text_of(lit.right, right, params)
+            out.conditions.append(f"{left} {_COMPARE[lit.op]} {right}")
+        elif isinstance(lit, Negation):
+            condition, args = _negation(lit.atom, len(out.negations), schema, out.bindings, params)
+            out.conditions.append(condition)
+            out.negations.append((lit.atom, args))
+    for ref, term in deferred:
+        out.conditions.append(f"{ref} = {term_sql(term, out.bindings, params)}")
+    return out
+
+
+def _negation(
+    atom: Atom, index: int, schema: Schema, bindings: dict[str, str], params: Params
+) -> tuple[str, list[str | None]]:
+    alias = f"n{index}"
+    local: dict[str, str] = {}
+    conditions: list[str] = []
+    outer: list[str] = []
+    args: list[str | None] = []
+    for col, arg in zip(schema.columns(atom.relation), atom.args, strict=False):
+        ref = f"{alias}.{col}"
+        if isinstance(arg, Wildcard):
+            args.append(None)
+        elif isinstance(arg, Var) and arg.name not in bindings:
+            # Only in the negation: "no tuple with any value here" (the same value where repeated).
+            if arg.name in local:
+                conditions.append(f"{ref} = {local[arg.name]}")
+            else:
+                local[arg.name] = ref
+            args.append(None)
+        else:
+            value = term_sql(arg, bindings, params)
+            conditions.append(f"{ref} = {value}")
+            args.append(value)
+            if partial(arg):
+                # Otherwise an undefined argument would make the negation hold vacuously.
+                outer.append(defined(value))
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+    exists = f"NOT EXISTS (SELECT 1 FROM {schema.table(atom.relation)} AS {alias}{where})"
+    return " AND ".join([*outer, exists]), args
+
+
+def head_exprs(args: Sequence[HeadTerm], bindings: dict[str, str], params: Params) -> list[str]:
+    """SQL for non-aggregate head arguments; a zero-arity head yields its unit column."""
+    if not args:
+        return ["TRUE"]
+    return [term_sql(a, bindings, params) for a in args if not isinstance(a, Aggregate)]
+
+
+def rule_select(
+    rule: Rule, schema: Schema, params: Params, overrides: dict[int, str] | None = None, distinct: bool = True
+) -> str:
+    """A SELECT of the head tuples the rule derives, one column per head argument.
+
+    `distinct=False` leaves duplicates for a following EXCEPT or DISTINCT to remove, saving a hash pass.
+    """
+    body = compile_body(rule.body, schema, params, overrides)
+    if rule.head.aggregate is None:
+        exprs = head_exprs(rule.head.args, body.bindings, params)
+        body.conditions.extend(defined(e) for a, e in zip(rule.head.args, exprs, strict=False) if partial(a))
+        return f"SELECT {'DISTINCT ' if distinct else ''}{', '.join(exprs)}{body.from_where()}"
+    return aggregate_query(rule, body, params)
+
+
+def aggregate_query(rule: Rule, body: Body, params: Params, group: Row | None = None) -> str:
+    """A SELECT of the head tuples an aggregate rule derives from `body` (only `group`'s, if given)."""
+    agg = rule.head.aggregate
+    assert agg is not None
+    _, aggregate = agg
+    if aggregate.func in ("min", "max") and term_type(aggregate.term, body.types) == "symbol":
+        term = term_sql(aggregate.term, body.bindings, params)
+        body.bindings[_KEY] = body.text_of(aggregate.term, term, params)
+    inner, outer = distinct_bindings(body, distinct=aggregate.func == "sum")
+    extra = []
+    if group is not None:
+        extra = [
+            f"{term_sql(a, outer, params)} = {params.literal(group[i])}"
+            for i, a in enumerate(rule.head.args)
+            if not isinstance(a, Aggregate)
+        ]
+    return aggregate_select(rule, inner, outer, params, extra)
+
+
+def distinct_bindings(body: Body, distinct: bool = True) -> tuple[str, dict[str, str]]:
+    """The body's variable bindings as a subquery, and how to refer to each variable in it.
+
+    `sum` needs them distinct (it adds over distinct bindings); min, max and COUNT(DISTINCT) do not.
+    """
+    names = list(body.bindings)
+    cols = [f"{body.bindings[n]} AS v{i}" for i, n in enumerate(names)] or ["TRUE AS v_unit"]
+    inner = f"SELECT {'DISTINCT ' if distinct else ''}{', '.join(cols)}{body.from_where()}"
+    return inner, {n: f"_b.v{i}" for i, n in enumerate(names)}
+
+
+def aggregate_select(
+    rule: Rule, inner: str, bindings: dict[str, str], params: Params, extra_where: Sequence[str] = ()
+) -> str:
+    agg = rule.head.aggregate
+    assert agg is not None
+    position, aggregate = agg
+    groups = head_exprs(rule.head.args, bindings, params)
+    term = term_sql(aggregate.term, bindings, params)
+    if _KEY in bindings:
+        # A symbol min/max: the id whose string is smallest/largest (strings are unique per id).
+        value = f"ARG_{aggregate.func.upper()}({term}, {bindings[_KEY]})"
+    else:
+        value = _AGGREGATE[aggregate.func].format(term)
+    exprs = [*groups[:position], value, *groups[position:]]
+    plain = [a for a in rule.head.args if not isinstance(a, Aggregate)]
+    undefined = [defined(g) for a, g in zip(plain, groups, strict=True) if partial(a)]
+    if partial(aggregate.term):
+        undefined.append(defined(term))
+    conditions = [*undefined, *extra_where]
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+    group_by = f" GROUP BY {', '.join(groups)}" if groups else ""
+    # With no group columns SQL would still return one row (count 0, sum NULL) for an empty body;
+    # Datalog derives nothing from nothing.
+    return f"SELECT {', '.join(exprs)} FROM ({inner}) AS _b{where}{group_by} HAVING COUNT(*) > 0"
+
+
+def recursive_positions(rule: Rule, stratum: set[str]) -> list[int]:
+    """Indexes (among positive atoms) of atoms that read a relation of the rule's own stratum."""
+    return [i for i, a in enumerate(rule.positive_atoms()) if a.relation in stratum]
+
+
+def decoded(select: str, kinds: Sequence[ColumnType | None]) -> tuple[str, list[str]]:
+    """Wrap a SELECT of ids and numbers so its symbol columns come out as strings.
+
+    `kinds` gives each column's type (None: neither, e.g. a unit or stage column). Returns the
+    SQL (FROM ... joins, no SELECT list yet) and the outer expression of every column.
+    """
+    names = [f"x{i}" for i in range(len(kinds))]
+    cols: list[str] = []
+    joins: list[str] = []
+    for i, kind in enumerate(kinds):
+        if kind == "symbol":
+            joins.append(f" LEFT JOIN {SYMBOLS} AS d{i} ON d{i}.id = _q.x{i}")
+            cols.append(f"d{i}.s")
+        else:
+            cols.append(f"_q.x{i}")
+    return f" FROM ({select}) AS _q({', '.join(names)}){''.join(joins)}", cols

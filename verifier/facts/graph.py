@@ -1,0 +1,651 @@
+"""Path summaries computed with networkx and fed to the rules as input facts.
+
+Widest paths, max-flows and PCIe trees are closed-form graph work that Datalog engines do
+badly (see DESIGN.md, Rules). Everything here stays near-linear in the fleet:
+
+- Inside a node, results depend only on the node's structure. Nodes are grouped into
+  structural classes (same local object names, kinds, parents and indexes, same links with
+  the same kinds, bandwidths and states); each class is computed once on one representative
+  and stamped onto every instance with its node id as prefix. Only pairs inside one node
+  are emitted (8 GPUs: 28 GPU pairs, 64 GPU-NIC pairs per node).
+- Across the fabric, leaves with the same switch neighbours at the same bandwidths are
+  interchangeable, so widest paths are computed per pair of such leaf classes, never per
+  pair of leaves or nodes. Rules compose node-to-leaf and leaf-class summaries on demand.
+
+Relations and their columns are declared and documented in rules/schema.dl. Bandwidths
+are MB/s per direction; parallel links between the same two objects add up.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from verifier.facts.inventory import Row
+from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Obj
+
+GRAPH_RELATIONS: dict[str, int] = {
+    "pcie_path": 4,
+    "pcie_switch_load": 3,
+    "gpu_pair_bottleneck": 4,
+    "gpu_nic_path": 4,
+    "nearest_nic": 4,
+    "gpu_fabric_bottleneck": 2,
+    "leaf_class": 2,
+    "leaf_class_bottleneck": 3,
+    "rail": 2,
+    "die_pair_bottleneck": 3,
+    "scaleup_domain": 2,
+}
+"""Every relation graph_facts emits, with its arity (declared in rules/schema.dl)."""
+
+NODE_RELATIONS = frozenset(
+    {"pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic", "gpu_fabric_bottleneck"}
+)
+FABRIC_KINDS = FABRIC_LINK_KINDS
+SCALEUP_KINDS = frozenset({"nvlink", "nvswitch", "xgmi"})
+ROOT_LINK_KINDS = frozenset({"pcie", "c2c"})  # how a device reaches its root complex (c2c: Grace-Blackwell)
+HOST_KINDS = frozenset({"pcie", "c2c", "upi", "xgmi", "d2d", "soc"})
+CLASS_RANK = {"NV": 0, "PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
+EXT = "//"  # prefix of an object outside the node in a node's local naming
+
+LocalObj = tuple[str, str, str | None, int | None]  # local name, kind, parent's local name, index
+LocalLink = tuple[str, str, str, int]  # a, b, kind, mbps (links that are down are left out)
+
+
+@dataclass
+class _NodeShape:
+    objs: list[LocalObj] = field(default_factory=list)
+    links: list[LocalLink] = field(default_factory=list)
+
+    def key(self) -> tuple[tuple[LocalObj, ...], tuple[LocalLink, ...]]:
+        return tuple(self.objs), tuple(self.links)
+
+
+def _add(g: nx.Graph, a: str, b: str, mbps: int) -> None:
+    if g.has_edge(a, b):
+        g[a][b]["mbps"] += mbps
+    else:
+        g.add_edge(a, b, mbps=mbps)
+
+
+def widest_from(g: nx.Graph, src: str) -> dict[str, int]:
+    """Max-min (widest path) bandwidth from `src` to every vertex it reaches."""
+    best: dict[str, int] = {}
+    heap: list[tuple[int, str]] = [(-(1 << 62), src)]
+    while heap:
+        neg, v = heapq.heappop(heap)
+        if v in best:
+            continue
+        best[v] = -neg
+        for u, data in g[v].items():
+            if u not in best:
+                heapq.heappush(heap, (-min(-neg, data["mbps"]), u))
+    best.pop(src, None)
+    return best
+
+
+class _NodeClass:
+    """Everything computed once for one structural class, in local names."""
+
+    def __init__(self, shape: _NodeShape) -> None:
+        self.kind = {name: kind for name, kind, _p, _i in shape.objs}
+        self.parent = {name: p for name, _k, p, _i in shape.objs}
+        self.index = {name: i for name, _k, _p, i in shape.objs}
+        self.host, self.pcie, self.scale = nx.Graph(), nx.Graph(), nx.Graph()
+        for a, b, kind, mbps in shape.links:
+            ka, kb = self._kind(a), self._kind(b)
+            if kind in SCALEUP_KINDS and {ka, kb} <= {"gpu", "nvswitch"}:
+                _add(self.scale, a, b, mbps)
+            elif kind in HOST_KINDS:
+                _add(self.host, a, b, mbps)
+                if kind in ROOT_LINK_KINDS:
+                    _add(self.pcie, a, b, mbps)
+        names = [o[0] for o in shape.objs]
+        self.gpus = sorted(n for n in names if self.kind[n] == "gpu")
+        self.nics = sorted(n for n in names if self.kind[n] == "nic")
+        self.roots = {n: self._roots(n) for n in names if self.kind[n] != "cpu"}
+        self.wide = {g: widest_from(self.host, g) if g in self.host else {} for g in self.gpus}
+
+    def _kind(self, name: str) -> str:
+        return self.kind.get(name, "nvswitch" if name.startswith(EXT) else "")
+
+    def _roots(self, x: str) -> list[tuple[str, int, int]]:
+        """The CPUs (root complexes) `x` reaches over PCIe/C2C through PCIe switches only,
+        each with the number of switches on the way and the path's bottleneck, nearest first."""
+        if x not in self.pcie:
+            return []
+        seen = {x: (0, 1 << 62)}
+        found: list[tuple[str, int, int]] = []
+        queue = deque([x])
+        while queue:
+            v = queue.popleft()
+            hops, width = seen[v]
+            for u, data in sorted(self.pcie[v].items()):
+                if u in seen:
+                    continue
+                w = min(width, data["mbps"])
+                k = self._kind(u)
+                if k == "cpu":
+                    seen[u] = (hops, w)
+                    found.append((u, hops, w))
+                elif k == "pcie_switch":
+                    seen[u] = (hops + 1, w)
+                    queue.append(u)
+        return sorted(found, key=lambda r: (r[1], -r[2], r[0]))
+
+    def _switches_between(self, x: str, y: str) -> int | None:
+        """PCIe switches on the shortest PCIe path from x to y that avoids CPUs, or None."""
+        if x not in self.pcie or y not in self.pcie:
+            return None
+        dist = {x: 0}
+        queue = deque([x])
+        while queue:
+            v = queue.popleft()
+            for u in self.pcie[v]:
+                if u == y:
+                    return dist[v]
+                if u not in dist and self._kind(u) == "pcie_switch":
+                    dist[u] = dist[v] + 1
+                    queue.append(u)
+        return None
+
+    def _socket(self, cpu: str) -> str:
+        p = self.parent.get(cpu)
+        return p if p is not None and self.kind.get(p) == "socket" else cpu
+
+    def pcie_class(self, x: str, y: str) -> str | None:
+        """nvidia-smi's connection class of two devices over the host: PIX, PXB, PHB, NODE or SYS."""
+        between = self._switches_between(x, y)
+        if between is not None:
+            return "PIX" if between <= 1 else "PXB"
+        rx = {r for r, _h, _w in self.roots.get(x, [])}
+        ry = {r for r, _h, _w in self.roots.get(y, [])}
+        if not rx or not ry:
+            return None
+        if rx & ry:
+            return "PHB"
+        if {self._socket(r) for r in rx} & {self._socket(r) for r in ry}:
+            return "NODE"
+        return "SYS"
+
+    def scaleup_mbps(self, a: str, b: str) -> int | None:
+        """Max-flow between two GPUs over scale-up links, forwarded only by switches (GPUs do not relay)."""
+        if a not in self.scale or b not in self.scale:
+            return None
+        sub = self.scale.subgraph(n for n in self.scale if n in (a, b) or self._kind(n) != "gpu")
+        if not nx.has_path(sub, a, b):
+            return None
+        return int(nx.maximum_flow_value(sub, a, b, capacity="mbps"))
+
+    def gpu_pairs(self) -> list[tuple[str, str, str, int]]:
+        rows = []
+        for i, a in enumerate(self.gpus):
+            for b in self.gpus[i + 1 :]:
+                nv = self.scaleup_mbps(a, b)
+                if nv:
+                    rows.append((a, b, "NV", nv))
+                    continue
+                cls, width = self.pcie_class(a, b), self.wide[a].get(b)
+                if cls is not None and width:
+                    rows.append((a, b, cls, width))
+        return rows
+
+    def gpu_nics(self) -> list[tuple[str, str, str, int]]:
+        rows = []
+        for g in self.gpus:
+            for n in self.nics:
+                cls, width = self.pcie_class(g, n), self.wide[g].get(n)
+                if cls is not None and width:
+                    rows.append((g, n, cls, width))
+        return rows
+
+    def nearest(self, paths: list[tuple[str, str, str, int]]) -> list[tuple[str, str, str, int]]:
+        """Per GPU the NIC of the best class; ties: the wider path, then the NIC with the GPU's index, then the id."""
+        best: dict[str, tuple[tuple[int, int, int, str], tuple[str, str, str, int]]] = {}
+        for row in paths:
+            g, n, cls, width = row
+            same = self.index.get(n) is not None and self.index.get(n) == self.index.get(g)
+            key = (CLASS_RANK[cls], -width, 0 if same else 1, n)
+            if g not in best or key < best[g][0]:
+                best[g] = (key, row)
+        return [best[g][1] for g in sorted(best)]
+
+    def pcie_paths(self) -> list[tuple[str, str, int, int]]:
+        return [
+            (d, self.roots[d][0][0], self.roots[d][0][1], self.roots[d][0][2])
+            for d in sorted(self.roots)
+            if self.kind[d] in ("gpu", "nic", "fpga") and self.roots[d]
+        ]
+
+    def switch_loads(self) -> list[tuple[str, int, int]]:
+        rows = []
+        for s in sorted(n for n, k in self.kind.items() if k == "pcie_switch"):
+            roots = self.roots.get(s)
+            if not roots or s not in self.pcie:
+                continue
+            up = self._first_hop(s, roots[0][0])
+            if up is None:
+                continue
+            up_mbps = self.pcie[s][up]["mbps"]
+            down = sum(d["mbps"] for u, d in self.pcie[s].items() if u != up)
+            rows.append((s, up_mbps, down))
+        return rows
+
+    def _first_hop(self, s: str, root: str) -> str | None:
+        """The neighbour of switch `s` on its shortest switch-only path to `root`."""
+        prev: dict[str, str | None] = {s: None}
+        queue = deque([s])
+        while queue:
+            v = queue.popleft()
+            for u in sorted(self.pcie[v]):
+                if u in prev:
+                    continue
+                prev[u] = v
+                if u == root:
+                    hop: str = u
+                    while (back := prev[hop]) is not None and back != s:
+                        hop = back
+                    return hop
+                if self._kind(u) == "pcie_switch":
+                    queue.append(u)
+        return None
+
+
+def _local(oid: str, node: str) -> str:
+    return oid[len(node) + 1 :] if oid.startswith(node) and oid[len(node) : len(node) + 1] == "/" else EXT + oid
+
+
+def _global(name: str, node: str) -> str:
+    return name[len(EXT) :] if name.startswith(EXT) else f"{node}/{name}"
+
+
+@dataclass
+class NodePairs:
+    """gpu_pair_bottleneck kept per structural node class instead of stamped onto every node.
+
+    `place` looks up the worst pair of the GPUs it picks in a node; at fleet scale the stamped
+    relation is half a million rows that would be built, loaded and read back for that alone.
+    """
+
+    class_of: dict[str, int] = field(default_factory=dict)
+    """node id -> class number"""
+    pairs: list[list[tuple[str, str, int]]] = field(default_factory=list)
+    """per class: (GPU, GPU, MB/s) in local names (the part after "node/")"""
+
+    def worst(self, node: str, members: Iterable[str]) -> int | None:
+        """The worst bottleneck between two of `members` (GPU ids of `node`); None for fewer than two."""
+        cls = self.class_of.get(node)
+        if cls is None:
+            return None
+        cut = len(node) + 1
+        chosen = {g[cut:] for g in members}
+        found = [m for a, b, m in self.pairs[cls] if a in chosen and b in chosen]
+        return min(found) if found else None
+
+
+def graph_facts(
+    inv: Inventory,
+    wanted: Iterable[str] | None = None,
+    node_pairs: NodePairs | None = None,
+) -> dict[str, list[Row]]:
+    """Rows of the relations in GRAPH_RELATIONS that are `wanted` (all when None).
+
+    Given `node_pairs`, also fills it with the GPU pair bottlenecks of every node class.
+    """
+    want = set(GRAPH_RELATIONS) if wanted is None else set(wanted) & set(GRAPH_RELATIONS)
+    out: dict[str, list[Row]] = {r: [] for r in GRAPH_RELATIONS}
+    if node_pairs is not None:
+        _nodes(inv, out, want, node_pairs)
+        want -= NODE_RELATIONS
+    if not want:
+        return out
+    if "rail" in want:
+        for oid, o in inv.objects.items():
+            rail = o.labels.get("rail")
+            if rail is not None and rail.isdigit():
+                out["rail"].append((oid, int(rail)))
+    if want & {"leaf_class", "leaf_class_bottleneck"}:
+        _fabric(inv, out)
+    if want & NODE_RELATIONS:
+        _nodes(inv, out, want)
+    if "die_pair_bottleneck" in want:
+        _dies(inv, out)
+    if "scaleup_domain" in want:
+        out["scaleup_domain"] = scaleup_domains(inv)
+    return out
+
+
+def scaleup_domains(inv: Inventory) -> list[Row]:
+    """(GPU, domain) for every GPU: the smallest GPU id joined to it by working scale-up links.
+
+    The same answer as the rules' nvlink_domain (rules/topology/TOPO004_split_nvlink_node.dl; a test
+    holds them equal), found by union-find over the links: placement reads it instead, so
+    at fleet scale it need not load a million links and close scale-up reachability over them.
+    A node that is exactly its template's plan (Inventory.stamped) is worked out once per
+    template, on one representative; only nodes that other links reach into are read whole.
+    """
+    objects, stamped = inv.objects, inv.stamped
+    rep_of = _representatives(stamped, set())
+    plan_links, foreign = _scaleup_links(inv, rep_of, set())
+    node_of = {g: _node_above(objects, g) for g, o in objects.items() if o.kind == "gpu"}
+    touched = {n for a, b in foreign for n in (_node_above(objects, a), _node_above(objects, b)) if n in stamped}
+    if touched:  # nodes reached from outside are read whole, and never stand for their template
+        rep_of = _representatives(stamped, touched)
+        plan_links, foreign = _scaleup_links(inv, rep_of, touched)
+    up: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        root = x
+        while (nxt := up.get(root, root)) != root:
+            root = nxt
+        while x != root:
+            up[x], x = root, up[x]
+        return root
+
+    def union(pairs: list[tuple[str, str]]) -> None:
+        for a, b in pairs:
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                up[max(ra, rb)] = min(ra, rb)
+
+    union(foreign)
+    for pairs in plan_links.values():
+        union(pairs)
+    local_min: dict[str, dict[str, str]] = {}  # template -> local GPU -> local name of its domain
+    gpus = sorted(node_of)
+    smallest: dict[str, str] = {}
+    for g in gpus:  # sorted: the first GPU met in a component is its smallest
+        smallest.setdefault(find(g), g)
+    rows: list[Row] = []
+    for g in gpus:
+        node = node_of[g]
+        kind_of = stamped.get(node) if node is not None and node not in touched else None
+        rep = rep_of.get(kind_of) if kind_of is not None else None
+        if rep is None or node is None or kind_of is None or rep == node:
+            rows.append((g, smallest[find(g)]))
+            continue
+        local = local_min.setdefault(kind_of, {})
+        cut = len(node) + 1
+        mine = local.get(g[cut:])
+        if mine is None:
+            theirs = smallest[find(f"{rep}/{g[cut:]}")]
+            mine = local[g[cut:]] = theirs[len(rep) + 1 :]
+        rows.append((g, f"{node}/{mine}"))
+    return rows
+
+
+def _representatives(stamped: Mapping[str, str], skip: AbstractSet[str]) -> dict[str, str]:
+    """Per template, the first node stamped from it that is not in `skip`: the one read whole
+    on behalf of the others (none when every instance is skipped)."""
+    rep: dict[str, str] = {}
+    for node, template in stamped.items():
+        if node not in skip:
+            rep.setdefault(template, node)
+    return rep
+
+
+def _scaleup_links(
+    inv: Inventory,
+    rep_of: Mapping[str, str],
+    touched: AbstractSet[str],
+) -> tuple[dict[str, list[tuple[str, str]]], list[tuple[str, str]]]:
+    """Working scale-up links split into each template representative's own (by template) and
+    the ones to join globally: links from outside any plan and the links of `touched` nodes.
+    The links of other stamped nodes are left out: their representative answers for them."""
+    stamped = inv.stamped
+    plan_links: dict[str, list[tuple[str, str]]] = {}
+    foreign: list[tuple[str, str]] = []
+    for lk in inv.links.values():
+        if lk.kind not in SCALEUP_KINDS or lk.state == "down":
+            continue
+        origin = lk.origin
+        template = stamped.get(origin) if origin is not None else None
+        if template is None or origin in touched:
+            if not _joins_domain(inv, lk.a, lk.b):
+                continue  # between nodes that nothing declares one domain (SCALE005)
+            foreign.append((lk.a, lk.b))
+        elif rep_of.get(template) == origin:
+            plan_links.setdefault(template, []).append((lk.a, lk.b))
+    return plan_links, foreign
+
+
+def _joins_domain(inv: Inventory, a: str, b: str) -> bool:
+    """Whether a working scale-up link joins its ends' domains: always inside one node (or
+    between two objects outside every node); between nodes only where an object above nodes
+    that holds both ends promises one NVLink domain (as an NVL72 rack does). The rules'
+    scaleup_edge (rules/topology/TOPO004_split_nvlink_node.dl) draws the same line."""
+    objects = inv.objects
+    if _node_above(objects, a) == _node_above(objects, b):
+        return True
+    above_a: set[str] = set()
+    o = objects.get(a)
+    while o is not None and o.parent is not None:
+        above_a.add(o.parent)
+        o = objects.get(o.parent)
+    o = objects.get(b)
+    while o is not None and o.parent is not None:
+        p = o.parent
+        if p in above_a and "nvlink_domain" in inv.promises.get(p, ()) and objects[p].kind != "node":
+            return True
+        o = objects.get(p)
+    return False
+
+
+def _node_above(objects: dict[str, Obj], oid: str) -> str | None:
+    """The node an object is in (itself when it is one); None outside nodes or for unknown ids."""
+    o = objects.get(oid)
+    while o is not None and o.kind != "node":
+        o = objects.get(o.parent) if o.parent is not None else None
+    return o.id if o is not None else None
+
+
+def _dies(inv: Inventory, out: dict[str, list[Row]]) -> None:
+    """Widest die-to-die path between every two dies of one package (one d2d component).
+
+    A package holds a handful of dies (an MI300X: 8 compute dies on 4 I/O dies), so all
+    pairs per component stay small; nothing crosses packages because d2d links do not.
+    """
+    g = nx.Graph()
+    for lk in inv.links.values():
+        if lk.kind == "d2d" and lk.state != "down":
+            _add(g, lk.a, lk.b, lk.mbps)
+    for component in sorted(sorted(c) for c in nx.connected_components(g)):
+        for a in component:
+            wide = widest_from(g, a)
+            out["die_pair_bottleneck"].extend((a, b, wide[b]) for b in component if a < b and b in wide)
+
+
+def _fabric(inv: Inventory, out: dict[str, list[Row]]) -> None:
+    switches = {oid for oid, o in inv.objects.items() if o.kind == "switch"}
+    g = nx.Graph()
+    for lk in inv.links.values():
+        if lk.kind in FABRIC_KINDS and lk.state != "down" and lk.a in switches and lk.b in switches:
+            _add(g, lk.a, lk.b, lk.mbps)
+    leaves = sorted(s for s in switches if inv.objects[s].labels.get("role") == "leaf")
+    members: dict[tuple[tuple[str, int], ...], list[str]] = {}
+    for leaf in leaves:
+        key = tuple(sorted((u, d["mbps"]) for u, d in g[leaf].items())) if leaf in g else ()
+        members.setdefault(key, []).append(leaf)
+    classes = sorted(members.values())
+    for ms in classes:
+        out["leaf_class"].extend((leaf, ms[0]) for leaf in ms)
+    for ms in classes:
+        if ms[0] not in g:
+            continue
+        wide = widest_from(g, ms[0])
+        for other in classes:
+            target = other[0] if other is not ms else (ms[1] if len(ms) > 1 else None)
+            if target is not None and target in wide:
+                out["leaf_class_bottleneck"].append((ms[0], other[0], wide[target]))
+
+
+def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs: NodePairs | None = None) -> None:
+    objects = inv.objects
+    above: dict[str, str | None] = {}
+
+    def node_above(oid: str) -> str | None:
+        if oid not in above:
+            above[oid] = _node_above(objects, oid)
+        return above[oid]
+
+    # Nodes that are exactly their template's plan (Inventory.stamped) share its shape: only one
+    # of them per template (its representative) is read object by object and link by link. A
+    # link from outside the plan that reaches into such a node makes it "custom" (read in full).
+    stamped = inv.stamped
+    nic_fabric: dict[str, int] = {}
+    foreign: list[tuple[str, str, str, int, str | None, str | None]] = []
+    custom: set[str] = set()
+    for lk in inv.links.values():
+        kind = lk.kind
+        if kind not in FABRIC_KINDS and lk.origin in stamped:
+            continue  # part of its node's plan (a million links at fleet scale: tested first)
+        if lk.state == "down":
+            continue
+        a, b = lk.a, lk.b
+        if kind in FABRIC_KINDS:
+            for end in (a, b):  # a NIC outside every node is counted too, and never asked for
+                o = objects.get(end)
+                if o is not None and o.kind == "nic":
+                    nic_fabric[end] = nic_fabric.get(end, 0) + lk.mbps
+            continue
+        na, nb = node_above(a), node_above(b)
+        if (na is None and nb is None) or (na != nb and kind not in SCALEUP_KINDS):
+            continue
+        foreign.append((a, b, kind, lk.mbps, na, nb))
+        for n in (na, nb):
+            if n is not None and n in stamped:
+                custom.add(n)
+    read = custom | set(_representatives(stamped, custom).values())  # stamped nodes read in full
+    shapes: dict[str, _NodeShape] = {}
+    local_name: dict[str, str] = {}
+    node_of: dict[str, str] = {}  # filled as objects come (a parent usually comes before its children)
+    for oid, o in objects.items():
+        if o.kind == "node":
+            node_of[oid] = oid
+            if oid not in stamped or oid in read:
+                shapes.setdefault(oid, _NodeShape())
+            continue
+        p = o.parent
+        if p is None:
+            continue
+        n = node_of.get(p)
+        if n is None:
+            n = node_above(p)
+            if n is None:
+                continue
+        node_of[oid] = n
+        if n in stamped and n not in read:
+            continue
+        idx = o.index if o.index is not None else o.quantities.get("index")
+        parent = _local(o.parent, n) if o.parent is not None and o.parent != n else None
+        name = local_name[oid] = _local(oid, n)
+        shapes.setdefault(n, _NodeShape()).objs.append((name, o.kind, parent, idx))
+    if read:
+        for lk in inv.links.values():
+            origin = lk.origin
+            if origin is None or origin not in read or lk.state == "down" or lk.kind in FABRIC_KINDS:
+                continue
+            shapes[origin].links.append((local_name[lk.a], local_name[lk.b], lk.kind, lk.mbps))
+    for a, b, kind, mbps, na, nb in foreign:
+        if na is not None and na == nb:
+            la, lb = local_name.get(a) or _local(a, na), local_name.get(b) or _local(b, na)
+            shapes[na].links.append((la, lb, kind, mbps))
+            continue
+        n = na or nb
+        assert n is not None
+        shapes[n].links.append((_local(a, n), _local(b, n), kind, mbps))
+        if na is not None and nb is not None:
+            shapes[nb].links.append((_local(a, nb), _local(b, nb), kind, mbps))
+    cache: dict[object, tuple[int, dict[str, list[tuple[str | int, ...]]]]] = {}
+    pairs_too = node_pairs is not None
+    fabric_cache: dict[tuple[int, tuple[int | None, ...]], list[tuple[str, int]]] = {}
+    nics_of: dict[int, list[str]] = {}
+    by_template: dict[str, tuple[int, dict[str, list[tuple[str | int, ...]]]]] = {}
+    for n in _node_order(shapes, stamped):
+        template = stamped.get(n)
+        if template is not None and n not in read:
+            hit = by_template[template]
+            if node_pairs is not None:
+                node_pairs.class_of[n] = hit[0]
+            _stamp(n, hit[1], out, want)
+            if "gpu_fabric_bottleneck" in want:
+                _stamp_fabric(n, hit, out["gpu_fabric_bottleneck"], nic_fabric, fabric_cache, nics_of)
+            continue
+        key = shapes[n].key()
+        known = cache.get(key)
+        if known is not None:
+            hit = known
+        else:
+            cls = _NodeClass(shapes[n])
+            nics = cls.gpu_nics()
+            pairs = list(cls.gpu_pairs()) if "gpu_pair_bottleneck" in want or pairs_too else []
+            local: dict[str, list[tuple[str | int, ...]]] = {
+                "pcie_path": list(cls.pcie_paths()) if "pcie_path" in want else [],
+                "pcie_switch_load": list(cls.switch_loads()) if "pcie_switch_load" in want else [],
+                "gpu_pair_bottleneck": list(pairs),
+                "gpu_nic_path": list(nics),
+                "nearest_nic": list(cls.nearest(nics)),
+            }
+            hit = cache[key] = (len(cache), local)
+            if node_pairs is not None:
+                node_pairs.pairs.append([(str(a), str(b), int(m)) for a, b, _c, m in pairs])
+        if template is not None:
+            by_template.setdefault(template, hit)
+        if node_pairs is not None:
+            node_pairs.class_of[n] = hit[0]
+        _stamp(n, hit[1], out, want)
+        if "gpu_fabric_bottleneck" in want:
+            _stamp_fabric(n, hit, out["gpu_fabric_bottleneck"], nic_fabric, fabric_cache, nics_of)
+
+
+def _node_order(shapes: dict[str, _NodeShape], stamped: dict[str, str]) -> list[str]:
+    """Every node, each template's representative before the other nodes stamped from it."""
+    first = list(shapes)
+    seen = set(first)
+    return first + [n for n in stamped if n not in seen]
+
+
+def _stamp(n: str, local: dict[str, list[tuple[str | int, ...]]], out: dict[str, list[Row]], want: set[str]) -> None:
+    for rel in ("pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic"):
+        if rel not in want:
+            continue
+        names = 1 if rel == "pcie_switch_load" else 2  # leading columns that are object names
+        out[rel].extend(tuple(_global(str(v), n) if j < names else v for j, v in enumerate(row)) for row in local[rel])
+
+
+def _stamp_fabric(
+    n: str,
+    hit: tuple[int, dict[str, list[tuple[str | int, ...]]]],
+    rows: list[Row],
+    nic_fabric: dict[str, int],
+    cache: dict[tuple[int, tuple[int | None, ...]], list[tuple[str, int]]],
+    nics_of: dict[int, list[str]],
+) -> None:
+    """Each GPU's widest way into the fabric: through a NIC, the narrower of its path and the NIC's uplinks.
+
+    Nodes of one class whose NICs have the same uplink bandwidths get the same answer, so it
+    is worked out once per (class, uplinks) and only the GPU names are stamped per node.
+    """
+    cls, local = hit
+    paths = local["gpu_nic_path"]
+    nics = nics_of.get(cls)
+    if nics is None:
+        nics = nics_of[cls] = sorted({str(nic) for _g, nic, _c, _w in paths})
+    ups = tuple(nic_fabric.get(_global(nic, n)) for nic in nics)
+    key = (cls, ups)
+    best_local = cache.get(key)
+    if best_local is None:
+        up_of = dict(zip(nics, ups, strict=True))
+        best: dict[str, int] = {}
+        for g, nic, _cls, width in paths:
+            up = up_of[str(nic)]
+            if up:
+                best[str(g)] = max(best.get(str(g), 0), min(int(width), up))
+        best_local = cache[key] = sorted(best.items())
+    rows.extend(sorted((_global(g, n), m) for g, m in best_local))

@@ -1,0 +1,181 @@
+"""An `Inventory` as rows of the input relations declared in rules/schema.dl.
+
+`inventory_facts(inv)` returns `{relation: [row, ...]}` with every relation of the schema
+present (possibly empty). Row order is deterministic: inventory order (files in the order
+given, objects and links in the order written and expanded), catalogue models by name.
+Only attributes that were written produce facts; absence is for rules to test with `!`.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+
+from verifier.sources.inventory.catalog import mig_memory_mb
+from verifier.sources.inventory.model import Inventory
+from verifier.sources.inventory.software import release_number, software_table
+
+Row = tuple[str | int, ...]
+
+RELATIONS: dict[str, int] = {
+    "object": 2,
+    "parent": 2,
+    "model": 2,
+    "model_info": 3,
+    "spec": 3,
+    "feature": 2,
+    "mig_profile": 4,
+    "link": 5,
+    "link_attr": 3,
+    "link_plan": 3,
+    "label": 3,
+    "quantity": 3,
+    "node_type": 2,
+    "promise": 2,
+    "software": 3,
+    "software_version": 3,
+    "software_release": 3,
+    "cuda_driver_minimum": 4,
+    "rocm_gpu_minimum": 4,
+    "vendor_software": 3,
+    "state": 2,
+    "serves": 2,
+}
+"""Every relation emitted, with its arity (a test checks this against rules/schema.dl)."""
+
+_VERSION_RE = re.compile(r"^(\d+)(?:\.(\d+)(?:\.\d+)*)?$")
+
+
+def version_number(text: str) -> int | None:
+    """A version as `major*1000 + minor` ("12.4" -> 12004, "12.10" -> 12010, "535.104.05" ->
+    535104, "6" -> 6000); patch levels are ignored. None when the text is not `N` or
+    `N.M[.P...]` (e.g. "containerd 1.7.13") or the minor is 1000 or more (it would not fit).
+    """
+    m = _VERSION_RE.match(text.strip())
+    if m is None:
+        return None
+    minor = int(m.group(2) or 0)
+    if minor >= 1000:
+        return None
+    return int(m.group(1)) * 1000 + minor
+
+
+def inventory_facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, list[Row]]:
+    """Rows per relation. Millions of tuples and no cycles: the cyclic GC is paused meanwhile.
+
+    With `keep`, only those objects are described, and only links, software and `serves`
+    rows whose objects are all kept: for a program that reads nothing else (placement reads
+    GPUs and their ancestors), the rest of a fleet need not be built, loaded or closed over.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _facts(inv, keep)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, list[Row]]:
+    obj_rows: list[Row] = []
+    parent_rows: list[Row] = []
+    model_rows: list[Row] = []
+    label_rows: list[Row] = []
+    qty_rows: list[Row] = []
+    type_rows: list[Row] = []
+    state_rows: list[Row] = []
+    # Local names for the appends: this loop runs once per object of a 100k-GPU fleet.
+    add_obj, add_parent, add_model = obj_rows.append, parent_rows.append, model_rows.append
+    add_label, add_qty = label_rows.append, qty_rows.append
+    objects = inv.objects.values() if keep is None else [o for o in inv.objects.values() if o.id in keep]
+    for o in objects:
+        oid = o.id
+        add_obj((oid, o.kind))
+        if o.parent is not None:
+            add_parent((oid, o.parent))
+        if o.model is not None:
+            add_model((oid, o.model))
+        if o.labels:
+            for k, v in o.labels.items():
+                add_label((oid, k, v))
+        if o.quantities:
+            for k, n in o.quantities.items():
+                add_qty((oid, k, n))
+        if o.index is not None and "index" not in o.quantities:
+            add_qty((oid, "index", o.index))
+        if o.template is not None:
+            type_rows.append((oid, o.template))
+        if o.state is not None:
+            state_rows.append((oid, o.state))
+    link_rows: list[Row] = []
+    attr_rows: list[Row] = []
+    plan_rows: list[Row] = []
+    add_link, add_attr = link_rows.append, attr_rows.append
+    links = inv.links.values() if keep is None else [lk for lk in inv.links.values() if lk.a in keep and lk.b in keep]
+    for lk in links:
+        lid = lk.id
+        add_link((lid, lk.a, lk.b, lk.kind, lk.mbps))
+        if lk.attrs:
+            for k, n in lk.attrs.items():
+                add_attr((lid, k, n))
+        if lk.labels:
+            for k, v in lk.labels.items():
+                add_label((lid, k, v))
+        if lk.state is not None:
+            state_rows.append((lid, lk.state))
+        if lk.plan:
+            for k, n in lk.plan.items():
+                plan_rows.append((lid, k, n))
+    info_rows: list[Row] = []
+    spec_rows: list[Row] = []
+    feature_rows: list[Row] = []
+    mig_rows: list[Row] = []
+    for name in sorted(inv.models):
+        m = inv.models[name]
+        info_rows.append((name, m.vendor, m.kind))
+        for k in sorted(m.specs):
+            spec_rows.append((name, k, m.specs[k]))
+        for f in sorted(m.features):
+            feature_rows.append((name, f))
+        for profile, count in m.mig:
+            mig_rows.append((name, profile, count, mig_memory_mb(profile) or 0))
+    return {
+        "object": obj_rows,
+        "parent": parent_rows,
+        "model": model_rows,
+        "model_info": info_rows,
+        "spec": spec_rows,
+        "feature": feature_rows,
+        "mig_profile": mig_rows,
+        "link": link_rows,
+        "link_attr": attr_rows,
+        "link_plan": plan_rows,
+        "label": label_rows,
+        "quantity": qty_rows,
+        "node_type": type_rows,
+        "promise": [(n, w) for n, ws in inv.promises.items() for w in ws if keep is None or n in keep],
+        "software": [(n, c, v) for n, sw in inv.software.items() for c, v in sw.items() if keep is None or n in keep],
+        "software_version": _software_versions(inv, keep),
+        "software_release": _software_versions(inv, keep, release_number),
+        # catalogue data (verifier/sources/inventory/software.yaml), the same for every inventory
+        **software_table().rows(),
+        "state": state_rows,
+        "serves": [(m, d) for m, d in inv.serves if keep is None or (m in keep and d in keep)],
+    }
+
+
+def _software_versions(
+    inv: Inventory, keep: AbstractSet[str] | None = None, encode: Callable[[str], int | None] = version_number
+) -> list[Row]:
+    rows: list[Row] = []
+    seen: dict[str, int | None] = {}  # a fleet repeats a few stacks on every node
+    for node, sw in inv.software.items():
+        if keep is not None and node not in keep:
+            continue
+        for component, text in sw.items():
+            number = seen[text] if text in seen else seen.setdefault(text, encode(text))
+            if number is not None:
+                rows.append((node, component, number))
+    return rows

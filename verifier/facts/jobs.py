@@ -1,0 +1,59 @@
+"""Jobs as rows of the job relations declared in rules/schema.dl (job, job_need, ...).
+
+`job_facts(jobs)` returns `{relation: [row, ...]}` with every relation of JOB_RELATIONS
+present (possibly empty), rows in the order the jobs were written. Only requirements a
+job states (or derives from its model) produce job_need rows; absence means "no limit".
+"""
+
+from __future__ import annotations
+
+from verifier.sources.jobs.memory import replica_memory
+from verifier.sources.jobs.spec import Job, Jobs
+
+Row = tuple[str | int, ...]
+
+JOB_RELATIONS: dict[str, int] = {
+    "job": 3,
+    "job_need": 3,
+    "job_scope": 2,
+    "job_accepts": 2,
+    "job_stack": 4,
+    "job_exclude": 3,
+    "job_mig": 2,
+    "job_unit": 2,
+}
+"""Every relation emitted, with its arity (a test checks this against rules/schema.dl)."""
+
+
+def job_needs(job: Job) -> list[tuple[str, int]]:
+    """The (key, value) needs of one job, in a fixed key order."""
+    figures: list[tuple[str, int | None]] = [
+        ("min_hbm_mb", job.min_hbm_mb),
+        ("min_hbm_mbps", job.min_hbm_mbps),
+        ("fp64", 1 if job.fp64 else None),
+        ("min_pair_mbps", job.min_pair_mbps),
+        ("min_fabric_mbps", job.min_fabric_mbps),
+        ("max_nodes", job.max_nodes),
+        ("rail_aligned", 1 if job.rail_aligned else None),
+        ("hbm_per_replica_mb", replica_memory(job.model).total_mb if job.model is not None else None),
+        ("replicas", job.replicas),
+    ]
+    return [(key, value) for key, value in figures if value is not None]
+
+
+def job_facts(jobs: Jobs) -> dict[str, list[Row]]:
+    """Rows per job relation."""
+    out: dict[str, list[Row]] = {name: [] for name in JOB_RELATIONS}
+    for job in jobs:
+        name = job.name
+        out["job"].append((name, job.principal, job.gpus))
+        out["job_need"].extend((name, k, v) for k, v in job_needs(job))
+        out["job_scope"].append((name, job.scope))
+        out["job_accepts"].extend((name, what) for what in job.accepts)
+        for option in job.stack:
+            out["job_stack"].extend((name, option.name, c, v) for c, v in option.requires)
+        out["job_exclude"].extend((name, k, v) for k, v in job.exclude)
+        if job.mig is not None:
+            out["job_mig"].append((name, job.mig))
+        out["job_unit"].append((name, f"MIG {job.mig} instances" if job.mig is not None else "GPUs"))
+    return out

@@ -1,0 +1,568 @@
+"""`topolog place`: valid placements of jobs, ranked, with why-not answers (docs/placement.md).
+
+The rules in rules/placement/ decide which candidate domains (NVLink domains, nodes, racks,
+pods) host each job, per GPU profile and never per subset of GPUs. This module loads the
+jobs as facts, picks the members of each hosting domain (the first eligible GPUs by name),
+works out each placement's bottleneck bandwidth and hourly cost, ranks them, and renders
+the why-not of every rejected domain.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from verifier.engine.ast import Row
+from verifier.facts.graph import NodePairs
+from verifier.facts.jobs import job_facts
+from verifier.session.model import LoadedModel, PhaseListener, load_model, load_rules
+from verifier.sources.inventory.model import Inventory
+from verifier.sources.jobs.loader import load_jobs
+from verifier.sources.jobs.spec import Job, Jobs
+
+RANKS = ("bandwidth", "cost")
+
+# place_profile columns after the GPU: node, model, hbm_mb, hbm_mbps, fp64, ok, fabric_mbps, class, tag
+ProfileKey = tuple[str | int, ...]
+
+PLACEMENT_RELATIONS = (
+    "place_host",
+    "place_eligible_profile",
+    "place_profile",
+    "place_why_not",
+    "place_node_price",
+    "unplaceable_job",
+    "job_candidate_count",
+    "place_domain_gpu",
+)
+"""The relations `place` reads; only the rules they depend on are evaluated."""
+
+
+def placement_facts(jobs: Jobs) -> Callable[[dict[str, list[Row]]], dict[str, list[Row]]]:
+    """The job facts, plus model_family rows: each accepts entry that is a proper prefix of a model name."""
+
+    def extra(facts: dict[str, list[Row]]) -> dict[str, list[Row]]:
+        rows: dict[str, list[Row]] = dict(job_facts(jobs))
+        words = sorted({w for job in jobs for w in job.accepts})
+        models = sorted({str(r[0]) for r in facts.get("model_info", [])})
+        rows["model_family"] = [(m, w) for m in models for w in words if m != w and m.startswith(w)]
+        return rows
+
+    return extra
+
+
+@dataclass(frozen=True)
+class Placement:
+    domain: str
+    gpus: tuple[str, ...]
+    nodes: int
+    bottleneck_mbps: int | None
+    """Worst GPU-GPU bandwidth among the members: NVLink/PCIe pairs inside a node, the fabric between nodes."""
+    cost_millicents_per_hour: int | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "domain": self.domain,
+            "gpus": list(self.gpus),
+            "nodes": self.nodes,
+            "bottleneck_mbps": self.bottleneck_mbps,
+            "cost_millicents_per_hour": self.cost_millicents_per_hour,
+        }
+
+
+@dataclass(frozen=True)
+class WhyNot:
+    domain: str
+    requirement: str
+    have: int
+    need: int
+    message: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "domain": self.domain,
+            "requirement": self.requirement,
+            "have": self.have,
+            "need": self.need,
+            "message": self.message,
+        }
+
+
+@dataclass
+class JobPlacements:
+    job: Job
+    candidates: int
+    placements: list[Placement] = field(default_factory=list)
+    why_not: list[WhyNot] = field(default_factory=list)
+    hosting: int = 0
+    """Candidate domains that host the job; `placements` keeps the first `--limit` of them."""
+
+
+@dataclass
+class PlaceReport:
+    rank: str
+    jobs: list[JobPlacements]
+
+    @property
+    def unplaceable(self) -> list[str]:
+        return [j.job.name for j in self.jobs if not j.placements]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.unplaceable else 0
+
+
+def place(
+    inventory_paths: Sequence[Path],
+    jobs_paths: Sequence[Path],
+    rank: str = "bandwidth",
+    why_not: bool = False,
+    engine: str = "duckdb",
+    progress: PhaseListener | None = None,
+    limit: int = 0,
+    whole_inventory: bool = False,
+) -> PlaceReport:
+    """Load inventory and jobs, evaluate the placement rules, pick members, rank (TopologError on bad input).
+
+    Only the facts of GPUs and their ancestors are loaded unless `whole_inventory` (a test
+    holds both ways equal) or some job asks for rail alignment.
+    """
+    from verifier.reports.query_report import program_for
+
+    jobs = load_jobs(jobs_paths)
+    classes, of = job_classes(jobs)
+    # Stages no job asks for (rail alignment, pair bandwidth) read nothing: load_model's
+    # live_reads sees that their job_need atoms match no row and loads none of their inputs.
+    program = program_for(load_rules(), PLACEMENT_RELATIONS)
+    pairs = NodePairs()
+    # Rail alignment reads NICs, leaves and cables; every other stage reads only GPUs and their ancestors.
+    keep = None if whole_inventory or any(job.rail_aligned for job in classes) else gpus_and_ancestors
+    model = load_model(
+        list(inventory_paths),
+        None,
+        engine,
+        progress,
+        program=program,
+        extra_facts=placement_facts(classes),
+        node_pairs=pairs,
+        keep_objects=keep,
+    )
+    try:
+        if progress is not None:
+            progress.step("ranking placements")
+        report = _report(model, classes, rank, why_not, list(inventory_paths), limit, pairs)
+    finally:
+        model.engine.close()
+    judged = {jp.job.name: jp for jp in report.jobs}
+    out = []
+    for job in jobs:
+        rep = judged[of[job.name]]
+        out.append(JobPlacements(job, rep.candidates, list(rep.placements), list(rep.why_not), rep.hosting))
+    return PlaceReport(rank, out)
+
+
+def gpus_and_ancestors(inv: Inventory) -> set[str]:
+    """Every GPU and every object that contains one (node, rack, pod, ...)."""
+    keep: set[str] = set()
+    objects = inv.objects
+    for oid, o in objects.items():
+        if o.kind != "gpu":
+            continue
+        keep.add(oid)
+        parent = o.parent
+        while parent is not None and parent not in keep:
+            keep.add(parent)
+            parent = objects[parent].parent
+    return keep
+
+
+def job_classes(jobs: Jobs) -> tuple[Jobs, dict[str, str]]:
+    """One representative per class of jobs whose facts are identical but for the name.
+
+    Such jobs get identical answers (the rules and the ranking see nothing else), so the
+    engine and the ranking judge each class once; `of` maps every job to its representative.
+    """
+    reps: dict[tuple[tuple[str, tuple[Row, ...]], ...], str] = {}
+    kept: dict[str, Job] = {}
+    of: dict[str, str] = {}
+    for job in jobs:
+        facts = job_facts(Jobs({job.name: job}))
+        key = tuple(
+            (rel, tuple(tuple("" if v == job.name and i == 0 else v for i, v in enumerate(r)) for r in rows))
+            for rel, rows in sorted(facts.items())
+        )
+        if key not in reps:
+            reps[key] = job.name
+            kept[job.name] = job
+        of[job.name] = reps[key]
+    return Jobs(kept, jobs.files), of
+
+
+def _report(
+    model: LoadedModel,
+    jobs: Jobs,
+    rank: str,
+    why_not: bool,
+    paths: list[Path],
+    limit: int,
+    pairs: NodePairs,
+) -> PlaceReport:
+    q = model.engine.query
+    candidates = {str(j): int(c) for j, c in q("job_candidate_count")}
+    hosts: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for j, d, _e, n in q("place_host"):
+        hosts[str(j)].append((str(d), int(n)))
+    picker = _Picker(model, pairs)
+    out: list[JobPlacements] = []
+    for job in jobs:
+        jp = JobPlacements(job, candidates.get(job.name, 0))
+        drafts = [picker.pick(job, domain, need) for domain, need in hosts.get(job.name, [])]
+        drafts.sort(key=_rank_key(rank))
+        # Members are named only for the placements shown: at fleet scale a job has thousands
+        # of hosting domains, ranked by figures that need no member names.
+        jp.placements = [d.placement() for d in (drafts[:limit] if limit else drafts)]
+        jp.hosting = len(drafts)
+        out.append(jp)
+    if why_not:
+        reasons = _why_not(model, jobs, paths)
+        for jp in out:
+            jp.why_not = reasons.get(jp.job.name, [])
+    return PlaceReport(rank, out)
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A placement's ranking figures, with its members named on demand."""
+
+    domain: str
+    nodes: int
+    bottleneck_mbps: int | None
+    cost_millicents_per_hour: int | None
+    members: Callable[[], tuple[str, ...]]
+
+    def placement(self) -> Placement:
+        return Placement(self.domain, self.members(), self.nodes, self.bottleneck_mbps, self.cost_millicents_per_hour)
+
+
+def _rank_key(rank: str) -> Callable[[_Draft], tuple[int, int, int, str]]:
+    big = 1 << 62
+
+    def bandwidth(p: _Draft) -> tuple[int, int, int, str]:
+        bw = -(p.bottleneck_mbps if p.bottleneck_mbps is not None else big)
+        return (bw, p.nodes, 0, p.domain)
+
+    def cost(p: _Draft) -> tuple[int, int, int, str]:
+        price = p.cost_millicents_per_hour if p.cost_millicents_per_hour is not None else big
+        bw = -(p.bottleneck_mbps if p.bottleneck_mbps is not None else big)
+        return (price, bw, p.nodes, p.domain)
+
+    return cost if rank == "cost" else bandwidth
+
+
+class _Picker:
+    """Members and figures of a hosting domain, from bulk queries (no per-domain engine round trips)."""
+
+    def __init__(self, model: LoadedModel, pairs: NodePairs) -> None:
+        q = model.engine.query
+        self.by_profile: dict[ProfileKey, list[str]] = defaultdict(list)
+        self.fabric: dict[str, int] = {}
+        self.node: dict[str, str] = {}
+        for row in q("place_profile", None, False):
+            g = str(row[0])
+            self.by_profile[tuple(row[1:])].append(g)
+            self.node[g] = str(row[1])
+            self.fabric[g] = int(row[7])
+        # Per profile, everything but its node's name as a small number: the profile's figures,
+        # its tag and the local names of its GPUs (two nodes of one class with the same profiles
+        # may still differ in which GPUs, a different one down). None: not expressible locally.
+        self.local_ids: dict[ProfileKey, int | None] = {}
+        interned: dict[tuple[object, ...], int] = {}
+        for key, gpus in self.by_profile.items():
+            gpus.sort()
+            node, tag = str(key[0]), str(key[8])
+            cut = len(node) + 1
+            if tag and not tag.startswith(node + "/"):
+                self.local_ids[key] = None
+                continue
+            local = (*key[1:8], tag[cut:], *(g[cut:] for g in gpus))
+            self.local_ids[key] = interned.setdefault(local, len(interned))
+        self.eligible: dict[tuple[str, str], list[ProfileKey]] = defaultdict(list)
+        for row in q("place_eligible_profile", None, False):
+            self.eligible[(str(row[0]), str(row[1]))].append(tuple(row[2:11]))
+        self.pairs = pairs
+        self.price = {str(n): int(p) for n, p in q("place_node_price")}
+        self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
+        self._shapes: dict[tuple[object, ...], tuple[tuple[tuple[int, str], ...], int | None, int]] = {}
+
+    def pick(self, job: Job, domain: str, need: int) -> _Draft:
+        """The domain's members and figures, judged once per shape: the domain's nodes in the
+        order their GPUs sort, each with its node class and its eligible profiles without the
+        node's name (and which GPUs they hold), plus the need and the job's topology needs.
+        Thousands of identical nodes or racks then cost one pick and a price lookup each."""
+        keys = self.eligible[(job.name, domain)]
+        needs = (need, job.min_fabric_mbps, _fullest_first(job), job.scope == "nvlink_domain")
+        local_ids = self.local_ids
+        ids = [local_ids[k] for k in keys]
+        first = keys[0][0] if keys else ""
+        if len(keys) == 1:  # the usual case: a domain inside one node, all alike
+            nodes = [str(first)]
+            profiles: tuple[object, ...] = (-1 if ids[0] is None else ids[0],)
+        elif all(k[0] == first for k in keys):  # inside one node
+            nodes = [str(first)]
+            profiles = tuple(sorted(-1 if i is None else i for i in ids))
+        else:
+            # Sorting by "node/" puts the nodes in the order of their GPUs' ids.
+            nodes = sorted({str(k[0]) for k in keys}, key=lambda n: n + "/")
+            index = {n: i for i, n in enumerate(nodes)}
+            profiles = tuple(sorted((index[str(k[0])], -1 if i is None else i) for k, i in zip(keys, ids, strict=True)))
+        class_of = self.pairs.class_of
+        classes = (class_of.get(nodes[0]),) if len(nodes) == 1 else tuple(class_of.get(n) for n in nodes)
+        if None in classes or None in ids:
+            members = self._members(job, keys, need)
+            used = sorted({self.node[g] for g in members})
+            picked = tuple(members)
+            return _Draft(domain, len(used), self._bottleneck(job, members, used), self._cost(members), lambda: picked)
+        shape = (classes, profiles, needs)
+        found = self._shapes.get(shape)
+        if found is None:
+            members = self._members(job, keys, need)
+            used = sorted({self.node[g] for g in members})
+            at = {n: i for i, n in enumerate(nodes)}
+            local = tuple((at[self.node[g]], g[len(self.node[g]) + 1 :]) for g in members)
+            found = self._shapes[shape] = (local, self._bottleneck(job, members, used), len(used))
+        local, worst, count = found
+        if len(nodes) == 1:
+            price = self.price.get(nodes[0])
+            cost = price * len(local) if price is not None and local else None
+        else:
+            per_node: dict[int, int] = defaultdict(int)
+            for i, _g in local:
+                per_node[i] += 1
+            prices = [self.price.get(nodes[i]) for i in per_node]
+            cost = (
+                sum(p * per_node[i] for i, p in zip(per_node, prices, strict=True) if p is not None)
+                if local and None not in prices
+                else None
+            )
+        return _Draft(domain, count, worst, cost, lambda: tuple(f"{nodes[i]}/{g}" for i, g in local))
+
+    def _members(self, job: Job, keys: list[ProfileKey], need: int) -> list[str]:
+        gpus: list[str] = []
+        for key in keys:
+            gpus.extend(self.by_profile[key])
+        if job.min_fabric_mbps is not None:
+            gpus = [g for g in gpus if self.fabric[g] >= job.min_fabric_mbps]
+        gpus.sort()
+        return _fewest_nodes(gpus, need, self.node) if _fullest_first(job) else gpus[:need]
+
+    def _bottleneck(self, job: Job, members: list[str], nodes: list[str]) -> int | None:
+        """Worst pair of members: inside each node its GPU pair bottleneck, between nodes the
+        fabric (the narrower GPU's way into it), except inside one NVLink domain."""
+        worst: int | None = None
+        if len(members) > 1:
+            per: dict[str, list[str]] = defaultdict(list)
+            for g in members:
+                per[self.node[g]].append(g)
+            for n in nodes:
+                m = self._node_worst(n, per[n])
+                if m is not None and (worst is None or m < worst):
+                    worst = m
+        if len(nodes) > 1 and job.scope != "nvlink_domain":
+            fabric = min(self.fabric[g] for g in members)
+            worst = fabric if worst is None else min(worst, fabric)
+        return worst
+
+    def _node_worst(self, node: str, members: list[str]) -> int | None:
+        """Worst pair among members of one node, memoised per (node class, member names)."""
+        if len(members) < 2:
+            return None
+        cls = self.pairs.class_of.get(node)
+        if cls is None:
+            return None
+        key = (cls, tuple(g[len(node) + 1 :] for g in members))
+        if key not in self._worst:
+            self._worst[key] = self.pairs.worst(node, members)
+        return self._worst[key]
+
+    def _cost(self, members: list[str]) -> int | None:
+        prices = [self.price.get(self.node[g]) for g in members]
+        if not members or any(p is None for p in prices):
+            return None
+        return sum(p for p in prices if p is not None)
+
+
+def _fullest_first(job: Job) -> bool:
+    """Whether members come from the fullest nodes first: the rules judged max_nodes and
+    min_pair_mbps (pairs across nodes cross the fabric) on such a choice."""
+    return job.max_nodes is not None or job.min_pair_mbps is not None
+
+
+def _fewest_nodes(gpus: list[str], need: int, node: dict[str, str]) -> list[str]:
+    """The first `need` GPUs taking the fullest nodes first (ties by node name)."""
+    per: dict[str, list[str]] = defaultdict(list)
+    for g in gpus:
+        per[node[g]].append(g)
+    out: list[str] = []
+    for n in sorted(per, key=lambda n: (-len(per[n]), n)):
+        out.extend(per[n][: need - len(out)])
+        if len(out) >= need:
+            break
+    return sorted(out)
+
+
+def _why_not(model: LoadedModel, jobs: Jobs, paths: list[Path]) -> dict[str, list[WhyNot]]:
+    out: dict[str, list[WhyNot]] = defaultdict(list)
+    rows = sorted(model.engine.query("place_why_not"), key=lambda r: (str(r[0]), str(r[1])))
+    deniers = _Deniers(model, paths)
+    for j, d, what, have, need in rows:
+        job = jobs.jobs.get(str(j))
+        if job is None:  # pragma: no cover - every job row comes from `jobs`
+            continue
+        msg = why_not_message(job, str(d), str(what), int(have), int(need), deniers)
+        out[job.name].append(WhyNot(str(d), str(what), int(have), int(need), msg))
+    return out
+
+
+def _size(mb: int) -> str:
+    return f"{mb / 1000:g} GB"
+
+
+def _rate(mbps: int) -> str:
+    return f"{mbps / 1000:g} GB/s"
+
+
+def _software(job: Job) -> str:
+    return " or ".join(" ".join(f"{c}>={v // 1000}.{v % 1000}" for c, v in o.requires) for o in job.stack)
+
+
+def _hbm(job: Job) -> str:
+    if job.mig is not None:
+        return f"whose MIG {job.mig} instances have at least {_size(job.min_hbm_mb or 0)}"
+    return f"with at least {_size(job.min_hbm_mb or 0)} HBM"
+
+
+_HAVING: dict[str, Callable[[Job], str]] = {
+    "gpus": lambda job: "",
+    "model": lambda job: f" of an accepted model ({', '.join(job.accepts)})",
+    "mig": lambda job: f" that can be cut into MIG {job.mig} instances",
+    "hbm": lambda job: f" {_hbm(job)}",
+    "hbm_bandwidth": lambda job: f" with at least {_rate(job.min_hbm_mbps or 0)} memory bandwidth",
+    "fp64": lambda job: " with full-rate FP64",
+    "excluded": lambda job: f" without an excluded label ({', '.join(f'{k}={v}' for k, v in job.exclude)})",
+    "healthy": lambda job: " in service (not down or drained)",
+    "software": lambda job: f" on nodes with the software ({_software(job)})",
+    "rail_aligned": lambda job: " on nodes whose GPUs each reach the fabric through a NIC of their own rail",
+    "min_fabric_mbps": lambda job: f" reach the fabric at {_rate(job.min_fabric_mbps or 0)} or more",
+}
+"""Per requirement counted in GPUs: what the domain's GPUs that pass it have ("8 GPUs <this>")."""
+
+
+def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deniers: _Deniers | None = None) -> str:
+    """One sentence: the domain, what it has for the first requirement it fails, and what the job needs."""
+    gpus = f"{have} GPU{'s' if have != 1 else ''}"
+    tail = f"job needs {need}"
+    having = _HAVING.get(what)
+    if having is not None:
+        return f"{domain}: {gpus}{having(job)}, {tail}"
+    if what == "authorization":
+        policies = deniers.policies(job, domain) if deniers is not None else ()
+        named = [x for x in policies if x != "(no permit)"]
+        if named:
+            return f"{domain}: policy {', '.join(named)} denies {job.principal} ({gpus} it may schedule on, {tail})"
+        if policies:
+            return f"{domain}: no policy permits {job.principal} to schedule ({gpus} allowed, {tail})"
+        return f"{domain}: {job.principal} may schedule on {gpus}, {tail}"
+    if what == "max_nodes":
+        return f"{domain}: {job.max_nodes} node{'s' if job.max_nodes != 1 else ''} hold at most {gpus}, {tail}"
+    if what == "min_pair_mbps":
+        return f"{domain}: worst GPU pair {_rate(have)}, job needs {_rate(need)}"
+    return f"{domain}: {what} {have}, {tail}"  # pragma: no cover - every requirement is named above
+
+
+class _Deniers:
+    """The policies that deny a job's principal scheduling on a domain's GPUs (asked lazily, once per domain)."""
+
+    def __init__(self, model: LoadedModel, paths: list[Path]) -> None:
+        self.model = model
+        self.paths = paths
+        self._setup: object | None = None
+        self._failed = False
+
+    def policies(self, job: Job, domain: str) -> tuple[str, ...]:
+        from verifier.authorization.entities import uid
+        from verifier.authorization.evaluate import Request
+        from verifier.authorization.setup import AuthzSetup, setup_from_model
+        from verifier.core.errors import TopologError
+
+        if self._failed:
+            return ()
+        if self._setup is None:
+            try:
+                self._setup = setup_from_model(self.model, self.paths, None, None)
+            except TopologError:
+                self._failed = True
+                return ()
+        setup = self._setup
+        assert isinstance(setup, AuthzSetup)
+        principal = next(
+            (e.uid for e in setup.graph.of_type("User", "Team", "ServiceAccount") if e.id == job.principal), None
+        )
+        if principal is None:
+            return ()
+        gpus = [str(r[2]) for r in self.model.engine.query("place_domain_gpu", {1: domain})][:64]
+        found: set[str] = set()
+        for d in setup.authorizer.decide([Request(principal, "schedule", uid("Gpu", g)) for g in gpus]):
+            if not d.allowed:
+                found.update(d.reasons or ("(no permit)",))
+        return tuple(sorted(found))
+
+
+def render_text(report: PlaceReport) -> str:
+    lines: list[str] = []
+    for jp in report.jobs:
+        job = jp.job
+        size = f"{job.gpus} MIG {job.mig} instances" if job.mig is not None else f"{job.gpus} GPUs"
+        lines.append(
+            f"job {job.name} ({job.principal}, {size}, scope {job.scope}): "
+            f"{jp.hosting} placement{'s' if jp.hosting != 1 else ''}"
+            f" of {jp.candidates} candidate domains"
+            + (f" (the best {len(jp.placements)} shown)" if len(jp.placements) < jp.hosting else "")
+        )
+        if not jp.placements:
+            lines.append("  error PLACE001: fits nowhere")
+        for i, p in enumerate(jp.placements, 1):
+            bw = _rate(p.bottleneck_mbps) if p.bottleneck_mbps is not None else "n/a"
+            cost = f"${p.cost_millicents_per_hour / 100_000:.2f}/h" if p.cost_millicents_per_hour is not None else "n/a"
+            lines.append(f"  {i}. {p.domain}: bottleneck {bw}, {p.nodes} node{'s' if p.nodes != 1 else ''}, {cost}")
+            lines.append(f"     gpus: {', '.join(p.gpus)}")
+        for w in jp.why_not:
+            lines.append(f"  why not {w.message}")
+    placed = sum(1 for jp in report.jobs if jp.placements)
+    lines.append(f"{placed} of {len(report.jobs)} jobs placeable (ranked by {report.rank})")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(report: PlaceReport) -> str:
+    doc = {
+        "rank": report.rank,
+        "jobs": [
+            {
+                "job": jp.job.name,
+                "principal": jp.job.principal,
+                "gpus": jp.job.gpus,
+                "mig": jp.job.mig,
+                "scope": jp.job.scope,
+                "candidates": jp.candidates,
+                "hosting": jp.hosting,
+                "placeable": bool(jp.placements),
+                "placements": [p.to_dict() for p in jp.placements],
+                "why_not": [w.to_dict() for w in jp.why_not],
+            }
+            for jp in report.jobs
+        ],
+        "unplaceable": report.unplaceable,
+    }
+    return json.dumps(doc, indent=2, sort_keys=False) + "\n"

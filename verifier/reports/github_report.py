@@ -1,0 +1,107 @@
+"""GitHub Actions workflow commands: each finding becomes an annotation on the inventory line.
+
+`::error file=F,line=L,col=C,title=T::message`; waived findings become notices so a
+reviewer still sees what was accepted and why. The summary closes the log as plain text.
+
+GitHub turns only the first 10 commands of each type (error, warning, notice) in a step
+into annotations; the rest show in the log only. So annotations come most severe first,
+in report order within a type, and when a type has more than 10 a final notice says how
+many were not annotated and where to read them all.
+
+Text from the inputs is escaped as the runner unescapes it (actions/toolkit command.ts),
+so a line break, `%` or `::` in a message, subject or path cannot end the command early
+or start another one. Files are named from the top of their git work tree, as GitHub
+resolves annotation paths.
+"""
+
+from __future__ import annotations
+
+import re
+
+from verifier.checks.findings import Severity
+from verifier.checks.verify import Result, VerifyReport
+from verifier.reports.sarif_report import RepoPaths
+from verifier.reports.text_report import summary
+
+COMMANDS: dict[Severity, str] = {"error": "error", "warning": "warning", "note": "notice"}
+ORDER = ("error", "warning", "notice")
+ANNOTATIONS_PER_TYPE = 10
+"""How many commands of one type in one step GitHub turns into annotations."""
+_PLURAL = {"error": "errors", "warning": "warnings", "notice": "notices"}
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _data(text: str) -> str:
+    # '%' first, so that the escapes added after it are not escaped again.
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # Other control characters (ESC starts the colour codes the log viewer obeys) are shown, not sent.
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _prop(text: str) -> str:
+    # Properties end at ',' and the property list at '::', so those are escaped as well.
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _command(r: Result) -> str:
+    return "notice" if r.waiver is not None else COMMANDS[r.finding.severity]
+
+
+def _annotation(r: Result, paths: RepoPaths | None = None) -> str:
+    f = r.finding
+    props: list[str] = []
+    if f.location is not None:
+        name = paths.relative(f.location.file) if paths is not None else None
+        props.append(f"file={_prop(name or f.location.file)}")
+        if f.location.line:
+            props.append(f"line={f.location.line}")
+        if f.location.col:
+            props.append(f"col={f.location.col}")
+    message = f"{f.message} [{', '.join(f.subjects)}]"
+    if r.waiver is None:
+        props.append(f"title={_prop(f.rule)}")
+        return f"::{_command(r)} {','.join(props)}::{_data(message)}"
+    w = r.waiver
+    props.append(f"title={_prop(f'{f.rule} (waived)')}")
+    note = f"{message}; waived until {w.expires.isoformat()} by {w.location}: {w.reason}"
+    return f"::notice {','.join(props)}::{_data(note)}"
+
+
+def _order(item: tuple[int, Result]) -> tuple[int, bool, int]:
+    index, r = item
+    return ORDER.index(_command(r)), r.waiver is not None, index
+
+
+def ordered(report: VerifyReport) -> list[Result]:
+    """Results in annotation order: errors, warnings, then notices (notes before waived findings),
+    each type in report order."""
+    return [r for _i, r in sorted(enumerate(report.results), key=_order)]
+
+
+def overflow_line(counts: dict[str, int]) -> str | None:
+    """The closing notice when some type has more commands than GitHub annotates, else None."""
+    over = [(t, counts.get(t, 0) - ANNOTATIONS_PER_TYPE) for t in ORDER if counts.get(t, 0) > ANNOTATIONS_PER_TYPE]
+    if not over:
+        return None
+    parts = ", ".join(f"{n} {_PLURAL[t] if n != 1 else t}" for t, n in over)
+    return (
+        f"::notice title=topolog::GitHub annotates only the first {ANNOTATIONS_PER_TYPE} of each type in a step; "
+        f"not annotated: {parts}. Every finding is in this log above and in the full report "
+        "(step summary, SARIF, JUnit)."
+    )
+
+
+def render(report: VerifyReport) -> str:
+    paths = RepoPaths()
+    results = ordered(report)
+    lines = [_annotation(r, paths) for r in results]
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[_command(r)] = counts.get(_command(r), 0) + 1
+    lines.extend(summary(report))
+    last = overflow_line(counts)
+    if last is not None:
+        lines.append(last)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,60 @@
+"""JSON report, schema version 1 (documented, with its JSON Schema, in docs/report-json.md).
+
+Keys are sorted and findings are in report order, so the same inputs give
+byte-identical output. New keys may be added within a version; removing, renaming or
+retyping one bumps `schemaVersion`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from verifier import __version__
+from verifier.checks.verify import Result, VerifyReport
+
+SCHEMA_VERSION = 1
+
+
+def _result(r: Result) -> dict[str, object]:
+    out = r.finding.to_dict()
+    out["fingerprint"] = r.fingerprint
+    if r.waiver is not None:
+        w = r.waiver
+        out["waiver"] = {
+            "reason": w.reason,
+            "expires": w.expires.isoformat(),
+            "location": {"file": w.location.file, "line": w.location.line},
+        }
+    return out
+
+
+def render(report: VerifyReport) -> str:
+    doc = {
+        "schemaVersion": SCHEMA_VERSION,
+        "tool": {"name": "topolog", "version": __version__},
+        "inventories": list(report.inventories),
+        "failOn": report.fail_on,
+        "failed": report.failed,
+        "summary": {
+            "findings": len(report.findings),
+            "bySeverity": dict(report.counts),
+            "checks": len(report.checks),
+            "proofsOmitted": report.proofs_omitted,
+            "suppressed": len(report.suppressed),
+            "baselined": report.baselined,
+            "baselineFixed": report.baseline_fixed,
+        },
+        "checks": [
+            {
+                "id": c.id,
+                "severity": c.severity,
+                "summary": c.summary,
+                "remediation": c.remediation,
+                "file": c.file,
+            }
+            for c in report.checks
+        ],
+        "findings": [_result(r) for r in report.active],
+        "suppressed": [_result(r) for r in report.suppressed],
+    }
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,53 @@
+"""Plain text for terminals and CI logs: one line per finding, then a summary."""
+
+from __future__ import annotations
+
+from verifier.checks.findings import Finding
+from verifier.checks.verify import Result, VerifyReport
+
+
+def finding_line(f: Finding) -> str:
+    where = str(f.location) if f.location is not None else "-"
+    return f"{where}: {f.severity} {f.rule}: {f.message} [{', '.join(f.subjects)}]"
+
+
+def waived_line(r: Result) -> str:
+    w = r.waiver
+    assert w is not None
+    return f"{finding_line(r.finding)} waived until {w.expires.isoformat()} by {w.location}: {w.reason}"
+
+
+def summary(report: VerifyReport) -> list[str]:
+    """The closing lines; the CLI prints them on the terminal when the report itself goes to files."""
+    counts = report.counts
+    total = len(report.findings)
+    noun = "finding" if total == 1 else "findings"
+    verdict = "FAILED" if report.failed else "passed"
+    extra = ""
+    if report.suppressed:
+        extra += f", {len(report.suppressed)} waived"
+    if report.baselined:
+        extra += f", {report.baselined} in the baseline"
+    lines = [
+        f"{total} {noun} ({counts.get('error', 0)} error, {counts.get('warning', 0)} warning, "
+        f"{counts.get('note', 0)} note{extra}) from {len(report.checks)} checks: {verdict} "
+        f"(--fail-on {report.fail_on})"
+    ]
+    if report.baseline_fixed:
+        lines.append(
+            f"{report.baseline_fixed} baseline entries no longer occur; "
+            "rewrite the baseline with --write-baseline to drop them"
+        )
+    if report.proofs_omitted:
+        lines.append(f"proofs omitted for {report.proofs_omitted} findings past the first 500")
+    return lines
+
+
+def render(report: VerifyReport) -> str:
+    lines: list[str] = []
+    for r in report.results:
+        lines.append(finding_line(r.finding) if r.waiver is None else waived_line(r))
+        if r.finding.proof is not None:
+            lines.extend("    " + line for line in r.finding.proof.render().splitlines())
+    lines.extend(summary(report))
+    return "\n".join(lines) + "\n"

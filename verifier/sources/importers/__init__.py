@@ -1,0 +1,55 @@
+"""Importers: the outputs of tools that describe real machines, as topolog inventories.
+
+One module per source format, each returning an `Imported` (the same in-memory `Inventory`
+the YAML loader produces, plus notes about what the format holds that topolog does not model).
+`import_files(kind, paths)` is the one entry point the CLI and `verify --from` use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from verifier.core.errors import SourceLocation, TopologError
+from verifier.sources.importers.build import Imported
+
+KINDS: tuple[str, ...] = ("nvidia-smi", "nccl-xml", "hwloc", "slurm")
+
+
+def import_files(
+    kind: str,
+    paths: Sequence[str | Path],
+    *,
+    node: str | None = None,
+    link_kind: str = "infiniband",
+    link_mbps: int = 50000,
+) -> Imported:
+    """Import `paths` (all of one `kind`). Raises TopologError (file:line, what was expected)."""
+    files = [Path(p) for p in paths]
+    for f in files:
+        if not f.is_file():
+            raise TopologError.at(SourceLocation(str(f)), "no such file")
+    if node is not None and len(files) > 1:
+        raise TopologError.at(SourceLocation(str(files[1])), "--node names one machine; give one file with it")
+    if kind == "nvidia-smi":
+        from verifier.sources.importers.nvidia_smi import import_nvidia_smi
+
+        return import_nvidia_smi(files, node)
+    if kind == "nccl-xml":
+        from verifier.sources.importers.nccl_xml import import_nccl_xml
+
+        return import_nccl_xml(files, node)
+    if kind == "hwloc":
+        from verifier.sources.importers.hwloc_xml import import_hwloc_xml
+
+        return import_hwloc_xml(files, node)
+    if kind == "slurm":
+        from verifier.sources.importers.slurm import import_slurm
+
+        return import_slurm(files, link_kind, link_mbps)
+    raise TopologError.at(
+        SourceLocation("<command line>"), f"unknown import kind {kind!r}; expected one of: {', '.join(KINDS)}"
+    )
+
+
+__all__ = ["KINDS", "Imported", "import_files"]

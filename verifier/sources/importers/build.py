@@ -1,0 +1,128 @@
+"""Building an `Inventory` from a tool's output, with every problem collected.
+
+Importers produce the same in-memory `Inventory` the YAML loader produces, so facts and
+rules work unchanged. Two kinds of report come back besides the inventory:
+errors (bad input: the import fails with exit code 2) and notes (something in the input
+that topolog does not model, such as a SATA controller, said out loud rather than dropped).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.sources.inventory.catalog import builtin_models
+from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, Inventory, Link, Obj
+from verifier.sources.inventory.specs import PCIE_LANE_MBPS
+from verifier.sources.inventory.validate import Problems, check_inventory
+
+ASSUMED = "assumed"
+"""Label key on a link whose bandwidth the tool does not state: the value is a documented default."""
+
+# PCIe generation by transfer rate in GT/s (PCI-SIG): what sysfs and NCCL write as link_speed.
+PCIE_GEN_BY_GTS = {"2.5": 1, "5": 2, "8": 3, "16": 4, "32": 5, "64": 6}
+DEFAULT_PCIE = (4, 16)  # stands for an unstated PCIe link: Gen4 x16, labelled assumed
+NVLINK_MBPS_BY_SM = {6: 20000, 7: 25000, 8: 25000, 9: 25000, 10: 50000}  # NVLink 1..5, per link, per direction
+DEFAULT_NVLINK_LINK_MBPS = 25000  # NVLink 2-4 per link per direction, when the generation is not stated
+
+
+def pcie_mbps(gen: int, lanes: int) -> int:
+    return PCIE_LANE_MBPS[gen] * lanes
+
+
+def safe_name(text: str) -> str:
+    """A file stem or host name as an inventory id: letters, digits, - _ . only."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
+    return cleaned or "node"
+
+
+@dataclass
+class Imported:
+    inventory: Inventory
+    notes: list[Diagnostic] = field(default_factory=list)
+
+
+class Builder:
+    """Adds objects and links, collects errors and notes; `finish` validates and returns."""
+
+    def __init__(self, files: list[str]) -> None:
+        self.inv = Inventory(files=tuple(files))
+        for m in builtin_models():
+            self.inv.models[m.name] = m
+        self.errors: list[Diagnostic] = []
+        self.notes: list[Diagnostic] = []
+
+    def error(self, loc: SourceLocation, message: str) -> None:
+        self.errors.append(Diagnostic(loc, message))
+
+    def note(self, loc: SourceLocation, message: str) -> None:
+        self.notes.append(Diagnostic(loc, message))
+
+    def has(self, oid: str) -> bool:
+        return oid in self.inv.objects
+
+    def obj(
+        self,
+        oid: str,
+        kind: str,
+        parent: str | None,
+        loc: SourceLocation,
+        *,
+        labels: Mapping[str, str] | None = None,
+        quantities: Mapping[str, int] | None = None,
+        model: str | None = None,
+    ) -> Obj:
+        if oid in self.inv.objects:
+            self.error(loc, f"{oid!r} is described twice (first at {self.inv.objects[oid].loc})")
+            return self.inv.objects[oid]
+        o = Obj(
+            id=oid,
+            kind=kind,
+            parent=parent,
+            loc=loc,
+            model=model,
+            labels=MappingProxyType(dict(labels)) if labels else EMPTY_STR,
+            quantities=MappingProxyType(dict(quantities)) if quantities else EMPTY_INT,
+        )
+        self.inv.objects[oid] = o
+        return o
+
+    def link(
+        self,
+        a: str,
+        b: str,
+        kind: str,
+        mbps: int,
+        loc: SourceLocation,
+        *,
+        attrs: Mapping[str, int] | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> Link:
+        base = f"{a}<->{b}"
+        lid, k = base, 2
+        while lid in self.inv.links:
+            lid, k = f"{base}#{k}", k + 1
+        lk = Link(
+            id=lid,
+            a=a,
+            b=b,
+            kind=kind,
+            mbps=mbps,
+            loc=loc,
+            attrs=MappingProxyType(dict(attrs)) if attrs else EMPTY_INT,
+            labels=MappingProxyType(dict(labels)) if labels else EMPTY_STR,
+        )
+        self.inv.links[lid] = lk
+        return lk
+
+    def finish(self) -> Imported:
+        """The inventory, checked like a loaded one. TopologError with every problem otherwise."""
+        if self.errors:
+            raise TopologError(self.errors)
+        problems = Problems()
+        check_inventory(self.inv, problems)
+        problems.raise_if_any()
+        return Imported(self.inv, sorted(set(self.notes)))

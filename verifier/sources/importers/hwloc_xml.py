@@ -1,0 +1,346 @@
+"""hwloc XML (`lstopo --of xml`, hwloc 2.x: `<topology version="2.0">` or `"3.0"`) to an inventory.
+
+Machine -> node; Package -> cpu `cpu<os_index>`; Die -> die; NUMANode -> memory `numa<os_index>`
+(size from local_memory); caches and memory-side caches -> cache (size, level, type); Core -> core
+(its PUs become `threads` and the `pus` label, CPU kinds become `cpu_kind`); PCI bridges below the
+host bridge -> pcie_switch; PCI devices -> gpu / nic / nvswitch, GPUs and NICs numbered in bus
+order; pci_link_speed (GB/s) -> the PCIe link's bandwidth; the NVLinkBandwidth matrix -> NVLink
+links; memory attributes Bandwidth (MB/s) and Latency (ns) seen from local CPUs -> memory figures.
+Groups and host bridges only structure the tree, so their children attach to the enclosing object.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from verifier.sources.importers.build import ASSUMED, DEFAULT_PCIE, Builder, Imported, pcie_mbps, safe_name
+from verifier.sources.importers.safe_xml import Element, parse_xml
+
+_CACHE = re.compile(r"^L(\d)([id]?)Cache$")
+_CACHE_TYPE = {"0": "unified", "1": "data", "2": "instruction"}
+_PCI_TYPE = re.compile(r"^([0-9a-fA-F]{4}) \[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
+_ACCEL_VENDORS = ("10de", "1002", "1da3", "8086")  # NVIDIA, AMD, Habana, Intel
+_SKIPPED = ("support", "pci_locality")  # hwloc's own discovery bookkeeping, not hardware
+_INTRINSIC_MEMATTRS = ("Capacity", "Locality")  # duplicates of local_memory and the cpuset
+
+
+@dataclass
+class _Pci:
+    el: Element
+    category: str
+    busid: str
+    parent: str
+
+
+def import_hwloc_xml(paths: list[Path], node: str | None = None) -> Imported:
+    b = Builder([str(p) for p in paths])
+    for path in paths:
+        root = parse_xml(path)
+        name = node if node is not None and len(paths) == 1 else safe_name(path.stem)
+        _Reader(b, name).topology(root)
+    return b.finish()
+
+
+def _cpuset_bits(text: str | None) -> set[int]:
+    """hwloc cpusets: comma-separated 32-bit hex words, most significant first."""
+    if not text:
+        return set()
+    value = int("".join(w.removeprefix("0x").rjust(8, "0") for w in text.split(",")), 16)
+    return {i for i in range(value.bit_length()) if value >> i & 1}
+
+
+class _Reader:
+    def __init__(self, b: Builder, node: str) -> None:
+        self.b, self.node = b, node
+        self.counters: dict[str, int] = {}
+        self.by_gp: dict[str, str] = {}  # hwloc gp_index -> object id (OSDevs map to their PCI device)
+        self.numa_els: dict[str, Element] = {}
+        self.pcis: list[_Pci] = []
+        self.core_pus: dict[str, list[int]] = {}
+        self.core_el: dict[str, Element] = {}
+
+    def id(self, name: str) -> str:
+        return f"{self.node}/{name}"
+
+    def next(self, prefix: str) -> str:
+        k = self.counters.get(prefix, 0)
+        self.counters[prefix] = k + 1
+        return self.id(f"{prefix}{k}")
+
+    def topology(self, root: Element) -> None:
+        if root.tag != "topology":
+            self.b.error(root.loc, f"expected hwloc XML: the root element is <{root.tag}>, not <topology>")
+            return
+        version = root.get("version")
+        if version not in ("2.0", "3.0"):
+            self.b.error(
+                root.loc,
+                f'hwloc XML version {version!r}; expected "2.0" or "3.0" (hwloc 2.x: lstopo --of xml); '
+                "hwloc 1.x files can be converted with hwloc 2's hwloc-convert",
+            )
+            return
+        machines = [c for c in root.children if c.tag == "object"]
+        if len(machines) != 1 or machines[0].get("type") != "Machine":
+            self.b.error(root.loc, 'expected exactly one top-level <object type="Machine">')
+            return
+        self.walk(machines[0], None)
+        self.devices()
+        kinds = []
+        for child in root.children:
+            if child.tag == "object" or child.tag in _SKIPPED or child.tag == "info":
+                continue
+            if child.tag == "cpukind":
+                kinds.append(child)
+            elif child.tag == "memattr":
+                self.memattr(child)
+            elif child.tag == "distances2hetero" and child.get("name") == "NVLinkBandwidth":
+                self.nvlinks(child)
+            else:
+                self.b.note(child.loc, f"<{child.tag}{_name_of(child)}> is not modelled by topolog; not imported")
+        self.cpukinds(kinds)
+        for cid, pus in self.core_pus.items():
+            obj = self.b.inv.objects[cid]
+            obj.quantities = {**obj.quantities, "threads": len(pus)}
+            obj.labels = {**obj.labels, "pus": ",".join(str(p) for p in sorted(pus))}
+
+    def walk(self, el: Element, parent: str | None, core: str | None = None) -> None:
+        kind = el.get("type") or ""
+        infos = {f"hwloc_{i.get('name')}": i.get("value") or "" for i in el.iter("info") if i.get("name")}
+        labels = {"source": el.where, **infos}
+        here: str | None = parent
+        cache = _CACHE.match(kind)
+        if kind == "Machine":
+            here = self.node
+            self.b.obj(here, "node", None, el.loc, labels={**labels, "imported_from": "hwloc"})
+        elif kind == "Package":
+            here = self.id(f"cpu{el.get('os_index')}") if el.get("os_index") else self.next("cpu")
+            self.b.obj(here, "cpu", parent, el.loc, labels=labels)
+        elif kind == "Die":
+            here = self.next("die")
+            self.b.obj(here, "die", parent, el.loc, labels=labels)
+        elif kind == "NUMANode":
+            here = self.id(f"numa{el.get('os_index')}") if el.get("os_index") else self.next("numa")
+            q = {}
+            mem = el.get("local_memory")
+            if mem is not None and mem.isdigit() and int(mem) > 0:
+                q["size_mb"] = round(int(mem) / 1_000_000)
+            if el.get("subtype"):
+                labels["memory_type"] = el.get("subtype") or ""
+            self.b.obj(here, "memory", parent, el.loc, labels=labels, quantities=q)
+            self.numa_els[here] = el
+        elif cache is not None or kind == "MemCache":
+            level = cache.group(1) if cache else el.get("depth") or "1"
+            here = self.next(f"l{level}{cache.group(2) if cache else 'mem'}cache")
+            q = {"level": int(level)}
+            size = el.get("cache_size")
+            if size is not None and size.isdigit() and int(size) > 0:
+                q["size_kb"] = round(int(size) / 1000)
+            labels["cache_type"] = _CACHE_TYPE.get(el.get("cache_type") or "0", "unified")
+            if kind == "MemCache":
+                labels["memory_side"] = "true"
+            self.b.obj(here, "cache", parent, el.loc, labels=labels, quantities=q)
+        elif kind == "Core":
+            here = core = self.next("core")
+            self.b.obj(here, "core", parent, el.loc, labels=labels)
+            self.core_pus[here] = []
+        elif kind == "PU":
+            os_index = int(el.get("os_index") or "0")
+            if core is None:  # a PU without a Core above it stands for a core of one thread
+                here = core = self.id(f"pu{os_index}")
+                self.b.obj(here, "core", parent, el.loc, labels={**labels, "hwloc_type": "PU"})
+                self.core_pus[here] = []
+            self.core_pus[core].append(os_index)
+        elif kind == "Bridge" and (el.get("bridge_type") or "").startswith("0-"):
+            pass  # the host bridge: its PCI tree belongs to the enclosing package
+        elif kind == "Bridge":
+            here = self.next("pcisw")
+            busid = (el.get("pci_busid") or "").lower()
+            self.b.obj(here, "pcie_switch", parent, el.loc, labels={**labels, "pci_busid": busid, **_pci_type(el)})
+            self.uplink(el, here, parent)
+        elif kind == "PCIDev":
+            self.pcidev(el, parent)
+            return
+        elif kind == "Group":
+            pass  # a grouping (cluster, die set): no figures of its own
+        elif kind == "OSDev":
+            self.b.note(el.loc, f"OS device {el.get('name')!r} outside a PCI device is not modelled; not imported")
+            return
+        else:
+            self.b.note(el.loc, f"hwloc object type {kind!r} is not modelled by topolog; not imported")
+            return
+        if el.get("gp_index") and here is not None:
+            self.by_gp[el.get("gp_index") or ""] = here
+        for child in el.children:
+            if child.tag == "object":
+                self.walk(child, here, core)
+
+    def uplink(self, el: Element, oid: str, parent: str | None) -> None:
+        if parent is None:
+            return
+        raw = el.get("pci_link_speed")
+        labels = {"source": el.where}
+        try:
+            gbps = float(raw) if raw is not None else 0.0
+        except ValueError:
+            self.b.error(el.loc, f'pci_link_speed={raw!r} of {el.path}; expected GB/s such as "15.753846"')
+            return
+        if gbps > 0:
+            mbps = round(gbps * 1000)
+        else:  # hwloc writes 0 when the OS does not report the link (virtual machines)
+            mbps, labels[ASSUMED] = pcie_mbps(*DEFAULT_PCIE), "bandwidth"
+        self.b.link(oid, parent, "pcie", mbps, el.loc, labels=labels)
+
+    def pcidev(self, el: Element, parent: str | None) -> None:
+        busid = (el.get("pci_busid") or "").lower()
+        m = _PCI_TYPE.match(el.get("pci_type") or "")
+        subtype = el.get("subtype")
+        osdevs = [c for c in el.children if c.tag == "object" and c.get("type") == "OSDev"]
+        if m is None and subtype is None:
+            self.b.error(el.loc, f'pci_type={el.get("pci_type")!r} of {el.path}; expected "0302 [10de:20b0] ..."')
+            return
+        cls, vendor = (m.group(1).lower(), m.group(2).lower()) if m else ("", "")
+        gpu_osdev = any(
+            o.get("osdev_type") in ("1", "5", "12")
+            or (o.get("name") or "").startswith(("nvml", "cuda", "rsmi", "opencl"))
+            for o in osdevs
+        )
+        if subtype == "NVSwitch" or (cls == "0680" and vendor == "10de"):
+            category = "nvswitch"
+        elif (
+            cls.startswith("12") or cls == "0302" or (cls.startswith("03") and (vendor in _ACCEL_VENDORS or gpu_osdev))
+        ):
+            category = "gpu"
+        elif cls.startswith("02") or cls == "0c06":
+            category = "nic"
+        else:
+            self.b.note(
+                el.loc, f"PCI device {busid} of class {cls or subtype} is not a GPU, NIC or switch; not imported"
+            )
+            return
+        if parent is None:
+            self.b.error(el.loc, f"PCI device {busid} outside the Machine object")
+            return
+        self.pcis.append(_Pci(el, category, busid, parent))
+
+    def devices(self) -> None:
+        prefix = {"gpu": "gpu", "nic": "nic", "nvswitch": "nvsw"}
+        for dev in sorted(self.pcis, key=lambda d: (d.category, d.busid, d.el.loc)):
+            oid = self.next(prefix[dev.category])
+            labels = {"source": dev.el.where, "pci_busid": dev.busid, **_pci_type(dev.el)}
+            osdevs = [c for c in dev.el.children if c.tag == "object" and c.get("type") == "OSDev"]
+            if osdevs:
+                labels["os_devices"] = ",".join(sorted(o.get("name") or "" for o in osdevs))
+            for o in osdevs:
+                for info in o.iter("info"):
+                    if info.get("name") in ("GPUModel", "GPUVendor", "Address", "Port"):
+                        labels[f"hwloc_{info.get('name')}"] = info.get("value") or ""
+                self.by_gp[o.get("gp_index") or ""] = oid
+            self.b.obj(oid, dev.category, dev.parent, dev.el.loc, labels=labels)
+            self.by_gp[dev.el.get("gp_index") or ""] = oid
+            self.uplink(dev.el, oid, dev.parent)
+            for child in dev.el.children:
+                if child.tag == "object" and child.get("type") != "OSDev":
+                    self.b.note(
+                        child.loc, f"{child.get('type')} below PCI device {dev.busid} is not modelled; not imported"
+                    )
+
+    def nvlinks(self, el: Element) -> None:
+        n = int(el.get("nbobjs") or "0")
+        names = " ".join(i.text for i in el.iter("indexes")).split()
+        values = " ".join(v.text for v in el.iter("u64values")).split()
+        if len(names) != n or len(values) != n * n or not all(v.isdigit() for v in values):
+            self.b.error(
+                el.loc,
+                f"NVLinkBandwidth matrix of {n} objects needs {n} indexes and {n * n} integer values; "
+                f"found {len(names)} and {len(values)}",
+            )
+            return
+        ids = []
+        for name in names:
+            gp = name.split(":", 1)[-1]
+            oid = self.by_gp.get(gp)
+            if oid is None:
+                self.b.error(el.loc, f"NVLinkBandwidth names {name}, which is not an imported GPU or NVSwitch")
+                return
+            ids.append(oid)
+        for i in range(n):
+            for j in range(i + 1, n):
+                v, back = int(values[i * n + j]), int(values[j * n + i])
+                if v != back:
+                    self.b.error(
+                        el.loc, f"NVLinkBandwidth {ids[i]} -> {ids[j]} is {v} MB/s but {back} back; expected symmetric"
+                    )
+                elif v > 0:
+                    kinds = {self.b.inv.objects[ids[i]].kind, self.b.inv.objects[ids[j]].kind}
+                    kind = "nvlink" if kinds == {"gpu"} else "nvswitch"
+                    self.b.link(ids[i], ids[j], kind, v, el.loc, labels={"source": el.where})
+
+    def memattr(self, el: Element) -> None:
+        name = el.get("name") or ""
+        key = {"Bandwidth": "bandwidth_mbps", "Latency": "latency_ns"}.get(name)
+        if name in _INTRINSIC_MEMATTRS:
+            return
+        if key is None:
+            if list(el.iter("memattr_value")):
+                self.b.note(el.loc, f"memory attribute {name!r} is not a topolog figure; not imported")
+            return
+        skipped = 0
+        for v in el.iter("memattr_value"):
+            target = self.by_gp.get(v.get("target_obj_gp_index") or "")
+            value = v.get("value") or ""
+            if target is None or self.b.inv.objects[target].kind != "memory" or not value.isdigit():
+                skipped += 1
+                continue
+            tel = self.numa_els.get(target)
+            init = v.get("initiator_cpuset")
+            if init is not None and tel is not None and _cpuset_bits(init) != _cpuset_bits(tel.get("cpuset")):
+                skipped += 1  # seen from remote CPUs: topolog keeps the local figure
+                continue
+            obj = self.b.inv.objects[target]
+            obj.quantities = {**obj.quantities, key: int(value)}
+        if skipped:
+            self.b.note(
+                el.loc,
+                f"{skipped} value(s) of memory attribute {name!r} are for remote initiators or "
+                "non-memory targets; only local figures are imported",
+            )
+
+    def cpukinds(self, kinds: list[Element]) -> None:
+        pu_kind: dict[int, tuple[str, dict[str, int]]] = {}
+        for k, el in enumerate(kinds):
+            infos = {i.get("name"): i.get("value") or "" for i in el.iter("info")}
+            name = infos.get("CoreType") or f"kind{k}"
+            q: dict[str, int] = {}
+            eff = el.get("forced_efficiency") or el.get("efficiency")
+            if eff is not None and eff.lstrip("-").isdigit() and int(eff) >= 0:
+                q["efficiency"] = int(eff)
+            freq = infos.get("FrequencyMaxMHz")
+            if freq and freq.isdigit():
+                q["max_mhz"] = int(freq)
+            for pu in _cpuset_bits(el.get("cpuset")):
+                pu_kind[pu] = (name, q)
+        for cid, pus in self.core_pus.items():
+            found = sorted({pu_kind[p][0] for p in pus if p in pu_kind})
+            if not found:
+                continue
+            obj = self.b.inv.objects[cid]
+            obj.labels = {**obj.labels, "cpu_kind": ",".join(found)}
+            if len(found) == 1:  # figures only when every thread of the core is of one kind
+                obj.quantities = {**obj.quantities, **pu_kind[pus[0]][1]}
+
+
+def _pci_type(el: Element) -> dict[str, str]:
+    m = _PCI_TYPE.match(el.get("pci_type") or "")
+    if m is None:
+        return {}
+    return {
+        "pci_class": "0x" + m.group(1).lower(),
+        "pci_vendor": "0x" + m.group(2).lower(),
+        "pci_device": "0x" + m.group(3).lower(),
+    }
+
+
+def _name_of(el: Element) -> str:
+    return f" name={el.get('name')!r}" if el.get("name") else ""

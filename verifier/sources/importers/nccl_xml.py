@@ -1,0 +1,294 @@
+"""NCCL topology XML (NCCL_TOPO_FILE / NCCL_TOPO_DUMP_FILE) to an inventory.
+
+Shape: `<system>` > `<cpu numaid=...>` > nested `<pci busid class link_speed link_width>`
+> `<gpu dev sm>` with `<nvlink target count tclass>` children, or `<nic>` with `<net name
+speed port>` children (speed in Mb/s). One file describes one node. Names are stable across
+tools: GPUs are `gpu0..` and NICs `nic0..` in PCI bus order (the order nvidia-smi numbers
+them), PCIe switches `pcisw0..` in document order, CPUs `cpu<numaid>`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from verifier.core.errors import SourceLocation
+from verifier.sources.importers.build import (
+    ASSUMED,
+    DEFAULT_NVLINK_LINK_MBPS,
+    DEFAULT_PCIE,
+    NVLINK_MBPS_BY_SM,
+    PCIE_GEN_BY_GTS,
+    Builder,
+    Imported,
+    pcie_mbps,
+    safe_name,
+)
+from verifier.sources.importers.safe_xml import Element, parse_xml
+
+_SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*GT/s(?:\s+PCIe)?\s*$")
+_WIDTHS = (1, 2, 4, 8, 12, 16, 32)
+_UNKNOWN = ("", "unknown", "Unknown", "Unknown speed")
+
+
+@dataclass
+class _Dev:
+    category: str  # gpu | nic | nvswitch
+    busid: str
+    el: Element
+    parent: str  # the containing object's id
+    uplink: tuple[int, dict[str, int], dict[str, str]] | None  # mbps, attrs, labels of its PCIe link
+    nets: list[Element] = field(default_factory=list)
+
+
+def import_nccl_xml(paths: list[Path], node: str | None = None) -> Imported:
+    b = Builder([str(p) for p in paths])
+    for path in paths:
+        root = parse_xml(path)
+        name = node if node is not None and len(paths) == 1 else safe_name(path.stem)
+        _Reader(b, name, str(path)).system(root)
+    return b.finish()
+
+
+class _Reader:
+    def __init__(self, b: Builder, node: str, file: str) -> None:
+        self.b, self.node, self.file = b, node, file
+        self.devs: list[_Dev] = []
+        self.switches = 0
+
+    def id(self, name: str) -> str:
+        return f"{self.node}/{name}"
+
+    def system(self, root: Element) -> None:
+        if root.tag != "system":
+            self.b.error(root.loc, f"expected an NCCL topology: the root element is <{root.tag}>, not <system>")
+            return
+        self.b.obj(self.node, "node", None, root.loc, labels={"source": root.where, "imported_from": "nccl-xml"})
+        for k, cpu in enumerate(root.children):
+            if cpu.tag != "cpu":
+                self.b.error(cpu.loc, f"<{cpu.tag}> inside <system>; expected <cpu numaid=...> elements")
+                continue
+            self.cpu(cpu, k)
+        self.devices()
+
+    def cpu(self, el: Element, k: int) -> None:
+        numa = el.get("numaid")
+        if numa is not None and not numa.isdigit():
+            self.b.error(el.loc, f'numaid={numa!r} of {el.path}; expected a NUMA node number such as "0"')
+            return
+        cid = self.id(f"cpu{numa if numa is not None else k}")
+        labels = {"source": el.where}
+        for key in ("numaid", "affinity", "arch", "vendor", "familyid", "modelid"):
+            value = el.get(key)
+            if value is not None:
+                labels["numa" if key == "numaid" else key] = value
+        self.b.obj(cid, "cpu", self.node, el.loc, labels=labels)
+        for child in el.children:
+            if child.tag == "pci":
+                self.pci(child, cid)
+            elif child.tag == "nic":  # a NIC NCCL found without a PCI path (e.g. a virtual one)
+                self.devs.append(_Dev("nic", "", child, cid, None, list(child.iter("net"))))
+            else:
+                self.b.error(child.loc, f"<{child.tag}> inside <cpu>; expected <pci> or <nic>")
+
+    def link(self, el: Element) -> tuple[int, dict[str, int], dict[str, str]] | None:
+        speed, width = el.get("link_speed"), el.get("link_width")
+        labels = {"source": el.where}
+        if (speed is None or speed.strip() in _UNKNOWN) and (width is None or width.strip() in _UNKNOWN):
+            labels[ASSUMED] = "bandwidth"  # the tool itself does not know: say so, do not guess silently
+            return pcie_mbps(*DEFAULT_PCIE), {}, labels
+        m = _SPEED.match(speed or "")
+        gen: int | None = None
+        if m is not None:
+            gts = m.group(1).rstrip("0").rstrip(".") if "." in m.group(1) else m.group(1)
+            gen = PCIE_GEN_BY_GTS.get(gts)
+        if gen is None:
+            self.b.error(
+                el.loc,
+                f'link_speed={speed!r} of {el.path}; expected a PCIe rate such as "16.0 GT/s PCIe" '
+                "(2.5, 5, 8, 16, 32 or 64 GT/s)",
+            )
+        lanes = int(width) if width is not None and width.strip().isdigit() else None
+        if lanes not in _WIDTHS:
+            self.b.error(el.loc, f"link_width={width!r} of {el.path}; expected a lane count: 1, 2, 4, 8, 12, 16 or 32")
+        if gen is None or lanes is None or lanes not in _WIDTHS:
+            return None
+        return pcie_mbps(gen, lanes), {"generation": gen, "lanes": lanes}, labels
+
+    def pci(self, el: Element, parent: str) -> None:
+        busid = el.get("busid")
+        if not busid:
+            self.b.error(el.loc, f'{el.path} has no busid; expected busid="0000:17:00.0"')
+            return
+        busid = busid.lower()
+        uplink = self.link(el)
+        gpus, nics = list(el.iter("gpu")), list(el.iter("nic"))
+        pcis = list(el.iter("pci"))
+        for child in el.children:
+            if child.tag not in ("gpu", "nic", "pci"):
+                self.b.error(child.loc, f"<{child.tag}> inside <pci>; expected <pci>, <gpu> or <nic>")
+        category = self.category(el, busid, gpus, nics, pcis)
+        if category is None:
+            return
+        if category == "pcie_switch":
+            sid = self.id(f"pcisw{self.switches}")
+            self.switches += 1
+            self.b.obj(sid, "pcie_switch", parent, el.loc, labels=_pci_labels(el, busid))
+            if uplink is not None:
+                self.b.link(sid, parent, "pcie", uplink[0], el.loc, attrs=uplink[1], labels=uplink[2])
+            for child in pcis:
+                self.pci(child, sid)
+            return
+        if pcis:
+            self.b.error(el.loc, f"{el.path} is a {category} but contains <pci> devices; only bridges can")
+        if category == "gpu" and len(gpus) > 1:
+            self.b.error(gpus[1].loc, f"{el.path} has {len(gpus)} <gpu> elements; expected one")
+        nets = [n for nic in nics for n in nic.iter("net")]
+        for nic in nics:
+            for child in nic.children:
+                if child.tag != "net":
+                    self.b.error(child.loc, f"<{child.tag}> inside <nic>; expected <net name=... speed=...>")
+        target = gpus[0] if gpus else el
+        self.devs.append(_Dev(category, busid, target if category == "gpu" else el, parent, uplink, nets))
+
+    def category(
+        self, el: Element, busid: str, gpus: list[Element], nics: list[Element], pcis: list[Element]
+    ) -> str | None:
+        if gpus:
+            return "gpu"
+        if nics:
+            return "nic"
+        raw = el.get("class")
+        if raw is None:
+            if pcis:  # only a bridge can hold further PCI devices
+                return "pcie_switch"
+            self.b.error(
+                el.loc,
+                f"PCI device {busid} ({el.path}) has no class and no <gpu>/<nic> child, so it cannot be told "
+                'apart: NCCL fills these from sysfs at run time. Expected class="0x030200" (GPU), '
+                '"0x020000" (NIC) or "0x060400" (PCIe switch); an NCCL_TOPO_DUMP_FILE has them',
+            )
+            return None
+        try:
+            cls = int(raw, 16)
+        except ValueError:
+            self.b.error(el.loc, f'class={raw!r} of {el.path}; expected a PCI class code such as "0x030200"')
+            return None
+        base, sub = cls >> 16, (cls >> 8) & 0xFF
+        vendor = (el.get("vendor") or "").lower()
+        if (base, sub) == (0x06, 0x04):
+            return "pcie_switch"
+        if (base, sub) == (0x06, 0x80) and vendor in ("0x10de", ""):
+            return "nvswitch"
+        if base in (0x03, 0x12):
+            return "gpu"
+        if base == 0x02 or (base, sub) == (0x0C, 0x06):
+            return "nic"
+        self.b.note(el.loc, f"PCI device {busid} of class {raw} is not a GPU, NIC or switch; not imported")
+        return None
+
+    def devices(self) -> None:
+        """Name devices in bus order, then create them and their links."""
+        by_bus: dict[str, str] = {}
+        counters = {"gpu": 0, "nic": 0, "nvswitch": 0}
+        prefix = {"gpu": "gpu", "nic": "nic", "nvswitch": "nvsw"}
+        for dev in sorted(self.devs, key=lambda d: (d.category, d.busid or "~", d.el.loc)):
+            ports = dev.nets if dev.category == "nic" and dev.nets else [None]
+            first = ""
+            for net in ports:
+                k = counters[dev.category]
+                counters[dev.category] += 1
+                did = self.id(f"{prefix[dev.category]}{k}")
+                first = first or did
+                self.device(dev, did, net)
+            if dev.busid:
+                by_bus[dev.busid] = first
+        done: dict[frozenset[str], tuple[int, SourceLocation]] = {}
+        switches: dict[str, str] = {}
+        for dev in self.devs:
+            if dev.category == "gpu":
+                self.nvlinks(dev, by_bus, done, switches)
+
+    def device(self, dev: _Dev, did: str, net: Element | None) -> None:
+        labels = _pci_labels(dev.el, dev.busid) if dev.busid else {"source": dev.el.where}
+        quantities: dict[str, int] = {}
+        loc = dev.el.loc
+        if dev.category == "gpu":
+            for key in ("dev", "sm", "rank", "gdr"):
+                value = dev.el.get(key)
+                if value is not None:
+                    labels["nccl_" + key] = value
+        if net is not None:
+            loc = net.loc
+            labels["source"] = net.where
+            for key in ("name", "port", "guid", "dev"):
+                value = net.get(key)
+                if value is not None:
+                    labels["nccl_" + key if key == "dev" else key] = value
+            speed = net.get("speed")
+            if speed is not None:
+                if speed.isdigit() and int(speed) > 0:
+                    quantities["bandwidth_mbps"] = max(1, round(int(speed) / 8))  # Mb/s to MB/s
+                else:
+                    self.b.error(
+                        net.loc, f"speed={speed!r} of {net.path}; expected the port speed in Mb/s, e.g. 200000"
+                    )
+        self.b.obj(did, dev.category, dev.parent, loc, labels=labels, quantities=quantities)
+        if dev.uplink is not None:
+            mbps, attrs, link_labels = dev.uplink
+            self.b.link(did, dev.parent, "pcie", mbps, loc, attrs=attrs, labels=link_labels)
+
+    def nvlinks(
+        self,
+        dev: _Dev,
+        by_bus: dict[str, str],
+        done: dict[frozenset[str], tuple[int, SourceLocation]],
+        switches: dict[str, str],
+    ) -> None:
+        gid = by_bus[dev.busid]
+        sm = dev.el.get("sm")
+        per_link = NVLINK_MBPS_BY_SM.get(int(sm) // 10) if sm and sm.isdigit() else None
+        for nv in dev.el.iter("nvlink"):
+            target, count = (nv.get("target") or "").lower(), nv.get("count") or ""
+            if not target or not count.isdigit() or int(count) < 1:
+                self.b.error(nv.loc, f'{nv.path} needs target="<busid>" and count="<links>" (a positive number)')
+                continue
+            n = int(count)
+            labels = {"source": nv.where}
+            if per_link is None:
+                labels[ASSUMED] = "bandwidth"
+            mbps = n * (per_link or DEFAULT_NVLINK_LINK_MBPS)
+            attrs = {"count": n}
+            other = by_bus.get(target)
+            tclass = (nv.get("tclass") or "").lower()
+            if other is not None and self.b.inv.objects[other].kind == "gpu":
+                pair = frozenset((gid, other))
+                seen = done.get(pair)
+                if seen is None:
+                    done[pair] = (n, nv.loc)
+                    self.b.link(gid, other, "nvlink", mbps, nv.loc, attrs=attrs, labels=labels)
+                elif seen[0] != n:
+                    self.b.error(nv.loc, f"{gid} lists {n} NVLinks to {other}, which lists {seen[0]} back ({seen[1]})")
+            elif tclass in ("0x068000", "") or other is not None:
+                sw = other or switches.get(target)
+                if sw is None:
+                    # Continue the numbering of NVSwitches seen as PCI devices, so ids never collide.
+                    known = sum(1 for o in self.b.inv.objects.values() if o.kind == "nvswitch")
+                    sw = switches[target] = self.id(f"nvsw{known}")
+                    self.b.obj(sw, "nvswitch", self.node, nv.loc, labels={"pci_busid": target, "source": nv.where})
+                self.b.link(gid, sw, "nvswitch", mbps, nv.loc, attrs=attrs, labels=labels)
+            else:
+                self.b.note(
+                    nv.loc,
+                    f"NVLink from {gid} to {target} (class {tclass}, e.g. a POWER9 CPU) is not modelled; not imported",
+                )
+
+
+def _pci_labels(el: Element, busid: str) -> dict[str, str]:
+    labels = {"pci_busid": busid, "source": el.where}
+    for key in ("class", "vendor", "device"):
+        value = el.get(key)
+        if value is not None:
+            labels["pci_" + key] = value.lower()
+    return labels

@@ -1,0 +1,111 @@
+"""An `Inventory` written back as a YAML inventory in the documented format.
+
+Deterministic (children, links and keys sorted) and loadable again by `load_inventory`:
+devices nest inside their node with node-relative names, links between two objects of one
+node are written inside it, all others at the top level with full ids. Quantities are written
+under `attrs` (integers in their stored unit), bandwidth as a bare number of MB/s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from verifier.sources.inventory.model import Inventory, Link, Obj
+
+API_VERSION = "topolog.dev/v1"
+_LINK_NUMBERS = ("generation", "lanes", "count")
+
+
+def _text(value: str) -> str:
+    """Names and labels are patterns in the format: keep braces literal."""
+    return value.replace("{", "{{").replace("}", "}}")
+
+
+def _node_of(inv: Inventory, oid: str) -> str | None:
+    seen = 0
+    cur: str | None = oid
+    while cur is not None and seen < 10_000:
+        obj = inv.objects[cur]
+        if obj.kind == "node":
+            return cur
+        cur, seen = obj.parent, seen + 1
+    return None
+
+
+def to_yaml(inv: Inventory, name: str, description: str) -> str:
+    kids: dict[str | None, list[Obj]] = {}
+    for obj in inv.objects.values():
+        kids.setdefault(obj.parent, []).append(obj)
+    node_links: dict[str, list[Link]] = {}
+    top_links: list[Link] = []
+    for link in inv.links.values():
+        na, nb = _node_of(inv, link.a), _node_of(inv, link.b)
+        if na is not None and na == nb and link.a != na and link.b != na:
+            node_links.setdefault(na, []).append(link)
+        else:
+            top_links.append(link)
+
+    def local(oid: str, scope: str | None) -> str:
+        return oid[len(scope) + 1 :] if scope and oid.startswith(scope + "/") else oid
+
+    def entry(obj: Obj, scope: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": _text(local(obj.id, scope)), "kind": obj.kind}
+        if obj.model:
+            out["model"] = obj.model
+        if obj.state:
+            out["state"] = obj.state
+        if obj.labels:
+            out["labels"] = {k: _text(v) for k, v in sorted(obj.labels.items())}
+        if obj.quantities:
+            out["attrs"] = dict(sorted(obj.quantities.items()))
+        inner = obj.id if obj.kind == "node" else scope
+        children = sorted(kids.get(obj.id, []), key=lambda o: o.id)
+        if children:
+            out["children"] = [entry(c, inner) for c in children]
+        if obj.kind == "node" and obj.id in node_links:
+            out["links"] = [link_entry(lk, obj.id) for lk in sorted(node_links[obj.id], key=lambda x: x.id)]
+        return out
+
+    def link_entry(lk: Link, scope: str | None) -> dict[str, Any]:
+        a, b = local(lk.a, scope), local(lk.b, scope)
+        out: dict[str, Any] = {"a": _text(a), "b": _text(b), "kind": lk.kind, "bandwidth": lk.mbps}
+        if lk.id != f"{lk.a}<->{lk.b}":
+            out["id"] = _text(local(lk.id, scope))
+        for key in _LINK_NUMBERS:
+            if key in lk.attrs:
+                out[key] = lk.attrs[key]
+        rest = {k: v for k, v in sorted(lk.attrs.items()) if k not in _LINK_NUMBERS}
+        if rest:
+            out["attrs"] = rest
+        if lk.labels:
+            out["labels"] = {k: _text(v) for k, v in sorted(lk.labels.items())}
+        if lk.state:
+            out["state"] = lk.state
+        return out
+
+    doc: dict[str, Any] = {
+        "apiVersion": API_VERSION,
+        "kind": "Inventory",
+        "metadata": {"name": name, "description": description},
+        "objects": [entry(o, None) for o in sorted(kids.get(None, []), key=lambda o: o.id)],
+    }
+    if top_links:
+        doc["links"] = [link_entry(lk, None) for lk in sorted(top_links, key=lambda x: x.id)]
+    header = (
+        f"# Written by `topolog import` ({description}).\n"
+        "# Each object's `source` label says where the tool's output described it.\n"
+    )
+    return header + yaml.safe_dump(
+        _plain(doc), sort_keys=False, default_flow_style=False, width=1000, allow_unicode=True
+    )
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

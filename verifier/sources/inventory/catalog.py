@@ -1,0 +1,181 @@
+"""The hardware catalogue: models with published figures, so an inventory says
+`model: H100-SXM5-80GB` instead of repeating numbers.
+
+The built-in catalogue is package data (`catalog.yaml`, each model with its `source:`);
+an inventory's `catalog: models:` section adds models in the same format.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+
+from verifier.core.errors import TopologError
+from verifier.sources.inventory import units
+from verifier.sources.inventory.model import LINK_KINDS, MODEL_KINDS, CatalogModel
+from verifier.sources.inventory.validate import Problems
+from verifier.sources.inventory.yaml_source import YList, YMap, load_yaml_text
+
+BUILTIN_FILE = "<builtin>/catalog.yaml"
+
+MODEL_KEYS = (
+    "mig",
+    "name",
+    "vendor",
+    "kind",
+    "source",
+    "memory",
+    "fp64",
+    "tensor",
+    "scaleup",
+    "ports",
+    "pcie",
+    "cores",
+    "power",
+    "features",
+    "specs",
+)
+FEATURES = (
+    "mig",
+    "partitioning",
+    "fp64",
+    "ecc",
+    "nvlink",
+    "nvlink_c2c",
+    "xgmi",
+    "roce",
+    "infiniband",
+    "hbm",
+    "unified_memory",
+)
+
+
+def parse_models(items: YList, problems: Problems) -> list[CatalogModel]:
+    """Read a `models:` list; problems are collected, bad models are left out."""
+    out: list[CatalogModel] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, YMap):
+            problems.add(items.item_loc(i), "a catalogue model must be a mapping with name, vendor and kind")
+            continue
+        model = _parse_model(item, problems)
+        if model is not None:
+            out.append(model)
+    return out
+
+
+def _parse_model(m: YMap, problems: Problems) -> CatalogModel | None:
+    name = problems.text(m, "name", "a catalogue model")
+    what = f"model {name!r}" if name else "a catalogue model"
+    problems.keys(m, MODEL_KEYS, what, required=("name", "vendor", "kind", "source"))
+    vendor = problems.text(m, "vendor", what)
+    kind = problems.choice(m, "kind", what, MODEL_KINDS)
+    source = problems.text(m, "source", what)
+    specs: dict[str, int] = {}
+    features: set[str] = set()
+
+    def put(key: str, value: int | None) -> None:
+        if value is not None:
+            specs[key] = value
+
+    mem = problems.mapping(m, "memory", what)
+    if mem is not None:
+        problems.keys(mem, ("type", "size", "bandwidth"), f"memory of {what}")
+        mtype = problems.text(mem, "type", f"memory of {what}")
+        size = problems.unit(mem, "size", f"memory of {what}", units.size_mb)
+        bw = problems.unit(mem, "bandwidth", f"memory of {what}", units.bandwidth_mbps)
+        put("mem_mb", size)
+        put("mem_mbps", bw)
+        if mtype is not None and mtype.upper().startswith("HBM"):
+            put("hbm_mb", size)
+            put("hbm_mbps", bw)
+            features.add("hbm")
+    put("fp64_gflops", problems.unit(m, "fp64", what, units.flops_gflops))
+    put("tensor_gflops", problems.unit(m, "tensor", what, units.flops_gflops))
+    up = problems.mapping(m, "scaleup", what)
+    if up is not None:
+        w = f"scaleup of {what}"
+        problems.keys(up, ("kind", "generation", "links", "bandwidth"), w, required=("links", "bandwidth"))
+        lkind = problems.choice(up, "kind", w, LINK_KINDS)
+        gen = problems.unit(up, "generation", w, lambda v: units.integer(v, "generation", minimum=1))
+        links = problems.unit(up, "links", w, lambda v: units.integer(v, "links", minimum=1))
+        bw = problems.unit(up, "bandwidth", w, units.bandwidth_mbps)
+        put("scaleup_generation", gen)
+        put("scaleup_links", links)
+        put("scaleup_mbps", bw)
+        if links and bw:
+            put("scaleup_link_mbps", bw // links)
+        if lkind in ("nvlink", "xgmi"):
+            features.add(lkind)
+    ports = problems.mapping(m, "ports", what)
+    if ports is not None:
+        w = f"ports of {what}"
+        problems.keys(ports, ("count", "speed"), w, required=("count", "speed"))
+        put("ports", problems.unit(ports, "count", w, lambda v: units.integer(v, "count", minimum=1)))
+        put("port_mbps", problems.unit(ports, "speed", w, units.bandwidth_mbps))
+    pcie = problems.mapping(m, "pcie", what)
+    if pcie is not None:
+        w = f"pcie of {what}"
+        problems.keys(pcie, ("generation", "lanes"), w)
+        put(
+            "pcie_generation",
+            problems.unit(pcie, "generation", w, lambda v: units.integer(v, "generation", minimum=1)),
+        )
+        put("pcie_lanes", problems.unit(pcie, "lanes", w, lambda v: units.integer(v, "lanes", minimum=1)))
+    put("cores", problems.unit(m, "cores", what, lambda v: units.integer(v, "cores", minimum=1)))
+    put("tdp_w", problems.unit(m, "power", what, units.power_w))
+    features.update(problems.known_words(m, "features", what, FEATURES, "feature"))
+    raw = problems.int_map(m, "specs", what)
+    if raw:
+        specs.update(raw)
+    mig = _mig_profiles(m, problems, what)
+    if mig:
+        features.update(("mig", "partitioning"))
+    if name is None or vendor is None or kind is None or source is None:
+        return None
+    return CatalogModel(name, vendor.lower(), kind, specs, frozenset(features), source, m.loc, mig)
+
+
+MIG_PROFILE = re.compile(r"([1-7])g\.([1-9][0-9]*)gb")
+"""A MIG profile name: compute slices (of 7) and memory in GB, as nvidia-smi writes it ("3g.40gb")."""
+
+
+def mig_memory_mb(profile: str) -> int | None:
+    """The memory of a MIG instance, read from its profile name (MB); None when the name is not a profile."""
+    found = MIG_PROFILE.fullmatch(profile)
+    return int(found.group(2)) * 1000 if found else None
+
+
+def _mig_profiles(m: YMap, problems: Problems, what: str) -> tuple[tuple[str, int], ...]:
+    raw = problems.int_map(m, "mig", what)
+    if not raw:
+        return ()
+    sub = m.get("mig")
+    out: list[tuple[str, int]] = []
+    for profile, count in sorted(raw.items()):
+        where = sub.key_loc(profile) if isinstance(sub, YMap) else m.key_loc("mig")
+        found = MIG_PROFILE.fullmatch(profile)
+        if found is None:
+            problems.add(where, f"MIG profile {profile!r} of {what} is not a profile name; expected e.g. '3g.40gb'")
+        elif not 1 <= count <= 7 or int(found.group(1)) * count > 7:
+            problems.add(
+                where,
+                f"MIG profile {profile!r} of {what}: {count} instances of {found.group(1)} compute "
+                f"slices do not fit the 7 of a GPU (expected 1 to {7 // int(found.group(1))})",
+            )
+        else:
+            out.append((profile, count))
+    return tuple(out)
+
+
+@cache
+def builtin_models() -> tuple[CatalogModel, ...]:
+    """The shipped catalogue, parsed once per process. A broken one is a bug, not bad input."""
+    text = resources.files("verifier.sources.inventory").joinpath("catalog.yaml").read_text(encoding="utf-8")
+    doc = load_yaml_text(text, BUILTIN_FILE)
+    problems = Problems()
+    items = problems.seq(doc, "models", "the built-in catalogue")
+    models = parse_models(items, problems) if items is not None else []
+    if problems:  # pragma: no cover - guarded by tests
+        raise AssertionError(str(TopologError(problems.items)))
+    return tuple(models)

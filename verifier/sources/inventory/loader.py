@@ -1,0 +1,154 @@
+"""`load_inventory(paths)`: read inventory files, merge them, expand templates, validate.
+
+Several files merge into one inventory: catalogue models and templates from any file
+can be used by every other file, ids share one namespace. Every problem in every file
+is collected and raised together as one TopologError (exit code 2 at the CLI).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable
+from pathlib import Path
+
+from verifier.sources.inventory.catalog import builtin_models, parse_models
+from verifier.sources.inventory.model import CatalogModel, Inventory
+from verifier.sources.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
+from verifier.sources.inventory.templates import Expander, Sink
+from verifier.sources.inventory.validate import (
+    Problems,
+    check_inventory,
+    did_you_mean,
+    failure_cause,
+    read_document_text,
+    read_documents,
+)
+from verifier.sources.inventory.yaml_source import YList, YMap
+
+API_VERSION = "topolog.dev/v1"
+TOP_KEYS = ("apiVersion", "kind", "metadata", "catalog", "templates", "objects", "links")
+DOC_KINDS = ("Inventory", "Catalog")
+
+
+def load_inventory(paths: Iterable[str | Path]) -> Inventory:
+    """Load and merge inventory files. Raises TopologError listing every problem."""
+    problems = Problems()
+    docs, names = read_documents(paths, problems)
+    return _build(docs, names, problems)
+
+
+def load_inventory_text(text: str, filename: str = "<inventory>") -> Inventory:
+    """The same from a string (tests, importers)."""
+    problems = Problems()
+    return _build(read_document_text(text, filename, problems), [filename], problems)
+
+
+def _build(docs: list[YMap], files: list[str], problems: Problems) -> Inventory:
+    # Expansion allocates millions of small objects and no reference cycles; the cyclic
+    # GC would rescan the growing heap again and again (measured: a third of the time).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _build_inventory(docs, files, problems)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> Inventory:
+    inv = Inventory(files=tuple(files))
+    for m in builtin_models():
+        inv.models[m.name] = m
+    templates: dict[str, TemplateDef] = {}
+    entries: list[tuple[list[ObjSpec], YMap]] = []
+    for doc in docs:
+        _header(doc, problems, inv)
+        cat = problems.mapping(doc, "catalog", "the inventory")
+        if cat is not None:
+            problems.keys(cat, ("models",), "catalog")
+            items = problems.seq(cat, "models", "catalog")
+            _add_models(parse_models(items, problems) if items is not None else [], inv, problems)
+        for t in read_templates(problems, doc, "templates"):
+            if t.name in templates:
+                problems.add(t.loc, f"duplicate template {t.name!r} (first written at {templates[t.name].loc})")
+            else:
+                templates[t.name] = t
+                inv.templates[t.name] = t.loc
+        specs: list[ObjSpec] = []
+        objs = problems.seq(doc, "objects", "the inventory")
+        for i, item in enumerate(objs or ()):
+            if isinstance(item, YMap):
+                specs.append(read_object(item, problems))
+            else:
+                problems.add(objs.item_loc(i) if objs else doc.loc, "each entry of 'objects' must be a mapping")
+        entries.append((specs, doc))
+    # Templates first (any file may use any file's), then objects in file order, then the
+    # top-level links, which may join objects from different files.
+    sink = Sink(inv.objects, inv.links, inv.software, inv.promises, stamped=inv.stamped)
+    expander = Expander(problems, templates, sink)
+    for specs, _ in entries:
+        expander.expand(specs, None, None, {})
+    for _, doc in entries:
+        links = problems.seq(doc, "links", "the inventory")
+        for i, item in enumerate(links or ()):
+            if not isinstance(item, YMap):
+                problems.add(links.item_loc(i) if links else doc.loc, "each entry of 'links' must be a mapping")
+                continue
+            spec = read_link(problems, item)
+            if spec is not None:
+                expander.expand_link(spec, None, {})
+    expander.finish()
+    inv.serves = [(m, d) for m, d, _ in sink.serves if m not in sink.removed and d not in sink.removed]
+    _serves_locs = {(m, d): loc for m, d, loc in sink.serves}
+    for mem, dev in inv.serves:
+        for end in (mem, dev):
+            if end in inv.objects:
+                continue
+            cause = failure_cause(end, sink.failed)
+            if cause is not None:
+                problems.hide(cause)
+            else:
+                problems.add(_serves_locs[(mem, dev)], f"'serves' names {end!r}, which does not exist", same="serves")
+    inv.serves = [(m, d) for m, d in inv.serves if m in inv.objects and d in inv.objects]
+    check_inventory(inv, problems, sink.explicit_parents, sink.failed)
+    if sink.failed and not problems:
+        # Every failed definition is reported where it is read; should one ever not be,
+        # the objects it lacks must still fail the load rather than vanish.
+        for cause in sorted(set(sink.failed.values())):
+            problems.add(cause, "this entry could not be expanded into objects; expected a name and a kind")
+    problems.raise_if_any()
+    return inv
+
+
+def _header(doc: YMap, problems: Problems, inv: Inventory) -> None:
+    problems.keys(doc, TOP_KEYS, "the inventory")
+    version = doc.get("apiVersion")
+    if version is None:
+        problems.add(doc.loc, f"no 'apiVersion'; expected 'apiVersion: {API_VERSION}' at the top")
+    elif version != API_VERSION:
+        problems.add(doc.key_loc("apiVersion"), f"unsupported apiVersion {version!r}; expected {API_VERSION!r}")
+    kind = doc.get("kind")
+    if kind is not None and kind not in DOC_KINDS:
+        problems.add(
+            doc.key_loc("kind"),
+            f"unknown document kind {kind!r}{did_you_mean(str(kind), DOC_KINDS)}; expected 'Inventory'",
+        )
+    meta = problems.mapping(doc, "metadata", "the inventory")
+    if meta is not None:
+        problems.keys(meta, ("name", "description", "owner", "labels"), "metadata")
+        name = problems.text(meta, "name", "metadata")
+        if name is not None:
+            inv.names[doc.loc.file] = name
+    for key in ("objects", "links"):
+        if key in doc and doc[key] is not None and not isinstance(doc[key], YList):
+            problems.add(doc.key_loc(key), f"{key!r} must be a list")
+
+
+def _add_models(models: list[CatalogModel], inv: Inventory, problems: Problems) -> None:
+    for m in models:
+        old = inv.models.get(m.name)
+        if old is not None:
+            where = "the built-in catalogue" if old.loc.file.startswith("<builtin>") else str(old.loc)
+            problems.add(m.loc, f"model {m.name!r} is already defined in {where}; give the variant its own name")
+        else:
+            inv.models[m.name] = m

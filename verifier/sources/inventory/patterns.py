@@ -1,0 +1,120 @@
+"""Name patterns such as `dgx{i:02d}` or `{rack}-tray{i}`, and `foreach` ranges.
+
+Deliberately tiny: a field is `{name}` or `{name:spec}` where spec is a zero-pad width
+and an optional d/x/X, e.g. `02d`. No attribute access, no indexing, no expressions and
+certainly no eval: a pattern is data. `{{` and `}}` are literal braces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}]*))?\}|[{}]")
+_SPEC = re.compile(r"^(0?[1-9]\d?)?[dxX]?$|^$")
+_RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+
+MAX_FOREACH = 10_000_000
+"""Combinations one `foreach` may produce (far above any real fleet; stops typos like 0..1e9)."""
+
+
+class PatternError(ValueError):
+    pass
+
+
+class MissingVariable(KeyError):
+    """A field names a variable that is not defined where the pattern is used."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    text: str
+    parts: tuple[str | tuple[str, str], ...]
+
+    @property
+    def is_const(self) -> bool:
+        return not any(isinstance(p, tuple) for p in self.parts)
+
+    @property
+    def variables(self) -> frozenset[str]:
+        return frozenset(p[0] for p in self.parts if isinstance(p, tuple))
+
+    def render(self, ns: Mapping[str, int | str]) -> str:
+        if len(self.parts) == 1 and isinstance(self.parts[0], str):
+            return self.parts[0]
+        out: list[str] = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            name, spec = part
+            try:
+                value = ns[name]
+            except KeyError:
+                raise MissingVariable(name) from None
+            if spec and isinstance(value, str):
+                raise PatternError(f"{{{name}:{spec}}} formats a number, but {name} is the text {value!r}")
+            out.append(format(value, spec) if spec else str(value))
+        return "".join(out)
+
+
+def compile_pattern(text: str) -> Pattern:
+    parts: list[str | tuple[str, str]] = []
+    pos = 0
+    literal: list[str] = []
+    for m in _TOKEN.finditer(text):
+        literal.append(text[pos : m.start()])
+        tok = m.group(0)
+        pos = m.end()
+        if tok in ("{{", "}}"):
+            literal.append(tok[0])
+        elif tok in ("{", "}"):
+            raise PatternError(f"unmatched {tok!r} in {text!r}; write {tok * 2} for a literal brace")
+        else:
+            name, spec = m.group(1), m.group(2) or ""
+            if not _SPEC.match(spec):
+                raise PatternError(
+                    f"format {spec!r} in {{{name}:{spec}}} is not supported; expected a zero-padded width such as 02d"
+                )
+            if literal:
+                parts.append("".join(literal))
+                literal = []
+            parts.append((name, spec))
+    literal.append(text[pos:])
+    tail = "".join(literal)
+    if tail or not parts:
+        parts.append(tail)
+    return Pattern(text, tuple(parts))
+
+
+def foreach_values(raw: object) -> list[int | str]:
+    """`0..7` (inclusive), an integer n (0..n-1) or a list of words/numbers."""
+    if isinstance(raw, bool):
+        raise PatternError(f"expected a range such as '0..7', a count or a list, got {raw!r}")
+    if isinstance(raw, int):
+        if raw < 0 or raw > MAX_FOREACH:
+            raise PatternError(f"count {raw} is out of range 0..{MAX_FOREACH}")
+        return list(range(raw))
+    if isinstance(raw, str):
+        m = _RANGE.match(raw)
+        if m is None:
+            raise PatternError(f"cannot read range {raw!r}; expected 'first..last' such as '0..7'")
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if hi < lo:
+            raise PatternError(f"range {raw!r} is empty; expected first <= last")
+        if hi - lo + 1 > MAX_FOREACH:
+            raise PatternError(f"range {raw!r} has more than {MAX_FOREACH:,} values")
+        return list(range(lo, hi + 1))
+    if isinstance(raw, list):
+        out: list[int | str] = []
+        for v in raw:
+            if isinstance(v, bool) or not isinstance(v, int | str):
+                raise PatternError(f"foreach values must be numbers or words, got {v!r}")
+            out.append(v)
+        return out
+    raise PatternError(f"expected a range such as '0..7', a count or a list, got {raw!r}")

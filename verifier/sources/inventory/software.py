@@ -1,0 +1,78 @@
+"""The software compatibility table shipped as package data (`software.yaml`, each table
+with its `source:`), as rows of the input relations that rules/software/ and placement read.
+
+Versions are compared as numbers: `release_number` keeps the patch level ("535.129.03" ->
+535129003), because a driver's minimum is exact to the patch; toolkit keys use
+`verifier.facts.inventory.version_number`'s major*1000 + minor, as `software_version` and job
+requirements do.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import yaml
+
+_RELEASE_RE = re.compile(r"^(\d{1,3})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?$")
+
+Row = tuple[str | int, ...]
+
+
+def release_number(text: str) -> int | None:
+    """A version of one to three parts, each below 1000, as major*10^6 + minor*10^3 + patch
+    ("535.129.03" -> 535129003, "12.2" -> 12002000, "6" -> 6000000); None for anything else
+    ("amdgpu 6.7.0", "1.2.3.4", "12.1000")."""
+    m = _RELEASE_RE.match(text.strip())
+    if m is None:
+        return None
+    major, minor, patch = (int(g or 0) for g in m.groups())
+    return major * 1_000_000 + minor * 1_000 + patch
+
+
+def _toolkit_number(text: str) -> int:
+    """ "12.4" -> 12004, as verifier.facts.inventory.version_number encodes it."""
+    major, _, minor = text.partition(".")
+    return int(major) * 1000 + int(minor or 0)
+
+
+@dataclass(frozen=True)
+class SoftwareTable:
+    cuda_driver: tuple[tuple[str, str], ...]  # (CUDA major.minor, least Linux driver)
+    rocm_gpus: tuple[tuple[str, str, str], ...]  # (catalogue model, architecture, first ROCm release)
+    vendor_software: tuple[tuple[str, str, str], ...]  # (component, vendor, role: toolkit | collective)
+
+    def rows(self) -> dict[str, list[Row]]:
+        """Rows of cuda_driver_minimum, rocm_gpu_minimum and vendor_software (rules/schema.dl)."""
+        return {
+            "cuda_driver_minimum": [(_toolkit_number(c), c, _release(d), d) for c, d in self.cuda_driver],
+            "rocm_gpu_minimum": [(m, a, _release(r), r) for m, a, r in self.rocm_gpus],
+            "vendor_software": [tuple(r) for r in self.vendor_software],
+        }
+
+
+def _release(text: str) -> int:
+    n = release_number(text)
+    if n is None:  # pragma: no cover - guarded by tests of the shipped table
+        raise AssertionError(f"software.yaml: {text!r} is not a version of one to three numbers")
+    return n
+
+
+@cache
+def software_table() -> SoftwareTable:
+    """The shipped table, parsed once per process. A broken one is a bug, not bad input."""
+    text = resources.files("verifier.sources.inventory").joinpath("software.yaml").read_text(encoding="utf-8")
+    doc = yaml.safe_load(text)
+    for table in ("cuda_driver", "rocm_gpus", "collectives"):
+        if not str(doc[table].get("source", "")).strip():  # pragma: no cover - guarded by tests
+            raise AssertionError(f"software.yaml: table {table} has no source")
+    cuda = tuple((str(c), str(d)) for c, d in doc["cuda_driver"]["minimums"].items())
+    rocm = tuple((str(m), str(v["arch"]), str(v["since"])) for m, v in doc["rocm_gpus"]["models"].items())
+    vendors = tuple(
+        (str(component), str(vendor), str(role))
+        for vendor, roles in doc["collectives"]["vendors"].items()
+        for role, component in roles.items()
+    )
+    return SoftwareTable(cuda, rocm, vendors)

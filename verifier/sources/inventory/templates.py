@@ -1,0 +1,602 @@
+"""Expanding object entries and templates into objects and links.
+
+A node type (template of kind `node`) is expanded once into a *plan*: its objects and
+links with ids relative to the node. Each instance then only stamps the plan with its
+node id (string concatenation, no YAML walking, no pattern rendering), which is what
+makes a 16,384-node fleet load in seconds. A template whose body depends on the instance
+(uses `{seq}`, `{node}`, `{rack}` or the instance's `{i}`) cannot be planned and is
+expanded per instance instead: slower, same result.
+
+Overrides (`overrides: {dgx03: {...}}`) are applied to the instance after it is stamped.
+
+An entry whose definition failed (unknown template, misspelt or missing name, kind or
+count: the mistake is reported where it is read) records what it would have made in
+`Sink.failed`; links, parents and overrides naming those ids are then not reported
+missing one by one, only counted against the mistake that explains them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from verifier.core.errors import SourceLocation
+from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, FABRIC_LINK_KINDS, Link, Obj
+from verifier.sources.inventory.patterns import MissingVariable, Pattern, PatternError
+from verifier.sources.inventory.specs import DeviceOverride, LinkSpec, ObjSpec, Override, TemplateDef
+from verifier.sources.inventory.validate import Problems, did_you_mean, failure_cause
+
+_HOLE = "\x00"  # stands for the node id while a plan is built
+
+
+class _Dependent(Exception):
+    """A template body that needs instance variables: expand it per instance."""
+
+
+@dataclass
+class Sink:
+    """Where expansion writes: the inventory's tables, or a plan's."""
+
+    objects: dict[str, Obj] = field(default_factory=dict)
+    links: dict[str, Link] = field(default_factory=dict)
+    software: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    promises: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    serves: list[tuple[str, str, SourceLocation]] = field(default_factory=list)
+    removed: set[str] = field(default_factory=set)
+    explicit_parents: list[str] = field(default_factory=list)  # objects placed with `parent:`
+    journal: list[str] | None = None  # ids of objects and links added, while an override waits
+    stamped: dict[str, str] = field(default_factory=dict)  # node id -> template (Inventory.stamped)
+    failed: dict[str | None, SourceLocation] = field(default_factory=dict)
+    """What entries whose definition failed would have made: an id (standing for itself and
+    every id below it) or None (any id), with the place of the error that explains it."""
+
+
+@dataclass
+class _Plan:
+    """A node type's contents with ids relative to the node, ready to stamp.
+
+    objects: (id suffix, parent suffix, template object); links: (id with holes,
+    a suffix or absolute id, a is relative, b ..., template link).
+    """
+
+    sink: Sink
+    objects: list[tuple[str, str, Obj]]
+    links: list[tuple[str, str, bool, str, bool, Link]]
+
+    @property
+    def self_contained(self) -> bool:
+        """Whether every link but fabric cables joins two objects of the node itself."""
+        return all((a_rel and b_rel) or lk.kind in FABRIC_LINK_KINDS for _i, _a, a_rel, _b, b_rel, lk in self.links)
+
+    @classmethod
+    def of(cls, sink: Sink) -> _Plan:
+        n = len(_HOLE)
+        objs = [(lid[n:], (o.parent or _HOLE)[n:], o) for lid, o in sink.objects.items()]
+        links = [
+            (
+                lid,
+                lk.a[n:] if lk.a.startswith(_HOLE) else lk.a,
+                lk.a.startswith(_HOLE),
+                lk.b[n:] if lk.b.startswith(_HOLE) else lk.b,
+                lk.b.startswith(_HOLE),
+                lk,
+            )
+            for lid, lk in sink.links.items()
+        ]
+        return cls(sink, objs, links)
+
+
+class Expander:
+    def __init__(self, problems: Problems, templates: dict[str, TemplateDef], sink: Sink) -> None:
+        self.problems = problems
+        self.templates = templates
+        self.sink = sink
+        self.plans: dict[str, _Plan | None] = {}
+        self.active: list[str] = []
+        self.seq: dict[int, int] = {}
+        self.planning = False
+        self.override_used: dict[int, tuple[ObjSpec, set[str]]] = {}
+
+    # --- errors --------------------------------------------------------------------
+    def _render(self, pattern: Pattern, ns: Mapping[str, int | str], loc: SourceLocation, what: str) -> str | None:
+        try:
+            return pattern.render(ns)
+        except MissingVariable as err:
+            if self.planning:
+                raise _Dependent from None
+            defined = ", ".join(sorted(k for k in ns if k != "parent")) or "none"
+            self.problems.add(
+                loc,
+                f"{what} {pattern.text!r} uses {{{err.name}}}, which is not defined here (defined: {defined})",
+            )
+        except PatternError as err:
+            if self.planning:
+                raise _Dependent from None
+            self.problems.add(loc, f"{what} {pattern.text!r}: {err}")
+        return None
+
+    def _render_map(self, tm: object, ns: Mapping[str, int | str], loc: SourceLocation) -> Mapping[str, str]:
+        from verifier.sources.inventory.specs import TextMap
+
+        assert isinstance(tm, TextMap)
+        try:
+            return tm.render(ns)
+        except MissingVariable as err:
+            if self.planning:
+                raise _Dependent from None
+            self.problems.add(loc, f"a label or software value uses {{{err.name}}}, which is not defined here")
+        except PatternError as err:
+            if self.planning:
+                raise _Dependent from None
+            self.problems.add(loc, str(err))
+        return tm.const
+
+    # --- objects ---------------------------------------------------------------------
+    def expand(self, specs: list[ObjSpec], parent: str | None, scope: str | None, ns: dict[str, int | str]) -> None:
+        for spec in specs:
+            self.expand_entry(spec, parent, scope, ns)
+
+    def expand_entry(self, spec: ObjSpec, parent: str | None, scope: str | None, ns: dict[str, int | str]) -> None:
+        if spec.count is None:
+            self._instantiate(spec, parent, scope, ns, None)
+            return
+        key = id(spec)
+        used = self.override_used.setdefault(key, (spec, set()))[1] if spec.overrides else set()
+        for k in range(spec.start, spec.start + spec.count):
+            ns2 = dict(ns)
+            ns2["i"] = k
+            if not self.planning:
+                seq = self.seq.get(key, 0)
+                self.seq[key] = seq + 1
+                ns2["seq"] = seq
+            name = self._instantiate(spec, parent, scope, ns2, k)
+            if name is not None and name in spec.overrides:
+                used.add(name)
+
+    def finish(self) -> None:
+        """Report overrides that matched no instance (an entry may be expanded many times)."""
+        for spec, used in self.override_used.values():
+            for name, ov in spec.overrides.items():
+                if name in used:
+                    continue
+                if spec.broken is not None:  # the entry's own mistake is why nothing matched
+                    self.problems.hide(spec.broken)
+                else:
+                    self.problems.add(ov.loc, f"override {name!r} matches no instance of this entry")
+
+    def _fail(self, base: str | None, cause: SourceLocation) -> None:
+        self.sink.failed.setdefault(base, cause)
+
+    def _explained(self, oid: str) -> bool:
+        """Whether `oid` is missing because of a failed definition (and count it as hidden)."""
+        cause = failure_cause(oid, self.sink.failed)
+        if cause is not None:
+            self.problems.hide(cause)
+        return cause is not None
+
+    def _instantiate(
+        self,
+        spec: ObjSpec,
+        parent: str | None,
+        scope: str | None,
+        ns: dict[str, int | str],
+        index: int | None,
+    ) -> str | None:
+        p = self.problems
+        tmpl: TemplateDef | None = None
+        if spec.template is not None:
+            tmpl = self.templates.get(spec.template)
+            tloc = spec.template_loc or spec.loc
+            problem = None
+            if tmpl is None:
+                problem = f"unknown template {spec.template!r}{did_you_mean(spec.template, self.templates)}"
+            elif spec.template in self.active:
+                problem = f"template {spec.template!r} includes itself: {' -> '.join([*self.active, spec.template])}"
+            if problem is not None:
+                # Reported once per place it is written, however many instances it has;
+                # what the instances would have held is not reported missing.
+                p.add(tloc, problem)
+                name = self._render(spec.name, ns, spec.loc, "name") if spec.name is not None else None
+                if name is None:
+                    self._fail(scope, tloc)
+                else:
+                    self._fail(f"{scope}/{name}" if scope else name, tloc)
+                return name  # the instance was asked for: an override of it is not "unused"
+        body = tmpl.body if tmpl else None
+        if spec.name is None:
+            self._fail(scope, spec.broken or spec.loc)
+            return None
+        name = self._render(spec.name, ns, spec.loc, "name")
+        if name is None:
+            self._fail(scope, spec.loc)
+            return None
+        oid = f"{scope}/{name}" if scope else name
+        kind = spec.kind or (body.kind if body else None)
+        if body is not None and spec.kind and body.kind and spec.kind != body.kind:
+            p.add(
+                spec.loc,
+                f"{oid!r} is a {spec.kind} but template {tmpl.name if tmpl else ''!r} makes a {body.kind}",
+                same="kind-mismatch",
+            )
+        if kind is None:
+            self._fail(scope, spec.broken or (body.broken if body else None) or spec.loc)
+            return None
+        if spec.parent is not None:
+            explicit = self._render(spec.parent, ns, spec.loc, "parent")
+            if explicit is not None:
+                if parent is not None and explicit != parent:
+                    p.add(
+                        spec.loc,
+                        f"{oid!r} is in two parents: {parent!r} (where it is nested) and {explicit!r} ('parent:')",
+                        same="two-parents",
+                    )
+                elif parent is None:
+                    parent = explicit
+                    self.sink.explicit_parents.append(oid)
+        override = spec.overrides.get(name) if spec.overrides and not self.planning else None
+        labels_tm = body.labels.merged(spec.labels) if body else spec.labels
+        labels = self._render_map(labels_tm, ns, spec.loc)
+        figures = body.figures.merged(spec.figures) if body else spec.figures
+        quantities, typed = figures.for_kind(kind, p) if not figures.empty else (EMPTY_INT, EMPTY_STR)
+        if typed:
+            labels = MappingProxyType({**typed, **labels})
+        obj = Obj(
+            id=oid,
+            kind=kind,
+            parent=parent,
+            loc=spec.loc,
+            model=spec.model or (body.model if body else None),
+            labels=labels,
+            quantities=quantities,
+            state=spec.state or (body.state if body else None),
+            template=spec.template,
+            index=index,
+        )
+        if not self._add_object(obj):
+            return name
+        outer_journal = self.sink.journal
+        if override is not None:
+            self.sink.journal = []
+        software_tm = body.software.merged(spec.software) if body else spec.software
+        software = self._render_map(software_tm, ns, spec.loc)
+        if software:
+            self.sink.software[oid] = software
+        promises = (body.promises if body else ()) + spec.promises
+        if promises:
+            self.sink.promises[oid] = tuple(dict.fromkeys(promises))
+        inner_scope = scope
+        if kind == "node":
+            if scope is not None:
+                p.add(spec.loc, f"node {oid!r} is inside node {scope!r}; nodes cannot nest", same="nested-node")
+            inner_scope = oid
+        for part in (spec, body):
+            if part is not None and part.broken is not None:
+                # Made, but without some of what it should hold (or beside siblings it
+                # should have had): its surroundings are not complete.
+                self._fail(inner_scope if part.lost <= {"children"} else scope, part.broken)
+        ns2 = dict(ns)
+        ns2[kind] = oid
+        ns2["parent"] = oid
+        if tmpl is not None and body is not None:
+            self.active.append(tmpl.name)
+            plan = self._plan(tmpl) if kind == "node" and scope is None and not self.planning else None
+            if plan is not None:
+                self._stamp(plan, oid)
+                if override is None and not spec.children and not spec.links and plan.self_contained:
+                    self.sink.stamped[oid] = tmpl.name
+            else:
+                self.expand(body.children, oid, inner_scope, ns2)
+                self._links(body.links, inner_scope, ns2)
+                self._serves(body.serves, inner_scope, ns2, body.loc)
+            self.active.pop()
+        self.expand(spec.children, oid, inner_scope, ns2)
+        self._links(spec.links, inner_scope, ns2)
+        self._serves(spec.serves, inner_scope, ns2, spec.loc)
+        if override is not None:
+            created = self.sink.journal or []
+            self.sink.journal = outer_journal
+            if outer_journal is not None:
+                outer_journal.extend(created)
+            self._apply_override(override, obj, inner_scope, created)
+        return name
+
+    def _add_object(self, obj: Obj) -> bool:
+        objects = self.sink.objects
+        old = objects.get(obj.id)
+        if old is not None:
+            if old.parent != obj.parent:
+                self.problems.add(
+                    obj.loc,
+                    f"{obj.id!r} is in two parents: {old.parent!r} (at {old.loc}) and {obj.parent!r}",
+                    same="two-parents",
+                )
+            else:
+                self.problems.add(obj.loc, f"duplicate id {obj.id!r} (first written at {old.loc})", same="duplicate-id")
+            return False
+        objects[obj.id] = obj
+        if self.sink.journal is not None:
+            self.sink.journal.append(obj.id)
+        return True
+
+    # --- plans -------------------------------------------------------------------------
+    def _plan(self, tmpl: TemplateDef) -> _Plan | None:
+        if tmpl.name in self.plans:
+            return self.plans[tmpl.name]
+        sub = Expander(Problems(), self.templates, Sink())
+        sub.planning = True
+        sub.active = list(self.active)
+        ns: dict[str, int | str] = {"node": _HOLE, "parent": _HOLE}
+        plan: _Plan | None
+        try:
+            sub.expand(tmpl.body.children, _HOLE, _HOLE, ns)
+            sub._links(tmpl.body.links, _HOLE, ns)
+            sub._serves(tmpl.body.serves, _HOLE, ns, tmpl.body.loc)
+            plan = _Plan.of(sub.sink)
+            if _mentions_hole(sub.sink):
+                plan = None
+        except _Dependent:
+            plan = None
+        if plan is not None:
+            named = f"<{tmpl.name}>"
+            for d in sub.problems.diagnostics():  # the template's own mistakes, named by template
+                # Ids are quoted with !r, which writes the hole as the four characters \x00.
+                message = d.message.replace(_HOLE, named).replace(repr(_HOLE)[1:-1], named)
+                self.problems.add(d.location, message)
+        self.plans[tmpl.name] = plan
+        return plan
+
+    def _stamp(self, plan: _Plan, node_id: str) -> None:
+        """Copy a plan's objects and links under `node_id`: ids are plan ids with the hole filled.
+
+        The hot loop of a large fleet: one concatenation and one constructor per object,
+        and duplicate ids are detected in bulk (dict sizes) rather than per object.
+        """
+        sink = self.sink
+        objects = sink.objects
+        fresh = {
+            node_id + suf: Obj(
+                node_id + suf,
+                o.kind,
+                node_id + psuf,
+                o.loc,
+                o.model,
+                o.labels,
+                o.quantities,
+                o.state,
+                o.template,
+                o.index,
+            )
+            for suf, psuf, o in plan.objects
+        }
+        before = len(objects)
+        if not fresh.keys().isdisjoint(objects.keys()):
+            for obj in fresh.values():
+                self._add_object(obj)  # reports each duplicate, adds the rest
+        else:
+            objects.update(fresh)
+        assert len(objects) >= before
+        links = sink.links
+        new_links: dict[str, Link] = {}
+        for lid, a, a_rel, b, b_rel, lk in plan.links:
+            new_id = lid.replace(_HOLE, node_id)
+            if new_id in links:
+                new_id = _free_id(links, new_id)
+            new_links[new_id] = Link(
+                new_id,
+                node_id + a if a_rel else a,
+                node_id + b if b_rel else b,
+                lk.kind,
+                lk.mbps,
+                lk.loc,
+                lk.attrs,
+                lk.labels,
+                lk.state,
+                node_id,
+            )
+        links.update(new_links)
+        if sink.journal is not None:
+            sink.journal.extend(fresh)
+            sink.journal.extend(new_links)
+        src = plan.sink
+        n = len(_HOLE)
+        for k, v in src.software.items():
+            sink.software[node_id + k[n:]] = v
+        for k, pr in src.promises.items():
+            sink.promises[node_id + k[n:]] = pr
+        for base, cause in src.failed.items():
+            if base is not None and base.startswith(_HOLE):
+                base = node_id + base[n:]
+            sink.failed.setdefault(base, cause)
+        for mem, dev, loc in src.serves:
+            sink.serves.append(
+                (
+                    node_id + mem[n:] if mem.startswith(_HOLE) else mem,
+                    node_id + dev[n:] if dev.startswith(_HOLE) else dev,
+                    loc,
+                )
+            )
+
+    # --- links -------------------------------------------------------------------------
+    def _links(self, specs: list[LinkSpec], scope: str | None, ns: dict[str, int | str]) -> None:
+        for spec in specs:
+            self.expand_link(spec, scope, ns)
+
+    def expand_link(self, spec: LinkSpec, scope: str | None, ns: dict[str, int | str]) -> None:
+        if not spec.foreach:
+            self._one_link(spec, scope, ns)
+            return
+        names = [v for v, _ in spec.foreach]
+        for combo in itertools.product(*(values for _, values in spec.foreach)):
+            ns2 = dict(ns)
+            ns2.update(zip(names, combo, strict=True))
+            self._one_link(spec, scope, ns2)
+
+    def _one_link(self, spec: LinkSpec, scope: str | None, ns: Mapping[str, int | str]) -> None:
+        a = self._render(spec.a, ns, spec.loc, "endpoint")
+        b = self._render(spec.b, ns, spec.loc, "endpoint")
+        if a is None or b is None:
+            return
+        a, b = resolve(a, scope), resolve(b, scope)
+        labels = self._render_map(spec.labels, ns, spec.loc)
+        links = self.sink.links
+        if spec.id is not None:
+            raw = self._render(spec.id, ns, spec.loc, "link id")
+            if raw is None:
+                return
+            lid = resolve(raw, scope)
+            if lid in links:
+                self.problems.add(
+                    spec.loc, f"duplicate link id {lid!r} (first written at {links[lid].loc})", same="duplicate-link"
+                )
+                return
+        else:
+            lid = f"{a}<->{b}"
+            if lid in links:
+                lid = _free_id(links, lid)
+        links[lid] = Link(lid, a, b, spec.kind, spec.mbps, spec.loc, spec.attrs, labels, spec.state)
+        if self.sink.journal is not None:
+            self.sink.journal.append(lid)
+
+    def _serves(self, pats: list[Pattern], scope: str | None, ns: dict[str, int | str], loc: SourceLocation) -> None:
+        if not pats:
+            return
+        mem = str(ns.get("parent", ""))
+        for pat in pats:
+            dev = self._render(pat, ns, loc, "serves")
+            if dev is not None:
+                self.sink.serves.append((mem, resolve(dev, scope), loc))
+
+    # --- overrides ---------------------------------------------------------------------
+    def _apply_override(self, ov: Override, root: Obj, scope: str | None, created: list[str]) -> None:
+        for made in created:  # a node under an override is no longer its template's plan alone
+            self.sink.stamped.pop(made, None)
+        p = self.problems
+        objects = self.sink.objects
+        _change(root, ov.root, ov.loc, p)
+        if ov.software:
+            self.sink.software[root.id] = MappingProxyType({**self.sink.software.get(root.id, {}), **ov.software})
+        removed: set[str] = set()
+        for name, dov in ov.devices.items():
+            target = resolve(name, scope)
+            obj = objects.get(target)
+            if obj is None or target not in created:
+                if obj is None and self._explained(target):
+                    continue
+                local = [c.rsplit("/", 1)[-1] for c in created if c in objects]
+                p.add(
+                    dov.loc,
+                    f"override names device {name!r}, which {root.id!r} does not have{did_you_mean(name, local)}",
+                )
+                continue
+            if dov.remove:
+                removed.add(target)
+                continue
+            _change(obj, dov, dov.loc, p)
+        if removed:
+            # Everything inside a removed device goes with it, and every link touching it.
+            for oid in created:
+                o = objects.get(oid)
+                cur = o.parent if o is not None else None
+                while cur is not None and cur not in removed and cur != root.id:
+                    po = objects.get(cur)
+                    cur = po.parent if po is not None else None
+                if cur in removed and o is not None:
+                    removed.add(oid)
+            for oid in removed:
+                objects.pop(oid, None)
+            self.sink.removed |= removed
+        links = self.sink.links
+        mine = [lid for lid in created if lid in links]
+        for lid in mine:
+            lk = links[lid]
+            if lk.a in removed or lk.b in removed:
+                del links[lid]
+        for lov in ov.links:
+            ends = {resolve(lov.a, scope), resolve(lov.b, scope)}
+            hits = [lid for lid in mine if lid in links and {links[lid].a, links[lid].b} == ends]
+            if not hits:
+                if not any(e not in objects and self._explained(e) for e in ends):
+                    p.add(lov.loc, f"override names a link {lov.a} - {lov.b}, which {root.id!r} does not have")
+                continue
+            for lid in hits:
+                lk = links[lid]
+                if lov.remove:
+                    del links[lid]
+                    continue
+                attrs = dict(lk.attrs)
+                attrs.update(lov.attrs)
+                mbps = lk.mbps
+                if lov.count is not None:
+                    old = lk.attrs.get("count", 1)
+                    attrs["count"] = lov.count
+                    mbps = lk.mbps // old * lov.count
+                if lov.mbps is not None:
+                    mbps = lov.mbps
+                if mbps <= 0:
+                    p.add(
+                        lov.loc,
+                        f"link {lid!r} would have no bandwidth left; use 'state: down' or 'remove: true'",
+                        same="no-bandwidth",
+                    )
+                    continue
+                links[lid] = Link(
+                    lid,
+                    lk.a,
+                    lk.b,
+                    lk.kind,
+                    mbps,
+                    lov.loc,
+                    MappingProxyType(attrs),
+                    MappingProxyType({**lk.labels, **lov.labels}) if lov.labels else lk.labels,
+                    lov.state if lov.state is not None else lk.state,
+                    plan=_plan(lk),
+                )
+
+
+def _plan(lk: Link) -> Mapping[str, int]:
+    """What the template planned for a link an override changes: its generation and lanes as first stamped."""
+    if lk.plan:
+        return lk.plan
+    return MappingProxyType({k: v for k, v in lk.attrs.items() if k in ("generation", "lanes")})
+
+
+def _change(obj: Obj, dov: DeviceOverride, loc: SourceLocation, problems: Problems) -> None:
+    obj.loc = loc
+    if dov.labels:
+        obj.labels = MappingProxyType({**obj.labels, **dov.labels})
+    if dov.state is not None:
+        obj.state = dov.state
+    if dov.model is not None:
+        obj.model = dov.model
+    if not dov.figures.empty:
+        q, typed = dov.figures.for_kind(obj.kind, problems)
+        obj.quantities = MappingProxyType({**obj.quantities, **q})
+        if typed:
+            obj.labels = MappingProxyType({**obj.labels, **typed})
+
+
+def resolve(name: str, scope: str | None) -> str:
+    """A name written inside a node is relative to it; a leading `/` makes it absolute."""
+    if name.startswith("/"):
+        return name[1:]
+    return f"{scope}/{name}" if scope else name
+
+
+def _free_id(links: Mapping[str, Link], base: str) -> str:
+    k = 2
+    while f"{base}#{k}" in links:
+        k += 1
+    return f"{base}#{k}"
+
+
+def _mentions_hole(sink: Sink) -> bool:
+    """Did an instance-dependent value ({node}, {parent}) end up in a plan's contents?"""
+    for o in sink.objects.values():
+        if _HOLE in o.id[1:] or any(_HOLE in v for v in o.labels.values()):
+            return True
+    for lk in sink.links.values():
+        if _HOLE in lk.a[1:] or _HOLE in lk.b[1:] or any(_HOLE in v for v in lk.labels.values()):
+            return True
+    return any(_HOLE in v for m in sink.software.values() for v in m.values())

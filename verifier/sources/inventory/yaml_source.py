@@ -1,0 +1,347 @@
+"""Safe YAML loading that remembers where everything was written.
+
+Only plain data comes back: mappings (`YMap`), sequences (`YList`), strings, integers,
+booleans and None. No Python tags, no object construction (SafeConstructor only).
+
+Design choices, each against a known YAML trap:
+- Every mapping and sequence records its own line:col, and the line:col of each key and
+  each item, so any problem found later can point at the exact place.
+- Scalars follow YAML 1.2 core rules rather than PyYAML's 1.1 defaults: only
+  `true`/`false` are booleans (so `no`, the country code, stays a string), only decimal
+  digits are integers, and anything with a dot stays text (`cuda: 12.10` must not become
+  the float 12.1). Units code reads numeric text itself.
+- Duplicate keys in one mapping are an error (PyYAML silently keeps the last).
+- Aliases are counted on the composed node graph before anything is constructed: the
+  size of the document with every alias expanded is computed with memoisation (linear in
+  the text), and a document that would expand past `MAX_EXPANDED_NODES` is refused.
+  PyYAML itself shares aliased objects, but every consumer that walks the result (our
+  template expansion, a JSON dump) would do the exponential work of a "billion laughs".
+- Input must be UTF-8 (a BOM is allowed) and must hold exactly one non-empty document.
+- libyaml's parser (`yaml.cyaml.CParser`) composes the node graph when PyYAML has it:
+  several times faster, and it places every node at the same line:col. The two differ on
+  tabs inside a line (libyaml takes them as blanks, PyYAML refuses them) and on a U+FEFF
+  inside the text (PyYAML gives it no column), so text holding either is read by the pure
+  parser; and libyaml words (and sometimes places) syntax errors its own way, so a
+  document it cannot parse is read again by the pure parser, whose report is the one
+  given. Our own refusals (duplicate keys, tags, alias bombs) come from the same code on
+  the same nodes either way. Same input, same result, same errors, with or without libyaml.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.composer import Composer
+from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.parser import Parser
+from yaml.reader import Reader, ReaderError
+from yaml.resolver import BaseResolver
+from yaml.scanner import Scanner
+
+from verifier.core.errors import SourceLocation, TopologError
+
+MAX_ALIAS_EXPANSION = 1_000_000
+"""Nodes that aliases may add to a document beyond what is written. A large file written
+out in full is fine (its size is bounded by its text); only the blow-up is bounded."""
+
+try:  # libyaml, when PyYAML was built with it (the wheels of every major platform are);
+    # `yaml.cyaml.CParser` is this class, re-exported (and not declared so in the stubs).
+    from yaml._yaml import CParser as _CParser
+
+    HAVE_LIBYAML = True
+except ImportError:  # pragma: no cover - a PyYAML without libyaml
+    HAVE_LIBYAML = False
+
+USE_LIBYAML = HAVE_LIBYAML
+"""Whether documents are parsed by libyaml; tests switch it off to compare the two parsers."""
+
+# Where libyaml and the pure parser disagree (see the module docstring).
+_PURE_ONLY = ("\t", "\ufeff")
+
+
+class _ReadAgain(Exception):
+    """libyaml could not parse the text: the pure parser reads it and reports why."""
+
+
+class YMap(dict[str, Any]):
+    """A YAML mapping with the place it, and each of its keys, was written."""
+
+    __slots__ = ("key_locs", "loc")
+
+    def __init__(self, loc: SourceLocation) -> None:
+        super().__init__()
+        self.loc = loc
+        self.key_locs: dict[str, SourceLocation] = {}
+
+    def key_loc(self, key: str) -> SourceLocation:
+        return self.key_locs.get(key, self.loc)
+
+
+class YList(list[Any]):
+    """A YAML sequence with the place it, and each of its items, was written."""
+
+    __slots__ = ("item_locs", "loc")
+
+    def __init__(self, loc: SourceLocation) -> None:
+        super().__init__()
+        self.loc = loc
+        self.item_locs: list[SourceLocation] = []
+
+    def item_loc(self, index: int) -> SourceLocation:
+        return self.item_locs[index] if 0 <= index < len(self.item_locs) else self.loc
+
+
+class _CoreResolver(BaseResolver):
+    """YAML 1.2 core-schema-like implicit typing (see the module docstring)."""
+
+
+_CoreResolver.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_CoreResolver.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789"))
+_CoreResolver.add_implicit_resolver(
+    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+)
+_CoreResolver.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
+
+
+class _Constructor(SafeConstructor):
+    filename: str
+
+    def _loc(self, node: Node) -> SourceLocation:
+        mark = node.start_mark
+        return SourceLocation(self.filename, mark.line + 1, mark.column + 1)
+
+    def construct_yaml_map(self, node: MappingNode) -> Any:
+        data = YMap(self._loc(node))
+        yield data
+        seen: dict[str, SourceLocation] = {}
+        for key_node, _ in node.value:
+            if isinstance(key_node, ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                if key_node.value in seen:
+                    first = seen[key_node.value]
+                    raise ConstructorError(
+                        None,
+                        None,
+                        f"duplicate key {key_node.value!r} (first written at line {first.line})",
+                        key_node.start_mark,
+                    )
+                seen[key_node.value] = self._loc(key_node)
+        self.flatten_mapping(node)
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, ScalarNode):
+                raise ConstructorError(
+                    None,
+                    None,
+                    "a mapping key must be a plain word, not a list or mapping",
+                    key_node.start_mark,
+                )
+            # Keys stay the text as written: `yes:` or `1:` keys must not turn into bool/int.
+            key = str(key_node.value)
+            data[key] = self.construct_object(value_node, deep=True)
+            data.key_locs[key] = self._loc(key_node)
+
+    def construct_yaml_seq(self, node: SequenceNode) -> Any:
+        data = YList(self._loc(node))
+        yield data
+        for item in node.value:
+            data.append(self.construct_object(item, deep=True))
+            data.item_locs.append(self._loc(item))
+
+    def construct_undefined(self, node: Node) -> Any:
+        raise ConstructorError(None, None, f"tag {node.tag!r} is not allowed; only plain data is", node.start_mark)
+
+
+_Constructor.add_constructor("tag:yaml.org,2002:map", _Constructor.construct_yaml_map)  # type: ignore[type-var]
+_Constructor.add_constructor("tag:yaml.org,2002:seq", _Constructor.construct_yaml_seq)  # type: ignore[type-var]
+_Constructor.add_constructor(None, _Constructor.construct_undefined)  # type: ignore[type-var]
+# Timestamps, sets, binary and the like are not inventory data: read them as what was written.
+for _tag in ("timestamp", "binary", "set", "omap", "pairs", "float"):
+    _Constructor.add_constructor(f"tag:yaml.org,2002:{_tag}", _Constructor.construct_undefined)  # type: ignore[type-var]
+_Constructor.add_constructor("tag:yaml.org,2002:str", SafeConstructor.construct_yaml_str)  # type: ignore[type-var]
+
+
+class _PureLoader(Reader, Scanner, Parser, Composer, _Constructor, _CoreResolver):
+    def __init__(self, stream: str, filename: str) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        Composer.__init__(self)
+        _Constructor.__init__(self)
+        _CoreResolver.__init__(self)
+        self.filename = filename
+
+
+if HAVE_LIBYAML:
+
+    class _CLoader(_CParser, _Constructor, _CoreResolver):
+        def __init__(self, stream: str, filename: str) -> None:
+            _CParser.__init__(self, stream)
+            _Constructor.__init__(self)
+            _CoreResolver.__init__(self)
+            self.filename = filename
+
+
+def _expanded_size(root: Node, filename: str) -> int:
+    """Node count with every alias expanded, memoised per node: linear in the document.
+
+    Raises on a recursive alias (a node containing itself), which no inventory needs.
+    """
+    sizes: dict[int, int] = {}
+    on_stack: set[int] = set()
+    actual = 0
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_stack.discard(key)
+            total = 1
+            for child in _children(node):
+                total += sizes[id(child)]
+            sizes[key] = total
+            continue
+        if key in sizes:
+            continue
+        if key in on_stack:
+            mark = node.start_mark
+            raise TopologError.at(
+                SourceLocation(filename, mark.line + 1, mark.column + 1),
+                "recursive YAML alias (a node that contains itself); expected plain nested data",
+            )
+        actual += 1
+        on_stack.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in on_stack:
+                mark = child.start_mark
+                raise TopologError.at(
+                    SourceLocation(filename, mark.line + 1, mark.column + 1),
+                    "recursive YAML alias (a node that contains itself); expected plain nested data",
+                )
+            if id(child) not in sizes:
+                stack.append((child, False))
+    total = sizes[id(root)]
+    if total - actual > MAX_ALIAS_EXPANSION:
+        raise TopologError.at(
+            SourceLocation(filename, 1, 1),
+            f"YAML aliases expand this document to {total:,} nodes (it has {actual:,} as written); "
+            f"refusing more than {MAX_ALIAS_EXPANSION:,} nodes added by aliases (an alias bomb?); "
+            "expected anchors and aliases used sparingly",
+        )
+    return total
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        out: list[Node] = []
+        for k, v in node.value:
+            out.append(k)
+            out.append(v)
+        return out
+    return []
+
+
+def decode_utf8(data: bytes, filename: str) -> str:
+    """Strict UTF-8 (BOM allowed); the error names the line and column of the first bad byte."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        start = err.start
+        line = data.count(b"\n", 0, start) + 1
+        col = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise TopologError.at(
+            SourceLocation(filename, line, col),
+            f"file is not UTF-8 (byte 0x{data[start]:02x} at offset {start}); expected UTF-8 text",
+        ) from None
+
+
+def load_yaml_text(text: str, filename: str) -> YMap:
+    """Parse one YAML document that must be a mapping. Raises TopologError with line:col."""
+    if not text.strip():
+        raise TopologError.at(
+            SourceLocation(filename, 1, 1),
+            "file is empty; expected an inventory with 'apiVersion: topolog.dev/v1'",
+        )
+    # Parsing makes millions of small objects and no cycles worth collecting (a recursive
+    # alias is refused): the cyclic GC rescanning them took two thirds of the load time
+    # with libyaml (measured on a 1.7 MB inventory).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if USE_LIBYAML and not any(ch in text for ch in _PURE_ONLY):
+            try:
+                return _load(text, filename, _CLoader)
+            except (_ReadAgain, UnicodeEncodeError):  # libyaml takes UTF-8: a lone surrogate fails there
+                pass
+        return _load(text, filename, _PureLoader)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load(text: str, filename: str, loader_class: type[Any]) -> YMap:
+    loader = None
+    try:
+        # The pure parser checks the characters as it is made: inside the try.
+        loader = loader_class(text, filename)
+        node = loader.get_single_node()
+        if node is None:
+            raise TopologError.at(
+                SourceLocation(filename, 1, 1),
+                "file has no YAML content (only comments); expected an inventory with 'apiVersion: topolog.dev/v1'",
+            )
+        _expanded_size(node, filename)
+        data = loader.construct_document(node)
+    except yaml.YAMLError as err:
+        if loader_class is not _PureLoader and not isinstance(err, ConstructorError):
+            raise _ReadAgain from None
+        raise _yaml_error(err, text, filename) from None
+    except RecursionError:
+        raise TopologError.at(
+            SourceLocation(filename, 1, 1), "YAML nesting too deep; expected an inventory of reasonable depth"
+        ) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    if not isinstance(data, YMap):
+        loc = SourceLocation(filename, node.start_mark.line + 1, node.start_mark.column + 1)
+        raise TopologError.at(loc, "top level is not a mapping; expected keys such as 'apiVersion' and 'objects'")
+    return data
+
+
+def _yaml_error(err: yaml.YAMLError, text: str, filename: str) -> TopologError:
+    """PyYAML's error as a TopologError at its line:col."""
+    if isinstance(err, ReaderError):
+        at = err.position
+        line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+        return TopologError.at(
+            SourceLocation(filename, line, col),
+            f"character {chr(err.character)!r} (#x{err.character:04x}) is not allowed in YAML: {err.reason}; "
+            "expected printable text",
+        )
+    if isinstance(err, yaml.MarkedYAMLError):
+        mark = err.problem_mark or err.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        parts = [p for p in (err.context, err.problem) if p]
+        if "expected a single document" in " ".join(parts):
+            parts = ["more than one YAML document (---) in one file; expected exactly one"]
+        return TopologError.at(SourceLocation(filename, line, col), "YAML syntax error: " + "; ".join(parts))
+    return TopologError.at(SourceLocation(filename, 1, 1), f"YAML error: {err}")
+
+
+def load_yaml_file(path: str | Path, filename: str | None = None) -> YMap:
+    """Read `path` (bytes, so encoding errors are ours to report) and parse it."""
+    name = filename if filename is not None else str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise TopologError.at(SourceLocation(name), f"cannot read file: {err.strerror or err}") from None
+    return load_yaml_text(decode_utf8(data, name), name)

@@ -1,0 +1,196 @@
+"""The principals file: users, teams and service accounts, with their memberships.
+
+```yaml
+apiVersion: topolog.dev/v1
+kind: Principals
+teams:
+  - {id: hpc, tenant: hpc}
+  - {id: interns, tenant: students, teams: [students]}   # teams nest
+users:
+  - {id: ivan, teams: [interns], role: intern}           # tenant: from the first team that has one
+service_accounts:
+  - {id: node-drainer, teams: [sre]}
+```
+
+By default it is `principals.yml` next to the (first) inventory. The `.yml` suffix keeps
+`inventories/*.yaml` meaning "every inventory". Ids are unique across all three kinds, so
+facts and reports can name a principal by its id alone. Every membership must name a team
+of the file and teams may not contain themselves (Cedar would accept both silently).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.sources.inventory.yaml_source import YList, YMap, load_yaml_file
+
+API_VERSION = "topolog.dev/v1"
+PRINCIPALS_FILE = "principals.yml"
+SECTIONS: dict[str, str] = {"teams": "Team", "users": "User", "service_accounts": "ServiceAccount"}
+KEYS = ("id", "teams", "tenant", "role", "on_call", "description")
+DEFAULT_ROLE = {"Team": "team", "User": "member", "ServiceAccount": "service-account"}
+
+
+@dataclass(frozen=True)
+class Principal:
+    type: str  # Team, User or ServiceAccount
+    id: str
+    tenant: str
+    role: str
+    on_call: bool
+    teams: tuple[str, ...]  # direct memberships, as written
+    all_teams: tuple[str, ...]  # every team reached through memberships (a team: itself too), sorted
+    loc: SourceLocation
+
+    @property
+    def uid(self) -> str:
+        return f'{self.type}::"{self.id}"'
+
+
+@dataclass(frozen=True)
+class Principals:
+    file: str
+    principals: dict[str, Principal]  # by id, in file order
+
+    def sorted(self) -> list[Principal]:
+        return sorted(self.principals.values(), key=lambda p: (p.type, p.id))
+
+
+def principals_file_for(inventory_paths: list[Path]) -> Path | None:
+    """The principals file next to the first inventory, if there is one."""
+    if not inventory_paths:
+        return None
+    candidate = inventory_paths[0].parent / PRINCIPALS_FILE
+    return candidate if candidate.is_file() else None
+
+
+@dataclass
+class _Raw:
+    type: str
+    id: str
+    teams: list[tuple[str, SourceLocation]]
+    tenant: str | None
+    role: str | None
+    on_call: bool
+    loc: SourceLocation
+
+
+def load_principals(path: Path) -> Principals:
+    if not path.is_file():
+        raise TopologError.at(SourceLocation(str(path)), "no such principals file")
+    doc = load_yaml_file(path)
+    errors: list[Diagnostic] = []
+    if doc.get("apiVersion") != API_VERSION:
+        errors.append(Diagnostic(doc.key_loc("apiVersion"), f"expected 'apiVersion: {API_VERSION}'"))
+    if doc.get("kind") != "Principals":
+        errors.append(Diagnostic(doc.key_loc("kind"), "expected 'kind: Principals'"))
+    for key in doc:
+        if key not in ("apiVersion", "kind", "metadata", *SECTIONS):
+            errors.append(Diagnostic(doc.key_loc(key), f"unknown key {key!r}; expected one of: " + ", ".join(SECTIONS)))
+    raws: dict[str, _Raw] = {}
+    for section, ptype in SECTIONS.items():
+        entries = doc.get(section, YList(doc.loc))
+        if not isinstance(entries, YList):
+            errors.append(Diagnostic(doc.key_loc(section), f"'{section}' must be a list"))
+            continue
+        for i, entry in enumerate(entries):
+            raw = _entry(entry, ptype, entries.item_loc(i), errors)
+            if raw is None:
+                continue
+            if raw.id in raws:
+                errors.append(Diagnostic(raw.loc, f"principal id {raw.id!r} is already used at {raws[raw.id].loc}"))
+                continue
+            raws[raw.id] = raw
+    for raw in raws.values():
+        for team, loc in raw.teams:
+            target = raws.get(team)
+            if target is None or target.type != "Team":
+                errors.append(Diagnostic(loc, f"{raw.id} is a member of {team!r}, which is not a team of this file"))
+    if errors:
+        raise TopologError(errors)
+    closure = {rid: _ancestors(rid, raws, errors) for rid in raws}
+    if errors:
+        raise TopologError(errors)
+    out: dict[str, Principal] = {}
+    for rid, raw in raws.items():
+        tenant = raw.tenant if raw.tenant is not None else _inherited_tenant(raw, raws)
+        out[rid] = Principal(
+            raw.type,
+            rid,
+            tenant,
+            raw.role or DEFAULT_ROLE[raw.type],
+            raw.on_call,
+            # A team is in itself (Cedar's `in` is reflexive), so `teams` says so too.
+            tuple(t for t, _ in raw.teams),
+            tuple(sorted(closure[rid] | ({rid} if raw.type == "Team" else set()))),
+            raw.loc,
+        )
+    return Principals(str(path), out)
+
+
+def _entry(entry: object, ptype: str, loc: SourceLocation, errors: list[Diagnostic]) -> _Raw | None:
+    if not isinstance(entry, YMap):
+        errors.append(Diagnostic(loc, "expected a mapping such as {id: alice, teams: [hpc]}"))
+        return None
+    for key in entry:
+        if key not in KEYS:
+            errors.append(Diagnostic(entry.key_loc(key), f"unknown key {key!r}; expected one of: {', '.join(KEYS)}"))
+    pid = entry.get("id")
+    if not isinstance(pid, str) or not pid:
+        errors.append(Diagnostic(entry.loc, "every principal needs an 'id' (text)"))
+        return None
+    teams_raw = entry.get("teams", YList(entry.loc))
+    teams: list[tuple[str, SourceLocation]] = []
+    if isinstance(teams_raw, YList):
+        for j, t in enumerate(teams_raw):
+            if isinstance(t, str):
+                teams.append((t, teams_raw.item_loc(j)))
+            else:
+                errors.append(Diagnostic(teams_raw.item_loc(j), "a team is named by its id (text)"))
+    else:
+        errors.append(Diagnostic(entry.key_loc("teams"), "'teams' must be a list of team ids"))
+    strings: dict[str, str | None] = {}
+    for key in ("tenant", "role"):
+        value = entry.get(key)
+        if value is not None and not isinstance(value, str):
+            errors.append(Diagnostic(entry.key_loc(key), f"'{key}' must be text"))
+            value = None
+        strings[key] = value
+    on_call = entry.get("on_call", False)
+    if not isinstance(on_call, bool):
+        errors.append(Diagnostic(entry.key_loc("on_call"), "'on_call' must be true or false"))
+        on_call = False
+    return _Raw(ptype, pid, teams, strings["tenant"], strings["role"], on_call, entry.loc)
+
+
+def _ancestors(rid: str, raws: dict[str, _Raw], errors: list[Diagnostic]) -> set[str]:
+    """Every team reachable from `rid`; a cycle back to `rid` is an error (Cedar would take it)."""
+    seen: set[str] = set()
+    stack = [t for t, _ in raws[rid].teams]
+    while stack:
+        t = stack.pop()
+        if t == rid:
+            errors.append(Diagnostic(raws[rid].loc, f"team {rid!r} is a member of itself through its teams"))
+            return seen
+        if t not in seen:
+            seen.add(t)
+            stack.extend(x for x, _ in raws[t].teams)
+    return seen
+
+
+def _inherited_tenant(raw: _Raw, raws: dict[str, _Raw]) -> str:
+    """The tenant of the first team, breadth-first in the order written, that names one."""
+    queue = [t for t, _ in raw.teams]
+    seen: set[str] = set()
+    while queue:
+        t = queue.pop(0)
+        if t in seen:
+            continue
+        seen.add(t)
+        team = raws[t]
+        if team.tenant:
+            return team.tenant
+        queue.extend(x for x, _ in team.teams)
+    return ""
