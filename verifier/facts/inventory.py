@@ -9,13 +9,12 @@ Only attributes that were written produce facts; absence is for rules to test wi
 from __future__ import annotations
 
 import gc
-import re
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 
 from verifier.sources.inventory.catalog import mig_memory_mb
 from verifier.sources.inventory.model import Inventory
-from verifier.sources.inventory.software import release_number, software_table
+from verifier.sources.inventory.software import release_number, software_table, version_number
 
 Row = tuple[str | int, ...]
 
@@ -44,22 +43,6 @@ RELATIONS: dict[str, int] = {
     "serves": 2,
 }
 """Every relation emitted, with its arity (a test checks this against rules/schema.dl)."""
-
-_VERSION_RE = re.compile(r"^(\d+)(?:\.(\d+)(?:\.\d+)*)?$")
-
-
-def version_number(text: str) -> int | None:
-    """A version as `major*1000 + minor` ("12.4" -> 12004, "12.10" -> 12010, "535.104.05" ->
-    535104, "6" -> 6000); patch levels are ignored. None when the text is not `N` or
-    `N.M[.P...]` (e.g. "containerd 1.7.13") or the minor is 1000 or more (it would not fit).
-    """
-    m = _VERSION_RE.match(text.strip())
-    if m is None:
-        return None
-    minor = int(m.group(2) or 0)
-    if minor >= 1000:
-        return None
-    return int(m.group(1)) * 1000 + minor
 
 
 def inventory_facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, list[Row]]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from verifier.facts.inventory import inventory_facts, version_number
+from verifier.facts.inventory import inventory_facts
 from verifier.sources.inventory.loader import load_inventory_text
+from verifier.sources.inventory.software import version_number
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@ with its `source:`), as rows of the input relations that rules/software/ and pla
 
 Versions are compared as numbers: `release_number` keeps the patch level ("535.129.03" ->
 535129003), because a driver's minimum is exact to the patch; toolkit keys use
-`verifier.facts.inventory.version_number`'s major*1000 + minor, as `software_version` and job
+`version_number`'s major*1000 + minor, as `software_version` and job
 requirements do.
 """
 
@@ -33,7 +33,7 @@ def release_number(text: str) -> int | None:
 
 
 def _toolkit_number(text: str) -> int:
-    """ "12.4" -> 12004, as verifier.facts.inventory.version_number encodes it."""
+    """ "12.4" -> 12004, as version_number encodes it."""
     major, _, minor = text.partition(".")
     return int(major) * 1000 + int(minor or 0)
 
@@ -76,3 +76,20 @@ def software_table() -> SoftwareTable:
         for role, component in roles.items()
     )
     return SoftwareTable(cuda, rocm, vendors)
+
+
+_VERSION_RE = re.compile(r"^(\d+)(?:\.(\d+)(?:\.\d+)*)?$")
+
+
+def version_number(text: str) -> int | None:
+    """A version as `major*1000 + minor` ("12.4" -> 12004, "12.10" -> 12010, "535.104.05" ->
+    535104, "6" -> 6000); patch levels are ignored. None when the text is not `N` or
+    `N.M[.P...]` (e.g. "containerd 1.7.13") or the minor is 1000 or more (it would not fit).
+    """
+    m = _VERSION_RE.match(text.strip())
+    if m is None:
+        return None
+    minor = int(m.group(2) or 0)
+    if minor >= 1000:
+        return None
+    return int(m.group(1)) * 1000 + minor

@@ -14,9 +14,9 @@ from fractions import Fraction
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation
-from verifier.facts.inventory import version_number
 from verifier.sources.inventory import units
 from verifier.sources.inventory.catalog import mig_memory_mb
+from verifier.sources.inventory.software import version_number
 from verifier.sources.inventory.validate import Problems, did_you_mean, one_of, read_document_text, read_documents
 from verifier.sources.inventory.yaml_source import YList, YMap
 from verifier.sources.jobs.spec import MODES, OPTIMIZERS, PRECISION_BYTES, SCOPES, Job, Jobs, ModelSpec, StackOption
