@@ -277,7 +277,7 @@ def _emit(record: dict[str, object]) -> None:
 
 
 def run_case(gpus: int, engine_name: str, workload_name: str) -> None:
-    from verifier.engine.backend import make_backend
+    from verifier.engine.engines import make_backend
 
     lay = Layout(gpus)
     workload = WORKLOADS[workload_name]

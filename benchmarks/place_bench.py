@@ -24,7 +24,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.verify_bench import Layout, inventory_yaml  # noqa: E402
-from verifier.placement.place import place  # noqa: E402
+from verifier.session.place_run import place  # noqa: E402
 
 TARGET_S = 10.0
 

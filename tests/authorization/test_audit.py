@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from verifier.authorization.audit import audit, diff, to_json
-from verifier.authorization.setup import load_setup
+from verifier.authorization.audit import audit, diff
+from verifier.reports.audit_report import audit_doc as to_json
+from verifier.session.api import load_authorization as load_setup
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = Path(__file__).resolve().parent / "small"

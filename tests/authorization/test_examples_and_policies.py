@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from verifier.authorization.examples import run_examples
 from verifier.authorization.policies import load_policies, split_statements
 from verifier.core.errors import TopologError
+from verifier.session.policy_examples import run_examples
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICIES = ROOT / "policies"

@@ -11,8 +11,8 @@ import pytest
 
 from verifier.authorization.entities import Entity, check_parents
 from verifier.authorization.evaluate import Authorizer, Request
-from verifier.authorization.setup import load_setup
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.session.api import load_authorization as load_setup
 from verifier.sources.principals import load_principals
 
 ROOT = Path(__file__).resolve().parents[2]

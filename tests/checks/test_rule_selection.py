@@ -19,7 +19,7 @@ from verifier.checks.check import CheckSelection, select_checks
 from verifier.core.errors import ProgramError, TopologError
 from verifier.core.resources import shipped_rules_dir
 from verifier.engine.rule_pack import shipped_first
-from verifier.session.model import load_rules
+from verifier.session.session import load_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = "tests/rule_selection"

@@ -17,8 +17,8 @@ import pytest
 from cli_helpers import run_cli
 
 from verifier.checks.check import CheckSelection
-from verifier.checks.rule_tests import Case, discover, read_expected, run_case, untested_warnings
 from verifier.core.errors import TopologError
+from verifier.session.rule_tests import Case, discover, read_expected, run_case, untested_warnings
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "tests" / "rule_tests" / "site"
@@ -210,7 +210,7 @@ def test_run_case_compares_as_a_multiset(tmp_path: Path, monkeypatch: pytest.Mon
 def test_only_user_checks_are_warned_about() -> None:
     from verifier.checks.check import checks_from_program
     from verifier.engine.rule_pack import shipped_first
-    from verifier.session.model import load_rules
+    from verifier.session.session import load_rules
 
     checks = checks_from_program(load_rules(shipped_first([SITE])))
     assert untested_warnings(checks, [], CheckSelection(skip=frozenset({"SITE001"}))) == []

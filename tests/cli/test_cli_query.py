@@ -177,18 +177,15 @@ def test_explain_bad_finding_reference_is_exit_2(ref: str, fragment: str) -> Non
 def test_query_on_the_rules_it_needs_equals_whole_program(relation: str) -> None:
     # `topolog query` evaluates only the rules the query depends on: the rows must not change.
     from verifier.engine.parser import parse_query
-    from verifier.reports.query_report import program_for, query_relations
-    from verifier.session.model import load_model, load_rules
+    from verifier.engine.queries import program_for, query_relations
+    from verifier.session.session import load_rules, open_evaluation
 
     program = load_rules()
     arity = program.relations[relation].arity
     query = parse_query(f"{relation}({', '.join(f'V{i}' for i in range(arity))})")
     answers = []
     for prog in (program, program_for(program, query_relations(query))):
-        model = load_model([Path("inventories/mixed-fleet.yaml")], program=prog)
-        try:
+        with open_evaluation([Path("inventories/mixed-fleet.yaml")], prog) as model:
             answers.append(model.engine.answer(query))
-        finally:
-            model.engine.close()
     assert answers[0] == answers[1]
     assert len(program_for(program, {relation}).rules) < len(program.rules)

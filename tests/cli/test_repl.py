@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from verifier.cli.main import main
 from verifier.cli.repl import Quit, Session
 from verifier.core.errors import TopologError
-from verifier.session.model import load_model, load_rules
+from verifier.session.session import load_rules, open_evaluation
 
 ROOT = Path(__file__).resolve().parents[2]
 POD = "inventories/dgx-h100-pod.yaml"
@@ -171,7 +171,7 @@ def session() -> Session:
     try:
         program = load_rules()
         inputs = {d.name for d in program.declarations if d.is_input}
-        return Session(load_model([Path(POD)], program=program, also_read=inputs))
+        return Session(open_evaluation([Path(POD)], program, also_read=inputs))
     finally:
         os.chdir(old)
 

@@ -32,8 +32,9 @@ from verifier.engine.ast import (
     Wildcard,
     literal_vars,
 )
-from verifier.engine.backend import make_backend, sort_rows
+from verifier.engine.backend import sort_rows
 from verifier.engine.checks import check_program
+from verifier.engine.engines import make_backend
 from verifier.engine.parser import parse_program
 from verifier.engine.strata import is_assignment, order_body, stratify
 

@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from verifier.core.errors import EngineError, FactError, ProgramError
-from verifier.engine.backend import make_backend
 from verifier.engine.checks import check_program
+from verifier.engine.engines import make_backend
 from verifier.engine.parser import parse_program, parse_query
 from verifier.engine.pydatalog_backend import PyDatalogBackend
 

@@ -16,7 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from verifier.cli.main import main
-from verifier.placement.place import PlaceReport, place, render_json
+from verifier.placement.place import PlaceReport
+from verifier.reports.place_report import render_json
+from verifier.session.place_run import place
 
 REPO = Path(__file__).resolve().parents[2]
 MIXED = REPO / "inventories" / "mixed-fleet.yaml"
@@ -161,6 +163,6 @@ def test_limit_keeps_the_best_and_counts_the_rest() -> None:
     report = place([MIXED], [JOBS / "portable.yaml"], limit=1)
     (jp,) = report.jobs
     assert (jp.hosting, [p.domain for p in jp.placements]) == (4, ["h100-n0"])
-    from verifier.placement.place import render_text
+    from verifier.reports.place_report import render_text
 
     assert "4 placements of 10 candidate domains (the best 1 shown)" in render_text(report)

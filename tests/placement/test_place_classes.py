@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from verifier.placement.place import job_classes, place
+from verifier.placement.place import job_classes
+from verifier.session.place_run import place
 from verifier.sources.jobs.loader import load_jobs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,18 +44,9 @@ def test_classes_leave_shipped_answers_alone() -> None:
 def test_placement_program_still_gives_cedar_the_nvlink_domains() -> None:
     """place reads scaleup_domain, not the rules' nvlink_domain: the entities Cedar decides on
     must still have every GPU under its NvlinkDomain (8 per DGX H100 node of the pod)."""
-    from verifier.authorization.setup import setup_from_model
-    from verifier.placement.place import PLACEMENT_RELATIONS
-    from verifier.reports.query_report import program_for
-    from verifier.session.model import load_model, load_rules
+    from verifier.session.api import load_authorization
 
-    pod = [REPO / "inventories" / "dgx-h100-pod.yaml"]
-    program = program_for(load_rules(), PLACEMENT_RELATIONS)
-    model = load_model(pod, None, program=program, authz=False)
-    try:
-        graph = setup_from_model(model, pod, None, None).graph
-    finally:
-        model.engine.close()
+    graph = load_authorization([REPO / "inventories" / "dgx-h100-pod.yaml"]).graph
     domains = graph.of_type("NvlinkDomain")
     assert [d.id for d in domains] == [f"dgx0{i}/gpu0" for i in range(8)]
     assert 'NvlinkDomain::"dgx03/gpu0"' in graph.entities['Gpu::"dgx03/gpu7"'].parents
@@ -64,10 +56,14 @@ def test_placement_program_still_gives_cedar_the_nvlink_domains() -> None:
 def test_loading_only_gpus_and_ancestors_changes_no_answer(inventory: Path) -> None:
     """place loads the facts of GPUs and their ancestors only; every answer must be the same
     as with the whole inventory loaded (every shipped job, why-not included)."""
-    from verifier.placement.place import render_json
+    from verifier.reports.place_report import render_json
 
-    jobs = [JOBS, REPO / "tests" / "placement" / "fixtures" / "uneven_jobs.yaml"]
-    narrow = place([inventory], jobs, why_not=True)
-    whole = place([inventory], jobs, why_not=True, whole_inventory=True)
+    narrow = place([inventory], [JOBS], why_not=True)
+    whole = place([inventory], [JOBS], why_not=True, whole_inventory=True)
+    assert render_json(narrow) == render_json(whole)
+    # The fixture's jobs name a principal of no principals file: judged without authorization.
+    uneven = [REPO / "tests" / "placement" / "fixtures" / "uneven_jobs.yaml"]
+    narrow = place([inventory], uneven, why_not=True, authorize=False)
+    whole = place([inventory], uneven, why_not=True, whole_inventory=True, authorize=False)
     assert render_json(narrow) == render_json(whole)
     assert any(j.placements or j.why_not for j in whole.jobs)  # something was judged

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verifier.placement.place import place
+from verifier.session.place_run import place
 
 HERE = Path(__file__).resolve().parent / "fixtures"
 
 
 def test_rail_aligned_job_skips_the_crossed_node() -> None:
-    report = place([HERE / "rails.yaml"], [HERE / "rail_jobs.yaml"], why_not=True)
+    report = place([HERE / "rails.yaml"], [HERE / "rail_jobs.yaml"], why_not=True, authorize=False)
     railed, anywhere = report.jobs
     assert [p.domain for p in railed.placements] == ["n0"]
     assert railed.placements[0].gpus == ("n0/gpu0", "n0/gpu1")

@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from verifier.placement.place import JobPlacements, PlaceReport, place
+from verifier.placement.place import JobPlacements, PlaceReport
+from verifier.session.place_run import place
 
 HERE = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(scope="module")
 def report() -> PlaceReport:
-    return place([HERE / "uneven.yaml"], [HERE / "uneven_jobs.yaml"], why_not=True)
+    return place([HERE / "uneven.yaml"], [HERE / "uneven_jobs.yaml"], why_not=True, authorize=False)
 
 
 def _job(report: PlaceReport, name: str) -> JobPlacements:
@@ -58,9 +59,11 @@ def test_identical_nodes_with_different_gpus_down(report: PlaceReport) -> None:
 
 
 def test_reference_engine_agrees(report: PlaceReport) -> None:
-    from verifier.placement.place import render_json
+    from verifier.reports.place_report import render_json
 
-    reference = place([HERE / "uneven.yaml"], [HERE / "uneven_jobs.yaml"], why_not=True, engine="pydatalog")
+    reference = place(
+        [HERE / "uneven.yaml"], [HERE / "uneven_jobs.yaml"], why_not=True, engine="pydatalog", authorize=False
+    )
     assert render_json(reference) == render_json(report)
 
 

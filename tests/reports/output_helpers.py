@@ -9,8 +9,8 @@ from pathlib import Path
 
 from cli_helpers import run_cli
 
-from verifier.checks.verify import VerifyReport, verify
-from verifier.checks.waivers import load_waivers
+from verifier.checks.verify import VerifyReport
+from verifier.session.verify_run import SideFileFlags, VerifyRun, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
@@ -47,10 +47,10 @@ def _report(cwd: str, args: tuple[str, ...], fmt: str) -> str:
 
 def waived_report(with_proofs: bool = False) -> VerifyReport:
     """WAIVED_RUN through the Python API, for renderers given more than the CLI passes them."""
-    return verify(
-        [Path(STRAY)],
-        [Path("rules/schema.dl"), Path("rules/topology")],
-        waivers=load_waivers(Path(WAIVERS)),
+    run = VerifyRun(
+        rules=[Path("rules/schema.dl"), Path("rules/topology")],
+        flags=SideFileFlags(waivers=Path(WAIVERS)),
         today=date(2025, 6, 1),
         with_proofs=with_proofs,
     )
+    return verify([Path(STRAY)], run)

@@ -15,8 +15,8 @@ import pytest
 from cli_helpers import run_cli
 from output_helpers import GOLDEN, ROOT, STRAY, WAIVED_RUN
 
-from verifier.cli.main import REPORT_FORMATS
-from verifier.reports import FORMATS
+from verifier.checks.verify import VerifyReport
+from verifier.reports import VERIFY_FORMATS, formats_for, renderers
 
 GOLDENS = {
     "text": "txt",
@@ -31,7 +31,12 @@ _run = run_cli
 
 
 def test_cli_offers_every_registered_format() -> None:
-    assert sorted(REPORT_FORMATS) == sorted(FORMATS) == sorted(GOLDENS)
+    assert (
+        sorted(VERIFY_FORMATS)
+        == sorted(formats_for(VerifyReport))
+        == sorted(renderers(VerifyReport))
+        == sorted(GOLDENS)
+    )
 
 
 @pytest.mark.parametrize("fmt", sorted(GOLDENS))

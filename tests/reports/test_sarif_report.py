@@ -12,8 +12,8 @@ import pytest
 from cli_helpers import run_cli
 from output_helpers import CLEAN_RUN, FLEET_RUN, HERE, ROOT, STRAY, WAIVED_RUN, report_of, waived_report
 
-from verifier.checks.explain import leaf_locator
 from verifier.reports import sarif_report
+from verifier.reports.explain_report import leaf_locator
 from verifier.sources.inventory.loader import load_inventory
 
 FLEET = "inventories/mixed-fleet.yaml"

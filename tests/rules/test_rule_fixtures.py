@@ -2,7 +2,7 @@
 
 `expected.txt` lists, one per line, the subjects and message of each finding the failing
 fixture must produce (`subject, subject | message`), written by hand from the fixture.
-Both engines must agree with it. The cases are found and run by verifier.checks.rule_tests, the
+Both engines must agree with it. The cases are found and run by verifier.session.rule_tests, the
 runner behind `topolog test`, so a user's fixtures follow exactly this layout.
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from verifier.checks.check import checks_from_program
-from verifier.checks.rule_tests import Case, case_findings, discover
 from verifier.core.resources import shipped_rules_dir
 from verifier.engine.loader import load_program
+from verifier.session.rule_tests import Case, case_findings, discover
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CHECK_IDS = [c.id for c in checks_from_program(load_program([shipped_rules_dir()]))]

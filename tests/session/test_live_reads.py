@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from verifier.engine.parser import parse_program
-from verifier.session.model import live_reads
+from verifier.engine.pruning import live_reads
 
 PROGRAM = """
 .input need(job: symbol, key: symbol, value: number)
@@ -43,7 +43,7 @@ def test_pending_relations_count_as_matching() -> None:
 
 
 def test_rules_that_cannot_fire_ask_for_no_rows() -> None:
-    from verifier.session.model import constant_filters, live_rules
+    from verifier.engine.pruning import constant_filters, live_rules
 
     program = parse_program(
         """

@@ -33,6 +33,17 @@ _PARENT_KINDS: dict[str, tuple[str, ...]] = {
 
 AttrValue = str | bool | int | tuple[str, ...]
 
+LABEL_ATTRS: dict[str, tuple[str, str]] = {
+    "tenant": ("tenant", "String"),
+    "zone": ("zone", "String"),
+    "owner": ("owner", "String"),
+    "quarantine": ("quarantined", "Bool"),
+}
+"""Inventory labels that become attributes of hardware entities: label -> (attribute, Cedar type
+in policies/schema.cedarschema). Every label value is text; a Bool label must read exactly
+`true` or `false` (YAML `quarantine: true` arrives as "true")."""
+_BOOL_TEXT = {"true": True, "false": False}
+
 
 def uid(etype: str, eid: str) -> str:
     """Cedar's surface syntax for an entity uid, e.g. Gpu::"dgx00/gpu3" (ids escaped as JSON strings)."""
@@ -106,12 +117,44 @@ def check_parents(entities: Mapping[str, Entity]) -> None:
         raise TopologError(problems)
 
 
+def check_label_types(inv: Inventory) -> None:
+    """Refuse a label that a policy reads as a Bool but that is not `true` or `false`.
+
+    `quarantine: "yes"` would otherwise make `quarantined` false and leave the node open
+    to every policy that forbids quarantined hardware: fail closed, at the label's object.
+    """
+    bools = [label for label, (_attr, ctype) in LABEL_ATTRS.items() if ctype == "Bool"]
+    # One error per place and value, however many template instances repeat it.
+    found: dict[tuple[SourceLocation, str, str], list[str]] = {}
+    for o in inv.objects.values():
+        labels = o.labels
+        if not labels:
+            continue
+        for label in bools:
+            value = labels.get(label)
+            if value is not None and value not in _BOOL_TEXT:
+                found.setdefault((o.loc, label, value), []).append(o.id)
+    problems: list[Diagnostic] = []
+    for (loc, label, value), ids in found.items():
+        more = f" (and {len(ids) - 1} more objects)" if len(ids) > 1 else ""
+        problems.append(
+            Diagnostic(
+                loc,
+                f"label {label!r} of {ids[0]!r}{more} is {value!r}; the authorization policies read it as the "
+                f"boolean {LABEL_ATTRS[label][0]!r}, so expected true or false",
+            )
+        )
+    if problems:
+        raise TopologError(problems)
+
+
 def build_graph(
     inv: Inventory,
     nvlink_domains: Iterable[tuple[str, str]] | None,
     principals: Principals,
 ) -> EntityGraph:
     """The full entity graph. `nvlink_domains` are (gpu, domain) rows; None when the rules derive none."""
+    check_label_types(inv)
     entities: dict[str, Entity] = {}
     for p in principals.principals.values():
         attrs: dict[str, AttrValue] = {"tenant": p.tenant, "role": p.role, "on_call": p.on_call, "teams": p.all_teams}
@@ -178,6 +221,7 @@ class _Hardware:
         return next((a.labels[key] for a in self.chain(o) if key in a.labels), "")
 
     def quarantined(self, o: Obj) -> bool:
+        # Values are checked by check_label_types: anything but "true" here is "false".
         return any(a.labels.get("quarantine") == "true" for a in self.chain(o))
 
     def attrs(self, obj: Obj | None, gpus: list[Obj]) -> dict[str, AttrValue]:

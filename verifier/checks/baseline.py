@@ -21,6 +21,7 @@ from pathlib import Path
 
 from verifier.checks.findings import Finding
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.limits import current_limits, read_limited
 from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_text
 
 BASELINE_VERSION = 1
@@ -53,22 +54,29 @@ def baseline_text(entries: Sequence[tuple[Finding, str]]) -> str:
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def expected_baseline() -> str:
+    return "expected a baseline written by `topolog verify --write-baseline`"
+
+
 def load_baseline(path: Path) -> Baseline:
     """Read a baseline; TopologError with file:line on anything but what write_baseline writes."""
     name = str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as err:
-        raise TopologError.at(SourceLocation(name), f"cannot read baseline: {err.strerror or err}") from None
-    text = decode_utf8(raw, name)
+    text = decode_utf8(read_limited(path, name, "baseline"), name)
     try:
         json.loads(text)
     except json.JSONDecodeError as err:
         raise TopologError.at(SourceLocation(name, err.lineno, err.colno), f"not valid JSON: {err.msg}") from None
+    except RecursionError:
+        # json's parser recurses per level; the YAML reader below would refuse the depth anyway.
+        raise TopologError.at(
+            SourceLocation(name, 1, 1),
+            f"JSON nested deeper than it can be read; expected at most nesting_depth = "
+            f"{current_limits().nesting_depth} levels ({expected_baseline()})",
+        ) from None
     # Valid JSON is valid YAML; the YAML loader keeps the line of every entry for the errors below.
     doc = load_yaml_text(text, name)
     problems: list[Diagnostic] = []
-    expected = "expected a baseline written by `topolog verify --write-baseline`"
+    expected = expected_baseline()
     if doc.get("schemaVersion") != BASELINE_VERSION:
         problems.append(
             Diagnostic(

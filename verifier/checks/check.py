@@ -54,6 +54,13 @@ class Check:
         return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), self.message)
 
 
+@dataclass(frozen=True)
+class CheckCatalog:
+    """The checks a rule set defines, in id order (what `topolog rules` documents)."""
+
+    checks: list[Check]
+
+
 def checks_from_program(program: Program) -> list[Check]:
     """Every check in a (checked) program, sorted by id. ProgramError lists all metadata problems."""
     by_file: dict[str, dict[str, tuple[str, SourceLocation]]] = {}

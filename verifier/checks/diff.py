@@ -8,7 +8,6 @@ rules actually derive are compared: a figure no rule derives is never shown.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -16,14 +15,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from verifier import __version__
 from verifier.checks.findings import Severity, fails
-from verifier.checks.verify import Result, collect_results
+from verifier.checks.verify import Result
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
-from verifier.core.progress import Progress
 from verifier.engine.ast import Program, Row
-from verifier.engine.backend import format_fact
-from verifier.session.model import load_model, load_rules
 from verifier.sources.inventory.validate import did_you_mean
 
 WATCHED = ("nvlink_domain", "node_domain_count", "permitted")
@@ -62,7 +57,10 @@ class DiffReport:
 
 
 @dataclass(frozen=True)
-class _Side:
+class DiffSide:
+    """One side of a comparison: its findings and the rows of the watched relations."""
+
+    paths: tuple[Path, ...]
     results: list[Result]
     rows: dict[str, list[Row]]
 
@@ -82,38 +80,21 @@ def watched_relations(program: Program, extra: Sequence[str]) -> list[str]:
     return sorted({*(r for r in WATCHED if r in program.relations), *extra})
 
 
-def _evaluate(
-    paths: Sequence[Path], program: Program, engine: str, relations: Sequence[str], progress: Progress | None
-) -> _Side:
-    # also_read: a watched input relation that no rule reads would otherwise not be loaded at all.
-    model = load_model(paths, None, engine, progress, program=program, also_read=relations)
-    try:
-        results, _ = collect_results(model, with_proofs=False)
-        rows = {rel: sorted(model.engine.query(rel)) for rel in relations}
-    finally:
-        model.engine.close()
-    return _Side(results, rows)
+def relabel_error(err: TopologError, labels: Mapping[str, str]) -> TopologError:
+    """`err` with old-side file names (temporary copies) replaced by their labels."""
+    return TopologError(replace(d, location=_relabel(d.location, labels)) for d in err.diagnostics)
 
 
-def diff(
-    old_paths: Sequence[Path],
-    new_paths: Sequence[Path],
-    rules_paths: Sequence[Path] | None = None,
-    engine: str = "duckdb",
-    extra_relations: Sequence[str] = (),
+def compare(
+    program: Program,
+    old: DiffSide,
+    new: DiffSide,
+    relations: Sequence[str],
     fail_on: Severity = "error",
     labels: Mapping[str, str] | None = None,
-    progress: Progress | None = None,
 ) -> DiffReport:
-    """Compare two inventories. `labels` renames old-side files (temporary copies) in everything reported."""
+    """What changed from `old` to `new`. `labels` renames old-side files (temporary copies) in everything reported."""
     labels = labels or {}
-    program = load_rules(rules_paths)
-    relations = watched_relations(program, extra_relations)
-    try:
-        old = _evaluate(old_paths, program, engine, relations, progress)
-    except TopologError as err:
-        raise TopologError(replace(d, location=_relabel(d.location, labels)) for d in err.diagnostics) from None
-    new = _evaluate(new_paths, program, engine, relations, progress)
     old_fps = {r.fingerprint for r in old.results}
     new_fps = {r.fingerprint for r in new.results}
     resolved = [
@@ -129,8 +110,8 @@ def diff(
         columns = tuple(c.name for c in program.relations[rel].columns)
         changes.append(RelationChange(rel, columns, sorted(after - before), sorted(before - after)))
     return DiffReport(
-        old=tuple(labels.get(str(p), str(p)) for p in old_paths),
-        new=tuple(str(p) for p in new_paths),
+        old=tuple(labels.get(str(p), str(p)) for p in old.paths),
+        new=tuple(str(p) for p in new.paths),
         added=[r for r in new.results if r.fingerprint not in old_fps],
         resolved=resolved,
         relations=changes,
@@ -188,54 +169,3 @@ def _git_show(path: Path, rev: str) -> bytes:
         reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise TopologError.at(where, f"cannot read it at revision {rev}: {reason[0] if reason else 'git show failed'}")
     return done.stdout
-
-
-def render_text(report: DiffReport) -> str:
-    from verifier.reports.text_report import finding_line
-
-    lines = [f"comparing {', '.join(report.old)} -> {', '.join(report.new)}"]
-    lines.append(f"findings added ({len(report.added)}):")
-    lines.extend(f"  + {finding_line(r.finding)}" for r in report.added)
-    lines.append(f"findings resolved ({len(report.resolved)}):")
-    lines.extend(f"  - {finding_line(r.finding)}" for r in report.resolved)
-    for ch in report.relations:
-        if not ch.added and not ch.removed:
-            lines.append(f"{ch.relation}: unchanged")
-            continue
-        lines.append(f"{ch.relation}: {len(ch.added)} rows added, {len(ch.removed)} removed")
-        marked = sorted([(row, 0, "-") for row in ch.removed] + [(row, 1, "+") for row in ch.added])
-        lines.extend(f"  {sign} {format_fact(ch.relation, row)}" for row, _, sign in marked)
-    changed = sum(1 for ch in report.relations if ch.added or ch.removed)
-    verdict = "FAILED" if report.failed else "passed"
-    lines.append(
-        f"{len(report.added)} added, {len(report.resolved)} resolved; {changed} of {len(report.relations)} "
-        f"watched relations changed: {verdict} (--fail-on {report.fail_on})"
-    )
-    return "\n".join(lines) + "\n"
-
-
-def render_json(report: DiffReport) -> str:
-    def finding(r: Result) -> dict[str, object]:
-        return {**r.finding.to_dict(), "fingerprint": r.fingerprint}
-
-    doc = {
-        "schemaVersion": SCHEMA_VERSION,
-        "tool": {"name": "topolog", "version": __version__},
-        "old": list(report.old),
-        "new": list(report.new),
-        "failOn": report.fail_on,
-        "failed": report.failed,
-        "findings": {
-            "added": [finding(r) for r in report.added],
-            "resolved": [finding(r) for r in report.resolved],
-        },
-        "relations": {
-            ch.relation: {
-                "columns": list(ch.columns),
-                "added": [list(r) for r in ch.added],
-                "removed": [list(r) for r in ch.removed],
-            }
-            for ch in report.relations
-        },
-    }
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -14,19 +14,17 @@ the place of its first argument that is an object or link id (else a catalogue m
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
+from typing import Protocol
 
+from verifier.checks.check import Check
 from verifier.checks.findings import Finding
 from verifier.core.errors import ProgramError, SourceLocation, TopologError
-from verifier.engine.ast import Atom, Const, Row
-from verifier.engine.backend import Proof, format_fact
+from verifier.engine.ast import Atom, Const, Program, Row
+from verifier.engine.backend import Backend, Proof, format_fact
 from verifier.engine.checks import check_query
 from verifier.engine.parser import parse_query
-from verifier.session.model import LoadedModel
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.principals import Principals
 
@@ -34,6 +32,31 @@ WHERE = SourceLocation("<explain>", 1, 1)
 _FINGERPRINT = re.compile(r"[0-9a-f]{8,32}")
 _FINDING_REF = re.compile(r"([A-Za-z]{2,8}[0-9]{3}):(.*)", re.DOTALL)
 MIN_FINGERPRINT = 8
+
+
+class Evaluated(Protocol):
+    """An evaluated program on an inventory (verifier.session.session.Evaluation is one)."""
+
+    @property
+    def program(self) -> Program: ...
+
+    @property
+    def checks(self) -> list[Check]: ...
+
+    @property
+    def engine(self) -> Backend: ...
+
+    @property
+    def inventory(self) -> Inventory: ...
+
+
+@dataclass(frozen=True)
+class ExplainReport:
+    """What `explain` answers: proofs, and where their input facts were written."""
+
+    items: list[Explained]
+    inventory: Inventory
+    principals: Principals | None = None
 
 
 @dataclass(frozen=True)
@@ -73,7 +96,7 @@ def _is_finding_ref(text: str) -> bool:
     return bool(_FINGERPRINT.fullmatch(stripped) or _FINDING_REF.fullmatch(stripped))
 
 
-def explain(model: LoadedModel, text: str) -> list[Explained]:
+def explain(model: Evaluated, text: str) -> list[Explained]:
     """Proofs for a fact or a finding reference (see the module doc). TopologError when there is none."""
     stripped = text.strip()
     if _FINGERPRINT.fullmatch(stripped):
@@ -92,7 +115,7 @@ def explain(model: LoadedModel, text: str) -> list[Explained]:
         raise TopologError.at(SourceLocation("<fact>", 1, 1), f"{format_fact(relation, row)} does not hold") from None
 
 
-def _finding(model: LoadedModel, rule: str, row: Row) -> tuple[Finding, str]:
+def _finding(model: Evaluated, rule: str, row: Row) -> tuple[Finding, str]:
     from verifier.checks.verify import finding_fingerprint
 
     check = next(c for c in model.checks if c.id == rule)
@@ -103,7 +126,7 @@ def _finding(model: LoadedModel, rule: str, row: Row) -> tuple[Finding, str]:
     return finding, finding_fingerprint(check, row)
 
 
-def _explain_fingerprint(model: LoadedModel, prefix: str) -> list[Explained]:
+def _explain_fingerprint(model: Evaluated, prefix: str) -> list[Explained]:
     from verifier.checks.verify import finding_fingerprint
 
     if len(prefix) < MIN_FINGERPRINT:
@@ -127,7 +150,7 @@ def _explain_fingerprint(model: LoadedModel, prefix: str) -> list[Explained]:
     return [Explained(f.proof, replace(f, proof=None), fp) for f, fp in found if f.proof is not None]
 
 
-def _explain_rule_ref(model: LoadedModel, rule: str, subjects: tuple[str, ...]) -> list[Explained]:
+def _explain_rule_ref(model: Evaluated, rule: str, subjects: tuple[str, ...]) -> list[Explained]:
     check = next((c for c in model.checks if c.id == rule), None)
     if check is None:
         known = ", ".join(c.id for c in model.checks)
@@ -150,73 +173,3 @@ def _explain_rule_ref(model: LoadedModel, rule: str, subjects: tuple[str, ...]) 
         if finding.proof is not None:
             out.append(Explained(finding.proof, replace(finding, proof=None), fp))
     return out
-
-
-def leaf_locator(
-    inventory: Inventory,
-    principals: Principals | None = None,
-) -> Callable[[Proof], SourceLocation | None]:
-    """Where an input fact was written: its first argument that is an object or link id, else a
-    model, else a principal of the principals file (authorization facts such as `permitted`)."""
-
-    def locate(proof: Proof) -> SourceLocation | None:
-        symbols = [v for v in proof.row if isinstance(v, str)]
-        for v in symbols:
-            if v in inventory.objects or v in inventory.links:
-                return inventory.location(v)
-        for v in symbols:
-            if v in inventory.models or v in inventory.templates:
-                return inventory.location(v)
-        if principals is not None:
-            for v in symbols:
-                if v in principals.principals:
-                    return principals.principals[v].loc
-        return None
-
-    return locate
-
-
-def principals_near(inventory_paths: Sequence[Path]) -> Principals | None:
-    """The principals file the authorization facts came from (next to the first inventory), if any.
-
-    Only places are read from it here: a file that does not load gives None, and the
-    authorization that reads it (load_model) is what reports it and fails closed.
-    """
-    from verifier.sources.principals import load_principals, principals_file_for
-
-    path = principals_file_for(list(inventory_paths))
-    if path is None:
-        return None
-    try:
-        return load_principals(path)
-    except TopologError:
-        return None
-
-
-def render_text(items: list[Explained], inventory: Inventory, principals: Principals | None = None) -> str:
-    locate = leaf_locator(inventory, principals)
-    blocks: list[str] = []
-    for item in items:
-        tree = item.proof.render(locate=locate)
-        if item.finding is not None:
-            f = item.finding
-            head = f"{f.location}: {f.severity} {f.rule}: {f.message} [{', '.join(f.subjects)}]"
-            tree = f"{head}\nfingerprint {item.fingerprint}\n{tree}"
-        blocks.append(tree)
-    return "\n\n".join(blocks) + "\n"
-
-
-def render_json(items: list[Explained], inventory: Inventory, principals: Principals | None = None) -> str:
-    """A fact: its proof tree. Findings: `{"findings": [finding with fingerprint and proof, ...]}`."""
-    locate = leaf_locator(inventory, principals)
-    if len(items) == 1 and items[0].finding is None:
-        doc: object = items[0].proof.to_dict(locate)
-    else:
-        findings = []
-        for item in items:
-            entry = item.finding.to_dict() if item.finding is not None else {}
-            entry["fingerprint"] = item.fingerprint
-            entry["proof"] = item.proof.to_dict(locate)
-            findings.append(entry)
-        doc = {"findings": findings}
-    return json.dumps(doc, indent=2, sort_keys=True) + "\n"

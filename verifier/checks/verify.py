@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
-from pathlib import Path
 
 from verifier.checks.baseline import Baseline, fingerprint
 from verifier.checks.check import Check, CheckSelection
@@ -23,13 +22,11 @@ from verifier.checks.waivers import (
     check_rule_ids,
     expired_finding,
     unused_finding,
-    waiver_checks,
 )
 from verifier.core.errors import SourceLocation
-from verifier.core.progress import Progress
 from verifier.engine.ast import Row
-from verifier.session.model import LoadedModel, load_model, load_rules
-from verifier.sources.inventory.clusters import ClusterFiles, cluster_files, several_clusters
+from verifier.engine.backend import Backend
+from verifier.sources.inventory.model import Inventory
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+)\}")
 
@@ -58,6 +55,10 @@ class VerifyReport:
     """Findings left out because their fingerprint is in the baseline."""
     baseline_fixed: int = 0
     """Baseline entries that no longer occur (fixed since the baseline was written)."""
+    authorization_checked: bool = True
+    """False under `--no-authorization`: jobs were judged as if every principal may use every GPU."""
+    notes: list[str] = field(default_factory=list)
+    """What an importer read but topolog does not model (`verify --from`)."""
 
     @property
     def active(self) -> list[Result]:
@@ -97,7 +98,9 @@ def finding_fingerprint(check: Check, row: Row) -> str:
 
 
 def collect_results(
-    model: LoadedModel,
+    engine: Backend,
+    checks: Sequence[Check],
+    inv: Inventory,
     with_proofs: bool,
     elsewhere: Mapping[str, SourceLocation] | None = None,
 ) -> tuple[list[Result], int]:
@@ -107,7 +110,6 @@ def collect_results(
     `elsewhere` places (a team in the principals file, a job in its job file), else at the
     inventory file itself.
     """
-    inv = model.inventory
     extra = elsewhere or {}
 
     def written(subject: str) -> SourceLocation | None:
@@ -116,8 +118,8 @@ def collect_results(
         return extra.get(subject)
 
     found: list[tuple[Result, Check, Row]] = []
-    for check in model.checks:
-        for row in model.engine.query(check.reports):
+    for check in checks:
+        for row in engine.query(check.reports):
             subjects = check.subjects_of(row)
             location = next((loc for loc in map(written, subjects) if loc is not None), None)
             if location is None and subjects:
@@ -129,17 +131,12 @@ def collect_results(
         return [result for result, _check, _row in found], 0
     # The row each finding came from is kept, so its proof is asked for directly.
     results = [
-        replace(result, finding=replace(result.finding, proof=model.engine.explain(check.reports, row)))
+        replace(result, finding=replace(result.finding, proof=engine.explain(check.reports, row)))
         if i < MAX_PROOFS
         else result
         for i, (result, check, row) in enumerate(found)
     ]
     return results, max(0, len(found) - MAX_PROOFS)
-
-
-def collect_findings(model: LoadedModel, with_proofs: bool) -> tuple[list[Finding], int]:
-    results, omitted = collect_results(model, with_proofs)
-    return [r.finding for r in results], omitted
 
 
 def apply_waivers(results: list[Result], waivers: WaiverFile, today: date, check_ids: set[str]) -> list[Result]:
@@ -199,80 +196,4 @@ def select_report(report: VerifyReport, selection: CheckSelection) -> VerifyRepo
         report,
         checks=[c for c in report.checks if selection.reports(c.id)],
         results=[r for r in report.results if selection.reports(r.finding.rule)],
-    )
-
-
-def verify(
-    inventory_paths: Sequence[Path],
-    rules_paths: Sequence[Path] | None = None,
-    engine: str = "duckdb",
-    fail_on: Severity = "error",
-    with_proofs: bool = False,
-    progress: Progress | None = None,
-    waivers: WaiverFile | None = None,
-    today: date | None = None,
-    baseline: Baseline | None = None,
-    from_kind: str | None = None,
-    thresholds: Path | None = None,
-    jobs: Sequence[Path] | None = None,
-) -> VerifyReport:
-    clusters = cluster_files(inventory_paths) if from_kind is None else [ClusterFiles("", tuple(inventory_paths))]
-    extra = None
-    elsewhere: dict[str, SourceLocation] = {}
-    if jobs:  # --jobs: job facts make rules/placement/ judge every job (PLACE001: a job that fits nowhere)
-        if len(clusters) > 1:
-            raise several_clusters(clusters, "--jobs judges whether each job fits one cluster")
-        from verifier.placement.place import placement_facts
-        from verifier.sources.jobs.loader import load_jobs
-
-        loaded = load_jobs(jobs)
-        extra = placement_facts(loaded)
-        elsewhere.update((job.name, job.loc) for job in loaded)
-    results: list[Result] = []
-    omitted = 0
-    model_checks: list[Check] | None = None
-    program = load_rules(rules_paths)  # checked once, whatever the number of clusters
-    for cluster in clusters:  # each cluster is its own inventory; their findings make one report
-        model = load_model(
-            list(cluster.paths),
-            rules_paths,
-            engine,
-            progress,
-            program=program,
-            from_kind=from_kind,
-            thresholds=thresholds,
-            extra_facts=extra,
-        )
-        if progress is not None:
-            progress.step("collecting findings")
-        try:
-            from verifier.checks.explain import principals_near
-
-            located = dict(elsewhere)
-            principals = principals_near(list(cluster.paths))
-            if principals is not None:  # AUTHZ findings name teams: locate them where they are written
-                located.update((pid, p.loc) for pid, p in principals.principals.items() if pid not in located)
-            found, left_out = collect_results(model, with_proofs, located)
-        finally:
-            model.engine.close()
-        results.extend(found)
-        omitted += left_out
-        if model_checks is None:
-            model_checks = list(model.checks)
-    results.sort(key=lambda r: r.finding.sort_key())
-    checks = model_checks or []
-    if waivers is not None:
-        results = apply_waivers(results, waivers, today or date.today(), {c.id for c in checks})
-        checks += waiver_checks(waivers)
-    baselined = fixed = 0
-    if baseline is not None:
-        results, baselined, fixed = apply_baseline(results, baseline)
-    return VerifyReport(
-        inventories=tuple(str(p) for p in inventory_paths),
-        checks=checks,
-        results=results,
-        fail_on=fail_on,
-        proofs_omitted=omitted,
-        baselined=baselined,
-        baseline_fixed=fixed,
     )

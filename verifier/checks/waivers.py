@@ -94,10 +94,13 @@ def load_waivers(path: Path) -> WaiverFile:
             )
             continue
         problems.keys(item, WAIVER_KEYS, what, required=WAIVER_KEYS, one_per_typo=True)
-        rule, subject, reason, expires = (problems.text(item, k, what) for k in WAIVER_KEYS)
+        rule, subject, expires = (problems.text(item, k, what) for k in ("rule", "subject", "expires"))
+        # A reason may be a folded or literal YAML block; its line breaks become spaces, so
+        # a reason can never start a report line of its own (or a GitHub workflow command).
+        reason = problems.text(item, "reason", what, multiline=True)
         when = _read_expiry(item, expires, what, problems)
         if rule and subject and reason and when is not None:
-            waivers.append(Waiver(rule, subject, reason.strip(), when, item.loc, item.key_loc("rule")))
+            waivers.append(Waiver(rule, subject, " ".join(reason.split()), when, item.loc, item.key_loc("rule")))
     problems.raise_if_any()
     return WaiverFile(str(path), tuple(waivers))
 

@@ -323,8 +323,8 @@ def default_map(
 ) -> dict[str, dict[str, Any]]:
     """The click default_map of `config` for `group`'s commands; TopologError on any bad key or value.
 
-    Commands that the group imports lazily are loaded only when they are invoked, named by
-    a table, or needed to know a key: their imports are what LazyGroup exists to avoid.
+    Commands (imported lazily by the group) are loaded only when they are invoked, named by
+    a table, or a top-level key may apply to them: their imports are what LazyGroup avoids.
     """
     names = group.list_commands(ctx)
     loaded: dict[str, click.Command] = dict(group.commands)
@@ -378,10 +378,10 @@ def default_map(
                 continue
             out.setdefault(command_name, {})[options[key].name or key] = converted
 
+    if top:  # a top-level key applies to every command with that option, so each must be known
+        for name in names:
+            load(name)
     for key, value in top.items():
-        if not having(key):
-            for name in names:
-                load(name)
         commands = [n for n in having(key) if key not in tables.get(n, {})]  # a command's own table wins
         if not having(key):
             every = {k for command in loaded.values() for k in options_by_name(command)}

@@ -1,4 +1,4 @@
-"""`topolog import` and `topolog reconcile` (registered on the main group in verifier/cli/main.py)."""
+"""`topolog import` and `topolog reconcile`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from verifier.cli.errors import fail
+from verifier.cli.output import refuse_inputs, write_file
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.sources.importers import KINDS, import_files
 from verifier.sources.inventory.model import LINK_KINDS
@@ -57,6 +58,8 @@ def import_cmd(
     from verifier.sources.importers.yaml_out import to_yaml
 
     try:
+        if output is not None:
+            refuse_inputs([output], files)
         try:
             mbps = bandwidth_mbps(link_speed)
         except UnitError as err:
@@ -70,8 +73,11 @@ def import_cmd(
     text = to_yaml(result.inventory, name or files[0].stem, f"{kind}: {', '.join(str(f) for f in files)}")
     if output is None:
         click.echo(text, nl=False)
-    else:
-        output.write_text(text, encoding="utf-8")
+        return
+    try:
+        write_file(output, text)
+    except TopologError as err:
+        fail(err)
 
 
 _SIDE_KINDS = ("inventory", *KINDS)

@@ -25,10 +25,9 @@ from typing import TextIO
 
 from verifier.core.errors import EngineError, SourceLocation, TopologError
 from verifier.engine.ast import Declaration
-from verifier.engine.checks import check_query
-from verifier.engine.parser import parse_query
-from verifier.reports.query_report import render_rows
-from verifier.session.model import LoadedModel
+from verifier.reports import render
+from verifier.session.api import explain, query
+from verifier.session.session import Evaluation
 
 PROMPT = "topolog> "
 HISTORY_ENV = "TOPOLOG_HISTORY"
@@ -61,7 +60,7 @@ class Quit(Exception):
 class Session:
     """One loaded model and the REPL's settings; `execute` answers one line of input."""
 
-    def __init__(self, model: LoadedModel) -> None:
+    def __init__(self, model: Evaluation) -> None:
         self.model = model
         self.fmt = "table"
         self.timer = False
@@ -93,10 +92,7 @@ class Session:
         raise TopologError.at(COMMAND_WHERE, f"unknown command {name}{_did_you_mean(name, COMMANDS)}; .help lists them")
 
     def query(self, text: str) -> str:
-        parsed = parse_query(text)
-        check_query(parsed, self.model.program)
-        rows = self.model.engine.answer(parsed)
-        return render_rows(parsed.variables, rows, self.fmt)
+        return render(query(self.model, text), self.fmt)
 
     def relations(self) -> str:
         decls = sorted(self.model.program.relations.values(), key=lambda d: d.name)
@@ -120,15 +116,11 @@ class Session:
         return render_declaration(decl, [str(r.loc) for r in self.model.program.rules if r.head.relation == name])
 
     def explain(self, what: str) -> str:
-        from verifier.checks.explain import explain, render_json, render_text
-
         if not what:
             raise TopologError.at(
                 COMMAND_WHERE, 'usage: .explain FACT|FINDING, e.g. .explain within("dgx00/gpu0", "pod0")'
             )
-        items = explain(self.model, what)
-        render = render_json if self.fmt == "json" else render_text
-        return render(items, self.model.inventory)
+        return render(explain(self.model, what), "json" if self.fmt == "json" else "text")
 
     def _set_format(self, arg: str) -> str:
         if arg not in ("table", "json"):

@@ -2,7 +2,7 @@
 
 Usage, the same on every backend:
 
-    engine = make_backend("duckdb")
+    engine = make_backend("duckdb")     # verifier.engine.engines
     engine.load(program)                 # a checked Program (see checks.check_program)
     engine.add_facts("link", rows)       # bulk, any number of calls, before evaluate()
     engine.evaluate()
@@ -122,21 +122,6 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Release the engine's resources."""
-
-
-BACKENDS = ("duckdb", "pydatalog")
-
-
-def make_backend(name: str) -> Backend:
-    if name == "duckdb":
-        from verifier.engine.duckdb_backend import DuckDBBackend
-
-        return DuckDBBackend()
-    if name == "pydatalog":
-        from verifier.engine.pydatalog_backend import PyDatalogBackend
-
-        return PyDatalogBackend()
-    raise ValueError(f"unknown engine {name!r}; expected one of: {', '.join(BACKENDS)}")
 
 
 def sort_rows(rows: Iterable[Row]) -> list[Row]:

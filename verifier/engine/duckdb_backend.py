@@ -21,7 +21,8 @@ from typing import Any
 import duckdb
 import networkx as nx
 
-from verifier.core.errors import Diagnostic, EngineError, FactError, SourceLocation
+from verifier.core.errors import Diagnostic, EngineError, FactError, SourceLocation, TopologError
+from verifier.core.limits import current_limits, exceeded
 from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import Aggregate, Atom, ColumnType, Declaration, Program, Query, Row, Rule, Value
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
@@ -63,12 +64,21 @@ class DuckDBBackend:
         """Input relations given facts since the last evaluate(); None: everything must be derived."""
         self._graph: nx.DiGraph = nx.DiGraph()
         self.stats = EngineStats()
+        self._budget = 0
+        """Tuples the current evaluate() may still derive (limit derived_tuples)."""
+        self._computing = ""
+        """The relation whose tuples the running statement derives, for a budget or memory error."""
 
     # -- setup -----------------------------------------------------------------------
 
     def load(self, program: Program) -> None:
         self._con.close()
         self._con = duckdb.connect(":memory:")
+        # A bounded engine: past `engine_memory` a statement fails instead of growing, and
+        # nothing spills to a `.tmp` folder in the working directory (which would trade
+        # the memory bound for an unbounded disk one).
+        self._con.execute(f"SET memory_limit = '{current_limits().engine_memory}B'")
+        self._con.execute("SET temp_directory = ''")
         for macro in sc.MACROS:
             self._con.execute(macro)
         self._con.execute(sc.SYMBOLS_SQL)
@@ -227,6 +237,7 @@ class DuckDBBackend:
         """
         started = time.perf_counter()
         self._proofs = {}
+        self._budget = current_limits().derived_tuples
         try:
             affected = self._affected()
             for relation in self._schema.declarations:
@@ -244,6 +255,8 @@ class DuckDBBackend:
                 else:
                     self._run_once(stratum)
             self._changed = set()
+        except duckdb.OutOfMemoryException:
+            raise self._too_big("", "engine_memory") from None
         except duckdb.Error as err:
             raise EngineError(f"duckdb failed while evaluating the program: {err}") from err
         except sc.UnboundVariable as err:
@@ -287,12 +300,14 @@ class DuckDBBackend:
             selects.append(sc.rule_select(rule, self._schema, params, distinct=False))
         for relation, (selects, params) in rules.items():
             new_rows = self._new_rows(relation, selects)
+            self._computing = relation
             inserted = self._con.execute(
                 f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} FROM ({new_rows})",
                 params.bind(),
             ).fetchone()
             if inserted is not None and inserted[0] > 0:
                 self._filled.add(relation)
+                self._spend(relation, int(inserted[0]))
 
     def _new_rows(self, relation: str, selects: Sequence[str]) -> str:
         """SQL for the distinct tuples that `selects` derive and `relation` does not hold yet."""
@@ -352,12 +367,38 @@ class DuckDBBackend:
             self._con.execute(self._schema.create_sql(relation, target, stage=False))
             return False
         names = ", ".join(self._schema.columns(relation))
+        self._computing = relation
         self._con.execute(
             f"CREATE TABLE {target} AS SELECT * FROM ({self._new_rows(relation, selects)}) AS _n({names})",
             params.bind(),
         )
-        row = self._con.execute(f"SELECT EXISTS (SELECT 1 FROM {target})").fetchone()
-        return bool(row and row[0])
+        row = self._con.execute(f"SELECT count(*) FROM {target}").fetchone()
+        found = int(row[0]) if row else 0
+        self._spend(relation, found)
+        return found > 0
+
+    def _spend(self, relation: str, tuples: int) -> None:
+        """Count `tuples` new tuples of `relation` against the derived_tuples budget."""
+        self._budget -= tuples
+        if self._budget < 0:
+            raise self._too_big(f"it has {self.count(relation):,} tuples so far", "derived_tuples")
+
+    def _too_big(self, found: str, limit: str) -> TopologError:
+        relation = self._computing or "?"
+        decl = self._schema.declarations.get(relation)
+        where = decl.loc if decl is not None else SourceLocation("<rules>")
+        if limit == "derived_tuples":
+            total = current_limits().derived_tuples - self._budget
+            found = f"the rules derive {total:,} tuples, and relation {relation!r} is still growing: {found}"
+        else:
+            found = f"relation {relation!r} ({self._safe_count(relation)} tuples so far) cannot be derived in memory"
+        return TopologError.at(where, exceeded(limit, found))
+
+    def _safe_count(self, relation: str) -> str:
+        try:
+            return f"{self.count(relation):,}"
+        except (duckdb.Error, KeyError):
+            return "an unknown number of"
 
     # -- reading -----------------------------------------------------------------------
 

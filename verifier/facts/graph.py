@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from verifier.facts.inventory import Row
+from verifier.facts.inventory import ROCE, Row, link_kind
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Obj
 
 GRAPH_RELATIONS: dict[str, int] = {
@@ -48,7 +48,7 @@ NODE_RELATIONS = frozenset(
     {"pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic", "gpu_fabric_bottleneck"}
 )
 FABRIC_KINDS = FABRIC_LINK_KINDS
-SCALEUP_KINDS = frozenset({"nvlink", "nvswitch", "xgmi"})
+SCALEUP_KINDS = frozenset({"nvlink", "nvswitch", "xgmi", ROCE})  # link kinds as the facts give them (link_kind)
 ROOT_LINK_KINDS = frozenset({"pcie", "c2c"})  # how a device reaches its root complex (c2c: Grace-Blackwell)
 HOST_KINDS = frozenset({"pcie", "c2c", "upi", "xgmi", "d2d", "soc"})
 CLASS_RANK = {"NV": 0, "PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
@@ -401,8 +401,12 @@ def _scaleup_links(
     stamped = inv.stamped
     plan_links: dict[str, list[tuple[str, str]]] = {}
     foreign: list[tuple[str, str]] = []
+    objects = inv.objects
     for lk in inv.links.values():
-        if lk.kind not in SCALEUP_KINDS or lk.state == "down":
+        kind = lk.kind
+        if kind == "ethernet":
+            kind = link_kind(lk, objects)
+        if kind not in SCALEUP_KINDS or lk.state == "down":
             continue
         origin = lk.origin
         template = stamped.get(origin) if origin is not None else None
@@ -503,6 +507,8 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs
     custom: set[str] = set()
     for lk in inv.links.values():
         kind = lk.kind
+        if kind == "ethernet":  # the one kind link_kind may change: a call per link costs at fleet scale
+            kind = link_kind(lk, objects)
         if kind not in FABRIC_KINDS and lk.origin in stamped:
             continue  # part of its node's plan (a million links at fleet scale: tested first)
         if lk.state == "down":
@@ -549,9 +555,16 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs
     if read:
         for lk in inv.links.values():
             origin = lk.origin
-            if origin is None or origin not in read or lk.state == "down" or lk.kind in FABRIC_KINDS:
+            if origin is None or origin not in read or lk.state == "down":
                 continue
-            shapes[origin].links.append((local_name[lk.a], local_name[lk.b], lk.kind, lk.mbps))
+            kind = lk.kind
+            if kind == "ethernet":
+                kind = link_kind(lk, objects)
+                if kind in FABRIC_KINDS:
+                    continue
+            elif kind in FABRIC_KINDS:
+                continue
+            shapes[origin].links.append((local_name[lk.a], local_name[lk.b], kind, lk.mbps))
     for a, b, kind, mbps, na, nb in foreign:
         if na is not None and na == nb:
             la, lb = local_name.get(a) or _local(a, na), local_name.get(b) or _local(b, na)

@@ -9,11 +9,11 @@ Only attributes that were written produce facts; absence is for rules to test wi
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 
 from verifier.sources.inventory.catalog import mig_memory_mb
-from verifier.sources.inventory.model import Inventory
+from verifier.sources.inventory.model import Inventory, Link, Obj
 from verifier.sources.inventory.software import release_number, software_table, version_number
 
 Row = tuple[str | int, ...]
@@ -32,6 +32,9 @@ RELATIONS: dict[str, int] = {
     "label": 3,
     "quantity": 3,
     "node_type": 2,
+    "node_conformance": 4,
+    "template_reference": 2,
+    "node_slot": 3,
     "promise": 2,
     "software": 3,
     "software_version": 3,
@@ -43,6 +46,28 @@ RELATIONS: dict[str, int] = {
     "serves": 2,
 }
 """Every relation emitted, with its arity (a test checks this against rules/schema.dl)."""
+
+
+ROCE = "roce"
+"""The kind facts give an Ethernet link written directly between two accelerators of one node: no NIC
+or switch between them, so it is the accelerators' own on-chip RoCE ports (Intel Gaudi's scale-up
+fabric, the catalogue's `scaleup: {kind: ethernet}`), not the network fabric."""
+
+
+def link_kind(lk: Link, objects: Mapping[str, Obj]) -> str:
+    """The kind a link has in the facts: as written, except an accelerator-to-accelerator Ethernet link (ROCE)."""
+    if lk.kind != "ethernet":
+        return lk.kind
+    a, b = objects.get(lk.a), objects.get(lk.b)
+    if a is None or b is None or a.kind != "gpu" or b.kind != "gpu":
+        return lk.kind
+    return ROCE if _node_of(objects, a) == _node_of(objects, b) else lk.kind
+
+
+def _node_of(objects: Mapping[str, Obj], o: Obj | None) -> str | None:
+    while o is not None and o.kind != "node":
+        o = objects.get(o.parent) if o.parent is not None else None
+    return o.id if o is not None else None
 
 
 def inventory_facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, list[Row]]:
@@ -99,7 +124,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, li
     links = inv.links.values() if keep is None else [lk for lk in inv.links.values() if lk.a in keep and lk.b in keep]
     for lk in links:
         lid = lk.id
-        add_link((lid, lk.a, lk.b, lk.kind, lk.mbps))
+        add_link((lid, lk.a, lk.b, lk.kind if lk.kind != "ethernet" else link_kind(lk, inv.objects), lk.mbps))
         if lk.attrs:
             for k, n in lk.attrs.items():
                 add_attr((lid, k, n))
@@ -138,6 +163,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, li
         "label": label_rows,
         "quantity": qty_rows,
         "node_type": type_rows,
+        **_conformance(inv, keep),
         "promise": [(n, w) for n, ws in inv.promises.items() for w in ws if keep is None or n in keep],
         "software": [(n, c, v) for n, sw in inv.software.items() for c, v in sw.items() if keep is None or n in keep],
         "software_version": _software_versions(inv, keep),
@@ -162,3 +188,69 @@ def _software_versions(
             if number is not None:
                 rows.append((node, component, number))
     return rows
+
+
+def _conformance(inv: Inventory, keep: AbstractSet[str] | None) -> dict[str, list[Row]]:
+    """Which nodes to compare with their node type, with what, and the devices of those nodes by name.
+
+    A node stamped whole from its template's plan (`Inventory.stamped`) is its template by
+    construction: it needs no comparison, and one of them (the smallest id) stands for the
+    template. A template none of whose nodes is stamped whole (each has an override) is
+    represented by the devices more than half of its nodes share, when they do; otherwise
+    there is no norm to compare with and its nodes are not compared. Only the nodes that are
+    not stamped whole and the references get `node_slot` rows, so a fleet of pristine nodes
+    adds one row per template, not per device.
+    """
+    if keep is not None:  # placement's subset reads no conformance
+        return {"node_conformance": [], "template_reference": [], "node_slot": []}
+    reference: dict[str, tuple[str, str]] = {}
+    for node, tmpl in inv.stamped.items():
+        if tmpl not in reference or node < reference[tmpl][0]:
+            reference[tmpl] = (node, "built exactly from its node type")
+    loose: dict[str, list[str]] = {}
+    for o in inv.objects.values():
+        if o.kind == "node" and o.template is not None and o.id not in inv.stamped:
+            loose.setdefault(o.template, []).append(o.id)
+    if not loose:
+        return {"node_conformance": [], "template_reference": _ref_rows(reference), "node_slot": []}
+    compared = {n for nodes in loose.values() for n in nodes} | {n for n, _ in reference.values()}
+    slots: dict[str, list[tuple[str, str]]] = {}
+    where: dict[str, str] = {}  # object -> the compared node it is in
+    for o in inv.objects.values():  # parents are expanded before their children
+        par = o.parent
+        if par is None or o.kind == "node":
+            continue
+        found = par if par in compared else where.get(par)
+        if found is None:
+            continue
+        node = where[o.id] = found
+        prefix = node + "/"
+        slots.setdefault(node, []).append((o.id[len(prefix) :] if o.id.startswith(prefix) else o.id, o.id))
+    for tmpl, nodes in loose.items():
+        if tmpl in reference or len(nodes) < 3:  # two nodes that differ have no majority
+            continue
+        shapes: dict[frozenset[tuple[str, str, str | None]], list[str]] = {}
+        for n in nodes:
+            objs = inv.objects
+            shape = frozenset((slot, objs[d].kind, objs[d].model) for slot, d in slots.get(n, ()))
+            shapes.setdefault(shape, []).append(n)
+        most = max(shapes.values(), key=len)
+        if 2 * len(most) > len(nodes):
+            reference[tmpl] = (min(most), "like most nodes of its node type")
+    conf_rows: list[Row] = []
+    emitted: set[str] = set()
+    for tmpl, nodes in loose.items():
+        ref = reference.get(tmpl)
+        if ref is None:
+            continue
+        emitted.add(ref[0])
+        for n in nodes:
+            if n != ref[0]:
+                conf_rows.append((n, tmpl, ref[0], ref[1]))
+                emitted.add(n)
+    slot_rows: list[Row] = [(n, slot, d) for n, pairs in slots.items() if n in emitted for slot, d in pairs]
+    return {"node_conformance": conf_rows, "template_reference": _ref_rows(reference), "node_slot": slot_rows}
+
+
+def _ref_rows(reference: dict[str, tuple[str, str]]) -> list[Row]:
+    return [(t, n) for t, (n, _) in sorted(reference.items())]

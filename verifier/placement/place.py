@@ -9,21 +9,28 @@ the why-not of every rejected domain.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Protocol
 
 from verifier.engine.ast import Row
+from verifier.engine.backend import Backend
 from verifier.facts.graph import NodePairs
 from verifier.facts.jobs import job_facts
-from verifier.session.model import LoadedModel, PhaseListener, load_model, load_rules
 from verifier.sources.inventory.model import Inventory
-from verifier.sources.jobs.loader import load_jobs
 from verifier.sources.jobs.spec import Job, Jobs
 
 RANKS = ("bandwidth", "cost")
+
+
+class PolicyReasons(Protocol):
+    """Why authorization refuses (verifier.authorization.setup.AuthzSetup is one)."""
+
+    def denying(self, principal: str, gpus: Sequence[str]) -> tuple[str, ...]:
+        """The ids of the policies that deny `principal` scheduling on some of `gpus` ("(no permit)": default deny)."""
+        ...
+
 
 # place_profile columns after the GPU: node, model, hbm_mb, hbm_mbps, fp64, ok, fabric_mbps, class, tag
 ProfileKey = tuple[str | int, ...]
@@ -39,19 +46,6 @@ PLACEMENT_RELATIONS = (
     "place_domain_gpu",
 )
 """The relations `place` reads; only the rules they depend on are evaluated."""
-
-
-def placement_facts(jobs: Jobs) -> Callable[[dict[str, list[Row]]], dict[str, list[Row]]]:
-    """The job facts, plus model_family rows: each accepts entry that is a proper prefix of a model name."""
-
-    def extra(facts: dict[str, list[Row]]) -> dict[str, list[Row]]:
-        rows: dict[str, list[Row]] = dict(job_facts(jobs))
-        words = sorted({w for job in jobs for w in job.accepts})
-        models = sorted({str(r[0]) for r in facts.get("model_info", [])})
-        rows["model_family"] = [(m, w) for m in models for w in words if m != w and m.startswith(w)]
-        return rows
-
-    return extra
 
 
 @dataclass(frozen=True)
@@ -105,6 +99,8 @@ class JobPlacements:
 class PlaceReport:
     rank: str
     jobs: list[JobPlacements]
+    authorization_checked: bool = True
+    """False under `--no-authorization`: every principal was treated as allowed everywhere."""
 
     @property
     def unplaceable(self) -> list[str]:
@@ -115,53 +111,51 @@ class PlaceReport:
         return 1 if self.unplaceable else 0
 
 
-def place(
-    inventory_paths: Sequence[Path],
-    jobs_paths: Sequence[Path],
-    rank: str = "bandwidth",
+def rank_placements(
+    engine: Backend,
+    jobs: Jobs,
+    rank: str,
+    pairs: NodePairs,
+    *,
     why_not: bool = False,
-    engine: str = "duckdb",
-    progress: PhaseListener | None = None,
     limit: int = 0,
-    whole_inventory: bool = False,
+    authorization: PolicyReasons | None = None,
 ) -> PlaceReport:
-    """Load inventory and jobs, evaluate the placement rules, pick members, rank (TopologError on bad input).
+    """Each job's hosting domains (from the evaluated placement rules), members picked and ranked.
 
-    Only the facts of GPUs and their ancestors are loaded unless `whole_inventory` (a test
-    holds both ways equal) or some job asks for rail alignment.
+    `authorization` names the policies behind a why-not for authorization.
     """
-    from verifier.reports.query_report import program_for
+    q = engine.query
+    candidates = {str(j): int(c) for j, c in q("job_candidate_count")}
+    hosts: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for j, d, _e, n in q("place_host"):
+        hosts[str(j)].append((str(d), int(n)))
+    picker = _Picker(engine, pairs)
+    out: list[JobPlacements] = []
+    for job in jobs:
+        jp = JobPlacements(job, candidates.get(job.name, 0))
+        drafts = [picker.pick(job, domain, need) for domain, need in hosts.get(job.name, [])]
+        drafts.sort(key=_rank_key(rank))
+        # Members are named only for the placements shown: at fleet scale a job has thousands
+        # of hosting domains, ranked by figures that need no member names.
+        jp.placements = [d.placement() for d in (drafts[:limit] if limit else drafts)]
+        jp.hosting = len(drafts)
+        out.append(jp)
+    if why_not:
+        reasons = _why_not(engine, jobs, authorization)
+        for jp in out:
+            jp.why_not = reasons.get(jp.job.name, [])
+    return PlaceReport(rank, out)
 
-    jobs = load_jobs(jobs_paths)
-    classes, of = job_classes(jobs)
-    # Stages no job asks for (rail alignment, pair bandwidth) read nothing: load_model's
-    # live_reads sees that their job_need atoms match no row and loads none of their inputs.
-    program = program_for(load_rules(), PLACEMENT_RELATIONS)
-    pairs = NodePairs()
-    # Rail alignment reads NICs, leaves and cables; every other stage reads only GPUs and their ancestors.
-    keep = None if whole_inventory or any(job.rail_aligned for job in classes) else gpus_and_ancestors
-    model = load_model(
-        list(inventory_paths),
-        None,
-        engine,
-        progress,
-        program=program,
-        extra_facts=placement_facts(classes),
-        node_pairs=pairs,
-        keep_objects=keep,
-    )
-    try:
-        if progress is not None:
-            progress.step("ranking placements")
-        report = _report(model, classes, rank, why_not, list(inventory_paths), limit, pairs)
-    finally:
-        model.engine.close()
+
+def for_every_job(report: PlaceReport, jobs: Jobs, of: dict[str, str]) -> PlaceReport:
+    """The report of each class's representative (see job_classes) repeated for every job of its class."""
     judged = {jp.job.name: jp for jp in report.jobs}
     out = []
     for job in jobs:
         rep = judged[of[job.name]]
         out.append(JobPlacements(job, rep.candidates, list(rep.placements), list(rep.why_not), rep.hosting))
-    return PlaceReport(rank, out)
+    return PlaceReport(report.rank, out, report.authorization_checked)
 
 
 def gpus_and_ancestors(inv: Inventory) -> set[str]:
@@ -201,38 +195,6 @@ def job_classes(jobs: Jobs) -> tuple[Jobs, dict[str, str]]:
     return Jobs(kept, jobs.files), of
 
 
-def _report(
-    model: LoadedModel,
-    jobs: Jobs,
-    rank: str,
-    why_not: bool,
-    paths: list[Path],
-    limit: int,
-    pairs: NodePairs,
-) -> PlaceReport:
-    q = model.engine.query
-    candidates = {str(j): int(c) for j, c in q("job_candidate_count")}
-    hosts: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    for j, d, _e, n in q("place_host"):
-        hosts[str(j)].append((str(d), int(n)))
-    picker = _Picker(model, pairs)
-    out: list[JobPlacements] = []
-    for job in jobs:
-        jp = JobPlacements(job, candidates.get(job.name, 0))
-        drafts = [picker.pick(job, domain, need) for domain, need in hosts.get(job.name, [])]
-        drafts.sort(key=_rank_key(rank))
-        # Members are named only for the placements shown: at fleet scale a job has thousands
-        # of hosting domains, ranked by figures that need no member names.
-        jp.placements = [d.placement() for d in (drafts[:limit] if limit else drafts)]
-        jp.hosting = len(drafts)
-        out.append(jp)
-    if why_not:
-        reasons = _why_not(model, jobs, paths)
-        for jp in out:
-            jp.why_not = reasons.get(jp.job.name, [])
-    return PlaceReport(rank, out)
-
-
 @dataclass(slots=True)
 class _Draft:
     """A placement's ranking figures, with its members named on demand."""
@@ -265,8 +227,8 @@ def _rank_key(rank: str) -> Callable[[_Draft], tuple[int, int, int, str]]:
 class _Picker:
     """Members and figures of a hosting domain, from bulk queries (no per-domain engine round trips)."""
 
-    def __init__(self, model: LoadedModel, pairs: NodePairs) -> None:
-        q = model.engine.query
+    def __init__(self, engine: Backend, pairs: NodePairs) -> None:
+        q = engine.query
         self.by_profile: dict[ProfileKey, list[str]] = defaultdict(list)
         self.fabric: dict[str, int] = {}
         self.node: dict[str, str] = {}
@@ -413,10 +375,10 @@ def _fewest_nodes(gpus: list[str], need: int, node: dict[str, str]) -> list[str]
     return sorted(out)
 
 
-def _why_not(model: LoadedModel, jobs: Jobs, paths: list[Path]) -> dict[str, list[WhyNot]]:
+def _why_not(engine: Backend, jobs: Jobs, authorization: PolicyReasons | None) -> dict[str, list[WhyNot]]:
     out: dict[str, list[WhyNot]] = defaultdict(list)
-    rows = sorted(model.engine.query("place_why_not"), key=lambda r: (str(r[0]), str(r[1])))
-    deniers = _Deniers(model, paths)
+    rows = sorted(engine.query("place_why_not"), key=lambda r: (str(r[0]), str(r[1])))
+    deniers = _Deniers(engine, authorization)
     for j, d, what, have, need in rows:
         job = jobs.jobs.get(str(j))
         if job is None:  # pragma: no cover - every job row comes from `jobs`
@@ -430,7 +392,7 @@ def _size(mb: int) -> str:
     return f"{mb / 1000:g} GB"
 
 
-def _rate(mbps: int) -> str:
+def rate_text(mbps: int) -> str:
     return f"{mbps / 1000:g} GB/s"
 
 
@@ -449,13 +411,13 @@ _HAVING: dict[str, Callable[[Job], str]] = {
     "model": lambda job: f" of an accepted model ({', '.join(job.accepts)})",
     "mig": lambda job: f" that can be cut into MIG {job.mig} instances",
     "hbm": lambda job: f" {_hbm(job)}",
-    "hbm_bandwidth": lambda job: f" with at least {_rate(job.min_hbm_mbps or 0)} memory bandwidth",
+    "hbm_bandwidth": lambda job: f" with at least {rate_text(job.min_hbm_mbps or 0)} memory bandwidth",
     "fp64": lambda job: " with full-rate FP64",
     "excluded": lambda job: f" without an excluded label ({', '.join(f'{k}={v}' for k, v in job.exclude)})",
     "healthy": lambda job: " in service (not down or drained)",
     "software": lambda job: f" on nodes with the software ({_software(job)})",
     "rail_aligned": lambda job: " on nodes whose GPUs each reach the fabric through a NIC of their own rail",
-    "min_fabric_mbps": lambda job: f" reach the fabric at {_rate(job.min_fabric_mbps or 0)} or more",
+    "min_fabric_mbps": lambda job: f" reach the fabric at {rate_text(job.min_fabric_mbps or 0)} or more",
 }
 """Per requirement counted in GPUs: what the domain's GPUs that pass it have ("8 GPUs <this>")."""
 
@@ -478,91 +440,19 @@ def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deni
     if what == "max_nodes":
         return f"{domain}: {job.max_nodes} node{'s' if job.max_nodes != 1 else ''} hold at most {gpus}, {tail}"
     if what == "min_pair_mbps":
-        return f"{domain}: worst GPU pair {_rate(have)}, job needs {_rate(need)}"
+        return f"{domain}: worst GPU pair {rate_text(have)}, job needs {rate_text(need)}"
     return f"{domain}: {what} {have}, {tail}"  # pragma: no cover - every requirement is named above
 
 
 class _Deniers:
     """The policies that deny a job's principal scheduling on a domain's GPUs (asked lazily, once per domain)."""
 
-    def __init__(self, model: LoadedModel, paths: list[Path]) -> None:
-        self.model = model
-        self.paths = paths
-        self._setup: object | None = None
-        self._failed = False
+    def __init__(self, engine: Backend, authorization: PolicyReasons | None) -> None:
+        self.engine = engine
+        self.authorization = authorization
 
     def policies(self, job: Job, domain: str) -> tuple[str, ...]:
-        from verifier.authorization.entities import uid
-        from verifier.authorization.evaluate import Request
-        from verifier.authorization.setup import AuthzSetup, setup_from_model
-        from verifier.core.errors import TopologError
-
-        if self._failed:
+        if self.authorization is None:
             return ()
-        if self._setup is None:
-            try:
-                self._setup = setup_from_model(self.model, self.paths, None, None)
-            except TopologError:
-                self._failed = True
-                return ()
-        setup = self._setup
-        assert isinstance(setup, AuthzSetup)
-        principal = next(
-            (e.uid for e in setup.graph.of_type("User", "Team", "ServiceAccount") if e.id == job.principal), None
-        )
-        if principal is None:
-            return ()
-        gpus = [str(r[2]) for r in self.model.engine.query("place_domain_gpu", {1: domain})][:64]
-        found: set[str] = set()
-        for d in setup.authorizer.decide([Request(principal, "schedule", uid("Gpu", g)) for g in gpus]):
-            if not d.allowed:
-                found.update(d.reasons or ("(no permit)",))
-        return tuple(sorted(found))
-
-
-def render_text(report: PlaceReport) -> str:
-    lines: list[str] = []
-    for jp in report.jobs:
-        job = jp.job
-        size = f"{job.gpus} MIG {job.mig} instances" if job.mig is not None else f"{job.gpus} GPUs"
-        lines.append(
-            f"job {job.name} ({job.principal}, {size}, scope {job.scope}): "
-            f"{jp.hosting} placement{'s' if jp.hosting != 1 else ''}"
-            f" of {jp.candidates} candidate domains"
-            + (f" (the best {len(jp.placements)} shown)" if len(jp.placements) < jp.hosting else "")
-        )
-        if not jp.placements:
-            lines.append("  error PLACE001: fits nowhere")
-        for i, p in enumerate(jp.placements, 1):
-            bw = _rate(p.bottleneck_mbps) if p.bottleneck_mbps is not None else "n/a"
-            cost = f"${p.cost_millicents_per_hour / 100_000:.2f}/h" if p.cost_millicents_per_hour is not None else "n/a"
-            lines.append(f"  {i}. {p.domain}: bottleneck {bw}, {p.nodes} node{'s' if p.nodes != 1 else ''}, {cost}")
-            lines.append(f"     gpus: {', '.join(p.gpus)}")
-        for w in jp.why_not:
-            lines.append(f"  why not {w.message}")
-    placed = sum(1 for jp in report.jobs if jp.placements)
-    lines.append(f"{placed} of {len(report.jobs)} jobs placeable (ranked by {report.rank})")
-    return "\n".join(lines) + "\n"
-
-
-def render_json(report: PlaceReport) -> str:
-    doc = {
-        "rank": report.rank,
-        "jobs": [
-            {
-                "job": jp.job.name,
-                "principal": jp.job.principal,
-                "gpus": jp.job.gpus,
-                "mig": jp.job.mig,
-                "scope": jp.job.scope,
-                "candidates": jp.candidates,
-                "hosting": jp.hosting,
-                "placeable": bool(jp.placements),
-                "placements": [p.to_dict() for p in jp.placements],
-                "why_not": [w.to_dict() for w in jp.why_not],
-            }
-            for jp in report.jobs
-        ],
-        "unplaceable": report.unplaceable,
-    }
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+        gpus = [str(r[2]) for r in self.engine.query("place_domain_gpu", {1: domain})][:64]
+        return self.authorization.denying(job.principal, gpus)

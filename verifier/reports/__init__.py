@@ -1,34 +1,62 @@
-"""Report formats: one module per format, each a `render(report) -> str`.
+"""The output layer: every command's report is rendered here, through one small interface.
 
-Adding a format means adding a module and one line in FORMATS; the CLI offers
-whatever is registered here.
+`render(report, fmt)` turns any report into text; `formats_for(type)` names the formats a
+report type offers, the first being the one a terminal gets by default. Verification has
+one module per format (text, json, sarif, junit, github, markdown); every other report type
+has one module holding its formats. Report modules are imported only when a report of
+their type is rendered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from verifier.checks.verify import VerifyReport
-from verifier.reports import (
-    github_report,
-    json_report,
-    junit_report,
-    markdown_report,
-    sarif_report,
-    text_report,
-)
+Renderer = Callable[[Any], str]
 
-Renderer = Callable[[VerifyReport], str]
+VERIFY_FORMATS: tuple[str, ...] = ("text", "json", "sarif", "junit", "github", "markdown")
 
-FORMATS: dict[str, Renderer] = {
-    "github": github_report.render,
-    "json": json_report.render,
-    "junit": junit_report.render,
-    "markdown": markdown_report.render,
-    "sarif": sarif_report.render,
-    "text": text_report.render,
+_MODULES: dict[str, str] = {
+    "verifier.checks.verify.VerifyReport": "",  # one module per format: verifier.reports.<format>_report
+    "verifier.placement.place.PlaceReport": "verifier.reports.place_report",
+    "verifier.checks.diff.DiffReport": "verifier.reports.diff_report",
+    "verifier.checks.explain.ExplainReport": "verifier.reports.explain_report",
+    "verifier.authorization.audit.AuditResult": "verifier.reports.audit_report",
+    "verifier.authorization.audit.DiffResult": "verifier.reports.audit_report:DIFF_FORMATS",
+    "verifier.authorization.requests.AuthorizeReport": "verifier.reports.authorize_report",
+    "verifier.engine.queries.QueryResult": "verifier.reports.query_report",
+    "verifier.checks.check.CheckCatalog": "verifier.reports.rules_report",
+    "verifier.session.rule_tests.RuleTestReport": "verifier.reports.rule_tests_report",
 }
+"""Report type (module.name, so that naming one imports nothing) -> the module of its formats, and
+the mapping there when it is not FORMATS."""
 
 
-def render(report: VerifyReport, fmt: str) -> str:
-    return FORMATS[fmt](report)
+def _name(report_type: type) -> str:
+    return f"{report_type.__module__}.{report_type.__qualname__}"
+
+
+def renderers(report_type: type) -> Mapping[str, Renderer]:
+    """Format name -> renderer, for reports of `report_type` (KeyError for a type with no formats)."""
+    where = _MODULES[_name(report_type)]
+    if not where:
+        return {fmt: importlib.import_module(f"verifier.reports.{fmt}_report").render for fmt in VERIFY_FORMATS}
+    module, _, attr = where.partition(":")
+    formats: Mapping[str, Renderer] = getattr(importlib.import_module(module), attr or "FORMATS")
+    return formats
+
+
+def formats_for(report_type: type) -> tuple[str, ...]:
+    """The formats `report_type` offers."""
+    if _MODULES[_name(report_type)] == "":
+        return VERIFY_FORMATS
+    return tuple(renderers(report_type))
+
+
+def render(report: object, fmt: str) -> str:
+    """`report` in format `fmt` (ValueError when its type does not offer `fmt`)."""
+    formats = renderers(type(report))
+    if fmt not in formats:
+        raise ValueError(f"{type(report).__name__} has no {fmt!r} format; formats: {', '.join(formats)}")
+    return formats[fmt](report)

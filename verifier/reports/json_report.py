@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from verifier import __version__
 from verifier.checks.verify import Result, VerifyReport
+from verifier.core.version import __version__
 
 SCHEMA_VERSION = 1
 

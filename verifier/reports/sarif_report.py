@@ -18,11 +18,11 @@ import os
 from pathlib import Path, PurePath
 from urllib.parse import quote
 
-from verifier import __version__
 from verifier.checks.baseline import FINGERPRINT_KEY
 from verifier.checks.findings import Severity
 from verifier.checks.verify import Result, VerifyReport
 from verifier.core.errors import SourceLocation
+from verifier.core.version import __version__
 from verifier.engine.backend import Locator, Proof, format_fact
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -20,10 +20,12 @@ of the file and teams may not contain themselves (Cedar would accept both silent
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.sources.inventory.validate import name_problem, text_problem
 from verifier.sources.inventory.yaml_source import YList, YMap, load_yaml_file
 
 API_VERSION = "topolog.dev/v1"
@@ -46,7 +48,8 @@ class Principal:
 
     @property
     def uid(self) -> str:
-        return f'{self.type}::"{self.id}"'
+        """Cedar's uid, quoted exactly as `verifier.authorization.entities.uid` quotes ids."""
+        return f"{self.type}::{json.dumps(self.id, ensure_ascii=False)}"
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,24 @@ class Principals:
 
     def sorted(self) -> list[Principal]:
         return sorted(self.principals.values(), key=lambda p: (p.type, p.id))
+
+
+def principal_id_problem(pid: str) -> str | None:
+    """Why `pid` cannot name a principal or team, or None.
+
+    Ids travel into Cedar uids (`User::"alice"`), job files (`principal: Team::"hpc"`) and
+    reports; a quote, a backslash or white space in one would need escaping in each of
+    them, so they are refused where the id is written, with control characters.
+    """
+    problem = name_problem(pid)
+    if problem is not None:
+        return problem
+    if '"' in pid or "\\" in pid or any(ch.isspace() for ch in pid) or "::" in pid:
+        return (
+            "holds a quote, a backslash, white space or '::'; "
+            "expected a plain name such as 'alice', 'team-nlp' or 'ci@example.com'"
+        )
+    return None
 
 
 def principals_file_for(inventory_paths: list[Path]) -> Path | None:
@@ -78,7 +99,7 @@ class _Raw:
 
 
 def load_principals(path: Path) -> Principals:
-    if not path.is_file():
+    if not path.exists():
         raise TopologError.at(SourceLocation(str(path)), "no such principals file")
     doc = load_yaml_file(path)
     errors: list[Diagnostic] = []
@@ -141,11 +162,17 @@ def _entry(entry: object, ptype: str, loc: SourceLocation, errors: list[Diagnost
     if not isinstance(pid, str) or not pid:
         errors.append(Diagnostic(entry.loc, "every principal needs an 'id' (text)"))
         return None
+    problem = principal_id_problem(pid)
+    if problem is not None:
+        errors.append(Diagnostic(entry.key_loc("id"), f"principal id {pid!r} {problem}"))
+        return None
     teams_raw = entry.get("teams", YList(entry.loc))
     teams: list[tuple[str, SourceLocation]] = []
     if isinstance(teams_raw, YList):
         for j, t in enumerate(teams_raw):
-            if isinstance(t, str):
+            if isinstance(t, str) and (problem := principal_id_problem(t)) is not None:
+                errors.append(Diagnostic(teams_raw.item_loc(j), f"team id {t!r} {problem}"))
+            elif isinstance(t, str):
                 teams.append((t, teams_raw.item_loc(j)))
             else:
                 errors.append(Diagnostic(teams_raw.item_loc(j), "a team is named by its id (text)"))
@@ -156,6 +183,9 @@ def _entry(entry: object, ptype: str, loc: SourceLocation, errors: list[Diagnost
         value = entry.get(key)
         if value is not None and not isinstance(value, str):
             errors.append(Diagnostic(entry.key_loc(key), f"'{key}' must be text"))
+            value = None
+        elif value is not None and (problem := text_problem(value)) is not None:
+            errors.append(Diagnostic(entry.key_loc(key), f"'{key}' {value!r} {problem}"))
             value = None
         strings[key] = value
     on_call = entry.get("on_call", False)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.limits import INT64_MAX, read_limited
 from verifier.core.resources import shipped_thresholds_file
 from verifier.sources.inventory.yaml_source import YMap, decode_utf8, load_yaml_text
 
@@ -22,10 +23,7 @@ OVERRIDE_NAME = "topolog.thresholds.yaml"
 
 def _read(path: Path) -> YMap | None:
     """The file's mapping, or None for a file with no content (an override that changes nothing)."""
-    try:
-        text = decode_utf8(path.read_bytes(), str(path))
-    except OSError as err:
-        raise TopologError.at(SourceLocation(str(path)), f"cannot read thresholds: {err.strerror or err}") from None
+    text = decode_utf8(read_limited(path, str(path), "thresholds"), str(path))
     if not "".join(ln.split("#", 1)[0] for ln in text.splitlines()).strip():
         return None
     return load_yaml_text(text, str(path))
@@ -42,12 +40,12 @@ def _values(data: YMap | None, path: Path, known: Sequence[str] | None) -> dict[
             close = difflib.get_close_matches(str(key), known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(known))}"
             problems.append(Diagnostic(loc, f"unknown threshold {key!r}{hint}"))
-        elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        elif isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT64_MAX:
             problems.append(
                 Diagnostic(
                     loc,
-                    f"threshold {key!r} is {value!r}; expected a non-negative integer "
-                    "(MB/s, or a ratio in per-mille: 1000 = 1:1)",
+                    f"threshold {key!r} is {value!r}; expected a non-negative integer that fits in 64 bits "
+                    f"(at most {INT64_MAX}; MB/s, or a ratio in per-mille: 1000 = 1:1)",
                 )
             )
         else:

@@ -16,13 +16,16 @@ def test_dgx2_gpus_nvswitches_and_links(fx: Path) -> None:
     inv = import_files("hwloc", [fx / "nvidiaDGX2.xml"], node="dgx2").inventory
     assert sum(1 for _ in inv.of_kind("gpu")) == 16  # 16 V100 PCIDevs (class 0302, nvml0..15)
     assert sum(1 for _ in inv.of_kind("nvswitch")) == 12  # 12 PCIDevs with subtype NVSwitch
-    nvs = [lk for lk in inv.links.values() if lk.kind == "nvswitch"]
+    nvs = [lk for lk in inv.links.values() if lk.kind == "nvswitch" and inv.objects[lk.a].kind == "gpu"]
     # Each V100 has 6 NVLinks, one to each NVSwitch of its board: 16 x 6 = 96 GPU-switch links at 25 GB/s.
     assert len(nvs) == 96 and {lk.mbps for lk in nvs} == {25000}
     gpu0 = inv.objects["dgx2/gpu0"]
     assert gpu0.labels["pci_busid"] == "0000:34:00.0" and gpu0.labels["os_devices"] == "nvml0"
     assert gpu0.labels["hwloc_GPUModel"] == "Tesla V100-SXM3-32GB-H" and gpu0.loc.line == 42
-    assert inv.links["dgx2/gpu0<->dgx2/pcisw4"].mbps == 15754  # pci_link_speed 15.753846 GB/s
+    # gpu0 (34:00.0) sits below downstream port 33:00.0 of the switch whose upstream port is 32:00.0.
+    up = inv.objects["dgx2/gpu0"].parent or ""
+    assert inv.objects[up].labels["pci_busid"] == "0000:32:00.0"
+    assert inv.links[f"dgx2/gpu0<->{up}"].mbps == 15754  # pci_link_speed 15.753846 GB/s
     l3 = inv.objects["dgx2/l3cache0"]
     assert (l3.quantities["size_kb"], l3.quantities["level"]) == (34603, 3)  # cache_size 34603008 B
     assert inv.objects["dgx2/numa0"].quantities["size_mb"] == 810234  # local_memory 810234351616 B
@@ -98,3 +101,96 @@ def test_lstopo_this_machine(tmp_path: Path) -> None:
     inv = import_files("hwloc", [p], node="self").inventory
     assert sum(o.quantities["threads"] for o in inv.of_kind("core")) == expected_pus
     assert sum(1 for _ in inv.of_kind("node")) == 1
+
+
+def test_a_pcie_switch_is_one_switch_not_one_per_port(fx: Path) -> None:
+    # DGX-2, by hand from the bridges (depth 1 root ports, then upstream port / downstream ports):
+    # host bridge 2b: switches 2c, 32, 37; 4e: 4f, 55, 5a, 5f (NVSwitches); ae: af, b5, ba, bf;
+    # d7: d8, de, e3 -> 14 switches (56 bridges below the host bridges).
+    inv = import_files("hwloc", [fx / "nvidiaDGX2.xml"], node="d").inventory
+    switches = sorted(o.labels["pci_busid"][5:7] for o in inv.of_kind("pcie_switch"))
+    assert switches == sorted("2c 32 37 4f 55 5a 5f af b5 ba bf d8 de e3".split())
+    # Both GPUs below 32 (34:00.0 and 36:00.0) hang on that one switch: PIX, not three bridges apart.
+    below_32 = sorted(o.labels["pci_busid"] for o in inv.of_kind("gpu") if o.parent == inv.objects["d/gpu0"].parent)
+    assert below_32 == ["0000:34:00.0", "0000:36:00.0"]
+
+
+def test_dgx2_stays_one_nvlink_domain_with_its_trunks(fx: Path) -> None:
+    # hwloc lists GPU-NVSwitch links only: 8 GPUs on 6 switches per baseboard. DMI names the DGX-2H,
+    # whose 6+6 switches are joined by 6 trunks of 8 NVLinks (DGX-2 whitepaper): added, assumed.
+    imp = import_files("hwloc", [fx / "nvidiaDGX2.xml"], node="d")
+    objs = imp.inventory.objects
+    trunks = [lk for lk in imp.inventory.links.values() if objs[lk.a].kind == objs[lk.b].kind == "nvswitch"]
+    assert len(trunks) == 6 and {(lk.attrs["count"], lk.mbps, lk.labels["assumed"]) for lk in trunks} == {
+        (8, 200000, "pairing")
+    }
+    assert any("NVSwitch trunks" in n.message for n in imp.notes)
+
+
+def test_nvswitch_boards_without_a_known_product_are_a_note(fx: Path, tmp_path: Path) -> None:
+    text = (fx / "nvidiaDGX2.xml").read_text().replace("NVIDIA DGX-2H", "Some Server")
+    p = tmp_path / "x.xml"
+    p.write_text(text)
+    imp = import_files("hwloc", [p], node="d")
+    objs = imp.inventory.objects
+    assert not [lk for lk in imp.inventory.links.values() if objs[lk.a].kind == objs[lk.b].kind == "nvswitch"]
+    assert any("form 2 NVLink domains (8, 8 GPUs)" in n.message for n in imp.notes)
+
+
+def test_bmc_display_chips_are_not_gpus(fx: Path) -> None:
+    # 24em64t: 3 Tesla (0302 [10de:06d2]) and an ATI ES1000 VGA (0300 [1002:515e], no OS device).
+    imp = import_files("hwloc", [fx / "24em64t-2n6c2t-pci.xml"], node="m")
+    assert sorted(o.labels["pci_busid"] for o in imp.inventory.of_kind("gpu")) == [
+        "0000:06:00.0",
+        "0000:11:00.0",
+        "0000:14:00.0",
+    ]
+    assert any("0000:01:03.0" in n.message and "not a GPU" in n.message for n in imp.notes)
+    # 32em64t (--whole-io): 3 NVIDIA 0302 and a Radeon VGA with an OpenCL OS device are GPUs; the
+    # Matrox VGA (0300 [102b:0532], no OS device) is the BMC's.
+    imp = import_files("hwloc", [fx / "32em64t-2n8c2t-pci-wholeio.xml"], node="m")
+    vendors = sorted(o.labels["pci_vendor"] for o in imp.inventory.of_kind("gpu"))
+    assert vendors == ["0x1002", "0x10de", "0x10de", "0x10de"]
+    assert any("0000:05:03.0" in n.message and "not a GPU" in n.message for n in imp.notes)
+
+
+def test_functions_of_one_device_share_its_link(fx: Path) -> None:
+    # manyVFs: below the Cisco VIC's ports, bus 0b holds 0b:00.0 (1137:0043, the NIC) and 0b:00.1-3
+    # (1137:00cf, its virtual functions): one PCIe link, so one uplink and the others hang on it.
+    inv = import_files("hwloc", [fx / "16intel64-manyVFs.xml"], node="m").inventory
+    by_bus = {o.labels["pci_busid"]: o for o in inv.of_kind("nic")}
+    pf = by_bus["0000:0b:00.0"]
+    for fn in ("0000:0b:00.1", "0000:0b:00.2", "0000:0b:00.3"):
+        vf = by_bus[fn]
+        assert vf.labels["shares_link_of"] == pf.id
+        assert [lk.b for lk in inv.links.values() if lk.a == vf.id] == [pf.id]
+    assert "shares_link_of" not in pf.labels
+    # The switch's downstream side counts each physical device once: BW004 has nothing to add up.
+    sw = pf.parent or ""
+    down = [lk for lk in inv.links.values() if lk.b == sw and inv.objects[lk.a].kind == "nic"]
+    assert sorted(inv.objects[lk.a].labels["pci_busid"] for lk in down) == ["0000:0b:00.0", "0000:0c:00.0"]
+
+
+def test_gpu_cpu_nvlink_is_a_host_link_not_an_nvswitch(fx: Path) -> None:
+    # POWER8 + 4 P100: NVLinkBandwidth pairs GPU0-GPU1 and GPU2-GPU3 (40000 MB/s) and each GPU to its
+    # package (40000): two nvlink links and four c2c links (NVLink to the CPU), no nvswitch link.
+    inv = import_files("hwloc", [fx / "power8gpudistances.xml"], node="p").inventory
+    kinds = sorted((lk.kind, lk.mbps) for lk in inv.links.values() if lk.kind in ("nvlink", "nvswitch", "c2c"))
+    assert kinds == [("c2c", 40000)] * 4 + [("nvlink", 40000)] * 2
+    assert not list(inv.of_kind("nvswitch"))
+
+
+def test_packages_are_linked_across_the_cpu_interconnect(fx: Path) -> None:
+    # DGX-2: two Xeon Platinum 8174 packages (CPUVendor GenuineIntel): one UPI link, figure assumed.
+    imp = import_files("hwloc", [fx / "nvidiaDGX2.xml"], node="d")
+    cross = [lk for lk in imp.inventory.links.values() if lk.kind == "upi"]
+    assert [(lk.a, lk.b, lk.labels["assumed"]) for lk in cross] == [("d/cpu0", "d/cpu1", "bandwidth")]
+
+
+def test_gpu_models_from_pci_ids_and_names(fx: Path) -> None:
+    # DGX-2 GPUs: 0302 [10de:1db8] = "GV100GL [Tesla V100 SXM3 32GB]" (pci.ids) -> V100-SXM3-32GB.
+    inv = import_files("hwloc", [fx / "nvidiaDGX2.xml"], node="d").inventory
+    assert {o.model for o in inv.of_kind("gpu")} == {"V100-SXM3-32GB"}
+    # POWER8 P100s (10de:15f9) are not in the catalogue: their model stays unknown.
+    inv = import_files("hwloc", [fx / "power8gpudistances.xml"], node="p").inventory
+    assert {o.model for o in inv.of_kind("gpu")} == {None}

@@ -109,3 +109,97 @@ def test_malformed_xml_has_line(tmp_path: Path) -> None:
         import_files("nccl-xml", [p])
     assert err.value.diagnostics[0].location.line == 3
     assert "not well-formed XML" in err.value.diagnostics[0].message
+
+
+def test_hidden_link_speed_and_width_are_unknown_not_errors(fx: Path) -> None:
+    # Azure NCv4 (a VM): every GPU says link_speed="" link_width="0": the link is unknown, so its
+    # bandwidth is the documented default labelled assumed, with a note per device, and no
+    # generation or width is recorded (nothing for PCIE001 to misjudge).
+    imp = import_files("nccl-xml", [fx / "azure-ncv4-topo.xml"], node="n")
+    inv = imp.inventory
+    gpu_links = [lk for lk in inv.links.values() if lk.kind == "pcie" and inv.objects[lk.a].kind == "gpu"]
+    assert len(gpu_links) == 4
+    assert {(lk.mbps, lk.labels["assumed"], tuple(lk.attrs)) for lk in gpu_links} == {(31504, "bandwidth", ())}
+    assert sum("does not state its PCIe link speed and width" in n.message for n in imp.notes) == 4
+
+
+def test_known_speed_with_hidden_width_keeps_the_generation(fx: Path) -> None:
+    # IBM cn-h100: GPUs and NICs at link_speed="32.0 GT/s PCIe" (Gen5) with link_width="0": the
+    # generation is kept, the width assumed x16 (16 x 3938 = 63008 MB/s), labelled assumed.
+    imp = import_files("nccl-xml", [fx / "ibm-cn-h100-topo.xml"], node="i")
+    inv = imp.inventory
+    gpu0 = next(lk for lk in inv.links.values() if lk.a == "i/gpu0" and lk.kind == "pcie")
+    assert (gpu0.mbps, dict(gpu0.attrs), gpu0.labels["assumed"]) == (63008, {"generation": 5}, "bandwidth")
+
+
+def test_emulated_bridges_do_not_throttle(fx: Path) -> None:
+    # IBM cn-h100: each GPU+NIC pair sits below a 104c:8232 bridge (TI XIO3130, which QEMU emulates)
+    # stating 2.5 GT/s x1 (250 MB/s) above devices at 32 GT/s: the emulation's default, not a real
+    # 250 MB/s uplink. Its bandwidth is unknown (assumed), so BW004 does not see 63008 over 250 MB/s.
+    imp = import_files("nccl-xml", [fx / "ibm-cn-h100-topo.xml"], node="i")
+    inv = imp.inventory
+    uplinks = [lk for lk in inv.links.values() if inv.objects[lk.a].kind == "pcie_switch"]
+    assert len(uplinks) == 8 and {(lk.mbps, lk.labels["assumed"]) for lk in uplinks} == {(31504, "bandwidth")}
+    assert sum("hypervisors emulate" in n.message for n in imp.notes) == 8
+
+
+def test_nvlink_to_itself_is_understood(fx: Path) -> None:
+    # NCv4: each A100 PCIe lists <nvlink target="its own busid" count="12">: its NVLink bridge peer is
+    # not in the VM. No self-link is made; a note says so for each of the 4 GPUs.
+    imp = import_files("nccl-xml", [fx / "azure-ncv4-topo.xml"], node="n")
+    assert not [lk for lk in imp.inventory.links.values() if lk.kind in ("nvlink", "nvswitch")]
+    assert sum("12 NVLinks to itself" in n.message for n in imp.notes) == 4
+
+
+def test_a_nic_without_pci_path_hangs_on_its_cpu(fx: Path) -> None:
+    # NCv4: <nic> directly in <cpu numaid="0"> (eth0, 100000 Mb/s): on cpu0 by an assumed link.
+    inv = import_files("nccl-xml", [fx / "azure-ncv4-topo.xml"], node="n").inventory
+    nic = inv.objects["n/nic0"]
+    assert nic.parent == "n/cpu0" and nic.quantities["bandwidth_mbps"] == 12500  # 100000 / 8
+    assert inv.links["n/nic0<->n/cpu0"].labels["assumed"] == "bandwidth,kind"
+
+
+def test_cpus_are_linked_across_the_interconnect(fx: Path) -> None:
+    # NDv4: 4 <cpu> of vendor AuthenticAMD: every pair linked by xGMI (Infinity Fabric): 4*3/2 = 6.
+    inv = import_files("nccl-xml", [fx / "azure-ndv4-topo.xml"], node="n").inventory
+    cross = sorted((lk.a, lk.b) for lk in inv.links.values() if lk.kind == "xgmi")
+    assert cross == [(f"n/cpu{a}", f"n/cpu{b}") for a in range(4) for b in range(a + 1, 4)]
+    # NDv2: 2 GenuineIntel <cpu>: one UPI link.
+    inv = import_files("nccl-xml", [fx / "azure-ndv2-topo.xml"], node="n").inventory
+    assert [(lk.a, lk.b) for lk in inv.links.values() if lk.kind == "upi"] == [("n/cpu0", "n/cpu1")]
+
+
+def test_pci_ids_give_catalogue_models(fx: Path) -> None:
+    # vendor="0x10de" device="0x20b2" is "GA100 [A100 SXM4 80GB]" in pci.ids; 0x2330 "GH100 [H100
+    # SXM5 80GB]"; 0x20b5 "GA100 [A100 PCIe 80GB]". EFA (1d0f:efa0) is not in the catalogue.
+    def models(name: str, kind: str) -> set[str | None]:
+        inv = import_files("nccl-xml", [fx / name], node="n").inventory
+        return {o.model for o in inv.of_kind(kind)}
+
+    assert models("aws-p4de-24xl-topo.xml", "gpu") == {"A100-SXM4-80GB"}
+    assert models("aws-p4de-24xl-topo.xml", "nic") == {None}
+    assert models("ibm-cn-h100-topo.xml", "gpu") == {"H100-SXM5-80GB"}
+    assert models("azure-ncv4-topo.xml", "gpu") == {"A100-PCIE-80GB"}
+    # The GPU's ids are on its <pci> element, not on <gpu>: kept as labels too.
+    gpu = import_files("nccl-xml", [fx / "ibm-cn-h100-topo.xml"], node="n").inventory.objects["n/gpu0"]
+    assert (gpu.labels["pci_vendor"], gpu.labels["pci_device"], gpu.labels["nccl_sm"]) == ("0x10de", "0x2330", "90")
+
+
+def test_nic_speed_is_compared_with_its_model(tmp_path: Path) -> None:
+    # A ConnectX-7 (15b3:1021, 400 Gb/s ports in the catalogue = 50000 MB/s) whose port runs at
+    # 200000 Mb/s = 25000 MB/s: the speed is kept, and the difference said.
+    p = _xml(
+        tmp_path,
+        """<system version="1">
+  <cpu numaid="0" vendor="GenuineIntel">
+    <pci busid="0000:0c:00.0" class="0x020700" vendor="0x15b3" device="0x1021" link_speed="32.0 GT/s PCIe" link_width="16">
+      <nic><net name="mlx5_0" dev="0" speed="200000" port="1"/></nic>
+    </pci>
+  </cpu>
+</system>
+""",
+    )
+    imp = import_files("nccl-xml", [p], node="h")
+    nic = imp.inventory.objects["h/nic0"]
+    assert (nic.model, nic.quantities["bandwidth_mbps"]) == ("ConnectX-7", 25000)
+    assert any("runs its port at 25000 MB/s; the model's ports are 50000 MB/s" in n.message for n in imp.notes)

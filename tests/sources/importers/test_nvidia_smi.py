@@ -1,14 +1,31 @@
-"""`nvidia-smi topo -m`: hand-written DGX A100 matrices (tabs and spaces) and the older mlx5_N form."""
+"""`nvidia-smi topo -m`: real outputs (see fixtures/README.md), hand-written DGX A100 matrices and the older form.
+
+The importer rebuilds the smallest PCIe tree that reproduces the matrix. The check that it does
+is independent of the importer: `_cells` reads the device cells of the file with a plain split
+(device cells are never empty), and `_classes` asks the path facts (verifier.facts.graph, what
+the rules read) for the class of every GPU-GPU and GPU-NIC pair of the imported inventory.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from verifier.core.errors import TopologError
+from verifier.facts.graph import graph_facts
 from verifier.sources.importers import import_files
 from verifier.sources.inventory.model import Inventory
+
+REAL = [
+    "gb200-4gpu-numa-lists.txt",
+    "h100-8gpu-no-nic.txt",
+    "h200-8gpu-10nic-empty-affinity.txt",
+    "rtx5090-2gpu-tabs.txt",
+    "workstation-2gpu-2nic-node.txt",
+]
+HAND_WRITTEN = ["dgx-a100-topo-tabs.txt", "dgx-a100-topo-spaces.txt", "old-mlx5-topo.txt"]
 
 
 def _shape(inv: Inventory) -> tuple[object, ...]:
@@ -17,21 +34,132 @@ def _shape(inv: Inventory) -> tuple[object, ...]:
     return objs, links
 
 
+def _cells(path: Path) -> dict[tuple[str, str], str]:
+    lines = path.read_text().splitlines()
+    h = next(i for i, ln in enumerate(lines) if ln.split()[:1] == ["GPU0"] and ln.split()[1:2] != ["X"])
+    cols = [c for c in lines[h].split() if re.match(r"^(GPU\d+|NIC\d+|mlx5_\d+)$", c)]
+    out = {}
+    for ln in lines[h + 1 : h + 1 + len(cols)]:
+        t = ln.split()
+        for c, v in zip(cols, t[1 : 1 + len(cols)], strict=True):
+            out[(t[0], c)] = "SYS" if v == "SOC" else v
+    return out
+
+
+def _classes(inv: Inventory) -> dict[tuple[str, str], str]:
+    """(row, column) in nvidia-smi's names -> the class the path facts give the pair."""
+    smi = {o.id: o.labels["nvidia_smi"] for o in inv.objects.values() if "nvidia_smi" in o.labels}
+    facts = graph_facts(inv, {"gpu_pair_bottleneck", "gpu_nic_path"})
+    out = {}
+    for a, b, cls, _mbps in facts["gpu_pair_bottleneck"] + facts["gpu_nic_path"]:
+        out[(smi[str(a)], smi[str(b)])] = out[(smi[str(b)], smi[str(a)])] = str(cls)
+    return out
+
+
+def _nearest(inv: Inventory) -> dict[str, tuple[str, str]]:
+    smi = {o.id: o.labels["nvidia_smi"] for o in inv.objects.values() if "nvidia_smi" in o.labels}
+    rows = graph_facts(inv, {"nearest_nic"})["nearest_nic"]
+    return {smi[str(g)]: (smi[str(n)], str(c)) for g, n, c, _m in rows}
+
+
+@pytest.mark.parametrize("name", REAL + HAND_WRITTEN)
+def test_imported_paths_reproduce_every_cell(fx: Path, name: str) -> None:
+    inv = import_files("nvidia-smi", [fx / name], node="n").inventory
+    got = _classes(inv)
+    want = {
+        (r, c): ("NV" if v.startswith("NV") else v)
+        for (r, c), v in _cells(fx / name).items()
+        if r != c and (r.startswith("GPU") or c.startswith("GPU"))
+    }
+    assert {k: got.get(k) for k in want} == want
+
+
+def test_remote_nics_are_found_where_an_expert_finds_them(fx: Path) -> None:
+    # BW002 reports nearest_nic rows of class NODE or SYS. By hand, from each GPU row's NIC cells:
+    # - workstation: GPU0 and GPU1 read NODE NODE for NIC0, NIC1 (NIC0 first on a tie) -> 2 warnings;
+    # - gb200: every GPU row reads SYS for all 8 NICs -> 4 warnings (NIC0 first on a tie);
+    # - h200: GPU k has exactly one PIX NIC: GPU0-NIC0, GPU1-NIC3, GPU2-NIC4 ... GPU7-NIC9 -> none;
+    # - h100 and rtx5090 list no NIC: no nearest NIC at all (TOPO001 instead, every GPU).
+    near = {n: _nearest(import_files("nvidia-smi", [fx / n], node="n").inventory) for n in REAL}
+    assert near["workstation-2gpu-2nic-node.txt"] == {"GPU0": ("NIC0", "NODE"), "GPU1": ("NIC0", "NODE")}
+    assert near["gb200-4gpu-numa-lists.txt"] == {f"GPU{g}": ("NIC0", "SYS") for g in range(4)}
+    pix = {0: 0, 1: 3, 2: 4, 3: 5, 4: 6, 5: 7, 6: 8, 7: 9}
+    assert near["h200-8gpu-10nic-empty-affinity.txt"] == {f"GPU{g}": (f"NIC{n}", "PIX") for g, n in pix.items()}
+    assert near["h100-8gpu-no-nic.txt"] == {} and near["rtx5090-2gpu-tabs.txt"] == {}
+
+
+def test_node_and_phb_stay_distinct(fx: Path) -> None:
+    # GPU0-GPU1 PHB: one host bridge; NIC0/NIC1 PIX to each other: a switch on a second host
+    # bridge; GPU-NIC NODE: both host bridges in the one NUMA domain 0 (the NUMA column says 0).
+    inv = import_files("nvidia-smi", [fx / "workstation-2gpu-2nic-node.txt"], node="w").inventory
+    assert [o.id for o in inv.of_kind("socket")] == ["w/cpu0"]
+    bridges = {o.id: o.labels["members"] for o in inv.of_kind("cpu")}
+    assert bridges == {"w/hb0": "GPU0,GPU1", "w/hb1": "NIC0,NIC1"}
+    assert all(o.parent == "w/cpu0" for o in inv.of_kind("cpu"))
+    assert inv.objects["w/gpu0"].parent == inv.objects["w/gpu1"].parent == "w/hb0"
+    assert inv.objects[inv.objects["w/nic0"].parent or ""].parent == "w/hb1"
+
+
+def test_empty_cpu_affinity_does_not_shift_columns(fx: Path) -> None:
+    # GPU0-3 rows: CPU Affinity empty, NUMA Affinity 0, GPU NUMA ID N/A; GPU4-7: 56, 1, N/A.
+    imp = import_files("nvidia-smi", [fx / "h200-8gpu-10nic-empty-affinity.txt"], node="h")
+    gpu0, gpu4 = imp.inventory.objects["h/gpu0"], imp.inventory.objects["h/gpu4"]
+    assert "cpu_affinity" not in gpu0.labels and gpu0.labels["numa_affinity"] == "0"
+    assert gpu4.labels["cpu_affinity"] == "56" and gpu4.labels["numa_affinity"] == "1"
+    assert "gpu_numa_id" not in gpu0.labels  # N/A
+    # Every cell of the matrix is NODE or closer (no SYS): one NUMA domain, although the NUMA
+    # column says 0 for GPU0-3 and 1 for GPU4-7. The matrix is kept and the contradiction said.
+    assert [o.id for o in imp.inventory.of_kind("socket")] == ["h/cpu0"]
+    assert any("NUMA Affinity column says 0 and 1" in n.message for n in imp.notes)
+
+
+def test_numa_affinity_lists_and_gpu_numa_ids(fx: Path) -> None:
+    # GB200: GPU0/1 NUMA Affinity 0,3-9,11-17, GPU2/3 1,19-25,27-33; GPU NUMA IDs 2, 10, 18, 26.
+    # NICs have no NUMA column and are SYS to every GPU and to each other, except the PIX pairs
+    # NIC2/NIC3 and NIC6/NIC7: NIC0, NIC1, NIC2+3, NIC4, NIC5, NIC6+7 are 6 domains of unknown NUMA.
+    imp = import_files("nvidia-smi", [fx / "gb200-4gpu-numa-lists.txt"], node="g")
+    inv = imp.inventory
+    assert inv.objects["g/gpu0"].labels["numa_affinity"] == "0,3-9,11-17"
+    assert [inv.objects[f"g/gpu{i}"].labels["gpu_numa_id"] for i in range(4)] == ["2", "10", "18", "26"]
+    sockets = sorted(o.id for o in inv.of_kind("socket"))
+    assert sockets == sorted(["g/cpu0", "g/cpu1"] + [f"g/cpu-unknown{k}" for k in range(6)])
+    assert inv.objects[inv.objects["g/gpu1"].parent or ""].parent == "g/cpu0"
+    assert inv.objects[inv.objects["g/gpu2"].parent or ""].parent == "g/cpu1"
+    # 8 domains, each pair across the CPU interconnect: 8*7/2 = 28 links, kind and speed assumed.
+    cross = [lk for lk in inv.links.values() if lk.kind == "upi"]
+    assert len(cross) == 28 and {lk.labels["assumed"] for lk in cross} == {"bandwidth,kind"}
+    assert any("states no CPU interconnect" in n.message for n in imp.notes)
+
+
+def test_nvlink_hidden_pcie_is_one_host_bridge_with_a_note(fx: Path) -> None:
+    # H100: every GPU pair is NV18, so no cell states their PCIe relation; NUMA 0 for GPU0-3, 1 for 4-7.
+    imp = import_files("nvidia-smi", [fx / "h100-8gpu-no-nic.txt"], node="h")
+    inv = imp.inventory
+    assert {o.id: o.parent for o in inv.of_kind("cpu")} == {"h/hb0": "h/cpu0", "h/hb1": "h/cpu1"}
+    assert {inv.objects[f"h/gpu{g}"].parent for g in range(4)} == {"h/hb0"}
+    assert any("hidden by their NV# cells" in n.message for n in imp.notes)
+    nv = [lk for lk in inv.links.values() if lk.kind == "nvlink"]
+    assert len(nv) == 28 and {lk.attrs["count"] for lk in nv} == {18}  # 8*7/2 pairs, NV18
+
+
 def test_dgx_a100_matrix(fx: Path) -> None:
     inv = import_files("nvidia-smi", [fx / "dgx-a100-topo-tabs.txt"], node="dgx").inventory
     kinds = sorted(o.kind for o in inv.objects.values())
     assert kinds.count("gpu") == 8 and kinds.count("nic") == 10
-    # NUMA Affinity column: GPUs 0-1 on 3, 2-3 on 1, 4-5 on 7, 6-7 on 5 -> four CPU domains.
-    assert sorted(o.id for o in inv.of_kind("cpu")) == ["dgx/cpu1", "dgx/cpu3", "dgx/cpu5", "dgx/cpu7"]
+    # NUMA Affinity column: GPUs 0-1 on 3, 2-3 on 1, 4-5 on 7, 6-7 on 5 -> four NUMA domains.
+    assert sorted(o.id for o in inv.of_kind("socket")) == ["dgx/cpu1", "dgx/cpu3", "dgx/cpu5", "dgx/cpu7"]
     # PXB groups {GPU2k, GPU2k+1, NIC2k, NIC2k+1} and {NIC8, NIC9}; PIX pairs NIC2k/NIC2k+1 inside
     # the first four (NIC8/NIC9's PIX pair is its whole PXB group: one switch): 5 + 4 switches.
+    # GPU2k and GPU2k+1 are NV12 (their PCIe relation unknown), so both hang on the PXB switch.
     assert kinds.count("pcie_switch") == 9
     nv = [lk for lk in inv.links.values() if lk.kind == "nvlink"]
     assert len(nv) == 28 and {(lk.attrs["count"], lk.mbps) for lk in nv} == {(12, 300000)}
-    assert all(lk.labels.get("assumed") == "bandwidth" for lk in inv.links.values())
+    assert all(lk.labels.get("assumed") for lk in inv.links.values())
     nic8 = inv.objects["dgx/nic8"]
     assert nic8.labels["name"] == "mlx5_8"
-    assert inv.objects[nic8.parent or ""].parent == "dgx/cpu7"  # NODE to GPU4/5, which are on NUMA 7
+    # NODE to GPU4/5 (NUMA 7): another host bridge of NUMA domain 7.
+    hb = inv.objects[inv.objects[nic8.parent or ""].parent or ""]
+    assert hb.kind == "cpu" and hb.parent == "dgx/cpu7" and hb.id != inv.objects["dgx/gpu4"].parent
     gpu0 = inv.objects["dgx/gpu0"]
     assert gpu0.labels["cpu_affinity"] == "48-63,176-191" and gpu0.loc.line == 2
     pix = inv.objects[inv.objects["dgx/nic0"].parent or ""]
@@ -44,15 +172,76 @@ def test_space_aligned_copy_reads_the_same(fx: Path) -> None:
     assert _shape(tabs) == _shape(spaces)
 
 
+def test_terminal_copy_with_expanded_tabs_reads_as_the_tabs(fx: Path, tmp_path: Path) -> None:
+    # The same rows as nvidia-smi prints them, once with tabs and once expanded to 8-column stops
+    # (what a terminal copy gives): GPU0's empty CPU Affinity must stay empty in both.
+    text = (fx / "h200-8gpu-10nic-empty-affinity.txt").read_text()
+    lines = text.splitlines()
+    lines[1] = "GPU0\t X \t" + "\t".join(lines[1].split()[2:-2]) + "\t\t0\t\tN/A"
+    (tmp_path / "tabs.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "stops.txt").write_text("\n".join(ln.expandtabs(8) for ln in lines) + "\n")
+    a = import_files("nvidia-smi", [tmp_path / "tabs.txt"], node="h").inventory
+    b = import_files("nvidia-smi", [tmp_path / "stops.txt"], node="h").inventory
+    assert _shape(a) == _shape(b)
+    assert "cpu_affinity" not in a.objects["h/gpu0"].labels and a.objects["h/gpu0"].labels["numa_affinity"] == "0"
+
+
+@pytest.mark.parametrize("name", ["rtx5090-2gpu-tabs.txt", "dgx-a100-topo-spaces.txt", "workstation-2gpu-2nic-node.txt"])
+def test_header_without_leading_whitespace(fx: Path, tmp_path: Path, name: str) -> None:
+    lines = (fx / name).read_text().splitlines()
+    lines[0] = lines[0].lstrip()
+    (tmp_path / name).write_text("\n".join(lines) + "\n")
+    a = import_files("nvidia-smi", [fx / name], node="n").inventory
+    b = import_files("nvidia-smi", [tmp_path / name], node="n").inventory
+    assert _shape(a) == _shape(b)
+
+
+def test_pxb_devices_without_pix_partners_are_not_read_as_pix(tmp_path: Path) -> None:
+    # GPU0, GPU1, GPU2 pairwise PXB (no NVLink): two PCIe switches apart, never under one.
+    p = tmp_path / "pxb.txt"
+    p.write_text(
+        "\tGPU0\tGPU1\tGPU2\tCPU Affinity\tNUMA Affinity\n"
+        "GPU0\t X \tPXB\tPXB\t0-7\t0\n"
+        "GPU1\tPXB\t X \tPXB\t0-7\t0\n"
+        "GPU2\tPXB\tPXB\t X \t0-7\t0\n"
+    )
+    got = _classes(import_files("nvidia-smi", [p], node="n").inventory)
+    assert {got[("GPU0", "GPU1")], got[("GPU0", "GPU2")], got[("GPU1", "GPU2")]} == {"PXB"}
+
+
+def test_cells_that_no_pcie_tree_gives_are_refused(tmp_path: Path) -> None:
+    # GPU0-GPU1 PIX and GPU1-GPU2 PIX put all three under one switch, so GPU0-GPU2 cannot be SYS.
+    p = tmp_path / "bad.txt"
+    p.write_text(
+        "\tGPU0\tGPU1\tGPU2\n"
+        "GPU0\t X \tPIX\tSYS\n"
+        "GPU1\tPIX\t X \tPIX\n"
+        "GPU2\tSYS\tPIX\t X \n"
+    )
+    with pytest.raises(TopologError) as err:
+        import_files("nvidia-smi", [p])
+    assert any(d.location.line == 2 and "one PCIe tree" in d.message for d in err.value.diagnostics), err.value
+
+
 def test_older_form_with_mlx5_columns(fx: Path) -> None:
     inv = import_files("nvidia-smi", [fx / "old-mlx5-topo.txt"], node="old").inventory
     assert [(o.id, o.labels["name"]) for o in inv.of_kind("nic")] == [("old/nic0", "mlx5_0"), ("old/nic1", "mlx5_1")]
-    # SOC is the old name of SYS: GPU0/1 + mlx5_0 (PIX) and GPU2/3 + mlx5_1 (PHB) are two domains.
-    cpus = sorted(o.id for o in inv.of_kind("cpu"))
-    assert cpus == ["old/cpu-unknown0", "old/cpu-unknown1"]
-    assert inv.objects["old/gpu2"].parent == inv.objects["old/nic1"].parent == "old/cpu-unknown1"
+    # SOC is the old name of SYS: GPU0/1 + mlx5_0 (PIX) and GPU2/3 + mlx5_1 (PHB) are two domains
+    # of unknown NUMA (no NUMA column).
+    assert sorted(o.id for o in inv.of_kind("socket")) == ["old/cpu-unknown0", "old/cpu-unknown1"]
+    hb1 = inv.objects["old/gpu2"].parent or ""
+    assert hb1 == inv.objects["old/nic1"].parent and inv.objects[hb1].parent == "old/cpu-unknown1"
     assert inv.objects["old/gpu0"].parent == inv.objects["old/nic0"].parent  # one PIX switch
     assert [lk.attrs["count"] for lk in inv.links.values() if lk.kind == "nvlink"] == [2, 2]
+
+
+def test_bad_numa_affinity_is_reported(fx: Path, tmp_path: Path) -> None:
+    text = (fx / "rtx5090-2gpu-tabs.txt").read_text()
+    p = tmp_path / "topo.txt"
+    p.write_text(text.replace("0-63\t0\t", "0-63\tzero\t", 1))
+    with pytest.raises(TopologError) as err:
+        import_files("nvidia-smi", [p])
+    assert any(d.location.line == 2 and "'zero'" in d.message for d in err.value.diagnostics), err.value
 
 
 @pytest.mark.parametrize(

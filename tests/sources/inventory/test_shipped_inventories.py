@@ -74,11 +74,11 @@ def test_scaleup_checks_on_shipped_inventories() -> None:
     mixed-fleet: A100 6 x 2 x 25 = 300 GB/s, H100 450 GB/s, MI300X 7 x 64 = 448 GB/s, as the
     catalogue; the RTX 4090s have no scale-up. edge-soc has no scale-up link.
     """
-    from verifier.checks.verify import verify
+    from verifier.session.verify_run import verify
 
     got: dict[str, list[str]] = {}
     for name in sorted(EXPECTED):
-        report = verify([INVENTORIES / name], [])
+        report = verify([INVENTORIES / name])
         got[name] = sorted(f"{f.rule} {', '.join(f.subjects)}" for f in report.findings if f.rule.startswith("SCALE"))
     assert got == {
         "dgx-h100-pod.yaml": ["SCALE001 dgx03/gpu2<->dgx03/nvsw1"],

@@ -13,7 +13,7 @@ from pathlib import Path
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.sources.importers.build import Imported
 
-KINDS: tuple[str, ...] = ("nvidia-smi", "nccl-xml", "hwloc", "slurm")
+KINDS: tuple[str, ...] = ("nvidia-smi", "nccl-xml", "hwloc", "slurm", "rocm-smi", "amd-smi", "k8s-labels")
 
 
 def import_files(
@@ -47,6 +47,18 @@ def import_files(
         from verifier.sources.importers.slurm import import_slurm
 
         return import_slurm(files, link_kind, link_mbps)
+    if kind == "rocm-smi":
+        from verifier.sources.importers.rocm_smi import import_rocm_smi
+
+        return import_rocm_smi(files, node)
+    if kind == "amd-smi":
+        from verifier.sources.importers.amd_smi import import_amd_smi
+
+        return import_amd_smi(files, node)
+    if kind == "k8s-labels":
+        from verifier.sources.importers.k8s_labels import import_k8s_labels
+
+        return import_k8s_labels(files)
     raise TopologError.at(
         SourceLocation("<command line>"), f"unknown import kind {kind!r}; expected one of: {', '.join(KINDS)}"
     )

@@ -5,7 +5,9 @@ from __future__ import annotations
 import itertools
 import re
 
-MAX_HOSTS = 1_000_000
+from verifier.core.limits import current_limits
+
+_MAX_DIGITS = 18  # a host number past 64 bits is not a host number
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 
@@ -38,32 +40,61 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
-def _bracket(body: str, whole: str) -> list[str]:
-    out: list[str] = []
+def _ranges(body: str, whole: str) -> list[tuple[int, int, int]]:
+    """A bracket's items as (first, last, zero-pad width), checked but not expanded."""
+    out: list[tuple[int, int, int]] = []
     for item in body.split(","):
         m = _RANGE.match(item.strip())
         if m is None:
             raise HostlistError(f"{item!r} in {whole!r}; expected a number or a range such as 001-016")
         lo, hi = m.group(1), m.group(2) or m.group(1)
+        if len(lo) > _MAX_DIGITS or len(hi) > _MAX_DIGITS:
+            raise HostlistError(f"{item!r} in {whole!r} has a number of more than {_MAX_DIGITS} digits")
         if int(hi) < int(lo):
             raise HostlistError(f"range {item!r} in {whole!r} goes down")
         width = len(lo) if lo.startswith("0") and len(lo) > 1 else 0
-        if int(hi) - int(lo) >= MAX_HOSTS:
-            raise HostlistError(f"range {item!r} in {whole!r} has more than {MAX_HOSTS:,} hosts")
-        out.extend(str(n).zfill(width) for n in range(int(lo), int(hi) + 1))
+        out.append((int(lo), int(hi), width))
+    return out
+
+
+def _bracket(ranges: list[tuple[int, int, int]]) -> list[str]:
+    out: list[str] = []
+    for lo, hi, width in ranges:
+        out.extend(str(n).zfill(width) for n in range(lo, hi + 1))
     return out
 
 
 def expand(text: str) -> list[str]:
-    """Hosts of a hostlist, in order, without duplicates removed (callers report those)."""
-    hosts: list[str] = []
+    """Hosts of a hostlist, in order, without duplicates removed (callers report those).
+
+    How many hosts the expression names is counted from its ranges first, so
+    `n[1-100000000]` is refused (limit `hostlist_size`) without making a single name.
+    """
+    limit = current_limits().hostlist_size
+    parts: list[list[str | list[tuple[int, int, int]]]] = []
+    total = 0
     for part in _split_top(text.strip()):
         if not part:
             raise HostlistError(f"empty name in {text!r}")
-        pieces = re.split(r"(\[[^\]]*\])", part)
-        options = [_bracket(p[1:-1], part) if p.startswith("[") else [p] for p in pieces if p]
-        for combo in itertools.product(*options):
-            hosts.append("".join(combo))
-            if len(hosts) > MAX_HOSTS:
-                raise HostlistError(f"{text!r} names more than {MAX_HOSTS:,} hosts")
+        pieces = [p for p in re.split(r"(\[[^\]]*\])", part) if p]
+        options = [_ranges(p[1:-1], part) if p.startswith("[") else p for p in pieces]
+        names = 1
+        for opt in options:
+            if not isinstance(opt, str):
+                names *= sum(hi - lo + 1 for lo, hi, _w in opt)
+        total += names
+        if total > limit:
+            raise HostlistError(
+                f"{_short(text)} names {total:,} hosts or more, over the limit hostlist_size = {limit:,} "
+                f"(raise it with --limit hostlist_size=VALUE if this input is genuine)"
+            )
+        parts.append(options)
+    hosts: list[str] = []
+    for options in parts:
+        expanded = [[o] if isinstance(o, str) else _bracket(o) for o in options]
+        hosts.extend("".join(combo) for combo in itertools.product(*expanded))
     return hosts
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 200 else repr(text[:200]) + "..."

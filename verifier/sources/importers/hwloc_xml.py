@@ -17,11 +17,12 @@ from pathlib import Path
 
 from verifier.sources.importers.build import ASSUMED, DEFAULT_PCIE, Builder, Imported, pcie_mbps, safe_name
 from verifier.sources.importers.safe_xml import Element, parse_xml
+from verifier.sources.importers.sockets import link_sockets
+from verifier.sources.inventory.device_ids import model_for_name, model_for_pci
 
 _CACHE = re.compile(r"^L(\d)([id]?)Cache$")
 _CACHE_TYPE = {"0": "unified", "1": "data", "2": "instruction"}
 _PCI_TYPE = re.compile(r"^([0-9a-fA-F]{4}) \[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
-_ACCEL_VENDORS = ("10de", "1002", "1da3", "8086")  # NVIDIA, AMD, Habana, Intel
 _SKIPPED = ("support", "pci_locality")  # hwloc's own discovery bookkeeping, not hardware
 _INTRINSIC_MEMATTRS = ("Capacity", "Locality")  # duplicates of local_memory and the cpuset
 
@@ -32,6 +33,7 @@ class _Pci:
     category: str
     busid: str
     parent: str
+    p2p: bool  # below a root or downstream port: every function on that bus shares one link
 
 
 def import_hwloc_xml(paths: list[Path], node: str | None = None) -> Imported:
@@ -86,6 +88,10 @@ class _Reader:
             self.b.error(root.loc, 'expected exactly one top-level <object type="Machine">')
             return
         self.walk(machines[0], None)
+        packages = [o for o in self.b.inv.objects.values() if o.kind == "cpu" and o.id.startswith(self.node + "/")]
+        link_sockets(
+            self.b, [(o.id, o.labels.get("hwloc_CPUVendor")) for o in packages], machines[0].loc, "hwloc's topology"
+        )
         self.devices()
         kinds = []
         for child in root.children:
@@ -97,6 +103,7 @@ class _Reader:
                 self.memattr(child)
             elif child.tag == "distances2hetero" and child.get("name") == "NVLinkBandwidth":
                 self.nvlinks(child)
+                self.nvswitch_trunks(child)
             else:
                 self.b.note(child.loc, f"<{child.tag}{_name_of(child)}> is not modelled by topolog; not imported")
         self.cpukinds(kinds)
@@ -105,9 +112,16 @@ class _Reader:
             obj.quantities = {**obj.quantities, "threads": len(pus)}
             obj.labels = {**obj.labels, "pus": ",".join(str(p) for p in sorted(pus))}
 
-    def walk(self, el: Element, parent: str | None, core: str | None = None) -> None:
+    def walk(self, el: Element, parent: str | None, core: str | None = None, port: str = "") -> None:
+        """`port`: what the enclosing bridge is ("host:<its bus>", "root", "up", "down"), or ""."""
         kind = el.get("type") or ""
-        infos = {f"hwloc_{i.get('name')}": i.get("value") or "" for i in el.iter("info") if i.get("name")}
+        inner = ""
+        # An empty DMI string (an unset asset tag) states nothing; an empty label would not load back.
+        infos = {
+            f"hwloc_{i.get('name')}": i.get("value") or ""
+            for i in el.iter("info")
+            if i.get("name") and (i.get("value") or "").strip()
+        }
         labels = {"source": el.where, **infos}
         here: str | None = parent
         cache = _CACHE.match(kind)
@@ -153,14 +167,25 @@ class _Reader:
                 self.core_pus[here] = []
             self.core_pus[core].append(os_index)
         elif kind == "Bridge" and (el.get("bridge_type") or "").startswith("0-"):
-            pass  # the host bridge: its PCI tree belongs to the enclosing package
+            # The host bridge: its PCI tree belongs to the enclosing package.
+            m = re.match(r"^[0-9a-fA-F]{4}:\[([0-9a-fA-F]{2})-", el.get("bridge_pci") or "")
+            inner = f"host:{m.group(1).lower() if m else ''}"
         elif kind == "Bridge":
-            here = self.next("pcisw")
+            # PCIe is point to point: below a root port comes one device or a switch's upstream port;
+            # below an upstream port only that switch's downstream ports. So the ports of one switch
+            # are one pcie_switch, and a root port is part of the CPU's root complex, not a switch.
             busid = (el.get("pci_busid") or "").lower()
-            self.b.obj(here, "pcie_switch", parent, el.loc, labels={**labels, "pci_busid": busid, **_pci_type(el)})
-            self.uplink(el, here, parent)
+            bus = busid.split(":")[1] if busid.count(":") == 2 else ""
+            if port.startswith("host:"):
+                inner = "root" if bus and bus == port[5:] else "up"
+            else:
+                inner = "down" if port == "up" else "up"
+            if inner == "up":
+                here = self.next("pcisw")
+                self.b.obj(here, "pcie_switch", parent, el.loc, labels={**labels, "pci_busid": busid, **_pci_type(el)})
+                self.uplink(el, here, parent)
         elif kind == "PCIDev":
-            self.pcidev(el, parent)
+            self.pcidev(el, parent, port in ("root", "down"))
             return
         elif kind == "Group":
             pass  # a grouping (cluster, die set): no figures of its own
@@ -174,7 +199,7 @@ class _Reader:
             self.by_gp[el.get("gp_index") or ""] = here
         for child in el.children:
             if child.tag == "object":
-                self.walk(child, here, core)
+                self.walk(child, here, core, inner)
 
     def uplink(self, el: Element, oid: str, parent: str | None) -> None:
         if parent is None:
@@ -192,7 +217,7 @@ class _Reader:
             mbps, labels[ASSUMED] = pcie_mbps(*DEFAULT_PCIE), "bandwidth"
         self.b.link(oid, parent, "pcie", mbps, el.loc, labels=labels)
 
-    def pcidev(self, el: Element, parent: str | None) -> None:
+    def pcidev(self, el: Element, parent: str | None, p2p: bool) -> None:
         busid = (el.get("pci_busid") or "").lower()
         m = _PCI_TYPE.match(el.get("pci_type") or "")
         subtype = el.get("subtype")
@@ -208,10 +233,17 @@ class _Reader:
         )
         if subtype == "NVSwitch" or (cls == "0680" and vendor == "10de"):
             category = "nvswitch"
-        elif (
-            cls.startswith("12") or cls == "0302" or (cls.startswith("03") and (vendor in _ACCEL_VENDORS or gpu_osdev))
-        ):
+        elif cls.startswith("12") or cls == "0302" or (cls.startswith("03") and (vendor == "10de" or gpu_osdev)):
+            # A VGA controller is a compute GPU only when NVIDIA's or when an OS device (CUDA, NVML,
+            # RSMI, OpenCL) says it computes: board display chips (ATI ES1000, Matrox, ASPEED) are not.
             category = "gpu"
+        elif cls.startswith("03"):
+            self.b.note(
+                el.loc,
+                f"display controller {busid} [{vendor}] has no compute OS device (a BMC or board display "
+                "chip such as ATI ES1000, Matrox G200 or ASPEED): not a GPU; not imported",
+            )
+            return
         elif cls.startswith("02") or cls == "0c06":
             category = "nic"
         else:
@@ -222,10 +254,11 @@ class _Reader:
         if parent is None:
             self.b.error(el.loc, f"PCI device {busid} outside the Machine object")
             return
-        self.pcis.append(_Pci(el, category, busid, parent))
+        self.pcis.append(_Pci(el, category, busid, parent, p2p))
 
     def devices(self) -> None:
         prefix = {"gpu": "gpu", "nic": "nic", "nvswitch": "nvsw"}
+        shared: dict[tuple[str, str], str] = {}
         for dev in sorted(self.pcis, key=lambda d: (d.category, d.busid, d.el.loc)):
             oid = self.next(prefix[dev.category])
             labels = {"source": dev.el.where, "pci_busid": dev.busid, **_pci_type(dev.el)}
@@ -234,17 +267,44 @@ class _Reader:
                 labels["os_devices"] = ",".join(sorted(o.get("name") or "" for o in osdevs))
             for o in osdevs:
                 for info in o.iter("info"):
-                    if info.get("name") in ("GPUModel", "GPUVendor", "Address", "Port"):
+                    if (
+                        info.get("name") in ("GPUModel", "GPUVendor", "Address", "Port")
+                        and (info.get("value") or "").strip()
+                    ):
                         labels[f"hwloc_{info.get('name')}"] = info.get("value") or ""
                 self.by_gp[o.get("gp_index") or ""] = oid
-            self.b.obj(oid, dev.category, dev.parent, dev.el.loc, labels=labels)
+            # Below a bridge (a point-to-point PCIe link) every function on its secondary bus, SR-IOV
+            # virtual functions included, is one physical device: they share the first one's link.
+            port = (dev.parent, dev.busid.rsplit(":", 1)[0])
+            first = shared.get(port) if dev.p2p else None
+            if first is not None:
+                labels["shares_link_of"] = first
+            model = self.model(dev, labels, oid)
+            self.b.obj(oid, dev.category, dev.parent, dev.el.loc, labels=labels, model=model)
             self.by_gp[dev.el.get("gp_index") or ""] = oid
-            self.uplink(dev.el, oid, dev.parent)
+            if first is None:
+                shared[port] = oid
+                self.uplink(dev.el, oid, dev.parent)
+            else:
+                up = next(lk for lk in self.b.inv.links.values() if lk.a == first and lk.b == dev.parent)
+                self.b.link(oid, first, "pcie", up.mbps, dev.el.loc, labels={**up.labels, "source": dev.el.where})
             for child in dev.el.children:
                 if child.tag == "object" and child.get("type") != "OSDev":
                     self.b.note(
                         child.loc, f"{child.get('type')} below PCI device {dev.busid} is not modelled; not imported"
                     )
+
+    def model(self, dev: _Pci, labels: dict[str, str], oid: str) -> str | None:
+        """The catalogue model from the PCI id, else from the GPU name hwloc read from NVML/RSMI."""
+        by_id = model_for_pci(labels.get("pci_vendor"), labels.get("pci_device"))
+        by_name = model_for_name(labels.get("hwloc_GPUModel"))
+        if by_id is not None and by_name is not None and by_id != by_name:
+            self.b.note(
+                dev.el.loc,
+                f"{oid}: PCI id {labels.get('pci_vendor')}:{labels.get('pci_device')} is {by_id} but its GPUModel "
+                f"{labels.get('hwloc_GPUModel')!r} is {by_name}; the PCI id is kept",
+            )
+        return by_id or by_name
 
     def nvlinks(self, el: Element) -> None:
         n = int(el.get("nbobjs") or "0")
@@ -274,8 +334,72 @@ class _Reader:
                     )
                 elif v > 0:
                     kinds = {self.b.inv.objects[ids[i]].kind, self.b.inv.objects[ids[j]].kind}
-                    kind = "nvlink" if kinds == {"gpu"} else "nvswitch"
-                    self.b.link(ids[i], ids[j], kind, v, el.loc, labels={"source": el.where})
+                    labels = {"source": el.where}
+                    if kinds == {"gpu"}:
+                        kind = "nvlink"
+                    elif kinds == {"gpu", "nvswitch"}:
+                        kind = "nvswitch"
+                    elif kinds == {"gpu", "cpu"}:
+                        # NVLink to the CPU (POWER8/9): the GPU's host link, as NVLink-C2C is on Grace.
+                        kind, labels["medium"] = "c2c", "nvlink"
+                    else:
+                        self.b.note(el.loc, f"NVLinkBandwidth {ids[i]} - {ids[j]} ({v} MB/s) is not modelled")
+                        continue
+                    self.b.link(ids[i], ids[j], kind, v, el.loc, labels=labels)
+
+    def nvswitch_trunks(self, el: Element) -> None:
+        """hwloc's matrix has GPU-NVSwitch links only: the trunks between NVSwitch boards are not in it.
+
+        On a DGX-2 (16 V100, 2 boards of 8 GPUs and 6 NVSwitches) each NVSwitch has 8 NVLinks to
+        its peer on the other board (NVIDIA DGX-2 whitepaper, "NVSwitch: 48 NVLinks between the
+        baseboards"): with the product named by DMI, the trunks are added, paired in bus order and
+        labelled assumed. Otherwise the split into several NVLink domains is said, not repaired.
+        """
+        objs = self.b.inv.objects
+        nvl = [lk for lk in self.b.inv.links.values() if lk.kind == "nvswitch"]
+        switches = sorted(
+            (o for o in objs.values() if o.kind == "nvswitch"), key=lambda o: o.labels.get("pci_busid", "")
+        )
+        if not switches or any(objs[lk.a].kind == objs[lk.b].kind == "nvswitch" for lk in nvl):
+            return
+        gpus_of: dict[str, set[str]] = {}  # NVSwitch -> the GPUs it links: a board is one such set
+        for lk in nvl:
+            g, sw = (lk.a, lk.b) if objs[lk.a].kind == "gpu" else (lk.b, lk.a)
+            gpus_of.setdefault(sw, set()).add(g)
+        boards: dict[frozenset[str], list[str]] = {}
+        for sw in [s.id for s in switches if s.id in gpus_of]:
+            boards.setdefault(frozenset(gpus_of[sw]), []).append(sw)
+        if len(boards) < 2:
+            return
+        product = (objs[self.node].labels.get("hwloc_DMIProductName") or "").upper()
+        groups = sorted(boards.items(), key=lambda kv: min(kv[0]))
+        if (
+            re.search(r"\bDGX-2H?\b", product)
+            and len(groups) == 2
+            and all(len(g) == 8 and len(s) == 6 for g, s in groups)
+        ):
+            for a, c in zip(groups[0][1], groups[1][1], strict=True):
+                self.b.link(
+                    a,
+                    c,
+                    "nvswitch",
+                    8 * 25000,  # 8 NVLink 2 links at 25 GB/s per direction
+                    el.loc,
+                    attrs={"count": 8},
+                    labels={"source": el.where, ASSUMED: "pairing", "inferred": "true"},
+                )
+            self.b.note(
+                el.loc,
+                f"{product.strip()}: the NVLinkBandwidth matrix lists no NVSwitch trunks; the 6 trunks of 8 NVLinks "
+                "between the two baseboards (DGX-2 whitepaper) are added, paired in bus order (assumed)",
+            )
+            return
+        sizes = ", ".join(str(len(g)) for g, _s in groups)
+        self.b.note(
+            el.loc,
+            f"the NVLinkBandwidth matrix lists no NVSwitch-to-NVSwitch links: its GPUs form {len(groups)} NVLink "
+            f"domains ({sizes} GPUs); if the switches are trunked, hwloc does not show it",
+        )
 
     def memattr(self, el: Element) -> None:
         name = el.get("name") or ""

@@ -26,6 +26,8 @@ from verifier.sources.importers.build import (
     safe_name,
 )
 from verifier.sources.importers.safe_xml import Element, parse_xml
+from verifier.sources.importers.sockets import link_sockets
+from verifier.sources.inventory.device_ids import is_emulated_bridge, model_for_pci
 
 _SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*GT/s(?:\s+PCIe)?\s*$")
 _WIDTHS = (1, 2, 4, 8, 12, 16, 32)
@@ -40,6 +42,7 @@ class _Dev:
     parent: str  # the containing object's id
     uplink: tuple[int, dict[str, int], dict[str, str]] | None  # mbps, attrs, labels of its PCIe link
     nets: list[Element] = field(default_factory=list)
+    pci: Element | None = None  # the <pci> element: class, vendor and device ids
 
 
 def import_nccl_xml(paths: list[Path], node: str | None = None) -> Imported:
@@ -70,6 +73,8 @@ class _Reader:
                 self.b.error(cpu.loc, f"<{cpu.tag}> inside <system>; expected <cpu numaid=...> elements")
                 continue
             self.cpu(cpu, k)
+        cpus = [o for o in self.b.inv.objects.values() if o.kind == "cpu" and o.parent == self.node]
+        link_sockets(self.b, [(o.id, o.labels.get("vendor")) for o in cpus], root.loc, "The NCCL topology")
         self.devices()
 
     def cpu(self, el: Element, k: int) -> None:
@@ -88,33 +93,68 @@ class _Reader:
             if child.tag == "pci":
                 self.pci(child, cid)
             elif child.tag == "nic":  # a NIC NCCL found without a PCI path (e.g. a virtual one)
-                self.devs.append(_Dev("nic", "", child, cid, None, list(child.iter("net"))))
+                # NCCL places it on this CPU; how it is attached is not stated: an assumed link says so.
+                assumed: tuple[int, dict[str, int], dict[str, str]] = (
+                    pcie_mbps(*DEFAULT_PCIE),
+                    {},
+                    {"source": child.where, ASSUMED: "bandwidth,kind"},
+                )
+                self.b.note(child.loc, f"{child.path} has no PCI path: attached to {cid} by an assumed PCIe link")
+                self.devs.append(_Dev("nic", "", child, cid, assumed, list(child.iter("net"))))
             else:
                 self.b.error(child.loc, f"<{child.tag}> inside <cpu>; expected <pci> or <nic>")
 
     def link(self, el: Element) -> tuple[int, dict[str, int], dict[str, str]] | None:
         speed, width = el.get("link_speed"), el.get("link_width")
         labels = {"source": el.where}
-        if (speed is None or speed.strip() in _UNKNOWN) and (width is None or width.strip() in _UNKNOWN):
-            labels[ASSUMED] = "bandwidth"  # the tool itself does not know: say so, do not guess silently
-            return pcie_mbps(*DEFAULT_PCIE), {}, labels
-        m = _SPEED.match(speed or "")
+        # Virtual machines hide the link: NCCL then writes link_speed="" and link_width="0". Unknown, not zero.
+        speed_unknown = speed is None or speed.strip() in _UNKNOWN
+        width_unknown = width is None or width.strip() in (*_UNKNOWN, "0")
         gen: int | None = None
-        if m is not None:
-            gts = m.group(1).rstrip("0").rstrip(".") if "." in m.group(1) else m.group(1)
-            gen = PCIE_GEN_BY_GTS.get(gts)
-        if gen is None:
-            self.b.error(
+        if not speed_unknown:
+            m = _SPEED.match(speed or "")
+            if m is not None:
+                gts = m.group(1).rstrip("0").rstrip(".") if "." in m.group(1) else m.group(1)
+                gen = PCIE_GEN_BY_GTS.get(gts)
+            if gen is None:
+                self.b.error(
+                    el.loc,
+                    f'link_speed={speed!r} of {el.path}; expected a PCIe rate such as "16.0 GT/s PCIe" '
+                    '(2.5, 5, 8, 16, 32 or 64 GT/s), or "" when unknown',
+                )
+                return None
+        lanes: int | None = None
+        if not width_unknown:
+            lanes = int(width) if width is not None and width.strip().isdigit() else None
+            if lanes not in _WIDTHS:
+                self.b.error(
+                    el.loc,
+                    f"link_width={width!r} of {el.path}; expected a lane count: 1, 2, 4, 8, 12, 16 or 32 (0: unknown)",
+                )
+                return None
+        attrs = {k: v for k, v in (("generation", gen), ("lanes", lanes)) if v is not None}
+        if gen is None or lanes is None:
+            labels[ASSUMED] = "bandwidth"  # the tool itself does not know: say so, do not guess silently
+            hidden = " and ".join(w for w, u in (("speed", gen is None), ("width", lanes is None)) if u)
+            gen_used, lanes_used = gen or DEFAULT_PCIE[0], lanes or DEFAULT_PCIE[1]
+            self.b.note(
                 el.loc,
-                f'link_speed={speed!r} of {el.path}; expected a PCIe rate such as "16.0 GT/s PCIe" '
-                "(2.5, 5, 8, 16, 32 or 64 GT/s)",
+                f"{el.path} does not state its PCIe link {hidden}; its bandwidth is assumed "
+                f"(Gen{gen_used} x{lanes_used})",
             )
-        lanes = int(width) if width is not None and width.strip().isdigit() else None
-        if lanes not in _WIDTHS:
-            self.b.error(el.loc, f"link_width={width!r} of {el.path}; expected a lane count: 1, 2, 4, 8, 12, 16 or 32")
-        if gen is None or lanes is None or lanes not in _WIDTHS:
-            return None
-        return pcie_mbps(gen, lanes), {"generation": gen, "lanes": lanes}, labels
+            return pcie_mbps(gen_used, lanes_used), attrs, labels
+        if el.tag == "pci" and is_emulated_bridge(el.get("vendor"), el.get("device")):
+            faster = [p for p in el.iter("pci") if _gts(p.get("link_speed")) > _gts(speed)]
+            if faster:
+                self.b.note(
+                    el.loc,
+                    f"{el.path} is a bridge that hypervisors emulate ({el.get('vendor')}:{el.get('device')}) and "
+                    f"states {speed} x{lanes} while {faster[0].path} below it states {faster[0].get('link_speed')}: "
+                    "its link is the emulation's default, so its bandwidth is treated as unknown (assumed)",
+                )
+                labels[ASSUMED] = "bandwidth"
+                return pcie_mbps(*DEFAULT_PCIE), {}, labels
+        return pcie_mbps(gen, lanes), attrs, labels
 
     def pci(self, el: Element, parent: str) -> None:
         busid = el.get("busid")
@@ -150,7 +190,7 @@ class _Reader:
                 if child.tag != "net":
                     self.b.error(child.loc, f"<{child.tag}> inside <nic>; expected <net name=... speed=...>")
         target = gpus[0] if gpus else el
-        self.devs.append(_Dev(category, busid, target if category == "gpu" else el, parent, uplink, nets))
+        self.devs.append(_Dev(category, busid, target if category == "gpu" else el, parent, uplink, nets, el))
 
     def category(
         self, el: Element, busid: str, gpus: list[Element], nics: list[Element], pcis: list[Element]
@@ -211,9 +251,11 @@ class _Reader:
                 self.nvlinks(dev, by_bus, done, switches)
 
     def device(self, dev: _Dev, did: str, net: Element | None) -> None:
-        labels = _pci_labels(dev.el, dev.busid) if dev.busid else {"source": dev.el.where}
+        labels = _pci_labels(dev.pci or dev.el, dev.busid) if dev.busid else {"source": dev.el.where}
+        labels["source"] = dev.el.where
         quantities: dict[str, int] = {}
         loc = dev.el.loc
+        model = model_for_pci(labels.get("pci_vendor"), labels.get("pci_device"))
         if dev.category == "gpu":
             for key in ("dev", "sm", "rank", "gdr"):
                 value = dev.el.get(key)
@@ -234,7 +276,15 @@ class _Reader:
                     self.b.error(
                         net.loc, f"speed={speed!r} of {net.path}; expected the port speed in Mb/s, e.g. 200000"
                     )
-        self.b.obj(did, dev.category, dev.parent, loc, labels=labels, quantities=quantities)
+        if model is not None and net is not None and "bandwidth_mbps" in quantities:
+            port = self.b.inv.models[model].specs.get("port_mbps")
+            if port is not None and quantities["bandwidth_mbps"] != port:
+                self.b.note(
+                    net.loc,
+                    f"{did} ({model}) runs its port at {quantities['bandwidth_mbps']} MB/s; the model's ports "
+                    f"are {port} MB/s",
+                )
+        self.b.obj(did, dev.category, dev.parent, loc, labels=labels, quantities=quantities, model=model)
         if dev.uplink is not None:
             mbps, attrs, link_labels = dev.uplink
             self.b.link(did, dev.parent, "pcie", mbps, loc, attrs=attrs, labels=link_labels)
@@ -262,6 +312,13 @@ class _Reader:
             attrs = {"count": n}
             other = by_bus.get(target)
             tclass = (nv.get("tclass") or "").lower()
+            if other == gid:
+                # NCCL writes this for a GPU whose NVLinks lead to no GPU it can see (a VM given one
+                # GPU of an NVLink board): the links exist, their peers are outside this description.
+                self.b.note(
+                    nv.loc, f"{gid} lists {n} NVLinks to itself: their peers are not in this file; not imported"
+                )
+                continue
             if other is not None and self.b.inv.objects[other].kind == "gpu":
                 pair = frozenset((gid, other))
                 seen = done.get(pair)
@@ -283,6 +340,11 @@ class _Reader:
                     nv.loc,
                     f"NVLink from {gid} to {target} (class {tclass}, e.g. a POWER9 CPU) is not modelled; not imported",
                 )
+
+
+def _gts(speed: str | None) -> float:
+    m = _SPEED.match(speed or "")
+    return float(m.group(1)) if m else 0.0
 
 
 def _pci_labels(el: Element, busid: str) -> dict[str, str]:

@@ -1,18 +1,23 @@
 """`nvidia-smi topo -m` matrices to an inventory.
 
-Accepts the tab-separated output as printed, the space-aligned form it takes when copied
-from a terminal, and the older form whose NIC columns are named `mlx5_N` with no NIC legend.
-Cells: X (self), NV# (a bonded set of # NVLinks), PIX, PXB, PHB, NODE, SYS (SOC in old
-drivers). The matrix states how devices relate, not the PCIe tree, so the tree is rebuilt as
-the smallest one consistent with it: a `pcie_switch` per group of two or more devices that are
-PIX to each other, another per PXB group, a `cpu<N>` per NUMA domain (NUMA Affinity column, or
-the NODE groups). Those switches carry `inferred: "true"`; PCIe bandwidths are not in the
-output, so their links carry Gen4 x16 labelled `assumed`, as do NVLink bandwidths (25 GB/s per link).
+Accepts the tab-separated output as printed, the space-aligned form it takes when copied from
+a terminal (tabs expanded to 8-column stops), headers with or without their leading whitespace,
+and the older form whose NIC columns are named `mlx5_N` with no NIC legend. Cells: X (self),
+NV# (a bonded set of # NVLinks), PIX, PXB, PHB, NODE, SYS (SOC in old drivers).
+
+The matrix states how devices relate, not the PCIe tree, so the tree is rebuilt as the smallest
+one that reproduces every PCIe cell: devices NODE-or-closer share a NUMA domain (`cpu<N>`, kind
+`socket`, N from the NUMA Affinity column), devices PHB-or-closer share a host bridge (`hb<k>`,
+kind `cpu`: a root complex, which is how the path rules tell PHB from NODE), devices PXB-or-closer
+share a PCIe switch and PIX-or-closer a switch of their own. NUMA domains are linked across the
+CPU interconnect (SYS). Everything rebuilt carries `inferred: "true"`; the output gives no speeds,
+so links carry documented defaults labelled `assumed`.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
@@ -25,12 +30,15 @@ from verifier.sources.importers.build import (
     pcie_mbps,
     safe_name,
 )
+from verifier.sources.importers.sockets import link_sockets
 
 _TRAILING = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _RANK = {"PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
 _ALIASES = {"SOC": "SYS"}
 _NV = re.compile(r"^NV(\d+)$")
 _DEVICE = re.compile(r"^(GPU\d+|NIC\d+|mlx5_\d+|[A-Za-z][\w.-]*_\d+)$")
+_NUMA_LIST = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+_TAB = 8  # terminals expand tabs to 8-column stops
 
 
 def import_nvidia_smi(paths: list[Path], node: str | None = None) -> Imported:
@@ -60,40 +68,159 @@ class _Union:
         if ra != rb:
             self.up[max(ra, rb)] = min(ra, rb)
 
-    def groups(self) -> list[list[str]]:
-        out: dict[str, list[str]] = {}
-        for x in self.up:
-            out.setdefault(self.find(x), []).append(x)
-        return sorted(out.values())
+
+# ---------------------------------------------------------------------------- reading cells
+
+
+def _tokens(line: str) -> list[tuple[int, int, str]]:
+    return [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", line)]
+
+
+def _join_names(fields: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Header tokens with the multi-word column names (CPU Affinity, ...) put back together."""
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(fields):
+        for name in _TRAILING:
+            words = name.split()
+            if [t for _p, t in fields[i : i + len(words)]] == words:
+                out.append((fields[i][0], name))
+                i += len(words)
+                break
+        else:
+            out.append(fields[i])
+            i += 1
+    return out
+
+
+def _stop_fields(line: str) -> list[str] | None:
+    """The tab-separated fields of a line whose tabs a terminal expanded to 8-column stops.
+
+    A field starts on a stop (the self cell " X " one column after it); the next starts at the
+    first stop after the field's end, so every further 8 columns of blanks is an empty field.
+    None when the line does not follow the stops (spaces typed by hand).
+    """
+    fields: list[str] = []
+    next_start, last_end = 0, -2
+    for start, end, text in _tokens(line):
+        stop = start - start % _TAB
+        if fields and start == last_end + 1 and stop < next_start:
+            fields[-1] += " " + text  # a multi-word column name such as "CPU Affinity"
+        elif start - stop > 1 or stop < next_start:
+            return None
+        else:
+            fields.extend([""] * ((stop - next_start) // _TAB))
+            fields.append(text)
+        last_end, next_start = end, (end // _TAB + 1) * _TAB
+    return fields
+
+
+@dataclass
+class _Layout:
+    mode: str  # "tab" | "stops" | "spaces"
+    devices: list[str]
+    trailing: list[str]
+    trailing_starts: list[int] = field(default_factory=list)
+
+
+def _header(line: str) -> tuple[_Layout | None, str]:
+    if "\t" in line:
+        raw = [f.strip() for f in line.split("\t")]
+        while raw and raw[0] == "":
+            raw.pop(0)
+        names, mode, starts = raw, "tab", [0] * len(raw)
+    else:
+        stops = _stop_fields(line)
+        if stops is not None:
+            while stops and stops[0] == "":
+                stops.pop(0)
+        joined = _join_names([(s, t) for s, _e, t in _tokens(line)])
+        if stops is not None and stops == [t for _s, t in joined]:
+            names, mode = stops, "stops"
+        else:
+            names, mode = [t for _s, t in joined], "spaces"
+        starts = [s for s, _t in joined]
+    if "" in names:
+        return None, "an empty column name in the header"
+    devices = [c for c in names if c not in _TRAILING]
+    trailing = [c for c in names if c in _TRAILING]
+    if names[: len(devices)] != devices:
+        return None, "device columns must come before CPU Affinity / NUMA Affinity / GPU NUMA ID"
+    bad = [c for c in devices if not _DEVICE.match(c)]
+    if bad:
+        return None, (
+            f"column {bad[0]!r}; expected device columns (GPU0, NIC0, mlx5_0) then "
+            f"{', '.join(repr(t) for t in _TRAILING)}"
+        )
+    return _Layout(mode, devices, trailing, starts[len(devices) :]), ""
+
+
+def _row(layout: _Layout, line: str) -> tuple[list[str], list[str]] | None:
+    """The row's label and device cells, and its trailing cells (one per trailing column, "" if empty)."""
+    n = len(layout.devices)
+    if "\t" in line:
+        fields = [f.strip() for f in line.split("\t")]
+    elif layout.mode == "stops" and (got := _stop_fields(line)) is not None:
+        fields = got
+    else:  # spaces typed or reflowed by hand: cells by count, or by the column they stand under
+        toks = _tokens(line)
+        head = [t for _s, _e, t in toks[: 1 + n]]
+        rest = toks[1 + n :]
+        if len(rest) >= len(layout.trailing):
+            return head, _trailing(layout, [t for _s, _e, t in rest])
+        cells = [""] * len(layout.trailing)
+        for s, _e, t in rest:  # fewer cells than columns: each goes to the column it is written under
+            k = min(range(len(layout.trailing_starts)), key=lambda j: abs(layout.trailing_starts[j] - s))
+            if cells[k]:
+                return None
+            cells[k] = t
+        return head, cells
+    head, rest_fields = fields[: 1 + n], fields[1 + n :]
+    return head, _trailing(layout, rest_fields)
+
+
+def _trailing(layout: _Layout, values: list[str]) -> list[str]:
+    """Trailing fields by position; nvidia-smi pads GPU NUMA ID with an extra empty field."""
+    out = [""] * len(layout.trailing)
+    k = 0
+    for j, name in enumerate(layout.trailing):
+        if name == "GPU NUMA ID" and j == len(layout.trailing) - 1:
+            rest = [v for v in values[k:] if v]
+            out[j] = rest[0] if len(rest) == 1 else " ".join(rest)
+            return out
+        out[j] = values[k] if k < len(values) else ""
+        k += 1
+    extra = [v for v in values[k:] if v]
+    if extra:
+        out.append(" ".join(extra))
+    return out
 
 
 def _read(b: Builder, text: str, file: str, node: str) -> None:
+    from verifier.sources.importers.sniff import wrong_importer
+
+    if (other := wrong_importer(text, "nvidia-smi")) is not None:
+        b.error(SourceLocation(file, 1), other)
+        return
     lines = text.splitlines()
-    # The header is the only line that starts with whitespace and then the first column name.
-    start = next((i for i, ln in enumerate(lines) if ln[:1] in (" ", "\t") and ln.split()[:1] == ["GPU0"]), None)
+    # The header names the columns; a row starts with its device and then its self cell X.
+    start = next(
+        (i for i, ln in enumerate(lines) if ln.split()[:1] == ["GPU0"] and ln.split()[1:2] != ["X"]),
+        None,
+    )
     if start is None:
         b.error(
             SourceLocation(file, 1),
-            "no `nvidia-smi topo -m` header found; expected a line starting with "
-            "whitespace and then GPU0 GPU1 ... (the column names)",
+            "no `nvidia-smi topo -m` header found; expected a line of column names GPU0 GPU1 ... "
+            "(then NIC0 ..., CPU Affinity, NUMA Affinity)",
         )
         return
-    header = lines[start]
-    for col in _TRAILING:
-        header = header.replace(col, col.replace(" ", "\x00"))
-    columns = header.split()
-    devices = [c for c in columns if "\x00" not in c]
-    trailing = [c.replace("\x00", " ") for c in columns if "\x00" in c]
     hloc = SourceLocation(file, start + 1)
-    for c in devices:
-        if not _DEVICE.match(c):
-            b.error(
-                hloc,
-                f"column {c!r}; expected device columns (GPU0, NIC0, mlx5_0) then "
-                f"{', '.join(repr(t) for t in _TRAILING)}",
-            )
-    if columns[: len(devices)] != devices:
-        b.error(hloc, "device columns must come before CPU Affinity / NUMA Affinity")
+    layout, why = _header(lines[start])
+    if layout is None:
+        b.error(hloc, why)
+        return
+    devices = layout.devices
     cells: dict[tuple[str, str], tuple[str, SourceLocation]] = {}
     extra: dict[str, dict[str, str]] = {}
     rowloc: dict[str, SourceLocation] = {}
@@ -101,20 +228,33 @@ def _read(b: Builder, text: str, file: str, node: str) -> None:
     i = start + 1
     while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith("Legend"):
         loc = SourceLocation(file, i + 1)
-        tokens = lines[i].split()
-        label = tokens[0]
+        parsed = _row(layout, lines[i])
+        label = lines[i].split()[0]
         if label not in devices:
             b.error(loc, f"row {label!r} is not one of the columns ({', '.join(devices)})")
         elif label in rowloc:
             b.error(loc, f"row {label!r} appears twice (first on line {rowloc[label].line})")
+        elif parsed is None:
+            b.error(
+                loc,
+                f"row {label}: cannot tell which column each cell belongs to; expected the cells "
+                "separated by tabs (as nvidia-smi prints them) or aligned to 8-column tab stops",
+            )
         else:
             rowloc[label] = loc
-            values = tokens[1 : 1 + len(devices)]
-            if len(values) < len(devices):
-                b.error(loc, f"row {label} has {len(values)} cells; expected {len(devices)}, one per device column")
+            head, trailing = parsed
+            values = head[1:]
+            if len(values) < len(devices) or "" in values:
+                b.error(
+                    loc,
+                    f"row {label} has {len([v for v in values if v])} device cells; expected {len(devices)}, "
+                    "one per device column",
+                )
             for col, value in zip(devices, values, strict=False):
                 cells[(label, col)] = (_ALIASES.get(value, value), loc)
-            extra[label] = dict(zip(trailing, tokens[1 + len(devices) :], strict=False))
+            if len(trailing) > len(layout.trailing):
+                b.error(loc, f"row {label} has an extra cell {trailing[-1]!r} after the last column")
+            extra[label] = {n: v for n, v in zip(layout.trailing, trailing, strict=False) if v}
         i += 1
     for j in range(i, len(lines)):
         m = re.match(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$", lines[j])
@@ -125,139 +265,281 @@ def _read(b: Builder, text: str, file: str, node: str) -> None:
         b.error(hloc, f"no row for {', '.join(missing)}; the matrix must be square")
     if b.errors:
         return
-    _build(b, node, devices, cells, extra, rowloc, legend, hloc)
+    _Build(b, node, devices, cells, extra, rowloc, legend, hloc).run()
 
 
-def _build(
-    b: Builder,
-    node: str,
-    devices: list[str],
-    cells: dict[tuple[str, str], tuple[str, SourceLocation]],
-    extra: dict[str, dict[str, str]],
-    rowloc: dict[str, SourceLocation],
-    legend: dict[str, str],
-    hloc: SourceLocation,
-) -> None:
-    nv: dict[frozenset[str], int] = {}
-    rank: dict[frozenset[str], int] = {}
-    for (r, c), (value, loc) in sorted(cells.items()):
-        back = cells[(c, r)][0]
-        if r == c:
-            if value != "X":
-                b.error(loc, f"{r} to itself is {value!r}; expected X")
-            continue
-        m = _NV.match(value)
-        if m is None and value not in _RANK:
-            b.error(loc, f"{r} to {c} is {value!r}; expected X, NV<count>, PIX, PXB, PHB, NODE or SYS")
-            continue
-        if value != back:
-            b.error(loc, f"{r} to {c} is {value} but {c} to {r} is {back}; the matrix must be symmetric")
-            continue
-        pair = frozenset((r, c))
-        if m is not None:
-            if not (r.startswith("GPU") and c.startswith("GPU")):
-                b.error(loc, f"{r} to {c} is {value}, but only GPUs have NVLinks")
-            nv[pair] = int(m.group(1))
-        else:
-            rank[pair] = _RANK[value]
-    if b.errors:
-        return
-    gpus = [d for d in devices if d.startswith("GPU")]
-    nics = [d for d in devices if not d.startswith("GPU")]
-    ids = {d: f"{node}/gpu{d[3:]}" for d in gpus}
-    for k, d in enumerate(nics):
-        ids[d] = f"{node}/nic{k}"
-    b.obj(node, "node", None, hloc, labels={"source": str(hloc), "imported_from": "nvidia-smi"})
-    # NUMA domains: the NUMA Affinity column where it is given, else the NODE groups.
-    numa: dict[str, str] = {}
-    for d in devices:
-        given = extra.get(d, {}).get("NUMA Affinity")
-        if given is not None and given.isdigit():
-            numa[d] = given
-        elif given not in (None, "N/A"):
-            b.error(rowloc[d], f"NUMA Affinity of {d} is {given!r}; expected a NUMA node number or N/A")
-    groups = {t: _groups(devices, rank, t) for t in (1, 2, 4)}
-    for group in groups[4]:
-        known = sorted({numa[d] for d in group if d in numa})
-        if len(known) > 1:
-            b.error(hloc, f"{', '.join(group)} are NODE or closer to each other but in NUMA nodes {', '.join(known)}")
-        for d in group:
-            if d not in numa and known:
-                numa[d] = known[0]
-    unknown = 0
-    for group in groups[4]:
-        if not any(d in numa for d in group):
-            for d in group:
-                numa[d] = f"x{unknown}"
-            unknown += 1
-    cpus: dict[str, str] = {}
-    for d in devices:
-        cpu = f"{node}/cpu{numa[d]}" if not numa[d].startswith("x") else f"{node}/cpu-unknown{numa[d][1:]}"
-        if cpu not in cpus.values():
-            labels = {"source": str(rowloc[d]), "inferred": "true"}
-            if not numa[d].startswith("x"):
-                labels["numa"] = numa[d]
-            aff = extra.get(d, {}).get("CPU Affinity")
+# ---------------------------------------------------------------------------- rebuilding the tree
+
+
+class _Build:
+    def __init__(
+        self,
+        b: Builder,
+        node: str,
+        devices: list[str],
+        cells: dict[tuple[str, str], tuple[str, SourceLocation]],
+        extra: dict[str, dict[str, str]],
+        rowloc: dict[str, SourceLocation],
+        legend: dict[str, str],
+        hloc: SourceLocation,
+    ) -> None:
+        self.b, self.node, self.devices, self.cells = b, node, devices, cells
+        self.extra, self.rowloc, self.legend, self.hloc = extra, rowloc, legend, hloc
+        self.nv: dict[frozenset[str], int] = {}
+        self.rank: dict[frozenset[str], int] = {}
+
+    def run(self) -> None:
+        self.classify()
+        if self.b.errors:
+            return
+        gpus = [d for d in self.devices if d.startswith("GPU")]
+        nics = [d for d in self.devices if not d.startswith("GPU")]
+        ids = {d: f"{self.node}/gpu{d[3:]}" for d in gpus}
+        for k, d in enumerate(nics):
+            ids[d] = f"{self.node}/nic{k}"
+        self.b.obj(self.node, "node", None, self.hloc, labels={"source": str(self.hloc), "imported_from": "nvidia-smi"})
+        numa = self.numa_values()
+        if self.b.errors:
+            return
+        domains = self.domains(numa)
+        parent: dict[str, str] = {}
+        sockets: list[tuple[str, str | None]] = []
+        hb = 0
+        for sid, members in domains:
+            sockets.append((sid, None))
+            bridges = self.merge_unknown(self.groups(members, 3))
+            for group in bridges:
+                bid = f"{self.node}/hb{hb}"
+                hb += 1
+                first = self.rowloc[group[0]]
+                self.b.obj(
+                    bid,
+                    "cpu",
+                    sid,
+                    first,
+                    labels={
+                        "source": str(first),
+                        "inferred": "true",
+                        "role": "host_bridge",
+                        "members": ",".join(group),
+                    },
+                )
+                # A host bridge's way into the socket: never narrower than the (assumed) device links.
+                self.b.link(bid, sid, "soc", pcie_mbps(*DEFAULT_PCIE), first, labels={ASSUMED: "bandwidth"})
+                for d in group:
+                    parent[d] = bid
+                self.switches(group, parent)
+        link_sockets(self.b, sockets, self.hloc, "nvidia-smi topo -m")
+        for d in self.devices:
+            labels = {"source": str(self.rowloc[d]), "nvidia_smi": d}
+            if d in self.legend:
+                labels["name"] = self.legend[d]
+            elif not d.startswith(("GPU", "NIC")):
+                labels["name"] = d
+            aff = self.extra.get(d, {}).get("CPU Affinity")
             if aff and aff != "N/A":
-                labels["affinity"] = aff
-            b.obj(cpu, "cpu", node, rowloc[d], labels=labels)
-        cpus[d] = cpu
-    # Switches: one per PXB group of 2+ devices, inside it one per PIX group of 2+ devices.
-    parent = dict(cpus)
-    members: dict[str, set[str]] = {}
-    pix_sets = [set(g) for g in groups[1]]
-    k = 0
-    for level in (2, 1):
-        for group in groups[level]:
-            if len(group) < 2 or members.get(parent[group[0]]) == set(group):
-                continue  # a PIX group that is its whole PXB group is that same switch
-            up = parent[group[0]]
-            sid = f"{node}/pcisw{k}"
-            k += 1
-            b.obj(
-                sid,
-                "pcie_switch",
-                up,
-                rowloc[group[0]],
-                labels={
-                    "inferred": "true",
-                    "source": str(rowloc[group[0]]),
-                    "members": ",".join(group),
-                    "class": "PIX" if set(group) in pix_sets else "PXB",
-                },
+                labels["cpu_affinity"] = aff
+            gnuma = self.extra.get(d, {}).get("GPU NUMA ID")
+            if gnuma and gnuma != "N/A":
+                labels["gpu_numa_id"] = gnuma
+            if d in numa:
+                labels["numa_affinity"] = numa[d]
+            self.b.obj(ids[d], "gpu" if d in gpus else "nic", parent[d], self.rowloc[d], labels=labels)
+            self.b.link(
+                ids[d], parent[d], "pcie", pcie_mbps(*DEFAULT_PCIE), self.rowloc[d], labels={ASSUMED: "bandwidth"}
             )
-            b.link(sid, up, "pcie", pcie_mbps(*DEFAULT_PCIE), rowloc[group[0]], labels={ASSUMED: "bandwidth"})
-            members[sid] = set(group)
-            for d in group:
-                parent[d] = sid
-    for d in devices:
-        labels = {"source": str(rowloc[d]), "nvidia_smi": d}
-        if d in legend:
-            labels["name"] = legend[d]
-        elif not d.startswith(("GPU", "NIC")):
-            labels["name"] = d
-        aff = extra.get(d, {}).get("CPU Affinity")
-        if aff and aff != "N/A":
-            labels["cpu_affinity"] = aff
-        b.obj(ids[d], "gpu" if d in gpus else "nic", parent[d], rowloc[d], labels=labels)
-        b.link(ids[d], parent[d], "pcie", pcie_mbps(*DEFAULT_PCIE), rowloc[d], labels={ASSUMED: "bandwidth"})
-    for pair, count in sorted(nv.items(), key=lambda kv: sorted(kv[0])):
-        a, c = sorted(pair, key=devices.index)
-        b.link(
-            ids[a],
-            ids[c],
-            "nvlink",
-            count * DEFAULT_NVLINK_LINK_MBPS,
-            cells[(a, c)][1],
-            attrs={"count": count},
-            labels={ASSUMED: "bandwidth"},
-        )
+        for pair, count in sorted(self.nv.items(), key=lambda kv: sorted(kv[0])):
+            a, c = sorted(pair, key=self.devices.index)
+            self.b.link(
+                ids[a],
+                ids[c],
+                "nvlink",
+                count * DEFAULT_NVLINK_LINK_MBPS,
+                self.cells[(a, c)][1],
+                attrs={"count": count},
+                labels={ASSUMED: "bandwidth"},
+            )
+
+    def classify(self) -> None:
+        for (r, c), (value, loc) in sorted(self.cells.items()):
+            back = self.cells[(c, r)][0]
+            if r == c:
+                if value != "X":
+                    self.b.error(loc, f"{r} to itself is {value!r}; expected X")
+                continue
+            m = _NV.match(value)
+            if m is None and value not in _RANK:
+                self.b.error(loc, f"{r} to {c} is {value!r}; expected X, NV<count>, PIX, PXB, PHB, NODE or SYS")
+                continue
+            if value != back:
+                self.b.error(loc, f"{r} to {c} is {value} but {c} to {r} is {back}; the matrix must be symmetric")
+                continue
+            pair = frozenset((r, c))
+            if m is not None:
+                if not (r.startswith("GPU") and c.startswith("GPU")):
+                    self.b.error(loc, f"{r} to {c} is {value}, but only GPUs have NVLinks")
+                self.nv[pair] = int(m.group(1))
+            else:
+                self.rank[pair] = _RANK[value]
+        self.check_tree()
+
+    def check_tree(self) -> None:
+        """PCIe classes are a tree distance: a 'closer' pair cannot sit across a 'farther' split."""
+        for level in (1, 2, 3, 4):
+            for group in self.groups(self.devices, level):
+                inside = set(group)
+                for pair, r in sorted(self.rank.items(), key=lambda kv: sorted(kv[0])):
+                    if pair <= inside and r > level:
+                        a, c = sorted(pair, key=self.devices.index)
+                        self.b.error(
+                            self.cells[(a, c)][1],
+                            f"{a} to {c} is {_name(r)}, but both are {_name(level)} or closer to "
+                            f"{', '.join(sorted(inside - pair, key=self.devices.index)) or 'each other'}: "
+                            "the cells cannot come from one PCIe tree",
+                        )
+                        return
+
+    def groups(self, devices: list[str], level: int) -> list[list[str]]:
+        """Devices joined by pairs of class `level` or closer, in device order."""
+        u = _Union(devices)
+        inside = set(devices)
+        for pair, r in self.rank.items():
+            if r <= level and pair <= inside:
+                a, c = sorted(pair)
+                u.join(a, c)
+        out: dict[str, list[str]] = {}
+        for d in devices:
+            out.setdefault(u.find(d), []).append(d)
+        return sorted(out.values(), key=lambda g: self.devices.index(g[0]))
+
+    def unknown_between(self, a: list[str], c: list[str]) -> bool:
+        """No PCIe cell relates the two groups: every pair between them is NV# (which hides it)."""
+        return all(frozenset((x, y)) not in self.rank for x in a for y in c)
+
+    def merge_unknown(self, groups: list[list[str]]) -> list[list[str]]:
+        """Groups that no PCIe cell separates share one host bridge (the smallest tree)."""
+        out: list[list[str]] = []
+        for g in groups:
+            for o in out:
+                if self.unknown_between(o, g):
+                    o.extend(g)
+                    break
+            else:
+                out.append(list(g))
+        for g in out:
+            if len(g) > 1 and not any(frozenset((x, y)) in self.rank for x in g for y in g if x != y):
+                self.b.note(
+                    self.rowloc[g[0]],
+                    f"the PCIe relation of {', '.join(g)} is hidden by their NV# cells: they are put under one "
+                    "host bridge (inferred), so their PCIe class reads PHB",
+                )
+        return [sorted(g, key=self.devices.index) for g in out]
+
+    def numa_values(self) -> dict[str, str]:
+        numa: dict[str, str] = {}
+        for d in self.devices:
+            given = self.extra.get(d, {}).get("NUMA Affinity")
+            if given is None or given == "N/A":
+                continue
+            if _NUMA_LIST.match(given):
+                numa[d] = given
+            else:
+                self.b.error(
+                    self.rowloc[d],
+                    f"NUMA Affinity of {d} is {given!r}; expected a NUMA node number, a list such as "
+                    "0,3-9,11-17, or N/A",
+                )
+        return numa
+
+    def domains(self, numa: dict[str, str]) -> list[tuple[str, list[str]]]:
+        """NUMA domains: the NODE groups of the matrix, joined where only the NUMA column relates them."""
+        groups = self.groups(self.devices, 4)
+        merged: list[list[str]] = []
+        for g in groups:
+            stated = {numa[d] for d in g if d in numa}
+            for o in merged:
+                if self.unknown_between(o, g) and stated and stated == {numa[d] for d in o if d in numa}:
+                    o.extend(g)
+                    break
+            else:
+                merged.append(list(g))
+        out: list[tuple[str, list[str]]] = []
+        used: dict[str, list[str]] = {}
+        unknown = 0
+        for g in merged:
+            g.sort(key=self.devices.index)
+            values = sorted({numa[d] for d in g if d in numa}, key=_first_number)
+            first = self.rowloc[g[0]]
+            labels = {"source": str(first), "inferred": "true", "members": ",".join(g)}
+            if not values:
+                sid = f"{self.node}/cpu-unknown{unknown}"
+                unknown += 1
+            else:
+                base = f"cpu{_first_number(values[0])}"
+                if len(values) > 1:
+                    self.b.note(
+                        first,
+                        f"{', '.join(g)} are NODE or closer to each other (one NUMA domain) but their NUMA "
+                        f"Affinity column says {' and '.join(values)}; the matrix cells are kept",
+                    )
+                if base in used:
+                    self.b.note(
+                        first,
+                        f"{', '.join(g)} have NUMA Affinity {values[0]} like {', '.join(used[base])}, but the "
+                        "matrix puts them across the CPU interconnect (SYS); the matrix cells are kept",
+                    )
+                    k = 1
+                    while f"{base}.{k}" in used:
+                        k += 1
+                    base = f"{base}.{k}"
+                used[base] = g
+                sid = f"{self.node}/{base}"
+                labels["numa"] = ";".join(values)
+            affs = sorted({self.extra[d]["CPU Affinity"] for d in g if self.extra.get(d, {}).get("CPU Affinity")})
+            affs = [a for a in affs if a != "N/A"]
+            if affs:
+                labels["cpu_affinity"] = ";".join(affs)
+            self.b.obj(sid, "socket", self.node, first, labels=labels)
+            out.append((sid, g))
+        return out
+
+    def switches(self, bridge: list[str], parent: dict[str, str]) -> None:
+        """PCIe switches below one host bridge: one per PXB group of 2+, inside it one per PIX group.
+
+        Inside a PXB switch, a device that is PIX to none of the others hangs on the switch itself,
+        unless a device already there is PXB to it (the two would read PIX): then it gets its own.
+        """
+        for pxb in self.groups(bridge, 2):
+            if len(pxb) < 2:
+                continue
+            pix = self.groups(pxb, 1)
+            top = self.switch(pxb, parent[pxb[0]], "PXB" if len(pix) > 1 else "PIX")
+            for d in pxb:
+                parent[d] = top
+            if len(pix) == 1:
+                continue
+            on_top: list[str] = []
+            for g in pix:
+                if len(g) == 1 and all(self.rank.get(frozenset((g[0], o))) != 2 for o in on_top):
+                    on_top.append(g[0])
+                    continue
+                sw = self.switch(g, top, "PIX")
+                for d in g:
+                    parent[d] = sw
+
+    def switch(self, members: list[str], up: str, cls: str) -> str:
+        k = sum(1 for o in self.b.inv.objects.values() if o.kind == "pcie_switch")
+        sid = f"{self.node}/pcisw{k}"
+        loc = self.rowloc[members[0]]
+        labels = {"inferred": "true", "source": str(loc), "members": ",".join(members), "class": cls}
+        self.b.obj(sid, "pcie_switch", up, loc, labels=labels)
+        self.b.link(sid, up, "pcie", pcie_mbps(*DEFAULT_PCIE), loc, labels={ASSUMED: "bandwidth"})
+        return sid
 
 
-def _groups(devices: list[str], rank: dict[frozenset[str], int], level: int) -> list[list[str]]:
-    u = _Union(devices)
-    for pair, r in rank.items():
-        if r <= level:
-            a, c = sorted(pair)
-            u.join(a, c)
-    return [sorted(g, key=devices.index) for g in u.groups()]
+def _name(rank: int) -> str:
+    return next(k for k, v in _RANK.items() if v == rank)
+
+
+def _first_number(text: str) -> int:
+    return int(re.split(r"[,;-]", text, maxsplit=1)[0])

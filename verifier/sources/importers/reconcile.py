@@ -1,21 +1,26 @@
 """`topolog reconcile A B`: every disagreement between two descriptions of the same machines.
 
-Each side is an inventory or a tool output (imported first). Devices are matched by id: the
-importers name GPUs and NICs in PCI bus order, the order nvidia-smi numbers them, so `gpu3` is
-the same GPU in every description. When each side describes exactly one node, the nodes are
-matched whatever their names. Compared: GPUs and NICs (always), NVSwitches, CPUs and memories
-(when both sides describe some), each device's PCI bus id, the class of the path between every
-GPU pair and GPU-NIC pair (NV<count>, PIX, PXB, NODE, SYS: nvidia-smi's classes, with its PHB
-counted as NODE because NCCL and hwloc do not tell host bridges apart), the bandwidth of each
-device's PCIe uplink and each NIC's port speed. A value labelled `assumed` is not a
-measurement and is never compared; bandwidths within 1% agree (PCIe Gen4 x16 is 31504 MB/s in
-topolog's table and 31508 in hwloc's arithmetic).
+Each side is an inventory or a tool output (imported first). Nodes are matched by id, or as the
+one node of each side. Devices are paired by identity, never by position: PCI bus id (domain
+width normalised: nvidia-smi's `00000000:07:00.0` is `0000:07:00.0`), then serial or UUID, then
+name (a NIC's `mlx5_0`). A GPU that one side knows only by nvidia-smi's index is paired with the
+GPU of that rank in the other side's PCI bus order (nvidia-smi numbers GPUs in PCI bus order).
+Only devices that neither side identifies are paired by their inventory name. What is left over
+is present on one side only, reported once, and takes part in no other comparison.
+
+Compared, for each pair: PCI bus id (when paired by something else), the class of the path between
+every GPU pair and GPU-NIC pair, the PCIe uplink bandwidth and a NIC's port speed. Path classes are
+what each tool said: for an nvidia-smi side, the matrix cell as printed; for others, the class of
+the path in the described tree (NV<count>, PIX, PXB, NODE, SYS). When one side's class is computed,
+nvidia-smi's PHB is counted as NODE (NCCL and hwloc do not tell host bridges apart). A value
+labelled `assumed` is not a measurement and is never compared; bandwidths within 1% agree.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
@@ -26,6 +31,8 @@ from verifier.sources.inventory.model import Inventory, Obj
 ALWAYS = ("gpu", "nic")
 IF_BOTH = ("nvswitch", "cpu", "memory")
 TOLERANCE = 0.01
+_BUSID = re.compile(r"^(?:([0-9a-f]{1,8}):)?([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
+_CELL_DEVICE = re.compile(r"^(GPU\d+|NIC\d+|mlx5_\d+|[A-Za-z][\w.-]*_\d+)$")
 
 
 @dataclass(frozen=True, order=True)
@@ -51,47 +58,93 @@ class Disagreement:
         }
 
 
+@dataclass
+class Side:
+    """One description: its inventory, and the path classes its tool printed (nvidia-smi), by object pair."""
+
+    inventory: Inventory
+    said: dict[frozenset[str], tuple[str, SourceLocation]] = field(default_factory=dict)
+
+
 def detect_kind(path: Path) -> str:
     """What a file is, from its first bytes: a guess the user can override with --a-kind/--b-kind."""
     try:
         head = path.read_bytes()[:4096].decode("utf-8", "replace")
     except OSError as err:
         raise TopologError.at(SourceLocation(str(path)), f"cannot read the file: {err.strerror}") from None
+    from verifier.sources.importers.sniff import amd_kind
+
     if "<system" in head:
         return "nccl-xml"
     if "<topology" in head:
         return "hwloc"
     if "apiVersion" in head:
         return "inventory"
+    if (amd := amd_kind(head)) is not None:
+        return amd
     if any(ln.split()[:1] == ["GPU0"] for ln in head.splitlines()):
         return "nvidia-smi"
     if "switchname=" in head.lower() or "blockname=" in head.lower():
         return "slurm"
     raise TopologError.at(
         SourceLocation(str(path), 1),
-        "cannot tell what this file is; give --a-kind/--b-kind (inventory, nvidia-smi, nccl-xml, hwloc, slurm)",
+        "cannot tell what this file is; give --a-kind/--b-kind "
+        "(inventory, nvidia-smi, nccl-xml, hwloc, slurm, rocm-smi, amd-smi)",
     )
 
 
-def load_side(path: Path, kind: str | None) -> Inventory:
+def load_side(path: Path, kind: str | None) -> Side:
     kind = kind or detect_kind(path)
     if kind == "inventory":
-        return load_inventory([path])
+        return Side(load_inventory([path]))
     from verifier.sources.importers import import_files
 
-    return import_files(kind, [path]).inventory
+    inv = import_files(kind, [path]).inventory
+    side = Side(inv)
+    if kind == "nvidia-smi":
+        side.said = _nvidia_smi_cells(path, inv)
+    return side
 
 
-def reconcile(a: Inventory, b: Inventory) -> list[Disagreement]:
-    nodes_a = sorted(o.id for o in a.of_kind("node"))
-    nodes_b = sorted(o.id for o in b.of_kind("node"))
+def _nvidia_smi_cells(path: Path, inv: Inventory) -> dict[frozenset[str], tuple[str, SourceLocation]]:
+    """The matrix cells as nvidia-smi printed them, keyed by the imported objects (their `nvidia_smi` label).
+
+    The import has already checked the matrix (square, symmetric, known classes), so this only reads it.
+    """
+    by_col = {o.labels["nvidia_smi"]: o.id for o in inv.objects.values() if "nvidia_smi" in o.labels}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.split()[:1] == ["GPU0"] and ln.split()[1:2] != ["X"]), None)
+    if start is None:
+        return {}
+    cols: list[str] = []
+    for tok in lines[start].split():
+        if not _CELL_DEVICE.match(tok):
+            break
+        cols.append(tok)
+    out: dict[frozenset[str], tuple[str, SourceLocation]] = {}
+    for i in range(start + 1, len(lines)):
+        toks = lines[i].split()
+        if not toks or toks[0] not in cols:
+            break
+        for col, cell in zip(cols, toks[1 : 1 + len(cols)], strict=False):
+            a, b = by_col.get(toks[0]), by_col.get(col)
+            if a is not None and b is not None and a != b:
+                out.setdefault(frozenset((a, b)), ("SYS" if cell == "SOC" else cell, SourceLocation(str(path), i + 1)))
+    return out
+
+
+def reconcile(a: Inventory | Side, b: Inventory | Side) -> list[Disagreement]:
+    sa = a if isinstance(a, Side) else Side(a)
+    sb = b if isinstance(b, Side) else Side(b)
+    nodes_a = sorted(o.id for o in sa.inventory.of_kind("node"))
+    nodes_b = sorted(o.id for o in sb.inventory.of_kind("node"))
     if len(nodes_a) == 1 and len(nodes_b) == 1:
         pairs = [(nodes_a[0], nodes_b[0])]
     else:
         pairs = [(n, n) for n in sorted(set(nodes_a) | set(nodes_b))]
     out: list[Disagreement] = []
     for na, nb in pairs:
-        out.extend(_node(a, b, na, nb))
+        out.extend(_node(sa, sb, na, nb))
     return sorted(out)
 
 
@@ -100,7 +153,73 @@ def _devices(inv: Inventory, node: str) -> dict[str, Obj]:
     return {o.id[len(prefix) :]: o for o in inv.objects.values() if o.id.startswith(prefix)}
 
 
-def _node(a: Inventory, b: Inventory, na: str, nb: str) -> list[Disagreement]:
+def busid(obj: Obj) -> str | None:
+    """The PCI bus id with a 4-digit domain, lower case; None when absent or unreadable."""
+    m = _BUSID.match((obj.labels.get("pci_busid") or "").strip().lower())
+    if m is None:
+        return None
+    return f"{int(m.group(1) or '0', 16):04x}:{m.group(2)}:{m.group(3)}.{m.group(4)}"
+
+
+def _serial(obj: Obj) -> str | None:
+    for k in sorted(obj.labels):
+        if k.lower().endswith(("serial", "uuid")) and obj.labels[k].strip():
+            return obj.labels[k].strip().lower()
+    return None
+
+
+def _smi_index(obj: Obj) -> int | None:
+    col = obj.labels.get("nvidia_smi", "")
+    return int(col[3:]) if col.startswith("GPU") and col[3:].isdigit() else None
+
+
+def pair_devices(xs: list[Obj], ys: list[Obj]) -> list[tuple[Obj | None, Obj | None]]:
+    """Pairs of one kind by identity (bus id, serial/UUID, name, nvidia-smi's bus-order rank), then the rest."""
+    pairs: list[tuple[Obj | None, Obj | None]] = []
+    left, right = list(xs), list(ys)
+    for key in (busid, _serial, lambda o: o.labels.get("name") or None):
+        rmap: dict[str, Obj] = {}
+        for o in right:
+            k = key(o)
+            if k is not None:
+                rmap.setdefault(k, o)
+        keep: list[Obj] = []
+        for o in left:
+            k = key(o)
+            if k is not None and k in rmap and rmap[k] in right:
+                pairs.append((o, rmap[k]))
+                right.remove(rmap[k])
+            else:
+                keep.append(o)
+        left = keep
+    for one, other, flip in ((left, right, False), (right, left, True)):
+        # nvidia-smi's GPU<k> is the k-th GPU in PCI bus order: rank the other side's GPUs by bus id.
+        ranked = sorted(
+            (o for o in (ys if not flip else xs) if busid(o) is not None and o.kind == "gpu"),
+            key=lambda o: busid(o) or "",
+        )
+        for o in list(one):
+            k = _smi_index(o)
+            if k is None or busid(o) is not None or k >= len(ranked) or ranked[k] not in other:
+                continue
+            pairs.append((ranked[k], o) if flip else (o, ranked[k]))
+            one.remove(o)
+            other.remove(ranked[k])
+    unidentified = {o.id.rsplit("/", 1)[-1]: o for o in right if busid(o) is None and _serial(o) is None}
+    for o in left:
+        twin = unidentified.get(o.id.rsplit("/", 1)[-1])
+        if twin is not None and busid(o) is None and _serial(o) is None:
+            pairs.append((o, twin))
+            right.remove(twin)
+            del unidentified[o.id.rsplit("/", 1)[-1]]
+        else:
+            pairs.append((o, None))
+    pairs.extend((None, o) for o in right)
+    return pairs
+
+
+def _node(sa: Side, sb: Side, na: str, nb: str) -> list[Disagreement]:
+    a, b = sa.inventory, sb.inventory
     out: list[Disagreement] = []
     fa, fb = SourceLocation(a.files[0] if a.files else "A"), SourceLocation(b.files[0] if b.files else "B")
     if na not in a.objects or nb not in b.objects:
@@ -119,48 +238,73 @@ def _node(a: Inventory, b: Inventory, na: str, nb: str) -> list[Disagreement]:
     da, db = _devices(a, na), _devices(b, nb)
     kinds_a = {o.kind for o in da.values()}
     kinds_b = {o.kind for o in db.values()}
-    compared = set(ALWAYS) | {k for k in IF_BOTH if k in kinds_a and k in kinds_b}
-    for name in sorted(set(da) | set(db)):
-        oa, ob = da.get(name), db.get(name)
-        subject = f"{na}/{name}"
-        if oa is None or ob is None:
-            present = oa or ob
-            assert present is not None
-            if present.kind in compared:
+    compared = [k for k in (*ALWAYS, *IF_BOTH) if k in ALWAYS or (k in kinds_a and k in kinds_b)]
+    matched: list[tuple[Obj, Obj]] = []
+    for kind in compared:
+        xs = sorted((o for o in da.values() if o.kind == kind), key=lambda o: o.id)
+        ys = sorted((o for o in db.values() if o.kind == kind), key=lambda o: o.id)
+        for oa, ob in pair_devices(xs, ys):
+            if oa is None or ob is None:
+                present = oa or ob
+                assert present is not None
                 out.append(
                     Disagreement(
-                        subject,
-                        f"{present.kind} present on one side only",
+                        _subject(na, oa, ob),
+                        f"{kind} present on one side only",
                         "present" if oa else "missing",
                         "present" if ob else "missing",
                         oa.loc if oa else fa,
                         ob.loc if ob else fb,
                     )
                 )
-            continue
-        if oa.kind not in compared and ob.kind not in compared:
-            continue
-        if oa.kind != ob.kind:
-            out.append(Disagreement(subject, "kind", oa.kind, ob.kind, oa.loc, ob.loc))
-            continue
-        bus_a, bus_b = oa.labels.get("pci_busid"), ob.labels.get("pci_busid")
-        if bus_a and bus_b and bus_a.lower() != bus_b.lower():
-            out.append(Disagreement(subject, "PCI bus id", bus_a, bus_b, oa.loc, ob.loc))
-        ua, ub = _uplink(a, oa), _uplink(b, ob)
-        if ua is not None and ub is not None and _differ(ua, ub):
-            out.append(Disagreement(subject, "PCIe uplink bandwidth (MB/s)", str(ua), str(ub), oa.loc, ob.loc))
-        pa, pb = oa.quantities.get("bandwidth_mbps"), ob.quantities.get("bandwidth_mbps")
-        if oa.kind == "nic" and pa is not None and pb is not None and _differ(pa, pb):
-            out.append(Disagreement(subject, "port speed (MB/s)", str(pa), str(pb), oa.loc, ob.loc))
-    gpus = sorted(n for n in set(da) & set(db) if da[n].kind == "gpu" and db[n].kind == "gpu")
-    nics = sorted(n for n in set(da) & set(db) if da[n].kind == "nic" and db[n].kind == "nic")
+                continue
+            matched.append((oa, ob))
+            out.extend(_compare(a, b, na, oa, ob))
+    gpus = [(x, y) for x, y in matched if x.kind == "gpu"]
+    nics = [(x, y) for x, y in matched if x.kind == "nic"]
     ca, cb = _Classes(a), _Classes(b)
-    for i, g in enumerate(gpus):
-        for other in [*gpus[i + 1 :], *nics]:
-            xa, xb = ca.cls(da[g].id, da[other].id), cb.cls(db[g].id, db[other].id)
+    for i, (ga, gb) in enumerate(gpus):
+        for oa, ob in [*gpus[i + 1 :], *nics]:
+            xa, la = _class(sa, ca, ga.id, oa.id, ga.loc)
+            xb, lb = _class(sb, cb, gb.id, ob.id, gb.loc)
+            if not (sa.said and sb.said):
+                xa, xb = ("NODE" if x == "PHB" else x for x in (xa, xb))
             if xa != xb and "?" not in (xa, xb):
-                out.append(Disagreement(f"{na}/{g} - {na}/{other}", "path class", xa, xb, da[g].loc, db[g].loc))
+                subject = f"{_subject(na, ga, gb)} - {_subject(na, oa, ob)}"
+                out.append(Disagreement(subject, "path class", xa, xb, la, lb))
     return out
+
+
+def _subject(node: str, oa: Obj | None, ob: Obj | None) -> str:
+    ra = oa.id.rsplit("/", 1)[-1] if oa is not None else None
+    rb = ob.id.rsplit("/", 1)[-1] if ob is not None else None
+    if ra is not None and rb is not None and ra != rb:
+        return f"{node}/{ra} (B: {rb})"
+    return f"{node}/{ra or rb}"
+
+
+def _compare(a: Inventory, b: Inventory, node: str, oa: Obj, ob: Obj) -> list[Disagreement]:
+    out: list[Disagreement] = []
+    subject = _subject(node, oa, ob)
+    bus_a, bus_b = busid(oa), busid(ob)
+    if bus_a and bus_b and bus_a != bus_b:
+        out.append(Disagreement(subject, "PCI bus id", bus_a, bus_b, oa.loc, ob.loc))
+    ua, ub = _uplink(a, oa), _uplink(b, ob)
+    if ua is not None and ub is not None and _differ(ua, ub):
+        out.append(Disagreement(subject, "PCIe uplink bandwidth (MB/s)", str(ua), str(ub), oa.loc, ob.loc))
+    pa, pb = oa.quantities.get("bandwidth_mbps"), ob.quantities.get("bandwidth_mbps")
+    if oa.kind == "nic" and pa is not None and pb is not None and _differ(pa, pb):
+        out.append(Disagreement(subject, "port speed (MB/s)", str(pa), str(pb), oa.loc, ob.loc))
+    return out
+
+
+def _class(side: Side, computed: _Classes, x: str, y: str, loc: SourceLocation) -> tuple[str, SourceLocation]:
+    said = side.said.get(frozenset((x, y)))
+    if said is not None:
+        return said
+    if side.said:
+        return "?", loc  # an nvidia-smi side said nothing about this pair: nothing to compare
+    return computed.cls(x, y), loc
 
 
 def _differ(x: int, y: int) -> bool:

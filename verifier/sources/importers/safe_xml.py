@@ -15,6 +15,7 @@ from pathlib import Path
 from xml.parsers import expat
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import current_limits, exceeded, read_limited
 
 MAX_ELEMENTS = 2_000_000  # a 4,096-core hwloc dump has ~20k elements; refuse absurd inputs early
 
@@ -48,11 +49,7 @@ class _Refused(Exception):
 
 def parse_xml(path: str | Path, filename: str | None = None) -> Element:
     name = filename or str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise TopologError.at(SourceLocation(name), f"cannot read the file: {err.strerror}") from None
-    return parse_xml_bytes(data, name)
+    return parse_xml_bytes(read_limited(path, name), name)
 
 
 def parse_xml_bytes(data: bytes, filename: str) -> Element:
@@ -62,6 +59,9 @@ def parse_xml_bytes(data: bytes, filename: str) -> Element:
     counts: list[dict[str, int]] = [{}]
     root: list[Element] = []
     total = 0
+    # Each element keeps its path from the root: unbounded depth would cost memory
+    # quadratic in it (10^5 levels took 2 GiB), so depth is refused past the limit.
+    max_depth = current_limits().nesting_depth
 
     def here() -> SourceLocation:
         return SourceLocation(filename, parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
@@ -71,6 +71,8 @@ def parse_xml_bytes(data: bytes, filename: str) -> Element:
         total += 1
         if total > MAX_ELEMENTS:
             raise _Refused(f"more than {MAX_ELEMENTS:,} elements; this is not a topology dump")
+        if len(stack) >= max_depth:
+            raise _Refused(exceeded("nesting_depth", f"elements nested {len(stack) + 1} levels deep here"))
         seen = counts[-1]
         k = seen.get(tag, 0)
         seen[tag] = k + 1

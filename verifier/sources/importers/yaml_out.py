@@ -8,6 +8,7 @@ under `attrs` (integers in their stored unit), bandwidth as a bare number of MB/
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -98,9 +99,36 @@ def to_yaml(inv: Inventory, name: str, description: str) -> str:
         f"# Written by `topolog import` ({description}).\n"
         "# Each object's `source` label says where the tool's output described it.\n"
     )
-    return header + yaml.safe_dump(
-        _plain(doc), sort_keys=False, default_flow_style=False, width=1000, allow_unicode=True
+    return header + yaml.dump(
+        _plain(doc), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000, allow_unicode=True
     )
+
+
+# Words that some YAML reader (1.1 or 1.2, PyYAML or not) takes for a boolean or null.
+_NOT_TEXT = frozenset(["y", "n", "yes", "no", "on", "off", "true", "false", "null", "~", "<<", "=", ""])
+
+
+def _needs_quotes(value: str) -> bool:
+    """True for text that a reader could take for a number, boolean, null or date.
+
+    PyYAML decides by YAML 1.1 and writes `0123456789` (a serial number) plain, which a 1.1
+    reader takes for octal and others for an integer: whatever looks numeric is quoted.
+    """
+    v = value.strip()
+    return v != value or v.lower() in _NOT_TEXT or re.match(r"^[-+.]?(\d|\.\d|inf|nan)", v.lower()) is not None
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if _needs_quotes(value):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    return dumper.represent_str(value)
+
+
+_Dumper.add_representer(str, _represent_str)
 
 
 def _plain(value: Any) -> Any:

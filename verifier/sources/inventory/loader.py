@@ -14,7 +14,7 @@ from pathlib import Path
 from verifier.sources.inventory.catalog import builtin_models, parse_models
 from verifier.sources.inventory.model import CatalogModel, Inventory
 from verifier.sources.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
-from verifier.sources.inventory.templates import Expander, Sink
+from verifier.sources.inventory.templates import Expander, Sink, check_expansion
 from verifier.sources.inventory.validate import (
     Problems,
     check_inventory,
@@ -84,6 +84,8 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
         entries.append((specs, doc))
     # Templates first (any file may use any file's), then objects in file order, then the
     # top-level links, which may join objects from different files.
+    if not check_expansion([specs for specs, _ in entries], templates, problems):
+        problems.raise_if_any()
     sink = Sink(inv.objects, inv.links, inv.software, inv.promises, stamped=inv.stamped)
     expander = Expander(problems, templates, sink)
     for specs, _ in entries:

@@ -12,10 +12,11 @@ from types import MappingProxyType
 from typing import Any
 
 from verifier.core.errors import SourceLocation
+from verifier.core.limits import current_limits
 from verifier.sources.inventory import units
 from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, LINK_KINDS, OBJECT_KINDS, PROMISES, STATES
 from verifier.sources.inventory.patterns import Pattern, PatternError, compile_pattern, foreach_values
-from verifier.sources.inventory.validate import Problems, misspelled, one_of
+from verifier.sources.inventory.validate import Problems, misspelled, name_problem, one_of
 from verifier.sources.inventory.yaml_source import YList, YMap
 
 # Keys that decide which objects an entry makes: when one is misspelt, what the entry
@@ -231,6 +232,9 @@ def _pattern(problems: Problems, m: YMap, key: str, what: str) -> Pattern | None
     text = problems.text(m, key, what)
     if text is None:
         return None
+    if len(text) > current_limits().id_length:
+        problems.add(m.key_loc(key), f"{key!r} in {what} {name_problem(text)}")
+        return None
     try:
         return compile_pattern(text)
     except PatternError as err:
@@ -329,8 +333,13 @@ def read_object(m: YMap, problems: Problems, *, in_template: bool = False, what:
         )
         broken = broken or m.key_loc("kind")
     count = problems.unit(m, "count", label, lambda v: units.integer(v, "count", minimum=1))
+    if count is None and m.get("count") is not None:
+        # Reported above; the entry makes nothing (count 0) rather than one instance
+        # whose `{i}` is undefined, and what it would have made is not reported missing.
+        count = 0
+        broken = broken or m.key_loc("count")
     start = problems.unit(m, "start", label, lambda v: units.integer(v, "start")) or 0
-    if count is not None and name is not None and not (name.variables & {"i", "seq"}):
+    if count and name is not None and not (name.variables & {"i", "seq"}):
         problems.add(
             m.key_loc("name"),
             f"{label} has 'count: {count}' but its name has no {{i}} or {{seq}}; every instance would get the same id",
@@ -495,6 +504,10 @@ def read_link(problems: Problems, m: YMap) -> LinkSpec | None:
             except PatternError as err:
                 problems.add(fe.key_loc(var), f"foreach {var!r} of {what}: {err}")
                 return None
+            bad = next((p for v in values if isinstance(v, str) and (p := name_problem(v)) is not None), None)
+            if bad is not None:
+                problems.add(fe.key_loc(var), f"a value of foreach {var!r} of {what} {bad}")
+                return None
             total *= max(1, len(values))
             foreach.append((var, values))
         if total > 10_000_000:
@@ -536,6 +549,10 @@ def read_templates(problems: Problems, m: YMap, key: str) -> list[TemplateDef]:
         assert sub is not None
         if not isinstance(body, YMap):
             problems.add(sub.key_loc(name), f"template {name!r} must be a mapping (an object without a name)")
+            continue
+        problem = name_problem(name)
+        if problem is not None:
+            problems.add(sub.key_loc(name), f"template name {name!r} {problem}")
             continue
         spec = read_object(body, problems, in_template=True, what=f"template {name!r}")
         if spec.kind is None and body.get("kind") is None and "kind" not in spec.lost:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from verifier.core.errors import SourceLocation
+from verifier.core.limits import INT64_MAX, current_limits, exceeded
 from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, FABRIC_LINK_KINDS, Link, Obj
 from verifier.sources.inventory.patterns import MissingVariable, Pattern, PatternError
 from verifier.sources.inventory.specs import DeviceOverride, LinkSpec, ObjSpec, Override, TemplateDef
@@ -141,6 +142,9 @@ class Expander:
     def expand_entry(self, spec: ObjSpec, parent: str | None, scope: str | None, ns: dict[str, int | str]) -> None:
         if spec.count is None:
             self._instantiate(spec, parent, scope, ns, None)
+            return
+        if spec.count == 0:  # its count was refused where it was read
+            self._fail(scope, spec.broken or spec.loc)
             return
         key = id(spec)
         used = self.override_used.setdefault(key, (spec, set()))[1] if spec.overrides else set()
@@ -600,3 +604,72 @@ def _mentions_hole(sink: Sink) -> bool:
         if _HOLE in lk.a[1:] or _HOLE in lk.b[1:] or any(_HOLE in v for v in lk.labels.values()):
             return True
     return any(_HOLE in v for m in sink.software.values() for v in m.values())
+
+
+def check_expansion(entries: list[list[ObjSpec]], templates: Mapping[str, TemplateDef], problems: Problems) -> bool:
+    """Refuse, before anything is expanded, entries that would make more than the limits allow.
+
+    Counts what every entry would make (objects and links, templates and `count` and
+    `foreach` multiplied out) from the specs alone, so `count: 2**70` or a node template
+    counted 10^7 times is refused at once with the number it would produce, instead of
+    running until the machine kills it. False when something was refused.
+    """
+    limits = current_limits()
+    memo: dict[str, int] = {}
+    ok = True
+
+    def made(spec: ObjSpec, active: frozenset[str]) -> int:
+        nonlocal ok
+        per = 1 + sum(made(c, active) for c in spec.children) + sum(_links_made(lk) for lk in spec.links)
+        tmpl = templates.get(spec.template) if spec.template is not None else None
+        if tmpl is not None and tmpl.name not in active:  # a cycle is reported by the expander
+            if tmpl.name not in memo:
+                memo[tmpl.name] = made(tmpl.body, active | {tmpl.name})
+            per += memo[tmpl.name]
+        if spec.count is None:
+            return per
+        loc = spec.template_loc or spec.loc
+        if spec.count > limits.template_count:
+            problems.add(
+                spec.loc,
+                exceeded(
+                    "template_count",
+                    f"'count: {spec.count:,}' asks for {spec.count:,} instances "
+                    f"({spec.count * per:,} objects and links)",
+                ),
+            )
+            ok = False
+            return 0
+        last = spec.start + spec.count - 1
+        if last > INT64_MAX:
+            problems.add(loc, f"'start: {spec.start}' with 'count: {spec.count}' numbers instances past 64 bits")
+            ok = False
+            return 0
+        return per * spec.count
+
+    total = 0
+    biggest: tuple[int, ObjSpec] | None = None
+    for specs in entries:
+        for spec in specs:
+            n = made(spec, frozenset())
+            total += n
+            if biggest is None or n > biggest[0]:
+                biggest = (n, spec)
+    if ok and total > limits.expanded_objects and biggest is not None:
+        n, spec = biggest
+        problems.add(
+            spec.loc,
+            exceeded(
+                "expanded_objects",
+                f"the inventory would expand to {total:,} objects and links ({n:,} of them from this entry)",
+            ),
+        )
+        ok = False
+    return ok
+
+
+def _links_made(spec: LinkSpec) -> int:
+    n = 1
+    for _var, values in spec.foreach:
+        n *= max(1, len(values))
+    return n

@@ -16,6 +16,8 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Final
 
+from verifier.core.limits import INT64_MAX
+
 _NUMBER = r"(?P<num>[+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
 
 # A digit, a comma, a digit: a decimal comma (`3,5 TB/s`) or a thousands separator
@@ -100,12 +102,30 @@ def comma_problem(raw: object, what: str, *, whole: bool = False) -> str | None:
     return f"{what} {raw!r} {problem}; {hint}"
 
 
+_MAX_EXPONENT = 40
+"""Decimal exponents beyond this are refused before the number is built: `1e99999999`
+would otherwise make a hundred-million-digit integer (minutes of CPU), and nothing a
+stored unit holds comes near 10^40."""
+
+
 def _number(text: str) -> Fraction:
     cleaned = text.replace("_", "")
     try:
-        return Fraction(Decimal(cleaned))
+        d = Decimal(cleaned)
     except (InvalidOperation, ValueError):
         raise UnitError(f"{text!r} is not a number") from None
+    if not d.is_finite():
+        raise UnitError(f"{text!r} is not a finite number")
+    if d and abs(d.adjusted()) > _MAX_EXPONENT:
+        raise UnitError(f"{text!r} is out of range; expected a figure between 1e-{_MAX_EXPONENT} and 1e{_MAX_EXPONENT}")
+    return Fraction(d)
+
+
+def _fits(value: int, raw: object, what: str) -> int:
+    """Engines store 64-bit integers: a figure beyond that is refused, never wrapped or rounded."""
+    if value > INT64_MAX:
+        raise UnitError(f"{what} {raw!r} is {value} in its stored unit, which does not fit in 64 bits")
+    return value
 
 
 def _to_int(value: Fraction, raw: object, what: str, allow_zero: bool) -> int:
@@ -117,7 +137,7 @@ def _to_int(value: Fraction, raw: object, what: str, allow_zero: bool) -> int:
         if value == 0:
             raise UnitError(f"{what} {raw!r} is zero; expected a positive figure")
         raise UnitError(f"{what} {raw!r} is too small to express in the stored unit")
-    return int(result)
+    return _fits(int(result), raw, what)
 
 
 def _bare(raw: object) -> Fraction | None:
@@ -127,7 +147,7 @@ def _bare(raw: object) -> Fraction | None:
     if isinstance(raw, int):
         return Fraction(raw)
     if isinstance(raw, float):
-        return Fraction(Decimal(repr(raw)))
+        return _number(repr(raw))
     # The YAML loader keeps decimals as text (so `12.10` stays a version, not 12.1).
     if isinstance(raw, str) and _BARE_RE.match(raw):
         return _number(raw.strip())
@@ -247,11 +267,13 @@ def integer(raw: object, what: str, *, minimum: int = 0) -> int:
     """A plain count (links, lanes, generation)."""
     _refuse_comma(raw, what, whole=True)
     if isinstance(raw, bool) or not isinstance(raw, int):
-        if isinstance(raw, str) and re.fullmatch(r"\s*[+-]?\d+\s*", raw):
+        if isinstance(raw, str) and re.fullmatch(r"\s*[+-]?\d{1,30}\s*", raw):
             raw = int(raw)
         else:
             raise UnitError(f"{what} {raw!r} is not a whole number")
     assert isinstance(raw, int)
     if raw < minimum:
         raise UnitError(f"{what} {raw} is below {minimum}")
+    if raw > INT64_MAX:
+        raise UnitError(f"{what} {raw} does not fit in 64 bits; expected at most {INT64_MAX}")
     return raw

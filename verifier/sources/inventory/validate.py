@@ -12,11 +12,13 @@ entry failed to define) are counted against it instead of listed.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.limits import INT64_MAX, INT64_MIN, current_limits, exceeded
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.inventory.units import UnitError, comma_problem
 from verifier.sources.inventory.yaml_source import YList, YMap, load_yaml_file, load_yaml_text
@@ -44,6 +46,56 @@ MODEL_FITS: dict[str, frozenset[str]] = {
     "node": frozenset({"system"}),
     "rack": frozenset({"system"}),
 }
+
+
+# Characters no name, id or label value may hold: C0 and C1 controls (NUL, escape, a line
+# break: they forge report lines and break JUnit XML), lone surrogates (not UTF-8: DuckDB
+# cannot store them), line and paragraph separators, and the bidirectional overrides and
+# isolates that make text display as something else ("Trojan source").
+_BAD_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_MULTILINE_OK = frozenset("\n\t")
+
+
+def text_problem(value: str, *, multiline: bool = False) -> str | None:
+    """What makes `value` unfit as a name, id or label value, or None when it is fine.
+
+    `multiline` (free text such as a description) lets line breaks and tabs through.
+    """
+    if value.isascii() and value.isprintable():  # the common case, checked at C speed
+        return None
+    for m in _BAD_CHARS.finditer(value):
+        ch = m.group(0)
+        if multiline and ch in _MULTILINE_OK:
+            continue
+        code = ord(ch)
+        if 0xD800 <= code <= 0xDFFF:
+            kind = "a lone surrogate, which is not valid UTF-8"
+        elif code in (0x2028, 0x2029):
+            kind = "a line or paragraph separator"
+        elif code >= 0x202A:
+            kind = "a bidirectional text control"
+        else:
+            kind = "a control character"
+        return (
+            f"holds {kind} (U+{code:04X}) at character {m.start() + 1}; "
+            "expected printable text without control characters"
+        )
+    return None
+
+
+def name_problem(value: str) -> str | None:
+    """`text_problem`, and the `id_length` limit: for ids and names."""
+    limit = current_limits().id_length
+    if len(value) > limit:
+        return exceeded("id_length", f"is {len(value):,} characters long")
+    return text_problem(value)
+
+
+def int64_problem(value: int) -> str | None:
+    """Why `value` cannot be stored (engines keep 64-bit integers), or None."""
+    if INT64_MIN <= value <= INT64_MAX:
+        return None
+    return f"{value} does not fit in 64 bits; expected a whole number between {INT64_MIN} and {INT64_MAX}"
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
@@ -189,8 +241,12 @@ class Problems:
             return None
         return value
 
-    def text(self, m: YMap, key: str, what: str) -> str | None:
-        """A symbol-valued field: strings as written; integers are accepted as text."""
+    def text(self, m: YMap, key: str, what: str, *, multiline: bool = False) -> str | None:
+        """A symbol-valued field: strings as written; integers are accepted as text.
+
+        Control characters and lone surrogates are refused here, where the value was
+        written (`multiline` lets a free-text field keep line breaks and tabs).
+        """
         value = m.get(key)
         if value is None:
             return None
@@ -200,6 +256,10 @@ class Problems:
             text = str(value)
             if not text.strip():
                 self.add(m.key_loc(key), f"{key!r} in {what} is empty")
+                return None
+            problem = text_problem(text, multiline=multiline) if isinstance(value, str) else None
+            if problem is not None:
+                self.add(m.key_loc(key), f"{key!r} in {what} {problem}")
                 return None
             return text
         self.add(m.key_loc(key), f"{key!r} in {what} must be a single value, not a list or mapping")
@@ -234,6 +294,10 @@ class Problems:
             return None
         out: dict[str, str] = {}
         for k in sub:
+            problem = name_problem(k)
+            if problem is not None:
+                self.add(sub.key_loc(k), f"key {k!r} in {key} of {what} {problem}")
+                continue
             v = self.text(sub, k, f"{key} of {what}")
             if v is not None:
                 out[k] = v
@@ -245,8 +309,13 @@ class Problems:
             return None
         out: dict[str, int] = {}
         for k, v in sub.items():
-            if isinstance(v, bool) or not isinstance(v, int):
+            problem = name_problem(k)
+            if problem is not None:
+                self.add(sub.key_loc(k), f"key {k!r} in {key} of {what} {problem}")
+            elif isinstance(v, bool) or not isinstance(v, int):
                 self.add(sub.key_loc(k), f"{k!r} in {key} of {what} must be a whole number, got {v!r}")
+            elif (problem := int64_problem(v)) is not None:
+                self.add(sub.key_loc(k), f"{k!r} in {key} of {what}: {problem}")
             else:
                 out[k] = v
         return out
@@ -257,7 +326,9 @@ class Problems:
             return None
         out: list[str] = []
         for i, item in enumerate(items):
-            if isinstance(item, str | int) and not isinstance(item, bool):
+            if isinstance(item, str) and (problem := name_problem(item)) is not None:
+                self.add(items.item_loc(i), f"item {item!r} of {key!r} in {what} {problem}")
+            elif isinstance(item, str | int) and not isinstance(item, bool):
                 out.append(str(item))
             else:
                 self.add(items.item_loc(i), f"items of {key!r} in {what} must be plain words")

@@ -8,8 +8,9 @@ Design choices, each against a known YAML trap:
   each item, so any problem found later can point at the exact place.
 - Scalars follow YAML 1.2 core rules rather than PyYAML's 1.1 defaults: only
   `true`/`false` are booleans (so `no`, the country code, stays a string), only decimal
-  digits are integers, and anything with a dot stays text (`cuda: 12.10` must not become
-  the float 12.1). Units code reads numeric text itself.
+  digits without a leading zero are integers (`012` is not octal 10: it stays text), and
+  anything with a dot stays text (`cuda: 12.10` must not become the float 12.1). Units
+  code reads numeric text itself.
 - Duplicate keys in one mapping are an error (PyYAML silently keeps the last).
 - Aliases are counted on the composed node graph before anything is constructed: the
   size of the document with every alias expanded is computed with memoisation (linear in
@@ -44,6 +45,7 @@ from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import current_limits, exceeded, read_limited
 
 MAX_ALIAS_EXPANSION = 1_000_000
 """Nodes that aliases may add to a document beyond what is written. A large file written
@@ -103,7 +105,13 @@ class _CoreResolver(BaseResolver):
 _CoreResolver.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
-_CoreResolver.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789"))
+# Decimal integers only, and without leading zeros: PyYAML would read `012` as octal 10 and
+# fail on `09` with a traceback; written with a leading zero it is text as written (a rack
+# number `08` stays "08", and figure readers still take it as 8). Past a thousand digits it
+# is text too (Python refuses to convert such a string), which every number reader refuses.
+_CoreResolver.add_implicit_resolver(
+    "tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]{0,999})$"), list("-+0123456789")
+)
 _CoreResolver.add_implicit_resolver(
     "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
 )
@@ -190,14 +198,18 @@ if HAVE_LIBYAML:
 def _expanded_size(root: Node, filename: str) -> int:
     """Node count with every alias expanded, memoised per node: linear in the document.
 
-    Raises on a recursive alias (a node containing itself), which no inventory needs.
+    The same walk refuses what the limits bound (`nesting_depth`, `list_length`), at the
+    node that passes them. Raises on a recursive alias (a node containing itself), which
+    no inventory needs.
     """
+    limits = current_limits()
+    max_depth, max_items = limits.nesting_depth, limits.list_length
     sizes: dict[int, int] = {}
     on_stack: set[int] = set()
     actual = 0
-    stack: list[tuple[Node, bool]] = [(root, False)]
+    stack: list[tuple[Node, bool, int]] = [(root, False, 1)]
     while stack:
-        node, done = stack.pop()
+        node, done, depth = stack.pop()
         key = id(node)
         if done:
             on_stack.discard(key)
@@ -209,23 +221,32 @@ def _expanded_size(root: Node, filename: str) -> int:
         if key in sizes:
             continue
         if key in on_stack:
-            mark = node.start_mark
             raise TopologError.at(
-                SourceLocation(filename, mark.line + 1, mark.column + 1),
+                _mark(node, filename),
                 "recursive YAML alias (a node that contains itself); expected plain nested data",
             )
+        if not isinstance(node, ScalarNode):
+            if depth > max_depth:
+                raise TopologError.at(
+                    _mark(node, filename), exceeded("nesting_depth", f"YAML nested {depth} levels deep here")
+                )
+            if len(node.value) > max_items:
+                what = "list" if isinstance(node, SequenceNode) else "mapping"
+                raise TopologError.at(
+                    _mark(node, filename),
+                    exceeded("list_length", f"this YAML {what} has {len(node.value):,} entries"),
+                )
         actual += 1
         on_stack.add(key)
-        stack.append((node, True))
+        stack.append((node, True, depth))
         for child in _children(node):
             if id(child) in on_stack:
-                mark = child.start_mark
                 raise TopologError.at(
-                    SourceLocation(filename, mark.line + 1, mark.column + 1),
+                    _mark(child, filename),
                     "recursive YAML alias (a node that contains itself); expected plain nested data",
                 )
             if id(child) not in sizes:
-                stack.append((child, False))
+                stack.append((child, False, depth + 1))
     total = sizes[id(root)]
     if total - actual > MAX_ALIAS_EXPANSION:
         raise TopologError.at(
@@ -235,6 +256,11 @@ def _expanded_size(root: Node, filename: str) -> int:
             "expected anchors and aliases used sparingly",
         )
     return total
+
+
+def _mark(node: Node, filename: str) -> SourceLocation:
+    mark = node.start_mark
+    return SourceLocation(filename, mark.line + 1, mark.column + 1)
 
 
 def _children(node: Node) -> list[Node]:
@@ -306,7 +332,9 @@ def _load(text: str, filename: str, loader_class: type[Any]) -> YMap:
         raise _yaml_error(err, text, filename) from None
     except RecursionError:
         raise TopologError.at(
-            SourceLocation(filename, 1, 1), "YAML nesting too deep; expected an inventory of reasonable depth"
+            SourceLocation(filename, 1, 1),
+            "YAML nested deeper than the parser can follow (hundreds of levels); "
+            f"expected at most nesting_depth = {current_limits().nesting_depth} levels",
         ) from None
     finally:
         if loader is not None:
@@ -338,10 +366,6 @@ def _yaml_error(err: yaml.YAMLError, text: str, filename: str) -> TopologError:
 
 
 def load_yaml_file(path: str | Path, filename: str | None = None) -> YMap:
-    """Read `path` (bytes, so encoding errors are ours to report) and parse it."""
+    """Read `path` (bytes, at most `file_size` of them, so encoding errors are ours to report) and parse it."""
     name = filename if filename is not None else str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise TopologError.at(SourceLocation(name), f"cannot read file: {err.strerror or err}") from None
-    return load_yaml_text(decode_utf8(data, name), name)
+    return load_yaml_text(decode_utf8(read_limited(path, name), name), name)

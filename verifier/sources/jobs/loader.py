@@ -13,13 +13,23 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
 
-from verifier.core.errors import SourceLocation
+from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import INT64_MAX
 from verifier.sources.inventory import units
 from verifier.sources.inventory.catalog import mig_memory_mb
 from verifier.sources.inventory.software import version_number
-from verifier.sources.inventory.validate import Problems, did_you_mean, one_of, read_document_text, read_documents
+from verifier.sources.inventory.validate import (
+    Problems,
+    did_you_mean,
+    name_problem,
+    one_of,
+    read_document_text,
+    read_documents,
+    text_problem,
+)
 from verifier.sources.inventory.yaml_source import YList, YMap
 from verifier.sources.jobs.spec import MODES, OPTIMIZERS, PRECISION_BYTES, SCOPES, Job, Jobs, ModelSpec, StackOption
+from verifier.sources.principals import principal_id_problem
 
 API_VERSION = "topolog.dev/v1"
 DOC_KIND = "Jobs"
@@ -66,11 +76,18 @@ _SYMBOL_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 def load_jobs(paths: Iterable[str | Path]) -> Jobs:
     """Load and merge job files; a directory means every *.yaml / *.yml in it, sorted.
 
-    Raises TopologError listing every problem found.
+    Raises TopologError listing every problem found. A folder without job files, or
+    files that define no job at all, are an error too: "0 of 0 jobs placeable" with exit
+    0 would pass a CI run that checked nothing.
     """
     problems = Problems()
-    docs, names = read_documents(_expand(paths), problems)
-    return _build(docs, names, problems)
+    files = _expand(paths, problems)
+    docs, names = read_documents(files, problems)
+    jobs = _build(docs, names, problems)
+    if not jobs.jobs:
+        where = SourceLocation(names[0]) if names else SourceLocation("<jobs>")
+        raise TopologError.at(where, "no jobs to place: the job files define none; expected at least one job")
+    return jobs
 
 
 def load_jobs_text(text: str, filename: str = "<jobs>") -> Jobs:
@@ -79,12 +96,15 @@ def load_jobs_text(text: str, filename: str = "<jobs>") -> Jobs:
     return _build(read_document_text(text, filename, problems), [filename], problems)
 
 
-def _expand(paths: Iterable[str | Path]) -> list[Path]:
+def _expand(paths: Iterable[str | Path], problems: Problems) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            out.extend(sorted(q for q in path.iterdir() if q.suffix in (".yaml", ".yml") and q.is_file()))
+            found = sorted(q for q in path.iterdir() if q.suffix in (".yaml", ".yml") and q.is_file())
+            if not found:
+                problems.add(SourceLocation(str(path)), "folder holds no job files; expected *.yaml or *.yml files")
+            out.extend(found)
         else:
             out.append(path)
     return out
@@ -142,7 +162,7 @@ def _read_job(m: YMap, p: Problems) -> Job | None:
             f"job name {name!r} must start with a letter or digit and hold only letters, digits, '.', '_' and '-'",
         )
     principal, ptype = _principal(m, p, what)
-    description = p.text(m, "description", what)
+    description = p.text(m, "description", what, multiline=True)
 
     gpus = _count(m, "gpus", what, p)
     replicas = _count(m, "replicas", what, p)
@@ -265,17 +285,24 @@ def _principal(m: YMap, p: Problems, what: str) -> tuple[str | None, str | None]
                 f"(expected one of: {one_of(PRINCIPAL_TYPES)})",
             )
             return None, None
-        return u.group("id"), u.group("type")
-    return raw.strip(), None
+        pid, ptype = u.group("id"), u.group("type")
+    else:
+        pid, ptype = raw.strip(), None
+    problem = principal_id_problem(pid)
+    if problem is not None:
+        p.add(m.key_loc("principal"), f"principal {pid!r} in {what} {problem}")
+        return None, None
+    return pid, ptype
 
 
 def _count(m: YMap, key: str, what: str, p: Problems) -> int | None:
     if key not in m:
         return None
     raw = m[key]
-    if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 1:
+    if isinstance(raw, int) and not isinstance(raw, bool) and 1 <= raw <= INT64_MAX:
         return raw
-    p.add(m.key_loc(key), f"{key!r} in {what} is {raw!r}; expected a whole number of at least 1")
+    fits = f" that fits in 64 bits (at most {INT64_MAX})" if isinstance(raw, int) and raw > INT64_MAX else ""
+    p.add(m.key_loc(key), f"{key!r} in {what} is {raw!r}; expected a whole number of at least 1{fits}")
     return None
 
 
@@ -306,6 +333,8 @@ def _words(m: YMap, key: str, what: str, p: Problems) -> tuple[str, ...]:
     for item, loc in zip(value_list, locs, strict=True):
         if isinstance(item, bool) or not isinstance(item, str | int) or not str(item).strip():
             p.add(loc, f"items of {key!r} in {what} must be plain words, got {item!r}")
+        elif isinstance(item, str) and (problem := name_problem(item)) is not None:
+            p.add(loc, f"item {item!r} of {key!r} in {what} {problem}")
         elif str(item) in out:
             p.add(loc, f"{item!r} is listed twice in {key!r} of {what}")
         else:
@@ -383,9 +412,10 @@ def _min_version(raw: object, loc: SourceLocation, what: str, p: Problems) -> in
             f"so write '>={parts[0]}.{parts[1]}'",
         )
         return None
-    number = version_number(text)
-    if number is None:
+    number = version_number(text) if len(text) <= 40 else None
+    if number is None or number > INT64_MAX:
         p.add(loc, f"cannot read version {text!r} of {what}; expected {expected}")
+        return None
     return number
 
 
@@ -397,12 +427,17 @@ def _exclude(m: YMap, p: Problems, what: str) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     for key, value in ex.items():
         kloc = ex.key_loc(key)
+        if (problem := name_problem(key)) is not None:
+            p.add(kloc, f"label {key!r} in {xw} {problem}")
+            continue
         values: list[object] = list(value) if isinstance(value, YList) else [value]
         if isinstance(value, YList) and not value:
             p.add(kloc, f"{key!r} in {xw} is an empty list; expected label values to refuse")
         for v in values:
             if isinstance(v, bool):
                 out.append((key, "true" if v else "false"))
+            elif isinstance(v, str) and (problem := text_problem(v)) is not None:
+                p.add(kloc, f"{key!r} in {xw}: {v!r} {problem}")
             elif isinstance(v, str | int) and str(v).strip():
                 out.append((key, str(v)))
             else:
@@ -420,9 +455,12 @@ def parse_count(raw: object) -> int:
         raise units.UnitError(problem)  # `1,5B`: 1.5 billion or 15? never guessed
     elif isinstance(raw, str) and (m := _COUNT_RE.match(raw)):
         try:
-            number = Fraction(Decimal(m.group("num").replace("_", "")))
+            exact = Decimal(m.group("num").replace("_", ""))
         except InvalidOperation:
             raise units.UnitError(f"cannot read parameter count {raw!r}") from None
+        if exact and abs(exact.adjusted()) > 30:  # `1e99999999` would build a hundred-million-digit integer
+            raise units.UnitError(f"parameter count {raw!r} is out of range; expected at most {INT64_MAX}")
+        number = Fraction(exact)
         value = number * _COUNT_SUFFIX[m.group("suffix") or ""]
     else:
         raise units.UnitError(
@@ -430,6 +468,8 @@ def parse_count(raw: object) -> int:
         )
     if value.denominator != 1 or value < 1:
         raise units.UnitError(f"parameter count {raw!r} is not a positive whole number of parameters")
+    if value > INT64_MAX:
+        raise units.UnitError(f"parameter count {raw!r} does not fit in 64 bits; expected at most {INT64_MAX}")
     return int(value)
 
 

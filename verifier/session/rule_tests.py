@@ -19,18 +19,18 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from verifier.checks.check import Check, CheckSelection, checks_from_program, select_checks
 from verifier.checks.findings import Finding
-from verifier.checks.verify import verify
 from verifier.core.errors import Diagnostic, EngineError, SourceLocation, TopologError
 from verifier.engine.loader import RULE_SUFFIX, read_text
 from verifier.engine.rule_pack import inside_shipped
-from verifier.session.model import load_rules
+from verifier.session.session import load_rules
+from verifier.session.verify_run import VerifyRun, verify
 from verifier.sources.principals import PRINCIPALS_FILE
 from verifier.sources.thresholds import OVERRIDE_NAME
 
@@ -203,9 +203,11 @@ def _folder_cases(folder: Path, errors: list[Diagnostic], warnings: list[str]) -
 
 def case_findings(case: Case, rules_paths: Sequence[Path], engine: str) -> list[str]:
     """The findings of the case's check on its inventory, as expected*.txt lines, sorted. TopologError on bad input."""
-    report = verify(
-        [case.inventory], list(rules_paths), engine=engine, jobs=[case.jobs] if case.jobs is not None else None
-    )
+    # A fixture folder is an example of its own: jobs are judged with authorization only
+    # where the folder has principals to judge them by.
+    principals = (case.inventory.parent / PRINCIPALS_FILE).is_file()
+    run = VerifyRun(rules=list(rules_paths), engine=engine, jobs=[case.jobs] if case.jobs else (), authorize=principals)
+    report = verify([case.inventory], run)
     return sorted(finding_line(f) for f in report.findings if f.rule == case.check_id)
 
 
@@ -218,20 +220,6 @@ def run_case(case: Case, rules_paths: Sequence[Path], engine: str) -> Outcome:
         return Outcome(case, errors=(f"{case.inventory}: the rules could not be evaluated: {err}",))
     want_n, got_n = Counter(case.expected_lines), Counter(got)
     return Outcome(case, tuple(sorted((want_n - got_n).elements())), tuple(sorted((got_n - want_n).elements())))
-
-
-def render_outcome(outcome: Outcome) -> list[str]:
-    """A case's line, then (when it failed) what was missing and what was not expected."""
-    case = outcome.case
-    lines = [f"{outcome.status:<5} {case.check_id:<10} {case.inventory}"]
-    if outcome.missing:
-        lines.append(f"      expected (in {case.expected}) but not found:")
-        lines.extend(f"      - {line}" for line in outcome.missing)
-    if outcome.unexpected:
-        what = "found but not expected" if case.expected is not None else "found, on an inventory that must pass"
-        lines.append(f"      {what}:")
-        lines.extend(f"      + {line}" for line in outcome.unexpected)
-    return lines
 
 
 def untested_warnings(checks: Iterable[Check], cases: Iterable[Case], selection: CheckSelection) -> list[str]:
@@ -258,21 +246,36 @@ def untested_warnings(checks: Iterable[Check], cases: Iterable[Case], selection:
     return out
 
 
+@dataclass(frozen=True)
+class RuleTestReport:
+    """Every case run, in order, with the layout warnings found before any ran."""
+
+    engine: str
+    outcomes: list[Outcome]
+    warnings: list[str]
+
+    def count(self, status: Status) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def exit_code(self) -> int:
+        """0 every case passed, 1 a case failed, 2 a case could not run."""
+        if self.count("ERROR"):
+            return 2
+        return 1 if self.count("FAIL") else 0
+
+
 def run_rule_tests(
     directory: Path,
     rules_paths: Sequence[Path],
     engine: str,
     only: Sequence[str] = (),
     skip: Sequence[str] = (),
-    *,
-    out: Callable[[str], None],
-    err: Callable[[str], None],
-) -> int:
-    """Run every case under `directory`/fixtures; the exit code (0 pass, 1 a case failed, 2 a case could not run).
+) -> RuleTestReport:
+    """Run every case under `directory`/fixtures.
 
     `rules_paths` are loaded before the rule files of `directory` (the shipped pack, unless
     --no-shipped-rules, and any --rules). Layout problems raise TopologError before any case runs.
-    Case lines and the summary go to `out`; warnings, and why a case could not run, to `err`.
     """
     if not directory.is_dir():
         raise TopologError.at(SourceLocation(str(directory)), "not a directory; give the folder of your rule tests")
@@ -290,21 +293,5 @@ def run_rule_tests(
         raise TopologError.at(
             SourceLocation(str(directory / FIXTURES_DIR)), "the --check / --skip options leave no case to run"
         )
-    for line in [*warnings, *untested_warnings(checks, cases, selection)]:
-        err(f"warning: {line}")
-    counts: Counter[Status] = Counter()
-    for case in cases:
-        outcome = run_case(case, paths, engine)
-        counts[outcome.status] += 1
-        for line in render_outcome(outcome):
-            out(line)
-        for error in outcome.errors:
-            err(f"error: {error}")
-    noun = "case" if len(cases) == 1 else "cases"
-    summary = f"{len(cases)} {noun}: {counts['PASS']} passed, {counts['FAIL']} failed"
-    if counts["ERROR"]:
-        summary += f", {counts['ERROR']} could not run"
-    out(f"{summary} (engine {engine})")
-    if counts["ERROR"]:
-        return 2
-    return 1 if counts["FAIL"] else 0
+    warnings = [*warnings, *untested_warnings(checks, cases, selection)]
+    return RuleTestReport(engine, [run_case(case, paths, engine) for case in cases], warnings)

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.authorization.evaluate import ACTIONS, Decision, Request
-from verifier.authorization.setup import AuthzSetup, load_setup
+from verifier.authorization.requests import resolve
+from verifier.authorization.setup import AuthzSetup
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.session.api import load_authorization
 from verifier.sources.inventory.yaml_source import YList, YMap, load_yaml_file
 
 
@@ -34,8 +36,6 @@ class ExampleResult:
 
 
 def run_examples(policy_dir: Path) -> list[ExampleResult]:
-    from verifier.cli.authz_commands import resolve
-
     setups: dict[Path, AuthzSetup] = {}
     out: list[ExampleResult] = []
     for expected in ("ALLOW", "DENY"):
@@ -43,7 +43,7 @@ def run_examples(policy_dir: Path) -> list[ExampleResult]:
             doc = load_yaml_file(path)
             inventory = (path.parent / str(doc.get("inventory", ""))).resolve()
             if inventory not in setups:
-                setups[inventory] = load_setup([inventory], policy_dir)
+                setups[inventory] = load_authorization([inventory], policy_dir)
             setup = setups[inventory]
             action = doc.get("action")
             if action not in ACTIONS:

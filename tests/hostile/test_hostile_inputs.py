@@ -1,0 +1,340 @@
+"""Hostile and huge input, one case per kind (issue 18): through the real CLI, each must exit 2
+with the file:line and a sentence saying what was wrong, within the limits, never a traceback.
+
+Cases that would need gigabytes to hit a default limit run under lowered limits
+(`use_limits`): the limit, not its default, is what each case proves is enforced.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run_cli
+from verifier.core.limits import Limits, use_limits
+
+SMALL = """\
+apiVersion: topolog.dev/v1
+kind: Inventory
+metadata: {name: small}
+objects:
+  - name: n1
+    kind: node
+    labels: {tenant: hpc}
+    children:
+      - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+      - {name: gpu1, kind: gpu, model: H100-SXM5-80GB}
+      - {name: nic0, kind: nic}
+links:
+  - {a: n1/gpu0, b: n1/gpu1, kind: nvlink, generation: 4, count: 18}
+  - {a: n1/gpu0, b: n1/nic0, kind: pcie, generation: 5, lanes: 16}
+  - {a: n1/gpu1, b: n1/nic0, kind: pcie, generation: 5, lanes: 16}
+"""
+
+PRINCIPALS = """\
+apiVersion: topolog.dev/v1
+kind: Principals
+teams:
+  - {id: hpc, tenant: hpc}
+users:
+  - {id: alice, teams: [hpc]}
+"""
+
+JOBS = """\
+apiVersion: topolog.dev/v1
+kind: Jobs
+jobs:
+  - {name: j1, principal: alice, gpus: 1}
+"""
+
+TEMPLATE_X = """\
+apiVersion: topolog.dev/v1
+templates:
+  dgx:
+    kind: node
+    children:
+      - {name: gpu0, kind: gpu}
+      - {name: gpu1, kind: gpu}
+      - {name: gpu2, kind: gpu}
+objects:
+  - {name: "n{i}", template: dgx, count: COUNT}
+"""
+
+NESTED_TEMPLATES = """\
+apiVersion: topolog.dev/v1
+templates:
+  dgx:
+    kind: node
+    children:
+      - {name: gpu0, kind: gpu}
+  rack:
+    kind: rack
+    children:
+      - {name: "n{i}", template: dgx, count: 900000}
+objects:
+  - {name: "r{i}", template: rack, count: 900000}
+"""
+
+GREEDY_RULES = """\
+.decl every_pair(a: symbol, b: symbol)
+every_pair(A, B) :- object(A, _), object(B, _).
+"""
+
+
+def _replace(old: str, new: str) -> str:
+    assert old in SMALL
+    return SMALL.replace(old, new)
+
+
+@dataclass
+class Case:
+    """Files to write (name -> text or bytes), the command, and what stderr must say."""
+
+    files: dict[str, str | bytes]
+    args: list[str]
+    expect: list[str]
+    limits: Limits = field(default_factory=Limits)
+    setup: Callable[[Path], None] | None = None
+
+
+def _fifo(tmp: Path) -> None:
+    os.mkfifo(tmp / "fifo.yaml")
+
+
+CASES: dict[str, Case] = {
+    # --- reading files: size, device files, FIFOs, encoding ---------------------------------
+    "file over file_size": Case(
+        {"inv.yaml": SMALL + "#" * 4096 + "\n"},
+        ["verify", "inv.yaml"],
+        ["inv.yaml: inventory file is 4.5 KiB", "over the limit file_size = 4 KiB", "--limit file_size="],
+        Limits(file_size=4096),
+    ),
+    "/dev/zero as inventory": Case(
+        {}, ["verify", "/dev/zero"], ["/dev/zero: cannot read inventory file: it is a device file"]
+    ),
+    "FIFO without a writer": Case(
+        {}, ["verify", "fifo.yaml"], ["fifo.yaml:1:1: file is empty"], setup=_fifo
+    ),
+    "NUL byte in YAML": Case(
+        {"inv.yaml": _replace("name: n1\n", "name: n\x001\n")},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:5:12: character '\\x00' (#x0000) is not allowed in YAML"],
+    ),
+    "not UTF-8": Case(
+        {"inv.yaml": SMALL.encode().replace(b"name: n1", b"name: n\xff1")},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:5:13: file is not UTF-8 (byte 0xff"],
+    ),
+    # --- nesting and list lengths ----------------------------------------------------------
+    "YAML nested 10^5 deep": Case(
+        {"inv.yaml": "apiVersion: topolog.dev/v1\nobjects: " + "[" * 100_000 + "]" * 100_000 + "\n"},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:1:1: YAML nested deeper than the parser can follow", "nesting_depth = 100"],
+    ),
+    "YAML nested past nesting_depth": Case(
+        {"inv.yaml": "apiVersion: topolog.dev/v1\nobjects: " + "[" * 150 + "]" * 150 + "\n"},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:2:110: YAML nested 101 levels deep here, over the limit nesting_depth = 100"],
+    ),
+    "list over list_length": Case(
+        {"inv.yaml": _replace("labels: {tenant: hpc}", "labels: {tenant: hpc}\n    promises: [" + "a, " * 50 + "a]")},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:8:15: this YAML list has 51 entries, over the limit list_length = 50"],
+        Limits(list_length=50),
+    ),
+    "baseline JSON nested 10^5 deep": Case(
+        {"inv.yaml": SMALL, "base.json": '{"schemaVersion": 1, "findings": ' + "[" * 100_000 + "]" * 100_000 + "}"},
+        ["verify", "inv.yaml", "--baseline", "base.json"],
+        ["base.json:1:1: JSON nested deeper than it can be read; expected at most nesting_depth = 100 levels"],
+    ),
+    # --- ids: length, control characters, surrogates ------------------------------------------
+    "id over id_length": Case(
+        {"inv.yaml": _replace("name: n1\n", "name: " + "n" * 2000 + "\n")},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:5:5: 'name' in object", "is 2,000 characters long, over the limit id_length = 1,024"],
+    ),
+    "control character in an id": Case(
+        {"inv.yaml": _replace("name: gpu1,", 'name: "gpu\\x011",')},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:10:10: 'name' in object 'gpu\\x011' holds a control character (U+0001) at character 4"],
+    ),
+    "lone surrogate in an id": Case(
+        {"inv.yaml": _replace("name: gpu1,", 'name: "gpu\\ud8001",')},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:10:10: 'name' in object 'gpu\\ud8001' holds a lone surrogate, which is not valid UTF-8"],
+    ),
+    "newline in a label": Case(
+        {"inv.yaml": _replace("tenant: hpc", 'tenant: "hpc\\n::error::forged"')},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:7:14: 'tenant' in labels of object 'n1' holds a control character (U+000A)"],
+    ),
+    "bidi override in a label key": Case(
+        {"inv.yaml": _replace("tenant: hpc", '"ten\\u202eant": hpc')},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:7:14: key 'ten\\u202eant' in labels of object 'n1' holds a bidirectional text control"],
+    ),
+    "control character in a job's principal": Case(
+        {"inv.yaml": SMALL, "principals.yml": PRINCIPALS, "jobs.yaml": JOBS.replace("alice", '"al\\x1bice"')},
+        ["place", "inv.yaml", "jobs.yaml"],
+        ["jobs.yaml:4:16: principal 'al\\x1bice' in job 'j1' holds a control character (U+001B)"],
+    ),
+    # --- principals: quotes, backslashes, newlines ------------------------------------------
+    "quote in a user id": Case(
+        {"inv.yaml": SMALL, "principals.yml": PRINCIPALS.replace("id: alice", "id: 'a\"b'"), "jobs.yaml": JOBS},
+        ["place", "inv.yaml", "jobs.yaml"],
+        ["principals.yml:6:6: principal id 'a\"b' holds a quote, a backslash, white space or '::'"],
+    ),
+    "backslash in a team id": Case(
+        {
+            "inv.yaml": SMALL,
+            "principals.yml": PRINCIPALS.replace("{id: hpc,", "{id: 'h\\pc',").replace("[hpc]", "['h\\pc']"),
+            "jobs.yaml": JOBS,
+        },
+        ["place", "inv.yaml", "jobs.yaml"],
+        ["principals.yml:4:6: principal id 'h\\\\pc' holds a quote, a backslash"],
+    ),
+    "newline in a team membership": Case(
+        {"inv.yaml": SMALL, "principals.yml": PRINCIPALS.replace("[hpc]", '["hp\\nc"]'), "jobs.yaml": JOBS},
+        ["place", "inv.yaml", "jobs.yaml"],
+        ["principals.yml:6:27: team id 'hp\\nc' holds a control character (U+000A)"],
+    ),
+    "quote in a job's principal": Case(
+        {"inv.yaml": SMALL, "principals.yml": PRINCIPALS, "jobs.yaml": JOBS.replace("alice", "'a\"b'")},
+        ["place", "inv.yaml", "jobs.yaml"],
+        ["jobs.yaml:4:16: principal 'a\"b' in job 'j1' holds a quote"],
+    ),
+    # --- templates and expansion -------------------------------------------------------------
+    "count: 2**70": Case(
+        {"inv.yaml": TEMPLATE_X.replace("COUNT", str(2**70))},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:10:5: 'count' in object 'n{i}': count 1180591620717411303424 does not fit in 64 bits"],
+    ),
+    "template counted 10^7 times": Case(
+        {"inv.yaml": TEMPLATE_X.replace("COUNT", "10000000")},
+        ["verify", "inv.yaml"],
+        [
+            "inv.yaml:10:5: 'count: 10,000,000' asks for 10,000,000 instances (40,000,000 objects and links), "
+            "over the limit template_count = 1,000,000"
+        ],
+    ),
+    "nested counts past expanded_objects": Case(
+        {"inv.yaml": NESTED_TEMPLATES},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:12:5: the inventory would expand to 1,620,001,800,000 objects and links", "expanded_objects"],
+    ),
+    # --- numbers out of range -----------------------------------------------------------------
+    "attribute beyond 64 bits": Case(
+        {"inv.yaml": _replace("labels: {tenant: hpc}", "labels: {tenant: hpc}\n    attrs: {x: " + str(2**64) + "}")},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:8:13: 'x' in attrs of object 'n1': 18446744073709551616 does not fit in 64 bits"],
+    ),
+    "bandwidth beyond 64 bits": Case(
+        {"inv.yaml": _replace("generation: 4, count: 18", "bandwidth: 1e30 GB/s")},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:13:44: 'bandwidth' in link n1/gpu0 - n1/gpu1: bandwidth '1e30 GB/s'", "does not fit in 64 bits"],
+    ),
+    "exponent that would take minutes": Case(
+        {"inv.yaml": _replace("generation: 4, count: 18", "bandwidth: 1e99999999 GB/s")},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:13:44: 'bandwidth' in link n1/gpu0 - n1/gpu1: '1e99999999' is out of range"],
+    ),
+    "leading-zero integer (was octal or a traceback)": Case(
+        {"inv.yaml": _replace("labels: {tenant: hpc}", "labels: {tenant: hpc}\n    attrs: {x: 09}")},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:8:13: 'x' in attrs of object 'n1' must be a whole number, got '09'"],
+    ),
+    "threshold of 2**70": Case(
+        {"inv.yaml": SMALL, "thr.yaml": f"gpu_pair_min_mbps: {2**70}\n"},
+        ["verify", "inv.yaml", "--thresholds", "thr.yaml"],
+        ["thr.yaml:1:1: threshold 'gpu_pair_min_mbps' is 1180591620717411303424", "fits in 64 bits"],
+    ),
+    "job gpus beyond 64 bits": Case(
+        {"inv.yaml": SMALL, "principals.yml": PRINCIPALS, "jobs.yaml": JOBS.replace("gpus: 1", f"gpus: {2**64}")},
+        ["place", "inv.yaml", "jobs.yaml"],
+        ["jobs.yaml:4:40: 'gpus' in job 'j1' is 18446744073709551616", "fits in 64 bits"],
+    ),
+    "job parameter count past 64 bits": Case(
+        {
+            "inv.yaml": SMALL,
+            "principals.yml": PRINCIPALS,
+            "jobs.yaml": JOBS.replace("gpus: 1}", "gpus: 1, model: {parameters: 1e99999999}}"),
+        },
+        ["place", "inv.yaml", "jobs.yaml"],
+        ["jobs.yaml:4:56: 'parameters' in model of job 'j1': parameter count '1e99999999' is out of range"],
+    ),
+    # --- jobs ---------------------------------------------------------------------------------
+    "empty jobs folder": Case(
+        {"inv.yaml": SMALL, "principals.yml": PRINCIPALS, "jobs/README.md": "no jobs yet\n"},
+        ["place", "inv.yaml", "jobs"],
+        ["jobs: folder holds no job files; expected *.yaml or *.yml files"],
+    ),
+    "job file without jobs": Case(
+        {"inv.yaml": SMALL, "principals.yml": PRINCIPALS, "jobs.yaml": JOBS.split("jobs:\n")[0] + "jobs: []\n"},
+        ["place", "inv.yaml", "jobs.yaml"],
+        ["jobs.yaml: no jobs to place: the job files define none"],
+    ),
+    # --- authorization data types -------------------------------------------------------------
+    "quarantine label that is not a boolean": Case(
+        {
+            "inv.yaml": _replace("labels: {tenant: hpc}", "labels: {tenant: hpc, quarantine: 'yes'}"),
+            "principals.yml": PRINCIPALS,
+            "jobs.yaml": JOBS,
+        },
+        ["place", "inv.yaml", "jobs.yaml"],
+        ["inv.yaml:5:5: label 'quarantine' of 'n1' is 'yes'", "boolean 'quarantined', so expected true or false"],
+    ),
+    # --- importers ------------------------------------------------------------------------------
+    "hostlist of 10^8 hosts": Case(
+        {"topology.conf": "SwitchName=leaf0 Nodes=n[1-100000000]\n"},
+        ["import", "slurm", "topology.conf"],
+        ["topology.conf:1", "names 100,000,000 hosts or more, over the limit hostlist_size = 1,000,000"],
+    ),
+    "30 ranges of 999,999 in one bracket": Case(
+        {"topology.conf": "SwitchName=leaf0 Nodes=n[" + ",".join(["1-999999"] * 30) + "]\n"},
+        ["import", "slurm", "topology.conf"],
+        ["topology.conf:1", "names 29,999,970 hosts or more, over the limit hostlist_size"],
+    ),
+    "hwloc XML nested 10^5 deep": Case(
+        {"topo.xml": '<?xml version="1.0"?>' + "<object>" * 100_000 + "</object>" * 100_000},
+        ["import", "hwloc", "topo.xml"],
+        ["topo.xml:1:", "elements nested 101 levels deep here, over the limit nesting_depth = 100"],
+    ),
+    # --- the engine -----------------------------------------------------------------------------
+    "rules deriving past derived_tuples": Case(
+        {"inv.yaml": SMALL, "greedy.dl": GREEDY_RULES},
+        ["verify", "inv.yaml", "--rules", "greedy.dl"],
+        ["greedy.dl:1:1: the rules derive", "relation 'every_pair' is still growing", "derived_tuples = 20"],
+        Limits(derived_tuples=20),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_hostile_input_is_refused_with_its_place(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = CASES[name]
+    for rel, content in case.files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8", errors="surrogatepass")
+    if case.setup is not None:
+        case.setup(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    started = time.monotonic()
+    with use_limits(case.limits):
+        code, _out, err = run_cli(*case.args)
+    elapsed = time.monotonic() - started
+    assert "Traceback" not in err
+    assert code == 2, f"exit {code}, stderr:\n{err}"
+    for text in case.expect:
+        assert text in err, f"{text!r} not in stderr:\n{err}"
+    assert elapsed < 60, f"took {elapsed:.0f} s: a limit should stop it at once"

@@ -1,0 +1,67 @@
+"""Writers of what schedulers should believe (Slurm topology, Kubernetes labels), from the inventory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from verifier.reports import k8s_labels, slurm_topology
+from verifier.sources.importers import import_files
+from verifier.sources.inventory.loader import load_inventory
+
+
+def _data(text: str) -> set[str]:
+    return {ln.split("#", 1)[0].strip() for ln in text.splitlines() if ln.split("#", 1)[0].strip()}
+
+
+def test_compress() -> None:
+    assert slurm_topology.compress(["n001", "n002", "n003", "n005", "m", "x1"]) == "n[001-003,005],x1,m"
+    assert slurm_topology.compress(["switch.1.1", "switch.1.2", "switch.1.10"]) == "switch.1.[1-2,10]"
+
+
+def test_tree_round_trip(fx: Path) -> None:
+    # topograph-tree.conf imported, then written back: the same 19 switch lines (core, 6 spines, 12 leaves).
+    inv = import_files("slurm", [fx / "topograph-tree.conf"]).inventory
+    out = slurm_topology.render(inv, "tree")
+    assert _data(out) == _data((fx / "topograph-tree.conf").read_text())
+    assert out == slurm_topology.render(inv, "tree")  # deterministic
+
+
+def test_gb200_blocks_and_labels(fx: Path) -> None:
+    # k8s-gb200-inventory.yaml by hand: racks nvl-a {gb-a0, gb-a1} and nvl-b {gb-b0, gb-b1} each hold one
+    # NVLink domain over two nodes; no fabric switches. So: two blocks named after their racks, BlockSizes 2,
+    # the block topology is the cluster default (there is no tree); each node 2 GPUs and its domain label.
+    inv = load_inventory([fx / "k8s-gb200-inventory.yaml"])
+    assert slurm_topology.render(inv, "block").splitlines()[1:] == [
+        "BlockName=nvl-a Nodes=gb-a[0-1]",
+        "BlockName=nvl-b Nodes=gb-b[0-1]",
+        "BlockSizes=2",
+    ]
+    yaml_text = slurm_topology.render(inv)
+    assert "- topology: nvlink\n  cluster_default: true\n  block:\n" in yaml_text
+    labels = "network.topology.nvidia.com/accelerator=nvl-{r} nvidia.com/gpu.count=2"
+    assert k8s_labels.render(inv).splitlines()[1:] == [
+        f"kubectl label --overwrite node gb-{r}{i} " + labels.format(r=r) for r in "ab" for i in "01"
+    ]
+
+
+def test_exported_yaml_imports_back(fx: Path, tmp_path: Path) -> None:
+    # What `export slurm-topology` writes is a topology.yaml the Slurm importer reads: the same blocks.
+    inv = load_inventory([fx / "k8s-gb200-inventory.yaml"])
+    p = tmp_path / "topology.yaml"
+    p.write_text(slurm_topology.render(inv))
+    back = import_files("slurm", [p]).inventory
+    assert {o.id: o.parent for o in back.of_kind("node")} == {
+        "gb-a0": "nvl-a",
+        "gb-a1": "nvl-a",
+        "gb-b0": "nvl-b",
+        "gb-b1": "nvl-b",
+    }
+
+
+def test_rail_optimised_nodes_are_not_forced_under_a_leaf() -> None:
+    # dgx-h100-pod: every node's 8 NICs go to 8 rail leaves. Slurm's tree holds one leaf per node: each such
+    # node is named in a comment, none is listed under a leaf picked for it.
+    inv = load_inventory([Path(__file__).resolve().parents[3] / "inventories" / "dgx-h100-pod.yaml"])
+    out = slurm_topology.render(inv, "tree")
+    assert "Nodes=" not in out
+    assert out.count("is cabled to leaves") == sum(1 for _ in inv.of_kind("node"))

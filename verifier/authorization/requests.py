@@ -1,0 +1,67 @@
+"""One request as a user writes it (`--principal alice --resource dgx00/gpu0`), resolved and decided."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verifier.authorization.entities import HARDWARE_TYPES, uid
+from verifier.authorization.evaluate import Decision, Request
+from verifier.authorization.setup import AuthzSetup
+from verifier.core.errors import SourceLocation, TopologError
+
+
+def _bad(message: str, where: str = "<request>") -> TopologError:
+    return TopologError.at(SourceLocation(where), message)
+
+
+@dataclass(frozen=True)
+class AuthorizeReport:
+    """A decision with what is needed to say why: each deciding policy's effect."""
+
+    request: Request
+    decision: Decision
+    effects: dict[str, str]
+    """permit / forbid, per policy id among the decision's reasons."""
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.decision.allowed else 1
+
+
+def decide(
+    setup: AuthzSetup, principal: str, action: str, resource: str, context: dict[str, object]
+) -> AuthorizeReport:
+    """Resolve the names, ask Cedar once (TopologError for a name that is nowhere or a request off the schema)."""
+    request = Request(resolve(setup, principal, "principal"), action, resolve(setup, resource, "resource"), context)
+    d = setup.authorizer.decide_one(request)
+    invalid = [m for p, m in d.errors if not p and m.startswith("failed to build request")]
+    if invalid:
+        raise _bad(f"the request does not match the schema: {invalid[0]}", "--context")
+    return AuthorizeReport(request, d, {r: setup.bundle.effect(r) for r in d.reasons})
+
+
+def resolve(setup: AuthzSetup, text: str, role: str) -> str:
+    """`Type::"id"` as written, or a bare id: a principal id or an inventory object id."""
+    entities = setup.graph.entities
+    if "::" in text:
+        etype, _, rest = text.partition("::")
+        eid = rest[1:-1] if len(rest) >= 2 and rest[0] == rest[-1] == '"' else rest
+        candidate = uid(etype, eid)
+        if candidate not in entities:
+            raise _bad(f"--{role} {text}: no such entity in the inventory and principals file")
+        return candidate
+    if role == "principal":
+        p = setup.principals.principals.get(text)
+        if p is None:
+            raise _bad(f"--principal {text!r} is not in {setup.principals.file}")
+        return p.uid
+    obj = setup.inventory.objects.get(text)
+    if obj is not None and obj.kind in HARDWARE_TYPES:
+        return uid(HARDWARE_TYPES[obj.kind], obj.id)
+    domain = uid("NvlinkDomain", text)
+    if domain in entities and obj is None:
+        return domain
+    raise _bad(
+        f"--resource {text!r} is not a GPU, node, rack or pod of the inventory "
+        '(or write the uid, e.g. NvlinkDomain::"dgx00/gpu0")'
+    )

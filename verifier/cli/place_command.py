@@ -1,0 +1,93 @@
+"""`topolog place`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from verifier.cli.errors import guard
+from verifier.cli.options import (
+    ENGINE_OPTION,
+    NO_AUTHORIZATION_OPTION,
+    _missing_files,
+    format_option,
+    side_file_flags,
+    side_file_options,
+)
+from verifier.cli.output import emit
+from verifier.core.progress import Progress
+from verifier.placement.place import RANKS, PlaceReport
+from verifier.reports import formats_for
+from verifier.session.place_run import place
+
+
+@click.command("place")
+@click.argument("inventory", type=click.Path(path_type=Path))
+@click.argument("jobs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--rank",
+    type=click.Choice(RANKS),
+    default="bandwidth",
+    show_default=True,
+    help="bandwidth: best bottleneck first, then fewest nodes, then name; cost: price per hour, then bandwidth.",
+)
+@click.option(
+    "--why-not", "why_not", is_flag=True, help="For each candidate domain that fails, the first requirement it misses."
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Show at most this many placements per job (0: all).",
+)
+@format_option(formats_for(PlaceReport))
+@side_file_options()
+@NO_AUTHORIZATION_OPTION
+@ENGINE_OPTION
+def place_cmd(
+    inventory: Path,
+    jobs: tuple[Path, ...],
+    rank: str,
+    why_not: bool,
+    limit: int,
+    fmt: str,
+    principals_path: Path | None,
+    policies_path: Path | None,
+    no_authorization: bool,
+    engine: str,
+) -> None:
+    """List, per job, the valid placements ranked, with bottleneck bandwidth and hourly cost.
+
+    JOBS are job files or directories (kind: Jobs). Each job's principal must be in the
+    principals file (principals.yml next to the inventory, or --principals), and placements
+    are only where the Cedar policies let it schedule; --no-authorization places without
+    them and says so. Exit status: 0 every job has a placement, 1 some job fits nowhere
+    (PLACE001), 2 bad input.
+
+    \b
+    Example:
+      topolog place inventories/mixed-fleet.yaml inventories/jobs/portable.yaml
+      topolog place inventories/mixed-fleet.yaml inventories/jobs/ --why-not --rank cost --format json
+    """
+
+    def body() -> int:
+        _missing_files([inventory, *jobs, *(p for p in (principals_path, policies_path) if p is not None)])
+        with Progress() as progress:
+            report = place(
+                [inventory],
+                list(jobs),
+                rank=rank,
+                why_not=why_not,
+                engine=engine,
+                progress=progress,
+                limit=limit,
+                flags=side_file_flags(principals_path, policies_path),
+                authorize=not no_authorization,
+            )
+        emit(report, fmt)
+        return report.exit_code
+
+    sys.exit(guard(body))

@@ -1,0 +1,288 @@
+"""`topolog verify` and `topolog diff`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+
+import click
+
+from verifier.checks.baseline import baseline_text
+from verifier.checks.diff import DiffReport, files_at_revision
+from verifier.checks.findings import SEVERITIES, Severity
+from verifier.checks.verify import baseline_entries, select_report
+from verifier.checks.waivers import EXPIRED_ID, UNUSED_ID
+from verifier.cli.errors import guard
+from verifier.cli.options import (
+    CHECK_OPTIONS,
+    ENGINE_OPTION,
+    FILE_TYPE,
+    NO_AUTHORIZATION_OPTION,
+    RULES_OPTION,
+    OnceOption,
+    ReportTarget,
+    _missing_files,
+    _parse_today,
+    _selection,
+    format_option,
+    side_file_flags,
+    side_file_options,
+)
+from verifier.cli.output import emit, refuse_inputs, write_file
+from verifier.core.progress import Progress
+from verifier.reports import VERIFY_FORMATS, formats_for, render
+from verifier.reports.markdown_report import append_step_summary
+from verifier.reports.text_report import summary
+from verifier.session.diff_run import diff
+from verifier.session.verify_run import VerifyRun, verify
+from verifier.sources.importers import KINDS as IMPORT_KINDS
+
+
+@click.command("verify")
+@click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
+@RULES_OPTION
+@click.option(
+    "--format",
+    "stdout_fmt",
+    cls=OnceOption,
+    type=click.Choice(VERIFY_FORMATS),
+    default=None,
+    once_hint="--format chooses the one report printed on stdout; write the others with --output FORMAT=PATH",
+    help="The report printed on stdout, at most one: text (the default without --output), json, sarif, "
+    "junit, github (workflow annotations) or markdown.",
+)
+@click.option(
+    "--output",
+    "outputs",
+    type=ReportTarget(),
+    multiple=True,
+    help="Write a report to a file, as FORMAT=PATH (repeatable), e.g. --output sarif=topolog.sarif; "
+    "the summary still goes to the terminal.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES),
+    default="error",
+    show_default=True,
+    help="Exit 1 when a finding is at least this severe.",
+)
+@click.option(
+    "--proofs/--no-proofs", default=None, help="Attach a derivation to each finding (default: json and sarif only)."
+)
+@click.option(
+    "--waivers",
+    "waivers_path",
+    type=FILE_TYPE,
+    default=None,
+    help="Waivers file (rule, subject glob, reason, expiry). Default: topolog.waivers.yaml next to the first "
+    "inventory or in the working directory.",
+)
+@click.option(
+    "--today",
+    type=str,
+    default=None,
+    envvar="TOPOLOG_TODAY",
+    show_envvar=True,
+    callback=_parse_today,
+    help="The date waivers expire against, YYYY-MM-DD. Default: today.",
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=FILE_TYPE,
+    default=None,
+    help="Report only findings whose fingerprint is not in this baseline file.",
+)
+@click.option(
+    "--write-baseline",
+    type=FILE_TYPE,
+    default=None,
+    help="Write the findings of this run (waived ones excepted) to FILE as a baseline.",
+)
+@click.option(
+    "--from",
+    "from_kind",
+    type=click.Choice(IMPORT_KINDS),
+    default=None,
+    help="Read INVENTORY as this tool's output instead of a topolog YAML inventory.",
+)
+@click.option(
+    "--thresholds",
+    "thresholds_path",
+    type=FILE_TYPE,
+    default=None,
+    help="Thresholds overriding rules/thresholds.yaml. Default: topolog.thresholds.yaml next to the first "
+    "inventory or in the working directory.",
+)
+@click.option(
+    "--jobs",
+    "jobs_paths",
+    type=click.Path(path_type=Path),
+    multiple=True,
+    help="Job file or directory (repeatable): every job must have a valid placement (check PLACE001).",
+)
+@side_file_options()
+@NO_AUTHORIZATION_OPTION
+@CHECK_OPTIONS
+@ENGINE_OPTION
+def verify_cmd(
+    inventory: tuple[Path, ...],
+    rules: tuple[Path, ...],
+    stdout_fmt: str | None,
+    outputs: tuple[tuple[str, Path], ...],
+    fail_on: Severity,
+    proofs: bool | None,
+    waivers_path: Path | None,
+    today: date | None,
+    baseline_path: Path | None,
+    write_baseline: Path | None,
+    from_kind: str | None,
+    thresholds_path: Path | None,
+    jobs_paths: tuple[Path, ...],
+    principals_path: Path | None,
+    policies_path: Path | None,
+    no_authorization: bool,
+    check_ids: tuple[str, ...],
+    skip_ids: tuple[str, ...],
+    engine: str,
+) -> None:
+    """Run every check on an inventory and report the findings.
+
+    Exit status: 0 no finding at or above --fail-on, 1 findings, 2 bad input.
+    Each --output FORMAT=PATH writes one report to a file; --format chooses the one
+    printed on stdout (text when neither is given). With GITHUB_STEP_SUMMARY set, the
+    github format also appends a Markdown summary of the run there.
+
+    \b
+    Example:
+      topolog verify inventories/dgx-h100-pod.yaml --format json --fail-on warning
+      topolog verify inv.yaml --output sarif=topolog.sarif --output junit=topolog.xml \\
+          --format github --baseline .topolog-baseline.json
+      topolog verify --from nccl-xml /var/log/nccl-topo.xml
+      topolog verify inventories/mixed-fleet.yaml --jobs inventories/jobs/
+    """
+    # Without any --output the report is the terminal's; with some, only an asked-for one is.
+    on_stdout = stdout_fmt or (None if outputs else "text")
+    _refuse_shared_files(outputs, write_baseline)
+    formats = {fmt for fmt, _ in outputs} | ({on_stdout} if on_stdout else set())
+
+    def body() -> int:
+        side = (waivers_path, baseline_path, thresholds_path, principals_path, policies_path)
+        read = [*inventory, *rules, *jobs_paths, *(p for p in side if p is not None)]
+        _missing_files(read)
+        refuse_inputs([*(path for _, path in outputs), *([write_baseline] if write_baseline else [])], read)
+        selection = _selection(rules, check_ids, skip_ids, also=(EXPIRED_ID, UNUSED_ID))
+        run = VerifyRun(
+            rules=list(rules) or None,
+            engine=engine,
+            fail_on=fail_on,
+            with_proofs=proofs if proofs is not None else bool(formats & {"json", "sarif"}),
+            flags=side_file_flags(principals_path, policies_path, thresholds_path, waivers_path, baseline_path),
+            today=today,
+            from_kind=from_kind,
+            jobs=list(jobs_paths),
+            authorize=not no_authorization,
+        )
+        with Progress() as progress:
+            report = verify(list(inventory), run, progress)
+        for note in report.notes:
+            click.echo(f"note: {note}", err=True)
+        report = select_report(report, selection)
+        for fmt, path in outputs:
+            write_file(path, render(report, fmt))
+        if "github" in formats and os.environ.get("GITHUB_STEP_SUMMARY"):
+            # Annotations mark lines; the job summary page is where a reviewer sees the whole run.
+            append_step_summary(report, os.environ)
+        if write_baseline is not None:
+            entries = baseline_entries(report)
+            write_file(write_baseline, baseline_text(entries))
+            click.echo(f"topolog: wrote {len(entries)} findings to baseline {write_baseline}", err=True)
+        if on_stdout is not None:
+            emit(report, on_stdout)
+            if outputs and on_stdout not in ("text", "github"):  # those end with the summary already
+                click.echo("\n".join(summary(report)), err=True)
+        else:
+            click.echo("\n".join(summary(report)))
+        return report.exit_code
+
+    sys.exit(guard(body))
+
+
+def _refuse_shared_files(outputs: Sequence[tuple[str, Path]], write_baseline: Path | None) -> None:
+    """Two writes to one file would leave only the last: refuse before any work is done."""
+    writes = [(f"--output {fmt}={path}", path) for fmt, path in outputs]
+    if write_baseline is not None:
+        writes.append((f"--write-baseline {write_baseline}", write_baseline))
+    seen: dict[Path, str] = {}
+    for flag, path in writes:
+        key = path.resolve()
+        if key in seen:
+            raise click.UsageError(
+                f"{seen[key]} and {flag} write to the same file {path}; give each report its own file"
+            )
+        seen[key] = flag
+
+
+@click.command("diff")
+@click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--rev", default=None, help="Compare INVENTORY as committed at this git revision (old) with the working tree (new)."
+)
+@RULES_OPTION
+@click.option(
+    "--relation",
+    "relations",
+    multiple=True,
+    help="Also compare this relation (repeatable). Always compared, where declared: "
+    "nvlink_domain, node_domain_count, permitted.",
+)
+@format_option(formats_for(DiffReport))
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES),
+    default="error",
+    show_default=True,
+    help="Exit 1 when the change adds a finding at least this severe.",
+)
+@ENGINE_OPTION
+def diff_cmd(
+    inventory: tuple[Path, ...],
+    rev: str | None,
+    rules: tuple[Path, ...],
+    relations: tuple[str, ...],
+    fmt: str,
+    fail_on: Severity,
+    engine: str,
+) -> None:
+    """Show what a change does: findings added and resolved, derived facts that changed.
+
+    Give OLD NEW (two inventory files), or inventory files and --rev to compare them
+    with themselves at a git revision. Exit status: 0 the change adds no finding at or
+    above --fail-on, 1 it does, 2 bad input.
+
+    \b
+    Example:
+      topolog diff old.yaml new.yaml --format json
+      topolog diff inventories/dgx-h100-pod.yaml --rev main --relation node_of
+    """
+    if rev is None and len(inventory) != 2:
+        raise click.UsageError("give two inventories (OLD NEW), or inventory files and --rev REV")
+
+    def body() -> int:
+        _missing_files([*inventory, *rules])
+
+        def compare(old: list[Path], new: list[Path], labels: dict[str, str]) -> int:
+            with Progress() as progress:
+                report = diff(old, new, list(rules) or None, engine, relations, fail_on, labels, progress)
+            emit(report, fmt)
+            return report.exit_code
+
+        if rev is None:
+            return compare([inventory[0]], [inventory[1]], {})
+        with files_at_revision(list(inventory), rev) as (copies, labels):
+            return compare(copies, list(inventory), labels)
+
+    sys.exit(guard(body))

@@ -1,0 +1,259 @@
+"""Resource limits on everything topolog reads and derives, and the one place they are set.
+
+Hostile or mistaken input (`/dev/zero` as an inventory, `count: 2**70`, `n[1-100000000]`,
+a rule set deriving 10^9 tuples) must stop at once with exit 2 and a sentence saying
+which limit it hit, never run until the machine kills it. Every limit is far above what
+a real cluster needs (a 131,072-GPU fleet, a 100,000-node Slurm tree) and a user can
+raise any of them (`--limit NAME=VALUE`).
+
+The active limits live in a context variable, so loaders deep in the call tree read them
+with `current_limits()` and nothing threads a parameter through every function:
+
+    with use_limits(Limits().with_overrides({"file_size": "1GiB"})):
+        inventory = load_inventory(paths)
+
+A context variable is not inherited by threads started with `threading.Thread`; work
+handed to another thread must carry `contextvars.copy_context()` along.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import difflib
+import os
+import re
+import stat
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, replace
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import ClassVar
+
+from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+"""The engines store integers as 64-bit; a figure outside this range is refused where it is read."""
+
+_KIB = 1024
+_MIB = 1024 * _KIB
+_GIB = 1024 * _MIB
+
+
+class LimitError(TopologError):
+    """A `--limit NAME=VALUE` (or `with_overrides` entry) that cannot be read.
+
+    `problem` is the sentence without a location, for a CLI layer that reports bad flag
+    values its own way (e.g. `click.BadParameter(err.problem)`).
+    """
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__([Diagnostic(SourceLocation("--limit"), problem)])
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Upper bounds on input and derived data. Sizes are bytes, everything else a count."""
+
+    file_size: int = 256 * _MIB
+    """Bytes of one input file (inventory, jobs, principals, waivers, baseline, thresholds, XML).
+    A 131,072-GPU inventory written with templates is a few KB; written out in full by an
+    importer it is tens of MB."""
+    id_length: int = 1024
+    """Characters of one id or name (objects, links, templates, jobs, principals, label keys)."""
+    nesting_depth: int = 100
+    """Levels of nesting in one YAML, JSON or XML document (hwloc dumps reach about 20)."""
+    template_count: int = 1_000_000
+    """The `count:` of one entry (instances of one template or object)."""
+    expanded_objects: int = 10_000_000
+    """Objects and links an inventory may expand to; a 131,072-GPU fleet has about 1.4 million."""
+    hostlist_size: int = 1_000_000
+    """Hosts one Slurm hostlist expression may name (`n[1-100000000]` is refused unexpanded)."""
+    list_length: int = 5_000_000
+    """Items of one YAML sequence (or elements of one XML document)."""
+    derived_tuples: int = 200_000_000
+    """Tuples all derived relations together may hold (the DuckDB engine)."""
+    engine_memory: int = 8 * _GIB
+    """Bytes the DuckDB engine may use (its `memory_limit`)."""
+
+    SIZE_FIELDS: ClassVar[frozenset[str]] = frozenset({"file_size", "engine_memory"})
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise LimitError(f"limit {f.name} must be a positive whole number, got {value!r}")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """Every limit's name, as `--limit NAME=VALUE` takes it."""
+        return tuple(f.name for f in fields(cls))
+
+    def with_overrides(self, overrides: Mapping[str, str | int]) -> Limits:
+        """These limits with some replaced by user text such as {"file_size": "1GiB", "derived_tuples": "5e8"}.
+
+        Sizes take a whole number of bytes or a number with an exact unit (B, KB, MB, GB, TB,
+        KiB, MiB, GiB, TiB); counts take a whole number, `_` separators allowed, or with a
+        decimal suffix k, M, G. Anything else (a bare `64M`, `1,000`, a fraction of a byte,
+        an unknown name) raises LimitError: a limit is never guessed.
+        """
+        changes: dict[str, int] = {}
+        known = self.names()
+        for raw_name, raw_value in overrides.items():
+            name = raw_name.strip().replace("-", "_")
+            if name not in known:
+                hint = _close(name, known)
+                raise LimitError(f"unknown limit {raw_name!r}{hint}; expected one of: {', '.join(known)}")
+            changes[name] = parse_limit_value(name, raw_value)
+        return replace(self, **changes) if changes else self
+
+    def with_override_text(self, items: tuple[str, ...] | list[str]) -> Limits:
+        """`with_overrides` from `NAME=VALUE` strings, as a repeated CLI flag gives them."""
+        pairs: dict[str, str] = {}
+        for item in items:
+            name, sep, value = item.partition("=")
+            if not sep or not name.strip() or not value.strip():
+                raise LimitError(f"cannot read {item!r}; expected NAME=VALUE such as file_size=1GiB")
+            pairs[name] = value
+        return self.with_overrides(pairs)
+
+
+def hint(name: str) -> str:
+    """The clause every limit error ends with: which flag raises the limit."""
+    return f"raise it with --limit {name}=VALUE if this input is genuine"
+
+
+def exceeded(name: str, found: str, limits: Limits | None = None) -> str:
+    """`found` (what the input would need) against limit `name`, as one sentence."""
+    active = limits or current_limits()
+    value = getattr(active, name)
+    shown = format_size(value) if name in Limits.SIZE_FIELDS else f"{value:,}"
+    return f"{found}, over the limit {name} = {shown}; {hint(name)}"
+
+
+_SIZE_UNITS: dict[str, int] = {
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KiB": _KIB,
+    "MiB": _MIB,
+    "GiB": _GIB,
+    "TiB": 1024 * _GIB,
+}
+_COUNT_UNITS: dict[str, int] = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9}
+_VALUE_RE = re.compile(r"^(?P<num>[0-9][0-9_]*(?:\.[0-9]+)?)\s*(?P<unit>[A-Za-z]*)$")
+
+
+def parse_limit_value(name: str, raw: str | int) -> int:
+    """A limit value as the user wrote it, read exactly or refused (LimitError)."""
+    if isinstance(raw, bool):
+        raise LimitError(f"limit {name} must be a number, got {raw!r}")
+    if isinstance(raw, int):
+        value = raw
+    else:
+        text = raw.strip()
+        m = _VALUE_RE.match(text)
+        is_size = name in Limits.SIZE_FIELDS
+        units = _SIZE_UNITS if is_size else _COUNT_UNITS
+        expected = (
+            "a number of bytes or a size with an exact unit such as 512MiB, 2GiB or 500MB"
+            if is_size
+            else "a whole number such as 5000000, 5_000_000 or 5M"
+        )
+        if m is None or m.group("unit") not in units or (is_size and not m.group("unit") and "." in text):
+            raise LimitError(f"cannot read {text!r} for limit {name}; expected {expected}")
+        try:
+            exact = Decimal(m.group("num").replace("_", "")) * units[m.group("unit")]
+        except InvalidOperation:
+            raise LimitError(f"cannot read {text!r} for limit {name}; expected {expected}") from None
+        if exact != exact.to_integral_value():
+            raise LimitError(f"{text!r} for limit {name} is not a whole number; expected {expected}")
+        value = int(exact)
+    if value < 1:
+        raise LimitError(f"limit {name} must be at least 1, got {raw!r}")
+    if value > INT64_MAX:
+        raise LimitError(f"limit {name} = {raw!r} does not fit 64 bits")
+    return value
+
+
+def format_size(n: int) -> str:
+    """Bytes for a message: `256 MiB`, `8 GiB`, `1,000 bytes`."""
+    for unit, size in (("TiB", 1024 * _GIB), ("GiB", _GIB), ("MiB", _MIB), ("KiB", _KIB)):
+        if n >= size and n % size == 0:
+            return f"{n // size:,} {unit}"
+    return f"{n:,} bytes"
+
+
+def _close(name: str, known: tuple[str, ...]) -> str:
+    match = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f"; did you mean {match[0]!r}?" if match else ""
+
+
+_ACTIVE: contextvars.ContextVar[Limits] = contextvars.ContextVar("topolog_limits", default=Limits())  # noqa: B039
+
+
+def current_limits() -> Limits:
+    """The limits in force here (the defaults unless a caller set others with `use_limits`)."""
+    return _ACTIVE.get()
+
+
+@contextmanager
+def use_limits(limits: Limits) -> Iterator[Limits]:
+    """Make `limits` the active ones for the body of the `with` (nested uses restore the outer)."""
+    token = _ACTIVE.set(limits)
+    try:
+        yield limits
+    finally:
+        _ACTIVE.reset(token)
+
+
+def read_limited(path: str | Path, name: str | None = None, what: str = "file") -> bytes:
+    """A file's bytes, refusing more than `file_size` of them, with a located TopologError.
+
+    Regular files are checked by size before anything is read. A FIFO (`<(cmd)`, a pipe
+    given as /dev/stdin) is read up to the limit; it is opened non-blocking, so a FIFO
+    with no writer reads as empty instead of waiting forever. Device files, sockets and
+    folders are refused: `/dev/zero` would never end and `/dev/tty` would wait for a key.
+    """
+    shown = name if name is not None else str(path)
+    loc = SourceLocation(shown)
+    limit = current_limits().file_size
+    try:
+        st = os.stat(path)
+    except OSError as err:
+        raise TopologError.at(loc, f"cannot read {what}: {err.strerror or err}") from None
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        raise TopologError.at(loc, f"cannot read {what}: it is a folder; expected a file")
+    if stat.S_ISREG(mode):
+        if st.st_size > limit:
+            raise TopologError.at(loc, exceeded("file_size", f"{what} is {format_size(st.st_size)}"))
+    elif not stat.S_ISFIFO(mode):
+        kind = "a device file" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+        raise TopologError.at(loc, f"cannot read {what}: it is {kind}; expected a regular file (or a pipe)")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        raise TopologError.at(loc, f"cannot read {what}: {err.strerror or err}") from None
+    try:
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)  # non-blocking only for the open; reads wait for the writer
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise TopologError.at(loc, exceeded("file_size", f"{what} is larger than {format_size(limit)}"))
+    except OSError as err:
+        raise TopologError.at(loc, f"cannot read {what}: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)

@@ -1,0 +1,255 @@
+"""One run: its side files found once, its inputs read once, its rules evaluated once.
+
+The order is the pipeline's: the program is parsed and checked; the inventory (and jobs,
+principals and policies) are read; the facts of the inventory, the thresholds, the jobs
+and the authorization decisions (Cedar asked about entities built from the inventory) are
+all computed; the engine loads the rows that some rule that can fire reads, and evaluates
+once. `verify`, `place`, `query`, `explain` and `diff` all start from an `Evaluation`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from verifier.authorization.facts import AUTHZ_RELATIONS, authz_facts
+from verifier.authorization.setup import AuthzSetup, build_setup, require_principals
+from verifier.checks.check import Check, checks_from_program
+from verifier.core.errors import Diagnostic, TopologError
+from verifier.core.resources import display_path, shipped_rules_dir
+from verifier.core.suggest import did_you_mean
+from verifier.engine.ast import Program, Row
+from verifier.engine.backend import Backend
+from verifier.engine.engines import make_backend
+from verifier.engine.pruning import constant_filters, filter_rows, live_rules
+from verifier.engine.rule_pack import load_rule_pack
+from verifier.facts.graph import GRAPH_RELATIONS, NodePairs, graph_facts
+from verifier.facts.inventory import inventory_facts
+from verifier.facts.jobs import job_facts
+from verifier.session.side_files import SideFiles, discover
+from verifier.sources.importers import import_files
+from verifier.sources.inventory.clusters import one_cluster
+from verifier.sources.inventory.loader import load_inventory
+from verifier.sources.inventory.model import Inventory
+from verifier.sources.jobs.spec import Jobs
+from verifier.sources.principals import Principals, load_principals
+from verifier.sources.thresholds import load_thresholds, threshold_facts
+
+
+class PhaseListener(Protocol):
+    """Told when each phase starts: progress on stderr, or a benchmark's stopwatch."""
+
+    def step(self, phase: str) -> None: ...
+
+
+class _Silent:
+    def step(self, phase: str) -> None:
+        pass
+
+
+def default_rules() -> list[Path]:
+    """The shipped rule pack, named relative to the working directory when inside it (stable output)."""
+    return [display_path(shipped_rules_dir())]
+
+
+def load_rules(rules_paths: Sequence[Path] | None = None) -> Program:
+    """The checked program of exactly `rules_paths`, by default the shipped pack.
+
+    The CLI's --rules adds to the shipped pack: it passes verifier.engine.rule_pack.shipped_first(...)
+    here. See verifier.engine.rule_pack.load_rule_pack for copies of shipped files.
+    """
+    return load_rule_pack(list(rules_paths) if rules_paths else default_rules())
+
+
+@dataclass
+class Inputs:
+    """What a run read: the inventory, and the side inputs beside it."""
+
+    paths: tuple[Path, ...]
+    inventory: Inventory
+    side: SideFiles
+    principals: Principals | None = None
+    notes: list[str] = field(default_factory=list)
+    """What an importer read but topolog does not model (printed on stderr by the CLI)."""
+
+
+def read_inventory(
+    paths: Sequence[Path], side: SideFiles, from_kind: str | None = None, *, principals: bool = True
+) -> Inputs:
+    """A YAML inventory (one cluster), or with `from_kind` a tool's output read by that importer.
+
+    With `principals`, the principals file the side files name is read too (once per run).
+    """
+    notes: list[str] = []
+    if from_kind is None:
+        one_cluster(paths, "this command works on one inventory at a time")
+        inventory = load_inventory(list(paths))
+    else:
+        imported = import_files(from_kind, list(paths))
+        inventory = imported.inventory
+        notes = [str(note) for note in imported.notes]
+    people = load_principals(side.principals) if principals and side.principals is not None else None
+    return Inputs(tuple(paths), inventory, side, people, notes)
+
+
+def authorization_for(inputs: Inputs, *, required: str | None = None) -> AuthzSetup | None:
+    """The Cedar setup of `inputs`, built from the inventory; None without a principals file.
+
+    With `required` (why authorization is needed, e.g. " to place jobs"), a missing
+    principals file is bad input instead: the run fails closed.
+    """
+    principals = inputs.principals
+    if principals is None:
+        if required is None:
+            return None
+        principals = require_principals(None, inputs.paths, required)
+    return build_setup(inputs.inventory, inputs.paths, inputs.side.policy_dir, principals)
+
+
+@dataclass
+class Evaluation:
+    """A program evaluated on one inventory: the engine holds every derived relation until `close()`."""
+
+    program: Program
+    checks: list[Check]
+    inputs: Inputs
+    engine: Backend
+    pairs: NodePairs
+    """GPU pair bottlenecks per node class (for placement's ranking)."""
+    authorization: AuthzSetup | None = None
+    jobs: Jobs | None = None
+
+    @property
+    def inventory(self) -> Inventory:
+        return self.inputs.inventory
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def __enter__(self) -> Evaluation:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def evaluate(
+    program: Program,
+    inputs: Inputs,
+    *,
+    engine: str = "duckdb",
+    authorization: AuthzSetup | None = None,
+    jobs: Jobs | None = None,
+    extra_facts: dict[str, list[Row]] | None = None,
+    also_read: Iterable[str] = (),
+    keep_objects: set[str] | None = None,
+    progress: PhaseListener | None = None,
+) -> Evaluation:
+    """Every fact computed, then one evaluation (TopologError on bad input).
+
+    Only the input relations that some rule that can fire reads, plus `also_read` (a
+    query's relations), are loaded: at fleet scale the unread ones cost about half of a
+    verification. `keep_objects` names the only objects whose facts the program needs
+    (placement without rail alignment reads GPUs and their ancestors); graph summaries
+    still see the whole inventory. Authorization decisions are asked for only when a rule
+    that can fire reads them.
+    """
+    step = (progress or _Silent()).step
+    also = set(also_read)
+    inventory = inputs.inventory
+    step("generating facts")
+    facts = inventory_facts(inventory, keep_objects)
+    facts["threshold"] = threshold_facts(load_thresholds(inputs.paths, inputs.side.thresholds))
+    if jobs is not None:
+        facts.update(job_facts(jobs))
+        facts["model_family"] = model_families(inventory, jobs)
+    if extra_facts:
+        facts.update(extra_facts)
+    # Graph summaries are computed on demand and decisions asked for only when read: until
+    # then both count as rows that may match anything.
+    pending = set(GRAPH_RELATIONS) | set(AUTHZ_RELATIONS) | also
+    live = live_rules(program, facts, pending)
+    wanted = {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())} | also
+    if authorization is not None and wanted & AUTHZ_RELATIONS:
+        step("authorizing")
+        facts.update(authz_facts(authorization))
+        live = live_rules(program, facts, set(GRAPH_RELATIONS) | also)
+        wanted = {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())} | also
+    pairs = NodePairs()
+    facts.update(graph_facts(inventory, wanted, pairs))
+    backend = make_backend(engine)
+    try:
+        backend.load(program)
+        step(f"loading facts into {engine}")
+        filters = constant_filters(program, also, live)  # a rule that cannot fire asks for no rows
+        for relation, rows in sorted(facts.items()):
+            if relation in wanted:
+                backend.add_facts(relation, filter_rows(rows, filters.get(relation, ())))
+        step("evaluating rules")
+        backend.evaluate()
+    except BaseException:
+        backend.close()
+        raise
+    return Evaluation(program, checks_from_program(program), inputs, backend, pairs, authorization, jobs)
+
+
+def model_families(inventory: Inventory, jobs: Jobs) -> list[Row]:
+    """`model_family(model, word)`: each word a job accepts that is a proper prefix of a catalogue model's name."""
+    words = sorted({w for job in jobs for w in job.accepts})
+    models = sorted(inventory.models)
+    return [(m, w) for m in models for w in words if m != w and m.startswith(w)]
+
+
+def require_job_principals(jobs: Jobs, principals: Principals) -> None:
+    """Every job's principal is in the principals file, of the type the job names (TopologError otherwise).
+
+    A principal that is not there would be denied everywhere by Cedar, which reads as "fits
+    nowhere": a typo must be bad input instead.
+    """
+    problems = []
+    for job in jobs:
+        known = principals.principals.get(job.principal)
+        if known is None:
+            hint = did_you_mean(job.principal, principals.principals)
+            problems.append(
+                Diagnostic(job.loc, f"job {job.name}: principal {job.principal!r} is not in {principals.file}{hint}")
+            )
+        elif job.principal_type is not None and known.type != job.principal_type:
+            problems.append(
+                Diagnostic(
+                    job.loc,
+                    f"job {job.name}: principal {job.principal!r} is a {known.type} in {principals.file}, "
+                    f"not a {job.principal_type}",
+                )
+            )
+    if problems:
+        raise TopologError(problems)
+
+
+def open_evaluation(
+    paths: Sequence[Path],
+    program: Program | None = None,
+    *,
+    engine: str = "duckdb",
+    side: SideFiles | None = None,
+    from_kind: str | None = None,
+    authorize: bool = True,
+    also_read: Iterable[str] = (),
+    progress: PhaseListener | None = None,
+) -> Evaluation:
+    """Side files found, inventory read, authorization built (when there are principals), evaluated once.
+
+    `program` defaults to the shipped pack; without `authorize` no decision is asked for.
+    """
+    paths = list(paths)
+    inputs = read_inventory(paths, side if side is not None else discover(paths), from_kind, principals=authorize)
+    return evaluate(
+        program if program is not None else load_rules(),
+        inputs,
+        engine=engine,
+        authorization=authorization_for(inputs) if authorize else None,
+        also_read=also_read,
+        progress=progress,
+    )

@@ -1,0 +1,94 @@
+"""The files a run reads besides its inventory, each found by one rule.
+
+A side file given by a flag (or the configuration file, which supplies flag defaults) is
+used as given. Otherwise its conventional name is looked for next to the first inventory
+file, then in the working directory; the first found wins. Rules, policies and thresholds
+fall back to the ones shipped with topolog; a baseline is only ever named explicitly.
+
+| side file  | flag           | conventional name        |
+|------------|----------------|--------------------------|
+| thresholds | `--thresholds` | `topolog.thresholds.yaml`|
+| waivers    | `--waivers`    | `topolog.waivers.yaml`   |
+| principals | `--principals` | `principals.yml`         |
+| policies   | `--policies`   | `policies/` (a folder)   |
+| baseline   | `--baseline`   | (none: named explicitly) |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.resources import display_path, shipped_policies_dir
+
+THRESHOLDS_NAME = "topolog.thresholds.yaml"
+WAIVERS_NAME = "topolog.waivers.yaml"
+PRINCIPALS_NAME = "principals.yml"
+POLICIES_NAME = "policies"
+
+
+@dataclass(frozen=True)
+class SideFiles:
+    """Where each side file of a run is; None: there is none (defaults apply)."""
+
+    thresholds: Path | None = None
+    waivers: Path | None = None
+    baseline: Path | None = None
+    principals: Path | None = None
+    policies: Path | None = None
+    """A folder of .cedar files and schema.cedarschema; None means the shipped policies."""
+
+    @property
+    def policy_dir(self) -> Path:
+        return self.policies if self.policies is not None else display_path(shipped_policies_dir())
+
+
+def discover(
+    inventory_paths: Sequence[Path],
+    *,
+    thresholds: Path | None = None,
+    waivers: Path | None = None,
+    baseline: Path | None = None,
+    principals: Path | None = None,
+    policies: Path | None = None,
+    cwd: Path | None = None,
+) -> SideFiles:
+    """The side files of a run on `inventory_paths`: the ones named, else the conventional ones found.
+
+    A named file that does not exist is bad input (TopologError), never silently skipped.
+    """
+    for path, what in (
+        (thresholds, "thresholds file"),
+        (waivers, "waivers file"),
+        (baseline, "baseline file"),
+        (principals, "principals file"),
+    ):
+        if path is not None and not path.is_file():
+            raise TopologError.at(SourceLocation(str(path)), f"no such {what}")
+    if policies is not None and not policies.is_dir():
+        raise TopologError.at(SourceLocation(str(policies)), "no such policy directory")
+    places = _places(inventory_paths, cwd)
+    return SideFiles(
+        thresholds=thresholds or _find(places, THRESHOLDS_NAME, file=True),
+        waivers=waivers or _find(places, WAIVERS_NAME, file=True),
+        baseline=baseline,
+        principals=principals or _find(places, PRINCIPALS_NAME, file=True),
+        policies=policies or _find(places, POLICIES_NAME, file=False),
+    )
+
+
+def _places(inventory_paths: Sequence[Path], cwd: Path | None) -> list[Path]:
+    # Relative names stay relative so that reports name files as the user typed them.
+    here = Path(".") if cwd is None else cwd
+    first = Path(inventory_paths[0]).parent if inventory_paths else here
+    return [first] if first.resolve() == here.resolve() else [first, here]
+
+
+def _find(places: Sequence[Path], name: str, *, file: bool) -> Path | None:
+    for place in places:
+        candidate = place / name
+        if candidate.is_file() if file else candidate.is_dir():
+            return candidate
+    return None

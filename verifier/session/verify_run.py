@@ -1,0 +1,129 @@
+"""`verify`: every cluster given evaluated once, its findings located, waived and baselined."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from verifier.checks.baseline import load_baseline
+from verifier.checks.check import Check
+from verifier.checks.findings import Severity
+from verifier.checks.verify import Result, VerifyReport, apply_baseline, apply_waivers, collect_results
+from verifier.checks.waivers import load_waivers, waiver_checks
+from verifier.core.errors import SourceLocation
+from verifier.session.session import (
+    PhaseListener,
+    authorization_for,
+    evaluate,
+    load_rules,
+    read_inventory,
+    require_job_principals,
+)
+from verifier.session.side_files import SideFiles, discover
+from verifier.sources.inventory.clusters import ClusterFiles, cluster_files, several_clusters
+from verifier.sources.jobs.loader import load_jobs
+
+
+@dataclass(frozen=True)
+class SideFileFlags:
+    """Side files named by flags (or the configuration file); the rest are discovered."""
+
+    thresholds: Path | None = None
+    waivers: Path | None = None
+    baseline: Path | None = None
+    principals: Path | None = None
+    policies: Path | None = None
+
+    def discover(self, inventory_paths: Sequence[Path]) -> SideFiles:
+        return discover(
+            inventory_paths,
+            thresholds=self.thresholds,
+            waivers=self.waivers,
+            baseline=self.baseline,
+            principals=self.principals,
+            policies=self.policies,
+        )
+
+
+@dataclass
+class VerifyRun:
+    """What the report of a run depends on, besides the inventory."""
+
+    rules: Sequence[Path] | None = None
+    engine: str = "duckdb"
+    fail_on: Severity = "error"
+    with_proofs: bool = False
+    flags: SideFileFlags = field(default_factory=SideFileFlags)
+    today: date | None = None
+    from_kind: str | None = None
+    jobs: Sequence[Path] = ()
+    authorize: bool = True
+    """False: run without authorization (`--no-authorization`); jobs are then placed as if every principal may."""
+
+
+def verify(
+    inventory_paths: Sequence[Path], run: VerifyRun | None = None, progress: PhaseListener | None = None
+) -> VerifyReport:
+    """The report of every check on every cluster in `inventory_paths` (TopologError on bad input)."""
+    run = run or VerifyRun()
+    paths = list(inventory_paths)
+    clusters = cluster_files(paths) if run.from_kind is None else [ClusterFiles("", tuple(paths))]
+    everywhere = run.flags.discover(paths)  # waivers and the baseline judge the whole report
+    waivers = load_waivers(everywhere.waivers) if everywhere.waivers is not None else None
+    baseline = load_baseline(everywhere.baseline) if everywhere.baseline is not None else None
+    jobs = None
+    located: dict[str, SourceLocation] = {}
+    if run.jobs:  # --jobs: job facts make rules/placement/ judge every job (PLACE001: a job that fits nowhere)
+        if len(clusters) > 1:
+            raise several_clusters(clusters, "--jobs judges whether each job fits one cluster")
+        jobs = load_jobs(list(run.jobs))
+        located.update((job.name, job.loc) for job in jobs)
+    program = load_rules(run.rules)  # checked once, whatever the number of clusters
+    results: list[Result] = []
+    omitted = 0
+    checks: list[Check] = []
+    notes: list[str] = []
+    for cluster in clusters:  # each cluster is its own inventory; their findings make one report
+        side = run.flags.discover(list(cluster.paths)) if len(clusters) > 1 else everywhere
+        if progress is not None:
+            progress.step("loading inventory")
+        inputs = read_inventory(list(cluster.paths), side, run.from_kind, principals=run.authorize)
+        notes.extend(inputs.notes)
+        required = " to judge the jobs' principals" if jobs is not None and run.authorize else None
+        authorization = authorization_for(inputs, required=required)
+        if jobs is not None and authorization is not None:
+            require_job_principals(jobs, authorization.principals)
+        with evaluate(
+            program, inputs, engine=run.engine, authorization=authorization, jobs=jobs, progress=progress
+        ) as evaluation:
+            if progress is not None:
+                progress.step("collecting findings")
+            here = dict(located)
+            if inputs.principals is not None:  # AUTHZ findings name teams: locate them where they are written
+                here.update((pid, p.loc) for pid, p in inputs.principals.principals.items() if pid not in here)
+            found, left_out = collect_results(
+                evaluation.engine, evaluation.checks, evaluation.inventory, run.with_proofs, here
+            )
+            checks = checks or list(evaluation.checks)
+        results.extend(found)
+        omitted += left_out
+    results.sort(key=lambda r: r.finding.sort_key())
+    if waivers is not None:
+        results = apply_waivers(results, waivers, run.today or date.today(), {c.id for c in checks})
+        checks += waiver_checks(waivers)
+    baselined = fixed = 0
+    if baseline is not None:
+        results, baselined, fixed = apply_baseline(results, baseline)
+    return VerifyReport(
+        inventories=tuple(str(p) for p in inventory_paths),
+        checks=checks,
+        results=results,
+        fail_on=run.fail_on,
+        proofs_omitted=omitted,
+        baselined=baselined,
+        baseline_fixed=fixed,
+        authorization_checked=run.authorize,
+        notes=notes,
+    )
