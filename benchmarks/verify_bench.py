@@ -8,8 +8,7 @@ one DGX H100 node template (as in inventories/dgx-h100-pod.yaml), scalable units
 8 racks x 4 nodes instantiated with `count`, a rail-optimised leaf/spine InfiniBand fabric
 written with `foreach`, and a few deliberate per-instance overrides. A fresh child process
 per size then runs the whole verification with the duckdb engine and the shipped rules,
-timing each phase of `verifier.session.model.load_model` (through the phase listener it takes) and
-`verifier.checks.verify.collect_findings`:
+timing each phase of `verifier.session.verify_run.verify` (through the phase listener it takes):
 
     rules      load_program(rules/) + checks_from_program
     inventory  verifier.sources.inventory.load_inventory (YAML parse, template expansion, validation)
@@ -17,7 +16,7 @@ timing each phase of `verifier.session.model.load_model` (through the phase list
     engine     make_backend("duckdb") + load(program) + add_facts for the relations the rules
                read (the duckdb import itself, ~0.5 s, is counted with the other imports)
     eval       evaluate()
-    findings   verifier.checks.verify.collect_findings (no proofs: the CLI's text format default)
+    findings   verifier.checks.verify.collect_results (no proofs: the CLI's text format default)
 
 `process s` is the child's whole wall time as seen by the parent (interpreter start-up and
 imports included), which is what a `topolog verify` run on that file costs. Peak MiB is the
@@ -284,9 +283,9 @@ def _child(path: Path) -> None:
     t = time.perf_counter()
     c = time.process_time()
     import verifier.engine.duckdb_backend  # noqa: F401  (imported lazily by make_backend: count it as import)
-    from verifier.checks.verify import collect_findings
     from verifier.facts.inventory import inventory_facts
-    from verifier.session.model import load_model
+    from verifier.session.verify_run import VerifyRun, verify
+    from verifier.sources.inventory.loader import load_inventory
 
     phases: dict[str, float] = {}
     cpu: dict[str, float] = {}
@@ -302,28 +301,25 @@ def _child(path: Path) -> None:
     lap("imports")
 
     class Stopwatch:
-        """Laps at each phase load_model announces, so the phases are exactly verify's."""
+        """Laps at each phase verify announces, so the phases are exactly the CLI's."""
 
         names: ClassVar[dict[str, str]] = {
             "loading inventory": "rules",
             "generating facts": "inventory",
             "loading facts into duckdb": "facts",
             "evaluating rules": "engine",
+            "collecting findings": "eval",
         }
 
         def step(self, phase: str) -> None:
             if phase in self.names:
                 lap(self.names[phase])
 
-    model = load_model([path], RULES or None, "duckdb", Stopwatch())
-    lap("eval")
-    inventory = model.inventory
-    facts = inventory_facts(inventory)  # for the fact-row count only, after the clock stopped
-    try:
-        findings, _ = collect_findings(model, with_proofs=False)
-    finally:
-        model.engine.close()
+    report = verify([path], VerifyRun(rules=RULES or None), Stopwatch())
     lap("findings")
+    findings = report.findings
+    inventory = load_inventory([path])  # for the counts only, after the clock stopped
+    facts = inventory_facts(inventory)
     record = {
         "phases": phases,
         "cpu": cpu,
@@ -331,7 +327,7 @@ def _child(path: Path) -> None:
         "objects": len(inventory.objects),
         "links": len(inventory.links),
         "fact_rows": sum(len(rows) for rows in facts.values()),
-        "checks": [c.id for c in model.checks],
+        "checks": [c.id for c in report.checks],
         "findings": [
             [f.rule, f.severity, list(f.subjects), f.message, f.location.line if f.location else None] for f in findings
         ],

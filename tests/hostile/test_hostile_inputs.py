@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 from cli_helpers import run_cli
+
 from verifier.core.limits import Limits, use_limits
 
 SMALL = """\

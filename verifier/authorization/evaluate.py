@@ -23,6 +23,7 @@ import cedarpy
 
 from verifier.authorization.entities import EntityGraph
 from verifier.authorization.policies import PolicyBundle, short
+from verifier.core.errors import SourceLocation, TopologError
 
 ACTIONS = ("schedule", "reserve", "drain", "administer")
 BATCH = 5000
@@ -69,8 +70,6 @@ class Authorizer:
         try:
             self.entities = cedarpy.Entities.from_json_str(graph.to_json(), bundle.schema)
         except ValueError as err:
-            from verifier.core.errors import SourceLocation, TopologError
-
             raise TopologError.at(
                 SourceLocation(str(bundle.directory)),
                 f"the entities do not match the schema: {short(str(err))}",

@@ -18,13 +18,13 @@ by that column's value. Files without `@id` are shared rule libraries.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from verifier.checks.findings import SEVERITIES, Severity
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
+from verifier.core.suggest import closest
 from verifier.engine.ast import Declaration, Program, Row
 
 REQUIRED_KEYS = ("id", "severity", "summary", "remediation", "reports", "message")
@@ -188,8 +188,8 @@ def select_checks(known: Iterable[str], only: Sequence[str] = (), skip: Sequence
     for option, given in (("--check", only), ("--skip", skip)):
         for check_id in given:
             if check_id not in ids:
-                close = difflib.get_close_matches(check_id.upper(), ids, n=1)
-                hint = f" (did you mean {close[0]}?)" if close else ""
+                close = closest(check_id, ids, fold_case=True)
+                hint = f" (did you mean {close}?)" if close else ""
                 errors.append(
                     Diagnostic(
                         SourceLocation(f"{option} {check_id}"),

@@ -18,8 +18,8 @@ from pathlib import Path
 from verifier.checks.findings import Severity, fails
 from verifier.checks.verify import Result
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.suggest import did_you_mean
 from verifier.engine.ast import Program, Row
-from verifier.sources.inventory.validate import did_you_mean
 
 WATCHED = ("nvlink_domain", "node_domain_count", "permitted")
 """Relations compared by default, when the rules declare them: NVLink domains, per-node domain

@@ -20,6 +20,7 @@ from typing import Protocol
 
 from verifier.checks.check import Check
 from verifier.checks.findings import Finding
+from verifier.checks.verify import finding_fingerprint
 from verifier.core.errors import ProgramError, SourceLocation, TopologError
 from verifier.engine.ast import Atom, Const, Program, Row
 from verifier.engine.backend import Backend, Proof, format_fact
@@ -116,8 +117,6 @@ def explain(model: Evaluated, text: str) -> list[Explained]:
 
 
 def _finding(model: Evaluated, rule: str, row: Row) -> tuple[Finding, str]:
-    from verifier.checks.verify import finding_fingerprint
-
     check = next(c for c in model.checks if c.id == rule)
     subjects = check.subjects_of(row)
     location = model.inventory.location(subjects[0]) if subjects else None
@@ -127,8 +126,6 @@ def _finding(model: Evaluated, rule: str, row: Row) -> tuple[Finding, str]:
 
 
 def _explain_fingerprint(model: Evaluated, prefix: str) -> list[Explained]:
-    from verifier.checks.verify import finding_fingerprint
-
     if len(prefix) < MIN_FINGERPRINT:
         raise TopologError.at(WHERE, f"give at least {MIN_FINGERPRINT} hex digits of a fingerprint")
     matches = [

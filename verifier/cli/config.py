@@ -12,7 +12,6 @@ same thing whichever subfolder topolog runs in.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import tomllib
@@ -26,6 +25,7 @@ import yaml
 from yaml.nodes import MappingNode
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.suggest import did_you_mean
 from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_text
 
 YAML_NAME = ".topolog.yaml"
@@ -68,8 +68,7 @@ def _shown(path: Path) -> str:
 
 
 def _hint(word: str, choices: Iterable[str]) -> str:
-    match = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
-    return f"; did you mean {match[0]!r}?" if match else ""
+    return did_you_mean(word, choices)
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -86,7 +85,7 @@ def _toml_key(text: str) -> tuple[str, ...]:
 
 
 def _toml_locator(text: str, name: str) -> Callable[[KeyPath], SourceLocation]:
-    """tomllib keeps no positions, so table headers and `key =` lines are found in the text."""
+    """Tomllib keeps no positions, so table headers and `key =` lines are found in the text."""
     lines: dict[tuple[str, ...], int] = {}
     table: tuple[str, ...] = ()
     for number, line in enumerate(text.splitlines(), start=1):

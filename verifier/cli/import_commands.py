@@ -8,9 +8,12 @@ from pathlib import Path
 import click
 
 from verifier.cli.errors import fail
+from verifier.cli.options import format_option
 from verifier.cli.output import refuse_inputs, write_file
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.sources.importers import KINDS, import_files
+from verifier.sources.importers.reconcile import load_side, reconcile, render
+from verifier.sources.importers.yaml_out import to_yaml
 from verifier.sources.inventory.model import LINK_KINDS
 from verifier.sources.inventory.units import UnitError, bandwidth_mbps
 
@@ -55,8 +58,6 @@ def import_cmd(
       topolog import nccl-xml topo.xml --node gpu-a01 -o gpu-a01.yaml
       topolog import slurm /etc/slurm/topology.conf --link-speed "400 Gb/s" -o fabric.yaml
     """
-    from verifier.sources.importers.yaml_out import to_yaml
-
     try:
         if output is not None:
             refuse_inputs([output], files)
@@ -88,7 +89,7 @@ _SIDE_KINDS = ("inventory", *KINDS)
 @click.argument("b", type=click.Path(path_type=Path))
 @click.option("--a-kind", type=click.Choice(_SIDE_KINDS), help="What A is (default: detected from its content).")
 @click.option("--b-kind", type=click.Choice(_SIDE_KINDS), help="What B is (default: detected from its content).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option(("text", "json"))
 def reconcile_cmd(a: Path, b: Path, a_kind: str | None, b_kind: str | None, fmt: str) -> None:
     """Compare two descriptions of the same machines and report every disagreement.
 
@@ -101,8 +102,6 @@ def reconcile_cmd(a: Path, b: Path, a_kind: str | None, b_kind: str | None, fmt:
       topolog reconcile nvidia-smi-topo.txt inventories/node.yaml
       topolog reconcile nccl-topo.xml lstopo.xml --format json
     """
-    from verifier.sources.importers.reconcile import load_side, reconcile, render
-
     try:
         for p in (a, b):
             if not p.is_file():

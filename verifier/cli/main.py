@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import click
 
+from verifier.cli.config import default_map, find_config, read_config
 from verifier.cli.errors import guard
 from verifier.core.version import __version__
 
@@ -83,8 +84,6 @@ def main(ctx: click.Context, config_path: Path | None, no_config: bool) -> None:
       topolog --config ci/topolog.yaml verify inventories/*.yaml
       topolog --no-config verify inventories/dgx-h100-pod.yaml
     """
-    from verifier.cli.config import default_map, find_config, read_config
-
     if no_config and config_path is not None:
         raise click.UsageError("--config FILE and --no-config contradict each other; give one of them")
     if no_config:

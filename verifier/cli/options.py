@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
@@ -13,6 +12,7 @@ import click
 from verifier.checks.check import CheckSelection, checks_from_program, select_checks
 from verifier.checks.waivers import parse_date
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.suggest import closest
 from verifier.engine.engines import BACKENDS
 from verifier.engine.rule_pack import inside_shipped, shipped_first
 from verifier.reports import VERIFY_FORMATS
@@ -111,7 +111,6 @@ def _selection(
     rules: Sequence[Path], check_ids: Sequence[str], skip_ids: Sequence[str], also: Sequence[str] = ()
 ) -> CheckSelection:
     """--check / --skip checked against the ids the rules define (and `also`), before anything is evaluated."""
-
     if not check_ids and not skip_ids:
         return CheckSelection()
     ids = [c.id for c in checks_from_program(load_rules(list(rules)))]
@@ -154,8 +153,8 @@ class ReportTarget(_TargetBase):
         if not sep:
             self.fail(_output_without_format(text), param, ctx)
         if fmt not in VERIFY_FORMATS:
-            close = difflib.get_close_matches(fmt.lower(), VERIFY_FORMATS, n=1)
-            hint = f"did you mean {close[0]}={path}? " if close else ""
+            close = closest(fmt.lower(), VERIFY_FORMATS)
+            hint = f"did you mean {close}={path}? " if close else ""
             self.fail(
                 f"unknown report format {fmt!r} in {text!r}; {hint}formats: {', '.join(VERIFY_FORMATS)}", param, ctx
             )

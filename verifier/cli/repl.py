@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TextIO
 
 from verifier.core.errors import EngineError, SourceLocation, TopologError
+from verifier.core.suggest import closest
 from verifier.engine.ast import Declaration
 from verifier.reports import render
 from verifier.session.api import explain, query
@@ -169,10 +170,8 @@ def _first_line(doc: str) -> str:
 
 
 def _did_you_mean(name: str, choices: tuple[str, ...] | list[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(name, choices, n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    close = closest(name, choices)
+    return f" (did you mean '{close}'?)" if close else ""
 
 
 def answer_line(session: Session, line: str, out: TextIO, err: TextIO) -> bool:

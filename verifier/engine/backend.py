@@ -43,9 +43,11 @@ class Proof:
 
     @property
     def fact(self) -> str:
+        """The fact proved, as Datalog text."""
         return format_fact(self.relation, self.row)
 
     def height(self) -> int:
+        """The number of rule steps on the longest path down to an input fact."""
         return 0 if not self.premises else 1 + max(p.height() for p in self.premises)
 
     def to_dict(self, locate: Locator | None = None) -> dict[str, object]:
@@ -90,6 +92,7 @@ class EngineStats:
 
 
 def format_fact(relation: str, row: Row) -> str:
+    """`relation(v1, v2, ...)` with each value written as Datalog reads it back."""
     return f"{relation}({', '.join(render_value(v) for v in row)})"
 
 
@@ -109,7 +112,8 @@ class Backend(Protocol):
 
     def query(self, relation: str, bound: Mapping[int, Value] | None = None, ordered: bool = True) -> list[Row]:
         """Rows of a relation matching the bound positions, sorted unless `ordered` is False
-        (a caller that groups 100k rows itself need not pay for the sort)."""
+        (a caller that groups 100k rows itself need not pay for the sort).
+        """
 
     def answer(self, query: Query) -> list[Row]:
         """Distinct bindings of the query's variables (in `query.variables` order), sorted."""

@@ -8,7 +8,6 @@ so a user fixes a file in one round.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import get_args
@@ -16,6 +15,7 @@ from typing import get_args
 import networkx as nx
 
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation
+from verifier.core.suggest import closest
 from verifier.engine.ast import (
     Aggregate,
     Atom,
@@ -208,8 +208,8 @@ def _check_literal_relation(lit: Literal_, decls: Mapping[str, Declaration]) -> 
 
 
 def _did_you_mean(name: str, decls: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, sorted(decls), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    close = closest(name, decls)
+    return f" (did you mean '{close}'?)" if close else ""
 
 
 def _plural(n: int, word: str) -> str:

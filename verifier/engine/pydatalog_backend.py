@@ -76,7 +76,7 @@ _owner = threading.local()
 
 
 def _arith_guard(value: Any, where: Any) -> Iterator[tuple[Any, Any]]:
-    """pyDatalog resolver for `tl_arith_ok__(F, Loc)`: F must hold a plain integer.
+    """PyDatalog resolver for `tl_arith_ok__(F, Loc)`: F must hold a plain integer.
 
     Division or remainder by zero is undefined, so the literal computing it is false for
     that binding (as a NULL is in SQL), whatever order the body is written in. Anything
@@ -421,7 +421,7 @@ class PyDatalogBackend:
 
     @staticmethod
     def _rows_of(result: Any, width: int, relation: str) -> set[Row]:
-        """pyDatalog answers None or [] (nothing), True (a ground query holds) or a list of tuples."""
+        """PyDatalog answers None or [] (nothing), True (a ground query holds) or a list of tuples."""
         if result is True:
             return {()} if width == 0 else set()
         if not result:

@@ -117,7 +117,8 @@ class _NodeClass:
 
     def _roots(self, x: str) -> list[tuple[str, int, int]]:
         """The CPUs (root complexes) `x` reaches over PCIe/C2C through PCIe switches only,
-        each with the number of switches on the way and the path's bottleneck, nearest first."""
+        each with the number of switches on the way and the path's bottleneck, nearest first.
+        """
         if x not in self.pcie:
             return []
         seen = {x: (0, 1 << 62)}
@@ -382,7 +383,8 @@ def scaleup_domains(inv: Inventory) -> list[Row]:
 
 def _representatives(stamped: Mapping[str, str], skip: AbstractSet[str]) -> dict[str, str]:
     """Per template, the first node stamped from it that is not in `skip`: the one read whole
-    on behalf of the others (none when every instance is skipped)."""
+    on behalf of the others (none when every instance is skipped).
+    """
     rep: dict[str, str] = {}
     for node, template in stamped.items():
         if node not in skip:
@@ -397,7 +399,8 @@ def _scaleup_links(
 ) -> tuple[dict[str, list[tuple[str, str]]], list[tuple[str, str]]]:
     """Working scale-up links split into each template representative's own (by template) and
     the ones to join globally: links from outside any plan and the links of `touched` nodes.
-    The links of other stamped nodes are left out: their representative answers for them."""
+    The links of other stamped nodes are left out: their representative answers for them.
+    """
     stamped = inv.stamped
     plan_links: dict[str, list[tuple[str, str]]] = {}
     foreign: list[tuple[str, str]] = []
@@ -423,7 +426,8 @@ def _joins_domain(inv: Inventory, a: str, b: str) -> bool:
     """Whether a working scale-up link joins its ends' domains: always inside one node (or
     between two objects outside every node); between nodes only where an object above nodes
     that holds both ends promises one NVLink domain (as an NVL72 rack does). The rules'
-    scaleup_edge (rules/topology/TOPO004_split_nvlink_node.dl) draws the same line."""
+    scaleup_edge (rules/topology/TOPO004_split_nvlink_node.dl) draws the same line.
+    """
     objects = inv.objects
     if _node_above(objects, a) == _node_above(objects, b):
         return True

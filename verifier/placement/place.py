@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from verifier.engine.ast import Row
+from verifier.engine.ast import Program, Row
 from verifier.engine.backend import Backend
+from verifier.engine.records import Columns
 from verifier.facts.graph import NodePairs
 from verifier.facts.jobs import job_facts
 from verifier.sources.inventory.model import Inventory
@@ -113,6 +114,7 @@ class PlaceReport:
 
 def rank_placements(
     engine: Backend,
+    program: Program,
     jobs: Jobs,
     rank: str,
     pairs: NodePairs,
@@ -126,11 +128,13 @@ def rank_placements(
     `authorization` names the policies behind a why-not for authorization.
     """
     q = engine.query
-    candidates = {str(j): int(c) for j, c in q("job_candidate_count")}
+    count = Columns.of(program, "job_candidate_count", ("job", "candidates"))
+    candidates = {str(count("job", r)): int(count("candidates", r)) for r in q("job_candidate_count")}
+    host = Columns.of(program, "place_host", ("job", "domain", "need"))
     hosts: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    for j, d, _e, n in q("place_host"):
-        hosts[str(j)].append((str(d), int(n)))
-    picker = _Picker(engine, pairs)
+    for r in q("place_host"):
+        hosts[str(host("job", r))].append((str(host("domain", r)), int(host("need", r))))
+    picker = _Picker(engine, program, pairs)
     out: list[JobPlacements] = []
     for job in jobs:
         jp = JobPlacements(job, candidates.get(job.name, 0))
@@ -142,7 +146,7 @@ def rank_placements(
         jp.hosting = len(drafts)
         out.append(jp)
     if why_not:
-        reasons = _why_not(engine, jobs, authorization)
+        reasons = _why_not(engine, program, jobs, authorization)
         for jp in out:
             jp.why_not = reasons.get(jp.job.name, [])
     return PlaceReport(rank, out)
@@ -227,33 +231,40 @@ def _rank_key(rank: str) -> Callable[[_Draft], tuple[int, int, int, str]]:
 class _Picker:
     """Members and figures of a hosting domain, from bulk queries (no per-domain engine round trips)."""
 
-    def __init__(self, engine: Backend, pairs: NodePairs) -> None:
+    def __init__(self, engine: Backend, program: Program, pairs: NodePairs) -> None:
         q = engine.query
+        profile = Columns.of(program, "place_profile", ("gpu", "node", "fabric_mbps", "tag"))
+        key_columns = profile.without("gpu")  # a GPU's profile: every column of place_profile but its name
+        key = Columns("place_profile_key", key_columns, {n: i for i, n in enumerate(key_columns)})
+        eligible = Columns.of(program, "place_eligible_profile", ("job", "domain", *key_columns))
         self.by_profile: dict[ProfileKey, list[str]] = defaultdict(list)
         self.fabric: dict[str, int] = {}
         self.node: dict[str, str] = {}
         for row in q("place_profile", None, False):
-            g = str(row[0])
-            self.by_profile[tuple(row[1:])].append(g)
-            self.node[g] = str(row[1])
-            self.fabric[g] = int(row[7])
+            g = str(profile("gpu", row))
+            self.by_profile[profile.pick(row, key_columns)].append(g)
+            self.node[g] = str(profile("node", row))
+            self.fabric[g] = int(profile("fabric_mbps", row))
         # Per profile, everything but its node's name as a small number: the profile's figures,
         # its tag and the local names of its GPUs (two nodes of one class with the same profiles
         # may still differ in which GPUs, a different one down). None: not expressible locally.
         self.local_ids: dict[ProfileKey, int | None] = {}
         interned: dict[tuple[object, ...], int] = {}
-        for key, gpus in self.by_profile.items():
+        figures = key.without("node", "tag")
+        for profile_key, gpus in self.by_profile.items():
             gpus.sort()
-            node, tag = str(key[0]), str(key[8])
+            node, tag = str(key("node", profile_key)), str(key("tag", profile_key))
             cut = len(node) + 1
             if tag and not tag.startswith(node + "/"):
-                self.local_ids[key] = None
+                self.local_ids[profile_key] = None
                 continue
-            local = (*key[1:8], tag[cut:], *(g[cut:] for g in gpus))
-            self.local_ids[key] = interned.setdefault(local, len(interned))
+            local = (*key.pick(profile_key, figures), tag[cut:], *(g[cut:] for g in gpus))
+            self.local_ids[profile_key] = interned.setdefault(local, len(interned))
+        self.key_node = key.index["node"]
         self.eligible: dict[tuple[str, str], list[ProfileKey]] = defaultdict(list)
         for row in q("place_eligible_profile", None, False):
-            self.eligible[(str(row[0]), str(row[1]))].append(tuple(row[2:11]))
+            job, domain = str(eligible("job", row)), str(eligible("domain", row))
+            self.eligible[(job, domain)].append(eligible.pick(row, key_columns))
         self.pairs = pairs
         self.price = {str(n): int(p) for n, p in q("place_node_price")}
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
@@ -263,23 +274,27 @@ class _Picker:
         """The domain's members and figures, judged once per shape: the domain's nodes in the
         order their GPUs sort, each with its node class and its eligible profiles without the
         node's name (and which GPUs they hold), plus the need and the job's topology needs.
-        Thousands of identical nodes or racks then cost one pick and a price lookup each."""
+        Thousands of identical nodes or racks then cost one pick and a price lookup each.
+        """
         keys = self.eligible[(job.name, domain)]
         needs = (need, job.min_fabric_mbps, _fullest_first(job), job.scope == "nvlink_domain")
         local_ids = self.local_ids
         ids = [local_ids[k] for k in keys]
-        first = keys[0][0] if keys else ""
+        at = self.key_node
+        first = keys[0][at] if keys else ""
         if len(keys) == 1:  # the usual case: a domain inside one node, all alike
             nodes = [str(first)]
             profiles: tuple[object, ...] = (-1 if ids[0] is None else ids[0],)
-        elif all(k[0] == first for k in keys):  # inside one node
+        elif all(k[at] == first for k in keys):  # inside one node
             nodes = [str(first)]
             profiles = tuple(sorted(-1 if i is None else i for i in ids))
         else:
             # Sorting by "node/" puts the nodes in the order of their GPUs' ids.
-            nodes = sorted({str(k[0]) for k in keys}, key=lambda n: n + "/")
+            nodes = sorted({str(k[at]) for k in keys}, key=lambda n: n + "/")
             index = {n: i for i, n in enumerate(nodes)}
-            profiles = tuple(sorted((index[str(k[0])], -1 if i is None else i) for k, i in zip(keys, ids, strict=True)))
+            profiles = tuple(
+                sorted((index[str(k[at])], -1 if i is None else i) for k, i in zip(keys, ids, strict=True))
+            )
         class_of = self.pairs.class_of
         classes = (class_of.get(nodes[0]),) if len(nodes) == 1 else tuple(class_of.get(n) for n in nodes)
         if None in classes or None in ids:
@@ -292,8 +307,8 @@ class _Picker:
         if found is None:
             members = self._members(job, keys, need)
             used = sorted({self.node[g] for g in members})
-            at = {n: i for i, n in enumerate(nodes)}
-            local = tuple((at[self.node[g]], g[len(self.node[g]) + 1 :]) for g in members)
+            position = {n: i for i, n in enumerate(nodes)}
+            local = tuple((position[self.node[g]], g[len(self.node[g]) + 1 :]) for g in members)
             found = self._shapes[shape] = (local, self._bottleneck(job, members, used), len(used))
         local, worst, count = found
         if len(nodes) == 1:
@@ -322,7 +337,8 @@ class _Picker:
 
     def _bottleneck(self, job: Job, members: list[str], nodes: list[str]) -> int | None:
         """Worst pair of members: inside each node its GPU pair bottleneck, between nodes the
-        fabric (the narrower GPU's way into it), except inside one NVLink domain."""
+        fabric (the narrower GPU's way into it), except inside one NVLink domain.
+        """
         worst: int | None = None
         if len(members) > 1:
             per: dict[str, list[str]] = defaultdict(list)
@@ -358,7 +374,8 @@ class _Picker:
 
 def _fullest_first(job: Job) -> bool:
     """Whether members come from the fullest nodes first: the rules judged max_nodes and
-    min_pair_mbps (pairs across nodes cross the fabric) on such a choice."""
+    min_pair_mbps (pairs across nodes cross the fabric) on such a choice.
+    """
     return job.max_nodes is not None or job.min_pair_mbps is not None
 
 
@@ -375,10 +392,16 @@ def _fewest_nodes(gpus: list[str], need: int, node: dict[str, str]) -> list[str]
     return sorted(out)
 
 
-def _why_not(engine: Backend, jobs: Jobs, authorization: PolicyReasons | None) -> dict[str, list[WhyNot]]:
+def _why_not(
+    engine: Backend, program: Program, jobs: Jobs, authorization: PolicyReasons | None
+) -> dict[str, list[WhyNot]]:
     out: dict[str, list[WhyNot]] = defaultdict(list)
-    rows = sorted(engine.query("place_why_not"), key=lambda r: (str(r[0]), str(r[1])))
-    deniers = _Deniers(engine, authorization)
+    why = Columns.of(program, "place_why_not", ("job", "domain", "what", "have", "need"))
+    rows = sorted(
+        (why.pick(r, ("job", "domain", "what", "have", "need")) for r in engine.query("place_why_not")),
+        key=lambda r: (str(r[0]), str(r[1])),
+    )
+    deniers = _Deniers(engine, program, authorization)
     for j, d, what, have, need in rows:
         job = jobs.jobs.get(str(j))
         if job is None:  # pragma: no cover - every job row comes from `jobs`
@@ -447,12 +470,15 @@ def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deni
 class _Deniers:
     """The policies that deny a job's principal scheduling on a domain's GPUs (asked lazily, once per domain)."""
 
-    def __init__(self, engine: Backend, authorization: PolicyReasons | None) -> None:
+    def __init__(self, engine: Backend, program: Program, authorization: PolicyReasons | None) -> None:
         self.engine = engine
         self.authorization = authorization
+        self.domain_gpu = Columns.of(program, "place_domain_gpu", ("domain", "gpu"))
 
     def policies(self, job: Job, domain: str) -> tuple[str, ...]:
         if self.authorization is None:
             return ()
-        gpus = [str(r[2]) for r in self.engine.query("place_domain_gpu", {1: domain})][:64]
+        cols = self.domain_gpu
+        rows = self.engine.query("place_domain_gpu", {cols.index["domain"]: domain})
+        gpus = [str(cols("gpu", r)) for r in rows][:64]
         return self.authorization.denying(job.principal, gpus)

@@ -8,11 +8,10 @@ from verifier.checks.diff import SCHEMA_VERSION, DiffReport
 from verifier.checks.verify import Result
 from verifier.core.version import __version__
 from verifier.engine.backend import format_fact
+from verifier.reports.text_report import finding_line
 
 
 def render_text(report: DiffReport) -> str:
-    from verifier.reports.text_report import finding_line
-
     lines = [f"comparing {', '.join(report.old)} -> {', '.join(report.new)}"]
     lines.append(f"findings added ({len(report.added)}):")
     lines.extend(f"  + {finding_line(r.finding)}" for r in report.added)

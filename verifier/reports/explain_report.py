@@ -17,7 +17,8 @@ def leaf_locator(
     principals: Principals | None = None,
 ) -> Callable[[Proof], SourceLocation | None]:
     """Where an input fact was written: its first argument that is an object or link id, else a
-    model, else a principal of the principals file (authorization facts such as `permitted`)."""
+    model, else a principal of the principals file (authorization facts such as `permitted`).
+    """
 
     def locate(proof: Proof) -> SourceLocation | None:
         symbols = [v for v in proof.row if isinstance(v, str)]

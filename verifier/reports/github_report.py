@@ -76,7 +76,8 @@ def _order(item: tuple[int, Result]) -> tuple[int, bool, int]:
 
 def ordered(report: VerifyReport) -> list[Result]:
     """Results in annotation order: errors, warnings, then notices (notes before waived findings),
-    each type in report order."""
+    each type in report order.
+    """
     return [r for _i, r in sorted(enumerate(report.results), key=_order)]
 
 

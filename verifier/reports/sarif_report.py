@@ -162,7 +162,8 @@ class _Results:
 
 def render(report: VerifyReport, locate: Locator | None = None) -> str:
     """The SARIF log. `locate` places a proof's input facts (verifier.checks.explain.leaf_locator);
-    without it only the rule steps of a proof get a place in `codeFlows`."""
+    without it only the rule steps of a proof get a place in `codeFlows`.
+    """
     rules = [
         {
             "id": c.id,

@@ -68,6 +68,7 @@ def place(
             progress.step("ranking placements")
         report = rank_placements(
             evaluation.engine,
+            program,
             classes,
             rank,
             evaluation.pairs,

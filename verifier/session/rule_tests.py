@@ -16,7 +16,6 @@ through this module too).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
@@ -27,6 +26,7 @@ from typing import Literal
 from verifier.checks.check import Check, CheckSelection, checks_from_program, select_checks
 from verifier.checks.findings import Finding
 from verifier.core.errors import Diagnostic, EngineError, SourceLocation, TopologError
+from verifier.core.suggest import closest
 from verifier.engine.loader import RULE_SUFFIX, read_text
 from verifier.engine.rule_pack import inside_shipped
 from verifier.session.session import load_rules
@@ -136,8 +136,8 @@ def discover(fixtures: Path, check_ids: Collection[str]) -> tuple[list[Case], li
             warnings.append(f"{folder}: not a check's fixture folder (fixtures/<CHECK_ID>/), ignored")
             continue
         if folder.name not in check_ids:
-            close = difflib.get_close_matches(folder.name.upper(), sorted(check_ids), n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
+            close = closest(folder.name, check_ids, fold_case=True)
+            hint = f" (did you mean {close}?)" if close else ""
             errors.append(
                 Diagnostic(
                     SourceLocation(str(folder)),

@@ -162,3 +162,17 @@ def test_not_a_rocm_file(tmp_path: Path) -> None:
     err = _rocm(tmp_path, "hello\n")
     assert [d.location.line for d in err.diagnostics] == [1]
     assert "rocm-smi --showtopo" in str(err)
+
+
+def test_amd_smi_warning_lines_are_notes_and_json_is_refused(fx: Path, tmp_path: Path) -> None:
+    text = (fx / "amd-smi-2gpu-pcie-handwritten.txt").read_text()
+    p = tmp_path / "topo.txt"
+    p.write_text("WARNING: User is missing the following required groups: render, video.\n" + text)
+    result = import_files("amd-smi", [p])
+    assert any(n.location.line == 1 and "outside the amd-smi tables" in n.message for n in result.notes)
+    assert sum(1 for _ in result.inventory.of_kind("gpu")) == 2
+    j = tmp_path / "topo.json"
+    j.write_text('[{"gpu": 0}]')
+    with pytest.raises(TopologError) as err:
+        import_files("amd-smi", [j])
+    assert "without --json" in str(err.value)

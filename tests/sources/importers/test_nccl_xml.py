@@ -192,7 +192,8 @@ def test_nic_speed_is_compared_with_its_model(tmp_path: Path) -> None:
         tmp_path,
         """<system version="1">
   <cpu numaid="0" vendor="GenuineIntel">
-    <pci busid="0000:0c:00.0" class="0x020700" vendor="0x15b3" device="0x1021" link_speed="32.0 GT/s PCIe" link_width="16">
+    <pci busid="0000:0c:00.0" class="0x020700" vendor="0x15b3" device="0x1021"
+         link_speed="32.0 GT/s PCIe" link_width="16">
       <nic><net name="mlx5_0" dev="0" speed="200000" port="1"/></nic>
     </pci>
   </cpu>

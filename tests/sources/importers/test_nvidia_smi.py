@@ -180,13 +180,18 @@ def test_terminal_copy_with_expanded_tabs_reads_as_the_tabs(fx: Path, tmp_path: 
     lines[1] = "GPU0\t X \t" + "\t".join(lines[1].split()[2:-2]) + "\t\t0\t\tN/A"
     (tmp_path / "tabs.txt").write_text("\n".join(lines) + "\n")
     (tmp_path / "stops.txt").write_text("\n".join(ln.expandtabs(8) for ln in lines) + "\n")
+    (tmp_path / "stops4.txt").write_text("\n".join(ln.expandtabs(4) for ln in lines) + "\n")
+    # A Markdown code block indents every line of the paste by four blanks.
+    (tmp_path / "indented.txt").write_text("\n".join("    " + ln.expandtabs(8) for ln in lines) + "\n")
     a = import_files("nvidia-smi", [tmp_path / "tabs.txt"], node="h").inventory
-    b = import_files("nvidia-smi", [tmp_path / "stops.txt"], node="h").inventory
-    assert _shape(a) == _shape(b)
+    for other in ("stops.txt", "stops4.txt", "indented.txt"):
+        assert _shape(a) == _shape(import_files("nvidia-smi", [tmp_path / other], node="h").inventory), other
     assert "cpu_affinity" not in a.objects["h/gpu0"].labels and a.objects["h/gpu0"].labels["numa_affinity"] == "0"
 
 
-@pytest.mark.parametrize("name", ["rtx5090-2gpu-tabs.txt", "dgx-a100-topo-spaces.txt", "workstation-2gpu-2nic-node.txt"])
+@pytest.mark.parametrize(
+    "name", ["rtx5090-2gpu-tabs.txt", "dgx-a100-topo-spaces.txt", "workstation-2gpu-2nic-node.txt"]
+)
 def test_header_without_leading_whitespace(fx: Path, tmp_path: Path, name: str) -> None:
     lines = (fx / name).read_text().splitlines()
     lines[0] = lines[0].lstrip()
@@ -212,12 +217,7 @@ def test_pxb_devices_without_pix_partners_are_not_read_as_pix(tmp_path: Path) ->
 def test_cells_that_no_pcie_tree_gives_are_refused(tmp_path: Path) -> None:
     # GPU0-GPU1 PIX and GPU1-GPU2 PIX put all three under one switch, so GPU0-GPU2 cannot be SYS.
     p = tmp_path / "bad.txt"
-    p.write_text(
-        "\tGPU0\tGPU1\tGPU2\n"
-        "GPU0\t X \tPIX\tSYS\n"
-        "GPU1\tPIX\t X \tPIX\n"
-        "GPU2\tSYS\tPIX\t X \n"
-    )
+    p.write_text("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tPIX\tSYS\nGPU1\tPIX\t X \tPIX\nGPU2\tSYS\tPIX\t X \n")
     with pytest.raises(TopologError) as err:
         import_files("nvidia-smi", [p])
     assert any(d.location.line == 2 and "one PCIe tree" in d.message for d in err.value.diagnostics), err.value
@@ -267,3 +267,16 @@ def test_not_a_matrix(tmp_path: Path) -> None:
     p.write_text("hello\n")
     with pytest.raises(TopologError, match="no `nvidia-smi topo -m` header"):
         import_files("nvidia-smi", [p])
+
+
+def test_terminal_escape_codes_in_the_header_are_ignored(fx: Path, tmp_path: Path) -> None:
+    # On a terminal nvidia-smi underlines the header (ESC[4m ... ESC[0m); pastes often keep "[4m".
+    text = (fx / "rtx5090-2gpu-tabs.txt").read_text()
+    lines = text.splitlines()
+    for k, (on, off) in enumerate((("\x1b[4m", "\x1b[0m"), ("[4m", "[0m"))):
+        lines[0] = "\t" + on + lines[0].lstrip("\t") + off
+        p = tmp_path / f"esc{k}.txt"
+        p.write_text("\n".join(lines) + "\n")
+        a = import_files("nvidia-smi", [fx / "rtx5090-2gpu-tabs.txt"], node="n").inventory
+        assert _shape(import_files("nvidia-smi", [p], node="n").inventory) == _shape(a)
+        lines = text.splitlines()

@@ -20,7 +20,6 @@ from verifier.sources.importers.build import Builder, Imported, safe_name
 _TITLE = re.compile(r"^\s*([A-Z][A-Z /-]*?)\s+TABLE:\s*$")
 _BDF = re.compile(r"^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 _TABLES = {"WEIGHT": "weight", "HOPS": "hops", "LINK TYPE": "link_type", "NUMA BW": "bandwidth", "ACCESS": "access"}
-_UNMODELLED = ("CACHE COHERANCY", "CACHE COHERENCY", "ATOMICS", "DMA", "BI-DIRECTIONAL")
 MARKERS = ("LINK TYPE TABLE:", "WEIGHT TABLE:", "HOPS TABLE:")
 """Text that only amd-smi's topology output holds: how other importers recognise such a file."""
 
@@ -51,6 +50,11 @@ def _bus(name: str) -> str:
 
 
 def read(b: Builder, text: str, file: str) -> AmdTopo | None:
+    if text.lstrip()[:1] in ("{", "["):
+        b.error(
+            SourceLocation(file, 1), "this is JSON; expected the text output of `amd-smi topology` (without --json)"
+        )
+        return None
     lines = text.splitlines()
     topo: AmdTopo | None = None
     access: dict[tuple[str, str], Cell] = {}
@@ -64,8 +68,8 @@ def read(b: Builder, text: str, file: str) -> AmdTopo | None:
             break  # the legend explains the cells; nothing after it is data
         if title is None:
             if line.strip():
-                b.error(loc, "expected a table title such as `WEIGHT TABLE:` (the output of `amd-smi topology`)")
-                return None
+                # amd-smi prints warnings (missing groups, driver notices) around its tables: said, not read.
+                b.note(loc, f"line {line.strip()[:60]!r} is outside the amd-smi tables and is not read")
             i += 1
             continue
         name = title.group(1)
@@ -87,10 +91,7 @@ def read(b: Builder, text: str, file: str) -> AmdTopo | None:
             return None
         key = _TABLES.get(name)
         if key is None:
-            if name not in _UNMODELLED:
-                b.error(loc, f"unknown table {name!r}; expected WEIGHT, HOPS, LINK TYPE, NUMA BW, ACCESS, ...")
-                return None
-            unmodelled.append(name)
+            unmodelled.append(name)  # coherence, atomics, DMA, ... and tables of newer releases
         table = access if key in ("access", None) else getattr(topo, key)
         _, i = read_matrix(b, lines, i, file, f"{name} TABLE", table if key else {}, topo.row)
     if topo is None:

@@ -100,6 +100,10 @@ def read_matrix(
 def _int(b: Builder, cell: Cell, what: str) -> int | None:
     if cell.value.upper() == "N/A":
         return None
+    if re.fullmatch(r"[A-Z][A-Z_]*", cell.value):
+        # amd-smi prints the library's status (UNKNOWN, NOT_SUPPORTED) where it could not read a value.
+        b.note(cell.loc, f"{what} is {cell.value}: the tool could not read it, so it stays unknown")
+        return None
     if not cell.value.isdigit():
         b.error(cell.loc, f"{what} {cell.value!r}; expected a whole number or N/A")
         return None
@@ -130,8 +134,10 @@ def check(b: Builder, topo: AmdTopo) -> None:
                     f"{what} of {r} to {c} is {cell.value} but {c} to {r} is {back.value}; the table must be symmetric",
                 )
     for cell in topo.link_type.values():
-        if cell.value.upper() not in ("XGMI", "PCIE", "0", "SELF", "N/A"):
-            b.error(cell.loc, f"link type {cell.value!r}; expected XGMI, PCIE, N/A (or 0/SELF on the diagonal)")
+        if cell.value.upper() not in ("XGMI", "PCIE", "0", "SELF", "N/A", "UNKNOWN"):
+            b.error(
+                cell.loc, f"link type {cell.value!r}; expected XGMI, PCIE, UNKNOWN, N/A (or 0/SELF on the diagonal)"
+            )
 
 
 def build(b: Builder, node: str, topo: AmdTopo) -> None:
@@ -191,8 +197,9 @@ def build(b: Builder, node: str, topo: AmdTopo) -> None:
         root = find(g)
         members = [x for x in topo.gpus if find(x) == root]
         if len(members) < 2 or any(x in numa for x in members):
+            # Two hops from a GPU of a known NUMA node is that node; from GPUs of several, it is unknown.
             known = sorted({numa[x] for x in members if x in numa})
-            if known:
+            if len(known) == 1:
                 parent[g] = f"{node}/cpu{known[0]}"
                 continue
             unplaced.append(g)

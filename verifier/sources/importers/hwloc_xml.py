@@ -18,7 +18,7 @@ from pathlib import Path
 from verifier.sources.importers.build import ASSUMED, DEFAULT_PCIE, Builder, Imported, pcie_mbps, safe_name
 from verifier.sources.importers.safe_xml import Element, parse_xml
 from verifier.sources.importers.sockets import link_sockets
-from verifier.sources.inventory.device_ids import model_for_name, model_for_pci
+from verifier.sources.inventory.device_ids import is_display_only, model_for_name, model_for_pci
 
 _CACHE = re.compile(r"^L(\d)([id]?)Cache$")
 _CACHE_TYPE = {"0": "unified", "1": "data", "2": "instruction"}
@@ -46,7 +46,7 @@ def import_hwloc_xml(paths: list[Path], node: str | None = None) -> Imported:
 
 
 def _cpuset_bits(text: str | None) -> set[int]:
-    """hwloc cpusets: comma-separated 32-bit hex words, most significant first."""
+    """Hwloc cpusets: comma-separated 32-bit hex words, most significant first."""
     if not text:
         return set()
     value = int("".join(w.removeprefix("0x").rjust(8, "0") for w in text.split(",")), 16)
@@ -233,9 +233,7 @@ class _Reader:
         )
         if subtype == "NVSwitch" or (cls == "0680" and vendor == "10de"):
             category = "nvswitch"
-        elif cls.startswith("12") or cls == "0302" or (cls.startswith("03") and (vendor == "10de" or gpu_osdev)):
-            # A VGA controller is a compute GPU only when NVIDIA's or when an OS device (CUDA, NVML,
-            # RSMI, OpenCL) says it computes: board display chips (ATI ES1000, Matrox, ASPEED) are not.
+        elif _computes(cls, vendor, (m.group(3).lower() if m else ""), gpu_osdev):
             category = "gpu"
         elif cls.startswith("03"):
             self.b.note(
@@ -348,7 +346,7 @@ class _Reader:
                     self.b.link(ids[i], ids[j], kind, v, el.loc, labels=labels)
 
     def nvswitch_trunks(self, el: Element) -> None:
-        """hwloc's matrix has GPU-NVSwitch links only: the trunks between NVSwitch boards are not in it.
+        """Hwloc's matrix has GPU-NVSwitch links only: the trunks between NVSwitch boards are not in it.
 
         On a DGX-2 (16 V100, 2 boards of 8 GPUs and 6 NVSwitches) each NVSwitch has 8 NVLinks to
         its peer on the other board (NVIDIA DGX-2 whitepaper, "NVSwitch: 48 NVLinks between the
@@ -453,6 +451,27 @@ class _Reader:
             obj.labels = {**obj.labels, "cpu_kind": ",".join(found)}
             if len(found) == 1:  # figures only when every thread of the core is of one kind
                 obj.quantities = {**obj.quantities, **pu_kind[pus[0]][1]}
+
+
+# Vendors whose display controllers are compute GPUs (NVIDIA, AMD, Intel, Habana); a VGA controller
+# (class 0300) of AMD is one unless it is a known board display chip (device_ids.yaml display_only).
+_GPU_VENDORS = ("10de", "1002", "8086", "1da3")
+
+
+def _computes(cls: str, vendor: str, device: str, gpu_osdev: bool) -> bool:
+    """A compute GPU: a 3D controller or processing accelerator, or a display controller that an OS
+    device (CUDA, NVML, RSMI, OpenCL) says computes or whose vendor makes GPUs. BMC and virtual
+    display chips (ASPEED, Matrox, ATI ES1000, QEMU's VGA) are VGA controllers of neither kind.
+    """
+    if cls.startswith("12") or cls == "0302":
+        return True
+    if not cls.startswith("03"):
+        return False  # a storage or other controller: its OS devices (disks) say nothing about compute
+    if gpu_osdev:
+        return True
+    if cls == "0300":
+        return vendor == "10de" or (vendor == "1002" and not is_display_only(vendor, device))
+    return cls.startswith("03") and vendor in _GPU_VENDORS
 
 
 def _pci_type(el: Element) -> dict[str, str]:

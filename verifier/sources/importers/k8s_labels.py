@@ -64,7 +64,8 @@ def import_k8s_labels(paths: list[Path]) -> Imported:
 
 def _line_of(text: str, needle: str, start: int, key: str | None = None) -> tuple[int, int]:
     """1-based line of the first `needle` (as `"key": needle` when a key is given) at or after `start`
-    (JSON keeps no positions), and where it is."""
+    (JSON keeps no positions), and where it is.
+    """
     pattern = re.escape(needle) if key is None else re.escape(json.dumps(key)) + r"\s*:\s*" + re.escape(needle)
     m = re.compile(pattern).search(text, start)
     if m is None:

@@ -299,6 +299,9 @@ class _Reader:
         gid = by_bus[dev.busid]
         sm = dev.el.get("sm")
         per_link = NVLINK_MBPS_BY_SM.get(int(sm) // 10) if sm and sm.isdigit() else None
+        for child in dev.el.children:
+            if child.tag != "nvlink":
+                self.b.note(child.loc, f"<{child.tag}> of {gid} ({child.path}) is not modelled; not imported")
         for nv in dev.el.iter("nvlink"):
             target, count = (nv.get("target") or "").lower(), nv.get("count") or ""
             if not target or not count.isdigit() or int(count) < 1:

@@ -38,7 +38,7 @@ _ALIASES = {"SOC": "SYS"}
 _NV = re.compile(r"^NV(\d+)$")
 _DEVICE = re.compile(r"^(GPU\d+|NIC\d+|mlx5_\d+|[A-Za-z][\w.-]*_\d+)$")
 _NUMA_LIST = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
-_TAB = 8  # terminals expand tabs to 8-column stops
+_TABS = (8, 4)  # terminals expand tabs to 8-column stops; some editors and pastes to 4
 
 
 def import_nvidia_smi(paths: list[Path], node: str | None = None) -> Imported:
@@ -93,7 +93,7 @@ def _join_names(fields: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return out
 
 
-def _stop_fields(line: str) -> list[str] | None:
+def _stop_fields(line: str, tab: int = 8) -> list[str] | None:
     """The tab-separated fields of a line whose tabs a terminal expanded to 8-column stops.
 
     A field starts on a stop (the self cell " X " one column after it); the next starts at the
@@ -103,15 +103,15 @@ def _stop_fields(line: str) -> list[str] | None:
     fields: list[str] = []
     next_start, last_end = 0, -2
     for start, end, text in _tokens(line):
-        stop = start - start % _TAB
+        stop = start - start % tab
         if fields and start == last_end + 1 and stop < next_start:
             fields[-1] += " " + text  # a multi-word column name such as "CPU Affinity"
         elif start - stop > 1 or stop < next_start:
             return None
         else:
-            fields.extend([""] * ((stop - next_start) // _TAB))
+            fields.extend([""] * ((stop - next_start) // tab))
             fields.append(text)
-        last_end, next_start = end, (end // _TAB + 1) * _TAB
+        last_end, next_start = end, (end // tab + 1) * tab
     return fields
 
 
@@ -121,6 +121,7 @@ class _Layout:
     devices: list[str]
     trailing: list[str]
     trailing_starts: list[int] = field(default_factory=list)
+    tab: int = 8
 
 
 def _header(line: str) -> tuple[_Layout | None, str]:
@@ -130,15 +131,15 @@ def _header(line: str) -> tuple[_Layout | None, str]:
             raw.pop(0)
         names, mode, starts = raw, "tab", [0] * len(raw)
     else:
-        stops = _stop_fields(line)
-        if stops is not None:
+        joined = _join_names([(s, t) for s, _e, t in _tokens(line)])
+        names, mode, tab = [t for _s, t in joined], "spaces", 8
+        for width in _TABS:
+            stops = _stop_fields(line, width)
             while stops and stops[0] == "":
                 stops.pop(0)
-        joined = _join_names([(s, t) for s, _e, t in _tokens(line)])
-        if stops is not None and stops == [t for _s, t in joined]:
-            names, mode = stops, "stops"
-        else:
-            names, mode = [t for _s, t in joined], "spaces"
+            if stops is not None and stops == names:
+                mode, tab = "stops", width
+                break
         starts = [s for s, _t in joined]
     if "" in names:
         return None, "an empty column name in the header"
@@ -152,7 +153,7 @@ def _header(line: str) -> tuple[_Layout | None, str]:
             f"column {bad[0]!r}; expected device columns (GPU0, NIC0, mlx5_0) then "
             f"{', '.join(repr(t) for t in _TRAILING)}"
         )
-    return _Layout(mode, devices, trailing, starts[len(devices) :]), ""
+    return _Layout(mode, devices, trailing, starts[len(devices) :], tab if mode == "stops" else 8), ""
 
 
 def _row(layout: _Layout, line: str) -> tuple[list[str], list[str]] | None:
@@ -160,7 +161,7 @@ def _row(layout: _Layout, line: str) -> tuple[list[str], list[str]] | None:
     n = len(layout.devices)
     if "\t" in line:
         fields = [f.strip() for f in line.split("\t")]
-    elif layout.mode == "stops" and (got := _stop_fields(line)) is not None:
+    elif layout.mode == "stops" and (got := _stop_fields(line, layout.tab)) is not None:
         fields = got
     else:  # spaces typed or reflowed by hand: cells by count, or by the column they stand under
         toks = _tokens(line)
@@ -196,13 +197,29 @@ def _trailing(layout: _Layout, values: list[str]) -> list[str]:
     return out
 
 
+_ANSI = re.compile(r"\x1b?\[[0-9;]*m")  # nvidia-smi underlines the header on a terminal; pastes keep "[4m"
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    """Lines of a pasted matrix indented as a whole (a Markdown code block) lose that indentation.
+
+    The rows tell how much: each starts with its device name, so their common leading blanks are
+    the paste's, not nvidia-smi's (whose header alone starts with a tab or blanks).
+    """
+    rows = [ln for ln in lines if _DEVICE.match(ln.split()[0] if ln.split() else "") and "\t" not in ln[:1]]
+    indent = min((len(ln) - len(ln.lstrip(" ")) for ln in rows), default=0)
+    if indent == 0:
+        return lines
+    return [ln[indent:] if ln[:indent].strip() == "" else ln for ln in lines]
+
+
 def _read(b: Builder, text: str, file: str, node: str) -> None:
     from verifier.sources.importers.sniff import wrong_importer
 
     if (other := wrong_importer(text, "nvidia-smi")) is not None:
         b.error(SourceLocation(file, 1), other)
         return
-    lines = text.splitlines()
+    lines = _dedent([_ANSI.sub("", ln) for ln in text.splitlines()])
     # The header names the columns; a row starts with its device and then its self cell X.
     start = next(
         (i for i, ln in enumerate(lines) if ln.split()[:1] == ["GPU0"] and ln.split()[1:2] != ["X"]),

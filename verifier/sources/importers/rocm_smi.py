@@ -49,6 +49,11 @@ def import_rocm_smi(paths: list[Path], node: str | None = None) -> Imported:
 
 
 def read(b: Builder, text: str, file: str) -> AmdTopo | None:
+    if text.lstrip()[:1] in ("{", "["):
+        b.error(
+            SourceLocation(file, 1), "this is JSON; expected the text output of `rocm-smi --showtopo` (without --json)"
+        )
+        return None
     lines = text.splitlines()
     topo: AmdTopo | None = None
     section = ""

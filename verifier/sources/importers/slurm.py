@@ -166,9 +166,9 @@ class _Reader:
             obj = self.b.inv.objects[name]
             if parent is not None:
                 block = parent.removeprefix("slurm-")
-                prev = obj.labels.get("slurm_block")
-                if prev is not None and prev != block:
-                    self.b.error(loc, f"node {name!r} is in block {prev!r} and in {block!r}")
+                before = obj.labels.get("slurm_block")
+                if before is not None and before != block:
+                    self.b.error(loc, f"node {name!r} is in block {before!r} and in {block!r}")
                 obj.labels = {**obj.labels, "slurm_block": block}
             return
         if not self.b.has(name):

@@ -47,7 +47,7 @@ def read_slurm_conf(b: Builder, text: str, file: str, conf: SlurmConf) -> None:
         if not line:
             continue
         loc = SourceLocation(file, n)
-        first = line.split("=", 1)[0].strip().lower()
+        first = re.split(r"[=\s]", line, maxsplit=1)[0].lower()
         if first == "include":
             b.note(loc, "Include lines are not followed: import the included file too")
             continue

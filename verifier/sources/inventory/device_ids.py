@@ -25,6 +25,7 @@ class DeviceIds:
     pci: dict[str, str]
     names: dict[str, str]
     emulated_bridges: frozenset[str]
+    display_only: frozenset[str]
 
 
 @cache
@@ -50,15 +51,20 @@ def device_ids() -> DeviceIds:
                 problems.add(where, f"pci id {ident!r}; expected vendor:device in hex, e.g. 10de:2330")
                 continue
             table[ident_s if key == "pci" else " ".join(ident_s.split())] = model
-    emulated: set[str] = set()
-    section = problems.mapping(doc, "emulated_bridges", BUILTIN_FILE)
-    for ident in section or ():
-        ident_s = str(ident).strip().lower()
-        if not _PCI.match(ident_s):
-            problems.add(doc.loc, f"emulated bridge id {ident!r}; expected vendor:device in hex")
-        emulated.add(ident_s)
+    sets: dict[str, set[str]] = {"emulated_bridges": set(), "display_only": set()}
+    for key, found in sets.items():
+        section = problems.mapping(doc, key, BUILTIN_FILE)
+        for ident in section or ():
+            ident_s = str(ident).strip().lower()
+            if not _PCI.match(ident_s):
+                problems.add(
+                    section.key_loc(ident) if section else doc.loc, f"{key} id {ident!r}; expected vendor:device"
+                )
+            found.add(ident_s)
     problems.raise_if_any()
-    return DeviceIds(tables["pci"], tables["names"], frozenset(emulated))
+    return DeviceIds(
+        tables["pci"], tables["names"], frozenset(sets["emulated_bridges"]), frozenset(sets["display_only"])
+    )
 
 
 def model_for_pci(vendor: str | None, device: str | None) -> str | None:
@@ -82,3 +88,11 @@ def is_emulated_bridge(vendor: str | None, device: str | None) -> bool:
         return False
     v, d = vendor.lower().removeprefix("0x"), device.lower().removeprefix("0x")
     return f"{v}:{d}" in device_ids().emulated_bridges
+
+
+def is_display_only(vendor: str | None, device: str | None) -> bool:
+    """True for a display controller id known to be a board or BMC display chip (device_ids.yaml)."""
+    if not vendor or not device:
+        return False
+    v, d = vendor.lower().removeprefix("0x"), device.lower().removeprefix("0x")
+    return f"{v}:{d}" in device_ids().display_only

@@ -24,7 +24,8 @@ Row = tuple[str | int, ...]
 def release_number(text: str) -> int | None:
     """A version of one to three parts, each below 1000, as major*10^6 + minor*10^3 + patch
     ("535.129.03" -> 535129003, "12.2" -> 12002000, "6" -> 6000000); None for anything else
-    ("amdgpu 6.7.0", "1.2.3.4", "12.1000")."""
+    ("amdgpu 6.7.0", "1.2.3.4", "12.1000").
+    """
     m = _RELEASE_RE.match(text.strip())
     if m is None:
         return None
