@@ -55,3 +55,25 @@ def test_only_the_command_line_imports_click() -> None:
     graph = _graph(external=True)
     importers = {m for m in graph.modules if "click" in graph.find_modules_directly_imported_by(m)}
     assert importers and all(m.startswith("verifier.cli.") for m in importers)
+
+
+def test_rendering_a_report_needs_no_engine() -> None:
+    # The output layer renders what the stages below produced; loading it must not pull in the
+    # parser, the engines or the graph library (each costs a tenth of a second per run).
+    modules = [
+        "verifier.reports.text_report",
+        "verifier.reports.json_report",
+        "verifier.reports.sarif_report",
+        "verifier.reports.junit_report",
+        "verifier.reports.github_report",
+        "verifier.reports.markdown_report",
+        "verifier.reports.place_report",
+        "verifier.reports.diff_report",
+        "verifier.reports.query_report",
+    ]
+    code = (
+        f"import sys; import {', '.join(modules)}; "
+        "print(sorted(m for m in ('lark', 'networkx', 'duckdb', 'pyDatalog') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from verifier.engine.ast import Atom, Negation, Program, Query, Row
+from verifier.engine.answers import QueryResult
+from verifier.engine.ast import Atom, Negation, Program, Query
 from verifier.engine.checks import check_query
 from verifier.engine.parser import parse_query
+
+__all__ = ["QueryResult", "prepare_query", "program_for", "query_relations"]
 
 
 def prepare_query(text: str, program: Program, filename: str = "<query>") -> Query:
@@ -45,11 +47,3 @@ def program_for(program: Program, relations: Iterable[str]) -> Program:
             todo.extend(reads.get(relation, ()))
     rules = tuple(r for r in program.rules if r.head.relation in needed)
     return Program(program.declarations, rules, program.metadata)
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    """A query's answers: one sorted row per binding of its variables (no variables: true or false)."""
-
-    variables: tuple[str, ...]
-    rows: list[Row]

@@ -12,15 +12,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from verifier.engine.ast import Program, Row
 from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
-from verifier.facts.graph import NodePairs
 from verifier.facts.jobs import job_facts
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.jobs.spec import Job, Jobs
+
+if TYPE_CHECKING:  # only a type here: the summaries are computed (with networkx) by the session
+    from verifier.facts.graph import NodePairs
 
 RANKS = ("bandwidth", "cost")
 

@@ -25,7 +25,7 @@ _MODULES: dict[str, str] = {
     "verifier.authorization.audit.AuditResult": "verifier.reports.audit_report",
     "verifier.authorization.audit.DiffResult": "verifier.reports.audit_report:DIFF_FORMATS",
     "verifier.authorization.requests.AuthorizeReport": "verifier.reports.authorize_report",
-    "verifier.engine.queries.QueryResult": "verifier.reports.query_report",
+    "verifier.engine.answers.QueryResult": "verifier.reports.query_report",
     "verifier.checks.check.CheckCatalog": "verifier.reports.rules_report",
     "verifier.session.rule_tests.RuleTestReport": "verifier.reports.rule_tests_report",
 }

@@ -43,6 +43,7 @@ def render(report: VerifyReport) -> str:
             "suppressed": len(report.suppressed),
             "baselined": report.baselined,
             "baselineFixed": report.baseline_fixed,
+            "authorizationChecked": report.authorization_checked,
         },
         "checks": [
             {

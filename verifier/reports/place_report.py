@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from verifier.placement.place import PlaceReport, rate_text
+from verifier.reports.text_report import NOT_AUTHORIZED
 
 
 def render_text(report: PlaceReport) -> str:
@@ -29,12 +30,15 @@ def render_text(report: PlaceReport) -> str:
             lines.append(f"  why not {w.message}")
     placed = sum(1 for jp in report.jobs if jp.placements)
     lines.append(f"{placed} of {len(report.jobs)} jobs placeable (ranked by {report.rank})")
+    if not report.authorization_checked:
+        lines.append(NOT_AUTHORIZED)
     return "\n".join(lines) + "\n"
 
 
 def render_json(report: PlaceReport) -> str:
     doc = {
         "rank": report.rank,
+        "authorizationChecked": report.authorization_checked,
         "jobs": [
             {
                 "job": jp.job.name,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from verifier.engine.queries import QueryResult
+from verifier.engine.answers import QueryResult
 
 
 def render_json(result: QueryResult) -> str:

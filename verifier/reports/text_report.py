@@ -17,6 +17,11 @@ def waived_line(r: Result) -> str:
     return f"{finding_line(r.finding)} waived until {w.expires.isoformat()} by {w.location}: {w.reason}"
 
 
+NOT_AUTHORIZED = (
+    "authorization not checked (--no-authorization): jobs were judged as if every principal may use every GPU"
+)
+
+
 def summary(report: VerifyReport) -> list[str]:
     """The closing lines; the CLI prints them on the terminal when the report itself goes to files."""
     counts = report.counts
@@ -40,6 +45,8 @@ def summary(report: VerifyReport) -> list[str]:
         )
     if report.proofs_omitted:
         lines.append(f"proofs omitted for {report.proofs_omitted} findings past the first 500")
+    if not report.authorization_checked:
+        lines.append(NOT_AUTHORIZED)
     return lines
 
 

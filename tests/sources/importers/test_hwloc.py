@@ -181,10 +181,20 @@ def test_gpu_cpu_nvlink_is_a_host_link_not_an_nvswitch(fx: Path) -> None:
 
 
 def test_packages_are_linked_across_the_cpu_interconnect(fx: Path) -> None:
-    # DGX-2: two Xeon Platinum 8174 packages (CPUVendor GenuineIntel): one UPI link, figure assumed.
+    # DGX-2: two Xeon Platinum 8174 packages (CPUVendor GenuineIntel), each with its host bridges in
+    # a socket: one UPI link between the two sockets, figure assumed.
     imp = import_files("hwloc", [fx / "nvidiaDGX2.xml"], node="d")
     cross = [lk for lk in imp.inventory.links.values() if lk.kind == "upi"]
-    assert [(lk.a, lk.b, lk.labels["assumed"]) for lk in cross] == [("d/cpu0", "d/cpu1", "bandwidth")]
+    assert [(lk.a, lk.b, lk.labels["assumed"]) for lk in cross] == [("d/socket0", "d/socket1", "bandwidth")]
+    # Host bridges [2b-3b] and [4e-67] of package 0, [ae-c7] and [d7-e7] of package 1.
+    bridges = {o.labels["bridge_pci"]: o.parent for o in imp.inventory.of_kind("cpu") if "bridge_pci" in o.labels}
+    assert bridges == {
+        "0000:[2b-3b]": "d/socket0",
+        "0000:[4e-67]": "d/socket0",
+        "0000:[ae-c7]": "d/socket1",
+        "0000:[d7-e7]": "d/socket1",
+    }
+    assert imp.inventory.objects["d/cpu0"].parent == "d/socket0"
 
 
 def test_gpu_models_from_pci_ids_and_names(fx: Path) -> None:
@@ -225,5 +235,53 @@ def test_accelerators_without_os_devices_are_still_gpus(tmp_path: Path) -> None:
     gpus = list(imp.inventory.of_kind("gpu"))
     assert [(g.labels["pci_busid"], g.model) for g in gpus] == [("0000:01:00.0", "MI300X")]
     # Its link: 63.015385 GB/s, what Gen5 x16 gives (16 x 3938 = 63008): stated, not assumed.
-    assert imp.inventory.links["m/gpu0<->m/cpu0"].mbps == 63015
+    assert imp.inventory.links["m/gpu0<->m/hb0"].mbps == 63015
     assert any("0000:00:05.0" in n.message and "not a GPU" in n.message for n in imp.notes)
+
+
+def _two_host_bridges(tmp_path: Path) -> Path:
+    # One package, two host bridges: [00-3f] holds a GPU (01:00.0) and a NIC (02:00.0) on two root
+    # ports; [40-7f] holds a second NIC (41:00.0). All links 15.753846 GB/s (Gen3 x16).
+    def port(gp: int, bus: str, dev: str, cls: str) -> str:
+        return (
+            f'        <object type="Bridge" gp_index="{gp}" bridge_type="1-1" depth="1" bridge_pci="0000:[{bus}-{bus}]"'
+            f' pci_busid="0000:{dev}" pci_type="0604 [8086:2030] [0000:0000] 00 00" pci_link_speed="15.753846">\n'
+            f'          <object type="PCIDev" gp_index="{gp + 1}" pci_busid="0000:{bus}:00.0"'
+            f' pci_type="{cls} [0000:0000] 00 00" pci_link_speed="15.753846"/>\n'
+            "        </object>\n"
+        )
+
+    p = tmp_path / "two.xml"
+    p.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<topology version="2.0">\n'
+        '  <object type="Machine" os_index="0" cpuset="0x1" complete_cpuset="0x1" gp_index="1">\n'
+        '    <object type="Package" os_index="0" cpuset="0x1" complete_cpuset="0x1" gp_index="2">\n'
+        '      <object type="Bridge" gp_index="3" bridge_type="0-1" depth="0" bridge_pci="0000:[00-3f]">\n'
+        + port(10, "01", "00:01.0", "0302 [10de:1db8]")
+        + port(20, "02", "00:02.0", "0200 [15b3:1017]")
+        + "      </object>\n"
+        '      <object type="Bridge" gp_index="4" bridge_type="0-1" depth="0" bridge_pci="0000:[40-7f]">\n'
+        + port(30, "41", "40:01.0", "0200 [15b3:1017]")
+        + "      </object>\n"
+        '      <object type="Core" os_index="0" cpuset="0x1" complete_cpuset="0x1" gp_index="7">\n'
+        '        <object type="PU" os_index="0" cpuset="0x1" complete_cpuset="0x1" gp_index="8"/>\n'
+        "      </object>\n"
+        "    </object>\n"
+        "  </object>\n"
+        "</topology>\n"
+    )
+    return p
+
+
+def test_host_bridges_keep_phb_and_node_apart(tmp_path: Path) -> None:
+    from verifier.facts.graph import graph_facts
+
+    inv = import_files("hwloc", [_two_host_bridges(tmp_path)], node="m").inventory
+    # GPU 01:00.0 and NIC 02:00.0 share host bridge [00-3f] (two root ports): PHB, as nvidia-smi says;
+    # NIC 41:00.0 is behind the other host bridge of the same package: NODE.
+    nics = {o.labels["pci_busid"]: o.id for o in inv.of_kind("nic")}
+    paths = {(str(n), str(c)) for _g, n, c, _m in graph_facts(inv, {"gpu_nic_path"})["gpu_nic_path"]}
+    assert paths == {(nics["0000:02:00.0"], "PHB"), (nics["0000:41:00.0"], "NODE")}
+    # The widest path is the stated 15754 MB/s: the assumed fabric links take the widest link below.
+    wide = {str(n): int(m) for _g, n, _c, m in graph_facts(inv, {"gpu_nic_path"})["gpu_nic_path"]}
+    assert set(wide.values()) == {15754}

@@ -173,20 +173,37 @@ def test_space_aligned_copy_reads_the_same(fx: Path) -> None:
 
 
 def test_terminal_copy_with_expanded_tabs_reads_as_the_tabs(fx: Path, tmp_path: Path) -> None:
-    # The same rows as nvidia-smi prints them, once with tabs and once expanded to 8-column stops
-    # (what a terminal copy gives): GPU0's empty CPU Affinity must stay empty in both.
-    text = (fx / "h200-8gpu-10nic-empty-affinity.txt").read_text()
-    lines = text.splitlines()
-    lines[1] = "GPU0\t X \t" + "\t".join(lines[1].split()[2:-2]) + "\t\t0\t\tN/A"
-    (tmp_path / "tabs.txt").write_text("\n".join(lines) + "\n")
-    (tmp_path / "stops.txt").write_text("\n".join(ln.expandtabs(8) for ln in lines) + "\n")
-    (tmp_path / "stops4.txt").write_text("\n".join(ln.expandtabs(4) for ln in lines) + "\n")
-    # A Markdown code block indents every line of the paste by four blanks.
-    (tmp_path / "indented.txt").write_text("\n".join("    " + ln.expandtabs(8) for ln in lines) + "\n")
-    a = import_files("nvidia-smi", [tmp_path / "tabs.txt"], node="h").inventory
-    for other in ("stops.txt", "stops4.txt", "indented.txt"):
-        assert _shape(a) == _shape(import_files("nvidia-smi", [tmp_path / other], node="h").inventory), other
-    assert "cpu_affinity" not in a.objects["h/gpu0"].labels and a.objects["h/gpu0"].labels["numa_affinity"] == "0"
+    # The H200 matrix written back with tabs as nvidia-smi prints them (CPU Affinity, NUMA Affinity,
+    # an empty padding field, GPU NUMA ID), by hand from the file: GPU0-3 rows carry 18 cells then
+    # "0 N/A" (CPU Affinity empty), GPU4-7 "56 1 N/A", NIC rows only their 18 cells. Then expanded
+    # to 8- and 4-column stops and indented as a Markdown code block: all read the same.
+    lines = (fx / "h200-8gpu-10nic-empty-affinity.txt").read_text().splitlines()
+    header = ["GPU" + str(g) for g in range(8)] + ["NIC" + str(n) for n in range(10)]
+    tabbed = ["\t" + "\t".join([*header, "CPU Affinity", "NUMA Affinity", "GPU NUMA ID"])]
+    for ln in lines[1:19]:
+        t = ln.split()
+        label, cells, rest = t[0], t[1:19], t[19:]
+        cells = [" X " if c == "X" else c for c in cells]
+        if len(rest) == 2:
+            rest = ["", rest[0], "", rest[1]]
+        elif len(rest) == 3:
+            rest = [rest[0], rest[1], "", rest[2]]
+        tabbed.append("\t".join([label, *cells, *rest]))
+    variants = {
+        "tabs.txt": tabbed,
+        "stops8.txt": [ln.expandtabs(8) for ln in tabbed],
+        "stops4.txt": [ln.expandtabs(4) for ln in tabbed],
+        "indented.txt": ["    " + ln.expandtabs(8) for ln in tabbed],
+    }
+    shapes = {}
+    for name, text in variants.items():
+        (tmp_path / name).write_text("\n".join(text) + "\n")
+        inv = import_files("nvidia-smi", [tmp_path / name], node="h").inventory
+        assert "cpu_affinity" not in inv.objects["h/gpu0"].labels, name
+        assert inv.objects["h/gpu0"].labels["numa_affinity"] == "0", name
+        assert inv.objects["h/gpu4"].labels["cpu_affinity"] == "56", name
+        shapes[name] = _shape(inv)
+    assert len({repr(v) for v in shapes.values()}) == 1
 
 
 @pytest.mark.parametrize(
@@ -280,3 +297,20 @@ def test_terminal_escape_codes_in_the_header_are_ignored(fx: Path, tmp_path: Pat
         a = import_files("nvidia-smi", [fx / "rtx5090-2gpu-tabs.txt"], node="n").inventory
         assert _shape(import_files("nvidia-smi", [p], node="n").inventory) == _shape(a)
         lines = text.splitlines()
+
+
+def test_cells_aligned_by_hand_under_their_columns(tmp_path: Path) -> None:
+    # Typed (or reflowed) with blanks so that each value stands under its column name: CPU Affinity
+    # empty for GPU0, whose NUMA Affinity 0 stands under "NUMA Affinity" and N/A under "GPU NUMA ID".
+    header = "        GPU0    GPU1    CPU Affinity    NUMA Affinity   GPU NUMA ID"
+    numa, gnuma = header.index("NUMA Affinity"), header.index("GPU NUMA ID")
+    row0 = "GPU0     X      PHB".ljust(numa) + "0".ljust(gnuma - numa) + "N/A"
+    row1 = "GPU1    PHB      X".ljust(header.index("CPU Affinity")) + "0-7".ljust(16) + "1".ljust(16) + "N/A"
+    p = tmp_path / "hand.txt"
+    p.write_text("\n".join([header, row0, row1]) + "\n")
+    imp = import_files("nvidia-smi", [p], node="n")
+    gpu0, gpu1 = imp.inventory.objects["n/gpu0"], imp.inventory.objects["n/gpu1"]
+    assert "cpu_affinity" not in gpu0.labels and gpu0.labels["numa_affinity"] == "0"
+    assert (gpu1.labels["cpu_affinity"], gpu1.labels["numa_affinity"]) == ("0-7", "1")
+    # PHB to each other but NUMA 0 and 1: the matrix is kept (one domain), the contradiction said.
+    assert any("NUMA Affinity column says 0 and 1" in n.message for n in imp.notes)

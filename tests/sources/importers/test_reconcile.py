@@ -79,3 +79,21 @@ def test_amd_sides_are_detected(fx: Path) -> None:
     side = load_side(fx / "amd-smi-4gpu-xgmi-handwritten.txt", None)
     assert sum(1 for _ in side.inventory.of_kind("gpu")) == 4
     assert reconcile(side, load_side(fx / "amd-smi-4gpu-xgmi-handwritten.txt", "amd-smi")) == []
+
+
+def test_lost_xgmi_link_reported_once(fx: Path, tmp_path: Path) -> None:
+    # amd-smi ring (gpu0-gpu1, gpu0-gpu2, gpu1-gpu3, gpu2-gpu3 at weight 15). Degraded capture: 0c<->22
+    # (gpu0-gpu1) reads weight 30, i.e. routed over two hops: the direct link is gone. Paired by bus id, the
+    # one difference is that pair's class: XGMI (direct) vs SYS (no shared PCIe parent, no NUMA stated).
+    text = (fx / "amd-smi-4gpu-xgmi-handwritten.txt").read_text()
+    rows = text.splitlines(keepends=True)
+    for k, ln in enumerate(rows):
+        if ln.startswith("0000:0c:00.0 0            15"):
+            rows[k] = ln.replace("0            15", "0            30", 1)
+        if ln.startswith("0000:22:00.0 15           0"):
+            rows[k] = ln.replace("15           0", "30           0", 1)
+    later = tmp_path / "later.txt"
+    later.write_text("".join(rows))
+    got = reconcile(load_side(fx / "amd-smi-4gpu-xgmi-handwritten.txt", None), load_side(later, None))
+    n = "amd-smi-4gpu-xgmi-handwritten"
+    assert _rows(got) == [(f"{n}/gpu0 - {n}/gpu1", "path class", "XGMI", "SYS")]

@@ -2,11 +2,14 @@
 
 Machine -> node; Package -> cpu `cpu<os_index>`; Die -> die; NUMANode -> memory `numa<os_index>`
 (size from local_memory); caches and memory-side caches -> cache (size, level, type); Core -> core
-(its PUs become `threads` and the `pus` label, CPU kinds become `cpu_kind`); PCI bridges below the
-host bridge -> pcie_switch; PCI devices -> gpu / nic / nvswitch, GPUs and NICs numbered in bus
-order; pci_link_speed (GB/s) -> the PCIe link's bandwidth; the NVLinkBandwidth matrix -> NVLink
-links; memory attributes Bandwidth (MB/s) and Latency (ns) seen from local CPUs -> memory figures.
-Groups and host bridges only structure the tree, so their children attach to the enclosing object.
+(its PUs become `threads` and the `pus` label, CPU kinds become `cpu_kind`); a host bridge -> a
+root complex `hb<k>` (kind cpu) in a `socket<N>` that also holds its package, so PHB and NODE stay
+apart; PCIe switches -> one pcie_switch per switch (its upstream port; root ports belong to the
+CPU, downstream ports to their switch); PCI devices -> gpu / nic / nvswitch, GPUs and NICs numbered
+in bus order, functions of one device sharing its link; pci_link_speed (GB/s) -> the PCIe link's
+bandwidth; the NVLinkBandwidth matrix -> NVLink, NVSwitch and GPU-CPU (c2c) links; memory
+attributes Bandwidth (MB/s) and Latency (ns) seen from local CPUs -> memory figures. Groups only
+structure the tree, so their children attach to the enclosing object.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ class _Reader:
         self.pcis: list[_Pci] = []
         self.core_pus: dict[str, list[int]] = {}
         self.core_el: dict[str, Element] = {}
+        self.bridges: list[tuple[str, str]] = []  # (package or host bridge, its socket)
 
     def id(self, name: str) -> str:
         return f"{self.node}/{name}"
@@ -88,11 +92,18 @@ class _Reader:
             self.b.error(root.loc, 'expected exactly one top-level <object type="Machine">')
             return
         self.walk(machines[0], None)
-        packages = [o for o in self.b.inv.objects.values() if o.kind == "cpu" and o.id.startswith(self.node + "/")]
+        packages = [
+            o
+            for o in self.b.inv.objects.values()
+            if o.kind == "cpu" and o.id.startswith(self.node + "/") and o.labels.get("role") != "host_bridge"
+        ]
+        socket_of = dict(self.bridges)
+        domains = [(socket_of.get(o.id, o.id), o) for o in packages]
         link_sockets(
-            self.b, [(o.id, o.labels.get("hwloc_CPUVendor")) for o in packages], machines[0].loc, "hwloc's topology"
+            self.b, [(d, o.labels.get("hwloc_CPUVendor")) for d, o in domains], machines[0].loc, "hwloc's topology"
         )
         self.devices()
+        self.bridge_links()
         kinds = []
         for child in root.children:
             if child.tag == "object" or child.tag in _SKIPPED or child.tag == "info":
@@ -112,7 +123,9 @@ class _Reader:
             obj.quantities = {**obj.quantities, "threads": len(pus)}
             obj.labels = {**obj.labels, "pus": ",".join(str(p) for p in sorted(pus))}
 
-    def walk(self, el: Element, parent: str | None, core: str | None = None, port: str = "") -> None:
+    def walk(
+        self, el: Element, parent: str | None, core: str | None = None, port: str = "", package: str | None = None
+    ) -> None:
         """`port`: what the enclosing bridge is ("host:<its bus>", "root", "up", "down"), or ""."""
         kind = el.get("type") or ""
         inner = ""
@@ -129,7 +142,7 @@ class _Reader:
             here = self.node
             self.b.obj(here, "node", None, el.loc, labels={**labels, "imported_from": "hwloc"})
         elif kind == "Package":
-            here = self.id(f"cpu{el.get('os_index')}") if el.get("os_index") else self.next("cpu")
+            here = package = self.id(f"cpu{el.get('os_index')}") if el.get("os_index") else self.next("cpu")
             self.b.obj(here, "cpu", parent, el.loc, labels=labels)
         elif kind == "Die":
             here = self.next("die")
@@ -170,6 +183,8 @@ class _Reader:
             # The host bridge: its PCI tree belongs to the enclosing package.
             m = re.match(r"^[0-9a-fA-F]{4}:\[([0-9a-fA-F]{2})-", el.get("bridge_pci") or "")
             inner = f"host:{m.group(1).lower() if m else ''}"
+            if package is not None:
+                here = self.host_bridge(el, package, labels)
         elif kind == "Bridge":
             # PCIe is point to point: below a root port comes one device or a switch's upstream port;
             # below an upstream port only that switch's downstream ports. So the ports of one switch
@@ -199,7 +214,39 @@ class _Reader:
             self.by_gp[el.get("gp_index") or ""] = here
         for child in el.children:
             if child.tag == "object":
-                self.walk(child, here, core, inner)
+                self.walk(child, here, core, inner, package)
+
+    def host_bridge(self, el: Element, package: str, labels: dict[str, str]) -> str:
+        """A host bridge as a root complex (`hb<k>`, kind cpu) of its package's socket.
+
+        The path rules tell PHB (one root complex) from NODE (two of one socket) by the root's
+        parent: so the package gets a `socket<N>` above it, holding the package and its host bridges.
+        """
+        pkg = self.b.inv.objects[package]
+        sock = self.id("socket" + package.rsplit("/", 1)[-1].removeprefix("cpu"))
+        if sock not in self.b.inv.objects:
+            self.b.obj(
+                sock, "socket", pkg.parent, pkg.loc, labels={"source": pkg.labels.get("source", ""), "inferred": "true"}
+            )
+            pkg.parent = sock
+            self.bridges.append((package, sock))
+        hb = self.next("hb")
+        extra = {"bridge_pci": el.get("bridge_pci") or ""} if el.get("bridge_pci") else {}
+        self.b.obj(hb, "cpu", sock, el.loc, labels={**labels, "role": "host_bridge", **extra})
+        self.bridges.append((hb, sock))
+        return hb
+
+    def bridge_links(self) -> None:
+        """Each root complex (and the package) to its socket's fabric: never narrower than what hangs on it.
+
+        hwloc states no figure for a CPU's internal fabric, so the link takes the widest link below it,
+        labelled assumed: the paths' bottlenecks stay the links hwloc does state.
+        """
+        for cpu, sock in self.bridges:
+            below = [lk.mbps for lk in self.b.inv.links.values() if lk.b == cpu or lk.a == cpu]
+            mbps = max(below, default=pcie_mbps(*DEFAULT_PCIE))
+            obj = self.b.inv.objects[cpu]
+            self.b.link(cpu, sock, "soc", mbps, obj.loc, labels={ASSUMED: "bandwidth", "source": obj.labels["source"]})
 
     def uplink(self, el: Element, oid: str, parent: str | None) -> None:
         if parent is None:

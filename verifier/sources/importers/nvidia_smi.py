@@ -94,18 +94,19 @@ def _join_names(fields: list[tuple[int, str]]) -> list[tuple[int, str]]:
 
 
 def _stop_fields(line: str, tab: int = 8) -> list[str] | None:
-    """The tab-separated fields of a line whose tabs a terminal expanded to 8-column stops.
+    """The tab-separated fields of a line whose tabs were expanded to `tab`-column stops (8 on a terminal).
 
     A field starts on a stop (the self cell " X " one column after it); the next starts at the
-    first stop after the field's end, so every further 8 columns of blanks is an empty field.
+    first stop after the field's end, so every further `tab` columns of blanks is an empty field.
     None when the line does not follow the stops (spaces typed by hand).
     """
     fields: list[str] = []
     next_start, last_end = 0, -2
     for start, end, text in _tokens(line):
         stop = start - start % tab
-        if fields and start == last_end + 1 and stop < next_start:
-            fields[-1] += " " + text  # a multi-word column name such as "CPU Affinity"
+        joined = f"{fields[-1]} {text}" if fields else text
+        if fields and start == last_end + 1 and any(n.startswith(joined) for n in _TRAILING):
+            fields[-1] = joined  # a multi-word column name such as "CPU Affinity"
         elif start - stop > 1 or stop < next_start:
             return None
         else:
@@ -161,23 +162,25 @@ def _row(layout: _Layout, line: str) -> tuple[list[str], list[str]] | None:
     n = len(layout.devices)
     if "\t" in line:
         fields = [f.strip() for f in line.split("\t")]
-    elif layout.mode == "stops" and (got := _stop_fields(line, layout.tab)) is not None:
-        fields = got
-    else:  # spaces typed or reflowed by hand: cells by count, or by the column they stand under
-        toks = _tokens(line)
-        head = [t for _s, _e, t in toks[: 1 + n]]
-        rest = toks[1 + n :]
-        if len(rest) >= len(layout.trailing):
-            return head, _trailing(layout, [t for _s, _e, t in rest])
-        cells = [""] * len(layout.trailing)
-        for s, _e, t in rest:  # fewer cells than columns: each goes to the column it is written under
-            k = min(range(len(layout.trailing_starts)), key=lambda j: abs(layout.trailing_starts[j] - s))
-            if cells[k]:
-                return None
-            cells[k] = t
-        return head, cells
-    head, rest_fields = fields[: 1 + n], fields[1 + n :]
-    return head, _trailing(layout, rest_fields)
+        return fields[: 1 + n], _trailing(layout, fields[1 + n :])
+    if layout.mode == "stops" and (got := _stop_fields(line, layout.tab)) is not None:
+        trailing = _trailing(layout, got[1 + n :])
+        # More values than columns, or two where nvidia-smi writes one: the blanks were not tabs.
+        if len(trailing) == len(layout.trailing) and all(" " not in v for v in trailing):
+            return got[: 1 + n], trailing
+    # Spaces typed or reflowed by hand: cells by count, or by the column they stand under.
+    toks = _tokens(line)
+    head = [t for _s, _e, t in toks[: 1 + n]]
+    rest = toks[1 + n :]
+    if len(rest) >= len(layout.trailing):
+        return head, _trailing(layout, [t for _s, _e, t in rest])
+    cells = [""] * len(layout.trailing)
+    for s, _e, t in rest:  # fewer cells than columns: each goes to the column it is written under
+        k = min(range(len(layout.trailing_starts)), key=lambda j: abs(layout.trailing_starts[j] - s))
+        if cells[k]:
+            return None
+        cells[k] = t
+    return head, cells
 
 
 def _trailing(layout: _Layout, values: list[str]) -> list[str]:

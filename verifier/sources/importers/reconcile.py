@@ -11,9 +11,10 @@ is present on one side only, reported once, and takes part in no other compariso
 Compared, for each pair: PCI bus id (when paired by something else), the class of the path between
 every GPU pair and GPU-NIC pair, the PCIe uplink bandwidth and a NIC's port speed. Path classes are
 what each tool said: for an nvidia-smi side, the matrix cell as printed; for others, the class of
-the path in the described tree (NV<count>, PIX, PXB, NODE, SYS). When one side's class is computed,
-nvidia-smi's PHB is counted as NODE (NCCL and hwloc do not tell host bridges apart). A value
-labelled `assumed` is not a measurement and is never compared; bandwidths within 1% agree.
+the path in the described tree (NV<count>, XGMI for a direct xGMI link, PIX, PXB, NODE, SYS).
+When one side's class is computed, nvidia-smi's PHB is counted as NODE (NCCL and hwloc do not
+tell host bridges apart). A value labelled `assumed` is not a measurement and is never compared;
+bandwidths within 1% agree.
 """
 
 from __future__ import annotations
@@ -325,11 +326,14 @@ class _Classes:
         self.inv = inv
         self.nv: dict[frozenset[str], int | None] = {}
         self.to_switch: dict[str, int | None] = {}
+        self.xgmi: set[frozenset[str]] = set()
         for lk in inv.links.values():
             if lk.state == "down":
                 continue
             count = lk.attrs.get("count")
-            if lk.kind == "nvlink":
+            if lk.kind == "xgmi" and {inv.objects[lk.a].kind, inv.objects[lk.b].kind} == {"gpu"}:
+                self.xgmi.add(frozenset((lk.a, lk.b)))
+            elif lk.kind == "nvlink":
                 pair = frozenset((lk.a, lk.b))
                 prev = self.nv.get(pair, 0)
                 self.nv[pair] = None if count is None or prev is None else prev + count
@@ -349,6 +353,8 @@ class _Classes:
 
     def cls(self, x: str, y: str) -> str:
         pair = frozenset((x, y))
+        if pair in self.xgmi:
+            return "XGMI"  # a direct xGMI link (AMD's tools give no link count)
         if pair in self.nv:
             n = self.nv[pair]
             return f"NV{n}" if n is not None else "?"

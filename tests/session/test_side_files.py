@@ -1,0 +1,48 @@
+"""Side files are found by one rule: named by a flag, else next to the first inventory, else in the working directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.core.errors import TopologError
+from verifier.session.side_files import discover
+
+
+def _touch(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x: 1\n")
+    return path
+
+
+def test_next_to_the_inventory_wins_over_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inv = _touch(tmp_path / "site" / "inv.yaml")
+    beside = _touch(tmp_path / "site" / "principals.yml")
+    _touch(tmp_path / "principals.yml")
+    _touch(tmp_path / "topolog.waivers.yaml")
+    (tmp_path / "policies").mkdir()
+    monkeypatch.chdir(tmp_path)
+    side = discover([inv])
+    assert side.principals == beside
+    # Nothing beside the inventory: the working directory's file (named as the user would type it).
+    assert side.waivers == Path("topolog.waivers.yaml")
+    assert side.policies == Path("policies")
+    assert side.thresholds is None and side.baseline is None
+
+
+def test_a_flag_wins_and_a_named_file_that_is_missing_is_bad_input(tmp_path: Path) -> None:
+    inv = _touch(tmp_path / "inv.yaml")
+    _touch(tmp_path / "principals.yml")
+    other = _touch(tmp_path / "people.yml")
+    assert discover([inv], principals=other).principals == other
+    with pytest.raises(TopologError, match="no such waivers file"):
+        discover([inv], waivers=tmp_path / "nope.yaml")
+    with pytest.raises(TopologError, match="no such policy directory"):
+        discover([inv], policies=tmp_path / "nope")
+
+
+def test_shipped_policies_when_none_is_found(tmp_path: Path) -> None:
+    side = discover([_touch(tmp_path / "inv.yaml")], cwd=tmp_path)
+    assert side.policies is None
+    assert (side.policy_dir / "schema.cedarschema").is_file()
