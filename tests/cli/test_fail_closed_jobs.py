@@ -79,3 +79,16 @@ def test_a_crash_is_exit_2_not_findings() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 2
     assert "internal error (RuntimeError: boom)" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_json_on_the_reference_engine_says_it_has_no_proofs() -> None:
+    # JSON asks for proofs; pyDatalog keeps no derivation stages: the report says so instead of failing.
+    code, out, _ = run_cli(
+        "verify", str(ROOT / "tests" / "golden" / "stray-devices.yaml"), "--engine", "pydatalog", "--format", "json"
+    )
+    assert code == 1
+    import json
+
+    doc = json.loads(out)
+    assert doc["summary"]["proofsUnavailable"].startswith("the pydatalog engine records no derivations")
+    assert doc["findings"] and all("proof" not in f or f["proof"] is None for f in doc["findings"])

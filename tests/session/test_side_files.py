@@ -1,4 +1,4 @@
-"""Side files are found by one rule: named by a flag, else next to the first inventory, else in the working directory."""
+"""Side files are found by one rule: named by a flag, else beside the first inventory, else in the working folder."""
 
 from __future__ import annotations
 

@@ -13,22 +13,26 @@ A check file looks like
 
 Every row of the reported relation is a finding. `@subjects` names the columns that
 hold inventory ids (default: every symbol column); `{column}` in `@message` is replaced
-by that column's value. Files without `@id` are shared rule libraries.
+by that column's value. `@needs` is a query body (e.g. `object(_, "nic")`) that must have
+an answer for the check to have anything to judge: without one the check is reported as
+not applicable rather than passed. Files without `@id` are shared rule libraries.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from verifier.checks.findings import SEVERITIES, Severity
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
 from verifier.core.suggest import closest
-from verifier.engine.ast import Declaration, Program, Row
+from verifier.engine.ast import Declaration, Program, Query, Row
+from verifier.engine.checks import check_query
+from verifier.engine.parser import parse_query
 
 REQUIRED_KEYS = ("id", "severity", "summary", "remediation", "reports", "message")
-OPTIONAL_KEYS = ("subjects",)
+OPTIONAL_KEYS = ("subjects", "needs")
 _ID = re.compile(r"^[A-Z]{2,8}[0-9]{3}$")
 _PLACEHOLDER = re.compile(r"\{([a-z][A-Za-z0-9_]*)\}")
 
@@ -45,6 +49,8 @@ class Check:
     """Positions of the reported relation's columns that hold inventory ids."""
     columns: tuple[str, ...]
     file: str
+    needs: Query | None = None
+    """What the inventory must hold for the check to judge anything (`@needs`); None: always applicable."""
 
     def subjects_of(self, row: Row) -> tuple[str, ...]:
         return tuple(str(row[i]) for i in self.subjects)
@@ -72,6 +78,7 @@ def checks_from_program(program: Program) -> list[Check]:
         entries[key] = (value, loc)
     decls = program.relations
     checks: list[Check] = []
+    needs_errors: list[Diagnostic] = []
     seen_ids: dict[str, str] = {}
     # Files in load order (the shipped pack first): a clash is reported at the file loaded later,
     # the user's, whatever the two paths' alphabetical order.
@@ -79,13 +86,22 @@ def checks_from_program(program: Program) -> list[Check]:
         check = _build_check(file, entries, decls, errors)
         if check is None:
             continue
+        if "needs" in entries:
+            text, loc = entries["needs"]
+            try:
+                needs = parse_query(text, loc.file)
+                check_query(needs, program)
+            except (ProgramError, TopologError) as err:
+                needs_errors.extend(Diagnostic(loc, f"'@needs': {d.message}") for d in err.diagnostics)
+                continue
+            check = replace(check, needs=needs)
         if check.id in seen_ids:
             errors.append(Diagnostic(entries["id"][1], f"check id {check.id} is already used by {seen_ids[check.id]}"))
             continue
         seen_ids[check.id] = file
         checks.append(check)
-    if errors:
-        raise ProgramError(errors)
+    if errors or needs_errors:
+        raise ProgramError([*errors, *needs_errors])
     return sorted(checks, key=lambda c: c.id)
 
 

@@ -57,6 +57,10 @@ class VerifyReport:
     """Baseline entries that no longer occur (fixed since the baseline was written)."""
     authorization_checked: bool = True
     """False under `--no-authorization`: jobs were judged as if every principal may use every GPU."""
+    not_applicable: list[str] = field(default_factory=list)
+    """Ids of the checks that had no data to judge on any cluster (not applicable, not passed)."""
+    proofs_unavailable: str | None = None
+    """Why proofs were asked for and none could be given (the engine records no derivations)."""
     notes: list[str] = field(default_factory=list)
     """What an importer read but topolog does not model (`verify --from`)."""
 
@@ -127,7 +131,7 @@ def collect_results(
             finding = Finding(check.id, check.severity, subjects, check.message_for(row), location)
             found.append((Result(finding, finding_fingerprint(check, row)), check, row))
     found.sort(key=lambda item: item[0].finding.sort_key())
-    if not with_proofs:
+    if not with_proofs or not engine.proves:
         return [result for result, _check, _row in found], 0
     # The row each finding came from is kept, so its proof is asked for directly.
     results = [
@@ -196,4 +200,5 @@ def select_report(report: VerifyReport, selection: CheckSelection) -> VerifyRepo
         report,
         checks=[c for c in report.checks if selection.reports(c.id)],
         results=[r for r in report.results if selection.reports(r.finding.rule)],
+        not_applicable=[c for c in report.not_applicable if selection.reports(c)],
     )

@@ -100,6 +100,8 @@ class Backend(Protocol):
     """An engine that evaluates a checked program over bulk-loaded facts."""
 
     name: str
+    proves: bool
+    """Whether `explain` can build proofs (pyDatalog records no derivation stages)."""
 
     def load(self, program: Program) -> None:
         """Take a program that passed `checks.check_program`. Resets any earlier state."""

@@ -44,6 +44,7 @@ class DuckDBBackend:
     """Backend protocol implementation on one in-memory DuckDB connection."""
 
     name = "duckdb"
+    proves = True
 
     def __init__(self) -> None:
         self._con = duckdb.connect(":memory:")

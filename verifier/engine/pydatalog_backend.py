@@ -213,6 +213,7 @@ class PyDatalogBackend:
     """The reference Backend (see backend.py). `explain` is not available: see its docstring."""
 
     name = "pydatalog"
+    proves = False
 
     def __init__(self) -> None:
         self._program: Program | None = None

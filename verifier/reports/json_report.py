@@ -39,11 +39,13 @@ def render(report: VerifyReport) -> str:
             "findings": len(report.findings),
             "bySeverity": dict(report.counts),
             "checks": len(report.checks),
+            "notApplicable": list(report.not_applicable),
             "proofsOmitted": report.proofs_omitted,
             "suppressed": len(report.suppressed),
             "baselined": report.baselined,
             "baselineFixed": report.baseline_fixed,
             "authorizationChecked": report.authorization_checked,
+            "proofsUnavailable": report.proofs_unavailable,
         },
         "checks": [
             {

@@ -22,6 +22,11 @@ NOT_AUTHORIZED = (
 )
 
 
+def _not_applicable(report: VerifyReport) -> str:
+    n = len(report.not_applicable)
+    return f" ({n} not applicable: nothing to judge)" if n else ""
+
+
 def summary(report: VerifyReport) -> list[str]:
     """The closing lines; the CLI prints them on the terminal when the report itself goes to files."""
     counts = report.counts
@@ -35,8 +40,8 @@ def summary(report: VerifyReport) -> list[str]:
         extra += f", {report.baselined} in the baseline"
     lines = [
         f"{total} {noun} ({counts.get('error', 0)} error, {counts.get('warning', 0)} warning, "
-        f"{counts.get('note', 0)} note{extra}) from {len(report.checks)} checks: {verdict} "
-        f"(--fail-on {report.fail_on})"
+        f"{counts.get('note', 0)} note{extra}) from {len(report.checks)} checks{_not_applicable(report)}: "
+        f"{verdict} (--fail-on {report.fail_on})"
     ]
     if report.baseline_fixed:
         lines.append(
@@ -45,6 +50,8 @@ def summary(report: VerifyReport) -> list[str]:
         )
     if report.proofs_omitted:
         lines.append(f"proofs omitted for {report.proofs_omitted} findings past the first 500")
+    if report.proofs_unavailable:
+        lines.append(f"no proofs: {report.proofs_unavailable}")
     if not report.authorization_checked:
         lines.append(NOT_AUTHORIZED)
     return lines

@@ -24,6 +24,7 @@ from verifier.engine.ast import Program, Row
 from verifier.engine.backend import Backend
 from verifier.engine.engines import make_backend
 from verifier.engine.pruning import constant_filters, filter_rows, live_rules
+from verifier.engine.queries import query_relations
 from verifier.engine.rule_pack import load_rule_pack
 from verifier.facts.graph import GRAPH_RELATIONS, NodePairs, graph_facts
 from verifier.facts.inventory import inventory_facts
@@ -120,6 +121,8 @@ class Evaluation:
     """GPU pair bottlenecks per node class (for placement's ranking)."""
     authorization: AuthzSetup | None = None
     jobs: Jobs | None = None
+    not_applicable: frozenset[str] = frozenset()
+    """Checks that had no data to judge: no rule that can fire on these inputs derives what they report."""
 
     @property
     def inventory(self) -> Inventory:
@@ -177,22 +180,28 @@ def evaluate(
         facts.update(authz_facts(authorization))
         live = live_rules(program, facts, set(GRAPH_RELATIONS) | also)
         wanted = {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())} | also
+    checks = checks_from_program(program)
+    # What a check's @needs asks about is loaded even when no rule reads it.
+    needed = {rel for c in checks if c.needs is not None for rel in query_relations(c.needs)}
+    wanted |= needed
     pairs = NodePairs()
     facts.update(graph_facts(inventory, wanted, pairs))
     backend = make_backend(engine)
     try:
         backend.load(program)
         step(f"loading facts into {engine}")
-        filters = constant_filters(program, also, live)  # a rule that cannot fire asks for no rows
+        filters = constant_filters(program, also | needed, live)  # a rule that cannot fire asks for no rows
         for relation, rows in sorted(facts.items()):
             if relation in wanted:
                 backend.add_facts(relation, filter_rows(rows, filters.get(relation, ())))
         step("evaluating rules")
         backend.evaluate()
+        # A check whose @needs has no answer had nothing to judge: not applicable, not passed.
+        not_applicable = frozenset(c.id for c in checks if c.needs is not None and not backend.answer(c.needs))
     except BaseException:
         backend.close()
         raise
-    return Evaluation(program, checks_from_program(program), inputs, backend, pairs, authorization, jobs)
+    return Evaluation(program, checks, inputs, backend, pairs, authorization, jobs, not_applicable)
 
 
 def model_families(inventory: Inventory, jobs: Jobs) -> list[Row]:

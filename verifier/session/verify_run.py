@@ -85,6 +85,8 @@ def verify(
     omitted = 0
     checks: list[Check] = []
     notes: list[str] = []
+    unproved: str | None = None
+    not_applicable: set[str] | None = None
     for cluster in clusters:  # each cluster is its own inventory; their findings make one report
         side = run.flags.discover(list(cluster.paths)) if len(clusters) > 1 else everywhere
         if progress is not None:
@@ -107,6 +109,11 @@ def verify(
                 evaluation.engine, evaluation.checks, evaluation.inventory, run.with_proofs, here
             )
             checks = checks or list(evaluation.checks)
+            # Not applicable to the run: to no cluster of it (a check one cluster judged, it judged).
+            here_na = set(evaluation.not_applicable)
+            not_applicable = here_na if not_applicable is None else not_applicable & here_na
+            if run.with_proofs and not evaluation.engine.proves:
+                unproved = f"the {run.engine} engine records no derivations; use --engine duckdb for proofs"
         results.extend(found)
         omitted += left_out
     results.sort(key=lambda r: r.finding.sort_key())
@@ -126,4 +133,6 @@ def verify(
         baseline_fixed=fixed,
         authorization_checked=run.authorize,
         notes=notes,
+        proofs_unavailable=unproved,
+        not_applicable=sorted(not_applicable or ()),
     )
