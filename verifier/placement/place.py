@@ -403,7 +403,7 @@ def _why_not(
         (why.pick(r, ("job", "domain", "what", "have", "need")) for r in engine.query("place_why_not")),
         key=lambda r: (str(r[0]), str(r[1])),
     )
-    deniers = _Deniers(engine, program, authorization)
+    deniers = Deniers(engine, program, authorization)
     for j, d, what, have, need in rows:
         job = jobs.jobs.get(str(j))
         if job is None:  # pragma: no cover - every job row comes from `jobs`
@@ -447,7 +447,7 @@ _HAVING: dict[str, Callable[[Job], str]] = {
 """Per requirement counted in GPUs: what the domain's GPUs that pass it have ("8 GPUs <this>")."""
 
 
-def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deniers: _Deniers | None = None) -> str:
+def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deniers: Deniers | None = None) -> str:
     """One sentence: the domain, what it has for the first requirement it fails, and what the job needs."""
     gpus = f"{have} GPU{'s' if have != 1 else ''}"
     tail = f"job needs {need}"
@@ -469,7 +469,7 @@ def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deni
     return f"{domain}: {what} {have}, {tail}"  # pragma: no cover - every requirement is named above
 
 
-class _Deniers:
+class Deniers:
     """The policies that deny a job's principal scheduling on a domain's GPUs (asked lazily, once per domain)."""
 
     def __init__(self, engine: Backend, program: Program, authorization: PolicyReasons | None) -> None:

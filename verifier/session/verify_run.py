@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -13,7 +13,10 @@ from verifier.checks.findings import Severity
 from verifier.checks.verify import Result, VerifyReport, apply_baseline, apply_waivers, collect_results
 from verifier.checks.waivers import load_waivers, waiver_checks
 from verifier.core.errors import SourceLocation
+from verifier.engine.records import Columns
+from verifier.placement.place import Deniers, why_not_message
 from verifier.session.session import (
+    Evaluation,
     PhaseListener,
     authorization_for,
     evaluate,
@@ -24,6 +27,7 @@ from verifier.session.session import (
 from verifier.session.side_files import SideFiles, discover
 from verifier.sources.inventory.clusters import ClusterFiles, cluster_files, several_clusters
 from verifier.sources.jobs.loader import load_jobs
+from verifier.sources.jobs.spec import Jobs
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,8 @@ def verify(
             found, left_out = collect_results(
                 evaluation.engine, evaluation.checks, evaluation.inventory, run.with_proofs, here
             )
+            if jobs is not None:
+                found = [_why_unplaceable(r, evaluation, jobs) for r in found]
             checks = checks or list(evaluation.checks)
             # Not applicable to the run: to no cluster of it (a check one cluster judged, it judged).
             here_na = set(evaluation.not_applicable)
@@ -136,3 +142,27 @@ def verify(
         proofs_unavailable=unproved,
         not_applicable=sorted(not_applicable or ()),
     )
+
+
+def _why_unplaceable(result: Result, evaluation: Evaluation, jobs: Jobs) -> Result:
+    """PLACE001 with the reason, as `place --why-not` gives it for the domain that came closest.
+
+    The closest domain is the one where most GPUs pass the first requirement it fails (ties:
+    the first by name); its sentence quotes what the job needs, in GPUs, not what it declares.
+    """
+    finding = result.finding
+    if finding.rule != "PLACE001" or not finding.subjects:
+        return result
+    job = jobs.jobs.get(finding.subjects[0])
+    if job is None or "place_why_not" not in evaluation.program.relations:
+        return result
+    why = Columns.of(evaluation.program, "place_why_not", ("job", "domain", "what", "have", "need"))
+    rows = evaluation.engine.query("place_why_not", {why.index["job"]: job.name})
+    if not rows:
+        return result
+    best = min(rows, key=lambda r: (-int(why("have", r)), str(why("domain", r))))
+    deniers = Deniers(evaluation.engine, evaluation.program, evaluation.authorization)
+    reason = why_not_message(
+        job, str(why("domain", best)), str(why("what", best)), int(why("have", best)), int(why("need", best)), deniers
+    )
+    return replace(result, finding=replace(finding, message=f"{finding.message} Closest: {reason}."))
