@@ -57,7 +57,7 @@ def test_bad_severity_unknown_key_bad_placeholder() -> None:
     assert _errors(text) == [
         "f.dl:2:1: severity 'fatal'; expected error, warning or note",
         "f.dl:5:1: unknown metadata key '@owner'; expected one of: id, severity, summary, remediation, "
-        "reports, message, subjects",
+        "reports, message, subjects, needs",
         "f.dl:7:1: '@message' uses {speed}, which is not a column of far_nic (gpu, nic, gbps)",
     ]
 
@@ -73,3 +73,18 @@ def test_duplicate_ids_across_files() -> None:
     with pytest.raises(ProgramError) as info:
         checks_from_program(program)
     assert [str(d) for d in info.value.diagnostics] == ["b.dl:1:1: check id BW002 is already used by a.dl"]
+
+
+def test_needs_is_a_query_checked_against_the_rules() -> None:
+    """`@needs` names what a check judges; a mistyped relation there is bad input at its line."""
+    from verifier.session.session import needs_queries
+
+    text = GOOD.replace("# @id: BW002", "# @id: BW002\n# @needs: object(_, \"nicc\")")
+    program = parse_program(".input object(id: symbol, kind: symbol)\n" + text, "f.dl")
+    [check] = checks_from_program(program)
+    assert check.needs == 'object(_, "nicc")'
+    assert list(needs_queries([check], program)) == ["BW002"]
+    broken = parse_program(".input object(id: symbol, kind: symbol)\n" + text.replace("object(_", "objekt(_"), "f.dl")
+    with pytest.raises(ProgramError) as info:
+        needs_queries(checks_from_program(broken), broken)
+    assert str(info.value.diagnostics[0]).startswith("f.dl:3:1: '@needs' of BW002:")

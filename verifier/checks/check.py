@@ -27,9 +27,7 @@ from dataclasses import dataclass, replace
 from verifier.checks.findings import SEVERITIES, Severity
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
 from verifier.core.suggest import closest
-from verifier.engine.ast import Declaration, Program, Query, Row
-from verifier.engine.checks import check_query
-from verifier.engine.parser import parse_query
+from verifier.engine.ast import Declaration, Program, Row
 
 REQUIRED_KEYS = ("id", "severity", "summary", "remediation", "reports", "message")
 OPTIONAL_KEYS = ("subjects", "needs")
@@ -49,8 +47,9 @@ class Check:
     """Positions of the reported relation's columns that hold inventory ids."""
     columns: tuple[str, ...]
     file: str
-    needs: Query | None = None
-    """What the inventory must hold for the check to judge anything (`@needs`); None: always applicable."""
+    needs: str | None = None
+    """What the inventory must hold for the check to judge anything (`@needs`, a query body); None: always."""
+    needs_at: SourceLocation | None = None
 
     def subjects_of(self, row: Row) -> tuple[str, ...]:
         return tuple(str(row[i]) for i in self.subjects)
@@ -78,7 +77,6 @@ def checks_from_program(program: Program) -> list[Check]:
         entries[key] = (value, loc)
     decls = program.relations
     checks: list[Check] = []
-    needs_errors: list[Diagnostic] = []
     seen_ids: dict[str, str] = {}
     # Files in load order (the shipped pack first): a clash is reported at the file loaded later,
     # the user's, whatever the two paths' alphabetical order.
@@ -87,21 +85,17 @@ def checks_from_program(program: Program) -> list[Check]:
         if check is None:
             continue
         if "needs" in entries:
+            # Parsed and checked where it is asked (verifier.session): the parser is not a
+            # dependency of reading a check's metadata.
             text, loc = entries["needs"]
-            try:
-                needs = parse_query(text, loc.file)
-                check_query(needs, program)
-            except (ProgramError, TopologError) as err:
-                needs_errors.extend(Diagnostic(loc, f"'@needs': {d.message}") for d in err.diagnostics)
-                continue
-            check = replace(check, needs=needs)
+            check = replace(check, needs=text, needs_at=loc)
         if check.id in seen_ids:
             errors.append(Diagnostic(entries["id"][1], f"check id {check.id} is already used by {seen_ids[check.id]}"))
             continue
         seen_ids[check.id] = file
         checks.append(check)
-    if errors or needs_errors:
-        raise ProgramError([*errors, *needs_errors])
+    if errors:
+        raise ProgramError(errors)
     return sorted(checks, key=lambda c: c.id)
 
 

@@ -17,14 +17,14 @@ from typing import Protocol
 from verifier.authorization.facts import AUTHZ_RELATIONS, authz_facts
 from verifier.authorization.setup import AuthzSetup, build_setup, require_principals
 from verifier.checks.check import Check, checks_from_program
-from verifier.core.errors import Diagnostic, TopologError
+from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
 from verifier.core.resources import display_path, shipped_rules_dir
 from verifier.core.suggest import did_you_mean
-from verifier.engine.ast import Program, Row
+from verifier.engine.ast import Program, Query, Row
 from verifier.engine.backend import Backend
 from verifier.engine.engines import make_backend
 from verifier.engine.pruning import constant_filters, filter_rows, live_rules
-from verifier.engine.queries import query_relations
+from verifier.engine.queries import prepare_query, query_relations
 from verifier.engine.rule_pack import load_rule_pack
 from verifier.facts.graph import GRAPH_RELATIONS, NodePairs, graph_facts
 from verifier.facts.inventory import inventory_facts
@@ -181,8 +181,9 @@ def evaluate(
         live = live_rules(program, facts, set(GRAPH_RELATIONS) | also)
         wanted = {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())} | also
     checks = checks_from_program(program)
+    needs = needs_queries(checks, program)
     # What a check's @needs asks about is loaded even when no rule reads it.
-    needed = {rel for c in checks if c.needs is not None for rel in query_relations(c.needs)}
+    needed = {rel for q in needs.values() for rel in query_relations(q)}
     wanted |= needed
     pairs = NodePairs()
     facts.update(graph_facts(inventory, wanted, pairs))
@@ -197,7 +198,7 @@ def evaluate(
         step("evaluating rules")
         backend.evaluate()
         # A check whose @needs has no answer had nothing to judge: not applicable, not passed.
-        not_applicable = frozenset(c.id for c in checks if c.needs is not None and not backend.answer(c.needs))
+        not_applicable = frozenset(cid for cid, q in needs.items() if not backend.answer(q))
     except BaseException:
         backend.close()
         raise
@@ -262,3 +263,20 @@ def open_evaluation(
         also_read=also_read,
         progress=progress,
     )
+
+
+def needs_queries(checks: Iterable[Check], program: Program) -> dict[str, Query]:
+    """Each check's `@needs`, parsed and checked (ProgramError at the metadata line when it is not a valid query)."""
+    out: dict[str, Query] = {}
+    problems: list[Diagnostic] = []
+    for check in checks:
+        if check.needs is None:
+            continue
+        where = check.needs_at or SourceLocation(check.file)
+        try:
+            out[check.id] = prepare_query(check.needs, program, where.file)
+        except (ProgramError, TopologError) as err:
+            problems.extend(Diagnostic(where, f"'@needs' of {check.id}: {d.message}") for d in err.diagnostics)
+    if problems:
+        raise ProgramError(problems)
+    return out
