@@ -111,11 +111,11 @@ CASES: dict[str, Case] = {
     "file over file_size": Case(
         {"inv.yaml": SMALL + "#" * 4096 + "\n"},
         ["verify", "inv.yaml"],
-        ["inv.yaml: inventory file is 4.5 KiB", "over the limit file_size = 4 KiB", "--limit file_size="],
+        ["inv.yaml: file is 4,593 bytes, over the limit file_size = 4 KiB", "--limit file_size="],
         Limits(file_size=4096),
     ),
     "/dev/zero as inventory": Case(
-        {}, ["verify", "/dev/zero"], ["/dev/zero: cannot read inventory file: it is a device file"]
+        {}, ["verify", "/dev/zero"], ["/dev/zero: cannot read file: it is a device file"]
     ),
     "FIFO without a writer": Case(
         {}, ["verify", "fifo.yaml"], ["fifo.yaml:1:1: file is empty"], setup=_fifo

@@ -23,6 +23,8 @@ def render_markdown(catalog: CheckCatalog) -> str:
             f"- **Reports:** `{c.reports}({', '.join(c.columns)})`",
             f"- **Rule file:** `{c.file}`",
         ]
+        if c.needs is not None:
+            lines.append(f"- **Not applicable unless:** `{c.needs}` has an answer")
     return "\n".join(lines) + "\n"
 
 
@@ -37,6 +39,7 @@ def render_json(catalog: CheckCatalog) -> str:
             "columns": list(c.columns),
             "subjects": [c.columns[i] for i in c.subjects],
             "file": c.file,
+            "needs": c.needs,
         }
         for c in catalog.checks
     ]
