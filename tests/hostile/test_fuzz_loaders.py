@@ -10,8 +10,11 @@ inputs every time, no deadline per example (the shared machines are slow and noi
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
+
+import yaml
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -45,7 +48,7 @@ _HOSTILE_TEXT = st.sampled_from(
         "\ud800",
         "x\u202ey",
         "a\nb",
-        "a\"b",
+        'a"b',
         "a\\b",
         "::",
         "{i}",
@@ -91,21 +94,102 @@ def _values(keys: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
 
 
 _INV_KEYS = st.sampled_from(sorted({*OBJECT_KEYS, *LINK_KEYS, "quarantine", "tenant", "gpu0"}))
-_OBJECT = st.dictionaries(_INV_KEYS, _values(_INV_KEYS), max_size=7)
-_LINK = st.dictionaries(st.sampled_from(LINK_KEYS), _values(_INV_KEYS), max_size=6)
+
+
+def _mostly(good: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Plausible values nine times in ten, so that inputs get past the first check."""
+    return st.one_of(good, good, good, good, good, good, good, good, good, _SCALARS)
+
+
+# Random shapes: every key and value anywhere.
+_SHAPELESS = st.dictionaries(_INV_KEYS, _values(_INV_KEYS), max_size=7)
+# Near-valid objects: real keys with mostly plausible values, so expansion, links and the
+# whole-inventory checks run, with a hostile value here and there.
+_NAMES = st.sampled_from(["n1", "n2", "gpu0", "gpu1", "nic0", "n{i}", "r{i:02d}", "{seq}", "/n1/gpu0"])
+_LABELS = st.dictionaries(
+    _mostly(st.sampled_from(["tenant", "zone", "quarantine", "owner"])),
+    _mostly(st.sampled_from(["hpc", "true", "false", "eu-1", "{i}"])),
+    max_size=3,
+)
+_FIGURES = {
+    "count": _mostly(st.integers(1, 5)),
+    "start": _mostly(st.integers(0, 3)),
+    "model": _mostly(st.sampled_from(["H100-SXM5-80GB", "MI300X", "nope"])),
+    "labels": _LABELS,
+    "state": _mostly(st.sampled_from(["ok", "down", "degraded", "drained"])),
+    "bandwidth": _mostly(st.sampled_from(["64 GB/s", "400 Gb/s", 1000])),
+    "size": _mostly(st.sampled_from(["80 GB", "64 KiB", 512])),
+    "memory": st.fixed_dictionaries({}, optional={"size": _mostly(st.just("80 GB"))}),
+    "attrs": st.dictionaries(_mostly(st.sampled_from(["cores", "x"])), _INTS, max_size=2),
+    "template": _mostly(st.sampled_from(["dgx", "t"])),
+    "parent": _mostly(_NAMES),
+    "software": st.dictionaries(_mostly(st.just("cuda")), _mostly(st.sampled_from(["12.4", "99999999999999999999.1"]))),
+}
+_NEAR_LINK = st.fixed_dictionaries(
+    {"a": _mostly(_NAMES), "b": _mostly(_NAMES), "kind": _mostly(st.sampled_from(["nvlink", "pcie", "infiniband"]))},
+    optional={
+        "bandwidth": _mostly(st.sampled_from(["50 GB/s", 25000])),
+        "generation": _mostly(st.integers(1, 6)),
+        "lanes": _mostly(st.just(16)),
+        "count": _mostly(st.integers(1, 18)),
+        "foreach": st.dictionaries(_mostly(st.sampled_from(["x", "i"])), _mostly(st.sampled_from(["0..3", 2, ["a"]]))),
+        "labels": _LABELS,
+    },
+)
+_NEAR_OBJECT: st.SearchStrategy[dict[str, Any]] = st.deferred(
+    lambda: st.fixed_dictionaries(
+        {"name": _mostly(_NAMES), "kind": _mostly(st.sampled_from(["node", "gpu", "nic", "rack", "cpu", "memory"]))},
+        optional={
+            **_FIGURES,
+            "children": st.lists(_NEAR_OBJECT, max_size=3),
+            "links": st.lists(_NEAR_LINK, max_size=2),
+        },
+    )
+)
+_OBJECT = st.one_of(_NEAR_OBJECT, _NEAR_OBJECT, _NEAR_OBJECT, _SHAPELESS)
+_LINK = st.one_of(_NEAR_LINK, _NEAR_LINK, st.dictionaries(st.sampled_from(LINK_KEYS), _values(_INV_KEYS), max_size=6))
 _INVENTORY = st.fixed_dictionaries(
     {
-        "apiVersion": st.sampled_from(["topolog.dev/v1", "topolog.dev/v1", "v0"]),
+        "apiVersion": _mostly(st.just("topolog.dev/v1")),
         "objects": st.lists(_OBJECT, max_size=4),
     },
     optional={
         "links": st.lists(_LINK, max_size=3),
-        "templates": st.dictionaries(st.one_of(st.sampled_from(["dgx", "t"]), _HOSTILE_TEXT), _OBJECT, max_size=2),
+        "templates": st.dictionaries(
+            _mostly(st.sampled_from(["dgx", "t"])), st.one_of(_NEAR_OBJECT, _SHAPELESS), max_size=2
+        ),
         "metadata": st.dictionaries(st.sampled_from(["name", "labels"]), _values(_INV_KEYS), max_size=2),
     },
 )
 _JOB_KEY = st.sampled_from(sorted({*JOB_KEYS, *MODEL_KEYS, "accepts", "scope", "quarantine"}))
-_JOB = st.dictionaries(_JOB_KEY, _values(_JOB_KEY), max_size=7)
+_NEAR_JOB = st.fixed_dictionaries(
+    {
+        "name": _mostly(st.sampled_from(["j1", "j2", "train-70b"])),
+        "principal": _mostly(st.sampled_from(["alice", 'Team::"hpc"', 'User::"a\\"b"', "hpc"])),
+        "gpus": _mostly(st.integers(1, 16)),
+    },
+    optional={
+        "replicas": _mostly(st.integers(1, 4)),
+        "gpu": st.fixed_dictionaries(
+            {},
+            optional={
+                "accepts": _mostly(st.lists(st.sampled_from(["H100-SXM5-80GB", "nvidia"]), max_size=2)),
+                "min_hbm": _mostly(st.sampled_from(["80 GB", "1e99999999 GB"])),
+                "mig": _mostly(st.just("1g.10gb")),
+            },
+        ),
+        "topology": st.fixed_dictionaries(
+            {}, optional={"scope": _mostly(st.sampled_from(["node", "rack", "any"])), "max_nodes": _INTS}
+        ),
+        "model": st.fixed_dictionaries(
+            {"parameters": _mostly(st.sampled_from(["70B", "1.5T", 7_000_000_000, "1e40", "1e99999999"]))},
+            optional={"mode": _mostly(st.sampled_from(["inference", "training"])), "layers": _INTS},
+        ),
+        "software": st.lists(st.dictionaries(_mostly(st.just("cuda")), _mostly(st.just(">=12.4")), max_size=2)),
+        "exclude": st.dictionaries(_mostly(st.just("quarantine")), _mostly(st.just("true")), max_size=2),
+    },
+)
+_JOB = st.one_of(_NEAR_JOB, _NEAR_JOB, st.dictionaries(_JOB_KEY, _values(_JOB_KEY), max_size=7))
 _JOBS = st.fixed_dictionaries(
     {"apiVersion": st.just("topolog.dev/v1"), "kind": st.just("Jobs"), "jobs": st.lists(_JOB, max_size=4)}
 )
@@ -174,6 +258,25 @@ def test_job_loader_never_raises_anything_else(doc: dict[str, Any]) -> None:
     _check_jobs(_text(doc))
 
 
+FULL_JOBS = """\
+apiVersion: topolog.dev/v1
+kind: Jobs
+metadata: {name: seed}
+jobs:
+  - name: big
+    principal: Team::"hpc"
+    description: everything written
+    gpus: 16
+    replicas: 2
+    gpu: {accepts: [H100-SXM5-80GB, nvidia], min_hbm: 80 GB, min_hbm_bandwidth: 3 TB/s, fp64: true}
+    topology: {scope: rack, max_nodes: 2, min_gpu_bandwidth: 400 GB/s, rail_aligned: true}
+    software: [{cuda: ">=12.4", nccl: ">=2.18"}, {rocm: "6.1"}]
+    exclude: {quarantine: "true", tenant: [students]}
+    model: {parameters: 70B, layers: 80, kv_heads: 8, head_dim: 128, context: 32768, batch: 16}
+  - {name: small, principal: alice, gpus: 1, gpu: {mig: 1g.10gb}}
+  - {name: train, principal: bob, gpus: 8, model: {parameters: 7B, mode: training, activations: 20 GB}}
+"""
+
 VALID = """\
 apiVersion: topolog.dev/v1
 templates:
@@ -204,3 +307,106 @@ def test_bytes_spliced_into_a_valid_inventory(at: int, junk: bytes) -> None:
         _assert_located(err, "fuzz.yaml")
         return
     _check_inventory(text)
+
+
+SEED_INVENTORIES = [
+    VALID,
+    """\
+apiVersion: topolog.dev/v1
+kind: Inventory
+metadata: {name: flat, labels: {site: eu}}
+catalog:
+  models:
+    - {name: my-gpu, kind: gpu, vendor: nvidia, memory: 80 GB}
+objects:
+  - name: pod0
+    kind: pod
+    children:
+      - name: rack0
+        kind: rack
+        labels: {tenant: hpc, quarantine: "false"}
+        children:
+          - name: n1
+            kind: node
+            software: {cuda: "12.4"}
+            children:
+              - {name: cpu0, kind: cpu, attrs: {cores: 64}}
+              - {name: gpu0, kind: gpu, model: my-gpu, state: degraded}
+              - {name: nic0, kind: nic, bandwidth: 400 Gb/s}
+            links:
+              - {a: gpu0, b: cpu0, kind: pcie, generation: 5, lanes: 16}
+              - {a: nic0, b: cpu0, kind: pcie, bandwidth: 64 GB/s, labels: {cable: c1}}
+links:
+  - {id: up0, a: pod0/rack0/n1/nic0, b: pod0/rack0/n1/gpu0, kind: infiniband, bandwidth: 50 GB/s, latency: 1 us}
+""",
+    """\
+apiVersion: topolog.dev/v1
+templates:
+  dgx:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+      - {name: nvsw, kind: nvswitch}
+    links:
+      - {a: "gpu{x}", b: nvsw, kind: nvlink, generation: 4, count: 9, foreach: {x: 0..1}}
+objects:
+  - name: "dgx{i}"
+    template: dgx
+    count: 3
+    overrides:
+      dgx1:
+        labels: {quarantine: "true"}
+        devices: {gpu1: {state: down}}
+        links:
+          - {a: gpu0, b: nvsw, count: 8}
+""",
+]
+_SEED_DOCS = [yaml.safe_load(t) for t in SEED_INVENTORIES]
+SEED_JOBS = yaml.safe_load(FULL_JOBS)
+
+
+def _places(doc: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every value's path in a plain document (keys of mappings, indexes of lists)."""
+    out = [path]
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out.extend(_places(v, (*path, k)))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out.extend(_places(v, (*path, i)))
+    return out
+
+
+def _mutate(doc: Any, data: st.DataObject, keys: st.SearchStrategy[str]) -> Any:
+    """`doc` with one or two values replaced by hostile ones (or a hostile key added)."""
+    doc = copy.deepcopy(doc)
+    for _ in range(data.draw(st.integers(1, 2))):
+        path = data.draw(st.sampled_from(_places(doc)[1:]))
+        parent = doc
+        for step in path[:-1]:
+            parent = parent[step]
+        if isinstance(parent, dict) and data.draw(st.booleans()):
+            parent[data.draw(st.one_of(keys, _HOSTILE_TEXT))] = data.draw(_values(keys))
+        else:
+            parent[path[-1]] = data.draw(_values(keys))
+    return doc
+
+
+@FUZZ
+@given(st.sampled_from(range(len(SEED_INVENTORIES))), st.data(), st.booleans())
+def test_inventories_one_hostile_value_away_from_valid(seed: int, data: st.DataObject, small: bool) -> None:
+    with use_limits(SMALL_LIMITS if small else Limits()):
+        _check_inventory(_text(_mutate(_SEED_DOCS[seed], data, _INV_KEYS)))
+
+
+@FUZZ
+@given(st.data())
+def test_jobs_one_hostile_value_away_from_valid(data: st.DataObject) -> None:
+    _check_jobs(_text(_mutate(SEED_JOBS, data, _JOB_KEY)))
+
+
+def test_the_seeds_are_valid() -> None:
+    """The mutation tests start from valid documents: otherwise they test only the first error."""
+    for text in SEED_INVENTORIES:
+        assert load_inventory_text(text, "seed.yaml").objects
+    assert load_jobs_text(FULL_JOBS, "seed.yaml").jobs

@@ -230,7 +230,7 @@ class DuckDBBackend:
     # -- evaluation ------------------------------------------------------------------
 
     def evaluate(self) -> None:
-        """Derive everything; after an earlier evaluate(), only what the new facts can change.
+        """Derive everything; after an earlier evaluation, only what the new facts can change.
 
         Re-evaluation (e.g. after authorization decisions are added as facts) recomputes the
         strata that depend, through any path, on a relation that received facts, and keeps
@@ -382,7 +382,7 @@ class DuckDBBackend:
         """Count `tuples` new tuples of `relation` against the derived_tuples budget."""
         self._budget -= tuples
         if self._budget < 0:
-            raise self._too_big(f"it has {self.count(relation):,} tuples so far", "derived_tuples")
+            raise self._too_big(f"{self.count(relation):,}", "derived_tuples")
 
     def _too_big(self, found: str, limit: str) -> TopologError:
         relation = self._computing or "?"
@@ -390,7 +390,7 @@ class DuckDBBackend:
         where = decl.loc if decl is not None else SourceLocation("<rules>")
         if limit == "derived_tuples":
             total = current_limits().derived_tuples - self._budget
-            found = f"the rules derive {total:,} tuples, and relation {relation!r} is still growing: {found}"
+            found = f"the rules derive {total:,} tuples (relation {relation!r} holds {found} of them so far)"
         else:
             found = f"relation {relation!r} ({self._safe_count(relation)} tuples so far) cannot be derived in memory"
         return TopologError.at(where, exceeded(limit, found))

@@ -29,20 +29,22 @@ import networkx as nx
 from verifier.facts.inventory import ROCE, Row, link_kind
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Obj
 
-GRAPH_RELATIONS: dict[str, int] = {
-    "pcie_path": 4,
-    "pcie_switch_load": 3,
-    "gpu_pair_bottleneck": 4,
-    "gpu_nic_path": 4,
-    "nearest_nic": 4,
-    "gpu_fabric_bottleneck": 2,
-    "leaf_class": 2,
-    "leaf_class_bottleneck": 3,
-    "rail": 2,
-    "die_pair_bottleneck": 3,
-    "scaleup_domain": 2,
-}
-"""Every relation graph_facts emits, with its arity (declared in rules/schema.dl)."""
+GRAPH_RELATIONS: frozenset[str] = frozenset(
+    {
+        "pcie_path",
+        "pcie_switch_load",
+        "gpu_pair_bottleneck",
+        "gpu_nic_path",
+        "nearest_nic",
+        "gpu_fabric_bottleneck",
+        "leaf_class",
+        "leaf_class_bottleneck",
+        "rail",
+        "die_pair_bottleneck",
+        "scaleup_domain",
+    }
+)
+"""Every relation graph_facts emits; their columns are declared in rules/schema.dl."""
 
 NODE_RELATIONS = frozenset(
     {"pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic", "gpu_fabric_bottleneck"}
@@ -300,7 +302,7 @@ def graph_facts(
     Given `node_pairs`, also fills it with the GPU pair bottlenecks of every node class.
     """
     want = set(GRAPH_RELATIONS) if wanted is None else set(wanted) & set(GRAPH_RELATIONS)
-    out: dict[str, list[Row]] = {r: [] for r in GRAPH_RELATIONS}
+    out: dict[str, list[Row]] = {r: [] for r in sorted(GRAPH_RELATIONS)}
     if node_pairs is not None:
         _nodes(inv, out, want, node_pairs)
         want -= NODE_RELATIONS

@@ -34,7 +34,7 @@ def release_number(text: str) -> int | None:
 
 
 def _toolkit_number(text: str) -> int:
-    """ "12.4" -> 12004, as version_number encodes it."""
+    """`"12.4"` -> 12004, as version_number encodes it."""
     major, _, minor = text.partition(".")
     return int(major) * 1000 + int(minor or 0)
 

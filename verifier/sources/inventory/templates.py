@@ -625,7 +625,7 @@ def check_expansion(entries: list[list[ObjSpec]], templates: Mapping[str, Templa
         if tmpl is not None and tmpl.name not in active:  # a cycle is reported by the expander
             if tmpl.name not in memo:
                 memo[tmpl.name] = made(tmpl.body, active | {tmpl.name})
-            per += memo[tmpl.name]
+            per += memo[tmpl.name] - 1  # the template's body is this instance itself
         if spec.count is None:
             return per
         loc = spec.template_loc or spec.loc
