@@ -79,7 +79,7 @@ def test_needs_is_a_query_checked_against_the_rules() -> None:
     """`@needs` names what a check judges; a mistyped relation there is bad input at its line."""
     from verifier.session.session import needs_queries
 
-    text = GOOD.replace("# @id: BW002", "# @id: BW002\n# @needs: object(_, \"nicc\")")
+    text = GOOD.replace("# @id: BW002", '# @id: BW002\n# @needs: object(_, "nicc")')
     program = parse_program(".input object(id: symbol, kind: symbol)\n" + text, "f.dl")
     [check] = checks_from_program(program)
     assert check.needs == 'object(_, "nicc")'

@@ -15,7 +15,6 @@ import json
 from typing import Any
 
 import yaml
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -315,9 +314,6 @@ SEED_INVENTORIES = [
 apiVersion: topolog.dev/v1
 kind: Inventory
 metadata: {name: flat, labels: {site: eu}}
-catalog:
-  models:
-    - {name: my-gpu, kind: gpu, vendor: nvidia, memory: 80 GB}
 objects:
   - name: pod0
     kind: pod
@@ -331,13 +327,13 @@ objects:
             software: {cuda: "12.4"}
             children:
               - {name: cpu0, kind: cpu, attrs: {cores: 64}}
-              - {name: gpu0, kind: gpu, model: my-gpu, state: degraded}
+              - {name: gpu0, kind: gpu, model: H100-SXM5-80GB, state: degraded}
               - {name: nic0, kind: nic, bandwidth: 400 Gb/s}
             links:
               - {a: gpu0, b: cpu0, kind: pcie, generation: 5, lanes: 16}
               - {a: nic0, b: cpu0, kind: pcie, bandwidth: 64 GB/s, labels: {cable: c1}}
 links:
-  - {id: up0, a: pod0/rack0/n1/nic0, b: pod0/rack0/n1/gpu0, kind: infiniband, bandwidth: 50 GB/s, latency: 1 us}
+  - {id: up0, a: n1/nic0, b: n1/gpu0, kind: infiniband, bandwidth: 50 GB/s, latency: 1 us}
 """,
     """\
 apiVersion: topolog.dev/v1

@@ -1,20 +1,24 @@
-"""`topolog import` and `topolog reconcile`."""
+"""`topolog import`, `topolog reconcile` and `topolog export`: tools' views of machines, in and out."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from verifier.cli.errors import fail
-from verifier.cli.options import format_option
-from verifier.cli.output import refuse_inputs, write_file
+from verifier.cli.errors import fail, guard
+from verifier.cli.options import _missing_files, format_option
+from verifier.cli.output import emit, refuse_inputs, write_file
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.reports import formats_for, slurm_topology
+from verifier.reports import k8s_labels as k8s_labels_report
 from verifier.sources.importers import KINDS, import_files
-from verifier.sources.importers.reconcile import load_side, reconcile, render
+from verifier.sources.importers.reconcile import ReconcileReport, load_side, reconcile
 from verifier.sources.importers.yaml_out import to_yaml
-from verifier.sources.inventory.model import LINK_KINDS
+from verifier.sources.inventory.loader import load_inventory
+from verifier.sources.inventory.model import LINK_KINDS, Inventory
 from verifier.sources.inventory.units import UnitError, bandwidth_mbps
 
 
@@ -49,14 +53,19 @@ def import_cmd(
     """Turn the output of a tool that describes machines into a topolog inventory (YAML).
 
     KIND is nvidia-smi (`nvidia-smi topo -m`), nccl-xml (NCCL_TOPO_FILE / NCCL_TOPO_DUMP_FILE),
-    hwloc (`lstopo --of xml`) or slurm (topology.conf). Each file of a host tool is one node.
-    Things the format holds that topolog does not model are listed as notes on stderr;
-    input that cannot be interpreted fails with file:line (exit 2).
+    hwloc (`lstopo --of xml`), slurm (topology.conf, topology.yaml, slurm.conf; a topolog
+    inventory among FILES lays the Slurm view onto its nodes), rocm-smi (`rocm-smi
+    --showtopo`), amd-smi (`amd-smi topology`) or k8s-labels (`kubectl get nodes -o json`,
+    optionally with inventories). Each file of a host tool is one node. Things the format
+    holds that topolog does not model are listed as notes on stderr; input that cannot be
+    interpreted fails with file:line (exit 2).
 
     \b
     Example:
       topolog import nccl-xml topo.xml --node gpu-a01 -o gpu-a01.yaml
       topolog import slurm /etc/slurm/topology.conf --link-speed "400 Gb/s" -o fabric.yaml
+      topolog import rocm-smi topo.txt --node mi01 -o mi01.yaml
+      topolog import k8s-labels nodes.json cluster.yaml -o checked.yaml
     """
     try:
         if output is not None:
@@ -89,7 +98,7 @@ _SIDE_KINDS = ("inventory", *KINDS)
 @click.argument("b", type=click.Path(path_type=Path))
 @click.option("--a-kind", type=click.Choice(_SIDE_KINDS), help="What A is (default: detected from its content).")
 @click.option("--b-kind", type=click.Choice(_SIDE_KINDS), help="What B is (default: detected from its content).")
-@format_option(("text", "json"))
+@format_option(formats_for(ReconcileReport))
 def reconcile_cmd(a: Path, b: Path, a_kind: str | None, b_kind: str | None, fmt: str) -> None:
     """Compare two descriptions of the same machines and report every disagreement.
 
@@ -106,9 +115,74 @@ def reconcile_cmd(a: Path, b: Path, a_kind: str | None, b_kind: str | None, fmt:
         for p in (a, b):
             if not p.is_file():
                 raise TopologError.at(SourceLocation(str(p)), "no such file")
-        items = reconcile(load_side(a, a_kind), load_side(b, b_kind))
+        report = ReconcileReport(reconcile(load_side(a, a_kind), load_side(b, b_kind)))
     except TopologError as err:
         fail(err)
         return
-    click.echo(render(items, fmt), nl=False)
-    sys.exit(1 if items else 0)
+    emit(report, fmt)
+    sys.exit(report.exit_code)
+
+
+@click.group("export")
+def export_cmd() -> None:
+    """Write what schedulers should believe, from the inventory: Slurm topology, Kubernetes labels.
+
+    \b
+    Example:
+      topolog export slurm-topology cluster.yaml --form yaml -o /etc/slurm/topology.yaml
+      topolog export k8s-labels cluster.yaml | sh
+    """
+
+
+def _export(inventory: tuple[Path, ...], output: Path | None, render: Callable[[Inventory], str]) -> None:
+    def body() -> None:
+        _missing_files(list(inventory))
+        if output is not None:
+            refuse_inputs([output], inventory)
+        text = render(load_inventory(list(inventory)))
+        if output is None:
+            click.echo(text, nl=False)
+        else:
+            write_file(output, text)
+
+    guard(body)
+
+
+OUTPUT_OPTION = click.option(
+    "-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="Write here (default: stdout)."
+)
+
+
+@export_cmd.command("slurm-topology")
+@click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--form",
+    type=click.Choice(slurm_topology.FORMS),
+    default="yaml",
+    show_default=True,
+    help="yaml: topology.yaml (a tree and a block topology); tree or block: topology.conf lines.",
+)
+@OUTPUT_OPTION
+def export_slurm_cmd(inventory: tuple[Path, ...], form: str, output: Path | None) -> None:
+    """Write Slurm's topology from the inventory: NVLink domains as blocks, the fabric as a tree.
+
+    \b
+    Example:
+      topolog export slurm-topology cluster.yaml --form yaml -o /etc/slurm/topology.yaml
+      topolog export slurm-topology cluster.yaml --form tree
+    """
+    _export(inventory, output, lambda inv: slurm_topology.render(inv, form))
+
+
+@export_cmd.command("k8s-labels")
+@click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
+@OUTPUT_OPTION
+def export_k8s_cmd(inventory: tuple[Path, ...], output: Path | None) -> None:
+    """Write the topograph / GPU Feature Discovery node labels the inventory implies, as kubectl commands.
+
+    \b
+    Example:
+      topolog export k8s-labels cluster.yaml | sh
+      topolog export k8s-labels cluster.yaml -o labels.sh
+    """
+    _export(inventory, output, k8s_labels_report.render)

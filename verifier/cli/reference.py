@@ -39,11 +39,25 @@ def render_reference() -> str:
         _help(main, "topolog", None),
         "```",
     ]
-    for name in main.list_commands(root):
-        command = main.get_command(root, name)
-        assert command is not None
-        lines += ["", f"## topolog {name}", "", "```", _help(command, name, root), "```"]
+    for name, command, parent in commands():
+        lines += ["", f"## topolog {name}", "", "```", _help(command, name.split()[-1], parent), "```"]
     return "\n".join(lines) + "\n"
+
+
+def commands() -> list[tuple[str, click.Command, click.Context]]:
+    """Every command, a group's subcommands after it, as (name after `topolog`, command, parent context)."""
+    out: list[tuple[str, click.Command, click.Context]] = []
+
+    def walk(group: click.Group, prefix: str, ctx: click.Context) -> None:
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            assert command is not None
+            out.append((f"{prefix}{name}", command, ctx))
+            if isinstance(command, click.Group):
+                walk(command, f"{prefix}{name} ", _context(command, name, ctx))
+
+    walk(main, "", _context(main, "topolog", None))
+    return out
 
 
 if __name__ == "__main__":  # pragma: no cover

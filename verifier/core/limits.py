@@ -134,6 +134,7 @@ def exceeded(name: str, found: str, limits: Limits | None = None) -> str:
 
 
 _SIZE_UNITS: dict[str, int] = {
+    "": 1,
     "B": 1,
     "KB": 10**3,
     "MB": 10**6,

@@ -28,6 +28,7 @@ _MODULES: dict[str, str] = {
     "verifier.engine.answers.QueryResult": "verifier.reports.query_report",
     "verifier.checks.check.CheckCatalog": "verifier.reports.rules_report",
     "verifier.session.rule_tests.RuleTestReport": "verifier.reports.rule_tests_report",
+    "verifier.sources.importers.reconcile.ReconcileReport": "verifier.reports.reconcile_report",
 }
 """Report type (module.name, so that naming one imports nothing) -> the module of its formats, and
 the mapping there when it is not FORMATS."""

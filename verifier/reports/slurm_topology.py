@@ -32,14 +32,18 @@ def compress(names: list[str]) -> str:
     """A Slurm hostlist for `names`: runs of a common prefix and equal-width numbers become ranges."""
     groups: dict[tuple[str, str, int], list[int]] = defaultdict(list)
     plain: list[str] = []
+    split: list[tuple[str, str, str]] = []
     for name in sorted(set(names)):
         m = re.fullmatch(r"(.*?)(\d+)(\D*)", name)
         if m is None:
             plain.append(name)
-            continue
-        digits = m.group(2)
-        width = len(digits) if digits.startswith("0") and len(digits) > 1 else 0
-        groups[(m.group(1), m.group(3), width)].append(int(digits))
+        else:
+            split.append((m.group(1), m.group(2), m.group(3)))
+    # A zero-padded series (tray00..tray17) holds its numbers of that many digits, padded or not.
+    padded = {(p, s, len(d)) for p, d, s in split if d.startswith("0") and len(d) > 1}
+    for prefix, digits, suffix in split:
+        width = len(digits) if (prefix, suffix, len(digits)) in padded else 0
+        groups[(prefix, suffix, width)].append(int(digits))
     parts: list[str] = []
     for (prefix, suffix, width), nums in sorted(groups.items()):
         nums = sorted(set(nums))

@@ -36,6 +36,17 @@ _BUSID = re.compile(r"^(?:([0-9a-f]{1,8}):)?([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])
 _CELL_DEVICE = re.compile(r"^(GPU\d+|NIC\d+|mlx5_\d+|[A-Za-z][\w.-]*_\d+)$")
 
 
+@dataclass(frozen=True)
+class ReconcileReport:
+    """Every disagreement between two descriptions of the same machines, sorted."""
+
+    items: list[Disagreement]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.items else 0
+
+
 @dataclass(frozen=True, order=True)
 class Disagreement:
     subject: str
@@ -371,11 +382,3 @@ class _Classes:
         if kind in ("cpu", "socket", "die", "memory"):
             return "NODE"
         return "SYS"
-
-
-def render(items: list[Disagreement], fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps({"disagreements": [d.to_dict() for d in items]}, indent=2, sort_keys=True) + "\n"
-    if not items:
-        return "The two descriptions agree.\n"
-    return "".join(d.text() + "\n" for d in items) + f"{len(items)} disagreement(s).\n"

@@ -1,0 +1,40 @@
+"""`topolog export`: what schedulers should believe, written from a shipped inventory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_helpers import run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+NVL72 = ROOT / "inventories" / "gb200-nvl72.yaml"
+
+
+def test_k8s_labels_of_an_nvl72_rack() -> None:
+    # gb200-nvl72.yaml: rack nvl72-r0 of 18 compute trays (tray00..tray17), 4 Blackwell GPUs each,
+    # all in the rack's one NVLink domain: every tray gets that domain and a GPU count of 4.
+    code, out, _ = run_cli("export", "k8s-labels", str(NVL72))
+    assert code == 0
+    lines = [line for line in out.splitlines() if not line.startswith("#")]
+    assert lines == [
+        f"kubectl label --overwrite node tray{i:02d} network.topology.nvidia.com/accelerator=nvl72-r0 "
+        "nvidia.com/gpu.count=4"
+        for i in range(18)
+    ]
+
+
+def test_slurm_block_of_an_nvl72_rack(tmp_path: Path) -> None:
+    # One NVLink domain of 18 trays is one Slurm block of 18 nodes.
+    out_file = tmp_path / "topology.conf"
+    code, out, _ = run_cli("export", "slurm-topology", str(NVL72), "--form", "block", "-o", str(out_file))
+    assert code == 0 and out == ""
+    lines = [line for line in out_file.read_text().splitlines() if not line.startswith("#")]
+    assert lines == ["BlockName=nvl72-r0 Nodes=tray[00-17]", "BlockSizes=18"]
+
+
+def test_export_never_overwrites_its_inventory(tmp_path: Path) -> None:
+    inv = tmp_path / "rack.yaml"
+    inv.write_bytes(NVL72.read_bytes())
+    code, _, err = run_cli("export", "k8s-labels", str(inv), "-o", str(inv))
+    assert code == 2 and "is an input of this run" in err
+    assert inv.read_bytes() == NVL72.read_bytes()
