@@ -26,7 +26,6 @@ def _help(command: click.Command, name: str, parent: click.Context | None) -> st
 
 def render_reference() -> str:
     """The Markdown reference of `topolog` and each of its commands, in name order."""
-    root = _context(main, "topolog", None)
     lines = [
         "# Command-line reference",
         "",

@@ -19,7 +19,6 @@ bandwidths within 1% agree.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
