@@ -64,3 +64,23 @@ def test_text_that_reads_as_another_type_is_quoted(fx: Path, tmp_path: Path) -> 
     out.write_text(text)
     back = load_inventory([out]).objects["n"].labels
     assert [back[f"k{i}"] for i in range(len(values))] == values
+
+
+def test_promises_and_software_survive_being_written_back(tmp_path: Path) -> None:
+    """An inventory laid onto by an importer (k8s-labels, slurm) is written whole: what a node
+    promises and the software it runs are facts that checks judge (SCHED001, SW001)."""
+    from verifier.sources.importers.yaml_out import to_yaml
+    from verifier.sources.inventory.loader import load_inventory
+
+    source = Path(__file__).resolve().parents[3] / "inventories" / "dgx-h100-pod.yaml"
+    inv = load_inventory([source])
+    out = tmp_path / "back.yaml"
+    out.write_text(to_yaml(inv, "back", "test"), encoding="utf-8")
+    again = load_inventory([out])
+    # Every DGX H100 node promises nvlink_domain, rail_optimized and gpu_nic_affinity (the template).
+    assert again.promises == inv.promises and inv.promises["dgx00"] == (
+        "nvlink_domain",
+        "rail_optimized",
+        "gpu_nic_affinity",
+    )
+    assert again.software == inv.software and inv.software["dgx00"]["driver"] == "535.129.03"
