@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 import pytest
-from output_helpers import MANY_RUN, ROOT, STRAY, WAIVED_RUN, report_of
+from output_helpers import MANY_RUN, ROOT, STRAY, WAIVED_RUN, report_of, waived_report
 
 from verifier.checks.findings import Finding, Severity
 from verifier.checks.verify import Result, VerifyReport
@@ -170,3 +171,15 @@ def test_annotation_paths_are_named_from_the_work_tree_top(tmp_path: Path, monke
     monkeypatch.chdir(tmp_path / "repo" / "infra")
     parsed = [p for p in map(_parse, report_of("verify", "pods/pod.yaml", fmt="github").splitlines()) if p]
     assert parsed and {props["file"] for _, props, _ in parsed} == {"infra/pods/pod.yaml"}
+
+
+def test_a_waiver_reason_cannot_start_a_workflow_command_in_the_text_report(tmp_path: Path) -> None:
+    """GitHub Actions runs any log line that starts with `::`: the text report keeps one line per result."""
+    from verifier.reports.text_report import waived_line
+
+    forged = "approved\n::error file=inventories/x.yaml,line=1::forged"
+    report = waived_report()
+    [r] = [r for r in report.results if r.waiver is not None][:1]
+    r = replace(r, waiver=replace(r.waiver, reason=forged))
+    line = waived_line(r)
+    assert "\n" not in line and "approved\\x0a::error" in line

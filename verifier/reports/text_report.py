@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from verifier.checks.findings import Finding
 from verifier.checks.verify import Result, VerifyReport
+from verifier.reports.safe_text import one_line
 
 
 def finding_line(f: Finding) -> str:
     where = str(f.location) if f.location is not None else "-"
-    return f"{where}: {f.severity} {f.rule}: {f.message} [{', '.join(f.subjects)}]"
+    return one_line(f"{where}: {f.severity} {f.rule}: {f.message} [{', '.join(f.subjects)}]")
 
 
 def waived_line(r: Result) -> str:
     w = r.waiver
     assert w is not None
-    return f"{finding_line(r.finding)} waived until {w.expires.isoformat()} by {w.location}: {w.reason}"
+    return f"{finding_line(r.finding)} waived until {w.expires.isoformat()} by {w.location}: {one_line(w.reason)}"
 
 
 NOT_AUTHORIZED = (
