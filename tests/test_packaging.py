@@ -58,7 +58,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
     assert pip.returncode == 0, pip.stdout + pip.stderr
     # The examples, copied where no checkout is near: nothing may be found relative to the source.
     shutil.copytree(ROOT / "inventories", work / "inventories")
-    shutil.copy(ROOT / "tests" / "importers" / "fixtures" / "aws-p4d-24xl-topo.xml", work / "p4d.xml")
+    shutil.copy(ROOT / "tests" / "sources" / "importers" / "fixtures" / "aws-p4d-24xl-topo.xml", work / "p4d.xml")
     return venv / "bin" / "topolog", work, built.stdout + built.stderr
 
 

@@ -31,6 +31,7 @@ FUZZ = settings(
     max_examples=200,
     deadline=None,
     derandomize=True,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 # Small limits, so that the limits themselves are reached and their errors exercised.

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import run_cli
 
+from verifier.checks.waivers import load_waivers
 from verifier.core.errors import TopologError
 from verifier.core.limits import Limits, read_limited, use_limits
 from verifier.sources.inventory import load_inventory
@@ -120,7 +121,7 @@ CASES: dict[str, Case] = {
     "file over file_size": Case(
         {"inv.yaml": SMALL + "#" * 4096 + "\n"},
         ["verify", "inv.yaml"],
-        ["inv.yaml: file is 4,593 bytes, over the limit file_size = 4 KiB", "--limit file_size="],
+        ["inv.yaml: file is 4,593 bytes, over the limit file_size = 4 KiB", "--input-limit file_size="],
         Limits(file_size=4096),
     ),
     "/dev/zero as inventory": Case({}, ["verify", "/dev/zero"], ["/dev/zero: cannot read file: it is a device file"]),
@@ -325,7 +326,7 @@ CASES: dict[str, Case] = {
         ],
         [
             "greedy.dl:1:1: the rules derive 16 tuples (relation 'every_pair' holds 16 of them so far), "
-            "over the limit derived_tuples = 10; raise it with --limit derived_tuples=VALUE"
+            "over the limit derived_tuples = 10; raise it with --input-limit derived_tuples=VALUE"
         ],
         Limits(derived_tuples=10),
     ),
@@ -379,5 +380,31 @@ def test_fifo_is_read_up_to_the_file_size_limit(tmp_path: Path) -> None:
         os.close(writer)
     assert str(err.value) == (
         f"{fifo}: file is larger than 1,000 bytes, over the limit file_size = 1,000 bytes; "
-        "raise it with --limit file_size=VALUE if this input is genuine"
+        "raise it with --input-limit file_size=VALUE if this input is genuine"
+    )
+
+
+def test_a_waiver_reason_cannot_start_a_report_line(tmp_path: Path) -> None:
+    """A reason is free text (folded YAML blocks are common): its line breaks become spaces,
+    so `::error::` can never begin a line of a report or a GitHub workflow command."""
+    path = tmp_path / "topolog.waivers.yaml"
+    path.write_text(
+        'waivers:\n  - {rule: TOPO001, subject: "n1/*", reason: "RMA-12\\n::error::forged\\r\\n\\tok", '
+        "expires: 2099-01-01}\n",
+        encoding="utf-8",
+    )
+    (waiver,) = load_waivers(path).waivers
+    assert waiver.reason == "RMA-12 ::error::forged ok"
+
+
+def test_a_waiver_subject_with_a_control_character_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "topolog.waivers.yaml"
+    path.write_text(
+        'waivers:\n  - {rule: TOPO001, subject: "n1\\x1b[2J", reason: r, expires: 2099-01-01}\n', encoding="utf-8"
+    )
+    with pytest.raises(TopologError) as err:
+        load_waivers(path)
+    assert str(err.value) == (
+        f"{path}:2:21: 'subject' in waiver 1 holds a control character (U+001B) at character 3; "
+        "expected printable text without control characters"
     )

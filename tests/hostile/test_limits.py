@@ -71,7 +71,7 @@ def test_overrides_that_cannot_be_read_exactly_are_refused(name: str, text: str,
     with pytest.raises(LimitError) as err:
         Limits().with_overrides({name: text})
     assert message in err.value.problem
-    assert str(err.value).startswith("--limit: ")
+    assert str(err.value).startswith("--input-limit: ")
 
 
 def test_flag_text_and_dashed_names() -> None:

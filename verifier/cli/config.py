@@ -25,6 +25,7 @@ import yaml
 from yaml.nodes import MappingNode
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.limits import read_limited
 from verifier.core.suggest import did_you_mean
 from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_text
 
@@ -163,7 +164,7 @@ def _read_yaml(path: Path, name: str) -> ConfigFile:
 
 def _read_bytes(path: Path, name: str) -> bytes:
     try:
-        return path.read_bytes()
+        return read_limited(path, name, "configuration")
     except OSError as err:
         raise TopologError.at(SourceLocation(name), f"cannot read configuration: {err.strerror or err}") from None
 

@@ -18,7 +18,10 @@ import click
 
 from verifier.cli.config import default_map, find_config, read_config
 from verifier.cli.errors import guard
+from verifier.core.limits import LimitError, Limits, use_limits
 from verifier.core.version import __version__
+
+LIMIT_NAMES = Limits.names()
 
 
 class LazyGroup(click.Group):
@@ -70,8 +73,16 @@ class LazyGroup(click.Group):
     ".topolog.yaml or pyproject.toml found from the working directory upwards.",
 )
 @click.option("--no-config", is_flag=True, help="Read no configuration file: only flags and built-in defaults.")
+@click.option(
+    "--input-limit",
+    "input_limits",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Raise (or lower) a bound on what any input may hold, e.g. --input-limit file_size=1GiB "
+    f"(repeatable). Names: {', '.join(LIMIT_NAMES)}; docs/limits.md gives the defaults.",
+)
 @click.pass_context
-def main(ctx: click.Context, config_path: Path | None, no_config: bool) -> None:
+def main(ctx: click.Context, config_path: Path | None, no_config: bool, input_limits: tuple[str, ...]) -> None:
     """Verify AI infrastructure topology before it is used.
 
     Option defaults come from .topolog.yaml or [tool.topolog] in pyproject.toml, the
@@ -86,6 +97,12 @@ def main(ctx: click.Context, config_path: Path | None, no_config: bool) -> None:
     """
     if no_config and config_path is not None:
         raise click.UsageError("--config FILE and --no-config contradict each other; give one of them")
+    try:
+        limits = Limits().with_override_text(list(input_limits))
+    except LimitError as err:
+        raise click.BadParameter(err.problem, ctx, param_hint="--input-limit") from None
+    # In force until the command returns: every loader reads the active limits.
+    ctx.with_resource(use_limits(limits))
     if no_config:
         return
     assert isinstance(ctx.command, click.Group)

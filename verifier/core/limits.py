@@ -4,7 +4,7 @@ Hostile or mistaken input (`/dev/zero` as an inventory, `count: 2**70`, `n[1-100
 a rule set deriving 10^9 tuples) must stop at once with exit 2 and a sentence saying
 which limit it hit, never run until the machine kills it. Every limit is far above what
 a real cluster needs (a 131,072-GPU fleet, a 100,000-node Slurm tree) and a user can
-raise any of them (`--limit NAME=VALUE`).
+raise any of them (`--input-limit NAME=VALUE`).
 
 The active limits live in a context variable, so loaders deep in the call tree read them
 with `current_limits()` and nothing threads a parameter through every function:
@@ -42,7 +42,7 @@ _GIB = 1024 * _MIB
 
 
 class LimitError(TopologError):
-    """A `--limit NAME=VALUE` (or `with_overrides` entry) that cannot be read.
+    """A `--input-limit NAME=VALUE` (or `with_overrides` entry) that cannot be read.
 
     `problem` is the sentence without a location, for a CLI layer that reports bad flag
     values its own way (e.g. `click.BadParameter(err.problem)`).
@@ -50,7 +50,7 @@ class LimitError(TopologError):
 
     def __init__(self, problem: str) -> None:
         self.problem = problem
-        super().__init__([Diagnostic(SourceLocation("--limit"), problem)])
+        super().__init__([Diagnostic(SourceLocation("--input-limit"), problem)])
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class Limits:
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        """Every limit's name, as `--limit NAME=VALUE` takes it."""
+        """Every limit's name, as `--input-limit NAME=VALUE` takes it."""
         return tuple(f.name for f in fields(cls))
 
     def with_overrides(self, overrides: Mapping[str, str | int]) -> Limits:
@@ -122,7 +122,7 @@ class Limits:
 
 def hint(name: str) -> str:
     """The clause every limit error ends with: which flag raises the limit."""
-    return f"raise it with --limit {name}=VALUE if this input is genuine"
+    return f"raise it with --input-limit {name}=VALUE if this input is genuine"
 
 
 def exceeded(name: str, found: str, limits: Limits | None = None) -> str:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from verifier.core.errors import Diagnostic, FactError, ProgramError, SourceLocation
+from verifier.core.errors import Diagnostic, FactError, ProgramError, SourceLocation, TopologError
+from verifier.core.limits import read_limited
 from verifier.engine.ast import Const, Declaration, Program, Row, Rule
 from verifier.engine.checks import (
     constant_column_diagnostic,
@@ -76,13 +77,13 @@ def _with_declaration_hints(
 
 def read_text(path: Path, diagnostics: list[Diagnostic]) -> str | None:
     """The file's text, or None after adding a diagnostic that says why it cannot be read."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not path.exists():
         diagnostics.append(Diagnostic(SourceLocation(str(path)), "no such file or directory"))
         return None
-    except OSError as err:
-        diagnostics.append(Diagnostic(SourceLocation(str(path)), f"cannot read the file: {err.strerror}"))
+    try:
+        data = read_limited(path, what="rule file")
+    except TopologError as err:
+        diagnostics.extend(err.diagnostics)
         return None
     try:
         return data.decode("utf-8")

@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import read_limited
 from verifier.sources.importers.build import Builder, Imported
 
 GFD = "nvidia.com/"
@@ -35,7 +36,7 @@ def import_k8s_labels(paths: list[Path]) -> Imported:
     inventories: list[Path] = []
     for path in paths:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_limited(path).decode("utf-8")
         except (OSError, UnicodeDecodeError) as err:
             raise TopologError.at(SourceLocation(str(path)), f"cannot read the file as UTF-8 text: {err}") from None
         if text.lstrip().startswith("{"):

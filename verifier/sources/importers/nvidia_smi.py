@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import read_limited
 from verifier.sources.importers.build import (
     ASSUMED,
     DEFAULT_NVLINK_LINK_MBPS,
@@ -45,7 +46,7 @@ def import_nvidia_smi(paths: list[Path], node: str | None = None) -> Imported:
     b = Builder([str(p) for p in paths])
     for path in paths:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_limited(path).decode("utf-8")
         except (OSError, UnicodeDecodeError) as err:
             raise TopologError.at(SourceLocation(str(path)), f"cannot read the file as UTF-8 text: {err}") from None
         name = node if node is not None and len(paths) == 1 else safe_name(path.stem)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import read_limited
 from verifier.sources.importers.build import ASSUMED
 from verifier.sources.inventory.loader import load_inventory
 from verifier.sources.inventory.model import Inventory, Obj
@@ -80,7 +81,7 @@ class Side:
 def detect_kind(path: Path) -> str:
     """What a file is, from its first bytes: a guess the user can override with --a-kind/--b-kind."""
     try:
-        head = path.read_bytes()[:4096].decode("utf-8", "replace")
+        head = read_limited(path)[:4096].decode("utf-8", "replace")
     except OSError as err:
         raise TopologError.at(SourceLocation(str(path)), f"cannot read the file: {err.strerror}") from None
     from verifier.sources.importers.sniff import amd_kind
@@ -123,7 +124,7 @@ def _nvidia_smi_cells(path: Path, inv: Inventory) -> dict[frozenset[str], tuple[
     The import has already checked the matrix (square, symmetric, known classes), so this only reads it.
     """
     by_col = {o.labels["nvidia_smi"]: o.id for o in inv.objects.values() if "nvidia_smi" in o.labels}
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = read_limited(path).decode("utf-8", "replace").splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.split()[:1] == ["GPU0"] and ln.split()[1:2] != ["X"]), None)
     if start is None:
         return {}

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import read_limited
 from verifier.sources.importers.amd_topo import AmdTopo, Cell, build, check, read_matrix, tokens
 from verifier.sources.importers.build import Builder, Imported, safe_name
 
@@ -36,7 +37,7 @@ def import_rocm_smi(paths: list[Path], node: str | None = None) -> Imported:
     b = Builder([str(p) for p in paths])
     for path in paths:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_limited(path).decode("utf-8")
         except (OSError, UnicodeDecodeError) as err:
             raise TopologError.at(SourceLocation(str(path)), f"cannot read the file as UTF-8 text: {err}") from None
         name = node if node is not None and len(paths) == 1 else safe_name(path.stem)

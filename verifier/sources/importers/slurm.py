@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import read_limited
 from verifier.sources.importers.build import ASSUMED, Builder, Imported
 from verifier.sources.importers.hostlist import HostlistError, expand
 from verifier.sources.importers.slurm_conf import SlurmConf, looks_like, read_slurm_conf
@@ -55,7 +56,7 @@ def import_slurm(paths: list[Path], link_kind: str = "infiniband", link_mbps: in
     inventories: list[Path] = []
     for path in paths:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_limited(path).decode("utf-8")
         except (OSError, UnicodeDecodeError) as err:
             raise TopologError.at(SourceLocation(str(path)), f"cannot read the file as UTF-8 text: {err}") from None
         if re.search(r"(?m)^apiVersion:\s*topolog\.dev/", text):

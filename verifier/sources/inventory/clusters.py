@@ -43,7 +43,13 @@ class _Header:
 
 
 def _header(path: Path) -> _Header | None:
-    """`kind` and `metadata.name` of the file's first document; None when they cannot be read."""
+    """`kind` and `metadata.name` of the file's first document; None when they cannot be read.
+
+    Only a regular file is scanned: opening a FIFO would wait for a writer, or take the data
+    the loader must read (`verify <(cmd)`); the loader reads (and bounds) everything else.
+    """
+    if not path.is_file():
+        return None
     try:
         with path.open("rb") as stream:
             return _scan(_Parser(stream))

@@ -112,7 +112,7 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
             else:
                 problems.add(_serves_locs[(mem, dev)], f"'serves' names {end!r}, which does not exist", same="serves")
     inv.serves = [(m, d) for m, d in inv.serves if m in inv.objects and d in inv.objects]
-    check_inventory(inv, problems, sink.explicit_parents, sink.failed)
+    check_inventory(inv, problems, sink.explicit_parents, sink.failed, ids_checked=True)
     if sink.failed and not problems:
         # Every failed definition is reported where it is read; should one ever not be,
         # the objects it lacks must still fail the load rather than vanish.

@@ -596,7 +596,7 @@ def _free_id(links: Mapping[str, Link], base: str) -> str:
 
 
 def _mentions_hole(sink: Sink) -> bool:
-    """Did an instance-dependent value ({node}, {parent}) end up in a plan's contents?"""
+    """Whether an instance-dependent value ({node}, {parent}) ended up in a plan's contents."""
     for o in sink.objects.values():
         if _HOLE in o.id[1:] or any(_HOLE in v for v in o.labels.values()):
             return True

@@ -200,53 +200,53 @@ def _expanded_size(root: Node, filename: str) -> int:
 
     The same walk refuses what the limits bound (`nesting_depth`, `list_length`), at the
     node that passes them. Raises on a recursive alias (a node containing itself), which
-    no inventory needs.
+    no inventory needs. Scalars (half the nodes) are counted where they are met, never
+    pushed: an alias to a scalar adds one node, so only collections need the memo.
     """
+    if isinstance(root, ScalarNode):
+        return 1
     limits = current_limits()
     max_depth, max_items = limits.nesting_depth, limits.list_length
     sizes: dict[int, int] = {}
     on_stack: set[int] = set()
     actual = 0
-    stack: list[tuple[Node, bool, int]] = [(root, False, 1)]
+    stack: list[tuple[Node, int, bool]] = [(root, 1, False)]
     while stack:
-        node, done, depth = stack.pop()
+        node, depth, done = stack.pop()
         key = id(node)
         if done:
             on_stack.discard(key)
             total = 1
             for child in _children(node):
-                total += sizes[id(child)]
+                total += 1 if isinstance(child, ScalarNode) else sizes[id(child)]
             sizes[key] = total
             continue
         if key in sizes:
             continue
-        if key in on_stack:
+        if depth > max_depth:
+            raise TopologError.at(
+                _mark(node, filename), exceeded("nesting_depth", f"YAML nested {depth} levels deep here")
+            )
+        if len(node.value) > max_items:
+            what = "list" if isinstance(node, SequenceNode) else "mapping"
             raise TopologError.at(
                 _mark(node, filename),
-                "recursive YAML alias (a node that contains itself); expected plain nested data",
+                exceeded("list_length", f"this YAML {what} has {len(node.value):,} entries"),
             )
-        if not isinstance(node, ScalarNode):
-            if depth > max_depth:
-                raise TopologError.at(
-                    _mark(node, filename), exceeded("nesting_depth", f"YAML nested {depth} levels deep here")
-                )
-            if len(node.value) > max_items:
-                what = "list" if isinstance(node, SequenceNode) else "mapping"
-                raise TopologError.at(
-                    _mark(node, filename),
-                    exceeded("list_length", f"this YAML {what} has {len(node.value):,} entries"),
-                )
         actual += 1
         on_stack.add(key)
-        stack.append((node, True, depth))
+        stack.append((node, depth, True))
         for child in _children(node):
+            if isinstance(child, ScalarNode):
+                actual += 1
+                continue
             if id(child) in on_stack:
                 raise TopologError.at(
                     _mark(child, filename),
                     "recursive YAML alias (a node that contains itself); expected plain nested data",
                 )
             if id(child) not in sizes:
-                stack.append((child, False, depth + 1))
+                stack.append((child, depth + 1, False))
     total = sizes[id(root)]
     if total - actual > MAX_ALIAS_EXPANSION:
         raise TopologError.at(
@@ -265,13 +265,9 @@ def _mark(node: Node, filename: str) -> SourceLocation:
 
 def _children(node: Node) -> list[Node]:
     if isinstance(node, SequenceNode):
-        return list(node.value)
+        return node.value  # type: ignore[no-any-return]
     if isinstance(node, MappingNode):
-        out: list[Node] = []
-        for k, v in node.value:
-            out.append(k)
-            out.append(v)
-        return out
+        return [n for pair in node.value for n in pair]
     return []
 
 
