@@ -110,7 +110,7 @@ def test_waived_finding_is_reported_as_waived_and_does_not_fail(tmp_path: Path) 
     assert len(lines) == 5 and all("waived until 2030-01-01 by" in line for line in lines[:4])
     # How many checks ran depends on which rules are loaded; the counts of findings do not.
     assert lines[-1].startswith("0 findings (0 error, 0 warning, 0 note, 4 waived) from ")
-    assert lines[-1].endswith(" checks: passed (--fail-on error)")
+    assert lines[-1].endswith(": passed (--fail-on error)")
 
 
 def test_expired_waiver_is_an_error_and_stops_waiving(tmp_path: Path) -> None:

@@ -79,13 +79,15 @@ def software_table() -> SoftwareTable:
     return SoftwareTable(cuda, rocm, vendors)
 
 
-_VERSION_RE = re.compile(r"^(\d+)(?:\.(\d+)(?:\.\d+)*)?$")
+# A major of at most 12 digits keeps major*1000 + minor inside 64 bits (and no version has more).
+_VERSION_RE = re.compile(r"^(\d{1,12})(?:\.(\d{1,9})(?:\.\d+)*)?$")
 
 
 def version_number(text: str) -> int | None:
     """A version as `major*1000 + minor` ("12.4" -> 12004, "12.10" -> 12010, "535.104.05" ->
     535104, "6" -> 6000); patch levels are ignored. None when the text is not `N` or
-    `N.M[.P...]` (e.g. "containerd 1.7.13") or the minor is 1000 or more (it would not fit).
+    `N.M[.P...]` (e.g. "containerd 1.7.13"), the minor is 1000 or more, or the major has more
+    than 12 digits (neither would fit).
     """
     m = _VERSION_RE.match(text.strip())
     if m is None:
