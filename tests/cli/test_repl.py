@@ -178,7 +178,8 @@ def session() -> Session:
 
 def test_completion(session: Session) -> None:
     assert session.complete("nvlink_dom", 0, "nvlink_dom") == ["nvlink_domain("]
-    assert session.complete("link(L, A, B, K, M), !stat", 22, "stat") == ["state("]
+    # Every relation that starts so: `state` (an input) and `stated_width_or_generation` (PCIE002's).
+    assert session.complete("link(L, A, B, K, M), !stat", 22, "stat") == ["state(", "stated_width_or_generation("]
     assert session.complete(".s", 0, ".s") == [".schema "]
     assert "link_attr" in session.complete(".schema lin", 8, "lin")
     assert session.complete("zzz", 0, "zzz") == []

@@ -7,6 +7,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 from output_helpers import MANY_RUN, ROOT, STRAY, WAIVED_RUN, report_of, waived_report
 
 from verifier.checks.findings import Finding, Severity
@@ -147,19 +148,28 @@ def test_text_from_inputs_cannot_forge_a_command(message: str) -> None:
     assert "\x1b" not in text and "\x07" not in text
 
 
-def test_control_characters_in_an_inventory_stay_inside_one_annotation(tmp_path: Path) -> None:
+def test_control_characters_in_an_inventory_are_refused_where_written(tmp_path: Path) -> None:
+    # An id is a name: a newline or a control character in one is bad input at its line.
     inv = tmp_path / "pod.yaml"
     inv.write_text(
         "apiVersion: topolog.dev/v1\nobjects:\n  - name: pod0\n    kind: pod\n    children:\n"
         '      - {name: "gpu\\n::error::forged%0A\\x01", kind: gpu}\n',
         encoding="utf-8",
     )
-    lines = report_of("verify", str(inv), fmt="github").splitlines()
+    code, out, err = run_cli("verify", str(inv), "--format", "github")
+    assert code == 2 and "::error" not in out
+    assert f"{inv}:6:" in err
+
+
+def test_text_that_reaches_a_message_stays_inside_one_annotation() -> None:
+    # Whatever reaches a message (a label value, a waiver reason) cannot start a workflow command.
+    name = "gpu\n::error::forged%0A"
+    report = _report([Result(_finding("TOPO003", "error", name, f"gpu {name} is not inside any node."), "fp")])
+    lines = github_report.render(report).splitlines()
     parsed = [p for p in map(_parse, lines) if p is not None]
-    # TOPO001 (no NIC) and TOPO003 (not in a node) on the GPU: two errors, nothing forged.
-    assert [(name, props["title"]) for name, props, _ in parsed] == [("error", "TOPO001"), ("error", "TOPO003")]
-    name = "gpu\n::error::forged%0A\\x01"
-    assert parsed[1][2] == f"gpu {name} is not inside any node. [{name}, gpu]"
+    assert [(kind, props["title"]) for kind, props, _ in parsed] == [("error", "TOPO003")]
+    assert parsed[0][2] == f"gpu {name} is not inside any node. [{name}]"
+    assert not any(line.startswith("::error::forged") for line in lines)
 
 
 def test_annotation_paths_are_named_from_the_work_tree_top(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
