@@ -18,7 +18,7 @@ import click
 
 from verifier.cli.config import default_map, find_config, read_config
 from verifier.cli.errors import guard
-from verifier.core.limits import LimitError, Limits, use_limits
+from verifier.core.limits import LimitError, Limits, current_limits, use_limits
 from verifier.core.version import __version__
 
 LIMIT_NAMES = Limits.names()
@@ -97,12 +97,13 @@ def main(ctx: click.Context, config_path: Path | None, no_config: bool, input_li
     """
     if no_config and config_path is not None:
         raise click.UsageError("--config FILE and --no-config contradict each other; give one of them")
-    try:
-        limits = Limits().with_override_text(list(input_limits))
-    except LimitError as err:
-        raise click.BadParameter(err.problem, ctx, param_hint="--input-limit") from None
-    # In force until the command returns: every loader reads the active limits.
-    ctx.with_resource(use_limits(limits))
+    if input_limits:
+        try:
+            limits = current_limits().with_override_text(list(input_limits))
+        except LimitError as err:
+            raise click.BadParameter(err.problem, ctx, param_hint="--input-limit") from None
+        # In force until the command returns: every loader reads the active limits.
+        ctx.with_resource(use_limits(limits))
     if no_config:
         return
     assert isinstance(ctx.command, click.Group)

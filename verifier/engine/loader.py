@@ -11,6 +11,7 @@ from pathlib import Path
 
 from verifier.core.errors import Diagnostic, FactError, ProgramError, SourceLocation, TopologError
 from verifier.core.limits import read_limited
+from verifier.core.resources import shipped_rules_dir
 from verifier.engine.ast import Const, Declaration, Program, Row, Rule
 from verifier.engine.checks import (
     constant_column_diagnostic,
@@ -81,9 +82,13 @@ def read_text(path: Path, diagnostics: list[Diagnostic]) -> str | None:
         diagnostics.append(Diagnostic(SourceLocation(str(path)), "no such file or directory"))
         return None
     try:
-        data = read_limited(path, what="rule file")
+        # The shipped pack is topolog's own: only rules a user names are bounded like input.
+        data = path.read_bytes() if _shipped(path) else read_limited(path, what="rule file")
     except TopologError as err:
         diagnostics.extend(err.diagnostics)
+        return None
+    except OSError as err:
+        diagnostics.append(Diagnostic(SourceLocation(str(path)), f"cannot read the file: {err.strerror}"))
         return None
     try:
         return data.decode("utf-8")
@@ -196,3 +201,8 @@ def _fact_against_declaration(rule: Rule, decls: Mapping[str, Declaration]) -> I
 
 def _row(rule: Rule) -> Row:
     return tuple(arg.value for arg in rule.head.args if isinstance(arg, Const))
+
+
+def _shipped(path: Path) -> bool:
+    shipped = shipped_rules_dir().resolve()
+    return shipped in path.resolve().parents
