@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 from checkout_helpers import copy_checkout
 
+pytestmark = pytest.mark.xdist_group("packaging")  # one worker builds and installs the wheel once
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -25,9 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 GOOD = (ROOT / "inventories" / "edge-soc.yaml").read_text()  # a shipped inventory with no finding
 BROKEN = (ROOT / "tests" / "golden" / "stray-devices.yaml").read_text()
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("git") is None or not (ROOT / ".git").exists(), reason="pre-commit try-repo needs a git checkout"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        shutil.which("git") is None or not (ROOT / ".git").exists(), reason="pre-commit try-repo needs a git checkout"
+    ),
+    pytest.mark.xdist_group("precommit"),  # one worker builds the hook's environment once
+]
 
 
 def _hook() -> dict[str, object]:

@@ -206,7 +206,13 @@ def case_findings(case: Case, rules_paths: Sequence[Path], engine: str) -> list[
     # A fixture folder is an example of its own: jobs are judged with authorization only
     # where the folder has principals to judge them by.
     principals = (case.inventory.parent / PRINCIPALS_FILE).is_file()
-    run = VerifyRun(rules=list(rules_paths), engine=engine, jobs=[case.jobs] if case.jobs else (), authorize=principals)
+    run = VerifyRun(
+        rules=list(rules_paths),
+        engine=engine,
+        jobs=[case.jobs] if case.jobs else (),
+        authorize=principals,
+        evaluate_only=frozenset({case.check_id}),
+    )
     report = verify([case.inventory], run)
     return sorted(finding_line(f) for f in report.findings if f.rule == case.check_id)
 
