@@ -68,7 +68,7 @@ def explain_cmd(inventory: tuple[Path, ...], what: str, rules: tuple[Path, ...],
     \b
     Example:
       topolog explain inventories/dgx-h100-pod.yaml 'within("dgx00/gpu0", "pod0")'
-      topolog explain inventories/mixed-fleet.yaml PCIE001:rtx-n3/gpu1 --format json
+      topolog explain inventories/mixed-fleet.yaml BW003:rtx-n0/nic0 --format json
       topolog explain inventories/mixed-fleet.yaml 3f1c9a2b
     """
 
