@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from verifier.core.errors import SourceLocation, TopologError
-from verifier.core.limits import read_limited
-from verifier.sources.importers.amd_topo import AmdTopo, Cell, build, check, read_matrix, tokens
-from verifier.sources.importers.build import Builder, Imported, safe_name
+from verifier.core.errors import SourceLocation
+from verifier.sources.importers import amd_topo
+from verifier.sources.importers.amd_topo import AmdTopo, Cell, read_matrix, tokens
+from verifier.sources.importers.build import Builder, Imported
 
 _TITLE = re.compile(r"^\s*([A-Z][A-Z /-]*?)\s+TABLE:\s*$")
 _BDF = re.compile(r"^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
@@ -30,19 +30,7 @@ def looks_like(text: str) -> bool:
 
 
 def import_amd_smi(paths: list[Path], node: str | None = None) -> Imported:
-    b = Builder([str(p) for p in paths])
-    for path in paths:
-        try:
-            text = read_limited(path).decode("utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise TopologError.at(SourceLocation(str(path)), f"cannot read the file as UTF-8 text: {err}") from None
-        name = node if node is not None and len(paths) == 1 else safe_name(path.stem)
-        topo = read(b, text, str(path))
-        if topo is not None and not b.errors:
-            check(b, topo)
-            if not b.errors:
-                build(b, name, topo)
-    return b.finish()
+    return amd_topo.import_files(paths, node, read)
 
 
 def _bus(name: str) -> str:

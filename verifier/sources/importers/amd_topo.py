@@ -20,10 +20,20 @@ with a note. Bandwidths the tools do not state are documented defaults labelled 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from verifier.core.errors import SourceLocation
-from verifier.sources.importers.build import ASSUMED, DEFAULT_PCIE, Builder, pcie_mbps
+from verifier.sources.importers.build import (
+    ASSUMED,
+    DEFAULT_PCIE,
+    Builder,
+    Imported,
+    pcie_mbps,
+    read_tool_text,
+    safe_name,
+)
 
 XGMI_HOP_WEIGHT = 15
 """The KFD adds 15 to a route's weight for each physical xGMI hop (amdgpu, kfd_topology / amd-smi docs)."""
@@ -266,3 +276,17 @@ def _bandwidth(b: Builder, topo: AmdTopo, r: str, c: str) -> int | None:
         return None
     top = int(m.group(2))
     return top or None
+
+
+def import_files(paths: list[Path], node: str | None, read: Callable[[Builder, str, str], AmdTopo | None]) -> Imported:
+    """Each file one node, read by `read` (rocm-smi's or amd-smi's form), checked, then built."""
+    b = Builder([str(p) for p in paths])
+    for path in paths:
+        text = read_tool_text(path)
+        name = node if node is not None and len(paths) == 1 else safe_name(path.stem)
+        topo = read(b, text, str(path))
+        if topo is not None and not b.errors:
+            check(b, topo)
+            if not b.errors:
+                build(b, name, topo)
+    return b.finish()

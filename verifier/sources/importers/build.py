@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.limits import read_limited
 from verifier.sources.inventory.catalog import builtin_models
 from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, Inventory, Link, Obj
 from verifier.sources.inventory.specs import PCIE_LANE_MBPS
@@ -126,3 +128,11 @@ class Builder:
         check_inventory(self.inv, problems)
         problems.raise_if_any()
         return Imported(self.inv, sorted(set(self.notes)))
+
+
+def read_tool_text(path: Path) -> str:
+    """A tool's output as text: read within the input limits, UTF-8 or a located TopologError."""
+    try:
+        return read_limited(path).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise TopologError.at(SourceLocation(str(path)), f"cannot read the file as UTF-8 text: {err}") from None

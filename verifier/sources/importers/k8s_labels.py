@@ -21,9 +21,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from verifier.core.errors import SourceLocation, TopologError
-from verifier.core.limits import read_limited
-from verifier.sources.importers.build import Builder, Imported
+from verifier.core.errors import SourceLocation
+from verifier.sources.importers.build import Builder, Imported, read_tool_text
 
 GFD = "nvidia.com/"
 TOPOGRAPH = "network.topology.nvidia.com/"
@@ -35,10 +34,7 @@ def import_k8s_labels(paths: list[Path]) -> Imported:
     sources: list[tuple[Path, str]] = []
     inventories: list[Path] = []
     for path in paths:
-        try:
-            text = read_limited(path).decode("utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise TopologError.at(SourceLocation(str(path)), f"cannot read the file as UTF-8 text: {err}") from None
+        text = read_tool_text(path)
         if text.lstrip().startswith("{"):
             sources.append((path, text))
         else:

@@ -20,8 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verifier.core.errors import SourceLocation, TopologError
-from verifier.core.limits import read_limited
+from verifier.core.errors import SourceLocation
 from verifier.sources.importers.build import (
     ASSUMED,
     DEFAULT_NVLINK_LINK_MBPS,
@@ -29,6 +28,7 @@ from verifier.sources.importers.build import (
     Builder,
     Imported,
     pcie_mbps,
+    read_tool_text,
     safe_name,
 )
 from verifier.sources.importers.sockets import link_sockets
@@ -45,10 +45,7 @@ _TABS = (8, 4)  # terminals expand tabs to 8-column stops; some editors and past
 def import_nvidia_smi(paths: list[Path], node: str | None = None) -> Imported:
     b = Builder([str(p) for p in paths])
     for path in paths:
-        try:
-            text = read_limited(path).decode("utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise TopologError.at(SourceLocation(str(path)), f"cannot read the file as UTF-8 text: {err}") from None
+        text = read_tool_text(path)
         name = node if node is not None and len(paths) == 1 else safe_name(path.stem)
         _read(b, text, str(path), name)
     return b.finish()

@@ -27,9 +27,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from verifier.core.errors import SourceLocation, TopologError
-from verifier.core.limits import read_limited
-from verifier.sources.importers.build import ASSUMED, Builder, Imported
+from verifier.core.errors import SourceLocation
+from verifier.sources.importers.build import ASSUMED, Builder, Imported, read_tool_text
 from verifier.sources.importers.hostlist import HostlistError, expand
 from verifier.sources.importers.slurm_conf import SlurmConf, looks_like, read_slurm_conf
 
@@ -55,10 +54,7 @@ def import_slurm(paths: list[Path], link_kind: str = "infiniband", link_mbps: in
     texts: list[tuple[Path, str]] = []
     inventories: list[Path] = []
     for path in paths:
-        try:
-            text = read_limited(path).decode("utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise TopologError.at(SourceLocation(str(path)), f"cannot read the file as UTF-8 text: {err}") from None
+        text = read_tool_text(path)
         if re.search(r"(?m)^apiVersion:\s*topolog\.dev/", text):
             inventories.append(path)
         else:
