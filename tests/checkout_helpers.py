@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
+from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,3 +36,25 @@ def copy_checkout(target: Path) -> None:
             shutil.copy2(source, copy)
         elif copy.exists():
             copy.unlink()
+
+
+def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """A folder that `make` fills once per test run, shared by every pytest-xdist worker.
+
+    Tests that need one costly build (a wheel installed in a venv, pre-commit's hook
+    environment) may then run on any worker: the first to get here builds under a file
+    lock, the others wait and reuse it. A build that failed leaves no mark, so the next
+    test tries again and reports its own failure.
+    """
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, common to the workers' own ones
+    folder, done = root / name, root / f"{name}.done"
+    with FileLock(str(root / f"{name}.lock")):
+        if not done.exists():
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder

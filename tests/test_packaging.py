@@ -21,19 +21,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from checkout_helpers import copy_checkout
-
-pytestmark = pytest.mark.xdist_group("packaging")  # one worker builds and installs the wheel once
+from checkout_helpers import copy_checkout, made_once
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
-    """(the `topolog` executable of a fresh venv, a work folder outside the repo, the build log)."""
-    if shutil.which("git") is None or not (ROOT / ".git").exists():
-        pytest.skip("building from the checkout needs git to list its files")
-    base = tmp_path_factory.mktemp("packaging")
+def _build_and_install(base: Path) -> None:
     source, dist, venv, work = base / "src", base / "dist", base / "venv", base / "work"
     source.mkdir()
     copy_checkout(source)
@@ -47,6 +40,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
         timeout=600,
     )
     assert built.returncode == 0, built.stdout + built.stderr
+    (base / "build.log").write_text(built.stdout + built.stderr)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     wheel = next(dist.glob("topolog-*.whl"))
     pip = subprocess.run(
@@ -61,7 +55,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
     # The examples, copied where no checkout is near: nothing may be found relative to the source.
     shutil.copytree(ROOT / "inventories", work / "inventories")
     shutil.copy(ROOT / "tests" / "sources" / "importers" / "fixtures" / "aws-p4d-24xl-topo.xml", work / "p4d.xml")
-    return venv / "bin" / "topolog", work, built.stdout + built.stderr
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """(the `topolog` executable of a fresh venv, a work folder outside the repo, the build log)."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("building from the checkout needs git to list its files")
+    base = made_once(tmp_path_factory, "packaging", _build_and_install)
+    return base / "venv" / "bin" / "topolog", base / "work", (base / "build.log").read_text()
 
 
 def _topolog(installed: tuple[Path, Path, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -5,7 +5,7 @@ python` (a real, non-editable install of topolog) and runs it on a temporary rep
 the way a user's commit meets it. One test runs `pre-commit try-repo` on this checkout as
 it is; the others use a `.pre-commit-config.yaml` naming a snapshot of this checkout at a
 commit, as a user names the repository at a tag, so the hook environment is built once
-(PRE_COMMIT_HOME is shared by the module) instead of once per run.
+(PRE_COMMIT_HOME is shared by the run) instead of once per run.
 """
 
 from __future__ import annotations
@@ -14,23 +14,19 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from checkout_helpers import copy_checkout
+from checkout_helpers import copy_checkout, made_once
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = (ROOT / "inventories" / "edge-soc.yaml").read_text()  # a shipped inventory with no finding
 BROKEN = (ROOT / "tests" / "golden" / "stray-devices.yaml").read_text()
 
-pytestmark = [
-    pytest.mark.skipif(
-        shutil.which("git") is None or not (ROOT / ".git").exists(), reason="pre-commit try-repo needs a git checkout"
-    ),
-    pytest.mark.xdist_group("precommit"),  # one worker builds the hook's environment once
-]
+pytestmark = pytest.mark.skipif(
+    shutil.which("git") is None or not (ROOT / ".git").exists(), reason="pre-commit try-repo needs a git checkout"
+)
 
 
 def _hook() -> dict[str, object]:
@@ -56,18 +52,23 @@ def _git(repo: Path, *args: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield tmp_path_factory.mktemp("pre-commit-home")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """PRE_COMMIT_HOME for the whole run: pre-commit locks its own store, so workers share it."""
+    return made_once(tmp_path_factory, "pre-commit-home", lambda _folder: None)
+
+
+def _snapshot(folder: Path) -> None:
+    shadow = folder / "topolog"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(shadow)], check=True, capture_output=True)
+    copy_checkout(shadow)
+    _git(shadow, "add", "-A")
+    _git(shadow, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "--allow-empty", "-m", "snap")
 
 
 @pytest.fixture(scope="module")
 def snapshot(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A clone of this checkout with its working tree committed: (path, commit)."""
-    shadow = tmp_path_factory.mktemp("hook-repo") / "topolog"
-    subprocess.run(["git", "clone", "-q", str(ROOT), str(shadow)], check=True, capture_output=True)
-    copy_checkout(shadow)
-    _git(shadow, "add", "-A")
-    _git(shadow, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "--allow-empty", "-m", "snap")
+    shadow = made_once(tmp_path_factory, "hook-repo", _snapshot) / "topolog"
     rev = subprocess.run(
         ["git", "-C", str(shadow), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
     ).stdout.strip()

@@ -6,7 +6,8 @@ merge two clusters into one inventory: ids would collide, and a NIC of one clust
 one cluster and are loaded together; files that declare no name are loaded together as
 one unnamed cluster (as before names split them); a `kind: Catalog` file (shared models
 and templates) joins every cluster it is given with. A file whose header cannot be read
-here counts as unnamed, so the loader, which reads it for real, reports what is wrong.
+here (or nested past `nesting_depth`) counts as unnamed, so the loader, which reads it for
+real, reports what is wrong.
 
 Only the start of each file is read: the YAML events up to `metadata.name`, which by
 convention sits in the first lines, so grouping costs nothing next to loading.
@@ -21,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import current_limits
 
 try:  # the C parser (libyaml) when PyYAML was built with it; the events are the same
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined,unused-ignore]
@@ -67,12 +69,15 @@ def _scan(parser: object) -> _Header | None:
     expect_key = True
     meta_expect_key = True
     get_event = parser.get_event  # type: ignore[attr-defined]
+    max_depth = current_limits().nesting_depth
     while True:
         event = get_event()
         if isinstance(event, (yaml.DocumentEndEvent, yaml.StreamEndEvent)):
             return _Header(kind, name)
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
+            if depth > max_depth:  # the parsers slow down with the square of the depth
+                return None
             if depth == 2 and key == "metadata" and isinstance(event, yaml.MappingStartEvent):
                 in_meta, meta_expect_key = True, True
             continue

@@ -18,7 +18,8 @@ Design choices, each against a known YAML trap:
   PyYAML itself shares aliased objects, but every consumer that walks the result (our
   template expansion, a JSON dump) would do the exponential work of a "billion laughs".
 - Input must be UTF-8 (a BOM is allowed) and must hold exactly one non-empty document.
-- libyaml's parser (`yaml.cyaml.CParser`) composes the node graph when PyYAML has it:
+- libyaml's parser (`yaml.cyaml.CParser`) composes the node graph when PyYAML has it
+  (libyaml 0.2.6 or newer, see `LIBYAML_NESTING_BOUNDED`):
   several times faster, and it places every node at the same line:col. The two differ on
   tabs inside a line (libyaml takes them as blanks, PyYAML refuses them) and on a U+FEFF
   inside the text (PyYAML gives it no column), so text holding either is read by the pure
@@ -51,11 +52,18 @@ MAX_ALIAS_EXPANSION = 1_000_000
 """Nodes that aliases may add to a document beyond what is written. A large file written
 out in full is fine (its size is bounded by its text); only the blow-up is bounded."""
 
+LIBYAML_NESTING_BOUNDED = (0, 2, 6)
+"""The first libyaml that refuses deep nesting itself. PyYAML's C composer recurses once per
+level without Python's recursion check, so under an older libyaml a document nested some
+tens of thousands of levels deep overflows the C stack and kills the process (seen with
+PyYAML 6.0.1-6.0.3, which bundle libyaml 0.2.5): such a libyaml is not used at all."""
+
 try:  # libyaml, when PyYAML was built with it (the wheels of every major platform are);
     # `yaml.cyaml.CParser` is this class, re-exported (and not declared so in the stubs).
     from yaml._yaml import CParser as _CParser
+    from yaml._yaml import get_version as _libyaml_version
 
-    HAVE_LIBYAML = True
+    HAVE_LIBYAML = tuple(_libyaml_version()) >= LIBYAML_NESTING_BOUNDED
 except ImportError:  # pragma: no cover - a PyYAML without libyaml
     HAVE_LIBYAML = False
 
@@ -183,6 +191,29 @@ class _PureLoader(Reader, Scanner, Parser, Composer, _Constructor, _CoreResolver
         _Constructor.__init__(self)
         _CoreResolver.__init__(self)
         self.filename = filename
+        self.max_depth = current_limits().nesting_depth
+
+    # The scanner refuses nesting past the limit as it opens it: every open flow collection
+    # and every pushed block indent is a level of the document (it has at least that many),
+    # and reading on would cost time quadratic in the depth (simple-key bookkeeping) and
+    # recursion in the composer.
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:
+        self._refuse_past(self.flow_level + 1 + len(self.indents))
+        super().fetch_flow_collection_start(TokenClass)
+
+    def add_indent(self, column: int) -> bool:
+        added: bool = super().add_indent(column)
+        if added:
+            self._refuse_past(self.flow_level + len(self.indents))
+        return added
+
+    def _refuse_past(self, depth: int) -> None:
+        if depth > self.max_depth:
+            mark = self.get_mark()
+            raise TopologError.at(
+                SourceLocation(self.filename, mark.line + 1, mark.column + 1),
+                exceeded("nesting_depth", f"YAML nested {depth} levels deep here"),
+            )
 
 
 if HAVE_LIBYAML:
