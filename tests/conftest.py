@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+from verifier.core.cache import ENV_DIR
+
+# Each test process gets a cache folder of its own, removed at exit: no test reads what a
+# user's earlier runs left in theirs, nor leaves entries there.
+os.environ[ENV_DIR] = tempfile.mkdtemp(prefix="topolog-test-cache-")
+atexit.register(shutil.rmtree, os.environ[ENV_DIR], True)
 
 ROOT = Path(__file__).resolve().parent.parent
 

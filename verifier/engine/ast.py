@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, TypeAlias
 
 from verifier.core.errors import SourceLocation
@@ -194,8 +195,9 @@ class Program:
     rules: tuple[Rule, ...] = ()
     metadata: tuple[tuple[str, str, SourceLocation], ...] = ()
 
-    @property
+    @cached_property
     def relations(self) -> dict[str, Declaration]:
+        """Relation name -> its declaration (computed once: rule pruning asks per atom, thousands of times)."""
         return {d.name: d for d in self.declarations}
 
     def merge(self, other: Program) -> Program:

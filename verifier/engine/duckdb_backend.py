@@ -241,8 +241,9 @@ class DuckDBBackend:
         self._budget = current_limits().derived_tuples
         try:
             affected = self._affected()
-            for relation in self._schema.declarations:
-                if affected is None or relation in affected:
+            # Before the first evaluation since load() no table holds a derived tuple to delete.
+            for relation in affected or ():
+                if relation in self._schema.declarations:
                     self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
             derived = {r for r, d in self._schema.declarations.items() if not d.is_input}
             self._filled = set(self._loaded) | (derived - affected if affected is not None else set())

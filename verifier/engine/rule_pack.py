@@ -15,6 +15,7 @@ from verifier.core.errors import TopologError
 from verifier.core.resources import display_path, shipped_rules_dir
 from verifier.engine.ast import Program
 from verifier.engine.loader import RULE_SUFFIX, load_program
+from verifier.engine.program_cache import cached_program, program_key, remember_program
 
 SCHEMA_NAME = "schema.dl"
 
@@ -57,8 +58,14 @@ def load_rule_pack(paths: Sequence[Path]) -> Program:
         if seen == key:
             _last.insert(0, _last.pop(i))
             return known
-    program = load_program(files, None if with_shipped else shipped_declaration_hint)
-    if all(data is not None for _, data in key):  # an unreadable file is not a state to remember
+    readable = [(name, data) for name, data in key if data is not None]
+    disk_key = program_key(readable) if len(readable) == len(key) else None  # an unreadable file: no state
+    program = cached_program(disk_key) if disk_key is not None else None
+    if program is None:
+        program = load_program(files, None if with_shipped else shipped_declaration_hint)
+        if disk_key is not None:
+            remember_program(disk_key, program)
+    if disk_key is not None:
         _last.insert(0, (key, program))
         del _last[_REMEMBERED:]
     return program

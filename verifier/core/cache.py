@@ -1,0 +1,95 @@
+"""A per-user folder of derived data that is costly to rebuild and cheap to check (parsed rule packs).
+
+Nothing in it is ever authoritative: every entry is named by the SHA-256 of everything it
+was derived from and carries the SHA-256 of its own bytes, so a stale, truncated or
+tampered entry is a miss, never a wrong answer. Entries are read only from a folder the
+user owns and nobody else may write (entries are pickles: loading one runs code, so a
+folder another account can write would let it run code as this user).
+
+Where: `$TOPOLOG_CACHE_DIR`, else `$XDG_CACHE_HOME/topolog`, else `~/.cache/topolog`.
+`TOPOLOG_CACHE_DIR=` (empty) turns the cache off. A folder that cannot be made or written
+turns it off silently: a read-only home or a locked-down CI runner loses only speed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+ENV_DIR = "TOPOLOG_CACHE_DIR"
+MAX_ENTRIES = 32
+"""Entries kept per kind; the least recently written go first (a few rule sets per user)."""
+_DIGEST = hashlib.sha256().digest_size
+
+
+def cache_dir() -> Path | None:
+    """The cache folder, made if missing (mode 0700); None when the cache is off or unusable."""
+    configured = os.environ.get(ENV_DIR)
+    if configured is not None:
+        if not configured:
+            return None
+        folder = Path(configured)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = Path(base) / "topolog"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = folder.stat()
+    except OSError:
+        return None
+    if not _private(info):
+        return None
+    return folder
+
+
+def _private(info: os.stat_result) -> bool:
+    owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    return owned and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def read_entry(kind: str, key: str) -> bytes | None:
+    """The bytes stored under (kind, key), or None: missing, unreadable, or not what was written."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    path = folder / f"{kind}-{key}"
+    try:
+        with path.open("rb") as stream:
+            if not _private(os.fstat(stream.fileno())):
+                return None
+            data = stream.read()
+    except OSError:
+        return None
+    digest, payload = data[:_DIGEST], data[_DIGEST:]
+    if len(digest) != _DIGEST or hashlib.sha256(payload).digest() != digest:
+        return None
+    return payload
+
+
+def write_entry(kind: str, key: str, payload: bytes) -> None:
+    """Store `payload` under (kind, key), atomically; a failure to write is ignored (only speed is lost)."""
+    folder = cache_dir()
+    if folder is None:
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{kind}-")
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(hashlib.sha256(payload).digest())
+                stream.write(payload)
+            os.replace(tmp, folder / f"{kind}-{key}")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        _prune(folder, kind)
+    except OSError:
+        return
+
+
+def _prune(folder: Path, kind: str) -> None:
+    entries = sorted(folder.glob(f"{kind}-*"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+    for old in entries[MAX_ENTRIES:]:
+        old.unlink(missing_ok=True)
