@@ -86,9 +86,7 @@ class DuckDBBackend:
         self._next_symbol = 0
         self._symbol_ids = {}
         self._program = program
-        self._schema = sc.Schema(program.declarations)
-        for relation in self._schema.declarations:
-            self._con.execute(self._schema.create_sql(relation))
+        self._schema = sc.Schema(program.declarations, on_first_use=self._create_table)
         self._strata = stratify(program)
         self._rules_by_head = {}
         for rule in program.rules:
@@ -99,6 +97,9 @@ class DuckDBBackend:
         self._changed = None
         self._graph = dependency_graph(program)
         self.stats = EngineStats()
+
+    def _create_table(self, relation: str) -> None:
+        self._con.execute(self._schema.create_sql(relation))
 
     def add_facts(self, relation: str, rows: Iterable[Row]) -> None:
         started = time.perf_counter()
@@ -243,7 +244,7 @@ class DuckDBBackend:
             affected = self._affected()
             # Before the first evaluation since load() no table holds a derived tuple to delete.
             for relation in affected or ():
-                if relation in self._schema.declarations:
+                if relation in self._schema.used:
                     self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
             derived = {r for r, d in self._schema.declarations.items() if not d.is_input}
             self._filled = set(self._loaded) | (derived - affected if affected is not None else set())
