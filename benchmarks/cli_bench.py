@@ -1,0 +1,71 @@
+"""`topolog verify` and `topolog query` as a CI gate runs them: whole processes on the shipped examples.
+
+Each command is started `--runs` times and the median wall time is printed, once with the
+program cache off (`TOPOLOG_CACHE_DIR=`, every run parses the rule pack: a fresh runner)
+and once warm (a cache folder the first run fills), with the peak memory of the warm runs.
+
+    python benchmarks/cli_bench.py --runs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMANDS = {
+    "verify edge-soc": ["verify", "inventories/edge-soc.yaml"],
+    "verify mixed-fleet": ["verify", "inventories/mixed-fleet.yaml"],
+    "verify dgx-h100-pod": ["verify", "inventories/dgx-h100-pod.yaml"],
+    "query dgx-h100-pod": ["query", "inventories/dgx-h100-pod.yaml", 'link(L, A, B, "nvlink", M), M < 400000'],
+}
+
+
+def _topolog() -> list[str]:
+    """The `topolog` of the interpreter running this script (not whichever is first on PATH)."""
+    beside = Path(sys.executable).with_name("topolog")
+    return (
+        [str(beside)] if beside.exists() else [sys.executable, "-P", "-c", "from verifier.cli.main import run; run()"]
+    )
+
+
+def _run(args: list[str], cache: str) -> tuple[float, float]:
+    """(wall seconds, peak MiB of the child) of one run."""
+    env = {**os.environ, "TOPOLOG_CACHE_DIR": cache}
+    started = time.perf_counter()
+    pid = subprocess.Popen(
+        [*_topolog(), *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(pid.pid, 0)
+    wall = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"{' '.join(args)} failed with exit {os.waitstatus_to_exitcode(status)}")
+    peak_kib = usage.ru_maxrss if sys.platform != "darwin" else usage.ru_maxrss / 1024
+    return wall, peak_kib / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    runs = parser.parse_args().runs
+    print("| command | cold s (no cache) | warm s | warm peak MiB |")
+    print("|---|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as folder:
+        for name, args in COMMANDS.items():
+            cold = [_run(args, "")[0] for _ in range(runs)]
+            _run(args, folder)  # fills the cache
+            warm = [_run(args, folder) for _ in range(runs)]
+            print(
+                f"| {name} | {statistics.median(cold):.2f} | {statistics.median(w for w, _ in warm):.2f} "
+                f"| {statistics.median(p for _, p in warm):.0f} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
