@@ -57,7 +57,7 @@ def test_bad_severity_unknown_key_bad_placeholder() -> None:
     assert _errors(text) == [
         "f.dl:2:1: severity 'fatal'; expected error, warning or note",
         "f.dl:5:1: unknown metadata key '@owner'; expected one of: id, severity, summary, remediation, "
-        "reports, message, subjects, needs",
+        "reports, message, subjects, needs, group",
         "f.dl:7:1: '@message' uses {speed}, which is not a column of far_nic (gpu, nic, gbps)",
     ]
 

@@ -13,7 +13,10 @@ A check file looks like
 
 Every row of the reported relation is a finding. `@subjects` names the columns that
 hold inventory ids (default: every symbol column); `{column}` in `@message` is replaced
-by that column's value. `@needs` is a query body (e.g. `object(_, "nic")`) that must have
+by that column's value. `@group` names columns whose values make one root cause: rows
+that agree on them are one finding, whose subjects are every row's, and in whose message
+a column the rows disagree on reads as their values, sorted and comma-separated (TOPO005:
+one finding per GPU cut off, naming each of its down links). `@needs` is a query body (e.g. `object(_, "nic")`) that must have
 an answer for the check to have anything to judge: without one the check is reported as
 not applicable rather than passed. Files without `@id` are shared rule libraries.
 """
@@ -30,7 +33,7 @@ from verifier.core.suggest import closest
 from verifier.engine.ast import Declaration, Program, Row
 
 REQUIRED_KEYS = ("id", "severity", "summary", "remediation", "reports", "message")
-OPTIONAL_KEYS = ("subjects", "needs")
+OPTIONAL_KEYS = ("subjects", "needs", "group")
 _ID = re.compile(r"^[A-Z]{2,8}[0-9]{3}$")
 _PLACEHOLDER = re.compile(r"\{([a-z][A-Za-z0-9_]*)\}")
 
@@ -50,12 +53,29 @@ class Check:
     needs: str | None = None
     """What the inventory must hold for the check to judge anything (`@needs`, a query body); None: always."""
     needs_at: SourceLocation | None = None
+    group: tuple[int, ...] = ()
+    """Positions of the columns that make one root cause (`@group`); empty: every row is its own finding."""
 
     def subjects_of(self, row: Row) -> tuple[str, ...]:
         return tuple(str(row[i]) for i in self.subjects)
 
     def message_for(self, row: Row) -> str:
-        values = {name: str(v) for name, v in zip(self.columns, row, strict=True)}
+        return self.message_for_rows([row])
+
+    def group_key(self, row: Row) -> Row:
+        """What rows of one finding share: the `@group` columns, else the whole row."""
+        return tuple(row[i] for i in self.group) if self.group else tuple(row)
+
+    def subjects_of_rows(self, rows: Sequence[Row]) -> tuple[str, ...]:
+        """The subjects of one finding made of `rows`: column by column, each value once, sorted."""
+        out: dict[str, None] = {}
+        for i in self.subjects:
+            for value in sorted({str(row[i]) for row in rows}):
+                out.setdefault(value, None)
+        return tuple(out)
+
+    def message_for_rows(self, rows: Sequence[Row]) -> str:
+        values = {name: ", ".join(sorted({str(row[i]) for row in rows})) for i, name in enumerate(self.columns)}
         return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), self.message)
 
 
@@ -148,6 +168,20 @@ def _build_check(
         subjects = tuple(columns.index(n) for n in names if n in columns)
     else:
         subjects = tuple(i for i, c in enumerate(decl.columns) if c.type == "symbol")
+    group: tuple[int, ...] = ()
+    if "group" in value:
+        names = [s.strip() for s in value["group"].split(",") if s.strip()]
+        unknown = [n for n in names if n not in columns]
+        if unknown or not names:
+            errors.append(
+                Diagnostic(
+                    entries["group"][1],
+                    f"'@group' names unknown columns {', '.join(unknown) or '(none)'}; {decl.name} has "
+                    + ", ".join(columns),
+                )
+            )
+            ok = False
+        group = tuple(columns.index(n) for n in names if n in columns)
     for name in _PLACEHOLDER.findall(value["message"]):
         if name not in columns:
             errors.append(
@@ -169,6 +203,7 @@ def _build_check(
         subjects=subjects,
         columns=columns,
         file=file,
+        group=group,
     )
 
 

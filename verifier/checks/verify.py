@@ -7,7 +7,7 @@ drops the findings a team already knew about when it adopted topolog.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -63,6 +63,8 @@ class VerifyReport:
     """Why proofs were asked for and none could be given (the engine records no derivations)."""
     notes: list[str] = field(default_factory=list)
     """What an importer read but topolog does not model (`verify --from`)."""
+    topology: list[Inventory] = field(default_factory=list, repr=False, compare=False)
+    """Each cluster's inventory, for the reports that draw it (html); empty when not kept."""
 
     @property
     def active(self) -> list[Result]:
@@ -91,14 +93,53 @@ class VerifyReport:
 
 
 def finding_fingerprint(check: Check, row: Row) -> str:
-    """Rule, subjects, and the values the message quotes that are not subjects (see verifier.checks.baseline)."""
+    """Rule, subjects, and the values the message quotes that are not subjects (see verifier.checks.baseline).
+
+    For a check with `@group` only the group's columns count: every row of one root cause
+    has the finding's fingerprint, which stays the same as rows join or leave the group.
+    """
     quoted = set(_PLACEHOLDER.findall(check.message))
+    counted = set(check.group) if check.group else set(range(len(check.columns)))
     values = [
         (name, str(v))
         for i, (name, v) in enumerate(zip(check.columns, row, strict=True))
-        if name in quoted and i not in check.subjects
+        if name in quoted and i not in check.subjects and i in counted
     ]
-    return fingerprint(check.id, check.subjects_of(row), values)
+    subjects = [str(row[i]) for i in check.subjects if i in counted]
+    return fingerprint(check.id, subjects, values)
+
+
+def root_causes(
+    check: Check, rows: Sequence[Row], locate: Callable[[Sequence[str]], SourceLocation | None]
+) -> list[list[Row]]:
+    """The check's rows, one list per finding, each list sorted, in the order of their first rows.
+
+    Rows are one finding when the check's `@group` columns agree, and when they say the same
+    of subjects written at one place: instances stamped from one template line, agreeing on
+    every column that is not a subject, are one fault of that line (four workstations of one
+    board whose NIC slot is too narrow are one finding naming the four NICs, at the line).
+    """
+    groups: dict[Row, list[Row]] = {}
+    for row in sorted(rows, key=_row_order):
+        groups.setdefault(check.group_key(row), []).append(row)
+    merged: dict[tuple[object, ...], list[Row]] = {}
+    for members in groups.values():
+        location = locate(check.subjects_of_rows(members))
+        if location is None or not location.line:
+            merged[("alone", len(merged))] = members
+            continue
+        said = tuple(
+            tuple(sorted({str(row[i]) for row in members}))
+            for i in range(len(check.columns))
+            if i not in check.subjects
+        )
+        merged.setdefault((location.file, location.line, location.col, said), []).extend(members)
+    return [sorted(members, key=_row_order) for members in merged.values()]
+
+
+def _row_order(row: Row) -> tuple[tuple[int, int | str], ...]:
+    # A column may hold numbers in some rows and text in others: (kind, value) never compares the two.
+    return tuple((0, v) if isinstance(v, int) else (1, str(v)) for v in row)
 
 
 def collect_results(
@@ -112,7 +153,7 @@ def collect_results(
 
     A finding is located at its first subject written in the inventory, else at one that
     `elsewhere` places (a team in the principals file, a job in its job file), else at the
-    inventory file itself.
+    inventory file itself. One root cause is one finding (`root_causes`).
     """
     extra = elsewhere or {}
 
@@ -121,15 +162,18 @@ def collect_results(
             return inv.location(subject)
         return extra.get(subject)
 
+    def locate(subjects: Sequence[str]) -> SourceLocation | None:
+        location = next((loc for loc in map(written, subjects) if loc is not None), None)
+        if location is None and subjects:
+            location = inv.location(subjects[0])
+        return location
+
     found: list[tuple[Result, Check, Row]] = []
     for check in checks:
-        for row in engine.query(check.reports):
-            subjects = check.subjects_of(row)
-            location = next((loc for loc in map(written, subjects) if loc is not None), None)
-            if location is None and subjects:
-                location = inv.location(subjects[0])
-            finding = Finding(check.id, check.severity, subjects, check.message_for(row), location)
-            found.append((Result(finding, finding_fingerprint(check, row)), check, row))
+        for rows in root_causes(check, engine.query(check.reports), locate):
+            subjects = check.subjects_of_rows(rows)
+            finding = Finding(check.id, check.severity, subjects, check.message_for_rows(rows), locate(subjects))
+            found.append((Result(finding, finding_fingerprint(check, rows[0])), check, rows[0]))
     found.sort(key=lambda item: item[0].finding.sort_key())
     if not with_proofs or not engine.proves:
         return [result for result, _check, _row in found], 0

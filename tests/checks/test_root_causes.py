@@ -1,0 +1,97 @@
+"""One root cause, one finding: `@group` columns, and rows that say the same of one written line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from verifier.checks.check import checks_from_program
+from verifier.checks.verify import finding_fingerprint, root_causes
+from verifier.core.errors import ProgramError, SourceLocation
+from verifier.engine.parser import parse_program
+
+DOWN = """# @id: TEST001
+# @severity: error
+# @summary: A GPU lost its links.
+# @remediation: Reseat it.
+# @reports: cut_off
+# @subjects: link, gpu
+# @group: gpu
+# @message: GPU {gpu} is cut off; down: {link}.
+.input down(l: symbol, g: symbol)
+.decl cut_off(link: symbol, gpu: symbol)
+cut_off(L, G) :- down(L, G).
+"""
+
+# Where each subject is written: the links each on a line of their own, both GPUs on one
+# `count:` line (line 3), as template instances are.
+WRITTEN = {"g0-sw0": 10, "g0-sw1": 11, "g1-sw0": 12, "n/gpu0": 3, "n/gpu1": 3}
+
+
+def _locate(subjects: Sequence[str]) -> SourceLocation | None:
+    lines = [WRITTEN[s] for s in subjects if s in WRITTEN]
+    return SourceLocation("inv.yaml", lines[0], 5) if lines else None
+
+
+def test_rows_that_agree_on_the_group_columns_are_one_finding() -> None:
+    [check] = checks_from_program(parse_program(DOWN, "t.dl"))
+    rows = [("g0-sw1", "n/gpu0"), ("g1-sw0", "n/gpu1"), ("g0-sw0", "n/gpu0")]
+    groups = root_causes(check, rows, _locate)
+    # n/gpu0 lost two links (lines 10 and 11), n/gpu1 one (line 12): two findings, located
+    # at their first link's line, so the two GPUs' line 3 does not merge them.
+    assert groups == [[("g0-sw0", "n/gpu0"), ("g0-sw1", "n/gpu0")], [("g1-sw0", "n/gpu1")]]
+    first = groups[0]
+    assert check.subjects_of_rows(first) == ("g0-sw0", "g0-sw1", "n/gpu0")
+    assert check.message_for_rows(first) == "GPU n/gpu0 is cut off; down: g0-sw0, g0-sw1."
+    # Every row of the group has the finding's fingerprint (the GPU's), whichever link it names.
+    assert finding_fingerprint(check, first[0]) == finding_fingerprint(check, first[1])
+    assert finding_fingerprint(check, first[0]) != finding_fingerprint(check, groups[1][0])
+
+
+NIC = """# @id: TEST002
+# @severity: warning
+# @summary: A NIC slot is too narrow.
+# @remediation: Use a wider slot.
+# @reports: starved
+# @subjects: nic
+# @message: NIC {nic} runs at {mbps} MB/s.
+.input rate(n: symbol, m: number)
+.decl starved(nic: symbol, mbps: number)
+starved(N, M) :- rate(N, M).
+"""
+
+
+def test_instances_of_one_line_that_say_the_same_are_one_finding() -> None:
+    [check] = checks_from_program(parse_program(NIC, "t.dl"))
+    written = {"w0/nic0": 7, "w1/nic0": 7, "w2/nic0": 7, "w3/nic0": 20}
+
+    def locate(subjects: Sequence[str]) -> SourceLocation | None:
+        return SourceLocation("inv.yaml", written[subjects[0]], 9)
+
+    rows = [("w2/nic0", 7876), ("w0/nic0", 7876), ("w1/nic0", 3938), ("w3/nic0", 7876)]
+    # w0 and w2 come from line 7 and run at 7876: one finding. w1 is on line 7 too but at
+    # another rate (an override would say so): its own. w3 is written elsewhere: its own.
+    assert root_causes(check, rows, locate) == [
+        [("w0/nic0", 7876), ("w2/nic0", 7876)],
+        [("w1/nic0", 3938)],
+        [("w3/nic0", 7876)],
+    ]
+    assert check.message_for_rows([("w0/nic0", 7876), ("w2/nic0", 7876)]) == "NIC w0/nic0, w2/nic0 runs at 7876 MB/s."
+
+
+def test_rows_placed_nowhere_stay_apart() -> None:
+    [check] = checks_from_program(parse_program(NIC, "t.dl"))
+    rows = [("a", 1), ("b", 1)]
+    assert root_causes(check, rows, lambda _s: SourceLocation("inv.yaml")) == [[("a", 1)], [("b", 1)]]
+
+
+@pytest.mark.parametrize("value", ["nic, speed", ""])
+def test_group_must_name_columns(value: str) -> None:
+    with pytest.raises(ProgramError) as info:
+        checks_from_program(
+            parse_program(NIC.replace("# @subjects: nic", f"# @subjects: nic\n# @group: {value}"), "f.dl")
+        )
+    [message] = [str(d) for d in info.value.diagnostics]
+    assert message.startswith("f.dl:7:1: '@group' names unknown columns")
+    assert message.endswith("starved has nic, mbps")
