@@ -23,7 +23,7 @@ WAIVED_RUN = ("verify", STRAY, *PINNED_RULES, "--waivers", WAIVERS, "--today", "
 # Real inventories: one with findings of several checks (several on one template line), one with none.
 FLEET_RUN = ("verify", "inventories/mixed-fleet.yaml")
 CLEAN_RUN = ("verify", "inventories/edge-soc.yaml")
-# 12 BW002 warnings from one template line and nothing else (see the file's comment).
+# 12 BW002 warnings, one per GPU line, and nothing else (see the file's comment).
 MANY_RUN = ("verify", "tests/reports/many-warnings.yaml")
 
 

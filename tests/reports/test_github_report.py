@@ -86,7 +86,7 @@ def test_golden_run_puts_the_waived_notice_after_the_errors_and_warnings() -> No
 
 
 def test_more_than_ten_of_a_type_is_said_in_a_final_notice() -> None:
-    # many-warnings.yaml has 12 warnings (BW002, 3 nodes x 4 GPUs) and nothing else.
+    # many-warnings.yaml has 12 warnings (BW002, one per GPU line) and nothing else.
     lines = report_of(*MANY_RUN, fmt="github").splitlines()
     parsed = [_parse(line) for line in lines]
     assert [p[0] for p in parsed if p is not None] == ["warning"] * 12 + ["notice"]

@@ -90,20 +90,39 @@ def test_sarif_results_carry_rules_locations_fingerprints_and_suppressions() -> 
     assert sorted(r["partialFingerprints"]["topolog/v1"] for r in results) == sorted(json_fps)
 
 
-def test_findings_on_one_template_line_keep_their_own_identity() -> None:
-    # mixed-fleet.yaml line 112 is the rtx workstation template's x4 NIC link: one BW003
-    # finding per workstation's nic0, all four located on that one template line.
-    results = _results(report_of(*FLEET_RUN, fmt="sarif"))
-    on_111 = [r for r in results if r["ruleId"] == "BW003" and _where(r) == (FLEET, "%SRCROOT%", 112)]
-    nics = [r["properties"]["subjects"][0] for r in on_111]
-    assert nics == ["rtx-n0/nic0", "rtx-n1/nic0", "rtx-n2/nic0", "rtx-n3/nic0"]
-    fingerprints = [r["partialFingerprints"]["topolog/v1"] for r in on_111]
-    assert len(set(fingerprints)) == 4
+TWO_NODES = """\
+apiVersion: topolog.dev/v1
+kind: Inventory
+metadata: {name: two-nodes}
+objects:
+  - name: "n{i}"
+    kind: node
+    count: 2
+    promises: [nvlink_domain]
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+      - {name: cpu0, kind: cpu}
+    links:
+      - {a: "gpu{g}", b: cpu0, kind: pcie, generation: 5, lanes: 16, foreach: {g: [0, 1]}}
+"""
+
+
+def test_findings_on_one_template_line_keep_their_own_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two nodes stamped from one line, each promising NVLink between GPUs joined only over
+    # PCIe: one BW001 per node, both located on the `gpu{i}` line (10), which differ in what
+    # they say (the owner, n0 or n1), so they stay two findings with two identities.
+    (tmp_path / "pod.yaml").write_text(TWO_NODES, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    results = _results(report_of("verify", "pod.yaml", fmt="sarif"))
+    on_10 = [r for r in results if r["ruleId"] == "BW001" and _where(r) == ("pod.yaml", "%SRCROOT%", 10)]
+    assert [r["properties"]["subjects"] for r in on_10] == [["n0/gpu0", "n0/gpu1"], ["n1/gpu0", "n1/gpu1"]]
+    fingerprints = [r["partialFingerprints"]["topolog/v1"] for r in on_10]
+    assert len(set(fingerprints)) == 2
     assert all(len(fp) == 32 and int(fp, 16) >= 0 for fp in fingerprints)
     # Each is the finding's own fingerprint, as the JSON report and baselines have it.
-    doc = json.loads(report_of(*FLEET_RUN, fmt="json"))
+    doc = json.loads(report_of("verify", "pod.yaml", fmt="json"))
     by_subjects = {tuple(f["subjects"]): f["fingerprint"] for f in doc["findings"]}
-    assert fingerprints == [by_subjects[tuple(r["properties"]["subjects"])] for r in on_111]
+    assert fingerprints == [by_subjects[tuple(r["properties"]["subjects"])] for r in on_10]
 
 
 def test_fingerprints_do_not_move_with_the_lines(tmp_path: Path) -> None:
@@ -115,8 +134,9 @@ def test_fingerprints_do_not_move_with_the_lines(tmp_path: Path) -> None:
     after = _results(report_of("verify", str(moved), fmt="sarif"))
     inventory_lines = [(r["partialFingerprints"], _where(r)[2]) for r in before if _where(r)[0] == FLEET]
     moved_lines = [(r["partialFingerprints"], _where(r)[2] - 3) for r in after if _where(r)[0] == moved.as_uri()]
-    # 4 BW003 and 2 BW005 warnings in the inventory; the 3 AUTHZ001 notes are on teams in principals.yml.
-    assert len(inventory_lines) == 6
+    # 1 BW003 (the four workstations' template line) and 2 BW005 warnings in the inventory;
+    # the 3 AUTHZ001 notes are on teams in principals.yml.
+    assert len(inventory_lines) == 3
     assert moved_lines == inventory_lines
 
 

@@ -16,9 +16,10 @@ hold inventory ids (default: every symbol column); `{column}` in `@message` is r
 by that column's value. `@group` names columns whose values make one root cause: rows
 that agree on them are one finding, whose subjects are every row's, and in whose message
 a column the rows disagree on reads as their values, sorted and comma-separated (TOPO005:
-one finding per GPU cut off, naming each of its down links). `@needs` is a query body (e.g. `object(_, "nic")`) that must have
-an answer for the check to have anything to judge: without one the check is reported as
-not applicable rather than passed. Files without `@id` are shared rule libraries.
+one finding per GPU cut off, naming each of its down links). `@needs` is a query body
+(e.g. `object(_, "nic")`) that must have an answer for the check to have anything to
+judge: without one the check is reported as not applicable rather than passed. Files
+without `@id` are shared rule libraries.
 """
 
 from __future__ import annotations

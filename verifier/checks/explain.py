@@ -15,12 +15,12 @@ the place of its first argument that is an object or link id (else a catalogue m
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 from verifier.checks.check import Check
 from verifier.checks.findings import Finding
-from verifier.checks.verify import finding_fingerprint
+from verifier.checks.verify import check_findings, locator
 from verifier.core.errors import ProgramError, SourceLocation, TopologError
 from verifier.engine.ast import Atom, Const, Program, Row
 from verifier.engine.backend import Backend, Proof, format_fact
@@ -116,23 +116,19 @@ def explain(model: Evaluated, text: str) -> list[Explained]:
         raise TopologError.at(SourceLocation("<fact>", 1, 1), f"{format_fact(relation, row)} does not hold") from None
 
 
-def _finding(model: Evaluated, rule: str, row: Row) -> tuple[Finding, str]:
-    check = next(c for c in model.checks if c.id == rule)
-    subjects = check.subjects_of(row)
-    location = model.inventory.location(subjects[0]) if subjects else None
-    proof = model.engine.explain(check.reports, row)
-    finding = Finding(check.id, check.severity, subjects, check.message_for(row), location, proof)
-    return finding, finding_fingerprint(check, row)
+def _explained(model: Evaluated, check: Check, finding: Finding, fp: str, row: Row) -> Explained:
+    return Explained(model.engine.explain(check.reports, row), finding, fp)
 
 
 def _explain_fingerprint(model: Evaluated, prefix: str) -> list[Explained]:
     if len(prefix) < MIN_FINGERPRINT:
         raise TopologError.at(WHERE, f"give at least {MIN_FINGERPRINT} hex digits of a fingerprint")
+    locate = locator(model.inventory)
     matches = [
-        (check.id, row)
+        (check, finding, fp, rows[0])
         for check in model.checks
-        for row in model.engine.query(check.reports)
-        if finding_fingerprint(check, row).startswith(prefix)
+        for finding, fp, rows in check_findings(model.engine, check, locate)
+        if fp.startswith(prefix)
     ]
     if not matches:
         raise TopologError.at(
@@ -140,11 +136,10 @@ def _explain_fingerprint(model: Evaluated, prefix: str) -> list[Explained]:
             f"no finding of the checks has a fingerprint starting {prefix} on this inventory "
             "(waiver findings have no proof; run topolog verify --format json for the fingerprints)",
         )
-    found = [_finding(model, rule, row) for rule, row in matches]
-    if len({fp for _, fp in found}) > 1:
-        listed = ", ".join(f"{fp} ({f.rule})" for f, fp in found[:5])
+    if len({fp for _, _, fp, _ in matches}) > 1:
+        listed = ", ".join(f"{fp} ({f.rule})" for _, f, fp, _ in matches[:5])
         raise TopologError.at(WHERE, f"fingerprint prefix {prefix} is ambiguous: {listed}")
-    return [Explained(f.proof, replace(f, proof=None), fp) for f, fp in found if f.proof is not None]
+    return [_explained(model, *m) for m in matches]
 
 
 def _explain_rule_ref(model: Evaluated, rule: str, subjects: tuple[str, ...]) -> list[Explained]:
@@ -154,19 +149,20 @@ def _explain_rule_ref(model: Evaluated, rule: str, subjects: tuple[str, ...]) ->
         raise TopologError.at(WHERE, f"no check {rule}; the checks are: {known}")
     if not subjects:
         raise TopologError.at(WHERE, f"name the finding's subjects after the colon, e.g. {rule}:n1")
-    rows = [row for row in model.engine.query(check.reports) if set(subjects) <= set(check.subjects_of(row))]
-    if not rows:
-        all_rows = model.engine.query(check.reports)
-        examples = "; ".join(",".join(check.subjects_of(r)) for r in all_rows[:3])
+    everything = check_findings(model.engine, check, locator(model.inventory))
+    wanted = set(subjects)
+    matches = [(finding, fp, rows) for finding, fp, rows in everything if wanted <= set(finding.subjects)]
+    if not matches:
+        examples = "; ".join(",".join(f.subjects) for f, _, _ in everything[:3])
         hint = (
-            f" ({len(all_rows)} {rule} findings here, e.g. {rule}:{examples})"
-            if all_rows
+            f" ({len(everything)} {rule} findings here, e.g. {rule}:{examples})"
+            if everything
             else (f" ({rule} reports nothing on this inventory)")
         )
         raise TopologError.at(WHERE, f"no {rule} finding has subjects {', '.join(subjects)}{hint}")
     out: list[Explained] = []
-    for row in rows:
-        finding, fp = _finding(model, rule, row)
-        if finding.proof is not None:
-            out.append(Explained(finding.proof, replace(finding, proof=None), fp))
+    for finding, fp, rows in matches:
+        # The proof of the row that names what was asked about, where the finding has several.
+        row = next((r for r in rows if wanted <= set(check.subjects_of(r))), rows[0])
+        out.append(_explained(model, check, finding, fp, row))
     return out

@@ -30,6 +30,9 @@ from verifier.sources.inventory.model import Inventory
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+)\}")
 
+Locate = Callable[[Sequence[str]], SourceLocation | None]
+"""Where a finding with these subjects is reported."""
+
 MAX_PROOFS = 500
 """Proofs cost a few engine queries each; past this many findings the rest carry none."""
 
@@ -109,9 +112,7 @@ def finding_fingerprint(check: Check, row: Row) -> str:
     return fingerprint(check.id, subjects, values)
 
 
-def root_causes(
-    check: Check, rows: Sequence[Row], locate: Callable[[Sequence[str]], SourceLocation | None]
-) -> list[list[Row]]:
+def root_causes(check: Check, rows: Sequence[Row], locate: Locate) -> list[list[Row]]:
     """The check's rows, one list per finding, each list sorted, in the order of their first rows.
 
     Rows are one finding when the check's `@group` columns agree, and when they say the same
@@ -142,18 +143,10 @@ def _row_order(row: Row) -> tuple[tuple[int, int | str], ...]:
     return tuple((0, v) if isinstance(v, int) else (1, str(v)) for v in row)
 
 
-def collect_results(
-    engine: Backend,
-    checks: Sequence[Check],
-    inv: Inventory,
-    with_proofs: bool,
-    elsewhere: Mapping[str, SourceLocation] | None = None,
-) -> tuple[list[Result], int]:
-    """Every check's findings with fingerprints, sorted; proofs for the first MAX_PROOFS.
-
-    A finding is located at its first subject written in the inventory, else at one that
-    `elsewhere` places (a team in the principals file, a job in its job file), else at the
-    inventory file itself. One root cause is one finding (`root_causes`).
+def locator(inv: Inventory, elsewhere: Mapping[str, SourceLocation] | None = None) -> Locate:
+    """Where a finding with these subjects is reported: its first subject written in the
+    inventory, else one that `elsewhere` places (a team in the principals file, a job in its
+    job file), else the inventory file itself.
     """
     extra = elsewhere or {}
 
@@ -168,12 +161,35 @@ def collect_results(
             location = inv.location(subjects[0])
         return location
 
+    return locate
+
+
+def check_findings(engine: Backend, check: Check, locate: Locate) -> list[tuple[Finding, str, list[Row]]]:
+    """The check's findings (one per root cause), each with its fingerprint and the rows it is made of."""
+    out: list[tuple[Finding, str, list[Row]]] = []
+    for rows in root_causes(check, engine.query(check.reports), locate):
+        subjects = check.subjects_of_rows(rows)
+        finding = Finding(check.id, check.severity, subjects, check.message_for_rows(rows), locate(subjects))
+        out.append((finding, finding_fingerprint(check, rows[0]), rows))
+    return out
+
+
+def collect_results(
+    engine: Backend,
+    checks: Sequence[Check],
+    inv: Inventory,
+    with_proofs: bool,
+    elsewhere: Mapping[str, SourceLocation] | None = None,
+) -> tuple[list[Result], int]:
+    """Every check's findings with fingerprints, sorted; proofs for the first MAX_PROOFS.
+
+    One root cause is one finding (`root_causes`), located by `locator`.
+    """
+    locate = locator(inv, elsewhere)
     found: list[tuple[Result, Check, Row]] = []
     for check in checks:
-        for rows in root_causes(check, engine.query(check.reports), locate):
-            subjects = check.subjects_of_rows(rows)
-            finding = Finding(check.id, check.severity, subjects, check.message_for_rows(rows), locate(subjects))
-            found.append((Result(finding, finding_fingerprint(check, rows[0])), check, rows[0]))
+        for finding, fp, rows in check_findings(engine, check, locate):
+            found.append((Result(finding, fp), check, rows[0]))
     found.sort(key=lambda item: item[0].finding.sort_key())
     if not with_proofs or not engine.proves:
         return [result for result, _check, _row in found], 0
