@@ -64,20 +64,31 @@ starved(N, M) :- rate(N, M).
 
 def test_instances_of_one_line_that_say_the_same_are_one_finding() -> None:
     [check] = checks_from_program(parse_program(NIC, "t.dl"))
-    written = {"w0/nic0": 7, "w1/nic0": 7, "w2/nic0": 7, "w3/nic0": 20}
+    written = {"w0/nic0": 7, "w1/nic0": 7, "w2/nic0": 7, "w3/nic0": 20, "w4/nic0": 7}
+    # The lines that wrote each NIC's links: w4's slot was cabled by a line of its own (30).
+    wired = {"w0/nic0": (9,), "w1/nic0": (9,), "w2/nic0": (9,), "w3/nic0": (9,), "w4/nic0": (30,)}
 
     def locate(subjects: Sequence[str]) -> SourceLocation | None:
         return SourceLocation("inv.yaml", written[subjects[0]], 9)
 
-    rows = [("w2/nic0", 7876), ("w0/nic0", 7876), ("w1/nic0", 3938), ("w3/nic0", 7876)]
-    # w0 and w2 come from line 7 and run at 7876: one finding. w1 is on line 7 too but at
-    # another rate (an override would say so): its own. w3 is written elsewhere: its own.
-    assert root_causes(check, rows, locate) == [
+    rows = [("w2/nic0", 7876), ("w0/nic0", 7876), ("w1/nic0", 3938), ("w3/nic0", 7876), ("w4/nic0", 7876)]
+    # w0 and w2: written on line 7, wired by line 9, at 7876: one finding. w1: line 7 too but
+    # at another rate, its own. w3: written elsewhere (line 20), its own. w4: line 7 and 7876,
+    # but wired apart (line 30): its slot's cause is its own cable, so its own finding.
+    assert root_causes(check, rows, locate, wired.__getitem__) == [
         [("w0/nic0", 7876), ("w2/nic0", 7876)],
         [("w1/nic0", 3938)],
         [("w3/nic0", 7876)],
+        [("w4/nic0", 7876)],
     ]
     assert check.message_for_rows([("w0/nic0", 7876), ("w2/nic0", 7876)]) == "NIC w0/nic0, w2/nic0 runs at 7876 MB/s."
+
+
+def test_without_a_wiring_nothing_merges() -> None:
+    # The default wiring is the id itself: every subject wired apart (the library's safe default).
+    [check] = checks_from_program(parse_program(NIC, "t.dl"))
+    rows = [("a", 1), ("b", 1)]
+    assert root_causes(check, rows, lambda _s: SourceLocation("inv.yaml", 3, 1)) == [[("a", 1)], [("b", 1)]]
 
 
 def test_rows_placed_nowhere_stay_apart() -> None:

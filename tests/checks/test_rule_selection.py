@@ -4,8 +4,9 @@ tests/rule_selection/site/ holds one user check, SITE002, that reads `nvlink_dom
 relation derived by the shipped rules/topology/TOPO004_split_nvlink_node.dl, and declares nothing
 of the schema. On two-domains.yaml its domains are {gpu0, gpu1, gpu2} and {gpu3, gpu4}
 (named by their smallest GPU), so SITE002 (fewer than 4 GPUs) reports both; the shipped
-TOPO001 reports the five GPUs, which reach no NIC, as one finding: they are written on one
-line (`count: 5`), one fault of that line.
+TOPO001 reports the five GPUs, which reach no NIC: gpu0, gpu1 and gpu2 one by one (each is
+wired by its own two lines of the triangle), gpu3 and gpu4 as one finding (written on one
+`count:` line and wired by the one line of their bond: one root cause).
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ SITE002 = [
     ("SITE002", ["n1/gpu0"], "NVLink domain n1/gpu0 holds 3 GPUs, fewer than 4."),
     ("SITE002", ["n1/gpu3"], "NVLink domain n1/gpu3 holds 2 GPUs, fewer than 4."),
 ]
-GPUS = [f"n1/gpu{i}" for i in range(5)]
-TOPO001 = [("TOPO001", GPUS, f"GPU {', '.join(GPUS)} reaches no NIC over host links (PCIe, C2C, CPU interconnect).")]
+_NO_NIC = "reaches no NIC over host links (PCIe, C2C, CPU interconnect)."
+TOPO001 = [("TOPO001", [f"n1/gpu{i}"], f"GPU n1/gpu{i} {_NO_NIC}") for i in range(3)] + [
+    ("TOPO001", ["n1/gpu3", "n1/gpu4"], f"GPU n1/gpu3, n1/gpu4 {_NO_NIC}")
+]
 
 pytestmark = pytest.mark.usefixtures("in_repo_root")
 
@@ -59,11 +62,11 @@ def test_user_rules_add_to_the_shipped_pack_and_read_its_derived_relations() -> 
     code, out, err = run_cli("verify", INVENTORY, "--rules", SITE)
     assert code == 1, err
     lines = out.splitlines()
-    assert sum(" TOPO001: " in ln for ln in lines) == 1
+    assert sum(" TOPO001: " in ln for ln in lines) == 4
     assert sum(" SITE002: " in ln for ln in lines) == 2
     total = SHIPPED_CHECKS + 1
     assert re.fullmatch(
-        rf"3 findings \(1 error, 2 warning, 0 note\) from {total} checks \(\d+ not applicable: nothing to judge\): "
+        rf"6 findings \(4 error, 2 warning, 0 note\) from {total} checks \(\d+ not applicable: nothing to judge\): "
         r"FAILED \(--fail-on error\)",
         lines[-1],
     )
@@ -85,7 +88,7 @@ def test_no_shipped_rules_loads_only_the_rules_named() -> None:
     # TOPO001..TOPO005 from rules/topology, and SITE002. The inventory promises nothing, so
     # TOPO004 and TOPO005 (GPUs split out of a promised domain) have nothing to judge.
     assert out.splitlines()[-1] == (
-        "3 findings (1 error, 2 warning, 0 note) from 6 checks (2 not applicable: nothing to judge): "
+        "6 findings (4 error, 2 warning, 0 note) from 6 checks (2 not applicable: nothing to judge): "
         "FAILED (--fail-on error)"
     )
 

@@ -112,21 +112,27 @@ def finding_fingerprint(check: Check, row: Row) -> str:
     return fingerprint(check.id, subjects, values)
 
 
-def root_causes(check: Check, rows: Sequence[Row], locate: Locate) -> list[list[Row]]:
+def root_causes(
+    check: Check, rows: Sequence[Row], locate: Locate, wiring: Callable[[str], object] = lambda s: s
+) -> list[list[Row]]:
     """The check's rows, one list per finding, each list sorted, in the order of their first rows.
 
     Rows are one finding when the check's `@group` columns agree, and when they say the same
-    of subjects written at one place: instances stamped from one template line, agreeing on
-    every column that is not a subject, are one fault of that line (four workstations of one
-    board whose NIC slot is too narrow are one finding naming the four NICs, at the line).
+    of copies of one written thing: subjects located on one line (a template's line, a
+    `count:` line), the same figures in every column that is not a subject, and the same
+    wiring (`wiring`: the lines that wrote the links of each subject and of what it holds).
+    Four workstations of one template whose NIC slot is too narrow are one finding naming
+    the four NICs; three GPUs of one `count:` line cut off by three links written apart are
+    three findings, as their causes are three.
     """
     groups: dict[Row, list[Row]] = {}
     for row in sorted(rows, key=_row_order):
         groups.setdefault(check.group_key(row), []).append(row)
     merged: dict[tuple[object, ...], list[Row]] = {}
     for members in groups.values():
-        location = locate(check.subjects_of_rows(members))
-        if location is None or not location.line:
+        subjects = check.subjects_of_rows(members)
+        location = locate(subjects)
+        if location is None or not location.line or not subjects:
             merged[("alone", len(merged))] = members
             continue
         said = tuple(
@@ -134,8 +140,41 @@ def root_causes(check: Check, rows: Sequence[Row], locate: Locate) -> list[list[
             for i in range(len(check.columns))
             if i not in check.subjects
         )
-        merged.setdefault((location.file, location.line, location.col, said), []).extend(members)
+        wired = frozenset(wiring(s) for s in subjects)
+        if len(wired) != 1:  # subjects wired apart inside one finding (an @group): it stays its own
+            wired = frozenset({("apart", len(merged))})
+        merged.setdefault((location.file, location.line, location.col, said, wired), []).extend(members)
     return [sorted(members, key=_row_order) for members in merged.values()]
+
+
+def link_lines(inv: Inventory) -> Callable[[str], object]:
+    """Per id, the places that wrote the links of it and of everything inside it (built once, on first use).
+
+    Two instances of one template, or of one `count:` line, are wired alike when the same
+    lines wrote their links; an instance with a link of its own (an override, a cable
+    written for it alone) is not.
+    """
+    index: dict[str, set[tuple[str, int, int]]] | None = None
+
+    def build() -> dict[str, set[tuple[str, int, int]]]:
+        out: dict[str, set[tuple[str, int, int]]] = {}
+        for link in inv.links.values():
+            where = (link.loc.file, link.loc.line, link.loc.col)
+            for end in (link.a, link.b):
+                while end:
+                    out.setdefault(end, set()).add(where)
+                    end = end.rpartition("/")[0]
+        return out
+
+    def wiring(subject: str) -> object:
+        nonlocal index
+        if subject in inv.links:
+            return ()  # a link is placed by its own line, which locate already compares
+        if index is None:
+            index = build()
+        return tuple(sorted(index.get(subject, ())))
+
+    return wiring
 
 
 def _row_order(row: Row) -> tuple[tuple[int, int | str], ...]:
@@ -164,10 +203,12 @@ def locator(inv: Inventory, elsewhere: Mapping[str, SourceLocation] | None = Non
     return locate
 
 
-def check_findings(engine: Backend, check: Check, locate: Locate) -> list[tuple[Finding, str, list[Row]]]:
+def check_findings(
+    engine: Backend, check: Check, locate: Locate, wiring: Callable[[str], object] = lambda s: s
+) -> list[tuple[Finding, str, list[Row]]]:
     """The check's findings (one per root cause), each with its fingerprint and the rows it is made of."""
     out: list[tuple[Finding, str, list[Row]]] = []
-    for rows in root_causes(check, engine.query(check.reports), locate):
+    for rows in root_causes(check, engine.query(check.reports), locate, wiring):
         subjects = check.subjects_of_rows(rows)
         finding = Finding(check.id, check.severity, subjects, check.message_for_rows(rows), locate(subjects))
         out.append((finding, finding_fingerprint(check, rows[0]), rows))
@@ -185,10 +226,10 @@ def collect_results(
 
     One root cause is one finding (`root_causes`), located by `locator`.
     """
-    locate = locator(inv, elsewhere)
+    locate, wiring = locator(inv, elsewhere), link_lines(inv)
     found: list[tuple[Result, Check, Row]] = []
     for check in checks:
-        for finding, fp, rows in check_findings(engine, check, locate):
+        for finding, fp, rows in check_findings(engine, check, locate, wiring):
             found.append((Result(finding, fp), check, rows[0]))
     found.sort(key=lambda item: item[0].finding.sort_key())
     if not with_proofs or not engine.proves:
