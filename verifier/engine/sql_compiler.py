@@ -89,9 +89,7 @@ class Schema:
     costs about half a millisecond.
     """
 
-    def __init__(
-        self, declarations: Iterable[Declaration], on_first_use: Callable[[str], None] | None = None
-    ) -> None:
+    def __init__(self, declarations: Iterable[Declaration], on_first_use: Callable[[str], None] | None = None) -> None:
         self.declarations: dict[str, Declaration] = {}
         self.tables: dict[str, str] = {}
         self.used: set[str] = set()
