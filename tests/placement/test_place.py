@@ -102,8 +102,18 @@ def test_nvl72_domain_and_replica_memory() -> None:
     assert p.bottleneck_mbps == 900_000
     assert p.cost_millicents_per_hour == 64 * 620_000
     moe = _job(report, "moe-train-128")
-    # 30,800,000 MB per replica / 186,000 MB per B200 -> 166 GPUs, more than the 128 declared.
-    assert [(w.requirement, w.have, w.need) for w in moe.why_not] == [("gpus", 72, 166)]
+    # 30,800,000 MB per replica, no heads or layers given: TP any power of two up to 64 (inside
+    # the 72-GPU domain), PP any. Each B200 (186,000 MB) may use 90%: 167,400 MB.
+    # PP=1: TP=64 -> 481,250 MB / 0.9 = 534,723 MB, too much; PP=2: 267,362 MB, too much;
+    # PP=3: 30,800,000 / 192 = 160,417 MB / 0.9 = 178,241 MB <= 186,000: TP=64 x PP=3 = 192 GPUs,
+    # more than the 128 declared and more than the domain's 72.
+    assert [(w.requirement, w.have, w.need) for w in moe.why_not] == [("gpus", 72, 192)]
+    (moe_layout,) = moe.layouts
+    assert (moe_layout.tp, moe_layout.pp, moe_layout.hbm_mb, moe_layout.scaleup_gpus) == (64, 3, 186_000, 72)
+    # 7,000,000 MB: TP=64 x PP=1 -> 109,375 MB / 0.9 = 121,528 MB <= 186,000 (TP=32: 243,056, too
+    # much), so 64 GPUs per replica, as many as declared.
+    layout = train.placements[0].layout
+    assert layout is not None and (layout.tp, layout.pp) == (64, 1)
     doc = json.loads(render_json(report))
     assert doc["unplaceable"] == ["moe-train-128"] and doc["rank"] == "cost"
 

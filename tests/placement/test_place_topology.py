@@ -76,8 +76,8 @@ def test_every_requirement_has_its_own_sentence() -> None:
 
     text = (HERE.parents[2] / "rules" / "placement" / "lib" / "candidates.dl").read_text()
     stages = re.findall(r'^place_stage\(\d+, "(\w+)"\)\.', text, re.M)
-    assert len(stages) == 11
+    assert len(stages) == 12
     job = next(iter(load_jobs([HERE / "uneven_jobs.yaml"])))
-    for what in [*stages, "max_nodes", "min_fabric_mbps", "min_pair_mbps"]:
+    for what in [*stages, "max_nodes", "min_fabric_mbps", "min_pair_mbps", "layout_mixed"]:
         message = why_not_message(job, "r0", what, 3, 7)
         assert message.startswith("r0: ") and f"{what} 3" not in message, what

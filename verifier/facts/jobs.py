@@ -1,12 +1,14 @@
 """Jobs as rows of the job relations declared in rules/schema.dl (job, job_need, ...).
 
 `job_facts(jobs)` returns `{relation: [row, ...]}` with every relation of JOB_RELATIONS
-present (possibly empty), rows in the order the jobs were written. Only requirements a
+present (possibly empty), rows in the order the jobs were written. A job with a model also
+gets one job_layout row per TP x PP layout its heads allow (verifier/sources/jobs/layout.py). Only requirements a
 job states (or derives from its model) produce job_need rows; absence means "no limit".
 """
 
 from __future__ import annotations
 
+from verifier.sources.jobs.layout import layouts
 from verifier.sources.jobs.memory import replica_memory
 from verifier.sources.jobs.spec import Job, Jobs
 
@@ -22,6 +24,7 @@ JOB_RELATIONS: frozenset[str] = frozenset(
         "job_exclude",
         "job_mig",
         "job_unit",
+        "job_layout",
     }
 )
 """Every relation emitted; their columns are declared in rules/schema.dl (a test holds the rows to it)."""
@@ -43,6 +46,15 @@ def job_needs(job: Job) -> list[tuple[str, int]]:
     return [(key, value) for key, value in figures if value is not None]
 
 
+def _unit(job: Job) -> str:
+    """What `job(_, _, gpus)` counts: MIG instances, replicas (a model without declared GPUs) or GPUs."""
+    if job.mig is not None:
+        return f"MIG {job.mig} instances"
+    if job.model is not None and not job.gpus_declared:
+        return "replica(s) of the model"
+    return "GPUs"
+
+
 def job_facts(jobs: Jobs) -> dict[str, list[Row]]:
     """Rows per job relation."""
     out: dict[str, list[Row]] = {name: [] for name in sorted(JOB_RELATIONS)}
@@ -57,5 +69,7 @@ def job_facts(jobs: Jobs) -> dict[str, list[Row]]:
         out["job_exclude"].extend((name, k, v) for k, v in job.exclude)
         if job.mig is not None:
             out["job_mig"].append((name, job.mig))
-        out["job_unit"].append((name, f"MIG {job.mig} instances" if job.mig is not None else "GPUs"))
+        if job.model is not None:
+            out["job_layout"].extend((name, lay.tp, lay.pp, lay.gpu_mb) for lay in layouts(job.model))
+        out["job_unit"].append((name, _unit(job)))
     return out

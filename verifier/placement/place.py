@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from verifier.engine.ast import Program, Row
@@ -19,6 +19,7 @@ from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
 from verifier.facts.jobs import job_facts
 from verifier.sources.inventory.model import Inventory
+from verifier.sources.jobs.layout import heads_text, layouts, pp_sizes, tp_sizes
 from verifier.sources.jobs.spec import Job, Jobs
 
 if TYPE_CHECKING:  # only a type here: the summaries are computed (with networkx) by the session
@@ -47,8 +48,34 @@ PLACEMENT_RELATIONS = (
     "unplaceable_job",
     "job_candidate_count",
     "place_domain_gpu",
+    "place_layout",
 )
 """The relations `place` reads; only the rules they depend on are evaluated."""
+
+
+@dataclass(frozen=True)
+class ReplicaLayout:
+    """The TP x PP layout the rules chose for one replica on a domain, and what they judged it on."""
+
+    tp: int
+    pp: int
+    hbm_mb: int
+    """The smallest memory among the domain's eligible GPUs."""
+    scaleup_gpus: int
+    """The smallest scale-up domain (GPUs) among them: TP stays inside one."""
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "tp": self.tp,
+            "pp": self.pp,
+            "gpus_per_replica": self.gpus,
+            "gpu_hbm_mb": self.hbm_mb,
+            "scaleup_gpus": self.scaleup_gpus,
+        }
 
 
 @dataclass(frozen=True)
@@ -59,6 +86,8 @@ class Placement:
     bottleneck_mbps: int | None
     """Worst GPU-GPU bandwidth among the members: NVLink/PCIe pairs inside a node, the fabric between nodes."""
     cost_millicents_per_hour: int | None
+    layout: ReplicaLayout | None = None
+    """Jobs with a model: each replica's layout on this domain."""
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -67,6 +96,7 @@ class Placement:
             "nodes": self.nodes,
             "bottleneck_mbps": self.bottleneck_mbps,
             "cost_millicents_per_hour": self.cost_millicents_per_hour,
+            "layout": self.layout.to_dict() if self.layout is not None else None,
         }
 
 
@@ -96,6 +126,8 @@ class JobPlacements:
     why_not: list[WhyNot] = field(default_factory=list)
     hosting: int = 0
     """Candidate domains that host the job; `placements` keeps the first `--limit` of them."""
+    layouts: list[ReplicaLayout] = field(default_factory=list)
+    """Jobs with a model: the distinct layouts chosen on its candidate domains (hosting or not), sorted."""
 
 
 @dataclass
@@ -136,6 +168,13 @@ def rank_placements(
     hosts: dict[str, list[tuple[str, int]]] = defaultdict(list)
     for r in q("place_host"):
         hosts[str(host("job", r))].append((str(host("domain", r)), int(host("need", r))))
+    lay = Columns.of(program, "place_layout", ("job", "domain", "tp", "pp", "hbm_mb", "scaleup"))
+    layouts = {
+        (str(lay("job", r)), str(lay("domain", r))): ReplicaLayout(
+            int(lay("tp", r)), int(lay("pp", r)), int(lay("hbm_mb", r)), int(lay("scaleup", r))
+        )
+        for r in q("place_layout")
+    }
     picker = _Picker(engine, program, pairs)
     out: list[JobPlacements] = []
     for job in jobs:
@@ -144,8 +183,15 @@ def rank_placements(
         drafts.sort(key=_rank_key(rank))
         # Members are named only for the placements shown: at fleet scale a job has thousands
         # of hosting domains, ranked by figures that need no member names.
-        jp.placements = [d.placement() for d in (drafts[:limit] if limit else drafts)]
+        jp.placements = [
+            replace(d.placement(), layout=layouts.get((job.name, d.domain)))
+            for d in (drafts[:limit] if limit else drafts)
+        ]
         jp.hosting = len(drafts)
+        jp.layouts = sorted(
+            {lay for (j, _d), lay in layouts.items() if j == job.name},
+            key=lambda lay: (lay.hbm_mb, lay.scaleup_gpus, lay.pp, lay.tp),
+        )
         out.append(jp)
     if why_not:
         reasons = _why_not(engine, program, jobs, authorization)
@@ -160,7 +206,9 @@ def for_every_job(report: PlaceReport, jobs: Jobs, of: dict[str, str]) -> PlaceR
     out = []
     for job in jobs:
         rep = judged[of[job.name]]
-        out.append(JobPlacements(job, rep.candidates, list(rep.placements), list(rep.why_not), rep.hosting))
+        out.append(
+            JobPlacements(job, rep.candidates, list(rep.placements), list(rep.why_not), rep.hosting, list(rep.layouts))
+        )
     return PlaceReport(report.rank, out, report.authorization_checked)
 
 
@@ -443,8 +491,23 @@ _HAVING: dict[str, Callable[[Job], str]] = {
     "software": lambda job: f" on nodes with the software ({_software(job)})",
     "rail_aligned": lambda job: " on nodes whose GPUs each reach the fabric through a NIC of their own rail",
     "min_fabric_mbps": lambda job: f" reach the fabric at {rate_text(job.min_fabric_mbps or 0)} or more",
+    "layout": lambda job: f" whose memory and scale-up domain hold a TP x PP layout of the model ({_layout_rule(job)})",
 }
 """Per requirement counted in GPUs: what the domain's GPUs that pass it have ("8 GPUs <this>")."""
+
+
+def _layout_rule(job: Job) -> str:
+    """What a layout may be, for the why-not of the layout stage."""
+    if job.model is None:  # pragma: no cover - only jobs with a model have the layout stage
+        return "no model"
+    tps = tp_sizes(job.model)
+    stages = max(pp_sizes(job.model))
+    least = min(layouts(job.model), key=lambda lay: (lay.gpu_mb, lay.tp, lay.pp))
+    return (
+        f"TP may be {', '.join(map(str, tps))}: {heads_text(job.model)}, inside one scale-up domain; "
+        f"PP up to {stages}; the least any layout needs is {_size(least.gpu_mb)} a GPU, "
+        f"at TP={least.tp} x PP={least.pp}"
+    )
 
 
 def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deniers: Deniers | None = None) -> str:
@@ -466,6 +529,11 @@ def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deni
         return f"{domain}: {job.max_nodes} node{'s' if job.max_nodes != 1 else ''} hold at most {gpus}, {tail}"
     if what == "min_pair_mbps":
         return f"{domain}: worst GPU pair {rate_text(have)}, job needs {rate_text(need)}"
+    if what == "layout_mixed":
+        return (
+            f"{domain}: its {gpus} that each hold a layout share none: the smallest memory and the smallest "
+            "scale-up domain among them, taken together, hold no TP x PP layout of the model"
+        )
     return f"{domain}: {what} {have}, {tail}"  # pragma: no cover - every requirement is named above
 
 

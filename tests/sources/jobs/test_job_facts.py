@@ -39,6 +39,16 @@ jobs:
 
 def test_exact_rows() -> None:
     facts = job_facts(load_jobs_text(JOBS, "jobs.yaml"))
+    layouts = {(tp, pp): mb for job, tp, pp, mb in facts.pop("job_layout") if job == "train"}
+    # One replica is 248,798,691,840 B (70,000 + 7,000 + 171,799 MB); every GPU keeps 10% free.
+    assert layouts[(1, 1)] == 276_443  # 248,798.69184 MB / 0.9 = 276,442.99 -> 276,443
+    assert layouts[(8, 1)] == 34_556  # / 8: 31,099.84 MB / 0.9 = 34,555.4
+    # TP=16 > 8 KV heads: each KV head is replicated on 2 GPUs, so KV divides by 8, not 16:
+    # 77,000 MB / 16 + 171,798.69 MB / 8 = 4,812.5 + 21,474.84 = 26,287.34 MB / 0.9 = 29,208.2
+    assert layouts[(16, 1)] == 29_209
+    # PP=3 over 80 layers: the largest stage has 27 layers: 34,555.4 MB * 27 / 80 = 11,662.5
+    assert layouts[(8, 3)] == 11_663
+    assert (8, 4) in layouts and (8, 41) not in layouts  # PP 41..79 give the same 2-layer stage as PP 40
     assert facts == {
         "job": [("train", "hpc", 16), ("any", "alice", 1), ("slices", "alice", 9)],
         "job_need": [

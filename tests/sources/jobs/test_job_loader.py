@@ -290,7 +290,7 @@ def test_shipped_examples_load_and_name_known_principals() -> None:
     from verifier.sources.principals import load_principals
 
     jobs = load_jobs([ROOT / "inventories" / "jobs"])
-    assert len(jobs) == 6
+    assert len(jobs) == 7
     principals = load_principals(ROOT / "inventories" / "principals.yml").principals
     for job in jobs:
         assert job.principal in principals, job.name

@@ -28,7 +28,17 @@ from verifier.sources.inventory.validate import (
     text_problem,
 )
 from verifier.sources.inventory.yaml_source import YList, YMap
-from verifier.sources.jobs.spec import MODES, OPTIMIZERS, PRECISION_BYTES, SCOPES, Job, Jobs, ModelSpec, StackOption
+from verifier.sources.jobs.spec import (
+    DEFAULT_UTILIZATION,
+    MODES,
+    OPTIMIZERS,
+    PRECISION_BYTES,
+    SCOPES,
+    Job,
+    Jobs,
+    ModelSpec,
+    StackOption,
+)
 from verifier.sources.principals import principal_id_problem
 
 API_VERSION = "topolog.dev/v1"
@@ -61,6 +71,8 @@ MODEL_KEYS = (
     "context",
     "batch",
     "activations",
+    "attention_heads",
+    "gpu_memory_utilization",
 )
 KV_KEYS = ("layers", "kv_heads", "head_dim", "context")
 PRINCIPAL_TYPES = ("Team", "User", "ServiceAccount")
@@ -70,6 +82,7 @@ _UID_RE = re.compile(r'^\s*(?P<type>[A-Za-z_][A-Za-z0-9_]*)\s*::\s*"(?P<id>[^"\\
 _COUNT_RE = re.compile(r"^\s*(?P<num>\d[\d_]*(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<suffix>[kKMBGT])?\s*$")
 _COUNT_SUFFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 _REQ_RE = re.compile(r"^\s*(?P<op>>=|==|<=|>|<|=|~=|\^|~)?\s*(?P<version>[^\s]+)\s*$")
+_FRACTION_RE = re.compile(r"^\s*\d{1,3}(?:\.\d{1,6})?\s*$")
 _SYMBOL_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 
 
@@ -211,7 +224,7 @@ def _read_job(m: YMap, p: Problems) -> Job | None:
         replicas = 1
     if gpus is None:
         if replicas is None:
-            if "gpus" not in m:
+            if "gpus" not in m and "model" not in m:  # a model written but refused was reported already
                 p.add(m.loc, f"{what} has no 'gpus'; it is required unless a 'model' sizes the job")
         else:
             gpus = replicas
@@ -490,6 +503,16 @@ def _model(m: YMap, p: Problems, what: str) -> ModelSpec | None:
     optimizer = p.choice(mm, "optimizer", mw, OPTIMIZERS)
     shape = {k: _count(mm, k, mw, p) for k in (*KV_KEYS, "batch")}
     activations = p.unit(mm, "activations", mw, lambda raw: units.size_mb(raw, allow_zero=True))
+    attention_heads = _count(mm, "attention_heads", mw, p)
+    utilization = _utilization(mm, mw, p)
+    kv_heads = shape["kv_heads"]
+    if attention_heads is not None and kv_heads is not None and attention_heads % kv_heads:
+        p.add(
+            mm.key_loc("attention_heads"),
+            f"{mw} has {attention_heads} attention heads and {kv_heads} KV heads; grouped-query attention "
+            "shares each KV head among a whole number of attention heads, so attention_heads must be a "
+            "multiple of kv_heads",
+        )
     if mode == "training":
         if optimizer is None:
             optimizer = "adam"
@@ -531,8 +554,28 @@ def _model(m: YMap, p: Problems, what: str) -> ModelSpec | None:
         context=shape["context"],
         batch=shape["batch"] or 1,
         activations_mb=activations,
+        attention_heads=attention_heads,
+        gpu_memory_utilization=utilization if utilization is not None else DEFAULT_UTILIZATION,
         loc=mm.loc,
     )
+
+
+def _utilization(m: YMap, what: str, p: Problems) -> Fraction | None:
+    """`gpu_memory_utilization`: the share of each GPU's memory the engine may use, 0 < u <= 1."""
+    if "gpu_memory_utilization" not in m:
+        return None
+    raw = m["gpu_memory_utilization"]
+    expected = "a fraction above 0 and at most 1, such as 0.9 (vLLM's default: 10% of the memory kept free)"
+    value: Fraction | None = None
+    # Numbers with a dot stay text in job files (yaml_source.py): read them exactly, never as floats.
+    if (isinstance(raw, int) and not isinstance(raw, bool)) or (isinstance(raw, str) and _FRACTION_RE.match(raw)):
+        value = Fraction(Decimal(str(raw).strip()))
+    if value is None or not 0 < value <= 1:
+        p.add(
+            m.key_loc("gpu_memory_utilization"), f"'gpu_memory_utilization' in {what} is {raw!r}; expected {expected}"
+        )
+        return None
+    return value
 
 
 def _param_count(m: YMap, key: str, what: str, p: Problems) -> int | None:

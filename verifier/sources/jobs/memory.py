@@ -26,7 +26,8 @@ from verifier.sources.jobs.spec import PRECISION_BYTES, ModelSpec
 
 MB = 10**6
 ACTIVATION_FRACTION = Fraction(1, 10)
-"""Default activations and runtime overhead: this fraction of the weights (training: the state)."""
+"""Default activations: this fraction of the weights (training: the state). The runtime reserve
+(CUDA context, NCCL buffers, fragmentation) is apart: gpu_memory_utilization, layout.py."""
 
 TRAINING_BYTES_PER_PARAMETER = {"adam": 16, "adamw": 16, "sgd": 12}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from verifier.core.errors import SourceLocation
 
@@ -26,6 +27,8 @@ PRECISION_BYTES: dict[str, tuple[int, int]] = {
 """Bytes per value as a fraction (numerator, denominator): int4 is half a byte."""
 
 MODES = ("inference", "training")
+DEFAULT_UTILIZATION = Fraction(9, 10)
+"""vLLM's default gpu_memory_utilization: the engine may use 90% of each GPU's memory."""
 OPTIMIZERS = ("adam", "adamw", "sgd")
 
 
@@ -45,6 +48,8 @@ class ModelSpec:
     context: int | None = None  # tokens per sequence
     batch: int = 1  # sequences served at once
     activations_mb: int | None = None  # written per replica; None: the documented default
+    attention_heads: int | None = None  # constrains tensor parallelism (verifier/sources/jobs/layout.py)
+    gpu_memory_utilization: Fraction = DEFAULT_UTILIZATION  # share of each GPU's memory the engine may use
     loc: SourceLocation = field(default=SourceLocation("<jobs>"), compare=False)
 
 
