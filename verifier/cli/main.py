@@ -34,6 +34,7 @@ class LazyGroup(click.Group):
         "audit": "verifier.cli.authz_commands:audit_cmd",
         "authorize": "verifier.cli.authz_commands:authorize_cmd",
         "diff": "verifier.cli.verify_commands:diff_cmd",
+        "draw": "verifier.cli.draw_command:draw_cmd",
         "explain": "verifier.cli.query_commands:explain_cmd",
         "export": "verifier.cli.import_commands:export_cmd",
         "import": "verifier.cli.import_commands:import_cmd",

@@ -15,7 +15,7 @@ from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.suggest import closest
 from verifier.engine.engines import BACKENDS
 from verifier.engine.rule_pack import inside_shipped, shipped_first
-from verifier.reports import VERIFY_FORMATS
+from verifier.reports import VERIFY_FILE_FORMATS, VERIFY_FORMATS
 from verifier.session.session import load_rules
 from verifier.session.verify_run import SideFileFlags
 
@@ -126,7 +126,14 @@ def _missing_files(paths: Sequence[Path]) -> None:
 FILE_TYPE = click.Path(path_type=Path, dir_okay=False)
 
 
-SUFFIX_FORMATS = {".sarif": "sarif", ".xml": "junit", ".json": "json", ".md": "markdown", ".txt": "text"}
+SUFFIX_FORMATS = {
+    ".sarif": "sarif",
+    ".xml": "junit",
+    ".json": "json",
+    ".md": "markdown",
+    ".txt": "text",
+    ".html": "html",
+}
 """The format a report file's suffix suggests, for the hint when `--output PATH` lacks `FORMAT=`."""
 
 
@@ -152,11 +159,13 @@ class ReportTarget(_TargetBase):
         fmt, sep, path = text.partition("=")
         if not sep:
             self.fail(_output_without_format(text), param, ctx)
-        if fmt not in VERIFY_FORMATS:
-            close = closest(fmt.lower(), VERIFY_FORMATS)
+        if fmt not in VERIFY_FILE_FORMATS:
+            close = closest(fmt.lower(), VERIFY_FILE_FORMATS)
             hint = f"did you mean {close}={path}? " if close else ""
             self.fail(
-                f"unknown report format {fmt!r} in {text!r}; {hint}formats: {', '.join(VERIFY_FORMATS)}", param, ctx
+                f"unknown report format {fmt!r} in {text!r}; {hint}formats: {', '.join(VERIFY_FILE_FORMATS)}",
+                param,
+                ctx,
             )
         if not path:
             self.fail(f"no file after {fmt}=; expected FORMAT=PATH, e.g. {fmt}={_example_file(fmt)}", param, ctx)
@@ -183,9 +192,9 @@ def _output_without_format(text: str) -> str:
             f"(or --format {text} to print it on stdout)"
         )
     fmt = SUFFIX_FORMATS.get(Path(text).suffix.lower())
-    if fmt in VERIFY_FORMATS:
+    if fmt in VERIFY_FILE_FORMATS:
         return f"--output takes FORMAT=PATH, so that the file's format is never guessed: --output {fmt}={text}"
-    return f"--output takes FORMAT=PATH (FORMAT one of {', '.join(VERIFY_FORMATS)}), e.g. --output sarif={text}"
+    return f"--output takes FORMAT=PATH (FORMAT one of {', '.join(VERIFY_FILE_FORMATS)}), e.g. --output sarif={text}"
 
 
 class OnceOption(click.Option):

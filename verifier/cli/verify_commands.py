@@ -60,7 +60,8 @@ from verifier.sources.importers import KINDS as IMPORT_KINDS
     type=ReportTarget(),
     multiple=True,
     help="Write a report to a file, as FORMAT=PATH (repeatable), e.g. --output sarif=topolog.sarif; "
-    "the summary still goes to the terminal.",
+    "the summary still goes to the terminal. FORMAT is any --format, or html (the topology drawn "
+    "with the findings on it, one self-contained page; docs/html.md).",
 )
 @click.option(
     "--fail-on",
@@ -179,7 +180,7 @@ def verify_cmd(
             rules=list(rules) or None,
             engine=engine,
             fail_on=fail_on,
-            with_proofs=proofs if proofs is not None else bool(formats & {"json", "sarif"}),
+            with_proofs=proofs if proofs is not None else bool(formats & {"json", "sarif", "html"}),
             flags=side_file_flags(principals_path, policies_path, thresholds_path, waivers_path, baseline_path),
             today=today,
             from_kind=from_kind,

@@ -16,6 +16,8 @@ from typing import Any
 Renderer = Callable[[Any], str]
 
 VERIFY_FORMATS: tuple[str, ...] = ("text", "json", "sarif", "junit", "github", "markdown")
+VERIFY_FILE_FORMATS: tuple[str, ...] = (*VERIFY_FORMATS, "html")
+"""What `verify --output FORMAT=PATH` writes: every format, and html, which is a page, not terminal text."""
 
 _MODULES: dict[str, str] = {
     "verifier.checks.verify.VerifyReport": "",  # one module per format: verifier.reports.<format>_report
@@ -29,6 +31,7 @@ _MODULES: dict[str, str] = {
     "verifier.checks.check.CheckCatalog": "verifier.reports.rules_report",
     "verifier.session.rule_tests.RuleTestReport": "verifier.reports.rule_tests_report",
     "verifier.sources.importers.reconcile.ReconcileReport": "verifier.reports.reconcile_report",
+    "verifier.session.draw_run.DrawReport": "verifier.reports.drawing.report",
 }
 """Report type (module.name, so that naming one imports nothing) -> the module of its formats, and
 the mapping there when it is not FORMATS."""
@@ -56,7 +59,13 @@ def formats_for(report_type: type) -> tuple[str, ...]:
 
 
 def render(report: object, fmt: str) -> str:
-    """`report` in format `fmt` (ValueError when its type does not offer `fmt`)."""
+    """`report` in format `fmt` (ValueError when its type does not offer `fmt`).
+
+    A VerifyReport also renders as "html" (verifier.reports.html_report), a page for a file,
+    which is why VERIFY_FORMATS (what --format prints) does not list it.
+    """
+    if fmt == "html" and _MODULES.get(_name(type(report))) == "":
+        return importlib.import_module("verifier.reports.html_report").render(report)  # type: ignore[no-any-return]
     formats = renderers(type(report))
     if fmt not in formats:
         raise ValueError(f"{type(report).__name__} has no {fmt!r} format; formats: {', '.join(formats)}")

@@ -29,6 +29,7 @@ from verifier.session.session import (
 )
 from verifier.session.side_files import SideFiles, discover
 from verifier.sources.inventory.clusters import ClusterFiles, cluster_files, several_clusters
+from verifier.sources.inventory.model import Inventory
 from verifier.sources.jobs.loader import load_jobs
 from verifier.sources.jobs.spec import Jobs
 
@@ -99,12 +100,14 @@ def verify(
     notes: list[str] = []
     unproved: str | None = None
     not_applicable: set[str] | None = None
+    topology: list[Inventory] = []  # each cluster's inventory, for the html report's drawing
     for cluster in clusters:  # each cluster is its own inventory; their findings make one report
         side = run.flags.discover(list(cluster.paths)) if len(clusters) > 1 else everywhere
         if progress is not None:
             progress.step("loading inventory")
         inputs = read_inventory(list(cluster.paths), side, run.from_kind, principals=run.authorize)
         notes.extend(inputs.notes)
+        topology.append(inputs.inventory)
         required = " to judge the jobs' principals" if jobs is not None and run.authorize else None
         authorization = authorization_for(inputs, required=required)
         if jobs is not None and authorization is not None:
@@ -149,6 +152,7 @@ def verify(
         notes=notes,
         proofs_unavailable=unproved,
         not_applicable=sorted(not_applicable or ()),
+        topology=topology,
     )
 
 
