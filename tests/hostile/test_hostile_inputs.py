@@ -7,6 +7,7 @@ Cases that would need gigabytes to hit a default limit run under lowered limits
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -116,6 +117,21 @@ class Case:
     expect: list[str]
     limits: Limits = field(default_factory=Limits)
     setup: Callable[[Path], None] | None = None
+
+
+K8S_BELL_LABEL = json.dumps(
+    {
+        "items": [
+            {
+                "metadata": {
+                    "name": "gpu-a01",
+                    "labels": {"nvidia.com/gpu.count": "8", "nvidia.com/gpu.clique": "x\u0007y"},
+                }
+            }
+        ]
+    }
+)
+"""A node label holding a bell (U+0007), as `kubectl get nodes -o json` would pass it through."""
 
 
 CASES: dict[str, Case] = {
@@ -326,6 +342,17 @@ CASES: dict[str, Case] = {
             "over the limit derived_tuples = 10; raise it with --input-limit derived_tuples=VALUE"
         ],
         Limits(derived_tuples=10),
+    ),
+    # --- importers: what a tool printed obeys the rules a written inventory obeys -----------
+    "control character in an imported label": Case(
+        {"nodes.json": K8S_BELL_LABEL},
+        ["import", "k8s-labels", "nodes.json"],
+        ["nodes.json:1: 'k8s_gpu_clique' in labels of object 'gpu-a01' holds a control character (U+0007)"],
+    ),
+    "control character in a label read by verify --from": Case(
+        {"nodes.json": K8S_BELL_LABEL},
+        ["verify", "--from", "k8s-labels", "nodes.json"],
+        ["nodes.json:1: 'k8s_gpu_clique' in labels of object 'gpu-a01' holds a control character (U+0007)"],
     ),
 }
 

@@ -406,8 +406,8 @@ def check_inventory(
 ) -> None:
     """Whole-inventory checks, after every file is merged and every template expanded.
 
-    `ids_checked`: every id is made of names already checked where they were read (the
-    YAML loader), so the scan for control characters in ids (for importers) is skipped.
+    `ids_checked`: every id and label was checked where it was read (the YAML loader), so
+    the scan for control characters in ids and labels (for importers) is skipped.
 
     Runs once per object of a fleet, so verdicts are cached per (kind, parent kind) and
     per (kind, model) pair, and cycles are only searched from objects that named their
@@ -438,6 +438,7 @@ def check_inventory(
     objects = inv.objects
     if not ids_checked:
         _check_ids(inv, problems)
+        _check_labels(inv, problems)
     nesting_ok: dict[tuple[str, str], bool] = {}
     model_ok: dict[tuple[str, str], str | None] = {}
     for obj in objects.values():
@@ -510,6 +511,31 @@ def _check_ids(inv: Inventory, problems: Problems) -> None:
         problem = text_problem(oid)
         if problem is not None:
             problems.add(obj.loc, f"id {oid!r} {problem}", same="bad-id")
+
+
+def _check_labels(inv: Inventory, problems: Problems) -> None:
+    """Labels an importer copied from a tool's output obey the rule the YAML loader applies.
+
+    A label is a name or a short value, never text to print as is: a control character in
+    one (an escape sequence in a DMI string, a bell in a node label) is refused where the
+    tool wrote it, so `import -o` then `verify` loads what `verify --from` loads.
+    """
+    owners = [("object", o.id, o.loc, o.labels) for o in inv.objects.values() if o.labels]
+    owners += [("link", lk.id, lk.loc, lk.labels) for lk in inv.links.values() if lk.labels]
+    joined = "".join(k + v for _, _, _, labels in owners for k, v in labels.items())
+    if joined.isascii() and not joined.encode("ascii").translate(None, _PRINTABLE_ASCII):
+        return
+    if text_problem(joined) is None:
+        return
+    for what, oid, loc, labels in owners:
+        for key, value in labels.items():
+            problem = text_problem(key)
+            if problem is not None:
+                problems.add(loc, f"a label name in labels of {what} {oid!r} {problem}", same="bad-label")
+                continue
+            problem = text_problem(value)
+            if problem is not None:
+                problems.add(loc, f"{key!r} in labels of {what} {oid!r} {problem}", same="bad-label")
 
 
 def _near(word: str, ids: dict[str, Any]) -> list[str]:
