@@ -343,6 +343,25 @@ CASES: dict[str, Case] = {
         ],
         Limits(derived_tuples=10),
     ),
+    "rules deriving past derived_tuples on pydatalog": Case(
+        {"inv.yaml": SMALL, "greedy.dl": GREEDY_RULES},
+        [
+            "verify",
+            "inv.yaml",
+            "--engine",
+            "pydatalog",
+            "--no-shipped-rules",
+            "--rules",
+            str(ROOT / "rules" / "schema.dl"),
+            "--rules",
+            "greedy.dl",
+        ],
+        [
+            "greedy.dl:1:1: the rules derive 16 tuples (relation 'every_pair' holds 16 of them so far), "
+            "over the limit derived_tuples = 10; raise it with --input-limit derived_tuples=VALUE"
+        ],
+        Limits(derived_tuples=10),
+    ),
     # --- importers: what a tool printed obeys the rules a written inventory obeys -----------
     "control character in an imported label": Case(
         {"nodes.json": K8S_BELL_LABEL},

@@ -39,7 +39,8 @@ from pyDatalog import pyDatalog, pyEngine
 from pyDatalog.pyParser import Literal as PyLiteral
 from pyDatalog.pyParser import Operation, Term
 
-from verifier.core.errors import Diagnostic, EngineError, FactError, ProgramError, SourceLocation
+from verifier.core.errors import Diagnostic, EngineError, FactError, ProgramError, SourceLocation, TopologError
+from verifier.core.limits import current_limits, exceeded
 from verifier.engine.ast import (
     INT64_MAX,
     INT64_MIN,
@@ -268,6 +269,10 @@ class PyDatalogBackend:
         pyDatalog.clear()
         _owner.token = self._token
         rows: dict[str, set[Row]] = {}
+        # The derived_tuples budget, judged as each relation is complete: pyDatalog offers no
+        # hook inside a relation's fixpoint, so one relation may pass the budget before it
+        # is stopped, but a rule set that goes on deriving stops at the next relation.
+        budget = current_limits().derived_tuples
         try:
             for name, decl in self._decls.items():
                 # Declared so that a query or negation of an empty relation finds "no facts",
@@ -284,9 +289,20 @@ class PyDatalogBackend:
                     self._add_rule(rule, names, stratum.relations)
                 for relation in stratum.relations:
                     derived = self._ask(_derived(relation), self._decls[relation].arity, {}, relation)
+                    budget -= len(derived)
+                    if budget < 0:
+                        total = current_limits().derived_tuples - budget
+                        raise TopologError.at(
+                            self._decls[relation].loc,
+                            exceeded(
+                                "derived_tuples",
+                                f"the rules derive {total:,} tuples (relation {relation!r} holds "
+                                f"{len(derived):,} of them so far)",
+                            ),
+                        )
                     self._materialize(relation, derived)
                     rows[relation] = derived
-        except EngineError:
+        except (EngineError, TopologError):
             _owner.token = None
             raise
         except Exception as exc:  # pyDatalog's own failures: the verification must fail closed
