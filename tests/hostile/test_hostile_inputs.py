@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -376,6 +377,10 @@ CASES: dict[str, Case] = {
 }
 
 
+_LOCATED = re.compile(r"^error: (?:[^\s:]+(?::\d+){0,2}: |--[a-z-]+)")
+"""`error: FILE: `, `error: FILE:LINE: `, `error: FILE:LINE:COL: ` or `error: --option ...`."""
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_hostile_input_is_refused_with_its_place(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     case = CASES[name]
@@ -395,6 +400,11 @@ def test_hostile_input_is_refused_with_its_place(name: str, tmp_path: Path, monk
     elapsed = time.monotonic() - started
     assert "Traceback" not in err
     assert code == 2, f"exit {code}, stderr:\n{err}"
+    # Every error names where: a file (with its line where the problem has one) or an option.
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert errors, err
+    for line in errors:
+        assert _LOCATED.match(line), f"error without a place: {line!r}"
     for text in case.expect:
         assert text in err, f"{text!r} not in stderr:\n{err}"
     assert elapsed < 60, f"took {elapsed:.0f} s: a limit should stop it at once"
