@@ -113,14 +113,15 @@ def finding_fingerprint(check: Check, row: Row) -> str:
 
 
 def root_causes(
-    check: Check, rows: Sequence[Row], locate: Locate, wiring: Callable[[str], object] = lambda s: s
+    check: Check, rows: Sequence[Row], locate: Locate, wiring: Callable[[str], object | None] = lambda s: s
 ) -> list[list[Row]]:
     """The check's rows, one list per finding, each list sorted, in the order of their first rows.
 
     Rows are one finding when the check's `@group` columns agree, and when they say the same
     of copies of one written thing: subjects located on one line (a template's line, a
-    `count:` line), the same figures in every column that is not a subject, and the same
-    wiring (`wiring`: the lines that wrote the links of each subject and of what it holds).
+    `count:` line, a link's `foreach:` line), the same figures in every column that is not a
+    subject, and, for objects, the same wiring (`wiring`: the lines that wrote the links of
+    each subject and of what it holds; None for a link, which its own line places).
     Four workstations of one template whose NIC slot is too narrow are one finding naming
     the four NICs; three GPUs of one `count:` line cut off by three links written apart are
     three findings, as their causes are three.
@@ -140,14 +141,18 @@ def root_causes(
             for i in range(len(check.columns))
             if i not in check.subjects
         )
-        wired = frozenset(wiring(s) for s in subjects)
-        if len(wired) != 1:  # subjects wired apart inside one finding (an @group): it stays its own
-            wired = frozenset({("apart", len(merged))})
+        if wiring(subjects[0]) is None:
+            # Placed at a link's own line: that line's figures are the fault, whatever its ends.
+            wired: frozenset[object] = frozenset({"link line"})
+        else:
+            wired = frozenset(w for s in subjects if (w := wiring(s)) is not None)
+            if len(wired) != 1:  # subjects wired apart inside one finding (an @group): it stays its own
+                wired = frozenset({("apart", len(merged))})
         merged.setdefault((location.file, location.line, location.col, said, wired), []).extend(members)
     return [sorted(members, key=_row_order) for members in merged.values()]
 
 
-def link_lines(inv: Inventory) -> Callable[[str], object]:
+def link_lines(inv: Inventory) -> Callable[[str], object | None]:
     """Per id, the places that wrote the links of it and of everything inside it (built once, on first use).
 
     Two instances of one template, or of one `count:` line, are wired alike when the same
@@ -166,10 +171,10 @@ def link_lines(inv: Inventory) -> Callable[[str], object]:
                     end = end.rpartition("/")[0]
         return out
 
-    def wiring(subject: str) -> object:
+    def wiring(subject: str) -> object | None:
         nonlocal index
         if subject in inv.links:
-            return ()  # a link is placed by its own line, which locate already compares
+            return None  # a link is placed by its own line, which locate already compares
         if index is None:
             index = build()
         return tuple(sorted(index.get(subject, ())))
@@ -204,7 +209,7 @@ def locator(inv: Inventory, elsewhere: Mapping[str, SourceLocation] | None = Non
 
 
 def check_findings(
-    engine: Backend, check: Check, locate: Locate, wiring: Callable[[str], object] = lambda s: s
+    engine: Backend, check: Check, locate: Locate, wiring: Callable[[str], object | None] = lambda s: s
 ) -> list[tuple[Finding, str, list[Row]]]:
     """The check's findings (one per root cause), each with its fingerprint and the rows it is made of."""
     out: list[tuple[Finding, str, list[Row]]] = []
