@@ -314,3 +314,62 @@ def test_cells_aligned_by_hand_under_their_columns(tmp_path: Path) -> None:
     assert (gpu1.labels["cpu_affinity"], gpu1.labels["numa_affinity"]) == ("0-7", "1")
     # PHB to each other but NUMA 0 and 1: the matrix is kept (one domain), the contradiction said.
     assert any("NUMA Affinity column says 0 and 1" in n.message for n in imp.notes)
+
+
+def test_every_bad_cell_is_reported_once_with_its_line(tmp_path: Path) -> None:
+    # Clean rows take a whole-row path, the others are read cell by cell: both must report alike.
+    p = tmp_path / "bad.txt"
+    p.write_text(
+        "\tGPU0\tGPU1\tGPU2\tNIC0\tCPU Affinity\tNUMA Affinity\n"
+        "GPU0\t X \tNV2\tNV4\tPIX\t0-7\t0\n"
+        "GPU1\tNV2\t X \tSYS\tNV1\t0-7\t0\n"
+        "GPU2\tNV2\tSYS\t X \tFOO\t0-7\t0\n"
+        "NIC0\tPIX\tNV1\tPHB\t X \t0-7\t0\n"
+    )
+    with pytest.raises(TopologError) as err:
+        import_files("nvidia-smi", [p])
+    assert [(d.location.line, d.message) for d in err.value.diagnostics] == [
+        (2, "GPU0 to GPU2 is NV4 but GPU2 to GPU0 is NV2; the matrix must be symmetric"),
+        (3, "GPU1 to NIC0 is NV1, but only GPUs have NVLinks"),
+        (4, "GPU2 to GPU0 is NV2 but GPU0 to GPU2 is NV4; the matrix must be symmetric"),
+        (4, "GPU2 to NIC0 is 'FOO'; expected X, NV<count>, PIX, PXB, PHB, NODE or SYS"),
+        (5, "NIC0 to GPU1 is NV1, but only GPUs have NVLinks"),
+        (5, "NIC0 to GPU2 is PHB but GPU2 to NIC0 is FOO; the matrix must be symmetric"),
+    ]
+
+
+def test_tree_check_on_a_larger_matrix_names_the_first_offending_pair(tmp_path: Path) -> None:
+    # 48 GPUs, NVLink groups of 8, two NUMA domains; one pair made SYS inside a domain.
+    n = 48
+    lines = ["\t" + "\t".join(f"GPU{i}" for i in range(n)) + "\tCPU Affinity\tNUMA Affinity"]
+    for i in range(n):
+        cells = [
+            "X" if i == j else "NV18" if i // 8 == j // 8 else "NODE" if (i < n // 2) == (j < n // 2) else "SYS"
+            for j in range(n)
+        ]
+        if i in (3, 17):
+            cells[20 - i] = "SYS"
+        lines.append(f"GPU{i}\t" + "\t".join(cells) + f"\t0-7\t{int(i >= n // 2)}")
+    p = tmp_path / "topo.txt"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TopologError) as err:
+        import_files("nvidia-smi", [p])
+    others = ", ".join(f"GPU{i}" for i in range(24) if i not in (3, 17))
+    assert [(d.location.line, d.message) for d in err.value.diagnostics] == [
+        (
+            5,
+            f"GPU3 to GPU17 is SYS, but both are NODE or closer to {others}: the cells cannot come from one PCIe tree",
+        )
+    ]
+
+
+def test_a_column_named_twice_is_refused_at_the_header(tmp_path: Path) -> None:
+    p = tmp_path / "dup.txt"
+    p.write_text(
+        "\tGPU0\tGPU1\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNV1\tNV1\t0-1\t0\nGPU1\tNV1\t X \tX\t0-1\t0\n"
+    )
+    with pytest.raises(TopologError) as err:
+        import_files("nvidia-smi", [p])
+    assert [(d.location.line, d.message) for d in err.value.diagnostics] == [
+        (1, "column 'GPU1' appears twice in the header; each device has one column")
+    ]

@@ -17,6 +17,7 @@ so links carry documented defaults labelled `assumed`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,27 +52,14 @@ def import_nvidia_smi(paths: list[Path], node: str | None = None) -> Imported:
     return b.finish()
 
 
-class _Union:
-    def __init__(self, items: list[str]) -> None:
-        self.up = {i: i for i in items}
-
-    def find(self, x: str) -> str:
-        while self.up[x] != x:
-            self.up[x] = self.up[self.up[x]]
-            x = self.up[x]
-        return x
-
-    def join(self, a: str, b: str) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.up[max(ra, rb)] = min(ra, rb)
-
-
 # ---------------------------------------------------------------------------- reading cells
 
 
+_WORD = re.compile(r"\S+")
+
+
 def _tokens(line: str) -> list[tuple[int, int, str]]:
-    return [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", line)]
+    return [(*m.span(), m.group()) for m in _WORD.finditer(line)]
 
 
 def _join_names(fields: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -98,18 +86,25 @@ def _stop_fields(line: str, tab: int = 8) -> list[str] | None:
     first stop after the field's end, so every further `tab` columns of blanks is an empty field.
     None when the line does not follow the stops (spaces typed by hand).
     """
+    # Runs once per token (2 M in a 1,450-GPU terminal copy): the match read once, names joined
+    # only where two tokens are one blank apart.
     fields: list[str] = []
     next_start, last_end = 0, -2
-    for start, end, text in _tokens(line):
+    for m in _WORD.finditer(line):
+        start, end = m.span()
+        text = m.group()
+        if fields and start == last_end + 1:
+            joined = f"{fields[-1]} {text}"
+            if any(n.startswith(joined) for n in _TRAILING):
+                fields[-1] = joined  # a multi-word column name such as "CPU Affinity"
+                last_end, next_start = end, (end // tab + 1) * tab
+                continue
         stop = start - start % tab
-        joined = f"{fields[-1]} {text}" if fields else text
-        if fields and start == last_end + 1 and any(n.startswith(joined) for n in _TRAILING):
-            fields[-1] = joined  # a multi-word column name such as "CPU Affinity"
-        elif start - stop > 1 or stop < next_start:
+        if start - stop > 1 or stop < next_start:
             return None
-        else:
+        if stop != next_start:
             fields.extend([""] * ((stop - next_start) // tab))
-            fields.append(text)
+        fields.append(text)
         last_end, next_start = end, (end // tab + 1) * tab
     return fields
 
@@ -159,7 +154,7 @@ def _row(layout: _Layout, line: str) -> tuple[list[str], list[str]] | None:
     """The row's label and device cells, and its trailing cells (one per trailing column, "" if empty)."""
     n = len(layout.devices)
     if "\t" in line:
-        fields = [f.strip() for f in line.split("\t")]
+        fields = list(map(str.strip, line.split("\t")))  # map: no Python frame per cell
         return fields[: 1 + n], _trailing(layout, fields[1 + n :])
     if layout.mode == "stops" and (got := _stop_fields(line, layout.tab)) is not None:
         trailing = _trailing(layout, got[1 + n :])
@@ -207,7 +202,9 @@ def _dedent(lines: list[str]) -> list[str]:
     The rows tell how much: each starts with its device name, so their common leading blanks are
     the paste's, not nvidia-smi's (whose header alone starts with a tab or blanks).
     """
-    rows = [ln for ln in lines if _DEVICE.match(ln.split()[0] if ln.split() else "") and "\t" not in ln[:1]]
+    # maxsplit 1: only the first word is wanted, and a row of a large matrix holds thousands
+    heads = [(ln, ln.split(None, 1)[:1]) for ln in lines]
+    rows = [ln for ln, h in heads if _DEVICE.match(h[0] if h else "") and "\t" not in ln[:1]]
     indent = min((len(ln) - len(ln.lstrip(" ")) for ln in rows), default=0)
     if indent == 0:
         return lines
@@ -220,10 +217,11 @@ def _read(b: Builder, text: str, file: str, node: str) -> None:
     if (other := wrong_importer(text, "nvidia-smi")) is not None:
         b.error(SourceLocation(file, 1), other)
         return
-    lines = _dedent([_ANSI.sub("", ln) for ln in text.splitlines()])
+    # An escape code needs a "["; most files hold none, and a large one is millions of characters.
+    lines = _dedent([_ANSI.sub("", ln) if "[" in ln else ln for ln in text.splitlines()])
     # The header names the columns; a row starts with its device and then its self cell X.
     start = next(
-        (i for i, ln in enumerate(lines) if ln.split()[:1] == ["GPU0"] and ln.split()[1:2] != ["X"]),
+        (i for i, ln in enumerate(lines) if (w := ln.split(None, 2))[:1] == ["GPU0"] and w[1:2] != ["X"]),
         None,
     )
     if start is None:
@@ -239,7 +237,11 @@ def _read(b: Builder, text: str, file: str, node: str) -> None:
         b.error(hloc, why)
         return
     devices = layout.devices
-    cells: dict[tuple[str, str], tuple[str, SourceLocation]] = {}
+    if len(set(devices)) != len(devices):
+        twice = next(d for k, d in enumerate(devices) if d in devices[:k])
+        b.error(hloc, f"column {twice!r} appears twice in the header; each device has one column")
+        return
+    cells: dict[str, list[str]] = {}  # a row's device cells, in column order
     extra: dict[str, dict[str, str]] = {}
     rowloc: dict[str, SourceLocation] = {}
     legend: dict[str, str] = {}
@@ -247,7 +249,7 @@ def _read(b: Builder, text: str, file: str, node: str) -> None:
     while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith("Legend"):
         loc = SourceLocation(file, i + 1)
         parsed = _row(layout, lines[i])
-        label = lines[i].split()[0]
+        label = lines[i].split(None, 1)[0]
         if label not in devices:
             b.error(loc, f"row {label!r} is not one of the columns ({', '.join(devices)})")
         elif label in rowloc:
@@ -268,8 +270,10 @@ def _read(b: Builder, text: str, file: str, node: str) -> None:
                     f"row {label} has {len([v for v in values if v])} device cells; expected {len(devices)}, "
                     "one per device column",
                 )
-            for col, value in zip(devices, values, strict=False):
-                cells[(label, col)] = (_ALIASES.get(value, value), loc)
+            # One list per row, not one dict entry per cell: a 1,450-GPU matrix holds 2.1 M cells.
+            if any(a in values for a in _ALIASES):
+                values = [_ALIASES.get(v, v) for v in values]
+            cells[label] = values
             if len(trailing) > len(layout.trailing):
                 b.error(loc, f"row {label} has an extra cell {trailing[-1]!r} after the last column")
             extra[label] = {n: v for n, v in zip(layout.trailing, trailing, strict=False) if v}
@@ -283,28 +287,39 @@ def _read(b: Builder, text: str, file: str, node: str) -> None:
         b.error(hloc, f"no row for {', '.join(missing)}; the matrix must be square")
     if b.errors:
         return
-    _Build(b, node, devices, cells, extra, rowloc, legend, hloc).run()
+    _Build(b, node, devices, [cells[d] for d in devices], extra, rowloc, legend, hloc).run()
 
 
 # ---------------------------------------------------------------------------- rebuilding the tree
 
 
 class _Build:
+    """The tree rebuilt from the cells.
+
+    A large matrix is a million pairs, so pairs are not objects: each row becomes a string of
+    one code per cell (`_code`; only a valid, symmetric PCIe cell keeps its digit), and for each
+    level every row a bitmask of the columns that class or closer (`near`), so a group is found by
+    OR-ing whole rows and a tree check is one AND per member.
+    """
+
     def __init__(
         self,
         b: Builder,
         node: str,
         devices: list[str],
-        cells: dict[tuple[str, str], tuple[str, SourceLocation]],
+        rows: list[list[str]],
         extra: dict[str, dict[str, str]],
         rowloc: dict[str, SourceLocation],
         legend: dict[str, str],
         hloc: SourceLocation,
     ) -> None:
-        self.b, self.node, self.devices, self.cells = b, node, devices, cells
+        self.b, self.node, self.devices, self.rows = b, node, devices, rows
         self.extra, self.rowloc, self.legend, self.hloc = extra, rowloc, legend, hloc
-        self.nv: dict[frozenset[str], int] = {}
-        self.rank: dict[frozenset[str], int] = {}
+        self.pos = {d: i for i, d in enumerate(devices)}
+        self.nv: dict[tuple[int, int], int] = {}  # (i, j), i < j: the NVLink count between devices i and j
+        self.codes: list[str] = []
+        self.pcie: list[int] = []  # per row: the columns of a PCIe cell
+        self.near: dict[int, list[int]] = {}  # per level, per row: the columns of that class or closer
 
     def run(self) -> None:
         self.classify()
@@ -366,97 +381,141 @@ class _Build:
             self.b.link(
                 ids[d], parent[d], "pcie", pcie_mbps(*DEFAULT_PCIE), self.rowloc[d], labels={ASSUMED: "bandwidth"}
             )
-        for pair, count in sorted(self.nv.items(), key=lambda kv: sorted(kv[0])):
-            a, c = sorted(pair, key=self.devices.index)
+        dev = self.devices
+        for (i, j), count in sorted(self.nv.items(), key=lambda kv: sorted((dev[kv[0][0]], dev[kv[0][1]]))):
+            a, c = dev[i], dev[j]
             self.b.link(
                 ids[a],
                 ids[c],
                 "nvlink",
                 count * DEFAULT_NVLINK_LINK_MBPS,
-                self.cells[(a, c)][1],
+                self.rowloc[a],
                 attrs={"count": count},
                 labels={ASSUMED: "bandwidth"},
             )
 
     def classify(self) -> None:
-        for (r, c), (value, loc) in sorted(self.cells.items()):
-            back = self.cells[(c, r)][0]
-            if r == c:
+        """Each cell valid and equal to its mirror; one pass of C-level work per row when it is.
+
+        Symmetry is checked on the code strings, transposed as strings (a tenth of the cost of
+        transposing the cell lists): with no ? in a row, equal codes mean equal cells except for
+        NV#, whose few cells are compared one by one.
+        """
+        dev, rows = self.devices, self.rows
+        known: dict[str, str] = {}
+        codes: list[str] = []
+        for row in rows:
+            for v in set(row).difference(known):
+                known[v] = _code(v)
+            codes.append("".join(map(known.__getitem__, row)))
+        mirror = list(map("".join, zip(*codes, strict=True)))
+        others = [j for j, d in enumerate(dev) if not d.startswith("GPU")]
+        for i, (row, code) in enumerate(zip(rows, codes, strict=True)):
+            links = _found(code, "N")
+            if (
+                code[i] == "X"
+                and code.count("X") == 1
+                and "?" not in code
+                and code == mirror[i]
+                and all(row[j] == rows[j][i] for j in links)
+                and (not links if not dev[i].startswith("GPU") else all(code[j] != "N" for j in others))
+            ):
+                for j in links:
+                    self.nv[(i, j) if i < j else (j, i)] = _nv_count(row[j])
+                self.codes.append(code)
+            else:
+                self.codes.append(self.classify_row(i))
+        self.pcie = [_mask(code, _PCIE) for code in self.codes]
+        self.near = {level: [_mask(code, _NEAR[level]) for code in self.codes] for level in (1, 2, 3, 4)}
+        self.check_tree()
+
+    def classify_row(self, i: int) -> str:
+        """A row that failed the fast checks, cell by cell: its errors and its codes.
+
+        Only a valid, symmetric PCIe cell keeps its digit; the others relate nothing.
+        """
+        dev, rows = self.devices, self.rows
+        r, loc = dev[i], self.rowloc[dev[i]]
+        out: list[str] = []
+        for j, value in enumerate(rows[i]):
+            c, back = dev[j], rows[j][i]
+            code = _code(value)
+            if i == j:
                 if value != "X":
                     self.b.error(loc, f"{r} to itself is {value!r}; expected X")
+                out.append("X")
                 continue
-            m = _NV.match(value)
-            if m is None and value not in _RANK:
+            if code in "X?":
                 self.b.error(loc, f"{r} to {c} is {value!r}; expected X, NV<count>, PIX, PXB, PHB, NODE or SYS")
+                out.append("?")
                 continue
             if value != back:
                 self.b.error(loc, f"{r} to {c} is {value} but {c} to {r} is {back}; the matrix must be symmetric")
+                out.append("?")
                 continue
-            pair = frozenset((r, c))
-            if m is not None:
+            if code == "N":
                 if not (r.startswith("GPU") and c.startswith("GPU")):
                     self.b.error(loc, f"{r} to {c} is {value}, but only GPUs have NVLinks")
-                self.nv[pair] = int(m.group(1))
-            else:
-                self.rank[pair] = _RANK[value]
-        self.check_tree()
+                self.nv[(i, j) if i < j else (j, i)] = _nv_count(value)
+            out.append(code)
+        return "".join(out)
 
     def check_tree(self) -> None:
         """PCIe classes are a tree distance: a 'closer' pair cannot sit across a 'farther' split.
 
-        Each level is one pass over the pairs (the first offending pair of the first group that
-        has one is reported): a 1,450-GPU matrix holds a million pairs.
+        Per level, a group's members may be farther apart only where no PCIe cell relates them:
+        one AND of the member's PCIe columns, less its near ones, with the group. The pair
+        reported is the first offending one, by its two names, of the first group that has one.
         """
-        ordered = sorted(self.rank.items(), key=lambda kv: sorted(kv[0]))
-        position = {d: i for i, d in enumerate(self.devices)}
+        dev, pos = self.devices, self.pos
         for level in (1, 2, 3, 4):
-            groups = self.groups(self.devices, level)
-            group_of = {d: g for g, members in enumerate(groups) for d in members}
-            first: tuple[int, int] | None = None
-            for k, (pair, r) in enumerate(ordered):
-                if r <= level:
+            near = self.near[level]
+            for group in self.groups(dev, level):
+                inside = _bits_of(pos[d] for d in group)
+                bad = [
+                    (i, j)
+                    for i in (pos[d] for d in group)
+                    if (far := self.pcie[i] & ~near[i] & inside)
+                    for j in _members(far)
+                ]
+                if not bad:
                     continue
-                a, c = sorted(pair)
-                g = group_of.get(a)
-                if g is not None and g == group_of.get(c) and (first is None or g < first[0]):
-                    first = (g, k)
-            if first is not None:
-                inside = set(groups[first[0]])
-                pair, r = ordered[first[1]]
-                a, c = sorted(pair, key=position.__getitem__)
+                i, j = min(bad, key=lambda ij: sorted((dev[ij[0]], dev[ij[1]])))
+                a, c = dev[min(i, j)], dev[max(i, j)]
+                rest = [d for d in group if d not in (a, c)]
                 self.b.error(
-                    self.cells[(a, c)][1],
-                    f"{a} to {c} is {_name(r)}, but both are {_name(level)} or closer to "
-                    f"{', '.join(sorted(inside - pair, key=position.__getitem__)) or 'each other'}: "
+                    self.rowloc[a],
+                    f"{a} to {c} is {_name(int(self.codes[i][j]))}, but both are {_name(level)} or closer to "
+                    f"{', '.join(rest) or 'each other'}: "
                     "the cells cannot come from one PCIe tree",
                 )
                 return
 
     def groups(self, devices: list[str], level: int) -> list[list[str]]:
         """Devices joined by pairs of class `level` or closer, in device order."""
-        u = _Union(devices)
-        inside = set(devices)
-        if len(devices) * len(devices) < len(self.rank):
-            # A few devices of a large matrix (one host bridge's): their own pairs only.
-            for i, a in enumerate(devices):
-                for c in devices[i + 1 :]:
-                    r = self.rank.get(frozenset((a, c)))
-                    if r is not None and r <= level:
-                        u.join(*sorted((a, c)))
-        else:
-            for pair, r in self.rank.items():
-                if r <= level and pair <= inside:
-                    a, c = sorted(pair)
-                    u.join(a, c)
-        out: dict[str, list[str]] = {}
+        pos, near = self.pos, self.near[level]
+        inside = _bits_of(pos[d] for d in devices)
+        component: dict[int, int] = {}
         for d in devices:
-            out.setdefault(u.find(d), []).append(d)
-        position = {d: i for i, d in enumerate(self.devices)}
-        return sorted(out.values(), key=lambda g: position[g[0]])
+            first = pos[d]
+            if first in component:
+                continue
+            members, todo = 1 << first, [first]
+            while todo:  # every member's near columns inside the set, until none is new
+                new = near[todo.pop()] & inside & ~members
+                members |= new
+                todo.extend(_members(new))
+            for k in _members(members):
+                component[k] = first
+        out: dict[int, list[str]] = {}
+        for d in devices:
+            out.setdefault(component[pos[d]], []).append(d)
+        return sorted(out.values(), key=lambda g: pos[g[0]])
 
     def unknown_between(self, a: list[str], c: list[str]) -> bool:
         """No PCIe cell relates the two groups: every pair between them is NV# (which hides it)."""
-        return all(frozenset((x, y)) not in self.rank for x in a for y in c)
+        other = _bits_of(self.pos[y] for y in c)
+        return all(not self.pcie[self.pos[x]] & other for x in a)
 
     def merge_unknown(self, groups: list[list[str]]) -> list[list[str]]:
         """Groups that no PCIe cell separates share one host bridge (the smallest tree)."""
@@ -469,13 +528,13 @@ class _Build:
             else:
                 out.append(list(g))
         for g in out:
-            if len(g) > 1 and not any(frozenset((x, y)) in self.rank for x in g for y in g if x != y):
+            if len(g) > 1 and self.unknown_between(g, g):  # no PCIe cell inside (the diagonal is X)
                 self.b.note(
                     self.rowloc[g[0]],
                     f"the PCIe relation of {', '.join(g)} is hidden by their NV# cells: they are put under one "
                     "host bridge (inferred), so their PCIe class reads PHB",
                 )
-        return [sorted(g, key=self.devices.index) for g in out]
+        return [sorted(g, key=self.pos.__getitem__) for g in out]
 
     def numa_values(self) -> dict[str, str]:
         numa: dict[str, str] = {}
@@ -509,7 +568,7 @@ class _Build:
         used: dict[str, list[str]] = {}
         unknown = 0
         for g in merged:
-            g.sort(key=self.devices.index)
+            g.sort(key=self.pos.__getitem__)
             values = sorted({numa[d] for d in g if d in numa}, key=_first_number)
             first = self.rowloc[g[0]]
             labels = {"source": str(first), "inferred": "true", "members": ",".join(g)}
@@ -562,7 +621,7 @@ class _Build:
                 continue
             on_top: list[str] = []
             for g in pix:
-                if len(g) == 1 and all(self.rank.get(frozenset((g[0], o))) != 2 for o in on_top):
+                if len(g) == 1 and all(self.codes[self.pos[g[0]]][self.pos[o]] != "2" for o in on_top):
                     on_top.append(g[0])
                     continue
                 sw = self.switch(g, top, "PIX")
@@ -577,6 +636,64 @@ class _Build:
         self.b.obj(sid, "pcie_switch", up, loc, labels=labels)
         self.b.link(sid, up, "pcie", pcie_mbps(*DEFAULT_PCIE), loc, labels={ASSUMED: "bandwidth"})
         return sid
+
+
+_NV_COUNT: dict[str, int] = {}
+
+
+def _code(value: str) -> str:
+    """A cell's one-character class: X, N (NV#), the PCIe rank 1-5, or ? (not a cell value)."""
+    if value == "X":
+        return "X"
+    if (m := _NV.match(value)) is not None:
+        _NV_COUNT[value] = int(m.group(1))
+        return "N"
+    return str(_RANK[value]) if value in _RANK else "?"
+
+
+def _nv_count(value: str) -> int:
+    if value not in _NV_COUNT:
+        _code(value)
+    return _NV_COUNT[value]
+
+
+# str.translate tables: a row's codes as 0/1 per column, read as a binary number (`_mask`).
+_PCIE = str.maketrans({ch: "1" if ch in "12345" else "0" for ch in "XN?12345"})
+_NEAR = {
+    level: str.maketrans({ch: "1" if ch in "12345"[:level] else "0" for ch in "XN?12345"}) for level in range(1, 5)
+}
+
+
+def _mask(code: str, table: dict[int, str]) -> int:
+    """Bit j set where code[j] translates to 1 (reversed: int() reads the first character as the highest bit)."""
+    return int(code.translate(table)[::-1], 2)
+
+
+def _found(text: str, ch: str) -> list[int]:
+    """Where `ch` stands in `text`: str.find skips the rest in C (a row has a few NV# among thousands)."""
+    out: list[int] = []
+    j = text.find(ch)
+    while j >= 0:
+        out.append(j)
+        j = text.find(ch, j + 1)
+    return out
+
+
+def _bits_of(indices: Iterable[int]) -> int:
+    out = 0
+    for i in indices:
+        out |= 1 << i
+    return out
+
+
+def _members(bits: int) -> list[int]:
+    """The set bits' positions, lowest first."""
+    out: list[int] = []
+    while bits:
+        low = bits & -bits
+        out.append(low.bit_length() - 1)
+        bits ^= low
+    return out
 
 
 def _name(rank: int) -> str:
