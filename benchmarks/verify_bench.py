@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -204,26 +205,62 @@ def expected_findings(text: str) -> list[Expected]:
     - SPLIT_NODE: gpu5's four NVSwitch bonds are `state: down`, so `adjacent` drops them,
       gpu5 has no `scaleup_reach` and is its own NVLink domain; the other 7 GPUs share the
       NVSwitches. The node promises nvlink_domain and has 2 domains, split by down links:
-      one TOPO005 per down bond (link, gpu5), not TOPO004 (which steps aside for a split a
-      down link explains), located at the override that changed the node (its body, the
-      line after the node's key). gpu5 still reaches nic4/nic5 over pcie2, so no TOPO001.
+      one TOPO005 for gpu5 naming its four down bonds (one root cause), not TOPO004 (which
+      steps aside for a split a down link explains), located at the override that changed
+      the node (its body, the line after the node's key). gpu5 still reaches nic4/nic5 over pcie2, so no TOPO001.
     - DEGRADED_NODE: the gpu2-nvsw1 bond is degraded (3 links, 75 GB/s), not down: one
       domain, and one SCALE001 warning for the degraded bond, at the same kind of line.
       Overrides replace a link rather than adding one, so no TOPO002 conflict.
-    - QUARANTINED_NODE: labels, software and a device `state: down` are facts no shipped
-      rule reads (only link state matters to `adjacent`).
-    - DOWN_CABLE: fabric links are excluded from `reaches_nic`; no rule reads them.
+    - QUARANTINED_NODE: its newer driver differs from the node type's (NODE006); labels and
+      a device `state: down` are facts no shipped check reports.
+    - DOWN_CABLE: the NIC's only fabric link is down, so it is off the fabric (LINK006).
     - Every device is nested in its node (no TOPO003).
     """
-    key = next(n for n, s in enumerate(text.splitlines(), 1) if s.strip().startswith(f"{SPLIT_NODE}:"))
+    lines = text.splitlines()
+
+    def body(key: str) -> int:  # the line after an override's key: where what it changed is written
+        return next(n for n, s in enumerate(lines, 1) if s.strip().startswith(f"{key}:")) + 1
+
     found: list[Expected] = []
-    for k in range(4):
-        link, gpu = f"{SPLIT_NODE}/gpu5<->{SPLIT_NODE}/nvsw{k}", f"{SPLIT_NODE}/gpu5"
-        msg = (
-            f"Scale-up link {link} is down and GPU {gpu} has fallen out of the one NVLink domain that "
-            f"{SPLIT_NODE} promises."
+    gpu = f"{SPLIT_NODE}/gpu5"
+    links = [f"{gpu}<->{SPLIT_NODE}/nvsw{k}" for k in range(4)]
+    msg = (
+        f"GPU {gpu} has fallen out of the one NVLink domain that {SPLIT_NODE} promises; "
+        f"down scale-up link(s): {', '.join(links)}."
+    )
+    found.append(("TOPO005", "error", (*links, gpu), msg, body(SPLIT_NODE)))
+    # NODE006: the quarantined node's override sets driver 550.90.07 where the node type says
+    # 535.129.03. Its reference is the smallest node stamped whole from the type: su0000 has an
+    # override of its own (the failed cable), so none of its nodes is, and the reference is
+    # su0001-r0-n0; with one scalable unit there is none, and the reference is the smallest of
+    # the nodes most are like, su0000-r0-n0.
+    units = int(re.search(r"kind: pod\n\s+count: (\d+)", text).group(1))  # type: ignore[union-attr]
+    reference = (
+        "su0001-r0-n0, built exactly from its node type"
+        if units > 1
+        else "su0000-r0-n0, like most nodes of its node type"
+    )
+    found.append(
+        (
+            "NODE006",
+            "warning",
+            (QUARANTINED_NODE,),
+            f"Node {QUARANTINED_NODE} runs driver 550.90.07, where its node type dgx-h100 declares 535.129.03 "
+            f"(as {reference}, has it).",
+            body(QUARANTINED_NODE),
         )
-        found.append(("TOPO005", "error", (link, gpu), msg, key + 1))
+    )
+    # LINK006: the failed cable is the NIC's only fabric link, so the NIC is off the fabric.
+    nic, leaf = DOWN_CABLE
+    found.append(
+        (
+            "LINK006",
+            "error",
+            (f"{nic}<->{leaf}", nic),
+            f"NIC {nic} is off the fabric: its infiniband link(s) {nic}<->{leaf} are down.",
+            body("su0000"),
+        )
+    )
     dkey = next(n for n, s in enumerate(text.splitlines(), 1) if s.strip().startswith(f"{DEGRADED_NODE}:"))
     a, b = f"{DEGRADED_NODE}/gpu2", f"{DEGRADED_NODE}/nvsw1"
     found.append(

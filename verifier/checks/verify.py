@@ -129,27 +129,37 @@ def root_causes(
     groups: dict[Row, list[Row]] = {}
     for row in sorted(rows, key=_row_order):
         groups.setdefault(check.group_key(row), []).append(row)
-    merged: dict[tuple[object, ...], list[Row]] = {}
+    # First by place and figures; the wiring (an index of every link, costly at fleet scale)
+    # is looked at only where two groups could be one.
+    placed: dict[tuple[object, ...], list[tuple[list[Row], tuple[str, ...]]]] = {}
     for members in groups.values():
         subjects = check.subjects_of_rows(members)
         location = locate(subjects)
         if location is None or not location.line or not subjects:
-            merged[("alone", len(merged))] = members
+            placed[("alone", len(placed))] = [(members, subjects)]
             continue
         said = tuple(
             tuple(sorted({str(row[i]) for row in members}))
             for i in range(len(check.columns))
             if i not in check.subjects
         )
-        if wiring(subjects[0]) is None:
-            # Placed at a link's own line: that line's figures are the fault, whatever its ends.
-            wired: frozenset[object] = frozenset({"link line"})
-        else:
-            wired = frozenset(w for s in subjects if (w := wiring(s)) is not None)
-            if len(wired) != 1:  # subjects wired apart inside one finding (an @group): it stays its own
-                wired = frozenset({("apart", len(merged))})
-        merged.setdefault((location.file, location.line, location.col, said, wired), []).extend(members)
-    return [sorted(members, key=_row_order) for members in merged.values()]
+        placed.setdefault((location.file, location.line, location.col, said), []).append((members, subjects))
+    merged: dict[tuple[object, ...], list[Row]] = {}
+    for key, candidates in placed.items():
+        if len(candidates) == 1:
+            merged[key] = candidates[0][0]
+            continue
+        for members, subjects in candidates:
+            if wiring(subjects[0]) is None:
+                # Placed at a link's own line: that line's figures are the fault, whatever its ends.
+                wired: frozenset[object] = frozenset({"link line"})
+            else:
+                wired = frozenset(w for s in subjects if (w := wiring(s)) is not None)
+                if len(wired) != 1:  # subjects wired apart inside one finding (an @group): it stays its own
+                    wired = frozenset({("apart", len(merged))})
+            merged.setdefault((*key, wired), []).extend(members)
+    found = [sorted(members, key=_row_order) for members in merged.values()]
+    return sorted(found, key=lambda members: _row_order(members[0]))
 
 
 def link_lines(inv: Inventory) -> Callable[[str], object | None]:
