@@ -7,11 +7,10 @@ from pathlib import Path
 import click
 
 from verifier.cli.errors import guard
-from verifier.cli.options import _missing_files
+from verifier.cli.options import FROM_OPTION, _missing_files
 from verifier.cli.output import refuse_inputs, write_file
 from verifier.reports import render
 from verifier.session.draw_run import DRAW_FORMATS, DrawRun, draw, format_for
-from verifier.sources.importers import KINDS as IMPORT_KINDS
 
 
 @click.command("draw")
@@ -31,13 +30,7 @@ from verifier.sources.importers import KINDS as IMPORT_KINDS
 )
 @click.option("--node", default=None, metavar="ID", help="svg/dot: only this node (or rack or pod) and what it holds.")
 @click.option("--fabric", is_flag=True, help="svg/dot: nodes as single boxes, with the fabric links between them.")
-@click.option(
-    "--from",
-    "from_kind",
-    type=click.Choice(IMPORT_KINDS),
-    default=None,
-    help="Read INVENTORY as this tool's output instead of a topolog YAML inventory.",
-)
+@FROM_OPTION
 def draw_cmd(
     inventory: tuple[Path, ...],
     output: Path | None,

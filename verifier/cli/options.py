@@ -18,6 +18,7 @@ from verifier.engine.rule_pack import inside_shipped, shipped_first
 from verifier.reports import VERIFY_FILE_FORMATS, VERIFY_FORMATS
 from verifier.session.session import load_rules
 from verifier.session.verify_run import SideFileFlags
+from verifier.sources.importers import KINDS as IMPORT_KINDS
 
 ENGINE_OPTION = click.option(
     "--engine",
@@ -228,6 +229,16 @@ def _parse_today(_ctx: click.Context, _param: click.Parameter, value: str | None
         return parse_date(value)
     except ValueError as err:
         raise click.BadParameter(str(err)) from None
+
+
+FROM_OPTION = click.option(
+    "--from",
+    "from_kind",
+    type=click.Choice(IMPORT_KINDS),
+    default=None,
+    help="Read INVENTORY as this tool's output instead of a topolog YAML inventory.",
+)
+"""`--from KIND`: the commands that read an inventory read a tool's output too."""
 
 
 def format_option(formats: Sequence[str], default: str | None = None) -> Callable[[_F], _F]:

@@ -20,6 +20,7 @@ from verifier.cli.options import (
     CHECK_OPTIONS,
     ENGINE_OPTION,
     FILE_TYPE,
+    FROM_OPTION,
     NO_AUTHORIZATION_OPTION,
     RULES_OPTION,
     OnceOption,
@@ -38,7 +39,6 @@ from verifier.reports.markdown_report import append_step_summary
 from verifier.reports.text_report import summary
 from verifier.session.diff_run import diff
 from verifier.session.verify_run import VerifyRun, verify
-from verifier.sources.importers import KINDS as IMPORT_KINDS
 
 
 @click.command("verify")
@@ -103,13 +103,7 @@ from verifier.sources.importers import KINDS as IMPORT_KINDS
     default=None,
     help="Write the findings of this run (waived ones excepted) to FILE as a baseline.",
 )
-@click.option(
-    "--from",
-    "from_kind",
-    type=click.Choice(IMPORT_KINDS),
-    default=None,
-    help="Read INVENTORY as this tool's output instead of a topolog YAML inventory.",
-)
+@FROM_OPTION
 @click.option(
     "--thresholds",
     "thresholds_path",
