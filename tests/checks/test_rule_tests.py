@@ -63,7 +63,7 @@ def test_a_wrong_expectation_fails_with_the_missing_and_unexpected_lines(site: P
         f"      + {H100}",
         f"      + {A100}",
         f"PASS  SITE001    {site / 'fixtures' / 'SITE001' / 'pass.yaml'}",
-        "2 cases: 1 passed, 1 failed (engine duckdb)",
+        "2 cases: 1 passed, 1 failed (engine auto)",
     ]
 
 
@@ -78,7 +78,7 @@ def test_a_passing_inventory_with_a_finding_fails(site: Path) -> None:
         "      found, on an inventory that must pass:",
         f"      + {H100}",
     ] == out.splitlines()[1:4]
-    assert out.splitlines()[-1] == "3 cases: 2 passed, 1 failed (engine duckdb)"
+    assert out.splitlines()[-1] == "3 cases: 2 passed, 1 failed (engine auto)"
 
 
 def test_a_named_failing_case_pairs_with_its_own_expected_file(site: Path) -> None:
@@ -87,7 +87,7 @@ def test_a_named_failing_case_pairs_with_its_own_expected_file(site: Path) -> No
     (folder / "expected-h100.txt").write_text(H100 + "\n\n")  # blank lines are ignored
     code, out, _ = run_cli("test", str(site))
     assert code == 0, out
-    assert out.splitlines()[-1] == "3 cases: 3 passed, 0 failed (engine duckdb)"
+    assert out.splitlines()[-1] == "3 cases: 3 passed, 0 failed (engine auto)"
 
 
 def test_a_fixture_that_does_not_load_is_exit_2_with_its_location(site: Path) -> None:
@@ -96,7 +96,7 @@ def test_a_fixture_that_does_not_load_is_exit_2_with_its_location(site: Path) ->
     code, out, err = run_cli("test", str(site))
     assert code == 2
     assert f"ERROR SITE001    {bad}" in out.splitlines()
-    assert out.splitlines()[-1] == "3 cases: 2 passed, 0 failed, 1 could not run (engine duckdb)"
+    assert out.splitlines()[-1] == "3 cases: 2 passed, 0 failed, 1 could not run (engine auto)"
     (line,) = _errors(err)
     assert line.startswith(f"error: {bad}:4:") and "nodee" in line and "Traceback" not in err
 
@@ -139,7 +139,7 @@ def test_without_the_shipped_rules_the_schema_is_missing_and_the_error_says_wher
 def test_without_the_shipped_rules_the_schema_can_be_named(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     code, out, _ = run_cli("test", str(site), "--no-shipped-rules", "--rules", "rules/schema.dl")
-    assert code == 0 and out.splitlines()[-1] == "2 cases: 2 passed, 0 failed (engine duckdb)"
+    assert code == 0 and out.splitlines()[-1] == "2 cases: 2 passed, 0 failed (engine auto)"
 
 
 def test_a_check_without_fixtures_is_a_warning(site: Path) -> None:

@@ -1,6 +1,6 @@
 """Differential tests: every engine must derive exactly the same relations.
 
-Three opinions are compared: the pyDatalog reference backend, the duckdb backend, and a
+Four opinions are compared: the pyDatalog reference backend, the duckdb and memory backends, and a
 deliberately naive evaluator written here from the language's definition (nested loops,
 fixpoint per stratum), so a bug shared by both engines still shows. Each fixture in
 programs/ is a NAME.dl program, NAME.facts input facts and NAME.expected, the derived
@@ -279,6 +279,14 @@ def test_backends_agree_on_fixture(name: str) -> None:
     assert duck == reference, diff("duckdb", duck, "pydatalog", reference)
 
 
+@pytest.mark.parametrize("name", FIXTURES)
+def test_memory_engine_matches_hand_computed(name: str) -> None:
+    program, facts = load_fixture(name)
+    got = derived_only(run_engine("memory", program, facts), program)
+    want = expected_relations(name, program)
+    assert got == want, diff("memory", got, "expected", want)
+
+
 def test_fixtures_cover_the_language() -> None:
     text = "\n".join((PROGRAMS / f"{n}.dl").read_text(encoding="utf-8") for n in FIXTURES)
     for needle in ("count(", "sum(", "min(", "max(", "!", " / ", " % ", "_)", '\\"', "-"):
@@ -371,7 +379,7 @@ def _rule(draw: st.DrawFn, head: str, arity: int, levels: dict[str, int], aritie
 
 
 def _engines() -> list[str]:
-    return ["pydatalog", "duckdb"] if _duckdb_available() else ["pydatalog"]
+    return ["pydatalog", "duckdb", "memory"] if _duckdb_available() else ["pydatalog", "memory"]
 
 
 # derandomize: the same 40 programs on every run. With fresh random draws a CI run once hung for

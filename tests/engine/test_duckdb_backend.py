@@ -14,15 +14,17 @@ from verifier.core.errors import EngineError, FactError
 from verifier.engine.ast import Row
 from verifier.engine.backend import Proof, sort_rows
 from verifier.engine.duckdb_backend import DuckDBBackend
+from verifier.engine.engines import make_backend
 from verifier.engine.parser import parse_program, parse_query
 
 LINK = ".input link(src: symbol, dst: symbol)\n.decl reach(src: symbol, dst: symbol)\n"
 LINEAR = "reach(X, Y) :- link(X, Y).\nreach(X, Y) :- reach(X, Z), link(Z, Y).\n"
 
 
-@pytest.fixture
-def engine() -> Iterator[DuckDBBackend]:
-    e = DuckDBBackend()
+@pytest.fixture(params=["duckdb", "memory"])
+def engine(request: pytest.FixtureRequest) -> Iterator[Any]:
+    # The memory engine copies duckdb's rounds, stages and proof search, so every test here holds for both.
+    e = make_backend(request.param)
     yield e
     e.close()
 
@@ -495,9 +497,11 @@ TRICKY += ["\\N", "ü→", "🦆", "x\ufeffy", "\ufeffmid", "", "last"]
     ],
 )
 def test_big_columns_round_trip_through_the_csv_reader_or_fall_back(
-    engine: DuckDBBackend, monkeypatch: pytest.MonkeyPatch, symbols: list[str], via_csv: bool
+    monkeypatch: pytest.MonkeyPatch, symbols: list[str], via_csv: bool
 ) -> None:
     import verifier.engine.duckdb_backend as backend
+
+    engine = DuckDBBackend()
 
     monkeypatch.setattr(backend, "CSV_MIN_ROWS", 1)
     used: list[bool] = []

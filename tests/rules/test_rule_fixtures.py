@@ -20,7 +20,7 @@ from verifier.session.rule_tests import Case, case_findings, discover
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CHECK_IDS = [c.id for c in checks_from_program(load_program([shipped_rules_dir()]))]
 CASES, IGNORED = discover(FIXTURES, set(CHECK_IDS))
-ENGINES = ["duckdb", "pydatalog"]
+ENGINES = ["duckdb", "memory", "pydatalog"]
 
 
 def test_every_check_has_fixtures() -> None:

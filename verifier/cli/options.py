@@ -13,7 +13,7 @@ from verifier.checks.check import CheckSelection, checks_from_program, select_ch
 from verifier.checks.waivers import parse_date
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.suggest import closest
-from verifier.engine.engines import BACKENDS
+from verifier.engine.engines import ENGINE_CHOICES
 from verifier.engine.rule_pack import inside_shipped, shipped_first
 from verifier.reports import VERIFY_FILE_FORMATS, VERIFY_FORMATS
 from verifier.session.session import load_rules
@@ -22,10 +22,11 @@ from verifier.sources.importers import KINDS as IMPORT_KINDS
 
 ENGINE_OPTION = click.option(
     "--engine",
-    type=click.Choice(BACKENDS),
-    default="duckdb",
+    type=click.Choice(ENGINE_CHOICES),
+    default="auto",
     show_default=True,
-    help="Evaluation engine: duckdb (fast) or pydatalog (reference semantics).",
+    help="Evaluation engine: memory (small inputs), duckdb (fleets), pydatalog (reference semantics), "
+    "or auto (memory up to 30,000 fact rows, else duckdb).",
 )
 
 

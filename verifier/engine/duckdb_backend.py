@@ -15,20 +15,19 @@ import os
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from operator import itemgetter
 from typing import Any
 
 import duckdb
 import networkx as nx
 
-from verifier.core.errors import Diagnostic, EngineError, FactError, SourceLocation, TopologError
+from verifier.core.errors import EngineError, SourceLocation, TopologError
 from verifier.core.limits import current_limits, exceeded
 from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import Aggregate, Atom, ColumnType, Declaration, Program, Query, Row, Rule, Value
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
+from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.strata import Stratum, dependency_graph, stratify
 
-MAX_FACT_ERRORS = 20
 CSV_MIN_ROWS = 50_000
 """Columns at least this long load through a temp file and the CSV reader (see `_load_column_csv`)."""
 AGGREGATE_PREMISES = 50
@@ -36,7 +35,6 @@ AGGREGATE_PREMISES = 50
 WILDCARD_VALUE = "_"
 """Stands for an unconstrained argument of an absent (negated) fact in a proof."""
 
-_INT64 = (-(2**63), 2**63 - 1)
 _SEPARATOR = "\x00"
 
 
@@ -109,7 +107,7 @@ class DuckDBBackend:
             return
         if self._changed is not None:
             self._changed.add(relation)
-        columns = _columns(decl, rows)
+        columns = fact_columns(decl, rows)
         table = self._schema.table(relation)
         if not decl.arity:
             self._con.execute(f"INSERT INTO {table} SELECT TRUE, 0 WHERE NOT EXISTS (SELECT 1 FROM {table})")
@@ -220,13 +218,7 @@ class DuckDBBackend:
         return self._symbol_id(value) if isinstance(value, str) else value
 
     def _input_declaration(self, relation: str) -> Declaration:
-        decl = self._schema.declarations.get(relation)
-        where = SourceLocation(f"<facts for {relation}>")
-        if decl is None:
-            raise FactError.at(where, f"facts for undeclared relation {relation!r}")
-        if not decl.is_input:
-            raise FactError.at(decl.loc, f"{relation} is derived by rules, not an input relation; it takes no facts")
-        return decl
+        return input_declaration(self._schema.declarations, relation)
 
     # -- evaluation ------------------------------------------------------------------
 
@@ -413,7 +405,7 @@ class DuckDBBackend:
         for pos, value in sorted((bound or {}).items()):
             if not 0 <= pos < decl.arity:
                 raise ValueError(f"{relation} has no argument position {pos} (arity {decl.arity})")
-            stored = self._encode(value) if _fits(value, decl.columns[pos].type) else None
+            stored = self._encode(value) if fits(value, decl.columns[pos].type) else None
             if stored is None:
                 return []
             conditions.append(f"{columns[pos]} = {params.literal(stored)}")
@@ -465,7 +457,7 @@ class DuckDBBackend:
 
     def _stage_of(self, relation: str, row: Row) -> int | None:
         decl = self._declaration(relation)
-        if len(row) != decl.arity or not all(_fits(v, c.type) for v, c in zip(row, decl.columns, strict=True)):
+        if len(row) != decl.arity or not all(fits(v, c.type) for v, c in zip(row, decl.columns, strict=True)):
             return None
         stored = [self._encode(v) for v in row]
         if None in stored:
@@ -593,42 +585,6 @@ class DuckDBBackend:
         return value is not None and value[agg[0]] == stored[agg[0]]
 
 
-def _columns(decl: Declaration, rows: Sequence[Row]) -> list[Sequence[Value]]:
-    """Rows turned column-wise, after checking every arity and type (FactError listing the first few)."""
-    where = SourceLocation(f"<facts for {decl.name}>")
-    signature = ", ".join(f"{c.name}: {c.type}" for c in decl.columns)
-    bad: list[Diagnostic] = []
-    if set(map(len, rows)) != {decl.arity}:
-        for r in rows:
-            if len(r) != decl.arity:
-                message = (
-                    f"fact {_show(decl.name, r)} has {len(r)} argument(s); {decl.name}({signature}) takes {decl.arity}"
-                )
-                bad.append(Diagnostic(where, message))
-                if len(bad) >= MAX_FACT_ERRORS:
-                    break
-        raise FactError(bad)
-    columns: list[Sequence[Value]] = []
-    for i, col in enumerate(decl.columns):
-        values = list(map(itemgetter(i), rows))
-        wanted: type = str if col.type == "symbol" else int
-        # Comparing exact types rejects bool, which would otherwise pass as an int.
-        if set(map(type, values)) == {wanted} and (
-            wanted is str or (_INT64[0] <= min(values) and max(values) <= _INT64[1])
-        ):
-            columns.append(values)
-            continue
-        for r in rows:
-            if not _fits(r[i], col.type):
-                message = f"fact {_show(decl.name, r)}: argument {col.name!r} must be a {col.type}, got {r[i]!r}"
-                bad.append(Diagnostic(where, message))
-                if len(bad) >= MAX_FACT_ERRORS:
-                    break
-    if bad:
-        raise FactError(bad)
-    return columns
-
-
 def _pack(values: Sequence[Value]) -> str | Sequence[Value]:
     """Join a column with NUL for string_split, unless a symbol itself contains NUL."""
     if type(values[0]) is int:
@@ -640,19 +596,6 @@ def _pack(values: Sequence[Value]) -> str | Sequence[Value]:
 def _kinds(decl: Declaration) -> list[ColumnType | None]:
     """Column types of a relation's table (a zero-arity relation's unit column has none)."""
     return [c.type for c in decl.columns] or [None]
-
-
-def _fits(value: Any, column_type: str) -> bool:
-    if column_type == "symbol":
-        return type(value) is str
-    return type(value) is int and _INT64[0] <= value <= _INT64[1]
-
-
-def _show(relation: str, row: Row) -> str:
-    try:
-        return format_fact(relation, row)
-    except (AttributeError, TypeError):
-        return f"{relation}{tuple(row)!r}"
 
 
 def _row(decl: Declaration, values: tuple[Any, ...]) -> Row:

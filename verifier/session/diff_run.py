@@ -36,7 +36,7 @@ def diff(
     old_paths: Sequence[Path],
     new_paths: Sequence[Path],
     rules_paths: Sequence[Path] | None = None,
-    engine: str = "duckdb",
+    engine: str = "auto",
     extra_relations: Sequence[str] = (),
     fail_on: Severity = "error",
     labels: Mapping[str, str] | None = None,

@@ -31,7 +31,7 @@ def place(
     jobs_paths: Sequence[Path],
     rank: str = "bandwidth",
     why_not: bool = False,
-    engine: str = "duckdb",
+    engine: str = "auto",
     progress: PhaseListener | None = None,
     limit: int = 0,
     whole_inventory: bool = False,

@@ -22,7 +22,7 @@ from verifier.core.resources import display_path, shipped_rules_dir
 from verifier.core.suggest import did_you_mean
 from verifier.engine.ast import Program, Query, Row
 from verifier.engine.backend import Backend
-from verifier.engine.engines import make_backend
+from verifier.engine.engines import choose_engine, make_backend
 from verifier.engine.pruning import constant_filters, filter_rows, live_rules
 from verifier.engine.queries import prepare_query, query_relations
 from verifier.engine.rule_pack import load_rule_pack
@@ -142,7 +142,7 @@ def evaluate(
     program: Program,
     inputs: Inputs,
     *,
-    engine: str = "duckdb",
+    engine: str = "auto",
     authorization: AuthzSetup | None = None,
     jobs: Jobs | None = None,
     extra_facts: dict[str, list[Row]] | None = None,
@@ -187,6 +187,7 @@ def evaluate(
     wanted |= needed
     pairs = NodePairs()
     facts.update(graph_facts(inventory, wanted, pairs))
+    engine = choose_engine(engine, sum(len(rows) for relation, rows in facts.items() if relation in wanted))
     backend = make_backend(engine)
     try:
         backend.load(program)
@@ -242,7 +243,7 @@ def open_evaluation(
     paths: Sequence[Path],
     program: Program | None = None,
     *,
-    engine: str = "duckdb",
+    engine: str = "auto",
     side: SideFiles | None = None,
     from_kind: str | None = None,
     authorize: bool = True,

@@ -60,7 +60,7 @@ class VerifyRun:
     """What the report of a run depends on, besides the inventory."""
 
     rules: Sequence[Path] | None = None
-    engine: str = "duckdb"
+    engine: str = "auto"
     fail_on: Severity = "error"
     with_proofs: bool = False
     flags: SideFileFlags = field(default_factory=SideFileFlags)
