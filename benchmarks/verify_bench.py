@@ -337,6 +337,7 @@ def _child(path: Path) -> None:
             "loading inventory": "rules",
             "generating facts": "inventory",
             "loading facts into duckdb": "facts",
+            "loading facts into memory": "facts",
             "evaluating rules": "engine",
             "collecting findings": "eval",
         }
