@@ -26,7 +26,7 @@ from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import Aggregate, Atom, ColumnType, Declaration, Program, Query, Row, Rule, Value
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
-from verifier.engine.strata import Stratum, dependency_graph, stratify
+from verifier.engine.strata import Stratum, dependency_graph, strata_of
 
 CSV_MIN_ROWS = 50_000
 """Columns at least this long load through a temp file and the CSV reader (see `_load_column_csv`)."""
@@ -85,7 +85,7 @@ class DuckDBBackend:
         self._symbol_ids = {}
         self._program = program
         self._schema = sc.Schema(program.declarations, on_first_use=self._create_table)
-        self._strata = stratify(program)
+        self._strata = strata_of(program)
         self._rules_by_head = {}
         for rule in program.rules:
             self._rules_by_head.setdefault(rule.head.relation, []).append(rule)

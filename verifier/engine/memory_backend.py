@@ -45,7 +45,7 @@ from verifier.engine.ast import (
 )
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
-from verifier.engine.strata import Stratum, is_assignment, order_body, stratify
+from verifier.engine.strata import Stratum, is_assignment, order_body, strata_of
 
 AGGREGATE_PREMISES = 50
 """An aggregate's proof lists at most this many body instances of its group (as duckdb's does)."""
@@ -443,7 +443,7 @@ class MemoryBackend:
         for decl in program.declarations:
             self._declarations.setdefault(decl.name, decl)
         self._relations = {name: _Relation() for name in self._declarations}
-        self._strata = stratify(program)
+        self._strata = strata_of(program)
         self._rules_by_head = {}
         self._readers = {}
         for rule in program.rules:

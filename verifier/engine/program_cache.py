@@ -20,9 +20,10 @@ from importlib import resources
 from verifier.core.cache import read_entry, write_entry
 from verifier.core.version import __version__
 from verifier.engine.ast import Program
+from verifier.engine.strata import strata_of
 
 KIND = "program"
-_CODE = ("ast.py", "parser.py", "grammar.lark", "checks.py", "loader.py", "program_cache.py")
+_CODE = ("ast.py", "parser.py", "grammar.lark", "checks.py", "loader.py", "strata.py", "program_cache.py")
 """The files whose change can change the program a text parses to."""
 
 
@@ -57,5 +58,6 @@ def cached_program(key: str) -> Program | None:
 
 
 def remember_program(key: str, program: Program) -> None:
-    """Store `program` under `key` for the next run."""
+    """Store `program`, with its strata, under `key` for the next run."""
+    strata_of(program)
     write_entry(KIND, key, pickle.dumps(program, protocol=pickle.HIGHEST_PROTOCOL))
