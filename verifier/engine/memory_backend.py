@@ -41,6 +41,7 @@ from verifier.engine.ast import (
     Value,
     Var,
     Wildcard,
+    literal_vars,
     term_vars,
 )
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
@@ -671,16 +672,34 @@ class MemoryBackend:
         return sort_rows(rows) if ordered else rows
 
     def answer(self, query: Query) -> list[Row]:
+        # Parts of the body that share no variable are answered one by one and their answers
+        # combined: `object(_, "gpu"), object(_, "nic")` asks whether both exist, not for the
+        # GPUs x NICs pairs a joined body would enumerate.
+        parts: list[tuple[list[str], set[Row]]] = []
         try:
             for atom in (lit.atom if isinstance(lit, Negation) else lit for lit in query.body):
                 if isinstance(atom, Atom):
                     self._declaration(atom.relation)
-            plan = self._new_plan(query.body)
-            getters = [plan.slots[v] for v in query.variables]
+            plans = []
+            for literals in _independent_parts(query.body):
+                names = {v for lit in literals for v in literal_vars(lit)}
+                plan = self._new_plan(literals)
+                wanted = [v for v in query.variables if v in names]
+                plans.append((plan, wanted, [plan.slots[v] for v in wanted]))
+            missing = set(query.variables) - {v for _, wanted, _ in plans for v in wanted}
+            if missing:
+                raise _Unbound(", ".join(sorted(missing)))
         except (KeyError, _Unbound) as err:
             raise EngineError(f"query {query.text!r} binds no value for variable {err}") from err
-        envs = self._bindings(plan)
-        return sort_rows({tuple(env[s] for s in getters) for env in envs})
+        for plan, wanted, getters in plans:
+            found = {tuple(env[s] for s in getters) for env in self._bindings(plan)}
+            if not found:
+                return []
+            parts.append((wanted, found))
+        rows: list[dict[str, Value]] = [{}]
+        for wanted, found in parts:
+            rows = [{**row, **dict(zip(wanted, values, strict=True))} for row in rows for values in found]
+        return sort_rows({tuple(row[v] for v in query.variables) for row in rows})
 
     def count(self, relation: str) -> int:
         self._declaration(relation)
@@ -800,6 +819,30 @@ class MemoryBackend:
         group = tuple(v for i, v in enumerate(row) if i != agg[0])
         results = [r for r in _aggregate_rows(rule.head.args, agg, plan.slots, envs) if _group_of(r, agg[0]) == group]
         return bool(results) and results[0][agg[0]] == row[agg[0]]
+
+
+def _independent_parts(body: Sequence[Literal_]) -> list[list[Literal_]]:
+    """The body's literals grouped so that no two groups share a variable, in body order."""
+    owner: dict[str, int] = {}
+    groups: list[list[Literal_]] = []
+    for lit in body:
+        names = set(literal_vars(lit))
+        joined = sorted({owner[n] for n in names if n in owner})
+        if not joined:
+            groups.append([lit])
+            target = len(groups) - 1
+        else:
+            target = joined[0]
+            groups[target].append(lit)
+            for other in joined[1:]:
+                groups[target].extend(groups[other])
+                groups[other] = []
+                for n, g in owner.items():
+                    if g == other:
+                        owner[n] = target
+        for n in names:
+            owner[n] = target
+    return [g for g in groups if g]
 
 
 def _group_of(row: Row, position: int) -> Row:
