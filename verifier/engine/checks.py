@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import get_args
-
-import networkx as nx
+from typing import TYPE_CHECKING, get_args
 
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation
+from verifier.core.lazy import lazy_module
 from verifier.core.suggest import closest
 from verifier.engine.ast import (
     Aggregate,
@@ -39,6 +38,11 @@ from verifier.engine.ast import (
     render_value,
 )
 from verifier.engine.strata import dependency_graph, is_assignment, order_body
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:
+    nx = lazy_module("networkx")
 
 COLUMN_TYPES: tuple[str, ...] = get_args(ColumnType)
 

@@ -15,18 +15,23 @@ import os
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import networkx as nx
 
 from verifier.core.errors import EngineError, SourceLocation, TopologError
+from verifier.core.lazy import lazy_module
 from verifier.core.limits import current_limits, exceeded
 from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import Aggregate, Atom, ColumnType, Declaration, Program, Query, Row, Rule, Value
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.strata import Stratum, dependency_graph, strata_of
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:
+    nx = lazy_module("networkx")
 
 CSV_MIN_ROWS = 50_000
 """Columns at least this long load through a temp file and the CSV reader (see `_load_column_csv`)."""

@@ -8,10 +8,15 @@ complete before it runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
-
+from verifier.core.lazy import lazy_module
 from verifier.engine.ast import Atom, Comparison, Literal_, Negation, Program, Rule, Var, term_vars
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:
+    nx = lazy_module("networkx")
 
 
 @dataclass(frozen=True)

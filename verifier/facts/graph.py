@@ -23,11 +23,16 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import networkx as nx
-
+from verifier.core.lazy import lazy_module
 from verifier.facts.inventory import ROCE, Row, link_kind
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Obj
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:
+    nx = lazy_module("networkx")
 
 GRAPH_RELATIONS: frozenset[str] = frozenset(
     {
