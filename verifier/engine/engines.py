@@ -18,6 +18,11 @@ where they cross.
 """
 
 
+AUTO_MAX_BINDINGS = 2_000_000
+"""Under `auto`, a memory evaluation that would hold more bindings in one join step starts over in
+DuckDB: past this the memory engine is slower than DuckDB even on a small input."""
+
+
 def choose_engine(name: str, fact_rows: int) -> str:
     """The engine to run: `name` itself, or for `auto` the one that suits `fact_rows` input rows."""
     if name != "auto":

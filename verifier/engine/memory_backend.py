@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from verifier.core.errors import EngineError, SourceLocation, TopologError
+from verifier.core.errors import Diagnostic, EngineError, SourceLocation, TopologError
 from verifier.core.limits import current_limits, exceeded
 from verifier.engine.ast import (
     INT64_MAX,
@@ -56,6 +56,15 @@ WILDCARD_VALUE = "_"
 Env = tuple[Value, ...]
 """One binding of a body's variables, by slot."""
 Eval = Callable[[Env], Value]
+
+
+BYTES_PER_BINDING = 200
+"""What one intermediate binding costs in this process, about (a tuple of a few values and its list slot):
+`engine_memory` divided by it bounds how many bindings one join step may hold."""
+
+
+class OutgrewMemoryEngine(TopologError):
+    """A join step would hold more bindings than this engine is allowed (`max_bindings`)."""
 
 
 class _Undefined(Exception):
@@ -435,6 +444,8 @@ class MemoryBackend:
         self.stats = EngineStats()
         self._budget = 0
         self._computing = ""
+        self.max_bindings = current_limits().engine_memory // BYTES_PER_BINDING
+        """Bindings one join step may hold; `--engine auto` sets it lower and moves a bigger job to DuckDB."""
 
     # -- setup -----------------------------------------------------------------------
 
@@ -588,6 +599,13 @@ class MemoryBackend:
             if not grew:
                 break
 
+    def _outgrown(self) -> OutgrewMemoryEngine:
+        relation = self._computing or "a query"
+        decl = self._declarations.get(relation)
+        where = decl.loc if decl is not None else SourceLocation("<rules>")
+        found = f"deriving {relation!r} joins more than {self.max_bindings:,} bindings in one step in memory"
+        return OutgrewMemoryEngine([Diagnostic(where, exceeded("engine_memory", found))])
+
     def _spend(self, relation: str, tuples: int) -> None:
         self._budget -= tuples
         if self._budget < 0:
@@ -635,7 +653,10 @@ class MemoryBackend:
                 return envs
             if isinstance(step, _Scan):
                 source = delta[1] if delta is not None and delta[0] == step.atom else self._relations[step.relation]
-                envs = _run_scan(step, source, envs, before)
+                extended = _run_scan(step, source, envs, before, self.max_bindings)
+                if extended is None:
+                    raise self._outgrown()
+                envs = extended
             elif isinstance(step, _Filter):
                 envs = [env for env in envs if _holds(step.test, env)]
             elif isinstance(step, _Assign):
@@ -867,7 +888,8 @@ def _getter(positions: tuple[int, ...]) -> Callable[[Row], Row]:
     return operator.itemgetter(*positions)
 
 
-def _run_scan(step: _Scan, source: _Relation, envs: list[Env], before: int | None) -> list[Env]:
+def _run_scan(step: _Scan, source: _Relation, envs: list[Env], before: int | None, cap: int) -> list[Env] | None:
+    """The bindings extended by the step's matching rows; None once there would be more than `cap`."""
     out: list[Env] = []
     append = out.append
     same = step.same
@@ -881,12 +903,16 @@ def _run_scan(step: _Scan, source: _Relation, envs: list[Env], before: int | Non
         if not same and before is None:
             if constants and not step.key_slots:
                 matches = [pick(row) for row in lookup(constants, ())]
+                if len(matches) * len(envs) > cap:
+                    return None
                 for env in envs:
                     out.extend([env + values for values in matches])
                 return out
             for env in envs:
                 for row in lookup(constants + env_key(env), ()):
                     append(env + pick(row))
+                if len(out) > cap:
+                    return None
             return out
         for env in envs:
             for row in lookup(constants + env_key(env), ()):
@@ -895,12 +921,16 @@ def _run_scan(step: _Scan, source: _Relation, envs: list[Env], before: int | Non
                 if before is not None and stages[row] >= before:
                     continue
                 append(env + pick(row))
+            if len(out) > cap:
+                return None
     else:
         rows = list(stages)
         if before is not None:
             rows = [r for r in rows if stages[r] < before]
         if same:
             rows = [r for r in rows if all(r[a] == r[b] for a, b in same)]
+        if len(rows) * len(envs) > cap:
+            return None
         picked = [pick(r) for r in rows]
         for env in envs:
             out.extend([env + values for values in picked])

@@ -9,7 +9,7 @@ once. `verify`, `place`, `query`, `explain` and `diff` all start from an `Evalua
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -22,7 +22,8 @@ from verifier.core.resources import display_path, shipped_rules_dir
 from verifier.core.suggest import did_you_mean
 from verifier.engine.ast import Program, Query, Row
 from verifier.engine.backend import Backend
-from verifier.engine.engines import choose_engine, make_backend
+from verifier.engine.engines import AUTO_MAX_BINDINGS, choose_engine, make_backend
+from verifier.engine.memory_backend import MemoryBackend, OutgrewMemoryEngine
 from verifier.engine.pruning import constant_filters, filter_rows, live_rules
 from verifier.engine.queries import prepare_query, query_relations
 from verifier.engine.rule_pack import load_rule_pack
@@ -187,15 +188,37 @@ def evaluate(
     wanted |= needed
     pairs = NodePairs()
     facts.update(graph_facts(inventory, wanted, pairs))
-    engine = choose_engine(engine, sum(len(rows) for relation, rows in facts.items() if relation in wanted))
+    filters = constant_filters(program, also | needed, live)  # a rule that cannot fire asks for no rows
+    loads = {r: filter_rows(rows, filters.get(r, ())) for r, rows in sorted(facts.items()) if r in wanted}
+    chosen = choose_engine(engine, sum(len(rows) for rows in loads.values()))
+    try:
+        backend, not_applicable = _run_engine(chosen, program, loads, needs, step, bounded=engine == "auto")
+    except OutgrewMemoryEngine:
+        if engine != "auto":
+            raise
+        # Small input, big join: the memory engine would only get slower from here on.
+        step("the join outgrew the memory engine; starting over in duckdb")
+        backend, not_applicable = _run_engine("duckdb", program, loads, needs, step, bounded=False)
+    return Evaluation(program, checks, inputs, backend, pairs, authorization, jobs, not_applicable)
+
+
+def _run_engine(
+    engine: str,
+    program: Program,
+    loads: dict[str, list[Row]],
+    needs: dict[str, Query],
+    step: Callable[[str], None],
+    bounded: bool,
+) -> tuple[Backend, frozenset[str]]:
+    """A loaded and evaluated engine, and the checks whose @needs have no answer."""
     backend = make_backend(engine)
+    if bounded and isinstance(backend, MemoryBackend):
+        backend.max_bindings = min(backend.max_bindings, AUTO_MAX_BINDINGS)
     try:
         backend.load(program)
         step(f"loading facts into {engine}")
-        filters = constant_filters(program, also | needed, live)  # a rule that cannot fire asks for no rows
-        for relation, rows in sorted(facts.items()):
-            if relation in wanted:
-                backend.add_facts(relation, filter_rows(rows, filters.get(relation, ())))
+        for relation, rows in loads.items():
+            backend.add_facts(relation, rows)
         step("evaluating rules")
         backend.evaluate()
         # A check whose @needs has no answer had nothing to judge: not applicable, not passed.
@@ -203,7 +226,7 @@ def evaluate(
     except BaseException:
         backend.close()
         raise
-    return Evaluation(program, checks, inputs, backend, pairs, authorization, jobs, not_applicable)
+    return backend, not_applicable
 
 
 def model_families(inventory: Inventory, jobs: Jobs) -> list[Row]:

@@ -1,0 +1,81 @@
+"""What the memory engine adds to the shared backend tests: join ordering, bounded joins, engine choice.
+
+The semantics (recursion, negation, aggregates, arithmetic, proofs) are the shared tests of
+test_duckdb_backend.py, run on both engines, and the differential tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier.core.errors import TopologError
+from verifier.engine.engines import MEMORY_ENGINE_ROWS, choose_engine
+from verifier.engine.memory_backend import MemoryBackend, OutgrewMemoryEngine
+from verifier.engine.parser import parse_program, parse_query
+
+PAIRS = ".input item(x: number)\n.decl pair(x: number, y: number)\npair(X, Y) :- item(X), item(Y).\n"
+
+
+def _engine(text: str, facts: dict[str, list[tuple[int, ...]]], cap: int | None = None) -> MemoryBackend:
+    engine = MemoryBackend()
+    if cap is not None:
+        engine.max_bindings = cap
+    engine.load(parse_program(text, "t.dl"))
+    for relation, rows in facts.items():
+        engine.add_facts(relation, rows)
+    engine.evaluate()
+    return engine
+
+
+def test_a_join_past_the_binding_cap_stops_with_the_relation_named() -> None:
+    # 5 items: pair's join holds 5 bindings after item(X), then 5 x 5 = 25 > 20 after item(Y).
+    with pytest.raises(OutgrewMemoryEngine) as caught:
+        _engine(PAIRS, {"item": [(i,) for i in range(5)]}, cap=20)
+    (diagnostic,) = caught.value.diagnostics
+    assert str(diagnostic.location) == "t.dl:2:1"  # pair's declaration
+    assert "deriving 'pair' joins more than 20 bindings in one step in memory" in diagnostic.message
+    assert "over the limit engine_memory" in diagnostic.message
+    assert isinstance(caught.value, TopologError)  # bad input to a user: exit 2, never a traceback
+
+
+def test_under_the_cap_the_same_join_runs() -> None:
+    # 4 items: 4 x 4 = 16 <= 20.
+    engine = _engine(PAIRS, {"item": [(i,) for i in range(4)]}, cap=20)
+    assert engine.count("pair") == 16
+
+
+def test_a_query_of_unconnected_parts_never_enumerates_their_product() -> None:
+    # item(X), item(Y) joined would hold 1,000 x 1,000 bindings; answered part by part it holds
+    # 1,000 per part, well under a cap of 5,000, and the answer is the product, as a join's would be.
+    engine = _engine(".input item(x: number)\n", {"item": [(i,) for i in range(1000)]}, cap=5000)
+    assert engine.answer(parse_query("item(_), item(_)")) == [()]
+    rows = engine.answer(parse_query("item(X), item(Y), X < 2, Y > 997"))
+    assert rows == [(0, 998), (0, 999), (1, 998), (1, 999)]
+
+
+def test_joins_start_from_the_most_selective_atom() -> None:
+    # hit(G) :- gpu(G, N), nic(K, N), K = "nic7": read in body order its first step holds all 100
+    # GPUs; planned on the data, the 10-row nic relation comes first, the comparison keeps one of
+    # its rows at once, and no step holds more than the 10 GPUs of node 7, under a cap of 50.
+    text = (
+        ".input gpu(g: number, node: number)\n.input nic(k: symbol, node: number)\n"
+        '.decl hit(g: number)\nhit(G) :- gpu(G, N), nic(K, N), K = "nic7".\n'
+    )
+    engine = MemoryBackend()
+    engine.max_bindings = 50
+    engine.load(parse_program(text, "t.dl"))
+    engine.add_facts("gpu", [(g, g % 10) for g in range(100)])
+    engine.add_facts("nic", [(f"nic{k}", k) for k in range(10)])
+    with pytest.raises(OutgrewMemoryEngine):
+        # Without the constant to start from, every NIC meets every GPU of its node: 100 > 50.
+        engine.answer(parse_query("gpu(G, N), nic(K, N)"))
+    engine.evaluate()
+    # nic7 sits on node 7, and so do GPUs 7, 17, ..., 97.
+    assert engine.query("hit") == [(g,) for g in range(7, 100, 10)]
+
+
+def test_auto_chooses_by_the_number_of_fact_rows() -> None:
+    assert choose_engine("auto", MEMORY_ENGINE_ROWS) == "memory"
+    assert choose_engine("auto", MEMORY_ENGINE_ROWS + 1) == "duckdb"
+    for named in ("duckdb", "memory", "pydatalog"):
+        assert choose_engine(named, 10**9) == named
