@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from verifier.core.errors import EngineError, FactError
+from verifier.core.errors import EngineError, FactError, TopologError
+from verifier.core.limits import Limits, use_limits
 from verifier.engine.ast import Row
 from verifier.engine.backend import Proof, sort_rows
 from verifier.engine.duckdb_backend import DuckDBBackend
@@ -610,3 +611,23 @@ d(X) :- c(X), !a(X).
     engine.add_facts("missing", [("k",)])
     engine.evaluate()
     assert [engine.query(r) for r in ("a", "b", "c", "d")] == [[("k",)], [("k",)], [("k",)], []]
+
+
+def test_a_recursion_that_never_ends_stops_at_fixpoint_rounds(engine: Any) -> None:
+    # n(0), n(1), ... : every round derives one new number, so the fixpoint never comes.
+    text = ".decl n(x: number)\nn(0).\nn(Y) :- n(X), Y = X + 1.\n"
+    with use_limits(Limits(fixpoint_rounds=50)), pytest.raises(TopologError) as caught:
+        run(engine, text, {})
+    (diagnostic,) = caught.value.diagnostics
+    assert str(diagnostic.location) == "t.dl:1:1"
+    assert diagnostic.message.startswith("the recursion of 'n' still derives new tuples after 50 rounds")
+
+
+def test_fixpoint_rounds_counts_the_rounds_of_a_chain(engine: Any) -> None:
+    # a>b>c>d: round 1 derives the 3 links, round 2 the 2 two-hop pairs, round 3 a>d, and
+    # round 4 finds nothing new: 4 rounds, so a limit of 4 passes and 3 stops.
+    chain = {"link": pairs("a>b b>c c>d")}
+    with use_limits(Limits(fixpoint_rounds=4)):
+        assert run(engine, LINK + LINEAR, chain).count("reach") == 6
+    with use_limits(Limits(fixpoint_rounds=3)), pytest.raises(TopologError):
+        run(engine, LINK + LINEAR, chain)

@@ -17,6 +17,7 @@ def test_names_are_the_flag_names() -> None:
         "hostlist_size",
         "list_length",
         "derived_tuples",
+        "fixpoint_rounds",
         "engine_memory",
     )
 

@@ -75,6 +75,10 @@ class Limits:
     """Items of one YAML sequence (or elements of one XML document)."""
     derived_tuples: int = 200_000_000
     """Tuples all derived relations together may hold (the DuckDB engine)."""
+    fixpoint_rounds: int = 20_000
+    """Rounds one recursive stratum may take to reach its fixpoint. A recursion over a fleet takes
+    about as many rounds as its longest path (containment: under 10; an NVLink or PCIe path: a few
+    dozen); one that computes a new number every round (`n(Y) :- n(X), Y = X + 1`) never ends."""
     engine_memory: int = 8 * _GIB
     """Bytes the DuckDB engine may use (its `memory_limit`)."""
 
@@ -212,6 +216,26 @@ def use_limits(limits: Limits) -> Iterator[Limits]:
         _ACTIVE.reset(token)
 
 
+_READ: dict[tuple[int, int], str] = {}
+"""The regular files this run has read, by (device, inode): a report must never replace one."""
+
+
+def forget_reads() -> None:
+    """Start a new run: no file has been read yet (the CLI calls it once per command)."""
+    _READ.clear()
+
+
+def read_by_this_run(path: str | Path) -> str | None:
+    """The name an input of this run was read under, when `path` is that same file (a link or
+    another name for it included); None when this run has not read it.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _READ.get((st.st_dev, st.st_ino)) if stat.S_ISREG(st.st_mode) else None
+
+
 def read_limited(path: str | Path, name: str | None = None, what: str = "file") -> bytes:
     """A file's bytes, refusing more than `file_size` of them, with a located TopologError.
 
@@ -233,6 +257,7 @@ def read_limited(path: str | Path, name: str | None = None, what: str = "file") 
     if stat.S_ISREG(mode):
         if st.st_size > limit:
             raise TopologError.at(loc, exceeded("file_size", f"{what} is {format_size(st.st_size)}"))
+        _READ.setdefault((st.st_dev, st.st_ino), shown)
     elif not stat.S_ISFIFO(mode):
         kind = "a device file" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
         raise TopologError.at(loc, f"cannot read {what}: it is {kind}; expected a regular file (or a pipe)")

@@ -26,7 +26,7 @@ from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import Aggregate, Atom, ColumnType, Declaration, Program, Query, Row, Rule, Value
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
-from verifier.engine.strata import Stratum, dependency_graph, strata_of
+from verifier.engine.strata import Stratum, dependency_graph, endless_recursion, strata_of
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -340,8 +340,13 @@ class DuckDBBackend:
                 select = sc.rule_select(rule, self._schema, later[head][1], overrides, distinct=False)
                 later[head][0].append(select)
         rounds = first
+        count = 0
+        limit = current_limits().fixpoint_rounds
         try:
             while True:
+                count += 1
+                if count > limit:
+                    raise endless_recursion(stratum, self._schema.declarations, limit)
                 self._stage += 1
                 grew = False
                 for relation in stratum.relations:

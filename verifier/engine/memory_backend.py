@@ -46,7 +46,7 @@ from verifier.engine.ast import (
 )
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
-from verifier.engine.strata import Stratum, is_assignment, order_body, strata_of
+from verifier.engine.strata import Stratum, endless_recursion, is_assignment, order_body, strata_of
 
 AGGREGATE_PREMISES = 50
 """An aggregate's proof lists at most this many body instances of its group (as duckdb's does)."""
@@ -564,7 +564,12 @@ class MemoryBackend:
         members = set(stratum.relations)
         deltas: dict[str, _Relation] = {}
         first_round = True
+        rounds = 0
+        limit = current_limits().fixpoint_rounds
         while True:
+            rounds += 1
+            if rounds > limit:
+                raise endless_recursion(stratum, self._declarations, limit)
             self._stage += 1
             new: dict[str, list[Row]] = {}
             for relation in stratum.relations:

@@ -7,11 +7,14 @@ complete before it runs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.lazy import lazy_module
-from verifier.engine.ast import Atom, Comparison, Literal_, Negation, Program, Rule, Var, term_vars
+from verifier.core.limits import exceeded
+from verifier.engine.ast import Atom, Comparison, Declaration, Literal_, Negation, Program, Rule, Var, term_vars
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -81,6 +84,15 @@ def stratify(program: Program) -> list[Stratum]:
         recursive = any(a.relation in rel_set for r in rules for a in (*r.positive_atoms(), *r.negated_atoms()))
         strata.append(Stratum(relations, rules, recursive))
     return strata
+
+
+def endless_recursion(stratum: Stratum, declarations: Mapping[str, Declaration], limit: int) -> TopologError:
+    """The error for a recursion still deriving new tuples after `limit` rounds (limit fixpoint_rounds)."""
+    decl = declarations.get(stratum.relations[0])
+    where = decl.loc if decl is not None else SourceLocation("<rules>")
+    names = ", ".join(repr(r) for r in stratum.relations)
+    found = f"the recursion of {names} still derives new tuples after {limit:,} rounds"
+    return TopologError.at(where, exceeded("fixpoint_rounds", found))
 
 
 def strata_of(program: Program) -> list[Stratum]:
