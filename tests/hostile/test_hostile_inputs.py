@@ -24,6 +24,8 @@ from verifier.checks.waivers import load_waivers
 from verifier.core.errors import TopologError
 from verifier.core.limits import Limits, read_limited, use_limits
 from verifier.sources.inventory import load_inventory
+from verifier.sources.inventory.catalog import builtin_models
+from verifier.sources.inventory.device_ids import device_ids
 
 SMALL = """\
 apiVersion: topolog.dev/v1
@@ -88,6 +90,31 @@ objects:
 """
 
 ROOT = Path(__file__).resolve().parents[2]
+
+AUTHORIZE = ["authorize", "inv.yaml", "--principal", "alice", "--action", "schedule", "--resource", "n1/gpu0"]
+
+HWLOC_PU = """\
+<?xml version="1.0" encoding="UTF-8"?>
+<topology version="2.0">
+  <object type="Machine" os_index="0" cpuset="0x00000001">
+    <object type="Package" os_index="0" cpuset="0x00000001">
+      <object type="Core" os_index="0" cpuset="0x00000001">
+    <object type="PU" os_index="0" cpuset="0x00000001"/>
+      </object>
+    </object>
+  </object>
+</topology>
+"""
+"""`lstopo --of xml` of one machine with one PU (the PU's line is 6)."""
+
+NULL_REASON = "waivers:\n  - {rule: TOPO001, subject: n1, reason: null, expires: 2099-01-01}\n"
+
+TEAM_CHAIN = (
+    "apiVersion: topolog.dev/v1\nkind: Principals\nteams:\n  - {id: t0, tenant: hpc}\n"
+    + "".join(f"  - {{id: t{k}, teams: [t{k - 1}]}}\n" for k in range(1, 3000))
+    + "users:\n  - {id: alice, teams: [t2999]}\n"
+)
+"""Teams nested 3,000 deep: resolving them took minutes (quadratic) before nesting_depth bounded them."""
 
 GREEDY_RULES = """\
 .decl every_pair(a: symbol, b: symbol)
@@ -187,6 +214,11 @@ CASES: dict[str, Case] = {
         ["verify", "inv.yaml"],
         ["inv.yaml:10:10: 'name' in object 'gpu\\ud8001' holds a lone surrogate, which is not valid UTF-8"],
     ),
+    "zero-width space in an id": Case(
+        {"inv.yaml": _replace("name: gpu1,", 'name: "gpu1\\u200b",')},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:10:10: 'name' in object 'gpu1\\u200b' holds an invisible format character (U+200B) at character 5"],
+    ),
     "newline in a label": Case(
         {"inv.yaml": _replace("tenant: hpc", 'tenant: "hpc\\n::error::forged"')},
         ["verify", "inv.yaml"],
@@ -260,6 +292,14 @@ CASES: dict[str, Case] = {
         ["verify", "inv.yaml"],
         ["inv.yaml:13:44: 'bandwidth' in link n1/gpu0 - n1/gpu1: bandwidth '1e30 GB/s'", "does not fit in 64 bits"],
     ),
+    "link count whose derived bandwidth passes 64 bits": Case(
+        {"inv.yaml": _replace("count: 18", "count: 9223372036854775807")},
+        ["verify", "inv.yaml"],
+        [
+            "inv.yaml:13:59: 'count' in link n1/gpu0 - n1/gpu1: the bandwidth it gives (230584300921369395175000 MB/s) "
+            "does not fit in 64 bits"
+        ],
+    ),
     "exponent that would take minutes": Case(
         {"inv.yaml": _replace("generation: 4, count: 18", "bandwidth: 1e99999999 GB/s")},
         ["verify", "inv.yaml"],
@@ -325,6 +365,152 @@ CASES: dict[str, Case] = {
         {"topo.xml": '<?xml version="1.0"?>' + "<object>" * 100_000 + "</object>" * 100_000},
         ["import", "hwloc", "topo.xml"],
         ["topo.xml:1:", "elements nested 101 levels deep here, over the limit nesting_depth = 100"],
+    ),
+    # --- outputs: never over an input, never in place of a device file or FIFO ---------------
+    "report written over the principals file": Case(
+        {"inv.yaml": SMALL, "principals.yml": PRINCIPALS, "jobs.yaml": JOBS},
+        ["verify", "inv.yaml", "--jobs", "jobs.yaml", "--output", "json=principals.yml"],
+        ["principals.yml: is an input of this run (principals.yml); write the report to another file"],
+    ),
+    "schema written to a FIFO nobody reads": Case(
+        {},
+        ["schema", "-o", "fifo"],
+        ["fifo: cannot write report: no process reads this FIFO"],
+        setup=lambda root: os.mkfifo(root / "fifo"),
+    ),
+    # --- text from the input or the command line never starts a line of its own -------------
+    "newline in an option value echoed in an error": Case(
+        {"inv.yaml": SMALL},
+        ["draw", "inv.yaml", "--format", "dot", "--node", "n1\n::error::forged"],
+        ["error: inv.yaml: --node n1\\x0a::error::forged: no such object"],
+    ),
+    # --- Cedar: what its native parser cannot take is refused before it parses ---------------
+    "policy nested past nesting_depth": Case(
+        {
+            "inv.yaml": SMALL,
+            "principals.yml": PRINCIPALS,
+            "pol/schema.cedarschema": (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8"),
+            "pol/deep.cedar": '@id("deep")\npermit(principal, action, resource) when { '
+            + "(" * 2000
+            + "true"
+            + ")" * 2000
+            + " };\n",
+        },
+        ["audit", "inv.yaml", "--policies", "pol"],
+        ["pol/deep.cedar:2:143: policy nested 101 levels deep here, over the limit nesting_depth = 100"],
+    ),
+    "policy with 3,000 chained operators": Case(
+        {
+            "inv.yaml": SMALL,
+            "principals.yml": PRINCIPALS,
+            "pol/schema.cedarschema": (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8"),
+            "pol/chain.cedar": '@id("chain")\npermit(principal, action, resource) when { '
+            + " && ".join(["true"] * 3000)
+            + " };\n",
+        },
+        ["audit", "inv.yaml", "--policies", "pol"],
+        ["pol/chain.cedar:2:", "policy holds more than 1,000 operators (Cedar nests each one)"],
+    ),
+    "newline in a policy id": Case(
+        {
+            "inv.yaml": SMALL,
+            "principals.yml": PRINCIPALS,
+            "pol/schema.cedarschema": (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8"),
+            "pol/all.cedar": '@id("ok\\n::error::forged")\npermit(principal, action, resource);\n',
+        },
+        ["audit", "inv.yaml", "--policies", "pol"],
+        ["pol/all.cedar:1: policy id 'ok\\n::error::forged' holds a control character (U+000A)"],
+    ),
+    "request context with a key given twice": Case(
+        {"inv.yaml": SMALL, "principals.yml": PRINCIPALS},
+        [*AUTHORIZE, "--context", '{"incident": true, "incident": false}'],
+        ["--context: key 'incident' is given twice; expected each key once"],
+    ),
+    "request context nested 10^4 deep": Case(
+        {"inv.yaml": SMALL, "principals.yml": PRINCIPALS},
+        [*AUTHORIZE, "--context", '{"a": ' * 10_000 + "1" + "}" * 10_000],
+        ["--context: JSON nested deeper than it can be read"],
+    ),
+    "teams nested past nesting_depth": Case(
+        {"inv.yaml": SMALL, "jobs.yaml": JOBS, "principals.yml": TEAM_CHAIN},
+        ["place", "inv.yaml", "jobs.yaml"],
+        ["principals.yml:105:5: principal 't101' is a member of teams nested 101 deep, over the limit nesting_depth"],
+    ),
+    # --- waivers and baselines ------------------------------------------------------------------
+    "waiver whose reason is null": Case(
+        {"inv.yaml": SMALL, "w.yaml": NULL_REASON},
+        ["verify", "inv.yaml", "--waivers", "w.yaml"],
+        ["w.yaml:2:34: 'reason' in waiver 1 is empty; expected a value for every key"],
+    ),
+    "baseline schemaVersion true": Case(
+        {"inv.yaml": SMALL, "base.json": '{"schemaVersion": true, "findings": []}'},
+        ["verify", "inv.yaml", "--baseline", "base.json"],
+        ["base.json:1:2: schemaVersion True is not 1"],
+    ),
+    "baseline fingerprint that is not one": Case(
+        {"inv.yaml": SMALL, "base.json": '{"schemaVersion": 1, "findings": [{"fingerprint": "zz"}]}'},
+        ["verify", "inv.yaml", "--baseline", "base.json"],
+        ["base.json:1:36: fingerprint 'zz' is not 32 lowercase hexadecimal digits"],
+    ),
+    # --- numbers are ASCII digits: `\\d` reads fullwidth and Arabic-Indic ones too -------------
+    "bandwidth in fullwidth digits": Case(
+        {"inv.yaml": _replace("generation: 4, count: 18", "bandwidth: '\uff11\uff10\uff10 GB/s'")},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:13:44: 'bandwidth' in link n1/gpu0 - n1/gpu1: cannot read bandwidth '\uff11\uff10\uff10 GB/s'"],
+    ),
+    "hostlist in fullwidth digits": Case(
+        {"topology.conf": "SwitchName=leaf0 Nodes=n[\uff10\uff11-\uff10\uff14]\n"},
+        ["import", "slurm", "topology.conf"],
+        ["topology.conf:1: Nodes=n[\uff10\uff11-\uff10\uff14]: ", "expected a number or a range such as 001-016"],
+    ),
+    # --- importers: what would import as something else is refused ----------------------------
+    "hwloc PU whose os_index is a fraction": Case(
+        {"topo.xml": HWLOC_PU.replace('os_index="0"', 'os_index="0.5"')},
+        ["import", "hwloc", "topo.xml"],
+        ["topo.xml:6:5: PU os_index '0.5'; expected a whole number (the PU's OS index)"],
+    ),
+    "XML in an encoding Python has no codec for": Case(
+        {"topo.xml": HWLOC_PU.replace('encoding="UTF-8"', 'encoding="UTF-8000"')},
+        ["import", "hwloc", "topo.xml"],
+        ["topo.xml:1: XML declares an encoding Python cannot read (unknown encoding: UTF-8000); expected UTF-8"],
+    ),
+    "empty topology.conf": Case(
+        {"topology.conf": "# nothing yet\n"},
+        ["import", "slurm", "topology.conf"],
+        ["topology.conf:1: names no switch and no block; expected topology.conf lines such as"],
+    ),
+    "switches in a loop": Case(
+        {"topology.conf": "SwitchName=a Switches=b\nSwitchName=b Switches=a\n"},
+        ["import", "slurm", "topology.conf"],
+        ["topology.conf:1: switch 'a' is under itself through Switches= (a -> b -> a); expected a tree of switches"],
+    ),
+    "host named twice in one hostlist": Case(
+        {"topology.conf": "SwitchName=leaf0 Nodes=n[1," + "1," * 20_000 + "2]\n"},
+        ["import", "slurm", "topology.conf"],
+        ["topology.conf:1: Nodes= names 'n1' twice; expected each name once"],
+    ),
+    "newline in --name": Case(
+        {"topology.conf": "SwitchName=leaf0 Nodes=n[1-2]\n"},
+        ["import", "slurm", "topology.conf", "--name", "fabric\n::error::forged"],
+        ["--name: 'fabric\\n::error::forged' holds a control character (U+000A)"],
+    ),
+    "node JSON with a key given twice": Case(
+        {"nodes.json": '{"items": [], "items": [{"metadata": {"name": "a"}}]}'},
+        ["import", "k8s-labels", "nodes.json"],
+        ["nodes.json:1: key 'items' is given twice in one object"],
+    ),
+    "node JSON nested 10^5 deep": Case(
+        {"nodes.json": '{"items": ' + "[" * 100_000 + "]" * 100_000 + "}"},
+        ["import", "k8s-labels", "nodes.json"],
+        ["nodes.json:1: JSON nested deeper than it can be read"],
+    ),
+    "id_length lowered below the shipped catalogue's names": Case(
+        {"inv.yaml": SMALL},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:9:10: 'name' in object 'gpu0' is 4 characters long, over the limit id_length = 3"],
+        Limits(id_length=3),
+        # Parsed once per process: forget it, so that this run parses it under the lowered limit.
+        setup=lambda _root: (builtin_models.cache_clear(), device_ids.cache_clear()),
     ),
     # --- the engine -----------------------------------------------------------------------------
     # On both engines (DuckDB checks the budget after each statement, pyDatalog after each relation):

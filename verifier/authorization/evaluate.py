@@ -24,6 +24,7 @@ import cedarpy
 from verifier.authorization.entities import EntityGraph
 from verifier.authorization.policies import PolicyBundle, short
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import INT64_MAX, INT64_MIN, current_limits
 
 ACTIONS = ("schedule", "reserve", "drain", "administer")
 BATCH = 5000
@@ -121,9 +122,38 @@ def _policy_of(message: str) -> str:
 def parse_context(text: str) -> dict[str, object]:
     """A request context given as JSON text on the command line; ValueError with a short reason."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_int=_long)
     except json.JSONDecodeError as err:
         raise ValueError(f"--context is not JSON: {err.msg} at column {err.colno}") from None
+    except RecursionError:
+        raise ValueError(
+            f"JSON nested deeper than it can be read; expected at most nesting_depth = "
+            f"{current_limits().nesting_depth} levels"
+        ) from None
     if not isinstance(value, dict):
         raise ValueError('--context must be a JSON object such as {"incident": true}')
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object, refusing a key given twice (json keeps the last one silently)."""
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} is given twice; expected each key once")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON; expected a number, a string or a boolean")
+
+
+def _long(digits: str) -> int:
+    value = int(digits) if len(digits) <= 20 else None
+    if value is None or not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError(
+            f"{digits} does not fit in 64 bits (a Cedar Long); "
+            f"expected a whole number between {INT64_MIN} and {INT64_MAX}"
+        )
     return value

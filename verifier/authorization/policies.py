@@ -23,7 +23,10 @@ import cedarpy
 from cedarpy import pst
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.limits import current_limits, exceeded, read_limited
 from verifier.core.resources import display_path, shipped_policies_dir
+from verifier.sources.inventory.validate import text_problem
+from verifier.sources.inventory.yaml_source import decode_utf8
 
 SCHEMA_FILE = "schema.cedarschema"
 MAX_MESSAGE = 240
@@ -72,8 +75,12 @@ def load_policies(directory: Path) -> PolicyBundle:
             SourceLocation(str(directory)),
             f"no {SCHEMA_FILE} in the policy directory; policies are validated against it before use",
         )
+    schema_text = _read_cedar(schema_path, "Cedar schema")
+    deep = _too_deep(schema_text, 1)
+    if deep is not None:
+        raise TopologError.at(SourceLocation(str(schema_path), deep[0], deep[1]), deep[2])
     try:
-        schema = cedarpy.Schema.from_str(schema_path.read_text(encoding="utf-8"))
+        schema = cedarpy.Schema.from_str(schema_text)
     except ValueError as err:
         raise TopologError.at(SourceLocation(str(schema_path)), f"invalid Cedar schema: {short(str(err))}") from None
     files = sorted(directory.glob("*.cedar"))
@@ -84,9 +91,13 @@ def load_policies(directory: Path) -> PolicyBundle:
     errors: list[Diagnostic] = []
     policies: dict[str, Policy] = {}
     for path in files:
-        text = path.read_text(encoding="utf-8")
+        text = _read_cedar(path, "policy file")
         for line, statement in split_statements(text):
             loc = SourceLocation(str(path), line)
+            deep = _too_deep(statement, line)
+            if deep is not None:
+                errors.append(Diagnostic(SourceLocation(str(path), deep[0], deep[1]), deep[2]))
+                continue
             policy = _check_statement(statement, loc, schema, errors)
             if policy is None:
                 continue
@@ -119,12 +130,64 @@ def _check_statement(
     if not pid:
         errors.append(Diagnostic(loc, 'policy has no @id("...") annotation; decisions name policies by it'))
         return None
+    problem = text_problem(pid)
+    if problem is None and len(pid) > current_limits().id_length:
+        problem = exceeded("id_length", f"is {len(pid):,} characters long")
+    if problem is not None:
+        # Decisions, audits and findings print the id: it must stay one printable line.
+        errors.append(Diagnostic(loc, f"policy id {pid!r} {problem}"))
+        return None
     result = cedarpy.validate_policies(statement, schema)
     if not result.validation_passed:
         for e in result.errors:
             errors.append(Diagnostic(loc, f"policy {pid!r} is not valid against the schema: {short(e.error)}"))
         return None
     return Policy(pid, template.effect, loc, template)
+
+
+def _read_cedar(path: Path, what: str) -> str:
+    """A Cedar file's text: bounded by file_size, strict UTF-8, the error located."""
+    return decode_utf8(read_limited(path, str(path), what), str(path))
+
+
+_BRACKETS = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|[\[({\])}]|\n|&&|\|\||[-+*!<>=.]=?|\b(?:in|has|like|is|if)\b')
+OPERATORS_PER_LEVEL = 10
+"""A policy may hold this many operators per level of nesting_depth (1,000 by default): Cedar's
+parser recurses once per operator of a chain (`a && b && ...`) and, in native code, dies of
+a stack overflow at about 2,000 of them, before its own limit of 100 levels applies."""
+
+
+def _too_deep(statement: str, first_line: int) -> tuple[int, int, str] | None:
+    """(line, column, message) where brackets nest past nesting_depth, else None.
+
+    cedarpy parses recursively in native code: a policy nested a few thousand deep
+    overflows its stack and kills the process, so the depth is checked before it parses.
+    """
+    limit = current_limits().nesting_depth
+    depth = operators = 0
+    line, line_start = first_line, 0
+    for m in _BRACKETS.finditer(statement):
+        tok = m.group(0)
+        if tok == "\n":
+            line, line_start = line + 1, m.end()
+        elif tok in "([{":
+            depth += 1
+            if depth > limit:
+                return (
+                    line,
+                    m.start() - line_start + 1,
+                    exceeded("nesting_depth", f"policy nested {depth} levels deep here"),
+                )
+        elif tok in ")]}":
+            depth = max(0, depth - 1)
+        elif not tok.startswith(('"', "/")):
+            operators += 1
+            if operators > limit * OPERATORS_PER_LEVEL:
+                found = f"policy holds more than {limit * OPERATORS_PER_LEVEL:,} operators (Cedar nests each one)"
+                return (line, m.start() - line_start + 1, exceeded("nesting_depth", found))
+        elif tok.startswith('"') and "\n" in tok:
+            line, line_start = line + tok.count("\n"), m.start() + tok.rfind("\n") + 1
+    return None
 
 
 _TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|;|\n|[^";/\n]+|/')

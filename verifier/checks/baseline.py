@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,10 @@ def baseline_text(entries: Sequence[tuple[Finding, str]]) -> str:
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+_FINGERPRINT = re.compile(r"[0-9a-f]{32}")
+"""What `fingerprint()` writes: 128 bits as hex."""
+
+
 def expected_baseline() -> str:
     return "expected a baseline written by `topolog verify --write-baseline`"
 
@@ -66,6 +71,11 @@ def load_baseline(path: Path) -> Baseline:
         json.loads(text)
     except json.JSONDecodeError as err:
         raise TopologError.at(SourceLocation(name, err.lineno, err.colno), f"not valid JSON: {err.msg}") from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        raise TopologError.at(
+            SourceLocation(name, 1, 1),
+            f"not valid JSON: a number has more digits than can be read; {expected_baseline()}",
+        ) from None
     except RecursionError:
         # json's parser recurses per level; the YAML reader below would refuse the depth anyway.
         raise TopologError.at(
@@ -77,7 +87,8 @@ def load_baseline(path: Path) -> Baseline:
     doc = load_yaml_text(text, name)
     problems: list[Diagnostic] = []
     expected = expected_baseline()
-    if doc.get("schemaVersion") != BASELINE_VERSION:
+    version = doc.get("schemaVersion")
+    if type(version) is not int or version != BASELINE_VERSION:  # `true` == 1 in Python, not here
         problems.append(
             Diagnostic(
                 doc.key_loc("schemaVersion"),
@@ -93,6 +104,14 @@ def load_baseline(path: Path) -> Baseline:
             fp = row.get("fingerprint") if isinstance(row, YMap) else None
             if not isinstance(fp, str) or not fp:
                 problems.append(Diagnostic(rows.item_loc(i), f"entry without a 'fingerprint' string; {expected}"))
+            elif _FINGERPRINT.fullmatch(fp) is None:
+                assert isinstance(row, YMap)
+                problems.append(
+                    Diagnostic(
+                        row.key_loc("fingerprint"),
+                        f"fingerprint {fp!r} is not 32 lowercase hexadecimal digits; {expected}",
+                    )
+                )
             else:
                 fps.add(fp)
     if problems:

@@ -94,6 +94,9 @@ def load_waivers(path: Path) -> WaiverFile:
             )
             continue
         problems.keys(item, WAIVER_KEYS, what, required=WAIVER_KEYS, one_per_typo=True)
+        for key in WAIVER_KEYS:
+            if key in item and item.get(key) is None:  # `reason:` or `reason: null` says nothing
+                problems.add(item.key_loc(key), f"'{key}' in {what} is empty; expected a value for every key")
         rule, subject, expires = (problems.text(item, k, what) for k in ("rule", "subject", "expires"))
         # A reason may be a folded or literal YAML block; its line breaks become spaces, so
         # a reason can never start a report line of its own (or a GitHub workflow command).

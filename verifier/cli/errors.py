@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
@@ -9,13 +10,18 @@ from typing import NoReturn, TypeVar
 import click
 
 from verifier.core.errors import EngineError, TopologError
+from verifier.reports.safe_text import one_line
 
 T = TypeVar("T")
+
+_LOCATED = re.compile(r"(?P<place>[^\s:]+:\d+(?::\d+)?): (?P<what>.+)")
 
 
 def fail(err: TopologError) -> NoReturn:
     for diag in err.diagnostics:
-        click.echo(f"error: {diag}", err=True)
+        # One problem, one line: a path, an option value or an id from the input may hold a
+        # newline, and `...\n::error::` would start a line that GitHub Actions runs as a command.
+        click.echo(f"error: {one_line(str(diag))}", err=True)
     sys.exit(2)
 
 
@@ -26,5 +32,14 @@ def guard(action: Callable[[], T], nothing: str = "nothing is verified") -> T:
     except TopologError as err:
         fail(err)
     except EngineError as err:
-        click.echo(f"error: the rules could not be evaluated, so {nothing}: {err}", err=True)
+        text = one_line(str(err))
+        # The place first, where the engine names one (`rules.dl:2:27: arithmetic overflowed ...`).
+        located = _LOCATED.match(text)
+        if located is not None:
+            click.echo(
+                f"error: {located['place']}: {located['what']}; the rules could not be evaluated, so {nothing}",
+                err=True,
+            )
+        else:
+            click.echo(f"error: the rules could not be evaluated, so {nothing}: {text}", err=True)
         sys.exit(2)

@@ -14,12 +14,25 @@ from verifier.cli.output import emit, refuse_inputs, write_file
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.reports import formats_for, slurm_topology
 from verifier.reports import k8s_labels as k8s_labels_report
+from verifier.reports.safe_text import one_line
 from verifier.sources.importers import KINDS, import_files
 from verifier.sources.importers.reconcile import ReconcileReport, load_side, reconcile
 from verifier.sources.importers.yaml_out import to_yaml
 from verifier.sources.inventory.loader import load_inventory
 from verifier.sources.inventory.model import LINK_KINDS, Inventory
 from verifier.sources.inventory.units import UnitError, bandwidth_mbps
+from verifier.sources.inventory.validate import name_problem
+
+
+def _check_id(flag: str, value: str) -> None:
+    """--node and --name become an id and metadata.name: the rules a written inventory obeys."""
+    problem = name_problem(value)
+    if problem is None and not value.strip():
+        problem = "is empty; expected an id such as gpu-a01"
+    if problem is None and flag == "--node" and "/" in value:
+        problem = "holds '/', which separates the levels of an id; expected an id such as gpu-a01"
+    if problem is not None:
+        raise TopologError.at(SourceLocation(flag), f"{value!r} {problem}")
 
 
 @click.command("import")
@@ -68,6 +81,9 @@ def import_cmd(
       topolog import k8s-labels nodes.json cluster.yaml -o checked.yaml
     """
     try:
+        for flag, value in (("--node", node), ("--name", name)):
+            if value is not None:
+                _check_id(flag, value)
         if output is not None:
             refuse_inputs([output], files)
         try:
@@ -79,7 +95,7 @@ def import_cmd(
         fail(err)
         return
     for note in result.notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(f"note: {one_line(str(note))}", err=True)
     text = to_yaml(result.inventory, name or files[0].stem, f"{kind}: {', '.join(str(f) for f in files)}")
     if output is None:
         click.echo(text, nl=False)

@@ -18,7 +18,7 @@ import click
 
 from verifier.cli.config import default_map, find_config, read_config
 from verifier.cli.errors import guard
-from verifier.core.limits import LimitError, Limits, current_limits, use_limits
+from verifier.core.limits import LimitError, Limits, current_limits, forget_reads, use_limits
 from verifier.core.version import __version__
 
 LIMIT_NAMES = Limits.names()
@@ -96,6 +96,7 @@ def main(ctx: click.Context, config_path: Path | None, no_config: bool, input_li
       topolog --config ci/topolog.yaml verify inventories/*.yaml
       topolog --no-config verify inventories/dgx-h100-pod.yaml
     """
+    forget_reads()  # a new run: no input read yet (write_file refuses to replace one that was)
     if no_config and config_path is not None:
         raise click.UsageError("--config FILE and --no-config contradict each other; give one of them")
     if input_limits:

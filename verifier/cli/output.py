@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -10,6 +12,7 @@ from pathlib import Path
 import click
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import read_by_this_run
 from verifier.reports import render
 
 
@@ -33,7 +36,27 @@ def refuse_inputs(targets: Iterable[Path], inputs: Iterable[Path]) -> None:
 
 
 def write_file(path: Path, text: str) -> None:
-    """`text` into `path` atomically: a temporary file beside it, renamed over it once complete."""
+    """`text` into `path` atomically: a temporary file beside it, renamed over it once complete.
+
+    Never over a file this run has read (under any name), and never in place of a device
+    file or a FIFO: `/dev/null` or `/dev/stdout` is written to, not replaced by a regular file.
+    """
+    read_as = read_by_this_run(path)
+    if read_as is not None:
+        raise TopologError.at(
+            SourceLocation(str(path)), f"is an input of this run ({read_as}); write the report to another file"
+        )
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as err:
+        raise TopologError.at(SourceLocation(str(path)), f"cannot write report: {err.strerror or err}") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise TopologError.at(SourceLocation(str(path)), "cannot write report: it is a folder; expected a file")
+    if mode is not None and not stat.S_ISREG(mode):
+        write_in_place(path, text.encode("utf-8"), "report")
+        return
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise TopologError.at(SourceLocation(str(path)), f"cannot write report: no such folder {folder}")
@@ -54,3 +77,25 @@ def write_file(path: Path, text: str) -> None:
     except OSError as err:
         Path(tmp).unlink(missing_ok=True)
         raise TopologError.at(SourceLocation(str(path)), f"cannot write report: {err.strerror or err}") from None
+
+
+def write_in_place(path: Path, data: bytes, what: str) -> None:
+    """`data` written to a device file or FIFO that exists (not replaced). A FIFO no process
+    reads is refused at once instead of waiting for a reader.
+    """
+    loc = SourceLocation(str(path))
+    try:
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        if err.errno == errno.ENXIO:
+            raise TopologError.at(loc, f"cannot write {what}: no process reads this FIFO") from None
+        raise TopologError.at(loc, f"cannot write {what}: {err.strerror or err}") from None
+    try:
+        os.set_blocking(fd, True)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as err:
+        raise TopologError.at(loc, f"cannot write {what}: {err.strerror or err}") from None
+    finally:
+        os.close(fd)

@@ -27,6 +27,7 @@ from verifier.core.errors import EngineError, SourceLocation, TopologError
 from verifier.core.suggest import closest
 from verifier.engine.ast import Declaration
 from verifier.reports import render
+from verifier.reports.safe_text import one_line
 from verifier.session.api import explain, query
 from verifier.session.session import Evaluation
 
@@ -183,11 +184,11 @@ def answer_line(session: Session, line: str, out: TextIO, err: TextIO) -> bool:
         raise
     except TopologError as error:
         for diag in error.diagnostics:
-            err.write(f"error: {diag}\n")
+            err.write(f"error: {one_line(str(diag))}\n")
         err.flush()
         return False
     except EngineError as error:
-        err.write(f"error: the query could not be evaluated: {error}\n")
+        err.write(f"error: the query could not be evaluated: {one_line(str(error))}\n")
         err.flush()
         return False
     except KeyboardInterrupt:

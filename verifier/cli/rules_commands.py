@@ -21,6 +21,7 @@ from verifier.cli.options import (
 from verifier.cli.output import emit
 from verifier.core.resources import shipped_rules_dir
 from verifier.reports import formats_for
+from verifier.reports.safe_text import one_line
 from verifier.session.rule_tests import RuleTestReport, run_rule_tests
 from verifier.session.session import load_rules
 
@@ -95,11 +96,11 @@ def test_cmd(
         _missing_files([directory, *rules])
         report = run_rule_tests(directory, rules, engine, check_ids, skip_ids)
         for line in report.warnings:
-            click.echo(f"warning: {line}", err=True)
+            click.echo(f"warning: {one_line(line)}", err=True)
         emit(report, fmt)
         for outcome in report.outcomes:
             for error in outcome.errors:
-                click.echo(f"error: {error}", err=True)
+                click.echo(f"error: {one_line(str(error))}", err=True)
         return report.exit_code
 
     sys.exit(guard(body))

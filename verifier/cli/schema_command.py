@@ -11,7 +11,8 @@ from pathlib import Path
 
 import click
 
-from verifier.cli.errors import fail
+from verifier.cli.errors import fail, guard
+from verifier.cli.output import write_file
 from verifier.core.errors import SourceLocation, TopologError
 
 SCHEMA_FILE = ("schemas", "inventory.schema.json")
@@ -52,7 +53,8 @@ def schema_cmd(output: Path | None) -> None:
         return
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
-        # Bytes, not text: the file is byte-identical on every platform (no CRLF on Windows).
-        output.write_bytes(text.encode("utf-8"))
     except OSError as err:
         fail(TopologError.at(SourceLocation(str(output)), f"cannot write the schema: {err.strerror or err}"))
+    # Whole or not at all, and into a device file or FIFO rather than over it; written with
+    # newline="", so the file is byte-identical on every platform (no CRLF on Windows).
+    guard(lambda: write_file(output, text))

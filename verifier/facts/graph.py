@@ -316,7 +316,7 @@ def graph_facts(
     if "rail" in want:
         for oid, o in inv.objects.items():
             rail = o.labels.get("rail")
-            if rail is not None and rail.isdigit():
+            if rail is not None and rail.isascii() and rail.isdigit():
                 out["rail"].append((oid, int(rail)))
     if want & {"leaf_class", "leaf_class_bottleneck"}:
         _fabric(inv, out)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.limits import current_limits, exceeded
 from verifier.sources.inventory.validate import name_problem, text_problem
 from verifier.sources.inventory.yaml_source import YList, YMap, load_yaml_file
 
@@ -131,7 +132,7 @@ def load_principals(path: Path) -> Principals:
                 errors.append(Diagnostic(loc, f"{raw.id} is a member of {team!r}, which is not a team of this file"))
     if errors:
         raise TopologError(errors)
-    closure = {rid: _ancestors(rid, raws, errors) for rid in raws}
+    closure = _closures(raws, errors)
     if errors:
         raise TopologError(errors)
     out: dict[str, Principal] = {}
@@ -195,19 +196,66 @@ def _entry(entry: object, ptype: str, loc: SourceLocation, errors: list[Diagnost
     return _Raw(ptype, pid, teams, strings["tenant"], strings["role"], on_call, entry.loc)
 
 
-def _ancestors(rid: str, raws: dict[str, _Raw], errors: list[Diagnostic]) -> set[str]:
-    """Every team reachable from `rid`; a cycle back to `rid` is an error (Cedar would take it)."""
-    seen: set[str] = set()
-    stack = [t for t, _ in raws[rid].teams]
-    while stack:
-        t = stack.pop()
-        if t == rid:
+def _closures(raws: dict[str, _Raw], errors: list[Diagnostic]) -> dict[str, set[str]]:
+    """Every team reachable from each principal, in time linear in the answer.
+
+    A team that reaches itself is an error (Cedar would take the cycle), and so is membership
+    nested deeper than nesting_depth: every request walks it, and a chain of thousands of teams
+    would make loading alone take minutes.
+    """
+    order = _postorder(raws, errors)
+    if errors:
+        return {}
+    limit = current_limits().nesting_depth
+    closure: dict[str, set[str]] = {}
+    depth: dict[str, int] = {}
+    for rid in order:  # every team before the principals that are members of it
+        teams = [t for t, _ in raws[rid].teams]
+        reach = set(teams)
+        for t in teams:
+            reach |= closure[t]
+        closure[rid] = reach
+        depth[rid] = 1 + max((depth[t] for t in teams), default=0) if teams else 0
+        if depth[rid] > limit:
+            errors.append(
+                Diagnostic(
+                    raws[rid].loc,
+                    exceeded("nesting_depth", f"principal {rid!r} is a member of teams nested {depth[rid]} deep"),
+                )
+            )
+            return {}
+    return closure
+
+
+def _postorder(raws: dict[str, _Raw], errors: list[Diagnostic]) -> list[str]:
+    """Principals with every team before its members (iterative DFS); each team on a cycle is an error."""
+    done: set[str] = set()
+    order: list[str] = []
+    cyclic: set[str] = set()
+    for root in raws:
+        if root in done:
+            continue
+        path: list[str] = [root]
+        on_path = {root}
+        stack = [iter([t for t, _ in raws[root].teams])]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                stack.pop()
+                node = path.pop()
+                on_path.discard(node)
+                done.add(node)
+                order.append(node)
+            elif child in on_path:
+                cyclic.update(path[path.index(child) :])
+            elif child not in done:
+                path.append(child)
+                on_path.add(child)
+                stack.append(iter([t for t, _ in raws[child].teams]))
+    for rid in raws:
+        if rid in cyclic:
             errors.append(Diagnostic(raws[rid].loc, f"team {rid!r} is a member of itself through its teams"))
-            return seen
-        if t not in seen:
-            seen.add(t)
-            stack.extend(x for x, _ in raws[t].teams)
-    return seen
+    return order
 
 
 def _inherited_tenant(raw: _Raw, raws: dict[str, _Raw]) -> str:

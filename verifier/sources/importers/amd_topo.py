@@ -114,7 +114,7 @@ def _int(b: Builder, cell: Cell, what: str) -> int | None:
         # amd-smi prints the library's status (UNKNOWN, NOT_SUPPORTED) where it could not read a value.
         b.note(cell.loc, f"{what} is {cell.value}: the tool could not read it, so it stays unknown")
         return None
-    if not cell.value.isdigit():
+    if not (cell.value.isascii() and cell.value.isdigit()):
         b.error(cell.loc, f"{what} {cell.value!r}; expected a whole number or N/A")
         return None
     return int(cell.value)

@@ -8,7 +8,7 @@ import re
 from verifier.core.limits import current_limits
 
 _MAX_DIGITS = 18  # a host number past 64 bits is not a host number
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_RANGE = re.compile(r"^([0-9]+)(?:-([0-9]+))?$")  # ASCII digits: \d takes fullwidth ones too
 
 
 class HostlistError(ValueError):

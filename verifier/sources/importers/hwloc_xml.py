@@ -23,7 +23,7 @@ from verifier.sources.importers.safe_xml import Element, parse_xml
 from verifier.sources.importers.sockets import link_sockets
 from verifier.sources.inventory.device_ids import is_display_only, model_for_name, model_for_pci
 
-_CACHE = re.compile(r"^L(\d)([id]?)Cache$")
+_CACHE = re.compile(r"^L([0-9])([id]?)Cache$")
 _CACHE_TYPE = {"0": "unified", "1": "data", "2": "instruction"}
 _PCI_TYPE = re.compile(r"^([0-9a-fA-F]{4}) \[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
 _SKIPPED = ("support", "pci_locality")  # hwloc's own discovery bookkeeping, not hardware
@@ -52,7 +52,10 @@ def _cpuset_bits(text: str | None) -> set[int]:
     """Hwloc cpusets: comma-separated 32-bit hex words, most significant first."""
     if not text:
         return set()
-    value = int("".join(w.removeprefix("0x").rjust(8, "0") for w in text.split(",")), 16)
+    words = [w.strip().removeprefix("0x") for w in text.split(",")]
+    if not all(re.fullmatch(r"[0-9a-fA-F]{1,8}", w) for w in words) or len(words) > 4096:
+        return set()  # not a cpuset hwloc writes: it names no PU, and the PUs stay where the tree puts them
+    value = int("".join(w.rjust(8, "0") for w in words), 16)
     return {i for i in range(value.bit_length()) if value >> i & 1}
 
 
@@ -151,7 +154,7 @@ class _Reader:
             here = self.id(f"numa{el.get('os_index')}") if el.get("os_index") else self.next("numa")
             q = {}
             mem = el.get("local_memory")
-            if mem is not None and mem.isdigit() and int(mem) > 0:
+            if mem is not None and mem.isascii() and mem.isdigit() and int(mem) > 0:
                 q["size_mb"] = round(int(mem) / 1_000_000)
             if el.get("subtype"):
                 labels["memory_type"] = el.get("subtype") or ""
@@ -159,10 +162,13 @@ class _Reader:
             self.numa_els[here] = el
         elif cache is not None or kind == "MemCache":
             level = cache.group(1) if cache else el.get("depth") or "1"
+            if not (level.isascii() and level.isdigit() and len(level) <= 2):
+                self.b.error(el.loc, f"MemCache depth {level!r}; expected a cache level such as 1, 2 or 3")
+                return
             here = self.next(f"l{level}{cache.group(2) if cache else 'mem'}cache")
             q = {"level": int(level)}
             size = el.get("cache_size")
-            if size is not None and size.isdigit() and int(size) > 0:
+            if size is not None and size.isascii() and size.isdigit() and int(size) > 0:
                 q["size_kb"] = round(int(size) / 1000)
             labels["cache_type"] = _CACHE_TYPE.get(el.get("cache_type") or "0", "unified")
             if kind == "MemCache":
@@ -173,7 +179,11 @@ class _Reader:
             self.b.obj(here, "core", parent, el.loc, labels=labels)
             self.core_pus[here] = []
         elif kind == "PU":
-            os_index = int(el.get("os_index") or "0")
+            raw_index = el.get("os_index") or "0"
+            if not (raw_index.isascii() and raw_index.isdigit() and len(raw_index) <= 18):
+                self.b.error(el.loc, f"PU os_index {raw_index!r}; expected a whole number (the PU's OS index)")
+                return
+            os_index = int(raw_index)
             if core is None:  # a PU without a Core above it stands for a core of one thread
                 here = core = self.id(f"pu{os_index}")
                 self.b.obj(here, "core", parent, el.loc, labels={**labels, "hwloc_type": "PU"})
@@ -352,10 +362,11 @@ class _Reader:
         return by_id or by_name
 
     def nvlinks(self, el: Element) -> None:
-        n = int(el.get("nbobjs") or "0")
+        raw_n = el.get("nbobjs") or "0"
+        n = int(raw_n) if raw_n.isascii() and raw_n.isdigit() and len(raw_n) <= 9 else -1
         names = " ".join(i.text for i in el.iter("indexes")).split()
         values = " ".join(v.text for v in el.iter("u64values")).split()
-        if len(names) != n or len(values) != n * n or not all(v.isdigit() for v in values):
+        if len(names) != n or len(values) != n * n or not all(v.isascii() and v.isdigit() for v in values):
             self.b.error(
                 el.loc,
                 f"NVLinkBandwidth matrix of {n} objects needs {n} indexes and {n * n} integer values; "
@@ -459,7 +470,11 @@ class _Reader:
         for v in el.iter("memattr_value"):
             target = self.by_gp.get(v.get("target_obj_gp_index") or "")
             value = v.get("value") or ""
-            if target is None or self.b.inv.objects[target].kind != "memory" or not value.isdigit():
+            if (
+                target is None
+                or self.b.inv.objects[target].kind != "memory"
+                or not (value.isascii() and value.isdigit())
+            ):
                 skipped += 1
                 continue
             tel = self.numa_els.get(target)
@@ -483,10 +498,10 @@ class _Reader:
             name = infos.get("CoreType") or f"kind{k}"
             q: dict[str, int] = {}
             eff = el.get("forced_efficiency") or el.get("efficiency")
-            if eff is not None and eff.lstrip("-").isdigit() and int(eff) >= 0:
+            if eff is not None and eff.lstrip("-").isascii() and eff.lstrip("-").isdigit() and int(eff) >= 0:
                 q["efficiency"] = int(eff)
             freq = infos.get("FrequencyMaxMHz")
-            if freq and freq.isdigit():
+            if freq and freq.isascii() and freq.isdigit():
                 q["max_mhz"] = int(freq)
             for pu in _cpuset_bits(el.get("cpuset")):
                 pu_kind[pu] = (name, q)

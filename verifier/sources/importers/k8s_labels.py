@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from verifier.core.errors import SourceLocation
+from verifier.core.limits import current_limits
 from verifier.sources.importers.build import Builder, Imported, read_tool_text
 
 GFD = "nvidia.com/"
@@ -70,15 +71,45 @@ def _line_of(text: str, needle: str, start: int, key: str | None = None) -> tupl
     return text.count("\n", 0, m.start()) + 1, m.start()
 
 
+class _JSONProblem(ValueError):
+    """JSON that parses but cannot be read exactly: a key given twice, NaN or Infinity."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _JSONProblem(f"key {key!r} is given twice in one object (JSON keeps the last silently)")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise _JSONProblem(f"{name} is not JSON")
+
+
 def _read(b: Builder, path: Path, text: str, seen: dict[str, SourceLocation], onto: bool) -> None:
     file = str(path)
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         b.error(
             SourceLocation(file, err.lineno, err.colno),
             f"not valid JSON: {err.msg}; expected `kubectl get nodes -o json`",
         )
+        return
+    except _JSONProblem as err:
+        b.error(SourceLocation(file, 1), f"{err}; expected `kubectl get nodes -o json`")
+        return
+    except RecursionError:
+        b.error(
+            SourceLocation(file, 1),
+            f"JSON nested deeper than it can be read; expected at most nesting_depth = "
+            f"{current_limits().nesting_depth} levels (`kubectl get nodes -o json`)",
+        )
+        return
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        b.error(SourceLocation(file, 1), "not valid JSON: a number has more digits than can be read")
         return
     items: list[Any]
     if isinstance(doc, dict) and doc.get("kind") == "Node":
@@ -118,7 +149,7 @@ def _read(b: Builder, path: Path, text: str, seen: dict[str, SourceLocation], on
             if key == GFD + "gpu.product":
                 labels["k8s_gpu_product"] = value
             elif key == GFD + "gpu.count":
-                if not value.isdigit():
+                if not (value.isascii() and value.isdigit()):
                     b.error(vloc, f"{key} of {name} is {value!r}; expected a whole number of GPUs")
                 else:
                     quantities["k8s_gpu_count"] = int(value)

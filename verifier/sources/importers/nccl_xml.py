@@ -79,7 +79,7 @@ class _Reader:
 
     def cpu(self, el: Element, k: int) -> None:
         numa = el.get("numaid")
-        if numa is not None and not numa.isdigit():
+        if numa is not None and not (numa.isascii() and numa.isdigit()):
             self.b.error(el.loc, f'numaid={numa!r} of {el.path}; expected a NUMA node number such as "0"')
             return
         cid = self.id(f"cpu{numa if numa is not None else k}")
@@ -125,7 +125,7 @@ class _Reader:
                 return None
         lanes: int | None = None
         if not width_unknown:
-            lanes = int(width) if width is not None and width.strip().isdigit() else None
+            lanes = int(width) if width is not None and width.strip().isascii() and width.strip().isdigit() else None
             if lanes not in _WIDTHS:
                 self.b.error(
                     el.loc,
@@ -270,7 +270,7 @@ class _Reader:
                     labels["nccl_" + key if key == "dev" else key] = value
             speed = net.get("speed")
             if speed is not None:
-                if speed.isdigit() and int(speed) > 0:
+                if speed.isascii() and speed.isdigit() and int(speed) > 0:
                     quantities["bandwidth_mbps"] = max(1, round(int(speed) / 8))  # Mb/s to MB/s
                 else:
                     self.b.error(
@@ -298,13 +298,13 @@ class _Reader:
     ) -> None:
         gid = by_bus[dev.busid]
         sm = dev.el.get("sm")
-        per_link = NVLINK_MBPS_BY_SM.get(int(sm) // 10) if sm and sm.isdigit() else None
+        per_link = NVLINK_MBPS_BY_SM.get(int(sm) // 10) if sm and sm.isascii() and sm.isdigit() else None
         for child in dev.el.children:
             if child.tag != "nvlink":
                 self.b.note(child.loc, f"<{child.tag}> of {gid} ({child.path}) is not modelled; not imported")
         for nv in dev.el.iter("nvlink"):
             target, count = (nv.get("target") or "").lower(), nv.get("count") or ""
-            if not target or not count.isdigit() or int(count) < 1:
+            if not target or not (count.isascii() and count.isdigit()) or int(count) < 1:
                 self.b.error(nv.loc, f'{nv.path} needs target="<busid>" and count="<links>" (a positive number)')
                 continue
             n = int(count)

@@ -182,7 +182,7 @@ def _serial(obj: Obj) -> str | None:
 
 def _smi_index(obj: Obj) -> int | None:
     col = obj.labels.get("nvidia_smi", "")
-    return int(col[3:]) if col.startswith("GPU") and col[3:].isdigit() else None
+    return int(col[3:]) if col.startswith("GPU") and col[3:].isascii() and col[3:].isdigit() else None
 
 
 def pair_devices(xs: list[Obj], ys: list[Obj]) -> list[tuple[Obj | None, Obj | None]]:

@@ -111,6 +111,10 @@ def parse_xml_bytes(data: bytes, filename: str) -> Element:
     except expat.ExpatError as err:
         loc = SourceLocation(filename, err.lineno, err.offset + 1)
         raise TopologError.at(loc, f"not well-formed XML: {expat.ErrorString(err.code)}") from None
+    except LookupError as err:  # <?xml encoding="..."?> that Python has no codec for
+        raise TopologError.at(
+            SourceLocation(filename, 1), f"XML declares an encoding Python cannot read ({err}); expected UTF-8"
+        ) from None
     if not root:  # pragma: no cover - expat reports "no element found" first
         raise TopologError.at(SourceLocation(filename, 1), "no XML element found")
     return root[0]

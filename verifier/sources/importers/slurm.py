@@ -75,7 +75,15 @@ def import_slurm(paths: list[Path], link_kind: str = "infiniband", link_mbps: in
             conf = conf or SlurmConf()
             read_slurm_conf(b, text, str(path), conf)
         else:
-            lines.extend(_lines(b, text, str(path)))
+            read = _lines(b, text, str(path))
+            if not read and not b.errors:
+                # An empty topology.conf would import as an empty fabric and pass every check.
+                b.error(
+                    SourceLocation(str(path), 1),
+                    "names no switch and no block; expected topology.conf lines such as "
+                    "'SwitchName=leaf0 Nodes=n[1-4]' or 'BlockName=b0 Nodes=n[1-4]'",
+                )
+            lines.extend(read)
     if onto:
         # The inventory's own switches and racks keep their ids: Slurm's are told apart by a prefix.
         for line in lines:
@@ -153,10 +161,19 @@ class _Reader:
 
     def hosts(self, line: _Line, key: str) -> list[str]:
         try:
-            return expand(line.fields[key])
+            hosts = expand(line.fields[key])
         except HostlistError as err:
             self.b.error(line.loc, f"{key.capitalize()}={line.fields[key]}: {err}")
             return []
+        seen: set[str] = set()
+        for host in hosts:
+            if host in seen:
+                # Each listing would become one more link to the same switch: a silently
+                # multiplied bandwidth (and a quadratic import for a long list).
+                self.b.error(line.loc, f"{key.capitalize()}= names {host!r} twice; expected each name once")
+                return []
+            seen.add(host)
+        return hosts
 
     def node(self, name: str, loc: SourceLocation, parent: str | None = None) -> None:
         if name in self.onto:
@@ -212,6 +229,43 @@ class _Reader:
                 elif meant not in self.listed:
                     out[h] = meant
         return out
+
+    def refuse_cycles(self, switches: dict[str, _Line]) -> None:
+        """A switch under itself through Switches= is no tree: Slurm refuses it, and the import
+        would hold each link of the loop once per direction, twice the bandwidth.
+        """
+        children: dict[str, list[str]] = {}
+        for name, line in switches.items():
+            if "switches" in line.fields:
+                with contextlib.suppress(HostlistError):  # reported where the links are made
+                    children[name] = [
+                        line.prefix + c for c in expand(line.fields["switches"]) if line.prefix + c in switches
+                    ]
+        done: set[str] = set()
+        for root in children:
+            if root in done:
+                continue
+            path, on_path = [root], {root}
+            stack = [iter(children.get(root, ()))]
+            while stack:
+                child = next(stack[-1], None)
+                if child is None:
+                    stack.pop()
+                    node = path.pop()
+                    on_path.discard(node)
+                    done.add(node)
+                elif child in on_path:
+                    loop = [*path[path.index(child) :], child]
+                    self.b.error(
+                        switches[child].loc,
+                        f"switch {child!r} is under itself through Switches= ({' -> '.join(loop)}); "
+                        "expected a tree of switches",
+                    )
+                    return
+                elif child not in done:
+                    path.append(child)
+                    on_path.add(child)
+                    stack.append(iter(children.get(child, ())))
 
     def read(self, lines: list[_Line]) -> None:
         switches: dict[str, _Line] = {}
@@ -289,6 +343,7 @@ class _Reader:
                     self.b.link(
                         name, child, self.kind, self.mbps, line.loc, labels={**link_labels, "slurm_member": "switch"}
                     )
+        self.refuse_cycles(switches)
         if self.conf is not None:
             for host, loc in self.conf.nodes.items():
                 if not self.b.has(host):

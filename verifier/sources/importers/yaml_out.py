@@ -100,8 +100,14 @@ def to_yaml(inv: Inventory, name: str, description: str) -> str:
     }
     if top_links:
         doc["links"] = [link_entry(lk, None) for lk in sorted(top_links, key=lambda x: x.id)]
+    # The description names the input files; a file name may hold a line break, which in a
+    # comment would end it and start a line of its own.
+    shown = "".join(
+        ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+        for ch in description
+    )
     header = (
-        f"# Written by `topolog import` ({description}).\n"
+        f"# Written by `topolog import` ({shown}).\n"
         "# Each object's `source` label says where the tool's output described it.\n"
     )
     return header + yaml.dump(

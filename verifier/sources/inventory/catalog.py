@@ -12,6 +12,7 @@ from functools import cache
 from importlib import resources
 
 from verifier.core.errors import TopologError
+from verifier.core.limits import Limits, use_limits
 from verifier.sources.inventory import units
 from verifier.sources.inventory.model import LINK_KINDS, MODEL_KINDS, CatalogModel
 from verifier.sources.inventory.validate import Problems
@@ -170,7 +171,16 @@ def _mig_profiles(m: YMap, problems: Problems, what: str) -> tuple[tuple[str, in
 
 @cache
 def builtin_models() -> tuple[CatalogModel, ...]:
-    """The shipped catalogue, parsed once per process. A broken one is a bug, not bad input."""
+    """The shipped catalogue, parsed once per process. A broken one is a bug, not bad input.
+
+    Read under the default limits: `--input-limit id_length=8` bounds what the user gives,
+    not the names topolog ships (a lowered limit made this an internal error).
+    """
+    with use_limits(Limits()):
+        return _parse_builtin_models()
+
+
+def _parse_builtin_models() -> tuple[CatalogModel, ...]:
     text = resources.files("verifier.sources.inventory").joinpath("catalog.yaml").read_text(encoding="utf-8")
     doc = load_yaml_text(text, BUILTIN_FILE)
     problems = Problems()

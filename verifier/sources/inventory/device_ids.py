@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from verifier.core.limits import Limits, use_limits
 from verifier.sources.inventory.catalog import builtin_models
 from verifier.sources.inventory.validate import Problems
 from verifier.sources.inventory.yaml_source import load_yaml_text
@@ -30,7 +31,15 @@ class DeviceIds:
 
 @cache
 def device_ids() -> DeviceIds:
-    """The built-in table, checked: every id well formed, every model in the built-in catalogue."""
+    """The built-in table, checked: every id well formed, every model in the built-in catalogue.
+
+    Read under the default limits: they bound the user's inputs, not what topolog ships.
+    """
+    with use_limits(Limits()):
+        return _parse_device_ids()
+
+
+def _parse_device_ids() -> DeviceIds:
     text = resources.files("verifier.sources.inventory").joinpath("device_ids.yaml").read_text(encoding="utf-8")
     doc = load_yaml_text(text, BUILTIN_FILE)
     problems = Problems()

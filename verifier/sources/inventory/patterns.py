@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}]*))?\}|[{}]")
-_SPEC = re.compile(r"^(0?[1-9]\d?)?[dxX]?$|^$")
-_RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+_SPEC = re.compile(r"^(0?[1-9][0-9]?)?[dxX]?$|^$")
+_RANGE = re.compile(r"^\s*(-?[0-9]+)\s*\.\.\s*(-?[0-9]+)\s*$")
 
 MAX_FOREACH = 10_000_000
 """Combinations one `foreach` may produce (far above any real fleet; stops typos like 0..1e9)."""

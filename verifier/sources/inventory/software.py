@@ -16,7 +16,7 @@ from importlib import resources
 
 import yaml
 
-_RELEASE_RE = re.compile(r"^(\d{1,3})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?$")
+_RELEASE_RE = re.compile(r"^([0-9]{1,3})(?:\.([0-9]{1,3}))?(?:\.([0-9]{1,3}))?$")
 
 Row = tuple[str | int, ...]
 
@@ -80,7 +80,7 @@ def software_table() -> SoftwareTable:
 
 
 # A major of at most 12 digits keeps major*1000 + minor inside 64 bits (and no version has more).
-_VERSION_RE = re.compile(r"^(\d{1,12})(?:\.(\d{1,9})(?:\.\d+)*)?$")
+_VERSION_RE = re.compile(r"^([0-9]{1,12})(?:\.([0-9]{1,9})(?:\.[0-9]+)*)?$")
 
 
 def version_number(text: str) -> int | None:

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from verifier.core.errors import SourceLocation
-from verifier.core.limits import current_limits
+from verifier.core.limits import INT64_MAX, current_limits
 from verifier.sources.inventory import units
 from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, LINK_KINDS, OBJECT_KINDS, PROMISES, STATES
 from verifier.sources.inventory.patterns import Pattern, PatternError, compile_pattern, foreach_values
@@ -71,7 +71,19 @@ OVERRIDE_KEYS = (
     *_FIGURE_KEYS,
 )
 DEVICE_OVERRIDE_KEYS = ("labels", "state", "model", "remove", "description", *_FIGURE_KEYS)
-LINK_OVERRIDE_KEYS = ("a", "b", "state", "bandwidth", "count", "labels", "attrs", "remove", "description")
+LINK_OVERRIDE_KEYS = (
+    "a",
+    "b",
+    "state",
+    "bandwidth",
+    "count",
+    "generation",
+    "lanes",
+    "labels",
+    "attrs",
+    "remove",
+    "description",
+)
 
 # Per-link, per-direction MB/s used when a link gives generation and count/lanes but no
 # bandwidth. NVLink: P100 gen1 20 GB/s; V100, A100, H100 (gen2-4) 25 GB/s; B200 (gen5)
@@ -171,6 +183,8 @@ class LinkOverride:
     labels: Mapping[str, str]
     attrs: Mapping[str, int]
     remove: bool
+    generation: int | None = None  # a link that trains at another generation (PCIe) than its template's
+    lanes: int | None = None  # or at another width
 
 
 @dataclass(slots=True)
@@ -444,6 +458,8 @@ def _read_override(problems: Problems, m: YMap, what: str) -> Override:
                 labels=problems.str_map(item, "labels", w) or EMPTY_STR,
                 attrs=problems.int_map(item, "attrs", w) or EMPTY_INT,
                 remove=_flag(problems, item, "remove", w),
+                generation=problems.unit(item, "generation", w, lambda v: units.integer(v, "generation", minimum=1)),
+                lanes=problems.unit(item, "lanes", w, lambda v: units.integer(v, "lanes", minimum=1)),
             )
         )
     return Override(m.loc, root, problems.str_map(m, "software", what) or EMPTY_STR, devices, links)
@@ -492,6 +508,14 @@ def read_link(problems: Problems, m: YMap) -> LinkSpec | None:
                 m.loc,
                 f"{what} has no 'bandwidth' and none can be derived; expected 'bandwidth: 64 GB/s' "
                 "(per direction) or generation with count (nvlink, nvswitch, xgmi) or lanes (pcie)",
+            )
+            return None
+        if mbps > INT64_MAX:
+            key = "lanes" if kind == "pcie" else "count"
+            problems.add(
+                m.key_loc(key) if key in m else m.loc,
+                f"'{key}' in {what}: the bandwidth it gives ({mbps} MB/s) does not fit in 64 bits; "
+                f"expected a {key} whose bandwidth is at most {INT64_MAX} MB/s",
             )
             return None
     foreach: list[tuple[str, tuple[int | str, ...]]] = []

@@ -26,7 +26,7 @@ from verifier.core.errors import SourceLocation
 from verifier.core.limits import INT64_MAX, current_limits, exceeded
 from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, FABRIC_LINK_KINDS, Link, Obj
 from verifier.sources.inventory.patterns import MissingVariable, Pattern, PatternError
-from verifier.sources.inventory.specs import DeviceOverride, LinkSpec, ObjSpec, Override, TemplateDef
+from verifier.sources.inventory.specs import DeviceOverride, LinkSpec, ObjSpec, Override, TemplateDef, derived_mbps
 from verifier.sources.inventory.validate import Problems, did_you_mean, failure_cause
 
 _HOLE = "\x00"  # stands for the node id while a plan is built
@@ -443,6 +443,10 @@ class Expander:
         if a is None or b is None:
             return
         a, b = resolve(a, scope), resolve(b, scope)
+        if a in self.sink.removed or b in self.sink.removed:
+            # A device an override removed takes every link touching it along, also the links
+            # written outside its node (a rack's foreach cabling every tray's GPUs).
+            return
         labels = self._render_map(spec.labels, ns, spec.loc)
         links = self.sink.links
         if spec.id is not None:
@@ -536,8 +540,17 @@ class Expander:
                     old = lk.attrs.get("count", 1)
                     attrs["count"] = lov.count
                     mbps = lk.mbps // old * lov.count
+                if lov.generation is not None or lov.lanes is not None:
+                    mbps = _retrained_mbps(lk, attrs, lov.generation, lov.lanes, mbps)
                 if lov.mbps is not None:
                     mbps = lov.mbps
+                if mbps > INT64_MAX:
+                    p.add(
+                        lov.loc,
+                        f"override of link {lid!r}: 'count: {lov.count}' gives {mbps} MB/s, which does not fit "
+                        f"in 64 bits; expected a count whose bandwidth is at most {INT64_MAX} MB/s",
+                    )
+                    continue
                 if mbps <= 0:
                     p.add(
                         lov.loc,
@@ -557,6 +570,24 @@ class Expander:
                     lov.state if lov.state is not None else lk.state,
                     plan=_plan(lk),
                 )
+
+
+def _retrained_mbps(lk: Link, attrs: dict[str, int], generation: int | None, lanes: int | None, mbps: int) -> int:
+    """A link an override gives another generation or width: its bandwidth scales as the one
+    derived from its attributes does (a written figure keeps its rounding), else with its lanes.
+    """
+    if generation is not None:
+        attrs["generation"] = generation
+    if lanes is not None:
+        attrs["lanes"] = lanes
+    g = lk.attrs.get
+    before = derived_mbps(lk.kind, g("generation"), attrs.get("count"), g("lanes"))
+    after = derived_mbps(lk.kind, attrs.get("generation"), attrs.get("count"), attrs.get("lanes"))
+    if before and after:
+        return mbps * after // before
+    if lanes is not None and g("lanes"):
+        return mbps * lanes // g("lanes", 1)
+    return mbps
 
 
 def _plan(lk: Link) -> Mapping[str, int]:

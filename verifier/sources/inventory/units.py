@@ -18,13 +18,15 @@ from typing import Final
 
 from verifier.core.limits import INT64_MAX
 
-_NUMBER = r"(?P<num>[+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+# ASCII digits only: Python's \d also takes fullwidth (U+FF10...) and Arabic-Indic digits, a
+# figure that reads differently in every tool after this one.
+_NUMBER = r"(?P<num>[+-]?(?:[0-9][0-9_]*(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
 
 # A digit, a comma, a digit: a decimal comma (`3,5 TB/s`) or a thousands separator
 # (`1,000 GB/s`). Neither is read: which one was meant cannot be told from the text
 # (`1,000` is a thousand in one locale and one in another), and a wrong guess is a
 # silently wrong figure.
-_COMMA_NUMBER = re.compile(r"[\d.,_]*\d,\d[\d.,_]*")
+_COMMA_NUMBER = re.compile(r"[0-9.,_]*[0-9],[0-9][0-9.,_]*")
 
 # Multipliers to bytes (or bits) per unit, decimal and binary prefixes.
 _PREFIX: Final[dict[str, Fraction]] = {
@@ -267,7 +269,7 @@ def integer(raw: object, what: str, *, minimum: int = 0) -> int:
     """A plain count (links, lanes, generation)."""
     _refuse_comma(raw, what, whole=True)
     if isinstance(raw, bool) or not isinstance(raw, int):
-        if isinstance(raw, str) and re.fullmatch(r"\s*[+-]?\d{1,30}\s*", raw):
+        if isinstance(raw, str) and re.fullmatch(r"\s*[+-]?[0-9]{1,30}\s*", raw):
             raw = int(raw)
         else:
             raise UnitError(f"{what} {raw!r} is not a whole number")

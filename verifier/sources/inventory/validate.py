@@ -52,7 +52,14 @@ MODEL_FITS: dict[str, frozenset[str]] = {
 # break: they forge report lines and break JUnit XML), lone surrogates (not UTF-8: DuckDB
 # cannot store them), line and paragraph separators, and the bidirectional overrides and
 # isolates that make text display as something else ("Trojan source").
-_BAD_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_BAD_CHARS = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+    # Invisible: the Arabic letter mark, zero-width space/joiners and the LRM/RLM marks, word
+    # joiner and invisible operators, the BOM, and tag characters. `n1\u200b` prints as `n1`
+    # but is another id, so a finding or a waiver would name what nobody can see.
+    "\u061c\u200b-\u200f\u2060-\u2064\ufeff\U000e0000-\U000e007f]"
+)
+_INVISIBLE = frozenset("\u061c\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff")
 _MULTILINE_OK = frozenset("\n\r\t")
 
 
@@ -72,6 +79,8 @@ def text_problem(value: str, *, multiline: bool = False) -> str | None:
             kind = "a lone surrogate, which is not valid UTF-8"
         elif code in (0x2028, 0x2029):
             kind = "a line or paragraph separator"
+        elif ch in _INVISIBLE or 0xE0000 <= code <= 0xE007F:
+            kind = "an invisible format character"
         elif code >= 0x202A:
             kind = "a bidirectional text control"
         else:

@@ -79,10 +79,10 @@ PRINCIPAL_TYPES = ("Team", "User", "ServiceAccount")
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _UID_RE = re.compile(r'^\s*(?P<type>[A-Za-z_][A-Za-z0-9_]*)\s*::\s*"(?P<id>[^"\\]+)"\s*$')
-_COUNT_RE = re.compile(r"^\s*(?P<num>\d[\d_]*(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<suffix>[kKMBGT])?\s*$")
+_COUNT_RE = re.compile(r"^\s*(?P<num>[0-9][0-9_]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*(?P<suffix>[kKMBGT])?\s*$")
 _COUNT_SUFFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 _REQ_RE = re.compile(r"^\s*(?P<op>>=|==|<=|>|<|=|~=|\^|~)?\s*(?P<version>[^\s]+)\s*$")
-_FRACTION_RE = re.compile(r"^\s*\d{1,3}(?:\.\d{1,6})?\s*$")
+_FRACTION_RE = re.compile(r"^\s*[0-9]{1,3}(?:\.[0-9]{1,6})?\s*$")
 _SYMBOL_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 
 
@@ -418,7 +418,7 @@ def _min_version(raw: object, loc: SourceLocation, what: str, p: Problems) -> in
         return None
     text = m.group("version")
     parts = text.split(".")
-    if len(parts) > 2 and any(int(x) for x in parts[2:] if x.isdigit()):
+    if len(parts) > 2 and any(int(x) for x in parts[2:] if x.isascii() and x.isdigit()):
         p.add(
             loc,
             f"{what} {raw!r} names a patch level; node versions are compared as major.minor only, "
