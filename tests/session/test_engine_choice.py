@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import verifier.session.session as session
+import verifier.engine.engines as engines
 from verifier.session.session import open_evaluation
 
 POD = Path(__file__).resolve().parents[2] / "inventories" / "dgx-h100-pod.yaml"
@@ -27,7 +27,7 @@ def test_a_shipped_example_runs_in_memory_with_the_same_answers_as_duckdb() -> N
 
 def test_a_join_that_outgrows_the_memory_engine_starts_over_in_duckdb(monkeypatch: pytest.MonkeyPatch) -> None:
     # A cap of 10 bindings: the pack's first join over the pod's 247 objects passes it.
-    monkeypatch.setattr(session, "AUTO_MAX_BINDINGS", 10)
+    monkeypatch.setattr(engines, "AUTO_MAX_BINDINGS", 10)
     name, auto = _findings("auto")
     assert name == "duckdb"
     assert auto == _findings("duckdb")[1]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from verifier.core.errors import SourceLocation
+from verifier.core.errors import SourceLocation, TopologError
 from verifier.engine.ast import Program, Query, Row, Rule, Value, render_value
 
 Locator = Callable[["Proof"], SourceLocation | None]
@@ -89,6 +89,12 @@ class EngineStats:
     load_seconds: float = 0.0
     eval_seconds: float = 0.0
     tuples: dict[str, int] = field(default_factory=dict)
+
+
+class OutgrewEngine(TopologError):
+    """A join step would hold more than the engine may: bad input to a user (exit 2), or under
+    `--engine auto` the sign to start over in DuckDB.
+    """
 
 
 def format_fact(relation: str, row: Row) -> str:

@@ -30,8 +30,12 @@ def choose_engine(name: str, fact_rows: int) -> str:
     return "memory" if fact_rows <= MEMORY_ENGINE_ROWS else "duckdb"
 
 
-def make_backend(name: str) -> Backend:
-    """A fresh engine called `name` (one of BACKENDS); ValueError for any other name."""
+def make_backend(name: str, chosen_by_auto: bool = False) -> Backend:
+    """A fresh engine called `name` (one of BACKENDS); ValueError for any other name.
+
+    `chosen_by_auto`: the memory engine stops at AUTO_MAX_BINDINGS (raising OutgrewEngine), so
+    that the caller can start over in DuckDB.
+    """
     if name == "duckdb":
         from verifier.engine.duckdb_backend import DuckDBBackend
 
@@ -39,7 +43,7 @@ def make_backend(name: str) -> Backend:
     if name == "memory":
         from verifier.engine.memory_backend import MemoryBackend
 
-        return MemoryBackend()
+        return MemoryBackend(AUTO_MAX_BINDINGS if chosen_by_auto else None)
     if name == "pydatalog":
         from verifier.engine.pydatalog_backend import PyDatalogBackend
 

@@ -44,7 +44,7 @@ from verifier.engine.ast import (
     literal_vars,
     term_vars,
 )
-from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
+from verifier.engine.backend import EngineStats, OutgrewEngine, Proof, format_fact, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.strata import Stratum, endless_recursion, is_assignment, order_body, strata_of
 
@@ -61,10 +61,6 @@ Eval = Callable[[Env], Value]
 BYTES_PER_BINDING = 200
 """What one intermediate binding costs in this process, about (a tuple of a few values and its list slot):
 `engine_memory` divided by it bounds how many bindings one join step may hold."""
-
-
-class OutgrewMemoryEngine(TopologError):
-    """A join step would hold more bindings than this engine is allowed (`max_bindings`)."""
 
 
 class _Undefined(Exception):
@@ -427,7 +423,7 @@ class MemoryBackend:
     name = "memory"
     proves = True
 
-    def __init__(self) -> None:
+    def __init__(self, max_bindings: int | None = None) -> None:
         self._program = Program()
         self._declarations: dict[str, Declaration] = {}
         self._relations: dict[str, _Relation] = {}
@@ -446,6 +442,8 @@ class MemoryBackend:
         self._computing = ""
         self.max_bindings = current_limits().engine_memory // BYTES_PER_BINDING
         """Bindings one join step may hold; `--engine auto` sets it lower and moves a bigger job to DuckDB."""
+        if max_bindings is not None:
+            self.max_bindings = min(self.max_bindings, max_bindings)
 
     # -- setup -----------------------------------------------------------------------
 
@@ -604,12 +602,12 @@ class MemoryBackend:
             if not grew:
                 break
 
-    def _outgrown(self) -> OutgrewMemoryEngine:
+    def _outgrown(self) -> OutgrewEngine:
         relation = self._computing or "a query"
         decl = self._declarations.get(relation)
         where = decl.loc if decl is not None else SourceLocation("<rules>")
         found = f"deriving {relation!r} joins more than {self.max_bindings:,} bindings in one step in memory"
-        return OutgrewMemoryEngine([Diagnostic(where, exceeded("engine_memory", found))])
+        return OutgrewEngine([Diagnostic(where, exceeded("engine_memory", found))])
 
     def _spend(self, relation: str, tuples: int) -> None:
         self._budget -= tuples

@@ -21,9 +21,8 @@ from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, Topol
 from verifier.core.resources import display_path, shipped_rules_dir
 from verifier.core.suggest import did_you_mean
 from verifier.engine.ast import Program, Query, Row
-from verifier.engine.backend import Backend
-from verifier.engine.engines import AUTO_MAX_BINDINGS, choose_engine, make_backend
-from verifier.engine.memory_backend import MemoryBackend, OutgrewMemoryEngine
+from verifier.engine.backend import Backend, OutgrewEngine
+from verifier.engine.engines import choose_engine, make_backend
 from verifier.engine.pruning import constant_filters, filter_rows, live_rules
 from verifier.engine.queries import prepare_query, query_relations
 from verifier.engine.rule_pack import load_rule_pack
@@ -193,7 +192,7 @@ def evaluate(
     chosen = choose_engine(engine, sum(len(rows) for rows in loads.values()))
     try:
         backend, not_applicable = _run_engine(chosen, program, loads, needs, step, bounded=engine == "auto")
-    except OutgrewMemoryEngine:
+    except OutgrewEngine:
         if engine != "auto":
             raise
         # Small input, big join: the memory engine would only get slower from here on.
@@ -211,9 +210,7 @@ def _run_engine(
     bounded: bool,
 ) -> tuple[Backend, frozenset[str]]:
     """A loaded and evaluated engine, and the checks whose @needs have no answer."""
-    backend = make_backend(engine)
-    if bounded and isinstance(backend, MemoryBackend):
-        backend.max_bindings = min(backend.max_bindings, AUTO_MAX_BINDINGS)
+    backend = make_backend(engine, chosen_by_auto=bounded)
     try:
         backend.load(program)
         step(f"loading facts into {engine}")
