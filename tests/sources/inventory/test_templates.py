@@ -85,6 +85,62 @@ def test_override_can_remove_a_device_and_its_links() -> None:
     assert inv.count("gpu") == 11
 
 
+def test_removed_device_takes_its_links_written_outside_the_node() -> None:
+    # A rack's cabling written once for every instance (as an NVL72 rack's NVLink spine is) joins
+    # a device an override removes: those links go with the device instead of naming a missing
+    # endpoint, and a misspelt endpoint is still an error.
+    text = (
+        BASE
+        + """        overrides:
+          n02:
+            devices:
+              gpu3: {remove: true}
+  - {name: sw0, kind: switch}
+links:
+  - {a: "n{n:02d}/gpu{g}", b: sw0, kind: ethernet, bandwidth: 100 Gb/s, foreach: {n: 0..2, g: 0..3}}
+"""
+    )
+    inv = load_inventory_text(text, "t.yaml")
+    assert "n02/gpu3" not in inv.objects
+    assert not [lk for lk in inv.links.values() if "n02/gpu3" in (lk.a, lk.b)]
+    assert len([lk for lk in inv.links.values() if lk.b == "sw0"]) == 11
+    with pytest.raises(TopologError, match="link endpoint 'n02/gpu4' does not exist"):
+        load_inventory_text(text + "  - {a: n02/gpu4, b: sw0, kind: ethernet, bandwidth: 100 Gb/s}\n", "t.yaml")
+
+
+def test_override_can_retrain_a_pcie_link() -> None:
+    # A GPU's PCIe link that trains narrower or slower in one node: the override writes the width
+    # or generation it runs at, the bandwidth follows, and the template's plan is kept for PCIE001.
+    text = """
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 3}
+      - {name: cpu0, kind: cpu}
+    links:
+      - {a: "gpu{g}", b: cpu0, kind: pcie, generation: 5, lanes: 16, foreach: {g: 0..1}}
+      - {a: gpu2, b: cpu0, kind: pcie, generation: 5, lanes: 16, bandwidth: 64 GB/s}
+objects:
+  - template: box
+    name: "n{i}"
+    count: 2
+    overrides:
+      n1:
+        links:
+          - {a: gpu0, b: cpu0, lanes: 8}
+          - {a: gpu1, b: cpu0, generation: 4}
+          - {a: gpu2, b: cpu0, lanes: 4}
+"""
+    inv = load_inventory_text(text, "t.yaml")
+    narrow, slow, written = (inv.links[f"n1/gpu{g}<->n1/cpu0"] for g in range(3))
+    assert (narrow.mbps, narrow.attrs["lanes"], dict(narrow.plan)) == (8 * 3938, 8, {"generation": 5, "lanes": 16})
+    assert (slow.mbps, slow.attrs["generation"], slow.attrs["lanes"]) == (16 * 1969, 4, 16)
+    assert written.mbps == 64_000 // 4  # a written figure scales with the width
+    assert inv.links["n0/gpu0<->n0/cpu0"].mbps == 16 * 3938
+
+
 def test_override_errors() -> None:
     text = (
         BASE
