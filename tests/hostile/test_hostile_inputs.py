@@ -535,8 +535,62 @@ CASES: dict[str, Case] = {
             ],
             Limits(derived_tuples=10),
         )
-        for engine in ("duckdb", "pydatalog")
+        for engine in ("duckdb", "memory", "pydatalog")
     },
+    # n(0), n(1), ...: a new number every round, so no fixpoint; stopped after 50 rounds.
+    **{
+        f"recursion that never ends on {engine}": Case(
+            {"inv.yaml": SMALL, "grow.dl": ".decl n(x: number)\nn(0).\nn(Y) :- n(X), Y = X + 1.\n"},
+            ["verify", "inv.yaml", "--engine", engine, "--rules", "grow.dl"],
+            [
+                "grow.dl:1:1: the recursion of 'n' still derives new tuples after 50 rounds, "
+                "over the limit fixpoint_rounds = 50"
+            ],
+            Limits(fixpoint_rounds=50),
+        )
+        for engine in ("duckdb", "memory")
+    },
+    # 4 x 4 = 16 bindings in every_pair's join; a memory cap of 1,000 bytes holds 5 (200 bytes each).
+    "join past the memory engine's engine_memory": Case(
+        {"inv.yaml": SMALL, "greedy.dl": GREEDY_RULES},
+        [
+            "verify",
+            "inv.yaml",
+            "--engine",
+            "memory",
+            "--no-shipped-rules",
+            "--rules",
+            str(ROOT / "rules" / "schema.dl"),
+            "--rules",
+            "greedy.dl",
+        ],
+        [
+            "greedy.dl:1:1: deriving 'every_pair' joins more than 5 bindings in one step in memory, over the limit "
+            "engine_memory = 1,000 bytes"
+        ],
+        Limits(engine_memory=1000),
+    ),
+    "DuckDB with no memory to load facts into": Case(
+        {"inv.yaml": SMALL},
+        ["verify", "inv.yaml", "--engine", "duckdb"],
+        ["over the limit engine_memory = 1 bytes"],
+        Limits(engine_memory=1),
+    ),
+    "rule file that is a FIFO": Case(
+        {"inv.yaml": SMALL},
+        ["verify", "inv.yaml", "--rules", "f.dl"],
+        ["f.dl: not a regular file; expected a .dl rule file"],
+        setup=lambda root: os.mkfifo(root / "f.dl"),
+    ),
+    # 5,000 terms would overflow Python's stack in the parse-tree walk.
+    "rule with a 5,000-term sum": Case(
+        {
+            "inv.yaml": SMALL,
+            "sum.dl": ".decl x(a: number)\nx(N) :- object(_, _), N = " + " + ".join(["1"] * 5000) + ".\n",
+        },
+        ["verify", "inv.yaml", "--rules", "sum.dl"],
+        ["sum.dl:2:", "an expression nested more than 100 levels deep", "over the limit nesting_depth = 100"],
+    ),
     # --- importers: what a tool printed obeys the rules a written inventory obeys -----------
     "control character in an imported label": Case(
         {"nodes.json": K8S_BELL_LABEL},

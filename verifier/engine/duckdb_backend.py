@@ -105,6 +105,15 @@ class DuckDBBackend:
         self._con.execute(self._schema.create_sql(relation))
 
     def add_facts(self, relation: str, rows: Iterable[Row]) -> None:
+        try:
+            self._add_facts(relation, rows)
+        except duckdb.OutOfMemoryException:
+            self._computing = relation
+            raise self._too_big("", "engine_memory") from None
+        except duckdb.Error as err:
+            raise EngineError(f"duckdb failed while loading the facts of {relation}: {err}") from err
+
+    def _add_facts(self, relation: str, rows: Iterable[Row]) -> None:
         started = time.perf_counter()
         decl = self._input_declaration(relation)
         rows = rows if isinstance(rows, list | tuple) else list(rows)

@@ -81,6 +81,10 @@ def read_text(path: Path, diagnostics: list[Diagnostic]) -> str | None:
     if not path.exists():
         diagnostics.append(Diagnostic(SourceLocation(str(path)), "no such file or directory"))
         return None
+    if not path.is_file():
+        # A rule file is code kept on disk; a FIFO or a device would block or never end.
+        diagnostics.append(Diagnostic(SourceLocation(str(path)), "not a regular file; expected a .dl rule file"))
+        return None
     try:
         # The shipped pack is topolog's own: only rules a user names are bounded like input.
         data = path.read_bytes() if _shipped(path) else read_limited(path, what="rule file")

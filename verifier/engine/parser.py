@@ -15,6 +15,7 @@ from lark import Lark, Token, Transformer, Tree, UnexpectedCharacters, Unexpecte
 from lark.tree import Meta
 
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation
+from verifier.core.limits import current_limits, exceeded
 from verifier.engine.ast import (
     Aggregate,
     Atom,
@@ -289,6 +290,24 @@ def _comment_start(line: str) -> int:
     return -1
 
 
+def _check_depth(tree: Tree[Token], filename: str) -> None:
+    """Refuse a parse tree deeper than nesting_depth before anything walks it recursively.
+
+    A rule file is at most 8 levels deep; each term of a chain such as `1 + 1 + ...` adds one,
+    and 5,000 of them would overflow Python's stack in the tree walk (a traceback, not an error).
+    """
+    limit = current_limits().nesting_depth
+    stack: list[tuple[Tree[Token], int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            meta = node.meta
+            line, col = (meta.line, meta.column) if not meta.empty else (0, 0)
+            found = f"an expression nested more than {limit} levels deep (a chain of operators that long)"
+            raise ProgramError.at(SourceLocation(filename, line, col), exceeded("nesting_depth", found))
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
+
+
 def parse_program(text: str, filename: str = "<program>") -> Program:
     """Parse a whole rule file. Raises ProgramError listing every syntax error."""
     comments, meta = _scan_comments(text)
@@ -310,6 +329,7 @@ def parse_program(text: str, filename: str = "<program>") -> Program:
             current = blanked
     if errors:
         raise ProgramError(errors)
+    _check_depth(tree, filename)
     decls, rules = _ToAst(filename, comments).transform(tree)
     return Program(
         tuple(decls),
@@ -330,6 +350,7 @@ def parse_query(text: str, filename: str = "<query>") -> Query:
         tree = _parser().parse(text, start="query")
     except UnexpectedInput as err:
         raise ProgramError([_syntax_diagnostic(err, filename, text)]) from None
+    _check_depth(tree, filename)
     body = _ToAst(filename, {}).transform(tree)
     seen: dict[str, None] = {}
     for lit in body:

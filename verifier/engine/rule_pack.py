@@ -101,9 +101,12 @@ def _shipped_texts(shipped: Path) -> frozenset[bytes]:
 
 
 def _bytes(path: Path) -> bytes | None:
+    # Only a regular file can be a copy of a shipped one; opening a FIFO would wait for a writer.
+    if not path.is_file():
+        return None
     try:
         return path.read_bytes()
-    except OSError:  # missing or a directory: the loader says so, with the path
+    except OSError:  # unreadable: the loader says so, with the path
         return None
 
 
