@@ -26,7 +26,7 @@ ENGINE_OPTION = click.option(
     default="auto",
     show_default=True,
     help="Evaluation engine: memory (small inputs), duckdb (fleets), pydatalog (reference semantics), "
-    "or auto (memory up to 30,000 fact rows, else duckdb).",
+    "or auto (memory up to 50,000 fact rows, else duckdb).",
 )
 
 

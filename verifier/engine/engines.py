@@ -8,7 +8,7 @@ BACKENDS = ("duckdb", "memory", "pydatalog")
 ENGINE_CHOICES = ("auto", *BACKENDS)
 """What `--engine` takes: an engine, or `auto` to pick one by the size of the input."""
 
-MEMORY_ENGINE_ROWS = 30_000
+MEMORY_ENGINE_ROWS = 50_000
 """`auto` evaluates inputs of at most this many fact rows in memory, larger ones in DuckDB.
 
 The memory engine has no per-statement cost, so it wins wherever the rule pack's few hundred
