@@ -18,12 +18,14 @@ from functools import cache
 from importlib import resources
 
 from verifier.core.cache import read_entry, write_entry
+from verifier.core.errors import TopologError
 from verifier.core.version import __version__
 from verifier.engine.ast import Program
+from verifier.engine.queries import NEEDS_KEY, prepare_query
 from verifier.engine.strata import strata_of
 
 KIND = "program"
-_CODE = ("ast.py", "parser.py", "grammar.lark", "checks.py", "loader.py", "strata.py", "program_cache.py")
+_CODE = ("ast.py", "parser.py", "grammar.lark", "checks.py", "loader.py", "strata.py", "queries.py", "program_cache.py")
 """The files whose change can change the program a text parses to."""
 
 
@@ -58,6 +60,12 @@ def cached_program(key: str) -> Program | None:
 
 
 def remember_program(key: str, program: Program) -> None:
-    """Store `program`, with its strata, under `key` for the next run."""
+    """Store `program`, with its strata and its checks' `@needs` queries, under `key` for the next run."""
     strata_of(program)
+    for name, text, where in program.metadata:
+        if name == NEEDS_KEY:
+            try:
+                prepare_query(text, program, where.file)
+            except TopologError:  # reported, with its check, when the checks are built
+                continue
     write_entry(KIND, key, pickle.dumps(program, protocol=pickle.HIGHEST_PROTOCOL))
