@@ -8,6 +8,7 @@ from verifier.engine.answers import QueryResult
 from verifier.engine.ast import Atom, Negation, Program, Query
 from verifier.engine.checks import check_query
 from verifier.engine.parser import parse_query
+from verifier.engine.strata import sliced_strata
 
 __all__ = ["QueryResult", "prepare_query", "program_for", "query_relations"]
 
@@ -63,4 +64,6 @@ def program_for(program: Program, relations: Iterable[str]) -> Program:
             needed.add(relation)
             todo.extend(reads.get(relation, ()))
     rules = tuple(r for r in program.rules if r.head.relation in needed)
-    return Program(program.declarations, rules, program.metadata)
+    sliced = Program(program.declarations, rules, program.metadata)
+    sliced_strata(program, sliced)
+    return sliced

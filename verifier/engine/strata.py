@@ -113,6 +113,19 @@ def strata_of(program: Program) -> list[Stratum]:
 _KEPT = "_strata"
 
 
+def sliced_strata(program: Program, sliced: Program) -> None:
+    """Give `sliced` (rules of `program` for a set of relations closed under what they read) its
+    strata, taken from `program`'s instead of stratifying again.
+
+    They are the same strata in the same order: a relation of the slice is in a component whose
+    members all are (each reads the others), and no relation outside the slice is read by one
+    inside, so the lexicographic topological order restricted to the slice is the slice's own.
+    """
+    heads = {r.head.relation for r in sliced.rules}
+    kept = tuple(st for st in strata_of(program) if heads.intersection(st.relations))
+    object.__setattr__(sliced, _KEPT, kept)
+
+
 def is_assignment(lit: Literal_, bound: set[str]) -> str | None:
     """The variable a `=` comparison binds, given what is already bound; else None."""
     if not isinstance(lit, Comparison) or lit.op != "=":
