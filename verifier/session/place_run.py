@@ -62,7 +62,14 @@ def place(
     # Rail alignment reads NICs, leaves and cables; every other stage reads only GPUs and their ancestors.
     keep = None if whole_inventory or any(job.rail_aligned for job in classes) else gpus_and_ancestors(inputs.inventory)
     with evaluate(
-        program, inputs, engine=engine, authorization=authorization, jobs=classes, keep_objects=keep, progress=progress
+        program,
+        inputs,
+        engine=engine,
+        authorization=authorization,
+        jobs=classes,
+        keep_objects=keep,
+        progress=progress,
+        rank_pairs=True,
     ) as evaluation:
         if progress is not None:
             progress.step("ranking placements")

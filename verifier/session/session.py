@@ -118,7 +118,7 @@ class Evaluation:
     inputs: Inputs
     engine: Backend
     pairs: NodePairs
-    """GPU pair bottlenecks per node class (for placement's ranking)."""
+    """GPU pair bottlenecks per node class, for placement's ranking (empty unless evaluate() was given rank_pairs)."""
     authorization: AuthzSetup | None = None
     jobs: Jobs | None = None
     not_applicable: frozenset[str] = frozenset()
@@ -149,6 +149,7 @@ def evaluate(
     also_read: Iterable[str] = (),
     keep_objects: set[str] | None = None,
     progress: PhaseListener | None = None,
+    rank_pairs: bool = False,
 ) -> Evaluation:
     """Every fact computed, then one evaluation (TopologError on bad input).
 
@@ -185,8 +186,10 @@ def evaluate(
     # What a check's @needs asks about is loaded even when no rule reads it.
     needed = {rel for q in needs.values() for rel in query_relations(q)}
     wanted |= needed
+    # The GPU pair bottlenecks of every node class are for ranking placements only: computing
+    # them needs networkx and a pass over every node, which a verification does not.
     pairs = NodePairs()
-    facts.update(graph_facts(inventory, wanted, pairs))
+    facts.update(graph_facts(inventory, wanted, pairs if rank_pairs else None))
     filters = constant_filters(program, also | needed, live)  # a rule that cannot fire asks for no rows
     loads = {r: filter_rows(rows, filters.get(r, ())) for r, rows in sorted(facts.items()) if r in wanted}
     chosen = choose_engine(engine, sum(len(rows) for rows in loads.values()))
