@@ -80,3 +80,20 @@ def test_auto_chooses_by_the_number_of_fact_rows() -> None:
     assert choose_engine("auto", MEMORY_ENGINE_ROWS + 1) == "duckdb"
     for named in ("duckdb", "memory", "pydatalog"):
         assert choose_engine(named, 10**9) == named
+
+
+def test_a_query_whose_answer_is_past_the_cap_is_refused_with_a_way_out() -> None:
+    # Under auto's cap (chosen_by_auto): 3 unconnected parts of 10 rows each answer 10^3 = 1,000 rows > 500.
+    engine = MemoryBackend(max_bindings=500)
+    engine.load(parse_program(".input item(x: number)\n", "t.dl"))
+    engine.add_facts("item", [(i,) for i in range(10)])
+    engine.evaluate()
+    assert len(engine.answer(parse_query("item(X), item(Y)"))) == 100  # 10 x 10 <= 500
+    with pytest.raises(OutgrewEngine) as caught:
+        engine.answer(parse_query("item(X), item(Y), item(Z)"))
+    (diagnostic,) = caught.value.diagnostics
+    assert str(diagnostic.location) == "<query>"
+    assert diagnostic.message == (
+        "the query joins more than 500 bindings in one step in memory, the most --engine auto evaluates "
+        "in memory; run it with --engine duckdb"
+    )

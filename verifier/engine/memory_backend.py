@@ -459,8 +459,12 @@ class MemoryBackend:
         self.stats = EngineStats()
         self._budget = 0
         self._computing = ""
+        self._asking = ""
+        """The query being answered, for an error about it."""
         self.max_bindings = current_limits().engine_memory // BYTES_PER_BINDING
         """Bindings one join step may hold; `--engine auto` sets it lower and moves a bigger job to DuckDB."""
+        self._capped = max_bindings is not None and max_bindings < self.max_bindings
+        """Whether the cap is `--engine auto`'s, not engine_memory's."""
         if max_bindings is not None:
             self.max_bindings = min(self.max_bindings, max_bindings)
 
@@ -622,11 +626,16 @@ class MemoryBackend:
                 break
 
     def _outgrown(self) -> OutgrewEngine:
-        relation = self._computing or "a query"
+        relation = self._computing
         decl = self._declarations.get(relation)
-        where = decl.loc if decl is not None else SourceLocation("<rules>")
-        found = f"deriving {relation!r} joins more than {self.max_bindings:,} bindings in one step in memory"
-        return OutgrewEngine([Diagnostic(where, exceeded("engine_memory", found))])
+        where = decl.loc if decl is not None else SourceLocation(self._asking or "<rules>")
+        what = f"deriving {relation!r}" if relation else "the query"
+        found = f"{what} joins more than {self.max_bindings:,} bindings in one step in memory"
+        if self._capped:
+            message = f"{found}, the most --engine auto evaluates in memory; run it with --engine duckdb"
+        else:
+            message = exceeded("engine_memory", found)
+        return OutgrewEngine([Diagnostic(where, message)])
 
     def _spend(self, relation: str, tuples: int) -> None:
         self._budget -= tuples
@@ -719,6 +728,7 @@ class MemoryBackend:
         # combined: `object(_, "gpu"), object(_, "nic")` asks whether both exist, not for the
         # GPUs x NICs pairs a joined body would enumerate.
         parts: list[tuple[list[str], set[Row]]] = []
+        self._computing, self._asking = "", "<query>"
         try:
             for atom in (lit.atom if isinstance(lit, Negation) else lit for lit in query.body):
                 if isinstance(atom, Atom):
@@ -739,6 +749,11 @@ class MemoryBackend:
             if not found:
                 return []
             parts.append((wanted, found))
+        size = 1
+        for _, found in parts:
+            size *= len(found)
+        if size > self.max_bindings:
+            raise self._outgrown()
         rows: list[dict[str, Value]] = [{}]
         for wanted, found in parts:
             rows = [{**row, **dict(zip(wanted, values, strict=True))} for row in rows for values in found]
