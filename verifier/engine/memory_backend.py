@@ -152,6 +152,14 @@ class _Relation:
         self.indexes = {}
 
 
+class _Relations(dict[str, _Relation]):
+    """Relation name -> its tuples, made on first use (a run names a fraction of the pack's relations)."""
+
+    def __missing__(self, name: str) -> _Relation:
+        made = self[name] = _Relation()
+        return made
+
+
 # -- join plans ----------------------------------------------------------------------
 
 
@@ -445,7 +453,7 @@ class MemoryBackend:
     def __init__(self, max_bindings: int | None = None) -> None:
         self._program = Program()
         self._declarations: dict[str, Declaration] = {}
-        self._relations: dict[str, _Relation] = {}
+        self._relations = _Relations()
         self._strata: list[Stratum] = []
         self._rules_by_head: dict[str, list[Rule]] = {}
         self._plans: dict[tuple[Rule, int | None, tuple[str, ...]], _Plan] = {}
@@ -475,7 +483,7 @@ class MemoryBackend:
         self._declarations = {}
         for decl in program.declarations:
             self._declarations.setdefault(decl.name, decl)
-        self._relations = {name: _Relation() for name in self._declarations}
+        self._relations = _Relations()
         self._strata = strata_of(program)
         self._rules_by_head = {}
         self._readers = {}
@@ -764,7 +772,7 @@ class MemoryBackend:
         return len(self._relations[relation].rows)
 
     def close(self) -> None:
-        self._relations = {}
+        self._relations = _Relations()
         self._plans = {}
 
     def _declaration(self, relation: str) -> Declaration:
@@ -1005,8 +1013,7 @@ def _head_rows(args: Sequence[HeadTerm], slots: Mapping[str, int], envs: list[En
         return [()] if envs else []
     exprs = [_compile_term(a, slots) for a in args if not isinstance(a, Aggregate)]
     if all(isinstance(a, Var) for a in args):
-        positions = [slots[a.name] for a in args if isinstance(a, Var)]
-        return [tuple(env[p] for p in positions) for env in envs]
+        return list(map(_getter(tuple(slots[a.name] for a in args if isinstance(a, Var))), envs))
     rows: list[Row] = []
     for env in envs:
         try:
