@@ -111,7 +111,8 @@ class _Relation:
     def __init__(self) -> None:
         self.rows: dict[Row, int] = {}
         self.indexes: dict[tuple[int, ...], dict[Row, list[Row]]] = {}
-        self._distinct: dict[int, int] = {}
+        self._distinct: dict[int, tuple[int, int]] = {}
+        """Column -> (distinct values, the relation's size when they were counted)."""
 
     def add(self, row: Row, stage: int) -> bool:
         if row in self.rows:
@@ -119,16 +120,20 @@ class _Relation:
         self.rows[row] = stage
         for positions, index in self.indexes.items():
             index.setdefault(_getter(positions)(row), []).append(row)
-        if self._distinct:
-            self._distinct = {}
         return True
 
     def distinct(self, position: int) -> int:
-        """How many different values the column holds (for join ordering)."""
+        """About how many different values the column holds (for join ordering).
+
+        Counted again only once the relation has doubled since the last count: a plan needs the
+        order of magnitude, and a relation growing round by round would otherwise be counted
+        after every round.
+        """
+        size = len(self.rows)
         found = self._distinct.get(position)
-        if found is None:
-            found = self._distinct[position] = len({row[position] for row in self.rows})
-        return found
+        if found is None or size >= 2 * found[1] + 1:
+            found = self._distinct[position] = (len({row[position] for row in self.rows}), size)
+        return found[0]
 
     def fan_out(self, positions: Sequence[int]) -> float:
         """Expected rows matching one key on `positions`, columns taken as independent."""
@@ -196,6 +201,8 @@ class _Absent:
     key_positions: tuple[int, ...]
     key: tuple[Eval, ...]
     same: tuple[tuple[int, int], ...]
+    key_slots: tuple[int, ...] | None = None
+    """The binding slots of the key when every key argument is a bound variable (read without `key`)."""
 
 
 _Step = _Scan | _Filter | _Assign | _Absent
@@ -438,7 +445,9 @@ def _absent(
             key.append(value)
             args.append(value)
     negations.append((atom, tuple(args)))
-    return _Absent(atom.relation, tuple(key_positions), tuple(key), tuple(same))
+    plain = [slots[a.name] for a in atom.args if isinstance(a, Var) and a.name not in local]
+    direct = tuple(plain) if len(plain) == len(key) else None
+    return _Absent(atom.relation, tuple(key_positions), tuple(key), tuple(same), direct)
 
 
 # -- the engine ----------------------------------------------------------------------
@@ -994,6 +1003,9 @@ def _run_assign(value: Eval, envs: list[Env]) -> list[Env]:
 
 def _run_absent(step: _Absent, source: _Relation, envs: list[Env]) -> list[Env]:
     index = source.index(step.key_positions)
+    if step.key_slots is not None and not step.same:
+        env_key = _getter(step.key_slots)
+        return [env for env in envs if env_key(env) not in index]
     out: list[Env] = []
     for env in envs:
         try:
