@@ -26,6 +26,7 @@ from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import Aggregate, Atom, ColumnType, Declaration, Program, Query, Row, Rule, Value
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
+from verifier.engine.proof_search import Instance, ProofSearch
 from verifier.engine.strata import Stratum, dependency_graph, endless_recursion, strata_of
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class DuckDBBackend:
         self._strata: list[Stratum] = []
         self._rules_by_head: dict[str, list[Rule]] = {}
         self._stage = 0
-        self._proofs: dict[tuple[str, Row], Proof] = {}
+        self._proofs = ProofSearch({}, self._instance)
         self._loaded: set[str] = set()
         """Input relations that already hold facts."""
         self._filled: set[str] = set()
@@ -95,7 +96,7 @@ class DuckDBBackend:
         for rule in program.rules:
             self._rules_by_head.setdefault(rule.head.relation, []).append(rule)
         self._stage = 0
-        self._proofs = {}
+        self._proofs = ProofSearch(self._rules_by_head, self._instance)
         self._loaded = set()
         self._changed = None
         self._graph = dependency_graph(program)
@@ -244,7 +245,7 @@ class DuckDBBackend:
         the rest. Stages keep counting up, so proofs stay well-founded across both runs.
         """
         started = time.perf_counter()
-        self._proofs = {}
+        self._proofs = ProofSearch(self._rules_by_head, self._instance)
         self._budget = current_limits().derived_tuples
         try:
             affected = self._affected()
@@ -472,7 +473,7 @@ class DuckDBBackend:
         stage = self._stage_of(relation, row)
         if stage is None:
             raise KeyError(f"{format_fact(relation, row)} does not hold")
-        return self._prove(relation, row, stage)
+        return self._proofs.prove(relation, row, stage)
 
     def _stage_of(self, relation: str, row: Row) -> int | None:
         decl = self._declaration(relation)
@@ -492,34 +493,7 @@ class DuckDBBackend:
         ).fetchone()
         return None if found is None else int(found[0])
 
-    def _prove(self, relation: str, row: Row, stage: int) -> Proof:
-        key = (relation, row)
-        if key in self._proofs:
-            return self._proofs[key]
-        proof = Proof(relation, row, stage=0) if stage == 0 else self._derive(relation, row, stage)
-        self._proofs[key] = proof
-        return proof
-
-    def _derive(self, relation: str, row: Row, stage: int) -> Proof:
-        # Among rules, prefer the instance whose latest premise is earliest: the shallowest proof.
-        best: tuple[int, int, Rule, list[tuple[Atom, Row, int]], list[tuple[str, Row]]] | None = None
-        for index, rule in enumerate(self._rules_by_head.get(relation, [])):
-            found = self._instance(rule, row, stage)
-            if found is None:
-                continue
-            premises, absent = found
-            latest = max((s for _, _, s in premises), default=0)
-            if best is None or (latest, index) < best[:2]:
-                best = (latest, index, rule, premises, absent)
-        if best is None:
-            raise EngineError(f"no rule instance derives {format_fact(relation, row)} at stage {stage}")
-        _, _, rule, premises, absent = best
-        subproofs = tuple(self._prove(atom.relation, r, s) for atom, r, s in premises)
-        return Proof(relation, row, rule, subproofs, tuple(absent), stage)
-
-    def _instance(
-        self, rule: Rule, row: Row, stage: int
-    ) -> tuple[list[tuple[Atom, Row, int]], list[tuple[str, Row]]] | None:
+    def _instance(self, rule: Rule, row: Row, stage: int) -> Instance | None:
         """Body facts (with stages) and absent facts of one instance deriving `row`, or None.
 
         For an aggregate head these are the body facts of the whole group, at most AGGREGATE_PREMISES

@@ -47,6 +47,7 @@ from verifier.engine.ast import (
 )
 from verifier.engine.backend import EngineStats, OutgrewEngine, Proof, format_fact, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
+from verifier.engine.proof_search import Instance, ProofSearch
 from verifier.engine.strata import Stratum, endless_recursion, is_assignment, order_body, strata_of
 
 AGGREGATE_PREMISES = 50
@@ -467,7 +468,7 @@ class MemoryBackend:
         self._rules_by_head: dict[str, list[Rule]] = {}
         self._plans: dict[tuple[Rule, int | None, tuple[str, ...]], _Plan] = {}
         self._stage = 0
-        self._proofs: dict[tuple[str, Row], Proof] = {}
+        self._proofs = ProofSearch({}, self._instance)
         self._loaded: set[str] = set()
         self._filled: set[str] = set()
         self._changed: set[str] | None = None
@@ -502,7 +503,7 @@ class MemoryBackend:
                 self._readers.setdefault(atom.relation, set()).add(rule.head.relation)
         self._plans = {}
         self._stage = 0
-        self._proofs = {}
+        self._proofs = ProofSearch(self._rules_by_head, self._instance)
         self._loaded = set()
         self._changed = None
         self.stats = EngineStats()
@@ -530,7 +531,7 @@ class MemoryBackend:
     def evaluate(self) -> None:
         """Derive everything; after an earlier evaluation, only what the new facts can change (as duckdb does)."""
         started = time.perf_counter()
-        self._proofs = {}
+        self._proofs = ProofSearch(self._rules_by_head, self._instance)
         self._budget = current_limits().derived_tuples
         try:
             affected = self._affected()
@@ -798,36 +799,9 @@ class MemoryBackend:
         stage = self._relations[relation].rows.get(row) if len(row) == decl.arity else None
         if stage is None:
             raise KeyError(f"{format_fact(relation, row)} does not hold")
-        return self._prove(relation, row, stage)
+        return self._proofs.prove(relation, row, stage)
 
-    def _prove(self, relation: str, row: Row, stage: int) -> Proof:
-        key = (relation, row)
-        if key in self._proofs:
-            return self._proofs[key]
-        proof = Proof(relation, row, stage=0) if stage == 0 else self._derive(relation, row, stage)
-        self._proofs[key] = proof
-        return proof
-
-    def _derive(self, relation: str, row: Row, stage: int) -> Proof:
-        # As duckdb: among rules, the instance whose latest premise is earliest, then the first rule.
-        best: tuple[int, int, Rule, list[tuple[Atom, Row, int]], list[tuple[str, Row]]] | None = None
-        for index, rule in enumerate(self._rules_by_head.get(relation, [])):
-            found = self._instance(rule, row, stage)
-            if found is None:
-                continue
-            premises, absent = found
-            latest = max((s for _, _, s in premises), default=0)
-            if best is None or (latest, index) < best[:2]:
-                best = (latest, index, rule, premises, absent)
-        if best is None:
-            raise EngineError(f"no rule instance derives {format_fact(relation, row)} at stage {stage}")
-        _, _, rule, premises, absent = best
-        subproofs = tuple(self._prove(atom.relation, r, s) for atom, r, s in premises)
-        return Proof(relation, row, rule, subproofs, tuple(absent), stage)
-
-    def _instance(
-        self, rule: Rule, row: Row, stage: int
-    ) -> tuple[list[tuple[Atom, Row, int]], list[tuple[str, Row]]] | None:
+    def _instance(self, rule: Rule, row: Row, stage: int) -> Instance | None:
         head = rule.head
         if len(head.args) != len(row):
             return None
