@@ -110,7 +110,7 @@ class DuckDBBackend:
             self._add_facts(relation, rows)
         except duckdb.OutOfMemoryException:
             self._computing = relation
-            raise self._too_big("", "engine_memory") from None
+            raise self._too_big("loaded", "engine_memory") from None
         except duckdb.Error as err:
             raise EngineError(f"duckdb failed while loading the facts of {relation}: {err}") from err
 
@@ -399,6 +399,9 @@ class DuckDBBackend:
             raise self._too_big(f"{self.count(relation):,}", "derived_tuples")
 
     def _too_big(self, found: str, limit: str) -> TopologError:
+        """The error for `limit` passed while computing a relation. `found`: for derived_tuples the
+        relation's tuples so far; for engine_memory what could not be done ("loaded", else derived).
+        """
         relation = self._computing or "?"
         decl = self._schema.declarations.get(relation)
         where = decl.loc if decl is not None else SourceLocation("<rules>")
@@ -406,7 +409,8 @@ class DuckDBBackend:
             total = current_limits().derived_tuples - self._budget
             found = f"the rules derive {total:,} tuples (relation {relation!r} holds {found} of them so far)"
         else:
-            found = f"relation {relation!r} ({self._safe_count(relation)} tuples so far) cannot be derived in memory"
+            verb = found or "derived"  # "loaded" while facts arrive
+            found = f"relation {relation!r} ({self._safe_count(relation)} tuples so far) cannot be {verb} in memory"
         return TopologError.at(where, exceeded(limit, found))
 
     def _safe_count(self, relation: str) -> str:
