@@ -15,24 +15,18 @@ import os
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 
 from verifier.core.errors import EngineError, SourceLocation, TopologError
-from verifier.core.lazy import lazy_module
 from verifier.core.limits import current_limits, exceeded
 from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import Aggregate, Atom, ColumnType, Declaration, Program, Query, Row, Rule, Value
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.proof_search import Instance, ProofSearch
-from verifier.engine.strata import Stratum, dependency_graph, endless_recursion, strata_of
-
-if TYPE_CHECKING:
-    import networkx as nx
-else:
-    nx = lazy_module("networkx")
+from verifier.engine.strata import Stratum, downstream, endless_recursion, runnable_rules, strata_of
 
 CSV_MIN_ROWS = 50_000
 """Columns at least this long load through a temp file and the CSV reader (see `_load_column_csv`)."""
@@ -67,7 +61,6 @@ class DuckDBBackend:
         """Cache of the ids of symbols looked up one at a time (rule constants, query bindings)."""
         self._changed: set[str] | None = None
         """Input relations given facts since the last evaluate(); None: everything must be derived."""
-        self._graph: nx.DiGraph = nx.DiGraph()
         self.stats = EngineStats()
         self._budget = 0
         """Tuples the current evaluate() may still derive (limit derived_tuples)."""
@@ -99,7 +92,6 @@ class DuckDBBackend:
         self._proofs = ProofSearch(self._rules_by_head, self._instance)
         self._loaded = set()
         self._changed = None
-        self._graph = dependency_graph(program)
         self.stats = EngineStats()
 
     def _create_table(self, relation: str) -> None:
@@ -276,30 +268,10 @@ class DuckDBBackend:
 
     def _affected(self) -> set[str] | None:
         """Relations whose tuples new facts may change; None before the first evaluation."""
-        if self._changed is None:
-            return None
-        out: set[str] = set()
-        for relation in self._changed:
-            if relation in self._graph:
-                out |= nx.descendants(self._graph, relation)
-        return out
-
-    def _live_rules(self, stratum: Stratum) -> list[Rule]:
-        """The stratum's rules that can derive anything now.
-
-        A rule whose positive atom reads an empty relation from an earlier stratum derives
-        nothing; skipping it (and so whole chains of rules over absent inputs, such as the
-        placement rules when no jobs are given) saves a statement per relation.
-        """
-        members = set(stratum.relations)
-        return [
-            rule
-            for rule in stratum.rules
-            if all(a.relation in self._filled or a.relation in members for a in rule.positive_atoms())
-        ]
+        return None if self._changed is None else downstream(self._program, self._changed)
 
     def _run_once(self, stratum: Stratum) -> None:
-        live = self._live_rules(stratum)
+        live = runnable_rules(stratum, self._filled)
         if not live:
             return
         self._stage += 1
@@ -332,7 +304,7 @@ class DuckDBBackend:
 
     def _run_recursive(self, stratum: Stratum) -> None:
         """Semi-naive: a first full round, then rounds where one recursive atom reads the last delta."""
-        live = self._live_rules(stratum)
+        live = runnable_rules(stratum, self._filled)
         if not live:
             return
         members = set(stratum.relations)

@@ -48,7 +48,15 @@ from verifier.engine.ast import (
 from verifier.engine.backend import EngineStats, OutgrewEngine, Proof, format_fact, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.proof_search import Instance, ProofSearch
-from verifier.engine.strata import Stratum, endless_recursion, is_assignment, order_body, strata_of
+from verifier.engine.strata import (
+    Stratum,
+    downstream,
+    endless_recursion,
+    is_assignment,
+    order_body,
+    runnable_rules,
+    strata_of,
+)
 
 AGGREGATE_PREMISES = 50
 """An aggregate's proof lists at most this many body instances of its group (as duckdb's does)."""
@@ -472,8 +480,6 @@ class MemoryBackend:
         self._loaded: set[str] = set()
         self._filled: set[str] = set()
         self._changed: set[str] | None = None
-        self._readers: dict[str, set[str]] = {}
-        """Relation -> the relations whose rules read it (for re-evaluation after new facts)."""
         self.stats = EngineStats()
         self._budget = 0
         self._computing = ""
@@ -496,11 +502,8 @@ class MemoryBackend:
         self._relations = _Relations()
         self._strata = strata_of(program)
         self._rules_by_head = {}
-        self._readers = {}
         for rule in program.rules:
             self._rules_by_head.setdefault(rule.head.relation, []).append(rule)
-            for atom in (*rule.positive_atoms(), *rule.negated_atoms()):
-                self._readers.setdefault(atom.relation, set()).add(rule.head.relation)
         self._plans = {}
         self._stage = 0
         self._proofs = ProofSearch(self._rules_by_head, self._instance)
@@ -557,27 +560,11 @@ class MemoryBackend:
             self.stats.eval_seconds += time.perf_counter() - started
 
     def _affected(self) -> set[str] | None:
-        if self._changed is None:
-            return None
-        out: set[str] = set()
-        todo = list(self._changed)
-        while todo:
-            for reader in self._readers.get(todo.pop(), ()):
-                if reader not in out:
-                    out.add(reader)
-                    todo.append(reader)
-        return out
-
-    def _live_rules(self, stratum: Stratum) -> list[Rule]:
-        members = set(stratum.relations)
-        return [
-            rule
-            for rule in stratum.rules
-            if all(a.relation in self._filled or a.relation in members for a in rule.positive_atoms())
-        ]
+        """Relations whose tuples new facts may change; None before the first evaluation."""
+        return None if self._changed is None else downstream(self._program, self._changed)
 
     def _run_once(self, stratum: Stratum) -> None:
-        live = self._live_rules(stratum)
+        live = runnable_rules(stratum, self._filled)
         if not live:
             return
         self._stage += 1
@@ -597,7 +584,7 @@ class MemoryBackend:
                 self._spend(relation, inserted)
 
     def _run_recursive(self, stratum: Stratum) -> None:
-        live = self._live_rules(stratum)
+        live = runnable_rules(stratum, self._filled)
         if not live:
             return
         members = set(stratum.relations)

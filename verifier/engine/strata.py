@@ -7,7 +7,7 @@ complete before it runs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -124,6 +124,37 @@ def sliced_strata(program: Program, sliced: Program) -> None:
     heads = {r.head.relation for r in sliced.rules}
     kept = tuple(st for st in strata_of(program) if heads.intersection(st.relations))
     object.__setattr__(sliced, _KEPT, kept)
+
+
+def runnable_rules(stratum: Stratum, filled: Set[str]) -> list[Rule]:
+    """The stratum's rules that can derive anything, given the relations that may hold tuples.
+
+    A rule whose positive atom reads an empty relation from an earlier stratum derives
+    nothing; skipping it (and so whole chains of rules over absent inputs, such as the
+    placement rules when no jobs are given) saves an engine the work of running it.
+    """
+    members = set(stratum.relations)
+    return [
+        rule
+        for rule in stratum.rules
+        if all(a.relation in filled or a.relation in members for a in rule.positive_atoms())
+    ]
+
+
+def downstream(program: Program, changed: Iterable[str]) -> set[str]:
+    """The relations whose rules read one of `changed`, directly or through other rules."""
+    readers: dict[str, set[str]] = {}
+    for rule in program.rules:
+        for atom in (*rule.positive_atoms(), *rule.negated_atoms()):
+            readers.setdefault(atom.relation, set()).add(rule.head.relation)
+    out: set[str] = set()
+    todo = list(changed)
+    while todo:
+        for reader in readers.get(todo.pop(), ()):
+            if reader not in out:
+                out.add(reader)
+                todo.append(reader)
+    return out
 
 
 def is_assignment(lit: Literal_, bound: set[str]) -> str | None:
