@@ -424,7 +424,7 @@ CASES: dict[str, Case] = {
     "request context with a key given twice": Case(
         {"inv.yaml": SMALL, "principals.yml": PRINCIPALS},
         [*AUTHORIZE, "--context", '{"incident": true, "incident": false}'],
-        ["--context: key 'incident' is given twice; expected each key once"],
+        ["--context: key 'incident' is given twice in one object; expected each key once"],
     ),
     "request context nested 10^4 deep": Case(
         {"inv.yaml": SMALL, "principals.yml": PRINCIPALS},

@@ -24,6 +24,7 @@ import cedarpy
 from verifier.authorization.entities import EntityGraph
 from verifier.authorization.policies import PolicyBundle, short
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.exact_json import loads_exact
 from verifier.core.limits import INT64_MAX, INT64_MIN, current_limits
 
 ACTIONS = ("schedule", "reserve", "drain", "administer")
@@ -122,7 +123,7 @@ def _policy_of(message: str) -> str:
 def parse_context(text: str) -> dict[str, object]:
     """A request context given as JSON text on the command line; ValueError with a short reason."""
     try:
-        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_int=_long)
+        value = loads_exact(text, parse_int=_long)
     except json.JSONDecodeError as err:
         raise ValueError(f"--context is not JSON: {err.msg} at column {err.colno}") from None
     except RecursionError:
@@ -133,20 +134,6 @@ def parse_context(text: str) -> dict[str, object]:
     if not isinstance(value, dict):
         raise ValueError('--context must be a JSON object such as {"incident": true}')
     return value
-
-
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    """A JSON object, refusing a key given twice (json keeps the last one silently)."""
-    out: dict[str, object] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"key {key!r} is given twice; expected each key once")
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON; expected a number, a string or a boolean")
 
 
 def _long(digits: str) -> int:

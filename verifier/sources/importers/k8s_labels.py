@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from verifier.core.errors import SourceLocation
+from verifier.core.exact_json import InexactJSON, loads_exact
 from verifier.core.limits import current_limits
 from verifier.sources.importers.build import Builder, Imported, read_tool_text
 
@@ -71,34 +72,17 @@ def _line_of(text: str, needle: str, start: int, key: str | None = None) -> tupl
     return text.count("\n", 0, m.start()) + 1, m.start()
 
 
-class _JSONProblem(ValueError):
-    """JSON that parses but cannot be read exactly: a key given twice, NaN or Infinity."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _JSONProblem(f"key {key!r} is given twice in one object (JSON keeps the last silently)")
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise _JSONProblem(f"{name} is not JSON")
-
-
 def _read(b: Builder, path: Path, text: str, seen: dict[str, SourceLocation], onto: bool) -> None:
     file = str(path)
     try:
-        doc = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        doc = loads_exact(text)
     except json.JSONDecodeError as err:
         b.error(
             SourceLocation(file, err.lineno, err.colno),
             f"not valid JSON: {err.msg}; expected `kubectl get nodes -o json`",
         )
         return
-    except _JSONProblem as err:
+    except InexactJSON as err:
         b.error(SourceLocation(file, 1), f"{err}; expected `kubectl get nodes -o json`")
         return
     except RecursionError:
