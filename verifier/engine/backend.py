@@ -8,6 +8,7 @@ Usage, the same on every backend:
     engine.evaluate()
     engine.query("within", {1: "rack-a"})   # sorted rows; keys are 0-based argument positions
     engine.answer(query)                 # a parsed Query: sorted rows of its variables
+    engine.holds(query)                  # whether it has any answer at all
     engine.explain("within", ("g0", "rack-a"))
 """
 
@@ -125,6 +126,9 @@ class Backend(Protocol):
 
     def answer(self, query: Query) -> list[Row]:
         """Distinct bindings of the query's variables (in `query.variables` order), sorted."""
+
+    def holds(self, query: Query) -> bool:
+        """Whether the query has an answer (a check's `@needs`): stops at the first one."""
 
     def explain(self, relation: str, row: Row) -> Proof:
         """A minimal-height derivation of a fact that holds; KeyError if it does not hold."""

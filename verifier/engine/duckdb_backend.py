@@ -11,13 +11,16 @@ encoded as they load, rule constants when compiled, and results decoded when rea
 
 from __future__ import annotations
 
+import operator
 import os
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress, repeat
 from typing import Any
 
 import duckdb
+import numpy
 
 from verifier.core.errors import EngineError, SourceLocation, TopologError
 from verifier.core.limits import current_limits, exceeded
@@ -58,7 +61,7 @@ class DuckDBBackend:
         """Relations that may hold tuples during evaluate(): new tuples must be checked against them."""
         self._next_symbol = 0
         self._symbol_ids: dict[str, int] = {}
-        """Cache of the ids of symbols looked up one at a time (rule constants, query bindings)."""
+        """The id of every symbol the engine holds (the `_symbols` table, mirrored for lookups)."""
         self._changed: set[str] | None = None
         """Input relations given facts since the last evaluate(); None: everything must be derived."""
         self.stats = EngineStats()
@@ -121,18 +124,15 @@ class DuckDBBackend:
             self._loaded.add(relation)
             self.stats.load_seconds += time.perf_counter() - started
             return
-        symbols = [i for i, col in enumerate(decl.columns) if col.type == "symbol"]
         parts = [f"_load_c{i}" for i in range(decl.arity)]
         try:
             for i, (col, values) in enumerate(zip(decl.columns, columns, strict=True)):
-                self._load_column(parts[i], f"c{i}", sc.VALUE_TYPES[col.type], values)
-            if symbols:
-                self._add_symbols(" UNION ALL ".join(f"SELECT c{i} AS s FROM {parts[i]}" for i in symbols))
-            exprs = [f"d{i}.id" if i in symbols else f"_l.c{i}" for i in range(decl.arity)]
-            joins = "".join(f" JOIN {sc.SYMBOLS} AS d{i} ON d{i}.s = _l.c{i}" for i in symbols)
+                # Symbols become their ids here, in Python: a dict lookup per value is cheaper than
+                # loading the strings and joining them with the dictionary inside DuckDB.
+                ids = self._ids_of(values) if col.type == "symbol" else values  # type: ignore[arg-type]
+                self._load_column(parts[i], f"c{i}", "BIGINT", ids)
             # Insertion order is kept, so the columns' rows pair up by position.
-            rows_sql = f"(SELECT * FROM {' POSITIONAL JOIN '.join(parts)}) AS _l"
-            source = f"SELECT DISTINCT {', '.join(exprs)} FROM {rows_sql}{joins}"
+            source = f"SELECT DISTINCT * FROM {' POSITIONAL JOIN '.join(parts)}"
             if relation in self._loaded:
                 # Set semantics across calls too; skipped on the first call, where it costs a hash of the table.
                 source += f" EXCEPT SELECT * EXCLUDE ({sc.STAGE}) FROM {table}"
@@ -145,6 +145,14 @@ class DuckDBBackend:
 
     def _load_column(self, table: str, name: str, sql_type: str, values: Sequence[Value]) -> None:
         """A one-column temp table `table` holding `values` in order."""
+        if sql_type == "BIGINT":
+            # A NumPy array is scanned in place: no text to format and parse (checked to fit 64 bits before).
+            self._con.register("_load_array", {name: numpy.array(values, dtype=numpy.int64)})
+            try:
+                self._con.execute(f"CREATE TEMP TABLE {table} AS SELECT {name} FROM _load_array")
+            finally:
+                self._con.unregister("_load_array")
+            return
         if len(values) >= CSV_MIN_ROWS and self._load_column_csv(table, name, sql_type, values):
             return
         packed = _pack(values)
@@ -188,14 +196,25 @@ class DuckDBBackend:
             if path:
                 os.unlink(path)
 
-    def _add_symbols(self, strings: str) -> None:
-        """Give an id to every string the SELECT `strings` (one column, `s`) yields that has none yet."""
-        found = self._con.execute(
-            f"INSERT INTO {sc.SYMBOLS} SELECT {self._next_symbol} + row_number() OVER () - 1, _n.s "
-            f"FROM (SELECT DISTINCT s FROM ({strings})) AS _n "
-            f"WHERE NOT EXISTS (SELECT 1 FROM {sc.SYMBOLS} AS _y WHERE _y.s = _n.s)"
-        ).fetchone()
-        self._next_symbol += int(found[0]) if found else 0
+    def _ids_of(self, values: Sequence[str]) -> Sequence[int]:
+        """The dictionary id of every string of a column, giving the new ones ids (in order of first appearance)."""
+        known = self._symbol_ids
+        found = list(map(known.get, values))
+        if None not in found:  # most columns name what earlier relations introduced
+            return found  # type: ignore[return-value]
+        fresh = list(dict.fromkeys(compress(values, map(operator.is_, found, repeat(None)))))
+        start = self._next_symbol
+        numbers = range(start, start + len(fresh))
+        try:
+            self._load_column("_load_id", "id", "BIGINT", numbers)
+            self._load_column("_load_s", "s", "VARCHAR", fresh)
+            self._con.execute(f"INSERT INTO {sc.SYMBOLS} SELECT * FROM _load_id POSITIONAL JOIN _load_s")
+        finally:
+            self._con.execute("DROP TABLE IF EXISTS _load_id")
+            self._con.execute("DROP TABLE IF EXISTS _load_s")
+        known.update(zip(fresh, numbers, strict=True))
+        self._next_symbol += len(fresh)
+        return list(map(known.__getitem__, values))
 
     def _intern(self, symbol: str) -> int:
         """The id of a symbol, adding it to the dictionary when new."""
@@ -208,14 +227,8 @@ class DuckDBBackend:
         return found
 
     def _symbol_id(self, symbol: str) -> int | None:
-        """The id of a symbol, or None if the engine has never seen it."""
-        found = self._symbol_ids.get(symbol)
-        if found is None:
-            row = self._con.execute(f"SELECT id FROM {sc.SYMBOLS} WHERE s = $1", [symbol]).fetchone()
-            if row is None:
-                return None
-            found = self._symbol_ids[symbol] = int(row[0])
-        return found
+        """The id of a symbol, or None if the engine has never seen it (every id is in `_symbol_ids`)."""
+        return self._symbol_ids.get(symbol)
 
     def _params(self) -> sc.Params:
         return sc.Params(self._intern)
@@ -427,6 +440,19 @@ class DuckDBBackend:
         except duckdb.Error as err:
             raise EngineError(f"duckdb failed while answering {query.text!r}: {err}") from err
         return sort_rows(tuple(r[: len(query.variables)]) for r in rows)
+
+    def holds(self, query: Query) -> bool:
+        params = self._params()
+        try:
+            body = sc.compile_body(query.body, self._schema, params)
+            # LIMIT 1 lets DuckDB stop at the first match: `object(_, "gpu"), object(_, "nic")`
+            # would otherwise enumerate every GPU x NIC pair (17 billion rows at 131,072 GPUs).
+            found = self._con.execute(f"SELECT 1{body.from_where()} LIMIT 1", params.bind()).fetchone()
+        except (KeyError, sc.UnboundVariable) as err:
+            raise EngineError(f"query {query.text!r} binds no value for variable {err}") from err
+        except duckdb.Error as err:
+            raise EngineError(f"duckdb failed while answering {query.text!r}: {err}") from err
+        return found is not None
 
     def count(self, relation: str) -> int:
         self._declaration(relation)

@@ -733,6 +733,26 @@ class MemoryBackend:
         # combined: `object(_, "gpu"), object(_, "nic")` asks whether both exist, not for the
         # GPUs x NICs pairs a joined body would enumerate.
         parts: list[tuple[list[str], set[Row]]] = []
+        for plan, wanted, getters in self._query_plans(query):
+            found = {tuple(env[s] for s in getters) for env in self._bindings(plan)}
+            if not found:
+                return []
+            parts.append((wanted, found))
+        size = 1
+        for _, found in parts:
+            size *= len(found)
+        if size > self.max_bindings:
+            raise self._outgrown()
+        rows: list[dict[str, Value]] = [{}]
+        for wanted, found in parts:
+            rows = [{**row, **dict(zip(wanted, values, strict=True))} for row in rows for values in found]
+        return sort_rows({tuple(row[v] for v in query.variables) for row in rows})
+
+    def holds(self, query: Query) -> bool:
+        return all(self._bindings(plan) for plan, _, _ in self._query_plans(query))
+
+    def _query_plans(self, query: Query) -> list[tuple[_Plan, list[str], list[int]]]:
+        """A plan per independent part of the query's body, with the query variables it binds and their slots."""
         self._computing, self._asking = "", "<query>"
         try:
             for atom in (lit.atom if isinstance(lit, Negation) else lit for lit in query.body):
@@ -749,20 +769,7 @@ class MemoryBackend:
                 raise _Unbound(", ".join(sorted(missing)))
         except (KeyError, _Unbound) as err:
             raise EngineError(f"query {query.text!r} binds no value for variable {err}") from err
-        for plan, wanted, getters in plans:
-            found = {tuple(env[s] for s in getters) for env in self._bindings(plan)}
-            if not found:
-                return []
-            parts.append((wanted, found))
-        size = 1
-        for _, found in parts:
-            size *= len(found)
-        if size > self.max_bindings:
-            raise self._outgrown()
-        rows: list[dict[str, Value]] = [{}]
-        for wanted, found in parts:
-            rows = [{**row, **dict(zip(wanted, values, strict=True))} for row in rows for values in found]
-        return sort_rows({tuple(row[v] for v in query.variables) for row in rows})
+        return plans
 
     def count(self, relation: str) -> int:
         self._declaration(relation)

@@ -329,6 +329,9 @@ class PyDatalogBackend:
                 )
         return sort_rows(self._ask(_materialized(relation), decl.arity, bound, relation))
 
+    def holds(self, query: Query) -> bool:
+        return bool(self.answer(query))
+
     def answer(self, query: Query) -> list[Row]:
         self._ready()
         compiler = _Compiler({r: _materialized(r) for r in self._decls}, query.text or "<query>")

@@ -222,7 +222,7 @@ def _run_engine(
         step("evaluating rules")
         backend.evaluate()
         # A check whose @needs has no answer had nothing to judge: not applicable, not passed.
-        not_applicable = frozenset(cid for cid, q in needs.items() if not backend.answer(q))
+        not_applicable = frozenset(cid for cid, q in needs.items() if not backend.holds(q))
     except BaseException:
         backend.close()
         raise
