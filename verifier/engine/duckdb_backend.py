@@ -59,7 +59,8 @@ class DuckDBBackend:
         """Input relations that already hold facts."""
         self._filled: set[str] = set()
         """Relations that may hold tuples during evaluate(): new tuples must be checked against them."""
-        self._next_symbol = 0
+        self._symbol_text: list[str] = []
+        """Every symbol the engine holds, at the index that is its id (the `_symbols` table, mirrored)."""
         self._symbol_ids: dict[str, int] = {}
         """The id of every symbol the engine holds (the `_symbols` table, mirrored for lookups)."""
         self._changed: set[str] | None = None
@@ -83,7 +84,7 @@ class DuckDBBackend:
         for macro in sc.MACROS:
             self._con.execute(macro)
         self._con.execute(sc.SYMBOLS_SQL)
-        self._next_symbol = 0
+        self._symbol_text = []
         self._symbol_ids = {}
         self._program = program
         self._schema = sc.Schema(program.declarations, on_first_use=self._create_table)
@@ -203,7 +204,7 @@ class DuckDBBackend:
         if None not in found:  # most columns name what earlier relations introduced
             return found  # type: ignore[return-value]
         fresh = list(dict.fromkeys(compress(values, map(operator.is_, found, repeat(None)))))
-        start = self._next_symbol
+        start = len(self._symbol_text)
         numbers = range(start, start + len(fresh))
         try:
             self._load_column("_load_id", "id", "BIGINT", numbers)
@@ -213,16 +214,16 @@ class DuckDBBackend:
             self._con.execute("DROP TABLE IF EXISTS _load_id")
             self._con.execute("DROP TABLE IF EXISTS _load_s")
         known.update(zip(fresh, numbers, strict=True))
-        self._next_symbol += len(fresh)
+        self._symbol_text.extend(fresh)
         return list(map(known.__getitem__, values))
 
     def _intern(self, symbol: str) -> int:
         """The id of a symbol, adding it to the dictionary when new."""
         found = self._symbol_id(symbol)
         if found is None:
-            found = self._next_symbol
+            found = len(self._symbol_text)
             self._con.execute(f"INSERT INTO {sc.SYMBOLS} VALUES ($1, $2)", [found, symbol])
-            self._next_symbol += 1
+            self._symbol_text.append(symbol)
             self._symbol_ids[symbol] = found
         return found
 
@@ -420,12 +421,24 @@ class DuckDBBackend:
             conditions.append(f"{columns[pos]} = {params.literal(stored)}")
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         select = f"SELECT {', '.join(columns)} FROM {self._schema.table(relation)}{where}"
-        rows = self._con.execute(self._decoded(select, _kinds(decl)), params.bind()).fetchall()
+        rows = self._fetch_text(select, _kinds(decl), params)
         return sort_rows(_row(decl, r) for r in rows) if ordered else [_row(decl, r) for r in rows]
 
-    def _decoded(self, select: str, kinds: Sequence[ColumnType | None]) -> str:
-        from_joins, cols = sc.decoded(select, kinds)
-        return f"SELECT {', '.join(cols)}{from_joins}"
+    def _fetch_text(self, select: str, kinds: Sequence[ColumnType | None], params: sc.Params) -> list[tuple[Any, ...]]:
+        """The rows of a SELECT of ids and numbers, with symbol ids replaced by their text.
+
+        Decoded here, by list index: joining the dictionary in SQL builds a hash table of every
+        symbol for each query, which at a REPL prompt on a big fleet costs more than the query.
+        """
+        rows = self._con.execute(select, params.bind()).fetchall()
+        symbols = [i for i, kind in enumerate(kinds) if kind == "symbol"]
+        if not symbols or not rows:
+            return rows
+        text = self._symbol_text
+        if len(symbols) == len(kinds):
+            return [tuple(map(text.__getitem__, r)) for r in rows]
+        flags = [kind == "symbol" for kind in kinds]
+        return [tuple([text[v] if f else v for v, f in zip(r, flags, strict=True)]) for r in rows]
 
     def answer(self, query: Query) -> list[Row]:
         params = self._params()
@@ -434,7 +447,7 @@ class DuckDBBackend:
             exprs = [body.bindings[v] for v in query.variables] or ["TRUE"]
             kinds = [body.types.get(v) for v in query.variables] or [None]
             select = f"SELECT DISTINCT {', '.join(exprs)}{body.from_where()}"
-            rows = self._con.execute(self._decoded(select, kinds), params.bind()).fetchall()
+            rows = self._fetch_text(select, kinds, params)
         except (KeyError, sc.UnboundVariable) as err:
             raise EngineError(f"query {query.text!r} binds no value for variable {err}") from err
         except duckdb.Error as err:
