@@ -930,11 +930,24 @@ def _run_scan(step: _Scan, source: _Relation, envs: list[Env], before: int | Non
                 for env in envs:
                     out.extend([env + values for values in matches])
                 return out
+            extend = out.extend
+            if len(step.new_positions) == 1 and len(step.key_slots) == 1 and not constants:
+                # The most common step (one variable looked up, one bound): no key or row helper calls.
+                (slot,) = step.key_slots
+                (at,) = step.new_positions
+                for env in envs:
+                    found = lookup((env[slot],))
+                    if found:
+                        extend([env + (row[at],) for row in found])
+                        if len(out) > cap:
+                            return None
+                return out
             for env in envs:
-                for row in lookup(constants + env_key(env), ()):
-                    append(env + pick(row))
-                if len(out) > cap:
-                    return None
+                found = lookup(constants + env_key(env))
+                if found:
+                    extend([env + pick(row) for row in found])
+                    if len(out) > cap:
+                        return None
             return out
         for env in envs:
             for row in lookup(constants + env_key(env), ()):
