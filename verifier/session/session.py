@@ -192,6 +192,7 @@ def evaluate(
     facts.update(graph_facts(inventory, wanted, pairs if rank_pairs else None))
     filters = constant_filters(program, also | needed, live)  # a rule that cannot fire asks for no rows
     loads = {r: filter_rows(rows, filters.get(r, ())) for r, rows in sorted(facts.items()) if r in wanted}
+    del facts  # only `loads` holds the rows now, so _run_engine can let each go once it is loaded
     chosen = choose_engine(engine, sum(len(rows) for rows in loads.values()))
     try:
         backend, not_applicable = _run_engine(chosen, program, loads, needs, step, bounded=engine == "auto")
@@ -217,8 +218,11 @@ def _run_engine(
     try:
         backend.load(program)
         step(f"loading facts into {engine}")
-        for relation, rows in loads.items():
-            backend.add_facts(relation, rows)
+        # Unless the run may start over in DuckDB, each relation's rows are dropped once loaded: at
+        # fleet scale the Python tuples take about as much memory as the engine's tables.
+        keep = bounded and engine == "memory"
+        for relation in list(loads):
+            backend.add_facts(relation, loads[relation] if keep else loads.pop(relation))
         step("evaluating rules")
         backend.evaluate()
         # A check whose @needs has no answer had nothing to judge: not applicable, not passed.
