@@ -431,11 +431,10 @@ class DuckDBBackend:
         symbol for each query, which at a REPL prompt on a big fleet costs more than the query.
         """
         rows = self._con.execute(select, params.bind()).fetchall()
-        symbols = [i for i, kind in enumerate(kinds) if kind == "symbol"]
-        if not symbols or not rows:
+        if "symbol" not in kinds or not rows:
             return rows
         text = self._symbol_text
-        if len(symbols) == len(kinds):
+        if all(kind == "symbol" for kind in kinds):
             return [tuple(map(text.__getitem__, r)) for r in rows]
         flags = [kind == "symbol" for kind in kinds]
         return [tuple([text[v] if f else v for v, f in zip(r, flags, strict=True)]) for r in rows]
@@ -452,7 +451,8 @@ class DuckDBBackend:
             raise EngineError(f"query {query.text!r} binds no value for variable {err}") from err
         except duckdb.Error as err:
             raise EngineError(f"duckdb failed while answering {query.text!r}: {err}") from err
-        return sort_rows(tuple(r[: len(query.variables)]) for r in rows)
+        # A query without variables selected TRUE: its one answer is the empty row.
+        return sort_rows(rows if query.variables else [()] * bool(rows))
 
     def holds(self, query: Query) -> bool:
         params = self._params()
