@@ -638,11 +638,37 @@ def test_a_recursion_that_never_ends_stops_at_fixpoint_rounds(engine: Any) -> No
     assert diagnostic.message.startswith("the recursion of 'n' still derives new tuples after 50 rounds")
 
 
-def test_fixpoint_rounds_counts_the_rounds_of_a_chain(engine: Any) -> None:
-    # a>b>c>d: round 1 derives the 3 links, round 2 the 2 two-hop pairs, round 3 a>d, and
-    # round 4 finds nothing new: 4 rounds, so a limit of 4 passes and 3 stops.
-    chain = {"link": pairs("a>b b>c c>d")}
-    with use_limits(Limits(fixpoint_rounds=4)):
-        assert run(engine, LINK + LINEAR, chain).count("reach") == 6
-    with use_limits(Limits(fixpoint_rounds=3)), pytest.raises(TopologError):
-        run(engine, LINK + LINEAR, chain)
+def test_fixpoint_rounds_counts_the_rounds_of_a_counter(engine: Any) -> None:
+    # n(0) in round 1, then n(1), n(2), n(3) in rounds 2-4 (X < 3 stops the counter), and round
+    # 5 finds nothing new: 5 rounds, so a limit of 5 passes and 4 stops.
+    text = ".decl n(x: number)\nn(0).\nn(Y) :- n(X), X < 3, Y = X + 1.\n"
+    with use_limits(Limits(fixpoint_rounds=5)):
+        assert run(engine, text, {}).query("n") == [(0,), (1,), (2,), (3,)]
+    with use_limits(Limits(fixpoint_rounds=4)), pytest.raises(TopologError):
+        run(engine, text, {})
+
+
+def test_a_recursion_over_stored_values_is_not_bounded_by_rounds(engine: Any) -> None:
+    # a>b>c>d takes 4 rounds (links, two hops, a>d, nothing new), but reach only pairs up values
+    # that exist, so it ends by itself and fixpoint_rounds does not apply: all 6 pairs.
+    with use_limits(Limits(fixpoint_rounds=2)):
+        assert run(engine, LINK + LINEAR, {"link": pairs("a>b b>c c>d")}).count("reach") == 6
+
+
+def test_a_closure_runs_as_one_query_and_proofs_still_come_in_rounds() -> None:
+    # DuckDB evaluates reach (linear, over stored values) with one WITH RECURSIVE query; the first
+    # proof asked for derives everything again in rounds, so its stages are the rounds of the
+    # memory engine: reach(a,d) <- reach(a,c), link(c,d) <- reach(a,b), link(b,c) <- link(a,b).
+    facts = {"link": pairs("a>b b>c c>d")}
+    fast, rounds = make_backend("duckdb"), make_backend("memory")
+    try:
+        run(fast, LINK + LINEAR, facts)
+        run(rounds, LINK + LINEAR, facts)
+        assert fast.query("reach") == rounds.query("reach") == pairs("a>b a>c a>d b>c b>d c>d")
+        proof = fast.explain("reach", ("a", "d"))
+        assert proof == rounds.explain("reach", ("a", "d"))
+        assert proof.height() == 3
+        check_stages(proof)
+    finally:
+        fast.close()
+        rounds.close()

@@ -76,9 +76,10 @@ class Limits:
     derived_tuples: int = 200_000_000
     """Tuples all derived relations together may hold (the DuckDB engine)."""
     fixpoint_rounds: int = 20_000
-    """Rounds one recursive stratum may take to reach its fixpoint. A recursion over a fleet takes
-    about as many rounds as its longest path (containment: under 10; an NVLink or PCIe path: a few
-    dozen); one that computes a new number every round (`n(Y) :- n(X), Y = X + 1`) never ends."""
+    """Rounds a recursive stratum that computes head values may take to reach its fixpoint: one that
+    computes a new number every round (`n(Y) :- n(X), Y = X + 1`) never ends. A recursion that only
+    pairs up stored values (containment, reachability) ends by itself and is bounded by
+    derived_tuples instead (verifier.engine.strata.combines_stored_values)."""
     engine_memory: int = 8 * _GIB
     """Bytes the DuckDB engine may use (its `memory_limit`)."""
 

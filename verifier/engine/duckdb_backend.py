@@ -29,7 +29,14 @@ from verifier.engine.ast import Aggregate, Atom, ColumnType, Declaration, Progra
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.proof_search import Instance, ProofSearch
-from verifier.engine.strata import Stratum, downstream, endless_recursion, runnable_rules, strata_of
+from verifier.engine.strata import (
+    Stratum,
+    combines_stored_values,
+    downstream,
+    endless_recursion,
+    runnable_rules,
+    strata_of,
+)
 
 CSV_MIN_ROWS = 50_000
 """Columns at least this long load through a temp file and the CSV reader (see `_load_column_csv`)."""
@@ -66,6 +73,10 @@ class DuckDBBackend:
         self._changed: set[str] | None = None
         """Input relations given facts since the last evaluate(); None: everything must be derived."""
         self.stats = EngineStats()
+        self._exact = False
+        """Every recursive stratum in semi-naive rounds, so that each tuple's stage is its round."""
+        self._exact_stages = True
+        """False once a stratum ran as one recursive query: its tuples share one stage, too coarse for proofs."""
         self._budget = 0
         """Tuples the current evaluate() may still derive (limit derived_tuples)."""
         self._computing = ""
@@ -96,6 +107,8 @@ class DuckDBBackend:
         self._proofs = ProofSearch(self._rules_by_head, self._instance)
         self._loaded = set()
         self._changed = None
+        self._exact = False
+        self._exact_stages = True
         self.stats = EngineStats()
 
     def _create_table(self, relation: str) -> None:
@@ -321,6 +334,9 @@ class DuckDBBackend:
         live = runnable_rules(stratum, self._filled)
         if not live:
             return
+        if not self._exact and _closure_shaped(stratum, live):
+            self._run_closure(stratum.relations[0], live)
+            return
         members = set(stratum.relations)
         delta = {r: f"_delta_{i}" for i, r in enumerate(stratum.relations)}
         new = {r: f"_new_{i}" for i, r in enumerate(stratum.relations)}
@@ -337,11 +353,11 @@ class DuckDBBackend:
                 later[head][0].append(select)
         rounds = first
         count = 0
-        limit = current_limits().fixpoint_rounds
+        limit = current_limits().fixpoint_rounds if not combines_stored_values(stratum) else None
         try:
             while True:
                 count += 1
-                if count > limit:
+                if limit is not None and count > limit:
                     raise endless_recursion(stratum, self._schema.declarations, limit)
                 self._stage += 1
                 grew = False
@@ -361,6 +377,51 @@ class DuckDBBackend:
             for relation in stratum.relations:
                 self._con.execute(f"DROP TABLE IF EXISTS {sc.quote(delta[relation])}")
                 self._con.execute(f"DROP TABLE IF EXISTS {sc.quote(new[relation])}")
+
+    def _run_closure(self, relation: str, live: Sequence[Rule]) -> None:
+        """A linear recursion that only combines stored values, as one recursive query.
+
+        DuckDB's WITH RECURSIVE keeps the tuples seen so far in a hash table, so a round costs
+        what its new tuples cost; a round of statements hashes the whole relation again for
+        its anti join (a chain of 4,000 links takes 4,000 rounds). Every tuple gets the same
+        stage, so the first proof asked for derives everything again in rounds (`explain`).
+        """
+        params = self._params()
+        name = "_closure"
+        anchor: list[str] = []
+        step: list[str] = []
+        for rule in live:
+            positions = sc.recursive_positions(rule, {relation})
+            if positions:
+                overrides = {positions[0]: sc.quote(name)}
+                step.append(sc.rule_select(rule, self._schema, params, overrides, distinct=False))
+            else:
+                anchor.append(sc.rule_select(rule, self._schema, params, distinct=False))
+        columns = ", ".join(self._schema.columns(relation))
+        body = " UNION ALL ".join(f"({s})" for s in anchor)
+        if step:
+            body = f"({body}) UNION ({' UNION ALL '.join(f'({s})' for s in step)})"
+        query = f"WITH RECURSIVE {sc.quote(name)}({columns}) AS ({body}) SELECT * FROM {sc.quote(name)}"
+        self._stage += 1
+        self._exact_stages = False
+        self._computing = relation
+        inserted = self._con.execute(
+            f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} "
+            f"FROM ({self._new_rows(relation, [query])})",
+            params.bind(),
+        ).fetchone()
+        if inserted is not None and inserted[0] > 0:
+            self._filled.add(relation)
+            self._spend(relation, int(inserted[0]))
+
+    def _derive_exactly(self) -> None:
+        """Evaluate again from the facts with every recursive stratum in rounds (exact stages for proofs)."""
+        self._exact = True
+        for relation, decl in self._schema.declarations.items():
+            if not decl.is_input and relation in self._schema.used:
+                self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
+        self._changed = None
+        self.evaluate()
 
     def _compute_new(self, relation: str, target: str, selects: Sequence[str], params: sc.Params) -> bool:
         """Store into `target` the tuples `selects` derive that `relation` lacks; True if there are any."""
@@ -485,6 +546,8 @@ class DuckDBBackend:
 
     def explain(self, relation: str, row: Row) -> Proof:
         row = tuple(row)
+        if not self._exact_stages:
+            self._derive_exactly()
         stage = self._stage_of(relation, row)
         if stage is None:
             raise KeyError(f"{format_fact(relation, row)} does not hold")
@@ -591,6 +654,18 @@ class DuckDBBackend:
         select = sc.aggregate_query(rule, body, params, tuple(v for v in stored if v is not None))
         value = self._con.execute(select, params.bind()).fetchone()
         return value is not None and value[agg[0]] == stored[agg[0]]
+
+
+def _closure_shaped(stratum: Stratum, live: Sequence[Rule]) -> bool:
+    """Whether a recursive stratum can run as one WITH RECURSIVE query: one relation that combines
+    stored values (strata.combines_stored_values), each rule reading it at most once, and some
+    rule that can fire without it.
+    """
+    if len(stratum.relations) != 1 or not combines_stored_values(stratum):
+        return False
+    (relation,) = stratum.relations
+    reads = [sum(1 for a in rule.positive_atoms() if a.relation == relation) for rule in live]
+    return max(reads) <= 1 and min(reads) == 0
 
 
 def _pack(values: Sequence[Value]) -> str | Sequence[Value]:

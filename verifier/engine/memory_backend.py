@@ -50,6 +50,7 @@ from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.proof_search import Instance, ProofSearch
 from verifier.engine.strata import (
     Stratum,
+    combines_stored_values,
     downstream,
     endless_recursion,
     is_assignment,
@@ -591,10 +592,10 @@ class MemoryBackend:
         deltas: dict[str, _Relation] = {}
         first_round = True
         rounds = 0
-        limit = current_limits().fixpoint_rounds
+        limit = current_limits().fixpoint_rounds if not combines_stored_values(stratum) else None
         while True:
             rounds += 1
-            if rounds > limit:
+            if limit is not None and rounds > limit:
                 raise endless_recursion(stratum, self._declarations, limit)
             self._stage += 1
             new: dict[str, list[Row]] = {}
@@ -938,7 +939,7 @@ def _run_scan(step: _Scan, source: _Relation, envs: list[Env], before: int | Non
                 for env in envs:
                     found = lookup((env[slot],))
                     if found:
-                        extend([env + (row[at],) for row in found])
+                        extend([(*env, row[at]) for row in found])
                         if len(out) > cap:
                             return None
                 return out

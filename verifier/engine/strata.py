@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.lazy import lazy_module
 from verifier.core.limits import exceeded
-from verifier.engine.ast import Atom, Comparison, Declaration, Literal_, Negation, Program, Rule, Var, term_vars
+from verifier.engine.ast import Atom, Comparison, Const, Declaration, Literal_, Negation, Program, Rule, Var, term_vars
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -84,6 +84,23 @@ def stratify(program: Program) -> list[Stratum]:
         recursive = any(a.relation in rel_set for r in rules for a in (*r.positive_atoms(), *r.negated_atoms()))
         strata.append(Stratum(relations, rules, recursive))
     return strata
+
+
+def combines_stored_values(stratum: Stratum) -> bool:
+    """Whether every rule of the stratum builds its head only from constants and values of the tuples
+    its body reads.
+
+    Such a recursion ends by itself: it can only pair up values that already exist, so it is bounded
+    by `derived_tuples`, not by `fixpoint_rounds` (a chain of 30,000 links needs 30,000 rounds). A
+    rule that computes a head value (`Y = X + 1`) can go on forever and keeps the round limit.
+    """
+    for rule in stratum.rules:
+        if rule.head.aggregate is not None:
+            return False
+        stored = {t.name for a in rule.positive_atoms() for t in a.args if isinstance(t, Var)}
+        if not all(isinstance(t, Const) or (isinstance(t, Var) and t.name in stored) for t in rule.head.args):
+            return False
+    return True
 
 
 def endless_recursion(stratum: Stratum, declarations: Mapping[str, Declaration], limit: int) -> TopologError:
