@@ -66,4 +66,9 @@ def program_for(program: Program, relations: Iterable[str]) -> Program:
     rules = tuple(r for r in program.rules if r.head.relation in needed)
     sliced = Program(program.declarations, rules, program.metadata)
     sliced_strata(program, sliced)
+    # The slice keeps every declaration, so a query checked against the whole program (the cached
+    # `@needs` queries) is checked against the slice too: not parsed again.
+    kept = program.__dict__.get(_KEPT)
+    if kept is not None:
+        object.__setattr__(sliced, _KEPT, dict(kept))
     return sliced
