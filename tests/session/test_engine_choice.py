@@ -31,3 +31,29 @@ def test_a_join_that_outgrows_the_memory_engine_starts_over_in_duckdb(monkeypatc
     name, auto = _findings("auto")
     assert name == "duckdb"
     assert auto == _findings("duckdb")[1]
+
+
+def test_a_deep_recursion_starts_over_in_duckdb(monkeypatch: pytest.MonkeyPatch) -> None:
+    from verifier.engine.backend import OutgrewEngine
+    from verifier.engine.parser import parse_program
+
+    # The closure of a chain of 40 nodes takes 40 rounds (39 lengths of path, then nothing new):
+    # past a cap of 10 the memory engine gives up, and only when --engine auto chose it.
+    program = parse_program(
+        ".input edge(a: number, b: number)\n.decl path(a: number, b: number)\n"
+        "path(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), edge(Y, Z).\n",
+        "chain.dl",
+    )
+    edges = [(i, i + 1) for i in range(39)]
+    monkeypatch.setattr(engines, "AUTO_MAX_ROUNDS", 10)
+    capped = engines.make_backend("memory", chosen_by_auto=True)
+    capped.load(program)
+    capped.add_facts("edge", edges)
+    with pytest.raises(OutgrewEngine) as caught:
+        capped.evaluate()
+    assert "takes more than 10 rounds" in caught.value.diagnostics[0].message
+    plain = engines.make_backend("memory")
+    plain.load(program)
+    plain.add_facts("edge", edges)
+    plain.evaluate()
+    assert plain.count("path") == 40 * 39 // 2  # every pair i < j of the 40 nodes

@@ -469,7 +469,7 @@ class MemoryBackend:
     name = "memory"
     proves = True
 
-    def __init__(self, max_bindings: int | None = None) -> None:
+    def __init__(self, max_bindings: int | None = None, max_rounds: int | None = None) -> None:
         self._program = Program()
         self._declarations: dict[str, Declaration] = {}
         self._relations = _Relations()
@@ -492,6 +492,8 @@ class MemoryBackend:
         """Whether the cap is `--engine auto`'s, not engine_memory's."""
         if max_bindings is not None:
             self.max_bindings = min(self.max_bindings, max_bindings)
+        self.max_rounds = max_rounds
+        """Rounds a recursion may take here before `--engine auto` moves the run to DuckDB (None: no cap)."""
 
     # -- setup -----------------------------------------------------------------------
 
@@ -597,6 +599,8 @@ class MemoryBackend:
             rounds += 1
             if limit is not None and rounds > limit:
                 raise endless_recursion(stratum, self._declarations, limit)
+            if self.max_rounds is not None and rounds > self.max_rounds:
+                raise self._too_deep(stratum)
             self._stage += 1
             new: dict[str, list[Row]] = {}
             for relation in stratum.relations:
@@ -641,6 +645,16 @@ class MemoryBackend:
             message = f"{found}, the most --engine auto evaluates in memory; run it with --engine duckdb"
         else:
             message = exceeded("engine_memory", found)
+        return OutgrewEngine([Diagnostic(where, message)])
+
+    def _too_deep(self, stratum: Stratum) -> OutgrewEngine:
+        decl = self._declarations.get(stratum.relations[0])
+        where = decl.loc if decl is not None else SourceLocation("<rules>")
+        names = ", ".join(repr(r) for r in stratum.relations)
+        message = (
+            f"the recursion of {names} takes more than {self.max_rounds:,} rounds, the most --engine auto "
+            "evaluates in memory; run it with --engine duckdb"
+        )
         return OutgrewEngine([Diagnostic(where, message)])
 
     def _spend(self, relation: str, tuples: int) -> None:

@@ -199,8 +199,8 @@ def evaluate(
     except OutgrewEngine:
         if engine != "auto":
             raise
-        # Small input, big join: the memory engine would only get slower from here on.
-        step("the join outgrew the memory engine; starting over in duckdb")
+        # Small input, but a big join or a deep recursion: the memory engine would only get slower from here on.
+        step("too big a job for the memory engine; starting over in duckdb")
         backend, not_applicable = _run_engine("duckdb", program, loads, needs, step, bounded=False)
     return Evaluation(program, checks, inputs, backend, pairs, authorization, jobs, not_applicable)
 
