@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from verifier.authorization.classes import EntityClass, PolicyReads, class_key, contexts, partition, policy_reads
-from verifier.authorization.entities import PRINCIPAL_TYPES, Entity, EntityGraph
+from verifier.authorization.classes import EntityClass, PolicyReads, class_keys, contexts, partition, policy_reads
+from verifier.authorization.entities import PRINCIPAL_TYPES, EntityGraph, paused_gc
 from verifier.authorization.evaluate import Decision, Request
 from verifier.authorization.setup import AuthzSetup
 
@@ -66,15 +66,24 @@ class AuditResult:
         return 1 if self.errors else 0
 
 
-def group_of(entity: Entity, graph: EntityGraph) -> str:
-    if entity.type == "Gpu":
-        return graph.gpu_group.get(entity.uid, entity.id)
-    rack = next((p for p in entity.parents if p.startswith("Rack::")), None)
-    return graph.entities[rack].id if rack is not None else entity.id
+def group_of(entity_uid: str, graph: EntityGraph) -> str:
+    """The hardware group of a resource: a GPU's rack (else node, pod, itself), another's rack or itself."""
+    ident = graph.ident(entity_uid)
+    if ident is None:
+        raise KeyError(entity_uid)
+    if ident[0] == "Gpu":
+        return graph.group(entity_uid)
+    rack = next((p for p in graph.parents(entity_uid, domains=False) if p.startswith("Rack::")), None)
+    rack_ident = graph.ident(rack) if rack is not None else None
+    return rack_ident[1] if rack_ident is not None else ident[1]
 
 
-def _gpus(entity: Entity) -> int:
-    value = entity.attrs.get("gpus", 0)
+def _gpus(entity_uid: str, graph: EntityGraph) -> int:
+    return _count(graph.attrs(entity_uid))
+
+
+def _count(attrs: Mapping[str, object]) -> int:
+    value = attrs.get("gpus", 0)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -86,24 +95,32 @@ def audit(
     grouping: bool = True,
 ) -> AuditResult:
     """The matrix; `grouping=False` asks once per entity instead (to measure, and to check the classes)."""
+    with paused_gc():
+        return _audit(setup, actions, resource_type, teams_only, grouping)
+
+
+def _audit(
+    setup: AuthzSetup, actions: Sequence[str], resource_type: str, teams_only: bool, grouping: bool
+) -> AuditResult:
     graph = setup.graph
     reads = policy_reads(setup.bundle)
     if not grouping:
         reads = dataclasses.replace(reads, groupable=False)
     ctxs = contexts(reads)
-    principals = graph.of_type(*(("Team",) if teams_only else PRINCIPAL_TYPES))
-    resources = graph.of_type(resource_type)
+    principals = graph.uids_of_type(*(("Team",) if teams_only else PRINCIPAL_TYPES))
+    resources = graph.uids_of_type(resource_type)
     pcs = partition(principals, graph, reads)
     rcs = partition(resources, graph, reads)
     per_class: dict[str, dict[str, int]] = {}
     groups: dict[str, int] = {}
     for rc in rcs:
         counts: dict[str, int] = {}
-        for m in rc.members:
-            e = graph.entities[m]
-            g = group_of(e, graph)
-            counts[g] = counts.get(g, 0) + _gpus(e)
-            groups[g] = groups.get(g, 0) + _gpus(e)
+        members = list(rc.members)
+        in_group = graph.groups_many(members) if resource_type == "Gpu" else [group_of(m, graph) for m in members]
+        for g, attrs in zip(in_group, graph.attrs_many(members), strict=True):
+            n = _count(attrs)
+            counts[g] = counts.get(g, 0) + n
+            groups[g] = groups.get(g, 0) + n
         per_class[rc.id] = counts
     before = (setup.authorizer.requests, setup.authorizer.calls)
     decisions = _ask(setup, pcs, rcs, actions, ctxs)
@@ -114,18 +131,28 @@ def audit(
         tuple(actions),
         ctxs,
         dict(sorted(groups.items())),
-        [p.uid for p in principals],
+        principals,
         {},
     )
-    for (action, ci, pc, rc), d in decisions.items():
+    allowed: dict[tuple[str, int, str], tuple[EntityClass, list[EntityClass]]] = {}
+    for action, ci, pc, rc, d in decisions:
         for policy, message in d.errors:
             result.errors.append(AuditError(pc.representative, action, rc.representative, ctxs[ci], policy, message))
-        if not d.allowed:
-            continue
+        if d.allowed:
+            allowed.setdefault((action, ci, pc.id), (pc, []))[1].append(rc)
+    merged: dict[tuple[str, ...], dict[str, int]] = {}
+    for (action, ci, _), (pc, rcs_allowed) in allowed.items():
+        # Every member of a class gets the same cell, and so does every class allowed the same
+        # resource classes: built once and shared (cells are read-only).
+        which = tuple(rc.id for rc in rcs_allowed)
+        cell = merged.get(which)
+        if cell is None:
+            cell = merged[which] = {}
+            for rc in rcs_allowed:
+                for g, n in per_class[rc.id].items():
+                    cell[g] = cell.get(g, 0) + n
         for member in pc.members:
-            cell = result.cells.setdefault((action, ci, member), {})
-            for g, n in per_class[rc.id].items():
-                cell[g] = cell.get(g, 0) + n
+            result.cells[(action, ci, member)] = cell
     result.stats = AuditStats(
         principals=len(principals),
         resources=len(resources),
@@ -140,16 +167,24 @@ def audit(
     return result
 
 
+Asked = tuple[str, int, EntityClass, EntityClass, Decision]  # action, context index, classes, decision
+
+
 def _ask(
     setup: AuthzSetup,
     pcs: list[EntityClass],
     rcs: list[EntityClass],
     actions: Sequence[str],
     ctxs: list[dict[str, object]],
-) -> dict[tuple[str, int, EntityClass, EntityClass], Decision]:
+) -> list[Asked]:
+    """One decision per action, context, principal class and resource class, in that order.
+
+    A list, not a dict keyed by the classes: hashing a class hashes all its members (a fleet's
+    GPUs), once per key.
+    """
     keys = [(a, ci, pc, rc) for a in actions for ci in range(len(ctxs)) for pc in pcs for rc in rcs]
     requests = [Request(pc.representative, a, rc.representative, ctxs[ci]) for a, ci, pc, rc in keys]
-    return dict(zip(keys, setup.authorizer.decide(requests), strict=True))
+    return [(*k, d) for k, d in zip(keys, setup.authorizer.decide(requests), strict=True)]
 
 
 def context_label(ctx: dict[str, object]) -> str:
@@ -203,10 +238,10 @@ def diff(
     reads = policy_reads(old.bundle, new.bundle)
     ctxs = contexts(reads)
     ptypes = ("Team",) if teams_only else PRINCIPAL_TYPES
-    old_p = {e.uid for e in old.graph.of_type(*ptypes)}
-    new_p = {e.uid for e in new.graph.of_type(*ptypes)}
-    old_r = {e.uid for e in old.graph.of_type(resource_type)}
-    new_r = {e.uid for e in new.graph.of_type(resource_type)}
+    old_p = set(old.graph.uids_of_type(*ptypes))
+    new_p = set(new.graph.uids_of_type(*ptypes))
+    old_r = set(old.graph.uids_of_type(resource_type))
+    new_r = set(new.graph.uids_of_type(resource_type))
     pcs = _joint_classes(sorted(old_p & new_p), old, new, reads)
     rcs = _joint_classes(sorted(old_r & new_r), old, new, reads)
     requests_before = old.authorizer.requests + new.authorizer.requests
@@ -214,16 +249,14 @@ def diff(
     d_old = _ask(old, pcs, rcs, actions, ctxs)
     d_new = _ask(new, pcs, rcs, actions, ctxs)
     changes: dict[tuple[str, int, str, str], Change] = {}
-    for key, before in d_old.items():
-        after = d_new[key]
+    for (action, ci, pc, rc, before), (*_, after) in zip(d_old, d_new, strict=True):
         if before.allowed == after.allowed:
             continue
-        action, ci, pc, rc = key
         ch = changes.setdefault(
             (action, ci, before.word, after.word), Change(action, ctxs[ci], before.word, after.word)
         )
         ch.decisions += len(pc.members) * len(rc.members)
-        ch.gpus += len(pc.members) * sum(_gpus(new.graph.entities[m]) for m in rc.members)
+        ch.gpus += len(pc.members) * sum(_gpus(m, new.graph) for m in rc.members)
         if len(ch.examples) < MAX_EXAMPLES:
             ch.examples.append(
                 {
@@ -256,7 +289,7 @@ def diff(
 
 def _joint_classes(uids: list[str], old: AuthzSetup, new: AuthzSetup, reads: PolicyReads) -> list[EntityClass]:
     groups: dict[tuple[object, ...], list[str]] = {}
-    for u in uids:
-        key = (class_key(old.graph.entities[u], old.graph, reads), class_key(new.graph.entities[u], new.graph, reads))
+    old_keys, new_keys = class_keys(old.graph, reads)(uids), class_keys(new.graph, reads)(uids)
+    for u, key in zip(uids, zip(old_keys, new_keys, strict=True), strict=True):
         groups.setdefault(key, []).append(u)
     return sorted((EntityClass(min(m), tuple(sorted(m))) for m in groups.values()), key=lambda c: c.id)

@@ -19,12 +19,12 @@ a policy tests `context has x`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
 
 from cedarpy import pst
 
-from verifier.authorization.entities import Entity, EntityGraph, uid
+from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, EntityGraph, uid
 from verifier.authorization.policies import PolicyBundle
 
 MAX_CONTEXTS = 256
@@ -141,23 +141,50 @@ class EntityClass:
         return self.members[0]
 
 
-def class_key(entity: Entity, graph: EntityGraph, reads: PolicyReads) -> tuple[object, ...]:
+def class_keys(graph: EntityGraph, reads: PolicyReads) -> Callable[[list[str]], list[tuple[object, ...]]]:
+    """The class keys of entity uids: equal keys, same decision in every request."""
     if not reads.groupable:
-        return (entity.uid,)
-    attrs = tuple((a, _hashable(entity.attrs.get(a))) for a in sorted(reads.attributes) if a in entity.attrs)
-    is_named = entity.uid if entity.uid in reads.named else None
-    named_ancestors = tuple(sorted(graph.ancestors(entity.uid) & reads.named))
-    return (entity.type, attrs, is_named, named_ancestors)
+        return lambda uids: [(u,) for u in uids]
+    return _Keys(graph, reads).keys
+
+
+class _Keys:
+    """Class keys of many entities of one graph, with what every key reads worked out once."""
+
+    def __init__(self, graph: EntityGraph, reads: PolicyReads) -> None:
+        self.graph = graph
+        self.reads = reads
+        self.read = sorted(reads.attributes)
+        # Named entities a hardware entity can have as ancestors; none (the shipped policies
+        # name only principals) spares working out any hardware ancestor.
+        self.named_hardware = frozenset(u for u in reads.named if u.split("::", 1)[0] in RESOURCE_TYPES)
+        # GPUs that look alike share one attribute mapping (kept alive by the graph): read it once.
+        self.values: dict[int, tuple[tuple[str, object], ...]] = {}
+
+    def keys(self, uids: list[str]) -> list[tuple[object, ...]]:
+        graph, reads, memo = self.graph, self.reads, self.values
+        out: list[tuple[object, ...]] = []
+        for u, attrs in zip(uids, graph.attrs_many(uids), strict=True):
+            etype = u.split("::", 1)[0]  # an entity's (attrs_many raised otherwise): never namespaced
+            values = memo.get(id(attrs))
+            if values is None:
+                values = memo[id(attrs)] = tuple((a, _hashable(attrs.get(a))) for a in self.read if a in attrs)
+            is_named = u if u in reads.named else None
+            named = reads.named if etype in PRINCIPAL_TYPES else self.named_hardware
+            named_ancestors = tuple(sorted(graph.named_ancestors(u, named))) if named else ()
+            out.append((etype, values, is_named, named_ancestors))
+        return out
 
 
 def _hashable(v: object) -> object:
     return tuple(v) if isinstance(v, list) else v
 
 
-def partition(entities: Iterable[Entity], graph: EntityGraph, reads: PolicyReads) -> list[EntityClass]:
+def partition(uids: Iterable[str], graph: EntityGraph, reads: PolicyReads) -> list[EntityClass]:
     """Classes sorted by representative; members sorted. Deterministic for the same inputs."""
     groups: dict[tuple[object, ...], list[str]] = {}
-    for e in entities:
-        groups.setdefault(class_key(e, graph, reads), []).append(e.uid)
+    members = list(uids)
+    for u, key in zip(members, class_keys(graph, reads)(members), strict=True):
+        groups.setdefault(key, []).append(u)
     classes = [EntityClass(min(m), tuple(sorted(m))) for m in groups.values()]
     return sorted(classes, key=lambda c: c.id)

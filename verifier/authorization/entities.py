@@ -8,14 +8,27 @@ Attributes are described in policies/schema.cedarschema.
 
 Entity ids are inventory ids, so they are deterministic. The graph is checked here: cedarpy
 accepts a parent that does not exist (and then `in` silently never matches it), so every
-parent must be an entity of the graph, or the graph is refused.
+parent must be an entity of the graph, or the graph is refused. The principals' memberships
+are checked when the graph is built; a hardware parent is the nearest inventory object of its
+kind, so it exists, and every entity handed to Cedar has its parents checked again.
+
+The graph is built on demand. A 131,072-GPU fleet has some 170,000 entities, and one request
+reads a handful of them: each entity (its parents, attributes, ancestors) is worked out the
+first time it is asked for and kept. What needs every entity stays whole: the label check
+below reads every object, and `Authorizer` validates the entities against the schema
+(verifier/authorization/evaluate.py says how without building them all). The NVLink domains,
+a union-find over every scale-up link, are found only when a domain is asked for or an
+entity is asked for whole (`entities[...]`); `closure` leaves them out when nothing can see them.
 """
 
 from __future__ import annotations
 
+import gc
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from json.encoder import encode_basestring
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.sources.inventory.model import Inventory, Obj
@@ -24,14 +37,20 @@ from verifier.sources.principals import Principals
 HARDWARE_TYPES: dict[str, str] = {"gpu": "Gpu", "node": "Node", "rack": "Rack", "pod": "Pod"}
 PRINCIPAL_TYPES = ("Team", "User", "ServiceAccount")
 RESOURCE_TYPES = ("Gpu", "Node", "Rack", "Pod", "NvlinkDomain")
-_PARENT_KINDS: dict[str, tuple[str, ...]] = {
+DOMAIN_TYPE = "NvlinkDomain"
+PARENT_KINDS: dict[str, tuple[str, ...]] = {
     "gpu": ("node", "rack", "pod"),
     "node": ("rack", "pod"),
     "rack": ("pod",),
     "pod": (),
 }
+_KIND_OF_TYPE = {t: k for k, t in HARDWARE_TYPES.items()}
+_SLOT = {"node": 0, "rack": 1, "pod": 2}  # positions in _Up.near
 
 AttrValue = str | bool | int | tuple[str, ...]
+DomainRows = Iterable[tuple[str, str]]
+DomainSource = DomainRows | Callable[[], DomainRows] | None
+"""(gpu, domain) rows, a function that finds them when first needed, or None when there are none."""
 
 LABEL_ATTRS: dict[str, tuple[str, str]] = {
     "tenant": ("tenant", "String"),
@@ -45,9 +64,48 @@ in policies/schema.cedarschema). Every label value is text; a Bool label must re
 _BOOL_TEXT = {"true": True, "false": False}
 
 
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic GC paused: entities make many small objects and no cycles, and with a fleet's
+    inventory in memory each full collection rescans millions of objects (measured: 5x slower).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def uid(etype: str, eid: str) -> str:
-    """Cedar's surface syntax for an entity uid, e.g. Gpu::"dgx00/gpu3" (ids escaped as JSON strings)."""
-    return f"{etype}::{json.dumps(eid, ensure_ascii=False)}"
+    """Cedar's surface syntax for an entity uid, e.g. Gpu::"dgx00/gpu3" (ids escaped as JSON strings).
+
+    `encode_basestring` is what `json.dumps(eid, ensure_ascii=False)` returns for a string,
+    without building an encoder per call (a fleet makes hundreds of thousands of uids).
+    """
+    return f"{etype}::{encode_basestring(eid)}"
+
+
+def parse_uid(text: str) -> tuple[str, str] | None:
+    """(type, id) of a uid exactly as `uid` writes it; None for any other text (it names no entity)."""
+    quote = text.find('"')
+    if quote < 3 or text[quote - 2 : quote] != "::":
+        return None
+    etype, quoted = text[: quote - 2], text[quote:]
+    if "\\" in quoted:
+        try:
+            eid = json.loads(quoted)
+        except ValueError:
+            return None
+        if not isinstance(eid, str):
+            return None
+    elif len(quoted) >= 2 and quoted[-1] == '"':
+        eid = quoted[1:-1]
+    else:
+        return None
+    # The same id written another way (`"a\u0062"` for `"ab"`) is not the entity's uid.
+    return (etype, eid) if uid(etype, eid) == text else None
 
 
 @dataclass(frozen=True)
@@ -63,27 +121,283 @@ class Entity:
         return uid(self.type, self.id)
 
     def to_json(self) -> dict[str, object]:
-        attrs = {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(self.attrs.items())}
-        parents = [_split(p) for p in self.parents]
-        return {
-            "uid": {"type": self.type, "id": self.id},
-            "attrs": attrs,
-            "parents": [{"type": t, "id": i} for t, i in parents],
-        }
+        return _entity_json(self.type, self.id, self.attrs, self.parents)
+
+
+def _entity_json(etype: str, eid: str, attrs: Mapping[str, AttrValue], parents: Iterable[str]) -> dict[str, object]:
+    """Cedar's JSON form of one entity (attributes sorted, sets as lists)."""
+    parts = [_split(p) for p in parents]
+    return {
+        "uid": {"type": etype, "id": eid},
+        "attrs": {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(attrs.items())},
+        "parents": [{"type": t, "id": i} for t, i in parts],
+    }
 
 
 def _split(entity_uid: str) -> tuple[str, str]:
     etype, _, quoted = entity_uid.partition("::")
+    if "\\" not in quoted:  # nothing escaped: the JSON string's text is the id
+        return etype, quoted[1:-1]
     return etype, str(json.loads(quoted))
 
 
-@dataclass
-class EntityGraph:
-    """Every entity by uid, with memoised ancestors (transitive parents)."""
+@dataclass(frozen=True)
+class _Up:
+    """What an object inherits, counting itself: its nearest node, rack and pod (own kind
+    included) and the labels of LABEL_ATTRS as its nearest labelled ancestor (or itself) has them.
+    """
 
-    entities: dict[str, Entity]
-    gpu_group: dict[str, str] = field(default_factory=dict)  # Gpu uid -> its hardware group (rack, else node/pod)
-    _ancestors: dict[str, frozenset[str]] = field(default_factory=dict)
+    near: tuple[str | None, str | None, str | None]
+    hardware: tuple[str, ...]  # every GPU, node, rack and pod on the way up, itself included
+    tenant: str
+    zone: str
+    owner: str
+    quarantined: bool
+
+
+_ROOT = _Up((None, None, None), (), "", "", "", False)
+
+
+class _Domains:
+    """The NVLink domains: each GPU's, and each domain's GPUs (in inventory order)."""
+
+    def __init__(self, rows: DomainRows, gpus: Iterable[Obj]) -> None:
+        self.of: dict[str, str] = dict(rows)
+        self.members: dict[str, list[Obj]] = {d: [] for d in sorted(set(self.of.values()))}
+        for g in gpus:
+            d = self.of.get(g.id)
+            if d is not None:
+                self.members[d].append(g)
+
+
+class EntityGraph:
+    """Every entity by uid, worked out when first asked for, with memoised ancestors.
+
+    `entities` reads like the dict of every entity (membership, lookup, iteration in a fixed
+    order); lookups and `in` build nothing they do not return.
+    """
+
+    def __init__(self, inv: Inventory, principals: Principals, domains: DomainSource) -> None:
+        self.inv = inv
+        self._principals: dict[str, Entity] = {}
+        for p in principals.principals.values():
+            attrs: dict[str, AttrValue] = {
+                "tenant": p.tenant,
+                "role": p.role,
+                "on_call": p.on_call,
+                "teams": p.all_teams,
+            }
+            # uid() is Principal.uid (same quoting), without an encoder per principal.
+            self._principals[uid(p.type, p.id)] = Entity(
+                p.type, p.id, attrs, tuple(uid("Team", t) for t in p.teams), p.loc
+            )
+        check_parents(self._principals)  # hardware parents are found among existing objects
+        self._attrs: dict[str, Mapping[str, AttrValue]] = {u: e.attrs for u, e in self._principals.items()}
+        self._domain_source = domains
+        self._domains: _Domains | None = None
+        self._by_kind: dict[str, list[Obj]] | None = None
+        self._gpus_in: dict[str, list[Obj]] | None = None
+        self._up: dict[str, _Up] = {}
+        self._idents: dict[str, tuple[str, str]] = {}  # uid -> (type, id), of entities only
+        self._built: dict[str, Entity] = {}
+        self._gpu_attrs: dict[tuple[object, ...], Mapping[str, AttrValue]] = {}
+        self._ancestors: dict[str, frozenset[str]] = {}
+        self._hw_ancestors: dict[str, frozenset[str]] = {}
+        self.entities: Mapping[str, Entity] = _EntityView(self)
+
+    # -- what exists -------------------------------------------------------------
+
+    def ident(self, entity_uid: str) -> tuple[str, str] | None:
+        """(type, id) of an entity of the graph; None when there is no such entity."""
+        known = self._idents.get(entity_uid)
+        if known is not None:
+            return known
+        found = self._ident(entity_uid)
+        if found is not None:
+            self._idents[entity_uid] = found
+        return found
+
+    def _ident(self, entity_uid: str) -> tuple[str, str] | None:
+        p = self._principals.get(entity_uid)
+        if p is not None:
+            return p.type, p.id
+        parsed = parse_uid(entity_uid)
+        if parsed is None:
+            return None
+        etype, eid = parsed
+        kind = _KIND_OF_TYPE.get(etype)
+        if kind is not None:
+            o = self.inv.objects.get(eid)
+            return parsed if o is not None and o.kind == kind else None
+        if etype == DOMAIN_TYPE and eid in self.domains().members:
+            return parsed
+        return None
+
+    def domains(self) -> _Domains:
+        if self._domains is None:
+            source = self._domain_source
+            rows = source() if callable(source) else source
+            self._domains = _Domains(rows or (), self._objects_of("gpu"))
+        return self._domains
+
+    def _objects_of(self, kind: str) -> list[Obj]:
+        if self._by_kind is None:
+            by_kind: dict[str, list[Obj]] = {k: [] for k in HARDWARE_TYPES}
+            with paused_gc():
+                for o in self.inv.objects.values():
+                    bucket = by_kind.get(o.kind)
+                    if bucket is not None:
+                        bucket.append(o)
+            self._by_kind = by_kind
+        return self._by_kind[kind]
+
+    def all_uids(self) -> Iterator[str]:
+        """Principals (file order), hardware (inventory order), domains (sorted)."""
+        yield from self._principals
+        for o in self.inv.objects.values():
+            etype = HARDWARE_TYPES.get(o.kind)
+            if etype is not None:
+                yield uid(etype, o.id)
+        for d in self.domains().members:
+            yield uid(DOMAIN_TYPE, d)
+
+    def uids_of_type(self, *types: str) -> list[str]:
+        """Uids of every entity of these types, sorted by (type, id)."""
+        out: list[str] = []
+        for etype in sorted(set(types)):  # by type, then by id within each
+            kind = _KIND_OF_TYPE.get(etype)
+            if kind is not None:
+                ids = sorted(o.id for o in self._objects_of(kind))
+            elif etype == DOMAIN_TYPE:
+                ids = list(self.domains().members)  # sorted already
+            else:
+                ids = sorted(e.id for e in self._principals.values() if e.type == etype)
+            out.extend(uid(etype, i) for i in ids)
+        return out
+
+    def of_type(self, *types: str) -> list[Entity]:
+        return [self.entity(u) for u in self.uids_of_type(*types)]
+
+    # -- one entity ----------------------------------------------------------------
+
+    def entity(self, entity_uid: str) -> Entity:
+        """The entity, whole (a Gpu's parents include its domain); KeyError when there is none."""
+        done = self._built.get(entity_uid) or self._principals.get(entity_uid)
+        if done is not None:
+            return done
+        ident = self.ident(entity_uid)
+        if ident is None:
+            raise KeyError(entity_uid)
+        etype, eid = ident
+        loc = self.inv.location(eid)
+        e = Entity(etype, eid, self.attrs(entity_uid), self.parents(entity_uid), loc)
+        self._built[entity_uid] = e
+        return e
+
+    def parents(self, entity_uid: str, domains: bool = True) -> tuple[str, ...]:
+        """Parent uids; without a Gpu's NvlinkDomain when `domains` is false."""
+        p = self._principals.get(entity_uid)
+        if p is not None:
+            return p.parents
+        ident = self.ident(entity_uid)
+        if ident is None:
+            raise KeyError(entity_uid)
+        etype, eid = ident
+        kind = _KIND_OF_TYPE.get(etype)
+        if kind is None:  # a domain: no parents
+            return ()
+        o = self.inv.objects[eid]
+        near = self._up_of(o.parent).near if o.parent is not None else _ROOT.near
+        out: list[str] = []
+        for k in PARENT_KINDS[kind]:
+            anc = near[_SLOT[k]]
+            if anc is not None:
+                out.append(uid(HARDWARE_TYPES[k], anc))
+                break
+        if kind == "gpu" and domains:
+            d = self.domains().of.get(eid)
+            if d is not None:
+                out.append(uid(DOMAIN_TYPE, d))
+        return tuple(out)
+
+    def attrs(self, entity_uid: str) -> Mapping[str, AttrValue]:
+        """The entity's attributes (read-only: GPUs that look alike share one mapping)."""
+        done = self._attrs.get(entity_uid)
+        if done is not None:
+            return done
+        ident = self.ident(entity_uid)
+        if ident is None:
+            raise KeyError(entity_uid)
+        etype, eid = ident
+        out: Mapping[str, AttrValue]
+        if etype == DOMAIN_TYPE:
+            out = self._domain_attrs(self.domains().members[eid])
+        else:
+            o = self.inv.objects[eid]
+            gpus = self._gpus_under(o)
+            # An object without labels inherits all of them: its parent's `_Up` says the same.
+            up = self._up_of(o.id) if o.labels or o.parent is None else self._up_of(o.parent)
+            if len(gpus) == 1 and gpus[0] is o:
+                # A GPU's attributes depend on these alone: thousands of GPUs share one mapping.
+                key = (o.model, up.tenant, up.zone, up.owner, up.quarantined, o.state)
+                shared = self._gpu_attrs.get(key)
+                if shared is None:
+                    shared = self._gpu_attrs[key] = self._object_attrs(o, up, gpus)
+                out = shared
+            else:
+                out = self._object_attrs(o, up, gpus)
+        self._attrs[entity_uid] = out
+        return out
+
+    def attrs_many(self, uids: Iterable[str]) -> list[Mapping[str, AttrValue]]:
+        """`attrs` of each uid. An audit asks it of every GPU of a fleet: the common GPU (no
+        label of its own, no GPU below it) is read here without a call per GPU.
+        """
+        memo, shared, ups = self._attrs, self._gpu_attrs, self._up
+        objects, below = self.inv.objects, self._gpu_index()
+        out: list[Mapping[str, AttrValue]] = []
+        for u in uids:
+            a = memo.get(u)
+            if a is None:
+                o = self._gpu_at(u, objects)
+                if o is not None and o.parent is not None and not o.labels and o.id not in below:
+                    up = ups.get(o.parent) or self._up_of(o.parent)
+                    a = shared.get((o.model, up.tenant, up.zone, up.owner, up.quarantined, o.state))
+                if a is None:
+                    a = self.attrs(u)
+                memo[u] = a
+            out.append(a)
+        return out
+
+    @staticmethod
+    def _gpu_at(gpu_uid: str, objects: Mapping[str, Obj]) -> Obj | None:
+        """The GPU a uid names, read off the uid without parsing it (None: ask `ident`)."""
+        if not gpu_uid.startswith('Gpu::"'):
+            return None
+        eid = gpu_uid[6:-1]
+        o = objects.get(eid)
+        # Written exactly as uid() writes it (else it names no entity, as ident says).
+        return o if o is not None and o.kind == "gpu" and uid("Gpu", eid) == gpu_uid else None
+
+    def group(self, gpu_uid: str) -> str:
+        """A GPU's hardware group for audits: its rack, else its node or pod, else itself."""
+        return self.groups_many([gpu_uid])[0]
+
+    def groups_many(self, gpu_uids: Iterable[str]) -> list[str]:
+        """`group` of each GPU uid, in one loop."""
+        objects, ups = self.inv.objects, self._up
+        out: list[str] = []
+        for u in gpu_uids:
+            o = self._gpu_at(u, objects)
+            if o is None:
+                ident = self.ident(u)
+                if ident is None or ident[0] != "Gpu":
+                    raise KeyError(u)
+                o = objects[ident[1]]
+            parent = o.parent
+            near = _ROOT.near if parent is None else (ups.get(parent) or self._up_of(parent)).near
+            out.append(near[1] or near[0] or near[2] or o.id)
+        return out
 
     def ancestors(self, entity_uid: str) -> frozenset[str]:
         """Strict ancestors. The graph is acyclic by construction (containment is a forest)."""
@@ -91,18 +405,193 @@ class EntityGraph:
         if done is not None:
             return done
         out: set[str] = set()
-        for p in self.entities[entity_uid].parents:
+        for p in self.entity(entity_uid).parents:
             out.add(p)
             out |= self.ancestors(p)
         frozen = frozenset(out)
         self._ancestors[entity_uid] = frozen
         return frozen
 
-    def of_type(self, *types: str) -> list[Entity]:
-        return sorted((e for e in self.entities.values() if e.type in types), key=lambda e: (e.type, e.id))
+    def named_ancestors(self, entity_uid: str, named: frozenset[str]) -> frozenset[str]:
+        """`ancestors(entity_uid) & named`, finding the NVLink domains only if `named` holds one."""
+        if not named:
+            return frozenset()
+        if any(u.startswith(DOMAIN_TYPE + "::") for u in named):
+            return self.ancestors(entity_uid) & named
+        return self._ancestors_without_domains(entity_uid) & named
+
+    def _ancestors_without_domains(self, entity_uid: str) -> frozenset[str]:
+        # A domain has no parents, so leaving it out removes only itself.
+        done = self._hw_ancestors.get(entity_uid)
+        if done is not None:
+            return done
+        out: set[str] = set()
+        for p in self.parents(entity_uid, domains=False):
+            out.add(p)
+            out |= self._ancestors_without_domains(p)
+        frozen = frozenset(out)
+        self._hw_ancestors[entity_uid] = frozen
+        return frozen
+
+    # -- what Cedar is given -----------------------------------------------------
+
+    def closure(self, roots: Iterable[str]) -> list[dict[str, object]]:
+        """Cedar JSON of the `roots` that are entities and of all their ancestors, sorted by uid.
+
+        A Gpu's NvlinkDomain parent is given only when a root is a domain: Cedar sees an
+        ancestor only through `in` against an entity of the request (principal, resource, a
+        literal of a policy, an entity in the context), and a domain has no parents, so with no
+        domain among the roots no `in` can reach one. The decisions are those of the whole graph.
+        """
+        todo = [r for r in set(roots) if self.ident(r) is not None]
+        with_domains = any(r.startswith(DOMAIN_TYPE + "::") for r in todo)
+        seen: dict[str, tuple[str, ...]] = {}
+        while todo:
+            u = todo.pop()
+            if u in seen:
+                continue
+            parents = self.parents(u, domains=with_domains)
+            seen[u] = parents
+            for p in parents:
+                if self.ident(p) is None:  # never, by construction; cedarpy would accept it silently
+                    raise TopologError.at(self._loc(u), f"entity {u} has parent {p}, which does not exist")
+                todo.append(p)
+        out: list[dict[str, object]] = []
+        for u in sorted(seen):
+            ident = self.ident(u)
+            assert ident is not None
+            out.append(_entity_json(ident[0], ident[1], self.attrs(u), seen[u]))
+        return out
+
+    def _loc(self, entity_uid: str) -> SourceLocation:
+        p = self._principals.get(entity_uid)
+        if p is not None:
+            return p.loc
+        ident = self.ident(entity_uid)
+        return self.inv.location(ident[1] if ident is not None else "")
 
     def to_json(self) -> str:
-        return json.dumps([self.entities[k].to_json() for k in sorted(self.entities)], separators=(",", ":"))
+        """Every entity, as the Cedar JSON document (sorted by uid)."""
+        return json.dumps([self.entity(k).to_json() for k in sorted(self.all_uids())], separators=(",", ":"))
+
+    # -- the inventory, read on demand --------------------------------------------
+
+    def _up_of(self, oid: str) -> _Up:
+        """`_Up` of an object, memoised; walked upwards without recursion (chains may be deep)."""
+        done = self._up.get(oid)
+        if done is not None:
+            return done
+        objects = self.inv.objects
+        path: list[Obj] = []
+        base = _ROOT
+        cur: str | None = oid
+        while cur is not None:
+            known = self._up.get(cur)
+            if known is not None:
+                base = known
+                break
+            o = objects.get(cur)
+            if o is None:  # a dangling parent ends the chain, as an absent one does
+                break
+            path.append(o)
+            cur = o.parent
+        for o in reversed(path):
+            labels = o.labels
+            near, hardware = base.near, base.hardware
+            slot = _SLOT.get(o.kind)
+            if slot is not None:
+                nearest = list(near)
+                nearest[slot] = o.id
+                near = (nearest[0], nearest[1], nearest[2])
+            if o.kind in HARDWARE_TYPES:
+                hardware = (o.id, *hardware)
+            if labels or o.kind in HARDWARE_TYPES:  # else it inherits all: share its parent's
+                base = _Up(
+                    near,
+                    hardware,
+                    labels.get("tenant", base.tenant),
+                    labels.get("zone", base.zone),
+                    labels.get("owner", base.owner),
+                    # Values are checked by check_label_types: anything but "true" here is "false".
+                    base.quarantined or labels.get("quarantine") == "true",
+                )
+            self._up[o.id] = base
+        return self._up.get(oid, base)
+
+    def _gpu_index(self) -> dict[str, list[Obj]]:
+        """Hardware object id -> the GPUs below it. Built once, from the GPUs up: grouped by
+        parent, each group joins every GPU, node, rack and pod above it (a few per group).
+        """
+        if self._gpus_in is None:
+            with paused_gc():
+                by_parent: dict[str, list[Obj]] = {}
+                for g in self._objects_of("gpu"):
+                    if g.parent is not None:
+                        by_parent.setdefault(g.parent, []).append(g)
+                index: dict[str, list[Obj]] = {}
+                for parent, gpus in by_parent.items():
+                    for above in self._up_of(parent).hardware:
+                        index.setdefault(above, []).extend(gpus)
+                self._gpus_in = index
+        return self._gpus_in
+
+    def _gpus_under(self, o: Obj) -> list[Obj]:
+        """The object if it is a GPU, and every GPU below it."""
+        below = self._gpu_index().get(o.id, [])
+        return [o, *below] if o.kind == "gpu" else below
+
+    def _figures(self, gpus: list[Obj]) -> dict[str, AttrValue]:
+        models = sorted({g.model or "" for g in gpus})
+        specs = [self.inv.models.get(g.model) if g.model else None for g in gpus]
+        return {
+            "model": "" if not gpus else models[0] if len(models) == 1 else "mixed",
+            "fp64": bool(gpus) and all(m is not None and "fp64" in m.features for m in specs),
+            "fp64_tflops": min((m.specs.get("fp64_gflops", 0) // 1000 if m else 0) for m in specs) if specs else 0,
+            "consumer": bool(gpus) and all(m is not None and "ecc" not in m.features for m in specs),
+            "gpus": len(gpus),
+        }
+
+    def _object_attrs(self, o: Obj, up: _Up, gpus: list[Obj]) -> dict[str, AttrValue]:
+        """A GPU, node, rack or pod: the figures of its GPUs, its own labels (inherited) and state."""
+        out = self._figures(gpus)
+        out["tenant"], out["zone"], out["owner"] = up.tenant, up.zone, up.owner
+        out["quarantined"] = up.quarantined
+        out["state"] = o.state or "ok"
+        return out
+
+    def _domain_attrs(self, gpus: list[Obj]) -> dict[str, AttrValue]:
+        """An NVLink domain: what all its GPUs agree on."""
+        out = self._figures(gpus)
+        ups = [self._up_of(g.id) if g.labels or g.parent is None else self._up_of(g.parent) for g in gpus]
+        for key in ("tenant", "zone", "owner"):
+            values = {getattr(u, key) for u in ups}
+            out[key] = values.pop() if len(values) == 1 else ""
+        out["quarantined"] = any(u.quarantined for u in ups)
+        out["state"] = "ok"
+        return out
+
+    def probe_attrs(self) -> dict[str, AttrValue]:
+        """Hardware attributes with no GPU and no label: every key, each value of its one type."""
+        return self._domain_attrs([])
+
+
+class _EntityView(Mapping[str, Entity]):
+    """The graph's entities as a read-only mapping: `in` and lookups build only what they return."""
+
+    def __init__(self, graph: EntityGraph) -> None:
+        self._graph = graph
+
+    def __getitem__(self, key: str) -> Entity:
+        return self._graph.entity(key)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._graph.ident(key) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return self._graph.all_uids()
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._graph.all_uids())
 
 
 def check_parents(entities: Mapping[str, Entity]) -> None:
@@ -148,102 +637,9 @@ def check_label_types(inv: Inventory) -> None:
         raise TopologError(problems)
 
 
-def build_graph(
-    inv: Inventory,
-    nvlink_domains: Iterable[tuple[str, str]] | None,
-    principals: Principals,
-) -> EntityGraph:
-    """The full entity graph. `nvlink_domains` are (gpu, domain) rows; None when the rules derive none."""
+def build_graph(inv: Inventory, nvlink_domains: DomainSource, principals: Principals) -> EntityGraph:
+    """The entity graph. `nvlink_domains` are (gpu, domain) rows, or a function returning them
+    (called when a domain is first needed); None when the rules derive none.
+    """
     check_label_types(inv)
-    entities: dict[str, Entity] = {}
-    for p in principals.principals.values():
-        attrs: dict[str, AttrValue] = {"tenant": p.tenant, "role": p.role, "on_call": p.on_call, "teams": p.all_teams}
-        entities[p.uid] = Entity(p.type, p.id, attrs, tuple(uid("Team", t) for t in p.teams), p.loc)
-    hw = _Hardware(inv)
-    domain_of = dict(nvlink_domains or ())
-    gpus_in: dict[str, list[Obj]] = {}
-    groups: dict[str, str] = {}
-    for o in inv.objects.values():
-        if o.kind not in HARDWARE_TYPES:
-            continue
-        parents: list[str] = []
-        for kind in _PARENT_KINDS[o.kind]:
-            anc = hw.nearest(o, kind)
-            if anc is not None:
-                parents.append(uid(HARDWARE_TYPES[kind], anc.id))
-                break
-        if o.kind == "gpu":
-            gpus_in.setdefault(uid("Gpu", o.id), []).append(o)
-            for anc in hw.chain(o)[1:]:
-                if anc.kind in HARDWARE_TYPES:
-                    gpus_in.setdefault(uid(HARDWARE_TYPES[anc.kind], anc.id), []).append(o)
-            domain = domain_of.get(o.id)
-            if domain is not None:
-                parents.append(uid("NvlinkDomain", domain))
-                gpus_in.setdefault(uid("NvlinkDomain", domain), []).append(o)
-            group = hw.nearest(o, "rack") or hw.nearest(o, "node") or hw.nearest(o, "pod")
-            groups[uid("Gpu", o.id)] = group.id if group is not None else o.id
-        e_uid = uid(HARDWARE_TYPES[o.kind], o.id)
-        entities[e_uid] = Entity(HARDWARE_TYPES[o.kind], o.id, {}, tuple(parents), o.loc)
-    for domain in sorted(set(domain_of.values())):
-        entities[uid("NvlinkDomain", domain)] = Entity("NvlinkDomain", domain, {}, (), inv.location(domain))
-    for e_uid, e in list(entities.items()):
-        if e.type in PRINCIPAL_TYPES:
-            continue
-        obj = inv.objects.get(e.id) if e.type != "NvlinkDomain" else None
-        attrs = hw.attrs(obj, gpus_in.get(e_uid, []))
-        entities[e_uid] = Entity(e.type, e.id, attrs, e.parents, e.loc)
-    check_parents(entities)
-    return EntityGraph(entities, groups)
-
-
-class _Hardware:
-    """Ancestor chains and inherited labels, memoised: a 100k-GPU fleet walks each chain once."""
-
-    def __init__(self, inv: Inventory) -> None:
-        self.inv = inv
-        self._chains: dict[str, list[Obj]] = {}
-
-    def chain(self, o: Obj) -> list[Obj]:
-        """The object and its ancestors, nearest first."""
-        done = self._chains.get(o.id)
-        if done is not None:
-            return done
-        parent = self.inv.objects.get(o.parent) if o.parent is not None else None
-        out = [o, *(self.chain(parent) if parent is not None else [])]
-        self._chains[o.id] = out
-        return out
-
-    def nearest(self, o: Obj, kind: str) -> Obj | None:
-        return next((a for a in self.chain(o)[1:] if a.kind == kind), None)
-
-    def label(self, o: Obj, key: str) -> str:
-        return next((a.labels[key] for a in self.chain(o) if key in a.labels), "")
-
-    def quarantined(self, o: Obj) -> bool:
-        # Values are checked by check_label_types: anything but "true" here is "false".
-        return any(a.labels.get("quarantine") == "true" for a in self.chain(o))
-
-    def attrs(self, obj: Obj | None, gpus: list[Obj]) -> dict[str, AttrValue]:
-        """Attributes of a hardware entity: its own labels (inherited) or, for a domain, its GPUs' agreed ones."""
-        models = sorted({g.model or "" for g in gpus})
-        specs = [self.inv.models.get(g.model) if g.model else None for g in gpus]
-        out: dict[str, AttrValue] = {
-            "model": "" if not gpus else models[0] if len(models) == 1 else "mixed",
-            "fp64": bool(gpus) and all(m is not None and "fp64" in m.features for m in specs),
-            "fp64_tflops": min((m.specs.get("fp64_gflops", 0) // 1000 if m else 0) for m in specs) if specs else 0,
-            "consumer": bool(gpus) and all(m is not None and "ecc" not in m.features for m in specs),
-            "gpus": len(gpus),
-        }
-        if obj is not None:
-            for key in ("tenant", "zone", "owner"):
-                out[key] = self.label(obj, key)
-            out["quarantined"] = self.quarantined(obj)
-            out["state"] = obj.state or "ok"
-        else:  # an NVLink domain: what all its GPUs agree on
-            for key in ("tenant", "zone", "owner"):
-                values = {self.label(g, key) for g in gpus}
-                out[key] = values.pop() if len(values) == 1 else ""
-            out["quarantined"] = any(self.quarantined(g) for g in gpus)
-            out["state"] = "ok"
-        return out
+    return EntityGraph(inv, principals, nvlink_domains)

@@ -8,20 +8,41 @@ cedarpy 4.12.2 fails open in two ways that topolog closes:
   never matches, so a forbid scoped to a team can miss): here such a request is Deny with
   the reason, and callers that take input from users refuse it before asking (exit 2).
 
-The PolicySet, Entities and Schema handles are parsed once and reused for every batch:
-cedarpy's batch call then only parses the requests.
+The PolicySet and Schema handles are parsed once and reused for every batch. The Entities
+handle of a batch holds what its requests can reach: their principals and resources, the
+entities the policies name, entities named in a context, and the ancestors of all of these
+(verifier/authorization/entities.py, `EntityGraph.closure`). A Cedar policy reads attributes
+only of those and tests `in` only through their ancestors, so the decisions are those of the
+whole graph, which a 100k-GPU fleet would take seconds to hand to cedarpy.
+
+The whole graph is still validated against the schema, once, without building it: topolog
+builds every hardware entity with the same attribute names and value types (strings, booleans,
+whole numbers), so one stand-in per entity type and kind of parent, plus one real principal
+per type and shape (teams and parents empty or not), meets every check the schema makes of
+every real entity. Where that may not hold (a stand-in is refused, the schema has enumerated
+entity ids or extension types that parse strings, a catalogue figure does not fit a Long),
+every entity is built and validated, as before: the same answer and the same message.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import cedarpy
+from cedarpy import pst
 
-from verifier.authorization.entities import EntityGraph
+from verifier.authorization.entities import (
+    DOMAIN_TYPE,
+    HARDWARE_TYPES,
+    PARENT_KINDS,
+    PRINCIPAL_TYPES,
+    EntityGraph,
+    paused_gc,
+    uid,
+)
 from verifier.authorization.policies import PolicyBundle, short
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.exact_json import loads_exact
@@ -32,6 +53,8 @@ BATCH = 5000
 """Requests per cedarpy batch call: bounds the JSON built at once for a big audit."""
 
 _POLICY_IN_ERROR = re.compile(r"policy `([^`]*)`")
+_VALUE_CHECKED = re.compile(r"\b(?:enum|ipaddr|decimal|datetime|duration)\b")
+"""Schema words under which validity may depend on an entity's id or a string's text."""
 
 Context = Mapping[str, object]
 
@@ -69,17 +92,86 @@ class Authorizer:
     def __init__(self, bundle: PolicyBundle, graph: EntityGraph) -> None:
         self.bundle = bundle
         self.graph = graph
-        try:
-            self.entities = cedarpy.Entities.from_json_str(graph.to_json(), bundle.schema)
-        except ValueError as err:
-            raise TopologError.at(
-                SourceLocation(str(bundle.directory)),
-                f"the entities do not match the schema: {short(str(err))}",
-            ) from None
+        self.named = named_entities(bundle)
+        self._validate()
         self.requests = 0
         self.calls = 0
 
+    def _validate(self) -> None:
+        """Refuse entities that do not match the schema, as cedarpy would on the whole graph."""
+        if not self._stand_ins_suffice():
+            self._load(self.graph.to_json())
+            return
+        try:
+            cedarpy.Entities.from_json_str(json.dumps(self._stand_ins(), separators=(",", ":")), self.bundle.schema)
+        except ValueError:
+            # Refused: the real entities decide (some may not have the refused shape), with
+            # cedarpy's own message.
+            self._load(self.graph.to_json())
+
+    def _stand_ins_suffice(self) -> bool:
+        if _VALUE_CHECKED.search(str(self.bundle.schema)):
+            return False
+        for model in self.graph.inv.models.values():
+            tflops = model.specs.get("fp64_gflops", 0) // 1000
+            if type(tflops) is not int or not INT64_MIN <= tflops <= INT64_MAX:
+                return False
+        return True
+
+    def _stand_ins(self) -> list[dict[str, object]]:
+        """A principal of each shape, and a hardware entity of each type with each kind of parent it can have."""
+        graph = self.graph
+        # Principals too have one set of attribute types; their shapes differ only in whether
+        # the set of teams and the parents are empty. One real principal of each shape.
+        shapes_seen: set[tuple[str, bool, bool]] = set()
+        out: list[dict[str, object]] = []
+        for u in graph.uids_of_type(*PRINCIPAL_TYPES):
+            e = graph.entity(u)
+            shape = (e.type, bool(e.attrs.get("teams")), bool(e.parents))
+            if shape not in shapes_seen:
+                shapes_seen.add(shape)
+                out.append(e.to_json())
+        attrs = graph.probe_attrs()
+        shapes: list[tuple[str, tuple[str, ...]]] = [(DOMAIN_TYPE, ())]
+        for kind, etype in HARDWARE_TYPES.items():
+            for parent in (None, *PARENT_KINDS[kind]):
+                base = () if parent is None else (HARDWARE_TYPES[parent],)
+                shapes.append((etype, base))
+                if kind == "gpu":
+                    shapes.append((etype, (*base, DOMAIN_TYPE)))
+        for n, (etype, parents) in enumerate(shapes):
+            out.append(
+                {
+                    "uid": {"type": etype, "id": f"topolog-stand-in-{n}"},
+                    "attrs": dict(sorted(attrs.items())),
+                    "parents": [{"type": t, "id": "topolog-stand-in"} for t in parents],
+                }
+            )
+        return out
+
+    def _load(self, document: str) -> cedarpy.Entities:
+        try:
+            return cedarpy.Entities.from_json_str(document, self.bundle.schema)
+        except ValueError as err:
+            raise TopologError.at(
+                SourceLocation(str(self.bundle.directory)),
+                f"the entities do not match the schema: {short(str(err))}",
+            ) from None
+
+    def entities_for(self, requests: Iterable[Request]) -> cedarpy.Entities:
+        """The Entities handle for a batch: what its requests can reach, and their ancestors."""
+        roots = set(self.named)
+        for r in requests:
+            roots.add(r.principal)
+            roots.add(r.resource)
+            roots.update(_context_uids(r.context))
+        return self._load(json.dumps(self.graph.closure(roots), separators=(",", ":")))
+
     def decide(self, requests: Sequence[Request]) -> list[Decision]:
+        with paused_gc():
+            return self._decide(requests)
+
+    def _decide(self, requests: Sequence[Request]) -> list[Decision]:
         out: list[Decision | None] = [None] * len(requests)
         todo: list[int] = []
         for i, r in enumerate(requests):
@@ -92,8 +184,9 @@ class Authorizer:
                 todo.append(i)
         for start in range(0, len(todo), BATCH):
             chunk = todo[start : start + BATCH]
+            entities = self.entities_for(requests[i] for i in chunk)
             results = cedarpy.is_authorized_batch(
-                [requests[i].to_cedar() for i in chunk], self.bundle.policy_set, self.entities, self.bundle.schema
+                [requests[i].to_cedar() for i in chunk], self.bundle.policy_set, entities, self.bundle.schema
             )
             self.calls += 1
             self.requests += len(chunk)
@@ -103,6 +196,34 @@ class Authorizer:
 
     def decide_one(self, request: Request) -> Decision:
         return self.decide([request])[0]
+
+
+def named_entities(bundle: PolicyBundle) -> frozenset[str]:
+    """Uids of the entities the policies name (scopes and conditions), actions aside."""
+    return frozenset(
+        uid(str(u.type), u.id)
+        for policy in bundle.policies.values()
+        for u in pst.entity_uids(policy.template)
+        if str(u.type) != "Action"
+    )
+
+
+def _context_uids(context: object) -> Iterator[str]:
+    """Whatever in a context may name an entity: `{"type": .., "id": ..}` (bare or under
+    `__entity`) and text such as `Gpu::"x"`. Too many is harmless: they only join the batch.
+    """
+    stack = [context]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Mapping):
+            etype, eid = v.get("type"), v.get("id")
+            if isinstance(etype, str) and isinstance(eid, str):
+                yield uid(etype, eid)
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend(v)
+        elif isinstance(v, str) and "::" in v:
+            yield v
 
 
 def _decision(res: cedarpy.AuthzResult) -> Decision:

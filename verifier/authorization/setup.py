@@ -2,17 +2,20 @@
 
 The entities come from the inventory and its NVLink domains, found by union-find over the
 scale-up links (verifier.facts.graph.scaleup_domains, held equal to the rules'
-`nvlink_domain` by a test), so authorizing never waits for a rule to be evaluated.
+`nvlink_domain` by a test), so authorizing never waits for a rule to be evaluated. The
+domains are found when first needed (a request about a domain, a policy naming one, an
+entity asked for whole): most requests never need them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from verifier.authorization.entities import PRINCIPAL_TYPES, EntityGraph, build_graph, uid
-from verifier.authorization.evaluate import Authorizer, Request
+from verifier.authorization.classes import class_keys, policy_reads
+from verifier.authorization.entities import EntityGraph, build_graph, uid
+from verifier.authorization.evaluate import Authorizer, Decision, Request
 from verifier.authorization.policies import PolicyBundle, load_policies
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.facts.graph import scaleup_domains
@@ -28,17 +31,43 @@ class AuthzSetup:
     principals: Principals
     graph: EntityGraph
     authorizer: Authorizer
+    _class_keys: Callable[[list[str]], list[tuple[object, ...]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _scheduling: dict[tuple[str, tuple[object, ...]], Decision] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def denying(self, principal: str, gpus: Sequence[str]) -> tuple[str, ...]:
         """The policies that deny `principal` (an id of the principals file) scheduling on some of `gpus`.
 
         "(no permit)" stands for a default deny; () when the principal is unknown.
+
+        Placement asks this of every domain a job may not use, 64 GPUs at a time: GPUs of one
+        equivalence class (verifier/authorization/classes.py) get the same decision, decided by
+        the same policies, so Cedar is asked once per principal and class, whatever the calls.
         """
-        who = next((e.uid for e in self.graph.of_type(*PRINCIPAL_TYPES) if e.id == principal), None)
-        if who is None:
+        # Ids are unique across users, teams and service accounts: the file's entry is the one.
+        p = self.principals.principals.get(principal)
+        if p is None:
             return ()
+        who = p.uid
         found: set[str] = set()
-        for d in self.authorizer.decide([Request(who, "schedule", uid("Gpu", g)) for g in gpus]):
+        known: list[str] = []
+        for g in gpus:
+            u = uid("Gpu", g)
+            if u in self.graph.entities:
+                known.append(u)
+            else:  # denied, fail closed, with no policy to name
+                found.add("(no permit)")
+        if self._class_keys is None:
+            self._class_keys = class_keys(self.graph, policy_reads(self.bundle))
+        keys = [(who, k) for k in self._class_keys(known)]
+        todo = {k: u for k, u in zip(keys, known, strict=True) if k not in self._scheduling}
+        asked = self.authorizer.decide([Request(who, "schedule", u) for u in todo.values()])
+        self._scheduling.update(zip(todo, asked, strict=True))
+        for k in keys:
+            d = self._scheduling[k]
             if not d.allowed:
                 found.update(d.reasons or ("(no permit)",))
         return tuple(sorted(found))
@@ -49,7 +78,10 @@ def build_setup(
 ) -> AuthzSetup:
     """Policies loaded and validated, entities built from `inventory`, one reusable authorizer."""
     bundle = load_policies(policy_dir)
-    domains = [(str(g), str(d)) for g, d in scaleup_domains(inventory)]
+
+    def domains() -> list[tuple[str, str]]:
+        return [(str(g), str(d)) for g, d in scaleup_domains(inventory)]
+
     graph = build_graph(inventory, domains, principals)
     return AuthzSetup(
         tuple(str(p) for p in inventory_paths), inventory, bundle, principals, graph, Authorizer(bundle, graph)
