@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from verifier.core.lazy import lazy_module
 from verifier.facts.inventory import ROCE, Row, link_kind
-from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Obj
+from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Obj
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -308,28 +308,61 @@ def graph_facts(
     """
     want = set(GRAPH_RELATIONS) if wanted is None else set(wanted) & set(GRAPH_RELATIONS)
     out: dict[str, list[Row]] = {r: [] for r in sorted(GRAPH_RELATIONS)}
+    if not want and node_pairs is None:
+        return out
+    view = _LinkView.of(inv)
     if node_pairs is not None:
-        _nodes(inv, out, want, node_pairs)
+        _nodes(inv, out, want, node_pairs, view)
         want -= NODE_RELATIONS
     if not want:
         return out
     if "rail" in want:
-        for oid, o in inv.objects.items():
-            rail = o.labels.get("rail")
-            if rail is not None and rail.isascii() and rail.isdigit():
-                out["rail"].append((oid, int(rail)))
+        rails = [(oid, o.labels["rail"]) for oid, o in inv.objects.items() if "rail" in o.labels]
+        out["rail"] = [(oid, int(rail)) for oid, rail in rails if rail.isascii() and rail.isdigit()]
     if want & {"leaf_class", "leaf_class_bottleneck"}:
-        _fabric(inv, out)
+        _fabric(inv, out, view)
     if want & NODE_RELATIONS:
-        _nodes(inv, out, want)
+        _nodes(inv, out, want, None, view)
     if "die_pair_bottleneck" in want:
-        _dies(inv, out)
+        _dies(inv, out, view)
     if "scaleup_domain" in want:
-        out["scaleup_domain"] = scaleup_domains(inv)
+        out["scaleup_domain"] = scaleup_domains(inv, view)
     return out
 
 
-def scaleup_domains(inv: Inventory) -> list[Row]:
+_ALWAYS_READ = FABRIC_KINDS | {"d2d"}
+"""Link kinds read on every node: fabric cables (Ethernet maybe, see link_kind) and die-to-die links."""
+
+
+@dataclass
+class _LinkView:
+    """The links graph work reads, in inventory order, found in one pass for all of it.
+
+    A stamped node's plan links (`origin`) are read only on its template's representative
+    (the first node stamped from it, see _representatives) or when they are fabric cables or
+    die-to-die links: at fleet scale that leaves out a million links once rather than once
+    per summary. `covered` are the stamped nodes whose plan links are all in `links`; a
+    summary that needs another node's reads every link instead.
+    """
+
+    links: list[Link]
+    covered: frozenset[str]
+    everything: Iterable[Link]
+
+    @classmethod
+    def of(cls, inv: Inventory) -> _LinkView:
+        stamped = inv.stamped
+        covered = frozenset(_representatives(stamped, set()).values())
+        unread = {n for n in stamped if n not in covered}
+        links = [lk for lk in inv.links.values() if lk.origin not in unread or lk.kind in _ALWAYS_READ]
+        return cls(links, covered, inv.links.values())
+
+    def reading(self, nodes: AbstractSet[str]) -> Iterable[Link]:
+        """The links to go through when the plan links of the stamped `nodes` are wanted too."""
+        return self.links if nodes <= self.covered else self.everything
+
+
+def scaleup_domains(inv: Inventory, view: _LinkView | None = None) -> list[Row]:
     """(GPU, domain) for every GPU: the smallest GPU id joined to it by working scale-up links.
 
     The same answer as the rules' nvlink_domain (rules/topology/TOPO004_split_nvlink_node.dl; a test
@@ -339,13 +372,17 @@ def scaleup_domains(inv: Inventory) -> list[Row]:
     template, on one representative; only nodes that other links reach into are read whole.
     """
     objects, stamped = inv.objects, inv.stamped
+    view = view or _LinkView.of(inv)
     rep_of = _representatives(stamped, set())
-    plan_links, foreign = _scaleup_links(inv, rep_of, set())
-    node_of = {g: _node_above(objects, g) for g, o in objects.items() if o.kind == "gpu"}
+    plan_links, foreign = _scaleup_links(inv, rep_of, set(), view)
+    # A GPU a plan stamped is in the node that plan was stamped for (`origin`): no walk up its parents.
+    node_of = {
+        g: o.origin if o.origin in stamped else _node_above(objects, g) for g, o in objects.items() if o.kind == "gpu"
+    }
     touched = {n for a, b in foreign for n in (_node_above(objects, a), _node_above(objects, b)) if n in stamped}
     if touched:  # nodes reached from outside are read whole, and never stand for their template
         rep_of = _representatives(stamped, touched)
-        plan_links, foreign = _scaleup_links(inv, rep_of, touched)
+        plan_links, foreign = _scaleup_links(inv, rep_of, touched, view)
     up: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -366,25 +403,40 @@ def scaleup_domains(inv: Inventory) -> list[Row]:
     for pairs in plan_links.values():
         union(pairs)
     local_min: dict[str, dict[str, str]] = {}  # template -> local GPU -> local name of its domain
+    # Stamped nodes answered for by their template's representative: their GPUs were in no union
+    # (each is its own component) and take the representative's answer, in their own names.
+    plain = {n: t for n, t in stamped.items() if n not in touched and rep_of.get(t) not in (None, n)}
     gpus = sorted(node_of)
     smallest: dict[str, str] = {}
     for g in gpus:  # sorted: the first GPU met in a component is its smallest
-        smallest.setdefault(find(g), g)
+        if node_of[g] not in plain:
+            smallest.setdefault(find(g), g)
     rows: list[Row] = []
+    domain_of: dict[str, str] = {}  # local domain -> its global name, in the node met last
+    last: str | None = None
+    template: str | None = None
+    rep, local, cut = "", {}, 0
     for g in gpus:
         node = node_of[g]
-        kind_of = stamped.get(node) if node is not None and node not in touched else None
-        rep = rep_of.get(kind_of) if kind_of is not None else None
-        if rep is None or node is None or kind_of is None or rep == node:
+        if node != last:  # sorted: a node's GPUs come together, and share what is looked up per node
+            last = node
+            template = plain.get(node) if node is not None else None
+            if template is not None and node is not None:
+                rep, local, cut = rep_of[template], local_min.setdefault(template, {}), len(node) + 1
+                domain_of = {}
+        if template is None:
             rows.append((g, smallest[find(g)]))
             continue
-        local = local_min.setdefault(kind_of, {})
-        cut = len(node) + 1
-        mine = local.get(g[cut:])
+        name = g[cut:]
+        mine = local.get(name)
         if mine is None:
-            theirs = smallest[find(f"{rep}/{g[cut:]}")]
-            mine = local[g[cut:]] = theirs[len(rep) + 1 :]
-        rows.append((g, f"{node}/{mine}"))
+            theirs = smallest[find(f"{rep}/{name}")]
+            mine = local[name] = theirs[len(rep) + 1 :]
+        domain = domain_of.get(mine)
+        if domain is None:
+            domain = f"{node}/{mine}"
+            domain = domain_of[mine] = g if domain == g else domain  # the GPU's own id: one string, not two
+        rows.append((g, domain))
     return rows
 
 
@@ -403,6 +455,7 @@ def _scaleup_links(
     inv: Inventory,
     rep_of: Mapping[str, str],
     touched: AbstractSet[str],
+    view: _LinkView,
 ) -> tuple[dict[str, list[tuple[str, str]]], list[tuple[str, str]]]:
     """Working scale-up links split into each template representative's own (by template) and
     the ones to join globally: links from outside any plan and the links of `touched` nodes.
@@ -412,7 +465,11 @@ def _scaleup_links(
     plan_links: dict[str, list[tuple[str, str]]] = {}
     foreign: list[tuple[str, str]] = []
     objects = inv.objects
-    for lk in inv.links.values():
+    # The links of stamped nodes that neither stand for their template nor are read whole are
+    # answered for by their representative: left out first, in one pass (a million at fleet scale).
+    skip = {n for n, t in stamped.items() if n not in touched and rep_of.get(t) != n}
+    read = {n for n in stamped if n not in skip}  # stamped nodes whose plan links are read
+    for lk in [lk for lk in view.reading(read) if lk.origin not in skip]:
         kind = lk.kind
         if kind == "ethernet":
             kind = link_kind(lk, objects)
@@ -460,15 +517,15 @@ def _node_above(objects: dict[str, Obj], oid: str) -> str | None:
     return o.id if o is not None else None
 
 
-def _dies(inv: Inventory, out: dict[str, list[Row]]) -> None:
+def _dies(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
     """Widest die-to-die path between every two dies of one package (one d2d component).
 
     A package holds a handful of dies (an MI300X: 8 compute dies on 4 I/O dies), so all
     pairs per component stay small; nothing crosses packages because d2d links do not.
     """
     g = nx.Graph()
-    for lk in inv.links.values():
-        if lk.kind == "d2d" and lk.state != "down":
+    for lk in [lk for lk in view.links if lk.kind == "d2d"]:
+        if lk.state != "down":
             _add(g, lk.a, lk.b, lk.mbps)
     for component in sorted(sorted(c) for c in nx.connected_components(g)):
         for a in component:
@@ -476,31 +533,57 @@ def _dies(inv: Inventory, out: dict[str, list[Row]]) -> None:
             out["die_pair_bottleneck"].extend((a, b, wide[b]) for b in component if a < b and b in wide)
 
 
-def _fabric(inv: Inventory, out: dict[str, list[Row]]) -> None:
+def _fabric(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
     switches = {oid for oid, o in inv.objects.items() if o.kind == "switch"}
-    g = nx.Graph()
-    for lk in inv.links.values():
-        if lk.kind in FABRIC_KINDS and lk.state != "down" and lk.a in switches and lk.b in switches:
-            _add(g, lk.a, lk.b, lk.mbps)
+    # The switch fabric as plain dicts (neighbour -> MB/s, parallel cables added up, neighbours
+    # in the order networkx would keep them): thousands of leaf-spine cables, walked once per
+    # leaf class, where networkx's views cost more than the walk itself.
+    adj: dict[str, dict[str, int]] = {}
+    for lk in [lk for lk in view.links if lk.kind in FABRIC_KINDS]:
+        if lk.state != "down" and lk.a in switches and lk.b in switches:
+            a, b = lk.a, lk.b
+            na, nb = adj.setdefault(a, {}), adj.setdefault(b, {})
+            mbps = na.get(b, 0) + lk.mbps
+            na[b] = mbps
+            nb[a] = mbps
     leaves = sorted(s for s in switches if inv.objects[s].labels.get("role") == "leaf")
     members: dict[tuple[tuple[str, int], ...], list[str]] = {}
     for leaf in leaves:
-        key = tuple(sorted((u, d["mbps"]) for u, d in g[leaf].items())) if leaf in g else ()
+        key = tuple(sorted(adj[leaf].items())) if leaf in adj else ()
         members.setdefault(key, []).append(leaf)
     classes = sorted(members.values())
     for ms in classes:
         out["leaf_class"].extend((leaf, ms[0]) for leaf in ms)
     for ms in classes:
-        if ms[0] not in g:
+        if ms[0] not in adj:
             continue
-        wide = widest_from(g, ms[0])
+        wide = _widest(adj, ms[0])
         for other in classes:
             target = other[0] if other is not ms else (ms[1] if len(ms) > 1 else None)
             if target is not None and target in wide:
                 out["leaf_class_bottleneck"].append((ms[0], other[0], wide[target]))
 
 
-def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs: NodePairs | None = None) -> None:
+def _widest(adj: Mapping[str, Mapping[str, int]], src: str) -> dict[str, int]:
+    """widest_from on plain adjacency dicts (neighbour -> MB/s): the same walk, the same answer."""
+    best: dict[str, int] = {}
+    heap: list[tuple[int, str]] = [(-(1 << 62), src)]
+    push, pop = heapq.heappush, heapq.heappop
+    while heap:
+        neg, v = pop(heap)
+        if v in best:
+            continue
+        width = best[v] = -neg
+        for u, mbps in adj[v].items():
+            if u not in best:
+                push(heap, (-min(width, mbps), u))
+    best.pop(src, None)
+    return best
+
+
+def _nodes(
+    inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs: NodePairs | None, view: _LinkView
+) -> None:
     objects = inv.objects
     above: dict[str, str | None] = {}
 
@@ -516,12 +599,14 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs
     nic_fabric: dict[str, int] = {}
     foreign: list[tuple[str, str, str, int, str | None, str | None]] = []
     custom: set[str] = set()
-    for lk in inv.links.values():
+    # A link of a stamped node's plan is part of its node's shape (a million links at fleet scale:
+    # left out first, in one pass); only a fabric cable (Ethernet: maybe, see link_kind) is not.
+    for lk in [lk for lk in view.links if lk.kind in FABRIC_KINDS or lk.origin not in stamped]:
         kind = lk.kind
         if kind == "ethernet":  # the one kind link_kind may change: a call per link costs at fleet scale
             kind = link_kind(lk, objects)
         if kind not in FABRIC_KINDS and lk.origin in stamped:
-            continue  # part of its node's plan (a million links at fleet scale: tested first)
+            continue
         if lk.state == "down":
             continue
         a, b = lk.a, lk.b
@@ -542,7 +627,10 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs
     shapes: dict[str, _NodeShape] = {}
     local_name: dict[str, str] = {}
     node_of: dict[str, str] = {}  # filled as objects come (a parent usually comes before its children)
-    for oid, o in objects.items():
+    # What a stamped node's plan made (`origin`) is its shape, read on its representative only:
+    # left out in one pass. An object put into such a node from outside is still met below.
+    unread = {n for n in stamped if n not in read}
+    for oid, o in [(oid, o) for oid, o in objects.items() if o.origin not in unread]:
         if o.kind == "node":
             node_of[oid] = oid
             if oid not in stamped or oid in read:
@@ -564,9 +652,9 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs
         name = local_name[oid] = _local(oid, n)
         shapes.setdefault(n, _NodeShape()).objs.append((name, o.kind, parent, idx))
     if read:
-        for lk in inv.links.values():
+        for lk in [lk for lk in view.reading(read & stamped.keys()) if lk.origin in read]:
             origin = lk.origin
-            if origin is None or origin not in read or lk.state == "down":
+            if origin is None or lk.state == "down":
                 continue
             kind = lk.kind
             if kind == "ethernet":
@@ -586,20 +674,21 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs
         shapes[n].links.append((_local(a, n), _local(b, n), kind, mbps))
         if na is not None and nb is not None:
             shapes[nb].links.append((_local(a, nb), _local(b, nb), kind, mbps))
-    cache: dict[object, tuple[int, dict[str, list[tuple[str | int, ...]]]]] = {}
+    cache: dict[object, _Hit] = {}
     pairs_too = node_pairs is not None
-    fabric_cache: dict[tuple[int, tuple[int | None, ...]], list[tuple[str, int]]] = {}
-    nics_of: dict[int, list[str]] = {}
-    by_template: dict[str, tuple[int, dict[str, list[tuple[str | int, ...]]]]] = {}
+    fabric_cache: _FabricCache = {}
+    by_template: dict[str, _Hit] = {}
+    fabric = out["gpu_fabric_bottleneck"] if "gpu_fabric_bottleneck" in want else None
+    stamped_rels = [(rel, out[rel]) for rel in _STAMPED if rel in want]
     for n in _node_order(shapes, stamped):
         template = stamped.get(n)
         if template is not None and n not in read:
             hit = by_template[template]
             if node_pairs is not None:
-                node_pairs.class_of[n] = hit[0]
-            _stamp(n, hit[1], out, want)
-            if "gpu_fabric_bottleneck" in want:
-                _stamp_fabric(n, hit, out["gpu_fabric_bottleneck"], nic_fabric, fabric_cache, nics_of)
+                node_pairs.class_of[n] = hit.number
+            names = hit.stamp(n, stamped_rels)
+            if fabric is not None:
+                hit.stamp_fabric(n, names, fabric, nic_fabric, fabric_cache)
             continue
         key = shapes[n].key()
         known = cache.get(key)
@@ -616,16 +705,16 @@ def _nodes(inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs
                 "gpu_nic_path": list(nics),
                 "nearest_nic": list(cls.nearest(nics)),
             }
-            hit = cache[key] = (len(cache), local)
+            hit = cache[key] = _Hit(len(cache), local)
             if node_pairs is not None:
                 node_pairs.pairs.append([(str(a), str(b), int(m)) for a, b, _c, m in pairs])
         if template is not None:
             by_template.setdefault(template, hit)
         if node_pairs is not None:
-            node_pairs.class_of[n] = hit[0]
-        _stamp(n, hit[1], out, want)
-        if "gpu_fabric_bottleneck" in want:
-            _stamp_fabric(n, hit, out["gpu_fabric_bottleneck"], nic_fabric, fabric_cache, nics_of)
+            node_pairs.class_of[n] = hit.number
+        names = hit.stamp(n, stamped_rels)
+        if fabric is not None:
+            hit.stamp_fabric(n, names, fabric, nic_fabric, fabric_cache)
 
 
 def _node_order(shapes: dict[str, _NodeShape], stamped: dict[str, str]) -> list[str]:
@@ -635,41 +724,88 @@ def _node_order(shapes: dict[str, _NodeShape], stamped: dict[str, str]) -> list[
     return first + [n for n in stamped if n not in seen]
 
 
-def _stamp(n: str, local: dict[str, list[tuple[str | int, ...]]], out: dict[str, list[Row]], want: set[str]) -> None:
-    for rel in ("pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic"):
-        if rel not in want:
-            continue
-        names = 1 if rel == "pcie_switch_load" else 2  # leading columns that are object names
-        out[rel].extend(tuple(_global(str(v), n) if j < names else v for j, v in enumerate(row)) for row in local[rel])
+_STAMPED = ("pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic")
+"""The per-node relations, each stamped from its class's rows."""
 
 
-def _stamp_fabric(
-    n: str,
-    hit: tuple[int, dict[str, list[tuple[str | int, ...]]]],
-    rows: list[Row],
-    nic_fabric: dict[str, int],
-    cache: dict[tuple[int, tuple[int | None, ...]], list[tuple[str, int]]],
-    nics_of: dict[int, list[str]],
-) -> None:
-    """Each GPU's widest way into the fabric: through a NIC, the narrower of its path and the NIC's uplinks.
+class _Hit:
+    """One structural class's rows, ready to stamp onto each node of the class.
 
-    Nodes of one class whose NICs have the same uplink bandwidths get the same answer, so it
-    is worked out once per (class, uplinks) and only the GPU names are stamped per node.
+    Every object name in the rows is replaced by its position in the list of the node's
+    global names (`stamp` builds that list): each global name is one concatenation per node,
+    not one per cell (a 131,072-GPU fleet stamps two million rows), and the rows of a node
+    share those strings instead of each holding its own copy.
     """
-    cls, local = hit
-    paths = local["gpu_nic_path"]
-    nics = nics_of.get(cls)
-    if nics is None:
-        nics = nics_of[cls] = sorted({str(nic) for _g, nic, _c, _w in paths})
-    ups = tuple(nic_fabric.get(_global(nic, n)) for nic in nics)
-    key = (cls, ups)
-    best_local = cache.get(key)
-    if best_local is None:
-        up_of = dict(zip(nics, ups, strict=True))
-        best: dict[str, int] = {}
-        for g, nic, _cls, width in paths:
-            up = up_of[str(nic)]
-            if up:
-                best[str(g)] = max(best.get(str(g), 0), min(int(width), up))
-        best_local = cache[key] = sorted(best.items())
-    rows.extend(sorted((_global(g, n), m) for g, m in best_local))
+
+    def __init__(self, number: int, local: dict[str, list[tuple[str | int, ...]]]) -> None:
+        self.number = number
+        self.local = local
+        seen: dict[str, None] = {}
+        for rel in _STAMPED:
+            cols = _NAME_COLUMNS[rel]
+            for row in local[rel]:
+                for v in row[:cols]:
+                    seen.setdefault(str(v), None)
+        inside = [name for name in seen if not name.startswith(EXT)]
+        outside = [name for name in seen if name.startswith(EXT)]
+        # Names in the node are the node id plus "/name"; names outside it are the same for every node.
+        self.suffixes = ["/" + name for name in inside]
+        self.outside = [name[len(EXT) :] for name in outside]
+        self.slot = {name: i for i, name in enumerate(inside + outside)}
+        slot = self.slot
+        self.rows: dict[str, list[tuple[int, int, str | int, str | int]]] = {}
+        for rel in _STAMPED:
+            if _NAME_COLUMNS[rel] == 2:
+                self.rows[rel] = [(slot[str(r[0])], slot[str(r[1])], r[2], r[3]) for r in local[rel]]
+        self.loads = [(slot[str(s)], up, down) for s, up, down in local["pcie_switch_load"]]
+        paths = local["gpu_nic_path"]
+        self.nics = sorted({str(nic) for _g, nic, _c, _w in paths})
+        self.nic_slots = [slot[nic] for nic in self.nics]
+
+    def stamp(self, n: str, rels: list[tuple[str, list[Row]]]) -> list[str]:
+        """Append node `n`'s rows of `rels` (relation, its output rows); returns its global names by slot."""
+        names = [n + s for s in self.suffixes]
+        if self.outside:
+            names += self.outside
+        for rel, out in rels:
+            if rel == "pcie_switch_load":
+                out.extend([(names[s], up, down) for s, up, down in self.loads])
+            else:
+                out.extend([(names[a], names[b], c, w) for a, b, c, w in self.rows[rel]])
+        return names
+
+    def stamp_fabric(
+        self, n: str, names: list[str], rows: list[Row], nic_fabric: dict[str, int], cache: _FabricCache
+    ) -> None:
+        """Each GPU's widest way into the fabric: through a NIC, the narrower of its path and the NIC's uplinks.
+
+        Nodes of one class whose NICs have the same uplink bandwidths get the same answer, so it
+        is worked out once per (class, uplinks) and only the GPU names are stamped per node.
+        """
+        ups = tuple([nic_fabric.get(names[i]) for i in self.nic_slots])
+        key = (self.number, ups)
+        known = cache.get(key)
+        if known is None:
+            up_of = dict(zip(self.nics, ups, strict=True))
+            best: dict[str, int] = {}
+            for g, nic, _cls, width in self.local["gpu_nic_path"]:
+                up = up_of[str(nic)]
+                if up:
+                    best[str(g)] = max(best.get(str(g), 0), min(int(width), up))
+            items = sorted(best.items())
+            # Sorted local names are sorted global names when every GPU is inside the node (one
+            # common prefix); a name from outside it sorts by its own id, so those are sorted per node.
+            inside = all(not g.startswith(EXT) for g, _m in items)
+            known = cache[key] = (items, [(self.slot[g], m) for g, m in items] if inside else None)
+        items, slots = known
+        if slots is not None:
+            rows.extend([(names[g], m) for g, m in slots])
+        else:
+            rows.extend(sorted((_global(g, n), m) for g, m in items))
+
+
+_FabricCache = dict[tuple[int, tuple[int | None, ...]], tuple[list[tuple[str, int]], list[tuple[int, int]] | None]]
+"""(class, its NICs' uplink bandwidths) -> each GPU's best way into the fabric: local names, and slots."""
+
+_NAME_COLUMNS = {"pcie_path": 2, "pcie_switch_load": 1, "gpu_pair_bottleneck": 2, "gpu_nic_path": 2, "nearest_nic": 2}
+"""Leading columns of each stamped relation that are object names."""

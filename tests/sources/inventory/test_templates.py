@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import pytest
 
 from verifier.core.errors import TopologError
@@ -195,3 +197,74 @@ objects:
     assert any("uses {j}, which is not defined here" in m for m in msgs), msgs
     assert any("its name has no {i} or {seq}" in m for m in msgs), msgs
     assert any("is not supported; expected a zero-padded width" in m for m in msgs), msgs
+
+
+STAMPED = """
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    children:
+      - {name: "cpu{i}", kind: cpu, count: 2}
+      - {name: "nic{i}", kind: nic, count: 2}
+    links:
+      - {a: cpu0, b: cpu1, kind: upi, bandwidth: 64 GB/s}
+      - {a: nic0, b: SWITCH, kind: ethernet, bandwidth: 100 Gb/s}
+objects:
+  - {name: sw0, kind: switch}
+  - {template: box, name: "n{i}", count: 3}
+"""
+
+
+def test_stamped_copies_share_names_and_carry_their_node() -> None:
+    inv = load_inventory_text(STAMPED.replace("SWITCH", "/sw0"), "t.yaml")
+    assert set(inv.stamped) == {"n0", "n1", "n2"}
+    cpu = inv.objects["n1/cpu0"]
+    assert cpu.origin == "n1" and inv.objects["n1"].origin is None and inv.objects["sw0"].origin is None
+    upi = inv.links["n1/cpu0<->n1/cpu1"]
+    assert upi.origin == "n1"
+    # One string per name of a copy: its object's id, its children's parent and its links' ends.
+    assert upi.a is cpu.id and inv.objects["n1/nic0"].parent is inv.objects["n1"].id
+
+
+def test_checks_of_stamped_copies_are_those_of_their_plan() -> None:
+    # Checked once per plan, a copy still reports what only it gets wrong: n1's NIC cabled to itself.
+    with pytest.raises(TopologError) as err:
+        load_inventory_text(STAMPED.replace("SWITCH", "/n1/nic0"), "t.yaml")
+    assert [d.message for d in err.value.diagnostics] == ["link 'n1/nic0<->n1/nic0' connects 'n1/nic0' to itself"]
+    with pytest.raises(TopologError) as err:
+        load_inventory_text(STAMPED.replace("SWITCH", "/sw9"), "t.yaml")
+    assert [d.message for d in err.value.diagnostics] == ["link endpoint 'sw9' does not exist; did you mean 'sw0'?"]
+    with pytest.raises(TopologError) as err:
+        load_inventory_text(
+            STAMPED.replace("SWITCH", "/sw0").replace("kind: cpu,", "kind: cpu, model: Xeon-9999,"), "t.yaml"
+        )
+    (message,) = [d.message for d in err.value.diagnostics]
+    assert message.startswith("unknown model 'Xeon-9999' for 'n0/cpu0'") and message.endswith("(and 5 more copies)")
+
+
+@pytest.mark.parametrize(
+    ("text", "ns"),
+    [
+        ("dgx{i:02d}", {"i": 3}),
+        ("{{lit}}-{a}}}", {"a": "x"}),
+        ("{a}-{b:03x}{c:X}", {"a": 1, "b": 255, "c": 10}),
+        ("plain", {}),
+        ("{a:02d}", {"a": "word"}),
+        ("{a}{b:02d}", {"b": "word"}),
+        ("{b:02d}{a}", {"b": "word"}),
+        ("{a}{missing}", {"a": 1}),
+    ],
+)
+def test_pattern_renders_as_its_parts_do(text: str, ns: dict[str, int | str]) -> None:
+    from verifier.sources.inventory.patterns import compile_pattern
+
+    pattern = compile_pattern(text)
+
+    def outcome(render: Callable[[Mapping[str, int | str]], str]) -> str:
+        try:
+            return render(ns)
+        except (KeyError, ValueError) as err:
+            return f"{type(err).__name__}: {err}"
+
+    assert outcome(pattern.render) == outcome(pattern._render_parts)

@@ -7,10 +7,10 @@ is collected and raised together as one TopologError (exit code 2 at the CLI).
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable
 from pathlib import Path
 
+from verifier.sources.inventory.bulk import collector_paused
 from verifier.sources.inventory.catalog import builtin_models, parse_models
 from verifier.sources.inventory.model import CatalogModel, Inventory
 from verifier.sources.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
@@ -44,15 +44,8 @@ def load_inventory_text(text: str, filename: str = "<inventory>") -> Inventory:
 
 
 def _build(docs: list[YMap], files: list[str], problems: Problems) -> Inventory:
-    # Expansion allocates millions of small objects and no reference cycles; the cyclic
-    # GC would rescan the growing heap again and again (measured: a third of the time).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():  # millions of small objects and no reference cycles (see bulk.py)
         return _build_inventory(docs, files, problems)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> Inventory:
@@ -112,7 +105,10 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
             else:
                 problems.add(_serves_locs[(mem, dev)], f"'serves' names {end!r}, which does not exist", same="serves")
     inv.serves = [(m, d) for m, d in inv.serves if m in inv.objects and d in inv.objects]
-    check_inventory(inv, problems, sink.explicit_parents, sink.failed, ids_checked=True)
+    # What stamped nodes' plans made is checked once per plan, unless something already went
+    # wrong (a duplicate id can leave a copy unlike its plan): then object by object.
+    sound = expander.sound_nodes(inv) if not problems and not sink.failed else set()
+    check_inventory(inv, problems, sink.explicit_parents, sink.failed, ids_checked=True, sound=sound)
     if sink.failed and not problems:
         # Every failed definition is reported where it is read; should one ever not be,
         # the objects it lacks must still fail the load rather than vanish.

@@ -81,6 +81,8 @@ class Obj:
     state: str | None = None  # None means healthy ("ok")
     template: str | None = None  # set on the root object of a template instance
     index: int | None = None  # position in its `count` group ({i}), for rules that align GPU i with NIC i
+    origin: str | None = field(default=None, compare=False)
+    """The node whose template's plan stamped it (see Inventory.stamped), as for links; None otherwise."""
 
 
 @dataclass(slots=True)
@@ -132,7 +134,7 @@ class Inventory:
     stamped: dict[str, str] = field(default_factory=dict)
     """node id -> template, for nodes that are exactly their template's plan: stamped whole, with
     no override and no children or links of their own, whose template links stay inside the node
-    (fabric links aside). Their links carry `origin`. verifier/facts/graph.py works out such
+    (fabric links aside). Their links and objects carry `origin`. verifier/facts/graph.py works out such
     nodes once per template; anything else that touches them there sends them the slow way."""
 
     def location(self, id: str) -> SourceLocation:

@@ -18,16 +18,24 @@ missing one by one, only counted against the mistake that explains them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from verifier.core.errors import SourceLocation
 from verifier.core.limits import INT64_MAX, current_limits, exceeded
-from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, FABRIC_LINK_KINDS, Link, Obj
+from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, FABRIC_LINK_KINDS, Inventory, Link, Obj
 from verifier.sources.inventory.patterns import MissingVariable, Pattern, PatternError
-from verifier.sources.inventory.specs import DeviceOverride, LinkSpec, ObjSpec, Override, TemplateDef, derived_mbps
-from verifier.sources.inventory.validate import Problems, did_you_mean, failure_cause
+from verifier.sources.inventory.specs import (
+    DeviceOverride,
+    LinkSpec,
+    ObjSpec,
+    Override,
+    TemplateDef,
+    TextMap,
+    derived_mbps,
+)
+from verifier.sources.inventory.validate import Problems, did_you_mean, failure_cause, may_nest, model_problem
 
 _HOLE = "\x00"  # stands for the node id while a plan is built
 
@@ -54,39 +62,94 @@ class Sink:
     every id below it) or None (any id), with the place of the error that explains it."""
 
 
+_ObjectRow = tuple[
+    int, int, str, SourceLocation, str | None, Mapping[str, str], Mapping[str, int], str | None, str | None, int | None
+]
+_LinkRow = tuple[int, int, str, int, SourceLocation, Mapping[str, int], Mapping[str, str], str | None]
+
+
 @dataclass
 class _Plan:
     """A node type's contents with ids relative to the node, ready to stamp.
 
-    objects: (id suffix, parent suffix, template object); links: (id with holes,
-    a suffix or absolute id, a is relative, b ..., template link).
+    Every relative name the plan uses (object ids and parents, link ends, software and promise
+    keys) is made once per instance: `names` are those names with the hole cut off, and a
+    plan row refers to a name by its slot. Slot 0 is the node itself; after the relative names
+    come the names written absolute (`/spine0`), the same for every instance.
     """
 
     sink: Sink
-    objects: list[tuple[str, str, Obj]]
-    links: list[tuple[str, str, bool, str, bool, Link]]
+    names: list[str]
+    """Relative names after the hole ("/gpu0"), for slots 1 and on."""
+    absolute: list[str]
+    """Names outside the node, for the slots after the relative ones."""
+    objects: list[tuple[int, int, Obj]]
+    """(slot of the id, slot of the parent, template object), in expansion order."""
+    links: list[tuple[list[str], int, int, Link]]
+    """(id split at the holes, slot of a, slot of b, template link), in expansion order."""
+    keyed: list[tuple[int, str]]
+    """(slot of the name, the name as the plan holds it) of software and promise keys."""
+    self_contained: bool
+    """Whether every link but fabric cables joins two objects of the node itself."""
+    object_rows: list[_ObjectRow] = field(default_factory=list)
+    """`objects` unpacked: (slot, parent slot, kind, loc, model, labels, quantities, state, template, index)."""
+    link_ids: list[list[str]] = field(default_factory=list)
+    """Each link's id split at the holes."""
+    link_rows: list[_LinkRow] = field(default_factory=list)
+    """`links` unpacked: (slot of a, slot of b, kind, mbps, loc, attrs, labels, state)."""
 
-    @property
-    def self_contained(self) -> bool:
-        """Whether every link but fabric cables joins two objects of the node itself."""
-        return all((a_rel and b_rel) or lk.kind in FABRIC_LINK_KINDS for _i, _a, a_rel, _b, b_rel, lk in self.links)
+    def __post_init__(self) -> None:
+        # Stamping reads these once per instance: unpacked here, once per plan.
+        self.object_rows = [
+            (i, p, o.kind, o.loc, o.model, o.labels, o.quantities, o.state, o.template, o.index)
+            for i, p, o in self.objects
+        ]
+        self.link_ids = [parts for parts, _a, _b, _lk in self.links]
+        self.link_rows = [
+            (a, b, lk.kind, lk.mbps, lk.loc, lk.attrs, lk.labels, lk.state) for _parts, a, b, lk in self.links
+        ]
 
     @classmethod
     def of(cls, sink: Sink) -> _Plan:
-        n = len(_HOLE)
-        objs = [(lid[n:], (o.parent or _HOLE)[n:], o) for lid, o in sink.objects.items()]
+        slots: dict[str, int] = {_HOLE: 0}
+        names: list[str] = []
+        absolute: dict[str, None] = {}
+
+        def relative(name: str) -> int:
+            slot = slots.get(name)
+            if slot is None:
+                slot = slots[name] = len(names) + 1
+                names.append(name[len(_HOLE) :])
+            return slot
+
+        def end(name: str) -> int | str:
+            if name.startswith(_HOLE):
+                return relative(name)
+            absolute[name] = None
+            return name
+
+        # An object's parent is the hole or another object of the plan (nested, as children are);
+        # a parent written absolute would have been refused as a second parent.
+        objs = [(relative(oid), relative(o.parent or _HOLE), o) for oid, o in sink.objects.items()]
+        ends = [(lid, end(lk.a), end(lk.b), lk) for lid, lk in sink.links.items()]
+        # Keys of software and promises are object ids of the plan, so they start with the hole.
+        keyed = [(relative(k), k) for k in (*sink.software, *sink.promises)]
+        first_absolute = len(names) + 1
+        where = {name: first_absolute + i for i, name in enumerate(absolute)}
         links = [
             (
-                lid,
-                lk.a[n:] if lk.a.startswith(_HOLE) else lk.a,
-                lk.a.startswith(_HOLE),
-                lk.b[n:] if lk.b.startswith(_HOLE) else lk.b,
-                lk.b.startswith(_HOLE),
+                lid.split(_HOLE),
+                a if isinstance(a, int) else where[a],
+                b if isinstance(b, int) else where[b],
                 lk,
             )
-            for lid, lk in sink.links.items()
+            for lid, a, b, lk in ends
         ]
-        return cls(sink, objs, links)
+        contained = all(
+            (lk.a.startswith(_HOLE) and lk.b.startswith(_HOLE)) or lk.kind in FABRIC_LINK_KINDS
+            for lk in sink.links.values()
+        )
+        return cls(sink, names, list(absolute), objs, links, keyed, contained)
 
 
 class Expander:
@@ -99,6 +162,20 @@ class Expander:
         self.seq: dict[int, int] = {}
         self.planning = False
         self.override_used: dict[int, tuple[ObjSpec, set[str]]] = {}
+
+    def sound_nodes(self, inv: Inventory) -> set[str]:
+        """Stamped nodes whose template's plan passes the whole-inventory checks as a whole
+        (validate.check_inventory's `sound`). Only meaningful while nothing went wrong.
+        """
+        nodes: dict[str, list[str]] = {}
+        for node, template in inv.stamped.items():
+            nodes.setdefault(template, []).append(node)
+        good = {
+            name
+            for name, plan in self.plans.items()
+            if plan is not None and name in nodes and _sound(plan, nodes[name], inv.objects, inv)
+        }
+        return {n for n, t in inv.stamped.items() if t in good}
 
     # --- errors --------------------------------------------------------------------
     def _render(self, pattern: Pattern, ns: Mapping[str, int | str], loc: SourceLocation, what: str) -> str | None:
@@ -118,10 +195,9 @@ class Expander:
             self.problems.add(loc, f"{what} {pattern.text!r}: {err}")
         return None
 
-    def _render_map(self, tm: object, ns: Mapping[str, int | str], loc: SourceLocation) -> Mapping[str, str]:
-        from verifier.sources.inventory.specs import TextMap
-
-        assert isinstance(tm, TextMap)
+    def _render_map(self, tm: TextMap, ns: Mapping[str, int | str], loc: SourceLocation) -> Mapping[str, str]:
+        if not tm.patterns:
+            return tm.const
         try:
             return tm.render(ns)
         except MissingVariable as err:
@@ -354,61 +430,60 @@ class Expander:
     def _stamp(self, plan: _Plan, node_id: str) -> None:
         """Copy a plan's objects and links under `node_id`: ids are plan ids with the hole filled.
 
-        The hot loop of a large fleet: one concatenation and one constructor per object,
-        and duplicate ids are detected in bulk (dict sizes) rather than per object.
+        The hot loop of a large fleet: each name of the instance is made once (one concatenation)
+        and shared by the object it names, its children's parent, the links that end on it and
+        the ids of those links; one constructor per object and link; duplicate ids are detected
+        in bulk (set operations) rather than per object.
         """
         sink = self.sink
         objects = sink.objects
+        names = [node_id]
+        names += [node_id + suffix for suffix in plan.names]
+        names += plan.absolute
         fresh = {
-            node_id + suf: Obj(
-                node_id + suf,
-                o.kind,
-                node_id + psuf,
-                o.loc,
-                o.model,
-                o.labels,
-                o.quantities,
-                o.state,
-                o.template,
-                o.index,
-            )
-            for suf, psuf, o in plan.objects
+            names[i]: Obj(names[i], kind, names[p], loc, model, labels, quantities, state, template, index, node_id)
+            for i, p, kind, loc, model, labels, quantities, state, template, index in plan.object_rows
         }
-        before = len(objects)
         if not fresh.keys().isdisjoint(objects.keys()):
             for obj in fresh.values():
                 self._add_object(obj)  # reports each duplicate, adds the rest
         else:
             objects.update(fresh)
-        assert len(objects) >= before
         links = sink.links
-        new_links: dict[str, Link] = {}
-        for lid, a, a_rel, b, b_rel, lk in plan.links:
-            new_id = lid.replace(_HOLE, node_id)
-            if new_id in links:
-                new_id = _free_id(links, new_id)
-            new_links[new_id] = Link(
-                new_id,
-                node_id + a if a_rel else a,
-                node_id + b if b_rel else b,
-                lk.kind,
-                lk.mbps,
-                lk.loc,
-                lk.attrs,
-                lk.labels,
-                lk.state,
-                node_id,
+        ids = [node_id.join(parts) for parts in plan.link_ids]
+        made: Iterable[str] = ids
+        if links.keys().isdisjoint(ids):
+            links.update(
+                zip(
+                    ids,
+                    [
+                        Link(lid, names[a], names[b], kind, mbps, loc, attrs, labels, state, node_id, EMPTY_INT)
+                        for lid, (a, b, kind, mbps, loc, attrs, labels, state) in zip(ids, plan.link_rows, strict=True)
+                    ],
+                    strict=True,
+                )
             )
-        links.update(new_links)
+        else:
+            new_links: dict[str, Link] = {}
+            for new_id, (a, b, kind, mbps, loc, attrs, labels, state) in zip(ids, plan.link_rows, strict=True):
+                if new_id in links:
+                    new_id = _free_id(links, new_id)
+                new_links[new_id] = Link(
+                    new_id, names[a], names[b], kind, mbps, loc, attrs, labels, state, node_id, EMPTY_INT
+                )
+            links.update(new_links)
+            made = new_links
         if sink.journal is not None:
             sink.journal.extend(fresh)
-            sink.journal.extend(new_links)
+            sink.journal.extend(dict.fromkeys(made))  # each id once, as the links dict holds them
         src = plan.sink
+        if plan.keyed:
+            key_of = {k: names[i] for i, k in plan.keyed}
+            for k, v in src.software.items():
+                sink.software[key_of[k]] = v
+            for k, pr in src.promises.items():
+                sink.promises[key_of[k]] = pr
         n = len(_HOLE)
-        for k, v in src.software.items():
-            sink.software[node_id + k[n:]] = v
-        for k, pr in src.promises.items():
-            sink.promises[node_id + k[n:]] = pr
         for base, cause in src.failed.items():
             if base is not None and base.startswith(_HOLE):
                 base = node_id + base[n:]
@@ -432,10 +507,50 @@ class Expander:
             self._one_link(spec, scope, ns)
             return
         names = [v for v, _ in spec.foreach]
-        for combo in itertools.product(*(values for _, values in spec.foreach)):
-            ns2 = dict(ns)
+        ns2 = dict(ns)  # one namespace for every combination: nothing keeps it, and each sets every name
+        one_link = self._one_link
+        combos = itertools.product(*(values for _, values in spec.foreach))
+        if spec.id is not None or spec.labels.patterns:
+            for combo in combos:
+                ns2.update(zip(names, combo, strict=True))
+                one_link(spec, scope, ns2)
+            return
+        # A fleet's cabling (every NIC to its leaf, every leaf to every spine): _one_link inlined
+        # for links that are named by their ends and have constant labels, the same steps in the
+        # same order. A pattern that fails goes to _one_link, which reports it where it is written.
+        links, removed, journal = self.sink.links, self.sink.removed, self.sink.journal
+        render_a, render_b = spec.a.render, spec.b.render
+        kind, mbps, loc, attrs, labels, state = (
+            spec.kind,
+            spec.mbps,
+            spec.loc,
+            spec.attrs,
+            spec.labels.const,
+            spec.state,
+        )
+        for combo in combos:
             ns2.update(zip(names, combo, strict=True))
-            self._one_link(spec, scope, ns2)
+            try:
+                a, b = render_a(ns2), render_b(ns2)
+            except (MissingVariable, PatternError):
+                one_link(spec, scope, ns2)
+                continue
+            if a.startswith("/"):  # resolve(), inlined
+                a = a[1:]
+            elif scope:
+                a = f"{scope}/{a}"
+            if b.startswith("/"):
+                b = b[1:]
+            elif scope:
+                b = f"{scope}/{b}"
+            if removed and (a in removed or b in removed):
+                continue
+            lid = f"{a}<->{b}"
+            if lid in links:
+                lid = _free_id(links, lid)
+            links[lid] = Link(lid, a, b, kind, mbps, loc, attrs, labels, state, None, EMPTY_INT)
+            if journal is not None:
+                journal.append(lid)
 
     def _one_link(self, spec: LinkSpec, scope: str | None, ns: Mapping[str, int | str]) -> None:
         a = self._render(spec.a, ns, spec.loc, "endpoint")
@@ -463,7 +578,7 @@ class Expander:
             lid = f"{a}<->{b}"
             if lid in links:
                 lid = _free_id(links, lid)
-        links[lid] = Link(lid, a, b, spec.kind, spec.mbps, spec.loc, spec.attrs, labels, spec.state)
+        links[lid] = Link(lid, a, b, spec.kind, spec.mbps, spec.loc, spec.attrs, labels, spec.state, None, EMPTY_INT)
         if self.sink.journal is not None:
             self.sink.journal.append(lid)
 
@@ -570,6 +685,44 @@ class Expander:
                     lov.state if lov.state is not None else lk.state,
                     plan=_plan(lk),
                 )
+
+
+def _sound(plan: _Plan, nodes: list[str], objects: Mapping[str, Obj], inv: Inventory) -> bool:
+    """Whether every copy of `plan` stamped for `nodes` passes validate.check_inventory's checks.
+
+    A copy's objects have the plan's kinds, models and parents (the node or another object of
+    the plan), and its links the plan's ends; only a name written absolute (`/spine0`) is the
+    same in every copy, and a link from a plan object to it is a loop in the one node whose
+    copy of that object has that very name.
+    """
+    kind_at = {i: o.kind for i, _p, o in plan.objects}
+    kind_at[0] = "node"
+    for _i, p, o in plan.objects:
+        parent = kind_at.get(p)
+        if parent is None or not may_nest(o.kind, parent):
+            return False
+        if o.model is not None and model_problem(inv, o.kind, o.model) is not None:
+            return False
+    first_absolute = len(plan.names) + 1
+    looped: set[str] = set()  # nodes in which an absolute end is the same object as the other end
+    for _parts, a, b, _lk in plan.links:
+        if a == b:
+            return False
+        for end, other in ((a, b), (b, a)):
+            if end < first_absolute:
+                if end not in kind_at:
+                    return False
+                continue
+            name = plan.absolute[end - first_absolute]
+            if name not in objects:
+                return False
+            if other == 0:  # the node itself (slot 0) at the other end
+                looped.add(name)
+            elif other < first_absolute:
+                suffix = plan.names[other - 1]
+                if name.endswith(suffix):
+                    looped.add(name[: -len(suffix)])
+    return not looped.intersection(nodes)
 
 
 def _retrained_mbps(lk: Link, attrs: dict[str, int], generation: int | None, lanes: int | None, mbps: int) -> int:

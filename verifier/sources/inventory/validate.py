@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -405,6 +406,13 @@ def failure_cause(oid: str, failed: Mapping[str | None, SourceLocation]) -> Sour
     return cause
 
 
+def may_nest(kind: str, parent_kind: str) -> bool:
+    """Whether an object of `kind` may sit in one of `parent_kind` (strictly below it in _RANK)."""
+    crank = _RANK.get(kind, 4)
+    prank = _RANK.get(parent_kind, 4)
+    return not (crank < prank or (crank == prank and crank < 4 and kind != "pod"))
+
+
 def check_inventory(
     inv: Inventory,
     problems: Problems,
@@ -412,6 +420,7 @@ def check_inventory(
     failed: Mapping[str | None, SourceLocation] | None = None,
     *,
     ids_checked: bool = False,
+    sound: AbstractSet[str] = frozenset(),
 ) -> None:
     """Whole-inventory checks, after every file is merged and every template expanded.
 
@@ -423,6 +432,10 @@ def check_inventory(
     parent with `parent:` (nesting alone cannot make a cycle). A missing object that a
     failed definition explains (`failed`, see `failure_cause`) is not reported again;
     the same problem on every copy of one line is reported once, with a count.
+
+    `sound`: stamped nodes (Inventory.stamped) whose template's plan was checked whole, once,
+    before anything else went wrong: what their plan made (`origin`) passes every check here,
+    so it is not looked at again (a million objects and links at fleet scale).
     """
     failed = failed or {}
     suggestions = 20  # a did-you-mean scans ids: only for the first few missing ids
@@ -450,7 +463,7 @@ def check_inventory(
         _check_labels(inv, problems)
     nesting_ok: dict[tuple[str, str], bool] = {}
     model_ok: dict[tuple[str, str], str | None] = {}
-    for obj in objects.values():
+    for obj in [o for o in objects.values() if o.origin not in sound] if sound else objects.values():
         if obj.parent is not None:
             par = objects.get(obj.parent)
             if par is None:
@@ -465,9 +478,7 @@ def check_inventory(
                 pair = (obj.kind, par.kind)
                 ok = nesting_ok.get(pair)
                 if ok is None:
-                    crank = _RANK.get(obj.kind, 4)
-                    prank = _RANK.get(par.kind, 4)
-                    ok = nesting_ok[pair] = not (crank < prank or (crank == prank and crank < 4 and obj.kind != "pod"))
+                    ok = nesting_ok[pair] = may_nest(obj.kind, par.kind)
                 if not ok:
                     problems.add(
                         obj.loc,
@@ -477,12 +488,18 @@ def check_inventory(
         if obj.model is not None:
             key = (obj.kind, obj.model)
             if key not in model_ok:
-                model_ok[key] = _model_problem(inv, obj.kind, obj.model)
+                model_ok[key] = model_problem(inv, obj.kind, obj.model)
             msg = model_ok[key]
             if msg is not None:
                 problems.add(obj.loc, msg.format(id=obj.id), same=msg)
     _check_cycles(inv, problems, explicit_parents)
-    for link in inv.links.values():
+    # Only a link with a missing end or a loop can be wrong: found in one pass at C speed.
+    suspect = [
+        lk
+        for lk in inv.links.values()
+        if lk.origin not in sound and (lk.a not in objects or lk.b not in objects or lk.a == lk.b)
+    ]
+    for link in suspect:
         for end in (link.a, link.b):
             if end not in objects and not explained(end):
                 problems.add(
@@ -567,7 +584,7 @@ def _siblings(prefix: str, ids: dict[str, Any]) -> Iterable[str]:
                 return
 
 
-def _model_problem(inv: Inventory, kind: str, name: str) -> str | None:
+def model_problem(inv: Inventory, kind: str, name: str) -> str | None:
     """The message (with an `{id}` hole) for an object of `kind` using model `name`, or None."""
     model = inv.models.get(name)
     if model is None:
