@@ -1,8 +1,10 @@
-"""`topolog verify` and `topolog query` as a CI gate runs them: whole processes on the shipped examples.
+"""`topolog verify`, `query` and `authorize` as a CI gate runs them: whole processes on the shipped examples.
 
 Each command is started `--runs` times and the median wall time is printed, once with the
 program cache off (`TOPOLOG_CACHE_DIR=`, every run parses the rule pack: a fresh runner)
 and once warm (a cache folder the first run fills), with the peak memory of the warm runs.
+`authorize` evaluates no rule, so its two columns differ only by noise: its row is the
+fixed cost of starting topolog, reading an inventory and asking Cedar once.
 
     python benchmarks/cli_bench.py --runs 5
 """
@@ -23,8 +25,31 @@ COMMANDS = {
     "verify edge-soc": ["verify", "inventories/edge-soc.yaml"],
     "verify mixed-fleet": ["verify", "inventories/mixed-fleet.yaml"],
     "verify dgx-h100-pod": ["verify", "inventories/dgx-h100-pod.yaml"],
+    "verify gb200-nvl72": ["verify", "inventories/gb200-nvl72.yaml"],
     "query dgx-h100-pod": ["query", "inventories/dgx-h100-pod.yaml", 'link(L, A, B, "nvlink", M), M < 400000'],
+    "query dgx-h100-pod within": ["query", "inventories/dgx-h100-pod.yaml", "within(G, R)"],
+    "authorize dgx-h100-pod": [
+        "authorize",
+        "inventories/dgx-h100-pod.yaml",
+        "--principal",
+        "dan",
+        "--action",
+        "schedule",
+        "--resource",
+        "dgx00/gpu0",
+    ],
+    "authorize mixed-fleet (deny)": [
+        "authorize",
+        "inventories/mixed-fleet.yaml",
+        "--principal",
+        "ivan",
+        "--action",
+        "schedule",
+        "--resource",
+        "a100-n0/gpu0",
+    ],
 }
+"""Row name -> arguments after `topolog`; every one exits 0 or 1 on the shipped examples (an authorize Deny is 1)."""
 
 
 def _topolog() -> list[str]:

@@ -9,28 +9,36 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from verifier.checks.check import CheckSelection, checks_from_program, select_checks
-from verifier.checks.waivers import parse_date
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.suggest import closest
-from verifier.engine.engines import ENGINE_CHOICES
-from verifier.engine.rule_pack import inside_shipped, shipped_first
 from verifier.reports import VERIFY_FILE_FORMATS, VERIFY_FORMATS
-from verifier.session.session import load_rules
-from verifier.session.verify_run import SideFileFlags
-from verifier.sources.importers import KINDS as IMPORT_KINDS
 
-ENGINE_OPTION = click.option(
-    "--engine",
-    type=click.Choice(ENGINE_CHOICES),
-    default="auto",
-    show_default=True,
-    help="Evaluation engine: memory (small inputs), duckdb (fleets), pydatalog (reference semantics), "
-    "or auto (memory up to 50,000 fact rows, else duckdb).",
-)
+if TYPE_CHECKING:
+    from verifier.checks.check import CheckSelection
+    from verifier.session.verify_run import SideFileFlags
 
+# Almost every command module imports this one, `authorize` too: what only some commands use
+# (the engines, the rule pack, the importers, the check catalogue, the verify run's side files,
+# waiver dates) is imported by the option or function that uses it, not here.
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _engine_option(f: _F) -> _F:
+    """--engine: which backend evaluates the rules (only commands that evaluate rules import the engines)."""
+    from verifier.engine.engines import ENGINE_CHOICES
+
+    return click.option(
+        "--engine",
+        type=click.Choice(ENGINE_CHOICES),
+        default="auto",
+        show_default=True,
+        help="Evaluation engine: memory (small inputs), duckdb (fleets), pydatalog (reference semantics), "
+        "or auto (memory up to 50,000 fact rows, else duckdb).",
+    )(f)
+
+
+ENGINE_OPTION = _engine_option
 
 
 _NO_SHIPPED = "topolog.no_shipped_rules"
@@ -58,6 +66,8 @@ def _rules_options(
             if not value and needed:
                 raise click.UsageError("--no-shipped-rules leaves no rules to load; name yours with --rules", ctx)
             return value
+        from verifier.engine.rule_pack import inside_shipped, shipped_first
+
         try:
             already = [str(p) for p in value if p.exists() and inside_shipped(p)]
             paths = shipped_first(value)
@@ -113,8 +123,12 @@ def _selection(
     rules: Sequence[Path], check_ids: Sequence[str], skip_ids: Sequence[str], also: Sequence[str] = ()
 ) -> CheckSelection:
     """--check / --skip checked against the ids the rules define (and `also`), before anything is evaluated."""
+    from verifier.checks.check import CheckSelection, checks_from_program, select_checks
+
     if not check_ids and not skip_ids:
         return CheckSelection()
+    from verifier.session.session import load_rules  # only with --check / --skip
+
     ids = [c.id for c in checks_from_program(load_rules(list(rules)))]
     return select_checks([*ids, *also], check_ids, skip_ids)
 
@@ -223,23 +237,30 @@ class OnceOption(click.Option):
 
 
 def _parse_today(_ctx: click.Context, _param: click.Parameter, value: str | None) -> date | None:
-
     if value is None:
         return None
+    from verifier.checks.waivers import parse_date  # only with --today
+
     try:
         return parse_date(value)
     except ValueError as err:
         raise click.BadParameter(str(err)) from None
 
 
-FROM_OPTION = click.option(
-    "--from",
-    "from_kind",
-    type=click.Choice(IMPORT_KINDS),
-    default=None,
-    help="Read INVENTORY as this tool's output instead of a topolog YAML inventory.",
-)
-"""`--from KIND`: the commands that read an inventory read a tool's output too."""
+def _from_option(f: _F) -> _F:
+    """`--from KIND`: the commands that read an inventory read a tool's output too."""
+    from verifier.sources.importers import KINDS as IMPORT_KINDS
+
+    return click.option(
+        "--from",
+        "from_kind",
+        type=click.Choice(IMPORT_KINDS),
+        default=None,
+        help="Read INVENTORY as this tool's output instead of a topolog YAML inventory.",
+    )(f)
+
+
+FROM_OPTION = _from_option
 
 
 def format_option(formats: Sequence[str], default: str | None = None) -> Callable[[_F], _F]:
@@ -297,6 +318,8 @@ def side_file_flags(
     waivers_path: Path | None = None,
     baseline_path: Path | None = None,
 ) -> SideFileFlags:
+    from verifier.session.verify_run import SideFileFlags  # verify's and place's; not every command's
+
     return SideFileFlags(
         thresholds=thresholds_path,
         waivers=waivers_path,

@@ -1,4 +1,7 @@
-"""`topolog verify` and `topolog diff`."""
+"""`topolog verify`.
+
+`topolog diff` lives in verifier.cli.diff_command, so that a verify run imports no git or diff code.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,6 @@ from pathlib import Path
 import click
 
 from verifier.checks.baseline import baseline_text
-from verifier.checks.diff import DiffReport, files_at_revision
 from verifier.checks.findings import SEVERITIES, Severity
 from verifier.checks.verify import baseline_entries, select_report
 from verifier.checks.waivers import EXPIRED_ID, UNUSED_ID
@@ -28,16 +30,13 @@ from verifier.cli.options import (
     _missing_files,
     _parse_today,
     _selection,
-    format_option,
     side_file_flags,
     side_file_options,
 )
 from verifier.cli.output import emit, refuse_inputs, write_file
 from verifier.core.progress import Progress
-from verifier.reports import VERIFY_FORMATS, formats_for, render
-from verifier.reports.markdown_report import append_step_summary
+from verifier.reports import VERIFY_FORMATS, render
 from verifier.reports.text_report import summary
-from verifier.session.diff_run import diff
 from verifier.session.verify_run import VerifyRun, verify
 
 
@@ -190,6 +189,8 @@ def verify_cmd(
             write_file(path, render(report, fmt))
         if "github" in formats and os.environ.get("GITHUB_STEP_SUMMARY"):
             # Annotations mark lines; the job summary page is where a reviewer sees the whole run.
+            from verifier.reports.markdown_report import append_step_summary  # only CI runs need it
+
             append_step_summary(report, os.environ)
         if write_baseline is not None:
             entries = baseline_entries(report)
@@ -219,65 +220,3 @@ def _refuse_shared_files(outputs: Sequence[tuple[str, Path]], write_baseline: Pa
                 f"{seen[key]} and {flag} write to the same file {path}; give each report its own file"
             )
         seen[key] = flag
-
-
-@click.command("diff")
-@click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--rev", default=None, help="Compare INVENTORY as committed at this git revision (old) with the working tree (new)."
-)
-@RULES_OPTION
-@click.option(
-    "--relation",
-    "relations",
-    multiple=True,
-    help="Also compare this relation (repeatable). Always compared, where declared: "
-    "nvlink_domain, node_domain_count, permitted.",
-)
-@format_option(formats_for(DiffReport))
-@click.option(
-    "--fail-on",
-    type=click.Choice(SEVERITIES),
-    default="error",
-    show_default=True,
-    help="Exit 1 when the change adds a finding at least this severe.",
-)
-@ENGINE_OPTION
-def diff_cmd(
-    inventory: tuple[Path, ...],
-    rev: str | None,
-    rules: tuple[Path, ...],
-    relations: tuple[str, ...],
-    fmt: str,
-    fail_on: Severity,
-    engine: str,
-) -> None:
-    """Show what a change does: findings added and resolved, derived facts that changed.
-
-    Give OLD NEW (two inventory files), or inventory files and --rev to compare them
-    with themselves at a git revision. Exit status: 0 the change adds no finding at or
-    above --fail-on, 1 it does, 2 bad input.
-
-    \b
-    Example:
-      topolog diff old.yaml new.yaml --format json
-      topolog diff inventories/dgx-h100-pod.yaml --rev main --relation node_of
-    """
-    if rev is None and len(inventory) != 2:
-        raise click.UsageError("give two inventories (OLD NEW), or inventory files and --rev REV")
-
-    def body() -> int:
-        _missing_files([*inventory, *rules])
-
-        def compare(old: list[Path], new: list[Path], labels: dict[str, str]) -> int:
-            with Progress() as progress:
-                report = diff(old, new, list(rules) or None, engine, relations, fail_on, labels, progress)
-            emit(report, fmt)
-            return report.exit_code
-
-        if rev is None:
-            return compare([inventory[0]], [inventory[1]], {})
-        with files_at_revision(list(inventory), rev) as (copies, labels):
-            return compare(copies, list(inventory), labels)
-
-    sys.exit(guard(body))

@@ -8,6 +8,7 @@ through a path relative to this source file.
 
 from __future__ import annotations
 
+from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
@@ -18,6 +19,7 @@ POLICIES_PACKAGE = "verifier.policies"
 THRESHOLDS_NAME = "thresholds.yaml"
 
 
+@cache  # asked for dozens of times a run (each rule path is compared with the pack); it never moves
 def _directory(package: str) -> Path:
     found = files(package)
     if not isinstance(found, Path) or not found.is_dir():

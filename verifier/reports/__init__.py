@@ -10,7 +10,7 @@ their type is rendered.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 Renderer = Callable[[Any], str]
@@ -41,11 +41,34 @@ def _name(report_type: type) -> str:
     return f"{report_type.__module__}.{report_type.__qualname__}"
 
 
+class _VerifyRenderers(Mapping[str, Renderer]):
+    """The verification formats, each module imported when its renderer is looked up.
+
+    A run prints one or two formats; importing all six (the junit module alone compiles a
+    regex over most of Unicode and pulls in xml.etree) would cost every `verify` for nothing.
+    """
+
+    def __getitem__(self, fmt: str) -> Renderer:
+        if fmt not in VERIFY_FORMATS:
+            raise KeyError(fmt)
+        render_fn: Renderer = importlib.import_module(f"verifier.reports.{fmt}_report").render
+        return render_fn
+
+    def __contains__(self, fmt: object) -> bool:
+        return fmt in VERIFY_FORMATS
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(VERIFY_FORMATS)
+
+    def __len__(self) -> int:
+        return len(VERIFY_FORMATS)
+
+
 def renderers(report_type: type) -> Mapping[str, Renderer]:
     """Format name -> renderer, for reports of `report_type` (KeyError for a type with no formats)."""
     where = _MODULES[_name(report_type)]
     if not where:
-        return {fmt: importlib.import_module(f"verifier.reports.{fmt}_report").render for fmt in VERIFY_FORMATS}
+        return _VerifyRenderers()
     module, _, attr = where.partition(":")
     formats: Mapping[str, Renderer] = getattr(importlib.import_module(module), attr or "FORMATS")
     return formats

@@ -1,0 +1,74 @@
+"""A command imports what it runs: another command's code, or a report format not asked for, stays unloaded.
+
+Each check starts a fresh interpreter (imports are per process) and names modules, never times:
+a CI gate pays for every module a plain `topolog verify` imports, on every commit.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+POD = str(ROOT / "inventories" / "dgx-h100-pod.yaml")
+
+
+def _modules_after(args: list[str]) -> set[str]:
+    """The verifier modules loaded once `topolog ARGS...` has run in a fresh interpreter."""
+    code = (
+        "import json, sys\n"
+        "from verifier.cli.main import run\n"
+        "try:\n"
+        f"    run({args!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('verifier'))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=300
+    )
+    loaded: list[str] = json.loads(result.stdout.strip().splitlines()[-1])
+    return set(loaded)
+
+
+def test_verify_loads_only_the_format_it_prints() -> None:
+    loaded = _modules_after(["verify", POD])
+    assert "verifier.reports.text_report" in loaded
+    unwanted = {
+        "verifier.checks.diff",  # topolog diff's comparison and git code
+        "verifier.session.diff_run",
+        "verifier.cli.diff_command",
+        "verifier.reports.json_report",
+        "verifier.reports.sarif_report",
+        "verifier.reports.junit_report",
+        "verifier.reports.github_report",
+        "verifier.reports.markdown_report",
+        "verifier.reports.diff_report",
+    }
+    assert loaded & unwanted == set()
+
+
+def test_query_loads_neither_the_explainer_nor_the_repl() -> None:
+    loaded = _modules_after(["query", POD, "within(G, R)"])
+    unwanted = {
+        "verifier.checks.explain",
+        "verifier.cli.repl",
+        "verifier.cli.explain_command",
+        "verifier.cli.repl_command",
+    }
+    assert loaded & unwanted == set()
+
+
+def test_listing_the_commands_imports_none_of_them() -> None:
+    # verifier.cli.config asks the group for its command names whenever a configuration file is found.
+    code = (
+        "import sys, click\n"
+        "from verifier.cli.main import main\n"
+        "names = main.list_commands(click.Context(main))\n"
+        "print(len(names), sorted(m for m in sys.modules if m.startswith('verifier.cli.') and 'command' in m))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert result.stdout.split(" ", 1)[1].strip() == "[]"
+    assert int(result.stdout.split(" ", 1)[0]) >= 15
