@@ -11,11 +11,9 @@ from __future__ import annotations
 from verifier.authorization.classes import partition, policy_reads
 from verifier.authorization.entities import PRINCIPAL_TYPES, paused_gc
 from verifier.authorization.evaluate import ACTIONS, Request
+from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.authorization.setup import AuthzSetup
 from verifier.engine.ast import Row
-
-AUTHZ_RELATIONS: frozenset[str] = frozenset({"authz_principal", "member_of", "authz_class", "permitted", "authz_error"})
-"""Every relation emitted (a test checks them against rules/schema.dl)."""
 
 
 def authz_facts(setup: AuthzSetup) -> dict[str, list[Row]]:

@@ -32,6 +32,10 @@ def _directory(package: str) -> Path:
     return found
 
 
+RULE_SUFFIX = ".dl"
+"""The file suffix of a rule file: a rules directory is every such file under it."""
+
+
 def shipped_rules_dir() -> Path:
     """The rule pack shipped with topolog (`rules/` in the repository)."""
     return _directory(RULES_PACKAGE)

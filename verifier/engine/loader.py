@@ -11,7 +11,7 @@ from pathlib import Path
 
 from verifier.core.errors import Diagnostic, FactError, ProgramError, SourceLocation, TopologError
 from verifier.core.limits import read_limited
-from verifier.core.resources import shipped_rules_dir
+from verifier.core.resources import RULE_SUFFIX, shipped_rules_dir
 from verifier.engine.ast import Const, Declaration, Program, Row, Rule
 from verifier.engine.checks import (
     constant_column_diagnostic,
@@ -20,8 +20,6 @@ from verifier.engine.checks import (
     relation_use_diagnostics,
 )
 from verifier.engine.parser import parse_program
-
-RULE_SUFFIX = ".dl"
 
 
 def load_program(paths: Sequence[Path], undeclared_hint: Callable[[str], str | None] | None = None) -> Program:

@@ -6,8 +6,6 @@ from collections.abc import Iterable
 
 from verifier.engine.answers import QueryResult
 from verifier.engine.ast import Atom, Negation, Program, Query
-from verifier.engine.checks import check_query
-from verifier.engine.parser import parse_query
 from verifier.engine.strata import sliced_strata
 
 __all__ = ["QueryResult", "prepare_query", "program_for", "query_relations"]
@@ -26,6 +24,9 @@ def prepare_query(text: str, program: Program, filename: str = "<query>") -> Que
         object.__setattr__(program, _KEPT, kept)
     query = kept.get((text, filename))
     if query is None:
+        from verifier.engine.checks import check_query
+        from verifier.engine.parser import parse_query
+
         query = parse_query(text, filename)
         check_query(query, program)
         kept[(text, filename)] = query

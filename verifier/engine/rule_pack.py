@@ -12,9 +12,8 @@ from functools import cache
 from pathlib import Path
 
 from verifier.core.errors import TopologError
-from verifier.core.resources import display_path, shipped_rules_dir
+from verifier.core.resources import RULE_SUFFIX, display_path, shipped_rules_dir
 from verifier.engine.ast import Program
-from verifier.engine.loader import RULE_SUFFIX, load_program
 from verifier.engine.program_cache import cached_program, program_key, remember_program
 
 SCHEMA_NAME = "schema.dl"
@@ -62,6 +61,8 @@ def load_rule_pack(paths: Sequence[Path]) -> Program:
     disk_key = program_key(readable) if len(readable) == len(key) else None  # an unreadable file: no state
     program = cached_program(disk_key) if disk_key is not None else None
     if program is None:
+        from verifier.engine.loader import load_program
+
         program = load_program(files, None if with_shipped else shipped_declaration_hint)
         if disk_key is not None:
             remember_program(disk_key, program)
@@ -113,6 +114,8 @@ def _bytes(path: Path) -> bytes | None:
 @cache
 def _shipped_declarations() -> dict[str, Path]:
     """Relation name -> the shipped rule file that declares it, as an absolute path."""
+    from verifier.engine.loader import load_program
+
     try:
         program = load_program([shipped_rules_dir()])
     except TopologError:  # a broken install: no hint is better than a second error

@@ -18,24 +18,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from verifier.authorization.audit import AuditResult
-from verifier.authorization.audit import audit as audit_setup
 from verifier.authorization.evaluate import ACTIONS, parse_context
-from verifier.authorization.requests import AuthorizeReport, decide
-from verifier.authorization.setup import AuthzSetup, build_setup, require_principals
-from verifier.checks.explain import ExplainReport
-from verifier.checks.explain import explain as explain_in
-from verifier.checks.findings import Severity
-from verifier.checks.verify import VerifyReport
 from verifier.core.errors import SourceLocation, TopologError
-from verifier.engine.queries import QueryResult, prepare_query
-from verifier.placement.place import PlaceReport
-from verifier.session.place_run import place as place_run
-from verifier.session.session import Evaluation, PhaseListener, load_rules, open_evaluation, read_inventory
 from verifier.session.side_files import discover
-from verifier.session.verify_run import SideFileFlags, VerifyRun
-from verifier.session.verify_run import verify as verify_run
+
+# Each function imports the stages it runs: `authorize` needs no engine, no rules and no
+# placement, and a library user who only loads one model pays for no audit.
+if TYPE_CHECKING:
+    from verifier.authorization.audit import AuditResult
+    from verifier.authorization.requests import AuthorizeReport
+    from verifier.authorization.setup import AuthzSetup
+    from verifier.checks.explain import ExplainReport
+    from verifier.checks.findings import Severity
+    from verifier.checks.verify import VerifyReport
+    from verifier.engine.queries import QueryResult
+    from verifier.placement.place import PlaceReport
+    from verifier.session.session import Evaluation, PhaseListener
+    from verifier.session.verify_run import SideFileFlags
 
 PathLike = str | Path
 
@@ -61,6 +62,9 @@ def load(
     Every input relation is kept, so any query can be answered. Close it (or use `with`) to
     free the engine.
     """
+    from verifier.session.session import load_rules, open_evaluation
+    from verifier.session.verify_run import SideFileFlags
+
     paths = _paths(inventory)
     flags = SideFileFlags(
         principals=Path(principals) if principals is not None else None,
@@ -93,6 +97,9 @@ def verify(
     progress: PhaseListener | None = None,
 ) -> VerifyReport:
     """Every check on every cluster in `inventory` (the shipped rules, plus `rules`)."""
+    from verifier.session.verify_run import SideFileFlags, VerifyRun
+    from verifier.session.verify_run import verify as verify_run
+
     run = VerifyRun(
         rules=[Path(r) for r in rules] if rules else None,
         engine=engine,
@@ -108,12 +115,17 @@ def verify(
 
 def query(model: Evaluation, text: str) -> QueryResult:
     """The sorted answers of a Datalog query (a rule body) on a loaded model."""
+    from verifier.engine.queries import QueryResult, prepare_query
+
     parsed = prepare_query(text, model.program)
     return QueryResult(parsed.variables, model.engine.answer(parsed))
 
 
 def explain(model: Evaluation, what: str) -> ExplainReport:
     """How a fact or a finding (a fingerprint, or RULE:SUBJECT) follows from the inventory."""
+    from verifier.checks.explain import ExplainReport
+    from verifier.checks.explain import explain as explain_in
+
     return ExplainReport(explain_in(model, what), model.inventory, model.inputs.principals)
 
 
@@ -130,6 +142,8 @@ def place(
     progress: PhaseListener | None = None,
 ) -> PlaceReport:
     """Valid placements of every job, ranked; fails closed without principals unless `authorize=False`."""
+    from verifier.session.place_run import place as place_run
+
     return place_run(
         [Path(inventory)],
         [Path(j) for j in jobs],
@@ -150,6 +164,9 @@ def load_authorization(
     from_kind: str | None = None,
 ) -> AuthzSetup:
     """Policies, principals and the inventory's entities: built from the inventory, no rule is evaluated."""
+    from verifier.authorization.setup import build_setup, require_principals
+    from verifier.session.session import read_inventory
+
     paths = _paths(inventory)
     side = discover(
         paths,
@@ -171,6 +188,8 @@ def audit(
     principals: PathLike | None = None,
 ) -> AuditResult:
     """Who may do what where: principals by hardware group, with GPU counts."""
+    from verifier.authorization.audit import audit as audit_setup
+
     setup = load_authorization(inventory, policies, principals)
     return audit_setup(setup, list(actions), resource_type, teams_only)
 
@@ -186,6 +205,8 @@ def authorize(
     principals: PathLike | None = None,
 ) -> AuthorizeReport:
     """One request decided by the Cedar policies, with the policies that decided it."""
+    from verifier.authorization.requests import decide
+
     if isinstance(context, str):
         try:
             context = parse_context(context)

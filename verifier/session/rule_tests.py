@@ -26,8 +26,9 @@ from typing import Literal
 from verifier.checks.check import Check, CheckSelection, checks_from_program, select_checks
 from verifier.checks.findings import Finding
 from verifier.core.errors import Diagnostic, EngineError, SourceLocation, TopologError
+from verifier.core.resources import RULE_SUFFIX
 from verifier.core.suggest import closest
-from verifier.engine.loader import RULE_SUFFIX, read_text
+from verifier.engine.loader import read_text
 from verifier.engine.rule_pack import inside_shipped
 from verifier.session.session import load_rules
 from verifier.session.verify_run import VerifyRun, verify

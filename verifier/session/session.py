@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from verifier.authorization.facts import AUTHZ_RELATIONS, authz_facts
-from verifier.authorization.setup import AuthzSetup, build_setup, require_principals
+from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.checks.check import Check, checks_from_program
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
 from verifier.core.resources import display_path, shipped_rules_dir
@@ -28,15 +27,17 @@ from verifier.engine.queries import prepare_query, query_relations
 from verifier.engine.rule_pack import load_rule_pack
 from verifier.facts.graph import GRAPH_RELATIONS, NodePairs, graph_facts
 from verifier.facts.inventory import inventory_facts
-from verifier.facts.jobs import job_facts
 from verifier.session.side_files import SideFiles, discover
 from verifier.sources.importers import import_files
 from verifier.sources.inventory.clusters import one_cluster
 from verifier.sources.inventory.loader import load_inventory
 from verifier.sources.inventory.model import Inventory
-from verifier.sources.jobs.spec import Jobs
 from verifier.sources.principals import Principals, load_principals
 from verifier.sources.thresholds import load_thresholds, threshold_facts
+
+if TYPE_CHECKING:
+    from verifier.authorization.setup import AuthzSetup
+    from verifier.sources.jobs.spec import Jobs
 
 
 class PhaseListener(Protocol):
@@ -102,9 +103,12 @@ def authorization_for(inputs: Inputs, *, required: str | None = None) -> AuthzSe
     principals file is bad input instead: the run fails closed.
     """
     principals = inputs.principals
+    if principals is None and required is None:
+        return None
+    from verifier.authorization.setup import build_setup, require_principals  # Cedar: only with principals
+
     if principals is None:
-        if required is None:
-            return None
+        assert required is not None
         principals = require_principals(None, inputs.paths, required)
     return build_setup(inputs.inventory, inputs.paths, inputs.side.policy_dir, principals)
 
@@ -167,6 +171,8 @@ def evaluate(
     facts = inventory_facts(inventory, keep_objects)
     facts["threshold"] = threshold_facts(load_thresholds(inputs.paths, inputs.side.thresholds))
     if jobs is not None:
+        from verifier.facts.jobs import job_facts
+
         facts.update(job_facts(jobs))
         facts["model_family"] = model_families(inventory, jobs)
     if extra_facts:
@@ -178,6 +184,8 @@ def evaluate(
     wanted = {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())} | also
     if authorization is not None and wanted & AUTHZ_RELATIONS:
         step("authorizing")
+        from verifier.authorization.facts import authz_facts
+
         facts.update(authz_facts(authorization))
         live = live_rules(program, facts, set(GRAPH_RELATIONS) | also)
         wanted = {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())} | also
@@ -282,15 +290,27 @@ def open_evaluation(
     `program` defaults to the shipped pack; without `authorize` no decision is asked for.
     """
     paths = list(paths)
+    program = program if program is not None else load_rules()
+    also_read = set(also_read)
     inputs = read_inventory(paths, side if side is not None else discover(paths), from_kind, principals=authorize)
+    # Cedar is asked only when something reads its decisions (evaluate() would drop them otherwise):
+    # `topolog query ... 'within(G, R)'` loads no policy.
+    asks = authorize and _reads_authorization(program, also_read)
     return evaluate(
-        program if program is not None else load_rules(),
+        program,
         inputs,
         engine=engine,
-        authorization=authorization_for(inputs) if authorize else None,
+        authorization=authorization_for(inputs) if asks else None,
         also_read=also_read,
         progress=progress,
     )
+
+
+def _reads_authorization(program: Program, also_read: set[str]) -> bool:
+    """Whether a rule of `program`, or the caller, reads a relation that authorization emits."""
+    if also_read & AUTHZ_RELATIONS:
+        return True
+    return any(a.relation in AUTHZ_RELATIONS for r in program.rules for a in (*r.positive_atoms(), *r.negated_atoms()))
 
 
 def needs_queries(checks: Iterable[Check], program: Program) -> dict[str, Query]:

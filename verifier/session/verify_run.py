@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from verifier.checks.baseline import load_baseline
 from verifier.checks.check import Check, checks_from_program
@@ -16,7 +17,6 @@ from verifier.core.errors import SourceLocation
 from verifier.engine.ast import Program
 from verifier.engine.queries import program_for, query_relations
 from verifier.engine.records import Columns
-from verifier.placement.place import Deniers, why_not_message
 from verifier.session.session import (
     Evaluation,
     PhaseListener,
@@ -30,8 +30,9 @@ from verifier.session.session import (
 from verifier.session.side_files import SideFiles, discover
 from verifier.sources.inventory.clusters import ClusterFiles, cluster_files, several_clusters
 from verifier.sources.inventory.model import Inventory
-from verifier.sources.jobs.loader import load_jobs
-from verifier.sources.jobs.spec import Jobs
+
+if TYPE_CHECKING:
+    from verifier.sources.jobs.spec import Jobs
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,8 @@ def verify(
     if run.jobs:  # --jobs: job facts make rules/placement/ judge every job (PLACE001: a job that fits nowhere)
         if len(clusters) > 1:
             raise several_clusters(clusters, "--jobs judges whether each job fits one cluster")
+        from verifier.sources.jobs.loader import load_jobs
+
         jobs = load_jobs(list(run.jobs))
         located.update((job.name, job.loc) for job in jobs)
     program = load_rules(run.rules)  # checked once, whatever the number of clusters
@@ -173,6 +176,8 @@ def _why_unplaceable(result: Result, evaluation: Evaluation, jobs: Jobs) -> Resu
     if not rows:
         return result
     best = min(rows, key=lambda r: (-int(why("have", r)), str(why("domain", r))))
+    from verifier.placement.place import Deniers, why_not_message
+
     deniers = Deniers(evaluation.engine, evaluation.program, evaluation.authorization)
     reason = why_not_message(
         job, str(why("domain", best)), str(why("what", best)), int(why("have", best)), int(why("need", best)), deniers

@@ -1,0 +1,6 @@
+"""The relations authorization adds to the facts, named without importing Cedar (authorization.facts emits them)."""
+
+from __future__ import annotations
+
+AUTHZ_RELATIONS: frozenset[str] = frozenset({"authz_principal", "member_of", "authz_class", "permitted", "authz_error"})
+"""Every relation emitted (a test checks them against rules/schema.dl)."""
