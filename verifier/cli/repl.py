@@ -16,6 +16,7 @@ error, else 0.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 import time
@@ -217,6 +218,7 @@ def run_repl(
     session: Session, stdin: TextIO | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     """Interactive on a terminal, else one answer per input line. Returns the exit status."""
+    gc.enable()  # a session can go on for hours: what its queries leave behind must be collected
     stdin = stdin if stdin is not None else sys.stdin
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
