@@ -268,3 +268,18 @@ def test_pattern_renders_as_its_parts_do(text: str, ns: dict[str, int | str]) ->
             return f"{type(err).__name__}: {err}"
 
     assert outcome(pattern.render) == outcome(pattern._render_parts)
+
+
+def test_a_node_given_an_object_from_outside_is_no_longer_its_plan_alone() -> None:
+    from verifier.facts.graph import scaleup_domains
+
+    # n01 gets a fifth GPU placed with `parent:` from outside the template: n01 is not stamped
+    # (its summaries are read whole), n00 and n02 still are. The extra GPU has no scale-up link,
+    # so it is a domain of its own; each node's 4 cabled GPUs are one domain named by gpu0.
+    text = BASE + "  - {name: extra, kind: gpu, model: H100-SXM5-80GB, parent: n01}\n"
+    inv = load_inventory_text(text, "t.yaml")
+    assert set(inv.stamped) == {"n00", "n02"}
+    domains = dict(scaleup_domains(inv))
+    assert domains["extra"] == "extra"
+    assert {g: d for g, d in domains.items() if g.startswith("n01/")} == {f"n01/gpu{i}": "n01/gpu0" for i in range(4)}
+    assert domains["n02/gpu3"] == "n02/gpu0"

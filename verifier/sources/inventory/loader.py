@@ -93,6 +93,7 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
             if spec is not None:
                 expander.expand_link(spec, None, {})
     expander.finish()
+    _unstamp_filled(inv, sink.explicit_parents)
     inv.serves = [(m, d) for m, d, _ in sink.serves if m not in sink.removed and d not in sink.removed]
     _serves_locs = {(m, d): loc for m, d, loc in sink.serves}
     for mem, dev in inv.serves:
@@ -116,6 +117,22 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
             problems.add(cause, "this entry could not be expanded into objects; expected a name and a kind")
     problems.raise_if_any()
     return inv
+
+
+def _unstamp_filled(inv: Inventory, placed: list[str]) -> None:
+    """A stamped node that an entry outside its template put an object into (`parent:`) is no
+    longer its template's plan alone (Inventory.stamped): summaries must read it whole."""
+    for oid in placed:
+        obj = inv.objects.get(oid)
+        if obj is None:
+            continue
+        above, seen = obj.parent, {oid}
+        while above is not None and above not in seen:  # a parent cycle is reported by check_inventory
+            seen.add(above)
+            if above != obj.origin:
+                inv.stamped.pop(above, None)
+            parent = inv.objects.get(above)
+            above = parent.parent if parent is not None else None
 
 
 def _header(doc: YMap, problems: Problems, inv: Inventory) -> None:
