@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from verifier.core import cache
-from verifier.engine import rule_pack
+from verifier.engine import loader, rule_pack
 from verifier.engine.ast import Program
 from verifier.engine.program_cache import KIND, cached_program, program_key, remember_program
 
@@ -45,7 +45,8 @@ def test_a_second_load_is_read_back_without_parsing(
     def no_parsing(*_args: object, **_kwargs: object) -> Program:
         raise AssertionError("parsed again although the cache holds this program")
 
-    monkeypatch.setattr(rule_pack, "load_program", no_parsing)
+    # rule_pack imports the loader only on a miss, so the loader's function is the one to replace.
+    monkeypatch.setattr(loader, "load_program", no_parsing)
     again = rule_pack.load_rule_pack([rules])
     assert again == first
     assert [r.head.relation for r in again.rules] == ["path", "path"]

@@ -121,7 +121,8 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
 
 def _unstamp_filled(inv: Inventory, placed: list[str]) -> None:
     """A stamped node that an entry outside its template put an object into (`parent:`) is no
-    longer its template's plan alone (Inventory.stamped): summaries must read it whole."""
+    longer its template's plan alone (Inventory.stamped): summaries must read it whole.
+    """
     for oid in placed:
         obj = inv.objects.get(oid)
         if obj is None:
