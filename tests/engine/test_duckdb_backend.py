@@ -672,3 +672,13 @@ def test_a_closure_runs_as_one_query_and_proofs_still_come_in_rounds() -> None:
     finally:
         fast.close()
         rounds.close()
+
+
+def test_duckdb_draws_no_progress_bar_on_stdout() -> None:
+    # DuckDB prints a progress bar on stdout for any statement over 2 s (a fleet's biggest join),
+    # which would land inside a report written to stdout: the engine turns it off.
+    engine = DuckDBBackend()
+    engine.load(parse_program(LINK + LINEAR, "t.dl"))
+    setting = engine._con.execute("SELECT current_setting('enable_progress_bar')").fetchone()
+    assert setting == (False,)
+    engine.close()

@@ -92,6 +92,9 @@ class DuckDBBackend:
         # the memory bound for an unbounded disk one).
         self._con.execute(f"SET memory_limit = '{current_limits().engine_memory}B'")
         self._con.execute("SET temp_directory = ''")
+        # DuckDB draws a progress bar on stdout for a statement that runs over 2 s: at fleet scale
+        # that went into the middle of a JSON or SARIF report.
+        self._con.execute("SET enable_progress_bar = false")
         for macro in sc.MACROS:
             self._con.execute(macro)
         self._con.execute(sc.SYMBOLS_SQL)
