@@ -408,9 +408,11 @@ class DuckDBBackend:
         self._stage += 1
         self._exact_stages = False
         self._computing = relation
+        # UNION makes the recursive query's rows distinct already; only tuples the table holds
+        # (a re-evaluation keeps those of lower stages) need the anti join.
+        source = self._new_rows(relation, [query]) if relation in self._filled else query
         inserted = self._con.execute(
-            f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} "
-            f"FROM ({self._new_rows(relation, [query])})",
+            f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} FROM ({source})",
             params.bind(),
         ).fetchone()
         if inserted is not None and inserted[0] > 0:
