@@ -16,10 +16,13 @@ def render_table(result: QueryResult) -> str:
     variables, rows = result.variables, result.rows
     if not variables:
         return ("true" if rows else "false") + "\n"
-    cells = [list(variables)] + [[str(v) for v in r] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(variables))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    # Column by column, then one format per line: a REPL answer of thousands of rows is printed
+    # at the prompt, and per-cell calls were most of its time.
+    columns = [[str(v) for v in col] for col in zip(*rows, strict=True)] if rows else [[] for _ in variables]
+    widths = [max([len(name), *map(len, col)]) for name, col in zip(variables, columns, strict=True)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths).format
+    lines = [line(*variables).rstrip(), "  ".join("-" * w for w in widths)]
+    lines.extend(line(*cells).rstrip() for cells in zip(*columns, strict=True))
     noun = "row" if len(rows) == 1 else "rows"
     lines.append(f"({len(rows)} {noun})")
     return "\n".join(lines) + "\n"
