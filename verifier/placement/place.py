@@ -9,12 +9,15 @@ the why-not of every rejected domain.
 
 from __future__ import annotations
 
+import gc
+import heapq
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Protocol
 
-from verifier.engine.ast import Program, Row
+from verifier.engine.ast import Program, Row, Value
 from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
 from verifier.facts.jobs import job_facts
@@ -161,36 +164,69 @@ def rank_placements(
 
     `authorization` names the policies behind a why-not for authorization.
     """
+    # Ranking reads a fleet's worth of rows into small tuples and makes no reference cycles: the
+    # cyclic collector would only walk them, and the older heap, again and again (a fifth of
+    # the phase at 32,768 GPUs). What outlives the pause is the report; the rest is freed by
+    # reference counting on return, so nothing is left for later collections to walk.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _rank(engine, program, jobs, rank, pairs, why_not, limit, authorization)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _rank(
+    engine: Backend,
+    program: Program,
+    jobs: Jobs,
+    rank: str,
+    pairs: NodePairs,
+    why_not: bool,
+    limit: int,
+    authorization: PolicyReasons | None,
+) -> PlaceReport:
     q = engine.query
     count = Columns.of(program, "job_candidate_count", ("job", "candidates"))
-    candidates = {str(count("job", r)): int(count("candidates", r)) for r in q("job_candidate_count")}
+    c_job, c_count = count.index["job"], count.index["candidates"]
+    candidates = {str(r[c_job]): int(r[c_count]) for r in q("job_candidate_count")}
     host = Columns.of(program, "place_host", ("job", "domain", "need"))
-    hosts: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    for r in q("place_host"):
-        hosts[str(host("job", r))].append((str(host("domain", r)), int(host("need", r))))
+    h_job, h_domain, h_need = host.index["job"], host.index["domain"], host.index["need"]
+    # Read unordered and sorted per job, which gives each job's rows the order of an ordered
+    # read (the domains of a job are distinct, so only ties between duplicates would see it)
+    # without sorting a fleet's worth of rows by the job first.
+    host_rows: dict[str, list[Row]] = defaultdict(list)
+    for r in q("place_host", None, False):
+        host_rows[str(r[h_job])].append(r)
+    hosts: dict[str, list[tuple[str, int]]] = {}
+    for name, rows in host_rows.items():
+        rows.sort()
+        hosts[name] = [(str(r[h_domain]), int(r[h_need])) for r in rows]
     lay = Columns.of(program, "place_layout", ("job", "domain", "tp", "pp", "hbm_mb", "scaleup"))
+    l_job, l_domain, l_tp, l_pp, l_hbm, l_scaleup = (
+        lay.index[c] for c in ("job", "domain", "tp", "pp", "hbm_mb", "scaleup")
+    )
     layouts = {
-        (str(lay("job", r)), str(lay("domain", r))): ReplicaLayout(
-            int(lay("tp", r)), int(lay("pp", r)), int(lay("hbm_mb", r)), int(lay("scaleup", r))
-        )
+        (str(r[l_job]), str(r[l_domain])): ReplicaLayout(int(r[l_tp]), int(r[l_pp]), int(r[l_hbm]), int(r[l_scaleup]))
         for r in q("place_layout")
     }
+    job_layouts: dict[str, set[ReplicaLayout]] = defaultdict(set)
+    for (name, _domain), layout in layouts.items():
+        job_layouts[name].add(layout)
     picker = _Picker(engine, program, pairs)
     out: list[JobPlacements] = []
     for job in jobs:
         jp = JobPlacements(job, candidates.get(job.name, 0))
-        drafts = [picker.pick(job, domain, need) for domain, need in hosts.get(job.name, [])]
-        drafts.sort(key=_rank_key(rank))
         # Members are named only for the placements shown: at fleet scale a job has thousands
         # of hosting domains, ranked by figures that need no member names.
+        jp.hosting, shown = picker.ranked(job, hosts.get(job.name, []), rank, limit)
         jp.placements = [
-            replace(d.placement(), layout=layouts.get((job.name, d.domain)))
-            for d in (drafts[:limit] if limit else drafts)
+            Placement(domain, members, nodes, worst, cost, layouts.get((job.name, domain)))
+            for domain, members, nodes, worst, cost in shown
         ]
-        jp.hosting = len(drafts)
         jp.layouts = sorted(
-            {lay for (j, _d), lay in layouts.items() if j == job.name},
-            key=lambda lay: (lay.hbm_mb, lay.scaleup_gpus, lay.pp, lay.tp),
+            job_layouts.get(job.name, ()), key=lambda lay: (lay.hbm_mb, lay.scaleup_gpus, lay.pp, lay.tp)
         )
         out.append(jp)
     if why_not:
@@ -249,33 +285,40 @@ def job_classes(jobs: Jobs) -> tuple[Jobs, dict[str, str]]:
     return Jobs(kept, jobs.files), of
 
 
-@dataclass(slots=True)
-class _Draft:
-    """A placement's ranking figures, with its members named on demand."""
+Shown = tuple[str, tuple[str, ...], int, int | None, int | None]
+"""A placement shown, but for its layout: domain, members, nodes, bottleneck, cost."""
 
-    domain: str
-    nodes: int
-    bottleneck_mbps: int | None
-    cost_millicents_per_hour: int | None
-    members: Callable[[], tuple[str, ...]]
+_Local = tuple[tuple[int, str], ...]
+"""Members as (index into the domain's nodes, the GPU's name inside its node)."""
 
-    def placement(self) -> Placement:
-        return Placement(self.domain, self.members(), self.nodes, self.bottleneck_mbps, self.cost_millicents_per_hour)
+_Judged = tuple[str, int, int | None, int | None, Sequence[str], _Local | None]
+"""A hosting domain's figures: domain, nodes, bottleneck, cost, and its members to name on
+demand: the domain's nodes with `local`, or (local None) the members themselves."""
+
+_Shape = tuple[_Local, int | None, int, tuple[tuple[int, int], ...]]
+"""What a shape decides: members (local), bottleneck, nodes, and members per node (index, count)
+in the order of the members (the price of each domain's nodes makes its cost)."""
+
+_Profile = tuple[str, int | None, int | None, ProfileKey]
+"""A profile as a domain reads it: its node, its local id (None: not expressible locally), the
+node's class (None: none) and the profile itself."""
+
+_NO_PROFILE: _Profile = ("", None, None, ())
+
+_BIG = 1 << 62
+"""Ranks a missing bottleneck or cost past every real one."""
 
 
-def _rank_key(rank: str) -> Callable[[_Draft], tuple[int, int, int, str]]:
-    big = 1 << 62
-
-    def bandwidth(p: _Draft) -> tuple[int, int, int, str]:
-        bw = -(p.bottleneck_mbps if p.bottleneck_mbps is not None else big)
-        return (bw, p.nodes, 0, p.domain)
-
-    def cost(p: _Draft) -> tuple[int, int, int, str]:
-        price = p.cost_millicents_per_hour if p.cost_millicents_per_hour is not None else big
-        bw = -(p.bottleneck_mbps if p.bottleneck_mbps is not None else big)
-        return (price, bw, p.nodes, p.domain)
-
-    return cost if rank == "cost" else bandwidth
+def _getter(columns: Columns, names: Sequence[str]) -> Callable[[Row], tuple[Value, ...]]:
+    """The values of `names` of a row, in that order (Columns.pick at C speed, for bulk reads)."""
+    positions = [columns.index[n] for n in names]
+    if len(positions) == 1:
+        only = positions[0]
+        return lambda row: (row[only],)
+    if not positions:
+        return lambda row: ()
+    get: Callable[[Row], tuple[Value, ...]] = itemgetter(*positions)
+    return get
 
 
 class _Picker:
@@ -287,105 +330,156 @@ class _Picker:
         key_columns = profile.without("gpu")  # a GPU's profile: every column of place_profile but its name
         key = Columns("place_profile_key", key_columns, {n: i for i, n in enumerate(key_columns)})
         eligible = Columns.of(program, "place_eligible_profile", ("job", "domain", *key_columns))
+        gpu_at, profile_of = profile.index["gpu"], _getter(profile, key_columns)
+        # A GPU's node and fabric bandwidth are in its profile: no per-GPU maps of a whole fleet.
         self.by_profile: dict[ProfileKey, list[str]] = defaultdict(list)
-        self.fabric: dict[str, int] = {}
-        self.node: dict[str, str] = {}
         for row in q("place_profile", None, False):
-            g = str(profile("gpu", row))
-            self.by_profile[profile.pick(row, key_columns)].append(g)
-            self.node[g] = str(profile("node", row))
-            self.fabric[g] = int(profile("fabric_mbps", row))
+            self.by_profile[profile_of(row)].append(str(row[gpu_at]))
+        self.key_node, self.key_fabric = key.index["node"], key.index["fabric_mbps"]
         # Per profile, everything but its node's name as a small number: the profile's figures,
         # its tag and the local names of its GPUs (two nodes of one class with the same profiles
         # may still differ in which GPUs, a different one down). None: not expressible locally.
-        self.local_ids: dict[ProfileKey, int | None] = {}
+        # `info` keeps it with the profile's node and the node's class, what every domain reads.
+        info: dict[ProfileKey, _Profile] = {}
         interned: dict[tuple[object, ...], int] = {}
-        figures = key.without("node", "tag")
+        figures_of, tag_at = _getter(key, key.without("node", "tag")), key.index["tag"]
+        class_of = pairs.class_of
         for profile_key, gpus in self.by_profile.items():
             gpus.sort()
-            node, tag = str(key("node", profile_key)), str(key("tag", profile_key))
+            node, tag = str(profile_key[self.key_node]), str(profile_key[tag_at])
             cut = len(node) + 1
-            if tag and not tag.startswith(node + "/"):
-                self.local_ids[profile_key] = None
-                continue
-            local = (*key.pick(profile_key, figures), tag[cut:], *(g[cut:] for g in gpus))
-            self.local_ids[profile_key] = interned.setdefault(local, len(interned))
-        self.key_node = key.index["node"]
-        self.eligible: dict[tuple[str, str], list[ProfileKey]] = defaultdict(list)
+            local_id: int | None = None
+            if not tag or tag.startswith(node + "/"):
+                local = (*figures_of(profile_key), tag[cut:], *(g[cut:] for g in gpus))
+                local_id = interned.setdefault(local, len(interned))
+            info[profile_key] = (node, local_id, class_of.get(node), profile_key)
+        # Per job, per domain (two lookups of strings, whose hashes are kept, beat one of a pair),
+        # the eligible profiles' info: each row's profile is looked up here, once.
+        self.eligible: dict[Value, dict[Value, list[_Profile]]] = defaultdict(lambda: defaultdict(list))
+        e_job, e_domain, eligible_of = eligible.index["job"], eligible.index["domain"], _getter(eligible, key_columns)
         for row in q("place_eligible_profile", None, False):
-            job, domain = str(eligible("job", row)), str(eligible("domain", row))
-            self.eligible[(job, domain)].append(eligible.pick(row, key_columns))
+            self.eligible[row[e_job]][row[e_domain]].append(info[eligible_of(row)])
         self.pairs = pairs
         self.price = {str(n): int(p) for n, p in q("place_node_price")}
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
-        self._shapes: dict[tuple[object, ...], tuple[tuple[tuple[int, str], ...], int | None, int]] = {}
+        self._shapes: dict[tuple[object, ...], _Shape] = {}
 
-    def pick(self, job: Job, domain: str, need: int) -> _Draft:
+    def ranked(self, job: Job, hosts: Sequence[tuple[str, int]], rank: str, limit: int) -> tuple[int, list[Shown]]:
+        """How many domains host `job`, and the first `limit` of them (0: all) ranked by `rank`.
+
+        The ranking figures come first and members are named only for the domains shown. A
+        domain inside one node with one eligible profile (nodes, most NVLink domains) is judged
+        here, by its shape, without a call per domain; the others go through `_judge`.
+        """
+        name, fabric = job.name, job.min_fabric_mbps
+        fullest, in_domain = _fullest_first(job), job.scope == "nvlink_domain"
+        eligible, shapes, price = self.eligible.get(name, {}), self._shapes, self.price
+        by_cost = rank == "cost"
+        judged: list[_Judged] = []
+        order: list[tuple[int, int, int, str, int]] = []
+        for i, (domain, need) in enumerate(hosts):
+            profiles = eligible.get(domain)
+            node, local_id, cls, key = profiles[0] if profiles is not None and len(profiles) == 1 else _NO_PROFILE
+            if local_id is not None and cls is not None:
+                # The shape _judge gives a one-node, one-profile domain, without the call.
+                shape = ((cls,), (local_id,), (need, fabric, fullest, in_domain))
+                found = shapes.get(shape)
+                if found is None:
+                    found = shapes[shape] = self._shape(job, [key], need, [node])
+                local, worst, count, _tally = found
+                p = price.get(node)
+                cost = p * len(local) if p is not None and local else None
+                one: _Judged = (domain, count, worst, cost, (node,), local)
+            else:
+                one = self._judge(job, domain, need, profiles or [])
+                _d, count, worst, cost, _n, _l = one
+            judged.append(one)
+            bw = -(worst if worst is not None else _BIG)
+            # The rank keys of docs/placement.md, then the host's position: a stable sort's order.
+            if by_cost:
+                order.append((cost if cost is not None else _BIG, bw, count, domain, i))
+            else:
+                order.append((bw, count, 0, domain, i))
+        # nsmallest is sorted(...)[:limit]; the keys are distinct (the position), so it is exact.
+        chosen = heapq.nsmallest(limit, order) if limit else sorted(order)
+        return len(judged), [_shown(judged[k[-1]]) for k in chosen]
+
+    def _judge(self, job: Job, domain: str, need: int, eligible: Sequence[_Profile]) -> _Judged:
         """The domain's members and figures, judged once per shape: the domain's nodes in the
         order their GPUs sort, each with its node class and its eligible profiles without the
         node's name (and which GPUs they hold), plus the need and the job's topology needs.
         Thousands of identical nodes or racks then cost one pick and a price lookup each.
         """
-        keys = self.eligible[(job.name, domain)]
         needs = (need, job.min_fabric_mbps, _fullest_first(job), job.scope == "nvlink_domain")
-        local_ids = self.local_ids
-        ids = [local_ids[k] for k in keys]
-        at = self.key_node
-        first = keys[0][at] if keys else ""
-        if len(keys) == 1:  # the usual case: a domain inside one node, all alike
-            nodes = [str(first)]
+        keys = [p[3] for p in eligible]
+        ids = [p[1] for p in eligible]
+        first = eligible[0][0] if eligible else ""
+        if len(eligible) == 1:  # the usual case: a domain inside one node, all alike
+            nodes = [first]
             profiles: tuple[object, ...] = (-1 if ids[0] is None else ids[0],)
-        elif all(k[at] == first for k in keys):  # inside one node
-            nodes = [str(first)]
+        elif all(p[0] == first for p in eligible):  # inside one node
+            nodes = [first]
             profiles = tuple(sorted(-1 if i is None else i for i in ids))
         else:
             # Sorting by "node/" puts the nodes in the order of their GPUs' ids.
-            nodes = sorted({str(k[at]) for k in keys}, key=lambda n: n + "/")
+            nodes = sorted({p[0] for p in eligible}, key=lambda n: n + "/")
             index = {n: i for i, n in enumerate(nodes)}
-            profiles = tuple(
-                sorted((index[str(k[at])], -1 if i is None else i) for k, i in zip(keys, ids, strict=True))
-            )
+            profiles = tuple(sorted((index[p[0]], -1 if p[1] is None else p[1]) for p in eligible))
         class_of = self.pairs.class_of
         classes = (class_of.get(nodes[0]),) if len(nodes) == 1 else tuple(class_of.get(n) for n in nodes)
         if None in classes or None in ids:
-            members = self._members(job, keys, need)
-            used = sorted({self.node[g] for g in members})
-            picked = tuple(members)
-            return _Draft(domain, len(used), self._bottleneck(job, members, used), self._cost(members), lambda: picked)
+            members, node_of, fabric_of = self._members(job, keys, need)
+            used = sorted({node_of[g] for g in members})
+            worst = self._bottleneck(job, members, used, node_of, fabric_of)
+            return (domain, len(used), worst, self._cost(members, node_of), tuple(members), None)
         shape = (classes, profiles, needs)
         found = self._shapes.get(shape)
         if found is None:
-            members = self._members(job, keys, need)
-            used = sorted({self.node[g] for g in members})
-            position = {n: i for i, n in enumerate(nodes)}
-            local = tuple((position[self.node[g]], g[len(self.node[g]) + 1 :]) for g in members)
-            found = self._shapes[shape] = (local, self._bottleneck(job, members, used), len(used))
-        local, worst, count = found
+            found = self._shapes[shape] = self._shape(job, keys, need, nodes)
+        local, worst, count, tally = found
         if len(nodes) == 1:
             price = self.price.get(nodes[0])
             cost = price * len(local) if price is not None and local else None
         else:
-            per_node: dict[int, int] = defaultdict(int)
-            for i, _g in local:
-                per_node[i] += 1
-            prices = [self.price.get(nodes[i]) for i in per_node]
+            prices = [self.price.get(nodes[i]) for i, _n in tally]
             cost = (
-                sum(p * per_node[i] for i, p in zip(per_node, prices, strict=True) if p is not None)
+                sum(p * n for (_i, n), p in zip(tally, prices, strict=True) if p is not None)
                 if local and None not in prices
                 else None
             )
-        return _Draft(domain, count, worst, cost, lambda: tuple(f"{nodes[i]}/{g}" for i, g in local))
+        return (domain, count, worst, cost, nodes, local)
 
-    def _members(self, job: Job, keys: list[ProfileKey], need: int) -> list[str]:
+    def _shape(self, job: Job, keys: list[ProfileKey], need: int, nodes: list[str]) -> _Shape:
+        """A shape's members (local to `nodes`, the domain's nodes in order), bottleneck, node count and tally."""
+        members, node_of, fabric_of = self._members(job, keys, need)
+        used = sorted({node_of[g] for g in members})
+        position = {n: i for i, n in enumerate(nodes)}
+        local = tuple((position[node_of[g]], g[len(node_of[g]) + 1 :]) for g in members)
+        tally: dict[int, int] = defaultdict(int)
+        for i, _g in local:
+            tally[i] += 1
+        return local, self._bottleneck(job, members, used, node_of, fabric_of), len(used), tuple(tally.items())
+
+    def _members(self, job: Job, keys: list[ProfileKey], need: int) -> tuple[list[str], dict[str, str], dict[str, int]]:
+        """The members, with the node and the fabric bandwidth of each candidate GPU."""
         gpus: list[str] = []
+        node_of: dict[str, str] = {}
+        fabric_of: dict[str, int] = {}
         for key in keys:
-            gpus.extend(self.by_profile[key])
-        if job.min_fabric_mbps is not None:
-            gpus = [g for g in gpus if self.fabric[g] >= job.min_fabric_mbps]
+            node, fabric = str(key[self.key_node]), int(key[self.key_fabric])
+            if job.min_fabric_mbps is not None and fabric < job.min_fabric_mbps:
+                continue
+            held = self.by_profile[key]
+            gpus.extend(held)
+            node_of.update(dict.fromkeys(held, node))
+            fabric_of.update(dict.fromkeys(held, fabric))
         gpus.sort()
-        return _fewest_nodes(gpus, need, self.node) if _fullest_first(job) else gpus[:need]
+        members = _fewest_nodes(gpus, need, node_of) if _fullest_first(job) else gpus[:need]
+        return members, node_of, fabric_of
 
-    def _bottleneck(self, job: Job, members: list[str], nodes: list[str]) -> int | None:
+    def _bottleneck(
+        self, job: Job, members: list[str], nodes: list[str], node_of: dict[str, str], fabric_of: dict[str, int]
+    ) -> int | None:
         """Worst pair of members: inside each node its GPU pair bottleneck, between nodes the
         fabric (the narrower GPU's way into it), except inside one NVLink domain.
         """
@@ -393,13 +487,13 @@ class _Picker:
         if len(members) > 1:
             per: dict[str, list[str]] = defaultdict(list)
             for g in members:
-                per[self.node[g]].append(g)
+                per[node_of[g]].append(g)
             for n in nodes:
                 m = self._node_worst(n, per[n])
                 if m is not None and (worst is None or m < worst):
                     worst = m
         if len(nodes) > 1 and job.scope != "nvlink_domain":
-            fabric = min(self.fabric[g] for g in members)
+            fabric = min(fabric_of[g] for g in members)
             worst = fabric if worst is None else min(worst, fabric)
         return worst
 
@@ -415,11 +509,18 @@ class _Picker:
             self._worst[key] = self.pairs.worst(node, members)
         return self._worst[key]
 
-    def _cost(self, members: list[str]) -> int | None:
-        prices = [self.price.get(self.node[g]) for g in members]
+    def _cost(self, members: list[str], node_of: dict[str, str]) -> int | None:
+        prices = [self.price.get(node_of[g]) for g in members]
         if not members or any(p is None for p in prices):
             return None
         return sum(p for p in prices if p is not None)
+
+
+def _shown(judged: _Judged) -> Shown:
+    """A judged domain with its members named."""
+    domain, count, worst, cost, nodes, local = judged
+    members = tuple(nodes) if local is None else tuple(f"{nodes[i]}/{g}" for i, g in local)
+    return (domain, members, count, worst, cost)
 
 
 def _fullest_first(job: Job) -> bool:
@@ -447,10 +548,8 @@ def _why_not(
 ) -> dict[str, list[WhyNot]]:
     out: dict[str, list[WhyNot]] = defaultdict(list)
     why = Columns.of(program, "place_why_not", ("job", "domain", "what", "have", "need"))
-    rows = sorted(
-        (why.pick(r, ("job", "domain", "what", "have", "need")) for r in engine.query("place_why_not")),
-        key=lambda r: (str(r[0]), str(r[1])),
-    )
+    picked = _getter(why, ("job", "domain", "what", "have", "need"))
+    rows = sorted((picked(r) for r in engine.query("place_why_not")), key=lambda r: (str(r[0]), str(r[1])))
     deniers = Deniers(engine, program, authorization)
     for j, d, what, have, need in rows:
         job = jobs.jobs.get(str(j))

@@ -1,0 +1,109 @@
+"""How `place` ranks: shortcuts taken for fleet scale (docs/placement.md) that must change no answer.
+
+A domain's members and figures are judged once per shape (its nodes' classes and eligible
+profiles), `--limit` keeps the head of the full ranking without sorting all of it, and the
+cyclic collector is paused while the ranking reads a fleet's worth of rows.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verifier.placement import place as placement
+from verifier.placement.place import PlaceReport
+from verifier.session.place_run import place
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent / "fixtures"
+MIXED = REPO / "inventories" / "mixed-fleet.yaml"
+JOBS = REPO / "inventories" / "jobs"
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """One scalable unit of the benchmark's DGX-H100 fleet (32 identical nodes, 8 racks) and its jobs."""
+    sys.path.insert(0, str(REPO))
+    try:
+        from benchmarks.place_bench import jobs_yaml
+        from benchmarks.verify_bench import Layout, inventory_yaml
+    finally:
+        sys.path.remove(str(REPO))
+    tmp = tmp_path_factory.mktemp("fleet")
+    (tmp / "fleet.yaml").write_text(inventory_yaml(Layout(256)))
+    (tmp / "jobs.yaml").write_text(jobs_yaml(12))
+    return tmp / "fleet.yaml", tmp / "jobs.yaml"
+
+
+def _answers(report: PlaceReport) -> list[tuple[object, ...]]:
+    return [
+        (
+            jp.job.name,
+            jp.candidates,
+            jp.hosting,
+            [p.to_dict() for p in jp.placements],
+            [w.to_dict() for w in jp.why_not],
+        )
+        for jp in report.jobs
+    ]
+
+
+class _Forgetful(dict[tuple[object, ...], object]):
+    """A shape memo that keeps nothing: every domain is judged from its own members."""
+
+    def __setitem__(self, key: tuple[object, ...], value: object) -> None:
+        pass
+
+
+def _forget_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    init = placement._Picker.__init__
+
+    def forgetful(self: placement._Picker, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self._shapes = _Forgetful()  # type: ignore[assignment]
+
+    monkeypatch.setattr(placement._Picker, "__init__", forgetful)
+
+
+def test_judging_once_per_shape_changes_no_answer(fleet: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    inventory, jobs = fleet
+    ranks = placement.RANKS
+    judged = [_answers(place([inventory], [jobs], rank=r, why_not=True, authorize=False)) for r in ranks]
+    _forget_shapes(monkeypatch)
+    alone = [_answers(place([inventory], [jobs], rank=r, why_not=True, authorize=False)) for r in ranks]
+    assert alone == judged
+    hosting = {name: count for name, _c, count, _p, _w in judged[0]}
+    assert hosting["node-0"] > 16 and hosting["rack-2"] > 4  # many nodes and racks of one shape
+
+
+def test_uneven_nodes_judged_alone_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes of one class with different GPUs down share no members (tests/placement/fixtures/uneven.yaml)."""
+    inventory, jobs = HERE / "uneven.yaml", HERE / "uneven_jobs.yaml"
+    judged = _answers(place([inventory], [jobs], why_not=True, authorize=False))
+    _forget_shapes(monkeypatch)
+    assert _answers(place([inventory], [jobs], why_not=True, authorize=False)) == judged
+
+
+@pytest.mark.parametrize("rank", placement.RANKS)
+def test_limit_is_the_head_of_the_full_ranking(rank: str) -> None:
+    every = place([MIXED], [JOBS], rank=rank).jobs
+    for limit in (1, 2, 3):
+        head = place([MIXED], [JOBS], rank=rank, limit=limit).jobs
+        assert [(jp.job.name, jp.hosting, jp.placements) for jp in head] == [
+            (jp.job.name, jp.hosting, jp.placements[:limit]) for jp in every
+        ]
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_ranking_leaves_the_collector_as_it_found_it(enabled: bool) -> None:
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        place([MIXED], [JOBS / "portable.yaml"])
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
