@@ -496,14 +496,19 @@ class DuckDBBackend:
         Decoded here, by list index: joining the dictionary in SQL builds a hash table of every
         symbol for each query, which at a REPL prompt on a big fleet costs more than the query.
         """
-        rows = self._con.execute(select, params.bind()).fetchall()
-        if "symbol" not in kinds or not rows:
-            return rows
-        text = self._symbol_text
-        if all(kind == "symbol" for kind in kinds):
-            return [tuple(map(text.__getitem__, r)) for r in rows]
-        flags = [kind == "symbol" for kind in kinds]
-        return [tuple([text[v] if f else v for v, f in zip(r, flags, strict=True)]) for r in rows]
+        if "symbol" not in kinds:
+            return self._con.execute(select, params.bind()).fetchall()
+        # Column by column as NumPy arrays (named by position: two columns may share a name),
+        # then one lookup per symbol column: a third of the time of building row tuples first.
+        names = [f"x{i}" for i in range(len(kinds))]
+        result = self._con.execute(f"SELECT * FROM ({select}) AS _q({', '.join(names)})", params.bind())
+        arrays = result.fetchnumpy()
+        text = self._symbol_text.__getitem__
+        columns = [
+            list(map(text, arrays[name].tolist())) if kind == "symbol" else arrays[name].tolist()
+            for name, kind in zip(names, kinds, strict=True)
+        ]
+        return list(zip(*columns, strict=True))
 
     def answer(self, query: Query) -> list[Row]:
         params = self._params()
