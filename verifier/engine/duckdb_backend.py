@@ -32,10 +32,11 @@ from verifier.engine.proof_search import Instance, ProofSearch
 from verifier.engine.strata import (
     Stratum,
     combines_stored_values,
-    downstream,
     endless_recursion,
+    run_strata,
     runnable_rules,
     strata_of,
+    what_to_derive,
 )
 
 CSV_MIN_ROWS = 50_000
@@ -270,22 +271,14 @@ class DuckDBBackend:
         self._proofs = ProofSearch(self._rules_by_head, self._instance)
         self._budget = current_limits().derived_tuples
         try:
-            affected = self._affected()
+            affected, self._filled = what_to_derive(self._program, self._changed, self._loaded)
             # Before the first evaluation since load() no table holds a derived tuple to delete.
             for relation in affected or ():
                 if relation in self._schema.used:
                     self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
-            derived = {r for r, d in self._schema.declarations.items() if not d.is_input}
-            self._filled = set(self._loaded) | (derived - affected if affected is not None else set())
             if affected is None:
                 self._stage = 0
-            for stratum in self._strata:
-                if affected is not None and not affected.intersection(stratum.relations):
-                    continue
-                if stratum.recursive:
-                    self._run_recursive(stratum)
-                else:
-                    self._run_once(stratum)
+            run_strata(self._strata, affected, self._run_once, self._run_recursive)
             self._changed = set()
         except duckdb.OutOfMemoryException:
             raise self._too_big("", "engine_memory") from None
@@ -295,10 +288,6 @@ class DuckDBBackend:
             raise EngineError(f"variable {err} is never bound; was the program checked?") from err
         finally:
             self.stats.eval_seconds += time.perf_counter() - started
-
-    def _affected(self) -> set[str] | None:
-        """Relations whose tuples new facts may change; None before the first evaluation."""
-        return None if self._changed is None else downstream(self._program, self._changed)
 
     def _run_once(self, stratum: Stratum) -> None:
         live = runnable_rules(stratum, self._filled)
@@ -311,15 +300,17 @@ class DuckDBBackend:
             selects, params = rules.setdefault(rule.head.relation, ([], self._params()))
             selects.append(sc.rule_select(rule, self._schema, params, distinct=False))
         for relation, (selects, params) in rules.items():
-            new_rows = self._new_rows(relation, selects)
-            self._computing = relation
-            inserted = self._con.execute(
-                f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} FROM ({new_rows})",
-                params.bind(),
-            ).fetchone()
-            if inserted is not None and inserted[0] > 0:
-                self._filled.add(relation)
-                self._spend(relation, int(inserted[0]))
+            self._insert(relation, self._new_rows(relation, selects), params)
+
+    def _insert(self, relation: str, source: str, params: sc.Params) -> None:
+        """Add the rows of the SELECT `source` to `relation` at the current stage, counting them."""
+        self._computing = relation
+        inserted = self._con.execute(
+            f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} FROM ({source})", params.bind()
+        ).fetchone()
+        if inserted is not None and inserted[0] > 0:
+            self._filled.add(relation)
+            self._spend(relation, int(inserted[0]))
 
     def _new_rows(self, relation: str, selects: Sequence[str]) -> str:
         """SQL for the distinct tuples that `selects` derive and `relation` does not hold yet."""
@@ -407,17 +398,9 @@ class DuckDBBackend:
         query = f"WITH RECURSIVE {sc.quote(name)}({columns}) AS ({body}) SELECT * FROM {sc.quote(name)}"
         self._stage += 1
         self._exact_stages = False
-        self._computing = relation
         # UNION makes the recursive query's rows distinct already; only tuples the table holds
         # (a re-evaluation keeps those of lower stages) need the anti join.
-        source = self._new_rows(relation, [query]) if relation in self._filled else query
-        inserted = self._con.execute(
-            f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} FROM ({source})",
-            params.bind(),
-        ).fetchone()
-        if inserted is not None and inserted[0] > 0:
-            self._filled.add(relation)
-            self._spend(relation, int(inserted[0]))
+        self._insert(relation, self._new_rows(relation, [query]) if relation in self._filled else query, params)
 
     def _derive_exactly(self) -> None:
         """Evaluate again from the facts with every recursive stratum in rounds (exact stages for proofs)."""

@@ -51,12 +51,13 @@ from verifier.engine.proof_search import Instance, ProofSearch
 from verifier.engine.strata import (
     Stratum,
     combines_stored_values,
-    downstream,
     endless_recursion,
     is_assignment,
     order_body,
+    run_strata,
     runnable_rules,
     strata_of,
+    what_to_derive,
 )
 
 AGGREGATE_PREMISES = 50
@@ -540,20 +541,12 @@ class MemoryBackend:
         self._proofs = ProofSearch(self._rules_by_head, self._instance)
         self._budget = current_limits().derived_tuples
         try:
-            affected = self._affected()
+            affected, self._filled = what_to_derive(self._program, self._changed, self._loaded)
             for relation in affected or ():
                 self._relations[relation].clear_derived()
-            derived = {r for r, d in self._declarations.items() if not d.is_input}
-            self._filled = set(self._loaded) | (derived - affected if affected is not None else set())
             if affected is None:
                 self._stage = 0
-            for stratum in self._strata:
-                if affected is not None and not affected.intersection(stratum.relations):
-                    continue
-                if stratum.recursive:
-                    self._run_recursive(stratum)
-                else:
-                    self._run_once(stratum)
+            run_strata(self._strata, affected, self._run_once, self._run_recursive)
             self._changed = set()
         except _Unbound as err:
             raise EngineError(f"variable {err} is never bound; was the program checked?") from err
@@ -561,10 +554,6 @@ class MemoryBackend:
             raise self._too_big("engine_memory") from None
         finally:
             self.stats.eval_seconds += time.perf_counter() - started
-
-    def _affected(self) -> set[str] | None:
-        """Relations whose tuples new facts may change; None before the first evaluation."""
-        return None if self._changed is None else downstream(self._program, self._changed)
 
     def _run_once(self, stratum: Stratum) -> None:
         live = runnable_rules(stratum, self._filled)

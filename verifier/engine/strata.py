@@ -7,7 +7,7 @@ complete before it runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Set
+from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -156,6 +156,31 @@ def runnable_rules(stratum: Stratum, filled: Set[str]) -> list[Rule]:
         for rule in stratum.rules
         if all(a.relation in filled or a.relation in members for a in rule.positive_atoms())
     ]
+
+
+def what_to_derive(program: Program, changed: Set[str] | None, loaded: Set[str]) -> tuple[set[str] | None, set[str]]:
+    """For an evaluation: the relations whose derived tuples must be derived again (None: all, the
+    first evaluation since load), and the relations that hold tuples before it starts (the loaded
+    inputs, and the derived relations that new facts cannot change).
+    """
+    affected = None if changed is None else downstream(program, changed)
+    kept = {d.name for d in program.declarations if not d.is_input} - affected if affected is not None else set()
+    return affected, set(loaded) | kept
+
+
+def run_strata(
+    strata: Iterable[Stratum],
+    affected: Set[str] | None,
+    once: Callable[[Stratum], None],
+    fixpoint: Callable[[Stratum], None],
+) -> None:
+    """Every stratum in order (only those deriving an `affected` relation, when given), each by
+    `fixpoint` when it is recursive, else by `once`: the schedule both proving engines share.
+    """
+    for stratum in strata:
+        if affected is not None and affected.isdisjoint(stratum.relations):
+            continue
+        (fixpoint if stratum.recursive else once)(stratum)
 
 
 def downstream(program: Program, changed: Iterable[str]) -> set[str]:
