@@ -54,6 +54,7 @@ from verifier.engine.strata import (
     endless_recursion,
     is_assignment,
     order_body,
+    recursion_of,
     run_strata,
     runnable_rules,
     strata_of,
@@ -637,12 +638,10 @@ class MemoryBackend:
         return OutgrewEngine([Diagnostic(where, message)])
 
     def _too_deep(self, stratum: Stratum) -> OutgrewEngine:
-        decl = self._declarations.get(stratum.relations[0])
-        where = decl.loc if decl is not None else SourceLocation("<rules>")
-        names = ", ".join(repr(r) for r in stratum.relations)
+        where, what = recursion_of(stratum, self._declarations)
         message = (
-            f"the recursion of {names} takes more than {self.max_rounds:,} rounds, the most --engine auto "
-            "evaluates in memory; run it with --engine duckdb"
+            f"{what} takes more than {self.max_rounds:,} rounds, the most --engine auto evaluates in memory; "
+            "run it with --engine duckdb"
         )
         return OutgrewEngine([Diagnostic(where, message)])
 

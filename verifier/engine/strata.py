@@ -103,13 +103,19 @@ def combines_stored_values(stratum: Stratum) -> bool:
     return True
 
 
-def endless_recursion(stratum: Stratum, declarations: Mapping[str, Declaration], limit: int) -> TopologError:
-    """The error for a recursion still deriving new tuples after `limit` rounds (limit fixpoint_rounds)."""
+def recursion_of(stratum: Stratum, declarations: Mapping[str, Declaration]) -> tuple[SourceLocation, str]:
+    """Where a recursive stratum is declared, and how an error names it ("the recursion of 'a', 'b'")."""
     decl = declarations.get(stratum.relations[0])
     where = decl.loc if decl is not None else SourceLocation("<rules>")
-    names = ", ".join(repr(r) for r in stratum.relations)
-    found = f"the recursion of {names} still derives new tuples after {limit:,} rounds"
-    return TopologError.at(where, exceeded("fixpoint_rounds", found))
+    return where, "the recursion of " + ", ".join(repr(r) for r in stratum.relations)
+
+
+def endless_recursion(stratum: Stratum, declarations: Mapping[str, Declaration], limit: int) -> TopologError:
+    """The error for a recursion still deriving new tuples after `limit` rounds (limit fixpoint_rounds)."""
+    where, what = recursion_of(stratum, declarations)
+    return TopologError.at(
+        where, exceeded("fixpoint_rounds", f"{what} still derives new tuples after {limit:,} rounds")
+    )
 
 
 def strata_of(program: Program) -> list[Stratum]:
