@@ -32,12 +32,10 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +44,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a file from the repository root, not installed
     sys.path.insert(0, str(REPO))
 
-from benchmarks.verify_bench import Layout, inventory_yaml  # noqa: E402
+from benchmarks.verify_bench import Layout, inventory_yaml, timed_child  # noqa: E402
 from verifier.sources.principals import load_principals  # noqa: E402
 
 SHIPPED_PRINCIPALS = REPO / "inventories" / "principals.yml"
@@ -86,21 +84,7 @@ class Run:
 def spawn(cmd: Sequence[str], timeout: float) -> Run:
     """One process; its own rusage via wait4 (peak RSS of exactly that child). Output to a file."""
     with tempfile.TemporaryFile("w+b") as out, tempfile.TemporaryFile("w+") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, cwd=REPO)
-        killed = False
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - start > timeout:
-                os.kill(proc.pid, signal.SIGKILL)
-                pid, status, usage = os.wait4(proc.pid, 0)
-                killed = True
-                break
-            time.sleep(0.005)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        rc, wall, usage, killed = timed_child(cmd, timeout, out, err)
         out.seek(0)
         digest = hashlib.sha256()
         head = b""
@@ -109,7 +93,7 @@ def spawn(cmd: Sequence[str], timeout: float) -> Run:
                 head = chunk[:65536]
             digest.update(chunk)
         err.seek(0)
-        return Run(proc.returncode, wall, usage.ru_maxrss / 1024, digest.hexdigest(), head.decode(), err.read(), killed)
+        return Run(rc, wall, usage.ru_maxrss / 1024, digest.hexdigest(), head.decode(), err.read(), killed)
 
 
 @dataclass

@@ -23,8 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a file from the repository root, not installed
     sys.path.insert(0, str(REPO))
+
+from benchmarks.verify_bench import timed_child  # noqa: E402
 
 PROGRAM = """\
 .input edge(a: number, b: number)
@@ -74,22 +74,13 @@ def _child(n: int, engine: str) -> None:
 def _spawn(n: int, engine: str, timeout: float) -> dict[str, object]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", f"{n},{engine}"]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=REPO)
-        start = time.monotonic()
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() - start > timeout:
-                os.kill(proc.pid, signal.SIGKILL)
-                _, status, usage = os.wait4(proc.pid, 0)
-                return {"status": f"> {timeout:.0f} s (killed)", "peak_mib": usage.ru_maxrss / 1024}
-            time.sleep(0.01)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        rc, _wall, usage, killed = timed_child(cmd, timeout, out, err)
+        if killed:
+            return {"status": f"> {timeout:.0f} s (killed)", "peak_mib": usage.ru_maxrss / 1024}
         out.seek(0)
         err.seek(0)
         lines = [line for line in out.read().splitlines() if line.startswith("{")]
-        if proc.returncode != 0 or not lines:
+        if rc != 0 or not lines:
             tail = " | ".join(err.read().strip().splitlines()[-2:])
             return {"status": f"error: {tail}", "peak_mib": usage.ru_maxrss / 1024}
         record: dict[str, object] = json.loads(lines[-1])

@@ -51,7 +51,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import IO, Any, ClassVar
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a file from the repository root, not installed
@@ -381,28 +381,37 @@ class Process:
     killed: bool = False
 
 
+def timed_child(cmd: Sequence[str], timeout: float, out: IO[Any], err: IO[Any]) -> tuple[int, float, Any, bool]:
+    """Run one child with its output in `out` and `err` (files, so pipes never block): its exit
+    status, wall seconds, its own rusage (os.wait4: the peak RSS of exactly this child) and whether
+    it was killed at `timeout`. The other benchmarks that time processes call this too.
+    """
+    start = time.perf_counter()
+    proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, cwd=REPO)
+    killed = False
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() - start > timeout:
+            os.kill(proc.pid, signal.SIGKILL)
+            pid, status, usage = os.wait4(proc.pid, 0)
+            killed = True
+            break
+        time.sleep(0.005)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    return proc.returncode, wall, usage, killed
+
+
 def spawn(cmd: Sequence[str], timeout: float) -> Process:
-    """Run one child; its own rusage via wait4. Output goes to files so pipes never block."""
+    """Run one child; its own rusage via wait4."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, cwd=REPO)
-        killed = False
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - start > timeout:
-                os.kill(proc.pid, signal.SIGKILL)
-                pid, status, usage = os.wait4(proc.pid, 0)
-                killed = True
-                break
-            time.sleep(0.005)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        rc, wall, usage, killed = timed_child(cmd, timeout, out, err)
         out.seek(0)
         err.seek(0)
         return Process(
-            proc.returncode,
+            rc,
             wall,
             usage.ru_maxrss / 1024,  # KiB on Linux
             usage.ru_utime + usage.ru_stime,
