@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from verifier.authorization.classes import EntityClass, PolicyReads, class_keys, contexts, partition, policy_reads
-from verifier.authorization.entities import PRINCIPAL_TYPES, EntityGraph, paused_gc
+from verifier.authorization.entities import PRINCIPAL_TYPES, EntityGraph
 from verifier.authorization.evaluate import Decision, Request
 from verifier.authorization.setup import AuthzSetup
+from verifier.core.gc_pause import collector_paused
 
 Cell = tuple[str, int, str]  # (action, context index, principal uid)
 
@@ -95,7 +96,7 @@ def audit(
     grouping: bool = True,
 ) -> AuditResult:
     """The matrix; `grouping=False` asks once per entity instead (to measure, and to check the classes)."""
-    with paused_gc():
+    with collector_paused():
         return _audit(setup, actions, resource_type, teams_only, grouping)
 
 

@@ -40,12 +40,12 @@ from verifier.authorization.entities import (
     PARENT_KINDS,
     PRINCIPAL_TYPES,
     EntityGraph,
-    paused_gc,
     uid,
 )
 from verifier.authorization.policies import PolicyBundle, short
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.exact_json import loads_exact
+from verifier.core.gc_pause import collector_paused
 from verifier.core.limits import INT64_MAX, INT64_MIN, current_limits
 
 ACTIONS = ("schedule", "reserve", "drain", "administer")
@@ -168,7 +168,7 @@ class Authorizer:
         return self._load(json.dumps(self.graph.closure(roots), separators=(",", ":")))
 
     def decide(self, requests: Sequence[Request]) -> list[Decision]:
-        with paused_gc():
+        with collector_paused():
             return self._decide(requests)
 
     def _decide(self, requests: Sequence[Request]) -> list[Decision]:

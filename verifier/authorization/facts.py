@@ -9,16 +9,17 @@ has nothing to judge.
 from __future__ import annotations
 
 from verifier.authorization.classes import partition, policy_reads
-from verifier.authorization.entities import PRINCIPAL_TYPES, paused_gc
+from verifier.authorization.entities import PRINCIPAL_TYPES
 from verifier.authorization.evaluate import ACTIONS, Request
 from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.authorization.setup import AuthzSetup
+from verifier.core.gc_pause import collector_paused
 from verifier.engine.ast import Row
 
 
 def authz_facts(setup: AuthzSetup) -> dict[str, list[Row]]:
     """The rows of every relation in AUTHZ_RELATIONS."""
-    with paused_gc():
+    with collector_paused():
         return _facts(setup)
 
 

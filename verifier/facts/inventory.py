@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 
-from verifier.sources.inventory.bulk import collector_paused
+from verifier.core.gc_pause import collector_paused
 from verifier.sources.inventory.catalog import mig_memory_mb
 from verifier.sources.inventory.model import Inventory, Link, Obj
 from verifier.sources.inventory.software import release_number, software_table, version_number

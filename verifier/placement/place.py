@@ -9,7 +9,6 @@ the why-not of every rejected domain.
 
 from __future__ import annotations
 
-import gc
 import heapq
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Protocol
 
+from verifier.core.gc_pause import collector_paused
 from verifier.engine.ast import Program, Row, Value
 from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
@@ -168,13 +168,8 @@ def rank_placements(
     # cyclic collector would only walk them, and the older heap, again and again (a fifth of
     # the phase at 32,768 GPUs). What outlives the pause is the report; the rest is freed by
     # reference counting on return, so nothing is left for later collections to walk.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _rank(engine, program, jobs, rank, pairs, why_not, limit, authorization)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _rank(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from verifier.sources.inventory.bulk import collector_paused
+from verifier.core.gc_pause import collector_paused
 from verifier.sources.inventory.catalog import builtin_models, parse_models
 from verifier.sources.inventory.model import CatalogModel, Inventory
 from verifier.sources.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
@@ -44,7 +44,7 @@ def load_inventory_text(text: str, filename: str = "<inventory>") -> Inventory:
 
 
 def _build(docs: list[YMap], files: list[str], problems: Problems) -> Inventory:
-    with collector_paused():  # millions of small objects and no reference cycles (see bulk.py)
+    with collector_paused():  # millions of small objects and no reference cycles (see core/gc_pause.py)
         return _build_inventory(docs, files, problems)
 
 

@@ -31,7 +31,6 @@ Design choices, each against a known YAML trap:
 
 from __future__ import annotations
 
-import gc
 import re
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.gc_pause import collector_paused
 from verifier.core.limits import current_limits, exceeded, read_limited
 
 MAX_ALIAS_EXPANSION = 1_000_000
@@ -326,18 +326,13 @@ def load_yaml_text(text: str, filename: str) -> YMap:
     # Parsing makes millions of small objects and no cycles worth collecting (a recursive
     # alias is refused): the cyclic GC rescanning them took two thirds of the load time
     # with libyaml (measured on a 1.7 MB inventory).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         if USE_LIBYAML and not any(ch in text for ch in _PURE_ONLY):
             try:
                 return _load(text, filename, _CLoader)
             except (_ReadAgain, UnicodeEncodeError):  # libyaml takes UTF-8: a lone surrogate fails there
                 pass
         return _load(text, filename, _PureLoader)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _load(text: str, filename: str, loader_class: type[Any]) -> YMap:

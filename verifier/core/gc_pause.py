@@ -1,6 +1,7 @@
-"""Pausing the cyclic garbage collector while a fleet's objects or facts are built.
+"""Pausing the cyclic garbage collector while a fleet's objects, facts, entities or rows are built.
 
-Expansion and fact generation allocate millions of small objects and no reference cycles:
+YAML parsing, expansion, fact generation, Cedar entities and placement ranking allocate
+millions of small objects and no reference cycles:
 the collector would rescan the growing heap again and again (measured: a third of the
 load). Pausing it is not enough on its own: everything allocated meanwhile waits in the
 youngest generation, and the first collections after the pause walk all of it, and again
