@@ -202,6 +202,13 @@ class EntityGraph:
             self._idents[entity_uid] = found
         return found
 
+    def existing(self, entity_uid: str) -> tuple[str, str]:
+        """(type, id) of an entity of the graph; KeyError when there is no such entity."""
+        found = self.ident(entity_uid)
+        if found is None:
+            raise KeyError(entity_uid)
+        return found
+
     def _ident(self, entity_uid: str) -> tuple[str, str] | None:
         p = self._principals.get(entity_uid)
         if p is not None:
@@ -270,10 +277,7 @@ class EntityGraph:
         done = self._built.get(entity_uid) or self._principals.get(entity_uid)
         if done is not None:
             return done
-        ident = self.ident(entity_uid)
-        if ident is None:
-            raise KeyError(entity_uid)
-        etype, eid = ident
+        etype, eid = self.existing(entity_uid)
         loc = self.inv.location(eid)
         e = Entity(etype, eid, self.attrs(entity_uid), self.parents(entity_uid), loc)
         self._built[entity_uid] = e
@@ -284,10 +288,7 @@ class EntityGraph:
         p = self._principals.get(entity_uid)
         if p is not None:
             return p.parents
-        ident = self.ident(entity_uid)
-        if ident is None:
-            raise KeyError(entity_uid)
-        etype, eid = ident
+        etype, eid = self.existing(entity_uid)
         kind = _KIND_OF_TYPE.get(etype)
         if kind is None:  # a domain: no parents
             return ()
@@ -310,10 +311,7 @@ class EntityGraph:
         done = self._attrs.get(entity_uid)
         if done is not None:
             return done
-        ident = self.ident(entity_uid)
-        if ident is None:
-            raise KeyError(entity_uid)
-        etype, eid = ident
+        etype, eid = self.existing(entity_uid)
         out: Mapping[str, AttrValue]
         if etype == DOMAIN_TYPE:
             out = self._domain_attrs(self.domains().members[eid])
