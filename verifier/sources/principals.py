@@ -26,6 +26,7 @@ from pathlib import Path
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.limits import current_limits, exceeded
+from verifier.core.walk import depth_first
 from verifier.sources.inventory.validate import name_problem, text_problem
 from verifier.sources.inventory.yaml_source import YList, YMap, load_yaml_file
 
@@ -229,29 +230,8 @@ def _closures(raws: dict[str, _Raw], errors: list[Diagnostic]) -> dict[str, set[
 
 def _postorder(raws: dict[str, _Raw], errors: list[Diagnostic]) -> list[str]:
     """Principals with every team before its members (iterative DFS); each team on a cycle is an error."""
-    done: set[str] = set()
-    order: list[str] = []
-    cyclic: set[str] = set()
-    for root in raws:
-        if root in done:
-            continue
-        path: list[str] = [root]
-        on_path = {root}
-        stack = [iter([t for t, _ in raws[root].teams])]
-        while stack:
-            child = next(stack[-1], None)
-            if child is None:
-                stack.pop()
-                node = path.pop()
-                on_path.discard(node)
-                done.add(node)
-                order.append(node)
-            elif child in on_path:
-                cyclic.update(path[path.index(child) :])
-            elif child not in done:
-                path.append(child)
-                on_path.add(child)
-                stack.append(iter([t for t, _ in raws[child].teams]))
+    order, loops = depth_first(raws, {rid: [t for t, _ in raw.teams] for rid, raw in raws.items()})
+    cyclic = {name for loop in loops for name in loop}
     for rid in raws:
         if rid in cyclic:
             errors.append(Diagnostic(raws[rid].loc, f"team {rid!r} is a member of itself through its teams"))

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation
+from verifier.core.walk import depth_first
 from verifier.sources.importers.build import ASSUMED, Builder, Imported, read_tool_text
 from verifier.sources.importers.hostlist import HostlistError, expand
 from verifier.sources.importers.slurm_conf import SlurmConf, looks_like, read_slurm_conf
@@ -241,31 +242,14 @@ class _Reader:
                     children[name] = [
                         line.prefix + c for c in expand(line.fields["switches"]) if line.prefix + c in switches
                     ]
-        done: set[str] = set()
-        for root in children:
-            if root in done:
-                continue
-            path, on_path = [root], {root}
-            stack = [iter(children.get(root, ()))]
-            while stack:
-                child = next(stack[-1], None)
-                if child is None:
-                    stack.pop()
-                    node = path.pop()
-                    on_path.discard(node)
-                    done.add(node)
-                elif child in on_path:
-                    loop = [*path[path.index(child) :], child]
-                    self.b.error(
-                        switches[child].loc,
-                        f"switch {child!r} is under itself through Switches= ({' -> '.join(loop)}); "
-                        "expected a tree of switches",
-                    )
-                    return
-                elif child not in done:
-                    path.append(child)
-                    on_path.add(child)
-                    stack.append(iter(children.get(child, ())))
+        _, loops = depth_first(children, children, first_loop=True)
+        if loops:
+            loop = loops[0]
+            self.b.error(
+                switches[loop[0]].loc,
+                f"switch {loop[0]!r} is under itself through Switches= ({' -> '.join(loop)}); "
+                "expected a tree of switches",
+            )
 
     def read(self, lines: list[_Line]) -> None:
         switches: dict[str, _Line] = {}
