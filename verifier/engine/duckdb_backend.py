@@ -17,7 +17,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import compress, repeat
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 import numpy
@@ -147,8 +147,9 @@ class DuckDBBackend:
             for i, (col, values) in enumerate(zip(decl.columns, columns, strict=True)):
                 # Symbols become their ids here, in Python: a dict lookup per value is cheaper than
                 # loading the strings and joining them with the dictionary inside DuckDB.
-                ids = self._ids_of(values) if col.type == "symbol" else values  # type: ignore[arg-type]
-                self._load_column(parts[i], f"c{i}", "BIGINT", ids)
+                # fact_columns checked every value's type: a symbol column holds str, a number column int.
+                ids = self._ids_of(cast(Sequence[str], values)) if col.type == "symbol" else cast(Sequence[int], values)
+                self._load_numbers(parts[i], f"c{i}", ids)
             # Insertion order is kept, so the columns' rows pair up by position.
             source = f"SELECT DISTINCT * FROM {' POSITIONAL JOIN '.join(parts)}"
             if relation in self._loaded:
@@ -161,32 +162,37 @@ class DuckDBBackend:
         self._loaded.add(relation)
         self.stats.load_seconds += time.perf_counter() - started
 
-    def _load_column(self, table: str, name: str, sql_type: str, values: Sequence[Value]) -> None:
-        """A one-column temp table `table` holding `values` in order."""
-        if sql_type == "BIGINT":
-            # A NumPy array is scanned in place: no text to format and parse (checked to fit 64 bits before).
-            self._con.register("_load_array", {name: numpy.array(values, dtype=numpy.int64)})
-            try:
-                self._con.execute(f"CREATE TEMP TABLE {table} AS SELECT {name} FROM _load_array")
-            finally:
-                self._con.unregister("_load_array")
-            return
-        if len(values) >= CSV_MIN_ROWS and self._load_column_csv(table, name, sql_type, values):
-            return
-        packed = _pack(values)
-        # A separator-joined string splits inside DuckDB about twice as fast as a list converts;
-        # one column per statement is faster than unnesting several in lockstep.
-        unnest = "unnest(string_split($1, chr(0)))" if isinstance(packed, str) else "unnest($1)"
-        self._con.execute(f"CREATE TEMP TABLE {table} AS SELECT CAST({unnest} AS {sql_type}) AS {name}", [packed])
+    def _load_numbers(self, table: str, name: str, values: Sequence[int]) -> None:
+        """A one-column BIGINT temp table `table` holding `values` in order (each checked to fit 64 bits)."""
+        # A NumPy array is scanned in place: no text to format and parse.
+        self._con.register("_load_array", {name: numpy.array(values, dtype=numpy.int64)})
+        try:
+            self._con.execute(f"CREATE TEMP TABLE {table} AS SELECT {name} FROM _load_array")
+        finally:
+            self._con.unregister("_load_array")
 
-    def _load_column_csv(self, table: str, name: str, sql_type: str, values: Sequence[Value]) -> bool:
-        """Load a column through DuckDB's parallel CSV reader (a temp file, one value a line).
+    def _load_texts(self, table: str, name: str, values: Sequence[str]) -> None:
+        """A one-column VARCHAR temp table `table` holding `values` in order."""
+        if len(values) >= CSV_MIN_ROWS and self._load_column_csv(table, name, values):
+            return
+        joined = _SEPARATOR.join(values)
+        # A separator-joined string splits inside DuckDB about twice as fast as a list converts (a
+        # symbol holding the separator itself goes as a list).
+        if joined.count(_SEPARATOR) == len(values) - 1:
+            self._con.execute(
+                f"CREATE TEMP TABLE {table} AS SELECT unnest(string_split($1, chr(0))) AS {name}", [joined]
+            )
+        else:
+            self._con.execute(f"CREATE TEMP TABLE {table} AS SELECT unnest($1::VARCHAR[]) AS {name}", [list(values)])
+
+    def _load_column_csv(self, table: str, name: str, values: Sequence[str]) -> bool:
+        """Load a text column through DuckDB's parallel CSV reader (a temp file, one value a line).
 
         About twice as fast as string_split on big columns. False, with nothing created, where a value
         could not round-trip: a line break, the delimiter, NUL or a leading byte-order mark in a symbol,
         text that is not UTF-8, a line longer than the reader takes, or a count that differs.
         """
-        text = "\n".join(values) if sql_type == "VARCHAR" else "\n".join(map(str, values))  # type: ignore[arg-type]
+        text = "\n".join(values)
         if text.count("\n") != len(values) - 1 or any(c in text for c in "\r\x00\x01") or text.startswith("\ufeff"):
             return False
         path = ""
@@ -198,7 +204,7 @@ class DuckDBBackend:
             del data, text
             self._con.execute(
                 f"CREATE TEMP TABLE {table} AS SELECT * FROM read_csv($1, header = false, auto_detect = false, "
-                f"delim = chr(1), quote = '', escape = '', columns = {{'{name}': '{sql_type}'}}, "
+                f"delim = chr(1), quote = '', escape = '', columns = {{'{name}': 'VARCHAR'}}, "
                 f"force_not_null = ['{name}'])",
                 [path],
             )
@@ -224,8 +230,8 @@ class DuckDBBackend:
         start = len(self._symbol_text)
         numbers = range(start, start + len(fresh))
         try:
-            self._load_column("_load_id", "id", "BIGINT", numbers)
-            self._load_column("_load_s", "s", "VARCHAR", fresh)
+            self._load_numbers("_load_id", "id", numbers)
+            self._load_texts("_load_s", "s", fresh)
             self._con.execute(f"INSERT INTO {sc.SYMBOLS} SELECT * FROM _load_id POSITIONAL JOIN _load_s")
         finally:
             self._con.execute("DROP TABLE IF EXISTS _load_id")
@@ -659,14 +665,6 @@ def _closure_shaped(stratum: Stratum, live: Sequence[Rule]) -> bool:
     (relation,) = stratum.relations
     reads = [sum(1 for a in rule.positive_atoms() if a.relation == relation) for rule in live]
     return max(reads) <= 1 and min(reads) == 0
-
-
-def _pack(values: Sequence[Value]) -> str | Sequence[Value]:
-    """Join a column with NUL for string_split, unless a symbol itself contains NUL."""
-    if type(values[0]) is int:
-        return _SEPARATOR.join(map(str, values))
-    joined = _SEPARATOR.join(values)  # type: ignore[arg-type]
-    return joined if joined.count(_SEPARATOR) == len(values) - 1 else values
 
 
 def _kinds(decl: Declaration) -> list[ColumnType | None]:

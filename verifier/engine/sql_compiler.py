@@ -50,9 +50,6 @@ SYMBOLS_SQL = f"CREATE TABLE {SYMBOLS} (id BIGINT, s VARCHAR)"
 SQL_TYPES = {"symbol": "BIGINT", "number": "BIGINT"}
 """Column types of relation tables: symbols are stored as their dictionary ids."""
 
-VALUE_TYPES = {"symbol": "VARCHAR", "number": "BIGINT"}
-"""Types of the values themselves, as facts arrive and as results are read."""
-
 _ORDER = frozenset({"<", "<=", ">", ">="})
 _KEY = "$key"
 """Pseudo-variable (no Datalog variable can be named so): the string a symbol min/max orders by."""
