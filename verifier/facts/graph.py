@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from verifier.core.lazy import lazy_module
+from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
 from verifier.facts.inventory import ROCE, Row, link_kind
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Obj
 
@@ -70,7 +71,7 @@ class _NodeShape:
     objs: list[LocalObj] = field(default_factory=list)
     links: list[LocalLink] = field(default_factory=list)
 
-    def key(self) -> tuple[tuple[LocalObj, ...], tuple[LocalLink, ...]]:
+    def key(self) -> ShapeKey:
         return tuple(self.objs), tuple(self.links)
 
 
@@ -523,13 +524,20 @@ def _dies(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
     A package holds a handful of dies (an MI300X: 8 compute dies on 4 I/O dies), so all
     pairs per component stay small; nothing crosses packages because d2d links do not.
     """
-    g = nx.Graph()
+    # Plain adjacency dicts (neighbour -> MB/s, parallel links added up): a widest-path walk from a
+    # die reaches exactly its component, so no graph library is needed (nor imported) here.
+    adj: dict[str, dict[str, int]] = {}
     for lk in [lk for lk in view.links if lk.kind == "d2d"]:
         if lk.state != "down":
-            _add(g, lk.a, lk.b, lk.mbps)
-    for component in sorted(sorted(c) for c in nx.connected_components(g)):
+            na, nb = adj.setdefault(lk.a, {}), adj.setdefault(lk.b, {})
+            mbps = na.get(lk.b, 0) + lk.mbps
+            na[lk.b] = mbps
+            nb[lk.a] = mbps
+    widest = {die: _widest(adj, die) for die in adj}
+    components = {tuple(sorted({die, *wide})) for die, wide in widest.items()}
+    for component in sorted(components):
         for a in component:
-            wide = widest_from(g, a)
+            wide = widest[a]
             out["die_pair_bottleneck"].extend((a, b, wide[b]) for b in component if a < b and b in wide)
 
 
@@ -675,7 +683,7 @@ def _nodes(
         if na is not None and nb is not None:
             shapes[nb].links.append((_local(a, nb), _local(b, nb), kind, mbps))
     cache: dict[object, _Hit] = {}
-    pairs_too = node_pairs is not None
+    summaries = _class_summaries(shapes, want, node_pairs is not None)
     fabric_cache: _FabricCache = {}
     by_template: dict[str, _Hit] = {}
     fabric = out["gpu_fabric_bottleneck"] if "gpu_fabric_bottleneck" in want else None
@@ -695,19 +703,10 @@ def _nodes(
         if known is not None:
             hit = known
         else:
-            cls = _NodeClass(shapes[n])
-            nics = cls.gpu_nics()
-            pairs = list(cls.gpu_pairs()) if "gpu_pair_bottleneck" in want or pairs_too else []
-            local: dict[str, list[tuple[str | int, ...]]] = {
-                "pcie_path": list(cls.pcie_paths()) if "pcie_path" in want else [],
-                "pcie_switch_load": list(cls.switch_loads()) if "pcie_switch_load" in want else [],
-                "gpu_pair_bottleneck": list(pairs),
-                "gpu_nic_path": list(nics),
-                "nearest_nic": list(cls.nearest(nics)),
-            }
+            local = summaries[key]
             hit = cache[key] = _Hit(len(cache), local)
             if node_pairs is not None:
-                node_pairs.pairs.append([(str(a), str(b), int(m)) for a, b, _c, m in pairs])
+                node_pairs.pairs.append([(str(a), str(b), int(m)) for a, b, _c, m in local["gpu_pair_bottleneck"]])
         if template is not None:
             by_template.setdefault(template, hit)
         if node_pairs is not None:
@@ -715,6 +714,36 @@ def _nodes(
         names = hit.stamp(n, stamped_rels)
         if fabric is not None:
             hit.stamp_fabric(n, names, fabric, nic_fabric, fabric_cache)
+
+
+def _class_summaries(shapes: dict[str, _NodeShape], want: set[str], pairs_too: bool) -> dict[ShapeKey, ClassRows]:
+    """Each distinct shape's rows in local names: from the on-disk cache when this run's shapes
+    were met before (networkx is then not even imported), else worked out and stored.
+    """
+    keys = list(dict.fromkeys(shape.key() for shape in shapes.values()))
+    if not keys:
+        return {}
+    relations = {"gpu_nic_path", "nearest_nic"} | (want & {"pcie_path", "pcie_switch_load"})
+    if "gpu_pair_bottleneck" in want or pairs_too:
+        relations.add("gpu_pair_bottleneck")
+    entry = classes_key(keys, relations)
+    rows = cached_classes(entry, keys)
+    if rows is None:
+        rows = []
+        for key in keys:
+            cls = _NodeClass(_NodeShape(list(key[0]), list(key[1])))
+            nics = cls.gpu_nics()
+            rows.append(
+                {
+                    "pcie_path": list(cls.pcie_paths()) if "pcie_path" in relations else [],
+                    "pcie_switch_load": list(cls.switch_loads()) if "pcie_switch_load" in relations else [],
+                    "gpu_pair_bottleneck": list(cls.gpu_pairs()) if "gpu_pair_bottleneck" in relations else [],
+                    "gpu_nic_path": list(nics),
+                    "nearest_nic": list(cls.nearest(nics)),
+                }
+            )
+        remember_classes(entry, keys, rows)
+    return dict(zip(keys, rows, strict=True))
 
 
 def _node_order(shapes: dict[str, _NodeShape], stamped: dict[str, str]) -> list[str]:

@@ -1,0 +1,74 @@
+"""Node-class summaries kept on disk between runs, so a CI gate does not import networkx every time.
+
+A node class's summaries (PCIe paths, switch loads, GPU pair and GPU-NIC bottlenecks, the
+nearest NIC) depend only on the class's shape, and the shapes of a fleet rarely change from
+one run to the next (a changed label, a cable to the fabric or a new principal leave them
+as they were). Working them out needs networkx's max-flow, and importing networkx costs
+more than the rest of a small verification's graph work together. One entry holds every
+class of a run, named by a digest of the shapes in the order the run meets them, of the
+relations asked for and of the code that computes them (verifier/facts/graph.py and this
+file, topolog's version): an edited node, another question or an upgraded topolog is a
+miss, never a stale row (see verifier.core.cache for where entries live and why they can
+be trusted).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import sys
+from collections.abc import Collection, Sequence
+from functools import cache
+from importlib import resources
+
+from verifier.core.cache import read_entry, write_entry
+from verifier.core.version import __version__
+
+KIND = "nodeclasses"
+_CODE = ("graph.py", "class_cache.py")
+"""The files whose change can change a class's summaries."""
+
+ShapeKey = tuple[tuple[tuple[str, str, str | None, int | None], ...], tuple[tuple[str, str, str, int], ...]]
+"""A node class's objects (local name, kind, parent, index) and working links (a, b, kind, MB/s)."""
+ClassRows = dict[str, list[tuple[str | int, ...]]]
+"""A class's rows per relation, in local names."""
+
+
+@cache
+def _code_digest() -> bytes:
+    digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:2]}\0{pickle.HIGHEST_PROTOCOL}".encode())
+    package = resources.files("verifier.facts")
+    for name in _CODE:
+        digest.update(name.encode() + b"\0" + package.joinpath(name).read_bytes() + b"\0")
+    return digest.digest()
+
+
+def classes_key(shapes: Sequence[ShapeKey], relations: Collection[str]) -> str:
+    """The entry name for the summaries of `shapes` (in the order met) with `relations` computed."""
+    digest = hashlib.sha256(_code_digest())
+    digest.update(repr(sorted(relations)).encode())
+    for shape in shapes:
+        text = repr(shape).encode("utf-8", "surrogatepass")
+        digest.update(len(text).to_bytes(8, "big") + text)
+    return digest.hexdigest()
+
+
+def cached_classes(key: str, shapes: Sequence[ShapeKey]) -> list[ClassRows] | None:
+    """The rows stored under `key`, one dict per shape of `shapes`, or None."""
+    payload = read_entry(KIND, key)
+    if payload is None:
+        return None
+    try:
+        stored = pickle.loads(payload)
+    except Exception:  # an entry from another build of the code (any unpickling error): a miss
+        return None
+    # The shapes are stored with their rows: an entry is used only for exactly the shapes it was made from.
+    if not isinstance(stored, tuple) or len(stored) != 2 or stored[0] != list(shapes):
+        return None
+    rows = stored[1]
+    return rows if isinstance(rows, list) and len(rows) == len(shapes) else None
+
+
+def remember_classes(key: str, shapes: Sequence[ShapeKey], rows: Sequence[ClassRows]) -> None:
+    """Store the rows of `shapes` under `key` for the next run."""
+    write_entry(KIND, key, pickle.dumps((list(shapes), list(rows)), protocol=pickle.HIGHEST_PROTOCOL))
