@@ -260,6 +260,11 @@ class EntityGraph:
             kind = _KIND_OF_TYPE.get(etype)
             if kind is not None:
                 ids = sorted(o.id for o in self._objects_of(kind))
+                made = [uid(etype, i) for i in ids]
+                # Remembered as they are written: reading a fleet's uids back (ident) would parse each.
+                self._idents.update(zip(made, [(etype, i) for i in ids], strict=True))
+                out.extend(made)
+                continue
             elif etype == DOMAIN_TYPE:
                 ids = list(self.domains().members)  # sorted already
             else:
@@ -336,13 +341,14 @@ class EntityGraph:
         """`attrs` of each uid. An audit asks it of every GPU of a fleet: the common GPU (no
         label of its own, no GPU below it) is read here without a call per GPU.
         """
-        memo, shared, ups = self._attrs, self._gpu_attrs, self._up
+        memo, shared, ups, idents = self._attrs, self._gpu_attrs, self._up, self._idents
         objects, below = self.inv.objects, self._gpu_index()
         out: list[Mapping[str, AttrValue]] = []
         for u in uids:
             a = memo.get(u)
             if a is None:
-                o = self._gpu_at(u, objects)
+                known = idents.get(u)
+                o = objects[known[1]] if known is not None and known[0] == "Gpu" else self._gpu_at(u, objects)
                 if o is not None and o.parent is not None and not o.labels and o.id not in below:
                     up = ups.get(o.parent) or self._up_of(o.parent)
                     a = shared.get((o.model, up.tenant, up.zone, up.owner, up.quarantined, o.state))
