@@ -416,6 +416,8 @@ class DuckDBBackend:
                 self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
         self._changed = None
         self.evaluate()
+        # Once: every later proof reads these stages (each explain re-derived everything before).
+        self._exact_stages = True
 
     def _compute_new(self, relation: str, target: str, selects: Sequence[str], params: sc.Params) -> bool:
         """Store into `target` the tuples `selects` derive that `relation` lacks; True if there are any."""
