@@ -74,10 +74,11 @@ class DuckDBBackend:
         self._changed: set[str] | None = None
         """Input relations given facts since the last evaluate(); None: everything must be derived."""
         self.stats = EngineStats()
-        self._exact = False
+        self._in_rounds = False
         """Every recursive stratum in semi-naive rounds, so that each tuple's stage is its round."""
-        self._exact_stages = True
-        """False once a stratum ran as one recursive query: its tuples share one stage, too coarse for proofs."""
+        self._coarse: dict[str, tuple[Stratum, int]] = {}
+        """Closures that ran as one recursive query, with the stage their tuples share: too coarse
+        for proofs until derived again in rounds, in the stages kept free after it (`_run_closure`)."""
         self._budget = 0
         """Tuples the current evaluate() may still derive (limit derived_tuples)."""
         self._computing = ""
@@ -111,8 +112,8 @@ class DuckDBBackend:
         self._proofs = ProofSearch(self._rules_by_head, self._instance)
         self._loaded = set()
         self._changed = None
-        self._exact = False
-        self._exact_stages = True
+        self._in_rounds = False
+        self._coarse = {}
         self.stats = EngineStats()
 
     def _create_table(self, relation: str) -> None:
@@ -280,10 +281,12 @@ class DuckDBBackend:
             affected, self._filled = what_to_derive(self._program, self._changed, self._loaded)
             # Before the first evaluation since load() no table holds a derived tuple to delete.
             for relation in affected or ():
+                self._coarse.pop(relation, None)
                 if relation in self._schema.used:
                     self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
             if affected is None:
                 self._stage = 0
+                self._coarse = {}
             run_strata(self._strata, affected, self._run_once, self._run_recursive)
             self._changed = set()
         except duckdb.OutOfMemoryException:
@@ -308,15 +311,17 @@ class DuckDBBackend:
         for relation, (selects, params) in rules.items():
             self._insert(relation, self._new_rows(relation, selects), params)
 
-    def _insert(self, relation: str, source: str, params: sc.Params) -> None:
-        """Add the rows of the SELECT `source` to `relation` at the current stage, counting them."""
+    def _insert(self, relation: str, source: str, params: sc.Params) -> int:
+        """Add the rows of the SELECT `source` to `relation` at the current stage, counting them; how many."""
         self._computing = relation
         inserted = self._con.execute(
             f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} FROM ({source})", params.bind()
         ).fetchone()
-        if inserted is not None and inserted[0] > 0:
+        count = int(inserted[0]) if inserted is not None else 0
+        if count > 0:
             self._filled.add(relation)
-            self._spend(relation, int(inserted[0]))
+            self._spend(relation, count)
+        return count
 
     def _new_rows(self, relation: str, selects: Sequence[str]) -> str:
         """SQL for the distinct tuples that `selects` derive and `relation` does not hold yet."""
@@ -334,8 +339,8 @@ class DuckDBBackend:
         live = runnable_rules(stratum, self._filled)
         if not live:
             return
-        if not self._exact and _closure_shaped(stratum, live):
-            self._run_closure(stratum.relations[0], live)
+        if not self._in_rounds and _closure_shaped(stratum, live):
+            self._run_closure(stratum, live)
             return
         members = set(stratum.relations)
         delta = {r: f"_delta_{i}" for i, r in enumerate(stratum.relations)}
@@ -378,14 +383,18 @@ class DuckDBBackend:
                 self._con.execute(f"DROP TABLE IF EXISTS {sc.quote(delta[relation])}")
                 self._con.execute(f"DROP TABLE IF EXISTS {sc.quote(new[relation])}")
 
-    def _run_closure(self, relation: str, live: Sequence[Rule]) -> None:
+    def _run_closure(self, stratum: Stratum, live: Sequence[Rule]) -> None:
         """A linear recursion that only combines stored values, as one recursive query.
 
         DuckDB's WITH RECURSIVE keeps the tuples seen so far in a hash table, so a round costs
         what its new tuples cost; a round of statements hashes the whole relation again for
         its anti join (a chain of 4,000 links takes 4,000 rounds). Every tuple gets the same
-        stage, so the first proof asked for derives everything again in rounds (`explain`).
+        stage, so the first proof asked for derives this stratum again in rounds (`explain`).
+        Rounds would take at most one stage per new tuple and one that finds none: that many
+        stages are kept free after this one, so the later strata's stages stay above the rounds'
+        and nothing else needs deriving again (proofs compare stages by order only).
         """
+        relation = stratum.relations[0]
         params = self._params()
         name = "_closure"
         anchor: list[str] = []
@@ -403,21 +412,34 @@ class DuckDBBackend:
             body = f"({body}) UNION ({' UNION ALL '.join(f'({s})' for s in step)})"
         query = f"WITH RECURSIVE {sc.quote(name)}({columns}) AS ({body}) SELECT * FROM {sc.quote(name)}"
         self._stage += 1
-        self._exact_stages = False
+        start = self._stage
         # UNION makes the recursive query's rows distinct already; only tuples the table holds
         # (a re-evaluation keeps those of lower stages) need the anti join.
-        self._insert(relation, self._new_rows(relation, [query]) if relation in self._filled else query, params)
+        source = self._new_rows(relation, [query]) if relation in self._filled else query
+        self._stage += self._insert(relation, source, params)
+        self._coarse[relation] = (stratum, start)
 
-    def _derive_exactly(self) -> None:
-        """Evaluate again from the facts with every recursive stratum in rounds (exact stages for proofs)."""
-        self._exact = True
-        for relation, decl in self._schema.declarations.items():
-            if not decl.is_input and relation in self._schema.used:
+    def _closures_in_rounds(self) -> None:
+        """Derive the closures that ran as one query again in semi-naive rounds, each in the stages
+        kept free after its own: every tuple's stage is then its round, as in the memory engine.
+        """
+        coarse, self._coarse = self._coarse, {}
+        stage, budget = self._stage, self._budget
+        # The same tuples again: the budget they passed once is not spent twice.
+        self._budget = current_limits().derived_tuples
+        self._in_rounds = True
+        try:
+            for relation, (stratum, start) in sorted(coarse.items(), key=lambda item: item[1][1]):
                 self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
-        self._changed = None
-        self.evaluate()
-        # Once: every later proof reads these stages (each explain re-derived everything before).
-        self._exact_stages = True
+                self._stage = start - 1
+                self._run_recursive(stratum)
+        except duckdb.OutOfMemoryException:
+            raise self._too_big("", "engine_memory") from None
+        except duckdb.Error as err:
+            raise EngineError(f"duckdb failed while deriving proof stages: {err}") from err
+        finally:
+            self._in_rounds = False
+            self._stage, self._budget = stage, budget
 
     def _compute_new(self, relation: str, target: str, selects: Sequence[str], params: sc.Params) -> bool:
         """Store into `target` the tuples `selects` derive that `relation` lacks; True if there are any."""
@@ -547,8 +569,8 @@ class DuckDBBackend:
 
     def explain(self, relation: str, row: Row) -> Proof:
         row = tuple(row)
-        if not self._exact_stages:
-            self._derive_exactly()
+        if self._coarse:
+            self._closures_in_rounds()
         stage = self._stage_of(relation, row)
         if stage is None:
             raise KeyError(f"{format_fact(relation, row)} does not hold")
