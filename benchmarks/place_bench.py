@@ -15,6 +15,7 @@ Target: < 5 s at 131,072 GPUs (issue 15). Stdout is Markdown.
 from __future__ import annotations
 
 import argparse
+import gc
 import shutil
 import sys
 import tempfile
@@ -68,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=100)
     ap.add_argument("--limit", type=int, default=3, help="placements kept per job (all are ranked)")
     args = ap.parse_args(argv)
+    # `topolog place` runs with the cyclic collector off (verifier/cli/main.py): timed the same
+    # way here, or collections over the fleet's millions of objects would be counted.
+    gc.disable()
     with tempfile.TemporaryDirectory() as tmp:
         inv = Path(tmp) / "fleet.yaml"
         inv.write_text(inventory_yaml(Layout(args.gpus)))
