@@ -18,7 +18,6 @@ from verifier.authorization.entities import EntityGraph, build_graph, uid
 from verifier.authorization.evaluate import Authorizer, Decision, Request
 from verifier.authorization.policies import PolicyBundle, load_policies
 from verifier.core.errors import SourceLocation, TopologError
-from verifier.facts.graph import scaleup_domains
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.principals import Principals, load_principals
 
@@ -80,6 +79,9 @@ def build_setup(
     bundle = load_policies(policy_dir)
 
     def domains() -> list[tuple[str, str]]:
+        # Imported when a request first needs NVLink domains: one decision mostly does not.
+        from verifier.facts.graph import scaleup_domains
+
         return [(str(g), str(d)) for g, d in scaleup_domains(inventory)]
 
     graph = build_graph(inventory, domains, principals)

@@ -165,7 +165,7 @@ def load_authorization(
 ) -> AuthzSetup:
     """Policies, principals and the inventory's entities: built from the inventory, no rule is evaluated."""
     from verifier.authorization.setup import build_setup, require_principals
-    from verifier.session.session import read_inventory
+    from verifier.session.inputs import read_inventory
 
     paths = _paths(inventory)
     side = discover(

@@ -10,7 +10,8 @@ from verifier.checks.findings import Severity
 from verifier.checks.verify import collect_results
 from verifier.core.errors import TopologError
 from verifier.engine.ast import Program
-from verifier.session.session import PhaseListener, authorization_for, evaluate, load_rules, read_inventory
+from verifier.session.inputs import authorization_for, read_inventory
+from verifier.session.session import PhaseListener, evaluate, load_rules
 from verifier.session.side_files import discover
 
 

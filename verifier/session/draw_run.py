@@ -12,7 +12,7 @@ from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.suggest import closest
-from verifier.session.session import read_inventory
+from verifier.session.inputs import read_inventory
 from verifier.session.side_files import discover
 from verifier.sources.inventory.model import Inventory
 

@@ -14,12 +14,11 @@ from verifier.placement.place import (
     job_classes,
     rank_placements,
 )
+from verifier.session.inputs import authorization_for, read_inventory
 from verifier.session.session import (
     PhaseListener,
-    authorization_for,
     evaluate,
     load_rules,
-    read_inventory,
     require_job_principals,
 )
 from verifier.session.verify_run import SideFileFlags

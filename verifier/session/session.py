@@ -10,7 +10,7 @@ once. `verify`, `place`, `query`, `explain` and `diff` all start from an `Evalua
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -27,12 +27,10 @@ from verifier.engine.queries import prepare_query, query_relations
 from verifier.engine.rule_pack import load_rule_pack
 from verifier.facts.graph import GRAPH_RELATIONS, NodePairs, graph_facts
 from verifier.facts.inventory import inventory_facts
+from verifier.session.inputs import Inputs, authorization_for, read_inventory
 from verifier.session.side_files import SideFiles, discover
-from verifier.sources.importers import import_files
-from verifier.sources.inventory.clusters import one_cluster
-from verifier.sources.inventory.loader import load_inventory
 from verifier.sources.inventory.model import Inventory
-from verifier.sources.principals import Principals, load_principals
+from verifier.sources.principals import Principals
 from verifier.sources.thresholds import load_thresholds, threshold_facts
 
 if TYPE_CHECKING:
@@ -63,54 +61,6 @@ def load_rules(rules_paths: Sequence[Path] | None = None) -> Program:
     here. See verifier.engine.rule_pack.load_rule_pack for copies of shipped files.
     """
     return load_rule_pack(list(rules_paths) if rules_paths else default_rules())
-
-
-@dataclass
-class Inputs:
-    """What a run read: the inventory, and the side inputs beside it."""
-
-    paths: tuple[Path, ...]
-    inventory: Inventory
-    side: SideFiles
-    principals: Principals | None = None
-    notes: list[str] = field(default_factory=list)
-    """What an importer read but topolog does not model (printed on stderr by the CLI)."""
-
-
-def read_inventory(
-    paths: Sequence[Path], side: SideFiles, from_kind: str | None = None, *, principals: bool = True
-) -> Inputs:
-    """A YAML inventory (one cluster), or with `from_kind` a tool's output read by that importer.
-
-    With `principals`, the principals file the side files name is read too (once per run).
-    """
-    notes: list[str] = []
-    if from_kind is None:
-        one_cluster(paths, "this command works on one inventory at a time")
-        inventory = load_inventory(list(paths))
-    else:
-        imported = import_files(from_kind, list(paths))
-        inventory = imported.inventory
-        notes = [str(note) for note in imported.notes]
-    people = load_principals(side.principals) if principals and side.principals is not None else None
-    return Inputs(tuple(paths), inventory, side, people, notes)
-
-
-def authorization_for(inputs: Inputs, *, required: str | None = None) -> AuthzSetup | None:
-    """The Cedar setup of `inputs`, built from the inventory; None without a principals file.
-
-    With `required` (why authorization is needed, e.g. " to place jobs"), a missing
-    principals file is bad input instead: the run fails closed.
-    """
-    principals = inputs.principals
-    if principals is None and required is None:
-        return None
-    from verifier.authorization.setup import build_setup, require_principals  # Cedar: only with principals
-
-    if principals is None:
-        assert required is not None
-        principals = require_principals(None, inputs.paths, required)
-    return build_setup(inputs.inventory, inputs.paths, inputs.side.policy_dir, principals)
 
 
 @dataclass

@@ -17,14 +17,13 @@ from verifier.core.errors import SourceLocation
 from verifier.engine.ast import Program
 from verifier.engine.queries import program_for, query_relations
 from verifier.engine.records import Columns
+from verifier.session.inputs import authorization_for, read_inventory
 from verifier.session.session import (
     Evaluation,
     PhaseListener,
-    authorization_for,
     evaluate,
     load_rules,
     needs_queries,
-    read_inventory,
     require_job_principals,
 )
 from verifier.session.side_files import SideFiles, discover

@@ -1,0 +1,71 @@
+"""What a run reads before any rule: the inventory (or a tool's output), its principals, and the
+Cedar setup built from them.
+
+Kept apart from verifier.session.session, which evaluates: `authorize` and `audit` read their
+inputs here and import none of the engine, the checks or the fact builders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from verifier.session.side_files import SideFiles
+from verifier.sources.importers import import_files
+from verifier.sources.inventory.clusters import one_cluster
+from verifier.sources.inventory.loader import load_inventory
+from verifier.sources.inventory.model import Inventory
+from verifier.sources.principals import Principals, load_principals
+
+if TYPE_CHECKING:
+    from verifier.authorization.setup import AuthzSetup
+
+
+@dataclass
+class Inputs:
+    """What a run read: the inventory, and the side inputs beside it."""
+
+    paths: tuple[Path, ...]
+    inventory: Inventory
+    side: SideFiles
+    principals: Principals | None = None
+    notes: list[str] = field(default_factory=list)
+    """What an importer read but topolog does not model (printed on stderr by the CLI)."""
+
+
+def read_inventory(
+    paths: Sequence[Path], side: SideFiles, from_kind: str | None = None, *, principals: bool = True
+) -> Inputs:
+    """A YAML inventory (one cluster), or with `from_kind` a tool's output read by that importer.
+
+    With `principals`, the principals file the side files name is read too (once per run).
+    """
+    notes: list[str] = []
+    if from_kind is None:
+        one_cluster(paths, "this command works on one inventory at a time")
+        inventory = load_inventory(list(paths))
+    else:
+        imported = import_files(from_kind, list(paths))
+        inventory = imported.inventory
+        notes = [str(note) for note in imported.notes]
+    people = load_principals(side.principals) if principals and side.principals is not None else None
+    return Inputs(tuple(paths), inventory, side, people, notes)
+
+
+def authorization_for(inputs: Inputs, *, required: str | None = None) -> AuthzSetup | None:
+    """The Cedar setup of `inputs`, built from the inventory; None without a principals file.
+
+    With `required` (why authorization is needed, e.g. " to place jobs"), a missing
+    principals file is bad input instead: the run fails closed.
+    """
+    principals = inputs.principals
+    if principals is None and required is None:
+        return None
+    from verifier.authorization.setup import build_setup, require_principals  # Cedar: only with principals
+
+    if principals is None:
+        assert required is not None
+        principals = require_principals(None, inputs.paths, required)
+    return build_setup(inputs.inventory, inputs.paths, inputs.side.policy_dir, principals)
