@@ -1,4 +1,4 @@
-"""A per-user folder of derived data that is costly to rebuild and cheap to check (parsed rule packs).
+"""A per-user folder of derived data, costly to rebuild and cheap to check (checked programs, node classes).
 
 Nothing in it is ever authoritative: every entry is named by the SHA-256 of everything it
 was derived from and carries the SHA-256 of its own bytes, so a stale, truncated or
@@ -15,9 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import stat
+import sys
 import tempfile
+from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
+
+from verifier.core.version import __version__
 
 ENV_DIR = "TOPOLOG_CACHE_DIR"
 MAX_ENTRIES = 32
@@ -93,3 +99,31 @@ def _prune(folder: Path, kind: str) -> None:
     entries = sorted(folder.glob(f"{kind}-*"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
     for old in entries[MAX_ENTRIES:]:
         old.unlink(missing_ok=True)
+
+
+def code_digest(package: str, files: Sequence[str]) -> bytes:
+    """A digest of the code an entry kind is derived by: `files` of `package`, topolog's version,
+    the Python version and the pickle protocol (an upgrade or an edit is a miss).
+    """
+    digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:2]}\0{pickle.HIGHEST_PROTOCOL}".encode())
+    folder = resources.files(package)
+    for name in files:
+        digest.update(name.encode() + b"\0" + folder.joinpath(name).read_bytes() + b"\0")
+    return digest.digest()
+
+
+def read_pickled(kind: str, key: str) -> object | None:
+    """The object pickled under (kind, key), or None (missing, tampered, or from another build of the code)."""
+    payload = read_entry(kind, key)
+    if payload is None:
+        return None
+    try:
+        value: object = pickle.loads(payload)
+    except Exception:  # an entry from another build of the code (any unpickling error): a miss
+        return None
+    return value
+
+
+def write_pickled(kind: str, key: str, value: object) -> None:
+    """Pickle `value` under (kind, key); a failure to write is ignored."""
+    write_entry(kind, key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))

@@ -11,15 +11,11 @@ program (see verifier.core.cache for where entries live and why they can be trus
 from __future__ import annotations
 
 import hashlib
-import pickle
-import sys
 from collections.abc import Sequence
 from functools import cache
-from importlib import resources
 
-from verifier.core.cache import read_entry, write_entry
+from verifier.core.cache import code_digest, read_pickled, write_pickled
 from verifier.core.errors import TopologError
-from verifier.core.version import __version__
 from verifier.engine.ast import Program
 from verifier.engine.queries import NEEDS_KEY, prepare_query
 from verifier.engine.strata import strata_of
@@ -31,11 +27,7 @@ _CODE = ("ast.py", "parser.py", "grammar.lark", "checks.py", "loader.py", "strat
 
 @cache
 def _code_digest() -> bytes:
-    digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:2]}\0{pickle.HIGHEST_PROTOCOL}".encode())
-    package = resources.files("verifier.engine")
-    for name in _CODE:
-        digest.update(name.encode() + b"\0" + package.joinpath(name).read_bytes() + b"\0")
-    return digest.digest()
+    return code_digest("verifier.engine", _CODE)
 
 
 def program_key(files: Sequence[tuple[str, bytes]]) -> str:
@@ -49,13 +41,7 @@ def program_key(files: Sequence[tuple[str, bytes]]) -> str:
 
 def cached_program(key: str) -> Program | None:
     """The program stored under `key`, or None."""
-    payload = read_entry(KIND, key)
-    if payload is None:
-        return None
-    try:
-        program = pickle.loads(payload)
-    except Exception:  # an entry from another build of the code (any unpickling error): a miss
-        return None
+    program = read_pickled(KIND, key)
     return program if isinstance(program, Program) else None
 
 
@@ -68,4 +54,4 @@ def remember_program(key: str, program: Program) -> None:
                 prepare_query(text, program, where.file)
             except TopologError:  # reported, with its check, when the checks are built
                 continue
-    write_entry(KIND, key, pickle.dumps(program, protocol=pickle.HIGHEST_PROTOCOL))
+    write_pickled(KIND, key, program)

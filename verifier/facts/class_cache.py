@@ -15,14 +15,10 @@ be trusted).
 from __future__ import annotations
 
 import hashlib
-import pickle
-import sys
 from collections.abc import Collection, Sequence
 from functools import cache
-from importlib import resources
 
-from verifier.core.cache import read_entry, write_entry
-from verifier.core.version import __version__
+from verifier.core.cache import code_digest, read_pickled, write_pickled
 
 KIND = "nodeclasses"
 _CODE = ("graph.py", "class_cache.py")
@@ -36,11 +32,7 @@ ClassRows = dict[str, list[tuple[str | int, ...]]]
 
 @cache
 def _code_digest() -> bytes:
-    digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:2]}\0{pickle.HIGHEST_PROTOCOL}".encode())
-    package = resources.files("verifier.facts")
-    for name in _CODE:
-        digest.update(name.encode() + b"\0" + package.joinpath(name).read_bytes() + b"\0")
-    return digest.digest()
+    return code_digest("verifier.facts", _CODE)
 
 
 def classes_key(shapes: Sequence[ShapeKey], relations: Collection[str]) -> str:
@@ -55,13 +47,7 @@ def classes_key(shapes: Sequence[ShapeKey], relations: Collection[str]) -> str:
 
 def cached_classes(key: str, shapes: Sequence[ShapeKey]) -> list[ClassRows] | None:
     """The rows stored under `key`, one dict per shape of `shapes`, or None."""
-    payload = read_entry(KIND, key)
-    if payload is None:
-        return None
-    try:
-        stored = pickle.loads(payload)
-    except Exception:  # an entry from another build of the code (any unpickling error): a miss
-        return None
+    stored = read_pickled(KIND, key)
     # The shapes are stored with their rows: an entry is used only for exactly the shapes it was made from.
     if not isinstance(stored, tuple) or len(stored) != 2 or stored[0] != list(shapes):
         return None
@@ -71,4 +57,4 @@ def cached_classes(key: str, shapes: Sequence[ShapeKey]) -> list[ClassRows] | No
 
 def remember_classes(key: str, shapes: Sequence[ShapeKey], rows: Sequence[ClassRows]) -> None:
     """Store the rows of `shapes` under `key` for the next run."""
-    write_entry(KIND, key, pickle.dumps((list(shapes), list(rows)), protocol=pickle.HIGHEST_PROTOCOL))
+    write_pickled(KIND, key, (list(shapes), list(rows)))
