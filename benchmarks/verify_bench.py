@@ -1,7 +1,7 @@
 """End-to-end `topolog verify` benchmark on generated DGX-H100 fleets written with templates.
 
     python benchmarks/verify_bench.py [--sizes 1024,8192,131072] [--example-runs 3]
-                                      [--timeout 600] [--keep DIR] [--profile DIR]
+                                      [--timeout 600] [--keep DIR] [--profile DIR] [--proofs]
 
 For each size (GPUs, a multiple of 256) it writes one short inventory YAML to a temp dir:
 one DGX H100 node template (as in inventories/dgx-h100-pod.yaml), scalable units (pods) of
@@ -16,7 +16,8 @@ timing each phase of `verifier.session.verify_run.verify` (through the phase lis
     engine     make_backend("duckdb") + load(program) + add_facts for the relations the rules
                read (the duckdb import itself, ~0.5 s, is counted with the other imports)
     eval       evaluate()
-    findings   verifier.checks.verify.collect_results (no proofs: the CLI's text format default)
+    findings   verifier.checks.verify.collect_results (no proofs: the CLI's text format default;
+               with --proofs, a derivation per finding, as --format json and sarif attach them)
 
 `process s` is the child's whole wall time as seen by the parent (interpreter start-up and
 imports included), which is what a `topolog verify` run on that file costs. Peak MiB is the
@@ -283,6 +284,7 @@ def expected_findings(text: str) -> list[Expected]:
 
 
 RULES: list[Path] = []
+PROOFS: list[bool] = []  # [True] under --proofs (set once in main, read by the child)
 """Rule paths from --rules, shared by the parent (passed on) and the child (loaded)."""
 
 
@@ -346,7 +348,7 @@ def _child(path: Path) -> None:
             if phase in self.names:
                 lap(self.names[phase])
 
-    report = verify([path], VerifyRun(rules=RULES or None), Stopwatch())
+    report = verify([path], VerifyRun(rules=RULES or None, with_proofs=bool(PROOFS)), Stopwatch())
     lap("findings")
     findings = report.findings
     inventory = load_inventory([path])  # for the counts only, after the clock stopped
@@ -464,6 +466,8 @@ def run_size(gpus: int, workdir: Path, timeout: float, profile: Path | None, cli
     path.write_text(text)
     before = os.getloadavg()[0]
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(path)]
+    if PROOFS:
+        cmd.append("--proofs")
     for rules in RULES:
         cmd += ["--rules", str(rules)]
     if profile is not None:
@@ -525,7 +529,7 @@ def run_examples(runs: int, timeout: float) -> list[ExampleResult]:
         peak = 0.0
         summary = ""
         for _ in range(runs):
-            p = spawn([topolog_cli(), "verify", rel], timeout)
+            p = spawn([topolog_cli(), "verify", rel, *(["--proofs"] if PROOFS else [])], timeout)
             walls.append(p.wall_s)
             rcs.append(p.rc)
             peak = max(peak, p.peak_mib)
@@ -626,6 +630,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="write the generated inventories here instead of a temp dir")
     ap.add_argument("--profile", type=Path, help="cProfile each child; .prof and .txt files go here")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--proofs", action="store_true", help="attach a proof to each finding, as json and sarif do")
     ap.add_argument(
         "--rules",
         type=Path,
@@ -636,6 +641,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     )
     args = ap.parse_args(list(argv) if argv is not None else None)
     RULES.extend(args.rules)
+    if args.proofs:
+        PROOFS.append(True)
     if args.child is not None:
         run_child(args.child, args.profile)
         return 0
