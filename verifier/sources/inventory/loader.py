@@ -14,7 +14,7 @@ from verifier.core.gc_pause import collector_paused
 from verifier.sources.inventory.catalog import builtin_models, parse_models
 from verifier.sources.inventory.model import CatalogModel, Inventory
 from verifier.sources.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
-from verifier.sources.inventory.templates import Expander, Sink, check_expansion
+from verifier.sources.inventory.templates import Expander, Sink, check_expansion, made_links
 from verifier.sources.inventory.validate import (
     Problems,
     check_inventory,
@@ -79,7 +79,8 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
     # top-level links, which may join objects from different files.
     if not check_expansion([specs for specs, _ in entries], templates, problems):
         problems.raise_if_any()
-    sink = Sink(inv.objects, inv.links, inv.software, inv.promises, stamped=inv.stamped)
+    # Whole stamped nodes' links wait until something reads them (Inventory.defer_links).
+    sink = Sink(inv.objects, inv.links, inv.software, inv.promises, stamped=inv.stamped, deferred={})
     expander = Expander(problems, templates, sink)
     for specs, _ in entries:
         expander.expand(specs, None, None, {})
@@ -93,6 +94,9 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
             if spec is not None:
                 expander.expand_link(spec, None, {})
     expander.finish()
+    deferred = sink.deferred
+    if deferred:
+        inv.defer_links(lambda so_far: made_links(so_far, deferred), deferred.keys())
     _unstamp_filled(inv, sink.explicit_parents)
     inv.serves = [(m, d) for m, d, _ in sink.serves if m not in sink.removed and d not in sink.removed]
     _serves_locs = {(m, d): loc for m, d, loc in sink.serves}

@@ -8,11 +8,13 @@ read-only.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from verifier.core.errors import SourceLocation
+from verifier.core.gc_pause import collector_paused
 
 EMPTY_STR: Mapping[str, str] = MappingProxyType({})
 EMPTY_INT: Mapping[str, int] = MappingProxyType({})
@@ -67,7 +69,7 @@ STATES: tuple[str, ...] = ("ok", "down", "degraded", "drained")
 PROMISES: tuple[str, ...] = ("nvlink_domain", "rail_optimized", "gpu_nic_affinity", "full_mesh")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Obj:
     """One object: a fleet, rack, node, device, memory or cache."""
 
@@ -84,8 +86,36 @@ class Obj:
     origin: str | None = field(default=None, compare=False)
     """The node whose template's plan stamped it (see Inventory.stamped), as for links; None otherwise."""
 
+    # Written out rather than generated: a fleet makes half a million objects, and the generated
+    # __init__ tests every default_factory field against its sentinel on every call.
+    def __init__(
+        self,
+        id: str,
+        kind: str,
+        parent: str | None,
+        loc: SourceLocation,
+        model: str | None = None,
+        labels: Mapping[str, str] = EMPTY_STR,
+        quantities: Mapping[str, int] = EMPTY_INT,
+        state: str | None = None,
+        template: str | None = None,
+        index: int | None = None,
+        origin: str | None = None,
+    ) -> None:
+        self.id = id
+        self.kind = kind
+        self.parent = parent
+        self.loc = loc
+        self.model = model
+        self.labels = labels
+        self.quantities = quantities
+        self.state = state
+        self.template = template
+        self.index = index
+        self.origin = origin
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False)
 class Link:
     """One declared link (a bond of several lanes or NVLinks is one link)."""
 
@@ -101,6 +131,33 @@ class Link:
     origin: str | None = field(default=None, compare=False)  # the node whose template stamped it (Inventory.stamped)
     plan: Mapping[str, int] = field(default_factory=lambda: EMPTY_INT, compare=False)
     """The template's generation/lanes, on a template link whose override changed them (empty otherwise)."""
+
+    # Written out, as Obj's: a fleet makes a million links.
+    def __init__(
+        self,
+        id: str,
+        a: str,
+        b: str,
+        kind: str,
+        mbps: int,
+        loc: SourceLocation,
+        attrs: Mapping[str, int] = EMPTY_INT,
+        labels: Mapping[str, str] = EMPTY_STR,
+        state: str | None = None,
+        origin: str | None = None,
+        plan: Mapping[str, int] = EMPTY_INT,
+    ) -> None:
+        self.id = id
+        self.a = a
+        self.b = b
+        self.kind = kind
+        self.mbps = mbps
+        self.loc = loc
+        self.attrs = attrs
+        self.labels = labels
+        self.state = state
+        self.origin = origin
+        self.plan = plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +177,11 @@ class CatalogModel:
 
 @dataclass
 class Inventory:
-    """Everything loaded from one or more inventory files, merged and validated."""
+    """Everything loaded from one or more inventory files, merged and validated.
+
+    `links` may be made on first read (see defer_links): read it as an attribute, as always;
+    only `vars(inventory)` would see that it is not there yet.
+    """
 
     objects: dict[str, Obj] = field(default_factory=dict)
     links: dict[str, Link] = field(default_factory=dict)
@@ -136,6 +197,28 @@ class Inventory:
     no override and no children or links of their own, whose template links stay inside the node
     (fabric links aside). Their links and objects carry `origin`. verifier/facts/graph.py works out such
     nodes once per template; anything else that touches them there sends them the slow way."""
+
+    def defer_links(self, make: Callable[[dict[str, Link]], dict[str, Link]], nodes: Set[str]) -> None:
+        """Make `links` only when it is first read, as `make(links)`: until then the stamped `nodes`
+        (see Inventory.stamped) hold their places in it with placeholders (`origin` the node).
+
+        A question that reads only objects (authorize, most of audit) then never pays for the
+        million links of a fleet's nodes.
+        """
+        own = self.__dict__
+        own["_links_so_far"] = own.pop("links")
+        own["_make_links"] = make
+        own["_deferred_nodes"] = nodes
+
+    def links_but(self, skip: Set[str]) -> Mapping[str, Link]:
+        """`links`, where a scan that passes over the links of the stamped nodes in `skip` may read
+        placeholders (with `origin` a node of `skip`) instead of links not made yet.
+        """
+        own = self.__dict__
+        if "links" not in own and own["_deferred_nodes"] <= skip:
+            so_far: dict[str, Link] = own["_links_so_far"]
+            return so_far
+        return self.links
 
     def location(self, id: str) -> SourceLocation:
         """Where `id` (an object, link, catalogue model or template) was written.
@@ -167,3 +250,29 @@ class Inventory:
     def children(self, id: str) -> list[str]:
         """Direct children of `id` (a scan: build your own index for repeated use)."""
         return [o.id for o in self.objects.values() if o.parent == id]
+
+
+class _LinksOnFirstRead:
+    """`Inventory.links` of an inventory whose links are deferred (Inventory.defer_links).
+
+    Every other inventory has `links` in its own __dict__ (the dataclass __init__ put it there),
+    which Python reads before this non-data descriptor of the class: the lookup costs nothing,
+    before or after the links are made.
+    """
+
+    def __get__(self, inv: Inventory | None, owner: type | None = None) -> Any:
+        if inv is None:
+            return self
+        own = inv.__dict__
+        make = own.pop("_make_links", None)
+        if make is None:
+            raise AttributeError("links")
+        so_far = own.pop("_links_so_far")
+        del own["_deferred_nodes"]
+        with collector_paused():  # a million links, as when they are loaded (core/gc_pause.py)
+            links = own["links"] = make(so_far)
+        return links
+
+
+# Set after the class is made, so that the dataclass keeps `links` a field (and mypy its type).
+setattr(Inventory, "links", _LinksOnFirstRead())  # noqa: B010

@@ -38,6 +38,7 @@ from verifier.sources.inventory.specs import (
 from verifier.sources.inventory.validate import Problems, did_you_mean, failure_cause, may_nest, model_problem
 
 _HOLE = "\x00"  # stands for the node id while a plan is built
+_SEP = "\n"  # between the names of a plan's instance while they are made (ids are printable)
 
 
 class _Dependent(Exception):
@@ -60,7 +61,15 @@ class Sink:
     failed: dict[str | None, SourceLocation] = field(default_factory=dict)
     """What entries whose definition failed would have made: an id (standing for itself and
     every id below it) or None (any id), with the place of the error that explains it."""
+    deferred: dict[str, _Deferred] | None = None
+    """Stamped nodes whose links are not made yet: node id -> (plan, the instance's names, the
+    lengths of its link ids). Each
+    holds its place in `links` with a placeholder (see Expander._stamp). None: every link is made at once."""
+    heads: set[str] = field(default_factory=set)
+    """While links are deferred: the heads (up to the first `/`) of every link id made or asked for."""
 
+
+_Deferred = tuple["_Plan", list[str], frozenset[int]]
 
 _ObjectRow = tuple[
     int, int, str, SourceLocation, str | None, Mapping[str, str], Mapping[str, int], str | None, str | None, int | None
@@ -97,6 +106,20 @@ class _Plan:
     """Each link's id split at the holes."""
     link_rows: list[_LinkRow] = field(default_factory=list)
     """`links` unpacked: (slot of a, slot of b, kind, mbps, loc, attrs, labels, state)."""
+    joined: str | None = None
+    """The names of slots 0 to len(names), with holes, in one string separated by _SEP: an
+    instance's are `joined.replace(_HOLE, node_id).split(_SEP)`, two calls instead of a
+    concatenation per name. None where a name holds _SEP or a relative name holds another hole."""
+    joined_ids: str | None = None
+    """The link ids the same way (None where one holds _SEP, or there are none)."""
+    deferrable: bool = False
+    """Whether an instance's links may be made later (Sink.deferred): every link id starts with
+    the node's id and a `/`, so only an id with the node's head can be one of them."""
+    shapes: dict[tuple[int, int], list[str]] = field(default_factory=dict)
+    """Link ids with holes by (holes, length without them), to tell whether an id is an instance's (makes)."""
+    hole_counts: tuple[int, ...] = ()
+    lengths: dict[int, frozenset[int]] = field(default_factory=dict)
+    """The lengths of an instance's link ids by the length of its node id (see id_lengths)."""
 
     def __post_init__(self) -> None:
         # Stamping reads these once per instance: unpacked here, once per plan.
@@ -108,6 +131,39 @@ class _Plan:
         self.link_rows = [
             (a, b, lk.kind, lk.mbps, lk.loc, lk.attrs, lk.labels, lk.state) for _parts, a, b, lk in self.links
         ]
+        items = [_HOLE, *(_HOLE + name for name in self.names)]
+        if not any(_SEP in item for item in items) and not any(_HOLE in name for name in self.names):
+            self.joined = _SEP.join(items)
+        ids = [_HOLE.join(parts) for parts in self.link_ids]
+        if ids and not any(_SEP in lid for lid in ids):
+            self.joined_ids = _SEP.join(ids)
+        for lid in ids:
+            holes = lid.count(_HOLE)
+            self.shapes.setdefault((holes, len(lid) - holes), []).append(lid)
+        self.hole_counts = tuple(sorted({holes for holes, _ in self.shapes}))
+        self.deferrable = (
+            self.joined is not None
+            and self.joined_ids is not None
+            and bool(ids)
+            and all(parts[0] == "" and parts[1].startswith("/") for parts in self.link_ids)
+        )
+
+    def id_lengths(self, n: int) -> frozenset[int]:
+        """The lengths of the link ids of an instance whose node id is `n` long: most ids that
+        are not an instance's are told apart by their length alone.
+        """
+        known = self.lengths.get(n)
+        if known is None:
+            known = self.lengths[n] = frozenset(size + holes * n for holes, size in self.shapes)
+        return known
+
+    def makes(self, lid: str, node_id: str) -> bool:
+        """Whether `lid` is the id of one of this plan's links stamped for `node_id`."""
+        for holes in self.hole_counts:
+            for pid in self.shapes.get((holes, len(lid) - holes * len(node_id)), ()):
+                if pid.replace(_HOLE, node_id) == lid:
+                    return True
+        return False
 
     @classmethod
     def of(cls, sink: Sink) -> _Plan:
@@ -363,8 +419,9 @@ class Expander:
             self.active.append(tmpl.name)
             plan = self._plan(tmpl) if kind == "node" and scope is None and not self.planning else None
             if plan is not None:
-                self._stamp(plan, oid)
-                if override is None and not spec.children and not spec.links and plan.self_contained:
+                whole = override is None and not spec.children and not spec.links and plan.self_contained
+                self._stamp(plan, oid, whole)
+                if whole:
                     self.sink.stamped[oid] = tmpl.name
             else:
                 self.expand(body.children, oid, inner_scope, ns2)
@@ -427,18 +484,26 @@ class Expander:
         self.plans[tmpl.name] = plan
         return plan
 
-    def _stamp(self, plan: _Plan, node_id: str) -> None:
+    def _stamp(self, plan: _Plan, node_id: str, whole: bool = False) -> None:
         """Copy a plan's objects and links under `node_id`: ids are plan ids with the hole filled.
 
-        The hot loop of a large fleet: each name of the instance is made once (one concatenation)
-        and shared by the object it names, its children's parent, the links that end on it and
-        the ids of those links; one constructor per object and link; duplicate ids are detected
-        in bulk (set operations) rather than per object.
+        The hot loop of a large fleet: each name of the instance is made once (one replace and one
+        split for them all, see _Plan.joined) and shared by the object it names, its children's
+        parent, the links that end on it and the ids of those links; one constructor per object
+        and link; duplicate ids are detected in bulk (set operations) rather than per object.
+
+        The links of a node that is `whole` (its template's plan alone, Inventory.stamped) are only
+        made when something reads them (Sink.deferred), where nothing can have taken their ids.
         """
         sink = self.sink
         objects = sink.objects
-        names = [node_id]
-        names += [node_id + suffix for suffix in plan.names]
+        joined = plan.joined
+        if joined is not None and _SEP not in node_id:
+            names = joined.replace(_HOLE, node_id).split(_SEP)
+            names[0] = node_id  # the node's own id object, which its children's parents share
+        else:
+            names = [node_id]
+            names += [node_id + suffix for suffix in plan.names]
         names += plan.absolute
         fresh = {
             names[i]: Obj(names[i], kind, names[p], loc, model, labels, quantities, state, template, index, node_id)
@@ -450,14 +515,36 @@ class Expander:
         else:
             objects.update(fresh)
         links = sink.links
-        ids = [node_id.join(parts) for parts in plan.link_ids]
+        if (
+            whole
+            and sink.deferred is not None
+            and sink.journal is None
+            and plan.deferrable
+            and _SEP not in node_id
+            and "/" not in node_id
+            and node_id not in sink.heads
+        ):
+            # Every id of these links is the node's id, a "/" and more: no link made so far has
+            # that head (Sink.heads), and one made later that would is caught by _note.
+            key = _HOLE + node_id
+            links[key] = Link(key, "", "", "", 0, _DEFERRED, origin=node_id)
+            sink.deferred[node_id] = (plan, names, plan.id_lengths(len(node_id)))
+            self._stamp_rest(plan, node_id, names)
+            return
+        if plan.joined_ids is not None and _SEP not in node_id:
+            ids = plan.joined_ids.replace(_HOLE, node_id).split(_SEP)
+        else:
+            ids = [node_id.join(parts) for parts in plan.link_ids]
+        if sink.deferred is not None:
+            for lid in ids:
+                self._note(lid)
         made: Iterable[str] = ids
         if links.keys().isdisjoint(ids):
             links.update(
                 zip(
                     ids,
                     [
-                        Link(lid, names[a], names[b], kind, mbps, loc, attrs, labels, state, node_id, EMPTY_INT)
+                        Link(lid, names[a], names[b], kind, mbps, loc, attrs, labels, state, node_id)
                         for lid, (a, b, kind, mbps, loc, attrs, labels, state) in zip(ids, plan.link_rows, strict=True)
                     ],
                     strict=True,
@@ -467,7 +554,7 @@ class Expander:
             new_links: dict[str, Link] = {}
             for new_id, (a, b, kind, mbps, loc, attrs, labels, state) in zip(ids, plan.link_rows, strict=True):
                 if new_id in links:
-                    new_id = _free_id(links, new_id)
+                    new_id = self._free_id(new_id)
                 new_links[new_id] = Link(
                     new_id, names[a], names[b], kind, mbps, loc, attrs, labels, state, node_id, EMPTY_INT
                 )
@@ -476,6 +563,11 @@ class Expander:
         if sink.journal is not None:
             sink.journal.extend(fresh)
             sink.journal.extend(dict.fromkeys(made))  # each id once, as the links dict holds them
+        self._stamp_rest(plan, node_id, names)
+
+    def _stamp_rest(self, plan: _Plan, node_id: str, names: list[str]) -> None:
+        """What a stamp makes besides objects and links: software, promises, failures, serves."""
+        sink = self.sink
         src = plan.sink
         if plan.keyed:
             key_of = {k: names[i] for i, k in plan.keyed}
@@ -496,6 +588,45 @@ class Expander:
                     loc,
                 )
             )
+
+    # --- deferred links ------------------------------------------------------------------
+    def _note(self, lid: str) -> dict[str, _Deferred] | None:
+        """Before a link `lid` is made or its id tried: keep its head (a node with that head may not
+        defer its links, see _stamp), and should a deferred link have that very id, make every
+        deferred link now, so that `lid in links` sees it. Returns what is still deferred.
+        """
+        sink = self.sink
+        deferred = sink.deferred
+        if deferred is None:
+            return None
+        cut = lid.find("/")
+        head = lid if cut < 0 else lid[:cut]
+        sink.heads.add(head)
+        found = deferred.get(head)
+        if found is not None and len(lid) in found[2] and found[0].makes(lid, head):
+            self.make_deferred()
+            return None
+        return deferred
+
+    def _taken(self, lid: str) -> bool:
+        """Whether a link with id `lid` exists, made or deferred."""
+        self._note(lid)
+        return lid in self.sink.links
+
+    def _free_id(self, base: str) -> str:
+        k = 2
+        while self._taken(f"{base}#{k}"):
+            k += 1
+        return f"{base}#{k}"
+
+    def make_deferred(self) -> None:
+        """Make every deferred link, each in its place; links are made at once from then on."""
+        sink = self.sink
+        if sink.deferred:
+            made = made_links(sink.links, sink.deferred)
+            sink.links.clear()  # the same dict: the inventory and the loops making links hold it
+            sink.links.update(made)
+        sink.deferred = None
 
     # --- links -------------------------------------------------------------------------
     def _links(self, specs: list[LinkSpec], scope: str | None, ns: dict[str, int | str]) -> None:
@@ -528,6 +659,28 @@ class Expander:
             spec.labels.const,
             spec.state,
         )
+        loop = [values for _, values in spec.foreach]
+        form_a = _positional(spec.a, names, loop, ns, scope)
+        form_b = _positional(spec.b, names, loop, ns, scope) if form_a is not None else None
+        if form_a is not None and form_b is not None:
+            # Every combination renders and resolves (checked above, once): each end is one
+            # str.format of the combination, with the outer variables and the scope written in.
+            fa, fb = form_a.format, form_b.format
+            deferred = self.sink.deferred
+            for combo in combos:
+                a, b = fa(*combo), fb(*combo)
+                if removed and (a in removed or b in removed):
+                    continue
+                lid = f"{a}<->{b}"
+                if deferred is not None:
+                    deferred = self._note(lid)
+                link = Link(lid, a, b, kind, mbps, loc, attrs, labels, state)
+                if links.setdefault(lid, link) is not link:  # one lookup where a cable is new
+                    lid = self._free_id(lid)
+                    links[lid] = Link(lid, a, b, kind, mbps, loc, attrs, labels, state)
+                if journal is not None:
+                    journal.append(lid)
+            return
         for combo in combos:
             ns2.update(zip(names, combo, strict=True))
             try:
@@ -546,8 +699,8 @@ class Expander:
             if removed and (a in removed or b in removed):
                 continue
             lid = f"{a}<->{b}"
-            if lid in links:
-                lid = _free_id(links, lid)
+            if self._taken(lid):
+                lid = self._free_id(lid)
             links[lid] = Link(lid, a, b, kind, mbps, loc, attrs, labels, state, None, EMPTY_INT)
             if journal is not None:
                 journal.append(lid)
@@ -569,15 +722,15 @@ class Expander:
             if raw is None:
                 return
             lid = resolve(raw, scope)
-            if lid in links:
+            if self._taken(lid):
                 self.problems.add(
                     spec.loc, f"duplicate link id {lid!r} (first written at {links[lid].loc})", same="duplicate-link"
                 )
                 return
         else:
             lid = f"{a}<->{b}"
-            if lid in links:
-                lid = _free_id(links, lid)
+            if self._taken(lid):
+                lid = self._free_id(lid)
         links[lid] = Link(lid, a, b, spec.kind, spec.mbps, spec.loc, spec.attrs, labels, spec.state, None, EMPTY_INT)
         if self.sink.journal is not None:
             self.sink.journal.append(lid)
@@ -765,6 +918,63 @@ def _change(obj: Obj, dov: DeviceOverride, loc: SourceLocation, problems: Proble
             obj.labels = MappingProxyType({**obj.labels, **typed})
 
 
+def _positional(
+    pattern: Pattern,
+    names: list[str],
+    loop: list[tuple[int | str, ...]],
+    ns: Mapping[str, int | str],
+    scope: str | None,
+) -> str | None:
+    """`pattern`, resolved in `scope`, as a `str.format` template of one `foreach` combination
+    (field j is the combination's j-th value): what `resolve(pattern.render(ns2), scope)` gives
+    for every combination, where ns2 is `ns` updated with it.
+
+    None where that is not certain before the loop: a variable that is missing or text under a
+    number format (render reports those), a name given twice, or a rendered name whose first
+    character (is it `/`?) depends on the combination.
+    """
+    if len(set(names)) != len(names):
+        return None
+    pieces: list[tuple[bool, str]] = []  # (a field of the combination, text or field)
+    for part in pattern.parts:
+        if isinstance(part, str):
+            pieces.append((False, part))
+            continue
+        name, spec = part
+        if name in names:
+            j = names.index(name)
+            if spec and any(isinstance(v, str) for v in loop[j]):
+                return None
+            pieces.append((True, f"{{{j}:{spec}}}" if spec else f"{{{j}}}"))
+            continue
+        if name not in ns:
+            return None
+        value = ns[name]
+        if spec and isinstance(value, str):
+            return None
+        pieces.append((False, format(value, spec)))
+    lead = ""
+    for field_, text in pieces:
+        if field_:
+            break
+        lead += text
+    if not lead and any(field_ for field_, _ in pieces):
+        return None
+    prefix = ""
+    if lead.startswith("/"):
+        first = next(i for i, (field_, text) in enumerate(pieces) if text)  # the literal holding the "/"
+        pieces[first] = (False, pieces[first][1][1:])
+    elif scope:
+        prefix = f"{scope}/"
+    out = [_brace(prefix)]
+    out += [text if field_ else _brace(text) for field_, text in pieces]
+    return "".join(out)
+
+
+def _brace(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def resolve(name: str, scope: str | None) -> str:
     """A name written inside a node is relative to it; a leading `/` makes it absolute."""
     if name.startswith("/"):
@@ -772,11 +982,31 @@ def resolve(name: str, scope: str | None) -> str:
     return f"{scope}/{name}" if scope else name
 
 
-def _free_id(links: Mapping[str, Link], base: str) -> str:
-    k = 2
-    while f"{base}#{k}" in links:
-        k += 1
-    return f"{base}#{k}"
+_DEFERRED = SourceLocation("<deferred>")
+"""The location of the placeholders that hold deferred links' places (Sink.deferred)."""
+
+
+def made_links(links: Mapping[str, Link], deferred: Mapping[str, _Deferred]) -> dict[str, Link]:
+    """`links` with each placeholder replaced by its node's links, as _stamp would have made them."""
+    out: dict[str, Link] = {}
+    for lid, lk in links.items():
+        if lk.loc is not _DEFERRED:
+            out[lid] = lk
+            continue
+        node = lk.origin or ""
+        plan, names, _ = deferred[node]
+        ids = (plan.joined_ids or "").replace(_HOLE, node).split(_SEP)
+        out.update(
+            zip(
+                ids,
+                [
+                    Link(i, names[a], names[b], kind, mbps, loc, attrs, labels, state, node)
+                    for i, (a, b, kind, mbps, loc, attrs, labels, state) in zip(ids, plan.link_rows, strict=True)
+                ],
+                strict=True,
+            )
+        )
+    return out
 
 
 def _mentions_hole(sink: Sink) -> bool:
