@@ -11,16 +11,14 @@ encoded as they load, rule constants when compiled, and results decoded when rea
 
 from __future__ import annotations
 
-import operator
-import os
-import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import compress, repeat
-from typing import Any, cast
+from operator import itemgetter
+from typing import Any, NoReturn
 
 import duckdb
 import numpy
+from numpy.typing import NDArray
 
 from verifier.core.errors import EngineError, SourceLocation, TopologError
 from verifier.core.limits import current_limits, exceeded
@@ -39,14 +37,14 @@ from verifier.engine.strata import (
     what_to_derive,
 )
 
-CSV_MIN_ROWS = 50_000
-"""Columns at least this long load through a temp file and the CSV reader (see `_load_column_csv`)."""
 AGGREGATE_PREMISES = 50
 """An aggregate's proof lists at most this many body instances of its group."""
 WILDCARD_VALUE = "_"
 """Stands for an unconstrained argument of an absent (negated) fact in a proof."""
+LOAD_CHUNK = 16_384
+"""Rows checked and encoded per pass (see `DuckDBBackend._encoded`)."""
 
-_SEPARATOR = "\x00"
+_Int64s = NDArray[numpy.int64]
 
 
 class DuckDBBackend:
@@ -67,10 +65,10 @@ class DuckDBBackend:
         """Input relations that already hold facts."""
         self._filled: set[str] = set()
         """Relations that may hold tuples during evaluate(): new tuples must be checked against them."""
-        self._symbol_text: list[str] = []
-        """Every symbol the engine holds, at the index that is its id (the `_symbols` table, mirrored)."""
-        self._symbol_ids: dict[str, int] = {}
+        self._symbol_ids = _SymbolIds()
         """The id of every symbol the engine holds (the `_symbols` table, mirrored for lookups)."""
+        self._symbol_text = self._symbol_ids.text
+        """Every symbol the engine holds, at the index that is its id (the `_symbols` table, mirrored)."""
         self._changed: set[str] | None = None
         """Input relations given facts since the last evaluate(); None: everything must be derived."""
         self.stats = EngineStats()
@@ -100,8 +98,8 @@ class DuckDBBackend:
         for macro in sc.MACROS:
             self._con.execute(macro)
         self._con.execute(sc.SYMBOLS_SQL)
-        self._symbol_text = []
-        self._symbol_ids = {}
+        self._symbol_ids = _SymbolIds()
+        self._symbol_text = self._symbol_ids.text
         self._program = program
         self._schema = sc.Schema(program.declarations, on_first_use=self._create_table)
         self._strata = strata_of(program)
@@ -136,110 +134,90 @@ class DuckDBBackend:
             return
         if self._changed is not None:
             self._changed.add(relation)
-        columns = fact_columns(decl, rows)
         table = self._schema.table(relation)
         if not decl.arity:
+            fact_columns(decl, rows)  # every row must be empty
             self._con.execute(f"INSERT INTO {table} SELECT TRUE, 0 WHERE NOT EXISTS (SELECT 1 FROM {table})")
             self._loaded.add(relation)
             self.stats.load_seconds += time.perf_counter() - started
             return
-        parts = [f"_load_c{i}" for i in range(decl.arity)]
+        arrays, distinct = self._encoded(decl, rows)
+        names = [f"c{i}" for i in range(decl.arity)]
+        # Scanned in place by DuckDB, all columns as one relation: no temp table per column to copy
+        # and join back by position.
+        self._con.register("_load", dict(zip(names, arrays, strict=True)))
         try:
-            for i, (col, values) in enumerate(zip(decl.columns, columns, strict=True)):
-                # Symbols become their ids here, in Python: a dict lookup per value is cheaper than
-                # loading the strings and joining them with the dictionary inside DuckDB.
-                # fact_columns checked every value's type: a symbol column holds str, a number column int.
-                ids = self._ids_of(cast(Sequence[str], values)) if col.type == "symbol" else cast(Sequence[int], values)
-                self._load_numbers(parts[i], f"c{i}", ids)
-            # Insertion order is kept, so the columns' rows pair up by position.
-            source = f"SELECT DISTINCT * FROM {' POSITIONAL JOIN '.join(parts)}"
-            if relation in self._loaded:
+            if relation in self._loaded and not distinct.fresh:
                 # Set semantics across calls too; skipped on the first call, where it costs a hash of the table.
-                source += f" EXCEPT SELECT * EXCLUDE ({sc.STAGE}) FROM {table}"
+                source = f"SELECT DISTINCT * FROM _load EXCEPT SELECT * EXCLUDE ({sc.STAGE}) FROM {table}"
+            elif distinct.fresh or (relation not in self._loaded and distinct.unique()):
+                source = "SELECT * FROM _load"
+            else:
+                source = "SELECT DISTINCT * FROM _load"
             self._con.execute(f"INSERT INTO {table} SELECT *, 0 FROM ({source})")
         finally:
-            for part in parts:
-                self._con.execute(f"DROP TABLE IF EXISTS {part}")
+            self._con.unregister("_load")
         self._loaded.add(relation)
         self.stats.load_seconds += time.perf_counter() - started
 
-    def _load_numbers(self, table: str, name: str, values: Sequence[int]) -> None:
-        """A one-column BIGINT temp table `table` holding `values` in order (each checked to fit 64 bits)."""
-        # A NumPy array is scanned in place: no text to format and parse.
-        self._con.register("_load_array", {name: numpy.array(values, dtype=numpy.int64)})
-        try:
-            self._con.execute(f"CREATE TEMP TABLE {table} AS SELECT {name} FROM _load_array")
-        finally:
-            self._con.unregister("_load_array")
-
-    def _load_texts(self, table: str, name: str, values: Sequence[str]) -> None:
-        """A one-column VARCHAR temp table `table` holding `values` in order."""
-        if len(values) >= CSV_MIN_ROWS and self._load_column_csv(table, name, values):
-            return
-        joined = _SEPARATOR.join(values)
-        # A separator-joined string splits inside DuckDB about twice as fast as a list converts (a
-        # symbol holding the separator itself goes as a list).
-        if joined.count(_SEPARATOR) == len(values) - 1:
-            self._con.execute(
-                f"CREATE TEMP TABLE {table} AS SELECT unnest(string_split($1, chr(0))) AS {name}", [joined]
-            )
-        else:
-            self._con.execute(f"CREATE TEMP TABLE {table} AS SELECT unnest($1::VARCHAR[]) AS {name}", [list(values)])
-
-    def _load_column_csv(self, table: str, name: str, values: Sequence[str]) -> bool:
-        """Load a text column through DuckDB's parallel CSV reader (a temp file, one value a line).
-
-        About twice as fast as string_split on big columns. False, with nothing created, where a value
-        could not round-trip: a line break, the delimiter, NUL or a leading byte-order mark in a symbol,
-        text that is not UTF-8, a line longer than the reader takes, or a count that differs.
+    def _encoded(self, decl: Declaration, rows: Sequence[Row]) -> tuple[list[_Int64s], _Distinct]:
+        """Every column of the rows as an int64 array, symbols replaced by their ids (new ones added to
+        the dictionary), after checking what `fact_columns` checks (its FactError on any problem, with
+        nothing added).
         """
-        text = "\n".join(values)
-        if text.count("\n") != len(values) - 1 or any(c in text for c in "\r\x00\x01") or text.startswith("\ufeff"):
-            return False
-        path = ""
-        try:
-            data = text.encode()
-            fd, path = tempfile.mkstemp(prefix="topolog-", suffix=".txt")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            del data, text
-            self._con.execute(
-                f"CREATE TEMP TABLE {table} AS SELECT * FROM read_csv($1, header = false, auto_detect = false, "
-                f"delim = chr(1), quote = '', escape = '', columns = {{'{name}': 'VARCHAR'}}, "
-                f"force_not_null = ['{name}'])",
-                [path],
-            )
-            found = self._con.execute(f"SELECT count(*) FROM {table}").fetchone()
-            if found is not None and found[0] == len(values):
-                return True
-            self._con.execute(f"DROP TABLE {table}")
-            return False
-        except (UnicodeEncodeError, OSError, duckdb.Error):
-            self._con.execute(f"DROP TABLE IF EXISTS {table}")
-            return False
-        finally:
-            if path:
-                os.unlink(path)
-
-    def _ids_of(self, values: Sequence[str]) -> Sequence[int]:
-        """The dictionary id of every string of a column, giving the new ones ids (in order of first appearance)."""
         known = self._symbol_ids
-        found = list(map(known.get, values))
-        if None not in found:  # most columns name what earlier relations introduced
-            return found  # type: ignore[return-value]
-        fresh = list(dict.fromkeys(compress(values, map(operator.is_, found, repeat(None)))))
+        lookup = known.__getitem__
         start = len(self._symbol_text)
-        numbers = range(start, start + len(fresh))
+        arity = decl.arity
+        symbolic = [c.type == "symbol" for c in decl.columns]
+        wanted = [{str} if s else {int} for s in symbolic]
+        getters = [itemgetter(i) for i in range(arity)]
+        arrays = [numpy.empty(len(rows), dtype=numpy.int64) for _ in range(arity)]
+        new = [0] * arity
         try:
-            self._load_numbers("_load_id", "id", numbers)
-            self._load_texts("_load_s", "s", fresh)
-            self._con.execute(f"INSERT INTO {sc.SYMBOLS} SELECT * FROM _load_id POSITIONAL JOIN _load_s")
+            # Column by column (ids in order of first appearance, as if each column were interned whole),
+            # in chunks, so that each pass over a chunk finds its tuples and strings still in the CPU cache
+            # from the one before: at fleet scale a pass over all rows is a cache miss per value.
+            for i in range(arity):
+                for at in range(0, len(rows), LOAD_CHUNK):
+                    chunk = rows[at : at + LOAD_CHUNK]
+                    # The first column's passes see every row before any other column is read.
+                    if not i and set(map(len, chunk)) != {arity}:
+                        _refuse(decl, rows)
+                    values = list(map(getters[i], chunk))
+                    # Comparing exact types rejects bool (an int) and str subclasses, as fact_columns does.
+                    if set(map(type, values)) != wanted[i]:
+                        _refuse(decl, rows)
+                    end = at + len(values)
+                    if symbolic[i]:
+                        before = len(known)
+                        # One dict lookup per value: a miss gives the symbol the next id from __missing__.
+                        arrays[i][at:end] = numpy.fromiter(map(lookup, values), dtype=numpy.int64, count=len(values))
+                        new[i] += len(known) - before
+                    else:
+                        try:
+                            arrays[i][at:end] = values
+                        except OverflowError:
+                            _refuse(decl, rows)
+            if len(self._symbol_text) > start:
+                self._store_symbols(start)
+        except BaseException:
+            # The dictionary table and its mirrors must agree: forget the symbols of a refused load.
+            for symbol in self._symbol_text[start:]:
+                del known[symbol]
+            del self._symbol_text[start:]
+            raise
+        fresh = any(n == len(rows) for n in new)
+        return arrays, _Distinct(fresh, [a for a, s in zip(arrays, symbolic, strict=True) if s], len(self._symbol_text))
+
+    def _store_symbols(self, start: int) -> None:
+        """Add to the `_symbols` table the symbols from id `start` on."""
+        added = numpy.array(self._symbol_text[start:], dtype=object)
+        self._con.register("_load_s", {"id": numpy.arange(start, start + len(added), dtype=numpy.int64), "s": added})
+        try:
+            self._con.execute(f"INSERT INTO {sc.SYMBOLS} SELECT id, s FROM _load_s")
         finally:
-            self._con.execute("DROP TABLE IF EXISTS _load_id")
-            self._con.execute("DROP TABLE IF EXISTS _load_s")
-        known.update(zip(fresh, numbers, strict=True))
-        self._symbol_text.extend(fresh)
-        return list(map(known.__getitem__, values))
+            self._con.unregister("_load_s")
 
     def _intern(self, symbol: str) -> int:
         """The id of a symbol, adding it to the dictionary when new."""
@@ -314,9 +292,11 @@ class DuckDBBackend:
     def _insert(self, relation: str, source: str, params: sc.Params) -> int:
         """Add the rows of the SELECT `source` to `relation` at the current stage, counting them; how many."""
         self._computing = relation
-        inserted = self._con.execute(
-            f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} FROM ({source})", params.bind()
-        ).fetchone()
+        inserted = _first(
+            self._con.execute(
+                f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} FROM ({source})", params.bind()
+            )
+        )
         count = int(inserted[0]) if inserted is not None else 0
         if count > 0:
             self._filled.add(relation)
@@ -452,7 +432,7 @@ class DuckDBBackend:
             f"CREATE TABLE {target} AS SELECT * FROM ({self._new_rows(relation, selects)}) AS _n({names})",
             params.bind(),
         )
-        row = self._con.execute(f"SELECT count(*) FROM {target}").fetchone()
+        row = _first(self._con.execute(f"SELECT count(*) FROM {target}"))
         found = int(row[0]) if row else 0
         self._spend(relation, found)
         return found > 0
@@ -544,7 +524,7 @@ class DuckDBBackend:
             body = sc.compile_body(query.body, self._schema, params)
             # LIMIT 1 lets DuckDB stop at the first match: `object(_, "gpu"), object(_, "nic")`
             # would otherwise enumerate every GPU x NIC pair (17 billion rows at 131,072 GPUs).
-            found = self._con.execute(f"SELECT 1{body.from_where()} LIMIT 1", params.bind()).fetchone()
+            found = _first(self._con.execute(f"SELECT 1{body.from_where()} LIMIT 1", params.bind()))
         except (KeyError, sc.UnboundVariable) as err:
             raise EngineError(f"query {query.text!r} binds no value for variable {err}") from err
         except duckdb.Error as err:
@@ -553,7 +533,7 @@ class DuckDBBackend:
 
     def count(self, relation: str) -> int:
         self._declaration(relation)
-        row = self._con.execute(f"SELECT count(*) FROM {self._schema.table(relation)}").fetchone()
+        row = _first(self._con.execute(f"SELECT count(*) FROM {self._schema.table(relation)}"))
         return int(row[0]) if row else 0
 
     def close(self) -> None:
@@ -588,10 +568,12 @@ class DuckDBBackend:
         conditions = [f"{c} = {params.literal(v)}" for c, v in zip(columns, stored, strict=True) if v is not None] or [
             "TRUE"
         ]
-        found = self._con.execute(
-            f"SELECT {sc.STAGE} FROM {self._schema.table(relation)} WHERE {' AND '.join(conditions)}",
-            params.bind(),
-        ).fetchone()
+        found = _first(
+            self._con.execute(
+                f"SELECT {sc.STAGE} FROM {self._schema.table(relation)} WHERE {' AND '.join(conditions)}",
+                params.bind(),
+            )
+        )
         return None if found is None else int(found[0])
 
     def _instance(self, rule: Rule, row: Row, stage: int) -> Instance | None:
@@ -675,8 +657,63 @@ class DuckDBBackend:
         params = self._params()
         body = sc.compile_body(rule.body, self._schema, params)
         select = sc.aggregate_query(rule, body, params, tuple(v for v in stored if v is not None))
-        value = self._con.execute(select, params.bind()).fetchone()
+        value = _first(self._con.execute(select, params.bind()))
         return value is not None and value[agg[0]] == stored[agg[0]]
+
+
+class _SymbolIds(dict[str, int]):
+    """Symbol -> id, and `text`, each id's symbol; looking up a missing symbol (`d[s]`) gives it the next id.
+
+    So a column is interned in one pass of C-level lookups, only the new symbols calling back into Python.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+
+    def __missing__(self, symbol: str) -> int:
+        found = self[symbol] = len(self.text)
+        self.text.append(symbol)
+        return found
+
+
+class _Distinct:
+    """What a loaded batch's symbol ids tell about whether its rows are distinct."""
+
+    def __init__(self, fresh: bool, symbol_columns: list[_Int64s], symbols: int) -> None:
+        self.fresh = fresh
+        """Some column holds only symbols never seen before, each once: the rows are distinct and none is stored."""
+        self._columns = symbol_columns
+        self._symbols = symbols
+
+    def unique(self) -> bool:
+        """Whether some symbol column holds no id twice (then the rows are distinct)."""
+        if self.fresh:
+            return True
+        for ids in self._columns:
+            # Ids are dense, so marking them in an array is a linear check, far cheaper than DuckDB
+            # hashing every row for a DISTINCT.
+            seen = numpy.zeros(self._symbols, dtype=numpy.bool_)
+            seen[ids] = True
+            if int(numpy.count_nonzero(seen)) == len(ids):
+                return True
+        return False
+
+
+def _refuse(decl: Declaration, rows: Sequence[Row]) -> NoReturn:
+    """Raise the FactError `fact_columns` gives for rows that failed a check."""
+    fact_columns(decl, rows)
+    raise AssertionError(f"fact_columns accepted facts of {decl.name} that failed a check")
+
+
+def _first(result: duckdb.DuckDBPyConnection) -> Any:
+    """The first row of a statement's result, or None; the result is read to its end.
+
+    A result left half-read (as `fetchone` leaves it) makes DuckDB refuse the next `register` on the
+    connection, which loading facts after a query (a re-evaluation's new facts) needs.
+    """
+    rows = result.fetchall()
+    return rows[0] if rows else None
 
 
 def _closure_shaped(stratum: Stratum, live: Sequence[Rule]) -> bool:
