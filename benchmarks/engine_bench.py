@@ -31,8 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +44,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.verify_bench import timed_child  # noqa: E402
 from verifier.engine.ast import Program, Row  # noqa: E402
 from verifier.engine.backend import Backend  # noqa: E402
 from verifier.engine.parser import parse_program  # noqa: E402
@@ -339,25 +338,10 @@ def spawn_case(gpus: int, engine: str, workload: str, timeout: float) -> Result:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", f"{gpus},{engine},{workload}"]
     # Files, not pipes: a chatty engine can never block on a full pipe buffer.
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=REPO)
-        start = time.monotonic()
-        killed = False
-        killed_at = 0.0
+        started = time.time()
+        returncode, wall, usage, killed = timed_child(cmd, timeout, out, err)
+        killed_at = started + wall
         phase_started = 0.0
-        while True:
-            # wait4 reports the rusage of this one child, so ru_maxrss is this case's own
-            # peak (RUSAGE_CHILDREN would be the maximum over every case so far).
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() - start > timeout:
-                killed_at = time.time()
-                os.kill(proc.pid, signal.SIGKILL)
-                pid, status, usage = os.wait4(proc.pid, 0)
-                killed = True
-                break
-            time.sleep(0.02)
-        proc.returncode = os.waitstatus_to_exitcode(status)  # we reaped it ourselves
         res.peak_mib = usage.ru_maxrss / 1024  # KiB on Linux
         out.seek(0)
         err.seek(0)
@@ -380,9 +364,9 @@ def spawn_case(gpus: int, engine: str, workload: str, timeout: float) -> Result:
         # Interpreter start-up and fact generation also ran inside the timeout, so report
         # how long the phase that was cut short actually ran, not the whole budget.
         res.capped_after = killed_at - phase_started if phase_started else timeout
-    elif proc.returncode != 0 or res.eval_s is None:
+    elif returncode != 0 or res.eval_s is None:
         res.status = "error"
-        res.failures.append(f"exit {proc.returncode}: " + " | ".join(stderr_tail))
+        res.failures.append(f"exit {returncode}: " + " | ".join(stderr_tail))
     else:
         expected = WORKLOADS[workload].expected(Layout(gpus))
         for key, want in expected.items():
