@@ -183,7 +183,7 @@ def link_lines(inv: Inventory) -> Callable[[str], object | None]:
 
     def wiring(subject: str) -> object | None:
         nonlocal index
-        if subject in inv.links:
+        if inv.has_link(subject):  # asked without making a fleet's deferred links (Inventory.defer_links)
             return None  # a link is placed by its own line, which locate already compares
         if index is None:
             index = build()
@@ -205,7 +205,7 @@ def locator(inv: Inventory, elsewhere: Mapping[str, SourceLocation] | None = Non
     extra = elsewhere or {}
 
     def written(subject: str) -> SourceLocation | None:
-        if subject in inv.objects or subject in inv.links or subject in inv.models or subject in inv.templates:
+        if subject in inv.objects or inv.has_link(subject) or subject in inv.models or subject in inv.templates:
             return inv.location(subject)
         return extra.get(subject)
 

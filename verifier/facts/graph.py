@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from verifier.core.lazy import lazy_module
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
 from verifier.facts.inventory import ROCE, Row, link_kind
-from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Obj
+from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Obj, Unmade, links_of
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -343,24 +343,70 @@ class _LinkView:
     (the first node stamped from it, see _representatives) or when they are fabric cables or
     die-to-die links: at fleet scale that leaves out a million links once rather than once
     per summary. `covered` are the stamped nodes whose plan links are all in `links`; a
-    summary that needs another node's reads every link instead.
+    summary that needs another node's goes through the inventory again (`reading`).
+
+    Links not made yet (Inventory.unmade_links) are made here only where they are read, and
+    only for this view: the inventory's million are never made for graph work.
     """
 
     links: list[Link]
     covered: frozenset[str]
-    everything: Iterable[Link]
+    inv: Inventory
+    unmade: Mapping[str, Unmade]
+    so_far: Iterable[Link]
+    """The inventory's links as `links_but` gives them: placeholders stand for the `unmade` nodes' links."""
 
     @classmethod
     def of(cls, inv: Inventory) -> _LinkView:
         stamped = inv.stamped
         covered = frozenset(_representatives(stamped, set()).values())
         unread = {n for n in stamped if n not in covered}
-        links = [lk for lk in inv.links.values() if lk.origin not in unread or lk.kind in _ALWAYS_READ]
-        return cls(links, covered, inv.links.values())
+        unmade = inv.unmade_links()
+        so_far = inv.links_but(unmade.keys()).values()
+        # Of the nodes whose links are not made, those read for fabric or d2d links alone (most
+        # plans have none: their placeholders are dropped with the links of the other copies).
+        always: dict[int, list[int]] = {}  # plan -> positions of its links of the kinds read on every node
+        partly: set[str] = set()
+        for node, (plan, _names, _) in unmade.items():
+            only = always.get(id(plan))
+            if only is None:
+                only = always[id(plan)] = [j for j, row in enumerate(plan.link_rows) if row[2] in _ALWAYS_READ]
+            if only and node in unread:
+                partly.add(node)
+        links = [lk for lk in so_far if lk.origin not in unread or lk.kind in _ALWAYS_READ or lk.origin in partly]
+        spots = [i for i, lk in enumerate(links) if lk.origin in unmade] if unmade else []
+        if spots:  # placeholders, each replaced by the links read of its node
+            made: list[Link] = []
+            prev = 0
+            for i in spots:
+                made += links[prev:i]
+                prev = i + 1
+                origin = links[i].origin
+                assert origin is not None
+                found = unmade[origin]
+                made += links_of(origin, found, always[id(found[0])] if origin in unread else None)
+            made += links[prev:]
+            links = made
+        return cls(links, covered, inv, unmade, so_far)
 
     def reading(self, nodes: AbstractSet[str]) -> Iterable[Link]:
-        """The links to go through when the plan links of the stamped `nodes` are wanted too."""
-        return self.links if nodes <= self.covered else self.everything
+        """The links to go through when the plan links of the stamped `nodes` are wanted too: every
+        link but (maybe) the plan links of other stamped nodes, which the caller passes over.
+        """
+        if nodes <= self.covered:
+            return self.links
+        unmade = self.unmade
+        if not unmade:
+            return self.inv.links.values()
+        stamped = self.inv.stamped
+        out: list[Link] = []
+        for lk in self.so_far:
+            origin = lk.origin
+            if origin is None or origin not in unmade:
+                out.append(lk)
+            elif origin in nodes or origin not in stamped:
+                out += links_of(origin, unmade[origin])
+        return out
 
 
 def scaleup_domains(inv: Inventory, view: _LinkView | None = None) -> list[Row]:

@@ -13,7 +13,7 @@ from collections.abc import Set as AbstractSet
 
 from verifier.core.gc_pause import collector_paused
 from verifier.sources.inventory.catalog import mig_memory_mb
-from verifier.sources.inventory.model import Inventory, Link, Obj
+from verifier.sources.inventory.model import Inventory, Link, LinkPlan, Obj, Unmade
 from verifier.sources.inventory.software import release_number, software_table, version_number
 
 Row = tuple[str | int, ...]
@@ -58,12 +58,17 @@ fabric, the catalogue's `scaleup: {kind: ethernet}`), not the network fabric."""
 
 def link_kind(lk: Link, objects: Mapping[str, Obj]) -> str:
     """The kind a link has in the facts: as written, except an accelerator-to-accelerator Ethernet link (ROCE)."""
-    if lk.kind != "ethernet":
-        return lk.kind
-    a, b = objects.get(lk.a), objects.get(lk.b)
+    return _kind_between(lk.kind, lk.a, lk.b, objects)
+
+
+def _kind_between(kind: str, a_id: str, b_id: str, objects: Mapping[str, Obj]) -> str:
+    """link_kind of a link of `kind` between `a_id` and `b_id`."""
+    if kind != "ethernet":
+        return kind
+    a, b = objects.get(a_id), objects.get(b_id)
     if a is None or b is None or a.kind != "gpu" or b.kind != "gpu":
-        return lk.kind
-    return ROCE if _node_of(objects, a) == _node_of(objects, b) else lk.kind
+        return kind
+    return ROCE if _node_of(objects, a) == _node_of(objects, b) else kind
 
 
 def _node_of(objects: Mapping[str, Obj], o: Obj | None) -> str | None:
@@ -120,8 +125,20 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, li
     attr_rows: list[Row] = []
     plan_rows: list[Row] = []
     add_link, add_attr = link_rows.append, attr_rows.append
-    links = inv.links.values() if keep is None else [lk for lk in inv.links.values() if lk.a in keep and lk.b in keep]
+    # The links of nodes stamped whole that are not made yet (a million at fleet scale) are rows
+    # stamped from their plan where their node's placeholder stands: never made as Link objects.
+    unmade = inv.unmade_links()
+    stamps = _LinkStamps(inv.objects, label_rows, state_rows, link_rows, attr_rows, keep)
+    every = inv.links_but(unmade.keys()).values()
+    links = (
+        every
+        if keep is None
+        else [lk for lk in every if (lk.a in keep and lk.b in keep) or (lk.origin is not None and lk.origin in unmade)]
+    )
     for lk in links:
+        if unmade and lk.origin is not None and lk.origin in unmade:
+            stamps.add(lk.origin, unmade[lk.origin])
+            continue
         lid = lk.id
         add_link((lid, lk.a, lk.b, lk.kind if lk.kind != "ethernet" else link_kind(lk, inv.objects), lk.mbps))
         if lk.attrs:
@@ -172,6 +189,87 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, li
         "state": state_rows,
         "serves": [(m, d) for m, d in inv.serves if keep is None or (m in keep and d in keep)],
     }
+
+
+_Cols = tuple[
+    list[tuple[int, int, str, int]],  # per link: slot of a, slot of b, kind, mbps
+    list[tuple[int, int, int, str]],  # per Ethernet link: its position, slots of its ends, kind
+    list[tuple[int, str, int]],  # link_attr: position of the link, attribute, value
+    list[tuple[int, str, str]],  # label
+    list[tuple[int, str]],  # state
+    list[int],  # the positions of the plan's links these are
+]
+
+
+class _LinkStamps:
+    """The rows of links that are not made yet (Inventory.unmade_links), stamped per node from
+    its plan's rows: the rows the Link objects would give (_facts), in their order.
+
+    Each plan's rows are sorted into columns once (per set of ends kept, with `keep`); a node
+    then costs one split of its link ids and a comprehension per relation.
+    """
+
+    def __init__(
+        self,
+        objects: Mapping[str, Obj],
+        labels: list[Row],
+        states: list[Row],
+        links: list[Row],
+        attrs: list[Row],
+        keep: AbstractSet[str] | None,
+    ) -> None:
+        self.objects = objects
+        self.labels, self.states, self.links, self.attrs = labels, states, links, attrs
+        self.keep = keep
+        self.cols: dict[tuple[int, frozenset[int] | None], _Cols] = {}
+        self.ends: dict[int, list[int]] = {}  # plan -> the slots its links end on, for `keep`
+
+    def add(self, node: str, unmade: Unmade) -> None:
+        plan, names, _ = unmade
+        kept: frozenset[int] | None = None
+        if self.keep is not None:
+            ends = self.ends.get(id(plan))
+            if ends is None:
+                ends = self.ends[id(plan)] = sorted({s for a, b, *_ in plan.link_rows for s in (a, b)})
+            keep = self.keep
+            kept = frozenset([s for s in ends if names[s] in keep])
+            if not kept:
+                return
+        key = (id(plan), kept)
+        cols = self.cols.get(key)
+        if cols is None:
+            cols = self.cols[key] = _columns(plan, kept)
+        links, ethernet, attrs, labels, states, only = cols
+        if not only:
+            return
+        every = plan.ids_for(node)
+        ids = every if kept is None else [every[j] for j in only]
+        rows: list[Row] = [
+            (i, names[a], names[b], kind, mbps) for i, (a, b, kind, mbps) in zip(ids, links, strict=True)
+        ]
+        for k, a, b, kind in ethernet:
+            rows[k] = (ids[k], names[a], names[b], _kind_between(kind, names[a], names[b], self.objects), rows[k][4])
+        self.links += rows
+        if attrs:
+            self.attrs += [(ids[k], name, n) for k, name, n in attrs]
+        if labels:
+            self.labels += [(ids[k], name, v) for k, name, v in labels]
+        if states:
+            self.states += [(ids[k], state) for k, state in states]
+
+
+def _columns(plan: LinkPlan, kept: frozenset[int] | None) -> _Cols:
+    """A plan's link rows as _LinkStamps stamps them: those both of whose ends are `kept` (all when None)."""
+    only = [j for j, (a, b, *_) in enumerate(plan.link_rows) if kept is None or (a in kept and b in kept)]
+    rows = [plan.link_rows[j] for j in only]
+    return (
+        [(a, b, kind, mbps) for a, b, kind, mbps, *_ in rows],
+        [(k, a, b, kind) for k, (a, b, kind, *_) in enumerate(rows) if kind == "ethernet"],
+        [(k, name, n) for k, row in enumerate(rows) for name, n in row[5].items()],
+        [(k, name, v) for k, row in enumerate(rows) for name, v in row[6].items()],
+        [(k, row[7]) for k, row in enumerate(rows) if row[7] is not None],
+        only,
+    )
 
 
 def _software_versions(

@@ -168,3 +168,18 @@ def test_cabling_ends_that_cannot_be_written_out_before_the_loop() -> None:
     assert _positional(compile_pattern("{p:02d}"), ["i"], loop[:1], {"p": "x"}, None) is None
     assert _positional(compile_pattern("/a{i}"), ["i"], loop[:1], {}, "s") == "a{0}"
     assert _positional(compile_pattern("a{i}"), ["i"], loop[:1], {}, "s{") == "s{{/a{0}"
+
+
+@pytest.mark.parametrize("extra", list(EXTRAS), ids=list(EXTRAS))
+def test_links_are_found_and_placed_without_being_made(extra: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = FLEET.replace("EXTRA", EXTRAS[extra])
+    inv = load_inventory_text(text, "t.yaml")
+    deferred = bool(inv.unmade_links())
+    eager = _eager(text, monkeypatch)
+    asked = [*eager.links, *(lid + "x" for lid in eager.links), *(lid[:-1] for lid in eager.links)]
+    asked += ["\x00p1-n0", "p1-n0", "p1-n0/", "p1-n0/cpu0", "p9-n0/cpu0<->p9-n0/cpu1", ""]
+    for lid in asked:
+        assert inv.has_link(lid) == (lid in eager.links), lid
+        assert inv.location(lid) == eager.location(lid), lid
+    assert ("links" not in inv.__dict__) == deferred
+    assert inv.has_link("p0-n1/cpu0<->p0-n1/cpu1") and inv.location("p0-n1/cpu0<->p0-n1/cpu1").line == 10

@@ -96,7 +96,7 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
     expander.finish()
     deferred = sink.deferred
     if deferred:
-        inv.defer_links(lambda so_far: made_links(so_far, deferred), deferred.keys())
+        inv.defer_links(lambda so_far: made_links(so_far, deferred), deferred)
     _unstamp_filled(inv, sink.explicit_parents)
     inv.serves = [(m, d) for m, d, _ in sink.serves if m not in sink.removed and d not in sink.removed]
     _serves_locs = {(m, d): loc for m, d, loc in sink.serves}

@@ -8,10 +8,10 @@ read-only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Set
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from verifier.core.errors import SourceLocation
 from verifier.core.gc_pause import collector_paused
@@ -160,6 +160,50 @@ class Link:
         self.plan = plan
 
 
+LinkRow = tuple[int, int, str, int, SourceLocation, Mapping[str, int], Mapping[str, str], str | None]
+"""One link of a template's plan: (slot of a, slot of b, kind, mbps, loc, attrs, labels, state), the
+slots indexing the names of the node it is stamped into (see Unmade)."""
+
+
+class LinkPlan(Protocol):
+    """The links a template's plan gives each node stamped whole from it (Inventory.unmade_links)."""
+
+    @property
+    def link_rows(self) -> Sequence[LinkRow]: ...
+
+    def ids_for(self, node: str) -> list[str]:
+        """The ids of the links `link_rows` give `node`, in the same order."""
+        ...
+
+    def makes(self, lid: str, node_id: str) -> bool:
+        """Whether `lid` is one of the ids `ids_for(node_id)` gives."""
+        ...
+
+
+Unmade = tuple[LinkPlan, list[str], frozenset[int]]
+"""A node whose links are not made yet: its plan, its names by slot (what LinkRow slots index) and,
+for the loader, the lengths of its link ids."""
+
+
+def links_of(node: str, unmade: Unmade, only: Sequence[int] | None = None) -> list[Link]:
+    """The links `unmade` gives `node` (those at the positions `only` of its plan, else all), as
+    they are made when `Inventory.links` is first read: equal to those, not the same objects.
+    """
+    plan, names, _ = unmade
+    ids = plan.ids_for(node)
+    rows = plan.link_rows
+    if only is None:
+        return [
+            Link(i, names[a], names[b], kind, mbps, loc, attrs, labels, state, node)
+            for i, (a, b, kind, mbps, loc, attrs, labels, state) in zip(ids, rows, strict=True)
+        ]
+    out: list[Link] = []
+    for j in only:
+        a, b, kind, mbps, loc, attrs, labels, state = rows[j]
+        out.append(Link(ids[j], names[a], names[b], kind, mbps, loc, attrs, labels, state, node))
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class CatalogModel:
     """One hardware model with its published figures."""
@@ -198,7 +242,7 @@ class Inventory:
     (fabric links aside). Their links and objects carry `origin`. verifier/facts/graph.py works out such
     nodes once per template; anything else that touches them there sends them the slow way."""
 
-    def defer_links(self, make: Callable[[dict[str, Link]], dict[str, Link]], nodes: Set[str]) -> None:
+    def defer_links(self, make: Callable[[dict[str, Link]], dict[str, Link]], nodes: Mapping[str, Unmade]) -> None:
         """Make `links` only when it is first read, as `make(links)`: until then the stamped `nodes`
         (see Inventory.stamped) hold their places in it with placeholders (`origin` the node).
 
@@ -208,7 +252,19 @@ class Inventory:
         own = self.__dict__
         own["_links_so_far"] = own.pop("links")
         own["_make_links"] = make
-        own["_deferred_nodes"] = nodes
+        own["_deferred_nodes"] = nodes.keys()
+        own["_unmade"] = nodes
+
+    def unmade_links(self) -> Mapping[str, Unmade]:
+        """The nodes whose links are not made yet (see defer_links), with what makes them (links_of);
+        empty once `links` has been read.
+
+        In `links_but(unmade_links().keys())` each of these nodes has one entry, its placeholder
+        (`origin` the node): a scan can put rows or links made from the plan in its place, in the
+        order `links` will have them, and never make the rest.
+        """
+        unmade: Mapping[str, Unmade] = self.__dict__.get("_unmade", {})
+        return unmade
 
     def links_but(self, skip: Set[str]) -> Mapping[str, Link]:
         """`links`, where a scan that passes over the links of the stamped nodes in `skip` may read
@@ -220,6 +276,29 @@ class Inventory:
             return so_far
         return self.links
 
+    def has_link(self, lid: str) -> bool:
+        """`lid in links`, without making the links that are not made yet (see defer_links)."""
+        return self._link_place(lid) is not None
+
+    def _link_place(self, lid: str) -> SourceLocation | None:
+        """Where link `lid` was written; None when there is no such link. Makes no links."""
+        own = self.__dict__
+        if "links" in own or "_unmade" not in own:
+            made = self.links.get(lid)
+            return made.loc if made is not None else None
+        unmade: Mapping[str, Unmade] = own["_unmade"]
+        so_far: Mapping[str, Link] = own["_links_so_far"]
+        lk = so_far.get(lid)
+        if lk is not None and lk.origin not in unmade:  # not a placeholder
+            return lk.loc
+        # Every link id of a node not made yet starts with the node's id and a "/" (templates.py _stamp).
+        node = lid.partition("/")[0]
+        found = unmade.get(node)
+        if found is None or not found[0].makes(lid, node):
+            return None
+        plan = found[0]
+        return plan.link_rows[plan.ids_for(node).index(lid)][4]
+
     def location(self, id: str) -> SourceLocation:
         """Where `id` (an object, link, catalogue model or template) was written.
 
@@ -230,9 +309,9 @@ class Inventory:
         obj = self.objects.get(id)
         if obj is not None:
             return obj.loc
-        link = self.links.get(id)
+        link = self._link_place(id)
         if link is not None:
-            return link.loc
+            return link
         model = self.models.get(id)
         if model is not None:
             return model.loc
@@ -268,7 +347,7 @@ class _LinksOnFirstRead:
         if make is None:
             raise AttributeError("links")
         so_far = own.pop("_links_so_far")
-        del own["_deferred_nodes"]
+        del own["_deferred_nodes"], own["_unmade"]
         with collector_paused():  # a million links, as when they are loaded (core/gc_pause.py)
             links = own["links"] = make(so_far)
         return links

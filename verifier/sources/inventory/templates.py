@@ -24,7 +24,7 @@ from types import MappingProxyType
 
 from verifier.core.errors import SourceLocation
 from verifier.core.limits import INT64_MAX, current_limits, exceeded
-from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, FABRIC_LINK_KINDS, Inventory, Link, Obj
+from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, FABRIC_LINK_KINDS, Inventory, Link, Obj, links_of
 from verifier.sources.inventory.patterns import MissingVariable, Pattern, PatternError
 from verifier.sources.inventory.specs import (
     DeviceOverride,
@@ -156,6 +156,10 @@ class _Plan:
         if known is None:
             known = self.lengths[n] = frozenset(size + holes * n for holes, size in self.shapes)
         return known
+
+    def ids_for(self, node: str) -> list[str]:
+        """The ids of the links `link_rows` give `node` (a deferrable plan's, see Sink.deferred)."""
+        return (self.joined_ids or "").replace(_HOLE, node).split(_SEP)
 
     def makes(self, lid: str, node_id: str) -> bool:
         """Whether `lid` is the id of one of this plan's links stamped for `node_id`."""
@@ -994,18 +998,8 @@ def made_links(links: Mapping[str, Link], deferred: Mapping[str, _Deferred]) -> 
             out[lid] = lk
             continue
         node = lk.origin or ""
-        plan, names, _ = deferred[node]
-        ids = (plan.joined_ids or "").replace(_HOLE, node).split(_SEP)
-        out.update(
-            zip(
-                ids,
-                [
-                    Link(i, names[a], names[b], kind, mbps, loc, attrs, labels, state, node)
-                    for i, (a, b, kind, mbps, loc, attrs, labels, state) in zip(ids, plan.link_rows, strict=True)
-                ],
-                strict=True,
-            )
-        )
+        made = links_of(node, deferred[node])
+        out.update(zip([k.id for k in made], made, strict=True))
     return out
 
 
