@@ -539,6 +539,23 @@ def test_symbols_get_ids_column_by_column_in_order_of_first_appearance(
     assert engine.query("t", {2: "x"}) == [("z", 2, "x")]
 
 
+def test_a_column_that_looks_new_at_both_ends_still_gets_first_appearance_ids() -> None:
+    # A chunk whose first and last symbols are new is tried as all new at once (a fleet's link
+    # ids); a known symbol inside it or a repeated one sends it the ordinary way, with the same ids.
+    engine = DuckDBBackend()
+    engine.load(parse_program(".input u(a: symbol)\n.input v(a: symbol)\n.input w(a: symbol)\n"))
+    engine.add_facts("u", [("x",)])
+    engine.add_facts("v", [("p",), ("x",), ("q",)])  # x is known: p and q get ids 1 and 2
+    engine.add_facts("w", [("r",), ("s",), ("r",), ("t",)])  # r twice: r, s, t get 3, 4, 5
+    engine.add_facts("u", [("m",), ("n",)])  # all new: 6, 7
+    expected = list(enumerate(["x", "p", "q", "r", "s", "t", "m", "n"]))
+    assert _dictionary(engine) == expected
+    assert list(enumerate(engine._symbol_text)) == expected
+    assert engine.query("w") == [("r",), ("s",), ("t",)]
+    assert engine.query("u") == [("m",), ("n",), ("x",)]
+    engine.close()
+
+
 @pytest.mark.parametrize("chunk", [1, 2, 50_000])
 def test_refused_facts_leave_the_dictionary_as_it_was(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
     import verifier.engine.duckdb_backend as backend

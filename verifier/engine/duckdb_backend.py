@@ -191,6 +191,17 @@ class DuckDBBackend:
                     end = at + len(values)
                     if symbolic[i]:
                         before = len(known)
+                        if values[0] not in known and values[-1] not in known:
+                            # Likely a chunk of symbols never seen, each once (a fleet's link ids): if
+                            # so, their ids are the next ones in order, given in a few C-level passes
+                            # instead of a call of __missing__ per symbol.
+                            ids = dict(zip(values, range(before, before + len(values)), strict=True))
+                            if len(ids) == len(values) and ids.keys().isdisjoint(known.keys()):
+                                known.update(ids)
+                                known.text.extend(values)
+                                arrays[i][at:end] = numpy.arange(before, before + len(values), dtype=numpy.int64)
+                                new[i] += len(values)
+                                continue
                         # One dict lookup per value: a miss gives the symbol the next id from __missing__.
                         arrays[i][at:end] = numpy.fromiter(map(lookup, values), dtype=numpy.int64, count=len(values))
                         new[i] += len(known) - before
