@@ -367,7 +367,7 @@ class _LinkView:
         # plans have none: their placeholders are dropped with the links of the other copies).
         always: dict[int, list[int]] = {}  # plan -> positions of its links of the kinds read on every node
         partly: set[str] = set()
-        for node, (plan, _names, _) in unmade.items():
+        for node, (plan, _names) in unmade.items():
             only = always.get(id(plan))
             if only is None:
                 only = always[id(plan)] = [j for j, row in enumerate(plan.link_rows) if row[2] in _ALWAYS_READ]

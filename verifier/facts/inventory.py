@@ -225,7 +225,7 @@ class _LinkStamps:
         self.ends: dict[int, list[int]] = {}  # plan -> the slots its links end on, for `keep`
 
     def add(self, node: str, unmade: Unmade) -> None:
-        plan, names, _ = unmade
+        plan, names = unmade
         kept: frozenset[int] | None = None
         if self.keep is not None:
             ends = self.ends.get(id(plan))

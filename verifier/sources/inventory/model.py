@@ -180,16 +180,15 @@ class LinkPlan(Protocol):
         ...
 
 
-Unmade = tuple[LinkPlan, list[str], frozenset[int]]
-"""A node whose links are not made yet: its plan, its names by slot (what LinkRow slots index) and,
-for the loader, the lengths of its link ids."""
+Unmade = tuple[LinkPlan, list[str]]
+"""A node whose links are not made yet: its plan and its names by slot (what LinkRow slots index)."""
 
 
 def links_of(node: str, unmade: Unmade, only: Sequence[int] | None = None) -> list[Link]:
     """The links `unmade` gives `node` (those at the positions `only` of its plan, else all), as
     they are made when `Inventory.links` is first read: equal to those, not the same objects.
     """
-    plan, names, _ = unmade
+    plan, names = unmade
     ids = plan.ids_for(node)
     rows = plan.link_rows
     if only is None:
@@ -252,7 +251,6 @@ class Inventory:
         own = self.__dict__
         own["_links_so_far"] = own.pop("links")
         own["_make_links"] = make
-        own["_deferred_nodes"] = nodes.keys()
         own["_unmade"] = nodes
 
     def unmade_links(self) -> Mapping[str, Unmade]:
@@ -271,7 +269,7 @@ class Inventory:
         placeholders (with `origin` a node of `skip`) instead of links not made yet.
         """
         own = self.__dict__
-        if "links" not in own and own["_deferred_nodes"] <= skip:
+        if "links" not in own and own["_unmade"].keys() <= skip:
             so_far: dict[str, Link] = own["_links_so_far"]
             return so_far
         return self.links
@@ -347,7 +345,7 @@ class _LinksOnFirstRead:
         if make is None:
             raise AttributeError("links")
         so_far = own.pop("_links_so_far")
-        del own["_deferred_nodes"], own["_unmade"]
+        del own["_unmade"]
         with collector_paused():  # a million links, as when they are loaded (core/gc_pause.py)
             links = own["links"] = make(so_far)
         return links

@@ -24,7 +24,16 @@ from types import MappingProxyType
 
 from verifier.core.errors import SourceLocation
 from verifier.core.limits import INT64_MAX, current_limits, exceeded
-from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, FABRIC_LINK_KINDS, Inventory, Link, Obj, links_of
+from verifier.sources.inventory.model import (
+    EMPTY_INT,
+    EMPTY_STR,
+    FABRIC_LINK_KINDS,
+    Inventory,
+    Link,
+    Obj,
+    Unmade,
+    links_of,
+)
 from verifier.sources.inventory.patterns import MissingVariable, Pattern, PatternError
 from verifier.sources.inventory.specs import (
     DeviceOverride,
@@ -61,15 +70,12 @@ class Sink:
     failed: dict[str | None, SourceLocation] = field(default_factory=dict)
     """What entries whose definition failed would have made: an id (standing for itself and
     every id below it) or None (any id), with the place of the error that explains it."""
-    deferred: dict[str, _Deferred] | None = None
-    """Stamped nodes whose links are not made yet: node id -> (plan, the instance's names, the
-    lengths of its link ids). Each
-    holds its place in `links` with a placeholder (see Expander._stamp). None: every link is made at once."""
+    deferred: dict[str, Unmade] | None = None
+    """Stamped nodes whose links are not made yet: node id -> (plan, the instance's names). Each holds
+    its place in `links` with a placeholder (see Expander._stamp). None: every link is made at once."""
     heads: set[str] = field(default_factory=set)
     """While links are deferred: the heads (up to the first `/`) of every link id made or asked for."""
 
-
-_Deferred = tuple["_Plan", list[str], frozenset[int]]
 
 _ObjectRow = tuple[
     int, int, str, SourceLocation, str | None, Mapping[str, str], Mapping[str, int], str | None, str | None, int | None
@@ -118,8 +124,6 @@ class _Plan:
     shapes: dict[tuple[int, int], list[str]] = field(default_factory=dict)
     """Link ids with holes by (holes, length without them), to tell whether an id is an instance's (makes)."""
     hole_counts: tuple[int, ...] = ()
-    lengths: dict[int, frozenset[int]] = field(default_factory=dict)
-    """The lengths of an instance's link ids by the length of its node id (see id_lengths)."""
 
     def __post_init__(self) -> None:
         # Stamping reads these once per instance: unpacked here, once per plan.
@@ -147,15 +151,6 @@ class _Plan:
             and bool(ids)
             and all(parts[0] == "" and parts[1].startswith("/") for parts in self.link_ids)
         )
-
-    def id_lengths(self, n: int) -> frozenset[int]:
-        """The lengths of the link ids of an instance whose node id is `n` long: most ids that
-        are not an instance's are told apart by their length alone.
-        """
-        known = self.lengths.get(n)
-        if known is None:
-            known = self.lengths[n] = frozenset(size + holes * n for holes, size in self.shapes)
-        return known
 
     def ids_for(self, node: str) -> list[str]:
         """The ids of the links `link_rows` give `node` (a deferrable plan's, see Sink.deferred)."""
@@ -532,7 +527,7 @@ class Expander:
             # that head (Sink.heads), and one made later that would is caught by _note.
             key = _HOLE + node_id
             links[key] = Link(key, "", "", "", 0, _DEFERRED, origin=node_id)
-            sink.deferred[node_id] = (plan, names, plan.id_lengths(len(node_id)))
+            sink.deferred[node_id] = (plan, names)
             self._stamp_rest(plan, node_id, names)
             return
         if plan.joined_ids is not None and _SEP not in node_id:
@@ -594,7 +589,7 @@ class Expander:
             )
 
     # --- deferred links ------------------------------------------------------------------
-    def _note(self, lid: str) -> dict[str, _Deferred] | None:
+    def _note(self, lid: str) -> dict[str, Unmade] | None:
         """Before a link `lid` is made or its id tried: keep its head (a node with that head may not
         defer its links, see _stamp), and should a deferred link have that very id, make every
         deferred link now, so that `lid in links` sees it. Returns what is still deferred.
@@ -607,7 +602,7 @@ class Expander:
         head = lid if cut < 0 else lid[:cut]
         sink.heads.add(head)
         found = deferred.get(head)
-        if found is not None and len(lid) in found[2] and found[0].makes(lid, head):
+        if found is not None and found[0].makes(lid, head):
             self.make_deferred()
             return None
         return deferred
@@ -990,7 +985,7 @@ _DEFERRED = SourceLocation("<deferred>")
 """The location of the placeholders that hold deferred links' places (Sink.deferred)."""
 
 
-def made_links(links: Mapping[str, Link], deferred: Mapping[str, _Deferred]) -> dict[str, Link]:
+def made_links(links: Mapping[str, Link], deferred: Mapping[str, Unmade]) -> dict[str, Link]:
     """`links` with each placeholder replaced by its node's links, as _stamp would have made them."""
     out: dict[str, Link] = {}
     for lid, lk in links.items():
