@@ -729,7 +729,8 @@ def _nodes(
         if na is not None and nb is not None:
             shapes[nb].links.append((_local(a, nb), _local(b, nb), kind, mbps))
     cache: dict[object, _Hit] = {}
-    summaries = _class_summaries(shapes, want, node_pairs is not None)
+    key_of = {n: shape.key() for n, shape in shapes.items()}
+    summaries = _class_summaries(list(dict.fromkeys(key_of.values())), want, node_pairs is not None)
     fabric_cache: _FabricCache = {}
     by_template: dict[str, _Hit] = {}
     fabric = out["gpu_fabric_bottleneck"] if "gpu_fabric_bottleneck" in want else None
@@ -744,7 +745,7 @@ def _nodes(
             if fabric is not None:
                 hit.stamp_fabric(n, names, fabric, nic_fabric, fabric_cache)
             continue
-        key = shapes[n].key()
+        key = key_of[n]
         known = cache.get(key)
         if known is not None:
             hit = known
@@ -762,11 +763,10 @@ def _nodes(
             hit.stamp_fabric(n, names, fabric, nic_fabric, fabric_cache)
 
 
-def _class_summaries(shapes: dict[str, _NodeShape], want: set[str], pairs_too: bool) -> dict[ShapeKey, ClassRows]:
-    """Each distinct shape's rows in local names: from the on-disk cache when this run's shapes
-    were met before (networkx is then not even imported), else worked out and stored.
+def _class_summaries(keys: list[ShapeKey], want: set[str], pairs_too: bool) -> dict[ShapeKey, ClassRows]:
+    """Each distinct shape's rows (`keys`, in the order met) in local names: from the on-disk cache
+    when this run's shapes were met before (networkx is then not even imported), else worked out and stored.
     """
-    keys = list(dict.fromkeys(shape.key() for shape in shapes.values()))
     if not keys:
         return {}
     relations = {"gpu_nic_path", "nearest_nic"} | (want & {"pcie_path", "pcie_switch_load"})
