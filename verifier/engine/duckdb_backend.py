@@ -234,10 +234,8 @@ class DuckDBBackend:
         """The id of a symbol, adding it to the dictionary when new."""
         found = self._symbol_id(symbol)
         if found is None:
-            found = len(self._symbol_text)
-            self._con.execute(f"INSERT INTO {sc.SYMBOLS} VALUES ($1, $2)", [found, symbol])
-            self._symbol_text.append(symbol)
-            self._symbol_ids[symbol] = found
+            self._con.execute(f"INSERT INTO {sc.SYMBOLS} VALUES ($1, $2)", [len(self._symbol_text), symbol])
+            found = self._symbol_ids[symbol]  # __missing__ gives it that id and keeps its text
         return found
 
     def _symbol_id(self, symbol: str) -> int | None:
