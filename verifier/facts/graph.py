@@ -363,30 +363,26 @@ class _LinkView:
         unread = {n for n in stamped if n not in covered}
         unmade = inv.unmade_links()
         so_far = inv.links_but(unmade.keys()).values()
-        # Of the nodes whose links are not made, those read for fabric or d2d links alone (most
-        # plans have none: their placeholders are dropped with the links of the other copies).
+        # A placeholder (a node whose links are not made) is replaced by the links read of its node:
+        # all of them on a representative, else only its fabric and d2d links (most plans have none).
         always: dict[int, list[int]] = {}  # plan -> positions of its links of the kinds read on every node
-        partly: set[str] = set()
-        for node, (plan, _names) in unmade.items():
-            only = always.get(id(plan))
-            if only is None:
-                only = always[id(plan)] = [j for j, row in enumerate(plan.link_rows) if row[2] in _ALWAYS_READ]
-            if only and node in unread:
-                partly.add(node)
-        links = [lk for lk in so_far if lk.origin not in unread or lk.kind in _ALWAYS_READ or lk.origin in partly]
-        spots = [i for i, lk in enumerate(links) if lk.origin in unmade] if unmade else []
-        if spots:  # placeholders, each replaced by the links read of its node
-            made: list[Link] = []
-            prev = 0
-            for i in spots:
-                made += links[prev:i]
-                prev = i + 1
-                origin = links[i].origin
-                assert origin is not None
+        links: list[Link] = []
+        for lk in so_far:
+            origin = lk.origin
+            if origin is not None and origin in unmade:
                 found = unmade[origin]
-                made += links_of(origin, found, always[id(found[0])] if origin in unread else None)
-            made += links[prev:]
-            links = made
+                if origin not in unread:
+                    links += links_of(origin, found)
+                    continue
+                only = always.get(id(found[0]))
+                if only is None:
+                    only = always[id(found[0])] = [
+                        j for j, row in enumerate(found[0].link_rows) if row[2] in _ALWAYS_READ
+                    ]
+                if only:
+                    links += links_of(origin, found, only)
+            elif origin not in unread or lk.kind in _ALWAYS_READ:
+                links.append(lk)
         return cls(links, covered, inv, unmade, so_far)
 
     def reading(self, nodes: AbstractSet[str]) -> Iterable[Link]:
