@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from verifier.core.errors import ProgramError, SourceLocation
@@ -287,3 +289,87 @@ def test_query_text_is_data_not_code() -> None:
     # A query that looks like Python must be rejected as Datalog, never evaluated.
     with pytest.raises(ProgramError):
         parse_query("__import__('os').system('true')")
+
+
+# ---------------------------------------------------------------- the two parsers
+
+
+def _tree_parsed(text: str, start: str) -> object:
+    """The AST the tree-building parser gives (the slow path, which reports syntax errors)."""
+    from verifier.engine import parser
+
+    if start == "program":
+        return parser._parsed_with_tree(text, "t.dl", parser._scan_comments(text)[0])
+    return parser._ToAst("t.dl", {}).transform(parser._parser().parse(text, start="query"))
+
+
+def _fast_parsed(text: str, start: str) -> object:
+    from verifier.engine import parser
+
+    comments = parser._scan_comments(text)[0] if start == "program" else {}
+    return parser._parsed_fast(text, start, "t.dl", comments)
+
+
+SHIPPED_RULE_FILES = sorted(
+    (p for p in (Path(__file__).resolve().parents[2] / "rules").rglob("*.dl")), key=lambda p: p.as_posix()
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Each node's place is its first token's, a parenthesised group's is its "(" (as the tree parser's
+        # propagated positions put it): the comparison below starts at the "(" of column 15.
+        "a(X) :- b(X), (X + 1) * 2 > ((3)), X = -(4), X != - X.",
+        "a(X, min(Y), count(_)) :- !b(X), c(X, Y), X = Y / 2 % 3 - -1.",
+        '# doc line\n.decl a(x: symbol, y: number,) # a column\n.input b()\na("q\\"uote\\n").\nf().',
+        "a(X) :- b((X)), ( X ) = (( X )).",
+    ],
+)
+def test_fast_parse_gives_the_tree_parsers_ast_and_places(text: str) -> None:
+    fast = _fast_parsed(text, "program")
+    assert fast is not None
+    # repr shows every location: SourceLocation is left out of equality but not of repr.
+    assert repr(fast) == repr(_tree_parsed(text, "program"))
+
+
+def test_a_parenthesised_start_places_the_node_at_its_parenthesis() -> None:
+    # "a(X) :- b(X), " is 14 characters: the comparison's "(" is column 15, X column 16.
+    comparison = one_rule("a(X) :- b(X), (X + 1) * 2 > 3.").body[1]
+    assert isinstance(comparison, Comparison) and isinstance(comparison.left, BinOp)
+    assert comparison.loc == SourceLocation("t.dl", 1, 15)
+    assert comparison.left.loc == SourceLocation("t.dl", 1, 15)  # (X + 1) * 2 starts at its "("
+    assert isinstance(comparison.left.left, BinOp)
+    assert comparison.left.left.loc == SourceLocation("t.dl", 1, 16)  # X + 1 starts at X
+
+
+@pytest.mark.parametrize("path", SHIPPED_RULE_FILES, ids=lambda p: p.relative_to(p.parents[1]).as_posix())
+def test_fast_parse_of_every_shipped_rule_file_matches_the_tree_parse(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert repr(_fast_parsed(text, "program")) == repr(_tree_parsed(text, "program"))
+
+
+def test_fast_query_parse_matches_the_tree_parse() -> None:
+    text = '(X) = 1, !a(X, _), link(L, A, B, "nvlink", M), M < 400000'
+    assert repr(_fast_parsed(text, "query")) == repr(_tree_parsed(text, "query"))
+
+
+def test_nesting_at_the_limit_is_left_to_the_tree_parser() -> None:
+    # With nesting_depth = 100, a left-deep chain `1 + 1 + ... + 1` of n ones is a tree of height
+    # 4 + n: program(1) > rule(2) > body(3) > comparison(4) > n-1 binops > the first integer.
+    # 96 ones are height 100 (allowed), 97 are 101: the fast parser hands that one over and the
+    # tree parser refuses it with its usual error.
+    allowed = "a(X) :- b(X), X = " + " + ".join(["1"] * 96) + "."
+    refused = "a(X) :- b(X), X = " + " + ".join(["1"] * 97) + "."
+    assert _fast_parsed(allowed, "program") is not None
+    assert _fast_parsed(refused, "program") is None
+    with pytest.raises(ProgramError, match="nested more than 100 levels deep"):
+        parse_program(refused, "t.dl")
+
+
+def test_a_syntax_error_is_reported_by_the_tree_parser() -> None:
+    assert _fast_parsed("a(X) :- b(X) X.", "program") is None
+    # Both statements' errors, as the tree parser's recovery collects them.
+    first, second = syntax_errors("a(X) :- b(X) X.\nc(Y :- d.")
+    assert first == "t.dl:1:14: syntax error: unexpected 'X'; expected ',' or '.'"
+    assert second.startswith("t.dl:2:5: syntax error: unexpected ':-'; expected ')'")
