@@ -7,10 +7,12 @@ an inventory's `catalog: models:` section adds models in the same format.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import cache
 from importlib import resources
 
+from verifier.core.cache import code_digest, read_pickled, write_pickled
 from verifier.core.errors import TopologError
 from verifier.core.limits import Limits, use_limits
 from verifier.sources.inventory import units
@@ -169,19 +171,44 @@ def _mig_profiles(m: YMap, problems: Problems, what: str) -> tuple[tuple[str, in
     return tuple(out)
 
 
+KIND = "catalog"
+"""The cache entry kind of the parsed built-in catalogue (verifier.core.cache)."""
+
+
 @cache
 def builtin_models() -> tuple[CatalogModel, ...]:
     """The shipped catalogue, parsed once per process. A broken one is a bug, not bad input.
 
     Read under the default limits: `--input-limit id_length=8` bounds what the user gives,
-    not the names topolog ships (a lowered limit made this an internal error).
+    not the names topolog ships (a lowered limit made this an internal error). Parsing it
+    with locations costs more (10-15 ms) than most of a small `authorize`, so the parsed
+    models are kept in the cache, named by the file's bytes and the code that reads it.
     """
+    data = _catalogue_bytes()
+    key = hashlib.sha256(_code_digest() + data).hexdigest()
+    kept = read_pickled(KIND, key)
+    if isinstance(kept, tuple) and all(isinstance(m, CatalogModel) for m in kept):
+        return kept
     with use_limits(Limits()):
-        return _parse_builtin_models()
+        models = _parse_builtin_models(data.decode("utf-8"))
+    write_pickled(KIND, key, models)
+    return models
 
 
-def _parse_builtin_models() -> tuple[CatalogModel, ...]:
-    text = resources.files("verifier.sources.inventory").joinpath("catalog.yaml").read_text(encoding="utf-8")
+_PACKAGE = "verifier.sources.inventory"
+_CODE = ("catalog.py", "model.py", "units.py", "validate.py", "yaml_source.py")
+"""The modules whose change can change the models the catalogue's text parses to."""
+
+
+def _code_digest() -> bytes:
+    return code_digest(_PACKAGE, _CODE)
+
+
+def _catalogue_bytes() -> bytes:
+    return resources.files(_PACKAGE).joinpath("catalog.yaml").read_bytes()
+
+
+def _parse_builtin_models(text: str) -> tuple[CatalogModel, ...]:
     doc = load_yaml_text(text, BUILTIN_FILE)
     problems = Problems()
     items = problems.seq(doc, "models", "the built-in catalogue")
