@@ -72,3 +72,19 @@ def test_listing_the_commands_imports_none_of_them() -> None:
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert result.stdout.split(" ", 1)[1].strip() == "[]"
     assert int(result.stdout.split(" ", 1)[0]) >= 15
+
+
+def test_the_console_script_imports_topolog_with_the_collector_off_and_the_library_keeps_it() -> None:
+    # pyproject's [project.scripts] points `topolog` at verifier.cli.entry; importing the CLI for
+    # library use (verifier.cli.main) must leave the caller's collector as it was.
+    code = (
+        "import gc, sys\n"
+        "import verifier.cli.main\n"
+        "library = gc.isenabled()\n"
+        "import verifier.cli.entry\n"
+        "print(library, gc.isenabled(), verifier.cli.entry.run is verifier.cli.main.run)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["True", "False", "True"]
+    scripts = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'topolog = "verifier.cli.entry:run"' in scripts
