@@ -51,7 +51,7 @@ def load_rule_pack(paths: Sequence[Path]) -> Program:
     """
     shipped = shipped_rules_dir().resolve()
     with_shipped = any(p.resolve() == shipped for p in paths)
-    files = _files(paths, _shipped_texts(shipped) if with_shipped else None)
+    files = _files(paths, shipped if with_shipped else None)
     key = tuple((str(f), _bytes(f)) for f in files)
     for i, (seen, known) in enumerate(_last):
         if seen == key:
@@ -72,12 +72,14 @@ def load_rule_pack(paths: Sequence[Path]) -> Program:
     return program
 
 
-def _files(paths: Sequence[Path], shipped_texts: frozenset[bytes] | None) -> list[Path]:
-    """`paths` with directories expanded as the loader expands them, less copies of shipped files.
+def _files(paths: Sequence[Path], shipped: Path | None) -> list[Path]:
+    """`paths` with directories expanded as the loader expands them, less copies of the files of the
+    `shipped` pack (when it is loaded too).
 
     A directory without rule files stays in the list, so the loader reports it.
     """
     out: list[Path] = []
+    texts: frozenset[bytes] | None = None  # the shipped files' bytes, read only if a user's file needs them
     for path in paths:
         if path.is_dir():
             found = sorted(p for p in path.rglob(f"*{RULE_SUFFIX}") if p.is_file())
@@ -86,15 +88,17 @@ def _files(paths: Sequence[Path], shipped_texts: frozenset[bytes] | None) -> lis
                 continue
         else:
             found = [path]
-        out.extend(f for f in found if not _shipped_copy(f, shipped_texts))
+        if shipped is None or path.resolve() == shipped:
+            out.extend(found)
+            continue
+        for f in found:
+            if not inside_shipped(f):
+                texts = _shipped_texts(shipped) if texts is None else texts
+                data = _bytes(f)
+                if data is not None and data in texts:
+                    continue
+            out.append(f)
     return out
-
-
-def _shipped_copy(path: Path, shipped_texts: frozenset[bytes] | None) -> bool:
-    if shipped_texts is None or inside_shipped(path):
-        return False
-    data = _bytes(path)
-    return data is not None and data in shipped_texts
 
 
 def _shipped_texts(shipped: Path) -> frozenset[bytes]:
