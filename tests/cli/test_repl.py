@@ -220,3 +220,22 @@ def test_quit_and_timer(session: Session) -> None:
     assert session.execute(".timer on") == "" and session.timer
     session.execute(".timer off")
     assert "nvlink_domain" not in session.execute(".help") and ".explain FACT|FINDING" in session.execute(".help")
+
+
+def test_the_session_builds_the_query_parser_before_the_first_query(tmp_path: Path) -> None:
+    # A program read back from the cache needs no parser: without the session building it, the
+    # first query would import lark and build its tables (0.05-0.08 s) while the user waits.
+    code = (
+        "from pathlib import Path\n"
+        "from verifier.cli.repl import Session\n"
+        "from verifier.session.session import load_rules, open_evaluation\n"
+        "from verifier.engine import parser\n"
+        f"model = open_evaluation([Path({POD!r})], load_rules()).__enter__()\n"
+        "before = parser._fast_parser.cache_info().currsize\n"
+        "Session(model)\n"
+        "print(before, parser._fast_parser.cache_info().currsize)\n"
+    )
+    env = {**os.environ, "TOPOLOG_CACHE_DIR": str(tmp_path)}
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True)  # fills the cache
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    assert result.stdout.split() == ["0", "1"]

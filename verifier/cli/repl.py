@@ -27,6 +27,7 @@ from typing import TextIO
 from verifier.core.errors import EngineError, SourceLocation, TopologError
 from verifier.core.suggest import closest
 from verifier.engine.ast import Declaration
+from verifier.engine.queries import ready_for_queries
 from verifier.reports import render
 from verifier.reports.safe_text import one_line
 from verifier.session.api import explain, query
@@ -68,6 +69,7 @@ class Session:
         self.fmt = "table"
         self.timer = False
         self.relation_names = sorted(model.program.relations)
+        ready_for_queries()  # while the model loads, so that the first answer is as quick as the next
 
     def execute(self, line: str) -> str:
         """The answer to one line; raises TopologError / EngineError on bad input, Quit to leave."""

@@ -105,6 +105,11 @@ def _fast_parser() -> Lark:
     )
 
 
+def ready() -> None:
+    """The parser built now instead of at the first parse (see verifier.engine.queries.ready_for_queries)."""
+    _fast_parser()
+
+
 class _ToAst(Transformer[Token, Any]):
     def __init__(self, filename: str, comments: dict[int, str]) -> None:
         super().__init__()
