@@ -17,7 +17,7 @@ import functools
 import heapq
 import operator
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from verifier.core.errors import Diagnostic, EngineError, SourceLocation, TopologError
@@ -31,6 +31,7 @@ from verifier.engine.ast import (
     Comparison,
     Const,
     Declaration,
+    Head,
     HeadTerm,
     Literal_,
     Negation,
@@ -118,21 +119,30 @@ _COMPARE: dict[str, Callable[[Value, Value], bool]] = {
 class _Relation:
     """A relation's tuples with the stage each first appeared in, and hash indexes kept up to date."""
 
-    __slots__ = ("_distinct", "indexes", "rows")
+    __slots__ = ("_distinct", "indexes", "projections", "rows")
 
-    def __init__(self) -> None:
-        self.rows: dict[Row, int] = {}
+    def __init__(self, rows: dict[Row, int] | None = None) -> None:
+        self.rows: dict[Row, int] = {} if rows is None else rows
         self.indexes: dict[tuple[int, ...], dict[Row, list[Row]]] = {}
+        self.projections: dict[tuple[tuple[int, ...], tuple[int, ...]], dict[Row, list[Row]]] = {}
+        """(key positions, value positions) -> key -> the value positions of each row holding the key."""
         self._distinct: dict[int, tuple[int, int]] = {}
         """Column -> (distinct values, the relation's size when they were counted)."""
 
-    def add(self, row: Row, stage: int) -> bool:
-        if row in self.rows:
-            return False
-        self.rows[row] = stage
+    def add_all(self, rows: Iterable[Row], stage: int) -> list[Row]:
+        """Adds the rows not held yet, in order (the first of duplicates), and returns them."""
+        held = self.rows
+        fresh = list(dict.fromkeys(rows))
+        if held and fresh:
+            fresh = [row for row in fresh if row not in held]
+        if not fresh:
+            return fresh
+        held.update(dict.fromkeys(fresh, stage))
         for positions, index in self.indexes.items():
-            index.setdefault(_getter(positions)(row), []).append(row)
-        return True
+            _group(index, fresh, positions, None)
+        for (positions, values), projection in self.projections.items():
+            _group(projection, fresh, positions, values)
+        return fresh
 
     def distinct(self, position: int) -> int:
         """About how many different values the column holds (for join ordering).
@@ -144,7 +154,7 @@ class _Relation:
         size = len(self.rows)
         found = self._distinct.get(position)
         if found is None or size >= 2 * found[1] + 1:
-            found = self._distinct[position] = (len({row[position] for row in self.rows}), size)
+            found = self._distinct[position] = (len(set(map(operator.itemgetter(position), self.rows))), size)
         return found[0]
 
     def fan_out(self, positions: Sequence[int]) -> float:
@@ -157,16 +167,49 @@ class _Relation:
     def index(self, positions: tuple[int, ...]) -> dict[Row, list[Row]]:
         index = self.indexes.get(positions)
         if index is None:
-            index = {}
-            key = _getter(positions)
-            for row in self.rows:
-                index.setdefault(key(row), []).append(row)
-            self.indexes[positions] = index
+            index = self.indexes[positions] = _group({}, self.rows, positions, None)
         return index
+
+    def projection(self, positions: tuple[int, ...], values: tuple[int, ...]) -> dict[Row, list[Row]]:
+        """Like `index(positions)`, but listing each row's `values` positions only: a scan extends a
+        binding with them as they are, instead of picking them out of the row once per binding.
+        """
+        projection = self.projections.get((positions, values))
+        if projection is None:
+            projection = _group({}, self.rows, positions, values)
+            self.projections[positions, values] = projection
+        return projection
 
     def clear_derived(self) -> None:
         self.rows = {r: s for r, s in self.rows.items() if s == 0}
         self.indexes = {}
+        self.projections = {}
+
+
+def _group(
+    groups: dict[Row, list[Row]], rows: Collection[Row], positions: tuple[int, ...], values: tuple[int, ...] | None
+) -> dict[Row, list[Row]]:
+    """`groups` with each row (or its `values` positions) appended under its `positions` key."""
+    found = list(rows) if values is None else _picks(rows, values)
+    if not positions:
+        # A scan of the whole relation: one group, kept absent while the relation is empty.
+        if found:
+            groups.setdefault((), []).extend(found)
+        return groups
+    add = groups.setdefault
+    for key, value in zip(_picks(rows, positions), found, strict=True):
+        add(key, []).append(value)
+    return groups
+
+
+def _picks(rows: Collection[Row], positions: tuple[int, ...]) -> list[Row]:
+    """Each row's values at `positions`, as a tuple (for one position without a call per row)."""
+    if not positions:
+        return [()] * len(rows)
+    if len(positions) == 1:
+        (at,) = positions
+        return [(row[at],) for row in rows]
+    return list(map(_getter(positions), rows))
 
 
 class _Relations(dict[str, _Relation]):
@@ -200,6 +243,8 @@ class _Scan:
 @dataclass(frozen=True)
 class _Filter:
     test: Callable[[Env], bool]
+    total: bool = False
+    """The test computes no arithmetic, so no division by zero can make it undefined."""
 
 
 @dataclass(frozen=True)
@@ -214,7 +259,10 @@ class _Absent:
     key: tuple[Eval, ...]
     same: tuple[tuple[int, int], ...]
     key_slots: tuple[int, ...] | None = None
-    """The binding slots of the key when every key argument is a bound variable (read without `key`)."""
+    """When the key computes nothing: the binding slots of its variables, which follow its constants
+    (the key is then read without `key`)."""
+    constants: Row = ()
+    """The key's constants, when `key_slots` is given."""
 
 
 _Step = _Scan | _Filter | _Assign | _Absent
@@ -231,6 +279,44 @@ class _Plan:
     """Per positive atom, the slots holding each of its positions' values (to rebuild the fact)."""
     negations: tuple[tuple[Atom, tuple[Eval | None, ...]], ...]
     """Per negated atom, how to compute each argument (None: a wildcard or a variable local to it)."""
+    head_scan: _HeadScan | None = None
+    """For a rule's plan, how its last step can yield the head's rows directly (None: it cannot)."""
+
+
+@dataclass(frozen=True)
+class _HeadScan:
+    """A body ending in a plain scan, under a head listing variables only: each binding before the scan
+    gives the head's leading variables and each row it matches the others, so the bindings the scan
+    would make (one per head row) are never built.
+    """
+
+    step: _Scan
+    bound: tuple[int, ...]
+    """The slots of the head's leading variables, all bound before the scan."""
+    values: tuple[int, ...]
+    """The scanned atom's positions holding the head's other variables, in head order."""
+
+
+def _head_scan(
+    head: Head, steps: Sequence[_Step], slots: Mapping[str, int], atom_slots: Sequence[tuple[int, ...]]
+) -> _HeadScan | None:
+    step = steps[-1] if steps else None
+    if not isinstance(step, _Scan) or step.same or not head.args:
+        return None
+    head_slots: list[int] = []
+    for arg in head.args:
+        if not isinstance(arg, Var) or arg.name not in slots:
+            return None
+        head_slots.append(slots[arg.name])
+    # The scan gives the plan's last slots, one per new position.
+    earlier = len(slots) - len(step.new_positions)
+    split = 0
+    while split < len(head_slots) and head_slots[split] < earlier:
+        split += 1
+    if min(head_slots[split:], default=earlier) < earlier:
+        return None
+    position_of = {atom_slots[step.atom][p]: p for p in step.new_positions}
+    return _HeadScan(step, tuple(head_slots[:split]), tuple(position_of[s] for s in head_slots[split:]))
 
 
 class _Unbound(Exception):
@@ -265,7 +351,11 @@ Estimate = Callable[[int, Sequence[int]], float]
 
 
 def _plan(
-    body: Sequence[Literal_], prebound: Sequence[str] = (), first: int | None = None, estimate: Estimate | None = None
+    body: Sequence[Literal_],
+    prebound: Sequence[str] = (),
+    first: int | None = None,
+    estimate: Estimate | None = None,
+    head: Head | None = None,
 ) -> _Plan:
     """A join plan for a body: next the atom that matches fewest rows per binding, every other literal as soon
     as its inputs are bound.
@@ -273,7 +363,8 @@ def _plan(
     Which comparison is an assignment and which negated variable is local to its negation is
     decided exactly as `sql_compiler.compile_body` decides it, so both engines read a body the
     same way. `prebound` variables hold values before the first step (a proof search binds the
-    head); `first` puts one atom (a semi-naive delta) at the start.
+    head); `first` puts one atom (a semi-naive delta) at the start; `head`, given when the plan derives
+    its rows, lets the plan say how its last step can yield them.
     """
     atoms = tuple(lit for lit in body if isinstance(lit, Atom))
     bound = {a.name for atom in atoms for a in atom.args if isinstance(a, Var)}
@@ -327,9 +418,7 @@ def _plan(
                         slots[target] = len(slots)
                 elif kind == "compare":
                     assert isinstance(lit, Comparison)
-                    test = _COMPARE[lit.op]
-                    left, right = _compile_term(lit.left, slots), _compile_term(lit.right, slots)
-                    steps.append(_Filter(_compare(test, left, right)))
+                    steps.append(_comparison(lit, slots))
                 elif kind == "absent":
                     assert isinstance(lit, Negation)
                     steps.append(_absent(lit.atom, names, slots, negations))
@@ -367,7 +456,8 @@ def _plan(
             heapq.heappush(heap, (costs[i], i))
     if pending:
         raise _Unbound(", ".join(sorted({v for *_, needs in pending for v in needs} - slots.keys())) or "_")
-    return _Plan(tuple(steps), dict(slots), atoms, tuple(atom_slots), tuple(negations))
+    head_scan = _head_scan(head, steps, slots, atom_slots) if head is not None else None
+    return _Plan(tuple(steps), dict(slots), atoms, tuple(atom_slots), tuple(negations), head_scan)
 
 
 def _slot(slot: int) -> Eval:
@@ -376,6 +466,35 @@ def _slot(slot: int) -> Eval:
 
 def _equal(left: Eval, right: Eval) -> Callable[[Env], bool]:
     return lambda env: left(env) == right(env)
+
+
+def _comparison(lit: Comparison, slots: Mapping[str, int]) -> _Filter:
+    test = _COMPARE[lit.op]
+    left, right = lit.left, lit.right
+    if isinstance(left, Var | Const) and isinstance(right, Var | Const):
+        for side in (left, right):
+            if isinstance(side, Var) and side.name not in slots:
+                raise _Unbound(side.name)
+        return _Filter(_plain_compare(test, left, right, slots), total=True)
+    return _Filter(_compare(test, _compile_term(left, slots), _compile_term(right, slots)))
+
+
+def _plain_compare(
+    test: Callable[[Value, Value], bool], left: Var | Const, right: Var | Const, slots: Mapping[str, int]
+) -> Callable[[Env], bool]:
+    """A comparison of variables and constants, reading the slots itself (most body comparisons are)."""
+    if isinstance(left, Var):
+        a = slots[left.name]
+        if isinstance(right, Var):
+            b = slots[right.name]
+            return lambda env: test(env[a], env[b])
+        value = right.value
+        return lambda env: test(env[a], value)
+    if isinstance(right, Var):
+        value, b = left.value, slots[right.name]
+        return lambda env: test(value, env[b])
+    left_value, right_value = left.value, right.value
+    return lambda env: test(left_value, right_value)
 
 
 def _compare(test: Callable[[Value, Value], bool], left: Eval, right: Eval) -> Callable[[Env], bool]:
@@ -457,9 +576,21 @@ def _absent(
             key.append(value)
             args.append(value)
     negations.append((atom, tuple(args)))
-    plain = [slots[a.name] for a in atom.args if isinstance(a, Var) and a.name not in local]
-    direct = tuple(plain) if len(plain) == len(key) else None
-    return _Absent(atom.relation, tuple(key_positions), tuple(key), tuple(same), direct)
+    constants = [p for p in key_positions if isinstance(atom.args[p], Const)]
+    variables = [p for p in key_positions if isinstance(atom.args[p], Var)]
+    if len(constants) + len(variables) < len(key_positions):
+        return _Absent(atom.relation, tuple(key_positions), tuple(key), tuple(same))
+    # Constants first, as in a scan's key: a binding's key is then the constants and a pick of its slots.
+    computed = dict(zip(key_positions, key, strict=True))
+    order = (*constants, *variables)
+    return _Absent(
+        atom.relation,
+        order,
+        tuple(computed[p] for p in order),
+        tuple(same),
+        tuple(slots[a.name] for a in (atom.args[p] for p in variables) if isinstance(a, Var)),
+        tuple(a.value for a in (atom.args[p] for p in constants) if isinstance(a, Const)),
+    )
 
 
 # -- the engine ----------------------------------------------------------------------
@@ -477,7 +608,9 @@ class MemoryBackend:
         self._relations = _Relations()
         self._strata: list[Stratum] = []
         self._rules_by_head: dict[str, list[Rule]] = {}
-        self._plans: dict[tuple[Rule, int | None, tuple[str, ...]], _Plan] = {}
+        self._plans: dict[tuple[int, int | None, tuple[str, ...]], _Plan] = {}
+        """Plans by the rule's identity, as hashing a rule hashes its whole syntax tree: every rule planned
+        is held by the loaded program and its strata, which `load` replaces only together with the plans."""
         self._stage = 0
         self._proofs = ProofSearch({}, self._instance)
         self._loaded: set[str] = set()
@@ -526,11 +659,10 @@ class MemoryBackend:
             self._changed.add(relation)
         target = self._relations[relation]
         if not decl.arity:
-            target.add((), 0)
+            target.add_all([()], 0)
         else:
             fact_columns(decl, rows)
-            for row in rows:
-                target.add(tuple(row), 0)
+            target.add_all(map(tuple, rows), 0)
         self._loaded.add(relation)
         self.stats.load_seconds += time.perf_counter() - started
 
@@ -569,9 +701,7 @@ class MemoryBackend:
             target = self._relations[relation]
             inserted = 0
             for rule in rules:
-                for row in self._derive_rows(rule, None, None):
-                    if target.add(row, self._stage):
-                        inserted += 1
+                inserted += len(target.add_all(self._derive_rows(rule, None, None), self._stage))
             if inserted:
                 self._filled.add(relation)
                 self._spend(relation, inserted)
@@ -581,6 +711,12 @@ class MemoryBackend:
         if not live:
             return
         members = set(stratum.relations)
+        # Per rule, the positions of its atoms reading the stratum: a round after the first runs the
+        # rule once per such position, that atom reading the last round's new tuples.
+        runs = [
+            (rule, [(i, a.relation) for i, a in enumerate(rule.positive_atoms()) if a.relation in members])
+            for rule in live
+        ]
         deltas: dict[str, _Relation] = {}
         first_round = True
         rounds = 0
@@ -597,29 +733,22 @@ class MemoryBackend:
                 self._computing = relation
                 existing = self._relations[relation].rows
                 found: dict[Row, None] = {}
-                for rule in live:
+                for rule, reading in runs:
                     if rule.head.relation != relation:
                         continue
                     if first_round:
                         variants: list[tuple[int | None, _Relation | None]] = [(None, None)]
                     else:
-                        atoms = list(rule.positive_atoms())
-                        variants = [(i, deltas[a.relation]) for i, a in enumerate(atoms) if a.relation in members]
+                        variants = [(i, deltas[read]) for i, read in reading]
                     for position, delta in variants:
-                        for row in self._derive_rows(rule, position, delta):
-                            if row not in existing:
-                                found[row] = None
-                new[relation] = list(found)
-                self._spend(relation, len(found))
+                        found.update(dict.fromkeys(self._derive_rows(rule, position, delta)))
+                new[relation] = [row for row in found if row not in existing]
+                self._spend(relation, len(new[relation]))
             grew = any(new.values())
             deltas = {}
             for relation in stratum.relations:
-                target = self._relations[relation]
-                delta = _Relation()
-                for row in new[relation]:
-                    target.add(row, self._stage)
-                    delta.add(row, self._stage)
-                deltas[relation] = delta
+                self._relations[relation].add_all(new[relation], self._stage)
+                deltas[relation] = _Relation(dict.fromkeys(new[relation], self._stage))
                 self._filled.add(relation)
             first_round = False
             if not grew:
@@ -665,48 +794,73 @@ class MemoryBackend:
     # -- running a plan ----------------------------------------------------------------
 
     def _plan_for(self, rule: Rule, first: int | None = None, prebound: tuple[str, ...] = ()) -> _Plan:
-        key = (rule, first, prebound)
+        key = (id(rule), first, prebound)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = self._new_plan(rule.body, prebound, first)
+            plan = self._plans[key] = self._new_plan(rule.body, prebound, first, None if prebound else rule.head)
         return plan
 
-    def _new_plan(self, body: Sequence[Literal_], prebound: tuple[str, ...] = (), first: int | None = None) -> _Plan:
+    def _new_plan(
+        self,
+        body: Sequence[Literal_],
+        prebound: tuple[str, ...] = (),
+        first: int | None = None,
+        head: Head | None = None,
+    ) -> _Plan:
         atoms = [lit for lit in body if isinstance(lit, Atom)]
 
         def estimate(index: int, positions: Sequence[int]) -> float:
             return self._relations[atoms[index].relation].fan_out(positions)
 
         # Planned on the data at hand, as a SQL engine plans a statement when it runs.
-        return _plan(body, prebound, first, estimate)
+        return _plan(body, prebound, first, estimate, head)
 
     def _bindings(
-        self, plan: _Plan, start: Env = (), delta: tuple[int, _Relation] | None = None, before: int | None = None
+        self,
+        plan: _Plan,
+        start: Env = (),
+        delta: tuple[int, _Relation] | None = None,
+        before: int | None = None,
+        steps: int | None = None,
     ) -> list[Env]:
         """Every binding of the plan's variables. `delta` reads one atom from another relation;
-        `before` keeps only bindings whose facts all appeared before that stage.
+        `before` keeps only bindings whose facts all appeared before that stage; `steps` runs only
+        the plan's first steps.
         """
         envs: list[Env] = [start]
-        for step in plan.steps:
+        for step in plan.steps[:steps]:
             if not envs:
                 return envs
             if isinstance(step, _Scan):
-                source = delta[1] if delta is not None and delta[0] == step.atom else self._relations[step.relation]
-                extended = _run_scan(step, source, envs, before, self.max_bindings)
+                extended = _run_scan(step, self._source(step, delta), envs, before, self.max_bindings)
                 if extended is None:
                     raise self._outgrown()
                 envs = extended
             elif isinstance(step, _Filter):
-                envs = [env for env in envs if _holds(step.test, env)]
+                envs = list(filter(step.test, envs)) if step.total else [e for e in envs if _holds(step.test, e)]
             elif isinstance(step, _Assign):
                 envs = _run_assign(step.value, envs)
             else:
                 envs = _run_absent(step, self._relations[step.relation], envs)
         return envs
 
+    def _source(self, step: _Scan, delta: tuple[int, _Relation] | None) -> _Relation:
+        return delta[1] if delta is not None and delta[0] == step.atom else self._relations[step.relation]
+
     def _derive_rows(self, rule: Rule, position: int | None, delta: _Relation | None) -> list[Row]:
         plan = self._plan_for(rule, position)
-        envs = self._bindings(plan, (), None if delta is None or position is None else (position, delta))
+        read = None if delta is None or position is None else (position, delta)
+        last = plan.head_scan
+        if last is not None:
+            envs = self._bindings(plan, (), read, steps=-1)
+            if not envs:
+                return []
+            matches = self._source(last.step, read).projection(last.step.key_positions, last.values)
+            rows = _join(last.step, matches, envs, _picks(envs, last.bound), self.max_bindings)
+            if rows is None:
+                raise self._outgrown()
+            return rows
+        envs = self._bindings(plan, (), read)
         head = rule.head
         if head.aggregate is None:
             return _head_rows(head.args, plan.slots, envs)
@@ -915,45 +1069,60 @@ def _getter(positions: tuple[int, ...]) -> Callable[[Row], Row]:
 
 def _run_scan(step: _Scan, source: _Relation, envs: list[Env], before: int | None, cap: int) -> list[Env] | None:
     """The bindings extended by the step's matching rows; None once there would be more than `cap`."""
+    if step.same or before is not None:
+        return _run_checked_scan(step, source, envs, before, cap)
+    return _join(step, source.projection(step.key_positions, step.new_positions), envs, envs, cap)
+
+
+def _join(
+    step: _Scan, matches: Mapping[Row, list[Row]], envs: list[Env], bases: list[Row], cap: int
+) -> list[Row] | None:
+    """Per binding, its base (the binding itself, or what a head takes of it) extended by the values of
+    each row the step matches; None once there would be more than `cap`.
+    """
+    if not step.key_slots:
+        every = matches.get(step.constants, [])
+        if len(every) * len(envs) > cap:
+            return None
+        return [base + values for base in bases for values in every]
+    out: list[Row] = []
+    append, extend, lookup = out.append, out.extend, matches.get
+    for base, key in zip(bases, _keys(step.constants, step.key_slots, envs), strict=True):
+        found = lookup(key)
+        if not found:
+            continue
+        # Most lookups match one row: a list built for it would cost more than the binding.
+        if len(found) == 1:
+            append(base + found[0])
+        else:
+            extend([base + values for values in found])
+            if len(out) > cap:
+                return None
+    return out if len(out) <= cap else None
+
+
+def _keys(constants: Row, slots: tuple[int, ...], envs: list[Env]) -> list[Row]:
+    """Each binding's key into an index: the constants, then the values in its `slots`."""
+    keys = _picks(envs, slots)
+    if not constants:
+        return keys
+    return [constants + key for key in keys]
+
+
+def _run_checked_scan(
+    step: _Scan, source: _Relation, envs: list[Env], before: int | None, cap: int
+) -> list[Env] | None:
+    """`_run_scan` for a step whose rows need a check each: a repeated variable, or a stage bound."""
     out: list[Env] = []
     append = out.append
     same = step.same
     stages = source.rows
     pick = _getter(step.new_positions)
     if step.key_positions:
-        index = source.index(step.key_positions)
-        constants = step.constants
+        lookup = source.index(step.key_positions).get
         env_key = _getter(step.key_slots)
-        lookup = index.get
-        if not same and before is None:
-            if constants and not step.key_slots:
-                matches = [pick(row) for row in lookup(constants, ())]
-                if len(matches) * len(envs) > cap:
-                    return None
-                for env in envs:
-                    out.extend([env + values for values in matches])
-                return out
-            extend = out.extend
-            if len(step.new_positions) == 1 and len(step.key_slots) == 1 and not constants:
-                # The most common step (one variable looked up, one bound): no key or row helper calls.
-                (slot,) = step.key_slots
-                (at,) = step.new_positions
-                for env in envs:
-                    found = lookup((env[slot],))
-                    if found:
-                        extend([(*env, row[at]) for row in found])
-                        if len(out) > cap:
-                            return None
-                return out
-            for env in envs:
-                found = lookup(constants + env_key(env))
-                if found:
-                    extend([env + pick(row) for row in found])
-                    if len(out) > cap:
-                        return None
-            return out
         for env in envs:
-            for row in lookup(constants + env_key(env), ()):
+            for row in lookup(step.constants + env_key(env), ()):
                 if same and any(row[a] != row[b] for a, b in same):
                     continue
                 if before is not None and stages[row] >= before:
@@ -961,18 +1130,16 @@ def _run_scan(step: _Scan, source: _Relation, envs: list[Env], before: int | Non
                 append(env + pick(row))
             if len(out) > cap:
                 return None
-    else:
-        rows = list(stages)
-        if before is not None:
-            rows = [r for r in rows if stages[r] < before]
-        if same:
-            rows = [r for r in rows if all(r[a] == r[b] for a, b in same)]
-        if len(rows) * len(envs) > cap:
-            return None
-        picked = [pick(r) for r in rows]
-        for env in envs:
-            out.extend([env + values for values in picked])
-    return out
+        return out
+    rows = list(stages)
+    if before is not None:
+        rows = [r for r in rows if stages[r] < before]
+    if same:
+        rows = [r for r in rows if all(r[a] == r[b] for a, b in same)]
+    if len(rows) * len(envs) > cap:
+        return None
+    picked = [pick(r) for r in rows]
+    return [env + values for env in envs for values in picked]
 
 
 def _run_assign(value: Eval, envs: list[Env]) -> list[Env]:
@@ -988,8 +1155,8 @@ def _run_assign(value: Eval, envs: list[Env]) -> list[Env]:
 def _run_absent(step: _Absent, source: _Relation, envs: list[Env]) -> list[Env]:
     index = source.index(step.key_positions)
     if step.key_slots is not None and not step.same:
-        env_key = _getter(step.key_slots)
-        return [env for env in envs if env_key(env) not in index]
+        keys = _keys(step.constants, step.key_slots, envs)
+        return [env for env, key in zip(envs, keys, strict=True) if key not in index]
     out: list[Env] = []
     for env in envs:
         try:
@@ -1007,9 +1174,9 @@ def _run_absent(step: _Absent, source: _Relation, envs: list[Env]) -> list[Env]:
 def _head_rows(args: Sequence[HeadTerm], slots: Mapping[str, int], envs: list[Env]) -> list[Row]:
     if not args:
         return [()] if envs else []
+    if all(isinstance(a, Var) and a.name in slots for a in args):
+        return _picks(envs, tuple(slots[a.name] for a in args if isinstance(a, Var)))
     exprs = [_compile_term(a, slots) for a in args if not isinstance(a, Aggregate)]
-    if all(isinstance(a, Var) for a in args):
-        return list(map(_getter(tuple(slots[a.name] for a in args if isinstance(a, Var))), envs))
     rows: list[Row] = []
     for env in envs:
         try:
@@ -1023,38 +1190,59 @@ def _aggregate_rows(
     args: Sequence[HeadTerm], agg: tuple[int, Aggregate], slots: Mapping[str, int], envs: list[Env]
 ) -> list[Row]:
     position, aggregate = agg
-    groups = [_compile_term(a, slots) for a in args if not isinstance(a, Aggregate)]
-    term = _compile_term(aggregate.term, slots)
-    func = aggregate.func
-    # The sum runs over distinct bindings of the body's named variables, as in the SQL engine
-    # (a wildcard's or an arithmetic argument's slot is not a variable of the body).
-    named = _getter(tuple(s for name, s in slots.items() if not name.startswith("$")))
-    values: dict[Row, set[Value]] = {}
-    bindings: dict[Row, dict[Row, Value]] = {}
-    extremes: dict[Row, Value] = {}
-    for env in envs:
-        try:
-            group = tuple(f(env) for f in groups)
-            value = term(env)
-        except _Undefined:
-            continue
-        if func == "count":
-            values.setdefault(group, set()).add(value)
-        elif func == "sum":
-            bindings.setdefault(group, {}).setdefault(named(env), value)
-        else:
-            best = extremes.get(group)
-            if best is None or (value < best if func == "min" else value > best):  # type: ignore[operator]
-                extremes[group] = value
+    inputs = _aggregated(args, aggregate, slots, envs)
     results: dict[Row, Value] = {}
-    if func == "count":
+    if aggregate.func == "count":
+        values: dict[Row, set[Value]] = {}
+        for group, value, _ in inputs:
+            values.setdefault(group, set()).add(value)
         results = {group: len(found) for group, found in values.items()}
-    elif func == "sum":
+    elif aggregate.func == "sum":
+        # The sum runs over distinct bindings of the body's named variables, as in the SQL engine
+        # (a wildcard's or an arithmetic argument's slot is not a variable of the body).
+        named = _getter(tuple(s for name, s in slots.items() if not name.startswith("$")))
+        bindings: dict[Row, dict[Row, Value]] = {}
+        for group, value, env in inputs:
+            bindings.setdefault(group, {}).setdefault(named(env), value)
         for group, found in bindings.items():
             total = sum(found.values())  # type: ignore[arg-type]
             if not INT64_MIN <= total <= INT64_MAX:
                 raise EngineError(f"{aggregate.loc}: sum overflowed 64-bit integers ({total}) in {aggregate}")
             results[group] = total
     else:
-        results = extremes
+        results = _extremes(inputs, aggregate.func == "min")
     return [(*group[:position], value, *group[position:]) for group, value in results.items()]
+
+
+def _aggregated(
+    args: Sequence[HeadTerm], aggregate: Aggregate, slots: Mapping[str, int], envs: list[Env]
+) -> Iterable[tuple[Row, Value, Env]]:
+    """Per binding, its group (the head's other arguments), the value it aggregates, and the binding;
+    none for a binding whose group or value is undefined.
+    """
+    plain = [a for a in args if not isinstance(a, Aggregate)]
+    term = aggregate.term
+    if isinstance(term, Var) and all(isinstance(a, Var) and a.name in slots for a in (*plain, term)):
+        # Nothing to compute: the groups and values are read off the bindings, without a call per binding.
+        slot = slots[term.name]
+        groups = _picks(envs, tuple(slots[a.name] for a in plain if isinstance(a, Var)))
+        return zip(groups, [env[slot] for env in envs], envs, strict=True)
+    return _computed_groups([_compile_term(a, slots) for a in plain], _compile_term(term, slots), envs)
+
+
+def _computed_groups(groups: list[Eval], term: Eval, envs: list[Env]) -> Iterator[tuple[Row, Value, Env]]:
+    for env in envs:
+        try:
+            yield tuple(f(env) for f in groups), term(env), env
+        except _Undefined:
+            continue
+
+
+def _extremes(inputs: Iterable[tuple[Row, Value, Env]], lowest: bool) -> dict[Row, Value]:
+    """Per group, its least (or greatest) value."""
+    best: dict[Row, Value] = {}
+    for group, value, _ in inputs:
+        found = best.get(group)
+        if found is None or (value < found if lowest else value > found):  # type: ignore[operator]
+            best[group] = value
+    return best
