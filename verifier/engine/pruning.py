@@ -46,24 +46,37 @@ def live_rules(program: Program, facts: Mapping[str, list[Row]], pending: set[st
                     return False
         return True
 
-    def fires(rule: Rule) -> bool:
+    # A rule can fire once each input atom can match and each relation it reads positively from
+    # other rules can hold tuples: the least fixpoint, reached by counting each rule's unmet reads
+    # down as relations become available (linear in the program, as a CI gate wants).
+    ready: list[tuple[Rule, set[str]]] = []
+    for rule in program.rules:
+        reads: set[str] = set()
         for atom in rule.positive_atoms():
             decl = program.relations.get(atom.relation)
-            ok = can_match(atom) if decl is not None and decl.is_input else atom.relation in available
-            if not ok:
-                return False
-        return True
-
+            if decl is None or not decl.is_input:
+                reads.add(atom.relation)
+            elif not can_match(atom):
+                break
+        else:
+            ready.append((rule, reads))
+    unmet = [len(reads) for _, reads in ready]
+    waiting: dict[str, list[int]] = {}
+    for i, (_, reads) in enumerate(ready):
+        for relation in reads:
+            waiting.setdefault(relation, []).append(i)
     available: set[str] = set()
-    grew = True
-    while grew:
-        grew = False
-        for rule in program.rules:
-            head = rule.head.relation
-            if head not in available and fires(rule):
-                available.add(head)
-                grew = True
-    return [r for r in program.rules if fires(r)]
+    todo = [rule.head.relation for (rule, _), n in zip(ready, unmet, strict=True) if not n]
+    while todo:
+        relation = todo.pop()
+        if relation in available:
+            continue
+        available.add(relation)
+        for i in waiting.get(relation, ()):
+            unmet[i] -= 1
+            if not unmet[i]:
+                todo.append(ready[i][0].head.relation)
+    return [rule for rule, reads in ready if reads <= available]
 
 
 def relations_read(program: Program) -> set[str]:
