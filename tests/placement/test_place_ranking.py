@@ -1,8 +1,9 @@
 """How `place` ranks: shortcuts taken for fleet scale (docs/placement.md) that must change no answer.
 
 A domain's members and figures are judged once per shape (its nodes' classes and eligible
-profiles), `--limit` keeps the head of the full ranking without sorting all of it, and the
-cyclic collector is paused while the ranking reads a fleet's worth of rows.
+profiles), `--limit` keeps the head of the full ranking without sorting all of it, the
+cyclic collector is paused while the ranking reads a fleet's worth of rows, and the rules
+that only explain rejected domains are evaluated only for `--why-not`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from typing import Any
 
 import pytest
 
+from verifier.engine.queries import program_for
 from verifier.placement import place as placement
 from verifier.placement.place import PlaceReport
 from verifier.session.place_run import place
+from verifier.session.session import load_rules
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent / "fixtures"
@@ -107,3 +110,24 @@ def test_ranking_leaves_the_collector_as_it_found_it(enabled: bool) -> None:
         assert gc.isenabled() is enabled
     finally:
         gc.enable() if was else gc.disable()
+
+
+def test_why_not_rules_are_left_out_without_why_not() -> None:
+    def heads(why_not: bool) -> set[str]:
+        return {r.head.relation for r in program_for(load_rules(), placement.placement_relations(why_not)).rules}
+
+    assert "place_why_not" in heads(True) and "place_why_not" not in heads(False)
+    assert heads(False) < heads(True)
+
+
+@pytest.mark.parametrize("rank", placement.RANKS)
+def test_without_why_not_the_same_placements(fleet: tuple[Path, Path], rank: str) -> None:
+    """Leaving out the rules that only explain rejected domains moves no other answer."""
+    inventory, jobs = fleet
+    for inventories, job_files, authorize in (([MIXED], [JOBS], True), ([inventory], [jobs], False)):
+        plain = place(inventories, job_files, rank=rank, authorize=authorize)
+        explained = place(inventories, job_files, rank=rank, why_not=True, authorize=authorize)
+        assert any(jp.why_not for jp in explained.jobs)
+        for jp in explained.jobs:
+            jp.why_not = []
+        assert _answers(plain) == _answers(explained)

@@ -46,14 +46,21 @@ PLACEMENT_RELATIONS = (
     "place_host",
     "place_eligible_profile",
     "place_profile",
-    "place_why_not",
     "place_node_price",
-    "unplaceable_job",
     "job_candidate_count",
-    "place_domain_gpu",
     "place_layout",
 )
 """The relations `place` reads; only the rules they depend on are evaluated."""
+
+WHY_NOT_RELATIONS = ("place_why_not", "place_domain_gpu")
+"""What `place --why-not` reads besides. Only it needs the GPUs that pass each stage counted
+per rejected domain (place_stage_sum and the rules that read it): about a fifth of the
+evaluation at fleet scale, skipped without it."""
+
+
+def placement_relations(why_not: bool) -> tuple[str, ...]:
+    """The relations a `place` run reads, with or without why-not answers."""
+    return PLACEMENT_RELATIONS + WHY_NOT_RELATIONS if why_not else PLACEMENT_RELATIONS
 
 
 @dataclass(frozen=True)
@@ -312,12 +319,20 @@ def _getter(columns: Columns, names: Sequence[str]) -> Callable[[Row], tuple[Val
         return lambda row: (row[only],)
     if not positions:
         return lambda row: ()
+    first = positions[0]
+    if positions == list(range(first, first + len(positions))):
+        # A run of columns: one slice beats picking each (a key per GPU of a fleet is read so).
+        run: Callable[[Row], tuple[Value, ...]] = itemgetter(slice(first, first + len(positions)))
+        return run
     get: Callable[[Row], tuple[Value, ...]] = itemgetter(*positions)
     return get
 
 
 class _Picker:
-    """Members and figures of a hosting domain, from bulk queries (no per-domain engine round trips)."""
+    """Members and figures of a hosting domain, from bulk queries (no per-domain engine round trips).
+
+    Every GPU's profile is read once; each hosting job's eligible profiles once, when it is ranked.
+    """
 
     def __init__(self, engine: Backend, program: Program, pairs: NodePairs) -> None:
         q = engine.query
@@ -348,12 +363,9 @@ class _Picker:
                 local = (*figures_of(profile_key), tag[cut:], *(g[cut:] for g in gpus))
                 local_id = interned.setdefault(local, len(interned))
             info[profile_key] = (node, local_id, class_of.get(node), profile_key)
-        # Per job, per domain (two lookups of strings, whose hashes are kept, beat one of a pair),
-        # the eligible profiles' info: each row's profile is looked up here, once.
-        self.eligible: dict[Value, dict[Value, list[_Profile]]] = defaultdict(lambda: defaultdict(list))
-        e_job, e_domain, eligible_of = eligible.index["job"], eligible.index["domain"], _getter(eligible, key_columns)
-        for row in q("place_eligible_profile", None, False):
-            self.eligible[row[e_job]][row[e_domain]].append(info[eligible_of(row)])
+        self.info = info  # what `_eligible` maps each eligible row's profile to
+        self.engine, self.e_job, self.e_domain = engine, eligible.index["job"], eligible.index["domain"]
+        self.eligible_of = _getter(eligible, key_columns)
         self.pairs = pairs
         self.price = {str(n): int(p) for n, p in q("place_node_price")}
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
@@ -368,7 +380,7 @@ class _Picker:
         """
         name, fabric = job.name, job.min_fabric_mbps
         fullest, in_domain = _fullest_first(job), job.scope == "nvlink_domain"
-        eligible, shapes, price = self.eligible.get(name, {}), self._shapes, self.price
+        eligible, shapes, price = self._eligible(name) if hosts else {}, self._shapes, self.price
         by_cost = rank == "cost"
         judged: list[_Judged] = []
         order: list[tuple[int, int, int, str, int]] = []
@@ -398,6 +410,18 @@ class _Picker:
         # nsmallest is sorted(...)[:limit]; the keys are distinct (the position), so it is exact.
         chosen = heapq.nsmallest(limit, order) if limit else sorted(order)
         return len(judged), [_shown(judged[k[-1]]) for k in chosen]
+
+    def _eligible(self, job: str) -> dict[Value, list[_Profile]]:
+        """Per domain of `job`, its eligible profiles' info (each row's profile is looked up once).
+
+        Read job by job, only for a job that hosts somewhere: a job that fits nowhere still
+        has a fleet's worth of rows.
+        """
+        per_domain: dict[Value, list[_Profile]] = defaultdict(list)
+        info, domain_at, profile_of = self.info, self.e_domain, self.eligible_of
+        for row in self.engine.query("place_eligible_profile", {self.e_job: job}, False):
+            per_domain[row[domain_at]].append(info[profile_of(row)])
+        return per_domain
 
     def _judge(self, job: Job, domain: str, need: int, eligible: Sequence[_Profile]) -> _Judged:
         """The domain's members and figures, judged once per shape: the domain's nodes in the

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from verifier.engine.queries import program_for
 from verifier.placement.place import (
-    PLACEMENT_RELATIONS,
     PlaceReport,
     for_every_job,
     gpus_and_ancestors,
     job_classes,
+    placement_relations,
     rank_placements,
 )
 from verifier.session.inputs import authorization_for, read_inventory
@@ -51,7 +51,8 @@ def place(
     classes, of = job_classes(jobs)
     # Stages no job asks for (rail alignment, pair bandwidth) read nothing: the engine's
     # pruning sees that their job_need atoms match no row and loads none of their inputs.
-    program = program_for(load_rules(), PLACEMENT_RELATIONS)
+    # Without --why-not, the rules that only explain rejected domains are not evaluated.
+    program = program_for(load_rules(), placement_relations(why_not))
     if progress is not None:
         progress.step("loading inventory")
     inputs = read_inventory(paths, side, principals=authorize)
