@@ -43,7 +43,12 @@ def query_cmd(inventory: tuple[Path, ...], query: str, rules: tuple[Path, ...], 
         with (
             Progress() as progress,
             open_evaluation(
-                list(inventory), program_for(program, read), engine=engine, also_read=read, progress=progress
+                list(inventory),
+                program_for(program, read),
+                engine=engine,
+                also_read=read,
+                progress=progress,
+                judge_checks=False,
             ) as ev,
         ):
             result = QueryResult(parsed.variables, ev.engine.answer(parsed))

@@ -70,6 +70,7 @@ def place(
         keep_objects=keep,
         progress=progress,
         rank_pairs=True,
+        judge_checks=False,
     ) as evaluation:
         if progress is not None:
             progress.step("ranking placements")

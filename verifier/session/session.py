@@ -104,6 +104,7 @@ def evaluate(
     keep_objects: set[str] | None = None,
     progress: PhaseListener | None = None,
     rank_pairs: bool = False,
+    judge_checks: bool = True,
 ) -> Evaluation:
     """Every fact computed, then one evaluation (TopologError on bad input).
 
@@ -112,7 +113,9 @@ def evaluate(
     verification. `keep_objects` names the only objects whose facts the program needs
     (placement without rail alignment reads GPUs and their ancestors); graph summaries
     still see the whole inventory. Authorization decisions are asked for only when a rule
-    that can fire reads them.
+    that can fire reads them. Without `judge_checks` (a run that reports no check: a query, a
+    placement) the checks' `@needs` are still parsed and checked, but what they read is not loaded
+    and none is asked whether it holds.
     """
     step = (progress or _Silent()).step
     also = set(also_read)
@@ -141,6 +144,8 @@ def evaluate(
         wanted = {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())} | also
     checks = checks_from_program(program)
     needs = needs_queries(checks, program)
+    if not judge_checks:
+        needs = {}
     # What a check's @needs asks about is loaded even when no rule reads it.
     needed = {rel for q in needs.values() for rel in query_relations(q)}
     wanted |= needed
@@ -234,10 +239,12 @@ def open_evaluation(
     authorize: bool = True,
     also_read: Iterable[str] = (),
     progress: PhaseListener | None = None,
+    judge_checks: bool = True,
 ) -> Evaluation:
     """Side files found, inventory read, authorization built (when there are principals), evaluated once.
 
-    `program` defaults to the shipped pack; without `authorize` no decision is asked for.
+    `program` defaults to the shipped pack; without `authorize` no decision is asked for; without
+    `judge_checks` no check is judged applicable or not (see `evaluate`).
     """
     paths = list(paths)
     program = program if program is not None else load_rules()
@@ -253,6 +260,7 @@ def open_evaluation(
         authorization=authorization_for(inputs) if asks else None,
         also_read=also_read,
         progress=progress,
+        judge_checks=judge_checks,
     )
 
 
