@@ -489,8 +489,10 @@ class DuckDBBackend:
             conditions.append(f"{columns[pos]} = {params.literal(stored)}")
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         select = f"SELECT {', '.join(columns)} FROM {self._schema.table(relation)}{where}"
-        rows = self._fetch_text(select, _kinds(decl), params)
-        return sort_rows(_row(decl, r) for r in rows) if ordered else [_row(decl, r) for r in rows]
+        found = self._fetch_text(select, _kinds(decl), params)
+        # Rows come back as tuples already; a zero-arity relation's rows hold its unit column only.
+        rows: list[Row] = found if decl.arity else [() for _ in found]
+        return sort_rows(rows) if ordered else rows
 
     def _fetch_text(self, select: str, kinds: Sequence[ColumnType | None], params: sc.Params) -> list[tuple[Any, ...]]:
         """The rows of a SELECT of ids and numbers, with symbol ids replaced by their text.
