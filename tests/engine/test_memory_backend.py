@@ -97,3 +97,43 @@ def test_a_query_whose_answer_is_past_the_cap_is_refused_with_a_way_out() -> Non
         "the query joins more than 500 bindings in one step in memory, the most --engine auto evaluates "
         "in memory; run it with --engine duckdb"
     )
+
+
+# ---------------------------------------------------------------- join order on skewed keys
+
+
+def test_a_skewed_column_counts_as_few_values_a_uniform_one_as_its_count() -> None:
+    from verifier.engine.memory_backend import _Relation
+
+    skewed = _Relation()
+    # One rack holds 9 GPUs, nine racks one each: 18 rows, 10 values. A rack drawn from these rows
+    # matches 9 rows half the time: sum of counts squared 9^2 + 9 * 1^2 = 90, 18^2 / 90 = 3.6.
+    skewed.add_all([(f"g{i}", "big") for i in range(9)] + [(f"h{i}", f"r{i}") for i in range(9)], 0)
+    assert skewed.distinct(1) == pytest.approx(3.6)
+    uniform = _Relation()
+    uniform.add_all([(f"g{i}", f"r{i % 3}") for i in range(12)], 0)  # 3 racks of 4: 12^2 / (3 * 16) = 3
+    assert uniform.distinct(1) == pytest.approx(3.0)
+
+
+def test_a_rule_joins_through_its_links_rather_than_all_pairs_of_one_big_rack() -> None:
+    # within: 40 GPUs in one big rack, 40 more alone in a small rack each (80 rows, 41 racks);
+    # cable: 2 per GPU of the big rack (80 rows, 40 values of A). Counted by values, a rack matches
+    # 80 / 41 = 1.95 rows and a GPU's cables 80 / 40 = 2, so within(B, P) came before the cables:
+    # 40 x 40 pairs. Weighted by how often each rack comes: 80^2 / (40^2 + 40 * 1^2) = 3.9 racks,
+    # 20.5 rows per rack, and the cables (2 per GPU) come first.
+    program = parse_program(
+        ".input within(x: symbol, r: symbol)\n.input promise(r: symbol, k: symbol)\n"
+        ".input cable(l: symbol, a: symbol, b: symbol)\n.decl joined(l: symbol)\n"
+        'joined(L) :- promise(P, "domain"), within(A, P), within(B, P), cable(L, A, B).\n',
+        "t.dl",
+    )
+    engine = MemoryBackend()
+    engine.load(program)
+    engine.add_facts("promise", [("big", "domain")])
+    engine.add_facts("within", [(f"g{i}", "big") for i in range(40)] + [(f"s{i}", f"small{i}") for i in range(40)])
+    engine.add_facts("cable", [(f"c{i}-{j}", f"g{i}", f"g{(i + j + 1) % 40}") for i in range(40) for j in range(2)])
+    plan = engine._new_plan(program.rules[0].body, (), None, program.rules[0].head)
+    scanned = [getattr(step, "relation", "") for step in plan.steps]
+    assert scanned == ["promise", "within", "cable", "within"]
+    engine.evaluate()
+    assert engine.count("joined") == 80

@@ -17,6 +17,7 @@ import functools
 import heapq
 import operator
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -126,8 +127,8 @@ class _Relation:
         self.indexes: dict[tuple[int, ...], dict[Row, list[Row]]] = {}
         self.projections: dict[tuple[tuple[int, ...], tuple[int, ...]], dict[Row, list[Row]]] = {}
         """(key positions, value positions) -> key -> the value positions of each row holding the key."""
-        self._distinct: dict[int, tuple[int, int]] = {}
-        """Column -> (distinct values, the relation's size when they were counted)."""
+        self._distinct: dict[int, tuple[float, int]] = {}
+        """Column -> (distinct values as a join sees them, the relation's size when they were counted)."""
 
     def add_all(self, rows: Iterable[Row], stage: int) -> list[Row]:
         """Adds the rows not held yet, in order (the first of duplicates), and returns them."""
@@ -144,17 +145,23 @@ class _Relation:
             _group(projection, fresh, positions, values)
         return fresh
 
-    def distinct(self, position: int) -> int:
-        """About how many different values the column holds (for join ordering).
+    def distinct(self, position: int) -> float:
+        """How many different values the column holds, as a join sees them (for join ordering).
 
-        Counted again only once the relation has doubled since the last count: a plan needs the
-        order of magnitude, and a relation growing round by round would otherwise be counted
-        after every round.
+        The number of values a uniform column with the same expected matches would hold: size^2
+        divided by the sum of each value's count squared. A key bound by another relation's rows
+        comes with each value about as often as the value is common, so one rack holding most
+        GPUs makes `within(G, Rack)` far wider than the count of its values says; for a uniform
+        column this is the count. Counted again only once the relation has doubled since the last
+        count: a plan needs the order of magnitude, and a relation growing round by round would
+        otherwise be counted after every round.
         """
         size = len(self.rows)
         found = self._distinct.get(position)
         if found is None or size >= 2 * found[1] + 1:
-            found = self._distinct[position] = (len(set(map(operator.itemgetter(position), self.rows))), size)
+            counts = Counter(map(operator.itemgetter(position), self.rows)).values()
+            squares = sum(c * c for c in counts)
+            found = self._distinct[position] = (size * size / squares if squares else 0.0, size)
         return found[0]
 
     def fan_out(self, positions: Sequence[int]) -> float:
