@@ -239,3 +239,16 @@ def test_the_session_builds_the_query_parser_before_the_first_query(tmp_path: Pa
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True)  # fills the cache
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
     assert result.stdout.split() == ["0", "1"]
+
+
+def test_the_repl_collects_what_queries_leave_but_never_walks_the_loaded_model() -> None:
+    code = (
+        "import gc\n"
+        "from verifier.cli.repl import collect_what_queries_leave\n"
+        "gc.disable()\n"
+        "model = [[i] for i in range(10_000)]  # stands for the loaded model: lists the collector tracks\n"
+        "collect_what_queries_leave()\n"
+        "print(gc.isenabled(), gc.get_freeze_count() >= 10_000)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["True", "True"]
