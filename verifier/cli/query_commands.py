@@ -37,7 +37,7 @@ def query_cmd(inventory: tuple[Path, ...], query: str, rules: tuple[Path, ...], 
         _missing_files([*inventory, *rules])
         program = load_rules(list(rules) or None)
         # A mistyped query is refused before the (possibly large) inventory is loaded.
-        parsed = prepare_query(query, program)
+        parsed = prepare_query(query, program, on_disk=True)
         read = query_relations(parsed)
         # Only the rules the query depends on are evaluated (the same rows, less work).
         with (

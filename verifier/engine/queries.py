@@ -11,11 +11,13 @@ from verifier.engine.strata import sliced_strata
 __all__ = ["QueryResult", "prepare_query", "program_for", "query_relations", "ready_for_queries"]
 
 
-def prepare_query(text: str, program: Program, filename: str = "<query>") -> Query:
+def prepare_query(text: str, program: Program, filename: str = "<query>", on_disk: bool = False) -> Query:
     """`text` parsed as a query body and checked against `program` (ProgramError with line:col when it is not).
 
     A query that passes is kept on the program, so the checks' `@needs` queries of a cached
-    program are not parsed again on every run (parsing would build the grammar, 0.2 s).
+    program are not parsed again on every run (parsing would build the grammar, 0.2 s). With
+    `on_disk` (a query typed on the command line, asked again run after run) the parse is
+    kept in the cache folder too (verifier.engine.query_cache).
     """
     kept: dict[tuple[str, str], Query] | None = program.__dict__.get(_KEPT)
     if kept is None:
@@ -25,9 +27,8 @@ def prepare_query(text: str, program: Program, filename: str = "<query>") -> Que
     query = kept.get((text, filename))
     if query is None:
         from verifier.engine.checks import check_query
-        from verifier.engine.parser import parse_query
 
-        query = parse_query(text, filename)
+        query = _parsed(text, filename) if on_disk else _parse(text, filename)
         check_query(query, program)
         kept[(text, filename)] = query
     return query
@@ -41,6 +42,24 @@ def ready_for_queries() -> None:
     from verifier.engine.parser import ready
 
     ready()
+
+
+def _parsed(text: str, filename: str) -> Query:
+    """`text` parsed as a query: from the disk cache when a run parsed the same text before."""
+    from verifier.engine.query_cache import cached_query, query_key, remember_query
+
+    key = query_key(text, filename)
+    query = cached_query(key)
+    if query is None:
+        query = _parse(text, filename)
+        remember_query(key, query)
+    return query
+
+
+def _parse(text: str, filename: str) -> Query:
+    from verifier.engine.parser import parse_query
+
+    return parse_query(text, filename)
 
 
 _KEPT = "_queries"
