@@ -19,12 +19,10 @@ a policy tests `context has x`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, fields, is_dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
-from cedarpy import pst
-
-from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, EntityGraph, uid
+from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, EntityGraph
 from verifier.authorization.policies import PolicyBundle
 
 MAX_CONTEXTS = 256
@@ -57,27 +55,13 @@ def policy_reads(*bundles: PolicyBundle) -> PolicyReads:
     has_ctx: set[str] = set()
     groupable = True
     for bundle in bundles:
-        for policy in bundle.policies.values():
-            for u in pst.entity_uids(policy.template):
-                if str(u.type) != "Action":
-                    named.add(uid(str(u.type), u.id))
-            for node in _walk(policy.template):
-                if isinstance(node, pst.GetAttr):
-                    if node.base == pst.Var("context"):
-                        ctx.setdefault(node.attr, set())
-                    else:
-                        attrs.add(node.attr)
-                elif isinstance(node, pst.HasAttr):
-                    if node.base == pst.Var("context"):
-                        has_ctx.update(node.attrs)
-                        for a in node.attrs:
-                            ctx.setdefault(a, set())
-                    else:
-                        attrs.update(node.attrs)
-                elif isinstance(node, pst.BinaryOp):
-                    _context_literals(node, ctx)
-                    if node.op in ("eq", "not_eq", "in") and _entity_expr(node.left) and _entity_expr(node.right):
-                        groupable = False
+        seen = bundle.observed
+        attrs |= seen.attributes
+        named |= seen.named
+        for name, literals in seen.context:
+            ctx.setdefault(name, set()).update(literals)
+        has_ctx |= seen.context_tested
+        groupable = groupable and seen.groupable
     values: dict[str, tuple[object, ...]] = {}
     for name in sorted(ctx):
         vals = ctx[name]
@@ -90,34 +74,6 @@ def policy_reads(*bundles: PolicyBundle) -> PolicyReads:
             ordered.insert(0, ABSENT)
         values[name] = tuple(ordered)
     return PolicyReads(frozenset(attrs), frozenset(named), values, groupable)
-
-
-def _walk(node: object) -> Iterator[object]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        if isinstance(n, dict):
-            stack.extend(n.values())
-        elif isinstance(n, tuple):
-            stack.extend(n)
-        elif is_dataclass(n) and not isinstance(n, type):
-            stack.extend(getattr(n, f.name) for f in fields(n))
-
-
-def _entity_expr(e: object) -> bool:
-    """An expression that may denote a request entity (not a literal): principal, resource or an attribute."""
-    return isinstance(e, pst.Var) and e.name in ("principal", "resource")
-
-
-def _context_literals(node: pst.BinaryOp, ctx: dict[str, set[object]]) -> None:
-    for attr_side, lit_side in ((node.left, node.right), (node.right, node.left)):
-        if isinstance(attr_side, pst.GetAttr) and attr_side.base == pst.Var("context"):
-            if isinstance(lit_side, pst.BoolLit | pst.StringLit):
-                ctx.setdefault(attr_side.attr, set()).add(lit_side.value)
-            elif isinstance(lit_side, pst.LongLit):
-                # Each side of a bound: enough to see every outcome of <, <=, ==, >=, >.
-                ctx.setdefault(attr_side.attr, set()).update({lit_side.value - 1, lit_side.value, lit_side.value + 1})
 
 
 def contexts(reads: PolicyReads) -> list[dict[str, object]]:

@@ -26,13 +26,13 @@ every entity is built and validated, as before: the same answer and the same mes
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-
-import cedarpy
-from cedarpy import pst
+from functools import cache
+from typing import TYPE_CHECKING
 
 from verifier.authorization.entities import (
     DOMAIN_TYPE,
@@ -43,14 +43,27 @@ from verifier.authorization.entities import (
     uid,
 )
 from verifier.authorization.policies import PolicyBundle, short
+from verifier.core.cache import code_digest, read_pickled, write_pickled
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.exact_json import loads_exact
 from verifier.core.gc_pause import collector_paused
+from verifier.core.lazy import lazy_module
 from verifier.core.limits import INT64_MAX, INT64_MIN, current_limits
+
+if TYPE_CHECKING:
+    import cedarpy
+else:
+    cedarpy = lazy_module("cedarpy")  # imported by the first question the cache cannot answer
 
 ACTIONS = ("schedule", "reserve", "drain", "administer")
 BATCH = 5000
 """Requests per cedarpy batch call: bounds the JSON built at once for a big audit."""
+DECISIONS = "decisions"
+"""The cache entry kind of one batch's decisions (verifier.core.cache)."""
+VALID = "entities-valid"
+"""The cache entry kind of entity shapes the schema accepted."""
+CACHED_DOCUMENT = 1 << 20
+"""Entity documents up to this many characters have their batch's decisions kept (small runs)."""
 
 _POLICY_IN_ERROR = re.compile(r"policy `([^`]*)`")
 _VALUE_CHECKED = re.compile(r"\b(?:enum|ipaddr|decimal|datetime|duration)\b")
@@ -92,7 +105,7 @@ class Authorizer:
     def __init__(self, bundle: PolicyBundle, graph: EntityGraph) -> None:
         self.bundle = bundle
         self.graph = graph
-        self.named = named_entities(bundle)
+        self.named = bundle.observed.named
         self._validate()
         self.requests = 0
         self.calls = 0
@@ -102,15 +115,22 @@ class Authorizer:
         if not self._stand_ins_suffice():
             self._load(self.graph.to_json())
             return
+        document = json.dumps(self._stand_ins(), separators=(",", ":"))
+        key = self._key(document)
+        if key is not None and read_pickled(VALID, key) is True:
+            return  # the schema accepted these very shapes before
         try:
-            cedarpy.Entities.from_json_str(json.dumps(self._stand_ins(), separators=(",", ":")), self.bundle.schema)
+            cedarpy.Entities.from_json_str(document, self.bundle.schema)
         except ValueError:
             # Refused: the real entities decide (some may not have the refused shape), with
             # cedarpy's own message.
             self._load(self.graph.to_json())
+            return
+        if key is not None:
+            write_pickled(VALID, key, True)
 
     def _stand_ins_suffice(self) -> bool:
-        if _VALUE_CHECKED.search(str(self.bundle.schema)):
+        if _VALUE_CHECKED.search(self.bundle.schema_shown):
             return False
         for model in self.graph.inv.models.values():
             tflops = model.specs.get("fp64_gflops", 0) // 1000
@@ -160,12 +180,26 @@ class Authorizer:
 
     def entities_for(self, requests: Iterable[Request]) -> cedarpy.Entities:
         """The Entities handle for a batch: what its requests can reach, and their ancestors."""
+        return self._load(self._document(requests))
+
+    def _document(self, requests: Iterable[Request]) -> str:
+        """The Cedar JSON of what a batch's requests can reach, and their ancestors."""
         roots = set(self.named)
         for r in requests:
             roots.add(r.principal)
             roots.add(r.resource)
             roots.update(_context_uids(r.context))
-        return self._load(json.dumps(self.graph.closure(roots), separators=(",", ":")))
+        return json.dumps(self.graph.closure(roots), separators=(",", ":"))
+
+    def _key(self, *parts: str) -> str | None:
+        """A cache key for an answer that depends on this bundle and on `parts` alone (None: no cache)."""
+        if not self.bundle.digest:
+            return None
+        digest = hashlib.sha256(_code_digest() + self.bundle.digest.encode())
+        for part in parts:
+            encoded = part.encode("utf-8", "surrogatepass")
+            digest.update(len(encoded).to_bytes(8, "big") + encoded)
+        return digest.hexdigest()
 
     def decide(self, requests: Sequence[Request]) -> list[Decision]:
         with collector_paused():
@@ -184,28 +218,39 @@ class Authorizer:
                 todo.append(i)
         for start in range(0, len(todo), BATCH):
             chunk = todo[start : start + BATCH]
-            entities = self.entities_for(requests[i] for i in chunk)
-            results = cedarpy.is_authorized_batch(
-                [requests[i].to_cedar() for i in chunk], self.bundle.policy_set, entities, self.bundle.schema
-            )
+            asked = [requests[i].to_cedar() for i in chunk]
+            for i, d in zip(chunk, self._batch(self._document(requests[i] for i in chunk), asked), strict=True):
+                out[i] = d
             self.calls += 1
             self.requests += len(chunk)
-            for i, res in zip(chunk, results, strict=True):
-                out[i] = _decision(res)
         return [d for d in out if d is not None]
+
+    def _batch(self, document: str, asked: list[dict[str, object]]) -> list[Decision]:
+        """Cedar's decisions on `asked` with the entities of `document`.
+
+        A small run (a CI gate, one `authorize`) asks the same batch run after run: the answer
+        is kept in the cache, named by all that decides it (the policies and schema, the
+        entities and the requests as Cedar is given them, cedarpy's build and this code), so a
+        repeated run asks nothing and does not import cedarpy. A fleet's batches are not kept.
+        """
+        key = self._key(document, json.dumps(asked, sort_keys=True)) if len(document) <= CACHED_DOCUMENT else None
+        kept = read_pickled(DECISIONS, key) if key is not None else None
+        if isinstance(kept, list) and len(kept) == len(asked) and all(isinstance(d, Decision) for d in kept):
+            return kept
+        results = cedarpy.is_authorized_batch(asked, self.bundle.policy_set, self._load(document), self.bundle.schema)
+        decisions = [_decision(res) for res in results]
+        if key is not None:
+            write_pickled(DECISIONS, key, decisions)
+        return decisions
 
     def decide_one(self, request: Request) -> Decision:
         return self.decide([request])[0]
 
 
-def named_entities(bundle: PolicyBundle) -> frozenset[str]:
-    """Uids of the entities the policies name (scopes and conditions), actions aside."""
-    return frozenset(
-        uid(str(u.type), u.id)
-        for policy in bundle.policies.values()
-        for u in pst.entity_uids(policy.template)
-        if str(u.type) != "Action"
-    )
+@cache
+def _code_digest() -> bytes:
+    """The code that puts requests, entities and decisions: a change of it is a miss."""
+    return code_digest("verifier.authorization", ("evaluate.py", "policies.py", "entities.py"))
 
 
 def _context_uids(context: object) -> Iterator[str]:

@@ -15,22 +15,38 @@ reader. The statements are then assembled into one `PolicySet` whose policy ids 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from dataclasses import dataclass
+from functools import cache, cached_property
+from importlib.machinery import PathFinder
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import cedarpy
-from cedarpy import pst
-
+from verifier.authorization.observed import Observed, observe
+from verifier.core.cache import code_digest, read_pickled, write_pickled
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.lazy import lazy_module
 from verifier.core.limits import current_limits, exceeded, read_limited
 from verifier.core.resources import display_path, shipped_policies_dir
 from verifier.sources.inventory.validate import text_problem
 from verifier.sources.inventory.yaml_source import decode_utf8
 
+if TYPE_CHECKING:
+    import cedarpy
+    from cedarpy import pst
+else:
+    # Imported only when Cedar must parse, validate or decide: a bundle read back from the cache
+    # with decisions read back too never needs it (verifier.authorization.evaluate).
+    cedarpy = lazy_module("cedarpy")
+
 SCHEMA_FILE = "schema.cedarschema"
 MAX_MESSAGE = 240
 """cedarpy messages can echo whole entity documents (megabytes); findings keep this much."""
+KIND = "policies"
+"""The cache entry kind of a validated policy directory (verifier.core.cache)."""
+_CODE = ("policies.py", "observed.py")
+"""The modules whose change can change what a validated policy directory holds."""
 
 
 def short(message: str, limit: int = MAX_MESSAGE) -> str:
@@ -44,21 +60,38 @@ class Policy:
     id: str
     effect: str  # "permit" or "forbid"
     loc: SourceLocation
-    template: pst.Template
+    text: str
+    """The statement as written (its own `@id`), from which the policy set is assembled."""
 
 
 @dataclass(frozen=True)
 class PolicyBundle:
-    """A validated policy directory: the handles cedarpy reuses and the policies' ASTs."""
+    """A validated policy directory: its policies, what they observe, and the handles cedarpy reuses.
+
+    The handles are made when first used: a bundle read back from the cache whose decisions
+    are read back too (verifier.authorization.evaluate) never imports cedarpy.
+    """
 
     directory: Path
-    schema: cedarpy.Schema
-    policy_set: cedarpy.PolicySet
+    schema_text: str
+    schema_shown: str
+    """The schema as cedarpy prints it (what is searched for value-checked types)."""
     policies: dict[str, Policy]
+    observed: Observed
+    digest: str
+    """Names everything the bundle holds and the cedarpy that validated it, for cache keys."""
 
     def effect(self, policy_id: str) -> str:
         p = self.policies.get(policy_id)
         return p.effect if p is not None else "?"
+
+    @cached_property
+    def schema(self) -> cedarpy.Schema:
+        return cedarpy.Schema.from_str(self.schema_text)
+
+    @cached_property
+    def policy_set(self) -> cedarpy.PolicySet:
+        return _policy_set({p.id: _template(p.text) for p in self.policies.values()})
 
 
 def default_policies() -> Path:
@@ -76,6 +109,48 @@ def load_policies(directory: Path) -> PolicyBundle:
             f"no {SCHEMA_FILE} in the policy directory; policies are validated against it before use",
         )
     schema_text = _read_cedar(schema_path, "Cedar schema")
+    key = _key(directory, schema_path, schema_text)
+    kept = read_pickled(KIND, key) if key is not None else None
+    if isinstance(kept, _Kept):
+        return PolicyBundle(directory, schema_text, kept.schema_shown, kept.policies, kept.observed, key or "")
+    bundle = _validated(directory, schema_path, schema_text, key or "")
+    if key is not None:
+        write_pickled(KIND, key, _Kept(bundle.schema_shown, bundle.policies, bundle.observed))
+    return bundle
+
+
+def _key(directory: Path, schema_path: Path, schema_text: str) -> str | None:
+    """The cache entry of the directory: everything validation reads, and the code and limits it
+    reads it under, so the same key is the same answer and an entry holds only directories that
+    passed. None when a policy file is missing or unreadable: validation reports it, in its order.
+    """
+    digest = hashlib.sha256(_code_digest() + repr(current_limits()).encode())
+    parts = [str(schema_path), schema_text]
+    files = sorted(directory.glob("*.cedar"))
+    if not files:
+        return None
+    try:
+        for path in files:
+            parts += [str(path), _read_cedar(path, "policy file")]
+    except TopologError:
+        return None
+    for part in parts:
+        encoded = part.encode("utf-8", "surrogatepass")
+        digest.update(len(encoded).to_bytes(8, "big") + encoded)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """What a validated directory leaves in the cache: plain data, no cedarpy object."""
+
+    schema_shown: str
+    policies: dict[str, Policy]
+    observed: Observed
+
+
+def _validated(directory: Path, schema_path: Path, schema_text: str, key: str) -> PolicyBundle:
+    """Every check, in order; the first problem found stops it (a TopologError naming file and line)."""
     deep = _too_deep(schema_text, 1)
     if deep is not None:
         raise TopologError.at(SourceLocation(str(schema_path), deep[0], deep[1]), deep[2])
@@ -90,6 +165,7 @@ def load_policies(directory: Path) -> PolicyBundle:
         )
     errors: list[Diagnostic] = []
     policies: dict[str, Policy] = {}
+    templates: dict[str, pst.Template] = {}
     for path in files:
         text = _read_cedar(path, "policy file")
         for line, statement in split_statements(text):
@@ -98,23 +174,55 @@ def load_policies(directory: Path) -> PolicyBundle:
             if deep is not None:
                 errors.append(Diagnostic(SourceLocation(str(path), deep[0], deep[1]), deep[2]))
                 continue
-            policy = _check_statement(statement, loc, schema, errors)
-            if policy is None:
+            checked = _check_statement(statement, loc, schema, errors)
+            if checked is None:
                 continue
+            policy, template = checked
             if policy.id in policies:
                 errors.append(Diagnostic(loc, f"policy id {policy.id!r} is already used at {policies[policy.id].loc}"))
                 continue
             policies[policy.id] = policy
+            templates[policy.id] = template
     if errors:
         raise TopologError(errors)
-    static = {pid: dataclasses.replace(p.template, id=pid) for pid, p in sorted(policies.items())}
-    policy_set = cedarpy.PolicySet.from_pst(pst.PolicySet(templates={}, static_policies=static, template_links=()))
-    return PolicyBundle(directory, schema, policy_set, policies)
+    bundle = PolicyBundle(directory, schema_text, str(schema), policies, observe(templates.values()), key)
+    # The handles made here are the bundle's: kept, not made again on first use.
+    bundle.__dict__["schema"] = schema
+    bundle.__dict__["policy_set"] = _policy_set(templates)
+    return bundle
+
+
+def _policy_set(templates: dict[str, pst.Template]) -> cedarpy.PolicySet:
+    """One PolicySet whose policy ids are the `@id` values (cedarpy's reasons then name them)."""
+    static = {pid: dataclasses.replace(t, id=pid) for pid, t in sorted(templates.items())}
+    return cedarpy.PolicySet.from_pst(cedarpy.pst.PolicySet(templates={}, static_policies=static, template_links=()))
+
+
+def _template(statement: str) -> pst.Template:
+    """The syntax tree of one validated statement (a static policy)."""
+    (template,) = cedarpy.PolicySet.from_str(statement).to_pst().static_policies.values()
+    return template
+
+
+@cache
+def _code_digest() -> bytes:
+    """The validating code of this package, and the cedarpy that validates: a change of either is a miss."""
+    # Where it is installed, and so which build it is, without importing it (nor touching the
+    # lazy module in sys.modules, whose first attribute read would import it).
+    found = PathFinder.find_spec("cedarpy")
+    parts = [code_digest("verifier.authorization", _CODE)]
+    if found is not None and found.submodule_search_locations:
+        for folder in found.submodule_search_locations:
+            for entry in sorted(Path(folder).iterdir()):
+                if entry.suffix in (".py", ".so", ".pyd"):
+                    info = entry.stat()
+                    parts.append(f"{entry.name}:{info.st_size}:{info.st_mtime_ns}".encode())
+    return hashlib.sha256(b"\0".join(parts)).digest()
 
 
 def _check_statement(
     statement: str, loc: SourceLocation, schema: cedarpy.Schema, errors: list[Diagnostic]
-) -> Policy | None:
+) -> tuple[Policy, pst.Template] | None:
     try:
         parsed = cedarpy.PolicySet.from_str(statement).to_pst()
     except ValueError as err:
@@ -142,7 +250,7 @@ def _check_statement(
         for e in result.errors:
             errors.append(Diagnostic(loc, f"policy {pid!r} is not valid against the schema: {short(e.error)}"))
         return None
-    return Policy(pid, template.effect, loc, template)
+    return Policy(pid, template.effect, loc, statement), template
 
 
 def _read_cedar(path: Path, what: str) -> str:
