@@ -44,6 +44,7 @@ from verifier.authorization.entities import (
 )
 from verifier.authorization.policies import PolicyBundle, short
 from verifier.core.cache import code_digest, read_pickled, write_pickled
+from verifier.core.cache import enabled as cache_enabled
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.exact_json import loads_exact
 from verifier.core.gc_pause import collector_paused
@@ -193,7 +194,7 @@ class Authorizer:
 
     def _key(self, *parts: str) -> str | None:
         """A cache key for an answer that depends on this bundle and on `parts` alone (None: no cache)."""
-        if not self.bundle.digest:
+        if not self.bundle.digest or not cache_enabled():
             return None
         digest = hashlib.sha256(_code_digest() + self.bundle.digest.encode())
         for part in parts:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from verifier.authorization.observed import Observed, observe
 from verifier.core.cache import code_digest, read_pickled, write_pickled
+from verifier.core.cache import enabled as cache_enabled
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.lazy import lazy_module
 from verifier.core.limits import current_limits, exceeded, read_limited
@@ -109,7 +110,7 @@ def load_policies(directory: Path) -> PolicyBundle:
             f"no {SCHEMA_FILE} in the policy directory; policies are validated against it before use",
         )
     schema_text = _read_cedar(schema_path, "Cedar schema")
-    key = _key(directory, schema_path, schema_text)
+    key = _key(directory, schema_path, schema_text) if cache_enabled() else None
     kept = read_pickled(KIND, key) if key is not None else None
     if isinstance(kept, _Kept):
         return PolicyBundle(directory, schema_text, kept.schema_shown, kept.policies, kept.observed, key or "")

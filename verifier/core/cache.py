@@ -51,6 +51,11 @@ def cache_dir() -> Path | None:
     return folder
 
 
+def enabled() -> bool:
+    """Whether entries can be read and written: a caller skips working out a key it could not use."""
+    return cache_dir() is not None
+
+
 def _private(info: os.stat_result) -> bool:
     owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
     return owned and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)

@@ -26,9 +26,10 @@ def prepare_query(text: str, program: Program, filename: str = "<query>", on_dis
         object.__setattr__(program, _KEPT, kept)
     query = kept.get((text, filename))
     if query is None:
+        from verifier.core.cache import enabled as cache_enabled
         from verifier.engine.checks import check_query
 
-        query = _parsed(text, filename) if on_disk else _parse(text, filename)
+        query = _parsed(text, filename) if on_disk and cache_enabled() else _parse(text, filename)
         check_query(query, program)
         kept[(text, filename)] = query
     return query

@@ -13,6 +13,7 @@ from functools import cache
 from importlib import resources
 
 from verifier.core.cache import code_digest, read_pickled, write_pickled
+from verifier.core.cache import enabled as cache_enabled
 from verifier.core.errors import TopologError
 from verifier.core.limits import Limits, use_limits
 from verifier.sources.inventory import units
@@ -185,13 +186,14 @@ def builtin_models() -> tuple[CatalogModel, ...]:
     models are kept in the cache, named by the file's bytes and the code that reads it.
     """
     data = _catalogue_bytes()
-    key = hashlib.sha256(_code_digest() + data).hexdigest()
-    kept = read_pickled(KIND, key)
+    key = hashlib.sha256(_code_digest() + data).hexdigest() if cache_enabled() else None
+    kept = read_pickled(KIND, key) if key is not None else None
     if isinstance(kept, tuple) and all(isinstance(m, CatalogModel) for m in kept):
         return kept
     with use_limits(Limits()):
         models = _parse_builtin_models(data.decode("utf-8"))
-    write_pickled(KIND, key, models)
+    if key is not None:
+        write_pickled(KIND, key, models)
     return models
 
 
