@@ -93,6 +93,9 @@ def test_an_empty_setting_turns_the_cache_off(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.setattr(rule_pack, "_last", [])
     rule_pack.load_rule_pack([_rules(tmp_path)])
     assert cache.cache_dir() is None
+    assert not cache.enabled()
+    monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "on"))
+    assert cache.enabled()
 
 
 def test_an_unwritable_place_only_loses_speed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -102,6 +105,7 @@ def test_an_unwritable_place_only_loses_speed(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.setattr(rule_pack, "_last", [])
     program = rule_pack.load_rule_pack([_rules(tmp_path)])
     assert [d.name for d in program.declarations] == ["edge", "path"]
+    assert not cache.enabled()
 
 
 def test_old_entries_are_pruned(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
