@@ -68,22 +68,20 @@ _TOKEN_WORDS = {
 }
 
 
-def _grammar() -> str:
-    return resources.files("verifier.engine").joinpath("grammar.lark").read_text(encoding="utf-8")
+def _lark(**options: Any) -> Lark:
+    """An LALR parser of the grammar, for a program or a query.
+
+    Building the LALR tables costs ~0.1 s per process; lark keys its cache on the grammar text
+    and the options.
+    """
+    grammar = resources.files("verifier.engine").joinpath("grammar.lark").read_text(encoding="utf-8")
+    return Lark(grammar, start=["program", "query"], parser="lalr", maybe_placeholders=False, cache=True, **options)
 
 
 @cache
 def _parser() -> Lark:
     """The parser that builds a tree: for syntax errors (with recovery) and the nesting check."""
-    return Lark(
-        _grammar(),
-        start=["program", "query"],
-        parser="lalr",
-        propagate_positions=True,
-        maybe_placeholders=False,
-        # Building the LALR tables costs ~0.1 s per process; lark keys its cache on the grammar text.
-        cache=True,
-    )
+    return _lark(propagate_positions=True)
 
 
 @cache
@@ -94,15 +92,7 @@ def _fast_parser() -> Lark:
     kept (`keep_all_tokens`) and each node takes its place from its first token, which is
     where the tree parser's propagated position puts it.
     """
-    return Lark(
-        _grammar(),
-        start=["program", "query"],
-        parser="lalr",
-        keep_all_tokens=True,
-        maybe_placeholders=False,
-        transformer=_FAST_AST,
-        cache=True,
-    )
+    return _lark(keep_all_tokens=True, transformer=_FAST_AST)
 
 
 _WARM_UP = 'a(X, "s", 1, _), !b(X), X < 2 + 3 * (4 - 5), c(Y), Y != X'
