@@ -179,10 +179,6 @@ class Authorizer:
                 f"the entities do not match the schema: {short(str(err))}",
             ) from None
 
-    def entities_for(self, requests: Iterable[Request]) -> cedarpy.Entities:
-        """The Entities handle for a batch: what its requests can reach, and their ancestors."""
-        return self._load(self._document(requests))
-
     def _document(self, requests: Iterable[Request]) -> str:
         """The Cedar JSON of what a batch's requests can reach, and their ancestors."""
         roots = set(self.named)
