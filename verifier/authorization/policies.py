@@ -101,6 +101,11 @@ def default_policies() -> Path:
 
 
 def load_policies(directory: Path) -> PolicyBundle:
+    """The validated bundle of `directory` (TopologError on any problem).
+
+    Read back from the cache when nothing validation reads has changed (_key): a CI gate
+    asks the same directory run after run, and validating it needs cedarpy.
+    """
     if not directory.is_dir():
         raise TopologError.at(SourceLocation(str(directory)), "no such policy directory")
     schema_path = directory / SCHEMA_FILE
