@@ -224,21 +224,25 @@ def test_quit_and_timer(session: Session) -> None:
 
 def test_the_session_builds_the_query_parser_before_the_first_query(tmp_path: Path) -> None:
     # A program read back from the cache needs no parser: without the session building it, the
-    # first query would import lark and build its tables (0.05-0.08 s) while the user waits.
+    # first query would import lark and build its tables (0.05-0.08 s) while the user waits,
+    # and then the modules that check the query and print its answer.
     code = (
+        "import sys\n"
         "from pathlib import Path\n"
         "from verifier.cli.repl import Session\n"
         "from verifier.session.session import load_rules, open_evaluation\n"
         "from verifier.engine import parser\n"
         f"model = open_evaluation([Path({POD!r})], load_rules()).__enter__()\n"
-        "before = parser._fast_parser.cache_info().currsize\n"
+        "wanted = ('verifier.engine.checks', 'verifier.reports.query_report')\n"
+        "before = parser._fast_parser.cache_info().currsize, *(m in sys.modules for m in wanted)\n"
         "Session(model)\n"
-        "print(before, parser._fast_parser.cache_info().currsize)\n"
+        "print(*before, parser._fast_parser.cache_info().currsize, *(m in sys.modules for m in wanted))\n"
     )
     env = {**os.environ, "TOPOLOG_CACHE_DIR": str(tmp_path)}
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True)  # fills the cache
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
-    assert result.stdout.split() == ["0", "1"]
+    # Before: no parser, neither the query checker nor the answers' formats; after: all three.
+    assert result.stdout.split() == ["0", "False", "False", "1", "True", "True"]
 
 
 def test_the_repl_collects_what_queries_leave_but_never_walks_the_loaded_model() -> None:

@@ -26,9 +26,10 @@ from typing import TextIO
 
 from verifier.core.errors import EngineError, SourceLocation, TopologError
 from verifier.core.suggest import closest
+from verifier.engine.answers import QueryResult
 from verifier.engine.ast import Declaration
 from verifier.engine.queries import ready_for_queries
-from verifier.reports import render
+from verifier.reports import render, renderers
 from verifier.reports.safe_text import one_line
 from verifier.session.api import explain, query
 from verifier.session.session import Evaluation
@@ -69,7 +70,10 @@ class Session:
         self.fmt = "table"
         self.timer = False
         self.relation_names = sorted(model.program.relations)
-        ready_for_queries()  # while the model loads, so that the first answer is as quick as the next
+        # While the model loads, so that the first answer is as quick as the next: the parser,
+        # and the module of the answers' formats.
+        ready_for_queries()
+        renderers(QueryResult)
 
     def execute(self, line: str) -> str:
         """The answer to one line; raises TopologError / EngineError on bad input, Quit to leave."""

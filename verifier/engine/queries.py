@@ -36,10 +36,12 @@ def prepare_query(text: str, program: Program, filename: str = "<query>", on_dis
 
 
 def ready_for_queries() -> None:
-    """Import and build the query parser now (lark and its tables, 0.05-0.08 s) rather than at the first query.
+    """Import and build the query parser and its checker now (lark and its tables, 0.05-0.08 s)
+    rather than at the first query.
 
-    A program from the cache needs no parser, so without this a REPL's first answer would pay for it.
+    A program from the cache needs neither, so without this a REPL's first answer would pay for them.
     """
+    import verifier.engine.checks  # noqa: F401  (check_query's module, imported by the first query)
     from verifier.engine.parser import ready
 
     ready()
