@@ -137,3 +137,34 @@ def test_a_rule_joins_through_its_links_rather_than_all_pairs_of_one_big_rack() 
     assert scanned == ["promise", "within", "cable", "within"]
     engine.evaluate()
     assert engine.count("joined") == 80
+
+
+def test_a_relation_past_projected_rows_drops_its_projections_and_answers_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from verifier.engine import memory_backend
+
+    program = parse_program(
+        ".input edge(a: symbol, b: symbol)\n.decl path(a: symbol, b: symbol)\n"
+        "path(X, Y) :- edge(X, Y).\npath(X, Z) :- edge(X, Y), path(Y, Z).\n",
+        "t.dl",
+    )
+    chain = [(f"n{i}", f"n{i + 1}") for i in range(30)]  # 30 edges: 30 * 31 / 2 = 465 paths
+
+    def paths() -> tuple[list[tuple[str | int, ...]], dict[tuple[str | int, ...], int]]:
+        engine = MemoryBackend()
+        engine.load(program)
+        engine.add_facts("edge", chain)
+        engine.evaluate()
+        return engine.query("path"), dict(engine._relations["path"].rows)  # rows and their stages
+
+    projected = paths()
+    monkeypatch.setattr(memory_backend, "PROJECTED_ROWS", 8)
+    assert paths() == projected
+    assert len(projected[0]) == 465
+    relation = memory_backend._Relation()
+    relation.add_all([("a", str(i)) for i in range(8)], 0)
+    relation.projection((0,), (1,))
+    assert relation.projects() and relation.projections
+    relation.add_all([("b", "0")], 1)  # the ninth row: past 8
+    assert not relation.projects() and not relation.projections

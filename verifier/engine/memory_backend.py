@@ -73,6 +73,11 @@ Env = tuple[Value, ...]
 Eval = Callable[[Env], Value]
 
 
+PROJECTED_ROWS = 1 << 16
+"""Relations up to this size keep projections (each row's scanned values, ready to append): a scan
+of a bigger one picks values out of its rows instead, rather than hold a second copy of them
+(a closure of a 2,000-node chain is 2 M tuples: 130 MB more)."""
+
 BYTES_PER_BINDING = 200
 """What one intermediate binding costs in this process, about (a tuple of a few values and its list slot):
 `engine_memory` divided by it bounds how many bindings one join step may hold."""
@@ -141,9 +146,15 @@ class _Relation:
         held.update(dict.fromkeys(fresh, stage))
         for positions, index in self.indexes.items():
             _group(index, fresh, positions, None)
+        if len(held) > PROJECTED_ROWS:
+            self.projections = {}  # grown past them: scans pick from the rows from now on
         for (positions, values), projection in self.projections.items():
             _group(projection, fresh, positions, values)
         return fresh
+
+    def projects(self) -> bool:
+        """Whether scans of this relation read projections (see PROJECTED_ROWS)."""
+        return len(self.rows) <= PROJECTED_ROWS
 
     def distinct(self, position: int) -> float:
         """How many different values the column holds, as a join sees them (for join ordering).
@@ -858,7 +869,7 @@ class MemoryBackend:
         plan = self._plan_for(rule, position)
         read = None if delta is None or position is None else (position, delta)
         last = plan.head_scan
-        if last is not None:
+        if last is not None and self._source(last.step, read).projects():
             envs = self._bindings(plan, (), read, steps=-1)
             if not envs:
                 return []
@@ -1076,7 +1087,7 @@ def _getter(positions: tuple[int, ...]) -> Callable[[Row], Row]:
 
 def _run_scan(step: _Scan, source: _Relation, envs: list[Env], before: int | None, cap: int) -> list[Env] | None:
     """The bindings extended by the step's matching rows; None once there would be more than `cap`."""
-    if step.same or before is not None:
+    if step.same or before is not None or not source.projects():
         return _run_checked_scan(step, source, envs, before, cap)
     return _join(step, source.projection(step.key_positions, step.new_positions), envs, envs, cap)
 
@@ -1119,7 +1130,9 @@ def _keys(constants: Row, slots: tuple[int, ...], envs: list[Env]) -> list[Row]:
 def _run_checked_scan(
     step: _Scan, source: _Relation, envs: list[Env], before: int | None, cap: int
 ) -> list[Env] | None:
-    """`_run_scan` for a step whose rows need a check each: a repeated variable, or a stage bound."""
+    """`_run_scan` picking each matching row's values: for rows that need a check each (a repeated
+    variable, a stage bound) and for relations too big to keep projections of.
+    """
     out: list[Env] = []
     append = out.append
     same = step.same
