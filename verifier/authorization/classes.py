@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, EntityGraph
+from verifier.authorization.observed import Observed
 from verifier.authorization.policies import PolicyBundle
 
 MAX_CONTEXTS = 256
@@ -49,31 +50,19 @@ ABSENT = _Absent()
 
 def policy_reads(*bundles: PolicyBundle) -> PolicyReads:
     """The union over bundles, so a diff's classes separate whatever either policy set sees."""
-    attrs: set[str] = set()
-    named: set[str] = set()
-    ctx: dict[str, set[object]] = {}
-    has_ctx: set[str] = set()
-    groupable = True
-    for bundle in bundles:
-        seen = bundle.observed
-        attrs |= seen.attributes
-        named |= seen.named
-        for name, literals in seen.context:
-            ctx.setdefault(name, set()).update(literals)
-        has_ctx |= seen.context_tested
-        groupable = groupable and seen.groupable
+    seen = Observed.union(b.observed for b in bundles)
     values: dict[str, tuple[object, ...]] = {}
-    for name in sorted(ctx):
-        vals = ctx[name]
+    for name, literals in seen.context:
+        vals = set(literals)
         if not vals or any(isinstance(v, bool) for v in vals):
-            vals = vals | {False, True}  # read as a condition, or compared with a boolean
+            vals |= {False, True}  # read as a condition, or compared with a boolean
         ordered: list[object] = [b for b in (False, True) if b in vals and any(v is b for v in vals)]
         ordered += sorted(v for v in vals if isinstance(v, int) and not isinstance(v, bool))
         ordered += sorted(v for v in vals if isinstance(v, str))
-        if name in has_ctx:
+        if name in seen.context_tested:
             ordered.insert(0, ABSENT)
         values[name] = tuple(ordered)
-    return PolicyReads(frozenset(attrs), frozenset(named), values, groupable)
+    return PolicyReads(seen.attributes, seen.named, values, seen.groupable)
 
 
 def contexts(reads: PolicyReads) -> list[dict[str, object]]:

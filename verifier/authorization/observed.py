@@ -34,6 +34,22 @@ class Observed:
     groupable: bool
     """False when a policy compares principal and resource with each other as entities."""
 
+    @staticmethod
+    def union(parts: Iterable[Observed]) -> Observed:
+        """What the policies of all these bundles read (a diff's two policy sets)."""
+        parts = list(parts)
+        context: dict[str, set[object]] = {}
+        for part in parts:
+            for name, literals in part.context:
+                context.setdefault(name, set()).update(literals)
+        return Observed(
+            frozenset().union(*(p.attributes for p in parts)),
+            frozenset().union(*(p.named for p in parts)),
+            tuple((name, frozenset(context[name])) for name in sorted(context)),
+            frozenset().union(*(p.context_tested for p in parts)),
+            all(p.groupable for p in parts),
+        )
+
 
 def observe(templates: Iterable[pst.Template]) -> Observed:
     """What the policies with these syntax trees read."""
