@@ -26,12 +26,10 @@ every entity is built and validated, as before: the same answer and the same mes
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import TYPE_CHECKING
 
 from verifier.authorization.entities import (
@@ -43,7 +41,7 @@ from verifier.authorization.entities import (
     uid,
 )
 from verifier.authorization.policies import PolicyBundle, short
-from verifier.core.cache import code_digest, read_pickled, write_pickled
+from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
 from verifier.core.cache import enabled as cache_enabled
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.exact_json import loads_exact
@@ -192,11 +190,8 @@ class Authorizer:
         """A cache key for an answer that depends on this bundle and on `parts` alone (None: no cache)."""
         if not self.bundle.digest or not cache_enabled():
             return None
-        digest = hashlib.sha256(_code_digest() + self.bundle.digest.encode())
-        for part in parts:
-            encoded = part.encode("utf-8", "surrogatepass")
-            digest.update(len(encoded).to_bytes(8, "big") + encoded)
-        return digest.hexdigest()
+        code = code_digest("verifier.authorization", ("evaluate.py", "policies.py", "entities.py"))
+        return entry_key(code, (self.bundle.digest, *parts))
 
     def decide(self, requests: Sequence[Request]) -> list[Decision]:
         with collector_paused():
@@ -242,12 +237,6 @@ class Authorizer:
 
     def decide_one(self, request: Request) -> Decision:
         return self.decide([request])[0]
-
-
-@cache
-def _code_digest() -> bytes:
-    """The code that puts requests, entities and decisions: a change of it is a miss."""
-    return code_digest("verifier.authorization", ("evaluate.py", "policies.py", "entities.py"))
 
 
 def _context_uids(context: object) -> Iterator[str]:

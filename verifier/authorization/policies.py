@@ -15,7 +15,6 @@ reader. The statements are then assembled into one `PolicySet` whose policy ids 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from verifier.authorization.observed import Observed, observe
-from verifier.core.cache import code_digest, read_pickled, write_pickled
+from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
 from verifier.core.cache import enabled as cache_enabled
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.lazy import lazy_module
@@ -130,8 +129,7 @@ def _key(directory: Path, schema_path: Path, schema_text: str) -> str | None:
     reads it under, so the same key is the same answer and an entry holds only directories that
     passed. None when a policy file is missing or unreadable: validation reports it, in its order.
     """
-    digest = hashlib.sha256(_code_digest() + repr(current_limits()).encode())
-    parts = [str(schema_path), schema_text]
+    parts = [repr(current_limits()), str(schema_path), schema_text]
     files = sorted(directory.glob("*.cedar"))
     if not files:
         return None
@@ -140,10 +138,7 @@ def _key(directory: Path, schema_path: Path, schema_text: str) -> str | None:
             parts += [str(path), _read_cedar(path, "policy file")]
     except TopologError:
         return None
-    for part in parts:
-        encoded = part.encode("utf-8", "surrogatepass")
-        digest.update(len(encoded).to_bytes(8, "big") + encoded)
-    return digest.hexdigest()
+    return entry_key(_code_digest(), parts)
 
 
 @dataclass(frozen=True)
@@ -216,14 +211,14 @@ def _code_digest() -> bytes:
     # Where it is installed, and so which build it is, without importing it (nor touching the
     # lazy module in sys.modules, whose first attribute read would import it).
     found = PathFinder.find_spec("cedarpy")
-    parts = [code_digest("verifier.authorization", _CODE)]
+    build: list[str] = []
     if found is not None and found.submodule_search_locations:
         for folder in found.submodule_search_locations:
             for entry in sorted(Path(folder).iterdir()):
                 if entry.suffix in (".py", ".so", ".pyd"):
                     info = entry.stat()
-                    parts.append(f"{entry.name}:{info.st_size}:{info.st_mtime_ns}".encode())
-    return hashlib.sha256(b"\0".join(parts)).digest()
+                    build.append(f"{entry.name}:{info.st_size}:{info.st_mtime_ns}")
+    return entry_key(code_digest("verifier.authorization", _CODE), build).encode()
 
 
 def _check_statement(

@@ -19,7 +19,8 @@ import pickle
 import stat
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -106,15 +107,27 @@ def _prune(folder: Path, kind: str) -> None:
         old.unlink(missing_ok=True)
 
 
-def code_digest(package: str, files: Sequence[str]) -> bytes:
+@cache
+def code_digest(package: str, files: tuple[str, ...]) -> bytes:
     """A digest of the code an entry kind is derived by: `files` of `package`, topolog's version,
-    the Python version and the pickle protocol (an upgrade or an edit is a miss).
+    the Python version and the pickle protocol (an upgrade or an edit is a miss). Read once per process.
     """
     digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:2]}\0{pickle.HIGHEST_PROTOCOL}".encode())
     folder = resources.files(package)
     for name in files:
         digest.update(name.encode() + b"\0" + folder.joinpath(name).read_bytes() + b"\0")
     return digest.digest()
+
+
+def entry_key(code: bytes, parts: Iterable[str | bytes]) -> str:
+    """An entry's name: the digest of `code` (a code_digest) and of `parts`, each prefixed by its
+    length, so that no two different lists of parts name the same entry.
+    """
+    digest = hashlib.sha256(code)
+    for part in parts:
+        data = part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
 
 
 def read_pickled(kind: str, key: str) -> object | None:

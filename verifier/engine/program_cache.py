@@ -10,11 +10,9 @@ program (see verifier.core.cache for where entries live and why they can be trus
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
-from functools import cache
 
-from verifier.core.cache import code_digest, read_pickled, write_pickled
+from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
 from verifier.core.errors import TopologError
 from verifier.engine.ast import Program
 from verifier.engine.queries import NEEDS_KEY, prepare_query
@@ -25,18 +23,9 @@ _CODE = ("ast.py", "parser.py", "grammar.lark", "checks.py", "loader.py", "strat
 """The files whose change can change the program a text parses to."""
 
 
-@cache
-def _code_digest() -> bytes:
-    return code_digest("verifier.engine", _CODE)
-
-
 def program_key(files: Sequence[tuple[str, bytes]]) -> str:
     """The entry name of the program parsed from `files` ((name as reported, bytes), in load order)."""
-    digest = hashlib.sha256(_code_digest())
-    for name, data in files:
-        encoded = name.encode("utf-8", "surrogatepass")
-        digest.update(len(encoded).to_bytes(8, "big") + encoded + len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()
+    return entry_key(code_digest("verifier.engine", _CODE), (part for file in files for part in file))
 
 
 def cached_program(key: str) -> Program | None:

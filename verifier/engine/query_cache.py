@@ -8,10 +8,7 @@ kept, and each run still checks the query against its own program (verifier.engi
 
 from __future__ import annotations
 
-import hashlib
-from functools import cache
-
-from verifier.core.cache import code_digest, read_pickled, write_pickled
+from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
 from verifier.engine.ast import Query
 
 KIND = "query"
@@ -19,17 +16,8 @@ _CODE = ("ast.py", "parser.py", "grammar.lark", "query_cache.py")
 """The files whose change can change the AST a query's text parses to."""
 
 
-@cache
-def _code_digest() -> bytes:
-    return code_digest("verifier.engine", _CODE)
-
-
 def query_key(text: str, filename: str) -> str:
-    digest = hashlib.sha256(_code_digest())
-    for part in (filename, text):
-        encoded = part.encode("utf-8", "surrogatepass")
-        digest.update(len(encoded).to_bytes(8, "big") + encoded)
-    return digest.hexdigest()
+    return entry_key(code_digest("verifier.engine", _CODE), (filename, text))
 
 
 def cached_query(key: str) -> Query | None:

@@ -14,11 +14,9 @@ be trusted).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection, Sequence
-from functools import cache
 
-from verifier.core.cache import code_digest, read_pickled, write_pickled
+from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
 
 KIND = "nodeclasses"
 _CODE = ("graph.py", "class_cache.py")
@@ -30,19 +28,10 @@ ClassRows = dict[str, list[tuple[str | int, ...]]]
 """A class's rows per relation, in local names."""
 
 
-@cache
-def _code_digest() -> bytes:
-    return code_digest("verifier.facts", _CODE)
-
-
 def classes_key(shapes: Sequence[ShapeKey], relations: Collection[str]) -> str:
     """The entry name for the summaries of `shapes` (in the order met) with `relations` computed."""
-    digest = hashlib.sha256(_code_digest())
-    digest.update(repr(sorted(relations)).encode())
-    for shape in shapes:
-        text = repr(shape).encode("utf-8", "surrogatepass")
-        digest.update(len(text).to_bytes(8, "big") + text)
-    return digest.hexdigest()
+    parts = [repr(sorted(relations)), *(repr(shape) for shape in shapes)]
+    return entry_key(code_digest("verifier.facts", _CODE), parts)
 
 
 def cached_classes(key: str, shapes: Sequence[ShapeKey]) -> list[ClassRows] | None:

@@ -7,12 +7,11 @@ an inventory's `catalog: models:` section adds models in the same format.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from functools import cache
 from importlib import resources
 
-from verifier.core.cache import code_digest, read_pickled, write_pickled
+from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
 from verifier.core.cache import enabled as cache_enabled
 from verifier.core.errors import TopologError
 from verifier.core.limits import Limits, use_limits
@@ -186,7 +185,7 @@ def builtin_models() -> tuple[CatalogModel, ...]:
     models are kept in the cache, named by the file's bytes and the code that reads it.
     """
     data = _catalogue_bytes()
-    key = hashlib.sha256(_code_digest() + data).hexdigest() if cache_enabled() else None
+    key = entry_key(code_digest(_PACKAGE, _CODE), [data]) if cache_enabled() else None
     kept = read_pickled(KIND, key) if key is not None else None
     if isinstance(kept, tuple) and all(isinstance(m, CatalogModel) for m in kept):
         return kept
@@ -200,10 +199,6 @@ def builtin_models() -> tuple[CatalogModel, ...]:
 _PACKAGE = "verifier.sources.inventory"
 _CODE = ("catalog.py", "model.py", "units.py", "validate.py", "yaml_source.py")
 """The modules whose change can change the models the catalogue's text parses to."""
-
-
-def _code_digest() -> bytes:
-    return code_digest(_PACKAGE, _CODE)
 
 
 def _catalogue_bytes() -> bytes:
