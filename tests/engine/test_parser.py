@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from verifier.core.errors import ProgramError, SourceLocation
@@ -291,46 +289,7 @@ def test_query_text_is_data_not_code() -> None:
         parse_query("__import__('os').system('true')")
 
 
-# ---------------------------------------------------------------- the two parsers
-
-
-def _tree_parsed(text: str, start: str) -> object:
-    """The AST the tree-building parser gives (the slow path, which reports syntax errors)."""
-    from verifier.engine import parser
-
-    if start == "program":
-        return parser._parsed_with_tree(text, "t.dl", parser._scan_comments(text)[0])
-    return parser._ToAst("t.dl", {}).transform(parser._parser().parse(text, start="query"))
-
-
-def _fast_parsed(text: str, start: str) -> object:
-    from verifier.engine import parser
-
-    comments = parser._scan_comments(text)[0] if start == "program" else {}
-    return parser._parsed_fast(text, start, "t.dl", comments)
-
-
-SHIPPED_RULE_FILES = sorted(
-    (p for p in (Path(__file__).resolve().parents[2] / "rules").rglob("*.dl")), key=lambda p: p.as_posix()
-)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        # Each node's place is its first token's, a parenthesised group's is its "(" (as the tree parser's
-        # propagated positions put it): the comparison below starts at the "(" of column 15.
-        "a(X) :- b(X), (X + 1) * 2 > ((3)), X = -(4), X != - X.",
-        "a(X, min(Y), count(_)) :- !b(X), c(X, Y), X = Y / 2 % 3 - -1.",
-        '# doc line\n.decl a(x: symbol, y: number,) # a column\n.input b()\na("q\\"uote\\n").\nf().',
-        "a(X) :- b((X)), ( X ) = (( X )).",
-    ],
-)
-def test_fast_parse_gives_the_tree_parsers_ast_and_places(text: str) -> None:
-    fast = _fast_parsed(text, "program")
-    assert fast is not None
-    # repr shows every location: SourceLocation is left out of equality but not of repr.
-    assert repr(fast) == repr(_tree_parsed(text, "program"))
+# ---------------------------------------------------------------- places, nesting, errors
 
 
 def test_a_parenthesised_start_places_the_node_at_its_parenthesis() -> None:
@@ -343,33 +302,36 @@ def test_a_parenthesised_start_places_the_node_at_its_parenthesis() -> None:
     assert comparison.left.left.loc == SourceLocation("t.dl", 1, 16)  # X + 1 starts at X
 
 
-@pytest.mark.parametrize("path", SHIPPED_RULE_FILES, ids=lambda p: p.relative_to(p.parents[1]).as_posix())
-def test_fast_parse_of_every_shipped_rule_file_matches_the_tree_parse(path: Path) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert repr(_fast_parsed(text, "program")) == repr(_tree_parsed(text, "program"))
+def test_a_negation_a_minus_and_an_aggregate_are_placed_at_their_first_character() -> None:
+    # Columns: a(X, min(Y)) :- !b(X), c(X, Y), X = -(Y), Z = - 4, d(Z).
+    #          1    6         17     24        33  37      43  47
+    rule = one_rule("a(X, min(Y)) :- !b(X), c(X, Y), X = -(Y), Z = - 4, d(Z).")
+    assert rule.head.args[1] == Aggregate("min", Y)
+    assert rule.head.args[1].loc == SourceLocation("t.dl", 1, 6)
+    negation, _, minus_y, minus_four, _ = rule.body
+    assert isinstance(negation, Negation)
+    assert (negation.loc, negation.atom.loc) == (SourceLocation("t.dl", 1, 17), SourceLocation("t.dl", 1, 18))
+    assert isinstance(minus_y, Comparison) and isinstance(minus_four, Comparison)
+    assert minus_y.loc == SourceLocation("t.dl", 1, 33)
+    assert minus_y.right == BinOp("-", Const(0), Y)  # 0 - Y, placed at its "-"
+    assert minus_y.right.loc == SourceLocation("t.dl", 1, 37)
+    assert minus_four.right == Const(-4)  # a negative number, placed at its "-"
+    assert minus_four.right.loc == SourceLocation("t.dl", 1, 47)
 
 
-def test_fast_query_parse_matches_the_tree_parse() -> None:
-    text = '(X) = 1, !a(X, _), link(L, A, B, "nvlink", M), M < 400000'
-    assert repr(_fast_parsed(text, "query")) == repr(_tree_parsed(text, "query"))
-
-
-def test_nesting_at_the_limit_is_left_to_the_tree_parser() -> None:
+def test_nesting_past_the_limit_is_refused_with_its_place() -> None:
     # With nesting_depth = 100, a left-deep chain `1 + 1 + ... + 1` of n ones is a tree of height
     # 4 + n: program(1) > rule(2) > body(3) > comparison(4) > n-1 binops > the first integer.
-    # 96 ones are height 100 (allowed), 97 are 101: the fast parser hands that one over and the
-    # tree parser refuses it with its usual error.
+    # 96 ones are height 100 (allowed), 97 are 101 (refused).
     allowed = "a(X) :- b(X), X = " + " + ".join(["1"] * 96) + "."
     refused = "a(X) :- b(X), X = " + " + ".join(["1"] * 97) + "."
-    assert _fast_parsed(allowed, "program") is not None
-    assert _fast_parsed(refused, "program") is None
+    assert len(parse_program(allowed, "t.dl").rules) == 1
     with pytest.raises(ProgramError, match="nested more than 100 levels deep"):
         parse_program(refused, "t.dl")
 
 
-def test_a_syntax_error_is_reported_by_the_tree_parser() -> None:
-    assert _fast_parsed("a(X) :- b(X) X.", "program") is None
-    # Both statements' errors, as the tree parser's recovery collects them.
+def test_every_statements_syntax_error_is_reported() -> None:
+    # Both statements' errors: after the first, the parser skips to the end of its statement.
     first, second = syntax_errors("a(X) :- b(X) X.\nc(Y :- d.")
     assert first == "t.dl:1:14: syntax error: unexpected 'X'; expected ',' or '.'"
     assert second.startswith("t.dl:2:5: syntax error: unexpected ':-'; expected ')'")

@@ -14,7 +14,6 @@ from importlib import resources
 from typing import Any
 
 from lark import Lark, Token, Transformer, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
-from lark.tree import Meta
 
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation
 from verifier.core.limits import current_limits, exceeded
@@ -27,7 +26,6 @@ from verifier.engine.ast import (
     Const,
     Declaration,
     Head,
-    HeadTerm,
     Literal_,
     Negation,
     Program,
@@ -105,87 +103,7 @@ def ready() -> None:
 
     See verifier.engine.queries.ready_for_queries.
     """
-    _parsed_fast(_WARM_UP, "query", "<warm-up>", {})
-
-
-class _ToAst(Transformer[Token, Any]):
-    def __init__(self, filename: str, comments: dict[int, str]) -> None:
-        super().__init__()
-        self.filename = filename
-        self.comments = comments
-
-    def _loc(self, meta: Meta | Token) -> SourceLocation:
-        line = getattr(meta, "line", 0) or 0
-        col = getattr(meta, "column", 0) or 0
-        return SourceLocation(self.filename, line, col)
-
-    def __default__(self, data: str, children: list[Any], meta: Meta) -> Any:
-        raise AssertionError(f"unhandled grammar node {data}")  # pragma: no cover
-
-    def _call_userfunc(self, tree: Tree[Token], new_children: list[Any] | None = None) -> Any:
-        children = new_children if new_children is not None else tree.children
-        handler = getattr(self, tree.data)
-        return handler(children, tree.meta)
-
-    # terms
-    def var(self, c: list[Token], meta: Meta) -> Var:
-        return Var(str(c[0]), self._loc(meta))
-
-    def wildcard(self, c: list[Token], meta: Meta) -> Wildcard:
-        return Wildcard(self._loc(meta))
-
-    def string(self, c: list[Token], meta: Meta) -> Const:
-        return Const(_unquote(str(c[0])), self._loc(meta))
-
-    def integer(self, c: list[Token], meta: Meta) -> Const:
-        return Const(int(str(c[0])), self._loc(meta))
-
-    def neg(self, c: list[Term], meta: Meta) -> Term:
-        return _negated(c[0], self._loc(meta))
-
-    def binop(self, c: list[Any], meta: Meta) -> BinOp:
-        return BinOp(str(c[1]), c[0], c[2], self._loc(meta))  # type: ignore[arg-type]
-
-    def aggregate(self, c: list[Any], meta: Meta) -> Aggregate:
-        return Aggregate(str(c[0]), c[1], self._loc(meta))  # type: ignore[arg-type]
-
-    # literals
-    def atom(self, c: list[Any], meta: Meta) -> Atom:
-        return Atom(str(c[0]), tuple(c[1:]), self._loc(meta))
-
-    def negation(self, c: list[Atom], meta: Meta) -> Negation:
-        return Negation(c[0], self._loc(meta))
-
-    def comparison(self, c: list[Any], meta: Meta) -> Comparison:
-        return Comparison(str(c[1]), c[0], c[2], self._loc(meta))  # type: ignore[arg-type]
-
-    def body(self, c: list[Literal_], meta: Meta) -> tuple[Literal_, ...]:
-        return tuple(c)
-
-    def head(self, c: list[Any], meta: Meta) -> Head:
-        args: tuple[HeadTerm, ...] = tuple(c[1:])
-        return Head(str(c[0]), args, self._loc(meta))
-
-    def rule(self, c: list[Any], meta: Meta) -> Rule:
-        body: tuple[Literal_, ...] = c[1] if len(c) > 1 else ()
-        return Rule(c[0], body, self._loc(meta))
-
-    # declarations
-    def column(self, c: list[Token], meta: Meta) -> Column:
-        return Column(str(c[0]), str(c[1]), self.comments.get(meta.line, ""), self._loc(meta))  # type: ignore[arg-type]
-
-    def decl(self, c: list[Any], meta: Meta) -> Declaration:
-        kw, name, *cols = c
-        doc = _doc_above(self.comments, meta.line)
-        return Declaration(str(name), tuple(cols), str(kw) == ".input", doc, self._loc(meta))
-
-    def program(self, c: list[Any], meta: Meta) -> tuple[list[Declaration], list[Rule]]:
-        decls = [s for s in c if isinstance(s, Declaration)]
-        rules = [s for s in c if isinstance(s, Rule)]
-        return decls, rules
-
-    def query(self, c: list[Any], meta: Meta) -> tuple[Literal_, ...]:
-        return tuple(c[0])
+    _parsed(_WARM_UP, "query", "<warm-up>", {})
 
 
 def _unquote(token: str) -> str:
@@ -329,20 +247,29 @@ _FAST_LOCK = threading.Lock()
 """The fast parser's transformer is bound when the parser is built (once per process): one parse at a time."""
 
 
-def _parsed_fast(text: str, start: str, filename: str, comments: dict[int, str]) -> Any | None:
-    """The AST of `text`, or None when the tree parser must answer (a syntax error, or nesting near the limit)."""
+def _parsed_fast(text: str, start: str, filename: str, comments: dict[int, str]) -> tuple[Any, int] | None:
+    """The AST of `text` and the height of its parse tree; None on a syntax error (the tree parser reports it)."""
     with _FAST_LOCK:
         _FAST_AST.begin(filename, comments)
         try:
             result = _fast_parser().parse(text, start=start)
+            return result, _FAST_AST.height(result)
         except UnexpectedInput:
             return None
         finally:
-            _FAST_AST.comments = {}
-        # The tree parser's nesting check refuses a tree higher than the limit.
-        tall = _FAST_AST.height(result) > current_limits().nesting_depth
-        _FAST_AST.heights = {}
-    return None if tall else result
+            _FAST_AST.comments, _FAST_AST.heights = {}, {}
+
+
+def _parsed(text: str, start: str, filename: str, comments: dict[int, str]) -> Any:
+    """The AST of `text`; ProgramError with what the tree parser finds wrong (every syntax error, a
+    nesting past nesting_depth).
+    """
+    parsed = _parsed_fast(text, start, filename, comments)
+    if parsed is None or parsed[1] > current_limits().nesting_depth:
+        _refuse(text, start, filename)
+    # The tree parser raised, or found nothing wrong: then the fast parse stands (it is the same grammar).
+    assert parsed is not None, "the tree parser accepted what the fast parser refused"
+    return parsed[0]
 
 
 def _describe_expected(expected: set[str]) -> str:
@@ -485,8 +412,7 @@ def _check_depth(tree: Tree[Token], filename: str) -> None:
 def parse_program(text: str, filename: str = "<program>") -> Program:
     """Parse a whole rule file. Raises ProgramError listing every syntax error."""
     comments, meta = _scan_comments(text)
-    parsed = _parsed_fast(text, "program", filename, comments)
-    decls, rules = parsed if parsed is not None else _parsed_with_tree(text, filename, comments)
+    decls, rules = _parsed(text, "program", filename, comments)
     return Program(
         tuple(decls),
         tuple(rules),
@@ -494,28 +420,29 @@ def parse_program(text: str, filename: str = "<program>") -> Program:
     )
 
 
-def _parsed_with_tree(text: str, filename: str, comments: dict[int, str]) -> tuple[list[Declaration], list[Rule]]:
-    """The slow path: every syntax error collected, the nesting checked, then the tree turned into the AST."""
+def _refuse(text: str, start: str, filename: str) -> None:
+    """Raise what the tree parser finds wrong with `text`: every syntax error of a program (one per
+    statement, skipping to the end of each), the one of a query, or nesting past nesting_depth.
+    """
     errors: list[Diagnostic] = []
     current = text
     while True:
         try:
-            tree = _parser().parse(current, start="program")
+            tree = _parser().parse(current, start=start)
             break
         except UnexpectedInput as err:
             errors.append(_syntax_diagnostic(err, filename, text))
             pos = getattr(err, "pos_in_stream", None)
-            if pos is None or pos < 0 or len(errors) >= MAX_SYNTAX_ERRORS:
+            if start != "program" or pos is None or pos < 0 or len(errors) >= MAX_SYNTAX_ERRORS:
                 raise ProgramError(errors) from None
-            start, end = _statement_span(current, min(pos, len(current) - 1))
-            blanked = _blank(current, start, end)
+            begin, end = _statement_span(current, min(pos, len(current) - 1))
+            blanked = _blank(current, begin, end)
             if blanked == current:
                 raise ProgramError(errors) from None
             current = blanked
     if errors:
         raise ProgramError(errors)
     _check_depth(tree, filename)
-    return _ToAst(filename, comments).transform(tree)  # type: ignore[no-any-return]
 
 
 def parse_query(text: str, filename: str = "<query>") -> Query:
@@ -526,14 +453,7 @@ def parse_query(text: str, filename: str = "<query>") -> Query:
         text = text[: text.rstrip().rfind(".")]
     if not stripped:
         raise ProgramError.at(SourceLocation(filename, 1, 1), "empty query; expected a rule body")
-    body = _parsed_fast(text, "query", filename, {})
-    if body is None:
-        try:
-            tree = _parser().parse(text, start="query")
-        except UnexpectedInput as err:
-            raise ProgramError([_syntax_diagnostic(err, filename, text)]) from None
-        _check_depth(tree, filename)
-        body = _ToAst(filename, {}).transform(tree)
+    body = _parsed(text, "query", filename, {})
     seen: dict[str, None] = {}
     for lit in body:
         for v in literal_vars(lit):
