@@ -225,7 +225,8 @@ class Authorizer:
         entities and the requests as Cedar is given them, cedarpy's build and this code), so a
         repeated run asks nothing and does not import cedarpy. A fleet's batches are not kept.
         """
-        key = self._key(document, json.dumps(asked, sort_keys=True)) if len(document) <= CACHED_DOCUMENT else None
+        kept_here = len(document) <= CACHED_DOCUMENT and cache_enabled()
+        key = self._key(document, json.dumps(asked, sort_keys=True)) if kept_here else None
         kept = read_pickled(DECISIONS, key) if key is not None else None
         if isinstance(kept, list) and len(kept) == len(asked) and all(isinstance(d, Decision) for d in kept):
             return kept
