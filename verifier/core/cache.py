@@ -18,7 +18,6 @@ import os
 import pickle
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable
 from functools import cache
 from importlib import resources
@@ -86,6 +85,9 @@ def write_entry(kind: str, key: str, payload: bytes) -> None:
     folder = cache_dir()
     if folder is None:
         return
+    # Imported here: only a miss writes, and tempfile (with shutil and random) is 3 ms of every hit's start-up.
+    import tempfile
+
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{kind}-")
         try:

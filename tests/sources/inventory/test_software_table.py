@@ -44,6 +44,14 @@ def test_every_table_cites_a_source() -> None:
         assert "http" in doc[table]["source"], table
 
 
+def test_libyaml_reads_the_table_as_the_pure_parser_does() -> None:
+    # software_table() reads with libyaml when PyYAML has it; the data must not depend on that.
+    text = resources.files("verifier.sources.inventory").joinpath("software.yaml").read_text(encoding="utf-8")
+    if not hasattr(yaml, "CSafeLoader"):
+        pytest.skip("PyYAML built without libyaml")
+    assert yaml.load(text, Loader=yaml.CSafeLoader) == yaml.safe_load(text)
+
+
 def test_rows_as_read_from_the_table() -> None:
     rows = software_table().rows()
     cuda = {r[1]: r for r in rows["cuda_driver_minimum"]}
