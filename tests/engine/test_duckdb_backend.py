@@ -12,6 +12,7 @@ import pytest
 
 from verifier.core.errors import EngineError, FactError, TopologError
 from verifier.core.limits import Limits, use_limits
+from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine.ast import Row
 from verifier.engine.backend import Proof, sort_rows
 from verifier.engine.duckdb_backend import DuckDBBackend
@@ -766,4 +767,55 @@ def test_duckdb_draws_no_progress_bar_on_stdout() -> None:
     engine.load(parse_program(LINK + LINEAR, "t.dl"))
     setting = engine._con.execute("SELECT current_setting('enable_progress_bar')").fetchone()
     assert setting == (False,)
+    engine.close()
+
+
+# -- stamped rows (verifier.core.stamped_rows) ---------------------------------------------
+
+STAMPED_PROGRAM = ".input link(id: symbol, a: symbol, b: symbol, mbps: number)\n.input attr(id: symbol, key: symbol)\n"
+
+
+def _stamped() -> tuple[StampedRows, StampedRows]:
+    # Two nodes; slots 0-1 are each node's GPU names, slot 2 its one link id. The blocks share one
+    # list of names, as a plan's link and link_attr blocks do.
+    names: list[Sequence[str]] = [["n0/g0", "n0/g1", "n0/l"], ["n1/g0", "n1/g1", "n1/l"]]
+    links = StampBlock(((2,), (0,), (1,), None), (None, None, None, (900,)), names)
+    attrs = StampBlock(((2, 2), None), (None, ("lanes", "count")), names)
+    # A plain row beside them that names a GPU of n1 (as a fabric cable ends on a stamped node's NIC).
+    return StampedRows([("cable", "n1/g0", "sw", 50)], [links]), StampedRows([], [attrs])
+
+
+def test_stamped_rows_load_as_the_rows_they_stand_for(engine: DuckDBBackend) -> None:
+    link, attr = _stamped()
+    run(engine, STAMPED_PROGRAM, {"link": link, "attr": attr})
+    # Per node, one link g0 -> g1 of 900 and its two attributes; plus the plain cable.
+    assert engine.query("link") == [
+        ("cable", "n1/g0", "sw", 50),
+        ("n0/l", "n0/g0", "n0/g1", 900),
+        ("n1/l", "n1/g0", "n1/g1", 900),
+    ]
+    assert engine.query("attr") == [("n0/l", "count"), ("n0/l", "lanes"), ("n1/l", "count"), ("n1/l", "lanes")]
+    assert engine.query("link", {1: "n1/g0"}) == [("cable", "n1/g0", "sw", 50), ("n1/l", "n1/g0", "n1/g1", 900)]
+
+
+def test_refused_stamped_rows_leave_the_dictionary_as_it_was() -> None:
+    engine = DuckDBBackend()
+    engine.load(parse_program(STAMPED_PROGRAM))
+    engine.add_facts("attr", [("x", "y")])
+    before = _dictionary(engine)
+    names: list[Sequence[str]] = [["a", "b", "c"]]
+    bad = [
+        StampBlock(((2,), (0,), (1,), None), (None, None, None, ("900",)), names),  # mbps a string
+        StampBlock(((2,), (0,), None, (1,)), (None, None, ("z",), None), names),  # names in a number column
+        StampBlock(((2,), (0,), (1,)), (None, None, None), names),  # three columns for four
+    ]
+    for block in bad:
+        with pytest.raises(FactError):
+            engine.add_facts("link", StampedRows([], [block]))
+        assert _dictionary(engine) == before
+        assert engine._symbol_ids == {s: i for i, s in before}
+    good = StampBlock(((2,), (0,), (1,), None), (None, None, None, (7,)), names)
+    engine.add_facts("link", StampedRows([], [good]))
+    engine.evaluate()
+    assert engine.query("link") == [("c", "a", "b", 7)]
     engine.close()

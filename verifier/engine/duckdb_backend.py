@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from verifier.core.errors import EngineError, SourceLocation, TopologError
 from verifier.core.limits import current_limits, exceeded
+from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import Aggregate, Atom, ColumnType, Declaration, Program, Query, Row, Rule, Value
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
@@ -69,6 +70,9 @@ class DuckDBBackend:
         """The id of every symbol the engine holds (the `_symbols` table, mirrored for lookups)."""
         self._symbol_text = self._symbol_ids.text
         """Every symbol the engine holds, at the index that is its id (the `_symbols` table, mirrored)."""
+        self._slot_ids: dict[int, tuple[list[Sequence[str]], dict[int, _Int64s]]] = {}
+        """Per list of names that StampBlocks share (by id, with the list, so the id stays its): each
+        slot's ids, already looked up (`_block_columns`)."""
         self._changed: set[str] | None = None
         """Input relations given facts since the last evaluate(); None: everything must be derived."""
         self.stats = EngineStats()
@@ -100,6 +104,7 @@ class DuckDBBackend:
         self._con.execute(sc.SYMBOLS_SQL)
         self._symbol_ids = _SymbolIds()
         self._symbol_text = self._symbol_ids.text
+        self._slot_ids = {}
         self._program = program
         self._schema = sc.Schema(program.declarations, on_first_use=self._create_table)
         self._strata = strata_of(program)
@@ -129,7 +134,7 @@ class DuckDBBackend:
     def _add_facts(self, relation: str, rows: Iterable[Row]) -> None:
         started = time.perf_counter()
         decl = self._input_declaration(relation)
-        rows = rows if isinstance(rows, list | tuple) else list(rows)
+        rows = rows if isinstance(rows, list | tuple | StampedRows) else list(rows)
         if not rows:
             return
         if self._changed is not None:
@@ -160,66 +165,131 @@ class DuckDBBackend:
         self._loaded.add(relation)
         self.stats.load_seconds += time.perf_counter() - started
 
-    def _encoded(self, decl: Declaration, rows: Sequence[Row]) -> tuple[list[_Int64s], _Distinct]:
+    def _encoded(self, decl: Declaration, rows: Sequence[Row] | StampedRows) -> tuple[list[_Int64s], _Distinct]:
         """Every column of the rows as an int64 array, symbols replaced by their ids (new ones added to
         the dictionary), after checking what `fact_columns` checks (its FactError on any problem, with
-        nothing added).
+        nothing added). The blocks of StampedRows are encoded as blocks (`_block_columns`), after the plain rows.
         """
         known = self._symbol_ids
-        lookup = known.__getitem__
         start = len(self._symbol_text)
+        plain = rows.plain if isinstance(rows, StampedRows) else rows
+        blocks = rows.blocks if isinstance(rows, StampedRows) else []
+        try:
+            arrays, new = self._plain_columns(decl, plain)
+            for block in blocks:
+                arrays = [
+                    numpy.concatenate((done, more))
+                    for done, more in zip(arrays, self._block_columns(decl, block), strict=True)
+                ]
+            if len(self._symbol_text) > start:
+                self._store_symbols(start)
+        except BaseException:
+            # The dictionary table and its mirrors must agree: forget the symbols of a refused load,
+            # and the slots' ids, which may name them.
+            for symbol in self._symbol_text[start:]:
+                del known[symbol]
+            del self._symbol_text[start:]
+            self._slot_ids.clear()
+            raise
+        symbolic = [c.type == "symbol" for c in decl.columns]
+        # A column of symbols all new, each once, tells the rows are distinct (with blocks, unique() checks).
+        fresh = not blocks and any(n == len(plain) for n in new)
+        return arrays, _Distinct(fresh, [a for a, s in zip(arrays, symbolic, strict=True) if s], len(self._symbol_text))
+
+    def _plain_columns(self, decl: Declaration, rows: Sequence[Row]) -> tuple[list[_Int64s], list[int]]:
+        """The columns of plain rows, and how many new symbols each column added."""
         arity = decl.arity
         symbolic = [c.type == "symbol" for c in decl.columns]
         wanted = [{str} if s else {int} for s in symbolic]
         getters = [itemgetter(i) for i in range(arity)]
         arrays = [numpy.empty(len(rows), dtype=numpy.int64) for _ in range(arity)]
         new = [0] * arity
-        try:
-            # Column by column (ids in order of first appearance, as if each column were interned whole),
-            # in chunks, so that each pass over a chunk finds its tuples and strings still in the CPU cache
-            # from the one before: at fleet scale a pass over all rows is a cache miss per value.
-            for i in range(arity):
-                for at in range(0, len(rows), LOAD_CHUNK):
-                    chunk = rows[at : at + LOAD_CHUNK]
-                    # The first column's passes see every row before any other column is read.
-                    if not i and set(map(len, chunk)) != {arity}:
+        # Column by column (ids in order of first appearance, as if each column were interned whole),
+        # in chunks, so that each pass over a chunk finds its tuples and strings still in the CPU cache
+        # from the one before: at fleet scale a pass over all rows is a cache miss per value.
+        for i in range(arity):
+            for at in range(0, len(rows), LOAD_CHUNK):
+                chunk = rows[at : at + LOAD_CHUNK]
+                # The first column's passes see every row before any other column is read.
+                if not i and set(map(len, chunk)) != {arity}:
+                    _refuse(decl, rows)
+                values = list(map(getters[i], chunk))
+                # Comparing exact types rejects bool (an int) and str subclasses, as fact_columns does.
+                if set(map(type, values)) != wanted[i]:
+                    _refuse(decl, rows)
+                end = at + len(values)
+                if symbolic[i]:
+                    new[i] += self._ids_into(values, arrays[i][at:end])
+                else:
+                    try:
+                        arrays[i][at:end] = values
+                    except OverflowError:
                         _refuse(decl, rows)
-                    values = list(map(getters[i], chunk))
-                    # Comparing exact types rejects bool (an int) and str subclasses, as fact_columns does.
-                    if set(map(type, values)) != wanted[i]:
-                        _refuse(decl, rows)
-                    end = at + len(values)
-                    if symbolic[i]:
-                        before = len(known)
-                        if values[0] not in known and values[-1] not in known:
-                            # Likely a chunk of symbols never seen, each once (a fleet's link ids): if
-                            # so, their ids are the next ones in order, given in a few C-level passes
-                            # instead of a call of __missing__ per symbol.
-                            ids = dict(zip(values, range(before, before + len(values)), strict=True))
-                            if len(ids) == len(values) and ids.keys().isdisjoint(known.keys()):
-                                known.update(ids)
-                                known.text.extend(values)
-                                arrays[i][at:end] = numpy.arange(before, before + len(values), dtype=numpy.int64)
-                                new[i] += len(values)
-                                continue
-                        # One dict lookup per value: a miss gives the symbol the next id from __missing__.
-                        arrays[i][at:end] = numpy.fromiter(map(lookup, values), dtype=numpy.int64, count=len(values))
-                        new[i] += len(known) - before
-                    else:
-                        try:
-                            arrays[i][at:end] = values
-                        except OverflowError:
-                            _refuse(decl, rows)
-            if len(self._symbol_text) > start:
-                self._store_symbols(start)
-        except BaseException:
-            # The dictionary table and its mirrors must agree: forget the symbols of a refused load.
-            for symbol in self._symbol_text[start:]:
-                del known[symbol]
-            del self._symbol_text[start:]
-            raise
-        fresh = any(n == len(rows) for n in new)
-        return arrays, _Distinct(fresh, [a for a, s in zip(arrays, symbolic, strict=True) if s], len(self._symbol_text))
+        return arrays, new
+
+    def _ids_into(self, symbols: list[str], out: _Int64s) -> int:
+        """Write the ids of `symbols` (strings) into `out`, giving new ones the next ids; how many were new."""
+        known = self._symbol_ids
+        before = len(known)
+        if symbols[0] not in known and symbols[-1] not in known:
+            # Likely a chunk of symbols never seen, each once (a fleet's link ids): if so, their ids are
+            # the next ones in order, given in a few C-level passes instead of a call of __missing__ per symbol.
+            ids = dict(zip(symbols, range(before, before + len(symbols)), strict=True))
+            if len(ids) == len(symbols) and ids.keys().isdisjoint(known.keys()):
+                known.update(ids)
+                known.text.extend(symbols)
+                out[:] = numpy.arange(before, before + len(symbols), dtype=numpy.int64)
+                return len(symbols)
+        # One dict lookup per value: a miss gives the symbol the next id from __missing__.
+        out[:] = numpy.fromiter(map(known.__getitem__, symbols), dtype=numpy.int64, count=len(symbols))
+        return len(known) - before
+
+    def _block_columns(self, decl: Declaration, block: StampBlock) -> list[_Int64s]:
+        """The columns of a block's rows: each node's names looked up once, then array indexing."""
+        if len(block.slots) != decl.arity:
+            _refuse(decl, list(block.rows()))
+        nodes, width = len(block.names), block.width
+        used = sorted({s for slots in block.slots if slots is not None for s in slots})
+        at = {s: k for k, s in enumerate(used)}
+        ids = numpy.empty((len(used), nodes), dtype=numpy.int64)
+        # Blocks sharing one list of names (a plan's links and their attributes) look each slot up once.
+        held, known_slots = self._slot_ids.setdefault(id(block.names), (block.names, {}))
+        assert held is block.names
+        # Slot by slot, as a column of every node's name there: a slot holds names never seen (each
+        # node's link ids) or names seen before (NICs that fabric cables end on), which _ids_into
+        # encodes at C speed either way; node by node, the two would alternate in every chunk.
+        for k, slot in enumerate(used):
+            done = known_slots.get(slot)
+            if done is not None and len(done) == nodes:
+                ids[k] = done
+                continue
+            for first in range(0, nodes, LOAD_CHUNK):
+                names = [node[slot] for node in block.names[first : first + LOAD_CHUNK]]
+                if set(map(type, names)) != {str}:
+                    _refuse(decl, list(block.rows()))
+                self._ids_into(names, ids[k, first : first + len(names)])
+            known_slots[slot] = ids[k]
+        by_node = ids.T
+        columns: list[_Int64s] = []
+        for column, slots, consts in zip(decl.columns, block.slots, block.constants, strict=True):
+            if slots is not None:
+                if column.type != "symbol":
+                    _refuse(decl, list(block.rows()))
+                columns.append(by_node[:, [at[s] for s in slots]].reshape(nodes * width))
+                continue
+            assert consts is not None
+            if set(map(type, consts)) != ({str} if column.type == "symbol" else {int}):
+                _refuse(decl, list(block.rows()))
+            plan = numpy.empty(width, dtype=numpy.int64)
+            if column.type == "symbol":
+                self._ids_into([str(c) for c in consts], plan)  # strings, as checked above
+            else:
+                try:
+                    plan[:] = consts
+                except OverflowError:
+                    _refuse(decl, list(block.rows()))
+            columns.append(numpy.tile(plan, nodes))
+        return columns
 
     def _store_symbols(self, start: int) -> None:
         """Add to the `_symbols` table the symbols from id `start` on."""

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from verifier.core.stamped_rows import StampedRows
 from verifier.engine.ast import Atom, Const, Program, Row, Rule, Value
 
 
-def live_reads(program: Program, facts: Mapping[str, list[Row]], pending: set[str]) -> set[str]:
+def live_reads(program: Program, facts: Mapping[str, Sequence[Row]], pending: set[str]) -> set[str]:
     """Relations read by the rules that can fire (live_rules)."""
     return {a.relation for r in live_rules(program, facts, pending) for a in (*r.positive_atoms(), *r.negated_atoms())}
 
 
-def live_rules(program: Program, facts: Mapping[str, list[Row]], pending: set[str]) -> list[Rule]:
+def live_rules(program: Program, facts: Mapping[str, Sequence[Row]], pending: set[str]) -> list[Rule]:
     """The rules that can fire, given the input rows at hand.
 
     A rule whose positive atom can match no row derives nothing, so what it alone reads need
@@ -41,7 +42,8 @@ def live_rules(program: Program, facts: Mapping[str, list[Row]], pending: set[st
             if isinstance(arg, Const):
                 values = seen.get((atom.relation, i))
                 if values is None:
-                    values = seen[(atom.relation, i)] = {row[i] for row in rows}
+                    at = rows.values_at(i) if isinstance(rows, StampedRows) else {row[i] for row in rows}
+                    values = seen[(atom.relation, i)] = at
                 if arg.value not in values:
                     return False
         return True
@@ -120,9 +122,11 @@ def constant_filters(
     }
 
 
-def filter_rows(rows: list[Row], filters: Sequence[tuple[int, frozenset[Value]]]) -> list[Row]:
+def filter_rows(rows: Sequence[Row], filters: Sequence[tuple[int, frozenset[Value]]]) -> Sequence[Row]:
     if not filters:
         return rows
+    if isinstance(rows, StampedRows):  # blocks are filtered on their plan's rows, not row by row
+        return rows.filtered(filters)
     if len(filters) == 1:  # the common case, without a generator per row (object: a million rows)
         ((i, allowed),) = filters
         return [row for row in rows if row[i] in allowed]

@@ -8,10 +8,11 @@ Only attributes that were written produce facts; absence is for rules to test wi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 from verifier.core.gc_pause import collector_paused
+from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.sources.inventory.catalog import mig_memory_mb
 from verifier.sources.inventory.model import Inventory, Link, LinkPlan, Obj, Unmade
 from verifier.sources.inventory.software import release_number, software_table, version_number
@@ -77,7 +78,7 @@ def _node_of(objects: Mapping[str, Obj], o: Obj | None) -> str | None:
     return o.id if o is not None else None
 
 
-def inventory_facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, list[Row]]:
+def inventory_facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Sequence[Row]]:
     """Rows per relation. Millions of tuples and no cycles: the cyclic GC is paused meanwhile.
 
     With `keep`, only those objects are described, and only links, software and `serves`
@@ -88,7 +89,7 @@ def inventory_facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dic
         return _facts(inv, keep)
 
 
-def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, list[Row]]:
+def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Sequence[Row]]:
     obj_rows: list[Row] = []
     parent_rows: list[Row] = []
     model_rows: list[Row] = []
@@ -173,8 +174,8 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, li
         "spec": spec_rows,
         "feature": feature_rows,
         "mig_profile": mig_rows,
-        "link": link_rows,
-        "link_attr": attr_rows,
+        "link": stamps.with_blocks(link_rows, 0),
+        "link_attr": stamps.with_blocks(attr_rows, 1),
         "link_plan": plan_rows,
         "label": label_rows,
         "quantity": qty_rows,
@@ -206,7 +207,10 @@ class _LinkStamps:
     its plan's rows: the rows the Link objects would give (_facts), in their order.
 
     Each plan's rows are sorted into columns once (per set of ends kept, with `keep`); a node
-    then costs one split of its link ids and a comprehension per relation.
+    then costs one split of its link ids and a comprehension per relation. Without `keep`, the
+    link and link_attr rows of a node whose plan has no Ethernet link (whose kind depends on
+    its ends) are not made at all: the node's names join its plan's block (`blocks`), which
+    `stamped_links` hands on as StampedRows.
     """
 
     def __init__(
@@ -223,6 +227,8 @@ class _LinkStamps:
         self.keep = keep
         self.cols: dict[tuple[int, frozenset[int] | None], _Cols] = {}
         self.ends: dict[int, list[int]] = {}  # plan -> the slots its links end on, for `keep`
+        self.blocks: dict[tuple[int, int], tuple[StampBlock, StampBlock | None]] = {}
+        """Per plan: the link block and the link_attr block (None: no attributes) its nodes join."""
 
     def add(self, node: str, unmade: Unmade) -> None:
         plan, names = unmade
@@ -244,6 +250,17 @@ class _LinkStamps:
             return
         every = plan.ids_for(node)
         ids = every if kept is None else [every[j] for j in only]
+        if kept is None and not ethernet:
+            blocks = self.blocks.get((id(plan), len(names)))
+            if blocks is None:
+                blocks = self.blocks[(id(plan), len(names))] = _blocks(len(names), links, attrs)
+            # Slots 0..len(names)-1 are the node's names, the next ones its link ids (as _blocks numbers them).
+            blocks[0].names.append(names + ids)  # the attribute block holds the same list (see _blocks)
+            if labels:
+                self.labels += [(ids[k], name, v) for k, name, v in labels]
+            if states:
+                self.states += [(ids[k], state) for k, state in states]
+            return
         rows: list[Row] = [
             (i, names[a], names[b], kind, mbps) for i, (a, b, kind, mbps) in zip(ids, links, strict=True)
         ]
@@ -256,6 +273,42 @@ class _LinkStamps:
             self.labels += [(ids[k], name, v) for k, name, v in labels]
         if states:
             self.states += [(ids[k], state) for k, state in states]
+
+    def with_blocks(self, rows: list[Row], which: int) -> list[Row] | StampedRows:
+        """`rows` and the link (`which` 0) or link_attr (1) rows of the blocks."""
+        blocks = [b[which] for b in self.blocks.values()]
+        kept = [b for b in blocks if b is not None and b.names]
+        return StampedRows(rows, kept) if kept else rows
+
+
+def _blocks(
+    width: int, links: list[tuple[int, int, str, int]], attrs: list[tuple[int, str, int]]
+) -> tuple[StampBlock, StampBlock | None]:
+    """The link and link_attr blocks of a plan whose nodes have `width` names (then their link ids).
+
+    Both hold one list of names per node, the same list: an engine that has looked a node's names
+    up for one block need not again for the other (see StampBlock.names).
+    """
+    names: list[Sequence[str]] = []
+    link = StampBlock(
+        (
+            tuple(width + k for k in range(len(links))),
+            tuple(a for a, _b, _kind, _mbps in links),
+            tuple(b for _a, b, _kind, _mbps in links),
+            None,
+            None,
+        ),
+        (None, None, None, tuple(kind for *_, kind, _mbps in links), tuple(mbps for *_, mbps in links)),
+        names,
+    )
+    if not attrs:
+        return link, None
+    attr = StampBlock(
+        (tuple(width + k for k, _name, _n in attrs), None, None),
+        (None, tuple(name for _k, name, _n in attrs), tuple(n for _k, _name, n in attrs)),
+        names,
+    )
+    return link, attr
 
 
 def _columns(plan: LinkPlan, kept: frozenset[int] | None) -> _Cols:

@@ -171,7 +171,7 @@ def evaluate(
 def _run_engine(
     engine: str,
     program: Program,
-    loads: dict[str, list[Row]],
+    loads: dict[str, Sequence[Row]],
     needs: dict[str, Query],
     step: Callable[[str], None],
     bounded: bool,
