@@ -170,8 +170,9 @@ def test_facts_are_those_of_the_made_links(name: str) -> None:
     stamped = inventory_facts(deferred)
     assert _rows(stamped) == _rows(inventory_facts(made))
     if name in ("fleet, nothing", "generated fleet"):  # every node stamped whole, no Ethernet inside one
-        assert isinstance(stamped["link"], StampedRows) and stamped["link"].blocks
-        assert isinstance(stamped["link_attr"], StampedRows) and stamped["link_attr"].blocks
+        for relation in ("object", "parent", "label", "link", "link_attr"):
+            rows = stamped[relation]
+            assert isinstance(rows, StampedRows) and rows.blocks, relation
     keep = _keep(made)
     assert inventory_facts(deferred, keep) == inventory_facts(made, keep)
     got, want = NodePairs(), NodePairs()

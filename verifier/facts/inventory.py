@@ -17,7 +17,8 @@ from verifier.sources.inventory.catalog import mig_memory_mb
 from verifier.sources.inventory.model import Inventory, Link, LinkPlan, Obj, Unmade
 from verifier.sources.inventory.software import release_number, software_table, version_number
 
-Row = tuple[str | int, ...]
+Value = str | int
+Row = tuple[Value, ...]
 
 RELATIONS: frozenset[str] = frozenset(
     {
@@ -102,8 +103,15 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     # Local names for the appends: this loop runs once per object of a 100k-GPU fleet.
     add_obj, add_parent, add_model = obj_rows.append, parent_rows.append, model_rows.append
     add_label, add_qty = label_rows.append, qty_rows.append
+    unmade = inv.unmade_links()
+    # Without `keep`, the nodes stamped whole from plans with no Ethernet link give every row of
+    # their objects and links as blocks of their plan: none is made here (see _WholeNodes).
+    whole = _WholeNodes(inv, unmade) if keep is None else None
+    skip = whole.nodes if whole is not None else set()
     objects = inv.objects.values() if keep is None else [o for o in inv.objects.values() if o.id in keep]
     for o in objects:
+        if skip and o.origin is not None and o.origin in skip:
+            continue
         oid = o.id
         add_obj((oid, o.kind))
         if o.parent is not None:
@@ -128,7 +136,6 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     add_link, add_attr = link_rows.append, attr_rows.append
     # The links of nodes stamped whole that are not made yet (a million at fleet scale) are rows
     # stamped from their plan where their node's placeholder stands: never made as Link objects.
-    unmade = inv.unmade_links()
     stamps = _LinkStamps(inv.objects, label_rows, state_rows, link_rows, attr_rows, keep)
     every = inv.links_but(unmade.keys()).values()
     links = (
@@ -138,7 +145,8 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     )
     for lk in links:
         if unmade and lk.origin is not None and lk.origin in unmade:
-            stamps.add(lk.origin, unmade[lk.origin])
+            if lk.origin not in skip:
+                stamps.add(lk.origin, unmade[lk.origin])
             continue
         lid = lk.id
         add_link((lid, lk.a, lk.b, lk.kind if lk.kind != "ethernet" else link_kind(lk, inv.objects), lk.mbps))
@@ -166,20 +174,24 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
             feature_rows.append((name, f))
         for profile, count in m.mig:
             mig_rows.append((name, profile, count, mig_memory_mb(profile) or 0))
+
+    def rows(relation: str, plain: list[Row]) -> Sequence[Row]:
+        return whole.rows(relation, plain) if whole is not None else plain
+
     return {
-        "object": obj_rows,
-        "parent": parent_rows,
-        "model": model_rows,
+        "object": rows("object", obj_rows),
+        "parent": rows("parent", parent_rows),
+        "model": rows("model", model_rows),
         "model_info": info_rows,
         "spec": spec_rows,
         "feature": feature_rows,
         "mig_profile": mig_rows,
-        "link": stamps.with_blocks(link_rows, 0),
-        "link_attr": stamps.with_blocks(attr_rows, 1),
+        "link": rows("link", link_rows),
+        "link_attr": rows("link_attr", attr_rows),
         "link_plan": plan_rows,
-        "label": label_rows,
-        "quantity": qty_rows,
-        "node_type": type_rows,
+        "label": rows("label", label_rows),
+        "quantity": rows("quantity", qty_rows),
+        "node_type": rows("node_type", type_rows),
         **_conformance(inv, keep),
         "promise": [(n, w) for n, ws in inv.promises.items() for w in ws if keep is None or n in keep],
         "software": [(n, c, v) for n, sw in inv.software.items() for c, v in sw.items() if keep is None or n in keep],
@@ -187,7 +199,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
         "software_release": _software_versions(inv, keep, release_number),
         # catalogue data (verifier/sources/inventory/software.yaml), the same for every inventory
         **software_table().rows(),
-        "state": state_rows,
+        "state": rows("state", state_rows),
         "serves": [(m, d) for m, d in inv.serves if keep is None or (m in keep and d in keep)],
     }
 
@@ -207,10 +219,7 @@ class _LinkStamps:
     its plan's rows: the rows the Link objects would give (_facts), in their order.
 
     Each plan's rows are sorted into columns once (per set of ends kept, with `keep`); a node
-    then costs one split of its link ids and a comprehension per relation. Without `keep`, the
-    link and link_attr rows of a node whose plan has no Ethernet link (whose kind depends on
-    its ends) are not made at all: the node's names join its plan's block (`blocks`), which
-    `stamped_links` hands on as StampedRows.
+    then costs one split of its link ids and a comprehension per relation.
     """
 
     def __init__(
@@ -227,8 +236,6 @@ class _LinkStamps:
         self.keep = keep
         self.cols: dict[tuple[int, frozenset[int] | None], _Cols] = {}
         self.ends: dict[int, list[int]] = {}  # plan -> the slots its links end on, for `keep`
-        self.blocks: dict[tuple[int, int], tuple[StampBlock, StampBlock | None]] = {}
-        """Per plan: the link block and the link_attr block (None: no attributes) its nodes join."""
 
     def add(self, node: str, unmade: Unmade) -> None:
         plan, names = unmade
@@ -250,17 +257,6 @@ class _LinkStamps:
             return
         every = plan.ids_for(node)
         ids = every if kept is None else [every[j] for j in only]
-        if kept is None and not ethernet:
-            blocks = self.blocks.get((id(plan), len(names)))
-            if blocks is None:
-                blocks = self.blocks[(id(plan), len(names))] = _blocks(len(names), links, attrs)
-            # Slots 0..len(names)-1 are the node's names, the next ones its link ids (as _blocks numbers them).
-            blocks[0].names.append(names + ids)  # the attribute block holds the same list (see _blocks)
-            if labels:
-                self.labels += [(ids[k], name, v) for k, name, v in labels]
-            if states:
-                self.states += [(ids[k], state) for k, state in states]
-            return
         rows: list[Row] = [
             (i, names[a], names[b], kind, mbps) for i, (a, b, kind, mbps) in zip(ids, links, strict=True)
         ]
@@ -274,41 +270,84 @@ class _LinkStamps:
         if states:
             self.states += [(ids[k], state) for k, state in states]
 
-    def with_blocks(self, rows: list[Row], which: int) -> list[Row] | StampedRows:
-        """`rows` and the link (`which` 0) or link_attr (1) rows of the blocks."""
-        blocks = [b[which] for b in self.blocks.values()]
-        kept = [b for b in blocks if b is not None and b.names]
-        return StampedRows(rows, kept) if kept else rows
 
+class _WholeNodes:
+    """The nodes whose every object and link row is a row of their plan's blocks (StampedRows).
 
-def _blocks(
-    width: int, links: list[tuple[int, int, str, int]], attrs: list[tuple[int, str, int]]
-) -> tuple[StampBlock, StampBlock | None]:
-    """The link and link_attr blocks of a plan whose nodes have `width` names (then their link ids).
-
-    Both hold one list of names per node, the same list: an engine that has looked a node's names
-    up for one block need not again for the other (see StampBlock.names).
+    Those stamped whole (Inventory.stamped: nothing has changed what their plan made) whose links
+    are not made yet, from a plan without Ethernet links (whose kind depends on their ends). Per
+    plan, one block per relation and kind of plan row, all holding one list of names per node:
+    slots 0.. are the node's names, then its link ids.
     """
-    names: list[Sequence[str]] = []
-    link = StampBlock(
-        (
-            tuple(width + k for k in range(len(links))),
-            tuple(a for a, _b, _kind, _mbps in links),
-            tuple(b for _a, b, _kind, _mbps in links),
-            None,
-            None,
-        ),
-        (None, None, None, tuple(kind for *_, kind, _mbps in links), tuple(mbps for *_, mbps in links)),
-        names,
-    )
-    if not attrs:
-        return link, None
-    attr = StampBlock(
-        (tuple(width + k for k, _name, _n in attrs), None, None),
-        (None, tuple(name for _k, name, _n in attrs), tuple(n for _k, _name, n in attrs)),
-        names,
-    )
-    return link, attr
+
+    def __init__(self, inv: Inventory, unmade: Mapping[str, Unmade]) -> None:
+        self.nodes: set[str] = set()
+        self.blocks: dict[str, list[StampBlock]] = {}
+        per_plan: dict[tuple[int, int], list[Sequence[str]] | None] = {}
+        for node, (plan, names) in unmade.items():
+            if node not in inv.stamped:
+                continue
+            key = (id(plan), len(names))
+            if key not in per_plan:
+                per_plan[key] = self._add_plan(plan, len(names))
+            shared = per_plan[key]
+            if shared is None:
+                continue
+            shared.append(names + plan.ids_for(node))
+            self.nodes.add(node)
+
+    def _add_plan(self, plan: LinkPlan, width: int) -> list[Sequence[str]] | None:
+        """Add the blocks of a plan whose nodes have `width` names; their shared list of names (None:
+        the plan has an Ethernet link, and its nodes are read the usual way).
+        """
+        links, ethernet, attrs, labels, states, _only = _columns(plan, None)
+        if ethernet:
+            return None
+        names: list[Sequence[str]] = []
+        objects = plan.object_rows
+
+        def block(relation: str, slots: list[tuple[int, ...] | None], consts: list[tuple[Value, ...] | None]) -> None:
+            made = StampBlock(tuple(slots), tuple(consts), names)
+            if made.width:
+                self.blocks.setdefault(relation, []).append(made)
+
+        block("object", [tuple(i for i, *_ in objects), None], [None, tuple(o[2] for o in objects)])
+        block("parent", [tuple(i for i, *_ in objects), tuple(o[1] for o in objects)], [None, None])
+        modelled = [(o[0], o[4]) for o in objects if o[4] is not None]
+        block("model", [tuple(i for i, _ in modelled), None], [None, tuple(m for _, m in modelled if m is not None)])
+        own = [(o[0], k, v) for o in objects for k, v in o[5].items()]
+        block("label", [tuple(i for i, _, _ in own), None, None], [None, *_consts(own)])
+        figures = [(o[0], k, n) for o in objects for k, n in o[6].items()]
+        figures += [(o[0], "index", o[9]) for o in objects if o[9] is not None and "index" not in o[6]]
+        block("quantity", [tuple(i for i, _, _ in figures), None, None], [None, *_consts(figures)])
+        typed = [(o[0], o[8]) for o in objects if o[8] is not None]
+        block("node_type", [tuple(i for i, _ in typed), None], [None, tuple(t for _, t in typed if t is not None)])
+        stated = [(o[0], o[7]) for o in objects if o[7] is not None]
+        block("state", [tuple(i for i, _ in stated), None], [None, tuple(t for _, t in stated if t is not None)])
+        block(
+            "link",
+            [
+                tuple(width + k for k in range(len(links))),
+                tuple(a for a, *_ in links),
+                tuple(b for _, b, *_ in links),
+                None,
+                None,
+            ],
+            [None, None, None, tuple(kind for *_, kind, _ in links), tuple(mbps for *_, mbps in links)],
+        )
+        block("link_attr", [tuple(width + k for k, _, _ in attrs), None, None], [None, *_consts(attrs)])
+        block("label", [tuple(width + k for k, _, _ in labels), None, None], [None, *_consts(labels)])
+        block("state", [tuple(width + k for k, _ in states), None], [None, tuple(t for _, t in states)])
+        return names
+
+    def rows(self, relation: str, plain: list[Row]) -> Sequence[Row]:
+        blocks = [b for b in self.blocks.get(relation, []) if b.names]
+        return StampedRows(plain, blocks) if blocks else plain
+
+
+def _consts(rows: Sequence[tuple[int, str, Value]]) -> list[tuple[Value, ...]]:
+    """The second and third values of (slot, key, value) rows, as two columns of constants."""
+    return [tuple(k for _, k, _ in rows), tuple(v for _, _, v in rows)]
 
 
 def _columns(plan: LinkPlan, kept: frozenset[int] | None) -> _Cols:

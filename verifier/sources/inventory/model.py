@@ -165,11 +165,25 @@ LinkRow = tuple[int, int, str, int, SourceLocation, Mapping[str, int], Mapping[s
 slots indexing the names of the node it is stamped into (see Unmade)."""
 
 
+ObjectRow = tuple[
+    int, int, str, SourceLocation, str | None, Mapping[str, str], Mapping[str, int], str | None, str | None, int | None
+]
+"""One object of a template's plan: (slot of its id, slot of its parent, kind, loc, model, labels,
+quantities, state, template, index), the slots indexing the names of the node it is stamped into."""
+
+
 class LinkPlan(Protocol):
     """The links a template's plan gives each node stamped whole from it (Inventory.unmade_links)."""
 
     @property
     def link_rows(self) -> Sequence[LinkRow]: ...
+
+    @property
+    def object_rows(self) -> Sequence[ObjectRow]:
+        """The objects it gives such a node (those whose `origin` is the node), while the node is in
+        Inventory.stamped: nothing else has changed them then.
+        """
+        ...
 
     def ids_for(self, node: str) -> list[str]:
         """The ids of the links `link_rows` give `node`, in the same order."""

@@ -31,6 +31,7 @@ from verifier.sources.inventory.model import (
     Inventory,
     Link,
     Obj,
+    ObjectRow,
     Unmade,
     links_of,
 )
@@ -77,9 +78,6 @@ class Sink:
     """While links are deferred: the heads (up to the first `/`) of every link id made or asked for."""
 
 
-_ObjectRow = tuple[
-    int, int, str, SourceLocation, str | None, Mapping[str, str], Mapping[str, int], str | None, str | None, int | None
-]
 _LinkRow = tuple[int, int, str, int, SourceLocation, Mapping[str, int], Mapping[str, str], str | None]
 
 
@@ -106,7 +104,7 @@ class _Plan:
     """(slot of the name, the name as the plan holds it) of software and promise keys."""
     self_contained: bool
     """Whether every link but fabric cables joins two objects of the node itself."""
-    object_rows: list[_ObjectRow] = field(default_factory=list)
+    object_rows: list[ObjectRow] = field(default_factory=list)
     """`objects` unpacked: (slot, parent slot, kind, loc, model, labels, quantities, state, template, index)."""
     link_ids: list[list[str]] = field(default_factory=list)
     """Each link's id split at the holes."""
