@@ -104,10 +104,10 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     add_obj, add_parent, add_model = obj_rows.append, parent_rows.append, model_rows.append
     add_label, add_qty = label_rows.append, qty_rows.append
     unmade = inv.unmade_links()
-    # Without `keep`, the nodes stamped whole from plans with no Ethernet link give every row of
-    # their objects and links as blocks of their plan: none is made here (see _WholeNodes).
-    whole = _WholeNodes(inv, unmade) if keep is None else None
-    skip = whole.nodes if whole is not None else set()
+    # The nodes stamped whole from plans with no Ethernet link give every row of their objects and
+    # links (those kept) as blocks of their plan: none is made here (see _WholeNodes).
+    whole = _WholeNodes(inv, unmade, keep)
+    skip = whole.nodes
     objects = inv.objects.values() if keep is None else [o for o in inv.objects.values() if o.id in keep]
     for o in objects:
         if skip and o.origin is not None and o.origin in skip:
@@ -175,23 +175,20 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
         for profile, count in m.mig:
             mig_rows.append((name, profile, count, mig_memory_mb(profile) or 0))
 
-    def rows(relation: str, plain: list[Row]) -> Sequence[Row]:
-        return whole.rows(relation, plain) if whole is not None else plain
-
     return {
-        "object": rows("object", obj_rows),
-        "parent": rows("parent", parent_rows),
-        "model": rows("model", model_rows),
+        "object": whole.rows("object", obj_rows),
+        "parent": whole.rows("parent", parent_rows),
+        "model": whole.rows("model", model_rows),
         "model_info": info_rows,
         "spec": spec_rows,
         "feature": feature_rows,
         "mig_profile": mig_rows,
-        "link": rows("link", link_rows),
-        "link_attr": rows("link_attr", attr_rows),
+        "link": whole.rows("link", link_rows),
+        "link_attr": whole.rows("link_attr", attr_rows),
         "link_plan": plan_rows,
-        "label": rows("label", label_rows),
-        "quantity": rows("quantity", qty_rows),
-        "node_type": rows("node_type", type_rows),
+        "label": whole.rows("label", label_rows),
+        "quantity": whole.rows("quantity", qty_rows),
+        "node_type": whole.rows("node_type", type_rows),
         **_conformance(inv, keep),
         "promise": [(n, w) for n, ws in inv.promises.items() for w in ws if keep is None or n in keep],
         "software": [(n, c, v) for n, sw in inv.software.items() for c, v in sw.items() if keep is None or n in keep],
@@ -199,7 +196,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
         "software_release": _software_versions(inv, keep, release_number),
         # catalogue data (verifier/sources/inventory/software.yaml), the same for every inventory
         **software_table().rows(),
-        "state": rows("state", state_rows),
+        "state": whole.rows("state", state_rows),
         "serves": [(m, d) for m, d in inv.serves if keep is None or (m in keep and d in keep)],
     }
 
@@ -280,31 +277,39 @@ class _WholeNodes:
     slots 0.. are the node's names, then its link ids.
     """
 
-    def __init__(self, inv: Inventory, unmade: Mapping[str, Unmade]) -> None:
+    def __init__(self, inv: Inventory, unmade: Mapping[str, Unmade], keep: AbstractSet[str] | None) -> None:
         self.nodes: set[str] = set()
         self.blocks: dict[str, list[StampBlock]] = {}
-        per_plan: dict[tuple[int, int], list[Sequence[str]] | None] = {}
+        per_plan: dict[tuple[int, int, frozenset[int] | None], tuple[list[Sequence[str]], list[int]] | None] = {}
         for node, (plan, names) in unmade.items():
             if node not in inv.stamped:
                 continue
-            key = (id(plan), len(names))
+            # With `keep`, what is kept of a node: the slots of its kept names (as _facts keeps objects
+            # and links, by id); nodes of one plan that keep the same slots share blocks.
+            kept = None if keep is None else frozenset([s for s, name in enumerate(names) if name in keep])
+            key = (id(plan), len(names), kept)
             if key not in per_plan:
-                per_plan[key] = self._add_plan(plan, len(names))
+                per_plan[key] = self._add_plan(plan, len(names), kept)
             shared = per_plan[key]
             if shared is None:
                 continue
-            shared.append(names + plan.ids_for(node))
+            lists, only = shared
+            ids = plan.ids_for(node)
+            lists.append(names + (ids if kept is None else [ids[j] for j in only]))
             self.nodes.add(node)
 
-    def _add_plan(self, plan: LinkPlan, width: int) -> list[Sequence[str]] | None:
-        """Add the blocks of a plan whose nodes have `width` names; their shared list of names (None:
-        the plan has an Ethernet link, and its nodes are read the usual way).
+    def _add_plan(
+        self, plan: LinkPlan, width: int, kept: frozenset[int] | None
+    ) -> tuple[list[Sequence[str]], list[int]] | None:
+        """Add the blocks of a plan whose nodes have `width` names, of the rows of the `kept` slots
+        (all when None); their shared list of names and the positions of the plan's links they hold
+        (None: a kept link is Ethernet, and such nodes are read the usual way).
         """
-        links, ethernet, attrs, labels, states, _only = _columns(plan, None)
+        links, ethernet, attrs, labels, states, only = _columns(plan, kept)
         if ethernet:
             return None
         names: list[Sequence[str]] = []
-        objects = plan.object_rows
+        objects = [o for o in plan.object_rows if kept is None or o[0] in kept]
 
         def block(relation: str, slots: list[tuple[int, ...] | None], consts: list[tuple[Value, ...] | None]) -> None:
             made = StampBlock(tuple(slots), tuple(consts), names)
@@ -338,7 +343,7 @@ class _WholeNodes:
         block("link_attr", [tuple(width + k for k, _, _ in attrs), None, None], [None, *_consts(attrs)])
         block("label", [tuple(width + k for k, _, _ in labels), None, None], [None, *_consts(labels)])
         block("state", [tuple(width + k for k, _ in states), None], [None, tuple(t for _, t in states)])
-        return names
+        return names, only
 
     def rows(self, relation: str, plain: list[Row]) -> Sequence[Row]:
         blocks = [b for b in self.blocks.get(relation, []) if b.names]
