@@ -1,8 +1,11 @@
 """An `Inventory` as rows of the input relations declared in rules/schema.dl.
 
-`inventory_facts(inv)` returns `{relation: [row, ...]}` with every relation of the schema
-present (possibly empty). Row order is deterministic: inventory order (files in the order
-given, objects and links in the order written and expanded), catalogue models by name.
+`inventory_facts(inv)` returns `{relation: rows}` with every relation of the schema present
+(possibly empty). Row order is deterministic: inventory order (files in the order given,
+objects and links in the order written and expanded), catalogue models by name; except that
+the rows of nodes stamped whole from their template come after the others as StampedRows
+(verifier/core/stamped_rows.py: their plan's rows and each node's names, no tuple per row),
+node by node. No engine's answer depends on row order.
 Only attributes that were written produce facts; absence is for rules to test with `!`.
 """
 
