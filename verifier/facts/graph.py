@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from verifier.core.lazy import lazy_module
+from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
 from verifier.facts.inventory import ROCE, Row, link_kind
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Obj, Unmade, links_of
@@ -302,33 +303,45 @@ def graph_facts(
     inv: Inventory,
     wanted: Iterable[str] | None = None,
     node_pairs: NodePairs | None = None,
-) -> dict[str, list[Row]]:
+) -> dict[str, Sequence[Row]]:
     """Rows of the relations in GRAPH_RELATIONS that are `wanted` (all when None).
 
-    Given `node_pairs`, also fills it with the GPU pair bottlenecks of every node class.
+    Given `node_pairs`, also fills it with the GPU pair bottlenecks of every node class. The
+    per-node relations come as StampedRows: each node class's rows, and the names of its nodes.
     """
     want = set(GRAPH_RELATIONS) if wanted is None else set(wanted) & set(GRAPH_RELATIONS)
     out: dict[str, list[Row]] = {r: [] for r in sorted(GRAPH_RELATIONS)}
+    per_node: dict[str, Sequence[Row]] = {}
+    facts = _facts_of(out, per_node)
     if not want and node_pairs is None:
-        return out
+        return facts()
     view = _LinkView.of(inv)
     if node_pairs is not None:
-        _nodes(inv, out, want, node_pairs, view)
+        _nodes(inv, out, per_node, want, node_pairs, view)
         want -= NODE_RELATIONS
     if not want:
-        return out
+        return facts()
     if "rail" in want:
         rails = [(oid, o.labels["rail"]) for oid, o in inv.objects.items() if "rail" in o.labels]
         out["rail"] = [(oid, int(rail)) for oid, rail in rails if rail.isascii() and rail.isdigit()]
     if want & {"leaf_class", "leaf_class_bottleneck"}:
         _fabric(inv, out, view)
     if want & NODE_RELATIONS:
-        _nodes(inv, out, want, None, view)
+        _nodes(inv, out, per_node, want, None, view)
     if "die_pair_bottleneck" in want:
         _dies(inv, out, view)
     if "scaleup_domain" in want:
         out["scaleup_domain"] = scaleup_domains(inv, view)
-    return out
+    return facts()
+
+
+def _facts_of(out: dict[str, list[Row]], per_node: dict[str, Sequence[Row]]) -> Callable[[], dict[str, Sequence[Row]]]:
+    """What graph_facts returns: `out`, with the relations `_nodes` stamped (per_node) in their places."""
+
+    def facts() -> dict[str, Sequence[Row]]:
+        return {r: per_node.get(r, rows) for r, rows in out.items()}
+
+    return facts
 
 
 _ALWAYS_READ = FABRIC_KINDS | {"d2d"}
@@ -632,8 +645,14 @@ def _widest(adj: Mapping[str, Mapping[str, int]], src: str) -> dict[str, int]:
 
 
 def _nodes(
-    inv: Inventory, out: dict[str, list[Row]], want: set[str], node_pairs: NodePairs | None, view: _LinkView
+    inv: Inventory,
+    out: dict[str, list[Row]],
+    per_node: dict[str, Sequence[Row]],
+    want: set[str],
+    node_pairs: NodePairs | None,
+    view: _LinkView,
 ) -> None:
+    """The per-node relations (NODE_RELATIONS) into `per_node`, as StampedRows; `out` gets nothing."""
     objects = inv.objects
     above: dict[str, str | None] = {}
 
@@ -729,15 +748,14 @@ def _nodes(
     summaries = _class_summaries(list(dict.fromkeys(key_of.values())), want, node_pairs is not None)
     fabric_cache: _FabricCache = {}
     by_template: dict[str, _Hit] = {}
-    fabric = out["gpu_fabric_bottleneck"] if "gpu_fabric_bottleneck" in want else None
-    stamped_rels = [(rel, out[rel]) for rel in _STAMPED if rel in want]
+    fabric: list[Row] | None = [] if "gpu_fabric_bottleneck" in want else None
     for n in _node_order(shapes, stamped):
         template = stamped.get(n)
         if template is not None and n not in read:
             hit = by_template[template]
             if node_pairs is not None:
                 node_pairs.class_of[n] = hit.number
-            names = hit.stamp(n, stamped_rels)
+            names = hit.stamp(n)
             if fabric is not None:
                 hit.stamp_fabric(n, names, fabric, nic_fabric, fabric_cache)
             continue
@@ -754,9 +772,24 @@ def _nodes(
             by_template.setdefault(template, hit)
         if node_pairs is not None:
             node_pairs.class_of[n] = hit.number
-        names = hit.stamp(n, stamped_rels)
+        names = hit.stamp(n)
         if fabric is not None:
             hit.stamp_fabric(n, names, fabric, nic_fabric, fabric_cache)
+    # Every node's rows are its class's rows with its names (StampedRows): none is made here.
+    hits = [hit for hit in cache.values() if hit.names]
+    for rel in _STAMPED:
+        if rel in want:
+            per_node[rel] = _with_blocks(out[rel], [hit.block(rel) for hit in hits])
+    if fabric is not None:
+        per_node["gpu_fabric_bottleneck"] = _with_blocks(fabric, [b for hit in hits for b in hit.fabric.values()])
+
+
+def _with_blocks(plain: Sequence[Row], blocks: list[StampBlock]) -> Sequence[Row]:
+    """`plain` and the rows of `blocks` (those with rows)."""
+    kept = [b for b in blocks if len(b)]
+    if not kept:
+        return plain
+    return StampedRows(list(plain), kept)
 
 
 def _class_summaries(keys: list[ShapeKey], want: set[str], pairs_too: bool) -> dict[ShapeKey, ClassRows]:
@@ -832,18 +865,34 @@ class _Hit:
         paths = local["gpu_nic_path"]
         self.nics = sorted({str(nic) for _g, nic, _c, _w in paths})
         self.nic_slots = [slot[nic] for nic in self.nics]
+        self.names: list[Sequence[str]] = []
+        """The global names by slot of every node stamped from this class, in stamping order."""
+        self.fabric: dict[tuple[int | None, ...], StampBlock] = {}
+        """gpu_fabric_bottleneck per uplink bandwidths of the NICs, of the nodes that have them."""
 
-    def stamp(self, n: str, rels: list[tuple[str, list[Row]]]) -> list[str]:
-        """Append node `n`'s rows of `rels` (relation, its output rows); returns its global names by slot."""
+    def stamp(self, n: str) -> list[str]:
+        """Add node `n` to the class's nodes (its rows are the class's blocks); its global names by slot."""
         names = [n + s for s in self.suffixes]
         if self.outside:
             names += self.outside
-        for rel, out in rels:
-            if rel == "pcie_switch_load":
-                out.extend([(names[s], up, down) for s, up, down in self.loads])
-            else:
-                out.extend([(names[a], names[b], c, w) for a, b, c, w in self.rows[rel]])
+        self.names.append(names)
         return names
+
+    def block(self, rel: str) -> StampBlock:
+        """The rows of `rel` of every node stamped from this class, as a block of its rows."""
+        if rel == "pcie_switch_load":
+            loads = self.loads
+            return StampBlock(
+                (tuple(s for s, _, _ in loads), None, None),
+                (None, tuple(up for _, up, _ in loads), tuple(down for _, _, down in loads)),
+                self.names,
+            )
+        rows = self.rows[rel]
+        return StampBlock(
+            (tuple(a for a, *_ in rows), tuple(b for _, b, *_ in rows), None, None),
+            (None, None, tuple(c for *_, c, _ in rows), tuple(w for *_, w in rows)),
+            self.names,
+        )
 
     def stamp_fabric(
         self, n: str, names: list[str], rows: list[Row], nic_fabric: dict[str, int], cache: _FabricCache
@@ -869,10 +918,15 @@ class _Hit:
             inside = all(not g.startswith(EXT) for g, _m in items)
             known = cache[key] = (items, [(self.slot[g], m) for g, m in items] if inside else None)
         items, slots = known
-        if slots is not None:
-            rows.extend([(names[g], m) for g, m in slots])
-        else:
+        if slots is None:
             rows.extend(sorted((_global(g, n), m) for g, m in items))
+            return
+        block = self.fabric.get(ups)
+        if block is None:
+            block = self.fabric[ups] = StampBlock(
+                (tuple(g for g, _ in slots), None), (None, tuple(m for _, m in slots)), []
+            )
+        block.names.append(names)
 
 
 _FabricCache = dict[tuple[int, tuple[int | None, ...]], tuple[list[tuple[str, int]], list[tuple[int, int]] | None]]

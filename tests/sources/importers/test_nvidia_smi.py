@@ -51,7 +51,7 @@ def _classes(inv: Inventory) -> dict[tuple[str, str], str]:
     smi = {o.id: o.labels["nvidia_smi"] for o in inv.objects.values() if "nvidia_smi" in o.labels}
     facts = graph_facts(inv, {"gpu_pair_bottleneck", "gpu_nic_path"})
     out = {}
-    for a, b, cls, _mbps in facts["gpu_pair_bottleneck"] + facts["gpu_nic_path"]:
+    for a, b, cls, _mbps in [*facts["gpu_pair_bottleneck"], *facts["gpu_nic_path"]]:
         out[(smi[str(a)], smi[str(b)])] = out[(smi[str(b)], smi[str(a)])] = str(cls)
     return out
 
