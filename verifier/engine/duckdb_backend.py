@@ -332,6 +332,7 @@ class DuckDBBackend:
         the rest. Stages keep counting up, so proofs stay well-founded across both runs.
         """
         started = time.perf_counter()
+        self._slot_ids.clear()  # for loading only: let the fleet's lists of names go
         self._proofs = ProofSearch(self._rules_by_head, self._instance)
         self._budget = current_limits().derived_tuples
         try:
