@@ -819,3 +819,11 @@ def test_refused_stamped_rows_leave_the_dictionary_as_it_was() -> None:
     engine.evaluate()
     assert engine.query("link") == [("c", "a", "b", 7)]
     engine.close()
+
+
+def test_stamped_rows_with_an_empty_block_load_their_other_rows(engine: DuckDBBackend) -> None:
+    # A block with no plan rows, and one with no nodes, hold no row: the plain row alone is loaded.
+    empty_plan = StampBlock(((), (), (), None), (None, None, None, ()), [["a", "b"]])
+    no_nodes = StampBlock(((0,), (0,), (1,), None), (None, None, None, (1,)), [])
+    run(engine, STAMPED_PROGRAM, {"link": StampedRows([("l", "a", "b", 5)], [empty_plan, no_nodes])})
+    assert engine.query("link") == [("l", "a", "b", 5)]

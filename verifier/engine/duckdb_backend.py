@@ -173,7 +173,7 @@ class DuckDBBackend:
         known = self._symbol_ids
         start = len(self._symbol_text)
         plain = rows.plain if isinstance(rows, StampedRows) else rows
-        blocks = rows.blocks if isinstance(rows, StampedRows) else []
+        blocks = [b for b in rows.blocks if len(b)] if isinstance(rows, StampedRows) else []
         try:
             arrays, new = self._plain_columns(decl, plain)
             for block in blocks:
