@@ -44,6 +44,11 @@ def pairs(text: str) -> list[Row]:
     return [tuple(p.split(">")) for p in text.split()]
 
 
+def _shape(proof: Proof) -> tuple[object, ...]:
+    """A proof without its stage numbers: the facts, rules and absent facts of its tree."""
+    return (proof.relation, proof.row, proof.rule, tuple(_shape(p) for p in proof.premises), proof.absent)
+
+
 def check_stages(proof: Proof) -> None:
     """Every premise first appeared strictly before the fact it supports; inputs are stage 0."""
     if proof.rule is None:
@@ -755,6 +760,39 @@ def test_a_closure_runs_as_one_query_and_proofs_still_come_in_rounds() -> None:
         assert proof == rounds.explain("reach", ("a", "d"))
         assert proof.height() == 3
         check_stages(proof)
+    finally:
+        fast.close()
+        rounds.close()
+
+
+def test_a_closure_is_derived_again_in_rounds_only_when_a_proof_reads_it() -> None:
+    # Two closures, reach over link and near over hop, and a fact that reads neither. Each
+    # closure is derived again in rounds when a proof first reads it, and only then; the proofs
+    # are the memory engine's (reach(a,c) <- reach(a,b), link(b,c) <- link(a,b): height 2), up to
+    # the stage numbers (DuckDB keeps stages free after each closure; proofs compare them by order).
+    text = (
+        LINK
+        + LINEAR
+        + ".input hop(src: symbol, dst: symbol)\n.decl near(src: symbol, dst: symbol)\n"
+        + "near(X, Y) :- hop(X, Y).\nnear(X, Y) :- near(X, Z), hop(Z, Y).\n"
+        + ".input other(x: symbol)\n.decl flag(x: symbol)\nflag(X) :- other(X).\n"
+    )
+    facts = {"link": pairs("a>b b>c"), "hop": pairs("p>q q>r"), "other": [("z",)]}
+    fast, rounds = make_backend("duckdb"), make_backend("memory")
+    try:
+        run(fast, text, facts)
+        run(rounds, text, facts)
+        assert isinstance(fast, DuckDBBackend) and set(fast._coarse) == {"reach", "near"}
+        assert _shape(fast.explain("flag", ("z",))) == _shape(rounds.explain("flag", ("z",)))
+        assert set(fast._coarse) == {"reach", "near"}  # a proof that reads no closure derives none
+        proof = fast.explain("reach", ("a", "c"))
+        assert _shape(proof) == _shape(rounds.explain("reach", ("a", "c"))) and proof.height() == 2
+        check_stages(proof)
+        assert set(fast._coarse) == {"near"}
+        near = fast.explain("near", ("p", "r"))
+        assert _shape(near) == _shape(rounds.explain("near", ("p", "r"))) and near.height() == 2
+        check_stages(near)
+        assert fast._coarse == {}
     finally:
         fast.close()
         rounds.close()

@@ -479,17 +479,28 @@ class DuckDBBackend:
         self._stage += self._insert(relation, source, params)
         self._coarse[relation] = (stratum, start)
 
-    def _closures_in_rounds(self) -> None:
-        """Derive the closures that ran as one query again in semi-naive rounds, each in the stages
-        kept free after its own: every tuple's stage is then its round, as in the memory engine.
+    def _in_rounds_for(self, relations: Iterable[str]) -> None:
+        """Derive the closures among `relations` that ran as one query again in semi-naive rounds,
+        each in the stages kept free after its own: every tuple's stage is then its round, as in
+        the memory engine.
+
+        Only the closures a proof reads are derived again, when it first reads them: a closure's
+        rounds read the tuples of lower strata, not their stages, and its stages lie below every
+        later stratum's either way, so each can be derived again alone (at 131,072 GPUs the three
+        closures cost a second and a half, which a finding's proof seldom needs all of).
         """
-        coarse, self._coarse = self._coarse, {}
+        coarse = self._coarse
+        todo = sorted({r: coarse[r] for r in relations if r in coarse}.items(), key=lambda item: item[1][1])
+        if not todo:
+            return
+        for relation, _ in todo:
+            del coarse[relation]
         stage, budget = self._stage, self._budget
         # The same tuples again: the budget they passed once is not spent twice.
         self._budget = current_limits().derived_tuples
         self._in_rounds = True
         try:
-            for relation, (stratum, start) in sorted(coarse.items(), key=lambda item: item[1][1]):
+            for relation, (stratum, start) in todo:
                 self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
                 self._stage = start - 1
                 self._run_recursive(stratum)
@@ -631,8 +642,7 @@ class DuckDBBackend:
 
     def explain(self, relation: str, row: Row) -> Proof:
         row = tuple(row)
-        if self._coarse:
-            self._closures_in_rounds()
+        self._in_rounds_for([relation])
         stage = self._stage_of(relation, row)
         if stage is None:
             raise KeyError(f"{format_fact(relation, row)} does not hold")
@@ -669,6 +679,7 @@ class DuckDBBackend:
         agg = rule.head.aggregate
         if agg is not None and not self._aggregate_holds(rule, row):
             return None
+        self._in_rounds_for(a.relation for a in rule.positive_atoms())  # premises come with their stages
         params = self._params()
         body = sc.compile_body(rule.body, self._schema, params)
         body.conditions.extend(
