@@ -766,18 +766,21 @@ def test_a_closure_runs_as_one_query_and_proofs_still_come_in_rounds() -> None:
 
 
 def test_a_closure_is_derived_again_in_rounds_only_when_a_proof_reads_it() -> None:
-    # Two closures, reach over link and near over hop, and a fact that reads neither. Each
-    # closure is derived again in rounds when a proof first reads it, and only then; the proofs
-    # are the memory engine's (reach(a,c) <- reach(a,b), link(b,c) <- link(a,b): height 2), up to
-    # the stage numbers (DuckDB keeps stages free after each closure; proofs compare them by order).
+    # Two closures, reach over link and near over hop, a fact that reads neither and one that
+    # reads near without fixing its first column. Each closure is derived again in rounds when a
+    # proof first reads it, and only then: reach passes its first column through, so a proof of
+    # reach(a, c) derives the tuples from a alone; far(r) reads near(X, r) for any X, which takes
+    # all of near. The proofs are the memory engine's (reach(a,c) <- reach(a,b), link(b,c) <-
+    # link(a,b): height 2), up to stage numbers (DuckDB keeps stages free after each closure).
     text = (
         LINK
         + LINEAR
         + ".input hop(src: symbol, dst: symbol)\n.decl near(src: symbol, dst: symbol)\n"
         + "near(X, Y) :- hop(X, Y).\nnear(X, Y) :- near(X, Z), hop(Z, Y).\n"
         + ".input other(x: symbol)\n.decl flag(x: symbol)\nflag(X) :- other(X).\n"
+        + ".decl far(y: symbol)\nfar(Y) :- other(X), near(P, Y), X != P.\n"
     )
-    facts = {"link": pairs("a>b b>c"), "hop": pairs("p>q q>r"), "other": [("z",)]}
+    facts = {"link": pairs("a>b b>c c>d"), "hop": pairs("p>q q>r"), "other": [("z",)]}
     fast, rounds = make_backend("duckdb"), make_backend("memory")
     try:
         run(fast, text, facts)
@@ -788,11 +791,14 @@ def test_a_closure_is_derived_again_in_rounds_only_when_a_proof_reads_it() -> No
         proof = fast.explain("reach", ("a", "c"))
         assert _shape(proof) == _shape(rounds.explain("reach", ("a", "c"))) and proof.height() == 2
         check_stages(proof)
-        assert set(fast._coarse) == {"near"}
-        near = fast.explain("near", ("p", "r"))
-        assert _shape(near) == _shape(rounds.explain("near", ("p", "r"))) and near.height() == 2
-        check_stages(near)
-        assert fast._coarse == {}
+        assert fast._rounds_for == {"reach": {fast._encode("a")}}  # reach(b, _) is not needed yet
+        assert _shape(fast.explain("reach", ("b", "d"))) == _shape(rounds.explain("reach", ("b", "d")))
+        assert fast._rounds_for == {"reach": {fast._encode("a"), fast._encode("b")}}
+        far = fast.explain("far", ("r",))
+        # far(r) <- other(z), near(q, r) <- hop(q, r): the earliest premise, near(q, r) of round 1.
+        assert _shape(far) == _shape(rounds.explain("far", ("r",))) and far.height() == 2
+        check_stages(far)
+        assert set(fast._coarse) == {"reach"}  # all of near, derived again once
     finally:
         fast.close()
         rounds.close()

@@ -24,7 +24,7 @@ from verifier.core.errors import EngineError, SourceLocation, TopologError
 from verifier.core.limits import current_limits, exceeded
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine import sql_compiler as sc
-from verifier.engine.ast import Aggregate, Atom, ColumnType, Declaration, Program, Query, Row, Rule, Value
+from verifier.engine.ast import Aggregate, Atom, ColumnType, Const, Declaration, Program, Query, Row, Rule, Value, Var
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.proof_search import Instance, ProofSearch
@@ -78,9 +78,12 @@ class DuckDBBackend:
         self.stats = EngineStats()
         self._in_rounds = False
         """Every recursive stratum in semi-naive rounds, so that each tuple's stage is its round."""
-        self._coarse: dict[str, tuple[Stratum, int]] = {}
+        self._coarse: dict[str, tuple[Stratum, int, int | None]] = {}
         """Closures that ran as one recursive query, with the stage their tuples share: too coarse
-        for proofs until derived again in rounds, in the stages kept free after it (`_run_closure`)."""
+        for proofs until derived again in rounds, in the stages kept free after it (`_run_closure`);
+        and the column every recursive rule passes through unchanged, if one does."""
+        self._rounds_for: dict[str, set[Value]] = {}
+        """Per coarse closure, the values of that column whose tuples were derived again in rounds."""
         self._budget = 0
         """Tuples the current evaluate() may still derive (limit derived_tuples)."""
         self._computing = ""
@@ -117,6 +120,7 @@ class DuckDBBackend:
         self._changed = None
         self._in_rounds = False
         self._coarse = {}
+        self._rounds_for = {}
         self.stats = EngineStats()
 
     def _create_table(self, relation: str) -> None:
@@ -340,11 +344,13 @@ class DuckDBBackend:
             # Before the first evaluation since load() no table holds a derived tuple to delete.
             for relation in affected or ():
                 self._coarse.pop(relation, None)
+                self._rounds_for.pop(relation, None)
                 if relation in self._schema.used:
                     self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
             if affected is None:
                 self._stage = 0
                 self._coarse = {}
+                self._rounds_for = {}
             run_strata(self._strata, affected, self._run_once, self._run_recursive)
             self._changed = set()
         except duckdb.OutOfMemoryException:
@@ -394,8 +400,12 @@ class DuckDBBackend:
         match = " AND ".join(f"_t.{c} = _n.{c}" for c in columns)
         return f"{source} WHERE NOT EXISTS (SELECT 1 FROM {self._schema.table(relation)} AS _t WHERE {match})"
 
-    def _run_recursive(self, stratum: Stratum) -> None:
-        """Semi-naive: a first full round, then rounds where one recursive atom reads the last delta."""
+    def _run_recursive(self, stratum: Stratum, only: tuple[int, Value] | None = None) -> None:
+        """Semi-naive: a first full round, then rounds where one recursive atom reads the last delta.
+
+        `only` (column, stored value): derive just the tuples holding that value there, in a stratum
+        whose rules pass that column through (a closure derived again for a proof, `_in_rounds_for`).
+        """
         live = runnable_rules(stratum, self._filled)
         if not live:
             return
@@ -407,15 +417,24 @@ class DuckDBBackend:
         new = {r: f"_new_{i}" for i, r in enumerate(stratum.relations)}
         first: dict[str, tuple[list[str], sc.Params]] = {r: ([], self._params()) for r in stratum.relations}
         later: dict[str, tuple[list[str], sc.Params]] = {r: ([], self._params()) for r in stratum.relations}
+
+        def kept(select: str, head: str, params: sc.Params) -> str:
+            if only is None:
+                return select
+            columns = self._schema.columns(head)
+            where = f"{columns[only[0]]} = {params.literal(only[1])}"
+            return f"SELECT * FROM ({select}) AS _o({', '.join(columns)}) WHERE {where}"
+
         for rule in live:
             head = rule.head.relation
-            first[head][0].append(sc.rule_select(rule, self._schema, first[head][1], distinct=False))
+            select = sc.rule_select(rule, self._schema, first[head][1], distinct=False)
+            first[head][0].append(kept(select, head, first[head][1]))
             atoms = list(rule.positive_atoms())
             # Rules reading no member of the stratum derive everything in the first round.
             for pos in sc.recursive_positions(rule, members):
                 overrides = {pos: sc.quote(delta[atoms[pos].relation])}
                 select = sc.rule_select(rule, self._schema, later[head][1], overrides, distinct=False)
-                later[head][0].append(select)
+                later[head][0].append(kept(select, head, later[head][1]))
         rounds = first
         count = 0
         limit = current_limits().fixpoint_rounds if not combines_stored_values(stratum) else None
@@ -477,33 +496,55 @@ class DuckDBBackend:
         # (a re-evaluation keeps those of lower stages) need the anti join.
         source = self._new_rows(relation, [query]) if relation in self._filled else query
         self._stage += self._insert(relation, source, params)
-        self._coarse[relation] = (stratum, start)
+        self._coarse[relation] = (stratum, start, _passed_through(relation, live))
 
-    def _in_rounds_for(self, relations: Iterable[str]) -> None:
-        """Derive the closures among `relations` that ran as one query again in semi-naive rounds,
-        each in the stages kept free after its own: every tuple's stage is then its round, as in
-        the memory engine.
+    def _in_rounds_for(self, reads: Iterable[tuple[str, Mapping[int, Value]]]) -> None:
+        """Derive again in semi-naive rounds the closures among the relations a proof reads, where
+        they ran as one query, each in the stages kept free after its own: every tuple's stage is
+        then its round, as in the memory engine. `reads` are (relation, the values the proof fixes
+        at some of its columns).
 
-        Only the closures a proof reads are derived again, when it first reads them: a closure's
-        rounds read the tuples of lower strata, not their stages, and its stages lie below every
-        later stratum's either way, so each can be derived again alone (at 131,072 GPUs the three
-        closures cost a second and a half, which a finding's proof seldom needs all of).
+        Only what a proof reads is derived again, when it first reads it: a closure's rounds read
+        the tuples of lower strata, not their stages, and its stages lie below every later
+        stratum's either way, so each closure can be derived again alone. Where every recursive
+        rule passes a column through and the proof fixes it (`scaleup_reach(G, _)` for one GPU),
+        only the tuples with that value are: their rounds are the same as in the whole closure.
         """
         coarse = self._coarse
-        todo = sorted({r: coarse[r] for r in relations if r in coarse}.items(), key=lambda item: item[1][1])
-        if not todo:
-            return
-        for relation, _ in todo:
+        for relation, fixed in reads:
+            found = coarse.get(relation)
+            if found is None:
+                continue
+            stratum, start, column = found
+            table = self._schema.table(relation)
+            decl = self._schema.declarations[relation]
+            if column is not None and column in fixed and fits(fixed[column], decl.columns[column].type):
+                stored = self._encode(fixed[column])
+                done = self._rounds_for.setdefault(relation, set())
+                if stored is None or stored in done:
+                    continue  # a symbol never seen is in no tuple
+                done.add(stored)
+                params = self._params()
+                where = f"{self._schema.columns(relation)[column]} = {params.literal(stored)}"
+                self._derive_in_rounds(
+                    stratum, start, f"DELETE FROM {table} WHERE {sc.STAGE} > 0 AND {where}", params, (column, stored)
+                )
+                continue
             del coarse[relation]
+            self._rounds_for.pop(relation, None)
+            self._derive_in_rounds(stratum, start, f"DELETE FROM {table} WHERE {sc.STAGE} > 0", self._params(), None)
+
+    def _derive_in_rounds(
+        self, stratum: Stratum, start: int, delete: str, params: sc.Params, only: tuple[int, Value] | None
+    ) -> None:
         stage, budget = self._stage, self._budget
         # The same tuples again: the budget they passed once is not spent twice.
         self._budget = current_limits().derived_tuples
         self._in_rounds = True
         try:
-            for relation, (stratum, start) in todo:
-                self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
-                self._stage = start - 1
-                self._run_recursive(stratum)
+            self._con.execute(delete, params.bind())
+            self._stage = start - 1
+            self._run_recursive(stratum, only)
         except duckdb.OutOfMemoryException:
             raise self._too_big("", "engine_memory") from None
         except duckdb.Error as err:
@@ -642,7 +683,7 @@ class DuckDBBackend:
 
     def explain(self, relation: str, row: Row) -> Proof:
         row = tuple(row)
-        self._in_rounds_for([relation])
+        self._in_rounds_for([(relation, dict(enumerate(row)))])
         stage = self._stage_of(relation, row)
         if stage is None:
             raise KeyError(f"{format_fact(relation, row)} does not hold")
@@ -679,7 +720,8 @@ class DuckDBBackend:
         agg = rule.head.aggregate
         if agg is not None and not self._aggregate_holds(rule, row):
             return None
-        self._in_rounds_for(a.relation for a in rule.positive_atoms())  # premises come with their stages
+        # Premises come with their stages: the closures they are in must have exact ones.
+        self._in_rounds_for((a.relation, _fixed(rule, a, row)) for a in rule.positive_atoms())
         params = self._params()
         body = sc.compile_body(rule.body, self._schema, params)
         body.conditions.extend(
@@ -807,6 +849,41 @@ def _first(result: duckdb.DuckDBPyConnection) -> Any:
     """
     rows = result.fetchall()
     return rows[0] if rows else None
+
+
+def _passed_through(relation: str, live: Sequence[Rule]) -> int | None:
+    """The first column that every rule reading `relation` (its recursive rules) copies from the
+    atom it reads to its head, unchanged; None if there is none.
+    """
+    columns: set[int] | None = None
+    for rule in live:
+        for atom in rule.positive_atoms():
+            if atom.relation != relation:
+                continue
+            same = {
+                i
+                for i, (h, a) in enumerate(zip(rule.head.args, atom.args, strict=False))
+                if isinstance(h, Var) and isinstance(a, Var) and h.name == a.name
+            }
+            columns = same if columns is None else columns & same
+    return min(columns) if columns else None
+
+
+def _fixed(rule: Rule, atom: Atom, row: Row) -> dict[int, Value]:
+    """The values a proof of `row` by `rule` fixes at columns of `atom`: its constants, and the
+    variables the head's plain arguments bind to the row.
+    """
+    bound: dict[str, Value] = {}
+    for arg, value in zip(rule.head.args, row, strict=False):
+        if isinstance(arg, Var):
+            bound.setdefault(arg.name, value)
+    out: dict[int, Value] = {}
+    for i, arg in enumerate(atom.args):
+        if isinstance(arg, Const):
+            out[i] = arg.value
+        elif isinstance(arg, Var) and arg.name in bound:
+            out[i] = bound[arg.name]
+    return out
 
 
 def _closure_shaped(stratum: Stratum, live: Sequence[Rule]) -> bool:
