@@ -389,15 +389,19 @@ class DuckDBBackend:
             self._spend(relation, count)
         return count
 
-    def _new_rows(self, relation: str, selects: Sequence[str]) -> str:
-        """SQL for the distinct tuples that `selects` derive and `relation` does not hold yet."""
+    def _new_rows(self, relation: str, selects: Sequence[str], held: str = "") -> str:
+        """SQL for the distinct tuples that `selects` derive and `relation` does not hold yet.
+
+        `held`: a condition on the relation's rows (`_t`) that every derived tuple meets, so that
+        the anti join hashes only those rows (a closure derived again for one value).
+        """
         union = " UNION ALL ".join(f"({s})" for s in selects)
         columns = self._schema.columns(relation)
         source = f"SELECT DISTINCT * FROM ({union}) AS _n({', '.join(columns)})"
         if relation not in self._filled:
             return source
         # An anti join probes the relation's hash table; EXCEPT would hash all of it every round.
-        match = " AND ".join(f"_t.{c} = _n.{c}" for c in columns)
+        match = " AND ".join([*(f"_t.{c} = _n.{c}" for c in columns), *([held] if held else [])])
         return f"{source} WHERE NOT EXISTS (SELECT 1 FROM {self._schema.table(relation)} AS _t WHERE {match})"
 
     def _run_recursive(self, stratum: Stratum, only: tuple[int, Value] | None = None) -> None:
@@ -447,7 +451,12 @@ class DuckDBBackend:
                 grew = False
                 for relation in stratum.relations:
                     selects, params = rounds[relation]
-                    grew |= self._compute_new(relation, sc.quote(new[relation]), selects, params)
+                    held = (
+                        ""
+                        if only is None
+                        else f"_t.{self._schema.columns(relation)[only[0]]} = {params.literal(only[1])}"
+                    )
+                    grew |= self._compute_new(relation, sc.quote(new[relation]), selects, params, held)
                 for relation in stratum.relations:
                     target = self._schema.table(relation)
                     self._con.execute(f"INSERT INTO {target} SELECT *, {self._stage} FROM {sc.quote(new[relation])}")
@@ -553,7 +562,9 @@ class DuckDBBackend:
             self._in_rounds = False
             self._stage, self._budget = stage, budget
 
-    def _compute_new(self, relation: str, target: str, selects: Sequence[str], params: sc.Params) -> bool:
+    def _compute_new(
+        self, relation: str, target: str, selects: Sequence[str], params: sc.Params, held: str = ""
+    ) -> bool:
         """Store into `target` the tuples `selects` derive that `relation` lacks; True if there are any."""
         if not selects:
             self._con.execute(self._schema.create_sql(relation, target, stage=False))
@@ -561,7 +572,7 @@ class DuckDBBackend:
         names = ", ".join(self._schema.columns(relation))
         self._computing = relation
         self._con.execute(
-            f"CREATE TABLE {target} AS SELECT * FROM ({self._new_rows(relation, selects)}) AS _n({names})",
+            f"CREATE TABLE {target} AS SELECT * FROM ({self._new_rows(relation, selects, held)}) AS _n({names})",
             params.bind(),
         )
         row = _first(self._con.execute(f"SELECT count(*) FROM {target}"))
