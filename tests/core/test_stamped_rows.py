@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from verifier.core.stamped_rows import StampBlock, StampedRows
+from verifier.core.stamped_rows import StampBlock, StampedRows, with_blocks
 
 # Two nodes of one plan; slots 0-2 are each node's names. Plan row 0 joins slot 1 to slot 2,
 # plan row 1 slot 2 to slot 0; the third column is the plan's constant for each row.
@@ -54,3 +54,15 @@ def test_a_block_is_slots_or_constants_per_column_and_one_width() -> None:
 def test_equal_when_plain_rows_and_blocks_are() -> None:
     assert StampedRows([("p", "q", "x")], [BLOCK]) == ROWS
     assert StampedRows([], [BLOCK]) != ROWS
+
+
+def test_a_block_of_plan_rows_takes_its_first_columns_as_slots() -> None:
+    # The plan rows of BLOCK written as rows: (1, 2, "x") and (2, 0, "y"), two columns of slots.
+    assert StampBlock.of([(1, 2, "x"), (2, 0, "y")], 3, 2, NAMES) == BLOCK
+    assert StampBlock.of([], 3, 2, NAMES).width == 0
+
+
+def test_with_blocks_keeps_only_blocks_that_hold_rows() -> None:
+    plain = [("p", "q", "x")]
+    assert with_blocks(plain, [StampBlock.of([], 3, 2, NAMES)]) is plain
+    assert with_blocks(plain, [BLOCK, StampBlock.of([(1, 2, "x")], 3, 2, [])]) == ROWS

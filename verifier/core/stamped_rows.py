@@ -15,9 +15,9 @@ node by node.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import overload
+from typing import cast, overload
 
 Value = str | int
 Row = tuple[Value, ...]
@@ -44,6 +44,18 @@ class StampBlock:
             raise ValueError("a block's columns must all have one entry per plan row")
         if any((s is None) == (c is None) for s, c in zip(self.slots, self.constants, strict=True)):
             raise ValueError("each column of a block is either slots or constants")
+
+    @classmethod
+    def of(cls, rows: Sequence[tuple[Value, ...]], arity: int, named: int, names: list[Sequence[str]]) -> StampBlock:
+        """The block of plan `rows` (each of `arity` values) whose first `named` values are slots
+        of names, the others constants.
+        """
+        columns = [tuple(row[c] for row in rows) for c in range(arity)]
+        return cls(
+            tuple(cast(tuple[int, ...], column) if c < named else None for c, column in enumerate(columns)),
+            tuple(None if c < named else column for c, column in enumerate(columns)),
+            names,
+        )
 
     @property
     def width(self) -> int:
@@ -151,3 +163,9 @@ class StampedRows(Sequence[Row]):
             elif len(kept):
                 blocks.append(kept)
         return StampedRows(plain, blocks)
+
+
+def with_blocks(plain: list[Row], blocks: Iterable[StampBlock]) -> Sequence[Row]:
+    """`plain` and the rows of those `blocks` that hold any, as StampedRows; `plain` itself if none do."""
+    kept = [b for b in blocks if len(b)]
+    return StampedRows(plain, kept) if kept else plain

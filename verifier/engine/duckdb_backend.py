@@ -425,9 +425,8 @@ class DuckDBBackend:
         def kept(select: str, head: str, params: sc.Params) -> str:
             if only is None:
                 return select
-            columns = self._schema.columns(head)
-            where = f"{columns[only[0]]} = {params.literal(only[1])}"
-            return f"SELECT * FROM ({select}) AS _o({', '.join(columns)}) WHERE {where}"
+            columns = ", ".join(self._schema.columns(head))
+            return f"SELECT * FROM ({select}) AS _o({columns}) WHERE {self._holding(head, only, params)}"
 
         for rule in live:
             head = rule.head.relation
@@ -451,11 +450,8 @@ class DuckDBBackend:
                 grew = False
                 for relation in stratum.relations:
                     selects, params = rounds[relation]
-                    held = (
-                        ""
-                        if only is None
-                        else f"_t.{self._schema.columns(relation)[only[0]]} = {params.literal(only[1])}"
-                    )
+                    # Restricted to one value, the anti join need hash only the rows that hold it.
+                    held = "" if only is None else self._holding(relation, only, params, "_t.")
                     grew |= self._compute_new(relation, sc.quote(new[relation]), selects, params, held)
                 for relation in stratum.relations:
                     target = self._schema.table(relation)
@@ -477,7 +473,7 @@ class DuckDBBackend:
         DuckDB's WITH RECURSIVE keeps the tuples seen so far in a hash table, so a round costs
         what its new tuples cost; a round of statements hashes the whole relation again for
         its anti join (a chain of 4,000 links takes 4,000 rounds). Every tuple gets the same
-        stage, so the first proof asked for derives this stratum again in rounds (`explain`).
+        stage, so a proof that reads it derives it again in rounds first (`_in_rounds_for`).
         Rounds would take at most one stage per new tuple and one that finds none: that many
         stages are kept free after this one, so the later strata's stages stay above the rounds'
         and nothing else needs deriving again (proofs compare stages by order only).
@@ -525,7 +521,6 @@ class DuckDBBackend:
             if found is None:
                 continue
             stratum, start, column = found
-            table = self._schema.table(relation)
             decl = self._schema.declarations[relation]
             if column is not None and column in fixed and fits(fixed[column], decl.columns[column].type):
                 stored = self._encode(fixed[column])
@@ -533,25 +528,26 @@ class DuckDBBackend:
                 if stored is None or stored in done:
                     continue  # a symbol never seen is in no tuple
                 done.add(stored)
-                params = self._params()
-                where = f"{self._schema.columns(relation)[column]} = {params.literal(stored)}"
-                self._derive_in_rounds(
-                    stratum, start, f"DELETE FROM {table} WHERE {sc.STAGE} > 0 AND {where}", params, (column, stored)
-                )
+                self._derive_in_rounds(relation, stratum, start, (column, stored))
                 continue
             del coarse[relation]
             self._rounds_for.pop(relation, None)
-            self._derive_in_rounds(stratum, start, f"DELETE FROM {table} WHERE {sc.STAGE} > 0", self._params(), None)
+            self._derive_in_rounds(relation, stratum, start, None)
 
-    def _derive_in_rounds(
-        self, stratum: Stratum, start: int, delete: str, params: sc.Params, only: tuple[int, Value] | None
-    ) -> None:
+    def _derive_in_rounds(self, relation: str, stratum: Stratum, start: int, only: tuple[int, Value] | None) -> None:
+        """Delete a closure's derived tuples (those holding `only`'s value, given it) and derive them
+        again in rounds from stage `start` on.
+        """
         stage, budget = self._stage, self._budget
         # The same tuples again: the budget they passed once is not spent twice.
         self._budget = current_limits().derived_tuples
         self._in_rounds = True
+        params = self._params()
+        holding = "" if only is None else f" AND {self._holding(relation, only, params)}"
         try:
-            self._con.execute(delete, params.bind())
+            self._con.execute(
+                f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0{holding}", params.bind()
+            )
             self._stage = start - 1
             self._run_recursive(stratum, only)
         except duckdb.OutOfMemoryException:
@@ -561,6 +557,10 @@ class DuckDBBackend:
         finally:
             self._in_rounds = False
             self._stage, self._budget = stage, budget
+
+    def _holding(self, relation: str, only: tuple[int, Value], params: sc.Params, alias: str = "") -> str:
+        """SQL: the `relation` row (under `alias`) holds `only`'s stored value at `only`'s column."""
+        return f"{alias}{self._schema.columns(relation)[only[0]]} = {params.literal(only[1])}"
 
     def _compute_new(
         self, relation: str, target: str, selects: Sequence[str], params: sc.Params, held: str = ""

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from verifier.core.lazy import lazy_module
-from verifier.core.stamped_rows import StampBlock, StampedRows
+from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
 from verifier.facts.inventory import ROCE, Row, link_kind
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Obj, Unmade, links_of
@@ -311,16 +311,15 @@ def graph_facts(
     """
     want = set(GRAPH_RELATIONS) if wanted is None else set(wanted) & set(GRAPH_RELATIONS)
     out: dict[str, list[Row]] = {r: [] for r in sorted(GRAPH_RELATIONS)}
-    per_node: dict[str, Sequence[Row]] = {}
-    facts = _facts_of(out, per_node)
+    per_node: dict[str, Sequence[Row]] = {}  # what _nodes stamps, in place of out's lists
     if not want and node_pairs is None:
-        return facts()
+        return {**out, **per_node}
     view = _LinkView.of(inv)
     if node_pairs is not None:
         _nodes(inv, out, per_node, want, node_pairs, view)
         want -= NODE_RELATIONS
     if not want:
-        return facts()
+        return {**out, **per_node}
     if "rail" in want:
         rails = [(oid, o.labels["rail"]) for oid, o in inv.objects.items() if "rail" in o.labels]
         out["rail"] = [(oid, int(rail)) for oid, rail in rails if rail.isascii() and rail.isdigit()]
@@ -332,16 +331,7 @@ def graph_facts(
         _dies(inv, out, view)
     if "scaleup_domain" in want:
         out["scaleup_domain"] = scaleup_domains(inv, view)
-    return facts()
-
-
-def _facts_of(out: dict[str, list[Row]], per_node: dict[str, Sequence[Row]]) -> Callable[[], dict[str, Sequence[Row]]]:
-    """What graph_facts returns: `out`, with the relations `_nodes` stamped (per_node) in their places."""
-
-    def facts() -> dict[str, Sequence[Row]]:
-        return {r: per_node.get(r, rows) for r, rows in out.items()}
-
-    return facts
+    return {**out, **per_node}
 
 
 _ALWAYS_READ = FABRIC_KINDS | {"d2d"}
@@ -779,17 +769,9 @@ def _nodes(
     hits = [hit for hit in cache.values() if hit.names]
     for rel in _STAMPED:
         if rel in want:
-            per_node[rel] = _with_blocks(out[rel], [hit.block(rel) for hit in hits])
+            per_node[rel] = with_blocks(out[rel], [hit.block(rel) for hit in hits])
     if fabric is not None:
-        per_node["gpu_fabric_bottleneck"] = _with_blocks(fabric, [b for hit in hits for b in hit.fabric.values()])
-
-
-def _with_blocks(plain: Sequence[Row], blocks: list[StampBlock]) -> Sequence[Row]:
-    """`plain` and the rows of `blocks` (those with rows)."""
-    kept = [b for b in blocks if len(b)]
-    if not kept:
-        return plain
-    return StampedRows(list(plain), kept)
+        per_node["gpu_fabric_bottleneck"] = with_blocks(fabric, [b for hit in hits for b in hit.fabric.values()])
 
 
 def _class_summaries(keys: list[ShapeKey], want: set[str], pairs_too: bool) -> dict[ShapeKey, ClassRows]:
@@ -881,18 +863,8 @@ class _Hit:
     def block(self, rel: str) -> StampBlock:
         """The rows of `rel` of every node stamped from this class, as a block of its rows."""
         if rel == "pcie_switch_load":
-            loads = self.loads
-            return StampBlock(
-                (tuple(s for s, _, _ in loads), None, None),
-                (None, tuple(up for _, up, _ in loads), tuple(down for _, _, down in loads)),
-                self.names,
-            )
-        rows = self.rows[rel]
-        return StampBlock(
-            (tuple(a for a, *_ in rows), tuple(b for _, b, *_ in rows), None, None),
-            (None, None, tuple(c for *_, c, _ in rows), tuple(w for *_, w in rows)),
-            self.names,
-        )
+            return StampBlock.of(self.loads, 3, 1, self.names)
+        return StampBlock.of(self.rows[rel], 4, 2, self.names)
 
     def stamp_fabric(
         self, n: str, names: list[str], rows: list[Row], nic_fabric: dict[str, int], cache: _FabricCache
@@ -923,9 +895,7 @@ class _Hit:
             return
         block = self.fabric.get(ups)
         if block is None:
-            block = self.fabric[ups] = StampBlock(
-                (tuple(g for g, _ in slots), None), (None, tuple(m for _, m in slots)), []
-            )
+            block = self.fabric[ups] = StampBlock.of(slots, 2, 1, [])
         block.names.append(names)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 from verifier.core.gc_pause import collector_paused
-from verifier.core.stamped_rows import StampBlock, StampedRows
+from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.sources.inventory.catalog import mig_memory_mb
 from verifier.sources.inventory.model import Inventory, Link, LinkPlan, Obj, Unmade
 from verifier.sources.inventory.software import release_number, software_table, version_number
@@ -314,48 +314,29 @@ class _WholeNodes:
         names: list[Sequence[str]] = []
         objects = [o for o in plan.object_rows if kept is None or o[0] in kept]
 
-        def block(relation: str, slots: list[tuple[int, ...] | None], consts: list[tuple[Value, ...] | None]) -> None:
-            made = StampBlock(tuple(slots), tuple(consts), names)
-            if made.width:
-                self.blocks.setdefault(relation, []).append(made)
+        def block(relation: str, rows: Sequence[tuple[Value, ...]], arity: int, named: int) -> None:
+            """Rows of the plan whose first `named` values are slots (see StampBlock.of)."""
+            if rows:
+                self.blocks.setdefault(relation, []).append(StampBlock.of(rows, arity, named, names))
 
-        block("object", [tuple(i for i, *_ in objects), None], [None, tuple(o[2] for o in objects)])
-        block("parent", [tuple(i for i, *_ in objects), tuple(o[1] for o in objects)], [None, None])
-        modelled = [(o[0], o[4]) for o in objects if o[4] is not None]
-        block("model", [tuple(i for i, _ in modelled), None], [None, tuple(m for _, m in modelled if m is not None)])
-        own = [(o[0], k, v) for o in objects for k, v in o[5].items()]
-        block("label", [tuple(i for i, _, _ in own), None, None], [None, *_consts(own)])
+        block("object", [(o[0], o[2]) for o in objects], 2, 1)
+        block("parent", [(o[0], o[1]) for o in objects], 2, 2)
+        block("model", [(o[0], o[4]) for o in objects if o[4] is not None], 2, 1)
+        block("label", [(o[0], k, v) for o in objects for k, v in o[5].items()], 3, 1)
         figures = [(o[0], k, n) for o in objects for k, n in o[6].items()]
         figures += [(o[0], "index", o[9]) for o in objects if o[9] is not None and "index" not in o[6]]
-        block("quantity", [tuple(i for i, _, _ in figures), None, None], [None, *_consts(figures)])
-        typed = [(o[0], o[8]) for o in objects if o[8] is not None]
-        block("node_type", [tuple(i for i, _ in typed), None], [None, tuple(t for _, t in typed if t is not None)])
-        stated = [(o[0], o[7]) for o in objects if o[7] is not None]
-        block("state", [tuple(i for i, _ in stated), None], [None, tuple(t for _, t in stated if t is not None)])
-        block(
-            "link",
-            [
-                tuple(width + k for k in range(len(links))),
-                tuple(a for a, *_ in links),
-                tuple(b for _, b, *_ in links),
-                None,
-                None,
-            ],
-            [None, None, None, tuple(kind for *_, kind, _ in links), tuple(mbps for *_, mbps in links)],
-        )
-        block("link_attr", [tuple(width + k for k, _, _ in attrs), None, None], [None, *_consts(attrs)])
-        block("label", [tuple(width + k for k, _, _ in labels), None, None], [None, *_consts(labels)])
-        block("state", [tuple(width + k for k, _ in states), None], [None, tuple(t for _, t in states)])
+        block("quantity", figures, 3, 1)
+        block("node_type", [(o[0], o[8]) for o in objects if o[8] is not None], 2, 1)
+        block("state", [(o[0], o[7]) for o in objects if o[7] is not None], 2, 1)
+        # The link ids are the slots after the node's names.
+        block("link", [(width + k, a, b, kind, mbps) for k, (a, b, kind, mbps) in enumerate(links)], 5, 3)
+        block("link_attr", [(width + k, name, n) for k, name, n in attrs], 3, 1)
+        block("label", [(width + k, name, v) for k, name, v in labels], 3, 1)
+        block("state", [(width + k, state) for k, state in states], 2, 1)
         return names, only
 
     def rows(self, relation: str, plain: list[Row]) -> Sequence[Row]:
-        blocks = [b for b in self.blocks.get(relation, []) if b.names]
-        return StampedRows(plain, blocks) if blocks else plain
-
-
-def _consts(rows: Sequence[tuple[int, str, Value]]) -> list[tuple[Value, ...]]:
-    """The second and third values of (slot, key, value) rows, as two columns of constants."""
-    return [tuple(k for _, k, _ in rows), tuple(v for _, _, v in rows)]
+        return with_blocks(plain, self.blocks.get(relation, []))
 
 
 def _columns(plan: LinkPlan, kept: frozenset[int] | None) -> _Cols:
