@@ -852,6 +852,9 @@ def test_refused_stamped_rows_leave_the_dictionary_as_it_was() -> None:
         StampBlock(((2,), (0,), (1,), None), (None, None, None, ("900",)), names),  # mbps a string
         StampBlock(((2,), (0,), None, (1,)), (None, None, ("z",), None), names),  # names in a number column
         StampBlock(((2,), (0,), (1,)), (None, None, None), names),  # three columns for four
+        StampBlock(
+            ((2,), (0,), (1,), None), (None, None, None, (1,)), [["a", "b", "c"], ["d", 5, "f"]]
+        ),  # a name a number
     ]
     for block in bad:
         with pytest.raises(FactError):
@@ -863,6 +866,25 @@ def test_refused_stamped_rows_leave_the_dictionary_as_it_was() -> None:
     engine.evaluate()
     assert engine.query("link") == [("c", "a", "b", 7)]
     engine.close()
+
+
+def test_stamped_names_load_right_whichever_slots_are_new(engine: DuckDBBackend) -> None:
+    # Slots are encoded in groups by whether the first node's name there is new: here slot 0 is
+    # seen for node 0 only, slot 1 new for node 0 only, slot 2 new everywhere, so two groups mix.
+    names: list[Sequence[str]] = [["s0", "m0", "l0"], ["n1", "s1", "l1"], ["n2", "s2", "l2"]]
+    links = StampBlock(((2,), (0,), (1,), None), (None, None, None, (3,)), names)
+    seen = [("p", "s0", "s1", 1), ("q", "s2", "x", 2)]
+    run(engine, STAMPED_PROGRAM, {"link": StampedRows(seen, [links])})
+    # Each node's row is (its slot 2, its slot 0, its slot 1, 3), read off `names`.
+    assert engine.query("link") == [
+        ("l0", "s0", "m0", 3),
+        ("l1", "n1", "s1", 3),
+        ("l2", "n2", "s2", 3),
+        ("p", "s0", "s1", 1),
+        ("q", "s2", "x", 2),
+    ]
+    assert engine.query("link", {1: "n2"}) == [("l2", "n2", "s2", 3)]
+    assert engine.query("link", {2: "s1"}) == [("l1", "n1", "s1", 3), ("p", "s0", "s1", 1)]
 
 
 def test_stamped_rows_with_an_empty_block_load_their_other_rows(engine: DuckDBBackend) -> None:
