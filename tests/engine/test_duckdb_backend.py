@@ -552,13 +552,14 @@ def test_a_column_that_looks_new_at_both_ends_still_gets_first_appearance_ids() 
     engine.load(parse_program(".input u(a: symbol)\n.input v(a: symbol)\n.input w(a: symbol)\n"))
     engine.add_facts("u", [("x",)])
     engine.add_facts("v", [("p",), ("x",), ("q",)])  # x is known: p and q get ids 1 and 2
-    engine.add_facts("w", [("r",), ("s",), ("r",), ("t",)])  # r twice: r, s, t get 3, 4, 5
+    engine.add_facts("w", [("r",), ("s",), ("x",), ("r",), ("t",)])  # x known, r twice: r, s, t get 3, 4, 5
     engine.add_facts("u", [("m",), ("n",)])  # all new: 6, 7
     expected = list(enumerate(["x", "p", "q", "r", "s", "t", "m", "n"]))
     assert _dictionary(engine) == expected
     assert list(enumerate(engine._symbol_text)) == expected
-    assert engine.query("w") == [("r",), ("s",), ("t",)]
+    assert engine.query("w") == [("r",), ("s",), ("t",), ("x",)]
     assert engine.query("u") == [("m",), ("n",), ("x",)]
+    assert engine.query("v", {0: "x"}) == [("x",)] and engine.query("w", {0: "r"}) == [("r",)]
     engine.close()
 
 

@@ -194,6 +194,9 @@ class DuckDBBackend:
             for symbol in self._symbol_text[start:]:
                 del known[symbol]
             del self._symbol_text[start:]
+            if len(known) != start:  # stopped inside _ids_into, between its insert and its renumbering
+                for symbol in [s for s, i in known.items() if i >= start or self._symbol_text[i] != s]:
+                    del known[symbol]
             self._slot_ids.clear()
             raise
         symbolic = [c.type == "symbol" for c in decl.columns]
@@ -235,19 +238,33 @@ class DuckDBBackend:
     def _ids_into(self, symbols: list[str], out: _Int64s) -> int:
         """Write the ids of `symbols` (strings) into `out`, giving new ones the next ids; how many were new."""
         known = self._symbol_ids
-        before = len(known)
-        if symbols[0] not in known and symbols[-1] not in known:
-            # Likely a chunk of symbols never seen, each once (a fleet's link ids): if so, their ids are
-            # the next ones in order, given in a few C-level passes instead of a call of __missing__ per symbol.
-            ids = dict(zip(symbols, range(before, before + len(symbols)), strict=True))
-            if len(ids) == len(symbols) and ids.keys().isdisjoint(known.keys()):
-                known.update(ids)
-                known.text.extend(symbols)
-                out[:] = numpy.arange(before, before + len(symbols), dtype=numpy.int64)
-                return len(symbols)
-        # One dict lookup per value: a miss gives the symbol the next id from __missing__.
-        out[:] = numpy.fromiter(map(known.__getitem__, symbols), dtype=numpy.int64, count=len(symbols))
-        return len(known) - before
+        before, count = len(known), len(symbols)
+        if symbols[0] in known and symbols[-1] in known:
+            # Likely symbols seen before: one dict lookup each, a miss giving the next id from __missing__.
+            out[:] = numpy.fromiter(map(known.__getitem__, symbols), dtype=numpy.int64, count=count)
+            return len(known) - before
+        # Likely symbols never seen (a fleet's link ids): each is offered the id of its position, in one
+        # C-level pass that looks it up and inserts it at once (at fleet scale each lookup is a cache miss).
+        offers = map(known.setdefault, symbols, range(before, before + count))
+        got = numpy.fromiter(offers, dtype=numpy.int64, count=count)
+        offered = numpy.arange(before, before + count, dtype=numpy.int64)
+        taken = got == offered
+        if taken.all():
+            known.text.extend(symbols)
+            out[:] = got
+            return count
+        # Some were known, or came twice: the new ones take the next ids in order of first appearance,
+        # and the later copies of a new one (which got its offered id) follow it.
+        first = numpy.flatnonzero(taken)
+        renumbered = numpy.full(count, -1, dtype=numpy.int64)
+        renumbered[first] = numpy.arange(before, before + len(first), dtype=numpy.int64)
+        new = [symbols[i] for i in first.tolist()]
+        known.update(zip(new, renumbered[first].tolist(), strict=True))
+        known.text.extend(new)
+        offered_ids = got >= before
+        got[offered_ids] = renumbered[got[offered_ids] - before]
+        out[:] = got
+        return len(new)
 
     def _block_columns(self, decl: Declaration, block: StampBlock) -> list[_Int64s]:
         """The columns of a block's rows: each node's names looked up once, then array indexing."""
