@@ -345,6 +345,27 @@ def test_number_columns_round_trip_as_int(engine: DuckDBBackend) -> None:
     assert all(type(r[1]) is int for r in rows)
 
 
+def test_symbol_ids_are_stored_32_bit_and_numbers_64_bit() -> None:
+    # Symbol columns hold dictionary ids (INTEGER: half a number's width, so a fleet's tables and
+    # hash tables of ids take half the memory); number columns keep all of int64 (the test above).
+    engine = DuckDBBackend()
+    program = ".input w(a: symbol, g: number)\n.decl v(a: symbol, g: number)\nv(A, G) :- w(A, G).\n"
+    run(engine, program, {"w": [("a", 2**40)]})
+    types = engine._con.execute(
+        "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE NOT internal AND table_name <> '_symbols'"
+    ).fetchall()
+    assert sorted((t.split("_", 1)[1], c, d) for t, c, d in types) == [
+        ("v", "_stage", "INTEGER"),
+        ("v", "c0", "INTEGER"),
+        ("v", "c1", "BIGINT"),
+        ("w", "_stage", "INTEGER"),
+        ("w", "c0", "INTEGER"),
+        ("w", "c1", "BIGINT"),
+    ]
+    assert engine.query("v") == [("a", 2**40)]
+    engine.close()
+
+
 def test_query_with_bound_arguments(engine: DuckDBBackend) -> None:
     run(engine, LINK + LINEAR, {"link": pairs("a>b b>c x>c")})
     assert engine.query("reach", {1: "c"}) == pairs("a>c b>c x>c")

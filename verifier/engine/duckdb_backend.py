@@ -5,7 +5,7 @@ facts have stage 0 and the counter only grows, across strata too, so each derive
 has a derivation from strictly older facts: `explain` follows those back to the inputs
 and so always terminates with a proof of minimal height.
 
-Symbols are stored as BIGINT ids of one dictionary table (see `sql_compiler`): facts are
+Symbols are stored as INTEGER ids of one dictionary table (see `sql_compiler`): facts are
 encoded as they load, rule constants when compiled, and results decoded when read.
 """
 

@@ -5,8 +5,9 @@ quoted identifiers, so `linkA` and `linka` would collide. Relations become numbe
 tables, columns `c0..cN`, variables `v0..vN`. String constants travel as named
 parameters, never spliced into the statement.
 
-Symbols are dictionary-encoded: a symbol column holds BIGINT ids from the `_symbols`
-table (one id per distinct string), so joins, DISTINCT and anti joins hash integers.
+Symbols are dictionary-encoded: a symbol column holds INTEGER ids from the `_symbols`
+table (one id per distinct string), so joins, DISTINCT and anti joins hash 32-bit integers
+(numbers stay BIGINT).
 Equality on ids is equality on strings; order comparisons and min/max over symbols join
 the dictionary and compare the strings. Symbol constants of rules become their ids.
 """
@@ -43,11 +44,16 @@ UNIT = '"_unit"'
 """The one column of a zero-arity relation, so that it still has rows to count."""
 
 SYMBOLS = '"_symbols"'
-"""The symbol dictionary: `id BIGINT, s VARCHAR`, one row per distinct string."""
+"""The symbol dictionary: `id INTEGER, s VARCHAR`, one row per distinct string."""
 
-SYMBOLS_SQL = f"CREATE TABLE {SYMBOLS} (id BIGINT, s VARCHAR)"
+SYMBOL_ID = "INTEGER"
+"""The SQL type of a symbol id: half the width of a number, so a fleet's tables and hash tables of
+ids take half the memory. A dictionary past 2^31 symbols fails its insert (DuckDB's conversion
+error), it never wraps."""
 
-SQL_TYPES = {"symbol": "BIGINT", "number": "BIGINT"}
+SYMBOLS_SQL = f"CREATE TABLE {SYMBOLS} (id {SYMBOL_ID}, s VARCHAR)"
+
+SQL_TYPES = {"symbol": SYMBOL_ID, "number": "BIGINT"}
 """Column types of relation tables: symbols are stored as their dictionary ids."""
 
 _ORDER = frozenset({"<", "<=", ">", ">="})
@@ -144,7 +150,7 @@ class Params:
             return f"CAST({value} AS BIGINT)"
         if self.intern is None:
             raise ValueError("symbol literal without a symbol dictionary")
-        return f"CAST({self.intern(value)} AS BIGINT)"
+        return f"CAST({self.intern(value)} AS {SYMBOL_ID})"
 
     def text(self, value: str) -> str:
         """A symbol as its string (for order comparisons), not its id."""
