@@ -13,6 +13,7 @@ import pytest
 from verifier.core.errors import EngineError, FactError, TopologError
 from verifier.core.limits import Limits, use_limits
 from verifier.core.stamped_rows import StampBlock, StampedRows
+from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import Row
 from verifier.engine.backend import Proof, sort_rows
 from verifier.engine.duckdb_backend import DuckDBBackend
@@ -352,7 +353,8 @@ def test_symbol_ids_are_stored_32_bit_and_numbers_64_bit() -> None:
     program = ".input w(a: symbol, g: number)\n.decl v(a: symbol, g: number)\nv(A, G) :- w(A, G).\n"
     run(engine, program, {"w": [("a", 2**40)]})
     types = engine._con.execute(
-        "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE NOT internal AND table_name <> '_symbols'"
+        "SELECT table_name, column_name, data_type FROM duckdb_columns()"
+        " WHERE NOT internal AND table_name <> '_symbols'"
     ).fetchall()
     assert sorted((t.split("_", 1)[1], c, d) for t, c, d in types) == [
         ("v", "_stage", "INTEGER"),
@@ -364,6 +366,34 @@ def test_symbol_ids_are_stored_32_bit_and_numbers_64_bit() -> None:
     ]
     assert engine.query("v") == [("a", 2**40)]
     engine.close()
+
+
+def test_a_negation_over_one_atom_is_judged_inside_that_atom(engine: DuckDBBackend) -> None:
+    # !node(P) reads only promise's P: DuckDB would run it after the joins, so the compiler puts
+    # it inside promise. !pair(A, P) reads two atoms and stays in the body. Either way the answers
+    # are the Datalog ones: edges a-b and c-d sit in p1, a non-node; p2 is a node; pair(c, p1) holds.
+    program = (
+        ".input edge(a: symbol, b: symbol)\n.input within(x: symbol, p: symbol)\n"
+        ".input promise(p: symbol, what: symbol)\n.input node(p: symbol)\n.input pair(a: symbol, p: symbol)\n"
+        ".decl declared(a: symbol, b: symbol)\n"
+        'declared(A, B) :- edge(A, B), promise(P, "domain"), within(A, P), within(B, P), !node(P), !pair(A, P).\n'
+    )
+    facts = {
+        "edge": pairs("a>b c>d e>f"),
+        "within": pairs("a>p1 b>p1 c>p1 d>p1 e>p2 f>p2"),
+        "promise": [("p1", "domain"), ("p2", "domain")],
+        "node": [("p2",)],
+        "pair": pairs("c>p1"),
+    }
+    run(engine, program, facts)
+    assert engine.query("declared") == pairs("a>b")
+    if isinstance(engine, DuckDBBackend):
+        schema, params = engine._schema, sc.Params(engine._intern)
+        sql = sc.rule_select(engine._program.rules[0], schema, params)
+        promise, node = schema.table("promise"), schema.table("node")
+        assert f'(SELECT * FROM {promise} AS a1 WHERE a1."c1" = ' in sql
+        assert sql.index(f"NOT EXISTS (SELECT 1 FROM {node}") < sql.index(") AS a1")
+        assert sql.index(f"NOT EXISTS (SELECT 1 FROM {schema.table('pair')}") > sql.index(") AS a1")
 
 
 def test_query_with_bound_arguments(engine: DuckDBBackend) -> None:
