@@ -68,3 +68,48 @@ indexed(G, I) :- need(_, "rail", 1), quantity(G, "index", I).
         "quantity": [(1, frozenset({"hbm_mb", "index"}))],
         "need": [(1, frozenset({"rail"})), (2, frozenset({1}))],
     }
+
+
+DEMAND = """
+.input node(n: symbol)
+.input label(x: symbol, key: symbol, value: symbol)
+.input domain(gpu: symbol, d: symbol)
+.decl group(n: symbol, g: symbol)
+group(N, G) :- node(N), label(N, "clique", G).
+.decl node_domain(n: symbol, d: symbol)
+node_domain(N, D) :- domain(N, D).
+.decl split(d: symbol, g: symbol)
+split(D, G) :- node_domain(N, D), group(N, G).
+.decl bare(n: symbol)
+bare(N) :- node(N), !group(N, _).
+.decl helper(n: symbol)
+helper(N) :- bare(N).
+.decl reach(a: symbol, b: symbol)
+reach(A, B) :- node_domain(A, B).
+reach(A, C) :- reach(A, B), node_domain(B, C).
+"""
+
+
+def test_demanded_keeps_the_live_rules_that_the_read_relations_depend_on() -> None:
+    from verifier.engine.pruning import demanded, live_rules
+    from verifier.engine.strata import strata_of
+
+    program = parse_program(DEMAND, "p.dl")
+    # No clique label: group cannot fire, so split cannot either; node_domain and reach can.
+    facts: dict[str, list[tuple[str | int, ...]]] = {
+        "node": [("n0",)],
+        "label": [("n0", "rack", "r0")],
+        "domain": [("n0", "n0")],
+    }
+    live = live_rules(program, facts, set())
+    assert sorted({r.head.relation for r in live}) == ["bare", "helper", "node_domain", "reach"]
+    # Reading split and bare: split's rule cannot fire and so keeps nothing alive, not even
+    # node_domain, which only it and reach read; bare reads group (no live rule) and node.
+    kept = demanded(program, live, {"split", "bare"})
+    assert [str(r) for r in kept.rules] == ["bare(N) :- node(N), !group(N, _)."]
+    assert [(st.relations, st.recursive) for st in strata_of(kept)] == [(("bare",), False)]
+    # Reading reach keeps its two rules (one recursive stratum) and node_domain's, in program order.
+    kept = demanded(program, live, {"reach"})
+    assert [r.head.relation for r in kept.rules] == ["node_domain", "reach", "reach"]
+    assert [(st.relations, st.recursive) for st in strata_of(kept)] == [(("node_domain",), False), (("reach",), True)]
+    assert kept.declarations == program.declarations

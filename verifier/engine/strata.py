@@ -149,6 +149,26 @@ def sliced_strata(program: Program, sliced: Program) -> None:
     object.__setattr__(sliced, _KEPT, kept)
 
 
+def kept_rules_strata(program: Program, kept: Program) -> None:
+    """Give `kept` (some of `program`'s rules, the same objects) its strata: `program`'s, each with
+    only its kept rules, in the same order.
+
+    Dropping rules only drops dependencies, so the order stays a valid evaluation order, and a
+    stratum that lost its recursive rules is evaluated as the non-recursive one it now is.
+    """
+    chosen = {id(r) for r in kept.rules}
+    strata: list[Stratum] = []
+    for st in strata_of(program):
+        rules = tuple(r for r in st.rules if id(r) in chosen)
+        if not rules:
+            continue
+        relations = tuple(sorted({r.head.relation for r in rules}))
+        members = set(relations)
+        recursive = any(a.relation in members for r in rules for a in (*r.positive_atoms(), *r.negated_atoms()))
+        strata.append(Stratum(relations, rules, recursive))
+    object.__setattr__(kept, _KEPT, tuple(strata))
+
+
 def runnable_rules(stratum: Stratum, filled: Set[str]) -> list[Rule]:
     """The stratum's rules that can derive anything, given the relations that may hold tuples.
 

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Protocol
 from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.checks.check import Check, checks_from_program
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
-from verifier.core.resources import display_path, shipped_rules_dir
+from verifier.core.resources import display_path, in_shipped_rules, shipped_rules_dir
 from verifier.core.suggest import did_you_mean
-from verifier.engine.ast import Program, Query, Row
+from verifier.engine.ast import Program, Query, Row, Rule
 from verifier.engine.backend import Backend, OutgrewEngine
 from verifier.engine.engines import choose_engine, make_backend
-from verifier.engine.pruning import constant_filters, filter_rows, live_rules
+from verifier.engine.pruning import constant_filters, demanded, filter_rows, live_rules
 from verifier.engine.queries import prepare_query, query_relations
 from verifier.engine.rule_pack import load_rule_pack
 from verifier.facts.graph import GRAPH_RELATIONS, NodePairs, graph_facts
@@ -65,7 +65,9 @@ def load_rules(rules_paths: Sequence[Path] | None = None) -> Program:
 
 @dataclass
 class Evaluation:
-    """A program evaluated on one inventory: the engine holds every derived relation until `close()`."""
+    """A program evaluated on one inventory: the engine holds every derived relation until `close()`
+    (with evaluate()'s `reads_reports_only`, those the checks' reports depend on).
+    """
 
     program: Program
     checks: list[Check]
@@ -105,6 +107,7 @@ def evaluate(
     progress: PhaseListener | None = None,
     rank_pairs: bool = False,
     judge_checks: bool = True,
+    reads_reports_only: bool = False,
 ) -> Evaluation:
     """Every fact computed, then one evaluation (TopologError on bad input).
 
@@ -115,7 +118,9 @@ def evaluate(
     still see the whole inventory. Authorization decisions are asked for only when a rule
     that can fire reads them. Without `judge_checks` (a run that reports no check: a query, a
     placement) the checks' `@needs` are still parsed and checked, but what they read is not loaded
-    and none is asked whether it holds.
+    and none is asked whether it holds. With `reads_reports_only` (a verification, which reads the
+    checks' reports and nothing else once evaluated) only the rules those reports, the `@needs` and
+    `also_read` depend on are evaluated (pruning.demanded), and only what those rules read is loaded.
     """
     step = (progress or _Silent()).step
     also = set(also_read)
@@ -132,22 +137,31 @@ def evaluate(
         facts.update(extra_facts)
     # Graph summaries are computed on demand and decisions asked for only when read: until
     # then both count as rows that may match anything.
-    pending = set(GRAPH_RELATIONS) | set(AUTHZ_RELATIONS) | also
-    live = live_rules(program, facts, pending)
-    wanted = {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())} | also
-    if authorization is not None and wanted & AUTHZ_RELATIONS:
-        step("authorizing")
-        from verifier.authorization.facts import authz_facts
-
-        facts.update(authz_facts(authorization))
-        live = live_rules(program, facts, set(GRAPH_RELATIONS) | also)
-        wanted = {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())} | also
     checks = checks_from_program(program)
     needs = needs_queries(checks, program)
     if not judge_checks:
         needs = {}
     # What a check's @needs asks about is loaded even when no rule reads it.
     needed = {rel for q in needs.values() for rel in query_relations(q)}
+    # A rule the user wrote is evaluated even when no report reads it: its mistakes (a recursion
+    # that never ends) fail the run instead of passing unseen.
+    written = {r.head.relation for r in program.rules if not in_shipped_rules(r.loc.file)}
+    roots = {c.reports for c in checks} | needed | also | written if reads_reports_only else None
+
+    def runnable(facts: dict[str, Sequence[Row]], pending: set[str]) -> tuple[list[Rule], set[str]]:
+        """The rules to evaluate, and the relations they read."""
+        live = live_rules(program, facts, pending)
+        if roots is not None:
+            live = list(demanded(program, live, roots).rules)
+        return live, {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())} | also
+
+    live, wanted = runnable(facts, set(GRAPH_RELATIONS) | set(AUTHZ_RELATIONS) | also)
+    if authorization is not None and wanted & AUTHZ_RELATIONS:
+        step("authorizing")
+        from verifier.authorization.facts import authz_facts
+
+        facts.update(authz_facts(authorization))
+        live, wanted = runnable(facts, set(GRAPH_RELATIONS) | also)
     wanted |= needed
     # The GPU pair bottlenecks of every node class are for ranking placements only: computing
     # them needs networkx and a pass over every node, which a verification does not.
@@ -157,14 +171,15 @@ def evaluate(
     loads = {r: filter_rows(rows, filters.get(r, ())) for r, rows in sorted(facts.items()) if r in wanted}
     del facts  # only `loads` holds the rows now, so _run_engine can let each go once it is loaded
     chosen = choose_engine(engine, sum(len(rows) for rows in loads.values()))
+    evaluated = program if roots is None else demanded(program, live, roots)
     try:
-        backend, not_applicable = _run_engine(chosen, program, loads, needs, step, bounded=engine == "auto")
+        backend, not_applicable = _run_engine(chosen, evaluated, loads, needs, step, bounded=engine == "auto")
     except OutgrewEngine:
         if engine != "auto":
             raise
         # Small input, but a big join or a deep recursion: the memory engine would only get slower from here on.
         step("too big a job for the memory engine; starting over in duckdb")
-        backend, not_applicable = _run_engine("duckdb", program, loads, needs, step, bounded=False)
+        backend, not_applicable = _run_engine("duckdb", evaluated, loads, needs, step, bounded=False)
     return Evaluation(program, checks, inputs, backend, pairs, authorization, jobs, not_applicable)
 
 

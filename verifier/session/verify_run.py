@@ -114,8 +114,16 @@ def verify(
         authorization = authorization_for(inputs, required=required)
         if jobs is not None and authorization is not None:
             require_job_principals(jobs, authorization.principals)
+        # Without jobs a verification reads only the checks' reports once evaluated; with them,
+        # PLACE001's message reads placement's why-not and deniers as well.
         with evaluate(
-            program, inputs, engine=run.engine, authorization=authorization, jobs=jobs, progress=progress
+            program,
+            inputs,
+            engine=run.engine,
+            authorization=authorization,
+            jobs=jobs,
+            progress=progress,
+            reads_reports_only=jobs is None,
         ) as evaluation:
             if progress is not None:
                 progress.step("collecting findings")
