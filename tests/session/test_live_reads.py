@@ -90,8 +90,9 @@ reach(A, C) :- reach(A, B), node_domain(B, C).
 """
 
 
-def test_demanded_keeps_the_live_rules_that_the_read_relations_depend_on() -> None:
-    from verifier.engine.pruning import demanded, live_rules
+def test_a_slice_among_the_live_rules_keeps_what_the_read_relations_depend_on() -> None:
+    from verifier.engine.pruning import live_rules
+    from verifier.engine.queries import program_for
     from verifier.engine.strata import strata_of
 
     program = parse_program(DEMAND, "p.dl")
@@ -105,11 +106,11 @@ def test_demanded_keeps_the_live_rules_that_the_read_relations_depend_on() -> No
     assert sorted({r.head.relation for r in live}) == ["bare", "helper", "node_domain", "reach"]
     # Reading split and bare: split's rule cannot fire and so keeps nothing alive, not even
     # node_domain, which only it and reach read; bare reads group (no live rule) and node.
-    kept = demanded(program, live, {"split", "bare"})
+    kept = program_for(program, {"split", "bare"}, live)
     assert [str(r) for r in kept.rules] == ["bare(N) :- node(N), !group(N, _)."]
     assert [(st.relations, st.recursive) for st in strata_of(kept)] == [(("bare",), False)]
     # Reading reach keeps its two rules (one recursive stratum) and node_domain's, in program order.
-    kept = demanded(program, live, {"reach"})
+    kept = program_for(program, {"reach"}, live)
     assert [r.head.relation for r in kept.rules] == ["node_domain", "reach", "reach"]
     assert [(st.relations, st.recursive) for st in strata_of(kept)] == [(("node_domain",), False), (("reach",), True)]
     assert kept.declarations == program.declarations

@@ -61,9 +61,3 @@ def display_path(path: Path) -> Path:
         return path.relative_to(Path.cwd())
     except ValueError:
         return path
-
-
-@cache  # asked once per rule of a run, of a few dozen distinct files
-def in_shipped_rules(file: str) -> bool:
-    """Whether a rule file, named as a rule's location names it (display_path), is part of the shipped pack."""
-    return shipped_rules_dir().resolve() in Path(file).resolve().parents

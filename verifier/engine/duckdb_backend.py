@@ -290,20 +290,20 @@ class DuckDBBackend:
         # group the names are read node by node, the order they were made in: read slot by slot,
         # every name is a cache miss (twice as slow at fleet scale).
         first_names = block.names[0] if nodes else ()
-        fresh = [s for s in todo if isinstance(first_names[s], str) and first_names[s] not in self._symbol_ids]
-        for group in (fresh, [s for s in todo if s not in fresh]):
+        fresh = {s for s in todo if isinstance(first_names[s], str) and first_names[s] not in self._symbol_ids}
+        for group in ([s for s in todo if s in fresh], [s for s in todo if s not in fresh]):
             if not group:
                 continue
-            rows = _at_slots(group)
+            names_at, rows = _at_slots(group), [at[s] for s in group]
             step = max(1, LOAD_CHUNK // len(group))
             for first in range(0, nodes, step):
                 chunk = block.names[first : first + step]
-                names = list(chain.from_iterable(map(rows, chunk)))
+                names = list(chain.from_iterable(map(names_at, chunk)))
                 if set(map(type, names)) != {str}:
                     _refuse(decl, list(block.rows()))
                 got = numpy.empty(len(names), dtype=numpy.int64)
                 self._ids_into(names, got)
-                ids[[at[s] for s in group], first : first + len(chunk)] = got.reshape(len(chunk), len(group)).T
+                ids[rows, first : first + len(chunk)] = got.reshape(len(chunk), len(group)).T
             for slot in group:
                 known_slots[slot] = ids[at[slot]]
         by_node = ids.T

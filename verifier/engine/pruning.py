@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from verifier.core.stamped_rows import StampedRows
 from verifier.engine.ast import Atom, Const, Program, Row, Rule, Value
-from verifier.engine.strata import kept_rules_strata
 
 
 def live_reads(program: Program, facts: Mapping[str, Sequence[Row]], pending: set[str]) -> set[str]:
@@ -80,36 +79,6 @@ def live_rules(program: Program, facts: Mapping[str, Sequence[Row]], pending: se
             if not unmet[i]:
                 todo.append(ready[i][0].head.relation)
     return [rule for rule, reads in ready if reads <= available]
-
-
-def demanded(program: Program, live: Iterable[Rule], relations: Iterable[str]) -> Program:
-    """`program` with only the rules that can fire (`live`, from live_rules) and that `relations`
-    depend on, directly or through other such rules.
-
-    A run that reads nothing but these relations once evaluated (a verification reads its checks'
-    reports and what their `@needs` ask) gets the same tuples of them, and the same proofs: a rule
-    that cannot fire derives nothing, and under stratified semantics a relation's tuples depend
-    only on the rules it reads through. The rest of the live rules is work for nothing: at fleet
-    scale the helpers of SCHED001 would have the NVLink domains of every GPU worked out and loaded
-    though no scheduler grouping is there to compare them with. Declarations and check metadata
-    are kept whole.
-    """
-    by_head: dict[str, list[Rule]] = {}
-    for rule in live:
-        by_head.setdefault(rule.head.relation, []).append(rule)
-    needed: set[str] = set()
-    todo = list(relations)
-    while todo:
-        relation = todo.pop()
-        if relation in needed:
-            continue
-        needed.add(relation)
-        for rule in by_head.get(relation, ()):
-            todo.extend(a.relation for a in (*rule.positive_atoms(), *rule.negated_atoms()))
-    kept = {id(r) for rel in needed for r in by_head.get(rel, ())}
-    sliced = Program(program.declarations, tuple(r for r in program.rules if id(r) in kept), program.metadata)
-    kept_rules_strata(program, sliced)
-    return sliced
 
 
 def relations_read(program: Program) -> set[str]:

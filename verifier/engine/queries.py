@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from verifier.engine.answers import QueryResult
-from verifier.engine.ast import Atom, Negation, Program, Query
+from verifier.engine.ast import Atom, Negation, Program, Query, Rule
 from verifier.engine.strata import sliced_strata
 
 __all__ = ["QueryResult", "prepare_query", "program_for", "query_relations", "ready_for_queries"]
@@ -77,16 +77,20 @@ def query_relations(query: Query) -> set[str]:
     }
 
 
-def program_for(program: Program, relations: Iterable[str]) -> Program:
-    """`program` with only the rules that `relations` depend on, directly or through other rules.
+def program_for(program: Program, relations: Iterable[str], among: Iterable[Rule] | None = None) -> Program:
+    """`program` with only the rules that `relations` depend on, directly or through other rules;
+    with `among` (the rules that can fire, pruning.live_rules), through those rules only.
 
     Declarations and check metadata are kept whole. Under stratified semantics a relation's
     tuples depend only on the rules of the relations it reads, so a query answered on the
     slice gets the same rows as on the whole program, without evaluating the rest (and
-    without authorization, unless the query reads it).
+    without authorization, unless the query reads it). A rule that cannot fire derives nothing,
+    so leaving it out changes no tuple and no proof: a verification evaluates only what its
+    reports depend on among the live rules (at fleet scale SCHED001's helpers would otherwise work
+    out every GPU's NVLink domain with no scheduler grouping there to compare it with).
     """
     reads: dict[str, set[str]] = {}
-    for rule in program.rules:
+    for rule in program.rules if among is None else among:
         body = reads.setdefault(rule.head.relation, set())
         body.update(a.relation for a in (*rule.positive_atoms(), *rule.negated_atoms()))
     needed: set[str] = set()
@@ -96,7 +100,11 @@ def program_for(program: Program, relations: Iterable[str]) -> Program:
         if relation not in needed:
             needed.add(relation)
             todo.extend(reads.get(relation, ()))
-    rules = tuple(r for r in program.rules if r.head.relation in needed)
+    if among is None:
+        rules = tuple(r for r in program.rules if r.head.relation in needed)
+    else:
+        chosen = {id(r) for r in among}
+        rules = tuple(r for r in program.rules if id(r) in chosen and r.head.relation in needed)
     sliced = Program(program.declarations, rules, program.metadata)
     sliced_strata(program, sliced)
     # The slice keeps every declaration, so a query checked against the whole program (the cached

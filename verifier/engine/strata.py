@@ -137,36 +137,26 @@ _KEPT = "_strata"
 
 
 def sliced_strata(program: Program, sliced: Program) -> None:
-    """Give `sliced` (rules of `program` for a set of relations closed under what they read) its
-    strata, taken from `program`'s instead of stratifying again.
+    """Give `sliced` (some of `program`'s rules, the same objects, in program order) its strata,
+    taken from `program`'s instead of stratifying again: each with only its kept rules.
 
-    They are the same strata in the same order: a relation of the slice is in a component whose
-    members all are (each reads the others), and no relation outside the slice is read by one
-    inside, so the lexicographic topological order restricted to the slice is the slice's own.
+    Dropping rules only drops dependencies, so the order stays a valid evaluation order. Where the
+    slice is closed under what its relations read, every stratum is kept whole or not at all; where
+    it is not (rules that cannot fire left out, pruning), a stratum that lost its recursive rules is
+    evaluated as the non-recursive one it now is.
     """
-    heads = {r.head.relation for r in sliced.rules}
-    kept = tuple(st for st in strata_of(program) if heads.intersection(st.relations))
-    object.__setattr__(sliced, _KEPT, kept)
-
-
-def kept_rules_strata(program: Program, kept: Program) -> None:
-    """Give `kept` (some of `program`'s rules, the same objects) its strata: `program`'s, each with
-    only its kept rules, in the same order.
-
-    Dropping rules only drops dependencies, so the order stays a valid evaluation order, and a
-    stratum that lost its recursive rules is evaluated as the non-recursive one it now is.
-    """
-    chosen = {id(r) for r in kept.rules}
-    strata: list[Stratum] = []
+    chosen = {id(r) for r in sliced.rules}
+    kept: list[Stratum] = []
     for st in strata_of(program):
         rules = tuple(r for r in st.rules if id(r) in chosen)
-        if not rules:
-            continue
-        relations = tuple(sorted({r.head.relation for r in rules}))
-        members = set(relations)
-        recursive = any(a.relation in members for r in rules for a in (*r.positive_atoms(), *r.negated_atoms()))
-        strata.append(Stratum(relations, rules, recursive))
-    object.__setattr__(kept, _KEPT, tuple(strata))
+        if len(rules) == len(st.rules):
+            kept.append(st)
+        elif rules:
+            relations = tuple(sorted({r.head.relation for r in rules}))
+            members = set(relations)
+            recursive = any(a.relation in members for r in rules for a in (*r.positive_atoms(), *r.negated_atoms()))
+            kept.append(Stratum(relations, rules, recursive))
+    object.__setattr__(sliced, _KEPT, tuple(kept))
 
 
 def runnable_rules(stratum: Stratum, filled: Set[str]) -> list[Rule]:

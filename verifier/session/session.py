@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Protocol
 from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.checks.check import Check, checks_from_program
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
-from verifier.core.resources import display_path, in_shipped_rules, shipped_rules_dir
+from verifier.core.resources import display_path, shipped_rules_dir
 from verifier.core.suggest import did_you_mean
 from verifier.engine.ast import Program, Query, Row, Rule
 from verifier.engine.backend import Backend, OutgrewEngine
 from verifier.engine.engines import choose_engine, make_backend
-from verifier.engine.pruning import constant_filters, demanded, filter_rows, live_rules
-from verifier.engine.queries import prepare_query, query_relations
-from verifier.engine.rule_pack import load_rule_pack
+from verifier.engine.pruning import constant_filters, filter_rows, live_rules
+from verifier.engine.queries import prepare_query, program_for, query_relations
+from verifier.engine.rule_pack import inside_shipped, load_rule_pack
 from verifier.facts.graph import GRAPH_RELATIONS, NodePairs, graph_facts
 from verifier.facts.inventory import inventory_facts
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
@@ -120,7 +120,7 @@ def evaluate(
     placement) the checks' `@needs` are still parsed and checked, but what they read is not loaded
     and none is asked whether it holds. With `reads_reports_only` (a verification, which reads the
     checks' reports and nothing else once evaluated) only the rules those reports, the `@needs` and
-    `also_read` depend on are evaluated (pruning.demanded), and only what those rules read is loaded.
+    `also_read` depend on are evaluated (queries.program_for), and only what those rules read is loaded.
     """
     step = (progress or _Silent()).step
     also = set(also_read)
@@ -145,23 +145,28 @@ def evaluate(
     needed = {rel for q in needs.values() for rel in query_relations(q)}
     # A rule the user wrote is evaluated even when no report reads it: its mistakes (a recursion
     # that never ends) fail the run instead of passing unseen.
-    written = {r.head.relation for r in program.rules if not in_shipped_rules(r.loc.file)}
-    roots = {c.reports for c in checks} | needed | also | written if reads_reports_only else None
+    files = {r.loc.file for r in program.rules}
+    written = {f for f in files if not inside_shipped(Path(f))}
+    mine = {r.head.relation for r in program.rules if r.loc.file in written}
+    roots = {c.reports for c in checks} | needed | also | mine if reads_reports_only else None
 
-    def runnable(facts: dict[str, Sequence[Row]], pending: set[str]) -> tuple[list[Rule], set[str]]:
-        """The rules to evaluate, and the relations they read."""
+    def runnable(facts: dict[str, Sequence[Row]], pending: set[str]) -> tuple[Program, list[Rule], set[str]]:
+        """The program to evaluate, the rules of it that can fire, and the relations they read."""
         live = live_rules(program, facts, pending)
+        evaluated = program
         if roots is not None:
-            live = list(demanded(program, live, roots).rules)
-        return live, {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())} | also
+            evaluated = program_for(program, roots, live)
+            live = list(evaluated.rules)
+        reads = {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())}
+        return evaluated, live, reads | also
 
-    live, wanted = runnable(facts, set(GRAPH_RELATIONS) | set(AUTHZ_RELATIONS) | also)
+    evaluated, live, wanted = runnable(facts, set(GRAPH_RELATIONS) | set(AUTHZ_RELATIONS) | also)
     if authorization is not None and wanted & AUTHZ_RELATIONS:
         step("authorizing")
         from verifier.authorization.facts import authz_facts
 
         facts.update(authz_facts(authorization))
-        live, wanted = runnable(facts, set(GRAPH_RELATIONS) | also)
+        evaluated, live, wanted = runnable(facts, set(GRAPH_RELATIONS) | also)
     wanted |= needed
     # The GPU pair bottlenecks of every node class are for ranking placements only: computing
     # them needs networkx and a pass over every node, which a verification does not.
@@ -171,7 +176,6 @@ def evaluate(
     loads = {r: filter_rows(rows, filters.get(r, ())) for r, rows in sorted(facts.items()) if r in wanted}
     del facts  # only `loads` holds the rows now, so _run_engine can let each go once it is loaded
     chosen = choose_engine(engine, sum(len(rows) for rows in loads.values()))
-    evaluated = program if roots is None else demanded(program, live, roots)
     try:
         backend, not_applicable = _run_engine(chosen, evaluated, loads, needs, step, bounded=engine == "auto")
     except OutgrewEngine:
