@@ -27,6 +27,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring
+from typing import NamedTuple
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.gc_pause import collector_paused
@@ -126,10 +127,12 @@ def _split(entity_uid: str) -> tuple[str, str]:
     return etype, str(json.loads(quoted))
 
 
-@dataclass(frozen=True)
-class _Up:
+class _Up(NamedTuple):
     """What an object inherits, counting itself: its nearest node, rack and pod (own kind
     included) and the labels of LABEL_ATTRS as its nearest labelled ancestor (or itself) has them.
+
+    A named tuple: a fleet makes one per hardware object, and a frozen dataclass's __init__
+    costs several times as much.
     """
 
     near: tuple[str | None, str | None, str | None]

@@ -26,6 +26,9 @@ from verifier.sources.principals import Principals, load_principals
 class AuthzSetup:
     inventories: tuple[str, ...]
     inventory: Inventory
+    """What the entities were built from: the whole inventory, or (authorize and audit, read from
+    the cache) its hardware view (verifier.authorization.hardware), which holds its GPUs, nodes,
+    racks and pods only."""
     bundle: PolicyBundle
     principals: Principals
     graph: EntityGraph
@@ -73,16 +76,24 @@ class AuthzSetup:
 
 
 def build_setup(
-    inventory: Inventory, inventory_paths: Sequence[Path], policy_dir: Path, principals: Principals
+    inventory: Inventory,
+    inventory_paths: Sequence[Path],
+    policy_dir: Path,
+    principals: Principals,
+    whole: Callable[[], Inventory] | None = None,
 ) -> AuthzSetup:
-    """Policies loaded and validated, entities built from `inventory`, one reusable authorizer."""
+    """Policies loaded and validated, entities built from `inventory`, one reusable authorizer.
+
+    `inventory` may be the hardware view of verifier.authorization.hardware; `whole` then loads
+    the whole inventory, whose scale-up links the NVLink domains are found from.
+    """
     bundle = load_policies(policy_dir)
 
     def domains() -> list[tuple[str, str]]:
         # Imported when a request first needs NVLink domains: one decision mostly does not.
         from verifier.facts.graph import scaleup_domains
 
-        return [(str(g), str(d)) for g, d in scaleup_domains(inventory)]
+        return [(str(g), str(d)) for g, d in scaleup_domains(whole() if whole is not None else inventory)]
 
     graph = build_graph(inventory, domains, principals)
     return AuthzSetup(

@@ -163,9 +163,12 @@ def load_authorization(
     principals: PathLike | None = None,
     from_kind: str | None = None,
 ) -> AuthzSetup:
-    """Policies, principals and the inventory's entities: built from the inventory, no rule is evaluated."""
-    from verifier.authorization.setup import build_setup, require_principals
-    from verifier.session.inputs import read_inventory
+    """Policies, principals and the inventory's entities: built from the inventory, no rule is evaluated.
+
+    The setup's `inventory` may be the inventory's hardware view, read from the cache
+    (verifier.authorization.hardware): its GPUs, nodes, racks and pods only.
+    """
+    from verifier.session.inputs import authorization_inputs
 
     paths = _paths(inventory)
     side = discover(
@@ -173,9 +176,7 @@ def load_authorization(
         principals=Path(principals) if principals is not None else None,
         policies=Path(policies) if policies is not None else None,
     )
-    inputs = read_inventory(paths, side, from_kind)
-    people = inputs.principals or require_principals(None, paths)
-    return build_setup(inputs.inventory, paths, side.policy_dir, people)
+    return authorization_inputs(paths, side, from_kind)
 
 
 def audit(

@@ -7,7 +7,7 @@ inputs here and import none of the engine, the checks or the fact builders.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +21,7 @@ from verifier.sources.principals import Principals, load_principals
 
 if TYPE_CHECKING:
     from verifier.authorization.setup import AuthzSetup
+    from verifier.sources.inventory.raw_files import ReadFile
 
 
 @dataclass
@@ -52,6 +53,63 @@ def read_inventory(
         notes = [str(note) for note in imported.notes]
     people = load_principals(side.principals) if principals and side.principals is not None else None
     return Inputs(tuple(paths), inventory, side, people, notes)
+
+
+def authorization_inputs(
+    paths: Sequence[Path], side: SideFiles, from_kind: str | None = None, *, cached: bool = True
+) -> AuthzSetup:
+    """The Cedar setup of an inventory (or a tool's output) and its principals, for a run that
+    evaluates no rule (`authorize`, `audit`): the principals file must be there.
+
+    A YAML inventory's hardware view is kept in the cache (verifier.authorization.hardware): a
+    repeated run on the same bytes reads it back instead of expanding and validating the
+    inventory again. Without `cached`, the inventory is always loaded whole.
+    """
+    from verifier.authorization.setup import build_setup, require_principals
+
+    view = whole = key = None
+    if from_kind is None and cached:
+        from verifier.authorization.hardware import cached_view, view_key
+        from verifier.sources.inventory.raw_files import read_digest_parts, read_inventory_files
+
+        one_cluster(paths, "this command works on one inventory at a time")
+        files = read_inventory_files(paths)
+        key = view_key(read_digest_parts(files))
+        view = cached_view(key) if key is not None else None
+        if view is None:
+            inventory = _load_read(files)
+        else:
+            inventory = view
+            whole = _once(lambda: _load_read(files))
+        inputs = Inputs(tuple(paths), inventory, side)
+        inputs.principals = load_principals(side.principals) if side.principals is not None else None
+    else:
+        inputs = read_inventory(paths, side, from_kind)
+    people = inputs.principals or require_principals(None, paths)
+    setup = build_setup(inputs.inventory, paths, side.policy_dir, people, whole)
+    if key is not None and view is None:
+        from verifier.authorization.hardware import remember_view
+
+        remember_view(key, inputs.inventory)
+    return setup
+
+
+def _load_read(files: list[ReadFile]) -> Inventory:
+    from verifier.sources.inventory.loader import load_inventory_read
+
+    return load_inventory_read(files)
+
+
+def _once(make: Callable[[], Inventory]) -> Callable[[], Inventory]:
+    """`make`, called at most once: the whole inventory is loaded only when a domain is asked for."""
+    made: list[Inventory] = []
+
+    def get() -> Inventory:
+        if not made:
+            made.append(make())
+        return made[0]
+
+    return get
 
 
 def authorization_for(inputs: Inputs, *, required: str | None = None) -> AuthzSetup | None:

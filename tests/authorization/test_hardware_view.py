@@ -1,0 +1,136 @@
+"""The hardware view that authorize and audit read from the cache gives the entities the whole inventory gives.
+
+tests/authorization/layered.yaml puts labels where the view must carry them over objects it
+leaves out: a fleet object above every pod (tenant t0), a PCIe switch between a node and its
+GPUs (tenant t1, zone z1), a GPU listed before the node that holds it, a quarantined GPU under
+an unlabelled node, an owner on a CPU socket (not hardware) between a node and a GPU, and a
+GPU with no node (its parent is a rack).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from verifier.authorization.entities import build_graph
+from verifier.authorization.hardware import hardware_view
+from verifier.core import cache
+from verifier.sources.inventory.loader import load_inventory
+from verifier.sources.principals import load_principals
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+INVENTORIES = sorted((ROOT / "inventories").glob("*.yaml"))
+PRINCIPALS = load_principals(ROOT / "inventories" / "principals.yml")
+
+
+def _hardware_entities(path: Path, view: bool) -> dict[str, object]:
+    inv = load_inventory([path])
+    graph = build_graph(hardware_view(inv) if view else inv, None, PRINCIPALS)
+    hardware = graph.uids_of_type("Gpu", "Node", "Rack", "Pod")
+    out: dict[str, object] = {
+        u: (graph.attrs(u), graph.parents(u, domains=False), graph.entity(u).loc) for u in hardware
+    }
+    out["groups"] = graph.groups_many(graph.uids_of_type("Gpu"))
+    out["attrs_many"] = graph.attrs_many(graph.uids_of_type("Gpu"))
+    return out
+
+
+@pytest.mark.parametrize("path", [*INVENTORIES, HERE / "layered.yaml"], ids=lambda p: p.name)
+def test_the_view_gives_the_entities_of_the_whole_inventory(path: Path) -> None:
+    assert _hardware_entities(path, view=True) == _hardware_entities(path, view=False)
+
+
+def test_the_view_carries_labels_over_what_it_leaves_out() -> None:
+    # By hand from layered.yaml: fleet f (tenant t0) > pod p (zone zp) > rack r > node n;
+    # n > pcie switch n/sw (tenant t1, zone z1) > n/gpu0 and gpu1 (written first, flat, parent n/sw);
+    # n > socket n/s (owner o) > n/gpu2; n/gpu3 (quarantine true) directly under n; gpu4 under r.
+    inv = load_inventory([HERE / "layered.yaml"])
+    view = hardware_view(inv)
+    assert list(view.objects) == ["gpu1", "p", "r", "gpu4", "n", "n/gpu0", "n/gpu2", "n/gpu3"]
+    parents = {o.id: o.parent for o in view.objects.values()}
+    assert parents == {
+        "gpu1": "n",
+        "p": None,
+        "r": "p",
+        "gpu4": "r",
+        "n": "r",
+        "n/gpu0": "n",
+        "n/gpu2": "n",
+        "n/gpu3": "n",
+    }
+    graph = build_graph(view, None, PRINCIPALS)
+    expect = {
+        'Gpu::"gpu1"': ("t1", "z1", "", False),
+        'Gpu::"n/gpu0"': ("t1", "z1", "", False),
+        'Gpu::"n/gpu2"': ("t0", "zp", "o", False),
+        'Gpu::"n/gpu3"': ("t0", "zp", "", True),
+        'Gpu::"gpu4"': ("t0", "zp", "", False),
+        'Node::"n"': ("t0", "zp", "", False),
+        'Pod::"p"': ("t0", "zp", "", False),
+    }
+    for entity, labels in expect.items():
+        attrs = graph.attrs(entity)
+        assert (attrs["tenant"], attrs["zone"], attrs["owner"], attrs["quarantined"]) == labels, entity
+    # The node's figures count the GPUs below it, through the switch and the socket: gpu1, n/gpu0, n/gpu2,
+    # n/gpu3; the rack's add gpu4.
+    assert graph.attrs('Node::"n"')["gpus"] == 4
+    assert graph.attrs('Rack::"r"')["gpus"] == 5
+
+
+def _cli(folder: Path, cwd: Path, *args: str) -> tuple[int, str]:
+    env = {**os.environ, cache.ENV_DIR: str(folder)}
+    command = [sys.executable, "-m", "verifier.cli.main", *args]
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stdout + done.stderr
+
+
+def _views(folder: Path) -> list[Path]:
+    return sorted(folder.glob("hardware-*"))
+
+
+def test_a_repeated_question_reads_the_view_and_answers_the_same(tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(ROOT / "inventories" / "mixed-fleet.yaml", work / "fleet.yaml")
+    shutil.copy(ROOT / "inventories" / "principals.yml", work / "principals.yml")
+    # ivan is an intern: policies/interns.cedar forbids him an A100 (it has ECC), by hand from principals.yml.
+    ask = ("authorize", "fleet.yaml", "--principal", "ivan", "--action", "schedule", "--resource", "a100-n0/gpu0")
+    first = _cli(folder, work, *ask)
+    assert len(_views(folder)) == 1
+    again = _cli(folder, work, *ask)
+    assert first == again
+    assert first[0] == 1 and "interns-consumer-only" in first[1]
+    audit = _cli(folder, work, "audit", "fleet.yaml", "--format", "json")
+    assert audit == _cli(tmp_path / "off", work, "audit", "fleet.yaml", "--format", "json")
+    # An NVLink domain needs the scale-up links, which the view has not: the whole inventory is loaded.
+    domain = ("authorize", "fleet.yaml", "--principal", "dan", "--action", "schedule", "--resource")
+    hit = _cli(folder, work, *domain, 'NvlinkDomain::"h100-n0/gpu0"')
+    miss = _cli(tmp_path / "cold", work, *domain, 'NvlinkDomain::"h100-n0/gpu0"')
+    assert hit == miss and hit[0] in (0, 1), hit
+
+
+def test_an_edited_inventory_is_read_again(tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(HERE / "small" / "cluster.yaml", work / "cluster.yaml")
+    shutil.copy(HERE / "small" / "principals.yml", work / "principals.yml")
+    ask = ("authorize", "cluster.yaml", "--principal", "u1", "--action", "schedule", "--resource", "na0/gpu0")
+    before = _cli(folder, work, *ask)
+    # Rack ra changes hands: tenant a becomes tenant b, so u1 (team a, tenant a) loses it.
+    text = (work / "cluster.yaml").read_text()
+    (work / "cluster.yaml").write_text(text.replace("labels: {tenant: a}", "labels: {tenant: b}", 1))
+    after = _cli(folder, work, *ask)
+    assert len(_views(folder)) == 2
+    assert (before[0], after[0]) == (0, 1), (before, after)
+    # A file that no longer loads is refused, never answered from the entry of the file it was.
+    (work / "cluster.yaml").write_text(text.replace("kind: rack", "kind: rak", 1))
+    broken = _cli(folder, work, *ask)
+    assert broken[0] == 2 and "cluster.yaml" in broken[1]
