@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 from verifier.session.side_files import SideFiles
 from verifier.sources.importers import import_files
 from verifier.sources.inventory.clusters import one_cluster
-from verifier.sources.inventory.loader import load_inventory
+from verifier.sources.inventory.loader import load_inventory, load_inventory_read
 from verifier.sources.inventory.model import Inventory
+from verifier.sources.inventory.raw_files import read_digest_parts, read_inventory_files
 from verifier.sources.principals import Principals, load_principals
 
 if TYPE_CHECKING:
     from verifier.authorization.setup import AuthzSetup
-    from verifier.sources.inventory.raw_files import ReadFile
 
 
 @dataclass
@@ -55,32 +55,29 @@ def read_inventory(
     return Inputs(tuple(paths), inventory, side, people, notes)
 
 
-def authorization_inputs(
-    paths: Sequence[Path], side: SideFiles, from_kind: str | None = None, *, cached: bool = True
-) -> AuthzSetup:
+def authorization_inputs(paths: Sequence[Path], side: SideFiles, from_kind: str | None = None) -> AuthzSetup:
     """The Cedar setup of an inventory (or a tool's output) and its principals, for a run that
     evaluates no rule (`authorize`, `audit`): the principals file must be there.
 
     A YAML inventory's hardware view is kept in the cache (verifier.authorization.hardware): a
-    repeated run on the same bytes reads it back instead of expanding and validating the
-    inventory again. Without `cached`, the inventory is always loaded whole.
+    repeated run on the same bytes reads it back instead of the whole inventory, which is then
+    loaded only if a request needs NVLink domains.
     """
     from verifier.authorization.setup import build_setup, require_principals
 
     view = whole = key = None
-    if from_kind is None and cached:
+    if from_kind is None:
         from verifier.authorization.hardware import cached_view, view_key
-        from verifier.sources.inventory.raw_files import read_digest_parts, read_inventory_files
 
         one_cluster(paths, "this command works on one inventory at a time")
         files = read_inventory_files(paths)
         key = view_key(read_digest_parts(files))
         view = cached_view(key) if key is not None else None
         if view is None:
-            inventory = _load_read(files)
+            inventory = load_inventory_read(files)
         else:
             inventory = view
-            whole = _once(lambda: _load_read(files))
+            whole = _once(lambda: load_inventory_read(files))
         inputs = Inputs(tuple(paths), inventory, side)
         inputs.principals = load_principals(side.principals) if side.principals is not None else None
     else:
@@ -92,12 +89,6 @@ def authorization_inputs(
 
         remember_view(key, inputs.inventory)
     return setup
-
-
-def _load_read(files: list[ReadFile]) -> Inventory:
-    from verifier.sources.inventory.loader import load_inventory_read
-
-    return load_inventory_read(files)
 
 
 def _once(make: Callable[[], Inventory]) -> Callable[[], Inventory]:
