@@ -134,3 +134,17 @@ def test_an_edited_inventory_is_read_again(tmp_path: Path) -> None:
     (work / "cluster.yaml").write_text(text.replace("kind: rack", "kind: rak", 1))
     broken = _cli(folder, work, *ask)
     assert broken[0] == 2 and "cluster.yaml" in broken[1]
+    assert len(_views(folder)) == 2  # nothing is kept of an inventory that does not load
+
+
+def test_a_damaged_entry_is_a_miss(tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(HERE / "small" / "cluster.yaml", work / "cluster.yaml")
+    shutil.copy(HERE / "small" / "principals.yml", work / "principals.yml")
+    ask = ("authorize", "cluster.yaml", "--principal", "u1", "--action", "schedule", "--resource", "na0/gpu0")
+    first = _cli(folder, work, *ask)
+    (entry,) = _views(folder)
+    entry.write_bytes(entry.read_bytes()[:-100])  # truncated: its digest no longer matches
+    assert _cli(folder, work, *ask) == first

@@ -59,14 +59,19 @@ def view_key(parts: Sequence[str | bytes] | None) -> str | None:
 
 
 def _code() -> bytes:
-    """The digest of everything that turns inventory bytes into a view: the loader's package and this code."""
-    loader = resources.files("verifier.sources.inventory")
-    names = tuple(sorted(p.name for p in loader.iterdir() if p.name.endswith((".py", ".yaml", ".json", ".lark"))))
+    """The digest of everything that turns inventory bytes into a view: the loader's package, the
+    core it builds on, and this code.
+    """
     return (
-        code_digest("verifier.sources.inventory", names)
+        _package_digest("verifier.sources.inventory")
+        + _package_digest("verifier.core")
         + code_digest("verifier.authorization", ("hardware.py", "entities.py"))
-        + code_digest("verifier.core", ("errors.py", "limits.py", "stamped_rows.py"))
     )
+
+
+def _package_digest(package: str) -> bytes:
+    names = resources.files(package).iterdir()
+    return code_digest(package, tuple(sorted(p.name for p in names if p.name.endswith((".py", ".yaml", ".json")))))
 
 
 def cached_view(key: str) -> Inventory | None:
