@@ -185,6 +185,7 @@ class EntityGraph:
         self._domains: _Domains | None = None
         self._by_kind: dict[str, list[Obj]] | None = None
         self._gpus_in: dict[str, list[Obj]] | None = None
+        self._holding_gpus: frozenset[str] | None = None
         self._up: dict[str, _Up] = {}
         self._idents: dict[str, tuple[str, str]] = {}  # uid -> (type, id), of entities only
         self._built: dict[str, Entity] = {}
@@ -345,7 +346,7 @@ class EntityGraph:
         label of its own, no GPU below it) is read here without a call per GPU.
         """
         memo, shared, ups, idents = self._attrs, self._gpu_attrs, self._up, self._idents
-        objects, below = self.inv.objects, self._gpu_index()
+        objects, below = self.inv.objects, self.gpus_holding_gpus()
         out: list[Mapping[str, AttrValue]] = []
         for u in uids:
             a = memo.get(u)
@@ -510,6 +511,56 @@ class EntityGraph:
             self._up[o.id] = base
         return self._up.get(oid, base)
 
+    def gpus_holding_gpus(self) -> frozenset[str]:
+        """The GPUs with another GPU below them (mostly none): only their attributes count more GPUs
+        than themselves. Found from each GPU's parent up, without the index of every GPU below every
+        object that `_gpu_index` builds.
+        """
+        if self._holding_gpus is None:
+            holding: set[str] = set()
+            parents: set[str] = set()
+            objects = self.inv.objects
+            for g in self._objects_of("gpu"):
+                p = g.parent
+                if p is None or p in parents:
+                    continue
+                parents.add(p)
+                holding.update(h for h in self._up_of(p).hardware if objects[h].kind == "gpu")
+            self._holding_gpus = frozenset(holding)
+        return self._holding_gpus
+
+    def gpu_shapes(self, uids: Iterable[str], by_parent: bool) -> list[tuple[object, ...] | None]:
+        """For each Gpu uid with no GPU below it, what its attributes follow from: its model, state
+        and own labels (the mapping, which a template's instances share), and what it inherits
+        (its parent itself when `by_parent`, as its hardware ancestors then matter too). Two GPUs
+        with equal shapes have equal attributes. None for any other uid.
+        """
+        idents, objects, ups = self._idents, self.inv.objects, self._up
+        holding = self.gpus_holding_gpus()
+        out: list[tuple[object, ...] | None] = []
+        for u in uids:
+            known = idents.get(u) or self.ident(u)
+            if known is None or known[0] != "Gpu" or known[1] in holding:
+                out.append(None)
+                continue
+            o = objects[known[1]]
+            p = o.parent
+            where: object = p
+            if p is not None and not by_parent:
+                up = ups.get(p) or self._up_of(p)
+                where = (up.tenant, up.zone, up.owner, up.quarantined)
+            out.append((where, o.model, o.state, id(o.labels)))
+        return out
+
+    def ids_of(self, uids: Iterable[str]) -> list[str]:
+        """The id of each entity uid (KeyError for a uid that names no entity)."""
+        idents = self._idents
+        out: list[str] = []
+        for u in uids:
+            known = idents.get(u) or self.existing(u)
+            out.append(known[1])
+        return out
+
     def _gpu_index(self) -> dict[str, list[Obj]]:
         """Hardware object id -> the GPUs below it. Built once, from the GPUs up: grouped by
         parent, each group joins every GPU, node, rack and pod above it (a few per group).
@@ -529,6 +580,8 @@ class EntityGraph:
 
     def _gpus_under(self, o: Obj) -> list[Obj]:
         """The object if it is a GPU, and every GPU below it."""
+        if o.kind == "gpu" and o.id not in self.gpus_holding_gpus():
+            return [o]  # the common GPU: no index of a fleet's GPUs is needed to say so
         below = self._gpu_index().get(o.id, [])
         return [o, *below] if o.kind == "gpu" else below
 
