@@ -52,7 +52,7 @@ def test_the_view_carries_labels_over_what_it_leaves_out() -> None:
     # n > socket n/s (owner o) > n/gpu2; n/gpu3 (quarantine true) directly under n; gpu4 under r.
     inv = load_inventory([HERE / "layered.yaml"])
     view = hardware_view(inv)
-    assert list(view.objects) == ["gpu1", "p", "r", "gpu4", "n", "n/gpu0", "n/gpu2", "n/gpu3"]
+    assert list(view.objects) == ["gpu1", "p", "r", "gpu4", "n", "n/gpu0", "n/gpu2", "n/gpu3", "n/gpu5", "n/gpu6"]
     parents = {o.id: o.parent for o in view.objects.values()}
     assert parents == {
         "gpu1": "n",
@@ -63,6 +63,8 @@ def test_the_view_carries_labels_over_what_it_leaves_out() -> None:
         "n/gpu0": "n",
         "n/gpu2": "n",
         "n/gpu3": "n",
+        "n/gpu5": "n",
+        "n/gpu6": "n/gpu5",
     }
     graph = build_graph(view, None, PRINCIPALS)
     expect = {
@@ -77,10 +79,14 @@ def test_the_view_carries_labels_over_what_it_leaves_out() -> None:
     for entity, labels in expect.items():
         attrs = graph.attrs(entity)
         assert (attrs["tenant"], attrs["zone"], attrs["owner"], attrs["quarantined"]) == labels, entity
-    # The node's figures count the GPUs below it, through the switch and the socket: gpu1, n/gpu0, n/gpu2,
-    # n/gpu3; the rack's add gpu4.
-    assert graph.attrs('Node::"n"')["gpus"] == 4
-    assert graph.attrs('Rack::"r"')["gpus"] == 5
+    # The node's figures count the GPUs below it, through the switch, the socket and a GPU: gpu1,
+    # n/gpu0, n/gpu2, n/gpu3, n/gpu5, n/gpu6; the rack's add gpu4. n/gpu5 counts itself and n/gpu6.
+    assert graph.attrs('Node::"n"')["gpus"] == 6
+    assert graph.attrs('Rack::"r"')["gpus"] == 7
+    assert graph.gpus_holding_gpus() == {"n/gpu5"}
+    gpus = graph.uids_of_type("Gpu")
+    counts = {u: a["gpus"] for u, a in zip(gpus, graph.attrs_many(gpus), strict=True)}
+    assert counts == {u: 2 if u == 'Gpu::"n/gpu5"' else 1 for u in gpus}
 
 
 def _cli(folder: Path, cwd: Path, *args: str) -> tuple[int, str]:

@@ -22,7 +22,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from verifier.authorization.entities import DOMAIN_TYPE, PRINCIPAL_TYPES, RESOURCE_TYPES, EntityGraph
+from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, EntityGraph
 from verifier.authorization.observed import Observed
 from verifier.authorization.policies import PolicyBundle
 
@@ -107,38 +107,6 @@ class _Keys:
         self.values: dict[int, tuple[tuple[str, object], ...]] = {}
 
     def keys(self, uids: list[str]) -> list[tuple[object, ...]]:
-        """One key per uid. GPUs with the same shape (EntityGraph.gpu_shapes) have the same
-        attributes; unless a policy names one of them or an NVLink domain (each GPU's own), they get
-        the key of the first of them, worked out once. Policies that name hardware make the parent
-        part of the shape, as the ancestors then count.
-        """
-        graph, named = self.graph, self.reads.named
-        if any(u.startswith(DOMAIN_TYPE + "::") for u in self.named_hardware) or not any(
-            u.startswith('Gpu::"') for u in uids
-        ):
-            return self._keys(uids)
-        first: dict[tuple[object, ...], int] = {}  # a shape's first GPU, whose key is worked out
-        asked: list[int] = []  # positions whose key is worked out, in one batch
-        same: list[tuple[int, int]] = []  # (position, position of the first GPU of its shape)
-        shapes = graph.gpu_shapes(uids, by_parent=bool(self.named_hardware))
-        for i, (u, shape) in enumerate(zip(uids, shapes, strict=True)):
-            if shape is None or u in named:
-                asked.append(i)
-                continue
-            known = first.get(shape)
-            if known is None:
-                first[shape] = i
-                asked.append(i)
-            else:
-                same.append((i, known))
-        out: list[tuple[object, ...]] = [()] * len(uids)
-        for i, key in zip(asked, self._keys([uids[i] for i in asked]), strict=True):
-            out[i] = key
-        for i, known in same:
-            out[i] = out[known]
-        return out
-
-    def _keys(self, uids: list[str]) -> list[tuple[object, ...]]:
         graph, reads, memo = self.graph, self.reads, self.values
         out: list[tuple[object, ...]] = []
         for u, attrs in zip(uids, graph.attrs_many(uids), strict=True):

@@ -529,29 +529,6 @@ class EntityGraph:
             self._holding_gpus = frozenset(holding)
         return self._holding_gpus
 
-    def gpu_shapes(self, uids: Iterable[str], by_parent: bool) -> list[tuple[object, ...] | None]:
-        """For each Gpu uid with no GPU below it, what its attributes follow from: its model, state
-        and own labels (the mapping, which a template's instances share), and what it inherits
-        (its parent itself when `by_parent`, as its hardware ancestors then matter too). Two GPUs
-        with equal shapes have equal attributes. None for any other uid.
-        """
-        idents, objects, ups = self._idents, self.inv.objects, self._up
-        holding = self.gpus_holding_gpus()
-        out: list[tuple[object, ...] | None] = []
-        for u in uids:
-            known = idents.get(u) or self.ident(u)
-            if known is None or known[0] != "Gpu" or known[1] in holding:
-                out.append(None)
-                continue
-            o = objects[known[1]]
-            p = o.parent
-            where: object = p
-            if p is not None and not by_parent:
-                up = ups.get(p) or self._up_of(p)
-                where = (up.tenant, up.zone, up.owner, up.quarantined)
-            out.append((where, o.model, o.state, id(o.labels)))
-        return out
-
     def ids_of(self, uids: Iterable[str]) -> list[str]:
         """The id of each entity uid (KeyError for a uid that names no entity)."""
         idents = self._idents
