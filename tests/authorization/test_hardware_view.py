@@ -154,3 +154,16 @@ def test_a_damaged_entry_is_a_miss(tmp_path: Path) -> None:
     (entry,) = _views(folder)
     entry.write_bytes(entry.read_bytes()[:-100])  # truncated: its digest no longer matches
     assert _cli(folder, work, *ask) == first
+
+
+def test_at_most_keep_views_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fleet's entry is megabytes: the kind keeps hardware.KEEP entries, not the default 32.
+    from verifier.authorization import hardware
+
+    monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "cache"))
+    view = load_inventory([HERE / "layered.yaml"])
+    for i in range(hardware.KEEP + 3):
+        key = hardware.view_key([f"file-{i}", b"bytes"])
+        assert key is not None
+        hardware.remember_view(key, view)
+    assert len(_views(tmp_path / "cache")) == hardware.KEEP

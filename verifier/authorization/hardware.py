@@ -31,6 +31,8 @@ from verifier.core.errors import SourceLocation
 from verifier.sources.inventory.model import EMPTY_STR, CatalogModel, Inventory, Obj
 
 KIND = "hardware"
+KEEP = 8
+"""Entries kept: a 131,072-GPU fleet's is about 7 MB."""
 _FORMAT = 1
 _LABELS = tuple(LABEL_ATTRS)  # tenant, zone, owner, quarantine
 _UNLABELLED = ("", "", "", False)  # what an object with no labelled ancestor inherits (entities._ROOT)
@@ -79,12 +81,15 @@ def cached_view(key: str) -> Inventory | None:
     stored = read_pickled(KIND, key)
     if not isinstance(stored, tuple) or len(stored) != 10 or stored[0] != _FORMAT:
         return None
-    return _unpack(cast(Packed, stored))
+    try:
+        return _unpack(cast(Packed, stored))
+    except (TypeError, ValueError, IndexError):  # not what this code writes: a miss, never a crash
+        return None
 
 
 def remember_view(key: str, inv: Inventory) -> None:
     """Store the view of `inv` (a whole inventory that loaded and passed validation)."""
-    write_pickled(KIND, key, _pack(inv))
+    write_pickled(KIND, key, _pack(inv), KEEP)
 
 
 def hardware_view(inv: Inventory) -> Inventory:

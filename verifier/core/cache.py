@@ -80,8 +80,12 @@ def read_entry(kind: str, key: str) -> bytes | None:
     return payload
 
 
-def write_entry(kind: str, key: str, payload: bytes) -> None:
-    """Store `payload` under (kind, key), atomically; a failure to write is ignored (only speed is lost)."""
+def write_entry(kind: str, key: str, payload: bytes, keep: int | None = None) -> None:
+    """Store `payload` under (kind, key), atomically; a failure to write is ignored (only speed is lost).
+
+    At most `keep` entries of the kind stay (MAX_ENTRIES by default; a kind whose entries are large
+    keeps fewer).
+    """
     folder = cache_dir()
     if folder is None:
         return
@@ -98,14 +102,14 @@ def write_entry(kind: str, key: str, payload: bytes) -> None:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        _prune(folder, kind)
+        _prune(folder, kind, MAX_ENTRIES if keep is None else keep)
     except OSError:
         return
 
 
-def _prune(folder: Path, kind: str) -> None:
+def _prune(folder: Path, kind: str, keep: int) -> None:
     entries = sorted(folder.glob(f"{kind}-*"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
-    for old in entries[MAX_ENTRIES:]:
+    for old in entries[keep:]:
         old.unlink(missing_ok=True)
 
 
@@ -144,6 +148,6 @@ def read_pickled(kind: str, key: str) -> object | None:
     return value
 
 
-def write_pickled(kind: str, key: str, value: object) -> None:
+def write_pickled(kind: str, key: str, value: object, keep: int | None = None) -> None:
     """Pickle `value` under (kind, key); a failure to write is ignored."""
-    write_entry(kind, key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    write_entry(kind, key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), keep)
