@@ -37,7 +37,14 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a file from the repository root, not installed
     sys.path.insert(0, str(REPO))
 
-from benchmarks.verify_bench import Layout, Process, expected_findings, inventory_yaml, spawn  # noqa: E402
+from benchmarks.verify_bench import (  # noqa: E402
+    Layout,
+    Process,
+    expected_findings,
+    inventory_yaml,
+    spawn,
+    topolog_cli,
+)
 
 PRINCIPALS = REPO / "inventories" / "principals.yml"
 TARGETS = {False: (8.0, 1536.0), True: (10.0, 2048.0)}  # principals beside it -> (seconds, MiB) at 131,072
@@ -59,11 +66,6 @@ class Case:
     @property
     def peak_mib(self) -> float:
         return max((r.peak_mib for r in self.runs), default=float("nan"))
-
-
-def topolog_cli() -> str:
-    exe = Path(sys.executable).parent / "topolog"
-    return str(exe) if exe.exists() else shutil.which("topolog") or "topolog"
 
 
 def reported(stdout: str) -> list[tuple[str, str, int]]:

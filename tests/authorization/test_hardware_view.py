@@ -100,12 +100,24 @@ def _views(folder: Path) -> list[Path]:
     return sorted(folder.glob("hardware-*"))
 
 
-def test_a_repeated_question_reads_the_view_and_answers_the_same(tmp_path: Path) -> None:
-    folder = tmp_path / "cache"
+def _work(tmp_path: Path, inventory: Path, principals: Path, name: str) -> Path:
+    """A folder holding a copy of `inventory` (as `name`) with `principals` beside it."""
     work = tmp_path / "work"
     work.mkdir()
-    shutil.copy(ROOT / "inventories" / "mixed-fleet.yaml", work / "fleet.yaml")
-    shutil.copy(ROOT / "inventories" / "principals.yml", work / "principals.yml")
+    shutil.copy(inventory, work / name)
+    shutil.copy(principals, work / "principals.yml")
+    return work
+
+
+# u1 is in team a (tenant a), and rack ra of the small cluster is labelled tenant a: ALLOW.
+SMALL_ASK = ("authorize", "cluster.yaml", "--principal", "u1", "--action", "schedule", "--resource", "na0/gpu0")
+
+
+def test_a_repeated_question_reads_the_view_and_answers_the_same(tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    work = _work(
+        tmp_path, ROOT / "inventories" / "mixed-fleet.yaml", ROOT / "inventories" / "principals.yml", "fleet.yaml"
+    )
     # ivan is an intern: policies/interns.cedar forbids him an A100 (it has ECC), by hand from principals.yml.
     ask = ("authorize", "fleet.yaml", "--principal", "ivan", "--action", "schedule", "--resource", "a100-n0/gpu0")
     first = _cli(folder, work, *ask)
@@ -124,11 +136,8 @@ def test_a_repeated_question_reads_the_view_and_answers_the_same(tmp_path: Path)
 
 def test_an_edited_inventory_is_read_again(tmp_path: Path) -> None:
     folder = tmp_path / "cache"
-    work = tmp_path / "work"
-    work.mkdir()
-    shutil.copy(HERE / "small" / "cluster.yaml", work / "cluster.yaml")
-    shutil.copy(HERE / "small" / "principals.yml", work / "principals.yml")
-    ask = ("authorize", "cluster.yaml", "--principal", "u1", "--action", "schedule", "--resource", "na0/gpu0")
+    work = _work(tmp_path, HERE / "small" / "cluster.yaml", HERE / "small" / "principals.yml", "cluster.yaml")
+    ask = SMALL_ASK
     before = _cli(folder, work, *ask)
     # Rack ra changes hands: tenant a becomes tenant b, so u1 (team a, tenant a) loses it.
     text = (work / "cluster.yaml").read_text()
@@ -145,11 +154,8 @@ def test_an_edited_inventory_is_read_again(tmp_path: Path) -> None:
 
 def test_a_damaged_entry_is_a_miss(tmp_path: Path) -> None:
     folder = tmp_path / "cache"
-    work = tmp_path / "work"
-    work.mkdir()
-    shutil.copy(HERE / "small" / "cluster.yaml", work / "cluster.yaml")
-    shutil.copy(HERE / "small" / "principals.yml", work / "principals.yml")
-    ask = ("authorize", "cluster.yaml", "--principal", "u1", "--action", "schedule", "--resource", "na0/gpu0")
+    work = _work(tmp_path, HERE / "small" / "cluster.yaml", HERE / "small" / "principals.yml", "cluster.yaml")
+    ask = SMALL_ASK
     first = _cli(folder, work, *ask)
     (entry,) = _views(folder)
     entry.write_bytes(entry.read_bytes()[:-100])  # truncated: its digest no longer matches
