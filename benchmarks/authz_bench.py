@@ -44,7 +44,6 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a file from the repository root, not installed
@@ -93,30 +92,17 @@ def spawn(cmd: Sequence[str], timeout: float, cold: bool = False) -> Run:
 
     `cold`: with topolog's cache off (TOPOLOG_CACHE_DIR empty), as on a fresh CI runner.
     """
-    saved = os.environ.get(CACHE_ENV)
-    if cold:
-        os.environ[CACHE_ENV] = ""
-    try:
-        with tempfile.TemporaryFile("w+b") as out, tempfile.TemporaryFile("w+") as err:
-            return _finished(*timed_child(cmd, timeout, out, err), out, err)
-    finally:
-        if cold:
-            if saved is None:
-                os.environ.pop(CACHE_ENV, None)
-            else:
-                os.environ[CACHE_ENV] = saved
-
-
-def _finished(rc: int, wall: float, usage: Any, killed: bool, out: IO[bytes], err: IO[str]) -> Run:
-    out.seek(0)
-    digest = hashlib.sha256()
-    head = b""
-    while chunk := out.read(1 << 20):
-        if not head:
-            head = chunk[:65536]
-        digest.update(chunk)
-    err.seek(0)
-    return Run(rc, wall, usage.ru_maxrss / 1024, digest.hexdigest(), head.decode(), err.read(), killed)
+    with tempfile.TemporaryFile("w+b") as out, tempfile.TemporaryFile("w+") as err:
+        rc, wall, usage, killed = timed_child(cmd, timeout, out, err, {CACHE_ENV: ""} if cold else None)
+        out.seek(0)
+        digest = hashlib.sha256()
+        head = b""
+        while chunk := out.read(1 << 20):
+            if not head:
+                head = chunk[:65536]
+            digest.update(chunk)
+        err.seek(0)
+        return Run(rc, wall, usage.ru_maxrss / 1024, digest.hexdigest(), head.decode(), err.read(), killed)
 
 
 @dataclass

@@ -49,7 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, ClassVar
@@ -383,13 +383,17 @@ class Process:
     killed: bool = False
 
 
-def timed_child(cmd: Sequence[str], timeout: float, out: IO[Any], err: IO[Any]) -> tuple[int, float, Any, bool]:
+def timed_child(
+    cmd: Sequence[str], timeout: float, out: IO[Any], err: IO[Any], env: Mapping[str, str] | None = None
+) -> tuple[int, float, Any, bool]:
     """Run one child with its output in `out` and `err` (files, so pipes never block): its exit
     status, wall seconds, its own rusage (os.wait4: the peak RSS of exactly this child) and whether
-    it was killed at `timeout`. The other benchmarks that time processes call this too.
+    it was killed at `timeout`. `env`: variables set for the child on top of this environment.
+    The other benchmarks that time processes call this too.
     """
     start = time.perf_counter()
-    proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, cwd=REPO)
+    child_env = {**os.environ, **env} if env else None
+    proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, cwd=REPO, env=child_env)
     killed = False
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)

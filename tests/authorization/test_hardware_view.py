@@ -3,8 +3,9 @@
 tests/authorization/layered.yaml puts labels where the view must carry them over objects it
 leaves out: a fleet object above every pod (tenant t0), a PCIe switch between a node and its
 GPUs (tenant t1, zone z1), a GPU listed before the node that holds it, a quarantined GPU under
-an unlabelled node, an owner on a CPU socket (not hardware) between a node and a GPU, and a
-GPU with no node (its parent is a rack).
+an unlabelled node, an owner on a CPU socket (not hardware) between a node and a GPU, a die
+inside that socket with another owner and quarantine (the nearer owner wins, quarantine stays
+once true), a GPU with no node (its parent is a rack), and a GPU inside a GPU.
 """
 
 from __future__ import annotations
@@ -49,10 +50,12 @@ def test_the_view_gives_the_entities_of_the_whole_inventory(path: Path) -> None:
 def test_the_view_carries_labels_over_what_it_leaves_out() -> None:
     # By hand from layered.yaml: fleet f (tenant t0) > pod p (zone zp) > rack r > node n;
     # n > pcie switch n/sw (tenant t1, zone z1) > n/gpu0 and gpu1 (written first, flat, parent n/sw);
-    # n > socket n/s (owner o) > n/gpu2; n/gpu3 (quarantine true) directly under n; gpu4 under r.
+    # n > socket n/s (owner o, quarantine true) > n/gpu2, and > die n/d (owner od, quarantine false)
+    # > n/gpu7; n/gpu3 (quarantine true) directly under n; gpu4 under r; n/gpu6 inside n/gpu5.
     inv = load_inventory([HERE / "layered.yaml"])
     view = hardware_view(inv)
-    assert list(view.objects) == ["gpu1", "p", "r", "gpu4", "n", "n/gpu0", "n/gpu2", "n/gpu3", "n/gpu5", "n/gpu6"]
+    kept = ["gpu1", "p", "r", "gpu4", "n", "n/gpu0", "n/gpu2", "n/gpu7", "n/gpu3", "n/gpu5", "n/gpu6"]
+    assert list(view.objects) == kept  # in inventory order, the fleet, switch, socket and die left out
     parents = {o.id: o.parent for o in view.objects.values()}
     assert parents == {
         "gpu1": "n",
@@ -62,6 +65,7 @@ def test_the_view_carries_labels_over_what_it_leaves_out() -> None:
         "n": "r",
         "n/gpu0": "n",
         "n/gpu2": "n",
+        "n/gpu7": "n",
         "n/gpu3": "n",
         "n/gpu5": "n",
         "n/gpu6": "n/gpu5",
@@ -70,7 +74,8 @@ def test_the_view_carries_labels_over_what_it_leaves_out() -> None:
     expect = {
         'Gpu::"gpu1"': ("t1", "z1", "", False),
         'Gpu::"n/gpu0"': ("t1", "z1", "", False),
-        'Gpu::"n/gpu2"': ("t0", "zp", "o", False),
+        'Gpu::"n/gpu2"': ("t0", "zp", "o", True),
+        'Gpu::"n/gpu7"': ("t0", "zp", "od", True),
         'Gpu::"n/gpu3"': ("t0", "zp", "", True),
         'Gpu::"gpu4"': ("t0", "zp", "", False),
         'Node::"n"': ("t0", "zp", "", False),
@@ -79,10 +84,11 @@ def test_the_view_carries_labels_over_what_it_leaves_out() -> None:
     for entity, labels in expect.items():
         attrs = graph.attrs(entity)
         assert (attrs["tenant"], attrs["zone"], attrs["owner"], attrs["quarantined"]) == labels, entity
-    # The node's figures count the GPUs below it, through the switch, the socket and a GPU: gpu1,
-    # n/gpu0, n/gpu2, n/gpu3, n/gpu5, n/gpu6; the rack's add gpu4. n/gpu5 counts itself and n/gpu6.
-    assert graph.attrs('Node::"n"')["gpus"] == 6
-    assert graph.attrs('Rack::"r"')["gpus"] == 7
+    # The node's figures count the GPUs below it, through the switch, the socket, the die and a
+    # GPU: gpu1, n/gpu0, n/gpu2, n/gpu7, n/gpu3, n/gpu5, n/gpu6; the rack's add gpu4. n/gpu5 counts
+    # itself and n/gpu6.
+    assert graph.attrs('Node::"n"')["gpus"] == 7
+    assert graph.attrs('Rack::"r"')["gpus"] == 8
     assert graph.gpus_holding_gpus() == {"n/gpu5"}
     gpus = graph.uids_of_type("Gpu")
     counts = {u: a["gpus"] for u, a in zip(gpus, graph.attrs_many(gpus), strict=True)}

@@ -27,7 +27,6 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring
-from typing import NamedTuple
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.gc_pause import collector_paused
@@ -127,12 +126,10 @@ def _split(entity_uid: str) -> tuple[str, str]:
     return etype, str(json.loads(quoted))
 
 
-class _Up(NamedTuple):
+@dataclass(frozen=True)
+class _Up:
     """What an object inherits, counting itself: its nearest node, rack and pod (own kind
     included) and the labels of LABEL_ATTRS as its nearest labelled ancestor (or itself) has them.
-
-    A named tuple: a fleet makes one per hardware object, and a frozen dataclass's __init__
-    costs several times as much.
     """
 
     near: tuple[str | None, str | None, str | None]
@@ -528,15 +525,6 @@ class EntityGraph:
                 holding.update(h for h in self._up_of(p).hardware if objects[h].kind == "gpu")
             self._holding_gpus = frozenset(holding)
         return self._holding_gpus
-
-    def ids_of(self, uids: Iterable[str]) -> list[str]:
-        """The id of each entity uid (KeyError for a uid that names no entity)."""
-        idents = self._idents
-        out: list[str] = []
-        for u in uids:
-            known = idents.get(u) or self.existing(u)
-            out.append(known[1])
-        return out
 
     def _gpu_index(self) -> dict[str, list[Obj]]:
         """Hardware object id -> the GPUs below it. Built once, from the GPUs up: grouped by

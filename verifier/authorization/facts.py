@@ -8,8 +8,6 @@ has nothing to judge.
 
 from __future__ import annotations
 
-import itertools
-
 from verifier.authorization.classes import partition, policy_reads
 from verifier.authorization.entities import PRINCIPAL_TYPES
 from verifier.authorization.evaluate import ACTIONS, Request
@@ -43,7 +41,7 @@ def _facts(setup: AuthzSetup) -> dict[str, list[Row]]:
         rows["member_of"].extend((p.id, t) for t in p.teams)
     for c in gpu_classes:
         name = id_of(c.id)
-        rows["authz_class"].extend(zip(graph.ids_of(c.members), itertools.repeat(name)))
+        rows["authz_class"].extend((id_of(m), name) for m in c.members)
     requests = [
         Request(pc.representative, action, rc.representative)
         for pc in principal_classes

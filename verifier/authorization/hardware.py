@@ -7,10 +7,11 @@ the inventory's templates again does, so a repeated question about an unchanged 
 skips YAML, templates and validation altogether.
 
 The view is itself an `Inventory` that holds only those objects, each hung from its nearest
-hardware ancestor, and that says on each object exactly what `EntityGraph` would have worked
-out for it from the whole inventory: a label is written where the inherited values change
-(tenant, zone, owner, quarantine), with all four, so the entities, their ancestors and their
-attributes are the same (tests/authorization/test_hardware_view.py holds both graphs equal).
+hardware ancestor. The labels of the objects it leaves out between them (a PCIe switch, a
+socket, a fleet object) move down onto the hardware object below, so that reading labels down
+the view's chain gives what reading them down the whole chain did: the entities, their ancestors
+and their attributes are the same (tests/authorization/test_hardware_view.py holds both graphs
+equal).
 Scale-up links are not in it: NVLink domains are worked out from the whole inventory, loaded
 when a request first needs one.
 
@@ -25,7 +26,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import cast
 
-from verifier.authorization.entities import HARDWARE_TYPES, LABEL_ATTRS
+from verifier.authorization.entities import HARDWARE_TYPES
 from verifier.core.cache import code_digest, enabled, entry_key, read_pickled, write_pickled
 from verifier.core.errors import SourceLocation
 from verifier.sources.inventory.model import EMPTY_STR, CatalogModel, Inventory, Obj
@@ -34,10 +35,10 @@ KIND = "hardware"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 7 MB."""
 _FORMAT = 1
-_LABELS = tuple(LABEL_ATTRS)  # tenant, zone, owner, quarantine
-_UNLABELLED = ("", "", "", False)  # what an object with no labelled ancestor inherits (entities._ROOT)
+Written = tuple[str | None, str | None, str | None, bool]
+"""tenant, zone, owner (None: not written) and whether quarantine is written true."""
+_NONE_WRITTEN: Written = (None, None, None, False)
 
-Inherited = tuple[str, str, str, bool]
 ModelRow = tuple[str, str, str, dict[str, int], frozenset[str], str, SourceLocation, tuple[tuple[str, int], ...]]
 Packed = tuple[
     int,  # _FORMAT
@@ -48,7 +49,7 @@ Packed = tuple[
     list[SourceLocation],
     list[str | None],  # models
     list[str | None],  # states
-    tuple[list[int], list[Inherited]],  # the labels written on each object (-1: none), and each such set
+    tuple[list[int], list[Written]],  # the labels written on each object (-1: none), and each such set
     list[ModelRow],  # the catalogue models the objects name
 ]
 
@@ -97,90 +98,75 @@ def hardware_view(inv: Inventory) -> Inventory:
     return _unpack(_pack(inv))
 
 
-class _Walk:
-    """Per object: the labels it inherits (as EntityGraph._up_of reads them) and the nearest
-    hardware object at or above it, memoised, walked upwards without recursion.
-    """
-
-    def __init__(self, inv: Inventory) -> None:
-        self.objects = inv.objects
-        self.seen: dict[str, tuple[Inherited, str | None]] = {}
-
-    def at(self, oid: str) -> tuple[Inherited, str | None]:
-        seen = self.seen
-        known = seen.get(oid)
-        if known is not None:
-            return known
-        path: list[Obj] = []
-        base: tuple[Inherited, str | None] = (_UNLABELLED, None)
-        cur: str | None = oid
-        while cur is not None:
-            known = seen.get(cur)
-            if known is not None:
-                base = known
-                break
-            o = self.objects.get(cur)
-            if o is None:  # a dangling parent ends the chain, as in EntityGraph._up_of
-                break
-            path.append(o)
-            cur = o.parent
-        for o in reversed(path):
-            inherited, hardware = base
-            labels = o.labels
-            if labels:
-                t, z, owner, quarantined = inherited
-                inherited = (
-                    labels.get("tenant", t),
-                    labels.get("zone", z),
-                    labels.get("owner", owner),
-                    quarantined or labels.get("quarantine") == "true",
-                )
-            base = (inherited, o.id if o.kind in HARDWARE_TYPES else hardware)
-            seen[o.id] = base
-        return seen.get(oid, base)
-
-
 def _pack(inv: Inventory) -> Packed:
     """Columns, so that a fleet's 150,000 objects are read back without a pickled object each."""
-    ids: list[str] = []
-    kinds: list[str] = []
-    parents: list[int] = []
-    locs: list[SourceLocation] = []
-    models: list[str | None] = []
-    states: list[str | None] = []
-    labels: list[int] = []
-    label_sets: dict[Inherited, int] = {}
-    kept = [o for o in inv.objects.values() if o.kind in HARDWARE_TYPES]
+    objects = inv.objects
+    kept = [o for o in objects.values() if o.kind in HARDWARE_TYPES]
     position = {o.id: n for n, o in enumerate(kept)}
-    walk = _Walk(inv)
-    at, seen = walk.at, walk.seen
+    parents: list[int] = []
+    labels: list[int] = []
+    label_sets: dict[Written, int] = {}
     for o in kept:
-        parent = o.parent
-        # What the parent inherits is the GPU's too unless it has labels of its own; the view
-        # writes labels where that differs from what its nearest hardware ancestor inherits.
-        from_parent, above = (seen.get(parent) or at(parent)) if parent is not None else (_UNLABELLED, None)
-        mine = at(o.id)[0] if o.labels else from_parent
-        below = (seen.get(above) or at(above))[0] if above is not None else _UNLABELLED
-        ids.append(o.id)
-        kinds.append(o.kind)
+        # The objects the view leaves out between o and its nearest hardware ancestor: their
+        # labels move down onto o, which then inherits through the view what it did before.
+        skipped = [o]
+        above = o.parent
+        while above is not None and above not in position:
+            left_out = objects.get(above)
+            if left_out is None:  # a dangling parent ends the chain, as in EntityGraph._up_of
+                above = None
+                break
+            skipped.append(left_out)
+            above = left_out.parent
         parents.append(position[above] if above is not None else -1)
-        locs.append(o.loc)
-        models.append(o.model)
-        states.append(o.state)
-        labels.append(-1 if mine == below else label_sets.setdefault(mine, len(label_sets)))
+        written = _moved_down(skipped)
+        labels.append(-1 if written == _NONE_WRITTEN else label_sets.setdefault(written, len(label_sets)))
+    models = [o.model for o in kept]
     used = {m for m in models if m is not None}
     catalogue: list[ModelRow] = [
         (m.name, m.vendor, m.kind, dict(m.specs), m.features, m.source, m.loc, m.mig)
         for name, m in inv.models.items()
         if name in used
     ]
-    return (_FORMAT, inv.files, ids, kinds, parents, locs, models, states, (labels, list(label_sets)), catalogue)
+    return (
+        _FORMAT,
+        inv.files,
+        [o.id for o in kept],
+        [o.kind for o in kept],
+        parents,
+        [o.loc for o in kept],
+        models,
+        [o.state for o in kept],
+        (labels, list(label_sets)),
+        catalogue,
+    )
+
+
+def _moved_down(chain: list[Obj]) -> Written:
+    """The labels of entities.LABEL_ATTRS that `chain` (an object, then its ancestors up to one that is
+    kept) writes, as EntityGraph._up_of reads them down the chain: the lowest value of each
+    label wins, and quarantine once true stays true. None: not written.
+    """
+    tenant = zone = owner = None
+    quarantined = False
+    for o in reversed(chain):
+        found = o.labels
+        if found:
+            tenant = found.get("tenant", tenant)
+            zone = found.get("zone", zone)
+            owner = found.get("owner", owner)
+            # Values are checked by check_label_types before a view is kept: only "true" counts.
+            quarantined = quarantined or found.get("quarantine") == "true"
+    return tenant, zone, owner, quarantined
 
 
 def _unpack(stored: Packed) -> Inventory:
     _, files, ids, kinds, parents, locs, models, states, (labels, label_sets), catalogue = stored
     written = [
-        {_LABELS[0]: t, _LABELS[1]: z, _LABELS[2]: ow, _LABELS[3]: "true" if q else "false"}
+        {
+            **{name: value for name, value in (("tenant", t), ("zone", z), ("owner", ow)) if value is not None},
+            **({"quarantine": "true"} if q else {}),
+        }
         for t, z, ow, q in label_sets
     ]
     view = Inventory(files=files)

@@ -534,9 +534,10 @@ class DuckDBBackend:
         # (a re-evaluation keeps those of lower stages) need the anti join.
         source = self._new_rows(relation, [query]) if relation in self._filled else query
         # One thread: each iteration of a recursive query is a pipeline of its own, and a second
-        # thread waits to be woken for every one of them. A chain of 4,000 (4,000 iterations) took
-        # 2.7-4.6 s of wall time on two threads against 1.1 s on one; the fleet's closures (a few
-        # wide iterations) take the same time either way.
+        # thread waits to be woken for every one of them. The recursive query of a chain of 4,000
+        # (4,000 iterations) took 2.7-12.7 s of wall time on two threads against 1.1-1.8 s on one
+        # (DuckDB 2.0.1, benchmarks/README.md); the fleet's closures, a few wide iterations, take
+        # the same time either way.
         self._con.execute("SET threads = 1")
         try:
             self._stage += self._insert(relation, source, params)

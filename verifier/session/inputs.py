@@ -7,7 +7,8 @@ inputs here and import none of the engine, the checks or the fact builders.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ from verifier.sources.importers import import_files
 from verifier.sources.inventory.clusters import one_cluster
 from verifier.sources.inventory.loader import load_inventory, load_inventory_read
 from verifier.sources.inventory.model import Inventory
-from verifier.sources.inventory.raw_files import read_digest_parts, read_inventory_files
+from verifier.sources.inventory.raw_files import read_digest_parts, read_files
 from verifier.sources.principals import Principals, load_principals
 
 if TYPE_CHECKING:
@@ -51,8 +52,11 @@ def read_inventory(
         imported = import_files(from_kind, list(paths))
         inventory = imported.inventory
         notes = [str(note) for note in imported.notes]
-    people = load_principals(side.principals) if principals and side.principals is not None else None
-    return Inputs(tuple(paths), inventory, side, people, notes)
+    return Inputs(tuple(paths), inventory, side, _principals(side) if principals else None, notes)
+
+
+def _principals(side: SideFiles) -> Principals | None:
+    return load_principals(side.principals) if side.principals is not None else None
 
 
 def authorization_inputs(paths: Sequence[Path], side: SideFiles, from_kind: str | None = None) -> AuthzSetup:
@@ -63,44 +67,24 @@ def authorization_inputs(paths: Sequence[Path], side: SideFiles, from_kind: str 
     repeated run on the same bytes reads it back instead of the whole inventory, which is then
     loaded only if a request needs NVLink domains.
     """
+    from verifier.authorization.hardware import cached_view, remember_view, view_key
     from verifier.authorization.setup import build_setup, require_principals
 
-    view = whole = key = None
-    if from_kind is None:
-        from verifier.authorization.hardware import cached_view, view_key
-
-        one_cluster(paths, "this command works on one inventory at a time")
-        files = read_inventory_files(paths)
-        key = view_key(read_digest_parts(files))
-        view = cached_view(key) if key is not None else None
-        if view is None:
-            inventory = load_inventory_read(files)
-        else:
-            inventory = view
-            whole = _once(lambda: load_inventory_read(files))
-        inputs = Inputs(tuple(paths), inventory, side)
-        inputs.principals = load_principals(side.principals) if side.principals is not None else None
-    else:
+    if from_kind is not None:
         inputs = read_inventory(paths, side, from_kind)
-    people = inputs.principals or require_principals(None, paths)
-    setup = build_setup(inputs.inventory, paths, side.policy_dir, people, whole)
+        people = inputs.principals or require_principals(None, paths)
+        return build_setup(inputs.inventory, paths, side.policy_dir, people)
+    one_cluster(paths, "this command works on one inventory at a time")
+    files = read_files(paths)
+    whole = functools.cache(functools.partial(load_inventory_read, files))  # loaded at most once, from these bytes
+    key = view_key(read_digest_parts(files))
+    view = cached_view(key) if key is not None else None
+    inventory = view if view is not None else whole()
+    people = _principals(side) or require_principals(None, paths)
+    setup = build_setup(inventory, paths, side.policy_dir, people, whole)
     if key is not None and view is None:
-        from verifier.authorization.hardware import remember_view
-
-        remember_view(key, inputs.inventory)
+        remember_view(key, inventory)
     return setup
-
-
-def _once(make: Callable[[], Inventory]) -> Callable[[], Inventory]:
-    """`make`, called at most once: the whole inventory is loaded only when a domain is asked for."""
-    made: list[Inventory] = []
-
-    def get() -> Inventory:
-        if not made:
-            made.append(make())
-        return made[0]
-
-    return get
 
 
 def authorization_for(inputs: Inputs, *, required: str | None = None) -> AuthzSetup | None:

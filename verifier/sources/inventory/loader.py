@@ -10,22 +10,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from verifier.core.errors import TopologError
 from verifier.core.gc_pause import collector_paused
 from verifier.sources.inventory.catalog import builtin_models, parse_models
 from verifier.sources.inventory.model import CatalogModel, Inventory
-from verifier.sources.inventory.raw_files import ReadFile
+from verifier.sources.inventory.raw_files import ReadFile, read_files
 from verifier.sources.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
 from verifier.sources.inventory.templates import Expander, Sink, check_expansion, made_links
 from verifier.sources.inventory.validate import (
     Problems,
     check_inventory,
     did_you_mean,
+    documents_of,
     failure_cause,
     read_document_text,
-    read_documents,
 )
-from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_text
+from verifier.sources.inventory.yaml_source import YList, YMap
 
 API_VERSION = "topolog.dev/v1"
 TOP_KEYS = ("apiVersion", "kind", "metadata", "catalog", "templates", "objects", "links")
@@ -34,9 +33,7 @@ DOC_KINDS = ("Inventory", "Catalog")
 
 def load_inventory(paths: Iterable[str | Path]) -> Inventory:
     """Load and merge inventory files. Raises TopologError listing every problem."""
-    problems = Problems()
-    docs, names = read_documents(paths, problems)
-    return _build(docs, names, problems)
+    return load_inventory_read(read_files(paths))
 
 
 def load_inventory_read(files: Sequence[ReadFile]) -> Inventory:
@@ -44,16 +41,7 @@ def load_inventory_read(files: Sequence[ReadFile]) -> Inventory:
     and a caller that keys a cache by the bytes parses exactly the bytes it keyed.
     """
     problems = Problems()
-    docs: list[YMap] = []
-    for name, data in files:
-        try:
-            if isinstance(data, TopologError):
-                raise data
-            docs.append(load_yaml_text(decode_utf8(data, name), name))
-        except TopologError as err:
-            for d in err.diagnostics:
-                problems.add(d.location, d.message)
-    return _build(docs, [name for name, _ in files], problems)
+    return _build(documents_of(files, problems), [name for name, _ in files], problems)
 
 
 def load_inventory_text(text: str, filename: str = "<inventory>") -> Inventory:

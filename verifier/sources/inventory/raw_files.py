@@ -1,10 +1,9 @@
-"""Inventory files read to bytes, before any parsing, and the digest of exactly what was read.
+"""Input files read to bytes, before any parsing, and the digest of exactly what was read.
 
 A command that keeps what it derives from an inventory in the cache (verifier.core.cache)
 names the entry by these bytes, then parses the same bytes on a miss
 (verifier.sources.inventory.loader.load_inventory_read): a pipe can be read only once, and a
 file rewritten between a digest and a second read must not pass for the one digested.
-Importing this module pulls in no YAML parser, so a cache hit never pays for one.
 """
 
 from __future__ import annotations
@@ -19,8 +18,10 @@ ReadFile = tuple[str, bytes | TopologError]
 """A file's name as locations print it, and its bytes or why they could not be read."""
 
 
-def read_inventory_files(paths: Iterable[str | Path]) -> list[ReadFile]:
-    """Each file's bytes (at most `file_size` of them), or the located error of reading it."""
+def read_files(paths: Iterable[str | Path]) -> list[ReadFile]:
+    """Each file's bytes (at most `file_size` of them), or the located error of reading it
+    (validate.documents_of parses them).
+    """
     out: list[ReadFile] = []
     for path in paths:
         name = str(path)

@@ -21,8 +21,9 @@ from typing import Any, TypeVar
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.limits import INT64_MAX, INT64_MIN, current_limits, exceeded
 from verifier.sources.inventory.model import Inventory
+from verifier.sources.inventory.raw_files import ReadFile, read_files
 from verifier.sources.inventory.units import UnitError, comma_problem
-from verifier.sources.inventory.yaml_source import YList, YMap, load_yaml_file, load_yaml_text
+from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_text
 
 T = TypeVar("T")
 
@@ -634,17 +635,24 @@ def read_documents(paths: Iterable[str | Path], problems: Problems) -> tuple[lis
     Inventories and job files both collect every file's problems before giving up, so a
     user sees all of them in one run.
     """
+    files = read_files(paths)
+    return documents_of(files, problems), [name for name, _ in files]
+
+
+def documents_of(files: Iterable[ReadFile], problems: Problems) -> list[YMap]:
+    """The YAML document of each file already read (raw_files.read_files); a file that could not
+    be read or parsed adds its problems instead.
+    """
     docs: list[YMap] = []
-    names: list[str] = []
-    for path in paths:
-        name = str(path)
-        names.append(name)
+    for name, data in files:
         try:
-            docs.append(load_yaml_file(path, name))
+            if isinstance(data, TopologError):
+                raise data
+            docs.append(load_yaml_text(decode_utf8(data, name), name))
         except TopologError as err:
             for d in err.diagnostics:
                 problems.add(d.location, d.message)
-    return docs, names
+    return docs
 
 
 def read_document_text(text: str, filename: str, problems: Problems) -> list[YMap]:
