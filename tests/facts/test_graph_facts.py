@@ -142,20 +142,29 @@ SCALEUP_INVENTORIES = sorted(
 )
 
 
+REFERENCE_RULES = Path(__file__).with_name("nvlink_domain_reference.dl")
+
+
 @pytest.mark.parametrize("path", SCALEUP_INVENTORIES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_scaleup_domain_agrees_with_the_rules_nvlink_domain(path: Path) -> None:
-    """Placement reads the union-find answer; verify derives nvlink_domain with rules: they must agree."""
+def test_scaleup_domain_agrees_with_the_closure_in_rules(path: Path) -> None:
+    """TOPO004's nvlink_domain and placement read the union-find answer: it must equal the
+    components that closing scale-up reachability in rules gives (nvlink_domain_reference.dl).
+    """
     from verifier.engine.queries import program_for
+    from verifier.engine.rule_pack import shipped_first
     from verifier.session.session import load_rules, open_evaluation
 
     if path.name == "jobs.yaml":
         pytest.skip("a job file, not an inventory")
-    # Only the rules nvlink_domain depends on: the same rows as the whole pack gives, sooner.
-    program = program_for(load_rules(), {"nvlink_domain"})
-    with open_evaluation([path], program, authorize=False, also_read=["nvlink_domain"]) as model:
-        derived = sorted((str(g), str(d)) for g, d in model.engine.query("nvlink_domain"))
-    assert sorted(graph_facts(model.inventory, ["scaleup_domain"])["scaleup_domain"]) == derived
-    assert derived or path.parent.name != "inventories"  # every shipped inventory has GPUs
+    # Only the rules the two answers depend on: the same rows as the whole pack gives, sooner.
+    wanted = {"nvlink_domain", "reference_nvlink_domain"}
+    program = program_for(load_rules(shipped_first([REFERENCE_RULES])), wanted)
+    with open_evaluation([path], program, authorize=False, also_read=sorted(wanted)) as model:
+        read = sorted((str(g), str(d)) for g, d in model.engine.query("nvlink_domain"))
+        closed = sorted((str(g), str(d)) for g, d in model.engine.query("reference_nvlink_domain"))
+    assert sorted(graph_facts(model.inventory, ["scaleup_domain"])["scaleup_domain"]) == closed
+    assert read == closed
+    assert closed or path.parent.name != "inventories"  # every shipped inventory has GPUs
 
 
 def test_scaleup_domain_skips_down_links_and_names_by_smallest_gpu() -> None:
