@@ -203,8 +203,8 @@ Expected = tuple[str, str, tuple[str, ...], str, int]  # rule, severity, subject
 def expected_findings(text: str) -> list[Expected]:
     """Predicted by hand from the rules in rules/topology/ and the overrides above.
 
-    - SPLIT_NODE: gpu5's four NVSwitch bonds are `state: down`, so `adjacent` drops them,
-      gpu5 has no `scaleup_reach` and is its own NVLink domain; the other 7 GPUs share the
+    - SPLIT_NODE: gpu5's four NVSwitch bonds are `state: down`, so no working scale-up link
+      joins it to anything (`scaleup_domain`) and it is its own NVLink domain; the other 7 GPUs share the
       NVSwitches. The node promises nvlink_domain and has 2 domains, split by down links:
       one TOPO005 for gpu5 naming its four down bonds (one root cause), not TOPO004 (which
       steps aside for a split a down link explains), located at the override that changed
