@@ -148,7 +148,8 @@ REFERENCE_RULES = Path(__file__).with_name("nvlink_domain_reference.dl")
 @pytest.mark.parametrize("path", SCALEUP_INVENTORIES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_scaleup_domain_agrees_with_the_closure_in_rules(path: Path) -> None:
     """TOPO004's nvlink_domain and placement read the union-find answer: it must equal the
-    components that closing scale-up reachability in rules gives (nvlink_domain_reference.dl).
+    components that closing scale-up reachability in rules gives (nvlink_domain_reference.dl), and
+    TOPO004's stray steps (from SCALE005's stray links) the ones found from working steps.
     """
     from verifier.engine.queries import program_for
     from verifier.engine.rule_pack import shipped_first
@@ -157,13 +158,16 @@ def test_scaleup_domain_agrees_with_the_closure_in_rules(path: Path) -> None:
     if path.name == "jobs.yaml":
         pytest.skip("a job file, not an inventory")
     # Only the rules the two answers depend on: the same rows as the whole pack gives, sooner.
-    wanted = {"nvlink_domain", "reference_nvlink_domain"}
+    wanted = {"nvlink_domain", "reference_nvlink_domain", "stray_scaleup_edge", "reference_stray_edge"}
     program = program_for(load_rules(shipped_first([REFERENCE_RULES])), wanted)
     with open_evaluation([path], program, authorize=False, also_read=sorted(wanted)) as model:
         read = sorted((str(g), str(d)) for g, d in model.engine.query("nvlink_domain"))
         closed = sorted((str(g), str(d)) for g, d in model.engine.query("reference_nvlink_domain"))
+        stray = sorted((str(a), str(b)) for a, b in model.engine.query("stray_scaleup_edge"))
+        reference_stray = sorted((str(a), str(b)) for a, b in model.engine.query("reference_stray_edge"))
     assert sorted(graph_facts(model.inventory, ["scaleup_domain"])["scaleup_domain"]) == closed
     assert read == closed
+    assert stray == reference_stray
     assert closed or path.parent.name != "inventories"  # every shipped inventory has GPUs
 
 

@@ -536,7 +536,7 @@ def _joins_domain(inv: Inventory, a: str, b: str) -> bool:
     """Whether a working scale-up link joins its ends' domains: always inside one node (or
     between two objects outside every node); between nodes only where an object above nodes
     that holds both ends promises one NVLink domain (as an NVL72 rack does). The rules'
-    scaleup_edge (rules/topology/TOPO004_split_nvlink_node.dl) draws the same line.
+    stray_scaleup_link (rules/topology/lib/cross_node_scaleup.dl) draws the same line.
     """
     objects = inv.objects
     if _node_above(objects, a) == _node_above(objects, b):
