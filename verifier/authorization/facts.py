@@ -4,23 +4,93 @@ Cedar is asked once per (principal class, action, GPU class) in the context {}; 
 of the relations below (declared in rules/schema.dl) go into the engine with the inventory's
 facts, before the one evaluation. Without a principals file there are none and rules/authz/
 has nothing to judge.
+
+Working out the classes reads every GPU's attributes: half a second at 131,072 GPUs, for rows
+that only the inventory, the principals, the policies and this code decide. So the rows are
+kept in the cache (verifier.core.cache), named by all of those: `place` asked again about an
+unchanged fleet (new jobs, the same hardware) and a repeated `verify` read them back.
 """
 
 from __future__ import annotations
+
+import pickle
+from dataclasses import fields
+from functools import cache
 
 from verifier.authorization.classes import partition, policy_reads
 from verifier.authorization.entities import PRINCIPAL_TYPES
 from verifier.authorization.evaluate import ACTIONS, Request
 from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.authorization.setup import AuthzSetup
+from verifier.core.cache import code_digest, enabled, entry_key, package_digest, read_pickled, write_pickled
 from verifier.core.gc_pause import collector_paused
 from verifier.engine.ast import Row
 
+KIND = "authz-facts"
+KEEP = 8
+"""Entries kept: a 131,072-GPU fleet's is about 3 MB."""
+_FORMAT = 1
+Packed = tuple[int, dict[str, list[Row]]]
+
 
 def authz_facts(setup: AuthzSetup) -> dict[str, list[Row]]:
-    """The rows of every relation in AUTHZ_RELATIONS."""
+    """The rows of every relation in AUTHZ_RELATIONS: kept in the cache when the setup knows what
+    its inventory was loaded from (AuthzSetup.inventory_parts; not a tool's output), else worked out.
+    """
+    key = _key(setup)
+    if key is not None:
+        kept = _unpack(read_pickled(KIND, key))
+        if kept is not None:
+            return kept
     with collector_paused():
-        return _facts(setup)
+        rows = _facts(setup)
+    if key is not None:
+        packed: Packed = (_FORMAT, rows)
+        write_pickled(KIND, key, packed, KEEP)
+    return rows
+
+
+def _key(setup: AuthzSetup) -> str | None:
+    """The entry of these rows: the inventory's bytes, the policies and schema with the cedarpy
+    that validated them (the bundle's digest), every principal's fields, and the code between them.
+    """
+    if setup.inventory_parts is None or not setup.bundle.digest or not enabled():
+        return None
+    # The files' bytes in order, not their names: no row holds a location, so a copy of the
+    # inventory elsewhere (a scheduler's temporary folder) reads the same entry.
+    inventory = [part for part in setup.inventory_parts if isinstance(part, bytes)]
+    # Every field but where it was written (a new field is read here without a change).
+    people = [tuple(getattr(p, f.name) for f in fields(p) if f.name != "loc") for p in setup.principals.sorted()]
+    principals = pickle.dumps(people, protocol=pickle.HIGHEST_PROTOCOL)
+    return entry_key(_code(), ["authz facts", *inventory, setup.bundle.digest, principals])
+
+
+@cache
+def _code() -> bytes:
+    """Everything that turns those inputs into rows: the inventory loader and the core it builds on,
+    the entities, classes and decisions (this package), the NVLink domains (verifier.facts.graph)
+    and the principals' loader.
+    """
+    parts = [
+        package_digest("verifier.sources.inventory"),
+        package_digest("verifier.core"),
+        package_digest("verifier.authorization"),
+        code_digest("verifier.facts", ("graph.py",)),
+        code_digest("verifier.sources", ("principals.py",)),
+    ]
+    return b"".join(parts)
+
+
+def _unpack(stored: object) -> dict[str, list[Row]] | None:
+    """The rows of an entry this code wrote; None for anything else (a miss, never a crash)."""
+    if not isinstance(stored, tuple) or len(stored) != 2 or stored[0] != _FORMAT:
+        return None
+    rows = stored[1]
+    if not isinstance(rows, dict) or sorted(rows) != sorted(AUTHZ_RELATIONS):
+        return None
+    if not all(isinstance(v, list) and all(isinstance(r, tuple) for r in v) for v in rows.values()):
+        return None
+    return rows
 
 
 def _facts(setup: AuthzSetup) -> dict[str, list[Row]]:

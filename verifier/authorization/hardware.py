@@ -23,11 +23,10 @@ whole inventory loaded and passed validation, so a hit is an inventory that woul
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import resources
 from typing import cast
 
 from verifier.authorization.entities import HARDWARE_TYPES
-from verifier.core.cache import code_digest, enabled, entry_key, read_pickled, write_pickled
+from verifier.core.cache import code_digest, enabled, entry_key, package_digest, read_pickled, write_pickled
 from verifier.core.errors import SourceLocation
 from verifier.sources.inventory.model import EMPTY_STR, CatalogModel, Inventory, Obj
 
@@ -66,15 +65,10 @@ def _code() -> bytes:
     core it builds on, and this code.
     """
     return (
-        _package_digest("verifier.sources.inventory")
-        + _package_digest("verifier.core")
+        package_digest("verifier.sources.inventory")
+        + package_digest("verifier.core")
         + code_digest("verifier.authorization", ("hardware.py", "entities.py"))
     )
-
-
-def _package_digest(package: str) -> bytes:
-    names = resources.files(package).iterdir()
-    return code_digest(package, tuple(sorted(p.name for p in names if p.name.endswith((".py", ".yaml", ".json")))))
 
 
 def cached_view(key: str) -> Inventory | None:

@@ -33,6 +33,9 @@ class AuthzSetup:
     principals: Principals
     graph: EntityGraph
     authorizer: Authorizer
+    inventory_parts: Sequence[str | bytes] | None = None
+    """What `inventory` was loaded from (raw_files.read_digest_parts), naming the cache entries of
+    what is derived from it (verifier.authorization.facts); None: not kept."""
     _class_keys: Callable[[list[str]], list[tuple[object, ...]]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -81,11 +84,13 @@ def build_setup(
     policy_dir: Path,
     principals: Principals,
     whole: Callable[[], Inventory] | None = None,
+    inventory_parts: Sequence[str | bytes] | None = None,
 ) -> AuthzSetup:
     """Policies loaded and validated, entities built from `inventory`, one reusable authorizer.
 
     `inventory` may be the hardware view of verifier.authorization.hardware; `whole` then loads
-    the whole inventory, whose scale-up links the NVLink domains are found from.
+    the whole inventory, whose scale-up links the NVLink domains are found from. `inventory_parts`:
+    what the inventory was loaded from (AuthzSetup.inventory_parts).
     """
     bundle = load_policies(policy_dir)
 
@@ -97,7 +102,13 @@ def build_setup(
 
     graph = build_graph(inventory, domains, principals)
     return AuthzSetup(
-        tuple(str(p) for p in inventory_paths), inventory, bundle, principals, graph, Authorizer(bundle, graph)
+        tuple(str(p) for p in inventory_paths),
+        inventory,
+        bundle,
+        principals,
+        graph,
+        Authorizer(bundle, graph),
+        inventory_parts,
     )
 
 

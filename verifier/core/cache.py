@@ -125,6 +125,12 @@ def code_digest(package: str, files: tuple[str, ...]) -> bytes:
     return digest.digest()
 
 
+def package_digest(package: str) -> bytes:
+    """code_digest of every module and data file (.py, .yaml, .json) of `package`."""
+    names = resources.files(package).iterdir()
+    return code_digest(package, tuple(sorted(p.name for p in names if p.name.endswith((".py", ".yaml", ".json")))))
+
+
 def entry_key(code: bytes, parts: Iterable[str | bytes]) -> str:
     """An entry's name: the digest of `code` (a code_digest) and of `parts`, each prefixed by its
     length, so that no two different lists of parts name the same entry.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from verifier.session.side_files import SideFiles
 from verifier.sources.importers import import_files
 from verifier.sources.inventory.clusters import one_cluster
-from verifier.sources.inventory.loader import load_inventory, load_inventory_read
+from verifier.sources.inventory.loader import load_inventory_read
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.inventory.raw_files import read_digest_parts, read_files
 from verifier.sources.principals import Principals, load_principals
@@ -35,6 +35,9 @@ class Inputs:
     principals: Principals | None = None
     notes: list[str] = field(default_factory=list)
     """What an importer read but topolog does not model (printed on stderr by the CLI)."""
+    digest_parts: list[str | bytes] | None = None
+    """What a YAML inventory was loaded from (raw_files.read_digest_parts), naming what the cache
+    keeps of it; None for a tool's output."""
 
 
 def read_inventory(
@@ -45,14 +48,17 @@ def read_inventory(
     With `principals`, the principals file the side files name is read too (once per run).
     """
     notes: list[str] = []
+    parts: list[str | bytes] | None = None
     if from_kind is None:
         one_cluster(paths, "this command works on one inventory at a time")
-        inventory = load_inventory(list(paths))
+        files = read_files(paths)
+        inventory = load_inventory_read(files)
+        parts = read_digest_parts(files)
     else:
         imported = import_files(from_kind, list(paths))
         inventory = imported.inventory
         notes = [str(note) for note in imported.notes]
-    return Inputs(tuple(paths), inventory, side, _principals(side) if principals else None, notes)
+    return Inputs(tuple(paths), inventory, side, _principals(side) if principals else None, notes, parts)
 
 
 def _principals(side: SideFiles) -> Principals | None:
@@ -101,4 +107,6 @@ def authorization_for(inputs: Inputs, *, required: str | None = None) -> AuthzSe
     if principals is None:
         assert required is not None
         principals = require_principals(None, inputs.paths, required)
-    return build_setup(inputs.inventory, inputs.paths, inputs.side.policy_dir, principals)
+    return build_setup(
+        inputs.inventory, inputs.paths, inputs.side.policy_dir, principals, inventory_parts=inputs.digest_parts
+    )
