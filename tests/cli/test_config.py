@@ -78,6 +78,24 @@ def test_a_pyproject_without_the_table_is_passed_over(project: Path) -> None:
     assert _defaults(Path.cwd())["verify"]["fail_on"] == "note"
 
 
+def test_a_found_pyproject_that_never_names_topolog_is_not_parsed(project: Path) -> None:
+    # Broken TOML (an unterminated string) for some other tool: it cannot hold [tool.topolog],
+    # so the search passes over it instead of failing every command run below it.
+    _write(project / "a" / "pyproject.toml", '[tool.black]\nline-length = "88\n')
+    _write(project / ".topolog.yaml", "fail-on: note\n")
+    assert _defaults(Path.cwd())["verify"]["fail_on"] == "note"
+    # Named with --config, the same file is read as TOML and refused with its line.
+    with pytest.raises(TopologError) as caught:
+        read_config(project / "a" / "pyproject.toml")
+    assert "TOML syntax error" in str(caught.value)
+
+
+def test_a_quoted_key_that_spells_topolog_with_an_escape_is_found(project: Path) -> None:
+    # "\u0074opolog" is the key topolog (TOML basic strings, quoted keys included, take escapes).
+    _write(project / "pyproject.toml", '[tool."\\u0074opolog"]\nfail-on = "note"\n')
+    assert _defaults(Path.cwd())["verify"]["fail_on"] == "note"
+
+
 def test_both_files_in_one_folder_are_refused(project: Path) -> None:
     _write(project / ".topolog.yaml", "fail-on: note\n")
     _write(project / "pyproject.toml", '[tool.topolog]\nfail-on = "warning"\n')

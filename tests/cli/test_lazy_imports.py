@@ -82,7 +82,7 @@ def test_the_console_script_imports_topolog_with_the_collector_off_and_the_libra
         "import verifier.cli.main\n"
         "library = gc.isenabled()\n"
         "import verifier.cli.entry\n"
-        "print(library, gc.isenabled(), verifier.cli.entry.run is verifier.cli.main.run)\n"
+        "print(library, gc.isenabled(), verifier.cli.entry.run_command is verifier.cli.main.run)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["True", "False", "True"]

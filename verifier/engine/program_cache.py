@@ -19,7 +19,17 @@ from verifier.engine.queries import NEEDS_KEY, prepare_query
 from verifier.engine.strata import strata_of
 
 KIND = "program"
-_CODE = ("ast.py", "parser.py", "grammar.lark", "checks.py", "loader.py", "strata.py", "queries.py", "program_cache.py")
+_CODE = (
+    "ast.py",
+    "parser.py",
+    "grammar.lark",
+    "checks.py",
+    "loader.py",
+    "shared_terms.py",
+    "strata.py",
+    "queries.py",
+    "program_cache.py",
+)
 """The files whose change can change the program a text parses to."""
 
 

@@ -62,8 +62,10 @@ def load_rule_pack(paths: Sequence[Path]) -> Program:
     program = cached_program(disk_key) if disk_key is not None else None
     if program is None:
         from verifier.engine.loader import load_program
+        from verifier.engine.shared_terms import share_terms
 
-        program = load_program(files, None if with_shipped else shipped_declaration_hint)
+        # Checked, its terms' positions are no longer read: shared terms on a miss as on a hit.
+        program = share_terms(load_program(files, None if with_shipped else shipped_declaration_hint))
         if disk_key is not None:
             remember_program(disk_key, program)
     if disk_key is not None:
