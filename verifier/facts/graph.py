@@ -420,15 +420,14 @@ def scaleup_domains(inv: Inventory, view: _LinkView | None = None) -> list[Row]:
     objects, stamped = inv.objects, inv.stamped
     view = view or _LinkView.of(inv)
     rep_of = _representatives(stamped, set())
-    plan_links, foreign = _scaleup_links(inv, rep_of, set(), view)
+    ancestry = _Ancestry(inv)
+    plan_links, foreign = _scaleup_links(inv, rep_of, set(), view, ancestry)
     # A GPU a plan stamped is in the node that plan was stamped for (`origin`): no walk up its parents.
-    node_of = {
-        g: o.origin if o.origin in stamped else _node_above(objects, g) for g, o in objects.items() if o.kind == "gpu"
-    }
-    touched = {n for a, b in foreign for n in (_node_above(objects, a), _node_above(objects, b)) if n in stamped}
+    node_of = {g: o.origin if o.origin in stamped else ancestry.node(g) for g, o in objects.items() if o.kind == "gpu"}
+    touched = {n for a, b in foreign for n in (ancestry.node(a), ancestry.node(b)) if n in stamped}
     if touched:  # nodes reached from outside are read whole, and never stand for their template
         rep_of = _representatives(stamped, touched)
-        plan_links, foreign = _scaleup_links(inv, rep_of, touched, view)
+        plan_links, foreign = _scaleup_links(inv, rep_of, touched, view, ancestry)
     up: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -502,6 +501,7 @@ def _scaleup_links(
     rep_of: Mapping[str, str],
     touched: AbstractSet[str],
     view: _LinkView,
+    ancestry: _Ancestry,
 ) -> tuple[dict[str, list[tuple[str, str]]], list[tuple[str, str]]]:
     """Working scale-up links split into each template representative's own (by template) and
     the ones to join globally: links from outside any plan and the links of `touched` nodes.
@@ -524,7 +524,7 @@ def _scaleup_links(
         origin = lk.origin
         template = stamped.get(origin) if origin is not None else None
         if template is None or origin in touched:
-            if not _joins_domain(inv, lk.a, lk.b):
+            if not ancestry.joins_domain(lk.a, lk.b):
                 continue  # between nodes that nothing declares one domain (SCALE005)
             foreign.append((lk.a, lk.b))
         elif rep_of.get(template) == origin:
@@ -532,27 +532,49 @@ def _scaleup_links(
     return plan_links, foreign
 
 
-def _joins_domain(inv: Inventory, a: str, b: str) -> bool:
-    """Whether a working scale-up link joins its ends' domains: always inside one node (or
-    between two objects outside every node); between nodes only where an object above nodes
-    that holds both ends promises one NVLink domain (as an NVL72 rack does). The rules'
-    stray_scaleup_link (rules/topology/lib/cross_node_scaleup.dl) draws the same line.
+class _Ancestry:
+    """Per object, the node it is in and the objects above it, each walked up once: an NVL72
+    rack's 2,592 scale-up links between trays end on 216 objects.
     """
-    objects = inv.objects
-    if _node_above(objects, a) == _node_above(objects, b):
-        return True
-    above_a: set[str] = set()
-    o = objects.get(a)
-    while o is not None and o.parent is not None:
-        above_a.add(o.parent)
-        o = objects.get(o.parent)
-    o = objects.get(b)
-    while o is not None and o.parent is not None:
-        p = o.parent
-        if p in above_a and "nvlink_domain" in inv.promises.get(p, ()) and objects[p].kind != "node":
+
+    def __init__(self, inv: Inventory) -> None:
+        self.inv = inv
+        self._node: dict[str, str | None] = {}
+        self._above: dict[str, tuple[str, ...]] = {}
+        self._above_set: dict[str, frozenset[str]] = {}
+
+    def node(self, oid: str) -> str | None:
+        if oid not in self._node:
+            self._node[oid] = _node_above(self.inv.objects, oid)
+        return self._node[oid]
+
+    def above(self, oid: str) -> tuple[str, ...]:
+        """The parents of `oid`, nearest first (up to an unknown id, where a broken inventory stops)."""
+        found = self._above.get(oid)
+        if found is None:
+            objects, chain = self.inv.objects, []
+            o = objects.get(oid)
+            while o is not None and o.parent is not None:
+                chain.append(o.parent)
+                o = objects.get(o.parent)
+            found = self._above[oid] = tuple(chain)
+        return found
+
+    def joins_domain(self, a: str, b: str) -> bool:
+        """Whether a working scale-up link joins its ends' domains: always inside one node (or
+        between two objects outside every node); between nodes only where an object above nodes
+        that holds both ends promises one NVLink domain (as an NVL72 rack does). The rules'
+        stray_scaleup_link (rules/topology/lib/cross_node_scaleup.dl) draws the same line.
+        """
+        if self.node(a) == self.node(b):
             return True
-        o = objects.get(p)
-    return False
+        above_a = self._above_set.get(a)
+        if above_a is None:
+            above_a = self._above_set[a] = frozenset(self.above(a))
+        objects, promises = self.inv.objects, self.inv.promises
+        return any(
+            p in above_a and "nvlink_domain" in promises.get(p, ()) and objects[p].kind != "node" for p in self.above(b)
+        )
 
 
 def _node_above(objects: dict[str, Obj], oid: str) -> str | None:
