@@ -1,11 +1,11 @@
 """A checked program's variables, wildcards and constants as one shared object each.
 
 Parsing gives every occurrence of a term its own object with its own position: the shipped
-pack has about 7,000 of them (each with a SourceLocation) among the 41,000 objects of its
+pack has about 7,000 of them (each with a SourceLocation) among the 38,000 objects of its
 checked program. Those positions serve the program checks alone, which have run by the time
 a program is shared; what runs afterwards (evaluation, proofs, queries) points at rules,
 atoms, declarations, arithmetic and aggregates, which keep theirs. Shared, the terms make the
-program cached between runs 40% smaller and about 10 ms quicker to read back per command.
+program cached between runs 37% smaller (24,000 objects) and twice as quick to read back.
 """
 
 from __future__ import annotations
