@@ -69,6 +69,7 @@ def test_equal_rules_one_object_per_name_and_the_positions_evaluation_reads() ->
     assert [a.loc for r in shared.rules for a in r.positive_atoms()] == [
         a.loc for r in parsed.rules for a in r.positive_atoms()
     ]
+    # Line 4 is `wide(A, sum(W * 2)) ...`: `sum` starts at column 9, `W * 2` at column 13.
     aggregate = shared.rules[0].head.args[1]
     assert isinstance(aggregate, Aggregate) and isinstance(aggregate.term, BinOp)
     assert aggregate.loc == SourceLocation("paths.dl", 4, 9)

@@ -29,7 +29,7 @@ from verifier.core.lazy import lazy_module
 from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
 from verifier.facts.inventory import ROCE, Row, link_kind
-from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Obj, Unmade, links_of
+from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Unmade, links_of
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -315,8 +315,9 @@ def graph_facts(
     if not want and node_pairs is None:
         return {**out, **per_node}
     view = _LinkView.of(inv)
+    ancestry = _Ancestry(inv)  # the per-node relations and the NVLink domains walk up the same objects
     if node_pairs is not None:
-        _nodes(inv, out, per_node, want, node_pairs, view)
+        _nodes(inv, out, per_node, want, node_pairs, view, ancestry)
         want -= NODE_RELATIONS
     if not want:
         return {**out, **per_node}
@@ -326,11 +327,11 @@ def graph_facts(
     if want & {"leaf_class", "leaf_class_bottleneck"}:
         _fabric(inv, out, view)
     if want & NODE_RELATIONS:
-        _nodes(inv, out, per_node, want, None, view)
+        _nodes(inv, out, per_node, want, None, view, ancestry)
     if "die_pair_bottleneck" in want:
         _dies(inv, out, view)
     if "scaleup_domain" in want:
-        out["scaleup_domain"] = scaleup_domains(inv, view)
+        out["scaleup_domain"] = scaleup_domains(inv, view, ancestry)
     return {**out, **per_node}
 
 
@@ -408,7 +409,7 @@ class _LinkView:
         return out
 
 
-def scaleup_domains(inv: Inventory, view: _LinkView | None = None) -> list[Row]:
+def scaleup_domains(inv: Inventory, view: _LinkView | None = None, ancestry: _Ancestry | None = None) -> list[Row]:
     """(GPU, domain) for every GPU: the smallest GPU id joined to it by working scale-up links.
 
     The same answer as the rules' nvlink_domain (rules/topology/TOPO004_split_nvlink_node.dl; a test
@@ -420,7 +421,7 @@ def scaleup_domains(inv: Inventory, view: _LinkView | None = None) -> list[Row]:
     objects, stamped = inv.objects, inv.stamped
     view = view or _LinkView.of(inv)
     rep_of = _representatives(stamped, set())
-    ancestry = _Ancestry(inv)
+    ancestry = ancestry or _Ancestry(inv)
     plan_links, foreign = _scaleup_links(inv, rep_of, set(), view, ancestry)
     # A GPU a plan stamped is in the node that plan was stamped for (`origin`): no walk up its parents.
     node_of = {g: o.origin if o.origin in stamped else ancestry.node(g) for g, o in objects.items() if o.kind == "gpu"}
@@ -540,16 +541,20 @@ class _Ancestry:
     def __init__(self, inv: Inventory) -> None:
         self.inv = inv
         self._node: dict[str, str | None] = {}
-        self._above: dict[str, tuple[str, ...]] = {}
-        self._above_set: dict[str, frozenset[str]] = {}
+        self._above: dict[str, frozenset[str]] = {}
 
     def node(self, oid: str) -> str | None:
+        """The node `oid` is in (itself when it is one); None outside nodes or for unknown ids."""
         if oid not in self._node:
-            self._node[oid] = _node_above(self.inv.objects, oid)
+            objects = self.inv.objects
+            o = objects.get(oid)
+            while o is not None and o.kind != "node":
+                o = objects.get(o.parent) if o.parent is not None else None
+            self._node[oid] = o.id if o is not None else None
         return self._node[oid]
 
-    def above(self, oid: str) -> tuple[str, ...]:
-        """The parents of `oid`, nearest first (up to an unknown id, where a broken inventory stops)."""
+    def above(self, oid: str) -> frozenset[str]:
+        """The parents of `oid`, its parents' parents and so on (up to an id a broken inventory lacks)."""
         found = self._above.get(oid)
         if found is None:
             objects, chain = self.inv.objects, []
@@ -557,7 +562,7 @@ class _Ancestry:
             while o is not None and o.parent is not None:
                 chain.append(o.parent)
                 o = objects.get(o.parent)
-            found = self._above[oid] = tuple(chain)
+            found = self._above[oid] = frozenset(chain)
         return found
 
     def joins_domain(self, a: str, b: str) -> bool:
@@ -568,21 +573,10 @@ class _Ancestry:
         """
         if self.node(a) == self.node(b):
             return True
-        above_a = self._above_set.get(a)
-        if above_a is None:
-            above_a = self._above_set[a] = frozenset(self.above(a))
-        objects, promises = self.inv.objects, self.inv.promises
+        objects, promises, above_a = self.inv.objects, self.inv.promises, self.above(a)
         return any(
             p in above_a and "nvlink_domain" in promises.get(p, ()) and objects[p].kind != "node" for p in self.above(b)
         )
-
-
-def _node_above(objects: dict[str, Obj], oid: str) -> str | None:
-    """The node an object is in (itself when it is one); None outside nodes or for unknown ids."""
-    o = objects.get(oid)
-    while o is not None and o.kind != "node":
-        o = objects.get(o.parent) if o.parent is not None else None
-    return o.id if o is not None else None
 
 
 def _dies(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
@@ -663,15 +657,11 @@ def _nodes(
     want: set[str],
     node_pairs: NodePairs | None,
     view: _LinkView,
+    ancestry: _Ancestry,
 ) -> None:
     """The per-node relations (NODE_RELATIONS) into `per_node`, as StampedRows; `out` gets nothing."""
     objects = inv.objects
-    above: dict[str, str | None] = {}
-
-    def node_above(oid: str) -> str | None:
-        if oid not in above:
-            above[oid] = _node_above(objects, oid)
-        return above[oid]
+    node_above = ancestry.node
 
     # Nodes that are exactly their template's plan (Inventory.stamped) share its shape: only one
     # of them per template (its representative) is read object by object and link by link. A
