@@ -90,6 +90,33 @@ def test_a_found_pyproject_that_never_names_topolog_is_not_parsed(project: Path)
     assert "TOML syntax error" in str(caught.value)
 
 
+def test_a_found_pyproject_naming_topolog_only_as_its_project_and_script_is_not_parsed(project: Path) -> None:
+    # topolog's own pyproject.toml: the name and the console script, other tools' tables, a
+    # backslash in a comment (no \u escape, so no quoted key can spell `tool` or `topolog`).
+    text = (
+        '[project]\nname = "topolog"\n[project.scripts]\ntopolog = "verifier.cli.entry:run"\n'
+        "# click reads `\\b` in help\n"
+        '[tool.black]\nline-length = "88\n'  # broken: proof that it is not parsed
+    )
+    _write(project / "a" / "pyproject.toml", text)
+    _write(project / ".topolog.yaml", "fail-on: note\n")
+    assert _defaults(Path.cwd())["verify"]["fail_on"] == "note"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[tool]\ntopolog = { fail-on = "warning" }\n',  # the table as a key of [tool]
+        'tool = { topolog = { fail-on = "warning" } }\n',  # an inline table
+        'tool.topolog.fail-on = "warning"\n',  # a dotted key
+        '[ "tool" . \'topolog\' ]\nfail-on = "warning"\n',  # quoted parts and spaces
+    ],
+)
+def test_every_way_toml_spells_the_table_is_found(project: Path, text: str) -> None:
+    _write(project / "pyproject.toml", text)
+    assert _defaults(Path.cwd())["verify"]["fail_on"] == "warning"
+
+
 def test_a_quoted_key_that_spells_topolog_with_an_escape_is_found(project: Path) -> None:
     # "\u0074opolog" is the key topolog (TOML basic strings, quoted keys included, take escapes).
     _write(project / "pyproject.toml", '[tool."\\u0074opolog"]\nfail-on = "note"\n')

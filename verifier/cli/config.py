@@ -74,6 +74,22 @@ def _hint(word: str, choices: Iterable[str]) -> str:
 # -- reading ----------------------------------------------------------------------------------
 
 _TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
+_TOOL_TOPOLOG = re.compile(rb"""["']?tool["']?[ \t]*\.[ \t]*["']?topolog""")
+"""`tool.topolog` in a table header or a dotted key, its parts quoted or not."""
+_TOOL_ALONE = re.compile(rb"""\[[ \t]*["']?tool["']?[ \t]*\]|["']?tool["']?[ \t]*=""")
+"""A `[tool]` table (whose keys may include `topolog`) or an inline `tool = {...}`."""
+
+
+def _may_hold_table(data: bytes) -> bool:
+    """Whether TOML text could define tool.topolog: it spells `tool.topolog`, or has a `[tool]` table
+    or a `tool =` key and names topolog somewhere; or it holds a \\u or \\U escape, with which a quoted
+    key could spell either word (no other escape stands for a letter).
+    """
+    if b"\\u" in data or b"\\U" in data:
+        return True
+    return b"topolog" in data and (_TOOL_TOPOLOG.search(data) is not None or _TOOL_ALONE.search(data) is not None)
+
+
 _TOML_HEADER = re.compile(r"^\s*\[\[?([^\[\]]+)\]\]?\s*(?:#.*)?$")
 _TOML_WORD = r"(?:[A-Za-z0-9_\-]+|\"[^\"]*\"|'[^']*')"
 _TOML_KEY = re.compile(rf"^\s*({_TOML_WORD}(?:\s*\.\s*{_TOML_WORD})*)\s*=")
@@ -111,12 +127,12 @@ def _read_toml(path: Path, name: str, found: bool = False) -> ConfigFile | None:
     """The [tool.topolog] table of a TOML file, or None when it has none.
 
     `found`: the file was come across while looking for a configuration, not named by --config.
-    Such a file is parsed only when its bytes could hold the table: a pyproject.toml that never
-    writes `topolog` (nor a backslash escape, with which a quoted key could spell it) configures
-    another project's tools, and parsing it is 4-7 ms of every command run beside it.
+    Such a file is parsed only when its bytes could hold the table (_MAY_HOLD_TABLE): a
+    pyproject.toml that configures other tools, or names topolog only as a dependency or a
+    script, is not ours to read, and parsing it is 4-10 ms of every command run beside it.
     """
     data = _read_bytes(path, name)
-    if found and b"topolog" not in data and b"\\" not in data:
+    if found and not _may_hold_table(data):
         return None
     import tomllib  # a run in a folder without pyproject.toml never parses TOML (6 ms of every command)
 

@@ -63,6 +63,10 @@ from verifier.engine.strata import (
     what_to_derive,
 )
 
+State = tuple[int, list[str], list[str], dict[str, dict[Row, int]]]
+"""What an evaluation holds (MemoryBackend.state): its last stage, the relations loaded, the relations
+with any tuple, and each relation's tuples with the stage each first appeared in."""
+
 AGGREGATE_PREMISES = 50
 """An aggregate's proof lists at most this many body instances of its group (as duckdb's does)."""
 WILDCARD_VALUE = "_"
@@ -705,6 +709,23 @@ class MemoryBackend:
             raise self._too_big("engine_memory") from None
         finally:
             self.stats.eval_seconds += time.perf_counter() - started
+
+    def state(self) -> State:
+        """What this evaluation holds, for verifier.engine.eval_cache (after evaluate())."""
+        relations = {name: rel.rows for name, rel in self._relations.items() if rel.rows}
+        return self._stage, sorted(self._loaded), sorted(self._filled), relations
+
+    def restore(self, state: State) -> None:
+        """Hold `state` as if the facts it was evaluated from had been loaded and evaluated (after load())."""
+        stage, loaded, filled, relations = state
+        self._relations = _Relations()
+        for name, rows in relations.items():
+            self._relations[name] = _Relation(rows)
+        self._stage = stage
+        self._loaded = set(loaded)
+        self._filled = set(filled)
+        self._changed = set()
+        self._proofs = ProofSearch(self._rules_by_head, self._instance)
 
     def _run_once(self, stratum: Stratum) -> None:
         live = runnable_rules(stratum, self._filled)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.checks.check import Check, checks_from_program
@@ -35,6 +35,7 @@ from verifier.sources.thresholds import load_thresholds, threshold_facts
 
 if TYPE_CHECKING:
     from verifier.authorization.setup import AuthzSetup
+    from verifier.engine.memory_backend import MemoryBackend
     from verifier.sources.jobs.spec import Jobs
 
 
@@ -199,20 +200,49 @@ def _run_engine(
     backend = make_backend(engine, chosen_by_auto=bounded)
     try:
         backend.load(program)
-        step(f"loading facts into {engine}")
-        # Unless the run may start over in DuckDB, each relation's rows are dropped once loaded: at
-        # fleet scale the Python tuples take about as much memory as the engine's tables.
-        keep = bounded and engine == "memory"
-        for relation in list(loads):
-            backend.add_facts(relation, loads[relation] if keep else loads.pop(relation))
-        step("evaluating rules")
-        backend.evaluate()
+        if engine == "memory":
+            _evaluate_in_memory(cast("MemoryBackend", backend), program, loads, step)
+        else:
+            step(f"loading facts into {engine}")
+            # Each relation's rows are dropped once loaded: at fleet scale the Python tuples take
+            # about as much memory as the engine's tables.
+            for relation in list(loads):
+                backend.add_facts(relation, loads.pop(relation))
+            step("evaluating rules")
+            backend.evaluate()
         # A check whose @needs has no answer had nothing to judge: not applicable, not passed.
         not_applicable = frozenset(cid for cid, q in needs.items() if not backend.holds(q))
     except BaseException:
         backend.close()
         raise
     return backend, not_applicable
+
+
+def _evaluate_in_memory(
+    backend: MemoryBackend, program: Program, loads: dict[str, Sequence[Row]], step: Callable[[str], None]
+) -> None:
+    """Load and evaluate, or read back the evaluation of the same program on the same facts
+    (verifier.engine.eval_cache). `loads` is kept whole: a run that outgrows the memory engine
+    starts over in DuckDB from it.
+    """
+    from verifier.engine.eval_cache import cached_state, evaluation_key, remember_state
+
+    for relation, rows in loads.items():
+        if type(rows) is not list:  # read once (stamped rows are made on iteration), by the key and the engine
+            loads[relation] = list(rows)
+    key = evaluation_key(program, loads)
+    state = cached_state(key) if key is not None else None
+    if state is not None:
+        step("reading the evaluation from the cache")
+        backend.restore(state)
+        return
+    step("loading facts into memory")
+    for relation, rows in loads.items():
+        backend.add_facts(relation, rows)
+    step("evaluating rules")
+    backend.evaluate()
+    if key is not None:
+        remember_state(key, backend.state())
 
 
 def model_families(inventory: Inventory, jobs: Jobs) -> list[Row]:
