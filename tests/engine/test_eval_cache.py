@@ -173,3 +173,8 @@ def test_a_changed_inventory_is_evaluated_again(folder: Path, tmp_path: Path, mo
     copy.write_text(edited)
     CliRunner().invoke(main, ["verify", str(copy)])
     assert len(list(folder.glob(f"{eval_cache.KIND}-*"))) == 2
+
+
+def test_facts_too_many_to_keep_are_not_even_keyed(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(eval_cache, "MAX_TUPLES", 1)
+    assert eval_cache.evaluation_key(_program(), {"edge": EDGES}) is None  # 2 rows > 1

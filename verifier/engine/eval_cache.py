@@ -37,9 +37,9 @@ _FORMAT = 1
 
 def evaluation_key(program: Program, loads: Mapping[str, Sequence[Row]]) -> str | None:
     """The entry name for evaluating `program` on `loads` (relation -> rows, in load order); None when
-    the cache is off.
+    the cache is off or the facts alone are more than an entry may hold.
     """
-    if not enabled():
+    if not enabled() or sum(map(len, loads.values())) > MAX_TUPLES:  # a state that big would not be kept
         return None
     parts: list[str | bytes] = [f"memory evaluation {_FORMAT}", repr(current_limits())]
     parts += (
