@@ -1,8 +1,10 @@
 """`topolog verify`, `query` and `authorize` as a CI gate runs them: whole processes on the shipped examples.
 
 Each command is started `--runs` times and the median wall time is printed, once with the
-program cache off (`TOPOLOG_CACHE_DIR=`, every run parses the rule pack: a fresh runner)
-and once warm (a cache folder the first run fills), with the peak memory of the warm runs.
+cache off (`TOPOLOG_CACHE_DIR=`, every run parses the rule pack and evaluates it: a fresh
+runner) and once warm (a cache folder the first run fills: the checked program, node classes,
+policies and decisions, and the memory engine's evaluation of an unchanged inventory), with the
+peak memory of the warm runs.
 `authorize` evaluates no rule, so its two columns differ only by noise: its row is the
 fixed cost of starting topolog, reading an inventory and asking Cedar once.
 

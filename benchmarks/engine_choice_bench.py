@@ -8,6 +8,10 @@ is verified through the CLI as a user runs it, once with `--engine memory` and o
 RSS and the number of fact rows (what `--engine auto` decides by, see
 verifier/engine/engines.py MEMORY_ENGINE_ROWS). Both engines must print the same JSON
 report, or the row says so.
+
+The runs share a cache folder of their own (checked program, node classes, policies: what both
+engines read alike), from which the memory engine's kept evaluations (verifier/engine/eval_cache.py)
+are deleted before each run: every run evaluates, as on an inventory seen for the first time.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from verify_bench import Layout, inventory_yaml
 
+from verifier.core.cache import ENV_DIR
 from verifier.engine.engines import MEMORY_ENGINE_ROWS
+from verifier.engine.eval_cache import KIND as EVALUATIONS
 from verifier.facts.inventory import inventory_facts
 from verifier.sources.inventory.loader import load_inventory
 
@@ -49,10 +55,13 @@ def _topolog() -> str:
     return str(exe) if exe.exists() else "topolog"
 
 
-def _run(path: Path, engine: str, timeout: float) -> tuple[float, float, bytes]:
+def _run(path: Path, engine: str, timeout: float, cache: Path) -> tuple[float, float, bytes]:
+    for kept in cache.glob(f"{EVALUATIONS}-*"):
+        kept.unlink()
     cmd = ["/usr/bin/time", "-f", "%M", _topolog(), "verify", str(path), "--engine", engine, "--format", "json"]
+    env = {**os.environ, ENV_DIR: str(cache)}
     started = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, timeout=timeout, check=False)
+    done = subprocess.run(cmd, capture_output=True, timeout=timeout, check=False, env=env)
     elapsed = time.perf_counter() - started
     if done.returncode not in (0, 1):
         raise SystemExit(f"{path} --engine {engine}: exit {done.returncode}\n{done.stderr.decode()[-2000:]}")
@@ -60,13 +69,13 @@ def _run(path: Path, engine: str, timeout: float) -> tuple[float, float, bytes]:
     return elapsed, peak_kib / 1024, done.stdout
 
 
-def measure(name: str, path: Path, runs: int, timeout: float) -> Row:
+def measure(name: str, path: Path, runs: int, timeout: float, cache: Path) -> Row:
     facts = inventory_facts(load_inventory([path]))
     row = Row(name, sum(len(r) for r in facts.values()), {e: [] for e in ENGINES}, {e: [] for e in ENGINES}, True)
     outputs: dict[str, bytes] = {}
     for _ in range(runs):
         for engine in ENGINES:
-            seconds, mib, out = _run(path, engine, timeout)
+            seconds, mib, out = _run(path, engine, timeout, cache)
             row.seconds[engine].append(seconds)
             row.peak_mib[engine].append(mib)
             outputs[engine] = out
@@ -102,14 +111,16 @@ def main(argv: Iterable[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s]
     before = os.getloadavg()[0]
     rows: list[Row] = []
-    if not args.no_examples:
-        for path in sorted((REPO / "inventories").glob("*.yaml")):
-            rows.append(measure(path.name, path, args.runs, args.timeout))
     with tempfile.TemporaryDirectory(prefix="engine-choice-") as tmp:
+        cache = Path(tmp) / "cache"
+        cache.mkdir(mode=0o700)
+        if not args.no_examples:
+            for path in sorted((REPO / "inventories").glob("*.yaml")):
+                rows.append(measure(path.name, path, args.runs, args.timeout, cache))
         for gpus in sizes:
             path = Path(tmp) / f"fleet-{gpus}.yaml"
             path.write_text(inventory_yaml(Layout(gpus)), encoding="utf-8")
-            rows.append(measure(f"fleet of {gpus:,} GPUs", path, args.runs, args.timeout))
+            rows.append(measure(f"fleet of {gpus:,} GPUs", path, args.runs, args.timeout, cache))
     sys.stdout.write(render(rows, (before, os.getloadavg()[0])))
     return 0 if all(r.same for r in rows) else 1
 
