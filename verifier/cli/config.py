@@ -127,7 +127,7 @@ def _read_toml(path: Path, name: str, found: bool = False) -> ConfigFile | None:
     """The [tool.topolog] table of a TOML file, or None when it has none.
 
     `found`: the file was come across while looking for a configuration, not named by --config.
-    Such a file is parsed only when its bytes could hold the table (_MAY_HOLD_TABLE): a
+    Such a file is parsed only when its bytes could hold the table (_may_hold_table): a
     pyproject.toml that configures other tools, or names topolog only as a dependency or a
     script, is not ours to read, and parsing it is 4-10 ms of every command run beside it.
     """
