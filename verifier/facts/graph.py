@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from verifier.core.lazy import lazy_module
 from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
-from verifier.facts.inventory import ROCE, Row, link_kind
+from verifier.facts.inventory import ROCE, Row, link_kind, node_of
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Unmade, links_of
 
 if TYPE_CHECKING:
@@ -547,10 +547,7 @@ class _Ancestry:
         """The node `oid` is in (itself when it is one); None outside nodes or for unknown ids."""
         if oid not in self._node:
             objects = self.inv.objects
-            o = objects.get(oid)
-            while o is not None and o.kind != "node":
-                o = objects.get(o.parent) if o.parent is not None else None
-            self._node[oid] = o.id if o is not None else None
+            self._node[oid] = node_of(objects, objects.get(oid))
         return self._node[oid]
 
     def above(self, oid: str) -> frozenset[str]:

@@ -73,10 +73,11 @@ def _kind_between(kind: str, a_id: str, b_id: str, objects: Mapping[str, Obj]) -
     a, b = objects.get(a_id), objects.get(b_id)
     if a is None or b is None or a.kind != "gpu" or b.kind != "gpu":
         return kind
-    return ROCE if _node_of(objects, a) == _node_of(objects, b) else kind
+    return ROCE if node_of(objects, a) == node_of(objects, b) else kind
 
 
-def _node_of(objects: Mapping[str, Obj], o: Obj | None) -> str | None:
+def node_of(objects: Mapping[str, Obj], o: Obj | None) -> str | None:
+    """The node `o` is in (itself when it is one); None outside nodes or for no object."""
     while o is not None and o.kind != "node":
         o = objects.get(o.parent) if o.parent is not None else None
     return o.id if o is not None else None
