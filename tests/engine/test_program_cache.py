@@ -50,6 +50,11 @@ def test_a_second_load_is_read_back_without_parsing(
     again = rule_pack.load_rule_pack([rules])
     assert again == first
     assert [r.head.relation for r in again.rules] == ["path", "path"]
+    # Each rule's text comes back made (read per run to name an evaluation), as RULES writes it.
+    assert [r.__dict__.get("text") for r in again.rules] == [
+        "path(A, B) :- edge(A, B).",
+        "path(A, C) :- path(A, B), edge(B, C).",
+    ]
 
 
 def test_an_edited_rule_file_is_parsed_again(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -153,6 +153,13 @@ class Rule:
     loc: SourceLocation = field(default=NOWHERE, compare=False)
 
     def __str__(self) -> str:
+        return self.text
+
+    @cached_property
+    def text(self) -> str:
+        """The rule as Datalog text, made once: a cached program holds each rule's (program_cache),
+        which names evaluations (eval_cache) and proofs print.
+        """
         if not self.body:
             return f"{self.head}."
         return f"{self.head} :- {', '.join(str(b) for b in self.body)}."

@@ -45,8 +45,12 @@ def cached_program(key: str) -> Program | None:
 
 
 def remember_program(key: str, program: Program) -> None:
-    """Store `program`, with its strata and its checks' `@needs` queries, under `key` for the next run."""
+    """Store `program`, with its strata, its rules' text and its checks' `@needs` queries, under `key`
+    for the next run.
+    """
     strata_of(program)
+    for rule in program.rules:
+        _ = rule.text
     for name, text, where in program.metadata:
         if name == NEEDS_KEY:
             try:
