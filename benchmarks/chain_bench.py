@@ -45,7 +45,7 @@ path(X, Z) :- path(X, Y), edge(Y, Z).
 def _child(n: int, engine: str) -> None:
     edges = [(i, i + 1) for i in range(n - 1)]
     if engine == "clingo":
-        import clingo  # type: ignore[import-not-found]
+        import clingo
 
         started, cpu = time.perf_counter(), time.process_time()
         text = "".join(f"edge({a},{b}).\n" for a, b in edges)

@@ -27,17 +27,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from verify_bench import Layout, inventory_yaml
-
-from verifier.core.cache import ENV_DIR
-from verifier.engine.engines import MEMORY_ENGINE_ROWS
-from verifier.engine.eval_cache import KIND as EVALUATIONS
-from verifier.facts.inventory import inventory_facts
-from verifier.sources.inventory.loader import load_inventory
-
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as a file from the repository root, not installed
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.verify_bench import Layout, inventory_yaml  # noqa: E402
+from verifier.core.cache import ENV_DIR  # noqa: E402
+from verifier.engine.engines import MEMORY_ENGINE_ROWS  # noqa: E402
+from verifier.engine.eval_cache import KIND as EVALUATIONS  # noqa: E402
+from verifier.facts.inventory import inventory_facts  # noqa: E402
+from verifier.sources.inventory.loader import load_inventory  # noqa: E402
+
 ENGINES = ("memory", "duckdb")
 
 

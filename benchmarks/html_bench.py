@@ -35,9 +35,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a file from the repository root, not installed
     sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from verify_bench import Layout, inventory_yaml, topolog_cli  # noqa: E402 - after the path set-up above
+from benchmarks.verify_bench import Layout, inventory_yaml, topolog_cli  # noqa: E402 - after the path set-up above
 
 CHROMIUM = "/usr/bin/chromium"
 BROWSER_ARGS = [

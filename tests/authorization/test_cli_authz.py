@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import run_cli
 
-from verifier.authorization.facts import AUTHZ_RELATIONS
+from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.engine.parser import parse_program
 
 ROOT = Path(__file__).resolve().parents[2]

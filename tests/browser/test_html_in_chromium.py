@@ -20,6 +20,13 @@ from typing import Any
 import pytest
 from cli_helpers import run_cli
 
+try:
+    from playwright.sync_api import Browser, Page, ViewportSize, sync_playwright
+except ImportError:  # pragma: no cover - the test extra installs it
+    HAVE_PLAYWRIGHT = False
+else:
+    HAVE_PLAYWRIGHT = True
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
@@ -31,16 +38,11 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-VIEWPORT = {"width": 1200, "height": 800}
+VIEWPORT: ViewportSize = {"width": 1200, "height": 800}
 EXAMPLES = sorted(p.name for p in (ROOT / "inventories").glob("*.yaml"))
 
-try:
-    from playwright.sync_api import Browser, Page, sync_playwright
-except ImportError:  # pragma: no cover - the test extra installs it
-    sync_playwright = None
-
 pytestmark = [
-    pytest.mark.skipif(sync_playwright is None, reason="playwright is not installed (pip install -e '.[test]')"),
+    pytest.mark.skipif(not HAVE_PLAYWRIGHT, reason="playwright is not installed (pip install -e '.[test]')"),
     pytest.mark.skipif(
         not os.path.exists(CHROMIUM), reason="no Chromium to run (apt-get install chromium; .ci/run installs it)"
     ),
@@ -49,7 +51,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    assert sync_playwright is not None
+    assert HAVE_PLAYWRIGHT
     with sync_playwright() as p:
         launched = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield launched

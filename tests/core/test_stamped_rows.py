@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from verifier.core.stamped_rows import StampBlock, StampedRows, with_blocks
+from verifier.core.stamped_rows import Row, StampBlock, StampedRows, with_blocks
 
 # Two nodes of one plan; slots 0-2 are each node's names. Plan row 0 joins slot 1 to slot 2,
 # plan row 1 slot 2 to slot 0; the third column is the plan's constant for each row.
@@ -63,6 +63,6 @@ def test_a_block_of_plan_rows_takes_its_first_columns_as_slots() -> None:
 
 
 def test_with_blocks_keeps_only_blocks_that_hold_rows() -> None:
-    plain = [("p", "q", "x")]
+    plain: list[Row] = [("p", "q", "x")]
     assert with_blocks(plain, [StampBlock.of([], 3, 2, NAMES)]) is plain
     assert with_blocks(plain, [BLOCK, StampBlock.of([(1, 2, "x")], 3, 2, [])]) == ROWS

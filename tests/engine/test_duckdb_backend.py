@@ -6,7 +6,7 @@ Expected values are worked out by hand in the comments next to them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -15,13 +15,15 @@ from verifier.core.limits import Limits, use_limits
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import Row
-from verifier.engine.backend import Proof, sort_rows
+from verifier.engine.backend import Backend, Proof, sort_rows
 from verifier.engine.duckdb_backend import DuckDBBackend
 from verifier.engine.engines import make_backend
 from verifier.engine.parser import parse_program, parse_query
 
 LINK = ".input link(src: symbol, dst: symbol)\n.decl reach(src: symbol, dst: symbol)\n"
 LINEAR = "reach(X, Y) :- link(X, Y).\nreach(X, Y) :- reach(X, Z), link(Z, Y).\n"
+
+E = TypeVar("E", bound=Backend)
 
 
 @pytest.fixture(params=["duckdb", "memory"])
@@ -32,7 +34,7 @@ def engine(request: pytest.FixtureRequest) -> Iterator[Any]:
     e.close()
 
 
-def run(engine: DuckDBBackend, text: str, facts: Mapping[str, Sequence[Row]]) -> DuckDBBackend:
+def run(engine: E, text: str, facts: Mapping[str, Sequence[Row]]) -> E:
     engine.load(parse_program(text, "t.dl"))
     for relation, rows in facts.items():
         engine.add_facts(relation, rows)
@@ -378,7 +380,7 @@ def test_a_negation_over_one_atom_is_judged_inside_that_atom(engine: DuckDBBacke
         ".decl declared(a: symbol, b: symbol)\n"
         'declared(A, B) :- edge(A, B), promise(P, "domain"), within(A, P), within(B, P), !node(P), !pair(A, P).\n'
     )
-    facts = {
+    facts: dict[str, list[Row]] = {
         "edge": pairs("a>b c>d e>f"),
         "within": pairs("a>p1 b>p1 c>p1 d>p1 e>p2 f>p2"),
         "promise": [("p1", "domain"), ("p2", "domain")],
@@ -832,7 +834,7 @@ def test_a_closure_is_derived_again_in_rounds_only_when_a_proof_reads_it() -> No
         + ".input other(x: symbol)\n.decl flag(x: symbol)\nflag(X) :- other(X).\n"
         + ".decl far(y: symbol)\nfar(Y) :- other(X), near(P, Y), X != P.\n"
     )
-    facts = {"link": pairs("a>b b>c c>d"), "hop": pairs("p>q q>r"), "other": [("z",)]}
+    facts: dict[str, list[Row]] = {"link": pairs("a>b b>c c>d"), "hop": pairs("p>q q>r"), "other": [("z",)]}
     fast, rounds = make_backend("duckdb"), make_backend("memory")
     try:
         run(fast, text, facts)
@@ -905,8 +907,10 @@ def test_refused_stamped_rows_leave_the_dictionary_as_it_was() -> None:
         StampBlock(((2,), (0,), None, (1,)), (None, None, ("z",), None), names),  # names in a number column
         StampBlock(((2,), (0,), (1,)), (None, None, None), names),  # three columns for four
         StampBlock(
-            ((2,), (0,), (1,), None), (None, None, None, (1,)), [["a", "b", "c"], ["d", 5, "f"]]
-        ),  # a name a number
+            ((2,), (0,), (1,), None),
+            (None, None, None, (1,)),
+            [["a", "b", "c"], ["d", 5, "f"]],  # type: ignore[list-item]  # a name a number: bad input on purpose
+        ),
     ]
     for block in bad:
         with pytest.raises(FactError):
@@ -925,7 +929,7 @@ def test_stamped_names_load_right_whichever_slots_are_new(engine: DuckDBBackend)
     # seen for node 0 only, slot 1 new for node 0 only, slot 2 new everywhere, so two groups mix.
     names: list[Sequence[str]] = [["s0", "m0", "l0"], ["n1", "s1", "l1"], ["n2", "s2", "l2"]]
     links = StampBlock(((2,), (0,), (1,), None), (None, None, None, (3,)), names)
-    seen = [("p", "s0", "s1", 1), ("q", "s2", "x", 2)]
+    seen: list[Row] = [("p", "s0", "s1", 1), ("q", "s2", "x", 2)]
     run(engine, STAMPED_PROGRAM, {"link": StampedRows(seen, [links])})
     # Each node's row is (its slot 2, its slot 0, its slot 1, 3), read off `names`.
     assert engine.query("link") == [

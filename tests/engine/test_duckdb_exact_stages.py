@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifier.engine.backend import Proof
+from verifier.engine.backend import Backend, Proof
 from verifier.engine.duckdb_backend import DuckDBBackend
 from verifier.engine.engines import make_backend
 from verifier.engine.parser import parse_program
@@ -24,15 +24,15 @@ far(X, Y) :- reach(X, Y), !pair(X, Y).
 LINKS = [("a", "b"), ("b", "c"), ("c", "d")]
 
 
-def _engines() -> tuple[DuckDBBackend, DuckDBBackend]:
-    engines = []
-    for name in ("duckdb", "memory"):
-        engine = make_backend(name)
+def _engines() -> tuple[DuckDBBackend, Backend]:
+    """The DuckDB engine and the memory engine, each with PROGRAM evaluated over LINKS."""
+    fast, rounds = make_backend("duckdb"), make_backend("memory")
+    assert isinstance(fast, DuckDBBackend)
+    for engine in (fast, rounds):
         engine.load(parse_program(PROGRAM, "t.dl"))
         engine.add_facts("link", LINKS)
         engine.evaluate()
-        engines.append(engine)
-    return engines[0], engines[1]
+    return fast, rounds
 
 
 def _tree(proof: Proof) -> tuple[object, ...]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from verifier.facts.inventory import inventory_facts
 from verifier.sources.inventory.loader import load_inventory_text
 
@@ -33,7 +35,7 @@ objects:
 """
 
 
-def _facts(count: int) -> dict[str, list[tuple[str | int, ...]]]:
+def _facts(count: int) -> dict[str, Sequence[tuple[str | int, ...]]]:
     text = TEXT.replace("OVERRIDDEN", str(count))
     if count < 3:
         text = text.replace('      b2: {labels: {x: "2"}}\n', "")

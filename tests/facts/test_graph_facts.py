@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,7 +41,7 @@ links:
 """
 
 
-def _facts(text: str = NODE) -> dict[str, list[tuple[str | int, ...]]]:
+def _facts(text: str = NODE) -> dict[str, Sequence[tuple[str | int, ...]]]:
     return graph_facts(load_inventory_text(text, "t.yaml"))
 
 
@@ -70,7 +71,7 @@ def test_nic_paths_nearest_and_fabric() -> None:
     nearest = {g: (n, c) for g, n, c, _m in facts["nearest_nic"] if str(g).startswith("n0/")}
     assert nearest == {"n0/gpu0": ("n0/nic0", "PIX"), "n0/gpu1": ("n0/nic0", "PIX"), "n0/gpu2": ("n0/nic1", "PHB")}
     # n1 has no fabric links; n0/gpu2: max(min(31504, 50000), min(15752, 12500)) = 31504.
-    assert dict(facts["gpu_fabric_bottleneck"]) == {"n0/gpu0": 50000, "n0/gpu1": 50000, "n0/gpu2": 31504}
+    assert {g: m for g, m in facts["gpu_fabric_bottleneck"]} == {"n0/gpu0": 50000, "n0/gpu1": 50000, "n0/gpu2": 31504}
 
 
 def test_pcie_paths_and_switch_load() -> None:
@@ -174,7 +175,7 @@ def test_scaleup_domain_agrees_with_the_closure_in_rules(path: Path) -> None:
 def test_scaleup_domain_skips_down_links_and_names_by_smallest_gpu() -> None:
     down = "\n      - {a: gpu2, b: nvsw0, kind: nvswitch, bandwidth: 450 GB/s, state: down}"
     text = NODE.replace("foreach: {g: [0, 1]}}", "foreach: {g: [0, 1]}}" + down)
-    rows = dict(graph_facts(load_inventory_text(text, "t.yaml"), ["scaleup_domain"])["scaleup_domain"])
+    rows = {g: d for g, d in graph_facts(load_inventory_text(text, "t.yaml"), ["scaleup_domain"])["scaleup_domain"]}
     # gpu0 and gpu1 share nvsw0; gpu2's only scale-up link is down, so it is its own domain.
     assert rows == {
         "n0/gpu0": "n0/gpu0",
@@ -224,5 +225,5 @@ def test_template_shortcut_is_used_and_steps_aside() -> None:
     # (gpu2's Gen4 x16 to cpu1 is the narrowest hop, 31,504 MB/s, as in test_gpu_pairs_by_hand).
     assert pairs[("n0/gpu0", "n0/gpu2")] == ("NV", 450_000)
     assert pairs[("n1/gpu0", "n1/gpu2")] == ("SYS", 31_504)
-    domains = dict(fast[0]["scaleup_domain"])
+    domains = {g: d for g, d in fast[0]["scaleup_domain"]}
     assert domains["n0/gpu2"] == "n0/gpu0" and domains["n1/gpu2"] == "n1/gpu2"

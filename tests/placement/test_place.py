@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from verifier.cli.main import main
-from verifier.placement.place import PlaceReport
+from verifier.placement.place import JobPlacements, PlaceReport
 from verifier.reports.place_report import render_json
 from verifier.session.place_run import place
 
@@ -31,7 +31,7 @@ def mixed() -> PlaceReport:
     return place([MIXED], [JOBS / "portable.yaml", JOBS / "hpc.yaml", JOBS / "inference.yaml"], why_not=True)
 
 
-def _job(report: PlaceReport, name: str):  # type: ignore[no-untyped-def]
+def _job(report: PlaceReport, name: str) -> JobPlacements:
     return next(j for j in report.jobs if j.job.name == name)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.placement.place import PlaceReport
+from verifier.placement.place import JobPlacements, PlaceReport
 from verifier.reports.place_report import render_json, render_text
 from verifier.session.place_run import place
 from verifier.sources.jobs import load_jobs
@@ -76,7 +76,7 @@ def pod(pod_jobs: Path) -> PlaceReport:
     return place([POD], [pod_jobs], why_not=True, limit=1)
 
 
-def _job(report: PlaceReport, name: str):  # type: ignore[no-untyped-def]
+def _job(report: PlaceReport, name: str) -> JobPlacements:
     return next(j for j in report.jobs if j.job.name == name)
 
 

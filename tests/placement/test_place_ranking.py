@@ -42,7 +42,11 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return tmp / "fleet.yaml", tmp / "jobs.yaml"
 
 
-def _answers(report: PlaceReport) -> list[tuple[object, ...]]:
+Answer = tuple[str, int, int, list[dict[str, object]], list[dict[str, object]]]
+"""A job's name, candidate and hosting domains, placements and reasons against the others."""
+
+
+def _answers(report: PlaceReport) -> list[Answer]:
     return [
         (
             jp.job.name,

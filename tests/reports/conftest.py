@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from output_helpers import ROOT
+from reports.output_helpers import ROOT
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from output_helpers import ROOT
+from reports.output_helpers import ROOT
 
 from verifier.authorization.audit import AuditError, AuditResult, AuditStats, audit, context_label
 from verifier.authorization.evaluate import ACTIONS

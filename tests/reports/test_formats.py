@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from cli_helpers import run_cli
-from output_helpers import GOLDEN, ROOT, STRAY, WAIVED_RUN
+from reports.output_helpers import GOLDEN, ROOT, STRAY, WAIVED_RUN
 
 from verifier.checks.verify import VerifyReport
 from verifier.reports import VERIFY_FORMATS, formats_for, renderers

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
-from output_helpers import MANY_RUN, ROOT, STRAY, WAIVED_RUN, report_of, waived_report
+from reports.output_helpers import MANY_RUN, ROOT, STRAY, WAIVED_RUN, report_of, waived_report
 
 from verifier.checks.findings import Finding, Severity
 from verifier.checks.verify import Result, VerifyReport
@@ -190,6 +190,7 @@ def test_a_waiver_reason_cannot_start_a_workflow_command_in_the_text_report(tmp_
     forged = "approved\n::error file=inventories/x.yaml,line=1::forged"
     report = waived_report()
     [r] = [r for r in report.results if r.waiver is not None][:1]
+    assert r.waiver is not None
     r = replace(r, waiver=replace(r.waiver, reason=forged))
     line = waived_line(r)
     assert "\n" not in line and "approved\\x0a::error" in line

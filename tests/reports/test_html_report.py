@@ -14,10 +14,11 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import run_cli
-from output_helpers import ROOT
+from reports.output_helpers import ROOT
 
 from verifier.reports.drawing.dot import View, dot_path, dot_text
 from verifier.reports.drawing.model import build
@@ -29,10 +30,10 @@ SCALE001_LINK = "dgx03/gpu2<->dgx03/nvsw1"
 needs_dot = pytest.mark.skipif(dot_path() is None, reason="Graphviz's dot is not installed (apt-get install graphviz)")
 
 
-def page_json(text: str) -> dict[str, object]:
+def page_json(text: str) -> dict[str, Any]:
     match = re.search(r'<script type="application/json" id="topolog-data">(.*?)</script>', text, re.S)
     assert match is not None
-    data: dict[str, object] = json.loads(match.group(1))
+    data: dict[str, Any] = json.loads(match.group(1))
     return data
 
 
@@ -51,8 +52,8 @@ def test_every_finding_and_its_subjects_are_on_the_page(tmp_path: Path) -> None:
     findings = data["findings"]
     assert isinstance(findings, list)
     assert [(f["rule"], f["severity"], f["subjects"], f["message"]) for f in findings] == expected
-    nodes = {n["data"]["id"] for n in data["nodes"]}  # type: ignore[attr-defined]
-    edges = {e["data"]["id"] for e in data["edges"]}  # type: ignore[attr-defined]
+    nodes = {n["data"]["id"] for n in data["nodes"]}
+    edges = {e["data"]["id"] for e in data["edges"]}
     rules = set()
     for f in findings:
         assert set(f["targets"]) <= nodes | edges
@@ -72,18 +73,18 @@ def test_every_finding_and_its_subjects_are_on_the_page(tmp_path: Path) -> None:
 def test_a_link_finding_points_at_the_wire_between_its_two_ends(tmp_path: Path) -> None:
     _, text = html_of(tmp_path, DGX)
     data = page_json(text)
-    (finding,) = data["findings"]  # type: ignore[misc]
+    (finding,) = data["findings"]
     assert finding["subjects"] == [SCALE001_LINK]
     (wire,) = finding["targets"]
-    (edge,) = [e["data"] for e in data["edges"] if e["data"]["id"] == wire]  # type: ignore[index]
+    (edge,) = [e["data"] for e in data["edges"] if e["data"]["id"] == wire]
     # The link as written: GPU 2 to NVSwitch 1 of dgx03, 3 of 4 NVLink 4 links at 25 GB/s each.
     assert {edge["source"], edge["target"]} == {"dgx03/gpu2", "dgx03/nvsw1"}
     assert edge["mbps"] == 75_000 and edge["kind"] == "nvswitch"
-    info = data["info"][wire]  # type: ignore[index]
+    info = data["info"][wire]
     assert info["links"] == [SCALE001_LINK] and info["state"] == "degraded"
     # 75 GB/s is the narrowest scale-up link (the others run 4 x 25 or 5 x 25 GB/s): the bottleneck.
     assert info["bottleneck"] is True
-    (scale_up,) = [c for c in data["classes"] if c["id"] == "scale-up"]  # type: ignore[index]
+    (scale_up,) = [c for c in data["classes"] if c["id"] == "scale-up"]
     assert scale_up["wires"] == [wire] and scale_up["mbps"] == 75_000
 
 
@@ -109,11 +110,11 @@ def test_alike_parts_are_drawn_once_with_a_count() -> None:
 
 
 def test_the_drawing_does_not_grow_with_the_fleet(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT))
     try:
-        from verify_bench import Layout, inventory_yaml
+        from benchmarks.verify_bench import Layout, inventory_yaml
     finally:
-        sys.path.pop(0)
+        sys.path.remove(str(ROOT))
     sizes = {}
     for gpus in (512, 1024):  # 2 and 4 scalable units: the first holds the outliers, the rest are alike
         path = tmp_path / f"fleet-{gpus}.yaml"
@@ -140,7 +141,7 @@ def test_inventory_text_cannot_close_the_script(tmp_path: Path) -> None:
     text = out.read_text(encoding="utf-8")
     assert "alert(1)" not in text.replace("alert(1)\\u003c", "")  # only inside the escaped JSON
     assert text.count("</script>") == 3  # the data, cytoscape.js and the page's script
-    assert page_json(text)["info"]["n0"]["labels"] == {"note": hostile}  # type: ignore[index]
+    assert page_json(text)["info"]["n0"]["labels"] == {"note": hostile}
 
 
 def test_the_page_is_self_contained_and_byte_identical(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 import xmlschema
-from output_helpers import CLEAN_RUN, FLEET_RUN, HERE, STRAY, WAIVED_RUN, report_of
+from reports.output_helpers import CLEAN_RUN, FLEET_RUN, HERE, STRAY, WAIVED_RUN, report_of
 
 from verifier.reports.junit_report import xml_safe
 

@@ -7,7 +7,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from output_helpers import CLEAN_RUN, FLEET_RUN, WAIVED_RUN, report_of, waived_report
+from reports.output_helpers import CLEAN_RUN, FLEET_RUN, WAIVED_RUN, report_of, waived_report
 
 from verifier.checks.findings import Finding
 from verifier.checks.verify import Result, VerifyReport

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 from cli_helpers import run_cli
-from output_helpers import CLEAN_RUN, FLEET_RUN, HERE, ROOT, STRAY, WAIVED_RUN, report_of, waived_report
+from reports.output_helpers import CLEAN_RUN, FLEET_RUN, HERE, ROOT, STRAY, WAIVED_RUN, report_of, waived_report
 
 from verifier.reports import sarif_report
 from verifier.reports.explain_report import leaf_locator

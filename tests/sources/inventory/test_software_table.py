@@ -7,9 +7,8 @@ from importlib import resources
 import pytest
 import yaml
 
-from verifier.facts.inventory import version_number
 from verifier.sources.inventory.catalog import builtin_models
-from verifier.sources.inventory.software import release_number, software_table
+from verifier.sources.inventory.software import release_number, software_table, version_number
 
 
 @pytest.mark.parametrize(

@@ -279,7 +279,10 @@ def test_a_node_given_an_object_from_outside_is_no_longer_its_plan_alone() -> No
     text = BASE + "  - {name: extra, kind: gpu, model: H100-SXM5-80GB, parent: n01}\n"
     inv = load_inventory_text(text, "t.yaml")
     assert set(inv.stamped) == {"n00", "n02"}
-    domains = dict(scaleup_domains(inv))
+    domains: dict[str, str] = {}
+    for gpu, domain in scaleup_domains(inv):  # scaleup_domain rows are (GPU, the domain's GPU)
+        assert isinstance(gpu, str) and isinstance(domain, str)
+        domains[gpu] = domain
     assert domains["extra"] == "extra"
     assert {g: d for g, d in domains.items() if g.startswith("n01/")} == {f"n01/gpu{i}": "n01/gpu0" for i in range(4)}
     assert domains["n02/gpu3"] == "n02/gpu0"
