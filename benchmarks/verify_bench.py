@@ -235,7 +235,9 @@ def expected_findings(text: str) -> list[Expected]:
     # override of its own (the failed cable), so none of its nodes is, and the reference is
     # su0001-r0-n0; with one scalable unit there is none, and the reference is the smallest of
     # the nodes most are like, su0000-r0-n0.
-    units = int(re.search(r"kind: pod\n\s+count: (\d+)", text).group(1))  # type: ignore[union-attr]
+    counted = re.search(r"kind: pod\n\s+count: (\d+)", text)
+    assert counted is not None, "the generated fleet states its count of pods"
+    units = int(counted.group(1))
     reference = (
         "su0001-r0-n0, built exactly from its node type"
         if units > 1

@@ -32,7 +32,9 @@ def test_release_number(text: str, number: int | None) -> None:
 
 def test_release_number_orders_patch_levels_numerically() -> None:
     # As text "535.129.03" < "535.54.03"; as releases it is the newer one.
-    assert release_number("535.129.03") > release_number("535.54.03")  # type: ignore[operator]
+    newer, older = release_number("535.129.03"), release_number("535.54.03")
+    assert newer is not None and older is not None
+    assert newer > older
 
 
 def test_every_table_cites_a_source() -> None:
