@@ -143,6 +143,54 @@ objects:
     assert inv.links["n0/gpu0<->n0/cpu0"].mbps == 16 * 3938
 
 
+def test_override_refuses_a_retraining_whose_bandwidth_is_unknown() -> None:
+    # xGMI has a known per-link figure for generation 4 only (64 GB/s per direction), PCIe none for
+    # generation 9, and a UPI link's bandwidth was written: a new generation there gives no figure
+    # to scale by, so the load stops at the override instead of keeping the old bandwidth. With
+    # 'bandwidth:' written beside it, the override is taken as written.
+    text = """
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, model: MI300X, count: 2}
+      - {name: "cpu{i}", kind: cpu, count: 2}
+    links:
+      - {a: gpu0, b: gpu1, kind: xgmi, generation: 4}
+      - {a: gpu0, b: cpu0, kind: pcie, generation: 5, lanes: 16}
+      - {a: cpu0, b: cpu1, kind: upi, generation: 2, bandwidth: 128 GB/s}
+objects:
+  - template: box
+    name: "n{i}"
+    count: 3
+    overrides:
+      n1:
+        links:
+          - {a: gpu0, b: gpu1, generation: 3}
+          - {a: gpu0, b: cpu0, generation: 9}
+          - {a: cpu0, b: cpu1, generation: 1}
+      n2:
+        links:
+          - {a: gpu0, b: gpu1, generation: 3, bandwidth: 50 GB/s}
+"""
+    with pytest.raises(TopologError) as err:
+        load_inventory_text(text, "t.yaml")
+    msgs = sorted(str(d) for d in err.value.diagnostics)
+    assert msgs == [
+        "t.yaml:20:13: override of link 'n1/gpu0<->n1/gpu1': 'generation: 3' gives a xgmi link no bandwidth topolog "
+        "knows; expected 'bandwidth:' (per direction) written with it",
+        "t.yaml:21:13: override of link 'n1/gpu0<->n1/cpu0': 'generation: 9' gives a pcie link no bandwidth topolog "
+        "knows; expected 'bandwidth:' (per direction) written with it",
+        "t.yaml:22:13: override of link 'n1/cpu0<->n1/cpu1': 'generation: 1' gives a upi link no bandwidth topolog "
+        "knows; expected 'bandwidth:' (per direction) written with it",
+    ]
+    fixed = text.split("      n1:")[0] + "      n2:" + text.split("      n2:")[1]  # n2's override alone
+    inv = load_inventory_text(fixed, "t.yaml")
+    written = inv.links["n2/gpu0<->n2/gpu1"]
+    assert (written.mbps, written.attrs["generation"]) == (50_000, 3)
+
+
 def test_override_errors() -> None:
     text = (
         BASE

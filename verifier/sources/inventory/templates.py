@@ -806,7 +806,15 @@ class Expander:
                     attrs["count"] = lov.count
                     mbps = lk.mbps // old * lov.count
                 if lov.generation is not None or lov.lanes is not None:
-                    mbps = _retrained_mbps(lk, attrs, lov.generation, lov.lanes, mbps)
+                    retrained = _retrained_mbps(lk, attrs, lov.generation, lov.lanes, mbps)
+                    if retrained is None and lov.mbps is None:
+                        p.add(
+                            lov.loc,
+                            f"override of link {lid!r}: {_retraining(lov.generation, lov.lanes)} gives a {lk.kind} "
+                            f"link no bandwidth topolog knows; expected 'bandwidth:' (per direction) written with it",
+                        )
+                        continue
+                    mbps = retrained or mbps
                 if lov.mbps is not None:
                     mbps = lov.mbps
                 if mbps > INT64_MAX:
@@ -875,22 +883,36 @@ def _sound(plan: _Plan, nodes: list[str], objects: Mapping[str, Obj], inv: Inven
     return not looped.intersection(nodes)
 
 
-def _retrained_mbps(lk: Link, attrs: dict[str, int], generation: int | None, lanes: int | None, mbps: int) -> int:
+def _retrained_mbps(
+    lk: Link, attrs: dict[str, int], generation: int | None, lanes: int | None, mbps: int
+) -> int | None:
     """A link an override gives another generation or width: its bandwidth scales as the one
     derived from its attributes does (a written figure keeps its rounding), else with its lanes.
+    None when neither tells: a generation with no known figure for the link's kind (xGMI 3), or a
+    new generation of a link whose bandwidth was written rather than derived (`attrs` is updated
+    either way).
     """
+    g = lk.attrs.get
+    new_generation = generation is not None and generation != g("generation")
     if generation is not None:
         attrs["generation"] = generation
     if lanes is not None:
         attrs["lanes"] = lanes
-    g = lk.attrs.get
     before = derived_mbps(lk.kind, g("generation"), attrs.get("count"), g("lanes"))
     after = derived_mbps(lk.kind, attrs.get("generation"), attrs.get("count"), attrs.get("lanes"))
     if before and after:
         return mbps * after // before
+    if new_generation:
+        return None
     if lanes is not None and g("lanes"):
         return mbps * lanes // g("lanes", 1)
-    return mbps
+    return mbps if lanes is None or lanes == g("lanes") else None
+
+
+def _retraining(generation: int | None, lanes: int | None) -> str:
+    """How an override retrains a link, as its error names it ("'generation: 3'", "'lanes: 8'")."""
+    said = [f"'{key}: {value}'" for key, value in (("generation", generation), ("lanes", lanes)) if value is not None]
+    return " with ".join(said)
 
 
 def _plan(lk: Link) -> Mapping[str, int]:
