@@ -1,0 +1,205 @@
+"""Single faults seeded into the shipped inventories, each caught by the check that owns it, once.
+
+Each case writes one realistic fault into a copy of a shipped inventory (an override of one node,
+or one cable changed) and lists the findings it must add to that inventory's own, as (rule,
+subjects) pairs worked out by hand from the fault: which check owns that kind of fault, and which
+objects it names. A fault that adds nothing, or a second finding for the same cause, fails here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from verifier.session.verify_run import VerifyRun, verify
+
+ROOT = Path(__file__).resolve().parents[2]
+POD = ROOT / "inventories" / "dgx-h100-pod.yaml"
+GB200 = ROOT / "inventories" / "gb200-nvl72.yaml"
+MIXED = ROOT / "inventories" / "mixed-fleet.yaml"
+
+Added = frozenset[tuple[str, tuple[str, ...]]]
+
+
+@dataclass(frozen=True)
+class Fault:
+    inventory: Path
+    old: str
+    new: str
+    added: Added
+
+
+# dgx-h100-pod.yaml: the dgx-h100 entry's overrides (dgx03's failed NVLink) gain one for dgx05.
+_POD_OVERRIDES = "              dgx03:\n"
+# gb200-nvl72.yaml: the compute trays' entry gains an override for tray05.
+_TRAYS = '        name: "tray{i:02d}"         # tray00..tray17\n        count: 18\n'
+# mixed-fleet.yaml: the MI300X entry gains an override for mi300x-n1.
+_MI300X = '              - {template: mf-mi300x, name: "mi300x-n{i}", count: 2}'
+# dgx-h100-pod.yaml: every node's NIC r is cabled to leaf r.
+_CABLES = "    bandwidth: 400 Gb/s            # ConnectX-7 NDR port, per direction\n    foreach: {n: 0..7, r: 0..7}"
+
+
+def _pod(override: str, added: Added) -> Fault:
+    lines = "".join(f"                {line}\n" for line in override.splitlines())
+    return Fault(POD, _POD_OVERRIDES, f"              dgx05:\n{lines}{_POD_OVERRIDES}", added)
+
+
+def _tray(override: str, added: Added) -> Fault:
+    lines = "".join(f"            {line}\n" for line in override.splitlines())
+    return Fault(GB200, _TRAYS, f"{_TRAYS}        overrides:\n          tray05:\n{lines}", added)
+
+
+def _mi300x(override: str, added: Added) -> Fault:
+    entry = '              - template: mf-mi300x\n                name: "mi300x-n{i}"\n                count: 2\n'
+    return Fault(MIXED, _MI300X, f"{entry}                overrides:\n                  mi300x-n1: {override}", added)
+
+
+def _dgx07(last: int, cables: str, added: Added) -> Fault:
+    """dgx07's NICs 0 to `last` cabled as every node's; the rest as `cables` says (nothing: not cabled)."""
+    rest = (
+        f'  - {{a: "dgx07/nic{{r}}", b: "leaf{{r}}", kind: infiniband, bandwidth: 400 Gb/s, foreach: {{r: 0..{last}}}}}'
+    )
+    new = _CABLES.replace("n: 0..7", "n: 0..6") + "\n" + rest + (f"\n  - {cables}" if cables else "")
+    return Fault(POD, _CABLES, new, added)
+
+
+FAULTS: dict[str, Fault] = {
+    # PCIE001: the link runs below the width (generation) the node type plans for it.
+    "pod: a GPU's PCIe link at x8": _pod(
+        "links:\n  - {a: gpu3, b: pcie1, lanes: 8}",
+        frozenset({("PCIE001", ("dgx05/gpu3", "dgx05/gpu3<->dgx05/pcie1"))}),
+    ),
+    "pod: a GPU's PCIe link at Gen4": _pod(
+        "links:\n  - {a: gpu3, b: pcie1, generation: 4}",
+        frozenset({("PCIE001", ("dgx05/gpu3", "dgx05/gpu3<->dgx05/pcie1"))}),
+    ),
+    # TOPO001: gpu3's one host link is down, so it reaches no NIC (the link itself is not reported twice).
+    "pod: a GPU's PCIe link down": _pod(
+        "links:\n  - {a: gpu3, b: pcie1, state: down}",
+        frozenset({("TOPO001", ("dgx05/gpu3",))}),
+    ),
+    "pod: a NIC down": _pod(
+        "devices: {nic3: {state: down}}",
+        frozenset({("HEALTH001", ("dgx05/nic3",))}),
+    ),
+    "pod: a PCIe switch degraded": _pod(
+        "devices: {pcie1: {state: degraded}}",
+        frozenset({("HEALTH001", ("dgx05/pcie1",))}),
+    ),
+    "pod: a GPU missing": _pod(
+        "devices: {gpu3: {remove: true}}",
+        frozenset({("NODE001", ("dgx05",))}),
+    ),
+    "pod: an NVSwitch chip missing": _pod(
+        "devices: {nvsw2: {remove: true}}",
+        frozenset({("NODE001", ("dgx05",))}),
+    ),
+    "pod: another driver": _pod(
+        'software: {driver: "550.54.15"}',
+        frozenset({("NODE006", ("dgx05",))}),
+    ),
+    # 4 of the 5 NVLinks to nvsw0: 17 links, 425 GB/s where an H100 SXM5 has 18 and 450 GB/s.
+    "pod: an NVLink bond short of one link": _pod(
+        "links:\n  - {a: gpu0, b: nvsw0, count: 4}",
+        frozenset({("SCALE003", ("dgx05/gpu0",))}),
+    ),
+    "pod: an NVLink bond down": _pod(
+        "links:\n  - {a: gpu0, b: nvsw0, state: down}",
+        frozenset({("SCALE001", ("dgx05/gpu0<->dgx05/nvsw0",))}),
+    ),
+    "pod: the UPI link down": _pod(
+        "links:\n  - {a: cpu0, b: cpu1, state: down}",
+        frozenset({("LINK008", ("dgx05/cpu0<->dgx05/cpu1",))}),
+    ),
+    # A failed DIMM: socket 1's DRAM at 512 GB where dgx-h100 declares 1 TB.
+    "pod: a socket's DRAM at half its size": _pod(
+        "devices: {dram1: {size: 512 GB}}",
+        frozenset({("NODE007", ("dgx05/dram1", "dgx05"))}),
+    ),
+    "pod: a cable down": _dgx07(
+        6,
+        "{a: dgx07/nic7, b: leaf7, kind: infiniband, bandwidth: 400 Gb/s, state: down}",
+        frozenset({("LINK006", ("dgx07/nic7<->leaf7", "dgx07/nic7"))}),
+    ),
+    "pod: a cable missing": _dgx07(6, "", frozenset({("LINK003", ("dgx07/nic7",))})),
+    # 200 Gb/s is 25000 MB/s per direction, below the 50000 that both 400 Gb/s ports carry.
+    "pod: a cable at half speed": _dgx07(
+        6,
+        "{a: dgx07/nic7, b: leaf7, kind: infiniband, bandwidth: 200 Gb/s}",
+        frozenset({("LINK005", ("dgx07/nic7<->leaf7",))}),
+    ),
+    # NIC 6 on rail 7's leaf and NIC 7 on rail 6's: GPUs 6 and 7 each land on another rail.
+    "pod: two cables swapped": _dgx07(
+        5,
+        "{a: dgx07/nic6, b: leaf7, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        "  - {a: dgx07/nic7, b: leaf6, kind: infiniband, bandwidth: 400 Gb/s}",
+        frozenset(
+            {
+                ("BW006", ("dgx07/gpu6", "dgx07/nic6", "leaf7")),
+                ("BW006", ("dgx07/gpu7", "dgx07/nic7", "leaf6")),
+            }
+        ),
+    ),
+    # leaf7 keeps 3 of its 4 spine uplinks: 400 GB/s down over 300 GB/s up.
+    "pod: a leaf short of one spine uplink": Fault(
+        POD,
+        "    foreach: {l: 0..7, s: 0..3}",
+        "    foreach: {l: 0..6, s: 0..3}\n"
+        '  - {a: leaf7, b: "spine{s}", kind: infiniband, count: 2, bandwidth: 800 Gb/s, foreach: {s: 0..2}}',
+        frozenset({("BW005", ("leaf7",))}),
+    ),
+    "gb200: a C2C link trained at half speed": _tray(
+        "links:\n  - {a: grace0, b: gpu1, bandwidth: 225 GB/s}",
+        frozenset({("NODE005", ("tray05",))}),
+    ),
+    # gpu1 is cut off its NICs; gpu0's own C2C link is still judged against the half of the LPDDR5X
+    # it was built to share (256 GB/s), not all of it.
+    "gb200: a C2C link down": _tray(
+        "links:\n  - {a: grace0, b: gpu1, state: down}",
+        frozenset({("TOPO001", ("tray05/gpu1",))}),
+    ),
+    "gb200: a Grace's LPDDR5X at half its size": _tray(
+        "devices: {lpddr1: {size: 240 GB}}",
+        frozenset({("NODE007", ("tray05/lpddr1", "tray05"))}),
+    ),
+    "gb200: a NIC's PCIe link at Gen4": _tray(
+        "links:\n  - {a: grace0, b: nic1, generation: 4}",
+        frozenset({("NODE005", ("tray05",))}),
+    ),
+    "gb200: a GPU of another model": _tray(
+        "devices: {gpu2: {model: H100-SXM5-80GB}}",
+        frozenset({("NODE002", ("tray05/gpu2", "tray05"))}),
+    ),
+    # An xGMI link of the full mesh down: one finding for the link, none per pair it leaves on PCIe.
+    "mixed: an MI300X xGMI link down": _mi300x(
+        "{links: [{a: gpu0, b: gpu5, state: down}]}",
+        frozenset({("SCALE001", ("mi300x-n1/gpu0<->mi300x-n1/gpu5",))}),
+    ),
+    "mixed: an older ROCm": _mi300x(
+        '{software: {rocm: "6.0.2"}}',
+        frozenset({("NODE006", ("mi300x-n1",))}),
+    ),
+}
+
+
+def _findings(path: Path) -> Added:
+    report = verify([path], VerifyRun(authorize=False))
+    return frozenset((r.finding.rule, r.finding.subjects) for r in report.results)
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS))
+def test_a_seeded_fault_adds_exactly_its_findings(name: str, tmp_path: Path) -> None:
+    fault = FAULTS[name]
+    text = fault.inventory.read_text(encoding="utf-8")
+    assert text.count(fault.old) == 1, "the text the fault replaces is in the inventory once"
+    seeded = tmp_path / fault.inventory.name
+    seeded.write_text(text.replace(fault.old, fault.new), encoding="utf-8")
+    pristine = tmp_path / "pristine" / fault.inventory.name
+    pristine.parent.mkdir()
+    pristine.write_text(text, encoding="utf-8")
+    before = _findings(pristine)
+    after = _findings(seeded)
+    assert before <= after, "the fault takes no finding away"
+    assert after - before == fault.added
