@@ -142,6 +142,11 @@ FAULTS: dict[str, Fault] = {
             }
         ),
     ),
+    # The cable is right (GPU 3's NIC on rail 3's leaf); the NIC's label, which placement reads, is not.
+    "pod: a NIC labelled with another rail": _pod(
+        'devices: {nic3: {labels: {rail: "4"}}}',
+        frozenset({("BW007", ("dgx05/nic3", "dgx05/nic3<->leaf3", "leaf3"))}),
+    ),
     # leaf7 keeps 3 of its 4 spine uplinks: 400 GB/s down over 300 GB/s up.
     "pod: a leaf short of one spine uplink": Fault(
         POD,
