@@ -147,6 +147,11 @@ FAULTS: dict[str, Fault] = {
         'devices: {nic3: {labels: {rail: "4"}}}',
         frozenset({("BW007", ("dgx05/nic3", "dgx05/nic3<->leaf3", "leaf3"))}),
     ),
+    "pod: a NIC cabled to a spine": _dgx07(
+        6,
+        "{a: dgx07/nic7, b: spine0, kind: infiniband, bandwidth: 400 Gb/s}",
+        frozenset({("BW008", ("dgx07/gpu7", "dgx07/nic7", "spine0"))}),
+    ),
     # leaf7 keeps 3 of its 4 spine uplinks: 400 GB/s down over 300 GB/s up.
     "pod: a leaf short of one spine uplink": Fault(
         POD,
