@@ -147,6 +147,12 @@ FAULTS: dict[str, Fault] = {
         'devices: {nic3: {labels: {rail: "4"}}}',
         frozenset({("BW007", ("dgx05/nic3", "dgx05/nic3<->leaf3", "leaf3"))}),
     ),
+    # ConnectX-7 speaks Ethernet too; the QM9700 leaf only InfiniBand.
+    "pod: an Ethernet cable into an InfiniBand leaf": _dgx07(
+        6,
+        "{a: dgx07/nic7, b: leaf7, kind: ethernet, bandwidth: 400 Gb/s}",
+        frozenset({("LINK001", ("dgx07/nic7<->leaf7", "leaf7"))}),
+    ),
     "pod: a NIC cabled to a spine": _dgx07(
         6,
         "{a: dgx07/nic7, b: spine0, kind: infiniband, bandwidth: 400 Gb/s}",
