@@ -814,7 +814,8 @@ class Expander:
                             f"link no bandwidth topolog knows; expected 'bandwidth:' (per direction) written with it",
                         )
                         continue
-                    mbps = retrained or mbps
+                    if retrained is not None:
+                        mbps = retrained
                 if lov.mbps is not None:
                     mbps = lov.mbps
                 if mbps > INT64_MAX:
