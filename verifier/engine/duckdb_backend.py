@@ -27,6 +27,8 @@ from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import Aggregate, Atom, ColumnType, Const, Declaration, Program, Query, Row, Rule, Value, Var
 from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
+from verifier.engine.column_keys import batch_key
+from verifier.engine.distinct_rules import rows_distinct
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.proof_search import Instance, ProofSearch
 from verifier.engine.strata import (
@@ -65,6 +67,8 @@ class DuckDBBackend:
         self._proofs = ProofSearch({}, self._instance)
         self._loaded: set[str] = set()
         """Input relations that already hold facts."""
+        self._keys: dict[str, list[tuple[int, ...]]] = {}
+        """Per input relation loaded once, columns that hold no value (or pair) twice (column_keys)."""
         self._filled: set[str] = set()
         """Relations that may hold tuples during evaluate(): new tuples must be checked against them."""
         self._symbol_ids = _SymbolIds()
@@ -123,6 +127,7 @@ class DuckDBBackend:
         self._stage = 0
         self._proofs = ProofSearch(self._rules_by_head, self._instance)
         self._loaded = set()
+        self._keys = {}
         self._changed = None
         self._in_rounds = False
         self._coarse = {}
@@ -172,6 +177,12 @@ class DuckDBBackend:
             self._con.execute(f"INSERT INTO {table} SELECT *, 0 FROM ({source})")
         finally:
             self._con.unregister("_load")
+        # A relation loaded once keeps its batch's key; rows added later may repeat its values.
+        key = distinct.key() if relation not in self._loaded else None
+        if key is not None:
+            self._keys[relation] = [key]
+        else:
+            self._keys.pop(relation, None)
         self._loaded.add(relation)
         self.stats.load_seconds += time.perf_counter() - started
 
@@ -206,8 +217,8 @@ class DuckDBBackend:
             raise
         symbolic = [c.type == "symbol" for c in decl.columns]
         # A column of symbols all new, each once, tells the rows are distinct (with blocks, unique() checks).
-        fresh = not blocks and any(n == len(plain) for n in new)
-        return arrays, _Distinct(fresh, [a for a, s in zip(arrays, symbolic, strict=True) if s], len(self._symbol_text))
+        fresh = next((i for i, n in enumerate(new) if n == len(plain)), None) if not blocks else None
+        return arrays, _Distinct(fresh, arrays, symbolic, len(self._symbol_text))
 
     def _plain_columns(self, decl: Declaration, rows: Sequence[Row]) -> tuple[list[_Int64s], list[int]]:
         """The columns of plain rows, and how many new symbols each column added."""
@@ -405,13 +416,16 @@ class DuckDBBackend:
         if not live:
             return
         self._stage += 1
-        # One statement per relation: every rule's tuples together, de-duplicated once.
-        rules: dict[str, tuple[list[str], sc.Params]] = {}
+        # One statement per relation: every rule's tuples together, de-duplicated once (unless
+        # distinct_rules shows they hold no tuple twice: hashing 2 M rows is most of such a statement).
+        by_head: dict[str, list[Rule]] = {}
         for rule in live:
-            selects, params = rules.setdefault(rule.head.relation, ([], self._params()))
-            selects.append(sc.rule_select(rule, self._schema, params, distinct=False))
-        for relation, (selects, params) in rules.items():
-            self._insert(relation, self._new_rows(relation, selects), params)
+            by_head.setdefault(rule.head.relation, []).append(rule)
+        for relation, rules in by_head.items():
+            params = self._params()
+            selects = [sc.rule_select(rule, self._schema, params, distinct=False) for rule in rules]
+            repeats = not rows_distinct(rules, self._keys)
+            self._insert(relation, self._new_rows(relation, selects, distinct=repeats), params)
 
     def _insert(self, relation: str, source: str, params: sc.Params) -> int:
         """Add the rows of the SELECT `source` to `relation` at the current stage, counting them; how many."""
@@ -427,15 +441,16 @@ class DuckDBBackend:
             self._spend(relation, count)
         return count
 
-    def _new_rows(self, relation: str, selects: Sequence[str], held: str = "") -> str:
+    def _new_rows(self, relation: str, selects: Sequence[str], held: str = "", distinct: bool = True) -> str:
         """SQL for the distinct tuples that `selects` derive and `relation` does not hold yet.
 
         `held`: a condition on the relation's rows (`_t`) that every derived tuple meets, so that
-        the anti join hashes only those rows (a closure derived again for one value).
+        the anti join hashes only those rows (a closure derived again for one value). Without
+        `distinct`, the selects are known to derive no tuple twice (distinct_rules).
         """
         union = " UNION ALL ".join(f"({s})" for s in selects)
         columns = self._schema.columns(relation)
-        source = f"SELECT DISTINCT * FROM ({union}) AS _n({', '.join(columns)})"
+        source = f"SELECT {'DISTINCT ' if distinct else ''}* FROM ({union}) AS _n({', '.join(columns)})"
         if relation not in self._filled:
             return source
         # An anti join probes the relation's hash table; EXCEPT would hash all of it every round.
@@ -879,26 +894,30 @@ class _SymbolIds(dict[str, int]):
 
 
 class _Distinct:
-    """What a loaded batch's symbol ids tell about whether its rows are distinct."""
+    """What a loaded batch's columns tell about whether its rows are distinct."""
 
-    def __init__(self, fresh: bool, symbol_columns: list[_Int64s], symbols: int) -> None:
-        self.fresh = fresh
-        """Some column holds only symbols never seen before, each once: the rows are distinct and none is stored."""
-        self._columns = symbol_columns
+    def __init__(self, fresh: int | None, columns: list[_Int64s], symbolic: list[bool], symbols: int) -> None:
+        self.fresh = fresh is not None
+        """A column holds only symbols never seen before, each once: the rows are distinct, none stored yet."""
+        self._fresh = fresh
+        self._columns = columns
+        self._symbolic = symbolic
         self._symbols = symbols
+        self._key: tuple[int, ...] | None = None
+        self._looked = False
+
+    def key(self) -> tuple[int, ...] | None:
+        """A column or a pair of columns that holds no value twice (verifier.engine.column_keys), or None."""
+        if not self._looked:
+            self._looked = True
+            self._key = (
+                (self._fresh,) if self._fresh is not None else batch_key(self._columns, self._symbolic, self._symbols)
+            )
+        return self._key
 
     def unique(self) -> bool:
-        """Whether some symbol column holds no id twice (then the rows are distinct)."""
-        if self.fresh:
-            return True
-        for ids in self._columns:
-            # Ids are dense, so marking them in an array is a linear check, far cheaper than DuckDB
-            # hashing every row for a DISTINCT.
-            seen = numpy.zeros(self._symbols, dtype=numpy.bool_)
-            seen[ids] = True
-            if int(numpy.count_nonzero(seen)) == len(ids):
-                return True
-        return False
+        """Whether the rows are distinct, as a key shows."""
+        return self.key() is not None
 
 
 def _refuse(decl: Declaration, rows: Sequence[Row]) -> NoReturn:

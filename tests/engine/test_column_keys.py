@@ -1,0 +1,49 @@
+"""batch_key: a column or a pair of columns of a batch of facts that holds no value twice.
+
+Each expected key is read off the rows by hand: the first column in order whose values are all
+different, else a pair whose value pairs are; None when every column and pair repeats.
+"""
+
+from __future__ import annotations
+
+import numpy
+from numpy.typing import NDArray
+
+from verifier.engine.column_keys import MARK_TABLE, batch_key
+
+
+def ids(*values: int) -> NDArray[numpy.int64]:
+    return numpy.array(values, dtype=numpy.int64)
+
+
+def test_the_first_column_without_a_repeat_is_the_key() -> None:
+    # Symbol ids 0..9. Column 0 repeats 3; column 1 (4, 5, 6) does not; column 2 does not either but comes later.
+    assert batch_key([ids(3, 3, 2), ids(4, 5, 6), ids(7, 8, 9)], [True, True, True], 10) == (1,)
+
+
+def test_a_pair_of_columns_when_no_column_alone_is_a_key() -> None:
+    # link_attr-like rows: (l1, generation, 5), (l1, lanes, 16), (l2, generation, 5), (l2, lanes, 16).
+    # Every column repeats; the pairs (link, name) are all different: (l1, gen) (l1, lanes) (l2, gen) (l2, lanes).
+    l1, l2, gen, lanes = 0, 1, 2, 3
+    rows = [ids(l1, l1, l2, l2), ids(gen, lanes, gen, lanes), ids(5, 16, 5, 16)]
+    assert batch_key(rows, [True, True, False], 4) == (0, 1)
+
+
+def test_rows_that_repeat_have_no_key() -> None:
+    # (a, b) twice: every column and every pair repeats.
+    assert batch_key([ids(0, 0, 2), ids(1, 1, 1)], [True, True], 3) is None
+
+
+def test_numbers_are_marked_from_their_smallest_value() -> None:
+    # Column 0 repeats; numbers -5 and 7 differ: offsets 0 and 12 in a table of 13.
+    assert batch_key([ids(1, 1), ids(-5, 7)], [True, False], 2) == (1,)
+
+
+def test_numbers_spread_too_wide_are_not_judged() -> None:
+    # 0 and MARK_TABLE differ, but marking them would need a table of MARK_TABLE + 1 entries: no key
+    # is claimed (the rows then get a DISTINCT, which is never wrong).
+    assert batch_key([ids(1, 1), ids(0, MARK_TABLE)], [True, False], 2) is None
+
+
+def test_an_empty_batch_is_keyed_by_any_column() -> None:
+    assert batch_key([ids(), ids()], [True, True], 0) == (0,)

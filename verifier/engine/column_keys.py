@@ -1,0 +1,74 @@
+"""Keys of a batch of facts: a column, or a pair of columns, that holds no value twice.
+
+A key tells two things for free. The rows are distinct, so loading them needs no DISTINCT (DuckDB
+hashing every row: 0.2 s for the 1.8 M link attributes of a 131,072-GPU fleet). And a rule that
+reads the relation with the key's values bound reads at most one row, which is what lets
+verifier.engine.distinct_rules prove that a rule derives no tuple twice.
+
+Values are marked in a table with an entry per possible value, a linear pass: symbol ids are dense
+below the dictionary's size; numbers are marked by their offset from the smallest when they span
+few enough values. A pair is marked at (rank of the first among its column's values) x (values of
+the second column) + (rank of the second).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy
+from numpy.typing import NDArray
+
+_Int64s = NDArray[numpy.int64]
+_Marks = NDArray[numpy.bool_]
+
+MARK_TABLE = 1 << 25
+"""The most entries a table marking values or pairs of values may have (32 MiB of booleans)."""
+
+
+def batch_key(columns: list[_Int64s], symbolic: list[bool], symbols: int) -> tuple[int, ...] | None:
+    """A key of the rows `columns` hold: the first column (in order) that holds no value twice, else
+    the pair of columns with the smallest table to mark that holds no pair twice; None if neither
+    (or the tables would be too large to tell).
+
+    `symbolic`: which columns hold symbol ids, all below `symbols`.
+    """
+    marked: list[tuple[int, _Int64s, _Marks]] = []
+    for i, (values, is_symbol) in enumerate(zip(columns, symbolic, strict=True)):
+        if not len(values):
+            return (i,)
+        offsets = _offsets(values, symbols if is_symbol else None)
+        if offsets is None:
+            continue
+        present = numpy.zeros(offsets[1], dtype=numpy.bool_)
+        present[offsets[0]] = True
+        if int(numpy.count_nonzero(present)) == len(values):
+            return (i,)
+        marked.append((i, offsets[0], present))
+    sizes = {i: int(numpy.count_nonzero(present)) for i, _, present in marked}
+    pairs = sorted(
+        (sizes[a[0]] * sizes[b[0]], a, b) for a, b in combinations(marked, 2) if sizes[a[0]] * sizes[b[0]] <= MARK_TABLE
+    )
+    for size, (i, first, first_present), (j, second, second_present) in pairs:
+        seen = numpy.zeros(size, dtype=numpy.bool_)
+        seen[_ranks(first, first_present) * sizes[j] + _ranks(second, second_present)] = True
+        if int(numpy.count_nonzero(seen)) == len(first):
+            return (i, j)
+    return None
+
+
+def _offsets(values: _Int64s, symbols: int | None) -> tuple[_Int64s, int] | None:
+    """Each value as an offset into a table of all possible values, and that table's size; None
+    when the table would be larger than MARK_TABLE.
+    """
+    if symbols is not None:
+        return (values, symbols) if symbols <= MARK_TABLE else None
+    low, high = int(values.min()), int(values.max())
+    if high - low + 1 > MARK_TABLE:
+        return None
+    return (values - low if low else values), high - low + 1
+
+
+def _ranks(offsets: _Int64s, present: _Marks) -> _Int64s:
+    """Each value's rank among the distinct values its column holds."""
+    rank: _Int64s = numpy.cumsum(present, dtype=numpy.int64) - 1
+    return rank[offsets]
