@@ -98,6 +98,10 @@ def test_the_same_rule_twice_repeats_itself() -> None:
 
 def test_aggregates_are_one_row_per_group() -> None:
     assert rows_distinct(rules("tally(A, count(L)) :- link(L, A, _, _)."), {})
+    # A group A exists only where some link(_, A, _, _) does, which the second rule's negation denies.
+    zero = "tally(A, count(L)) :- link(L, A, _, _).\ntally(A, 0) :- kind_ok(A), !link(_, A, _, _)."
+    assert rows_distinct(rules(zero), {})
+    assert not rows_distinct(rules(zero.replace("!link", "link")), {})
     # Two aggregate rules may give one group the same count.
     assert not rows_distinct(
         rules("tally(A, count(L)) :- link(L, A, _, _).\ntally(B, count(L)) :- link(L, _, B, _)."), {}

@@ -13,8 +13,9 @@ reads and the other's negation says is absent). Equal head values are followed t
 atoms of a keyed relation whose key values are equal read the same row, so all their values are.
 
 Every answer errs towards "may repeat" (a DISTINCT that was not needed costs time, never a wrong
-count): a rule with an aggregate head is distinct by its grouping alone, and otherwise nothing is
-proved about arithmetic in heads or atoms beyond its variables being fixed.
+count): a rule with an aggregate head derives one tuple per group (two such rules are disjoint only
+as any two rules are, by their groups), and nothing is proved about arithmetic in heads or atoms
+beyond its variables being fixed.
 """
 
 from __future__ import annotations
@@ -35,15 +36,15 @@ def rows_distinct(rules: Sequence[Rule], keys: Keys) -> bool:
     """Whether `rules` (all of one head relation, evaluated together) derive no tuple twice,
     every relation they read being a set of rows when they run.
     """
-    if not rules:
-        return True
-    if any(r.head.aggregate is not None for r in rules):
-        return len(rules) == 1  # one row per group
     return all(_injective(r, keys) for r in rules) and all(_disjoint(a, b, keys) for a, b in combinations(rules, 2))
 
 
 def _injective(rule: Rule, keys: Keys) -> bool:
-    """Whether the head's values fix every row the body reads."""
+    """Whether the head's values fix every row the body reads, or the rule groups its rows (an
+    aggregate: one tuple per group).
+    """
+    if rule.head.aggregate is not None:
+        return True
     fixed = {a.name for a in rule.head.args if isinstance(a, Var)}
     atoms = list(rule.positive_atoms())
     assignments = [
