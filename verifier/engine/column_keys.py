@@ -45,12 +45,16 @@ def batch_key(columns: list[_Int64s], symbolic: list[bool], symbols: int) -> tup
             return (i,)
         marked.append((i, offsets[0], present))
     sizes = {i: int(numpy.count_nonzero(present)) for i, _, present in marked}
-    pairs = sorted(
-        (sizes[a[0]] * sizes[b[0]], a, b) for a, b in combinations(marked, 2) if sizes[a[0]] * sizes[b[0]] <= MARK_TABLE
-    )
+    pairs = sorted(((sizes[a[0]] * sizes[b[0]], a, b) for a, b in combinations(marked, 2)), key=lambda p: p[0])
+    ranks: dict[int, _Int64s] = {}  # a column's ranks, made once for every pair it is in
     for size, (i, first, first_present), (j, second, second_present) in pairs:
+        if size > MARK_TABLE:
+            break
+        for column, at, marks in ((i, first, first_present), (j, second, second_present)):
+            if column not in ranks:
+                ranks[column] = (numpy.cumsum(marks, dtype=numpy.int64) - 1)[at]
         seen = numpy.zeros(size, dtype=numpy.bool_)
-        seen[_ranks(first, first_present) * sizes[j] + _ranks(second, second_present)] = True
+        seen[ranks[i] * sizes[j] + ranks[j]] = True
         if int(numpy.count_nonzero(seen)) == len(first):
             return (i, j)
     return None
@@ -66,9 +70,3 @@ def _offsets(values: _Int64s, symbols: int | None) -> tuple[_Int64s, int] | None
     if high - low + 1 > MARK_TABLE:
         return None
     return (values - low if low else values), high - low + 1
-
-
-def _ranks(offsets: _Int64s, present: _Marks) -> _Int64s:
-    """Each value's rank among the distinct values its column holds."""
-    rank: _Int64s = numpy.cumsum(present, dtype=numpy.int64) - 1
-    return rank[offsets]

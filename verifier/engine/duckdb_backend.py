@@ -161,35 +161,42 @@ class DuckDBBackend:
             self._loaded.add(relation)
             self.stats.load_seconds += time.perf_counter() - started
             return
-        arrays, distinct = self._encoded(decl, rows)
+        arrays, fresh = self._encoded(decl, rows)
+        first_load = relation not in self._loaded
+        # A column of symbols all new, each once, keys the rows, and none of them is stored yet. A
+        # relation loaded once keeps its batch's key (column_keys); rows added later may repeat it.
+        if fresh is not None:
+            key: tuple[int, ...] | None = (fresh,)
+        else:
+            symbolic = [c.type == "symbol" for c in decl.columns]
+            key = batch_key(arrays, symbolic, len(self._symbol_text)) if first_load else None
         names = [f"c{i}" for i in range(decl.arity)]
         # Scanned in place by DuckDB, all columns as one relation: no temp table per column to copy
         # and join back by position.
         self._con.register("_load", dict(zip(names, arrays, strict=True)))
         try:
-            if relation in self._loaded and not distinct.fresh:
+            if fresh is None and not first_load:
                 # Set semantics across calls too; skipped on the first call, where it costs a hash of the table.
                 source = f"SELECT DISTINCT * FROM _load EXCEPT SELECT * EXCLUDE ({sc.STAGE}) FROM {table}"
-            elif distinct.fresh or (relation not in self._loaded and distinct.unique()):
+            elif key is not None:
                 source = "SELECT * FROM _load"
             else:
                 source = "SELECT DISTINCT * FROM _load"
             self._con.execute(f"INSERT INTO {table} SELECT *, 0 FROM ({source})")
         finally:
             self._con.unregister("_load")
-        # A relation loaded once keeps its batch's key; rows added later may repeat its values.
-        key = distinct.key() if relation not in self._loaded else None
-        if key is not None:
+        if key is not None and first_load:
             self._keys[relation] = [key]
         else:
             self._keys.pop(relation, None)
         self._loaded.add(relation)
         self.stats.load_seconds += time.perf_counter() - started
 
-    def _encoded(self, decl: Declaration, rows: Sequence[Row] | StampedRows) -> tuple[list[_Int64s], _Distinct]:
+    def _encoded(self, decl: Declaration, rows: Sequence[Row] | StampedRows) -> tuple[list[_Int64s], int | None]:
         """Every column of the rows as an int64 array, symbols replaced by their ids (new ones added to
         the dictionary), after checking what `fact_columns` checks (its FactError on any problem, with
         nothing added). The blocks of StampedRows are encoded as blocks (`_block_columns`), after the plain rows.
+        Also a column of plain rows (no blocks) whose symbols were all new, each once, if there is one.
         """
         known = self._symbol_ids
         start = len(self._symbol_text)
@@ -215,10 +222,7 @@ class DuckDBBackend:
                     del known[symbol]
             self._slot_ids.clear()
             raise
-        symbolic = [c.type == "symbol" for c in decl.columns]
-        # A column of symbols all new, each once, tells the rows are distinct (with blocks, unique() checks).
-        fresh = next((i for i, n in enumerate(new) if n == len(plain)), None) if not blocks else None
-        return arrays, _Distinct(fresh, arrays, symbolic, len(self._symbol_text))
+        return arrays, next((i for i, n in enumerate(new) if n == len(plain)), None) if not blocks else None
 
     def _plain_columns(self, decl: Declaration, rows: Sequence[Row]) -> tuple[list[_Int64s], list[int]]:
         """The columns of plain rows, and how many new symbols each column added."""
@@ -891,33 +895,6 @@ class _SymbolIds(dict[str, int]):
         found = self[symbol] = len(self.text)
         self.text.append(symbol)
         return found
-
-
-class _Distinct:
-    """What a loaded batch's columns tell about whether its rows are distinct."""
-
-    def __init__(self, fresh: int | None, columns: list[_Int64s], symbolic: list[bool], symbols: int) -> None:
-        self.fresh = fresh is not None
-        """A column holds only symbols never seen before, each once: the rows are distinct, none stored yet."""
-        self._fresh = fresh
-        self._columns = columns
-        self._symbolic = symbolic
-        self._symbols = symbols
-        self._key: tuple[int, ...] | None = None
-        self._looked = False
-
-    def key(self) -> tuple[int, ...] | None:
-        """A column or a pair of columns that holds no value twice (verifier.engine.column_keys), or None."""
-        if not self._looked:
-            self._looked = True
-            self._key = (
-                (self._fresh,) if self._fresh is not None else batch_key(self._columns, self._symbolic, self._symbols)
-            )
-        return self._key
-
-    def unique(self) -> bool:
-        """Whether the rows are distinct, as a key shows."""
-        return self.key() is not None
 
 
 def _refuse(decl: Declaration, rows: Sequence[Row]) -> NoReturn:
