@@ -285,3 +285,28 @@ def test_host_bridges_keep_phb_and_node_apart(tmp_path: Path) -> None:
     # The widest path is the stated 15754 MB/s: the assumed fabric links take the widest link below.
     wide = {str(n): int(m) for _g, n, _c, m in graph_facts(inv, {"gpu_nic_path"})["gpu_nic_path"]}
     assert set(wide.values()) == {15754}
+
+
+@pytest.mark.parametrize("speed", ["inf", "nan", "1e400", "1e300", "-3", "0.0001", "½", "fast"])
+def test_a_link_speed_that_cannot_be_read_exactly_is_refused_at_its_line(fx: Path, tmp_path: Path, speed: str) -> None:
+    # manyVFs line 85: 02:00.0, the first function of the Intel i350 on bus 02 (02:00.1 shares its link).
+    # Each figure here is not a GB/s a link can have: infinite, not a number, negative, below
+    # 1 MB/s once in MB/s (0.0001 GB/s = 0.1 MB/s), past 64 bits once in MB/s, or not a number
+    # at all. The function that shares the refused link is not an error of its own.
+    lines = (fx / "16intel64-manyVFs.xml").read_text().splitlines(keepends=True)
+    assert 'pci_busid="0000:02:00.0"' in lines[84]
+    lines[84] = lines[84].replace('pci_link_speed="0.000000"', f'pci_link_speed="{speed}"')
+    p = tmp_path / "m.xml"
+    p.write_text("".join(lines))
+    with pytest.raises(TopologError, match="pci_link_speed") as err:
+        import_files("hwloc", [p], node="m")
+    assert [(d.location.line, d.location.col) for d in err.value.diagnostics] == [(85, 11)]
+
+
+def test_a_link_speed_hwloc_could_not_read_is_assumed_and_said_so(fx: Path) -> None:
+    # hwloc writes 0.000000 where the OS gives no link speed (all of manyVFs): the link gets the
+    # default PCIe figure, labelled as assumed, rather than a bandwidth of zero.
+    inv = import_files("hwloc", [fx / "16intel64-manyVFs.xml"], node="m").inventory
+    nic = next(o for o in inv.of_kind("nic") if o.labels["pci_busid"] == "0000:02:00.0")
+    (up,) = [lk for lk in inv.links.values() if lk.a == nic.id]
+    assert up.labels.get("assumed") == "bandwidth" and up.mbps > 0

@@ -14,10 +14,12 @@ structure the tree, so their children attach to the enclosing object.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from verifier.core.limits import INT64_MAX
 from verifier.sources.importers.build import ASSUMED, DEFAULT_PCIE, Builder, Imported, pcie_mbps, safe_name
 from verifier.sources.importers.safe_xml import Element, parse_xml
 from verifier.sources.importers.sockets import link_sockets
@@ -266,11 +268,14 @@ class _Reader:
         try:
             gbps = float(raw) if raw is not None else 0.0
         except ValueError:
+            gbps = math.nan
+        # A figure that is not a finite GB/s, or that comes to no whole MB/s or more than 64 bits
+        # hold, cannot be read exactly: refused here, at the line that holds it.
+        mbps = round(gbps * 1000) if math.isfinite(gbps) and gbps > 0 else 0
+        if not math.isfinite(gbps) or gbps < 0 or (gbps > 0 and not 1 <= mbps <= INT64_MAX):
             self.b.error(el.loc, f'pci_link_speed={raw!r} of {el.path}; expected GB/s such as "15.753846"')
             return
-        if gbps > 0:
-            mbps = round(gbps * 1000)
-        else:  # hwloc writes 0 when the OS does not report the link (virtual machines)
+        if not mbps:  # hwloc writes 0 when the OS does not report the link (virtual machines)
             mbps, labels[ASSUMED] = pcie_mbps(*DEFAULT_PCIE), "bandwidth"
         self.b.link(oid, parent, "pcie", mbps, el.loc, labels=labels)
 
@@ -341,8 +346,9 @@ class _Reader:
                 shared[port] = oid
                 self.uplink(dev.el, oid, dev.parent)
             else:
-                up = next(lk for lk in self.b.inv.links.values() if lk.a == first and lk.b == dev.parent)
-                self.b.link(oid, first, "pcie", up.mbps, dev.el.loc, labels={**up.labels, "source": dev.el.where})
+                up = next((lk for lk in self.b.inv.links.values() if lk.a == first and lk.b == dev.parent), None)
+                if up is not None:  # None: the first function's link was refused, and that error is reported
+                    self.b.link(oid, first, "pcie", up.mbps, dev.el.loc, labels={**up.labels, "source": dev.el.where})
             for child in dev.el.children:
                 if child.tag == "object" and child.get("type") != "OSDev":
                     self.b.note(
