@@ -310,3 +310,16 @@ def test_a_link_speed_hwloc_could_not_read_is_assumed_and_said_so(fx: Path) -> N
     nic = next(o for o in inv.of_kind("nic") if o.labels["pci_busid"] == "0000:02:00.0")
     (up,) = [lk for lk in inv.links.values() if lk.a == nic.id]
     assert up.labels.get("assumed") == "bandwidth" and up.mbps > 0
+
+
+def test_a_core_with_a_thread_of_no_known_kind_gets_no_kind_figures(fx: Path, tmp_path: Path) -> None:
+    # fakecpukinds: core 0 holds PU 0 (MySmallCore, cpuset 0x3 with PU 1) and PU 2 (YouBigcore, 0x4).
+    # With MySmallCore's cpuset unreadable it names no PU: core 0 has one known kind, YouBigcore
+    # (efficiency 7, 2000 MHz), and a thread of no known kind, so the core's figures are unknown.
+    text = (fx / "fakecpukinds.xml").read_text()
+    assert text.count('cpuset="0x00000003"') == 1
+    p = tmp_path / "k.xml"
+    p.write_text(text.replace('cpuset="0x00000003"', 'cpuset="0000:zz:00.0"'))
+    core0 = import_files("hwloc", [p], node="m").inventory.objects["m/core0"]
+    assert core0.labels["cpu_kind"] == "YouBigcore"
+    assert "efficiency" not in core0.quantities and "max_mhz" not in core0.quantities

@@ -512,12 +512,15 @@ class _Reader:
             for pu in _cpuset_bits(el.get("cpuset")):
                 pu_kind[pu] = (name, q)
         for cid, pus in self.core_pus.items():
-            found = sorted({pu_kind[p][0] for p in pus if p in pu_kind})
+            of_pu = [pu_kind.get(p) for p in pus]
+            found = sorted({kind[0] for kind in of_pu if kind is not None})
             if not found:
                 continue
             obj = self.b.inv.objects[cid]
             obj.labels = {**obj.labels, "cpu_kind": ",".join(found)}
-            if len(found) == 1:  # figures only when every thread of the core is of one kind
+            # Figures only when every thread of the core is of one kind (a thread no kind names
+            # leaves the core's figures unknown).
+            if len(found) == 1 and None not in of_pu:
                 obj.quantities = {**obj.quantities, **pu_kind[pus[0]][1]}
 
 
