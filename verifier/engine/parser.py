@@ -16,7 +16,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation
-from verifier.core.limits import current_limits, exceeded
+from verifier.core.limits import INT64_MAX, current_limits, exceeded
 from verifier.engine.ast import (
     Aggregate,
     Atom,
@@ -176,7 +176,17 @@ class _FastAst(Transformer[Token, Any]):
         return self._node(Const(_unquote(str(c[0])), self._at(c[0])))  # type: ignore[no-any-return]
 
     def integer(self, c: list[Token]) -> Const:
-        return self._node(Const(int(str(c[0])), self._at(c[0])))  # type: ignore[no-any-return]
+        digits = str(c[0])
+        significant = digits.lstrip("0") or "0"
+        # Every engine holds 64-bit integers: a larger literal would be compared exactly by one
+        # engine and refused by another. Its length is checked first: Python will not read a
+        # number of more than 4,300 digits.
+        if len(significant) > len(str(INT64_MAX)) or int(significant) > INT64_MAX:
+            shown = digits if len(digits) <= 40 else f"{digits[:20]}... ({len(digits):,} digits)"
+            raise ProgramError.at(
+                self._at(c[0]), f"integer {shown} does not fit in 64 bits; expected at most {INT64_MAX}"
+            )
+        return self._node(Const(int(significant), self._at(c[0])))  # type: ignore[no-any-return]
 
     def primary(self, c: list[Any]) -> _Group:
         # `"(" expr ")"` is inlined in the tree: the group is as high as what it holds.

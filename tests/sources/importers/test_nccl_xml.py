@@ -8,6 +8,8 @@ import pytest
 
 from verifier.core.errors import TopologError
 from verifier.sources.importers import import_files
+from verifier.sources.importers.yaml_out import to_yaml
+from verifier.sources.inventory.loader import load_inventory_text
 
 
 def test_p4d_devices_switches_and_speeds(fx: Path) -> None:
@@ -204,3 +206,38 @@ def test_nic_speed_is_compared_with_its_model(tmp_path: Path) -> None:
     nic = imp.inventory.objects["h/nic0"]
     assert (nic.model, nic.quantities["bandwidth_mbps"]) == ("ConnectX-7", 25000)
     assert any("runs its port at 25000 MB/s; the model's ports are 50000 MB/s" in n.message for n in imp.notes)
+
+
+def test_what_the_tool_left_empty_is_left_out_and_the_inventory_loads_back(tmp_path: Path) -> None:
+    # rank="" and the CPU's affinity="": NCCL said nothing there, so the GPU has no nccl_rank label
+    # and the CPU no affinity label (the YAML loader refuses an empty label: written, the
+    # inventory would not load back).
+    p = _xml(
+        tmp_path,
+        '<system version="1">\n  <cpu numaid="0" affinity="">\n'
+        '    <pci busid="0000:07:00.0" class="0x030200" link_speed="16.0 GT/s PCIe" link_width="16">\n'
+        '      <gpu dev="0" sm="80" rank="" gdr="1"/>\n    </pci>\n  </cpu>\n</system>\n',
+    )
+    inv = import_files("nccl-xml", [p], node="h").inventory
+    assert "nccl_rank" not in inv.objects["h/gpu0"].labels
+    assert "affinity" not in inv.objects["h/cpu0"].labels
+    back = load_inventory_text(to_yaml(inv, "h", "imported"), "h.yaml")
+    assert sorted(back.objects) == sorted(inv.objects)
+
+
+def test_a_figure_past_64_bits_is_refused_at_the_tools_line(tmp_path: Path) -> None:
+    # speed="99999999999999999999999" Mb/s / 8 = 12,499,999,999,999,999,999,999.875, rounded to
+    # 12,500,000,000,000,000,000,000 MB/s (exactly: a float would give 12,499,999,999,999,998,951,424),
+    # which the engines' 64-bit integers cannot hold: refused at the NIC's line, not later in the YAML.
+    p = _xml(
+        tmp_path,
+        '<system version="1">\n  <cpu numaid="0">\n'
+        '    <pci busid="0000:0c:00.0" class="0x020700" link_speed="16.0 GT/s PCIe" link_width="16">\n'
+        '      <nic><net name="mlx5_0" dev="0" speed="99999999999999999999999" port="1"/></nic>\n'
+        "    </pci>\n  </cpu>\n</system>\n",
+    )
+    with pytest.raises(TopologError) as err:
+        import_files("nccl-xml", [p], node="h")
+    (d,) = err.value.diagnostics
+    assert "does not fit in 64 bits" in d.message and "12500000000000000000000 does" in d.message
+    assert d.location.line in (3, 4)

@@ -33,6 +33,7 @@ from verifier.sources.importers.build import (
     pcie_mbps,
     read_tool_text,
     safe_name,
+    whole,
 )
 
 XGMI_HOP_WEIGHT = 15
@@ -114,10 +115,10 @@ def _int(b: Builder, cell: Cell, what: str) -> int | None:
         # amd-smi prints the library's status (UNKNOWN, NOT_SUPPORTED) where it could not read a value.
         b.note(cell.loc, f"{what} is {cell.value}: the tool could not read it, so it stays unknown")
         return None
-    if not (cell.value.isascii() and cell.value.isdigit()):
+    number = whole(cell.value)
+    if number is None:
         b.error(cell.loc, f"{what} {cell.value!r}; expected a whole number or N/A")
-        return None
-    return int(cell.value)
+    return number
 
 
 def _pairs(topo: AmdTopo) -> list[Pair]:
@@ -163,7 +164,7 @@ def build(b: Builder, node: str, topo: AmdTopo) -> None:
         if cell is None:
             continue
         v = cell.value
-        if re.fullmatch(r"-?\d+", v) is None and v.upper() != "N/A":
+        if re.fullmatch(r"-?\d{1,9}", v) is None and v.upper() != "N/A":
             b.error(cell.loc, f"NUMA node of {g} is {v!r}; expected a number (or -1 / N/A when there is none)")
         elif v.upper() != "N/A" and int(v) >= 0:
             numa[g] = int(v)
@@ -270,7 +271,7 @@ def _bandwidth(b: Builder, topo: AmdTopo, r: str, c: str) -> int | None:
     cell = topo.bandwidth.get((r, c))
     if cell is None or cell.value.upper() == "N/A":
         return None
-    m = re.fullmatch(r"(\d+)-(\d+)", cell.value)
+    m = re.fullmatch(r"(\d{1,40})-(\d{1,40})", cell.value)
     if m is None:
         b.error(cell.loc, f"bandwidth {cell.value!r}; expected <min>-<max> in MB/s (e.g. 50000-50000) or N/A")
         return None

@@ -19,7 +19,7 @@ from verifier.core.limits import read_limited
 from verifier.sources.inventory.catalog import builtin_models
 from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, Inventory, Link, Obj
 from verifier.sources.inventory.specs import PCIE_LANE_MBPS
-from verifier.sources.inventory.validate import Problems, check_inventory
+from verifier.sources.inventory.validate import Problems, check_inventory, int64_problem
 
 ASSUMED = "assumed"
 """Label key on a link whose bandwidth the tool does not state: the value is a documented default."""
@@ -27,12 +27,24 @@ ASSUMED = "assumed"
 # PCIe generation by transfer rate in GT/s (PCI-SIG): what sysfs and NCCL write as link_speed.
 PCIE_GEN_BY_GTS = {"2.5": 1, "5": 2, "8": 3, "16": 4, "32": 5, "64": 6}
 DEFAULT_PCIE = (4, 16)  # stands for an unstated PCIe link: Gen4 x16, labelled assumed
+MAX_DIGITS = 40
+"""Digits a whole number in a tool's output may have. Past 19 none fits the engines' 64-bit integers
+(a unit divided down may bring a few more back), and Python refuses to read past 4,300 digits: a
+longer run of digits is not a figure a tool writes, and is refused like any other unreadable value."""
+
 NVLINK_MBPS_BY_SM = {6: 20000, 7: 25000, 8: 25000, 9: 25000, 10: 50000}  # NVLink 1..5, per link, per direction
 DEFAULT_NVLINK_LINK_MBPS = 25000  # NVLink 2-4 per link per direction, when the generation is not stated
 
 
 def pcie_mbps(gen: int, lanes: int) -> int:
     return PCIE_LANE_MBPS[gen] * lanes
+
+
+def whole(text: str | None) -> int | None:
+    """`text` as a whole number when it is ASCII digits only (at most MAX_DIGITS), else None."""
+    if text is None or not (text.isascii() and text.isdigit()) or len(text) > MAX_DIGITS:
+        return None
+    return int(text)
 
 
 def safe_name(text: str) -> str:
@@ -122,12 +134,34 @@ class Builder:
 
     def finish(self) -> Imported:
         """The inventory, checked like a loaded one. TopologError with every problem otherwise."""
+        self._storable()
         if self.errors:
             raise TopologError(self.errors)
         problems = Problems()
         check_inventory(self.inv, problems)
         problems.raise_if_any()
         return Imported(self.inv, sorted(set(self.notes)))
+
+    def _storable(self) -> None:
+        """What the YAML loader would refuse in the written inventory and check_inventory does not
+        check, dealt with here, at the tool's line (refused later, far from where the value came
+        from, the user could not tell what was wrong): a label the tool left empty says nothing and
+        is left out; a figure that 64 bits cannot hold (the engines' integers) is an error.
+        """
+        for o in self.inv.objects.values():
+            if any(not v.strip() for v in o.labels.values()):
+                o.labels = MappingProxyType({k: v for k, v in o.labels.items() if v.strip()})
+            self._figures(o.quantities, o.loc, f"object {o.id!r}")
+        for lk in self.inv.links.values():
+            if any(not v.strip() for v in lk.labels.values()):
+                lk.labels = MappingProxyType({k: v for k, v in lk.labels.items() if v.strip()})
+            self._figures({"bandwidth": lk.mbps, **lk.attrs}, lk.loc, f"link {lk.a} - {lk.b}")
+
+    def _figures(self, figures: Mapping[str, int], loc: SourceLocation, what: str) -> None:
+        for key, value in figures.items():
+            problem = int64_problem(value)
+            if problem is not None:
+                self.error(loc, f"{what}: {key!r} {problem}")
 
 
 def read_tool_text(path: Path) -> str:

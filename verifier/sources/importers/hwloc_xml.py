@@ -17,10 +17,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 from verifier.core.limits import INT64_MAX
-from verifier.sources.importers.build import ASSUMED, DEFAULT_PCIE, Builder, Imported, pcie_mbps, safe_name
+from verifier.sources.importers.build import ASSUMED, DEFAULT_PCIE, Builder, Imported, pcie_mbps, safe_name, whole
 from verifier.sources.importers.safe_xml import Element, parse_xml
 from verifier.sources.importers.sockets import link_sockets
 from verifier.sources.inventory.device_ids import is_display_only, model_for_name, model_for_pci
@@ -156,8 +157,9 @@ class _Reader:
             here = self.id(f"numa{el.get('os_index')}") if el.get("os_index") else self.next("numa")
             q = {}
             mem = el.get("local_memory")
-            if mem is not None and mem.isascii() and mem.isdigit() and int(mem) > 0:
-                q["size_mb"] = round(int(mem) / 1_000_000)
+            size_bytes = whole(mem)
+            if size_bytes:
+                q["size_mb"] = round(Fraction(size_bytes, 1_000_000))  # exact: a float loses digits past 2**53
             if el.get("subtype"):
                 labels["memory_type"] = el.get("subtype") or ""
             self.b.obj(here, "memory", parent, el.loc, labels=labels, quantities=q)
@@ -170,8 +172,9 @@ class _Reader:
             here = self.next(f"l{level}{cache.group(2) if cache else 'mem'}cache")
             q = {"level": int(level)}
             size = el.get("cache_size")
-            if size is not None and size.isascii() and size.isdigit() and int(size) > 0:
-                q["size_kb"] = round(int(size) / 1000)
+            cache_bytes = whole(size)
+            if cache_bytes:
+                q["size_kb"] = round(Fraction(cache_bytes, 1000))
             labels["cache_type"] = _CACHE_TYPE.get(el.get("cache_type") or "0", "unified")
             if kind == "MemCache":
                 labels["memory_side"] = "true"
@@ -372,7 +375,7 @@ class _Reader:
         n = int(raw_n) if raw_n.isascii() and raw_n.isdigit() and len(raw_n) <= 9 else -1
         names = " ".join(i.text for i in el.iter("indexes")).split()
         values = " ".join(v.text for v in el.iter("u64values")).split()
-        if len(names) != n or len(values) != n * n or not all(v.isascii() and v.isdigit() for v in values):
+        if len(names) != n or len(values) != n * n or not all(whole(v) is not None for v in values):
             self.b.error(
                 el.loc,
                 f"NVLinkBandwidth matrix of {n} objects needs {n} indexes and {n * n} integer values; "
@@ -476,11 +479,7 @@ class _Reader:
         for v in el.iter("memattr_value"):
             target = self.by_gp.get(v.get("target_obj_gp_index") or "")
             value = v.get("value") or ""
-            if (
-                target is None
-                or self.b.inv.objects[target].kind != "memory"
-                or not (value.isascii() and value.isdigit())
-            ):
+            if target is None or self.b.inv.objects[target].kind != "memory" or whole(value) is None:
                 skipped += 1
                 continue
             tel = self.numa_els.get(target)
@@ -504,11 +503,12 @@ class _Reader:
             name = infos.get("CoreType") or f"kind{k}"
             q: dict[str, int] = {}
             eff = el.get("forced_efficiency") or el.get("efficiency")
-            if eff is not None and eff.lstrip("-").isascii() and eff.lstrip("-").isdigit() and int(eff) >= 0:
-                q["efficiency"] = int(eff)
-            freq = infos.get("FrequencyMaxMHz")
-            if freq and freq.isascii() and freq.isdigit():
-                q["max_mhz"] = int(freq)
+            efficiency = whole(eff)
+            if efficiency is not None:
+                q["efficiency"] = efficiency
+            max_mhz = whole(infos.get("FrequencyMaxMHz"))
+            if max_mhz is not None:
+                q["max_mhz"] = max_mhz
             for pu in _cpuset_bits(el.get("cpuset")):
                 pu_kind[pu] = (name, q)
         for cid, pus in self.core_pus.items():

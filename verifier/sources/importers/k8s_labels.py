@@ -24,7 +24,7 @@ from typing import Any
 from verifier.core.errors import SourceLocation
 from verifier.core.exact_json import InexactJSON, loads_exact
 from verifier.core.limits import current_limits
-from verifier.sources.importers.build import Builder, Imported, read_tool_text
+from verifier.sources.importers.build import Builder, Imported, read_tool_text, whole
 
 GFD = "nvidia.com/"
 TOPOGRAPH = "network.topology.nvidia.com/"
@@ -133,10 +133,11 @@ def _read(b: Builder, path: Path, text: str, seen: dict[str, SourceLocation], on
             if key == GFD + "gpu.product":
                 labels["k8s_gpu_product"] = value
             elif key == GFD + "gpu.count":
-                if not (value.isascii() and value.isdigit()):
+                count = whole(value)
+                if count is None:
                     b.error(vloc, f"{key} of {name} is {value!r}; expected a whole number of GPUs")
                 else:
-                    quantities["k8s_gpu_count"] = int(value)
+                    quantities["k8s_gpu_count"] = count
             elif key == GFD + "gpu.clique":
                 labels["k8s_gpu_clique"] = value
             elif key == TOPOGRAPH + "accelerator":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation
@@ -24,6 +25,7 @@ from verifier.sources.importers.build import (
     Imported,
     pcie_mbps,
     safe_name,
+    whole,
 )
 from verifier.sources.importers.safe_xml import Element, parse_xml
 from verifier.sources.importers.sockets import link_sockets
@@ -125,7 +127,7 @@ class _Reader:
                 return None
         lanes: int | None = None
         if not width_unknown:
-            lanes = int(width) if width is not None and width.strip().isascii() and width.strip().isdigit() else None
+            lanes = whole(width.strip()) if width is not None else None
             if lanes not in _WIDTHS:
                 self.b.error(
                     el.loc,
@@ -270,8 +272,10 @@ class _Reader:
                     labels["nccl_" + key if key == "dev" else key] = value
             speed = net.get("speed")
             if speed is not None:
-                if speed.isascii() and speed.isdigit() and int(speed) > 0:
-                    quantities["bandwidth_mbps"] = max(1, round(int(speed) / 8))  # Mb/s to MB/s
+                megabits = whole(speed)
+                if megabits:
+                    # Mb/s to MB/s, rounded exactly (a float loses digits past 2**53).
+                    quantities["bandwidth_mbps"] = max(1, round(Fraction(megabits, 8)))
                 else:
                     self.b.error(
                         net.loc, f"speed={speed!r} of {net.path}; expected the port speed in Mb/s, e.g. 200000"
@@ -298,16 +302,17 @@ class _Reader:
     ) -> None:
         gid = by_bus[dev.busid]
         sm = dev.el.get("sm")
-        per_link = NVLINK_MBPS_BY_SM.get(int(sm) // 10) if sm and sm.isascii() and sm.isdigit() else None
+        sm_number = whole(sm)
+        per_link = NVLINK_MBPS_BY_SM.get(sm_number // 10) if sm_number is not None else None
         for child in dev.el.children:
             if child.tag != "nvlink":
                 self.b.note(child.loc, f"<{child.tag}> of {gid} ({child.path}) is not modelled; not imported")
         for nv in dev.el.iter("nvlink"):
             target, count = (nv.get("target") or "").lower(), nv.get("count") or ""
-            if not target or not (count.isascii() and count.isdigit()) or int(count) < 1:
+            n = whole(count) or 0
+            if not target or n < 1:
                 self.b.error(nv.loc, f'{nv.path} needs target="<busid>" and count="<links>" (a positive number)')
                 continue
-            n = int(count)
             labels = {"source": nv.where}
             if per_link is None:
                 labels[ASSUMED] = "bandwidth"

@@ -37,9 +37,9 @@ from verifier.sources.importers.sockets import link_sockets
 _TRAILING = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _RANK = {"PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
 _ALIASES = {"SOC": "SYS"}
-_NV = re.compile(r"^NV(\d+)$")
+_NV = re.compile(r"^NV(\d{1,9})$")
 _DEVICE = re.compile(r"^(GPU\d+|NIC\d+|mlx5_\d+|[A-Za-z][\w.-]*_\d+)$")
-_NUMA_LIST = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+_NUMA_LIST = re.compile(r"^\d{1,9}(-\d{1,9})?(,\d{1,9}(-\d{1,9})?)*$")
 _TABS = (8, 4)  # terminals expand tabs to 8-column stops; some editors and pastes to 4
 
 

@@ -17,7 +17,7 @@ from verifier.sources.importers.amd_topo import AmdTopo, Cell, read_matrix, toke
 from verifier.sources.importers.build import Builder, Imported
 
 _BANNER = re.compile(r"^\s*=+\s*(.*?)\s*=+\s*$")
-_GPU = re.compile(r"^GPU(\d+)$")
+_GPU = re.compile(r"^GPU(\d{1,9})$")
 _NUMA_LINE = re.compile(r"^\s*GPU\s*\[?\s*(\d+)\s*\]?\s*:\s*\(Topology\)\s*Numa (Node|Affinity)\s*:\s*(\S+)\s*$")
 _TABLES = {
     "weight between two gpus": "weight",

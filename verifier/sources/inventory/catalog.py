@@ -139,7 +139,7 @@ def _parse_model(m: YMap, problems: Problems) -> CatalogModel | None:
     return CatalogModel(name, vendor.lower(), kind, specs, frozenset(features), source, m.loc, mig)
 
 
-MIG_PROFILE = re.compile(r"([1-7])g\.([1-9][0-9]*)gb")
+MIG_PROFILE = re.compile(r"([1-7])g\.([1-9][0-9]{0,8})gb")
 """A MIG profile name: compute slices (of 7) and memory in GB, as nvidia-smi writes it ("3g.40gb")."""
 
 

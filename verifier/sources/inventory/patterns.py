@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}]*))?\}|[{}]")
 _SPEC = re.compile(r"^(0?[1-9][0-9]?)?[dxX]?$|^$")
-_RANGE = re.compile(r"^\s*(-?[0-9]+)\s*\.\.\s*(-?[0-9]+)\s*$")
+# At most 40 digits an end: a longer one is refused as unreadable (Python will not read a number
+# of more than 4,300 digits).
+_RANGE = re.compile(r"^\s*(-?[0-9]{1,40})\s*\.\.\s*(-?[0-9]{1,40})\s*$")
 
 MAX_FOREACH = 10_000_000
 """Combinations one `foreach` may produce (far above any real fleet; stops typos like 0..1e9)."""

@@ -418,7 +418,8 @@ def _min_version(raw: object, loc: SourceLocation, what: str, p: Problems) -> in
         return None
     text = m.group("version")
     parts = text.split(".")
-    if len(parts) > 2 and any(int(x) for x in parts[2:] if x.isascii() and x.isdigit()):
+    # A patch level other than zero (read as digits: Python will not read a number of more than 4,300).
+    if len(parts) > 2 and any(x.isascii() and x.isdigit() and x.strip("0") for x in parts[2:]):
         p.add(
             loc,
             f"{what} {raw!r} names a patch level; node versions are compared as major.minor only, "
