@@ -96,6 +96,31 @@ FAULTS: dict[str, Fault] = {
         "devices: {nvsw2: {remove: true}}",
         frozenset({("NODE001", ("dgx05",))}),
     ),
+    # NIC 3 is rail 3's; gpu3 then reaches the fabric through NIC 2 (rail 2), and its cable to
+    # leaf3 has no end in the inventory: the missing device is the one cause (not BW006, not LINK*).
+    "pod: a NIC missing": _pod(
+        "devices: {nic3: {remove: true}}",
+        frozenset({("NODE001", ("dgx05",))}),
+    ),
+    # pcie1 hosts gpu2, gpu3, nic2 and nic3: with it gone they reach no CPU and no NIC, but the node
+    # lacks a device its type declares, which is the one cause (not TOPO001 for two GPUs).
+    "pod: a PCIe switch missing": _pod(
+        "devices: {pcie1: {remove: true}}",
+        frozenset({("NODE001", ("dgx05",))}),
+    ),
+    # The node type declares H100-SXM5-80GB: a GPU of another model is one NODE002 finding, not
+    # also SCALE003 for the NVLink count the type planned for an H100 (18) against the A100's (12).
+    "pod: a GPU of another model": _pod(
+        "devices: {gpu3: {model: A100-SXM4-80GB}}",
+        frozenset({("NODE002", ("dgx05/gpu3", "dgx05"))}),
+    ),
+    # pcie1's uplink to cpu0 at x8 where the type plans x16 (NODE005's): 2 GPUs + 2 NICs at x16
+    # Gen5 (4 x 64 GB/s) over a 32 GB/s uplink puts the switch over BW004's limit, but the twin
+    # switch of the reference node is within it, so the narrow link is the one cause.
+    "pod: a PCIe switch uplink at x8": _pod(
+        "links:\n  - {a: pcie1, b: cpu0, lanes: 8}",
+        frozenset({("NODE005", ("dgx05",))}),
+    ),
     "pod: another driver": _pod(
         'software: {driver: "550.54.15"}',
         frozenset({("NODE006", ("dgx05",))}),
