@@ -57,8 +57,22 @@ NIC = """# @id: TEST002
 # @subjects: nic
 # @message: NIC {nic} runs at {mbps} MB/s.
 .input rate(n: symbol, m: number)
+.input link_attr(l: symbol, a: symbol, v: number)
 .decl starved(nic: symbol, mbps: number)
-starved(N, M) :- rate(N, M).
+starved(N, M) :- rate(N, M), link_attr(N, "lanes", _).
+"""
+
+# The same finding about a node's own software: it reads no relation made from the links.
+SOFT = """# @id: TEST003
+# @severity: error
+# @summary: A driver is too old.
+# @remediation: Upgrade it.
+# @reports: old
+# @subjects: node
+# @message: Node {node} runs {driver}.
+.input software(n: symbol, c: symbol, v: symbol)
+.decl old(node: symbol, driver: symbol)
+old(N, V) :- software(N, "driver", V).
 """
 
 
@@ -82,6 +96,18 @@ def test_instances_of_one_line_that_say_the_same_are_one_finding() -> None:
         [("w4/nic0", 7876)],
     ]
     assert check.message_for_rows([("w0/nic0", 7876), ("w2/nic0", 7876)]) == "NIC w0/nic0, w2/nic0 runs at 7876 MB/s."
+
+
+def test_a_check_that_reads_no_link_merges_copies_wired_apart() -> None:
+    # A driver too old on a template line: the instance whose links an override changed (n3,
+    # wired by line 30) runs the same driver for the same reason, so it is part of the one finding.
+    [check] = checks_from_program(parse_program(SOFT, "t.dl"))
+    [nic] = checks_from_program(parse_program(NIC, "t.dl"))
+    assert (check.reads_links, nic.reads_links) == (False, True)
+    wired = {"n1": (9,), "n2": (9,), "n3": (30,)}
+    rows = [("n3", "470.57.02"), ("n1", "470.57.02"), ("n2", "470.57.02")]
+    groups = root_causes(check, rows, lambda _s: SourceLocation("inv.yaml", 7, 9), wired.__getitem__)
+    assert groups == [[("n1", "470.57.02"), ("n2", "470.57.02"), ("n3", "470.57.02")]]
 
 
 def test_without_a_wiring_nothing_merges() -> None:

@@ -114,6 +114,18 @@ FAULTS: dict[str, Fault] = {
         "devices: {gpu3: {model: A100-SXM4-80GB}}",
         frozenset({("NODE002", ("dgx05/gpu3", "dgx05"))}),
     ),
+    # A ConnectX-6 Dx (200 Gb/s ports) where the type declares a ConnectX-7, its cable still written at
+    # NDR's 400 Gb/s: the swap is the one cause (NODE002), not also LINK001 for the cable.
+    "pod: a NIC of another model": _pod(
+        "devices: {nic3: {model: ConnectX-6-Dx}}",
+        frozenset({("NODE002", ("dgx05/nic3", "dgx05"))}),
+    ),
+    # An EPYC 9654 (12 DDR5 channels, 460.8 GB/s) where the type declares a Xeon 8480C: its socket's
+    # DRAM, written for the Xeon's 8 channels (307.2 GB/s), is not also MEM005's.
+    "pod: a CPU of another model": _pod(
+        "devices: {cpu1: {model: EPYC-9654}}",
+        frozenset({("NODE002", ("dgx05/cpu1", "dgx05"))}),
+    ),
     # pcie1's uplink to cpu0 at x8 where the type plans x16 (NODE005's): 2 GPUs + 2 NICs at x16
     # Gen5 (4 x 64 GB/s) over a 32 GB/s uplink puts the switch over BW004's limit, but the twin
     # switch of the reference node is within it, so the narrow link is the one cause.
@@ -217,6 +229,29 @@ FAULTS: dict[str, Fault] = {
     "mixed: an MI300X xGMI link down": _mi300x(
         "{links: [{a: gpu0, b: gpu5, state: down}]}",
         frozenset({("SCALE001", ("mi300x-n1/gpu0<->mi300x-n1/gpu5",))}),
+    ),
+    # One tray of the NVL72 rack rolled back to an older NCCL: that tray is the one that differs
+    # from its NVLink domain (the other 17 run the type's 2.25.1), not the 17.
+    "gb200: a tray's NCCL rolled back": _tray(
+        'software: {nccl: "2.23.4"}',
+        frozenset({("SW004", ("tray05",))}),
+    ),
+    # The node type's driver line: 470.57.02 is older than 535.54.03, the least driver NVIDIA lists for
+    # CUDA 12.2. One written line, one finding naming all 8 nodes: dgx03's override of one NVLink
+    # bond changes nothing SW001 reads.
+    "pod: the node type's driver too old for its CUDA": Fault(
+        POD,
+        'driver: "535.129.03"',
+        'driver: "470.57.02"',
+        frozenset({("SW001", tuple(f"dgx{n:02d}" for n in range(8)))}),
+    ),
+    # 525.60.13 is older than 550.54.14, the least driver for CUDA 12.4: one finding for the four
+    # workstations, though rtx-n0..n2 carry overrides (labels, a GPU down) that SW001 does not read.
+    "mixed: the workstations' driver too old for their CUDA": Fault(
+        MIXED,
+        'software: {driver: "550.54.14", cuda: "12.4"',
+        'software: {driver: "525.60.13", cuda: "12.4"',
+        frozenset({("SW001", ("rtx-n0", "rtx-n1", "rtx-n2", "rtx-n3"))}),
     ),
     "mixed: an older ROCm": _mi300x(
         '{software: {rocm: "6.0.2"}}',

@@ -31,7 +31,8 @@ from dataclasses import dataclass, replace
 from verifier.checks.findings import SEVERITIES, Severity
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
 from verifier.core.suggest import closest
-from verifier.engine.ast import Declaration, Program, Row
+from verifier.engine.ast import Atom, Declaration, Negation, Program, Row
+from verifier.facts.relation_sources import LINK_RELATIONS
 
 REQUIRED_KEYS = ("id", "severity", "summary", "remediation", "reports", "message")
 OPTIONAL_KEYS = ("subjects", "needs", "group")
@@ -56,6 +57,16 @@ class Check:
     needs_at: SourceLocation | None = None
     group: tuple[int, ...] = ()
     """Positions of the columns that make one root cause (`@group`); empty: every row is its own finding."""
+    reads: frozenset[str] | None = None
+    """The input relations the reported relation depends on, through every rule; None: not known
+    (read as every relation)."""
+
+    @property
+    def reads_links(self) -> bool:
+        """Whether the finding depends on how devices are linked (`LINK_RELATIONS`): when it does
+        not, copies of one written thing are one finding however their instances are wired.
+        """
+        return self.reads is None or not self.reads.isdisjoint(LINK_RELATIONS)
 
     def subjects_of(self, row: Row) -> tuple[str, ...]:
         return tuple(str(row[i]) for i in self.subjects)
@@ -117,7 +128,32 @@ def checks_from_program(program: Program) -> list[Check]:
         checks.append(check)
     if errors:
         raise ProgramError(errors)
-    return sorted(checks, key=lambda c: c.id)
+    bodies = _body_relations(program)
+    return sorted((replace(c, reads=_inputs_read(c.reports, bodies)) for c in checks), key=lambda c: c.id)
+
+
+def _body_relations(program: Program) -> dict[str, set[str]]:
+    """Per relation, the relations its rules' bodies name (negated ones too)."""
+    out: dict[str, set[str]] = {}
+    for rule in program.rules:
+        body = out.setdefault(rule.head.relation, set())
+        for lit in rule.body:
+            atom = lit if isinstance(lit, Atom) else lit.atom if isinstance(lit, Negation) else None
+            if atom is not None:
+                body.add(atom.relation)
+    return out
+
+
+def _inputs_read(relation: str, bodies: dict[str, set[str]]) -> frozenset[str]:
+    """The relations without rules (the inputs) that `relation` depends on."""
+    seen = {relation}
+    todo = [relation]
+    while todo:
+        for name in bodies.get(todo.pop(), ()):
+            if name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return frozenset(name for name in seen if name not in bodies)
 
 
 def _build_check(

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from verifier.checks.check import Check
 from verifier.checks.findings import Finding
-from verifier.checks.verify import check_findings, link_lines, locator
+from verifier.checks.verify import check_findings, link_lines, locator, made_places
 from verifier.core.errors import ProgramError, SourceLocation, TopologError
 from verifier.engine.ast import Atom, Const, Program, Row
 from verifier.engine.backend import Backend, Proof, format_fact
@@ -127,7 +127,9 @@ def _explain_fingerprint(model: Evaluated, prefix: str) -> list[Explained]:
     matches = [
         (check, finding, fp, rows[0])
         for check in model.checks
-        for finding, fp, rows in check_findings(model.engine, check, locate, link_lines(model.inventory))
+        for finding, fp, rows in check_findings(
+            model.engine, check, locate, link_lines(model.inventory), made_places(model.inventory)
+        )
         if fp.startswith(prefix)
     ]
     if not matches:
@@ -149,7 +151,9 @@ def _explain_rule_ref(model: Evaluated, rule: str, subjects: tuple[str, ...]) ->
         raise TopologError.at(WHERE, f"no check {rule}; the checks are: {known}")
     if not subjects:
         raise TopologError.at(WHERE, f"name the finding's subjects after the colon, e.g. {rule}:n1")
-    everything = check_findings(model.engine, check, locator(model.inventory), link_lines(model.inventory))
+    everything = check_findings(
+        model.engine, check, locator(model.inventory), link_lines(model.inventory), made_places(model.inventory)
+    )
     wanted = set(subjects)
     matches = [(finding, fp, rows) for finding, fp, rows in everything if wanted <= set(finding.subjects)]
     if not matches:

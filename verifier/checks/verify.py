@@ -26,6 +26,7 @@ from verifier.checks.waivers import (
 from verifier.core.errors import SourceLocation
 from verifier.engine.ast import Row
 from verifier.engine.backend import Backend
+from verifier.facts.relation_sources import override_relations
 from verifier.sources.inventory.model import Inventory
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+)\}")
@@ -112,8 +113,15 @@ def finding_fingerprint(check: Check, row: Row) -> str:
     return fingerprint(check.id, subjects, values)
 
 
+MadeAt = Callable[[str, frozenset[str] | None], SourceLocation | None]
+
+
 def root_causes(
-    check: Check, rows: Sequence[Row], locate: Locate, wiring: Callable[[str], object | None] = lambda s: s
+    check: Check,
+    rows: Sequence[Row],
+    locate: Locate,
+    wiring: Callable[[str], object | None] = lambda s: s,
+    made_at: MadeAt = lambda _s, _r: None,
 ) -> list[list[Row]]:
     """The check's rows, one list per finding, each list sorted, in the order of their first rows.
 
@@ -121,7 +129,9 @@ def root_causes(
     of copies of one written thing: subjects located on one line (a template's line, a
     `count:` line, a link's `foreach:` line), the same figures in every column that is not a
     subject, and, for objects, the same wiring (`wiring`: the lines that wrote the links of
-    each subject and of what it holds; None for a link, which its own line places).
+    each subject and of what it holds; None for a link, which its own line places) where the
+    check reads the links at all (`Check.reads_links`). A copy an override changed is placed where
+    it was made (`made_at`) when the override changed nothing the check reads.
     Four workstations of one template whose NIC slot is too narrow are one finding naming
     the four NICs; three GPUs of one `count:` line cut off by three links written apart are
     three findings, as their causes are three.
@@ -134,7 +144,7 @@ def root_causes(
     placed: dict[tuple[object, ...], list[tuple[list[Row], tuple[str, ...]]]] = {}
     for members in groups.values():
         subjects = check.subjects_of_rows(members)
-        location = locate(subjects)
+        location = place(check, subjects, locate, made_at)
         if location is None or not location.line or not subjects:
             placed[("alone", len(placed))] = [(members, subjects)]
             continue
@@ -150,9 +160,14 @@ def root_causes(
             merged[key] = candidates[0][0]
             continue
         for members, subjects in candidates:
-            if wiring(subjects[0]) is None:
+            wired: frozenset[object]
+            if not check.reads_links:
+                # What the check judges (software, a device's own figures) is the same however the
+                # copies are wired: an override of one copy's links does not make it a cause apart.
+                wired = frozenset({"not read"})
+            elif wiring(subjects[0]) is None:
                 # Placed at a link's own line: that line's figures are the fault, whatever its ends.
-                wired: frozenset[object] = frozenset({"link line"})
+                wired = frozenset({"link line"})
             else:
                 wired = frozenset(w for s in subjects if (w := wiring(s)) is not None)
                 if len(wired) != 1:  # subjects wired apart inside one finding (an @group): it stays its own
@@ -160,6 +175,30 @@ def root_causes(
             merged.setdefault((*key, wired), []).extend(members)
     found = [sorted(members, key=_row_order) for members in merged.values()]
     return sorted(found, key=lambda members: _row_order(members[0]))
+
+
+def place(check: Check, subjects: Sequence[str], locate: Locate, made_at: MadeAt) -> SourceLocation | None:
+    """Where the finding about `subjects` is reported: where its first subject was made, for a copy
+    whose override changed nothing the check reads (a node whose links an override changed, in a
+    finding about its software), else `locate`'s place.
+    """
+    made = made_at(subjects[0], check.reads) if subjects else None
+    return made if made is not None else locate(subjects)
+
+
+def made_places(inv: Inventory) -> MadeAt:
+    """`made_at` for `root_causes`: the line that made an overridden copy, when its override
+    changed none of the input relations read (None: unknown, read as all of them).
+    """
+
+    def made_at(subject: str, reads: frozenset[str] | None) -> SourceLocation | None:
+        entry = inv.overridden.get(subject)
+        if entry is None or reads is None:
+            return None
+        changed = override_relations(entry[1])
+        return entry[0] if changed is not None and changed.isdisjoint(reads) else None
+
+    return made_at
 
 
 def link_lines(inv: Inventory) -> Callable[[str], object | None]:
@@ -219,13 +258,18 @@ def locator(inv: Inventory, elsewhere: Mapping[str, SourceLocation] | None = Non
 
 
 def check_findings(
-    engine: Backend, check: Check, locate: Locate, wiring: Callable[[str], object | None] = lambda s: s
+    engine: Backend,
+    check: Check,
+    locate: Locate,
+    wiring: Callable[[str], object | None] = lambda s: s,
+    made_at: MadeAt = lambda _s, _r: None,
 ) -> list[tuple[Finding, str, list[Row]]]:
     """The check's findings (one per root cause), each with its fingerprint and the rows it is made of."""
     out: list[tuple[Finding, str, list[Row]]] = []
-    for rows in root_causes(check, engine.query(check.reports), locate, wiring):
+    for rows in root_causes(check, engine.query(check.reports), locate, wiring, made_at):
         subjects = check.subjects_of_rows(rows)
-        finding = Finding(check.id, check.severity, subjects, check.message_for_rows(rows), locate(subjects))
+        where = place(check, subjects, locate, made_at)
+        finding = Finding(check.id, check.severity, subjects, check.message_for_rows(rows), where)
         out.append((finding, finding_fingerprint(check, rows[0]), rows))
     return out
 
@@ -241,10 +285,10 @@ def collect_results(
 
     One root cause is one finding (`root_causes`), located by `locator`.
     """
-    locate, wiring = locator(inv, elsewhere), link_lines(inv)
+    locate, wiring, made_at = locator(inv, elsewhere), link_lines(inv), made_places(inv)
     found: list[tuple[Result, Check, Row]] = []
     for check in checks:
-        for finding, fp, rows in check_findings(engine, check, locate, wiring):
+        for finding, fp, rows in check_findings(engine, check, locate, wiring, made_at):
             found.append((Result(finding, fp), check, rows[0]))
     found.sort(key=lambda item: item[0].finding.sort_key())
     if not with_proofs or not engine.proves:

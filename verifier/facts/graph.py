@@ -29,6 +29,7 @@ from verifier.core.lazy import lazy_module
 from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
 from verifier.facts.inventory import ROCE, Row, link_kind, node_of
+from verifier.facts.relation_sources import GRAPH_RELATIONS
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Unmade, links_of
 
 if TYPE_CHECKING:
@@ -36,22 +37,6 @@ if TYPE_CHECKING:
 else:
     nx = lazy_module("networkx")
 
-GRAPH_RELATIONS: frozenset[str] = frozenset(
-    {
-        "pcie_path",
-        "pcie_switch_load",
-        "gpu_pair_bottleneck",
-        "gpu_nic_path",
-        "nearest_nic",
-        "gpu_fabric_bottleneck",
-        "leaf_class",
-        "leaf_class_bottleneck",
-        "rail",
-        "die_pair_bottleneck",
-        "scaleup_domain",
-    }
-)
-"""Every relation graph_facts emits; their columns are declared in rules/schema.dl."""
 
 NODE_RELATIONS = frozenset(
     {"pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic", "gpu_fabric_bottleneck"}

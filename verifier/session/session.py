@@ -25,8 +25,9 @@ from verifier.engine.engines import choose_engine, make_backend
 from verifier.engine.pruning import constant_filters, filter_rows, live_rules
 from verifier.engine.queries import prepare_query, program_for, query_relations
 from verifier.engine.rule_pack import inside_shipped, load_rule_pack
-from verifier.facts.graph import GRAPH_RELATIONS, NodePairs, graph_facts
+from verifier.facts.graph import NodePairs, graph_facts
 from verifier.facts.inventory import inventory_facts
+from verifier.facts.relation_sources import GRAPH_RELATIONS
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
 from verifier.session.side_files import SideFiles, discover
 from verifier.sources.inventory.model import Inventory

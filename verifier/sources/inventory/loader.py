@@ -87,7 +87,9 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
     if not check_expansion([specs for specs, _ in entries], templates, problems):
         problems.raise_if_any()
     # Whole stamped nodes' links wait until something reads them (Inventory.defer_links).
-    sink = Sink(inv.objects, inv.links, inv.software, inv.promises, stamped=inv.stamped, deferred={})
+    sink = Sink(
+        inv.objects, inv.links, inv.software, inv.promises, stamped=inv.stamped, overridden=inv.overridden, deferred={}
+    )
     expander = Expander(problems, templates, sink)
     for specs, _ in entries:
         expander.expand(specs, None, None, {})

@@ -68,6 +68,7 @@ class Sink:
     explicit_parents: list[str] = field(default_factory=list)  # objects placed with `parent:`
     journal: list[str] | None = None  # ids of objects and links added, while an override waits
     stamped: dict[str, str] = field(default_factory=dict)  # node id -> template (Inventory.stamped)
+    overridden: dict[str, tuple[SourceLocation, frozenset[str]]] = field(default_factory=dict)  # Inventory.overridden
     failed: dict[str | None, SourceLocation] = field(default_factory=dict)
     """What entries whose definition failed would have made: an id (standing for itself and
     every id below it) or None (any id), with the place of the error that explains it."""
@@ -747,6 +748,8 @@ class Expander:
             self.sink.stamped.pop(made, None)
         p = self.problems
         objects = self.sink.objects
+        made_at, parts = self.sink.overridden.get(root.id, (root.loc, frozenset()))
+        self.sink.overridden[root.id] = (made_at, parts | _override_parts(ov))
         _change(root, ov.root, ov.loc, p)
         if ov.software:
             self.sink.software[root.id] = MappingProxyType({**self.sink.software.get(root.id, {}), **ov.software})
@@ -921,6 +924,22 @@ def _plan(lk: Link) -> Mapping[str, int]:
     if lk.plan:
         return lk.plan
     return MappingProxyType({k: v for k, v in lk.attrs.items() if k in ("generation", "lanes")})
+
+
+def _override_parts(ov: Override) -> frozenset[str]:
+    """The parts of a node that `ov` changes (Inventory.overridden)."""
+    # A device changed in place changes what its own fields feed; one removed changes what the node holds.
+    changed = [ov.root, *(d for d in ov.devices.values() if not d.remove)]
+    wrote = {
+        "labels": any(d.labels for d in changed),
+        "state": any(d.state is not None for d in changed),
+        "model": any(d.model is not None for d in changed),
+        "figures": any(not d.figures.empty for d in changed),
+        "software": bool(ov.software),
+        "devices": any(d.remove for d in ov.devices.values()),
+        "links": bool(ov.links),
+    }
+    return frozenset(part for part, did in wrote.items() if did)
 
 
 def _change(obj: Obj, dov: DeviceOverride, loc: SourceLocation, problems: Problems) -> None:
