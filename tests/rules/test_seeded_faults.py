@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 POD = ROOT / "inventories" / "dgx-h100-pod.yaml"
 GB200 = ROOT / "inventories" / "gb200-nvl72.yaml"
 MIXED = ROOT / "inventories" / "mixed-fleet.yaml"
+EDGE = ROOT / "inventories" / "edge-soc.yaml"
 
 Added = frozenset[tuple[str, tuple[str, ...]]]
 
@@ -252,6 +253,14 @@ FAULTS: dict[str, Fault] = {
         'software: {driver: "550.54.14", cuda: "12.4"',
         'software: {driver: "525.60.13", cuda: "12.4"',
         frozenset({("SW001", ("rtx-n0", "rtx-n1", "rtx-n2", "rtx-n3"))}),
+    ),
+    # The SoC fabric link from die0 to the LPDDR5 at 50 GB/s: every client reaches the 100 GB/s
+    # memory through it (die0 its one reader across a link, share 100 GB/s x the default 1000/1000).
+    "edge: the memory's fabric link at half speed": Fault(
+        EDGE,
+        "- {a: die0, b: lpddr5, kind: soc, bandwidth: 100 GB/s}",
+        "- {a: die0, b: lpddr5, kind: soc, bandwidth: 50 GB/s}",
+        frozenset({("MEM002", ("edge-m2-01/die0<->edge-m2-01/lpddr5", "edge-m2-01/die0", "edge-m2-01/lpddr5"))}),
     ),
     "mixed: an older ROCm": _mi300x(
         '{software: {rocm: "6.0.2"}}',
