@@ -23,8 +23,8 @@ def _console(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_findings_exit_1_with_the_whole_report_written() -> None:
-    # mixed-fleet.yaml's BW003 is a warning (its NICs' line rate, 25,000 MB/s, is over their
-    # PCIe x4 Gen3 links' 7,876 MB/s): with --fail-on warning it fails the run. The JSON report
+    # mixed-fleet.yaml's BW003 is a warning (its NICs' one cabled 100 Gb/s port, 12,500 MB/s, is
+    # over their PCIe Gen4 x4 links' 7,876 MB/s): with --fail-on warning it fails the run. The JSON report
     # (over 100 kB, more than one pipe buffer) must arrive whole before the process ends.
     done = _console("verify", MIXED, "--fail-on", "warning", "--format", "json")
     assert done.returncode == 1, done.stderr

@@ -32,8 +32,9 @@ EXPECTED: dict[str, set[Key]] = {
     # 512000 * 1000 / 1000 / 2 = 256,000 MB/s; each C2C link carries 450,000 >= 256,000. No finding.
     "gb200-nvl72.yaml": set(),
     "mixed-fleet.yaml": {
-        # BW003: ConnectX-6 Dx line rate 2 x 100 Gb/s = 25,000 MB/s; its link is Gen4 x4 =
-        # 4 x 1969 = 7,876 MB/s; 25000 * 1000 > 7876 * 1000 (nic_pcie_ratio_permille 1000).
+        # BW003: ConnectX-6 Dx line rate 2 x 100 Gb/s = 25,000 MB/s, but one port is cabled, at
+        # 100 Gb/s: it moves 12,500 MB/s; its link is Gen4 x4 = 4 x 1969 = 7,876 MB/s;
+        # 12500 * 1000 > 7876 * 1000 (nic_pcie_ratio_permille 1000).
         # The four workstations are stamped from one template line with the same figures: one
         # root cause, one finding naming the four NICs.
         ("BW003", ("rtx-n0/nic0", "rtx-n1/nic0", "rtx-n2/nic0", "rtx-n3/nic0")),
