@@ -166,7 +166,7 @@ FAULTS: dict[str, Fault] = {
     "pod: a cable at half speed": _dgx07(
         6,
         "{a: dgx07/nic7, b: leaf7, kind: infiniband, bandwidth: 200 Gb/s}",
-        frozenset({("LINK005", ("dgx07/nic7<->leaf7",))}),
+        frozenset({("LINK005", ("dgx07/nic7<->leaf7", "dgx07/nic7", "leaf7"))}),
     ),
     # NIC 6 on rail 7's leaf and NIC 7 on rail 6's: GPUs 6 and 7 each land on another rail.
     "pod: two cables swapped": _dgx07(
@@ -197,6 +197,27 @@ FAULTS: dict[str, Fault] = {
         frozenset({("BW008", ("dgx07/gpu7", "dgx07/nic7", "spine0"))}),
     ),
     # leaf7 keeps 3 of its 4 spine uplinks: 400 GB/s down over 300 GB/s up.
+    # The leaf-spine line at 400 Gb/s for its 2 cables, where both QM9700 ports carry 2 x 400: one
+    # line, one LINK005 finding naming its 32 links and their ends. At their ports' speed each leaf
+    # has 4 x 100000 MB/s up for 8 x 50000 down (1:1, within BW005's limit): the slow links are
+    # the cause of the leaves' 2:1, not a leaf designed short of uplinks.
+    "pod: the leaf-spine cables at half speed": Fault(
+        POD,
+        "bandwidth: 800 Gb/s ",
+        "bandwidth: 400 Gb/s ",
+        frozenset(
+            {
+                (
+                    "LINK005",
+                    (
+                        *(f"leaf{leaf}<->spine{spine}" for leaf in range(8) for spine in range(4)),
+                        *(f"leaf{leaf}" for leaf in range(8)),
+                        *(f"spine{spine}" for spine in range(4)),
+                    ),
+                )
+            }
+        ),
+    ),
     "pod: a leaf short of one spine uplink": Fault(
         POD,
         "    foreach: {l: 0..7, s: 0..3}",
@@ -261,6 +282,15 @@ FAULTS: dict[str, Fault] = {
         "- {a: die0, b: lpddr5, kind: soc, bandwidth: 100 GB/s}",
         "- {a: die0, b: lpddr5, kind: soc, bandwidth: 50 GB/s}",
         frozenset({("MEM002", ("edge-m2-01/die0<->edge-m2-01/lpddr5", "edge-m2-01/die0", "edge-m2-01/lpddr5"))}),
+    ),
+    # h100-n1's nic3 relabelled rail 2: two NICs on rail 2 and none on rail 3. The leaf carries no
+    # rail label, so no cable contradicts it: the label against the node type is the finding.
+    "mixed: an H100 NIC labelled with another rail": Fault(
+        MIXED,
+        '{template: mf-hgx-h100, name: "h100-n{i}", count: 2}',
+        '{template: mf-hgx-h100, name: "h100-n{i}", count: 2,\n'
+        '                 overrides: {h100-n1: {devices: {nic3: {labels: {rail: "2"}}}}}}',
+        frozenset({("NODE008", ("h100-n1/nic3", "h100-n1"))}),
     ),
     "mixed: an older ROCm": _mi300x(
         '{software: {rocm: "6.0.2"}}',
