@@ -132,3 +132,36 @@ def test_group_must_name_columns(value: str) -> None:
     [message] = [str(d) for d in info.value.diagnostics]
     assert message.startswith("f.dl:7:1: '@group' names unknown columns")
     assert message.endswith("starved has nic, mbps")
+
+
+PCIE = """# @id: TEST004
+# @severity: warning
+# @summary: A GPU's PCIe link runs below the GPU.
+# @remediation: Reseat it.
+# @reports: slow
+# @subjects: gpu, link
+# @message: GPU {gpu} runs Gen{gen} on {link}.
+.input link_attr(l: symbol, a: symbol, v: number)
+.input at(l: symbol, g: symbol)
+.decl slow(gpu: symbol, link: symbol, gen: number)
+slow(G, L, V) :- at(L, G), link_attr(L, "generation", V).
+"""
+
+
+def test_a_finding_that_names_its_link_compares_the_lines_of_that_link() -> None:
+    # n1..n3's gpu0 are written on line 3, and their PCIe links on line 9; n3's gpu0 also has an
+    # NVLink of its own (line 30), which this finding is not about: one finding. n4's link was
+    # written apart (line 40), so its finding is its own.
+    [check] = checks_from_program(parse_program(PCIE, "t.dl"))
+    written = {"n1/gpu0": 3, "n2/gpu0": 3, "n3/gpu0": 3, "n4/gpu0": 3, "l1": 9, "l2": 9, "l3": 9, "l4": 40}
+    wired = {"n1/gpu0": (9,), "n2/gpu0": (9,), "n3/gpu0": (9, 30), "n4/gpu0": (40,), "l1": None, "l2": None}
+    wired |= {"l3": None, "l4": None}
+
+    def locate(subjects: Sequence[str]) -> SourceLocation | None:
+        return SourceLocation("inv.yaml", written[subjects[0]], 5)
+
+    rows = [("n1/gpu0", "l1", 4), ("n2/gpu0", "l2", 4), ("n3/gpu0", "l3", 4), ("n4/gpu0", "l4", 4)]
+    assert root_causes(check, rows, locate, wired.__getitem__) == [
+        [("n1/gpu0", "l1", 4), ("n2/gpu0", "l2", 4), ("n3/gpu0", "l3", 4)],
+        [("n4/gpu0", "l4", 4)],
+    ]

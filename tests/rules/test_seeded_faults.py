@@ -76,6 +76,25 @@ FAULTS: dict[str, Fault] = {
         "links:\n  - {a: gpu3, b: pcie1, generation: 4}",
         frozenset({("PCIE001", ("dgx05/gpu3", "dgx05/gpu3<->dgx05/pcie1"))}),
     ),
+    # The node type's line for GPUs 2 and 3 at Gen4 where the H100 and the PEX89104 run Gen5: one line,
+    # one finding naming the 16 GPUs and their 16 links, dgx03 included (its override changes an
+    # NVLink bond of gpu2, not the PCIe link this finding is about).
+    "pod: the node type's PCIe line for GPUs 2 and 3 at Gen4": Fault(
+        POD,
+        '{a: "gpu{g}", b: pcie1, kind: pcie, generation: 5',
+        '{a: "gpu{g}", b: pcie1, kind: pcie, generation: 4',
+        frozenset(
+            {
+                (
+                    "PCIE001",
+                    (
+                        *(f"dgx{n:02d}/gpu{g}" for n in range(8) for g in (2, 3)),
+                        *(f"dgx{n:02d}/gpu{g}<->dgx{n:02d}/pcie1" for n in range(8) for g in (2, 3)),
+                    ),
+                )
+            }
+        ),
+    ),
     # TOPO001: gpu3's one host link is down, so it reaches no NIC (the link itself is not reported twice).
     "pod: a GPU's PCIe link down": _pod(
         "links:\n  - {a: gpu3, b: pcie1, state: down}",

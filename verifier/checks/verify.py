@@ -128,9 +128,9 @@ def root_causes(
     Rows are one finding when the check's `@group` columns agree, and when they say the same
     of copies of one written thing: subjects located on one line (a template's line, a
     `count:` line, a link's `foreach:` line), the same figures in every column that is not a
-    subject, and, for objects, the same wiring (`wiring`: the lines that wrote the links of
-    each subject and of what it holds; None for a link, which its own line places) where the
-    check reads the links at all (`Check.reads_links`). A copy an override changed is placed where
+    subject, and the same wiring where the check reads the links at all (`Check.reads_links`):
+    the lines that wrote the links a finding names, else, for objects, `wiring` (the lines that
+    wrote the links of each subject and of what it holds; None for a link). A copy an override changed is placed where
     it was made (`made_at`) when the override changed nothing the check reads.
     Four workstations of one template whose NIC slot is too narrow are one finding naming
     the four NICs; three GPUs of one `count:` line cut off by three links written apart are
@@ -165,9 +165,11 @@ def root_causes(
                 # What the check judges (software, a device's own figures) is the same however the
                 # copies are wired: an override of one copy's links does not make it a cause apart.
                 wired = frozenset({"not read"})
-            elif wiring(subjects[0]) is None:
-                # Placed at a link's own line: that line's figures are the fault, whatever its ends.
-                wired = frozenset({"link line"})
+            elif links := [x for x in subjects if wiring(x) is None]:
+                # The finding names the links it is about: the lines that wrote them are what copies
+                # share, whatever else their ends are wired by (a GPU whose NVLink an override
+                # changed, in a finding about its PCIe link written on the template's line).
+                wired = frozenset({("links", frozenset(_line_of(locate([x])) for x in links))})
             else:
                 wired = frozenset(w for s in subjects if (w := wiring(s)) is not None)
                 if len(wired) != 1:  # subjects wired apart inside one finding (an @group): it stays its own
@@ -175,6 +177,10 @@ def root_causes(
             merged.setdefault((*key, wired), []).extend(members)
     found = [sorted(members, key=_row_order) for members in merged.values()]
     return sorted(found, key=lambda members: _row_order(members[0]))
+
+
+def _line_of(location: SourceLocation | None) -> tuple[str, int, int] | None:
+    return (location.file, location.line, location.col) if location is not None else None
 
 
 def place(check: Check, subjects: Sequence[str], locate: Locate, made_at: MadeAt) -> SourceLocation | None:
