@@ -237,6 +237,26 @@ FAULTS: dict[str, Fault] = {
             }
         ),
     ),
+    # The NIC cables' line written 400 GB/s for 400 Gb/s: 400000 MB/s per cable, above the 50000 that
+    # the ConnectX-7 and QM9700 ports carry. One line, one LINK001 finding naming the 64 cables and
+    # the NIC end of each (the two ends carry the same; the smaller id is reported). The leaves' 8:1
+    # that the figure makes is not also BW005's: at their ports' figures they are 1:1.
+    "pod: the NIC cables written in GB/s": Fault(
+        POD,
+        "bandwidth: 400 Gb/s            # ConnectX-7",
+        "bandwidth: 400 GB/s            # ConnectX-7",
+        frozenset(
+            {
+                (
+                    "LINK001",
+                    (
+                        *sorted(f"dgx{n:02d}/nic{r}<->leaf{r}" for n in range(8) for r in range(8)),
+                        *sorted(f"dgx{n:02d}/nic{r}" for n in range(8) for r in range(8)),
+                    ),
+                )
+            }
+        ),
+    ),
     "pod: a leaf short of one spine uplink": Fault(
         POD,
         "    foreach: {l: 0..7, s: 0..3}",
@@ -310,6 +330,16 @@ FAULTS: dict[str, Fault] = {
         '{template: mf-hgx-h100, name: "h100-n{i}", count: 2,\n'
         '                 overrides: {h100-n1: {devices: {nic3: {labels: {rail: "2"}}}}}}',
         frozenset({("NODE008", ("h100-n1/nic3", "h100-n1"))}),
+    ),
+    # The P cluster's fabric link at 10 GB/s where the operator budgets 25000 MB/s for the cluster:
+    # the budget cannot reach the memory (the 100 GB/s memory itself is not the limit: MEM003's
+    # sum, 95000 MB/s, is within it).
+    "edge: the P cluster's fabric link at 10 GB/s": Fault(
+        EDGE,
+        '- {a: "{c}", b: die0, kind: soc, bandwidth: 100 GB/s, foreach: {c: [pcluster, ecluster, igpu]}}',
+        '- {a: "{c}", b: die0, kind: soc, bandwidth: 100 GB/s, foreach: {c: [ecluster, igpu]}}\n'
+        "      - {a: pcluster, b: die0, kind: soc, bandwidth: 10 GB/s}",
+        frozenset({("MEM006", ("edge-m2-01/pcluster", "edge-m2-01/pcluster<->edge-m2-01/die0"))}),
     ),
     "mixed: an older ROCm": _mi300x(
         '{software: {rocm: "6.0.2"}}',
