@@ -97,10 +97,11 @@ def test_write_then_apply_baseline(tmp_path: Path) -> None:
     ]
     code, out, _ = _verify(str(inv), "--baseline", str(base))
     assert code == 0
-    # stray-devices.yaml promises no NVLink domain: TOPO004 and TOPO005 have nothing to judge.
+    # stray-devices.yaml promises no NVLink domain and has no CPU: TOPO004, TOPO005 and TOPO006
+    # have nothing to judge.
     assert out == (
-        "0 findings (0 error, 0 warning, 0 note, 4 in the baseline) from 5 checks "
-        "(2 not applicable: nothing to judge): passed (--fail-on error)\n"
+        "0 findings (0 error, 0 warning, 0 note, 4 in the baseline) from 6 checks "
+        "(3 not applicable: nothing to judge): passed (--fail-on error)\n"
     )
 
     # A new problem is reported; the known ones stay quiet even though every line moved.
@@ -115,7 +116,7 @@ def test_write_then_apply_baseline(tmp_path: Path) -> None:
     assert code == 1
     assert out.splitlines() == [
         f"{inv}:8:9: error TOPO003: nic new-nic is not inside any node. [new-nic, nic]",
-        "1 finding (1 error, 0 warning, 0 note, 4 in the baseline) from 5 checks (2 not applicable: nothing to judge): "
+        "1 finding (1 error, 0 warning, 0 note, 4 in the baseline) from 6 checks (3 not applicable: nothing to judge): "
         "FAILED (--fail-on error)",
     ]
 

@@ -85,10 +85,11 @@ def test_no_shipped_rules_loads_only_the_rules_named() -> None:
         SITE,
     )
     assert code == 1, err
-    # TOPO001..TOPO005 from rules/topology, and SITE002. The inventory promises nothing, so
-    # TOPO004 and TOPO005 (GPUs split out of a promised domain) have nothing to judge.
+    # TOPO001..TOPO006 from rules/topology, and SITE002. The inventory promises nothing and has no
+    # CPU, so TOPO004 and TOPO005 (GPUs split out of a promised domain) and TOPO006 (a device no CPU
+    # reaches) have nothing to judge.
     assert out.splitlines()[-1] == (
-        "6 findings (4 error, 2 warning, 0 note) from 6 checks (2 not applicable: nothing to judge): "
+        "6 findings (4 error, 2 warning, 0 note) from 7 checks (3 not applicable: nothing to judge): "
         "FAILED (--fail-on error)"
     )
 

@@ -51,12 +51,13 @@ def test_junit_has_one_case_per_check_and_fails_as_the_exit_code_does() -> None:
     (suite,) = root.findall("testsuite")
     cases = {c.get("classname", ""): c for c in suite.findall("testcase")}
     assert sorted(cases) == [
-        f"topolog.{i}" for i in ("TOPO001", "TOPO002", "TOPO003", "TOPO004", "TOPO005", "WAIVER001", "WAIVER002")
+        f"topolog.{i}"
+        for i in ("TOPO001", "TOPO002", "TOPO003", "TOPO004", "TOPO005", "TOPO006", "WAIVER001", "WAIVER002")
     ]
     failed = sorted(k for k, c in cases.items() if c.find("failure") is not None)
     assert failed == ["topolog.TOPO001", "topolog.TOPO003", "topolog.WAIVER001"]
-    assert suite.get("tests") == "7" and suite.get("failures") == "3"
-    assert root.get("tests") == "7" and root.get("failures") == "3"
+    assert suite.get("tests") == "8" and suite.get("failures") == "3"
+    assert root.get("tests") == "8" and root.get("failures") == "3"
     failure = cases["topolog.TOPO001"].find("failure")
     assert failure is not None and failure.text is not None
     assert failure.text.count("error TOPO001") == 2  # both GPUs without a NIC, one line each

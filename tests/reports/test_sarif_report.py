@@ -67,7 +67,16 @@ def test_sarif_schema_rejects_what_code_scanning_would(validator: jsonschema.Dra
 def test_sarif_results_carry_rules_locations_fingerprints_and_suppressions() -> None:
     run = json.loads(report_of(*WAIVED_RUN, fmt="sarif"))["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == ["TOPO001", "TOPO002", "TOPO003", "TOPO004", "TOPO005", "WAIVER001", "WAIVER002"]
+    assert [r["id"] for r in rules] == [
+        "TOPO001",
+        "TOPO002",
+        "TOPO003",
+        "TOPO004",
+        "TOPO005",
+        "TOPO006",
+        "WAIVER001",
+        "WAIVER002",
+    ]
     assert rules[0]["help"]["text"].startswith("Remediation: Connect the GPU")
     results = run["results"]
     for r in results:

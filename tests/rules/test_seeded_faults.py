@@ -95,6 +95,34 @@ FAULTS: dict[str, Fault] = {
             }
         ),
     ),
+    # A link the node type declares, left out of one node: NODE004 names the node and the link; the
+    # GPU it leaves without a way to a NIC is not also TOPO001's (gpu3 of dgx00, built exactly from
+    # the type, reaches one), and a NIC left without a host is not also TOPO006's or BW006's.
+    "pod: a GPU's PCIe link left out": _pod(
+        "links:\n  - {a: gpu3, b: pcie1, remove: true}",
+        frozenset({("NODE004", ("dgx05",))}),
+    ),
+    "pod: a NIC's PCIe link left out": _pod(
+        "links:\n  - {a: nic3, b: pcie1, remove: true}",
+        frozenset({("NODE004", ("dgx05",))}),
+    ),
+    # The node type's line for NICs 6 and 7 left out: no CPU reaches them in any node. One line, one
+    # TOPO006 finding naming the 16 NICs; GPUs 6 and 7 landing on rail 4's NIC is that cause too.
+    "pod: the node type's PCIe line for NICs 6 and 7 left out": Fault(
+        POD,
+        '      - {a: "nic{g}", b: pcie3, kind: pcie, generation: 5, lanes: 16, foreach: {g: [6, 7]}}\n',
+        "",
+        frozenset({("TOPO006", tuple(f"dgx{n:02d}/nic{k}" for n in range(8) for k in (6, 7)))}),
+    ),
+    # The uplinks of pcie2 and pcie3 to cpu1 left out: the switches, and the GPUs and NICs behind them,
+    # reach no CPU (no root port enumerates them). A finding per switch of the type (each is wired by
+    # lines of its own), naming it in the 8 nodes; what hangs off them is in the switch's finding.
+    "pod: the node type's uplinks to cpu1 left out": Fault(
+        POD,
+        '      - {a: "pcie{s}", b: cpu1, kind: pcie, generation: 5, lanes: 16, foreach: {s: [2, 3]}}\n',
+        "",
+        frozenset({("TOPO006", tuple(f"dgx{n:02d}/pcie{s}" for n in range(8))) for s in (2, 3)}),
+    ),
     # TOPO001: gpu3's one host link is down, so it reaches no NIC (the link itself is not reported twice).
     "pod: a GPU's PCIe link down": _pod(
         "links:\n  - {a: gpu3, b: pcie1, state: down}",
@@ -274,6 +302,10 @@ FAULTS: dict[str, Fault] = {
         "links:\n  - {a: grace0, b: gpu1, state: down}",
         frozenset({("TOPO001", ("tray05/gpu1",))}),
     ),
+    "gb200: a C2C link left out": _tray(
+        "links:\n  - {a: grace0, b: gpu1, remove: true}",
+        frozenset({("NODE004", ("tray05",))}),
+    ),
     "gb200: a Grace's LPDDR5X at half its size": _tray(
         "devices: {lpddr1: {size: 240 GB}}",
         frozenset({("NODE007", ("tray05/lpddr1", "tray05"))}),
@@ -340,6 +372,20 @@ FAULTS: dict[str, Fault] = {
         '- {a: "{c}", b: die0, kind: soc, bandwidth: 100 GB/s, foreach: {c: [ecluster, igpu]}}\n'
         "      - {a: pcluster, b: die0, kind: soc, bandwidth: 10 GB/s}",
         frozenset({("MEM006", ("edge-m2-01/pcluster", "edge-m2-01/pcluster<->edge-m2-01/die0"))}),
+    ),
+    # One xGMI link of the full mesh left out: the pair talks over PCIe (BW001 names both GPUs), the one
+    # finding; each end short of the MI300X's 7 links is not also SCALE003's.
+    "mixed: an xGMI link of the mesh left out": _mi300x(
+        "{links: [{a: gpu0, b: gpu5, remove: true}]}",
+        frozenset({("BW001", ("mi300x-n1/gpu0", "mi300x-n1/gpu5"))}),
+    ),
+    # The 10GbE controller's PCIe link left out: no CPU reaches it (TOPO006); the integrated GPU that
+    # reaches no NIC because of it is not also TOPO001's.
+    "edge: the Ethernet controller's link left out": Fault(
+        EDGE,
+        "      - {a: eth0, b: die0, kind: pcie, generation: 4, lanes: 1}\n",
+        "",
+        frozenset({("TOPO006", ("edge-m2-01/eth0",))}),
     ),
     "mixed: an older ROCm": _mi300x(
         '{software: {rocm: "6.0.2"}}',
