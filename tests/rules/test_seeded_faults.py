@@ -379,6 +379,13 @@ FAULTS: dict[str, Fault] = {
         "{links: [{a: gpu0, b: gpu5, remove: true}]}",
         frozenset({("BW001", ("mi300x-n1/gpu0", "mi300x-n1/gpu5"))}),
     ),
+    # The 10GbE controller's lane trained at Gen1: 10 Gb/s = 1250 MB/s through 1 x 250 MB/s.
+    "edge: the Ethernet controller's lane at Gen1": Fault(
+        EDGE,
+        "      - {a: eth0, b: die0, kind: pcie, generation: 4, lanes: 1}\n",
+        "      - {a: eth0, b: die0, kind: pcie, generation: 1, lanes: 1}\n",
+        frozenset({("BW003", ("edge-m2-01/eth0",))}),
+    ),
     # The 10GbE controller's PCIe link left out: no CPU reaches it (TOPO006); the integrated GPU that
     # reaches no NIC because of it is not also TOPO001's.
     "edge: the Ethernet controller's link left out": Fault(
