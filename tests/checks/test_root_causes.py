@@ -165,3 +165,35 @@ def test_a_finding_that_names_its_link_compares_the_lines_of_that_link() -> None
         [("n1/gpu0", "l1", 4), ("n2/gpu0", "l2", 4), ("n3/gpu0", "l3", 4)],
         [("n4/gpu0", "l4", 4)],
     ]
+
+
+RAIL = """# @id: TEST005
+# @severity: error
+# @summary: A GPU lands on another rail.
+# @remediation: Re-cable.
+# @reports: off_rail
+# @subjects: gpu, nic
+# @message: GPU {gpu} reaches the fabric through {nic} of rail {rail}.
+.input link_attr(l: symbol, a: symbol, v: number)
+.input near(g: symbol, n: symbol, r: number)
+.decl off_rail(gpu: symbol, nic: symbol, rail: number)
+off_rail(G, N, R) :- near(G, N, R), link_attr(N, "lanes", _).
+"""
+
+
+def test_copies_naming_several_objects_merge_when_each_is_wired_as_its_counterpart() -> None:
+    # n1..n3 copy one node type: gpu2 (line 3) lands on nic0 (line 5). Each copy's GPU is wired by
+    # line 9 and its NIC by line 10, except n3's GPU, which an override of line 30 also wires: n1 and
+    # n2 are one finding, n3 its own.
+    [check] = checks_from_program(parse_program(RAIL, "t.dl"))
+    written = {f"n{i}/{d}": line for i in (1, 2, 3) for d, line in (("gpu2", 3), ("nic0", 5))}
+    wired = {f"n{i}/gpu2": (9,) for i in (1, 2)} | {"n3/gpu2": (9, 30)} | {f"n{i}/nic0": (10,) for i in (1, 2, 3)}
+
+    def locate(subjects: Sequence[str]) -> SourceLocation | None:
+        return SourceLocation("inv.yaml", written[subjects[0]], 5)
+
+    rows = [("n1/gpu2", "n1/nic0", 0), ("n2/gpu2", "n2/nic0", 0), ("n3/gpu2", "n3/nic0", 0)]
+    assert root_causes(check, rows, locate, wired.__getitem__) == [
+        [("n1/gpu2", "n1/nic0", 0), ("n2/gpu2", "n2/nic0", 0)],
+        [("n3/gpu2", "n3/nic0", 0)],
+    ]

@@ -171,9 +171,9 @@ def root_causes(
                 # changed, in a finding about its PCIe link written on the template's line).
                 wired = frozenset({("links", frozenset(_line_of(locate([x])) for x in links))})
             else:
-                wired = frozenset(w for s in subjects if (w := wiring(s)) is not None)
-                if len(wired) != 1:  # subjects wired apart inside one finding (an @group): it stays its own
-                    wired = frozenset({("apart", len(merged))})
+                # Subject by subject: copies name the same kinds of objects in the same order (a GPU,
+                # its NIC, the NIC's leaf), each wired by the same lines as its counterpart.
+                wired = frozenset({("objects", tuple(wiring(x) for x in subjects))})
             merged.setdefault((*key, wired), []).extend(members)
     found = [sorted(members, key=_row_order) for members in merged.values()]
     return sorted(found, key=lambda members: _row_order(members[0]))
