@@ -394,6 +394,14 @@ FAULTS: dict[str, Fault] = {
         "",
         frozenset({("TOPO006", ("edge-m2-01/eth0",))}),
     ),
+    # The workstations' GPU line at x16 where the board runs x8/x8: 16 + 16 + the NIC's 4 = 36 lanes
+    # written to a Ryzen 9 7950X, which has 28 (one line, one finding for the four CPUs).
+    "mixed: the workstations' GPUs written at x16": Fault(
+        MIXED,
+        '{a: "gpu{g}", b: cpu0, kind: pcie, generation: 4, lanes: 8, foreach: {g: [0, 1]}}',
+        '{a: "gpu{g}", b: cpu0, kind: pcie, generation: 4, lanes: 16, foreach: {g: [0, 1]}}',
+        frozenset({("LINK009", ("rtx-n0/cpu0", "rtx-n1/cpu0", "rtx-n2/cpu0", "rtx-n3/cpu0"))}),
+    ),
     "mixed: an older ROCm": _mi300x(
         '{software: {rocm: "6.0.2"}}',
         frozenset({("NODE006", ("mi300x-n1",))}),

@@ -18,9 +18,11 @@ EXPECTED = {
     # 18 trays x (1 + 2 grace + 2 lpddr + 4 gpu + 4 nic = 13) + rack + 9 switch trays x (1 + 2 chips)
     # = 262; links 18 x (4 c2c + 4 pcie) + 72 x 18 NVLink = 1,440.
     "gb200-nvl72.yaml": (262, 72, 1440),
-    # fleet + pod + spine + 4 racks + 4 leaves + 2 x 19 (A100) + 2 x 23 (H100) + 2 x 19 (MI300X)
-    # + 4 x 5 (RTX) = 153; links 2 x 59 + 2 x 49 + 2 x 45 + 4 x 3 + 4 + 16 + 16 + 4 + 4 = 362.
-    "mixed-fleet.yaml": (153, 56, 362),
+    # fleet + pod + spine + 4 racks + 4 leaves + 2 x 19 (A100) + 2 x 27 (H100: node, 2 CPUs, 8 GPUs,
+    # 4 NVSwitches, 4 PCIe switches, 8 NICs) + 2 x 19 (MI300X) + 4 x 5 (RTX) = 161; links 2 x 59
+    # + 2 x 53 (H100: 32 NVSwitch bonds, 16 devices to their switches, 4 uplinks, UPI) + 2 x 45
+    # + 4 x 3 + 4 + 16 + 16 + 4 + 4 = 370.
+    "mixed-fleet.yaml": (161, 56, 370),
     # node, socket, die, 2 clusters, 8 cores, 16 L1, 2 L2, SLC, iGPU, memory, eth0 = 35;
     # links: 3 clusters/GPU to the die fabric, die to memory, eth0 over PCIe = 5.
     "edge-soc.yaml": (35, 1, 5),
