@@ -402,6 +402,20 @@ FAULTS: dict[str, Fault] = {
         '{a: "gpu{g}", b: cpu0, kind: pcie, generation: 4, lanes: 16, foreach: {g: [0, 1]}}',
         frozenset({("LINK009", ("rtx-n0/cpu0", "rtx-n1/cpu0", "rtx-n2/cpu0", "rtx-n3/cpu0"))}),
     ),
+    # nic1 (on cpu1) gone: GPUs 4-7 reach the fabric only across the sockets (SYS), where a100-n0's
+    # reach nic1 on their own socket: the missing NIC is the one cause (NODE001), not BW002.
+    "mixed: an A100 node's second NIC missing": Fault(
+        MIXED,
+        '{template: mf-hgx-a100, name: "a100-n{i}", count: 2}',
+        '{template: mf-hgx-a100, name: "a100-n{i}", count: 2, overrides: {a100-n1: {devices: {nic1: {remove: true}}}}}',
+        frozenset({("NODE001", ("a100-n1",))}),
+    ),
+    # A Xeon 8480C (80 lanes) where the type declares an EPYC 9654 (128): the 128 lanes written to it
+    # were planned for the EPYC, so the swap (NODE002) is the one finding, not also LINK009.
+    "mixed: an MI300X node's CPU of another model": _mi300x(
+        "{devices: {cpu0: {model: Xeon-8480C}}}",
+        frozenset({("NODE002", ("mi300x-n1/cpu0", "mi300x-n1"))}),
+    ),
     "mixed: an older ROCm": _mi300x(
         '{software: {rocm: "6.0.2"}}',
         frozenset({("NODE006", ("mi300x-n1",))}),
