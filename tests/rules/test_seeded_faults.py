@@ -123,6 +123,20 @@ FAULTS: dict[str, Fault] = {
         "",
         frozenset({("TOPO006", tuple(f"dgx{n:02d}/pcie{s}" for n in range(8))) for s in (2, 3)}),
     ),
+    # x32 where the H100 and its switch slot have 16 lanes: a width no end supports (LINK002), the
+    # one finding, not also NODE005 for the width differing from the type's x16.
+    "pod: a GPU's PCIe link written at x32": _pod(
+        "links:\n  - {a: gpu3, b: pcie1, lanes: 32}",
+        frozenset({("LINK002", ("dgx05/gpu3<->dgx05/pcie1", "dgx05/gpu3"))}),
+    ),
+    # dgx07/nic7's cable written as 2 cables at 800 Gb/s on a single-port ConnectX-7 (LINK001: more
+    # than its one 400 Gb/s port carries); leaf7's downlinks are not also BW005's: at the NIC's one
+    # port the leaf is as the others.
+    "pod: a NIC cable written as two": _dgx07(
+        6,
+        "{a: dgx07/nic7, b: leaf7, kind: infiniband, count: 2, bandwidth: 800 Gb/s}",
+        frozenset({("LINK001", ("dgx07/nic7<->leaf7", "dgx07/nic7"))}),
+    ),
     # TOPO001: gpu3's one host link is down, so it reaches no NIC (the link itself is not reported twice).
     "pod: a GPU's PCIe link down": _pod(
         "links:\n  - {a: gpu3, b: pcie1, state: down}",
@@ -305,6 +319,12 @@ FAULTS: dict[str, Fault] = {
     "gb200: a C2C link left out": _tray(
         "links:\n  - {a: grace0, b: gpu1, remove: true}",
         frozenset({("NODE004", ("tray05",))}),
+    ),
+    # 900 GB/s, the C2C link's two directions together, written per direction: above the Grace's
+    # 450 GB/s port (LINK001), not also NODE005 for differing from the type's 450.
+    "gb200: a C2C link written at both directions' 900 GB/s": _tray(
+        "links:\n  - {a: grace0, b: gpu1, bandwidth: 900 GB/s}",
+        frozenset({("LINK001", ("tray05/grace0<->tray05/gpu1", "tray05/grace0"))}),
     ),
     "gb200: a Grace's LPDDR5X at half its size": _tray(
         "devices: {lpddr1: {size: 240 GB}}",
