@@ -436,6 +436,14 @@ FAULTS: dict[str, Fault] = {
         "{devices: {cpu0: {model: Xeon-8480C}}}",
         frozenset({("NODE002", ("mi300x-n1/cpu0", "mi300x-n1"))}),
     ),
+    # The workstations' GPUs written with 12 GB, where the RTX 4090 has 24 GB of GDDR6X: MEM001 holds
+    # a model without HBM to its device memory figures too (one line, one finding for the 8 GPUs).
+    "mixed: the workstations' GPUs written with half their memory": Fault(
+        MIXED,
+        '- {name: "gpu{i}", kind: gpu, model: RTX-4090, count: 2}',
+        '- {name: "gpu{i}", kind: gpu, model: RTX-4090, count: 2, memory: {size: 12 GB}}',
+        frozenset({("MEM001", tuple(f"rtx-n{n}/gpu{g}" for n in range(4) for g in range(2)))}),
+    ),
     "mixed: an older ROCm": _mi300x(
         '{software: {rocm: "6.0.2"}}',
         frozenset({("NODE006", ("mi300x-n1",))}),

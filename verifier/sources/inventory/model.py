@@ -250,9 +250,10 @@ class Inventory:
     files: tuple[str, ...] = ()
     names: dict[str, str] = field(default_factory=dict)  # file -> metadata.name
     overridden: dict[str, tuple[SourceLocation, frozenset[str]]] = field(default_factory=dict)
-    """node id -> (the line that made it, the parts its override changed: "labels", "state", "model",
+    """id -> (the line that made it, the parts its override changed: "labels", "state", "model",
     "figures" (of the node or of devices changed in place), "software", "devices" (some removed),
-    "links"), for template instances an override changed; the node's own location is the override's."""
+    "links"), for template instances and their devices an override changed; their own location is
+    the override's."""
     stamped: dict[str, str] = field(default_factory=dict)
     """node id -> template, for nodes that are exactly their template's plan: stamped whole, with
     no override and no children or links of their own, whose template links stay inside the node

@@ -769,6 +769,8 @@ class Expander:
             if dov.remove:
                 removed.add(target)
                 continue
+            made_at, parts = self.sink.overridden.get(obj.id, (obj.loc, frozenset()))
+            self.sink.overridden[obj.id] = (made_at, parts | _device_parts(dov))
             _change(obj, dov, dov.loc, p)
         if removed:
             # Everything inside a removed device goes with it, and every link touching it.
@@ -924,6 +926,13 @@ def _plan(lk: Link) -> Mapping[str, int]:
     if lk.plan:
         return lk.plan
     return MappingProxyType({k: v for k, v in lk.attrs.items() if k in ("generation", "lanes")})
+
+
+def _device_parts(dov: DeviceOverride) -> frozenset[str]:
+    """The parts of a device that `dov` changes in place (Inventory.overridden)."""
+    wrote = {"labels": bool(dov.labels), "state": dov.state is not None, "model": dov.model is not None}
+    wrote["figures"] = not dov.figures.empty
+    return frozenset(part for part, did in wrote.items() if did)
 
 
 def _override_parts(ov: Override) -> frozenset[str]:
