@@ -393,11 +393,23 @@ FAULTS: dict[str, Fault] = {
         "      - {a: pcluster, b: die0, kind: soc, bandwidth: 10 GB/s}",
         frozenset({("MEM006", ("edge-m2-01/pcluster", "edge-m2-01/pcluster<->edge-m2-01/die0"))}),
     ),
-    # One xGMI link of the full mesh left out: the pair talks over PCIe (BW001 names both GPUs), the one
-    # finding; each end short of the MI300X's 7 links is not also SCALE003's.
+    # One xGMI link of the full mesh left out: NODE004 names the link its type declares, the one
+    # finding; the pair talking over PCIe (BW001) and each end short of the MI300X's 7 links
+    # (SCALE003) are what that link's absence means.
     "mixed: an xGMI link of the mesh left out": _mi300x(
         "{links: [{a: gpu0, b: gpu5, remove: true}]}",
-        frozenset({("BW001", ("mi300x-n1/gpu0", "mi300x-n1/gpu5"))}),
+        frozenset({("NODE004", ("mi300x-n1",))}),
+    ),
+    # The same link written as a bond of 2 (8 links at each end, where an MI300X has 7), or at a
+    # lower generation and bandwidth: NODE005 names the one link against its type, not SCALE003 for
+    # each of its two ends.
+    "mixed: an xGMI link of the mesh written as two": _mi300x(
+        "{links: [{a: gpu0, b: gpu5, count: 2}]}",
+        frozenset({("NODE005", ("mi300x-n1",))}),
+    ),
+    "mixed: an xGMI link of the mesh at generation 3": _mi300x(
+        "{links: [{a: gpu0, b: gpu5, generation: 3, bandwidth: 32 GB/s}]}",
+        frozenset({("NODE005", ("mi300x-n1",))}),
     ),
     # The 10GbE controller's lane trained at Gen1: 10 Gb/s = 1250 MB/s through 1 x 250 MB/s.
     "edge: the Ethernet controller's lane at Gen1": Fault(
