@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from verifier.checks.findings import SEVERITIES, Severity
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
 from verifier.core.suggest import closest
-from verifier.engine.ast import Atom, Declaration, Negation, Program, Row
+from verifier.engine.ast import Declaration, Program, Row
 from verifier.facts.relation_sources import LINK_RELATIONS
 
 REQUIRED_KEYS = ("id", "severity", "summary", "remediation", "reports", "message")
@@ -128,24 +128,16 @@ def checks_from_program(program: Program) -> list[Check]:
         checks.append(check)
     if errors:
         raise ProgramError(errors)
-    bodies = _body_relations(program)
+    bodies: dict[str, set[str]] = {rule.head.relation: set() for rule in program.rules}
+    for rule in program.rules:
+        bodies[rule.head.relation].update(a.relation for a in (*rule.positive_atoms(), *rule.negated_atoms()))
     return sorted((replace(c, reads=_inputs_read(c.reports, bodies)) for c in checks), key=lambda c: c.id)
 
 
-def _body_relations(program: Program) -> dict[str, set[str]]:
-    """Per relation, the relations its rules' bodies name (negated ones too)."""
-    out: dict[str, set[str]] = {}
-    for rule in program.rules:
-        body = out.setdefault(rule.head.relation, set())
-        for lit in rule.body:
-            atom = lit if isinstance(lit, Atom) else lit.atom if isinstance(lit, Negation) else None
-            if atom is not None:
-                body.add(atom.relation)
-    return out
-
-
 def _inputs_read(relation: str, bodies: dict[str, set[str]]) -> frozenset[str]:
-    """The relations without rules (the inputs) that `relation` depends on."""
+    """The relations without rules (the inputs) that `relation` depends on; `bodies` gives, per
+    relation with rules, the relations its rules read.
+    """
     seen = {relation}
     todo = [relation]
     while todo:

@@ -130,8 +130,9 @@ def root_causes(
     `count:` line, a link's `foreach:` line), the same figures in every column that is not a
     subject, and the same wiring where the check reads the links at all (`Check.reads_links`):
     the lines that wrote the links a finding names, else, for objects, `wiring` (the lines that
-    wrote the links of each subject and of what it holds; None for a link). A copy an override changed is placed where
-    it was made (`made_at`) when the override changed nothing the check reads.
+    wrote the links of each subject and of what it holds; None for a link). A copy an override
+    changed is placed where it was made (`made_at`) when the override changed nothing the check
+    reads.
     Four workstations of one template whose NIC slot is too narrow are one finding naming
     the four NICs; three GPUs of one `count:` line cut off by three links written apart are
     three findings, as their causes are three.
@@ -160,20 +161,20 @@ def root_causes(
             merged[key] = candidates[0][0]
             continue
         for members, subjects in candidates:
-            wired: frozenset[object]
+            wired: object
             if not check.reads_links:
                 # What the check judges (software, a device's own figures) is the same however the
                 # copies are wired: an override of one copy's links does not make it a cause apart.
-                wired = frozenset({"not read"})
+                wired = None
             elif links := [x for x in subjects if wiring(x) is None]:
                 # The finding names the links it is about: the lines that wrote them are what copies
                 # share, whatever else their ends are wired by (a GPU whose NVLink an override
                 # changed, in a finding about its PCIe link written on the template's line).
-                wired = frozenset({("links", frozenset(_line_of(locate([x])) for x in links))})
+                wired = ("links", frozenset(_line_of(locate([x])) for x in links))
             else:
                 # Subject by subject: copies name the same kinds of objects in the same order (a GPU,
                 # its NIC, the NIC's leaf), each wired by the same lines as its counterpart.
-                wired = frozenset({("objects", tuple(wiring(x) for x in subjects))})
+                wired = ("objects", tuple(wiring(x) for x in subjects))
             merged.setdefault((*key, wired), []).extend(members)
     found = [sorted(members, key=_row_order) for members in merged.values()]
     return sorted(found, key=lambda members: _row_order(members[0]))

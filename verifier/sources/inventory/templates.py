@@ -743,13 +743,17 @@ class Expander:
                 self.sink.serves.append((mem, resolve(dev, scope), loc))
 
     # --- overrides ---------------------------------------------------------------------
+    def _note_override(self, obj: Obj, parts: frozenset[str]) -> None:
+        """Keep where `obj` was made (before any override moved it) and every part changed (Inventory.overridden)."""
+        made_at, before = self.sink.overridden.get(obj.id, (obj.loc, frozenset()))
+        self.sink.overridden[obj.id] = (made_at, before | parts)
+
     def _apply_override(self, ov: Override, root: Obj, scope: str | None, created: list[str]) -> None:
         for made in created:  # a node under an override is no longer its template's plan alone
             self.sink.stamped.pop(made, None)
         p = self.problems
         objects = self.sink.objects
-        made_at, parts = self.sink.overridden.get(root.id, (root.loc, frozenset()))
-        self.sink.overridden[root.id] = (made_at, parts | _override_parts(ov))
+        self._note_override(root, _override_parts(ov))
         _change(root, ov.root, ov.loc, p)
         if ov.software:
             self.sink.software[root.id] = MappingProxyType({**self.sink.software.get(root.id, {}), **ov.software})
@@ -769,8 +773,7 @@ class Expander:
             if dov.remove:
                 removed.add(target)
                 continue
-            made_at, parts = self.sink.overridden.get(obj.id, (obj.loc, frozenset()))
-            self.sink.overridden[obj.id] = (made_at, parts | _device_parts(dov))
+            self._note_override(obj, _device_parts(dov))
             _change(obj, dov, dov.loc, p)
         if removed:
             # Everything inside a removed device goes with it, and every link touching it.
@@ -929,26 +932,23 @@ def _plan(lk: Link) -> Mapping[str, int]:
 
 
 def _device_parts(dov: DeviceOverride) -> frozenset[str]:
-    """The parts of a device that `dov` changes in place (Inventory.overridden)."""
+    """The parts of a device (or of a node itself) that `dov` changes in place (Inventory.overridden)."""
     wrote = {"labels": bool(dov.labels), "state": dov.state is not None, "model": dov.model is not None}
     wrote["figures"] = not dov.figures.empty
     return frozenset(part for part, did in wrote.items() if did)
 
 
 def _override_parts(ov: Override) -> frozenset[str]:
-    """The parts of a node that `ov` changes (Inventory.overridden)."""
-    # A device changed in place changes what its own fields feed; one removed changes what the node holds.
-    changed = [ov.root, *(d for d in ov.devices.values() if not d.remove)]
+    """The parts of a node that `ov` changes: its own fields and those of devices changed in place,
+    its software, whether it removes devices (which changes what the node holds), its links.
+    """
+    in_place = [_device_parts(d) for d in (ov.root, *ov.devices.values()) if not d.remove]
     wrote = {
-        "labels": any(d.labels for d in changed),
-        "state": any(d.state is not None for d in changed),
-        "model": any(d.model is not None for d in changed),
-        "figures": any(not d.figures.empty for d in changed),
         "software": bool(ov.software),
         "devices": any(d.remove for d in ov.devices.values()),
         "links": bool(ov.links),
     }
-    return frozenset(part for part, did in wrote.items() if did)
+    return frozenset().union(*in_place, (part for part, did in wrote.items() if did))
 
 
 def _change(obj: Obj, dov: DeviceOverride, loc: SourceLocation, problems: Problems) -> None:
