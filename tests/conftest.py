@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from verifier.core.cache import ENV_DIR
+from verifier.core.cache import ENV_DIR, ENV_KEY
 
-# Each test process gets a cache folder of its own, removed at exit: no test reads what a
-# user's earlier runs left in theirs, nor leaves entries there.
+# Each test process gets a cache folder and a signing key of its own, the folder removed at
+# exit: no test reads what a user's earlier runs left in theirs, leaves entries there, or
+# makes a key file in the user's home.
 os.environ[ENV_DIR] = tempfile.mkdtemp(prefix="topolog-test-cache-")
+os.environ[ENV_KEY] = os.urandom(32).hex()
 atexit.register(shutil.rmtree, os.environ[ENV_DIR], True)
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,19 +1,29 @@
 """A per-user folder of derived data, costly to rebuild and cheap to check (checked programs, node classes).
 
 Nothing in it is ever authoritative: every entry is named by the SHA-256 of everything it
-was derived from and carries the SHA-256 of its own bytes, so a stale, truncated or
-tampered entry is a miss, never a wrong answer. Entries are read only from a folder the
-user owns and nobody else may write (entries are pickles: loading one runs code, so a
-folder another account can write would let it run code as this user).
+was derived from and carries an HMAC-SHA256 of its name and bytes under a signing key that
+the folder does not hold, so a stale, truncated or tampered entry is a miss, never a wrong
+answer, and never runs code. Entries are pickles: loading one runs code, so a digest that
+anyone who can write the folder could recompute would not do (a CI cache restored from a
+shared store, a folder another job wrote). An entry whose tag does not verify is ignored,
+rebuilt, and reported once on stderr. Entries are also read only from a folder the user
+owns and nobody else may write.
 
 Where: `$TOPOLOG_CACHE_DIR`, else `$XDG_CACHE_HOME/topolog`, else `~/.cache/topolog`.
 `TOPOLOG_CACHE_DIR=` (empty) turns the cache off. A folder that cannot be made or written
 turns it off silently: a read-only home or a locked-down CI runner loses only speed.
+
+The signing key: `$TOPOLOG_CACHE_KEY` (a secret of at least 32 characters, e.g. a CI secret,
+so that jobs sharing the folder share hits), else a random key kept in
+`$XDG_CONFIG_HOME/topolog/cache-key` (else `~/.config/topolog/cache-key`), made on first use
+with mode 0600. A key file that others may read or write, or that lies inside the cache
+folder, turns the cache off with a warning: the key would not be secret from the folder.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import pickle
 import stat
@@ -26,6 +36,11 @@ from pathlib import Path
 from verifier.core.version import __version__
 
 ENV_DIR = "TOPOLOG_CACHE_DIR"
+ENV_KEY = "TOPOLOG_CACHE_KEY"
+KEY_FILE = Path("topolog") / "cache-key"
+"""The signing key's file, under `$XDG_CONFIG_HOME` (else `~/.config`): outside the cache folder."""
+MIN_KEY_CHARS = 32
+"""A key given in the environment must be at least this long: a short one could be guessed."""
 MAX_ENTRIES = 32
 """Entries kept per kind; the least recently written go first (a few rule sets per user)."""
 _DIGEST = hashlib.sha256().digest_size
@@ -47,6 +62,8 @@ def cache_dir() -> Path | None:
     except OSError:
         return None
     if not _private(info):
+        return None
+    if _signing_key(folder) is None:
         return None
     return folder
 
@@ -74,8 +91,12 @@ def read_entry(kind: str, key: str) -> bytes | None:
             data = stream.read()
     except OSError:
         return None
-    digest, payload = data[:_DIGEST], data[_DIGEST:]
-    if len(digest) != _DIGEST or hashlib.sha256(payload).digest() != digest:
+    tag, payload = data[:_DIGEST], data[_DIGEST:]
+    key_bytes = _signing_key(folder)
+    if key_bytes is None:
+        return None
+    if len(tag) != _DIGEST or not hmac.compare_digest(_tag(key_bytes, kind, key, payload), tag):
+        _report_tampered(path)
         return None
     return payload
 
@@ -87,7 +108,8 @@ def write_entry(kind: str, key: str, payload: bytes, keep: int | None = None) ->
     keeps fewer).
     """
     folder = cache_dir()
-    if folder is None:
+    key_bytes = _signing_key(folder) if folder is not None else None
+    if folder is None or key_bytes is None:
         return
     # Imported here: only a miss writes, and tempfile (with shutil and random) is 3 ms of every hit's start-up.
     import tempfile
@@ -96,7 +118,7 @@ def write_entry(kind: str, key: str, payload: bytes, keep: int | None = None) ->
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{kind}-")
         try:
             with os.fdopen(fd, "wb") as stream:
-                stream.write(hashlib.sha256(payload).digest())
+                stream.write(_tag(key_bytes, kind, key, payload))
                 stream.write(payload)
             os.replace(tmp, folder / f"{kind}-{key}")
         except BaseException:
@@ -105,6 +127,110 @@ def write_entry(kind: str, key: str, payload: bytes, keep: int | None = None) ->
         _prune(folder, kind, MAX_ENTRIES if keep is None else keep)
     except OSError:
         return
+
+
+def _tag(secret: bytes, kind: str, key: str, payload: bytes) -> bytes:
+    """The entry's HMAC: over its name too, so a valid entry copied under another name is a miss."""
+    mac = hmac.new(secret, f"{kind}\0{key}\0".encode(), hashlib.sha256)
+    mac.update(payload)
+    return mac.digest()
+
+
+_reported: set[str] = set()
+_key_memo: dict[tuple[str | None, str], bytes | None] = {}
+
+
+def _report_tampered(path: Path) -> None:
+    """Say once per entry that it was ignored: someone wrote it who does not hold the key."""
+    name = str(path)
+    if name in _reported:
+        return
+    _reported.add(name)
+    sys.stderr.write(
+        f"topolog: warning: cache entry {name!a} failed its integrity check "
+        "(altered, or signed with another key); ignored and rebuilt\n"
+    )
+
+
+def _warn(message: str) -> None:
+    if message not in _reported:
+        _reported.add(message)
+        sys.stderr.write(f"topolog: warning: {message}; the cache is off for this run\n")
+
+
+def _key_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / KEY_FILE
+
+
+def _signing_key(folder: Path) -> bytes | None:
+    """The key entries are signed with, or None (the cache is then off): see the module's docstring."""
+    configured = os.environ.get(ENV_KEY)
+    memo_key = (configured, str(folder))
+    if memo_key in _key_memo:
+        return _key_memo[memo_key]
+    found = _find_key(configured, folder)
+    _key_memo[memo_key] = found
+    return found
+
+
+def _find_key(configured: str | None, folder: Path) -> bytes | None:
+    if configured is not None:
+        if len(configured) < MIN_KEY_CHARS:
+            _warn(f"{ENV_KEY} is shorter than {MIN_KEY_CHARS} characters")
+            return None
+        return configured.encode("utf-8", "surrogatepass")
+    path = _key_path()
+    try:
+        where = path.resolve()
+        if where.is_relative_to(folder.resolve()):
+            _warn(f"the cache key file {str(path)!a} lies inside the cache folder")
+            return None
+        return _read_key(path) or _make_key(path)
+    except OSError:
+        return None
+
+
+def _read_key(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as stream:
+        info = os.fstat(stream.fileno())
+        owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+        if not stat.S_ISREG(info.st_mode) or not owned or info.st_mode & 0o077:
+            _warn(f"the cache key file {str(path)!a} is not a private file of this user (mode 0600)")
+            raise OSError("cache key file not private")
+        secret = stream.read(1024).strip()
+    if len(secret) < MIN_KEY_CHARS:
+        _warn(f"the cache key file {str(path)!a} holds fewer than {MIN_KEY_CHARS} characters")
+        raise OSError("cache key file too short")
+    return secret
+
+
+def _make_key(path: Path) -> bytes:
+    """A new random key, published whole (a link of a finished file), so that two processes racing
+    to make it agree on one and neither reads it half written.
+    """
+    import tempfile
+
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    secret = os.urandom(32).hex().encode()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".cache-key-")  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(secret + b"\n")
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            found = _read_key(path)
+            if found is None:
+                raise OSError("cache key file vanished") from None
+            return found
+    finally:
+        os.unlink(tmp)
+    return secret
 
 
 def _prune(folder: Path, kind: str, keep: int) -> None:

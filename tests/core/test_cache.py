@@ -1,0 +1,125 @@
+"""The on-disk cache never runs what someone else wrote into its folder.
+
+Entries are pickles; a folder shared between CI jobs (restored from a CI cache store) may be
+written by anyone who can write that store. Each entry carries an HMAC under a key the folder
+does not hold, so a planted entry, however well formed, is ignored, rebuilt and reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from verifier.core import cache
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class _Planted:
+    """Unpickling this creates `marker`: proof that a planted entry's code ran."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return (open, (str(self.marker), "w"))
+
+
+def _topolog(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from verifier.cli.entry import run; run()", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def private_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env[cache.ENV_DIR] = str(tmp_path / "cache")
+    env.pop(cache.ENV_KEY, None)
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    return env
+
+
+def test_a_planted_entry_with_a_valid_digest_never_runs(tmp_path: Path, private_env: dict[str, str]) -> None:
+    first = _topolog("verify", "inventories/edge-soc.yaml", "--format", "json", env=private_env)
+    assert first.returncode in (0, 1), first.stderr
+    entries = sorted(p for p in (tmp_path / "cache").iterdir() if not p.name.startswith("."))
+    assert entries, "the first run wrote no cache entry to plant over"
+    marker = tmp_path / "ran"
+    evil = pickle.dumps(_Planted(marker))
+    for entry in entries:
+        # What the earlier format checked: a SHA-256 of the payload, which whoever writes the
+        # folder can compute. The payload is a pickle that would create `marker` when loaded.
+        entry.write_bytes(hashlib.sha256(evil).digest() + evil)
+    second = _topolog("verify", "inventories/edge-soc.yaml", "--format", "json", env=private_env)
+    assert not marker.exists(), "a planted cache entry ran its code"
+    assert second.returncode == first.returncode
+    assert second.stdout == first.stdout  # the answer is rebuilt, not read from the planted entries
+    assert "failed its integrity check" in second.stderr
+    # Rebuilt: the next run reads valid entries and has nothing to report.
+    third = _topolog("verify", "inventories/edge-soc.yaml", "--format", "json", env=private_env)
+    assert third.stdout == first.stdout
+    assert "integrity" not in third.stderr
+    assert not marker.exists()
+
+
+def test_the_key_is_made_private_outside_the_folder(tmp_path: Path, private_env: dict[str, str]) -> None:
+    _topolog("verify", "inventories/edge-soc.yaml", env=private_env)
+    key_file = tmp_path / "config" / "topolog" / "cache-key"
+    assert key_file.is_file()
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    assert len(key_file.read_bytes().strip()) == 64  # 32 random bytes as hex
+
+
+def test_an_entry_signed_with_another_key_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "cache"))
+    monkeypatch.setenv(cache.ENV_KEY, "a" * 40)
+    cache.write_pickled("test", "k1", {"answer": 1})
+    assert cache.read_pickled("test", "k1") == {"answer": 1}
+    monkeypatch.setenv(cache.ENV_KEY, "b" * 40)
+    assert cache.read_pickled("test", "k1") is None
+
+
+def test_an_entry_copied_under_another_name_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "cache"))
+    monkeypatch.setenv(cache.ENV_KEY, "c" * 40)
+    cache.write_pickled("test", "k1", {"answer": 1})
+    folder = tmp_path / "cache"
+    (folder / "test-k2").write_bytes((folder / "test-k1").read_bytes())
+    assert cache.read_pickled("test", "k2") is None
+
+
+@pytest.mark.parametrize("problem", ["short env key", "shared key file", "key file in folder"])
+def test_a_key_that_is_not_secret_turns_the_cache_off(
+    problem: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(cache.ENV_DIR, str(folder))
+    monkeypatch.delenv(cache.ENV_KEY, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    if problem == "short env key":
+        monkeypatch.setenv(cache.ENV_KEY, "tooshort")
+    elif problem == "shared key file":
+        key_file = tmp_path / "config" / "topolog" / "cache-key"
+        key_file.parent.mkdir(parents=True)
+        key_file.write_text("d" * 64)
+        key_file.chmod(0o644)  # readable by others: anyone could sign entries
+    else:
+        # The folder that holds the entries would hold the key that proves them.
+        monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "config"))
+    assert cache.cache_dir() is None
+    cache.write_pickled("test", "k", 1)
+    assert cache.read_pickled("test", "k") is None
+    assert "the cache is off" in capsys.readouterr().err
