@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import stat
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib.machinery import PathFinder
@@ -41,6 +42,8 @@ else:
     cedarpy = lazy_module("cedarpy")
 
 SCHEMA_FILE = "schema.cedarschema"
+POLICY_SUFFIX = ".cedar"
+"""Policy files end so, in any case (`deny.CEDAR` too); every one under the directory is read."""
 MAX_MESSAGE = 240
 """cedarpy messages can echo whole entity documents (megabytes); findings keep this much."""
 KIND = "policies"
@@ -107,30 +110,30 @@ def load_policies(directory: Path) -> PolicyBundle:
     """
     if not directory.is_dir():
         raise TopologError.at(SourceLocation(str(directory)), "no such policy directory")
+    files = policy_files(directory)  # first: an unreadable folder is named as such
     schema_path = directory / SCHEMA_FILE
-    if not schema_path.is_file():
+    if not schema_path.exists():
         raise TopologError.at(
             SourceLocation(str(directory)),
             f"no {SCHEMA_FILE} in the policy directory; policies are validated against it before use",
         )
     schema_text = _read_cedar(schema_path, "Cedar schema")
-    key = _key(directory, schema_path, schema_text) if cache_enabled() else None
+    key = _key(files, schema_path, schema_text) if cache_enabled() else None
     kept = read_pickled(KIND, key) if key is not None else None
     if isinstance(kept, _Kept):
         return PolicyBundle(directory, schema_text, kept.schema_shown, kept.policies, kept.observed, key or "")
-    bundle = _validated(directory, schema_path, schema_text, key or "")
+    bundle = _validated(directory, files, schema_path, schema_text, key or "")
     if key is not None:
         write_pickled(KIND, key, _Kept(bundle.schema_shown, bundle.policies, bundle.observed))
     return bundle
 
 
-def _key(directory: Path, schema_path: Path, schema_text: str) -> str | None:
+def _key(files: list[Path], schema_path: Path, schema_text: str) -> str | None:
     """The cache entry of the directory: everything validation reads, and the code and limits it
     reads it under, so the same key is the same answer and an entry holds only directories that
     passed. None when a policy file is missing or unreadable: validation reports it, in its order.
     """
     parts = [repr(current_limits()), str(schema_path), schema_text]
-    files = sorted(directory.glob("*.cedar"))
     if not files:
         return None
     try:
@@ -150,7 +153,7 @@ class _Kept:
     observed: Observed
 
 
-def _validated(directory: Path, schema_path: Path, schema_text: str, key: str) -> PolicyBundle:
+def _validated(directory: Path, files: list[Path], schema_path: Path, schema_text: str, key: str) -> PolicyBundle:
     """Every check, in order; the first problem found stops it (a TopologError naming file and line)."""
     deep = _too_deep(schema_text, 1)
     if deep is not None:
@@ -159,7 +162,6 @@ def _validated(directory: Path, schema_path: Path, schema_text: str, key: str) -
         schema = cedarpy.Schema.from_str(schema_text)
     except ValueError as err:
         raise TopologError.at(SourceLocation(str(schema_path)), f"invalid Cedar schema: {short(str(err))}") from None
-    files = sorted(directory.glob("*.cedar"))
     if not files:
         raise TopologError.at(
             SourceLocation(str(directory)), "no *.cedar policy files; with no policy everything would be denied"
@@ -255,8 +257,68 @@ def _check_statement(
 
 
 def _read_cedar(path: Path, what: str) -> str:
-    """A Cedar file's text: bounded by file_size, strict UTF-8, the error located."""
+    """A Cedar file's text: bounded by file_size, strict UTF-8, the error located.
+
+    Only a regular file (or a link to one) is read: a FIFO or a device would read as empty
+    or never end, and a policy file read as empty is a forbid gone, so the gate would open.
+    """
+    try:
+        info = path.stat()
+    except OSError as err:
+        raise TopologError.at(SourceLocation(str(path)), f"cannot read {what}: {err.strerror or err}") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise TopologError.at(
+            SourceLocation(str(path)),
+            f"cannot read {what}: it is {kind}; every {what} must be a regular file (the run is refused "
+            "rather than deciding without the policies it may hold)",
+        )
     return decode_utf8(read_limited(path, str(path), what), str(path))
+
+
+def policy_files(directory: Path) -> list[Path]:
+    """Every `*.cedar` file under `directory`, subfolders included, each once, sorted.
+
+    The suffix is matched in any case. Links are followed, and a file reached by several
+    names (a Kubernetes ConfigMap mount: `x.cedar -> ..data/x.cedar -> ..2026_../x.cedar`)
+    is read once, under its shortest name. A folder that cannot be listed is a TopologError
+    naming it: a policy it may hold cannot be left out without a word.
+    """
+    found: dict[tuple[int, int], Path] = {}
+    seen_folders: set[tuple[int, int]] = set()
+    pending = [directory]
+    while pending:
+        folder = pending.pop()
+        try:
+            info = folder.stat()
+            if (info.st_dev, info.st_ino) in seen_folders:
+                continue  # a link back up the tree: already listed
+            seen_folders.add((info.st_dev, info.st_ino))
+            entries = sorted(folder.iterdir())
+        except OSError as err:
+            raise TopologError.at(
+                SourceLocation(str(folder)),
+                f"cannot list the policy folder: {err.strerror or err}; every policy file under it must be read",
+            ) from None
+        for entry in entries:
+            try:
+                entry_info = entry.stat()
+            except OSError as err:
+                if entry.name.lower().endswith(POLICY_SUFFIX):
+                    raise TopologError.at(
+                        SourceLocation(str(entry)), f"cannot read policy file: {err.strerror or err}"
+                    ) from None
+                continue  # a dangling link that names no policy file
+            if stat.S_ISDIR(entry_info.st_mode):
+                pending.append(entry)
+            elif entry.name.lower().endswith(POLICY_SUFFIX):
+                ident = (entry_info.st_dev, entry_info.st_ino)
+                if not stat.S_ISREG(entry_info.st_mode):
+                    _read_cedar(entry, "policy file")  # refuses it, naming the path
+                known = found.get(ident)
+                if known is None or (len(entry.parts), str(entry)) < (len(known.parts), str(known)):
+                    found[ident] = entry
+    return sorted(found.values())
 
 
 _BRACKETS = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|[\[({\])}]|\n|&&|\|\||[-+*!<>=.]=?|\b(?:in|has|like|is|if)\b')
