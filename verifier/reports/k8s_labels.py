@@ -6,8 +6,9 @@ with GPUs or a fabric leaf, sorted by node:
 - `network.topology.nvidia.com/accelerator`: the node's multi-node NVLink domain (the Slurm block name
   of verifier.reports.slurm_topology.nvlink_blocks), so a scheduler keeps a job inside one domain;
 - `network.topology.nvidia.com/leaf`, `/spine`, `/core`: the node's leaf switch and the switches above
-  it (only when the node has one leaf and each switch one parent: otherwise the chain is ambiguous and
-  left out, with a comment);
+  it, as Slurm's tree names them (verifier.reports.slurm_topology.fabric_tree: the rail leaves of a
+  rail-optimised fabric are one leaf, parallel spines one spine); only while each switch has one
+  parent: otherwise the chain is ambiguous and left out, with a comment;
 - `nvidia.com/gpu.count`: the GPUs the inventory describes in the node.
 
 `nvidia.com/gpu.clique` is not written: its value is the driver's cluster UUID and clique id, which
@@ -50,8 +51,9 @@ def render(inventory: Inventory) -> str:
         for n in nodes:
             for name, switch in zip(_TIER_NAMES, chain, strict=False):
                 labels[n][TOPOGRAPH + name] = switch
-    for n, leaves in sorted(tree.several.items()):
-        comments.append(f"# {n} is cabled to leaves {', '.join(leaves)}: no single leaf label")
+    # A leaf or spine standing for several switches (a rail-optimised fabric's rails, parallel spines)
+    # is labelled by the name Slurm's tree gives it, so both schedulers group nodes alike.
+    comments.extend(tree.comments())
     gpus: dict[str, int] = defaultdict(int)
     for o in inventory.objects.values():
         if o.kind != "gpu":

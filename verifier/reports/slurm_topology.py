@@ -8,9 +8,17 @@ block topology, whichever the inventory has), `tree` or `block` (the topology.co
   its nodes, else `nvl<k>`. BlockSizes is the nodes per block when every block has the same number;
   otherwise it is left to Slurm (a comment says so).
 - The tree is the fabric: a leaf is a switch with a working fabric link to a node or to a device in
-  one; a switch above is one link further from the nodes. A node cabled to several leaves (a
-  rail-optimised fabric) cannot be written in Slurm's one-leaf-per-node tree: it is named in a
-  comment and left out, not placed under a leaf picked for it.
+  one; a switch above is one link further from the nodes. Slurm's tree holds each node under one
+  leaf (topology.conf(5): a node under several leaves is a "multiple leaf switches" warning and the
+  tree's distances go wrong), so nodes cabled to the same set of leaves are one Slurm leaf. In a
+  rail-optimised fabric (NIC r of every node on rail leaf r) that set is the rails: the nodes of it
+  are one switch hop apart on every rail, which is what a Slurm leaf says. The Slurm leaf takes the
+  name of the first switch of its set, and a comment names the switches it stands for. Parallel
+  switches (one tier, the same switches below: the spines of a leaf/spine fabric) are one Slurm
+  switch in the same way, so the tree has the one root Slurm looks for.
+- A form with nothing to say is refused (TopologError), never written empty: Slurm's tree plugin
+  stops at a topology.conf without switches ("No switches configured"), and a block topology
+  without a block groups nothing. topology.yaml then holds a `flat` topology.
 
 Output is deterministic: switches from the top tier down, then by name; hostlists compressed.
 """
@@ -22,6 +30,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from verifier.core.errors import SourceLocation, TopologError
 from verifier.facts.graph import scaleup_domains
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory
 
@@ -97,16 +106,32 @@ def nvlink_blocks(inv: Inventory) -> dict[str, list[str]]:
 
 @dataclass
 class Tree:
+    """The fabric as Slurm's tree: switch names are Slurm's (a group of switches takes its first's name)."""
+
     leaves: dict[str, list[str]] = field(default_factory=dict)
-    """Leaf switch -> nodes cabled to it and to no other leaf."""
+    """Slurm leaf -> its nodes."""
     children: dict[str, list[str]] = field(default_factory=dict)
-    """Switch -> the switches one step nearer the nodes."""
+    """Slurm switch -> the Slurm switches one tier nearer the nodes."""
     tier: dict[str, int] = field(default_factory=dict)
-    several: dict[str, list[str]] = field(default_factory=dict)
-    """Node -> its leaves, for nodes cabled to more than one leaf."""
+    stands_for: dict[str, list[str]] = field(default_factory=dict)
+    """Slurm switch -> the inventory's switches it stands for, where that is more than one."""
+
+    def comments(self) -> list[str]:
+        out = []
+        for s in sorted(self.stands_for, key=lambda x: (self.tier[x], x)):
+            whom = compress(self.stands_for[s])
+            if self.tier[s] == 0:
+                out.append(
+                    f"# {s} stands for switches {whom}: each of {compress(self.leaves[s])} is cabled to all of them "
+                    "(a rail-optimised fabric), and Slurm's tree holds one leaf per node"
+                )
+            else:
+                out.append(f"# {s} stands for switches {whom}: parallel switches above the same switches")
+        return out
 
 
-def fabric_tree(inv: Inventory) -> Tree:
+def _fabric_graph(inv: Inventory) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Node -> the switches it is cabled to (working fabric links), and switch -> switches it is cabled to."""
     switches = {o.id for o in inv.objects.values() if o.kind == "switch"}
     node_leaves: dict[str, set[str]] = defaultdict(set)
     adj: dict[str, set[str]] = defaultdict(set)
@@ -122,7 +147,19 @@ def fabric_tree(inv: Inventory) -> Tree:
             n = _node_of(inv, other)
             if n is not None:
                 node_leaves[n].add(s)
-    tree = Tree()
+    return node_leaves, adj
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    k, out = 1, name
+    while out in taken:
+        out, k = f"{name}_{k}", k + 1  # no "-<digits>": a hostlist reads no range there
+    taken.add(out)
+    return out
+
+
+def fabric_tree(inv: Inventory) -> Tree:
+    node_leaves, adj = _fabric_graph(inv)
     leaves = {s for ls in node_leaves.values() for s in ls}
     tier = dict.fromkeys(leaves, 0)
     frontier = sorted(leaves)
@@ -134,30 +171,50 @@ def fabric_tree(inv: Inventory) -> Tree:
                     tier[t] = tier[s] + 1
                     nxt.append(t)
         frontier = nxt
-    tree.tier = tier
-    for s in sorted(tier):
-        kids = sorted(t for t in adj[s] if tier.get(t) == tier[s] - 1)
-        if kids:
-            tree.children[s] = kids
-    for n, ls in sorted(node_leaves.items()):
-        if len(ls) == 1:
-            tree.leaves.setdefault(next(iter(ls)), []).append(n)
-        else:
-            tree.several[n] = sorted(ls)
-    for s in leaves:
-        tree.leaves.setdefault(s, [])
+    tree = Tree()
+    # Tier 0: nodes by the set of leaves they are cabled to; a set of one keeps its switch's name.
+    by_set: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for n, ls in node_leaves.items():
+        by_set[tuple(sorted(ls))].append(n)
+    taken: set[str] = {ls[0] for ls in by_set if len(ls) == 1}
+    rep: dict[str, set[str]] = defaultdict(set)
+    """Inventory switch -> the Slurm switches standing for it."""
+    for group in sorted(by_set, key=lambda x: (len(x) > 1, x)):
+        name = group[0] if len(group) == 1 else _unique(group[0], taken)
+        tree.leaves[name] = sorted(by_set[group])
+        tree.tier[name] = 0
+        if len(group) > 1:
+            tree.stands_for[name] = list(group)
+        for leaf in group:
+            rep[leaf].add(name)
+    # Tiers above: an inventory switch's children are what stands for its switches one tier down;
+    # switches of one tier with the same children are parallel and become one Slurm switch.
+    for level in range(1, max(tier.values(), default=0) + 1):
+        groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for sw in sorted(x for x, k in tier.items() if k == level):
+            kids = {r for c in adj[sw] if tier.get(c) == level - 1 for r in rep[c]}
+            groups[tuple(sorted(kids))].append(sw)
+        for below, members in sorted(groups.items(), key=lambda kv: kv[1][0]):
+            name = _unique(members[0], taken)
+            tree.children[name] = list(below)
+            tree.tier[name] = level
+            if len(members) > 1:
+                tree.stands_for[name] = members
+            for sw in members:
+                rep[sw].add(name)
     return tree
 
 
+def _switch_order(tree: Tree) -> list[str]:
+    return sorted(tree.tier, key=lambda x: (-tree.tier[x], x))
+
+
 def _tree_lines(tree: Tree) -> list[str]:
-    out = [
-        f"# {n} is cabled to leaves {', '.join(ls)}: Slurm's tree holds one leaf per node, so it is left out"
-        for n, ls in sorted(tree.several.items())
-    ]
-    for s in sorted(tree.tier, key=lambda x: (-tree.tier[x], x)):
+    out = tree.comments()
+    for s in _switch_order(tree):
         if s in tree.children:
             out.append(f"SwitchName={s} Switches={compress(tree.children[s])}")
-        elif tree.leaves.get(s):
+        else:
             out.append(f"SwitchName={s} Nodes={compress(tree.leaves[s])}")
     return out
 
@@ -177,26 +234,44 @@ def _q(text: str) -> str:
     return json.dumps(text)
 
 
+def _refuse(inventory: Inventory, what: str) -> TopologError:
+    where = SourceLocation(inventory.files[0] if inventory.files else "<inventory>")
+    return TopologError.at(where, what)
+
+
 def render(inventory: Inventory, form: str = "yaml") -> str:
-    """The Slurm topology of `inventory` in `form` (yaml, tree or block); deterministic text."""
+    """The Slurm topology of `inventory` in `form` (yaml, tree or block); deterministic text.
+
+    Raises TopologError when the tree or block form would say nothing (see the module's doc).
+    """
     if form not in FORMS:
         raise ValueError(f"form {form!r}; expected one of {', '.join(FORMS)}")
     head = "# Written by topolog from the inventory: NVLink domains as blocks, the fabric as a tree.\n"
-    if form == "tree":
-        return head + "".join(ln + "\n" for ln in _tree_lines(fabric_tree(inventory)))
-    if form == "block":
-        return head + "".join(ln + "\n" for ln in _block_lines(nvlink_blocks(inventory)))
     tree, blocks = fabric_tree(inventory), nvlink_blocks(inventory)
+    if form == "tree":
+        if not tree.tier:
+            raise _refuse(
+                inventory,
+                "describes no fabric switch cabled to a node, and Slurm's topology/tree refuses a topology.conf "
+                "without switches; expected --form yaml (a flat topology) or, for NVLink domains, --form block",
+            )
+        return head + "".join(ln + "\n" for ln in _tree_lines(tree))
+    if form == "block":
+        if not blocks:
+            raise _refuse(
+                inventory,
+                "describes no NVLink domain over two nodes or more, so a block topology would group nothing; "
+                "expected --form tree (the fabric) or --form yaml",
+            )
+        return head + "".join(ln + "\n" for ln in _block_lines(blocks))
     out = [head.rstrip("\n")]
     if tree.tier:
-        out.extend(
-            f"# {n} is cabled to leaves {', '.join(ls)}: left out of the tree" for n, ls in sorted(tree.several.items())
-        )
+        out.extend(tree.comments())
         out += ["- topology: fabric", "  cluster_default: true", "  tree:", "    switches:"]
-        for s in sorted(tree.tier, key=lambda x: (-tree.tier[x], x)):
+        for s in _switch_order(tree):
             if s in tree.children:
                 out += [f"      - switch: {_q(s)}", f"        children: {_q(compress(tree.children[s]))}"]
-            elif tree.leaves.get(s):
+            else:
                 out += [f"      - switch: {_q(s)}", f"        nodes: {_q(compress(tree.leaves[s]))}"]
     if blocks:
         out += ["- topology: nvlink", f"  cluster_default: {'false' if tree.tier else 'true'}", "  block:"]

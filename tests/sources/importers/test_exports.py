@@ -58,10 +58,46 @@ def test_exported_yaml_imports_back(fx: Path, tmp_path: Path) -> None:
     }
 
 
-def test_rail_optimised_nodes_are_not_forced_under_a_leaf() -> None:
-    # dgx-h100-pod: every node's 8 NICs go to 8 rail leaves. Slurm's tree holds one leaf per node: each such
-    # node is named in a comment, none is listed under a leaf picked for it.
+def test_rail_optimised_nodes_share_one_slurm_leaf() -> None:
+    # dgx-h100-pod: every node's 8 NICs go to the 8 rail leaves. Slurm's tree holds one leaf per node, so the
+    # nodes cabled to the same set of leaves are one Slurm leaf (all 8 nodes here), never a leaf picked per
+    # node; every switch named in Switches= is defined (tests/sources/importers/test_export_round_trip.py).
     inv = load_inventory([Path(__file__).resolve().parents[3] / "inventories" / "dgx-h100-pod.yaml"])
     out = slurm_topology.render(inv, "tree")
-    assert "Nodes=" not in out
-    assert out.count("is cabled to leaves") == sum(1 for _ in inv.of_kind("node"))
+    assert [ln for ln in out.splitlines() if not ln.startswith("#")] == [
+        "SwitchName=spine0 Switches=leaf0",
+        "SwitchName=leaf0 Nodes=dgx[00-07]",
+    ]
+
+
+def test_partly_shared_leaves_get_one_slurm_leaf_per_set(tmp_path: Path) -> None:
+    # By hand: n1 and n2 are cabled to {la, lb}, n3 to {lb} alone, n4 to {lc}; la, lb and lc to spine s.
+    # Sets: {la, lb} -> n1, n2; {lb} -> n3; {lc} -> n4. A one-switch set keeps its name (lb, lc), so the
+    # {la, lb} set takes la. s sits above la (for {la, lb}), lb and lc.
+    p = tmp_path / "inv.yaml"
+    p.write_text(
+        "apiVersion: topolog.dev/v1\nkind: Inventory\nmetadata: {name: t}\nobjects:\n"
+        "  - {name: n1, kind: node, children: [{name: nic0, kind: nic}, {name: nic1, kind: nic}]}\n"
+        "  - {name: n2, kind: node, children: [{name: nic0, kind: nic}, {name: nic1, kind: nic}]}\n"
+        "  - {name: n3, kind: node, children: [{name: nic0, kind: nic}]}\n"
+        "  - {name: n4, kind: node, children: [{name: nic0, kind: nic}]}\n"
+        "  - {name: la, kind: switch}\n  - {name: lb, kind: switch}\n  - {name: lc, kind: switch}\n"
+        "  - {name: s, kind: switch}\n"
+        "links:\n"
+        "  - {a: n1/nic0, b: la, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        "  - {a: n1/nic1, b: lb, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        "  - {a: n2/nic0, b: la, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        "  - {a: n2/nic1, b: lb, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        "  - {a: n3/nic0, b: lb, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        "  - {a: n4/nic0, b: lc, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        "  - {a: la, b: s, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        "  - {a: lb, b: s, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        "  - {a: lc, b: s, kind: infiniband, bandwidth: 400 Gb/s}\n"
+    )
+    out = slurm_topology.render(load_inventory([p]), "tree")
+    assert [ln for ln in out.splitlines() if not ln.startswith("#")] == [
+        "SwitchName=s Switches=la,lb,lc",
+        "SwitchName=la Nodes=n[1-2]",
+        "SwitchName=lb Nodes=n3",
+        "SwitchName=lc Nodes=n4",
+    ]
