@@ -1,0 +1,157 @@
+"""`topolog serve`: the scheduling gate over HTTP (verifier.service; docs/serve.md).
+
+The web stack is an extra (`pip install 'topolog[serve]'`): without it the command says which
+pip command installs it and exits 2, and no other command needs it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from verifier.cli.errors import guard
+from verifier.cli.options import _missing_files, side_file_options
+from verifier.service.config import (  # imports no web framework: --help works without the extra
+    ADMIT_TIMEOUT_S,
+    AUTHORIZE_TIMEOUT_S,
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    MAX_BATCH,
+    MAX_BODY,
+    ServeConfig,
+)
+
+FILE = click.Path(path_type=Path, dir_okay=False)
+INSTALL = "pip install 'topolog[serve]'"
+
+
+@click.command("serve")
+@click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
+@side_file_options()
+@click.option(
+    "--host", default=DEFAULT_HOST, show_default=True, help="Address to bind; beyond loopback needs TLS and auth."
+)
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True, help="Port (0: any free one)."
+)
+@click.option("--tls-cert", type=FILE, default=None, help="TLS certificate chain (PEM).")
+@click.option("--tls-key", type=FILE, default=None, help="TLS private key (PEM).")
+@click.option("--client-ca", type=FILE, default=None, help="Require client certificates signed by this CA (PEM).")
+@click.option(
+    "--token-file", type=FILE, default=None, help="Require `Authorization: Bearer` with the token in this file."
+)
+@click.option(
+    "--decision-log",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write one JSON line per decision to this file (rotated by size).",
+)
+@click.option(
+    "--decision-log-max-bytes",
+    type=click.IntRange(min=1024),
+    default=64 * 1024 * 1024,
+    show_default=True,
+    help="Rotate the decision log at this size.",
+)
+@click.option(
+    "--decision-log-keep", type=click.IntRange(min=1), default=5, show_default=True, help="Rotated decision logs kept."
+)
+@click.option(
+    "--max-body",
+    type=click.IntRange(min=1),
+    default=MAX_BODY,
+    show_default=True,
+    help="Largest request body in bytes (413 above).",
+)
+@click.option(
+    "--max-batch",
+    type=click.IntRange(min=1),
+    default=MAX_BATCH,
+    show_default=True,
+    help="Most requests in one /v1/authorize/batch (413 above).",
+)
+@click.option(
+    "--authorize-timeout",
+    type=click.FloatRange(min=0.001),
+    default=AUTHORIZE_TIMEOUT_S,
+    show_default=True,
+    help="Seconds before an undecided authorize is denied.",
+)
+@click.option(
+    "--admit-timeout",
+    type=click.FloatRange(min=0.001),
+    default=ADMIT_TIMEOUT_S,
+    show_default=True,
+    help="Seconds before an unplaced admit is refused.",
+)
+@click.option("--no-watch", is_flag=True, help="Do not reload on file changes (SIGHUP and POST /v1/reload still do).")
+def serve_cmd(
+    inventory: tuple[Path, ...],
+    principals_path: Path | None,
+    policies_path: Path | None,
+    host: str,
+    port: int,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    client_ca: Path | None,
+    token_file: Path | None,
+    decision_log: Path | None,
+    decision_log_max_bytes: int,
+    decision_log_keep: int,
+    max_body: int,
+    max_batch: int,
+    authorize_timeout: float,
+    admit_timeout: float,
+    no_watch: bool,
+) -> None:
+    """Serve the scheduling gate over HTTP: authorize, admit, live reload, never failing open.
+
+    Keeps one revision of the inventory, policies and principals in memory (found as the
+    other commands find them) and answers POST /v1/authorize, /v1/authorize/batch and
+    /v1/admit, GET /v1/revision, /healthz, /readyz and /metrics. A change to any of those
+    files (or SIGHUP, or POST /v1/reload) builds a new revision beside the live one, swapped
+    in only when wholly valid. Binds to loopback; beyond it, TLS and a token or client
+    certificates are required. Needs the serve extra: pip install 'topolog[serve]'.
+    Exit status: 0 stopped, 2 bad configuration or input (nothing is served).
+
+    \b
+    Example:
+      topolog serve inventories/mixed-fleet.yaml
+      curl -s localhost:8181/v1/authorize \\
+          -d '{"principal": "ivan", "action": "schedule", "resource": "rtx-n3/gpu0"}'
+      curl -s localhost:8181/v1/admit --data-binary @inventories/jobs/inference.yaml
+    """
+    try:
+        from verifier.service.server import serve
+    except ImportError as err:
+        click.echo(f"error: topolog serve needs the serve extra ({err.name} is not installed): run {INSTALL}", err=True)
+        sys.exit(2)
+
+    def body() -> int:
+        _missing_files([*inventory, *(p for p in (principals_path, policies_path) if p is not None)])
+        serve(
+            ServeConfig(
+                inventory=inventory,
+                principals=principals_path,
+                policies=policies_path,
+                host=host,
+                port=port,
+                tls_cert=tls_cert,
+                tls_key=tls_key,
+                client_ca=client_ca,
+                token_file=token_file,
+                decision_log=decision_log,
+                decision_log_bytes=decision_log_max_bytes,
+                decision_log_keep=decision_log_keep,
+                max_body=max_body,
+                max_batch=max_batch,
+                authorize_timeout_s=authorize_timeout,
+                admit_timeout_s=admit_timeout,
+                watch=not no_watch,
+            )
+        )
+        return 0
+
+    sys.exit(guard(body, "nothing is served"))

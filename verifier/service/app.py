@@ -1,0 +1,228 @@
+"""The HTTP surface of the gate (a Starlette app): routes, authentication, bounds, metrics, the decision log.
+
+Decisions run on one worker thread each for authorize and admit (Cedar handles and the
+setup's decision memo are used by one thread at a time; a slow placement never holds up an
+authorize), awaited with a time bound: a request not decided in time is a Deny that says so.
+The event loop only reads bodies and writes answers, so the process keeps serving whatever
+a request holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from typing import TypeVar
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from verifier.service.bodies import (
+    AuthorizeRequest,
+    BadRequest,
+    authorize_request,
+    batch_requests,
+    read_json,
+)
+from verifier.service.config import token_matches
+from verifier.service.decision_log import DecisionLog
+from verifier.service.gate import Gate, ReloadStatus, admit_doc, authorize_doc, timed_out
+from verifier.service.metrics import CONTENT_TYPE, Metrics
+from verifier.service.revision import Revision
+
+T = TypeVar("T")
+OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+"""Probes answer without a token (kubelet probes carry none); they tell nothing about a decision."""
+
+
+class Service:
+    """What the routes share: the gate, the bounds, the metrics, the log and the worker threads."""
+
+    def __init__(self, gate: Gate, log: DecisionLog, metrics: Metrics | None = None) -> None:
+        self.gate = gate
+        self.config = gate.config
+        self.log = log
+        self.metrics = metrics or Metrics()
+        self.metrics.live(gate.live.id)
+        self.deciding = ThreadPoolExecutor(1, thread_name_prefix="topolog-authorize")
+        self.admitting = ThreadPoolExecutor(1, thread_name_prefix="topolog-admit")
+        self.reloading = ThreadPoolExecutor(1, thread_name_prefix="topolog-reload")
+        gate.listeners.append(self.reloaded)
+
+    def reloaded(self, status: ReloadStatus) -> None:
+        self.metrics.reloads.labels(trigger=status.trigger).inc()
+        self.metrics.reload_seconds.set(status.seconds)
+        if not status.ok:
+            self.metrics.reload_failures.labels(trigger=status.trigger).inc()
+        self.metrics.live(self.gate.live.id)
+
+    async def run(self, pool: ThreadPoolExecutor, fn: Callable[[], T], timeout: float) -> T:
+        return await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(pool, fn), timeout)
+
+    def close(self) -> None:
+        for pool in (self.deciding, self.admitting, self.reloading):
+            pool.shutdown(wait=False, cancel_futures=True)
+        self.log.close()
+
+
+def _problem(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message, "status": status}, status_code=status)
+
+
+async def _body(request: Request, limit: int, timeout: float) -> bytes:
+    """The request body, refused past `limit` bytes (413) or when it does not arrive within `timeout` (408)."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise BadRequest(f"Content-Length {declared!r} is not a number of bytes")
+        if int(declared) > limit:
+            raise BadRequest(f"the body is {declared} bytes; expected at most {limit} (--max-body)", 413)
+
+    async def read() -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise BadRequest(f"the body is over {limit} bytes; expected at most {limit} (--max-body)", 413)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    try:
+        return await asyncio.wait_for(read(), timeout)
+    except TimeoutError:
+        raise BadRequest(f"the body did not arrive within {timeout:g} s", 408) from None
+
+
+Handler = Callable[[Service, Request], Awaitable[Response]]
+
+
+def _route(service: Service, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """A route: authenticated (401 without the token), a BadRequest answered as its 4xx."""
+
+    async def endpoint(request: Request) -> Response:
+        token = service.gate.token
+        needs_token = token is not None and request.url.path not in OPEN_PATHS
+        if needs_token and not token_matches(token or "", request.headers.get("authorization")):
+            service.metrics.rejected.labels(status="401").inc()
+            return JSONResponse(
+                {"error": "authentication required: send Authorization: Bearer <token>", "status": 401},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="topolog"'},
+            )
+        try:
+            return await handler(service, request)
+        except BadRequest as err:
+            service.metrics.rejected.labels(status=str(err.status)).inc()
+            return _problem(err.status, err.message)
+
+    return endpoint
+
+
+def _record(
+    service: Service, endpoint: str, request: object, doc: dict[str, object], started: float, allowed: bool
+) -> None:
+    elapsed = time.perf_counter() - started
+    service.metrics.decisions.labels(endpoint=endpoint, result="allow" if allowed else "deny").inc()
+    service.metrics.latency.labels(endpoint=endpoint).observe(elapsed)
+    service.log.write(
+        {
+            "endpoint": endpoint,
+            "request": request,
+            "decision": "ALLOW" if allowed else "DENY",
+            "policies": doc.get("policies", []),
+            "errors": doc.get("errors", []),
+            "revision": doc.get("revision"),
+            "latency_ms": round(elapsed * 1000, 3),
+        }
+    )
+
+
+async def _decide(service: Service, revision: Revision, asked: list[AuthorizeRequest]) -> list[dict[str, object]]:
+    timeout = service.config.authorize_timeout_s
+    try:
+        return await service.run(service.deciding, lambda: [authorize_doc(revision, r) for r in asked], timeout)
+    except TimeoutError:
+        return [timed_out(revision, r, timeout) for r in asked]
+
+
+async def authorize(service: Service, request: Request) -> Response:
+    started = time.perf_counter()
+    body = await _body(request, service.config.max_body, service.config.authorize_timeout_s)
+    asked = authorize_request(read_json(body))
+    revision = service.gate.live  # read once: the whole decision is made on this revision
+    (doc,) = await _decide(service, revision, [asked])
+    _record(service, "authorize", asked.to_log(), doc, started, doc["decision"] == "ALLOW")
+    return JSONResponse(doc)
+
+
+async def authorize_batch(service: Service, request: Request) -> Response:
+    started = time.perf_counter()
+    body = await _body(request, service.config.max_body, service.config.authorize_timeout_s)
+    asked = batch_requests(read_json(body), service.config.max_batch)
+    revision = service.gate.live
+    docs = await _decide(service, revision, asked)
+    for r, doc in zip(asked, docs, strict=True):
+        _record(service, "authorize_batch", r.to_log(), doc, started, doc["decision"] == "ALLOW")
+    return JSONResponse({"revision": revision.id, "results": docs})
+
+
+async def admit(service: Service, request: Request) -> Response:
+    started = time.perf_counter()
+    timeout = service.config.admit_timeout_s
+    body = await _body(request, service.config.max_body, timeout)
+    if not body.strip():
+        raise BadRequest("the request body is empty; expected a job file (kind: Jobs)")
+    revision = service.gate.live
+    try:
+        doc = await service.run(service.admitting, lambda: admit_doc(revision, body), timeout)
+    except TimeoutError:
+        doc = {
+            "admitted": False,
+            "revision": revision.id,
+            "errors": [f"not placed within {timeout:g} s (--admit-timeout); refused"],
+            "placement": None,
+        }
+    _record(service, "admit", {"bytes": len(body)}, doc, started, doc["admitted"] is True)
+    return JSONResponse(doc)
+
+
+async def reload(service: Service, request: Request) -> Response:
+    status = await asyncio.get_running_loop().run_in_executor(service.reloading, service.gate.reload, "api")
+    return JSONResponse(status.describe(), status_code=200 if status.ok else 422)
+
+
+async def revision(service: Service, request: Request) -> Response:
+    return JSONResponse(service.gate.describe())
+
+
+async def healthz(service: Service, request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(service: Service, request: Request) -> Response:
+    # Ready whenever a revision is live: a failed reload keeps the last good one answering.
+    return JSONResponse({"status": "ready", "revision": service.gate.live.id})
+
+
+async def metrics(service: Service, request: Request) -> Response:
+    return Response(service.metrics.exposition(), media_type=CONTENT_TYPE)
+
+
+def create_app(service: Service, lifespan: Callable[[Starlette], AsyncIterator[None]] | None = None) -> Starlette:
+    """The ASGI app of `service`; `lifespan` runs around serving (the file watcher, SIGHUP)."""
+    routes = [
+        Route("/v1/authorize", _route(service, authorize), methods=["POST"]),
+        Route("/v1/authorize/batch", _route(service, authorize_batch), methods=["POST"]),
+        Route("/v1/admit", _route(service, admit), methods=["POST"]),
+        Route("/v1/reload", _route(service, reload), methods=["POST"]),
+        Route("/v1/revision", _route(service, revision), methods=["GET"]),
+        Route("/healthz", _route(service, healthz), methods=["GET"]),
+        Route("/readyz", _route(service, readyz), methods=["GET"]),
+        Route("/metrics", _route(service, metrics), methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=asynccontextmanager(lifespan) if lifespan is not None else None)

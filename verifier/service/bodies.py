@@ -1,0 +1,110 @@
+"""Request bodies read and checked before anything is decided: a malformed one is a 4xx, never a decision.
+
+Each problem is one sentence saying what was wrong and what was expected, with the place in
+the body (`requests[3].context`) where there is one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from verifier.authorization.evaluate import ACTIONS
+from verifier.core.exact_json import InexactJSON, loads_exact
+from verifier.core.limits import INT64_MAX, INT64_MIN
+
+AUTHORIZE_KEYS = ("principal", "action", "resource", "context")
+
+
+class BadRequest(ValueError):
+    """A request the service will not decide: HTTP `status` with `message`."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True)
+class AuthorizeRequest:
+    principal: str
+    action: str
+    resource: str
+    context: dict[str, object] = field(default_factory=dict)
+
+    def to_log(self) -> dict[str, object]:
+        return {"principal": self.principal, "action": self.action, "resource": self.resource, "context": self.context}
+
+
+def _long(digits: str) -> int:
+    value = int(digits) if len(digits) <= 20 else None
+    if value is None or not INT64_MIN <= value <= INT64_MAX:
+        raise BadRequest(f"{digits} does not fit in 64 bits (a Cedar Long); expected a whole number in 64 bits")
+    return value
+
+
+def read_json(body: bytes) -> object:
+    """The JSON document of a body (BadRequest when it is not one exactly: bad UTF-8, a repeated key, NaN)."""
+    if not body.strip():
+        raise BadRequest("the request body is empty; expected a JSON object")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise BadRequest(f"the request body is not UTF-8 (byte {err.start}); expected JSON text") from None
+    try:
+        return loads_exact(text, parse_int=_long)
+    except json.JSONDecodeError as err:
+        raise BadRequest(f"the request body is not JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
+    except InexactJSON as err:
+        raise BadRequest(f"the request body: {err}") from None
+    except RecursionError:
+        raise BadRequest("the request body is nested too deeply to be read; expected a flat JSON object") from None
+
+
+def authorize_request(doc: object, where: str = "the request") -> AuthorizeRequest:
+    """One authorize request from its JSON object (BadRequest naming the field that is wrong)."""
+    if not isinstance(doc, dict):
+        raise BadRequest(f"{where} is a JSON {_kind(doc)}; expected an object with principal, action and resource")
+    unknown = sorted(k for k in doc if k not in AUTHORIZE_KEYS)
+    if unknown:
+        raise BadRequest(f"{where} has unknown field {unknown[0]!r}; expected only {', '.join(AUTHORIZE_KEYS)}")
+    values: dict[str, str] = {}
+    for key in ("principal", "action", "resource"):
+        value = doc.get(key)
+        if value is None:
+            raise BadRequest(f"{where} has no {key!r}; expected a string")
+        if not isinstance(value, str) or not value:
+            raise BadRequest(f"{where}.{key} is a {_kind(value)}; expected a non-empty string")
+        values[key] = value
+    if values["action"] not in ACTIONS:
+        raise BadRequest(f"{where}.action {values['action']!r} is not an action; expected one of {', '.join(ACTIONS)}")
+    context = doc.get("context", {})
+    if not isinstance(context, dict):
+        raise BadRequest(f"{where}.context is a JSON {_kind(context)}; expected an object")
+    return AuthorizeRequest(values["principal"], values["action"], values["resource"], context)
+
+
+def batch_requests(doc: object, max_batch: int) -> list[AuthorizeRequest]:
+    """The requests of a batch body `{"requests": [...]}`, at most `max_batch` of them."""
+    if not isinstance(doc, dict) or set(doc) != {"requests"}:
+        raise BadRequest('the batch is not {"requests": [...]}; expected an object with one field, requests')
+    items = doc["requests"]
+    if not isinstance(items, list) or not items:
+        raise BadRequest("requests is not a non-empty list; expected a list of authorize requests")
+    if len(items) > max_batch:
+        raise BadRequest(f"the batch holds {len(items)} requests; expected at most {max_batch} (--max-batch)", 413)
+    return [authorize_request(item, f"requests[{i}]") for i, item in enumerate(items)]
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return "null"

@@ -1,0 +1,201 @@
+"""The gate: the live revision, its reloads, and the decisions made on it.
+
+The live revision is one reference, replaced in one assignment once a new revision is wholly
+built; a decision takes the reference once at its start and decides everything on it, so no
+decision is made on a mix of two. A reload that fails keeps the live revision and records why
+(each problem as the CLI prints it: file:line: what was wrong).
+
+Every decision fails closed: a name that is in no file, an evaluation error, anything
+unexpected is a Deny with the reason. Only the request itself can be refused outright (a
+malformed body: verifier.service.bodies).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from verifier.authorization.requests import decide
+from verifier.core.errors import TopologError
+from verifier.reports import render
+from verifier.service.bodies import AuthorizeRequest, BadRequest
+from verifier.service.config import ServeConfig, read_token
+from verifier.service.revision import Revision, build_revision
+from verifier.session.place_run import place
+from verifier.session.verify_run import SideFileFlags
+from verifier.sources.jobs.loader import load_jobs
+
+JOB_FILE = "job.yaml"
+"""The name an admitted body is written under, and the name its problems are reported with."""
+
+
+@dataclass
+class ReloadStatus:
+    at: float
+    trigger: str
+    ok: bool
+    revision: str | None
+    """The revision live after this reload."""
+    changed: bool = False
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.at)),
+            "trigger": self.trigger,
+            "ok": self.ok,
+            "changed": self.changed,
+            "revision": self.revision,
+            "errors": self.errors,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def problems(err: TopologError) -> list[str]:
+    """Each problem as the CLI prints it (`file:line: what was wrong`)."""
+    return [str(d) for d in err.diagnostics]
+
+
+class Gate:
+    """The live revision and what replaces it. Build the first one with `start` (TopologError: do not serve)."""
+
+    def __init__(self, config: ServeConfig, build: Callable[[ServeConfig], Revision] = build_revision) -> None:
+        self.config = config
+        self._build = build
+        self._reload_lock = threading.Lock()
+        started = time.perf_counter()
+        self._live = build(config)
+        self.token = read_token(config.token_file) if config.token_file is not None else None
+        self.last_reload = ReloadStatus(
+            time.time(), "start", True, self._live.id, True, [], time.perf_counter() - started
+        )
+        self.listeners: list[Callable[[ReloadStatus], None]] = []
+
+    @property
+    def live(self) -> Revision:
+        """The revision that decides: read once per decision."""
+        return self._live
+
+    def reload(self, trigger: str) -> ReloadStatus:
+        """Build a new revision beside the live one; swap it in only when wholly valid. One reload at a time."""
+        with self._reload_lock:
+            started = time.perf_counter()
+            errors: list[str] = []
+            new: Revision | None = None
+            token = self.token
+            try:
+                new = self._build(self.config)
+                if self.config.token_file is not None:
+                    token = read_token(self.config.token_file)
+            except TopologError as err:
+                errors = problems(err)
+            except Exception as err:  # a bug must not take the gate down: the old revision stays
+                errors = [f"the revision could not be built ({type(err).__name__}: {err}); this is a bug in topolog"]
+            old = self._live
+            if new is not None and not errors:
+                self._live = new  # one assignment: a decision sees the old revision or the new one
+                self.token = token
+            status = ReloadStatus(
+                time.time(),
+                trigger,
+                not errors,
+                self._live.id,
+                self._live.id != old.id,
+                errors,
+                time.perf_counter() - started,
+            )
+            self.last_reload = status
+        for listener in self.listeners:
+            listener(status)
+        return status
+
+    def describe(self) -> dict[str, object]:
+        doc = self.live.describe()
+        doc["last_reload"] = self.last_reload.describe()
+        return doc
+
+
+def authorize_doc(revision: Revision, request: AuthorizeRequest) -> dict[str, object]:
+    """The decision on `request`, as `topolog authorize --format json` gives it, and the revision.
+
+    A name in no file or a context off the schema is a Deny with the reason (the CLI exits 2:
+    there the user can retype; a scheduler cannot, so the gate answers, closed).
+    """
+    try:
+        report = decide(revision.setup, request.principal, request.action, request.resource, request.context)
+    except TopologError as err:
+        return _denied(revision, request, problems(err))
+    except Exception as err:  # fail closed: nothing unexpected is ever an allow
+        return _denied(revision, request, [f"the request could not be evaluated ({type(err).__name__}: {err})"])
+    doc: dict[str, object] = json.loads(render(report, "json"))
+    doc["revision"] = revision.id
+    return doc
+
+
+def _denied(revision: Revision, request: AuthorizeRequest, reasons: list[str]) -> dict[str, object]:
+    return {
+        "action": request.action,
+        "context": request.context,
+        "decision": "DENY",
+        "errors": [{"policy": "", "message": r} for r in reasons],
+        "policies": [],
+        "principal": request.principal,
+        "resource": request.resource,
+        "revision": revision.id,
+    }
+
+
+def timed_out(revision: Revision, request: AuthorizeRequest, seconds: float) -> dict[str, object]:
+    """The Deny of a request that was not decided within `seconds`."""
+    return _denied(revision, request, [f"not decided within {seconds:g} s (--authorize-timeout); denied"])
+
+
+def admit_doc(revision: Revision, body: bytes) -> dict[str, object]:
+    """`place --why-not --format json` on the job file `body`, on the revision's files, and the verdict.
+
+    A job file that cannot be read is a BadRequest (the scheduler sent something that is no job);
+    anything else that stops the placement (a principal in no file, ...) is a refusal with the reason.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="topolog-admit-"))
+    try:
+        job = folder / JOB_FILE
+        job.write_bytes(body)
+        try:
+            load_jobs([job])  # the same loading `place` does: a bad body is the request's fault
+        except TopologError as err:
+            raise BadRequest("; ".join(_named(p, folder, {}) for p in problems(err)), 422) from None
+        snapshot = revision.snapshot
+        try:
+            report = place(
+                snapshot.inventory,
+                [job],
+                why_not=True,
+                flags=SideFileFlags(principals=snapshot.principals, policies=snapshot.policies),
+            )
+        except TopologError as err:
+            return _refused(revision, [_named(p, folder, snapshot.names) for p in problems(err)])
+        except Exception as err:  # fail closed
+            return _refused(revision, [f"the job could not be placed ({type(err).__name__}: {err})"])
+        placement: dict[str, object] = json.loads(render(report, "json"))
+        return {"admitted": report.exit_code == 0, "revision": revision.id, "errors": [], "placement": placement}
+    finally:
+        shutil.rmtree(folder, True)
+
+
+def _named(problem: str, folder: Path, names: dict[str, str]) -> str:
+    # The body was written to a temporary file, the revision's files copied: a problem names
+    # the request body, and the files the user wrote.
+    for copy in sorted(names, key=len, reverse=True):
+        problem = problem.replace(copy, names[copy])
+    return problem.replace(str(folder / JOB_FILE), "<request body>").replace(str(folder), "<request>")
+
+
+def _refused(revision: Revision, reasons: list[str]) -> dict[str, object]:
+    return {"admitted": False, "revision": revision.id, "errors": reasons, "placement": None}

@@ -1,0 +1,142 @@
+"""One revision of the gate: the inventory, policies and principals read, checked and built once.
+
+A revision is built whole, beside the live one, by the same code `topolog authorize` runs
+(verifier.session.inputs.authorization_inputs: policies validated against the schema, entities
+built from the inventory and checked), and the NVLink domains are found at once, so no request
+waits for them. Its id is a digest of the bytes of every file it was built from: replicas that
+read the same files serve the same revision id.
+
+A revision also keeps a copy of those bytes (a snapshot folder): `admit` runs `place` on the
+snapshot, so a placement reads the very files the revision was built from, never a file that
+changed after it. The folder is removed when the revision is no longer referenced (an admit
+still running on an old revision keeps it alive).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from verifier.authorization.policies import SCHEMA_FILE
+from verifier.authorization.setup import AuthzSetup
+from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import read_limited
+from verifier.service.config import ServeConfig
+from verifier.session.inputs import authorization_inputs
+from verifier.session.side_files import SideFiles, discover
+
+ROLES = ("inventory", "principals", "policies")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The revision's files, copied: what `admit` places on."""
+
+    inventory: tuple[Path, ...]
+    principals: Path
+    policies: Path
+    names: dict[str, str]
+    """A copy's path -> the name of the file it copies, for messages about the copies."""
+
+
+@dataclass
+class Revision:
+    id: str
+    """The first 16 hex digits of the SHA-256 over every file's role, name and digest."""
+    files: dict[str, dict[str, str]]
+    """role -> file name (as given) -> SHA-256 of its bytes."""
+    setup: AuthzSetup
+    snapshot: Snapshot
+    built_at: float
+    build_seconds: float
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "revision": self.id,
+            "files": {role: dict(sorted(self.files[role].items())) for role in ROLES},
+            "built_at": _iso(self.built_at),
+            "build_seconds": round(self.build_seconds, 3),
+        }
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def side_files(config: ServeConfig) -> SideFiles:
+    """The principals and policies of the served inventory, found as every other command finds them."""
+    return discover(list(config.inventory), principals=config.principals, policies=config.policies)
+
+
+def watched_files(config: ServeConfig, side: SideFiles) -> list[tuple[str, Path]]:
+    """(role, file) of every file a revision is built from."""
+    out = [("inventory", p) for p in config.inventory]
+    if side.principals is not None:
+        out.append(("principals", side.principals))
+    policy_dir = side.policy_dir
+    schema = policy_dir / SCHEMA_FILE
+    out += [("policies", p) for p in sorted([*policy_dir.glob("*.cedar"), schema]) if p.is_file()]
+    return out
+
+
+def _read(files: Sequence[tuple[str, Path]]) -> list[tuple[str, Path, bytes]]:
+    return [(role, path, read_limited(path, str(path))) for role, path in files]
+
+
+def build_revision(config: ServeConfig) -> Revision:
+    """A new revision from the files as they are now; TopologError (every problem, file:line) when any is invalid."""
+    start = time.perf_counter()
+    side = side_files(config)
+    files = watched_files(config, side)
+    before = _read(files)
+    setup = authorization_inputs(list(config.inventory), side)
+    setup.graph.domains()  # found now, at build time, not by the first request that names a domain
+    after = _read(files)
+    changed = [str(p) for (_r, p, a), (_r2, _p2, b) in zip(before, after, strict=True) if a != b]
+    if changed:
+        # Built from a file that changed under it: this build may mix two versions of it.
+        raise TopologError.at(SourceLocation(changed[0]), "changed while the revision was built; it is built again")
+    digests: dict[str, dict[str, str]] = {role: {} for role in ROLES}
+    overall = hashlib.sha256()
+    for role, path, data in before:
+        digest = hashlib.sha256(data).hexdigest()
+        digests[role][str(path)] = digest
+        overall.update(f"{role}\0{path}\0{digest}\n".encode())
+    folder = tempfile.mkdtemp(prefix="topolog-revision-")
+    try:
+        snapshot = _write_snapshot(Path(folder), before)
+    except OSError as err:
+        shutil.rmtree(folder, True)
+        raise TopologError.at(SourceLocation(folder), f"cannot keep the revision's files: {err}") from None
+    revision = Revision(overall.hexdigest()[:16], digests, setup, snapshot, time.time(), time.perf_counter() - start)
+    weakref.finalize(revision, shutil.rmtree, folder, True)
+    return revision
+
+
+def _write_snapshot(root: Path, files: Sequence[tuple[str, Path, bytes]]) -> Snapshot:
+    inventory: list[Path] = []
+    names: dict[str, str] = {}
+    principals = root / "principals.yml"
+    policies = root / "policies"
+    policies.mkdir()
+    for i, (role, path, data) in enumerate(files):
+        if role == "inventory":
+            # One folder per file keeps the names (a report may name the file) and keeps two
+            # inventories of the same name apart.
+            target = root / "inventory" / str(i) / path.name
+            target.parent.mkdir(parents=True)
+            inventory.append(target)
+        elif role == "principals":
+            target = principals
+        else:
+            target = policies / path.name
+        target.write_bytes(data)
+        names[str(target)] = str(path)
+    names[str(policies)] = str(next((p.parent for r, p, _d in files if r == "policies"), policies))
+    return Snapshot(tuple(inventory), principals, policies, names)

@@ -1,0 +1,107 @@
+"""Start the gate: check the configuration, build the first revision, listen, serve until stopped.
+
+uvicorn serves the app; the socket is bound here first, so that `--port 0` (a free port, as
+the tests use) is told on stderr with the port the system gave, and a port in use is an
+error with the address, not a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import socket
+import ssl
+import sys
+import threading
+from collections.abc import AsyncIterator
+
+import uvicorn
+from starlette.applications import Starlette
+
+from verifier.core.errors import SourceLocation, TopologError
+from verifier.service.app import Service, create_app
+from verifier.service.config import ServeConfig, check_config, is_loopback
+from verifier.service.decision_log import DecisionLog
+from verifier.service.gate import Gate, ReloadStatus
+from verifier.service.watch import start_watching
+
+LOG = logging.getLogger("topolog.serve")
+
+
+def _log_reload(status: ReloadStatus) -> None:
+    if status.ok:
+        what = "a new revision" if status.changed else "no change"
+        LOG.info("topolog serve: reload (%s): %s, revision %s live", status.trigger, what, status.revision)
+        return
+    LOG.error("topolog serve: reload (%s) refused, revision %s stays live:", status.trigger, status.revision)
+    for problem in status.errors:
+        LOG.error("error: %s", problem)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as err:
+        raise TopologError.at(
+            SourceLocation("--host/--port"), f"cannot listen on {host}:{port}: {err.strerror or err}"
+        ) from None
+    sock.setblocking(False)
+    return sock
+
+
+def serve(config: ServeConfig) -> None:
+    """Serve until SIGINT or SIGTERM. TopologError (exit 2) when the configuration or the first revision is bad."""
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
+    check_config(config)
+    gate = Gate(config)
+    gate.listeners.append(_log_reload)
+    service = Service(gate, DecisionLog(config.decision_log, config.decision_log_bytes, config.decision_log_keep))
+    stop = threading.Event()
+
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if config.watch:
+            start_watching(config, gate.reload, stop)
+        loop = asyncio.get_running_loop()
+        if threading.current_thread() is threading.main_thread():
+            # SIGHUP, as OPA, nginx and most daemons read it: build the files again.
+            loop.add_signal_handler(
+                signal.SIGHUP, lambda: loop.run_in_executor(service.reloading, gate.reload, "signal")
+            )
+        yield
+        stop.set()
+        service.close()
+
+    sock = _listen(config.host, config.port)
+    host, port = sock.getsockname()[:2]
+    scheme = "https" if config.tls_cert is not None else "http"
+    app = create_app(service, lifespan)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            timeout_keep_alive=5,
+            ssl_certfile=str(config.tls_cert) if config.tls_cert else None,
+            ssl_keyfile=str(config.tls_key) if config.tls_key else None,
+            ssl_ca_certs=str(config.client_ca) if config.client_ca else None,
+            ssl_cert_reqs=ssl.CERT_REQUIRED if config.client_ca else ssl.CERT_NONE,
+        )
+    )
+    shown = f"[{host}]" if ":" in host else host
+    where = "loopback only" if is_loopback(config.host) else "beyond loopback, TLS and authentication on"
+    LOG.info(
+        "topolog serve: revision %s built in %.2f s; listening on %s://%s:%d (%s)",
+        gate.live.id,
+        gate.live.build_seconds,
+        scheme,
+        shown,
+        port,
+        where,
+    )
+    server.run(sockets=[sock])

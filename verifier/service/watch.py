@@ -1,0 +1,68 @@
+"""Reload on file change: watchfiles (inotify, FSEvents, ReadDirectoryChangesW; polling where none works).
+
+The folders holding the served files are watched, not the files: editors and `kubectl`'s
+ConfigMap updates replace a file by renaming another over it, which a watch on the old file
+would miss. A batch of changes to files the gate reads starts one reload.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import watchfiles
+
+from verifier.core.errors import TopologError
+from verifier.service.config import ServeConfig
+from verifier.service.revision import side_files, watched_files
+
+LOG = logging.getLogger("topolog.serve")
+
+
+def served_paths(config: ServeConfig) -> tuple[set[Path], set[Path]]:
+    """(files the gate reads, folders a new policy file may appear in), resolved."""
+    try:
+        side = side_files(config)
+    except TopologError:
+        return set(), set()
+    files = {p.resolve() for _role, p in watched_files(config, side)}
+    if config.token_file is not None:
+        files.add(config.token_file.resolve())
+    return files, {side.policy_dir.resolve()}
+
+
+def _relevant(config: ServeConfig, changed: set[tuple[watchfiles.Change, str]]) -> bool:
+    files, policy_dirs = served_paths(config)
+    for _change, name in changed:
+        path = Path(name).resolve()
+        if path in files:
+            return True
+        if path.parent in policy_dirs and path.suffix in (".cedar", ".cedarschema"):
+            return True
+    return False
+
+
+def start_watching(config: ServeConfig, reload: Callable[[str], object], stop: threading.Event) -> threading.Thread:
+    """A daemon thread that calls `reload("watch")` after each batch of changes to the served files."""
+    files, policy_dirs = served_paths(config)
+    folders = sorted({p.parent for p in files} | policy_dirs)
+
+    def run() -> None:
+        try:
+            for changed in watchfiles.watch(
+                *folders, stop_event=stop, recursive=False, debounce=400, rust_timeout=1000, raise_interrupt=False
+            ):
+                if _relevant(config, changed):
+                    reload("watch")
+        except Exception as err:  # the gate keeps serving; reloads are still possible by SIGHUP and the API
+            LOG.error(
+                "topolog serve: file watching stopped (%s: %s); reload with SIGHUP or POST /v1/reload",
+                type(err).__name__,
+                err,
+            )
+
+    thread = threading.Thread(target=run, name="topolog-watch", daemon=True)
+    thread.start()
+    return thread
