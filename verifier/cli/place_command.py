@@ -17,10 +17,11 @@ from verifier.cli.options import (
     side_file_options,
 )
 from verifier.cli.output import emit
+from verifier.cli.scenario_options import scenario_of, scenario_options
 from verifier.core.progress import Progress
 from verifier.placement.place import RANKS, PlaceReport
 from verifier.reports import formats_for
-from verifier.session.place_run import place
+from verifier.session.place_run import PlaceSettings, place, what_if
 
 
 @click.command("place")
@@ -46,6 +47,7 @@ from verifier.session.place_run import place
 @format_option(formats_for(PlaceReport))
 @side_file_options()
 @NO_AUTHORIZATION_OPTION
+@scenario_options
 @ENGINE_OPTION
 def place_cmd(
     inventory: Path,
@@ -57,6 +59,10 @@ def place_cmd(
     principals_path: Path | None,
     policies_path: Path | None,
     no_authorization: bool,
+    drain: tuple[str, ...],
+    fail: tuple[str, ...],
+    fail_links: tuple[str, ...],
+    scenario_paths: tuple[Path, ...],
     engine: str,
 ) -> None:
     """List, per job, the valid placements ranked, with bottleneck bandwidth and hourly cost.
@@ -67,14 +73,39 @@ def place_cmd(
     them and says so. Exit status: 0 every job has a placement, 1 some job fits nowhere
     (PLACE001), 2 bad input.
 
+    What-if (--drain, --fail, --fail-link, --scenario): the jobs are placed with and without
+    the scenario's states (drained, down) and compared per job: which lose their placement,
+    which keep one at a lower bottleneck or move, and whose authorization decisions change.
+    Exit status then: 0 no job loses its placement, 1 some job does, 2 bad input (an id the
+    inventory lacks included).
+
     \b
     Example:
       topolog place inventories/mixed-fleet.yaml inventories/jobs/portable.yaml
       topolog place inventories/mixed-fleet.yaml inventories/jobs/ --why-not --rank cost --format json
+      topolog place inventories/mixed-fleet.yaml inventories/jobs/ --drain h100-n0 --fail rtx-n3/gpu1
+      topolog place inventories/dgx-h100-pod.yaml inventories/jobs/ --fail-link 'dgx00/gpu0<->dgx00/nvsw0'
     """
 
     def body() -> int:
         _missing_files([inventory, *jobs, *(p for p in (principals_path, policies_path) if p is not None)])
+        scenario = scenario_of(drain, fail, fail_links, scenario_paths)
+        if scenario:
+            if why_not or limit:
+                raise click.UsageError(
+                    "--why-not and --limit apply to a plain place; a what-if compares each job's best placement"
+                )
+            with Progress() as progress:
+                changes = what_if(
+                    [inventory],
+                    list(jobs),
+                    scenario,
+                    PlaceSettings(rank=rank, engine=engine, limit=1, authorize=not no_authorization),
+                    progress,
+                    side_file_flags(principals_path, policies_path),
+                )
+            emit(changes, fmt)
+            return changes.exit_code
         with Progress() as progress:
             report = place(
                 [inventory],

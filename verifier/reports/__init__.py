@@ -22,6 +22,7 @@ VERIFY_FILE_FORMATS: tuple[str, ...] = (*VERIFY_FORMATS, "html")
 _MODULES: dict[str, str] = {
     "verifier.checks.verify.VerifyReport": "",  # one module per format: verifier.reports.<format>_report
     "verifier.placement.place.PlaceReport": "verifier.reports.place_report",
+    "verifier.placement.whatif.WhatIfReport": "verifier.reports.whatif_report",
     "verifier.checks.diff.DiffReport": "verifier.reports.diff_report",
     "verifier.checks.explain.ExplainReport": "verifier.reports.explain_report",
     "verifier.authorization.audit.AuditResult": "verifier.reports.audit_report",

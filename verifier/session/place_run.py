@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from verifier.engine.ast import Program
 from verifier.engine.queries import program_for
 from verifier.placement.place import (
     PlaceReport,
@@ -14,7 +16,8 @@ from verifier.placement.place import (
     placement_relations,
     rank_placements,
 )
-from verifier.session.inputs import authorization_for, read_inventory
+from verifier.placement.whatif import WhatIfReport, compare, permitted_gpus
+from verifier.session.inputs import Inputs, authorization_for, read_inventory
 from verifier.session.session import (
     PhaseListener,
     evaluate,
@@ -23,6 +26,8 @@ from verifier.session.session import (
 )
 from verifier.session.verify_run import SideFileFlags
 from verifier.sources.jobs.loader import load_jobs
+from verifier.sources.jobs.spec import Jobs
+from verifier.sources.scenario import Scenario, apply_scenario
 
 
 def place(
@@ -47,24 +52,93 @@ def place(
     """
     paths = list(inventory_paths)
     side = (flags or SideFileFlags()).discover(paths)
+    how = PlaceSettings(rank, why_not, engine, limit, whole_inventory, authorize)
+    todo = jobs_to_place(jobs_paths, why_not)
+    if progress is not None:
+        progress.step("loading inventory")
+    return placements(read_inventory(paths, side, principals=authorize), todo, how, progress)[0]
+
+
+def what_if(
+    inventory_paths: Sequence[Path],
+    jobs_paths: Sequence[Path],
+    scenario: Scenario,
+    how: PlaceSettings | None = None,
+    progress: PhaseListener | None = None,
+    flags: SideFileFlags | None = None,
+) -> WhatIfReport:
+    """Every job placed on the inventory and on the inventory with `scenario` applied, compared.
+
+    The inventory is read once; the scenario is applied as the states an inventory edit would
+    write (verifier.sources.scenario), and an unknown name in it is bad input before any evaluation.
+    """
+    how = how or PlaceSettings()
+    paths = list(inventory_paths)
+    side = (flags or SideFileFlags()).discover(paths)
+    todo = jobs_to_place(jobs_paths, how.why_not)
+    if progress is not None:
+        progress.step("loading inventory")
+    inputs = read_inventory(paths, side, principals=how.authorize)
+    changed = apply_scenario(inputs.inventory, scenario)
+    parts = inputs.digest_parts
+    # The authorization facts' cache is named by the inventory's bytes: the scenario joins them.
+    after_inputs = replace(
+        inputs, inventory=changed, digest_parts=[*parts, scenario.digest_part()] if parts is not None else None
+    )
+    before, allowed_before = placements(inputs, todo, how, progress)
+    after, allowed_after = placements(after_inputs, todo, how, progress)
+    return compare(scenario.describe(), before, after, allowed_before, allowed_after)
+
+
+@dataclass(frozen=True)
+class PlaceSettings:
+    """How `place` ranks and what it loads (see `place`)."""
+
+    rank: str = "bandwidth"
+    why_not: bool = False
+    engine: str = "auto"
+    limit: int = 0
+    whole_inventory: bool = False
+    authorize: bool = True
+
+
+@dataclass(frozen=True)
+class JobsToPlace:
+    """Jobs read once, for one or more inventories: every job, one per class, and the program."""
+
+    jobs: Jobs
+    classes: Jobs
+    of: dict[str, str]
+    program: Program
+
+
+def jobs_to_place(jobs_paths: Sequence[Path], why_not: bool = False) -> JobsToPlace:
     jobs = load_jobs(list(jobs_paths))
     classes, of = job_classes(jobs)
     # Stages no job asks for (rail alignment, pair bandwidth) read nothing: the engine's
     # pruning sees that their job_need atoms match no row and loads none of their inputs.
     # Without --why-not, the rules that only explain rejected domains are not evaluated.
-    program = program_for(load_rules(), placement_relations(why_not))
-    if progress is not None:
-        progress.step("loading inventory")
-    inputs = read_inventory(paths, side, principals=authorize)
-    authorization = authorization_for(inputs, required=" to place jobs" if authorize else None)
+    return JobsToPlace(jobs, classes, of, program_for(load_rules(), placement_relations(why_not)))
+
+
+def placements(
+    inputs: Inputs, todo: JobsToPlace, how: PlaceSettings, progress: PhaseListener | None = None
+) -> tuple[PlaceReport, dict[str, frozenset[str]] | None]:
+    """The jobs placed on one inventory, and per job principal the GPUs Cedar lets it schedule on
+    (None without authorization).
+    """
+    jobs, classes, of, program = todo.jobs, todo.classes, todo.of, todo.program
+    authorization = authorization_for(inputs, required=" to place jobs" if how.authorize else None)
     if authorization is not None:
         require_job_principals(jobs, authorization.principals)
     # Rail alignment reads NICs, leaves and cables; every other stage reads only GPUs and their ancestors.
-    keep = None if whole_inventory or any(job.rail_aligned for job in classes) else gpus_and_ancestors(inputs.inventory)
+    whole = how.whole_inventory or any(job.rail_aligned for job in classes)
+    keep = None if whole else gpus_and_ancestors(inputs.inventory)
+    allowed: dict[str, frozenset[str]] | None = None
     with evaluate(
         program,
         inputs,
-        engine=engine,
+        engine=how.engine,
         authorization=authorization,
         jobs=classes,
         keep_objects=keep,
@@ -78,12 +152,14 @@ def place(
             evaluation.engine,
             program,
             classes,
-            rank,
+            how.rank,
             evaluation.pairs,
-            why_not=why_not,
-            limit=limit,
+            why_not=how.why_not,
+            limit=how.limit,
             authorization=authorization,
         )
+        if authorization is not None:
+            allowed = permitted_gpus(evaluation.engine, program, {job.principal for job in jobs})
     result = for_every_job(report, jobs, of)
-    result.authorization_checked = authorize
-    return result
+    result.authorization_checked = how.authorize
+    return result, allowed
