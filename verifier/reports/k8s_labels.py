@@ -9,7 +9,9 @@ with GPUs or a fabric leaf, sorted by node:
   it, as Slurm's tree names them (verifier.reports.slurm_topology.fabric_tree: the rail leaves of a
   rail-optimised fabric are one leaf, parallel spines one spine); only while each switch has one
   parent: otherwise the chain is ambiguous and left out, with a comment;
-- `nvidia.com/gpu.count`: the GPUs the inventory describes in the node.
+- `nvidia.com/gpu.count`: the GPUs the inventory describes in a node whose GPUs are all NVIDIA
+  catalogue models (GPU Feature Discovery runs on NVIDIA nodes only); `amd.com/gpu.device-id` (AMD's
+  node labeller) on a node of one AMD model. A node of mixed or unknown GPUs gets neither, with a comment.
 
 `nvidia.com/gpu.clique` is not written: its value is the driver's cluster UUID and clique id, which
 an inventory does not hold. Label values that Kubernetes would refuse are reported in a comment and
@@ -23,6 +25,7 @@ import shlex
 from collections import defaultdict
 
 from verifier.reports.slurm_topology import fabric_tree, nvlink_blocks
+from verifier.sources.importers.gpu_names import amd_device_for_model
 from verifier.sources.inventory.model import Inventory
 
 TOPOGRAPH = "network.topology.nvidia.com/"
@@ -54,7 +57,8 @@ def render(inventory: Inventory) -> str:
     # A leaf or spine standing for several switches (a rail-optimised fabric's rails, parallel spines)
     # is labelled by the name Slurm's tree gives it, so both schedulers group nodes alike.
     comments.extend(tree.comments())
-    gpus: dict[str, int] = defaultdict(int)
+    vendors: dict[str, list[str | None]] = defaultdict(list)
+    models: dict[str, set[str | None]] = defaultdict(set)
     for o in inventory.objects.values():
         if o.kind != "gpu":
             continue
@@ -62,9 +66,19 @@ def render(inventory: Inventory) -> str:
         while cur is not None and inventory.objects[cur].kind != "node":
             cur = inventory.objects[cur].parent
         if cur is not None:
-            gpus[cur] += 1
-    for n, count in gpus.items():
-        labels[n]["nvidia.com/gpu.count"] = str(count)
+            known = inventory.models.get(o.model) if o.model else None
+            vendors[cur].append(known.vendor if known is not None else None)
+            models[cur].add(o.model)
+    for n, seen in vendors.items():
+        # Each vendor's own labeller writes these: GFD's gpu.count on NVIDIA nodes, AMD's device id.
+        if set(seen) == {"nvidia"}:
+            labels[n]["nvidia.com/gpu.count"] = str(len(seen))
+        elif set(seen) == {"amd"} and len(models[n]) == 1:
+            device = amd_device_for_model(str(next(iter(models[n]))))
+            if device is not None:
+                labels[n]["amd.com/gpu.device-id"] = device
+        else:
+            comments.append(f"# {n}: GPUs not all of one known vendor's catalogue models: no GPU labels")
     lines: list[str] = []
     for n in sorted(labels):
         good: list[str] = []

@@ -19,6 +19,7 @@ from verifier.core.errors import TopologError
 from verifier.reports import k8s_labels, slurm_topology
 from verifier.session.verify_run import VerifyRun, verify
 from verifier.sources.importers import import_files
+from verifier.sources.importers.node_lists import hosts
 from verifier.sources.inventory.loader import load_inventory
 from verifier.sources.inventory.model import Inventory
 
@@ -122,9 +123,9 @@ def test_rail_optimised_pod_comments_say_what_the_leaf_stands_for() -> None:
     ]
 
 
-def _nodes_json(script: str) -> tuple[dict[str, dict[str, str]], str]:
-    """The Nodes that `sh script` would leave labelled, as `kubectl get nodes -o json` prints them."""
-    labels: dict[str, dict[str, str]] = {}
+def _nodes_json(script: str, inv: Inventory) -> tuple[dict[str, dict[str, str]], str]:
+    """`kubectl get nodes -o json` of a cluster whose Nodes are the inventory's hosts, after `sh script`."""
+    labels: dict[str, dict[str, str]] = {n: {} for n in hosts(inv)}
     for line in script.splitlines():
         if line.startswith("#") or not line.strip():
             continue
@@ -138,7 +139,7 @@ def _nodes_json(script: str) -> tuple[dict[str, dict[str, str]], str]:
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_k8s_labels_read_back(path: Path, tmp_path: Path) -> None:
     inv = _inventory(path)
-    labels, text = _nodes_json(k8s_labels.render(inv))
+    labels, text = _nodes_json(k8s_labels.render(inv), inv)
     nodes = tmp_path / "nodes.json"
     nodes.write_text(text)
     back = import_files("k8s-labels", [nodes]).inventory

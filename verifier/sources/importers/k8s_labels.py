@@ -25,9 +25,15 @@ from verifier.core.errors import SourceLocation
 from verifier.core.exact_json import InexactJSON, loads_exact
 from verifier.core.limits import current_limits
 from verifier.sources.importers.build import Builder, Imported, read_tool_text, whole
+from verifier.sources.importers.gpu_names import model_for_amd_device, model_for_product
+from verifier.sources.importers.node_lists import mark_missing
 
 GFD = "nvidia.com/"
 TOPOGRAPH = "network.topology.nvidia.com/"
+AMD_DEVICE = ("amd.com/gpu.device-id", "beta.amd.com/gpu.device-id")
+AMD_PRODUCT = ("amd.com/gpu.product-name", "beta.amd.com/gpu.product-name")
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
+ZONE_LABELS = {"topology.kubernetes.io/zone": "k8s_zone", "topology.kubernetes.io/region": "k8s_region"}
 _TIERS = re.compile(r"^(leaf|spine|core|block|datacenter|zone|tier-\d+)$")
 
 
@@ -51,13 +57,8 @@ def import_k8s_labels(paths: list[Path]) -> Imported:
     for path, text in sources:
         _read(b, path, text, seen, onto)
     if onto:
-        missing = sorted(o.id for o in b.inv.objects.values() if o.kind == "node" and o.id not in seen)
-        if missing:
-            shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-            b.note(
-                SourceLocation(str(sources[0][0]) if sources else str(inventories[0])),
-                f"no Kubernetes node for {shown}",
-            )
+        # SCHED006 reports a host the inventory describes and the scheduler does not list.
+        mark_missing(b.inv, seen, str(sources[0][0]) if sources else str(inventories[0]))
     return b.finish()
 
 
@@ -132,6 +133,15 @@ def _read(b: Builder, path: Path, text: str, seen: dict[str, SourceLocation], on
             vloc = SourceLocation(file, vline or line)
             if key == GFD + "gpu.product":
                 labels["k8s_gpu_product"] = value
+                _claim(b, vloc, labels, key, value, model_for_product(value))
+            elif key in AMD_DEVICE:
+                _claim(b, vloc, labels, key, value, model_for_amd_device(value))
+            elif key in AMD_PRODUCT:
+                labels.setdefault("k8s_gpu_product", value)
+            elif key == GFD + "gpu.replicas" or key == GFD + "mig.strategy":
+                labels["k8s_" + key[len(GFD) :].replace(".", "_")] = value
+            elif key in ZONE_LABELS:
+                labels[ZONE_LABELS[key]] = value
             elif key == GFD + "gpu.count":
                 count = whole(value)
                 if count is None:
@@ -150,6 +160,8 @@ def _read(b: Builder, path: Path, text: str, seen: dict[str, SourceLocation], on
                     b.note(vloc, f"{key} is not a topograph tier topolog knows (leaf, spine, core, block, tier-N)")
             else:
                 skipped += 1
+        _status(b, item, name, loc, labels, quantities)
+        _taints(b, item, name, loc, labels)
         _attach(b, name, loc, labels, quantities, onto)
     if skipped:
         b.note(SourceLocation(file), f"{skipped} other node labels are not about GPU topology and are not read")
@@ -160,14 +172,14 @@ def _attach(
 ) -> None:
     obj = b.inv.objects.get(name)
     if obj is None:
-        if onto:
-            b.note(loc, f"Kubernetes node {name} is not a node of the inventory: added on its own")
+        # Laid onto an inventory, a node it does not describe is SCHED006's finding (node_list_extra).
+        extra = {"node_list_extra": str(loc)} if onto else {}
         b.obj(
             name,
             "node",
             None,
             loc,
-            labels={"source": str(loc), "imported_from": "kubernetes", **labels},
+            labels={"source": str(loc), "imported_from": "kubernetes", **labels, **extra},
             quantities=quantities,
         )
         return
@@ -176,3 +188,68 @@ def _attach(
         return
     obj.labels = MappingProxyType({**obj.labels, **labels, "k8s_source": str(loc)})
     obj.quantities = MappingProxyType({**obj.quantities, **quantities})
+
+
+def _claim(b: Builder, loc: SourceLocation, labels: dict[str, str], key: str, value: str, model: str | None) -> None:
+    """The catalogue model a product label names, for SCHED004; a name topolog cannot match is said, not guessed."""
+    if model is None:
+        b.note(loc, f"{key}={value} names no GPU model of topolog's catalogue: the GPU model is not compared")
+        return
+    labels["k8s_gpu_model"] = model
+    labels["k8s_gpu_model_said"] = f"{key}={value}"
+
+
+def _status(
+    b: Builder, item: Any, name: str, loc: SourceLocation, labels: dict[str, str], quantities: dict[str, int]
+) -> None:
+    """status.capacity / status.allocatable GPUs (the device plugins' resources), as quantities for SCHED005.
+
+    Time-slicing (label nvidia.com/gpu.replicas=N) advertises N per GPU: divided back. Under a MIG strategy
+    the resources count MIG instances, not GPUs: not compared, and said so.
+    """
+    status = item.get("status") if isinstance(item, dict) else None
+    if not isinstance(status, dict):
+        return
+    for part in ("capacity", "allocatable"):
+        table = status.get(part)
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            b.error(loc, f"status.{part} of {name} is not a mapping; expected resource: quantity")
+            continue
+        if any(str(k).startswith(GFD + "mig-") for k in table) or labels.get("k8s_mig_strategy", "none") != "none":
+            b.note(loc, f"{name} advertises MIG instances: its status.{part} GPUs are not compared")
+            continue
+        total: int | None = None
+        for res in GPU_RESOURCES:
+            if res not in table:
+                continue
+            count = whole(str(table[res])) if isinstance(table[res], (str, int)) else None
+            if count is None:
+                b.error(loc, f"status.{part}[{res}] of {name} is {table[res]!r}; expected a whole number of GPUs")
+                return
+            total = (total or 0) + count
+        if total is None:
+            continue
+        replicas = whole(labels.get("k8s_gpu_replicas", "1")) or 1
+        if total % replicas:
+            b.note(
+                loc, f"{name}: status.{part} GPUs ({total}) is no multiple of gpu.replicas ({replicas}): not compared"
+            )
+            continue
+        quantities[f"k8s_gpu_{part}"] = total // replicas
+
+
+def _taints(b: Builder, item: Any, name: str, loc: SourceLocation, labels: dict[str, str]) -> None:
+    """spec.taints as `key=value:Effect` (sorted, comma-separated): kept for job readers, judged by no check."""
+    spec = item.get("spec") if isinstance(item, dict) else None
+    taints = spec.get("taints") if isinstance(spec, dict) else None
+    if taints is None:
+        return
+    if not isinstance(taints, list) or not all(isinstance(t, dict) and isinstance(t.get("key"), str) for t in taints):
+        b.error(loc, f"spec.taints of {name} is not a list of {{key, value, effect}}")
+        return
+    written = sorted(
+        f"{t['key']}{'=' + str(t['value']) if t.get('value') else ''}:{t.get('effect', '')}" for t in taints
+    )
+    labels["k8s_taints"] = ",".join(written)
