@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -55,11 +56,13 @@ class Server:
     log: Path
     folder: Path
     token: str | None = None
+    verify: ssl.SSLContext | bool = True
+    """How a client checks the server over TLS (a context holding the CA, and a client certificate)."""
 
     def client(self, token: str | None = None) -> httpx.Client:
         use = token if token is not None else self.token
         headers = {"Authorization": f"Bearer {use}"} if use else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30.0)
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30.0, verify=self.verify)
 
     def post(self, path: str, body: object | bytes) -> httpx.Response:
         with self.client() as c:
@@ -90,7 +93,7 @@ class Server:
         return self.process.poll() is None
 
 
-def start(folder: Path, *args: str, token: str | None = None) -> Server:
+def start(folder: Path, *args: str, token: str | None = None, verify: ssl.SSLContext | bool = True) -> Server:
     """`topolog serve FOLDER/mixed-fleet.yaml --port 0 ARGS...`, waited for until it answers /healthz."""
     log = folder / "serve.log"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -123,7 +126,7 @@ def start(folder: Path, *args: str, token: str | None = None) -> Server:
 
     wait_for("topolog serve listening", listening, START_S)
     scheme, host, port = found[0].groups()
-    server = Server(process, f"{scheme}://{host}:{port}", log, folder, token)
+    server = Server(process, f"{scheme}://{host}:{port}", log, folder, token, verify)
     wait_for("/healthz", lambda: _healthy(server), START_S)
     return server
 
@@ -146,8 +149,10 @@ def stop(server: Server) -> None:
 
 
 @contextmanager
-def serving(folder: Path, *args: str, token: str | None = None) -> Iterator[Server]:
-    server = start(folder, *args, token=token)
+def serving(
+    folder: Path, *args: str, token: str | None = None, verify: ssl.SSLContext | bool = True
+) -> Iterator[Server]:
+    server = start(folder, *args, token=token, verify=verify)
     try:
         yield server
     finally:

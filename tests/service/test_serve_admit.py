@@ -1,0 +1,100 @@
+"""POST /v1/admit on the real server: `place --why-not` on the revision's files, and the decision log.
+
+Hand derivation, from inventories/jobs/inference.yaml's own comment and mixed-fleet.yaml: two
+replicas of an 8B model, one RTX 4090 each, scope node, principal Team::"students". Only the
+four RTX workstations hold RTX 4090s; rtx-n0 and rtx-n1 are quarantined (quarantine-closed
+forbids everyone outside an incident), rtx-n2 is robotics' and has gpu1 down: only rtx-n3
+hosts it -> admitted, on rtx-n3/gpu0 and rtx-n3/gpu1. inventories/jobs/impossible.yaml asks
+128 GPUs in one NVLink domain; the mixed fleet's largest domain is an HGX node's 8 -> not
+admitted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_helpers import run_cli
+from service.serve_helpers import ROOT, Server, copy_inputs, serving
+
+from verifier.service.decision_log import DecisionLog
+
+JOBS = ROOT / "inventories" / "jobs"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    folder = tmp_path_factory.mktemp("serve-admit")
+    copy_inputs(folder)
+    with serving(folder, "--decision-log", str(folder / "decisions.jsonl")) as s:
+        yield s
+
+
+def _cli_place(server: Server, job: Path) -> tuple[int, dict[str, object]]:
+    code, out, _err = run_cli(
+        "place", str(server.folder / "mixed-fleet.yaml"), str(job), "--why-not", "--format", "json"
+    )
+    return code, json.loads(out)
+
+
+@pytest.mark.parametrize(("job", "admitted"), [("inference.yaml", True), ("impossible.yaml", False)])
+def test_admit_answers_as_place_why_not_does(server: Server, job: str, admitted: bool) -> None:
+    r = server.post("/v1/admit", (JOBS / job).read_bytes())
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert doc["admitted"] is admitted
+    assert doc["revision"] == server.revision()["revision"]
+    code, cli = _cli_place(server, JOBS / job)
+    assert code == (0 if admitted else 1)
+    assert doc["placement"] == cli
+    (only,) = doc["placement"]["jobs"]
+    if admitted:
+        assert [p["gpus"] for p in only["placements"]] == [["rtx-n3/gpu0", "rtx-n3/gpu1"]]
+    else:
+        assert only["placements"] == [] and only["why_not"]
+
+
+def test_a_job_of_an_unknown_principal_is_refused_with_the_reason(server: Server) -> None:
+    text = (JOBS / "inference.yaml").read_text().replace('Team::"students"', 'Team::"nobody"')
+    doc = server.post("/v1/admit", text.encode()).json()
+    assert doc["admitted"] is False and doc["placement"] is None
+    assert any("nobody" in e for e in doc["errors"]), doc
+    assert not any("topolog-revision-" in e for e in doc["errors"])  # the user's file names, not the copies
+
+
+def test_a_body_that_is_no_job_file_is_a_422_with_its_line(server: Server) -> None:
+    r = server.post("/v1/admit", b"apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n  - name: x\n    gpus: many\n")
+    assert r.status_code == 422
+    assert "<request body>:5" in r.json()["error"]
+
+
+def test_the_decision_log_has_one_line_per_decision_naming_the_revision(server: Server) -> None:
+    before = _lines(server.folder / "decisions.jsonl")
+    server.authorize("ivan", "schedule", "a100-n0/gpu0")
+    server.post("/v1/admit", (JOBS / "inference.yaml").read_bytes())
+    after = _lines(server.folder / "decisions.jsonl")
+    new = after[len(before) :]
+    assert [(x["endpoint"], x["decision"]) for x in new] == [("authorize", "DENY"), ("admit", "ALLOW")]
+    assert new[0]["policies"] == [{"effect": "forbid", "id": "interns-consumer-only"}]
+    assert new[0]["request"]["principal"] == "ivan"
+    revision = server.revision()["revision"]
+    assert all(x["revision"] == revision and x["latency_ms"] >= 0 and x["time"].endswith("Z") for x in new)
+
+
+def _lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_rotation_loses_no_line(tmp_path: Path) -> None:
+    # 200 records of about 100 bytes each against 2,000-byte files: about ten rotations, and
+    # with 50 backups kept every record must still be somewhere, once, whole.
+    log = DecisionLog(tmp_path / "d.jsonl", max_bytes=2000, backups=50)
+    for i in range(200):
+        log.write({"n": i, "pad": "x" * 60})
+    log.close()
+    files = sorted(tmp_path.glob("d.jsonl*"))
+    assert len(files) > 5
+    seen = sorted(int(json.loads(line)["n"]) for f in files for line in f.read_text().splitlines())
+    assert seen == list(range(200))
