@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import run_cli
@@ -83,7 +84,7 @@ def test_the_decision_log_has_one_line_per_decision_naming_the_revision(server: 
     assert all(x["revision"] == revision and x["latency_ms"] >= 0 and x["time"].endswith("Z") for x in new)
 
 
-def _lines(path: Path) -> list[dict[str, object]]:
+def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from service.serve_helpers import Server, copy_inputs, new_revision, reload_failed, serving, wait_for
 
 SUSPEND = '@id("alice-suspended")\nforbid (principal == User::"alice", action, resource);\n'
@@ -124,8 +125,6 @@ def test_requests_during_reloads_are_all_answered_on_one_revision_or_the_other(t
 
 
 def test_fuzzed_bodies_get_4xx_and_the_server_keeps_serving(tmp_path: Path) -> None:
-    hypothesis = pytest.importorskip("hypothesis")
-    st = hypothesis.strategies
     copy_inputs(tmp_path)
     with serving(tmp_path) as server, server.client() as c:
         json_values = st.recursive(
@@ -134,8 +133,8 @@ def test_fuzzed_bodies_get_4xx_and_the_server_keeps_serving(tmp_path: Path) -> N
             max_leaves=20,
         )
 
-        @hypothesis.settings(max_examples=30, deadline=None, database=None)
-        @hypothesis.given(raw=st.binary(max_size=200), value=json_values, path=st.sampled_from(
+        @settings(max_examples=30, deadline=None, database=None)
+        @given(raw=st.binary(max_size=200), value=json_values, path=st.sampled_from(
             ["/v1/authorize", "/v1/authorize/batch", "/v1/admit"]))  # fmt: skip
         def check(raw: bytes, value: object, path: str) -> None:
             for body in (raw, httpx.Request("POST", "/", json=value).content):
