@@ -57,6 +57,14 @@ def write_file(path: Path, text: str) -> None:
     if mode is not None and not stat.S_ISREG(mode):
         write_in_place(path, text.encode("utf-8"), "report")
         return
+    if mode is not None and (not mode & 0o222 or not os.access(path, os.W_OK)):
+        # Renaming a new file over it would succeed (the folder is writable), but a file made
+        # read-only is one its owner meant to keep: a baseline, an approved report.
+        raise TopologError.at(
+            SourceLocation(str(path)),
+            f"cannot write report: the file is read-only (mode {stat.filemode(mode)}); "
+            "make it writable or write the report to another file",
+        )
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise TopologError.at(SourceLocation(str(path)), f"cannot write report: no such folder {folder}")
@@ -87,8 +95,13 @@ def write_in_place(path: Path, data: bytes, what: str) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as err:
-        if err.errno == errno.ENXIO:
+        if err.errno == errno.ENXIO and path.is_fifo():
             raise TopologError.at(loc, f"cannot write {what}: no process reads this FIFO") from None
+        if err.errno == errno.ENXIO:
+            # /dev/tty of a process with no controlling terminal (CI, cron, a container)
+            raise TopologError.at(
+                loc, f"cannot write {what}: no such device here (a terminal this process does not have?)"
+            ) from None
         raise TopologError.at(loc, f"cannot write {what}: {err.strerror or err}") from None
     try:
         os.set_blocking(fd, True)

@@ -26,12 +26,30 @@ class SourceLocation:
         return self.file
 
 
+MAX_MESSAGE_CHARS = 2_000
+"""A message longer than this keeps its start and end: an error that quotes the offending value
+(a 10 MB label, a megabyte of JSON) must stay a line a person reads, not a copy of the input."""
+
+
+def clipped(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """`message` with its middle left out past `limit` characters, saying how much was left out."""
+    if len(message) <= limit:
+        return message
+    keep = limit // 2
+    left_out = len(message) - 2 * keep
+    return f"{message[:keep]}…[{left_out:,} characters left out]…{message[-keep:]}"
+
+
 @dataclass(frozen=True, order=True)
 class Diagnostic:
     """One problem in the input: where it is and what was wrong / expected."""
 
     location: SourceLocation
     message: str
+
+    def __post_init__(self) -> None:
+        if len(self.message) > MAX_MESSAGE_CHARS:
+            object.__setattr__(self, "message", clipped(self.message))
 
     def __str__(self) -> str:
         return f"{self.location}: {self.message}"

@@ -80,8 +80,15 @@ def read_text(path: Path, diagnostics: list[Diagnostic]) -> str | None:
         diagnostics.append(Diagnostic(SourceLocation(str(path)), "no such file or directory"))
         return None
     if not path.is_file():
-        # A rule file is code kept on disk; a FIFO or a device would block or never end.
-        diagnostics.append(Diagnostic(SourceLocation(str(path)), "not a regular file; expected a .dl rule file"))
+        # A rule file is read more than once (named in cache keys, compared with the shipped pack,
+        # cited by proofs at file:line): a pipe would be empty the second time, a device never end.
+        kind = "a pipe" if path.is_fifo() else "not a regular file"
+        diagnostics.append(
+            Diagnostic(
+                SourceLocation(str(path)),
+                f"{kind}; expected a .dl rule file on disk (rules are read again and cited by file:line)",
+            )
+        )
         return None
     try:
         # The shipped pack is topolog's own: only rules a user names are bounded like input.
@@ -125,7 +132,9 @@ def _expand(path: Path, diagnostics: list[Diagnostic]) -> Iterator[Path]:
     if not path.is_dir():
         yield path  # a missing file is reported when it is read
         return
-    found = sorted(p for p in path.rglob(f"*{RULE_SUFFIX}") if p.is_file())
+    # Not only regular files: a FIFO or a dangling link named *.dl is refused when it is read,
+    # never skipped (a check left out without a word would pass what it judges).
+    found = sorted(p for p in path.rglob(f"*{RULE_SUFFIX}") if not p.is_dir())
     if not found:
         diagnostics.append(Diagnostic(SourceLocation(str(path)), f"the directory holds no {RULE_SUFFIX} rule files"))
     yield from found

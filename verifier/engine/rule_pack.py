@@ -84,7 +84,7 @@ def _files(paths: Sequence[Path], shipped: Path | None) -> list[Path]:
     texts: frozenset[bytes] | None = None  # the shipped files' bytes, read only if a user's file needs them
     for path in paths:
         if path.is_dir():
-            found = sorted(p for p in path.rglob(f"*{RULE_SUFFIX}") if p.is_file())
+            found = sorted(p for p in path.rglob(f"*{RULE_SUFFIX}") if not p.is_dir())  # as the loader expands
             if not found:
                 out.append(path)
                 continue

@@ -57,7 +57,9 @@ def discover(
 ) -> SideFiles:
     """The side files of a run on `inventory_paths`: the ones named, else the conventional ones found.
 
-    A named file that does not exist is bad input (TopologError), never silently skipped.
+    A named file that does not exist is bad input (TopologError), never silently skipped. One that
+    exists is left to its reader, which takes a regular file or a pipe (`--waivers <(...)`, as
+    inventories and jobs) and refuses a folder or a device with its path (core.limits.read_limited).
     """
     for path, what in (
         (thresholds, "thresholds file"),
@@ -65,7 +67,7 @@ def discover(
         (baseline, "baseline file"),
         (principals, "principals file"),
     ):
-        if path is not None and not path.is_file():
+        if path is not None and not path.exists():
             raise TopologError.at(SourceLocation(str(path)), f"no such {what}")
     if policies is not None and not policies.is_dir():
         raise TopologError.at(SourceLocation(str(policies)), "no such policy directory")

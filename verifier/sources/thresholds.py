@@ -76,7 +76,7 @@ def load_thresholds(inventory_paths: Sequence[Path] = (), explicit: Path | None 
     values = default_thresholds()
     path = override_file(inventory_paths, explicit)
     if path is not None:
-        if not path.is_file():
+        if not path.exists():  # a pipe is read like a file; a folder or a device is refused by _read
             raise TopologError.at(SourceLocation(str(path)), "no such thresholds file")
         values.update(_values(_read(path), path, sorted(values)))
     return values
