@@ -107,10 +107,12 @@ def test_waived_finding_is_reported_as_waived_and_does_not_fail(tmp_path: Path) 
     code, out, _ = _run("--waivers", str(waivers), "--today", "2025-06-01")
     assert code == 0, out
     lines = out.splitlines()
-    assert len(lines) == 5 and all("waived until 2030-01-01 by" in line for line in lines[:4])
+    assert len(lines) == 6 and all("waived until 2030-01-01 by" in line for line in lines[:4])
     # How many checks ran depends on which rules are loaded; the counts of findings do not.
-    assert lines[-1].startswith("0 findings (0 error, 0 warning, 0 note, 4 waived) from ")
-    assert lines[-1].endswith(": passed (--fail-on error)")
+    assert lines[-2].startswith("0 findings (0 error, 0 warning, 0 note, 4 waived) from ")
+    assert lines[-2].endswith(": passed (--fail-on error)")
+    # The date the waivers expired against, and that it came from the flag.
+    assert lines[-1] == "waivers judged on 2025-06-01 (from --today)"
 
 
 def test_expired_waiver_is_an_error_and_stops_waiving(tmp_path: Path) -> None:

@@ -191,10 +191,20 @@ def test_config_sets_defaults_and_a_flag_overrides_them(project: Path) -> None:
     """,
     )
     code, out, _ = run_cli("verify", STRAY)
-    assert code == 1 and out.rstrip().endswith("FAILED (--fail-on note)")
+    lines = out.splitlines()
+    assert code == 1 and lines[-2].endswith("FAILED (--fail-on note)")
+    # The file two folders up is named with what it set: fail-on on line 2, output on line 5 (its
+    # path taken from the file's folder).
+    assert lines[-1] == (
+        "configuration ../../pyproject.toml (found in a folder above the working directory) sets "
+        "--fail-on note (line 2), --output json=../../reports/topolog.json (line 5)"
+    )
     assert json.loads((project / "reports" / "topolog.json").read_text(encoding="utf-8"))["failed"] is True
     code, out, _ = run_cli("verify", STRAY, "--fail-on", "error", "--format", "text")
-    assert code == 1 and out.rstrip().endswith("FAILED (--fail-on error)")
+    lines = out.splitlines()
+    assert code == 1 and lines[-2].endswith("FAILED (--fail-on error)")
+    # --fail-on from the command line: the file still set --output, and only that is named.
+    assert lines[-1].endswith("sets --output json=../../reports/topolog.json (line 5)")
 
 
 def test_config_option_names_a_file_and_no_config_ignores_discovery(project: Path) -> None:

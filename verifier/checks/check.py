@@ -255,9 +255,22 @@ class CheckSelection:
         return (not self.only or check_id in self.only) and check_id not in self.skip
 
 
-def select_checks(known: Iterable[str], only: Sequence[str] = (), skip: Sequence[str] = ()) -> CheckSelection:
-    """The selection `--check only --skip skip` names; TopologError for an unknown id or an empty selection."""
-    ids = sorted(set(known))
+def select_checks(
+    known: Iterable[str],
+    only: Sequence[str] = (),
+    skip: Sequence[str] = (),
+    also: Iterable[str] = (),
+    source: SourceLocation | None = None,
+) -> CheckSelection:
+    """The selection `--check only --skip skip` names; TopologError for an unknown id or an empty selection.
+
+    `also`: ids that may be named but do not count as a check left to report (the waiver
+    checks judge waivers, not the inventory: keeping only them passes every inventory).
+    `source`: where the selection was written when not on the command line (a configuration
+    file's line), which the refusal of an empty selection names.
+    """
+    rule_ids = sorted(set(known))
+    ids = sorted({*rule_ids, *also})
     errors: list[Diagnostic] = []
     for option, given in (("--check", only), ("--skip", skip)):
         for check_id in given:
@@ -273,7 +286,13 @@ def select_checks(known: Iterable[str], only: Sequence[str] = (), skip: Sequence
     if errors:
         raise TopologError(errors)
     selection = CheckSelection(frozenset(only), frozenset(skip))
-    if not any(selection.reports(i) for i in ids):
+    if not any(selection.reports(i) for i in rule_ids):
+        if source is not None:
+            raise TopologError.at(
+                source,
+                "this check / skip leaves no check of the inventory to report, so every inventory would pass; "
+                "keep at least one check (`topolog rules` lists them), or run with --no-config",
+            )
         where = SourceLocation("--skip" if skip else "--check")
-        raise TopologError.at(where, "these --check / --skip options leave no check to report")
+        raise TopologError.at(where, "these --check / --skip options leave no check of the inventory to report")
     return selection

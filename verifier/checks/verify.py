@@ -14,6 +14,7 @@ from datetime import date
 from verifier.checks.baseline import Baseline, fingerprint
 from verifier.checks.check import Check, CheckSelection
 from verifier.checks.findings import Finding, Severity, count_by_severity, fails
+from verifier.checks.settings import RunSettings
 from verifier.checks.waivers import (
     EXPIRED_ID,
     UNUSED_ID,
@@ -69,6 +70,8 @@ class VerifyReport:
     """What an importer read but topolog does not model (`verify --from`)."""
     topology: list[Inventory] = field(default_factory=list, repr=False, compare=False)
     """Each cluster's inventory, for the reports that draw it (html); empty when not kept."""
+    settings: RunSettings = field(default_factory=RunSettings)
+    """The configuration file and the waivers' date that shaped the run, which every format names."""
 
     @property
     def active(self) -> list[Result]:

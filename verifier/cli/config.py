@@ -345,9 +345,16 @@ def _value(param: click.Option, value: Any, path: KeyPath, key: str, rebase: Cal
 
 
 def default_map(
-    config: ConfigFile, group: click.Group, ctx: click.Context, invoked: str | None = None
+    config: ConfigFile,
+    group: click.Group,
+    ctx: click.Context,
+    invoked: str | None = None,
+    where: dict[tuple[str, str], SourceLocation] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The click default_map of `config` for `group`'s commands; TopologError on any bad key or value.
+
+    `where`, when given, is filled with the file:line of each value set, by (command, parameter
+    name): what the reports quote when they name the settings that shaped a run.
 
     Commands (imported lazily by the group) are loaded only when they are invoked, named by
     a table, or a top-level key may apply to them: their imports are what LazyGroup avoids.
@@ -403,6 +410,8 @@ def default_map(
                 problem(misfit.path, misfit.message)
                 continue
             out.setdefault(command_name, {})[options[key].name or key] = converted
+            if where is not None:
+                where[(command_name, options[key].name or key)] = config.locate((command_name, key))
 
     if top:  # a top-level key applies to every command with that option, so each must be known
         for name in names:
@@ -423,6 +432,8 @@ def default_map(
             param = options_by_name(loaded[name])[key]
             try:
                 out.setdefault(name, {})[param.name or key] = _value(param, value, (key,), key, rebase)
+                if where is not None:
+                    where[(name, param.name or key)] = config.locate((key,))
             except _Misfit as misfit:
                 misfits[name] = misfit
         if misfits and len(misfits) == len(commands):

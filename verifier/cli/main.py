@@ -19,10 +19,14 @@ import click
 
 from verifier.cli.config import default_map, find_config, read_config
 from verifier.cli.errors import guard
+from verifier.cli.provenance import ConfigUse, defaults_note, is_above, remember
+from verifier.core.errors import SourceLocation
 from verifier.core.limits import LimitError, Limits, current_limits, forget_reads, use_limits
 from verifier.core.version import __version__
 
 LIMIT_NAMES = Limits.names()
+NAMES_OWN_CONFIG = frozenset({"verify"})
+"""Commands whose report names the configuration file and what it set; the others get a line on stderr."""
 
 
 class LazyGroup(click.Group):
@@ -45,7 +49,6 @@ class LazyGroup(click.Group):
         "repl": "verifier.cli.repl_command:repl_cmd",
         "rules": "verifier.cli.rules_commands:rules_cmd",
         "schema": "verifier.cli.schema_command:schema_cmd",
-        "serve": "verifier.cli.serve_command:serve_cmd",
         "test": "verifier.cli.rules_commands:test_cmd",
         "verify": "verifier.cli.verify_commands:verify_cmd",
     }
@@ -117,10 +120,22 @@ def main(ctx: click.Context, config_path: Path | None, no_config: bool, input_li
 
     def load() -> dict[str, dict[str, Any]] | None:
         config = read_config(config_path) if config_path is not None else find_config(Path.cwd())
-        return default_map(config, group, ctx, ctx.invoked_subcommand) if config is not None else None
+        if config is None:
+            return None
+        where: dict[tuple[str, str], SourceLocation] = {}
+        defaults = default_map(config, group, ctx, ctx.invoked_subcommand, where)
+        # Remembered so that reports can name the file and the line of each value they used.
+        remember(ctx, ConfigUse(config.name, config_path is None and is_above(config.folder), where))
+        return defaults
 
     # Click hands each subcommand's context its entry of the group's default_map.
     ctx.default_map = guard(load)
+    invoked = ctx.invoked_subcommand
+    if invoked is not None and invoked not in NAMES_OWN_CONFIG and not ctx.resilient_parsing:
+        command = group.get_command(ctx, invoked)
+        note = defaults_note(ctx, invoked, command) if command is not None else None
+        if note is not None:  # a default from a file nobody named must not change a run silently
+            click.echo(note, err=True)
 
 
 def run(args: list[str] | None = None) -> None:

@@ -120,9 +120,15 @@ CHECK_OPTIONS = _check_options
 
 
 def _selection(
-    rules: Sequence[Path], check_ids: Sequence[str], skip_ids: Sequence[str], also: Sequence[str] = ()
+    rules: Sequence[Path],
+    check_ids: Sequence[str],
+    skip_ids: Sequence[str],
+    also: Sequence[str] = (),
+    source: SourceLocation | None = None,
 ) -> CheckSelection:
-    """--check / --skip checked against the ids the rules define (and `also`), before anything is evaluated."""
+    """--check / --skip checked against the ids the rules define (and `also`), before anything is evaluated;
+    `source`: the configuration line that set them, when a file did.
+    """
     from verifier.checks.check import CheckSelection, checks_from_program, select_checks
 
     if not check_ids and not skip_ids:
@@ -130,7 +136,7 @@ def _selection(
     from verifier.session.session import load_rules  # only with --check / --skip
 
     ids = [c.id for c in checks_from_program(load_rules(list(rules)))]
-    return select_checks([*ids, *also], check_ids, skip_ids)
+    return select_checks(ids, check_ids, skip_ids, also=also, source=source)
 
 
 def _missing_files(paths: Sequence[Path]) -> None:

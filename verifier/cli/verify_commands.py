@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -15,7 +16,8 @@ import click
 
 from verifier.checks.baseline import baseline_text
 from verifier.checks.findings import SEVERITIES, Severity
-from verifier.checks.verify import baseline_entries, select_report
+from verifier.checks.settings import ChecksKept
+from verifier.checks.verify import VerifyReport, baseline_entries, select_report
 from verifier.checks.waivers import EXPIRED_ID, UNUSED_ID
 from verifier.cli.errors import guard
 from verifier.cli.options import (
@@ -34,6 +36,7 @@ from verifier.cli.options import (
     side_file_options,
 )
 from verifier.cli.output import emit, refuse_inputs, write_file
+from verifier.cli.provenance import date_source, run_settings, where_set
 from verifier.core.progress import Progress
 from verifier.reports import VERIFY_FORMATS, render
 from verifier.reports.text_report import summary
@@ -168,7 +171,9 @@ def verify_cmd(
         read = [*inventory, *rules, *jobs_paths, *(p for p in side if p is not None)]
         _missing_files(read)
         refuse_inputs([*(path for _, path in outputs), *([write_baseline] if write_baseline else [])], read)
-        selection = _selection(rules, check_ids, skip_ids, also=(EXPIRED_ID, UNUSED_ID))
+        ctx = click.get_current_context()
+        set_by_file = where_set(ctx, "skip_ids") or where_set(ctx, "check_ids")
+        selection = _selection(rules, check_ids, skip_ids, also=(EXPIRED_ID, UNUSED_ID), source=set_by_file)
         run = VerifyRun(
             rules=list(rules) or None,
             engine=engine,
@@ -176,6 +181,7 @@ def verify_cmd(
             with_proofs=proofs if proofs is not None else bool(formats & {"json", "sarif", "html"}),
             flags=side_file_flags(principals_path, policies_path, thresholds_path, waivers_path, baseline_path),
             today=today,
+            today_from=date_source(ctx),
             from_kind=from_kind,
             jobs=list(jobs_paths),
             authorize=not no_authorization,
@@ -184,7 +190,7 @@ def verify_cmd(
             report = verify(list(inventory), run, progress)
         for note in report.notes:
             click.echo(f"note: {note}", err=True)
-        report = select_report(report, selection)
+        report = _with_settings(select_report(report, selection), report, ctx, narrowed=set_by_file is not None)
         for fmt, path in outputs:
             write_file(path, render(report, fmt))
         if "github" in formats and os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -205,6 +211,19 @@ def verify_cmd(
         return report.exit_code
 
     sys.exit(guard(body))
+
+
+def _with_settings(report: VerifyReport, whole: VerifyReport, ctx: click.Context, narrowed: bool) -> VerifyReport:
+    """`report` naming what shaped it: the configuration file, what it set, the checks it kept
+    (`whole` is the report before the selection) and where the waivers' date came from.
+    """
+    settings = run_settings(ctx)
+    if narrowed:
+        kept = ChecksKept(tuple(sorted(c.id for c in report.checks)), len(whole.checks))
+        settings = replace(settings, checks_kept=kept)
+    judged = report.settings  # the waivers' date and its source, which the run recorded
+    settings = replace(settings, waiver_date=judged.waiver_date, waiver_date_from=judged.waiver_date_from)
+    return replace(report, settings=settings)
 
 
 def _refuse_shared_files(outputs: Sequence[tuple[str, Path]], write_baseline: Path | None) -> None:

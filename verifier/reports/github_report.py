@@ -101,6 +101,11 @@ def render(report: VerifyReport) -> str:
     counts: dict[str, int] = {}
     for r in results:
         counts[_command(r)] = counts.get(_command(r), 0) + 1
+    kept = report.settings.checks_line()
+    if kept is not None:
+        # Checks a configuration left out change what can fail: said first, so it is annotated.
+        lines.insert(0, f"::warning title=topolog configuration::{_data(kept)}")
+        counts["warning"] = counts.get("warning", 0) + 1
     lines.extend(summary(report))
     last = overflow_line(counts)
     if last is not None:

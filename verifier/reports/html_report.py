@@ -21,6 +21,7 @@ from verifier.checks.findings import Finding
 from verifier.checks.verify import VerifyReport
 from verifier.reports.drawing.dot import View, penwidth, positions
 from verifier.reports.drawing.model import Drawing, build
+from verifier.reports.text_report import settings_lines
 
 ASSETS = ("reports", "assets")
 OVERVIEW_ABOVE = 4
@@ -46,7 +47,8 @@ def render(report: VerifyReport) -> str:
     title = "topolog verify: " + ", ".join(report.inventories)
     subjects = [s for m in marked for s in m.finding.subjects]
     drawings = [build(inv, subjects) for inv in report.topology]
-    return page(title, drawings, marked, {str(s): n for s, n in report.counts.items()})
+    counts = {str(s): n for s, n in report.counts.items()}
+    return page(title, drawings, marked, counts, notes=settings_lines(report))
 
 
 def page(
@@ -54,8 +56,11 @@ def page(
     drawings: Sequence[Drawing],
     marked: Sequence[Marked] = (),
     counts: Mapping[str, int] | None = None,
+    notes: Sequence[str] = (),
 ) -> str:
-    """The page: `drawings` (one per cluster) with `marked` findings placed on them."""
+    """The page: `drawings` (one per cluster) with `marked` findings placed on them; `notes`, lines
+    under the title (what configuration shaped the run), escaped as HTML text.
+    """
     data = page_data(title, drawings, marked, counts)
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     # Inside <script> only "</" could end the element; escaping every <, > and & keeps any
@@ -73,7 +78,9 @@ def page(
         f"<title>{html.escape(title)}</title>\n"
         f"<style>\n{asset('topology.css')}</style>\n"
         "</head>\n<body>\n"
-        '<header><h1 id="title"></h1><span id="summary"></span></header>\n'
+        '<header><h1 id="title"></h1><span id="summary"></span>'
+        + "".join(f'<p class="settings">{html.escape(note)}</p>' for note in notes)
+        + "</header>\n"
         '<main>\n<nav id="side">\n'
         '<section><h2>Filters</h2><div id="severities"></div>'
         '<label>Rule <select id="rule"></select></label></section>\n'

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from verifier.checks.settings import RunSettings
 from verifier.checks.verify import Result, VerifyReport
 from verifier.core.version import __version__
 
@@ -26,6 +27,26 @@ def _result(r: Result) -> dict[str, object]:
             "location": {"file": w.location.file, "line": w.location.line},
         }
     return out
+
+
+def settings_doc(settings: RunSettings) -> dict[str, object]:
+    """The run's configuration (verifier.checks.settings) as the JSON report's `configuration` key."""
+    kept = settings.checks_kept
+    return {
+        "file": settings.config_file,
+        "foundAbove": settings.config_above,
+        "settings": [
+            {
+                "option": s.option,
+                "value": s.value,
+                "location": {"file": s.where.file, "line": s.where.line},
+            }
+            for s in settings.from_config
+        ],
+        "checksKept": None if kept is None else {"kept": list(kept.kept), "loaded": kept.loaded},
+        "waiverDate": settings.waiver_date.isoformat() if settings.waiver_date is not None else None,
+        "waiverDateFrom": settings.waiver_date_from or None,
+    }
 
 
 def render(report: VerifyReport) -> str:
@@ -57,6 +78,7 @@ def render(report: VerifyReport) -> str:
             }
             for c in report.checks
         ],
+        "configuration": settings_doc(report.settings),
         "findings": [_result(r) for r in report.active],
         "suppressed": [_result(r) for r in report.suppressed],
     }

@@ -55,6 +55,16 @@ def render(report: VerifyReport) -> str:
     for inv in report.inventories:
         _element(props, "property", name="inventory", value=inv)
     _element(props, "property", name="failOn", value=report.fail_on)
+    # What shaped the run besides its inputs (verifier.checks.settings): the configuration file and
+    # what it set, the checks it left out, the date waivers expired against.
+    settings = report.settings
+    for name, line in (
+        ("configuration", settings.config_line()),
+        ("configuration.checksKept", settings.checks_line()),
+        ("waivers.judgedOn", settings.date_line()),
+    ):
+        if line is not None:
+            _element(props, "property", name=name, value=line)
     for check in report.checks:
         _element(props, "property", name=f"check.{check.id}.file", value=check.file)
     failures = 0

@@ -41,6 +41,18 @@ def cell(text: str) -> str:
     return re.sub(r"\r\n|\r|\n", "<br>", text)
 
 
+def _settings(report: VerifyReport) -> list[str]:
+    """What shaped the run (verifier.checks.settings); checks a configuration left out as a warning."""
+    s = report.settings
+    kept = s.checks_line()
+    lines = [
+        cell(s.config_line() or ""),
+        f"**Warning:** {cell(kept)}" if kept is not None else "",
+        cell(s.date_line() or ""),
+    ]
+    return [line for line in lines if line]
+
+
 def _where(f: Finding) -> str:
     return str(f.location) if f.location is not None else "-"
 
@@ -85,7 +97,9 @@ def _document(report: VerifyReport, max_rows: int | None, budget: int | None) ->
         f"## topolog verify: {verdict}",
         "",
         # topolog's own words and numbers, nothing from the inputs: no escaping needed.
-        *(part for line in summary(report) for part in (line, "")),
+        *(part for line in summary(report, with_settings=False) for part in (line, "")),
+        # These name the configuration file, a path from outside: escaped like a cell.
+        *(part for line in _settings(report) for part in (line, "")),
         _row(["error", "warning", "note", "waived"]),
         _row(["---:"] * 4),
         _row(

@@ -20,10 +20,12 @@ from urllib.parse import quote
 
 from verifier.checks.baseline import FINGERPRINT_KEY
 from verifier.checks.findings import Severity
+from verifier.checks.settings import RunSettings
 from verifier.checks.verify import Result, VerifyReport
 from verifier.core.errors import SourceLocation
 from verifier.core.version import __version__
 from verifier.engine.backend import Locator, Proof, format_fact
+from verifier.reports.json_report import settings_doc
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVELS: dict[Severity, str] = {"error": "error", "warning": "warning", "note": "note"}
@@ -160,6 +162,36 @@ class _Results:
         return out
 
 
+def _invocation(settings: RunSettings) -> dict[str, object]:
+    """What shaped the run as SARIF says it: one toolConfigurationNotification per sentence of
+    verifier.checks.settings (a warning for checks a configuration left out), each at the
+    configuration file's line where it has one, and the JSON report's `configuration` object
+    as the invocation's properties.
+    """
+    paths = RepoPaths()
+    notes: list[dict[str, object]] = []
+
+    def note(text: str | None, level: str, where: SourceLocation | None) -> None:
+        if text is None:
+            return
+        out: dict[str, object] = {"message": {"text": text}, "level": level}
+        if where is not None:
+            region = {"startLine": where.line} if where.line else {}
+            physical = {"artifactLocation": paths.artifact(where.file), **({"region": region} if region else {})}
+            out["locations"] = [{"physicalLocation": physical}]
+        notes.append(out)
+
+    file_at = SourceLocation(settings.config_file) if settings.config_file is not None else None
+    note(settings.config_line(), "note", file_at)
+    note(settings.checks_line(), "warning", file_at)
+    note(settings.date_line(), "note", None)
+    return {
+        "executionSuccessful": True,
+        "toolConfigurationNotifications": notes,
+        "properties": {"configuration": settings_doc(settings)},
+    }
+
+
 def render(report: VerifyReport, locate: Locator | None = None) -> str:
     """The SARIF log. `locate` places a proof's input facts (verifier.checks.explain.leaf_locator);
     without it only the rule steps of a proof get a place in `codeFlows`.
@@ -179,22 +211,19 @@ def render(report: VerifyReport, locate: Locator | None = None) -> str:
         for c in report.checks
     ]
     results = _Results(report, locate)
-    doc = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "topolog",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "rules": rules,
-                    }
-                },
-                "columnKind": "unicodeCodePoints",
-                "results": [results.result(r) for r in report.results],
+    run: dict[str, object] = {
+        "tool": {
+            "driver": {
+                "name": "topolog",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "rules": rules,
             }
-        ],
+        },
+        "columnKind": "unicodeCodePoints",
+        "results": [results.result(r) for r in report.results],
     }
+    if not report.settings.empty:
+        run["invocations"] = [_invocation(report.settings)]
+    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -28,8 +28,11 @@ def _not_applicable(report: VerifyReport) -> str:
     return f" ({n} not applicable: nothing to judge)" if n else ""
 
 
-def summary(report: VerifyReport) -> list[str]:
-    """The closing lines; the CLI prints them on the terminal when the report itself goes to files."""
+def summary(report: VerifyReport, with_settings: bool = True) -> list[str]:
+    """The closing lines; the CLI prints them on the terminal when the report itself goes to files.
+
+    `with_settings`: end with settings_lines (a format that escapes them its own way leaves them out).
+    """
     counts = report.counts
     total = len(report.findings)
     noun = "finding" if total == 1 else "findings"
@@ -55,7 +58,18 @@ def summary(report: VerifyReport) -> list[str]:
         lines.append(f"no proofs: {report.proofs_unavailable}")
     if not report.authorization_checked:
         lines.append(NOT_AUTHORIZED)
+    if with_settings:
+        lines.extend(settings_lines(report))
     return lines
+
+
+def settings_lines(report: VerifyReport) -> list[str]:
+    """What shaped the run besides its inputs (verifier.checks.settings), one line each; the
+    checks a configuration left out as a warning, since they change what can fail.
+    """
+    s = report.settings
+    lines = [s.config_line(), f"warning: {kept}" if (kept := s.checks_line()) else None, s.date_line()]
+    return [one_line(line) for line in lines if line is not None]
 
 
 def render(report: VerifyReport) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from verifier.checks.baseline import load_baseline
 from verifier.checks.check import Check, checks_from_program
 from verifier.checks.findings import Severity
+from verifier.checks.settings import RunSettings
 from verifier.checks.verify import Result, VerifyReport, apply_baseline, apply_waivers, collect_results
 from verifier.checks.waivers import load_waivers, waiver_checks
 from verifier.core.errors import SourceLocation
@@ -65,6 +66,8 @@ class VerifyRun:
     with_proofs: bool = False
     flags: SideFileFlags = field(default_factory=SideFileFlags)
     today: date | None = None
+    today_from: str = "--today"
+    """Where `today` came from, as the reports name it ('TOPOLOG_TODAY', a configuration's line)."""
     from_kind: str | None = None
     jobs: Sequence[Path] = ()
     authorize: bool = True
@@ -144,8 +147,12 @@ def verify(
         results.extend(found)
         omitted += left_out
     results.sort(key=lambda r: r.finding.sort_key())
+    settings = RunSettings()
     if waivers is not None:
-        results = apply_waivers(results, waivers, run.today or date.today(), {c.id for c in checks})
+        judged_on = run.today or date.today()
+        source = "the clock" if run.today is None else run.today_from
+        settings = RunSettings(waiver_date=judged_on, waiver_date_from=source)
+        results = apply_waivers(results, waivers, judged_on, {c.id for c in checks})
         checks += waiver_checks(waivers)
     baselined = fixed = 0
     if baseline is not None:
@@ -163,6 +170,7 @@ def verify(
         proofs_unavailable=unproved,
         not_applicable=sorted(not_applicable or ()),
         topology=topology,
+        settings=settings,
     )
 
 
