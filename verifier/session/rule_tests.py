@@ -114,7 +114,7 @@ def read_expected(path: Path) -> list[str]:
 def rule_files(directory: Path) -> list[Path]:
     """The rule files under test: every *.dl under `directory`, outside its fixtures folder."""
     fixtures = directory / FIXTURES_DIR
-    return sorted(p for p in directory.rglob(f"*{RULE_SUFFIX}") if p.is_file() and fixtures not in p.parents)
+    return sorted(p for p in directory.rglob(f"*{RULE_SUFFIX}") if not p.is_dir() and fixtures not in p.parents)
 
 
 def discover(fixtures: Path, check_ids: Collection[str]) -> tuple[list[Case], list[str]]:
