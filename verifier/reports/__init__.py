@@ -24,6 +24,7 @@ _MODULES: dict[str, str] = {
     "verifier.placement.place.PlaceReport": "verifier.reports.place_report",
     "verifier.placement.whatif.WhatIfReport": "verifier.reports.whatif_report",
     "verifier.checks.diff.DiffReport": "verifier.reports.diff_report",
+    "verifier.session.diff_run.JobsDiffReport": "verifier.reports.diff_report:JOBS_FORMATS",
     "verifier.checks.explain.ExplainReport": "verifier.reports.explain_report",
     "verifier.authorization.audit.AuditResult": "verifier.reports.audit_report",
     "verifier.authorization.audit.DiffResult": "verifier.reports.audit_report:DIFF_FORMATS",

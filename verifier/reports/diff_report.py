@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from verifier.checks.diff import SCHEMA_VERSION, DiffReport
 from verifier.checks.verify import Result
 from verifier.core.version import __version__
 from verifier.engine.backend import format_fact
 from verifier.reports.text_report import finding_line
+from verifier.reports.whatif_report import job_docs, job_lines, summary_doc, summary_line
+
+if TYPE_CHECKING:  # only a type: rendering a report imports no engine (tests/test_architecture.py)
+    from verifier.session.diff_run import JobsDiffReport
 
 
 def render_text(report: DiffReport) -> str:
@@ -61,3 +66,29 @@ def render_json(report: DiffReport) -> str:
 
 
 FORMATS = {"text": render_text, "json": render_json}
+
+
+def render_jobs_text(report: JobsDiffReport) -> str:
+    """`diff --jobs`: the diff, then each job's placement on the old revision and on the new."""
+    jobs = report.jobs
+    lines = [f"jobs (placements ranked by {jobs.rank}):", *(f"  {line}" for line in job_lines(jobs))]
+    lines.append(f"  {summary_line(jobs)}")
+    verdict = "FAILED" if report.exit_code else "passed"
+    lost = f"; jobs that lose their placement: {', '.join(sorted(jobs.lost))}" if jobs.lost else ""
+    lines.append(f"jobs {verdict}{lost}")
+    return render_text(report.diff) + "\n".join(lines) + "\n"
+
+
+def render_jobs_json(report: JobsDiffReport) -> str:
+    doc = json.loads(render_json(report.diff))
+    doc["failed"] = bool(report.exit_code)
+    doc["jobs"] = {
+        "rank": report.jobs.rank,
+        "jobs": job_docs(report.jobs),
+        "summary": summary_doc(report.jobs),
+        "lost": sorted(report.jobs.lost),
+    }
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+JOBS_FORMATS = {"text": render_jobs_text, "json": render_jobs_json}
