@@ -131,6 +131,11 @@ def _build(docs: list[YMap], files: list[str], problems: Problems) -> Jobs:
     return Jobs(jobs=jobs, files=tuple(files))
 
 
+def read_topolog_document(doc: YMap, p: Problems, jobs: dict[str, Job]) -> None:
+    """One `kind: Jobs` document's jobs into `jobs` (verifier/sources/jobs/read.py reads every format)."""
+    _read_doc(doc, p, jobs)
+
+
 def _read_doc(doc: YMap, p: Problems, jobs: dict[str, Job]) -> None:
     where = "the job file"
     p.keys(doc, TOP_KEYS, where, required=("apiVersion", "kind", "jobs"))

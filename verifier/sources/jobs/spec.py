@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from verifier.core.errors import SourceLocation
+from verifier.core.errors import Diagnostic, SourceLocation
 
 SCOPES = ("nvlink_domain", "node", "rack", "any")
 """How close together a job's GPUs must be, tightest first."""
@@ -85,6 +85,8 @@ class Job:
     description: str | None = None
     mig: str | None = None  # a MIG profile: `gpus` then counts instances of it
     loc: SourceLocation = field(default=SourceLocation("<jobs>"), compare=False)
+    notes: tuple[Diagnostic, ...] = field(default=(), compare=False)
+    """What the job's spec says that topolog does not judge (a scheduler's own format: CPU, images, ...)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,8 @@ class Jobs:
 
     jobs: dict[str, Job]
     files: tuple[str, ...] = ()
+    notes: tuple[Diagnostic, ...] = ()
+    """What the files hold besides jobs (a Service beside a LeaderWorkerSet, a CPU-only Pod): not placed."""
 
     def __iter__(self) -> Iterator[Job]:
         return iter(self.jobs.values())

@@ -1,0 +1,466 @@
+"""Kubernetes workloads as topolog jobs: Pod, batch/v1 Job, JobSet, LeaderWorkerSet, Kueue Workload.
+
+Each workload is one job whose pods must all run at once (Kueue admits a workload whole), except
+a LeaderWorkerSet: Kueue admits each of its groups as its own workload, so each group is a job,
+named as LWS names the group's leader pod (`vllm-0`, `vllm-1`). The job's GPUs are every pod's
+GPUs added up (docs/jobs.md, "Kubernetes"):
+
+    Pod              1 pod
+    Job              min(parallelism, completions) pods (parallelism defaults to 1, completions
+                     to parallelism): the pods that run at once
+    JobSet           per replicated job, replicas x its Job's pods
+    LeaderWorkerSet  per group, 1 leader + (size - 1) workers (size workers without a leaderTemplate)
+    Workload         per pod set, count pods
+
+A single pod runs on one node (scope node); pods of several nodes are bounded to that many
+nodes (max_nodes). Kueue topology-aware scheduling (`kueue.x-k8s.io/podset-required-topology`
+on a pod template, `topologyRequest.required` in a Workload) names a node label level; the
+levels topolog has a scope for are in LEVEL_SCOPES. A required level without one is refused:
+judging the job at another level would answer another question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from verifier.core.errors import Diagnostic, SourceLocation
+from verifier.sources.inventory.validate import Problems, one_of
+from verifier.sources.inventory.yaml_source import YList, YMap
+from verifier.sources.jobs.pod_spec import PodNeeds, read_pod_spec
+from verifier.sources.jobs.principal_rules import PrincipalRule, resolve
+from verifier.sources.jobs.spec import SCOPES, Job
+
+API_GROUPS = {
+    "Pod": ("v1",),
+    "Job": ("batch/v1",),
+    "JobSet": ("jobset.x-k8s.io/",),
+    "LeaderWorkerSet": ("leaderworkerset.x-k8s.io/",),
+    "Workload": ("kueue.x-k8s.io/",),
+}
+"""The kinds read, and the apiVersion (exact, or a group prefix) each must have."""
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
+UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
+TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED)
+
+LEVEL_SCOPES = {
+    "kubernetes.io/hostname": "node",  # Kueue's lowest level: one host
+    "cloud.google.com/gce-topology-host": "node",
+    "cloud.provider.com/topology-rack": "rack",  # the rack level of Kueue's documented sample Topology
+    "network.topology.nvidia.com/accelerator": "nvlink_domain",  # topograph's NVLink domain label
+    "accelerator.topograph.run/domain": "nvlink_domain",
+    "nvidia.com/gpu.clique": "nvlink_domain",  # GPU Feature Discovery's NVLink clique label
+}
+"""Kueue topology levels (node labels) and the topolog scope each is."""
+
+_TAS_KEYS = ("required", "preferred", "unconstrained")
+
+
+@dataclass(frozen=True)
+class PodSet:
+    """Pods of one template that run at once."""
+
+    name: str
+    pods: int
+    spec: YMap  # the pod spec
+    annotations: YMap | None  # the pod template's annotations (Kueue's topology requests)
+    loc: SourceLocation
+    topology: YMap | None = None  # a Workload pod set's topologyRequest
+
+
+def is_kubernetes(doc: YMap) -> bool:
+    return isinstance(doc.get("kind"), str) and doc.get("kind") in API_GROUPS
+
+
+def read_workload(doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems) -> list[Job]:
+    """The jobs of one Kubernetes workload object (problems added to `p` instead where it cannot be read)."""
+    kind = str(doc["kind"])
+    before = len(p.items)
+    api = doc.get("apiVersion")
+    wanted = API_GROUPS[kind]
+    if not isinstance(api, str) or not any(api == w or (w.endswith("/") and api.startswith(w)) for w in wanted):
+        expected = " or ".join(w + "*" if w.endswith("/") else w for w in wanted)
+        p.add(
+            doc.key_loc("apiVersion") if "apiVersion" in doc else doc.loc,
+            f"a {kind} has apiVersion {api!r}; expected {expected}",
+        )
+        return []
+    meta = _mapping(doc, "metadata", f"the {kind}", p)
+    name = _name(doc, meta, kind, p)
+    spec = _mapping(doc, "spec", f"{kind} {name}", p)
+    if meta is None or spec is None or name is None:
+        if spec is None and "spec" not in doc:
+            p.add(doc.loc, f"{kind} {name or ''} has no 'spec'; expected the workload's spec".replace("  ", " "))
+        return []
+    what = f"{kind} {name}"
+    notes: list[Diagnostic] = []
+    if "generateName" in meta and "name" not in meta:
+        notes.append(
+            Diagnostic(meta.key_loc("generateName"), f"named after generateName (Kubernetes appends a suffix): {name}")
+        )
+    readers: dict[str, Callable[[YMap, str, Problems, list[Diagnostic]], list[list[PodSet]]]] = {
+        "Pod": _pod_sets_pod,
+        "Job": _pod_sets_job,
+        "JobSet": _pod_sets_jobset,
+        "LeaderWorkerSet": _pod_sets_lws,
+        "Workload": _pod_sets_workload,
+    }
+    groups = readers[kind](doc if kind == "Pod" else spec, what, p, notes)
+    annotations = meta.get("annotations")
+    if isinstance(annotations, YMap):
+        unread = [k for k in annotations if k not in TAS_ANNOTATIONS]
+        if unread:
+            notes.append(Diagnostic(meta.key_loc("annotations"), f"annotations {', '.join(unread)} not judged"))
+    facts = _facts(meta, spec, kind)
+    jobs: list[Job] = []
+    for index, sets in enumerate(groups):
+        job_name = f"{name}-{index}" if kind == "LeaderWorkerSet" else name
+        job = _job(job_name, what, sets, facts, rules, doc, list(notes), p)
+        if job is not None:
+            jobs.append(job)
+    if len(p.items) > before:
+        return []
+    return jobs
+
+
+def _mapping(m: YMap, key: str, what: str, p: Problems) -> YMap | None:
+    value = m.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, YMap):
+        p.add(m.key_loc(key), f"'{key}' of {what} must be a mapping")
+        return None
+    return value
+
+
+def _count(m: YMap, key: str, default: int, what: str, p: Problems) -> int:
+    raw = m.get(key, default)
+    if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw <= 1_000_000:
+        return raw
+    p.add(m.key_loc(key), f"'{key}' of {what} is {raw!r}; expected a whole number from 0 to 1,000,000")
+    return 0
+
+
+def _name(doc: YMap, meta: YMap | None, kind: str, p: Problems) -> str | None:
+    if meta is None:
+        p.add(doc.loc, f"a {kind} has no 'metadata'; expected metadata.name")
+        return None
+    for key in ("name", "generateName"):
+        value = meta.get(key)
+        if isinstance(value, str) and value.strip("-. "):
+            return value.strip().rstrip("-.")
+    p.add(meta.loc, f"a {kind} has no metadata.name (or generateName); expected the workload's name")
+    return None
+
+
+def _template(holder: YMap, key: str, what: str, p: Problems) -> tuple[YMap, YMap | None] | None:
+    """A PodTemplateSpec under `key`: its pod spec and its annotations."""
+    tmpl = _mapping(holder, key, what, p)
+    if tmpl is None:
+        if key not in holder:
+            p.add(holder.loc, f"{what} has no '{key}'; expected a pod template")
+        return None
+    spec = _mapping(tmpl, "spec", f"the pod template of {what}", p)
+    if spec is None:
+        if "spec" not in tmpl:
+            p.add(tmpl.loc, f"the pod template of {what} has no 'spec'")
+        return None
+    meta = _mapping(tmpl, "metadata", f"the pod template of {what}", p)
+    annotations = meta.get("annotations") if meta is not None else None
+    return spec, annotations if isinstance(annotations, YMap) else None
+
+
+def _pod_sets_pod(doc: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    spec = doc["spec"]
+    annotations = doc["metadata"].get("annotations")
+    return [[PodSet("pod", 1, spec, annotations if isinstance(annotations, YMap) else None, spec.loc)]]
+
+
+def _job_pods(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> int:
+    """The pods of a batch/v1 Job that run at once."""
+    parallelism = _count(spec, "parallelism", 1, what, p)
+    completions = _count(spec, "completions", parallelism, what, p) if "completions" in spec else parallelism
+    pods = min(parallelism, completions)
+    if completions > parallelism:
+        notes.append(
+            Diagnostic(
+                spec.key_loc("completions"),
+                f"{what} runs {completions} completions {parallelism} at a time: placed as {parallelism} pods at once",
+            )
+        )
+    unread = [k for k in spec if k not in ("parallelism", "completions", "template")]
+    if unread:
+        notes.append(Diagnostic(spec.loc, f"{what} fields {', '.join(unread)} not judged"))
+    return pods
+
+
+def _pod_sets_job(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    pods = _job_pods(spec, what, p, notes)
+    tmpl = _template(spec, "template", what, p)
+    if tmpl is None:
+        return []
+    return [[PodSet("job", pods, tmpl[0], tmpl[1], spec.key_loc("template"))]]
+
+
+def _pod_sets_jobset(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    items = spec.get("replicatedJobs")
+    if not isinstance(items, YList) or not items:
+        p.add(
+            spec.key_loc("replicatedJobs") if "replicatedJobs" in spec else spec.loc,
+            f"{what} needs 'replicatedJobs', a non-empty list",
+        )
+        return []
+    unread = [k for k in spec if k != "replicatedJobs"]
+    if unread:
+        notes.append(Diagnostic(spec.loc, f"{what} fields {', '.join(unread)} not judged"))
+    sets: list[PodSet] = []
+    for i, rj in enumerate(items):
+        if not isinstance(rj, YMap):
+            p.add(items.item_loc(i), "each replicated job must be a mapping with 'name' and 'template'")
+            continue
+        rname = str(rj.get("name") or f"#{i + 1}")
+        rwhat = f"replicated job {rname} of {what}"
+        replicas = _count(rj, "replicas", 1, rwhat, p)
+        job_tmpl = _mapping(rj, "template", rwhat, p)
+        job_spec = _mapping(job_tmpl, "spec", rwhat, p) if job_tmpl is not None else None
+        if job_spec is None:
+            p.add(rj.loc, f"{rwhat} has no template.spec; expected a Job template")
+            continue
+        pods = _job_pods(job_spec, rwhat, p, notes)
+        tmpl = _template(job_spec, "template", rwhat, p)
+        if tmpl is not None:
+            sets.append(PodSet(rname, replicas * pods, tmpl[0], tmpl[1], rj.loc))
+    return [sets]
+
+
+def _pod_sets_lws(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    replicas = _count(spec, "replicas", 1, what, p)
+    lwt = _mapping(spec, "leaderWorkerTemplate", what, p)
+    if lwt is None:
+        p.add(spec.loc, f"{what} has no 'leaderWorkerTemplate'; expected one with a workerTemplate")
+        return []
+    size = _count(lwt, "size", 1, f"leaderWorkerTemplate of {what}", p)
+    unread = [k for k in spec if k not in ("replicas", "leaderWorkerTemplate")]
+    unread += [f"leaderWorkerTemplate.{k}" for k in lwt if k not in ("size", "leaderTemplate", "workerTemplate")]
+    if unread:
+        notes.append(Diagnostic(spec.loc, f"{what} fields {', '.join(unread)} not judged"))
+    if size < 1:
+        p.add(lwt.key_loc("size"), f"'size' of {what} is {size}; a group has at least its leader")
+        return []
+    workers = _template(lwt, "workerTemplate", what, p)
+    if workers is None:
+        return []
+    sets: list[PodSet] = []
+    if "leaderTemplate" in lwt:
+        leader = _template(lwt, "leaderTemplate", what, p)
+        if leader is None:
+            return []
+        sets.append(PodSet("leader", 1, leader[0], leader[1], lwt.key_loc("leaderTemplate")))
+        if size > 1:
+            sets.append(PodSet("workers", size - 1, workers[0], workers[1], lwt.key_loc("workerTemplate")))
+    else:  # without a leader template the leader is one more pod of the worker template
+        sets.append(PodSet("workers", size, workers[0], workers[1], lwt.key_loc("workerTemplate")))
+    if replicas > 1:
+        notes.append(
+            Diagnostic(
+                spec.key_loc("replicas"),
+                f"{what} has {replicas} groups: each is placed on its own, as Kueue admits each group "
+                "alone; the groups are not placed together",
+            )
+        )
+    return [sets] * replicas
+
+
+def _pod_sets_workload(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    items = spec.get("podSets")
+    if not isinstance(items, YList) or not items:
+        p.add(spec.key_loc("podSets") if "podSets" in spec else spec.loc, f"{what} needs 'podSets', a non-empty list")
+        return []
+    unread = [k for k in spec if k not in ("podSets", "queueName")]
+    if unread:
+        notes.append(Diagnostic(spec.loc, f"{what} fields {', '.join(unread)} not judged"))
+    sets: list[PodSet] = []
+    for i, ps in enumerate(items):
+        if not isinstance(ps, YMap):
+            p.add(items.item_loc(i), "each pod set must be a mapping with 'name', 'count' and 'template'")
+            continue
+        pname = str(ps.get("name") or f"#{i + 1}")
+        pwhat = f"pod set {pname} of {what}"
+        count = _count(ps, "count", 1, pwhat, p)
+        tmpl = _template(ps, "template", pwhat, p)
+        topo = _mapping(ps, "topologyRequest", pwhat, p)
+        other = [k for k in ps if k not in ("name", "count", "template", "topologyRequest")]
+        if other:
+            notes.append(Diagnostic(ps.loc, f"{pwhat} fields {', '.join(other)} not judged"))
+        if tmpl is not None:
+            sets.append(PodSet(pname, count, tmpl[0], tmpl[1], items.item_loc(i), topo))
+    return [sets]
+
+
+def _facts(meta: YMap, spec: YMap, kind: str) -> dict[str, str]:
+    """What --principal-from rules may read (principal_rules.py)."""
+    facts: dict[str, str] = {}
+    if isinstance(meta.get("namespace"), str):
+        facts["namespace"] = meta["namespace"]
+    for section in ("labels", "annotations"):
+        table = meta.get(section)
+        if isinstance(table, YMap):
+            for k, v in table.items():
+                if isinstance(v, str | int) and not isinstance(v, bool):
+                    facts[f"{section[:-1]}:{k}"] = str(v)
+    queue = facts.get(f"label:{QUEUE_LABEL}")
+    if kind == "Workload" and isinstance(spec.get("queueName"), str):
+        queue = spec["queueName"]
+    if queue is not None:
+        facts["queue"] = queue
+    return facts
+
+
+def _level(
+    value: object, loc: SourceLocation, required: bool, what: str, p: Problems, notes: list[Diagnostic]
+) -> str | None:
+    """The scope of a Kueue topology level; a required level topolog has no scope for is a problem."""
+    level = str(value).strip()
+    scope = LEVEL_SCOPES.get(level)
+    if not required:
+        notes.append(
+            Diagnostic(
+                loc,
+                f"{what} prefers topology level {level}: a preference, not judged "
+                "(placements are ranked by bottleneck bandwidth)",
+            )
+        )
+        return None
+    if scope is None:
+        known = one_of([f"{k} ({v})" for k, v in LEVEL_SCOPES.items()])
+        p.add(
+            loc,
+            f"{what} requires topology level {level!r}, which is no topolog scope; expected one of {known} "
+            "(or make it a podset-preferred-topology)",
+        )
+    return scope
+
+
+def _topology(ps: PodSet, what: str, p: Problems, notes: list[Diagnostic]) -> str | None:
+    """The scope a pod set requires (None: none)."""
+    pwhat = f"{what} (pod set {ps.name})"
+    scope: str | None = None
+    if ps.annotations is not None:
+        for key, required in ((REQUIRED, True), (PREFERRED, False)):
+            if key in ps.annotations:
+                found = _level(ps.annotations[key], ps.annotations.key_loc(key), required, pwhat, p, notes)
+                scope = found if required else scope
+        unread = [k for k in ps.annotations if k not in TAS_ANNOTATIONS]
+        if unread:
+            notes.append(Diagnostic(ps.annotations.loc, f"pod annotations {', '.join(unread)} not judged"))
+    if ps.topology is not None:
+        for key in ps.topology:
+            if key not in _TAS_KEYS:
+                notes.append(Diagnostic(ps.topology.key_loc(key), f"topologyRequest.{key} of {pwhat} not judged"))
+        for key, required in (("required", True), ("preferred", False)):
+            if key in ps.topology:
+                found = _level(ps.topology[key], ps.topology.key_loc(key), required, pwhat, p, notes)
+                scope = found if required else scope
+    return scope
+
+
+def _job(
+    name: str,
+    what: str,
+    sets: list[PodSet],
+    facts: dict[str, str],
+    rules: tuple[PrincipalRule, ...],
+    doc: YMap,
+    notes: list[Diagnostic],
+    p: Problems,
+) -> Job | None:
+    before = len(p.items)
+    needs: list[tuple[PodSet, PodNeeds]] = []
+    scopes: list[str] = []
+    for ps in sets:
+        n = read_pod_spec(ps.spec, f"{what} (pod set {ps.name})", p)
+        notes.extend(n.notes)
+        scope = _topology(ps, what, p, notes)
+        if ps.pods == 0:
+            continue
+        if n.gpus == 0:
+            notes.append(Diagnostic(ps.loc, f"pod set {ps.name} of {what} requests no GPU: its pods are not placed"))
+            continue
+        needs.append((ps, n))
+        if scope is not None:
+            scopes.append(scope)
+    if not needs:
+        if len(p.items) == before:
+            p.add(
+                doc.loc, f"{what} requests no GPU (nvidia.com/gpu, amd.com/gpu or nvidia.com/mig-*): nothing to place"
+            )
+        return None
+    kinds = {(n.vendor, n.mig) for _, n in needs}
+    selected = _common_accepts([n.accepts for _, n in needs])
+    if len(kinds) > 1 or selected is None:
+        p.add(
+            doc.loc,
+            f"the pod sets of {what} ask for different GPUs ({', '.join(ps.name for ps, _ in needs)}); "
+            "topolog places a job on one kind of GPU: write them as separate workloads",
+        )
+        return None
+    if len({n.accepts for _, n in needs}) > 1:
+        notes.append(
+            Diagnostic(doc.loc, f"{what}: the GPU models one pod set selects are required of all its pod sets")
+        )
+    vendor, mig = kinds.pop()
+    service_accounts = {n.service_account for _, n in needs if n.service_account}
+    if len(service_accounts) == 1:
+        facts = {**facts, "service-account": service_accounts.pop()}
+    principal = resolve(rules, facts, doc.loc, what, p)
+    if principal is None or len(p.items) > before:
+        return None
+    pods = sum(ps.pods for ps, _ in needs)
+    gpus = sum(ps.pods * n.gpus for ps, n in needs)
+    if pods == 1:
+        scopes.append("node")  # one pod runs on one node
+    scope = min(scopes, key=SCOPES.index, default="any")
+    if len(needs) > 1 and any(_topology_written(ps) for ps, _ in needs):
+        notes.append(Diagnostic(doc.loc, f"{what}: the required topology is judged for all its pod sets together"))
+    exclude = tuple(dict.fromkeys(x for _, n in needs for x in n.exclude))
+    return Job(
+        name=name,
+        principal=principal[0],
+        principal_type=principal[1],
+        gpus=gpus,
+        gpus_declared=True,
+        accepts=selected or ((vendor,) if vendor is not None else ()),
+        scope=scope,
+        max_nodes=pods if pods > 1 and scope != "node" else None,
+        exclude=exclude,
+        mig=mig,
+        description=f"{what}: {pods} pod{'s' if pods != 1 else ''}",
+        loc=_name_loc(doc),
+        notes=tuple(sorted(set(notes))),
+    )
+
+
+def _name_loc(doc: YMap) -> SourceLocation:
+    meta = doc["metadata"]
+    return next((meta.key_loc(k) for k in ("name", "generateName") if k in meta), doc.loc)
+
+
+def _common_accepts(choices: list[tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The models every pod set allows (an empty choice allows any); None when none is common."""
+    common: tuple[str, ...] = ()
+    for choice in choices:
+        if not choice:
+            continue
+        common = tuple(w for w in common if w in choice) if common else choice
+        if not common:
+            return None
+    return common
+
+
+def _topology_written(ps: PodSet) -> bool:
+    return (ps.annotations is not None and REQUIRED in ps.annotations) or (
+        ps.topology is not None and "required" in ps.topology
+    )

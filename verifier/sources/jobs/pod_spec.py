@@ -1,0 +1,304 @@
+"""What one Kubernetes pod template asks of the hardware (docs/jobs.md, "Kubernetes").
+
+Read: GPU requests (`nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-<profile>`), node selectors
+and required node affinity on GPU product labels (verifier/sources/jobs/gpu_words.py), required
+`NotIn` on other labels (topolog's `exclude`), and the service account. Everything else the
+template says (CPU and memory requests, images, commands, tolerations, preferences) is returned
+as notes, never dropped: topolog does not judge it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from verifier.core.errors import Diagnostic, SourceLocation
+from verifier.sources.inventory.catalog import mig_memory_mb
+from verifier.sources.inventory.validate import Problems, name_problem
+from verifier.sources.inventory.yaml_source import YList, YMap
+from verifier.sources.jobs import gpu_words
+
+GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
+MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(?P<profile>[0-9]+g\.[0-9]+gb)$")
+PRODUCT_LABELS = {
+    "nvidia.com/gpu.product": gpu_words.gfd_product_model,
+    "amd.com/gpu.device-id": gpu_words.amd_device_model,
+    "cloud.google.com/gke-accelerator": gpu_words.gke_model,
+}
+"""Node labels that name the GPU model, and how each value maps to a catalogue model."""
+READ_POD_KEYS = ("containers", "initContainers", "nodeSelector", "affinity", "serviceAccountName", "serviceAccount")
+READ_CONTAINER_KEYS = ("name", "resources")
+
+
+@dataclass
+class PodNeeds:
+    """One pod's GPU request and GPU constraints, with notes on what is not judged."""
+
+    gpus: int = 0  # whole GPUs, or MIG instances when `mig` is set
+    vendor: str | None = None  # nvidia or amd (whole GPUs)
+    mig: str | None = None
+    accepts: tuple[str, ...] = ()  # catalogue models (or unmatched words) the node selection allows
+    exclude: tuple[tuple[str, str], ...] = ()
+    service_account: str | None = None
+    notes: list[Diagnostic] = field(default_factory=list)
+
+
+def _quantity(raw: object, loc: SourceLocation, what: str, p: Problems) -> int | None:
+    """An extended resource's quantity: a whole number (Kubernetes refuses fractions of a GPU)."""
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
+        return raw
+    if isinstance(raw, str) and raw.strip().isascii() and raw.strip().isdigit():
+        return int(raw.strip())
+    p.add(loc, f'{what} is {raw!r}; expected a whole number of devices such as 8 or "8"')
+    return None
+
+
+def _resources(c: YMap, cname: str, needs: PodNeeds, p: Problems) -> dict[str, int]:
+    """The GPU-like requests of one container (limits, or requests where limits are absent)."""
+    res = c.get("resources")
+    if res is None:
+        return {}
+    if not isinstance(res, YMap):
+        p.add(c.key_loc("resources"), f"'resources' of container {cname} must be a mapping")
+        return {}
+    got: dict[str, int] = {}
+    locs: dict[str, SourceLocation] = {}
+    other: list[str] = []
+    for section in ("limits", "requests"):
+        table = res.get(section)
+        if table is None:
+            continue
+        if not isinstance(table, YMap):
+            p.add(res.key_loc(section), f"'{section}' of container {cname} must be a mapping of resource: quantity")
+            continue
+        for key, raw in table.items():
+            if key not in GPU_RESOURCES and not MIG_RESOURCE.match(key):
+                other.append(f"{section}.{key}: {raw}")
+                continue
+            n = _quantity(raw, table.key_loc(key), f"{section} {key} of container {cname}", p)
+            if n is None:
+                continue
+            if key in got and got[key] != n:
+                # Kubernetes: an extended resource's request, when given, equals its limit.
+                p.add(
+                    table.key_loc(key),
+                    f"container {cname} requests {n} {key} but its limit is {got[key]}; "
+                    "Kubernetes requires an extended resource's request to equal its limit",
+                )
+                continue
+            got[key] = n
+            locs.setdefault(key, table.key_loc(key))
+    for key in res:
+        if key not in ("limits", "requests"):
+            other.append(f"resources.{key}")
+    if other:
+        needs.notes.append(Diagnostic(res.loc, f"container {cname}: {', '.join(other)} not judged"))
+    return got
+
+
+def _containers(spec: YMap, key: str, needs: PodNeeds, p: Problems) -> list[dict[str, int]]:
+    items = spec.get(key)
+    if items is None:
+        return []
+    if not isinstance(items, YList):
+        p.add(spec.key_loc(key), f"'{key}' of the pod template must be a list of containers")
+        return []
+    out = []
+    for i, c in enumerate(items):
+        if not isinstance(c, YMap):
+            p.add(items.item_loc(i), f"each item of '{key}' must be a container (a mapping)")
+            continue
+        cname = str(c.get("name") or f"#{i + 1}")
+        out.append(_resources(c, cname, needs, p))
+        unread = [k for k in c if k not in READ_CONTAINER_KEYS]
+        if unread:
+            needs.notes.append(Diagnostic(c.loc, f"container {cname}: {', '.join(unread)} not judged"))
+    return out
+
+
+def _sum_requests(app: list[dict[str, int]], init: list[dict[str, int]]) -> dict[str, int]:
+    """A pod's request: the app containers' sum, or the largest init container's if larger
+    (init containers run one at a time, before the app containers).
+    """
+    total: dict[str, int] = {}
+    for c in app:
+        for k, v in c.items():
+            total[k] = total.get(k, 0) + v
+    for c in init:
+        for k, v in c.items():
+            total[k] = max(total.get(k, 0), v)
+    return {k: v for k, v in total.items() if v > 0}
+
+
+def read_pod_spec(spec: YMap, where: str, p: Problems) -> PodNeeds:
+    """The needs of one pod template's `spec`."""
+    needs = PodNeeds()
+    requests = _sum_requests(_containers(spec, "containers", needs, p), _containers(spec, "initContainers", needs, p))
+    if "containers" not in spec:
+        p.add(spec.loc, f"the pod spec of {where} has no 'containers'; a pod runs at least one container")
+    whole = {k: v for k, v in requests.items() if k in GPU_RESOURCES}
+    migs = {k: v for k, v in requests.items() if MIG_RESOURCE.match(k)}
+    if len(whole) + len(migs) > 1:
+        p.add(
+            spec.loc,
+            f"{where} requests {', '.join(sorted(requests))} in one pod; topolog places one kind of GPU "
+            "per job (whole GPUs of one vendor, or instances of one MIG profile)",
+        )
+    elif whole:
+        ((key, n),) = whole.items()
+        needs.gpus, needs.vendor = n, GPU_RESOURCES[key]
+    elif migs:
+        ((key, n),) = migs.items()
+        m = MIG_RESOURCE.match(key)
+        assert m is not None
+        profile = m.group("profile")
+        if mig_memory_mb(profile) is None:
+            p.add(spec.loc, f"{where} requests {key}, but {profile!r} is no MIG profile topolog knows")
+        needs.gpus, needs.mig = n, profile
+    _node_selector(spec, needs, p)
+    _affinity(spec, needs, p)
+    for key in ("serviceAccountName", "serviceAccount"):  # serviceAccount: the deprecated spelling
+        value = spec.get(key)
+        if isinstance(value, str) and value.strip():
+            needs.service_account = needs.service_account or value.strip()
+    tolerations = spec.get("tolerations")
+    if isinstance(tolerations, YList) and tolerations:
+        keys = sorted({str(t.get("key", "*")) for t in tolerations if isinstance(t, YMap)})
+        needs.notes.append(
+            Diagnostic(
+                spec.key_loc("tolerations"),
+                f"tolerations of {', '.join(keys)} not judged: a topolog inventory declares no node taints",
+            )
+        )
+    unread = [k for k in spec if k not in (*READ_POD_KEYS, "tolerations")]
+    if unread:
+        needs.notes.append(Diagnostic(spec.loc, f"pod spec fields {', '.join(unread)} not judged"))
+    return needs
+
+
+def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p: Problems) -> None:
+    """Node selection on a GPU product label: the models it allows (all of them, OR)."""
+    mapper = PRODUCT_LABELS[key]
+    words: list[str] = []
+    for v in values:
+        model = mapper(v)
+        if model is None:
+            needs.notes.append(
+                Diagnostic(
+                    loc, f"{key}={v} names no GPU model of topolog's catalogue: no GPU of the inventory matches it"
+                )
+            )
+            words.append(v)
+        else:
+            words.append(model)
+    allowed = tuple(dict.fromkeys(words))
+    # Two selections on products (a nodeSelector and an affinity term) must both hold: keep their common models.
+    common = tuple(w for w in needs.accepts if w in allowed) if needs.accepts else allowed
+    if not common:
+        p.add(
+            loc,
+            f"{key} allows {', '.join(allowed)}, but another node selection allows only "
+            f"{', '.join(needs.accepts)}: no node can satisfy both",
+        )
+    needs.accepts = common or needs.accepts
+
+
+def _node_selector(spec: YMap, needs: PodNeeds, p: Problems) -> None:
+    sel = spec.get("nodeSelector")
+    if sel is None:
+        return
+    if not isinstance(sel, YMap):
+        p.add(spec.key_loc("nodeSelector"), "'nodeSelector' must be a mapping of node label: value")
+        return
+    for key, value in sel.items():
+        loc = sel.key_loc(key)
+        if key in PRODUCT_LABELS:
+            _accept(needs, key, [str(value)], loc, p)
+        else:
+            needs.notes.append(Diagnostic(loc, f"node selector {key}={value} not judged"))
+
+
+def _affinity(spec: YMap, needs: PodNeeds, p: Problems) -> None:
+    aff = spec.get("affinity")
+    if aff is None:
+        return
+    if not isinstance(aff, YMap):
+        p.add(spec.key_loc("affinity"), "'affinity' must be a mapping")
+        return
+    for key in aff:
+        if key != "nodeAffinity":
+            needs.notes.append(Diagnostic(aff.key_loc(key), f"{key} not judged (topolog places whole jobs, not pods)"))
+    node = aff.get("nodeAffinity")
+    if node is None:
+        return
+    if not isinstance(node, YMap):
+        p.add(aff.key_loc("nodeAffinity"), "'nodeAffinity' must be a mapping")
+        return
+    for key in node:
+        if key != "requiredDuringSchedulingIgnoredDuringExecution":
+            needs.notes.append(Diagnostic(node.key_loc(key), f"nodeAffinity {key} not judged (a preference)"))
+    req = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if req is None:
+        return
+    terms = req.get("nodeSelectorTerms") if isinstance(req, YMap) else None
+    if not isinstance(terms, YList) or not terms:
+        p.add(node.loc, "required node affinity needs a non-empty 'nodeSelectorTerms' list")
+        return
+    if len(terms) > 1:
+        _any_of_terms(terms, needs, p)
+        return
+    term = terms[0]
+    if not isinstance(term, YMap):
+        p.add(terms.item_loc(0), "a node selector term must be a mapping with 'matchExpressions'")
+        return
+    for key in term:
+        if key != "matchExpressions":
+            needs.notes.append(Diagnostic(term.key_loc(key), f"node selector term {key} not judged"))
+    exprs = term.get("matchExpressions")
+    if exprs is None:
+        return
+    if not isinstance(exprs, YList):
+        p.add(term.key_loc("matchExpressions"), "'matchExpressions' must be a list")
+        return
+    for i, e in enumerate(exprs):
+        read = _expression(e, exprs.item_loc(i), p)
+        if read is None:
+            continue
+        key, op, values, loc = read
+        if key in PRODUCT_LABELS and op == "In":
+            _accept(needs, key, values, loc, p)
+        elif key not in PRODUCT_LABELS and op == "NotIn" and name_problem(key) is None:
+            needs.exclude = tuple(dict.fromkeys((*needs.exclude, *((key, v) for v in values))))
+        else:
+            needs.notes.append(Diagnostic(loc, f"node affinity {key} {op} {', '.join(values)} not judged"))
+
+
+def _any_of_terms(terms: YList, needs: PodNeeds, p: Problems) -> None:
+    """Several terms are ORed: judged only when each is one `In` on the same GPU product label."""
+    keys: set[str] = set()
+    values: list[str] = []
+    for i, term in enumerate(terms):
+        exprs = term.get("matchExpressions") if isinstance(term, YMap) else None
+        read = _expression(exprs[0], exprs.item_loc(0), p) if isinstance(exprs, YList) and len(exprs) == 1 else None
+        if read is None or read[0] not in PRODUCT_LABELS or read[1] != "In" or len(term) != 1:
+            needs.notes.append(
+                Diagnostic(terms.item_loc(i), "node affinity with several terms (any of them) not judged")
+            )
+            return
+        keys.add(read[0])
+        values.extend(read[2])
+    if len(keys) == 1:
+        _accept(needs, keys.pop(), values, terms.loc, p)
+    else:
+        needs.notes.append(Diagnostic(terms.loc, "node affinity terms on different product labels not judged"))
+
+
+def _expression(e: object, loc: SourceLocation, p: Problems) -> tuple[str, str, list[str], SourceLocation] | None:
+    if not isinstance(e, YMap) or not isinstance(e.get("key"), str) or not isinstance(e.get("operator"), str):
+        p.add(loc, "a match expression needs 'key' and 'operator' (In, NotIn, Exists, DoesNotExist, Gt, Lt)")
+        return None
+    values = e.get("values") or []
+    if not isinstance(values, YList):
+        p.add(e.key_loc("values"), "'values' of a match expression must be a list")
+        return None
+    return str(e["key"]), str(e["operator"]), [str(v) for v in values], loc

@@ -1,0 +1,159 @@
+"""`read_jobs(paths, principal_from)`: every job file topolog reads, whatever wrote it (docs/jobs.md).
+
+The one entry point for `place`, `verify --jobs` and the service. Per file:
+
+- a Slurm batch script (`#!` first, or `#SBATCH` lines; `.sh`, `.sbatch`, `.slurm` in a folder):
+  verifier/sources/jobs/slurm_batch.py;
+- YAML, one document or several (`---`): each document is topolog's own `kind: Jobs`
+  (verifier/sources/jobs/loader.py), a Kubernetes workload (verifier/sources/jobs/kubernetes.py),
+  or a `kind: List` of them as `kubectl get -o yaml` writes it. Other Kubernetes objects (a
+  Service, a LocalQueue) are not jobs: a note names each, and they are not placed.
+
+Jobs of every format share one namespace of names. Every problem of every file is collected and
+raised together (exit 2, each with file:line); a run that finds no job at all is an error too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.sources.inventory.raw_files import read_files
+from verifier.sources.inventory.validate import Problems
+from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_stream
+from verifier.sources.jobs.kubernetes import is_kubernetes, read_workload
+from verifier.sources.jobs.loader import API_VERSION, read_topolog_document
+from verifier.sources.jobs.principal_rules import PrincipalRule
+from verifier.sources.jobs.slurm_batch import is_batch_script, read_batch_script
+from verifier.sources.jobs.spec import Job, Jobs
+
+YAML_SUFFIXES = (".yaml", ".yml")
+SCRIPT_SUFFIXES = (".sh", ".sbatch", ".slurm")
+
+
+def read_jobs(paths: Iterable[str | Path], principal_from: tuple[PrincipalRule, ...] = ()) -> Jobs:
+    """Every job of the files and folders given (a folder: its job files, sorted); TopologError on bad input."""
+    problems = Problems()
+    files = _expand(paths, problems)
+    jobs: dict[str, Job] = {}
+    notes: list[Diagnostic] = []
+    names: list[str] = []
+    for name, data in read_files(files):
+        names.append(name)
+        if isinstance(data, TopologError):
+            for d in data.diagnostics:
+                problems.add(d.location, d.message)
+            continue
+        try:
+            text = decode_utf8(data, name)
+        except TopologError as err:
+            for d in err.diagnostics:
+                problems.add(d.location, d.message)
+            continue
+        _read_text(text, name, principal_from, problems, jobs, notes)
+    problems.raise_if_any()
+    if not jobs:
+        where = SourceLocation(names[0]) if names else SourceLocation("<jobs>")
+        raise TopologError.at(where, "no jobs to place: the job files define none; expected at least one job")
+    return Jobs(jobs=jobs, files=tuple(names), notes=tuple(notes))
+
+
+def read_jobs_text(text: str, filename: str, principal_from: tuple[PrincipalRule, ...] = ()) -> Jobs:
+    """The same for one file's text (tests, the service's request bodies)."""
+    problems = Problems()
+    jobs: dict[str, Job] = {}
+    notes: list[Diagnostic] = []
+    _read_text(text, filename, principal_from, problems, jobs, notes)
+    problems.raise_if_any()
+    return Jobs(jobs=jobs, files=(filename,), notes=tuple(notes))
+
+
+def _expand(paths: Iterable[str | Path], problems: Problems) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            found = sorted(q for q in path.iterdir() if q.suffix in (*YAML_SUFFIXES, *SCRIPT_SUFFIXES) and q.is_file())
+            if not found:
+                problems.add(
+                    SourceLocation(str(path)),
+                    "folder holds no job files; expected *.yaml or *.yml files, or Slurm batch scripts "
+                    "(*.sh, *.sbatch, *.slurm)",
+                )
+            out.extend(found)
+        else:
+            out.append(path)
+    return out
+
+
+def _read_text(
+    text: str,
+    name: str,
+    rules: tuple[PrincipalRule, ...],
+    p: Problems,
+    jobs: dict[str, Job],
+    notes: list[Diagnostic],
+) -> None:
+    if Path(name).suffix not in YAML_SUFFIXES and is_batch_script(text):
+        job = read_batch_script(text, name, rules, p)
+        if job is not None:
+            _add(job, jobs, p)
+        return
+    try:
+        docs = load_yaml_stream(text, name)
+    except TopologError as err:
+        for d in err.diagnostics:
+            p.add(d.location, d.message)
+        return
+    if not docs:
+        p.add(
+            SourceLocation(name, 1, 1),
+            "file has no job documents; expected 'kind: Jobs', Kubernetes workloads or a Slurm batch script",
+        )
+    for doc in docs:
+        _read_doc(doc, rules, p, jobs, notes)
+
+
+def _read_doc(
+    doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems, jobs: dict[str, Job], notes: list[Diagnostic]
+) -> None:
+    kind = doc.get("kind")
+    if doc.get("apiVersion") == API_VERSION or kind == "Jobs" or "apiVersion" not in doc:
+        read_topolog_document(doc, p, jobs)  # its own messages for a wrong kind or missing keys
+        return
+    if kind == "List":
+        items = doc.get("items")
+        if not isinstance(items, YList):
+            p.add(doc.key_loc("items") if "items" in doc else doc.loc, "a List needs 'items', a list of objects")
+            return
+        for i, item in enumerate(items):
+            if isinstance(item, YMap):
+                _read_doc(item, rules, p, jobs, notes)
+            else:
+                p.add(items.item_loc(i), "each item of a List must be a Kubernetes object (a mapping)")
+        return
+    if is_kubernetes(doc):
+        for job in read_workload(doc, rules, p):
+            _add(job, jobs, p)
+        return
+    if not isinstance(kind, str):
+        p.add(doc.key_loc("kind") if "kind" in doc else doc.loc, "document has no 'kind'; expected Jobs or a workload")
+        return
+    meta = doc.get("metadata")
+    name = meta.get("name") if isinstance(meta, YMap) else None
+    notes.append(
+        Diagnostic(
+            doc.key_loc("kind"),
+            f"{kind} {name or ''} is not a workload topolog places (Pod, Job, JobSet, LeaderWorkerSet, "
+            "Workload): not placed".replace("  ", " "),
+        )
+    )
+
+
+def _add(job: Job, jobs: dict[str, Job], p: Problems) -> None:
+    first = jobs.get(job.name)
+    if first is not None:
+        p.add(job.loc, f"job {job.name!r} is defined twice (first at {first.loc}); job names must be unique")
+        return
+    jobs[job.name] = job

@@ -1,0 +1,353 @@
+"""Slurm batch scripts as topolog jobs: the `#SBATCH` lines (docs/jobs.md, "Slurm").
+
+As sbatch reads them (sbatch(1)): options on lines that start with `#SBATCH`, before the first
+line that is neither a comment nor blank; later `#SBATCH` lines are ignored by sbatch, and a
+note says so. Read:
+
+    -N, --nodes=N[-M]            nodes (the minimum N is placed; N > 1 bounds the job to N nodes)
+    --gres=gpu[:type][:n]        GPUs per node (n defaults to 1)
+    --gpus-per-node=[type:]n     GPUs per node
+    --gpus-per-task=[type:]n     GPUs per task, with -n/--ntasks or --ntasks-per-node
+    -G, --gpus=[type:]n          GPUs for the whole job
+    -n, --ntasks, --ntasks-per-node
+    -C, --constraint=features    GPU model features ("a100", "h100|a100"); other features are noted
+    --switches=n[@time]          noted: topolog has no leaf-switch scope
+    -p, --partition, -A, --account  what --principal-from may read (partition also noted)
+    -J, --job-name               the job's name (default: the script's file name, as sbatch does)
+
+A GRES type or feature names GPU models through verifier/sources/jobs/gpu_words.py; a MIG
+profile as a type ("gpu:1g.10gb:2") asks for MIG instances. Every other option is listed in a
+note as not judged.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from verifier.core.errors import Diagnostic, SourceLocation
+from verifier.sources.inventory.catalog import mig_memory_mb
+from verifier.sources.inventory.validate import Problems
+from verifier.sources.jobs import gpu_words
+from verifier.sources.jobs.principal_rules import PrincipalRule, resolve
+from verifier.sources.jobs.spec import Job
+
+SHORT = {"N": "nodes", "G": "gpus", "p": "partition", "A": "account", "J": "job-name", "C": "constraint", "n": "ntasks"}
+SHORT_FLAGS = frozenset("HOsvQWhV")
+"""sbatch's short options that take no value (-H hold, -O overcommit, -s oversubscribe, ...)."""
+LONG_FLAGS = frozenset(
+    {
+        "exclusive",
+        "requeue",
+        "no-requeue",
+        "hold",
+        "contiguous",
+        "overcommit",
+        "oversubscribe",
+        "spread-job",
+        "use-min-nodes",
+        "wait",
+        "test-only",
+        "verbose",
+        "quiet",
+        "parsable",
+        "ignore-pbs",
+        "reboot",
+        "no-kill",
+        "nice",
+        "get-user-env",
+        "help",
+        "usage",
+        "version",
+    }
+)
+"""sbatch's long options that take no value (or only one written with '=')."""
+READ = (
+    "nodes",
+    "gpus",
+    "gpus-per-node",
+    "gpus-per-task",
+    "gres",
+    "ntasks",
+    "ntasks-per-node",
+    "constraint",
+    "switches",
+    "partition",
+    "account",
+    "job-name",
+)
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_GPU_COUNT = re.compile(r"^(?:(?P<type>[^:,]+):)?(?P<n>[0-9]+)$")
+_MIG = re.compile(r"^[0-9]+g\.[0-9]+gb$")
+
+
+@dataclass
+class _Opt:
+    value: str
+    loc: SourceLocation
+
+
+@dataclass
+class _Script:
+    opts: dict[str, _Opt] = field(default_factory=dict)
+    other: dict[str, SourceLocation] = field(default_factory=dict)
+    notes: list[Diagnostic] = field(default_factory=list)
+
+
+def is_batch_script(text: str) -> bool:
+    """A shell script (`#!` first) or any text with an `#SBATCH` line."""
+    return text.startswith("#!") or any(line.startswith("#SBATCH") for line in text.splitlines())
+
+
+def read_batch_script(text: str, filename: str, rules: tuple[PrincipalRule, ...], p: Problems) -> Job | None:
+    """The job of one batch script; problems added to `p` where it cannot be read."""
+    before = len(p.items)
+    script = _directives(text, filename, p)
+    job = _job(script, filename, rules, p)
+    return job if len(p.items) == before else None
+
+
+def _directives(text: str, filename: str, p: Problems) -> _Script:
+    script = _Script()
+    reading = True
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        loc = SourceLocation(filename, number)
+        if not line.startswith("#SBATCH"):
+            if stripped and not stripped.startswith("#") and reading:
+                reading = False  # sbatch stops at the first command
+            continue
+        if not reading:
+            script.notes.append(
+                Diagnostic(loc, "#SBATCH after the first command: sbatch ignores it, and so does topolog")
+            )
+            continue
+        try:
+            tokens = shlex.split(line[len("#SBATCH") :], comments=True)
+        except ValueError as err:
+            p.add(loc, f"cannot read this #SBATCH line ({err}); expected options such as --nodes=2")
+            continue
+        _options(tokens, loc, script, p)
+    return script
+
+
+def _options(tokens: list[str], loc: SourceLocation, script: _Script, p: Problems) -> None:
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        i += 1
+        if tok in ("hetjob", "packjob"):
+            p.add(loc, "heterogeneous jobs (#SBATCH hetjob) are not read; expected one job per script")
+            continue
+        if tok.startswith("--"):
+            name, eq, value = tok[2:].partition("=")
+            if not eq and name not in LONG_FLAGS and name in READ:
+                if i >= len(tokens):
+                    p.add(loc, f"--{name} needs a value")
+                    continue
+                value, i = tokens[i], i + 1
+            elif not eq and name not in LONG_FLAGS and i < len(tokens) and not tokens[i].startswith("-"):
+                value, i = tokens[i], i + 1
+        elif tok.startswith("-") and len(tok) > 1:
+            letter = tok[1]
+            if letter in SHORT_FLAGS:
+                script.other.setdefault(f"-{letter}", loc)
+                continue
+            value = tok[2:].lstrip("=")
+            if not value:
+                if i >= len(tokens):
+                    p.add(loc, f"-{letter} needs a value")
+                    continue
+                value, i = tokens[i], i + 1
+            name = SHORT.get(letter, f"-{letter}")
+        else:
+            p.add(loc, f"{tok!r} is not an sbatch option; expected options such as --nodes=2 or -N 2")
+            continue
+        if name in READ:
+            if name in script.opts and script.opts[name].value != value:
+                script.notes.append(
+                    Diagnostic(loc, f"--{name} given again: the last one ({value}) counts, as in sbatch")
+                )
+            script.opts[name] = _Opt(value, loc)
+        else:
+            shown = name if name.startswith("-") else f"--{name}"
+            script.other.setdefault(shown, loc)
+
+
+def _int(opt: _Opt, name: str, p: Problems) -> int | None:
+    v = opt.value.strip()
+    if v.isascii() and v.isdigit() and 0 < int(v) <= 1_000_000:
+        return int(v)
+    p.add(opt.loc, f"--{name}={opt.value} is not a count; expected a whole number from 1 to 1,000,000")
+    return None
+
+
+def _gpu_count(opt: _Opt, name: str, p: Problems) -> tuple[str | None, int] | None:
+    """`[type:]n` of --gpus, --gpus-per-node and --gpus-per-task."""
+    m = _GPU_COUNT.match(opt.value.strip())
+    if m is None or not 0 < int(m.group("n")) <= 1_000_000:
+        p.add(opt.loc, f"--{name}={opt.value}: expected [type:]count such as 8 or a100:8 (one GPU type)")
+        return None
+    return m.group("type"), int(m.group("n"))
+
+
+def _gres(opt: _Opt, script: _Script, p: Problems) -> tuple[str | None, int] | None:
+    """The GPUs of `--gres=gpu[:type][:n][,other...]`; other GRES are noted."""
+    found: tuple[str | None, int] | None = None
+    for item in opt.value.split(","):
+        parts = item.strip().split(":")
+        if parts[0] != "gpu":
+            script.notes.append(Diagnostic(opt.loc, f"GRES {item.strip()} not judged"))
+            continue
+        count = parts[-1] if len(parts) > 1 and parts[-1].isdigit() else "1"
+        gtype = parts[1] if len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()) else None
+        if len(parts) > 3 or int(count) < 1 or found is not None:
+            p.add(opt.loc, f"--gres={opt.value}: expected one gpu[:type][:count] entry such as gpu:a100:4")
+            return None
+        found = (gtype, int(count))
+    return found
+
+
+def _type_words(gtype: str | None, loc: SourceLocation, script: _Script) -> tuple[tuple[str, ...], str | None]:
+    """(accepts, MIG profile) of a GRES type."""
+    if gtype is None:
+        return (), None
+    if _MIG.match(gtype) and mig_memory_mb(gtype) is not None:
+        return (), gtype
+    word = gpu_words.site_word(gtype)
+    if word is None:
+        script.notes.append(
+            Diagnostic(
+                loc, f"GPU type {gtype} names no GPU model of topolog's catalogue: no GPU of the inventory matches it"
+            )
+        )
+        return (gtype,), None
+    return (word,), None
+
+
+def _constraint(opt: _Opt, script: _Script, p: Problems) -> tuple[str, ...]:
+    """GPU models a --constraint allows: features joined by '|' (any) or '&' (all), one GPU word among ANDs."""
+    expr = opt.value.strip()
+    if any(ch in expr for ch in "[]*,") or ("|" in expr and "&" in expr):
+        script.notes.append(
+            Diagnostic(opt.loc, f"--constraint={expr} not judged (counts, brackets or mixed operators)")
+        )
+        return ()
+    words = [w.strip() for w in re.split(r"[|&]", expr) if w.strip()]
+    mapped = {w: gpu_words.site_word(w) for w in words}
+    gpu = [m for m in mapped.values() if m is not None]
+    rest = [w for w, m in mapped.items() if m is None]
+    if "|" in expr and rest:
+        script.notes.append(
+            Diagnostic(opt.loc, f"--constraint={expr} not judged (features {', '.join(rest)} are not GPU models)")
+        )
+        return ()
+    if rest:
+        script.notes.append(Diagnostic(opt.loc, f"--constraint features {', '.join(rest)} not judged"))
+    if "&" in expr and len(gpu) > 1:
+        p.add(opt.loc, f"--constraint={expr} asks for several GPU models at once; expected one (or 'a|b' for any)")
+        return ()
+    return tuple(dict.fromkeys(gpu))
+
+
+def _job(script: _Script, filename: str, rules: tuple[PrincipalRule, ...], p: Problems) -> Job | None:
+    o = script.opts
+    first = SourceLocation(filename, 1)
+    errors_before = len(p.items)
+    name_opt = o.get("job-name")
+    name = name_opt.value.strip() if name_opt else PurePath(filename).stem
+    if not _NAME_RE.match(name):
+        p.add(
+            name_opt.loc if name_opt else first,
+            f"job name {name!r} must start with a letter or digit and hold only letters, digits, '.', '_' and '-'"
+            + ("" if name_opt else "; name the job with #SBATCH --job-name"),
+        )
+        return None
+    what = f"batch script job {name}"
+    nodes = nodes_max = None
+    if "nodes" in o:
+        low, _, high = o["nodes"].value.partition("-")
+        nodes = _int(_Opt(low, o["nodes"].loc), "nodes", p)
+        nodes_max = _int(_Opt(high, o["nodes"].loc), "nodes", p) if high else nodes
+        if high:
+            script.notes.append(Diagnostic(o["nodes"].loc, f"--nodes={o['nodes'].value}: placed on {low} nodes"))
+    ntasks = _int(o["ntasks"], "ntasks", p) if "ntasks" in o else None
+    per_node_tasks = _int(o["ntasks-per-node"], "ntasks-per-node", p) if "ntasks-per-node" in o else None
+    if nodes is None and ntasks is not None and per_node_tasks is not None:
+        nodes = nodes_max = -(-ntasks // per_node_tasks)  # sbatch: enough nodes for the tasks
+    per_node = per_task = total = None
+    if "gres" in o:
+        per_node = _gres(o["gres"], script, p)
+    if "gpus-per-node" in o:
+        given = _gpu_count(o["gpus-per-node"], "gpus-per-node", p)
+        if per_node is not None and given is not None and given != per_node:
+            p.add(
+                o["gpus-per-node"].loc,
+                f"--gpus-per-node={o['gpus-per-node'].value} disagrees with --gres={o['gres'].value}",
+            )
+        per_node = per_node or given
+    if "gpus-per-task" in o:
+        per_task = _gpu_count(o["gpus-per-task"], "gpus-per-task", p)
+    if "gpus" in o:
+        total = _gpu_count(o["gpus"], "gpus", p)
+    kind: tuple[str | None, int] | None = None
+    gpus = 0
+    span = nodes or 1
+    if per_node is not None:
+        kind, gpus = per_node, span * per_node[1]
+    elif per_task is not None:
+        tasks = ntasks or span * (per_node_tasks or 1)
+        kind, gpus = per_task, tasks * per_task[1]
+    elif total is not None:
+        kind, gpus = total, total[1]
+    if kind is None:
+        if len(p.items) == errors_before:  # GPU options that could not be read were reported already
+            p.add(first, f"{what} requests no GPU; expected --gres=gpu:N, --gpus-per-node, --gpus-per-task or --gpus")
+        return None
+    where = (o.get("gres") or o.get("gpus-per-node") or o.get("gpus-per-task") or o.get("gpus") or o["nodes"]).loc
+    accepts, mig = _type_words(kind[0], where, script)
+    if "constraint" in o:
+        features = _constraint(o["constraint"], script, p)
+        if features and accepts and not set(accepts) & set(features):
+            p.add(
+                o["constraint"].loc, f"--constraint={o['constraint'].value} and GPU type {kind[0]} allow no common GPU"
+            )
+        accepts = accepts or features
+    if "switches" in o:
+        script.notes.append(
+            Diagnostic(
+                o["switches"].loc, f"--switches={o['switches'].value} not judged: topolog has no leaf-switch scope"
+            )
+        )
+    if "partition" in o:
+        script.notes.append(
+            Diagnostic(o["partition"].loc, f"--partition={o['partition'].value}: which nodes it holds is not judged")
+        )
+    if script.other:
+        first_other = min(script.other.values())
+        script.notes.append(Diagnostic(first_other, f"options {', '.join(script.other)} not judged"))
+    facts: dict[str, str] = {k: o[k].value.strip() for k in ("account", "partition") if k in o}
+    principal = resolve(rules, facts, name_opt.loc if name_opt else first, what, p)
+    if principal is None:
+        return None
+    one_node = (
+        nodes_max == 1
+        or (nodes is None and total is None and per_task is None)
+        or (nodes is None and per_task is not None and ntasks is None)
+    )
+    return Job(
+        name=name,
+        principal=principal[0],
+        principal_type=principal[1],
+        gpus=gpus,
+        gpus_declared=True,
+        accepts=accepts,
+        scope="node" if one_node else "any",
+        max_nodes=nodes_max if nodes_max is not None and nodes_max > 1 and not one_node else None,
+        mig=mig,
+        description=f"{what}: {gpus} {'MIG ' + mig + ' instances' if mig else 'GPUs'}",
+        loc=name_opt.loc if name_opt else first,
+        notes=tuple(sorted(set(script.notes))),
+    )
