@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from verifier.service.admission import read_review, review_doc, timed_out_review
 from verifier.service.bodies import (
     AuthorizeRequest,
     BadRequest,
@@ -191,6 +192,20 @@ async def admit(service: Service, request: Request) -> Response:
     return JSONResponse(doc)
 
 
+async def admission(service: Service, request: Request) -> Response:
+    started = time.perf_counter()
+    timeout = service.config.admit_timeout_s
+    review = read_review(read_json(await _body(request, service.config.max_body, timeout)))
+    revision = service.gate.live
+    try:
+        doc, allowed = await service.run(service.admitting, lambda: review_doc(revision, review), timeout)
+    except TimeoutError:
+        doc, allowed = timed_out_review(review.uid, revision, timeout), False
+    logged: dict[str, object] = {"revision": revision.id, "errors": [] if allowed else [doc["response"]]}
+    _record(service, "admission", {"uid": review.uid, "operation": review.operation}, logged, started, allowed)
+    return JSONResponse(doc)
+
+
 async def reload(service: Service, request: Request) -> Response:
     status = await asyncio.get_running_loop().run_in_executor(service.reloading, service.gate.reload, "api")
     return JSONResponse(status.describe(), status_code=200 if status.ok else 422)
@@ -219,6 +234,7 @@ def create_app(service: Service, lifespan: Callable[[Starlette], AsyncIterator[N
         Route("/v1/authorize", _route(service, authorize), methods=["POST"]),
         Route("/v1/authorize/batch", _route(service, authorize_batch), methods=["POST"]),
         Route("/v1/admit", _route(service, admit), methods=["POST"]),
+        Route("/v1/admission", _route(service, admission), methods=["POST"]),
         Route("/v1/reload", _route(service, reload), methods=["POST"]),
         Route("/v1/revision", _route(service, revision), methods=["GET"]),
         Route("/healthz", _route(service, healthz), methods=["GET"]),

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from verifier.authorization.policies import SCHEMA_FILE
+from verifier.authorization.policies import SCHEMA_FILE, policy_files
 from verifier.authorization.setup import AuthzSetup
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.limits import read_limited
@@ -81,7 +81,9 @@ def watched_files(config: ServeConfig, side: SideFiles) -> list[tuple[str, Path]
         out.append(("principals", side.principals))
     policy_dir = side.policy_dir
     schema = policy_dir / SCHEMA_FILE
-    out += [("policies", p) for p in sorted([*policy_dir.glob("*.cedar"), schema]) if p.is_file()]
+    # Every policy file the CLI reads (subfolders, any case of the suffix: policy_files), so the
+    # snapshot that `admit` places on holds every forbid that `authorize` obeys.
+    out += [("policies", p) for p in sorted([*policy_files(policy_dir), schema]) if p.is_file()]
     return out
 
 
@@ -119,6 +121,15 @@ def build_revision(config: ServeConfig) -> Revision:
     return revision
 
 
+def _under_policies(path: Path, files: Sequence[tuple[str, Path, bytes]]) -> Path:
+    """`path` relative to the policy folder (the schema's folder, which every policy lies under)."""
+    folder = next(p.parent for r, p, _d in files if r == "policies" and p.name == SCHEMA_FILE)
+    try:
+        return path.relative_to(folder)
+    except ValueError:  # a link that policy_files followed: it keeps the name it has in the folder
+        return Path(path.name)
+
+
 def _write_snapshot(root: Path, files: Sequence[tuple[str, Path, bytes]]) -> Snapshot:
     inventory: list[Path] = []
     names: dict[str, str] = {}
@@ -135,7 +146,9 @@ def _write_snapshot(root: Path, files: Sequence[tuple[str, Path, bytes]]) -> Sna
         elif role == "principals":
             target = principals
         else:
-            target = policies / path.name
+            # Where it lies under the policy folder: two files of one name in two subfolders stay two.
+            target = policies / _under_policies(path, files)
+            target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         names[str(target)] = str(path)
     names[str(policies)] = str(next((p.parent for r, p, _d in files if r == "policies"), policies))

@@ -1,0 +1,103 @@
+"""POST /v1/admission: an AdmissionReview as the Kubernetes API server sends it, answered as it expects.
+
+The request's shape follows the example request of the Kubernetes documentation
+(https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#request:
+uid, kind, resource, requestKind, requestResource, name, namespace, operation, userInfo, object,
+oldObject, dryRun, options) and the response its #response section (apiVersion, kind,
+response.uid echoed, response.allowed, response.status.code and message).
+
+The object under review is a topolog Jobs document (what the job loading reads today); the
+hand-derived outcomes are those of test_serve_admit.py: inference.yaml fits rtx-n3 only
+(admitted), impossible.yaml's 128 GPUs in one NVLink domain fit nowhere (refused, 403).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+from service.serve_helpers import ROOT, Server, copy_inputs, serving
+
+UID = "705ab4f5-6393-11e8-b7cc-42010a800002"
+
+
+def review(obj: dict[str, Any] | None, operation: str = "CREATE") -> dict[str, Any]:
+    gvk = {"group": "topolog.dev", "version": "v1", "kind": "Jobs"}
+    gvr = {"group": "topolog.dev", "version": "v1", "resource": "jobs"}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": UID,
+            "kind": gvk,
+            "resource": gvr,
+            "requestKind": gvk,
+            "requestResource": gvr,
+            "name": "my-job",
+            "namespace": "team-students",
+            "operation": operation,
+            "userInfo": {"username": "admin", "uid": "014fbff9a07c", "groups": ["system:authenticated"]},
+            "object": obj,
+            "oldObject": None,
+            "dryRun": False,
+            "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
+        },
+    }
+
+
+def _job(name: str) -> dict[str, Any]:
+    doc: dict[str, Any] = yaml.safe_load((ROOT / "inventories" / "jobs" / name).read_text())
+    return doc
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    folder = tmp_path_factory.mktemp("serve-admission")
+    copy_inputs(folder)
+    with serving(folder) as s:
+        yield s
+
+
+def _answer(server: Server, body: dict[str, Any]) -> dict[str, Any]:
+    r = server.post("/v1/admission", body)
+    assert r.status_code == 200, r.text
+    doc: dict[str, Any] = r.json()
+    assert doc["apiVersion"] == "admission.k8s.io/v1" and doc["kind"] == "AdmissionReview"
+    assert doc["response"]["uid"] == UID
+    return doc["response"]  # type: ignore[no-any-return]
+
+
+def test_a_placeable_job_is_allowed(server: Server) -> None:
+    response = _answer(server, review(_job("inference.yaml")))
+    assert response["allowed"] is True and response["status"]["code"] == 200
+    assert server.revision()["revision"] in response["status"]["message"]
+
+
+def test_a_job_that_fits_nowhere_is_refused_with_why(server: Server) -> None:
+    response = _answer(server, review(_job("impossible.yaml")))
+    assert response["allowed"] is False and response["status"]["code"] == 403
+    assert "job moe-train-128 fits nowhere" in response["status"]["message"]
+
+
+def test_an_object_no_job_loader_reads_is_refused_not_allowed(server: Server) -> None:
+    response = _answer(server, review({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}))
+    assert response["allowed"] is False and "cannot read this object as a job" in response["status"]["message"]
+
+
+def test_delete_carries_no_object_and_is_allowed(server: Server) -> None:
+    response = _answer(server, review(None, "DELETE"))
+    assert response["allowed"] is True
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview", "request": {"uid": UID}},
+        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"},
+        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"object": {}}},
+    ],
+)
+def test_what_is_no_admission_review_is_a_400(server: Server, body: dict[str, Any]) -> None:
+    assert server.post("/v1/admission", body).status_code == 400
