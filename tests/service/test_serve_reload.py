@@ -151,3 +151,33 @@ def _refused(r: httpx.Response) -> bool:
         return False
     doc = r.json()
     return doc.get("decision") == "DENY" or doc.get("admitted") is False
+
+
+def test_a_policy_in_a_subfolder_is_watched_and_kept_in_the_snapshot(tmp_path: Path) -> None:
+    # Every *.cedar under the policy folder is read (verifier.authorization.policies.policy_files):
+    # a forbid added in a subfolder flips alice's decision as one at the top does, and the copy
+    # that `admit` places on holds it at the same place.
+    copy_inputs(tmp_path)
+    with serving(tmp_path) as server:
+        before = _alice(server)
+        assert before["decision"] == "ALLOW"
+        (tmp_path / "policies" / "people").mkdir()
+        (tmp_path / "policies" / "people" / "Suspend.CEDAR").write_text(SUSPEND)
+        after_rev = new_revision(server, before["revision"])
+        assert any(p.endswith("people/Suspend.CEDAR") for p in after_rev["files"]["policies"])
+        after = _alice(server)
+        assert (after["decision"], [p["id"] for p in after["policies"]]) == ("DENY", ["alice-suspended"])
+
+
+def test_the_snapshot_keeps_subfolders_apart(tmp_path: Path) -> None:
+    from verifier.service.config import ServeConfig
+    from verifier.service.revision import build_revision
+
+    inventory = copy_inputs(tmp_path)
+    for team in ("a", "b"):
+        (tmp_path / "policies" / team).mkdir()
+        # Two files of one name in two subfolders, each with its own policy id.
+        (tmp_path / "policies" / team / "extra.cedar").write_text(SUSPEND.replace("alice-suspended", f"{team}-x"))
+    revision = build_revision(ServeConfig((inventory,), watch=False))
+    copied = revision.snapshot.policies
+    assert (copied / "a" / "extra.cedar").read_text() != (copied / "b" / "extra.cedar").read_text()

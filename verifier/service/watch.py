@@ -39,7 +39,10 @@ def _relevant(config: ServeConfig, changed: set[tuple[watchfiles.Change, str]]) 
         path = Path(name).resolve()
         if path in files:
             return True
-        if path.parent in policy_dirs and path.suffix in (".cedar", ".cedarschema"):
+        # Anything under the policy folder, subfolders included: a policy file in any case of its
+        # suffix, a folder of policies moved in, a ConfigMap's `..data` swap. A reload that finds
+        # the same bytes keeps the same revision, so reloading too often costs only its time.
+        if any(path.is_relative_to(folder) for folder in policy_dirs):
             return True
     return False
 
@@ -47,12 +50,35 @@ def _relevant(config: ServeConfig, changed: set[tuple[watchfiles.Change, str]]) 
 def start_watching(config: ServeConfig, reload: Callable[[str], object], stop: threading.Event) -> threading.Thread:
     """A daemon thread that calls `reload("watch")` after each batch of changes to the served files."""
     files, policy_dirs = served_paths(config)
-    folders = sorted({p.parent for p in files} | policy_dirs)
+    # The policy folder is watched with its subfolders (every *.cedar under it is read); the
+    # other files' folders alone (an inventory's folder may be a whole repository).
+    policy_tree = sorted(policy_dirs)
+    folders = sorted({p.parent for p in files} - set(policy_tree) - {p.parent for p in files if _under(p, policy_tree)})
+    thread = _watch_thread(config, reload, stop, folders, recursive=False, name="topolog-watch")
+    if policy_tree:
+        _watch_thread(config, reload, stop, policy_tree, recursive=True, name="topolog-watch-policies")
+    return thread
 
+
+def _under(path: Path, folders: list[Path]) -> bool:
+    return any(path.is_relative_to(folder) for folder in folders)
+
+
+def _watch_thread(
+    config: ServeConfig,
+    reload: Callable[[str], object],
+    stop: threading.Event,
+    folders: list[Path],
+    *,
+    recursive: bool,
+    name: str,
+) -> threading.Thread:
     def run() -> None:
+        if not folders:
+            return
         try:
             for changed in watchfiles.watch(
-                *folders, stop_event=stop, recursive=False, debounce=400, rust_timeout=1000, raise_interrupt=False
+                *folders, stop_event=stop, recursive=recursive, debounce=400, rust_timeout=1000, raise_interrupt=False
             ):
                 if _relevant(config, changed):
                     reload("watch")
@@ -63,6 +89,6 @@ def start_watching(config: ServeConfig, reload: Callable[[str], object], stop: t
                 err,
             )
 
-    thread = threading.Thread(target=run, name="topolog-watch", daemon=True)
+    thread = threading.Thread(target=run, name=name, daemon=True)
     thread.start()
     return thread
