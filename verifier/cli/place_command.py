@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from verifier.cli.errors import guard
+from verifier.cli.job_options import PRINCIPAL_FROM_OPTION
 from verifier.cli.options import (
     ENGINE_OPTION,
     NO_AUTHORIZATION_OPTION,
@@ -22,6 +23,7 @@ from verifier.core.progress import Progress
 from verifier.placement.place import RANKS, PlaceReport
 from verifier.reports import formats_for
 from verifier.session.place_run import PlaceSettings, place, what_if
+from verifier.sources.jobs.principal_rules import PrincipalRule
 
 
 @click.command("place")
@@ -47,6 +49,7 @@ from verifier.session.place_run import PlaceSettings, place, what_if
 @format_option(formats_for(PlaceReport))
 @side_file_options()
 @NO_AUTHORIZATION_OPTION
+@PRINCIPAL_FROM_OPTION
 @scenario_options
 @ENGINE_OPTION
 def place_cmd(
@@ -59,6 +62,7 @@ def place_cmd(
     principals_path: Path | None,
     policies_path: Path | None,
     no_authorization: bool,
+    principal_from: tuple[PrincipalRule, ...],
     drain: tuple[str, ...],
     fail: tuple[str, ...],
     fail_links: tuple[str, ...],
@@ -67,7 +71,10 @@ def place_cmd(
 ) -> None:
     """List, per job, the valid placements ranked, with bottleneck bandwidth and hourly cost.
 
-    JOBS are job files or directories (kind: Jobs). Each job's principal must be in the
+    JOBS are job files or directories: topolog's own (kind: Jobs), Kubernetes workloads (Pod,
+    Job, JobSet, LeaderWorkerSet, Kueue Workload; several to a file, or a kubectl List) and
+    Slurm batch scripts (#SBATCH lines); --principal-from says whom the last two act as, and
+    what they say that topolog does not judge is listed as notes. Each job's principal must be in the
     principals file (principals.yml next to the inventory, or --principals), and placements
     are only where the Cedar policies let it schedule; --no-authorization places without
     them and says so. Exit status: 0 every job has a placement, 1 some job fits nowhere
@@ -85,6 +92,8 @@ def place_cmd(
       topolog place inventories/mixed-fleet.yaml inventories/jobs/ --why-not --rank cost --format json
       topolog place inventories/mixed-fleet.yaml inventories/jobs/ --drain h100-n0 --fail rtx-n3/gpu1
       topolog place inventories/dgx-h100-pod.yaml inventories/jobs/ --fail-link 'dgx00/gpu0<->dgx00/nvsw0'
+      topolog place inventories/dgx-h100-pod.yaml inventories/jobs/schedulers/ \\
+          --principal-from namespace=Team --principal-from account=Team
     """
 
     def body() -> int:
@@ -100,7 +109,13 @@ def place_cmd(
                     [inventory],
                     list(jobs),
                     scenario,
-                    PlaceSettings(rank=rank, engine=engine, limit=1, authorize=not no_authorization),
+                    PlaceSettings(
+                        rank=rank,
+                        engine=engine,
+                        limit=1,
+                        authorize=not no_authorization,
+                        principal_from=principal_from,
+                    ),
                     progress,
                     side_file_flags(principals_path, policies_path),
                 )
@@ -117,6 +132,7 @@ def place_cmd(
                 limit=limit,
                 flags=side_file_flags(principals_path, policies_path),
                 authorize=not no_authorization,
+                principal_from=principal_from,
             )
         emit(report, fmt)
         return report.exit_code

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Protocol
 
+from verifier.core.errors import Diagnostic
 from verifier.core.gc_pause import collector_paused
 from verifier.engine.ast import Program, Row, Value
 from verifier.engine.backend import Backend
@@ -146,6 +147,8 @@ class PlaceReport:
     jobs: list[JobPlacements]
     authorization_checked: bool = True
     """False under `--no-authorization`: every principal was treated as allowed everywhere."""
+    notes: tuple[Diagnostic, ...] = ()
+    """What the job files hold besides jobs (Jobs.notes); each job's own notes are on its Job."""
 
     @property
     def unplaceable(self) -> list[str]:
@@ -247,7 +250,7 @@ def for_every_job(report: PlaceReport, jobs: Jobs, of: dict[str, str]) -> PlaceR
         out.append(
             JobPlacements(job, rep.candidates, list(rep.placements), list(rep.why_not), rep.hosting, list(rep.layouts))
         )
-    return PlaceReport(report.rank, out, report.authorization_checked)
+    return PlaceReport(report.rank, out, report.authorization_checked, jobs.notes)
 
 
 def gpus_and_ancestors(inv: Inventory) -> set[str]:

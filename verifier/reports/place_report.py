@@ -95,6 +95,8 @@ def render_text(report: PlaceReport) -> str:
         if job.model is not None:
             lines.append(f"  {memory_line(job.model)}")
             lines.extend(f"  {layout_line(job, lay)}" for lay in jp.layouts)
+        # A scheduler's spec says more than topolog judges (CPU, images, tolerations): said, never dropped.
+        lines.extend(f"  note: {n}" for n in job.notes)
         if not jp.placements:
             lines.append("  error PLACE001: fits nowhere")
         for i, p in enumerate(jp.placements, 1):
@@ -108,6 +110,7 @@ def render_text(report: PlaceReport) -> str:
         for w in jp.why_not:
             lines.append(f"  why not {w.message}")
     placed = sum(1 for jp in report.jobs if jp.placements)
+    lines.extend(f"note: {n}" for n in report.notes)
     lines.append(f"{placed} of {len(report.jobs)} jobs placeable (ranked by {report.rank})")
     if not report.authorization_checked:
         lines.append(NOT_AUTHORIZED)
@@ -131,10 +134,12 @@ def render_json(report: PlaceReport) -> str:
                 "placeable": bool(jp.placements),
                 "placements": [p.to_dict() for p in jp.placements],
                 "why_not": [w.to_dict() for w in jp.why_not],
+                "notes": [str(n) for n in jp.job.notes],
             }
             for jp in report.jobs
         ],
         "unplaceable": report.unplaceable,
+        "notes": [str(n) for n in report.notes],
     }
     return json.dumps(doc, indent=2, sort_keys=False) + "\n"
 

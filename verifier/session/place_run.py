@@ -25,7 +25,8 @@ from verifier.session.session import (
     require_job_principals,
 )
 from verifier.session.verify_run import SideFileFlags
-from verifier.sources.jobs.loader import load_jobs
+from verifier.sources.jobs.principal_rules import PrincipalRule
+from verifier.sources.jobs.read import read_jobs
 from verifier.sources.jobs.spec import Jobs
 from verifier.sources.scenario import Scenario, apply_scenario
 
@@ -41,6 +42,7 @@ def place(
     whole_inventory: bool = False,
     flags: SideFileFlags | None = None,
     authorize: bool = True,
+    principal_from: tuple[PrincipalRule, ...] = (),
 ) -> PlaceReport:
     """Valid placements of every job, ranked (TopologError on bad input).
 
@@ -48,12 +50,13 @@ def place(
     nothing is placed (exit 2) unless `authorize` is False (`--no-authorization`), and then
     the report says that authorization was not checked. Only the facts of GPUs and their
     ancestors are loaded unless `whole_inventory` (a test holds both ways equal) or some
-    job asks for rail alignment.
+    job asks for rail alignment. `principal_from`: whom a Kubernetes or Slurm job acts as
+    (verifier/sources/jobs/principal_rules.py).
     """
     paths = list(inventory_paths)
     side = (flags or SideFileFlags()).discover(paths)
-    how = PlaceSettings(rank, why_not, engine, limit, whole_inventory, authorize)
-    todo = jobs_to_place(jobs_paths, why_not)
+    how = PlaceSettings(rank, why_not, engine, limit, whole_inventory, authorize, principal_from)
+    todo = jobs_to_place(jobs_paths, why_not, principal_from)
     if progress is not None:
         progress.step("loading inventory")
     return placements(read_inventory(paths, side, principals=authorize), todo, how, progress)[0]
@@ -75,7 +78,7 @@ def what_if(
     how = how or PlaceSettings()
     paths = list(inventory_paths)
     side = (flags or SideFileFlags()).discover(paths)
-    todo = jobs_to_place(jobs_paths, how.why_not)
+    todo = jobs_to_place(jobs_paths, how.why_not, how.principal_from)
     if progress is not None:
         progress.step("loading inventory")
     inputs = read_inventory(paths, side, principals=how.authorize)
@@ -100,6 +103,8 @@ class PlaceSettings:
     limit: int = 0
     whole_inventory: bool = False
     authorize: bool = True
+    principal_from: tuple[PrincipalRule, ...] = ()
+    """Whom a Kubernetes or Slurm job acts as (`--principal-from`)."""
 
 
 @dataclass(frozen=True)
@@ -112,8 +117,10 @@ class JobsToPlace:
     program: Program
 
 
-def jobs_to_place(jobs_paths: Sequence[Path], why_not: bool = False) -> JobsToPlace:
-    jobs = load_jobs(list(jobs_paths))
+def jobs_to_place(
+    jobs_paths: Sequence[Path], why_not: bool = False, principal_from: tuple[PrincipalRule, ...] = ()
+) -> JobsToPlace:
+    jobs = read_jobs(list(jobs_paths), principal_from)  # topolog's format, Kubernetes and Slurm alike
     classes, of = job_classes(jobs)
     # Stages no job asks for (rail alignment, pair bandwidth) read nothing: the engine's
     # pruning sees that their job_need atoms match no row and loads none of their inputs.
