@@ -6,7 +6,8 @@ makes a `rack` object (label slurm_block) holding the nodes; `BlockSizes=` is ke
 topology.yaml (Slurm 25.05+) lists several named topologies, each `tree` (switches with `nodes` or
 `children`), `block` (`block_sizes`, `blocks`) or `flat`; every object keeps its topology's name as
 `slurm_topology`. slurm.conf's `NodeName=` and `PartitionName=` lines add the cluster's nodes, so a
-node that no switch lists is an object (and SLURM002 finds it).
+node that no switch lists is an object (and SLURM002 finds it); `scontrol show nodes` output does too,
+and both are node lists checked against an inventory (verifier.sources.importers.slurm_node_list).
 
 Switches are `switch` objects labelled `slurm: switch` and `slurm_role: leaf|spine`; each membership
 is a link from the listing switch (a) to the member (b) labelled `slurm_member: node|switch`.
@@ -32,6 +33,9 @@ from verifier.core.walk import depth_first
 from verifier.sources.importers.build import ASSUMED, Builder, Imported, read_tool_text
 from verifier.sources.importers.hostlist import HostlistError, expand
 from verifier.sources.importers.slurm_conf import SlurmConf, looks_like, read_slurm_conf
+from verifier.sources.importers.slurm_node_list import node_list
+from verifier.sources.importers.slurm_nodes import NodeRecord, read_scontrol_nodes
+from verifier.sources.importers.slurm_nodes import looks_like as looks_like_scontrol
 
 _KEYS = {"switchname", "switches", "nodes", "linkspeed", "blockname", "blocksizes"}
 _PAIR = re.compile(r"(\S+?)=(\S*)")
@@ -54,6 +58,7 @@ def import_slurm(paths: list[Path], link_kind: str = "infiniband", link_mbps: in
     conf: SlurmConf | None = None
     texts: list[tuple[Path, str]] = []
     inventories: list[Path] = []
+    records: dict[str, NodeRecord] = {}
     for path in paths:
         text = read_tool_text(path)
         if re.search(r"(?m)^apiVersion:\s*topolog\.dev/", text):
@@ -72,6 +77,11 @@ def import_slurm(paths: list[Path], link_kind: str = "infiniband", link_mbps: in
 
             for loc, fields, topology, prefix in yaml_lines(b, text, str(path)):
                 lines.append(_Line(loc, fields, topology, prefix))
+        elif looks_like_scontrol(text):
+            for name, record in read_scontrol_nodes(b, text, str(path)).items():
+                if name in records:
+                    b.error(record.loc, f"node {name!r} is listed twice (first at {records[name].loc})")
+                records.setdefault(name, record)
         elif looks_like(text):
             conf = conf or SlurmConf()
             read_slurm_conf(b, text, str(path), conf)
@@ -89,7 +99,10 @@ def import_slurm(paths: list[Path], link_kind: str = "infiniband", link_mbps: in
         # The inventory's own switches and racks keep their ids: Slurm's are told apart by a prefix.
         for line in lines:
             line.prefix = "slurm-" + line.prefix
-    _Reader(b, link_kind, link_mbps, conf, onto).read(lines)
+    reader = _Reader(b, link_kind, link_mbps, conf, onto)
+    reader.read(lines)
+    if conf is not None or records:
+        node_list(b, conf, records, onto)
     return b.finish()
 
 

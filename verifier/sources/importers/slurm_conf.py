@@ -2,7 +2,8 @@
 
 Only what the topology checks need is read: `NodeName=` (a hostlist, with `Gres=` kept as a
 label), `NodeSet=` (a named hostlist that partitions may use) and `PartitionName=` (`Nodes=` a
-hostlist, node sets or ALL). `DEFAULT` lines set defaults and define no node. Keys are case
+hostlist, node sets or ALL). `DEFAULT` lines define no node; a `NodeName=DEFAULT Gres=` line gives
+its Gres to the NodeName lines below it. Keys are case
 insensitive (slurm.conf(5)); every other setting of slurm.conf is about daemons and scheduling
 and is skipped (counted in one note).
 """
@@ -42,6 +43,7 @@ def read_slurm_conf(b: Builder, text: str, file: str, conf: SlurmConf) -> None:
     skipped = 0
     nodesets: dict[str, list[str]] = {}
     partitions: list[tuple[str, str, SourceLocation]] = []
+    default_gres: str | None = None
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -60,6 +62,8 @@ def read_slurm_conf(b: Builder, text: str, file: str, conf: SlurmConf) -> None:
             b.error(loc, f"{line.split('=', 1)[0]}= has no value")
             continue
         if name.upper() == "DEFAULT":
+            if first == "nodename" and "gres" in f:
+                default_gres = f["gres"]  # slurm.conf(5): a DEFAULT line sets it for the NodeName lines below
             continue
         if first == "nodename":
             try:
@@ -72,8 +76,9 @@ def read_slurm_conf(b: Builder, text: str, file: str, conf: SlurmConf) -> None:
                     b.error(loc, f"node {h!r} is defined twice (first on line {conf.nodes[h].line})")
                     continue
                 conf.nodes[h] = loc
-                if "gres" in f:
-                    conf.gres[h] = f["gres"]
+                gres = f.get("gres", default_gres)
+                if gres is not None:
+                    conf.gres[h] = gres
         elif first == "nodeset":
             if "nodes" not in f:
                 b.note(
