@@ -37,6 +37,7 @@ from verifier.cli.options import (
 )
 from verifier.cli.output import emit, refuse_inputs, write_file
 from verifier.cli.provenance import date_source, run_settings, where_set
+from verifier.cli.scenario_options import scenario_of, scenario_options
 from verifier.core.progress import Progress
 from verifier.reports import VERIFY_FORMATS, render
 from verifier.reports.text_report import summary
@@ -123,6 +124,7 @@ from verifier.session.verify_run import VerifyRun, verify
 )
 @side_file_options()
 @NO_AUTHORIZATION_OPTION
+@scenario_options
 @CHECK_OPTIONS
 @ENGINE_OPTION
 def verify_cmd(
@@ -142,6 +144,10 @@ def verify_cmd(
     principals_path: Path | None,
     policies_path: Path | None,
     no_authorization: bool,
+    drain: tuple[str, ...],
+    fail: tuple[str, ...],
+    fail_links: tuple[str, ...],
+    scenario_paths: tuple[Path, ...],
     check_ids: tuple[str, ...],
     skip_ids: tuple[str, ...],
     engine: str,
@@ -152,6 +158,9 @@ def verify_cmd(
     Each --output FORMAT=PATH writes one report to a file; --format chooses the one
     printed on stdout (text when neither is given). With GITHUB_STEP_SUMMARY set, the
     github format also appends a Markdown summary of the run there.
+    With --jobs, a what-if (--drain, --fail, --fail-link, --scenario) places the jobs with the
+    scenario too: a job it costs its placement is a WHATIF001 error, one it slows a WHATIF002
+    warning, a changed Cedar decision on a job's principal a WHATIF003 warning.
 
     \b
     Example:
@@ -160,6 +169,7 @@ def verify_cmd(
           --format github --baseline .topolog-baseline.json
       topolog verify --from nccl-xml /var/log/nccl-topo.xml
       topolog verify inventories/mixed-fleet.yaml --jobs inventories/jobs/
+      topolog verify inventories/mixed-fleet.yaml --jobs inventories/jobs/ --drain h100-n0
     """
     # Without any --output the report is the terminal's; with some, only an asked-for one is.
     on_stdout = stdout_fmt or (None if outputs else "text")
@@ -168,12 +178,20 @@ def verify_cmd(
 
     def body() -> int:
         side = (waivers_path, baseline_path, thresholds_path, principals_path, policies_path)
-        read = [*inventory, *rules, *jobs_paths, *(p for p in side if p is not None)]
+        read = [*inventory, *rules, *jobs_paths, *scenario_paths, *(p for p in side if p is not None)]
         _missing_files(read)
+        scenario = scenario_of(drain, fail, fail_links, scenario_paths)
+        if scenario and (not jobs_paths or from_kind is not None):
+            raise click.UsageError(
+                "a what-if (--drain, --fail, --fail-link, --scenario) needs --jobs and a YAML inventory"
+            )
         refuse_inputs([*(path for _, path in outputs), *([write_baseline] if write_baseline else [])], read)
         ctx = click.get_current_context()
         set_by_file = where_set(ctx, "skip_ids") or where_set(ctx, "check_ids")
-        selection = _selection(rules, check_ids, skip_ids, also=(EXPIRED_ID, UNUSED_ID), source=set_by_file)
+        from verifier.session.whatif_checks import CHECK_IDS as WHATIF_IDS  # the engine's modules: only here
+
+        also = (EXPIRED_ID, UNUSED_ID, *WHATIF_IDS)
+        selection = _selection(rules, check_ids, skip_ids, also=also, source=set_by_file)
         run = VerifyRun(
             rules=list(rules) or None,
             engine=engine,
@@ -185,6 +203,7 @@ def verify_cmd(
             from_kind=from_kind,
             jobs=list(jobs_paths),
             authorize=not no_authorization,
+            scenario=scenario,
         )
         with Progress() as progress:
             report = verify(list(inventory), run, progress)

@@ -30,8 +30,10 @@ from verifier.session.session import (
 from verifier.session.side_files import SideFiles, discover
 from verifier.sources.inventory.clusters import ClusterFiles, cluster_files, several_clusters
 from verifier.sources.inventory.model import Inventory
+from verifier.sources.scenario import Scenario
 
 if TYPE_CHECKING:
+    from verifier.placement.whatif import WhatIfReport
     from verifier.sources.jobs.spec import Jobs
 
 
@@ -75,6 +77,9 @@ class VerifyRun:
     evaluate_only: frozenset[str] = frozenset()
     """Check ids: evaluate only the rules their findings depend on (the same findings of those
     checks, under stratified semantics, for less work); empty: every rule."""
+    scenario: Scenario = field(default_factory=Scenario)
+    """A what-if (`--drain`, `--fail`, `--fail-link`, `--scenario`, with --jobs): the jobs placed with
+    it too, its effect on them reported as WHATIF00x findings (verifier.session.whatif_checks)."""
 
 
 def verify(
@@ -146,6 +151,12 @@ def verify(
                 unproved = f"the {run.engine} engine records no derivations; use --engine duckdb for proofs"
         results.extend(found)
         omitted += left_out
+    if run.scenario and jobs is not None:
+        # The inventory as it is has been verified; the scenario's effect on the jobs joins it.
+        from verifier.session.whatif_checks import whatif_checks, whatif_results
+
+        results.extend(whatif_results(_what_if(paths, run, progress), located))
+        checks += whatif_checks(run.scenario.changes[0].loc.file)
     results.sort(key=lambda r: r.finding.sort_key())
     settings = RunSettings()
     if waivers is not None:
@@ -172,6 +183,14 @@ def verify(
         topology=topology,
         settings=settings,
     )
+
+
+def _what_if(paths: list[Path], run: VerifyRun, progress: PhaseListener | None) -> WhatIfReport:
+    """`place`'s what-if of the run's jobs and scenario (imported here: place_run imports this module)."""
+    from verifier.session.place_run import PlaceSettings, what_if
+
+    how = PlaceSettings(engine=run.engine, limit=1, authorize=run.authorize)
+    return what_if(paths, list(run.jobs), run.scenario, how, progress, run.flags)
 
 
 def _why_unplaceable(result: Result, evaluation: Evaluation, jobs: Jobs) -> Result:
