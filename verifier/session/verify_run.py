@@ -34,6 +34,7 @@ from verifier.sources.scenario import Scenario
 
 if TYPE_CHECKING:
     from verifier.placement.whatif import WhatIfReport
+    from verifier.sources.jobs.principal_rules import PrincipalRule
     from verifier.sources.jobs.spec import Jobs
 
 
@@ -72,6 +73,8 @@ class VerifyRun:
     """Where `today` came from, as the reports name it ('TOPOLOG_TODAY', a configuration's line)."""
     from_kind: str | None = None
     jobs: Sequence[Path] = ()
+    principal_from: tuple[PrincipalRule, ...] = ()
+    """Whom a Kubernetes or Slurm job among `jobs` acts as (`--principal-from`)."""
     authorize: bool = True
     """False: run without authorization (`--no-authorization`); jobs are then placed as if every principal may."""
     evaluate_only: frozenset[str] = frozenset()
@@ -97,9 +100,9 @@ def verify(
     if run.jobs:  # --jobs: job facts make rules/placement/ judge every job (PLACE001: a job that fits nowhere)
         if len(clusters) > 1:
             raise several_clusters(clusters, "--jobs judges whether each job fits one cluster")
-        from verifier.sources.jobs.loader import load_jobs
+        from verifier.sources.jobs.read import read_jobs
 
-        jobs = load_jobs(list(run.jobs))
+        jobs = read_jobs(list(run.jobs), run.principal_from)
         located.update((job.name, job.loc) for job in jobs)
     program = load_rules(run.rules)  # checked once, whatever the number of clusters
     if run.evaluate_only:
@@ -108,6 +111,9 @@ def verify(
     omitted = 0
     checks: list[Check] = []
     notes: list[str] = []
+    if jobs is not None:  # what a Kubernetes or Slurm spec says that topolog does not judge
+        notes.extend(str(n) for job in jobs for n in job.notes)
+        notes.extend(str(n) for n in jobs.notes)
     unproved: str | None = None
     not_applicable: set[str] | None = None
     topology: list[Inventory] = []  # each cluster's inventory, for the html report's drawing
@@ -189,7 +195,7 @@ def _what_if(paths: list[Path], run: VerifyRun, progress: PhaseListener | None) 
     """`place`'s what-if of the run's jobs and scenario (imported here: place_run imports this module)."""
     from verifier.session.place_run import PlaceSettings, what_if
 
-    how = PlaceSettings(engine=run.engine, limit=1, authorize=run.authorize)
+    how = PlaceSettings(engine=run.engine, limit=1, authorize=run.authorize, principal_from=run.principal_from)
     return what_if(paths, list(run.jobs), run.scenario, how, progress, run.flags)
 
 
