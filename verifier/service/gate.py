@@ -66,12 +66,14 @@ def problems(err: TopologError) -> list[str]:
 class Gate:
     """The live revision and what replaces it. Build the first one with `start` (TopologError: do not serve)."""
 
-    def __init__(self, config: ServeConfig, build: Callable[[ServeConfig], Revision] = build_revision) -> None:
+    def __init__(
+        self, config: ServeConfig, build: Callable[[ServeConfig, Revision | None], Revision] = build_revision
+    ) -> None:
         self.config = config
         self._build = build
         self._reload_lock = threading.Lock()
         started = time.perf_counter()
-        self._live = build(config)
+        self._live = build(config, None)
         self.token = read_token(config.token_file) if config.token_file is not None else None
         self.last_reload = ReloadStatus(
             time.time(), "start", True, self._live.id, True, [], time.perf_counter() - started
@@ -91,7 +93,7 @@ class Gate:
             new: Revision | None = None
             token = self.token
             try:
-                new = self._build(self.config)
+                new = self._build(self.config, self._live)
                 if self.config.token_file is not None:
                     token = read_token(self.config.token_file)
             except TopologError as err:

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from verifier.authorization.policies import SCHEMA_FILE, policy_files
+from verifier.authorization.evaluate import Authorizer
+from verifier.authorization.policies import SCHEMA_FILE, load_policies, policy_files
 from verifier.authorization.setup import AuthzSetup
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.limits import read_limited
@@ -91,25 +92,35 @@ def _read(files: Sequence[tuple[str, Path]]) -> list[tuple[str, Path, bytes]]:
     return [(role, path, read_limited(path, str(path))) for role, path in files]
 
 
-def build_revision(config: ServeConfig) -> Revision:
-    """A new revision from the files as they are now; TopologError (every problem, file:line) when any is invalid."""
+def build_revision(config: ServeConfig, live: Revision | None = None) -> Revision:
+    """A new revision from the files as they are now; TopologError (every problem, file:line) when any is invalid.
+
+    When the inventory and principals are byte for byte those of `live`, its entity graph is
+    kept and only the policies are loaded and checked against it (a policy edit on a
+    131,072-GPU fleet is then live in milliseconds, not seconds): the graph is built from
+    those two files alone.
+    """
     start = time.perf_counter()
     side = side_files(config)
     files = watched_files(config, side)
     before = _read(files)
-    setup = authorization_inputs(list(config.inventory), side)
-    setup.graph.domains()  # found now, at build time, not by the first request that names a domain
-    after = _read(files)
-    changed = [str(p) for (_r, p, a), (_r2, _p2, b) in zip(before, after, strict=True) if a != b]
-    if changed:
-        # Built from a file that changed under it: this build may mix two versions of it.
-        raise TopologError.at(SourceLocation(changed[0]), "changed while the revision was built; it is built again")
     digests: dict[str, dict[str, str]] = {role: {} for role in ROLES}
     overall = hashlib.sha256()
     for role, path, data in before:
         digest = hashlib.sha256(data).hexdigest()
         digests[role][str(path)] = digest
         overall.update(f"{role}\0{path}\0{digest}\n".encode())
+    same_graph = live is not None and all(live.files[r] == digests[r] for r in ("inventory", "principals"))
+    if live is not None and same_graph:
+        setup = _with_policies(live.setup, side.policy_dir)
+    else:
+        setup = authorization_inputs(list(config.inventory), side)
+        setup.graph.domains()  # found now, at build time, not by the first request that names a domain
+    after = _read(files)
+    changed = [str(p) for (_r, p, a), (_r2, _p2, b) in zip(before, after, strict=True) if a != b]
+    if changed:
+        # Built from a file that changed under it: this build may mix two versions of it.
+        raise TopologError.at(SourceLocation(changed[0]), "changed while the revision was built; it is built again")
     folder = tempfile.mkdtemp(prefix="topolog-revision-")
     try:
         snapshot = _write_snapshot(Path(folder), before)
@@ -128,6 +139,22 @@ def _under_policies(path: Path, files: Sequence[tuple[str, Path, bytes]]) -> Pat
         return path.relative_to(folder)
     except ValueError:  # a link that policy_files followed: it keeps the name it has in the folder
         return Path(path.name)
+
+
+def _with_policies(setup: AuthzSetup, policy_dir: Path) -> AuthzSetup:
+    """`setup`'s inventory, principals and entity graph with the policies of `policy_dir`, validated
+    against its schema and the entities checked against it, as verifier.authorization.setup.build_setup does.
+    """
+    bundle = load_policies(policy_dir)
+    return AuthzSetup(
+        setup.inventories,
+        setup.inventory,
+        bundle,
+        setup.principals,
+        setup.graph,
+        Authorizer(bundle, setup.graph),
+        setup.inventory_parts,
+    )
 
 
 def _write_snapshot(root: Path, files: Sequence[tuple[str, Path, bytes]]) -> Snapshot:

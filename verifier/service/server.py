@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import socket
 import ssl
@@ -19,6 +20,7 @@ from collections.abc import AsyncIterator
 import uvicorn
 from starlette.applications import Starlette
 
+from verifier.core.cache import ENV_DIR
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.service.app import Service, create_app
 from verifier.service.config import ServeConfig, check_config, is_loopback
@@ -58,6 +60,10 @@ def serve(config: ServeConfig) -> None:
     """Serve until SIGINT or SIGTERM. TopologError (exit 2) when the configuration or the first revision is bad."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
     check_config(config)
+    # No disk cache in a long-running gate: it would write an entry per new decision (and evict
+    # others) on the request path, making each decision several times slower (docs/serve.md);
+    # the revision lives in memory instead.
+    os.environ[ENV_DIR] = ""
     gate = Gate(config)
     gate.listeners.append(_log_reload)
     service = Service(gate, DecisionLog(config.decision_log, config.decision_log_bytes, config.decision_log_keep))
