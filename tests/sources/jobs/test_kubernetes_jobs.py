@@ -198,3 +198,10 @@ def test_wrong_api_group_and_multi_document_errors() -> None:
     with pytest.raises(TopologError) as err:
         read_jobs_text(_text(GPU8) + "---\n- not a mapping\n", "two.yaml", BY_NAMESPACE)
     assert "two.yaml:13:1: document is not a mapping" in str(err.value)
+
+
+def test_gke_accelerator_selector() -> None:
+    # GKE labels A3 High nodes cloud.google.com/gke-accelerator=nvidia-h100-80gb: the H100 SXM5 80GB.
+    text = _text("  nodeSelector:\n    cloud.google.com/gke-accelerator: nvidia-h100-80gb\n" + GPU8)
+    job = next(iter(read_jobs_text(text, "pod.yaml", BY_NAMESPACE)))
+    assert (job.gpus, job.scope, job.accepts) == (8, "node", ("H100-SXM5-80GB",))

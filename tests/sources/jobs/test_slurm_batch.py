@@ -74,6 +74,8 @@ def test_typed_gres_constraint_and_partition() -> None:
         ("#SBATCH --gres=gpu:1g.10gb:2\n", 2, "node", None, (), "1g.10gb"),
         # --ntasks=16 --ntasks-per-node=8 --gpus-per-task=1: ceil(16 / 8) = 2 nodes, 16 GPUs.
         ("#SBATCH --ntasks=16\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-task=1\n", 16, "any", 2, (), None),
+        # A type Slurm's AutoDetect=nvml writes: NVML's "NVIDIA H100 80GB HBM3" lower-cased, underscores.
+        ("#SBATCH --gres=gpu:nvidia_h100_80gb_hbm3:8\n", 8, "node", None, ("H100-SXM5-80GB",), None),
         # --constraint with OR over GPU words: any of them.
         ('#SBATCH --gres=gpu:4 --constraint="h100|a100"\n', 4, "node", None, ("H100", "A100"), None),
     ],

@@ -1,15 +1,12 @@
 """GPU models as schedulers name them, to the `accepts` words of topolog's job model.
 
-- `nvidia.com/gpu.product` (GPU Feature Discovery): the NVML product name with spaces as dashes
-  ("NVIDIA-H100-80GB-HBM3"), `-SHARED` appended under time-slicing and `-MIG-<profile>` under
-  the MIG single strategy (GFD README, "Generated Labels"); matched against the NVML names of
-  verifier/sources/inventory/device_ids.yaml.
-- `amd.com/gpu.device-id` (AMD GPU node labeller): the PCI device id, matched with vendor 1002
-  against the same table.
+- `nvidia.com/gpu.product` (GPU Feature Discovery) and `amd.com/gpu.device-id` (AMD's node
+  labeller): verifier/sources/importers/gpu_names.py, which the node-list importers share.
 - `cloud.google.com/gke-accelerator` (GKE, "About GPUs in GKE"): GKE's accelerator names.
 - Slurm GRES types and node features (`--gres=gpu:a100:4`, `--constraint=h100`) are site-chosen
   words; a word that is a catalogue model's name, or its leading part ("a100" for
-  "A100-SXM4-80GB"), ignoring case, dashes and underscores, names those models.
+  "A100-SXM4-80GB"), ignoring case, dashes and underscores, names those models; a type Slurm's
+  AutoDetect=nvml wrote (`nvidia_h100_80gb_hbm3`) names its product (gpu_names.py).
 
 A name that matches nothing gives None; the readers keep the word as written (no GPU matches
 it, so the job fits nowhere and `--why-not` says the model is not accepted) and add a note.
@@ -20,8 +17,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from verifier.sources.importers.gpu_names import model_for_product
 from verifier.sources.inventory.catalog import builtin_models
-from verifier.sources.inventory.device_ids import device_ids, model_for_pci
 
 VENDORS = ("nvidia", "amd", "intel")
 
@@ -35,28 +32,9 @@ GKE_ACCELERATORS = {
     "nvidia-gb200": "B200-GB200-186GB",  # A4X
 }
 
-_MIG_SUFFIX = re.compile(r"-mig-[0-9]+g\.[0-9]+gb$")
-
 
 def _squash(word: str) -> str:
     return re.sub(r"[-_ ]", "", word.lower())
-
-
-@cache
-def _gfd_products() -> dict[str, str]:
-    return {name.replace(" ", "-"): model for name, model in device_ids().names.items()}
-
-
-def gfd_product_model(value: str) -> str | None:
-    """The catalogue model of a GFD `nvidia.com/gpu.product` value, or None."""
-    key = value.strip().lower().removesuffix("-shared")
-    key = _MIG_SUFFIX.sub("", key)
-    return _gfd_products().get(key)
-
-
-def amd_device_model(value: str) -> str | None:
-    """The catalogue model of an `amd.com/gpu.device-id` value ("74a1"), or None."""
-    return model_for_pci("1002", value.strip())
 
 
 def gke_model(value: str) -> str | None:
@@ -80,4 +58,4 @@ def site_word(word: str) -> str | None:
     """The accepts word a Slurm GRES type or node feature stands for ("a100" -> "A100"), or None."""
     if word.lower() in VENDORS:
         return word.lower()
-    return _gpu_words().get(_squash(word))
+    return _gpu_words().get(_squash(word)) or model_for_product(word)

@@ -13,17 +13,18 @@ import re
 from dataclasses import dataclass, field
 
 from verifier.core.errors import Diagnostic, SourceLocation
+from verifier.sources.importers.gpu_names import model_for_amd_device, model_for_product
 from verifier.sources.inventory.catalog import mig_memory_mb
 from verifier.sources.inventory.validate import Problems, name_problem
 from verifier.sources.inventory.yaml_source import YList, YMap
-from verifier.sources.jobs import gpu_words
+from verifier.sources.jobs.gpu_words import gke_model
 
 GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
 MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(?P<profile>[0-9]+g\.[0-9]+gb)$")
 PRODUCT_LABELS = {
-    "nvidia.com/gpu.product": gpu_words.gfd_product_model,
-    "amd.com/gpu.device-id": gpu_words.amd_device_model,
-    "cloud.google.com/gke-accelerator": gpu_words.gke_model,
+    "nvidia.com/gpu.product": model_for_product,
+    "amd.com/gpu.device-id": model_for_amd_device,
+    "cloud.google.com/gke-accelerator": gke_model,
 }
 """Node labels that name the GPU model, and how each value maps to a catalogue model."""
 READ_POD_KEYS = ("containers", "initContainers", "nodeSelector", "affinity", "serviceAccountName", "serviceAccount")
