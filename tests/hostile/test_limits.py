@@ -10,12 +10,14 @@ from verifier.core.limits import LimitError, Limits, current_limits, parse_limit
 def test_names_are_the_flag_names() -> None:
     assert Limits.names() == (
         "file_size",
+        "yaml_size",
         "id_length",
         "nesting_depth",
         "template_count",
         "expanded_objects",
         "hostlist_size",
         "list_length",
+        "matrix_cells",
         "derived_tuples",
         "fixpoint_rounds",
         "engine_memory",
@@ -25,12 +27,15 @@ def test_names_are_the_flag_names() -> None:
 def test_defaults_leave_room_for_the_largest_real_inputs() -> None:
     limits = Limits()
     # A 131,072-GPU fleet (benchmarks/verify_bench.py): 475,000 objects and 940,000 links.
-    assert limits.expanded_objects >= 5 * (475_136 + 939_264)
+    # It stays accepted by default (it peaks at 1.1 GiB); twice that size would pass 2 GiB and is refused.
+    assert 475_136 + 939_264 <= limits.expanded_objects < 2 * (475_136 + 939_264)
     assert limits.template_count >= 16_384
     # A 100,000-node Slurm tree, named by one hostlist per leaf or all at once.
     assert limits.hostlist_size >= 100_000
-    # The 1,450-GPU nvidia-smi matrix of issue 18 is 10 MB.
+    # The 1,450-GPU nvidia-smi matrix of issue 18 is 10 MB: read (file_size), then refused by its
+    # 2,102,500 cells (matrix_cells), as importing it needed 6 GB (issue 45).
     assert limits.file_size >= 10 * 10**7
+    assert limits.matrix_cells < 1450 * 1450
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from typing import NoReturn, TypeVar
 import click
 
 from verifier.core.errors import EngineError, TopologError
+from verifier.core.limits import out_of_memory
 from verifier.reports.safe_text import one_line
 
 T = TypeVar("T")
@@ -31,6 +32,9 @@ def guard(action: Callable[[], T], nothing: str = "nothing is verified") -> T:
         return action()
     except TopologError as err:
         fail(err)
+    except MemoryError:
+        # The frames that held the memory are gone by now: there is room to say what happened.
+        fail(out_of_memory())
     except EngineError as err:
         text = one_line(str(err))
         # The place first, where the engine names one (`rules.dl:2:27: arithmetic overflowed ...`).

@@ -21,7 +21,7 @@ from verifier.cli.config import default_map, find_config, read_config
 from verifier.cli.errors import guard
 from verifier.cli.provenance import ConfigUse, defaults_note, is_above, remember
 from verifier.core.errors import SourceLocation
-from verifier.core.limits import LimitError, Limits, current_limits, forget_reads, use_limits
+from verifier.core.limits import LimitError, Limits, current_limits, forget_reads, out_of_memory, use_limits
 from verifier.core.version import __version__
 
 LIMIT_NAMES = Limits.names()
@@ -151,6 +151,9 @@ def run(args: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("topolog: interrupted", err=True)
         sys.exit(130)
+    except MemoryError:  # outside any command's guard (a default from configuration, click itself)
+        click.echo(f"error: {out_of_memory()}", err=True)
+        sys.exit(2)
     except Exception as err:  # a crash is a bug, but CI must not read it as findings (exit 1)
         if os.environ.get("TOPOLOG_DEBUG"):
             traceback.print_exc()

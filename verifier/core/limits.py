@@ -60,30 +60,46 @@ class Limits:
     file_size: int = 256 * _MIB
     """Bytes of one input file (inventory, jobs, principals, waivers, baseline, thresholds, XML).
     A 131,072-GPU inventory written with templates is a few KB; written out in full by an
-    importer it is tens of MB."""
+    importer it is tens of MB (and then over yaml_size)."""
+    yaml_size: int = 6 * _MIB
+    """Bytes of one YAML (or JSON read as YAML) document: inventory, jobs, principals, waivers,
+    baseline, thresholds, configuration. Read into memory a document costs 90 bytes per byte
+    written out as an importer writes it, and up to 300 per byte for dense flow lists
+    (`[[],[],...]`, measured with PyYAML's libyaml parser): 6 MiB stays under 2 GiB whatever it
+    holds. Checked before the document is parsed."""
     id_length: int = 1024
     """Characters of one id or name (objects, links, templates, jobs, principals, label keys)."""
     nesting_depth: int = 100
     """Levels of nesting in one YAML, JSON or XML document (hwloc dumps reach about 20)."""
     template_count: int = 1_000_000
     """The `count:` of one entry (instances of one template or object)."""
-    expanded_objects: int = 10_000_000
-    """Objects and links an inventory may expand to; a 131,072-GPU fleet has about 1.4 million."""
+    expanded_objects: int = 1_500_000
+    """Objects and links an inventory may expand to (counted before expanding); a 131,072-GPU
+    fleet has 1,414,400 and peaks at 1.1 GiB. An object costs about 1.1 KB in a run, a link less:
+    1.5 million bare objects peak near 1.7 GiB."""
     hostlist_size: int = 1_000_000
     """Hosts one Slurm hostlist expression may name (`n[1-100000000]` is refused unexpanded)."""
     list_length: int = 5_000_000
     """Items of one YAML sequence (or elements of one XML document)."""
-    derived_tuples: int = 200_000_000
-    """Tuples all derived relations together may hold (the DuckDB engine)."""
+    matrix_cells: int = 250_000
+    """Cells of one device matrix (`nvidia-smi topo -m`, `rocm-smi --showtopo`), counted from its
+    header before any row is read: a 500-device matrix. A real host prints at most a few dozen
+    devices (about 1,000 cells); importing a 1,450-GPU matrix (2.1 million cells) needed 6 GB."""
+    derived_tuples: int = 25_000_000
+    """Tuples all derived relations together may hold in one evaluation. A 131,072-GPU fleet
+    derives under 20 million; DuckDB holds 25-40 bytes per tuple, so 25 million stays near 1 GB
+    (the memory engine, at about 170 bytes a tuple, is held to engine_memory as well)."""
     fixpoint_rounds: int = 20_000
     """Rounds a recursive stratum that computes head values may take to reach its fixpoint: one that
     computes a new number every round (`n(Y) :- n(X), Y = X + 1`) never ends. A recursion that only
     pairs up stored values (containment, reachability) ends by itself and is bounded by
     derived_tuples instead (verifier.engine.strata.combines_stored_values)."""
-    engine_memory: int = 8 * _GIB
-    """Bytes the DuckDB engine may use (its `memory_limit`)."""
+    engine_memory: int = 1 * _GIB
+    """Bytes the engine may use: DuckDB's `memory_limit`; for the memory engine, the bindings one
+    join step holds and the tuples it derives, each at its measured cost (verifier.engine.memory_backend).
+    A 131,072-GPU fleet evaluates within 768 MiB in DuckDB."""
 
-    SIZE_FIELDS: ClassVar[frozenset[str]] = frozenset({"file_size", "engine_memory"})
+    SIZE_FIELDS: ClassVar[frozenset[str]] = frozenset({"file_size", "yaml_size", "engine_memory"})
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -136,6 +152,50 @@ def exceeded(name: str, found: str, limits: Limits | None = None) -> str:
     value = getattr(active, name)
     shown = format_size(value) if name in Limits.SIZE_FIELDS else f"{value:,}"
     return f"{found}, over the limit {name} = {shown}; {hint(name)}"
+
+
+def refuse_large_text(text: str, filename: str, name: str = "yaml_size", what: str = "YAML document") -> None:
+    """Refuse `text` when its UTF-8 form is over the byte limit `name`, before it is parsed.
+
+    The error names the line where the limit is crossed, so that a user sees how far in the
+    document it is (a whole-file size has no better line to name).
+    """
+    limit: int = getattr(current_limits(), name)
+    if len(text) <= limit // 4:  # at most 4 bytes a character: no encoding needed to know it fits
+        return
+    encoded = text.encode("utf-8", "surrogatepass")
+    size = len(encoded)
+    if size <= limit:
+        return
+    # The character where the byte count passes the limit: at most `limit` characters in.
+    chars = len(encoded[: limit + 1].decode("utf-8", "ignore"))
+    del encoded
+    line = text.count("\n", 0, max(chars - 1, 0)) + 1
+    found = f"this {what} is {format_size(size)} (the limit is crossed on this line)"
+    raise TopologError.at(SourceLocation(filename, line), exceeded(name, found))
+
+
+def refuse_matrix(devices: int, where: SourceLocation, tool: str) -> None:
+    """Refuse a device matrix of `devices` columns (as many rows) past `matrix_cells`, from its header
+    alone: before a row is read or a link made (each cell becomes a pair to judge).
+    """
+    cells = devices * devices
+    if cells > current_limits().matrix_cells:
+        found = f"this {tool} matrix has {devices:,} devices, {cells:,} cells"
+        raise TopologError.at(where, exceeded("matrix_cells", found))
+
+
+def out_of_memory(what: str = "this run") -> TopologError:
+    """The refusal for a MemoryError: which bounds keep a run within memory, and how to move them."""
+    limits = current_limits()
+    return TopologError.at(
+        SourceLocation("topolog"),
+        f"{what} ran out of memory before any bound stopped it (engine_memory = "
+        f"{format_size(limits.engine_memory)}, yaml_size = {format_size(limits.yaml_size)}, "
+        f"expanded_objects = {limits.expanded_objects:,}, derived_tuples = {limits.derived_tuples:,}); "
+        "nothing is verified. Lower one of them with --input-limit NAME=VALUE so that it refuses "
+        "this input early, or run on a machine with more memory (docs/limits.md)",
+    )
 
 
 _SIZE_UNITS: dict[str, int] = {

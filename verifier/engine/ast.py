@@ -251,3 +251,25 @@ def literal_vars(lit: Literal_) -> Iterator[str]:
     else:
         yield from term_vars(lit.left)
         yield from term_vars(lit.right)
+
+
+def arithmetic_of(rule: Rule) -> Iterator[BinOp]:
+    """The outermost arithmetic of a rule, body first then head, in the order written: where an
+    engine that cannot say which expression overflowed points a user (file:line:col).
+    """
+
+    def outermost(term: HeadTerm) -> Iterator[BinOp]:
+        if isinstance(term, BinOp):
+            yield term
+        elif isinstance(term, Aggregate):
+            yield from outermost(term.term)
+
+    for lit in rule.body:
+        if isinstance(lit, Comparison):
+            yield from outermost(lit.left)
+            yield from outermost(lit.right)
+        elif isinstance(lit, Atom):
+            for term in lit.args:
+                yield from outermost(term)
+    for head_term in rule.head.args:
+        yield from outermost(head_term)

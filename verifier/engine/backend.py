@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import exceeded
 from verifier.engine.ast import Program, Query, Row, Rule, Value, render_value
 
 Locator = Callable[["Proof"], SourceLocation | None]
@@ -96,6 +97,28 @@ class OutgrewEngine(TopologError):
     """A join step would hold more than the engine may: bad input to a user (exit 2), or under
     `--engine auto` the sign to start over in DuckDB.
     """
+
+
+ENGINE_MEMORY_PLACE = SourceLocation("<evaluation>")
+"""Where an engine that ran out of memory says the problem is: the size of the input against the
+engine_memory bound, not the rule it happened to be deriving (often a shipped one)."""
+
+
+def out_of_engine_memory(
+    engine: str, relation: str, where: SourceLocation | None, held: str, doing: str = "deriving"
+) -> TopologError:
+    """The error for an engine that ran out of its `engine_memory` while `relation` was derived (or loaded).
+
+    `where` is the relation's declaration, named only as what was running; `held` its tuples so far.
+    """
+    running = f"relation {relation!r}" if relation else "the rules"
+    if where is not None and relation:
+        running += f" (declared at {where})"
+    found = (
+        f"{engine} ran out of memory while {doing} {running}, {held} tuples so far: the input and rules "
+        "need more memory than this bound gives them (this is not a fault in that rule)"
+    )
+    return TopologError.at(ENGINE_MEMORY_PLACE, exceeded("engine_memory", found))
 
 
 def format_fact(relation: str, row: Row) -> str:

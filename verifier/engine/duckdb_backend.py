@@ -25,8 +25,21 @@ from verifier.core.errors import EngineError, SourceLocation, TopologError
 from verifier.core.limits import current_limits, exceeded
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine import sql_compiler as sc
-from verifier.engine.ast import Aggregate, Atom, ColumnType, Const, Declaration, Program, Query, Row, Rule, Value, Var
-from verifier.engine.backend import EngineStats, Proof, format_fact, sort_rows
+from verifier.engine.ast import (
+    Aggregate,
+    Atom,
+    ColumnType,
+    Const,
+    Declaration,
+    Program,
+    Query,
+    Row,
+    Rule,
+    Value,
+    Var,
+    arithmetic_of,
+)
+from verifier.engine.backend import EngineStats, Proof, format_fact, out_of_engine_memory, sort_rows
 from verifier.engine.column_keys import batch_key
 from verifier.engine.distinct_rules import rows_distinct
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
@@ -408,6 +421,8 @@ class DuckDBBackend:
             self._changed = set()
         except duckdb.OutOfMemoryException:
             raise self._too_big("", "engine_memory") from None
+        except duckdb.OutOfRangeException as err:
+            raise self._overflowed(err) from None
         except duckdb.Error as err:
             raise EngineError(f"duckdb failed while evaluating the program: {err}") from err
         except sc.UnboundVariable as err:
@@ -618,6 +633,8 @@ class DuckDBBackend:
             self._run_recursive(stratum, only)
         except duckdb.OutOfMemoryException:
             raise self._too_big("", "engine_memory") from None
+        except duckdb.OutOfRangeException as err:
+            raise self._overflowed(err) from None
         except duckdb.Error as err:
             raise EngineError(f"duckdb failed while deriving proof stages: {err}") from err
         finally:
@@ -663,9 +680,25 @@ class DuckDBBackend:
             total = current_limits().derived_tuples - self._budget
             found = f"the rules derive {total:,} tuples (relation {relation!r} holds {found} of them so far)"
         else:
-            verb = found or "derived"  # "loaded" while facts arrive
-            found = f"relation {relation!r} ({self._safe_count(relation)} tuples so far) cannot be {verb} in memory"
+            doing = "loading the facts of" if found == "loaded" else "deriving"
+            at = decl.loc if decl is not None else None
+            return out_of_engine_memory("DuckDB", self._computing, at, self._safe_count(relation), doing)
         return TopologError.at(where, exceeded(limit, found))
+
+    def _overflowed(self, err: duckdb.Error) -> EngineError:
+        """A statement's arithmetic left 64 bits: the error at the arithmetic of the rules it ran, as the
+        memory engine reports it (`rules.dl:2:36: arithmetic overflowed ...`), never a bare SQL message.
+        """
+        relation = self._computing
+        terms = [t for rule in self._rules_by_head.get(relation, ()) for t in arithmetic_of(rule)]
+        said = str(err).split("\n", 1)[0]
+        if not terms:
+            return EngineError(f"duckdb failed while deriving {relation or 'the rules'!r}: {said}")
+        first = terms[0]
+        which = str(first) if len(terms) == 1 else f"{first} or another of the {len(terms)} expressions deriving it"
+        return EngineError(
+            f"{first.loc}: arithmetic overflowed 64-bit integers in {which} while deriving {relation!r} ({said})"
+        )
 
     def _safe_count(self, relation: str) -> str:
         try:

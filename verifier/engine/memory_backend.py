@@ -47,7 +47,7 @@ from verifier.engine.ast import (
     literal_vars,
     term_vars,
 )
-from verifier.engine.backend import EngineStats, OutgrewEngine, Proof, format_fact, sort_rows
+from verifier.engine.backend import EngineStats, OutgrewEngine, Proof, format_fact, out_of_engine_memory, sort_rows
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.proof_search import Instance, ProofSearch
 from verifier.engine.strata import (
@@ -85,6 +85,11 @@ of a bigger one picks values out of its rows instead, rather than hold a second 
 BYTES_PER_BINDING = 200
 """What one intermediate binding costs in this process, about (a tuple of a few values and its list slot):
 `engine_memory` divided by it bounds how many bindings one join step may hold."""
+
+BYTES_PER_TUPLE = 170
+"""What one derived tuple costs here, about (its tuple, its entry in the relation's dict and in the
+indexes that scan it; measured: 4 million two-column tuples took 680 MB): `engine_memory` divided by
+it bounds the tuples one evaluation derives in memory, as `derived_tuples` bounds them in DuckDB."""
 
 
 class _Undefined(Exception):
@@ -647,10 +652,14 @@ class MemoryBackend:
         """Bindings one join step may hold; `--engine auto` sets it lower and moves a bigger job to DuckDB."""
         self._capped = max_bindings is not None and max_bindings < self.max_bindings
         """Whether the cap is `--engine auto`'s, not engine_memory's."""
+        self._auto = max_bindings is not None
+        """Whether `--engine auto` chose this engine (and starts over in DuckDB when it outgrows it)."""
         if max_bindings is not None:
             self.max_bindings = min(self.max_bindings, max_bindings)
         self.max_rounds = max_rounds
         """Rounds a recursion may take here before `--engine auto` moves the run to DuckDB (None: no cap)."""
+        self.max_tuples = current_limits().engine_memory // BYTES_PER_TUPLE
+        """Tuples one evaluation may derive here (engine_memory at BYTES_PER_TUPLE each)."""
 
     # -- setup -----------------------------------------------------------------------
 
@@ -817,6 +826,23 @@ class MemoryBackend:
         self._budget -= tuples
         if self._budget < 0:
             raise self._too_big("derived_tuples")
+        derived = current_limits().derived_tuples - self._budget
+        if derived > self.max_tuples:
+            raise self._too_many(relation, derived)
+
+    def _too_many(self, relation: str, derived: int) -> TopologError:
+        """More derived tuples than engine_memory holds here: under `--engine auto` the sign to start
+        over in DuckDB (about 30 bytes a tuple there), else the engine_memory bound.
+        """
+        decl = self._declarations.get(relation)
+        where = decl.loc if decl is not None else SourceLocation("<rules>")
+        found = (
+            f"the rules derive {derived:,} tuples (relation {relation!r} among them), "
+            f"more than the {self.max_tuples:,} that fit engine_memory in memory at {BYTES_PER_TUPLE} bytes each"
+        )
+        if self._auto:
+            return OutgrewEngine([Diagnostic(where, f"{found}; run it with --engine duckdb")])
+        return TopologError.at(where, exceeded("engine_memory", found))
 
     def _too_big(self, limit: str) -> TopologError:
         relation = self._computing or "?"
@@ -827,7 +853,8 @@ class MemoryBackend:
             total = current_limits().derived_tuples - self._budget
             found = f"the rules derive {total:,} tuples (relation {relation!r} holds {held:,} of them so far)"
         else:
-            found = f"relation {relation!r} ({held:,} tuples so far) cannot be derived in memory"
+            at = decl.loc if decl is not None else None
+            return out_of_engine_memory("the memory engine", self._computing, at, f"{held:,}")
         return TopologError.at(where, exceeded(limit, found))
 
     # -- running a plan ----------------------------------------------------------------

@@ -180,10 +180,15 @@ def evaluate(
     chosen = choose_engine(engine, sum(len(rows) for rows in loads.values()))
     try:
         backend, not_applicable = _run_engine(chosen, evaluated, loads, needs, step, bounded=engine == "auto")
+        outgrown = False
     except OutgrewEngine:
         if engine != "auto":
             raise
-        # Small input, but a big join or a deep recursion: the memory engine would only get slower from here on.
+        outgrown = True
+    if outgrown:
+        # Small input, but a big join, a deep recursion or many tuples: the memory engine would only get
+        # slower (and bigger) from here on. Started outside the handler, so that the traceback no longer
+        # holds the memory engine and what it derived.
         step("too big a job for the memory engine; starting over in duckdb")
         backend, not_applicable = _run_engine("duckdb", evaluated, loads, needs, step, bounded=False)
     return Evaluation(program, checks, inputs, backend, pairs, authorization, jobs, not_applicable)

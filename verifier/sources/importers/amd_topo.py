@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation
+from verifier.core.limits import refuse_matrix
 from verifier.sources.importers.build import (
     ASSUMED,
     DEFAULT_PCIE,
@@ -85,6 +86,7 @@ def read_matrix(
     """Read the table whose column header is `lines[start]`; return its columns and the next line index."""
     columns = [t for t, _ in tokens(lines[start])]
     hloc = SourceLocation(file, start + 1)
+    refuse_matrix(len(columns), hloc, title)
     seen: dict[str, SourceLocation] = {}
     i = start + 1
     while i < len(lines) and lines[i].strip() and tokens(lines[i])[0][0] in columns:

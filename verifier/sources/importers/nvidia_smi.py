@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation
+from verifier.core.limits import refuse_matrix
 from verifier.sources.importers.build import (
     ASSUMED,
     DEFAULT_NVLINK_LINK_MBPS,
@@ -237,6 +238,7 @@ def _read(b: Builder, text: str, file: str, node: str) -> None:
         b.error(hloc, why)
         return
     devices = layout.devices
+    refuse_matrix(len(devices), hloc, "`nvidia-smi topo -m`")
     if len(set(devices)) != len(devices):
         twice = next(d for k, d in enumerate(devices) if d in devices[:k])
         b.error(hloc, f"column {twice!r} appears twice in the header; each device has one column")

@@ -46,7 +46,7 @@ from yaml.scanner import Scanner
 
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.gc_pause import collector_paused
-from verifier.core.limits import current_limits, exceeded, read_limited
+from verifier.core.limits import current_limits, exceeded, read_limited, refuse_large_text
 
 MAX_ALIAS_EXPANSION = 1_000_000
 """Nodes that aliases may add to a document beyond what is written. A large file written
@@ -323,6 +323,8 @@ def load_yaml_text(text: str, filename: str) -> YMap:
             SourceLocation(filename, 1, 1),
             "file is empty; expected an inventory with 'apiVersion: topolog.dev/v1'",
         )
+    # Parsed, a document costs 90-300 bytes per byte: its size is bounded before parsing starts.
+    refuse_large_text(text, filename)
     # Parsing makes millions of small objects and no cycles worth collecting (a recursive
     # alias is refused): the cyclic GC rescanning them took two thirds of the load time
     # with libyaml (measured on a 1.7 MB inventory).
