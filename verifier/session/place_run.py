@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from verifier.engine.ast import Program
 from verifier.engine.queries import program_for
@@ -24,11 +25,14 @@ from verifier.session.session import (
     load_rules,
     require_job_principals,
 )
-from verifier.session.verify_run import SideFileFlags
+from verifier.session.side_files import discover
 from verifier.sources.jobs.principal_rules import PrincipalRule
 from verifier.sources.jobs.read import read_jobs
 from verifier.sources.jobs.spec import Jobs
 from verifier.sources.scenario import Scenario, apply_scenario
+
+if TYPE_CHECKING:  # a type only: verify_run places a what-if's jobs through this module
+    from verifier.session.verify_run import SideFileFlags
 
 
 def place(
@@ -54,7 +58,7 @@ def place(
     (verifier/sources/jobs/principal_rules.py).
     """
     paths = list(inventory_paths)
-    side = (flags or SideFileFlags()).discover(paths)
+    side = flags.discover(paths) if flags is not None else discover(paths)
     how = PlaceSettings(rank, why_not, engine, limit, whole_inventory, authorize, principal_from)
     todo = jobs_to_place(jobs_paths, why_not, principal_from)
     if progress is not None:
@@ -77,7 +81,7 @@ def what_if(
     """
     how = how or PlaceSettings()
     paths = list(inventory_paths)
-    side = (flags or SideFileFlags()).discover(paths)
+    side = flags.discover(paths) if flags is not None else discover(paths)
     todo = jobs_to_place(jobs_paths, how.why_not, how.principal_from)
     if progress is not None:
         progress.step("loading inventory")
