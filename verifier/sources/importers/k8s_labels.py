@@ -7,10 +7,17 @@ Read, as GPU Feature Discovery and NVIDIA topograph write them:
 - `network.topology.nvidia.com/accelerator` (the NVLink domain) -> `k8s_nvlink_domain`;
 - `network.topology.nvidia.com/<tier>` (leaf, spine, core, block, datacenter, tier-N) -> `k8s_topology.<tier>`.
 
+- the GPU model that `nvidia.com/gpu.product` or AMD's `amd.com/gpu.device-id` names -> `k8s_gpu_model`
+  (verifier.sources.importers.gpu_names; a name it cannot resolve is a note);
+- `status.capacity` / `status.allocatable` of `nvidia.com/gpu` and `amd.com/gpu` -> quantities
+  `k8s_gpu_capacity`, `k8s_gpu_allocatable` (time-slicing replicas divided back; MIG not counted);
+- `spec.taints` -> `k8s_taints`; `topology.kubernetes.io/zone` / `region` -> `k8s_zone`, `k8s_region`.
+
 Other labels are not topology and are not read (one note says how many). Each Node becomes a `node`
 object; when topolog inventories are given among the files, the labels are added to their nodes
-instead, so that SCHED001/SCHED002 check the scheduler's groupings against the NVLink domains the
-inventory describes. A value that cannot be read (a gpu.count that is not a number) is an error.
+instead (matched by name), so that SCHED001-SCHED008 check the scheduler's view against the inventory,
+and the node lists' membership is marked (verifier.sources.importers.node_lists). A value that cannot
+be read (a gpu.count or a capacity that is not a whole number) is an error.
 """
 
 from __future__ import annotations
