@@ -68,7 +68,8 @@ def job_lines(report: WhatIfReport) -> list[str]:
 def summary_line(report: WhatIfReport) -> str:
     counts = [f"{len(report.named(o))} {o}" for o in OUTCOMES]
     decided = sum(1 for c in report.jobs if c.permitted is not None and c.permitted.changed)
-    return f"{len(report.jobs)} jobs: {', '.join(counts)}; {decided} with changed authorization decisions"
+    n = len(report.jobs)
+    return f"{n} job{'s' if n != 1 else ''}: {', '.join(counts)}; {decided} with changed authorization decisions"
 
 
 def render_text(report: WhatIfReport) -> str:
