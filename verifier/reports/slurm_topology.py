@@ -247,7 +247,9 @@ def render(inventory: Inventory, form: str = "yaml") -> str:
     if form not in FORMS:
         raise ValueError(f"form {form!r}; expected one of {', '.join(FORMS)}")
     head = "# Written by topolog from the inventory: NVLink domains as blocks, the fabric as a tree.\n"
-    tree, blocks = fabric_tree(inventory), nvlink_blocks(inventory)
+    # Each form computes only what it writes: the fabric tree and the NVLink domains each walk the whole fleet.
+    tree = fabric_tree(inventory) if form != "block" else Tree()
+    blocks = nvlink_blocks(inventory) if form != "tree" else {}
     if form == "tree":
         if not tree.tier:
             raise _refuse(
