@@ -20,7 +20,6 @@ from verifier.checks.settings import ChecksKept
 from verifier.checks.verify import VerifyReport, baseline_entries, select_report
 from verifier.checks.waivers import EXPIRED_ID, UNUSED_ID
 from verifier.cli.errors import guard
-from verifier.cli.job_options import PRINCIPAL_FROM_OPTION
 from verifier.cli.options import (
     CHECK_OPTIONS,
     ENGINE_OPTION,
@@ -43,7 +42,6 @@ from verifier.core.progress import Progress
 from verifier.reports import VERIFY_FORMATS, render
 from verifier.reports.text_report import summary
 from verifier.session.verify_run import VerifyRun, verify
-from verifier.sources.jobs.principal_rules import PrincipalRule
 
 
 @click.command("verify")
@@ -122,12 +120,10 @@ from verifier.sources.jobs.principal_rules import PrincipalRule
     "jobs_paths",
     type=click.Path(path_type=Path),
     multiple=True,
-    help="Job file or directory (repeatable): every job must have a valid placement (check PLACE001). "
-    "topolog's job files, Kubernetes workloads and Slurm batch scripts (with --principal-from).",
+    help="Job file or directory (repeatable): every job must have a valid placement (check PLACE001).",
 )
 @side_file_options()
 @NO_AUTHORIZATION_OPTION
-@PRINCIPAL_FROM_OPTION
 @scenario_options
 @CHECK_OPTIONS
 @ENGINE_OPTION
@@ -148,7 +144,6 @@ def verify_cmd(
     principals_path: Path | None,
     policies_path: Path | None,
     no_authorization: bool,
-    principal_from: tuple[PrincipalRule, ...],
     drain: tuple[str, ...],
     fail: tuple[str, ...],
     fail_links: tuple[str, ...],
@@ -207,7 +202,6 @@ def verify_cmd(
             today_from=date_source(ctx),
             from_kind=from_kind,
             jobs=list(jobs_paths),
-            principal_from=principal_from,
             authorize=not no_authorization,
             scenario=scenario,
         )

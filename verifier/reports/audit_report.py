@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from verifier.authorization.audit import MAX_EXAMPLES, AuditResult, DiffResult, context_label
 from verifier.reports import indented_json
+from verifier.reports.safe_text import one_line
 
 
 def render_text(result: AuditResult) -> str:
-    out = [f"audit of {', '.join(result.inventories)} with {result.policies} and {result.principals_file}\n"]
+    # Paths from the command line (a folder's name may hold a newline): escaped, one header line.
+    out = [
+        one_line(f"audit of {', '.join(result.inventories)} with {result.policies} and {result.principals_file}") + "\n"
+    ]
     group_ids = list(result.groups)
     header = ["principal", *(f"{g} ({result.groups[g]})" for g in group_ids), "total"]
     same = _SameContent()
@@ -142,7 +146,10 @@ def _doc(result: AuditResult, shared: bool) -> dict[str, object]:
 
 
 def render_diff_text(result: DiffResult) -> str:
-    lines = [f"decisions changed from {result.old}", f"                     to {result.new}"]
+    lines = [
+        f"decisions changed from {one_line(str(result.old))}",
+        f"                     to {one_line(str(result.new))}",
+    ]
     for c in result.changes:
         lines.append("")
         lines.append(

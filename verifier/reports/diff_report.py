@@ -9,6 +9,7 @@ from verifier.checks.diff import SCHEMA_VERSION, DiffReport
 from verifier.checks.verify import Result
 from verifier.core.version import __version__
 from verifier.engine.backend import format_fact
+from verifier.reports.safe_text import one_line
 from verifier.reports.text_report import finding_line
 from verifier.reports.whatif_report import job_docs, job_lines, summary_doc, summary_line
 
@@ -17,7 +18,8 @@ if TYPE_CHECKING:  # only a type: rendering a report imports no engine (tests/te
 
 
 def render_text(report: DiffReport) -> str:
-    lines = [f"comparing {', '.join(report.old)} -> {', '.join(report.new)}"]
+    # Files from the command line (a folder's name may hold a newline): escaped, one header line.
+    lines = [one_line(f"comparing {', '.join(report.old)} -> {', '.join(report.new)}")]
     lines.append(f"findings added ({len(report.added)}):")
     lines.extend(f"  + {finding_line(r.finding)}" for r in report.added)
     lines.append(f"findings resolved ({len(report.resolved)}):")

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from verifier.checks.explain import ExplainReport
 from verifier.core.errors import SourceLocation
 from verifier.engine.backend import Proof
+from verifier.reports.safe_text import one_line
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.principals import Principals
 
@@ -39,13 +40,19 @@ def leaf_locator(
 
 def render_text(report: ExplainReport) -> str:
     items = report.items
-    locate = leaf_locator(report.inventory, report.principals)
+    where = leaf_locator(report.inventory, report.principals)
+
+    def locate(proof: Proof) -> SourceLocation | None:
+        # A file's name may hold a newline: the tree names it escaped, so one fact stays one line.
+        loc = where(proof)
+        return None if loc is None else SourceLocation(one_line(loc.file), loc.line, loc.col)
+
     blocks: list[str] = []
     for item in items:
         tree = item.proof.render(locate=locate)
         if item.finding is not None:
             f = item.finding
-            head = f"{f.location}: {f.severity} {f.rule}: {f.message} [{', '.join(f.subjects)}]"
+            head = one_line(f"{f.location}: {f.severity} {f.rule}: {f.message} [{', '.join(f.subjects)}]")
             tree = f"{head}\nfingerprint {item.fingerprint}\n{tree}"
         blocks.append(tree)
     return "\n\n".join(blocks) + "\n"

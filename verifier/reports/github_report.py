@@ -16,10 +16,9 @@ resolves annotation paths.
 
 from __future__ import annotations
 
-import re
-
 from verifier.checks.findings import Severity
 from verifier.checks.verify import Result, VerifyReport
+from verifier.reports.safe_text import github_data, github_property
 from verifier.reports.sarif_report import RepoPaths
 from verifier.reports.text_report import summary
 
@@ -28,21 +27,6 @@ ORDER = ("error", "warning", "notice")
 ANNOTATIONS_PER_TYPE = 10
 """How many commands of one type in one step GitHub turns into annotations."""
 _PLURAL = {"error": "errors", "warning": "warnings", "notice": "notices"}
-
-
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def _data(text: str) -> str:
-    # '%' first, so that the escapes added after it are not escaped again.
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    # Other control characters (ESC starts the colour codes the log viewer obeys) are shown, not sent.
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-def _prop(text: str) -> str:
-    # Properties end at ',' and the property list at '::', so those are escaped as well.
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def _command(r: Result) -> str:
@@ -54,19 +38,19 @@ def _annotation(r: Result, paths: RepoPaths | None = None) -> str:
     props: list[str] = []
     if f.location is not None:
         name = paths.relative(f.location.file) if paths is not None else None
-        props.append(f"file={_prop(name or f.location.file)}")
+        props.append(f"file={github_property(name or f.location.file)}")
         if f.location.line:
             props.append(f"line={f.location.line}")
         if f.location.col:
             props.append(f"col={f.location.col}")
     message = f"{f.message} [{', '.join(f.subjects)}]"
     if r.waiver is None:
-        props.append(f"title={_prop(f.rule)}")
-        return f"::{_command(r)} {','.join(props)}::{_data(message)}"
+        props.append(f"title={github_property(f.rule)}")
+        return f"::{_command(r)} {','.join(props)}::{github_data(message)}"
     w = r.waiver
-    props.append(f"title={_prop(f'{f.rule} (waived)')}")
+    props.append(f"title={github_property(f'{f.rule} (waived)')}")
     note = f"{message}; waived until {w.expires.isoformat()} by {w.location}: {w.reason}"
-    return f"::notice {','.join(props)}::{_data(note)}"
+    return f"::notice {','.join(props)}::{github_data(note)}"
 
 
 def _order(item: tuple[int, Result]) -> tuple[int, bool, int]:
@@ -104,7 +88,7 @@ def render(report: VerifyReport) -> str:
     kept = report.settings.checks_line()
     if kept is not None:
         # Checks a configuration left out change what can fail: said first, so it is annotated.
-        lines.insert(0, f"::warning title=topolog configuration::{_data(kept)}")
+        lines.insert(0, f"::warning title=topolog configuration::{github_data(kept)}")
         counts["warning"] = counts.get("warning", 0) + 1
     lines.extend(summary(report))
     last = overflow_line(counts)

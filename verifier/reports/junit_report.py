@@ -15,26 +15,12 @@ whose documents cannot hold most C0 control characters even as character referen
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
 from verifier.checks.findings import severity_rank
 from verifier.checks.verify import Result, VerifyReport
+from verifier.reports.safe_text import xml_safe
 from verifier.reports.text_report import finding_line, waived_line
-
-# Everything outside XML 1.0's Char production: C0 controls but tab, LF and CR; lone
-# surrogates; U+FFFE and U+FFFF.
-_NOT_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def _visible(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def xml_safe(text: str) -> str:
-    """`text` with each character XML 1.0 forbids written out as a visible escape (\\x01, \\uffff)."""
-    return _NOT_XML_CHAR.sub(_visible, text)
 
 
 def _element(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:

@@ -14,31 +14,18 @@ were left out; `render` (for `--format markdown`) lists everything.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
 
 from verifier.checks.findings import Finding
 from verifier.checks.verify import Result, VerifyReport
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.reports.safe_text import markdown_cell as cell
+from verifier.reports.safe_text import one_line
 from verifier.reports.text_report import summary
 
 STEP_SUMMARY_ROWS = 500
 STEP_SUMMARY_BYTES = 900_000
 """Below GitHub's 1 MiB per step, with room for the heading and the other table."""
-
-# CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that can
-# start markup inside a table cell ('$' is GitHub's math). Without '[' no link or image
-# forms, so '(' and '!' may stay. '&', '<' and '>' become entities: no tag, no entity.
-_MARKUP = re.compile(r"([\\`*_\[\]|~$])")
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def cell(text: str) -> str:
-    """`text` as the literal content of one GFM table cell."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MARKUP.sub(r"\\\1", text)
-    text = _CONTROL.sub(lambda m: f"\\\\x{ord(m.group()):02x}", text)
-    return re.sub(r"\r\n|\r|\n", "<br>", text)
 
 
 def _settings(report: VerifyReport) -> list[str]:
@@ -54,7 +41,8 @@ def _settings(report: VerifyReport) -> list[str]:
 
 
 def _where(f: Finding) -> str:
-    return str(f.location) if f.location is not None else "-"
+    # A path is one line as the text format writes it (\x0a, not a <br>), then escaped as a cell.
+    return one_line(str(f.location)) if f.location is not None else "-"
 
 
 def _row(cells: Iterable[str]) -> str:
@@ -69,7 +57,7 @@ def _finding_row(r: Result) -> str:
 def _waived_row(r: Result) -> str:
     f, w = r.finding, r.waiver
     assert w is not None
-    waiver = f"until {w.expires.isoformat()} ({w.location}): {w.reason}"
+    waiver = f"until {w.expires.isoformat()} ({one_line(str(w.location))}): {w.reason}"
     return _row([f.severity, cell(f.rule), cell(", ".join(f.subjects)), cell(f.message), cell(_where(f)), cell(waiver)])
 
 

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import json
 
+from verifier.reports.safe_text import one_line
 from verifier.session.rule_tests import Outcome, RuleTestReport
 
 
 def render_outcome(outcome: Outcome) -> list[str]:
     """A case's line, then (when it failed) what was missing and what was not expected."""
     case = outcome.case
-    lines = [f"{outcome.status:<5} {case.check_id:<10} {case.inventory}"]
+    # Paths and findings come from the user's folder: escaped, so one case stays one line.
+    lines = [f"{outcome.status:<5} {case.check_id:<10} {one_line(str(case.inventory))}"]
     if outcome.missing:
-        lines.append(f"      expected (in {case.expected}) but not found:")
-        lines.extend(f"      - {line}" for line in outcome.missing)
+        lines.append(f"      expected (in {one_line(str(case.expected))}) but not found:")
+        lines.extend(f"      - {one_line(line)}" for line in outcome.missing)
     if outcome.unexpected:
         what = "found but not expected" if case.expected is not None else "found, on an inventory that must pass"
         lines.append(f"      {what}:")
-        lines.extend(f"      + {line}" for line in outcome.unexpected)
+        lines.extend(f"      + {one_line(line)}" for line in outcome.unexpected)
     return lines
 
 

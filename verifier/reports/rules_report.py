@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from verifier.checks.check import CheckCatalog
+from verifier.reports.safe_text import one_line
 
 
 def render_markdown(catalog: CheckCatalog) -> str:
@@ -21,7 +22,7 @@ def render_markdown(catalog: CheckCatalog) -> str:
             f"- **Summary:** {c.summary}",
             f"- **Remediation:** {c.remediation}",
             f"- **Reports:** `{c.reports}({', '.join(c.columns)})`",
-            f"- **Rule file:** `{c.file}`",
+            f"- **Rule file:** `{one_line(c.file)}`",  # a folder's name may hold a newline
         ]
         if c.needs is not None:
             lines.append(f"- **Not applicable unless:** `{c.needs}` has an answer")

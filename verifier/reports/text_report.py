@@ -15,7 +15,7 @@ def finding_line(f: Finding) -> str:
 def waived_line(r: Result) -> str:
     w = r.waiver
     assert w is not None
-    return f"{finding_line(r.finding)} waived until {w.expires.isoformat()} by {w.location}: {one_line(w.reason)}"
+    return f"{finding_line(r.finding)} {one_line(f'waived until {w.expires.isoformat()} by {w.location}: {w.reason}')}"
 
 
 NOT_AUTHORIZED = (

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.escape import one_line
 from verifier.core.limits import read_limited
 from verifier.sources.inventory.catalog import builtin_models
 from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, Inventory, Link, Obj
@@ -151,10 +152,12 @@ class Builder:
         for o in self.inv.objects.values():
             if any(not v.strip() for v in o.labels.values()):
                 o.labels = MappingProxyType({k: v for k, v in o.labels.items() if v.strip()})
+            o.labels = _escaped_source(o.labels)
             self._figures(o.quantities, o.loc, f"object {o.id!r}")
         for lk in self.inv.links.values():
             if any(not v.strip() for v in lk.labels.values()):
                 lk.labels = MappingProxyType({k: v for k, v in lk.labels.items() if v.strip()})
+            lk.labels = _escaped_source(lk.labels)
             self._figures({"bandwidth": lk.mbps, **lk.attrs}, lk.loc, f"link {lk.a} - {lk.b}")
 
     def _figures(self, figures: Mapping[str, int], loc: SourceLocation, what: str) -> None:
@@ -162,6 +165,16 @@ class Builder:
             problem = int64_problem(value)
             if problem is not None:
                 self.error(loc, f"{what}: {key!r} {problem}")
+
+
+def _escaped_source(labels: Mapping[str, str]) -> Mapping[str, str]:
+    """`labels` with the `source` label (the file:line topolog read the object from) escaped as the
+    text format escapes paths: a folder's name may hold a newline, which a label may not.
+    """
+    source = labels.get("source")
+    if source is None or one_line(source) == source:
+        return labels
+    return MappingProxyType({**labels, "source": one_line(source)})
 
 
 def read_tool_text(path: Path) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.escape import one_line
 from verifier.core.limits import read_limited
 from verifier.sources.importers.build import ASSUMED
 from verifier.sources.inventory.loader import load_inventory
@@ -57,7 +58,8 @@ class Disagreement:
     b_loc: SourceLocation
 
     def text(self) -> str:
-        return f"{self.subject}: {self.what}: A {self.a} ({self.a_loc}), B {self.b} ({self.b_loc})"
+        """One line of the text report: the values and both places, escaped (a path may hold a newline)."""
+        return one_line(f"{self.subject}: {self.what}: A {self.a} ({self.a_loc}), B {self.b} ({self.b_loc})")
 
     def to_dict(self) -> dict[str, object]:
         return {
