@@ -16,7 +16,17 @@ from verifier.core.version import __version__
 if TYPE_CHECKING:
     from verifier.core.errors import TopologError
     from verifier.reports import render
-    from verifier.session.api import audit, authorize, explain, load, load_authorization, place, query, verify
+    from verifier.session.api import (
+        audit,
+        authorize,
+        explain,
+        load,
+        load_authorization,
+        place,
+        query,
+        verify,
+        what_if,
+    )
 
 __all__ = [
     "TopologError",
@@ -30,6 +40,7 @@ __all__ = [
     "query",
     "render",
     "verify",
+    "what_if",
 ]
 
 _LAZY = {
@@ -37,7 +48,17 @@ _LAZY = {
     "render": "verifier.reports",
     **{
         name: "verifier.session.api"
-        for name in ("audit", "authorize", "explain", "load", "load_authorization", "place", "query", "verify")
+        for name in (
+            "audit",
+            "authorize",
+            "explain",
+            "load",
+            "load_authorization",
+            "place",
+            "query",
+            "verify",
+            "what_if",
+        )
     },
 }
 

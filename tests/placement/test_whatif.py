@@ -276,3 +276,14 @@ def test_bad_scenario_file_names_file_and_line(tmp_path: Path) -> None:
 
 def test_report_of_a_plain_place_is_unchanged() -> None:
     assert isinstance(place([MIXED], [JOBS / "hpc.yaml"]), PlaceReport)
+
+
+def test_library_what_if() -> None:
+    """`from verifier import what_if`: the same answer as test_a_failed_nvswitch_bond_moves_a_job_to_an_intact_node."""
+    from verifier import what_if as library_what_if
+
+    report = library_what_if(POD, [JOBS / "notebooks.yaml"], fail_links=["dgx00/gpu0<->dgx00/nvsw0"])
+    (change,) = report.jobs
+    assert change.outcome == "moved" and report.changes == ["fail-link dgx00/gpu0<->dgx00/nvsw0"]
+    with pytest.raises(TopologError, match="the scenario changes nothing"):
+        library_what_if(POD, [JOBS / "notebooks.yaml"])

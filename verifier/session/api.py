@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from verifier.checks.verify import VerifyReport
     from verifier.engine.queries import QueryResult
     from verifier.placement.place import PlaceReport
+    from verifier.placement.whatif import WhatIfReport
     from verifier.session.session import Evaluation, PhaseListener
     from verifier.session.verify_run import SideFileFlags
 
@@ -155,6 +156,36 @@ def place(
         flags=flags,
         authorize=authorize,
     )
+
+
+def what_if(
+    inventory: PathLike,
+    jobs: Sequence[PathLike],
+    *,
+    drain: Sequence[str] = (),
+    fail: Sequence[str] = (),
+    fail_links: Sequence[str] = (),
+    scenarios: Sequence[PathLike] = (),
+    rank: str = "bandwidth",
+    engine: str = "auto",
+    authorize: bool = True,
+    flags: SideFileFlags | None = None,
+    progress: PhaseListener | None = None,
+) -> WhatIfReport:
+    """What draining `drain`, failing the devices `fail` and the links `fail_links` (and the scenario
+    files `scenarios`) does to each job: `place --drain ...` as a function.
+    """
+    from verifier.session.place_run import PlaceSettings
+    from verifier.session.place_run import what_if as what_if_run
+    from verifier.sources.scenario import scenario_from
+
+    scenario = scenario_from(drain, fail, fail_links, [Path(p) for p in scenarios])
+    if not scenario:
+        raise TopologError.at(
+            SourceLocation("what_if"), "the scenario changes nothing; expected drain, fail or fail_links"
+        )
+    how = PlaceSettings(rank=rank, engine=engine, limit=1, authorize=authorize)
+    return what_if_run([Path(inventory)], [Path(j) for j in jobs], scenario, how, progress, flags)
 
 
 def load_authorization(
