@@ -284,7 +284,7 @@ CASES: dict[str, Case] = {
         ["verify", "inv.yaml"],
         [
             "inv.yaml:12:5: the inventory would expand to 1,620,000,900,000 objects and links "
-            "(1,620,000,900,000 of them from this entry), over the limit expanded_objects = 1,500,000"
+            "(1,620,000,900,000 of them from this entry), over the limit expanded_objects = 1,800,000"
         ],
     ),
     # --- numbers out of range -----------------------------------------------------------------
