@@ -287,3 +287,21 @@ def test_library_what_if() -> None:
     assert change.outcome == "moved" and report.changes == ["fail-link dgx00/gpu0<->dgx00/nvsw0"]
     with pytest.raises(TopologError, match="the scenario changes nothing"):
         library_what_if(POD, [JOBS / "notebooks.yaml"])
+
+
+def test_shipped_scenario() -> None:
+    """inventories/scenarios/h100-maintenance.yaml drains h100-n0 and h100-n1 and fails rtx-n3/gpu1:
+    llama-70b-serving loses its placement (both H100 nodes, as in
+    test_draining_both_h100_nodes_loses_one_job_and_slows_another), chat-8b-serving too (rtx-n3 left
+    one GPU, as in test_a_failed_gpu_costs_a_two_gpu_job_its_only_node), finetune-portable falls to
+    mi300x-n0 at 64 GB/s, cfd-fp64 keeps mi300x-n0."""
+    scenario = scenario_from(files=[INVENTORIES / "scenarios" / "h100-maintenance.yaml"])
+    assert scenario.describe() == ["drain h100-n0", "drain h100-n1", "fail rtx-n3/gpu1"]
+    report = what_if([MIXED], MIXED_JOBS, scenario)
+    outcomes = {c.job: c.outcome for c in report.jobs}
+    assert outcomes == {
+        "llama-70b-serving": "loses",
+        "chat-8b-serving": "loses",
+        "finetune-portable": "slower",
+        "cfd-fp64": "unchanged",
+    }
