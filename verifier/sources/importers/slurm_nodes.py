@@ -19,6 +19,7 @@ from verifier.core.errors import SourceLocation
 from verifier.sources.importers.build import Builder, whole
 
 _KEY = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9_]*)=")
+_WORD_KEY = re.compile(r"([A-Za-z][A-Za-z0-9_]*)=")
 _MARKERS = ("cpualloc", "cputot", "cpuefctv", "cfgtres")
 """Keys scontrol prints and slurm.conf never holds: how its output is told from slurm.conf."""
 
@@ -42,11 +43,20 @@ def looks_like(text: str) -> bool:
 
 
 def _pairs(text: str) -> dict[str, str]:
+    """Key -> value; a word that does not start `Key=` continues the value before it (`OS=Linux 5.15 #1 SMP`)."""
     out: dict[str, str] = {}
-    marks = list(_KEY.finditer(text))
-    for i, m in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        out.setdefault(m.group(1).lower(), " ".join(text[m.end() : end].split()))
+    key: str | None = None
+    words: list[str] = []
+    for word in text.split():
+        m = _WORD_KEY.match(word)
+        if m is None:
+            words.append(word)
+            continue
+        if key is not None:
+            out.setdefault(key, " ".join(words))
+        key, words = m.group(1).lower(), [word[m.end() :]] if word[m.end() :] else []
+    if key is not None:
+        out.setdefault(key, " ".join(words))
     return out
 
 
