@@ -66,8 +66,8 @@ def import_cmd(
     """Turn the output of a tool that describes machines into a topolog inventory (YAML).
 
     KIND is nvidia-smi (`nvidia-smi topo -m`), nccl-xml (NCCL_TOPO_FILE / NCCL_TOPO_DUMP_FILE),
-    hwloc (`lstopo --of xml`), slurm (topology.conf, topology.yaml, slurm.conf; a topolog
-    inventory among FILES lays the Slurm view onto its nodes), rocm-smi (`rocm-smi
+    hwloc (`lstopo --of xml`), slurm (topology.conf, topology.yaml, slurm.conf, `scontrol show
+    nodes`; a topolog inventory among FILES lays the Slurm view onto its nodes), rocm-smi (`rocm-smi
     --showtopo`), amd-smi (`amd-smi topology`) or k8s-labels (`kubectl get nodes -o json`,
     optionally with inventories). Each file of a host tool is one node. Things the format
     holds that topolog does not model are listed as notes on stderr; input that cannot be
