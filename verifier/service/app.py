@@ -10,6 +10,7 @@ a request holds.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +37,7 @@ from verifier.service.metrics import CONTENT_TYPE, Metrics
 from verifier.service.revision import Revision
 
 T = TypeVar("T")
+LOG = logging.getLogger("topolog.serve")
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 """Probes answer without a token (kubelet probes carry none); they tell nothing about a decision."""
 
@@ -120,6 +122,10 @@ def _route(service: Service, handler: Handler) -> Callable[[Request], Awaitable[
         except BadRequest as err:
             service.metrics.rejected.labels(status=str(err.status)).inc()
             return _problem(err.status, err.message)
+        except Exception as err:  # a bug: answered closed, and the process keeps serving
+            LOG.exception("topolog serve: %s %s failed; answered as denied", request.method, request.url.path)
+            reason = f"the request could not be handled ({type(err).__name__}); denied (a bug in topolog)"
+            return JSONResponse({"decision": "DENY", "admitted": False, "allowed": False, "errors": [reason]})
 
     return endpoint
 

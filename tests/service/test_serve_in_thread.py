@@ -1,0 +1,60 @@
+"""The real uvicorn server in a thread, for what a subprocess cannot be made to do: a decision that crashes.
+
+The process must answer closed (a Deny, never a 5xx, never an allow) and keep serving.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from service.serve_helpers import copy_inputs, wait_for
+
+from verifier.service import app as app_module
+from verifier.service.app import Service, create_app
+from verifier.service.config import ServeConfig
+from verifier.service.decision_log import DecisionLog
+from verifier.service.gate import Gate
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> Iterator[str]:
+    gate = Gate(ServeConfig((copy_inputs(tmp_path),), watch=False))
+    service = Service(gate, DecisionLog(None, 1024, 1))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    server = uvicorn.Server(uvicorn.Config(create_app(service), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    wait_for("the server", lambda: server.started)
+    try:
+        yield base
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        service.close()
+
+
+def test_a_crash_while_deciding_is_a_deny_and_the_server_keeps_serving(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(*_args: object) -> dict[str, object]:
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(app_module, "authorize_doc", boom)
+    # alice on a100-n0/gpu0 is an ALLOW when nothing crashes (test_serve_authorize.py derives it).
+    body = {"principal": "alice", "action": "schedule", "resource": "a100-n0/gpu0"}
+    with httpx.Client(base_url=url, timeout=30) as c:
+        r = c.post("/v1/authorize", json=body)
+        assert r.status_code == 200 and r.json()["decision"] == "DENY"
+        assert "RuntimeError" in r.json()["errors"][0]
+        monkeypatch.undo()
+        assert c.post("/v1/authorize", json=body).json()["decision"] == "ALLOW"
+        assert c.get("/healthz").status_code == 200
