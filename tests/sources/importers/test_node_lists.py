@@ -123,6 +123,10 @@ def test_bad_gres_is_an_error_with_its_line(tmp_path: Path) -> None:
     [
         ("NodeName=a CPUTot=8\n   Gres=gpu:2\nNodeName=a CPUTot=8\n", 3, "listed twice"),
         ("NodeName=a CPUTot=8\nState=IDLE\n", 2, "outside a node record"),
+        ("NodeName=a/b CPUTot=8\n", 1, "separates the levels of an id"),
+        ("NodeName= CPUTot=8\n", 1, "is not one node name"),
+        ("NodeName=a CPUTot=8 Gres=gpu:99999999999999999999999999999999999999999\n", 1, "with a whole count"),
+        ("NodeName=a CPUTot=8 Gres=gpu:9999999999999999999999999\n", 1, "does not fit in 64 bits"),
     ],
 )
 def test_scontrol_errors(tmp_path: Path, text: str, line: int, needle: str) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from verifier.core.errors import SourceLocation
 from verifier.sources.importers.build import Builder, whole
+from verifier.sources.inventory.validate import name_problem
 
 _KEY = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9_]*)=")
 _WORD_KEY = re.compile(r"([A-Za-z][A-Za-z0-9_]*)=")
@@ -71,8 +72,11 @@ def read_scontrol_nodes(b: Builder, text: str, file: str) -> dict[str, NodeRecor
             return
         current.fields = _pairs(" ".join(chunks))
         name = current.fields.get("nodename", "")
-        if not name or " " in name:
-            b.error(current.loc, f"NodeName={name!r} is not one node name; expected `scontrol show nodes` output")
+        problem = name_problem(name) if name and " " not in name else "is not one node name"
+        if problem is None and "/" in name:
+            problem = "holds '/', which separates the levels of an id"
+        if problem is not None:
+            b.error(current.loc, f"NodeName={name!r} {problem}; expected `scontrol show nodes` output")
         elif name in records:
             b.error(current.loc, f"node {name!r} is listed twice (first on line {records[name].loc.line})")
         else:
@@ -123,14 +127,10 @@ def gpu_gres(spec: str) -> list[tuple[str | None, int]]:
         parts = bare.split(":")
         if parts[0] != "gpu":
             continue
-        if len(parts) == 2 and whole(parts[1]) is not None:
-            out.append((None, int(parts[1])))
-        elif len(parts) == 3 and parts[1] and whole(parts[2]) is not None:
-            out.append((parts[1], int(parts[2])))
-        elif len(parts) == 2 and parts[1]:
-            out.append((parts[1], 1))  # gpu:<type> is one of that type (slurm.conf(5): the count defaults to 1)
-        elif len(parts) == 1:
-            out.append((None, 1))
-        else:
-            raise GresError(f"Gres item {item!r}; expected gpu[:type][:count], e.g. gpu:h100:8")
+        # gpu, gpu:<count>, gpu:<type> (one of that type: slurm.conf(5)'s count defaults to 1), gpu:<type>:<count>
+        kind = parts[1] if len(parts) == 3 or (len(parts) == 2 and not parts[1].isdigit()) else None
+        count = parts[-1] if len(parts) == 3 or (len(parts) == 2 and parts[1].isdigit()) else "1"
+        if len(parts) > 3 or kind == "" or whole(count) is None:
+            raise GresError(f"Gres item {item!r}; expected gpu[:type][:count] with a whole count, e.g. gpu:h100:8")
+        out.append((kind, int(count)))
     return out
