@@ -138,8 +138,12 @@ def test_nvlink_hidden_pcie_is_one_host_bridge_with_a_note(fx: Path) -> None:
     assert {o.id: o.parent for o in inv.of_kind("cpu")} == {"h/hb0": "h/cpu0", "h/hb1": "h/cpu1"}
     assert {inv.objects[f"h/gpu{g}"].parent for g in range(4)} == {"h/hb0"}
     assert any("hidden by their NV# cells" in n.message for n in imp.notes)
-    nv = [lk for lk in inv.links.values() if lk.kind == "nvlink"]
-    assert len(nv) == 28 and {lk.attrs["count"] for lk in nv} == {18}  # 8*7/2 pairs, NV18
+    # Every pair NV18: as a mesh each GPU would have 7 * 18 = 126 NVLinks, more than any GPU has;
+    # so 18 NVLinks from each of the 8 GPUs into one (inferred) NVSwitch fabric, no direct links.
+    assert not [lk for lk in inv.links.values() if lk.kind == "nvlink"]
+    sw = [lk for lk in inv.links.values() if lk.kind == "nvswitch"]
+    assert sorted(lk.a for lk in sw) == [f"h/gpu{g}" for g in range(8)] and {lk.b for lk in sw} == {"h/nvsw0"}
+    assert {(lk.attrs["count"], lk.mbps) for lk in sw} == {(18, 18 * 25000)}
 
 
 def test_dgx_a100_matrix(fx: Path) -> None:
@@ -152,8 +156,11 @@ def test_dgx_a100_matrix(fx: Path) -> None:
     # the first four (NIC8/NIC9's PIX pair is its whole PXB group: one switch): 5 + 4 switches.
     # GPU2k and GPU2k+1 are NV12 (their PCIe relation unknown), so both hang on the PXB switch.
     assert kinds.count("pcie_switch") == 9
-    nv = [lk for lk in inv.links.values() if lk.kind == "nvlink"]
-    assert len(nv) == 28 and {(lk.attrs["count"], lk.mbps) for lk in nv} == {(12, 300000)}
+    # Every GPU pair NV12: 7 * 12 = 84 NVLinks per GPU as a mesh, more than any GPU has: 12 NVLinks
+    # from each GPU into one NVSwitch fabric (DGX A100: 6 NVSwitches), 12 * 25,000 MB/s each.
+    sw = [lk for lk in inv.links.values() if lk.kind == "nvswitch"]
+    assert not [lk for lk in inv.links.values() if lk.kind == "nvlink"]
+    assert len(sw) == 8 and {(lk.b, lk.attrs["count"], lk.mbps) for lk in sw} == {("dgx/nvsw0", 12, 300000)}
     assert all(lk.labels.get("assumed") for lk in inv.links.values())
     nic8 = inv.objects["dgx/nic8"]
     assert nic8.labels["name"] == "mlx5_8"

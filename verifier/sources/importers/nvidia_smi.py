@@ -23,6 +23,7 @@ from pathlib import Path
 
 from verifier.core.errors import SourceLocation
 from verifier.core.limits import refuse_matrix
+from verifier.sources.importers import nvlink_fabric
 from verifier.sources.importers.build import (
     ASSUMED,
     DEFAULT_NVLINK_LINK_MBPS,
@@ -383,9 +384,38 @@ class _Build:
             self.b.link(
                 ids[d], parent[d], "pcie", pcie_mbps(*DEFAULT_PCIE), self.rowloc[d], labels={ASSUMED: "bandwidth"}
             )
+        self.nvlinks(gpus, ids)
+
+    def nvlinks(self, gpus: list[str], ids: dict[str, str]) -> None:
+        """NV# cells as an NVSwitch fabric per group of GPUs where they can only be one, else as direct links."""
         dev = self.devices
+        fabric: set[str] = set()
+        found = nvlink_fabric.groups(gpus, self.nv_pairs())
+        for k, group in enumerate(g for g in found if g.fabric):
+            # One object stands for the group's switches: the cells do not say how many chips there are.
+            first = self.rowloc[group.gpus[0]]
+            sw = f"{self.node}/nvsw{k}"
+            labels = {"source": str(first), "inferred": "true"}
+            self.b.obj(
+                sw,
+                "nvswitch",
+                self.node,
+                first,
+                labels={**labels, "role": "nvswitch_fabric", "members": ",".join(group.gpus)},
+            )
+            labels[ASSUMED] = "bandwidth"
+            for g in group.gpus:
+                n = group.links[g]
+                self.b.link(
+                    ids[g], sw, "nvswitch", n * group.link_mbps, self.rowloc[g], attrs={"count": n}, labels=labels
+                )
+            fabric.update(group.gpus)
+        for group in found:
+            self.b.note(self.rowloc[group.gpus[0]], group.note)
         for (i, j), count in sorted(self.nv.items(), key=lambda kv: sorted((dev[kv[0][0]], dev[kv[0][1]]))):
             a, c = dev[i], dev[j]
+            if a in fabric:
+                continue
             self.b.link(
                 ids[a],
                 ids[c],
@@ -395,6 +425,9 @@ class _Build:
                 attrs={"count": count},
                 labels={ASSUMED: "bandwidth"},
             )
+
+    def nv_pairs(self) -> dict[tuple[str, str], int]:
+        return {(self.devices[i], self.devices[j]): n for (i, j), n in self.nv.items()}
 
     def classify(self) -> None:
         """Each cell valid and equal to its mirror; one pass of C-level work per row when it is.
@@ -555,17 +588,33 @@ class _Build:
         return numa
 
     def domains(self, numa: dict[str, str]) -> list[tuple[str, list[str]]]:
-        """NUMA domains: the NODE groups of the matrix, joined where only the NUMA column relates them."""
+        """NUMA domains: the NODE groups of the matrix, joined where only the NUMA column relates them.
+
+        Without a NUMA value (an older nvidia-smi prints no NUMA Affinity column), groups that no
+        PCIe cell separates are joined when their CPU Affinity is the same: the CPUs a device is
+        near are its socket's, so one affinity is one socket, never one socket per GPU.
+        """
         groups = self.groups(self.devices, 4)
         merged: list[list[str]] = []
+        by_affinity: list[list[str]] = []
         for g in groups:
-            stated = {numa[d] for d in g if d in numa}
+            stated = self.stated(g, numa)
             for o in merged:
-                if self.unknown_between(o, g) and stated and stated == {numa[d] for d in o if d in numa}:
+                if self.unknown_between(o, g) and stated and stated == self.stated(o, numa):
                     o.extend(g)
+                    if next(iter(stated))[0] == "cpus" and o not in by_affinity:
+                        by_affinity.append(o)
                     break
             else:
                 merged.append(list(g))
+        for o in by_affinity:
+            o.sort(key=self.pos.__getitem__)
+            self.b.note(
+                self.rowloc[o[0]],
+                f"{', '.join(o)} state no NUMA Affinity; they share CPU Affinity "
+                f"{' and '.join(sorted(v for _k, v in self.stated(o, numa)))} and no PCIe cell separates them: "
+                "one CPU domain (inferred)",
+            )
         out: list[tuple[str, list[str]]] = []
         used: dict[str, list[str]] = {}
         unknown = 0
@@ -605,6 +654,14 @@ class _Build:
             self.b.obj(sid, "socket", self.node, first, labels=labels)
             out.append((sid, g))
         return out
+
+    def stated(self, group: list[str], numa: dict[str, str]) -> set[tuple[str, str]]:
+        """What the trailing columns say of a group's CPU domain: its NUMA values, else its CPU Affinity values."""
+        values = {("numa", numa[d]) for d in group if d in numa}
+        if values:
+            return values
+        affinity = (self.extra.get(d, {}).get("CPU Affinity", "") for d in group)
+        return {("cpus", a) for a in affinity if a and a != "N/A"}
 
     def switches(self, bridge: list[str], parent: dict[str, str]) -> None:
         """PCIe switches below one host bridge: one per PXB group of 2+, inside it one per PIX group.

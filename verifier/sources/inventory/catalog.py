@@ -46,6 +46,7 @@ FEATURES = (
     "ecc",
     "nvlink",
     "nvlink_c2c",
+    "nvswitch",
     "xgmi",
     "roce",
     "infiniband",
