@@ -126,6 +126,20 @@ def test_a_failed_nvswitch_bond_moves_a_job_to_an_intact_node() -> None:
     assert change.after.bottleneck_mbps == 450_000
 
 
+def test_a_failed_nvswitch_takes_its_links_down() -> None:
+    """A failed device carries nothing: failing dgx00/nvsw0 takes every GPU's 5-link bond to it down,
+    so each of dgx00's GPUs reaches the others over 4 + 4 + 5 = 13 links, 13 x 25 = 325 GB/s, and
+    notebooks-mig moves from dgx00 to the intact dgx01 (450 GB/s)."""
+    inputs = read_inventory([POD], discover([POD]))
+    changed = apply_scenario(inputs.inventory, scenario_from(fail=["dgx00/nvsw0"]))
+    down = sorted(lid for lid, lk in changed.links.items() if lk.state == "down")
+    assert down == [f"dgx00/gpu{g}<->dgx00/nvsw0" for g in range(8)]
+    report = what_if([POD], [JOBS / "notebooks.yaml"], scenario_from(fail=["dgx00/nvsw0"]))
+    (change,) = report.jobs
+    before, after = _sides(change)
+    assert change.outcome == "moved" and (before.domain, after.domain) == ("dgx00", "dgx01")
+
+
 # --- the scenario equals the edited inventory -------------------------------------------------
 
 EDITS = [
@@ -145,7 +159,18 @@ EDITS = [
             "                  rtx-n2:\n",
             "                  rtx-n3:\n"
             "                    devices: {gpu1: {state: down}}\n"
+            "                    links: [{a: gpu1, b: cpu0, state: down}]\n"
             "                  rtx-n2:\n",
+        ),
+    ),
+    (
+        POD,
+        ([], ["dgx00/nvsw0"], []),
+        (
+            "            overrides:\n",
+            "            overrides:\n              dgx00:\n                devices: {nvsw0: {state: down}}\n"
+            "                links:\n"
+            + "".join(f"                  - {{a: gpu{g}, b: nvsw0, state: down}}\n" for g in range(8)),
         ),
     ),
     (
@@ -159,7 +184,7 @@ EDITS = [
 ]
 
 
-@pytest.mark.parametrize(("inventory", "changes", "edit"), EDITS, ids=["drain", "fail", "fail-link"])
+@pytest.mark.parametrize(("inventory", "changes", "edit"), EDITS, ids=["drain", "fail", "fail-switch", "fail-link"])
 def test_scenario_answers_what_the_edited_inventory_answers(
     tmp_path: Path, inventory: Path, changes: tuple[list[str], list[str], list[str]], edit: tuple[str, str]
 ) -> None:

@@ -1,9 +1,10 @@
 """What-if scenarios: nodes drained, devices failed, links failed (docs/placement.md, "What-if").
 
 A scenario is applied as the states an inventory edit would write (`state: drained` on a
-drained object, `state: down` on a failed device or link), so `place --drain dgx03` answers
-what `place` answers on the inventory with that override written in: the rules, the graph
-summaries and the Cedar entities (whose `state` attribute policies may read) see nothing else.
+drained object; `state: down` on a failed device and on every link at it, and on a failed
+link), so `place --drain dgx03` answers what `place` answers on the inventory with that
+override written in: the rules, the graph summaries and the Cedar entities (whose `state`
+attribute policies may read) see nothing else.
 It comes from the command line (`--drain`, `--fail`, `--fail-link`) and/or a scenario file:
 
     apiVersion: topolog.dev/v1
@@ -154,10 +155,17 @@ def apply_scenario(inv: Inventory, scenario: Scenario) -> Inventory:
         )
         _note_state(overridden, oid, o.loc)
         _unstamp(oid, objects, stamped)
-    if link_states:
+    failed = {oid for oid, (state, _change) in states.items() if state == "down"}
+    if link_states or failed:
         # Links of nodes stamped whole are made on first read (Inventory.defer_links): made here,
         # on the copy, so that the changed ones can be replaced like any other.
         links = dict(out.links)
+        if failed:
+            # A failed device carries nothing: every link at it is down too, as an edit that fails
+            # an NVSwitch must write for its GPUs' pair bandwidth to fall (SCALE006 judges its links so).
+            for lid, lk in links.items():
+                if lk.a in failed or lk.b in failed:
+                    link_states[lid] = "down"
         for lid, state in link_states.items():
             lk = links[lid]
             links[lid] = Link(
@@ -225,4 +233,3 @@ def _unknown_link(inv: Inventory, change: Change) -> Diagnostic:
         f"{change.text()}: the inventory has no link {change.target!r}; expected a link id, its two ends "
         f"joined by '<->'{hint}",
     )
-
