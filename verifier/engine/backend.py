@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.escape import one_line
 from verifier.core.limits import exceeded
 from verifier.engine.ast import Program, Query, Row, Rule, Value, render_value
 
@@ -74,9 +75,10 @@ class Proof:
             if locate is None:
                 return f"{indent}{self.fact}  [input]"
             loc = locate(self)
-            where = f" at {loc}" if loc is not None else ", not from an inventory object"
+            # Places are paths, and a folder's name may hold a newline: escaped, one fact per line.
+            where = f" at {one_line(str(loc))}" if loc is not None else ", not from an inventory object"
             return f"{indent}{self.fact}  [input{where}]"
-        lines = [f"{indent}{self.fact}  [rule at {self.rule.loc}]"]
+        lines = [f"{indent}{self.fact}  [rule at {one_line(str(self.rule.loc))}]"]
         for p in self.premises:
             lines.append(p.render(indent + "  ", locate))
         for rel, row in self.absent:

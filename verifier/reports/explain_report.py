@@ -40,13 +40,7 @@ def leaf_locator(
 
 def render_text(report: ExplainReport) -> str:
     items = report.items
-    where = leaf_locator(report.inventory, report.principals)
-
-    def locate(proof: Proof) -> SourceLocation | None:
-        # A file's name may hold a newline: the tree names it escaped, so one fact stays one line.
-        loc = where(proof)
-        return None if loc is None else SourceLocation(one_line(loc.file), loc.line, loc.col)
-
+    locate = leaf_locator(report.inventory, report.principals)  # Proof.render escapes the places
     blocks: list[str] = []
     for item in items:
         tree = item.proof.render(locate=locate)
