@@ -110,3 +110,17 @@ def test_bad_rule_and_bad_manifest_exit_2(tmp_path: Path) -> None:
     code, out, err = run_cli("verify", str(POD), "--jobs", str(bad), *RULES)
     assert code == 2 and out == ""
     assert f"{bad}:13:13: limits nvidia.com/gpu of container c is '0.5'; expected a whole number of devices" in err
+
+
+def test_diff_jobs_reads_them_too(tmp_path: Path) -> None:
+    # The pod against a copy of itself: nothing changes, so each job keeps its best placement
+    # (finetune-h100 on dgx00, pretrain-rack on rack0, as derived above).
+    copy = tmp_path / "dgx-h100-pod.yaml"
+    copy.write_text(POD.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "principals.yml").write_text(
+        (ROOT / "inventories" / "principals.yml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    code, out, _ = run_cli("diff", str(POD), str(copy), "--jobs", str(EXAMPLES), *RULES)
+    assert code == 0
+    assert "  job finetune-h100 (research): unchanged\n    on dgx00 (bottleneck 450 GB/s" in out
+    assert "  job pretrain-rack (research): unchanged\n    on rack0 (bottleneck 50 GB/s" in out

@@ -10,11 +10,13 @@ import click
 from verifier.checks.diff import DiffReport, files_at_revision
 from verifier.checks.findings import SEVERITIES, Severity
 from verifier.cli.errors import guard
+from verifier.cli.job_options import PRINCIPAL_FROM_OPTION
 from verifier.cli.options import ENGINE_OPTION, RULES_OPTION, _missing_files, format_option
 from verifier.cli.output import emit
 from verifier.core.progress import Progress
 from verifier.reports import formats_for
 from verifier.session.diff_run import diff, diff_jobs
+from verifier.sources.jobs.principal_rules import PrincipalRule
 
 
 @click.command("diff")
@@ -46,6 +48,7 @@ from verifier.session.diff_run import diff, diff_jobs
     show_default=True,
     help="Exit 1 when the change adds a finding at least this severe.",
 )
+@PRINCIPAL_FROM_OPTION
 @ENGINE_OPTION
 def diff_cmd(
     inventory: tuple[Path, ...],
@@ -56,6 +59,7 @@ def diff_cmd(
     fail_on: Severity,
     engine: str,
     jobs_paths: tuple[Path, ...],
+    principal_from: tuple[PrincipalRule, ...],
 ) -> None:
     """Show what a change does: findings added and resolved, derived facts that changed.
 
@@ -81,7 +85,16 @@ def diff_cmd(
             if jobs_paths:
                 with Progress() as progress:
                     both = diff_jobs(
-                        old, new, list(jobs_paths), list(rules) or None, engine, relations, fail_on, labels, progress
+                        old,
+                        new,
+                        list(jobs_paths),
+                        list(rules) or None,
+                        engine,
+                        relations,
+                        fail_on,
+                        labels,
+                        progress,
+                        principal_from=principal_from,
                     )
                 emit(both, fmt)
                 return both.exit_code

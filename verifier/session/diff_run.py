@@ -17,6 +17,7 @@ from verifier.session.inputs import Inputs, authorization_for, read_inventory
 from verifier.session.place_run import PlaceSettings, jobs_to_place, placements
 from verifier.session.session import PhaseListener, evaluate, load_rules
 from verifier.session.side_files import discover
+from verifier.sources.jobs.principal_rules import PrincipalRule
 
 
 def _side(
@@ -88,12 +89,13 @@ def diff_jobs(
     labels: Mapping[str, str] | None = None,
     progress: PhaseListener | None = None,
     rank: str = "bandwidth",
+    principal_from: tuple[PrincipalRule, ...] = (),
 ) -> JobsDiffReport:
     """`diff`, and every job placed on both revisions and compared as a what-if compares
     (verifier.placement.whatif). Placement fails closed: each side needs its principals file.
     """
     labels = labels or {}
-    todo = jobs_to_place(jobs_paths)
+    todo = jobs_to_place(jobs_paths, principal_from=principal_from)
     program = load_rules(rules_paths)
     relations = watched_relations(program, extra_relations)
     how = PlaceSettings(rank=rank, engine=engine, limit=1)
