@@ -23,6 +23,7 @@ from verifier.cli.provenance import ConfigUse, defaults_note, is_above, remember
 from verifier.core.errors import SourceLocation
 from verifier.core.limits import LimitError, Limits, current_limits, forget_reads, out_of_memory, use_limits
 from verifier.core.version import __version__
+from verifier.reports.safe_text import one_line
 
 LIMIT_NAMES = Limits.names()
 NAMES_OWN_CONFIG = frozenset({"verify"})
@@ -158,8 +159,8 @@ def run(args: list[str] | None = None) -> None:
         if os.environ.get("TOPOLOG_DEBUG"):
             traceback.print_exc()
         click.echo(
-            f"topolog: internal error ({type(err).__name__}: {err}); this is a bug in topolog, please report it "
-            "(TOPOLOG_DEBUG=1 prints the traceback)",
+            one_line(f"topolog: internal error ({type(err).__name__}: {err})")  # the message may quote a path
+            + "; this is a bug in topolog, please report it (TOPOLOG_DEBUG=1 prints the traceback)",
             err=True,
         )
         sys.exit(2)

@@ -305,6 +305,6 @@ def _setup_readline(session: Session) -> Callable[[], None]:
             try:
                 readline.write_history_file(path)
             except OSError as error:
-                sys.stderr.write(f"topolog: history not saved to {path}: {error.strerror or error}\n")
+                sys.stderr.write(one_line(f"topolog: history not saved to {path}: {error.strerror or error}") + "\n")
 
     return save
