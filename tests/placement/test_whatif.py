@@ -330,3 +330,13 @@ def test_shipped_scenario() -> None:
         "finetune-portable": "slower",
         "cfd-fp64": "unchanged",
     }
+
+
+def test_unknown_name_in_a_scenario_file_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "typo.yaml"
+    path.write_text("apiVersion: topolog.dev/v1\nkind: Scenario\ndrain:\n  - h100-n0\n  - h100-m1\n", encoding="utf-8")
+    code, out, err = run_cli("place", str(MIXED), str(JOBS / "hpc.yaml"), "--scenario", str(path))
+    assert code == 2 and out == ""
+    # Line 5, column 5: the second item of `drain`.
+    assert f"{path}:5:5: drain h100-m1: the inventory has no object 'h100-m1'" in err
+    assert "did you mean 'h100-n1'?" in err
