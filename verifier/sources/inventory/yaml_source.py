@@ -376,6 +376,7 @@ def load_yaml_stream(text: str, filename: str) -> list[YMap]:
     documents are skipped as kubectl skips them. The same checks as `load_yaml_text` apply
     to each document (limits, alias expansion, duplicate keys), with line:col in the file.
     """
+    refuse_large_text(text, filename, what="YAML stream")  # all its documents are held at once
     with collector_paused():
         if USE_LIBYAML and not any(ch in text for ch in _PURE_ONLY):
             try:
