@@ -72,6 +72,7 @@ class _Reader:
         self.core_pus: dict[str, list[int]] = {}
         self.core_el: dict[str, Element] = {}
         self.bridges: list[tuple[str, str]] = []  # (package or host bridge, its socket)
+        self.version = ""
 
     def id(self, name: str) -> str:
         return f"{self.node}/{name}"
@@ -93,6 +94,7 @@ class _Reader:
                 "hwloc 1.x files can be converted with hwloc 2's hwloc-convert",
             )
             return
+        self.version = version
         machines = [c for c in root.children if c.tag == "object"]
         if len(machines) != 1 or machines[0].get("type") != "Machine":
             self.b.error(root.loc, 'expected exactly one top-level <object type="Machine">')
@@ -198,6 +200,9 @@ class _Reader:
             # The host bridge: its PCI tree belongs to the enclosing package.
             m = re.match(r"^[0-9a-fA-F]{4}:\[([0-9a-fA-F]{2})-", el.get("bridge_pci") or "")
             inner = f"host:{m.group(1).lower() if m else ''}"
+            # hwloc hangs I/O on the largest object of its locality: on a one-package machine that is
+            # the Machine, yet the host bridge is that package's.
+            package = package or self.only_package()
             if package is not None:
                 here = self.host_bridge(el, package, labels)
         elif kind == "Bridge":
@@ -230,6 +235,14 @@ class _Reader:
         for child in el.children:
             if child.tag == "object":
                 self.walk(child, here, core, inner, package)
+
+    def only_package(self) -> str | None:
+        packages = [
+            o.id
+            for o in self.b.inv.objects.values()
+            if o.kind == "cpu" and o.id.startswith(self.node + "/") and o.labels.get("role") != "host_bridge"
+        ]
+        return packages[0] if len(packages) == 1 else None
 
     def host_bridge(self, el: Element, package: str, labels: dict[str, str]) -> str:
         """A host bridge as a root complex (`hb<k>`, kind cpu) of its package's socket.
@@ -328,6 +341,9 @@ class _Reader:
             osdevs = [c for c in dev.el.children if c.tag == "object" and c.get("type") == "OSDev"]
             if osdevs:
                 labels["os_devices"] = ",".join(sorted(o.get("name") or "" for o in osdevs))
+            rdma = sorted(o.get("name") or "" for o in osdevs if _openfabrics(o.get("osdev_type"), self.version))
+            if rdma:
+                labels["rdma_devices"] = ",".join(rdma)  # what nvidia-smi's NIC legend and NCCL's IB nets name
             for o in osdevs:
                 for info in o.iter("info"):
                     if (
@@ -543,6 +559,14 @@ def _computes(cls: str, vendor: str, device: str, gpu_osdev: bool) -> bool:
     if cls == "0300":
         return vendor == "10de" or (vendor == "1002" and not is_display_only(vendor, device))
     return cls.startswith("03") and vendor in _GPU_VENDORS
+
+
+def _openfabrics(osdev_type: str | None, version: str) -> bool:
+    """An OpenFabrics (RDMA) OS device: type 3 in hwloc 2's XML, bit 5 (32) of the type mask in 3.0's."""
+    value = whole(osdev_type)
+    if value is None:
+        return False
+    return bool(value & 32) if version == "3.0" else value == 3
 
 
 def _pci_type(el: Element) -> dict[str, str]:

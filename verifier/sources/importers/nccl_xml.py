@@ -5,6 +5,12 @@ Shape: `<system>` > `<cpu numaid=...>` > nested `<pci busid class link_speed lin
 speed port>` children (speed in Mb/s). One file describes one node. Names are stable across
 tools: GPUs are `gpu0..` and NICs `nic0..` in PCI bus order (the order nvidia-smi numbers
 them), PCIe switches `pcisw0..` in document order, CPUs `cpu<numaid>`.
+
+A multi-port NIC is one `<pci>` (NCCL merges a card's functions into function 0) with one `<net>`
+per port: each port is a NIC, as hwloc and nvidia-smi list them, and the ports after the first
+share the first one's PCIe link (`shares_link_of`), so the card's ports together are judged
+against its one link. A device a dump lists under several CPUs (NCCL writes a NIC without a NUMA
+node under every CPU) is one device, hung where it is listed first; `also_under` names the others.
 """
 
 from __future__ import annotations
@@ -61,6 +67,10 @@ class _Reader:
         self.b, self.node, self.file = b, node, file
         self.devs: list[_Dev] = []
         self.switches = 0
+        # Where each device was first read (its bus id, or a PCI-less NIC's port names), and every
+        # further CPU that lists it again: one device, never one per listing.
+        self.seen: dict[str, tuple[str, list[str]]] = {}
+        self.switch_ids: dict[str, str] = {}
 
     def id(self, name: str) -> str:
         return f"{self.node}/{name}"
@@ -95,6 +105,9 @@ class _Reader:
             if child.tag == "pci":
                 self.pci(child, cid)
             elif child.tag == "nic":  # a NIC NCCL found without a PCI path (e.g. a virtual one)
+                key = "nic:" + ",".join(sorted(n.get("name") or n.get("guid") or "" for n in child.iter("net")))
+                if self.listed_again(key, cid, child):
+                    continue
                 # NCCL places it on this CPU; how it is attached is not stated: an assumed link says so.
                 assumed: tuple[int, dict[str, int], dict[str, str]] = (
                     pcie_mbps(*DEFAULT_PCIE),
@@ -164,6 +177,8 @@ class _Reader:
             self.b.error(el.loc, f'{el.path} has no busid; expected busid="0000:17:00.0"')
             return
         busid = busid.lower()
+        if self.listed_again(busid, parent, el):
+            return
         uplink = self.link(el)
         gpus, nics = list(el.iter("gpu")), list(el.iter("nic"))
         pcis = list(el.iter("pci"))
@@ -177,6 +192,7 @@ class _Reader:
             sid = self.id(f"pcisw{self.switches}")
             self.switches += 1
             self.b.obj(sid, "pcie_switch", parent, el.loc, labels=_pci_labels(el, busid))
+            self.switch_ids[busid] = sid
             if uplink is not None:
                 self.b.link(sid, parent, "pcie", uplink[0], el.loc, attrs=uplink[1], labels=uplink[2])
             for child in pcis:
@@ -193,6 +209,27 @@ class _Reader:
                     self.b.error(child.loc, f"<{child.tag}> inside <nic>; expected <net name=... speed=...>")
         target = gpus[0] if gpus else el
         self.devs.append(_Dev(category, busid, target if category == "gpu" else el, parent, uplink, nets, el))
+
+    def listed_again(self, key: str, parent: str, el: Element) -> bool:
+        """True when `key` was read before under another parent: noted, and left to the first listing."""
+        seen = self.seen.get(key)
+        if seen is None:
+            self.seen[key] = (parent, [])
+            return False
+        first, others = seen
+        if parent != first and parent not in others:
+            others.append(parent)
+        what = key.removeprefix("nic:")
+        self.b.note(
+            el.loc,
+            f"{el.path} ({what}) is listed again under {parent}, first under {first}: one device, read once "
+            "(NCCL lists a device without a NUMA node under every CPU)",
+        )
+        sid = self.switch_ids.get(key)
+        if sid is not None:
+            obj = self.b.inv.objects[sid]
+            obj.labels = {**obj.labels, "also_under": ",".join(others)}
+        return True
 
     def category(
         self, el: Element, busid: str, gpus: list[Element], nics: list[Element], pcis: list[Element]
@@ -242,8 +279,8 @@ class _Reader:
                 k = counters[dev.category]
                 counters[dev.category] += 1
                 did = self.id(f"{prefix[dev.category]}{k}")
+                self.device(dev, did, net, first or None)
                 first = first or did
-                self.device(dev, did, net)
             if dev.busid:
                 by_bus[dev.busid] = first
         done: dict[frozenset[str], tuple[int, SourceLocation]] = {}
@@ -252,9 +289,19 @@ class _Reader:
             if dev.category == "gpu":
                 self.nvlinks(dev, by_bus, done, switches)
 
-    def device(self, dev: _Dev, did: str, net: Element | None) -> None:
+    def device(self, dev: _Dev, did: str, net: Element | None, card: str | None) -> None:
+        """One device, or one port of a NIC; `card`: the card's first port, whose PCIe link this port shares."""
         labels = _pci_labels(dev.pci or dev.el, dev.busid) if dev.busid else {"source": dev.el.where}
         labels["source"] = dev.el.where
+        key = dev.busid or "nic:" + ",".join(sorted(n.get("name") or n.get("guid") or "" for n in dev.nets))
+        seen = self.seen.get(key)
+        if seen is not None and seen[1]:
+            labels["also_under"] = ",".join(seen[1])
+        if card is not None:
+            # The bus id is the card's (NCCL writes function 0 for every port): the port's own
+            # function is not stated, so the port is known by its name, and by the card it shares.
+            labels["card_pci_busid"] = labels.pop("pci_busid", "")
+            labels["shares_link_of"] = card
         quantities: dict[str, int] = {}
         loc = dev.el.loc
         model = model_for_pci(labels.get("pci_vendor"), labels.get("pci_device"))
@@ -291,7 +338,8 @@ class _Reader:
         self.b.obj(did, dev.category, dev.parent, loc, labels=labels, quantities=quantities, model=model)
         if dev.uplink is not None:
             mbps, attrs, link_labels = dev.uplink
-            self.b.link(did, dev.parent, "pcie", mbps, loc, attrs=attrs, labels=link_labels)
+            # A further port hangs on the card's first port, as hwloc hangs a card's further functions.
+            self.b.link(did, card or dev.parent, "pcie", mbps, loc, attrs=attrs, labels=link_labels)
 
     def nvlinks(
         self,

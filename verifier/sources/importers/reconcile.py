@@ -1,25 +1,33 @@
 """`topolog reconcile A B`: every disagreement between two descriptions of the same machines.
 
 Each side is an inventory or a tool output (imported first). Nodes are matched by id, or as the
-one node of each side. Devices are paired by identity, never by position: PCI bus id (domain
-width normalised: nvidia-smi's `00000000:07:00.0` is `0000:07:00.0`), then serial or UUID, then
-name (a NIC's `mlx5_0`). A GPU that one side knows only by nvidia-smi's index is paired with the
-GPU of that rank in the other side's PCI bus order (nvidia-smi numbers GPUs in PCI bus order).
-Only devices that neither side identifies are paired by their inventory name. What is left over
-is present on one side only, reported once, and takes part in no other comparison.
+one node of each side. Devices are paired by identity, never by position nor by the names an
+importer gives them: a NIC first by the names the OS knows it by (`mlx5_0`: nvidia-smi's NIC
+legend, NCCL's `<net name>`, hwloc's OS devices), then any device by PCI bus id (domain width
+normalised: nvidia-smi's `00000000:07:00.0` is `0000:07:00.0`), then serial or UUID. A GPU that
+one side knows only by nvidia-smi's index is paired with the GPU of that rank in the other side's
+PCI bus order (nvidia-smi numbers GPUs in PCI bus order). Only devices that neither side
+identifies are paired by their inventory name. What is left over is present on one side only,
+reported once, and takes part in no other comparison, except what the other tool never lists:
+objects an importer inferred (host bridges, sockets, switches drawn from nvidia-smi's classes),
+CPUs and NUMA nodes, which each tool cuts differently (they are compared between inventories
+only), and a NIC without an RDMA device against nvidia-smi (whose matrix lists RDMA devices only)
+or an NCCL dump whose NICs are all RDMA devices.
 
 Compared, for each pair: PCI bus id (when paired by something else), the class of the path between
 every GPU pair and GPU-NIC pair, the PCIe uplink bandwidth and a NIC's port speed. Path classes are
 what each tool said: for an nvidia-smi side, the matrix cell as printed; for others, the class of
 the path in the described tree (NV<count>, XGMI for a direct xGMI link, PIX, PXB, NODE, SYS).
-When one side's class is computed, nvidia-smi's PHB is counted as NODE (NCCL and hwloc do not
-tell host bridges apart). A value labelled `assumed` is not a measurement and is never compared;
-bandwidths within 1% agree.
+PHB (one host bridge) is told from NODE only when both sides know host bridges (nvidia-smi, and an
+hwloc import, which reads them); otherwise PHB counts as NODE (NCCL and inventories do not model
+them). A device a dump lists under several CPUs (`also_under`) has no stated class beyond its PCIe
+switches. A value labelled `assumed` is not a measurement and is never compared; bandwidths within 1% agree.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +40,8 @@ from verifier.sources.inventory.model import Inventory, Obj
 
 ALWAYS = ("gpu", "nic")
 IF_BOTH = ("nvswitch", "cpu", "memory")
+INVENTORY_ONLY = ("cpu", "memory")  # each importer cuts CPUs differently (package, NUMA node, socket)
+_ID_LABELS = ("name", "os_devices", "rdma_devices")  # the OS's names of a NIC, as each tool writes them
 TOLERANCE = 0.01
 _BUSID = re.compile(r"^(?:([0-9a-f]{1,8}):)?([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
 _CELL_DEVICE = re.compile(r"^(GPU\d+|NIC\d+|mlx5_\d+|[A-Za-z][\w.-]*_\d+)$")
@@ -187,22 +197,39 @@ def _smi_index(obj: Obj) -> int | None:
     return int(col[3:]) if col.startswith("GPU") and col[3:].isascii() and col[3:].isdigit() else None
 
 
+def _names(obj: Obj) -> set[str]:
+    """The names the OS knows a NIC by (`mlx5_0`, `ib0`): nvidia-smi's legend, NCCL's net, hwloc's OS devices."""
+    if obj.kind != "nic":
+        return set()
+    out: set[str] = set()
+    for key in _ID_LABELS:
+        out.update(n.strip() for n in obj.labels.get(key, "").split(",") if n.strip())
+    return out
+
+
+def _one(key: Callable[[Obj], str | None]) -> Callable[[Obj], set[str]]:
+    def keys(obj: Obj) -> set[str]:
+        k = key(obj)
+        return {k} if k is not None else set()
+
+    return keys
+
+
 def pair_devices(xs: list[Obj], ys: list[Obj]) -> list[tuple[Obj | None, Obj | None]]:
-    """Pairs of one kind by identity (bus id, serial/UUID, name, nvidia-smi's bus-order rank), then the rest."""
+    """Pairs of one kind by identity (OS name, bus id, serial/UUID, nvidia-smi's bus-order rank), then the rest."""
     pairs: list[tuple[Obj | None, Obj | None]] = []
     left, right = list(xs), list(ys)
-    for key in (busid, _serial, lambda o: o.labels.get("name") or None):
+    for key in (_names, _one(busid), _one(_serial)):
         rmap: dict[str, Obj] = {}
         for o in right:
-            k = key(o)
-            if k is not None:
+            for k in sorted(key(o)):
                 rmap.setdefault(k, o)
         keep: list[Obj] = []
         for o in left:
-            k = key(o)
-            if k is not None and k in rmap and rmap[k] in right:
-                pairs.append((o, rmap[k]))
-                right.remove(rmap[k])
+            twin = next((rmap[k] for k in sorted(key(o)) if k in rmap and rmap[k] in right), None)
+            if twin is not None:
+                pairs.append((o, twin))
+                right.remove(twin)
             else:
                 keep.append(o)
         left = keep
@@ -213,16 +240,16 @@ def pair_devices(xs: list[Obj], ys: list[Obj]) -> list[tuple[Obj | None, Obj | N
             key=lambda o: busid(o) or "",
         )
         for o in list(one):
-            k = _smi_index(o)
-            if k is None or busid(o) is not None or k >= len(ranked) or ranked[k] not in other:
+            rank = _smi_index(o)
+            if rank is None or busid(o) is not None or rank >= len(ranked) or ranked[rank] not in other:
                 continue
-            pairs.append((ranked[k], o) if flip else (o, ranked[k]))
+            pairs.append((ranked[rank], o) if flip else (o, ranked[rank]))
             one.remove(o)
-            other.remove(ranked[k])
-    unidentified = {o.id.rsplit("/", 1)[-1]: o for o in right if busid(o) is None and _serial(o) is None}
+            other.remove(ranked[rank])
+    unidentified = {o.id.rsplit("/", 1)[-1]: o for o in right if not _identified(o)}
     for o in left:
         twin = unidentified.get(o.id.rsplit("/", 1)[-1])
-        if twin is not None and busid(o) is None and _serial(o) is None:
+        if twin is not None and not _identified(o):
             pairs.append((o, twin))
             right.remove(twin)
             del unidentified[o.id.rsplit("/", 1)[-1]]
@@ -230,6 +257,40 @@ def pair_devices(xs: list[Obj], ys: list[Obj]) -> list[tuple[Obj | None, Obj | N
             pairs.append((o, None))
     pairs.extend((None, o) for o in right)
     return pairs
+
+
+def _identified(obj: Obj) -> bool:
+    return busid(obj) is not None or _serial(obj) is not None or bool(_names(obj))
+
+
+def _imported_from(inv: Inventory, node: str) -> str | None:
+    return inv.objects[node].labels.get("imported_from")
+
+
+def _rdma(inv: Inventory, node: str, nic: Obj) -> bool | None:
+    """Whether a NIC has an RDMA device, where its tool says; None where it does not."""
+    tool = _imported_from(inv, node)
+    if tool == "nvidia-smi":
+        return True  # its matrix lists RDMA devices only
+    if tool == "hwloc":
+        return "rdma_devices" in nic.labels  # hwloc lists every OS device: no OpenFabrics one, no RDMA
+    if tool == "nccl-xml" and "name" in nic.labels:
+        guid = nic.labels.get("guid", "").strip().lower()
+        return guid not in ("", "0x0", "0")  # the IB plugin writes the port GUID; the socket transport 0x0
+    return None
+
+
+def _lists_rdma_only(inv: Inventory, node: str, nics: list[Obj]) -> bool:
+    """nvidia-smi lists RDMA NICs only; an NCCL dump whose NICs are all RDMA devices uses the IB transport."""
+    tool = _imported_from(inv, node)
+    if tool == "nvidia-smi":
+        return True
+    return tool == "nccl-xml" and bool(nics) and all(_rdma(inv, node, o) for o in nics)
+
+
+def _stated(obj: Obj) -> bool:
+    """An object the tool states, not one its importer inferred (host bridges, sockets, switches from classes)."""
+    return obj.labels.get("inferred") != "true"
 
 
 def _node(sa: Side, sb: Side, na: str, nb: str) -> list[Disagreement]:
@@ -249,18 +310,31 @@ def _node(sa: Side, sb: Side, na: str, nb: str) -> list[Disagreement]:
                 loc if missing_a else fb,
             )
         ]
-    da, db = _devices(a, na), _devices(b, nb)
+    da = {k: o for k, o in _devices(a, na).items() if _stated(o)}
+    db = {k: o for k, o in _devices(b, nb).items() if _stated(o)}
     kinds_a = {o.kind for o in da.values()}
     kinds_b = {o.kind for o in db.values()}
-    compared = [k for k in (*ALWAYS, *IF_BOTH) if k in ALWAYS or (k in kinds_a and k in kinds_b)]
+    imported = _imported_from(a, na) is not None or _imported_from(b, nb) is not None
+    compared = [
+        k
+        for k in (*ALWAYS, *IF_BOTH)
+        if k in ALWAYS or (k in kinds_a and k in kinds_b and not (imported and k in INVENTORY_ONLY))
+    ]
     matched: list[tuple[Obj, Obj]] = []
     for kind in compared:
         xs = sorted((o for o in da.values() if o.kind == kind), key=lambda o: o.id)
         ys = sorted((o for o in db.values() if o.kind == kind), key=lambda o: o.id)
+        # A NIC without an RDMA device is not one that nvidia-smi (or an NCCL dump on the IB transport) lists.
+        skip_a = kind == "nic" and _lists_rdma_only(b, nb, ys)
+        skip_b = kind == "nic" and _lists_rdma_only(a, na, xs)
         for oa, ob in pair_devices(xs, ys):
             if oa is None or ob is None:
                 present = oa or ob
                 assert present is not None
+                if (oa is not None and skip_a and _rdma(a, na, oa) is False) or (
+                    ob is not None and skip_b and _rdma(b, nb, ob) is False
+                ):
+                    continue
                 out.append(
                     Disagreement(
                         _subject(na, oa, ob),
@@ -277,11 +351,12 @@ def _node(sa: Side, sb: Side, na: str, nb: str) -> list[Disagreement]:
     gpus = [(x, y) for x, y in matched if x.kind == "gpu"]
     nics = [(x, y) for x, y in matched if x.kind == "nic"]
     ca, cb = _Classes(a), _Classes(b)
+    phb = (bool(sa.said) or ca.host_bridges) and (bool(sb.said) or cb.host_bridges)
     for i, (ga, gb) in enumerate(gpus):
         for oa, ob in [*gpus[i + 1 :], *nics]:
             xa, la = _class(sa, ca, ga.id, oa.id, ga.loc)
             xb, lb = _class(sb, cb, gb.id, ob.id, gb.loc)
-            if not (sa.said and sb.said):
+            if not phb:
                 xa, xb = ("NODE" if x == "PHB" else x for x in (xa, xb))
             if xa != xb and "?" not in (xa, xb):
                 subject = f"{_subject(na, ga, gb)} - {_subject(na, oa, ob)}"
@@ -337,6 +412,10 @@ class _Classes:
 
     def __init__(self, inv: Inventory) -> None:
         self.inv = inv
+        # Host bridges the description states (hwloc reads them; nvidia-smi's are inferred from PHB).
+        self.host_bridges = any(
+            o.labels.get("role") == "host_bridge" and o.labels.get("inferred") != "true" for o in inv.objects.values()
+        )
         self.nv: dict[frozenset[str], int | None] = {}
         self.to_switch: dict[str, int | None] = {}
         self.xgmi: set[frozenset[str]] = set()
@@ -378,9 +457,19 @@ class _Classes:
         common = next((c for c in cx if c in cy), None)
         if common is None:
             return "?"
-        kind = self.inv.objects[common].kind
+        obj = self.inv.objects[common]
+        kind = obj.kind
         if kind == "pcie_switch":
             return "PIX" if cx[0] == cy[0] == common else "PXB"
+        if self.unplaced(x, cx) or self.unplaced(y, cy):
+            # A dump that lists a device under several CPUs does not say which one it hangs on: its
+            # class to anything beyond its own PCIe switches is not stated, so not compared.
+            return "?"
+        if kind == "cpu" and obj.labels.get("role") == "host_bridge":
+            return "PHB"
         if kind in ("cpu", "socket", "die", "memory"):
             return "NODE"
         return "SYS"
+
+    def unplaced(self, oid: str, chain: list[str]) -> bool:
+        return any("also_under" in self.inv.objects[c].labels for c in (oid, *chain))

@@ -1,0 +1,111 @@
+"""One machine described by two tools agrees; a seeded difference is named, once.
+
+The machines: the workstation whose `nvidia-smi topo -m` is a real capture (workstation-2gpu-2nic-node.txt:
+one socket, GPU0-GPU1 PHB, a two-port mlx5 card NODE away), with its lstopo XML and NCCL dump written by
+hand from that matrix; and the real hwloc XML 24em64t-2n6c2t-pci.xml (two sockets), with the nvidia-smi
+matrix written by hand from its tree (fixtures/README.md says how each was derived).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.sources.importers.reconcile import Disagreement, load_side, reconcile
+
+SMI = "workstation-2gpu-2nic-node.txt"
+LSTOPO = "workstation-2gpu-2nic-lstopo-handwritten.xml"
+NCCL = "workstation-2gpu-2nic-nccl-handwritten.xml"
+
+
+def _rows(items: list[Disagreement]) -> list[tuple[str, str, str, str]]:
+    return [(d.subject, d.what, d.a, d.b) for d in items]
+
+
+def _block(lines: list[str], marker: str) -> tuple[int, int]:
+    """The lines of the XML element whose opening line holds `marker`: [start, end)."""
+    start = next(k for k, ln in enumerate(lines) if marker in ln)
+    indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
+    end = next(k for k in range(start + 1, len(lines)) if lines[k] == indent + "</object>\n")
+    return start, end + 1
+
+
+def _moved_gpu1(fx: Path, tmp_path: Path) -> Path:
+    """lstopo with GPU1's root port (and GPU1, 42:00.0) moved from host bridge [40-5f] to [c0-df]."""
+    lines = (fx / LSTOPO).read_text().splitlines(keepends=True)
+    start, end = _block(lines, 'gp_index="15"')
+    gpu1 = lines[start:end]
+    rest = lines[:start] + lines[end:]
+    anchor = next(k for k, ln in enumerate(rest) if 'gp_index="30"' in ln)
+    moved = tmp_path / "lstopo-moved.xml"
+    moved.write_text("".join(rest[:anchor] + gpu1 + rest[anchor:]))
+    return moved
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (SMI, LSTOPO),
+        (SMI, NCCL),
+        (NCCL, LSTOPO),
+        (LSTOPO, SMI),
+        ("24em64t-2n6c2t-nvidia-smi-handwritten.txt", "24em64t-2n6c2t-pci.xml"),
+    ],
+)
+def test_one_machine_two_tools_agree(fx: Path, a: str, b: str) -> None:
+    # Paired by identity: GPU<k> is the k-th GPU by bus id, NIC<k> is its legend's mlx5_N (an OS device of
+    # hwloc, a <net name> of NCCL). Not devices: the host bridges and socket nvidia-smi's importer infers,
+    # the CPUs and NUMA nodes each tool cuts its own way, and the NICs nvidia-smi never lists (hwloc's
+    # enp194s0 and the 24em64t's eth0/eth1 have no RDMA device). The path classes agree: PHB for two GPUs
+    # under one host bridge (hwloc reads host bridges; a one-package machine hangs them on the Machine),
+    # NODE to the card under the other host bridge, SYS across the 24em64t's two sockets.
+    assert reconcile(load_side(fx / a, None), load_side(fx / b, None)) == []
+
+
+def test_disabled_port_is_the_one_difference(fx: Path, tmp_path: Path) -> None:
+    # lstopo of the same workstation with the card's second function (c1:00.1, mlx5_1) gone, e.g. disabled
+    # in firmware. nvidia-smi still lists NIC1: mlx5_1. One NIC on one side only, named once; NIC0 still
+    # pairs with mlx5_0 and nothing else moves.
+    lines = (fx / LSTOPO).read_text().splitlines(keepends=True)
+    start, end = _block(lines, 'gp_index="25"')
+    later = tmp_path / "lstopo-one-port.xml"
+    later.write_text("".join(lines[:start] + lines[end:]))
+    got = reconcile(load_side(fx / SMI, None), load_side(later, None))
+    n = SMI.removesuffix(".txt")
+    assert _rows(got) == [(f"{n}/nic1", "nic present on one side only", "present", "missing")]
+    assert got[0].a_loc.line == 5  # the NIC1 row of the matrix
+
+
+def test_gpu_moved_to_the_cards_host_bridge(fx: Path, tmp_path: Path) -> None:
+    # lstopo with GPU1 (42:00.0) under the card's host bridge [c0-df] instead of [40-5f] (its root port
+    # moved there as well). By hand from the tree: GPU0-GPU1 now cross two host bridges of one package,
+    # NODE (nvidia-smi said PHB); GPU1 and each port share a host bridge, PHB (nvidia-smi said NODE).
+    # Three pairs, each once; GPU0's classes to the card are unchanged (NODE).
+    got = reconcile(load_side(fx / SMI, None), load_side(_moved_gpu1(fx, tmp_path), None))
+    n = SMI.removesuffix(".txt")
+    assert _rows(got) == [
+        (f"{n}/gpu0 - {n}/gpu1", "path class", "PHB", "NODE"),
+        (f"{n}/gpu1 - {n}/nic0", "path class", "NODE", "PHB"),
+        (f"{n}/gpu1 - {n}/nic1", "path class", "NODE", "PHB"),
+    ]
+
+
+def test_nccl_cannot_tell_phb_from_node(fx: Path, tmp_path: Path) -> None:
+    # NCCL hangs every device of a NUMA node on its <cpu>, host bridges unseen: against it, PHB and NODE
+    # are one class, so the moved GPU1 above shows no difference to the dump (it states none).
+    assert reconcile(load_side(fx / NCCL, None), load_side(_moved_gpu1(fx, tmp_path), None)) == []
+
+
+def test_two_socket_seeded_cell(fx: Path, tmp_path: Path) -> None:
+    # The hand-derived 24em64t matrix with GPU0-NIC0 written SYS (both cells) instead of PHB: hwloc puts
+    # 06:00.0 and the mlx4 card 05:00.0 under host bridge [00-0f] of package 0, PHB. One difference.
+    smi = "24em64t-2n6c2t-nvidia-smi-handwritten.txt"
+    lines = (fx / smi).read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace("\tSYS\tSYS\tPHB\t", "\tSYS\tSYS\tSYS\t", 1)
+    lines[4] = lines[4].replace("NIC0\tPHB\t", "NIC0\tSYS\t", 1)
+    seeded = tmp_path / "smi.txt"
+    seeded.write_text("".join(lines))
+    got = reconcile(load_side(seeded, None), load_side(fx / "24em64t-2n6c2t-pci.xml", None))
+    # The subject names hwloc's own name for the card (nic2, after the two Intel functions) beside nvidia-smi's.
+    assert _rows(got) == [("smi/gpu0 - smi/nic0 (B: nic2)", "path class", "SYS", "PHB")]
