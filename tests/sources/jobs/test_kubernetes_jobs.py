@@ -205,3 +205,22 @@ def test_gke_accelerator_selector() -> None:
     text = _text("  nodeSelector:\n    cloud.google.com/gke-accelerator: nvidia-h100-80gb\n" + GPU8)
     job = next(iter(read_jobs_text(text, "pod.yaml", BY_NAMESPACE)))
     assert (job.gpus, job.scope, job.accepts) == (8, "node", ("H100-SXM5-80GB",))
+
+
+def test_a_workload_scaled_to_zero_is_refused() -> None:
+    # replicas 0: no group runs, so nothing is placed; said as bad input, never "0 of 0 placeable".
+    text = (
+        "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: idle\n"
+        "  namespace: research\nspec:\n  replicas: 0\n  leaderWorkerTemplate:\n    workerTemplate:\n"
+        "      spec:\n" + "".join("    " + line + "\n" for line in GPU8.splitlines())
+    )
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "lws.yaml", BY_NAMESPACE)
+    assert "lws.yaml:1:1: LeaderWorkerSet idle runs no pod" in str(err.value)
+
+
+def test_a_name_topolog_cannot_carry_is_refused() -> None:
+    text = _text(GPU8).replace("name: p", "name: '-p q'")
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "pod.yaml", BY_NAMESPACE)
+    assert "pod.yaml:4:3: Pod name '-p q' must start with a letter or digit" in str(err.value)

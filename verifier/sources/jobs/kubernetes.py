@@ -29,7 +29,7 @@ from verifier.sources.inventory.validate import Problems, one_of
 from verifier.sources.inventory.yaml_source import YList, YMap
 from verifier.sources.jobs.pod_spec import PodNeeds, read_pod_spec
 from verifier.sources.jobs.principal_rules import PrincipalRule, resolve
-from verifier.sources.jobs.spec import SCOPES, Job
+from verifier.sources.jobs.spec import JOB_NAME, SCOPES, Job
 
 API_GROUPS = {
     "Pod": ("v1",),
@@ -109,6 +109,10 @@ def read_workload(doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems) -> l
         "Workload": _pod_sets_workload,
     }
     groups = readers[kind](doc if kind == "Pod" else spec, what, p, notes)
+    if len(p.items) == before and not any(ps.pods for sets in groups for ps in sets):
+        # Scaled to zero (replicas, parallelism or count 0): "0 of 0 jobs placeable" would pass unjudged.
+        p.add(doc.loc, f"{what} runs no pod (a replica, parallelism or count of 0): nothing to place")
+        return []
     annotations = meta.get("annotations")
     if isinstance(annotations, YMap):
         unread = [k for k in annotations if k not in TAS_ANNOTATIONS]
@@ -151,7 +155,15 @@ def _name(doc: YMap, meta: YMap | None, kind: str, p: Problems) -> str | None:
     for key in ("name", "generateName"):
         value = meta.get(key)
         if isinstance(value, str) and value.strip("-. "):
-            return value.strip().rstrip("-.")
+            name = value.strip().rstrip("-.")
+            if not JOB_NAME.match(name):
+                p.add(
+                    meta.key_loc(key),
+                    f"{kind} name {name!r} must start with a letter or digit and hold only letters, digits, "
+                    "'.', '_' and '-' (as Kubernetes names do)",
+                )
+                return None
+            return name
     p.add(meta.loc, f"a {kind} has no metadata.name (or generateName); expected the workload's name")
     return None
 

@@ -30,6 +30,7 @@ from verifier.sources.inventory.validate import (
 from verifier.sources.inventory.yaml_source import YList, YMap
 from verifier.sources.jobs.spec import (
     DEFAULT_UTILIZATION,
+    JOB_NAME,
     MODES,
     OPTIMIZERS,
     PRECISION_BYTES,
@@ -77,7 +78,7 @@ MODEL_KEYS = (
 KV_KEYS = ("layers", "kv_heads", "head_dim", "context")
 PRINCIPAL_TYPES = ("Team", "User", "ServiceAccount")
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_NAME_RE = JOB_NAME
 _UID_RE = re.compile(r'^\s*(?P<type>[A-Za-z_][A-Za-z0-9_]*)\s*::\s*"(?P<id>[^"\\]+)"\s*$')
 _COUNT_RE = re.compile(r"^\s*(?P<num>[0-9][0-9_]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*(?P<suffix>[kKMBGT])?\s*$")
 _COUNT_SUFFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}

@@ -32,7 +32,7 @@ from verifier.sources.inventory.catalog import mig_memory_mb
 from verifier.sources.inventory.validate import Problems
 from verifier.sources.jobs import gpu_words
 from verifier.sources.jobs.principal_rules import PrincipalRule, resolve
-from verifier.sources.jobs.spec import Job
+from verifier.sources.jobs.spec import JOB_NAME, Job
 
 SHORT = {"N": "nodes", "G": "gpus", "p": "partition", "A": "account", "J": "job-name", "C": "constraint", "n": "ntasks"}
 SHORT_FLAGS = frozenset("HOsvQWhV")
@@ -78,7 +78,6 @@ READ = (
     "account",
     "job-name",
 )
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _GPU_COUNT = re.compile(r"^(?:(?P<type>[^:,]+):)?(?P<n>[0-9]+)$")
 _MIG = re.compile(r"^[0-9]+g\.[0-9]+gb$")
 
@@ -258,7 +257,7 @@ def _job(script: _Script, filename: str, rules: tuple[PrincipalRule, ...], p: Pr
     errors_before = len(p.items)
     name_opt = o.get("job-name")
     name = name_opt.value.strip() if name_opt else PurePath(filename).stem
-    if not _NAME_RE.match(name):
+    if not JOB_NAME.match(name):
         p.add(
             name_opt.loc if name_opt else first,
             f"job name {name!r} must start with a letter or digit and hold only letters, digits, '.', '_' and '-'"

@@ -6,11 +6,15 @@ as everywhere in topolog. Every object keeps the place it was written.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from verifier.core.errors import Diagnostic, SourceLocation
+
+JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+"""What a job's name may be, whatever format wrote it: it travels into facts, reports and SARIF."""
 
 SCOPES = ("nvlink_domain", "node", "rack", "any")
 """How close together a job's GPUs must be, tightest first."""
