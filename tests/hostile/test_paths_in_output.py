@@ -1,6 +1,6 @@
 """A folder whose name holds control characters forges no output line, in any command (issue 45).
 
-The shipped inventories, jobs, principals, policies, two nvidia-smi outputs and the site rule
+The shipped inventories, jobs, principals, policies, two machines' nvidia-smi matrices and the site rule
 tests are copied into a folder named `a<LF>::error file=x::forged<ESC>[31m<CR>z`. Printed raw,
 that name would start a GitHub workflow command on a line of its own and colour the terminal.
 Each command must still work (exit 0 or 1, as on a plain folder) and its output must hold no
@@ -39,7 +39,8 @@ def evil(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(ROOT / "policies", folder / "policies")
     shutil.copytree(ROOT / "tests" / "rule_tests" / "site", folder / "site")
     shutil.copy(FIXTURES / "dgx-a100-topo-tabs.txt", folder / "tabs.txt")
-    shutil.copy(FIXTURES / "dgx-a100-topo-spaces.txt", folder / "spaces.txt")
+    # Another machine's matrix: reconcile has disagreements to print, each naming both files.
+    shutil.copy(FIXTURES / "h100-8gpu-no-nic.txt", folder / "h100.txt")
     # A waiver that matches no finding: WAIVER002 is reported at this file's line 2.
     (folder / "waivers.yaml").write_text(
         "waivers:\n  - rule: NODE001\n    subject: 'nowhere/*'\n    reason: r\n    expires: 2100-01-01\n",
@@ -59,13 +60,15 @@ def _cases(e: str) -> dict[str, list[str]]:
         "audit": ["audit", fleet, *principals],
         "audit-against": ["audit", fleet, *principals, "--against", f"{e}/policies"],
         "diff": ["diff", inv, edge],
-        "reconcile": ["reconcile", f"{e}/tabs.txt", f"{e}/spaces.txt"],
+        "reconcile": ["reconcile", f"{e}/tabs.txt", f"{e}/h100.txt"],
         "import": ["import", "nvidia-smi", f"{e}/tabs.txt", "--node", "n1"],
         "place": ["place", fleet, f"{e}/jobs/", *principals],
         "explain": ["explain", inv, 'within("dgx00/gpu0", "pod0")'],
         # A finding of the folder's own rule, with its proof: the rule's place is in the folder.
         "verify-proofs": ["verify", f"{e}/site/fixtures/SITE001/fail.yaml", "--rules", f"{e}/site", "--proofs"],
         "draw": ["draw", edge, "-o", f"{e}/edge.svg"],
+        "export": ["export", "slurm-topology", inv],
+        "repl": ["repl", edge],  # stdin is empty: it loads the inventory and ends
         "rules": ["rules", "--rules", f"{e}/site"],
         "test": ["test", f"{e}/site"],
         "authorize": [
@@ -95,12 +98,11 @@ def test_a_folder_name_with_control_characters_forges_no_line(evil: Path, case: 
 
 
 def test_every_command_that_reads_a_path_is_covered() -> None:
-    # The commands of `topolog --help`, less those that read no path given by the user:
-    # `schema` prints the inventory schema, `repl` is interactive (its errors go through the
-    # same one_line), `export` writes another tool's format of the inventory, `serve` is a server.
+    # The commands of `topolog --help`, less `schema` (it prints the inventory schema and reads
+    # no path) and `serve` (a server: its decisions are JSON).
     listed = set(main.list_commands(None))  # type: ignore[arg-type]
     covered = {case.split("-")[0] for case in COMMANDS}
-    assert listed - covered <= {"schema", "repl", "export", "serve"}
+    assert listed - covered <= {"schema", "serve"}
 
 
 def test_text_prints_the_folder_escaped(evil: Path) -> None:
@@ -111,6 +113,16 @@ def test_text_prints_the_folder_escaped(evil: Path) -> None:
     result = CliRunner().invoke(main, ["--no-config", *_cases(str(evil))["verify-markdown"]])
     assert r"a\\x0a::error file=x::forged\\x1b\[31m\\x0dz/dgx-h100-pod.yaml:" in result.stdout
     assert "<br>::error" not in result.stdout
+    # reconcile: NV12 on the DGX A100 against NV18 on the H100 between gpu0 and gpu1, line 2 of each
+    # matrix; the node is named after the first file's stem (tabs).
+    result = CliRunner().invoke(main, ["--no-config", *_cases(str(evil))["reconcile"]])
+    first = result.stdout.splitlines()[0]
+    assert first == f"tabs/gpu0 - tabs/gpu1: path class: A NV12 ({evil.parent}/{SHOWN}/tabs.txt:2), B NV18 (" + (
+        f"{evil.parent}/{SHOWN}/h100.txt:2)"
+    )
+    # import: each object's source label is the file:line it came from, escaped (a label holds no control).
+    result = CliRunner().invoke(main, ["--no-config", *_cases(str(evil))["import"]])
+    assert f"source: {evil.parent}/{SHOWN}/tabs.txt:1" in result.stdout
     # The audit header names the inventory, the policies and the principals, escaped.
     result = CliRunner().invoke(main, ["--no-config", *_cases(str(evil))["audit"]])
     assert result.stdout.splitlines()[0].startswith(f"audit of {evil.parent}/{SHOWN}/mixed-fleet.yaml with ")
