@@ -85,6 +85,36 @@ def test_kubernetes_node_list_against_the_inventory(fx: Path) -> None:
     assert inv.objects["ts-0"].quantities["k8s_gpu_capacity"] == 8
 
 
+def test_mig_slices_are_not_counted_as_gpus(fx: Path) -> None:
+    # Real GFD labels (NVIDIA's MIG example): one A100 PCIe 40GB in 1g.5gb slices labels gpu.count 7 and
+    # mig.strategy single. By hand: the inventory holds 1 GPU; 7 counts MIG devices, so nothing is compared
+    # (no SCHED003 "7 but 1"), and A100-PCIE-40GB is no catalogue model: no SCHED004 either. Both are notes.
+    files = [fx / "k8s-gfd-mig-single-labels.json", fx / "k8s-gfd-mig-inventory.yaml"]
+    assert _sched(files, "k8s-labels") == []
+    notes = sorted(n.message for n in import_files("k8s-labels", files).notes)
+    assert "ipp1-0552 uses MIG: its nvidia.com/gpu.count counts MIG devices and is not compared" in notes
+    assert any("A100-PCIE-40GB-MIG-1g.5gb names no GPU model" in n for n in notes)
+
+
+def test_mig_strategy_label_alone_is_not_mig(tmp_path: Path) -> None:
+    # GPU Operator labels mig.strategy=single on nodes whose GPUs have MIG off (mig.capable false, product
+    # without -MIG-): their capacity still counts GPUs and is compared. By hand: capacity 2, 1 GPU -> SCHED005.
+    nodes = tmp_path / "nodes.json"
+    nodes.write_text(
+        '{"kind": "List", "items": [{"kind": "Node", "metadata": {"labels": {"nvidia.com/mig.capable": "false",'
+        ' "nvidia.com/mig.strategy": "single", "nvidia.com/gpu.product": "Tesla-T4"}, "name": "t4"},'
+        ' "status": {"capacity": {"nvidia.com/gpu": "2"}}}]}'
+    )
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(
+        "apiVersion: topolog.dev/v1\nkind: Inventory\nobjects:\n"
+        "  - {name: t4, kind: node, children: [{name: g0, kind: gpu}]}\n"
+    )
+    assert _sched([nodes, inv], "k8s-labels") == [
+        "SCHED005 Node t4 offers 2 GPUs as Kubernetes status.capacity, but the inventory describes 1 in it."
+    ]
+
+
 def test_cli_verify_from_slurm_node_lists(fx: Path) -> None:
     args = ["verify", "--from", "slurm", *(str(fx / f) for f in SLURM), str(fx / "slurm-nodes-inventory.yaml")]
     result = CliRunner().invoke(cli.main, args)

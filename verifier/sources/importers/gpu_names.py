@@ -3,8 +3,9 @@
 Each scheduler writes the product as the driver names it, respelled:
 
 - GPU Feature Discovery's `nvidia.com/gpu.product` is NVML's name with spaces as dashes
-  (`NVIDIA-H100-80GB-HBM3` for "NVIDIA H100 80GB HBM3"), plus `-SHARED` when time-slicing
-  renames it and `-MIG-<profile>` under the single MIG strategy;
+  (`NVIDIA-H100-80GB-HBM3` for "NVIDIA H100 80GB HBM3"; older drivers' names lack `NVIDIA `:
+  `A100-SXM4-40GB`), plus `-SHARED` when time-slicing renames it and `-MIG-<profile>` under the
+  single MIG strategy;
 - Slurm's `AutoDetect=nvml` Gres type is the same name lower-cased with spaces as underscores
   (`gpu:nvidia_h100_80gb_hbm3:8`); a type a site wrote by hand (`gpu:h100:8`) names no product;
 - AMD's node labeller writes the PCI device id (`amd.com/gpu.device-id=74a1`).
@@ -24,7 +25,9 @@ _SUFFIX = re.compile(r"(-SHARED|-MIG-.*)$", re.IGNORECASE)
 
 
 def _key(name: str) -> str:
-    return re.sub(r"[\s_-]+", "-", name.strip().lower())
+    # NVML names carry "NVIDIA " since driver R470 or so ("NVIDIA A100-SXM4-40GB"), older ones do not
+    # ("A100-SXM4-40GB", as GFD labels of that time read): the prefix is not part of the identity.
+    return re.sub(r"[\s_-]+", "-", name.strip().lower()).removeprefix("nvidia-")
 
 
 def model_for_product(text: str) -> str | None:

@@ -167,6 +167,9 @@ def _read(b: Builder, path: Path, text: str, seen: dict[str, SourceLocation], on
                     b.note(vloc, f"{key} is not a topograph tier topolog knows (leaf, spine, core, block, tier-N)")
             else:
                 skipped += 1
+        # GFD counts MIG devices, not GPUs, once MIG is on: gpu.count 7 on one A100 cut into 1g.5gb slices.
+        if _mig_in_use(item, labels) and quantities.pop("k8s_gpu_count", None) is not None:
+            b.note(loc, f"{name} uses MIG: its nvidia.com/gpu.count counts MIG devices and is not compared")
         _status(b, item, name, loc, labels, quantities)
         _taints(b, item, name, loc, labels)
         _attach(b, name, loc, labels, quantities, onto)
@@ -211,8 +214,8 @@ def _status(
 ) -> None:
     """status.capacity / status.allocatable GPUs (the device plugins' resources), as quantities for SCHED005.
 
-    Time-slicing (label nvidia.com/gpu.replicas=N) advertises N per GPU: divided back. Under a MIG strategy
-    the resources count MIG instances, not GPUs: not compared, and said so.
+    Time-slicing (label nvidia.com/gpu.replicas=N) advertises N per GPU: divided back. With MIG on, the
+    resources count MIG instances, not GPUs: not compared, and said so.
     """
     status = item.get("status") if isinstance(item, dict) else None
     if not isinstance(status, dict):
@@ -224,7 +227,7 @@ def _status(
         if not isinstance(table, dict):
             b.error(loc, f"status.{part} of {name} is not a mapping; expected resource: quantity")
             continue
-        if any(str(k).startswith(GFD + "mig-") for k in table) or labels.get("k8s_mig_strategy", "none") != "none":
+        if _mig_in_use(item, labels):
             b.note(loc, f"{name} advertises MIG instances: its status.{part} GPUs are not compared")
             continue
         total: int | None = None
@@ -260,3 +263,15 @@ def _taints(b: Builder, item: Any, name: str, loc: SourceLocation, labels: dict[
         f"{t['key']}{'=' + str(t['value']) if t.get('value') else ''}:{t.get('effect', '')}" for t in taints
     )
     labels["k8s_taints"] = ",".join(written)
+
+
+def _mig_in_use(item: Any, labels: dict[str, str]) -> bool:
+    """MIG slices are what the node advertises: GFD's product ends `-MIG-<profile>` (the single strategy), or
+    the device plugin lists `nvidia.com/mig-<profile>` resources (mixed). The `nvidia.com/mig.strategy` label
+    alone says nothing: GPU Operator writes `single` on nodes whose GPUs have MIG off.
+    """
+    if "-mig-" in labels.get("k8s_gpu_product", "").lower():
+        return True
+    status = item.get("status") if isinstance(item, dict) else None
+    tables = [status.get(part) for part in ("capacity", "allocatable")] if isinstance(status, dict) else []
+    return any(isinstance(t, dict) and any(str(k).startswith(GFD + "mig-") for k in t) for t in tables)
