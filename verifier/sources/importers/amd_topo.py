@@ -236,11 +236,18 @@ def build(b: Builder, node: str, topo: AmdTopo) -> None:
         b.obj(ids[g], "gpu", parent[g], loc, labels=labels)
         if parent[g] != node:
             b.link(ids[g], parent[g], "pcie", pcie_mbps(*DEFAULT_PCIE), loc, labels={ASSUMED: "bandwidth"})
+    # A weight table of zeros is one the driver did not fill (amd-smi on MI300X/MI355X hosts prints
+    # it so): a 0 is no cost, not a route. The hops table still says which pairs are one xGMI hop.
+    unfilled = bool(weight) and all(v == 0 for (r, c), v in weight.items() if r != c)
+    taken: list[str] = []
     for r, c in _pairs(topo):
         if _type(topo, r, c) != "XGMI":
             continue
         cell = topo.link_type[(r, c)]
         w = weight.get((r, c))
+        if unfilled and hops.get((r, c)) == 1:
+            w = XGMI_HOP_WEIGHT
+            taken.append(f"{r}-{c}")
         if w is None:
             b.note(
                 cell.loc, f"{r} and {c} are joined over xGMI but the weight is not stated: no direct link is assumed"
@@ -255,12 +262,21 @@ def build(b: Builder, node: str, topo: AmdTopo) -> None:
             continue
         if w != XGMI_HOP_WEIGHT:
             continue  # routed through other GPUs: their direct links carry it
-        labels = {"source": str(cell.loc), "amd_weight": str(w)}
+        labels = {"source": str(cell.loc), "amd_weight": str(weight.get((r, c)))}
         mbps = _bandwidth(b, topo, r, c)
         if mbps is None:
             mbps = DEFAULT_XGMI_MBPS
             labels[ASSUMED] = "bandwidth"
         b.link(ids[r], ids[c], "xgmi", mbps, cell.loc, labels=labels)
+    if taken:
+        b.note(
+            topo.header,
+            f"{topo.tool}: every weight is 0 (not filled in by the driver), so each XGMI pair one hop apart "
+            f"is taken as a direct xGMI link ({len(taken)} pairs; a full mesh on MI300X-class 8-GPU boards). "
+            "Hops 1 also reads 1 where GPUs route through another (MI250X): those links may be fewer",
+        )
+    elif unfilled:
+        b.note(topo.header, f"{topo.tool}: every weight is 0 (not filled in by the driver) and no XGMI pair is one hop")
 
 
 def _type(topo: AmdTopo, r: str, c: str) -> str:
