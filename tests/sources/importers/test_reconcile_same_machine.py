@@ -109,3 +109,56 @@ def test_two_socket_seeded_cell(fx: Path, tmp_path: Path) -> None:
     got = reconcile(load_side(seeded, None), load_side(fx / "24em64t-2n6c2t-pci.xml", None))
     # The subject names hwloc's own name for the card (nic2, after the two Intel functions) beside nvidia-smi's.
     assert _rows(got) == [("smi/gpu0 - smi/nic0 (B: nic2)", "path class", "SYS", "PHB")]
+
+
+INVENTORY = "workstation-2gpu-2nic-inventory.yaml"
+
+
+@pytest.mark.parametrize("tool", [SMI, NCCL])
+def test_inventory_and_tool_agree(fx: Path, tool: str) -> None:
+    # The operator's inventory names each device by bus id and each port by its mlx5 name; its CPU is not
+    # compared with a tool's (each tool cuts CPUs its own way), and nothing else differs.
+    assert reconcile(load_side(fx / INVENTORY, None), load_side(fx / tool, None)) == []
+
+
+def test_inventory_against_lstopo_names_the_undescribed_nic(fx: Path) -> None:
+    # lstopo also sees the onboard Intel NIC c2:00.0 (enp194s0), which the inventory does not describe:
+    # a real difference between the two descriptions, the only one (hwloc calls it nic2).
+    got = reconcile(load_side(fx / INVENTORY, None), load_side(fx / LSTOPO, None))
+    assert _rows(got) == [("ws/nic2", "nic present on one side only", "missing", "present")]
+
+
+def test_inventory_twin_at_x8(fx: Path, tmp_path: Path) -> None:
+    # The twin host's inventory has the card at Gen4 x8 (8 x 1969 = 15752 MB/s) where this one has x16
+    # (31504 MB/s): one difference, at nic0, which holds the card's link.
+    twin = tmp_path / "twin.yaml"
+    twin.write_text(
+        (fx / INVENTORY)
+        .read_text()
+        .replace(
+            "{a: nic0, b: cpu0, kind: pcie, generation: 4, lanes: 16}",
+            "{a: nic0, b: cpu0, kind: pcie, generation: 4, lanes: 8}",
+        )
+    )
+    got = reconcile(load_side(fx / INVENTORY, None), load_side(twin, None))
+    assert _rows(got) == [("ws/nic0", "PCIe uplink bandwidth (MB/s)", "31504", "15752")]
+
+
+def test_nvswitch_h100_nccl_and_nvidia_smi_agree(fx: Path, tmp_path: Path) -> None:
+    # The real NCCL dump of an 8x H100 VM (ibm-cn-h100-topo.xml): each GPU has 5+5+4+4 = 18 NVLinks into
+    # four NVSwitches, so every GPU pair reads NV18, as nvidia-smi prints it; NIC<k> is mlx5_<k>, PIX to the
+    # GPU under its bridge, NODE to the other GPUs of its CPU, SYS across. The NVSwitches the dump names
+    # (nvlink targets f3-f6:00.0) are not devices nvidia-smi lacks: its matrix lists no switch.
+    smi = fx / "ibm-cn-h100-nvidia-smi-handwritten.txt"
+    xml = fx / "ibm-cn-h100-topo.xml"
+    assert reconcile(load_side(smi, None), load_side(xml, None)) == []
+    # Seeded: the dump without mlx5_3 (0000:cb:00.0, under cpu 1), e.g. left out by NCCL_IB_HCA. One NIC on
+    # one side only: NIC3, paired by nothing; every other NIC keeps its name and its classes.
+    lines = xml.read_text().splitlines(keepends=True)
+    start = next(k for k, ln in enumerate(lines) if 'busid="0000:cb:00.0"' in ln)
+    end = next(k for k in range(start, len(lines)) if lines[k].strip() == "</pci>")
+    seeded = tmp_path / "h100.xml"
+    seeded.write_text("".join(lines[:start] + lines[end + 1 :]))
+    got = reconcile(load_side(smi, None), load_side(seeded, None))
+    n = "ibm-cn-h100-nvidia-smi-handwritten"
+    assert _rows(got) == [(f"{n}/nic3", "nic present on one side only", "present", "missing")]
