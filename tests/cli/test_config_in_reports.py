@@ -67,6 +67,14 @@ def test_a_parent_configuration_that_skips_every_check_is_refused(project: Path)
     assert code == 2 and err.startswith("error: --skip: these --check / --skip options leave no check")
 
 
+def test_an_unknown_id_in_the_file_is_refused_at_its_line(project: Path) -> None:
+    # Line 2 of the file names TOPO010, which no rule file of rules/topology defines (TOPO001-TOPO006).
+    (project / ".topolog.yaml").write_text("verify:\n  skip: [TOPO010]\n", encoding="utf-8")
+    code, out, err = _verify()
+    assert code == 2 and out == ""
+    assert err.startswith("error: ../.topolog.yaml:2:3: skip names TOPO010: no check loaded has this id")
+
+
 def test_text_names_the_file_what_it_kept_and_the_waivers_date(project: Path) -> None:
     (project / ".topolog.yaml").write_text(KEEPS_TWO, encoding="utf-8")
     code, out, _ = _verify()

@@ -25,7 +25,7 @@ without `@id` are shared rule libraries.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from verifier.checks.findings import SEVERITIES, Severity
@@ -260,15 +260,16 @@ def select_checks(
     only: Sequence[str] = (),
     skip: Sequence[str] = (),
     also: Iterable[str] = (),
-    source: SourceLocation | None = None,
+    sources: Mapping[str, SourceLocation] | None = None,
 ) -> CheckSelection:
     """The selection `--check only --skip skip` names; TopologError for an unknown id or an empty selection.
 
     `also`: ids that may be named but do not count as a check left to report (the waiver
     checks judge waivers, not the inventory: keeping only them passes every inventory).
-    `source`: where the selection was written when not on the command line (a configuration
-    file's line), which the refusal of an empty selection names.
+    `sources`: where `--check` / `--skip` (the keys) were written when not on the command line
+    (a configuration file's line), which the errors name.
     """
+    sources = sources or {}
     rule_ids = sorted(set(known))
     ids = sorted({*rule_ids, *also})
     errors: list[Diagnostic] = []
@@ -277,16 +278,15 @@ def select_checks(
             if check_id not in ids:
                 close = closest(check_id, ids, fold_case=True)
                 hint = f" (did you mean {close}?)" if close else ""
-                errors.append(
-                    Diagnostic(
-                        SourceLocation(f"{option} {check_id}"),
-                        f"no check loaded has this id{hint}; `topolog rules` lists them",
-                    )
-                )
+                written = sources.get(option)
+                where = written or SourceLocation(f"{option} {check_id}")
+                said = f"{option.lstrip('-')} names {check_id}: " if written is not None else ""
+                errors.append(Diagnostic(where, f"{said}no check loaded has this id{hint}; `topolog rules` lists them"))
     if errors:
         raise TopologError(errors)
     selection = CheckSelection(frozenset(only), frozenset(skip))
     if not any(selection.reports(i) for i in rule_ids):
+        source = sources.get("--skip") or sources.get("--check")
         if source is not None:
             raise TopologError.at(
                 source,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -124,10 +124,10 @@ def _selection(
     check_ids: Sequence[str],
     skip_ids: Sequence[str],
     also: Sequence[str] = (),
-    source: SourceLocation | None = None,
+    sources: Mapping[str, SourceLocation] | None = None,
 ) -> CheckSelection:
     """--check / --skip checked against the ids the rules define (and `also`), before anything is evaluated;
-    `source`: the configuration line that set them, when a file did.
+    `sources`: the configuration line that set each (by '--check' / '--skip'), when a file did.
     """
     from verifier.checks.check import CheckSelection, checks_from_program, select_checks
 
@@ -136,7 +136,7 @@ def _selection(
     from verifier.session.session import load_rules  # only with --check / --skip
 
     ids = [c.id for c in checks_from_program(load_rules(list(rules)))]
-    return select_checks(ids, check_ids, skip_ids, also=also, source=source)
+    return select_checks(ids, check_ids, skip_ids, also=also, sources=sources)
 
 
 def _missing_files(paths: Sequence[Path]) -> None:

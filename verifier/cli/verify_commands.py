@@ -20,6 +20,7 @@ from verifier.checks.settings import ChecksKept
 from verifier.checks.verify import VerifyReport, baseline_entries, select_report
 from verifier.checks.waivers import EXPIRED_ID, UNUSED_ID
 from verifier.cli.errors import guard
+from verifier.cli.job_options import PRINCIPAL_FROM_OPTION
 from verifier.cli.options import (
     CHECK_OPTIONS,
     ENGINE_OPTION,
@@ -40,8 +41,10 @@ from verifier.cli.provenance import date_source, run_settings, where_set
 from verifier.cli.scenario_options import scenario_of, scenario_options
 from verifier.core.progress import Progress
 from verifier.reports import VERIFY_FORMATS, render
+from verifier.reports.safe_text import one_line
 from verifier.reports.text_report import summary
 from verifier.session.verify_run import VerifyRun, verify
+from verifier.sources.jobs.principal_rules import PrincipalRule
 
 
 @click.command("verify")
@@ -120,10 +123,12 @@ from verifier.session.verify_run import VerifyRun, verify
     "jobs_paths",
     type=click.Path(path_type=Path),
     multiple=True,
-    help="Job file or directory (repeatable): every job must have a valid placement (check PLACE001).",
+    help="Job file or directory (repeatable): every job must have a valid placement (check PLACE001). "
+    "topolog's job files, Kubernetes workloads and Slurm batch scripts (with --principal-from).",
 )
 @side_file_options()
 @NO_AUTHORIZATION_OPTION
+@PRINCIPAL_FROM_OPTION
 @scenario_options
 @CHECK_OPTIONS
 @ENGINE_OPTION
@@ -144,6 +149,7 @@ def verify_cmd(
     principals_path: Path | None,
     policies_path: Path | None,
     no_authorization: bool,
+    principal_from: tuple[PrincipalRule, ...],
     drain: tuple[str, ...],
     fail: tuple[str, ...],
     fail_links: tuple[str, ...],
@@ -187,11 +193,12 @@ def verify_cmd(
             )
         refuse_inputs([*(path for _, path in outputs), *([write_baseline] if write_baseline else [])], read)
         ctx = click.get_current_context()
-        set_by_file = where_set(ctx, "skip_ids") or where_set(ctx, "check_ids")
+        written = {"--check": where_set(ctx, "check_ids"), "--skip": where_set(ctx, "skip_ids")}
+        by_file = {option: where for option, where in written.items() if where is not None}
         from verifier.session.whatif_checks import CHECK_IDS as WHATIF_IDS  # the engine's modules: only here
 
         also = (EXPIRED_ID, UNUSED_ID, *WHATIF_IDS)
-        selection = _selection(rules, check_ids, skip_ids, also=also, source=set_by_file)
+        selection = _selection(rules, check_ids, skip_ids, also=also, sources=by_file)
         run = VerifyRun(
             rules=list(rules) or None,
             engine=engine,
@@ -202,14 +209,15 @@ def verify_cmd(
             today_from=date_source(ctx),
             from_kind=from_kind,
             jobs=list(jobs_paths),
+            principal_from=principal_from,
             authorize=not no_authorization,
             scenario=scenario,
         )
         with Progress() as progress:
             report = verify(list(inventory), run, progress)
         for note in report.notes:
-            click.echo(f"note: {note}", err=True)
-        report = _with_settings(select_report(report, selection), report, ctx, narrowed=set_by_file is not None)
+            click.echo(f"note: {one_line(note)}", err=True)
+        report = _with_settings(select_report(report, selection), report, ctx, narrowed=bool(by_file))
         for fmt, path in outputs:
             write_file(path, render(report, fmt))
         if "github" in formats and os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -220,7 +228,7 @@ def verify_cmd(
         if write_baseline is not None:
             entries = baseline_entries(report)
             write_file(write_baseline, baseline_text(entries))
-            click.echo(f"topolog: wrote {len(entries)} findings to baseline {write_baseline}", err=True)
+            click.echo(one_line(f"topolog: wrote {len(entries)} findings to baseline {write_baseline}"), err=True)
         if on_stdout is not None:
             emit(report, on_stdout)
             if outputs and on_stdout not in ("text", "github"):  # those end with the summary already
