@@ -162,3 +162,27 @@ def test_nvswitch_h100_nccl_and_nvidia_smi_agree(fx: Path, tmp_path: Path) -> No
     got = reconcile(load_side(smi, None), load_side(seeded, None))
     n = "ibm-cn-h100-nvidia-smi-handwritten"
     assert _rows(got) == [(f"{n}/nic3", "nic present on one side only", "present", "missing")]
+
+
+def test_rocm_smi_and_amd_smi_of_one_machine(fx: Path, tmp_path: Path) -> None:
+    # The real rocm-smi capture of a 4-GPU Instinct node (every pair XGMI, one hop, weight 15) and the
+    # amd-smi table of the same node written by hand (bus ids 05, 26, 46, 65:00.0: rocm-smi's GPU<k> is
+    # the k-th by bus id). Neither tool describes NICs, and rocm-smi's NUMA-node CPUs are inferred: the
+    # two agree on every pair, XGMI.
+    smi = fx / "mi-4gpu-showtopo.txt"
+    amd = fx / "mi-4gpu-amd-smi-handwritten.txt"
+    assert reconcile(load_side(smi, None), load_side(amd, None)) == []
+    # Seeded: amd-smi reads 05:00.0 <-> 26:00.0 at weight 30 (two hops of 15): their direct link is gone.
+    # GPU0-GPU1 is the one difference: XGMI (rocm-smi) against SYS (no direct link, no shared parent).
+    rows = amd.read_text().splitlines(keepends=True)
+    weights = next(k for k, ln in enumerate(rows) if ln.startswith("WEIGHT TABLE:"))
+    for k in (weights + 2, weights + 3):
+        cells = rows[k].split()
+        col = 2 if cells[0] == "0000:05:00.0" else 1
+        cells[col] = "30"
+        rows[k] = cells[0] + " " + "".join(c.ljust(13) for c in cells[1:]).rstrip() + "\n"
+    seeded = tmp_path / "amd.txt"
+    seeded.write_text("".join(rows))
+    got = reconcile(load_side(smi, None), load_side(seeded, None))
+    n = "mi-4gpu-showtopo"
+    assert _rows(got) == [(f"{n}/gpu0 - {n}/gpu1", "path class", "XGMI", "SYS")]

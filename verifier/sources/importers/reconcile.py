@@ -193,7 +193,10 @@ def _serial(obj: Obj) -> str | None:
 
 
 def _smi_index(obj: Obj) -> int | None:
-    col = obj.labels.get("nvidia_smi", "")
+    """GPU<k> of nvidia-smi or rocm-smi: both number GPUs in PCI bus order (rocm-smi sorts its devices
+    by bus address, as seen on quad-GPU servers whose HIP order is the reverse: tmac1973/llama-toolchest#121).
+    """
+    col = obj.labels.get("nvidia_smi") or obj.labels.get("rocm_smi") or ""
     return int(col[3:]) if col.startswith("GPU") and col[3:].isascii() and col[3:].isdigit() else None
 
 
@@ -327,6 +330,11 @@ def _node(sa: Side, sb: Side, na: str, nb: str) -> list[Disagreement]:
         # A NIC without an RDMA device is not one that nvidia-smi (or an NCCL dump on the IB transport) lists.
         skip_a = kind == "nic" and _lists_rdma_only(b, nb, ys)
         skip_b = kind == "nic" and _lists_rdma_only(a, na, xs)
+        if kind == "nic" and "false" in (
+            a.objects[na].labels.get("nics_described"),
+            b.objects[nb].labels.get("nics_described"),
+        ):
+            continue  # rocm-smi and amd-smi say nothing about NICs: neither side lacks one
         for oa, ob in pair_devices(xs, ys):
             if oa is None or ob is None:
                 present = oa or ob
