@@ -181,3 +181,14 @@ def test_cpu_affinity_never_joins_what_the_matrix_separates(fx: Path) -> None:
     # its NICs, SYS to everything, keep their own domains: CPU Affinity changes nothing here.
     inv = import_files("nvidia-smi", [fx / "gb200-4gpu-numa-lists.txt"], node="g").inventory
     assert len(list(inv.of_kind("socket"))) == 8
+
+
+def test_four_way_bridge_at_nv6_stays_a_mesh(tmp_path: Path) -> None:
+    # Hand-written: 4 PCIe cards on a 4-way NVLink bridge print NV6 for every pair. Every pair NV#, but
+    # 3 * 6 = 18 links per GPU fit an 18-link GPU, and the one catalogue GPU with 6 NVLinks (V100 SXM3)
+    # is not marked as an NVSwitch-only part: 6 direct links of 6 NVLinks each, 6 * 25,000 MB/s.
+    rows = [[f"GPU{g}"] + ["X" if h == g else "NV6" for h in range(4)] + ["0-31", "0"] for g in range(4)]
+    result = import_files("nvidia-smi", [_write(tmp_path / "bridge.txt", rows)], node="b")
+    assert not list(result.inventory.of_kind("nvswitch"))
+    assert {(n, m) for _a, _b, n, m in _links(result.inventory, "nvlink")} == {(6, 150000)}
+    assert len(_links(result.inventory, "nvlink")) == 6
