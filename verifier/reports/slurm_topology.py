@@ -5,8 +5,10 @@ block topology, whichever the inventory has), `tree` or `block` (the topology.co
 
 - Blocks are the multi-node NVLink domains (verifier.facts.graph.scaleup_domains: union-find over
   the working scale-up links): one block per domain, named after the rack (or pod) that holds all of
-  its nodes, else `nvl<k>`. BlockSizes is the nodes per block when every block has the same number;
-  otherwise it is left to Slurm (a comment says so).
+  its nodes, else `nvl<k>`. BlockSizes is the smallest block's node count: Slurm takes the first
+  value as its base block and stops at a block with fewer nodes ("children count lower than
+  bblock_node_cnt"); without BlockSizes the first block written would be the base. Blocks of
+  different sizes get a comment saying so.
 - The tree is the fabric: a leaf is a switch with a working fabric link to a node or to a device in
   one; a switch above is one link further from the nodes. Slurm's tree holds each node under one
   leaf (topology.conf(5): a node under several leaves is a "multiple leaf switches" warning and the
@@ -221,12 +223,22 @@ def _tree_lines(tree: Tree) -> list[str]:
 
 def _block_lines(blocks: dict[str, list[str]]) -> list[str]:
     out = [f"BlockName={b} Nodes={compress(ns)}" for b, ns in sorted(blocks.items())]
-    sizes = {len(ns) for ns in blocks.values()}
-    if len(sizes) == 1:
-        out.append(f"BlockSizes={sizes.pop()}")
-    elif sizes:
-        out.append(f"# blocks hold {', '.join(str(s) for s in sorted(sizes))} nodes: BlockSizes is left to Slurm")
+    out.extend(_sizes_comment(blocks))
+    if blocks:
+        out.append(f"BlockSizes={base_block(blocks)}")
     return out
+
+
+def base_block(blocks: dict[str, list[str]]) -> int:
+    """Slurm's base block: the smallest block's node count (no block may hold fewer)."""
+    return min(len(ns) for ns in blocks.values())
+
+
+def _sizes_comment(blocks: dict[str, list[str]]) -> list[str]:
+    sizes = sorted({len(ns) for ns in blocks.values()})
+    if len(sizes) < 2:
+        return []
+    return [f"# blocks hold {', '.join(map(str, sizes))} nodes: the base block is the smallest, {sizes[0]}"]
 
 
 def _q(text: str) -> str:
@@ -276,10 +288,9 @@ def render(inventory: Inventory, form: str = "yaml") -> str:
             else:
                 out += [f"      - switch: {_q(s)}", f"        nodes: {_q(compress(tree.leaves[s]))}"]
     if blocks:
+        out.extend(_sizes_comment(blocks))
         out += ["- topology: nvlink", f"  cluster_default: {'false' if tree.tier else 'true'}", "  block:"]
-        sizes = {len(ns) for ns in blocks.values()}
-        if len(sizes) == 1:
-            out += ["    block_sizes:", f"      - {sizes.pop()}"]
+        out += ["    block_sizes:", f"      - {base_block(blocks)}"]
         out.append("    blocks:")
         for b, ns in sorted(blocks.items()):
             out += [f"      - block: {_q(b)}", f"        nodes: {_q(compress(ns))}"]

@@ -110,3 +110,38 @@ def test_partly_shared_leaves_get_one_slurm_leaf_per_set(tmp_path: Path) -> None
         "SwitchName=lb Nodes=n3",
         "SwitchName=lc Nodes=n4",
     ]
+
+
+def test_blocks_of_different_sizes_take_the_smallest_as_base(tmp_path: Path) -> None:
+    # By hand: rack r0 holds a0, a1 and rack r1 b0, b1, b2, each rack (promised one NVLink domain) joined into
+    # one by GPU-to-GPU NVLinks across its nodes. Blocks r0 (2 nodes) and r1 (3). Slurm stops at a block smaller than
+    # its base block (the first BlockSizes value, or else the first block's size), so BlockSizes is 2.
+    p = tmp_path / "inv.yaml"
+    p.write_text(
+        "apiVersion: topolog.dev/v1\nkind: Inventory\nmetadata: {name: t}\nobjects:\n"
+        "  - {name: r0, kind: rack, promises: [nvlink_domain]}\n"
+        "  - {name: r1, kind: rack, promises: [nvlink_domain]}\n"
+        "  - {name: 'a{i}', kind: node, count: 2, parent: r0, children: [{name: gpu0, kind: gpu}]}\n"
+        "  - {name: 'b{i}', kind: node, count: 3, parent: r1, children: [{name: gpu0, kind: gpu}]}\n"
+        "links:\n"
+        "  - {a: a0/gpu0, b: a1/gpu0, kind: nvlink, generation: 5, count: 18}\n"
+        "  - {a: b0/gpu0, b: b1/gpu0, kind: nvlink, generation: 5, count: 18}\n"
+        "  - {a: b1/gpu0, b: b2/gpu0, kind: nvlink, generation: 5, count: 18}\n"
+    )
+    out = slurm_topology.render(load_inventory([p]), "block")
+    assert out.splitlines()[1:] == [
+        "BlockName=r0 Nodes=a[0-1]",
+        "BlockName=r1 Nodes=b[0-2]",
+        "# blocks hold 2, 3 nodes: the base block is the smallest, 2",
+        "BlockSizes=2",
+    ]
+    conf = tmp_path / "topology.conf"
+    conf.write_text(out)
+    back = import_files("slurm", [conf]).inventory
+    assert {o.id: o.parent for o in back.of_kind("node")} == {
+        "a0": "r0",
+        "a1": "r0",
+        "b0": "r1",
+        "b1": "r1",
+        "b2": "r1",
+    }
