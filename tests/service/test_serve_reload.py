@@ -135,7 +135,7 @@ def test_fuzzed_bodies_get_4xx_and_the_server_keeps_serving(tmp_path: Path) -> N
 
         @settings(max_examples=30, deadline=None, database=None)
         @given(raw=st.binary(max_size=200), value=json_values, path=st.sampled_from(
-            ["/v1/authorize", "/v1/authorize/batch", "/v1/admit"]))  # fmt: skip
+            ["/v1/authorize", "/v1/authorize/batch", "/v1/admit", "/v1/admission"]))  # fmt: skip
         def check(raw: bytes, value: object, path: str) -> None:
             for body in (raw, httpx.Request("POST", "/", json=value).content):
                 r = c.post(path, content=body)
