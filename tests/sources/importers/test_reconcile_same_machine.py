@@ -8,10 +8,12 @@ matrix written by hand from its tree (fixtures/README.md says how each was deriv
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from tests.cli_helpers import run_cli
 from verifier.sources.importers.reconcile import Disagreement, load_side, reconcile
 
 SMI = "workstation-2gpu-2nic-node.txt"
@@ -186,3 +188,21 @@ def test_rocm_smi_and_amd_smi_of_one_machine(fx: Path, tmp_path: Path) -> None:
     got = reconcile(load_side(smi, None), load_side(seeded, None))
     n = "mi-4gpu-showtopo"
     assert _rows(got) == [(f"{n}/gpu0 - {n}/gpu1", "path class", "XGMI", "SYS")]
+
+
+def test_cli_reconcile_same_machine(fx: Path, tmp_path: Path) -> None:
+    # `topolog reconcile` end to end: the real nvidia-smi capture and the lstopo XML of the same box agree
+    # (exit 0); against the lstopo without mlx5_1 it names NIC1 once (exit 1), in JSON as in text.
+    code, out, err = run_cli("reconcile", str(fx / SMI), str(fx / LSTOPO))
+    assert (code, out, err) == (0, "The two descriptions agree.\n", "")
+    lines = (fx / LSTOPO).read_text().splitlines(keepends=True)
+    start, end = _block(lines, 'gp_index="25"')
+    later = tmp_path / "later.xml"
+    later.write_text("".join(lines[:start] + lines[end:]))
+    code, out, _ = run_cli("reconcile", str(fx / SMI), str(later), "--format", "json")
+    assert code == 1
+    got = json.loads(out)["disagreements"]
+    n = SMI.removesuffix(".txt")
+    assert [(d["subject"], d["what"], d["a"], d["b"]) for d in got] == [
+        (f"{n}/nic1", "nic present on one side only", "present", "missing")
+    ]
