@@ -43,6 +43,12 @@ CASES: list[tuple[str, str, set[tuple[str, ...]]]] = [
     # H100 and RTX 5090: no NIC column at all -> every GPU reaches no NIC.
     ("nvidia-smi", "h100-8gpu-no-nic.txt", _topo001(8)),
     ("nvidia-smi", "rtx5090-2gpu-tabs.txt", _topo001(2)),
+    # H100 (ThunderKittens issue 167): no NIC column -> TOPO001 x8, and nothing about NVLink: the NV18
+    # cells are 18 links per GPU into a switch fabric (read as a mesh they were 126 per GPU).
+    ("nvidia-smi", "h100-8gpu-thunderkittens-issue167.txt", _topo001(8)),
+    # amd-smi, 8x MI355X: weights all 0, XGMI at 1 hop everywhere -> a full xGMI mesh; amd-smi lists no
+    # NICs (their absence unknown, so no TOPO001) and states no model: nothing to report.
+    ("amd-smi", "amd-smi-mi355x-8gpu-zero-weights.txt", set()),
     # NCCL. p4d / p4de: 2 A100 SXM4 (10de:20b0 40GB / 10de:20b2 80GB, PCIe Gen4 devices) and one
     # EFA per switch: PIX, nothing remote; every GPU link says 8 GT/s x16 = Gen3 -> PCIE001 x8.
     ("nccl-xml", "aws-p4d-24xl-topo.xml", _pcie001({0: 0, 1: 0, 2: 1, 3: 1, 4: 2, 5: 2, 6: 3, 7: 3})),
