@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.cli_helpers import run_cli
-from verifier.sources.importers.reconcile import Disagreement, load_side, reconcile
+from verifier.core.errors import SourceLocation
+from verifier.sources.importers.reconcile import Disagreement, load_side, pair_devices, reconcile
+from verifier.sources.inventory.model import Obj
 
 SMI = "workstation-2gpu-2nic-node.txt"
 LSTOPO = "workstation-2gpu-2nic-lstopo-handwritten.xml"
@@ -206,3 +208,18 @@ def test_cli_reconcile_same_machine(fx: Path, tmp_path: Path) -> None:
     assert [(d["subject"], d["what"], d["a"], d["b"]) for d in got] == [
         (f"{n}/nic1", "nic present on one side only", "present", "missing")
     ]
+
+
+def test_invented_names_pair_nothing() -> None:
+    # Two imports each call an NVSwitch `nvsw0` and state no bus id, serial or index for it: the names are
+    # the importers' own, so they pair nothing and each side's device stands alone. An inventory's author
+    # names its devices: there, `nvsw0` meets `nvsw0`.
+    loc = SourceLocation("x")
+    a = Obj("n/nvsw0", "nvswitch", "n", loc)
+    b = Obj("m/nvsw0", "nvswitch", "m", loc)
+    assert pair_devices([a], [b], by_name=False) == [(a, None), (None, b)]
+    assert pair_devices([a], [b]) == [(a, b)]
+    # One tool's two captures pair by the index it prints, whatever the importer named them.
+    g = Obj("n/gpu0", "gpu", "n", loc, labels={"nvidia_smi": "GPU1"})
+    h = Obj("m/gpu5", "gpu", "m", loc, labels={"nvidia_smi": "GPU1"})
+    assert pair_devices([g], [h], by_name=False) == [(g, h)]

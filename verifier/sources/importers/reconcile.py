@@ -6,8 +6,9 @@ importer gives them: a NIC first by the names the OS knows it by (`mlx5_0`: nvid
 legend, NCCL's `<net name>`, hwloc's OS devices), then any device by PCI bus id (domain width
 normalised: nvidia-smi's `00000000:07:00.0` is `0000:07:00.0`), then serial or UUID. A GPU that
 one side knows only by nvidia-smi's index is paired with the GPU of that rank in the other side's
-PCI bus order (nvidia-smi numbers GPUs in PCI bus order). Only devices that neither side
-identifies are paired by their inventory name. What is left over is present on one side only,
+PCI bus order (nvidia-smi numbers GPUs in PCI bus order); two captures of one tool pair by the
+index it prints. Only devices that neither side identifies are paired by name, and only when a side
+is an inventory (an importer's `gpu0` is its own invention). What is left over is present on one side only,
 reported once, and takes part in no other comparison, except what the other tool never lists:
 objects an importer inferred (host bridges, sockets, switches drawn from nvidia-smi's classes),
 CPUs and NUMA nodes, which each tool cuts differently (they are compared between inventories
@@ -42,6 +43,7 @@ ALWAYS = ("gpu", "nic")
 IF_BOTH = ("nvswitch", "cpu", "memory")
 INVENTORY_ONLY = ("cpu", "memory")  # each importer cuts CPUs differently (package, NUMA node, socket)
 _ID_LABELS = ("name", "os_devices", "rdma_devices")  # the OS's names of a NIC, as each tool writes them
+_TOOL_INDEX = ("nvidia_smi", "rocm_smi", "amd_smi")  # the column a tool prints a device under
 TOLERANCE = 0.01
 _BUSID = re.compile(r"^(?:([0-9a-f]{1,8}):)?([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
 _CELL_DEVICE = re.compile(r"^(GPU\d+|NIC\d+|mlx5_\d+|[A-Za-z][\w.-]*_\d+)$")
@@ -218,11 +220,21 @@ def _one(key: Callable[[Obj], str | None]) -> Callable[[Obj], set[str]]:
     return keys
 
 
-def pair_devices(xs: list[Obj], ys: list[Obj]) -> list[tuple[Obj | None, Obj | None]]:
-    """Pairs of one kind by identity (OS name, bus id, serial/UUID, nvidia-smi's bus-order rank), then the rest."""
+def _tool_index(obj: Obj) -> str | None:
+    """The index a tool prints (nvidia-smi's `GPU3`, amd-smi's bus id): one tool's two captures pair by it."""
+    for key in _TOOL_INDEX:
+        if obj.labels.get(key):
+            return f"{key}={obj.labels[key]}"
+    return None
+
+
+def pair_devices(xs: list[Obj], ys: list[Obj], by_name: bool = True) -> list[tuple[Obj | None, Obj | None]]:
+    """Pairs of one kind by identity (OS name, bus id, serial/UUID, a tool's index, nvidia-smi's bus-order
+    rank), then, with `by_name` (a side is an inventory, whose names are its author's), the rest by name.
+    """
     pairs: list[tuple[Obj | None, Obj | None]] = []
     left, right = list(xs), list(ys)
-    for key in (_names, _one(busid), _one(_serial)):
+    for key in (_names, _one(busid), _one(_serial), _one(_tool_index)):
         rmap: dict[str, Obj] = {}
         for o in right:
             for k in sorted(key(o)):
@@ -249,7 +261,7 @@ def pair_devices(xs: list[Obj], ys: list[Obj]) -> list[tuple[Obj | None, Obj | N
             pairs.append((ranked[rank], o) if flip else (o, ranked[rank]))
             one.remove(o)
             other.remove(ranked[rank])
-    unidentified = {o.id.rsplit("/", 1)[-1]: o for o in right if not _identified(o)}
+    unidentified = {o.id.rsplit("/", 1)[-1]: o for o in right if not _identified(o)} if by_name else {}
     for o in left:
         twin = unidentified.get(o.id.rsplit("/", 1)[-1])
         if twin is not None and not _identified(o):
@@ -335,7 +347,8 @@ def _node(sa: Side, sb: Side, na: str, nb: str) -> list[Disagreement]:
             b.objects[nb].labels.get("nics_described"),
         ):
             continue  # rocm-smi and amd-smi say nothing about NICs: neither side lacks one
-        for oa, ob in pair_devices(xs, ys):
+        # Importers invent their ids (gpu0, nic1): only an inventory's author names devices.
+        for oa, ob in pair_devices(xs, ys, by_name=not (_imported_from(a, na) and _imported_from(b, nb))):
             if oa is None or ob is None:
                 present = oa or ob
                 assert present is not None
