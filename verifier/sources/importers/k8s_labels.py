@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -69,15 +70,20 @@ def import_k8s_labels(paths: list[Path]) -> Imported:
     return b.finish()
 
 
-def _line_of(text: str, needle: str, start: int, key: str | None = None) -> tuple[int, int]:
+def _line_of(
+    text: str, needle: str, start: int, key: str | None = None, newlines: list[int] | None = None
+) -> tuple[int, int]:
     """1-based line of the first `needle` (as `"key": needle` when a key is given) at or after `start`
-    (JSON keeps no positions), and where it is.
+    (JSON keeps no positions), and where it is. `newlines`: the text's newline offsets, so that a
+    list of thousands of Nodes is not counted from its start for every label.
     """
     pattern = re.escape(needle) if key is None else re.escape(json.dumps(key)) + r"\s*:\s*" + re.escape(needle)
     m = re.compile(pattern).search(text, start)
     if m is None:
         return 0, start
-    return text.count("\n", 0, m.start()) + 1, m.start()
+    if newlines is None:
+        return text.count("\n", 0, m.start()) + 1, m.start()
+    return bisect_left(newlines, m.start()) + 1, m.start()
 
 
 def _read(b: Builder, path: Path, text: str, seen: dict[str, SourceLocation], onto: bool) -> None:
@@ -112,6 +118,7 @@ def _read(b: Builder, path: Path, text: str, seen: dict[str, SourceLocation], on
         b.error(SourceLocation(file, 1), "expected a Node or a List of Nodes (`kubectl get nodes -o json`)")
         return
     pos, skipped = 0, 0
+    newlines = [m.start() for m in re.finditer("\n", text)]
     for k, item in enumerate(items):
         meta = item.get("metadata") if isinstance(item, dict) else None
         name = meta.get("name") if isinstance(meta, dict) else None
@@ -119,7 +126,7 @@ def _read(b: Builder, path: Path, text: str, seen: dict[str, SourceLocation], on
             b.error(SourceLocation(file, 1), f"items[{k}] has no metadata.name; expected a Node")
             continue
         start = pos  # this item's text starts after the previous item's name (kubectl sorts labels before name)
-        line, pos = _line_of(text, json.dumps(name), pos, key="name")
+        line, pos = _line_of(text, json.dumps(name), pos, key="name", newlines=newlines)
         loc = SourceLocation(file, line)
         if name in seen:
             b.error(loc, f"node {name!r} is listed twice (first at {seen[name]})")
@@ -136,7 +143,7 @@ def _read(b: Builder, path: Path, text: str, seen: dict[str, SourceLocation], on
             if not isinstance(value, str):
                 b.error(loc, f"label {key} of {name} is {value!r}; Kubernetes label values are strings")
                 continue
-            vline, _ = _line_of(text, json.dumps(key), start)
+            vline, _ = _line_of(text, json.dumps(key), start, newlines=newlines)
             vloc = SourceLocation(file, vline or line)
             if key == GFD + "gpu.product":
                 labels["k8s_gpu_product"] = value
