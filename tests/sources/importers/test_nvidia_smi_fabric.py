@@ -192,3 +192,16 @@ def test_four_way_bridge_at_nv6_stays_a_mesh(tmp_path: Path) -> None:
     assert not list(result.inventory.of_kind("nvswitch"))
     assert {(n, m) for _a, _b, n, m in _links(result.inventory, "nvlink")} == {(6, 150000)}
     assert len(_links(result.inventory, "nvlink")) == 6
+
+
+def test_same_cpu_affinity_across_sys_keeps_the_matrix(fx: Path, tmp_path: Path) -> None:
+    # Variant of old-mlx5-topo.txt (no NUMA column) with every GPU's CPU Affinity written 0-27: the
+    # matrix still puts GPU0/GPU1 (+ mlx5_0) and GPU2/GPU3 (+ mlx5_1) across the interconnect (SOC):
+    # two CPU domains as before, and a note that their affinity says otherwise.
+    text = (fx / "old-mlx5-topo.txt").read_text()
+    path = tmp_path / "same-affinity.txt"
+    path.write_text(text.replace("14-27", " 0-27").replace("0-13", "0-27"))
+    result = import_files("nvidia-smi", [path], node="o")
+    members = sorted(o.labels["members"] for o in result.inventory.of_kind("socket"))
+    assert members == ["GPU0,GPU1,mlx5_0", "GPU2,GPU3,mlx5_1"]
+    assert any("have the CPU Affinity of GPU0, GPU1" in n.message for n in result.notes)

@@ -615,6 +615,18 @@ class _Build:
                 f"{' and '.join(sorted(v for _k, v in self.stated(o, numa)))} and no PCIe cell separates them: "
                 "one CPU domain (inferred)",
             )
+        seen: dict[frozenset[tuple[str, str]], list[str]] = {}
+        for g in merged:
+            key = frozenset(self.stated(g, numa))
+            if key and next(iter(key))[0] == "cpus":
+                if key in seen:
+                    self.b.note(
+                        self.rowloc[min(g, key=self.pos.__getitem__)],
+                        f"{', '.join(sorted(g, key=self.pos.__getitem__))} have the CPU Affinity of "
+                        f"{', '.join(sorted(seen[key], key=self.pos.__getitem__))}, but the matrix puts them across "
+                        "the CPU interconnect (SYS); the matrix cells are kept",
+                    )
+                seen.setdefault(key, g)
         out: list[tuple[str, list[str]]] = []
         used: dict[str, list[str]] = {}
         unknown = 0
