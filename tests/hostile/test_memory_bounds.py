@@ -289,3 +289,17 @@ def test_an_import_is_written_entry_by_entry_as_the_one_document_it_was(tmp_path
     assert text[body:] == whole
     # Every switch (s0, s1, top) and host (n0-n2, m0-m1) is an entry of its own at the top: 3 + 5.
     assert text.count("\n- name: ") == 3 + 5
+
+
+# -- Slurm: hosts of one import, all hostlists together ----------------------------------------
+
+
+def test_hostlists_each_under_the_cap_are_bounded_together(tmp_path: Path) -> None:
+    conf = _write(tmp_path, "topology.conf", "SwitchName=s0 Nodes=a[1-3]\nSwitchName=s1 Nodes=b[1-3]\n")
+    # Each list names 3 hosts, under 5; line 1 makes a1-a3, line 2 b1 and b2 (5 hosts), and b3 is the 6th.
+    code, _out, err = run_cli("--no-config", "--input-limit", "hostlist_size=5", "verify", "--from", "slurm", conf)
+    assert code == 2
+    assert f"{conf}:2: the Slurm input names 6 hosts or more, all its hostlists together, " in err
+    assert "over the limit hostlist_size = 5; raise it with --input-limit hostlist_size=VALUE" in err
+    code, _out, err = run_cli("--no-config", "--input-limit", "hostlist_size=6", "import", "slurm", conf)
+    assert code == 0, err

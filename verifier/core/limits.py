@@ -77,8 +77,11 @@ class Limits:
     """Objects and links an inventory may expand to (counted before expanding); the 131,072-GPU
     fleet of benchmarks/verify_bench.py has 1,483,280 and peaks at 1.1 GiB. An object costs about
     1 KB in a run, a link less: 1.8 million bare objects would peak near 1.7 GiB."""
-    hostlist_size: int = 1_000_000
-    """Hosts one Slurm hostlist expression may name (`n[1-100000000]` is refused unexpanded)."""
+    hostlist_size: int = 500_000
+    """Hosts one Slurm hostlist expression may name (`n[1-100000000]` is refused unexpanded), and
+    hosts one Slurm import may make, all its hostlists together. A host costs about 2.7 KB in a
+    verify (200,000 took 536 MB) and 2 KB in an import: 500,000 stay near 1.3 GiB, and a
+    100,000-node tree named in several partitions stays well within."""
     list_length: int = 5_000_000
     """Items of one YAML sequence (or elements of one XML document)."""
     matrix_cells: int = 250_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from verifier.core.limits import current_limits
+from verifier.core.limits import current_limits, exceeded
 
 _MAX_DIGITS = 18  # a host number past 64 bits is not a host number
 _RANGE = re.compile(r"^([0-9]+)(?:-([0-9]+))?$")  # ASCII digits: \d takes fullwidth ones too
@@ -84,10 +84,7 @@ def expand(text: str) -> list[str]:
                 names *= sum(hi - lo + 1 for lo, hi, _w in opt)
         total += names
         if total > limit:
-            raise HostlistError(
-                f"{_short(text)} names {total:,} hosts or more, over the limit hostlist_size = {limit:,} "
-                f"(raise it with --limit hostlist_size=VALUE if this input is genuine)"
-            )
+            raise HostlistError(exceeded("hostlist_size", f"{_short(text)} names {total:,} hosts or more"))
         parts.append(options)
     hosts: list[str] = []
     for options in parts:

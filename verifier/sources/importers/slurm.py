@@ -28,7 +28,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from verifier.core.errors import SourceLocation
+from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import current_limits, exceeded
 from verifier.core.walk import depth_first
 from verifier.sources.importers.build import ASSUMED, Builder, Imported, read_tool_text
 from verifier.sources.importers.hostlist import HostlistError, expand
@@ -170,6 +171,9 @@ class _Reader:
     ) -> None:
         self.b, self.kind, self.mbps, self.conf = b, link_kind, link_mbps, conf
         self.listed: set[str] = set()
+        self.made = 0
+        """Hosts made so far (count_host)."""
+        self.max_hosts = current_limits().hostlist_size
         self.onto = onto or set()
         """Nodes of an inventory the Slurm view is laid onto: they keep their place; blocks become labels."""
 
@@ -200,6 +204,7 @@ class _Reader:
                 obj.labels = {**obj.labels, "slurm_block": block}
             return
         if not self.b.has(name):
+            self.count_host(loc)
             labels = {"source": str(loc), "imported_from": "slurm"}
             if self.conf is not None and name in self.conf.nodes:
                 labels.update(self._conf_labels(name))
@@ -209,6 +214,17 @@ class _Reader:
             if prev.parent is not None and prev.parent != parent:
                 self.b.error(loc, f"node {name!r} is in block {prev.parent!r} (line {prev.loc.line}) and in {parent!r}")
             prev.parent = parent
+
+    def count_host(self, loc: SourceLocation) -> None:
+        """One more host made: past `hostlist_size` hosts in one import, refused where the next was named.
+
+        Each hostlist is bounded on its own before it is expanded; this bounds them together (many
+        lists, each under the limit, made 2 GB of hosts). A host costs about 2.7 KB in a verify.
+        """
+        self.made += 1
+        if self.made > self.max_hosts:
+            found = f"the Slurm input names {self.made:,} hosts or more, all its hostlists together"
+            raise TopologError.at(loc, exceeded("hostlist_size", found))
 
     def _conf_labels(self, name: str) -> dict[str, str]:
         assert self.conf is not None
@@ -344,6 +360,7 @@ class _Reader:
         if self.conf is not None:
             for host, loc in self.conf.nodes.items():
                 if not self.b.has(host):
+                    self.count_host(loc)
                     self.b.obj(host, "node", None, loc, labels={"source": str(loc), **self._conf_labels(host)})
             unknown = sorted(
                 o.id
