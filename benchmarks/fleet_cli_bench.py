@@ -15,6 +15,9 @@ the shipped policies let team research schedule there, so no authorization check
 each printed as `FILE:LINE:COL: SEVERITY RULE: ...`, and the exit status is 1 (there are
 errors). Any difference prints FAIL and the script exits 1.
 
+Sizes above 131,072 GPUs run with the input limits raised in proportion (verify_bench.limit_flags,
+docs/limits.md), as the defaults refuse them.
+
 Targets (issue 15, at 131,072 GPUs): without principals <= 8 s and <= 1.5 GiB; with
 principals.yml <= 10 s and <= 2 GiB. Stdout is Markdown; progress goes to stderr; the load
 average is printed because the machine is shared.
@@ -42,6 +45,7 @@ from benchmarks.verify_bench import (  # noqa: E402
     Process,
     expected_findings,
     inventory_yaml,
+    limit_flags,
     spawn,
     topolog_cli,
 )
@@ -103,7 +107,7 @@ def run_size(gpus: int, workdir: Path, runs: int, timeout: float) -> list[Case]:
         for case, fleet in zip(cases, paths, strict=True):
             beside = "principals.yml beside it" if case.principals else "alone"
             sys.stderr.write(f"fleet_cli_bench: {gpus:,} GPUs, {beside}, run {i + 1}/{runs}\n")
-            run = spawn([topolog_cli(), "verify", str(fleet)], timeout)
+            run = spawn([topolog_cli(), *limit_flags(gpus), "verify", str(fleet)], timeout)
             case.runs.append(run)
             check(case, run, want)
     return cases

@@ -197,6 +197,29 @@ links:
 """
 
 
+DEFAULT_SCALE = 131_072
+"""The largest fleet the default input limits accept (docs/limits.md): larger ones need them raised."""
+
+
+def limit_flags(gpus: int) -> list[str]:
+    """The `--input-limit` flags a fleet of `gpus` needs: none up to DEFAULT_SCALE; above it, the
+    bounds that grow with a fleet (objects, derived tuples, engine memory) raised in proportion.
+    Such a run needs the memory to match: 524,288 GPUs peaked at 3.8 GiB.
+    """
+    if gpus <= DEFAULT_SCALE:
+        return []
+    from verifier.core.limits import Limits
+
+    scale = -(-gpus // DEFAULT_SCALE)
+    d = Limits()
+    raised = {
+        "expanded_objects": d.expanded_objects * scale,
+        "derived_tuples": d.derived_tuples * scale,
+        "engine_memory": d.engine_memory * scale,
+    }
+    return [arg for name, value in raised.items() for arg in ("--input-limit", f"{name}={value}")]
+
+
 Expected = tuple[str, str, tuple[str, ...], str, int]  # rule, severity, subjects, message, line
 
 
@@ -471,7 +494,7 @@ def run_size(gpus: int, workdir: Path, timeout: float, profile: Path | None, cli
     path = workdir / f"fleet-{gpus}.yaml"
     path.write_text(text)
     before = os.getloadavg()[0]
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(path)]
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(path), *limit_flags(gpus)]
     if PROOFS:
         cmd.append("--proofs")
     for rules in RULES:
@@ -511,7 +534,8 @@ def _cli_agrees(path: Path, findings: list[Expected], timeout: float) -> list[st
     """The real `topolog verify --format json` must report the same findings (exit 1)."""
     # --rules adds to the shipped pack; the benchmark's own rule set replaces it.
     rules = ["--no-shipped-rules", *(arg for r in RULES for arg in ("--rules", str(r)))] if RULES else []
-    p = spawn([topolog_cli(), "verify", str(path), "--format", "json", *rules], timeout)
+    gpus = int(path.stem.rsplit("-", 1)[-1])  # fleet-GPUS.yaml
+    p = spawn([topolog_cli(), *limit_flags(gpus), "verify", str(path), "--format", "json", *rules], timeout)
     try:
         got = [
             (f["rule"], f["severity"], tuple(f["subjects"]), f["message"], (f["location"] or {}).get("line"))
@@ -636,6 +660,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="write the generated inventories here instead of a temp dir")
     ap.add_argument("--profile", type=Path, help="cProfile each child; .prof and .txt files go here")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    # The child's limits, as limit_flags gives them for fleets past the defaults.
+    ap.add_argument("--input-limit", action="append", default=[], help=argparse.SUPPRESS)
     ap.add_argument("--proofs", action="store_true", help="attach a proof to each finding, as json and sarif do")
     ap.add_argument(
         "--rules",
@@ -650,7 +676,10 @@ def main(argv: Iterable[str] | None = None) -> int:
     if args.proofs:
         PROOFS.append(True)
     if args.child is not None:
-        run_child(args.child, args.profile)
+        from verifier.core.limits import current_limits, use_limits
+
+        with use_limits(current_limits().with_override_text(args.input_limit)):
+            run_child(args.child, args.profile)
         return 0
     for g in args.sizes:
         Layout(g)  # reject bad sizes before any work
