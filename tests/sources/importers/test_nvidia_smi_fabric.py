@@ -17,7 +17,15 @@ from verifier.sources.importers import import_files
 from verifier.sources.importers.yaml_out import to_yaml
 from verifier.sources.inventory.model import Inventory
 
-HGX = ["h100-8gpu-thunderkittens-issue167.txt", "h100-8gpu-no-nic.txt", "gb200-4gpu-numa-lists.txt"]
+# file -> per-link MB/s: H100 rows state no GPU NUMA ID, so the 18-link candidates are H100/H200 SXM
+# (25,000 MB/s per link) and B200/GB200 (50,000): they disagree, the default 25,000 is assumed. The
+# GB200 rows state GPU NUMA IDs 2/10/18/26 (GPU memory as a NUMA node: NVLink-C2C), which of the
+# candidates only GB200 has: 50,000 per link, 900,000 MB/s per GPU.
+HGX = {
+    "h100-8gpu-thunderkittens-issue167.txt": 25000,
+    "h100-8gpu-no-nic.txt": 25000,
+    "gb200-4gpu-numa-lists.txt": 50000,
+}
 
 
 def _links(inv: Inventory, kind: str) -> list[tuple[str, str, int, int]]:
@@ -36,8 +44,8 @@ def _write(path: Path, rows: list[list[str]], trailing: tuple[str, ...] = ("CPU 
     return path
 
 
-@pytest.mark.parametrize("name", HGX)
-def test_nv_cells_of_every_pair_are_one_switch_fabric(fx: Path, name: str) -> None:
+@pytest.mark.parametrize(("name", "per_link"), HGX.items())
+def test_nv_cells_of_every_pair_are_one_switch_fabric(fx: Path, name: str, per_link: int) -> None:
     # H100 (both files): 8 GPUs, every pair NV18. As a mesh each GPU would have 7 * 18 = 126 NVLinks
     # (3,150,000 MB/s); no GPU has more than 18. So 18 links from each GPU into one fabric.
     # GB200: 4 GPUs, every pair NV18: 3 * 18 = 54 as a mesh; the same reading, 4 GPUs.
@@ -45,26 +53,31 @@ def test_nv_cells_of_every_pair_are_one_switch_fabric(fx: Path, name: str) -> No
     inv = result.inventory
     gpus = sorted(o.id for o in inv.of_kind("gpu"))
     assert _links(inv, "nvlink") == []
-    assert _links(inv, "nvswitch") == [(g, "n/nvsw0", 18, 18 * 25000) for g in gpus]
+    assert _links(inv, "nvswitch") == [(g, "n/nvsw0", 18, 18 * per_link) for g in gpus]
     sw = inv.objects["n/nvsw0"]
     assert (sw.kind, sw.parent, sw.labels["inferred"]) == ("nvswitch", "n", "true")
     assert all(lk.labels.get("assumed") == "bandwidth" for lk in inv.links.values() if lk.kind == "nvswitch")
     note = next(n.message for n in result.notes if "NVSwitch fabric" in n.message)
-    assert f"would have {(len(gpus) - 1) * 18} NVLinks" in note and "H100-SXM5-80GB" in note
+    assert f"would have {(len(gpus) - 1) * 18} NVLinks" in note and "B200-GB200-186GB" in note
     # The path between any two GPUs still reads NV (as printed), its bottleneck one GPU's 18 links.
     rows = graph_facts(inv, {"gpu_pair_bottleneck"})["gpu_pair_bottleneck"]
-    assert {(str(c), int(m)) for _a, _b, c, m in rows} == {("NV", 450000)}
+    assert {(str(c), int(m)) for _a, _b, c, m in rows} == {("NV", 18 * per_link)}
 
 
-def test_findings_do_not_count_126_links(fx: Path, tmp_path: Path) -> None:
-    # The same H100 matrix with every GPU given its model (H100-SXM5-80GB: 18 NVLinks, 450,000 MB/s per
-    # direction). Read as a mesh, SCALE003 said "126 links and 3,150,000 MB/s"; read as a fabric each GPU
-    # has exactly its 18: no scale-up finding at all.
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [("h100-8gpu-thunderkittens-issue167.txt", "H100-SXM5-80GB"), ("gb200-4gpu-numa-lists.txt", "B200-GB200-186GB")],
+)
+def test_findings_do_not_count_126_links(fx: Path, tmp_path: Path, name: str, model: str) -> None:
+    # The real matrices with every GPU given its model: H100-SXM5-80GB has 18 NVLinks, 450,000 MB/s per
+    # direction; B200-GB200-186GB 18 NVLinks, 900,000 MB/s. Read as a mesh, SCALE003 said "126 links and
+    # 3,150,000 MB/s" (H100); read as a fabric each GPU has exactly its 18 links at its model's
+    # figure (18 * 25,000 and 18 * 50,000 MB/s): no scale-up finding at all.
     from verifier.session.verify_run import verify
 
-    inv = import_files("nvidia-smi", [fx / "h100-8gpu-thunderkittens-issue167.txt"], node="n").inventory
+    inv = import_files("nvidia-smi", [fx / name], node="n").inventory
     for gpu in inv.of_kind("gpu"):
-        gpu.model = "H100-SXM5-80GB"
+        gpu.model = model
     path = tmp_path / "n.yaml"
     path.write_text(to_yaml(inv, "n", "test"))
     findings = verify([path]).findings

@@ -390,7 +390,8 @@ class _Build:
         """NV# cells as an NVSwitch fabric per group of GPUs where they can only be one, else as direct links."""
         dev = self.devices
         fabric: set[str] = set()
-        found = nvlink_fabric.groups(gpus, self.nv_pairs())
+        c2c = frozenset(g for g in gpus if (self.extra.get(g, {}).get("GPU NUMA ID") or "N/A") != "N/A")
+        found = nvlink_fabric.groups(gpus, self.nv_pairs(), c2c)
         for k, group in enumerate(g for g in found if g.fabric):
             # One object stands for the group's switches: the cells do not say how many chips there are.
             first = self.rowloc[group.gpus[0]]

@@ -55,8 +55,12 @@ def _names(models: Iterable[CatalogModel]) -> str:
     return ", ".join(sorted(m.name for m in models))
 
 
-def groups(order: list[str], pairs: dict[tuple[str, str], int]) -> list[Group]:
-    """One Group per set of GPUs joined by NV# cells; `pairs` maps (a, b), a before b in `order`, to n."""
+def groups(order: list[str], pairs: dict[tuple[str, str], int], c2c: frozenset[str] = frozenset()) -> list[Group]:
+    """One Group per set of GPUs joined by NV# cells; `pairs` maps (a, b), a before b in `order`, to n.
+
+    `c2c`: the GPUs whose memory the tool lists as a NUMA node of its own (nvidia-smi's GPU NUMA ID),
+    which only a GPU coherent with its CPU over NVLink-C2C has (Grace Hopper, Grace Blackwell).
+    """
     pos = {g: i for i, g in enumerate(order)}
     peers: dict[str, dict[str, int]] = {}
     for (a, b), n in pairs.items():
@@ -74,11 +78,11 @@ def groups(order: list[str], pairs: dict[tuple[str, str], int]) -> list[Group]:
                     members.add(p)
                     todo.append(p)
         seen |= members
-        out.append(_decide(tuple(sorted(members, key=pos.__getitem__)), peers))
+        out.append(_decide(tuple(sorted(members, key=pos.__getitem__)), peers, c2c))
     return out
 
 
-def _decide(gpus: tuple[str, ...], peers: dict[str, dict[str, int]]) -> Group:
+def _decide(gpus: tuple[str, ...], peers: dict[str, dict[str, int]], c2c: frozenset[str]) -> Group:
     models = _nvlink_gpus()
     most = max((m.specs["scaleup_links"] for m in models), default=0)
     links = {g: max(peers[g].values()) for g in gpus}
@@ -87,6 +91,9 @@ def _decide(gpus: tuple[str, ...], peers: dict[str, dict[str, int]]) -> Group:
     pattern = clique and all(n == min(links[a], links[b]) for a in gpus for b, n in peers[a].items())
     top = max(links.values())
     candidates = [m for m in models if m.specs["scaleup_links"] == top]
+    coherent = set(gpus) <= c2c and any("nvlink_c2c" in m.features for m in candidates)
+    if coherent:
+        candidates = [m for m in candidates if "nvlink_c2c" in m.features]  # GPU memory as a NUMA node
     boards = bool(candidates) and all("nvswitch" in m.features for m in candidates)
     worst = max(gpus, key=lambda g: need[g])
     names = ", ".join(gpus)
@@ -102,6 +109,8 @@ def _decide(gpus: tuple[str, ...], peers: dict[str, dict[str, int]]) -> Group:
             why = "the catalogue puts every GPU with that many NVLinks on NVSwitch boards"
         if candidates:
             why += f"; catalogue GPUs with {top} NVLinks: {_names(candidates)}"
+            if coherent:
+                why += " (every GPU's memory is a NUMA node of its own: an NVLink-C2C part)"
         counts = sorted(set(links.values()))
         each = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
         note = (
