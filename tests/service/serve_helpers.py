@@ -29,15 +29,15 @@ START_S = 60.0
 """The longest a server may take to start (a loaded 2-core machine), polled every 50 ms."""
 
 
-def copy_inputs(folder: Path) -> Path:
-    """The mixed fleet, principals.yml and policies/ copied into `folder`; the inventory's path."""
+def copy_inputs(folder: Path, inventory: str = "mixed-fleet.yaml") -> Path:
+    """A shipped inventory (the mixed fleet), principals.yml and policies/ copied into `folder`; its path."""
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy(ROOT / "inventories" / "mixed-fleet.yaml", folder / "mixed-fleet.yaml")
+    shutil.copy(ROOT / "inventories" / inventory, folder / inventory)
     shutil.copy(ROOT / "inventories" / "principals.yml", folder / "principals.yml")
     (folder / "policies").mkdir()
     for f in [*(ROOT / "policies").glob("*.cedar"), ROOT / "policies" / "schema.cedarschema"]:
         shutil.copy(f, folder / "policies" / f.name)
-    return folder / "mixed-fleet.yaml"
+    return folder / inventory
 
 
 def wait_for(what: str, check: Callable[[], bool], limit_s: float = 30.0) -> None:
@@ -93,8 +93,14 @@ class Server:
         return self.process.poll() is None
 
 
-def start(folder: Path, *args: str, token: str | None = None, verify: ssl.SSLContext | bool = True) -> Server:
-    """`topolog serve FOLDER/mixed-fleet.yaml --port 0 ARGS...`, waited for until it answers /healthz."""
+def start(
+    folder: Path,
+    *args: str,
+    token: str | None = None,
+    verify: ssl.SSLContext | bool = True,
+    inventory: str = "mixed-fleet.yaml",
+) -> Server:
+    """`topolog serve FOLDER/INVENTORY --port 0 ARGS...`, waited for until it answers /healthz."""
     log = folder / "serve.log"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with log.open("wb") as out:
@@ -104,7 +110,7 @@ def start(folder: Path, *args: str, token: str | None = None, verify: ssl.SSLCon
                 "-m",
                 "verifier.cli.main",
                 "serve",
-                str(folder / "mixed-fleet.yaml"),
+                str(folder / inventory),
                 "--port",
                 "0",
                 *args,
@@ -150,9 +156,13 @@ def stop(server: Server) -> None:
 
 @contextmanager
 def serving(
-    folder: Path, *args: str, token: str | None = None, verify: ssl.SSLContext | bool = True
+    folder: Path,
+    *args: str,
+    token: str | None = None,
+    verify: ssl.SSLContext | bool = True,
+    inventory: str = "mixed-fleet.yaml",
 ) -> Iterator[Server]:
-    server = start(folder, *args, token=token, verify=verify)
+    server = start(folder, *args, token=token, verify=verify, inventory=inventory)
     try:
         yield server
     finally:

@@ -13,11 +13,13 @@ hand-derived outcomes are those of test_serve_admit.py: inference.yaml fits rtx-
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
+from cli_helpers import run_cli
 from service.serve_helpers import ROOT, Server, copy_inputs, serving
 
 UID = "705ab4f5-6393-11e8-b7cc-42010a800002"
@@ -101,3 +103,36 @@ def test_delete_carries_no_object_and_is_allowed(server: Server) -> None:
 )
 def test_what_is_no_admission_review_is_a_400(server: Server, body: dict[str, Any]) -> None:
     assert server.post("/v1/admission", body).status_code == 400
+
+
+# A Kubernetes Job as Kueue users write it (inventories/jobs/schedulers/kueue-pretrain.yaml: namespace
+# research, 2 pods x 8 H100, one rack), on the DGX H100 pod, acting as its namespace's team
+# (--principal-from namespace=Team). Derived in inventories/jobs/schedulers/README.md: Team research
+# is the pod's tenant; 16 GPUs in one rack fit rack0 (dgx00 + dgx01) and rack1 (dgx04 + dgx05).
+KUEUE_JOB = ROOT / "inventories" / "jobs" / "schedulers" / "kueue-pretrain.yaml"
+
+
+@pytest.fixture(scope="module")
+def pod_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    folder = tmp_path_factory.mktemp("serve-admission-pod")
+    copy_inputs(folder, "dgx-h100-pod.yaml")
+    with serving(folder, "--principal-from", "namespace=Team", inventory="dgx-h100-pod.yaml") as s:
+        yield s
+
+
+def test_a_kubernetes_job_is_admitted_as_place_places_it(pod_server: Server) -> None:
+    response = _answer(pod_server, review(yaml.safe_load(KUEUE_JOB.read_text())))
+    assert response["allowed"] is True, response
+    r = pod_server.post("/v1/admit", KUEUE_JOB.read_bytes())
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    (job,) = doc["placement"]["jobs"]
+    assert job["principal"] == "research"
+    assert [(p["domain"], p["nodes"]) for p in job["placements"]] == [("rack0", 2), ("rack1", 2)]
+    code, out, _err = run_cli(
+        "place", str(pod_server.folder / "dgx-h100-pod.yaml"), str(KUEUE_JOB),
+        "--principal-from", "namespace=Team", "--why-not", "--format", "json",
+    )  # fmt: skip
+    # The CLI's notes name the job file; the service's name the request body it was sent as.
+    assert code == 0 and doc["placement"] == json.loads(out.replace(str(KUEUE_JOB), "<request body>"))
+    assert any(n.startswith("<request body>:") for n in job["notes"])

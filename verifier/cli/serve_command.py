@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from verifier.cli.errors import guard
+from verifier.cli.job_options import PRINCIPAL_FROM_OPTION
 from verifier.cli.options import _missing_files, side_file_options
 from verifier.service.config import (  # imports no web framework: --help works without the extra
     ADMIT_TIMEOUT_S,
@@ -22,6 +23,7 @@ from verifier.service.config import (  # imports no web framework: --help works 
     MAX_BODY,
     ServeConfig,
 )
+from verifier.sources.jobs.principal_rules import PrincipalRule
 
 FILE = click.Path(path_type=Path, dir_okay=False)
 INSTALL = "pip install 'topolog[serve]'"
@@ -86,6 +88,7 @@ INSTALL = "pip install 'topolog[serve]'"
     show_default=True,
     help="Seconds before an unplaced admit is refused.",
 )
+@PRINCIPAL_FROM_OPTION
 @click.option("--no-watch", is_flag=True, help="Do not reload on file changes (SIGHUP and POST /v1/reload still do).")
 def serve_cmd(
     inventory: tuple[Path, ...],
@@ -104,6 +107,7 @@ def serve_cmd(
     max_batch: int,
     authorize_timeout: float,
     admit_timeout: float,
+    principal_from: tuple[PrincipalRule, ...],
     no_watch: bool,
 ) -> None:
     """Serve the scheduling gate over HTTP: authorize, admit, live reload, never failing open.
@@ -150,6 +154,7 @@ def serve_cmd(
                 authorize_timeout_s=authorize_timeout,
                 admit_timeout_s=admit_timeout,
                 watch=not no_watch,
+                principal_from=principal_from,
             )
         )
         return 0

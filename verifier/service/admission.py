@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from verifier.service.bodies import BadRequest
 from verifier.service.gate import admit_doc
 from verifier.service.revision import Revision
+from verifier.sources.jobs.principal_rules import PrincipalRule
 
 API_VERSION = "admission.k8s.io/v1"
 KIND = "AdmissionReview"
@@ -48,13 +49,15 @@ def read_review(doc: object) -> Review:
     return Review(uid, operation if isinstance(operation, str) else "", obj)
 
 
-def review_doc(revision: Revision, review: Review) -> tuple[dict[str, object], bool]:
+def review_doc(
+    revision: Revision, review: Review, principal_from: tuple[PrincipalRule, ...] = ()
+) -> tuple[dict[str, object], bool]:
     """The AdmissionReview answer and whether it allows."""
     if review.obj is None:
         # DELETE and CONNECT carry no object: nothing asks for hardware.
         return _answer(review.uid, True, f"nothing to place ({review.operation or 'no object'})", revision), True
     try:
-        admitted = admit_doc(revision, json.dumps(review.obj).encode())
+        admitted = admit_doc(revision, json.dumps(review.obj).encode(), principal_from)
     except BadRequest as err:
         return _answer(review.uid, False, f"topolog cannot read this object as a job: {err.message}", revision), False
     if admitted["admitted"] is True:

@@ -186,7 +186,9 @@ async def admit(service: Service, request: Request) -> Response:
         raise BadRequest("the request body is empty; expected a job file (kind: Jobs)")
     revision = service.gate.live
     try:
-        doc = await service.run(service.admitting, lambda: admit_doc(revision, body), timeout)
+        doc = await service.run(
+            service.admitting, lambda: admit_doc(revision, body, service.config.principal_from), timeout
+        )
     except TimeoutError:
         doc = {
             "admitted": False,
@@ -204,7 +206,9 @@ async def admission(service: Service, request: Request) -> Response:
     review = read_review(read_json(await _body(request, service.config.max_body, timeout)))
     revision = service.gate.live
     try:
-        doc, allowed = await service.run(service.admitting, lambda: review_doc(revision, review), timeout)
+        doc, allowed = await service.run(
+            service.admitting, lambda: review_doc(revision, review, service.config.principal_from), timeout
+        )
     except TimeoutError:
         doc, allowed = timed_out_review(review.uid, revision, timeout), False
     logged: dict[str, object] = {"revision": revision.id, "errors": [] if allowed else [doc["response"]]}

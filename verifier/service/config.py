@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.sources.jobs.principal_rules import PrincipalRule
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8181
@@ -56,6 +57,8 @@ class ServeConfig:
     authorize_timeout_s: float = AUTHORIZE_TIMEOUT_S
     admit_timeout_s: float = ADMIT_TIMEOUT_S
     watch: bool = True
+    principal_from: tuple[PrincipalRule, ...] = ()
+    """Whom a Kubernetes or Slurm job acts as (`--principal-from`, as for `topolog place`)."""
 
 
 def is_loopback(host: str) -> bool:

@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from verifier.authorization.requests import decide
@@ -28,9 +28,9 @@ from verifier.reports import render
 from verifier.service.bodies import AuthorizeRequest, BadRequest
 from verifier.service.config import ServeConfig, read_token
 from verifier.service.revision import Revision, build_revision
-from verifier.session.place_run import place
-from verifier.session.verify_run import SideFileFlags
-from verifier.sources.jobs.loader import load_jobs
+from verifier.session.place_run import PlaceSettings, jobs_to_place, placements
+from verifier.session.side_files import SideFiles
+from verifier.sources.jobs.principal_rules import PrincipalRule
 
 JOB_FILE = "job.yaml"
 """The name an admitted body is written under, and the name its problems are reported with."""
@@ -174,33 +174,33 @@ def timed_out(revision: Revision, request: AuthorizeRequest, seconds: float) -> 
     return _denied(revision, request, [f"not decided within {seconds:g} s (--authorize-timeout); denied"])
 
 
-def admit_doc(revision: Revision, body: bytes) -> dict[str, object]:
-    """`place --why-not --format json` on the job file `body`, on the revision's files, and the verdict.
+def admit_doc(revision: Revision, body: bytes, principal_from: tuple[PrincipalRule, ...] = ()) -> dict[str, object]:
+    """`place --why-not --format json` on the job file `body`, on the revision, and the verdict.
 
-    A job file that cannot be read is a BadRequest (the scheduler sent something that is no job);
-    anything else that stops the placement (a principal in no file, ...) is a refusal with the reason.
+    The body is read by `place`'s own job loading (topolog's format, Kubernetes and Slurm alike;
+    `principal_from` says whom the latter act as), and placed by its `placements` on the
+    revision's inventory and principals, with the revision's copy of the policies. A body that
+    loading refuses is a BadRequest (the scheduler sent something that is no job); anything else
+    that stops the placement (a principal in no file, ...) is a refusal with the reason.
     """
     folder = Path(tempfile.mkdtemp(prefix="topolog-admit-"))
     try:
         job = folder / JOB_FILE
         job.write_bytes(body)
         try:
-            load_jobs([job])  # the same loading `place` does: a bad body is the request's fault
+            todo = jobs_to_place([job], True, principal_from)
         except TopologError as err:
             raise BadRequest("; ".join(_named(p, folder, {}) for p in problems(err)), 422) from None
         snapshot = revision.snapshot
+        inputs = replace(revision.inputs, side=SideFiles(principals=snapshot.principals, policies=snapshot.policies))
         try:
-            report = place(
-                snapshot.inventory,
-                [job],
-                why_not=True,
-                flags=SideFileFlags(principals=snapshot.principals, policies=snapshot.policies),
-            )
+            report, _allowed = placements(inputs, todo, PlaceSettings(why_not=True, principal_from=principal_from))
         except TopologError as err:
             return _refused(revision, [_named(p, folder, snapshot.names) for p in problems(err)])
         except Exception as err:  # fail closed
             return _refused(revision, [f"the job could not be placed ({type(err).__name__}: {err})"])
-        placement: dict[str, object] = json.loads(render(report, "json"))
+        # Notes name where in the job file they are: the body, not the temporary file it was written to.
+        placement: dict[str, object] = json.loads(_named(render(report, "json"), folder, {}))
         return {"admitted": report.exit_code == 0, "revision": revision.id, "errors": [], "placement": placement}
     finally:
         shutil.rmtree(folder, True)

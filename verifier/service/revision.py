@@ -1,14 +1,14 @@
 """One revision of the gate: the inventory, policies and principals read, checked and built once.
 
-A revision is built whole, beside the live one, by the same code `topolog authorize` runs
-(verifier.session.inputs.authorization_inputs: policies validated against the schema, entities
-built from the inventory and checked), and the NVLink domains are found at once, so no request
-waits for them. Its id is a digest of the bytes of every file it was built from: replicas that
-read the same files serve the same revision id.
+A revision is built whole, beside the live one, by the session code the commands run
+(verifier.session.inputs): the inventory read as `place` reads it, the policies validated against
+the schema, the entities built from the inventory and checked as `authorize` builds them, and the
+NVLink domains found at once, so no request waits for them. Its id is a digest of the bytes of
+every file it was built from: replicas that read the same files serve the same revision id.
 
-A revision also keeps a copy of those bytes (a snapshot folder): `admit` runs `place` on the
-snapshot, so a placement reads the very files the revision was built from, never a file that
-changed after it. The folder is removed when the revision is no longer referenced (an admit
+`admit` places on the revision's own inventory and principals, already in memory, and on a copy
+of its policy files (a snapshot folder), so a placement never reads a file that changed after the
+revision was built. The folder is removed when the revision is no longer referenced (an admit
 still running on an old revision keeps it alive).
 """
 
@@ -29,7 +29,7 @@ from verifier.authorization.setup import AuthzSetup
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.limits import read_limited
 from verifier.service.config import ServeConfig
-from verifier.session.inputs import authorization_inputs
+from verifier.session.inputs import Inputs, authorization_for, read_inventory
 from verifier.session.side_files import SideFiles, discover
 
 ROLES = ("inventory", "principals", "policies")
@@ -52,6 +52,8 @@ class Revision:
     """The first 16 hex digits of the SHA-256 over every file's role, name and digest."""
     files: dict[str, dict[str, str]]
     """role -> file name (as given) -> SHA-256 of its bytes."""
+    inputs: Inputs
+    """The inventory and principals as `place` reads them (the whole inventory): what `admit` places on."""
     setup: AuthzSetup
     snapshot: Snapshot
     built_at: float
@@ -112,9 +114,14 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
         overall.update(f"{role}\0{path}\0{digest}\n".encode())
     same_graph = live is not None and all(live.files[r] == digests[r] for r in ("inventory", "principals"))
     if live is not None and same_graph:
-        setup = _with_policies(live.setup, side.policy_dir)
+        inputs, setup = live.inputs, _with_policies(live.setup, side.policy_dir)
     else:
-        setup = authorization_inputs(list(config.inventory), side)
+        # As `place` reads them (the whole inventory, its links too), so that `admit` places on
+        # this very inventory; the entities are the ones `authorize` builds from it.
+        inputs = read_inventory(list(config.inventory), side, principals=True)
+        built = authorization_for(inputs, required=" to serve the gate")
+        assert built is not None  # required: no principals file is a TopologError
+        setup = built
         setup.graph.domains()  # found now, at build time, not by the first request that names a domain
     after = _read(files)
     changed = [str(p) for (_r, p, a), (_r2, _p2, b) in zip(before, after, strict=True) if a != b]
@@ -127,7 +134,9 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
     except OSError as err:
         shutil.rmtree(folder, True)
         raise TopologError.at(SourceLocation(folder), f"cannot keep the revision's files: {err}") from None
-    revision = Revision(overall.hexdigest()[:16], digests, setup, snapshot, time.time(), time.perf_counter() - start)
+    revision = Revision(
+        overall.hexdigest()[:16], digests, inputs, setup, snapshot, time.time(), time.perf_counter() - start
+    )
     weakref.finalize(revision, shutil.rmtree, folder, True)
     return revision
 
