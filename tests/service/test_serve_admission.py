@@ -116,7 +116,8 @@ KUEUE_JOB = ROOT / "inventories" / "jobs" / "schedulers" / "kueue-pretrain.yaml"
 def pod_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     folder = tmp_path_factory.mktemp("serve-admission-pod")
     copy_inputs(folder, "dgx-h100-pod.yaml")
-    with serving(folder, "--principal-from", "namespace=Team", inventory="dgx-h100-pod.yaml") as s:
+    rules = ("--principal-from", "namespace=Team", "--principal-from", "account=Team")
+    with serving(folder, *rules, inventory="dgx-h100-pod.yaml") as s:
         yield s
 
 
@@ -131,8 +132,18 @@ def test_a_kubernetes_job_is_admitted_as_place_places_it(pod_server: Server) -> 
     assert [(p["domain"], p["nodes"]) for p in job["placements"]] == [("rack0", 2), ("rack1", 2)]
     code, out, _err = run_cli(
         "place", str(pod_server.folder / "dgx-h100-pod.yaml"), str(KUEUE_JOB),
-        "--principal-from", "namespace=Team", "--why-not", "--format", "json",
+        "--principal-from", "namespace=Team", "--principal-from", "account=Team", "--why-not", "--format", "json",
     )  # fmt: skip
     # The CLI's notes name the job file; the service's name the request body it was sent as.
     assert code == 0 and doc["placement"] == json.loads(out.replace(str(KUEUE_JOB), "<request body>"))
     assert any(n.startswith("<request body>:") for n in job["notes"])
+
+
+def test_a_slurm_batch_script_is_admitted_on_any_node(pod_server: Server) -> None:
+    # inventories/jobs/schedulers/finetune.sbatch: one node of 8 H100 under account research
+    # (--principal-from account=Team: Team research, the pod's tenant); its README derives that it
+    # fits each of the pod's 8 nodes, best dgx00 (450 GB/s: 18 NVLink 4 links of 25 GB/s).
+    doc = pod_server.post("/v1/admit", (KUEUE_JOB.parent / "finetune.sbatch").read_bytes()).json()
+    assert doc["admitted"] is True, doc
+    (job,) = doc["placement"]["jobs"]
+    assert len(job["placements"]) == 8 and job["placements"][0]["domain"] == "dgx00"

@@ -32,8 +32,9 @@ from verifier.session.place_run import PlaceSettings, jobs_to_place, placements
 from verifier.session.side_files import SideFiles
 from verifier.sources.jobs.principal_rules import PrincipalRule
 
-JOB_FILE = "job.yaml"
-"""The name an admitted body is written under, and the name its problems are reported with."""
+JOB_FILE = "request-body"
+"""The name an admitted body is written under. No suffix: the job loading then tells a Slurm batch
+script from YAML by its text (a `.yaml` name would force YAML)."""
 
 
 @dataclass
