@@ -21,6 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from verifier.core.limits import INT64_MAX
+from verifier.sources.importers.amd_topo import DEFAULT_XGMI_MBPS
 from verifier.sources.importers.build import ASSUMED, DEFAULT_PCIE, Builder, Imported, pcie_mbps, safe_name, whole
 from verifier.sources.importers.safe_xml import Element, parse_xml
 from verifier.sources.importers.sockets import link_sockets
@@ -31,6 +32,7 @@ _CACHE_TYPE = {"0": "unified", "1": "data", "2": "instruction"}
 _PCI_TYPE = re.compile(r"^([0-9a-fA-F]{4}) \[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
 _SKIPPED = ("support", "pci_locality")  # hwloc's own discovery bookkeeping, not hardware
 _INTRINSIC_MEMATTRS = ("Capacity", "Locality")  # duplicates of local_memory and the cpuset
+_XGMI = ("XGMIHops", "XGMIBandwidth")  # hwloc's RSMI backend: AMD GPUs' xGMI paths
 
 
 @dataclass
@@ -113,6 +115,7 @@ class _Reader:
         self.devices()
         self.bridge_links()
         kinds = []
+        xgmi: dict[str, Element] = {}
         for child in root.children:
             if child.tag == "object" or child.tag in _SKIPPED or child.tag == "info":
                 continue
@@ -123,8 +126,11 @@ class _Reader:
             elif child.tag == "distances2hetero" and child.get("name") == "NVLinkBandwidth":
                 self.nvlinks(child)
                 self.nvswitch_trunks(child)
+            elif child.tag in ("distances2", "distances2hetero") and child.get("name") in _XGMI:
+                xgmi[child.get("name") or ""] = child
             else:
                 self.b.note(child.loc, f"<{child.tag}{_name_of(child)}> is not modelled by topolog; not imported")
+        self.xgmi(xgmi.get("XGMIHops"), xgmi.get("XGMIBandwidth"))
         self.cpukinds(kinds)
         for cid, pus in self.core_pus.items():
             obj = self.b.inv.objects[cid]
@@ -386,7 +392,9 @@ class _Reader:
             )
         return by_id or by_name
 
-    def nvlinks(self, el: Element) -> None:
+    def matrix(self, el: Element, what: str) -> tuple[list[str], list[str]] | None:
+        """A distances matrix's objects (imported ids, by gp_index) and its n x n values, or None (reported)."""
+        name_of = el.get("name") or "distances"
         raw_n = el.get("nbobjs") or "0"
         n = int(raw_n) if raw_n.isascii() and raw_n.isdigit() and len(raw_n) <= 9 else -1
         names = " ".join(i.text for i in el.iter("indexes")).split()
@@ -394,18 +402,70 @@ class _Reader:
         if len(names) != n or len(values) != n * n or not all(whole(v) is not None for v in values):
             self.b.error(
                 el.loc,
-                f"NVLinkBandwidth matrix of {n} objects needs {n} indexes and {n * n} integer values; "
+                f"{name_of} matrix of {n} objects needs {n} indexes and {n * n} integer values; "
                 f"found {len(names)} and {len(values)}",
             )
-            return
+            return None
         ids = []
         for name in names:
             gp = name.split(":", 1)[-1]
             oid = self.by_gp.get(gp)
             if oid is None:
-                self.b.error(el.loc, f"NVLinkBandwidth names {name}, which is not an imported GPU or NVSwitch")
-                return
+                self.b.error(el.loc, f"{name_of} names {name}, which is not an imported {what}")
+                return None
             ids.append(oid)
+        return ids, values
+
+    def xgmi(self, hops_el: Element | None, bw_el: Element | None) -> None:
+        """AMD GPUs' xGMI links from hwloc's RSMI matrices: XGMIHops 1 is a direct link (hwloc divides the
+        driver's weights, 15 per hop, by the smallest), at XGMIBandwidth's figure (MB/s) where it gives one.
+        """
+        if hops_el is None:
+            if bw_el is not None:
+                self.b.note(
+                    bw_el.loc,
+                    "XGMIBandwidth without XGMIHops: the bandwidth is that of an xGMI path, not of a direct "
+                    "link, so no xGMI link is imported",
+                )
+            return
+        hops = self.matrix(hops_el, "GPU")
+        bws = self.matrix(bw_el, "GPU") if bw_el is not None else None
+        if hops is None:
+            return
+        ids, values = hops
+        n = len(ids)
+        bw_of: dict[frozenset[str], int] = {}
+        if bws is not None:
+            bids, bvalues = bws
+            m = len(bids)
+            for i in range(m):
+                for j in range(m):
+                    w = int(bvalues[i * m + j])
+                    if i != j and w > 0:  # the diagonal is the GPU's own memory bandwidth
+                        pair = frozenset((bids[i], bids[j]))
+                        bw_of[pair] = min(bw_of.get(pair, w), w)
+        for i in range(n):
+            for j in range(i + 1, n):
+                v, back = int(values[i * n + j]), int(values[j * n + i])
+                if v != back:
+                    self.b.error(
+                        hops_el.loc, f"XGMIHops {ids[i]} -> {ids[j]} is {v} but {back} back; expected symmetric"
+                    )
+                    continue
+                if v != 1:
+                    continue  # 0: no xGMI path; 2 or more: through other GPUs
+                labels = {"source": hops_el.where}
+                mbps = bw_of.get(frozenset((ids[i], ids[j])))
+                if mbps is None:
+                    mbps, labels[ASSUMED] = DEFAULT_XGMI_MBPS, "bandwidth"
+                self.b.link(ids[i], ids[j], "xgmi", mbps, hops_el.loc, labels=labels)
+
+    def nvlinks(self, el: Element) -> None:
+        read = self.matrix(el, "GPU or NVSwitch")
+        if read is None:
+            return
+        ids, values = read
+        n = len(ids)
         for i in range(n):
             for j in range(i + 1, n):
                 v, back = int(values[i * n + j]), int(values[j * n + i])
