@@ -9,6 +9,8 @@ wins over any permit in Cedar: DENY decided by alice-suspended. A file that is n
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
 import threading
 from pathlib import Path
@@ -181,3 +183,32 @@ def test_the_snapshot_keeps_subfolders_apart(tmp_path: Path) -> None:
     revision = build_revision(ServeConfig((inventory,), watch=False))
     copied = revision.snapshot.policies
     assert (copied / "a" / "extra.cedar").read_text() != (copied / "b" / "extra.cedar").read_text()
+
+
+def test_a_configmap_style_swap_of_the_principals_is_noticed(tmp_path: Path) -> None:
+    # The kubelet's layout of a mounted ConfigMap: each file is a link through `..data`, a link to
+    # a timestamped folder; an update writes a new folder and renames a new `..data` over the old.
+    # alice moved from team-nlp to team-vision: a100-n0 (tenant team-nlp) is no longer hers -> DENY.
+    copy_inputs(tmp_path)
+    mount = tmp_path / "mount"
+    first = mount / "..2026_12_06_01"
+    first.mkdir(parents=True)
+    for name in ("mixed-fleet.yaml", "principals.yml"):
+        (tmp_path / name).rename(first / name)
+        (mount / name).symlink_to(Path("..data") / name)
+    (mount / "..data").symlink_to(first.name)
+    (tmp_path / "policies").rename(mount / "policies")
+    with serving(mount, inventory="mixed-fleet.yaml") as server:
+        before = _alice(server)
+        assert before["decision"] == "ALLOW"
+        second = mount / "..2026_12_06_02"
+        second.mkdir()
+        shutil.copy(first / "mixed-fleet.yaml", second / "mixed-fleet.yaml")
+        text = (first / "principals.yml").read_text()
+        moved = text.replace("{id: alice, teams: [team-nlp]", "{id: alice, teams: [team-vision]")
+        assert moved != text
+        (second / "principals.yml").write_text(moved)
+        (mount / "..data_tmp").symlink_to(second.name)
+        os.rename(mount / "..data_tmp", mount / "..data")
+        new_revision(server, before["revision"])
+        assert _alice(server)["decision"] == "DENY"

@@ -78,7 +78,7 @@ def problems(err: TopologError) -> list[str]:
 
 
 class Gate:
-    """The live revision and what replaces it. Build the first one with `start` (TopologError: do not serve)."""
+    """The live revision and what replaces it. The first is built here (TopologError: nothing to serve)."""
 
     def __init__(
         self, config: ServeConfig, build: Callable[[ServeConfig, Revision | None], Revision] = build_revision
@@ -117,8 +117,9 @@ class Gate:
                 errors = [f"the revision could not be built ({type(err).__name__}: {err}); this is a bug in topolog"]
             old = self._live
             if new is not None and not errors:
-                self._live = new  # one assignment: a decision sees the old revision or the new one
-                _settle()
+                if new.id != old.id:  # the same bytes: the live revision stays, its memos warm
+                    self._live = new  # one assignment: a decision sees the old revision or the new one
+                    _settle()
                 self.token = token
             status = ReloadStatus(
                 time.time(),

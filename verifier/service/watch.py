@@ -8,6 +8,7 @@ would miss. A batch of changes to files the gate reads starts one reload.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -22,22 +23,32 @@ LOG = logging.getLogger("topolog.serve")
 
 
 def served_paths(config: ServeConfig) -> tuple[set[Path], set[Path]]:
-    """(files the gate reads, folders a new policy file may appear in), resolved."""
+    """(files the gate reads, folders a new policy file may appear in), absolute.
+
+    Absolute, not resolved: a ConfigMap's files are links into a folder that each update replaces,
+    and the change to watch for is the link's, under the name the gate reads.
+    """
     try:
         side = side_files(config)
     except TopologError:
         return set(), set()
-    files = {p.resolve() for _role, p in watched_files(config, side)}
+    files = {_absolute(p) for _role, p in watched_files(config, side)}
     if config.token_file is not None:
-        files.add(config.token_file.resolve())
-    return files, {side.policy_dir.resolve()}
+        files.add(_absolute(config.token_file))
+    return files, {_absolute(side.policy_dir)}
+
+
+def _absolute(path: str | Path) -> Path:
+    return Path(os.path.abspath(path))
 
 
 def _relevant(config: ServeConfig, changed: set[tuple[watchfiles.Change, str]]) -> bool:
     files, policy_dirs = served_paths(config)
     for _change, name in changed:
-        path = Path(name).resolve()
-        if path in files:
+        path = _absolute(name)
+        # `..data` and its timestamped folders: the kubelet updates a mounted ConfigMap or Secret
+        # by swapping the `..data` link that every file of the mount points through.
+        if path in files or (path.name.startswith("..") and path.parent in {f.parent for f in files}):
             return True
         # Anything under the policy folder, subfolders included: a policy file in any case of its
         # suffix, a folder of policies moved in, a ConfigMap's `..data` swap. A reload that finds
