@@ -8,6 +8,7 @@ import yaml
 from service.serve_helpers import ROOT
 
 from verifier.cli.serve_command import serve_cmd
+from verifier.sources.jobs.kubernetes import API_GROUPS
 
 DEPLOY = ROOT / "docs" / "deploy"
 
@@ -75,3 +76,15 @@ def test_the_webhook_and_the_service_point_at_the_admission_endpoint() -> None:
     assert target["port"] in [p["port"] for p in service["spec"]["ports"]]
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
+
+
+def test_the_webhook_asks_about_the_kinds_the_job_loading_reads() -> None:
+    # resource (plural) -> kind, as the Kubernetes API names them.
+    kinds = {"jobs": "Job", "jobsets": "JobSet", "leaderworkersets": "LeaderWorkerSet", "workloads": "Workload"}
+    (hook,) = _one("ValidatingWebhookConfiguration")["webhooks"]
+    for rule in hook["rules"]:
+        (resource,) = rule["resources"]
+        (group,) = rule["apiGroups"]
+        expected = API_GROUPS[kinds[resource]]
+        assert any(e.startswith(group + "/") for e in expected), (resource, group, expected)
+        assert rule["operations"] == ["CREATE", "UPDATE"]
