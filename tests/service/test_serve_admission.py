@@ -147,3 +147,16 @@ def test_a_slurm_batch_script_is_admitted_on_any_node(pod_server: Server) -> Non
     assert doc["admitted"] is True, doc
     (job,) = doc["placement"]["jobs"]
     assert len(job["placements"]) == 8 and job["placements"][0]["domain"] == "dgx00"
+
+
+def test_the_namespace_of_the_request_stands_in_for_one_the_object_leaves_out(pod_server: Server) -> None:
+    # The same Job without metadata.namespace, sent (as `kubectl apply -n research` does) with
+    # request.namespace research: it acts as Team research again -> allowed.
+    job = yaml.safe_load(KUEUE_JOB.read_text())
+    del job["metadata"]["namespace"]
+    body = review(job)
+    body["request"]["namespace"] = "research"
+    assert _answer(pod_server, body)["allowed"] is True
+    body["request"]["namespace"] = "nobody-here"  # Team nobody-here is in no principals file -> refused
+    response = _answer(pod_server, body)
+    assert response["allowed"] is False and "nobody-here" in response["status"]["message"]

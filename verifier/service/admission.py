@@ -46,6 +46,13 @@ def read_review(doc: object) -> Review:
     obj = request.get("object")
     if obj is not None and not isinstance(obj, dict):
         raise BadRequest("request.object is not an object; expected the Kubernetes object under review")
+    namespace = request.get("namespace")
+    if isinstance(obj, dict) and isinstance(namespace, str) and namespace:
+        # The request names the namespace even where the object's metadata leaves it out (a
+        # manifest applied with -n): whom a job acts as may be decided by it (--principal-from).
+        metadata = obj.get("metadata")
+        if isinstance(metadata, dict) and "namespace" not in metadata:
+            obj = {**obj, "metadata": {**metadata, "namespace": namespace}}
     return Review(uid, operation if isinstance(operation, str) else "", obj)
 
 
