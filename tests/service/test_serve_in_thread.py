@@ -9,6 +9,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -16,6 +17,7 @@ import uvicorn
 from service.serve_helpers import copy_inputs, wait_for
 
 from verifier.service import app as app_module
+from verifier.service import gate as gate_module
 from verifier.service.app import Service, create_app
 from verifier.service.config import ServeConfig
 from verifier.service.decision_log import DecisionLog
@@ -24,7 +26,7 @@ from verifier.service.gate import Gate
 
 @pytest.fixture
 def url(tmp_path: Path) -> Iterator[str]:
-    gate = Gate(ServeConfig((copy_inputs(tmp_path),), watch=False))
+    gate = Gate(ServeConfig((copy_inputs(tmp_path),), watch=False, authorize_timeout_s=0.5))
     service = Service(gate, DecisionLog(None, 1024, 1))
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -58,3 +60,23 @@ def test_a_crash_while_deciding_is_a_deny_and_the_server_keeps_serving(
         monkeypatch.undo()
         assert c.post("/v1/authorize", json=body).json()["decision"] == "ALLOW"
         assert c.get("/healthz").status_code == 200
+
+
+def test_a_decision_not_made_in_time_is_a_deny_saying_so(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The decision blocks until the answer is in: it cannot finish within the 0.5 s bound, however
+    # fast or slow the machine. Then the worker is released, and the next decision is made.
+    release = threading.Event()
+    real = gate_module.authorize_doc
+
+    def stuck(*args: Any) -> dict[str, object]:
+        release.wait(timeout=60)
+        return real(*args)
+
+    monkeypatch.setattr(app_module, "authorize_doc", stuck)
+    body = {"principal": "alice", "action": "schedule", "resource": "a100-n0/gpu0"}
+    with httpx.Client(base_url=url, timeout=30) as c:
+        doc = c.post("/v1/authorize", json=body).json()
+        release.set()
+        assert doc["decision"] == "DENY" and "not decided within 0.5 s" in doc["errors"][0]["message"]
+        monkeypatch.undo()
+        assert c.post("/v1/authorize", json=body).json()["decision"] == "ALLOW"
