@@ -6,10 +6,11 @@ under the shipped policies (tenant-own-hardware); the forbid added here names he
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
-from service.serve_helpers import copy_inputs
+from service.serve_helpers import ROOT, copy_inputs
 
 from verifier.core.errors import TopologError
 from verifier.service.bodies import AuthorizeRequest
@@ -56,3 +57,20 @@ def test_a_principals_edit_builds_a_new_graph(tmp_path: Path) -> None:
     second = build_revision(config, first)
     assert second.setup.graph is not first.setup.graph
     assert authorize_doc(second, ALICE)["decision"] == "DENY"
+
+
+def test_a_broken_thresholds_file_is_refused_at_build_and_a_good_one_is_part_of_the_revision(tmp_path: Path) -> None:
+    # `place` reads topolog.thresholds.yaml beside the inventory; so does every admit: it is in the
+    # revision's files and id, and checked when the revision is built.
+    config = ServeConfig((copy_inputs(tmp_path),))
+    first = build_revision(config)
+    thresholds = tmp_path / "topolog.thresholds.yaml"
+    thresholds.write_text("thresholds: [\n")
+    with pytest.raises(TopologError) as err:
+        build_revision(config, first)
+    assert "topolog.thresholds.yaml" in str(err.value)
+    shutil.copy(ROOT / "rules" / "thresholds.yaml", thresholds)
+    second = build_revision(config, first)
+    assert second.id != first.id and list(second.files["thresholds"]) == [str(thresholds)]
+    assert second.snapshot.thresholds is not None
+    assert second.snapshot.thresholds.read_bytes() == thresholds.read_bytes()

@@ -126,7 +126,8 @@ def test_probes_revision_and_metrics(server: Server) -> None:
     ready = server.get("/readyz").json()
     rev = server.revision()
     assert ready["revision"] == rev["revision"]
-    assert set(rev["files"]) == {"inventory", "principals", "policies"}
+    assert set(rev["files"]) == {"inventory", "principals", "policies", "thresholds"}
+    assert rev["files"]["thresholds"] == {}  # no topolog.thresholds.yaml beside the copied fleet
     assert sorted(Path(p).name for p in rev["files"]["policies"]) == sorted(
         [*(p.name for p in (server.folder / "policies").glob("*.cedar")), "schema.cedarschema"]
     )

@@ -29,7 +29,6 @@ from verifier.service.bodies import AuthorizeRequest, BadRequest
 from verifier.service.config import ServeConfig, read_token
 from verifier.service.revision import Revision, build_revision
 from verifier.session.place_run import PlaceSettings, jobs_to_place, placements
-from verifier.session.side_files import SideFiles
 from verifier.sources.jobs.principal_rules import PrincipalRule
 
 JOB_FILE = "request-body"
@@ -194,7 +193,8 @@ def admit_doc(revision: Revision, body: bytes, principal_from: tuple[PrincipalRu
         except TopologError as err:
             raise BadRequest("; ".join(_named(p, folder, {}) for p in problems(err)), 422) from None
         snapshot = revision.snapshot
-        inputs = replace(revision.inputs, side=SideFiles(principals=snapshot.principals, policies=snapshot.policies))
+        side = replace(revision.inputs.side, policies=snapshot.policies, thresholds=snapshot.thresholds)
+        inputs = replace(revision.inputs, side=side)
         try:
             report, _allowed = placements(inputs, todo, PlaceSettings(why_not=True, principal_from=principal_from))
         except TopologError as err:

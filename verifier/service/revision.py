@@ -7,8 +7,8 @@ NVLink domains found at once, so no request waits for them. Its id is a digest o
 every file it was built from: replicas that read the same files serve the same revision id.
 
 `admit` places on the revision's own inventory and principals, already in memory, and on a copy
-of its policy files (a snapshot folder), so a placement never reads a file that changed after the
-revision was built. The folder is removed when the revision is no longer referenced (an admit
+of its policy files and thresholds (a snapshot folder), so a placement never reads a file that
+changed after the revision was built. The folder is removed when the revision is no longer referenced (an admit
 still running on an old revision keeps it alive).
 """
 
@@ -31,17 +31,18 @@ from verifier.core.limits import read_limited
 from verifier.service.config import ServeConfig
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
 from verifier.session.side_files import SideFiles, discover
+from verifier.sources.thresholds import load_thresholds
 
-ROLES = ("inventory", "principals", "policies")
+ROLES = ("inventory", "principals", "policies", "thresholds")
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The revision's files, copied: what `admit` places on."""
+    """The revision's side files, copied: what `admit` reads besides the inventory and principals in memory."""
 
-    inventory: tuple[Path, ...]
-    principals: Path
     policies: Path
+    thresholds: Path | None
+    """The thresholds file that `place` reads next to the inventory (topolog.thresholds.yaml), if any."""
     names: dict[str, str]
     """A copy's path -> the name of the file it copies, for messages about the copies."""
 
@@ -73,7 +74,7 @@ def _iso(t: float) -> str:
 
 
 def side_files(config: ServeConfig) -> SideFiles:
-    """The principals and policies of the served inventory, found as every other command finds them."""
+    """The principals, policies and thresholds of the served inventory, found as every other command finds them."""
     return discover(list(config.inventory), principals=config.principals, policies=config.policies)
 
 
@@ -87,6 +88,8 @@ def watched_files(config: ServeConfig, side: SideFiles) -> list[tuple[str, Path]
     # Every policy file the CLI reads (subfolders, any case of the suffix: policy_files), so the
     # snapshot that `admit` places on holds every forbid that `authorize` obeys.
     out += [("policies", p) for p in sorted([*policy_files(policy_dir), schema]) if p.is_file()]
+    if side.thresholds is not None:  # placement reads it: a change to it is a new revision too
+        out.append(("thresholds", side.thresholds))
     return out
 
 
@@ -123,6 +126,8 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
         assert built is not None  # required: no principals file is a TopologError
         setup = built
         setup.graph.domains()  # found now, at build time, not by the first request that names a domain
+    if side.thresholds is not None:
+        load_thresholds(inputs.paths, side.thresholds)  # read by every admit: refused here, not there
     after = _read(files)
     changed = [str(p) for (_r, p, a), (_r2, _p2, b) in zip(before, after, strict=True) if a != b]
     if changed:
@@ -167,25 +172,20 @@ def _with_policies(setup: AuthzSetup, policy_dir: Path) -> AuthzSetup:
 
 
 def _write_snapshot(root: Path, files: Sequence[tuple[str, Path, bytes]]) -> Snapshot:
-    inventory: list[Path] = []
     names: dict[str, str] = {}
-    principals = root / "principals.yml"
     policies = root / "policies"
     policies.mkdir()
-    for i, (role, path, data) in enumerate(files):
-        if role == "inventory":
-            # One folder per file keeps the names (a report may name the file) and keeps two
-            # inventories of the same name apart.
-            target = root / "inventory" / str(i) / path.name
-            target.parent.mkdir(parents=True)
-            inventory.append(target)
-        elif role == "principals":
-            target = principals
-        else:
+    thresholds: Path | None = None
+    for role, path, data in files:
+        if role == "policies":
             # Where it lies under the policy folder: two files of one name in two subfolders stay two.
             target = policies / _under_policies(path, files)
             target.parent.mkdir(parents=True, exist_ok=True)
+        elif role == "thresholds":
+            target = thresholds = root / path.name
+        else:  # the inventory and principals are in memory (Revision.inputs)
+            continue
         target.write_bytes(data)
         names[str(target)] = str(path)
     names[str(policies)] = str(next((p.parent for r, p, _d in files if r == "policies"), policies))
-    return Snapshot(tuple(inventory), principals, policies, names)
+    return Snapshot(policies, thresholds, names)
