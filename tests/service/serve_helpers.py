@@ -99,8 +99,12 @@ def start(
     token: str | None = None,
     verify: ssl.SSLContext | bool = True,
     inventory: str = "mixed-fleet.yaml",
+    url_host: str | None = None,
 ) -> Server:
-    """`topolog serve FOLDER/INVENTORY --port 0 ARGS...`, waited for until it answers /healthz."""
+    """`topolog serve FOLDER/INVENTORY --port 0 ARGS...`, waited for until it answers /healthz.
+
+    `url_host`: the address to talk to it at, when it listens on all of them (0.0.0.0).
+    """
     log = folder / "serve.log"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with log.open("wb") as out:
@@ -132,7 +136,7 @@ def start(
 
     wait_for("topolog serve listening", listening, START_S)
     scheme, host, port = found[0].groups()
-    server = Server(process, f"{scheme}://{host}:{port}", log, folder, token, verify)
+    server = Server(process, f"{scheme}://{url_host or host}:{port}", log, folder, token, verify)
     wait_for("/healthz", lambda: _healthy(server), START_S)
     return server
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 import trustme
 from cli_helpers import run_cli
-from service.serve_helpers import ROOT, copy_inputs, serving
+from service.serve_helpers import ROOT, copy_inputs, serving, start, stop
 
 TOKEN = "s3cret-token-for-the-gate-0123456789"
 
@@ -108,3 +108,29 @@ def test_tls_with_client_certificates(tmp_path: Path) -> None:
         plain = httpx.Client(base_url=server.url.replace("https", "http"), timeout=30)
         with plain as c, pytest.raises(httpx.TransportError):
             c.get("/healthz")  # plain HTTP to a TLS port gets no answer
+
+
+def test_beyond_loopback_with_tls_and_a_token_serves_and_refuses_the_unauthenticated(tmp_path: Path) -> None:
+    copy_inputs(tmp_path)
+    _ca, chain, key, ca_file = _certs(tmp_path)
+    (tmp_path / "token").write_text(TOKEN + "\n")
+    args = (
+        "--host",
+        "0.0.0.0",
+        "--tls-cert",
+        str(chain),
+        "--tls-key",
+        str(key),
+        "--token-file",
+        str(tmp_path / "token"),
+    )
+    trust = ssl.create_default_context(cafile=str(ca_file))
+    server = start(tmp_path, *args, token=TOKEN, verify=trust, url_host="127.0.0.1")
+    try:
+        assert "beyond loopback, TLS and authentication on" in server.stderr()
+        body = {"principal": "alice", "action": "schedule", "resource": "a100-n0/gpu0"}
+        with server.client(token="") as c:
+            assert c.post("/v1/authorize", json=body).status_code == 401
+        assert server.authorize("alice", "schedule", "a100-n0/gpu0")["decision"] == "ALLOW"
+    finally:
+        stop(server)
