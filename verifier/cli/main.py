@@ -50,6 +50,7 @@ class LazyGroup(click.Group):
         "repl": "verifier.cli.repl_command:repl_cmd",
         "rules": "verifier.cli.rules_commands:rules_cmd",
         "schema": "verifier.cli.schema_command:schema_cmd",
+        "serve": "verifier.cli.serve_command:serve_cmd",
         "test": "verifier.cli.rules_commands:test_cmd",
         "verify": "verifier.cli.verify_commands:verify_cmd",
     }
