@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 
 from benchmarks.verify_bench import Layout, inventory_yaml
-from tests.cli_helpers import run_cli
 from verifier.core.errors import EngineError, TopologError
 from verifier.core.limits import Limits, use_limits
 from verifier.engine.backend import OutgrewEngine

@@ -8,7 +8,7 @@ import pytest
 import xmlschema
 from reports.output_helpers import CLEAN_RUN, FLEET_RUN, HERE, STRAY, WAIVED_RUN, report_of
 
-from verifier.reports.junit_report import xml_safe
+from verifier.reports.safe_text import xml_safe
 
 XSD = HERE / "jenkins-junit-10.xsd"
 

@@ -14,7 +14,8 @@ from verifier.checks.verify import Result, VerifyReport
 from verifier.checks.waivers import Waiver
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.reports import markdown_report
-from verifier.reports.markdown_report import STEP_SUMMARY_ROWS, append_step_summary, cell
+from verifier.reports.markdown_report import STEP_SUMMARY_ROWS, append_step_summary
+from verifier.reports.safe_text import markdown_cell as cell
 
 
 def _cells(row: str) -> list[str]:

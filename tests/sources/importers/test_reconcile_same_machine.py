@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 
-from tests.cli_helpers import run_cli
 from verifier.core.errors import SourceLocation
 from verifier.sources.importers.reconcile import Disagreement, load_side, pair_devices, reconcile
 from verifier.sources.inventory.model import Obj
