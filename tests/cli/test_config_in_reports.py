@@ -67,6 +67,14 @@ def test_a_parent_configuration_that_skips_every_check_is_refused(project: Path)
     assert code == 2 and err.startswith("error: --skip: these --check / --skip options leave no check")
 
 
+def test_a_parent_configuration_that_skips_one_check_names_that_check(project: Path) -> None:
+    # 8 checks are loaded: TOPO001-TOPO006 and the two waiver checks. Skipping TOPO004 keeps 7, and
+    # the one left out is the shorter list to read.
+    (project / ".topolog.yaml").write_text("verify:\n  skip: [TOPO004]\n", encoding="utf-8")
+    _code, out, _ = _verify()
+    assert "configuration ../.topolog.yaml keeps 7 of 8 checks; it leaves out TOPO004 (not reported)" in out
+
+
 def test_an_unknown_id_in_the_file_is_refused_at_its_line(project: Path) -> None:
     # Line 2 of the file names TOPO010, which no rule file of rules/topology defines (TOPO001-TOPO006).
     (project / ".topolog.yaml").write_text("verify:\n  skip: [TOPO010]\n", encoding="utf-8")

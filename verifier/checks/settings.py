@@ -33,6 +33,8 @@ class ChecksKept:
     """Ids of the checks still reported (waiver checks included), sorted."""
     loaded: int
     """How many checks the rules define (and the waiver checks), before the selection."""
+    left_out: tuple[str, ...] = ()
+    """Ids of the checks the selection left out, sorted."""
 
 
 @dataclass(frozen=True)
@@ -70,10 +72,11 @@ class RunSettings:
         if self.checks_kept is None or self.config_file is None:
             return None
         kept = self.checks_kept
-        return (
-            f"configuration {self.config_file} keeps {len(kept.kept)} of {kept.loaded} checks: "
-            f"{', '.join(kept.kept)}; the others are not reported"
-        )
+        head = f"configuration {self.config_file} keeps {len(kept.kept)} of {kept.loaded} checks"
+        if kept.left_out and len(kept.left_out) < len(kept.kept):
+            # Whichever list is shorter is the one a reader can check at a glance.
+            return f"{head}; it leaves out {', '.join(kept.left_out)} (not reported)"
+        return f"{head}: {', '.join(kept.kept)}; the others are not reported"
 
     def date_line(self) -> str | None:
         """Which date waivers expired against and where it came from; None when no waivers were read."""

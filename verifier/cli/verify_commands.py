@@ -246,7 +246,9 @@ def _with_settings(report: VerifyReport, whole: VerifyReport, ctx: click.Context
     """
     settings = run_settings(ctx)
     if narrowed:
-        kept = ChecksKept(tuple(sorted(c.id for c in report.checks)), len(whole.checks))
+        kept_ids = {c.id for c in report.checks}
+        left_out = tuple(sorted(c.id for c in whole.checks if c.id not in kept_ids))
+        kept = ChecksKept(tuple(sorted(kept_ids)), len(whole.checks), left_out)
         settings = replace(settings, checks_kept=kept)
     judged = report.settings  # the waivers' date and its source, which the run recorded
     settings = replace(settings, waiver_date=judged.waiver_date, waiver_date_from=judged.waiver_date_from)
