@@ -223,3 +223,20 @@ def test_invented_names_pair_nothing() -> None:
     g = Obj("n/gpu0", "gpu", "n", loc, labels={"nvidia_smi": "GPU1"})
     h = Obj("m/gpu5", "gpu", "m", loc, labels={"nvidia_smi": "GPU1"})
     assert pair_devices([g], [h], by_name=False) == [(g, h)]
+
+
+def test_numa_node_compared_by_number(fx: Path, tmp_path: Path) -> None:
+    # Paired GPUs are on the same NUMA node in both descriptions: nvidia-smi's NUMA Affinity (0, 1, 1)
+    # against the one NUMANode of the package hwloc puts each GPU's host bridge in (os_index 0, 1, 1).
+    # Seeded: GPU1's NUMA Affinity written 0. Its cells still say SYS to GPU0 and PHB to GPU2, so the
+    # classes agree; the one difference is GPU1's NUMA node, 0 against hwloc's 1.
+    smi = "24em64t-2n6c2t-nvidia-smi-handwritten.txt"
+    lines = (fx / smi).read_text().splitlines(keepends=True)
+    cells = lines[2].split("\t")
+    assert cells[0] == "GPU1" and cells[6] == "1"
+    cells[6] = "0"
+    lines[2] = "\t".join(cells)
+    seeded = tmp_path / "smi.txt"
+    seeded.write_text("".join(lines))
+    got = reconcile(load_side(seeded, None), load_side(fx / "24em64t-2n6c2t-pci.xml", None))
+    assert _rows(got) == [("smi/gpu1", "NUMA node", "0", "1")]

@@ -170,6 +170,8 @@ class _Reader:
                 q["size_mb"] = round(Fraction(size_bytes, 1_000_000))  # exact: a float loses digits past 2**53
             if el.get("subtype"):
                 labels["memory_type"] = el.get("subtype") or ""
+            if (el.get("os_index") or "").isascii() and (el.get("os_index") or "").isdigit():
+                labels["numa"] = el.get("os_index") or ""  # the NUMA node number, as NCCL and nvidia-smi give it
             self.b.obj(here, "memory", parent, el.loc, labels=labels, quantities=q)
             self.numa_els[here] = el
         elif cache is not None or kind == "MemCache":

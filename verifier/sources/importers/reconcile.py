@@ -16,7 +16,8 @@ only), and a NIC without an RDMA device against nvidia-smi (whose matrix lists R
 or an NCCL dump whose NICs are all RDMA devices.
 
 Compared, for each pair: PCI bus id (when paired by something else), the class of the path between
-every GPU pair and GPU-NIC pair, the PCIe uplink bandwidth and a NIC's port speed. Path classes are
+every GPU pair and GPU-NIC pair, the PCIe uplink bandwidth, a NIC's port speed and a GPU's NUMA node
+(by number, where each side states exactly one). Path classes are
 what each tool said: for an nvidia-smi side, the matrix cell as printed; for others, the class of
 the path in the described tree (NV<count>, XGMI for a direct xGMI link, PIX, PXB, NODE, SYS).
 PHB (one host bridge) is told from NODE only when both sides know host bridges (nvidia-smi, and an
@@ -336,6 +337,7 @@ def _node(sa: Side, sb: Side, na: str, nb: str) -> list[Disagreement]:
         if k in ALWAYS or (k in kinds_a and k in kinds_b and not (imported and k in INVENTORY_ONLY))
     ]
     matched: list[tuple[Obj, Obj]] = []
+    numa = (numa_inside(a), numa_inside(b))
     for kind in compared:
         xs = sorted((o for o in da.values() if o.kind == kind), key=lambda o: o.id)
         ys = sorted((o for o in db.values() if o.kind == kind), key=lambda o: o.id)
@@ -368,7 +370,7 @@ def _node(sa: Side, sb: Side, na: str, nb: str) -> list[Disagreement]:
                 )
                 continue
             matched.append((oa, ob))
-            out.extend(_compare(a, b, na, oa, ob))
+            out.extend(_compare(a, b, na, oa, ob, numa))
     gpus = [(x, y) for x, y in matched if x.kind == "gpu"]
     nics = [(x, y) for x, y in matched if x.kind == "nic"]
     ca, cb = _Classes(a), _Classes(b)
@@ -393,7 +395,9 @@ def _subject(node: str, oa: Obj | None, ob: Obj | None) -> str:
     return f"{node}/{ra or rb}"
 
 
-def _compare(a: Inventory, b: Inventory, node: str, oa: Obj, ob: Obj) -> list[Disagreement]:
+def _compare(
+    a: Inventory, b: Inventory, node: str, oa: Obj, ob: Obj, numa: tuple[dict[str, set[str]], dict[str, set[str]]]
+) -> list[Disagreement]:
     out: list[Disagreement] = []
     subject = _subject(node, oa, ob)
     bus_a, bus_b = busid(oa), busid(ob)
@@ -405,6 +409,48 @@ def _compare(a: Inventory, b: Inventory, node: str, oa: Obj, ob: Obj) -> list[Di
     pa, pb = oa.quantities.get("bandwidth_mbps"), ob.quantities.get("bandwidth_mbps")
     if oa.kind == "nic" and pa is not None and pb is not None and _differ(pa, pb):
         out.append(Disagreement(subject, "port speed (MB/s)", str(pa), str(pb), oa.loc, ob.loc))
+    if oa.kind == "gpu":
+        xa, xb = numa_of(a, oa, numa[0]), numa_of(b, ob, numa[1])
+        if xa is not None and xb is not None and xa != xb:
+            out.append(Disagreement(subject, "NUMA node", xa, xb, oa.loc, ob.loc))
+    return out
+
+
+def numa_of(inv: Inventory, obj: Obj, inside: dict[str, set[str]]) -> str | None:
+    """The one NUMA node a device's description puts it on, or None where it states none or several.
+
+    nvidia-smi's NUMA Affinity of the GPU; else the nearest enclosing object that says: a `numa` label
+    (NCCL's `<cpu numaid>`, the sockets and CPUs importers draw from a NUMA column), or the NUMA nodes
+    (memory objects labelled `numa`, as hwloc's NUMANodes: `inside`, from numa_inside) inside it, when
+    there is exactly one.
+    """
+    own = obj.labels.get("numa_affinity", "").strip()
+    if own:
+        return own if own.isascii() and own.isdigit() else None
+    cur = obj.parent
+    while cur is not None:
+        here = inv.objects[cur]
+        if "also_under" in here.labels:
+            return None  # a dump that lists it under several CPUs states no one NUMA node
+        stated = here.labels.get("numa", "").strip()
+        if stated:
+            return stated if stated.isascii() and stated.isdigit() else None
+        nodes = inside.get(cur)
+        if nodes:
+            return next(iter(nodes)) if len(nodes) == 1 else None
+        cur = here.parent
+    return None
+
+
+def numa_inside(inv: Inventory) -> dict[str, set[str]]:
+    """For each object, the NUMA nodes (memory objects labelled `numa`) inside it."""
+    out: dict[str, set[str]] = {}
+    for o in inv.objects.values():
+        numa = o.labels.get("numa", "").strip() if o.kind == "memory" else ""
+        cur = o.parent
+        while numa and cur is not None:
+            out.setdefault(cur, set()).add(numa)
+            cur = inv.objects[cur].parent
     return out
 
 
