@@ -114,9 +114,10 @@ def test_text_prints_the_folder_escaped(evil: Path) -> None:
     assert r"a\\x0a::error file=x::forged\\x1b\[31m\\x0dz/dgx-h100-pod.yaml:" in result.stdout
     assert "<br>::error" not in result.stdout
     # reconcile: NV12 on the DGX A100 against NV18 on the H100 between gpu0 and gpu1, line 2 of each
-    # matrix; the node is named after the first file's stem (tabs).
+    # matrix; the node is named after the first file's stem (tabs). (Their GPU0s' NUMA nodes, 3 and 0,
+    # differ too: that line sorts first, so the path-class line is looked up by its subject.)
     result = CliRunner().invoke(main, ["--no-config", *_cases(str(evil))["reconcile"]])
-    first = result.stdout.splitlines()[0]
+    first = next(ln for ln in result.stdout.splitlines() if ln.startswith("tabs/gpu0 - tabs/gpu1: "))
     assert first == f"tabs/gpu0 - tabs/gpu1: path class: A NV12 ({evil.parent}/{SHOWN}/tabs.txt:2), B NV18 (" + (
         f"{evil.parent}/{SHOWN}/h100.txt:2)"
     )
