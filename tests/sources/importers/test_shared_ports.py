@@ -130,3 +130,23 @@ def test_pci_less_nic_listed_under_every_cpu(fx: Path, tmp_path: Path) -> None:
     assert [(o.labels["name"], o.parent, o.labels["also_under"]) for o in inv.of_kind("nic")] == [
         ("eth0", "c/cpu0", "c/cpu1,c/cpu2,c/cpu3")
     ]
+
+
+def test_card_written_function_by_function(fx: Path, tmp_path: Path) -> None:
+    # The same card written as two <pci> elements, functions c1:00.0 (mlx5_0) and c1:00.1 (mlx5_1), as a
+    # hand-made NCCL_TOPO_FILE may (a dump merges them). Functions of one device below one parent are one
+    # card: the second shares the first's link and keeps its own bus id, so it pairs with hwloc's c1:00.1.
+    text = (fx / NCCL).read_text()
+    net1 = next(ln for ln in text.splitlines(keepends=True) if 'name="mlx5_1"' in ln)
+    card = next(ln for ln in text.splitlines(keepends=True) if 'busid="0000:c1:00.0"' in ln)
+    second = card.replace('busid="0000:c1:00.0"', 'busid="0000:c1:00.1"') + "      <nic>\n" + net1
+    second += "      </nic>\n    </pci>\n"
+    split = text.replace(net1, "").replace("    </pci>\n  </cpu>", "    </pci>\n" + second + "  </cpu>")
+    path = tmp_path / "functions.xml"
+    path.write_text(split)
+    inv = import_files("nccl-xml", [path], node="w").inventory
+    nics = {o.labels["name"]: o for o in inv.of_kind("nic")}
+    assert nics["mlx5_1"].labels["pci_busid"] == "0000:c1:00.1"
+    assert nics["mlx5_1"].labels["shares_link_of"] == nics["mlx5_0"].id
+    assert [lk.b for lk in inv.links.values() if lk.a == nics["mlx5_1"].id] == [nics["mlx5_0"].id]
+    assert reconcile(load_side(path, None), load_side(fx / LSTOPO, None)) == []

@@ -272,15 +272,22 @@ class _Reader:
         by_bus: dict[str, str] = {}
         counters = {"gpu": 0, "nic": 0, "nvswitch": 0}
         prefix = {"gpu": "gpu", "nic": "nic", "nvswitch": "nvsw"}
+        # A NIC function beside another of the same device (a file that lists functions 0 and 1 as two
+        # <pci>, where a dump merges them) is a port of the same card on the same link, as in hwloc.
+        cards: dict[tuple[str, str], str] = {}
         for dev in sorted(self.devs, key=lambda d: (d.category, d.busid or "~", d.el.loc)):
             ports = dev.nets if dev.category == "nic" and dev.nets else [None]
+            slot = (dev.parent, dev.busid.rsplit(".", 1)[0]) if dev.category == "nic" and dev.busid else None
+            sibling = cards.get(slot) if slot is not None else None
             first = ""
             for net in ports:
                 k = counters[dev.category]
                 counters[dev.category] += 1
                 did = self.id(f"{prefix[dev.category]}{k}")
-                self.device(dev, did, net, first or None)
+                self.device(dev, did, net, first or sibling, merged=bool(first))
                 first = first or did
+            if slot is not None and sibling is None:
+                cards[slot] = first
             if dev.busid:
                 by_bus[dev.busid] = first
         done: dict[frozenset[str], tuple[int, SourceLocation]] = {}
@@ -289,18 +296,21 @@ class _Reader:
             if dev.category == "gpu":
                 self.nvlinks(dev, by_bus, done, switches)
 
-    def device(self, dev: _Dev, did: str, net: Element | None, card: str | None) -> None:
-        """One device, or one port of a NIC; `card`: the card's first port, whose PCIe link this port shares."""
+    def device(self, dev: _Dev, did: str, net: Element | None, card: str | None, merged: bool = False) -> None:
+        """One device, or one port of a NIC; `card`: the card's first port, whose PCIe link this port shares;
+        `merged`: a further <net> of the same <pci>, whose own PCI function the dump does not state.
+        """
         labels = _pci_labels(dev.pci or dev.el, dev.busid) if dev.busid else {"source": dev.el.where}
         labels["source"] = dev.el.where
         key = dev.busid or "nic:" + ",".join(sorted(n.get("name") or n.get("guid") or "" for n in dev.nets))
         seen = self.seen.get(key)
         if seen is not None and seen[1]:
             labels["also_under"] = ",".join(seen[1])
-        if card is not None:
+        if merged:
             # The bus id is the card's (NCCL writes function 0 for every port): the port's own
             # function is not stated, so the port is known by its name, and by the card it shares.
             labels["card_pci_busid"] = labels.pop("pci_busid", "")
+        if card is not None:
             labels["shares_link_of"] = card
         quantities: dict[str, int] = {}
         loc = dev.el.loc
