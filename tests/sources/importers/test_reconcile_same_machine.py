@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import run_cli
 
-from verifier.core.errors import SourceLocation
+from verifier.core.errors import SourceLocation, TopologError
+from verifier.sources.importers import import_files
 from verifier.sources.importers.reconcile import Disagreement, load_side, pair_devices, reconcile
 from verifier.sources.inventory.model import Obj
 
@@ -240,3 +241,46 @@ def test_numa_node_compared_by_number(fx: Path, tmp_path: Path) -> None:
     seeded.write_text("".join(lines))
     got = reconcile(load_side(seeded, None), load_side(fx / "24em64t-2n6c2t-pci.xml", None))
     assert _rows(got) == [("smi/gpu1", "NUMA node", "0", "1")]
+
+
+RCCL = "mi-4gpu-rccl-handwritten.xml"
+
+
+def test_rccl_dump_of_the_instinct_node(fx: Path, tmp_path: Path) -> None:
+    # RCCL writes an AMD GPU's xGMI links as <xgmi target count> in its <gpu>: six GPU pairs of one link
+    # each (assumed 50000 MB/s: RCCL states no speed). Against the real rocm-smi capture, the amd-smi table
+    # and the lstopo XML of the same node: every pair XGMI in all four, GPU<k> on NUMA node k in RCCL and
+    # rocm-smi; nothing differs.
+    inv = import_files("nccl-xml", [fx / RCCL], node="r").inventory
+    gpu_links = sorted(
+        (lk.a, lk.b, lk.mbps, lk.attrs["count"])
+        for lk in inv.links.values()
+        if lk.kind == "xgmi" and inv.objects[lk.a].kind == "gpu"
+    )
+    gpus = ["r/gpu0", "r/gpu1", "r/gpu2", "r/gpu3"]
+    assert gpu_links == [(a, b, 50000, 1) for k, a in enumerate(gpus) for b in gpus[k + 1 :]]
+    for other in ("mi-4gpu-showtopo.txt", "mi-4gpu-amd-smi-handwritten.txt", "mi-4gpu-lstopo-handwritten.xml"):
+        assert reconcile(load_side(fx / RCCL, None), load_side(fx / other, None)) == []
+    # Seeded: GPU0 and GPU1 list no xGMI to each other. Against rocm-smi the one difference is that pair:
+    # XGMI against SYS (their <cpu>s are NUMA nodes 0 and 1, with no link between the GPUs).
+    lines = (fx / RCCL).read_text().splitlines(keepends=True)
+    cut = [
+        ln
+        for k, ln in enumerate(lines)
+        if not (('target="0000:26:00.0"' in ln and k < 12) or ('target="0000:05:00.0"' in ln and 12 <= k < 20))
+    ]
+    seeded = tmp_path / "rccl.xml"
+    seeded.write_text("".join(cut))
+    got = reconcile(load_side(fx / "mi-4gpu-showtopo.txt", None), load_side(seeded, None))
+    assert _rows(got) == [("mi-4gpu-showtopo/gpu0 - mi-4gpu-showtopo/gpu1", "path class", "XGMI", "SYS")]
+
+
+def test_rccl_xgmi_counts_must_agree(fx: Path, tmp_path: Path) -> None:
+    # GPU0 lists 2 xGMI links to GPU1, which lists 1 back: refused at GPU1's line, naming both.
+    text = (fx / RCCL).read_text()
+    first = text.index('<xgmi target="0000:26:00.0" count="1"')
+    bad = tmp_path / "bad.xml"
+    bad.write_text(text[:first] + text[first:].replace('count="1"', 'count="2"', 1))
+    with pytest.raises(TopologError) as err:
+        import_files("nccl-xml", [bad], node="r")
+    assert "r/gpu1 lists 1 xGMI links to r/gpu0, which lists 2 back" in str(err.value)

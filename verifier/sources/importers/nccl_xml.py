@@ -21,6 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation
+from verifier.sources.importers.amd_topo import DEFAULT_XGMI_MBPS
 from verifier.sources.importers.build import (
     ASSUMED,
     DEFAULT_NVLINK_LINK_MBPS,
@@ -363,8 +364,9 @@ class _Reader:
         sm_number = whole(sm)
         per_link = NVLINK_MBPS_BY_SM.get(sm_number // 10) if sm_number is not None else None
         for child in dev.el.children:
-            if child.tag != "nvlink":
+            if child.tag not in ("nvlink", "xgmi"):
                 self.b.note(child.loc, f"<{child.tag}> of {gid} ({child.path}) is not modelled; not imported")
+        self.xgmi(dev, gid, by_bus, done)
         for nv in dev.el.iter("nvlink"):
             target, count = (nv.get("target") or "").lower(), nv.get("count") or ""
             n = whole(count) or 0
@@ -406,6 +408,32 @@ class _Reader:
                     nv.loc,
                     f"NVLink from {gid} to {target} (class {tclass}, e.g. a POWER9 CPU) is not modelled; not imported",
                 )
+
+    def xgmi(
+        self, dev: _Dev, gid: str, by_bus: dict[str, str], done: dict[frozenset[str], tuple[int, SourceLocation]]
+    ) -> None:
+        """RCCL's `<xgmi target count>` (an AMD GPU's xGMI links to the GPU at `target`): one `xgmi` link
+        of `count` links, each at DEFAULT_XGMI_MBPS (assumed: RCCL writes no link speed).
+        """
+        for x in dev.el.iter("xgmi"):
+            target, n = (x.get("target") or "").lower(), whole(x.get("count") or "") or 0
+            if not target or n < 1:
+                self.b.error(x.loc, f'{x.path} needs target="<busid>" and count="<links>" (a positive number)')
+                continue
+            other = by_bus.get(target)
+            if other is None or other == gid or self.b.inv.objects[other].kind != "gpu":
+                self.b.note(
+                    x.loc, f"xGMI from {gid} to {target}, not a GPU in this file, is not modelled; not imported"
+                )
+                continue
+            pair = frozenset((gid, other))
+            seen = done.get(pair)
+            if seen is None:
+                done[pair] = (n, x.loc)
+                labels = {"source": x.where, ASSUMED: "bandwidth"}
+                self.b.link(gid, other, "xgmi", n * DEFAULT_XGMI_MBPS, x.loc, attrs={"count": n}, labels=labels)
+            elif seen[0] != n:
+                self.b.error(x.loc, f"{gid} lists {n} xGMI links to {other}, which lists {seen[0]} back ({seen[1]})")
 
 
 def _gts(speed: str | None) -> float:
