@@ -5,25 +5,27 @@ one node of each side. Devices are paired by identity, never by position nor by 
 importer gives them: a NIC first by the names the OS knows it by (`mlx5_0`: nvidia-smi's NIC
 legend, NCCL's `<net name>`, hwloc's OS devices), then any device by PCI bus id (domain width
 normalised: nvidia-smi's `00000000:07:00.0` is `0000:07:00.0`), then serial or UUID. A GPU that
-one side knows only by nvidia-smi's index is paired with the GPU of that rank in the other side's
-PCI bus order (nvidia-smi numbers GPUs in PCI bus order); two captures of one tool pair by the
-index it prints. Only devices that neither side identifies are paired by name, and only when a side
-is an inventory (an importer's `gpu0` is its own invention). What is left over is present on one side only,
-reported once, and takes part in no other comparison, except what the other tool never lists:
-objects an importer inferred (host bridges, sockets, switches drawn from nvidia-smi's classes),
-CPUs and NUMA nodes, which each tool cuts differently (they are compared between inventories
-only), and a NIC without an RDMA device against nvidia-smi (whose matrix lists RDMA devices only)
-or an NCCL dump whose NICs are all RDMA devices.
+one side knows only by nvidia-smi's (or rocm-smi's) index is paired with the GPU of that rank in
+the other side's PCI bus order (both tools number GPUs in PCI bus order); two captures of one tool
+pair by the index it prints. Only devices that neither side identifies are paired by name, and
+only when a side is an inventory (an importer's `gpu0` is its own invention).
+
+What is left over is present on one side only, reported once, and takes part in no other
+comparison, except what the other tool never lists: objects an importer inferred (host bridges,
+sockets, switches drawn from nvidia-smi's classes); CPUs and NUMA nodes, which each tool cuts its
+own way (compared between inventories only); NICs against a tool that describes none (rocm-smi,
+amd-smi); and a NIC without an RDMA device against nvidia-smi (whose matrix lists RDMA devices
+only) or an NCCL dump whose NICs are all RDMA devices.
 
 Compared, for each pair: PCI bus id (when paired by something else), the class of the path between
 every GPU pair and GPU-NIC pair, the PCIe uplink bandwidth, a NIC's port speed and a GPU's NUMA node
-(by number, where each side states exactly one). Path classes are
-what each tool said: for an nvidia-smi side, the matrix cell as printed; for others, the class of
-the path in the described tree (NV<count>, XGMI for a direct xGMI link, PIX, PXB, NODE, SYS).
-PHB (one host bridge) is told from NODE only when both sides know host bridges (nvidia-smi, and an
-hwloc import, which reads them); otherwise PHB counts as NODE (NCCL and inventories do not model
-them). A device a dump lists under several CPUs (`also_under`) has no stated class beyond its PCIe
-switches. A value labelled `assumed` is not a measurement and is never compared; bandwidths within 1% agree.
+(by number, where each side states exactly one). Path classes are what each tool said: for an
+nvidia-smi side, the matrix cell as printed; for others, the class of the path in the described
+tree (NV<count>, XGMI for a direct xGMI link, PIX, PXB, PHB, NODE, SYS). PHB (one host bridge) is
+told from NODE only when both sides know host bridges (nvidia-smi, and an hwloc import, which reads
+them); otherwise PHB counts as NODE (NCCL and inventories do not model them). A device a dump lists
+under several CPUs (`also_under`) has no stated class beyond its PCIe switches. A value labelled
+`assumed` is not a measurement and is never compared; bandwidths within 1% agree.
 """
 
 from __future__ import annotations
