@@ -159,6 +159,22 @@ class DuckDBBackend:
         except duckdb.Error as err:
             raise EngineError(f"duckdb failed while loading the facts of {relation}: {err}") from err
 
+    def retract(self, relation: str) -> None:
+        """Forget every fact of the input `relation`; the next evaluate() derives again what depends on it.
+
+        For an evaluation kept and asked again with other facts of a few small relations (the
+        service's placements: the fleet evaluated once, each job's facts added, then retracted),
+        so only what depends on them is derived again. Symbols the facts brought stay known.
+        """
+        self._input_declaration(relation)
+        if relation not in self._loaded:
+            return
+        self._con.execute(f"DELETE FROM {self._schema.table(relation)}")
+        self._loaded.discard(relation)
+        self._keys.pop(relation, None)
+        if self._changed is not None:
+            self._changed.add(relation)
+
     def _add_facts(self, relation: str, rows: Iterable[Row]) -> None:
         started = time.perf_counter()
         decl = self._input_declaration(relation)

@@ -169,17 +169,20 @@ def rank_placements(
     why_not: bool = False,
     limit: int = 0,
     authorization: PolicyReasons | None = None,
+    profiles: Profiles | None = None,
 ) -> PlaceReport:
     """Each job's hosting domains (from the evaluated placement rules), members picked and ranked.
 
-    `authorization` names the policies behind a why-not for authorization.
+    `authorization` names the policies behind a why-not for authorization. `profiles`: the GPU
+    profiles of this evaluation, already read (Profiles); read here when None.
     """
     # Ranking reads a fleet's worth of rows into small tuples and makes no reference cycles: the
     # cyclic collector would only walk them, and the older heap, again and again (a fifth of
     # the phase at 32,768 GPUs). What outlives the pause is the report; the rest is freed by
     # reference counting on return, so nothing is left for later collections to walk.
     with collector_paused():
-        return _rank(engine, program, jobs, rank, pairs, why_not, limit, authorization)
+        read = profiles if profiles is not None else Profiles(engine, program, pairs)
+        return _rank(engine, program, jobs, rank, read, why_not, limit, authorization)
 
 
 def _rank(
@@ -187,7 +190,7 @@ def _rank(
     program: Program,
     jobs: Jobs,
     rank: str,
-    pairs: NodePairs,
+    profiles: Profiles,
     why_not: bool,
     limit: int,
     authorization: PolicyReasons | None,
@@ -219,7 +222,7 @@ def _rank(
     job_layouts: dict[str, set[ReplicaLayout]] = defaultdict(set)
     for (name, _domain), layout in layouts.items():
         job_layouts[name].add(layout)
-    picker = _Picker(engine, program, pairs)
+    picker = _Picker(engine, program, profiles)
     out: list[JobPlacements] = []
     for job in jobs:
         jp = JobPlacements(job, candidates.get(job.name, 0))
@@ -331,10 +334,11 @@ def _getter(columns: Columns, names: Sequence[str]) -> Callable[[Row], tuple[Val
     return get
 
 
-class _Picker:
-    """Members and figures of a hosting domain, from bulk queries (no per-domain engine round trips).
+class Profiles:
+    """What ranking reads that no job changes: every GPU's profile, grouped, and each node's price.
 
-    Every GPU's profile is read once; each hosting job's eligible profiles once, when it is ranked.
+    Built from an evaluation once per ranking, or once for many (the service keeps one with an
+    evaluation of its fleet that each admitted job's facts are added to). Read-only once built.
     """
 
     def __init__(self, engine: Backend, program: Program, pairs: NodePairs) -> None:
@@ -342,12 +346,12 @@ class _Picker:
         profile = Columns.of(program, "place_profile", ("gpu", "node", "fabric_mbps", "tag"))
         key_columns = profile.without("gpu")  # a GPU's profile: every column of place_profile but its name
         key = Columns("place_profile_key", key_columns, {n: i for i, n in enumerate(key_columns)})
-        eligible = Columns.of(program, "place_eligible_profile", ("job", "domain", *key_columns))
         gpu_at, profile_of = profile.index["gpu"], _getter(profile, key_columns)
         # A GPU's node and fabric bandwidth are in its profile: no per-GPU maps of a whole fleet.
-        self.by_profile: dict[ProfileKey, list[str]] = defaultdict(list)
+        by_profile: dict[ProfileKey, list[str]] = defaultdict(list)
         for row in q("place_profile", None, False):
-            self.by_profile[profile_of(row)].append(str(row[gpu_at]))
+            by_profile[profile_of(row)].append(str(row[gpu_at]))
+        self.key_columns = key_columns
         self.key_node, self.key_fabric = key.index["node"], key.index["fabric_mbps"]
         # Per profile, everything but its node's name as a small number: the profile's figures,
         # its tag and the local names of its GPUs (two nodes of one class with the same profiles
@@ -357,7 +361,7 @@ class _Picker:
         interned: dict[tuple[object, ...], int] = {}
         figures_of, tag_at = _getter(key, key.without("node", "tag")), key.index["tag"]
         class_of = pairs.class_of
-        for profile_key, gpus in self.by_profile.items():
+        for profile_key, gpus in by_profile.items():
             gpus.sort()
             node, tag = str(profile_key[self.key_node]), str(profile_key[tag_at])
             cut = len(node) + 1
@@ -366,11 +370,25 @@ class _Picker:
                 local = (*figures_of(profile_key), tag[cut:], *(g[cut:] for g in gpus))
                 local_id = interned.setdefault(local, len(interned))
             info[profile_key] = (node, local_id, class_of.get(node), profile_key)
+        self.by_profile: dict[ProfileKey, tuple[str, ...]] = {k: tuple(v) for k, v in by_profile.items()}
         self.info = info  # what `_eligible` maps each eligible row's profile to
-        self.engine, self.e_job, self.e_domain = engine, eligible.index["job"], eligible.index["domain"]
-        self.eligible_of = _getter(eligible, key_columns)
         self.pairs = pairs
         self.price = {str(n): int(p) for n, p in q("place_node_price")}
+
+
+class _Picker:
+    """Members and figures of a hosting domain, from bulk queries (no per-domain engine round trips).
+
+    Every GPU's profile is read once; each hosting job's eligible profiles once, when it is ranked.
+    """
+
+    def __init__(self, engine: Backend, program: Program, profiles: Profiles) -> None:
+        eligible = Columns.of(program, "place_eligible_profile", ("job", "domain", *profiles.key_columns))
+        self.by_profile, self.info, self.price = profiles.by_profile, profiles.info, profiles.price
+        self.key_node, self.key_fabric = profiles.key_node, profiles.key_fabric
+        self.engine, self.e_job, self.e_domain = engine, eligible.index["job"], eligible.index["domain"]
+        self.eligible_of = _getter(eligible, profiles.key_columns)
+        self.pairs = profiles.pairs
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
         self._shapes: dict[tuple[object, ...], _Shape] = {}
 
@@ -491,7 +509,7 @@ class _Picker:
             node, fabric = str(key[self.key_node]), int(key[self.key_fabric])
             if job.min_fabric_mbps is not None and fabric < job.min_fabric_mbps:
                 continue
-            held = self.by_profile[key]
+            held = self.by_profile.get(key, ())
             gpus.extend(held)
             node_of.update(dict.fromkeys(held, node))
             fabric_of.update(dict.fromkeys(held, fabric))

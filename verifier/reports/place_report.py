@@ -118,7 +118,12 @@ def render_text(report: PlaceReport) -> str:
 
 
 def render_json(report: PlaceReport) -> str:
-    doc = {
+    return json.dumps(place_doc(report), indent=2, sort_keys=False) + "\n"
+
+
+def place_doc(report: PlaceReport) -> dict[str, object]:
+    """The JSON document of `render_json`, as Python values (the service answers with it)."""
+    return {
         "rank": report.rank,
         "authorizationChecked": report.authorization_checked,
         "jobs": [
@@ -141,7 +146,6 @@ def render_json(report: PlaceReport) -> str:
         "unplaceable": report.unplaceable,
         "notes": [str(n) for n in report.notes],
     }
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
 
 
 def _model_doc(jp: JobPlacements) -> dict[str, object] | None:

@@ -10,6 +10,7 @@ a request holds.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -55,6 +56,22 @@ class Service:
         self.admitting = ThreadPoolExecutor(1, thread_name_prefix="topolog-admit")
         self.reloading = ThreadPoolExecutor(1, thread_name_prefix="topolog-reload")
         gate.listeners.append(self.reloaded)
+        self.prepare()
+
+    def prepare(self) -> None:
+        """Evaluate the live revision's placement rules ahead of its first admit (verifier.service.placing).
+
+        On the admit thread, queued as an admit is: placements never run beside one another
+        (DuckDB, the rule loading and networkx's lazy imports are not for two threads at once), and
+        an admit that comes meanwhile waits for it. A revision already replaced when its turn
+        comes is skipped: the one live then is prepared.
+        """
+
+        def ahead() -> None:
+            self.gate.live.placing.prepare()
+            gc.freeze()  # long-lived, as the revision is: out of the cyclic collector's walks (gate._settle)
+
+        self.admitting.submit(ahead)
 
     def reloaded(self, status: ReloadStatus) -> None:
         self.metrics.reloads.labels(trigger=status.trigger).inc()
@@ -62,6 +79,8 @@ class Service:
         if not status.ok:
             self.metrics.reload_failures.labels(trigger=status.trigger).inc()
         self.metrics.live(self.gate.live.id)
+        if status.changed:
+            self.prepare()
 
     async def run(self, pool: ThreadPoolExecutor, fn: Callable[[], T], timeout: float) -> T:
         return await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(pool, fn), timeout)

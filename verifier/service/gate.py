@@ -19,12 +19,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from verifier.authorization.requests import decide
 from verifier.core.errors import TopologError
 from verifier.reports import render
+from verifier.reports.place_report import place_doc
 from verifier.service.bodies import AuthorizeRequest, BadRequest
 from verifier.service.config import ServeConfig, read_token
 from verifier.service.revision import Revision, build_revision
@@ -179,10 +181,12 @@ def admit_doc(revision: Revision, body: bytes, principal_from: tuple[PrincipalRu
     """`place --why-not --format json` on the job file `body`, on the revision, and the verdict.
 
     The body is read by `place`'s own job loading (topolog's format, Kubernetes and Slurm alike;
-    `principal_from` says whom the latter act as), and placed by its `placements` on the
-    revision's inventory and principals, with the revision's copy of the policies. A body that
-    loading refuses is a BadRequest (the scheduler sent something that is no job); anything else
-    that stops the placement (a principal in no file, ...) is a refusal with the reason.
+    `principal_from` says whom the latter act as), and placed on the revision's evaluation of
+    the placement rules (verifier.service.placing), or where that cannot take it by `place`'s
+    own `placements`, on the revision's inventory and principals and its copy of the policies:
+    the same answer either way. A body that loading refuses is a BadRequest (the scheduler sent
+    something that is no job); anything else that stops the placement (a principal in no file,
+    ...) is a refusal with the reason.
     """
     folder = Path(tempfile.mkdtemp(prefix="topolog-admit-"))
     try:
@@ -193,16 +197,22 @@ def admit_doc(revision: Revision, body: bytes, principal_from: tuple[PrincipalRu
         except TopologError as err:
             raise BadRequest("; ".join(_named(p, folder, {}) for p in problems(err)), 422) from None
         snapshot = revision.snapshot
-        side = replace(revision.inputs.side, policies=snapshot.policies, thresholds=snapshot.thresholds)
-        inputs = replace(revision.inputs, side=side)
         try:
-            report, _allowed = placements(inputs, todo, PlaceSettings(why_not=True, principal_from=principal_from))
+            prepared = revision.placing.get()
+            report = prepared.place(todo.jobs) if prepared is not None else None
+            if report is None:
+                how = PlaceSettings(why_not=True, principal_from=principal_from)
+                report, _allowed = placements(revision.placing_inputs, todo, how)
         except TopologError as err:
             return _refused(revision, [_named(p, folder, snapshot.names) for p in problems(err)])
         except Exception as err:  # fail closed
             return _refused(revision, [f"the job could not be placed ({type(err).__name__}: {err})"])
-        # Notes name where in the job file they are: the body, not the temporary file it was written to.
-        placement: dict[str, object] = json.loads(_named(render(report, "json"), folder, {}))
+        placement = place_doc(report)
+        # Notes name where in the job file they are: the body, not the temporary file it was
+        # written to. Only notes name a file (the rest names jobs, principals, domains and GPUs).
+        for entry in cast("list[dict[str, object]]", placement["jobs"]):
+            entry["notes"] = [_named(n, folder, {}) for n in cast("list[str]", entry["notes"])]
+        placement["notes"] = [_named(n, folder, {}) for n in cast("list[str]", placement["notes"])]
         return {"admitted": report.exit_code == 0, "revision": revision.id, "errors": [], "placement": placement}
     finally:
         shutil.rmtree(folder, True)

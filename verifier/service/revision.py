@@ -9,7 +9,8 @@ every file it was built from: replicas that read the same files serve the same r
 `admit` places on the revision's own inventory and principals, already in memory, and on a copy
 of its policy files and thresholds (a snapshot folder), so a placement never reads a file that
 changed after the revision was built. The folder is removed when the revision is no longer referenced (an admit
-still running on an old revision keeps it alive).
+still running on an old revision keeps it alive). The placement rules are evaluated on the fleet once per
+revision, without any job, for every admit to add its job to (verifier.service.placing).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from verifier.authorization.evaluate import Authorizer
@@ -29,6 +30,7 @@ from verifier.authorization.setup import AuthzSetup
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.limits import read_limited
 from verifier.service.config import ServeConfig
+from verifier.service.placing import PlacingSlot
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
 from verifier.session.side_files import SideFiles, discover
 from verifier.sources.thresholds import load_thresholds
@@ -59,6 +61,13 @@ class Revision:
     snapshot: Snapshot
     built_at: float
     build_seconds: float
+    placing: PlacingSlot
+    """The placement rules evaluated on this revision's fleet, for admits (built once, by the first or ahead of it)."""
+
+    @property
+    def placing_inputs(self) -> Inputs:
+        """`inputs` with the revision's copies of the policies and thresholds: what `admit` places on."""
+        return placing_inputs(self.inputs, self.snapshot)
 
     def describe(self) -> dict[str, object]:
         return {
@@ -66,7 +75,13 @@ class Revision:
             "files": {role: dict(sorted(self.files[role].items())) for role in ROLES},
             "built_at": _iso(self.built_at),
             "build_seconds": round(self.build_seconds, 3),
+            "placement": self.placing.describe(),
         }
+
+
+def placing_inputs(inputs: Inputs, snapshot: Snapshot) -> Inputs:
+    side = replace(inputs.side, policies=snapshot.policies, thresholds=snapshot.thresholds)
+    return replace(inputs, side=side)
 
 
 def _iso(t: float) -> str:
@@ -139,8 +154,11 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
     except OSError as err:
         shutil.rmtree(folder, True)
         raise TopologError.at(SourceLocation(folder), f"cannot keep the revision's files: {err}") from None
+    # Its own authorizer over the copied policies: the placement's Cedar questions and memo are
+    # kept apart from the authorize thread's, as a `place` run's are.
+    placing = PlacingSlot(placing_inputs(inputs, snapshot), lambda: _with_policies(setup, snapshot.policies))
     revision = Revision(
-        overall.hexdigest()[:16], digests, inputs, setup, snapshot, time.time(), time.perf_counter() - start
+        overall.hexdigest()[:16], digests, inputs, setup, snapshot, time.time(), time.perf_counter() - start, placing
     )
     weakref.finalize(revision, shutil.rmtree, folder, True)
     return revision

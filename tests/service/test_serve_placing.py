@@ -1,0 +1,163 @@
+"""The revision's prepared placement (verifier/service/placing.py) answers as `topolog place --why-not` does.
+
+The fleet is evaluated once without jobs; each job's facts are added, evaluated, ranked and
+retracted. The answers must be byte for byte the CLI's JSON on the same files, job after job on
+one evaluation (so a retract leaves nothing of the job before), for topolog's own jobs on the
+mixed fleet and for a Kueue Job and a Slurm script on the DGX H100 pod. `auto` keeps no such
+evaluation for inventories this small (the memory engine places them faster from scratch), so
+these tests ask for DuckDB.
+
+Hand-derived outcomes, from inventories/jobs/schedulers/README.md and dgx-h100-pod.yaml (8 DGX
+H100, dgx00-03 in rack0 and dgx04-07 in rack1, tenant research): finetune.sbatch (account
+research -> Team::"research", 8 GPUs, scope node) fits each of the 8 nodes, dgx03 last (one of its
+NVLink links is degraded: 425 GB/s against 450); kueue-pretrain.yaml (namespace research, 2 pods x
+8 GPUs, one rack) fits rack0 and rack1, on the first two nodes of each (dgx00+dgx01, dgx04+dgx05).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_helpers import run_cli
+from service.serve_helpers import ROOT, copy_inputs
+
+from verifier.reports.place_report import render_json
+from verifier.service import placing
+from verifier.service.config import ServeConfig
+from verifier.service.gate import admit_doc
+from verifier.service.placing import PreparedPlacement
+from verifier.service.revision import Revision, build_revision
+from verifier.session.place_run import jobs_to_place
+from verifier.sources.jobs.principal_rules import parse_rules
+
+JOBS = ROOT / "inventories" / "jobs"
+OWN_JOBS = sorted(JOBS.glob("*.yaml"))
+SCHEDULERS = [JOBS / "schedulers" / "kueue-pretrain.yaml", JOBS / "schedulers" / "finetune.sbatch"]
+ACTS_AS = ("namespace=Team", "account=Team")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def duckdb_everywhere() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(placing, "ENGINE", "duckdb")
+        yield
+
+
+def _revision(folder: Path, inventory: str) -> Revision:
+    return build_revision(ServeConfig((copy_inputs(folder, inventory),)))
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Revision:
+    return _revision(tmp_path_factory.mktemp("placing-mixed"), "mixed-fleet.yaml")
+
+
+@pytest.fixture(scope="module")
+def pod(tmp_path_factory: pytest.TempPathFactory) -> Revision:
+    return _revision(tmp_path_factory.mktemp("placing-pod"), "dgx-h100-pod.yaml")
+
+
+def _prepared(revision: Revision) -> PreparedPlacement:
+    prepared = revision.placing.get()
+    assert prepared is not None, revision.placing.error
+    return prepared
+
+
+def _cli(revision: Revision, job: Path, *flags: str) -> str:
+    code, out, err = run_cli("place", str(revision.inputs.paths[0]), str(job), "--why-not", "--format", "json", *flags)
+    assert code in (0, 1), err
+    return out
+
+
+def _placed(prepared: PreparedPlacement, job: Path, acts_as: tuple[str, ...] = ()) -> str:
+    report = prepared.place(jobs_to_place([job], True, parse_rules(acts_as)).jobs)
+    assert report is not None, f"{job.name} was not placed on the prepared evaluation"
+    return render_json(report)
+
+
+def test_own_jobs_one_after_another_answer_as_the_cli(mixed: Revision) -> None:
+    prepared = _prepared(mixed)
+    expected = {job.name: _cli(mixed, job) for job in OWN_JOBS}
+    for job in [*OWN_JOBS, OWN_JOBS[0]]:  # the first again: nothing of the others is left
+        assert _placed(prepared, job) == expected[job.name], job.name
+    assert prepared.admits == len(OWN_JOBS) + 1
+
+
+def test_scheduler_jobs_answer_as_the_cli(pod: Revision) -> None:
+    prepared = _prepared(pod)
+    flags = [x for rule in ACTS_AS for x in ("--principal-from", rule)]
+    for job in SCHEDULERS:
+        assert _placed(prepared, job, ACTS_AS) == _cli(pod, job, *flags), job.name
+    kueue = json.loads(_placed(prepared, SCHEDULERS[0], ACTS_AS))["jobs"][0]
+    assert [(p["domain"], p["nodes"], sorted({g.split("/")[0] for g in p["gpus"]})) for p in kueue["placements"]] == [
+        ("rack0", 2, ["dgx00", "dgx01"]),
+        ("rack1", 2, ["dgx04", "dgx05"]),
+    ]
+    slurm = json.loads(_placed(prepared, SCHEDULERS[1], ACTS_AS))["jobs"][0]
+    assert slurm["principal"] == "research"
+    assert [p["domain"] for p in slurm["placements"]][-1] == "dgx03" and len(slurm["placements"]) == 8
+
+
+def test_admit_on_the_revision_uses_it_and_names_the_body(pod: Revision) -> None:
+    body = SCHEDULERS[1].read_bytes()
+    before = _prepared(pod).admits
+    doc = admit_doc(pod, body, parse_rules(ACTS_AS))
+    assert _prepared(pod).admits == before + 1  # placed on the prepared evaluation, not from scratch
+    assert doc["admitted"] is True and doc["errors"] == []
+    cli = json.loads(_cli(pod, SCHEDULERS[1], "--principal-from", ACTS_AS[0], "--principal-from", ACTS_AS[1]))
+    # The CLI's notes name the script's path; the service's name the request body.
+    assert doc["placement"] == json.loads(json.dumps(cli).replace(str(SCHEDULERS[1]), "<request body>"))
+
+
+def test_a_job_of_an_unknown_principal_is_refused_and_the_next_is_placed(mixed: Revision) -> None:
+    text = (JOBS / "inference.yaml").read_text().replace('Team::"students"', 'Team::"nobody"')
+    refused = admit_doc(mixed, text.encode())
+    assert refused["admitted"] is False and "nobody" in json.dumps(refused["errors"])
+    assert _placed(_prepared(mixed), JOBS / "inference.yaml") == _cli(mixed, JOBS / "inference.yaml")
+
+
+def test_concurrent_admits_get_the_answers_made_one_at_a_time(mixed: Revision) -> None:
+    prepared = _prepared(mixed)
+    jobs = OWN_JOBS[:3]
+    alone = {job.name: _placed(prepared, job) for job in jobs}
+    seen: list[tuple[str, str]] = []
+    failures: list[BaseException] = []
+
+    def work(job: Path) -> None:
+        try:
+            for _ in range(2):
+                seen.append((job.name, _placed(prepared, job)))
+        except BaseException as err:  # pragma: no cover - reported below
+            failures.append(err)
+
+    threads = [threading.Thread(target=work, args=(job,)) for job in jobs * 2]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
+    assert len(seen) == 12 and all(out == alone[name] for name, out in seen)
+
+
+def test_each_revision_prepares_its_own(tmp_path: Path) -> None:
+    # inference.yaml acts as Team::"students", which only rtx-n3 hosts (test_serve_admit.py). A
+    # policy forbidding the team anything makes the new revision refuse it; the old revision,
+    # still held by an admit that began on it, keeps its own evaluation and its answer.
+    old = _revision(tmp_path, "mixed-fleet.yaml")
+    body = (JOBS / "inference.yaml").read_bytes()
+    assert admit_doc(old, body)["admitted"] is True
+    (tmp_path / "policies" / "stop-students.cedar").write_text(
+        '@id("stop-students")\nforbid (principal in Team::"students", action, resource);\n'
+    )
+    new = build_revision(ServeConfig((tmp_path / "mixed-fleet.yaml",)), old)
+    assert new.id != old.id and new.placing is not old.placing
+    refused = admit_doc(new, body)
+    assert refused["admitted"] is False
+    (job,) = refused["placement"]["jobs"]  # type: ignore[index]
+    assert any("policy stop-students denies students" in w["message"] for w in job["why_not"])
+    assert new.describe()["placement"]["prepared"] is True  # type: ignore[index]
+    assert admit_doc(old, body)["admitted"] is True

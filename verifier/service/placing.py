@@ -1,0 +1,226 @@
+"""Placement on a revision's fleet evaluated once: an admitted job adds only what depends on it.
+
+`topolog place` evaluates the placement rules on the inventory and the jobs together, but most
+of that evaluation reads no job: every GPU's profile (model, memory, health, fabric bandwidth,
+authorization class), the candidate domains and the profiles each holds, the authorization
+decisions and the graph summaries. At 131,072 GPUs that is seconds (benchmarks/serve_bench.py);
+what a job adds (its stages judged per profile, its candidate domains counted, ranked) is a
+fraction of it.
+
+So a revision keeps one DuckDB evaluation of the placement rules on its fleet with no job. The
+rule `placing(1) :- job(_, _, _)` (it keeps the per-GPU relations empty in a plain verify) is
+replaced there by the fact `placing(1)`, which is what the rule derives whenever some job is
+loaded, and only then is this evaluation asked. Each admit adds its jobs' facts, evaluates
+again (the engine derives only the relations downstream of the facts it was given,
+verifier.engine.strata.downstream), ranks with `place`'s own ranking, and retracts the facts.
+The relations the job's rules read are loaded whole (`also_read`), where `place` loads only the
+rows some rule can match: the rows left out match nothing, so nothing derived differs (a test
+compares the answers with the CLI's on the shipped jobs).
+
+One admit at a time uses an evaluation (a lock: DuckDB and the authorizer's memo are not for two
+threads); each revision builds its own, once, and drops it with itself, so no evaluation is
+ever shared by two revisions. Jobs are entered under names of their own (`job-0`, ...): the
+engine keeps every symbol it was given, and Kubernetes names every Pod anew.
+
+Not for this path (the caller runs `place_run.placements` instead, the same answer): an
+inventory small enough for the memory engine (`--engine auto`'s choice: there a whole `place`
+run takes tens of milliseconds, and its evaluation is cached, where DuckDB's statements alone
+would take a hundred or more), a job that asks for rail alignment (it reads the NICs and cables,
+left out here as `place` leaves them out for every other job), a body with no job, or an
+evaluation that failed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import replace
+
+from verifier.authorization.setup import AuthzSetup
+from verifier.engine.ast import Atom, Const, Head, Program, Rule, Wildcard
+from verifier.engine.duckdb_backend import DuckDBBackend
+from verifier.engine.queries import program_for
+from verifier.engine.strata import downstream
+from verifier.facts.jobs import JOB_RELATIONS, job_facts
+from verifier.placement.place import (
+    PlaceReport,
+    Profiles,
+    for_every_job,
+    gpus_and_ancestors,
+    job_classes,
+    placement_relations,
+    rank_placements,
+)
+from verifier.session.inputs import Inputs
+from verifier.session.session import evaluate, load_rules, model_families, require_job_principals
+from verifier.sources.jobs.spec import Jobs
+
+JOB_INPUTS = frozenset(JOB_RELATIONS | {"model_family"})
+"""The input relations an admitted job brings (model_family: the catalogue models its accepts words name)."""
+ENGINE = "auto"
+"""How the fleet is evaluated: `auto` keeps an evaluation only where it picks DuckDB (tests set
+`duckdb` to hold the answers on the small shipped inventories too)."""
+GUARD = "placing"
+"""The relation that holds 1 while any job is loaded (rules/placement/lib/candidates.dl)."""
+
+
+def assuming_jobs(program: Program) -> Program:
+    """`program` with the rule `placing(1) :- job(_, _, _)` replaced by the fact `placing(1)`.
+
+    Equivalent whenever some job is loaded, and it frees every per-GPU relation from the jobs: the
+    evaluation without jobs then holds them. A rule for `placing` of another shape is kept as it
+    is (everything then depends on the jobs: slower, never wrong).
+    """
+    fact = [Rule(Head(GUARD, (Const(1),), r.head.loc), (), r.loc) if _is_guard(r) else r for r in program.rules]
+    rules = tuple(fact)
+    return Program(program.declarations, rules, program.metadata)
+
+
+def _is_guard(rule: Rule) -> bool:
+    if rule.head.relation != GUARD or rule.head.args != (Const(1),) or len(rule.body) != 1:
+        return False
+    (only,) = rule.body
+    return isinstance(only, Atom) and only.relation == "job" and all(isinstance(a, Wildcard) for a in only.args)
+
+
+class SmallInventory(Exception):
+    """The inventory is small enough that `place`'s own evaluation is the faster way."""
+
+
+class PreparedPlacement:
+    """The placement rules evaluated on one revision's fleet with no job, and what ranking reads of it.
+
+    Built from `inputs` (the revision's inventory and principals, its copy of the thresholds) and
+    `setup` (authorization with the revision's copy of the policies, used by this object alone).
+    TopologError when the evaluation fails; SmallInventory when `engine` (`auto`) evaluates it in memory.
+    """
+
+    def __init__(self, inputs: Inputs, setup: AuthzSetup, engine: str = "auto") -> None:
+        started = time.perf_counter()
+        self.program = assuming_jobs(program_for(load_rules(), placement_relations(True)))
+        dependent = downstream(self.program, JOB_INPUTS)
+        # What the job's rules read besides the jobs: loaded whole now, since no job is there yet
+        # to make those rules live (the rows `place` would leave out match no atom of them).
+        reads = {
+            a.relation
+            for r in self.program.rules
+            if r.head.relation in dependent
+            for a in (*r.positive_atoms(), *r.negated_atoms())
+        }
+        evaluation = evaluate(
+            self.program,
+            inputs,
+            engine=engine,
+            authorization=setup,
+            also_read=reads - JOB_INPUTS - dependent,
+            keep_objects=gpus_and_ancestors(inputs.inventory),
+            rank_pairs=True,
+            judge_checks=False,
+        )
+        backend = evaluation.engine
+        if not isinstance(backend, DuckDBBackend):
+            evaluation.close()
+            raise SmallInventory(f"the {backend.name} engine places this inventory's jobs from scratch faster")
+        weakref.finalize(self, evaluation.close)
+        self._engine = backend
+        self._inventory = inputs.inventory
+        self._setup = setup
+        self.profiles = Profiles(backend, self.program, evaluation.pairs)
+        self._lock = threading.Lock()
+        self.broken = False
+        """Set when an admit's evaluation failed: the engine's state is not trusted again."""
+        self.admits = 0
+        self.seconds = time.perf_counter() - started
+
+    def place(self, jobs: Jobs) -> PlaceReport | None:
+        """`place --why-not` of `jobs` on this fleet (ranked by bandwidth, every placement), as
+        verifier.session.place_run.placements gives it; None when these jobs are not for this path.
+
+        TopologError as `placements` raises it (a principal in no file, a limit exceeded).
+        """
+        classes, of = job_classes(jobs)
+        if not classes.jobs or any(job.rail_aligned for job in classes):
+            return None
+        require_job_principals(jobs, self._setup.principals)
+        # Each class under a name of this evaluation's own (see the module's docstring); no
+        # answer names its job (the report is made per original job below).
+        own = {name: f"job-{i}" for i, name in enumerate(classes.jobs)}
+        named = Jobs({own[name]: replace(job, name=own[name]) for name, job in classes.jobs.items()}, classes.files)
+        facts = job_facts(named)
+        facts["model_family"] = model_families(self._inventory, named)
+        loaded = [relation for relation, rows in facts.items() if rows]
+        with self._lock:
+            if self.broken:
+                return None
+            engine = self._engine
+            try:
+                for relation in loaded:
+                    engine.add_facts(relation, facts[relation])
+                engine.evaluate()
+                report = rank_placements(
+                    engine,
+                    self.program,
+                    named,
+                    "bandwidth",
+                    self.profiles.pairs,
+                    why_not=True,
+                    authorization=self._setup,
+                    profiles=self.profiles,
+                )
+                for relation in loaded:
+                    engine.retract(relation)
+            except BaseException:
+                self.broken = True  # whatever failed, the next admit starts from a fresh evaluation
+                raise
+            self.admits += 1
+        result = for_every_job(report, jobs, {name: own[rep] for name, rep in of.items()})
+        result.authorization_checked = True
+        return result
+
+
+class PlacingSlot:
+    """A revision's PreparedPlacement: built once, by the first admit or ahead of it (`prepare`).
+
+    Built again when an admit broke it; never shared with another revision.
+    """
+
+    def __init__(self, inputs: Inputs, setup: Callable[[], AuthzSetup]) -> None:
+        self._inputs = inputs
+        self._setup = setup
+        """Authorization for the placement alone (its own authorizer and memo), built with it."""
+        self._lock = threading.Lock()
+        self._prepared: PreparedPlacement | None = None
+        self._tried = False
+        self.error: str | None = None
+        """Why there is none (admits then place as `place` does, from the files in memory)."""
+
+    def get(self) -> PreparedPlacement | None:
+        """The prepared placement, built now if it is not yet (None: it could not be built)."""
+        with self._lock:
+            prepared = self._prepared
+            if prepared is None and self._tried:
+                return None  # built once and refused: not tried at every admit
+            if prepared is None or prepared.broken:
+                self._tried = True
+                try:
+                    prepared = self._prepared = PreparedPlacement(self._inputs, self._setup(), ENGINE)
+                    self.error = None
+                except SmallInventory as err:
+                    prepared = self._prepared = None
+                    self.error = str(err)
+                except Exception as err:  # the admit places without it: slower, the same answer
+                    prepared = self._prepared = None
+                    self.error = f"{type(err).__name__}: {err}"
+            return prepared
+
+    def prepare(self) -> None:
+        """Build it ahead of the first admit (from a worker thread; an admit meanwhile waits for it)."""
+        self.get()
+
+    def describe(self) -> dict[str, object]:
+        prepared = self._prepared
+        if prepared is None:
+            return {"prepared": False, "error": self.error}
+        return {"prepared": True, "seconds": round(prepared.seconds, 3), "admits": prepared.admits}
