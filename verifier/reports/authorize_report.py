@@ -24,17 +24,24 @@ def render_text(report: AuthorizeReport) -> str:
 
 
 def render_json(report: AuthorizeReport) -> str:
+    return json.dumps(decision_doc(report), indent=2, sort_keys=True) + "\n"
+
+
+def decision_doc(report: AuthorizeReport) -> dict[str, object]:
+    """The JSON document of `render_json`, as Python values, its keys in the order it writes them
+    (sorted; the service answers with it, without writing and reading back the text).
+    """
     request, d = report.request, report.decision
-    doc = {
-        "decision": d.word,
-        "principal": request.principal,
+    context = request.context
+    return {
         "action": request.action,
+        "context": json.loads(json.dumps(context, sort_keys=True)) if context else context,
+        "decision": d.word,
+        "errors": [{"message": m, "policy": p} for p, m in d.errors],
+        "policies": [{"effect": report.effects[r], "id": r} for r in d.reasons],
+        "principal": request.principal,
         "resource": request.resource,
-        "context": request.context,
-        "policies": [{"id": r, "effect": report.effects[r]} for r in d.reasons],
-        "errors": [{"policy": p, "message": m} for p, m in d.errors],
     }
-    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
 FORMATS = {"text": render_text, "json": render_json}

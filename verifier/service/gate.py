@@ -13,7 +13,6 @@ malformed body: verifier.service.bodies).
 from __future__ import annotations
 
 import gc
-import json
 import shutil
 import tempfile
 import threading
@@ -25,7 +24,7 @@ from typing import cast
 
 from verifier.authorization.requests import decide
 from verifier.core.errors import TopologError
-from verifier.reports import render
+from verifier.reports.authorize_report import decision_doc
 from verifier.reports.place_report import place_doc
 from verifier.service.bodies import AuthorizeRequest, BadRequest
 from verifier.service.config import ServeConfig, read_token
@@ -117,27 +116,25 @@ class Gate:
             except Exception as err:  # a bug must not take the gate down: the old revision stays
                 errors = [f"the revision could not be built ({type(err).__name__}: {err}); this is a bug in topolog"]
             old = self._live
+            swap = new is not None and not errors and new.id != old.id  # the same bytes: old stays, memos warm
+            live = new if swap and new is not None else old
+            status = ReloadStatus(
+                time.time(), trigger, not errors, live.id, live.id != old.id, errors, time.perf_counter() - started
+            )
+            # The status first, then the revision: /v1/revision reads the revision before the status,
+            # so whoever sees the new revision sees the reload that made it.
+            self.last_reload = status
             if new is not None and not errors:
-                if new.id != old.id:  # the same bytes: the live revision stays, its memos warm
-                    self._live = new  # one assignment: a decision sees the old revision or the new one
+                if swap:
+                    self._live = live  # one assignment: a decision sees the old revision or the new one
                     _settle()
                 self.token = token
-            status = ReloadStatus(
-                time.time(),
-                trigger,
-                not errors,
-                self._live.id,
-                self._live.id != old.id,
-                errors,
-                time.perf_counter() - started,
-            )
-            self.last_reload = status
         for listener in self.listeners:
             listener(status)
         return status
 
     def describe(self) -> dict[str, object]:
-        doc = self.live.describe()
+        doc = self.live.describe()  # before the status: see reload()
         doc["last_reload"] = self.last_reload.describe()
         return doc
 
@@ -154,7 +151,7 @@ def authorize_doc(revision: Revision, request: AuthorizeRequest) -> dict[str, ob
         return _denied(revision, request, problems(err))
     except Exception as err:  # fail closed: nothing unexpected is ever an allow
         return _denied(revision, request, [f"the request could not be evaluated ({type(err).__name__}: {err})"])
-    doc: dict[str, object] = json.loads(render(report, "json"))
+    doc = decision_doc(report)  # render(report, "json")'s document, not written out and read back
     doc["revision"] = revision.id
     return doc
 

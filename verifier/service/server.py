@@ -68,6 +68,11 @@ def serve(config: ServeConfig) -> None:
     gate.listeners.append(_log_reload)
     service = Service(gate, DecisionLog(config.decision_log, config.decision_log_bytes, config.decision_log_keep))
     stop = threading.Event()
+    sock = _listen(config.host, config.port)
+    host, port = sock.getsockname()[:2]
+    scheme = "https" if config.tls_cert is not None else "http"
+    shown = f"[{host}]" if ":" in host else host
+    where = "loopback only" if is_loopback(config.host) else "beyond loopback, TLS and authentication on"
 
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if config.watch:
@@ -78,13 +83,21 @@ def serve(config: ServeConfig) -> None:
             loop.add_signal_handler(
                 signal.SIGHUP, lambda: loop.run_in_executor(service.reloading, gate.reload, "signal")
             )
+        # Said once SIGHUP is handled: a signal sent on reading this line reloads, where before
+        # it could still find the default action (the process ended).
+        LOG.info(
+            "topolog serve: revision %s built in %.2f s; listening on %s://%s:%d (%s)",
+            gate.live.id,
+            gate.live.build_seconds,
+            scheme,
+            shown,
+            port,
+            where,
+        )
         yield
         stop.set()
         service.close()
 
-    sock = _listen(config.host, config.port)
-    host, port = sock.getsockname()[:2]
-    scheme = "https" if config.tls_cert is not None else "http"
     app = create_app(service, lifespan)
     server = uvicorn.Server(
         uvicorn.Config(
@@ -98,16 +111,5 @@ def serve(config: ServeConfig) -> None:
             ssl_ca_certs=str(config.client_ca) if config.client_ca else None,
             ssl_cert_reqs=ssl.CERT_REQUIRED if config.client_ca else ssl.CERT_NONE,
         )
-    )
-    shown = f"[{host}]" if ":" in host else host
-    where = "loopback only" if is_loopback(config.host) else "beyond loopback, TLS and authentication on"
-    LOG.info(
-        "topolog serve: revision %s built in %.2f s; listening on %s://%s:%d (%s)",
-        gate.live.id,
-        gate.live.build_seconds,
-        scheme,
-        shown,
-        port,
-        where,
     )
     server.run(sockets=[sock])

@@ -1,0 +1,43 @@
+"""The gate's authorize answer is `topolog authorize --format json`'s document, built once (not written and read back).
+
+The answers are those of `topolog authorize --format json` (plus the revision), decided by Cedar
+every time: ivan is an intern (inventories/principals.yml) and a100-n0/gpu0 an A100 with ECC, which
+policies/interns.cedar forbids ("interns-consumer-only"); alice (team-nlp) on a100-n0 (tenant
+team-nlp) is allowed by tenant-own-hardware (test_serve_authorize.py derives both), on its
+gpu1 too, and during an incident too (the incident context only opens quarantined hardware).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_helpers import run_cli
+from service.serve_helpers import copy_inputs
+
+from verifier.service.bodies import authorize_request
+from verifier.service.config import ServeConfig
+from verifier.service.gate import authorize_doc
+from verifier.service.revision import build_revision
+
+ASKED: list[dict[str, object]] = [
+    {"principal": "ivan", "action": "schedule", "resource": "a100-n0/gpu0"},
+    {"principal": "alice", "action": "schedule", "resource": "a100-n0/gpu0"},
+    {"principal": "alice", "action": "schedule", "resource": "a100-n0/gpu1", "context": {"incident": True}},
+]
+
+
+def test_the_gate_decides_as_the_cli(tmp_path: Path) -> None:
+    inventory = copy_inputs(tmp_path / "fleet")
+    revision = build_revision(ServeConfig((inventory,)))
+    docs = [authorize_doc(revision, authorize_request(asked)) for asked in ASKED]
+    assert [d["decision"] for d in docs] == ["DENY", "ALLOW", "ALLOW"]
+    assert docs[0]["policies"] == [{"effect": "forbid", "id": "interns-consumer-only"}]
+    for asked, doc in zip(ASKED, docs, strict=True):
+        flags = [x for key in ("principal", "action", "resource") for x in (f"--{key}", str(asked[key]))]
+        flags += ["--context", json.dumps(asked.get("context", {}))]
+        _code, out, err = run_cli("authorize", str(inventory), *flags, "--format", "json")
+        assert out, err
+        # The same document, its keys in the same (sorted) order, nested ones too.
+        assert json.dumps({k: v for k, v in doc.items() if k != "revision"}) == json.dumps(json.loads(out))
+        assert doc["revision"] == revision.id
