@@ -10,13 +10,17 @@ each in a folder of its own:
 
 - start: wall time from launching `topolog serve FLEET --port 0` to its first 200 on /healthz,
   and the server's resident memory then (VmRSS) and at its peak by the end (VmHWM, /proc);
+- placement evaluated: wall time from the launch until /v1/revision says the revision's placement
+  rules are evaluated for admits (verifier/service/placing.py; done after start, on the admit
+  thread), or that it keeps none (a small inventory); every later measurement waits for it;
 - authorize: `wrk -t1 -d DURATION --latency` POSTing to /v1/authorize, cycling over 256 requests
   of varied principals and GPUs (so per-GPU work is not all served warm): latency p50 and p99 with
   one connection (a scheduler asking one question at a time; with more connections than the two
   cores can serve at once, the latency wrk reports is mostly queueing), and decisions per second
   with `--connections`; any non-2xx answer or socket error is a failure;
 - admit: `--admits` POSTs of an 8-GPU job (scope node, principal dan) to /v1/admit, one at a time,
-  timed by the client; the job must be admitted each time;
+  timed by the client (the answer lists every hosting node: 16,384 at 131,072 GPUs, 4.9 MB of
+  JSON); the job must be admitted each time;
 - reload: a policy edit (a forbid naming one user) written to the policy folder, timed until
   /v1/revision shows the new revision (the file watcher's debounce included); then `--reloads`
   edits, each applied with POST /v1/reload, while wrk loads the server and a checking client
@@ -93,6 +97,8 @@ class Result:
     rps: float = 0.0
     failed: int = 0
     admit_ms: list[float] = field(default_factory=list)
+    prepared_s: float = 0.0
+    prepared: str = ""
     edit_live_s: float = 0.0
     reload_ms: list[float] = field(default_factory=list)
     reload_failed: int = 0
@@ -221,7 +227,10 @@ def run_fleet(fleet: Fleet, work: Path, args: argparse.Namespace) -> Result:
             time.sleep(0.01)
         result.start_s = time.perf_counter() - started
         result.rss_mib = _mib(proc.pid, "VmRSS")
-        log(f"{fleet.name}: up in {result.start_s:.2f} s, {result.rss_mib:.0f} MiB; wrk 2 x {args.duration} s")
+        log(f"{fleet.name}: up in {result.start_s:.2f} s, {result.rss_mib:.0f} MiB")
+        result.prepared = _placement_ready(url, args.timeout)
+        result.prepared_s = time.perf_counter() - started
+        log(f"{fleet.name}: placement {result.prepared} at {result.prepared_s:.2f} s; wrk 2 x {args.duration} s")
         one = _wrk(url + "/v1/authorize", fleet.bodies, 1, args.duration, work)
         many = _wrk(url + "/v1/authorize", fleet.bodies, args.connections, args.duration, work)
         result.p50_ms, result.p99_ms, result.rps = one["p50"], one["p99"], many["rps"]
@@ -243,6 +252,20 @@ def run_fleet(fleet: Fleet, work: Path, args: argparse.Namespace) -> Result:
             proc.kill()
         out.close()
     return result
+
+
+def _placement_ready(url: str, timeout: float) -> str:
+    """Once the live revision's placement evaluation is built (or known not to be kept): what it is."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        placement = _http("GET", url + "/v1/revision")[1].get("placement")
+        if isinstance(placement, dict):
+            if placement.get("prepared"):
+                return f"evaluated in {placement.get('seconds')} s"
+            if placement.get("error"):
+                return f"none ({placement['error']})"
+        time.sleep(0.05)
+    raise SystemExit(f"the placement evaluation was not ready within {timeout} s")
 
 
 def _wait_listening(proc: subprocess.Popen[bytes], log_file: Path, timeout: float) -> str:
@@ -318,19 +341,21 @@ def render(results: list[Result], args: argparse.Namespace) -> str:
         f"{args.connections}), {os.cpu_count()} CPUs, "
         f"load average {load[0]:.2f} / {load[1]:.2f} at the end",
         "",
-        "| fleet | start | RSS (start / peak) | authorize p50 | p99 | decisions/s | failed | admit 8 GPUs "
-        "(median / max) | policy edit live | reload (median / max) | under reloads: checked, mixed |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| fleet | start | placement evaluated | RSS (start / peak) | authorize p50 | p99 | decisions/s | failed "
+        "| admit 8 GPUs (median / max) | policy edit live | reload (median / max) | under reloads: checked, mixed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         admit = f"{_median(r.admit_ms):.0f} / {max(r.admit_ms):.0f} ms" if r.admit_ms else "-"
         lines.append(
-            f"| {r.name} | {r.start_s:.2f} s | {r.rss_mib:.0f} / {r.peak_mib:.0f} MiB | {r.p50_ms:.2f} ms "
+            f"| {r.name} | {r.start_s:.2f} s | {r.prepared_s:.2f} s | {r.rss_mib:.0f} / {r.peak_mib:.0f} MiB "
+            f"| {r.p50_ms:.2f} ms "
             f"| {r.p99_ms:.2f} ms | {r.rps:,.0f} | {r.failed} | {admit} | {r.edit_live_s:.2f} s "
             f"| {_median(r.reload_ms):.0f} / {max(r.reload_ms, default=0):.0f} ms "
             f"({r.reload_failed} refused) | {r.checked}, {r.mixed} |"
         )
     for r in results:
+        lines += [f"- {r.name}: placement {r.prepared}"]
         lines += [f"- {r.name}: {p}" for p in r.problems]
     return "\n".join(lines)
 
@@ -341,7 +366,7 @@ def main() -> int:
     ap.add_argument("--users", type=int, default=1000)
     ap.add_argument("--duration", type=int, default=10, help="seconds of each wrk run")
     ap.add_argument("--connections", type=int, default=4)
-    ap.add_argument("--admits", type=int, default=5)
+    ap.add_argument("--admits", type=int, default=20)
     ap.add_argument("--reloads", type=int, default=10)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds a server may take to start")
     args = ap.parse_args()

@@ -3,9 +3,9 @@
 The fleet is evaluated once without jobs; each job's facts are added, evaluated, ranked and
 retracted. The answers must be byte for byte the CLI's JSON on the same files, job after job on
 one evaluation (so a retract leaves nothing of the job before), for topolog's own jobs on the
-mixed fleet and for a Kueue Job and a Slurm script on the DGX H100 pod. `auto` keeps no such
-evaluation for inventories this small (the memory engine places them faster from scratch), so
-these tests ask for DuckDB.
+mixed fleet and for a Kueue Job and a Slurm script on the DGX H100 pod. `auto` evaluates
+inventories this small in memory (each admit in a restored copy); a fleet goes to DuckDB (each
+admit's facts added and retracted): every test runs on both.
 
 Hand-derived outcomes, from inventories/jobs/schedulers/README.md and dgx-h100-pod.yaml (8 DGX
 H100, dgx00-03 in rack0 and dgx04-07 in rack1, tenant research): finetune.sbatch (account
@@ -40,11 +40,11 @@ SCHEDULERS = [JOBS / "schedulers" / "kueue-pretrain.yaml", JOBS / "schedulers" /
 ACTS_AS = ("namespace=Team", "account=Team")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def duckdb_everywhere() -> Iterator[None]:
+@pytest.fixture(scope="module", autouse=True, params=["duckdb", "memory"])
+def engine(request: pytest.FixtureRequest) -> Iterator[str]:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(placing, "ENGINE", "duckdb")
-        yield
+        mp.setattr(placing, "ENGINE", request.param)
+        yield str(request.param)
 
 
 def _revision(folder: Path, inventory: str) -> Revision:
@@ -52,18 +52,19 @@ def _revision(folder: Path, inventory: str) -> Revision:
 
 
 @pytest.fixture(scope="module")
-def mixed(tmp_path_factory: pytest.TempPathFactory) -> Revision:
+def mixed(tmp_path_factory: pytest.TempPathFactory, engine: str) -> Revision:
     return _revision(tmp_path_factory.mktemp("placing-mixed"), "mixed-fleet.yaml")
 
 
 @pytest.fixture(scope="module")
-def pod(tmp_path_factory: pytest.TempPathFactory) -> Revision:
+def pod(tmp_path_factory: pytest.TempPathFactory, engine: str) -> Revision:
     return _revision(tmp_path_factory.mktemp("placing-pod"), "dgx-h100-pod.yaml")
 
 
 def _prepared(revision: Revision) -> PreparedPlacement:
     prepared = revision.placing.get()
     assert prepared is not None, revision.placing.error
+    assert prepared.engine == placing.ENGINE
     return prepared
 
 

@@ -7,12 +7,12 @@ decisions and the graph summaries. At 131,072 GPUs that is seconds (benchmarks/s
 what a job adds (its stages judged per profile, its candidate domains counted, ranked) is a
 fraction of it.
 
-So a revision keeps one DuckDB evaluation of the placement rules on its fleet with no job. The
-rule `placing(1) :- job(_, _, _)` (it keeps the per-GPU relations empty in a plain verify) is
-replaced there by the fact `placing(1)`, which is what the rule derives whenever some job is
-loaded, and only then is this evaluation asked. Each admit adds its jobs' facts, evaluates
-again (the engine derives only the relations downstream of the facts it was given,
-verifier.engine.strata.downstream), ranks with `place`'s own ranking, and retracts the facts.
+So a revision keeps one evaluation of the placement rules on its fleet with no job (in DuckDB
+for a fleet). The rule `placing(1) :- job(_, _, _)` (it keeps the per-GPU relations empty in a
+plain verify) is replaced there by the fact `placing(1)`, which is what the rule derives
+whenever some job is loaded, and only then is this evaluation asked. Each admit adds its jobs'
+facts, evaluates again (the engine derives only the relations downstream of the facts it was
+given, verifier.engine.strata.downstream), ranks with `place`'s own ranking, and retracts the facts.
 The relations the job's rules read are loaded whole (`also_read`), where `place` loads only the
 rows some rule can match: the rows left out match nothing, so nothing derived differs (a test
 compares the answers with the CLI's on the shipped jobs).
@@ -22,12 +22,13 @@ threads); each revision builds its own, once, and drops it with itself, so no ev
 ever shared by two revisions. Jobs are entered under names of their own (`job-0`, ...): the
 engine keeps every symbol it was given, and Kubernetes names every Pod anew.
 
-Not for this path (the caller runs `place_run.placements` instead, the same answer): an
-inventory small enough for the memory engine (`--engine auto`'s choice: there a whole `place`
-run takes tens of milliseconds, and its evaluation is cached, where DuckDB's statements alone
-would take a hundred or more), a job that asks for rail alignment (it reads the NICs and cables,
-left out here as `place` leaves them out for every other job), a body with no job, or an
-evaluation that failed.
+An inventory small enough for the memory engine (`--engine auto`'s choice) is evaluated there,
+and each admit restores what it derived into an engine of its own: DuckDB's fixed cost per
+statement would take longer than the whole memory evaluation of a small fleet's jobs.
+
+Not for this path (the caller runs `place_run.placements` instead, the same answer): a job that
+asks for rail alignment (it reads the NICs and cables, left out here as `place` leaves them out
+for every other job), a body with no job, or an evaluation that failed.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from dataclasses import replace
 from verifier.authorization.setup import AuthzSetup
 from verifier.engine.ast import Atom, Const, Head, Program, Rule, Wildcard
 from verifier.engine.duckdb_backend import DuckDBBackend
+from verifier.engine.memory_backend import MemoryBackend, State
 from verifier.engine.queries import program_for
 from verifier.engine.strata import downstream
 from verifier.facts.jobs import JOB_RELATIONS, job_facts
@@ -60,8 +62,8 @@ from verifier.sources.jobs.spec import Jobs
 JOB_INPUTS = frozenset(JOB_RELATIONS | {"model_family"})
 """The input relations an admitted job brings (model_family: the catalogue models its accepts words name)."""
 ENGINE = "auto"
-"""How the fleet is evaluated: `auto` keeps an evaluation only where it picks DuckDB (tests set
-`duckdb` to hold the answers on the small shipped inventories too)."""
+"""How the fleet is evaluated: `auto` picks by its size as `place` does (tests set each engine,
+to hold both paths' answers on the small shipped inventories)."""
 GUARD = "placing"
 """The relation that holds 1 while any job is loaded (rules/placement/lib/candidates.dl)."""
 
@@ -85,16 +87,18 @@ def _is_guard(rule: Rule) -> bool:
     return isinstance(only, Atom) and only.relation == "job" and all(isinstance(a, Wildcard) for a in only.args)
 
 
-class SmallInventory(Exception):
-    """The inventory is small enough that `place`'s own evaluation is the faster way."""
-
-
 class PreparedPlacement:
     """The placement rules evaluated on one revision's fleet with no job, and what ranking reads of it.
 
     Built from `inputs` (the revision's inventory and principals, its copy of the thresholds) and
-    `setup` (authorization with the revision's copy of the policies, used by this object alone).
-    TopologError when the evaluation fails; SmallInventory when `engine` (`auto`) evaluates it in memory.
+    `setup` (authorization with the revision's copy of the policies, used by this object alone),
+    evaluated by `engine` (`auto`: as `place` would pick for the fleet). TopologError when the
+    evaluation fails.
+
+    A fleet evaluated in DuckDB keeps its engine: each admit adds its facts and retracts them. One
+    evaluated in memory keeps what it derived (MemoryBackend.state): each admit restores it into an
+    engine of its own, which shares the rows and never writes them (it derives afresh, in new
+    tables, only what depends on the jobs), and drops it after.
     """
 
     def __init__(self, inputs: Inputs, setup: AuthzSetup, engine: str = "auto") -> None:
@@ -120,17 +124,24 @@ class PreparedPlacement:
             judge_checks=False,
         )
         backend = evaluation.engine
-        if not isinstance(backend, DuckDBBackend):
+        self.profiles = Profiles(backend, self.program, evaluation.pairs)
+        self._duckdb: DuckDBBackend | None = None
+        self._state: State | None = None
+        if isinstance(backend, DuckDBBackend):
+            self._duckdb = backend
+            weakref.finalize(self, evaluation.close)
+        elif isinstance(backend, MemoryBackend):
+            self._state = backend.state()
             evaluation.close()
-            raise SmallInventory(f"the {backend.name} engine places this inventory's jobs from scratch faster")
-        weakref.finalize(self, evaluation.close)
-        self._engine = backend
+        else:  # pragma: no cover - evaluate() runs memory or duckdb for `auto` and `duckdb`
+            evaluation.close()
+            raise TypeError(f"a prepared placement keeps no {backend.name} evaluation")
+        self.engine = backend.name
         self._inventory = inputs.inventory
         self._setup = setup
-        self.profiles = Profiles(backend, self.program, evaluation.pairs)
         self._lock = threading.Lock()
         self.broken = False
-        """Set when an admit's evaluation failed: the engine's state is not trusted again."""
+        """Set when an admit's evaluation failed in DuckDB: that engine's state is not trusted again."""
         self.admits = 0
         self.seconds = time.perf_counter() - started
 
@@ -151,10 +162,17 @@ class PreparedPlacement:
         facts = job_facts(named)
         facts["model_family"] = model_families(self._inventory, named)
         loaded = [relation for relation, rows in facts.items() if rows]
-        with self._lock:
+        with self._lock:  # one admit at a time: DuckDB and the authorizer's memo are not for two threads
             if self.broken:
                 return None
-            engine = self._engine
+            engine: DuckDBBackend | MemoryBackend
+            if self._state is not None:
+                engine = MemoryBackend()
+                engine.load(self.program)
+                engine.restore(self._state)
+            else:
+                assert self._duckdb is not None
+                engine = self._duckdb
             try:
                 for relation in loaded:
                     engine.add_facts(relation, facts[relation])
@@ -169,10 +187,13 @@ class PreparedPlacement:
                     authorization=self._setup,
                     profiles=self.profiles,
                 )
-                for relation in loaded:
-                    engine.retract(relation)
+                if isinstance(engine, DuckDBBackend):
+                    for relation in loaded:
+                        engine.retract(relation)
             except BaseException:
-                self.broken = True  # whatever failed, the next admit starts from a fresh evaluation
+                # DuckDB: whatever failed, the next admit starts from a fresh evaluation. Memory:
+                # the kept state was only read; this admit's engine goes with it.
+                self.broken = isinstance(engine, DuckDBBackend)
                 raise
             self.admits += 1
         result = for_every_job(report, jobs, {name: own[rep] for name, rep in of.items()})
@@ -207,9 +228,6 @@ class PlacingSlot:
                 try:
                     prepared = self._prepared = PreparedPlacement(self._inputs, self._setup(), ENGINE)
                     self.error = None
-                except SmallInventory as err:
-                    prepared = self._prepared = None
-                    self.error = str(err)
                 except Exception as err:  # the admit places without it: slower, the same answer
                     prepared = self._prepared = None
                     self.error = f"{type(err).__name__}: {err}"
@@ -223,4 +241,9 @@ class PlacingSlot:
         prepared = self._prepared
         if prepared is None:
             return {"prepared": False, "error": self.error}
-        return {"prepared": True, "seconds": round(prepared.seconds, 3), "admits": prepared.admits}
+        return {
+            "prepared": True,
+            "engine": prepared.engine,
+            "seconds": round(prepared.seconds, 3),
+            "admits": prepared.admits,
+        }
