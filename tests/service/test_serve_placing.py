@@ -25,6 +25,7 @@ import pytest
 from cli_helpers import run_cli
 from service.serve_helpers import ROOT, copy_inputs
 
+from verifier.engine.parser import parse_program
 from verifier.reports.place_report import render_json
 from verifier.service import placing
 from verifier.service.config import ServeConfig
@@ -162,3 +163,32 @@ def test_each_revision_prepares_its_own(tmp_path: Path) -> None:
     assert any("policy stop-students denies students" in w["message"] for w in job["why_not"])
     assert new.describe()["placement"]["prepared"] is True  # type: ignore[index]
     assert admit_doc(old, body)["admitted"] is True
+
+
+def test_a_rail_aligned_job_is_placed_from_scratch_with_the_same_answer(mixed: Revision, tmp_path: Path) -> None:
+    # Rail alignment reads the NICs, leaves and cables, which the kept evaluation leaves out (as
+    # `place` does for any other job): such a job is not for it, and admit places it as `place` does.
+    job = tmp_path / "railed.yaml"
+    job.write_text(
+        "apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n"
+        '  - {name: railed, principal: Team::"students", gpus: 2, topology: {scope: node, rail_aligned: true}}\n'
+    )
+    assert _prepared(mixed).place(jobs_to_place([job], True).jobs) is None
+    doc = admit_doc(mixed, job.read_bytes())
+    assert doc["errors"] == [] and doc["placement"] == json.loads(_cli(mixed, job))
+
+
+def test_only_the_guard_of_that_shape_becomes_a_fact() -> None:
+    program = parse_program(
+        ".input job(name: symbol, principal: symbol, gpus: number)\n.decl placing(on: number)\n"
+        ".decl other(on: number)\nplacing(1) :- job(_, _, _).\nother(1) :- job(_, _, _).\n",
+        "t.dl",
+    )
+    rules = placing.assuming_jobs(program).rules
+    assert [str(r) for r in rules] == ["placing(1).", "other(1) :- job(_, _, _)."]
+    odd = parse_program(
+        ".input job(name: symbol, principal: symbol, gpus: number)\n.decl placing(on: number)\n"
+        'placing(1) :- job(_, "x", _).\n',
+        "t.dl",
+    )
+    assert placing.assuming_jobs(odd).rules == odd.rules  # another shape: kept, everything stays job-dependent

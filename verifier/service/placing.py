@@ -75,8 +75,7 @@ def assuming_jobs(program: Program) -> Program:
     evaluation without jobs then holds them. A rule for `placing` of another shape is kept as it
     is (everything then depends on the jobs: slower, never wrong).
     """
-    fact = [Rule(Head(GUARD, (Const(1),), r.head.loc), (), r.loc) if _is_guard(r) else r for r in program.rules]
-    rules = tuple(fact)
+    rules = tuple(Rule(Head(GUARD, (Const(1),), r.head.loc), (), r.loc) if _is_guard(r) else r for r in program.rules)
     return Program(program.declarations, rules, program.metadata)
 
 
