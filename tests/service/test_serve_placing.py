@@ -23,13 +23,15 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
-from service.serve_helpers import ROOT, copy_inputs
+from service.serve_helpers import ROOT, copy_inputs, wait_for
 
 from verifier.engine.parser import parse_program
 from verifier.reports.place_report import render_json
-from verifier.service import placing
+from verifier.service import app, placing
+from verifier.service.app import Service
 from verifier.service.config import ServeConfig
-from verifier.service.gate import admit_doc
+from verifier.service.decision_log import DecisionLog
+from verifier.service.gate import Gate, admit_doc
 from verifier.service.placing import PreparedPlacement
 from verifier.service.revision import Revision, build_revision
 from verifier.session.place_run import jobs_to_place
@@ -192,3 +194,22 @@ def test_only_the_guard_of_that_shape_becomes_a_fact() -> None:
         "t.dl",
     )
     assert placing.assuming_jobs(odd).rules == odd.rules  # another shape: kept, everything stays job-dependent
+
+
+def test_the_service_prepares_each_revision_ahead_of_admits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app, "PREPARE_AFTER_RELOAD_S", 0.0)
+    gate = Gate(ServeConfig((copy_inputs(tmp_path),), watch=False))
+    service = Service(gate, DecisionLog(None, 1, 1))
+    try:
+        first = gate.live
+        wait_for("the first revision's placement", lambda: first.placing.describe()["prepared"] is True)
+        (tmp_path / "policies" / "stop-students.cedar").write_text(
+            '@id("stop-students")\nforbid (principal in Team::"students", action, resource);\n'
+        )
+        status = gate.reload("api")
+        assert status.ok and status.changed
+        second = gate.live
+        wait_for("the reloaded revision's placement", lambda: second.placing.describe()["prepared"] is True)
+        assert second.placing is not first.placing
+    finally:
+        service.close()
