@@ -181,6 +181,20 @@ def test_a_rail_aligned_job_is_placed_from_scratch_with_the_same_answer(mixed: R
     assert doc["errors"] == [] and doc["placement"] == json.loads(_cli(mixed, job))
 
 
+def test_a_job_that_outgrows_the_memory_engine_is_placed_from_scratch(
+    mixed: Revision, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if engine != "memory":
+        pytest.skip("only the memory engine outgrows (`--engine auto` then starts over in DuckDB)")
+    prepared = _prepared(mixed)
+    monkeypatch.setattr(placing, "AUTO_MAX_BINDINGS", 1)  # every join step is too big
+    job = JOBS / "inference.yaml"
+    assert prepared.place(jobs_to_place([job], True).jobs) is None
+    assert admit_doc(mixed, job.read_bytes())["placement"] == json.loads(_cli(mixed, job))
+    monkeypatch.undo()
+    assert _placed(prepared, job) == _cli(mixed, job)  # the kept state was only read
+
+
 def test_only_the_guard_of_that_shape_becomes_a_fact() -> None:
     program = parse_program(
         ".input job(name: symbol, principal: symbol, gpus: number)\n.decl placing(on: number)\n"

@@ -41,7 +41,9 @@ from dataclasses import replace
 
 from verifier.authorization.setup import AuthzSetup
 from verifier.engine.ast import Atom, Const, Head, Program, Rule, Wildcard
+from verifier.engine.backend import OutgrewEngine
 from verifier.engine.duckdb_backend import DuckDBBackend
+from verifier.engine.engines import AUTO_MAX_BINDINGS, AUTO_MAX_ROUNDS
 from verifier.engine.memory_backend import MemoryBackend, State
 from verifier.engine.queries import program_for
 from verifier.engine.strata import downstream
@@ -166,7 +168,9 @@ class PreparedPlacement:
                 return None
             engine: DuckDBBackend | MemoryBackend
             if self._state is not None:
-                engine = MemoryBackend()
+                # Bounded as `--engine auto` bounds it: a job too big for memory is placed from
+                # scratch, where `place` starts it over in DuckDB (OutgrewEngine below).
+                engine = MemoryBackend(AUTO_MAX_BINDINGS, AUTO_MAX_ROUNDS)
                 engine.load(self.program)
                 engine.restore(self._state)
             else:
@@ -189,6 +193,11 @@ class PreparedPlacement:
                 if isinstance(engine, DuckDBBackend):
                     for relation in loaded:
                         engine.retract(relation)
+            except OutgrewEngine:
+                if isinstance(engine, DuckDBBackend):  # pragma: no cover - only the memory engine outgrows
+                    self.broken = True
+                    raise
+                return None
             except BaseException:
                 # DuckDB: whatever failed, the next admit starts from a fresh evaluation. Memory:
                 # the kept state was only read; this admit's engine goes with it.
