@@ -1,4 +1,4 @@
-"""The gate's authorize answer is `topolog authorize --format json`'s document, built once (not written and read back).
+"""The gate's authorize answer is `topolog authorize --format json`'s document, built once; its time bounds.
 
 The answers are those of `topolog authorize --format json` (plus the revision), decided by Cedar
 every time: ivan is an intern (inventories/principals.yml) and a100-n0/gpu0 an A100 with ECC, which
@@ -9,13 +9,19 @@ gpu1 too, and during an incident too (the incident context only opens quarantine
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 from cli_helpers import run_cli
 from service.serve_helpers import copy_inputs
+from starlette.requests import Request
 
-from verifier.service.bodies import authorize_request
+from verifier.service.app import Service, _body
+from verifier.service.bodies import BadRequest, authorize_request
 from verifier.service.config import ServeConfig
 from verifier.service.gate import authorize_doc
 from verifier.service.revision import build_revision
@@ -41,3 +47,26 @@ def test_the_gate_decides_as_the_cli(tmp_path: Path) -> None:
         # The same document, its keys in the same (sorted) order, nested ones too.
         assert json.dumps({k: v for k, v in doc.items() if k != "revision"}) == json.dumps(json.loads(out))
         assert doc["revision"] == revision.id
+
+
+def test_a_body_that_never_arrives_is_a_408_and_a_decision_past_its_time_a_timeout() -> None:
+    # The receive channel never delivers: the body's time bound ends the wait (asyncio.timeout).
+    async def never() -> dict[str, object]:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/authorize", "headers": [], "query_string": b""}
+    with pytest.raises(BadRequest) as refused:
+        asyncio.run(_body(Request(scope, never), 1024, 0.05))
+    assert refused.value.status == 408 and "did not arrive within 0.05 s" in refused.value.message
+
+    # A decision still running when its time is up: TimeoutError to the caller, who denies.
+    gate_less = Service.__new__(Service)
+    release = threading.Event()
+    pool = ThreadPoolExecutor(1)
+    try:
+        with pytest.raises(TimeoutError):
+            asyncio.run(Service.run(gate_less, pool, lambda: release.wait(30), 0.05))
+    finally:
+        release.set()
+        pool.shutdown(wait=True)
