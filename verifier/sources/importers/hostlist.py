@@ -15,6 +15,25 @@ class HostlistError(ValueError):
     pass
 
 
+def top_level_items(text: str, brackets: str = "[]") -> list[str]:
+    """`text` split at the commas outside `brackets` (an opening and a closing character), unchecked:
+    `n[1,3],m` -> ['n[1,3]', 'm']; `gpu:h100:8(S:0,1),x` with "()" -> ['gpu:h100:8(S:0,1)', 'x'].
+    """
+    opening, closing = brackets[0], brackets[1]
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in text:
+        depth += (ch == opening) - (ch == closing)
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
 def _split_top(text: str) -> list[str]:
     """Split on commas that are outside brackets."""
     parts: list[str] = []

@@ -32,7 +32,7 @@ from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.limits import current_limits, exceeded
 from verifier.core.walk import depth_first
 from verifier.sources.importers.build import ASSUMED, Builder, Imported, read_tool_text
-from verifier.sources.importers.hostlist import HostlistError, expand
+from verifier.sources.importers.hostlist import HostlistError, expand, top_level_items
 from verifier.sources.importers.slurm_conf import SlurmConf, looks_like, read_slurm_conf
 from verifier.sources.importers.slurm_node_list import node_list
 from verifier.sources.importers.slurm_nodes import NodeRecord, read_scontrol_nodes
@@ -143,22 +143,6 @@ def _lines(b: Builder, text: str, file: str) -> list[_Line]:
     return out
 
 
-def _items(text: str) -> list[str]:
-    """Top-level items of a hostlist (commas inside brackets kept)."""
-    out: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    for ch in text:
-        depth += (ch == "[") - (ch == "]")
-        if ch == "," and depth == 0:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur))
-    return out
-
-
 def _prefix(item: str) -> str:
     """The fixed text before an item's numbers: `circe-n` of `circe-n[001-016]` and of `circe-n017`."""
     head = item.split("[", 1)[0]
@@ -237,7 +221,7 @@ class _Reader:
 
     def dropped_prefixes(self, line: _Line) -> dict[str, str]:
         """Hosts of a Nodes= list that read as another item's names with the prefix dropped: host -> meant."""
-        items = [i for i in _items(line.fields["nodes"]) if i]
+        items = [i for i in top_level_items(line.fields["nodes"]) if i]
         prefixes = {_prefix(i) for i in items}
         out: dict[str, str] = {}
         for item in items:

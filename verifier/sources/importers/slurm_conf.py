@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from verifier.core.errors import SourceLocation
 from verifier.sources.importers.build import Builder
-from verifier.sources.importers.hostlist import HostlistError, expand
+from verifier.sources.importers.hostlist import HostlistError, expand, top_level_items
 
 _PAIR = re.compile(r'([A-Za-z][A-Za-z0-9_]*)=("[^"]*"|\S*)')
 _SECTION_KEYS = ("nodename", "nodeset", "partitionname")
@@ -95,7 +95,7 @@ def read_slurm_conf(b: Builder, text: str, file: str, conf: SlurmConf) -> None:
         members: list[str] = []
         if not spec:
             continue  # a partition without nodes is legal (Slurm keeps it empty)
-        for part in _split(spec):
+        for part in (i for i in top_level_items(spec) if i):
             if part.upper() == "ALL":
                 members.extend(conf.nodes)
             elif part in nodesets:
@@ -112,19 +112,3 @@ def read_slurm_conf(b: Builder, text: str, file: str, conf: SlurmConf) -> None:
             conf.partitions.setdefault(h, []).append(name)
     if skipped:
         b.note(SourceLocation(file), f"{skipped} other settings of slurm.conf are not about topology and are not read")
-
-
-def _split(spec: str) -> list[str]:
-    """Comma-separated items, commas inside brackets kept (a hostlist)."""
-    out: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    for ch in spec:
-        depth += (ch == "[") - (ch == "]")
-        if ch == "," and depth == 0:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur))
-    return [p for p in out if p]

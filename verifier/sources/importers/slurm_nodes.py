@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from verifier.core.errors import SourceLocation
 from verifier.sources.importers.build import Builder, whole
+from verifier.sources.importers.hostlist import top_level_items
 from verifier.sources.inventory.validate import name_problem
 
 _KEY = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9_]*)=")
@@ -100,29 +101,13 @@ def read_scontrol_nodes(b: Builder, text: str, file: str) -> dict[str, NodeRecor
     return records
 
 
-def _split(spec: str) -> list[str]:
-    """Top-level comma-separated items (commas inside `(S:1,3,5)` kept)."""
-    out: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    for ch in spec:
-        depth += (ch == "(") - (ch == ")")
-        if ch == "," and depth == 0:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur))
-    return [p.strip() for p in out if p.strip()]
-
-
 def gpu_gres(spec: str) -> list[tuple[str | None, int]]:
     """The `gpu` items of a Gres specification as (type or None, count). Raises GresError."""
     spec = spec.strip()
     if spec in ("", "(null)"):
         return []
     out: list[tuple[str | None, int]] = []
-    for item in _split(spec):
+    for item in (i.strip() for i in top_level_items(spec, "()") if i.strip()):
         bare = re.sub(r"\(.*\)$", "", item)  # scontrol's socket binding, (S:0-1)
         parts = bare.split(":")
         if parts[0] != "gpu":
