@@ -32,6 +32,8 @@ Design choices, each against a known YAML trap:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -337,19 +339,16 @@ def load_yaml_text(text: str, filename: str) -> YMap:
         return _load(text, filename, _PureLoader)
 
 
-def _load(text: str, filename: str, loader_class: type[Any]) -> YMap:
+@contextmanager
+def _parsing(text: str, filename: str, loader_class: type[Any]) -> Iterator[Any]:
+    """A loader over `text`, its errors turned into TopologErrors at their line (or _ReadAgain:
+    libyaml refused what the pure parser may read), disposed of at the end.
+    """
     loader = None
     try:
         # The pure parser checks the characters as it is made: inside the try.
         loader = loader_class(text, filename)
-        node = loader.get_single_node()
-        if node is None:
-            raise TopologError.at(
-                SourceLocation(filename, 1, 1),
-                "file has no YAML content (only comments); expected an inventory with 'apiVersion: topolog.dev/v1'",
-            )
-        _expanded_size(node, filename)
-        data = loader.construct_document(node)
+        yield loader
     except yaml.YAMLError as err:
         if loader_class is not _PureLoader and not isinstance(err, ConstructorError):
             raise _ReadAgain from None
@@ -363,6 +362,18 @@ def _load(text: str, filename: str, loader_class: type[Any]) -> YMap:
     finally:
         if loader is not None:
             loader.dispose()
+
+
+def _load(text: str, filename: str, loader_class: type[Any]) -> YMap:
+    with _parsing(text, filename, loader_class) as loader:
+        node = loader.get_single_node()
+        if node is None:
+            raise TopologError.at(
+                SourceLocation(filename, 1, 1),
+                "file has no YAML content (only comments); expected an inventory with 'apiVersion: topolog.dev/v1'",
+            )
+        _expanded_size(node, filename)
+        data = loader.construct_document(node)
     if not isinstance(data, YMap):
         loc = SourceLocation(filename, node.start_mark.line + 1, node.start_mark.column + 1)
         raise TopologError.at(loc, "top level is not a mapping; expected keys such as 'apiVersion' and 'objects'")
@@ -387,10 +398,8 @@ def load_yaml_stream(text: str, filename: str) -> list[YMap]:
 
 
 def _load_stream(text: str, filename: str, loader_class: type[Any]) -> list[YMap]:
-    loader = None
     docs: list[YMap] = []
-    try:
-        loader = loader_class(text, filename)
+    with _parsing(text, filename, loader_class) as loader:
         while loader.check_node():
             node = loader.get_node()
             if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null":
@@ -400,19 +409,6 @@ def _load_stream(text: str, filename: str, loader_class: type[Any]) -> list[YMap
             if not isinstance(data, YMap):
                 raise TopologError.at(_mark(node, filename), "document is not a mapping; expected keys such as 'kind'")
             docs.append(data)
-    except yaml.YAMLError as err:
-        if loader_class is not _PureLoader and not isinstance(err, ConstructorError):
-            raise _ReadAgain from None
-        raise _yaml_error(err, text, filename) from None
-    except RecursionError:
-        raise TopologError.at(
-            SourceLocation(filename, 1, 1),
-            "YAML nested deeper than the parser can follow (hundreds of levels); "
-            f"expected at most nesting_depth = {current_limits().nesting_depth} levels",
-        ) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
     return docs
 
 
