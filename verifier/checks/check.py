@@ -61,6 +61,13 @@ class Check:
     """The input relations the reported relation depends on, through every rule; None: not known
     (read as every relation)."""
 
+    @classmethod
+    def without_rule(cls, id: str, severity: Severity, summary: str, remediation: str, file: str) -> Check:
+        """A check topolog reports itself, not from a rule's relation (the waiver and what-if checks),
+        described like the others in SARIF rules and JUnit test cases; `file` is the input it judges.
+        """
+        return cls(id, severity, summary, remediation, reports="", message="", subjects=(), columns=(), file=file)
+
     @property
     def reads_links(self) -> bool:
         """Whether the finding depends on how devices are linked (`LINK_RELATIONS`): when it does

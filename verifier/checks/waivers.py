@@ -32,7 +32,7 @@ from pathlib import Path
 
 from verifier.checks.baseline import fingerprint
 from verifier.checks.check import Check
-from verifier.checks.findings import Finding, Severity
+from verifier.checks.findings import Finding
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.resources import shipped_rules_dir
 from verifier.sources.inventory.validate import Problems
@@ -121,14 +121,14 @@ def _read_expiry(item: YMap, text: str | None, what: str, problems: Problems) ->
 def waiver_checks(waivers: WaiverFile) -> list[Check]:
     """The two checks a waivers file adds, so SARIF rules and JUnit test cases describe them."""
     return [
-        _check(
+        Check.without_rule(
             EXPIRED_ID,
             "error",
             "A waiver has expired, so the findings it covered count again.",
             "Fix the waived findings, or renew the waiver with a new expiry date and a current reason.",
             waivers.path,
         ),
-        _check(
+        Check.without_rule(
             UNUSED_ID,
             "warning",
             "A waiver matches no finding.",
@@ -136,20 +136,6 @@ def waiver_checks(waivers: WaiverFile) -> list[Check]:
             waivers.path,
         ),
     ]
-
-
-def _check(id: str, severity: Severity, summary: str, remediation: str, file: str) -> Check:
-    return Check(
-        id=id,
-        severity=severity,
-        summary=summary,
-        remediation=remediation,
-        reports="",
-        message="",
-        subjects=(),
-        columns=(),
-        file=file,
-    )
 
 
 def expired_finding(w: Waiver) -> tuple[Finding, str]:

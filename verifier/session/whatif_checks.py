@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from verifier.checks.baseline import fingerprint
 from verifier.checks.check import Check
-from verifier.checks.findings import Finding, Severity
+from verifier.checks.findings import Finding
 from verifier.checks.verify import Result
 from verifier.core.errors import SourceLocation
 from verifier.placement.place import Placement, rate_text
@@ -33,39 +33,28 @@ SHOWN_GPUS = 8
 
 def whatif_checks(file: str) -> list[Check]:
     """The three checks a scenario adds, so SARIF rules and JUnit test cases describe them."""
-
-    def check(id: str, severity: Severity, summary: str, remediation: str) -> Check:
-        return Check(
-            id=id,
-            severity=severity,
-            summary=summary,
-            remediation=remediation,
-            reports="",
-            message="",
-            subjects=(),
-            columns=(),
-            file=file,
-        )
-
     return [
-        check(
+        Check.without_rule(
             LOST_ID,
             "error",
             "Under the what-if scenario a job fits nowhere that it fits today.",
             "Keep that hardware in service until the job runs elsewhere, or free capacity it may use "
             "(`topolog place --why-not` on the changed inventory names what each domain misses).",
+            file,
         ),
-        check(
+        Check.without_rule(
             SLOWER_ID,
             "warning",
             "Under the what-if scenario a job keeps a placement only at a lower bottleneck bandwidth.",
             "Accept the slower placement for the scenario's duration, or keep the hardware it needs in service.",
+            file,
         ),
-        check(
+        Check.without_rule(
             DECISION_ID,
             "warning",
             "The what-if scenario changes which GPUs a job's principal may schedule on (a policy reads state).",
             "Check that the policies reading the hardware's state decide as intended for drained and failed hardware.",
+            file,
         ),
     ]
 
