@@ -88,9 +88,9 @@ def read_workload(doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems) -> l
             f"a {kind} has apiVersion {api!r}; expected {expected}",
         )
         return []
-    meta = _mapping(doc, "metadata", f"the {kind}", p)
+    meta = p.mapping(doc, "metadata", f"the {kind}")
     name = _name(doc, meta, kind, p)
-    spec = _mapping(doc, "spec", f"{kind} {name}", p)
+    spec = p.mapping(doc, "spec", f"{kind} {name}")
     if meta is None or spec is None or name is None:
         if spec is None and "spec" not in doc:
             p.add(doc.loc, f"{kind} {name or ''} has no 'spec'; expected the workload's spec".replace("  ", " "))
@@ -130,16 +130,6 @@ def read_workload(doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems) -> l
     return jobs
 
 
-def _mapping(m: YMap, key: str, what: str, p: Problems) -> YMap | None:
-    value = m.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, YMap):
-        p.add(m.key_loc(key), f"'{key}' of {what} must be a mapping")
-        return None
-    return value
-
-
 def _count(m: YMap, key: str, default: int, what: str, p: Problems) -> int:
     raw = m.get(key, default)
     if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw <= 1_000_000:
@@ -170,17 +160,17 @@ def _name(doc: YMap, meta: YMap | None, kind: str, p: Problems) -> str | None:
 
 def _template(holder: YMap, key: str, what: str, p: Problems) -> tuple[YMap, YMap | None] | None:
     """A PodTemplateSpec under `key`: its pod spec and its annotations."""
-    tmpl = _mapping(holder, key, what, p)
+    tmpl = p.mapping(holder, key, what)
     if tmpl is None:
         if key not in holder:
             p.add(holder.loc, f"{what} has no '{key}'; expected a pod template")
         return None
-    spec = _mapping(tmpl, "spec", f"the pod template of {what}", p)
+    spec = p.mapping(tmpl, "spec", f"the pod template of {what}")
     if spec is None:
         if "spec" not in tmpl:
             p.add(tmpl.loc, f"the pod template of {what} has no 'spec'")
         return None
-    meta = _mapping(tmpl, "metadata", f"the pod template of {what}", p)
+    meta = p.mapping(tmpl, "metadata", f"the pod template of {what}")
     annotations = meta.get("annotations") if meta is not None else None
     return spec, annotations if isinstance(annotations, YMap) else None
 
@@ -236,8 +226,8 @@ def _pod_sets_jobset(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]
         rname = str(rj.get("name") or f"#{i + 1}")
         rwhat = f"replicated job {rname} of {what}"
         replicas = _count(rj, "replicas", 1, rwhat, p)
-        job_tmpl = _mapping(rj, "template", rwhat, p)
-        job_spec = _mapping(job_tmpl, "spec", rwhat, p) if job_tmpl is not None else None
+        job_tmpl = p.mapping(rj, "template", rwhat)
+        job_spec = p.mapping(job_tmpl, "spec", rwhat) if job_tmpl is not None else None
         if job_spec is None:
             p.add(rj.loc, f"{rwhat} has no template.spec; expected a Job template")
             continue
@@ -250,7 +240,7 @@ def _pod_sets_jobset(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]
 
 def _pod_sets_lws(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
     replicas = _count(spec, "replicas", 1, what, p)
-    lwt = _mapping(spec, "leaderWorkerTemplate", what, p)
+    lwt = p.mapping(spec, "leaderWorkerTemplate", what)
     if lwt is None:
         p.add(spec.loc, f"{what} has no 'leaderWorkerTemplate'; expected one with a workerTemplate")
         return []
@@ -303,7 +293,7 @@ def _pod_sets_workload(spec: YMap, what: str, p: Problems, notes: list[Diagnosti
         pwhat = f"pod set {pname} of {what}"
         count = _count(ps, "count", 1, pwhat, p)
         tmpl = _template(ps, "template", pwhat, p)
-        topo = _mapping(ps, "topologyRequest", pwhat, p)
+        topo = p.mapping(ps, "topologyRequest", pwhat)
         other = [k for k in ps if k not in ("name", "count", "template", "topologyRequest")]
         if other:
             notes.append(Diagnostic(ps.loc, f"{pwhat} fields {', '.join(other)} not judged"))

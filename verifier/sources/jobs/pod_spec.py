@@ -205,11 +205,8 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
 
 
 def _node_selector(spec: YMap, needs: PodNeeds, p: Problems) -> None:
-    sel = spec.get("nodeSelector")
+    sel = p.mapping(spec, "nodeSelector", "the pod spec")
     if sel is None:
-        return
-    if not isinstance(sel, YMap):
-        p.add(spec.key_loc("nodeSelector"), "'nodeSelector' must be a mapping of node label: value")
         return
     for key, value in sel.items():
         loc = sel.key_loc(key)
@@ -220,20 +217,14 @@ def _node_selector(spec: YMap, needs: PodNeeds, p: Problems) -> None:
 
 
 def _affinity(spec: YMap, needs: PodNeeds, p: Problems) -> None:
-    aff = spec.get("affinity")
+    aff = p.mapping(spec, "affinity", "the pod spec")
     if aff is None:
-        return
-    if not isinstance(aff, YMap):
-        p.add(spec.key_loc("affinity"), "'affinity' must be a mapping")
         return
     for key in aff:
         if key != "nodeAffinity":
             needs.notes.append(Diagnostic(aff.key_loc(key), f"{key} not judged (topolog places whole jobs, not pods)"))
-    node = aff.get("nodeAffinity")
+    node = p.mapping(aff, "nodeAffinity", "the affinity")
     if node is None:
-        return
-    if not isinstance(node, YMap):
-        p.add(aff.key_loc("nodeAffinity"), "'nodeAffinity' must be a mapping")
         return
     for key in node:
         if key != "requiredDuringSchedulingIgnoredDuringExecution":
