@@ -169,6 +169,11 @@ class Problems:
             self._groups[(loc, same)] = len(self.items)
         self.items.append(Diagnostic(loc, message))
 
+    def add_all(self, err: TopologError) -> None:
+        """Every problem an error holds (a file that could not be read or parsed), among the others."""
+        for d in err.diagnostics:
+            self.add(d.location, d.message)
+
     def reported(self, loc: SourceLocation, same: str) -> bool:
         """Whether a problem of kind `same` is already reported at `loc` (later ones only count)."""
         return (loc, same) in self._groups
@@ -650,8 +655,7 @@ def documents_of(files: Iterable[ReadFile], problems: Problems) -> list[YMap]:
                 raise data
             docs.append(load_yaml_text(decode_utf8(data, name), name))
         except TopologError as err:
-            for d in err.diagnostics:
-                problems.add(d.location, d.message)
+            problems.add_all(err)
     return docs
 
 
@@ -660,6 +664,5 @@ def read_document_text(text: str, filename: str, problems: Problems) -> list[YMa
     try:
         return [load_yaml_text(text, filename)]
     except TopologError as err:
-        for d in err.diagnostics:
-            problems.add(d.location, d.message)
+        problems.add_all(err)
         return []

@@ -42,14 +42,12 @@ def read_jobs(paths: Iterable[str | Path], principal_from: tuple[PrincipalRule, 
     for name, data in read_files(files):
         names.append(name)
         if isinstance(data, TopologError):
-            for d in data.diagnostics:
-                problems.add(d.location, d.message)
+            problems.add_all(data)
             continue
         try:
             text = decode_utf8(data, name)
         except TopologError as err:
-            for d in err.diagnostics:
-                problems.add(d.location, d.message)
+            problems.add_all(err)
             continue
         _read_text(text, name, principal_from, problems, jobs, notes)
     problems.raise_if_any()
@@ -103,8 +101,7 @@ def _read_text(
     try:
         docs = load_yaml_stream(text, name)
     except TopologError as err:
-        for d in err.diagnostics:
-            p.add(d.location, d.message)
+        p.add_all(err)
         return
     if not docs:
         p.add(
