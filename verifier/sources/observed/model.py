@@ -1,0 +1,284 @@
+"""Observed state: what the hardware's own tools said, as plain frozen data.
+
+Readers (one module per tool format in this package) turn a tool's output into an
+`Observations`; identity matching (identity.py) pairs each observation with the declared
+inventory object it describes; verifier.facts.observed turns both into rows for the rules.
+
+Every observation keeps `source` (file:line of the tool output it came from, so a finding
+points at both the observation and the inventory line it contradicts) and `observed_at`
+(the tool's own timestamp where the format prints one, else None: a file's modification
+time says when it was copied, not when the hardware was looked at).
+
+Numbers are exact: rates are integers in MB/s (Mb/s for NIC ports, as ibstat and the
+inventory's NIC rates state them), measured bandwidths are Fractions of MB/s made from the
+decimal text the tool printed, never floats. A value a reader cannot read exactly is refused.
+
+This module is shared by every reader: change it only by adding fields with defaults.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from fractions import Fraction
+from typing import Protocol
+
+from verifier.core.errors import SourceLocation
+
+VENDORS: tuple[str, ...] = ("nvidia", "amd")
+LINK_STATES: tuple[str, ...] = ("active", "inactive")
+SCALEUP_KINDS: tuple[str, ...] = ("nvlink", "xgmi")
+BANDWIDTH_TOOLS: tuple[str, ...] = ("nccl-tests", "nvbandwidth")
+
+
+_DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def exact_number(text: str) -> Fraction | None:
+    """The exact value of decimal text as printed (`1.5`, `370.25`, `2e9`), or None if it is not one.
+
+    Fraction("0.1") is exactly 1/10, where float("0.1") is not; `nan`, `inf` and hex are refused.
+    """
+    t = text.strip()
+    if not _DECIMAL.fullmatch(t):
+        return None
+    return Fraction(t)
+
+
+def normalise_pci_bus_id(text: str) -> str | None:
+    """`00000000:1B:00.0` / `0000:1b:00.0` / `1b:00.0` as `0000:1b:00.0`, or None if it is not one.
+
+    nvidia-smi prints an 8-digit domain in upper case, dcgm-exporter the same, amd-smi and
+    sysfs a 4-digit domain in lower case: all name one function. A domain wider than 16 bits
+    is kept only when its upper digits are zero (PCI domains are 16 bits on Linux).
+    """
+    t = text.strip().lower()
+    parts = t.split(":")
+    if len(parts) == 2:
+        parts = ["0000", *parts]
+    if len(parts) != 3:
+        return None
+    domain, bus, devfn = parts
+    if "." not in devfn:
+        return None
+    dev, fn = devfn.split(".", 1)
+    hexdigits = set("0123456789abcdef")
+    if not all(p and set(p) <= hexdigits for p in (domain, bus, dev, fn)):
+        return None
+    if len(domain) > 4:
+        if set(domain[:-4]) != {"0"}:
+            return None
+        domain = domain[-4:]
+    if len(domain) > 4 or len(bus) > 2 or len(dev) > 2 or len(fn) > 1:
+        return None
+    return f"{int(domain, 16):04x}:{int(bus, 16):02x}:{int(dev, 16):02x}.{int(fn, 16):x}"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class GpuRef:
+    """How an observation names its GPU: whatever the tool printed, at least one of the three.
+
+    `nvidia-smi nvlink -s` prints `GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)`, dcgm-exporter
+    labels carry gpu, UUID and pci_bus_id, nccl-tests prints a device index and bus id.
+    """
+
+    host: str
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    index: int | None = None
+
+    def __str__(self) -> str:
+        if self.uuid:
+            return f"{self.host} {self.uuid}"
+        if self.pci_bus_id:
+            return f"{self.host} {self.pci_bus_id}"
+        return f"{self.host} GPU {self.index}"
+
+
+@dataclass(frozen=True, slots=True)
+class GpuObservation:
+    """One GPU as `nvidia-smi -q -x` / `amd-smi static|metric --json` / `rocm-smi --json` shows it.
+
+    Every field the tool did not print (or printed as N/A) is None; a counter the tool printed
+    is never guessed at. PCIe: `*_current` is what the link trained to now (the generation drops
+    at idle to save power, the width should not), `*_max` what the link can reach (the lower of
+    the GPU's and the slot's maximum where the tool says so), `pcie_gen_device_max` the GPU's own.
+    """
+
+    source: SourceLocation
+    observed_at: datetime | None
+    host: str
+    vendor: str
+    index: int | None = None
+    uuid: str | None = None
+    serial: str | None = None
+    pci_bus_id: str | None = None
+    model: str | None = None
+    pcie_gen_current: int | None = None
+    pcie_gen_max: int | None = None
+    pcie_gen_device_max: int | None = None
+    pcie_width_current: int | None = None
+    pcie_width_max: int | None = None
+    ecc_uncorrectable_volatile: int | None = None
+    ecc_uncorrectable_aggregate: int | None = None
+    retired_pages: int | None = None
+    retired_pages_pending: bool | None = None
+    remapped_rows_uncorrectable: int | None = None
+    remapped_rows_pending: bool | None = None
+    remapped_rows_failed: bool | None = None
+    throttle_reasons: tuple[str, ...] = ()
+    """Active clock-event (throttle) reasons by the tool's own name, sorted."""
+    mig_mode: str | None = None
+    """Current MIG mode as printed (`Enabled` / `Disabled`), None where the GPU has none."""
+    utilization_percent: int | None = None
+    """GPU utilisation when observed: a PCIe generation below max is a fault only under load."""
+    fabric_state: str | None = None
+    fabric_status: str | None = None
+    fabric_clique_id: str | None = None
+    fabric_cluster_uuid: str | None = None
+
+    def ref(self) -> GpuRef:
+        return GpuRef(self.host, self.uuid, self.pci_bus_id, self.index)
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleupLinkObservation:
+    """One NVLink / xGMI link of one GPU: `nvidia-smi nvlink -s`, amd-smi's xGMI section."""
+
+    source: SourceLocation
+    observed_at: datetime | None
+    gpu: GpuRef
+    link: int
+    state: str
+    """`active` or `inactive` (LINK_STATES)."""
+    speed_mbps: int | None
+    """Per direction, exact MB/s; None when inactive."""
+    kind: str
+    """`nvlink` or `xgmi` (SCALEUP_KINDS)."""
+    errors: tuple[tuple[str, int], ...] = ()
+    """Error counters of the link as (tool's counter name, value), sorted by name (`nvlink -e`)."""
+    peer: GpuRef | None = None
+    """The GPU at the far end where the tool names it (xGMI); NVSwitch links name none."""
+
+    @property
+    def host(self) -> str:
+        return self.gpu.host
+
+
+@dataclass(frozen=True, slots=True)
+class CounterObservation:
+    """One metric sample of one GPU (dcgm-exporter): the exporter's metric name and exact value."""
+
+    source: SourceLocation
+    observed_at: datetime | None
+    gpu: GpuRef
+    metric: str
+    value: int | Fraction
+    labels: tuple[tuple[str, str], ...] = ()
+    """Every label of the sample as (name, value), sorted by name."""
+
+    @property
+    def host(self) -> str:
+        return self.gpu.host
+
+
+@dataclass(frozen=True, slots=True)
+class NicPortObservation:
+    """One port of one host channel adapter as `ibstat` shows it."""
+
+    source: SourceLocation
+    observed_at: datetime | None
+    host: str
+    device: str
+    """The adapter as the tool names it, e.g. `mlx5_0`."""
+    port: int
+    state: str
+    """Logical state as printed, e.g. `Active`, `Down`, `Init`."""
+    physical_state: str
+    """Physical state as printed, e.g. `LinkUp`, `Polling`, `Disabled`."""
+    rate_mbps: int | None
+    """Exact Mb/s (ibstat prints Gb/s: `Rate: 400` is 400,000 Mb/s)."""
+    link_layer: str
+    """`InfiniBand` or `Ethernet`, as printed."""
+    port_guid: str | None = None
+    node_guid: str | None = None
+    ca_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BandwidthMeasurement:
+    """One measured row: a collective at one size (nccl-tests) or one copy pattern (nvbandwidth)."""
+
+    source: SourceLocation
+    observed_at: datetime | None
+    tool: str
+    """`nccl-tests` or `nvbandwidth` (BANDWIDTH_TOOLS)."""
+    operation: str
+    """The test, e.g. `all_reduce_perf` or nvbandwidth's `device_to_device_memcpy_read_ce`."""
+    hosts: tuple[str, ...]
+    gpus: tuple[GpuRef, ...]
+    """The GPUs it ran on as the tool names them; empty where it names only counts."""
+    gpus_per_host: int | None
+    size_bytes: int
+    algbw_mbps: Fraction
+    busbw_mbps: Fraction
+    in_place: bool | None
+    """nccl-tests prints out-of-place and in-place columns; None where the tool has no such split."""
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedFile:
+    """One file that was read: its format, the host it speaks for (None: several, named inside)."""
+
+    path: str
+    format: str
+    host: str | None
+    observed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Observations:
+    """Everything observed, plus the files read (a node with no file is "not observed")."""
+
+    gpus: tuple[GpuObservation, ...] = ()
+    links: tuple[ScaleupLinkObservation, ...] = ()
+    counters: tuple[CounterObservation, ...] = ()
+    nic_ports: tuple[NicPortObservation, ...] = ()
+    bandwidth: tuple[BandwidthMeasurement, ...] = ()
+    files: tuple[ObservedFile, ...] = ()
+    hosts: tuple[str, ...] = field(default=())
+    """Hosts the files speak for (sorted, unique): observed even where a file lists no device."""
+
+    def __add__(self, other: Observations) -> Observations:
+        return merge((self, other))
+
+    @property
+    def empty(self) -> bool:
+        return not self.files
+
+
+class Reader(Protocol):
+    """A reader: the text of one file, its name (for SourceLocation) and the host it speaks for.
+
+    `host` comes from the file's place in the observation folder (see load.py); a reader whose
+    format names hosts itself (dcgm-exporter's Hostname label, nccl-tests' rank lines) prefers
+    those. Raises TopologError with file:line for anything it cannot read exactly.
+    """
+
+    def __call__(self, text: str, filename: str, host: str | None) -> Observations: ...
+
+
+def merge(parts: Iterable[Observations]) -> Observations:
+    """One `Observations` from several, in the order given; hosts sorted and unique."""
+    items = list(parts)
+    return Observations(
+        gpus=tuple(g for p in items for g in p.gpus),
+        links=tuple(x for p in items for x in p.links),
+        counters=tuple(c for p in items for c in p.counters),
+        nic_ports=tuple(n for p in items for n in p.nic_ports),
+        bandwidth=tuple(b for p in items for b in p.bandwidth),
+        files=tuple(f for p in items for f in p.files),
+        hosts=tuple(sorted({h for p in items for h in p.hosts})),
+    )
