@@ -33,9 +33,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield s
 
 
-def _cli_place(server: Server, job: Path) -> tuple[int, dict[str, object]]:
+def _cli_place(server: Server, job: Path, *flags: str) -> tuple[int, dict[str, object]]:
     code, out, _err = run_cli(
-        "place", str(server.folder / "mixed-fleet.yaml"), str(job), "--why-not", "--format", "json"
+        "place", str(server.folder / "mixed-fleet.yaml"), str(job), "--why-not", "--format", "json", *flags
     )
     return code, json.loads(out)
 
@@ -55,6 +55,60 @@ def test_admit_answers_as_place_why_not_does(server: Server, job: str, admitted:
         assert [p["gpus"] for p in only["placements"]] == [["rtx-n3/gpu0", "rtx-n3/gpu1"]]
     else:
         assert only["placements"] == [] and only["why_not"]
+
+
+# portable.yaml's own comment: hana's 8-GPU job fits the two H100 nodes (450 GB/s over NVSwitch)
+# and the two MI300X nodes (64 GB/s per xGMI link) of the mixed fleet: 4 hosting domains, ranked
+# by bandwidth h100-n0, h100-n1 (a tie broken by name), then the MI300X nodes.
+PORTABLE_RANKED = ["h100-n0", "h100-n1", "mi300x-n0", "mi300x-n1"]
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+def test_an_admit_lists_the_best_limit_placements_as_place_limit_does(server: Server, limit: int) -> None:
+    r = server.post(f"/v1/admit?limit={limit}", (JOBS / "portable.yaml").read_bytes())
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert doc["admitted"] is True and doc["limit"] == limit
+    _code, cli = _cli_place(server, JOBS / "portable.yaml", "--limit", str(limit))
+    assert doc["placement"] == cli
+    (only,) = doc["placement"]["jobs"]
+    assert only["hosting"] == 4  # every hosting domain counted, only the best shown
+    assert [p["domain"] for p in only["placements"]] == PORTABLE_RANKED[:limit]
+
+
+def test_an_admit_lists_up_to_ten_placements_unless_asked(server: Server) -> None:
+    # 4 hosting domains, fewer than the default 10: all of them, as `place` without --limit lists them.
+    doc = server.post("/v1/admit", (JOBS / "portable.yaml").read_bytes()).json()
+    assert doc["limit"] == 10
+    assert doc["placement"] == _cli_place(server, JOBS / "portable.yaml")[1]
+    assert [p["domain"] for p in doc["placement"]["jobs"][0]["placements"]] == PORTABLE_RANKED
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("limit=-1", "limit '-1' is not a count"),
+        ("limit=ten", "limit 'ten' is not a count"),
+        ("limit=1234567890", "limit '1234567890' is not a count"),
+        ("limit=1&limit=2", "limit is given 2 times"),
+    ],
+)
+def test_a_limit_that_is_no_count_is_a_400(server: Server, query: str, expected: str) -> None:
+    r = server.post(f"/v1/admit?{query}", (JOBS / "portable.yaml").read_bytes())
+    assert r.status_code == 400
+    assert expected in r.json()["error"]
+
+
+def test_the_configured_limit_is_the_default_and_limit_0_lists_all(tmp_path: Path) -> None:
+    copy_inputs(tmp_path)
+    with serving(tmp_path, "--admit-limit", "1") as one:
+        body = (JOBS / "portable.yaml").read_bytes()
+        first = one.post("/v1/admit", body).json()
+        assert first["limit"] == 1
+        assert [p["domain"] for p in first["placement"]["jobs"][0]["placements"]] == PORTABLE_RANKED[:1]
+        every = one.post("/v1/admit?limit=0", body).json()
+        assert every["placement"] == _cli_place(one, JOBS / "portable.yaml")[1]
+        assert [p["domain"] for p in every["placement"]["jobs"][0]["placements"]] == PORTABLE_RANKED
 
 
 def test_a_job_of_an_unknown_principal_is_refused_with_the_reason(server: Server) -> None:

@@ -78,8 +78,8 @@ def _cli(revision: Revision, job: Path, *flags: str) -> str:
     return out
 
 
-def _placed(prepared: PreparedPlacement, job: Path, acts_as: tuple[str, ...] = ()) -> str:
-    report = prepared.place(jobs_to_place([job], True, parse_rules(acts_as)).jobs)
+def _placed(prepared: PreparedPlacement, job: Path, acts_as: tuple[str, ...] = (), limit: int = 0) -> str:
+    report = prepared.place(jobs_to_place([job], True, parse_rules(acts_as)).jobs, limit)
     assert report is not None, f"{job.name} was not placed on the prepared evaluation"
     return render_json(report)
 
@@ -105,6 +105,18 @@ def test_scheduler_jobs_answer_as_the_cli(pod: Revision) -> None:
     slurm = json.loads(_placed(prepared, SCHEDULERS[1], ACTS_AS))["jobs"][0]
     assert slurm["principal"] == "research"
     assert [p["domain"] for p in slurm["placements"]][-1] == "dgx03" and len(slurm["placements"]) == 8
+
+
+def test_the_best_limit_placements_are_those_of_place_limit(pod: Revision) -> None:
+    # finetune.sbatch fits all 8 nodes; dgx03 ranks last (its degraded NVLink link), the other
+    # seven tie at 450 GB/s on one node and go by name: the best 3 are dgx00, dgx01, dgx02.
+    flags = [x for rule in ACTS_AS for x in ("--principal-from", rule)]
+    job = SCHEDULERS[1]
+    best = _placed(_prepared(pod), job, ACTS_AS, limit=3)
+    assert best == _cli(pod, job, *flags, "--limit", "3")
+    (slurm,) = json.loads(best)["jobs"]
+    assert slurm["hosting"] == 8
+    assert [p["domain"] for p in slurm["placements"]] == ["dgx00", "dgx01", "dgx02"]
 
 
 def test_admit_on_the_revision_uses_it_and_names_the_body(pod: Revision) -> None:

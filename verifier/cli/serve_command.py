@@ -15,6 +15,7 @@ from verifier.cli.errors import guard
 from verifier.cli.job_options import PRINCIPAL_FROM_OPTION
 from verifier.cli.options import _missing_files, side_file_options
 from verifier.service.config import (  # imports no web framework: --help works without the extra
+    ADMIT_LIMIT,
     ADMIT_TIMEOUT_S,
     AUTHORIZE_TIMEOUT_S,
     DEFAULT_HOST,
@@ -88,6 +89,13 @@ INSTALL = "pip install 'topolog[serve]'"
     show_default=True,
     help="Seconds before an unplaced admit is refused.",
 )
+@click.option(
+    "--admit-limit",
+    type=click.IntRange(min=0),
+    default=ADMIT_LIMIT,
+    show_default=True,
+    help="Best placements an admit lists per job unless it asks ?limit=N (0: all); hosting counts all.",
+)
 @PRINCIPAL_FROM_OPTION
 @click.option("--no-watch", is_flag=True, help="Do not reload on file changes (SIGHUP and POST /v1/reload still do).")
 def serve_cmd(
@@ -107,6 +115,7 @@ def serve_cmd(
     max_batch: int,
     authorize_timeout: float,
     admit_timeout: float,
+    admit_limit: int,
     principal_from: tuple[PrincipalRule, ...],
     no_watch: bool,
 ) -> None:
@@ -126,6 +135,7 @@ def serve_cmd(
       curl -s localhost:8181/v1/authorize \\
           -d '{"principal": "ivan", "action": "schedule", "resource": "rtx-n3/gpu0"}'
       curl -s localhost:8181/v1/admit --data-binary @inventories/jobs/inference.yaml
+      curl -s 'localhost:8181/v1/admit?limit=3' --data-binary @inventories/jobs/portable.yaml
     """
     try:
         from verifier.service.server import serve
@@ -153,6 +163,7 @@ def serve_cmd(
                 max_batch=max_batch,
                 authorize_timeout_s=authorize_timeout,
                 admit_timeout_s=admit_timeout,
+                admit_limit=admit_limit,
                 watch=not no_watch,
                 principal_from=principal_from,
             )

@@ -29,6 +29,7 @@ from verifier.service.admission import read_review, review_doc, timed_out_review
 from verifier.service.bodies import (
     AuthorizeRequest,
     BadRequest,
+    admit_limit,
     authorize_request,
     batch_requests,
     read_json,
@@ -236,19 +237,21 @@ async def admit(service: Service, request: Request) -> Response:
     body = await _body(request, service.config.max_body, timeout)
     if not body.strip():
         raise BadRequest("the request body is empty; expected a job file (kind: Jobs)")
+    limit = admit_limit(request.query_params.getlist("limit"), service.config.admit_limit)
     revision = service.gate.live
     try:
         doc = await service.run(
-            service.admitting, lambda: admit_doc(revision, body, service.config.principal_from), timeout
+            service.admitting, lambda: admit_doc(revision, body, service.config.principal_from, limit), timeout
         )
     except TimeoutError:
         doc = {
             "admitted": False,
             "revision": revision.id,
+            "limit": limit,
             "errors": [f"not placed within {timeout:g} s (--admit-timeout); refused"],
             "placement": None,
         }
-    _record(service, "admit", {"bytes": len(body)}, doc, started, doc["admitted"] is True)
+    _record(service, "admit", {"bytes": len(body), "limit": limit}, doc, started, doc["admitted"] is True)
     return JSONResponse(doc)
 
 

@@ -108,3 +108,23 @@ def _kind(value: object) -> str:
     if isinstance(value, dict):
         return "object"
     return "null"
+
+
+LIMIT_DIGITS = 9
+"""Digits of `?limit=`: a billion placements is more than any fleet has (and a longer number is no count)."""
+
+
+def admit_limit(values: list[str], default: int) -> int:
+    """The `limit` query parameter of an admit (`values`: each one given), or `default` without one.
+
+    A whole number of placements per job, 0 for all; anything else is a BadRequest (a scheduler
+    that asked for 5 and got 16,384 would not notice until its memory did).
+    """
+    if not values:
+        return default
+    if len(values) > 1:
+        raise BadRequest(f"limit is given {len(values)} times; expected it once")
+    (text,) = values
+    if not (text.isascii() and text.isdigit() and len(text) <= LIMIT_DIGITS):
+        raise BadRequest(f"limit {text!r} is not a count; expected a whole number of placements per job (0: all)")
+    return int(text)

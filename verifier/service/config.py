@@ -28,6 +28,8 @@ AUTHORIZE_TIMEOUT_S = 2.0
 """Seconds one authorize (or batch) may take before it is denied as timed out."""
 ADMIT_TIMEOUT_S = 60.0
 """Seconds one admit may take before it is denied as timed out (placement at 131,072 GPUs reads the fleet)."""
+ADMIT_LIMIT = 10
+"""Placements listed per job in an admit's answer (`--admit-limit`, `?limit=`); its `hosting` counts them all."""
 TOKEN_MIN_LENGTH = 16
 """Characters a bearer token must have: a short one can be guessed."""
 
@@ -56,6 +58,8 @@ class ServeConfig:
     max_batch: int = MAX_BATCH
     authorize_timeout_s: float = AUTHORIZE_TIMEOUT_S
     admit_timeout_s: float = ADMIT_TIMEOUT_S
+    admit_limit: int = ADMIT_LIMIT
+    """The best placements an admit lists per job unless the request asks otherwise (0: all)."""
     watch: bool = True
     principal_from: tuple[PrincipalRule, ...] = ()
     """Whom a Kubernetes or Slurm job acts as (`--principal-from`, as for `topolog place`)."""

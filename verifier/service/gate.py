@@ -174,8 +174,15 @@ def timed_out(revision: Revision, request: AuthorizeRequest, seconds: float) -> 
     return _denied(revision, request, [f"not decided within {seconds:g} s (--authorize-timeout); denied"])
 
 
-def admit_doc(revision: Revision, body: bytes, principal_from: tuple[PrincipalRule, ...] = ()) -> dict[str, object]:
-    """`place --why-not --format json` on the job file `body`, on the revision, and the verdict.
+def admit_doc(
+    revision: Revision, body: bytes, principal_from: tuple[PrincipalRule, ...] = (), limit: int = 0
+) -> dict[str, object]:
+    """`place --why-not --limit LIMIT --format json` on the job file `body`, on the revision, and the verdict.
+
+    `limit`: the best placements listed per job (0: all); each job's `hosting` still counts them
+    all. At 131,072 GPUs an 8-GPU job has 16,384 (4.9 MB of JSON): a scheduler needs the verdict
+    and the best few, and only those are named and rendered (verifier.placement.place ranks the
+    rest by their figures alone).
 
     The body is read by `place`'s own job loading (topolog's format, Kubernetes and Slurm alike;
     `principal_from` says whom the latter act as), and placed on the revision's evaluation of
@@ -196,21 +203,27 @@ def admit_doc(revision: Revision, body: bytes, principal_from: tuple[PrincipalRu
         snapshot = revision.snapshot
         try:
             prepared = revision.placing.get()
-            report = prepared.place(todo.jobs) if prepared is not None else None
+            report = prepared.place(todo.jobs, limit) if prepared is not None else None
             if report is None:
-                how = PlaceSettings(why_not=True, principal_from=principal_from)
+                how = PlaceSettings(why_not=True, limit=limit, principal_from=principal_from)
                 report, _allowed = placements(revision.placing_inputs, todo, how)
         except TopologError as err:
-            return _refused(revision, [_named(p, folder, snapshot.names) for p in problems(err)])
+            return _refused(revision, [_named(p, folder, snapshot.names) for p in problems(err)], limit)
         except Exception as err:  # fail closed
-            return _refused(revision, [f"the job could not be placed ({type(err).__name__}: {err})"])
+            return _refused(revision, [f"the job could not be placed ({type(err).__name__}: {err})"], limit)
         placement = place_doc(report)
         # Notes name where in the job file they are: the body, not the temporary file it was
         # written to. Only notes name a file (the rest names jobs, principals, domains and GPUs).
         for entry in cast("list[dict[str, object]]", placement["jobs"]):
             entry["notes"] = [_named(n, folder, {}) for n in cast("list[str]", entry["notes"])]
         placement["notes"] = [_named(n, folder, {}) for n in cast("list[str]", placement["notes"])]
-        return {"admitted": report.exit_code == 0, "revision": revision.id, "errors": [], "placement": placement}
+        return {
+            "admitted": report.exit_code == 0,
+            "revision": revision.id,
+            "limit": limit,
+            "errors": [],
+            "placement": placement,
+        }
     finally:
         shutil.rmtree(folder, True)
 
@@ -223,5 +236,5 @@ def _named(problem: str, folder: Path, names: dict[str, str]) -> str:
     return problem.replace(str(folder / JOB_FILE), "<request body>").replace(str(folder), "<request>")
 
 
-def _refused(revision: Revision, reasons: list[str]) -> dict[str, object]:
-    return {"admitted": False, "revision": revision.id, "errors": reasons, "placement": None}
+def _refused(revision: Revision, reasons: list[str], limit: int) -> dict[str, object]:
+    return {"admitted": False, "revision": revision.id, "limit": limit, "errors": reasons, "placement": None}

@@ -146,9 +146,10 @@ class PreparedPlacement:
         self.admits = 0
         self.seconds = time.perf_counter() - started
 
-    def place(self, jobs: Jobs) -> PlaceReport | None:
-        """`place --why-not` of `jobs` on this fleet (ranked by bandwidth, every placement), as
-        verifier.session.place_run.placements gives it; None when these jobs are not for this path.
+    def place(self, jobs: Jobs, limit: int = 0) -> PlaceReport | None:
+        """`place --why-not --limit LIMIT` of `jobs` on this fleet (ranked by bandwidth; 0: every
+        placement), as verifier.session.place_run.placements gives it; None when these jobs are
+        not for this path.
 
         TopologError as `placements` raises it (a principal in no file, a limit exceeded).
         """
@@ -187,6 +188,7 @@ class PreparedPlacement:
                     "bandwidth",
                     self.profiles.pairs,
                     why_not=True,
+                    limit=limit,
                     authorization=self._setup,
                     profiles=self.profiles,
                 )
