@@ -18,18 +18,19 @@ from dataclasses import fields
 from functools import cache
 
 from verifier.authorization.classes import partition, policy_reads
-from verifier.authorization.entities import PRINCIPAL_TYPES
+from verifier.authorization.entities import DOMAIN_TYPE, HARDWARE_TYPES, PRINCIPAL_TYPES, parse_uid
 from verifier.authorization.evaluate import ACTIONS, Request
 from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.authorization.setup import AuthzSetup
 from verifier.core.cache import code_digest, enabled, entry_key, package_digest, read_pickled, write_pickled
 from verifier.core.gc_pause import collector_paused
+from verifier.core.suggest import closest
 from verifier.engine.ast import Row
 
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 1
+_FORMAT = 2
 Packed = tuple[int, dict[str, list[Row]]]
 
 
@@ -93,6 +94,36 @@ def _unpack(stored: object) -> dict[str, list[Row]] | None:
     return rows
 
 
+def policy_names(setup: AuthzSetup) -> list[Row]:
+    """`policy_names(policy, type, id, nearest)`: each entity a policy names, with the nearest existing
+    id of its type when it does not exist (AUTHZ004 reports those). Existence is the entity graph's:
+    the principals file, the inventory's objects, the NVLink domains.
+    """
+    rows: list[Row] = []
+    for policy in sorted(setup.bundle.policies.values(), key=lambda p: p.id):
+        for named in policy.named:
+            parsed = parse_uid(named)
+            if parsed is None:
+                continue
+            etype, eid = parsed
+            nearest = "" if setup.graph.ident(named) is not None else _nearest(setup, etype, eid)
+            rows.append((policy.id, etype, eid, nearest))
+    return rows
+
+
+def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
+    graph = setup.graph
+    if etype in PRINCIPAL_TYPES:
+        ids = [p.id for p in setup.principals.principals.values() if p.type == etype]
+    elif etype == DOMAIN_TYPE:
+        ids = list(graph.domains().members)
+    else:
+        kind = next((k for k, t in HARDWARE_TYPES.items() if t == etype), "")
+        ids = [o.id for o in graph.inv.objects.values() if o.kind == kind]
+    match = closest(eid, ids)
+    return f"did you mean {match!r}?" if match else "no existing id of that type is close"
+
+
 def _facts(setup: AuthzSetup) -> dict[str, list[Row]]:
     graph = setup.graph
     reads = policy_reads(setup.bundle)
@@ -118,6 +149,7 @@ def _facts(setup: AuthzSetup) -> dict[str, list[Row]]:
         for action in ACTIONS
         for rc in gpu_classes
     ]
+    rows["policy_names"] = policy_names(setup)
     decisions = iter(setup.authorizer.decide(requests))
     for pc in principal_classes:
         for action in ACTIONS:

@@ -2,5 +2,7 @@
 
 from __future__ import annotations
 
-AUTHZ_RELATIONS: frozenset[str] = frozenset({"authz_principal", "member_of", "authz_class", "permitted", "authz_error"})
+AUTHZ_RELATIONS: frozenset[str] = frozenset(
+    {"authz_principal", "member_of", "authz_class", "permitted", "authz_error", "policy_names"}
+)
 """Every relation emitted (a test checks them against rules/schema.dl)."""
