@@ -1,0 +1,351 @@
+"""`amd-smi static --json`, `amd-smi metric --json` and `amd-smi topology --json` of one host.
+
+Each is a JSON list with one object per GPU keyed by `"gpu": <index>` (ROCm 7 wraps the list as
+`{"gpu_data": [...]}`); a file may be any one of the three, or a selection of one (`static --bus`):
+what a GPU object holds decides what is read from it.
+
+- static: `bus.bdf` (the PCI bus id), `bus.max_pcie_width`, `bus.max_pcie_speed` (GT/s, the
+  link's maximum) and `bus.pcie_interface_version` (`Gen 5`, the GPU's own), `asic.market_name`,
+  `board.product_serial`.
+- metric: `pcie.width` and `pcie.speed` (what the link trained to now), `ecc.total_uncorrectable_count`
+  (since the driver loaded: volatile), `usage.gfx_activity` (a generation below the maximum is
+  only a fault under load).
+- topology: `links`, one per peer GPU, with `link_type` (`XGMI`, `PCIE`, `SELF`) and `link_status`
+  (`ENABLED` / `DISABLED`); the older layout (ROCm 6.1 and before) keyed `link_type` and
+  `link_accessibility` by `gpu_<index>`. Each xGMI peer link becomes one link observation whose
+  number is the peer's index. amd-smi states a link's bandwidth as a min-max range, not the speed
+  it trained to, so the speed is left unknown (None): only the state is judged.
+
+`N/A` is "not reported" (None), never zero. Numbers are read exactly (JSON floats through
+`exact_number`, never `float`). amd-smi prints no host name and no time: the host is the folder
+the file lies in, the time unknown. JSON carries no line numbers, so each GPU's observations
+point at the line where its object starts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from fractions import Fraction
+from typing import Any
+
+from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.sources.observed.model import (
+    GpuObservation,
+    GpuRef,
+    Observations,
+    ObservedFile,
+    ScaleupLinkObservation,
+    exact_number,
+    normalise_pci_bus_id,
+)
+
+FORMAT = "amd-smi"
+NA = "N/A"
+GEN_BY_GTS: dict[Fraction, int] = {
+    Fraction(5, 2): 1,
+    Fraction(5): 2,
+    Fraction(8): 3,
+    Fraction(16): 4,
+    Fraction(32): 5,
+    Fraction(64): 6,
+    Fraction(128): 7,
+}
+"""PCIe generation by transfer rate per lane (PCI-SIG: 2.5, 5, 8, 16, 32, 64, 128 GT/s)."""
+_KNOWN_KEYS = frozenset({"bus", "asic", "board", "pcie", "ecc", "usage", "links", "link_type", "link_accessibility"})
+_SPEED_TEXT = re.compile(r"^\s*([0-9.]+)\s*(GT/s|MT/s)\s*$")
+_GEN_TEXT = re.compile(r"^\s*gen\s*([1-7])\s*$", re.IGNORECASE)
+_PEER_KEY = re.compile(r"^gpu_(\d+)$")
+
+
+def looks_like(text: str) -> bool:
+    """JSON whose objects are keyed by amd-smi's `"gpu": <n>` and hold one of its sections."""
+    head = text[:20_000].lstrip()
+    if not head.startswith(("[", "{")) or not re.search(r'"gpu"\s*:\s*\d', head):
+        return False
+    return any(f'"{k}"' in head for k in ("bus", "asic", "pcie", "ecc", "links", "link_type", "gpu_data"))
+
+
+class _Reader:
+    def __init__(self, text: str, filename: str, host: str) -> None:
+        self.text = text
+        self.filename = filename
+        self.host = host
+        self.problems: list[Diagnostic] = []
+        self.decoder = json.JSONDecoder(parse_float=self._float, parse_constant=self._constant)
+
+    def loc(self, offset: int) -> SourceLocation:
+        return SourceLocation(self.filename, self.text.count("\n", 0, offset) + 1)
+
+    @staticmethod
+    def _float(text: str) -> Fraction:
+        value = exact_number(text)
+        if value is None:  # pragma: no cover - the JSON scanner only hands over decimal text
+            raise ValueError(f"number {text!r}")
+        return value
+
+    @staticmethod
+    def _constant(text: str) -> Any:
+        raise ValueError(f"{text} is not a number amd-smi prints")
+
+    def _decode_at(self, index: int) -> tuple[Any, int]:
+        try:
+            return self.decoder.raw_decode(self.text, index)
+        except json.JSONDecodeError as err:
+            raise TopologError.at(
+                SourceLocation(self.filename, err.lineno, err.colno),
+                f"not valid JSON ({err.msg}); the file looks truncated or is not amd-smi --json output",
+            ) from None
+        except ValueError as err:
+            raise TopologError.at(self.loc(index), f"{err}; expected the JSON amd-smi --json prints") from None
+
+    def _skip(self, index: int) -> int:
+        while index < len(self.text) and self.text[index] in " \t\r\n":
+            index += 1
+        return index
+
+    def entries(self) -> Iterator[tuple[Any, int, int]]:
+        """Each GPU object with the offsets where it starts and ends (element by element, for lines)."""
+        start = self._skip(0)
+        if self.text.startswith("\ufeff", start):
+            start = self._skip(start + 1)
+        if self.text.startswith("{", start):
+            whole, end = self._decode_at(start)
+            if self._skip(end) != len(self.text):
+                raise TopologError.at(
+                    self.loc(end), "text after the JSON document; expected one amd-smi --json document"
+                )
+            if not isinstance(whole, dict) or not isinstance(whole.get("gpu_data"), list):
+                raise TopologError.at(
+                    self.loc(start), "a JSON object without a 'gpu_data' list; expected amd-smi --json output"
+                )
+            key = re.compile(r'"gpu_data"\s*:\s*\[').search(self.text, start)
+            if key is None:  # pragma: no cover - decoded above, so the key is in the text
+                raise TopologError.at(self.loc(start), "no 'gpu_data' list")
+            yield from self._array(key.end() - 1, nested=True)
+            return
+        if not self.text.startswith("[", start):
+            raise TopologError.at(
+                self.loc(start), "not JSON; expected the output of amd-smi static|metric|topology --json"
+            )
+        yield from self._array(start, nested=False)
+
+    def _array(self, start: int, nested: bool) -> Iterator[tuple[Any, int, int]]:
+        index = self._skip(start + 1)
+        if self.text.startswith("]", index):
+            index += 1
+        else:
+            while True:
+                value, end = self._decode_at(index)
+                yield value, index, end
+                index = self._skip(end)
+                if self.text.startswith(",", index):
+                    index = self._skip(index + 1)
+                    continue
+                if self.text.startswith("]", index):
+                    index += 1
+                    break
+                raise TopologError.at(self.loc(index), "expected ',' or ']' between the GPUs; the file looks truncated")
+        if not nested and self._skip(index) != len(self.text):
+            raise TopologError.at(self.loc(index), "text after the JSON list; expected one amd-smi --json document")
+
+    def read(self) -> Observations:
+        gpus: list[GpuObservation] = []
+        links: list[ScaleupLinkObservation] = []
+        seen: dict[int, int] = {}
+        for value, start, end in self.entries():
+            loc = self.loc(start)
+            if (
+                not isinstance(value, dict)
+                or isinstance(value.get("gpu"), bool)
+                or not isinstance(value.get("gpu"), int)
+            ):
+                self.problems.append(
+                    Diagnostic(loc, 'a list item without an integer "gpu" index; expected one object per GPU')
+                )
+                continue
+            index: int = value["gpu"]
+            if index in seen:
+                self.problems.append(Diagnostic(loc, f"GPU {index} is listed twice (first at line {seen[index]})"))
+                continue
+            seen[index] = loc.line
+            if not _KNOWN_KEYS & value.keys():
+                self.problems.append(
+                    Diagnostic(
+                        loc,
+                        f"GPU {index} has none of bus, pcie, ecc, links; expected amd-smi static|metric|topology",
+                    )
+                )
+                continue
+            gpu = self._gpu(value, index, loc)
+            if gpu is not None:
+                gpus.append(gpu)
+            links.extend(self._links(value, index, start, end))
+        if not seen and not self.problems:
+            self.problems.append(
+                Diagnostic(
+                    SourceLocation(self.filename, 1),
+                    "no GPU in the list; expected amd-smi --json output of at least one GPU",
+                )
+            )
+        if self.problems:
+            raise TopologError(self.problems)
+        return Observations(
+            gpus=tuple(gpus),
+            links=tuple(links),
+            files=(ObservedFile(self.filename, FORMAT, self.host, None),),
+            hosts=(self.host,),
+        )
+
+    # --- values --------------------------------------------------------------------------
+
+    def _int(self, raw: Any, what: str, loc: SourceLocation) -> int | None:
+        """A whole number, `N/A` as None; text of digits is accepted (older amd-smi quoted some)."""
+        if raw is None or raw == NA:
+            return None
+        if isinstance(raw, str) and raw.strip().isdigit():
+            return int(raw)
+        if isinstance(raw, Fraction) and raw.denominator == 1:
+            return int(raw)
+        if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
+            return raw
+        if isinstance(raw, Mapping) and "value" in raw:
+            return self._int(raw["value"], what, loc)
+        self.problems.append(Diagnostic(loc, f'{what} is {raw!r}; expected a whole number or "N/A"'))
+        return None
+
+    def _gen(self, raw: Any, what: str, loc: SourceLocation) -> int | None:
+        """A PCIe generation from a speed (`{"value": 32, "unit": "GT/s"}`, `"32 GT/s"`, `16000 MT/s`)."""
+        if raw is None or raw == NA:
+            return None
+        value: Fraction | None = None
+        unit = "GT/s"
+        if isinstance(raw, Mapping):
+            number = raw.get("value")
+            unit = str(raw.get("unit", "GT/s"))
+            if number is None or number == NA:
+                return None
+            value = number if isinstance(number, Fraction) else Fraction(number) if isinstance(number, int) else None
+        elif isinstance(raw, str):
+            m = _SPEED_TEXT.match(raw)
+            if m:
+                value, unit = exact_number(m.group(1)), m.group(2)
+        if value is not None and unit == "MT/s":
+            value = value / 1000
+        elif unit != "GT/s":
+            value = None
+        gen = GEN_BY_GTS.get(value) if value is not None else None
+        if gen is None:
+            self.problems.append(
+                Diagnostic(loc, f"{what} is {raw!r}; expected a PCIe transfer rate (2.5, 5, 8, 16, 32, 64 or 128 GT/s)")
+            )
+        return gen
+
+    def _text(self, raw: Any) -> str | None:
+        return None if raw is None or raw == NA or not isinstance(raw, str) or not raw.strip() else raw.strip()
+
+    def _gpu(self, value: Mapping[str, Any], index: int, loc: SourceLocation) -> GpuObservation | None:
+        bus = _section(value, "bus")
+        asic = _section(value, "asic")
+        board = _section(value, "board")
+        pcie = _section(value, "pcie")
+        ecc = _section(value, "ecc")
+        usage = _section(value, "usage")
+        if not (bus or asic or board or pcie or ecc or usage):
+            return None  # a topology object: its links are read, it says nothing of the GPU itself
+        bdf = self._text(bus.get("bdf")) or self._text(value.get("bdf"))
+        bus_id = normalise_pci_bus_id(bdf) if bdf else None
+        if bdf and bus_id is None:
+            self.problems.append(
+                Diagnostic(loc, f"GPU {index}: bdf {bdf!r} is not a PCI bus id; expected e.g. 0000:05:00.0")
+            )
+        device_gen = None
+        version = self._text(bus.get("pcie_interface_version"))
+        if version is not None:
+            m = _GEN_TEXT.match(version)
+            if m is None:
+                self.problems.append(
+                    Diagnostic(loc, f'GPU {index}: pcie_interface_version {version!r}; expected e.g. "Gen 5"')
+                )
+            else:
+                device_gen = int(m.group(1))
+        return GpuObservation(
+            source=loc,
+            observed_at=None,
+            host=self.host,
+            vendor="amd",
+            index=index,
+            pci_bus_id=bus_id,
+            serial=self._text(board.get("product_serial")),
+            model=self._text(asic.get("market_name")),
+            pcie_gen_current=self._gen(pcie.get("speed"), f"GPU {index}: pcie.speed", loc),
+            pcie_gen_max=self._gen(bus.get("max_pcie_speed"), f"GPU {index}: bus.max_pcie_speed", loc),
+            pcie_gen_device_max=device_gen,
+            pcie_width_current=self._int(pcie.get("width"), f"GPU {index}: pcie.width", loc),
+            pcie_width_max=self._int(bus.get("max_pcie_width"), f"GPU {index}: bus.max_pcie_width", loc),
+            ecc_uncorrectable_volatile=self._int(
+                ecc.get("total_uncorrectable_count"), f"GPU {index}: ecc.total_uncorrectable_count", loc
+            ),
+            utilization_percent=self._int(usage.get("gfx_activity"), f"GPU {index}: usage.gfx_activity", loc),
+        )
+
+    def _links(self, value: Mapping[str, Any], index: int, start: int, end: int) -> list[ScaleupLinkObservation]:
+        """The GPU's xGMI links, in either topology layout."""
+        own = self._text(value.get("bdf"))
+        me = GpuRef(self.host, pci_bus_id=normalise_pci_bus_id(own) if own else None, index=index)
+        found: list[tuple[int, str | None, Any, SourceLocation]] = []  # peer index, peer bdf, status, where
+        links = value.get("links")
+        if isinstance(links, list):
+            offsets = [m.start() for m in re.finditer(r'"link_type"', self.text[start:end])]
+            for i, link in enumerate(links):
+                where = self.loc(start + offsets[i]) if i < len(offsets) else self.loc(start)
+                if not isinstance(link, Mapping) or str(link.get("link_type", "")).upper() != "XGMI":
+                    continue
+                peer = link.get("gpu")
+                if isinstance(peer, bool) or not isinstance(peer, int):
+                    self.problems.append(Diagnostic(where, f'GPU {index}: an XGMI link without an integer "gpu" peer'))
+                    continue
+                found.append((peer, self._text(link.get("bdf")), link.get("link_status"), where))
+        types = value.get("link_type")
+        if isinstance(types, Mapping):
+            access = _section(value, "link_accessibility")
+            where = self.loc(start)
+            for key, kind in types.items():
+                m = _PEER_KEY.match(str(key))
+                if m and str(kind).upper() == "XGMI":
+                    found.append((int(m.group(1)), None, access.get(key), where))
+        out: list[ScaleupLinkObservation] = []
+        for peer, peer_bdf, status, where in sorted(found, key=lambda f: f[0]):
+            state = (
+                {"ENABLED": "active", "DISABLED": "inactive"}.get(str(status).upper())
+                if isinstance(status, str)
+                else None
+            )
+            if state is None:
+                self.problems.append(
+                    Diagnostic(
+                        where,
+                        f"GPU {index}: the XGMI link to GPU {peer} has status {status!r}; expected ENABLED or DISABLED",
+                    )
+                )
+                continue
+            peer_ref = GpuRef(self.host, pci_bus_id=normalise_pci_bus_id(peer_bdf) if peer_bdf else None, index=peer)
+            out.append(ScaleupLinkObservation(where, None, me, peer, state, None, "xgmi", peer=peer_ref))
+        return out
+
+
+def _section(value: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A GPU object's section, empty where absent or `N/A`."""
+    found = value.get(key)
+    return found if isinstance(found, Mapping) else {}
+
+
+def read(text: str, filename: str, host: str | None) -> Observations:
+    """The GPUs (and xGMI links) of one host's amd-smi --json output."""
+    if host is None:
+        raise TopologError.at(
+            SourceLocation(filename, 1),
+            "amd-smi names no host; expected the file inside the folder of the node it was taken on",
+        )
+    return _Reader(text, filename, host).read()
