@@ -84,12 +84,31 @@ def _placed(prepared: PreparedPlacement, job: Path, acts_as: tuple[str, ...] = (
     return render_json(report)
 
 
-def test_own_jobs_one_after_another_answer_as_the_cli(mixed: Revision) -> None:
+def test_own_jobs_one_after_another_answer_as_the_cli(mixed: Revision, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(placing, "ANSWERS", 0)  # no answer kept: every job evaluated, the first again too
     prepared = _prepared(mixed)
     expected = {job.name: _cli(mixed, job) for job in OWN_JOBS}
     for job in [*OWN_JOBS, OWN_JOBS[0]]:  # the first again: nothing of the others is left
         assert _placed(prepared, job) == expected[job.name], job.name
     assert prepared.admits == len(OWN_JOBS) + 1
+
+
+def test_a_job_asked_again_is_answered_from_the_kept_answers(mixed: Revision, tmp_path: Path) -> None:
+    # inference.yaml renamed (another name, another file, another line for its notes) asks what the
+    # original asks: its answer is the kept one, with its own name, and still the CLI's on its file.
+    # Another limit is another question: evaluated anew.
+    prepared = _prepared(mixed)
+    original = JOBS / "inference.yaml"
+    renamed = tmp_path / "again.yaml"
+    renamed.write_text("# asked again\n" + original.read_text().replace("chat-8b-serving", "chat-8b-again"))
+    first = _placed(prepared, original)
+    reused = prepared.reused
+    again = _placed(prepared, renamed)
+    assert prepared.reused == reused + 1
+    assert again == _cli(mixed, renamed) and again != first
+    assert json.loads(again)["jobs"][0]["job"] == "chat-8b-again"
+    _placed(prepared, original, limit=1)
+    assert prepared.reused == reused + 1
 
 
 def test_scheduler_jobs_answer_as_the_cli(pod: Revision) -> None:
@@ -200,6 +219,7 @@ def test_a_job_that_outgrows_the_memory_engine_is_placed_from_scratch(
         pytest.skip("only the memory engine outgrows (`--engine auto` then starts over in DuckDB)")
     prepared = _prepared(mixed)
     monkeypatch.setattr(placing, "AUTO_MAX_BINDINGS", 1)  # every join step is too big
+    monkeypatch.setattr(placing, "ANSWERS", 0)  # evaluated, not answered from an earlier test's admit
     job = JOBS / "inference.yaml"
     assert prepared.place(jobs_to_place([job], True).jobs) is None
     assert admit_doc(mixed, job.read_bytes())["placement"] == json.loads(_cli(mixed, job))

@@ -22,6 +22,12 @@ threads); each revision builds its own, once, and drops it with itself, so no ev
 ever shared by two revisions. Jobs are entered under names of their own (`job-0`, ...): the
 engine keeps every symbol it was given, and Kubernetes names every Pod anew.
 
+A revision's answers never change, so each ranked report is kept (up to ANSWERS of them) under
+what was asked: the jobs as they compare (what they ask, under this evaluation's names, not where
+they were written) and the limit. A job asked again, as every Pod of one Kubernetes Job is, is
+answered without evaluating (at 131,072 GPUs an 8-GPU job's evaluation and ranking take about a
+quarter of a second); its notes and names are its own (the report is made per job from it).
+
 An inventory small enough for the memory engine (`--engine auto`'s choice) is evaluated there,
 and each admit restores what it derived into an engine of its own: DuckDB's fixed cost per
 statement would take longer than the whole memory evaluation of a small fleet's jobs.
@@ -59,13 +65,15 @@ from verifier.placement.place import (
 )
 from verifier.session.inputs import Inputs
 from verifier.session.session import evaluate, load_rules, model_families, require_job_principals
-from verifier.sources.jobs.spec import Jobs
+from verifier.sources.jobs.spec import Job, Jobs
 
 JOB_INPUTS = frozenset(JOB_RELATIONS | {"model_family"})
 """The input relations an admitted job brings (model_family: the catalogue models its accepts words name)."""
 ENGINE = "auto"
 """How the fleet is evaluated: `auto` picks by its size as `place` does (tests set each engine,
 to hold both paths' answers on the small shipped inventories)."""
+ANSWERS = 256
+"""Ranked reports a prepared evaluation keeps, by what was asked; when full it starts over (a bound on memory)."""
 GUARD = "placing"
 """The relation that holds 1 while any job is loaded (rules/placement/lib/candidates.dl)."""
 
@@ -144,6 +152,10 @@ class PreparedPlacement:
         self.broken = False
         """Set when an admit's evaluation failed in DuckDB: that engine's state is not trusted again."""
         self.admits = 0
+        self.reused = 0
+        """Admits answered from `_answers`."""
+        self._answers: dict[tuple[int, tuple[Job, ...]], PlaceReport] = {}
+        """Ranked reports by what was asked (see `place`): this revision's answers, which nothing changes."""
         self.seconds = time.perf_counter() - started
 
     def place(self, jobs: Jobs, limit: int = 0) -> PlaceReport | None:
@@ -161,54 +173,72 @@ class PreparedPlacement:
         # answer names its job (the report is made per original job below).
         own = {name: f"job-{i}" for i, name in enumerate(classes.jobs)}
         named = Jobs({own[name]: replace(job, name=own[name]) for name, job in classes.jobs.items()}, classes.files)
-        facts = job_facts(named)
-        facts["model_family"] = model_families(self._inventory, named)
-        loaded = [relation for relation, rows in facts.items() if rows]
+        # Jobs compare by what they ask (not where they were written, nor their notes): with the
+        # names made this evaluation's own, equal keys are equal inputs to the rules and ranking.
+        key = (limit, tuple(named))
         with self._lock:  # one admit at a time: DuckDB and the authorizer's memo are not for two threads
             if self.broken:
                 return None
-            engine: DuckDBBackend | MemoryBackend
-            if self._state is not None:
-                # Bounded as `--engine auto` bounds it: a job too big for memory is placed from
-                # scratch, where `place` starts it over in DuckDB (OutgrewEngine below).
-                engine = MemoryBackend(AUTO_MAX_BINDINGS, AUTO_MAX_ROUNDS)
-                engine.load(self.program)
-                engine.restore(self._state)
+            report = self._answers.get(key) if ANSWERS else None  # 0: none kept (tests)
+            if report is None:
+                report = self._evaluated(named, limit)
+                if report is None:
+                    return None
+                if len(self._answers) >= ANSWERS:
+                    self._answers.clear()
+                if ANSWERS:
+                    self._answers[key] = report
             else:
-                assert self._duckdb is not None
-                engine = self._duckdb
-            try:
-                for relation in loaded:
-                    engine.add_facts(relation, facts[relation])
-                engine.evaluate()
-                report = rank_placements(
-                    engine,
-                    self.program,
-                    named,
-                    "bandwidth",
-                    self.profiles.pairs,
-                    why_not=True,
-                    limit=limit,
-                    authorization=self._setup,
-                    profiles=self.profiles,
-                )
-                if isinstance(engine, DuckDBBackend):
-                    for relation in loaded:
-                        engine.retract(relation)
-            except OutgrewEngine:
-                if isinstance(engine, DuckDBBackend):  # pragma: no cover - only the memory engine outgrows
-                    self.broken = True
-                    raise
-                return None
-            except BaseException:
-                # DuckDB: whatever failed, the next admit starts from a fresh evaluation. Memory:
-                # the kept state was only read; this admit's engine goes with it.
-                self.broken = isinstance(engine, DuckDBBackend)
-                raise
+                self.reused += 1
             self.admits += 1
         result = for_every_job(report, jobs, {name: own[rep] for name, rep in of.items()})
         result.authorization_checked = True
         return result
+
+    def _evaluated(self, named: Jobs, limit: int) -> PlaceReport | None:
+        """The ranked report of `named` from this evaluation with their facts added (under the lock)."""
+        facts = job_facts(named)
+        facts["model_family"] = model_families(self._inventory, named)
+        loaded = [relation for relation, rows in facts.items() if rows]
+        engine: DuckDBBackend | MemoryBackend
+        if self._state is not None:
+            # Bounded as `--engine auto` bounds it: a job too big for memory is placed from
+            # scratch, where `place` starts it over in DuckDB (OutgrewEngine below).
+            engine = MemoryBackend(AUTO_MAX_BINDINGS, AUTO_MAX_ROUNDS)
+            engine.load(self.program)
+            engine.restore(self._state)
+        else:
+            assert self._duckdb is not None
+            engine = self._duckdb
+        try:
+            for relation in loaded:
+                engine.add_facts(relation, facts[relation])
+            engine.evaluate()
+            report = rank_placements(
+                engine,
+                self.program,
+                named,
+                "bandwidth",
+                self.profiles.pairs,
+                why_not=True,
+                limit=limit,
+                authorization=self._setup,
+                profiles=self.profiles,
+            )
+            if isinstance(engine, DuckDBBackend):
+                for relation in loaded:
+                    engine.retract(relation)
+        except OutgrewEngine:
+            if isinstance(engine, DuckDBBackend):  # pragma: no cover - only the memory engine outgrows
+                self.broken = True
+                raise
+            return None
+        except BaseException:
+            # DuckDB: whatever failed, the next admit starts from a fresh evaluation. Memory:
+            # the kept state was only read; this admit's engine goes with it.
+            self.broken = isinstance(engine, DuckDBBackend)
+            raise
+        return report
 
 
 class PlacingSlot:
@@ -256,4 +286,5 @@ class PlacingSlot:
             "engine": prepared.engine,
             "seconds": round(prepared.seconds, 3),
             "admits": prepared.admits,
+            "reused": prepared.reused,
         }
