@@ -2,7 +2,10 @@
 
 `expected.txt` lists, one per line, the subjects and message of each finding the failing
 fixture must produce (`subject, subject | message`), written by hand from the fixture.
-Both engines must agree with it. The cases are found and run by verifier.session.rule_tests, the
+Both engines must agree with it. The observed checks (OBS...) read observations too: a case's
+`<case>.observed/` folder (else the folder's `observed/`) is given as `--observed`, judged at the time in
+the folder's `observed-now.txt`; their expected lines quote observation files by their path from the
+repository root, where the tests run. The cases are found and run by verifier.session.rule_tests, the
 runner behind `topolog test`, so a user's fixtures follow exactly this layout.
 """
 

@@ -21,6 +21,7 @@ from verifier.checks.verify import VerifyReport, baseline_entries, select_report
 from verifier.checks.waivers import EXPIRED_ID, UNUSED_ID
 from verifier.cli.errors import guard
 from verifier.cli.job_options import PRINCIPAL_FROM_OPTION
+from verifier.cli.observed_options import observed_options, observed_run_of
 from verifier.cli.options import (
     CHECK_OPTIONS,
     ENGINE_OPTION,
@@ -130,6 +131,7 @@ from verifier.sources.jobs.principal_rules import PrincipalRule
 @NO_AUTHORIZATION_OPTION
 @PRINCIPAL_FROM_OPTION
 @scenario_options
+@observed_options
 @CHECK_OPTIONS
 @ENGINE_OPTION
 def verify_cmd(
@@ -154,6 +156,10 @@ def verify_cmd(
     fail: tuple[str, ...],
     fail_links: tuple[str, ...],
     scenario_paths: tuple[Path, ...],
+    observed: tuple[Path, ...],
+    observed_format: str | None,
+    observed_match: str,
+    observed_now: str | None,
     check_ids: tuple[str, ...],
     skip_ids: tuple[str, ...],
     engine: str,
@@ -176,6 +182,8 @@ def verify_cmd(
       topolog verify --from nccl-xml /var/log/nccl-topo.xml
       topolog verify inventories/mixed-fleet.yaml --jobs inventories/jobs/
       topolog verify inventories/mixed-fleet.yaml --jobs inventories/jobs/ --drain h100-n0
+      topolog verify inventories/dgx-h100-pod.yaml --observed inventories/observed/dgx-h100-pod \\
+          --observed-now 2026-12-06T09:00:00Z
     """
     # Without any --output the report is the terminal's; with some, only an asked-for one is.
     on_stdout = stdout_fmt or (None if outputs else "text")
@@ -186,6 +194,7 @@ def verify_cmd(
         side = (waivers_path, baseline_path, thresholds_path, principals_path, policies_path)
         read = [*inventory, *rules, *jobs_paths, *scenario_paths, *(p for p in side if p is not None)]
         _missing_files(read)
+        observations = observed_run_of(observed, observed_format, observed_match, observed_now)
         scenario = scenario_of(drain, fail, fail_links, scenario_paths)
         if scenario and (not jobs_paths or from_kind is not None):
             raise click.UsageError(
@@ -212,6 +221,7 @@ def verify_cmd(
             principal_from=principal_from,
             authorize=not no_authorization,
             scenario=scenario,
+            observed=observations,
         )
         with Progress() as progress:
             report = verify(list(inventory), run, progress)

@@ -7,6 +7,9 @@
         fail.yaml + expected.txt           an inventory and exactly the findings it gives
         fail-NAME.yaml + expected-NAME.txt more of those
         jobs.yaml                          jobs for every inventory of the folder (as --jobs)
+        observed/                          observations for every inventory of the folder (as --observed)
+        pass-NAME.observed/, fail.observed/ observations for that case alone (instead of observed/)
+        observed-now.txt                   the time observations are judged at (as --observed-now)
 
 principals.yml and topolog.thresholds.yaml beside an inventory are read as `topolog
 verify` reads them. `expected*.txt` holds one finding per line, `subject, subject |
@@ -26,10 +29,12 @@ from typing import Literal
 from verifier.checks.check import Check, CheckSelection, checks_from_program, select_checks
 from verifier.checks.findings import Finding
 from verifier.core.errors import Diagnostic, EngineError, SourceLocation, TopologError
-from verifier.core.resources import RULE_SUFFIX
+from verifier.core.resources import RULE_SUFFIX, display_path
 from verifier.core.suggest import closest
 from verifier.engine.loader import read_text
 from verifier.engine.rule_pack import inside_shipped
+from verifier.facts.observed import ObservedSettings
+from verifier.session.observed_input import ObservedRun, parse_time
 from verifier.session.session import load_rules
 from verifier.session.verify_run import VerifyRun, verify
 from verifier.sources.principals import PRINCIPALS_FILE
@@ -37,7 +42,9 @@ from verifier.sources.thresholds import OVERRIDE_NAME
 
 FIXTURES_DIR = "fixtures"
 JOBS_FILE = "jobs.yaml"
-HELPER_FILES = frozenset({JOBS_FILE, PRINCIPALS_FILE, OVERRIDE_NAME})
+OBSERVED_DIR = "observed"
+OBSERVED_NOW_FILE = "observed-now.txt"
+HELPER_FILES = frozenset({JOBS_FILE, PRINCIPALS_FILE, OVERRIDE_NAME, OBSERVED_NOW_FILE})
 """Files a fixture folder may hold besides its cases: read by verify from beside the inventory."""
 
 _CASE = re.compile(r"^(?P<kind>pass|fail)(?P<name>-[A-Za-z0-9_.-]+)?\.ya?ml$")
@@ -55,6 +62,15 @@ class Case:
     expected_lines: tuple[str, ...] = ()
     """What `expected` lists, sorted (read when the layout is checked, before anything runs)."""
     jobs: Path | None = None
+
+    @property
+    def observed(self) -> Path | None:
+        """The case's observations: `<case>.observed/` beside it, else the folder's `observed/`, else none."""
+        own = self.inventory.with_name(f"{self.inventory.stem}.{OBSERVED_DIR}")
+        if own.is_dir():
+            return own
+        shared = self.inventory.parent / OBSERVED_DIR
+        return shared if shared.is_dir() else None
 
 
 @dataclass(frozen=True)
@@ -213,9 +229,21 @@ def case_findings(case: Case, rules_paths: Sequence[Path], engine: str) -> list[
         jobs=[case.jobs] if case.jobs else (),
         authorize=principals,
         evaluate_only=frozenset({case.check_id}),
+        observed=_observed(case),
     )
     report = verify([case.inventory], run)
     return sorted(finding_line(f) for f in report.findings if f.rule == case.check_id)
+
+
+def _observed(case: Case) -> ObservedRun | None:
+    """`--observed` for a case with observations, judged at observed-now.txt's time when the folder has one."""
+    folder = case.observed
+    if folder is None:
+        return None
+    now_file = case.inventory.parent / OBSERVED_NOW_FILE
+    now = parse_time(now_file.read_text(encoding="utf-8").strip(), str(now_file)) if now_file.is_file() else None
+    # Named from the working directory, as findings name it: expected*.txt quotes observations' file:line.
+    return ObservedRun((display_path(folder),), settings=ObservedSettings(now=now))
 
 
 def run_case(case: Case, rules_paths: Sequence[Path], engine: str) -> Outcome:

@@ -19,6 +19,7 @@ from verifier.engine.ast import Program
 from verifier.engine.queries import program_for, query_relations
 from verifier.engine.records import Columns
 from verifier.session.inputs import authorization_for, read_inventory
+from verifier.session.observed_input import ObservedRun, observed_rows
 from verifier.session.session import (
     Evaluation,
     PhaseListener,
@@ -83,6 +84,8 @@ class VerifyRun:
     scenario: Scenario = field(default_factory=Scenario)
     """A what-if (`--drain`, `--fail`, `--fail-link`, `--scenario`, with --jobs): the jobs placed with
     it too, its effect on them reported as WHATIF00x findings (verifier.session.whatif_checks)."""
+    observed: ObservedRun | None = None
+    """Observations (`--observed`): judged by rules/observed/ against each inventory (docs/observed.md)."""
 
 
 def verify(
@@ -104,6 +107,11 @@ def verify(
 
         jobs = read_jobs(list(run.jobs), run.principal_from)
         located.update((job.name, job.loc) for job in jobs)
+    observations = None
+    if run.observed is not None:  # read once, before any evaluation: an unreadable file is exit 2 at once
+        if len(clusters) > 1:
+            raise several_clusters(clusters, "--observed judges one cluster's hosts")
+        observations = run.observed.read()
     program = load_rules(run.rules)  # checked once, whatever the number of clusters
     if run.evaluate_only:
         program = _slice(program, run.evaluate_only)
@@ -138,6 +146,7 @@ def verify(
             jobs=jobs,
             progress=progress,
             reads_reports_only=jobs is None,
+            extra_facts=observed_rows(run.observed, observations, inputs) if run.observed and observations else None,
         ) as evaluation:
             if progress is not None:
                 progress.step("collecting findings")

@@ -1,0 +1,86 @@
+"""Identity matching (never by position alone) and the observation folder's layout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.core.errors import TopologError
+from verifier.sources.inventory.loader import load_inventory
+from verifier.sources.observed.identity import Matcher, MatchSettings
+from verifier.sources.observed.load import read_observations
+
+INVENTORY = """apiVersion: topolog.dev/v1
+objects:
+  - name: n1
+    kind: node
+    children:
+      - {name: gpu0, kind: gpu, labels: {uuid: GPU-AAAA, pci_bus_id: "0000:18:00.0"}}
+      - {name: gpu1, kind: gpu, labels: {uuid: GPU-BBBB}}
+  - name: n2
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+"""
+
+
+@pytest.fixture
+def matcher(tmp_path: Path) -> Matcher:
+    path = tmp_path / "inv.yaml"
+    path.write_text(INVENTORY)
+    return Matcher(load_inventory([path]))
+
+
+def test_uuid_decides_where_declared(matcher: Matcher) -> None:
+    # n1 declares UUIDs: a declared one matches (any case); an undeclared one is unmatched, and the
+    # index it also states (0, gpu0's position) is not tried: a swapped board is not the old one.
+    assert matcher.match("n1", {"uuid": "gpu-bbbb", "index": 0}).gpu == "n1/gpu1"
+    m = matcher.match("n1", {"uuid": "GPU-CCCC", "index": 0})
+    assert (m.gpu, m.key, m.why) == (None, "uuid", "uuid GPU-CCCC is not declared in n1")
+
+
+def test_index_where_nothing_else_is_declared(matcher: Matcher) -> None:
+    # n2's GPUs declare no uuid/serial/bus id: host and index match gpu{i}.
+    assert matcher.match("n2", {"uuid": "GPU-XXXX", "index": 1}).gpu == "n2/gpu1"
+    assert matcher.match("n2", {"index": 2}).gpu is None
+
+
+def test_keys_chosen_and_ordered(matcher: Matcher, tmp_path: Path) -> None:
+    only_bus = Matcher(load_inventory([tmp_path / "inv.yaml"]), MatchSettings.parse("pci_bus_id"))
+    assert only_bus.match("n1", {"uuid": "GPU-AAAA", "pci_bus_id": "00000000:18:00.0"}).gpu == "n1/gpu0"
+    # without index among the keys, n2's GPUs (no other key declared) cannot be matched
+    assert only_bus.match("n2", {"index": 0}).gpu is None
+    with pytest.raises(TopologError, match="expected some of uuid, serial, pci_bus_id, index"):
+        MatchSettings.parse("uuid,position")
+
+
+def test_host_names(matcher: Matcher) -> None:
+    assert matcher.node("n1") == "n1" and matcher.node("N2") == "n2" and matcher.node("n1.example.com") == "n1"
+    assert matcher.node("gpu0") is None and matcher.node("n3") is None
+
+
+def test_folder_layout_names_hosts(tmp_path: Path) -> None:
+    text = "GPU 0: NVIDIA H100 (UUID: GPU-1)\n  Link 0: 26.562 GB/s\n"
+    (tmp_path / "obs" / "node-a.example.com").mkdir(parents=True)
+    (tmp_path / "obs" / "node-a.example.com" / "nvlink.txt").write_text(text)
+    (tmp_path / "obs" / "node-b.nvlink.txt").write_text(text)
+    (tmp_path / "obs" / ".hidden").write_text("ignored")
+    obs = read_observations([tmp_path / "obs"])
+    # a sub-folder's name (dots and all) or a file's name up to its first dot
+    assert sorted(f.host or "" for f in obs.files) == ["node-a.example.com", "node-b"]
+
+
+def test_every_bad_file_reported(tmp_path: Path) -> None:
+    (tmp_path / "n1").mkdir()
+    (tmp_path / "n1" / "a.txt").write_text("not a tool's output\n")
+    (tmp_path / "n1" / "b.xml").write_text("<nvidia_smi_log><gpu>")
+    with pytest.raises(TopologError) as err:
+        read_observations([tmp_path, tmp_path / "missing"])
+    got = [(Path(d.location.file).name, d.location.line, d.message.split(";")[0][:40]) for d in err.value.diagnostics]
+    # sorted by place: <tmp>/missing before <tmp>/n1/...
+    assert got == [
+        ("missing", 0, "no such observation file or folder"),
+        ("a.txt", 1, "not a format topolog reads observations "),
+        ("b.xml", 1, "not well-formed XML: no element found"),
+    ]

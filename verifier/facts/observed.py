@@ -1,0 +1,215 @@
+"""Observations as rows of the observed relations declared in rules/observed/lib/observed_schema.dl.
+
+Each observation is first matched to the declared GPU it describes (verifier.sources.observed.identity);
+what matches nothing becomes an `observed_unmatched` row, never a guess. Every row carries `where`,
+the observation's file:line, so a finding points at the tool output as well as at the inventory.
+
+A file older than the `observed_max_age_s` threshold at `now` is stale: it is reported
+(`observed_stale`) and nothing else of it is trusted (no row but that one and `observed_node`).
+A file that states no time is judged on what it says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from verifier.sources.inventory.model import Inventory
+from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref
+from verifier.sources.observed.model import GpuObservation, Observations
+
+Row = tuple[str | int, ...]
+
+MAX_AGE_KEY = "observed_max_age_s"
+LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "amd-smi", "rocm-smi"})
+"""Formats that list every GPU the host's driver sees: a declared GPU absent from them is missing."""
+
+OBSERVED_RELATIONS: frozenset[str] = frozenset(
+    {
+        "observed_node",
+        "observed_unknown_host",
+        "observed_stale",
+        "observed_listing",
+        "observed_gpu",
+        "observed_unmatched",
+        "observed_pcie_gen",
+        "observed_pcie_width",
+        "observed_busy",
+        "observed_scaleup_link",
+        "observed_scaleup_links",
+        "observed_count",
+        "observed_flag",
+        "observed_xid",
+        "observed_fabric",
+    }
+)
+"""Every relation emitted (all present, possibly empty)."""
+
+_INT64_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class ObservedSettings:
+    """How observations are judged: identity keys, and the time their age is measured at."""
+
+    match: MatchSettings = field(default_factory=MatchSettings)
+    now: datetime | None = None
+    """None: the clock when the facts are made."""
+
+
+def _gpu_label(g: GpuObservation) -> str:
+    names = [n for n in (g.pci_bus_id, g.uuid) if n]
+    index = f"GPU {g.index} " if g.index is not None else "GPU "
+    return f"{index}({', '.join(names)})" if names else index.strip()
+
+
+def observed_facts(
+    inventory: Inventory,
+    observations: Observations,
+    thresholds: Mapping[str, int],
+    settings: ObservedSettings | None = None,
+) -> dict[str, list[Row]]:
+    """Rows per observed relation, deterministic (sorted)."""
+    settings = settings or ObservedSettings()
+    now = settings.now or datetime.now(UTC)
+    max_age = thresholds.get(MAX_AGE_KEY)
+    out: dict[str, list[Row]] = {name: [] for name in OBSERVED_RELATIONS}
+    matcher = Matcher(inventory, settings.match)
+    node_of_host: dict[str, str | None] = {}
+
+    def node(host: str) -> str | None:
+        if host not in node_of_host:
+            node_of_host[host] = matcher.node(host)
+        return node_of_host[host]
+
+    stale: set[str] = set()
+    for f in observations.files:
+        n = node(f.host) if f.host is not None else None
+        if f.host is not None and n is None:
+            out["observed_unknown_host"].append((f.host, f.path))
+            continue
+        if n is None:
+            continue
+        out["observed_node"].append((n, f.path))
+        if f.observed_at is not None and max_age is not None:
+            at = f.observed_at if f.observed_at.tzinfo is not None else f.observed_at.replace(tzinfo=UTC)
+            age = int((now - at).total_seconds())
+            if age > max_age:
+                stale.add(f.path)
+                shown = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                out["observed_stale"].append((n, f.path, shown, min(age, _INT64_MAX), max_age))
+                continue
+        if f.format in LISTING_FORMATS:
+            out["observed_listing"].append((n, f.path))
+
+    def trusted(file: str) -> bool:
+        return file not in stale
+
+    by_host: dict[str, list[GpuObservation]] = {}
+    for g in observations.gpus:
+        by_host.setdefault(g.host, []).append(g)
+    for g in observations.gpus:
+        n = node(g.host)
+        if n is None or not trusted(g.source.file):
+            continue
+        where = str(g.source)
+        m = matcher.match_gpu(n, g)
+        if m.gpu is None:
+            out["observed_unmatched"].append((n, _gpu_label(g), m.why or "", where))
+            continue
+        gpu = m.gpu
+        out["observed_gpu"].append((gpu, m.key or "", where))
+        if g.pcie_gen_current is not None and g.pcie_gen_max is not None:
+            out["observed_pcie_gen"].append((gpu, g.pcie_gen_current, g.pcie_gen_max, where))
+        if g.pcie_width_current is not None and g.pcie_width_max is not None:
+            out["observed_pcie_width"].append((gpu, g.pcie_width_current, g.pcie_width_max, where))
+        if g.utilization_percent is not None:
+            out["observed_busy"].append((gpu, g.utilization_percent, where))
+        counts = {
+            "ecc_uncorrectable_volatile": g.ecc_uncorrectable_volatile,
+            "ecc_uncorrectable_aggregate": g.ecc_uncorrectable_aggregate,
+            "retired_pages": g.retired_pages,
+            "remapped_rows_uncorrectable": g.remapped_rows_uncorrectable,
+        }
+        out["observed_count"].extend((gpu, k, min(v, _INT64_MAX), where) for k, v in counts.items() if v is not None)
+        flags = {
+            "remapped_rows_failed": g.remapped_rows_failed,
+            "remapped_rows_pending": g.remapped_rows_pending,
+            "retired_pages_pending": g.retired_pages_pending,
+        }
+        out["observed_flag"].extend((gpu, k, where) for k, v in flags.items() if v)
+        if g.fabric_state is not None:
+            out["observed_fabric"].append((gpu, g.fabric_state, g.fabric_status or "", where))
+
+    def ref_gpu(ref_host: str, values: dict[str, str | int | None]) -> tuple[str | None, str | None, str]:
+        n = node(ref_host)
+        if n is None:
+            return None, None, ""
+        m = matcher.match(n, values)
+        return n, m.gpu, m.why or ""
+
+    for lk in observations.links:
+        if not trusted(lk.source.file):
+            continue
+        values = resolve_ref(lk.gpu, by_host.get(lk.host, ()))
+        ln, lgpu, why = ref_gpu(lk.host, values)
+        where = str(lk.source)
+        if ln is None:
+            continue
+        if lgpu is None:
+            out["observed_unmatched"].append((ln, f"GPU {lk.gpu}", why, where))
+            continue
+        active = 1 if lk.state == "active" else 0
+        out["observed_scaleup_link"].append((lgpu, lk.kind, lk.link, active, lk.speed_mbps or 0, where))
+    out["observed_scaleup_links"] = _link_summary(out["observed_scaleup_link"])
+    for c in observations.counters:
+        if not trusted(c.source.file):
+            continue
+        values = resolve_ref(c.gpu, by_host.get(c.host, ()))
+        cn, cgpu, why = ref_gpu(c.host, values)
+        if cn is None or cgpu is None:
+            if cn is not None:
+                out["observed_unmatched"].append((cn, f"GPU {c.gpu}", why, str(c.source)))
+            continue
+        if not isinstance(c.value, int):
+            continue  # a fractional sample is not a count: no judged metric is one
+        if c.metric == "DCGM_FI_DEV_XID_ERRORS":
+            if c.value:
+                out["observed_xid"].append((cgpu, c.value, str(c.source)))
+            continue
+        link = dict(c.labels).get("link")
+        name = c.metric if link is None else f"{c.metric} link {link}"
+        out["observed_count"].append((cgpu, name, min(c.value, _INT64_MAX), str(c.source)))
+    for name, rows in out.items():
+        out[name] = _first_per_key(rows) if name in _ONE_PER_KEY else sorted(set(rows), key=_sort_key)
+    return out
+
+
+def _link_summary(links: list[Row]) -> list[Row]:
+    """Per (gpu, kind): active links, links reported, and where the first inactive (else first) one is."""
+    found: dict[tuple[str | int, str | int], list[Row]] = {}
+    for row in sorted(set(links), key=_sort_key):
+        found.setdefault((row[0], row[1]), []).append(row)
+    out: list[Row] = []
+    for (gpu, kind), rows in found.items():
+        inactive = [r for r in rows if r[3] == 0]
+        where = (inactive or rows)[0][5]
+        out.append((gpu, kind, sum(1 for r in rows if r[3] == 1), len(rows), where))
+    return out
+
+
+_ONE_PER_KEY = frozenset({"observed_unmatched", "observed_xid", "observed_count"})
+"""Relations whose rows differ only by `where` when one GPU is named in several lines (every link of
+an unmatched GPU, every MIG instance's copy of a GPU metric): one row each, at its first line."""
+
+
+def _first_per_key(rows: list[Row]) -> list[Row]:
+    first: dict[Row, Row] = {}
+    for row in sorted(rows, key=_sort_key):
+        first.setdefault(row[:-1], row)
+    return sorted(first.values(), key=_sort_key)
+
+
+def _sort_key(row: Sequence[str | int]) -> tuple[str, ...]:
+    return tuple(f"{v:020d}" if isinstance(v, int) else v for v in row)

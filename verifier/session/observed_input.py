@@ -1,0 +1,46 @@
+"""Observations given to a run (`--observed`): read once, turned into facts per inventory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from verifier.core.errors import SourceLocation, TopologError
+from verifier.engine.ast import Row
+from verifier.facts.observed import ObservedSettings, observed_facts
+from verifier.session.inputs import Inputs
+from verifier.sources.observed.load import read_observations
+from verifier.sources.observed.model import Observations
+from verifier.sources.thresholds import load_thresholds
+
+
+@dataclass(frozen=True)
+class ObservedRun:
+    """`--observed PATH...`, `--observed-format`, `--observed-match`, `--observed-now`."""
+
+    paths: tuple[Path, ...]
+    fmt: str | None = None
+    settings: ObservedSettings = field(default_factory=ObservedSettings)
+
+    def read(self) -> Observations:
+        """Every file read (TopologError, exit 2, naming each file that cannot be)."""
+        return read_observations(list(self.paths), self.fmt)
+
+
+def observed_rows(observed: ObservedRun, observations: Observations, inputs: Inputs) -> dict[str, list[Row]]:
+    """The observed relations' rows for one inventory, judged with its thresholds."""
+    thresholds = load_thresholds(inputs.paths, inputs.side.thresholds)
+    rows = observed_facts(inputs.inventory, observations, thresholds, observed.settings)
+    return {name: list(r) for name, r in rows.items()}
+
+
+def parse_time(text: str, source: str = "--observed-now") -> datetime:
+    """An ISO 8601 time (`2024-07-15T13:45:00Z`; without a zone: UTC). TopologError naming `source` otherwise."""
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise TopologError.at(
+            SourceLocation(source), f"{text!r} is not a time; expected ISO 8601, e.g. 2024-07-15T13:45:00Z"
+        ) from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)

@@ -1,0 +1,191 @@
+"""`nvidia-smi -q -x`: one `GpuObservation` per `<gpu>` element.
+
+The XML follows NVIDIA's nvsmi_device_vNN.dtd; element names changed over driver branches and
+both spellings are read: `clocks_event_reasons` (R535+) and `clocks_throttle_reasons` (older),
+ECC `<volatile>` as `dram_uncorrectable`/`sram_uncorrectable*` (R470+) or as
+`<double_bit><total>` (older). Values printed as `N/A`, `[N/A]` or `[Not Supported]` are not
+known (None), never zero.
+
+The tool prints no GPU index: it lists GPUs in its own index order (NVML's enumeration, by PCI
+bus id), so a GPU's index is its position among the `<gpu>` elements of the file. The
+`<timestamp>` is the host's local time without a zone; it is read as UTC (docs/observed.md).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from verifier.core.errors import SourceLocation, TopologError
+from verifier.sources.importers.safe_xml import Element, parse_xml_bytes
+from verifier.sources.observed.model import GpuObservation, Observations, ObservedFile, normalise_pci_bus_id
+
+FORMAT = "nvidia-smi-q-xml"
+ROOT = "nvidia_smi_log"
+_UNKNOWN = frozenset({"", "n/a", "[n/a]", "not supported", "[not supported]", "unknown", "[unknown error]"})
+_REASON_PREFIXES = ("clocks_event_reason_", "clocks_throttle_reason_")
+_INT = re.compile(r"\s*(\d+)\s*(x|%)?\s*")
+
+
+def looks_like(text: str) -> bool:
+    """Whether `text` is `nvidia-smi -q -x` output: an XML document whose root is <nvidia_smi_log>."""
+    head = text[:2048]
+    return "<nvidia_smi_log" in head
+
+
+def _child(el: Element | None, *path: str) -> Element | None:
+    for tag in path:
+        if el is None:
+            return None
+        el = next(el.iter(tag), None)
+    return el
+
+
+def _text(el: Element | None, *path: str) -> str | None:
+    found = _child(el, *path)
+    if found is None or found.children:
+        return None
+    value = found.text.strip()
+    return None if value.lower() in _UNKNOWN else value
+
+
+def _int(el: Element | None, *path: str) -> int | None:
+    """An integer field (`16x`, `2 %` and `4` all read), None when not known; TopologError when not a number."""
+    value = _text(el, *path)
+    if value is None:
+        return None
+    m = _INT.fullmatch(value)
+    if m is None:
+        found = _child(el, *path)
+        assert found is not None
+        raise TopologError.at(
+            found.loc, f"<{found.tag}> is {value!r}; expected a whole number (or N/A) as nvidia-smi prints it"
+        )
+    return int(m.group(1))
+
+
+def _yes_no(el: Element | None, *path: str) -> bool | None:
+    value = _text(el, *path)
+    if value is None:
+        return None
+    if value.lower() in ("yes", "no"):
+        return value.lower() == "yes"
+    found = _child(el, *path)
+    assert found is not None
+    raise TopologError.at(found.loc, f"<{found.tag}> is {value!r}; expected Yes, No or N/A")
+
+
+def _uncorrectable(section: Element | None) -> int | None:
+    """Uncorrectable ECC errors of a <volatile> or <aggregate> section, in either DTD's layout."""
+    if section is None:
+        return None
+    older = _child(section, "double_bit", "total")
+    if older is not None:
+        return _int(section, "double_bit", "total")
+    values = [_int(c) for c in section.children if "uncorrectable" in c.tag and not c.children]
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _retired(gpu: Element) -> int | None:
+    pages = _child(gpu, "retired_pages")
+    counts = [
+        _int(pages, "multiple_single_bit_retirement", "retired_count"),
+        _int(pages, "double_bit_retirement", "retired_count"),
+    ]
+    known = [c for c in counts if c is not None]
+    return sum(known) if known else None
+
+
+def _reasons(gpu: Element) -> tuple[str, ...]:
+    section = _child(gpu, "clocks_event_reasons") or _child(gpu, "clocks_throttle_reasons")
+    if section is None:
+        return ()
+    out = []
+    for c in section.children:
+        if c.text.strip() == "Active":
+            name = c.tag
+            for prefix in _REASON_PREFIXES:
+                name = name.removeprefix(prefix)
+            out.append(name)
+    return tuple(sorted(out))
+
+
+def timestamp(root: Element) -> datetime | None:
+    """The log's <timestamp> (`Fri Aug  4 11:44:30 2023`) as UTC; TopologError when it cannot be read."""
+    value = _text(root, "timestamp")
+    if value is None:
+        return None
+    try:
+        return datetime.strptime(" ".join(value.split()), "%a %b %d %H:%M:%S %Y").replace(tzinfo=UTC)
+    except ValueError:
+        el = _child(root, "timestamp")
+        assert el is not None
+        raise TopologError.at(
+            el.loc, f"<timestamp> is {value!r}; expected nvidia-smi's form, e.g. 'Fri Aug  4 11:44:30 2023'"
+        ) from None
+
+
+def _gpu(el: Element, position: int, host: str, when: datetime | None) -> GpuObservation:
+    bus_text = _text(el, "pci", "pci_bus_id") or el.get("id") or ""
+    bus = normalise_pci_bus_id(bus_text)
+    if bus is None:
+        raise TopologError.at(el.loc, f"<gpu> has PCI bus id {bus_text!r}; expected one like 00000000:1B:00.0")
+    link = _child(el, "pci", "pci_gpu_link_info")
+    ecc = _child(el, "ecc_errors")
+    remapped = _child(el, "remapped_rows")
+    fabric = _child(el, "fabric")
+    return GpuObservation(
+        source=el.loc,
+        observed_at=when,
+        host=host,
+        vendor="nvidia",
+        index=position,
+        uuid=_text(el, "uuid"),
+        serial=_text(el, "serial"),
+        pci_bus_id=bus,
+        model=_text(el, "product_name"),
+        pcie_gen_current=_int(link, "pcie_gen", "current_link_gen"),
+        pcie_gen_max=_int(link, "pcie_gen", "max_link_gen"),
+        pcie_gen_device_max=_int(link, "pcie_gen", "max_device_link_gen"),
+        pcie_width_current=_int(link, "link_widths", "current_link_width"),
+        pcie_width_max=_int(link, "link_widths", "max_link_width"),
+        ecc_uncorrectable_volatile=_uncorrectable(_child(ecc, "volatile")),
+        ecc_uncorrectable_aggregate=_uncorrectable(_child(ecc, "aggregate")),
+        retired_pages=_retired(el),
+        retired_pages_pending=_yes_no(el, "retired_pages", "pending_retirement"),
+        remapped_rows_uncorrectable=_int(remapped, "remapped_row_unc"),
+        remapped_rows_pending=_yes_no(remapped, "remapped_row_pending"),
+        remapped_rows_failed=_yes_no(remapped, "remapped_row_failure"),
+        throttle_reasons=_reasons(el),
+        mig_mode=_text(el, "mig_mode", "current_mig"),
+        utilization_percent=_int(el, "utilization", "gpu_util"),
+        fabric_state=_text(fabric, "state"),
+        fabric_status=_text(fabric, "status"),
+        fabric_clique_id=_text(fabric, "cliqueId"),
+        fabric_cluster_uuid=_text(fabric, "clusterUuid"),
+    )
+
+
+def read(text: str, filename: str, host: str | None) -> Observations:
+    """The GPUs of one `nvidia-smi -q -x` file (for one host). TopologError with file:line on bad input."""
+    if host is None:
+        raise TopologError.at(
+            SourceLocation(filename, 1),
+            "nvidia-smi -q -x names no host; put the file in a folder named for the host (docs/observed.md)",
+        )
+    root = parse_xml_bytes(text.encode("utf-8"), filename)
+    if root.tag != ROOT:
+        raise TopologError.at(root.loc, f"root element is <{root.tag}>; expected <{ROOT}> (nvidia-smi -q -x output)")
+    when = timestamp(root)
+    gpus = tuple(_gpu(el, i, host, when) for i, el in enumerate(root.iter("gpu")))
+    attached = _int(root, "attached_gpus")
+    if attached is not None and attached < len(gpus):
+        raise TopologError.at(
+            root.loc, f"<attached_gpus> says {attached} but the file lists {len(gpus)} <gpu> elements"
+        )
+    return Observations(
+        gpus=gpus,
+        files=(ObservedFile(filename, FORMAT, host, when),),
+        hosts=(host,),
+    )
