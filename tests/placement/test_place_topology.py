@@ -2,7 +2,8 @@
 
 Rack r0: n0 has 4 eligible GPUs, n1 and n2 have 2 each (two GPUs down, different ones).
 Inside a node every pair meets at 450 GB/s on the NVSwitch; across nodes a pair crosses the
-fabric, where each GPU has 50 GB/s (its node's one 400 Gb/s NIC; the PCIe Gen5 x16 path is wider).
+fabric, where each GPU has 12.5 GB/s: its node's one 400 Gb/s (50 GB/s) NIC is shared by the node's
+4 GPUs, all under its PCIe switch (verifier/facts/nic_share.py; the Gen5 x16 path, 63 GB/s, is wider).
 """
 
 from __future__ import annotations
@@ -40,12 +41,12 @@ def test_min_pair_bandwidth_inside_and_across_nodes(report: PlaceReport) -> None
     inside = _job(report, "pairs-in-node")  # 4 GPUs fit n0: every pair on the NVSwitch
     (p,) = inside.placements
     assert p.nodes == 1 and p.bottleneck_mbps == 450_000
-    across = _job(report, "pairs-across")  # 6 GPUs span nodes: pairs cross the 50 GB/s fabric
+    across = _job(report, "pairs-across")  # 6 GPUs span nodes: pairs cross the fabric at 50000 / 4 GPUs
     assert across.placements == []
-    assert [(w.requirement, w.have, w.need) for w in across.why_not] == [("min_pair_mbps", 50_000, 100_000)]
-    slow = _job(report, "pairs-across-slow")  # 40 GB/s asked: the fabric's 50 GB/s will do
+    assert [(w.requirement, w.have, w.need) for w in across.why_not] == [("min_pair_mbps", 12_500, 100_000)]
+    slow = _job(report, "pairs-across-slow")  # 10 GB/s asked: each GPU's 12.5 GB/s share will do
     (q,) = slow.placements
-    assert q.nodes == 2 and q.bottleneck_mbps == 50_000
+    assert q.nodes == 2 and q.bottleneck_mbps == 12_500
 
 
 def test_identical_nodes_with_different_gpus_down(report: PlaceReport) -> None:

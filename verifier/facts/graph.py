@@ -29,6 +29,7 @@ from verifier.core.lazy import lazy_module
 from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
 from verifier.facts.inventory import ROCE, Row, link_kind, node_of
+from verifier.facts.nic_share import CLASS_RANK, fabric_shares
 from verifier.facts.relation_sources import GRAPH_RELATIONS
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Unmade, links_of
 
@@ -45,7 +46,6 @@ FABRIC_KINDS = FABRIC_LINK_KINDS
 SCALEUP_KINDS = frozenset({"nvlink", "nvswitch", "xgmi", ROCE})  # link kinds as the facts give them (link_kind)
 ROOT_LINK_KINDS = frozenset({"pcie", "c2c"})  # how a device reaches its root complex (c2c: Grace-Blackwell)
 HOST_KINDS = frozenset({"pcie", "c2c", "upi", "xgmi", "d2d", "soc"})
-CLASS_RANK = {"NV": 0, "PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
 EXT = "//"  # prefix of an object outside the node in a node's local naming
 
 LocalObj = tuple[str, str, str | None, int | None]  # local name, kind, parent's local name, index
@@ -863,7 +863,7 @@ class _Hit:
     def stamp_fabric(
         self, n: str, names: list[str], rows: list[Row], nic_fabric: dict[str, int], cache: _FabricCache
     ) -> None:
-        """Each GPU's widest way into the fabric: through a NIC, the narrower of its path and the NIC's uplinks.
+        """Each GPU's share of the fabric: the NICs it sends through, divided among their GPUs (nic_share.py).
 
         Nodes of one class whose NICs have the same uplink bandwidths get the same answer, so it
         is worked out once per (class, uplinks) and only the GPU names are stamped per node.
@@ -873,12 +873,8 @@ class _Hit:
         known = cache.get(key)
         if known is None:
             up_of = dict(zip(self.nics, ups, strict=True))
-            best: dict[str, int] = {}
-            for g, nic, _cls, width in self.local["gpu_nic_path"]:
-                up = up_of[str(nic)]
-                if up:
-                    best[str(g)] = max(best.get(str(g), 0), min(int(width), up))
-            items = sorted(best.items())
+            paths = [(str(g), str(nic), str(c), int(w)) for g, nic, c, w in self.local["gpu_nic_path"]]
+            items = sorted(fabric_shares(paths, up_of).items())
             # Sorted local names are sorted global names when every GPU is inside the node (one
             # common prefix); a name from outside it sorts by its own id, so those are sorted per node.
             inside = all(not g.startswith(EXT) for g, _m in items)
