@@ -132,7 +132,9 @@ def evaluate(
     facts["threshold"] = threshold_facts(load_thresholds(inputs.paths, inputs.side.thresholds))
     if jobs is not None:
         from verifier.facts.jobs import job_facts
+        from verifier.sources.jobs.mig import require_known_mig_profiles
 
+        require_known_mig_profiles(jobs, inventory.models)  # a profile no model offers is bad input
         facts.update(job_facts(jobs))
         facts["model_family"] = model_families(inventory, jobs)
     if extra_facts:

@@ -274,6 +274,7 @@ def _read_job(m: YMap, p: Problems) -> Job | None:
         description=description,
         mig=mig,
         loc=m.key_loc("name"),
+        mig_loc=gpu.key_loc("mig") if gpu is not None and mig is not None else None,
     )
 
 

@@ -89,6 +89,8 @@ class Job:
     description: str | None = None
     mig: str | None = None  # a MIG profile: `gpus` then counts instances of it
     loc: SourceLocation = field(default=SourceLocation("<jobs>"), compare=False)
+    mig_loc: SourceLocation | None = field(default=None, compare=False)
+    """Where `mig` is written, when the job's format has such a line (else problems are reported at `loc`)."""
     notes: tuple[Diagnostic, ...] = field(default=(), compare=False)
     """What the job's spec says that topolog does not judge (a scheduler's own format: CPU, images, ...)."""
 
