@@ -12,12 +12,15 @@ NVL72 = ROOT / "inventories" / "gb200-nvl72.yaml"
 
 def test_k8s_labels_of_an_nvl72_rack() -> None:
     # gb200-nvl72.yaml: rack nvl72-r0 of 18 compute trays (tray00..tray17), 4 Blackwell GPUs each,
-    # all in the rack's one NVLink domain: every tray gets that domain and a GPU count of 4.
+    # all in the rack's one NVLink domain: every tray gets that domain and a GPU count of 4. Every
+    # tray is cabled to the 4 rail leaves (gb-leaf0..3, each up to gb-spine0..1): the leaf and spine
+    # labels name the first of each, as for the rail-optimised DGX pod.
     code, out, _ = run_cli("export", "k8s-labels", str(NVL72))
     assert code == 0
     lines = [line for line in out.splitlines() if not line.startswith("#")]
     assert lines == [
         f"kubectl label --overwrite node tray{i:02d} network.topology.nvidia.com/accelerator=nvl72-r0 "
+        "network.topology.nvidia.com/leaf=gb-leaf0 network.topology.nvidia.com/spine=gb-spine0 "
         "nvidia.com/gpu.count=4"
         for i in range(18)
     ]

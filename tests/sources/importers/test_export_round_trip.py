@@ -42,7 +42,9 @@ TREES: dict[str, dict[str, list[str]]] = {
         "euw-mi300x-leaf": ["mi300x-n0", "mi300x-n1"],
         "euw-rtx-leaf": ["rtx-n0", "rtx-n1", "rtx-n2", "rtx-n3"],
     },
-    "gb200-nvl72": {},
+    # gb200-nvl72: every tray is cabled to the 4 rail leaves gb-leaf0..3 (one leaf per node in Slurm's
+    # tree, as for the DGX pod), and the leaves to spines gb-spine0..1.
+    "gb200-nvl72": {"gb-spine0": ["gb-leaf0"], "gb-leaf0": [f"tray{i:02d}" for i in range(18)]},
     "edge-soc": {},
 }
 # Blocks (multi-node NVLink domains): only gb200-nvl72's rack nvl72-r0, whose 18 trays share one

@@ -16,8 +16,9 @@ EXPECTED = {
     # + 8 leaves + 4 spines = 247; links 8 x (32 gpu-nvsw + 8 + 8 + 4 pcie + 1 upi = 53) + 64 + 32.
     "dgx-h100-pod.yaml": (247, 64, 520),
     # 18 trays x (1 + 2 grace + 2 lpddr + 4 gpu + 4 nic = 13) + rack + 9 switch trays x (1 + 2 chips)
-    # = 262; links 18 x (4 c2c + 4 pcie) + 72 x 18 NVLink = 1,440.
-    "gb200-nvl72.yaml": (262, 72, 1440),
+    # + 4 rail leaves + 2 spines = 268; links 18 x (4 c2c + 4 pcie) + 72 x 18 NVLink + 72 NIC
+    # cables (18 trays x 4 rails) + 8 leaf-spine bonds (4 leaves x 2 spines) = 1,520.
+    "gb200-nvl72.yaml": (268, 72, 1520),
     # fleet + pod + spine + 4 racks + 4 leaves + 2 x 19 (A100) + 2 x 27 (H100: node, 2 CPUs, 8 GPUs,
     # 4 NVSwitches, 4 PCIe switches, 8 NICs) + 2 x 19 (MI300X) + 4 x 5 (RTX) = 161; links 2 x 59
     # + 2 x 53 (H100: 32 NVSwitch bonds, 16 devices to their switches, 4 uplinks, UPI) + 2 x 45
