@@ -9,6 +9,7 @@ from pathlib import Path
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.engine.ast import Row
 from verifier.facts.observed import ObservedSettings, observed_facts
+from verifier.facts.observed_network import network_facts, sort_key
 from verifier.session.inputs import Inputs
 from verifier.sources.observed.load import read_observations
 from verifier.sources.observed.model import Observations
@@ -32,7 +33,10 @@ def observed_rows(observed: ObservedRun, observations: Observations, inputs: Inp
     """The observed relations' rows for one inventory, judged with its thresholds."""
     thresholds = load_thresholds(inputs.paths, inputs.side.thresholds)
     rows = observed_facts(inputs.inventory, observations, thresholds, observed.settings)
-    return {name: list(r) for name, r in rows.items()}
+    out = {name: list(r) for name, r in rows.items()}
+    for name, more in network_facts(inputs.inventory, observations, observed.settings).items():
+        out[name] = sorted({*out.get(name, ()), *more}, key=sort_key) if name in out else list(more)
+    return out
 
 
 def parse_time(text: str, source: str = "--observed-now") -> datetime:

@@ -30,6 +30,7 @@ def test_static_gives_identity_and_link_maximum() -> None:
     assert [g.pci_bus_id[5:7] for g in obs.gpus if g.pci_bus_id] == ["05", "26", "46", "65", "85", "a6", "c6", "e5"]
     assert obs.gpus[0].source.line == 2  # the "{" that opens the first GPU object
     assert obs.links == ()
+    assert [f.format for f in obs.files] == ["amd-smi"]
 
 
 def test_metric_gives_the_trained_link_errors_and_load() -> None:
@@ -48,6 +49,7 @@ def test_topology_gives_one_link_per_xgmi_peer() -> None:
     # 8 GPUs, each with 7 XGMI peers (SELF is not a link): 56 observations; the pair 2-5 is
     # DISABLED in both GPUs' lists.
     assert len(obs.links) == 56 and obs.gpus == ()
+    assert [f.format for f in obs.files] == ["amd-smi-topology"]  # lists links, not every GPU
     down = sorted((x.gpu.index, x.link, x.peer.index if x.peer else None) for x in obs.links if x.state == "inactive")
     assert down == [(2, 5, 5), (5, 2, 2)]
     first = obs.links[0]

@@ -42,6 +42,8 @@ from verifier.sources.observed.model import (
 )
 
 FORMAT = "amd-smi"
+FORMAT_TOPOLOGY = "amd-smi-topology"
+"""A file of links only (`amd-smi topology --json`): it lists no GPU, so a GPU absent from it is not missing."""
 NA = "N/A"
 GEN_BY_GTS: dict[Fraction, int] = {
     Fraction(5, 2): 1,
@@ -194,7 +196,7 @@ class _Reader:
         return Observations(
             gpus=tuple(gpus),
             links=tuple(links),
-            files=(ObservedFile(self.filename, FORMAT, self.host, None),),
+            files=(ObservedFile(self.filename, FORMAT if gpus else FORMAT_TOPOLOGY, self.host, None),),
             hosts=(self.host,),
         )
 
