@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from verifier.cli.errors import fail, guard
+from verifier.cli.observed_options import observed_options, observed_run_of
 from verifier.cli.options import _missing_files, format_option
 from verifier.cli.output import emit, refuse_inputs, write_file
 from verifier.core.errors import SourceLocation, TopologError
@@ -111,23 +112,47 @@ _SIDE_KINDS = ("inventory", *KINDS)
 
 @click.command("reconcile")
 @click.argument("a", type=click.Path(path_type=Path))
-@click.argument("b", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path), required=False)
 @click.option("--a-kind", type=click.Choice(_SIDE_KINDS), help="What A is (default: detected from its content).")
 @click.option("--b-kind", type=click.Choice(_SIDE_KINDS), help="What B is (default: detected from its content).")
+@observed_options
 @format_option(formats_for(ReconcileReport))
-def reconcile_cmd(a: Path, b: Path, a_kind: str | None, b_kind: str | None, fmt: str) -> None:
+def reconcile_cmd(
+    a: Path,
+    b: Path | None,
+    a_kind: str | None,
+    b_kind: str | None,
+    observed: tuple[Path, ...],
+    observed_format: str | None,
+    observed_match: str,
+    observed_now: str | None,
+    fmt: str,
+) -> None:
     """Compare two descriptions of the same machines and report every disagreement.
 
     Missing devices, different PCI bus ids, different path classes between GPUs and NICs
     (NV#, PIX, PXB, NODE, SYS) and different link or port speeds, each with both places.
+    With --observed instead of B, A is an inventory and B the hardware's own word
+    (docs/observed.md): hosts and GPUs on one side only, and for each GPU paired by
+    identity its model, identity labels, the PCIe link it trained and its active
+    scale-up links, where they differ from what A declares.
     Exit status: 0 they agree, 1 disagreements, 2 bad input.
 
     \b
     Example:
       topolog reconcile nvidia-smi-topo.txt inventories/node.yaml
       topolog reconcile nccl-topo.xml lstopo.xml --format json
+      topolog reconcile inventories/dgx-h100-pod.yaml --observed inventories/observed/dgx-h100-pod
     """
     try:
+        if observed:
+            if b is not None or b_kind is not None:
+                raise click.UsageError("give B or --observed, not both: --observed compares A with the observations")
+            report = _reconcile_observed(a, observed, observed_format, observed_match, observed_now)
+            emit(report, fmt)
+            sys.exit(report.exit_code)
+        if b is None:
+            raise click.UsageError("give B, the other description (or --observed DIR, the hardware's own word)")
         for p in (a, b):
             if not p.is_file():
                 raise TopologError.at(SourceLocation(str(p)), "no such file")
@@ -137,6 +162,17 @@ def reconcile_cmd(a: Path, b: Path, a_kind: str | None, b_kind: str | None, fmt:
         return
     emit(report, fmt)
     sys.exit(report.exit_code)
+
+
+def _reconcile_observed(
+    inventory: Path, observed: tuple[Path, ...], fmt: str | None, match: str, now: str | None
+) -> ReconcileReport:
+    from verifier.sources.observed.reconcile import reconcile_observed  # only this form reads observations
+
+    run = observed_run_of(observed, fmt, match, now)
+    assert run is not None  # --observed was given
+    _missing_files([inventory])
+    return ReconcileReport(reconcile_observed(load_inventory([inventory]), run.read(), run.settings.match))
 
 
 @click.group("export")

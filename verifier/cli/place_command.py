@@ -9,6 +9,7 @@ import click
 
 from verifier.cli.errors import guard
 from verifier.cli.job_options import PRINCIPAL_FROM_OPTION
+from verifier.cli.observed_options import observed_options, observed_run_of
 from verifier.cli.options import (
     ENGINE_OPTION,
     NO_AUTHORIZATION_OPTION,
@@ -51,6 +52,7 @@ from verifier.sources.jobs.principal_rules import PrincipalRule
 @NO_AUTHORIZATION_OPTION
 @PRINCIPAL_FROM_OPTION
 @scenario_options
+@observed_options
 @ENGINE_OPTION
 def place_cmd(
     inventory: Path,
@@ -67,6 +69,10 @@ def place_cmd(
     fail: tuple[str, ...],
     fail_links: tuple[str, ...],
     scenario_paths: tuple[Path, ...],
+    observed: tuple[Path, ...],
+    observed_format: str | None,
+    observed_match: str,
+    observed_now: str | None,
     engine: str,
 ) -> None:
     """List, per job, the valid placements ranked, with bottleneck bandwidth and hourly cost.
@@ -86,6 +92,10 @@ def place_cmd(
     Exit status then: 0 no job loses its placement, 1 some job does, 2 bad input (an id the
     inventory lacks included).
 
+    With --observed (docs/observed.md), a GPU the hardware's own tools say is out of service
+    (OBS004: uncorrectable ECC, a failed or pending row remapping, a reset-bucket XID, fabric
+    registration not completed; OBS006: missing from its node's listing) is never placed on.
+
     \b
     Example:
       topolog place inventories/mixed-fleet.yaml inventories/jobs/portable.yaml
@@ -94,11 +104,14 @@ def place_cmd(
       topolog place inventories/dgx-h100-pod.yaml inventories/jobs/ --fail-link 'dgx00/gpu0<->dgx00/nvsw0'
       topolog place inventories/dgx-h100-pod.yaml inventories/jobs/schedulers/ \\
           --principal-from namespace=Team --principal-from account=Team
+      topolog place inventories/dgx-h100-pod.yaml inventories/jobs/training.yaml \\
+          --observed inventories/observed/dgx-h100-pod --observed-now 2026-12-06T09:00:00Z
     """
 
     def body() -> int:
         _missing_files([inventory, *jobs, *(p for p in (principals_path, policies_path) if p is not None)])
         scenario = scenario_of(drain, fail, fail_links, scenario_paths)
+        observations = observed_run_of(observed, observed_format, observed_match, observed_now)
         if scenario:
             if why_not or limit:
                 raise click.UsageError(
@@ -115,6 +128,7 @@ def place_cmd(
                         limit=1,
                         authorize=not no_authorization,
                         principal_from=principal_from,
+                        observed=observations,
                     ),
                     progress,
                     side_file_flags(principals_path, policies_path),
@@ -133,6 +147,7 @@ def place_cmd(
                 flags=side_file_flags(principals_path, policies_path),
                 authorize=not no_authorization,
                 principal_from=principal_from,
+                observed=observations,
             )
         emit(report, fmt)
         return report.exit_code

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from verifier.sources.inventory.model import Inventory
-from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref
+from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref, same_gpu
 from verifier.sources.observed.model import GpuObservation, Observations
 
 Row = tuple[str | int, ...]
@@ -158,7 +158,8 @@ def observed_facts(
         if ln is None:
             continue
         if lgpu is None:
-            out["observed_unmatched"].append((ln, f"GPU {lk.gpu}", why, where))
+            if same_gpu(lk.gpu, by_host.get(lk.host, ())) is None:  # else that GPU's own row says it
+                out["observed_unmatched"].append((ln, f"GPU {lk.gpu}", why, where))
             continue
         active = 1 if lk.state == "active" else 0
         out["observed_scaleup_link"].append((lgpu, lk.kind, lk.link, active, lk.speed_mbps or 0, where))
@@ -169,7 +170,7 @@ def observed_facts(
         values = resolve_ref(c.gpu, by_host.get(c.host, ()))
         cn, cgpu, why = ref_gpu(c.host, values)
         if cn is None or cgpu is None:
-            if cn is not None:
+            if cn is not None and same_gpu(c.gpu, by_host.get(c.host, ())) is None:
                 out["observed_unmatched"].append((cn, f"GPU {c.gpu}", why, str(c.source)))
             continue
         if not isinstance(c.value, int):

@@ -19,6 +19,7 @@ from verifier.placement.place import (
 )
 from verifier.placement.whatif import WhatIfReport, compare, permitted_gpus
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
+from verifier.session.observed_input import ObservedRun, observed_rows
 from verifier.session.session import (
     PhaseListener,
     evaluate,
@@ -47,6 +48,7 @@ def place(
     flags: SideFileFlags | None = None,
     authorize: bool = True,
     principal_from: tuple[PrincipalRule, ...] = (),
+    observed: ObservedRun | None = None,
 ) -> PlaceReport:
     """Valid placements of every job, ranked (TopologError on bad input).
 
@@ -59,7 +61,7 @@ def place(
     """
     paths = list(inventory_paths)
     side = flags.discover(paths) if flags is not None else discover(paths)
-    how = PlaceSettings(rank, why_not, engine, limit, whole_inventory, authorize, principal_from)
+    how = PlaceSettings(rank, why_not, engine, limit, whole_inventory, authorize, principal_from, observed)
     todo = jobs_to_place(jobs_paths, why_not, principal_from)
     if progress is not None:
         progress.step("loading inventory")
@@ -109,6 +111,8 @@ class PlaceSettings:
     authorize: bool = True
     principal_from: tuple[PrincipalRule, ...] = ()
     """Whom a Kubernetes or Slurm job acts as (`--principal-from`)."""
+    observed: ObservedRun | None = None
+    """Observations (`--observed`): a GPU they say is out of service (OBS004, OBS006) is never placed on."""
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,7 @@ def placements(
     whole = how.whole_inventory or any(job.rail_aligned for job in classes)
     keep = None if whole else gpus_and_ancestors(inputs.inventory)
     allowed: dict[str, frozenset[str]] | None = None
+    observed = observed_rows(how.observed, how.observed.read(), inputs) if how.observed is not None else None
     with evaluate(
         program,
         inputs,
@@ -156,6 +161,7 @@ def placements(
         progress=progress,
         rank_pairs=True,
         judge_checks=False,
+        extra_facts=observed,
     ) as evaluation:
         if progress is not None:
             progress.step("ranking placements")

@@ -160,9 +160,9 @@ class Matcher:
         )
 
 
-def resolve_ref(ref: GpuRef, host_gpus: Iterable[GpuObservation]) -> dict[str, str | int | None]:
-    """The identity values of a link's or counter's GPU: from the same host's GPU observation that
-    shares its UUID or PCI bus id (or, when it states neither, its index), else what it states.
+def same_gpu(ref: GpuRef, host_gpus: Iterable[GpuObservation]) -> GpuObservation | None:
+    """The same host's GPU observation a link's or counter's GPU is: the one sharing its UUID or PCI bus
+    id, or (when it states neither) its index; None when there is none.
     """
     gpus = list(host_gpus)
     uuid = ref.uuid.lower() if ref.uuid else None
@@ -170,9 +170,17 @@ def resolve_ref(ref: GpuRef, host_gpus: Iterable[GpuObservation]) -> dict[str, s
         if (uuid is not None and g.uuid is not None and g.uuid.lower() == uuid) or (
             ref.pci_bus_id is not None and g.pci_bus_id == ref.pci_bus_id
         ):
-            return {"uuid": g.uuid, "serial": g.serial, "pci_bus_id": g.pci_bus_id, "index": g.index}
+            return g
     if uuid is None and ref.pci_bus_id is None and ref.index is not None:
         for g in gpus:
             if g.index == ref.index:
-                return {"uuid": g.uuid, "serial": g.serial, "pci_bus_id": g.pci_bus_id, "index": g.index}
+                return g
+    return None
+
+
+def resolve_ref(ref: GpuRef, host_gpus: Iterable[GpuObservation]) -> dict[str, str | int | None]:
+    """The identity values of a link's or counter's GPU: its GPU observation's (same_gpu), else what it states."""
+    g = same_gpu(ref, host_gpus)
+    if g is not None:
+        return {"uuid": g.uuid, "serial": g.serial, "pci_bus_id": g.pci_bus_id, "index": g.index}
     return {"uuid": ref.uuid, "serial": None, "pci_bus_id": ref.pci_bus_id, "index": ref.index}

@@ -1,0 +1,151 @@
+"""`verify`, `place` and `reconcile` with --observed, end to end on the shipped DGX H100 pod.
+
+The observation set (inventories/observed/dgx-h100-pod/, hand-written in the shape of the cited real
+samples, tests/sources/observed/samples/) is judged at 2026-12-06T09:00:00Z. What it says, and so what
+each command must answer, derived by hand:
+
+- dgx03/nvidia-smi.xml (printed 2026-12-06 08:30, 1,800 s old: trusted) lists GPUs 0-6: gpu7 is declared
+  but not listed -> OBS006 (error). GPU 1 trained x8 of x16 -> OBS001 (width, always judged). GPU 3 runs
+  Gen4 of Gen5 at 0 % (idle: not judged); GPU 4 Gen4 of Gen5 at 97 % (>= 50) -> OBS001 (generation).
+  GPU 6 has a row remapping pending -> OBS004; its 1 aggregate uncorrectable error is not judged (the
+  volatile count, 0, is).
+- dgx03/nvlink-s.txt: GPU 2 has link 5 inactive: 17 active = the 17 dgx03 declares for it (its nvsw1 bond
+  is overridden to 3): no OBS002. GPU 5 has links 7 and 12 inactive: 16 < 18 on an NVSwitch board in the
+  fabric manager's default mode -> OBS002 (error); its first inactive link is line 96 + 1 + 7 = 104
+  (GPU 5's header is line 5 x 19 + 1).
+- dgx03/dcgm-exporter.prom: GPU 0's last XID is 95 (uncontained ECC: reset) -> OBS004 at line 3; GPU 3's
+  is 13 (RESTART_APP): not a GPU fault.
+- dgx01/nvidia-smi.xml printed 2026-11-01 08:00: 35 days 1 hour = 3,027,600 s > 86,400 -> OBS007; its
+  failed row remapping on GPU 0 and its one-GPU listing are not trusted: no OBS004, no OBS006 for dgx01.
+- dgx12.nvlink-s.txt speaks for a host the pod lacks -> OBS005. dgx00, 02 and 04-07 have no file: not
+  observed, no finding.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli_helpers import run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+POD = "inventories/dgx-h100-pod.yaml"
+OBS = "inventories/observed/dgx-h100-pod"
+NOW = ("--observed-now", "2026-12-06T09:00:00Z")
+
+
+def _observed_findings(*extra: str) -> list[tuple[str, str, list[str], str]]:
+    code, out, err = run_cli("verify", POD, "--observed", OBS, *NOW, "--format", "json", *extra)
+    assert code == 1, err
+    found = json.loads(out)["findings"]
+    return sorted((f["rule"], f["severity"], f["subjects"], f["message"]) for f in found if f["rule"].startswith("OBS"))
+
+
+def test_verify_observed_dgx03_findings() -> None:
+    got = [(rule, severity, subjects) for rule, severity, subjects, _ in _observed_findings()]
+    assert got == [
+        ("OBS001", "warning", ["dgx03/gpu1"]),
+        ("OBS001", "warning", ["dgx03/gpu4"]),
+        ("OBS002", "error", ["dgx03/gpu5"]),
+        ("OBS004", "error", ["dgx03/gpu0"]),
+        ("OBS004", "error", ["dgx03/gpu6"]),
+        ("OBS005", "warning", ["dgx12"]),
+        ("OBS006", "error", ["dgx03/gpu7"]),
+        ("OBS007", "warning", ["dgx01"]),
+    ]
+    messages = {(rule, subjects[0]): message for rule, _, subjects, message in _observed_findings()}
+    assert "16 active NVLinks of the 18" in messages["OBS002", "dgx03/gpu5"]
+    assert f"{OBS}/dgx03/nvlink-s.txt:104" in messages["OBS002", "dgx03/gpu5"]
+    assert "uncontained ECC error" in messages["OBS004", "dgx03/gpu0"]
+    assert f"{OBS}/dgx03/dcgm-exporter.prom:3" in messages["OBS004", "dgx03/gpu0"]
+    assert "width (lanes) is 8 where the link's own maximum gives 16" in messages["OBS001", "dgx03/gpu1"]
+    assert "generation is 4 where the link's own maximum under load gives 5" in messages["OBS001", "dgx03/gpu4"]
+    assert "3027600 s" in messages["OBS007", "dgx01"]
+
+
+def test_verify_without_observations_judges_none() -> None:
+    code, out, _ = run_cli("verify", POD, "--format", "json")
+    report = json.loads(out)
+    assert not [f for f in report["findings"] if f["rule"].startswith("OBS")]
+    # OBS005 has no @needs (an unknown host needs no declared node); the other six need an observed node
+    assert {f"OBS00{i}" for i in (1, 2, 3, 4, 6, 7)} <= set(report["summary"]["notApplicable"])
+    assert code == 1  # the pod's own TOPO005 (dgx03's degraded bond) is an error either way
+
+
+def test_identity_keys_are_configurable() -> None:
+    # Without `index` the pod's GPUs (which declare no uuid, serial or bus id) match nothing: every
+    # observed dgx03 GPU is unmatched (7 listed; the links and counters of each add no second finding
+    # per GPU), nothing is judged on them, and every dgx03 GPU is missing from its listing.
+    got = _observed_findings("--observed-match", "uuid,serial,pci_bus_id")
+    rules = [(rule, subjects[0]) for rule, _, subjects, _ in got]
+    assert rules.count(("OBS005", "dgx03")) == 7 and ("OBS005", "dgx12") in rules
+    # the eight copies of one template line make one finding naming all eight
+    assert [subjects for rule, _, subjects, _ in got if rule == "OBS006"] == [[f"dgx03/gpu{i}" for i in range(8)]]
+    assert not [r for r, _ in rules if r in ("OBS001", "OBS002", "OBS004")]
+
+
+def test_bad_observation_is_exit_2_with_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "dgx03").mkdir()
+    text = (ROOT / OBS / "dgx03" / "nvidia-smi.xml").read_text().splitlines()
+    (tmp_path / "dgx03" / "nvidia-smi.xml").write_text("\n".join(text[:40]))  # cut inside GPU 1
+    (tmp_path / "dgx03" / "notes.txt").write_text("checked by hand, all fine\n")
+    code, out, err = run_cli("verify", POD, "--observed", str(tmp_path))
+    assert code == 2 and out == ""
+    assert f"{tmp_path}/dgx03/notes.txt:1: not a format topolog reads observations from" in err
+    assert f"{tmp_path}/dgx03/nvidia-smi.xml:40" in err and "not well-formed XML" in err
+    assert "Traceback" not in err
+
+
+def test_bad_flags_are_exit_2() -> None:
+    code, _, err = run_cli("verify", POD, "--observed", OBS, "--observed-match", "uuid,slot")
+    assert code == 2 and "--observed-match" in err and "expected some of uuid, serial, pci_bus_id, index" in err
+    code, _, err = run_cli("verify", POD, "--observed", OBS, "--observed-now", "yesterday")
+    assert code == 2 and "'yesterday' is not a time" in err
+    code, _, err = run_cli("verify", POD, "--observed-now", "2026-12-06T09:00:00Z")
+    assert code == 2 and "need --observed" in err
+    code, _, err = run_cli("verify", POD, "--observed", OBS, "--observed-format", "dcgm-exporter", *NOW)
+    # every file read as dcgm-exporter text: the XML's first line is no Prometheus sample
+    assert code == 2 and "dgx03/nvidia-smi.xml:1: not a Prometheus sample line" in err
+
+
+JOB = """apiVersion: topolog.dev/v1
+kind: Jobs
+jobs:
+  - name: node8
+    principal: Team::"research"
+    gpus: 8
+    topology: {scope: node}
+"""
+
+
+def test_place_never_on_hardware_observed_failed(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(JOB)
+    args = ("place", POD, str(job), "--no-authorization", "--format", "json")
+    code, out, _ = run_cli(*args)
+    assert code == 0
+    before = [p["domain"] for p in json.loads(out)["jobs"][0]["placements"]]
+    code, out, _ = run_cli(*args, "--observed", OBS, *NOW)
+    assert code == 0
+    after = [p["domain"] for p in json.loads(out)["jobs"][0]["placements"]]
+    # dgx03 has 8 GPUs declared, but gpu0 (XID 95), gpu6 (remapping pending) and gpu7 (missing) are out
+    # of service: 5 left, short of 8. dgx01's stale file is not trusted, so dgx01 stays.
+    assert sorted(before) == [f"dgx0{i}" for i in range(8)]
+    assert sorted(after) == [f"dgx0{i}" for i in range(8) if i != 3]
+
+
+def test_reconcile_observed_by_identity() -> None:
+    code, out, _ = run_cli("reconcile", POD, "--observed", OBS, "--format", "json")
+    assert code == 1
+    got = sorted((d["subject"], d["what"], d["a"], d["b"]) for d in json.loads(out)["disagreements"])
+    # dgx01's file lists one GPU (index 0): gpu1-7 are not in it; dgx03 lists gpu0-6; gpu5 has 16 of
+    # its 18 declared NVLinks active; dgx12 is not declared. The model ("NVIDIA H100 80GB HBM3" is the
+    # catalogue's H100-SXM5-80GB) and every PCIe maximum (Gen5, x16) agree with the declaration.
+    assert got == sorted(
+        [(f"dgx01/gpu{i}", "GPU", "declared", "not in the GPU listing") for i in range(1, 8)]
+        + [
+            ("dgx03/gpu5", "active scale-up links", "18", "16"),
+            ("dgx03/gpu7", "GPU", "declared", "not in the GPU listing"),
+            ("dgx12", "host", "not declared", "observed"),
+        ]
+    )
