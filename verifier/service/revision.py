@@ -11,6 +11,11 @@ of its policy files and thresholds (a snapshot folder), so a placement never rea
 changed after the revision was built. The folder is removed when the revision is no longer referenced (an admit
 still running on an old revision keeps it alive). The placement rules are evaluated on the fleet once per
 revision, without any job, for every admit to add its job to (verifier.service.placing).
+
+Observations (docs/observed.md) in a `topolog.observed/` folder beside the first inventory file are part
+of the revision: read with the inventory (their files watched and digested as its files are), and the
+GPUs they say are out of service (OBS004, OBS006) are marked failed in the revision's inventory, as
+`place --observed` never places on them, so no admit does.
 """
 
 from __future__ import annotations
@@ -32,10 +37,14 @@ from verifier.core.limits import read_limited
 from verifier.service.config import ServeConfig
 from verifier.service.placing import PlacingSlot
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
+from verifier.session.observed_input import ObservedRun, observed_out_of_service
 from verifier.session.side_files import SideFiles, discover
+from verifier.sources.scenario import apply_scenario, scenario_from
 from verifier.sources.thresholds import load_thresholds
 
-ROLES = ("inventory", "principals", "policies", "thresholds")
+ROLES = ("inventory", "principals", "policies", "thresholds", "observed")
+OBSERVED_DIR = "topolog.observed"
+"""Observations of the served hosts, one sub-folder per host, beside the first inventory file."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +114,28 @@ def watched_files(config: ServeConfig, side: SideFiles) -> list[tuple[str, Path]
     out += [("policies", p) for p in sorted([*policy_files(policy_dir), schema]) if p.is_file()]
     if side.thresholds is not None:  # placement reads it: a change to it is a new revision too
         out.append(("thresholds", side.thresholds))
+    folder = observed_dir(config)
+    if folder is not None:
+        out += [("observed", p) for p in sorted(folder.rglob("*")) if p.is_file() and not p.name.startswith(".")]
     return out
+
+
+def observed_dir(config: ServeConfig) -> Path | None:
+    """The served inventory's observation folder (OBSERVED_DIR beside its first file), if there is one."""
+    folder = Path(config.inventory[0]).parent / OBSERVED_DIR if config.inventory else None
+    return folder if folder is not None and folder.is_dir() else None
+
+
+def _observed(inputs: Inputs, config: ServeConfig) -> Inputs:
+    """`inputs` with the GPUs its observations take out of service failed (unchanged without observations)."""
+    folder = observed_dir(config)
+    if folder is None:
+        return inputs
+    run = ObservedRun((folder,))
+    failed = observed_out_of_service(run, run.read(), inputs)
+    if not failed:
+        return inputs
+    return replace(inputs, inventory=apply_scenario(inputs.inventory, scenario_from(fail=failed)), digest_parts=None)
 
 
 def _read(files: Sequence[tuple[str, Path]]) -> list[tuple[str, Path, bytes]]:
@@ -130,13 +160,15 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
         digest = hashlib.sha256(data).hexdigest()
         digests[role][str(path)] = digest
         overall.update(f"{role}\0{path}\0{digest}\n".encode())
-    same_graph = live is not None and all(live.files[r] == digests[r] for r in ("inventory", "principals"))
+    same_graph = live is not None and all(
+        live.files[r] == digests[r] for r in ("inventory", "principals", "observed")
+    )
     if live is not None and same_graph:
         inputs, setup = live.inputs, _with_policies(live.setup, side.policy_dir)
     else:
         # As `place` reads them (the whole inventory, its links too), so that `admit` places on
         # this very inventory; the entities are the ones `authorize` builds from it.
-        inputs = read_inventory(list(config.inventory), side, principals=True)
+        inputs = _observed(read_inventory(list(config.inventory), side, principals=True), config)
         built = authorization_for(inputs, required=" to serve the gate")
         assert built is not None  # required: no principals file is a TopologError
         setup = built

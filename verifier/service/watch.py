@@ -17,7 +17,7 @@ import watchfiles
 
 from verifier.core.errors import TopologError
 from verifier.service.config import ServeConfig
-from verifier.service.revision import side_files, watched_files
+from verifier.service.revision import observed_dir, side_files, watched_files
 
 LOG = logging.getLogger("topolog.serve")
 
@@ -35,7 +35,10 @@ def served_paths(config: ServeConfig) -> tuple[set[Path], set[Path]]:
     files = {_absolute(p) for _role, p in watched_files(config, side)}
     if config.token_file is not None:
         files.add(_absolute(config.token_file))
-    return files, {_absolute(side.policy_dir)}
+    # The observation folder is watched like the policy folder: a host's sub-folder or file may appear.
+    # (A folder made after the start is read at the next reload: SIGHUP or POST /v1/reload.)
+    observed = observed_dir(config)
+    return files, {_absolute(side.policy_dir), *([_absolute(observed)] if observed is not None else [])}
 
 
 def _absolute(path: str | Path) -> Path:

@@ -48,3 +48,19 @@ def parse_time(text: str, source: str = "--observed-now") -> datetime:
             SourceLocation(source), f"{text!r} is not a time; expected ISO 8601, e.g. 2024-07-15T13:45:00Z"
         ) from None
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+OUT_OF_SERVICE = ("observed_out_of_service", "observed_gpu_missing")
+"""The derived relations naming GPUs their tools say are out of service (rules/observed/lib/out_of_service.dl)."""
+
+
+def observed_out_of_service(observed: ObservedRun, observations: Observations, inputs: Inputs) -> list[str]:
+    """The GPUs the observations take out of service (OBS004, OBS006), sorted: what `topolog serve`
+    marks failed in a revision's inventory, so that no admit places on them."""
+    from verifier.engine.queries import program_for
+    from verifier.session.session import evaluate, load_rules
+
+    program = program_for(load_rules(), set(OUT_OF_SERVICE))
+    facts = observed_rows(observed, observations, inputs)
+    with evaluate(program, inputs, extra_facts=facts, judge_checks=False, also_read=OUT_OF_SERVICE) as evaluation:
+        return sorted({str(row[0]) for name in OUT_OF_SERVICE for row in evaluation.engine.query(name)})
