@@ -56,7 +56,8 @@ OUT_OF_SERVICE = ("observed_out_of_service", "observed_gpu_missing")
 
 def observed_out_of_service(observed: ObservedRun, observations: Observations, inputs: Inputs) -> list[str]:
     """The GPUs the observations take out of service (OBS004, OBS006), sorted: what `topolog serve`
-    marks failed in a revision's inventory, so that no admit places on them."""
+    marks failed in a revision's inventory, so that no admit places on them.
+    """
     from verifier.engine.queries import program_for
     from verifier.session.session import evaluate, load_rules
 
