@@ -8,6 +8,10 @@ from verifier.cli.main import main
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """`topolog ARGS...` in-process: exit code, stdout, stderr."""
-    result = CliRunner().invoke(main, list(args), env=env)
+    """`topolog --quiet ARGS...` in-process: exit code, stdout, stderr.
+
+    --quiet: a progress line shows only when a run takes over a second, so on a busy machine it
+    would enter the stderr a test compares (verifier/core/progress.py has its own tests).
+    """
+    result = CliRunner().invoke(main, ["--quiet", *args], env=env)
     return result.exit_code, result.stdout, result.stderr

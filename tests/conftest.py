@@ -22,6 +22,22 @@ atexit.register(shutil.rmtree, os.environ[ENV_DIR], True)
 ROOT = Path(__file__).resolve().parent.parent
 
 
+REPORT_VERSION = "1.2.3"
+"""The topolog version the reports of in-process runs name. The real one comes from git
+(setuptools-scm: 0.3.1.dev4+g<commit> past a tag) and changes with every commit; golden reports
+pin it as they pin the rules and the date. tests/test_release.py checks the real one."""
+
+
+@pytest.fixture(autouse=True)
+def _pinned_report_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    import verifier.reports.diff_report
+    import verifier.reports.json_report
+    import verifier.reports.sarif_report
+
+    for module in (verifier.reports.diff_report, verifier.reports.json_report, verifier.reports.sarif_report):
+        monkeypatch.setattr(module, "__version__", REPORT_VERSION)
+
+
 @pytest.fixture
 def in_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reports name files relative to the working directory, as a user running from the repo sees them."""

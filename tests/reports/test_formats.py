@@ -47,9 +47,18 @@ def test_golden_report_with_waivers(fmt: str) -> None:
 
 
 def test_unwritable_output_is_exit_2(tmp_path: Path) -> None:
-    target = tmp_path / "missing-dir" / "r.sarif"
+    (tmp_path / "notes").write_text("a file, not a folder\n")
+    target = tmp_path / "notes" / "r.sarif"
     code, _, err = _run("verify", STRAY, "--output", f"sarif={target}")
-    assert code == 2 and str(target) in err and "cannot write report" in err
+    assert code == 2 and str(target) in err and "cannot write report" in err and "is a file" in err
+
+
+def test_output_into_a_folder_not_made_yet_makes_it(tmp_path: Path) -> None:
+    """As pytest's --junitxml does: CI names reports/ before anything has made it."""
+    target = tmp_path / "reports" / "ci" / "r.sarif"
+    code, _, err = _run("verify", STRAY, "--output", f"sarif={target}")
+    assert code == 1, err  # stray-devices.yaml has errors (tests/cli/test_cli_verify.py lists them)
+    assert json.loads(target.read_text(encoding="utf-8"))["version"] == "2.1.0"
 
 
 def test_json_report_matches_its_documented_schema() -> None:

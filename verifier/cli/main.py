@@ -20,12 +20,15 @@ import click
 from verifier.cli.config import default_map, find_config, read_config
 from verifier.cli.errors import guard
 from verifier.cli.provenance import ConfigUse, defaults_note, is_above, remember
-from verifier.core.errors import SourceLocation
+from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.limits import LimitError, Limits, current_limits, forget_reads, out_of_memory, use_limits
+from verifier.core.progress import quiet as quiet_progress
 from verifier.core.version import __version__
 from verifier.reports.safe_text import one_line
 
 LIMIT_NAMES = Limits.names()
+HELP_FLAGS = ("-h", "--help")
+HELP_ASKED = "topolog.help_asked"
 NAMES_OWN_CONFIG = frozenset({"verify"})
 """Commands whose report names the configuration file and what it set; the others get a line on stderr."""
 
@@ -54,6 +57,14 @@ class LazyGroup(click.Group):
         "test": "verifier.cli.rules_commands:test_cmd",
         "verify": "verifier.cli.verify_commands:verify_cmd",
     }
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # Help is asked for before the configuration is read: a broken configuration file must
+        # not keep `topolog verify --help` from saying how to fix it. Click hands the group's
+        # callback no trace of the subcommand's own arguments, so they are looked at here.
+        options = args[: args.index("--")] if "--" in args else args  # after `--` every word is an argument
+        ctx.meta[HELP_ASKED] = any(a in HELP_FLAGS for a in options)
+        return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         # Names only: importing every command's module here would make each run that reads a
@@ -91,8 +102,17 @@ class LazyGroup(click.Group):
     help="Raise (or lower) a bound on what any input may hold, e.g. --input-limit file_size=1GiB "
     f"(repeatable). Names: {', '.join(LIMIT_NAMES)}; docs/limits.md gives the defaults.",
 )
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print no progress lines on stderr (they show when a run takes over a second): for pre-commit "
+    "hooks and logs that are compared.",
+)
 @click.pass_context
-def main(ctx: click.Context, config_path: Path | None, no_config: bool, input_limits: tuple[str, ...]) -> None:
+def main(
+    ctx: click.Context, config_path: Path | None, no_config: bool, input_limits: tuple[str, ...], quiet: bool
+) -> None:
     """Verify AI infrastructure topology before it is used.
 
     Option defaults come from .topolog.yaml or [tool.topolog] in pyproject.toml, the
@@ -104,8 +124,11 @@ def main(ctx: click.Context, config_path: Path | None, no_config: bool, input_li
       topolog verify inventories/dgx-h100-pod.yaml
       topolog --config ci/topolog.yaml verify inventories/*.yaml
       topolog --no-config verify inventories/dgx-h100-pod.yaml
+      topolog --quiet verify inventories/*.yaml
     """
     forget_reads()  # a new run: no input read yet (write_file refuses to replace one that was)
+    if quiet:
+        ctx.with_resource(quiet_progress())  # until the command returns
     if no_config and config_path is not None:
         raise click.UsageError("--config FILE and --no-config contradict each other; give one of them")
     if input_limits:
@@ -131,6 +154,13 @@ def main(ctx: click.Context, config_path: Path | None, no_config: bool, input_li
         return defaults
 
     # Click hands each subcommand's context its entry of the group's default_map.
+    if ctx.meta.get(HELP_ASKED):
+        # Help shows the defaults a valid file gives; a broken one is reported when the command runs.
+        try:
+            ctx.default_map = load()
+        except (TopologError, click.ClickException):
+            ctx.default_map = None
+        return
     ctx.default_map = guard(load)
     invoked = ctx.invoked_subcommand
     if invoked is not None and invoked not in NAMES_OWN_CONFIG and not ctx.resilient_parsing:

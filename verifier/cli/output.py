@@ -50,6 +50,11 @@ def write_file(path: Path, text: str) -> None:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         mode = None
+    except NotADirectoryError:
+        blocking = next((p for p in path.parents if p.is_file()), path.parent)
+        raise TopologError.at(
+            SourceLocation(str(path)), f"cannot write report: {blocking} is a file; expected a folder"
+        ) from None
     except OSError as err:
         raise TopologError.at(SourceLocation(str(path)), f"cannot write report: {err.strerror or err}") from None
     if mode is not None and stat.S_ISDIR(mode):
@@ -66,8 +71,15 @@ def write_file(path: Path, text: str) -> None:
             "make it writable or write the report to another file",
         )
     folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise TopologError.at(SourceLocation(str(path)), f"cannot write report: no such folder {folder}")
+    try:
+        # As pytest's --junitxml does: a report path in a folder not made yet (reports/ in CI) makes it.
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise TopologError.at(
+            SourceLocation(str(path)), f"cannot write report: {folder} is a file; expected a folder"
+        ) from None
+    except OSError as err:
+        raise TopologError.at(SourceLocation(str(path)), f"cannot write report: {err.strerror or err}") from None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     except OSError as err:

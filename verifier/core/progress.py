@@ -2,6 +2,10 @@
 
 Quick runs print nothing extra; slow ones say which phase they are in, so a CI log
 shows where a long verification spends its time. Nothing here writes to stdout.
+
+Whether a line appears depends on how fast the machine is, so nothing that compares output
+may see one: `topolog --quiet` (pre-commit's hook, the tests' run_cli) turns progress off for
+the command through `quiet()`.
 """
 
 from __future__ import annotations
@@ -9,19 +13,38 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import TracebackType
 from typing import TextIO
 
+DELAY = 1.0
+"""Seconds a run goes before its progress shows."""
+
+_quiet = False
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """No progress line is written while this is in force (one command of `topolog --quiet`)."""
+    global _quiet
+    before, _quiet = _quiet, True
+    try:
+        yield
+    finally:
+        _quiet = before
+
 
 class Progress:
-    def __init__(self, stream: TextIO | None = None, delay: float = 1.0) -> None:
+    def __init__(self, stream: TextIO | None = None, delay: float | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
-        self.delay = delay
+        self.delay = DELAY if delay is None else delay
+        self.silent = _quiet
         self.start = time.monotonic()
         self.phase = ""
         self.visible = False
         self._lock = threading.Lock()
-        self._timer = threading.Timer(delay, self._reveal)
+        self._timer = threading.Timer(self.delay, self._reveal)
         self._timer.daemon = True
 
     def __enter__(self) -> Progress:
@@ -49,6 +72,8 @@ class Progress:
                 self._write(self.phase)
 
     def _write(self, text: str) -> None:
+        if self.silent:
+            return
         elapsed = time.monotonic() - self.start
         self.stream.write(f"topolog: [{elapsed:5.1f} s] {text}\n")
         self.stream.flush()
