@@ -85,32 +85,46 @@ def test_golden_run_puts_the_waived_notice_after_the_errors_and_warnings() -> No
     ]
 
 
-def test_more_than_ten_of_a_type_is_said_in_a_final_notice() -> None:
-    # many-warnings.yaml has 12 warnings (BW002, one per GPU line) and nothing else.
+def test_more_than_ten_of_a_type_is_said_in_a_notice_first() -> None:
+    # many-warnings.yaml has 12 warnings (BW002, one per GPU line) and nothing else: 10 annotated, 2 not.
     lines = report_of(*MANY_RUN, fmt="github").splitlines()
     parsed = [_parse(line) for line in lines]
-    assert [p[0] for p in parsed if p is not None] == ["warning"] * 12 + ["notice"]
-    last = parsed[-1]
-    assert last is not None and last[1] == {"title": "topolog"}
-    assert "not annotated: 2 warnings." in last[2]
-    assert "step summary" in last[2]
+    assert [p[0] for p in parsed if p is not None] == ["notice"] + ["warning"] * 12
+    first = parsed[0]
+    assert first is not None and first[1] == {"title": "topolog"}
+    assert "not annotated: 2 warnings." in first[2]
+    assert "step summary" in first[2]
 
 
 def test_overflow_notice_names_each_type_over_the_limit() -> None:
     results = [Result(_finding("E", "error", f"e{i}"), f"e{i}") for i in range(12)]
     results += [Result(_finding("W", "warning", f"w{i}"), f"w{i}") for i in range(11)]
     results += [Result(_finding("N", "note", f"n{i}"), f"n{i}") for i in range(10)]
-    results += [Result(_finding("R3", "error", "c"), "c", WAIVER)]  # the 11th notice
-    last = _parse(github_report.render(_report(results)).splitlines()[-1])
-    assert last is not None
-    assert "not annotated: 2 errors, 1 warning, 1 notice." in last[2]
+    results += [Result(_finding("R3", "error", "c"), "c", WAIVER)]  # the 11th notice of a finding
+    lines = github_report.render(_report(results)).splitlines()
+    first = _parse(lines[0])
+    assert first is not None and first[1] == {"title": "topolog"}
+    # 12 errors - 10 = 2; 11 warnings - 10 = 1; the overflow notice is the first of the 10 notices
+    # GitHub annotates, so 9 of the 11 finding notices are annotated and 2 are not.
+    assert "not annotated: 2 errors, 1 warning, 2 notices." in first[2]
+    # It is among the first 10 notices of the step: GitHub's cap cannot hide it.
+    notices = [p for p in map(_parse, lines) if p is not None and p[0] == "notice"]
+    assert notices.index(first) < 10
+
+
+def test_ten_notices_and_an_overflow_leave_one_notice_out() -> None:
+    # 11 errors make the overflow notice; with it, 10 note findings are 11 notices: the last is not annotated.
+    results = [Result(_finding("E", "error", f"e{i}"), f"e{i}") for i in range(11)]
+    results += [Result(_finding("N", "note", f"n{i}"), f"n{i}") for i in range(10)]
+    first = _parse(github_report.render(_report(results)).splitlines()[0])
+    assert first is not None and "not annotated: 1 error, 1 notice." in first[2]
 
 
 @pytest.mark.parametrize("count", [0, 10])
 def test_no_overflow_notice_at_or_under_the_limit(count: int) -> None:
     results = [Result(_finding("W", "warning", f"w{i}"), f"w{i}") for i in range(count)]
     text = github_report.render(_report(results))
-    assert "topolog" not in text.splitlines()[-1]
+    assert "title=topolog::" not in text
     assert github_report.overflow_line({"warning": count, "error": 10, "notice": 10}) is None
 
 

@@ -5,8 +5,10 @@ reviewer still sees what was accepted and why. The summary closes the log as pla
 
 GitHub turns only the first 10 commands of each type (error, warning, notice) in a step
 into annotations; the rest show in the log only. So annotations come most severe first,
-in report order within a type, and when a type has more than 10 a final notice says how
-many were not annotated and where to read them all.
+in report order within a type, and when a type has more than 10 a notice says how many
+were not annotated and where to read them all. That notice comes first: written last it
+would itself be past the cap whenever the notices are. It takes one of the 10 notice
+annotations, so 9 notices of findings are annotated beside it.
 
 Text from the inputs is escaped as the runner unescapes it (actions/toolkit command.ts),
 so a line break, `%` or `::` in a message, subject or path cannot end the command early
@@ -66,10 +68,15 @@ def ordered(report: VerifyReport) -> list[Result]:
 
 
 def overflow_line(counts: dict[str, int]) -> str | None:
-    """The closing notice when some type has more commands than GitHub annotates, else None."""
-    over = [(t, counts.get(t, 0) - ANNOTATIONS_PER_TYPE) for t in ORDER if counts.get(t, 0) > ANNOTATIONS_PER_TYPE]
-    if not over:
+    """The notice that opens the log when some type has more commands than GitHub annotates, else None.
+
+    `counts` are the commands of findings (and the configuration warning) by type; the notice
+    itself is one more notice, annotated first.
+    """
+    if not any(counts.get(t, 0) > ANNOTATIONS_PER_TYPE for t in ORDER):
         return None
+    room = {t: ANNOTATIONS_PER_TYPE - (1 if t == "notice" else 0) for t in ORDER}
+    over = [(t, counts.get(t, 0) - room[t]) for t in ORDER if counts.get(t, 0) > room[t]]
     parts = ", ".join(f"{n} {_PLURAL[t] if n != 1 else t}" for t, n in over)
     return (
         f"::notice title=topolog::GitHub annotates only the first {ANNOTATIONS_PER_TYPE} of each type in a step; "
@@ -91,7 +98,7 @@ def render(report: VerifyReport) -> str:
         lines.insert(0, f"::warning title=topolog configuration::{github_data(kept)}")
         counts["warning"] = counts.get("warning", 0) + 1
     lines.extend(summary(report))
-    last = overflow_line(counts)
-    if last is not None:
-        lines.append(last)
+    first = overflow_line(counts)
+    if first is not None:
+        lines.insert(0, first)
     return "\n".join(lines) + "\n"
