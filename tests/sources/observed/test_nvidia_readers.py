@@ -166,3 +166,20 @@ def test_exact_numbers_and_bus_ids() -> None:
     assert exact_number("26.562") == Fraction(26562, 1000) and exact_number("inf") is None
     assert normalise_pci_bus_id("00000000:1B:00.0") == "0000:1b:00.0" == normalise_pci_bus_id("1b:00.0")
     assert normalise_pci_bus_id("00010000:1b:00.0") is None and normalise_pci_bus_id("1b:00") is None
+
+
+def _nvidia_smi_files() -> list[Path]:
+    root = Path(__file__).resolve().parents[3]
+    found = [*SAMPLES.rglob("*.xml"), *(root / "inventories" / "observed").rglob("*.xml")]
+    found += (root / "tests" / "rules" / "fixtures").rglob("nvidia-smi.xml")
+    return sorted(p for p in found if "<nvidia_smi_log" in p.read_text())
+
+
+def test_fast_path_reads_as_the_located_reader() -> None:
+    # The fast path (tags found in the text) and the located reader (a tree of elements) agree on
+    # every sample and fixture: the shipped example, the real A100 dump, each OBS fixture.
+    files = _nvidia_smi_files()
+    assert len(files) >= 15
+    for path in files:
+        text = path.read_text()
+        assert nvidia_smi_xml.read(text, str(path), "h") == nvidia_smi_xml.read_located(text, str(path), "h"), path

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.sources.importers.safe_xml import Element, parse_xml_bytes
+from verifier.sources.observed import nvidia_smi_fast
 from verifier.sources.observed.model import GpuObservation, Observations, ObservedFile, normalise_pci_bus_id
 
 FORMAT = "nvidia-smi-q-xml"
@@ -167,6 +168,16 @@ def _gpu(el: Element, position: int, host: str, when: datetime | None) -> GpuObs
     )
 
 
+def _fast(text: str, filename: str, host: str) -> Observations:
+    _start, head = nvidia_smi_fast.header(text)
+    when = nvidia_smi_fast.timestamp(head)
+    gpus = tuple(nvidia_smi_fast.gpus(text, filename, host, when))
+    attached = nvidia_smi_fast.attached(head)
+    if attached is not None and attached < len(gpus):
+        raise nvidia_smi_fast.Unusual("attached_gpus")
+    return Observations(gpus=gpus, files=(ObservedFile(filename, FORMAT, host, when),), hosts=(host,))
+
+
 def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs of one `nvidia-smi -q -x` file (for one host). TopologError with file:line on bad input."""
     if host is None:
@@ -174,6 +185,15 @@ def read(text: str, filename: str, host: str | None) -> Observations:
             SourceLocation(filename, 1),
             "nvidia-smi -q -x names no host; put the file in a folder named for the host (docs/observed.md)",
         )
+    try:
+        return _fast(text, filename, host)
+    except nvidia_smi_fast.Unusual:
+        # read with the located reader: the same observations, or an error at its file:line:col
+        return read_located(text, filename, host)
+
+
+def read_located(text: str, filename: str, host: str) -> Observations:
+    """`read` through a tree of located elements (safe_xml): slower, and every error has its line."""
     root = parse_xml_bytes(text.encode("utf-8"), filename)
     if root.tag != ROOT:
         raise TopologError.at(root.loc, f"root element is <{root.tag}>; expected <{ROOT}> (nvidia-smi -q -x output)")
