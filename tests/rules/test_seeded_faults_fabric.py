@@ -10,10 +10,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from seeded_faults import GB200, POD, Fault, check_fault
+from seeded_faults import GB200, MIXED, POD, Fault, check_fault
 
 # dgx-h100-pod.yaml: every node's NIC r is cabled to leaf r (64 cables, one line).
 _CABLES = "    bandwidth: 400 Gb/s            # ConnectX-7 NDR port, per direction\n    foreach: {n: 0..7, r: 0..7}"
+# dgx-h100-pod.yaml: every leaf to every spine, 2 NDR cables each (8 down, 8 up per leaf).
+_UPLINKS = (
+    '  - a: "leaf{l}"\n    b: "spine{s}"\n    kind: infiniband\n    count: 2\n'
+    "    bandwidth: 800 Gb/s            # 2 NDR cables per leaf-spine pair: 8 down, 8 up per leaf\n"
+    "    foreach: {l: 0..7, s: 0..3}\n"
+)
+# dgx-h100-pod.yaml from the spines' entry to the end: the spines, then every link.
+_POD_TAIL = POD.read_text(encoding="utf-8")[POD.read_text(encoding="utf-8").index("      - name: spine{i}\n") :]
+# mixed-fleet.yaml: each rack's leaf to the pod's spine.
+_MIXED_UPLINKS = """  - {a: "{leaf}", b: euw-spine0, kind: ethernet, count: 4, bandwidth: 3.2 Tb/s,
+     foreach: {leaf: [euw-a100-leaf, euw-h100-leaf, euw-mi300x-leaf, euw-rtx-leaf]}}"""
 
 
 FAULTS: dict[str, Fault] = {
@@ -45,6 +56,41 @@ FAULTS: dict[str, Fault] = {
         "    foreach: {t: [0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17], r: 0..3}",
         frozenset({("LINK010", ("tray05",))}),
     ),
+    # Rail leaves 0-3 cabled to spines 0-1 and leaves 4-7 to spines 2-3 (4 cables a pair, so every leaf
+    # keeps 8 x 400 up for 8 x 400 down: no oversubscription). The switches form two islands,
+    # {leaf0-3, spine0-1} named leaf0 and {leaf4-7, spine2-3} named leaf4, 4 leaves each: the main
+    # one is the smaller id, leaf0. Rail 0 of one node and rail 5 of another no longer reach each
+    # other: one LINK011 finding naming leaf4..leaf7 (one island, one root cause).
+    "pod: leaves with no common spine": Fault(
+        POD,
+        _UPLINKS,
+        "".join(
+            f'  - {{a: "leaf{{l}}", b: "spine{{s}}", kind: infiniband, count: 4, bandwidth: 1.6 Tb/s, {pairs}}}\n'
+            for pairs in ("foreach: {l: 0..3, s: [0, 1]}", "foreach: {l: 4..7, s: [2, 3]}")
+        ),
+        frozenset({("LINK011", ("leaf4", "leaf5", "leaf6", "leaf7"))}),
+    ),
+    # leaf7's 4 uplinks all down: leaf7 is an island of its own (its down links join nothing); rail
+    # 7 of every node reaches no other leaf. One LINK011 error for leaf7, not four LINK007 warnings
+    # saying the fabric keeps working.
+    "pod: every uplink of a rail leaf down": Fault(
+        POD,
+        _UPLINKS,
+        _UPLINKS.replace("l: 0..7", "l: 0..6")
+        + '  - {a: leaf7, b: "spine{s}", kind: infiniband, count: 2, bandwidth: 800 Gb/s, state: down,'
+        + " foreach: {s: 0..3}}\n",
+        frozenset({("LINK011", ("leaf7",))}),
+    ),
+    # The RTX rack's bond to the spine down: euw-rtx-leaf (4 workstations below it) is an island of
+    # its own; the main island of pod eu-west holds the other 3 leaves and the spine, named
+    # euw-a100-leaf. One LINK011 error for the leaf (not LINK007's warning).
+    "mixed: a rack leaf's bond to the spine down": Fault(
+        MIXED,
+        _MIXED_UPLINKS,
+        _MIXED_UPLINKS.replace("euw-rtx-leaf]", "]").replace(", ]", "]")
+        + "\n  - {a: euw-rtx-leaf, b: euw-spine0, kind: ethernet, count: 4, bandwidth: 3.2 Tb/s, state: down}",
+        frozenset({("LINK011", ("euw-rtx-leaf",))}),
+    ),
 }
 
 NON_FAULTS: dict[str, Fault] = {
@@ -55,6 +101,16 @@ NON_FAULTS: dict[str, Fault] = {
         POD,
         '  - a: "dgx{n:02d}/nic{r}"\n    b: "leaf{r}"\n    kind: infiniband\n' + _CABLES + "\n",
         "",
+        frozenset(),
+    ),
+    # A rail-only fabric: the spines and every leaf-spine cable left out. Each rail leaf is an island,
+    # by design (NCCL moves cross-rail traffic over NVLink inside the node, PXN), and every node is
+    # on all 8 rails: no leaf declares an uplink, so LINK011 judges none, and LINK004 (a pod with
+    # spines) has none to judge against. Nothing is added.
+    "pod: a rail-only fabric without spines": Fault(
+        POD,
+        _POD_TAIL,
+        _POD_TAIL[_POD_TAIL.index("\nlinks:\n") :].replace(_UPLINKS, ""),
         frozenset(),
     ),
 }

@@ -16,6 +16,7 @@ GRAPH_RELATIONS: frozenset[str] = frozenset(
         "gpu_fabric_bottleneck",
         "leaf_class",
         "leaf_class_bottleneck",
+        "fabric_island",
         "rail",
         "die_pair_bottleneck",
         "scaleup_domain",

@@ -1,0 +1,56 @@
+"""fabric_island: switches joined by working switch-to-switch links, by hand on small fabrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from verifier.facts.graph import graph_facts
+from verifier.sources.inventory.loader import load_inventory, load_inventory_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SPLIT = """\
+apiVersion: topolog.dev/v1
+objects:
+  - {name: "leaf{i}", kind: switch, count: 4, labels: {role: leaf}}
+  - {name: "spine{i}", kind: switch, count: 3, labels: {role: spine}}
+  - name: n0
+    kind: node
+    children:
+      - {name: "nic{i}", kind: nic, count: 2}
+links:
+  - {a: leaf0, b: spine0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: leaf1, b: spine0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: leaf2, b: spine1, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: leaf3, b: spine1, kind: infiniband, bandwidth: 400 Gb/s, state: down}
+  - {a: n0/nic0, b: leaf0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: n0/nic1, b: leaf2, kind: infiniband, bandwidth: 400 Gb/s}
+"""
+
+
+def test_islands_by_hand() -> None:
+    # {leaf0, leaf1, spine0} share spine0: island leaf0. {leaf2, spine1}: island leaf2. leaf3's one
+    # uplink is down: its own island. spine2 has no link: its own. n0 is cabled to leaf0 and leaf2,
+    # and a host routes nothing between its NICs: the two islands stay two.
+    facts = graph_facts(load_inventory_text(SPLIT, "t.yaml"), {"fabric_island"})
+    assert facts["fabric_island"] == [
+        ("leaf0", "leaf0"),
+        ("leaf1", "leaf0"),
+        ("leaf2", "leaf2"),
+        ("leaf3", "leaf3"),
+        ("spine0", "leaf0"),
+        ("spine1", "leaf2"),
+        ("spine2", "spine2"),
+    ]
+
+
+def test_the_shipped_fabrics_are_one_island_each() -> None:
+    # dgx-h100-pod: every leaf to every spine: 12 switches, island leaf0. gb200-nvl72: 4 rail leaves
+    # to 2 spines: island gb-leaf0. mixed-fleet: 4 rack leaves to one spine: island euw-a100-leaf.
+    for name, island, switches in (
+        ("dgx-h100-pod.yaml", "leaf0", 12),
+        ("gb200-nvl72.yaml", "gb-leaf0", 6),
+        ("mixed-fleet.yaml", "euw-a100-leaf", 5),
+    ):
+        rows = graph_facts(load_inventory([ROOT / "inventories" / name]), {"fabric_island"})["fabric_island"]
+        assert len(rows) == switches and {i for _s, i in rows} == {island}, name
