@@ -149,3 +149,10 @@ def test_reconcile_observed_by_identity() -> None:
             ("dgx12", "host", "not declared", "observed"),
         ]
     )
+
+
+def test_reconcile_needs_b_or_observed() -> None:
+    code, _, err = run_cli("reconcile", POD)
+    assert code == 2 and "give B, the other description (or --observed DIR" in err
+    code, _, err = run_cli("reconcile", POD, POD, "--observed", OBS)
+    assert code == 2 and "give B or --observed, not both" in err
