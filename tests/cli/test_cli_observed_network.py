@@ -23,8 +23,11 @@ tests/sources/observed/samples/) says, and so the findings must be, derived by h
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tests.cli_helpers import run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
 
 FLEET = "inventories/mixed-fleet.yaml"
 OBS = "inventories/observed/mixed-fleet"
@@ -75,3 +78,21 @@ def test_without_observations_none_of_these_checks_applies() -> None:
     code, out, err = run_cli("verify", FLEET, "--format", "json")
     assert code == 0, err
     assert not [f for f in json.loads(out)["findings"] if f["rule"].startswith("OBS")]
+
+
+def test_a_truncated_or_foreign_file_is_exit_2_with_its_line(tmp_path: Path) -> None:
+    # mi300x-n0's ibstat cut in the middle of mlx5_5's port block (its "Port 1:" is line 93, "State:"
+    # line 94), and an amd-smi file that is not JSON: both reported, each at its file:line, exit 2.
+    host = tmp_path / "mi300x-n0"
+    host.mkdir()
+    full = (ROOT / OBS / "mi300x-n0" / "ibstat.txt").read_text().splitlines()
+    (host / "ibstat.txt").write_text("\n".join(full[:94]) + "\n")
+    (host / "amd-smi.json").write_text('[{"gpu": 0, "pcie": {"width": 16,\n')
+    code, out, err = run_cli("verify", FLEET, "--observed", str(tmp_path))
+    assert code == 2, out
+    assert (
+        f"{host}/ibstat.txt:93: port 1 of mlx5_5 has no Physical state, Rate, Link layer; the file looks truncated"
+        in err
+    )
+    assert f"{host}/amd-smi.json:2:1: not valid JSON" in err
+    assert "Traceback" not in err
