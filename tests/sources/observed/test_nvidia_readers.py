@@ -74,8 +74,14 @@ def test_generated_h100_dump_fields_that_judge_health() -> None:
             200,
             "expected Yes, No or N/A",
         ),
+        (
+            '<?xml version="1.0"?>\n<!DOCTYPE nvidia_smi_log [<!ENTITY a "x">]>\n'
+            "<nvidia_smi_log>&a;</nvidia_smi_log>\n",
+            2,
+            "declares entity",
+        ),
     ],
-    ids=["truncated", "foreign-root", "bad-width", "bad-timestamp", "bad-yes-no"],
+    ids=["truncated", "foreign-root", "bad-width", "bad-timestamp", "bad-yes-no", "entity"],
 )
 def test_bad_xml_refused_with_its_line(text: str, line: int, words: str) -> None:
     with pytest.raises(TopologError) as err:

@@ -25,7 +25,6 @@ from verifier.sources.observed.model import GpuObservation, normalise_pci_bus_id
 
 _UNKNOWN = frozenset({"", "n/a", "[n/a]", "not supported", "[not supported]", "unknown", "[unknown error]"})
 _INT = re.compile(r"\s*(\d+)\s*(x|%)?\s*")
-_GPU_OPEN = re.compile(r"<gpu(?:\s[^<>]*)?>")
 _ID = re.compile(r'\sid="([^"<>]*)"')
 _REASON = re.compile(r"<clocks_(?:event|throttle)_reason_(\w+)>([^<]*)</clocks_(?:event|throttle)_reason_\1>")
 _UNCORRECTABLE = re.compile(r"<(\w*uncorrectable\w*)>([^<]*)</\1>")
@@ -41,31 +40,44 @@ def _leaf(tag: str) -> re.Pattern[str]:
 
 
 class _Span:
-    """A section of the text: [start, end) between its opening and closing tags."""
+    """A section of the text: [start, end) between its opening and closing tags.
 
-    __slots__ = ("end", "start", "text")
+    Reads are searched from where the last one ended (`pos`), then, when not found there, from the
+    start: nvidia-smi writes the fields in the DTD's order, so each byte is scanned about once, and a
+    field out of that order is still found. The tags read are each unique within their section.
+    """
+
+    __slots__ = ("end", "pos", "start", "text")
 
     def __init__(self, text: str, start: int, end: int) -> None:
-        self.text, self.start, self.end = text, start, end
+        self.text, self.start, self.end, self.pos = text, start, end, start
+
+    def _find(self, opening: str) -> int:
+        i = self.text.find(opening, self.pos, self.end)
+        if i < 0 and self.pos > self.start:
+            i = self.text.find(opening, self.start, self.pos)
+        return i
 
     def section(self, tag: str) -> _Span | None:
         opening = f"<{tag}>"
-        i = self.text.find(opening, self.start, self.end)
+        i = self._find(opening)
         if i < 0:
             return None
         j = self.text.find(f"</{tag}>", i, self.end)
         if j < 0:
             raise Unusual(tag)
+        self.pos = j
         return _Span(self.text, i + len(opening), j)
 
     def leaf(self, tag: str) -> str | None:
-        """The text of the first `<tag>` leaf, None when absent or not known (N/A)."""
-        i = self.text.find(f"<{tag}>", self.start, self.end)
+        """The text of the `<tag>` leaf, None when absent or not known (N/A)."""
+        i = self._find(f"<{tag}>")
         if i < 0:
             return None
         m = _leaf(tag).match(self.text, i, self.end)
         if m is None:
             raise Unusual(tag)  # children, or not closed: the located reader says which
+        self.pos = m.end()
         value = m.group(1).strip()
         return None if value.lower() in _UNKNOWN else value
 
@@ -142,13 +154,30 @@ def header(text: str) -> tuple[int, str]:
     document is not one closed <nvidia_smi_log> without entity declarations.
     """
     closing = text.rfind("</nvidia_smi_log>")
-    if closing < 0 or text[closing + len("</nvidia_smi_log>") :].strip() or "<!ENTITY" in text:
-        raise Unusual("root")  # not closed (truncated), or declares entities: the located reader refuses it
-    if text.find("<nvidia_smi_log>", 0, closing) < 0:
+    if closing < 0 or text[closing + len("</nvidia_smi_log>") :].strip():
+        raise Unusual("root")  # not closed (truncated): the located reader says where it ends
+    root = text.find("<nvidia_smi_log>", 0, closing)
+    # Entities are declared in the prolog only, before the root: the located reader refuses them.
+    if root < 0 or text.find("<!ENTITY", 0, root) >= 0:
         raise Unusual("root")
-    first = _GPU_OPEN.search(text)
-    start = first.start() if first is not None else text.rindex("</nvidia_smi_log>")
+    first = _gpu_open(text, root)
+    start = first[0] if first is not None else closing
     return start, text[:start]
+
+
+def _gpu_open(text: str, pos: int) -> tuple[int, int] | None:
+    """(start, end) of the next `<gpu>` or `<gpu ...>` opening tag from `pos` (not `<gpu_util>` and the like)."""
+    while True:
+        i = text.find("<gpu", pos)
+        if i < 0:
+            return None
+        after = text[i + 4 : i + 5]
+        if after == ">" or after.isspace():
+            j = text.find(">", i)
+            if j < 0:
+                return None
+            return i, j + 1
+        pos = i + 4
 
 
 def attached(head: str) -> int | None:
@@ -170,35 +199,41 @@ def gpus(text: str, filename: str, host: str, when: datetime | None) -> list[Gpu
     """Every `<gpu>` of the document, in order; Unusual where the located reader must say what is wrong."""
     out: list[GpuObservation] = []
     pos, line, line_start = 0, 1, 0
-    for m in _GPU_OPEN.finditer(text):
-        s = m.start()
+    found = _gpu_open(text, 0)
+    while found is not None:
+        s, opened = found
         line += text.count("\n", pos, s)
         nl = text.rfind("\n", 0, s)
         line_start = nl + 1
         pos = s
-        end = text.find("</gpu>", m.end())
+        end = text.find("</gpu>", opened)
         if end < 0:
             raise Unusual("gpu")
-        whole = _Span(text, m.end(), end)
-        # MIG devices come first and repeat some tags: the GPU's own fields are read after them.
-        mig_end = text.find("</mig_devices>", m.end(), end)
-        own = _Span(text, mig_end if mig_end >= 0 else m.end(), end)
-        ident = _ID.search(m.group(0))
+        whole = _Span(text, opened, end)
+        model = whole.leaf("product_name")
+        mig = whole.section("mig_mode")
+        mig_mode = mig.leaf("current_mig") if mig else None
+        # MIG devices come first and repeat some tags: the GPU's own fields are read after them,
+        # in the order nvidia-smi writes them (each read starts where the last ended).
+        mig_end = text.find("</mig_devices>", opened, end)
+        own = _Span(text, mig_end if mig_end >= 0 else opened, end)
+        serial, uuid = own.leaf("serial"), own.leaf("uuid")
+        ident = _ID.search(text, s, opened)
         pci = own.section("pci")
         bus_text = (pci.leaf("pci_bus_id") if pci else None) or (ident.group(1) if ident else None) or ""
         bus = normalise_pci_bus_id(bus_text)
         if bus is None:
             raise Unusual("pci_bus_id")
-        link = _at(own, "pci", "pci_gpu_link_info")
+        link = _at(pci, "pci_gpu_link_info")
         gen = _at(link, "pcie_gen")
         width = _at(link, "link_widths")
+        reasons = _reasons(own)
+        util = own.section("utilization")
         ecc = own.section("ecc_errors")
+        retired, retired_pending = _retired(own)
         remapped = own.section("remapped_rows")
         rows = remapped if remapped is not None and remapped.has_children() else None
         fabric = own.section("fabric")
-        retired, retired_pending = _retired(own)
-        util = own.section("utilization")
-        mig = whole.section("mig_mode")
         out.append(
             GpuObservation(
                 source=SourceLocation(filename, line, s - line_start + 1),
@@ -206,10 +241,10 @@ def gpus(text: str, filename: str, host: str, when: datetime | None) -> list[Gpu
                 host=host,
                 vendor="nvidia",
                 index=len(out),
-                uuid=own.leaf("uuid"),
-                serial=own.leaf("serial"),
+                uuid=uuid,
+                serial=serial,
                 pci_bus_id=bus,
-                model=whole.leaf("product_name"),
+                model=model,
                 pcie_gen_current=gen.number("current_link_gen") if gen else None,
                 pcie_gen_max=gen.number("max_link_gen") if gen else None,
                 pcie_gen_device_max=gen.number("max_device_link_gen") if gen else None,
@@ -222,8 +257,8 @@ def gpus(text: str, filename: str, host: str, when: datetime | None) -> list[Gpu
                 remapped_rows_uncorrectable=rows.number("remapped_row_unc") if rows else None,
                 remapped_rows_pending=rows.yes_no("remapped_row_pending") if rows else None,
                 remapped_rows_failed=rows.yes_no("remapped_row_failure") if rows else None,
-                throttle_reasons=_reasons(own),
-                mig_mode=mig.leaf("current_mig") if mig else None,
+                throttle_reasons=reasons,
+                mig_mode=mig_mode,
                 utilization_percent=util.number("gpu_util") if util else None,
                 fabric_state=fabric.leaf("state") if fabric else None,
                 fabric_status=fabric.leaf("status") if fabric else None,
@@ -231,4 +266,5 @@ def gpus(text: str, filename: str, host: str, when: datetime | None) -> list[Gpu
                 fabric_cluster_uuid=fabric.leaf("clusterUuid") if fabric else None,
             )
         )
+        found = _gpu_open(text, end)
     return out
