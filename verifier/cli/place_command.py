@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from verifier.cli.argument_order import check_place
 from verifier.cli.errors import guard
 from verifier.cli.job_options import PRINCIPAL_FROM_OPTION
 from verifier.cli.observed_options import observed_options, observed_run_of
@@ -110,6 +111,7 @@ def place_cmd(
 
     def body() -> int:
         _missing_files([inventory, *jobs, *(p for p in (principals_path, policies_path) if p is not None)])
+        check_place(inventory, jobs)
         scenario = scenario_of(drain, fail, fail_links, scenario_paths)
         observations = observed_run_of(observed, observed_format, observed_match, observed_now)
         if scenario:

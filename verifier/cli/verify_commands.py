@@ -19,6 +19,7 @@ from verifier.checks.findings import SEVERITIES, Severity
 from verifier.checks.settings import ChecksKept
 from verifier.checks.verify import VerifyReport, baseline_entries, select_report
 from verifier.checks.waivers import EXPIRED_ID, UNUSED_ID
+from verifier.cli.argument_order import check_verify
 from verifier.cli.errors import guard
 from verifier.cli.job_options import PRINCIPAL_FROM_OPTION
 from verifier.cli.observed_options import observed_options, observed_run_of
@@ -194,6 +195,8 @@ def verify_cmd(
         side = (waivers_path, baseline_path, thresholds_path, principals_path, policies_path)
         read = [*inventory, *rules, *jobs_paths, *scenario_paths, *(p for p in side if p is not None)]
         _missing_files(read)
+        if from_kind is None:  # tool outputs (--from) are no inventories: their readers judge them
+            check_verify(inventory)
         observations = observed_run_of(observed, observed_format, observed_match, observed_now)
         scenario = scenario_of(drain, fail, fail_links, scenario_paths)
         if scenario and (not jobs_paths or from_kind is not None):
