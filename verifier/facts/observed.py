@@ -11,7 +11,7 @@ A file that states no time is judged on what it says.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -70,7 +70,7 @@ def observed_facts(
     thresholds: Mapping[str, int],
     settings: ObservedSettings | None = None,
 ) -> dict[str, list[Row]]:
-    """Rows per observed relation, deterministic (sorted)."""
+    """Rows per observed relation, in the order the observations were read (deterministic)."""
     settings = settings or ObservedSettings()
     now = settings.now or datetime.now(UTC)
     max_age = thresholds.get(MAX_AGE_KEY)
@@ -183,14 +183,16 @@ def observed_facts(
         name = c.metric if link is None else f"{c.metric} link {link}"
         out["observed_count"].append((cgpu, name, min(c.value, _INT64_MAX), str(c.source)))
     for name, rows in out.items():
-        out[name] = _first_per_key(rows) if name in _ONE_PER_KEY else sorted(set(rows), key=_sort_key)
+        # In the order read (files by path, each file top to bottom): deterministic, and a fleet's million
+        # rows are not sorted (no engine's answer depends on row order).
+        out[name] = _first_per_key(rows) if name in _ONE_PER_KEY else list(dict.fromkeys(rows))
     return out
 
 
 def _link_summary(links: list[Row]) -> list[Row]:
     """Per (gpu, kind): active links, links reported, and where the first inactive (else first) one is."""
     found: dict[tuple[str | int, str | int], list[Row]] = {}
-    for row in sorted(set(links), key=_sort_key):
+    for row in dict.fromkeys(links):
         found.setdefault((row[0], row[1]), []).append(row)
     out: list[Row] = []
     for (gpu, kind), rows in found.items():
@@ -207,10 +209,6 @@ an unmatched GPU, every MIG instance's copy of a GPU metric): one row each, at i
 
 def _first_per_key(rows: list[Row]) -> list[Row]:
     first: dict[Row, Row] = {}
-    for row in sorted(rows, key=_sort_key):
+    for row in rows:
         first.setdefault(row[:-1], row)
-    return sorted(first.values(), key=_sort_key)
-
-
-def _sort_key(row: Sequence[str | int]) -> tuple[str, ...]:
-    return tuple(f"{v:020d}" if isinstance(v, int) else v for v in row)
+    return list(first.values())
