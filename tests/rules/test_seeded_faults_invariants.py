@@ -30,9 +30,10 @@ from pathlib import Path
 import pytest
 
 from tests.cli_helpers import run_cli
-from tests.seeded_faults import MIXED, ROOT, Added
+from tests.seeded_faults import MIXED, POD, ROOT, Added
 from verifier.core.errors import TopologError
 from verifier.session.verify_run import VerifyRun, verify
+from verifier.sources.jobs.principal_rules import parse_rules
 
 POLICIES = ROOT / "policies"
 JOBS = ROOT / "inventories" / "jobs"
@@ -234,3 +235,23 @@ def test_findings_are_located_at_the_policy_and_job_lines(tmp_path: Path) -> Non
     loc = authz.finding.location
     assert loc is not None and (Path(loc.file).name, loc.line) == ("fp64.cedar", 12)
     assert 'Team::"hcp"' in authz.finding.message and "did you mean 'hpc'?" in authz.finding.message
+
+
+def test_a_node_selector_on_a_gpu_product_that_does_not_exist_is_never(tmp_path: Path) -> None:
+    # The shipped Kueue job (inventories/jobs/schedulers/kueue-pretrain.yaml) selects
+    # nvidia.com/gpu.product NVIDIA-H100-80GB-HBM3 (GPU Feature Discovery's name of the H100 SXM5);
+    # NVIDIA-H300-80GB-HBM3 names no model, so the job accepts nothing that exists: PLACE002 on
+    # pretrain-rack, where the pristine manifest is placed on dgx-h100-pod (rack0 or rack1).
+    shipped = JOBS / "schedulers" / "kueue-pretrain.yaml"
+    text = shipped.read_text(encoding="utf-8")
+    assert text.count("NVIDIA-H100-80GB-HBM3") == 1
+    manifests = {"pristine": text, "seeded": text.replace("NVIDIA-H100-80GB-HBM3", "NVIDIA-H300-80GB-HBM3")}
+    found: dict[str, Added] = {}
+    for name, manifest in manifests.items():
+        path = tmp_path / name / shipped.name
+        path.parent.mkdir()
+        path.write_text(manifest, encoding="utf-8")
+        run = VerifyRun(jobs=(path,), principal_from=parse_rules(["namespace=Team"]))
+        found[name] = frozenset((r.finding.rule, r.finding.subjects) for r in verify([POD], run).results)
+    assert found["pristine"] <= found["seeded"]
+    assert found["seeded"] - found["pristine"] == {("PLACE002", ("pretrain-rack",))}
