@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from verifier.sources.observed import amd_smi, dcgm, ibstat, nccl_tests, nvbandwidth, nvidia_smi_xml, nvlink_text
+from verifier.sources.observed import (
+    amd_smi,
+    dcgm,
+    ibstat,
+    nccl_tests,
+    nvbandwidth,
+    nvidia_smi_xml,
+    nvlink_text,
+    rocm_smi,
+)
 from verifier.sources.observed.model import Reader
 
 READERS: dict[str, Reader] = {
@@ -18,6 +27,7 @@ READERS: dict[str, Reader] = {
     nvlink_text.FORMAT_ERRORS: nvlink_text.read,
     dcgm.FORMAT: dcgm.read,
     amd_smi.FORMAT: amd_smi.read,
+    rocm_smi.FORMAT: rocm_smi.read,
     ibstat.FORMAT: ibstat.read,
     nccl_tests.FORMAT: nccl_tests.read,
     nvbandwidth.FORMAT: nvbandwidth.read,
@@ -29,6 +39,7 @@ _TESTS: tuple[tuple[str, Callable[[str], bool]], ...] = (
     (nvlink_text.FORMAT_STATUS, lambda t: nvlink_text.kind_of(t) == nvlink_text.FORMAT_STATUS),
     (nvlink_text.FORMAT_ERRORS, lambda t: nvlink_text.kind_of(t) == nvlink_text.FORMAT_ERRORS),
     (amd_smi.FORMAT, amd_smi.looks_like),
+    (rocm_smi.FORMAT, rocm_smi.looks_like),
     (ibstat.FORMAT, ibstat.looks_like),
     (nccl_tests.FORMAT, nccl_tests.looks_like),
     (nvbandwidth.FORMAT, nvbandwidth.looks_like),
