@@ -64,7 +64,7 @@ def review_doc(
         # DELETE and CONNECT carry no object: nothing asks for hardware.
         return _answer(review.uid, True, f"nothing to place ({review.operation or 'no object'})", revision), True
     try:
-        # The verdict and the why-not reasons are all it answers with: only the best placement is ranked.
+        # The verdict and the why-not reasons are all it answers with: only the best placement is named.
         admitted = admit_doc(revision, json.dumps(review.obj).encode(), principal_from, limit=1)
     except BadRequest as err:
         return _answer(review.uid, False, f"topolog cannot read this object as a job: {err.message}", revision), False
