@@ -54,3 +54,15 @@ def test_the_shipped_fabrics_are_one_island_each() -> None:
     ):
         rows = graph_facts(load_inventory([ROOT / "inventories" / name]), {"fabric_island"})["fabric_island"]
         assert len(rows) == switches and {i for _s, i in rows} == {island}, name
+
+
+def test_node_islands_by_hand() -> None:
+    # n0's nic0 lands on leaf0 (island leaf0) and nic1 on leaf2 (island leaf2): a row for each.
+    # n1 has a NIC and no cable: one row with island "". n2 has no NIC: no row.
+    text = SPLIT.replace(
+        "links:\n",
+        "  - name: n1\n    kind: node\n    children:\n      - {name: nic0, kind: nic}\n"
+        "  - {name: n2, kind: node}\nlinks:\n",
+    )
+    facts = graph_facts(load_inventory_text(text, "t.yaml"), {"node_fabric_island"})
+    assert facts["node_fabric_island"] == [("n0", "leaf0"), ("n0", "leaf2"), ("n1", "")]

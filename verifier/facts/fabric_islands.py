@@ -4,7 +4,8 @@ A leaf/spine fabric is one island when every leaf reaches every other through th
 leaves with no common spine (nor any other path of switches) are islands that cannot reach each
 other, and a job with ranks below both cannot run. Closing switch-to-switch reachability in the
 rules would be a row per pair of switches; the components are found here instead, once, and fed to
-the rules as `fabric_island(switch, island)`, a row per switch (LINK011 and placement read it).
+the rules as `fabric_island(switch, island)`, a row per switch (LINK011 reads it), and as
+`node_fabric_island(node, island)`, the islands each node's cables reach (placement reads it).
 
 Only links between two switches join islands: a host does not route between its NICs, so a node
 cabled to two islands does not make them one.
@@ -12,7 +13,7 @@ cabled to two islands does not make them one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from verifier.facts.inventory import Row
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Link, Obj
@@ -22,6 +23,37 @@ def fabric_islands(objects: Mapping[str, Obj], links: Iterable[Link]) -> list[Ro
     """(switch, island) for every object of kind switch, sorted; the island is named by the
     smallest switch id in it (a switch with no working link to another switch is its own).
     """
+    island = _islands(objects, links)
+    return [(s, island[s]) for s in sorted(island)]
+
+
+def node_fabric_islands(
+    objects: Mapping[str, Obj], links: Iterable[Link], node_of: Callable[[str], str | None]
+) -> list[Row]:
+    """(node, island) for each island a node reaches over a working fabric link from one of its
+    devices to a switch, and (node, "") for a node with a NIC that reaches none: what placement
+    needs to keep a job's ranks on one island (rules/placement/lib/candidates.dl), a row per node
+    in a whole fabric, whatever its rails. A cable between two nodes joins no island.
+    """
+    fabric = [lk for lk in links if lk.kind in FABRIC_LINK_KINDS]
+    island = _islands(objects, fabric)
+    reached: set[tuple[str, str]] = set()
+    for lk in fabric:
+        if lk.state == "down":
+            continue
+        for end, other in ((lk.a, lk.b), (lk.b, lk.a)):
+            node = node_of(end)
+            if node is not None and other in island:
+                reached.add((node, island[other]))
+    on_fabric = {node for node, _i in reached}
+    off = {node for oid, o in objects.items() if o.kind == "nic" and (node := node_of(oid)) is not None}
+    rows: list[Row] = [(node, i) for node, i in reached]
+    rows += [(node, "") for node in off - on_fabric]
+    return sorted(rows)
+
+
+def _islands(objects: Mapping[str, Obj], links: Iterable[Link]) -> dict[str, str]:
+    """Every switch's island: the smallest switch id it reaches over working switch-to-switch links."""
     switches = sorted(oid for oid, o in objects.items() if o.kind == "switch")
     up: dict[str, str] = {}
 
@@ -41,4 +73,4 @@ def fabric_islands(objects: Mapping[str, Obj], links: Iterable[Link]) -> list[Ro
                 ra, rb = find(lk.a), find(lk.b)
                 if ra != rb:
                     up[max(ra, rb)] = min(ra, rb)  # the smaller id stays the root: it names the island
-    return [(s, find(s)) for s in switches]
+    return {s: find(s) for s in switches}

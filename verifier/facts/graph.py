@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from verifier.core.lazy import lazy_module
 from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
-from verifier.facts.fabric_islands import fabric_islands
+from verifier.facts.fabric_islands import fabric_islands, node_fabric_islands
 from verifier.facts.inventory import ROCE, Row, link_kind, node_of
 from verifier.facts.nic_share import CLASS_RANK, fabric_shares
 from verifier.facts.relation_sources import GRAPH_RELATIONS
@@ -314,6 +314,8 @@ def graph_facts(
         _fabric(inv, out, view)
     if "fabric_island" in want:
         out["fabric_island"] = fabric_islands(inv.objects, view.links)
+    if "node_fabric_island" in want:
+        out["node_fabric_island"] = node_fabric_islands(inv.objects, view.links, ancestry.node)
     if want & NODE_RELATIONS:
         _nodes(inv, out, per_node, want, None, view, ancestry)
     if "die_pair_bottleneck" in want:

@@ -17,6 +17,7 @@ GRAPH_RELATIONS: frozenset[str] = frozenset(
         "leaf_class",
         "leaf_class_bottleneck",
         "fabric_island",
+        "node_fabric_island",
         "rail",
         "die_pair_bottleneck",
         "scaleup_domain",
