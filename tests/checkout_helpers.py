@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -58,3 +59,31 @@ def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callabl
             make(folder)
             done.touch()
     return folder
+
+
+def release() -> str:
+    """The newest release CHANGELOG.md names (`## X.Y.Z (YYYY-MM-DD)`); its git tag is `vX.Y.Z`."""
+    found = re.search(r"^## (\d+\.\d+\.\d+) \(\d{4}-\d\d-\d\d\)$", (ROOT / "CHANGELOG.md").read_text(), re.MULTILINE)
+    assert found, "CHANGELOG.md has no release heading '## X.Y.Z (YYYY-MM-DD)'"
+    return found.group(1)
+
+
+def _git(repo: Path, *args: str) -> str:
+    user = ["-c", "user.name=t", "-c", "user.email=t@example.org"]
+    return subprocess.run(["git", "-C", str(repo), *user, *args], check=True, capture_output=True, text=True).stdout
+
+
+def tagged_clone(clone: Path) -> None:
+    """A clone of this checkout at `clone`, its working tree committed and tagged as the release.
+
+    The test makes the tag itself: a CI clone may carry no tags, and a tag cloned from the
+    checkout would name an older commit than the working tree under test.
+    """
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, capture_output=True)
+    copy_checkout(clone)
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "--allow-empty", "-m", "snapshot of the working tree")
+    tag = f"v{release()}"
+    if _git(clone, "tag", "--list", tag).split():
+        _git(clone, "tag", "-d", tag)
+    _git(clone, "tag", "-a", tag, "-m", f"topolog {tag}")

@@ -9,9 +9,9 @@ found no rules would otherwise "pass" with 0 findings.
 
 from __future__ import annotations
 
+import io
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -21,16 +21,23 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from checkout_helpers import copy_checkout, made_once
+from checkout_helpers import copy_checkout, made_once, release, tagged_clone
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _build_and_install(base: Path) -> None:
+def _build_and_install(base: Path, clone: Path) -> None:
     source, dist, venv, work = base / "src", base / "dist", base / "venv", base / "work"
+    # The source as a `git archive` of the release tag leaves it (GitHub's source tarballs): no
+    # .git, the version in .git_archival.txt, which git filled in (.gitattributes export-subst).
     source.mkdir()
-    copy_checkout(source)
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    archive = subprocess.run(
+        ["git", "-C", str(clone), "archive", "--format=tar", f"v{release()}"], check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(source, filter="data")
+    # Without PYTHONDONTWRITEBYTECODE, as on a user's machine (setuptools warns that it skips byte-compiling).
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")}
     built = subprocess.run(
         [sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
         capture_output=True,
@@ -62,7 +69,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
     """(the `topolog` executable of a fresh venv, a work folder outside the repo, the build log)."""
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("building from the checkout needs git to list its files")
-    base = made_once(tmp_path_factory, "packaging", _build_and_install)
+    clone = made_once(tmp_path_factory, "release-clone", lambda folder: tagged_clone(folder / "topolog")) / "topolog"
+    base = made_once(tmp_path_factory, "packaging", lambda folder: _build_and_install(folder, clone))
     return base / "venv" / "bin" / "topolog", base / "work", (base / "build.log").read_text()
 
 
@@ -96,13 +104,30 @@ def test_wheel_and_sdist_carry_rules_policies_and_licence(installed: tuple[Path,
     assert {"LICENSE", "rules/schema.dl", "policies/schema.cedarschema", "README.md"} <= members
     # Current setuptools accepts the licence metadata as written: no deprecation warning in the build.
     assert "SetuptoolsDeprecationWarning" not in log and "License classifiers are deprecated" not in log
+    # A clean build log: no warning at all (the data folders are listed as packages, the version is read
+    # from the archive's .git_archival.txt, which git filled in).
+    assert [line for line in log.splitlines() if "warning" in line.lower()] == []
+    # The version of the archive's tag, not a fallback: setuptools-scm read it from .git_archival.txt.
+    assert str(wheel.filename).endswith(f"topolog-{release()}-py3-none-any.whl")
 
 
 def test_every_package_is_listed_for_packaging() -> None:
-    """A package missing from [tool.setuptools] packages would be left out of the wheel."""
+    """A package missing from [tool.setuptools] packages would be left out of the wheel; a folder of
+    shipped data missing there makes setuptools warn once per folder in the build log.
+    """
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "verifier").rglob("__init__.py")}
-    assert found | {"verifier.rules", "verifier.policies"} == set(config["packages"])
+    data = {
+        ".".join(("verifier", *folder.relative_to(ROOT).parts))
+        for top in ("rules", "policies")
+        for folder in (ROOT / top).rglob("*")
+        if folder.is_dir() and folder.name != "__pycache__"
+    } | {
+        ".".join(folder.relative_to(ROOT).parts)
+        for folder in (ROOT / "verifier").rglob("*")
+        if folder.is_dir() and folder.name != "__pycache__" and not (folder / "__init__.py").exists()
+    }
+    assert found | data | {"verifier.rules", "verifier.policies"} == set(config["packages"])
 
 
 def test_installed_commands_run_outside_the_repository(installed: tuple[Path, Path, str]) -> None:
@@ -160,12 +185,22 @@ def test_installed_commands_run_outside_the_repository(installed: tuple[Path, Pa
     assert again.returncode == 0, again.stdout + again.stderr
 
 
-def test_install_lines_name_the_current_release() -> None:
-    """README, docs/ci.md and the hook manifest install the tag of this version; the changelog has it."""
-    from verifier import __version__
-
-    tag = f"v{__version__}"
-    for doc in ("README.md", "docs/ci.md", ".pre-commit-hooks.yaml"):
-        text = (ROOT / doc).read_text()
-        assert set(re.findall(r"\bv\d+\.\d+\.\d+\b", text)) == {tag}, doc
-    assert f"## {__version__} (" in (ROOT / "CHANGELOG.md").read_text()
+def test_a_copy_without_git_metadata_still_builds(tmp_path: Path) -> None:
+    """A copy of the source with no .git and an unfilled .git_archival.txt gets setuptools-scm's
+    fallback version (pyproject.toml [tool.setuptools_scm] fallback_version), not a failed build.
+    """
+    source = tmp_path / "src"
+    copy_checkout(source)
+    assert not (source / ".git").exists() and "$Format:%H$" in (source / ".git_archival.txt").read_text()
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path / "dist"), str(source)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=600,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    fallback = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools_scm"]["fallback_version"]
+    assert [p.name for p in (tmp_path / "dist").iterdir()] == [f"topolog-{fallback}.tar.gz"]

@@ -68,7 +68,7 @@ def test_without_the_serve_extra_it_says_which_pip_command(tmp_path: Path) -> No
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
     assert result.returncode == 2, result.stderr
-    assert "pip install 'topolog[serve]'" in result.stderr and "Traceback" not in result.stderr
+    assert 'pip install "topolog[serve] @ git+' in result.stderr and "Traceback" not in result.stderr
 
 
 def test_token_required_on_every_endpoint_but_the_probes(tmp_path: Path) -> None:

@@ -16,23 +16,31 @@ from verifier.cli.output import write_file
 from verifier.core.errors import SourceLocation, TopologError
 
 SCHEMA_FILE = ("schemas", "inventory.schema.json")
-"""Where the schema lives under the `verifier` package."""
+"""Where the inventory schema lives under the `verifier` package."""
+KINDS = ("inventory", "jobs", "principals", "waivers", "config")
+"""The files topolog reads that have a shipped schema, each `verifier/schemas/<kind>.schema.json`."""
+
+
+def schema_text(kind: str) -> str:
+    """The JSON Schema (draft 2020-12) of one kind of file, as shipped."""
+    return resources.files("verifier").joinpath("schemas", f"{kind}.schema.json").read_text(encoding="utf-8")
 
 
 def inventory_schema_text() -> str:
     """The JSON Schema (draft 2020-12) of inventory files, as shipped."""
-    return resources.files("verifier").joinpath(*SCHEMA_FILE).read_text(encoding="utf-8")
+    return schema_text("inventory")
 
 
 @click.command("schema")
+@click.argument("kind", type=click.Choice(KINDS), default="inventory", metavar="[KIND]")
 @click.option(
     "-o",
     "--output",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write the schema to FILE (missing folders are made) instead of printing it.",
 )
-def schema_cmd(output: Path | None) -> None:
-    """Print the JSON Schema of the inventory format, for editors.
+def schema_cmd(kind: str, output: Path | None) -> None:
+    """Print the JSON Schema of the inventory format (or of KIND: jobs, principals, waivers, config), for editors.
 
     With yaml-language-server (the VS Code YAML extension and other editors) an inventory
     then completes keys, object kinds and link kinds as it is typed, and flags misspelt
@@ -40,14 +48,17 @@ def schema_cmd(output: Path | None) -> None:
     schema with a first line `# yaml-language-server: $schema=<path>`, or map file
     patterns to it with the `yaml.schemas` setting (docs/inventory-format.md). The schema
     checks each file's shape; `topolog verify` still checks what it cannot (ids, link
-    endpoints, templates and models across files).
+    endpoints, templates and models across files). Job files, principals files, waivers
+    files and the configuration file (.topolog.yaml) have schemas of their own.
 
     \b
     Example:
       topolog schema -o .topolog/inventory.schema.json
       topolog schema > inventory.schema.json
+      topolog schema jobs -o .topolog/jobs.schema.json
+      topolog schema config > topolog-config.schema.json
     """
-    text = inventory_schema_text()
+    text = schema_text(kind)
     if output is None:
         click.echo(text, nl=False)
         return

@@ -1,6 +1,6 @@
 """`topolog serve`: the scheduling gate over HTTP (verifier.service; docs/serve.md).
 
-The web stack is an extra (`pip install 'topolog[serve]'`): without it the command says which
+The web stack is the extra `topolog[serve]`: without it the command says which
 pip command installs it and exits 2, and no other command needs it.
 """
 
@@ -27,7 +27,7 @@ from verifier.service.config import (  # imports no web framework: --help works 
 from verifier.sources.jobs.principal_rules import PrincipalRule
 
 FILE = click.Path(path_type=Path, dir_okay=False)
-INSTALL = "pip install 'topolog[serve]'"
+INSTALL = 'pip install "topolog[serve] @ git+<repository>@<tag>" (README.md, Install)'
 
 
 @click.command("serve")
@@ -126,7 +126,7 @@ def serve_cmd(
     /v1/admit, GET /v1/revision, /healthz, /readyz and /metrics. A change to any of those
     files (or SIGHUP, or POST /v1/reload) builds a new revision beside the live one, swapped
     in only when wholly valid. Binds to loopback; beyond it, TLS and a token or client
-    certificates are required. Needs the serve extra: pip install 'topolog[serve]'.
+    certificates are required. Needs the serve extra topolog[serve] (README.md, Install).
     Exit status: 0 stopped, 2 bad configuration or input (nothing is served).
 
     \b
