@@ -233,3 +233,16 @@ def test_an_installed_rule_pack_is_named_inside_the_pack(tmp_path: Path, monkeyp
     files = {rule["properties"]["file"] for rule in run["tool"]["driver"]["rules"]}
     assert files and all(f.startswith("TOPOLOG_RULES/topology/") for f in files)
     assert "TOPOLOG_RULES" in run["originalUriBaseIds"]
+
+
+@pytest.mark.usefixtures("in_repo_root")
+def test_the_cli_says_what_the_sarif_log_leaves_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sarif_report, "MAX_RESULTS", 2)
+    sarif, report = tmp_path / "r.sarif", tmp_path / "r.json"
+    code, _, err = run_cli("verify", STRAY, "--output", f"sarif={sarif}", "--output", f"json={report}")
+    assert code == 1, err
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    every = len(doc["findings"]) + len(doc["suppressed"])
+    assert every > 2  # stray-devices.yaml: four errors at least (tests/cli/test_cli_verify.py lists them)
+    assert f"topolog: the SARIF log holds 2 of {every} results (errors first); {every - 2} left out" in err
+    assert len(json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["results"]) == 2

@@ -49,6 +49,15 @@ from verifier.session.verify_run import VerifyRun, verify
 from verifier.sources.jobs.principal_rules import PrincipalRule
 
 
+def _say_what_sarif_leaves_out(report: VerifyReport) -> None:
+    """A SARIF log over GitHub's result limit leaves results out: said on stderr, not only inside the file."""
+    from verifier.reports.sarif_report import left_out_line  # only runs that write SARIF need it
+
+    line = left_out_line(report)
+    if line is not None:
+        click.echo(line, err=True)
+
+
 @click.command("verify")
 @click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
 @RULES_OPTION
@@ -233,6 +242,8 @@ def verify_cmd(
         report = _with_settings(select_report(report, selection), report, ctx, narrowed=bool(by_file))
         for fmt, path in outputs:
             write_file(path, render(report, fmt))
+        if "sarif" in formats:
+            _say_what_sarif_leaves_out(report)
         if "github" in formats and os.environ.get("GITHUB_STEP_SUMMARY"):
             # Annotations mark lines; the job summary page is where a reviewer sees the whole run.
             from verifier.reports.markdown_report import append_step_summary  # only CI runs need it
