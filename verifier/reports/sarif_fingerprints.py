@@ -35,45 +35,58 @@ def normalized(text: str) -> np.ndarray:
     """
     # "\r\n" first, then a lone "\r": the action skips a "\n" only right after a "\r".
     flat = text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "")
-    units = np.frombuffer(flat.encode("utf-16-le"), dtype="<u2").astype(np.uint64)
-    return np.concatenate([units, np.array([EOF_CODE], dtype=np.uint64), np.zeros(BLOCK_SIZE, dtype=np.uint64)])
+    # Kept as 16-bit units (the end marker, 65535, fits too); widened per line start when summed.
+    units = np.frombuffer(flat.encode("utf-16-le"), dtype="<u2")
+    return np.concatenate([units, np.array([EOF_CODE], dtype=np.uint16), np.zeros(BLOCK_SIZE, dtype=np.uint16)])
 
 
-def line_hashes(text: str) -> list[str]:
-    """The action's value for each line of `text` (line 1 first), `<hex>:<N>`."""
+def _line_values(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each line's hash and its `N` (how many lines up to this one have that hash), line 1 first."""
     units = normalized(text)
     # A line starts at the first unit and after each "\n"; the end marker starts the line after a final "\n".
     starts = np.concatenate([[0], np.flatnonzero(units[: len(units) - BLOCK_SIZE - 1] == ord("\n")) + 1])
     hashes = np.zeros(len(starts), dtype=np.uint64)
     with np.errstate(over="ignore"):
         for j in range(BLOCK_SIZE):
-            hashes += units[starts + j] * _POWERS[j]
-    seen: dict[int, int] = {}
-    values = []
-    for h in hashes.tolist():
-        seen[h] = seen.get(h, 0) + 1
-        values.append(f"{h:x}:{seen[h]}")
-    return values
+            hashes += units[starts + j].astype(np.uint64) * _POWERS[j]
+    # N: a line's rank among the lines with its hash, in file order (a stable sort keeps that order).
+    order = np.argsort(hashes, kind="stable")
+    ranked = hashes[order]
+    first = np.concatenate([[True], ranked[1:] != ranked[:-1]])
+    group_start = np.maximum.accumulate(np.where(first, np.arange(len(ranked)), 0))
+    occurrence = np.empty(len(ranked), dtype=np.int64)
+    occurrence[order] = np.arange(len(ranked)) - group_start + 1
+    return hashes, occurrence
+
+
+def _value(hashes: np.ndarray, occurrence: np.ndarray, index: int) -> str:
+    return f"{int(hashes[index]):x}:{int(occurrence[index])}"
+
+
+def line_hashes(text: str) -> list[str]:
+    """The action's value for each line of `text` (line 1 first), `<hex>:<N>`."""
+    hashes, occurrence = _line_values(text)
+    return [_value(hashes, occurrence, i) for i in range(len(hashes))]
 
 
 class LineHashes:
-    """Each file's line values, computed once per report."""
+    """Each file's line values, computed once per report and written out only for the lines asked."""
 
     def __init__(self) -> None:
-        self._files: dict[str, list[str] | None] = {}
+        self._files: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
 
     def of(self, path: str, line: int) -> str | None:
         """The action's value for `line` (1-based) of the file at `path`; None where it cannot be read."""
         if path not in self._files:
             try:
                 with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-                    self._files[path] = line_hashes(handle.read())
+                    self._files[path] = _line_values(handle.read())
             except OSError:
                 self._files[path] = None
         values = self._files[path]
-        if values is None or not 1 <= line <= len(values):
+        if values is None or not 1 <= line <= len(values[0]):
             return None
-        return values[line - 1]
+        return _value(*values, line - 1)
 
 
 def salted(line_value: str, fingerprint: str) -> str:
