@@ -119,6 +119,15 @@ FAULTS: dict[str, Edit] = {
         'when { resource.quarantined || resource in Node::"rtx-n4" }\nunless',
         frozenset({("AUTHZ004", ("quarantine-closed",))}),
     ),
+    # owners-administer gains an exception for members of team "studnets" (a typo of students),
+    # written as a string that `principal.teams` would hold: a team name all the same, and one the
+    # principals file lacks. Decisions are unchanged (no principal is in it), so only AUTHZ004.
+    "policy: a teams.contains literal names a team that does not exist": Edit(
+        "policies/operations.cedar",
+        "principal.teams.contains(resource.owner) };",
+        'principal.teams.contains(resource.owner) && !principal.teams.contains("studnets") };',
+        frozenset({("AUTHZ004", ("owners-administer",))}),
+    ),
     # chat-8b-serving retargeted to MI300X (AMD) with its CUDA-only stack kept: CUDA runs only on
     # NVIDIA, so no node can ever meet it: PLACE002 (and not PLACE001, which steps aside).
     "job: CUDA on AMD": Edit(

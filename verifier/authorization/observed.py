@@ -85,6 +85,26 @@ def observe(templates: Iterable[pst.Template]) -> Observed:
     return Observed(frozenset(attrs), frozenset(named), context, frozenset(has_ctx), groupable)
 
 
+def named_entities(template: pst.Template) -> tuple[str, ...]:
+    """Uids of the entities one policy names, sorted: uid literals (actions aside), and the teams
+    that string literals in `principal.teams.contains("x")` (containsAny, containsAll) stand for:
+    `teams` holds team ids, so such a literal names a team as surely as `Team::"x"` does.
+    """
+    from cedarpy import pst
+
+    named = {uid(str(u.type), u.id) for u in pst.entity_uids(template) if str(u.type) != "Action"}
+    for node in _walk(template):
+        if (
+            isinstance(node, pst.BinaryOp)
+            and node.op in ("contains", "contains_any", "contains_all")
+            and isinstance(node.left, pst.GetAttr)
+            and node.left.attr == "teams"
+        ):
+            literals = node.right.elements if isinstance(node.right, pst.Set) else (node.right,)
+            named.update(uid("Team", lit.value) for lit in literals if isinstance(lit, pst.StringLit))
+    return tuple(sorted(named))
+
+
 def _walk(node: object) -> Iterator[object]:
     stack = [node]
     while stack:

@@ -23,8 +23,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from verifier.authorization.entities import uid
-from verifier.authorization.observed import Observed, observe
+from verifier.authorization.observed import Observed, named_entities, observe
 from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
 from verifier.core.cache import enabled as cache_enabled
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
@@ -67,8 +66,8 @@ class Policy:
     text: str
     """The statement as written (its own `@id`), from which the policy set is assembled."""
     named: tuple[str, ...] = ()
-    """Uids of the entities it names (scopes, `in`, `==`, literals), actions aside, sorted: each must
-    exist (verifier.authorization.named), or the policy would silently never match."""
+    """Uids of the entities it names (observed.named_entities), sorted: AUTHZ004 reports those that do
+    not exist, which the policy would silently never match."""
 
 
 @dataclass(frozen=True)
@@ -257,8 +256,7 @@ def _check_statement(
         for e in result.errors:
             errors.append(Diagnostic(loc, f"policy {pid!r} is not valid against the schema: {short(e.error)}"))
         return None
-    named = sorted({uid(str(u.type), u.id) for u in cedarpy.pst.entity_uids(template) if str(u.type) != "Action"})
-    return Policy(pid, template.effect, loc, statement, tuple(named)), template
+    return Policy(pid, template.effect, loc, statement, named_entities(template)), template
 
 
 def _read_cedar(path: Path, what: str) -> str:
