@@ -22,6 +22,10 @@ _UPLINKS = (
 )
 # dgx-h100-pod.yaml from the spines' entry to the end: the spines, then every link.
 _POD_TAIL = POD.read_text(encoding="utf-8")[POD.read_text(encoding="utf-8").index("      - name: spine{i}\n") :]
+# mixed-fleet.yaml from the RTX rack's leaf to the end: the leaf, the RTX rack's nodes, then every link.
+_MIXED_TAIL = MIXED.read_text(encoding="utf-8")[
+    MIXED.read_text(encoding="utf-8").index("              - {name: euw-rtx-leaf") :
+]
 # mixed-fleet.yaml: each rack's leaf to the pod's spine.
 _MIXED_UPLINKS = """  - {a: "{leaf}", b: euw-spine0, kind: ethernet, count: 4, bandwidth: 3.2 Tb/s,
      foreach: {leaf: [euw-a100-leaf, euw-h100-leaf, euw-mi300x-leaf, euw-rtx-leaf]}}"""
@@ -91,6 +95,23 @@ FAULTS: dict[str, Fault] = {
         + "\n  - {a: euw-rtx-leaf, b: euw-spine0, kind: ethernet, count: 4, bandwidth: 3.2 Tb/s, state: down}",
         frozenset({("LINK011", ("euw-rtx-leaf",))}),
     ),
+    # a100-n1's two NICs cabled to the H100 rack's leaf instead of its own rack's (euw-a100 holds
+    # euw-a100-leaf): one LINK012 finding for the node, naming both cables and the leaf. The H100
+    # leaf's two extra 100 GbE downlinks leave it oversubscribed as before (BW005, same subject).
+    "mixed: an A100 node cabled to another rack's leaf": Fault(
+        MIXED,
+        "b: euw-a100-leaf, kind: ethernet, bandwidth: 100 Gb/s, foreach: {n: [0, 1], k: [0, 1]}}",
+        "b: euw-a100-leaf, kind: ethernet, bandwidth: 100 Gb/s, foreach: {n: [0], k: [0, 1]}}\n"
+        '  - {a: "a100-n1/nic{k}", b: euw-h100-leaf, kind: ethernet, bandwidth: 100 Gb/s, foreach: {k: [0, 1]}}',
+        frozenset(
+            {
+                (
+                    "LINK012",
+                    ("a100-n1", "a100-n1/nic0<->euw-h100-leaf", "a100-n1/nic1<->euw-h100-leaf", "euw-h100-leaf"),
+                )
+            }
+        ),
+    ),
 }
 
 NON_FAULTS: dict[str, Fault] = {
@@ -107,6 +128,23 @@ NON_FAULTS: dict[str, Fault] = {
     # by design (NCCL moves cross-rail traffic over NVLink inside the node, PXN), and every node is
     # on all 8 rails: no leaf declares an uplink, so LINK011 judges none, and LINK004 (a pod with
     # spines) has none to judge against. Nothing is added.
+    # An end-of-row leaf: the RTX rack has no leaf of its own (its leaf and that leaf's bond left out)
+    # and its 4 workstations are cabled to the A100 rack's leaf next door. The RTX rack has no leaf,
+    # so LINK012 judges nothing there; euw-a100-leaf then carries 4 x 100 + 4 x 100 GbE = 100,000 MB/s
+    # down under its 400,000 MB/s bond (BW005 silent), and the rest is as before. Nothing is added.
+    "mixed: a rack served by its neighbour's leaf": Fault(
+        MIXED,
+        _MIXED_TAIL,
+        _MIXED_TAIL.replace(
+            "              - {name: euw-rtx-leaf, kind: switch, model: SN5600, labels: {role: leaf}}\n", ""
+        )
+        .replace(
+            "b: euw-rtx-leaf, kind: ethernet, bandwidth: 100 Gb/s",
+            "b: euw-a100-leaf, kind: ethernet, bandwidth: 100 Gb/s",
+        )
+        .replace("euw-mi300x-leaf, euw-rtx-leaf]", "euw-mi300x-leaf]"),
+        frozenset(),
+    ),
     "pod: a rail-only fabric without spines": Fault(
         POD,
         _POD_TAIL,
