@@ -16,6 +16,6 @@ from __future__ import annotations
 try:
     from verifier._version import __version__
 except ImportError:  # a source folder imported without ever being built or installed
-    __version__ = "0+unknown"
+    __version__ = "0.0.0+unknown"
 
 __all__ = ["__version__"]
