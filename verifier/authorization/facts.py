@@ -30,7 +30,7 @@ from verifier.engine.ast import Row
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 2
+_FORMAT = 3
 Packed = tuple[int, dict[str, list[Row]]]
 
 
@@ -157,7 +157,9 @@ def _facts(setup: AuthzSetup) -> dict[str, list[Row]]:
                 d = next(decisions)
                 cls = id_of(rc.id)
                 if d.allowed:
-                    rows["permitted"].extend((id_of(m), action, cls) for m in pc.members)
+                    members = [id_of(m) for m in pc.members]
+                    rows["permitted"].extend((m, action, cls) for m in members)
+                    rows["permitted_by"].extend((m, action, cls, policy) for policy in d.reasons for m in members)
                 for policy, message in d.errors:
                     rows["authz_error"].append((id_of(pc.representative), action, cls, policy, message))
     return rows
