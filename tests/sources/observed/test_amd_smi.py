@@ -105,6 +105,12 @@ def test_rocm7_gpu_data_wrapper_and_exact_speeds() -> None:
             "t.json:1: GPU 0: the XGMI link to GPU 1 has status None",
         ),
         ("[]", "t.json:1: no GPU in the list"),
+        ("[" * 100_000, "t.json:1: JSON nested too deeply"),
+        (
+            '[{"gpu": 0, "pcie": {"width": 1000}}]',
+            "t.json:1: GPU 0: pcie.width is 1000; expected a whole number from 0 to 32",
+        ),
+        ('[{"gpu": 99999999999, "pcie": {"width": 16}}]', "t.json:1: GPU index 99999999999 is out of range"),
     ],
 )
 def test_bad_input_is_refused_with_its_line(text: str, message: str) -> None:

@@ -88,6 +88,12 @@ def test_foreign_or_failed_output_is_refused(text: str, message: str) -> None:
     assert str(err.value).startswith(message)
 
 
+def test_numbers_beyond_any_port_are_refused() -> None:
+    text = "CA 'x'\nPort 1:\nState: Active\nPhysical state: LinkUp\nRate: 1e30\nLink layer: InfiniBand\n"
+    with pytest.raises(TopologError, match=r"ibstat.txt:5: Rate '1e30' Gb/s is beyond any port's"):
+        _read(text)
+
+
 def test_no_host_is_refused() -> None:
     with pytest.raises(TopologError) as err:
         _read(SAMPLE.read_text(), host=None)

@@ -50,6 +50,8 @@ def test_a_link_trained_down() -> None:
         ('{"card0": {"pcie clock level": "0 (3.0GT/s x16)"}}', "r.json:1: card0: pcie clock level '0 (3.0GT/s x16)'"),
         ('{"card0": {"PCI Bus": "fast"}}', "r.json:1: card0: PCI Bus 'fast' is not a PCI bus id"),
         ('{"card0": {"GPU use (%)": "lots"}}', "r.json:1: card0: GPU use (%) 'lots' is not a whole number"),
+        ('{"card0": ' + '{"a": ' * 100_000 + "1" + "}" * 100_001, "r.json:1: JSON nested too deeply"),
+        ('{"card0": {"pcie clock level": "0 (16.0GT/s x99)"}}', "r.json:1: card0: pcie clock level"),
     ],
 )
 def test_bad_input_is_refused_with_its_line(text: str, message: str) -> None:

@@ -31,6 +31,7 @@ from fractions import Fraction
 from typing import Any
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.limits import INT64_MAX
 from verifier.sources.observed.model import (
     GpuObservation,
     GpuRef,
@@ -55,6 +56,10 @@ GEN_BY_GTS: dict[Fraction, int] = {
     Fraction(128): 7,
 }
 """PCIe generation by transfer rate per lane (PCI-SIG: 2.5, 5, 8, 16, 32, 64, 128 GT/s)."""
+MAX_LANES = 32
+"""The widest PCIe link (x32); a wider figure is not a width."""
+MAX_INDEX = 2**31 - 1
+"""A GPU index (and a peer's) fits 32 bits: anything larger is not one."""
 _KNOWN_KEYS = frozenset({"bus", "asic", "board", "pcie", "ecc", "usage", "links", "link_type", "link_accessibility"})
 _SPEED_TEXT = re.compile(r"^\s*([0-9.]+)\s*(GT/s|MT/s)\s*$")
 _GEN_TEXT = re.compile(r"^\s*gen\s*([1-7])\s*$", re.IGNORECASE)
@@ -101,6 +106,10 @@ class _Reader:
             ) from None
         except ValueError as err:
             raise TopologError.at(self.loc(index), f"{err}; expected the JSON amd-smi --json prints") from None
+        except RecursionError:
+            raise TopologError.at(
+                self.loc(index), "JSON nested too deeply; expected amd-smi --json output (a few levels)"
+            ) from None
 
     def _skip(self, index: int) -> int:
         while index < len(self.text) and self.text[index] in " \t\r\n":
@@ -168,6 +177,9 @@ class _Reader:
                 )
                 continue
             index: int = value["gpu"]
+            if not 0 <= index <= MAX_INDEX:
+                self.problems.append(Diagnostic(loc, f"GPU index {index} is out of range; expected 0 to {MAX_INDEX}"))
+                continue
             if index in seen:
                 self.problems.append(Diagnostic(loc, f"GPU {index} is listed twice (first at line {seen[index]})"))
                 continue
@@ -202,20 +214,24 @@ class _Reader:
 
     # --- values --------------------------------------------------------------------------
 
-    def _int(self, raw: Any, what: str, loc: SourceLocation) -> int | None:
-        """A whole number, `N/A` as None; text of digits is accepted (older amd-smi quoted some)."""
+    def _int(self, raw: Any, what: str, loc: SourceLocation, most: int = INT64_MAX) -> int | None:
+        """A whole number up to `most`, `N/A` as None; text of digits is accepted (older amd-smi quoted some)."""
         if raw is None or raw == NA:
             return None
-        if isinstance(raw, str) and raw.strip().isdigit():
-            return int(raw)
-        if isinstance(raw, Fraction) and raw.denominator == 1:
-            return int(raw)
-        if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
-            return raw
         if isinstance(raw, Mapping) and "value" in raw:
-            return self._int(raw["value"], what, loc)
-        self.problems.append(Diagnostic(loc, f'{what} is {raw!r}; expected a whole number or "N/A"'))
-        return None
+            return self._int(raw["value"], what, loc, most)
+        found: int | None = None
+        digits = isinstance(raw, str) and raw.strip().isdigit() and len(raw.strip()) <= 20
+        if digits or (isinstance(raw, Fraction) and raw.denominator == 1):
+            found = int(raw)
+        elif isinstance(raw, int) and not isinstance(raw, bool):
+            found = raw
+        if found is None or not 0 <= found <= most:
+            self.problems.append(
+                Diagnostic(loc, f'{what} is {raw!r}; expected a whole number from 0 to {most} or "N/A"')
+            )
+            return None
+        return found
 
     def _gen(self, raw: Any, what: str, loc: SourceLocation) -> int | None:
         """A PCIe generation from a speed (`{"value": 32, "unit": "GT/s"}`, `"32 GT/s"`, `16000 MT/s`)."""
@@ -284,12 +300,12 @@ class _Reader:
             pcie_gen_current=self._gen(pcie.get("speed"), f"GPU {index}: pcie.speed", loc),
             pcie_gen_max=self._gen(bus.get("max_pcie_speed"), f"GPU {index}: bus.max_pcie_speed", loc),
             pcie_gen_device_max=device_gen,
-            pcie_width_current=self._int(pcie.get("width"), f"GPU {index}: pcie.width", loc),
-            pcie_width_max=self._int(bus.get("max_pcie_width"), f"GPU {index}: bus.max_pcie_width", loc),
+            pcie_width_current=self._int(pcie.get("width"), f"GPU {index}: pcie.width", loc, MAX_LANES),
+            pcie_width_max=self._int(bus.get("max_pcie_width"), f"GPU {index}: bus.max_pcie_width", loc, MAX_LANES),
             ecc_uncorrectable_volatile=self._int(
                 ecc.get("total_uncorrectable_count"), f"GPU {index}: ecc.total_uncorrectable_count", loc
             ),
-            utilization_percent=self._int(usage.get("gfx_activity"), f"GPU {index}: usage.gfx_activity", loc),
+            utilization_percent=self._int(usage.get("gfx_activity"), f"GPU {index}: usage.gfx_activity", loc, 100),
         )
 
     def _links(self, value: Mapping[str, Any], index: int, start: int, end: int) -> list[ScaleupLinkObservation]:
@@ -305,7 +321,7 @@ class _Reader:
                 if not isinstance(link, Mapping) or str(link.get("link_type", "")).upper() != "XGMI":
                     continue
                 peer = link.get("gpu")
-                if isinstance(peer, bool) or not isinstance(peer, int):
+                if isinstance(peer, bool) or not isinstance(peer, int) or not 0 <= peer <= MAX_INDEX:
                     self.problems.append(Diagnostic(where, f'GPU {index}: an XGMI link without an integer "gpu" peer'))
                     continue
                 found.append((peer, self._text(link.get("bdf")), link.get("link_status"), where))
@@ -315,7 +331,7 @@ class _Reader:
             where = self.loc(start)
             for key, kind in types.items():
                 m = _PEER_KEY.match(str(key))
-                if m and str(kind).upper() == "XGMI":
+                if m and str(kind).upper() == "XGMI" and len(m.group(1)) <= 9:
                     found.append((int(m.group(1)), None, access.get(key), where))
         out: list[ScaleupLinkObservation] = []
         for peer, peer_bdf, status, where in sorted(found, key=lambda f: f[0]):

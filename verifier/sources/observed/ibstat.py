@@ -22,11 +22,12 @@ from __future__ import annotations
 import re
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.limits import INT64_MAX
 from verifier.sources.observed.model import NicPortObservation, Observations, ObservedFile, exact_number
 
 FORMAT = "ibstat"
 _CA = re.compile(r"^CA\s+'([^']+)'\s*$")
-_PORT = re.compile(r"^Port\s+(\d+)\s*:\s*$")
+_PORT = re.compile(r"^Port\s+(\d{1,3})\s*:\s*$")  # IB ports are numbered 1-254
 _FIELD = re.compile(r"^([A-Za-z][A-Za-z ]*?)\s*:\s*(.*?)\s*$")
 _REQUIRED = ("State", "Physical state", "Rate", "Link layer")
 MARKERS = ("CA '", "Physical state:", "Link layer:")
@@ -53,6 +54,9 @@ def _rate(text: str, loc: SourceLocation, problems: list[Diagnostic]) -> int | N
         problems.append(Diagnostic(loc, f"Rate {text!r} is not a number; expected the port's rate in Gb/s (e.g. 400)"))
         return None
     mbps = gbps * 1000
+    if mbps > INT64_MAX:
+        problems.append(Diagnostic(loc, f"Rate {text!r} Gb/s is beyond any port's; expected e.g. 400"))
+        return None
     if mbps.denominator != 1:
         problems.append(Diagnostic(loc, f"Rate {text!r} Gb/s is not a whole number of Mb/s; expected e.g. 2.5 or 400"))
         return None

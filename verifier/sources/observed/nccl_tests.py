@@ -32,12 +32,13 @@ from fractions import Fraction
 from pathlib import PurePath
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.limits import INT64_MAX
 from verifier.sources.observed.model import BandwidthMeasurement, GpuRef, Observations, ObservedFile, exact_number
 
 FORMAT = "nccl-tests"
 _TAG = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:")
 _RANK = re.compile(
-    r"^#\s*Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$"
+    r"^#\s*Rank\s+(\d{1,9})\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d{1,9})\s+\[([^\]]*)\]\s*(.*?)\s*$"
 )
 _STARTING = re.compile(r"^#\s*Collective test starting:\s*(\w+)")
 _BINARY = re.compile(r"\b([a-z][a-z_]*?_perf)(?:_mpi)?\b")
@@ -79,7 +80,7 @@ def _operation_hint(text: str, filename: str) -> str | None:
 
 def _gbps(cell: str, what: str, loc: SourceLocation, problems: list[Diagnostic]) -> Fraction | None:
     value = exact_number(cell)
-    if value is None or value < 0:
+    if value is None or value < 0 or value * 1000 > INT64_MAX:
         problems.append(Diagnostic(loc, f"{what} {cell!r} is not a bandwidth; expected GB/s such as 338.82"))
         return None
     return value * 1000
@@ -181,6 +182,9 @@ def _row(run: _Run, cells: list[str], loc: SourceLocation, problems: list[Diagno
     algbw = [i for i, c in enumerate(columns) if c == "algbw"]
     busbw = [i for i, c in enumerate(columns) if c == "busbw"]
     size = int(cells[columns.index("size")])
+    if size > INT64_MAX:
+        problems.append(Diagnostic(loc, f"size {size} is beyond 64 bits; expected bytes such as 8589934592"))
+        return []
     ordered = [run.ranks[k][0] for k in sorted(run.ranks)]
     hosts = tuple(sorted({g.host for g in ordered}))
     per_host = {h: sum(1 for g in ordered if g.host == h) for h in hosts}

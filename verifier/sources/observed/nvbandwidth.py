@@ -22,6 +22,7 @@ import re
 from fractions import Fraction
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.limits import INT64_MAX
 from verifier.sources.observed.model import (
     BandwidthMeasurement,
     GpuRef,
@@ -83,7 +84,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
             continue
         cells = line.split()
         if columns is None:
-            if not all(c.isdigit() for c in cells):
+            if not all(c.isdigit() and len(c) <= 9 for c in cells):
                 problems.append(
                     Diagnostic(
                         loc,
@@ -94,7 +95,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                 continue
             columns = [int(c) for c in cells]
             continue
-        if not cells[0].isdigit():
+        if not cells[0].isdigit() or len(cells[0]) > 9:
             continue  # a note after the matrix
         if len(cells) != len(columns) + 1:
             problems.append(
@@ -109,7 +110,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
             if cell.upper() == "N/A":
                 continue
             value = exact_number(cell)
-            if value is None or value < 0:
+            if value is None or value < 0 or value * 1000 > INT64_MAX:
                 problems.append(
                     Diagnostic(loc, f"{cell!r} in {testcase} is not a bandwidth; expected GB/s such as 264.36 or N/A")
                 )

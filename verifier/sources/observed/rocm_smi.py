@@ -31,9 +31,9 @@ from verifier.sources.observed.model import (
 )
 
 FORMAT = "rocm-smi"
-_CARD = re.compile(r"^card(\d+)$")
-_LEVEL = re.compile(r"^\s*\d+\s*\(\s*([0-9.]+)\s*GT/s\s*x(\d+)\s*\)\s*$")
-_USE = re.compile(r"^\s*(\d+)\s*$")
+_CARD = re.compile(r"^card(\d{1,9})$")
+_LEVEL = re.compile(r"^\s*\d+\s*\(\s*([0-9.]+)\s*GT/s\s*x(1|2|4|8|12|16|32)\s*\)\s*$")
+_USE = re.compile(r"^\s*(\d{1,3})\s*$")
 
 
 def looks_like(text: str) -> bool:
@@ -64,6 +64,10 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         )
     try:
         doc = json.loads(text, parse_constant=lambda c: c)
+    except RecursionError:
+        raise TopologError.at(
+            SourceLocation(filename, 1), "JSON nested too deeply; expected rocm-smi --json output"
+        ) from None
     except json.JSONDecodeError as err:
         raise TopologError.at(
             SourceLocation(filename, err.lineno, err.colno),
