@@ -70,11 +70,11 @@ def test_nic_paths_nearest_and_fabric() -> None:
     assert paths[("n0/gpu2", "n0/nic0")] == ("SYS", 31504)
     nearest = {g: (n, c) for g, n, c, _m in facts["nearest_nic"] if str(g).startswith("n0/")}
     assert nearest == {"n0/gpu0": ("n0/nic0", "PIX"), "n0/gpu1": ("n0/nic0", "PIX"), "n0/gpu2": ("n0/nic1", "PHB")}
-    # n1 has no fabric links. Each GPU sends through the cabled NICs of its best class (verifier/facts/
-    # nic_share.py): gpu0 and gpu1 through nic0 (PIX), gpu2 through nic1 (PHB; nic0 is SYS away, though
-    # wider). nic0 carries min(its 400 Gb/s = 50000, the 63008 path) = 50000 for 2 GPUs: 25000 each;
-    # nic1 carries min(100 Gb/s = 12500, its Gen4 x8 15752) = 12500 for gpu2 alone.
-    assert {g: m for g, m in facts["gpu_fabric_bottleneck"]} == {"n0/gpu0": 25000, "n0/gpu1": 25000, "n0/gpu2": 12500}
+    # n1 has no fabric links. Each GPU sends through the cabled NICs of its widest path, then its best
+    # class (verifier/facts/nic_share.py, as NCCL's ncclTopoGetLocal): gpu0 and gpu1 through nic0 (PIX,
+    # 63008), gpu2 through nic0 too (SYS at 31504 is wider than nic1's PHB at 15752). nic0 carries
+    # min(its 400 Gb/s = 50000, the widest of its paths 63008) = 50000 for 3 GPUs: 16666 each.
+    assert {g: m for g, m in facts["gpu_fabric_bottleneck"]} == {"n0/gpu0": 16666, "n0/gpu1": 16666, "n0/gpu2": 16666}
 
 
 def test_pcie_paths_and_switch_load() -> None:

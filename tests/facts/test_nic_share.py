@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_eight_gpus_on_two_nics_share_them() -> None:
     # The issue's case: 8 GPUs, 4 per socket, each socket's one 100 Gb/s (12500 MB/s) NIC PHB away
-    # over Gen4 x16 (31504), the other socket's NIC SYS away. Each NIC carries 12500 for 4 GPUs:
-    # 3125 each (2 x 12500 / 8), not 12500.
+    # over Gen4 x16 (31504), the other socket's NIC SYS away at the same width (the socket link is
+    # wider), so the nearer class decides. Each NIC carries 12500 for 4 GPUs: 3125 each (2 x 12500 / 8).
     paths = [(f"gpu{g}", f"nic{n}", "PHB" if g // 4 == n else "SYS", 31504) for g in range(8) for n in range(2)]
     shares = fabric_shares(paths, {"nic0": 12500, "nic1": 12500})
     assert shares == {f"gpu{g}": 3125 for g in range(8)}
@@ -41,12 +41,16 @@ def test_a_nic_behind_a_narrow_slot_carries_no_more_than_its_slot() -> None:
     assert fabric_shares(paths, {"nic0": 12500}) == {"gpu0": 3938, "gpu1": 3938}
 
 
-def test_the_nearest_class_wins_over_a_wider_farther_nic() -> None:
-    # As NCCL picks a GPU's local NIC (best path type first): nic1 PHB at 15752 beats nic0 SYS at 31504.
+def test_the_widest_path_wins_then_the_nearest_class() -> None:
+    # As NCCL picks a GPU's local NICs (ncclTopoGetLocal: widest path first, then path type): nic0 SYS
+    # at 31504 beats nic1 PHB at 15752; gpu0 gets min(its 31504 path, nic0's 50000).
     paths = [("gpu0", "nic0", "SYS", 31504), ("gpu0", "nic1", "PHB", 15752)]
-    assert fabric_shares(paths, {"nic0": 50000, "nic1": 12500}) == {"gpu0": 12500}
-    # An uncabled NIC is never used, however near: gpu0 then sends through nic0 at min(31504, 50000).
-    assert fabric_shares(paths, {"nic0": 50000, "nic1": 0}) == {"gpu0": 31504}
+    assert fabric_shares(paths, {"nic0": 50000, "nic1": 12500}) == {"gpu0": 31504}
+    # At equal width the nearer class wins: nic1 PHB at 31504 beats nic0 SYS at 31504.
+    tied = [("gpu0", "nic0", "SYS", 31504), ("gpu0", "nic1", "PHB", 31504)]
+    assert fabric_shares(tied, {"nic0": 50000, "nic1": 12500}) == {"gpu0": 12500}
+    # An uncabled NIC is never used, however near: gpu0 then sends through nic0.
+    assert fabric_shares(tied, {"nic0": 50000, "nic1": 0}) == {"gpu0": 31504}
 
 
 def test_shipped_mixed_fleet_shares() -> None:

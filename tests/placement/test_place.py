@@ -43,7 +43,10 @@ def test_portable_job_fits_nvidia_and_amd_nodes_ranked(mixed: PlaceReport) -> No
     assert h100.bottleneck_mbps == 450_000  # 18 NVLink 4 links x 25 GB/s through 4 NVSwitches
     assert h100.cost_millicents_per_hour == 8 * 340_000  # $3.40 per GPU-hour
     assert mi300x.gpus == tuple(f"mi300x-n0/gpu{i}" for i in range(8))
-    assert mi300x.bottleneck_mbps == 64_000  # one xGMI gen 4 link per pair
+    # Like with like (NodePairs.worst): what each GPU sends to its 7 peers at once, one xGMI gen 4 link
+    # (64 GB/s) to each: 7 x 64000 = 448000, which is also its 7 links together; the H100's 450000 is
+    # its NVLink bandwidth through the NVSwitches, which its 7 peers share.
+    assert mi300x.bottleneck_mbps == 448_000
     assert mi300x.cost_millicents_per_hour == 8 * 220_000  # $2.20 per GPU-hour
     reasons = {w.domain: (w.requirement, w.have, w.need) for w in jp.why_not}
     assert reasons == {

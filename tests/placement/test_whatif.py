@@ -69,8 +69,9 @@ def test_draining_both_h100_nodes_loses_one_job_and_slows_another() -> None:
     """With h100-n0 and h100-n1 drained, llama-70b-serving fits nowhere (place --why-not: no policy
     permits team-vision on the A100 nodes, fp64-reserved-for-hpc denies it the MI300X nodes, the
     RTX nodes are quarantined, short of GPUs or not its tenant's): it loses its placement. finetune-portable
-    accepts MI300X too: it keeps mi300x-n0, whose GPUs talk over one xGMI 4 link per pair
-    (64 GB/s per direction), so its bottleneck falls from 450 GB/s to 64 GB/s.
+    accepts MI300X too: it keeps mi300x-n0, where each GPU sends to its 7 peers over one xGMI 4 link
+    each (64 GB/s per direction): 7 x 64 = 448 GB/s per GPU against the H100's 450 GB/s of NVLink,
+    compared like with like (NodePairs.worst), so its bottleneck falls from 450 GB/s to 448 GB/s.
     """
     report = what_if([MIXED], MIXED_JOBS, scenario_from(drain=["h100-n0", "h100-n1"]))
     jobs = _by_job(report.jobs)
@@ -79,7 +80,7 @@ def test_draining_both_h100_nodes_loses_one_job_and_slows_another() -> None:
     fine = jobs["finetune-portable"]
     before, after = _sides(fine)
     assert fine.outcome == "slower"
-    assert (before.bottleneck_mbps, after.bottleneck_mbps) == (450_000, 64_000)
+    assert (before.bottleneck_mbps, after.bottleneck_mbps) == (450_000, 448_000)
     assert after.domain == "mi300x-n0"
     assert report.lost == ["llama-70b-serving"] and report.exit_code == 1
 
@@ -319,7 +320,7 @@ def test_shipped_scenario() -> None:
     llama-70b-serving loses its placement (both H100 nodes, as in
     test_draining_both_h100_nodes_loses_one_job_and_slows_another), chat-8b-serving too (rtx-n3 left
     one GPU, as in test_a_failed_gpu_costs_a_two_gpu_job_its_only_node), finetune-portable falls to
-    mi300x-n0 at 64 GB/s, cfd-fp64 keeps mi300x-n0."""
+    mi300x-n0 at 448 GB/s, cfd-fp64 keeps mi300x-n0."""
     scenario = scenario_from(files=[INVENTORIES / "scenarios" / "h100-maintenance.yaml"])
     assert scenario.describe() == ["drain h100-n0", "drain h100-n1", "fail rtx-n3/gpu1"]
     report = what_if([MIXED], MIXED_JOBS, scenario)

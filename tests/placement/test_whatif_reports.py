@@ -2,7 +2,7 @@
 
 The goldens pin the format; the outcomes in them are the hand-derived ones of
 tests/placement/test_whatif.py (drain h100-n0 and h100-n1 on the mixed fleet: llama-70b-serving
-loses its placement, finetune-portable falls from 450 GB/s on h100-n0 to 64 GB/s on mi300x-n0).
+loses its placement, finetune-portable falls from 450 GB/s on h100-n0 to 448 GB/s on mi300x-n0).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Outcomes derived by hand in tests/placement/test_whatif.py: draining h100-n0 and h100-n1 of the
 mixed fleet costs llama-70b-serving its placement (WHATIF001, error) and drops finetune-portable
-from 450 GB/s on h100-n0 to 64 GB/s on mi300x-n0 (WHATIF002, warning); cfd-fp64 is untouched.
+from 450 GB/s on h100-n0 to 448 GB/s on mi300x-n0 (WHATIF002, warning); cfd-fp64 is untouched.
 """
 
 from __future__ import annotations

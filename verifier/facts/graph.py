@@ -179,6 +179,10 @@ class _NodeClass:
             return None
         return int(nx.maximum_flow_value(sub, a, b, capacity="mbps"))
 
+    def scaleup_totals(self) -> list[tuple[str, int]]:
+        """Each GPU's scale-up links together (MB/s per direction): what it can send to all its peers at once."""
+        return [(g, sum(int(d["mbps"]) for d in self.scale[g].values())) for g in self.gpus if g in self.scale]
+
     def gpu_pairs(self) -> list[tuple[str, str, str, int]]:
         rows = []
         for i, a in enumerate(self.gpus):
@@ -271,18 +275,38 @@ class NodePairs:
 
     class_of: dict[str, int] = field(default_factory=dict)
     """node id -> class number"""
-    pairs: list[list[tuple[str, str, int]]] = field(default_factory=list)
-    """per class: (GPU, GPU, MB/s) in local names (the part after "node/")"""
+    pairs: list[list[tuple[str, str, int, str]]] = field(default_factory=list)
+    """per class: (GPU, GPU, MB/s, class) in local names (the part after "node/")"""
+    totals: list[dict[str, int]] = field(default_factory=list)
+    """per class: each GPU's scale-up links together (MB/s per direction), in local names"""
 
     def worst(self, node: str, members: Iterable[str]) -> int | None:
-        """The worst bottleneck between two of `members` (GPU ids of `node`); None for fewer than two."""
+        """The members' (GPU ids of `node`) bandwidth to each other, per GPU; None for fewer than two.
+
+        Like with like on every scale-up design: where every pair of members is joined by scale-up
+        links (NV), what the worst member can send to all the others at once, which is the smaller of
+        its scale-up links together and the sum of its pairs' figures (an NVSwitch board: each pair's
+        max-flow is the GPU's whole NVLink bandwidth, which it shares among its peers, so 450 GB/s on
+        an HGX H100; a direct mesh: each pair has its own link, so an MI300X with 7 peers has 7 x 64
+        GB/s and with one peer 64 GB/s). Where some pair meets only over PCIe, its host path is shared
+        by every transfer over it: the worst pair.
+        """
         cls = self.class_of.get(node)
         if cls is None:
             return None
         cut = len(node) + 1
         chosen = {g[cut:] for g in members}
-        found = [m for a, b, m in self.pairs[cls] if a in chosen and b in chosen]
-        return min(found) if found else None
+        found = [(a, b, m, c) for a, b, m, c in self.pairs[cls] if a in chosen and b in chosen]
+        if not found:
+            return None
+        if any(c != "NV" for _a, _b, _m, c in found):
+            return min(m for _a, _b, m, _c in found)
+        to_rest: dict[str, int] = {}
+        for a, b, m, _c in found:
+            to_rest[a] = to_rest.get(a, 0) + m
+            to_rest[b] = to_rest.get(b, 0) + m
+        totals = self.totals[cls]
+        return min(min(m, totals.get(g, m)) for g, m in to_rest.items())
 
 
 def graph_facts(
@@ -756,7 +780,9 @@ def _nodes(
             local = summaries[key]
             hit = cache[key] = _Hit(len(cache), local)
             if node_pairs is not None:
-                node_pairs.pairs.append([(str(a), str(b), int(m)) for a, b, _c, m in local["gpu_pair_bottleneck"]])
+                pair_rows = local["gpu_pair_bottleneck"]
+                node_pairs.pairs.append([(str(a), str(b), int(m), str(c)) for a, b, c, m in pair_rows])
+                node_pairs.totals.append({str(g): int(m) for g, m in local["scaleup_total"]})
         if template is not None:
             by_template.setdefault(template, hit)
         if node_pairs is not None:
@@ -782,6 +808,8 @@ def _class_summaries(keys: list[ShapeKey], want: set[str], pairs_too: bool) -> d
     relations = {"gpu_nic_path", "nearest_nic"} | (want & {"pcie_path", "pcie_switch_load"})
     if "gpu_pair_bottleneck" in want or pairs_too:
         relations.add("gpu_pair_bottleneck")
+    if pairs_too:
+        relations.add("scaleup_total")  # NodePairs.worst's per-GPU figure; no relation of the rules
     entry = classes_key(keys, relations)
     rows = cached_classes(entry, keys)
     if rows is None:
@@ -794,6 +822,7 @@ def _class_summaries(keys: list[ShapeKey], want: set[str], pairs_too: bool) -> d
                     "pcie_path": list(cls.pcie_paths()) if "pcie_path" in relations else [],
                     "pcie_switch_load": list(cls.switch_loads()) if "pcie_switch_load" in relations else [],
                     "gpu_pair_bottleneck": list(cls.gpu_pairs()) if "gpu_pair_bottleneck" in relations else [],
+                    "scaleup_total": list(cls.scaleup_totals()) if "scaleup_total" in relations else [],
                     "gpu_nic_path": list(nics),
                     "nearest_nic": list(cls.nearest(nics)),
                 }

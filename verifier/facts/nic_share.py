@@ -2,11 +2,11 @@
 
 Eight GPUs on two 100 Gb/s NICs do not each get 12.5 GB/s into the fabric: each NIC carries the
 traffic of every GPU that sends through it, so each gets 2 x 12.5 / 8 GB/s. Which NICs a GPU
-sends through is decided as NCCL decides it (NVIDIA/nccl src/graph/search.cc and paths.cc: a
-GPU's local NICs are those of the best PCIe path type, then the best path bandwidth): the NICs
-with a working fabric link at the GPU's best class (PIX, PXB, PHB, NODE, SYS) and, among those,
-the widest host path. NICs that tie are shared: a GPU uses each of them, and each counts each
-of its GPUs (an HGX H100's two GPUs and two NICs under one PCIe switch are four ties, 2 x 50
+sends through is decided as NCCL decides it (NVIDIA/nccl src/graph/topo.cc, ncclTopoGetLocal: a
+GPU's local NICs are those of the widest path, then of the best path type): the NICs with a
+working fabric link on the GPU's widest host path and, among those, of its best class (PIX, PXB,
+PHB, NODE, SYS). NICs that tie are shared: a GPU uses each of them, and each counts each of its
+GPUs (an HGX H100's two GPUs and two NICs under one PCIe switch are four ties, 2 x 50
 GB/s for 2 GPUs: 50 GB/s each, as one NIC per GPU would give).
 
 What a NIC can carry for its GPUs is the smaller of its working fabric links together and the
@@ -30,19 +30,19 @@ Path = tuple[str, str, str, int]
 
 def nics_used(paths: Sequence[Path], cabled: Mapping[str, int | None]) -> dict[str, list[tuple[str, int]]]:
     """Per GPU the NICs it sends through, with its widest host path to each: the cabled NICs
-    (`cabled[nic]` is their working fabric MB/s, None or 0 when not cabled) of its best class and,
-    among them, the widest path; ties all count.
+    (`cabled[nic]` is their working fabric MB/s, None or 0 when not cabled) on its widest path and,
+    among them, of its best class; ties all count.
     """
     best: dict[str, tuple[int, int]] = {}
     for g, nic, cls, width in paths:
         if not cabled.get(nic):
             continue
-        key = (CLASS_RANK[cls], -int(width))
+        key = (-int(width), CLASS_RANK[cls])
         if g not in best or key < best[g]:
             best[g] = key
     used: dict[str, list[tuple[str, int]]] = {}
     for g, nic, cls, width in paths:
-        if cabled.get(nic) and (CLASS_RANK[cls], -int(width)) == best[g]:
+        if cabled.get(nic) and (-int(width), CLASS_RANK[cls]) == best[g]:
             used.setdefault(g, []).append((nic, int(width)))
     return used
 
