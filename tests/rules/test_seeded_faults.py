@@ -99,9 +99,10 @@ FAULTS: dict[str, Fault] = {
         "links:\n  - {a: gpu3, b: pcie1, state: down}",
         frozenset({("TOPO001", ("dgx05/gpu3",))}),
     ),
+    # A NIC down cuts GPU 3 off its rail: HEALTH002's error (HEALTH001 keeps degraded devices).
     "pod: a NIC down": pod_fault(
         "devices: {nic3: {state: down}}",
-        frozenset({("HEALTH001", ("dgx05/nic3",))}),
+        frozenset({("HEALTH002", ("dgx05/nic3",))}),
     ),
     "pod: a PCIe switch degraded": pod_fault(
         "devices: {pcie1: {state: degraded}}",
