@@ -129,3 +129,10 @@ def test_a_run_with_an_unknown_gpu_or_a_shared_gpu_is_not_judged() -> None:
     )
     assert rows["observed_run"] == [] and rows["observed_run_peak"] == []
     assert [(n, d) for n, d, _, _ in rows["observed_unmatched"]] == [("a", "GPU a GPU 7")]
+
+
+def test_a_rank_on_a_host_the_inventory_lacks_is_an_unknown_host() -> None:
+    gpus = (GpuRef("a", index=0), GpuRef("elsewhere", index=0))
+    rows = network_facts(INVENTORY, Observations(bandwidth=(_row(40, gpus, 8, "1", False),)))
+    assert rows["observed_unknown_host"] == [("elsewhere", "obs.txt")]
+    assert rows["observed_run"] == []

@@ -45,9 +45,11 @@ NETWORK_RELATIONS: frozenset[str] = frozenset(
         "observed_run",
         "observed_run_gpu",
         "observed_run_peak",
+        "observed_unknown_host",
     }
 )
-"""Every relation this module emits (all present, possibly empty); it also adds `observed_unmatched` rows."""
+"""Every relation this module emits (all present, possibly empty); it also adds `observed_unmatched` rows.
+`observed_unknown_host` (verifier.facts.observed's too) gets the hosts of measurement ranks the inventory lacks."""
 
 NIC_NAME_LABELS = ("name", "rdma_device")
 _ADAPTER_NUMBER = re.compile(r"^[A-Za-z][A-Za-z0-9]*?_(\d+)$")
@@ -204,6 +206,8 @@ def _run_rows(
                 complete = False
                 if n is not None:
                     unmatched.append((n, f"GPU {ref}", why, str(first.source)))
+                else:  # a rank on a host the inventory lacks (OBS005 names it)
+                    out["observed_unknown_host"].append((ref.host, first.source.file))
                 continue
             gpus.append(gpu)
             nodes.add(n)
