@@ -156,3 +156,17 @@ def test_reconcile_needs_b_or_observed() -> None:
     assert code == 2 and "give B, the other description (or --observed DIR" in err
     code, _, err = run_cli("reconcile", POD, POD, "--observed", OBS)
     assert code == 2 and "give B or --observed, not both" in err
+
+
+def test_what_if_places_with_the_observations_too(tmp_path: Path) -> None:
+    # Draining every node but dgx03 leaves the 8-GPU job dgx03 alone, which has 8 GPUs declared: it
+    # still fits without observations. With them dgx03 has 5 GPUs in service (gpu0, gpu6 and gpu7 out,
+    # as above), so the drain costs the job its placement: WHATIF001.
+    job = tmp_path / "job.yaml"
+    job.write_text(JOB)
+    drains = [a for n in (0, 1, 2, 4, 5, 6, 7) for a in ("--drain", f"dgx0{n}")]
+    args = ("verify", POD, "--jobs", str(job), "--no-authorization", *drains, "--format", "json")
+    _, out, _ = run_cli(*args)
+    assert "WHATIF001" not in {f["rule"] for f in json.loads(out)["findings"]}
+    _, out, _ = run_cli(*args, "--observed", OBS, *NOW)
+    assert [f["subjects"] for f in json.loads(out)["findings"] if f["rule"] == "WHATIF001"] == [["node8"]]

@@ -206,7 +206,9 @@ def _what_if(paths: list[Path], run: VerifyRun, progress: PhaseListener | None) 
     """`place`'s what-if of the run's jobs and scenario (imported here: place_run imports this module)."""
     from verifier.session.place_run import PlaceSettings, what_if
 
-    how = PlaceSettings(engine=run.engine, limit=1, authorize=run.authorize, principal_from=run.principal_from)
+    how = PlaceSettings(
+        engine=run.engine, limit=1, authorize=run.authorize, principal_from=run.principal_from, observed=run.observed
+    )
     return what_if(paths, list(run.jobs), run.scenario, how, progress, run.flags)
 
 
