@@ -61,7 +61,7 @@ def _environment(base: Path) -> dict[str, str]:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PIP_REQUIRE_VIRTUALENV")}
     env["PIPX_HOME"], env["PIPX_BIN_DIR"] = str(base / "pipx"), str(base / "bin")
-    # pipx itself comes from the test extra; the line under test is what it installs.
+    # pipx itself comes from the test extra (after the fresh venv on PATH); the line under test is what it installs.
     pipx = Path(sys.executable).parent
     env["PATH"] = os.pathsep.join([str(base / "bin"), str(venv / "bin"), env.get("PATH", ""), str(pipx)])
     env["VIRTUAL_ENV"] = str(venv)
