@@ -96,10 +96,12 @@ def test_xgmi_peers_name_both_gpus() -> None:
     ]
 
 
-def _row(line: int, gpus: tuple[GpuRef, ...], size: int, busbw: str, in_place: bool) -> BandwidthMeasurement:
+def _row(
+    line: int, gpus: tuple[GpuRef, ...], size: int, busbw: str, in_place: bool, wrong: int | None = 0
+) -> BandwidthMeasurement:
     gbps = Fraction(busbw)
     return BandwidthMeasurement(
-        _at(line), None, "nccl-tests", "all_reduce_perf", ("a", "b"), gpus, 2, size, gbps, gbps * 1000, in_place
+        _at(line), None, "nccl-tests", "all_reduce_perf", ("a", "b"), gpus, 2, size, gbps, gbps * 1000, in_place, wrong
     )
 
 
@@ -119,6 +121,23 @@ def test_a_run_peaks_at_its_largest_size_on_its_better_side() -> None:
     assert rows["observed_run"] == [("obs.txt:10", "nccl-tests", "all_reduce_perf", 4, 2, "a/gpu0", "obs.txt:10")]
     assert rows["observed_run_gpu"] == [("obs.txt:10", g) for g in ("a/gpu0", "a/gpu1", "b/gpu0", "b/gpu1")]
     assert rows["observed_run_peak"] == [("obs.txt:10", 2048, 41_250, "obs.txt:11")]
+    assert rows["observed_run_wrong"] == []
+
+
+def test_wrong_values_at_the_smallest_size_and_how_many_sizes() -> None:
+    gpus = (GpuRef("a", index=0), GpuRef("a", index=1))
+    rows = network_facts(
+        INVENTORY,
+        Observations(
+            bandwidth=(
+                _row(10, gpus, 1024, "1", False, 0),
+                _row(11, gpus, 2048, "2", True, 7),  # the smallest size with wrong values: 7 at 2048 B
+                _row(12, gpus, 4096, "3", False, 2),
+                _row(13, gpus, 8192, "4", False, None),  # not checked
+            )
+        ),
+    )
+    assert rows["observed_run_wrong"] == [("obs.txt:10", 2, 2048, 7, "obs.txt:11")]
 
 
 def test_a_run_with_an_unknown_gpu_or_a_shared_gpu_is_not_judged() -> None:

@@ -71,6 +71,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "OBS104": (W, "a NIC port observed at a lower rate: bandwidth below plan"),
     "OBS105": (W, "measured bandwidth below the topology's: bandwidth below plan"),
     "OBS106": (E, "a NIC port on another link layer than its cable: it never reaches its switch, off the fabric"),
+    "OBS107": (E, "a collective's own check found wrong values: the hardware corrupts data in flight"),
     "PCIE001": (W, "a GPU's PCIe link narrower or slower than it should be: bandwidth below plan"),
     "PCIE002": (W, "an imported GPU's PCIe bandwidth below its model's: bandwidth below plan"),
     "PLACE001": (E, "a job with no valid placement: a job that cannot run"),

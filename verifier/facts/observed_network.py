@@ -45,6 +45,7 @@ NETWORK_RELATIONS: frozenset[str] = frozenset(
         "observed_run",
         "observed_run_gpu",
         "observed_run_peak",
+        "observed_run_wrong",
         "observed_unknown_host",
     }
 )
@@ -220,6 +221,12 @@ def _run_rows(
         )
         out["observed_run_gpu"].extend((run, g) for g in gpus)
         out["observed_run_peak"].append((run, largest, _floor_mbps(peak.busbw_mbps), str(peak.source)))
+        bad = [m for m in rows if m.wrong]
+        if bad:
+            worst = min(bad, key=lambda m: (m.size_bytes, m.source.line))
+            wrong = worst.wrong or 0
+            sizes = len({m.size_bytes for m in bad})
+            out["observed_run_wrong"].append((run, sizes, worst.size_bytes, wrong, str(worst.source)))
 
 
 def _run_key(m: BandwidthMeasurement) -> tuple[object, ...]:

@@ -88,6 +88,18 @@ def test_newer_header_names_the_collective_and_tag_output_prefixes_are_dropped()
         assert obs.bandwidth[0].hosts == ("node-a", "node-b")
 
 
+def test_wrong_counts_as_printed() -> None:
+    # NEWER's rows: 1024 B "0" and "0" (checked, none wrong); 2048 B "N/A" (not checked).
+    assert [(m.size_bytes, m.wrong) for m in _read(NEWER).bandwidth] == [
+        (1024, 0),
+        (1024, 0),
+        (2048, None),
+        (2048, None),
+    ]
+    # The real sample's older header has "#wrong" too: every value 0.
+    assert {m.wrong for m in nccl_tests.read(SAMPLE.read_text(), "a3mega.txt", None).bandwidth} == {0}
+
+
 def test_the_older_bus_number_only_address_matches_by_device_number() -> None:
     text = NEWER.replace("[0000:06:00]", "[0x1b]")
     gpus = _read(text).bandwidth[0].gpus

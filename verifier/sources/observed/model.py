@@ -226,6 +226,8 @@ class BandwidthMeasurement:
     busbw_mbps: Fraction
     in_place: bool | None
     """nccl-tests prints out-of-place and in-place columns; None where the tool has no such split."""
+    wrong: int | None = None
+    """Values the run's check found wrong at this size (nccl-tests' `#wrong` column); None: not checked."""
 
 
 @dataclass(frozen=True, slots=True)

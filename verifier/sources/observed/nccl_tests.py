@@ -189,13 +189,15 @@ def _row(run: _Run, cells: list[str], loc: SourceLocation, problems: list[Diagno
     hosts = tuple(sorted({g.host for g in ordered}))
     per_host = {h: sum(1 for g in ordered if g.host == h) for h in hosts}
     even = len(set(per_host.values())) == 1
+    wrongs = [i for i, c in enumerate(columns) if c == "#wrong"]
     out: list[BandwidthMeasurement] = []
     sides = [None] if len(algbw) == 1 else [False, True]
-    for side, (a, b) in zip(sides, zip(algbw, busbw, strict=False), strict=False):
+    for k, (side, (a, b)) in enumerate(zip(sides, zip(algbw, busbw, strict=False), strict=False)):
         alg = _gbps(cells[a], "algbw", loc, problems)
         bus = _gbps(cells[b], "busbw", loc, problems)
         if alg is None or bus is None:
             continue
+        wrong = _wrong(cells[wrongs[k]], loc, problems) if k < len(wrongs) else None
         out.append(
             BandwidthMeasurement(
                 source=loc,
@@ -209,6 +211,17 @@ def _row(run: _Run, cells: list[str], loc: SourceLocation, problems: list[Diagno
                 algbw_mbps=alg,
                 busbw_mbps=bus,
                 in_place=side,
+                wrong=wrong,
             )
         )
     return out
+
+
+def _wrong(cell: str, loc: SourceLocation, problems: list[Diagnostic]) -> int | None:
+    """The `#wrong` count: values the check found wrong; `N/A` when the run did not check (-c 0)."""
+    if cell.upper() == "N/A":
+        return None
+    if not cell.isdigit() or len(cell) > 18:
+        problems.append(Diagnostic(loc, f"#wrong {cell!r} is not a count; expected a whole number or N/A"))
+        return None
+    return int(cell)
