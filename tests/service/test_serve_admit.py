@@ -58,9 +58,9 @@ def test_admit_answers_as_place_why_not_does(server: Server, job: str, admitted:
 
 
 # portable.yaml's own comment: hana's 8-GPU job fits the two H100 nodes (450 GB/s over NVSwitch)
-# and the two MI300X nodes (xGMI, 64 GB/s per link: less, however they are counted together) of
-# the mixed fleet: 4 hosting domains, ranked by bandwidth h100-n0, h100-n1 (a tie broken by name),
-# then the MI300X nodes.
+# and the two MI300X nodes (xGMI: a GPU reaches the other 7 over one 64 GB/s link each, 448 GB/s
+# at once, docs/placement.md) of the mixed fleet: 4 hosting domains, ranked by bandwidth h100-n0,
+# h100-n1 (a tie broken by name), then the MI300X nodes.
 PORTABLE_RANKED = ["h100-n0", "h100-n1", "mi300x-n0", "mi300x-n1"]
 
 
