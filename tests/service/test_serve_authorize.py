@@ -126,8 +126,9 @@ def test_probes_revision_and_metrics(server: Server) -> None:
     ready = server.get("/readyz").json()
     rev = server.revision()
     assert ready["revision"] == rev["revision"]
-    assert set(rev["files"]) == {"inventory", "principals", "policies", "thresholds"}
+    assert set(rev["files"]) == {"inventory", "principals", "policies", "thresholds", "observed"}
     assert rev["files"]["thresholds"] == {}  # no topolog.thresholds.yaml beside the copied fleet
+    assert rev["files"]["observed"] == {}  # no topolog.observed/ folder beside it either
     assert sorted(Path(p).name for p in rev["files"]["policies"]) == sorted(
         [*(p.name for p in (server.folder / "policies").glob("*.cedar")), "schema.cedarschema"]
     )
