@@ -91,7 +91,6 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     del host  # the rank lines name every host; the folder the file lies in does not matter
     problems: list[Diagnostic] = []
     hint = _operation_hint(text, filename)
-    runs: list[_Run] = []
     run: _Run | None = None
     out: list[BandwidthMeasurement] = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -102,18 +101,15 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         starting = _STARTING.match(line)
         if starting:
             run = _Run(starting.group(1))
-            runs.append(run)
             continue
         if _THREADS.match(line):
             if run is None or run.ranks or run.columns is not None:  # not the run just named above
                 run = _Run(hint)
-                runs.append(run)
             continue
         rank = _RANK.match(line)
         if rank:
             if run is None or run.columns is not None:
                 run = _Run(hint)
-                runs.append(run)
             number_, on, device, bus = int(rank.group(1)), rank.group(2), int(rank.group(3)), rank.group(4)
             if number_ in run.ranks:
                 problems.append(Diagnostic(loc, f"rank {number_} is listed twice in one run"))
@@ -134,7 +130,6 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                         )
                     )
                     run = _Run(hint)
-                    runs.append(run)
                 run.columns = words
             continue
         if run is None or run.columns is None or not line.split()[0].isdigit():
