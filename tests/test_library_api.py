@@ -22,25 +22,26 @@ NOTEBOOKS = ROOT / "inventories" / "jobs" / "notebooks.yaml"
 
 def test_verify_finds_the_pods_documented_fault() -> None:
     # dgx-h100-pod.yaml overrides dgx03's gpu2<->nvsw1 bond to 3 of its 4 NVLinks, state
-    # degraded: the one fault the pod carries (inventories/README.md), a warning (SCALE001).
+    # degraded: the one fault the pod carries (inventories/README.md). The fabric manager's
+    # default takes gpu2 out of NVLink peer-to-peer: an error (TOPO005) naming the link and GPU.
     report = verify(POD)
     assert [(f.rule, f.severity, f.subjects) for f in report.findings] == [
-        ("SCALE001", "warning", ("dgx03/gpu2<->dgx03/nvsw1",))
+        ("TOPO005", "error", ("dgx03/gpu2<->dgx03/nvsw1", "dgx03/gpu2"))
     ]
-    assert report.exit_code == 0  # --fail-on error by default
-    assert verify(POD, fail_on="warning").exit_code == 1
+    assert report.exit_code == 1  # --fail-on error by default
     doc = json.loads(render(report, "json"))
-    assert [f["rule"] for f in doc["findings"]] == ["SCALE001"]
+    assert [f["rule"] for f in doc["findings"]] == ["TOPO005"]
 
 
 def test_query_and_explain_on_one_loaded_model() -> None:
     # 8 DGX H100 nodes of 8 GPUs; inside a node every GPU reaches the 4 NVSwitches, and no
-    # NVLink leaves a node: 8 domains of 8 GPUs, each named after its gpu0.
+    # NVLink leaves a node: 8 domains named after their gpu0, and dgx03/gpu2 alone (its degraded
+    # NVSwitch link takes it out of NVLink under the fabric manager's default).
     with load(POD) as model:
         result = query(model, "nvlink_domain(G, D)")
         assert result.variables == ("G", "D")
         assert len(result.rows) == 64
-        assert sorted({str(d) for _g, d in result.rows}) == [f"dgx0{i}/gpu0" for i in range(8)]
+        assert sorted({str(d) for _g, d in result.rows}) == sorted([f"dgx0{i}/gpu0" for i in range(8)] + ["dgx03/gpu2"])
         # A query is data: a mistyped relation is an error with its place, not an empty answer.
         with pytest.raises(TopologError, match="nvlink_domian"):
             query(model, "nvlink_domian(G, D)")

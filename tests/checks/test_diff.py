@@ -50,7 +50,8 @@ def _files(tmp_path: Path, old: str, new: str) -> tuple[str, str]:
 
 
 def test_change_that_splits_a_domain(tmp_path: Path) -> None:
-    # pass.yaml has n1/gpu3's link degraded (still in the domain); fail.yaml has it down.
+    # pass.yaml has n1/gpu3's link degraded (n1 declares access_link_failure_mode 1: still in the
+    # domain); the new file has it down.
     code, out, _ = _diff(*_files(tmp_path, GOOD, SPLIT))
     assert code == 1
     lines = _lines(out)
@@ -59,8 +60,9 @@ def test_change_that_splits_a_domain(tmp_path: Path) -> None:
     assert lines[:-1] == [
         "comparing old.yaml -> new.yaml",
         "findings added (1):",
-        "  + new.yaml:19:13: error TOPO005: GPU n1/gpu3 has fallen out of the one NVLink domain that n1 promises;"
-        " down scale-up link(s): n1/gpu3<->n1/nvsw0. [n1/gpu3<->n1/nvsw0, n1/gpu3]",
+        "  + new.yaml:19:13: error TOPO005: GPU n1/gpu3 has fallen out of the one NVLink domain that n1 promises:"
+        " every working scale-up link of it is gone, so it has no NVLink/xGMI peer;"
+        " failed scale-up link(s): n1/gpu3<->n1/nvsw0. [n1/gpu3<->n1/nvsw0, n1/gpu3]",
         "findings resolved (0):",
         "node_domain_count: 1 rows added, 1 removed",
         '  - node_domain_count("n1", 1)',

@@ -19,9 +19,17 @@ pytestmark = pytest.mark.usefixtures("in_repo_root")
 _run = run_cli
 
 
+# The shipped pod carries one deliberate error (inventories/README.md): dgx03/gpu2's degraded NVSwitch
+# link, which the fabric manager's default answers by taking the GPU out of NVLink (TOPO005).
+CARRIES_AN_ERROR = {"dgx-h100-pod.yaml"}
+
+
 @pytest.mark.parametrize("inventory", sorted(p.name for p in (ROOT / "inventories").glob("*.yaml")))
 def test_shipped_inventories_pass(inventory: str) -> None:
     code, out, _ = _run("verify", f"inventories/{inventory}")
+    if inventory in CARRIES_AN_ERROR:
+        assert code == 1 and " (1 error, " in out and out.endswith("FAILED (--fail-on error)\n"), out
+        return
     assert code == 0, out
     assert out.endswith("passed (--fail-on error)\n")
 

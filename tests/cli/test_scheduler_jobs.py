@@ -71,8 +71,9 @@ def test_place_text_lists_notes_under_each_job() -> None:
 
 def test_verify_jobs_judges_them_and_notes_on_stderr() -> None:
     code, out, err = run_cli("verify", str(POD), "--jobs", str(KUEUE), "--jobs", str(SBATCH), *RULES)
-    # Both jobs fit (no PLACE001); the pod's one finding is SCALE001, a warning (dgx03's degraded NVLink bond).
-    assert code == 0 and "PLACE001" not in out
+    # Both jobs fit (no PLACE001); the pod's one finding is TOPO005, an error (dgx03's degraded NVLink
+    # bond takes gpu2 out of NVLink under the fabric manager's default), so verify exits 1.
+    assert code == 1 and "PLACE001" not in out and out.count("error TOPO005") == 1
     assert "note: " in err and "kueue-pretrain.yaml:28:9: container trainer: image, command not judged" in err
 
 

@@ -101,8 +101,13 @@ def test_leaf_classes_on_the_dgx_pod() -> None:
     # 4 spines, 2 x 400 Gb/s to each: the widest single path leaf-spine-leaf is 100000 MB/s.
     assert facts["leaf_class_bottleneck"] == [("leaf0", "leaf0", 100000)]
     assert len(facts["gpu_pair_bottleneck"]) == 8 * 28
-    degraded = {(a, b): m for a, b, _c, m in facts["gpu_pair_bottleneck"] if str(a).startswith("dgx03/")}
-    assert degraded[("dgx03/gpu0", "dgx03/gpu2")] == 425000  # 125 + 75 + 100 + 125 GB/s
+    degraded = {(a, b): (c, m) for a, b, c, m in facts["gpu_pair_bottleneck"] if str(a).startswith("dgx03/")}
+    # dgx03/gpu2's NVSwitch link is degraded: the fabric manager's default takes gpu2 out of NVLink
+    # peer-to-peer (rules/topology/lib/platform.dl), so gpu0 - gpu2 runs over PCIe: gpu0 under pcie0,
+    # gpu2 under pcie1, both switches on cpu0 (PHB), every hop Gen5 x16 = 16 x 3938 = 63008 MB/s.
+    assert degraded[("dgx03/gpu0", "dgx03/gpu2")] == ("PHB", 63008)
+    # Its healthy peers keep the whole switch plane: 125 + 100 + 100 + 125 GB/s = 450000 MB/s.
+    assert degraded[("dgx03/gpu0", "dgx03/gpu1")] == ("NV", 450000)
     assert ("dgx00/leaf0", 0) not in facts["rail"] and ("leaf3", 3) in facts["rail"]
 
 

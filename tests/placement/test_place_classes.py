@@ -43,13 +43,16 @@ def test_classes_leave_shipped_answers_alone() -> None:
 
 def test_placement_program_still_gives_cedar_the_nvlink_domains() -> None:
     """place reads scaleup_domain, not the rules' nvlink_domain: the entities Cedar decides on
-    must still have every GPU under its NvlinkDomain (8 per DGX H100 node of the pod)."""
+    must still have every GPU under its NvlinkDomain (8 per DGX H100 node of the pod, but
+    dgx03/gpu2, which the fabric manager's default takes out of NVLink for its degraded link:
+    it is a domain of its own)."""
     from verifier.session.api import load_authorization
 
     graph = load_authorization([REPO / "inventories" / "dgx-h100-pod.yaml"]).graph
     domains = graph.of_type("NvlinkDomain")
-    assert [d.id for d in domains] == [f"dgx0{i}/gpu0" for i in range(8)]
+    assert [d.id for d in domains] == sorted([f"dgx0{i}/gpu0" for i in range(8)] + ["dgx03/gpu2"])
     assert 'NvlinkDomain::"dgx03/gpu0"' in graph.entities['Gpu::"dgx03/gpu7"'].parents
+    assert 'NvlinkDomain::"dgx03/gpu2"' in graph.entities['Gpu::"dgx03/gpu2"'].parents
 
 
 @pytest.mark.parametrize("inventory", sorted((REPO / "inventories").glob("*.yaml")), ids=lambda p: p.stem)

@@ -74,8 +74,10 @@ def test_a_link_finding_points_at_the_wire_between_its_two_ends(tmp_path: Path) 
     _, text = html_of(tmp_path, DGX)
     data = page_json(text)
     (finding,) = data["findings"]
-    assert finding["subjects"] == [SCALE001_LINK]
-    (wire,) = finding["targets"]
+    # TOPO005 names the degraded link and the GPU it takes out of NVLink: the GPU's box and the wire.
+    assert finding["subjects"] == [SCALE001_LINK, "dgx03/gpu2"]
+    gpu, wire = finding["targets"]
+    assert gpu == "dgx03/gpu2"
     (edge,) = [e["data"] for e in data["edges"] if e["data"]["id"] == wire]
     # The link as written: GPU 2 to NVSwitch 1 of dgx03, 3 of 4 NVLink 4 links at 25 GB/s each.
     assert {edge["source"], edge["target"]} == {"dgx03/gpu2", "dgx03/nvsw1"}

@@ -162,9 +162,11 @@ FAULTS: dict[str, Fault] = {
         "links:\n  - {a: gpu0, b: nvsw0, count: 4}",
         frozenset({("SCALE003", ("dgx05/gpu0",))}),
     ),
+    # An access NVLink down on an HGX board in the fabric manager's default mode: gpu0 is taken out
+    # of NVLink peer-to-peer and falls out of dgx05's promised domain (rules/topology/lib/platform.dl).
     "pod: an NVLink bond down": pod_fault(
         "links:\n  - {a: gpu0, b: nvsw0, state: down}",
-        frozenset({("SCALE001", ("dgx05/gpu0<->dgx05/nvsw0",))}),
+        frozenset({("TOPO005", ("dgx05/gpu0<->dgx05/nvsw0", "dgx05/gpu0"))}),
     ),
     "pod: the UPI link down": pod_fault(
         "links:\n  - {a: cpu0, b: cpu1, state: down}",

@@ -500,6 +500,49 @@ def scaleup_domains(inv: Inventory, view: _LinkView | None = None, ancestry: _An
     return rows
 
 
+ACCESS_LINK_FAILURE_MODE = "access_link_failure_mode"
+NVSWITCH_FAILURE_MODE = "nvswitch_failure_mode"
+"""A node's `attrs` naming its fabric manager's mode (docs/inventory-format.md): 0, the default,
+takes a GPU out of NVLink peer-to-peer; 1 keeps it and disables the NVSwitch plane instead."""
+
+
+def fm_isolated_gpus(inv: Inventory, links: Iterable[Link], ancestry: _Ancestry) -> frozenset[str]:
+    """GPUs of an NVSwitch board that its fabric manager takes out of NVLink peer-to-peer: one with
+    a GPU-NVSwitch (access) link of its node down or degraded, or linked to a chip of its node that
+    is down, unless the node declares the other mode (1) for that failure, or the catalogue gives it
+    for the chip's model and the node declares none. NVIDIA's Fabric Manager
+    user guide, "Supported High Availability Modes": ACCESS_LINK_FAILURE_MODE=0 (the default)
+    removes the GPU from NVSwitch routing; NVSWITCH_FAILURE_MODE=0 leaves the fabric uninitialized.
+    The rules' fm_isolated_gpu (rules/topology/lib/platform.dl) draws the same line; a test holds them equal.
+    """
+    objects = inv.objects
+    out: set[str] = set()
+    for lk in links:
+        if lk.kind not in ("nvswitch", "nvlink"):
+            continue
+        a, b = objects.get(lk.a), objects.get(lk.b)
+        if a is None or b is None:
+            continue
+        if a.kind == "nvswitch":
+            a, b = b, a
+        if a.kind != "gpu" or b.kind != "nvswitch":
+            continue
+        failed_link = lk.state in ("down", "degraded")
+        if not failed_link and b.state != "down":
+            continue
+        node = ancestry.node(a.id)
+        if node is None or node != ancestry.node(b.id):
+            continue  # a rack-scale (NVL72) access link: not the single-board fabric manager's case
+        declared = objects[node].quantities
+        chip = inv.models.get(b.model) if b.model is not None else None
+        defaults = chip.specs if chip is not None else {}
+        access = declared.get(ACCESS_LINK_FAILURE_MODE, defaults.get(ACCESS_LINK_FAILURE_MODE))
+        switch = declared.get(NVSWITCH_FAILURE_MODE, defaults.get(NVSWITCH_FAILURE_MODE))
+        if (failed_link and access != 1) or (b.state == "down" and switch != 1):
+            out.add(a.id)
+    return frozenset(out)
+
+
 def _representatives(stamped: Mapping[str, str], skip: AbstractSet[str]) -> dict[str, str]:
     """Per template, the first node stamped from it that is not in `skip`: the one read whole
     on behalf of the others (none when every instance is skipped).
@@ -530,12 +573,16 @@ def _scaleup_links(
     # answered for by their representative: left out first, in one pass (a million at fleet scale).
     skip = {n for n, t in stamped.items() if n not in touched and rep_of.get(t) != n}
     read = {n for n in stamped if n not in skip}  # stamped nodes whose plan links are read
-    for lk in [lk for lk in view.reading(read) if lk.origin not in skip]:
+    links = [lk for lk in view.reading(read) if lk.origin not in skip]
+    isolated = fm_isolated_gpus(inv, links, ancestry)
+    for lk in links:
         kind = lk.kind
         if kind == "ethernet":
             kind = link_kind(lk, objects)
         if kind not in SCALEUP_KINDS or lk.state == "down":
             continue
+        if isolated and (lk.a in isolated or lk.b in isolated):
+            continue  # its fabric manager took the GPU out of NVLink peer-to-peer
         origin = lk.origin
         template = stamped.get(origin) if origin is not None else None
         if template is None or origin in touched:
@@ -706,6 +753,11 @@ def _nodes(
             if n is not None and n in stamped:
                 custom.add(n)
     read = custom | set(_representatives(stamped, custom).values())  # stamped nodes read in full
+    read_links = [lk for lk in view.reading(read & stamped.keys()) if lk.origin in read] if read else []
+    # GPUs their fabric manager took out of NVLink peer-to-peer have no scale-up path to a peer.
+    isolated = fm_isolated_gpus(inv, [*view.links, *read_links], ancestry)
+    if isolated:
+        foreign = [f for f in foreign if f[2] not in SCALEUP_KINDS or (f[0] not in isolated and f[1] not in isolated)]
     shapes: dict[str, _NodeShape] = {}
     local_name: dict[str, str] = {}
     node_of: dict[str, str] = {}  # filled as objects come (a parent usually comes before its children)
@@ -734,9 +786,11 @@ def _nodes(
         name = local_name[oid] = _local(oid, n)
         shapes.setdefault(n, _NodeShape()).objs.append((name, o.kind, parent, idx))
     if read:
-        for lk in [lk for lk in view.reading(read & stamped.keys()) if lk.origin in read]:
+        for lk in read_links:
             origin = lk.origin
             if origin is None or lk.state == "down":
+                continue
+            if isolated and (lk.a in isolated or lk.b in isolated) and lk.kind in SCALEUP_KINDS:
                 continue
             kind = lk.kind
             if kind == "ethernet":

@@ -23,9 +23,12 @@ Key = tuple[str, tuple[str, ...]]
 
 EXPECTED: dict[str, set[Key]] = {
     "dgx-h100-pod.yaml": {
-        # SCALE001 (rules/scaleup/): dgx03's override leaves gpu2 - nvsw1 at count 3 of the
-        # template's 4 NVLinks, state degraded; the GPU stays in the NVLink domain.
-        ("SCALE001", ("dgx03/gpu2<->dgx03/nvsw1",)),
+        # TOPO005 (rules/topology/): dgx03's override leaves gpu2 - nvsw1 at count 3 of the
+        # template's 4 NVLinks, state degraded. The node type declares no fabric manager mode, so
+        # the default (ACCESS_LINK_FAILURE_MODE=0) takes gpu2 out of NVLink peer-to-peer: dgx03
+        # keeps gpu0, 1, 3..7 as its main domain and gpu2 fell out of the promised one. One
+        # error naming the degraded link and the GPU (not SCALE001: no longer a slowed link).
+        ("TOPO005", ("dgx03/gpu2<->dgx03/nvsw1", "dgx03/gpu2")),
     },
     "edge-soc.yaml": set(),
     # MEM002: each Grace's LPDDR5X (512,000 MB/s) is read over C2C by its 2 GPUs: share

@@ -69,9 +69,9 @@ def test_scaleup_checks_on_shipped_inventories() -> None:
     """SCALE001..SCALE005 find exactly the deliberate scale-up faults (inventories/README.md).
 
     dgx-h100-pod: dgx03's GPU 2 - NVSwitch 1 bond runs on 3 of its 4 NVLinks (`count: 3,
-    state: degraded`, 3 x 25 GB/s = 75000 MB/s); GPU 2 still reaches nvsw0, nvsw2 and nvsw3,
-    so dgx03 stays one NVLink domain: one SCALE001 warning, and no SCALE003 (a GPU with a
-    failed link is left to SCALE001). Every other H100 has 5+4+4+5 = 18 links x 25 GB/s =
+    state: degraded`, 3 x 25 GB/s = 75000 MB/s); the fabric manager's default takes GPU 2 out
+    of NVLink peer-to-peer, so no SCALE check reports it: TOPO005's error does, and SCALE003
+    leaves a GPU with a failed link alone. Every other H100 has 5+4+4+5 = 18 links x 25 GB/s =
     450 GB/s, as the catalogue. gb200-nvl72: 18 x 50 GB/s = 900 GB/s per GPU, as the catalogue;
     its tray-to-switch-tray links cross nodes inside rack nvl72-r0, which promises one domain.
     mixed-fleet: A100 6 x 2 x 25 = 300 GB/s, H100 450 GB/s, MI300X 7 x 64 = 448 GB/s, as the
@@ -84,7 +84,7 @@ def test_scaleup_checks_on_shipped_inventories() -> None:
         report = verify([INVENTORIES / name])
         got[name] = sorted(f"{f.rule} {', '.join(f.subjects)}" for f in report.findings if f.rule.startswith("SCALE"))
     assert got == {
-        "dgx-h100-pod.yaml": ["SCALE001 dgx03/gpu2<->dgx03/nvsw1"],
+        "dgx-h100-pod.yaml": [],
         "edge-soc.yaml": [],
         "gb200-nvl72.yaml": [],
         "mixed-fleet.yaml": [],

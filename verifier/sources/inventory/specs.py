@@ -303,8 +303,27 @@ def _figures(problems: Problems, m: YMap, what: str) -> Figures:
             q["hbm_mbps"] = bw
     attrs = problems.int_map(m, "attrs", what)
     if attrs:
+        _check_fabric_manager_modes(problems, m, attrs, what)
         q.update(attrs)
     return fig
+
+
+FABRIC_MANAGER_MODES = ("access_link_failure_mode", "nvswitch_failure_mode")
+"""`attrs` naming a node's fabric manager mode (rules/topology/lib/platform.dl): 0 or 1, as its config."""
+
+
+def _check_fabric_manager_modes(problems: Problems, m: YMap, attrs: dict[str, int], what: str) -> None:
+    """A fabric manager mode other than 0 or 1 would silently read as the default: refused instead."""
+    for key in FABRIC_MANAGER_MODES:
+        if attrs.get(key, 0) not in (0, 1):
+            sub = m["attrs"]
+            loc = sub.key_loc(key) if isinstance(sub, YMap) else m.key_loc("attrs")
+            problems.add(
+                loc,
+                f"{key!r} in attrs of {what} must be 0 (the fabric manager's default: a failure takes the GPU out of"
+                f" NVLink peer-to-peer) or 1 (it disables the NVSwitch plane instead), got {attrs[key]}",
+            )
+            del attrs[key]
 
 
 def _state(problems: Problems, m: YMap, what: str) -> str | None:
