@@ -35,7 +35,9 @@ pytestmark = pytest.mark.skipif(
 
 
 def _documents() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), ROOT / ".pre-commit-hooks.yaml"]
+    """README.md, docs/ (the manifests of docs/deploy/ too) and the hook manifest, whose comment shows a rev."""
+    docs = sorted(p for p in (ROOT / "docs").rglob("*") if p.suffix in (".md", ".yaml"))
+    return [ROOT / "README.md", *docs, ROOT / ".pre-commit-hooks.yaml"]
 
 
 def install_lines() -> list[str]:
@@ -122,7 +124,7 @@ def test_install_line_works_as_written(line: str, clone: Path, tmp_path: Path) -
 def _hook_snippets() -> list[dict[str, object]]:
     """The `.pre-commit-config.yaml` snippets of README.md and docs/ (yaml blocks naming this repository)."""
     snippets: list[dict[str, object]] = []
-    for doc in _documents()[:-1]:
+    for doc in _documents():
         for block in re.findall(r"```yaml\n(.*?)```", doc.read_text(), re.DOTALL):
             if "repos:" not in block:
                 continue  # inventories and other files shown side by side, not always one YAML document
