@@ -15,6 +15,7 @@ from verifier.core.errors import TopologError
 from verifier.core.resources import RULE_SUFFIX, display_path, shipped_rules_dir
 from verifier.engine.ast import Program
 from verifier.engine.program_cache import cached_program, program_key, remember_program
+from verifier.engine.shipped_program import compiled_shipped
 
 SCHEMA_NAME = "schema.dl"
 
@@ -58,7 +59,14 @@ def load_rule_pack(paths: Sequence[Path]) -> Program:
             _last.insert(0, _last.pop(i))
             return known
     readable = [(name, data) for name, data in key if data is not None]
-    disk_key = program_key(readable) if len(readable) == len(key) else None  # an unreadable file: no state
+    complete = len(readable) == len(key)  # an unreadable file: no state, the loader reports it
+    # The shipped pack alone, unchanged: compiled with the release (verifier.engine.shipped_program).
+    program = compiled_shipped(readable) if with_shipped and complete else None
+    if program is not None:
+        _last.insert(0, (key, program))
+        del _last[_REMEMBERED:]
+        return program
+    disk_key = program_key(readable) if complete else None
     program = cached_program(disk_key) if disk_key is not None else None
     if program is None:
         from verifier.engine.loader import load_program
@@ -72,6 +80,11 @@ def load_rule_pack(paths: Sequence[Path]) -> Program:
         _last.insert(0, (key, program))
         del _last[_REMEMBERED:]
     return program
+
+
+def shipped_files(root: Path) -> list[Path]:
+    """The rule files of the pack at `root`, in the order a run loads them."""
+    return _files([root], None)
 
 
 def _files(paths: Sequence[Path], shipped: Path | None) -> list[Path]:

@@ -1,0 +1,128 @@
+"""The shipped rule pack compiled to plain data (verifier.engine.shipped_program): current, faithful, and
+used only for the shipped files unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from verifier.core.errors import SourceLocation
+from verifier.core.resources import display_path, shipped_rules_dir
+from verifier.engine import loader, rule_pack, shipped_program
+from verifier.engine.ast import Atom, Head, Rule, Var
+from verifier.engine.compile_pack import compiled_text, data_path, main
+from verifier.engine.loader import load_program
+from verifier.engine.program_data import decode_program, encode_program, prepared
+from verifier.engine.shared_terms import share_terms
+from verifier.engine.shipped_program import compiled_shipped
+from verifier.engine.strata import strata_of
+
+
+@pytest.fixture(autouse=True)
+def _fresh_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test but the first reads data compiled from the rules as they are now: other work may
+    edit a rule before the committed file is compiled again, which the first test alone reports.
+    """
+    fresh = _fresh_text().encode()
+    monkeypatch.setattr(shipped_program, "_data_bytes", lambda: fresh)
+
+
+@cache
+def _fresh_text() -> str:
+    return compiled_text() + "\n"
+
+
+def _shipped() -> list[tuple[str, bytes]]:
+    """The shipped files as a run from here names and reads them."""
+    return [(str(f), f.read_bytes()) for f in rule_pack.shipped_files(display_path(shipped_rules_dir()))]
+
+
+def test_committed_data_is_current() -> None:
+    # A rule edited (or a parser change) without `python -m verifier.engine.compile_pack` fails here.
+    assert data_path().read_text(encoding="utf-8") == compiled_text() + "\n", (
+        "verifier/engine/shipped_program.json is stale: run python -m verifier.engine.compile_pack"
+    )
+    assert main(["--check"]) == 0
+
+
+def test_compiled_program_is_the_parsed_one() -> None:
+    files = _shipped()
+    compiled = compiled_shipped(files)
+    assert compiled is not None
+    parsed = prepared(share_terms(load_program([Path(name) for name, _ in files])))
+    # Rules, declarations and metadata compare equal (positions are left out of ==), and every
+    # position, shared term, strata and `@needs` query too: the two encode to the same data.
+    assert compiled == parsed
+    names = [name for name, _ in files]
+    assert encode_program(compiled, names) == encode_program(parsed, names)
+    assert [(s.relations, s.recursive) for s in strata_of(compiled)] == [
+        (s.relations, s.recursive) for s in strata_of(parsed)
+    ]
+    # The strata hold the program's own rule objects (sliced_strata matches rules by identity).
+    ids = {id(r) for r in compiled.rules}
+    assert all(id(r) in ids for s in strata_of(compiled) for r in s.rules)
+    assert compiled.__dict__["_queries"] == parsed.__dict__["_queries"]
+
+
+def test_a_rule_reads_back_as_written() -> None:
+    # rules/authz/AUTHZ002_evaluation_error.dl, line 11, read by hand:
+    #   authz_failed(Policy, P, A, C, M) :- authz_error(P, A, C, Policy, M).
+    # (the rule starts at column 1; its body atom at column 37, after the 36 characters before it).
+    compiled = compiled_shipped(_shipped())
+    assert compiled is not None
+    name = str(display_path(shipped_rules_dir()) / "authz" / "AUTHZ002_evaluation_error.dl")
+    (rule,) = [r for r in compiled.rules if r.loc.file == name]
+    assert rule.loc == SourceLocation(name, 11, 1)
+    assert rule.text == "authz_failed(Policy, P, A, C, M) :- authz_error(P, A, C, Policy, M)."
+    v = {n: Var(n) for n in ("Policy", "P", "A", "C", "M")}
+    assert rule == Rule(
+        Head("authz_failed", (v["Policy"], v["P"], v["A"], v["C"], v["M"])),
+        (Atom("authz_error", (v["P"], v["A"], v["C"], v["Policy"], v["M"])),),
+    )
+    (body,) = rule.body
+    assert body.loc == SourceLocation(name, 11, 37)
+    # Its check metadata (lines 1-8) keeps its `@needs` query parsed and checked.
+    assert ("authz_principal(_, _)", name) in compiled.__dict__["_queries"]
+
+
+def test_a_changed_or_different_file_list_is_parsed_instead() -> None:
+    files = _shipped()
+    edited = [(name, data + b"\n// a site's edit\n" if i == 0 else data) for i, (name, data) in enumerate(files)]
+    assert compiled_shipped(edited) is None
+    assert compiled_shipped(files[1:]) is None  # one file fewer
+    assert compiled_shipped([*files, ("site/extra.dl", b"")]) is None  # a user's rules beside the pack
+    moved = [(f"elsewhere/{name}", data) for name, data in files]
+    assert compiled_shipped(moved) is None
+
+
+def test_a_run_on_the_shipped_pack_does_not_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    rule_pack._last.clear()
+
+    def no_parse(*_: object, **__: object) -> None:
+        raise AssertionError("the shipped pack was parsed")
+
+    monkeypatch.setattr(loader, "load_program", no_parse)
+    program = rule_pack.load_rule_pack(rule_pack.shipped_first([]))
+    assert len(program.rules) == len(json.loads(_fresh_text())["program"]["rules"])
+    rule_pack._last.clear()
+
+
+def test_a_user_rule_beside_the_pack_is_parsed(tmp_path: Path) -> None:
+    rule_pack._last.clear()
+    site = tmp_path / "site.dl"
+    site.write_text('.decl site_flag(x: symbol)\nsite_flag("on").\n', encoding="utf-8")
+    program = rule_pack.load_rule_pack(rule_pack.shipped_first([site]))
+    # The shipped rules, plus the one rule of site.dl (line 2).
+    assert [r.loc for r in program.rules if r.loc.file == str(site)] == [SourceLocation(str(site), 2, 1)]
+    rule_pack._last.clear()
+
+
+def test_decode_of_round_trip_is_stable() -> None:
+    files = _shipped()
+    names = [name for name, _ in files]
+    data = json.loads(_fresh_text())["program"]
+    assert encode_program(decode_program(data, names), names) == data

@@ -1,0 +1,258 @@
+"""A checked program as plain JSON-able data, and back: how the shipped rule pack travels inside the package.
+
+Only lists, strings, integers, booleans and null: reading it back builds the AST's own dataclasses
+and runs nothing that the data names (unlike a pickle). Besides the program it carries what a run
+would otherwise work out again (its strata, its checks' `@needs` queries already parsed and
+checked, each rule's text), so a run that loads it needs neither the parser nor the graph library.
+
+Rule files are named by their index in a list the caller gives when decoding: the same pack is
+reported as `rules/x.dl` from a checkout and by its installed path from elsewhere.
+
+Variables, wildcards and constants shared between rules (verifier.engine.shared_terms) are
+written once in a table and stay shared when read back; every other node is written in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from verifier.core.errors import SourceLocation
+from verifier.engine.ast import (
+    NOWHERE,
+    Aggregate,
+    Atom,
+    BinOp,
+    Column,
+    Comparison,
+    Const,
+    Declaration,
+    Head,
+    HeadTerm,
+    Literal_,
+    Negation,
+    Program,
+    Query,
+    Rule,
+    Term,
+    Var,
+    Wildcard,
+)
+from verifier.engine.queries import NEEDS_KEY, prepare_query
+from verifier.engine.strata import _KEPT as STRATA_KEPT
+from verifier.engine.strata import Stratum, strata_of
+
+FORMAT = 1
+"""Bumped whenever the layout below changes: data of another format is not read (the pack is parsed)."""
+
+_QUERIES_KEPT = "_queries"
+"""Where verifier.engine.queries.prepare_query keeps a program's checked queries."""
+
+Data = dict[str, Any]
+
+
+def encode_program(program: Program, files: Sequence[str]) -> Data:
+    """`program` (checked, its terms shared, its `@needs` queries prepared) as plain data; `files` are
+    the names its locations use, in the order the data will refer to them by index.
+    """
+    return _Encoder(files).program(program)
+
+
+def decode_program(data: Data, files: Sequence[str]) -> Program:
+    """The program `data` holds, its locations naming `files` (by index), with its strata and checked
+    `@needs` queries attached as prepare_query and strata_of keep them.
+    """
+    return _Decoder(data["terms"], files).program(data)
+
+
+class _Encoder:
+    def __init__(self, files: Sequence[str]) -> None:
+        self._files = {name: i for i, name in enumerate(files)}
+        self._terms: list[list[Any]] = []
+        self._term_ids: dict[int, int] = {}
+        self._keep: list[object] = []  # holds each tabled term, so its id() is not reused
+
+    def program(self, program: Program) -> Data:
+        rules = [self.rule(r) for r in program.rules]
+        index = {id(r): i for i, r in enumerate(program.rules)}
+        strata = [[list(s.relations), [index[id(r)] for r in s.rules], s.recursive] for s in strata_of(program)]
+        queries = []
+        for i, (name, text, where) in enumerate(program.metadata):
+            if name != NEEDS_KEY:
+                continue
+            kept: dict[tuple[str, str], Query] = program.__dict__.get(_QUERIES_KEPT, {})
+            query = kept.get((text, where.file))
+            if query is not None:  # a query that failed its check is reported when the checks are built
+                queries.append([i, [self.literal(lit) for lit in query.body], list(query.variables), query.text])
+        return {
+            "format": FORMAT,
+            "declarations": [self.declaration(d) for d in program.declarations],
+            "rules": rules,
+            "metadata": [[name, value, self.loc(where)] for name, value, where in program.metadata],
+            "strata": strata,
+            "queries": queries,
+            "terms": self._terms,
+        }
+
+    def loc(self, loc: SourceLocation) -> list[int] | None:
+        if loc == NOWHERE:
+            return None
+        return [self._files[loc.file], loc.line, loc.col]
+
+    def declaration(self, decl: Declaration) -> list[Any]:
+        columns = [[c.name, c.type, c.doc, self.loc(c.loc)] for c in decl.columns]
+        return [decl.name, columns, decl.is_input, decl.doc, self.loc(decl.loc)]
+
+    def rule(self, rule: Rule) -> list[Any]:
+        head = rule.head
+        return [
+            head.relation,
+            [self.head_term(a) for a in head.args],
+            self.loc(head.loc),
+            [self.literal(lit) for lit in rule.body],
+            self.loc(rule.loc),
+            rule.text,
+        ]
+
+    def literal(self, lit: Literal_) -> list[Any]:
+        if isinstance(lit, Atom):
+            return ["a", *self.atom(lit)]
+        if isinstance(lit, Negation):
+            return ["n", self.atom(lit.atom), self.loc(lit.loc)]
+        return ["c", lit.op, self.term(lit.left), self.term(lit.right), self.loc(lit.loc)]
+
+    def atom(self, atom: Atom) -> list[Any]:
+        return [atom.relation, [self.term(a) for a in atom.args], self.loc(atom.loc)]
+
+    def head_term(self, term: HeadTerm) -> int | list[Any]:
+        if isinstance(term, Aggregate):
+            return ["g", term.func, self.term(term.term), self.loc(term.loc)]
+        return self.term(term)
+
+    def term(self, term: Term) -> int | list[Any]:
+        """A variable, wildcard or constant as its index in the table; arithmetic in place."""
+        if isinstance(term, BinOp):
+            return ["b", term.op, self.term(term.left), self.term(term.right), self.loc(term.loc)]
+        found = self._term_ids.get(id(term))
+        if found is not None:
+            return found
+        if isinstance(term, Var):
+            entry: list[Any] = ["v", term.name, self.loc(term.loc)]
+        elif isinstance(term, Const):
+            entry = ["c", term.value, self.loc(term.loc)]
+        else:
+            entry = ["_", None, self.loc(term.loc)]
+        self._term_ids[id(term)] = len(self._terms)
+        self._keep.append(term)
+        self._terms.append(entry)
+        return len(self._terms) - 1
+
+
+_new = object.__new__
+
+
+def _built(cls: type[Any], **fields: Any) -> Any:
+    """An instance of the frozen dataclass `cls` with `fields` set as its __init__ would set them,
+    without running __init__: a third of the cost, for the 40,000 nodes of the shipped pack.
+    """
+    node = _new(cls)
+    node.__dict__.update(fields)
+    return node
+
+
+class _Decoder:
+    def __init__(self, terms: list[list[Any]], files: Sequence[str]) -> None:
+        self._files = files
+        self._terms: list[Term] = [self._tabled(kind, value, loc) for kind, value, loc in terms]
+
+    def _tabled(self, kind: str, value: Any, loc: list[int] | None) -> Term:
+        where = self.loc(loc)
+        if kind == "v":
+            return Var(value, where)
+        if kind == "c":
+            return Const(value, where)
+        return Wildcard(where)
+
+    def program(self, data: Data) -> Program:
+        rules = tuple(self.rule(r) for r in data["rules"])
+        metadata = tuple((name, value, self.loc(where)) for name, value, where in data["metadata"])
+        program = Program(tuple(self.declaration(d) for d in data["declarations"]), rules, metadata)
+        strata = tuple(
+            Stratum(tuple(relations), tuple(rules[i] for i in members), recursive)
+            for relations, members, recursive in data["strata"]
+        )
+        queries: dict[tuple[str, str], Query] = {}
+        for i, body, variables, text in data["queries"]:
+            _, value, where = metadata[i]
+            queries[(value, where.file)] = Query(tuple(self.literal(lit) for lit in body), tuple(variables), text)
+        # Program is frozen; these are derived from its fields, kept where strata_of and prepare_query look.
+        object.__setattr__(program, STRATA_KEPT, strata)
+        object.__setattr__(program, _QUERIES_KEPT, queries)
+        return program
+
+    def loc(self, loc: list[int] | None) -> SourceLocation:
+        if loc is None:
+            return NOWHERE
+        node = _new(SourceLocation)
+        fields = node.__dict__
+        fields["file"] = self._files[loc[0]]
+        fields["line"] = loc[1]
+        fields["col"] = loc[2]
+        return node
+
+    def declaration(self, d: list[Any]) -> Declaration:
+        name, columns, is_input, doc, where = d
+        cols = tuple(_built(Column, name=n, type=t, doc=cdoc, loc=self.loc(cloc)) for n, t, cdoc, cloc in columns)
+        return _built(Declaration, name=name, columns=cols, is_input=is_input, doc=doc, loc=self.loc(where))  # type: ignore[no-any-return]
+
+    def rule(self, r: list[Any]) -> Rule:
+        relation, args, head_loc, body, where, text = r
+        term = self.head_term
+        literal = self.literal
+        head = _built(Head, relation=relation, args=tuple([term(a) for a in args]), loc=self.loc(head_loc))
+        # `text` is Rule.text's cached value, as the property would make it.
+        return _built(Rule, head=head, body=tuple([literal(lit) for lit in body]), loc=self.loc(where), text=text)  # type: ignore[no-any-return]
+
+    def literal(self, lit: list[Any]) -> Literal_:
+        kind = lit[0]
+        if kind == "a":
+            return self.atom(lit[1:])
+        if kind == "n":
+            return _built(Negation, atom=self.atom(lit[1]), loc=self.loc(lit[2]))  # type: ignore[no-any-return]
+        return _built(Comparison, op=lit[1], left=self.term(lit[2]), right=self.term(lit[3]), loc=self.loc(lit[4]))  # type: ignore[no-any-return]
+
+    def atom(self, a: list[Any]) -> Atom:
+        relation, args, where = a
+        terms = self._terms
+        return _built(  # type: ignore[no-any-return]
+            Atom,
+            relation=relation,
+            args=tuple([terms[t] if t.__class__ is int else self.term(t) for t in args]),
+            loc=self.loc(where),
+        )
+
+    def head_term(self, term: int | list[Any]) -> HeadTerm:
+        if isinstance(term, list) and term[0] == "g":
+            return _built(Aggregate, func=term[1], term=self.term(term[2]), loc=self.loc(term[3]))  # type: ignore[no-any-return]
+        return self.term(term)
+
+    def term(self, term: int | list[Any]) -> Term:
+        if isinstance(term, int):
+            return self._terms[term]
+        return _built(BinOp, op=term[1], left=self.term(term[2]), right=self.term(term[3]), loc=self.loc(term[4]))  # type: ignore[no-any-return]
+
+
+def prepared(program: Program) -> Program:
+    """`program` with what the data carries worked out: strata, rule texts, `@needs` queries."""
+    strata_of(program)
+    for rule in program.rules:
+        _ = rule.text
+    from verifier.core.errors import TopologError
+
+    for name, text, where in program.metadata:
+        if name == NEEDS_KEY:
+            try:
+                prepare_query(text, program, where.file)
+            except TopologError:  # reported, with its check, when the checks are built
+                continue
+    return program
