@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import struct
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,14 @@ ARGS = [
 ]
 VIEWPORT: ViewportSize = {"width": 1200, "height": 800}
 EXAMPLES = sorted(p.name for p in (ROOT / "inventories").glob("*.yaml"))
+FLEET = "fleet-1024"
+"""A generated 1,024-GPU DGX H100 fleet (benchmarks/verify_bench.py: 4 scalable units, with its
+outliers: a down cable, a degraded NVLink, a GPU cut out of its NVLink domain, a quarantined node)."""
+READABLE_PX = 9.0
+"""The smallest label we call legible on screen: 9 CSS px of font size (the page's box labels
+are 10 px at zoom 1, folded nodes 14 px, so 9 px is zoom 0.9 for a device's label)."""
+SEVERITY_RGB = {"error": "rgb(207,34,46)", "warning": "rgb(191,135,0)", "note": "rgb(9,105,218)"}
+"""topology.js's severity colours #cf222e, #bf8700, #0969da written as Chromium reports them."""
 
 pytestmark = [
     pytest.mark.skipif(not HAVE_PLAYWRIGHT, reason="playwright is not installed (pip install -e '.[test]')"),
@@ -70,6 +79,16 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             code, _, err = run_cli("verify", f"inventories/{name}", "--output", f"html={target}")
             assert code in (0, 1), err
             out[name] = target
+        sys.path.insert(0, str(ROOT))
+        try:
+            from benchmarks.verify_bench import Layout, inventory_yaml
+        finally:
+            sys.path.remove(str(ROOT))
+        fleet = folder / f"{FLEET}.yaml"
+        fleet.write_text(inventory_yaml(Layout(1024)), encoding="utf-8")
+        code, _, err = run_cli("verify", str(fleet), "--output", f"html={folder / FLEET}.html")
+        assert code in (0, 1), err
+        out[FLEET] = folder / f"{FLEET}.html"
     finally:
         os.chdir(here)
     return out
@@ -131,16 +150,17 @@ def test_clicking_a_finding_highlights_its_subjects_and_leads_back(
     page, problems = open_page(browser, reports[name])
     finding = embedded(page)["findings"][0]
     page.click(f"#finding-{finding['id']}")
-    assert page.get_attribute("body", "data-mode") == "detail"  # subjects are shown in the full drawing
+    # Shown in the full drawing when its subjects fit there readably, else on the overview.
+    mode = page.get_attribute("body", "data-mode")
     highlighted = json.loads(page.get_attribute("body", "data-highlighted") or "[]")
-    assert highlighted == sorted(finding["targets"]) != []
+    assert highlighted == sorted(finding["targets" if mode == "detail" else "overview_targets"]) != []
     assert page.evaluate("() => topolog.cy.$('.hl').map(e => e.id()).sort()") == highlighted
     details = page.text_content("#details") or ""
     assert finding["message"] in details and finding["location"] in details
     assert "Proof" in details and page.locator("#details .proof li").count() > 1
     # To the hardware: the subject's link in the details panel shows that element ...
-    page.click(f"#details [data-element='{highlighted[0]}']")
-    assert page.get_attribute("body", "data-selected") == highlighted[0]
+    page.click(f"#details [data-element='{finding['targets'][0]}']")
+    assert page.get_attribute("body", "data-selected") == finding["targets"][0]
     # ... which lists the finding again: back to it.
     page.click(f"#details li[data-finding='{finding['id']}']")
     assert page.get_attribute("body", "data-selected") == finding["id"]
@@ -157,5 +177,152 @@ def test_filters_hide_findings_by_severity_and_rule(browser: Browser, reports: d
     page.select_option("#rule", "BW005")
     shown = json.loads(page.get_attribute("body", "data-filtered") or "[]")
     assert shown == [f["id"] for f in findings if f["rule"] == "BW005"] and len(shown) == 2
+    assert problems == []
+    page.close()
+
+
+# Every drawn box on screen, its rendered box (CSS px, labels left out) and its ancestors' ids.
+BOXES = """() => topolog.cy.nodes(':visible').map(n => {
+  const b = n.renderedBoundingBox({includeLabels: false, includeOverlays: false});
+  return {id: n.id(), up: n.ancestors().map(a => a.id()), x1: b.x1, x2: b.x2, y1: b.y1, y2: b.y2};
+})"""
+
+
+def overlaps(boxes: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Pairs of boxes that overlap, neither inside the other (a node's devices sit inside it)."""
+    found = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            if a["id"] in b["up"] or b["id"] in a["up"]:
+                continue
+            if a["x1"] < b["x2"] and b["x1"] < a["x2"] and a["y1"] < b["y2"] and b["y1"] < a["y2"]:
+                found.append((a["id"], b["id"]))
+    return found
+
+
+@pytest.mark.parametrize("name", [*EXAMPLES, FLEET])
+def test_no_two_boxes_overlap_on_the_overview_or_the_full_drawing(
+    browser: Browser, reports: dict[str, Path], name: str
+) -> None:
+    page, problems = open_page(browser, reports[name])
+    opened = page.evaluate(BOXES)
+    assert len(opened) >= 3 and overlaps(opened) == []
+    page.click("#open-all")  # the full drawing, every node and rack open
+    full = page.evaluate(BOXES)
+    assert len(full) > len(opened) or not embedded(page)["overview"]
+    assert overlaps(full) == []
+    assert problems == []
+    page.close()
+
+
+def marks_of(finding: dict[str, Any], mode: str | None) -> list[str]:
+    return list(finding["overview_targets"] if mode == "overview" else finding["targets"])
+
+
+# An element's mark: shown, its severity class, its colour, its rendered box.
+MARK = """(id) => {
+  const e = topolog.cy.getElementById(id);
+  const b = e.renderedBoundingBox({includeLabels: false});
+  const colour = e.isNode() ? e.style('border-color') : e.style('line-color');
+  return {visible: e.visible(), classes: e.classes(), colour: colour.replace(/ /g, ''), w: b.w, h: b.h};
+}"""
+
+
+@pytest.mark.parametrize("name", [*EXAMPLES, FLEET])
+def test_every_finding_has_a_visible_mark_where_the_page_opens(
+    browser: Browser, reports: dict[str, Path], name: str
+) -> None:
+    page, problems = open_page(browser, reports[name])
+    mode = page.get_attribute("body", "data-mode")
+    findings = [f for f in embedded(page)["findings"] if f["targets"] and not f["waived"]]
+    for f in findings:
+        marks = marks_of(f, mode)
+        assert marks, f
+        for target in marks:
+            mark = page.evaluate(MARK, target)
+            # Marked in the colour of its worst finding: no finding here shares an element
+            # with a more severe one (checked: each mark's class is this finding's severity
+            # or a worse one, whose colour is then shown).
+            worse = SEVERITIES[: SEVERITIES.index(f["severity"]) + 1]
+            assert mark["visible"] and mark["w"] > 0 and mark["h"] > 0, (f["id"], target, mark)
+            shown = [s for s in worse if f"sev-{s}" in mark["classes"]]
+            assert shown and mark["colour"] == SEVERITY_RGB[shown[0]], (f["id"], target, mark)
+    if name == FLEET:
+        # The fleet's outliers, by hand from benchmarks/verify_bench.py: a cable (LINK006, its
+        # NIC-leaf link down), a GPU cut out of NVLink (TOPO005, twice) and a quarantined node
+        # (NODE006). On the overview the cable is the folded fabric edge from its node, and a
+        # GPU's finding marks the node that holds it.
+        rules = sorted(f["rule"] for f in findings)
+        assert rules == ["LINK006", "NODE006", "TOPO005", "TOPO005"]
+        (cable,) = [f for f in findings if f["rule"] == "LINK006"]
+        is_edge = "(id) => topolog.cy.getElementById(id).isEdge()"
+        edges = [t for t in cable["overview_targets"] if page.evaluate(is_edge, t)]
+        assert len(edges) == 1 and page.evaluate(MARK, edges[0])["visible"]
+    assert problems == []
+    page.close()
+
+
+SEVERITIES = ["error", "warning", "note"]
+
+# After a click: what is highlighted, every highlighted element and the ends of its links,
+# each inside the drawing's area, and the smallest label among them in screen px.
+FRAMED = """() => {
+  const cy = topolog.cy;
+  const ids = JSON.parse(document.body.dataset.highlighted);
+  let coll = cy.collection();
+  ids.forEach(id => { coll = coll.union(cy.getElementById(id)); });
+  coll = coll.union(coll.connectedNodes());
+  const outside = [];
+  coll.forEach(e => {
+    const b = e.renderedBoundingBox({includeLabels: false});
+    if (!e.visible() || b.x1 < -1 || b.y1 < -1 || b.x2 > cy.width() + 1 || b.y2 > cy.height() + 1) outside.push(e.id());
+  });
+  const fonts = coll.nodes().map(n => parseFloat(n.style('font-size')) * cy.zoom());
+  return {ids, outside, smallest: Math.min(...fonts), count: coll.length};
+}"""
+
+
+@pytest.mark.parametrize("name", [*EXAMPLES, FLEET])
+def test_clicking_any_finding_frames_its_subjects_readably(
+    browser: Browser, reports: dict[str, Path], name: str
+) -> None:
+    page, problems = open_page(browser, reports[name])
+    findings = [f for f in embedded(page)["findings"] if f["targets"]]
+    for f in findings:
+        page.click(f"#finding-{f['id']}")
+        framed = page.evaluate(FRAMED)
+        mode = page.get_attribute("body", "data-mode")
+        assert framed["ids"] == sorted(marks_of(f, mode)), f["id"]
+        # All of it in view (a cable: both its ends), and its labels legible.
+        assert framed["outside"] == [], (f["id"], framed)
+        assert framed["smallest"] >= READABLE_PX, (f["id"], framed)
+    if name == FLEET:
+        # The down cable does not fit readably in the full drawing (its NIC sits in a node,
+        # its leaf below all the nodes): it is framed on the overview, node box to leaf.
+        (cable,) = [f for f in findings if f["rule"] == "LINK006"]
+        page.click(f"#finding-{cable['id']}")
+        assert page.get_attribute("body", "data-mode") == "overview"
+        assert page.evaluate(FRAMED)["count"] == 3  # the edge and its two ends
+    assert problems == []
+    page.close()
+
+
+# Labels of the boxes fully in view when the page opens, in screen px.
+OPENED = """() => {
+  const cy = topolog.cy;
+  const inView = cy.nodes(':visible').filter(n => {
+    const b = n.renderedBoundingBox({includeLabels: true});
+    return n.data('label') && b.x1 >= 0 && b.y1 >= 0 && b.x2 <= cy.width() && b.y2 <= cy.height();
+  });
+  return {inView: inView.length, fonts: cy.nodes(':visible').map(n => parseFloat(n.style('font-size')) * cy.zoom())};
+}"""
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_each_shipped_example_opens_readable(browser: Browser, reports: dict[str, Path], name: str) -> None:
+    page, problems = open_page(browser, reports[name])
+    opened = page.evaluate(OPENED)
+    assert min(opened["fonts"]) >= READABLE_PX, opened
+    assert opened["inView"] >= 3  # not zoomed onto nothing: boxes whole in view, labels and all
     assert problems == []
     page.close()

@@ -237,11 +237,13 @@ def verify_cmd(
         )
         with Progress() as progress:
             report = verify(list(inventory), run, progress)
-        for note in report.notes:
-            click.echo(f"note: {one_line(note)}", err=True)
-        report = _with_settings(select_report(report, selection), report, ctx, narrowed=bool(by_file))
-        for fmt, path in outputs:
-            write_file(path, render(report, fmt))
+            for note in report.notes:
+                click.echo(f"note: {one_line(note)}", err=True)
+            report = _with_settings(select_report(report, selection), report, ctx, narrowed=bool(by_file))
+            for fmt, path in outputs:
+                # A fleet's html page takes seconds of its own to draw: progress runs until it is written.
+                progress.step(f"writing the {fmt} report to {path}")
+                write_file(path, render(report, fmt))
         if "sarif" in formats:
             _say_what_sarif_leaves_out(report)
         if "github" in formats and os.environ.get("GITHUB_STEP_SUMMARY"):

@@ -19,13 +19,21 @@ from importlib import resources
 
 from verifier.checks.findings import Finding
 from verifier.checks.verify import VerifyReport
-from verifier.reports.drawing.dot import View, penwidth, positions
-from verifier.reports.drawing.model import Drawing, build
+from verifier.reports.drawing.dot import View, layout, penwidth
+from verifier.reports.drawing.model import MAX_LISTED, Drawing, Wire, build
 from verifier.reports.text_report import settings_lines
 
 ASSETS = ("reports", "assets")
-OVERVIEW_ABOVE = 4
-"""Past this many nodes drawn, the page opens on the overview: nodes folded, laid out with the fabric."""
+OVERVIEW_ABOVE = 1
+"""Past this many nodes drawn, the page opens on the overview: nodes folded, laid out with the fabric.
+
+Two nodes drawn in full are already wider than a screen at a zoom where their labels can be read."""
+FONT = 10.0
+"""Label size of a box on the page (model units; px at zoom 1); Graphviz sizes the boxes for it."""
+FOLDED_FONT = 14.0
+"""Label size of a node folded into one box on the overview."""
+READABLE_PX = 9.0
+"""The smallest label text, in screen px, that the page opens at or frames a finding at."""
 
 
 @dataclass(frozen=True)
@@ -120,10 +128,11 @@ def page_data(
     laid_out = True
     shift = shift_o = 0.0  # clusters side by side, each as Graphviz laid it out
     overview: dict[str, list[float]] = {}
+    aerial_of: dict[str, str] = {}  # drawn element -> the element that shows it on the overview
     for k, drawing in enumerate(drawings):
         inv = drawing.inventory
         prefix = f"c{k}:" if several else ""
-        where = positions(drawing)
+        where = layout(drawing, font=FONT)
         if where is None:
             laid_out = False
             where = {}
@@ -131,11 +140,16 @@ def page_data(
         # there when there are more than OVERVIEW_ABOVE nodes to draw).
         nodes_drawn = sum(1 for b in drawing.boxes if b.obj.kind == "node")
         if laid_out and nodes_drawn > OVERVIEW_ABOVE:
-            aerial = positions(drawing, View(fabric=True)) or {}
-            right_o = max((x for x, _ in aerial.values()), default=0.0)
-            overview.update((prefix + bid, [round(x + shift_o, 1), y]) for bid, (x, y) in aerial.items())
+            aerial = layout(drawing, View(fabric=True), font=FONT, folded_font=FOLDED_FONT) or {}
+            right_o = max((x + w / 2 for x, _, w, _ in aerial.values()), default=0.0)
+            overview.update((prefix + bid, [round(x + shift_o, 1), y, w, h]) for bid, (x, y, w, h) in aerial.items())
             shift_o += right_o + 200.0
-        right = max((x for x, _ in where.values()), default=0.0)
+            shown = _shown_on_overview(drawing)
+            aerial_of.update((prefix + b, prefix + s) for b, s in shown.items())
+            for oid, folded_edge, about in _overview_edges(drawing, shown, prefix, aerial_of):
+                edges.append(folded_edge)
+                info[oid] = about
+        right = max((x + w / 2 for x, _, w, _ in where.values()), default=0.0)
         top: str | None = None
         name = inv.names.get(inv.files[0], inv.files[0]) if inv.files else f"cluster {k}"
         cluster = f"{name}: " if several else ""  # lists name the cluster when there are several
@@ -174,8 +188,9 @@ def page_data(
                 entry["focus"] = 1
             element: dict[str, object] = {"data": entry}
             if box.id in where:
-                x, y = where[box.id]
+                x, y, w, h = where[box.id]
                 element["position"] = {"x": round(x + shift, 1), "y": y}
+                entry["w"], entry["h"] = w, h
             nodes.append(element)
             details: dict[str, object] = {
                 "id": box.id,
@@ -249,9 +264,10 @@ def page_data(
                 }
             )
         shift += right + 200.0
-    findings = [_finding(i, m, drawings, several) for i, m in enumerate(marked)]
+    findings = [_finding(i, m, drawings, several, aerial_of) for i, m in enumerate(marked)]
     return {
         "title": title,
+        "fonts": {"box": FONT, "folded": FOLDED_FONT, "readable_px": READABLE_PX},
         "counts": dict(counts or {}),
         "nodes": nodes,
         "edges": edges,
@@ -265,7 +281,74 @@ def page_data(
     }
 
 
-def _finding(i: int, m: Marked, drawings: Sequence[Drawing], several: bool) -> dict[str, object]:
+def _shown_on_overview(drawing: Drawing) -> dict[str, str]:
+    """Each box -> the box it is seen as on the overview: the node folded around it, or itself."""
+    parent = {b.id: b.parent for b in drawing.boxes}
+    parent.update((d.id, d.host) for d in drawing.domains if d.host is not None)
+    kind = {b.id: b.obj.kind for b in drawing.boxes}
+    shown: dict[str, str] = {}
+    for box in drawing.boxes:
+        seen, cur = box.id, box.parent
+        while cur is not None:  # the outermost node above the box folds it
+            if kind.get(cur) == "node":
+                seen = cur
+            cur = parent.get(cur)
+        shown[box.id] = seen
+    return shown
+
+
+def _overview_edges(
+    drawing: Drawing, shown: Mapping[str, str], prefix: str, aerial_of: dict[str, str]
+) -> Iterable[tuple[str, dict[str, object], dict[str, object]]]:
+    """The overview's edges: the drawing's wires between what the overview shows (a node's NICs
+    fold into one edge per leaf, kind, bandwidth and state, as Graphviz's fabric view draws them).
+    A wire inside one folded node is seen as that node; one between two boxes the overview shows
+    as themselves (leaf to spine) as itself. Records each folded wire in `aerial_of`.
+    """
+    groups: dict[tuple[str, str, str, int, str], list[Wire]] = {}
+    for wire in drawing.wires:
+        a, z = shown.get(wire.a, wire.a), shown.get(wire.b, wire.b)
+        if a == z:
+            aerial_of[prefix + wire.id] = prefix + a
+            continue
+        if (a, z) == (wire.a, wire.b):
+            continue  # between boxes the overview shows as themselves: the wire itself is drawn there
+        a, z = min(a, z), max(a, z)
+        groups.setdefault((a, z, wire.kind, wire.mbps, wire.state or ""), []).append(wire)
+    for i, key in enumerate(sorted(groups)):
+        a, z, kind, mbps, state = key
+        wires = groups[key]
+        oid = f"{prefix}o{i}"
+        count = sum(w.count for w in wires)
+        edge: dict[str, object] = {
+            "id": oid,
+            "source": prefix + a,
+            "target": prefix + z,
+            "kind": kind,
+            "mbps": mbps,
+            "label": _rate(mbps) + (f" \u00d7{count}" if count > 1 else ""),
+            "width": penwidth(mbps),
+            "overview": 1,
+        }
+        classes_of = ["ov", f"k-{kind}"] + ([f"s-{state}"] if state else [])
+        details: dict[str, object] = {
+            "kind": kind,
+            "per_direction": _rate(mbps),
+            "mbps": mbps,
+            "count": count,
+            "links": sorted(link for w in wires for link in w.links)[:MAX_LISTED],
+            "ends": [prefix + a, prefix + z],
+        }
+        if state:
+            details["state"] = state
+        for w in wires:
+            aerial_of[prefix + w.id] = oid
+        yield oid, {"data": edge, "classes": " ".join(classes_of)}, details
+
+
+def _finding(
+    i: int, m: Marked, drawings: Sequence[Drawing], several: bool, aerial_of: Mapping[str, str]
+) -> dict[str, object]:
     f = m.finding
     targets = sorted(set(_targets(f.subjects, drawings, several)))
     out: dict[str, object] = {
@@ -276,6 +359,8 @@ def _finding(i: int, m: Marked, drawings: Sequence[Drawing], several: bool) -> d
         "subjects": list(f.subjects),
         "location": None if f.location is None else _where(f.location.file, f.location.line),
         "targets": targets,
+        # What marks it on the overview: the node folded around a device, the fabric edge a cable is in.
+        "overview_targets": sorted({aerial_of.get(t, t) for t in targets}),
         "waived": m.waived,
         "proof": None if f.proof is None else f.proof.to_dict(),
     }

@@ -5,6 +5,9 @@
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("topolog-data").textContent);
+  // Label sizes (Graphviz sized the boxes for them) and the smallest label, in screen px,
+  // that the page opens at or frames a finding at (verifier/reports/html_report.py).
+  var FONTS = data.fonts || { box: 10, folded: 14, readable_px: 9 };
   var SEVERITIES = ["error", "warning", "note"];
   var KIND_COLOURS = {
     nvlink: "#76b900", nvswitch: "#76b900", xgmi: "#c0392b", c2c: "#8e44ad", d2d: "#8e44ad",
@@ -27,26 +30,32 @@
   data.findings.forEach(function (f) { findingsById[f.id] = f; });
   var findingsOf = {};  // element id -> findings naming it
   data.findings.forEach(function (f) {
-    f.targets.forEach(function (t) { (findingsOf[t] = findingsOf[t] || []).push(f); });
+    // Marked where they are drawn and where the overview shows them (the folded node, the cable's edge).
+    var marks = f.targets.concat((f.overview_targets || []).filter(function (t) { return f.targets.indexOf(t) < 0; }));
+    marks.forEach(function (t) { (findingsOf[t] = findingsOf[t] || []).push(f); });
   });
 
   var style = [
     { selector: "node", style: {
-      "label": "data(label)", "font-size": 8, "text-valign": "center", "text-halign": "center",
+      "label": "data(label)", "font-size": FONTS.box, "text-valign": "center", "text-halign": "center",
       "background-color": "#eef0f2",
       "border-width": 1, "border-color": "#8c959f", "shape": "round-rectangle", "width": 44, "height": 17 } },
+    // Graphviz's size for each box, so that boxes placed where Graphviz put them never overlap.
+    { selector: "node[w]", style: { "width": "data(w)", "height": "data(h)" } },
     { selector: ":parent", style: {
       "text-valign": "top", "text-halign": "center", "font-size": 11, "font-weight": "bold",
-      "background-color": "#ffffff", "background-opacity": 0.7, "padding": 8 } },
+      "background-color": "#ffffff", "background-opacity": 0.7, "padding": 6 } },
     { selector: "node[kind = 'domain']", style: { "background-color": "#eef7e0", "border-color": "#76b900", "border-style": "dashed", "font-size": 9, "font-weight": "normal" } },
     { selector: "node[kind = 'rack'], node[kind = 'pod'], node[kind = 'fleet'], node[kind = 'cluster']", style: { "background-color": "#f6f8fa" } },
-    { selector: "node.folded", style: { "background-color": "#dde3ea", "width": 96, "height": 30, "text-valign": "center" } },
+    { selector: "node.folded", style: { "background-color": "#dde3ea", "width": 96, "height": 30, "text-valign": "center", "font-size": FONTS.folded, "font-weight": "bold", "padding": 0 } },
     { selector: "edge", style: {
       "width": "data(width)",
       "line-color": "#8c959f",
       "curve-style": "bezier", "opacity": 0.75, "font-size": 7, "text-rotation": "autorotate" } },
     { selector: "edge.s-degraded", style: { "line-style": "dashed" } },
     { selector: "edge.s-down", style: { "line-style": "dotted", "line-color": "#cf222e" } },
+    { selector: "edge.ov", style: { "display": "none" } },
+    { selector: "edge.ov.shown", style: { "display": "element" } },
     { selector: "edge.bottleneck", style: { "underlay-color": "#ff8c00", "underlay-opacity": 0.35, "underlay-padding": 3, "label": "data(label)" } },
     { selector: ".sev-note", style: { "border-width": 3, "border-color": "#0969da", "line-color": "#0969da" } },
     { selector: ".sev-warning", style: { "border-width": 3, "border-color": "#bf8700", "line-color": "#bf8700" } },
@@ -95,8 +104,10 @@
       Object.keys(data.overview).forEach(function (id) {
         var n = cy.getElementById(id);
         var p = data.overview[id];
-        if (n.nonempty()) n.position({ x: p[0], y: p[1] });
+        // Where Graphviz put it in the fabric view, at the size Graphviz gave it there.
+        if (n.nonempty()) n.position({ x: p[0], y: p[1] }).style({ width: p[2], height: p[3] });
       });
+      cy.edges(".ov").addClass("shown");
     });
     document.body.dataset.mode = mode;
   }
@@ -104,13 +115,60 @@
     mode = "detail";
     cy.batch(function () {
       cy.nodes(".folded[kind = 'node']").forEach(function (n) { setFolded(n, false); });
+      Object.keys(data.overview || {}).forEach(function (id) { cy.getElementById(id).removeStyle("width height"); });
       cy.nodes().forEach(function (n) { var p = detailPos[n.id()]; if (p && !n.isParent()) n.position(p); });
+      cy.edges(".ov").removeClass("shown");
     });
     document.body.dataset.mode = mode;
   }
+  // ---- zoom that keeps labels readable ----
+  function labelled(coll) { return coll.nodes().filter(function (n) { return n.visible() && n.data("label"); }); }
+  // The zoom at which the smallest label of `coll` is READABLE px high.
+  function readableZoom(coll) {
+    var smallest = Infinity;
+    labelled(coll.union(coll.descendants())).forEach(function (n) { smallest = Math.min(smallest, parseFloat(n.style("font-size"))); });
+    return smallest === Infinity ? 1 : FONTS.readable_px / smallest;
+  }
+  // The zoom that fits `coll` with `pad` px around it.
+  function fitZoom(coll, pad) {
+    var bb = coll.boundingBox();
+    return Math.min((cy.width() - 2 * pad) / Math.max(bb.w, 1), (cy.height() - 2 * pad) / Math.max(bb.h, 1));
+  }
+  // Fit `coll` when it fits at a readable zoom (no closer than 2); otherwise the readable zoom,
+  // centred on `centre` (default: all of it). Returns whether all of `coll` is in view.
+  function frame(coll, pad, centre) {
+    var least = readableZoom(coll);
+    var z = Math.min(fitZoom(coll, pad), Math.max(2, least));
+    if (z >= least) {
+      cy.zoom(z);
+      cy.center(coll);
+      return true;
+    }
+    cy.zoom(least);
+    cy.center(centre || coll);
+    return false;
+  }
   function done() {
     if (hasOverview) toOverview(); else document.body.dataset.mode = mode;
-    cy.fit(undefined, 20);
+    var all = cy.elements(":visible");
+    if (!frame(all, 20, cy.collection())) {
+      // Too big to read whole: open at a readable zoom on the worst finding's mark, or at the top left.
+      var worst = cy.collection();
+      SEVERITIES.some(function (s) {
+        data.findings.forEach(function (f) {
+          if (f.severity !== s || f.waived) return;
+          (mode === "overview" ? f.overview_targets || [] : f.targets).forEach(function (t) { worst = worst.union(cy.getElementById(t)); });
+        });
+        worst = worst.filter(":visible");
+        return worst.nonempty();
+      });
+      if (worst.nonempty()) {
+        cy.center(worst.first());
+      } else {
+        var bb = all.boundingBox();
+        cy.pan({ x: 20 - bb.x1 * cy.zoom(), y: 20 - bb.y1 * cy.zoom() });
+      }
+    }
     document.body.dataset.ready = "1";
   }
   if (data.laid_out) {
@@ -138,17 +196,20 @@
   }
   document.getElementById("fold-nodes").addEventListener("click", function () { foldAll("node", true); });
   document.getElementById("fold-racks").addEventListener("click", function () { foldAll("rack", true); });
-  document.getElementById("open-all").addEventListener("click", function () { toDetail(); foldAll(null, false); cy.fit(undefined, 20); });
+  document.getElementById("open-all").addEventListener("click", function () { toDetail(); foldAll(null, false); frame(cy.elements(":visible"), 20); });
   var overviewButton = document.getElementById("overview");
   if (hasOverview) {
-    overviewButton.addEventListener("click", function () { highlight([]); toOverview(); cy.fit(undefined, 20); });
+    overviewButton.addEventListener("click", function () { highlight([]); toOverview(); frame(cy.elements(":visible"), 20); });
   } else {
     overviewButton.style.display = "none";
   }
 
   // ---- highlighting ----
-  function highlight(ids) {
-    if (ids.length && mode === "overview") toDetail();  // a finding's subjects are shown in the full drawing
+  // Highlights `ids` (shown in the full drawing unless `onOverview`) and frames them with the
+  // ends of any link among them; returns whether all of them are in view at a readable zoom.
+  function highlight(ids, onOverview) {
+    if (ids.length && mode === "overview" && !onOverview) toDetail();
+    if (ids.length && mode === "detail" && onOverview) toOverview();
     cy.elements().removeClass("hl faded");
     var sorted = ids.slice().sort();
     document.body.dataset.highlighted = JSON.stringify(sorted);
@@ -163,14 +224,18 @@
     });
     cy.elements().not(coll).not(coll.ancestors()).not(coll.connectedNodes()).addClass("faded");
     coll.addClass("hl");
-    if (coll.nonempty()) {
-      var around = coll.union(coll.connectedNodes());
-      cy.fit(around, 60);
-      // One link or device fills no screen: stay far enough out to see its neighbours.
-      if (cy.zoom() > 1.5) {
-        cy.zoom(1.5);
-        cy.center(around);
-      }
+    if (coll.empty()) return false;
+    // A cable is framed by its two ends; a device inside a node by itself (not the whole node).
+    var around = coll.union(coll.connectedNodes());
+    return frame(around, 40, around.first());
+  }
+  // A finding's subjects in the full drawing when they fit there at a readable zoom; else on the
+  // overview, where a node is one box beside its leaf switches, when they fit there.
+  function showFinding(f) {
+    var framed = highlight(f.targets, false);
+    var aerial = f.overview_targets || [];
+    if (!framed && hasOverview && aerial.length) {
+      if (!highlight(aerial, true)) highlight(f.targets, false);
     }
   }
 
@@ -296,7 +361,7 @@
     } else {
       details.appendChild(el("p", "no proof recorded (run verify with --proofs)", "hint"));
     }
-    highlight(f.targets);
+    showFinding(f);
   }
 
   function selectElement(id) {
@@ -343,7 +408,8 @@
       });
       details.appendChild(ul);
     }
-    highlight(e.nonempty() ? [id] : []);
+    // Seen on the overview (a folded node, a fabric edge): shown there; otherwise in the full drawing.
+    highlight(e.nonempty() ? [id] : [], mode === "overview" && e.nonempty() && e.visible());
   }
   cy.on("tap", "node, edge", function (evt) { selectElement(evt.target.id()); });
   cy.on("tap", function (evt) { if (evt.target === cy) { highlight([]); } });

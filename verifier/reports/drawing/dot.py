@@ -85,8 +85,20 @@ def label_of(box: Box) -> str:
     return short if box.count == 1 else f"{short} \u00d7{box.count}"
 
 
-def dot_text(drawing: Drawing, view: View | None = None, *, detailed: bool = True) -> str:
-    """DOT text of `drawing`; `detailed` adds colours, tooltips and bottleneck labels (for SVG)."""
+def dot_text(
+    drawing: Drawing,
+    view: View | None = None,
+    *,
+    detailed: bool = True,
+    font: float = 8.0,
+    folded_font: float | None = None,
+) -> str:
+    """DOT text of `drawing`; `detailed` adds colours, tooltips and bottleneck labels (for SVG).
+
+    `font` is the boxes' label size in points and `folded_font` that of a node folded into one
+    box (fabric view): Graphviz sizes each box to hold its label, so the html page, which draws
+    its labels at these sizes, passes them to get boxes that hold its text and never overlap.
+    """
     view = view or View()
     boxes = {b.id: b for b in drawing.boxes}
     domain_host = {d.id: d.host for d in drawing.domains if d.host is not None}
@@ -122,13 +134,15 @@ def dot_text(drawing: Drawing, view: View | None = None, *, detailed: bool = Tru
         "graph topology {",
         '  graph [rankdir=TB, newrank=true, fontname="Helvetica", fontsize=10, nodesep=0.12, ranksep=0.35,'
         " pad=0.1, outputorder=edgesfirst];",
-        '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=8, height=0.24, width=0.62,'
-        ' margin="0.04,0.02", fillcolor="#eef0f2", color="#8c959f"];',
+        f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize={font:g}, height=0.24,'
+        ' width=0.62, margin="0.04,0.02", fillcolor="#eef0f2", color="#8c959f"];',
         '  edge [color="#8c959f"];',
     ]
 
     def node_line(b: Box, indent: str) -> str:
         attrs = [f"label={_q(label_of(b))}", f"id={_q(b.id)}"]
+        if folded_font is not None and b.id in folded:
+            attrs.append(f'fontsize={folded_font:g}, margin="0.12,0.06"')
         if detailed:
             attrs.append(f"fillcolor={_q(NODE_COLOURS.get(b.obj.kind, '#eef0f2'))}")
             tip = f"{b.obj.kind} {b.id}" + (f" ({b.obj.model})" if b.obj.model else "")
@@ -222,19 +236,35 @@ def svg(drawing: Drawing, view: View | None = None) -> str:
     return _GENERATOR.sub("", run_dot(dot_text(drawing, view), "svg"))
 
 
-def positions(drawing: Drawing, view: View | None = None) -> dict[str, tuple[float, float]] | None:
-    """Graphviz's position (points, y downwards) of every box drawn as a box in `view`; None without Graphviz."""
+Placed = tuple[float, float, float, float]
+"""A box as Graphviz placed it: centre x, centre y (points, y downwards), width, height (points)."""
+
+
+def layout(
+    drawing: Drawing, view: View | None = None, *, font: float = 8.0, folded_font: float | None = None
+) -> dict[str, Placed] | None:
+    """Graphviz's place and size of every box drawn as a box in `view`; None without Graphviz."""
     if dot_path() is None:
         return None
-    layout = json.loads(run_dot(dot_text(drawing, view, detailed=False), "json0"))
-    height = float(str(layout.get("bb", "0,0,0,0")).split(",")[3])
-    out: dict[str, tuple[float, float]] = {}
+    text = dot_text(drawing, view, detailed=False, font=font, folded_font=folded_font)
+    placed = json.loads(run_dot(text, "json0"))
+    height = float(str(placed.get("bb", "0,0,0,0")).split(",")[3])
+    out: dict[str, Placed] = {}
     boxes = {b.id for b in drawing.boxes}
-    objects: Iterable[dict[str, object]] = layout.get("objects", [])
+    objects: Iterable[dict[str, object]] = placed.get("objects", [])
     for obj in objects:
         name = str(obj.get("name", ""))
         pos = obj.get("pos")
         if name in boxes and isinstance(pos, str):
             x, y = (float(v) for v in pos.split(","))
-            out[name] = (round(x, 1), round(height - y, 1))
+            # json0 gives sizes in inches; 72 points to the inch, the unit of `pos`.
+            w = float(str(obj.get("width", "0"))) * 72
+            h = float(str(obj.get("height", "0"))) * 72
+            out[name] = (round(x, 1), round(height - y, 1), round(w, 1), round(h, 1))
     return out
+
+
+def positions(drawing: Drawing, view: View | None = None) -> dict[str, tuple[float, float]] | None:
+    """Graphviz's position (points, y downwards) of every box drawn as a box in `view`; None without Graphviz."""
+    placed = layout(drawing, view)
+    return None if placed is None else {k: (x, y) for k, (x, y, _w, _h) in placed.items()}
