@@ -99,6 +99,19 @@ def test_a_changed_or_different_file_list_is_parsed_instead() -> None:
     assert compiled_shipped(moved) is None
 
 
+def test_damaged_data_is_parsed_instead(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = _shipped()
+    good = _fresh_text().encode()
+    for damaged in (good[: len(good) // 2], b"[]", good.replace(b'"format":1', b'"format":0'), b""):
+        monkeypatch.setattr(shipped_program, "_data_bytes", lambda damaged=damaged: damaged)
+        assert compiled_shipped(files) is None
+    rule_pack._last.clear()
+    monkeypatch.setattr(shipped_program, "_data_bytes", lambda: good[: len(good) // 2])
+    # The pack is parsed: the same rules as compiled.
+    assert len(rule_pack.load_rule_pack(rule_pack.shipped_first([])).rules) == len(json.loads(good)["program"]["rules"])
+    rule_pack._last.clear()
+
+
 def test_a_run_on_the_shipped_pack_does_not_parse(monkeypatch: pytest.MonkeyPatch) -> None:
     rule_pack._last.clear()
 

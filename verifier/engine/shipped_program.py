@@ -63,16 +63,21 @@ def compiled_shipped(files: Sequence[tuple[str, bytes]]) -> Program | None:
     text = _data_bytes()
     if text is None:
         return None
-    data = json.loads(text)
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            return None
+        root = display_path(shipped_rules_dir())
+        names: list[str] = data["files"]
+        if len(names) != len(files):
+            return None
+        if any(str(root / rel) != name for rel, (name, _) in zip(names, files, strict=True)):
+            return None
+        if pack_digest([(rel, body) for rel, (_, body) in zip(names, files, strict=True)]) != data["digest"]:
+            return None
+        return decode_program(data["program"], [name for name, _ in files])
+    except (ValueError, KeyError, IndexError, TypeError):  # a damaged install's file: parse the pack instead
         return None
-    root = display_path(shipped_rules_dir())
-    names: list[str] = data["files"]
-    if len(names) != len(files) or any(str(root / rel) != name for rel, (name, _) in zip(names, files, strict=True)):
-        return None
-    if pack_digest([(rel, body) for rel, (_, body) in zip(names, files, strict=True)]) != data["digest"]:
-        return None
-    return decode_program(data["program"], [name for name, _ in files])
 
 
 def _data_bytes() -> bytes | None:
