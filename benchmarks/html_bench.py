@@ -6,7 +6,8 @@
 fleets of benchmarks/verify_bench.py (one node template, scalable units of 32 nodes with
 a rail-optimised leaf/spine fabric, and the same deliberate outliers, so every size has
 findings to draw). For each size `topolog verify FILE --output html=REPORT` runs in a child
-process (its wall time is `write s`), then headless Chromium (/usr/bin/chromium, driven
+process (its wall time is `write s`; `html s` is the page alone, `render(report, "html")` timed
+in another child after the same verification with proofs), then headless Chromium (/usr/bin/chromium, driven
 by Playwright) opens the file from disk, --runs times in fresh pages:
 
     first paint ms   the browser's first-contentful-paint entry (header and lists shown)
@@ -56,6 +57,7 @@ class Row:
     gpus: int
     bytes: int
     write_s: float
+    html_s: float
     paint_ms: float
     drawn_ms: float
     boxes: int
@@ -86,6 +88,32 @@ def write_report(inventory: Path, out: Path, timeout: float) -> float:
     if done.returncode not in (0, 1):
         raise SystemExit(f"topolog verify failed on {inventory}:\n{done.stderr}")
     return elapsed
+
+
+# The page alone: verify as `--output html` does (proofs on), then time only the html rendering.
+RENDER_ONLY = """
+import sys, time
+from verifier import verify
+from verifier.reports import render
+report = verify([sys.argv[1]], proofs=True)
+start = time.perf_counter()
+render(report, "html")
+print(time.perf_counter() - start)
+"""
+
+
+def render_time(inventory: Path, timeout: float) -> float:
+    done = subprocess.run(
+        [sys.executable, "-c", RENDER_ONLY, str(inventory)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=REPO,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"rendering the html of {inventory} failed:\n{done.stderr}")
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 def counts(report: Path) -> tuple[int, int, int]:
@@ -131,22 +159,25 @@ def run(sizes: Iterable[int], runs: int, keep: Path | None, timeout: float) -> l
             inventory = inventory_for(gpus, workdir)
             report = workdir / f"report-{gpus}.html"
             write_s = write_report(inventory, report, timeout)
+            print(f"{gpus:,} GPUs: timing the html page alone", file=sys.stderr)
+            html_s = render_time(inventory, timeout)
             print(f"{gpus:,} GPUs: opening it in Chromium", file=sys.stderr)
             paint, drawn, errors = measure(report, runs)
             boxes, wires, findings = counts(report)
-            rows.append(Row(gpus, report.stat().st_size, write_s, paint, drawn, boxes, wires, findings, errors))
+            rows.append(Row(gpus, report.stat().st_size, write_s, html_s, paint, drawn, boxes, wires, findings, errors))
     return rows
 
 
 def render(rows: list[Row], load: tuple[float, float]) -> str:
     lines = [
-        "| GPUs | file bytes | write s | first paint ms | drawn ms | boxes | wires | findings | console errors |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| GPUs | file bytes | write s | html s | first paint ms | drawn ms | boxes | wires | findings"
+        " | console errors |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r.gpus:,} | {r.bytes:,} | {r.write_s:.1f} | {r.paint_ms:.0f} | {r.drawn_ms:.0f} | {r.boxes} "
-            f"| {r.wires} | {r.findings} | {'; '.join(r.errors) or 'none'} |"
+            f"| {r.gpus:,} | {r.bytes:,} | {r.write_s:.1f} | {r.html_s:.1f} | {r.paint_ms:.0f} | {r.drawn_ms:.0f} "
+            f"| {r.boxes} | {r.wires} | {r.findings} | {'; '.join(r.errors) or 'none'} |"
         )
     lines.append("")
     lines.append(f"load average before/after: {load[0]:.2f} / {load[1]:.2f} (2 shared cores)")

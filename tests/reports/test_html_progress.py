@@ -37,7 +37,7 @@ def test_progress_runs_until_the_html_page_is_written(tmp_path: Path, monkeypatc
     writing = f"writing the html report to {out}"
     assert writing in phases and phases[-1].startswith("done in ")
     assert phases.index(writing) == len(phases) - 2
-    assert phases.index("evaluating rules") < phases.index(writing)
+    # (Which phases come before it depends on what this process evaluated already: a cache.)
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 

@@ -142,6 +142,8 @@ class _Builder:
             self.touching.setdefault(link.a, []).append(link)
             self.touching.setdefault(link.b, []).append(link)
         self.host: dict[str, str | None] = {}
+        self.rel: dict[str, str] = {}
+        """Object id -> its name inside its node (computed once: signatures ask for it per link end)."""
         self._hosts(None, None)
         self.pinned = self._pinned(focus)
         self.sig: dict[str, int] = {}
@@ -155,6 +157,7 @@ class _Builder:
             oid, above = stack.pop()
             here = above if above is not None else (oid if self.inv.objects[oid].kind == "node" else None)
             self.host[oid] = here
+            self.rel[oid] = self._rel(oid)
             stack.extend((c, here) for c in self.children.get(oid, []))
 
     def _pinned(self, focus: Iterable[str]) -> set[str]:
@@ -196,12 +199,12 @@ class _Builder:
             for link in self.touching.get(oid, []):
                 other = link.b if link.a == oid else link.a
                 if host is not None and self.host.get(other) == host:
-                    far: tuple[str, ...] = ("in", self._rel(other))
+                    far: tuple[str, ...] = ("in", self.rel[other])
                 else:
                     far = ("out", self.inv.objects[other].kind if other in self.inv.objects else "")
                 links.append((link.kind, link.mbps, link.state or "", far))
             # Inside a node a part's place matters (gpu3 is not gpu5); above nodes only its class.
-            kids = sorted((self._rel(c) if host is not None else "", self.sig[c]) for c in self.children.get(oid, []))
+            kids = sorted((self.rel[c] if host is not None else "", self.sig[c]) for c in self.children.get(oid, []))
             key = (
                 o.kind,
                 o.model or "",
@@ -209,7 +212,7 @@ class _Builder:
                 o.template or "",
                 tuple(sorted(o.labels.items())),
                 tuple(sorted(o.quantities.items())),
-                self._rel(oid) if inside_parent else "",
+                self.rel[oid] if inside_parent else "",
                 oid if oid in self.pinned else "",
                 tuple(sorted(links)),
                 tuple(kids),
