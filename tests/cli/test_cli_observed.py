@@ -13,17 +13,31 @@ each command must answer, derived by hand:
   is overridden to 3): no OBS002. GPU 5 has links 7 and 12 inactive: 16 < 18 on an NVSwitch board in the
   fabric manager's default mode -> OBS002 (error); its first inactive link is line 96 + 1 + 7 = 104
   (GPU 5's header is line 5 x 19 + 1).
-- dgx03/dcgm-exporter.prom: GPU 0's last XID is 95 (uncontained ECC: reset) -> OBS004 at line 3; GPU 3's
+- dgx03/dcgm-exporter.prom: GPU 0's last XID is 95 (uncontained memory error: RESET_GPU in NVIDIA's Xid
+  Catalog) -> OBS004 at line 3; GPU 3's
   is 13 (RESTART_APP): not a GPU fault.
 - dgx01/nvidia-smi.xml printed 2026-11-01 08:00: 35 days 1 hour = 3,027,600 s > 86,400 -> OBS007; its
   failed row remapping on GPU 0 and its one-GPU listing are not trusted: no OBS004, no OBS006 for dgx01.
 - dgx12.nvlink-s.txt speaks for a host the pod lacks -> OBS005. dgx00, 02 and 04-07 have no file: not
   observed, no finding.
+
+Placement consequences (hand-derived from the same files):
+
+- dgx03/gpu5 leaves its NVLink domain (OBS002): `place` counts it in no NVLink domain, as if its access
+  link were declared failed. dgx03's GPUs in service are gpu1-gpu5 (gpu0, gpu6, gpu7 out, above); in
+  its NVLink domain that leaves gpu1-gpu4: 4, short of a 5-GPU nvlink_domain job (5 without the OBS002
+  consequence). Every other node's domain has 8.
+- A NIC port observed down (OBS103, written by the test in the shape of the cited ibstat sample): dgx05's
+  mlx5_2 (nic2, by index) Down/Polling. nearest_nic ranks nic2 and nic3 PIX for dgx05's gpu2 and gpu3
+  (the PCIe switch pcie1 holds gpu2, gpu3, nic2, nic3), so both use nic2: their declared fabric share
+  (50,000 MB/s) is not trusted and counts 0, and dgx05 has 6 GPUs at 400 Gb/s = 50,000 MB/s, short of
+  an 8-GPU job that needs min_network_bandwidth 400 Gb/s.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from tests.cli_helpers import run_cli
@@ -56,7 +70,7 @@ def test_verify_observed_dgx03_findings() -> None:
     messages = {(rule, subjects[0]): message for rule, _, subjects, message in _observed_findings()}
     assert "16 active NVLinks of the 18" in messages["OBS002", "dgx03/gpu5"]
     assert f"{OBS}/dgx03/nvlink-s.txt:104" in messages["OBS002", "dgx03/gpu5"]
-    assert "uncontained ECC error" in messages["OBS004", "dgx03/gpu0"]
+    assert "XID 95, uncontained memory error (immediate action: reset the GPU)" in messages["OBS004", "dgx03/gpu0"]
     assert f"{OBS}/dgx03/dcgm-exporter.prom:3" in messages["OBS004", "dgx03/gpu0"]
     assert "width (lanes) is 8 where the link's own maximum gives 16" in messages["OBS001", "dgx03/gpu1"]
     assert "generation is 4 where the link's own maximum under load gives 5" in messages["OBS001", "dgx03/gpu4"]
@@ -170,3 +184,80 @@ def test_what_if_places_with_the_observations_too(tmp_path: Path) -> None:
     assert "WHATIF001" not in {f["rule"] for f in json.loads(out)["findings"]}
     _, out, _ = run_cli(*args, "--observed", OBS, *NOW)
     assert [f["subjects"] for f in json.loads(out)["findings"] if f["rule"] == "WHATIF001"] == [["node8"]]
+
+
+def _placed(job_text: str, tmp_path: Path, *extra: str) -> list[str]:
+    job = tmp_path / "job.yaml"
+    job.write_text(job_text)
+    code, out, err = run_cli("place", POD, str(job), "--no-authorization", "--format", "json", *extra)
+    assert code == 0, err
+    return sorted(p["domain"] for p in json.loads(out)["jobs"][0]["placements"])
+
+
+TP5 = """apiVersion: topolog.dev/v1
+kind: Jobs
+jobs:
+  - name: tp5
+    principal: Team::"research"
+    gpus: 5
+    topology: {scope: nvlink_domain}
+"""
+
+
+def test_place_leaves_a_gpu_that_left_its_nvlink_domain_out_of_it(tmp_path: Path) -> None:
+    # Each node is one NVLink domain, named by its first GPU. Without observations all 8 host 5 GPUs;
+    # with them dgx03's domain holds gpu1-gpu4 in service (gpu5 left it: OBS002): 4 < 5.
+    assert _placed(TP5, tmp_path) == [f"dgx0{i}/gpu0" for i in range(8)]
+    assert _placed(TP5, tmp_path, "--observed", OBS, *NOW) == [f"dgx0{i}/gpu0" for i in range(8) if i != 3]
+
+
+NET8 = """apiVersion: topolog.dev/v1
+kind: Jobs
+jobs:
+  - name: net8
+    principal: Team::"research"
+    gpus: 8
+    topology: {scope: node, min_network_bandwidth: 400 Gb/s}
+"""
+
+
+def _ibstat(down: int) -> str:
+    """ibstat for eight single-port ConnectX-7 (MT4129) NDR adapters, mlx5_{down} Down/Polling."""
+    lines: list[str] = []
+    for k in range(8):
+        up = k != down
+        lines += [
+            f"CA 'mlx5_{k}'",
+            "\tCA type: MT4129",
+            "\tNumber of ports: 1",
+            "\tFirmware version: 28.39.1002",
+            "\tHardware version: 0",
+            f"\tNode GUID: 0xa088c20300f2000{k}",
+            f"\tSystem image GUID: 0xa088c20300f2000{k}",
+            "\tPort 1:",
+            f"\t\tState: {'Active' if up else 'Down'}",
+            f"\t\tPhysical state: {'LinkUp' if up else 'Polling'}",
+            f"\t\tRate: {400 if up else 10}",
+            f"\t\tBase lid: {10 + k if up else 0}",
+            "\t\tLMC: 0",
+            f"\t\tSM lid: {1 if up else 0}",
+            "\t\tCapability mask: 0x2651e848",
+            f"\t\tPort GUID: 0xa088c20300f2000{k}",
+            "\t\tLink layer: InfiniBand",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def test_place_needs_the_fabric_not_where_a_nic_port_is_observed_down(tmp_path: Path) -> None:
+    observed = tmp_path / "observed"
+    shutil.copytree(ROOT / OBS, observed)
+    (observed / "dgx05").mkdir()
+    (observed / "dgx05" / "ibstat.txt").write_text(_ibstat(down=2))
+    # Without the ibstat file dgx03 alone is short (5 GPUs in service); with it dgx05 too (6 GPUs
+    # whose fabric share is trusted: gpu2 and gpu3 use the down nic2).
+    assert _placed(NET8, tmp_path, "--observed", OBS, *NOW) == [f"dgx0{i}" for i in range(8) if i != 3]
+    assert _placed(NET8, tmp_path, "--observed", str(observed), *NOW) == [
+        f"dgx0{i}" for i in range(8) if i not in (3, 5)
+    ]
+    # A job that does not need the fabric still places on dgx05: the GPUs stay in service.
+    assert "dgx05" in _placed(JOB, tmp_path, "--observed", str(observed), *NOW)

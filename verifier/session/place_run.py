@@ -146,11 +146,16 @@ def placements(
     authorization = authorization_for(inputs, required=" to place jobs" if how.authorize else None)
     if authorization is not None:
         require_job_principals(jobs, authorization.principals)
-    # Rail alignment reads NICs, leaves and cables; every other stage reads only GPUs and their ancestors.
+    observations = how.observed.read() if how.observed is not None else None
+    # Rail alignment reads NICs, leaves and cables; so do observed NIC ports (a GPU whose NIC is observed
+    # down has no fabric share); every other stage reads only GPUs and their ancestors.
     whole = how.whole_inventory or any(job.rail_aligned for job in classes)
+    whole = whole or (observations is not None and bool(observations.nic_ports))
     keep = None if whole else gpus_and_ancestors(inputs.inventory)
     allowed: dict[str, frozenset[str]] | None = None
-    observed = observed_rows(how.observed, how.observed.read(), inputs) if how.observed is not None else None
+    observed = None
+    if how.observed is not None and observations is not None:
+        observed = observed_rows(how.observed, observations, inputs)
     with evaluate(
         program,
         inputs,
