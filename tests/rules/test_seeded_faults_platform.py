@@ -68,9 +68,25 @@ FAULTS: dict[str, Fault] = {
         " overrides: {a100-n1: {links: [{a: gpu0, b: nvsw0, state: degraded}]}}}",
         frozenset({("SCALE001", ("a100-n1/gpu0<->a100-n1/nvsw0",))}),
     ),
+    # dgx05's gpu0 written with 800 GB of HBM, a zero too many: 800,000 MB x 1000 > 80,000 MB x 1500
+    # (catalog_figure_above_max_permille) of the H100-SXM5-80GB. One MEM001 error naming the GPU (not
+    # also NODE007 for the node differing from its type: the one figure is the one cause).
+    "pod: a GPU's HBM written ten times too large": pod_fault(
+        "devices: {gpu0: {memory: {size: 800 GB}}}",
+        frozenset({("MEM001", ("dgx05/gpu0",))}),
+    ),
+    # mi300x-n1's gpu3 with its HBM bandwidth written 53 TB/s for 5.3 TB/s (a decimal slip):
+    # 53,000,000 x 1000 > 5,300,000 x 1500. One MEM001 error.
+    "mixed: an MI300X's HBM bandwidth with a decimal slip": mi300x_fault(
+        "{devices: {gpu3: {memory: {bandwidth: 53 TB/s}}}}",
+        frozenset({("MEM001", ("mi300x-n1/gpu3",))}),
+    ),
 }
 
 NON_FAULTS: dict[str, Fault] = {
+    # dgx05's gpu0 written as 80 GiB (85,899 MB): the catalogue's 80 GB in binary units, 1.07 x, within
+    # catalog_figure_above_max_permille (1500): no MEM001, and the type declares no figure to differ from.
+    "pod: a GPU's HBM written in GiB": pod_fault("devices: {gpu0: {memory: {size: 80 GiB}}}", frozenset()),
     # The fabric manager's default written out (0) on the DGX node type: the same platform, nothing new.
     "pod: the fabric manager's default mode written out": Fault(
         POD,
