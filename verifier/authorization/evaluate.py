@@ -13,7 +13,9 @@ handle of a batch holds what its requests can reach: their principals and resour
 entities the policies name, entities named in a context, and the ancestors of all of these
 (verifier/authorization/entities.py, `EntityGraph.closure`). A Cedar policy reads attributes
 only of those and tests `in` only through their ancestors, so the decisions are those of the
-whole graph, which a 100k-GPU fleet would take seconds to hand to cedarpy.
+whole graph, which a 100k-GPU fleet would take seconds to hand to cedarpy. An entity that is
+only an ancestor is given the stand-ins' attributes below (once the schema accepted them): no
+policy can read them, and its own would count every GPU below it (a pod's, a fleet's).
 
 The whole graph is still validated against the schema, once, without building it: topolog
 builds every hardware entity with the same attribute names and value types (strings, booleans,
@@ -47,6 +49,7 @@ from verifier.authorization.entities import (
     HARDWARE_TYPES,
     PARENT_KINDS,
     PRINCIPAL_TYPES,
+    AttrValue,
     EntityGraph,
     uid,
 )
@@ -117,6 +120,9 @@ class Authorizer:
         self.bundle = bundle
         self.graph = graph
         self.named = bundle.observed.named
+        self._ancestor_attrs: Mapping[str, AttrValue] | None = None
+        """Attributes that stand in for an ancestor's own in a batch's entities (EntityGraph.closure):
+        the stand-ins' values, once the schema accepted them; None: every entity's own."""
         self._validate()
         self.requests = 0
         self.calls = 0
@@ -132,6 +138,7 @@ class Authorizer:
         document = json.dumps(self._stand_ins(), separators=(",", ":"))
         key = self._key(document)
         if key is not None and read_pickled(VALID, key) is True:
+            self._ancestor_attrs = self.graph.probe_attrs()
             return  # the schema accepted these very shapes before
         try:
             cedarpy.Entities.from_json_str(document, self.bundle.schema)
@@ -140,6 +147,7 @@ class Authorizer:
             # cedarpy's own message.
             self._load(self.graph.to_json())
             return
+        self._ancestor_attrs = self.graph.probe_attrs()
         if key is not None:
             write_pickled(VALID, key, True)
 
@@ -199,7 +207,7 @@ class Authorizer:
             roots.add(r.principal)
             roots.add(r.resource)
             roots.update(_context_uids(r.context))
-        return json.dumps(self.graph.closure(roots), separators=(",", ":"))
+        return json.dumps(self.graph.closure(roots, self._ancestor_attrs), separators=(",", ":"))
 
     def _key(self, *parts: str) -> str | None:
         """A cache key for an answer that depends on this bundle and on `parts` alone (None: no cache)."""
