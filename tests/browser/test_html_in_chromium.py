@@ -44,6 +44,8 @@ EXAMPLES = sorted(p.name for p in (ROOT / "inventories").glob("*.yaml"))
 FLEET = "fleet-1024"
 """A generated 1,024-GPU DGX H100 fleet (benchmarks/verify_bench.py: 4 scalable units, with its
 outliers: a down cable, a degraded NVLink, a GPU cut out of its NVLink domain, a quarantined node)."""
+TWO = "two-clusters"
+"""The pod and the mixed fleet in one page: each cluster's ids prefixed (c0:, c1:), side by side."""
 READABLE_PX = 9.0
 """The smallest label we call legible on screen: 9 CSS px of font size (the page's box labels
 are 10 px at zoom 1, folded nodes 14 px, so 9 px is zoom 0.9 for a device's label)."""
@@ -89,6 +91,10 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         code, _, err = run_cli("verify", str(fleet), "--output", f"html={folder / FLEET}.html")
         assert code in (0, 1), err
         out[FLEET] = folder / f"{FLEET}.html"
+        two = ("inventories/dgx-h100-pod.yaml", "inventories/mixed-fleet.yaml")
+        code, _, err = run_cli("verify", *two, "--output", f"html={folder / TWO}.html")
+        assert code in (0, 1), err
+        out[TWO] = folder / f"{TWO}.html"
     finally:
         os.chdir(here)
     return out
@@ -200,7 +206,7 @@ def overlaps(boxes: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return found
 
 
-@pytest.mark.parametrize("name", [*EXAMPLES, FLEET])
+@pytest.mark.parametrize("name", [*EXAMPLES, FLEET, TWO])
 def test_no_two_boxes_overlap_on_the_overview_or_the_full_drawing(
     browser: Browser, reports: dict[str, Path], name: str
 ) -> None:
@@ -228,7 +234,7 @@ MARK = """(id) => {
 }"""
 
 
-@pytest.mark.parametrize("name", [*EXAMPLES, FLEET])
+@pytest.mark.parametrize("name", [*EXAMPLES, FLEET, TWO])
 def test_every_finding_has_a_visible_mark_where_the_page_opens(
     browser: Browser, reports: dict[str, Path], name: str
 ) -> None:
@@ -282,7 +288,7 @@ FRAMED = """() => {
 }"""
 
 
-@pytest.mark.parametrize("name", [*EXAMPLES, FLEET])
+@pytest.mark.parametrize("name", [*EXAMPLES, FLEET, TWO])
 def test_clicking_any_finding_frames_its_subjects_readably(
     browser: Browser, reports: dict[str, Path], name: str
 ) -> None:
