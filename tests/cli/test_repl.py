@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import re
@@ -13,14 +14,19 @@ import sys
 import termios
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from verifier.cli.main import main
-from verifier.cli.repl import Quit, Session
+from verifier.cli.repl import LoadFailed, Quit, Session, answer_line
 from verifier.core.errors import TopologError
+from verifier.core.limits import current_limits, use_limits
+from verifier.engine.answers import QueryResult
+from verifier.reports.query_report import render_table, table_chunks
+from verifier.session.background import start_evaluation
 from verifier.session.session import load_rules, open_evaluation
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -256,3 +262,54 @@ def test_the_repl_collects_what_queries_leave_but_never_walks_the_loaded_model()
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["True", "True"]
+
+
+def test_a_session_still_evaluating_answers_as_a_loaded_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `topolog repl` at a terminal: the prompt once the inventory is read, the rules evaluated on a thread.
+    monkeypatch.chdir(ROOT)
+    program = load_rules()
+    inputs = {d.name for d in program.declarations if d.is_input}
+    session = Session(start_evaluation([Path(POD)], program, also_read=inputs))
+    try:
+        # What needs no evaluation comes from the program and the inventory: the pod's 2 racks of 4
+        # DGX H100 (8 nodes) are objects whatever the rules are doing.
+        assert "within/2" in session.execute(".relations")
+        assert ".decl within(" in session.execute(".schema within")
+        assert {"dgx00", "dgx07"} <= set(session.inventory.objects)
+        # A query waits for the evaluation. rack0 holds dgx00..dgx03 (`name: dgx{seq:02d}`, count 4,
+        # the first of the 2 racks); within/2 is derived, parent/2 is input: a derived relation needs
+        # the rules evaluated, and dgx00/gpu0 is within its node, its rack and the pod (3 rows).
+        out, err = io.StringIO(), io.StringIO()
+        assert answer_line(session, 'within("dgx00/gpu0", R)', out, err)
+        assert err.getvalue() == ""
+        # The column is as wide as its widest value (5 characters: dgx00, rack0).
+        assert out.getvalue().splitlines() == ["R", "-----", "dgx00", "pod0", "rack0", "(3 rows)"]
+        assert session.loaded
+        assert session.execute('parent(X, "rack0")').splitlines()[2:6] == ["dgx00", "dgx01", "dgx02", "dgx03"]
+    finally:
+        session.close()
+
+
+def test_an_evaluation_that_fails_on_its_thread_ends_the_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The limits in force are a context variable: the thread must see these (10 derived tuples, when
+    # within/2 alone derives 3 per GPU of the pod's 64), not the defaults, and fail closed.
+    monkeypatch.chdir(ROOT)
+    program = load_rules()
+    with use_limits(replace(current_limits(), derived_tuples=10)):
+        session = Session(start_evaluation([Path(POD)], program))
+    assert session.execute(".help").startswith("Type a query body")  # no answer waits for the model
+    with pytest.raises(LoadFailed) as failed:
+        answer_line(session, 'object("dgx00", K)', io.StringIO(), io.StringIO())
+    assert isinstance(failed.value.error, TopologError)
+    assert "derived_tuples" in str(failed.value.error)
+    session.close()  # nothing to close: no engine outlives a failed evaluation
+
+
+def test_a_table_is_written_in_pieces_that_join_to_the_whole() -> None:
+    # 5 rows, 2 per piece: the header and its rule, then rows 1-2, 3-4 and 5, then the count.
+    result = QueryResult(("G", "N"), [("a", 1), ("bb", 22), ("c", 3), ("d", 4), ("e", 5)])
+    pieces = list(table_chunks(result, rows_per_chunk=2))
+    assert pieces == ["G   N\n--  --\n", "a   1\nbb  22\n", "c   3\nd   4\n", "e   5\n", "(5 rows)\n"]
+    assert "".join(pieces) == render_table(result)
+    assert list(table_chunks(QueryResult(("G",), []))) == ["G\n-\n", "(0 rows)\n"]
+    assert list(table_chunks(QueryResult((), [()]))) == ["true\n"]

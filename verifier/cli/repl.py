@@ -20,7 +20,7 @@ import gc
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -32,6 +32,7 @@ from verifier.engine.queries import ready_for_queries
 from verifier.reports import render, renderers
 from verifier.reports.safe_text import one_line
 from verifier.session.api import explain, query
+from verifier.session.background import Loading
 from verifier.session.session import Evaluation
 
 PROMPT = "topolog> "
@@ -62,26 +63,76 @@ class Quit(Exception):
     """The user asked to leave."""
 
 
-class Session:
-    """One loaded model and the REPL's settings; `execute` answers one line of input."""
+class LoadFailed(Exception):
+    """The model's evaluation (on its thread) failed: nothing can be answered, the session ends with `error`."""
 
-    def __init__(self, model: Evaluation) -> None:
-        self.model = model
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class Session:
+    """One loaded model (or one still evaluating) and the REPL's settings; `execute` answers one line."""
+
+    def __init__(self, model: Evaluation | Loading) -> None:
+        self._model = model if isinstance(model, Evaluation) else None
+        self._loading = model if isinstance(model, Loading) else None
+        self.program = model.program
+        self.inventory = model.inventory
         self.fmt = "table"
         self.timer = False
-        self.relation_names = sorted(model.program.relations)
+        self.relation_names = sorted(self.program.relations)
         # While the model loads, so that the first answer is as quick as the next: the parser,
         # and the module of the answers' formats.
         ready_for_queries()
         renderers(QueryResult)
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is evaluated (or failed): an answer would not wait for it."""
+        return self._loading is None or self._loading.done()
+
+    @property
+    def model(self) -> Evaluation:
+        """The evaluated model, waiting for its evaluation the first time; LoadFailed if that failed."""
+        if self._model is None:
+            assert self._loading is not None
+            try:
+                self._model = self._loading.result()
+            except Exception as error:
+                raise LoadFailed(error) from None
+            # Frozen now that it is all there, not at the prompt while it was still being built.
+            collect_what_queries_leave()
+        return self._model
+
+    def close(self) -> None:
+        """Close the model's engine, once its evaluation has ended (a failed one has nothing to close)."""
+        try:
+            model = self.model
+        except LoadFailed:
+            return
+        model.close()
+
     def execute(self, line: str) -> str:
         """The answer to one line; raises TopologError / EngineError on bad input, Quit to leave."""
+        return "".join(self.answer(line))
+
+    def answer(self, line: str) -> Iterator[str]:
+        """`execute`'s text in pieces to write as they come (a table's rows a few hundred at a time).
+
+        Errors are raised before the first piece: a query is answered whole, then formatted.
+        """
         text = line.strip()
+        if text and not text.startswith((".", "#")):
+            from verifier.reports.query_report import table_chunks  # imported by __init__ (renderers)
+
+            result = query(self.model, text)
+            return table_chunks(result) if self.fmt == "table" else iter([render(result, self.fmt)])
+        return iter([self._command(text)])
+
+    def _command(self, text: str) -> str:
         if not text or text.startswith("#"):
             return ""
-        if not text.startswith("."):
-            return self.query(text)
         name, _, arg = text.partition(" ")
         arg = arg.strip()
         if name in (".quit", ".exit", ".q"):
@@ -100,11 +151,8 @@ class Session:
             return self._set_timer(arg)
         raise TopologError.at(COMMAND_WHERE, f"unknown command {name}{_did_you_mean(name, COMMANDS)}; .help lists them")
 
-    def query(self, text: str) -> str:
-        return render(query(self.model, text), self.fmt)
-
     def relations(self) -> str:
-        decls = sorted(self.model.program.relations.values(), key=lambda d: d.name)
+        decls = sorted(self.program.relations.values(), key=lambda d: d.name)
         cells = [("RELATION", "KIND", "DOC")] + [
             (f"{d.name}/{d.arity}", "input" if d.is_input else "derived", _first_line(d.doc)) for d in decls
         ]
@@ -118,11 +166,11 @@ class Session:
     def schema(self, name: str) -> str:
         if not name:
             raise TopologError.at(COMMAND_WHERE, "usage: .schema NAME (.relations lists the names)")
-        decl = self.model.program.relations.get(name)
+        decl = self.program.relations.get(name)
         if decl is None:
             hint = _did_you_mean(name, self.relation_names)
             raise TopologError.at(COMMAND_WHERE, f"no relation '{name}'{hint}; .relations lists them")
-        return render_declaration(decl, [str(r.loc) for r in self.model.program.rules if r.head.relation == name])
+        return render_declaration(decl, [str(r.loc) for r in self.program.rules if r.head.relation == name])
 
     def explain(self, what: str) -> str:
         if not what:
@@ -183,11 +231,17 @@ def _did_you_mean(name: str, choices: tuple[str, ...] | list[str]) -> str:
 
 
 def answer_line(session: Session, line: str, out: TextIO, err: TextIO) -> bool:
-    """Answer one line on `out`; errors go to `err` and give False. Quit is passed on."""
+    """Answer one line on `out`, written piece by piece as it is formatted; errors go to `err` and
+    give False. Quit and LoadFailed are passed on.
+    """
     start = time.perf_counter()
+    answered = False
     try:
-        answer = session.execute(line)
-    except Quit:
+        for piece in session.answer(line):
+            out.write(piece)
+            out.flush()
+            answered = answered or bool(piece)
+    except (Quit, LoadFailed):
         raise
     except TopologError as error:
         for diag in error.diagnostics:
@@ -206,8 +260,7 @@ def answer_line(session: Session, line: str, out: TextIO, err: TextIO) -> bool:
         err.write(f"internal error (please report it): {type(error).__name__}: {error}\n")
         err.flush()
         return False
-    out.write(answer)
-    if session.timer and answer:
+    if session.timer and answered:
         out.write(f"({(time.perf_counter() - start) * 1000:.1f} ms)\n")
     out.flush()
     return True
@@ -234,8 +287,12 @@ def collect_what_queries_leave() -> None:
 def run_repl(
     session: Session, stdin: TextIO | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    """Interactive on a terminal, else one answer per input line. Returns the exit status."""
-    collect_what_queries_leave()
+    """Interactive on a terminal, else one answer per input line. Returns the exit status.
+
+    LoadFailed (a model evaluated on a thread that failed) ends the session: nothing can be answered.
+    """
+    if session.loaded:  # else when the model arrives (Session.model)
+        collect_what_queries_leave()
     stdin = stdin if stdin is not None else sys.stdin
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
@@ -252,11 +309,13 @@ def run_repl(
 
 def _interactive(session: Session, out: TextIO, err: TextIO) -> int:
     restore = _setup_readline(session)
-    model = session.model
+    inventory = session.inventory
     err.write(
-        f"topolog: {len(model.inventory.objects)} objects, {len(model.inventory.links)} links, "
+        f"topolog: {len(inventory.objects)} objects, {len(inventory.links)} links, "
         f"{len(session.relation_names)} relations loaded. .help for help, TAB completes, .quit to leave.\n"
     )
+    if not session.loaded:
+        err.write("topolog: the rules are still being evaluated; the first answer waits for them.\n")
     try:
         while True:
             try:

@@ -9,8 +9,9 @@ import click
 
 from verifier.cli.errors import guard
 from verifier.cli.options import ENGINE_OPTION, RULES_OPTION, _missing_files
-from verifier.cli.repl import Session, run_repl
+from verifier.cli.repl import LoadFailed, Session, run_repl
 from verifier.core.progress import Progress
+from verifier.session.background import start_evaluation
 from verifier.session.session import load_rules, open_evaluation
 
 
@@ -36,9 +37,29 @@ def repl_cmd(inventory: tuple[Path, ...], rules: tuple[Path, ...], engine: str) 
         _missing_files([*inventory, *rules])
         program = load_rules(list(rules) or None)
         inputs_read = {d.name for d in program.declarations if d.is_input}  # any query may read any of them
-        with Progress() as progress:
-            ev = open_evaluation(list(inventory), program, engine=engine, also_read=inputs_read, progress=progress)
-        with ev:
-            return run_repl(Session(ev))
+        if not sys.stdin.isatty():  # no prompt to show early: every answer waits for the evaluation anyway
+            with Progress() as progress:
+                # No check is judged: the REPL reports none (`.explain` of a finding derives the finding).
+                ev = open_evaluation(
+                    list(inventory),
+                    program,
+                    engine=engine,
+                    also_read=inputs_read,
+                    progress=progress,
+                    judge_checks=False,
+                )
+            with ev:
+                return run_repl(Session(ev))
+        # At a terminal the prompt comes once the inventory is read; the rules are evaluated on a
+        # thread while the user types (at 4,096 GPUs most of the load).
+        session = Session(start_evaluation(list(inventory), program, engine=engine, also_read=inputs_read))
+        try:
+            code = run_repl(session)
+            session.model  # noqa: B018  (an evaluation that failed after the user left still fails the run)
+            return code
+        except LoadFailed as failed:
+            raise failed.error from None
+        finally:
+            session.close()
 
     sys.exit(guard(body))

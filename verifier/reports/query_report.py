@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from itertools import islice
 
 from verifier.engine.answers import QueryResult
 
@@ -13,19 +15,32 @@ def render_json(result: QueryResult) -> str:
 
 
 def render_table(result: QueryResult) -> str:
+    return "".join(table_chunks(result))
+
+
+CHUNK_ROWS = 512
+"""Rows per piece of a table written at a time (`table_chunks`)."""
+
+
+def table_chunks(result: QueryResult, rows_per_chunk: int = CHUNK_ROWS) -> Iterator[str]:
+    """`render_table`'s text in pieces, header first: a REPL writes each as it comes, so that the first
+    rows of a 4,000-row answer are on the screen before the last ones are formatted.
+    """
     variables, rows = result.variables, result.rows
     if not variables:
-        return ("true" if rows else "false") + "\n"
+        yield ("true" if rows else "false") + "\n"
+        return
     # Column by column, then one format per line: a REPL answer of thousands of rows is printed
-    # at the prompt, and per-cell calls were most of its time.
+    # at the prompt, and per-cell calls were most of its time. The widths need every cell.
     columns = [[str(v) for v in col] for col in zip(*rows, strict=True)] if rows else [[] for _ in variables]
     widths = [max([len(name), *map(len, col)]) for name, col in zip(variables, columns, strict=True)]
     line = "  ".join(f"{{:<{w}}}" for w in widths).format
-    lines = [line(*variables).rstrip(), "  ".join("-" * w for w in widths)]
-    lines.extend(line(*cells).rstrip() for cells in zip(*columns, strict=True))
+    yield line(*variables).rstrip() + "\n" + "  ".join("-" * w for w in widths) + "\n"
+    cells = zip(*columns, strict=True)
+    for _ in range(0, len(rows), rows_per_chunk):
+        yield "\n".join(line(*row).rstrip() for row in islice(cells, rows_per_chunk)) + "\n"
     noun = "row" if len(rows) == 1 else "rows"
-    lines.append(f"({len(rows)} {noun})")
-    return "\n".join(lines) + "\n"
+    yield f"({len(rows)} {noun})\n"
 
 
 FORMATS = {"table": render_table, "json": render_json}
