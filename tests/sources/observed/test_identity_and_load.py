@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,43 @@ def test_every_bad_file_reported(tmp_path: Path) -> None:
         ("a.txt", 1, "not a format topolog reads observations "),
         ("b.xml", 1, "not well-formed XML: no element found"),
     ]
+
+
+def _fleet_folder(root: Path) -> Path:
+    """Five hosts: four with an nvlink -s file (one of them with a nested folder too), one with a bad file."""
+    text = "GPU 0: NVIDIA H100 (UUID: GPU-{k})\n  Link 0: 26.562 GB/s\n  Link 1: <inactive>\n"
+    for k in range(4):
+        (root / f"n{k}" / "deep").mkdir(parents=True)
+        (root / f"n{k}" / "nvlink.txt").write_text(text.format(k=k))
+        (root / f"n{k}" / "deep" / "nvlink.txt").write_text(text.format(k=k + 10))
+    (root / "n4").mkdir()
+    (root / "n4" / "bad.txt").write_text(
+        "GPU 0: NVIDIA H100 (UUID: GPU-9)\n  Link 0: 26.562 GB/s\n  Link 1: 26,5 GB/s\n"
+    )
+    return root
+
+
+def test_worker_processes_read_what_the_process_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Above PARALLEL_FILES files are read by forked workers, CHUNK_FILES at a time: lowered here so that
+    # 9 files go to 9 tasks. The observations (every field, in order) and the errors must be the same
+    # as when this process reads them one by one.
+    import verifier.sources.observed.load as load
+
+    folder = _fleet_folder(tmp_path / "obs")
+    good = tmp_path / "good"
+    good.mkdir()
+    for k in range(4):
+        (folder / f"n{k}").rename(good / f"n{k}")
+    monkeypatch.setattr(load, "PARALLEL_FILES", 10**9)
+    alone = read_observations([good])
+    with pytest.raises(TopologError) as alone_err:
+        read_observations([folder, good])
+    monkeypatch.setattr(load, "PARALLEL_FILES", 2)
+    monkeypatch.setattr(load, "CHUNK_FILES", 1)
+    assert load._workers(9) > 0 or len(os.sched_getaffinity(0)) == 1
+    assert read_observations([good]) == alone
+    assert len(alone.files) == 8 and [g.host for g in alone.links[:2]] == ["n0", "n0"]
+    with pytest.raises(TopologError) as err:
+        read_observations([folder, good])
+    assert err.value.diagnostics == alone_err.value.diagnostics
+    assert [(Path(d.location.file).name, d.location.line) for d in err.value.diagnostics] == [("bad.txt", 3)]
