@@ -114,12 +114,15 @@ def _audit(
     rcs = partition(resources, graph, reads)
     per_class: dict[str, dict[str, int]] = {}
     groups: dict[str, int] = {}
+    counted: dict[int, int] = {}  # GPUs that look alike share one attribute mapping: counted once
     for rc in rcs:
         counts: dict[str, int] = {}
         members = list(rc.members)
         in_group = graph.groups_many(members) if resource_type == "Gpu" else [group_of(m, graph) for m in members]
         for g, attrs in zip(in_group, graph.attrs_many(members), strict=True):
-            n = _count(attrs)
+            n = counted.get(id(attrs))
+            if n is None:
+                n = counted[id(attrs)] = _count(attrs)
             counts[g] = counts.get(g, 0) + n
             groups[g] = groups.get(g, 0) + n
         per_class[rc.id] = counts

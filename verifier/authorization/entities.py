@@ -261,7 +261,7 @@ class EntityGraph:
             kind = _KIND_OF_TYPE.get(etype)
             if kind is not None:
                 ids = sorted(o.id for o in self._objects_of(kind))
-                made = [uid(etype, i) for i in ids]
+                made = [f"{etype}::{encode_basestring(i)}" for i in ids]  # uid(), without a call per id
                 # Remembered as they are written: reading a fleet's uids back (ident) would parse each.
                 self._idents.update(zip(made, [(etype, i) for i in ids], strict=True))
                 out.extend(made)
@@ -375,10 +375,11 @@ class EntityGraph:
 
     def groups_many(self, gpu_uids: Iterable[str]) -> list[str]:
         """`group` of each GPU uid, in one loop."""
-        objects, ups = self.inv.objects, self._up
+        objects, ups, idents = self.inv.objects, self._up, self._idents
         out: list[str] = []
         for u in gpu_uids:
-            o = self._gpu_at(u, objects)
+            known = idents.get(u)  # an audit's GPUs, listed by uids_of_type: not read off the uid again
+            o = objects[known[1]] if known is not None and known[0] == "Gpu" else self._gpu_at(u, objects)
             if o is None:
                 ident = self.ident(u)
                 if ident is None or ident[0] != "Gpu":
@@ -529,7 +530,9 @@ class EntityGraph:
             holding: set[str] = set()
             parents: set[str] = set()
             objects = self.inv.objects
-            if not self._gpu_is_a_parent():
+            # One request: no GPU has anything below it, found in one pass. An audit (the GPUs
+            # listed already) walks up from every GPU's parent, which its attributes need anyway.
+            if self._by_kind is None and not self._gpu_is_a_parent():
                 self._holding_gpus = frozenset()  # a GPU with nothing below it holds no GPU
                 return self._holding_gpus
             for g in self._objects_of("gpu"):
