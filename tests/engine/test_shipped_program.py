@@ -99,6 +99,14 @@ def test_a_changed_or_different_file_list_is_parsed_instead() -> None:
     assert compiled_shipped(moved) is None
 
 
+def test_the_pack_named_by_its_absolute_path_is_compiled_too() -> None:
+    # A library call may name the pack by shipped_rules_dir() itself: the same files, other names.
+    absolute = [(str(f), f.read_bytes()) for f in rule_pack.shipped_files(shipped_rules_dir())]
+    compiled = compiled_shipped(absolute)
+    assert compiled is not None
+    assert {r.loc.file for r in compiled.rules} <= {name for name, _ in absolute}
+
+
 def test_damaged_data_is_parsed_instead(monkeypatch: pytest.MonkeyPatch) -> None:
     files = _shipped()
     good = _fresh_text().encode()

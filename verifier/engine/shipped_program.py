@@ -67,11 +67,15 @@ def compiled_shipped(files: Sequence[tuple[str, bytes]]) -> Program | None:
         data = json.loads(text)
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             return None
-        root = display_path(shipped_rules_dir())
         names: list[str] = data["files"]
         if len(names) != len(files):
             return None
-        if any(str(root / rel) != name for rel, (name, _) in zip(names, files, strict=True)):
+        # Named from the working directory as reports name them, or by the absolute path (a library call).
+        shipped = shipped_rules_dir()
+        if not any(
+            all(str(root / rel) == name for rel, (name, _) in zip(names, files, strict=True))
+            for root in (display_path(shipped), shipped)
+        ):
             return None
         if pack_digest([(rel, body) for rel, (_, body) in zip(names, files, strict=True)]) != data["digest"]:
             return None
