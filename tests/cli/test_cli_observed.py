@@ -40,7 +40,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.cli_helpers import run_cli
+from cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 POD = "inventories/dgx-h100-pod.yaml"

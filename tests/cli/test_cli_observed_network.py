@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli_helpers import run_cli
+from cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
+from seeded_faults import MIXED, POD, ROOT, Added
 
-from tests.cli_helpers import run_cli
-from tests.seeded_faults import MIXED, POD, ROOT, Added
 from verifier.core.errors import TopologError
 from verifier.session.verify_run import VerifyRun, verify
 from verifier.sources.jobs.principal_rules import parse_rules

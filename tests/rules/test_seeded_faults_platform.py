@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tests.seeded_faults import MIXED, POD, Fault, check_fault, mi300x_fault, pod_fault
+from seeded_faults import MIXED, POD, Fault, check_fault, mi300x_fault, pod_fault
 
 _XGMI_OF_GPU3 = ", ".join(
     f"{{a: gpu{a}, b: gpu{b}, state: down}}" for a, b in [(0, 3), (1, 3), (2, 3), (3, 4), (3, 5), (3, 6), (3, 7)]
