@@ -147,3 +147,17 @@ def test_decode_of_round_trip_is_stable() -> None:
     names = [name for name, _ in files]
     data = json.loads(_fresh_text())["program"]
     assert encode_program(decode_program(data, names), names) == data
+
+
+def test_compile_pack_check_says_when_the_file_is_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from verifier.engine import compile_pack
+
+    stale = tmp_path / "shipped_program.json"
+    stale.write_text(_fresh_text().replace('"format":1', '"format":0'), encoding="utf-8")
+    monkeypatch.setattr(compile_pack, "data_path", lambda: stale)
+    monkeypatch.setattr(compile_pack, "compiled_text", lambda: _fresh_text()[:-1])
+    assert main(["--check"]) == 1
+    assert main([]) == 0  # writes it
+    assert stale.read_text(encoding="utf-8") == _fresh_text()
+    assert main(["--check"]) == 0
+    assert main(["--bogus"]) == 2
