@@ -339,7 +339,7 @@ def graph_facts(
     if "fabric_island" in want:
         out["fabric_island"] = fabric_islands(inv.objects, view.links)
     if "node_fabric_island" in want:
-        out["node_fabric_island"] = node_fabric_islands(inv.objects, view.links, ancestry.node)
+        out["node_fabric_island"] = node_fabric_islands(inv.objects, view.links, ancestry.node, inv.stamped)
     if want & NODE_RELATIONS:
         _nodes(inv, out, per_node, want, None, view, ancestry)
     if "die_pair_bottleneck" in want:
