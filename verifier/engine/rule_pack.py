@@ -135,10 +135,14 @@ def _shipped_declarations() -> dict[str, Path]:
     """Relation name -> the shipped rule file that declares it, as an absolute path."""
     from verifier.engine.loader import load_program
 
-    try:
-        program = load_program([shipped_rules_dir()])
-    except TopologError:  # a broken install: no hint is better than a second error
-        return {}
+    shipped = shipped_rules_dir()
+    files = [(str(f), data) for f in shipped_files(shipped) if (data := _bytes(f)) is not None]
+    program = compiled_shipped(files)  # named by absolute paths, as the parse below names them
+    if program is None:
+        try:
+            program = load_program([shipped])
+        except TopologError:  # a broken install: no hint is better than a second error
+            return {}
     return {d.name: Path(d.loc.file) for d in program.declarations}
 
 
