@@ -155,15 +155,16 @@ def test_a_repeated_verify_reads_the_evaluation_back_and_says_the_same(
     def not_again(self: MemoryBackend) -> None:
         raise AssertionError("evaluated again although the cache holds this evaluation")
 
+    evaluate = MemoryBackend.evaluate
     monkeypatch.setattr(MemoryBackend, "evaluate", not_again)
     again = CliRunner().invoke(main, args)
     # stdout only: stderr carries progress lines once a run passes a second, which a busy host makes it.
     assert (again.exit_code, again.stdout) == (first.exit_code, first.stdout)
     assert json.loads(again.stdout)["findings"], "the pod has findings, each with its proof"
-    monkeypatch.undo()
+    # Not monkeypatch.undo(): that would also undo conftest's pinned report version.
+    monkeypatch.setattr(MemoryBackend, "evaluate", evaluate)
 
     # Without the cache: the engine evaluates, and says the same.
-    monkeypatch.chdir(ROOT)
     monkeypatch.setenv(cache.ENV_DIR, "")
     fresh = CliRunner().invoke(main, args)
     assert (fresh.exit_code, fresh.stdout) == (first.exit_code, first.stdout)
