@@ -58,6 +58,8 @@ ROLES = ("engineer", "scientist", "intern", "sre")
 SHIPPED = 23  # principals in inventories/principals.yml: 11 teams, 10 users, 2 service accounts
 AUTHORIZE_TARGET_S = 1.0  # at 131,072 GPUs
 AUDIT_TARGET_S = 10.0  # 1,000 principals x 131,072 GPUs
+COLD_TARGETS_S = {"authorize": 0.3, "audit": 2.0}
+"""Issue 46's, with the cache off (a fresh CI runner), at 131,072 GPUs."""
 CACHE_ENV = "TOPOLOG_CACHE_DIR"
 
 
@@ -240,6 +242,12 @@ def render(
         lines.append(
             f"- {c.command} at 131,072 GPUs <= {target:.0f} s: {Case.median(c.runs):.2f} s, {'met' if ok else 'MISSED'}"
         )
+        if c.cold is not None:
+            cold_target, cold = COLD_TARGETS_S[c.command], c.cold.wall_s
+            lines.append(
+                f"- {c.command} at 131,072 GPUs, cache off, <= {cold_target:.1f} s: {cold:.2f} s (one run), "
+                f"{'met' if cold <= cold_target else 'MISSED'}"
+            )
     return "\n".join(lines) + "\n"
 
 
