@@ -232,9 +232,11 @@ def expected_findings(text: str) -> list[Expected]:
       one TOPO005 for gpu5 naming its four down bonds (one root cause), not TOPO004 (which
       steps aside for a split a down link explains), located at the override that changed
       the node (its body, the line after the node's key). gpu5 still reaches nic4/nic5 over pcie2, so no TOPO001.
-    - DEGRADED_NODE: the gpu2-nvsw1 bond is degraded (3 links, 75 GB/s), not down: one
-      domain, and one SCALE001 warning for the degraded bond, at the same kind of line.
-      Overrides replace a link rather than adding one, so no TOPO002 conflict.
+    - DEGRADED_NODE: the gpu2-nvsw1 bond is degraded (3 links, 75 GB/s), not down; the node
+      declares no fabric manager mode, so the default (ACCESS_LINK_FAILURE_MODE=0) takes gpu2 out
+      of NVLink peer-to-peer (rules/topology/lib/platform.dl): one TOPO005 error naming the bond and
+      gpu2, at the same kind of line. Overrides replace a link rather than adding one, so no
+      TOPO002 conflict.
     - QUARANTINED_NODE: its newer driver differs from the node type's (NODE006); labels and
       a device `state: down` are facts no shipped check reports.
     - DOWN_CABLE: the NIC's only fabric link is down, so it is off the fabric (LINK006).
@@ -248,9 +250,14 @@ def expected_findings(text: str) -> list[Expected]:
     found: list[Expected] = []
     gpu = f"{SPLIT_NODE}/gpu5"
     links = [f"{gpu}<->{SPLIT_NODE}/nvsw{k}" for k in range(4)]
+    # An NVSwitch board: the fabric manager's default takes a GPU with a failed NVSwitch link out.
+    cause = (
+        "its fabric manager takes a GPU with a failed NVSwitch link out of NVLink peer-to-peer"
+        " (ACCESS_LINK_FAILURE_MODE=0, the default), so it has no NVLink peer"
+    )
     msg = (
-        f"GPU {gpu} has fallen out of the one NVLink domain that {SPLIT_NODE} promises; "
-        f"down scale-up link(s): {', '.join(links)}."
+        f"GPU {gpu} has fallen out of the one NVLink domain that {SPLIT_NODE} promises: {cause}; "
+        f"failed scale-up link(s): {', '.join(links)}."
     )
     found.append(("TOPO005", "error", (*links, gpu), msg, body(SPLIT_NODE)))
     # NODE006: the quarantined node's override sets driver 550.90.07 where the node type says
@@ -291,12 +298,11 @@ def expected_findings(text: str) -> list[Expected]:
     a, b = f"{DEGRADED_NODE}/gpu2", f"{DEGRADED_NODE}/nvsw1"
     found.append(
         (
-            "SCALE001",
-            "warning",
-            (f"{a}<->{b}",),
-            f"Scale-up link {a}<->{b} ({a} - {b}) is degraded (as written: 3 link(s), "
-            "75000 MB/s per direction): the GPUs at its ends lose scale-up bandwidth, and no promised "
-            "NVLink domain is split by it.",
+            "TOPO005",
+            "error",
+            (f"{a}<->{b}", a),
+            f"GPU {a} has fallen out of the one NVLink domain that {DEGRADED_NODE} promises: {cause}; "
+            f"failed scale-up link(s): {a}<->{b}.",
             dkey + 1,
         )
     )

@@ -42,8 +42,9 @@ jobs:
     topology: {scope: node}
     model: {parameters: 14B, weight_precision: bf16, layers: 40, attention_heads: 40, kv_heads: 10,
             head_dim: 128, context: 4096, batch: 160}
-  # Llama-3.1-405B: 895,228 MB; TP=8 x PP=1 needs 124,338 MB a GPU, so TP=8 x PP=2 = 16 GPUs
-  # (62,169 MB a GPU): two nodes, never a TP across them.
+  # Llama-3.1-405B: 895,228 MB; on 8-GPU domains TP=8 x PP=1 needs 124,338 MB a GPU, so TP=8 x PP=2
+  # = 16 GPUs (62,169 MB a GPU): two nodes, never a TP across them (on the whole pod, whose dgx03
+  # has a 7-GPU domain, TP=4 x PP=4: see the test below).
   - name: llama405b
     principal: Team::"research"
     topology: {scope: any}
