@@ -1,21 +1,31 @@
-"""`topolog repl` latency: one loaded fleet, then queries answered at the prompt.
+"""`topolog repl` latency: the prompt on a fleet, then queries answered at it.
 
-    python benchmarks/repl_bench.py [--sizes 1024,4096] [--runs 7]
+    python benchmarks/repl_bench.py [--sizes 1024,4096] [--runs 7] [--base /tmp/basevenv/bin/topolog]
 
 For each size (GPUs, a multiple of 256) the fleet of benchmarks/verify_bench.py is written
-to a temp dir and loaded once, as `topolog repl FILE` loads it (every rule evaluated, every
-input relation kept). Each query below is then answered `--runs` times through the REPL's
-own `Session.execute` (parse, evaluate, render as a table), with the collector set as the
-REPL sets it, and the median and the slowest answer are printed with the number of rows.
-Issue 15's aim: every query <= 10 ms at 4,096
-GPUs. The answers' row counts follow from the layout (see `expected_rows`); a different count
-prints FAIL and the exit status is 1. Stdout is Markdown.
+to a temp dir. First the real CLI, `topolog repl FILE` on a pseudo-terminal, as a user starts
+it: seconds until the prompt, and until the answer of a query typed the moment it shows (which
+waits for the rules' evaluation, done on a thread while the user types); with `--base`, the
+same for another install's `topolog` (the previous release), run right after it.
+
+Then the fleet is loaded once in this process, as `topolog repl FILE` loads it (every rule
+evaluated, every input relation kept), and each query below is answered `--runs` times
+through the REPL's own `Session.answer` (parse, evaluate, format as a table, in pieces), with
+the collector set as the REPL sets it: the median and slowest answer (wall), the median CPU
+time (the figure to read on a loaded host) and the median time to the first row written.
+Issue 46's aim: the prompt <= 2 s and every query <= 10 ms at 4,096 GPUs. The answers' row
+counts follow from the layout (see `expected_rows`); a different count prints FAIL and the
+exit status is 1. Stdout is Markdown.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import select
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +51,21 @@ QUERIES = [
     'link(L, A, B, "nvlink", M), M < 400000',
     'label(X, "rail", V)',
     'nvlink_domain(G, D), D = "su0000-r0-n0/gpu0"',
+    'object(X, "nic")',
+    'object(X, "node")',
+    'object(X, "switch")',
+    'label(X, "role", V)',
+    "state(X, S)",
+    'object(G, "gpu"), !state(G, "down")',
+    'link(L, A, B, K, M), A = "su0000-r0-n0/gpu0"',
+    'link(L, "su0000-r0-n0/nic0", B, K, M)',
+    'link(L, A, B, "infiniband", M)',
+    'within(X, "su0000")',
+    'parent(X, P), object(P, "rack")',
+    "nvlink_domain(G, D)",
 ]
+FIRST_QUERY = 'within("su0000-r0-n0/gpu0", R)'
+"""Typed at the CLI's prompt the moment it shows (its answer waits for the evaluation)."""
 
 
 def expected_rows(gpus: int) -> dict[str, int]:
@@ -55,21 +79,72 @@ def expected_rows(gpus: int) -> dict[str, int]:
         'within(G, "su0000-r0")': 4 * (1 + per_node),  # 4 nodes and everything in them: 116
         'parent(X, "su0000-r0-n0")': 2 + 8 + 4 + 4 + 8,  # the node's direct children (DRAM is a CPU's): 26
         'nvlink_domain(G, D), D = "su0000-r0-n0/gpu0"': 8,  # the node's 8 GPUs, named by gpu0
+        'object(X, "nic")': gpus,  # 8 NICs per node of 8 GPUs
+        'object(X, "node")': gpus // 8,
+        'object(G, "gpu"), !state(G, "down")': gpus - 1,  # the quarantined node's gpu6 is down
     }
+
+
+def cli_seconds(argv: list[str], query: str) -> tuple[float, float]:
+    """`argv` (a `topolog repl FILE`) on a pseudo-terminal: seconds until its prompt shows, and until
+    the answer of `query`, typed the moment the prompt shows, has been printed."""
+    master, slave = os.openpty()
+    env = {**os.environ, "TERM": "dumb", "INPUTRC": "/dev/null", "TOPOLOG_HISTORY": ""}
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
+    os.close(slave)
+    seen, prompt, answer = b"", 0.0, 0.0
+    try:
+        while not answer:
+            ready, _, _ = select.select([master], [], [], 300)
+            try:
+                chunk = os.read(master, 65536) if ready else b""
+            except OSError:  # EIO: the child closed the terminal
+                chunk = b""
+            if not chunk:
+                raise RuntimeError(f"{argv[0]} ended or stalled; it printed:\n{seen.decode(errors='replace')}")
+            seen += chunk
+            if not prompt and b"topolog> " in seen:
+                prompt = time.perf_counter() - started
+                os.write(master, (query + "\r").encode())
+            if prompt and re.search(rb"\(\d+ rows?\)", seen):
+                answer = time.perf_counter() - started
+        os.write(master, b".quit\r")
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    return prompt, answer
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--sizes", default="1024,4096", help="GPUs, multiples of 256")
     ap.add_argument("--runs", type=int, default=7, help="answers per query (median and max)")
+    ap.add_argument("--base", help="another install's topolog executable, timed at the prompt after this tree's")
     args = ap.parse_args(argv)
     failed = False
-    print("| GPUs | engine | load s | query | rows | median ms | max ms | check |")
-    print("|---:|---|---:|---|---:|---:|---:|---|")
-    for gpus in [int(s) for s in args.sizes.split(",") if s.strip()]:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / f"fleet-{gpus}.yaml"
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {gpus: Path(tmp) / f"fleet-{gpus}.yaml" for gpus in sizes}
+        for gpus, path in paths.items():
             path.write_text(inventory_yaml(Layout(gpus)), encoding="utf-8")
+        print(f"load average before: {os.getloadavg()[0]:.1f}\n")
+        print("| GPUs | topolog | prompt s | first answer s |")
+        print("|---:|---|---:|---:|")
+        for gpus, path in paths.items():
+            sides = [("this tree", [sys.executable, "-m", "verifier.cli.main", "repl", str(path)])]
+            if args.base:
+                sides.append((args.base, [args.base, "repl", str(path)]))
+            for name, command in sides:
+                prompt, answer = cli_seconds(command, FIRST_QUERY)
+                print(f"| {gpus:,} | {name} | {prompt:.2f} | {answer:.2f} |")
+        print()
+        print("| GPUs | engine | load s | query | rows | median ms | max ms | CPU ms | first row ms | check |")
+        print("|---:|---|---:|---|---:|---:|---:|---:|---:|---|")
+        for gpus, path in paths.items():
             started = time.perf_counter()
             model = load([path])
             load_s = time.perf_counter() - started
@@ -77,21 +152,26 @@ def main(argv: list[str] | None = None) -> int:
             collect_what_queries_leave()  # as `topolog repl` sets the collector before its prompt
             want = expected_rows(gpus)
             for text in QUERIES:
-                times = []
-                rows = 0
+                times, cpu, first = [], [], []
                 for _ in range(args.runs):
-                    t = time.perf_counter()
-                    session.execute(text)
+                    t, c = time.perf_counter(), time.process_time()
+                    for i, _piece in enumerate(session.answer(text)):  # as answer_line writes them
+                        if i == 1:  # the header, then the first rows
+                            first.append((time.perf_counter() - t) * 1000)
                     times.append((time.perf_counter() - t) * 1000)
+                    cpu.append((time.process_time() - c) * 1000)
                 rows = len(model.engine.answer(_parsed(model, text)))
                 check = "ok"
                 if text in want and want[text] != rows:
                     check, failed = f"FAIL: expected {want[text]:,}", True
+                first_ms = f"{statistics.median(first):.1f}" if first else "-"
                 print(
                     f"| {gpus:,} | {model.engine.name} | {load_s:.1f} | `{text}` | {rows:,} | "
-                    f"{statistics.median(times):.1f} | {max(times):.1f} | {check} |"
+                    f"{statistics.median(times):.1f} | {max(times):.1f} | {statistics.median(cpu):.1f} | "
+                    f"{first_ms} | {check} |"
                 )
             model.close()
+        print(f"\nload average after: {os.getloadavg()[0]:.1f}")
     return 1 if failed else 0
 
 

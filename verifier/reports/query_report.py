@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from itertools import islice
+from itertools import islice, starmap
 
 from verifier.engine.answers import QueryResult
 
@@ -38,7 +38,8 @@ def table_chunks(result: QueryResult, rows_per_chunk: int = CHUNK_ROWS) -> Itera
     yield line(*variables).rstrip() + "\n" + "  ".join("-" * w for w in widths) + "\n"
     cells = zip(*columns, strict=True)
     for _ in range(0, len(rows), rows_per_chunk):
-        yield "\n".join(line(*row).rstrip() for row in islice(cells, rows_per_chunk)) + "\n"
+        # map and starmap: no Python frame per row (a generator's was half of a 6,000-row answer).
+        yield "\n".join(map(str.rstrip, starmap(line, islice(cells, rows_per_chunk)))) + "\n"
     noun = "row" if len(rows) == 1 else "rows"
     yield f"({len(rows)} {noun})\n"
 
