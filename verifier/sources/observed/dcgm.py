@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.sources.observed.model import (
     CounterObservation,
@@ -77,6 +75,10 @@ def read(text: str, filename: str, host: str | None) -> Observations:
             SourceLocation(filename, 1), "put the dcgm-exporter file in a folder named for its host (docs/observed.md)"
         )
     out: list[CounterObservation] = []
+    # Imported here: prometheus_client pulls in http.server and email, a fifth of every verify's start-up
+    # when it sat at the top, though only --observed with a dcgm-exporter file needs it.
+    from prometheus_client.parser import text_string_to_metric_families
+
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
