@@ -76,7 +76,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "PCIE002": (W, "an imported GPU's PCIe bandwidth below its model's: bandwidth below plan"),
     "PLACE001": (E, "a job with no valid placement: a job that cannot run"),
     "PLACE002": (E, "a job that can never run on any node: a job that cannot run"),
-    "PLACE003": (W, "a job exclusion that matches nothing: the job still runs, its exclusion is moot"),
+    "PLACE003": (E, "a mistyped exclusion excludes nothing: the job may land on the hardware it asked to avoid"),
     "SCALE001": (W, "a scale-up link degraded that splits no domain: bandwidth below plan"),
     "SCALE002": (E, "a catalogued system with another NVSwitch count: the inventory contradicts the catalogue"),
     "SCALE003": (W, "fewer scale-up links or less bandwidth than the model: bandwidth below plan"),
