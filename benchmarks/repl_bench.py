@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--sizes", default="1024,4096", help="GPUs, multiples of 256")
     ap.add_argument("--runs", type=int, default=7, help="answers per query (median and max)")
+    ap.add_argument("--cli-runs", type=int, default=3, help="CLI starts per side, alternating (median)")
     ap.add_argument("--base", help="another install's topolog executable, timed at the prompt after this tree's")
     args = ap.parse_args(argv)
     failed = False
@@ -132,15 +133,22 @@ def main(argv: list[str] | None = None) -> int:
         for gpus, path in paths.items():
             path.write_text(inventory_yaml(Layout(gpus)), encoding="utf-8")
         print(f"load average before: {os.getloadavg()[0]:.1f}\n")
-        print("| GPUs | topolog | prompt s | first answer s |")
-        print("|---:|---|---:|---:|")
+        print(f"| GPUs | topolog | prompt s (median of {args.cli_runs}) | first answer s | all prompts s |")
+        print("|---:|---|---:|---:|---|")
         for gpus, path in paths.items():
             sides = [("this tree", [sys.executable, "-m", "verifier.cli.main", "repl", str(path)])]
             if args.base:
                 sides.append((args.base, [args.base, "repl", str(path)]))
-            for name, command in sides:
-                prompt, answer = cli_seconds(command, FIRST_QUERY)
-                print(f"| {gpus:,} | {name} | {prompt:.2f} | {answer:.2f} |")
+            timed: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in sides}
+            for _ in range(args.cli_runs):
+                for name, command in sides:  # alternating, so that both sides see the same host
+                    timed[name].append(cli_seconds(command, FIRST_QUERY))
+            for name, got in timed.items():
+                prompts = sorted(p for p, _ in got)
+                print(
+                    f"| {gpus:,} | {name} | {statistics.median(prompts):.2f} | "
+                    f"{statistics.median(a for _, a in got):.2f} | {', '.join(f'{p:.2f}' for p in prompts)} |"
+                )
         print()
         print("| GPUs | engine | load s | query | rows | median ms | max ms | CPU ms | first row ms | check |")
         print("|---:|---|---:|---|---:|---:|---:|---:|---:|---|")
