@@ -313,3 +313,21 @@ def test_a_table_is_written_in_pieces_that_join_to_the_whole() -> None:
     assert "".join(pieces) == render_table(result)
     assert list(table_chunks(QueryResult(("G",), []))) == ["G\n-\n", "(0 rows)\n"]
     assert list(table_chunks(QueryResult((), [()]))) == ["true\n"]
+
+
+def test_at_a_terminal_a_failed_evaluation_is_the_first_answer_and_exit_2(tmp_path: Path) -> None:
+    # The pod derives far more than 10 tuples (within/2 alone: 3 ancestors for each of its 64 GPUs).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "COV"))}
+    env.update(TERM="dumb", INPUTRC="/dev/null", TOPOLOG_HISTORY=str(tmp_path / "history"), PYTHONUTF8="1")
+    argv = [sys.executable, "-m", "verifier.cli.main", "--input-limit", "derived_tuples=10", "repl", POD]
+    t = Terminal(argv, env)
+    try:
+        t.expect("topolog> ")  # the inventory itself is fine: the prompt comes
+        t.send('object("dgx00", K)\r')
+        t.expect(r"over the limit derived_tuples = 10")
+        assert t.close() == 2
+        assert "Traceback" not in t.seen and "(1 row)" not in t.seen
+    finally:
+        if t.proc.poll() is None:
+            t.proc.kill()
+            t.proc.wait()
