@@ -200,7 +200,9 @@ def _slow(inv: Inventory) -> Inventory:
     return replace(inv, stamped={})
 
 
-def _all_facts(inv: Inventory) -> tuple[dict[str, list[tuple[str | int, ...]]], dict[str, list[tuple[str, str, int]]]]:
+def _all_facts(
+    inv: Inventory,
+) -> tuple[dict[str, list[tuple[str | int, ...]]], dict[str, list[tuple[str, str, int, str]]]]:
     pairs = NodePairs()
     facts = graph_facts(inv, None, pairs)
     facts.update({r: rows for r, rows in graph_facts(inv).items() if r not in facts or not facts[r]})
