@@ -160,9 +160,7 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
         digest = hashlib.sha256(data).hexdigest()
         digests[role][str(path)] = digest
         overall.update(f"{role}\0{path}\0{digest}\n".encode())
-    same_graph = live is not None and all(
-        live.files[r] == digests[r] for r in ("inventory", "principals", "observed")
-    )
+    same_graph = live is not None and all(live.files[r] == digests[r] for r in ("inventory", "principals", "observed"))
     if live is not None and same_graph:
         inputs, setup = live.inputs, _with_policies(live.setup, side.policy_dir)
     else:
