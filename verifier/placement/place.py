@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Protocol
@@ -244,6 +244,26 @@ def _rank(
     return PlaceReport(rank, out)
 
 
+def rank_judged(
+    engine: Backend,
+    program: Program,
+    profiles: Profiles,
+    job: Job,
+    hosts: Sequence[tuple[str, int]],
+    eligible: Mapping[Value, list[DomainProfile]],
+    rank: str,
+    limit: int,
+) -> tuple[int, list[Placement]]:
+    """How many domains host `job` and its first `limit` placements (0: all), ranked as
+    `rank_placements` ranks them, from hosts the caller judged: `hosts` (domain, GPUs needed),
+    sorted by domain, and `eligible`, each hosting domain's eligible profiles (Profiles.info's).
+    For a job whose placements have no layout (no model): the engine is read for nothing else.
+    """
+    with collector_paused():
+        hosting, shown = _Picker(engine, program, profiles).ranked(job, hosts, rank, limit, eligible)
+    return hosting, [Placement(domain, members, nodes, worst, cost) for domain, members, nodes, worst, cost in shown]
+
+
 def for_every_job(report: PlaceReport, jobs: Jobs, of: dict[str, str]) -> PlaceReport:
     """The report of each class's representative (see job_classes) repeated for every job of its class."""
     judged = {jp.job.name: jp for jp in report.jobs}
@@ -310,6 +330,9 @@ in the order of the members (the price of each domain's nodes makes its cost).""
 _Profile = tuple[str, int | None, int | None, ProfileKey]
 """A profile as a domain reads it: its node, its local id (None: not expressible locally), the
 node's class (None: none) and the profile itself."""
+
+DomainProfile = _Profile
+"""A profile as a domain reads it (Profiles.info's values): node, local id, node class, profile."""
 
 _NO_PROFILE: _Profile = ("", None, None, ())
 
@@ -392,8 +415,18 @@ class _Picker:
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
         self._shapes: dict[tuple[object, ...], _Shape] = {}
 
-    def ranked(self, job: Job, hosts: Sequence[tuple[str, int]], rank: str, limit: int) -> tuple[int, list[Shown]]:
+    def ranked(
+        self,
+        job: Job,
+        hosts: Sequence[tuple[str, int]],
+        rank: str,
+        limit: int,
+        eligible_profiles: Mapping[Value, list[_Profile]] | None = None,
+    ) -> tuple[int, list[Shown]]:
         """How many domains host `job`, and the first `limit` of them (0: all) ranked by `rank`.
+
+        `eligible_profiles`: each hosting domain's eligible profiles (Profiles.info's), where the
+        caller judged them without the engine (verifier/placement/plain.py); else read here.
 
         The ranking figures come first and members are named only for the domains shown. A
         domain inside one node with one eligible profile (nodes, most NVLink domains) is judged
@@ -401,7 +434,12 @@ class _Picker:
         """
         name, fabric = job.name, job.min_fabric_mbps
         fullest, in_domain = _fullest_first(job), job.scope == "nvlink_domain"
-        eligible, shapes, price = self._eligible(name) if hosts else {}, self._shapes, self.price
+        eligible: Mapping[Value, list[_Profile]] = {}
+        if eligible_profiles is not None:
+            eligible = eligible_profiles
+        elif hosts:
+            eligible = self._eligible(name)
+        shapes, price = self._shapes, self.price
         by_cost = rank == "cost"
         judged: list[_Judged] = []
         order: list[tuple[int, int, int, str, int]] = []

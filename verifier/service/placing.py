@@ -63,6 +63,7 @@ from verifier.placement.place import (
     placement_relations,
     rank_placements,
 )
+from verifier.placement.plain import PlainPlacement, is_plain
 from verifier.session.inputs import Inputs
 from verifier.session.session import evaluate, load_rules, model_families, require_job_principals
 from verifier.sources.jobs.spec import Job, Jobs
@@ -74,6 +75,8 @@ ENGINE = "auto"
 to hold both paths' answers on the small shipped inventories)."""
 ANSWERS = 256
 """Ranked reports a prepared evaluation keeps, by what was asked; when full it starts over (a bound on memory)."""
+PLAIN = True
+"""Whether plain jobs skip the evaluation (tests turn it off to compare both ways)."""
 GUARD = "placing"
 """The relation that holds 1 while any job is loaded (rules/placement/lib/candidates.dl)."""
 
@@ -136,9 +139,13 @@ class PreparedPlacement:
         self.profiles = Profiles(backend, self.program, evaluation.pairs)
         self._duckdb: DuckDBBackend | None = None
         self._state: State | None = None
+        self._plain: PlainPlacement | None = None
+        """Plain jobs judged without the engine evaluating (verifier/placement/plain.py); DuckDB only."""
         if isinstance(backend, DuckDBBackend):
             self._duckdb = backend
             weakref.finalize(self, evaluation.close)
+            plain = PlainPlacement(backend, self.program, self.profiles)
+            self._plain = plain if plain.usable and PLAIN else None
         elif isinstance(backend, MemoryBackend):
             self._state = backend.state()
             evaluation.close()
@@ -153,6 +160,8 @@ class PreparedPlacement:
         """Set when an admit's evaluation failed in DuckDB: that engine's state is not trusted again."""
         self.admits = 0
         self.reused = 0
+        self.plain = 0
+        """Admits of plain jobs, judged without evaluating (PlainPlacement)."""
         """Admits answered from `_answers`."""
         self._answers: dict[tuple[int, tuple[Job, ...]], PlaceReport] = {}
         """Ranked reports by what was asked (see `place`): this revision's answers, which nothing changes."""
@@ -197,8 +206,14 @@ class PreparedPlacement:
 
     def _evaluated(self, named: Jobs, limit: int) -> PlaceReport | None:
         """The ranked report of `named` from this evaluation with their facts added (under the lock)."""
+        families = model_families(self._inventory, named)
+        if self._plain is not None and all(is_plain(job) for job in named):
+            plain = self._plain.report(named, families, "bandwidth", limit, self._setup)
+            if plain is not None:
+                self.plain += 1
+                return plain
         facts = job_facts(named)
-        facts["model_family"] = model_families(self._inventory, named)
+        facts["model_family"] = families
         loaded = [relation for relation, rows in facts.items() if rows]
         engine: DuckDBBackend | MemoryBackend
         if self._state is not None:
@@ -287,4 +302,5 @@ class PlacingSlot:
             "seconds": round(prepared.seconds, 3),
             "admits": prepared.admits,
             "reused": prepared.reused,
+            "plain": prepared.plain,
         }
