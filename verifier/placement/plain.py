@@ -87,12 +87,14 @@ def is_plain(job: Job) -> bool:
 class PlainPlacement:
     """What plain jobs read of an evaluation of the placement rules with no job.
 
-    `engine` stays the caller's (queried per job for `permitted`, `label` and `within`, and for
-    why-not messages `place_domain_gpu`); `usable` is False when some GPU has no placement profile.
+    Built from the evaluation `engine` once; each report queries an engine holding that
+    evaluation (the same, or a copy restored from it) for `permitted`, `label` and `within` of
+    its jobs, and for why-not messages `place_domain_gpu`. `usable` is False when some GPU has no
+    placement profile.
     """
 
     def __init__(self, engine: Backend, program: Program, profiles: Profiles) -> None:
-        self.engine, self.program, self.profiles = engine, program, profiles
+        self.program, self.profiles = program, profiles
         key_columns = profiles.key_columns
         per_domain = Columns.of(program, "place_domain_profile", ("scope", "domain", *key_columns, "gpus"))
         s_at, d_at, c_at = per_domain.index["scope"], per_domain.index["domain"], per_domain.index["gpus"]
@@ -145,6 +147,7 @@ class PlainPlacement:
 
     def report(
         self,
+        engine: Backend,
         jobs: Jobs,
         families: list[Row],
         rank: str,
@@ -156,19 +159,20 @@ class PlainPlacement:
         (an excluded label on more than MAX_LABELLED objects).
         """
         out = []
-        deniers = Deniers(self.engine, self.program, authorization)
+        deniers = Deniers(engine, self.program, authorization)
         # A fleet's worth of small lists and no cycles: the cyclic collector would only walk them
         # (as rank_placements, verifier.core.gc_pause).
         with collector_paused():
             for job in jobs:
-                excluded = self._excluded(job)
+                excluded = self._excluded(engine, job)
                 if excluded is None:
                     return None
-                out.append(self._placed(job, families, excluded, rank, limit, deniers))
+                out.append(self._placed(engine, job, families, excluded, rank, limit, deniers))
         return PlaceReport(rank, out)
 
     def _placed(
         self,
+        engine: Backend,
         job: Job,
         families: list[Row],
         excluded: frozenset[str],
@@ -176,7 +180,7 @@ class PlainPlacement:
         limit: int,
         deniers: Deniers,
     ) -> JobPlacements:
-        stage_of = self._judge(job, families)
+        stage_of = self._judge(engine, job, families)
         need = job.gpus
         scope = job.scope
         domains = self.domains.get(scope, [])
@@ -236,9 +240,7 @@ class PlainPlacement:
             hosts.append((domain, need))
             eligible[domain] = [e[4] for e, m in zip(entries, mask, strict=True) if m]
         jp = JobPlacements(job, len(domains))
-        _counted, jp.placements = rank_judged(
-            self.engine, self.program, self.profiles, job, hosts, eligible, rank, limit
-        )
+        _counted, jp.placements = rank_judged(engine, self.program, self.profiles, job, hosts, eligible, rank, limit)
         jp.hosting = hosting
         jp.why_not = [
             self._why_not(job, domains[p][0], judged, need, deniers)
@@ -269,7 +271,7 @@ class PlainPlacement:
                 return WhyNot(domain, what, left, need, why_not_message(job, domain, what, left, need, deniers))
         raise AssertionError(f"{domain} does not host {job.name} and is short at no stage")  # pragma: no cover
 
-    def _judge(self, job: Job, families: list[Row]) -> Callable[[tuple[Value, ...]], int]:
+    def _judge(self, engine: Backend, job: Job, families: list[Row]) -> Callable[[tuple[Value, ...]], int]:
         """The first stage a profile of these figures fails for `job` (place_first_fail; ELIGIBLE
         when none), but for excluded labels, which depend on the node and tag.
         """
@@ -277,7 +279,7 @@ class PlainPlacement:
         min_hbm, min_hbm_mbps, fp64 = needs.get("min_hbm_mb"), needs.get("min_hbm_mbps"), needs.get("fp64") == 1
         accepts = set(job.accepts)
         named = {str(m) for m, w in families if w in accepts}
-        allowed = self._allowed(job.principal)
+        allowed = self._allowed(engine, job.principal)
 
         def stage_of(figures: tuple[Value, ...]) -> int:
             model, hbm, hbm_mbps, has_fp64, ok, cls = figures
@@ -300,27 +302,27 @@ class PlainPlacement:
 
         return stage_of
 
-    def _excluded(self, job: Job) -> frozenset[str] | None:
+    def _excluded(self, engine: Backend, job: Job) -> frozenset[str] | None:
         """Nodes and tagged GPUs a label the job excludes sits on or above (job_excluded_node,
         job_excluded_tag); None when one label is on more than MAX_LABELLED objects.
         """
         out: set[str] = set()
         for key, value in job.exclude:
-            labelled = [str(row[0]) for row in self.engine.query("label", {1: key, 2: value}, False)]
+            labelled = [str(row[0]) for row in engine.query("label", {1: key, 2: value}, False)]
             if len(labelled) > MAX_LABELLED:
                 return None
             for x in labelled:
                 out.add(x)
-                out.update(str(row[0]) for row in self.engine.query("within", {1: x}, False))
+                out.update(str(row[0]) for row in engine.query("within", {1: x}, False))
         # job_excluded_node asks that the node be an object of kind node (checked where it is
         # read); job_excluded_tag that the tag be the GPU's own id (a tag is one or "").
         return frozenset(out)
 
-    def _allowed(self, principal: str) -> frozenset[Value]:
+    def _allowed(self, engine: Backend, principal: str) -> frozenset[Value]:
         """The classes `principal` may schedule on (job_class_ok): without principals only "-", the
         class of every GPU then.
         """
         if not self.authorizing:
             return frozenset({"-"})
         bound = {self._p_principal: principal, self._p_action: "schedule"}
-        return frozenset(row[self._p_class] for row in self.engine.query("permitted", bound, False))
+        return frozenset(row[self._p_class] for row in engine.query("permitted", bound, False))

@@ -139,13 +139,12 @@ class PreparedPlacement:
         self.profiles = Profiles(backend, self.program, evaluation.pairs)
         self._duckdb: DuckDBBackend | None = None
         self._state: State | None = None
-        self._plain: PlainPlacement | None = None
-        """Plain jobs judged without the engine evaluating (verifier/placement/plain.py); DuckDB only."""
+        plain = PlainPlacement(backend, self.program, self.profiles)
+        self._plain = plain if plain.usable and PLAIN else None
+        """Plain jobs judged without evaluating the rules again (verifier/placement/plain.py)."""
         if isinstance(backend, DuckDBBackend):
             self._duckdb = backend
             weakref.finalize(self, evaluation.close)
-            plain = PlainPlacement(backend, self.program, self.profiles)
-            self._plain = plain if plain.usable and PLAIN else None
         elif isinstance(backend, MemoryBackend):
             self._state = backend.state()
             evaluation.close()
@@ -207,11 +206,6 @@ class PreparedPlacement:
     def _evaluated(self, named: Jobs, limit: int) -> PlaceReport | None:
         """The ranked report of `named` from this evaluation with their facts added (under the lock)."""
         families = model_families(self._inventory, named)
-        if self._plain is not None and all(is_plain(job) for job in named):
-            plain = self._plain.report(named, families, "bandwidth", limit, self._setup)
-            if plain is not None:
-                self.plain += 1
-                return plain
         facts = job_facts(named)
         facts["model_family"] = families
         loaded = [relation for relation, rows in facts.items() if rows]
@@ -225,6 +219,12 @@ class PreparedPlacement:
         else:
             assert self._duckdb is not None
             engine = self._duckdb
+        if self._plain is not None and all(is_plain(job) for job in named):
+            # Read-only queries of the evaluation with no job (nothing added, nothing to retract).
+            plain = self._plain.report(engine, named, families, "bandwidth", limit, self._setup)
+            if plain is not None:
+                self.plain += 1
+                return plain
         try:
             for relation in loaded:
                 engine.add_facts(relation, facts[relation])

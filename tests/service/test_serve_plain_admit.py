@@ -1,0 +1,224 @@
+"""Plain jobs are admitted without the placement rules (verifier/placement/plain.py), with the CLI's answer.
+
+A plain job asks a GPU count, a principal, a scope, and at most accepted models, memory, memory
+bandwidth, FP64 and excluded labels: the revision judges it per domain class in Python on its
+evaluation with no job. Every answer here must be byte for byte `topolog place --why-not
+--format json` on the same files, on both engines a revision keeps (DuckDB for a fleet, memory
+for these small inventories), and each job that asks more must still go to the rules.
+
+Hand derivation, from inventories/dgx-h100-pod.yaml and principals.yml: pod0 (label zone
+us-east-1a) holds rack0 (dgx00-dgx03) and rack1 (dgx04-dgx07), each node a DGX H100 with 8
+H100-SXM5-80GB (NVIDIA; 80 GB), label tenant research; dgx03 has a degraded NVLink link (gpu2 to
+nvsw1), so its GPU pair bottleneck is below the others' 450 GB/s. dan is a member of team
+research (the pod's tenant: permitted everywhere); bob is team-vision's (no policy permits him
+on research hardware).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_helpers import run_cli
+from service.serve_helpers import ROOT, copy_inputs
+
+from verifier.placement import plain
+from verifier.placement.plain import is_plain
+from verifier.reports.place_report import render_json
+from verifier.service import placing
+from verifier.service.config import ServeConfig
+from verifier.service.placing import PreparedPlacement
+from verifier.service.revision import Revision, build_revision
+from verifier.session.place_run import jobs_to_place
+from verifier.sources.jobs.principal_rules import parse_rules
+
+NODES = [f"dgx{i:02d}" for i in range(8)]
+CLI: dict[str, str] = {}
+"""The CLI's answers by job text (the same on both engines' revisions: one run each)."""
+
+
+@pytest.fixture(scope="module", autouse=True, params=["duckdb", "memory"])
+def engine(request: pytest.FixtureRequest) -> Iterator[str]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(placing, "ENGINE", request.param)
+        yield str(request.param)
+
+
+@pytest.fixture(scope="module")
+def pod(tmp_path_factory: pytest.TempPathFactory, engine: str) -> Revision:
+    folder = tmp_path_factory.mktemp("plain-pod")
+    return build_revision(ServeConfig((copy_inputs(folder, "dgx-h100-pod.yaml"),)))
+
+
+def _prepared(revision: Revision) -> PreparedPlacement:
+    prepared = revision.placing.get()
+    assert prepared is not None, revision.placing.error
+    return prepared
+
+
+def _job_file(folder: Path, body: str) -> Path:
+    path = folder / "job.yaml"
+    path.write_text("apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n  - name: probe\n" + body)
+    return path
+
+
+def _cli(revision: Revision, job: Path, limit: int) -> str:
+    key = f"{limit}\n{job.read_text()}"
+    if key not in CLI:
+        args = [str(revision.inputs.paths[0]), str(job), "--why-not", "--format", "json", "--limit", str(limit)]
+        code, out, err = run_cli("place", *args)
+        assert code in (0, 1), err
+        CLI[key] = out
+    return CLI[key]
+
+
+def _admitted(revision: Revision, job: Path, limit: int) -> tuple[str, bool]:
+    """The prepared placement's answer, and whether it was judged as a plain job."""
+    prepared = _prepared(revision)
+    before = prepared.plain
+    report = prepared.place(jobs_to_place([job], True, parse_rules(())).jobs, limit)
+    assert report is not None
+    return render_json(report), prepared.plain == before + 1
+
+
+# Each job (indented under `- name: probe`), the limit, and what the answer must say, by hand:
+# (hosting domains, candidate domains, the domains shown, the first why-not's requirement/have/need).
+PLAIN_CASES = {
+    # Every node hosts 8 GPUs; seven tie at 450 GB/s and go by name, dgx03 (degraded) last.
+    "eight": ('    principal: User::"dan"\n    gpus: 8\n    topology: {scope: node}\n', 3, (8, 8, NODES[:3], None)),
+    "eight-all": (
+        '    principal: User::"dan"\n    gpus: 8\n    topology: {scope: node}\n',
+        0,
+        (8, 8, [*NODES[:3], *NODES[4:], "dgx03"], None),
+    ),
+    # A node holds 8 GPUs: 9 fit none (stage gpus, 8 of 9).
+    "nine": ('    principal: User::"dan"\n    gpus: 9\n    topology: {scope: node}\n', 10, (0, 8, [], ("gpus", 8, 9))),
+    # bob may schedule on none of the research nodes: authorization, 0 of 8.
+    "bob": (
+        '    principal: User::"bob"\n    gpus: 8\n    topology: {scope: node}\n',
+        10,
+        (0, 8, [], ("authorization", 0, 8)),
+    ),
+    # By family (H100) and by vendor (nvidia) the H100s are accepted; A100 accepts none of them.
+    "family": (
+        '    principal: User::"dan"\n    gpus: 8\n    gpu: {accepts: [H100]}\n    topology: {scope: node}\n',
+        2,
+        (8, 8, NODES[:2], None),
+    ),
+    "vendor": (
+        '    principal: User::"dan"\n    gpus: 8\n    gpu: {accepts: [nvidia]}\n    topology: {scope: node}\n',
+        2,
+        (8, 8, NODES[:2], None),
+    ),
+    "a100": (
+        '    principal: User::"dan"\n    gpus: 8\n    gpu: {accepts: [A100]}\n    topology: {scope: node}\n',
+        10,
+        (0, 8, [], ("model", 0, 8)),
+    ),
+    # 80 GB H100s: 100 GB fails the memory stage; full-rate FP64 (an H100 has it) passes.
+    "memory": (
+        '    principal: User::"dan"\n    gpus: 8\n    gpu: {min_hbm: 100 GB}\n    topology: {scope: node}\n',
+        10,
+        (0, 8, [], ("hbm", 0, 8)),
+    ),
+    "fp64": (
+        '    principal: User::"dan"\n    gpus: 8\n    gpu: {fp64: true}\n    topology: {scope: node}\n',
+        1,
+        (8, 8, NODES[:1], None),
+    ),
+    # zone us-east-1a is on pod0, above every node: all excluded. tenant research is on each node.
+    "zone": (
+        '    principal: User::"dan"\n    gpus: 8\n    topology: {scope: node}\n    exclude: {zone: us-east-1a}\n',
+        10,
+        (0, 8, [], ("excluded", 0, 8)),
+    ),
+    "tenant": (
+        '    principal: User::"dan"\n    gpus: 8\n    topology: {scope: node}\n    exclude: {tenant: research}\n',
+        10,
+        (0, 8, [], ("excluded", 0, 8)),
+    ),
+    # 16 GPUs in a rack: both racks host, each on its first two nodes.
+    "rack": (
+        '    principal: User::"dan"\n    gpus: 16\n    topology: {scope: rack}\n',
+        10,
+        (2, 2, ["rack0", "rack1"], None),
+    ),
+    # 64 GPUs with scope any: the pod is the one candidate and holds exactly 64.
+    "any": ('    principal: User::"dan"\n    gpus: 64\n', 10, (1, 1, ["pod0"], None)),
+    "any-65": ('    principal: User::"dan"\n    gpus: 65\n', 10, (0, 1, [], ("gpus", 64, 65))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PLAIN_CASES))
+def test_a_plain_job_is_judged_without_the_rules_as_the_cli_answers(
+    pod: Revision, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    monkeypatch.setattr(placing, "ANSWERS", 0)  # nothing kept: each admit judged
+    body, limit, (hosting, candidates, shown, first_why_not) = PLAIN_CASES[case]
+    job = _job_file(tmp_path, body)
+    answer, was_plain = _admitted(pod, job, limit)
+    assert was_plain
+    assert answer == _cli(pod, job, limit)
+    (only,) = json.loads(answer)["jobs"]
+    assert (only["hosting"], only["candidates"]) == (hosting, candidates)
+    assert [p["domain"] for p in only["placements"]] == shown
+    if first_why_not is None:
+        assert only["why_not"] == []
+    else:
+        why = only["why_not"][0]
+        assert (why["requirement"], why["have"], why["need"]) == first_why_not
+        assert len(only["why_not"]) == candidates
+
+
+# What the rules judge, not PlainPlacement: each job asks one thing more than a plain job may.
+FALLBACK_CASES = {
+    "mig": "    gpus: 8\n    gpu: {mig: 1g.10gb}\n    topology: {scope: node}\n",
+    "software": '    gpus: 8\n    topology: {scope: node}\n    software:\n      - {cuda: ">=12.4"}\n',
+    "max_nodes": "    gpus: 16\n    topology: {scope: rack, max_nodes: 2}\n",
+    "pair": "    gpus: 8\n    topology: {scope: node, min_gpu_bandwidth: 400 GB/s}\n",
+    "fabric": "    gpus: 16\n    topology: {scope: rack, min_network_bandwidth: 400 Gb/s}\n",
+    "model": (
+        "    topology: {scope: node}\n    model: {parameters: 8B, weight_precision: fp8, kv_precision: fp16, "
+        "layers: 32, attention_heads: 32, kv_heads: 8, head_dim: 128, context: 8192, batch: 4}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FALLBACK_CASES))
+def test_a_job_that_asks_more_goes_to_the_rules_with_the_same_answer(
+    pod: Revision, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    monkeypatch.setattr(placing, "ANSWERS", 0)
+    job = _job_file(tmp_path, '    principal: User::"dan"\n' + FALLBACK_CASES[case])
+    answer, was_plain = _admitted(pod, job, 10)
+    assert not was_plain
+    assert answer == _cli(pod, job, 10)
+
+
+def test_an_excluded_label_on_too_many_objects_goes_to_the_rules(
+    pod: Revision, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tenant research labels the 8 nodes: over a bound of 7, the rules judge it (the same answer).
+    monkeypatch.setattr(placing, "ANSWERS", 0)
+    monkeypatch.setattr(plain, "MAX_LABELLED", 7)
+    job = _job_file(tmp_path, PLAIN_CASES["tenant"][0])
+    answer, was_plain = _admitted(pod, job, 10)
+    assert not was_plain
+    assert answer == _cli(pod, job, 10)
+
+
+def test_which_shipped_jobs_are_plain() -> None:
+    # finetune.sbatch asks 8 H100 (accepts) on a node; hpc.yaml FP64, 80 GB and no quarantine:
+    # plain. kueue-pretrain asks max_nodes, portable.yaml software, notebooks MIG, the others a
+    # model: the rules.
+    jobs = ROOT / "inventories" / "jobs"
+    files = [
+        *sorted(jobs.glob("*.yaml")),
+        jobs / "schedulers" / "finetune.sbatch",
+        jobs / "schedulers" / "kueue-pretrain.yaml",
+    ]
+    acts_as = parse_rules(("namespace=Team", "account=Team"))
+    found = {f.name: [is_plain(j) for j in jobs_to_place([f], True, acts_as).jobs] for f in files}
+    assert {name for name, flags in found.items() if all(flags)} == {"finetune.sbatch", "hpc.yaml"}
