@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import run_cli
-from service.serve_helpers import ROOT, Server, copy_inputs, serving
+from service.serve_helpers import ROOT, Server, copy_inputs, serving, wait_for
 
 from verifier.service.decision_log import DecisionLog
 
@@ -83,6 +83,24 @@ def test_an_admit_lists_up_to_ten_placements_unless_asked(server: Server) -> Non
     assert doc["limit"] == 10
     assert doc["placement"] == _cli_place(server, JOBS / "portable.yaml")[1]
     assert [p["domain"] for p in doc["placement"]["jobs"][0]["placements"]] == PORTABLE_RANKED
+
+
+def test_a_plain_job_is_admitted_without_the_rules_as_place_answers(server: Server, tmp_path: Path) -> None:
+    # hpc.yaml asks FP64, 80 GB and no quarantine: a plain job (verifier/placement/plain.py).
+    # Its own comment: only the MI300X nodes are both FP64 and Cedar-permitted for team hpc, so
+    # they host it (mi300x-n0 and mi300x-n1) and every other node has a why-not.
+    body = (JOBS / "hpc.yaml").read_text().replace("cfd-fp64", "cfd-fp64-http")  # not asked before
+    job = tmp_path / "hpc.yaml"
+    job.write_text(body)
+    wait_for("placement prepared", lambda: bool(server.revision()["placement"].get("prepared")))
+    before = server.revision()["placement"]["plain"]
+    doc = server.post("/v1/admit", body.encode()).json()
+    assert server.revision()["placement"]["plain"] == before + 1
+    assert doc["placement"] == _cli_place(server, job)[1]
+    (only,) = doc["placement"]["jobs"]
+    assert doc["admitted"] is True
+    assert [p["domain"] for p in only["placements"]] == ["mi300x-n0", "mi300x-n1"]
+    assert only["why_not"] and all(w["domain"] not in ("mi300x-n0", "mi300x-n1") for w in only["why_not"])
 
 
 @pytest.mark.parametrize(

@@ -222,3 +222,38 @@ def test_which_shipped_jobs_are_plain() -> None:
     acts_as = parse_rules(("namespace=Team", "account=Team"))
     found = {f.name: [is_plain(j) for j in jobs_to_place([f], True, acts_as).jobs] for f in files}
     assert {name for name, flags in found.items() if all(flags)} == {"finetune.sbatch", "hpc.yaml"}
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory, engine: str) -> Revision:
+    folder = tmp_path_factory.mktemp("plain-mixed")
+    return build_revision(ServeConfig((copy_inputs(folder, "mixed-fleet.yaml"),)))
+
+
+# The mixed fleet has what the pod lacks: GPUs down and nodes drained (stage healthy), several
+# tenants and a quarantine (authorization), four models with different memory and FP64. Plain
+# jobs of several principals, scopes and sizes, each one after another on one evaluation.
+MIXED_JOBS = [
+    '    principal: User::"alice"\n    gpus: 2\n    topology: {scope: node}\n',
+    '    principal: User::"bob"\n    gpus: 4\n    topology: {scope: nvlink_domain}\n',
+    '    principal: User::"carol"\n    gpus: 8\n    gpu: {fp64: true, min_hbm: 80 GB}\n    topology: {scope: node}\n',
+    '    principal: User::"hana"\n    gpus: 8\n    gpu: {accepts: [H100, MI300X]}\n    topology: {scope: node}\n'
+    '    exclude: {quarantine: "true"}\n',
+    '    principal: Team::"students"\n    gpus: 1\n    gpu: {accepts: [nvidia], min_hbm_bandwidth: 1 TB/s}\n'
+    "    topology: {scope: node}\n",
+    '    principal: User::"ivan"\n    gpus: 2\n    exclude: {tenant: [robotics, team-nlp]}\n',
+    '    principal: User::"rita"\n    gpus: 1\n    topology: {scope: rack}\n',
+]
+
+
+def test_plain_jobs_on_the_mixed_fleet_answer_as_the_cli(
+    mixed: Revision, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(placing, "ANSWERS", 0)
+    for i, body in enumerate(MIXED_JOBS):
+        (tmp_path / str(i)).mkdir()
+        job = _job_file(tmp_path / str(i), body)
+        for limit in (1, 0):
+            answer, was_plain = _admitted(mixed, job, limit)
+            assert was_plain, body
+            assert answer == _cli(mixed, job, limit), body
