@@ -20,10 +20,11 @@ EXPECTED = {
     # cables (18 trays x 4 rails) + 8 leaf-spine bonds (4 leaves x 2 spines) = 1,520.
     "gb200-nvl72.yaml": (268, 72, 1520),
     # fleet + pod + spine + 4 racks + 4 leaves + 2 x 19 (A100) + 2 x 27 (H100: node, 2 CPUs, 8 GPUs,
-    # 4 NVSwitches, 4 PCIe switches, 8 NICs) + 2 x 19 (MI300X) + 4 x 5 (RTX) = 161; links 2 x 59
-    # + 2 x 53 (H100: 32 NVSwitch bonds, 16 devices to their switches, 4 uplinks, UPI) + 2 x 45
-    # + 4 x 3 + 4 + 16 + 16 + 4 + 4 = 370.
-    "mixed-fleet.yaml": (161, 56, 370),
+    # 4 NVSwitches, 4 PCIe switches, 8 NICs) + 2 x 23 (MI300X: node, 2 CPUs, 8 GPUs, 8 NICs, 4 PCIe
+    # switches) + 4 x 5 (RTX) = 169; links 2 x 59 + 2 x 53 (H100: 32 NVSwitch bonds, 16 devices to
+    # their switches, 4 uplinks, UPI) + 2 x 49 (MI300X: 28 xGMI mesh, 16 devices to their switches,
+    # 4 uplinks, the socket link) + 4 x 3 + 4 + 16 + 16 + 4 + 4 = 378.
+    "mixed-fleet.yaml": (169, 56, 378),
     # node, socket, die, 2 clusters, 8 cores, 16 L1, 2 L2, SLC, iGPU, memory, eth0 = 35;
     # links: 3 clusters/GPU to the die fabric, die to memory, eth0 over PCIe = 5.
     "edge-soc.yaml": (35, 1, 5),

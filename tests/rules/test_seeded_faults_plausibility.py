@@ -1,0 +1,80 @@
+"""Seeded faults of the plausibility kind (issue 40, item 4): a node type that its catalogue models
+cannot carry as written (CPU lanes against a two-socket configuration).
+
+Each case seeds one fault into a copy of a shipped inventory (tests/seeded_faults.py) and names, derived
+by hand in its comment, exactly the (rule, subjects) it adds; the non-faults an expert accepts add nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from seeded_faults import MIXED, Fault, check_fault
+
+# mixed-fleet.yaml, the MI300X type: its GPUs and NICs in pairs behind four PCIe switches, two
+# switch uplinks per socket, four xGMI socket links between the EPYC 9654s.
+_X16 = "kind: pcie, generation: 5, lanes: 16"
+_PAIR = '      - {{a: "{{d}}{{g}}", b: pcie{k}, ' + _X16 + ", foreach: {{d: [gpu, nic], g: [{a}, {b}]}}}}"
+_UPLINKS = '      - {{a: "pcie{{s}}", b: cpu{c}, ' + _X16 + ", foreach: {{s: [{a}, {b}]}}}}   # uplinks\n"
+_MI300X_PCIE = "".join(_PAIR.format(k=k, a=2 * k, b=2 * k + 1) + f"   # MI300X pair {k}\n" for k in range(4)) + "".join(
+    _UPLINKS.format(c=c, a=2 * c, b=2 * c + 1) for c in range(2)
+)
+_MI300X_SWITCHES = (
+    '      - {name: "pcie{i}", kind: pcie_switch, model: PEX89104, count: 4}'
+    "   # PCIe Gen5 switches, 2 GPUs + 2 NICs each\n"
+)
+# The MI300X type written with every GPU and NIC at x16 straight on a socket (4 + 4 per EPYC) and no
+# PCIe switches: the layout the example had before issue 40.
+_MI300X_DIRECT = (
+    '      - {a: "{d}{g}", b: cpu0, kind: pcie, generation: 5, lanes: 16, foreach: {d: [gpu, nic], g: 0..3}}\n'
+    '      - {a: "{d}{g}", b: cpu1, kind: pcie, generation: 5, lanes: 16, foreach: {d: [gpu, nic], g: 4..7}}\n'
+)
+_SOCKET_LINKS = "- {a: cpu0, b: cpu1, kind: xgmi, count: 4, bandwidth: 128 GB/s}"
+MI300X_NODES = ("mi300x-n0", "mi300x-n1")
+
+
+def _direct(socket_links: str) -> Fault:
+    """The MI300X type's devices straight on the sockets (switches and their links gone), and its
+    socket-link line as `socket_links` writes it."""
+    text = MIXED.read_text(encoding="utf-8")
+    start = text.index(_MI300X_SWITCHES)
+    end = text.index(_SOCKET_LINKS, start) + len(_SOCKET_LINKS)
+    old = text[start:end]
+    new = old.replace(_MI300X_SWITCHES, "").replace(_MI300X_PCIE, _MI300X_DIRECT).replace(_SOCKET_LINKS, socket_links)
+    assert new != old and _MI300X_PCIE not in new
+    return Fault(MIXED, old, new, frozenset())
+
+
+def _with(fault: Fault, added: frozenset[tuple[str, tuple[str, ...]]]) -> Fault:
+    return Fault(fault.inventory, fault.old, fault.new, added)
+
+
+FAULTS: dict[str, Fault] = {
+    # Every GPU and NIC at x16 on its socket with four xGMI socket links: each EPYC 9654 (128 lanes,
+    # socket_link_lanes 16 in the catalogue) has 4 GPUs + 4 NICs x 16 = 128 lanes of PCIe plus
+    # 4 x 16 = 64 lanes to its socket links: 192 > 128 on cpu0 and on cpu1. The two CPUs are two
+    # lines of findings (one per CPU of the type, each naming it in both nodes): LINK009 twice.
+    # Nothing else moves: the type promises only its xGMI full mesh (no GPUDirect promise: BW009
+    # stays silent when the GPU-NIC paths become PHB).
+    "mixed: the MI300X type's devices straight on the sockets with four socket links": _with(
+        _direct(_SOCKET_LINKS),
+        frozenset(
+            {
+                ("LINK009", tuple(f"{n}/cpu0" for n in MI300X_NODES)),
+                ("LINK009", tuple(f"{n}/cpu1" for n in MI300X_NODES)),
+            }
+        ),
+    ),
+    # Not a fault: the shipped layout (devices behind the PCIe switches, 2 x16 uplinks = 32 lanes
+    # per socket) with three xGMI socket links instead of four, as ASUS's ESC A8A-E12U is built:
+    # 32 + 3 x 16 = 80 of 128 lanes. Silent.
+    "mixed: the MI300X type with three socket links (behind switches)": Fault(
+        MIXED, _SOCKET_LINKS, _SOCKET_LINKS.replace("count: 4, bandwidth: 128", "count: 3, bandwidth: 96"), frozenset()
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS))
+def test_a_seeded_fault_adds_exactly_its_findings(name: str, tmp_path: Path) -> None:
+    check_fault(FAULTS[name], tmp_path)
