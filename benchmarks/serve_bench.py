@@ -1,7 +1,7 @@
 """`topolog serve` under a real HTTP load generator on loopback: wrk (Debian package wrk).
 
     python benchmarks/serve_bench.py [--gpus 131072] [--users 1000] [--duration 10] [--connections 4]
-        [--admits 5] [--reloads 10]
+        [--admits 100] [--rules-admits 5] [--reloads 10]
 
 For the shipped mixed fleet (inventories/mixed-fleet.yaml, its principals.yml, policies/) and a
 generated fleet of `--gpus` GPUs (benchmarks/verify_bench.py's DGX H100 fleet, every node of
@@ -18,12 +18,15 @@ each in a folder of its own:
   one connection (a scheduler asking one question at a time; with more connections than the two
   cores can serve at once, the latency wrk reports is mostly queueing), and decisions per second
   with `--connections`; any non-2xx answer or socket error is a failure;
-- admit: `--admits` POSTs of an 8-GPU job (scope node, principal dan) to /v1/admit, one at a time,
-  timed by the client, each with another `?limit=` (1, 2, ...: another question, so each is
-  evaluated; the answer lists the best `limit` hosting nodes of 16,384 at 131,072 GPUs, and counts
-  them all); then `--admits` POSTs of the same job under other names and the default limit (10),
-  as each Pod of one Kubernetes Job asks: answered from the revision's kept answers. The job must
-  be admitted each time;
+- admit: `--admits` POSTs of an 8-GPU job (scope node, principal dan; on the mixed fleet
+  inventories/jobs/hpc.yaml) to /v1/admit, one at a time, timed by the client, each with another
+  `?limit=` (1, 2, ...: another question, so none is answered from the kept answers; the answer
+  lists the best `limit` hosting nodes of 16,384 at 131,072 GPUs, and counts them all). Both are
+  plain jobs (verifier/placement/plain.py), judged without the rules. Then `--rules-admits` POSTs
+  of a job the rules judge (the same with `max_nodes: 1`; on the mixed fleet portable.yaml, which
+  asks software), each with another limit; then `--admits` POSTs of the first job under other
+  names and the default limit (10), as each Pod of one Kubernetes Job asks: answered from the
+  revision's kept answers. The job must be admitted each time;
 - reload: a policy edit (a forbid naming one user) written to the policy folder, timed until
   /v1/revision shows the new revision (the file watcher's debounce included); then `--reloads`
   edits, each applied with POST /v1/reload, while wrk loads the server and a checking client
@@ -69,6 +72,10 @@ jobs:
     topology:
       scope: node
 """
+JOB_RULES = JOB.replace("train-8", "train-8-rules").replace(
+    "      scope: node\n", "      scope: node\n      max_nodes: 1\n"
+)
+"""The same job with max_nodes, which only the rules judge (verifier/placement/plain.py)."""
 WRK_SCRIPT = """
 local bodies = {BODIES}
 local i = 0
@@ -87,6 +94,9 @@ class Fleet:
     probe: dict[str, str]
     """A request the reload edit flips (ALLOW before, DENY after)."""
     admit: bytes | None
+    """A plain job (judged without the rules)."""
+    admit_rules: bytes | None
+    """A job the rules judge."""
 
 
 @dataclass
@@ -100,7 +110,9 @@ class Result:
     rps: float = 0.0
     failed: int = 0
     admit_ms: list[float] = field(default_factory=list)
-    """Admits each asking another question (evaluated)."""
+    """Admits of a plain job each asking another question (none kept)."""
+    rules_ms: list[float] = field(default_factory=list)
+    """Admits of a job the rules judge, each asking another question."""
     again_ms: list[float] = field(default_factory=list)
     """Admits of a job asked before under another name (answered from the kept answers)."""
     admit_bytes: int = 0
@@ -137,8 +149,9 @@ def mixed_fleet(folder: Path) -> Fleet:
     ]
     # alice (team-nlp) on a100-n0 (tenant team-nlp): ALLOW by tenant-own-hardware; the edit forbids her.
     probe = {"principal": "alice", "action": "schedule", "resource": "a100-n0/gpu0"}
-    admit = (REPO / "inventories" / "jobs" / "portable.yaml").read_bytes()
-    return Fleet("mixed fleet (shipped)", folder / "mixed-fleet.yaml", bodies, probe, admit)
+    jobs = REPO / "inventories" / "jobs"
+    admit, rules = (jobs / "hpc.yaml").read_bytes(), (jobs / "portable.yaml").read_bytes()
+    return Fleet("mixed fleet (shipped)", folder / "mixed-fleet.yaml", bodies, probe, admit, rules)
 
 
 def generated_fleet(folder: Path, gpus: int, users: int) -> Fleet:
@@ -157,7 +170,8 @@ def generated_fleet(folder: Path, gpus: int, users: int) -> Fleet:
     ]
     # dan (team research) on any GPU of this fleet (every node tenant research): ALLOW; the edit forbids him.
     probe = {"principal": "dan", "action": "schedule", "resource": _gpu_id(lay, 0, 0)}
-    return Fleet(f"{gpus:,} GPUs, {users:,} more users", folder / "fleet.yaml", bodies, probe, JOB.encode())
+    name = f"{gpus:,} GPUs, {users:,} more users"
+    return Fleet(name, folder / "fleet.yaml", bodies, probe, JOB.encode(), JOB_RULES.encode())
 
 
 def _gpu_id(lay: Layout, node: int, gpu: int) -> str:
@@ -248,6 +262,8 @@ def run_fleet(fleet: Fleet, work: Path, args: argparse.Namespace) -> Result:
             # the job again under other names and the default limit 10 (asked among the first
             # when --admits >= 10), as each Pod of one Job asks: kept answers.
             asked = [(f"?limit={i + 1}", fleet.admit, result.admit_ms) for i in range(args.admits)]
+            if fleet.admit_rules is not None:
+                asked += [(f"?limit={i + 1}", fleet.admit_rules, result.rules_ms) for i in range(args.rules_admits)]
             asked += [
                 ("", fleet.admit.replace(b"name: ", f"name: again-{i}-".encode(), 1), result.again_ms)
                 for i in range(args.admits)
@@ -351,6 +367,12 @@ def _median(xs: list[float]) -> float:
     return s[len(s) // 2] if s else 0.0
 
 
+def _p99(xs: list[float]) -> float:
+    """The 99th percentile, nearest rank (the largest of fewer than 100)."""
+    ordered = sorted(xs)
+    return ordered[max(0, -(-99 * len(ordered) // 100) - 1)]
+
+
 def render(results: list[Result], args: argparse.Namespace) -> str:
     load = os.getloadavg()
     lines = [
@@ -359,17 +381,19 @@ def render(results: list[Result], args: argparse.Namespace) -> str:
         f"load average {load[0]:.2f} / {load[1]:.2f} at the end",
         "",
         "| fleet | start | placement evaluated | RSS (start / peak) | authorize p50 | p99 | decisions/s | failed "
-        "| admit evaluated (median / max) | admit asked again (median / max) | answer "
+        "| admit, new plain job (median / p99 / max) | admit by the rules (median / max) "
+        "| admit asked again (median / max) | answer "
         "| policy edit live | reload (median / max) | under reloads: checked, mixed |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        admit = f"{_median(r.admit_ms):.0f} / {max(r.admit_ms):.0f} ms" if r.admit_ms else "-"
+        admit = f"{_median(r.admit_ms):.1f} / {_p99(r.admit_ms):.1f} / {max(r.admit_ms):.1f} ms" if r.admit_ms else "-"
+        rules = f"{_median(r.rules_ms):.0f} / {max(r.rules_ms):.0f} ms" if r.rules_ms else "-"
         again = f"{_median(r.again_ms):.1f} / {max(r.again_ms):.1f} ms" if r.again_ms else "-"
         lines.append(
             f"| {r.name} | {r.start_s:.2f} s | {r.prepared_s:.2f} s | {r.rss_mib:.0f} / {r.peak_mib:.0f} MiB "
             f"| {r.p50_ms:.2f} ms "
-            f"| {r.p99_ms:.2f} ms | {r.rps:,.0f} | {r.failed} | {admit} | {again} | {r.admit_bytes:,} B "
+            f"| {r.p99_ms:.2f} ms | {r.rps:,.0f} | {r.failed} | {admit} | {rules} | {again} | {r.admit_bytes:,} B "
             f"| {r.edit_live_s:.2f} s "
             f"| {_median(r.reload_ms):.0f} / {max(r.reload_ms, default=0):.0f} ms "
             f"({r.reload_failed} refused) | {r.checked}, {r.mixed} |"
@@ -386,7 +410,8 @@ def main() -> int:
     ap.add_argument("--users", type=int, default=1000)
     ap.add_argument("--duration", type=int, default=10, help="seconds of each wrk run")
     ap.add_argument("--connections", type=int, default=4)
-    ap.add_argument("--admits", type=int, default=20)
+    ap.add_argument("--admits", type=int, default=100, help="admits of a plain job (and of it asked again)")
+    ap.add_argument("--rules-admits", type=int, default=5, help="admits of a job the rules judge")
     ap.add_argument("--reloads", type=int, default=10)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds a server may take to start")
     args = ap.parse_args()
