@@ -1,33 +1,44 @@
-"""A plain job placed without evaluating the rules again: judged per node profile, in Python.
+"""A plain job placed without evaluating the rules again: judged per domain class, in Python.
 
 The service (verifier/service/placing.py) keeps the placement rules evaluated on its fleet with
-no job. For most jobs a scheduler sends (a GPU count, a principal and a scope: nothing about
-models, memory, software, labels, layouts or topology beyond the scope) what the rules in
+no job. For the jobs a scheduler sends most (a GPU count, a principal, a scope, and at most
+accepted models, memory, memory bandwidth, FP64 and excluded labels) what the rules in
 rules/placement/lib/ derive from the job's facts reduces to this, per GPU profile
 (place_profile_key) and candidate domain (place_domain_profile, both evaluated with no job):
 
-- the first stage a profile fails (place_first_fail): 8 `healthy` when its `ok` is 0, else 10
-  `authorization` when Cedar does not permit the job's principal to schedule on its class
-  (job_class_ok: `permitted`, or the class "-" when no principals were loaded), else 13, eligible;
-  every other stage needs a job fact such a job does not have, so none fails;
+- the first stage a profile fails (place_first_fail), in place_stage's order: 2 `model` when the
+  job accepts models and none of its names, families (model_family) or vendors (model_info) is
+  the profile's model; 4 `hbm` under min_hbm_mb; 5 `hbm_bandwidth` under min_hbm_mbps; 6 `fp64`
+  without full-rate FP64 when asked; 7 `excluded` when an excluded label sits on the profile's
+  node or its tag (the GPU's own id) or on an ancestor of either (job_excluded_node,
+  job_excluded_tag: `label` and `within`); 8 `healthy` when its `ok` is 0; 10 `authorization`
+  when Cedar does not permit the job's principal to schedule on its class (job_class_ok:
+  `permitted`, or only the class "-" when no principals were loaded); else 13, eligible. The
+  other stages (MIG, software, rail alignment, layout) need job facts a plain job has not;
 - a candidate domain is every domain of the job's scope (place_candidate); it hosts the job when
   its eligible GPUs are at least the job's GPUs (place_need is the job's gpus; max_nodes,
   min_fabric_mbps and min_pair_mbps are not asked, so place_nodes_ok, place_fabric_ok and
   place_pair_ok hold for every domain whose count is enough);
-- a domain that does not host it is short first (place_first_short) at stage 1 `gpus` when it
-  holds fewer GPUs than needed, else at 8 `healthy` with the GPUs in service, else at 10
-  `authorization` with the eligible GPUs (stages 2-7 and 9 count what stage 1 and 8 count).
+- a domain that does not host it is short first (place_first_short) at the first stage K after
+  which fewer GPUs than needed are left (place_stage_gpus: those whose first failure is after K).
 
-A job is plain when its facts (verifier.facts.jobs.job_facts) are only `job`, `job_scope` and
-`job_unit` (which only PLACE001's finding reads) and no `model_family` row: anything more (accepts,
-MIG, memory, FP64, excluded labels, software, rail alignment, a model and its layouts, replicas,
-max_nodes, min_fabric_mbps, min_pair_mbps) is placed by the rules. So is every job when some GPU
-has no placement profile (then a domain could be a candidate with no profile counted; never so
-for an inventory the loader accepts, but it is checked, not assumed). Members, bottleneck, cost
-and ranking are `place`'s own (rank_judged), and why-not messages too (why_not_message). Tests
-compare the answers with `topolog place --why-not --format json` on the shipped inventories.
+A job is plain when its facts (verifier.facts.jobs.job_facts) are only in `job`, `job_scope`,
+`job_unit` (which only PLACE001's finding reads), `job_accepts`, `job_exclude` and `job_need` with
+min_hbm_mb, min_hbm_mbps or fp64, and it asks at least one GPU. Anything more (MIG, software,
+rail alignment, a model and its layouts, replicas, max_nodes, min_fabric_mbps, min_pair_mbps) is
+placed by the rules; so is a job excluding a label that more than MAX_LABELLED objects carry, and
+every job when some GPU has no placement profile or more than one (then a domain's GPUs would not
+be counted as the rules count them; never so for an inventory the loader accepts, but it is
+checked, not assumed).
 
-Read-only once built: each call makes its own dictionaries.
+Domains are grouped into classes (their profiles' figures, GPU counts, node class and which GPUs,
+and whether they lie inside one node): a class passes the same stages for every job, so each is
+judged once per job. Members, bottleneck, cost and ranking are `place`'s own (rank_judged), given
+only the domains that can be among the best `limit` (see PlainPlacement._placed), and why-not
+messages too (why_not_message). Tests compare the answers with `topolog place --why-not --format
+json` (tests/service/test_serve_plain_admit.py).
+
+Read-only once built: each report makes its own dictionaries.
 """
 
 from __future__ import annotations
@@ -78,6 +89,8 @@ FIGURES = ("model", "hbm_mb", "hbm_mbps", "fp64", "ok", "class")
 
 def is_plain(job: Job) -> bool:
     """Whether the rules ask nothing of `job` that PlainPlacement does not judge (see the module)."""
+    if job.gpus < 1:  # a domain with no eligible GPU has no place_eligible_count: it hosts not even 0
+        return False
     facts = job_facts(Jobs({job.name: job}))
     if any(rows for relation, rows in facts.items() if relation not in PLAIN_FACTS):
         return False
@@ -138,8 +151,11 @@ class PlainPlacement:
         self.authorizing = bool(engine.query("authz_on"))
         self.vendors = {(str(m), str(v)) for m, v, _kind in engine.query("model_info")}
         self.nodes = {str(row[0]) for row in engine.query("object", {1: "node"}, False)}
-        profiled = sum(len(gpus) for gpus in profiles.by_profile.values())
-        self.usable = profiled == len({row[0] for row in engine.query("place_gpu_model", None, False)})
+        # Every GPU a domain holds (place_domain_gpu asks place_gpu_model) in exactly one profile:
+        # then each candidate domain is in place_domain_profile and counts its GPUs once.
+        profiled = [gpu for gpus in profiles.by_profile.values() for gpu in gpus]
+        placed = {row[0] for row in engine.query("place_gpu_model", None, False)}
+        self.usable = len(profiled) == len(placed) and placed.issuperset(profiled)
         permitted = Columns.of(program, "permitted", ("principal", "action", "class"))
         self._p_principal, self._p_action, self._p_class = (
             permitted.index[c] for c in ("principal", "action", "class")

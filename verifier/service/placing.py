@@ -28,6 +28,11 @@ they were written) and the limit. A job asked again, as every Pod of one Kuberne
 answered without evaluating (at 131,072 GPUs an 8-GPU job's evaluation and ranking take about a
 quarter of a second); its notes and names are its own (the report is made per job from it).
 
+Most jobs do not even need that: a plain job (a GPU count, a principal, a scope, accepted
+models, memory, FP64, excluded labels) is judged from this evaluation per class of identical
+domains, in Python, with no facts added (verifier/placement/plain.py: what it covers, and why
+the answer is the rules'); at 131,072 GPUs that is about a millisecond.
+
 An inventory small enough for the memory engine (`--engine auto`'s choice) is evaluated there,
 and each admit restores what it derived into an engine of its own: DuckDB's fixed cost per
 statement would take longer than the whole memory evaluation of a small fleet's jobs.
