@@ -44,6 +44,8 @@ GPU_LINKS = 8 * 40
 ALL_NODE_ENDS = 8 * 53 * 2 + 64
 # GB200: 72 GPUs x 18 switch chips = 1,296 NVLink cables, one GPU end and one chip end each.
 GB_CABLES = 1296
+# and 18 trays x 4 NICs = 72 NDR cables to the rail leaves, one NIC end each.
+GB_NIC_CABLES = 72
 
 
 @pytest.mark.parametrize(
@@ -131,7 +133,7 @@ GB_CABLES = 1296
             "unknown key 'knid' in object 'gpu{i}'; did you mean 'kind'?",
             18 * 4 * 1 + GB_CABLES,
         ),
-        # The tray's C2C links: 4 per tray touch a GPU; with the GPUs gone, so do the cables.
+        # The tray's C2C links: 4 per tray touch a GPU; with the GPUs and NICs gone, so do their cables.
         (
             GB200,
             "    children:\n      - name: grace{i}",
@@ -139,22 +141,22 @@ GB_CABLES = 1296
             23,
             5,
             "unknown key 'childern' in template 'gb200-compute-tray'; did you mean 'children'?",
-            18 * 8 * 2 + GB_CABLES,
+            18 * 8 * 2 + GB_CABLES + GB_NIC_CABLES,
         ),
         (
             GB200,
             "- template: gb200-compute-tray",
             "- template: gb200-compute-try",
-            56,
+            57,
             9,
             "unknown template 'gb200-compute-try'; did you mean 'gb200-compute-tray'?",
-            GB_CABLES,
+            GB_CABLES + GB_NIC_CABLES,
         ),
         (
             GB200,
             '{name: "chip{i}", kind: nvswitch,',
             '{name: "chip{i}", knd: nvswitch,',
-            65,
+            66,
             31,
             "unknown key 'knd' in object 'chip{i}'; did you mean 'kind'?",
             GB_CABLES,
@@ -163,7 +165,7 @@ GB_CABLES = 1296
             GB200,
             '      - name: "swtray{i}"',
             '      - nme: "swtray{i}"',
-            60,
+            61,
             9,
             "unknown key 'nme' in object 'swtray{i}'; did you mean 'name'?",
             GB_CABLES,
