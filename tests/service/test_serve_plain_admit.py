@@ -17,6 +17,7 @@ on research hardware).
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -257,3 +258,64 @@ def test_plain_jobs_on_the_mixed_fleet_answer_as_the_cli(
             answer, was_plain = _admitted(mixed, job, limit)
             assert was_plain, body
             assert answer == _cli(mixed, job, limit), body
+
+
+# Seeded plain jobs on every shipped inventory, judged both ways on one revision: by
+# PlainPlacement and by the rules (the same prepared placement without it). The shipped
+# inventories between them hold what the classes must get right: multi-node NVLink domains
+# (gb200-nvl72), GPUs with labels of their own and GPUs down (mixed fleet), an SoC GPU
+# (edge-soc), identical nodes but one (dgx-h100-pod).
+PRINCIPALS = ["alice", "bob", "carol", "hana", "dan", "fiona", "ivan", "rita", "sam"]
+ACCEPTS = ["H100", "A100", "nvidia", "amd", "apple", "RTX-4090", "MI300X", "B200", "H100-SXM5-80GB"]
+EXCLUDES = [
+    '{quarantine: "true"}',
+    "{tenant: [students, robotics]}",
+    "{ticket: HW-4471}",
+    "{zone: eu-west-1a}",
+    "{zone: us-central-1b}",
+    "{cluster: big}",
+]
+
+
+def _seeded_job(rng: random.Random) -> str:
+    gpu: list[str] = []
+    if rng.random() < 0.4:
+        gpu.append(f"accepts: [{', '.join(rng.sample(ACCEPTS, rng.randint(1, 3)))}]")
+    if rng.random() < 0.3:
+        gpu.append(f"min_hbm: {rng.choice([16, 24, 80, 186, 192])} GB")
+    if rng.random() < 0.2:
+        gpu.append(f"min_hbm_bandwidth: {rng.choice([1, 3])} TB/s")
+    if rng.random() < 0.2:
+        gpu.append("fp64: true")
+    body = f'    principal: User::"{rng.choice(PRINCIPALS)}"\n    gpus: {rng.choice([1, 2, 3, 4, 8, 9, 16, 72, 73])}\n'
+    body += f"    topology: {{scope: {rng.choice(['node', 'nvlink_domain', 'rack', 'any'])}}}\n"
+    if gpu:
+        body += f"    gpu: {{{', '.join(gpu)}}}\n"
+    if rng.random() < 0.3:
+        body += f"    exclude: {rng.choice(EXCLUDES)}\n"
+    return body
+
+
+@pytest.mark.parametrize("inventory", ["mixed-fleet.yaml", "dgx-h100-pod.yaml", "gb200-nvl72.yaml", "edge-soc.yaml"])
+def test_seeded_plain_jobs_answer_as_the_rules_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str, inventory: str
+) -> None:
+    monkeypatch.setattr(placing, "ANSWERS", 0)
+    revision = build_revision(ServeConfig((copy_inputs(tmp_path / "inputs", inventory),)))
+    prepared = _prepared(revision)
+    kept = prepared._plain
+    assert kept is not None
+    rng = random.Random(f"{inventory}-39")
+    for i in range(30):
+        job = _job_file(tmp_path, _seeded_job(rng))
+        jobs = jobs_to_place([job], True, parse_rules(())).jobs
+        limit = rng.choice([0, 1, 3, 10])
+        (named,) = jobs
+        assert is_plain(named), job.read_text()
+        fast = prepared.place(jobs, limit)
+        monkeypatch.setattr(prepared, "_plain", None)
+        slow = prepared.place(jobs, limit)
+        monkeypatch.setattr(prepared, "_plain", kept)
+        assert fast is not None and slow is not None
+        assert render_json(fast) == render_json(slow), f"job {i}:\n{job.read_text()}"
+    assert prepared.plain == 30
