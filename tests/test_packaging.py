@@ -106,7 +106,9 @@ def test_wheel_and_sdist_carry_rules_policies_and_licence(installed: tuple[Path,
     assert "SetuptoolsDeprecationWarning" not in log and "License classifiers are deprecated" not in log
     # A clean build log: no warning at all (the data folders are listed as packages, the version is read
     # from the archive's .git_archival.txt, which git filled in).
-    assert [line for line in log.splitlines() if "warning" in line.lower()] == []
+    # (File lists are left out: tests/reports/many-warnings.yaml is a file name, not a warning.)
+    listed = ("copying ", "adding ", "creating ")
+    assert [line for line in log.splitlines() if "warning" in line.lower() and not line.startswith(listed)] == []
     # The version of the archive's tag, not a fallback: setuptools-scm read it from .git_archival.txt.
     assert str(wheel.filename).endswith(f"topolog-{release()}-py3-none-any.whl")
 
