@@ -1,5 +1,5 @@
 """Seeded faults of the plausibility kind (issue 40, item 4): a node type that its catalogue models
-cannot carry as written (CPU lanes against a two-socket configuration).
+cannot carry as written (CPU lanes against a two-socket configuration, core counts against an SoC).
 
 Each case seeds one fault into a copy of a shipped inventory (tests/seeded_faults.py) and names, derived
 by hand in its comment, exactly the (rule, subjects) it adds; the non-faults an expert accepts add nothing.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from seeded_faults import MIXED, Fault, check_fault
+from seeded_faults import EDGE, MIXED, Fault, check_fault
 
 # mixed-fleet.yaml, the MI300X type: its GPUs and NICs in pairs behind four PCIe switches, two
 # switch uplinks per socket, four xGMI socket links between the EPYC 9654s.
@@ -32,6 +32,20 @@ _MI300X_DIRECT = (
 )
 _SOCKET_LINKS = "- {a: cpu0, b: cpu1, kind: xgmi, count: 4, bandwidth: 128 GB/s}"
 MI300X_NODES = ("mi300x-n0", "mi300x-n1")
+
+
+# edge-soc.yaml: the M2's performance cluster of 4 cores.
+_P_CORES = "                    count: 4\n                    labels: {core_type: performance}"
+
+
+def _three_p_cores() -> Fault:
+    """The P cluster with 3 cores, its L2 serving the three."""
+    text = EDGE.read_text(encoding="utf-8")
+    start = text.index(_P_CORES)
+    end = text.index("serves: [p0, p1, p2, p3]", start) + len("serves: [p0, p1, p2, p3]")
+    old = text[start:end]
+    new = old.replace("count: 4", "count: 3").replace("[p0, p1, p2, p3]", "[p0, p1, p2]")
+    return Fault(EDGE, old, new, frozenset())
 
 
 def _direct(socket_links: str) -> Fault:
@@ -72,6 +86,17 @@ FAULTS: dict[str, Fault] = {
     "mixed: the MI300X type with three socket links (behind switches)": Fault(
         MIXED, _SOCKET_LINKS, _SOCKET_LINKS.replace("count: 4, bandwidth: 128", "count: 3, bandwidth: 96"), frozenset()
     ),
+    # The edge box's P cluster written with 6 performance cores where the Apple M2 has 4 (its model in
+    # edge-soc.yaml: performance_cores 4, efficiency_cores 4, cores 8, from Apple's "8-core CPU, 4P +
+    # 4E"): 6 > 4, one NODE009 naming the SoC. The total, 6 + 4 = 10 > 8, is the same cause: not
+    # reported besides. The L2 still serves p0..p3 as written: MEM004 stays silent (p4, p5 only
+    # gain an L1 each, no cache is skipped).
+    "edge: the M2's performance cluster written with 6 cores": Fault(
+        EDGE, _P_CORES, _P_CORES.replace("count: 4", "count: 6"), frozenset({("NODE009", ("edge-m2-01/soc",))})
+    ),
+    # Not a fault: a performance core left out of the inventory (3 of the model's 4: an operator may
+    # leave out a core it reserves; fewer than the model's is not judged). Silent.
+    "edge: the M2's performance cluster written with 3 cores": _three_p_cores(),
 }
 
 
