@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from verifier.facts.observed import ObservedSettings
-from verifier.session.observed_input import ObservedRun, parse_time
-from verifier.sources.observed.identity import KEYS, MatchSettings
-from verifier.sources.observed.sniff import READERS
+from verifier.sources.observed.names import FORMATS, MATCH_KEYS
+
+if TYPE_CHECKING:
+    from verifier.session.observed_input import ObservedRun
 
 _F = TypeVar("_F", bound=Callable[..., object])
 
@@ -30,7 +30,7 @@ def observed_options(f: _F) -> _F:
         "--observed-match",
         "observed_match",
         metavar="KEYS",
-        default=",".join(KEYS),
+        default=",".join(MATCH_KEYS),
         show_default=True,
         help="Identity keys an observed GPU is matched to a declared one by, in order (the first key both "
         "state decides): uuid, serial, pci_bus_id (the GPU's labels) and index (gpu{i}). docs/observed.md.",
@@ -38,7 +38,7 @@ def observed_options(f: _F) -> _F:
     f = click.option(
         "--observed-format",
         "observed_format",
-        type=click.Choice(sorted(READERS)),
+        type=click.Choice(FORMATS),
         default=None,
         help="The format of every observation file (default: recognised from each file's content).",
     )(f)
@@ -59,6 +59,12 @@ def observed_run_of(
     observed: tuple[Path, ...], observed_format: str | None, observed_match: str, observed_now: str | None
 ) -> ObservedRun | None:
     """The observations the flags name, or None without --observed (TopologError on a bad --observed-match/-now)."""
+    # Imported here, not at the top: the readers and their facts cost every verify ~30 ms of start-up,
+    # though only a run with --observed needs them.
+    from verifier.facts.observed import ObservedSettings
+    from verifier.session.observed_input import ObservedRun, parse_time
+    from verifier.sources.observed.identity import MatchSettings
+
     settings = ObservedSettings(
         match=MatchSettings.parse(observed_match),
         now=parse_time(observed_now) if observed_now is not None else None,

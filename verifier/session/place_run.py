@@ -19,7 +19,6 @@ from verifier.placement.place import (
 )
 from verifier.placement.whatif import WhatIfReport, compare, permitted_gpus
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
-from verifier.session.observed_input import ObservedRun, observed_rows
 from verifier.session.session import (
     PhaseListener,
     evaluate,
@@ -33,6 +32,7 @@ from verifier.sources.jobs.spec import Jobs
 from verifier.sources.scenario import Scenario, apply_scenario
 
 if TYPE_CHECKING:  # a type only: verify_run places a what-if's jobs through this module
+    from verifier.session.observed_input import ObservedRun
     from verifier.session.verify_run import SideFileFlags
 
 
@@ -155,6 +155,8 @@ def placements(
     allowed: dict[str, frozenset[str]] | None = None
     observed = None
     if how.observed is not None and observations is not None:
+        from verifier.session.observed_input import observed_rows  # only with --observed: see verify_run
+
         observed = observed_rows(how.observed, observations, inputs)
     with evaluate(
         program,

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.sources.inventory.model import Inventory, Obj
 from verifier.sources.observed.model import GpuObservation, GpuRef, normalise_pci_bus_id
+from verifier.sources.observed.names import MATCH_KEYS
 
-KEYS: tuple[str, ...] = ("uuid", "serial", "pci_bus_id", "index")
+KEYS: tuple[str, ...] = MATCH_KEYS
 """Every identity key, in the default order."""
 
 
