@@ -1,5 +1,6 @@
 """Seeded faults of the plausibility kind (issue 40, item 4): a node type that its catalogue models
-cannot carry as written (CPU lanes against a two-socket configuration, core counts against an SoC).
+cannot carry as written (CPU lanes against a two-socket configuration, core counts against an SoC,
+a PCIe generation below both ends' catalogue figure).
 
 Each case seeds one fault into a copy of a shipped inventory (tests/seeded_faults.py) and names, derived
 by hand in its comment, exactly the (rule, subjects) it adds; the non-faults an expert accepts add nothing.
@@ -36,6 +37,13 @@ MI300X_NODES = ("mi300x-n0", "mi300x-n1")
 
 # edge-soc.yaml: the M2's performance cluster of 4 cores.
 _P_CORES = "                    count: 4\n                    labels: {core_type: performance}"
+
+
+# mixed-fleet.yaml: the HGX A100 type's GPUs at Gen4 x16 on their sockets.
+_A100_GPUS = (
+    '      - {a: "gpu{g}", b: cpu0, kind: pcie, generation: 4, lanes: 16, foreach: {g: 0..3}}\n'
+    '      - {a: "gpu{g}", b: cpu1, kind: pcie, generation: 4, lanes: 16, foreach: {g: 4..7}}\n'
+)
 
 
 def _three_p_cores() -> Fault:
@@ -97,6 +105,52 @@ FAULTS: dict[str, Fault] = {
     # Not a fault: a performance core left out of the inventory (3 of the model's 4: an operator may
     # leave out a core it reserves; fewer than the model's is not judged). Silent.
     "edge: the M2's performance cluster written with 3 cores": _three_p_cores(),
+    # The HGX A100 type's eight GPU slots written Gen3 (two lines, cpu0's four and cpu1's four, one
+    # text): the A100 SXM4 and the EPYC 7742 are both PCIe Gen4 in the catalogue, 3 < 4. Every A100
+    # runs Gen3, so no GPU is below another of its model (PCIE001 silent); the nodes match their type
+    # (NODE005 silent). One NODE010 for the type (one generation written, one expected), naming the
+    # type and its 8 links as a100-n0, the node that stands for the type, has them.
+    "mixed: the HGX A100 type's GPU slots written Gen3": Fault(
+        MIXED,
+        _A100_GPUS,
+        _A100_GPUS.replace("generation: 4", "generation: 3"),
+        frozenset(
+            {
+                (
+                    "NODE010",
+                    (
+                        "mf-hgx-a100",
+                        *(f"a100-n0/gpu{g}<->a100-n0/cpu0" for g in range(4)),
+                        *(f"a100-n0/gpu{g}<->a100-n0/cpu1" for g in range(4, 8)),
+                    ),
+                )
+            }
+        ),
+    ),
+    # One MI300X pair's line written Gen3 (GPUs 0, 1 and NICs 0, 1 on PCIe switch 0; all Gen5 in the
+    # catalogue). GPUs 0 and 1 now run below the other six MI300X of their node (Gen5): PCIE001's
+    # sibling case, one finding for the line's GPU links in both nodes. The NIC links of that line
+    # share switch 0 and generation 3 with them: the same line, so NODE010 stays silent. The NICs'
+    # 400 Gb/s (50,000 MB/s) is now above their Gen3 x16 link (16 x 985 = 15,760 MB/s): BW003 for
+    # the four NICs, as before this change (a consequence BW003 reports on its own). No BW004: switch
+    # 0 has 4 x 15,760 = 63,040 MB/s downstream over its 63,008 MB/s Gen5 uplink, 1:1.
+    "mixed: one MI300X pair's line written Gen3 (PCIE001's, not also NODE010's)": Fault(
+        MIXED,
+        _PAIR.format(k=0, a=0, b=1) + "   # MI300X pair 0\n",
+        _PAIR.format(k=0, a=0, b=1).replace("generation: 5", "generation: 3") + "   # MI300X pair 0\n",
+        frozenset(
+            {
+                ("BW003", tuple(f"{n}/nic{c}" for n in MI300X_NODES for c in (0, 1))),
+                (
+                    "PCIE001",
+                    (
+                        *(f"{n}/gpu{g}" for n in MI300X_NODES for g in (0, 1)),
+                        *(f"{n}/gpu{g}<->{n}/pcie0" for n in MI300X_NODES for g in (0, 1)),
+                    ),
+                ),
+            }
+        ),
+    ),
 }
 
 

@@ -58,6 +58,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "NODE007": (W, "a device figure below its type's: capacity below plan"),
     "NODE008": (W, "a NIC's rail label differs from its type's: placement steered wrong, traffic flows"),
     "NODE009": (E, "more cores than the part's model has: the inventory contradicts the hardware"),
+    "NODE010": (W, "a node type's PCIe generation below both ends' catalogue figure: bandwidth below plan"),
     "OBS001": (W, "a GPU's PCIe link observed trained down: bandwidth below plan"),
     "OBS002": (E, "a GPU observed out of its NVLink domain: the scale-up domain is split"),
     "OBS003": (W, "fewer active scale-up links where the GPU keeps its domain: bandwidth below plan"),
