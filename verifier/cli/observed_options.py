@@ -59,6 +59,14 @@ def observed_run_of(
     observed: tuple[Path, ...], observed_format: str | None, observed_match: str, observed_now: str | None
 ) -> ObservedRun | None:
     """The observations the flags name, or None without --observed (TopologError on a bad --observed-match/-now)."""
+    if not observed:
+        if observed_format is not None or observed_now is not None:
+            raise click.UsageError("--observed-format and --observed-now need --observed")
+        if observed_match != ",".join(MATCH_KEYS):  # set in a config file, say: still refused when wrong
+            from verifier.sources.observed.identity import MatchSettings
+
+            MatchSettings.parse(observed_match)
+        return None
     # Imported here, not at the top: the readers and their facts cost every verify ~30 ms of start-up,
     # though only a run with --observed needs them.
     from verifier.facts.observed import ObservedSettings
@@ -69,8 +77,4 @@ def observed_run_of(
         match=MatchSettings.parse(observed_match),
         now=parse_time(observed_now) if observed_now is not None else None,
     )
-    if not observed:
-        if observed_format is not None or observed_now is not None:
-            raise click.UsageError("--observed-format and --observed-now need --observed")
-        return None
     return ObservedRun(tuple(observed), observed_format, settings)
