@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from verifier.facts.observed import ObservedSettings
 from verifier.sources.inventory.model import Inventory, Obj
-from verifier.sources.observed.identity import Matcher, resolve_ref
+from verifier.sources.observed.identity import Matcher, objects_by_node, resolve_ref
 from verifier.sources.observed.model import (
     BandwidthMeasurement,
     GpuObservation,
@@ -72,17 +72,7 @@ class _Nics:
 
 
 def _nics_by_node(inventory: Inventory) -> dict[str, list[Obj]]:
-    out: dict[str, list[Obj]] = {}
-    objects = inventory.objects
-    for o in objects.values():
-        if o.kind != "nic":
-            continue
-        p = objects.get(o.parent) if o.parent is not None else None
-        while p is not None and p.kind != "node":
-            p = objects.get(p.parent) if p.parent is not None else None
-        if p is not None:
-            out.setdefault(p.id, []).append(o)
-    return out
+    return objects_by_node(inventory.objects, "nic")
 
 
 def _match_nic(nics: _Nics, port: NicPortObservation, use_index: bool) -> tuple[Obj | None, str]:

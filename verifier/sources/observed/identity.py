@@ -18,7 +18,7 @@ PCI bus id or (with nothing else) index, and matched through it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from verifier.core.errors import SourceLocation, TopologError
@@ -123,17 +123,7 @@ class Matcher:
         return found
 
     def _group_gpus(self) -> dict[str, list[Obj]]:
-        out: dict[str, list[Obj]] = {}
-        objects = self.objects
-        for o in objects.values():
-            if o.kind != "gpu":
-                continue
-            p = objects.get(o.parent) if o.parent is not None else None
-            while p is not None and p.kind != "node":
-                p = objects.get(p.parent) if p.parent is not None else None
-            if p is not None:
-                out.setdefault(p.id, []).append(o)
-        return out
+        return objects_by_node(self.objects, "gpu")
 
     def declared_gpus(self, node: str) -> Sequence[Obj]:
         return self._node(node).gpus
@@ -185,3 +175,17 @@ def resolve_ref(ref: GpuRef, host_gpus: Iterable[GpuObservation]) -> dict[str, s
     if g is not None:
         return {"uuid": g.uuid, "serial": g.serial, "pci_bus_id": g.pci_bus_id, "index": g.index}
     return {"uuid": ref.uuid, "serial": None, "pci_bus_id": ref.pci_bus_id, "index": ref.index}
+
+
+def objects_by_node(objects: Mapping[str, Obj], kind: str) -> dict[str, list[Obj]]:
+    """The objects of `kind` under each node (by node id), in inventory order; those under no node left out."""
+    out: dict[str, list[Obj]] = {}
+    for o in objects.values():
+        if o.kind != kind:
+            continue
+        p = objects.get(o.parent) if o.parent is not None else None
+        while p is not None and p.kind != "node":
+            p = objects.get(p.parent) if p.parent is not None else None
+        if p is not None:
+            out.setdefault(p.id, []).append(o)
+    return out
