@@ -19,7 +19,7 @@ from pathlib import Path
 
 from verifier.engine.ast import Program
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
-from verifier.session.session import Evaluation, _reads_authorization, evaluate
+from verifier.session.session import Evaluation, evaluate, reads_authorization
 from verifier.session.side_files import discover
 from verifier.sources.inventory.model import Inventory
 
@@ -53,7 +53,7 @@ def start_evaluation(
     inputs = read_inventory(list(paths), discover(list(paths)), None, principals=True)
     # As open_evaluation: Cedar is asked only when something reads its decisions. Built here, so
     # that a policy in error is bad input before the prompt too.
-    authorization = authorization_for(inputs) if _reads_authorization(program, also) else None
+    authorization = authorization_for(inputs) if reads_authorization(program, also) else None
     # One worker, shut down at once: the thread ends with the evaluation, and the interpreter
     # waits for it at exit (the engine is never closed under a running statement).
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="topolog-evaluate")

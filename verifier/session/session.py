@@ -309,7 +309,7 @@ def open_evaluation(
     inputs = read_inventory(paths, side if side is not None else discover(paths), from_kind, principals=authorize)
     # Cedar is asked only when something reads its decisions (evaluate() would drop them otherwise):
     # `topolog query ... 'within(G, R)'` loads no policy.
-    asks = authorize and _reads_authorization(program, also_read)
+    asks = authorize and reads_authorization(program, also_read)
     return evaluate(
         program,
         inputs,
@@ -321,7 +321,7 @@ def open_evaluation(
     )
 
 
-def _reads_authorization(program: Program, also_read: set[str]) -> bool:
+def reads_authorization(program: Program, also_read: set[str]) -> bool:
     """Whether a rule of `program`, or the caller, reads a relation that authorization emits."""
     if also_read & AUTHZ_RELATIONS:
         return True
