@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from dataclasses import fields
 from pathlib import Path
 
+from verifier.sources.observed import identity
 from verifier.sources.observed.identity import KEYS
+from verifier.sources.observed.model import GpuObservation
 from verifier.sources.observed.names import FORMATS, MATCH_KEYS
 from verifier.sources.observed.sniff import READERS
 
@@ -18,7 +22,12 @@ def test_every_reader_is_offered_and_nothing_else() -> None:
 
 
 def test_the_match_keys_are_identity_s() -> None:
-    assert MATCH_KEYS == KEYS
+    # identity.KEYS is names.MATCH_KEYS itself (an equality check could not fail); what can drift is the
+    # order identity's docstring documents (uuid, serial, pci_bus_id, index) and the fields an
+    # observed GPU must carry for each key to be compared.
+    assert KEYS is MATCH_KEYS
+    assert tuple(re.findall(r"^- `(\w+)`:", identity.__doc__ or "", re.MULTILINE)) == MATCH_KEYS
+    assert set(MATCH_KEYS) <= {f.name for f in fields(GpuObservation)}
 
 
 def test_a_verify_without_observations_imports_no_reader() -> None:
