@@ -76,13 +76,7 @@ def observed_facts(
     max_age = thresholds.get(MAX_AGE_KEY)
     out: dict[str, list[Row]] = {name: [] for name in OBSERVED_RELATIONS}
     matcher = Matcher(inventory, settings.match)
-    node_of_host: dict[str, str | None] = {}
-
-    def node(host: str) -> str | None:
-        if host not in node_of_host:
-            node_of_host[host] = matcher.node(host)
-        return node_of_host[host]
-
+    node = matcher.node
     stale: set[str] = set()
     for f in observations.files:
         n = node(f.host) if f.host is not None else None

@@ -106,12 +106,7 @@ def network_facts(
     out: dict[str, list[Row]] = {name: [] for name in NETWORK_RELATIONS}
     unmatched: list[Row] = []
     matcher = Matcher(inventory, settings.match)
-    nodes: dict[str, str | None] = {}
-
-    def node(host: str) -> str | None:
-        if host not in nodes:
-            nodes[host] = matcher.node(host)
-        return nodes[host]
+    node = matcher.node
 
     by_host: dict[str, list[GpuObservation]] = {}
     for g in observations.gpus:

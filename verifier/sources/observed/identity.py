@@ -102,9 +102,15 @@ class Matcher:
         self._nodes: dict[str, _Node] = {}
         self._lower: dict[str, str] | None = None
         self._gpus_of: dict[str, list[Obj]] | None = None
+        self._node_of_host: dict[str, str | None] = {}
 
     def node(self, host: str) -> str | None:
-        """The node a host name is, or None."""
+        """The node a host name is, or None (remembered per host: every observation of a host asks)."""
+        if host not in self._node_of_host:
+            self._node_of_host[host] = self._find_node(host)
+        return self._node_of_host[host]
+
+    def _find_node(self, host: str) -> str | None:
         for name in (host, host.split(".", 1)[0]):
             o = self.objects.get(name)
             if o is not None and o.kind == "node":
