@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
-from verifier.core.errors import TopologError
 from verifier.engine.ast import Program
-from verifier.engine.queries import NEEDS_KEY, prepare_query
-from verifier.engine.strata import strata_of
+from verifier.engine.program_data import prepared
 
 KIND = "program"
 _CODE = (
@@ -48,13 +46,4 @@ def remember_program(key: str, program: Program) -> None:
     """Store `program`, with its strata, its rules' text and its checks' `@needs` queries, under `key`
     for the next run.
     """
-    strata_of(program)
-    for rule in program.rules:
-        _ = rule.text
-    for name, text, where in program.metadata:
-        if name == NEEDS_KEY:
-            try:
-                prepare_query(text, program, where.file)
-            except TopologError:  # reported, with its check, when the checks are built
-                continue
-    write_pickled(KIND, key, program)
+    write_pickled(KIND, key, prepared(program))
