@@ -39,6 +39,7 @@ from verifier.sources.observed.model import (
     ObservedFile,
     ScaleupLinkObservation,
     exact_number,
+    host_of_file,
     normalise_pci_bus_id,
 )
 
@@ -361,9 +362,5 @@ def _section(value: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs (and xGMI links) of one host's amd-smi --json output."""
-    if host is None:
-        raise TopologError.at(
-            SourceLocation(filename, 1),
-            "amd-smi names no host; expected the file inside the folder of the node it was taken on",
-        )
+    host = host_of_file(host, filename, "amd-smi")
     return _Reader(text, filename, host).read()

@@ -23,7 +23,7 @@ import re
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.limits import INT64_MAX
-from verifier.sources.observed.model import NicPortObservation, Observations, ObservedFile, exact_number
+from verifier.sources.observed.model import NicPortObservation, Observations, ObservedFile, exact_number, host_of_file
 
 FORMAT = "ibstat"
 _CA = re.compile(r"^CA\s+'([^']+)'\s*$")
@@ -65,11 +65,7 @@ def _rate(text: str, loc: SourceLocation, problems: list[Diagnostic]) -> int | N
 
 def read(text: str, filename: str, host: str | None) -> Observations:
     """Every port of every adapter in one `ibstat` listing of `host`."""
-    if host is None:
-        raise TopologError.at(
-            SourceLocation(filename, 1),
-            "ibstat names no host; expected the file inside the folder of the node it was taken on",
-        )
+    host = host_of_file(host, filename, "ibstat")
     problems: list[Diagnostic] = []
     ports: list[_Port] = []
     ca_name: str | None = None

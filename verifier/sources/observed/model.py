@@ -25,7 +25,7 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Protocol
 
-from verifier.core.errors import SourceLocation
+from verifier.core.errors import SourceLocation, TopologError
 
 VENDORS: tuple[str, ...] = ("nvidia", "amd")
 LINK_STATES: tuple[str, ...] = ("active", "inactive")
@@ -34,6 +34,19 @@ BANDWIDTH_TOOLS: tuple[str, ...] = ("nccl-tests", "nvbandwidth")
 
 
 _DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+ON_ITS_NODE = "expected the file inside the folder of the node it was taken on"
+IN_HOST_FOLDER = "put the file in a folder named for the host (docs/observed.md)"
+
+
+def host_of_file(host: str | None, filename: str, tool: str, hint: str = ON_ITS_NODE) -> str:
+    """`host`, which a one-host tool's file must have (load.py takes it from the file's folder or name);
+    TopologError at the file's first line when it has none.
+    """
+    if host is None:
+        raise TopologError.at(SourceLocation(filename, 1), f"{tool} names no host; {hint}")
+    return host
 
 
 def exact_number(text: str) -> Fraction | None:

@@ -29,6 +29,7 @@ from verifier.sources.observed.model import (
     Observations,
     ObservedFile,
     exact_number,
+    host_of_file,
     normalise_pci_bus_id,
 )
 
@@ -47,11 +48,7 @@ def looks_like(text: str) -> bool:
 
 def read(text: str, filename: str, host: str | None) -> Observations:
     """Every measured cell of every testcase in one nvbandwidth output of `host`."""
-    if host is None:
-        raise TopologError.at(
-            SourceLocation(filename, 1),
-            "nvbandwidth names no host; expected the file inside the folder of the node it was taken on",
-        )
+    host = host_of_file(host, filename, "nvbandwidth")
     problems: list[Diagnostic] = []
     buses: dict[int, str] = {}
     out: list[BandwidthMeasurement] = []

@@ -16,10 +16,17 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.errors import TopologError
 from verifier.sources.importers.safe_xml import Element, parse_xml_bytes
 from verifier.sources.observed import nvidia_smi_fast
-from verifier.sources.observed.model import GpuObservation, Observations, ObservedFile, normalise_pci_bus_id
+from verifier.sources.observed.model import (
+    IN_HOST_FOLDER,
+    GpuObservation,
+    Observations,
+    ObservedFile,
+    host_of_file,
+    normalise_pci_bus_id,
+)
 
 FORMAT = "nvidia-smi-q-xml"
 ROOT = "nvidia_smi_log"
@@ -180,11 +187,7 @@ def _fast(text: str, filename: str, host: str) -> Observations:
 
 def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs of one `nvidia-smi -q -x` file (for one host). TopologError with file:line on bad input."""
-    if host is None:
-        raise TopologError.at(
-            SourceLocation(filename, 1),
-            "nvidia-smi -q -x names no host; put the file in a folder named for the host (docs/observed.md)",
-        )
+    host = host_of_file(host, filename, "nvidia-smi -q -x", IN_HOST_FOLDER)
     try:
         return _fast(text, filename, host)
     except nvidia_smi_fast.Unusual:

@@ -22,12 +22,14 @@ import re
 
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.sources.observed.model import (
+    IN_HOST_FOLDER,
     CounterObservation,
     GpuRef,
     Observations,
     ObservedFile,
     ScaleupLinkObservation,
     exact_number,
+    host_of_file,
 )
 
 FORMAT_STATUS = "nvidia-smi-nvlink-s"
@@ -71,11 +73,7 @@ def _mbps(text: str, loc: SourceLocation) -> int:
 
 def read(text: str, filename: str, host: str | None) -> Observations:
     """Links (`-s`) or link error counters (`-e`) of one host's GPUs. TopologError with file:line on bad input."""
-    if host is None:
-        raise TopologError.at(
-            SourceLocation(filename, 1),
-            "nvidia-smi nvlink names no host; put the file in a folder named for the host (docs/observed.md)",
-        )
+    host = host_of_file(host, filename, "nvidia-smi nvlink", IN_HOST_FOLDER)
     kind = kind_of(text)
     if kind is None:
         raise TopologError.at(

@@ -27,6 +27,7 @@ from verifier.sources.observed.model import (
     Observations,
     ObservedFile,
     exact_number,
+    host_of_file,
     normalise_pci_bus_id,
 )
 
@@ -57,11 +58,7 @@ def _text(raw: Any) -> str | None:
 
 def read(text: str, filename: str, host: str | None) -> Observations:
     """Every `cardN` of one host's rocm-smi --json output."""
-    if host is None:
-        raise TopologError.at(
-            SourceLocation(filename, 1),
-            "rocm-smi names no host; expected the file inside the folder of the node it was taken on",
-        )
+    host = host_of_file(host, filename, "rocm-smi")
     try:
         doc = json.loads(text, parse_constant=lambda c: c)
     except RecursionError:
