@@ -17,7 +17,7 @@ from verifier.engine.ast import Program
 from verifier.engine.program_data import prepared
 
 KIND = "program"
-_CODE = (
+PARSING_CODE = (
     "ast.py",
     "parser.py",
     "grammar.lark",
@@ -26,8 +26,9 @@ _CODE = (
     "shared_terms.py",
     "strata.py",
     "queries.py",
-    "program_cache.py",
 )
+"""This package's files that turn rule text into a checked program (with its strata and `@needs` queries)."""
+_CODE = (*PARSING_CODE, "program_cache.py")
 """The files whose change can change the program a text parses to."""
 
 

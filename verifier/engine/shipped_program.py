@@ -25,20 +25,11 @@ from pathlib import Path
 
 from verifier.core.resources import display_path, shipped_rules_dir
 from verifier.engine.ast import Program
+from verifier.engine.program_cache import PARSING_CODE
 from verifier.engine.program_data import FORMAT, decode_program
 
 DATA_NAME = "shipped_program.json"
-CODE = (
-    "ast.py",
-    "parser.py",
-    "grammar.lark",
-    "checks.py",
-    "loader.py",
-    "shared_terms.py",
-    "strata.py",
-    "queries.py",
-    "program_data.py",
-)
+CODE = (*PARSING_CODE, "program_data.py")
 """This package's files whose change can change the data a rule pack compiles to."""
 
 
