@@ -21,7 +21,7 @@ judging the job at another level would answer another question.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verifier.core.errors import Diagnostic, SourceLocation
@@ -193,10 +193,15 @@ def _job_pods(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> in
                 f"{what} runs {completions} completions {parallelism} at a time: placed as {parallelism} pods at once",
             )
         )
-    unread = [k for k in spec if k not in ("parallelism", "completions", "template")]
-    if unread:
-        notes.append(Diagnostic(spec.loc, f"{what} fields {', '.join(unread)} not judged"))
+    _note_unread(spec, ("parallelism", "completions", "template"), what, notes)
     return pods
+
+
+def _note_unread(m: YMap, read: tuple[str, ...], what: str, notes: list[Diagnostic], more: Sequence[str] = ()) -> None:
+    """A note naming the fields of `m` outside `read` (then `more`), which are not judged; none if there are none."""
+    unread = [k for k in m if k not in read] + list(more)
+    if unread:
+        notes.append(Diagnostic(m.loc, f"{what} fields {', '.join(unread)} not judged"))
 
 
 def _pod_sets_job(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
@@ -215,9 +220,7 @@ def _pod_sets_jobset(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]
             f"{what} needs 'replicatedJobs', a non-empty list",
         )
         return []
-    unread = [k for k in spec if k != "replicatedJobs"]
-    if unread:
-        notes.append(Diagnostic(spec.loc, f"{what} fields {', '.join(unread)} not judged"))
+    _note_unread(spec, ("replicatedJobs",), what, notes)
     sets: list[PodSet] = []
     for i, rj in enumerate(items):
         if not isinstance(rj, YMap):
@@ -245,10 +248,8 @@ def _pod_sets_lws(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -
         p.add(spec.loc, f"{what} has no 'leaderWorkerTemplate'; expected one with a workerTemplate")
         return []
     size = _count(lwt, "size", 1, f"leaderWorkerTemplate of {what}", p)
-    unread = [k for k in spec if k not in ("replicas", "leaderWorkerTemplate")]
-    unread += [f"leaderWorkerTemplate.{k}" for k in lwt if k not in ("size", "leaderTemplate", "workerTemplate")]
-    if unread:
-        notes.append(Diagnostic(spec.loc, f"{what} fields {', '.join(unread)} not judged"))
+    lwt_unread = [f"leaderWorkerTemplate.{k}" for k in lwt if k not in ("size", "leaderTemplate", "workerTemplate")]
+    _note_unread(spec, ("replicas", "leaderWorkerTemplate"), what, notes, lwt_unread)
     if size < 1:
         p.add(lwt.key_loc("size"), f"'size' of {what} is {size}; a group has at least its leader")
         return []
@@ -281,9 +282,7 @@ def _pod_sets_workload(spec: YMap, what: str, p: Problems, notes: list[Diagnosti
     if not isinstance(items, YList) or not items:
         p.add(spec.key_loc("podSets") if "podSets" in spec else spec.loc, f"{what} needs 'podSets', a non-empty list")
         return []
-    unread = [k for k in spec if k not in ("podSets", "queueName")]
-    if unread:
-        notes.append(Diagnostic(spec.loc, f"{what} fields {', '.join(unread)} not judged"))
+    _note_unread(spec, ("podSets", "queueName"), what, notes)
     sets: list[PodSet] = []
     for i, ps in enumerate(items):
         if not isinstance(ps, YMap):
@@ -294,9 +293,7 @@ def _pod_sets_workload(spec: YMap, what: str, p: Problems, notes: list[Diagnosti
         count = _count(ps, "count", 1, pwhat, p)
         tmpl = _template(ps, "template", pwhat, p)
         topo = p.mapping(ps, "topologyRequest", pwhat)
-        other = [k for k in ps if k not in ("name", "count", "template", "topologyRequest")]
-        if other:
-            notes.append(Diagnostic(ps.loc, f"{pwhat} fields {', '.join(other)} not judged"))
+        _note_unread(ps, ("name", "count", "template", "topologyRequest"), pwhat, notes)
         if tmpl is not None:
             sets.append(PodSet(pname, count, tmpl[0], tmpl[1], items.item_loc(i), topo))
     return [sets]
