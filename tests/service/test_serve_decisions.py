@@ -14,6 +14,8 @@ import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 from cli_helpers import run_cli
@@ -23,8 +25,8 @@ from starlette.requests import Request
 from verifier.service.app import Service, _body
 from verifier.service.bodies import BadRequest, authorize_request
 from verifier.service.config import ServeConfig
-from verifier.service.gate import authorize_doc
-from verifier.service.revision import build_revision
+from verifier.service.gate import admit_timed_out, authorize_doc
+from verifier.service.revision import Revision, build_revision
 
 ASKED: list[dict[str, object]] = [
     {"principal": "ivan", "action": "schedule", "resource": "a100-n0/gpu0"},
@@ -70,3 +72,15 @@ def test_a_body_that_never_arrives_is_a_408_and_a_decision_past_its_time_a_timeo
     finally:
         release.set()
         pool.shutdown(wait=True)
+
+
+def test_an_admit_past_its_time_is_refused_naming_the_bound() -> None:
+    # admit_doc's answer, refused: not admitted, no placement, the bound ({seconds:g}: 2.5) as the reason.
+    revision = cast("Revision", SimpleNamespace(id="rev-1"))
+    assert admit_timed_out(revision, 2.5, 3) == {
+        "admitted": False,
+        "revision": "rev-1",
+        "limit": 3,
+        "errors": ["not placed within 2.5 s (--admit-timeout); refused"],
+        "placement": None,
+    }

@@ -36,7 +36,7 @@ from verifier.service.bodies import (
 )
 from verifier.service.config import token_matches
 from verifier.service.decision_log import DecisionLog
-from verifier.service.gate import Gate, ReloadStatus, admit_doc, authorize_doc, timed_out
+from verifier.service.gate import Gate, ReloadStatus, admit_doc, admit_timed_out, authorize_doc, timed_out
 from verifier.service.metrics import CONTENT_TYPE, Metrics
 from verifier.service.revision import Revision
 
@@ -244,13 +244,7 @@ async def admit(service: Service, request: Request) -> Response:
             service.admitting, lambda: admit_doc(revision, body, service.config.principal_from, limit), timeout
         )
     except TimeoutError:
-        doc = {
-            "admitted": False,
-            "revision": revision.id,
-            "limit": limit,
-            "errors": [f"not placed within {timeout:g} s (--admit-timeout); refused"],
-            "placement": None,
-        }
+        doc = admit_timed_out(revision, timeout, limit)
     _record(service, "admit", {"bytes": len(body), "limit": limit}, doc, started, doc["admitted"] is True)
     return JSONResponse(doc)
 

@@ -175,6 +175,11 @@ def timed_out(revision: Revision, request: AuthorizeRequest, seconds: float) -> 
     return _denied(revision, request, [f"not decided within {seconds:g} s (--authorize-timeout); denied"])
 
 
+def admit_timed_out(revision: Revision, seconds: float, limit: int) -> dict[str, object]:
+    """The refusal of an admit that was not placed within `seconds`."""
+    return _refused(revision, [f"not placed within {seconds:g} s (--admit-timeout); refused"], limit)
+
+
 def admit_doc(
     revision: Revision, body: bytes, principal_from: tuple[PrincipalRule, ...] = (), limit: int = 0
 ) -> dict[str, object]:
