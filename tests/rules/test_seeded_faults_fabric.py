@@ -124,10 +124,6 @@ NON_FAULTS: dict[str, Fault] = {
         "",
         frozenset(),
     ),
-    # A rail-only fabric: the spines and every leaf-spine cable left out. Each rail leaf is an island,
-    # by design (NCCL moves cross-rail traffic over NVLink inside the node, PXN), and every node is
-    # on all 8 rails: no leaf declares an uplink, so LINK011 judges none, and LINK004 (a pod with
-    # spines) has none to judge against. Nothing is added.
     # An end-of-row leaf: the RTX rack has no leaf of its own (its leaf and that leaf's bond left out)
     # and its 4 workstations are cabled to the A100 rack's leaf next door. The RTX rack has no leaf,
     # so LINK012 judges nothing there; euw-a100-leaf then carries 4 x 100 + 4 x 100 GbE = 100,000 MB/s
@@ -145,6 +141,10 @@ NON_FAULTS: dict[str, Fault] = {
         .replace("euw-mi300x-leaf, euw-rtx-leaf]", "euw-mi300x-leaf]"),
         frozenset(),
     ),
+    # A rail-only fabric: the spines and every leaf-spine cable left out. Each rail leaf is an island,
+    # by design (NCCL moves cross-rail traffic over NVLink inside the node, PXN), and every node is
+    # on all 8 rails: no leaf declares an uplink, so LINK011 judges none, and LINK004 (a pod with
+    # spines) has none to judge against. Nothing is added.
     "pod: a rail-only fabric without spines": Fault(
         POD,
         _POD_TAIL,
