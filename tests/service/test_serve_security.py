@@ -78,7 +78,14 @@ def test_token_required_on_every_endpoint_but_the_probes(tmp_path: Path) -> None
         body = {"principal": "alice", "action": "schedule", "resource": "a100-n0/gpu0"}
         for bad in ("", "wrong-token-wrong-token-wrong"):
             with server.client(token=bad) as c:
-                assert c.post("/v1/authorize", json=body).status_code == 401
+                refused = c.post("/v1/authorize", json=body)
+                # RFC 6750's challenge, and the service's problem document (error, status).
+                assert refused.status_code == 401
+                assert refused.headers["WWW-Authenticate"] == 'Bearer realm="topolog"'
+                assert refused.json() == {
+                    "error": "authentication required: send Authorization: Bearer <token>",
+                    "status": 401,
+                }
                 assert c.post("/v1/reload").status_code == 401
                 assert c.get("/v1/revision").status_code == 401
                 assert c.get("/metrics").status_code == 401

@@ -124,8 +124,8 @@ class Service:
         self.log.close()
 
 
-def _problem(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message, "status": status}, status_code=status)
+def _problem(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message, "status": status}, status_code=status, headers=headers)
 
 
 async def _body(request: Request, limit: int, timeout: float) -> bytes:
@@ -165,10 +165,10 @@ def _route(service: Service, handler: Handler) -> Callable[[Request], Awaitable[
         needs_token = token is not None and request.url.path not in OPEN_PATHS
         if needs_token and not token_matches(token or "", request.headers.get("authorization")):
             service.metrics.rejected.labels(status="401").inc()
-            return JSONResponse(
-                {"error": "authentication required: send Authorization: Bearer <token>", "status": 401},
-                status_code=401,
-                headers={"WWW-Authenticate": 'Bearer realm="topolog"'},
+            return _problem(
+                401,
+                "authentication required: send Authorization: Bearer <token>",
+                {"WWW-Authenticate": 'Bearer realm="topolog"'},
             )
         try:
             return await handler(service, request)
