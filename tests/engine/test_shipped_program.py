@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from verifier.core.cache import ENV_DIR
 from verifier.core.errors import SourceLocation
 from verifier.core.resources import display_path, shipped_rules_dir
 from verifier.engine import loader, rule_pack, shipped_program
@@ -114,6 +115,7 @@ def test_damaged_data_is_parsed_instead(monkeypatch: pytest.MonkeyPatch) -> None
         monkeypatch.setattr(shipped_program, "_data_bytes", lambda damaged=damaged: damaged)
         assert compiled_shipped(files) is None
     rule_pack._last.clear()
+    monkeypatch.setenv(ENV_DIR, "")  # no program kept on disk by an earlier test: parsed here
     monkeypatch.setattr(shipped_program, "_data_bytes", lambda: good[: len(good) // 2])
     # The pack is parsed: the same rules as compiled.
     assert len(rule_pack.load_rule_pack(rule_pack.shipped_first([])).rules) == len(json.loads(good)["program"]["rules"])
@@ -127,6 +129,8 @@ def test_a_run_on_the_shipped_pack_does_not_parse(monkeypatch: pytest.MonkeyPatc
         raise AssertionError("the shipped pack was parsed")
 
     monkeypatch.setattr(loader, "load_program", no_parse)
+    # No program kept on disk (an earlier test parses the pack and keeps it): read from the compiled data.
+    monkeypatch.setenv(ENV_DIR, "")
     program = rule_pack.load_rule_pack(rule_pack.shipped_first([]))
     assert len(program.rules) == len(json.loads(_fresh_text())["program"]["rules"])
     rule_pack._last.clear()
