@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from verifier.core.errors import SourceLocation
+from verifier.core.errors import SourceLocation, TopologError
 from verifier.engine.ast import (
     NOWHERE,
     Aggregate,
@@ -38,15 +38,13 @@ from verifier.engine.ast import (
     Var,
     Wildcard,
 )
+from verifier.engine.queries import _KEPT as QUERIES_KEPT
 from verifier.engine.queries import NEEDS_KEY, prepare_query
 from verifier.engine.strata import _KEPT as STRATA_KEPT
 from verifier.engine.strata import Stratum, strata_of
 
 FORMAT = 1
 """Bumped whenever the layout below changes: data of another format is not read (the pack is parsed)."""
-
-_QUERIES_KEPT = "_queries"
-"""Where verifier.engine.queries.prepare_query keeps a program's checked queries."""
 
 Data = dict[str, Any]
 
@@ -80,7 +78,7 @@ class _Encoder:
         for i, (name, text, where) in enumerate(program.metadata):
             if name != NEEDS_KEY:
                 continue
-            kept: dict[tuple[str, str], Query] = program.__dict__.get(_QUERIES_KEPT, {})
+            kept: dict[tuple[str, str], Query] = program.__dict__.get(QUERIES_KEPT, {})
             query = kept.get((text, where.file))
             if query is not None:  # a query that failed its check is reported when the checks are built
                 queries.append([i, [self.literal(lit) for lit in query.body], list(query.variables), query.text])
@@ -187,7 +185,7 @@ class _Decoder:
             queries[(value, where.file)] = Query(tuple(self.literal(lit) for lit in body), tuple(variables), text)
         # Program is frozen; these are derived from its fields, kept where strata_of and prepare_query look.
         object.__setattr__(program, STRATA_KEPT, strata)
-        object.__setattr__(program, _QUERIES_KEPT, queries)
+        object.__setattr__(program, QUERIES_KEPT, queries)
         return program
 
     def loc(self, loc: list[int] | None) -> SourceLocation:
@@ -247,8 +245,6 @@ def prepared(program: Program) -> Program:
     strata_of(program)
     for rule in program.rules:
         _ = rule.text
-    from verifier.core.errors import TopologError
-
     for name, text, where in program.metadata:
         if name == NEEDS_KEY:
             try:
