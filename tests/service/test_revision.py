@@ -32,6 +32,10 @@ def test_a_policy_edit_keeps_the_graph_and_flips_the_decision(tmp_path: Path) ->
     assert second.id != first.id and second.setup.graph is first.setup.graph
     assert authorize_doc(first, ALICE)["decision"] == "ALLOW"
     assert authorize_doc(second, ALICE)["decision"] == "DENY"
+    # Placement's decision memo is the revision's own: the first revision's answer (asked first,
+    # so memoised) is not the second's, whose only matching forbid is alice-suspended.
+    assert first.setup.denying("alice", ["a100-n0/gpu0"]) == ()
+    assert second.setup.denying("alice", ["a100-n0/gpu0"]) == ("alice-suspended",)
 
 
 def test_a_policy_off_the_schema_is_refused_even_when_the_graph_is_kept(tmp_path: Path) -> None:

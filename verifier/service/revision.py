@@ -206,17 +206,10 @@ def _under_policies(path: Path, files: Sequence[tuple[str, Path, bytes]]) -> Pat
 def _with_policies(setup: AuthzSetup, policy_dir: Path) -> AuthzSetup:
     """`setup`'s inventory, principals and entity graph with the policies of `policy_dir`, validated
     against its schema and the entities checked against it, as verifier.authorization.setup.build_setup does.
+    Its decision memo starts empty (AuthzSetup's fields outside __init__ are not copied by replace).
     """
     bundle = load_policies(policy_dir)
-    return AuthzSetup(
-        setup.inventories,
-        setup.inventory,
-        bundle,
-        setup.principals,
-        setup.graph,
-        Authorizer(bundle, setup.graph),
-        setup.inventory_parts,
-    )
+    return replace(setup, bundle=bundle, authorizer=Authorizer(bundle, setup.graph))
 
 
 def _write_snapshot(root: Path, files: Sequence[tuple[str, Path, bytes]]) -> Snapshot:
