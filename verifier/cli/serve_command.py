@@ -18,6 +18,8 @@ from verifier.service.config import (  # imports no web framework: --help works 
     ADMIT_LIMIT,
     ADMIT_TIMEOUT_S,
     AUTHORIZE_TIMEOUT_S,
+    DECISION_LOG_BYTES,
+    DECISION_LOG_KEEP,
     DEFAULT_HOST,
     DEFAULT_PORT,
     MAX_BATCH,
@@ -54,12 +56,16 @@ INSTALL = 'pip install "topolog[serve] @ git+<repository>@<tag>" (README.md, Ins
 @click.option(
     "--decision-log-max-bytes",
     type=click.IntRange(min=1024),
-    default=64 * 1024 * 1024,
+    default=DECISION_LOG_BYTES,
     show_default=True,
     help="Rotate the decision log at this size.",
 )
 @click.option(
-    "--decision-log-keep", type=click.IntRange(min=1), default=5, show_default=True, help="Rotated decision logs kept."
+    "--decision-log-keep",
+    type=click.IntRange(min=1),
+    default=DECISION_LOG_KEEP,
+    show_default=True,
+    help="Rotated decision logs kept.",
 )
 @click.option(
     "--max-body",

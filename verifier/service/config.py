@@ -30,6 +30,10 @@ ADMIT_TIMEOUT_S = 60.0
 """Seconds one admit may take before it is denied as timed out (placement at 131,072 GPUs reads the fleet)."""
 ADMIT_LIMIT = 10
 """Placements listed per job in an admit's answer (`--admit-limit`, `?limit=`); its `hosting` counts them all."""
+DECISION_LOG_BYTES = 64 * 1024 * 1024
+"""Size at which the decision log is rotated (`--decision-log-max-bytes`)."""
+DECISION_LOG_KEEP = 5
+"""Rotated decision logs kept (`--decision-log-keep`)."""
 TOKEN_MIN_LENGTH = 16
 """Characters a bearer token must have: a short one can be guessed."""
 
@@ -52,8 +56,8 @@ class ServeConfig:
     token_file: Path | None = None
     """A bearer token every request must carry (read once at start and on each reload)."""
     decision_log: Path | None = None
-    decision_log_bytes: int = 64 * 1024 * 1024
-    decision_log_keep: int = 5
+    decision_log_bytes: int = DECISION_LOG_BYTES
+    decision_log_keep: int = DECISION_LOG_KEEP
     max_body: int = MAX_BODY
     max_batch: int = MAX_BATCH
     authorize_timeout_s: float = AUTHORIZE_TIMEOUT_S
