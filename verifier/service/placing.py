@@ -164,9 +164,9 @@ class PreparedPlacement:
         """Set when an admit's evaluation failed in DuckDB: that engine's state is not trusted again."""
         self.admits = 0
         self.reused = 0
+        """Admits answered from `_answers`."""
         self.plain = 0
         """Admits of plain jobs, judged without evaluating (PlainPlacement)."""
-        """Admits answered from `_answers`."""
         self._answers: dict[tuple[int, tuple[Job, ...]], PlaceReport] = {}
         """Ranked reports by what was asked (see `place`): this revision's answers, which nothing changes."""
         self.seconds = time.perf_counter() - started
