@@ -47,11 +47,12 @@ def _absolute(path: str | Path) -> Path:
 
 def _relevant(config: ServeConfig, changed: set[tuple[watchfiles.Change, str]]) -> bool:
     files, policy_dirs = served_paths(config)
+    parents = {f.parent for f in files}
     for _change, name in changed:
         path = _absolute(name)
         # `..data` and its timestamped folders: the kubelet updates a mounted ConfigMap or Secret
         # by swapping the `..data` link that every file of the mount points through.
-        if path in files or (path.name.startswith("..") and path.parent in {f.parent for f in files}):
+        if path in files or (path.name.startswith("..") and path.parent in parents):
             return True
         # Anything under the policy folder, subfolders included: a policy file in any case of its
         # suffix, a folder of policies moved in, a ConfigMap's `..data` swap. A reload that finds
