@@ -22,6 +22,7 @@ from cli_helpers import run_cli
 from service.serve_helpers import copy_inputs
 from starlette.requests import Request
 
+from verifier.service.admission import timed_out_review
 from verifier.service.app import Service, _body
 from verifier.service.bodies import BadRequest, authorize_request
 from verifier.service.config import ServeConfig
@@ -74,7 +75,7 @@ def test_a_body_that_never_arrives_is_a_408_and_a_decision_past_its_time_a_timeo
         pool.shutdown(wait=True)
 
 
-def test_an_admit_past_its_time_is_refused_naming_the_bound() -> None:
+def test_an_admit_or_review_past_its_time_is_refused_naming_the_bound() -> None:
     # admit_doc's answer, refused: not admitted, no placement, the bound ({seconds:g}: 2.5) as the reason.
     revision = cast("Revision", SimpleNamespace(id="rev-1"))
     assert admit_timed_out(revision, 2.5, 3) == {
@@ -83,4 +84,17 @@ def test_an_admit_past_its_time_is_refused_naming_the_bound() -> None:
         "limit": 3,
         "errors": ["not placed within 2.5 s (--admit-timeout); refused"],
         "placement": None,
+    }
+    # The webhook's answer says the same, refused (403) under the request's uid and the revision.
+    assert timed_out_review("uid-7", revision, 2.5) == {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": {
+            "uid": "uid-7",
+            "allowed": False,
+            "status": {
+                "code": 403,
+                "message": "topolog (revision rev-1): not placed within 2.5 s (--admit-timeout); refused",
+            },
+        },
     }

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 
 from verifier.service.bodies import BadRequest
-from verifier.service.gate import admit_doc
+from verifier.service.gate import admit_doc, not_placed_in_time
 from verifier.service.revision import Revision
 from verifier.sources.jobs.principal_rules import PrincipalRule
 
@@ -88,7 +88,7 @@ def _why(admitted: dict[str, object]) -> str:
 
 
 def timed_out_review(uid: str, revision: Revision, seconds: float) -> dict[str, object]:
-    return _answer(uid, False, f"not placed within {seconds:g} s (--admit-timeout); refused", revision)
+    return _answer(uid, False, not_placed_in_time(seconds), revision)
 
 
 def _answer(uid: str, allowed: bool, message: str, revision: Revision) -> dict[str, object]:

@@ -175,9 +175,14 @@ def timed_out(revision: Revision, request: AuthorizeRequest, seconds: float) -> 
     return _denied(revision, request, [f"not decided within {seconds:g} s (--authorize-timeout); denied"])
 
 
+def not_placed_in_time(seconds: float) -> str:
+    """Why an admit (or an admission review) not placed within `seconds` is refused."""
+    return f"not placed within {seconds:g} s (--admit-timeout); refused"
+
+
 def admit_timed_out(revision: Revision, seconds: float, limit: int) -> dict[str, object]:
     """The refusal of an admit that was not placed within `seconds`."""
-    return _refused(revision, [f"not placed within {seconds:g} s (--admit-timeout); refused"], limit)
+    return _refused(revision, [not_placed_in_time(seconds)], limit)
 
 
 def admit_doc(
