@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from verifier.session.observed_input import ObservedRun
 
 _F = TypeVar("_F", bound=Callable[..., object])
+DEFAULT_MATCH = ",".join(MATCH_KEYS)
+"""--observed-match when not given: every identity key, in MATCH_KEYS' order."""
 
 
 def observed_options(f: _F) -> _F:
@@ -30,7 +32,7 @@ def observed_options(f: _F) -> _F:
         "--observed-match",
         "observed_match",
         metavar="KEYS",
-        default=",".join(MATCH_KEYS),
+        default=DEFAULT_MATCH,
         show_default=True,
         help="Identity keys an observed GPU is matched to a declared one by, in order (the first key both "
         "state decides): uuid, serial, pci_bus_id (the GPU's labels) and index (gpu{i}). docs/observed.md.",
@@ -62,7 +64,7 @@ def observed_run_of(
     if not observed:
         if observed_format is not None or observed_now is not None:
             raise click.UsageError("--observed-format and --observed-now need --observed")
-        if observed_match != ",".join(MATCH_KEYS):  # set in a config file, say: still refused when wrong
+        if observed_match != DEFAULT_MATCH:  # set in a config file, say: still refused when wrong
             from verifier.sources.observed.identity import MatchSettings
 
             MatchSettings.parse(observed_match)
