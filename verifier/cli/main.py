@@ -48,6 +48,7 @@ class LazyGroup(click.Group):
         "export": "verifier.cli.import_commands:export_cmd",
         "import": "verifier.cli.import_commands:import_cmd",
         "place": "verifier.cli.place_command:place_cmd",
+        "policy": "verifier.cli.policy_commands:policy_cmd",
         "query": "verifier.cli.query_commands:query_cmd",
         "reconcile": "verifier.cli.import_commands:reconcile_cmd",
         "repl": "verifier.cli.repl_command:repl_cmd",
