@@ -46,6 +46,17 @@ _A100_GPUS = (
 )
 
 
+# mixed-fleet.yaml: the HGX H100 type's first PCIe switch line (GPUs 0, 1 and NICs 0, 1), and that
+# line split with the NICs written Gen4.
+_H100_SWITCH0 = (
+    '      - {a: "{d}{g}", b: pcie0, kind: pcie, generation: 5, lanes: 16, foreach: {d: [gpu, nic], g: [0, 1]}}\n'
+)
+_H100_SWITCH0_NICS_GEN4 = (
+    '      - {a: "gpu{g}", b: pcie0, kind: pcie, generation: 5, lanes: 16, foreach: {g: [0, 1]}}\n'
+    '      - {a: "nic{g}", b: pcie0, kind: pcie, generation: 4, lanes: 16, foreach: {g: [0, 1]}}\n'
+)
+
+
 def _three_p_cores() -> Fault:
     """The P cluster with 3 cores, its L2 serving the three."""
     text = EDGE.read_text(encoding="utf-8")
@@ -123,6 +134,26 @@ FAULTS: dict[str, Fault] = {
                         *(f"a100-n0/gpu{g}<->a100-n0/cpu0" for g in range(4)),
                         *(f"a100-n0/gpu{g}<->a100-n0/cpu1" for g in range(4, 8)),
                     ),
+                )
+            }
+        ),
+    ),
+    # The HGX H100 type's first PCIe switch line split so its two NICs (ConnectX-7, Gen5 in the
+    # catalogue, on a PEX Gen5 switch) are written Gen4 while its GPUs stay Gen5. One cause, the type's
+    # NIC line: one NODE010 naming the type and the two NIC links as h100-n0 (the node that stands for
+    # the type) has them. The NICs' 400 Gb/s (50,000 MB/s) is now above their Gen4 x16 link
+    # (16 x 1,969 = 31,504 MB/s) on both H100 nodes, which BW003 said on its own before: it now steps
+    # aside for the type line NODE010 reports (no GPU shares it, so PCIE001 is silent). No BW004: the
+    # switch carries less than before over the same Gen5 uplink.
+    "mixed: the HGX H100 type's NIC line written Gen4 (NODE010's, not also BW003's)": Fault(
+        MIXED,
+        _H100_SWITCH0,
+        _H100_SWITCH0_NICS_GEN4,
+        frozenset(
+            {
+                (
+                    "NODE010",
+                    ("mf-hgx-h100", "h100-n0/nic0<->h100-n0/pcie0", "h100-n0/nic1<->h100-n0/pcie0"),
                 )
             }
         ),
