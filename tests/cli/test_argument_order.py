@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from cli_helpers import run_cli
 
@@ -46,6 +48,23 @@ pytestmark = pytest.mark.usefixtures("in_repo_root")
 def test_swapped_arguments_say_what_was_meant(args: list[str], message: str) -> None:
     code, out, err = run_cli(*args)
     assert (code, out, err) == (2, "", message + "\n")
+
+
+def test_a_bare_pod_manifest_is_a_job_file(tmp_path: Path) -> None:
+    # A Kubernetes Pod (`kind: Pod`, apiVersion v1) is one of the job specs place reads; given as
+    # verify's inventory it is refused as jobs, with the --jobs line that was meant.
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "    - name: c\n      image: x\n      resources: {limits: {nvidia.com/gpu: 1}}\n",
+        encoding="utf-8",
+    )
+    code, out, err = run_cli("verify", str(pod), "inventories/edge-soc.yaml")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {pod}: holds jobs, not an inventory; "
+        f"did you mean `topolog verify inventories/edge-soc.yaml --jobs {pod}`?\n"
+    )
 
 
 def test_arguments_in_order_still_run() -> None:

@@ -17,7 +17,19 @@ from verifier.core.errors import SourceLocation, TopologError
 
 _KIND = re.compile(rb"^kind:[ \t]*['\"]?([A-Za-z]+)", re.MULTILINE)
 _HEAD = 8192  # the top-level `kind:` is near the top of every file topolog writes or ships
-_JOB_KINDS = {b"Jobs", b"Job", b"JobSet", b"LeaderWorkerSet", b"PyTorchJob", b"MPIJob", b"RayJob", b"Workload"}
+# Every kind the job loader reads (verifier.sources.jobs.kubernetes API_GROUPS, a bare Pod too) and the
+# training operators' kinds it refuses by name: either way the file holds jobs, not an inventory.
+_JOB_KINDS = {
+    b"Jobs",
+    b"Pod",
+    b"Job",
+    b"JobSet",
+    b"LeaderWorkerSet",
+    b"PyTorchJob",
+    b"MPIJob",
+    b"RayJob",
+    b"Workload",
+}
 
 
 def what_is(path: Path) -> str | None:
