@@ -1,0 +1,139 @@
+"""One symbolic request: an action, a principal type and a resource type, everything else a z3 variable.
+
+Cedar's symbolic compiler (SymCC) works the same way: the request environment (action,
+principal type, resource type) is concrete, one query each, and what the schema leaves free
+is a solver variable: the two entities' ids, each attribute a policy reads (with a presence
+Bool when the attribute is optional), each context attribute, and for each literal entity E
+a policy tests with `in`, one Bool "this request entity is a descendant of E". The entity
+store is otherwise arbitrary: any combination of those Bools is some store the schema allows,
+as long as E's type is one the request entity's type can reach through `in` (memberOf).
+Variables are made when a policy first reads them, so a query holds only what it needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from verifier.authorization.analysis.smt_schema import Action, Attr, Schema, Type
+from verifier.core.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import z3
+else:
+    # z3 takes a tenth of a second to import: only an analysis pays for it, never verify/authorize.
+    z3 = lazy_module("z3")
+
+LONG_MIN = -(2**63)
+LONG_MAX = 2**63 - 1
+ENTITY_VARS = ("principal", "resource")
+
+
+def encodable(t: Type) -> bool:
+    """Types whose values the encoding holds: Bool, Long, String and sets of those."""
+    if t.kind == "Set":
+        return t.element is not None and t.element.kind in ("Bool", "Long", "String")
+    return t.kind in ("Bool", "Long", "String")
+
+
+def sort_of(t: Type) -> Any:
+    if t.kind == "Set":
+        assert t.element is not None
+        return z3.SetSort(sort_of(t.element))
+    return {"Bool": z3.BoolSort, "Long": z3.IntSort, "String": z3.StringSort}[t.kind]()
+
+
+@dataclass
+class Read:
+    """A variable the policies read, as an example shows it."""
+
+    var: str  # "principal" | "resource" | "context"
+    name: str
+    type: Type
+    value: Any
+    present: Any  # z3 Bool, or True for a required attribute
+
+
+@dataclass
+class Request:
+    schema: Schema
+    action: Action
+    principal: str
+    resource: str
+    reads: dict[tuple[str, str], Read] = field(default_factory=dict)
+    ancestors: dict[tuple[str, str], Any] = field(default_factory=dict)
+    ids: dict[str, Any] = field(default_factory=dict)
+    literals: set[object] = field(default_factory=set)
+    """String and Long literals the policies hold: the candidates an example's sets are shown with."""
+
+    def type_of(self, var: str) -> str:
+        return self.principal if var == "principal" else self.resource
+
+    def id(self, var: str) -> Any:
+        if var not in self.ids:
+            self.ids[var] = z3.String(f"{var}.id")
+        return self.ids[var]
+
+    def attr_type(self, var: str, name: str) -> Attr | None:
+        """The schema's attribute `name` of the request's `var` (None where its type lacks it)."""
+        if var == "context":
+            return self.action.context.get(name)
+        return self.schema.entities[self.type_of(var)].attrs.get(name)
+
+    def read(self, var: str, name: str) -> Read:
+        """The variables of attribute `name` of `var` (its type must be encodable)."""
+        key = (var, name)
+        if key not in self.reads:
+            attr = self.attr_type(var, name)
+            assert attr is not None and encodable(attr.type)
+            value = z3.Const(f"{var}.{name}", sort_of(attr.type))
+            present: Any = True if attr.required else z3.Bool(f"{var} has {name}")
+            self.reads[key] = Read(var, name, attr.type, value, present)
+        return self.reads[key]
+
+    def descendant(self, var: str, uid: str) -> Any:
+        """The Bool "request entity `var` is strictly below entity `uid` in the hierarchy"."""
+        key = (var, uid)
+        if key not in self.ancestors:
+            self.ancestors[key] = z3.Bool(f"{var} in {uid}")
+        return self.ancestors[key]
+
+    def constraints(self) -> list[Any]:
+        """What the schema says of the variables made so far: Longs are 64-bit, enumerated entity
+        types have their listed ids only, and one entity seen as both principal and resource has
+        one set of attributes and ancestors.
+        """
+        out: list[Any] = []
+        if self.principal == self.resource:
+            # Read each attribute and ancestor on both sides so the two can be tied together.
+            for var, name in list(self.reads):
+                if var in ENTITY_VARS:
+                    for other in ENTITY_VARS:
+                        self.read(other, name)
+            for _var, uid in list(self.ancestors):
+                for other in ENTITY_VARS:
+                    self.descendant(other, uid)
+            same = self.id("principal") == self.id("resource")
+            ties = [
+                z3.And(
+                    self.reads[("principal", n)].value == self.reads[("resource", n)].value,
+                    self.reads[("principal", n)].present == self.reads[("resource", n)].present,
+                )
+                for v, n in self.reads
+                if v == "principal"
+            ]
+            ties += [
+                self.ancestors[("principal", u)] == self.ancestors[("resource", u)]
+                for v, u in self.ancestors
+                if v == "principal"
+            ]
+            if ties:
+                out.append(z3.Implies(same, z3.And(*ties)))
+        for read in self.reads.values():
+            if read.type.kind == "Long":
+                out.append(z3.And(read.value >= LONG_MIN, read.value <= LONG_MAX))
+        for var in ENTITY_VARS:
+            enum = self.schema.entities[self.type_of(var)].enum
+            if enum is not None:
+                out.append(z3.Or(*[self.id(var) == z3.StringVal(e) for e in enum]) if enum else z3.BoolVal(False))
+        return out

@@ -1,0 +1,94 @@
+"""A solver's model as a request a person reads: one Cedar-like line per entity and the context.
+
+Only what the policies read is shown (an attribute nobody reads can have any value); an
+optional attribute the model leaves absent is left out, which is the point of many examples
+(`context {}`: no `incident`). Sets are shown with the members, among the policies' literals
+and the example's own strings, that the model puts in them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from verifier.authorization.analysis.smt_request import Read, Request
+from verifier.core.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import z3
+else:
+    z3 = lazy_module("z3")
+
+
+@dataclass(frozen=True)
+class Example:
+    action: str
+    principal: str
+    resource: str
+    context: str
+
+    def line(self) -> str:
+        return f"principal {self.principal}, action {self.action}, resource {self.resource}, context {self.context}"
+
+
+def example(req: Request, model: Any) -> Example:
+    def ev(x: Any) -> Any:
+        return model.eval(x, model_completion=True)
+
+    candidates = _candidates(req, ev)
+
+    def attrs(var: str) -> str:
+        shown = []
+        for (v, name), read in sorted(req.reads.items()):
+            if v == var and z3.is_true(ev(read.present) if not isinstance(read.present, bool) else z3.BoolVal(True)):
+                shown.append(f"{_name(name)}: {_value(read, ev, candidates)}")
+        return "{" + ", ".join(shown) + "}"
+
+    def entity(var: str) -> str:
+        uid = f"{req.type_of(var)}::{_string(ev(req.id(var)))}"
+        parents = sorted(u for (v, u), b in req.ancestors.items() if v == var and z3.is_true(ev(b)))
+        inside = f" in [{', '.join(parents)}]" if parents else ""
+        return f"{uid} {attrs(var)}{inside}"
+
+    return Example(req.action.uid, entity("principal"), entity("resource"), attrs("context"))
+
+
+def _candidates(req: Request, ev: Any) -> list[Any]:
+    """Values a set in the model may hold that are worth naming, in a stable order."""
+    values: set[object] = set(req.literals)
+    for read in req.reads.values():
+        if read.type.kind in ("String", "Long"):
+            v = ev(read.value)
+            values.add(v.as_string() if read.type.kind == "String" else v.as_long())
+    return sorted(values, key=lambda v: (type(v).__name__, v))
+
+
+def _value(read: Read, ev: Any, candidates: list[Any]) -> str:
+    v = ev(read.value)
+    kind = read.type.kind
+    if kind == "Bool":
+        return "true" if z3.is_true(v) else "false"
+    if kind == "Long":
+        return str(v.as_long())
+    if kind == "String":
+        return _string(v)
+    element = read.type.element.kind if read.type.element is not None else ""
+    members = []
+    for c in candidates:
+        if element == "String" and isinstance(c, str):
+            if z3.is_true(ev(z3.IsMember(z3.StringVal(c), read.value))):
+                members.append(json.dumps(c, ensure_ascii=False))
+        elif element == "Long" and isinstance(c, int) and z3.is_true(ev(z3.IsMember(z3.IntVal(c), read.value))):
+            members.append(str(c))
+    if element == "Bool":
+        members = [b for b in ("false", "true") if z3.is_true(ev(z3.IsMember(z3.BoolVal(b == "true"), read.value)))]
+    return "[" + ", ".join(members) + "]"
+
+
+def _string(v: Any) -> str:
+    return json.dumps(v.as_string(), ensure_ascii=False)
+
+
+def _name(name: str) -> str:
+    return name if name.isidentifier() else json.dumps(name, ensure_ascii=False)
