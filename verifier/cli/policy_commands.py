@@ -15,7 +15,12 @@ from verifier.cli.main import LazyGroup
 class PolicyGroup(LazyGroup):
     """The `policy` subcommands, each imported only when it runs (or help lists it)."""
 
-    COMMANDS: ClassVar[dict[str, str]] = {}
+    COMMANDS: ClassVar[dict[str, str]] = {
+        "check": "verifier.cli.policy_check_command:check_cmd",
+        "compare": "verifier.cli.policy_question_commands:compare_cmd",
+        "what": "verifier.cli.policy_question_commands:what_cmd",
+        "who": "verifier.cli.policy_question_commands:who_cmd",
+    }
 
 
 @click.group("policy", cls=PolicyGroup)

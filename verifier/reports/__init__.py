@@ -29,6 +29,11 @@ _MODULES: dict[str, str] = {
     "verifier.authorization.audit.AuditResult": "verifier.reports.audit_report",
     "verifier.authorization.audit.DiffResult": "verifier.reports.audit_report:DIFF_FORMATS",
     "verifier.authorization.requests.AuthorizeReport": "verifier.reports.authorize_report",
+    "verifier.authorization.analysis.questions.WhoResult": "verifier.reports.policy_questions_report:WHO_FORMATS",
+    "verifier.authorization.analysis.questions.WhatResult": "verifier.reports.policy_questions_report:WHAT_FORMATS",
+    "verifier.authorization.analysis.equivalence.CompareResult": (
+        "verifier.reports.policy_questions_report:COMPARE_FORMATS"
+    ),
     "verifier.engine.answers.QueryResult": "verifier.reports.query_report",
     "verifier.checks.check.CheckCatalog": "verifier.reports.rules_report",
     "verifier.session.rule_tests.RuleTestReport": "verifier.reports.rule_tests_report",
