@@ -28,7 +28,7 @@ from verifier.core.errors import EngineError, SourceLocation, TopologError
 from verifier.core.suggest import closest
 from verifier.engine.answers import QueryResult
 from verifier.engine.ast import Declaration
-from verifier.engine.queries import ready_for_queries
+from verifier.engine.queries import prepare_query, ready_for_queries
 from verifier.reports import render, renderers
 from verifier.reports.safe_text import one_line
 from verifier.session.api import explain, query
@@ -126,9 +126,21 @@ class Session:
         if text and not text.startswith((".", "#")):
             from verifier.reports.query_report import table_chunks  # imported by __init__ (renderers)
 
-            result = query(self.model, text)
+            result = self._query(text)
             return table_chunks(result) if self.fmt == "table" else iter([render(result, self.fmt)])
         return iter([self._command(text)])
+
+    def _query(self, text: str) -> QueryResult:
+        """The answer to a query: while the model is still evaluating, from the rules it depends on
+        only (Loading.answer_now), else, or where that cannot be, from the whole model (waiting for it).
+        """
+        loading = self._loading
+        if self._model is None and loading is not None and not loading.done():
+            parsed = prepare_query(text, self.program)  # a mistyped query is refused without waiting
+            rows = loading.answer_now(parsed)
+            if rows is not None:
+                return QueryResult(parsed.variables, rows)
+        return query(self.model, text)
 
     def _command(self, text: str) -> str:
         if not text or text.startswith("#"):
@@ -315,7 +327,10 @@ def _interactive(session: Session, out: TextIO, err: TextIO) -> int:
         f"{len(session.relation_names)} relations loaded. .help for help, TAB completes, .quit to leave.\n"
     )
     if not session.loaded:
-        err.write("topolog: the rules are still being evaluated; the first answer waits for them.\n")
+        err.write(
+            "topolog: the rules are still being evaluated; until they are, a query is answered from the rules "
+            "it depends on (.explain and queries of authorization decisions wait for all of them).\n"
+        )
     try:
         while True:
             try:
