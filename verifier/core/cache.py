@@ -282,4 +282,6 @@ def read_pickled(kind: str, key: str) -> object | None:
 
 def write_pickled(kind: str, key: str, value: object, keep: int | None = None) -> None:
     """Pickle `value` under (kind, key); a failure to write is ignored."""
+    if cache_dir() is None:  # the cache is off: nothing would be written, so nothing is pickled
+        return
     write_entry(kind, key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), keep)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
+from verifier.core.cache import enabled as cache_enabled
 from verifier.core.errors import TopologError
 from verifier.core.resources import RULE_SUFFIX, display_path, shipped_rules_dir
 from verifier.engine.ast import Program
@@ -60,7 +61,8 @@ def load_rule_pack(paths: Sequence[Path]) -> Program:
             return known
     readable = [(name, data) for name, data in key if data is not None]
     complete = len(readable) == len(key)  # an unreadable file: no state, the loader reports it
-    disk_key = program_key(readable) if complete else None
+    # With the cache off nothing is read or written: no key is worked out and no program pickled.
+    disk_key = program_key(readable) if complete and cache_enabled() else None
     # The signed cache first: unpickling the checked program is about twice as fast as rebuilding it
     # from the compiled data, so a warm run reads the cache and only a cold one the compiled data.
     program = cached_program(disk_key) if disk_key is not None else None
@@ -77,7 +79,7 @@ def load_rule_pack(paths: Sequence[Path]) -> Program:
         program = share_terms(load_program(files, None if with_shipped else shipped_declaration_hint))
         if disk_key is not None:
             remember_program(disk_key, program)
-    if disk_key is not None:
+    if complete:
         _last.insert(0, (key, program))
         del _last[_REMEMBERED:]
     return program

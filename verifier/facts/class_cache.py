@@ -1,13 +1,12 @@
-"""Node-class summaries kept on disk between runs, so a CI gate does not import networkx every time.
+"""Node-class summaries kept on disk between runs, so a CI gate does not work them out every time.
 
 A node class's summaries (PCIe paths, switch loads, GPU pair and GPU-NIC bottlenecks, the
 nearest NIC) depend only on the class's shape, and the shapes of a fleet rarely change from
 one run to the next (a changed label, a cable to the fabric or a new principal leave them
-as they were). Working them out needs networkx's max-flow, and importing networkx costs
-more than the rest of a small verification's graph work together. One entry holds every
-class of a run, named by a digest of the shapes in the order the run meets them, of the
-relations asked for and of the code that computes them (verifier/facts/graph.py and this
-file, topolog's version): an edited node, another question or an upgraded topolog is a
+as they were). Working them out takes a max-flow per GPU pair of every class. One entry
+holds every class of a run, named by a digest of the shapes in the order the run meets them,
+of the relations asked for and of the code that computes them (verifier/facts/graph.py,
+small_graph.py and this file, topolog's version): an edited node, another question or an upgraded topolog is a
 miss, never a stale row (see verifier.core.cache for where entries live and why they can
 be trusted).
 """
@@ -19,7 +18,7 @@ from collections.abc import Collection, Sequence
 from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
 
 KIND = "nodeclasses"
-_CODE = ("graph.py", "class_cache.py")
+_CODE = ("graph.py", "small_graph.py", "class_cache.py")
 """The files whose change can change a class's summaries."""
 
 ShapeKey = tuple[tuple[tuple[str, str, str | None, int | None], ...], tuple[tuple[str, str, str, int], ...]]

@@ -1,4 +1,4 @@
-"""Path summaries computed with networkx and fed to the rules as input facts.
+"""Path summaries computed in Python (verifier.facts.small_graph) and fed to the rules as input facts.
 
 Widest paths, max-flows and PCIe trees are closed-form graph work that Datalog engines do
 badly (see DESIGN.md, Rules). Everything here stays near-linear in the fleet:
@@ -23,22 +23,15 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from verifier.core.lazy import lazy_module
 from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
 from verifier.facts.fabric_islands import fabric_islands, node_fabric_islands
 from verifier.facts.inventory import ROCE, Row, link_kind, node_of
 from verifier.facts.nic_share import CLASS_RANK, fabric_shares
 from verifier.facts.relation_sources import GRAPH_RELATIONS
+from verifier.facts.small_graph import Graph, max_flow
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Unmade, links_of
-
-if TYPE_CHECKING:
-    import networkx as nx
-else:
-    nx = lazy_module("networkx")
-
 
 NODE_RELATIONS = frozenset(
     {"pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic", "gpu_fabric_bottleneck"}
@@ -62,14 +55,7 @@ class _NodeShape:
         return tuple(self.objs), tuple(self.links)
 
 
-def _add(g: nx.Graph, a: str, b: str, mbps: int) -> None:
-    if g.has_edge(a, b):
-        g[a][b]["mbps"] += mbps
-    else:
-        g.add_edge(a, b, mbps=mbps)
-
-
-def widest_from(g: nx.Graph, src: str) -> dict[str, int]:
+def widest_from(g: Graph, src: str) -> dict[str, int]:
     """Max-min (widest path) bandwidth from `src` to every vertex it reaches."""
     best: dict[str, int] = {}
     heap: list[tuple[int, str]] = [(-(1 << 62), src)]
@@ -78,9 +64,9 @@ def widest_from(g: nx.Graph, src: str) -> dict[str, int]:
         if v in best:
             continue
         best[v] = -neg
-        for u, data in g[v].items():
+        for u, mbps in g[v].items():
             if u not in best:
-                heapq.heappush(heap, (-min(-neg, data["mbps"]), u))
+                heapq.heappush(heap, (-min(-neg, mbps), u))
     best.pop(src, None)
     return best
 
@@ -92,15 +78,15 @@ class _NodeClass:
         self.kind = {name: kind for name, kind, _p, _i in shape.objs}
         self.parent = {name: p for name, _k, p, _i in shape.objs}
         self.index = {name: i for name, _k, _p, i in shape.objs}
-        self.host, self.pcie, self.scale = nx.Graph(), nx.Graph(), nx.Graph()
+        self.host, self.pcie, self.scale = Graph(), Graph(), Graph()
         for a, b, kind, mbps in shape.links:
             ka, kb = self._kind(a), self._kind(b)
             if kind in SCALEUP_KINDS and {ka, kb} <= {"gpu", "nvswitch"}:
-                _add(self.scale, a, b, mbps)
+                self.scale.add(a, b, mbps)
             elif kind in HOST_KINDS:
-                _add(self.host, a, b, mbps)
+                self.host.add(a, b, mbps)
                 if kind in ROOT_LINK_KINDS:
-                    _add(self.pcie, a, b, mbps)
+                    self.pcie.add(a, b, mbps)
         names = [o[0] for o in shape.objs]
         self.gpus = sorted(n for n in names if self.kind[n] == "gpu")
         self.nics = sorted(n for n in names if self.kind[n] == "nic")
@@ -122,10 +108,10 @@ class _NodeClass:
         while queue:
             v = queue.popleft()
             hops, width = seen[v]
-            for u, data in sorted(self.pcie[v].items()):
+            for u, mbps in sorted(self.pcie[v].items()):
                 if u in seen:
                     continue
-                w = min(width, data["mbps"])
+                w = min(width, mbps)
                 k = self._kind(u)
                 if k == "cpu":
                     seen[u] = (hops, w)
@@ -174,14 +160,11 @@ class _NodeClass:
         """Max-flow between two GPUs over scale-up links, forwarded only by switches (GPUs do not relay)."""
         if a not in self.scale or b not in self.scale:
             return None
-        sub = self.scale.subgraph(n for n in self.scale if n in (a, b) or self._kind(n) != "gpu")
-        if not nx.has_path(sub, a, b):
-            return None
-        return int(nx.maximum_flow_value(sub, a, b, capacity="mbps"))
+        return max_flow(self.scale, a, b, (n for n in self.scale.adj if self._kind(n) != "gpu"))
 
     def scaleup_totals(self) -> list[tuple[str, int]]:
         """Each GPU's scale-up links together (MB/s per direction): what it can send to all its peers at once."""
-        return [(g, sum(int(d["mbps"]) for d in self.scale[g].values())) for g in self.gpus if g in self.scale]
+        return [(g, sum(self.scale[g].values())) for g in self.gpus if g in self.scale]
 
     def gpu_pairs(self) -> list[tuple[str, str, str, int]]:
         rows = []
@@ -232,8 +215,8 @@ class _NodeClass:
             up = self._first_hop(s, roots[0][0])
             if up is None:
                 continue
-            up_mbps = self.pcie[s][up]["mbps"]
-            down = sum(d["mbps"] for u, d in self.pcie[s].items() if u != up)
+            up_mbps = self.pcie[s][up]
+            down = sum(mbps for u, mbps in self.pcie[s].items() if u != up)
             rows.append((s, up_mbps, down))
         return rows
 
@@ -663,8 +646,7 @@ def _dies(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
 def _fabric(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
     switches = {oid for oid, o in inv.objects.items() if o.kind == "switch"}
     # The switch fabric as plain dicts (neighbour -> MB/s, parallel cables added up, neighbours
-    # in the order networkx would keep them): thousands of leaf-spine cables, walked once per
-    # leaf class, where networkx's views cost more than the walk itself.
+    # in the order first met): thousands of leaf-spine cables, walked once per leaf class.
     adj: dict[str, dict[str, int]] = {}
     for lk in [lk for lk in view.links if lk.kind in FABRIC_KINDS]:
         if lk.state != "down" and lk.a in switches and lk.b in switches:
@@ -855,7 +837,7 @@ def _nodes(
 
 def _class_summaries(keys: list[ShapeKey], want: set[str], pairs_too: bool) -> dict[ShapeKey, ClassRows]:
     """Each distinct shape's rows (`keys`, in the order met) in local names: from the on-disk cache
-    when this run's shapes were met before (networkx is then not even imported), else worked out and stored.
+    when this run's shapes were met before, else worked out (verifier.facts.small_graph) and stored.
     """
     if not keys:
         return {}
