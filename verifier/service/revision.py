@@ -15,7 +15,8 @@ revision, without any job, for every admit to add its job to (verifier.service.p
 Observations (docs/observed.md) in a `topolog.observed/` folder beside the first inventory file are part
 of the revision: read with the inventory (their files watched and digested as its files are), and the
 GPUs they say are out of service (OBS004, OBS006) are marked failed in the revision's inventory, as
-`place --observed` never places on them, so no admit does.
+`place --observed` never places on them, so no admit does; so are the NVLink access links of a GPU they
+say left its NVLink domain (OBS002), which the platform rules then take out of the domain.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from verifier.core.limits import read_limited
 from verifier.service.config import ServeConfig
 from verifier.service.placing import PlacingSlot
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
-from verifier.session.observed_input import ObservedRun, observed_out_of_service
+from verifier.session.observed_input import ObservedRun, observed_outages
 from verifier.session.side_files import SideFiles, discover
 from verifier.sources.scenario import apply_scenario, scenario_from
 from verifier.sources.thresholds import load_thresholds
@@ -132,10 +133,11 @@ def _observed(inputs: Inputs, config: ServeConfig) -> Inputs:
     if folder is None:
         return inputs
     run = ObservedRun((folder,))
-    failed = observed_out_of_service(run, run.read(), inputs)
-    if not failed:
+    out = observed_outages(run, run.read(), inputs)
+    if not out.gpus and not out.links:
         return inputs
-    return replace(inputs, inventory=apply_scenario(inputs.inventory, scenario_from(fail=failed)), digest_parts=None)
+    changes = scenario_from(fail=out.gpus, fail_links=out.links)
+    return replace(inputs, inventory=apply_scenario(inputs.inventory, changes), digest_parts=None)
 
 
 def _read(files: Sequence[tuple[str, Path]]) -> list[tuple[str, Path, bytes]]:

@@ -52,16 +52,31 @@ def parse_time(text: str, source: str = "--observed-now") -> datetime:
 
 OUT_OF_SERVICE = ("observed_out_of_service", "observed_gpu_missing")
 """The derived relations naming GPUs their tools say are out of service (rules/observed/lib/out_of_service.dl)."""
+LINKS_OUT = ("observed_access_link_out",)
+"""The derived relation naming the NVLink access links of GPUs observed out of their domain (OBS002)."""
 
 
-def observed_out_of_service(observed: ObservedRun, observations: Observations, inputs: Inputs) -> list[str]:
-    """The GPUs the observations take out of service (OBS004, OBS006), sorted: what `topolog serve`
-    marks failed in a revision's inventory, so that no admit places on them.
-    """
+@dataclass(frozen=True)
+class ObservedOutages:
+    """What a revision of `topolog serve` marks failed in its inventory, from the observations, sorted."""
+
+    gpus: list[str]
+    """GPUs out of service (OBS004) or no longer listed (OBS006): never placed on."""
+    links: list[str]
+    """NVLink access links of GPUs that left their domain (OBS002): the GPU keeps single-GPU work only."""
+
+
+def observed_outages(observed: ObservedRun, observations: Observations, inputs: Inputs) -> ObservedOutages:
+    """What the observations take out of service, so that no admit places on it as `place --observed` would not."""
     from verifier.engine.queries import program_for
     from verifier.session.session import evaluate, load_rules
 
-    program = program_for(load_rules(), set(OUT_OF_SERVICE))
+    wanted = (*OUT_OF_SERVICE, *LINKS_OUT)
+    program = program_for(load_rules(), set(wanted))
     facts = observed_rows(observed, observations, inputs)
-    with evaluate(program, inputs, extra_facts=facts, judge_checks=False, also_read=OUT_OF_SERVICE) as evaluation:
-        return sorted({str(row[0]) for name in OUT_OF_SERVICE for row in evaluation.engine.query(name)})
+    with evaluate(program, inputs, extra_facts=facts, judge_checks=False, also_read=wanted) as evaluation:
+
+        def first_column(names: tuple[str, ...]) -> list[str]:
+            return sorted({str(row[0]) for name in names for row in evaluation.engine.query(name)})
+
+        return ObservedOutages(first_column(OUT_OF_SERVICE), first_column(LINKS_OUT))

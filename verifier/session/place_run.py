@@ -155,8 +155,17 @@ def placements(
     allowed: dict[str, frozenset[str]] | None = None
     observed = None
     if how.observed is not None and observations is not None:
-        from verifier.session.observed_input import observed_rows  # only with --observed: see verify_run
+        # Only with --observed: see verify_run.
+        from verifier.session.observed_input import observed_outages, observed_rows
+        from verifier.sources.scenario import scenario_from
 
+        # A GPU observed out of its NVLink domain (OBS002) has its access links failed, as `serve` does:
+        # the platform rules then judge it out of the domain for its bandwidth as well as its membership
+        # (a node-scoped job on its node runs over PCIe to it), as a declared failed link would be.
+        left = observed_outages(how.observed, observations, inputs).links
+        if left:
+            changed = apply_scenario(inputs.inventory, scenario_from(fail_links=left))
+            inputs = replace(inputs, inventory=changed, digest_parts=None)
         observed = observed_rows(how.observed, observations, inputs)
     with evaluate(
         program,
