@@ -71,6 +71,9 @@ def _cases(e: str) -> dict[str, list[str]]:
         "repl": ["repl", edge],  # stdin is empty: it loads the inventory and ends
         "rules": ["rules", "--rules", f"{e}/site"],
         "test": ["test", f"{e}/site"],
+        "policy": ["policy", "who", "schedule", "mi300x-n0/gpu0", fleet, *principals],
+        "policy-what": ["policy", "what", "alice", fleet, *principals],
+        "policy-compare": ["policy", "compare", f"{e}/policies", fleet, *principals],
         "authorize": [
             "authorize",
             fleet,
