@@ -1,0 +1,268 @@
+"""The schema-wide (SMT) policy analysis on small policy sets whose answers are derived by hand.
+
+Each test writes a schema and policies, runs the analysis, and compares with what reading the
+policies says; the derivation is the comment beside each expectation.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from verifier.authorization.analysis.symbolic import (
+    Difference,
+    OutsideAnalysis,
+    SymbolicFinding,
+    analyse_policies,
+    compare_policies,
+)
+from verifier.authorization.observed import observe
+from verifier.authorization.policies import Policy, PolicyBundle, load_policies, split_statements
+from verifier.core.errors import SourceLocation, TopologError
+
+SCHEMA = """
+entity Group;
+entity User in [Group] = { tenant: String, role: String, teams: Set<String> };
+entity Gpu = { gpus: Long, tenant: String };
+action schedule appliesTo {
+  principal: [User],
+  resource: [Gpu],
+  context: { incident?: Bool }
+};
+"""
+LONG_MAX = 2**63 - 1
+
+
+def bundle(folder: Path, policies: str, schema: str = SCHEMA) -> PolicyBundle:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "schema.cedarschema").write_text(schema)
+    (folder / "p.cedar").write_text(policies)
+    return load_policies(folder)
+
+
+def kinds(findings: list[SymbolicFinding]) -> list[tuple[str, str]]:
+    return [(f.policy, f.kind) for f in findings]
+
+
+def test_contradictory_bounds_are_dead(tmp_path: Path) -> None:
+    b = bundle(
+        tmp_path,
+        """
+@id("impossible") permit (principal, action, resource) when { resource.gpus > 8 && resource.gpus < 4 };
+@id("big") permit (principal, action, resource) when { resource.gpus > 8 };
+""",
+    )
+    # No Long is both above 8 and below 4: "impossible" is dead. "big" is the only other
+    # permit, satisfied by gpus = 9, nothing forbids and nothing else allows: no finding.
+    assert kinds(analyse_policies(b)) == [("impossible", "dead")]
+
+
+def unvalidated(folder: Path, policies: str, schema: str = SCHEMA) -> PolicyBundle:
+    """A bundle assembled without Cedar's validator, which load_policies runs and which already
+    refuses unguarded optional reads and scopes no action allows. The analysis does not lean on
+    it: these bundles prove it finds the same problems by itself."""
+    import cedarpy
+
+    folder.mkdir(parents=True, exist_ok=True)
+    found: dict[str, Policy] = {}
+    for line, text in split_statements(policies):
+        (template,) = cedarpy.PolicySet.from_str(text).to_pst().static_policies.values()
+        pid = template.annotations["id"]
+        found[pid] = Policy(pid, template.effect, SourceLocation(str(folder / "p.cedar"), line), text)
+    return PolicyBundle(folder, schema, str(cedarpy.Schema.from_str(schema)), found, observe([]), "")
+
+
+def test_scope_dead_through_the_hierarchy_and_the_types(tmp_path: Path) -> None:
+    b = unvalidated(
+        tmp_path,
+        """
+@id("gpu-in-group") permit (principal, action, resource in Group::"g");
+@id("user-in-group") permit (principal in Group::"g", action, resource);
+@id("group-principal") permit (principal is Group, action, resource);
+""",
+    )
+    findings = {f.policy: f for f in analyse_policies(b)}
+    # Gpu declares no parents and is not Group: no Gpu is ever `in Group::"g"`. Group is no
+    # principal type of `schedule` (only User is). Both scopes match no request.
+    for pid in ("gpu-in-group", "group-principal"):
+        assert findings[pid].kind == "dead"
+        assert "scope matches no action" in findings[pid].message
+    # User in [Group]: a user below Group::"g" satisfies it, and it is the only live permit.
+    assert "user-in-group" not in findings
+
+
+def test_optional_context_attribute_without_has_may_error(tmp_path: Path) -> None:
+    b = unvalidated(
+        tmp_path,
+        """
+@id("unguarded") permit (principal, action, resource) when { context.incident };
+@id("guarded") forbid (principal, action, resource) when { context has incident && context.incident };
+@id("guarded-if") forbid (principal, action, resource)
+  when { if context has incident then context.incident else false };
+@id("guarded-or") forbid (principal, action, resource) unless { !(context has incident) || context.incident };
+@id("guard-too-late") forbid (principal, action, resource) when { context.incident && context has incident };
+""",
+    )
+    findings = {(f.policy, f.kind): f for f in analyse_policies(b)}
+    # `incident?` is optional: a request without it makes `context.incident` raise. The three
+    # guarded forbids test `has` first; && / if / || short-circuit before the read. The last
+    # one reads before it tests: the same error as "unguarded".
+    errs = sorted(p for p, k in findings if k == "may-error")
+    assert errs == ["guard-too-late", "unguarded"]
+    example = findings[("unguarded", "may-error")]
+    assert example.example.endswith("context {}")
+    assert example.message == "reads context.incident without `has` (optional attribute)"
+
+
+def test_overflow_guarded_by_short_circuit(tmp_path: Path) -> None:
+    b = bundle(
+        tmp_path,
+        """
+@id("and-guard") permit (principal, action, resource)
+  when { resource.gpus >= 0 && resource.gpus < 1000 && resource.gpus * 1000000000000 > 5 };
+@id("if-guard") permit (principal, action, resource)
+  when { if resource.gpus >= 0 && resource.gpus < 1000 then resource.gpus * 1000000000000 > 5 else false };
+@id("or-guard") permit (principal, action, resource)
+  when { resource.gpus < 0 || resource.gpus >= 1000 || resource.gpus * 1000000000000 > 5 };
+@id("guard-after") permit (principal, action, resource)
+  when { resource.gpus * 1000000000000 > 5 && resource.gpus >= 0 && resource.gpus < 1000 };
+""",
+    )
+    # Below 1000 (and not negative) the product is at most 999 * 10^12 < 2^63: the first three
+    # multiply only there (&&, if, || stop before the product otherwise). "guard-after"
+    # multiplies first, for any gpus: |gpus| >= 9223373 overflows.
+    errs = [f.policy for f in analyse_policies(b) if f.kind == "may-error"]
+    assert errs == ["guard-after"]
+
+
+def test_permit_shadowed_by_a_wider_forbid(tmp_path: Path) -> None:
+    b = bundle(
+        tmp_path,
+        """
+@id("big") permit (principal, action, resource) when { resource.gpus > 8 };
+@id("wide") forbid (principal, action, resource) when { resource.gpus > 4 };
+""",
+    )
+    # Every gpus > 8 is > 4: whatever "big" permits, "wide" forbids. "wide" is not redundant:
+    # without it gpus = 9 would be allowed by "big".
+    (finding,) = analyse_policies(b)
+    assert (finding.policy, finding.kind, finding.related) == ("big", "shadowed", ("wide",))
+    gpus = int(re.search(r"gpus: (-?\d+)", finding.example).group(1))  # type: ignore[union-attr]
+    assert gpus > 8
+
+
+def test_redundant_permit_and_forbid(tmp_path: Path) -> None:
+    b = bundle(
+        tmp_path,
+        """
+@id("big") permit (principal, action, resource) when { resource.gpus > 8 };
+@id("some") permit (principal, action, resource) when { resource.gpus > 4 };
+@id("no-negative") forbid (principal, action, resource) when { resource.gpus < 0 };
+""",
+    )
+    # gpus > 8 implies gpus > 4: "some" allows all that "big" allows ("big" redundant, "some"
+    # deciding instead). "no-negative" forbids gpus < 0, where no permit applies anyway: removing
+    # it changes nothing, and no other forbid overlaps it. "some" alone allows gpus = 5.
+    findings = analyse_policies(b)
+    assert [(f.policy, f.kind, f.related) for f in findings] == [
+        ("big", "redundant", ("some",)),
+        ("no-negative", "redundant", ()),
+    ]
+
+
+def test_long_overflow_may_error(tmp_path: Path) -> None:
+    b = bundle(tmp_path, '@id("huge") permit (principal, action, resource) when { resource.gpus * 1000000000000 > 5 };')
+    (finding,) = analyse_policies(b)
+    assert (finding.kind, finding.policy) == ("may-error", "huge")
+    assert "may overflow a Long" in finding.message
+    # The example's gpus must really overflow: |gpus| * 10^12 > 2^63 - 1, i.e. |gpus| >= 9223373.
+    gpus = int(re.search(r"gpus: (-?\d+)", finding.example).group(1))  # type: ignore[union-attr]
+    assert abs(gpus * 10**12) > LONG_MAX
+
+
+def test_like_and_sets(tmp_path: Path) -> None:
+    b = bundle(
+        tmp_path,
+        """
+@id("a-roles") permit (principal, action, resource) when { principal.role like "a*" };
+@id("all-roles") forbid (principal, action, resource) when { principal.role like "*" };
+@id("no-such-role") permit (principal, action, resource) when { principal.role like "ab*" && principal.role == "ba" };
+@id("member-of-empty") permit (principal, action, resource)
+  when { principal.teams.contains(resource.tenant) && principal.teams.isEmpty() };
+""",
+    )
+    # `*` matches every string: "all-roles" forbids every request, so each live permit is
+    # shadowed. "ba" does not start with "ab": dead. An empty set contains nothing: dead.
+    assert kinds(analyse_policies(b)) == [
+        ("a-roles", "shadowed"),
+        ("member-of-empty", "dead"),
+        ("no-such-role", "dead"),
+    ]
+
+
+def test_sets_differing_for_an_empty_tenant_only(tmp_path: Path) -> None:
+    first = bundle(
+        tmp_path / "a",
+        '@id("same-tenant") permit (principal, action, resource) when { principal.tenant == resource.tenant };',
+    )
+    second = bundle(
+        tmp_path / "b",
+        '@id("same-tenant") permit (principal, action, resource) '
+        'when { principal.tenant != "" && principal.tenant == resource.tenant };',
+    )
+    # The two conditions differ exactly when principal.tenant == "" == resource.tenant: the first
+    # allows that request, the second denies it (no permit applies). One action, one type pair:
+    # one difference.
+    (d,) = compare_policies(first, second)
+    assert isinstance(d, Difference)
+    assert (d.action, d.first, d.second) == ('Action::"schedule"', "allow", "deny")
+    assert 'tenant: ""' in d.principal and 'tenant: ""' in d.resource
+    assert (d.first_policies, d.second_policies) == (("same-tenant",), ())
+    assert compare_policies(second, second) == []
+
+
+def test_compare_needs_one_schema(tmp_path: Path) -> None:
+    first = bundle(tmp_path / "a", '@id("x") permit (principal, action, resource);')
+    second = bundle(tmp_path / "b", '@id("x") permit (principal, action, resource);', SCHEMA.replace("gpus", "cores"))
+    with pytest.raises(TopologError, match="schema differs"):
+        compare_policies(first, second)
+
+
+def test_extension_functions_are_refused_with_the_policy_line(tmp_path: Path) -> None:
+    b = bundle(
+        tmp_path,
+        '@id("fine") permit (principal, action, resource);\n\n'
+        '@id("loopback") permit (principal, action, resource) when { ip("127.0.0.1").isLoopback() };\n',
+    )
+    with pytest.raises(OutsideAnalysis) as caught:
+        analyse_policies(b)
+    (diag,) = caught.value.diagnostics
+    assert (Path(diag.location.file).name, diag.location.line) == ("p.cedar", 3)
+    assert "'loopback'" in diag.message and "ip()" in diag.message
+
+
+def test_shipped_policies_have_no_finding() -> None:
+    """policies/ by hand (schema: actions schedule, reserve, drain, administer; principals User,
+    Team, ServiceAccount, all `in [Team]`; resources Gpu, Node, Rack, Pod, NvlinkDomain):
+
+    - dead: none. Every scope fits some action and type pair, and each condition holds for some
+      entity: e.g. fp64 = true, fp64_tflops = 50 for the HPC ones; owner "a" in teams ["a"].
+    - may-error: none. The only optional attribute is context.incident, and both policies that
+      read it (quarantine-closed, oncall-incident-access) test `context has incident` first;
+      no arithmetic.
+    - shadowed: none. Each permit has a request no forbid touches: a User, role "", not quarantined,
+      not fp64, consumer (or any resource for drain/administer, which only quarantine-closed
+      forbids, and oncall-incident-access's requests are exactly its `unless`).
+    - redundant: none. Each permit allows a request no other permit does: hpc-fp64-hardware a Team
+      in hpc on fp64 hardware of another tenant; node-drainer-drains the drainer with no teams,
+      not in sre; sre-drain a member of sre with no teams; owners-administer `administer` with
+      owner in teams (the only other administer permit needs quarantine); oncall-incident-access
+      schedule on quarantined hardware for a principal with tenant "". Each forbid stops a
+      request some permit allows: fp64-reserved-for-hpc and interns-consumer-only and
+      service-accounts-never-schedule each stop tenant-own-hardware (same tenant "t"; non-hpc on
+      fp64 / an intern on data-centre GPUs / a service account), quarantine-closed stops
+      tenant-own-hardware on quarantined hardware outside an incident.
+    """
+    assert analyse_policies(load_policies(Path("policies"))) == []
