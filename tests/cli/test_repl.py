@@ -319,6 +319,20 @@ def test_a_table_is_written_in_pieces_that_join_to_the_whole() -> None:
     assert list(table_chunks(QueryResult((), [()]))) == ["true\n"]
 
 
+def test_column_widths_measured_in_bulk_are_those_of_the_values_as_text() -> None:
+    # N: -100 is 4 characters, wider than 7 (1): a numeric column's width comes from both extremes.
+    # M mixes a symbol and a number (width 3: "abc"); B holds a bool, written as str() writes it
+    # ("True", 4 characters), not as a format of the number 1.
+    result = QueryResult(("N", "M", "B"), [(-100, "abc", True), (7, 12, "x")])
+    assert render_table(result).splitlines() == [
+        "N     M    B",
+        "----  ---  ----",
+        "-100  abc  True",
+        "7     12   x",
+        "(2 rows)",
+    ]
+
+
 def test_at_a_terminal_a_failed_evaluation_is_the_first_answer_and_exit_2(tmp_path: Path) -> None:
     # The pod derives far more than 10 tuples (within/2 alone: 3 ancestors for each of its 64 GPUs).
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "COV"))}
