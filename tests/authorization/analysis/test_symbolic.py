@@ -266,3 +266,43 @@ def test_shipped_policies_have_no_finding() -> None:
       tenant-own-hardware on quarantined hardware outside an incident.
     """
     assert analyse_policies(load_policies(Path("policies"))) == []
+
+
+def test_an_error_denies_in_comparisons_and_is_never_redundant(tmp_path: Path) -> None:
+    plain = '@id("any-gpus") permit (principal, action, resource) when { resource.gpus > 0 };\n'
+    huge = '@id("huge") permit (principal, action, resource) when { resource.gpus * 1000000000000 > 5 };\n'
+    first, second = bundle(tmp_path / "a", plain), bundle(tmp_path / "b", plain + huge)
+    # topolog denies when any policy raises: with "huge" added, gpus >= 9223373 overflows and is
+    # denied, though "any-gpus" alone allows it. For gpus < 9223373 "huge" adds nothing that
+    # "any-gpus" lacks only when gpus <= 0 and gpus * 10^12 > 5: impossible, so the one
+    # difference is an overflow: first allow, second deny, "huge" the policy that raised.
+    (d,) = compare_policies(first, second)
+    assert (d.first, d.second, d.first_policies, d.second_policies) == ("allow", "deny", ("any-gpus",), ("huge",))
+    gpus = int(re.search(r"gpus: (-?\d+)", d.resource).group(1))  # type: ignore[union-attr]
+    assert gpus * 10**12 > LONG_MAX
+    # Removing "huge" changes decisions (the overflowing requests are allowed again), so it is not
+    # redundant, though every request it satisfies "any-gpus" satisfies too; it may raise.
+    # "any-gpus" is: where it applies (gpus >= 1) "huge" allows too (gpus * 10^12 > 5) or
+    # raises (gpus >= 9223373, denied with or without "any-gpus").
+    findings = analyse_policies(second)
+    assert [(f.policy, f.kind, f.related) for f in findings] == [
+        ("any-gpus", "redundant", ("huge",)),
+        ("huge", "may-error", ()),
+    ]
+
+
+def test_hierarchy_in_and_equality(tmp_path: Path) -> None:
+    b = bundle(
+        tmp_path,
+        """
+@id("members") permit (principal in Group::"g", action, resource) when { resource.gpus == 1 };
+@id("u") permit (principal == User::"u", action, resource) when { resource.gpus == 2 };
+@id("not-u") forbid (principal in User::"u", action, resource) when { resource.gpus == 2 };
+""",
+    )
+    # members: a User may be in Group::"g" (User in [Group]): live, nothing else applies at gpus 1.
+    # u: `principal == User::"u"` implies `principal in User::"u"` (an entity is in itself), so
+    # not-u forbids all u permits: shadowed. not-u stops u (its only overlap), so it is needed.
+    findings = analyse_policies(b)
+    assert [(f.policy, f.kind, f.related) for f in findings] == [("u", "shadowed", ("not-u",))]
+    assert 'User::"u"' in findings[0].example
