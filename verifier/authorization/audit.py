@@ -292,6 +292,8 @@ def diff(
 
 
 def _joint_classes(uids: list[str], old: AuthzSetup, new: AuthzSetup, reads: PolicyReads) -> list[EntityClass]:
+    if old.graph is new.graph:  # two policy sets on one entity graph (`topolog policy compare`): keyed once
+        return partition(uids, old.graph, reads)
     groups: dict[tuple[object, ...], list[str]] = {}
     old_keys, new_keys = class_keys(old.graph, reads)(uids), class_keys(new.graph, reads)(uids)
     for u, key in zip(uids, zip(old_keys, new_keys, strict=True), strict=True):

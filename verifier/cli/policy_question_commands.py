@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from verifier.authorization.analysis.equivalence import CompareResult, compare
+from verifier.authorization.analysis.equivalence import CompareResult, compare, with_policies
 from verifier.authorization.analysis.questions import Context, WhatResult, WhoResult, what, who
 from verifier.authorization.entities import RESOURCE_TYPES
 from verifier.authorization.evaluate import ACTIONS, parse_context
@@ -180,7 +180,7 @@ def compare_cmd(
     def body() -> int:
         _missing_files([other, *inventory, *(x for x in (policies_path, principals_path) if x)])
         first = load_authorization(list(inventory), policies_path, principals_path)
-        second = load_authorization(list(inventory), other, principals_path or Path(first.principals.file))
+        second = with_policies(first, other)
         result = compare(first, second, schema_wide)
         emit(result, fmt)
         return result.exit_code

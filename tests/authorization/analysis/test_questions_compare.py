@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.authorization.analysis.equivalence import compare
+from verifier.authorization.analysis.equivalence import compare, compare_in_inventory, with_policies
 from verifier.authorization.analysis.smt_errors import OutsideAnalysis
 from verifier.authorization.setup import AuthzSetup
 from verifier.session.api import load_authorization
@@ -131,3 +131,15 @@ def test_inventory_only_does_not_ask_the_solver(tmp_path: Path) -> None:
 def test_a_policy_set_outside_the_encoding_is_refused(tmp_path: Path) -> None:
     with pytest.raises(OutsideAnalysis, match="'decimal-use' is outside what the schema-wide analysis covers"):
         compare(_setup(tmp_path, "one", ONE_PERMIT), _setup(tmp_path, "decimal", DECIMAL))
+
+
+def test_sharing_the_entity_graph_changes_no_answer(tmp_path: Path) -> None:
+    # `policy compare` judges the second set on the first's entity graph (read once); two graphs
+    # built apart must give the very same differences (audit.diff's classes keyed once or twice).
+    first = _setup(tmp_path, "one", ONE_PERMIT)
+    apart = _setup(tmp_path, "two", TWO_GPUS)
+    shared = with_policies(first, tmp_path / "two")
+    assert shared.graph is first.graph and apart.graph is not first.graph
+    one, other = compare_in_inventory(first, shared), compare_in_inventory(first, apart)
+    assert (one.decisions, one.differences, one.requests) == (other.decisions, other.differences, other.requests)
+    assert one.decisions == 8  # derived in test_a_condition_the_inventory_fails_differs_in_both_analyses

@@ -11,13 +11,16 @@ it refuses (OutsideAnalysis, exit 2) a policy set it does not cover rather than 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 
 from verifier.authorization.analysis.questions import Coverage, coverage
 from verifier.authorization.audit import context_label, diff
 from verifier.authorization.classes import policy_reads
 from verifier.authorization.entities import RESOURCE_TYPES
-from verifier.authorization.evaluate import ACTIONS
+from verifier.authorization.evaluate import ACTIONS, Authorizer
+from verifier.authorization.policies import load_policies
 from verifier.authorization.setup import AuthzSetup
 
 MAX_SHOWN = 10
@@ -75,6 +78,16 @@ class CompareResult:
     @property
     def exit_code(self) -> int:
         return 0 if self.equivalent else 1
+
+
+def with_policies(setup: AuthzSetup, directory: Path) -> AuthzSetup:
+    """The same entities judged by the policies of `directory` (validated against its own schema).
+
+    Both sides of a comparison share one entity graph: the inventory is read, and its NVLink
+    domains found (which reads the whole inventory, links included), once instead of twice.
+    """
+    bundle = load_policies(directory)
+    return dataclasses.replace(setup, bundle=bundle, authorizer=Authorizer(bundle, setup.graph))
 
 
 def compare_in_inventory(first: AuthzSetup, second: AuthzSetup) -> InventoryComparison:
