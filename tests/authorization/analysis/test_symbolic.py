@@ -7,6 +7,8 @@ policies says; the derivation is the comment beside each expectation.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -306,3 +308,14 @@ def test_hierarchy_in_and_equality(tmp_path: Path) -> None:
     findings = analyse_policies(b)
     assert [(f.policy, f.kind, f.related) for f in findings] == [("u", "shadowed", ("not-u",))]
     assert 'User::"u"' in findings[0].example
+
+
+def test_importing_the_analysis_loads_no_solver() -> None:
+    # verify and authorize import the authorization package; z3 (a tenth of a second and more)
+    # must load only when an analysis runs, as cedarpy loads only when Cedar must decide.
+    code = (
+        "import sys, verifier.authorization.analysis.symbolic\n"
+        "print('z3.z3' in sys.modules, 'cedarpy._internal' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
