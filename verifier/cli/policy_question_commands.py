@@ -15,7 +15,7 @@ import click
 
 from verifier.authorization.analysis.equivalence import CompareResult, compare, with_policies
 from verifier.authorization.analysis.questions import Context, WhatResult, WhoResult, what, who
-from verifier.authorization.entities import RESOURCE_TYPES
+from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES
 from verifier.authorization.evaluate import ACTIONS, parse_context
 from verifier.authorization.requests import resolve
 from verifier.authorization.setup import AuthzSetup
@@ -47,10 +47,16 @@ def _context(text: str | None) -> Context | None:
 def _resolve(setup: AuthzSetup, text: str, role: str) -> str:
     """`resolve` as `authorize` does it, the problem named after the argument given here."""
     try:
-        return resolve(setup, text, role)
+        found = resolve(setup, text, role)
     except TopologError as err:
         message = err.diagnostics[0].message.removeprefix(f"--{role} ")
         raise TopologError.at(SourceLocation(role.upper()), message) from None
+    types = PRINCIPAL_TYPES if role == "principal" else RESOURCE_TYPES
+    if found.split("::", 1)[0] not in types:  # a uid of the other side: no request could name it here
+        raise TopologError.at(
+            SourceLocation(role.upper()), f"{text} is not a {role}; expected one of the types {', '.join(types)}"
+        )
+    return found
 
 
 @click.command("who")

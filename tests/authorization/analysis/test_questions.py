@@ -176,3 +176,25 @@ def test_a_context_the_schema_refuses_is_bad_input(bad: str) -> None:
 
     with pytest.raises(TopologError, match="does not match the schema"):
         who(load_authorization([SMALL]), "schedule", 'Gpu::"na0/gpu0"', json.loads(bad))
+
+
+def test_coverage_says_when_the_contexts_are_not_every_context() -> None:
+    from verifier.authorization.analysis.questions import coverage
+    from verifier.authorization.classes import ABSENT, MAX_CONTEXTS, PolicyReads
+
+    def reads(values: dict[str, tuple[object, ...]]) -> PolicyReads:
+        return PolicyReads(frozenset(), frozenset(), values)
+
+    # Booleans (and absent, for `has`): every value is asked, the answer covers every context.
+    full = coverage(reads({"incident": (ABSENT, False, True)}))
+    assert full.complete and full.contexts == [{}, {"incident": False}, {"incident": True}]
+    # A Long compared with 5 is asked with 5 only: `context.n > 5` would hold for 6, never asked.
+    partial = coverage(reads({"incident": (False, True), "n": (5,)}))
+    assert not partial.complete
+    assert partial.note == (
+        "context attribute(s) n asked only with the literals the policies compare them with, not every value"
+    )
+    # 9 booleans read with `has`: 3^9 = 19,683 combinations, more than MAX_CONTEXTS (256) are cut.
+    many = coverage(reads({f"b{i}": (ABSENT, False, True) for i in range(9)}))
+    assert len(many.contexts) == MAX_CONTEXTS == 256
+    assert many.note == "the first 256 of 19683 context combinations"

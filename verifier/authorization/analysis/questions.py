@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from verifier.authorization.audit import group_of
+from verifier.authorization.audit import context_label, group_of
 from verifier.authorization.classes import (
     ABSENT,
     MAX_CONTEXTS,
@@ -109,7 +109,7 @@ def _failures(d: Decision, principal: EntityClass, action: str, resource: Entity
 
 
 def _sorted_failures(failures: list[Failure]) -> list[Failure]:
-    return sorted(failures, key=lambda f: (f.action, f.principal, f.resource, sorted(f.context.items()), f.policy))
+    return sorted(failures, key=lambda f: (f.action, f.principal, f.resource, context_label(f.context), f.policy))
 
 
 # -- who ---------------------------------------------------------------------------
