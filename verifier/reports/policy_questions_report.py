@@ -9,6 +9,10 @@ from verifier.reports import indented_json
 from verifier.reports.safe_text import one_line
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _dumps(doc: dict[str, object]) -> str:
     return indented_json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
@@ -120,7 +124,7 @@ def render_what_text(r: WhatResult) -> str:
     out += _failure_lines(r.errors)
     out.append(
         f"\n{r.requests} Cedar requests for {r.resources} resources in {r.resource_classes} classes x "
-        f"{len(r.actions)} actions x {len(r.coverage.contexts)} contexts\n"
+        f"{_count(len(r.actions), 'action')} x {_count(len(r.coverage.contexts), 'context')}\n"
     )
     return "".join(out)
 
