@@ -319,3 +319,23 @@ def test_importing_the_analysis_loads_no_solver() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_strings_are_compared_character_for_character(tmp_path: Path) -> None:
+    b = bundle(
+        tmp_path,
+        r"""
+@id("escape-is-text") permit (principal, action, resource)
+  when { principal.role == "a\\u{41}" && principal.role == "aA" };
+@id("emoji") permit (principal, action, resource) when { principal.role == "🚀\\" };
+""",
+    )
+    # Cedar's "a\\u{41}" is seven characters (a, backslash, u, {, 4, 1, }): never "aA", so
+    # "escape-is-text" is dead. "emoji" is satisfiable and its example shows the role as written.
+    findings = analyse_policies(b)
+    assert kinds(findings) == [("escape-is-text", "dead")]
+    live = bundle(
+        tmp_path / "live", '@id("emoji") forbid (principal, action, resource) when { principal.role == "🚀\\\\" };'
+    )
+    (redundant,) = analyse_policies(live)  # a forbid with no permit: redundant, with an example
+    assert 'role: "🚀\\\\"' in redundant.example

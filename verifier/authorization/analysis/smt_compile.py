@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from verifier.authorization.analysis.smt_errors import OutsideAnalysis
 from verifier.authorization.analysis.smt_request import ENTITY_VARS, LONG_MAX, LONG_MIN, Request, encodable
+from verifier.authorization.analysis.smt_request import string_val as _string_val
 from verifier.authorization.analysis.smt_schema import ACTION
 from verifier.core.errors import SourceLocation
 from verifier.core.lazy import lazy_module
@@ -147,9 +148,15 @@ class _Compiler:
     def var_entity(self, var: str) -> Ent:
         return Ent(var, self.req.type_of(var), self.req.id(var))
 
+    def string(self, text: str) -> Any:
+        try:
+            return _string_val(text)
+        except ValueError as err:
+            raise self.outside(str(err)) from None
+
     def literal(self, uid: pst.EntityUid) -> Ent:
         self.req.literals.add(uid.id)
-        return Ent(None, str(uid.type), z3.StringVal(uid.id), str(uid))
+        return Ent(None, str(uid.type), self.string(uid.id), str(uid))
 
     def ent_eq(self, a: Ent, b: Ent) -> Any:
         if a.type != b.type:
@@ -189,7 +196,7 @@ class _Compiler:
             return Term("long", z3.IntVal(e.value))
         if isinstance(e, pst.StringLit):
             self.req.literals.add(e.value)
-            return Term("string", z3.StringVal(e.value))
+            return Term("string", self.string(e.value))
         if isinstance(e, pst.EntityLit):
             if e.value.type.basename == ACTION:
                 return Term("action", str(e.value))
@@ -210,7 +217,7 @@ class _Compiler:
             return self.has_attr(e)
         if isinstance(e, pst.Like):
             s = self.expr(e.base)
-            return Term("bool", z3.InRe(self.need(s, "string"), _pattern(e.pattern)), s.errors)
+            return Term("bool", z3.InRe(self.need(s, "string"), self.pattern(e.pattern)), s.errors)
         if isinstance(e, pst.Is):
             base = self.expr(e.base)
             if base.kind != "entity":
@@ -367,6 +374,22 @@ class _Compiler:
         )
         return Term(kind, z3.If(c.value, self.need(a, kind), self.need(b, kind)), errors)
 
+    def pattern(self, elems: tuple[object, ...]) -> Any:
+        """A `like` pattern as a z3 regular expression (whole-string match, `*` any sequence)."""
+        parts: list[Any] = []
+        chars = ""
+        for p in elems:
+            if isinstance(p, pst.Char):
+                chars += p.value
+                continue
+            if chars:
+                parts.append(z3.Re(self.string(chars)))
+                chars = ""
+            parts.append(z3.Full(z3.ReSort(z3.StringSort())))
+        if chars or not parts:
+            parts.append(z3.Re(self.string(chars)))
+        return parts[0] if len(parts) == 1 else z3.Concat(*parts)
+
     def set_literal(self, e: pst.Set) -> Term:
         items = [self.expr(x) for x in e.elements]
         errors: Errors = sum((t.errors for t in items), ())
@@ -384,23 +407,6 @@ class _Compiler:
                 value = z3.SetAdd(value, t.value)
             return Term("set", value, errors, kind)
         raise self.outside("a set literal of " + ", ".join(sorted(kinds)))
-
-
-def _pattern(elems: tuple[object, ...]) -> Any:
-    """A `like` pattern as a z3 regular expression (whole-string match, `*` any sequence)."""
-    parts: list[Any] = []
-    chars = ""
-    for p in elems:
-        if isinstance(p, pst.Char):
-            chars += p.value
-            continue
-        if chars:
-            parts.append(z3.Re(z3.StringVal(chars)))
-            chars = ""
-        parts.append(z3.Full(z3.ReSort(z3.StringSort())))
-    if chars or not parts:
-        parts.append(z3.Re(z3.StringVal(chars)))
-    return parts[0] if len(parts) == 1 else z3.Concat(*parts)
 
 
 _SYMBOL = {"eq": "==", "not_eq": "!=", "and": "&&", "or": "||", "in": "in", **_ARITH, **_COMPARE}

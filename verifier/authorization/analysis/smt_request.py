@@ -29,6 +29,22 @@ LONG_MAX = 2**63 - 1
 ENTITY_VARS = ("principal", "resource")
 
 
+MAX_CHAR = 0x2FFFF
+"""The highest character z3's strings hold (its `unicode` encoding); Cedar's go to U+10FFFF."""
+
+
+def string_val(text: str) -> Any:
+    """`text` as a z3 string, character for character.
+
+    z3 reads `\\u{...}` in a literal as an escape, so a Cedar string holding a backslash would
+    change; every character outside printable ASCII, and the backslash, is written as that
+    escape instead. ValueError for a character z3 cannot hold.
+    """
+    if any(ord(c) > MAX_CHAR for c in text):
+        raise ValueError(f"a string with a character above U+{MAX_CHAR:X}, which the solver's strings cannot hold")
+    return z3.StringVal("".join(c if " " <= c <= "~" and c != "\\" else f"\\u{{{ord(c):x}}}" for c in text))
+
+
 def encodable(t: Type) -> bool:
     """Types whose values the encoding holds: Bool, Long, String and sets of those."""
     if t.kind == "Set":
@@ -135,5 +151,5 @@ class Request:
         for var in ENTITY_VARS:
             enum = self.schema.entities[self.type_of(var)].enum
             if enum is not None:
-                out.append(z3.Or(*[self.id(var) == z3.StringVal(e) for e in enum]) if enum else z3.BoolVal(False))
+                out.append(z3.Or(*[self.id(var) == string_val(e) for e in enum]) if enum else z3.BoolVal(False))
         return out

@@ -9,10 +9,11 @@ and the example's own strings, that the model puts in them.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from verifier.authorization.analysis.smt_request import Read, Request
+from verifier.authorization.analysis.smt_request import Read, Request, string_val
 from verifier.core.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def _candidates(req: Request, ev: Any) -> list[Any]:
     for read in req.reads.values():
         if read.type.kind in ("String", "Long"):
             v = ev(read.value)
-            values.add(v.as_string() if read.type.kind == "String" else v.as_long())
+            values.add(py_string(v) if read.type.kind == "String" else v.as_long())
     return sorted(values, key=lambda v: (type(v).__name__, v))
 
 
@@ -77,7 +78,7 @@ def _value(read: Read, ev: Any, candidates: list[Any]) -> str:
     members = []
     for c in candidates:
         if element == "String" and isinstance(c, str):
-            if z3.is_true(ev(z3.IsMember(z3.StringVal(c), read.value))):
+            if z3.is_true(ev(z3.IsMember(string_val(c), read.value))):
                 members.append(json.dumps(c, ensure_ascii=False))
         elif element == "Long" and isinstance(c, int) and z3.is_true(ev(z3.IsMember(z3.IntVal(c), read.value))):
             members.append(str(c))
@@ -86,8 +87,16 @@ def _value(read: Read, ev: Any, candidates: list[Any]) -> str:
     return "[" + ", ".join(members) + "]"
 
 
+_ESCAPE = re.compile(r"\\u\{([0-9a-fA-F]+)\}")
+
+
+def py_string(v: Any) -> str:
+    """A z3 string value as the Python string it stands for (z3 prints characters as `\\u{...}`)."""
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), v.as_string())
+
+
 def _string(v: Any) -> str:
-    return json.dumps(v.as_string(), ensure_ascii=False)
+    return json.dumps(py_string(v), ensure_ascii=False)
 
 
 def _name(name: str) -> str:
