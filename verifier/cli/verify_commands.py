@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -46,7 +47,9 @@ from verifier.reports import VERIFY_FORMATS, render
 from verifier.reports.safe_text import one_line
 from verifier.reports.text_report import summary
 from verifier.session.verify_run import VerifyRun, verify
-from verifier.sources.jobs.principal_rules import PrincipalRule
+
+if TYPE_CHECKING:
+    from verifier.sources.jobs.principal_rules import PrincipalRule
 
 
 def _say_what_sarif_leaves_out(report: VerifyReport) -> None:

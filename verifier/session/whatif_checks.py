@@ -14,14 +14,17 @@ A job that merely moves at the same bottleneck, or is unchanged, is no finding.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from verifier.checks.baseline import fingerprint
 from verifier.checks.check import Check
 from verifier.checks.findings import Finding
 from verifier.checks.verify import Result
 from verifier.core.errors import SourceLocation
-from verifier.placement.place import Placement, rate_text
-from verifier.placement.whatif import JobChange, WhatIfReport
+
+if TYPE_CHECKING:  # every `verify` reads CHECK_IDS; only one with a what-if needs placement (10-15 ms to import)
+    from verifier.placement.place import Placement
+    from verifier.placement.whatif import JobChange, WhatIfReport
 
 LOST_ID = "WHATIF001"
 SLOWER_ID = "WHATIF002"
@@ -105,6 +108,8 @@ def _result(finding: Finding, values: tuple[tuple[str, str], ...]) -> Result:
 
 
 def _where(p: Placement) -> str:
+    from verifier.placement.place import rate_text
+
     bw = rate_text(p.bottleneck_mbps) if p.bottleneck_mbps is not None else "no GPU pair"
     return f"{p.domain} at {bw}"
 
