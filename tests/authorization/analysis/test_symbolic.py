@@ -339,3 +339,34 @@ def test_strings_are_compared_character_for_character(tmp_path: Path) -> None:
     )
     (redundant,) = analyse_policies(live)  # a forbid with no permit: redundant, with an example
     assert 'role: "🚀\\\\"' in redundant.example
+
+
+GROUPED = """
+namespace Lab {
+  type Level = Long;
+  entity Color enum ["red", "blue"];
+  entity User = { n: Level };
+  action "all";
+  action view in ["all"] appliesTo { principal: [User], resource: [User, Color] };
+  action edit appliesTo { principal: [User], resource: [User] };
+}
+"""
+
+
+def test_action_groups_enums_and_one_entity_in_two_roles(tmp_path: Path) -> None:
+    b = bundle(
+        tmp_path,
+        """
+@id("grouped") permit (principal, action in Lab::Action::"all", resource is Lab::User);
+@id("other-color") permit (principal, action, resource is Lab::Color)
+  when { resource != Lab::Color::"red" && resource != Lab::Color::"blue" };
+@id("self-unequal") permit (principal, action == Lab::Action::"edit", resource)
+  when { principal == resource && principal.n != resource.n };
+""",
+        GROUPED,
+    )
+    # grouped: view is in the group "all", so it applies to view on a User: live and alone.
+    # other-color: an enumerated type has only its listed ids, red and blue: dead.
+    # self-unequal: principal == resource is one entity, with one `n`: dead. (`n` is declared
+    # through the common type Level = Long.)
+    assert kinds(analyse_policies(b)) == [("other-color", "dead"), ("self-unequal", "dead")]
