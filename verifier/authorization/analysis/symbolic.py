@@ -69,7 +69,8 @@ class Difference:
 def analyse_policies(bundle: PolicyBundle) -> list[SymbolicFinding]:
     """Dead, shadowed, redundant and may-error policies of `bundle`, over every entity its schema allows."""
     schema = _schema(bundle)
-    envs = [_Env.of(req, [bundle]) for req in _requests(schema)]
+    trees = [_templates(bundle)]
+    envs = [_Env.of(req, [bundle], trees) for req in _requests(schema)]
     # One query per request first: where no policy can raise an error, none is asked about it alone.
     where = SourceLocation(str(bundle.directory))
     may_err = {id(e) for e in envs if e.check(where, e.erred(bundle)) is not None}
@@ -91,8 +92,9 @@ def compare_policies(first: PolicyBundle, second: PolicyBundle) -> list[Differen
             "over one schema (make the two schema files declare the same types, attributes and actions)",
         )
     out: list[Difference] = []
+    trees = [_templates(first), _templates(second)]
     for req in _requests(schema):
-        env = _Env.of(req, [first, second])
+        env = _Env.of(req, [first, second], trees)
         model = env.check(_where(first), env.allow(first) != env.allow(second))
         if model is None:
             continue
@@ -139,10 +141,10 @@ class _Env:
     """Decision formulas already built (z3 terms are built in Python: slow enough to keep)."""
 
     @staticmethod
-    def of(req: Request, bundles: list[PolicyBundle]) -> _Env:
+    def of(req: Request, bundles: list[PolicyBundle], trees: list[dict[str, Any]]) -> _Env:
         compiled: dict[tuple[int, str], Compiled] = {}
         for i, bundle in enumerate(bundles):
-            templates = _templates(bundle)
+            templates = trees[i]
             for pid in sorted(bundle.policies):
                 c = compile_policy(templates[pid], req, pid, bundle.policies[pid].loc)
                 if c is not None:
@@ -205,17 +207,9 @@ class _Env:
             self.solver.pop()
 
 
-_TEMPLATES: dict[int, tuple[PolicyBundle, dict[str, Any]]] = {}
-
-
 def _templates(bundle: PolicyBundle) -> dict[str, Any]:
-    """The syntax tree of each policy of `bundle`, by id (parsed once per bundle)."""
-    kept = _TEMPLATES.get(id(bundle))
-    if kept is None or kept[0] is not bundle:
-        kept = (bundle, dict(bundle.policy_set.to_pst().static_policies))
-        _TEMPLATES.clear()  # one or two bundles are analysed at a time: keep no more
-        _TEMPLATES[id(bundle)] = kept
-    return kept[1]
+    """The syntax tree of each policy of `bundle`, by id."""
+    return dict(bundle.policy_set.to_pst().static_policies)
 
 
 def _decided(env: _Env, bundle: PolicyBundle, model: Any) -> tuple[str, tuple[str, ...]]:
