@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import run_cli
@@ -51,8 +52,8 @@ def server(folder: Path) -> Iterator[Server]:
         yield s
 
 
-def _ranked(doc: dict[str, object]) -> list[tuple[str, int]]:
-    (only,) = doc["jobs"]  # type: ignore[index]
+def _ranked(doc: dict[str, Any]) -> list[tuple[str, int]]:
+    (only,) = doc["jobs"]
     return [(p["domain"], p["bottleneck_mbps"]) for p in only["placements"]]
 
 
