@@ -370,3 +370,28 @@ def test_action_groups_enums_and_one_entity_in_two_roles(tmp_path: Path) -> None
     # self-unequal: principal == resource is one entity, with one `n`: dead. (`n` is declared
     # through the common type Level = Long.)
     assert kinds(analyse_policies(b)) == [("other-color", "dead"), ("self-unequal", "dead")]
+
+
+def test_attributes_of_one_principal_type_behind_is(tmp_path: Path) -> None:
+    schema = """
+entity Robot = { serial: Long };
+entity User = { tags: Set<String> };
+entity Gpu;
+action use appliesTo { principal: [User, Robot], resource: [Gpu] };
+"""
+    b = bundle(
+        tmp_path,
+        """
+@id("tagged") permit (principal, action, resource) when { principal is User && principal.tags.contains("gpu") };
+@id("robots") permit (principal, action, resource) when { principal is Robot && principal.serial + 1 > 1 };
+""",
+        schema,
+    )
+    # For a Robot, `principal is User` is false and `tags` (which Robots lack) is never read;
+    # for a User, `principal is Robot` is false. tagged: live for a User tagged "gpu". robots:
+    # live for serial 1, and serial + 1 overflows at serial = 2^63 - 1: may-error only.
+    findings = analyse_policies(b)
+    assert [(f.policy, f.kind, f.message) for f in findings] == [
+        ("robots", "may-error", "`principal.serial + 1` may overflow a Long")
+    ]
+    assert "Robot::" in findings[0].example and f"serial: {LONG_MAX}" in findings[0].example

@@ -243,6 +243,8 @@ class _Compiler:
         if e.op == "neg":
             v = self.need(a, "long")
             return Term("long", -v, (*a.errors, (f"`-({show(e.arg)})` may overflow a Long", v == LONG_MIN)))
+        if e.op == "is_empty" and a.kind == "never":
+            return Term("bool", z3.BoolVal(False), a.errors)
         if e.op == "is_empty" and a.kind == "set":
             return Term("bool", a.value == z3.EmptySet(a.value.sort().domain()), a.errors)
         raise self.outside(f"the {e.op}() function (extension types and functions are not encoded)")
@@ -258,6 +260,10 @@ class _Compiler:
             return Term("bool", value, errors)
         a, b = self.expr(e.left), self.expr(e.right)
         errors = a.errors + b.errors
+        if "never" in (a.kind, b.kind) and op not in ("eq", "not_eq"):
+            # An attribute the entity's type lacks: the validator proved this is never reached
+            # (a `has` or `is` before it is false here); the error entry says so if it were.
+            return Term("long" if op in _ARITH else "bool", z3.IntVal(0) if op in _ARITH else z3.BoolVal(False), errors)
         if op in ("eq", "not_eq"):
             eq = self.equal(a, b)
             return Term("bool", eq if op == "eq" else z3.Not(eq), errors)
