@@ -6,3 +6,7 @@ AUTHZ_RELATIONS: frozenset[str] = frozenset(
     {"authz_principal", "member_of", "authz_class", "permitted", "permitted_by", "authz_error", "policy_names"}
 )
 """Every relation emitted (a test checks them against rules/schema.dl)."""
+
+POLICY_RELATIONS: frozenset[str] = frozenset({"policy_analysed", "policy_schema_finding", "policy_inventory_finding"})
+"""The relations the policy analyses fill (verifier.authorization.analysis.policy_facts), for `topolog policy check`
+only: `verify` leaves them empty, so the POLICY checks are not applicable there."""

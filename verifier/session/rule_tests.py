@@ -10,6 +10,8 @@
         observed/                          observations for every inventory of the folder (as --observed)
         pass-NAME.observed/, fail.observed/ observations for that case alone (instead of observed/)
         observed-now.txt                   the time observations are judged at (as --observed-now)
+        policies/                          Cedar policies for every inventory of the folder (as --policies)
+        pass-NAME.policies/, fail.policies/ policies for that case alone (instead of policies/)
 
 principals.yml and topolog.thresholds.yaml beside an inventory are read as `topolog
 verify` reads them. `expected*.txt` holds one finding per line, `subject, subject |
@@ -36,13 +38,14 @@ from verifier.engine.rule_pack import inside_shipped
 from verifier.facts.observed import ObservedSettings
 from verifier.session.observed_input import ObservedRun, parse_time
 from verifier.session.session import load_rules
-from verifier.session.verify_run import VerifyRun, verify
+from verifier.session.verify_run import SideFileFlags, VerifyRun, verify
 from verifier.sources.principals import PRINCIPALS_FILE
 from verifier.sources.thresholds import OVERRIDE_NAME
 
 FIXTURES_DIR = "fixtures"
 JOBS_FILE = "jobs.yaml"
 OBSERVED_DIR = "observed"
+POLICIES_DIR = "policies"
 OBSERVED_NOW_FILE = "observed-now.txt"
 HELPER_FILES = frozenset({JOBS_FILE, PRINCIPALS_FILE, OVERRIDE_NAME, OBSERVED_NOW_FILE})
 """Files a fixture folder may hold besides its cases: read by verify from beside the inventory."""
@@ -71,6 +74,15 @@ class Case:
             return own
         shared = self.inventory.parent / OBSERVED_DIR
         return shared if shared.is_dir() else None
+
+    @property
+    def policies(self) -> Path | None:
+        """The case's own policy folder, `<case>.policies/` beside it; None: found as verify finds it
+        (the folder's `policies/`, else the shipped ones). Checks of the policies themselves (rules/policy/)
+        need a policy set per case: their findings hold whatever the inventory.
+        """
+        own = self.inventory.with_name(f"{self.inventory.stem}.{POLICIES_DIR}")
+        return own if own.is_dir() else None
 
 
 @dataclass(frozen=True)
@@ -230,6 +242,7 @@ def case_findings(case: Case, rules_paths: Sequence[Path], engine: str) -> list[
         authorize=principals,
         evaluate_only=frozenset({case.check_id}),
         observed=_observed(case),
+        flags=SideFileFlags(policies=case.policies),
     )
     report = verify([case.inventory], run)
     return sorted(finding_line(f) for f in report.findings if f.rule == case.check_id)

@@ -33,6 +33,7 @@ from verifier.sources.inventory.model import Inventory
 from verifier.sources.scenario import Scenario
 
 if TYPE_CHECKING:
+    from verifier.authorization.setup import AuthzSetup
     from verifier.engine.ast import Row
     from verifier.placement.whatif import WhatIfReport
     from verifier.session.inputs import Inputs
@@ -89,6 +90,9 @@ class VerifyRun:
     it too, its effect on them reported as WHATIF00x findings (verifier.session.whatif_checks)."""
     observed: ObservedRun | None = None
     """Observations (`--observed`): judged by rules/observed/ against each inventory (docs/observed.md)."""
+    analyse_policies: bool = False
+    """Run the policy analyses (`topolog policy check`): their facts make rules/policy/ judge the Cedar
+    policies; a principals file is then required. Also done when `evaluate_only` keeps a check that reads them."""
 
 
 def verify(
@@ -118,6 +122,7 @@ def verify(
     program = load_rules(run.rules)  # checked once, whatever the number of clusters
     if run.evaluate_only:
         program = _slice(program, run.evaluate_only)
+    analyse = run.analyse_policies or (bool(run.evaluate_only) and _reads_policy_analysis(program))
     results: list[Result] = []
     omitted = 0
     checks: list[Check] = []
@@ -136,6 +141,8 @@ def verify(
         notes.extend(inputs.notes)
         topology.append(inputs.inventory)
         required = " to judge the jobs' principals" if jobs is not None and run.authorize else None
+        if analyse:
+            required = " to analyse the policies over the inventory's principals"
         authorization = authorization_for(inputs, required=required)
         if jobs is not None and authorization is not None:
             require_job_principals(jobs, authorization.principals)
@@ -149,7 +156,7 @@ def verify(
             jobs=jobs,
             progress=progress,
             reads_reports_only=jobs is None,
-            extra_facts=_observed_facts(run.observed, observations, inputs),
+            extra_facts=_extra_facts(run, observations, inputs, authorization if analyse else None),
         ) as evaluation:
             if progress is not None:
                 progress.step("collecting findings")
@@ -251,6 +258,25 @@ def _slice(program: Program, check_ids: frozenset[str]) -> Program:
     if "PLACE001" in check_ids:
         relations.add("place_why_not")
     return program_for(program, relations)
+
+
+def _reads_policy_analysis(program: Program) -> bool:
+    from verifier.authorization.relations import POLICY_RELATIONS
+
+    return any(a.relation in POLICY_RELATIONS for r in program.rules for a in (*r.positive_atoms(), *r.negated_atoms()))
+
+
+def _extra_facts(
+    run: VerifyRun, observations: Observations | None, inputs: Inputs, analysed: AuthzSetup | None
+) -> dict[str, list[Row]] | None:
+    """The observations' facts, and the policy analyses' when `analysed` is the setup to analyse."""
+    facts = _observed_facts(run.observed, observations, inputs)
+    if analysed is None:
+        return facts
+    # Imported here: the analyses (an SMT solver among them) cost a verification nothing.
+    from verifier.authorization.analysis.policy_facts import policy_facts
+
+    return {**(facts or {}), **policy_facts(analysed)}
 
 
 def _observed_facts(

@@ -1,0 +1,65 @@
+"""Both policy analyses as Datalog facts, so rules/policy/ turns them into findings like any check's.
+
+The schema-wide analysis (analysis/symbolic.py, an SMT solver) says what holds for every entity
+the schema allows; the inventory analysis (analysis/inventory.py) what holds for the inventory's
+principals and hardware. Which of them a policy is reported under (one root cause, one finding)
+is the rules' to decide, from these rows (declared in rules/schema.dl).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from verifier.authorization.analysis.inventory import InventoryFinding, analyse_inventory
+from verifier.authorization.policies import PolicyBundle
+from verifier.authorization.relations import POLICY_RELATIONS
+from verifier.authorization.setup import AuthzSetup
+from verifier.engine.ast import Row
+
+
+class SchemaFinding(Protocol):
+    """What the schema-wide analysis says of one policy (analysis.symbolic.SymbolicFinding)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def policy(self) -> str: ...
+    @property
+    def related(self) -> tuple[str, ...]: ...
+    @property
+    def example(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+
+
+SchemaAnalysis = Callable[[PolicyBundle], Sequence[SchemaFinding]]
+
+
+def _symbolic(bundle: PolicyBundle) -> Sequence[SchemaFinding]:
+    # Imported when asked: the solver costs a run that does not analyse policies nothing.
+    from verifier.authorization.analysis.symbolic import analyse_policies
+
+    return analyse_policies(bundle)
+
+
+def policy_facts(setup: AuthzSetup, schema_analysis: SchemaAnalysis | None = None) -> dict[str, list[Row]]:
+    """The rows of every relation in POLICY_RELATIONS for `setup`'s policies and inventory.
+
+    `schema_analysis`: the schema-wide analysis (default: the SMT one). An analysis that cannot
+    cover a policy raises (TopologError, exit 2): never a partial answer.
+    """
+    rows: dict[str, list[Row]] = {name: [] for name in sorted(POLICY_RELATIONS)}
+    bundle = setup.bundle
+    rows["policy_analysed"] = [(p.id, p.effect) for p in sorted(bundle.policies.values(), key=lambda p: p.id)]
+    schema_rows = {
+        (f.policy, f.kind, ", ".join(sorted(f.related)), f.example, f.message)
+        for f in (schema_analysis or _symbolic)(bundle)
+    }
+    rows["policy_schema_finding"] = sorted(schema_rows)
+    rows["policy_inventory_finding"] = sorted(_inventory_row(f) for f in analyse_inventory(setup).findings)
+    return rows
+
+
+def _inventory_row(f: InventoryFinding) -> Row:
+    return (f.policy, f.kind, ", ".join(f.related), f.example)
