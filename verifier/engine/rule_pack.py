@@ -7,7 +7,7 @@ without copying them; `--no-shipped-rules` loads the user's rules alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -40,6 +40,30 @@ def inside_shipped(path: Path) -> bool:
     shipped = shipped_rules_dir().resolve()
     resolved = path.resolve()
     return resolved == shipped or shipped in resolved.parents
+
+
+def outside_shipped(files: Iterable[str]) -> set[str]:
+    """The rule `files` that are not part of the shipped pack: inside_shipped of each, for a whole program.
+
+    A program's ~120 files lie in a dozen folders, and resolving each path walks every one of its
+    folders (10 ms of every `verify` from an installed package): a folder is resolved once, and a
+    file on its own only when it is a symbolic link, whose target decides.
+    """
+    shipped = shipped_rules_dir().resolve()
+    folders: dict[str, Path] = {}
+    out: set[str] = set()
+    for name in set(files):
+        path = Path(name)
+        if path.name in ("", ".", "..") or path.is_symlink():
+            resolved = path.resolve()
+        else:
+            parent = str(path.parent)
+            if parent not in folders:
+                folders[parent] = path.parent.resolve()
+            resolved = folders[parent] / path.name
+        if not (resolved == shipped or shipped in resolved.parents):
+            out.add(name)
+    return out
 
 
 def load_rule_pack(paths: Sequence[Path]) -> Program:

@@ -24,7 +24,7 @@ from verifier.engine.backend import Backend, OutgrewEngine
 from verifier.engine.engines import choose_engine, make_backend
 from verifier.engine.pruning import constant_filters, filter_rows, live_rules
 from verifier.engine.queries import prepare_query, program_for, query_relations
-from verifier.engine.rule_pack import inside_shipped, load_rule_pack
+from verifier.engine.rule_pack import load_rule_pack, outside_shipped
 from verifier.facts.graph import NodePairs, graph_facts
 from verifier.facts.inventory import inventory_facts
 from verifier.facts.relation_sources import GRAPH_RELATIONS
@@ -149,8 +149,7 @@ def evaluate(
     needed = {rel for q in needs.values() for rel in query_relations(q)}
     # A rule the user wrote is evaluated even when no report reads it: its mistakes (a recursion
     # that never ends) fail the run instead of passing unseen.
-    files = {r.loc.file for r in program.rules}
-    written = {f for f in files if not inside_shipped(Path(f))}
+    written = outside_shipped(r.loc.file for r in program.rules)
     mine = {r.head.relation for r in program.rules if r.loc.file in written}
     roots = {c.reports for c in checks} | needed | also | mine if reads_reports_only else None
 
