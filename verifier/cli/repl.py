@@ -31,7 +31,6 @@ from verifier.engine.ast import Declaration
 from verifier.engine.queries import prepare_query, ready_for_queries
 from verifier.reports import render, renderers
 from verifier.reports.safe_text import one_line
-from verifier.session.api import explain, query
 from verifier.session.background import Loading
 from verifier.session.session import Evaluation
 
@@ -140,6 +139,10 @@ class Session:
             rows = loading.answer_now(parsed)
             if rows is not None:
                 return QueryResult(parsed.variables, rows)
+        # Not imported at the top: verifier.session.api imports Cedar's request parsing (0.1 s), which a
+        # REPL on an inventory without principals never needs, before its prompt or after.
+        from verifier.session.api import query
+
         return query(self.model, text)
 
     def _command(self, text: str) -> str:
@@ -189,6 +192,8 @@ class Session:
             raise TopologError.at(
                 COMMAND_WHERE, 'usage: .explain FACT|FINDING, e.g. .explain within("dgx00/gpu0", "pod0")'
             )
+        from verifier.session.api import explain  # as `query` (see _query)
+
         return render(explain(self.model, what), "json" if self.fmt == "json" else "text")
 
     def _set_format(self, arg: str) -> str:
