@@ -54,23 +54,50 @@ def test_photo_sharing_public_view_removed_differs_for_a_public_photo(tmp_path: 
     assert (d.first, d.second, d.first_policies, d.second_policies) == ("allow", "deny", ("view-public-photos",), ())
 
 
-def test_photo_sharing_owner_policy_is_refused() -> None:
-    # owner-full-access compares `resource.owner` (an entity-typed attribute: User) with the
-    # principal: not encoded, so refused at its @id line (13 of current_policies.cedar).
+def test_photo_sharing_with_owner_access() -> None:
+    # view-public-photos: the only permit for a public photo someone else owns: needed.
+    # owner-full-access (`resource.owner == principal`, an entity-typed attribute compared by
+    #   id): the only permit of comment and delete, satisfiable (owner = the principal): needed.
+    # create-photos: the only permit of create. No forbid, no arithmetic, no optional attribute.
+    assert analyse_policies(load_policies(EXAMPLES / "photo_sharing_owner")) == []
+
+
+def test_photo_sharing_owner_access_compared() -> None:
+    owner = load_policies(EXAMPLES / "photo_sharing_owner")
+    plain = load_policies(EXAMPLES / "photo_sharing")
+    diffs = compare_policies(owner, plain)
+    # comment and delete: only owner-full-access (first set) permits them; view: the first set also
+    # lets an owner view a private photo, which the second (public photos only) denies; create:
+    # create-photos in both. So three differences, each an owner acting on their own photo.
+    assert [(d.action, d.first, d.second, d.first_policies, d.second_policies) for d in diffs] == [
+        ('PhotoSharing::Action::"comment"', "allow", "deny", ("owner-full-access",), ()),
+        ('PhotoSharing::Action::"delete"', "allow", "deny", ("owner-full-access",), ()),
+        ('PhotoSharing::Action::"view"', "allow", "deny", ("owner-full-access",), ()),
+    ]
+    for d in diffs:
+        principal_uid = d.principal.split(" ")[0]
+        assert f"owner: {principal_uid}" in d.resource
+    assert "private: true" in diffs[2].resource
+
+
+def test_photo_sharing_attribute_of_the_owner_is_refused() -> None:
+    # new_policy.cedar reads `resource.owner.company`: an attribute of an entity reached through
+    # an attribute, not encoded, so refused at its @id line (2).
     with pytest.raises(OutsideAnalysis) as caught:
-        analyse_policies(load_policies(EXAMPLES / "photo_sharing_owner"))
+        analyse_policies(load_policies(EXAMPLES / "photo_sharing_company"))
     (diag,) = caught.value.diagnostics
-    assert (Path(diag.location.file).name, diag.location.line) == ("current_policies.cedar", 13)
-    assert "'owner-full-access'" in diag.message and "resource.owner of type PhotoSharing::User" in diag.message
+    assert (Path(diag.location.file).name, diag.location.line) == ("new_policy.cedar", 2)
+    assert "'same-company-private-photo-access'" in diag.message
+    assert "reads an attribute of resource.owner" in diag.message
 
 
-def test_tinytodo_is_refused_at_its_first_entity_attribute() -> None:
-    # policy1 (line 10) reads `resource.owner` (User) for List resources; policy2 and policy3 test
-    # `principal in resource.readers/editors` (sets of Team). Requests are taken in order
-    # (CreateList first: policy1 never reaches resource.owner there, Application has none), so
-    # the first refusal is policy1, under CreateTask on a List.
+def test_tinytodo_is_refused_at_its_first_set_of_entities() -> None:
+    # policy1 (`resource.owner == principal`) is encoded; policy2 and policy3 test
+    # `principal in resource.readers/editors` (sets of Team), which are not. Requests are taken in
+    # order: CreateList (neither applies), then CreateTask on a List, where policy3 (line 24)
+    # applies first (policy2 is GetList only).
     with pytest.raises(OutsideAnalysis) as caught:
         analyse_policies(load_policies(EXAMPLES / "tinytodo"))
     (diag,) = caught.value.diagnostics
-    assert (Path(diag.location.file).name, diag.location.line) == ("policies.cedar", 10)
-    assert "'policy1'" in diag.message and "resource.owner of type User" in diag.message
+    assert (Path(diag.location.file).name, diag.location.line) == ("policies.cedar", 24)
+    assert "'policy3'" in diag.message and "resource.editors of type Set<Team>" in diag.message

@@ -44,12 +44,19 @@ _COMPARE = {"less": "<", "less_eq": "<=", "greater": ">", "greater_eq": ">="}
 
 @dataclass(frozen=True)
 class Ent:
-    """An entity value: a request entity (`var`) or a literal (`literal` its uid text)."""
+    """An entity value: a request entity (`var`), a literal (`literal` its uid text), or the
+    value of an entity-typed attribute (`path`, e.g. resource.owner).
+    """
 
     var: str | None
     type: str
     id: Any
     literal: str = ""
+    path: str = ""
+
+    @property
+    def is_literal(self) -> bool:
+        return bool(self.literal)
 
 
 @dataclass(frozen=True)
@@ -167,12 +174,13 @@ class _Compiler:
         """`a in b`: equal, or `a` strictly below `b`, which the schema allows only where `b`'s
         type is reachable from `a`'s through memberOf.
         """
-        if a.var is None or b.var is not None:
-            what = "two request entities" if b.var is not None else "two entity literals"
-            raise self.outside(f"`in` between {what} (only a request entity `in` a literal entity is encoded)")
+        if not b.is_literal:
+            raise self.outside(f"`in` {b.var or b.path} (only `in` a literal entity, or a list of them, is encoded)")
+        if a.is_literal:
+            raise self.outside("`in` between two entity literals (their hierarchy is not encoded)")
         eq = self.ent_eq(a, b)
         if b.type in self.req.schema.ancestor_types(a.type):
-            return z3.Or(eq, self.req.descendant(a.var, b.literal))
+            return z3.Or(eq, self.req.descendant(a.type, a.id, b.literal))
         return eq
 
     # -- expressions
@@ -313,7 +321,7 @@ class _Compiler:
 
     def contains(self, op: str, a: Term, b: Term) -> Term:
         errors = a.errors + b.errors
-        if a.kind == "entities" and op == "contains" and b.kind == "entity" and b.value.var is not None:
+        if a.kind == "entities" and op == "contains" and b.kind == "entity" and not b.value.is_literal:
             return Term("bool", z3.Or(*[self.ent_eq(b.value, x) for x in a.value]), errors)
         if a.kind != "set":
             raise self.outside(f"{op} on a {a.kind} (sets of Bool, Long or String are encoded)")
@@ -336,12 +344,15 @@ class _Compiler:
             return Term("never", None, (*base.errors, (f"reads {path}, which {owner} does not have", z3.BoolVal(True))))
         if not encodable(attr.type):
             raise self.outside(
-                f"reads {path} of type {attr.type} (only Bool, Long, String and sets of them are encoded)"
+                f"reads {path} of type {attr.type} (only Bool, Long, String, entities and sets of "
+                "Bool, Long or String are encoded)"
             )
         read = self.req.read(var, e.attr)
         errors = base.errors
         if not attr.required:
             errors = (*errors, (f"reads {path} without `has` (optional attribute)", z3.Not(read.present)))
+        if attr.type.kind == "Entity":
+            return Term("entity", Ent(None, attr.type.name, read.value, path=path), errors)
         kind = attr.type.kind.lower()
         elem = attr.type.element.kind.lower() if attr.type.element is not None else ""
         return Term(kind, read.value, errors, elem)
@@ -363,6 +374,11 @@ class _Compiler:
     def attr_var(self, base: Term, e: object) -> str:
         if base.kind == "context":
             return "context"
+        if base.kind == "entity" and base.value.path:
+            raise self.outside(
+                f"`{show(e)}` reads an attribute of {base.value.path}, an entity reached through an "
+                "attribute (only principal, resource and context attributes are encoded)"
+            )
         if base.kind == "entity" and base.value.var is not None:
             return str(base.value.var)
         raise self.outside(f"`{show(e)}`: attributes are encoded for principal, resource and context only")
@@ -402,7 +418,7 @@ class _Compiler:
         kinds = {t.kind for t in items}
         if not items:
             raise self.outside("an empty set literal (its element type is unknown)")
-        if kinds == {"entity"} and all(t.value.var is None for t in items):
+        if kinds == {"entity"} and all(t.value.is_literal for t in items):
             return Term("entities", tuple(t.value for t in items), errors)
         if kinds == {"action"}:
             return Term("actions", tuple(t.value for t in items), errors)

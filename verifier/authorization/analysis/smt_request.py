@@ -4,9 +4,11 @@ Cedar's symbolic compiler (SymCC) works the same way: the request environment (a
 principal type, resource type) is concrete, one query each, and what the schema leaves free
 is a solver variable: the two entities' ids, each attribute a policy reads (with a presence
 Bool when the attribute is optional), each context attribute, and for each literal entity E
-a policy tests with `in`, one Bool "this request entity is a descendant of E". The entity
-store is otherwise arbitrary: any combination of those Bools is some store the schema allows,
-as long as E's type is one the request entity's type can reach through `in` (memberOf).
+a policy tests with `in`, a function from ids of a type T to Bool: "the entity T::id is a
+descendant of E" (a function, so one entity reached twice, as principal and as
+`resource.owner`, has one answer). The entity store is otherwise arbitrary: any such functions
+are some store the schema allows, as long as E's type is one T reaches through `in` (memberOf).
+An attribute whose type is an entity type holds that entity's id.
 Variables are made when a policy first reads them, so a query holds only what it needs.
 """
 
@@ -46,17 +48,17 @@ def string_val(text: str) -> Any:
 
 
 def encodable(t: Type) -> bool:
-    """Types whose values the encoding holds: Bool, Long, String and sets of those."""
+    """Types whose values the encoding holds: Bool, Long, String, sets of those, entities (by id)."""
     if t.kind == "Set":
         return t.element is not None and t.element.kind in ("Bool", "Long", "String")
-    return t.kind in ("Bool", "Long", "String")
+    return t.kind in ("Bool", "Long", "String", "Entity")
 
 
 def sort_of(t: Type) -> Any:
     if t.kind == "Set":
         assert t.element is not None
         return z3.SetSort(sort_of(t.element))
-    return {"Bool": z3.BoolSort, "Long": z3.IntSort, "String": z3.StringSort}[t.kind]()
+    return {"Bool": z3.BoolSort, "Long": z3.IntSort, "String": z3.StringSort, "Entity": z3.StringSort}[t.kind]()
 
 
 @dataclass
@@ -107,28 +109,25 @@ class Request:
             self.reads[key] = Read(var, name, attr.type, value, present)
         return self.reads[key]
 
-    def descendant(self, var: str, uid: str) -> Any:
-        """The Bool "request entity `var` is strictly below entity `uid` in the hierarchy"."""
-        key = (var, uid)
+    def descendant(self, type_name: str, entity_id: Any, uid: str) -> Any:
+        """The Bool "entity `type_name`::`entity_id` is strictly below entity `uid` in the hierarchy"."""
+        key = (type_name, uid)
         if key not in self.ancestors:
-            self.ancestors[key] = z3.Bool(f"{var} in {uid}")
-        return self.ancestors[key]
+            self.ancestors[key] = z3.Function(f"{type_name} in {uid}", z3.StringSort(), z3.BoolSort())
+        return self.ancestors[key](entity_id)
 
     def constraints(self) -> list[Any]:
         """What the schema says of the variables made so far: Longs are 64-bit, enumerated entity
         types have their listed ids only, and one entity seen as both principal and resource has
-        one set of attributes and ancestors.
+        one set of attributes.
         """
         out: list[Any] = []
         if self.principal == self.resource:
-            # Read each attribute and ancestor on both sides so the two can be tied together.
+            # Read each attribute on both sides so the two can be tied together.
             for var, name in list(self.reads):
                 if var in ENTITY_VARS:
                     for other in ENTITY_VARS:
                         self.read(other, name)
-            for _var, uid in list(self.ancestors):
-                for other in ENTITY_VARS:
-                    self.descendant(other, uid)
             same = self.id("principal") == self.id("resource")
             ties = [
                 z3.And(
@@ -138,18 +137,16 @@ class Request:
                 for v, n in self.reads
                 if v == "principal"
             ]
-            ties += [
-                self.ancestors[("principal", u)] == self.ancestors[("resource", u)]
-                for v, u in self.ancestors
-                if v == "principal"
-            ]
             if ties:
                 out.append(z3.Implies(same, z3.And(*ties)))
+        ids = [(self.type_of(var), self.id(var)) for var in ENTITY_VARS]
         for read in self.reads.values():
             if read.type.kind == "Long":
                 out.append(z3.And(read.value >= LONG_MIN, read.value <= LONG_MAX))
-        for var in ENTITY_VARS:
-            enum = self.schema.entities[self.type_of(var)].enum
+            if read.type.kind == "Entity":
+                ids.append((read.type.name, read.value))
+        for type_name, entity_id in ids:
+            enum = self.schema.entities[type_name].enum
             if enum is not None:
-                out.append(z3.Or(*[self.id(var) == string_val(e) for e in enum]) if enum else z3.BoolVal(False))
+                out.append(z3.Or(*[entity_id == string_val(e) for e in enum]) if enum else z3.BoolVal(False))
         return out

@@ -48,7 +48,8 @@ def example(req: Request, model: Any) -> Example:
 
     def entity(var: str) -> str:
         uid = f"{req.type_of(var)}::{_string(ev(req.id(var)))}"
-        parents = sorted(u for (v, u), b in req.ancestors.items() if v == var and z3.is_true(ev(b)))
+        me = req.type_of(var)
+        parents = sorted(u for (t, u), f in req.ancestors.items() if t == me and z3.is_true(ev(f(req.id(var)))))
         inside = f" in [{', '.join(parents)}]" if parents else ""
         return f"{uid} {attrs(var)}{inside}"
 
@@ -74,6 +75,8 @@ def _value(read: Read, ev: Any, candidates: list[Any]) -> str:
         return str(v.as_long())
     if kind == "String":
         return _string(v)
+    if kind == "Entity":
+        return f"{read.type.name}::{_string(v)}"
     element = read.type.element.kind if read.type.element is not None else ""
     members = []
     for c in candidates:
