@@ -88,6 +88,22 @@ def _count(attrs: Mapping[str, object]) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _add_run(
+    counts: dict[str, int],
+    groups: dict[str, int],
+    counted: dict[int, int],
+    group: str,
+    attrs: Mapping[str, object],
+    run: int,
+) -> None:
+    """`run` GPUs of `group` with the attributes `attrs`, counted into the class's and the audit's totals."""
+    n = counted.get(id(attrs))
+    if n is None:
+        n = counted[id(attrs)] = _count(attrs)
+    counts[group] = counts.get(group, 0) + n * run
+    groups[group] = groups.get(group, 0) + n * run
+
+
 def audit(
     setup: AuthzSetup,
     actions: Sequence[str],
@@ -119,12 +135,21 @@ def _audit(
         counts: dict[str, int] = {}
         members = list(rc.members)
         in_group = graph.groups_many(members) if resource_type == "Gpu" else [group_of(m, graph) for m in members]
+        # Sorted members of one group that share one attribute mapping come in runs (a rack's
+        # GPUs): each run is added once. Runs are added in the order they start, so every group
+        # enters `counts` and `groups` where its first member would have put it.
+        run_group: str | None = None
+        run_attrs: Mapping[str, object] | None = None
+        run = 0
         for g, attrs in zip(in_group, graph.attrs_many(members), strict=True):
-            n = counted.get(id(attrs))
-            if n is None:
-                n = counted[id(attrs)] = _count(attrs)
-            counts[g] = counts.get(g, 0) + n
-            groups[g] = groups.get(g, 0) + n
+            if attrs is run_attrs and g == run_group:
+                run += 1
+                continue
+            if run_group is not None and run_attrs is not None:
+                _add_run(counts, groups, counted, run_group, run_attrs, run)
+            run_group, run_attrs, run = g, attrs, 1
+        if run_group is not None and run_attrs is not None:
+            _add_run(counts, groups, counted, run_group, run_attrs, run)
         per_class[rc.id] = counts
     before = (setup.authorizer.requests, setup.authorizer.calls)
     decisions = _ask(setup, pcs, rcs, actions, ctxs)

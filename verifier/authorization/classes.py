@@ -26,6 +26,9 @@ from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, Ent
 from verifier.authorization.observed import Observed
 from verifier.authorization.policies import PolicyBundle
 
+_GPU_UID = 'Gpu::"'
+"""How every Gpu uid begins (entities.uid): the type read without splitting the uid."""
+
 MAX_CONTEXTS = 256
 """Enumerated context combinations are capped; beyond this the audit says so."""
 
@@ -108,8 +111,21 @@ class _Keys:
 
     def keys(self, uids: list[str]) -> list[tuple[object, ...]]:
         graph, reads, memo = self.graph, self.reads, self.values
+        named_all = reads.named
+        # A GPU that no policy names, when no policy names any hardware, has the key
+        # ("Gpu", its values, None, ()): one per shared attribute mapping, made once for them all.
+        plain_gpus: dict[int, tuple[object, ...]] | None = None if self.named_hardware else {}
         out: list[tuple[object, ...]] = []
         for u, attrs in zip(uids, graph.attrs_many(uids), strict=True):
+            if plain_gpus is not None and u.startswith(_GPU_UID) and u not in named_all:
+                key = plain_gpus.get(id(attrs))
+                if key is None:
+                    values = memo.get(id(attrs))
+                    if values is None:
+                        values = memo[id(attrs)] = tuple((a, _hashable(attrs.get(a))) for a in self.read if a in attrs)
+                    key = plain_gpus[id(attrs)] = ("Gpu", values, None, ())
+                out.append(key)
+                continue
             etype = u.split("::", 1)[0]  # an entity's (attrs_many raised otherwise): never namespaced
             values = memo.get(id(attrs))
             if values is None:

@@ -180,7 +180,7 @@ class EntityGraph:
         self._attrs: dict[str, Mapping[str, AttrValue]] = {u: e.attrs for u, e in self._principals.items()}
         self._domain_source = domains
         self._domains: _Domains | None = None
-        self._by_kind: dict[str, list[Obj]] | None = None
+        self._by_kind: dict[str, list[Obj]] = {}  # hardware kind -> its objects (_objects_of)
         self._gpus_in: dict[str, list[Obj]] | None = None
         self._holding_gpus: frozenset[str] | None = None
         self._up: dict[str, _Up] = {}
@@ -234,15 +234,17 @@ class EntityGraph:
         return self._domains
 
     def _objects_of(self, kind: str) -> list[Obj]:
-        if self._by_kind is None:
-            by_kind: dict[str, list[Obj]] = {k: [] for k in HARDWARE_TYPES}
+        """The objects of one hardware kind, in inventory order. Listed per kind when first asked
+        for: one comprehension over a fleet's objects is a third of the time of sorting every
+        object into buckets, and an audit of GPUs never asks for the other kinds.
+        """
+        found = self._by_kind.get(kind)
+        if found is None:
+            if kind not in HARDWARE_TYPES:
+                raise KeyError(kind)
             with collector_paused():
-                for o in self.inv.objects.values():
-                    bucket = by_kind.get(o.kind)
-                    if bucket is not None:
-                        bucket.append(o)
-            self._by_kind = by_kind
-        return self._by_kind[kind]
+                found = self._by_kind[kind] = [o for o in self.inv.objects.values() if o.kind == kind]
+        return found
 
     def all_uids(self) -> Iterator[str]:
         """Principals (file order), hardware (inventory order), domains (sorted)."""
@@ -343,16 +345,27 @@ class EntityGraph:
         label of its own, no GPU below it) is read here without a call per GPU.
         """
         memo, shared, ups, idents = self._attrs, self._gpu_attrs, self._up, self._idents
-        objects, below = self.inv.objects, self.gpus_holding_gpus()
+        objects = self.inv.objects
+        below: frozenset[str] | None = None  # found at the first uid not read yet: principals never need it
+        # GPUs of one parent with one model and state (the 8 of a node) share one mapping: the
+        # parent's `_Up` and the shared mapping are looked up once for them, not once per GPU.
+        siblings: tuple[str | None, str | None, str | None, Mapping[str, AttrValue] | None] = (None, None, None, None)
         out: list[Mapping[str, AttrValue]] = []
         for u in uids:
             a = memo.get(u)
             if a is None:
+                if below is None:
+                    below = self.gpus_holding_gpus()
                 known = idents.get(u)
                 o = objects[known[1]] if known is not None and known[0] == "Gpu" else self._gpu_at(u, objects)
                 if o is not None and o.parent is not None and not o.labels and o.id not in below:
-                    up = ups.get(o.parent) or self._up_of(o.parent)
-                    a = shared.get((o.model, up.tenant, up.zone, up.owner, up.quarantined, o.state))
+                    parent, model, state = o.parent, o.model, o.state
+                    if siblings[0] == parent and siblings[1] == model and siblings[2] == state:
+                        a = siblings[3]
+                    else:
+                        up = ups.get(parent) or self._up_of(parent)
+                        a = shared.get((model, up.tenant, up.zone, up.owner, up.quarantined, state))
+                        siblings = (parent, model, state, a)
                 if a is None:
                     a = self.attrs(u)
                 memo[u] = a
@@ -377,6 +390,10 @@ class EntityGraph:
         """`group` of each GPU uid, in one loop."""
         objects, ups, idents = self.inv.objects, self._up, self._idents
         out: list[str] = []
+        # GPUs of one parent (listed together, as an audit's sorted GPUs of a node are) share
+        # their group: the parent's `_Up` is read once for them.
+        last_parent: str | None = None
+        last_group = ""
         for u in gpu_uids:
             known = idents.get(u)  # an audit's GPUs, listed by uids_of_type: not read off the uid again
             o = objects[known[1]] if known is not None and known[0] == "Gpu" else self._gpu_at(u, objects)
@@ -386,8 +403,14 @@ class EntityGraph:
                     raise KeyError(u)
                 o = objects[ident[1]]
             parent = o.parent
-            near = _ROOT.near if parent is None else (ups.get(parent) or self._up_of(parent)).near
-            out.append(near[1] or near[0] or near[2] or o.id)
+            if parent is None:
+                out.append(o.id)  # nothing above it: its own group (_ROOT.near is all None)
+                continue
+            if parent != last_parent:
+                near = (ups.get(parent) or self._up_of(parent)).near
+                # "": no node, rack or pod above it, and then each GPU is its own group.
+                last_parent, last_group = parent, near[1] or near[0] or near[2] or ""
+            out.append(last_group or o.id)
         return out
 
     def ancestors(self, entity_uid: str) -> frozenset[str]:
@@ -532,7 +555,7 @@ class EntityGraph:
             objects = self.inv.objects
             # One request: no GPU has anything below it, found in one pass. An audit (the GPUs
             # listed already) walks up from every GPU's parent, which its attributes need anyway.
-            if self._by_kind is None and not self._gpu_is_a_parent():
+            if "gpu" not in self._by_kind and not self._gpu_is_a_parent():
                 self._holding_gpus = frozenset()  # a GPU with nothing below it holds no GPU
                 return self._holding_gpus
             for g in self._objects_of("gpu"):

@@ -65,7 +65,9 @@ def place(
     todo = jobs_to_place(jobs_paths, why_not, principal_from)
     if progress is not None:
         progress.step("loading inventory")
-    return placements(read_inventory(paths, side, principals=authorize), todo, how, progress)[0]
+    # The GPUs each principal may use are for comparisons (what-if, diff): one report reads none.
+    inputs = read_inventory(paths, side, principals=authorize)
+    return placements(inputs, todo, how, progress, permitted=False)[0]
 
 
 def what_if(
@@ -137,10 +139,16 @@ def jobs_to_place(
 
 
 def placements(
-    inputs: Inputs, todo: JobsToPlace, how: PlaceSettings, progress: PhaseListener | None = None
+    inputs: Inputs,
+    todo: JobsToPlace,
+    how: PlaceSettings,
+    progress: PhaseListener | None = None,
+    *,
+    permitted: bool = True,
 ) -> tuple[PlaceReport, dict[str, frozenset[str]] | None]:
     """The jobs placed on one inventory, and per job principal the GPUs Cedar lets it schedule on
-    (None without authorization).
+    (None without authorization, or when not `permitted`: reading them back from the engine
+    goes over every GPU's class, which only a comparison of two runs uses).
     """
     jobs, classes, of, program = todo.jobs, todo.classes, todo.of, todo.program
     authorization = authorization_for(inputs, required=" to place jobs" if how.authorize else None)
@@ -191,7 +199,7 @@ def placements(
             limit=how.limit,
             authorization=authorization,
         )
-        if authorization is not None:
+        if authorization is not None and permitted:
             allowed = permitted_gpus(evaluation.engine, program, {job.principal for job in jobs})
     result = for_every_job(report, jobs, of)
     result.authorization_checked = how.authorize
