@@ -18,6 +18,7 @@ from verifier.core.errors import SourceLocation
 from verifier.engine.ast import Program
 from verifier.engine.queries import program_for, query_relations
 from verifier.engine.records import Columns
+from verifier.engine.strata import sliced_strata
 from verifier.session.inputs import authorization_for, read_inventory
 from verifier.session.session import (
     Evaluation,
@@ -257,7 +258,13 @@ def _slice(program: Program, check_ids: frozenset[str]) -> Program:
     relations |= {rel for q in needs_queries(checks, program).values() for rel in query_relations(q)}
     if "PLACE001" in check_ids:
         relations.add("place_why_not")
-    return program_for(program, relations)
+    sliced = program_for(program, relations)
+    # Only these checks' metadata: the others are not evaluated, so they are neither reported as
+    # run nor is their `@needs` asked (which would load what they read: a fleet's objects).
+    files = {c.file for c in checks}
+    kept = Program(sliced.declarations, sliced.rules, tuple(m for m in sliced.metadata if m[2].file in files))
+    sliced_strata(program, kept)
+    return kept
 
 
 def _reads_policy_analysis(program: Program) -> bool:
