@@ -198,3 +198,49 @@ def test_help_has_an_example() -> None:
     code, out, _ = run_cli("policy", "check", "--help")
     assert code == 0
     assert "topolog policy check inventories/dgx-h100-pod.yaml" in out
+
+
+def test_inventory_only_reports_the_inventorys_findings(tmp_path: Path) -> None:
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    shutil.copy(ROOT / "policies" / "schema.cedarschema", policies)
+    (policies / "set.cedar").write_text(HANDMADE, encoding="utf-8")
+    code, out, _ = run_cli(
+        "policy", "check", SMALL, "--policies", str(policies), "--inventory-only", "--format", "json"
+    )
+    assert code == 1
+    # Without the schema-wide analysis: POLICY001 and POLICY005 are not run; contradiction is now what
+    # the inventory shows of it (applies to nothing here), b-on-quarantined is shadowed in this
+    # inventory (Team b and u2 on rb, always forbidden by quarantine-closed; the first request asked:
+    # Team::"b" < User::"u2", schedule, the RTX class Gpu::"nb0/gpu0"), and oc-administers (satisfied
+    # by oc on every GPU, gpus 1) decides: nothing else allows oc to administer.
+    assert [c["id"] for c in json.loads(out)["checks"]] == ["POLICY002", "POLICY003", "POLICY004"]
+    assert [(rule, subject, line) for rule, subject, _, line, _ in _findings(out)] == [
+        ("POLICY002", "contradiction", 8),
+        ("POLICY002", "fp64-hpc", 12),
+        ("POLICY003", "b-on-quarantined", 16),
+        ("POLICY004", "interns-no-h100", 20),
+    ]
+    shadowed = next(f for f in _findings(out) if f[0] == "POLICY003")
+    assert shadowed[4] == (
+        "Permit b-on-quarantined never allows anything in this inventory: every request that satisfies it is "
+        'forbidden by quarantine-closed (e.g. Team::"b" schedule Gpu::"nb0/gpu0" context {}).'
+    )
+
+
+def test_a_policy_outside_the_schema_wide_analysis_is_refused(tmp_path: Path) -> None:
+    # decimal() is an extension function, which the SMT encoding does not cover: exit 2 naming the
+    # policy's file and line, never a partial answer. --inventory-only still answers.
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    shutil.copy(ROOT / "policies" / "schema.cedarschema", policies)
+    text = HANDMADE + (
+        '\n@id("decimal-gate")\npermit (principal, action == Action::"reserve", resource)\n'
+        'when { decimal("1.5").lessThan(decimal("2.0")) };\n'
+    )
+    (policies / "set.cedar").write_text(text, encoding="utf-8")
+    code, out, err = run_cli("policy", "check", SMALL, "--policies", str(policies))
+    assert (code, out) == (2, "")
+    assert f"{policies / 'set.cedar'}:28: policy 'decimal-gate' is outside what the schema-wide analysis covers" in err
+    code, _, _ = run_cli("policy", "check", SMALL, "--policies", str(policies), "--inventory-only")
+    assert code == 1

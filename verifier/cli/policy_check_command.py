@@ -33,6 +33,8 @@ from verifier.session.verify_run import VerifyRun, verify
 
 POLICY_CHECKS = frozenset({"POLICY001", "POLICY002", "POLICY003", "POLICY004", "POLICY005"})
 """The checks of rules/policy/: the only ones this command evaluates and reports."""
+SCHEMA_ONLY = frozenset({"POLICY001", "POLICY005"})
+"""Checks only the schema-wide analysis judges: left out with --inventory-only."""
 
 
 @click.command("check")
@@ -71,6 +73,12 @@ POLICY_CHECKS = frozenset({"POLICY001", "POLICY002", "POLICY003", "POLICY004", "
     help="Waivers file (a forbid kept as defence in depth, say). Default: topolog.waivers.yaml next to the "
     "first inventory or in the working directory.",
 )
+@click.option(
+    "--inventory-only",
+    is_flag=True,
+    help="Skip the schema-wide analysis (for a policy set it does not cover: it refuses those, exit 2); "
+    "POLICY001 and POLICY005 are then not run.",
+)
 @ENGINE_OPTION
 def check_cmd(
     inventory: tuple[Path, ...],
@@ -80,6 +88,7 @@ def check_cmd(
     outputs: tuple[tuple[str, Path], ...],
     fail_on: Severity,
     waivers_path: Path | None,
+    inventory_only: bool,
     engine: str,
 ) -> None:
     """Find dead, shadowed, redundant and error-prone Cedar policies, for CI to gate a policy change.
@@ -96,6 +105,7 @@ def check_cmd(
     \b
     Example:
       topolog policy check inventories/dgx-h100-pod.yaml
+      topolog policy check inventories/mixed-fleet.yaml --inventory-only --format json
       topolog policy check inventories/mixed-fleet.yaml --policies ../policies-next \\
           --format sarif --output junit=policies.xml --fail-on note
     """
@@ -106,16 +116,18 @@ def check_cmd(
         read = [*inventory, *(p for p in side if p is not None)]
         _missing_files(read)
         refuse_inputs([path for _, path in outputs], read)
+        checks = POLICY_CHECKS - SCHEMA_ONLY if inventory_only else POLICY_CHECKS
         run = VerifyRun(
             engine=engine,
             fail_on=fail_on,
             with_proofs=False,
             flags=side_file_flags(principals_path, policies_path, waivers_path=waivers_path),
-            evaluate_only=POLICY_CHECKS,
+            evaluate_only=checks,
             analyse_policies=True,
+            schema_wide=not inventory_only,
         )
         with Progress() as progress:
-            report = policy_report(verify(list(inventory), run, progress))
+            report = policy_report(verify(list(inventory), run, progress), checks)
             for fmt, path in outputs:
                 write_file(path, render(report, fmt))
         if on_stdout is not None:
@@ -127,6 +139,6 @@ def check_cmd(
     sys.exit(guard(body, "no policy is judged"))
 
 
-def policy_report(report: VerifyReport) -> VerifyReport:
-    """The POLICY checks' findings and checks only: the rest of the pack was not evaluated."""
-    return select_report(report, CheckSelection(only=POLICY_CHECKS))
+def policy_report(report: VerifyReport, checks: frozenset[str]) -> VerifyReport:
+    """The findings and checks of `checks` only: the rest of the pack was not evaluated."""
+    return select_report(report, CheckSelection(only=checks))

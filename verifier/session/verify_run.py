@@ -94,6 +94,8 @@ class VerifyRun:
     analyse_policies: bool = False
     """Run the policy analyses (`topolog policy check`): their facts make rules/policy/ judge the Cedar
     policies; a principals file is then required. Also done when `evaluate_only` keeps a check that reads them."""
+    schema_wide: bool = True
+    """With the policy analyses: run the schema-wide one too (False: `policy check --inventory-only`)."""
 
 
 def verify(
@@ -283,7 +285,7 @@ def _extra_facts(
     # Imported here: the analyses (an SMT solver among them) cost a verification nothing.
     from verifier.authorization.analysis.policy_facts import policy_facts
 
-    return {**(facts or {}), **policy_facts(analysed)}
+    return {**(facts or {}), **policy_facts(analysed, run.schema_wide)}
 
 
 def _observed_facts(

@@ -43,18 +43,22 @@ def _symbolic(bundle: PolicyBundle) -> Sequence[SchemaFinding]:
     return analyse_policies(bundle)
 
 
-def policy_facts(setup: AuthzSetup, schema_analysis: SchemaAnalysis | None = None) -> dict[str, list[Row]]:
+def policy_facts(
+    setup: AuthzSetup, schema_wide: bool = True, schema_analysis: SchemaAnalysis | None = None
+) -> dict[str, list[Row]]:
     """The rows of every relation in POLICY_RELATIONS for `setup`'s policies and inventory.
 
-    `schema_analysis`: the schema-wide analysis (default: the SMT one). An analysis that cannot
-    cover a policy raises (TopologError, exit 2): never a partial answer.
+    Without `schema_wide`, the inventory's analysis only (`policy check --inventory-only`: for a
+    policy set the schema-wide one does not cover). `schema_analysis`: the schema-wide analysis
+    (default: the SMT one). An analysis that cannot cover a policy raises (TopologError, exit 2):
+    never a partial answer.
     """
     rows: dict[str, list[Row]] = {name: [] for name in sorted(POLICY_RELATIONS)}
     bundle = setup.bundle
     rows["policy_analysed"] = [(p.id, p.effect) for p in sorted(bundle.policies.values(), key=lambda p: p.id)]
     schema_rows = {
         (f.policy, f.kind, ", ".join(sorted(f.related)), f.example, f.message)
-        for f in (schema_analysis or _symbolic)(bundle)
+        for f in ((schema_analysis or _symbolic)(bundle) if schema_wide else ())
     }
     rows["policy_schema_finding"] = sorted(schema_rows)
     rows["policy_inventory_finding"] = sorted(_inventory_row(f) for f in analyse_inventory(setup).findings)
