@@ -33,7 +33,7 @@ IDLE = (
     "applies to nothing in this inventory: no principal of the principals file satisfies it, with any action "
     "and context, on any GPU, node, rack, pod or NVLink domain."
 )
-NO_PERMIT = "the requests it applies to being denied anyway: no permit applies to them"
+NO_PERMIT = "as the requests it applies to are denied anyway: no permit applies to them"
 POD_FINDINGS = [
     ("POLICY002", "fp64-reserved-for-hpc", "policies/fp64.cedar", 12, f"Policy fp64-reserved-for-hpc {IDLE}"),
     ("POLICY002", "hpc-fp64-hardware", "policies/fp64.cedar", 4, f"Policy hpc-fp64-hardware {IDLE}"),
@@ -53,8 +53,8 @@ POD_FINDINGS = [
         "node-drainer-drains",
         "policies/operations.cedar",
         3,
-        "Policy node-drainer-drains is redundant in this inventory: removing it changes no decision, the requests "
-        'it applies to being decided the same by sre-drain (e.g. ServiceAccount::"node-drainer" drain '
+        "Policy node-drainer-drains is redundant in this inventory: removing it changes no decision, as without it "
+        'the requests it applies to are decided by sre-drain (e.g. ServiceAccount::"node-drainer" drain '
         'Gpu::"dgx00/gpu0" context {}).',
     ),
     (

@@ -78,7 +78,9 @@ def test_findings_by_hand(tmp_path: Path) -> None:
         InventoryFinding("dead", "fp64-hpc", (), asked),
         # interns-no-h100: u2 is the only intern; its tenant b gives it no permit on ra's H100s
         # (tenant-own needs tenant a there, a-own needs Team a): denied anyway, by no permit.
-        InventoryFinding("redundant", "interns-no-h100", (), 'User::"u2" schedule Gpu::"na0/gpu0" context {}'),
+        InventoryFinding(
+            "redundant", "interns-no-h100", ("(no permit)",), 'User::"u2" schedule Gpu::"na0/gpu0" context {}'
+        ),
         # tenant-own: on tenant a's hardware Team a and u1 (the only principals of tenant a, both in Team a)
         # are allowed by a-own as well; on tenant b's (rb, all quarantined) quarantine-closed denies; the
         # pod has no tenant. So removing it alone changes nothing either: redundancy is of one policy at

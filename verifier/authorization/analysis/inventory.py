@@ -34,6 +34,8 @@ from verifier.authorization.setup import AuthzSetup
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.gc_pause import collector_paused
 
+NO_PERMIT = "(no permit)"
+"""What decides a request a redundant forbid applies to when no other policy does: no permit applies."""
 OTHER_TEXT = "topolog-none-of-the-literals"
 """A context string equal to no literal a policy compares with (the literals are in the policies)."""
 
@@ -42,7 +44,7 @@ OTHER_TEXT = "topolog-none-of-the-literals"
 class InventoryFinding:
     kind: str  # "dead" | "shadowed" | "redundant"
     policy: str  # the policy's @id
-    related: tuple[str, ...]  # shadowed: the forbids that shadow it; redundant: the policies deciding instead; sorted
+    related: tuple[str, ...]  # shadowed: the forbids that shadow it; redundant: what decides instead (NO_PERMIT too)
     example: str  # one line: a request that shows it (dead: the classes asked about)
 
 
@@ -153,9 +155,10 @@ class _Tally:
             if without != allowed:
                 self.decisive.add(p)
             elif p in sat:
-                # Who decides in its place: the other permits of an Allow, else whatever denies.
+                # Who decides in its place: the other permits of an Allow, else whatever denies, which
+                # for a forbid alone on a request is the lack of any permit.
                 others = (permits - {p}) if allowed else ((forbids | err) - {p})
-                self.instead.setdefault(p, set()).update(others)
+                self.instead.setdefault(p, set()).update(others or (NO_PERMIT,))
 
     def findings(self, asked: str) -> list[InventoryFinding]:
         out: list[InventoryFinding] = []
