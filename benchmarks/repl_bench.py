@@ -170,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
             for name, got in timed.items():
                 answers = [a for _, a, _ in got]
                 ratio = "-"
-                if base is not None and name != args.base and len(base) == len(answers):  # each start against the base's start beside it
+                # Each start against the base's start beside it (when every start of both sides answered).
+                if base is not None and name != args.base and len(base) == len(answers):
                     ratio = f"{statistics.median(a / b for a, (_, b, _) in zip(answers, base, strict=True)):.2f}"
                 check = "ok" if not crashed[name] else f"{len(crashed[name])} failed start(s): {crashed[name][0]}"
                 if any(rows != 3 for _, _, rows in got):  # its node, rack and pod (expected_rows)

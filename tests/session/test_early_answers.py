@@ -142,9 +142,10 @@ def test_once_evaluated_answers_come_from_the_model(program: Program) -> None:
 
 def test_the_links_are_made_before_the_thread_starts(program: Program) -> None:
     # The pod's nodes are stamped from a template, their links made when first read
-    # (Inventory.defer_links): 7 of its 8 nodes wait for that once read (dgx03 has an override of one
-    # of its links, inventories/dgx-h100-pod.yaml, and is made at once). Two threads must not both make them (the banner's link count read them beside the
-    # evaluation's facts: KeyError '_unmade'), so start_evaluation makes them before its thread.
+    # (Inventory.defer_links): 7 of its 8 nodes wait for that (dgx03 has an override of one of its
+    # links, inventories/dgx-h100-pod.yaml, and is made at once). Two threads must not both make
+    # them (the banner's link count read them beside the evaluation's facts: KeyError '_unmade'),
+    # so start_evaluation makes them before its thread.
     inputs = read_inventory([POD], discover([POD]), None, principals=True)
     assert len(inputs.inventory.unmade_links()) == 7
     session = Session(start_evaluation([POD], program))
