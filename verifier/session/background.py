@@ -58,7 +58,8 @@ class Loading:
         the slice's own evaluation failed (the whole evaluation then reports what was wrong, or answers).
 
         Runs on the caller's thread, beside the evaluation: what the two share (the program, the
-        inventory) is only read, the inventory's links were made before the thread started, and the
+        inventory) is only read or keeps what it derives (strata, parsed queries: the same whichever
+        thread does it first), the inventory's links were made before the thread started, and the
         Cedar setup (which writes as it decides) stays the thread's own.
         """
         if self.done():
