@@ -244,3 +244,11 @@ def test_a_policy_outside_the_schema_wide_analysis_is_refused(tmp_path: Path) ->
     assert f"{policies / 'set.cedar'}:28: policy 'decimal-gate' is outside what the schema-wide analysis covers" in err
     code, _, _ = run_cli("policy", "check", SMALL, "--policies", str(policies), "--inventory-only")
     assert code == 1
+
+
+def test_several_clusters_are_refused() -> None:
+    # A policy can be dead in one cluster and alive in the other: one finding per policy needs one cluster.
+    code, out, err = run_cli("policy", "check", POD, "inventories/gb200-nvl72.yaml")
+    assert (code, out) == (2, "")
+    assert "these files describe 2 clusters" in err
+    assert "the policy analysis judges the policies over one cluster's principals and hardware" in err

@@ -30,6 +30,7 @@ from verifier.core.progress import Progress
 from verifier.reports import VERIFY_FORMATS, render
 from verifier.reports.text_report import summary
 from verifier.session.verify_run import VerifyRun, verify
+from verifier.sources.inventory.clusters import one_cluster
 
 POLICY_CHECKS = frozenset({"POLICY001", "POLICY002", "POLICY003", "POLICY004", "POLICY005"})
 """The checks of rules/policy/: the only ones this command evaluates and reports."""
@@ -116,6 +117,10 @@ def check_cmd(
         read = [*inventory, *(p for p in side if p is not None)]
         _missing_files(read)
         refuse_inputs([path for _, path in outputs], read)
+        # Findings are per policy: a policy dead in one cluster and alive in another has no one answer.
+        one_cluster(
+            list(inventory), "the policy analysis judges the policies over one cluster's principals and hardware"
+        )
         checks = POLICY_CHECKS - SCHEMA_ONLY if inventory_only else POLICY_CHECKS
         run = VerifyRun(
             engine=engine,
