@@ -22,12 +22,11 @@ MAX_CONTEXTS combinations the analysis is refused, never cut short.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from verifier.authorization.analysis.probe import Probed, Prober, describe
-from verifier.authorization.classes import ABSENT, MAX_CONTEXTS, EntityClass, PolicyReads, partition, policy_reads
+from verifier.authorization.classes import ABSENT, MAX_CONTEXTS, PolicyReads, partition, policy_reads
 from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES
 from verifier.authorization.evaluate import ACTIONS, Request
 from verifier.authorization.setup import AuthzSetup
@@ -173,30 +172,3 @@ class _Tally:
                 related = tuple(sorted(self.instead.get(p, ())))
                 out.append(InventoryFinding("redundant", p, related, self.first_satisfied[p]))
         return out
-
-
-def summary(analysis: InventoryAnalysis) -> str:
-    """One line for a benchmark or a log: what was asked and found."""
-    kinds: dict[str, int] = {}
-    for f in analysis.findings:
-        kinds[f.kind] = kinds.get(f.kind, 0) + 1
-    return json.dumps(
-        {
-            "requests": analysis.requests,
-            "principal_classes": analysis.principal_classes,
-            "resource_classes": analysis.resource_classes,
-            "contexts": analysis.contexts,
-            "findings": dict(sorted(kinds.items())),
-        },
-        sort_keys=True,
-    )
-
-
-def classes_of(setup: AuthzSetup) -> tuple[list[EntityClass], list[EntityClass]]:
-    """The principal and resource classes the analysis asks about (for tests and the benchmark)."""
-    reads = policy_reads(setup.bundle)
-    graph = setup.graph
-    return (
-        partition(graph.uids_of_type(*PRINCIPAL_TYPES), graph, reads),
-        partition(graph.uids_of_type(*RESOURCE_TYPES), graph, reads),
-    )
