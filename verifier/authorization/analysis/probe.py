@@ -11,6 +11,7 @@ against cedarpy (tests/authorization/analysis/test_inventory.py).
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -79,7 +80,5 @@ class Prober:
 
 def describe(request: Request) -> str:
     """One line, Cedar-like: `User::"alice" schedule Gpu::"n0/gpu0" context {"incident": true}`."""
-    import json
-
     context = json.dumps(dict(request.context), sort_keys=True)
     return f"{request.principal} {request.action} {request.resource} context {context}"
