@@ -252,3 +252,26 @@ def test_several_clusters_are_refused() -> None:
     assert (code, out) == (2, "")
     assert "these files describe 2 clusters" in err
     assert "the policy analysis judges the policies over one cluster's principals and hardware" in err
+
+
+def test_a_forbid_kept_as_defence_in_depth_is_waived(tmp_path: Path) -> None:
+    waivers = tmp_path / "waivers.yaml"
+    waivers.write_text(
+        "waivers:\n"
+        "  - rule: POLICY004\n"
+        "    subject: service-accounts-never-schedule\n"
+        "    reason: Defence in depth, kept should a tenant ever be given to a service account.\n"
+        "    expires: 2030-01-01\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run_cli(
+        "policy", "check", POD, "--waivers", str(waivers), "--today", "2026-12-06", "--format", "json"
+    )
+    assert code == 0
+    doc = json.loads(out)
+    # The pod's eight findings (test_shipped_pod_by_hand): seven reported, the waived one apart, with its waiver.
+    assert len(doc["findings"]) == 7
+    assert "service-accounts-never-schedule" not in {s for f in doc["findings"] for s in f["subjects"]}
+    assert [(f["rule"], f["subjects"], f["waiver"]["expires"]) for f in doc["suppressed"]] == [
+        ("POLICY004", ["service-accounts-never-schedule"], "2030-01-01")
+    ]

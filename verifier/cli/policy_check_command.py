@@ -8,6 +8,7 @@ session, report pipeline and formats, exit codes and --fail-on as `topolog verif
 from __future__ import annotations
 
 import sys
+from datetime import date
 from pathlib import Path
 
 import click
@@ -22,6 +23,7 @@ from verifier.cli.options import (
     OnceOption,
     ReportTarget,
     _missing_files,
+    _parse_today,
     side_file_flags,
     side_file_options,
 )
@@ -75,6 +77,15 @@ SCHEMA_ONLY = frozenset({"POLICY001", "POLICY005"})
     "first inventory or in the working directory.",
 )
 @click.option(
+    "--today",
+    type=str,
+    default=None,
+    envvar="TOPOLOG_TODAY",
+    show_envvar=True,
+    callback=_parse_today,
+    help="The date waivers expire against, YYYY-MM-DD. Default: today.",
+)
+@click.option(
     "--inventory-only",
     is_flag=True,
     help="Skip the schema-wide analysis (for a policy set it does not cover: it refuses those, exit 2); "
@@ -89,6 +100,7 @@ def check_cmd(
     outputs: tuple[tuple[str, Path], ...],
     fail_on: Severity,
     waivers_path: Path | None,
+    today: date | None,
     inventory_only: bool,
     engine: str,
 ) -> None:
@@ -127,6 +139,7 @@ def check_cmd(
             fail_on=fail_on,
             with_proofs=False,
             flags=side_file_flags(principals_path, policies_path, waivers_path=waivers_path),
+            today=today,
             evaluate_only=checks,
             analyse_policies=True,
             schema_wide=not inventory_only,
