@@ -159,7 +159,7 @@ def verify(
             jobs=jobs,
             progress=progress,
             reads_reports_only=jobs is None,
-            extra_facts=_extra_facts(run, observations, inputs, authorization if analyse else None),
+            extra_facts=_extra_facts(run, observations, inputs, authorization if analyse else None, progress),
         ) as evaluation:
             if progress is not None:
                 progress.step("collecting findings")
@@ -276,7 +276,11 @@ def _reads_policy_analysis(program: Program) -> bool:
 
 
 def _extra_facts(
-    run: VerifyRun, observations: Observations | None, inputs: Inputs, analysed: AuthzSetup | None
+    run: VerifyRun,
+    observations: Observations | None,
+    inputs: Inputs,
+    analysed: AuthzSetup | None,
+    progress: PhaseListener | None,
 ) -> dict[str, list[Row]] | None:
     """The observations' facts, and the policy analyses' when `analysed` is the setup to analyse."""
     facts = _observed_facts(run.observed, observations, inputs)
@@ -284,6 +288,9 @@ def _extra_facts(
         return facts
     # Imported here: the analyses (an SMT solver among them) cost a verification nothing.
     from verifier.authorization.analysis.policy_facts import policy_facts
+
+    if progress is not None:
+        progress.step("analysing the policies")
 
     return {**(facts or {}), **policy_facts(analysed, run.schema_wide)}
 
