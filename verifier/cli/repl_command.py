@@ -9,7 +9,7 @@ import click
 
 from verifier.cli.errors import guard
 from verifier.cli.options import ENGINE_OPTION, RULES_OPTION, _missing_files
-from verifier.cli.repl import LoadFailed, Session, run_repl
+from verifier.cli.repl import LoadFailed, Session, ready_to_answer, run_repl
 from verifier.core.progress import Progress
 from verifier.session.background import start_evaluation
 from verifier.session.session import load_rules, open_evaluation
@@ -51,7 +51,9 @@ def repl_cmd(inventory: tuple[Path, ...], rules: tuple[Path, ...], engine: str) 
             with ev:
                 return run_repl(Session(ev))
         # At a terminal the prompt comes once the inventory is read; the rules are evaluated on a
-        # thread while the user types (at 4,096 GPUs most of the load).
+        # thread while the user types (at 4,096 GPUs most of the load). What the first answer needs
+        # is made ready first, while this thread has the interpreter to itself.
+        ready_to_answer()
         session = Session(start_evaluation(list(inventory), program, engine=engine, also_read=inputs_read))
         try:
             code = run_repl(session)
