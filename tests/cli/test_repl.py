@@ -331,6 +331,9 @@ def test_column_widths_measured_in_bulk_are_those_of_the_values_as_text() -> Non
         "7     12   x",
         "(2 rows)",
     ]
+    # Values are written as they are, never read as formats: "%s" and "{0}" (3 characters, wider
+    # than the name V) print themselves; the one-column rows are tuples of one value each.
+    assert render_table(QueryResult(("V",), [("%s",), ("{0}",)])).splitlines() == ["V", "---", "%s", "{0}", "(2 rows)"]
 
 
 def test_at_a_terminal_a_failed_evaluation_is_the_first_answer_and_exit_2(tmp_path: Path) -> None:
