@@ -28,8 +28,9 @@ PARSING_CODE = (
     "queries.py",
 )
 """This package's files that turn rule text into a checked program (with its strata and `@needs` queries)."""
-_CODE = (*PARSING_CODE, "program_cache.py")
-"""The files whose change can change the program a text parses to."""
+_CODE = (*PARSING_CODE, "program_data.py", "program_cache.py")
+"""The files whose change can change the program a text parses to, or what is stored with it
+(program_data.prepared adds the strata, rule texts and queries an entry holds)."""
 
 
 def program_key(files: Sequence[tuple[str, bytes]]) -> str:
