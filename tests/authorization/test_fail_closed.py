@@ -80,6 +80,12 @@ def test_error_messages_are_short(tmp_path: Path) -> None:
         ("teams: [{id: a, teams: [b]}, {id: b, teams: [a]}]", "team 'a' is a member of itself"),
         ("users: [{id: a}]\nteams: [{id: a}]", "principal id 'a' is already used"),
         ("users: [{id: u, on_call: yes}]", "'on_call' must be true or false"),
+        # A misspelt section: named at its line with the keys a principals file has and the one meant.
+        (
+            "user: [{id: u}]",
+            r"principals.yml:4:1: unknown key 'user'; expected one of: apiVersion, kind, metadata, teams, users, "
+            r"service_accounts; did you mean 'users'\?",
+        ),
     ],
 )
 def test_bad_principals_files(tmp_path: Path, text: str, expected: str) -> None:

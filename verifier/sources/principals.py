@@ -28,7 +28,7 @@ from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.limits import current_limits, exceeded
 from verifier.core.walk import depth_first
 from verifier.sources.inventory.validate import name_problem, text_problem
-from verifier.sources.inventory.yaml_source import YList, YMap, load_yaml_file
+from verifier.sources.inventory.yaml_source import YList, YMap, header_problems, load_yaml_file
 
 API_VERSION = "topolog.dev/v1"
 PRINCIPALS_FILE = "principals.yml"
@@ -104,14 +104,7 @@ def load_principals(path: Path) -> Principals:
     if not path.exists():
         raise TopologError.at(SourceLocation(str(path)), "no such principals file")
     doc = load_yaml_file(path)
-    errors: list[Diagnostic] = []
-    if doc.get("apiVersion") != API_VERSION:
-        errors.append(Diagnostic(doc.key_loc("apiVersion"), f"expected 'apiVersion: {API_VERSION}'"))
-    if doc.get("kind") != "Principals":
-        errors.append(Diagnostic(doc.key_loc("kind"), "expected 'kind: Principals'"))
-    for key in doc:
-        if key not in ("apiVersion", "kind", "metadata", *SECTIONS):
-            errors.append(Diagnostic(doc.key_loc(key), f"unknown key {key!r}; expected one of: " + ", ".join(SECTIONS)))
+    errors = header_problems(doc, API_VERSION, "Principals", SECTIONS)
     raws: dict[str, _Raw] = {}
     for section, ptype in SECTIONS.items():
         entries = doc.get(section, YList(doc.loc))

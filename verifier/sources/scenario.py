@@ -24,7 +24,7 @@ from pathlib import Path
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.suggest import did_you_mean
 from verifier.sources.inventory.model import Inventory, Link, Obj
-from verifier.sources.inventory.yaml_source import YList, load_yaml_file
+from verifier.sources.inventory.yaml_source import YList, header_problems, load_yaml_file
 
 API_VERSION = "topolog.dev/v1"
 ACTIONS: dict[str, str] = {"drain": "drained", "fail": "down", "fail-link": "down"}
@@ -79,20 +79,7 @@ def load_scenario_file(path: Path) -> list[Change]:
     if not path.exists():
         raise TopologError.at(SourceLocation(str(path)), "no such scenario file")
     doc = load_yaml_file(path)
-    errors: list[Diagnostic] = []
-    if doc.get("apiVersion") != API_VERSION:
-        errors.append(Diagnostic(doc.key_loc("apiVersion"), f"expected 'apiVersion: {API_VERSION}'"))
-    if doc.get("kind") != "Scenario":
-        errors.append(Diagnostic(doc.key_loc("kind"), "expected 'kind: Scenario'"))
-    allowed = ("apiVersion", "kind", "metadata", *FILE_KEYS)
-    for key in doc:
-        if key not in allowed:
-            errors.append(
-                Diagnostic(
-                    doc.key_loc(key),
-                    f"unknown key {key!r}; expected one of: {', '.join(allowed)}{did_you_mean(str(key), allowed)}",
-                )
-            )
+    errors = header_problems(doc, API_VERSION, "Scenario", FILE_KEYS)
     changes: list[Change] = []
     for key, action in FILE_KEYS.items():
         if key not in doc:

@@ -32,7 +32,7 @@ Design choices, each against a known YAML trap:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -46,9 +46,10 @@ from yaml.reader import Reader, ReaderError
 from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
-from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.gc_pause import collector_paused
 from verifier.core.limits import current_limits, exceeded, read_limited, refuse_large_text
+from verifier.core.suggest import did_you_mean
 
 MAX_ALIAS_EXPANSION = 1_000_000
 """Nodes that aliases may add to a document beyond what is written. A large file written
@@ -436,3 +437,22 @@ def load_yaml_file(path: str | Path, filename: str | None = None) -> YMap:
     """Read `path` (bytes, at most `file_size` of them, so encoding errors are ours to report) and parse it."""
     name = filename if filename is not None else str(path)
     return load_yaml_text(decode_utf8(read_limited(path, name), name), name)
+
+
+def header_problems(doc: YMap, api_version: str, kind: str, sections: Iterable[str]) -> list[Diagnostic]:
+    """What is wrong with the top of one of topolog's own side files (principals, scenarios): its
+    `apiVersion` and `kind`, and any top-level key other than those, `metadata` and `sections`.
+    """
+    problems: list[Diagnostic] = []
+    if doc.get("apiVersion") != api_version:
+        problems.append(Diagnostic(doc.key_loc("apiVersion"), f"expected 'apiVersion: {api_version}'"))
+    if doc.get("kind") != kind:
+        problems.append(Diagnostic(doc.key_loc("kind"), f"expected 'kind: {kind}'"))
+    allowed = ("apiVersion", "kind", "metadata", *sections)
+    for key in doc:
+        if key not in allowed:
+            hint = did_you_mean(str(key), allowed)
+            problems.append(
+                Diagnostic(doc.key_loc(key), f"unknown key {key!r}; expected one of: {', '.join(allowed)}{hint}")
+            )
+    return problems
