@@ -33,7 +33,14 @@ from pathlib import PurePath
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.limits import INT64_MAX
-from verifier.sources.observed.model import BandwidthMeasurement, GpuRef, Observations, ObservedFile, exact_number
+from verifier.sources.observed.model import (
+    BandwidthMeasurement,
+    GpuRef,
+    Observations,
+    ObservedFile,
+    exact_number,
+    normalise_pci_bus_id,
+)
 
 FORMAT = "nccl-tests"
 _TAG = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:")
@@ -64,7 +71,11 @@ def _gpu(host: str, device: int, bus: str) -> GpuRef:
     full = _BUS_FULL.match(bus.strip())
     if full:
         domain, b, d, fn = full.groups()
-        return GpuRef(host, pci_bus_id=f"{int(domain, 16):04x}:{b.lower()}:{d.lower()}.{fn or '0'}", index=device)
+        # Normalised as every other reader's bus ids are (model.normalise_pci_bus_id), so one function
+        # matches by one name; a domain it cannot read exactly (above 16 bits) names no bus id.
+        bus_id = normalise_pci_bus_id(f"{domain}:{b}:{d}.{fn or '0'}")
+        if bus_id is not None:
+            return GpuRef(host, pci_bus_id=bus_id, index=device)
     return GpuRef(host, index=device)
 
 
