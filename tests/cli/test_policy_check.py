@@ -275,3 +275,44 @@ def test_a_forbid_kept_as_defence_in_depth_is_waived(tmp_path: Path) -> None:
     assert [(f["rule"], f["subjects"], f["waiver"]["expires"]) for f in doc["suppressed"]] == [
         ("POLICY004", ["service-accounts-never-schedule"], "2030-01-01")
     ]
+
+
+# The shipped policies on inventories/mixed-fleet.yaml with inventories/principals.yml. The fleet: the
+# acme fleet object carries owner: infra-eu (inherited by all); nodes a100-n0/1 (tenant team-nlp, A100:
+# FP64 19.5 TFLOPS, ECC), h100-n0/1 (team-vision), mi300x-n0/1 (team-nlp, MI300X: full-rate FP64 >= 50
+# TFLOPS), rtx-n0..3 (students, RTX 4090: consumer; rtx-n0/1 quarantined, rtx-n2 lent to robotics).
+# - interns-consumer-only (interns.cedar:3): ivan (intern, tenant students) on non-consumer hardware:
+#   a100/h100 are other tenants' (no permit applies); on the MI300X, fp64-reserved-for-hpc forbids him
+#   too (he is not in hpc). So denied anyway: by that forbid on some requests, for lack of a permit on
+#   the rest. The message says so in words. First request: ivan schedule Gpu::"a100-n0/gpu0" {}.
+# - node-drainer-drains (operations.cedar:3): node-drainer is in sre; sre-drain permits every drain,
+#   and on the quarantined rtx-n0/1 quarantine-closed forbids it (node-drainer is not on call):
+#   both decide alike without it.
+# - service-accounts-never-schedule is NOT redundant here: ci-runner (tenant team-nlp) would be
+#   allowed by tenant-own-hardware on a100-n0. owners-administer: olga and infra-eu administer (no
+#   other permit gives administer outside an incident). hpc-fp64-hardware: carol (tenant hpc) on the
+#   MI300X, no tenant permit. The quarantine pair and the FP64 forbid decide on rtx-n0 / the MI300X.
+# The schema-wide analysis finds nothing (docs/policy-analysis.md): two notes in all.
+def test_shipped_mixed_fleet_by_hand() -> None:
+    code, out, _ = run_cli("policy", "check", "inventories/mixed-fleet.yaml", "--format", "json")
+    assert code == 0
+    assert _findings(out) == [
+        (
+            "POLICY004",
+            "interns-consumer-only",
+            "policies/interns.cedar",
+            3,
+            "Policy interns-consumer-only is redundant in this inventory: removing it changes no decision, as "
+            "without it the requests it applies to are decided by fp64-reserved-for-hpc on some, and on the rest "
+            'by the lack of any permit (e.g. User::"ivan" schedule Gpu::"a100-n0/gpu0" context {}).',
+        ),
+        (
+            "POLICY004",
+            "node-drainer-drains",
+            "policies/operations.cedar",
+            3,
+            "Policy node-drainer-drains is redundant in this inventory: removing it changes no decision, as without "
+            "it the requests it applies to are decided by quarantine-closed, sre-drain "
+            '(e.g. ServiceAccount::"node-drainer" drain Gpu::"a100-n0/gpu0" context {}).',
+        ),
+    ]

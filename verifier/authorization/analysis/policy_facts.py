@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from verifier.authorization.analysis.inventory import InventoryFinding, analyse_inventory
+from verifier.authorization.analysis.inventory import NO_PERMIT, InventoryFinding, analyse_inventory
 from verifier.authorization.policies import PolicyBundle
 from verifier.authorization.relations import POLICY_RELATIONS
 from verifier.authorization.setup import AuthzSetup
@@ -66,4 +66,17 @@ def policy_facts(
 
 
 def _inventory_row(f: InventoryFinding) -> Row:
-    return (f.policy, f.kind, ", ".join(f.related), f.example)
+    return (f.policy, f.kind, deciding_words(f.related), f.example)
+
+
+def deciding_words(related: tuple[str, ...]) -> str:
+    """`related` as the words POLICY004's message reads after "decided by".
+
+    NO_PERMIT alone stays the marker the rule words itself ("no permit applies to them"). Beside
+    policies it is said in words: a forbid denied anyway by another forbid on some requests and for
+    want of a permit on the rest would otherwise read "decided by (no permit), fp64-...".
+    """
+    others = [r for r in related if r != NO_PERMIT]
+    if NO_PERMIT in related and others:
+        return f"{', '.join(others)} on some, and on the rest by the lack of any permit"
+    return ", ".join(related)
