@@ -43,8 +43,8 @@ jobs:
     model: {parameters: 14B, weight_precision: bf16, layers: 40, attention_heads: 40, kv_heads: 10,
             head_dim: 128, context: 4096, batch: 160}
   # Llama-3.1-405B: 895,228 MB; on 8-GPU domains TP=8 x PP=1 needs 124,338 MB a GPU, so TP=8 x PP=2
-  # = 16 GPUs (62,169 MB a GPU): two nodes, never a TP across them (on the whole pod, whose dgx03
-  # has a 7-GPU domain, TP=4 x PP=4: see the test below).
+  # = 16 GPUs (62,169 MB a GPU): two nodes, never a TP across them (the whole pod, whose dgx03
+  # has a 7-GPU domain, is judged on TP=4 x PP=4, also 16 GPUs: see the tests below).
   - name: llama405b
     principal: Team::"research"
     topology: {scope: any}
@@ -81,13 +81,12 @@ def _job(report: PlaceReport, name: str) -> JobPlacements:
     return next(j for j in report.jobs if j.job.name == name)
 
 
-# llama405b's best placement is on the whole pod (scope any), whose layout must fit any eligible
-# node: dgx03's degraded NVSwitch link takes its gpu2 out of NVLink (the fabric manager's default,
-# inventories/README.md), so dgx03's largest scale-up domain is 7 GPUs and TP <= 7: TP=4. Then
-# 895,228 MB / (4 x PP) / 0.9 <= 80,000 needs PP >= 3.11: PP=4, 16 GPUs.
+# llama405b's best placement is on the whole pod (scope any). Its members are the first 16 GPUs
+# by name, dgx00 and dgx01, each one 8-GPU NVLink domain: the layout they run is the one for
+# 8-GPU domains, TP=8 x PP=2 = 16 GPUs (see the job), not the pod's (next test).
 @pytest.mark.parametrize(
     ("name", "tp", "pp", "gpus", "scaleup"),
-    [("llama70b-32k", 8, 1, 8, 8), ("phi3-medium", 2, 2, 4, 8), ("llama405b", 4, 4, 16, 7)],
+    [("llama70b-32k", 8, 1, 8, 8), ("phi3-medium", 2, 2, 4, 8), ("llama405b", 8, 2, 16, 8)],
 )
 def test_rules_choose_the_hand_derived_layout(
     pod: PlaceReport, name: str, tp: int, pp: int, gpus: int, scaleup: int
@@ -100,6 +99,55 @@ def test_rules_choose_the_hand_derived_layout(
     assert model is not None
     reference = choose(model, 80_000, scaleup)
     assert reference is not None and (reference.tp, reference.pp) == (tp, pp)
+
+
+def test_the_pod_is_judged_on_its_smallest_domain_and_the_placement_shows_its_own(pod: PlaceReport) -> None:
+    # The pod as a candidate must fit any eligible node: dgx03's degraded NVSwitch link takes its
+    # gpu2 out of NVLink (the fabric manager's default, inventories/README.md), so dgx03's largest
+    # scale-up domain is 7 GPUs and TP <= 7: TP=4. Then 895,228 MB / (4 x PP) / 0.9 <= 80,000
+    # needs PP >= 3.11: PP=4, 16 GPUs, the need. The members (dgx00, dgx01: 8-GPU domains) hold
+    # TP=8 x PP=2, 16 GPUs too: both derivations are shown, the placement names its members' own.
+    jp = _job(pod, "llama405b")
+    shapes = {(lay.scaleup_gpus, lay.tp, lay.pp) for lay in jp.layouts}
+    assert shapes == {(7, 4, 4), (8, 8, 2)}
+    (p,) = jp.placements
+    assert {g.split("/")[0] for g in p.gpus} == {"dgx00", "dgx01"}
+    assert p.layout is not None and (p.layout.scaleup_gpus, p.layout.tp, p.layout.pp) == (8, 8, 2)
+    text = render_text(pod)
+    assert "  1. pod0: bottleneck 50 GB/s, 2 nodes, $65.60/h, TP=8 x PP=2 per replica\n" in text
+    # 895,228 / 16 = 55,951.75 -> 55,952 MB a GPU; / 0.9 = 62,168.6 -> 62,169 MB.
+    assert "TP=8 x PP=2 = 16 GPUs per replica x 1 replica; 55,952 MB per GPU / 0.9 = 62,169 MB" in text
+    assert "TP=8 fits the 8-GPU scale-up domains" in text and "TP=4 fits the 7-GPU scale-up domains" in text
+    doc = json.loads(render_json(pod))
+    (shown,) = next(j for j in doc["jobs"] if j["job"] == "llama405b")["placements"]
+    assert shown["layout"] == {"tp": 8, "pp": 2, "gpus_per_replica": 16, "gpu_hbm_mb": 80_000, "scaleup_gpus": 8}
+
+
+WHOLE_POD = """\
+apiVersion: topolog.dev/v1
+kind: Jobs
+jobs:
+  # 70B, Adam mixed precision: 70e9 x 16 B = 1,120,000 MB + 100 GB activations = 1,220,000 MB
+  # (no heads, no layers: any power-of-two TP, any PP). On the pod (smallest domain dgx03's 7):
+  # TP=4 x PP=4 needs 1,220,000 / 16 / 0.9 = 84,723 MB > 80,000; PP=5: 61,000 / 0.9 = 67,778 MB
+  # fits: 20 GPUs, dgx00, dgx01 and dgx02/gpu0-3, all on 8-GPU domains. There TP=8 x PP=3 would be
+  # chosen (PP=2 needs 84,723 MB; TP=4 x PP=3 101,667 / 0.9 = 112,963), but it needs 24 GPUs,
+  # more than the 20 counted: the placement keeps TP=4 x PP=5, which those GPUs hold as well.
+  - name: count-differs
+    principal: Team::"research"
+    topology: {scope: any}
+    model: {parameters: 70B, mode: training, optimizer: adam, weight_precision: bf16, activations: 100 GB}
+"""
+
+
+def test_a_placement_keeps_the_domain_layout_when_its_own_needs_another_count(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(WHOLE_POD)
+    (jp,) = place([POD], [jobs], limit=1).jobs
+    (p,) = jp.placements
+    assert len(p.gpus) == 20 and p.gpus[-1] == "dgx02/gpu3"
+    assert p.layout is not None and (p.layout.tp, p.layout.pp, p.layout.scaleup_gpus) == (4, 5, 7)
+    assert [(lay.scaleup_gpus, lay.tp, lay.pp) for lay in jp.layouts] == [(7, 4, 5)]
 
 
 def test_pipeline_stages_cross_nodes_tensor_parallel_does_not(pod: PlaceReport) -> None:

@@ -23,7 +23,7 @@ from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
 from verifier.facts.jobs import job_facts
 from verifier.sources.inventory.model import Inventory
-from verifier.sources.jobs.layout import heads_text, layouts, pp_sizes, tp_sizes
+from verifier.sources.jobs.layout import choose, heads_text, layouts, pp_sizes, tp_sizes
 from verifier.sources.jobs.spec import Job, Jobs
 
 if TYPE_CHECKING:  # only a type here: the summaries are computed (with networkx) by the session
@@ -50,6 +50,8 @@ PLACEMENT_RELATIONS = (
     "place_node_price",
     "job_candidate_count",
     "place_layout",
+    "place_node_scaleup",
+    "job_never",
 )
 """The relations `place` reads; only the rules they depend on are evaluated."""
 
@@ -138,7 +140,11 @@ class JobPlacements:
     hosting: int = 0
     """Candidate domains that host the job; `placements` keeps the first `--limit` of them."""
     layouts: list[ReplicaLayout] = field(default_factory=list)
-    """Jobs with a model: the distinct layouts chosen on its candidate domains (hosting or not), sorted."""
+    """Jobs with a model: the distinct layouts chosen on its candidate domains (hosting or not) and
+    on the GPUs of the placements shown, sorted."""
+    never: list[str] = field(default_factory=list)
+    """Why the job can never run on any node (PLACE002, rules/placement/lib/never.dl `job_never`),
+    sorted; empty when it could, were the right hardware up and permitted."""
 
 
 @dataclass
@@ -222,19 +228,28 @@ def _rank(
     job_layouts: dict[str, set[ReplicaLayout]] = defaultdict(set)
     for (name, _domain), layout in layouts.items():
         job_layouts[name].add(layout)
+    never = Columns.of(program, "job_never", ("job", "reason"))
+    n_job, n_reason = never.index["job"], never.index["reason"]
+    reasons_never: dict[str, list[str]] = defaultdict(list)
+    for r in q("job_never"):
+        reasons_never[str(r[n_job])].append(str(r[n_reason]))
     picker = _Picker(engine, program, profiles)
+    fitted = MemberLayouts(engine, program, profiles)
     out: list[JobPlacements] = []
     for job in jobs:
         jp = JobPlacements(job, candidates.get(job.name, 0))
+        jp.never = sorted(reasons_never.get(job.name, ()))
         # Members are named only for the placements shown: at fleet scale a job has thousands
         # of hosting domains, ranked by figures that need no member names.
         jp.hosting, shown = picker.ranked(job, hosts.get(job.name, []), rank, limit)
         jp.placements = [
-            Placement(domain, members, nodes, worst, cost, layouts.get((job.name, domain)))
+            Placement(domain, members, nodes, worst, cost, fitted.layout(job, members, layouts.get((job.name, domain))))
             for domain, members, nodes, worst, cost in shown
         ]
+        shown_layouts = {p.layout for p in jp.placements if p.layout is not None}
         jp.layouts = sorted(
-            job_layouts.get(job.name, ()), key=lambda lay: (lay.hbm_mb, lay.scaleup_gpus, lay.pp, lay.tp)
+            job_layouts.get(job.name, set()) | shown_layouts,
+            key=lambda lay: (lay.hbm_mb, lay.scaleup_gpus, lay.pp, lay.tp),
         )
         out.append(jp)
     if why_not:
@@ -271,7 +286,15 @@ def for_every_job(report: PlaceReport, jobs: Jobs, of: dict[str, str]) -> PlaceR
     for job in jobs:
         rep = judged[of[job.name]]
         out.append(
-            JobPlacements(job, rep.candidates, list(rep.placements), list(rep.why_not), rep.hosting, list(rep.layouts))
+            JobPlacements(
+                job,
+                rep.candidates,
+                list(rep.placements),
+                list(rep.why_not),
+                rep.hosting,
+                list(rep.layouts),
+                list(rep.never),
+            )
         )
     return PlaceReport(report.rank, out, report.authorization_checked, jobs.notes)
 
@@ -311,6 +334,58 @@ def job_classes(jobs: Jobs) -> tuple[Jobs, dict[str, str]]:
             kept[job.name] = job
         of[job.name] = reps[key]
     return Jobs(kept, jobs.files), of
+
+
+class MemberLayouts:
+    """The layout shown with a placement: the one for the GPUs it uses, not only the domain's.
+
+    The rules choose a layout per candidate domain, on the smallest memory and the smallest
+    scale-up domain among all its eligible GPUs (`place_layout`), and size the need from it. The
+    members picked may all sit on nodes with larger scale-up domains (a pod whose one degraded
+    node has a 7-GPU NVLink domain, members on two 8-GPU nodes): there the rules' own choice
+    (`choose`, fewest stages then smallest TP) on the members' smallest memory and their nodes'
+    smallest scale-up domain (`place_node_scaleup`) is what they run. It is shown when it uses
+    as many GPUs per replica as the domain's layout (the members were counted for that); else the
+    domain's layout stays, which the members hold too (their memory and domains are no smaller).
+    Read lazily: only placements shown of jobs with a model ask.
+    """
+
+    def __init__(self, engine: Backend, program: Program, profiles: Profiles) -> None:
+        self.engine, self.program, self.profiles = engine, program, profiles
+        self._scaleup: dict[str, int] | None = None
+        self._hbm: dict[str, tuple[str, int]] | None = None
+
+    def _read(self) -> tuple[dict[str, int], dict[str, tuple[str, int]]]:
+        if self._scaleup is None or self._hbm is None:
+            cols = Columns.of(self.program, "place_node_scaleup", ("node", "gpus"))
+            at_node, at_gpus = cols.index["node"], cols.index["gpus"]
+            self._scaleup = {str(r[at_node]): int(r[at_gpus]) for r in self.engine.query("place_node_scaleup")}
+            key_hbm = self.profiles.key_columns.index("hbm_mb")
+            node_at = self.profiles.key_node
+            self._hbm = {
+                gpu: (str(key[node_at]), int(key[key_hbm]))
+                for key, gpus in self.profiles.by_profile.items()
+                if str(key[node_at]) in self._scaleup
+                for gpu in gpus
+            }
+        return self._scaleup, self._hbm
+
+    def layout(self, job: Job, members: Sequence[str], chosen: ReplicaLayout | None) -> ReplicaLayout | None:
+        """The layout of `members` for `job`, given `chosen`, the rules' layout on their domain."""
+        if chosen is None or job.model is None or not members:
+            return chosen
+        scaleup, hbm = self._read()
+        found = [hbm.get(g) for g in members]
+        if any(f is None for f in found):  # pragma: no cover - every member is an eligible GPU of a node
+            return chosen
+        least_hbm = min(f[1] for f in found if f is not None)
+        least_scaleup = min(scaleup[f[0]] for f in found if f is not None)
+        if (least_hbm, least_scaleup) == (chosen.hbm_mb, chosen.scaleup_gpus):
+            return chosen
+        lay = choose(job.model, least_hbm, least_scaleup)
+        if lay is None or lay.gpus != chosen.gpus:
+            return chosen
+        return ReplicaLayout(lay.tp, lay.pp, least_hbm, least_scaleup)
 
 
 Shown = tuple[str, tuple[str, ...], int, int | None, int | None]

@@ -26,7 +26,9 @@ A job is plain when its facts (verifier.facts.jobs.job_facts) are only in `job`,
 `job_unit` (which only PLACE001's finding reads), `job_accepts`, `job_exclude` and `job_need` with
 min_hbm_mb, min_hbm_mbps or fp64, and it asks at least one GPU. Anything more (MIG, software,
 rail alignment, a model and its layouts, replicas, max_nodes, min_fabric_mbps, min_pair_mbps) is
-placed by the rules; so is a job excluding a label that more than MAX_LABELLED objects carry, and
+placed by the rules; so is a job excluding a label that more than MAX_LABELLED objects carry, a
+job whose accepted models name no accelerator of the catalogue (it can never run: PLACE002, with
+the reason `job_never` gives, rules/placement/lib/never.dl), and
 every job when some GPU has no placement profile or more than one (then a domain's GPUs would not
 be counted as the rules count them; never so for an inventory the loader accepts, but it is
 checked, not assumed).
@@ -150,6 +152,10 @@ class PlainPlacement:
         self.stages = {int(k): str(name) for k, name in engine.query("place_stage")}
         self.authorizing = bool(engine.query("authz_on"))
         self.vendors = {(str(m), str(v)) for m, v, _kind in engine.query("model_info")}
+        # never_accelerator: the catalogue models a job can be placed on, and their vendors.
+        made = {(str(m), str(v)) for m, v, kind in engine.query("model_info") if kind in ("gpu", "hpu")}
+        self.accelerators = frozenset(m for m, _v in made)
+        self.accelerator_words = self.accelerators | {v for _m, v in made}
         self.nodes = {str(row[0]) for row in engine.query("object", {1: "node"}, False)}
         # Every GPU a domain holds (place_domain_gpu asks place_gpu_model) in exactly one profile:
         # then each candidate domain is in place_domain_profile and counts its GPUs once.
@@ -172,8 +178,10 @@ class PlainPlacement:
     ) -> PlaceReport | None:
         """`rank_placements`' report with why-not of `jobs` (every one plain: see is_plain), with
         `families` the model_family rows of their accepts; None when one is for the rules after all
-        (an excluded label on more than MAX_LABELLED objects).
+        (an excluded label on more than MAX_LABELLED objects, or accepts that can never be met).
         """
+        if any(self._never(job, families) for job in jobs):
+            return None
         out = []
         deniers = Deniers(engine, self.program, authorization)
         # A fleet's worth of small lists and no cycles: the cyclic collector would only walk them
@@ -263,6 +271,17 @@ class PlainPlacement:
             for p, judged in sorted(rejected, key=itemgetter(0))
         ]
         return jp
+
+    def _never(self, job: Job, families: list[Row]) -> bool:
+        """Whether `job` accepts models and none of its words names a catalogue accelerator by
+        name, vendor or family (never.dl's first `job_never`): the rules say why, as PLACE002.
+        """
+        if not job.accepts:
+            return False
+        words = set(job.accepts)
+        if words & self.accelerator_words:
+            return False
+        return not any(str(w) in words and str(m) in self.accelerators for m, w in families)
 
     @staticmethod
     def _one_shape(domain: _Domain, mask: tuple[bool, ...]) -> bool:

@@ -97,7 +97,10 @@ def render_text(report: PlaceReport) -> str:
             lines.extend(f"  {layout_line(job, lay)}" for lay in jp.layouts)
         # A scheduler's spec says more than topolog judges (CPU, images, tolerations): said, never dropped.
         lines.extend(f"  note: {n}" for n in job.notes)
-        if not jp.placements:
+        # A job that can never run is PLACE002's (as `verify --jobs` reports it), with the reason:
+        # no drain, repair or permit would place it, unlike PLACE001's "not now".
+        lines.extend(f"  error PLACE002: can never run on any node: {reason}" for reason in jp.never)
+        if not jp.placements and not jp.never:
             lines.append("  error PLACE001: fits nowhere")
         for i, p in enumerate(jp.placements, 1):
             bw = rate_text(p.bottleneck_mbps) if p.bottleneck_mbps is not None else "n/a"
@@ -137,6 +140,7 @@ def place_doc(report: PlaceReport) -> dict[str, object]:
                 "candidates": jp.candidates,
                 "hosting": jp.hosting,
                 "placeable": bool(jp.placements),
+                "never": list(jp.never),
                 "placements": [p.to_dict() for p in jp.placements],
                 "why_not": [w.to_dict() for w in jp.why_not],
                 "notes": [str(n) for n in jp.job.notes],

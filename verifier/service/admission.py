@@ -81,7 +81,12 @@ def _why(admitted: dict[str, object]) -> str:
     reasons: list[str] = []
     if isinstance(placement, dict):
         for job in placement.get("jobs", []):
-            if isinstance(job, dict) and not job.get("placeable"):
+            never = job.get("never") if isinstance(job, dict) else None
+            if isinstance(job, dict) and isinstance(never, list) and never:
+                # PLACE002: no node could ever take it; the reason, not a why-not per domain.
+                said = "; ".join(map(str, never))
+                reasons.append(f"job {job.get('job')} can never run on any node (PLACE002: {said})")
+            elif isinstance(job, dict) and not job.get("placeable"):
                 why = [w.get("message", "") for w in job.get("why_not", []) if isinstance(w, dict)]
                 reasons.append(f"job {job.get('job')} fits nowhere" + (f" ({'; '.join(why[:3])})" if why else ""))
     return "refused: " + ("; ".join(reasons) or "no placement")
