@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
+from policy_sets import ONE_PERMIT, SPLIT, TWO_GPUS
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = "tests/authorization/small/cluster.yaml"
@@ -139,29 +140,6 @@ def test_bad_input_exits_2_with_a_message(args: list[str], message: str) -> None
     assert out == ""
     assert err.startswith(message)
     assert "Traceback" not in err
-
-
-ONE_PERMIT = """
-@id("a-schedules-own")
-permit (principal in Team::"a", action == Action::"schedule", resource)
-when { resource.tenant == "a" };
-"""
-# The same decisions, written as two permits: every resource is either quarantined or not.
-SPLIT = """
-@id("a-own-quarantined")
-permit (principal in Team::"a", action == Action::"schedule", resource)
-when { resource.tenant == "a" && resource.quarantined };
-
-@id("a-own-open")
-permit (principal in Team::"a", action == Action::"schedule", resource)
-when { resource.tenant == "a" && !resource.quarantined };
-"""
-# One condition more: a resource must hold at least 2 GPUs (a Gpu holds 1).
-TWO_GPUS = """
-@id("a-schedules-own-groups")
-permit (principal in Team::"a", action == Action::"schedule", resource)
-when { resource.tenant == "a" && resource.gpus >= 2 };
-"""
 
 
 def _policies(tmp_path: Path, name: str, text: str) -> str:

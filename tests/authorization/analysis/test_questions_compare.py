@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from policy_sets import ONE_PERMIT, SPLIT, TWO_GPUS
 
 from verifier.authorization.analysis.equivalence import compare, compare_in_inventory, with_policies
 from verifier.authorization.analysis.smt_errors import OutsideAnalysis
@@ -24,27 +25,6 @@ SCHEMA = (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8")
 PRINCIPAL_TYPES = ("ServiceAccount", "Team", "User")
 RESOURCE_TYPES = ("Gpu", "Node", "NvlinkDomain", "Pod", "Rack")
 
-ONE_PERMIT = """
-@id("a-schedules-own")
-permit (principal in Team::"a", action == Action::"schedule", resource)
-when { resource.tenant == "a" };
-"""
-# Written differently, deciding alike: every resource is either quarantined or not.
-SPLIT = """
-@id("a-own-quarantined")
-permit (principal in Team::"a", action == Action::"schedule", resource)
-when { resource.tenant == "a" && resource.quarantined };
-
-@id("a-own-open")
-permit (principal in Team::"a", action == Action::"schedule", resource)
-when { resource.tenant == "a" && !resource.quarantined };
-"""
-# One condition more, which some GPUs of the inventory fail: a Gpu holds 1 GPU.
-TWO_GPUS = """
-@id("a-schedules-own-groups")
-permit (principal in Team::"a", action == Action::"schedule", resource)
-when { resource.tenant == "a" && resource.gpus >= 2 };
-"""
 # One condition more, which every tenant-a resource of the inventory meets (all H100): the two
 # sets differ only for hardware that does not exist yet.
 H100_ONLY = """
