@@ -12,13 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from cedar_oracle import analysed, compared
 
 from verifier.authorization.analysis.symbolic import (
     Difference,
     OutsideAnalysis,
     SymbolicFinding,
-    analyse_policies,
-    compare_policies,
 )
 from verifier.authorization.observed import observe
 from verifier.authorization.policies import Policy, PolicyBundle, load_policies, split_statements
@@ -58,7 +57,7 @@ def test_contradictory_bounds_are_dead(tmp_path: Path) -> None:
     )
     # No Long is both above 8 and below 4: "impossible" is dead. "big" is the only other
     # permit, satisfied by gpus = 9, nothing forbids and nothing else allows: no finding.
-    assert kinds(analyse_policies(b)) == [("impossible", "dead")]
+    assert kinds(analysed(b)) == [("impossible", "dead")]
 
 
 def unvalidated(folder: Path, policies: str, schema: str = SCHEMA) -> PolicyBundle:
@@ -85,7 +84,7 @@ def test_scope_dead_through_the_hierarchy_and_the_types(tmp_path: Path) -> None:
 @id("group-principal") permit (principal is Group, action, resource);
 """,
     )
-    findings = {f.policy: f for f in analyse_policies(b)}
+    findings = {f.policy: f for f in analysed(b)}
     # Gpu declares no parents and is not Group: no Gpu is ever `in Group::"g"`. Group is no
     # principal type of `schedule` (only User is). Both scopes match no request.
     for pid in ("gpu-in-group", "group-principal"):
@@ -107,7 +106,7 @@ def test_optional_context_attribute_without_has_may_error(tmp_path: Path) -> Non
 @id("guard-too-late") forbid (principal, action, resource) when { context.incident && context has incident };
 """,
     )
-    findings = {(f.policy, f.kind): f for f in analyse_policies(b)}
+    findings = {(f.policy, f.kind): f for f in analysed(b)}
     # `incident?` is optional: a request without it makes `context.incident` raise. The three
     # guarded forbids test `has` first; && / if / || short-circuit before the read. The last
     # one reads before it tests: the same error as "unguarded".
@@ -135,7 +134,7 @@ def test_overflow_guarded_by_short_circuit(tmp_path: Path) -> None:
     # Below 1000 (and not negative) the product is at most 999 * 10^12 < 2^63: the first three
     # multiply only there (&&, if, || stop before the product otherwise). "guard-after"
     # multiplies first, for any gpus: |gpus| >= 9223373 overflows.
-    errs = [f.policy for f in analyse_policies(b) if f.kind == "may-error"]
+    errs = [f.policy for f in analysed(b) if f.kind == "may-error"]
     assert errs == ["guard-after"]
 
 
@@ -149,7 +148,7 @@ def test_permit_shadowed_by_a_wider_forbid(tmp_path: Path) -> None:
     )
     # Every gpus > 8 is > 4: whatever "big" permits, "wide" forbids. "wide" is not redundant:
     # without it gpus = 9 would be allowed by "big".
-    (finding,) = analyse_policies(b)
+    (finding,) = analysed(b)
     assert (finding.policy, finding.kind, finding.related) == ("big", "shadowed", ("wide",))
     gpus = int(re.search(r"gpus: (-?\d+)", finding.example).group(1))  # type: ignore[union-attr]
     assert gpus > 8
@@ -167,7 +166,7 @@ def test_redundant_permit_and_forbid(tmp_path: Path) -> None:
     # gpus > 8 implies gpus > 4: "some" allows all that "big" allows ("big" redundant, "some"
     # deciding instead). "no-negative" forbids gpus < 0, where no permit applies anyway: removing
     # it changes nothing, and no other forbid overlaps it. "some" alone allows gpus = 5.
-    findings = analyse_policies(b)
+    findings = analysed(b)
     assert [(f.policy, f.kind, f.related) for f in findings] == [
         ("big", "redundant", ("some",)),
         ("no-negative", "redundant", ()),
@@ -176,7 +175,7 @@ def test_redundant_permit_and_forbid(tmp_path: Path) -> None:
 
 def test_long_overflow_may_error(tmp_path: Path) -> None:
     b = bundle(tmp_path, '@id("huge") permit (principal, action, resource) when { resource.gpus * 1000000000000 > 5 };')
-    (finding,) = analyse_policies(b)
+    (finding,) = analysed(b)
     assert (finding.kind, finding.policy) == ("may-error", "huge")
     assert "may overflow a Long" in finding.message
     # The example's gpus must really overflow: |gpus| * 10^12 > 2^63 - 1, i.e. |gpus| >= 9223373.
@@ -197,7 +196,7 @@ def test_like_and_sets(tmp_path: Path) -> None:
     )
     # `*` matches every string: "all-roles" forbids every request, so each live permit is
     # shadowed. "ba" does not start with "ab": dead. An empty set contains nothing: dead.
-    assert kinds(analyse_policies(b)) == [
+    assert kinds(analysed(b)) == [
         ("a-roles", "shadowed"),
         ("member-of-empty", "dead"),
         ("no-such-role", "dead"),
@@ -217,19 +216,19 @@ def test_sets_differing_for_an_empty_tenant_only(tmp_path: Path) -> None:
     # The two conditions differ exactly when principal.tenant == "" == resource.tenant: the first
     # allows that request, the second denies it (no permit applies). One action, one type pair:
     # one difference.
-    (d,) = compare_policies(first, second)
+    (d,) = compared(first, second)
     assert isinstance(d, Difference)
     assert (d.action, d.first, d.second) == ('Action::"schedule"', "allow", "deny")
     assert 'tenant: ""' in d.principal and 'tenant: ""' in d.resource
     assert (d.first_policies, d.second_policies) == (("same-tenant",), ())
-    assert compare_policies(second, second) == []
+    assert compared(second, second) == []
 
 
 def test_compare_needs_one_schema(tmp_path: Path) -> None:
     first = bundle(tmp_path / "a", '@id("x") permit (principal, action, resource);')
     second = bundle(tmp_path / "b", '@id("x") permit (principal, action, resource);', SCHEMA.replace("gpus", "cores"))
     with pytest.raises(TopologError, match="schema differs"):
-        compare_policies(first, second)
+        compared(first, second)
 
 
 def test_extension_functions_are_refused_with_the_policy_line(tmp_path: Path) -> None:
@@ -239,7 +238,7 @@ def test_extension_functions_are_refused_with_the_policy_line(tmp_path: Path) ->
         '@id("loopback") permit (principal, action, resource) when { ip("127.0.0.1").isLoopback() };\n',
     )
     with pytest.raises(OutsideAnalysis) as caught:
-        analyse_policies(b)
+        analysed(b)
     (diag,) = caught.value.diagnostics
     assert (Path(diag.location.file).name, diag.location.line) == ("p.cedar", 3)
     assert "'loopback'" in diag.message and "ip()" in diag.message
@@ -267,7 +266,7 @@ def test_shipped_policies_have_no_finding() -> None:
       fp64 / an intern on data-centre GPUs / a service account), quarantine-closed stops
       tenant-own-hardware on quarantined hardware outside an incident.
     """
-    assert analyse_policies(load_policies(Path("policies"))) == []
+    assert analysed(load_policies(Path("policies"))) == []
 
 
 def test_an_error_denies_in_comparisons_and_is_never_redundant(tmp_path: Path) -> None:
@@ -278,7 +277,7 @@ def test_an_error_denies_in_comparisons_and_is_never_redundant(tmp_path: Path) -
     # denied, though "any-gpus" alone allows it. For gpus < 9223373 "huge" adds nothing that
     # "any-gpus" lacks only when gpus <= 0 and gpus * 10^12 > 5: impossible, so the one
     # difference is an overflow: first allow, second deny, "huge" the policy that raised.
-    (d,) = compare_policies(first, second)
+    (d,) = compared(first, second)
     assert (d.first, d.second, d.first_policies, d.second_policies) == ("allow", "deny", ("any-gpus",), ("huge",))
     gpus = int(re.search(r"gpus: (-?\d+)", d.resource).group(1))  # type: ignore[union-attr]
     assert gpus * 10**12 > LONG_MAX
@@ -286,7 +285,7 @@ def test_an_error_denies_in_comparisons_and_is_never_redundant(tmp_path: Path) -
     # redundant, though every request it satisfies "any-gpus" satisfies too; it may raise.
     # "any-gpus" is: where it applies (gpus >= 1) "huge" allows too (gpus * 10^12 > 5) or
     # raises (gpus >= 9223373, denied with or without "any-gpus").
-    findings = analyse_policies(second)
+    findings = analysed(second)
     assert [(f.policy, f.kind, f.related) for f in findings] == [
         ("any-gpus", "redundant", ("huge",)),
         ("huge", "may-error", ()),
@@ -305,7 +304,7 @@ def test_hierarchy_in_and_equality(tmp_path: Path) -> None:
     # members: a User may be in Group::"g" (User in [Group]): live, nothing else applies at gpus 1.
     # u: `principal == User::"u"` implies `principal in User::"u"` (an entity is in itself), so
     # not-u forbids all u permits: shadowed. not-u stops u (its only overlap), so it is needed.
-    findings = analyse_policies(b)
+    findings = analysed(b)
     assert [(f.policy, f.kind, f.related) for f in findings] == [("u", "shadowed", ("not-u",))]
     assert 'User::"u"' in findings[0].example
 
@@ -332,12 +331,12 @@ def test_strings_are_compared_character_for_character(tmp_path: Path) -> None:
     )
     # Cedar's "a\\u{41}" is seven characters (a, backslash, u, {, 4, 1, }): never "aA", so
     # "escape-is-text" is dead. "emoji" is satisfiable and its example shows the role as written.
-    findings = analyse_policies(b)
+    findings = analysed(b)
     assert kinds(findings) == [("escape-is-text", "dead")]
     live = bundle(
         tmp_path / "live", '@id("emoji") forbid (principal, action, resource) when { principal.role == "🚀\\\\" };'
     )
-    (redundant,) = analyse_policies(live)  # a forbid with no permit: redundant, with an example
+    (redundant,) = analysed(live)  # a forbid with no permit: redundant, with an example
     assert 'role: "🚀\\\\"' in redundant.example
 
 
@@ -369,7 +368,7 @@ def test_action_groups_enums_and_one_entity_in_two_roles(tmp_path: Path) -> None
     # other-color: an enumerated type has only its listed ids, red and blue: dead.
     # self-unequal: principal == resource is one entity, with one `n`: dead. (`n` is declared
     # through the common type Level = Long.)
-    assert kinds(analyse_policies(b)) == [("other-color", "dead"), ("self-unequal", "dead")]
+    assert kinds(analysed(b)) == [("other-color", "dead"), ("self-unequal", "dead")]
 
 
 def test_attributes_of_one_principal_type_behind_is(tmp_path: Path) -> None:
@@ -390,7 +389,7 @@ action use appliesTo { principal: [User, Robot], resource: [Gpu] };
     # For a Robot, `principal is User` is false and `tags` (which Robots lack) is never read;
     # for a User, `principal is Robot` is false. tagged: live for a User tagged "gpu". robots:
     # live for serial 1, and serial + 1 overflows at serial = 2^63 - 1: may-error only.
-    findings = analyse_policies(b)
+    findings = analysed(b)
     assert [(f.policy, f.kind, f.message) for f in findings] == [
         ("robots", "may-error", "`principal.serial + 1` may overflow a Long")
     ]
@@ -422,7 +421,7 @@ def test_entity_typed_attributes_are_ids_with_one_hierarchy(tmp_path: Path) -> N
     #   not be in Team::"t": dead.
     # reviewer: a reviewer who is not the owner: satisfiable (guarded by `has`), and only it
     #   allows that request: needed.
-    findings = analyse_policies(b)
+    findings = analysed(b)
     assert kinds(findings) == [("owner-team-mismatch", "dead")]
 
 
@@ -431,4 +430,4 @@ def test_attribute_of_an_attribute_entity_is_refused(tmp_path: Path) -> None:
         tmp_path, '@id("senior-owner") permit (principal, action, resource) when { resource.owner.level > 3 };', OWNED
     )
     with pytest.raises(OutsideAnalysis, match=r"reads an attribute of resource\.owner"):
-        analyse_policies(b)
+        analysed(b)

@@ -9,15 +9,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cedar_oracle import analysed, compared
 
-from verifier.authorization.analysis.symbolic import OutsideAnalysis, analyse_policies, compare_policies
+from verifier.authorization.analysis.symbolic import OutsideAnalysis
 from verifier.authorization.policies import load_policies
 
 EXAMPLES = Path(__file__).parent / "cedar_examples"
 
 
 def test_photo_sharing_redundant_policies() -> None:
-    findings = analyse_policies(load_policies(EXAMPLES / "photo_sharing"))
+    findings = analysed(load_policies(EXAMPLES / "photo_sharing"))
     # view-public-photos: any User may view a Photo with private == false.
     # bob-view-public-photos: the same, only for email "bob@example.com": every request it allows,
     #   view-public-photos allows too -> redundant, view-public-photos deciding instead.
@@ -39,14 +40,14 @@ def test_photo_sharing_without_bobs_and_alices_policies_is_equivalent(tmp_path: 
     shutil.copytree(EXAMPLES / "photo_sharing", tmp_path / "lean")
     (tmp_path / "lean" / "bob_policy.cedar").unlink()
     (tmp_path / "lean" / "forbid_alice.cedar").unlink()
-    assert compare_policies(load_policies(EXAMPLES / "photo_sharing"), load_policies(tmp_path / "lean")) == []
+    assert compared(load_policies(EXAMPLES / "photo_sharing"), load_policies(tmp_path / "lean")) == []
 
 
 def test_photo_sharing_public_view_removed_differs_for_a_public_photo(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLES / "photo_sharing", tmp_path / "less")
     text = (tmp_path / "less" / "current_policies.cedar").read_text()
     (tmp_path / "less" / "current_policies.cedar").write_text(text.replace("resource.private == false", "false"))
-    (d,) = compare_policies(load_policies(EXAMPLES / "photo_sharing"), load_policies(tmp_path / "less"))
+    (d,) = compared(load_policies(EXAMPLES / "photo_sharing"), load_policies(tmp_path / "less"))
     # Without the public view, a public photo stays visible only to bob: the difference is a
     # `view` of a non-private photo by someone else (first allows, second denies).
     assert d.action == 'PhotoSharing::Action::"view"'
@@ -59,13 +60,13 @@ def test_photo_sharing_with_owner_access() -> None:
     # owner-full-access (`resource.owner == principal`, an entity-typed attribute compared by
     #   id): the only permit of comment and delete, satisfiable (owner = the principal): needed.
     # create-photos: the only permit of create. No forbid, no arithmetic, no optional attribute.
-    assert analyse_policies(load_policies(EXAMPLES / "photo_sharing_owner")) == []
+    assert analysed(load_policies(EXAMPLES / "photo_sharing_owner")) == []
 
 
 def test_photo_sharing_owner_access_compared() -> None:
     owner = load_policies(EXAMPLES / "photo_sharing_owner")
     plain = load_policies(EXAMPLES / "photo_sharing")
-    diffs = compare_policies(owner, plain)
+    diffs = compared(owner, plain)
     # comment and delete: only owner-full-access (first set) permits them; view: the first set also
     # lets an owner view a private photo, which the second (public photos only) denies; create:
     # create-photos in both. So three differences, each an owner acting on their own photo.
@@ -84,7 +85,7 @@ def test_photo_sharing_attribute_of_the_owner_is_refused() -> None:
     # new_policy.cedar reads `resource.owner.company`: an attribute of an entity reached through
     # an attribute, not encoded, so refused at its @id line (2).
     with pytest.raises(OutsideAnalysis) as caught:
-        analyse_policies(load_policies(EXAMPLES / "photo_sharing_company"))
+        analysed(load_policies(EXAMPLES / "photo_sharing_company"))
     (diag,) = caught.value.diagnostics
     assert (Path(diag.location.file).name, diag.location.line) == ("new_policy.cedar", 2)
     assert "'same-company-private-photo-access'" in diag.message
@@ -97,7 +98,7 @@ def test_tinytodo_is_refused_at_its_first_set_of_entities() -> None:
     # order: CreateList (neither applies), then CreateTask on a List, where policy3 (line 24)
     # applies first (policy2 is GetList only).
     with pytest.raises(OutsideAnalysis) as caught:
-        analyse_policies(load_policies(EXAMPLES / "tinytodo"))
+        analysed(load_policies(EXAMPLES / "tinytodo"))
     (diag,) = caught.value.diagnostics
     assert (Path(diag.location.file).name, diag.location.line) == ("policies.cedar", 24)
     assert "'policy3'" in diag.message and "resource.editors of type Set<Team>" in diag.message

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from verifier.authorization.analysis.smt_compile import Compiled, compile_policy
 from verifier.authorization.analysis.smt_errors import OutsideAnalysis
-from verifier.authorization.analysis.smt_request import Request
+from verifier.authorization.analysis.smt_request import ENTITY_VARS, Request, string_val
 from verifier.authorization.analysis.smt_schema import Schema, read_schema
-from verifier.authorization.analysis.smt_show import example
+from verifier.authorization.analysis.smt_show import example, finite_sets, holds
 from verifier.authorization.policies import SCHEMA_FILE, PolicyBundle
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.lazy import lazy_module
@@ -95,9 +96,11 @@ def compare_policies(first: PolicyBundle, second: PolicyBundle) -> list[Differen
     trees = [_templates(first), _templates(second)]
     for req in _requests(schema):
         env = _Env.of(req, [first, second], trees)
-        model = env.check(_where(first), env.allow(first) != env.allow(second))
+        differ = env.allow(first) != env.allow(second)
+        model = env.check(_where(first), differ)
         if model is None:
             continue
+        model = env.readable(model, differ)
         ex = example(req, model)
         first_decision, first_policies = _decided(env, first, model)
         second_decision, second_policies = _decided(env, second, model)
@@ -206,6 +209,40 @@ class _Env:
         finally:
             self.solver.pop()
 
+    def readable(self, model: Any, *formulas: Any) -> Any:
+        """A model of `formulas` as a person would write the request: each entity id `user0`,
+        `gpu0` ... (by type) where the formulas leave it free, then every set pinned finite (what
+        the example shows is then the whole set). Each pin is kept only where the formulas still
+        hold with it; `model` is returned as it is where none does.
+        """
+        hints: list[Any] = []
+        counts: dict[str, int] = {}
+        entity_ids = [(self.req.type_of(v), self.req.id(v)) for v in ENTITY_VARS]
+        entity_ids += [(r.type.name, r.value) for _, r in sorted(self.req.reads.items()) if r.type.kind == "Entity"]
+        for type_name, term in entity_ids:
+            if self.req.schema.entities[type_name].enum is None:
+                n = counts.get(type_name, 0)
+                counts[type_name] = n + 1
+                hints.append(term == string_val(f"{type_name.rpartition('::')[2].lower()}{n}"))
+        hints.append(None)  # the sets, pinned from the model found by then
+        self.solver.push()
+        depth = 1
+        try:
+            self.solver.add(*formulas)
+            for hint in hints:
+                self.solver.push()
+                self.solver.add(hint if hint is not None else finite_sets(self.req, model))
+                result = self.solver.check()
+                if result == z3.sat:
+                    model = self.solver.model()
+                    depth += 1
+                else:
+                    self.solver.pop()
+            return model
+        finally:
+            for _ in range(depth):
+                self.solver.pop()
+
 
 def _templates(bundle: PolicyBundle) -> dict[str, Any]:
     """The syntax tree of each policy of `bundle`, by id."""
@@ -217,15 +254,15 @@ def _decided(env: _Env, bundle: PolicyBundle, model: Any) -> tuple[str, tuple[st
     the satisfied forbids, else the policies that raised an error, else none (no permit: deny).
     """
 
-    def holds(x: Any) -> bool:
-        return bool(z3.is_true(model.eval(x, model_completion=True)))
+    def holds_(x: Any) -> bool:
+        return holds(model, x)
 
-    if holds(env.allow(bundle)):
-        return "allow", tuple(pid for pid, c in env.policies(bundle, "permit") if holds(c.sat))
-    forbids = tuple(pid for pid, c in env.policies(bundle, "forbid") if holds(c.sat))
+    if holds_(env.allow(bundle)):
+        return "allow", tuple(pid for pid, c in env.policies(bundle, "permit") if holds_(c.sat))
+    forbids = tuple(pid for pid, c in env.policies(bundle, "forbid") if holds_(c.sat))
     if forbids:
         return "deny", forbids
-    return "deny", tuple(pid for pid, c in env.policies(bundle) if holds(c.err))
+    return "deny", tuple(pid for pid, c in env.policies(bundle) if holds_(c.err))
 
 
 def _policy_findings(bundle: PolicyBundle, pid: str, envs: list[_Env], may_err: set[int]) -> list[SymbolicFinding]:
@@ -235,10 +272,14 @@ def _policy_findings(bundle: PolicyBundle, pid: str, envs: list[_Env], may_err: 
     out: list[SymbolicFinding] = []
     err = _first([e for e in mine if id(e) in may_err], where, lambda e: [e.compiled[(0, pid)].err])
     if err is not None:
-        env, model = err
+        env, shown = err
         out.append(
             SymbolicFinding(
-                "may-error", pid, (), example(env.req, model).line(), _raised(env.compiled[(0, pid)], model)
+                "may-error",
+                pid,
+                (),
+                example(env.req, shown.model).line(),
+                _raised(env.compiled[(0, pid)], shown.model),
             )
         )
     if not mine:
@@ -254,13 +295,13 @@ def _policy_findings(bundle: PolicyBundle, pid: str, envs: list[_Env], may_err: 
         if satisfied is None:
             return [*out, SymbolicFinding("dead", pid, (), "", "no request the schema allows satisfies its conditions")]
         if policy.effect == "permit":
-            env, model = satisfied
+            env, shown = satisfied
             shadows = _overlapping(bundle, pid, mine, "forbid")
             message = f"every request it permits is forbidden by {', '.join(shadows)}"
-            return [*out, SymbolicFinding("shadowed", pid, shadows, example(env.req, model).line(), message)]
+            return [*out, SymbolicFinding("shadowed", pid, shadows, example(env.req, shown.model).line(), message)]
         live = satisfied  # a forbid: satisfied where another forbid is too, yet it may still be redundant
     if _first(mine, where, lambda e: [e.allow(bundle) != e.allow(bundle, leave_out=pid)]) is None:
-        env, model = live
+        env, shown = live
         related = _overlapping(bundle, pid, mine, policy.effect)
         if policy.effect == "permit":
             message = "every request it allows is allowed without it"
@@ -268,17 +309,32 @@ def _policy_findings(bundle: PolicyBundle, pid: str, envs: list[_Env], may_err: 
             message = (
                 "every request it forbids is denied without it (no permit allows it, or another forbid also applies)"
             )
-        out.append(SymbolicFinding("redundant", pid, related, example(env.req, model).line(), message))
+        out.append(SymbolicFinding("redundant", pid, related, example(env.req, shown.model).line(), message))
     return out
 
 
-def _first(envs: Iterable[_Env], where: SourceLocation, formulas: Any) -> tuple[_Env, Any] | None:
-    """The first request (in schema order) with a model of `formulas(env)`, and that model."""
+def _first(envs: Iterable[_Env], where: SourceLocation, formulas: Any) -> tuple[_Env, _Shown] | None:
+    """The first request (in schema order) with a model of `formulas(env)`, and that model (made
+    readable: `_Env.readable`, where shown).
+    """
     for env in envs:
         model = env.check(where, *formulas(env))
         if model is not None:
-            return env, model
+            return env, _Shown(env, model, formulas(env))
     return None
+
+
+@dataclass
+class _Shown:
+    """A model found by `_first`, made readable only when an example is shown from it."""
+
+    env: _Env
+    found: Any
+    formulas: list[Any]
+
+    @cached_property
+    def model(self) -> Any:
+        return self.env.readable(self.found, *self.formulas)
 
 
 def _overlapping(bundle: PolicyBundle, pid: str, envs: list[_Env], effect: str) -> tuple[str, ...]:
@@ -295,6 +351,6 @@ def _overlapping(bundle: PolicyBundle, pid: str, envs: list[_Env], effect: str) 
 def _raised(c: Compiled, model: Any) -> str:
     """What raises in `model`: the first error, in Cedar's evaluation order, whose condition holds."""
     for what, cond in c.errors:
-        if z3.is_true(model.eval(cond, model_completion=True)):
+        if holds(model, cond):
             return what
     return "an error"
