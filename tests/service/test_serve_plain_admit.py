@@ -20,8 +20,10 @@ import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
+import yaml
 from cli_helpers import run_cli
 from service.serve_helpers import ROOT, copy_inputs
 
@@ -29,6 +31,7 @@ from verifier.placement import plain
 from verifier.placement.plain import is_plain
 from verifier.reports.place_report import render_json
 from verifier.service import placing
+from verifier.service.admission import Review, review_doc
 from verifier.service.config import ServeConfig
 from verifier.service.placing import PreparedPlacement
 from verifier.service.revision import Revision, build_revision
@@ -196,6 +199,61 @@ def test_a_job_that_asks_more_goes_to_the_rules_with_the_same_answer(
     answer, was_plain = _admitted(pod, job, 10)
     assert not was_plain
     assert answer == _cli(pod, job, 10)
+
+
+# Jobs that can never run (PLACE002, rules/placement/lib/never.dl): the pod's catalogue holds
+# NVIDIA and AMD models (model_info, kind gpu); cuda runs on NVIDIA alone, rocm on AMD alone
+# (vendor_software, verifier/sources/inventory/software.yaml). Each answer names the reason under
+# "never", as `place` does, and the admission webhook's message says PLACE002 with it.
+NO_MODEL = (
+    "the accelerators it accepts (gpu.accepts, a node selector on the GPU product, a Slurm GPU type) "
+    "name no model, family or vendor of the catalogue"
+)
+STACKS = (
+    "every software alternative needs another vendor's stack than the accelerators it accepts run, "
+    "or two vendors' stacks at once (CUDA on AMD, ROCm on NVIDIA)"
+)
+NEVER_CASES = {
+    # Plain in shape (a count, a scope, accepts), but TPU-v5p is no model, family or vendor of
+    # the catalogue: the plain path sends it to the rules, which say why.
+    "tpu": ("    gpus: 8\n    gpu: {accepts: [TPU-v5p]}\n    topology: {scope: node}\n", NO_MODEL),
+    # One alternative asking CUDA (NVIDIA) and ROCm (AMD) at once.
+    "stacks": ('    gpus: 8\n    topology: {scope: node}\n    software: {cuda: ">=12.0", rocm: ">=6.0"}\n', STACKS),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEVER_CASES))
+def test_a_job_that_can_never_run_is_said_so_as_the_cli_says_it(
+    pod: Revision, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    monkeypatch.setattr(placing, "ANSWERS", 0)
+    body, reason = NEVER_CASES[case]
+    job = _job_file(tmp_path, '    principal: User::"dan"\n' + body)
+    answer, was_plain = _admitted(pod, job, 1)
+    assert not was_plain
+    assert answer == _cli(pod, job, 1)
+    (only,) = json.loads(answer)["jobs"]
+    assert (only["never"], only["placeable"], only["placements"]) == ([reason], False, [])
+    text = yaml.safe_load(job.read_text())
+    review = Review("uid-1", "CREATE", text)
+    response, allowed = review_doc(pod, review)
+    message = cast("dict[str, Any]", response["response"])["status"]["message"]
+    assert not allowed and f"job probe can never run on any node (PLACE002: {reason})" in message
+    assert "fits nowhere" not in message
+
+
+def test_a_plain_job_accepting_a_catalogue_word_stays_plain(
+    pod: Revision, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # B200 is a family of the catalogue (B200-GB200-186GB, B200-HGX-180GB) that the pod has none
+    # of: placeable nowhere now (stage model, 0 of 8 on each node) but not never; judged plain.
+    monkeypatch.setattr(placing, "ANSWERS", 0)
+    job = _job_file(tmp_path, '    principal: User::"dan"\n    gpus: 8\n    gpu: {accepts: [B200]}\n')
+    answer, was_plain = _admitted(pod, job, 1)
+    assert was_plain
+    assert answer == _cli(pod, job, 1)
+    (only,) = json.loads(answer)["jobs"]
+    assert only["never"] == [] and only["why_not"][0]["requirement"] == "model"
 
 
 def test_an_excluded_label_on_too_many_objects_goes_to_the_rules(
