@@ -353,30 +353,39 @@ class MemberLayouts:
     def __init__(self, engine: Backend, program: Program, profiles: Profiles) -> None:
         self.engine, self.program, self.profiles = engine, program, profiles
         self._scaleup: dict[str, int] | None = None
-        self._hbm: dict[str, tuple[str, int]] | None = None
+        self._keys: dict[str, list[ProfileKey]] = defaultdict(list)
+        self._hbm_at = profiles.key_columns.index("hbm_mb")
 
-    def _read(self) -> tuple[dict[str, int], dict[str, tuple[str, int]]]:
-        if self._scaleup is None or self._hbm is None:
+    def _read(self) -> dict[str, int]:
+        """Each node's largest scale-up domain, and its profiles (a fleet's profiles, not its GPUs)."""
+        if self._scaleup is None:
             cols = Columns.of(self.program, "place_node_scaleup", ("node", "gpus"))
             at_node, at_gpus = cols.index["node"], cols.index["gpus"]
             self._scaleup = {str(r[at_node]): int(r[at_gpus]) for r in self.engine.query("place_node_scaleup")}
-            key_hbm = self.profiles.key_columns.index("hbm_mb")
             node_at = self.profiles.key_node
-            self._hbm = {
-                gpu: (str(key[node_at]), int(key[key_hbm]))
-                for key, gpus in self.profiles.by_profile.items()
-                if str(key[node_at]) in self._scaleup
-                for gpu in gpus
-            }
-        return self._scaleup, self._hbm
+            for key in self.profiles.by_profile:
+                self._keys[str(key[node_at])].append(key)
+        return self._scaleup
+
+    def _node_and_hbm(self, gpu: str) -> tuple[str, int] | None:
+        """The GPU's node (the longest prefix of its id that is a node with profiles) and memory."""
+        cut = gpu.rfind("/")
+        while cut > 0:
+            keys = self._keys.get(gpu[:cut])
+            if keys is not None:
+                for key in keys:
+                    if gpu in self.profiles.by_profile[key]:
+                        return gpu[:cut], int(key[self._hbm_at])
+            cut = gpu.rfind("/", 0, cut)
+        return None
 
     def layout(self, job: Job, members: Sequence[str], chosen: ReplicaLayout | None) -> ReplicaLayout | None:
         """The layout of `members` for `job`, given `chosen`, the rules' layout on their domain."""
         if chosen is None or job.model is None or not members:
             return chosen
-        scaleup, hbm = self._read()
-        found = [hbm.get(g) for g in members]
-        if any(f is None for f in found):  # pragma: no cover - every member is an eligible GPU of a node
+        scaleup = self._read()
+        found = [self._node_and_hbm(g) for g in members]
+        if any(f is None or f[0] not in scaleup for f in found):  # pragma: no cover - members are GPUs of nodes
             return chosen
         least_hbm = min(f[1] for f in found if f is not None)
         least_scaleup = min(scaleup[f[0]] for f in found if f is not None)
