@@ -84,8 +84,8 @@ def place_cmd(
     what they say that topolog does not judge is listed as notes. Each job's principal must be in the
     principals file (principals.yml next to the inventory, or --principals), and placements
     are only where the Cedar policies let it schedule; --no-authorization places without
-    them and says so. Exit status: 0 every job has a placement, 1 some job fits nowhere
-    (PLACE001), 2 bad input.
+    them and says so. Exit status: 0 every job has a placement, 1 some job fits nowhere now
+    (PLACE001) or can never run on any node (PLACE002, with the reason), 2 bad input.
 
     What-if (--drain, --fail, --fail-link, --scenario): the jobs are placed with and without
     the scenario's states (drained, down) and compared per job: which lose their placement,
