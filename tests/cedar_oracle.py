@@ -28,6 +28,7 @@ class _Reader:
     def __init__(self, line: str) -> None:
         self.tokens = [t for t in _TOKEN.findall(line) if not t.isspace()]
         self.pos = 0
+        self.others: list[dict[str, Any]] = []
 
     def peek(self) -> str:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else ""
@@ -59,7 +60,11 @@ class _Reader:
             self.take("]")
             return items
         if tok.endswith("::"):
-            return {"__entity": self.uid()}
+            uid = self.uid()
+            if self.peek() == "in":  # an entity reached through an attribute, with its parents
+                self.take()
+                self.others.append({"uid": uid, "attrs": {}, "parents": [v["__entity"] for v in self.value()]})
+            return {"__entity": uid}
         return int(self.take())
 
     def record(self) -> dict[str, Any]:
@@ -100,14 +105,18 @@ def request_of(line: str, bundle: PolicyBundle) -> tuple[dict[str, Any], list[di
     r.take("context")
     context = r.record()
     assert r.peek() == "", r.tokens[r.pos :]
-    entities = [principal]
-    if resource["uid"] == principal["uid"]:
-        # One entity in two roles: the example shows each role's reads; it is one entity.
-        principal["attrs"] = {**resource["attrs"], **principal["attrs"]}
-        principal["parents"] = sorted({json.dumps(p) for p in principal["parents"] + resource["parents"]})
-        principal["parents"] = [json.loads(p) for p in principal["parents"]]
-    else:
-        entities.append(resource)
+    # One entity in several places (principal and resource, an attribute's entity): the
+    # example shows each place's reads and parents; it is one entity.
+    merged: dict[str, dict[str, Any]] = {}
+    for e in [principal, resource, *r.others]:
+        key = json.dumps(e["uid"], sort_keys=True)
+        if key in merged:
+            merged[key]["attrs"] = {**e["attrs"], **merged[key]["attrs"]}
+            parents = {json.dumps(p, sort_keys=True) for p in merged[key]["parents"] + e["parents"]}
+            merged[key]["parents"] = [json.loads(p) for p in sorted(parents)]
+        else:
+            merged[key] = e
+    entities = list(merged.values())
     schema = read_schema(bundle.schema_shown, "schema")
     for uid, act in schema.actions.items():
         entities.append({"uid": _uid(uid), "attrs": {}, "parents": [_uid(g) for g in act.groups]})

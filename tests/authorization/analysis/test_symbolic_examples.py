@@ -25,9 +25,9 @@ action share appliesTo { principal: [User], resource: [User] };
 ANY = '(principal, action == Action::"schedule", resource)'
 
 
-def bundle(folder: Path, policies: str) -> PolicyBundle:
+def bundle(folder: Path, policies: str, schema: str = SCHEMA) -> PolicyBundle:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "schema.cedarschema").write_text(SCHEMA)
+    (folder / "schema.cedarschema").write_text(schema)
     (folder / "p.cedar").write_text(policies)
     return load_policies(folder)
 
@@ -75,3 +75,25 @@ def test_ids_read_as_names(tmp_path: Path) -> None:
     (f,) = analysed(b)
     assert f.kind == "may-error"
     assert f.example.startswith('principal User::"user0" {n: ') and 'resource Gpu::"gpu0" {gpus: ' in f.example
+
+
+OWNED = """
+entity Group;
+entity User in [Group];
+entity Doc = { owner: User };
+action read appliesTo { principal: [User], resource: [Doc] };
+"""
+
+
+def test_an_attribute_entity_is_shown_with_its_groups(tmp_path: Path) -> None:
+    # Found by random differential testing against cedarpy. "team-docs" allows a doc whose
+    # owner is in Group::"g"; without it nothing is allowed: they differ exactly there, and the
+    # counterexample must say the owner is in Group::"g" (it showed only `owner: User::"user1"`,
+    # a request Cedar denies under both sets). The owner may be the principal (user0) or not.
+    first = bundle(
+        tmp_path / "1", '@id("t") permit (principal, action, resource) when { resource.owner in Group::"g" };', OWNED
+    )
+    second = bundle(tmp_path / "2", '@id("t") forbid (principal, action, resource);', OWNED)
+    (d,) = compared(first, second)
+    assert (d.first, d.second) == ("allow", "deny")
+    assert re.fullmatch(r'Doc::"doc0" \{owner: User::"user\d" in \[Group::"g"\]\}', d.resource), d.resource

@@ -126,20 +126,23 @@ def example(req: Request, model: Any) -> Example:
         shown = []
         for (v, name), read in sorted(req.reads.items()):
             if v == var and (isinstance(read.present, bool) or holds(model, read.present)):
-                shown.append(f"{_name(name)}: {_value(read, model, candidates)}")
+                shown.append(f"{_name(name)}: {_value(req, read, model, candidates)}")
         return "{" + ", ".join(shown) + "}"
 
     def entity(var: str) -> str:
         uid = f"{req.type_of(var)}::{_string(ev(req.id(var)))}"
-        me = req.type_of(var)
-        parents = sorted(u for (t, u), f in req.ancestors.items() if t == me and holds(model, f(req.id(var))))
-        inside = f" in [{', '.join(parents)}]" if parents else ""
-        return f"{uid} {attrs(var)}{inside}"
+        return f"{uid} {attrs(var)}{_inside(req, model, req.type_of(var), req.id(var))}"
 
     return Example(req.action.uid, entity("principal"), entity("resource"), attrs("context"))
 
 
-def _value(read: Read, model: Any, candidates: list[Any]) -> str:
+def _inside(req: Request, model: Any, type_name: str, entity_id: Any) -> str:
+    """` in [Group::"g", ...]`: the literal entities the model puts entity `type_name`::`entity_id` below."""
+    parents = sorted(u for (t, u), f in req.ancestors.items() if t == type_name and holds(model, f(entity_id)))
+    return f" in [{', '.join(parents)}]" if parents else ""
+
+
+def _value(req: Request, read: Read, model: Any, candidates: list[Any]) -> str:
     v = model.eval(read.value, model_completion=True)
     kind = read.type.kind
     if kind == "Bool":
@@ -149,7 +152,9 @@ def _value(read: Read, model: Any, candidates: list[Any]) -> str:
     if kind == "String":
         return _string(v)
     if kind == "Entity":
-        return f"{read.type.name}::{_string(v)}"
+        # An entity reached through an attribute (resource.owner) is shown with its place in
+        # the hierarchy, which `resource.owner in Group::"g"` may need.
+        return f"{read.type.name}::{_string(v)}{_inside(req, model, read.type.name, read.value)}"
     element = read.type.element.kind if read.type.element is not None else ""
     members = [c for c in _of_kind(candidates, element) if holds(model, z3.IsMember(c, read.value))]
     if element == "String":
