@@ -182,3 +182,40 @@ def test_check_writes_every_format_and_refuses_a_folder_or_an_input_as_output(tm
     for sub in (["who", "schedule", "na0/gpu0", SMALL], ["what", "u1", SMALL]):
         code, _, err = run_cli("policy", *sub, "--format", "sarif")
         assert code == 2 and "'sarif' is not one of 'text', 'json'" in err
+
+
+def test_a_context_read_the_enumeration_cannot_cover_is_refused_by_every_subcommand(tmp_path: Path) -> None:
+    # `context.tag like "a*" && context.tag like "*b"` holds for "ab", a text no enumerated context
+    # holds (no literal is compared with tag). Before the refusal, `policy check --inventory-only`
+    # asked tag as a boolean and `who` answered "nobody" for drain: wrong, u1 may drain in context
+    # {"tag": "ab"}.
+    folder = tmp_path / "tags"
+    folder.mkdir()
+    schema = (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8")
+    (folder / "schema.cedarschema").write_text(
+        schema.replace("context: { incident?: Bool }", "context: { incident?: Bool, tag?: String }"), encoding="utf-8"
+    )
+    (folder / "tags.cedar").write_text(
+        '@id("own")\npermit (principal, action == Action::"schedule", resource)\n'
+        'when { principal.tenant != "" && resource.tenant == principal.tenant };\n\n'
+        '@id("ab-tags")\npermit (principal, action == Action::"drain", resource)\n'
+        'when { context has tag && context.tag like "a*" && context.tag like "*b" };\n',
+        encoding="utf-8",
+    )
+    where = f"{folder / 'tags.cedar'}:5: policy ab-tags reads `context.tag` with `like`"
+    _refused(["check", SMALL, "--policies", str(folder), "--inventory-only"], where)
+    _refused(["who", "drain", "na0/gpu0", SMALL, "--policies", str(folder)], where, "--context")
+    _refused(["what", "u1", SMALL, "--policies", str(folder)], where, "--context")
+    other = _shipped_copy(tmp_path / "other")
+    shutil.copy(folder / "schema.cedarschema", other / "schema.cedarschema")
+    _refused(["compare", str(other), SMALL, "--policies", str(folder), "--inventory-only"], where)
+    # One context given by hand is answered: "ab" is like "a*" and like "*b", so ab-tags allows every
+    # principal of the small inventory (6: teams a, b, sre; users u1, u2, oc) to drain.
+    code, out, _ = run_cli(
+        "policy", "who", "drain", "na0/gpu0", SMALL, "--policies", str(folder), "--context", '{"tag": "ab"}',
+        "--format", "json",
+    )  # fmt: skip
+    assert code == 0
+    assert [e["principal"] for e in json.loads(out)["allowed"]] == [
+        'Team::"a"', 'Team::"b"', 'Team::"sre"', 'User::"oc"', 'User::"u1"', 'User::"u2"',
+    ]  # fmt: skip

@@ -15,6 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+from verifier.authorization.analysis.context_reads import refuse_uncovered_context_reads
 from verifier.authorization.analysis.questions import Coverage, coverage
 from verifier.authorization.audit import context_label, diff
 from verifier.authorization.classes import policy_reads
@@ -92,6 +93,8 @@ def with_policies(setup: AuthzSetup, directory: Path) -> AuthzSetup:
 
 def compare_in_inventory(first: AuthzSetup, second: AuthzSetup) -> InventoryComparison:
     """Every decision of the inventory's classes, every action, resource type and context, on both sides."""
+    for side in (first, second):
+        refuse_uncovered_context_reads(side.bundle, "the comparison over the inventory")
     found: list[Counterexample] = []
     decisions = requests = resources = principals = 0
     for resource_type in RESOURCE_TYPES:

@@ -25,6 +25,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from verifier.authorization.analysis.context_reads import refuse_uncovered_context_reads
 from verifier.authorization.analysis.probe import Probed, Prober, describe
 from verifier.authorization.classes import ABSENT, MAX_CONTEXTS, PolicyReads, partition, policy_reads
 from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES
@@ -64,6 +65,7 @@ def analyse_inventory(setup: AuthzSetup) -> InventoryAnalysis:
 
 def _analyse(setup: AuthzSetup) -> InventoryAnalysis:
     graph, bundle = setup.graph, setup.bundle
+    refuse_uncovered_context_reads(bundle, "the inventory analysis")
     reads = policy_reads(bundle)
     ctxs = analysis_contexts(reads, str(bundle.directory))
     pcs = partition(graph.uids_of_type(*PRINCIPAL_TYPES), graph, reads)

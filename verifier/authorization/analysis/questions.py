@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from verifier.authorization.analysis.context_reads import refuse_uncovered_context_reads
 from verifier.authorization.audit import context_label, group_of
 from verifier.authorization.classes import (
     ABSENT,
@@ -32,6 +33,9 @@ from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.gc_pause import collector_paused
 
 Context = dict[str, object]
+QUESTION = "`policy who` / `policy what`"
+"""The analysis named when a context read is refused (analysis/context_reads.py)."""
+ASK_ONE = '; ask about one context with --context, e.g. --context \'{"tag": "ab"}\''
 ByContext = tuple[tuple[int, tuple[str, ...]], ...]
 """(context index, the permit policies that allow it there), for each context where it is allowed."""
 
@@ -145,6 +149,8 @@ def who(setup: AuthzSetup, action: str, resource: str, context: Context | None =
     """Every principal (teams too) allowed `action` on the resource uid `resource` in some context."""
     with collector_paused():
         graph = setup.graph
+        if context is None:
+            refuse_uncovered_context_reads(setup.bundle, QUESTION, ASK_ONE)
         reads = policy_reads(setup.bundle)
         cov = coverage(reads, context)
         principals = graph.uids_of_type(*PRINCIPAL_TYPES)
@@ -237,6 +243,8 @@ def what(
     """Every action on every resource of `resource_type` that the principal uid `principal` may ever do."""
     with collector_paused():
         graph = setup.graph
+        if context is None:
+            refuse_uncovered_context_reads(setup.bundle, QUESTION, ASK_ONE)
         reads = policy_reads(setup.bundle)
         cov = coverage(reads, context)
         resources = graph.uids_of_type(resource_type)
