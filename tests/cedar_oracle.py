@@ -5,8 +5,10 @@ resource Gpu::"r" {gpus: 3}, context {incident: true}`) is read back into a ceda
 entity list, and evaluated: a may-error example must make Cedar report an error for that
 policy, and a compare counterexample must get the two decisions the analysis reported
 (topolog's: allow iff Cedar allows and no policy raised an error). The schema is not passed:
-an example shows only the attributes the policies read, which is all evaluation needs; the
-action groups are given as the action entities' parents, as the schema would.
+an example shows only the attributes the policies read, and any value will do for the other
+required ones (`has` on a required attribute is true whatever its value): each is given the
+first value of its type (0, "", false, [], an entity of its type); the action groups are given
+as the action entities' parents, as the schema would.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 import cedarpy
 
-from verifier.authorization.analysis.smt_schema import read_schema
+from verifier.authorization.analysis.smt_schema import Attr, Type, read_schema
 from verifier.authorization.analysis.symbolic import Difference, SymbolicFinding, analyse_policies, compare_policies
 from verifier.authorization.policies import PolicyBundle
 
@@ -118,6 +120,11 @@ def request_of(line: str, bundle: PolicyBundle) -> tuple[dict[str, Any], list[di
             merged[key] = e
     entities = list(merged.values())
     schema = read_schema(bundle.schema_shown, "schema")
+    for e in entities:
+        declared = schema.entities[e["uid"]["type"]].attrs
+        e["attrs"] = {**_required(declared), **e["attrs"]}
+    if action_uid := schema.actions.get(_text(action)):
+        context = {**_required(action_uid.context), **context}
     for uid, act in schema.actions.items():
         entities.append({"uid": _uid(uid), "attrs": {}, "parents": [_uid(g) for g in act.groups]})
     request = {
@@ -127,6 +134,22 @@ def request_of(line: str, bundle: PolicyBundle) -> tuple[dict[str, Any], list[di
         "context": context,
     }
     return request, entities
+
+
+def _required(attrs: dict[str, Attr]) -> dict[str, Any]:
+    return {name: _any(a.type) for name, a in sorted(attrs.items()) if a.required}
+
+
+def _any(t: Type) -> Any:
+    """Some value of type `t` (what an attribute nobody reads holds)."""
+    if t.kind == "Record":
+        return _required(dict(t.attrs))
+    if t.kind == "Entity":
+        return {"__entity": {"type": t.name, "id": "any"}}
+    if t.kind == "Extension":
+        arg = {"ipaddr": "0.0.0.0", "decimal": "0.0", "datetime": "1970-01-01", "duration": "0ms"}[t.name]
+        return {"__extn": {"fn": t.name, "arg": arg}}
+    return {"Long": 0, "String": "", "Bool": False, "Set": []}[t.kind]
 
 
 def _uid(text: str) -> dict[str, str]:
