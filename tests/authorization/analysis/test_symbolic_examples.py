@@ -97,3 +97,35 @@ def test_an_attribute_entity_is_shown_with_its_groups(tmp_path: Path) -> None:
     (d,) = compared(first, second)
     assert (d.first, d.second) == ("allow", "deny")
     assert re.fullmatch(r'Doc::"doc0" \{owner: User::"user\d" in \[Group::"g"\]\}', d.resource), d.resource
+
+
+NESTED = """
+entity Group in [Group];
+entity User in [Group];
+action a appliesTo { principal: [User, Group], resource: [Group] };
+"""
+
+
+def test_the_hierarchy_is_transitive_and_acyclic(tmp_path: Path) -> None:
+    # Cedar's entity store is a DAG with its transitive closure (cedarpy refuses a cycle: "input
+    # graph has a cycle"). So:
+    # - "cycle": principal Group::"g" in Group::"h" and resource Group::"h" in Group::"g" would
+    #   be a cycle g -> h -> g: no store has it: dead.
+    # - "not-transitive": the resource Group::"g" is in Group::"h" and the principal in
+    #   Group::"g", so the principal is in Group::"h" too: `!(principal in Group::"h")` never
+    #   holds: dead.
+    # - "chain": the same without the negation: principal in g, g in h: live, and the only
+    #   permit: no finding.
+    b = bundle(
+        tmp_path,
+        """
+@id("cycle") permit (principal == Group::"g", action, resource == Group::"h")
+  when { principal in Group::"h" && resource in Group::"g" };
+@id("not-transitive") permit (principal, action, resource == Group::"g")
+  when { resource in Group::"h" && principal in Group::"g" && !(principal in Group::"h") };
+@id("chain") permit (principal, action, resource == Group::"g")
+  when { resource in Group::"h" && principal in Group::"g" };
+""",
+        NESTED,
+    )
+    assert [(f.policy, f.kind) for f in analysed(b)] == [("cycle", "dead"), ("not-transitive", "dead")]

@@ -180,7 +180,7 @@ class _Compiler:
             raise self.outside("`in` between two entity literals (their hierarchy is not encoded)")
         eq = self.ent_eq(a, b)
         if b.type in self.req.schema.ancestor_types(a.type):
-            return z3.Or(eq, self.req.descendant(a.type, a.id, b.literal))
+            return z3.Or(eq, self.req.descendant(a.type, a.id, b.literal, (b.type, b.id)))
         return eq
 
     # -- expressions

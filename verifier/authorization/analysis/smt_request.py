@@ -7,7 +7,8 @@ Bool when the attribute is optional), each context attribute, and for each liter
 a policy tests with `in`, a function from ids of a type T to Bool: "the entity T::id is a
 descendant of E" (a function, so one entity reached twice, as principal and as
 `resource.owner`, has one answer). The entity store is otherwise arbitrary: any such functions
-are some store the schema allows, as long as E's type is one T reaches through `in` (memberOf).
+are some store the schema allows, as long as E's type is one T reaches through `in` (memberOf)
+and they are transitive and acyclic over the entities a query holds (`Request.hierarchy`).
 An attribute whose type is an entity type holds that entity's id.
 Variables are made when a policy first reads them, so a query holds only what it needs.
 """
@@ -81,6 +82,8 @@ class Request:
     reads: dict[tuple[str, str], Read] = field(default_factory=dict)
     ancestors: dict[tuple[str, str], Any] = field(default_factory=dict)
     ids: dict[str, Any] = field(default_factory=dict)
+    targets: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    """The literal entities some `in` tests, by uid text: their type and id."""
     literals: set[object] = field(default_factory=set)
     """String and Long literals the policies hold: the candidates an example's sets are shown with."""
 
@@ -109,8 +112,11 @@ class Request:
             self.reads[key] = Read(var, name, attr.type, value, present)
         return self.reads[key]
 
-    def descendant(self, type_name: str, entity_id: Any, uid: str) -> Any:
-        """The Bool "entity `type_name`::`entity_id` is strictly below entity `uid` in the hierarchy"."""
+    def descendant(self, type_name: str, entity_id: Any, uid: str, target: tuple[str, Any]) -> Any:
+        """The Bool "entity `type_name`::`entity_id` is strictly below entity `uid` in the hierarchy"
+        (`target`: that entity's type and id).
+        """
+        self.targets[uid] = target
         key = (type_name, uid)
         if key not in self.ancestors:
             self.ancestors[key] = z3.Function(f"{type_name} in {uid}", z3.StringSort(), z3.BoolSort())
@@ -139,6 +145,7 @@ class Request:
             ]
             if ties:
                 out.append(z3.Implies(same, z3.And(*ties)))
+        out += self.hierarchy()
         ids = [(self.type_of(var), self.id(var)) for var in ENTITY_VARS]
         for read in self.reads.values():
             if read.type.kind == "Long":
@@ -149,4 +156,38 @@ class Request:
             enum = self.schema.entities[type_name].enum
             if enum is not None:
                 out.append(z3.Or(*[entity_id == string_val(e) for e in enum]) if enum else z3.BoolVal(False))
+        return out
+
+    def hierarchy(self) -> list[Any]:
+        """Cedar's entity store is a DAG, read with its transitive closure (cedarpy refuses a
+        cycle): no literal entity an `in` tests is below itself, and an entity below L1 where L1
+        is below L2 is below L2. Asked of every entity the request holds (principal, resource,
+        attribute entities) and of the literals themselves; any such relation is then some
+        store's (each pair below, an edge, plus fresh entities between types the schema links
+        only through others).
+        """
+        out: list[Any] = []
+        targets = sorted(self.targets.items())
+        for uid, (t, i) in targets:
+            if t in self.schema.ancestor_types(t):
+                out.append(z3.Not(self.descendant(t, i, uid, (t, i))))
+        nodes = [(self.type_of(v), self.id(v)) for v in ENTITY_VARS]
+        nodes += [(r.type.name, r.value) for _, r in sorted(self.reads.items()) if r.type.kind == "Entity"]
+        nodes += [target for _, target in targets]
+        for node_type, node_id in nodes:
+            above = self.schema.ancestor_types(node_type)
+            for u1, (t1, i1) in targets:
+                if t1 not in above:
+                    continue
+                for u2, (t2, i2) in targets:
+                    if u2 != u1 and t2 in self.schema.ancestor_types(t1):
+                        out.append(
+                            z3.Implies(
+                                z3.And(
+                                    self.descendant(node_type, node_id, u1, (t1, i1)),
+                                    self.descendant(t1, i1, u2, (t2, i2)),
+                                ),
+                                self.descendant(node_type, node_id, u2, (t2, i2)),
+                            )
+                        )
         return out
