@@ -18,6 +18,9 @@ from verifier.authorization.entities import uid
 if TYPE_CHECKING:
     from cedarpy import pst
 
+CEDAR_LONG = range(-(2**63), 2**63)
+"""The values of a Cedar Long (64-bit signed)."""
+
 
 @dataclass(frozen=True)
 class Observed:
@@ -133,5 +136,8 @@ def _context_literals(node: pst.BinaryOp, ctx: dict[str, set[object]]) -> None:
             if isinstance(lit_side, pst.BoolLit | pst.StringLit):
                 ctx.setdefault(attr_side.attr, set()).add(lit_side.value)
             elif isinstance(lit_side, pst.LongLit):
-                # Each side of a bound: enough to see every outcome of <, <=, ==, >=, >.
-                ctx.setdefault(attr_side.attr, set()).update({lit_side.value - 1, lit_side.value, lit_side.value + 1})
+                # Each side of a bound: enough to see every outcome of <, <=, ==, >=, >. Only
+                # Longs: beside the largest or smallest one there is no other side to ask (a
+                # context holding 2**63 is no request Cedar can build).
+                near = (lit_side.value - 1, lit_side.value, lit_side.value + 1)
+                ctx.setdefault(attr_side.attr, set()).update(v for v in near if v in CEDAR_LONG)

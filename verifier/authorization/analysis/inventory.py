@@ -30,6 +30,7 @@ from verifier.authorization.analysis.probe import Probed, Prober, describe
 from verifier.authorization.classes import ABSENT, MAX_CONTEXTS, PolicyReads, partition, policy_reads
 from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES
 from verifier.authorization.evaluate import ACTIONS, Request
+from verifier.authorization.observed import CEDAR_LONG
 from verifier.authorization.setup import AuthzSetup
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.gc_pause import collector_paused
@@ -117,7 +118,7 @@ def analysis_contexts(reads: PolicyReads, where: str) -> list[dict[str, object]]
 def _values(literals: Sequence[object]) -> tuple[object, ...]:
     out: list[object] = [v for v in literals if v is ABSENT or isinstance(v, bool)]
     numbers = {v for v in literals if isinstance(v, int) and not isinstance(v, bool)}
-    out += sorted(numbers | {n + d for n in numbers for d in (-1, 1)})
+    out += sorted(n for n in numbers | {n + d for n in numbers for d in (-1, 1)} if n in CEDAR_LONG)
     texts = sorted(v for v in literals if isinstance(v, str))
     if texts:
         out += [*texts, OTHER_TEXT]
