@@ -72,7 +72,8 @@ class Prober:
                 raise TopologError.at(
                     SourceLocation(str(self.authorizer.bundle.directory)),
                     f"the policy analysis cannot evaluate the request {describe(request)}: {invalid[0]}; "
-                    "expected a schema whose actions apply to every principal and resource type topolog builds",
+                    "expected a schema whose actions apply to every principal and resource type topolog builds, "
+                    "and whose context accepts the values the policies compare it with",
                 )
             out.append(Probed(frozenset(d.reasons), frozenset(p for p, _ in d.errors)))
         return out
