@@ -130,3 +130,19 @@ def test_the_document_keeps_one_sorted_dict_per_row() -> None:
     first, third = matrix[0], matrix[2]  # both rows of the shared cell
     assert first["gpus"] == third["gpus"] and first["gpus"] is not third["gpus"]
     assert list(first["gpus"]) == sorted(first["gpus"])
+
+
+def test_the_matrix_goes_where_the_documents_own_key_is() -> None:
+    # render_json writes the matrix in place of an empty one; text that looks like that key inside
+    # strings (a path, a principal, a context value, the other top-level values) must not draw it.
+    # json.dumps escapes the quotes and the newline of such text, so the reference has one matrix.
+    lookalike = '\n  "matrix": [],\n'
+    result = _hand_made([f'User::"{lookalike}"', 'User::"b"'])
+    result.inventories = (lookalike, "b.yaml")
+    result.policies = lookalike
+    result.contexts.append({"note": lookalike})
+    assert render_json(result) == _reference_json(result)
+    # No actions: an empty matrix, written as json.dumps writes an empty list.
+    result.actions = ()
+    assert render_json(result) == _reference_json(result)
+    assert '\n  "matrix": [],\n' in render_json(result)

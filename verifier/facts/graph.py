@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
@@ -450,17 +451,17 @@ def scaleup_domains(inv: Inventory, view: _LinkView | None = None, ancestry: _An
     # (each is its own component) and take the representative's answer, in their own names.
     plain = {n: t for n, t in stamped.items() if n not in touched and rep_of.get(t) not in (None, n)}
     gpus = sorted(node_of)
+    nodes = [node_of[g] for g in gpus]  # each GPU's node, looked up once for both passes
     smallest: dict[str, str] = {}
-    for g in gpus:  # sorted: the first GPU met in a component is its smallest
-        if node_of[g] not in plain:
-            smallest.setdefault(find(g), g)
+    # Sorted: the first GPU met in a component is its smallest.
+    for g in [g for g, node in zip(gpus, nodes, strict=True) if node not in plain]:
+        smallest.setdefault(find(g), g)
     rows: list[Row] = []
     domain_of: dict[str, str] = {}  # local domain -> its global name, in the node met last
     last: str | None = None
     template: str | None = None
     rep, local, cut = "", {}, 0
-    for g in gpus:
-        node = node_of[g]
+    for g, node in zip(gpus, nodes, strict=True):
         if node != last:  # sorted: a node's GPUs come together, and share what is looked up per node
             last = node
             template = plain.get(node) if node is not None else None
@@ -712,21 +713,26 @@ def _nodes(
     custom: set[str] = set()
     # A link of a stamped node's plan is part of its node's shape (a million links at fleet scale:
     # left out first, in one pass); only a fabric cable (Ethernet: maybe, see link_kind) is not.
+    get = objects.get
     for lk in [lk for lk in view.links if lk.kind in FABRIC_KINDS or lk.origin not in stamped]:
         kind = lk.kind
         if kind == "ethernet":  # the one kind link_kind may change: a call per link costs at fleet scale
             kind = link_kind(lk, objects)
-        if kind not in FABRIC_KINDS and lk.origin in stamped:
+        if kind in FABRIC_KINDS:
+            if lk.state != "down":
+                # Both ends in turn, written out (a cable per NIC: a fleet's 131,072 NICs).
+                # A NIC outside every node is counted too, and never asked for.
+                a, b, mbps = lk.a, lk.b, lk.mbps
+                o = get(a)
+                if o is not None and o.kind == "nic":
+                    nic_fabric[a] = nic_fabric.get(a, 0) + mbps
+                o = get(b)
+                if o is not None and o.kind == "nic":
+                    nic_fabric[b] = nic_fabric.get(b, 0) + mbps
             continue
-        if lk.state == "down":
+        if lk.origin in stamped or lk.state == "down":
             continue
         a, b = lk.a, lk.b
-        if kind in FABRIC_KINDS:
-            for end in (a, b):  # a NIC outside every node is counted too, and never asked for
-                o = objects.get(end)
-                if o is not None and o.kind == "nic":
-                    nic_fabric[end] = nic_fabric.get(end, 0) + lk.mbps
-            continue
         na, nb = node_above(a), node_above(b)
         if (na is None and nb is None) or (na != nb and kind not in SCALEUP_KINDS):
             continue
@@ -911,6 +917,8 @@ class _Hit:
         paths = local["gpu_nic_path"]
         self.nics = sorted({str(nic) for _g, nic, _c, _w in paths})
         self.nic_slots = [slot[nic] for nic in self.nics]
+        self.nic_names = _picker(self.nic_slots)
+        """A node's NIC names (by slot) in the order of `nics`: one C call per node, not a loop."""
         self.names: list[Sequence[str]] = []
         """The global names by slot of every node stamped from this class, in stamping order."""
         self.fabric: dict[tuple[int | None, ...], StampBlock] = {}
@@ -938,7 +946,7 @@ class _Hit:
         Nodes of one class whose NICs have the same uplink bandwidths get the same answer, so it
         is worked out once per (class, uplinks) and only the GPU names are stamped per node.
         """
-        ups = tuple([nic_fabric.get(names[i]) for i in self.nic_slots])
+        ups = tuple(map(nic_fabric.get, self.nic_names(names)))
         key = (self.number, ups)
         known = cache.get(key)
         if known is None:
@@ -957,6 +965,19 @@ class _Hit:
         if block is None:
             block = self.fabric[ups] = StampBlock.of(slots, 2, 1, [])
         block.names.append(names)
+
+
+def _picker(slots: Sequence[int]) -> Callable[[Sequence[str]], Sequence[str]]:
+    """The items at `slots` of a sequence, in that order, as a sequence (itemgetter returns an item
+    alone when given one position, and is not callable with none).
+    """
+    if not slots:
+        return lambda names: ()
+    if len(slots) == 1:
+        only = slots[0]
+        return lambda names: (names[only],)
+    pick: Callable[[Sequence[str]], Sequence[str]] = itemgetter(*slots)
+    return pick
 
 
 _FabricCache = dict[tuple[int, tuple[int | None, ...]], tuple[list[tuple[str, int]], list[tuple[int, int]] | None]]
