@@ -87,6 +87,11 @@ def finite_sets(req: Request, model: Any) -> Any:
         solver.add(*[outside != c for c in _of_kind(candidates, read.type.element.kind)])
         if read.type.element.kind == "Long":
             solver.add(outside >= LONG_MIN, outside <= LONG_MAX)
+        if read.type.element.kind == "String":
+            solver.push()
+            solver.add(z3.InRe(outside, z3.Star(z3.Range(" ", "~"))))  # printable, where one is
+            if solver.check() != z3.sat:
+                solver.pop()
         if solver.check() == z3.sat:
             candidates.append(_py(solver.model().eval(outside, model_completion=True)))
     pins = []
@@ -158,7 +163,7 @@ def _value(req: Request, read: Read, model: Any, candidates: list[Any]) -> str:
     element = read.type.element.kind if read.type.element is not None else ""
     members = [c for c in _of_kind(candidates, element) if holds(model, z3.IsMember(c, read.value))]
     if element == "String":
-        return "[" + ", ".join(json.dumps(py_string(c), ensure_ascii=False) for c in members) + "]"
+        return "[" + ", ".join(_string(c) for c in members) + "]"
     return "[" + ", ".join(str(c).lower() if element == "Bool" else str(c) for c in members) + "]"
 
 
@@ -171,7 +176,9 @@ def py_string(v: Any) -> str:
 
 
 def _string(v: Any) -> str:
-    return json.dumps(py_string(v), ensure_ascii=False)
+    # A surrogate (z3 holds them, Cedar and UTF-8 output do not) is shown as Cedar's escape.
+    text = json.dumps(py_string(v), ensure_ascii=False)
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{{{ord(m.group(0)):x}}}", text)
 
 
 def _name(name: str) -> str:

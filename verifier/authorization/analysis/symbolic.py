@@ -211,9 +211,9 @@ class _Env:
 
     def readable(self, model: Any, *formulas: Any) -> Any:
         """A model of `formulas` as a person would write the request: each entity id `user0`,
-        `gpu0` ... (by type) where the formulas leave it free, then every set pinned finite (what
-        the example shows is then the whole set). Each pin is kept only where the formulas still
-        hold with it; `model` is returned as it is where none does.
+        `gpu0` ... (by type) where the formulas leave it free, strings in printable ASCII, then
+        every set pinned finite (what the example shows is then the whole set). Each pin is kept
+        only where the formulas still hold with it; `model` is returned as it is where none does.
         """
         hints: list[Any] = []
         counts: dict[str, int] = {}
@@ -224,6 +224,10 @@ class _Env:
                 n = counts.get(type_name, 0)
                 counts[type_name] = n + 1
                 hints.append(term == string_val(f"{type_name.rpartition('::')[2].lower()}{n}"))
+        strings = [r.value for _, r in sorted(self.req.reads.items()) if r.type.kind == "String"]
+        if strings:  # printable ASCII where the formulas allow it
+            printable = z3.Star(z3.Range(" ", "~"))
+            hints.append(z3.And(*[z3.InRe(v, printable) for v in strings]))
         hints.append(None)  # the sets, pinned from the model found by then
         self.solver.push()
         depth = 1
