@@ -8,7 +8,10 @@ sre, on call. The shipped policies read the context attribute `incident` (tested
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -265,3 +268,36 @@ def test_compare_an_fp64_threshold_raised_past_the_mi300x(tmp_path: Path) -> Non
         "first_policies": ["hpc-fp64-hardware"],
         "second_policies": [],
     }
+
+
+def _answers(env: dict[str, str]) -> list[str]:
+    """who / what / compare on the mixed fleet, each in a process of its own (no in-memory cache)."""
+    questions = [
+        ["who", "schedule", "mi300x-n0/gpu0", MIXED],
+        ["who", "drain", 'Node::"rtx-n0"', MIXED],
+        ["what", "olga", MIXED],
+        ["compare", "policies", MIXED, "--inventory-only"],
+    ]
+    out = []
+    for q in questions:
+        done = subprocess.run(
+            [sys.executable, "-m", "verifier.cli.main", "--quiet", "policy", *q, "--format", "json"],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, **env},
+            cwd=ROOT,
+        )
+        assert done.returncode == 0, done.stderr
+        out.append(done.stdout)
+    return out
+
+
+def test_answers_are_the_same_with_the_cache_cold_warm_and_off(tmp_path: Path) -> None:
+    # The cache (verifier/core/cache.py) keeps validated policy bundles, entity graphs and
+    # evaluations: an answer read back from it must be the answer computed without it.
+    cold = _answers({"TOPOLOG_CACHE_DIR": str(tmp_path / "cache")})
+    warm = _answers({"TOPOLOG_CACHE_DIR": str(tmp_path / "cache")})
+    off = _answers({"TOPOLOG_CACHE_DIR": ""})
+    assert cold == warm == off
+    assert any((tmp_path / "cache").rglob("*")), "the cache was written: the warm run read it back"
