@@ -184,25 +184,31 @@ def test_check_writes_every_format_and_refuses_a_folder_or_an_input_as_output(tm
         assert code == 2 and "'sarif' is not one of 'text', 'json'" in err
 
 
+def _with_context(folder: Path, attribute: str, policies: str) -> Path:
+    """A policy folder: the shipped schema with one more context attribute, and `policies` in policies.cedar."""
+    folder.mkdir()
+    schema = (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8")
+    wider = schema.replace("context: { incident?: Bool }", f"context: {{ incident?: Bool, {attribute} }}")
+    assert wider != schema
+    (folder / "schema.cedarschema").write_text(wider, encoding="utf-8")
+    (folder / "policies.cedar").write_text(policies, encoding="utf-8")
+    return folder
+
+
 def test_a_context_read_the_enumeration_cannot_cover_is_refused_by_every_subcommand(tmp_path: Path) -> None:
     # `context.tag like "a*" && context.tag like "*b"` holds for "ab", a text no enumerated context
     # holds (no literal is compared with tag). Before the refusal, `policy check --inventory-only`
     # asked tag as a boolean and `who` answered "nobody" for drain: wrong, u1 may drain in context
     # {"tag": "ab"}.
-    folder = tmp_path / "tags"
-    folder.mkdir()
-    schema = (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8")
-    (folder / "schema.cedarschema").write_text(
-        schema.replace("context: { incident?: Bool }", "context: { incident?: Bool, tag?: String }"), encoding="utf-8"
-    )
-    (folder / "tags.cedar").write_text(
+    folder = _with_context(
+        tmp_path / "tags",
+        "tag?: String",
         '@id("own")\npermit (principal, action == Action::"schedule", resource)\n'
         'when { principal.tenant != "" && resource.tenant == principal.tenant };\n\n'
         '@id("ab-tags")\npermit (principal, action == Action::"drain", resource)\n'
         'when { context has tag && context.tag like "a*" && context.tag like "*b" };\n',
-        encoding="utf-8",
     )
-    where = f"{folder / 'tags.cedar'}:5: policy ab-tags reads `context.tag` with `like`"
+    where = f"{folder / 'policies.cedar'}:5: policy ab-tags reads `context.tag` with `like`"
     _refused(["check", SMALL, "--policies", str(folder), "--inventory-only"], where)
     _refused(["who", "drain", "na0/gpu0", SMALL, "--policies", str(folder)], where, "--context")
     _refused(["what", "u1", SMALL, "--policies", str(folder)], where, "--context")
@@ -227,16 +233,11 @@ def test_a_bound_at_the_largest_long_is_asked_within_the_long_range(tmp_path: Pa
     # evaluate the request") and `who` list failed requests. By hand: big-n allows every principal to
     # drain when n is 2**63 - 1, no other policy exists, so it is live, needed and cannot raise: no
     # finding; `who drain` names all 6 principals, in that one context.
-    folder = tmp_path / "huge"
-    folder.mkdir()
-    schema = (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8")
-    (folder / "schema.cedarschema").write_text(
-        schema.replace("context: { incident?: Bool }", "context: { incident?: Bool, n?: Long }"), encoding="utf-8"
-    )
-    (folder / "huge.cedar").write_text(
+    folder = _with_context(
+        tmp_path / "huge",
+        "n?: Long",
         '@id("big-n")\npermit (principal, action == Action::"drain", resource)\n'
         "when { context has n && context.n >= 9223372036854775807 };\n",
-        encoding="utf-8",
     )
     code, out, err = run_cli("policy", "check", SMALL, "--policies", str(folder), "--fail-on", "note")
     assert (code, err) == (0, "")
