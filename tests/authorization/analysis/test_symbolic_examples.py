@@ -129,3 +129,18 @@ def test_the_hierarchy_is_transitive_and_acyclic(tmp_path: Path) -> None:
         NESTED,
     )
     assert [(f.policy, f.kind) for f in analysed(b)] == [("cycle", "dead"), ("not-transitive", "dead")]
+
+
+def test_a_set_shows_the_computed_members_it_must_hold(tmp_path: Path) -> None:
+    # Found by random differential testing. The permit needs slots to hold 2 * 3 = 6 and
+    # 2 * 5 = 10, values no literal of the policy spells: the counterexample must show both
+    # (it showed the literals' values only, a request Cedar denies).
+    first = bundle(
+        tmp_path / "1",
+        f'@id("a") permit {ANY} when {{ principal.slots.contains(2 * 3) && principal.slots.contains(2 * 5) }};',
+    )
+    second = bundle(tmp_path / "2", '@id("a") forbid (principal, action, resource);')
+    (d,) = compared(first, second)
+    assert (d.first, d.second) == ("allow", "deny")
+    slots = re.search(r"slots: \[([^\]]*)\]", d.principal)
+    assert slots is not None and {"6", "10"} <= set(slots.group(1).split(", ")), d.principal

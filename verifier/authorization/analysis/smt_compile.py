@@ -326,7 +326,9 @@ class _Compiler:
         if a.kind != "set":
             raise self.outside(f"{op} on a {a.kind} (sets of Bool, Long or String are encoded)")
         if op == "contains":
-            return Term("bool", z3.IsMember(self.need(b, a.elem), a.value), errors)
+            member = self.need(b, a.elem)
+            self.req.members.append(member)
+            return Term("bool", z3.IsMember(member, a.value), errors)
         if b.kind != "set" or b.elem != a.elem:
             raise self.outside(f"{op} with a {b.kind} argument")
         if op == "contains_all":
@@ -427,6 +429,7 @@ class _Compiler:
             value = z3.EmptySet(items[0].value.sort())
             for t in items:
                 value = z3.SetAdd(value, t.value)
+                self.req.members.append(t.value)
             return Term("set", value, errors, kind)
         raise self.outside("a set literal of " + ", ".join(sorted(kinds)))
 

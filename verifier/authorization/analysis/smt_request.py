@@ -86,6 +86,8 @@ class Request:
     """The literal entities some `in` tests, by uid text: their type and id."""
     literals: set[object] = field(default_factory=set)
     """String and Long literals the policies hold: the candidates an example's sets are shown with."""
+    members: list[Any] = field(default_factory=list)
+    """Terms a set is asked to hold (`s.contains(x + 1)`, set literals' elements): their values are candidates too."""
 
     def type_of(self, var: str) -> str:
         return self.principal if var == "principal" else self.resource

@@ -55,9 +55,11 @@ def holds(model: Any, x: Any) -> bool:
 
 def values(req: Request, model: Any) -> list[Any]:
     """Values a set in the model may hold that are worth naming, in a stable order: the
-    policies' literals, the example's strings and Longs, and every value stored in a set.
+    policies' literals, the example's strings and Longs, the values of the terms a set is asked
+    to hold, and every value stored in a set.
     """
     found: set[object] = set(req.literals)
+    found.update(_py(model.eval(t, model_completion=True)) for t in req.members)
     for read in req.reads.values():
         if read.type.kind in ("String", "Long"):
             found.add(_py(model.eval(read.value, model_completion=True)))
