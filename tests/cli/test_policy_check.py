@@ -287,7 +287,7 @@ def test_a_forbid_kept_as_defence_in_depth_is_waived(tmp_path: Path) -> None:
 #   the rest. The message says so in words. First request: ivan schedule Gpu::"a100-n0/gpu0" {}.
 # - node-drainer-drains (operations.cedar:3): node-drainer is in sre; sre-drain permits every drain,
 #   and on the quarantined rtx-n0/1 quarantine-closed forbids it (node-drainer is not on call):
-#   both decide alike without it.
+#   both decide alike without it, the one allowing, the other denying, and the message says which.
 # - service-accounts-never-schedule is NOT redundant here: ci-runner (tenant team-nlp) would be
 #   allowed by tenant-own-hardware on a100-n0. owners-administer: olga and infra-eu administer (no
 #   other permit gives administer outside an incident). hpc-fp64-hardware: carol (tenant hpc) on the
@@ -312,7 +312,7 @@ def test_shipped_mixed_fleet_by_hand() -> None:
             "policies/operations.cedar",
             3,
             "Policy node-drainer-drains is redundant in this inventory: removing it changes no decision, as without "
-            "it the requests it applies to are decided by quarantine-closed, sre-drain "
-            '(e.g. ServiceAccount::"node-drainer" drain Gpu::"a100-n0/gpu0" context {}).',
+            "it the requests it applies to are decided by sre-drain, which allows them, except where "
+            'quarantine-closed denies them (e.g. ServiceAccount::"node-drainer" drain Gpu::"a100-n0/gpu0" context {}).',
         ),
     ]

@@ -79,14 +79,23 @@ def test_findings_by_hand(tmp_path: Path) -> None:
         # interns-no-h100: u2 is the only intern; its tenant b gives it no permit on ra's H100s
         # (tenant-own needs tenant a there, a-own needs Team a): denied anyway, by no permit.
         InventoryFinding(
-            "redundant", "interns-no-h100", ("(no permit)",), 'User::"u2" schedule Gpu::"na0/gpu0" context {}'
+            "redundant",
+            "interns-no-h100",
+            ("(no permit)",),
+            'User::"u2" schedule Gpu::"na0/gpu0" context {}',
+            ("(no permit)",),
         ),
         # tenant-own: on tenant a's hardware Team a and u1 (the only principals of tenant a, both in Team a)
         # are allowed by a-own as well; on tenant b's (rb, all quarantined) quarantine-closed denies; the
         # pod has no tenant. So removing it alone changes nothing either: redundancy is of one policy at
         # a time, and a-own and tenant-own are each redundant while the other stays.
+        # a-own allows in its place, quarantine-closed denies: `denying` tells them apart.
         InventoryFinding(
-            "redundant", "tenant-own", ("a-own", "quarantine-closed"), 'Team::"a" schedule Gpu::"na0/gpu0" context {}'
+            "redundant",
+            "tenant-own",
+            ("a-own", "quarantine-closed"),
+            'Team::"a" schedule Gpu::"na0/gpu0" context {}',
+            ("quarantine-closed",),
         ),
     ]
     # quarantine-closed decides (u2 would schedule on rb without it: tenant-own allows b on b's

@@ -47,6 +47,7 @@ class InventoryFinding:
     policy: str  # the policy's @id
     related: tuple[str, ...]  # shadowed: the forbids that shadow it; redundant: what decides instead (NO_PERMIT too)
     example: str  # one line: a request that shows it (dead: the classes asked about)
+    denying: tuple[str, ...] = ()  # redundant: those of `related` that deny in its place (NO_PERMIT too)
 
 
 @dataclass
@@ -138,6 +139,7 @@ class _Tally:
         self.shadowers: dict[str, set[str]] = {}
         self.decisive: set[str] = set()  # policies whose removal changes some decision
         self.instead: dict[str, set[str]] = {}
+        self.denying: dict[str, set[str]] = {}  # the part of `instead` that decides by denying
 
     def add(self, request: Request, answer: Probed) -> None:
         sat, err = answer.satisfied, answer.errored
@@ -161,6 +163,8 @@ class _Tally:
                 # for a forbid alone on a request is the lack of any permit.
                 others = (permits - {p}) if allowed else ((forbids | err) - {p})
                 self.instead.setdefault(p, set()).update(others or (NO_PERMIT,))
+                if not allowed:
+                    self.denying.setdefault(p, set()).update(others or (NO_PERMIT,))
 
     def findings(self, asked: str) -> list[InventoryFinding]:
         out: list[InventoryFinding] = []
@@ -173,5 +177,6 @@ class _Tally:
                 out.append(InventoryFinding("shadowed", p, tuple(sorted(self.shadowers[p])), self.first_satisfied[p]))
             elif p not in self.decisive:
                 related = tuple(sorted(self.instead.get(p, ())))
-                out.append(InventoryFinding("redundant", p, related, self.first_satisfied[p]))
+                denying = tuple(sorted(self.denying.get(p, ())))
+                out.append(InventoryFinding("redundant", p, related, self.first_satisfied[p], denying))
         return out

@@ -66,17 +66,25 @@ def policy_facts(
 
 
 def _inventory_row(f: InventoryFinding) -> Row:
-    return (f.policy, f.kind, deciding_words(f.related), f.example)
+    return (f.policy, f.kind, deciding_words(f.related, f.denying), f.example)
 
 
-def deciding_words(related: tuple[str, ...]) -> str:
-    """`related` as the words POLICY004's message reads after "decided by".
+def deciding_words(related: tuple[str, ...], denying: tuple[str, ...] = ()) -> str:
+    """`related` (of which `denying` decide by denying) as the words POLICY004's message reads after
+    "decided by".
 
     NO_PERMIT alone stays the marker the rule words itself ("no permit applies to them"). Beside
     policies it is said in words: a forbid denied anyway by another forbid on some requests and for
-    want of a permit on the rest would otherwise read "decided by (no permit), fp64-...".
+    want of a permit on the rest would otherwise read "decided by (no permit), fp64-...". A permit
+    whose requests others allow on some and deny on the rest says which does which ("decided by
+    sre-drain, which allows them, except where quarantine-closed denies them").
     """
     others = [r for r in related if r != NO_PERMIT]
     if NO_PERMIT in related and others:
         return f"{', '.join(others)} on some, and on the rest by the lack of any permit"
+    allowing = [r for r in related if r not in denying]
+    if allowing and denying:
+        allow = "allows" if len(allowing) == 1 else "allow"
+        deny = "denies" if len(denying) == 1 else "deny"
+        return f"{', '.join(allowing)}, which {allow} them, except where {', '.join(denying)} {deny} them"
     return ", ".join(related)
