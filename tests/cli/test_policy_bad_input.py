@@ -229,7 +229,7 @@ def test_a_context_read_the_enumeration_cannot_cover_is_refused_by_every_subcomm
 
 def test_a_bound_at_the_largest_long_is_asked_within_the_long_range(tmp_path: Path) -> None:
     # `context.n >= 9223372036854775807` (2**63 - 1, the largest Long): its sides are 2**63 - 2 (false)
-    # and 2**63 - 1 (true); 2**63 is no Long, and asking it made `policy check` fail (exit 2, "cannot
+    # and 2**63 - 1 (true); 2**63 is no Long and is not asked, and asking it made `policy check` fail (exit 2, "cannot
     # evaluate the request") and `who` list failed requests. By hand: big-n allows every principal to
     # drain when n is 2**63 - 1, no other policy exists, so it is live, needed and cannot raise: no
     # finding; `who drain` names all 6 principals, in that one context.
@@ -245,7 +245,9 @@ def test_a_bound_at_the_largest_long_is_asked_within_the_long_range(tmp_path: Pa
     code, out, err = run_cli("policy", "who", "drain", "na0/gpu0", SMALL, "--policies", str(folder), "--format", "json")
     assert (code, err) == (0, "")
     doc = json.loads(out)
-    assert doc["coverage"]["contexts"] == [{}, {"n": 2**63 - 2}, {"n": 2**63 - 1}]
+    # The literal and its sides (2**63 - 2, 2**63 - 1), and theirs again (2**63 - 3): absent first.
+    assert doc["coverage"]["contexts"] == [{}, {"n": 2**63 - 3}, {"n": 2**63 - 2}, {"n": 2**63 - 1}]
+    assert doc["coverage"]["complete"] is True
     assert doc["errors"] == []
     assert len(doc["allowed"]) == 6
     assert {a["context"]["n"] for e in doc["allowed"] for a in e["allowed"]} == {2**63 - 1}

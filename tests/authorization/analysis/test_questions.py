@@ -198,3 +198,27 @@ def test_coverage_says_when_the_contexts_are_not_every_context() -> None:
     many = coverage(reads({f"b{i}": (ABSENT, False, True) for i in range(9)}))
     assert len(many.contexts) == MAX_CONTEXTS == 256
     assert many.note == "the first 256 of 19683 context combinations"
+
+
+def test_ever_includes_a_text_no_policy_names(tmp_path: Path) -> None:
+    # A permit for any site but "lab": only a text other than "lab" satisfies it. The contexts asked
+    # must hold one (the enumeration's text equal to no literal); asking "lab" alone, as before, gave
+    # "nobody" with the answer marked incomplete. By hand: every one of the 6 principals of the small
+    # inventory (teams a, b, sre; users oc, u1, u2) may drain na0/gpu0 when the site is not "lab".
+    folder = tmp_path / "policies"
+    folder.mkdir()
+    (folder / "schema.cedarschema").write_text(
+        SCHEMA.replace("context: { incident?: Bool }", "context: { incident?: Bool, site?: String }"),
+        encoding="utf-8",
+    )
+    (folder / "policies.cedar").write_text(
+        '@id("not-the-lab")\npermit (principal, action == Action::"drain", resource)\n'
+        'when { context has site && context.site != "lab" };\n',
+        encoding="utf-8",
+    )
+    r = who(load_authorization([SMALL], folder), "drain", 'Gpu::"na0/gpu0"')
+    other = {"site": "topolog-none-of-the-literals"}
+    assert r.coverage.complete and r.coverage.contexts == [{}, {"site": "lab"}, other]
+    assert sorted(_allowed(r)) == ['Team::"a"', 'Team::"b"', 'Team::"sre"', 'User::"oc"', 'User::"u1"', 'User::"u2"']
+    assert set(_allowed(r).values()) == {((2, ("not-the-lab",)),)}
+    assert r.errors == []

@@ -1,7 +1,8 @@
 """Questions about a policy set: who may ever do ACTION on RESOURCE, what may PRINCIPAL ever do.
 
-"Ever" means in some context the policies can tell apart (verifier/authorization/classes.py
-`contexts`: every combination of the context values they read). Principals (for `who`) and
+"Ever" means in some context the policies can tell apart: the inventory analysis's contexts
+(analysis/inventory.py `analysis_contexts`), complete for the context reads that
+analysis/context_reads.py covers (any other read is refused). Principals (for `who`) and
 resources (for `what`) are grouped into equivalence classes and Cedar is asked once per class
 and context: two members of a class get the same decision by the same policies in every request,
 so the answer spread over the members is exact, not an estimate.
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from verifier.authorization.analysis.context_reads import refuse_uncovered_context_reads
+from verifier.authorization.analysis.inventory import analysis_contexts
 from verifier.authorization.audit import context_label, group_of
 from verifier.authorization.classes import (
     ABSENT,
@@ -94,6 +96,20 @@ def coverage(reads: PolicyReads, given: Context | None = None) -> Coverage:
     return Coverage(contexts(reads), not problems, "; ".join(problems))
 
 
+def _asked(setup: AuthzSetup, reads: PolicyReads, given: Context | None) -> Coverage:
+    """The contexts `who` and `what` ask: `given`, else every one the policies tell apart.
+
+    The latter is the inventory analysis's enumeration (analysis/inventory.py `analysis_contexts`:
+    both booleans, each literal with its neighbours, one text equal to no literal), which is
+    complete once every context read is one it covers (refused otherwise, exit 2) and is refused
+    past MAX_CONTEXTS combinations: "ever" is then every context, never a first few.
+    """
+    if given is not None:
+        return coverage(reads, given)
+    refuse_uncovered_context_reads(setup.bundle, QUESTION, ASK_ONE)
+    return Coverage(analysis_contexts(reads, str(setup.bundle.directory)), True)
+
+
 def _refuse_invalid(decisions: list[Decision], given: Context | None) -> None:
     """A context given by the user that the schema refuses is bad input (exit 2), as for `authorize`."""
     if given is None:
@@ -149,10 +165,8 @@ def who(setup: AuthzSetup, action: str, resource: str, context: Context | None =
     """Every principal (teams too) allowed `action` on the resource uid `resource` in some context."""
     with collector_paused():
         graph = setup.graph
-        if context is None:
-            refuse_uncovered_context_reads(setup.bundle, QUESTION, ASK_ONE)
         reads = policy_reads(setup.bundle)
-        cov = coverage(reads, context)
+        cov = _asked(setup, reads, context)
         principals = graph.uids_of_type(*PRINCIPAL_TYPES)
         pcs = partition(principals, graph, reads)
         target = EntityClass(resource, (resource,))
@@ -243,10 +257,8 @@ def what(
     """Every action on every resource of `resource_type` that the principal uid `principal` may ever do."""
     with collector_paused():
         graph = setup.graph
-        if context is None:
-            refuse_uncovered_context_reads(setup.bundle, QUESTION, ASK_ONE)
         reads = policy_reads(setup.bundle)
-        cov = coverage(reads, context)
+        cov = _asked(setup, reads, context)
         resources = graph.uids_of_type(resource_type)
         rcs = partition(resources, graph, reads)
         who_class = EntityClass(principal, (principal,))
