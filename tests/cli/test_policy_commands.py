@@ -301,3 +301,32 @@ def test_answers_are_the_same_with_the_cache_cold_warm_and_off(tmp_path: Path) -
     off = _answers({"TOPOLOG_CACHE_DIR": ""})
     assert cold == warm == off
     assert any((tmp_path / "cache").rglob("*")), "the cache was written: the warm run read it back"
+
+
+def test_compare_inventory_only_refuses_to_call_equivalent_what_it_did_not_ask(tmp_path: Path) -> None:
+    # First: drain allowed when context.site is set and not "lab"; second: never. They differ for
+    # site = "x", but the inventory comparison (audit --against's contexts) asks site only with the
+    # literal "lab" (and absent), where both deny: finding nothing there proves nothing, so
+    # --inventory-only is refused (exit 2), not "equivalent" (exit 0, as before). The schema-wide
+    # analysis asks every text and finds the difference (exit 1), the inventory line saying that its
+    # "equivalent" holds in the contexts asked only.
+    schema = (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8")
+    wider = schema.replace("context: { incident?: Bool }", "context: { incident?: Bool, site?: String }")
+    sets = {
+        "first": 'when { context has site && context.site != "lab" }',
+        "second": "when { false }",
+    }
+    for name, condition in sets.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "schema.cedarschema").write_text(wider, encoding="utf-8")
+        (tmp_path / name / "p.cedar").write_text(
+            f'@id("x")\npermit (principal, action == Action::"drain", resource)\n{condition};\n', encoding="utf-8"
+        )
+    first, second = str(tmp_path / "first"), str(tmp_path / "second")
+    code, out, err = run_cli("policy", "compare", second, SMALL, "--policies", first, "--inventory-only")
+    assert (code, out) == (2, "")
+    assert "found no difference, but not in every context (context attribute(s) site asked only" in err
+    code, out, _ = run_cli("policy", "compare", second, SMALL, "--policies", first)
+    assert code == 1
+    assert "equivalent for every principal and resource of this inventory, in the contexts asked" in out
+    assert "first ALLOW (x), second DENY (no policy)" in out

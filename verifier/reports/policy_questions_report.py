@@ -187,7 +187,9 @@ def render_compare_text(r: CompareResult) -> str:
         out.append(f"  DIFFERENT: {inv.decisions} decisions differ; the first, sorted:\n")
         out += [_example_line(d) for d in inv.differences]
     else:
-        out.append("  equivalent for every principal and resource of this inventory\n")
+        # Only in the contexts asked, where those are not every context (the schema-wide line then decides).
+        where = "" if inv.contexts.complete else ", in the contexts asked"
+        out.append(f"  equivalent for every principal and resource of this inventory{where}\n")
     out.append("\n")
     if r.schema_wide is None:
         out.append("schema-wide analysis: not asked (--inventory-only)\n")

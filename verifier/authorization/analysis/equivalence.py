@@ -23,6 +23,7 @@ from verifier.authorization.entities import RESOURCE_TYPES
 from verifier.authorization.evaluate import ACTIONS, Authorizer
 from verifier.authorization.policies import load_policies
 from verifier.authorization.setup import AuthzSetup
+from verifier.core.errors import SourceLocation, TopologError
 
 MAX_SHOWN = 10
 """Counterexamples listed per analysis (the first, sorted); the count says how many decisions differ."""
@@ -150,8 +151,21 @@ def compare_schema_wide(first: AuthzSetup, second: AuthzSetup) -> SchemaComparis
 
 
 def compare(first: AuthzSetup, second: AuthzSetup, schema_wide: bool = True) -> CompareResult:
-    """Both analyses (the schema-wide one unless `schema_wide` is False); the inventory's first."""
+    """Both analyses (the schema-wide one unless `schema_wide` is False); the inventory's first.
+
+    Without the schema-wide analysis, "equivalent" rests on the inventory's contexts alone: where
+    those are not every context (a string compared with a literal is asked with that literal only:
+    `context.site != "lab"` never holds in them), no difference found proves nothing, so the
+    comparison is refused (exit 2) rather than passed. Differences found are real either way.
+    """
     inventory = compare_in_inventory(first, second)
+    if not schema_wide and not inventory.decisions and not inventory.contexts.complete:
+        raise TopologError.at(
+            SourceLocation(str(second.bundle.directory)),
+            "the comparison over the inventory found no difference, but not in every context "
+            f"({inventory.contexts.why_not}): that does not show the two policy sets decide alike; compare without "
+            "--inventory-only (the schema-wide analysis answers for every context the schema allows)",
+        )
     return CompareResult(
         first.inventories,
         str(first.bundle.directory),
