@@ -222,3 +222,13 @@ def test_ever_includes_a_text_no_policy_names(tmp_path: Path) -> None:
     assert sorted(_allowed(r)) == ['Team::"a"', 'Team::"b"', 'Team::"sre"', 'User::"oc"', 'User::"u1"', 'User::"u2"']
     assert set(_allowed(r).values()) == {((2, ("not-the-lab",)),)}
     assert r.errors == []
+
+
+def test_an_action_asked_twice_is_one_question() -> None:
+    # `--action schedule --action schedule`: once, as `--action schedule` (before: each request
+    # counted twice, each context listed twice).
+    setup = load_authorization([MIXED])
+    once = what(setup, 'User::"ivan"', ["schedule"])
+    twice = what(setup, 'User::"ivan"', ["schedule", "schedule"])
+    assert twice.actions == once.actions == ("schedule",)
+    assert twice.rows == once.rows

@@ -255,6 +255,8 @@ def what(
     context: Context | None = None,
 ) -> WhatResult:
     """Every action on every resource of `resource_type` that the principal uid `principal` may ever do."""
+    # Each action once, in the order given: `--action schedule --action schedule` is one question.
+    actions = list(dict.fromkeys(actions))
     with collector_paused():
         graph = setup.graph
         reads = policy_reads(setup.bundle)
