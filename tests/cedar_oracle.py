@@ -4,11 +4,12 @@ An example line (`principal User::"u" {tenant: "a"} in [Group::"g"], action Acti
 resource Gpu::"r" {gpus: 3}, context {incident: true}`) is read back into a cedarpy request and
 entity list, and evaluated: a may-error example must make Cedar report an error for that
 policy, and a compare counterexample must get the two decisions the analysis reported
-(topolog's: allow iff Cedar allows and no policy raised an error). The schema is not passed:
-an example shows only the attributes the policies read, and any value will do for the other
-required ones (`has` on a required attribute is true whatever its value): each is given the
-first value of its type (0, "", false, [], an entity of its type); the action groups are given
-as the action entities' parents, as the schema would.
+(topolog's: allow iff Cedar allows and no policy raised an error). Cedar is given the schema,
+so each example must also be a request and entities the schema allows (else the check fails
+on Cedar's "failed to build request" / "failed to parse entities"). An example shows only the
+attributes the policies read, and any value will do for the other required ones (`has` on a
+required attribute is true whatever its value): each is given the first value of its type
+(0, "", false, [], an entity of its type).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import cedarpy
 
-from verifier.authorization.analysis.smt_schema import Attr, Type, read_schema
+from verifier.authorization.analysis.smt_schema import Attr, Schema, Type, read_schema
 from verifier.authorization.analysis.symbolic import Difference, SymbolicFinding, analyse_policies, compare_policies
 from verifier.authorization.policies import PolicyBundle
 
@@ -122,11 +123,9 @@ def request_of(line: str, bundle: PolicyBundle) -> tuple[dict[str, Any], list[di
     schema = read_schema(bundle.schema_shown, "schema")
     for e in entities:
         declared = schema.entities[e["uid"]["type"]].attrs
-        e["attrs"] = {**_required(declared), **e["attrs"]}
+        e["attrs"] = {**_required(declared, schema), **e["attrs"]}
     if action_uid := schema.actions.get(_text(action)):
-        context = {**_required(action_uid.context), **context}
-    for uid, act in schema.actions.items():
-        entities.append({"uid": _uid(uid), "attrs": {}, "parents": [_uid(g) for g in act.groups]})
+        context = {**_required(action_uid.context, schema), **context}
     request = {
         "principal": _text(principal["uid"]),
         "action": _text(action),
@@ -136,16 +135,17 @@ def request_of(line: str, bundle: PolicyBundle) -> tuple[dict[str, Any], list[di
     return request, entities
 
 
-def _required(attrs: dict[str, Attr]) -> dict[str, Any]:
-    return {name: _any(a.type) for name, a in sorted(attrs.items()) if a.required}
+def _required(attrs: dict[str, Attr], schema: Schema) -> dict[str, Any]:
+    return {name: _any(a.type, schema) for name, a in sorted(attrs.items()) if a.required}
 
 
-def _any(t: Type) -> Any:
+def _any(t: Type, schema: Schema) -> Any:
     """Some value of type `t` (what an attribute nobody reads holds)."""
     if t.kind == "Record":
-        return _required(dict(t.attrs))
+        return _required(dict(t.attrs), schema)
     if t.kind == "Entity":
-        return {"__entity": {"type": t.name, "id": "any"}}
+        enum = schema.entities[t.name].enum
+        return {"__entity": {"type": t.name, "id": enum[0] if enum else "any"}}
     if t.kind == "Extension":
         arg = {"ipaddr": "0.0.0.0", "decimal": "0.0", "datetime": "1970-01-01", "duration": "0ms"}[t.name]
         return {"__extn": {"fn": t.name, "arg": arg}}
@@ -168,8 +168,10 @@ def evaluate(line: str, bundle: PolicyBundle, leave_out: str = "", only: str = "
     """
     request, entities = request_of(line, bundle)
     chosen = [p.text for pid, p in sorted(bundle.policies.items()) if pid != leave_out and only in ("", pid)]
-    result = cedarpy.is_authorized(request, "\n".join(chosen), entities)
+    result = cedarpy.is_authorized(request, "\n".join(chosen), entities, bundle.schema_text)
     errors = [str(e) for e in result.diagnostics.errors]
+    refused = [e for e in errors if e.startswith(("failed to build request", "failed to parse entities"))]
+    assert not refused, f"the example is no request the schema allows: {line}: {refused}"
     allowed = result.decision == cedarpy.Decision.Allow and not errors
     return ("allow" if allowed else "deny"), errors, len(result.diagnostics.reasons)
 
