@@ -38,6 +38,9 @@ else:
 
 __all__ = ["Difference", "OutsideAnalysis", "SymbolicFinding", "analyse_policies", "compare_policies"]
 
+SMALL_LONG = 1000
+"""An example's Longs are kept within +-SMALL_LONG where the formulas allow it (readability)."""
+
 SOLVER_TIMEOUT_MS = 20_000
 """One query's limit: past it the solver answers `unknown`, which is refused, never read as an answer."""
 
@@ -211,9 +214,10 @@ class _Env:
 
     def readable(self, model: Any, *formulas: Any) -> Any:
         """A model of `formulas` as a person would write the request: each entity id `user0`,
-        `gpu0` ... (by type) where the formulas leave it free, strings in printable ASCII, then
-        every set pinned finite (what the example shows is then the whole set). Each pin is kept
-        only where the formulas still hold with it; `model` is returned as it is where none does.
+        `gpu0` ... (by type) where the formulas leave it free, strings in printable ASCII, Longs
+        within +-SMALL_LONG, then every set pinned finite (what the example shows is then the
+        whole set). Each pin is kept only where the formulas still hold with it; `model` is
+        returned as it is where none does.
         """
         hints: list[Any] = []
         counts: dict[str, int] = {}
@@ -228,6 +232,9 @@ class _Env:
         if strings:  # printable ASCII where the formulas allow it
             printable = z3.Star(z3.Range(" ", "~"))
             hints.append(z3.And(*[z3.InRe(v, printable) for v in strings]))
+        for _, r in sorted(self.req.reads.items()):
+            if r.type.kind == "Long":  # a small number where the formulas allow one
+                hints.append(z3.And(r.value >= -SMALL_LONG, r.value <= SMALL_LONG))
         hints.append(None)  # the sets, pinned from the model found by then
         self.solver.push()
         depth = 1
