@@ -227,7 +227,7 @@ def check_seed(seed: int, folder: Path, requests: int) -> bool:
         differences = compared(first, second)
     except TopologError:
         return False  # outside the encoding (a refusal with the policy's line): nothing to check
-    differ = {(d.action, d.principal.partition("::")[0], d.resource.partition("::")[0]) for d in differences}
+    differ = {(d.action, d.principal.partition('::"')[0], d.resource.partition('::"')[0]) for d in differences}
     dead = {f.policy for f in findings if f.kind == "dead"}
     may_err = {f.policy for f in findings if f.kind == "may-error"}
     for _ in range(requests):
