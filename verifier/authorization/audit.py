@@ -12,7 +12,6 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import groupby
 
 from verifier.authorization.classes import EntityClass, PolicyReads, class_keys, contexts, partition, policy_reads
 from verifier.authorization.entities import PRINCIPAL_TYPES, EntityGraph
@@ -138,13 +137,19 @@ def _audit(
         in_group = graph.groups_many(members) if resource_type == "Gpu" else [group_of(m, graph) for m in members]
         # Sorted members of one group that share one attribute mapping come in runs (a rack's
         # GPUs): each run is added once. Runs are added in the order they start, so every group
-        # enters `counts` and `groups` where its first member would have put it. The runs are
-        # found by groupby (C, not a Python step per GPU); a mapping is told by its id, the
-        # graph keeps every mapping alive, so equal ids are the same mapping.
-        attrs_of = graph.attrs_many(members)
-        by_id = {id(a): a for a in attrs_of}
-        for (g, attrs_id), run in groupby(zip(in_group, map(id, attrs_of), strict=True)):
-            _add_run(counts, groups, counted, g, by_id[attrs_id], len(list(run)))
+        # enters `counts` and `groups` where its first member would have put it.
+        run_group: str | None = None
+        run_attrs: Mapping[str, object] | None = None
+        run = 0
+        for g, attrs in zip(in_group, graph.attrs_many(members), strict=True):
+            if attrs is run_attrs and g == run_group:
+                run += 1
+                continue
+            if run_group is not None and run_attrs is not None:
+                _add_run(counts, groups, counted, run_group, run_attrs, run)
+            run_group, run_attrs, run = g, attrs, 1
+        if run_group is not None and run_attrs is not None:
+            _add_run(counts, groups, counted, run_group, run_attrs, run)
         per_class[rc.id] = counts
     before = (setup.authorizer.requests, setup.authorizer.calls)
     decisions = _ask(setup, pcs, rcs, actions, ctxs)
