@@ -3,7 +3,8 @@
 The hand-derived tests pin each construct; this one looks for what they missed. For each seed
 it writes one to three random policies per set over the constructs the encoding covers (Long
 arithmetic near the 64-bit limits, optional attributes, `like` with `\\*`, sets, the hierarchy,
-entity-typed attributes, `is ... in`, action groups, `if`), without Cedar's validator (so reads
+entity-typed attributes, `is ... in`, action groups, `if`; and again in a namespace with an
+enumerated type, Group principals and an entity in the context), without Cedar's validator (so reads
 a type lacks, unguarded optional reads and overflows all happen), then:
 - every example is checked by Cedar (tests/cedar_oracle.py: analysed / compared);
 - on random requests and entity stores (cedarpy is the judge): two sets the analysis calls
@@ -16,6 +17,7 @@ test_symbolic_examples.py.
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +92,7 @@ def long_expr(r: random.Random, depth: int) -> str:
     return f"({long_expr(r, depth + 1)} {op} {right})"
 
 
-def condition(r: random.Random, depth: int = 0) -> str:
+def condition(r: random.Random, atoms: list[str], depth: int = 0) -> str:
     c = r.randrange(8 if depth > 3 else 16)
     if c == 0:
         return f"{long_expr(r, depth)} {r.choice(['<', '<=', '>', '>=', '==', '!='])} {long_expr(r, depth)}"
@@ -105,36 +107,37 @@ def condition(r: random.Random, depth: int = 0) -> str:
     if c == 5:
         return f"resource.tags.contains({r.choice(STRINGS)})"
     if c in (6, 7):
-        return r.choice(ATOMS)
+        return r.choice(atoms)
     if c in (8, 9, 10):
-        return f"({condition(r, depth + 1)} && {condition(r, depth + 1)})"
+        return f"({condition(r, atoms, depth + 1)} && {condition(r, atoms, depth + 1)})"
     if c in (11, 12):
-        return f"({condition(r, depth + 1)} || {condition(r, depth + 1)})"
+        return f"({condition(r, atoms, depth + 1)} || {condition(r, atoms, depth + 1)})"
     if c == 13:
-        return f"!({condition(r, depth + 1)})"
+        return f"!({condition(r, atoms, depth + 1)})"
     if c == 14:
-        return f"(if {condition(r, depth + 1)} then {condition(r, depth + 1)} else {condition(r, depth + 1)})"
-    return f"(if {condition(r, depth + 1)} then {long_expr(r, depth + 1)} else {long_expr(r, depth + 1)}) > 0"
+        cond, then, other = (condition(r, atoms, depth + 1) for _ in range(3))
+        return f"(if {cond} then {then} else {other})"
+    return f"(if {condition(r, atoms, depth + 1)} then {long_expr(r, depth + 1)} else {long_expr(r, depth + 1)}) > 0"
 
 
-def policies(r: random.Random) -> str:
+def policies(r: random.Random, atoms: list[str]) -> str:
     out = []
     for i in range(r.randrange(1, 4)):
         effect = r.choice(["permit", "permit", "forbid"])
-        clauses = " ".join(f"{r.choice(['when', 'unless'])} {{ {condition(r)} }}" for _ in range(r.randrange(3)))
+        clauses = " ".join(f"{r.choice(['when', 'unless'])} {{ {condition(r, atoms)} }}" for _ in range(r.randrange(3)))
         scope = f"{r.choice(PRINCIPALS)}, {r.choice(ACTIONS)}, {r.choice(RESOURCES)}"
         out.append(f'@id("p{i}") {effect} ({scope}) {clauses};')
     return "\n".join(out)
 
 
-def unvalidated(folder: Path, text: str) -> PolicyBundle:
+def unvalidated(folder: Path, text: str, schema: str) -> PolicyBundle:
     """A bundle without Cedar's validator (which would refuse many random policies)."""
     found: dict[str, Policy] = {}
     for line, statement in split_statements(text):
         (template,) = cedarpy.PolicySet.from_str(statement).to_pst().static_policies.values()
         pid = template.annotations["id"]
         found[pid] = Policy(pid, template.effect, SourceLocation(str(folder / "p.cedar"), line), statement)
-    return PolicyBundle(folder, SCHEMA, str(cedarpy.Schema.from_str(SCHEMA)), found, observe([]), "")
+    return PolicyBundle(folder, schema, str(cedarpy.Schema.from_str(schema)), found, observe([]), "")
 
 
 def some_long(r: random.Random) -> int:
@@ -217,11 +220,64 @@ def decide(
     return ("allow" if allowed else "deny"), erred, bool(list(result.diagnostics.reasons))
 
 
-def check_seed(seed: int, folder: Path, requests: int) -> bool:
+NAMESPACED = """
+namespace App {
+  entity Region enum ["eu", "us"];
+  entity Group in [Group] = { region?: Region };
+  entity User in [Group] = { tenant: String, teams: Set<String>, slots: Set<Long>, n?: Long, level: Long,
+                             boss?: User, admin: Bool, region: Region };
+  entity Gpu in [Group] = { gpus: Long, tenant: String, owner: User, tags: Set<String>, region: Region };
+  action schedule appliesTo {
+    principal: [User, Group], resource: [Gpu],
+    context: { incident?: Bool, load: Long, who?: String, target?: Gpu }
+  };
+  action share appliesTo { principal: [User], resource: [User, Gpu, Group] };
+  action all;
+  action drain in [all] appliesTo { principal: [User], resource: [Gpu] };
+}
+"""
+"""The same in a namespace, with an enumerated type, Group principals and an entity in the context."""
+NAMESPACED_ATOMS = [
+    "principal.region == resource.region",
+    'resource.region == Region::"eu"',
+    "context has target && context.target == resource",
+    'context has target && context.target in Group::"g"',
+    "principal is Group",
+    'resource is Group in Group::"g"',
+    'principal has region && principal.region == Region::"us"',
+]
+
+
+def qualified(text: str) -> str:
+    """Policies written for SCHEMA, with every type named in the App namespace."""
+    text = re.sub(r"\b(Group|User|Gpu|Action|Region)::", r"App::\1::", text)
+    return re.sub(r"\bis (Gpu|User|Group)\b", r"is App::\1", text)
+
+
+def in_namespace(
+    r: random.Random, request: dict[str, Any], entities: list[dict[str, Any]], key: tuple[str, str, str]
+) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[str, str, str]]:
+    """A request of some_request moved into the App namespace, with regions and a context target."""
+    for e in entities:
+        if e["uid"]["type"] in ("User", "Gpu"):
+            e["attrs"]["region"] = {"__entity": {"type": "Region", "id": r.choice(["eu", "us"])}}
+        for ref in [e["uid"], *e["parents"], *(v["__entity"] for v in e["attrs"].values() if isinstance(v, dict))]:
+            ref["type"] = "App::" + ref["type"]
+    if "load" in request["context"] and r.random() < 0.5:
+        request["context"]["target"] = {"__entity": {"type": "App::Gpu", "id": r.choice(["a", "b", "x"])}}
+    request = {**request, **{k: "App::" + request[k] for k in ("principal", "action", "resource")}}
+    action, principal, resource = key
+    return request, entities, ("App::" + action, "App::" + principal, "App::" + resource)
+
+
+def check_seed(seed: int, folder: Path, requests: int, namespaced: bool = False) -> bool:
     """False where the analysis refused the policies (OutsideAnalysis), else True once checked."""
     r = random.Random(seed)
-    first_text, second_text = policies(r), policies(r)
-    first, second = unvalidated(folder, first_text), unvalidated(folder, second_text)
+    schema, atoms = (NAMESPACED, ATOMS + NAMESPACED_ATOMS) if namespaced else (SCHEMA, ATOMS)
+    first_text, second_text = policies(r, atoms), policies(r, atoms)
+    if namespaced:
+        first_text, second_text = qualified(first_text), qualified(second_text)
+    first, second = unvalidated(folder, first_text, schema), unvalidated(folder, second_text, schema)
     try:
         findings = analysed(first)
         differences = compared(first, second)
@@ -232,6 +288,8 @@ def check_seed(seed: int, folder: Path, requests: int) -> bool:
     may_err = {f.policy for f in findings if f.kind == "may-error"}
     for _ in range(requests):
         request, entities, key = some_request(r)
+        if namespaced:
+            request, entities, key = in_namespace(r, request, entities, key)
         if key not in differ:
             assert decide(first, request, entities)[0] == decide(second, request, entities)[0], (
                 f"seed {seed}: called equivalent on {key}, Cedar differs on {request}\n{first_text}\n--\n{second_text}"
@@ -249,7 +307,13 @@ def test_random_policies_against_cedar(seed: int, tmp_path: Path) -> None:
     assert check_seed(seed, tmp_path, requests=20)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_random_namespaced_policies_against_cedar(seed: int, tmp_path: Path) -> None:
+    assert check_seed(seed, tmp_path, requests=20, namespaced=True)
+
+
 @pytest.mark.slow
 def test_many_random_policies_against_cedar(tmp_path: Path) -> None:
     checked = sum(check_seed(seed, tmp_path, requests=40) for seed in range(8, 400))
-    assert checked > 350  # the generator stays within the encoding (2 of 300 were refused)
+    checked += sum(check_seed(seed, tmp_path, requests=40, namespaced=True) for seed in range(4, 200))
+    assert checked > 500  # the generator stays within the encoding (2 of 300 were refused)
