@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import run_cli
 
+from verifier.authorization.classes import OTHER_TEXT
 from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.engine.parser import parse_program
 
@@ -118,6 +119,28 @@ def test_audit_against_a_policy_directory(tmp_path: Path) -> None:
     assert "schedule (context {}): ALLOW -> DENY: 48 decisions" in out
     assert "schedule (context {}): DENY -> ALLOW: 32 decisions" in out
     assert "240 decisions changed" in out  # 80 in each of the 3 contexts
+
+
+def test_audit_against_asks_a_text_equal_to_no_literal(tmp_path: Path) -> None:
+    # First: anyone may drain anything while context.site is set and is not "lab"; second: nobody. The
+    # two differ only for a site other than "lab", which no policy names: the audit asks site absent,
+    # "lab" and one text equal to no literal (classes.OTHER_TEXT). By hand, on the small cluster:
+    # 6 principals (teams a, b, sre; users oc, u1, u2) x 6 GPUs (na0's 4, nb0's 2) = 36 decisions,
+    # ALLOW -> DENY in that one context; none in the others. Asking "lab" alone found 0 changes.
+    schema = (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8")
+    wider = schema.replace("context: { incident?: Bool }", "context: { incident?: Bool, site?: String }")
+    conditions = {"first": 'when { context has site && context.site != "lab" }', "second": "when { false }"}
+    for name, condition in conditions.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "schema.cedarschema").write_text(wider, encoding="utf-8")
+        (tmp_path / name / "p.cedar").write_text(
+            f'@id("x")\npermit (principal, action == Action::"drain", resource)\n{condition};\n', encoding="utf-8"
+        )
+    first, second = str(tmp_path / "first"), str(tmp_path / "second")
+    code, out, _ = _run("audit", SMALL, "--policies", first, "--against", second, "--fail-on-change")
+    assert code == 1
+    assert f'drain (context {{"site": "{OTHER_TEXT}"}}): ALLOW -> DENY: 36 decisions' in out
+    assert "36 decisions changed" in out
 
 
 def test_authz_relations_are_declared() -> None:

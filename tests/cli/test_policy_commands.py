@@ -18,6 +18,8 @@ import pytest
 from cli_helpers import run_cli
 from policy_sets import ONE_PERMIT, SPLIT, TWO_GPUS
 
+from verifier.authorization.classes import OTHER_TEXT
+
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = "tests/authorization/small/cluster.yaml"
 MIXED = "inventories/mixed-fleet.yaml"
@@ -303,13 +305,12 @@ def test_answers_are_the_same_with_the_cache_cold_warm_and_off(tmp_path: Path) -
     assert any((tmp_path / "cache").rglob("*")), "the cache was written: the warm run read it back"
 
 
-def test_compare_inventory_only_refuses_to_call_equivalent_what_it_did_not_ask(tmp_path: Path) -> None:
-    # First: drain allowed when context.site is set and not "lab"; second: never. They differ for
-    # site = "x", but the inventory comparison (audit --against's contexts) asks site only with the
-    # literal "lab" (and absent), where both deny: finding nothing there proves nothing, so
-    # --inventory-only is refused (exit 2), not "equivalent" (exit 0, as before). The schema-wide
-    # analysis asks every text and finds the difference (exit 1), the inventory line saying that its
-    # "equivalent" holds in the contexts asked only.
+def test_compare_inventory_only_asks_a_text_equal_to_no_literal(tmp_path: Path) -> None:
+    # First: drain allowed when context.site is set and not "lab"; second: never. They differ for any
+    # site but "lab". The inventory comparison (audit --against's contexts) asks site absent, "lab" and
+    # one text equal to no literal of the policies (classes.OTHER_TEXT): there the first allows and the
+    # second denies, so --inventory-only finds the difference itself (exit 1), as the schema-wide
+    # analysis does. Asking the literal alone (as before) found nothing: "equivalent" would have passed.
     schema = (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8")
     wider = schema.replace("context: { incident?: Bool }", "context: { incident?: Bool, site?: String }")
     sets = {
@@ -323,10 +324,8 @@ def test_compare_inventory_only_refuses_to_call_equivalent_what_it_did_not_ask(t
             f'@id("x")\npermit (principal, action == Action::"drain", resource)\n{condition};\n', encoding="utf-8"
         )
     first, second = str(tmp_path / "first"), str(tmp_path / "second")
-    code, out, err = run_cli("policy", "compare", second, SMALL, "--policies", first, "--inventory-only")
-    assert (code, out) == (2, "")
-    assert "found no difference, but not in every context (context attribute(s) site asked only" in err
-    code, out, _ = run_cli("policy", "compare", second, SMALL, "--policies", first)
-    assert code == 1
-    assert "equivalent for every principal and resource of this inventory, in the contexts asked" in out
-    assert "first ALLOW (x), second DENY (no policy)" in out
+    for flags in (["--inventory-only"], []):
+        code, out, err = run_cli("policy", "compare", second, SMALL, "--policies", first, *flags)
+        assert code == 1, err
+        assert f'{{"site": "{OTHER_TEXT}"}}' in out
+        assert "first ALLOW (x), second DENY (no policy)" in out

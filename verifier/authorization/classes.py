@@ -19,11 +19,11 @@ a policy tests `context has x`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, EntityGraph
-from verifier.authorization.observed import Observed
+from verifier.authorization.observed import CEDAR_LONG, Observed
 from verifier.authorization.policies import PolicyBundle
 
 _GPU_UID = 'Gpu::"'
@@ -68,11 +68,41 @@ def policy_reads(*bundles: PolicyBundle) -> PolicyReads:
     return PolicyReads(seen.attributes, seen.named, values, seen.groupable)
 
 
+OTHER_TEXT = "topolog-none-of-the-literals"
+"""A context string equal to no literal a policy compares with (the literals are in the policies)."""
+
+
+def values_to_ask(literals: Sequence[object]) -> tuple[object, ...]:
+    """The values of one context attribute that show every outcome of the comparisons the policies make
+    with it: absent and both booleans as enumerated, each whole number with its neighbours inside
+    Cedar's Long (`context.n > 5`: 4, 5 and 6), each text and one text equal to none of them
+    (`context.site != "lab"` holds only for the latter). Complete only for reads compared with a
+    literal or used as a condition (analysis/context_reads.py refuses the others where it matters).
+    """
+    out: list[object] = [v for v in literals if v is ABSENT or isinstance(v, bool)]
+    numbers = {v for v in literals if isinstance(v, int) and not isinstance(v, bool)}
+    out += sorted(n for n in numbers | {n + d for n in numbers for d in (-1, 1)} if n in CEDAR_LONG)
+    texts = sorted(v for v in literals if isinstance(v, str))
+    if texts:
+        out += [*texts, OTHER_TEXT]
+    return tuple(out)
+
+
+def context_combinations(reads: PolicyReads) -> int:
+    """How many contexts `contexts` would ask, before its cap."""
+    total = 1
+    for literals in reads.context_values.values():
+        total *= len(values_to_ask(literals))
+    return total
+
+
 def contexts(reads: PolicyReads) -> list[dict[str, object]]:
-    """Every combination of the enumerated context values (absent attributes left out), capped."""
+    """Every combination of the context values worth asking (values_to_ask; absent attributes left out),
+    capped at MAX_CONTEXTS (the audit says so; the policy analyses refuse past it instead).
+    """
     names = sorted(reads.context_values)
     out: list[dict[str, object]] = []
-    for combo in itertools.product(*(reads.context_values[n] for n in names)):
+    for combo in itertools.product(*(values_to_ask(reads.context_values[n]) for n in names)):
         out.append({n: v for n, v in zip(names, combo, strict=True) if v is not ABSENT})
         if len(out) >= MAX_CONTEXTS:
             break

@@ -180,7 +180,7 @@ def test_a_context_the_schema_refuses_is_bad_input(bad: str) -> None:
 
 def test_coverage_says_when_the_contexts_are_not_every_context() -> None:
     from verifier.authorization.analysis.questions import coverage
-    from verifier.authorization.classes import ABSENT, MAX_CONTEXTS, PolicyReads
+    from verifier.authorization.classes import ABSENT, MAX_CONTEXTS, OTHER_TEXT, PolicyReads
 
     def reads(values: dict[str, tuple[object, ...]]) -> PolicyReads:
         return PolicyReads(frozenset(), frozenset(), values)
@@ -188,12 +188,13 @@ def test_coverage_says_when_the_contexts_are_not_every_context() -> None:
     # Booleans (and absent, for `has`): every value is asked, the answer covers every context.
     full = coverage(reads({"incident": (ABSENT, False, True)}))
     assert full.complete and full.contexts == [{}, {"incident": False}, {"incident": True}]
-    # A Long compared with 5 is asked with 5 only: `context.n > 5` would hold for 6, never asked.
-    partial = coverage(reads({"incident": (False, True), "n": (5,)}))
-    assert not partial.complete
-    assert partial.note == (
-        "context attribute(s) n asked only with the literals the policies compare them with, not every value"
-    )
+    # A Long compared with 5 is asked with 4, 5 and 6 (`context.n > 5` holds for 6 only, `>= 5` for 5
+    # and 6); a text compared with "lab" with "lab" and one text equal to no literal (`!= "lab"`):
+    # 2 x 3 x 2 = 12 contexts, every outcome of those comparisons.
+    numbers = coverage(reads({"incident": (False, True), "n": (5,), "site": ("lab",)}))
+    assert numbers.complete and len(numbers.contexts) == 12
+    assert {c["n"] for c in numbers.contexts} == {4, 5, 6}
+    assert {c["site"] for c in numbers.contexts} == {"lab", OTHER_TEXT}
     # 9 booleans read with `has`: 3^9 = 19,683 combinations, more than MAX_CONTEXTS (256) are cut.
     many = coverage(reads({f"b{i}": (ABSENT, False, True) for i in range(9)}))
     assert len(many.contexts) == MAX_CONTEXTS == 256

@@ -154,9 +154,9 @@ def compare(first: AuthzSetup, second: AuthzSetup, schema_wide: bool = True) -> 
     """Both analyses (the schema-wide one unless `schema_wide` is False); the inventory's first.
 
     Without the schema-wide analysis, "equivalent" rests on the inventory's contexts alone: where
-    those are not every context (a string compared with a literal is asked with that literal only:
-    `context.site != "lab"` never holds in them), no difference found proves nothing, so the
-    comparison is refused (exit 2) rather than passed. Differences found are real either way.
+    those are not every context that matters (cut past MAX_CONTEXTS combinations), no difference found
+    proves nothing, so the comparison is refused (exit 2) rather than passed. Differences found are
+    real either way.
     """
     inventory = compare_in_inventory(first, second)
     if not schema_wide and not inventory.decisions and not inventory.contexts.complete:

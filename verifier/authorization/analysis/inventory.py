@@ -21,24 +21,26 @@ MAX_CONTEXTS combinations the analysis is refused, never cut short.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from verifier.authorization.analysis.context_reads import refuse_uncovered_context_reads
 from verifier.authorization.analysis.probe import Probed, Prober, describe
-from verifier.authorization.classes import ABSENT, MAX_CONTEXTS, PolicyReads, partition, policy_reads
+from verifier.authorization.classes import (
+    MAX_CONTEXTS,
+    PolicyReads,
+    context_combinations,
+    contexts,
+    partition,
+    policy_reads,
+)
 from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES
 from verifier.authorization.evaluate import ACTIONS, Request
-from verifier.authorization.observed import CEDAR_LONG
 from verifier.authorization.setup import AuthzSetup
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.gc_pause import collector_paused
 
 NO_PERMIT = "(no permit)"
 """What decides a request a redundant forbid applies to when no other policy does: no permit applies."""
-OTHER_TEXT = "topolog-none-of-the-literals"
-"""A context string equal to no literal a policy compares with (the literals are in the policies)."""
 
 
 @dataclass(frozen=True)
@@ -99,31 +101,16 @@ def _analyse(setup: AuthzSetup) -> InventoryAnalysis:
 
 
 def analysis_contexts(reads: PolicyReads, where: str) -> list[dict[str, object]]:
-    """Every combination of the context values worth asking (see the module's docstring); refused past MAX_CONTEXTS."""
-    names = sorted(reads.context_values)
-    values = [_values(reads.context_values[n]) for n in names]
-    total = 1
-    for v in values:
-        total *= len(v)
+    """Every combination of the context values worth asking (classes.values_to_ask); refused past MAX_CONTEXTS."""
+    total = context_combinations(reads)
     if total > MAX_CONTEXTS:
+        names = sorted(reads.context_values)
         raise TopologError.at(
             SourceLocation(where),
             f"the policies read {len(names)} context attributes ({', '.join(names)}) whose values make {total:,} "
             f"combinations; the inventory analysis asks at most {MAX_CONTEXTS} and is refused rather than incomplete",
         )
-    return [
-        {n: v for n, v in zip(names, combo, strict=True) if v is not ABSENT} for combo in itertools.product(*values)
-    ]
-
-
-def _values(literals: Sequence[object]) -> tuple[object, ...]:
-    out: list[object] = [v for v in literals if v is ABSENT or isinstance(v, bool)]
-    numbers = {v for v in literals if isinstance(v, int) and not isinstance(v, bool)}
-    out += sorted(n for n in numbers | {n + d for n in numbers for d in (-1, 1)} if n in CEDAR_LONG)
-    texts = sorted(v for v in literals if isinstance(v, str))
-    if texts:
-        out += [*texts, OTHER_TEXT]
-    return tuple(out)
+    return contexts(reads)
 
 
 class _Tally:
