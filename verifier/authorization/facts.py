@@ -14,10 +14,8 @@ unchanged fleet (new jobs, the same hardware) and a repeated `verify` read them 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Sequence
 from dataclasses import fields
 from functools import cache
-from itertools import repeat
 
 from verifier.authorization.classes import partition, policy_reads
 from verifier.authorization.entities import DOMAIN_TYPE, HARDWARE_TYPES, PRINCIPAL_TYPES, parse_uid
@@ -126,18 +124,6 @@ def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
     return f"did you mean {match!r}?" if match else "no existing id of that type is close"
 
 
-_GPU = 'Gpu::"'
-_CUT = len(_GPU)
-
-
-def _gpu_ids(uids: Sequence[str], id_of: Callable[[str], str]) -> list[str]:
-    """The ids of GPU uids listed by `uids_of_type` (so entities of the graph), without a call per
-    uid (131,072 at fleet scale): the id of `Gpu::"x"` is `x` when nothing in it is escaped (what
-    `uid` writes is a JSON string); any other uid goes through `id_of`.
-    """
-    return [u[_CUT:-1] if u.startswith(_GPU) and "\\" not in u else id_of(u) for u in uids]
-
-
 def _facts(setup: AuthzSetup) -> dict[str, list[Row]]:
     graph = setup.graph
     reads = policy_reads(setup.bundle)
@@ -156,7 +142,7 @@ def _facts(setup: AuthzSetup) -> dict[str, list[Row]]:
         rows["member_of"].extend((p.id, t) for t in p.teams)
     for c in gpu_classes:
         name = id_of(c.id)
-        rows["authz_class"].extend(zip(_gpu_ids(c.members, id_of), repeat(name)))
+        rows["authz_class"].extend((id_of(m), name) for m in c.members)
     requests = [
         Request(pc.representative, action, rc.representative)
         for pc in principal_classes
