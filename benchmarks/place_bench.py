@@ -9,13 +9,15 @@ nowhere (16 GPUs in one NVLink domain) and one excluded by label. The whole `pla
 timed in-process (rules, inventory, facts, engine, evaluation, ranking), phase by phase, in wall
 and CPU seconds.
 The shipped principals.yml is written beside the inventory (placement needs authorization).
-Target: < 5 s at 131,072 GPUs (issue 15). Stdout is Markdown.
+Target: < 5 s at 131,072 GPUs (issue 15); with `--cold` (topolog's cache off, TOPOLOG_CACHE_DIR
+empty, as on a fresh CI runner), <= 2 s (issue 46). Stdout is Markdown.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import shutil
 import sys
 import tempfile
@@ -31,6 +33,8 @@ from benchmarks.verify_bench import Layout, inventory_yaml  # noqa: E402
 from verifier.session.place_run import place  # noqa: E402
 
 TARGET_S = 5.0
+COLD_TARGET_S = 2.0
+"""Issue 46's, for 100 jobs at 131,072 GPUs with the cache off."""
 
 
 def jobs_yaml(n: int) -> str:
@@ -68,7 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpus", type=int, default=131_072)
     ap.add_argument("--jobs", type=int, default=100)
     ap.add_argument("--limit", type=int, default=3, help="placements kept per job (all are ranked)")
+    ap.add_argument("--cold", action="store_true", help="with topolog's cache off (a fresh CI runner)")
     args = ap.parse_args(argv)
+    if args.cold:
+        os.environ["TOPOLOG_CACHE_DIR"] = ""  # read at each use (verifier/core/cache.py): nothing kept, nothing read
+    target = COLD_TARGET_S if args.cold else TARGET_S
     # `topolog place` runs with the cyclic collector off (verifier/cli/main.py): timed the same
     # way here, or collections over the fleet's millions of objects would be counted.
     gc.disable()
@@ -94,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     expected = {"too-big", "not-research"}
     ok = set(report.unplaceable) == expected
     print(f"correctness: {'ok' if ok else 'FAIL'} (expected unplaceable: {sorted(expected)})")
-    print(f"target < {TARGET_S:g} s: {'met' if total < TARGET_S else 'MISSED'}")
+    cache = "cache off" if args.cold else "cache as it is"
+    print(f"target ({cache}) <= {target:g} s: {'met' if total <= target else 'MISSED'}")
     return 0 if ok else 1
 
 
