@@ -109,3 +109,19 @@ def test_place_and_verify_name_the_same_reason(jobs: Path) -> None:
         if " error PLACE002: " in line
     }
     assert found == {name: reasons[0] for name, reasons in NEVER.items() if reasons}
+
+
+def test_a_what_if_says_never_too(jobs: Path) -> None:
+    # Draining h100-n0 changes nothing for a job that can never run: the what-if says so with the
+    # reason (PLACE002), not "fits nowhere, before and after", which a drain elsewhere could change;
+    # "sixteen" (not now, not never) keeps that line. The JSON carries the reasons under `never`.
+    code, out, err = run_cli("place", str(MIXED), str(jobs), "--drain", "h100-n0")
+    assert code == 0, err  # no job loses a placement it had
+    heads = {line.split(" ", 2)[1]: line for line in out.splitlines() if line.startswith("job ")}
+    for name, reasons in NEVER.items():
+        if reasons:
+            assert heads[name].endswith(f": can never run on any node (PLACE002: {reasons[0]})")
+        else:
+            assert heads[name].endswith(": fits nowhere, before and after")
+    code, out, _ = run_cli("place", str(MIXED), str(jobs), "--drain", "h100-n0", "--format", "json")
+    assert {j["job"]: j["never"] for j in json.loads(out)["jobs"]} == NEVER

@@ -54,6 +54,8 @@ class JobChange:
     hosting_after: int
     permitted: Permitted | None = None
     """The job's principal's scheduling decisions on both sides; None when authorization was not checked."""
+    never: tuple[str, ...] = ()
+    """Why the job can never run on any node, whatever the change (PLACE002's reasons), sorted."""
 
 
 @dataclass
@@ -116,7 +118,15 @@ def compare(
             )
         out.append(
             JobChange(
-                jp.job.name, jp.job.principal, outcome(first, then), first, then, jp.hosting, other.hosting, permitted
+                jp.job.name,
+                jp.job.principal,
+                outcome(first, then),
+                first,
+                then,
+                jp.hosting,
+                other.hosting,
+                permitted,
+                tuple(sorted({*jp.never, *other.never})),
             )
         )
     return WhatIfReport(changes, before.rank, out, before.authorization_checked and after.authorization_checked)

@@ -42,7 +42,10 @@ def job_lines(report: WhatIfReport) -> list[str]:
     """One block per job: its outcome, its best placement on each side, changed decisions."""
     lines: list[str] = []
     for c in ordered(report):
-        head = f"job {c.job} ({c.principal}): {_SAYS[c.outcome]}"
+        says = _SAYS[c.outcome]
+        if c.never:  # no change can place it: say why, as `place` does (PLACE002)
+            says = f"can never run on any node (PLACE002: {'; '.join(c.never)})"
+        head = f"job {c.job} ({c.principal}): {says}"
         if c.hosting_before != c.hosting_after:
             head += f"; hosting domains {c.hosting_before} -> {c.hosting_after}"
         lines.append(head)
@@ -95,6 +98,7 @@ def job_docs(report: WhatIfReport) -> list[dict[str, object]]:
                 "after": c.after.to_dict() if c.after is not None else None,
                 "hosting_before": c.hosting_before,
                 "hosting_after": c.hosting_after,
+                "never": list(c.never),
                 "authorization": None
                 if allowed is None
                 else {
