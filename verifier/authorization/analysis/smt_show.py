@@ -16,12 +16,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from verifier.authorization.analysis.smt_request import LONG_MAX, LONG_MIN, Read, Request, sort_of, string_val
+from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.lazy import lazy_module
 
 if TYPE_CHECKING:
     import z3
 else:
     z3 = lazy_module("z3")
+
+
+GROUND_TIMEOUT_MS = 20_000
+"""A term with no variable left is decided by a fresh solver within this (symbolic.SOLVER_TIMEOUT_MS alike)."""
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,16 @@ def holds(model: Any, x: Any) -> bool:
     if z3.is_true(v) or z3.is_false(v):
         return bool(z3.is_true(v))
     solver = z3.Solver()
+    solver.set("timeout", GROUND_TIMEOUT_MS)
     solver.add(v)
     result = solver.check()
     if result == z3.unknown:
-        raise ValueError(f"the solver could not evaluate {v} ({solver.reason_unknown()})")
+        # Fail closed and say so (exit 2): an example or a decision the solver cannot evaluate is not guessed.
+        raise TopologError.at(
+            SourceLocation("policy analysis"),
+            f"the solver could not evaluate a term of an example ({solver.reason_unknown()}); "
+            "the analysis is refused rather than shown with a value it could not check",
+        )
     return bool(result == z3.sat)
 
 
