@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from verifier.authorization.audit import audit
-from verifier.authorization.classes import PolicyReads, class_keys, partition, policy_reads
+from verifier.authorization.classes import PolicyReads, class_keys, partition, partition_rows, policy_reads
 from verifier.authorization.entities import build_graph
 from verifier.authorization.evaluate import ACTIONS
 from verifier.authorization.setup import build_setup
@@ -79,6 +79,35 @@ def test_attrs_and_groups_of_many_gpus_are_each_gpus(name: str, inv: Inventory) 
         one = build_graph(inv, None, PRINCIPALS)  # a graph of its own: nothing shared with `many`
         assert many.attrs_many(uids) == [one.attrs(u) for u in uids]
         assert build_graph(inv, None, PRINCIPALS).groups_many(uids) == [one.group(u) for u in uids]
+
+
+@pytest.mark.parametrize(("name", "inv"), CASES, ids=[c[0] for c in CASES])
+def test_gpu_rows_are_each_gpus_uid_attrs_and_group(name: str, inv: Inventory) -> None:
+    # gpu_rows reads every GPU in one pass over the GPU objects; each row must be what the
+    # entity-by-entity answers give, on a graph of its own (nothing shared or remembered).
+    one = build_graph(inv, None, PRINCIPALS)
+    uids = one.uids_of_type("Gpu")
+    rows_uids, attrs, groups = build_graph(inv, None, PRINCIPALS).gpu_rows()
+    assert rows_uids == uids
+    assert attrs == [one.attrs(u) for u in uids]
+    assert groups == [one.group(u) for u in uids]
+
+
+@pytest.mark.parametrize(("name", "inv"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("named_node", [False, True])
+def test_partition_rows_is_partition_with_positions(name: str, inv: Inventory, named_node: bool) -> None:
+    # The classes of partition_rows are partition's, on the GPUs in every order; the positions
+    # of each class are its members' places in the list given, in its members' (sorted) order.
+    graph = build_graph(inv, None, PRINCIPALS)
+    nodes = graph.uids_of_type("Node")
+    named = frozenset(nodes[:1]) if named_node else frozenset()
+    grouped = PolicyReads(frozenset({"tenant", "state", "model"}), named)
+    for reads in (grouped, PolicyReads(grouped.attributes, named, groupable=False)):
+        for uids in _gpus_in_every_order(inv):
+            rows = partition_rows(uids, graph.attrs_many(uids), graph, reads)
+            assert [c for c, _ in rows] == partition(uids, graph, reads)
+            for c, at in rows:
+                assert [uids[i] for i in at] == list(c.members)
 
 
 def test_the_mixed_node_by_hand() -> None:

@@ -13,7 +13,15 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from verifier.authorization.classes import EntityClass, PolicyReads, class_keys, contexts, partition, policy_reads
+from verifier.authorization.classes import (
+    EntityClass,
+    PolicyReads,
+    class_keys,
+    contexts,
+    partition,
+    partition_rows,
+    policy_reads,
+)
 from verifier.authorization.entities import PRINCIPAL_TYPES, EntityGraph
 from verifier.authorization.evaluate import Decision, Request
 from verifier.authorization.setup import AuthzSetup
@@ -125,23 +133,32 @@ def _audit(
         reads = dataclasses.replace(reads, groupable=False)
     ctxs = contexts(reads)
     principals = graph.uids_of_type(*(("Team",) if teams_only else PRINCIPAL_TYPES))
-    resources = graph.uids_of_type(resource_type)
     pcs = partition(principals, graph, reads)
-    rcs = partition(resources, graph, reads)
+    rows: list[tuple[EntityClass, list[str], Sequence[Mapping[str, object]]]] = []
+    if resource_type == "Gpu":
+        # Every GPU's uid, attributes and group read in one pass (EntityGraph.gpu_rows), not
+        # looked up again from each uid for its class key, its group and its count.
+        resources, gpu_attrs, gpu_groups = graph.gpu_rows()
+        for rc, at in partition_rows(resources, gpu_attrs, graph, reads):
+            rows.append((rc, [gpu_groups[i] for i in at], [gpu_attrs[i] for i in at]))
+    else:
+        resources = graph.uids_of_type(resource_type)
+        for rc in partition(resources, graph, reads):
+            members = list(rc.members)
+            rows.append((rc, [group_of(m, graph) for m in members], graph.attrs_many(members)))
+    rcs = [rc for rc, _, _ in rows]
     per_class: dict[str, dict[str, int]] = {}
     groups: dict[str, int] = {}
     counted: dict[int, int] = {}  # GPUs that look alike share one attribute mapping: counted once
-    for rc in rcs:
+    for rc, in_group, member_attrs in rows:
         counts: dict[str, int] = {}
-        members = list(rc.members)
-        in_group = graph.groups_many(members) if resource_type == "Gpu" else [group_of(m, graph) for m in members]
         # Sorted members of one group that share one attribute mapping come in runs (a rack's
         # GPUs): each run is added once. Runs are added in the order they start, so every group
         # enters `counts` and `groups` where its first member would have put it.
         run_group: str | None = None
         run_attrs: Mapping[str, object] | None = None
         run = 0
-        for g, attrs in zip(in_group, graph.attrs_many(members), strict=True):
+        for g, attrs in zip(in_group, member_attrs, strict=True):
             if attrs is run_attrs and g == run_group:
                 run += 1
                 continue

@@ -19,10 +19,10 @@ a policy tests `context has x`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, EntityGraph
+from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, AttrValue, EntityGraph
 from verifier.authorization.observed import CEDAR_LONG, Observed
 from verifier.authorization.policies import PolicyBundle
 
@@ -140,13 +140,17 @@ class _Keys:
         self.values: dict[int, tuple[tuple[str, object], ...]] = {}
 
     def keys(self, uids: list[str]) -> list[tuple[object, ...]]:
+        return self.keys_of(uids, self.graph.attrs_many(uids))
+
+    def keys_of(self, uids: list[str], attrs_of: list[Mapping[str, AttrValue]]) -> list[tuple[object, ...]]:
+        """`keys`, the attributes of each uid given (EntityGraph.gpu_rows reads them in bulk)."""
         graph, reads, memo = self.graph, self.reads, self.values
         named_all = reads.named
         # A GPU that no policy names, when no policy names any hardware, has the key
         # ("Gpu", its values, None, ()): one per shared attribute mapping, made once for them all.
         plain_gpus: dict[int, tuple[object, ...]] | None = None if self.named_hardware else {}
         out: list[tuple[object, ...]] = []
-        for u, attrs in zip(uids, graph.attrs_many(uids), strict=True):
+        for u, attrs in zip(uids, attrs_of, strict=True):
             if plain_gpus is not None and u.startswith(_GPU_UID) and u not in named_all:
                 key = plain_gpus.get(id(attrs))
                 if key is None:
@@ -169,6 +173,26 @@ class _Keys:
 
 def _hashable(v: object) -> object:
     return tuple(v) if isinstance(v, list) else v
+
+
+def partition_rows(
+    uids: list[str], attrs: list[Mapping[str, AttrValue]], graph: EntityGraph, reads: PolicyReads
+) -> list[tuple[EntityClass, list[int]]]:
+    """`partition` of `uids` whose attributes are given (`attrs[i]` is uid i's), each class with
+    the positions of its members in `uids`, in the order of its (sorted) members.
+    """
+    keys = _Keys(graph, reads).keys_of(uids, attrs) if reads.groupable else [(u,) for u in uids]
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    out: list[tuple[EntityClass, list[int]]] = []
+    for at in groups.values():
+        listed = [uids[i] for i in at]
+        members = sorted(listed)
+        if members != listed:  # uids not given sorted: positions follow the sorted members
+            at = sorted(at, key=uids.__getitem__)
+        out.append((EntityClass(members[0], tuple(members)), at))
+    return sorted(out, key=lambda c: c[0].id)
 
 
 def partition(uids: Iterable[str], graph: EntityGraph, reads: PolicyReads) -> list[EntityClass]:

@@ -27,6 +27,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring
+from operator import attrgetter
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.gc_pause import collector_paused
@@ -141,6 +142,7 @@ class _Up:
 
 
 _ROOT = _Up((None, None, None), (), "", "", "", False)
+_obj_id = attrgetter("id")
 
 
 class _Domains:
@@ -371,6 +373,48 @@ class EntityGraph:
                 memo[u] = a
             out.append(a)
         return out
+
+    def gpu_rows(self) -> tuple[list[str], list[Mapping[str, AttrValue]], list[str]]:
+        """Every GPU's uid (in `uids_of_type("Gpu")`'s order), `attrs` and `group`, in one pass over
+        the GPU objects: what an audit reads of every GPU of a fleet, without finding each object
+        again from its uid (`attrs_many`, `groups_many`). Nothing is remembered per GPU.
+        """
+        ups, shared = self._up, self._gpu_attrs
+        below = self.gpus_holding_gpus()
+        ordered = sorted(self._objects_of("gpu"), key=_obj_id)
+        uids = [f"Gpu::{encode_basestring(o.id)}" for o in ordered]  # uid(), without a call per GPU
+        attrs: list[Mapping[str, AttrValue]] = []
+        groups: list[str] = []
+        # GPUs of one parent (a node's 8) share their group, and with one model and state their
+        # mapping: the parent's `_Up` is read once for them (as in attrs_many and groups_many).
+        last_parent: str | None = None
+        last_group = ""
+        last_up = _ROOT
+        siblings: tuple[str | None, str | None, Mapping[str, AttrValue] | None] = (None, None, None)
+        for u, o in zip(uids, ordered, strict=True):
+            parent = o.parent
+            if parent is None:
+                groups.append(o.id)  # nothing above it: its own group (_ROOT.near is all None)
+                attrs.append(self.attrs(u))
+                continue
+            if parent != last_parent:
+                last_up = ups.get(parent) or self._up_of(parent)
+                near = last_up.near
+                # "": no node, rack or pod above it, and then each GPU is its own group.
+                last_parent, last_group = parent, near[1] or near[0] or near[2] or ""
+                siblings = (None, None, None)
+            groups.append(last_group or o.id)
+            a: Mapping[str, AttrValue] | None = None
+            if not o.labels and o.id not in below:
+                model, state = o.model, o.state
+                if siblings[0] == model and siblings[1] == state and siblings[2] is not None:
+                    a = siblings[2]
+                else:
+                    up = last_up
+                    a = shared.get((model, up.tenant, up.zone, up.owner, up.quarantined, state))
+                    siblings = (model, state, a)
+            attrs.append(a if a is not None else self.attrs(u))
+        return uids, attrs, groups
 
     @staticmethod
     def _gpu_at(gpu_uid: str, objects: Mapping[str, Obj]) -> Obj | None:
