@@ -76,7 +76,14 @@ def test_authorize_evaluation_error_is_a_deny_and_a_finding() -> None:
         (["--principal", "nobody"], "--principal 'nobody' is not in inventories/principals.yml"),
         (["--resource", "euw-spine0"], "--resource 'euw-spine0' is not a GPU, node, rack or pod"),
         (["--resource", 'Gpu::"nope"'], "no such entity"),
-        (["--context", "{incident: true}"], "--context: --context is not JSON"),
+        # A type written in lower case names no entity type at all: said so, with the type meant.
+        (
+            ["--resource", 'gpu::"a100-n0/gpu0"'],
+            "'gpu' is no entity type; expected one of: Team, User, ServiceAccount, Gpu, Node, Rack, Pod, "
+            "NvlinkDomain; did you mean 'Gpu'?",
+        ),
+        (["--context", "[1]"], '--context: expected a JSON object such as {"incident": true}'),
+        (["--context", "{incident: true}"], "--context: not JSON"),
         (["--context", '{"incident": "yes"}'], "the request does not match the schema"),
         (["--policies", "tests/authorization/small"], "no schema.cedarschema in the policy directory"),
     ],

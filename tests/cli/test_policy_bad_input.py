@@ -122,9 +122,9 @@ def test_a_forbid_in_a_subfolder_counts_for_every_subcommand_as_for_authorize(tm
 @pytest.mark.parametrize(
     ("context", "message"),
     [
-        ("[1]", "--context must be a JSON object such as"),
-        ('"incident"', "--context must be a JSON object such as"),
-        ("{bad", "--context is not JSON"),
+        ("[1]", "--context: expected a JSON object such as"),
+        ('"incident"', "--context: expected a JSON object such as"),
+        ("{bad", "--context: not JSON"),
         ('{"incident": 1}', "the request does not match the schema"),
         ('{"incident": "yes"}', "the request does not match the schema"),
         ('{"incident": null}', "error: --context:"),
@@ -148,7 +148,7 @@ def test_a_bad_context_is_refused_by_who_and_what(context: str, message: str) ->
         (["who", "schedule", 'Gpu::"a100-n0/gpü0"', MIXED], 'error: RESOURCE: Gpu::"a100-n0/gpü0": no such entity'),
         (["who", "schedule", "", MIXED], "error: RESOURCE: '' is not a GPU, node, rack or pod of the inventory"),
         (["who", "schedule", 'Gpu::"a100-n0/gpu0', MIXED], "error: RESOURCE:"),
-        (["who", "schedule", 'Bogus::"x"', MIXED], 'error: RESOURCE: Bogus::"x": no such entity'),
+        (["who", "schedule", 'Bogus::"x"', MIXED], "error: RESOURCE: Bogus::\"x\": 'Bogus' is no entity type"),
         # A uid of the wrong kind, each way round.
         (["who", "drain", 'Team::"sre"', MIXED], 'error: RESOURCE: Team::"sre" is not a resource; expected one'),
         (["what", 'Rack::"euw-rtx"', MIXED], 'error: PRINCIPAL: Rack::"euw-rtx" is not a principal; expected one'),

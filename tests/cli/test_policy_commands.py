@@ -130,7 +130,7 @@ def test_what_as_json_with_one_action_and_context() -> None:
         (["what", "zed", SMALL], "error: PRINCIPAL: 'zed' is not in tests/authorization/small/principals.yml"),
         (["who", "drain", 'User::"u1"', SMALL], 'error: RESOURCE: User::"u1" is not a resource; expected one of'),
         (["what", 'Node::"na0"', SMALL], 'error: PRINCIPAL: Node::"na0" is not a principal; expected one of'),
-        (["who", "schedule", "nb0/gpu0", SMALL, "--context", "[1]"], "error: --context: --context must be a JSON"),
+        (["who", "schedule", "nb0/gpu0", SMALL, "--context", "[1]"], "error: --context: expected a JSON object"),
         (
             ["who", "schedule", "nb0/gpu0", SMALL, "--context", '{"incident": 3}'],
             "error: --context: the request does not match the schema",

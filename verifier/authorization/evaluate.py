@@ -325,18 +325,20 @@ def _policy_of(message: str) -> str:
 
 
 def parse_context(text: str) -> dict[str, object]:
-    """A request context given as JSON text on the command line; ValueError with a short reason."""
+    """A request context given as JSON text on the command line; ValueError with a short reason (the
+    caller names the flag, as a location).
+    """
     try:
         value = loads_exact(text, parse_int=_long)
     except json.JSONDecodeError as err:
-        raise ValueError(f"--context is not JSON: {err.msg} at column {err.colno}") from None
+        raise ValueError(f"not JSON: {err.msg} at column {err.colno}") from None
     except RecursionError:
         raise ValueError(
             f"JSON nested deeper than it can be read; expected at most nesting_depth = "
             f"{current_limits().nesting_depth} levels"
         ) from None
     if not isinstance(value, dict):
-        raise ValueError('--context must be a JSON object such as {"incident": true}')
+        raise ValueError('expected a JSON object such as {"incident": true}')
     return value
 
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verifier.authorization.entities import HARDWARE_TYPES, uid
+from verifier.authorization.entities import HARDWARE_TYPES, PRINCIPAL_TYPES, RESOURCE_TYPES, uid
 from verifier.authorization.evaluate import Decision, Request
 from verifier.authorization.setup import AuthzSetup
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.suggest import did_you_mean
+
+ENTITY_TYPES = (*PRINCIPAL_TYPES, *RESOURCE_TYPES)
+"""The entity types of a request's principal and resource (policies/schema.cedarschema)."""
 
 
 def _bad(message: str, where: str = "<request>") -> TopologError:
@@ -45,6 +49,12 @@ def resolve(setup: AuthzSetup, text: str, role: str) -> str:
     entities = setup.graph.entities
     if "::" in text:
         etype, _, rest = text.partition("::")
+        if etype not in ENTITY_TYPES:
+            # `gpu::"x"`: no entity of any type has that uid; say which types there are, not "no such entity".
+            raise _bad(
+                f"--{role} {text}: {etype!r} is no entity type; expected one of: {', '.join(ENTITY_TYPES)}"
+                f"{did_you_mean(etype, ENTITY_TYPES)}"
+            )
         eid = rest[1:-1] if len(rest) >= 2 and rest[0] == rest[-1] == '"' else rest
         candidate = uid(etype, eid)
         if candidate not in entities:
