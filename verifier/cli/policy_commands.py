@@ -25,13 +25,16 @@ class PolicyGroup(LazyGroup):
 
 @click.group("policy", cls=PolicyGroup)
 def policy_cmd() -> None:
-    """Analyse the Cedar policies: who may ever do what, and whether two policy sets decide alike.
+    """Analyse the Cedar policies: dead, shadowed, redundant and error-prone policies, who may ever
+    do what, and whether two policy sets decide alike.
 
     Answers cover every class of principal and hardware in the inventory and every context the
-    policies can tell apart (docs/policy-analysis.md says what each analysis covers).
+    policies can tell apart, and, where the schema-wide analysis covers the policies, every entity
+    the schema allows (docs/policy-analysis.md says what each analysis covers).
 
     \b
     Example:
+      topolog policy check inventories/mixed-fleet.yaml --format sarif
       topolog policy who schedule 'Gpu::"mi300x-n0/gpu0"' inventories/mixed-fleet.yaml
       topolog policy what alice inventories/mixed-fleet.yaml
       topolog policy compare ../policies-next inventories/mixed-fleet.yaml
