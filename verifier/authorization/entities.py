@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from operator import attrgetter
+from typing import NamedTuple
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.gc_pause import collector_paused
@@ -127,10 +128,12 @@ def _split(entity_uid: str) -> tuple[str, str]:
     return etype, str(json.loads(quoted))
 
 
-@dataclass(frozen=True)
-class _Up:
+class _Up(NamedTuple):
     """What an object inherits, counting itself: its nearest node, rack and pod (own kind
     included) and the labels of LABEL_ATTRS as its nearest labelled ancestor (or itself) has them.
+
+    A named tuple, not a frozen dataclass: an audit makes one per node of a fleet (16,384 at
+    131,072 GPUs), and a tuple is made in a third of the time.
     """
 
     near: tuple[str | None, str | None, str | None]
@@ -551,12 +554,12 @@ class EntityGraph:
         done = self._up.get(oid)
         if done is not None:
             return done
-        objects = self.inv.objects
+        objects, ups = self.inv.objects, self._up
         path: list[Obj] = []
         base = _ROOT
         cur: str | None = oid
         while cur is not None:
-            known = self._up.get(cur)
+            known = ups.get(cur)
             if known is not None:
                 base = known
                 break
@@ -566,27 +569,30 @@ class EntityGraph:
             path.append(o)
             cur = o.parent
         for o in reversed(path):
-            labels = o.labels
-            near, hardware = base.near, base.hardware
-            slot = _SLOT.get(o.kind)
-            if slot is not None:
-                nearest = list(near)
-                nearest[slot] = o.id
-                near = (nearest[0], nearest[1], nearest[2])
-            if o.kind in HARDWARE_TYPES:
-                hardware = (o.id, *hardware)
-            if labels or o.kind in HARDWARE_TYPES:  # else it inherits all: share its parent's
-                base = _Up(
-                    near,
-                    hardware,
-                    labels.get("tenant", base.tenant),
-                    labels.get("zone", base.zone),
-                    labels.get("owner", base.owner),
-                    # Values are checked by check_label_types: anything but "true" here is "false".
-                    base.quarantined or labels.get("quarantine") == "true",
-                )
-            self._up[o.id] = base
-        return self._up.get(oid, base)
+            labels, kind = o.labels, o.kind
+            hardware_kind = kind in HARDWARE_TYPES
+            if hardware_kind or labels:  # else it inherits all: share its parent's
+                near = base.near
+                slot = _SLOT.get(kind)
+                if slot is not None:
+                    nearest = list(near)
+                    nearest[slot] = o.id
+                    near = (nearest[0], nearest[1], nearest[2])
+                hardware = (o.id, *base.hardware) if hardware_kind else base.hardware
+                if labels:
+                    base = _Up(
+                        near,
+                        hardware,
+                        labels.get("tenant", base.tenant),
+                        labels.get("zone", base.zone),
+                        labels.get("owner", base.owner),
+                        # Values are checked by check_label_types: anything but "true" here is "false".
+                        base.quarantined or labels.get("quarantine") == "true",
+                    )
+                else:  # the labels of its parent's (most GPUs and racks have none of their own)
+                    base = _Up(near, hardware, base.tenant, base.zone, base.owner, base.quarantined)
+            ups[o.id] = base
+        return ups.get(oid, base)
 
     def gpus_holding_gpus(self) -> frozenset[str]:
         """The GPUs with another GPU below them (mostly none): only their attributes count more GPUs
