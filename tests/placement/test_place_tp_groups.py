@@ -15,11 +15,11 @@ TP=4 groups on dgx03: floor(7 / 4) = 1 group from the 7-GPU domain (3 GPUs left 
 floor(1 / 4) = 0 from gpu2's: at most 1 x 4 = 4 GPUs of dgx03 run in TP=4 groups, never gpu2.
 On every other node floor(8 / 4) = 2 groups: 8 GPUs.
 
-The rules today judge a domain on its nodes' largest NVLink domain (7 for dgx03) and count all 8
-eligible GPUs, so dgx03 is said to host two replicas (8 GPUs, gpu2 among them) and one replica's
-members are gpu0-gpu3, gpu2 in a TP group whose other members cannot reach it over NVLink. The
-two tests that say what a sound placement gives are strict xfails until the rules count whole
-TP groups per NVLink domain (docs/placement.md, "layout").
+Before the fix the rules judged a domain on its nodes' largest NVLink domain (7 for dgx03) and
+counted all 8 eligible GPUs: dgx03 was said to host two replicas (8 GPUs, gpu2 among them) and
+one replica's members were gpu0-gpu3, gpu2 in a TP group whose other members cannot reach it
+over NVLink. Every engine must now agree (the rules count whole groups: hosts.dl
+`place_tp_gpus`; the members are whole groups: verifier/placement/tp_groups.py).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from verifier.placement.place import JobPlacements, PlaceReport
+from verifier.placement.tp_groups import tp_members, whole_groups
 from verifier.session.place_run import place
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,11 +60,11 @@ jobs:
 NODES = [f"dgx{i:02d}" for i in range(8)]
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> PlaceReport:
+@pytest.fixture(scope="module", params=["memory", "duckdb", "pydatalog"])
+def report(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> PlaceReport:
     path = tmp_path_factory.mktemp("tp_groups") / "jobs.yaml"
     path.write_text(JOBS)
-    return place([POD], [path], limit=0)
+    return place([POD], [path], limit=0, why_not=True, engine=str(request.param))
 
 
 def _job(report: PlaceReport, name: str) -> JobPlacements:
@@ -82,18 +83,18 @@ def test_full_nodes_host_two_tp4_replicas(report: PlaceReport) -> None:
         assert p.layout is not None and (p.layout.tp, p.layout.pp) == (4, 1)
 
 
-@pytest.mark.xfail(strict=True, reason="placement counts dgx03's 8 GPUs, not its 4 in whole TP=4 groups")
 def test_dgx03_cannot_host_two_tp4_replicas(report: PlaceReport) -> None:
     # Two replicas need 2 TP=4 groups = 8 GPUs; dgx03 has 4 GPUs in whole TP=4 groups (see the
     # module docstring): it hosts nothing, the 7 other nodes host the job.
     jp = _job(report, "two-replicas")
     assert sorted(p.domain for p in jp.placements) == [n for n in NODES if n != "dgx03"]
     assert jp.hosting == 7
+    # Why not: all 8 GPUs pass every stage (8 >= 8), only 4 fill whole groups.
+    (why,) = [w for w in jp.why_not if w.domain == "dgx03"]
+    assert (why.requirement, why.have, why.need) == ("tp_groups", 4, 8)
+    assert why.message == "dgx03: 4 GPUs in whole TP groups, each inside one scale-up domain, job needs 8"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="members are the first 4 GPUs by name, gpu2 (alone in its NVLink domain) among them"
-)
 def test_dgx03_tp4_group_is_inside_its_7_gpu_domain(report: PlaceReport) -> None:
     # One replica: one TP=4 group, from the 7-GPU domain only; the first 4 of it by name are
     # gpu0, gpu1, gpu3, gpu4 (gpu2 is alone in its domain and fills no group).
@@ -101,3 +102,33 @@ def test_dgx03_tp4_group_is_inside_its_7_gpu_domain(report: PlaceReport) -> None
     assert jp.hosting == 8
     p = next(p for p in jp.placements if p.domain == "dgx03")
     assert p.gpus == ("dgx03/gpu0", "dgx03/gpu1", "dgx03/gpu3", "dgx03/gpu4")
+
+
+def test_tp_members_take_whole_groups_inside_domains() -> None:
+    # n0's 8 GPUs: g2 alone in its domain "n0/g2", the other 7 in "n0/g0". TP=4, 4 needed: the
+    # 7-GPU domain gives the group g0, g1, g3, g4 (the first 4 by name), g2 none.
+    gpus = [f"n0/g{i}" for i in range(8)]
+    scaleup = {g: ("n0/g2" if g == "n0/g2" else "n0/g0") for g in gpus}
+    node = dict.fromkeys(gpus, "n0")
+    assert tp_members(gpus, 4, 4, node, scaleup, fullest=False) == ["n0/g0", "n0/g1", "n0/g3", "n0/g4"]
+    # 8 needed: 7 // 4 = 1 group and 1 // 4 = 0: no whole groups enough, nothing.
+    assert tp_members(gpus, 8, 4, node, scaleup, fullest=False) == []
+    assert whole_groups(["n0/g0", "n0/g1", "n0/g3", "n0/g4"], 4, scaleup)
+    assert not whole_groups(["n0/g0", "n0/g1", "n0/g2", "n0/g3"], 4, scaleup)
+
+
+def test_tp_members_fullest_nodes_first_and_groups_across_nodes() -> None:
+    # a has 4 GPUs (domain "a"), b has 8 (domain "b"); TP=4, 8 needed. By name: a's group, then
+    # b's first. Fullest first (max_nodes): b's two groups, one node.
+    a = [f"a/g{i}" for i in range(4)]
+    b = [f"b/g{i}" for i in range(8)]
+    gpus = a + b
+    node = {g: g.split("/")[0] for g in gpus}
+    scaleup = dict(node)
+    assert tp_members(gpus, 8, 4, node, scaleup, fullest=False) == a + b[:4]
+    assert tp_members(gpus, 8, 4, node, scaleup, fullest=True) == b
+    # Two 4-GPU trays in one 72-GPU-like domain "r" (GB200): TP=8 fits no tray alone, so a group
+    # spans both, the only whole group there is.
+    trays = [f"t{n}/g{i}" for n in range(2) for i in range(4)]
+    tray_node = {g: g.split("/")[0] for g in trays}
+    assert tp_members(trays, 8, 8, tray_node, dict.fromkeys(trays, "r"), fullest=True) == trays

@@ -22,6 +22,7 @@ from verifier.engine.ast import Program, Row, Value
 from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
 from verifier.facts.jobs import job_facts
+from verifier.placement.tp_groups import ScaleupOf, signature, tp_members, whole_groups
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.jobs.layout import choose, heads_text, layouts, pp_sizes, tp_sizes
 from verifier.sources.jobs.spec import Job, Jobs
@@ -51,6 +52,7 @@ PLACEMENT_RELATIONS = (
     "job_candidate_count",
     "place_layout",
     "place_node_scaleup",
+    "place_gpu_scaleup",
     "job_never",
 )
 """The relations `place` reads; only the rules they depend on are evaluated."""
@@ -226,22 +228,24 @@ def _rank(
         for r in q("place_layout")
     }
     job_layouts: dict[str, set[ReplicaLayout]] = defaultdict(set)
-    for (name, _domain), layout in layouts.items():
+    job_tps: dict[str, dict[str, int]] = defaultdict(dict)
+    for (name, domain), layout in layouts.items():
         job_layouts[name].add(layout)
+        job_tps[name][domain] = layout.tp
     never = Columns.of(program, "job_never", ("job", "reason"))
     n_job, n_reason = never.index["job"], never.index["reason"]
     reasons_never: dict[str, list[str]] = defaultdict(list)
     for r in q("job_never"):
         reasons_never[str(r[n_job])].append(str(r[n_reason]))
     picker = _Picker(engine, program, profiles)
-    fitted = MemberLayouts(engine, program, profiles)
+    fitted = MemberLayouts(engine, program, profiles, picker.scaleup_of)
     out: list[JobPlacements] = []
     for job in jobs:
         jp = JobPlacements(job, candidates.get(job.name, 0))
         jp.never = sorted(reasons_never.get(job.name, ()))
         # Members are named only for the placements shown: at fleet scale a job has thousands
         # of hosting domains, ranked by figures that need no member names.
-        jp.hosting, shown = picker.ranked(job, hosts.get(job.name, []), rank, limit)
+        jp.hosting, shown = picker.ranked(job, hosts.get(job.name, []), rank, limit, tps=job_tps.get(job.name))
         jp.placements = [
             Placement(domain, members, nodes, worst, cost, fitted.layout(job, members, layouts.get((job.name, domain))))
             for domain, members, nodes, worst, cost in shown
@@ -350,8 +354,9 @@ class MemberLayouts:
     Read lazily: only placements shown of jobs with a model ask.
     """
 
-    def __init__(self, engine: Backend, program: Program, profiles: Profiles) -> None:
+    def __init__(self, engine: Backend, program: Program, profiles: Profiles, scaleup_of: ScaleupOf) -> None:
         self.engine, self.program, self.profiles = engine, program, profiles
+        self.scaleup_of = scaleup_of
         self._scaleup: dict[str, int] | None = None
         self._keys: dict[str, list[ProfileKey]] = defaultdict(list)
         self._hbm_at = profiles.key_columns.index("hbm_mb")
@@ -393,6 +398,10 @@ class MemberLayouts:
             return chosen
         lay = choose(job.model, least_hbm, least_scaleup)
         if lay is None or lay.gpus != chosen.gpus:
+            return chosen
+        # The members were picked in whole groups of the domain's TP: another TP is shown only
+        # where they split into whole groups of it too, each inside one scale-up domain.
+        if lay.tp != chosen.tp and not whole_groups(members, lay.tp, self.scaleup_of()):
             return chosen
         return ReplicaLayout(lay.tp, lay.pp, least_hbm, least_scaleup)
 
@@ -498,6 +507,8 @@ class _Picker:
         self.pairs = profiles.pairs
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
         self._shapes: dict[tuple[object, ...], _Shape] = {}
+        self.scaleup_of = ScaleupOf(engine, program)
+        self._signatures: dict[ProfileKey, tuple[int, ...]] = {}
 
     def ranked(
         self,
@@ -506,11 +517,13 @@ class _Picker:
         rank: str,
         limit: int,
         eligible_profiles: Mapping[Value, list[_Profile]] | None = None,
+        tps: Mapping[str, int] | None = None,
     ) -> tuple[int, list[Shown]]:
         """How many domains host `job`, and the first `limit` of them (0: all) ranked by `rank`.
 
         `eligible_profiles`: each hosting domain's eligible profiles (Profiles.info's), where the
         caller judged them without the engine (verifier/placement/plain.py); else read here.
+        `tps`: per domain the TP of a model job's layout there; members are whole TP groups.
 
         The ranking figures come first and members are named only for the domains shown. A
         domain inside one node with one eligible profile (nodes, most NVLink domains) is judged
@@ -529,19 +542,22 @@ class _Picker:
         order: list[tuple[int, int, int, str, int]] = []
         for i, (domain, need) in enumerate(hosts):
             profiles = eligible.get(domain)
+            tp = tps.get(domain, 1) if tps else 1
             node, local_id, cls, key = profiles[0] if profiles is not None and len(profiles) == 1 else _NO_PROFILE
             if local_id is not None and cls is not None:
                 # The shape _judge gives a one-node, one-profile domain, without the call.
-                shape = ((cls,), (local_id,), (need, fabric, fullest, in_domain))
+                shape: tuple[object, ...] = ((cls,), (local_id,), (need, fabric, fullest, in_domain))
+                if tp > 1:
+                    shape = (*shape, tp, self._signature(key))
                 found = shapes.get(shape)
                 if found is None:
-                    found = shapes[shape] = self._shape(job, [key], need, [node])
+                    found = shapes[shape] = self._shape(job, [key], need, [node], tp)
                 local, worst, count, _tally = found
                 p = price.get(node)
                 cost = p * len(local) if p is not None and local else None
                 one: _Judged = (domain, count, worst, cost, (node,), local)
             else:
-                one = self._judge(job, domain, need, profiles or [])
+                one = self._judge(job, domain, need, profiles or [], tp)
                 _d, count, worst, cost, _n, _l = one
             judged.append(one)
             bw = -(worst if worst is not None else _BIG)
@@ -566,14 +582,24 @@ class _Picker:
             per_domain[row[domain_at]].append(info[profile_of(row)])
         return per_domain
 
-    def _judge(self, job: Job, domain: str, need: int, eligible: Sequence[_Profile]) -> _Judged:
+    def _signature(self, key: ProfileKey) -> tuple[int, ...]:
+        """Which GPUs of a profile share a scale-up domain (tp_groups.signature), once per profile."""
+        found = self._signatures.get(key)
+        if found is None:
+            found = self._signatures[key] = signature(self.by_profile.get(key, ()), self.scaleup_of())
+        return found
+
+    def _judge(self, job: Job, domain: str, need: int, eligible: Sequence[_Profile], tp: int = 1) -> _Judged:
         """The domain's members and figures, judged once per shape: the domain's nodes in the
         order their GPUs sort, each with its node class and its eligible profiles without the
         node's name (and which GPUs they hold), plus the need and the job's topology needs.
         Thousands of identical nodes or racks then cost one pick and a price lookup each.
         """
-        needs = (need, job.min_fabric_mbps, _fullest_first(job), job.scope == "nvlink_domain")
+        needs: tuple[object, ...] = (need, job.min_fabric_mbps, _fullest_first(job), job.scope == "nvlink_domain")
         keys = [p[3] for p in eligible]
+        if tp > 1:  # which eligible GPUs share a scale-up domain decides the groups
+            held = sorted(g for k in keys for g in self.by_profile.get(k, ()))
+            needs = (*needs, tp, signature(held, self.scaleup_of()))
         ids = [p[1] for p in eligible]
         first = eligible[0][0] if eligible else ""
         if len(eligible) == 1:  # the usual case: a domain inside one node, all alike
@@ -590,14 +616,14 @@ class _Picker:
         class_of = self.pairs.class_of
         classes = (class_of.get(nodes[0]),) if len(nodes) == 1 else tuple(class_of.get(n) for n in nodes)
         if None in classes or None in ids:
-            members, node_of, fabric_of = self._members(job, keys, need)
+            members, node_of, fabric_of = self._members(job, keys, need, tp)
             used = sorted({node_of[g] for g in members})
             worst = self._bottleneck(job, members, used, node_of, fabric_of)
             return (domain, len(used), worst, self._cost(members, node_of), tuple(members), None)
         shape = (classes, profiles, needs)
         found = self._shapes.get(shape)
         if found is None:
-            found = self._shapes[shape] = self._shape(job, keys, need, nodes)
+            found = self._shapes[shape] = self._shape(job, keys, need, nodes, tp)
         local, worst, count, tally = found
         if len(nodes) == 1:
             price = self.price.get(nodes[0])
@@ -611,9 +637,9 @@ class _Picker:
             )
         return (domain, count, worst, cost, nodes, local)
 
-    def _shape(self, job: Job, keys: list[ProfileKey], need: int, nodes: list[str]) -> _Shape:
+    def _shape(self, job: Job, keys: list[ProfileKey], need: int, nodes: list[str], tp: int = 1) -> _Shape:
         """A shape's members (local to `nodes`, the domain's nodes in order), bottleneck, node count and tally."""
-        members, node_of, fabric_of = self._members(job, keys, need)
+        members, node_of, fabric_of = self._members(job, keys, need, tp)
         used = sorted({node_of[g] for g in members})
         position = {n: i for i, n in enumerate(nodes)}
         local = tuple((position[node_of[g]], g[len(node_of[g]) + 1 :]) for g in members)
@@ -622,8 +648,12 @@ class _Picker:
             tally[i] += 1
         return local, self._bottleneck(job, members, used, node_of, fabric_of), len(used), tuple(tally.items())
 
-    def _members(self, job: Job, keys: list[ProfileKey], need: int) -> tuple[list[str], dict[str, str], dict[str, int]]:
-        """The members, with the node and the fabric bandwidth of each candidate GPU."""
+    def _members(
+        self, job: Job, keys: list[ProfileKey], need: int, tp: int = 1
+    ) -> tuple[list[str], dict[str, str], dict[str, int]]:
+        """The members, with the node and the fabric bandwidth of each candidate GPU; with a TP
+        above 1 (a model job), whole TP groups inside scale-up domains (tp_groups).
+        """
         gpus: list[str] = []
         node_of: dict[str, str] = {}
         fabric_of: dict[str, int] = {}
@@ -636,7 +666,10 @@ class _Picker:
             node_of.update(dict.fromkeys(held, node))
             fabric_of.update(dict.fromkeys(held, fabric))
         gpus.sort()
-        members = _fewest_nodes(gpus, need, node_of) if _fullest_first(job) else gpus[:need]
+        if tp > 1:
+            members = tp_members(gpus, need, tp, node_of, self.scaleup_of(), _fullest_first(job))
+        else:
+            members = _fewest_nodes(gpus, need, node_of) if _fullest_first(job) else gpus[:need]
         return members, node_of, fabric_of
 
     def _bottleneck(
@@ -753,6 +786,7 @@ _HAVING: dict[str, Callable[[Job], str]] = {
     "rail_aligned": lambda job: " on nodes whose GPUs each reach the fabric through a NIC of their own rail",
     "min_fabric_mbps": lambda job: f" reach the fabric at {rate_text(job.min_fabric_mbps or 0)} or more",
     "layout": lambda job: f" whose memory and scale-up domain hold a TP x PP layout of the model ({_layout_rule(job)})",
+    "tp_groups": lambda job: " in whole TP groups, each inside one scale-up domain",
 }
 """Per requirement counted in GPUs: what the domain's GPUs that pass it have ("8 GPUs <this>")."""
 
