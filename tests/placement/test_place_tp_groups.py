@@ -24,13 +24,17 @@ over NVLink. Every engine must now agree (the rules count whole groups: hosts.dl
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from verifier.placement.place import JobPlacements, PlaceReport
 from verifier.placement.tp_groups import tp_members, whole_groups
-from verifier.session.place_run import place
+from verifier.session.inputs import read_inventory
+from verifier.session.place_run import PlaceSettings, jobs_to_place, place, placements
+from verifier.session.side_files import discover
+from verifier.sources.scenario import apply_scenario, scenario_from
 
 REPO = Path(__file__).resolve().parents[2]
 POD = REPO / "inventories" / "dgx-h100-pod.yaml"
@@ -132,3 +136,50 @@ def test_tp_members_fullest_nodes_first_and_groups_across_nodes() -> None:
     trays = [f"t{n}/g{i}" for n in range(2) for i in range(4)]
     tray_node = {g: g.split("/")[0] for g in trays}
     assert tp_members(trays, 8, 8, tray_node, dict.fromkeys(trays, "r"), fullest=True) == trays
+
+
+MAX_NODES = f"""\
+apiVersion: topolog.dev/v1
+kind: Jobs
+jobs:
+  # Four replicas: 4 TP=4 groups, 16 GPUs, on the pod (scope any) within max_nodes nodes.
+  - name: two-nodes
+    principal: Team::"research"
+    replicas: 4
+    topology: {{scope: any, max_nodes: 2}}
+    {MODEL}
+  - name: three-nodes
+    principal: Team::"research"
+    replicas: 4
+    topology: {{scope: any, max_nodes: 3}}
+    {MODEL}
+"""
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_max_nodes_counts_whole_groups_per_node(tmp_path: Path, engine: str) -> None:
+    # Drain every node but dgx03, dgx04 and dgx05, and dgx05's gpu4-gpu7. Eligible GPUs: dgx03 8,
+    # dgx04 8, dgx05 4 (gpu0-gpu3, one 8-GPU domain); in whole TP=4 groups: dgx03 4 (above),
+    # dgx04 8, dgx05 4: 16 in all, the 16 needed, so the count passes.
+    # max_nodes 2: the two fullest nodes hold 8 + 8 = 16 eligible GPUs, but only 8 + 4 = 12 in
+    # whole groups (dgx04 and dgx03 or dgx05): refused on max_nodes, 12 < 16.
+    # max_nodes 3: dgx04's 2 groups, then dgx03's and dgx05's (4 GPUs each, by name): dgx03's
+    # group is gpu0, gpu1, gpu3, gpu4 (never gpu2), dgx05's gpu0-gpu3.
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(MAX_NODES)
+    drain = [f"dgx{n:02d}" for n in (0, 1, 2, 6, 7)] + [f"dgx05/gpu{g}" for g in range(4, 8)]
+    how = PlaceSettings(why_not=True, engine=engine)
+    inputs = read_inventory([POD], discover([POD]))
+    drained = replace(inputs, inventory=apply_scenario(inputs.inventory, scenario_from(drain=drain)), digest_parts=None)
+    report, _allowed = placements(drained, jobs_to_place([jobs], True, ()), how)
+    two = _job(report, "two-nodes")
+    assert two.hosting == 0
+    assert [(w.domain, w.requirement, w.have, w.need) for w in two.why_not] == [("pod0", "max_nodes", 12, 16)]
+    three = _job(report, "three-nodes")
+    (p,) = three.placements
+    assert p.domain == "pod0" and p.nodes == 3
+    assert p.gpus == (
+        *(f"dgx03/gpu{g}" for g in (0, 1, 3, 4)),
+        *(f"dgx04/gpu{g}" for g in range(8)),
+        *(f"dgx05/gpu{g}" for g in range(4)),
+    )
