@@ -56,9 +56,62 @@ objects:
 """
 
 
+# Nodes in other places: n0 at the top (no parent; its GPUs' group is n0), n1 straight under a
+# pod (no rack: group n1) with labels of its own over the pod's, n2 and n3 alike in rack r of a
+# labelled fleet (group r), n3 quarantined by its own label, and n4 straight under the fleet.
+# m5 (listed first) is n1 but for the pod's tenant: a node's labels read wrong would give n1's
+# GPU m5's shared mapping.
+NODES = """\
+apiVersion: topolog.dev/v1
+kind: Inventory
+objects:
+  - name: n0
+    kind: node
+    labels: {tenant: solo, quarantine: "true"}
+    children:
+      - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+      - {name: gpu1, kind: gpu, model: H100-SXM5-80GB}
+  - name: p
+    kind: pod
+    labels: {tenant: pod-t, zone: pz}
+    children:
+      - name: n1
+        kind: node
+        labels: {tenant: n1-t, owner: o1}
+        children:
+          - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+      - name: m5
+        kind: node
+        labels: {owner: o1}
+        children:
+          - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+  - name: f
+    kind: fleet
+    labels: {zone: fz}
+    children:
+      - name: r
+        kind: rack
+        children:
+          - name: n2
+            kind: node
+            children:
+              - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+          - name: n3
+            kind: node
+            labels: {quarantine: "true"}
+            children:
+              - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+      - name: n4
+        kind: node
+        children:
+          - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+"""
+
+
 def _inventories() -> list[tuple[str, Inventory]]:
     out = [(p.name, load_inventory([p])) for p in [*INVENTORIES, HERE / "layered.yaml"]]
     out.append(("mixed", load_inventory_text(MIXED, "mixed.yaml")))
+    out.append(("nodes", load_inventory_text(NODES, "nodes.yaml")))
     return out
 
 
@@ -108,6 +161,24 @@ def test_partition_rows_is_partition_with_positions(name: str, inv: Inventory, n
             assert [c for c, _ in rows] == partition(uids, graph, reads)
             for c, at in rows:
                 assert [uids[i] for i in at] == list(c.members)
+
+
+def test_the_nodes_by_hand() -> None:
+    # By hand from NODES: groups are a node's rack, else the node; m5 has the pod's tenant and
+    # zone and its own owner; n1's tenant is its own label (over the pod's), its zone the pod's;
+    # n2, n3 and n4 take zone fz from the fleet and tenant ""; n0 and n3 are quarantined by
+    # their own labels.
+    _, attrs, groups = build_graph(load_inventory_text(NODES, "nodes.yaml"), None, PRINCIPALS).gpu_rows()
+    assert groups == ["m5", "n0", "n0", "n1", "r", "r", "n4"]
+    assert [(a["tenant"], a["zone"], a["owner"], a["quarantined"]) for a in attrs] == [
+        ("pod-t", "pz", "o1", False),
+        ("solo", "", "", True),
+        ("solo", "", "", True),
+        ("n1-t", "pz", "o1", False),
+        ("", "fz", "", False),
+        ("", "fz", "", True),
+        ("", "fz", "", False),
+    ]
 
 
 def test_the_mixed_node_by_hand() -> None:

@@ -382,17 +382,19 @@ class EntityGraph:
         the GPU objects: what an audit reads of every GPU of a fleet, without finding each object
         again from its uid (`attrs_many`, `groups_many`). Nothing is remembered per GPU.
         """
-        ups, shared = self._up, self._gpu_attrs
+        objects, ups, shared = self.inv.objects, self._up, self._gpu_attrs
         below = self.gpus_holding_gpus()
         ordered = sorted(self._objects_of("gpu"), key=_obj_id)
         uids = [f"Gpu::{encode_basestring(o.id)}" for o in ordered]  # uid(), without a call per GPU
         attrs: list[Mapping[str, AttrValue]] = []
         groups: list[str] = []
+        # What a node passes down, by (its labels, its parent's `_Up`): both shared, alive throughout.
+        node_labels: dict[tuple[int, int], tuple[str, str, str, bool]] = {}
         # GPUs of one parent (a node's 8) share their group, and with one model and state their
-        # mapping: the parent's `_Up` is read once for them (as in attrs_many and groups_many).
+        # mapping: the parent is looked at once for them (as in attrs_many and groups_many).
         last_parent: str | None = None
         last_group = ""
-        last_up = _ROOT
+        inherited = ("", "", "", False)  # tenant, zone, owner, quarantined as the parent passes them down
         siblings: tuple[str | None, str | None, Mapping[str, AttrValue] | None] = (None, None, None)
         for u, o in zip(uids, ordered, strict=True):
             parent = o.parent
@@ -401,11 +403,31 @@ class EntityGraph:
                 attrs.append(self.attrs(u))
                 continue
             if parent != last_parent:
-                last_up = ups.get(parent) or self._up_of(parent)
-                near = last_up.near
-                # "": no node, rack or pod above it, and then each GPU is its own group.
-                last_parent, last_group = parent, near[1] or near[0] or near[2] or ""
-                siblings = (None, None, None)
+                last_parent, siblings = parent, (None, None, None)
+                up = ups.get(parent)
+                p = objects.get(parent) if up is None else None
+                if p is not None and p.kind == "node":
+                    # A node's `_Up` is its parent's with itself as the nearest node and its own
+                    # labels over the inherited ones (_up_of): read so, without one made per node.
+                    above = _ROOT if p.parent is None else ups.get(p.parent) or self._up_of(p.parent)
+                    near, labels = above.near, p.labels
+                    # "": no node, rack or pod above it, and then each GPU is its own group.
+                    last_group = near[1] or p.id or near[2] or ""
+                    key = (id(labels), id(above))
+                    passed = node_labels.get(key)
+                    if passed is None:
+                        passed = node_labels[key] = (
+                            labels.get("tenant", above.tenant),
+                            labels.get("zone", above.zone),
+                            labels.get("owner", above.owner),
+                            above.quarantined or labels.get("quarantine") == "true",
+                        )
+                    inherited = passed
+                else:
+                    up = up or self._up_of(parent)
+                    near = up.near
+                    last_group = near[1] or near[0] or near[2] or ""
+                    inherited = (up.tenant, up.zone, up.owner, up.quarantined)
             groups.append(last_group or o.id)
             a: Mapping[str, AttrValue] | None = None
             if not o.labels and o.id not in below:
@@ -413,8 +435,8 @@ class EntityGraph:
                 if siblings[0] == model and siblings[1] == state and siblings[2] is not None:
                     a = siblings[2]
                 else:
-                    up = last_up
-                    a = shared.get((model, up.tenant, up.zone, up.owner, up.quarantined, state))
+                    tenant, zone, owner, quarantined = inherited
+                    a = shared.get((model, tenant, zone, owner, quarantined, state))
                     siblings = (model, state, a)
             attrs.append(a if a is not None else self.attrs(u))
         return uids, attrs, groups
