@@ -182,9 +182,21 @@ def partition_rows(
     the positions of its members in `uids`, in the order of its (sorted) members.
     """
     keys = _Keys(graph, reads).keys_of(uids, attrs) if reads.groupable else [(u,) for u in uids]
-    groups: dict[tuple[object, ...], list[int]] = {}
+    # Alike GPUs share one key object: grouped by it first (an int hashed, not a key of ten
+    # values per GPU), then by value (keys made apart, as principals' are, may still be equal).
+    by_object: dict[int, list[int]] = {}  # `keys` holds every key alive: ids stay unique
     for i, key in enumerate(keys):
-        groups.setdefault(key, []).append(i)
+        at = by_object.get(id(key))
+        if at is None:
+            by_object[id(key)] = [i]
+        else:
+            at.append(i)
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for at in by_object.values():
+        joined = groups.setdefault(keys[at[0]], [])
+        joined.extend(at)
+        if len(joined) > len(at):
+            joined.sort()  # positions in order, as one pass over `keys` would list them
     out: list[tuple[EntityClass, list[int]]] = []
     for at in groups.values():
         listed = [uids[i] for i in at]
