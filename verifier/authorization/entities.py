@@ -346,8 +346,9 @@ class EntityGraph:
         return out
 
     def attrs_many(self, uids: Iterable[str]) -> list[Mapping[str, AttrValue]]:
-        """`attrs` of each uid. An audit asks it of every GPU of a fleet: the common GPU (no
-        label of its own, no GPU below it) is read here without a call per GPU.
+        """`attrs` of each uid. Class keys and the policy questions ask it of many GPUs (an audit
+        of GPUs reads `gpu_rows` instead): the common GPU (no label of its own, no GPU below it)
+        is read here without a call per GPU.
         """
         memo, shared, ups, idents = self._attrs, self._gpu_attrs, self._up, self._idents
         objects = self.inv.objects
