@@ -19,15 +19,10 @@ from verifier.reports import render
 def emit(report: object, fmt: str) -> None:
     """`report` rendered in `fmt` on stdout."""
     text = render(report, fmt)
-    if "\x1b" in text:
-        click.echo(text, nl=False)  # click strips terminal codes when stdout is not a terminal
-        return
-    # Without an escape character there is nothing for click.echo to strip, and its search for
-    # terminal codes would read a fleet's report (100 MB for an audit at 131,072 GPUs) once
-    # more: the same stream click.echo writes to, written whole.
-    out = click.get_text_stream("stdout")
-    out.write(text)
-    out.flush()
+    # click strips terminal codes when stdout is not a terminal. Without an escape character there is
+    # nothing to strip, and its search for one would read a fleet's report (100 MB for an audit at
+    # 131,072 GPUs) once more: color=True tells it to keep the text as it is.
+    click.echo(text, nl=False, color=None if "\x1b" in text else True)
 
 
 def refuse_inputs(targets: Iterable[Path], inputs: Iterable[Path]) -> None:
