@@ -253,6 +253,30 @@ def _parse_today(_ctx: click.Context, _param: click.Parameter, value: str | None
         raise click.BadParameter(str(err)) from None
 
 
+STDOUT_FORMAT_OPTION = click.option(
+    "--format",
+    "stdout_fmt",
+    cls=OnceOption,
+    type=click.Choice(VERIFY_FORMATS),
+    default=None,
+    once_hint="--format chooses the one report printed on stdout; write the others with --output FORMAT=PATH",
+    help="The report printed on stdout, at most one: text (the default without --output), json, sarif, "
+    "junit, github (workflow annotations) or markdown.",
+)
+"""`--format` of the commands that write verify's reports (`verify`, `policy check`)."""
+
+TODAY_OPTION = click.option(
+    "--today",
+    type=str,
+    default=None,
+    envvar="TOPOLOG_TODAY",
+    show_envvar=True,
+    callback=_parse_today,
+    help="The date waivers expire against, YYYY-MM-DD. Default: today.",
+)
+"""`--today` of the commands that apply waivers."""
+
+
 def _from_option(f: _F) -> _F:
     """`--from KIND`: the commands that read an inventory read a tool's output too."""
     from verifier.sources.importers import KINDS as IMPORT_KINDS

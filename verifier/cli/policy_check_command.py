@@ -20,16 +20,16 @@ from verifier.cli.errors import guard
 from verifier.cli.options import (
     ENGINE_OPTION,
     FILE_TYPE,
-    OnceOption,
+    STDOUT_FORMAT_OPTION,
+    TODAY_OPTION,
     ReportTarget,
     _missing_files,
-    _parse_today,
     side_file_flags,
     side_file_options,
 )
 from verifier.cli.output import emit, refuse_inputs, write_file
 from verifier.core.progress import Progress
-from verifier.reports import VERIFY_FORMATS, render
+from verifier.reports import render
 from verifier.reports.text_report import summary
 from verifier.session.verify_run import VerifyRun, verify
 from verifier.sources.inventory.clusters import one_cluster
@@ -43,16 +43,7 @@ SCHEMA_ONLY = frozenset({"POLICY001", "POLICY005"})
 @click.command("check")
 @click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
 @side_file_options()
-@click.option(
-    "--format",
-    "stdout_fmt",
-    cls=OnceOption,
-    type=click.Choice(VERIFY_FORMATS),
-    default=None,
-    once_hint="--format chooses the one report printed on stdout; write the others with --output FORMAT=PATH",
-    help="The report printed on stdout: text (the default without --output), json, sarif, junit, github "
-    "(workflow annotations) or markdown.",
-)
+@STDOUT_FORMAT_OPTION
 @click.option(
     "--output",
     "outputs",
@@ -76,15 +67,7 @@ SCHEMA_ONLY = frozenset({"POLICY001", "POLICY005"})
     help="Waivers file (a forbid kept as defence in depth, say). Default: topolog.waivers.yaml next to the "
     "first inventory or in the working directory.",
 )
-@click.option(
-    "--today",
-    type=str,
-    default=None,
-    envvar="TOPOLOG_TODAY",
-    show_envvar=True,
-    callback=_parse_today,
-    help="The date waivers expire against, YYYY-MM-DD. Default: today.",
-)
+@TODAY_OPTION
 @click.option(
     "--inventory-only",
     is_flag=True,

@@ -31,10 +31,10 @@ from verifier.cli.options import (
     FROM_OPTION,
     NO_AUTHORIZATION_OPTION,
     RULES_OPTION,
-    OnceOption,
+    STDOUT_FORMAT_OPTION,
+    TODAY_OPTION,
     ReportTarget,
     _missing_files,
-    _parse_today,
     _selection,
     side_file_flags,
     side_file_options,
@@ -43,7 +43,7 @@ from verifier.cli.output import emit, refuse_inputs, write_file
 from verifier.cli.provenance import date_source, run_settings, where_set
 from verifier.cli.scenario_options import scenario_of, scenario_options
 from verifier.core.progress import Progress
-from verifier.reports import VERIFY_FORMATS, render
+from verifier.reports import render
 from verifier.reports.safe_text import one_line
 from verifier.reports.text_report import summary
 from verifier.session.verify_run import VerifyRun, verify
@@ -64,16 +64,7 @@ def _say_what_sarif_leaves_out(report: VerifyReport) -> None:
 @click.command("verify")
 @click.argument("inventory", nargs=-1, required=True, type=click.Path(path_type=Path))
 @RULES_OPTION
-@click.option(
-    "--format",
-    "stdout_fmt",
-    cls=OnceOption,
-    type=click.Choice(VERIFY_FORMATS),
-    default=None,
-    once_hint="--format chooses the one report printed on stdout; write the others with --output FORMAT=PATH",
-    help="The report printed on stdout, at most one: text (the default without --output), json, sarif, "
-    "junit, github (workflow annotations) or markdown.",
-)
+@STDOUT_FORMAT_OPTION
 @click.option(
     "--output",
     "outputs",
@@ -101,15 +92,7 @@ def _say_what_sarif_leaves_out(report: VerifyReport) -> None:
     help="Waivers file (rule, subject glob, reason, expiry). Default: topolog.waivers.yaml next to the first "
     "inventory or in the working directory.",
 )
-@click.option(
-    "--today",
-    type=str,
-    default=None,
-    envvar="TOPOLOG_TODAY",
-    show_envvar=True,
-    callback=_parse_today,
-    help="The date waivers expire against, YYYY-MM-DD. Default: today.",
-)
+@TODAY_OPTION
 @click.option(
     "--baseline",
     "baseline_path",
