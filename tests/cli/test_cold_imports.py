@@ -10,13 +10,10 @@ imports networkx: tests/engine/test_shipped_program.py fails then, and this test
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import modules_after
 
 ROOT = Path(__file__).resolve().parents[2]
 POD = str(ROOT / "inventories" / "dgx-h100-pod.yaml")
@@ -31,21 +28,7 @@ NOT_FOR_A_PLAIN_VERIFY = {
 
 def _modules_after(args: list[str]) -> set[str]:
     """Every module loaded once `topolog ARGS...` has run in a fresh interpreter, the cache off."""
-    code = (
-        "import json, sys\n"
-        "from verifier.cli.main import run\n"
-        "try:\n"
-        f"    run({args!r})\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print(json.dumps(sorted(sys.modules)))\n"
-    )
-    env = {**os.environ, "TOPOLOG_CACHE_DIR": ""}
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=300
-    )
-    loaded: list[str] = json.loads(result.stdout.strip().splitlines()[-1])
-    return set(loaded)
+    return modules_after(args, {"TOPOLOG_CACHE_DIR": ""})
 
 
 def test_a_plain_verify_imports_none_of_them() -> None:

@@ -6,35 +6,18 @@ a CI gate pays for every module a plain `topolog verify` imports, on every commi
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
+
+from cli_helpers import modules_after
 
 ROOT = Path(__file__).resolve().parents[2]
 POD = str(ROOT / "inventories" / "dgx-h100-pod.yaml")
 
 
-def _modules_after(args: list[str]) -> set[str]:
-    """The verifier modules loaded once `topolog ARGS...` has run in a fresh interpreter."""
-    code = (
-        "import json, sys\n"
-        "from verifier.cli.main import run\n"
-        "try:\n"
-        f"    run({args!r})\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('verifier'))))\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=300
-    )
-    loaded: list[str] = json.loads(result.stdout.strip().splitlines()[-1])
-    return set(loaded)
-
-
 def test_verify_loads_only_the_format_it_prints() -> None:
-    loaded = _modules_after(["verify", POD])
+    loaded = modules_after(["verify", POD])
     assert "verifier.reports.text_report" in loaded
     unwanted = {
         "verifier.checks.diff",  # topolog diff's comparison and git code
@@ -51,7 +34,7 @@ def test_verify_loads_only_the_format_it_prints() -> None:
 
 
 def test_query_loads_neither_the_explainer_nor_the_repl() -> None:
-    loaded = _modules_after(["query", POD, "within(G, R)"])
+    loaded = modules_after(["query", POD, "within(G, R)"])
     unwanted = {
         "verifier.checks.explain",
         "verifier.cli.repl",
