@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
+from policy_sets import site_policy_dirs
 
 from verifier.authorization.classes import OTHER_TEXT
 from verifier.authorization.relations import AUTHZ_RELATIONS
@@ -134,16 +135,7 @@ def test_audit_against_asks_a_text_equal_to_no_literal(tmp_path: Path) -> None:
     # "lab" and one text equal to no literal (classes.OTHER_TEXT). By hand, on the small cluster:
     # 6 principals (teams a, b, sre; users oc, u1, u2) x 6 GPUs (na0's 4, nb0's 2) = 36 decisions,
     # ALLOW -> DENY in that one context; none in the others. Asking "lab" alone found 0 changes.
-    schema = (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8")
-    wider = schema.replace("context: { incident?: Bool }", "context: { incident?: Bool, site?: String }")
-    conditions = {"first": 'when { context has site && context.site != "lab" }', "second": "when { false }"}
-    for name, condition in conditions.items():
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "schema.cedarschema").write_text(wider, encoding="utf-8")
-        (tmp_path / name / "p.cedar").write_text(
-            f'@id("x")\npermit (principal, action == Action::"drain", resource)\n{condition};\n', encoding="utf-8"
-        )
-    first, second = str(tmp_path / "first"), str(tmp_path / "second")
+    first, second = site_policy_dirs(tmp_path)
     code, out, _ = _run("audit", SMALL, "--policies", first, "--against", second, "--fail-on-change")
     assert code == 1
     assert f'drain (context {{"site": "{OTHER_TEXT}"}}): ALLOW -> DENY: 36 decisions' in out

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
-from policy_sets import ONE_PERMIT, SPLIT, TWO_GPUS
+from policy_sets import ONE_PERMIT, SPLIT, TWO_GPUS, site_policy_dirs
 
 from verifier.authorization.classes import OTHER_TEXT
 
@@ -311,19 +311,7 @@ def test_compare_inventory_only_asks_a_text_equal_to_no_literal(tmp_path: Path) 
     # one text equal to no literal of the policies (classes.OTHER_TEXT): there the first allows and the
     # second denies, so --inventory-only finds the difference itself (exit 1), as the schema-wide
     # analysis does. Asking the literal alone (as before) found nothing: "equivalent" would have passed.
-    schema = (ROOT / "policies" / "schema.cedarschema").read_text(encoding="utf-8")
-    wider = schema.replace("context: { incident?: Bool }", "context: { incident?: Bool, site?: String }")
-    sets = {
-        "first": 'when { context has site && context.site != "lab" }',
-        "second": "when { false }",
-    }
-    for name, condition in sets.items():
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "schema.cedarschema").write_text(wider, encoding="utf-8")
-        (tmp_path / name / "p.cedar").write_text(
-            f'@id("x")\npermit (principal, action == Action::"drain", resource)\n{condition};\n', encoding="utf-8"
-        )
-    first, second = str(tmp_path / "first"), str(tmp_path / "second")
+    first, second = site_policy_dirs(tmp_path)
     for flags in (["--inventory-only"], []):
         code, out, err = run_cli("policy", "compare", second, SMALL, "--policies", first, *flags)
         assert code == 1, err
