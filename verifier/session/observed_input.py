@@ -66,14 +66,20 @@ class ObservedOutages:
     """NVLink access links of GPUs that left their domain (OBS002): the GPU keeps single-GPU work only."""
 
 
-def observed_outages(observed: ObservedRun, observations: Observations, inputs: Inputs) -> ObservedOutages:
-    """What the observations take out of service, so that no admit places on it as `place --observed` would not."""
+def observed_outages(
+    observed: ObservedRun, observations: Observations, inputs: Inputs, facts: dict[str, list[Row]] | None = None
+) -> ObservedOutages:
+    """What the observations take out of service, so that no admit places on it as `place --observed` would not.
+
+    `facts`: the observed rows of `inputs` when the caller has them already (observed_rows), not worked out again.
+    """
     from verifier.engine.queries import program_for
     from verifier.session.session import evaluate, load_rules
 
     wanted = (*OUT_OF_SERVICE, *LINKS_OUT)
     program = program_for(load_rules(), set(wanted))
-    facts = observed_rows(observed, observations, inputs)
+    if facts is None:
+        facts = observed_rows(observed, observations, inputs)
     with evaluate(program, inputs, extra_facts=facts, judge_checks=False, also_read=wanted) as evaluation:
 
         def first_column(names: tuple[str, ...]) -> list[str]:

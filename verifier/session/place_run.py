@@ -170,11 +170,12 @@ def placements(
         # A GPU observed out of its NVLink domain (OBS002) has its access links failed, as `serve` does:
         # the platform rules then judge it out of the domain for its bandwidth as well as its membership
         # (a node-scoped job on its node runs over PCIe to it), as a declared failed link would be.
-        left = observed_outages(how.observed, observations, inputs).links
+        observed = observed_rows(how.observed, observations, inputs)
+        left = observed_outages(how.observed, observations, inputs, observed).links
         if left:
             changed = apply_scenario(inputs.inventory, scenario_from(fail_links=left))
             inputs = replace(inputs, inventory=changed, digest_parts=None)
-        observed = observed_rows(how.observed, observations, inputs)
+            observed = observed_rows(how.observed, observations, inputs)  # judged on the links as failed now
     with evaluate(
         program,
         inputs,
