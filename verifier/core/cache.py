@@ -25,19 +25,23 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import pickle
 import stat
 import sys
-from collections.abc import Iterable
-from functools import cache
-from importlib import resources
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from verifier.core.version import __version__
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+# The module is read before anything else by a kept report's lookup (verifier.core.kept_report),
+# which must stay a few milliseconds: folders are plain strings here (pathlib imports `re` and
+# more), and pickle, importlib.resources and tempfile are imported by the functions that use them.
+
 ENV_DIR = "TOPOLOG_CACHE_DIR"
 ENV_KEY = "TOPOLOG_CACHE_KEY"
-KEY_FILE = Path("topolog") / "cache-key"
+KEY_FILE = os.path.join("topolog", "cache-key")
 """The signing key's file, under `$XDG_CONFIG_HOME` (else `~/.config`): outside the cache folder."""
 MIN_KEY_CHARS = 32
 """A key given in the environment must be at least this long: a short one could be guessed."""
@@ -48,17 +52,27 @@ _DIGEST = hashlib.sha256().digest_size
 
 def cache_dir() -> Path | None:
     """The cache folder, made if missing (mode 0700); None when the cache is off or unusable."""
+    folder = cache_folder()
+    if folder is None:
+        return None
+    from pathlib import Path
+
+    return Path(folder)
+
+
+def cache_folder() -> str | None:
+    """cache_dir as a string (what the modules that must start fast use)."""
     configured = os.environ.get(ENV_DIR)
     if configured is not None:
         if not configured:
             return None
-        folder = Path(configured)
+        folder = configured
     else:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        folder = Path(base) / "topolog"
+        folder = os.path.join(base, "topolog")
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = folder.stat()
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        info = os.stat(folder)
     except OSError:
         return None
     if not _private(info):
@@ -70,7 +84,7 @@ def cache_dir() -> Path | None:
 
 def enabled() -> bool:
     """Whether entries can be read and written: a caller skips working out a key it could not use."""
-    return cache_dir() is not None
+    return cache_folder() is not None
 
 
 def _private(info: os.stat_result) -> bool:
@@ -80,12 +94,12 @@ def _private(info: os.stat_result) -> bool:
 
 def read_entry(kind: str, key: str) -> bytes | None:
     """The bytes stored under (kind, key), or None: missing, unreadable, or not what was written."""
-    folder = cache_dir()
+    folder = cache_folder()
     if folder is None:
         return None
-    path = folder / f"{kind}-{key}"
+    path = os.path.join(folder, f"{kind}-{key}")
     try:
-        with path.open("rb") as stream:
+        with open(path, "rb") as stream:
             if not _private(os.fstat(stream.fileno())):
                 return None
             data = stream.read()
@@ -107,11 +121,12 @@ def write_entry(kind: str, key: str, payload: bytes, keep: int | None = None) ->
     At most `keep` entries of the kind stay (MAX_ENTRIES by default; a kind whose entries are large
     keeps fewer).
     """
-    folder = cache_dir()
+    folder = cache_folder()
     key_bytes = _signing_key(folder) if folder is not None else None
     if folder is None or key_bytes is None:
         return
     # Imported here: only a miss writes, and tempfile (with shutil and random) is 3 ms of every hit's start-up.
+    import contextlib
     import tempfile
 
     try:
@@ -120,9 +135,10 @@ def write_entry(kind: str, key: str, payload: bytes, keep: int | None = None) ->
             with os.fdopen(fd, "wb") as stream:
                 stream.write(_tag(key_bytes, kind, key, payload))
                 stream.write(payload)
-            os.replace(tmp, folder / f"{kind}-{key}")
+            os.replace(tmp, os.path.join(folder, f"{kind}-{key}"))
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
             raise
         _prune(folder, kind, MAX_ENTRIES if keep is None else keep)
     except OSError:
@@ -140,9 +156,16 @@ _reported: set[str] = set()
 _key_memo: dict[tuple[str | None, str], bytes | None] = {}
 
 
-def _report_tampered(path: Path) -> None:
+def warned() -> bool:
+    """Whether this process has said anything about the cache on stderr: a run that did is not kept
+    whole (verifier.core.kept_report), since the warning belongs to that run, not to its inputs.
+    """
+    return bool(_reported)
+
+
+def _report_tampered(path: str) -> None:
     """Say once per entry that it was ignored: someone wrote it who does not hold the key."""
-    name = str(path)
+    name = path
     if name in _reported:
         return
     _reported.add(name)
@@ -158,15 +181,20 @@ def _warn(message: str) -> None:
         sys.stderr.write(f"topolog: warning: {message}; the cache is off for this run\n")
 
 
-def _key_path() -> Path:
+def _key_path() -> str:
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / KEY_FILE
+    return os.path.join(base, KEY_FILE)
 
 
-def _signing_key(folder: Path) -> bytes | None:
+def key_file() -> str:
+    """Where the signing key is kept when `$TOPOLOG_CACHE_KEY` is not set."""
+    return _key_path()
+
+
+def _signing_key(folder: str) -> bytes | None:
     """The key entries are signed with, or None (the cache is then off): see the module's docstring."""
     configured = os.environ.get(ENV_KEY)
-    memo_key = (configured, str(folder))
+    memo_key = (configured, folder)
     if memo_key in _key_memo:
         return _key_memo[memo_key]
     found = _find_key(configured, folder)
@@ -174,7 +202,7 @@ def _signing_key(folder: Path) -> bytes | None:
     return found
 
 
-def _find_key(configured: str | None, folder: Path) -> bytes | None:
+def _find_key(configured: str | None, folder: str) -> bytes | None:
     if configured is not None:
         if len(configured) < MIN_KEY_CHARS:
             _warn(f"{ENV_KEY} is shorter than {MIN_KEY_CHARS} characters")
@@ -182,16 +210,16 @@ def _find_key(configured: str | None, folder: Path) -> bytes | None:
         return configured.encode("utf-8", "surrogatepass")
     path = _key_path()
     try:
-        where = path.resolve()
-        if where.is_relative_to(folder.resolve()):
-            _warn(f"the cache key file {str(path)!a} lies inside the cache folder")
+        where, inside = os.path.realpath(path), os.path.realpath(folder)
+        if where == inside or where.startswith(inside.rstrip(os.sep) + os.sep):
+            _warn(f"the cache key file {path!a} lies inside the cache folder")
             return None
         return _read_key(path) or _make_key(path)
     except OSError:
         return None
 
 
-def _read_key(path: Path) -> bytes | None:
+def _read_key(path: str) -> bytes | None:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
@@ -200,24 +228,25 @@ def _read_key(path: Path) -> bytes | None:
         info = os.fstat(stream.fileno())
         owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
         if not stat.S_ISREG(info.st_mode) or not owned or info.st_mode & 0o077:
-            _warn(f"the cache key file {str(path)!a} is not a private file of this user (mode 0600)")
+            _warn(f"the cache key file {path!a} is not a private file of this user (mode 0600)")
             raise OSError("cache key file not private")
         secret = stream.read(1024).strip()
     if len(secret) < MIN_KEY_CHARS:
-        _warn(f"the cache key file {str(path)!a} holds fewer than {MIN_KEY_CHARS} characters")
+        _warn(f"the cache key file {path!a} holds fewer than {MIN_KEY_CHARS} characters")
         raise OSError("cache key file too short")
     return secret
 
 
-def _make_key(path: Path) -> bytes:
+def _make_key(path: str) -> bytes:
     """A new random key, published whole (a link of a finished file), so that two processes racing
     to make it agree on one and neither reads it half written.
     """
     import tempfile
 
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    parent = os.path.dirname(path)
+    os.makedirs(parent, mode=0o700, exist_ok=True)
     secret = os.urandom(32).hex().encode()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".cache-key-")  # mode 0600
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=".cache-key-")  # mode 0600
     try:
         with os.fdopen(fd, "wb") as stream:
             stream.write(secret + b"\n")
@@ -233,26 +262,39 @@ def _make_key(path: Path) -> bytes:
     return secret
 
 
-def _prune(folder: Path, kind: str, keep: int) -> None:
-    entries = sorted(folder.glob(f"{kind}-*"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+def _prune(folder: str, kind: str, keep: int) -> None:
+    from pathlib import Path
+
+    entries = sorted(Path(folder).glob(f"{kind}-*"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
     for old in entries[keep:]:
         old.unlink(missing_ok=True)
 
 
-@cache
+_code_digests: dict[tuple[str, tuple[str, ...]], bytes] = {}
+
+
 def code_digest(package: str, files: tuple[str, ...]) -> bytes:
     """A digest of the code an entry kind is derived by: `files` of `package`, topolog's version,
     the Python version and the pickle protocol (an upgrade or an edit is a miss). Read once per process.
     """
+    found = _code_digests.get((package, files))
+    if found is not None:
+        return found
+    import pickle
+    from importlib import resources
+
     digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:2]}\0{pickle.HIGHEST_PROTOCOL}".encode())
     folder = resources.files(package)
     for name in files:
         digest.update(name.encode() + b"\0" + folder.joinpath(name).read_bytes() + b"\0")
-    return digest.digest()
+    _code_digests[(package, files)] = found = digest.digest()
+    return found
 
 
 def package_digest(package: str) -> bytes:
     """code_digest of every module and data file (.py, .yaml, .json) of `package`."""
+    from importlib import resources
+
     names = resources.files(package).iterdir()
     return code_digest(package, tuple(sorted(p.name for p in names if p.name.endswith((".py", ".yaml", ".json")))))
 
@@ -273,6 +315,8 @@ def read_pickled(kind: str, key: str) -> object | None:
     payload = read_entry(kind, key)
     if payload is None:
         return None
+    import pickle
+
     try:
         value: object = pickle.loads(payload)
     except Exception:  # an entry from another build of the code (any unpickling error): a miss
@@ -282,6 +326,8 @@ def read_pickled(kind: str, key: str) -> object | None:
 
 def write_pickled(kind: str, key: str, value: object, keep: int | None = None) -> None:
     """Pickle `value` under (kind, key); a failure to write is ignored."""
-    if cache_dir() is None:  # the cache is off: nothing would be written, so nothing is pickled
+    if cache_folder() is None:  # the cache is off: nothing would be written, so nothing is pickled
         return
+    import pickle
+
     write_entry(kind, key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), keep)
