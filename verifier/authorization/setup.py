@@ -85,14 +85,18 @@ def build_setup(
     principals: Principals,
     whole: Callable[[], Inventory] | None = None,
     inventory_parts: Sequence[str | bytes] | None = None,
+    *,
+    bundle: PolicyBundle | None = None,
 ) -> AuthzSetup:
     """Policies loaded and validated, entities built from `inventory`, one reusable authorizer.
 
     `inventory` may be the hardware view of verifier.authorization.hardware; `whole` then loads
     the whole inventory, whose scale-up links the NVLink domains are found from. `inventory_parts`:
-    what the inventory was loaded from (AuthzSetup.inventory_parts).
+    what the inventory was loaded from (AuthzSetup.inventory_parts). `bundle`: the policies of
+    `policy_dir`, already loaded (verifier.authorization.lazy).
     """
-    bundle = load_policies(policy_dir)
+    if bundle is None:
+        bundle = load_policies(policy_dir)
 
     def domains() -> list[tuple[str, str]]:
         # Imported when a request first needs NVLink domains: one decision mostly does not.

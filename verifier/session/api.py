@@ -16,6 +16,7 @@ reports render with `verifier.reports.render(report, fmt)`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -193,6 +194,7 @@ def load_authorization(
     policies: PathLike | None = None,
     principals: PathLike | None = None,
     from_kind: str | None = None,
+    wanted: Sequence[str] | None = None,
 ) -> AuthzSetup:
     """Policies, principals and the inventory's entities: built from the inventory, no rule is evaluated.
 
@@ -207,7 +209,7 @@ def load_authorization(
         principals=Path(principals) if principals is not None else None,
         policies=Path(policies) if policies is not None else None,
     )
-    return authorization_inputs(paths, side, from_kind)
+    return authorization_inputs(paths, side, from_kind, wanted)
 
 
 def audit(
@@ -244,5 +246,7 @@ def authorize(
             context = parse_context(context)
         except ValueError as err:
             raise TopologError.at(SourceLocation("--context"), str(err)) from None
-    setup = load_authorization(inventory, policies, principals)
+    # The request's names as written: only the part of a fleet they (or the policies) name is expanded.
+    wanted = [principal, resource, json.dumps(context or {}, ensure_ascii=False)]
+    setup = load_authorization(inventory, policies, principals, wanted=wanted)
     return decide(setup, principal, action, resource, context or {})

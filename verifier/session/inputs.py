@@ -66,13 +66,17 @@ def _principals(side: SideFiles) -> Principals | None:
     return load_principals(side.principals) if side.principals is not None else None
 
 
-def authorization_inputs(paths: Sequence[Path], side: SideFiles, from_kind: str | None = None) -> AuthzSetup:
+def authorization_inputs(
+    paths: Sequence[Path], side: SideFiles, from_kind: str | None = None, wanted: Sequence[str] | None = None
+) -> AuthzSetup:
     """The Cedar setup of an inventory (or a tool's output) and its principals, for a run that
     evaluates no rule (`authorize`, `audit`): the principals file must be there.
 
     A YAML inventory's hardware view is kept in the cache (verifier.authorization.hardware): a
     repeated run on the same bytes reads it back instead of the whole inventory, which is then
-    loaded only if a request needs NVLink domains.
+    loaded only if a request needs NVLink domains. With `wanted` (one request's names: `authorize`)
+    and no kept view, only the part of the inventory the request reads is expanded, the rest
+    checked without it (verifier.authorization.lazy), where that covers the inventory.
     """
     from verifier.authorization.hardware import cached_view, remember_view, view_key
     from verifier.authorization.setup import build_setup, require_principals
@@ -86,6 +90,13 @@ def authorization_inputs(paths: Sequence[Path], side: SideFiles, from_kind: str 
     whole = functools.cache(functools.partial(load_inventory_read, files))  # loaded at most once, from these bytes
     key = view_key(read_digest_parts(files))
     view = cached_view(key) if key is not None else None
+    if view is None and wanted is not None and side.principals is not None:
+        from verifier.authorization.lazy import lazy_setup
+
+        people_file = side.principals
+        lazy = lazy_setup(files, paths, side.policy_dir, lambda: load_principals(people_file), wanted, whole)
+        if lazy is not None:
+            return lazy
     inventory = view if view is not None else whole()
     people = _principals(side) or require_principals(None, paths)
     setup = build_setup(inventory, paths, side.policy_dir, people, whole)

@@ -1,0 +1,312 @@
+"""An inventory made only where one question looks, checked whole: `partial_inventory(files, wanted)`.
+
+`authorize` asks about one principal and one resource, yet the loader stamps every node of a
+fleet (verifier/sources/inventory/loader.py). Here a top-level entry with a `count` (a fleet's
+scalable units) is expanded by the loader's own Expander only for the instances a question may
+look at: those whose name appears in `wanted` (the request's names, the uids the policies name)
+or in an override key, and two more, the representatives. Every other instance is *plain*: by
+the two representatives' comparison its objects are theirs with the instance's name written in
+(see `_uniform`), so it holds what they hold and passes what they pass. Its objects outside
+stamped nodes are made as stand-ins (ids, parents, kinds, models, labels) so that the whole-
+inventory checks see every id once (duplicates, top-level links' ends, nesting, models); what
+a stamped node holds is its template's plan, checked once (Expander.sound_nodes).
+
+Fail closed: anything this module does not cover (`{seq}`, `parent:`, `serves`, an instance
+whose objects differ from the representatives' other than by its name, names of unequal
+length, a link from a representative to another instance, any problem at all) answers None,
+and the caller loads the whole inventory, which reports what is wrong in its own words.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+
+from verifier.core.errors import TopologError
+from verifier.core.gc_pause import collector_paused
+from verifier.sources.inventory.catalog import builtin_models, parse_models
+from verifier.sources.inventory.loader import _add_models, _header
+from verifier.sources.inventory.model import Inventory, Obj
+from verifier.sources.inventory.patterns import MissingVariable, PatternError
+from verifier.sources.inventory.raw_files import ReadFile
+from verifier.sources.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
+from verifier.sources.inventory.templates import Expander, Sink, check_expansion, made_links
+from verifier.sources.inventory.validate import Problems, check_inventory, documents_of, name_problem
+from verifier.sources.inventory.yaml_source import YMap
+
+HOLE = "\x00"
+"""Stands for an instance's name in what a representative made (no name can hold it)."""
+UNSUPPORTED = (b"seq", b"parent", b"serves")
+"""Text that may mean `{seq}` (numbered across instances), `parent:` or `serves:`: whole load."""
+MIN_COUNT = 4
+"""Below this many instances an entry is expanded whole: nothing to gain."""
+
+
+@dataclasses.dataclass
+class Partial:
+    """The inventory the question reads, and what it was checked with."""
+
+    inventory: Inventory
+    """Every object but the plain instances': these objects are exactly the whole load's."""
+    stand_ins: dict[str, Obj]
+    """The plain instances' objects outside stamped nodes (for checks that read every object)."""
+
+
+def partial_inventory(files: Sequence[ReadFile], wanted: Iterable[str]) -> Partial | None:
+    """The inventory of `files` with plain instances left out, or None: load it whole."""
+    for _, data in files:
+        if isinstance(data, TopologError) or any(word in data for word in UNSUPPORTED):
+            return None
+    problems = Problems()
+    docs = documents_of(files, problems)
+    if problems:
+        return None
+    with collector_paused():
+        return _partial(docs, [name for name, _ in files], problems, "\n".join(wanted))
+
+
+def _partial(docs: list[YMap], files: list[str], problems: Problems, wanted: str) -> Partial | None:
+    inv = Inventory(files=tuple(files))
+    for m in builtin_models():
+        inv.models[m.name] = m
+    templates: dict[str, TemplateDef] = {}
+    entries: list[list[ObjSpec]] = []
+    for doc in docs:  # as loader._build_inventory reads them; any problem: the loader reports it
+        _header(doc, problems, inv)
+        cat = problems.mapping(doc, "catalog", "the inventory")
+        if cat is not None:
+            problems.keys(cat, ("models",), "catalog")
+            items = problems.seq(cat, "models", "catalog")
+            _add_models(parse_models(items, problems) if items is not None else [], inv, problems)
+        for t in read_templates(problems, doc, "templates"):
+            if t.name in templates:
+                return None
+            templates[t.name] = t
+            inv.templates[t.name] = t.loc
+        objs = problems.seq(doc, "objects", "the inventory")
+        specs = [read_object(item, problems) for item in objs or () if isinstance(item, YMap)]
+        if objs is not None and len(specs) != len(objs):
+            return None
+        entries.append(specs)
+    if problems or not check_expansion(entries, templates, problems):
+        return None
+    keys = "\n".join(_override_keys([*(s for specs in entries for s in specs), *(t.body for t in templates.values())]))
+    sink = Sink(
+        inv.objects, inv.links, inv.software, inv.promises, stamped=inv.stamped, overridden=inv.overridden, deferred={}
+    )
+    expander = Expander(problems, templates, sink)
+    copies: list[list[int]] = []  # ids of the copies of one entry (its overrides are used across them)
+    plain: list[tuple[list[tuple[int, str]], tuple[_Made, _Made]]] = []
+    for specs in entries:
+        for spec in specs:
+            chosen = _choose(spec, wanted, keys)
+            if chosen is None:
+                expander.expand_entry(spec, None, None, {})
+                continue
+            picked, rest, reps = chosen
+            made: dict[int, _Made] = {}
+            ids = []
+            for k, _name in picked:
+                one = dataclasses.replace(spec, start=k, count=1)
+                ids.append(id(one))
+                before = _Made.now(sink)
+                expander.expand_entry(one, None, None, {})
+                made[k] = before.since(sink)
+            copies.append(ids)
+            plain.append((rest, (made[reps[0][0]].named(reps[0][1]), made[reps[1][0]].named(reps[1][1]))))
+    for doc in docs:
+        for item in problems.seq(doc, "links", "the inventory") or ():
+            spec_link = read_link(problems, item) if isinstance(item, YMap) else None
+            if spec_link is None:
+                return None
+            expander.expand_link(spec_link, None, {})
+    _merge_overrides(expander, copies)
+    expander.finish()
+    if problems or sink.failed or sink.removed or sink.serves or sink.explicit_parents:
+        return None
+    stand_ins: dict[str, Obj] = {}
+    for rest, (first, second) in plain:
+        if not _uniform(first, second, sink):
+            return None
+        if not _stand_ins(first, rest, sink, stand_ins):
+            return None
+    if sink.deferred:
+        deferred = sink.deferred
+        inv.defer_links(lambda so_far: made_links(so_far, deferred), deferred)
+    sound = expander.sound_nodes(inv)
+    inv.objects.update(stand_ins)
+    try:
+        check_inventory(inv, problems, (), {}, ids_checked=True, sound=sound)
+    finally:
+        for oid in stand_ins:
+            del inv.objects[oid]
+    if problems:
+        return None
+    return Partial(inv, stand_ins)
+
+
+def _override_keys(specs: Iterable[ObjSpec]) -> Iterable[str]:
+    for spec in specs:
+        yield from spec.overrides
+        yield from _override_keys(spec.children)
+
+
+def _choose(
+    spec: ObjSpec, wanted: str, keys: str
+) -> tuple[list[tuple[int, str]], list[tuple[int, str]], tuple[tuple[int, str], tuple[int, str]]] | None:
+    """(instances to expand, plain instances, the two representatives), or None: expand it whole."""
+    if spec.count is None or spec.count < MIN_COUNT or spec.name is None or spec.broken is not None:
+        return None
+    names: list[tuple[int, str]] = []
+    for k in range(spec.start, spec.start + spec.count):
+        try:
+            name = spec.name.render({"i": k})
+        except (MissingVariable, PatternError):
+            return None
+        if name_problem(name) is not None or HOLE in name:
+            return None
+        names.append((k, name))
+    if len({len(n) for _, n in names}) != 1:  # a longer name could pass the id length limit
+        return None
+    asked = [(k, n) for k, n in names if n in wanted or n in keys]
+    others = [(k, n) for k, n in names if not (n in wanted or n in keys)]
+    if len(others) < 3:
+        return None
+    reps = (others[0], others[1])
+    picked = sorted([*asked, *reps])
+    return picked, others[2:], reps
+
+
+@dataclasses.dataclass
+class _Made:
+    """What one instance's expansion added to the sink (ids in order), and the instance's name."""
+
+    objects: list[str]
+    links: list[str]
+    software: list[str]
+    promises: list[str]
+    name: str = ""
+
+    @classmethod
+    def now(cls, sink: Sink) -> _Made:
+        return cls([*sink.objects], [*sink.links], [*sink.software], [*sink.promises])
+
+    def since(self, sink: Sink) -> _Made:
+        return _Made(
+            [*sink.objects][len(self.objects) :],
+            [*sink.links][len(self.links) :],
+            [*sink.software][len(self.software) :],
+            [*sink.promises][len(self.promises) :],
+        )
+
+    def named(self, name: str) -> _Made:
+        return dataclasses.replace(self, name=name)
+
+
+def _merge_overrides(expander: Expander, copies: list[list[int]]) -> None:
+    """One entry's copies share its overrides: an override is used if any copy used it."""
+    used = expander.override_used
+    for ids in copies:
+        present = [i for i in ids if i in used]
+        if len(present) < 2:
+            continue
+        keep = used[present[0]][1]
+        for i in present[1:]:
+            keep |= used.pop(i)[1]
+
+
+def _sub(text: str | None, name: str) -> str | None:
+    return text.replace(name, HOLE) if text is not None else None
+
+
+def _shape(made: _Made, sink: Sink) -> tuple[object, ...] | None:
+    """What an instance made with its name cut out; None if a link of it leaves it for another name."""
+    n = made.name
+    ids = {t for t in (_sub(o, n) for o in made.objects) if t is not None}
+    objects = []
+    for oid in made.objects:
+        o = sink.objects[oid]
+        objects.append(
+            (
+                _sub(o.id, n),
+                o.kind,
+                _sub(o.parent, n),
+                o.model,
+                tuple((_sub(k, n), _sub(v, n)) for k, v in o.labels.items()),
+                tuple(o.quantities.items()),
+                o.state,
+                o.template,
+                None if oid == n else o.index,
+                _sub(o.origin, n),
+                oid in sink.stamped,
+            )
+        )
+    links = []
+    for lid in made.links:
+        lk = sink.links[lid]
+        a, b, tid = _sub(lk.a, n), _sub(lk.b, n), _sub(lid, n)
+        if tid is None or HOLE not in tid:  # the same link in every instance: the whole load says what it makes of it
+            return None
+        for end in (a, b):
+            if end is not None and HOLE in end and end not in ids:
+                return None
+        links.append(
+            (
+                tid,
+                a,
+                b,
+                lk.kind,
+                lk.mbps,
+                tuple(lk.attrs.items()),
+                tuple((_sub(k, n), _sub(v, n)) for k, v in lk.labels.items()),
+                lk.state,
+                _sub(lk.origin, n),
+            )
+        )
+    software = [(_sub(k, n), tuple((a, _sub(v, n)) for a, v in sink.software[k].items())) for k in made.software]
+    promises = [(_sub(k, n), sink.promises[k]) for k in made.promises]
+    return (tuple(objects), tuple(links), tuple(software), tuple(promises))
+
+
+def _uniform(first: _Made, second: _Made, sink: Sink) -> bool:
+    """Whether the representatives made the same with their names cut out, and nothing an
+    override changed: then every plain instance makes that with its own name written in.
+    """
+    if any(oid in sink.overridden for oid in (*first.objects, *second.objects)):
+        return False
+    one = _shape(first, sink)
+    return one is not None and one == _shape(second, sink)
+
+
+def _stand_ins(first: _Made, rest: list[tuple[int, str]], sink: Sink, out: dict[str, Obj]) -> bool:
+    """The plain instances' objects outside stamped nodes, written from the first representative's;
+    False where one's id is taken (the whole load reports the duplicate).
+    """
+    n = first.name
+    shapes = [sink.objects[oid] for oid in first.objects if sink.objects[oid].origin is None]
+    stamped = {oid.replace(n, HOLE) for oid in first.objects if oid in sink.stamped}
+    heads: set[str] = set()
+    for k, name in rest:
+        for o in shapes:
+            oid = o.id.replace(n, name)
+            if oid in out or oid in sink.objects:
+                return False
+            labels: Mapping[str, str] = o.labels
+            if labels and any(n in k or n in v for k, v in labels.items()):
+                labels = MappingProxyType({k.replace(n, name): v.replace(n, name) for k, v in labels.items()})
+            out[oid] = Obj(
+                oid,
+                o.kind,
+                o.parent.replace(n, name) if o.parent is not None else None,
+                o.loc,
+                o.model,
+                labels,
+                o.quantities,
+                o.state,
+                o.template,
+                o.index if o.id != n else k,
+            )
+        heads.update(t.replace(HOLE, name) for t in stamped)
+    # What a plain stamped node holds is never made: no made id may be one of its objects.
+    return not any(oid.partition("/")[0] in heads for oid in sink.objects if "/" in oid)
