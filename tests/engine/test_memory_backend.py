@@ -11,7 +11,7 @@ import pytest
 from verifier.core.errors import TopologError
 from verifier.engine.backend import OutgrewEngine
 from verifier.engine.engines import MEMORY_ENGINE_ROWS, choose_engine
-from verifier.engine.memory_backend import MemoryBackend
+from verifier.engine.memory_backend import MemoryBackend, _Scan
 from verifier.engine.parser import parse_program, parse_query
 
 PAIRS = ".input item(x: number)\n.decl pair(x: number, y: number)\npair(X, Y) :- item(X), item(Y).\n"
@@ -137,6 +137,41 @@ def test_a_rule_joins_through_its_links_rather_than_all_pairs_of_one_big_rack() 
     assert scanned == ["promise", "within", "cable", "within"]
     engine.evaluate()
     assert engine.count("joined") == 80
+
+
+def test_an_atom_sharing_no_bound_variable_waits_for_one_that_does() -> None:
+    # The shape of BW003's nic_type_link_old. 2 racks of 12 objects each (node_of: 24 rows, 12 per
+    # rack); the objects of each rack alternate between models m0 and m1 (model: 24 rows, 12 per model);
+    # spec gives 10 models a "gen" of their number (10 rows, 1 value in column 1: 10 per lookup).
+    # Once node_type binds R, node_of(N, R) expects 12 rows per binding and spec(MN, "gen", GN) 10, so
+    # by fewest matches alone both spec scans came next, sharing no variable with R: 2 x 10 x 10 = 200
+    # bindings, then node_of 200 x 12 = 2,400, past a cap of 1,000. Joined through shared variables:
+    # node_type 2, node_of(N, R) 24, model and spec 24 (one each), node_of(O, R) 24 x 12 = 288 at most.
+    text = (
+        ".input node_type(r: symbol)\n.input node_of(o: symbol, r: symbol)\n"
+        ".input model(o: symbol, m: symbol)\n.input spec(m: symbol, k: symbol, v: number)\n"
+        ".decl older(n: symbol, o: symbol)\n"
+        'older(N, O) :- node_type(R), node_of(N, R), node_of(O, R), model(N, MN), spec(MN, "gen", GN),\n'
+        '    model(O, MO), spec(MO, "gen", GO), GN < GO.\n'
+    )
+    program = parse_program(text, "t.dl")
+    engine = MemoryBackend()
+    engine.max_bindings = 1000
+    engine.load(program)
+    objects = [(f"{rack}-o{i}", rack, f"m{i % 2}") for rack in ("r0", "r1") for i in range(12)]
+    engine.add_facts("node_type", [("r0",), ("r1",)])
+    engine.add_facts("node_of", [(o, rack) for o, rack, _ in objects])
+    engine.add_facts("model", [(o, m) for o, _, m in objects])
+    engine.add_facts("spec", [(f"m{j}", "gen", j) for j in range(10)])
+    plan = engine._new_plan(program.rules[0].body, (), None, program.rules[0].head)
+    scanned = [step.relation for step in plan.steps if isinstance(step, _Scan)]
+    assert scanned == ["node_type", "node_of", "model", "spec", "node_of", "model", "spec"]
+    engine.evaluate()
+    # Per rack, 6 objects of m0 (gen 0) and 6 of m1 (gen 1): 6 x 6 older pairs; 2 racks: 72.
+    assert engine.count("older") == 72
+    assert ("r0-o0", "r0-o1") in engine.query("older")
+    assert ("r0-o1", "r0-o0") not in engine.query("older")  # gen 1 is not below gen 0
+    assert ("r0-o0", "r1-o1") not in engine.query("older")  # another rack
 
 
 def test_a_relation_past_projected_rows_drops_its_projections_and_answers_the_same(
