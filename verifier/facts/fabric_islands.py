@@ -41,28 +41,37 @@ def node_fabric_islands(
     `stamped` (Inventory.stamped): an object a node's plan made is in that node (`origin`), with no
     walk up its parents: at 131,072 GPUs that walk, per NIC and cable end, was most of the time.
     """
-
-    def node(oid: str) -> str | None:
-        o = objects.get(oid)
-        if o is not None and o.origin is not None and o.origin in stamped:
-            return o.origin
-        return node_of(oid)
+    get = objects.get
 
     fabric = [lk for lk in links if lk.kind in FABRIC_LINK_KINDS]
     island = _islands(objects, fabric)
+    island_of = island.get
     reached: set[tuple[str, str]] = set()
     cabled: set[str] = set()  # devices with a working cable to a switch
+    # One look at each end per cable (a fleet's 131,072 NIC cables): a cable between two switches
+    # or between two devices reaches no island from a node.
     for lk in fabric:
         if lk.state == "down":
             continue
-        for end, other in ((lk.a, lk.b), (lk.b, lk.a)):
-            if other in island and end not in island:
-                cabled.add(end)
-                if (n := node(end)) is not None:
-                    reached.add((n, island[other]))
+        a, b = lk.a, lk.b
+        ia, ib = island_of(a), island_of(b)
+        if ia is None:
+            if ib is None:
+                continue
+            end, to = a, ib
+        elif ib is None:
+            end, to = b, ia
+        else:
+            continue
+        cabled.add(end)
+        o = get(end)
+        n = o.origin if o is not None and o.origin in stamped else node_of(end)
+        if n is not None:
+            reached.add((n, to))
     on_fabric = {n for n, _i in reached}
     # Only a NIC with no working cable to a switch can leave its node off the fabric: the others are not asked.
-    off = {n for oid, o in objects.items() if o.kind == "nic" and oid not in cabled and (n := node(oid)) is not None}
+    loose = [(oid, o.origin) for oid, o in objects.items() if o.kind == "nic" and oid not in cabled]
+    off = {n for oid, origin in loose if (n := origin if origin in stamped else node_of(oid)) is not None}
     rows: list[Row] = [(n, i) for n, i in reached]
     rows += [(n, "") for n in off - on_fabric]
     return sorted(rows)
