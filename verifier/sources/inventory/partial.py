@@ -123,8 +123,8 @@ def _partial(docs: list[YMap], files: list[str], problems: Problems, wanted: str
             expander.expand_link(spec_link, None, {})
     _merge_overrides(expander, copies)
     expander.finish()
-    if problems or sink.failed or sink.removed or sink.serves or sink.explicit_parents:
-        return None
+    if not plain or problems or sink.failed or sink.removed or sink.serves or sink.explicit_parents:
+        return None  # nothing left out (the loader's own way is the one to take), or a problem to report
     stand_ins: dict[str, Obj] = {}
     for rest, (first, second) in plain:
         if not _uniform(first, second, sink):
