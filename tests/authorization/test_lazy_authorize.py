@@ -88,6 +88,13 @@ BREAKS = [
     ("duplicate id of a plain instance", "  - {name: spine0,", "  - {name: p4-r1, kind: rack}\n  - {name: spine0,"),
     # the top-level cabling names pods 0..5: there is no p5
     ("top-level cable to a missing pod", "foreach: {p: 0..4,", "foreach: {p: 0..5,"),
+    # a top-level cable from p1-leaf0 to p{q}-leaf0 for q in 0..4: q = 1 joins p1-leaf0 to itself
+    (
+        "top-level cable from a leaf to itself",
+        'links:\n  - {a: "p{p}',
+        'links:\n  - {a: p1-leaf0, b: "p{q}-leaf0", kind: infiniband, bandwidth: 400 Gb/s, foreach: {q: 0..4}}\n'
+        '  - {a: "p{p}',
+    ),
     # an unknown model on the plain pods' leaves (and every other pod's)
     ("unknown model", "model: QM9700, count: 2}", "model: QM9701, count: 2}"),
 ]
@@ -119,21 +126,19 @@ def _answer(fn: Callable[..., AuthorizeReport], *args: object, **kwargs: object)
 def test_the_partial_inventory_leaves_out_the_plain_pods(tmp_path: Path) -> None:
     # A request about p0-r0-n0/gpu0 names pod p0 (also an override key's pod, as is p3);
     # p1 and p2 are the first two others, the representatives; p4 alone is plain. So the
-    # partial inventory holds p0..p3 as the whole load has them, and p4's objects outside
-    # its stamped nodes (the pod, 2 racks, 2 leaves, 4 nodes) are the stand-ins.
+    # partial inventory holds p0..p3 as the whole load has them, and only the ids of p4's
+    # objects outside its stamped nodes are written out (the pod, 2 racks, 2 leaves, 4 nodes).
     path = _place(tmp_path, FLEET)
     part = partial_inventory(read_files([path]), ["dan", "p0-r0-n0/gpu0", "{}"])
     assert part is not None
     whole = load_inventory([path])
-    expected_stand_ins = {"p4", "p4-r0", "p4-r1", "p4-leaf0", "p4-leaf1"} | {
+    expected_plain = {"p4", "p4-r0", "p4-r1", "p4-leaf0", "p4-leaf1"} | {
         f"p4-r{r}-n{n}" for r in (0, 1) for n in (0, 1)
     }
-    assert set(part.stand_ins) == expected_stand_ins
+    assert part.plain_ids == expected_plain
     assert not any(oid.startswith("p4") for oid in part.inventory.objects)
     kept = {oid: o for oid, o in whole.objects.items() if not oid.startswith("p4")}
     assert part.inventory.objects == kept
-    for oid, stand_in in part.stand_ins.items():
-        assert stand_in == whole.objects[oid], oid
 
 
 def _requests() -> list[tuple[str, str, str, dict[str, object]]]:
@@ -175,8 +180,8 @@ def test_decisions_match_on_the_benchmark_fleet(tmp_path: Path, monkeypatch: pyt
     path = _place(tmp_path, inventory_yaml(Layout(2048)))
     part = partial_inventory(read_files([path]), ["dan", "su0003-r7-n3/gpu7", "{}"])
     assert part is not None
-    pods = {o.id for o in part.stand_ins.values() if o.kind == "pod"}
-    assert pods == {"su0004", "su0005", "su0006", "su0007"}
+    assert {oid for oid in part.plain_ids if len(oid) == 6} == {"su0004", "su0005", "su0006", "su0007"}
+    assert not any(oid.startswith(("su0004", "su0005", "su0006", "su0007")) for oid in part.inventory.objects)
     for who in ("dan", "alice", "olga"):
         for res in ("su0003-r7-n3/gpu7", "su0000-r2-n0/gpu6", "su0001-r0", 'Pod::"su0006"', "su0005-r1-n2/gpu3"):
             for action in ("schedule", "drain"):

@@ -43,11 +43,11 @@ def lazy_setup(
     part = partial_inventory(files, [*wanted, *bundle.observed.named])
     if part is None:
         return None
-    # A label refused anywhere is refused with a count of every object that has it: the
-    # whole load counts them, so any refusal goes the whole way.
-    stand_ins = Inventory(objects={**part.inventory.objects, **part.stand_ins})
+    # A plain instance's labels are a representative's (partial.py), which are here. A label
+    # refused is refused with a count of every object that has it: the whole load counts them,
+    # so any refusal goes the whole way.
     try:
-        check_label_types(stand_ins)
+        check_label_types(part.inventory)
     except TopologError:
         return None
     return build_setup(part.inventory, paths, policy_dir, principals(), whole, bundle=bundle)

@@ -6,10 +6,13 @@ scalable units) is expanded by the loader's own Expander only for the instances 
 look at: those whose name appears in `wanted` (the request's names, the uids the policies name)
 or in an override key, and two more, the representatives. Every other instance is *plain*: by
 the two representatives' comparison its objects are theirs with the instance's name written in
-(see `_uniform`), so it holds what they hold and passes what they pass. Its objects outside
-stamped nodes are made as stand-ins (ids, parents, kinds, models, labels) so that the whole-
-inventory checks see every id once (duplicates, top-level links' ends, nesting, models); what
-a stamped node holds is its template's plan, checked once (Expander.sound_nodes).
+(see `_uniform`), so it holds what they hold and passes what they pass: only its ids outside
+stamped nodes are written out (`_plain_ids`), so that every id is seen once (duplicates, the
+ends of top-level links); what a stamped node holds is its template's plan, checked once
+(Expander.sound_nodes). Top-level links (a fleet's leaf-to-spine cabling) are checked per end
+over that end's own `foreach` variables (`_cables_hold`), not made: the partial inventory's
+links are the expanded instances' only (a request reads objects; NVLink domains are found
+from the whole inventory, verifier.authorization.setup).
 
 Fail closed: anything this module does not cover (`{seq}`, `parent:`, `serves`, an instance
 whose objects differ from the representatives' other than by its name, names of unequal
@@ -20,18 +23,19 @@ and the caller loads the whole inventory, which reports what is wrong in its own
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
-from types import MappingProxyType
+import itertools
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 
 from verifier.core.errors import TopologError
 from verifier.core.gc_pause import collector_paused
 from verifier.sources.inventory.catalog import builtin_models, parse_models
 from verifier.sources.inventory.loader import _add_models, _header
-from verifier.sources.inventory.model import Inventory, Obj
+from verifier.sources.inventory.model import Inventory
 from verifier.sources.inventory.patterns import MissingVariable, PatternError
 from verifier.sources.inventory.raw_files import ReadFile
-from verifier.sources.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
-from verifier.sources.inventory.templates import Expander, Sink, check_expansion, made_links
+from verifier.sources.inventory.specs import LinkSpec, ObjSpec, TemplateDef, read_link, read_object, read_templates
+from verifier.sources.inventory.templates import Expander, Sink, check_expansion, made_links, resolve
 from verifier.sources.inventory.validate import Problems, check_inventory, documents_of, name_problem
 from verifier.sources.inventory.yaml_source import YMap
 
@@ -49,8 +53,9 @@ class Partial:
 
     inventory: Inventory
     """Every object but the plain instances': these objects are exactly the whole load's."""
-    stand_ins: dict[str, Obj]
-    """The plain instances' objects outside stamped nodes (for checks that read every object)."""
+    plain_ids: frozenset[str]
+    """The ids of the plain instances' objects outside stamped nodes (their nodes' contents are
+    their template's plan): each is a representative's id with the instance's name written in."""
 
 
 def partial_inventory(files: Sequence[ReadFile], wanted: Iterable[str]) -> Partial | None:
@@ -115,35 +120,34 @@ def _partial(docs: list[YMap], files: list[str], problems: Problems, wanted: str
                 made[k] = before.since(sink)
             copies.append(ids)
             plain.append((rest, (made[reps[0][0]].named(reps[0][1]), made[reps[1][0]].named(reps[1][1]))))
+    cables: list[LinkSpec] = []  # the top-level links: checked per axis below, not made
     for doc in docs:
         for item in problems.seq(doc, "links", "the inventory") or ():
             spec_link = read_link(problems, item) if isinstance(item, YMap) else None
             if spec_link is None:
                 return None
-            expander.expand_link(spec_link, None, {})
+            cables.append(spec_link)
     _merge_overrides(expander, copies)
     expander.finish()
     if not plain or problems or sink.failed or sink.removed or sink.serves or sink.explicit_parents:
         return None  # nothing left out (the loader's own way is the one to take), or a problem to report
-    stand_ins: dict[str, Obj] = {}
+    known = set(sink.objects)
+    heads: set[str] = set()
     for rest, (first, second) in plain:
-        if not _uniform(first, second, sink):
+        if not _uniform(first, second, sink) or not _plain_ids(first, rest, sink, known, heads):
             return None
-        if not _stand_ins(first, rest, sink, stand_ins):
-            return None
+    # What a plain stamped node holds is never made: no made id may be one of its objects.
+    if any(oid.partition("/")[0] in heads for oid in sink.objects if "/" in oid):
+        return None
+    if not all(_cables_hold(spec, known) for spec in cables):
+        return None
     if sink.deferred:
         deferred = sink.deferred
         inv.defer_links(lambda so_far: made_links(so_far, deferred), deferred)
-    sound = expander.sound_nodes(inv)
-    inv.objects.update(stand_ins)
-    try:
-        check_inventory(inv, problems, (), {}, ids_checked=True, sound=sound)
-    finally:
-        for oid in stand_ins:
-            del inv.objects[oid]
+    check_inventory(inv, problems, (), {}, ids_checked=True, sound=expander.sound_nodes(inv))
     if problems:
         return None
-    return Partial(inv, stand_ins)
+    return Partial(inv, frozenset(known.difference(sink.objects)))
 
 
 def _override_keys(specs: Iterable[ObjSpec]) -> Iterable[str]:
@@ -279,34 +283,54 @@ def _uniform(first: _Made, second: _Made, sink: Sink) -> bool:
     return one is not None and one == _shape(second, sink)
 
 
-def _stand_ins(first: _Made, rest: list[tuple[int, str]], sink: Sink, out: dict[str, Obj]) -> bool:
-    """The plain instances' objects outside stamped nodes, written from the first representative's;
-    False where one's id is taken (the whole load reports the duplicate).
+def _plain_ids(first: _Made, rest: list[tuple[int, str]], sink: Sink, ids: set[str], heads: set[str]) -> bool:
+    """Add the plain instances' ids outside stamped nodes to `ids` (their stamped nodes' to
+    `heads`), each the first representative's with the instance's name written in; False where
+    one is taken (the whole load reports the duplicate) or a label holds the name (the labels of
+    a plain instance must be the representative's, which the label check reads).
     """
     n = first.name
-    shapes = [sink.objects[oid] for oid in first.objects if sink.objects[oid].origin is None]
-    stamped = {oid.replace(n, HOLE) for oid in first.objects if oid in sink.stamped}
-    heads: set[str] = set()
-    for k, name in rest:
-        for o in shapes:
-            oid = o.id.replace(n, name)
-            if oid in out or oid in sink.objects:
+    objects = [sink.objects[oid] for oid in first.objects]
+    if any(n in k or n in v for o in objects for k, v in o.labels.items()):
+        return False
+    if any("\n" in o.id for o in objects):
+        return False
+    # One replace and one split per instance: a fleet has thousands of plain instances.
+    own = "\n".join(o.id for o in objects if o.origin is None)
+    nodes = "\n".join(o.id for o in objects if o.id in sink.stamped)
+    for _k, name in rest:
+        made = own.replace(n, name).split("\n")
+        if not ids.isdisjoint(made):
+            return False
+        ids.update(made)
+        if nodes:
+            heads.update(nodes.replace(n, name).split("\n"))
+    return True
+
+
+def _cables_hold(spec: LinkSpec, ids: AbstractSet[str]) -> bool:
+    """Whether every link a top-level `links` entry makes joins two different objects of `ids`,
+    checked per end over that end's own `foreach` variables (a fleet's leaf-to-spine cabling:
+    4,096 and 16 names instead of 65,536 pairs); False where the loader must say what it makes
+    of the entry (an id or label pattern, a variable nothing sets, a name that may be both ends).
+    """
+    if spec.id is not None or spec.labels.patterns:
+        return False
+    values = dict(spec.foreach)
+    if any(not v for v in values.values()):
+        return True  # an empty range: no link at all
+    ends: list[set[str]] = []
+    for pattern in (spec.a, spec.b):
+        names = sorted(pattern.variables)
+        if any(v not in values for v in names):
+            return False
+        rendered: set[str] = set()
+        for combo in itertools.product(*(values[v] for v in names)):
+            try:
+                rendered.add(resolve(pattern.render(dict(zip(names, combo, strict=True))), None))
+            except (MissingVariable, PatternError):
                 return False
-            labels: Mapping[str, str] = o.labels
-            if labels and any(n in k or n in v for k, v in labels.items()):
-                labels = MappingProxyType({k.replace(n, name): v.replace(n, name) for k, v in labels.items()})
-            out[oid] = Obj(
-                oid,
-                o.kind,
-                o.parent.replace(n, name) if o.parent is not None else None,
-                o.loc,
-                o.model,
-                labels,
-                o.quantities,
-                o.state,
-                o.template,
-                o.index if o.id != n else k,
-            )
-        heads.update(t.replace(HOLE, name) for t in stamped)
-    # What a plain stamped node holds is never made: no made id may be one of its objects.
-    return not any(oid.partition("/")[0] in heads for oid in sink.objects if "/" in oid)
+        if not rendered <= ids:
+            return False
+        ends.append(rendered)
+    return ends[0].isdisjoint(ends[1])  # no link from an object to itself
