@@ -329,7 +329,7 @@ def graph_facts(
     if "die_pair_bottleneck" in want:
         _dies(inv, out, view)
     if "scaleup_domain" in want:
-        out["scaleup_domain"] = scaleup_domains(inv, view, ancestry)
+        per_node["scaleup_domain"] = _scaleup_rows(inv, view, ancestry)
     return {**out, **per_node}
 
 
@@ -408,7 +408,7 @@ class _LinkView:
 
 
 def scaleup_domains(inv: Inventory, view: _LinkView | None = None, ancestry: _Ancestry | None = None) -> list[Row]:
-    """(GPU, domain) for every GPU: the smallest GPU id joined to it by working scale-up links.
+    """(GPU, domain) for every GPU, sorted: the smallest GPU id joined to it by working scale-up links.
 
     The same answer as the rules' nvlink_domain (rules/topology/TOPO004_split_nvlink_node.dl; a test
     holds them equal), found by union-find over the links: placement reads it instead, so
@@ -416,13 +416,30 @@ def scaleup_domains(inv: Inventory, view: _LinkView | None = None, ancestry: _An
     A node that is exactly its template's plan (Inventory.stamped) is worked out once per
     template, on one representative; only nodes that other links reach into are read whole.
     """
+    rows, _blocks = _scaleup_domains(inv, view, ancestry, stamp=False)
+    return rows
+
+
+def _scaleup_rows(inv: Inventory, view: _LinkView, ancestry: _Ancestry) -> Sequence[Row]:
+    """scaleup_domains' rows in no particular order, as StampedRows: the GPUs of the nodes a template's
+    representative answers for come as one block per template (its GPUs and their domains by slot)
+    and each node's names, not as a row made per GPU (131,072 at fleet scale).
+    """
+    rows, blocks = _scaleup_domains(inv, view, ancestry, stamp=True)
+    return with_blocks(rows, blocks)
+
+
+def _scaleup_domains(
+    inv: Inventory, view: _LinkView | None, ancestry: _Ancestry | None, stamp: bool
+) -> tuple[list[Row], list[StampBlock]]:
+    """scaleup_domains' rows (sorted), but with `stamp` those of the GPUs that the plain nodes' plans
+    made (the nodes a representative answers for), which come as one StampBlock per template.
+    """
     objects, stamped = inv.objects, inv.stamped
     view = view or _LinkView.of(inv)
     rep_of = _representatives(stamped, set())
     ancestry = ancestry or _Ancestry(inv)
     plan_links, foreign = _scaleup_links(inv, rep_of, set(), view, ancestry)
-    # A GPU a plan stamped is in the node that plan was stamped for (`origin`): no walk up its parents.
-    node_of = {g: o.origin if o.origin in stamped else ancestry.node(g) for g, o in objects.items() if o.kind == "gpu"}
     touched = {n for a, b in foreign for n in (ancestry.node(a), ancestry.node(b)) if n in stamped}
     if touched:  # nodes reached from outside are read whole, and never stand for their template
         rep_of = _representatives(stamped, touched)
@@ -450,6 +467,14 @@ def scaleup_domains(inv: Inventory, view: _LinkView | None = None, ancestry: _An
     # Stamped nodes answered for by their template's representative: their GPUs were in no union
     # (each is its own component) and take the representative's answer, in their own names.
     plain = {n: t for n, t in stamped.items() if n not in touched and rep_of.get(t) not in (None, n)}
+    # A GPU a plan stamped is in the node that plan was stamped for (`origin`): no walk up its parents.
+    # With `stamp`, those of plain nodes are left to their template's block (below).
+    skip = plain if stamp else {}
+    node_of = {
+        g: o.origin if o.origin in stamped else ancestry.node(g)
+        for g, o in objects.items()
+        if o.kind == "gpu" and o.origin not in skip
+    }
     gpus = sorted(node_of)
     nodes = [node_of[g] for g in gpus]  # each GPU's node, looked up once for both passes
     smallest: dict[str, str] = {}
@@ -481,7 +506,51 @@ def scaleup_domains(inv: Inventory, view: _LinkView | None = None, ancestry: _An
             domain = f"{node}/{mine}"
             domain = domain_of[mine] = g if domain == g else domain  # the GPU's own id: one string, not two
         rows.append((g, domain))
-    return rows
+    return rows, _plain_blocks(plain, rep_of, gpus, nodes, find, smallest, rows) if stamp and plain else []
+
+
+def _plain_blocks(
+    plain: Mapping[str, str],
+    rep_of: Mapping[str, str],
+    gpus: Sequence[str],
+    nodes: Sequence[str | None],
+    find: Callable[[str], str],
+    smallest: Mapping[str, str],
+    rows: list[Row],
+) -> list[StampBlock]:
+    """One block per template of the plain nodes' plan GPUs (as _scaleup_domains finds them): the
+    representative's GPUs and the domain of each, in its local names, stamped with each node's names.
+
+    A plain node is its template's plan, stamped whole, and no link from outside reaches into it
+    or into its representative (those are `touched`, read whole): its plan GPUs are the
+    representative's, renamed, and so are their domains, each one of those GPUs. Rows that cannot be
+    stamped so go to `rows`.
+    """
+    nodes_of: dict[str, list[str]] = {}  # template -> its plain nodes, in stamping order
+    for n, t in plain.items():
+        nodes_of.setdefault(t, []).append(n)
+    reps = {rep_of[t]: t for t in nodes_of}
+    of_rep: dict[str, list[str]] = {}  # a representative's GPUs, sorted (as `gpus` is)
+    for g, node in zip(gpus, nodes, strict=True):
+        if node in reps:
+            of_rep.setdefault(node, []).append(g)
+    blocks: list[StampBlock] = []
+    for rep, template in reps.items():
+        mine = [g for g in of_rep.get(rep, ()) if g.startswith(rep + "/")]
+        if not mine:
+            continue
+        slot = {g: i for i, g in enumerate(mine)}
+        suffixes = [g[len(rep) :] for g in mine]
+        theirs = [smallest[find(g)] for g in mine]
+        if not all(d in slot for d in theirs):  # never met: a domain beyond the plan, named per GPU as before
+            cut = len(rep) + 1
+            rows += [
+                (n + s, f"{n}/{d[cut:]}") for n in nodes_of[template] for s, d in zip(suffixes, theirs, strict=True)
+            ]
+            continue
+        names: list[Sequence[str]] = [[n + s for s in suffixes] for n in nodes_of[template]]
+        blocks.append(StampBlock((tuple(range(len(mine))), tuple(slot[d] for d in theirs)), (None, None), names))
+    return blocks
 
 
 ACCESS_LINK_FAILURE_MODE = "access_link_failure_mode"
