@@ -777,27 +777,24 @@ def _nodes(
     # of them per template (its representative) is read object by object and link by link. A
     # link from outside the plan that reaches into such a node makes it "custom" (read in full).
     stamped = inv.stamped
-    nic_fabric: dict[str, int] = {}
+    nic_fabric: dict[str, int] = {}  # MB/s of working fabric cables per end (NICs' are read)
+    nic_fabric_get = nic_fabric.get
     foreign: list[tuple[str, str, str, int, str | None, str | None]] = []
     custom: set[str] = set()
     # A link of a stamped node's plan is part of its node's shape (a million links at fleet scale:
     # left out first, in one pass); only a fabric cable (Ethernet: maybe, see link_kind) is not.
-    get = objects.get
     for lk in [lk for lk in view.links if lk.kind in FABRIC_KINDS or lk.origin not in stamped]:
         kind = lk.kind
         if kind == "ethernet":  # the one kind link_kind may change: a call per link costs at fleet scale
             kind = link_kind(lk, objects)
         if kind in FABRIC_KINDS:
             if lk.state != "down":
-                # Both ends in turn, written out (a cable per NIC: a fleet's 131,072 NICs).
-                # A NIC outside every node is counted too, and never asked for.
+                # Both ends, whatever they are, written out (a cable per NIC: a fleet's 131,072 NICs):
+                # only a node class's NICs are ever asked for (stamp_fabric), so a switch's or an
+                # outside NIC's count is never read, and no end is looked up to learn its kind.
                 a, b, mbps = lk.a, lk.b, lk.mbps
-                o = get(a)
-                if o is not None and o.kind == "nic":
-                    nic_fabric[a] = nic_fabric.get(a, 0) + mbps
-                o = get(b)
-                if o is not None and o.kind == "nic":
-                    nic_fabric[b] = nic_fabric.get(b, 0) + mbps
+                nic_fabric[a] = nic_fabric_get(a, 0) + mbps
+                nic_fabric[b] = nic_fabric_get(b, 0) + mbps
             continue
         if lk.origin in stamped or lk.state == "down":
             continue
