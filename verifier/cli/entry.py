@@ -22,19 +22,33 @@ from typing import NoReturn
 
 gc.disable()
 
-from verifier.cli.main import run as run_command  # noqa: E402  (after the collector is off, which is this module's point)
-
 __all__ = ["run"]
 
 
 def run() -> NoReturn:
-    """The console entry point: verifier.cli.main.run, then an exit that skips the interpreter's teardown."""
+    """The console entry point: verifier.cli.main.run, then an exit that skips the interpreter's teardown.
+
+    A run kept earlier on the same inputs (verifier.core.kept_report) answers first, before the CLI
+    is imported at all; a run that may be kept is recorded.
+    """
+    from verifier.core import kept_report
+
+    argv = sys.argv[1:]
+    kept = kept_report.replay(argv)
+    if kept is not None:
+        os._exit(kept)
+    from verifier.cli.main import run as run_command
+    from verifier.core import kept_recording
+
+    recording = kept_recording.start(argv)
     try:
         run_command()
     except SystemExit as done:
         status = done.code
     else:
         status = 0
+    if recording is not None:
+        recording.finish(status)
     if status is not None and not isinstance(status, int):
         # A message for the exit (sys.exit("...")): printed by the interpreter, as it always is.
         raise SystemExit(status)

@@ -42,6 +42,7 @@ from verifier.cli.options import (
 from verifier.cli.output import emit, refuse_inputs, write_file
 from verifier.cli.provenance import date_source, run_settings, where_set
 from verifier.cli.scenario_options import scenario_of, scenario_options
+from verifier.core import kept_report
 from verifier.core.progress import Progress
 from verifier.reports import render
 from verifier.reports.safe_text import one_line
@@ -193,6 +194,8 @@ def verify_cmd(
         if from_kind is None:  # tool outputs (--from) are no inventories: their readers judge them
             check_verify(inventory)
         observations = observed_run_of(observed, observed_format, observed_match, observed_now)
+        if observations is not None and observed_now is None:
+            kept_report.refuse("the observations' age is judged against the clock")  # not the same tomorrow
         scenario = scenario_of(drain, fail, fail_links, scenario_paths)
         if scenario and (not jobs_paths or from_kind is not None):
             raise click.UsageError(

@@ -156,11 +156,11 @@ _reported: set[str] = set()
 _key_memo: dict[tuple[str | None, str], bytes | None] = {}
 
 
-def warned() -> bool:
-    """Whether this process has said anything about the cache on stderr: a run that did is not kept
-    whole (verifier.core.kept_report), since the warning belongs to that run, not to its inputs.
+def warnings_said() -> int:
+    """How many warnings about the cache this process has written to stderr: a run that wrote one is
+    not kept (verifier.core.kept_recording), since the warning is about the cache, not the inputs.
     """
-    return bool(_reported)
+    return len(_reported)
 
 
 def _report_tampered(path: str) -> None:

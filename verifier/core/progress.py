@@ -22,6 +22,8 @@ DELAY = 1.0
 """Seconds a run goes before its progress shows."""
 
 _quiet = False
+lines_written = 0
+"""Progress lines this process has written: a run that wrote one is not kept (verifier.core.kept_recording)."""
 
 
 @contextmanager
@@ -74,6 +76,8 @@ class Progress:
     def _write(self, text: str) -> None:
         if self.silent:
             return
+        global lines_written
+        lines_written += 1
         elapsed = time.monotonic() - self.start
         self.stream.write(f"topolog: [{elapsed:5.1f} s] {text}\n")
         self.stream.flush()
