@@ -19,7 +19,7 @@ import operator
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from verifier.core.errors import Diagnostic, EngineError, SourceLocation, TopologError
 from verifier.core.limits import current_limits, exceeded
@@ -248,10 +248,12 @@ class _Relations(dict[str, _Relation]):
 
 
 # -- join plans ----------------------------------------------------------------------
+# Named tuples, not frozen dataclasses: a dataclass compiles its methods from source when its module is
+# imported (six of them for a frozen one), and every cold run imports this module; a plan's steps are
+# also built faster and their fields read faster.
 
 
-@dataclass(frozen=True)
-class _Scan:
+class _Scan(NamedTuple):
     atom: int
     """Index of the atom among the body's positive atoms."""
     relation: str
@@ -267,20 +269,17 @@ class _Scan:
     """Position pairs that must hold equal values (a new variable repeated inside the atom)."""
 
 
-@dataclass(frozen=True)
-class _Filter:
+class _Filter(NamedTuple):
     test: Callable[[Env], bool]
     total: bool = False
     """The test computes no arithmetic, so no division by zero can make it undefined."""
 
 
-@dataclass(frozen=True)
-class _Assign:
+class _Assign(NamedTuple):
     value: Eval
 
 
-@dataclass(frozen=True)
-class _Absent:
+class _Absent(NamedTuple):
     relation: str
     key_positions: tuple[int, ...]
     key: tuple[Eval, ...]
@@ -295,8 +294,7 @@ class _Absent:
 _Step = _Scan | _Filter | _Assign | _Absent
 
 
-@dataclass(frozen=True)
-class _Plan:
+class _Plan(NamedTuple):
     steps: tuple[_Step, ...]
     slots: dict[str, int]
     """Each named variable's slot in a binding."""
@@ -310,8 +308,7 @@ class _Plan:
     """For a rule's plan, how its last step can yield the head's rows directly (None: it cannot)."""
 
 
-@dataclass(frozen=True)
-class _HeadScan:
+class _HeadScan(NamedTuple):
     """A body ending in a plain scan, under a head listing variables only: each binding before the scan
     gives the head's leading variables and each row it matches the others, so the bindings the scan
     would make (one per head row) are never built.
