@@ -233,11 +233,14 @@ class DuckDBBackend:
         blocks = [b for b in rows.blocks if len(b)] if isinstance(rows, StampedRows) else []
         try:
             arrays, new = self._plain_columns(decl, plain)
-            for block in blocks:
-                arrays = [
-                    numpy.concatenate((done, more))
-                    for done, more in zip(arrays, self._block_columns(decl, block), strict=True)
-                ]
+            if blocks:
+                # Each column's parts joined once: joined block by block, the early rows were
+                # copied again for every later block (0.2 s for the 16 blocks of a fleet's links).
+                parts = [[done] for done in arrays]
+                for block in blocks:
+                    for column, more in zip(parts, self._block_columns(decl, block), strict=True):
+                        column.append(more)
+                arrays = [numpy.concatenate(column) for column in parts]
             if len(self._symbol_text) > start:
                 self._store_symbols(start)
         except BaseException:
