@@ -31,7 +31,7 @@ from verifier.core.errors import TopologError
 from verifier.core.gc_pause import collector_paused
 from verifier.sources.inventory.catalog import builtin_models, parse_models
 from verifier.sources.inventory.loader import _add_models, _header
-from verifier.sources.inventory.model import Inventory
+from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory
 from verifier.sources.inventory.patterns import MissingVariable, PatternError
 from verifier.sources.inventory.raw_files import ReadFile
 from verifier.sources.inventory.specs import LinkSpec, ObjSpec, TemplateDef, read_link, read_object, read_templates
@@ -252,8 +252,10 @@ def _shape(made: _Made, sink: Sink) -> tuple[object, ...] | None:
         a, b, tid = _sub(lk.a, n), _sub(lk.b, n), _sub(lid, n)
         if tid is None or HOLE not in tid:  # the same link in every instance: the whole load says what it makes of it
             return None
-        for end in (a, b):
-            if end is not None and HOLE in end and end not in ids:
+        for end in (a, b) if lk.origin is None else ():  # a stamped node's: its plan's, checked once
+            # Within the instance only: a cable to another instance or to one shared object (an
+            # NVLink switch of every pod would join their NVLink domains) is the loader's to make.
+            if end is None or HOLE not in end or end not in ids:
                 return None
         links.append(
             (
@@ -314,8 +316,8 @@ def _cables_hold(spec: LinkSpec, ids: AbstractSet[str]) -> bool:
     4,096 and 16 names instead of 65,536 pairs); False where the loader must say what it makes
     of the entry (an id or label pattern, a variable nothing sets, a name that may be both ends).
     """
-    if spec.id is not None or spec.labels.patterns:
-        return False
+    if spec.id is not None or spec.labels.patterns or spec.kind not in FABRIC_LINK_KINDS:
+        return False  # (a scale-up link between instances would join their NVLink domains)
     values = dict(spec.foreach)
     if any(not v for v in values.values()):
         return True  # an empty range: no link at all
