@@ -29,6 +29,7 @@ from collections.abc import Set as AbstractSet
 
 from verifier.core.errors import TopologError
 from verifier.core.gc_pause import collector_paused
+from verifier.core.limits import current_limits
 from verifier.sources.inventory.catalog import builtin_models, parse_models
 from verifier.sources.inventory.loader import _add_models, _header
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory
@@ -133,9 +134,12 @@ def _partial(docs: list[YMap], files: list[str], problems: Problems, wanted: str
         return None  # nothing left out (the loader's own way is the one to take), or a problem to report
     known = set(sink.objects)
     heads: set[str] = set()
+    outside: set[str] = set()
     for rest, (first, second) in plain:
-        if not _uniform(first, second, sink) or not _plain_ids(first, rest, sink, known, heads):
+        if not _uniform(first, second, sink, outside) or not _plain_ids(first, rest, sink, known, heads):
             return None
+    if not outside <= known:  # a plain instance's cable to a missing switch: the loader names it
+        return None
     # What a plain stamped node holds is never made: no made id may be one of its objects.
     if any(oid.partition("/")[0] in heads for oid in sink.objects if "/" in oid):
         return None
@@ -171,8 +175,6 @@ def _choose(
         if name_problem(name) is not None or HOLE in name:
             return None
         names.append((k, name))
-    if len({len(n) for _, n in names}) != 1:  # a longer name could pass the id length limit
-        return None
     asked = [(k, n) for k, n in names if n in wanted or n in keys]
     others = [(k, n) for k, n in names if not (n in wanted or n in keys)]
     if len(others) < 3:
@@ -224,8 +226,10 @@ def _sub(text: str | None, name: str) -> str | None:
     return text.replace(name, HOLE) if text is not None else None
 
 
-def _shape(made: _Made, sink: Sink) -> tuple[object, ...] | None:
-    """What an instance made with its name cut out; None if a link of it leaves it for another name."""
+def _shape(made: _Made, sink: Sink, outside: set[str]) -> tuple[object, ...] | None:
+    """What an instance made with its name cut out; None if a link of it leaves it for another
+    instance. The ends of its cables to objects outside it are added to `outside`.
+    """
     n = made.name
     ids = {t for t in (_sub(o, n) for o in made.objects) if t is not None}
     objects = []
@@ -253,9 +257,13 @@ def _shape(made: _Made, sink: Sink) -> tuple[object, ...] | None:
         if tid is None or HOLE not in tid:  # the same link in every instance: the whole load says what it makes of it
             return None
         for end in (a, b) if lk.origin is None else ():  # a stamped node's: its plan's, checked once
-            # Within the instance only: a cable to another instance or to one shared object (an
-            # NVLink switch of every pod would join their NVLink domains) is the loader's to make.
-            if end is None or HOLE not in end or end not in ids:
+            if end is None:
+                return None
+            if HOLE not in end and lk.kind in FABRIC_LINK_KINDS:
+                outside.add(end)  # a cable to a shared switch (a spine): it must exist, checked after
+            # Else within the instance only: a link to another instance, or a scale-up link to a
+            # shared object (joining every instance's NVLink domains), is the loader's to make.
+            elif HOLE not in end or end not in ids:
                 return None
         links.append(
             (
@@ -275,14 +283,14 @@ def _shape(made: _Made, sink: Sink) -> tuple[object, ...] | None:
     return (tuple(objects), tuple(links), tuple(software), tuple(promises))
 
 
-def _uniform(first: _Made, second: _Made, sink: Sink) -> bool:
+def _uniform(first: _Made, second: _Made, sink: Sink, outside: set[str]) -> bool:
     """Whether the representatives made the same with their names cut out, and nothing an
     override changed: then every plain instance makes that with its own name written in.
     """
     if any(oid in sink.overridden for oid in (*first.objects, *second.objects)):
         return False
-    one = _shape(first, sink)
-    return one is not None and one == _shape(second, sink)
+    one = _shape(first, sink, outside)
+    return one is not None and one == _shape(second, sink, outside)
 
 
 def _plain_ids(first: _Made, rest: list[tuple[int, str]], sink: Sink, ids: set[str], heads: set[str]) -> bool:
@@ -297,14 +305,19 @@ def _plain_ids(first: _Made, rest: list[tuple[int, str]], sink: Sink, ids: set[s
         return False
     if any("\n" in o.id for o in objects):
         return False
+    # A longer name makes longer ids, also inside stamped nodes: none may pass the id length limit.
+    grow = max(len(name) for _, name in rest) - len(n)
+    if grow > 0 and max(len(o.id) + o.id.count(n) * grow for o in objects) > current_limits().id_length:
+        return False
     # One replace and one split per instance: a fleet has thousands of plain instances.
     own = "\n".join(o.id for o in objects if o.origin is None)
     nodes = "\n".join(o.id for o in objects if o.id in sink.stamped)
     for _k, name in rest:
         made = own.replace(n, name).split("\n")
-        if not ids.isdisjoint(made):
-            return False
+        before = len(ids)
         ids.update(made)
+        if len(ids) - before != len(made):  # an id taken, by another object or within the instance
+            return False
         if nodes:
             heads.update(nodes.replace(n, name).split("\n"))
     return True
