@@ -124,7 +124,7 @@ def test_a_whole_stamped_node_makes_its_links_when_they_are_read() -> None:
 def test_cables_name_their_ends_by_the_objects_own_ids() -> None:
     # The pods' cabling "{pod}-n{n}/nic{l}" -> "{pod}-leaf{l}" is made after the pod's children, so
     # both ends exist by then: each cable holds the object's id string itself, not a copy of its text
-    # (a fleet's cables would otherwise keep a copy per end, 27 MiB at 131,072 GPUs).
+    # (a fleet's cables would otherwise keep a copy per end, 17 MiB at 131,072 GPUs).
     inv = load_inventory_text(FLEET.replace("EXTRA", ""), "t.yaml")
     cable = inv.links["p1-n0/nic1<->p1-leaf1"]
     assert (cable.a, cable.b) == ("p1-n0/nic1", "p1-leaf1")
