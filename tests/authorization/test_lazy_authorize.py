@@ -39,7 +39,8 @@ POLICIES = ROOT / "policies"
 SHIPPED = sorted((ROOT / "inventories").glob("*.yaml"))
 
 # 5 pods (p0..p4) x 2 racks x 2 nodes of 2 GPUs and 2 NICs, NIC l of every node to its pod's
-# leaf l, every leaf to the one spine; one override in p0 and one in p3.
+# leaf l, every leaf to the one spine (leaf 0 twice: once written in the pod); one override in
+# p0 and one in p3.
 FLEET = """\
 apiVersion: topolog.dev/v1
 kind: Inventory
@@ -72,6 +73,7 @@ objects:
     links:
       - {a: "{pod}-r{r}-n{n}/nic{l}", b: "{pod}-leaf{l}", kind: infiniband, bandwidth: 400 Gb/s,
          foreach: {r: 0..1, n: 0..1, l: 0..1}}
+      - {a: "{pod}-leaf0", b: /spine0, kind: infiniband, bandwidth: 400 Gb/s}
   - {name: spine0, kind: switch, model: QM9700}
 links:
   - {a: "p{p}-leaf{l}", b: spine0, kind: infiniband, bandwidth: 400 Gb/s, foreach: {p: 0..4, l: 0..1}}
@@ -80,7 +82,7 @@ links:
 # Each breaks FLEET once, away from a request about p0 (worked out by hand from FLEET):
 BREAKS = [
     # every pod's cabling names leaf 2 of 0..1: the representatives p1, p2 have it too
-    ("foreach value out of range", "l: 0..1}}\n  - {name: spine0", "l: 0..2}}\n  - {name: spine0"),
+    ("foreach value out of range", "l: 0..1}}\n      - {a: \"{pod}-leaf0\"", "l: 0..2}}\n      - {a: \"{pod}-leaf0\""),
     # no node p4-r0-n7: p4 is expanded for its override key, which then matches nothing
     ("override naming no instance", "p3-r1-n0:", "p4-r0-n7:"),
     # the far pod p3's node p3-r1-n0 carries a quarantine label Cedar cannot read as a Bool
@@ -96,6 +98,8 @@ BREAKS = [
         'links:\n  - {a: p1-leaf0, b: "p{q}-leaf0", kind: infiniband, bandwidth: 400 Gb/s, foreach: {q: 0..4}}\n'
         '  - {a: "p{p}',
     ),
+    # every pod's leaf 0 cabled to a spine9 that is not there (written in the pod)
+    ("pod cable to a missing spine", "b: /spine0,", "b: /spine9,"),
     # an unknown model on the plain pods' leaves (and every other pod's)
     ("unknown model", "model: QM9700, count: 2}", "model: QM9701, count: 2}"),
 ]
@@ -159,7 +163,9 @@ def _requests() -> list[tuple[str, str, str, dict[str, object]]]:
         "p2-r0",
         "p1",
         'Gpu::"p4-r0-n0/gpu1"',
-        "p9-r0-n0/gpu0",  # nowhere: refused alike
+        "p9-r0-n0/gpu0",  # nowhere with 5 pods: refused alike; with 12, a plain pod's GPU
+        "p11-r1-n1/gpu1",
+        "p10-r0",
     ]
     for who in ("dan", "olga", "node-drainer", 'Team::"research"'):
         for action in ("schedule", "drain"):
@@ -169,9 +175,17 @@ def _requests() -> list[tuple[str, str, str, dict[str, object]]]:
     return out
 
 
-def test_decisions_match_the_whole_load_on_a_generated_fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+# FLEET with 12 pods (p0..p11): names of two lengths, and "p1" is part of "p10" and "p11".
+FLEET12 = FLEET.replace("    count: 5\n", "    count: 12\n").replace("p: 0..4", "p: 0..11")
+
+
+@pytest.mark.parametrize("fleet", [FLEET, FLEET12], ids=["5 pods", "12 pods"])
+def test_decisions_match_the_whole_load_on_a_generated_fleet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fleet: str
+) -> None:
     monkeypatch.setenv("TOPOLOG_CACHE_DIR", "")
-    path = _place(tmp_path, FLEET)
+    path = _place(tmp_path, fleet)
+    assert partial_inventory(read_files([path]), ["dan", "p0-r0-n0/gpu0", "{}"]) is not None  # the lazy way
     for who, action, res, ctx in _requests():
         lazy = _answer(authorize, path, who, action, res, ctx)
         whole = _answer(_whole, path, who, action, res, ctx)
