@@ -454,18 +454,22 @@ def _plan(
     drain()
     # An atom's cost changes only when one of its variables gets bound, so costs live in a heap
     # and only the atoms sharing a newly bound variable are costed again: a body of thousands of
-    # atoms is planned in n log n, not n^2, steps.
+    # atoms is planned in n log n, not n^2, steps. The last atom left is never costed: it comes next
+    # whatever its cost (a third of a shipped pack's bodies are one atom, and costing one counts a
+    # column's values the first time).
     users: dict[str, list[int]] = {}
     for i, atom in enumerate(atoms):
         for name in {a.name for a in atom.args if isinstance(a, Var)}:
             users.setdefault(name, []).append(i)
-    costs = {i: _cost(i, atoms[i], slots, estimate) for i in remaining}
+    costs = {i: _cost(i, atoms[i], slots, estimate) for i in remaining} if len(atoms) > 1 else {}
     heap = [(c, i) for i, c in costs.items()]
     heapq.heapify(heap)
     left = set(remaining)
     while left:
         if first is not None and first in left:
             pick = first
+        elif len(left) == 1:
+            (pick,) = left
         else:
             while True:
                 cost, pick = heapq.heappop(heap)
@@ -475,6 +479,8 @@ def _plan(
         known = set(slots)
         steps.append(_scan(pick, atoms[pick], slots, atom_slots))
         drain()
+        if len(left) < 2:
+            continue
         for i in {i for name in slots.keys() - known for i in users.get(name, ()) if i in left}:
             costs[i] = _cost(i, atoms[i], slots, estimate)
             heapq.heappush(heap, (costs[i], i))
