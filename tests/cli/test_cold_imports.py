@@ -23,6 +23,7 @@ NOT_FOR_A_PLAIN_VERIFY = {
     "networkx.algorithms": "node-class max-flows run in plain Python (verifier.facts.small_graph)",
     "verifier.sources.jobs": "--jobs / --principal-from only",
     "verifier.placement.place": "--jobs with a what-if only",
+    "verifier.sources.importers.build": "--from only (the option's choices are the importers' KINDS)",
 }
 
 
@@ -43,3 +44,9 @@ def test_the_same_detection_sees_jobs_when_given() -> None:
     # With --jobs the jobs package runs: the check above would see it if a plain run loaded it.
     loaded = _modules_after(["--quiet", "verify", POD, "--jobs", JOBS])
     assert "verifier.sources.jobs" in loaded
+
+
+def test_the_same_detection_sees_the_importers_when_asked_for() -> None:
+    # With --from the importer runs (and fails: the pod is YAML, not nvidia-smi output), its code loaded.
+    loaded = _modules_after(["--quiet", "verify", POD, "--from", "nvidia-smi"])
+    assert "verifier.sources.importers.build" in loaded

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from verifier.core.errors import SourceLocation, TopologError
-from verifier.sources.importers.build import Imported
+
+if TYPE_CHECKING:
+    from verifier.sources.importers.build import Imported
 
 KINDS: tuple[str, ...] = ("nvidia-smi", "nccl-xml", "hwloc", "slurm", "rocm-smi", "amd-smi", "k8s-labels")
 
@@ -62,6 +65,17 @@ def import_files(
     raise TopologError.at(
         SourceLocation("<command line>"), f"unknown import kind {kind!r}; expected one of: {', '.join(KINDS)}"
     )
+
+
+def __getattr__(name: str) -> object:
+    """`Imported`, loaded when first named: every command offering `--from` reads KINDS for its choices,
+    and a run without `--from` then imports no importer code (tests/cli/test_cold_imports.py).
+    """
+    if name == "Imported":
+        from verifier.sources.importers.build import Imported
+
+        return Imported
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["KINDS", "Imported", "import_files"]
