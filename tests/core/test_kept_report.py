@@ -89,6 +89,10 @@ def _recorded(site: Path, *args: str, **kw: object) -> subprocess.CompletedProce
     """A first run, kept, then planted; and proof that the same run again answers from the entry."""
     first = _topolog(site, *args, **kw)  # type: ignore[arg-type]
     assert first.returncode in (0, 1), first.stderr
+    if not _entries(site):  # say why: the same run once more, telling on stderr why it is not kept
+        debug = {**kw.get("env", {}), "TOPOLOG_DEBUG": "1"}  # type: ignore[dict-item]
+        why = _topolog(site, *args, **{**kw, "env": debug})  # type: ignore[arg-type]
+        pytest.fail(f"the first run was not kept: {why.stderr.decode(errors='replace')}")
     _plant(site)
     again = _topolog(site, *args, **kw)  # type: ignore[arg-type]
     assert again.stdout == MARKER, "the unchanged run did not answer from its kept entry"

@@ -11,6 +11,10 @@ time, everything the run built (the rule program, the inventory, the engine's re
 of a shipped example's 0.3 s, and more the larger the inventory. Every file a command writes is
 closed before it returns and nothing registers work for the interpreter's exit, so once stdout
 and stderr are flushed the process ends at once with the command's exit code.
+
+Before any of that, a `verify` run kept earlier on the very same inputs (verifier.core.kept_report)
+answers with its kept output, having imported only the cache's modules; a run that may be kept is
+recorded while it goes (verifier.core.kept_recording).
 """
 
 from __future__ import annotations
@@ -37,10 +41,11 @@ def run() -> NoReturn:
     kept = kept_report.replay(argv)
     if kept is not None:
         os._exit(kept)
-    from verifier.cli.main import run as run_command
     from verifier.core import kept_recording
 
-    recording = kept_recording.start(argv)
+    recording = kept_recording.start(argv)  # before the CLI's imports, so that what they read is recorded
+    from verifier.cli.main import run as run_command
+
     try:
         run_command()
     except SystemExit as done:

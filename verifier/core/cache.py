@@ -3,7 +3,8 @@
 Nothing in it is ever authoritative: every entry is named by the SHA-256 of everything it
 was derived from and carries an HMAC-SHA256 of its name and bytes under a signing key that
 the folder does not hold, so a stale, truncated or tampered entry is a miss, never a wrong
-answer, and never runs code. Entries are pickles: loading one runs code, so a digest that
+answer, and never runs code. Most entries are pickles (a kept report, verifier.core.kept_report,
+is plain bytes): loading one runs code, so a digest that
 anyone who can write the folder could recompute would not do (a CI cache restored from a
 shared store, a folder another job wrote). An entry whose tag does not verify is ignored,
 rebuilt, and reported once on stderr. Entries are also read only from a folder the user

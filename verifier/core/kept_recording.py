@@ -42,7 +42,8 @@ KEPT_STATUSES = (0, 1)
 MAX_OUTPUT = 16 << 20
 """A run that writes more than this (a fleet's JSON) is not kept: the entry would cost more to check."""
 RACY_NS = 50_000_000
-"""A file changed less than this before the run read it may change again without its times showing it."""
+"""A file changed less than this before the run read it may change again without its times showing it
+(file times move in clock ticks of a few milliseconds)."""
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _REFUSED_EVENTS = (
     "subprocess.Popen",
@@ -139,7 +140,6 @@ class Recording:
         self.key = key
         self.cwd = os.getcwd()
         self.date = kept_report.today()
-        self.started_ns = time.time_ns()
         self.refused: list[str] = []
         self.busy = False
         self.warnings = cache.warnings_said()
@@ -200,7 +200,7 @@ class Recording:
         if not stat.S_ISREG(info.st_mode):
             self.refuse(f"it read {name!a}, which is not a regular file")
             return
-        if self.started_ns - info.st_ctime_ns < RACY_NS:
+        if _racy(info):
             self.refuse(f"{name!a} changed just before the run read it")
         self.files[name] = _identity(info)
 
@@ -239,16 +239,18 @@ class Recording:
                 self._note_look(how, path, kept_report.stat_state(None, err))
             raise
         if plain:
-            self._note_look(how, path, kept_report.stat_state(info))
+            self._note_look(how, path, kept_report.stat_state(info), info)
         return info
 
-    def _note_look(self, how: str, path: Any, state: bytes) -> None:
+    def _note_look(self, how: str, path: Any, state: bytes, info: os.stat_result | None = None) -> None:
         try:
             name = os.fsdecode(path)
         except TypeError:
             return
         if self._ours(self._absolute(name)):
             return
+        if info is not None and stat.S_ISREG(info.st_mode) and _racy(info):
+            self.refuse(f"{name!a} changed just before the run looked at it")
         self.looked.setdefault(how.encode() + b"\0" + os.fsencode(name), state)
 
     # -- start and finish ---------------------------------------------------------------------
@@ -339,7 +341,7 @@ class Recording:
         modules = []
         for path in sorted(code):
             state = kept_report.code_state(os.fsencode(path))
-            if state and self.started_ns - int(state.split()[2]) < RACY_NS:
+            if state and time.time_ns() - int(state.split()[2]) < RACY_NS:
                 self.refuse(f"the module {path!a} changed just before the run")
             modules.append((os.fsencode(path), state))
         for name in sorted(self.written):
@@ -358,6 +360,11 @@ class Recording:
             "code": modules,
             "file": files,
         }
+
+
+def _racy(info: os.stat_result) -> bool:
+    """Whether a file changed so recently that a second change could leave its times as they are."""
+    return time.time_ns() - info.st_ctime_ns < RACY_NS
 
 
 def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
