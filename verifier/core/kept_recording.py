@@ -375,7 +375,11 @@ def _module_files() -> set[str]:
     """Every module file the run has imported (absolute): they are its code, checked by identity."""
     found: set[str] = set()
     for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
+        try:
+            # Not getattr: a module still deferred (verifier.core.lazy) would be imported by it.
+            path = object.__getattribute__(module, "__dict__").get("__file__")
+        except AttributeError:
+            continue
         if isinstance(path, str):
             found.add(os.path.normpath(os.path.abspath(path)))
     return found
