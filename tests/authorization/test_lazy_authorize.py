@@ -82,7 +82,7 @@ links:
 # Each breaks FLEET once, away from a request about p0 (worked out by hand from FLEET):
 BREAKS = [
     # every pod's cabling names leaf 2 of 0..1: the representatives p1, p2 have it too
-    ("foreach value out of range", "l: 0..1}}\n      - {a: \"{pod}-leaf0\"", "l: 0..2}}\n      - {a: \"{pod}-leaf0\""),
+    ("foreach value out of range", 'l: 0..1}}\n      - {a: "{pod}-leaf0"', 'l: 0..2}}\n      - {a: "{pod}-leaf0"'),
     # no node p4-r0-n7: p4 is expanded for its override key, which then matches nothing
     ("override naming no instance", "p3-r1-n0:", "p4-r0-n7:"),
     # the far pod p3's node p3-r1-n0 carries a quarantine label Cedar cannot read as a Bool
