@@ -28,10 +28,10 @@ import hmac
 import os
 import stat
 import sys
-from typing import TYPE_CHECKING
 
 from verifier.core.version import __version__
 
+TYPE_CHECKING = False  # not typing's: importing typing is 2-5 ms of a kept report's 30 ms answer
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
