@@ -39,8 +39,8 @@ POLICIES = ROOT / "policies"
 SHIPPED = sorted((ROOT / "inventories").glob("*.yaml"))
 
 # 5 pods (p0..p4) x 2 racks x 2 nodes of 2 GPUs and 2 NICs, NIC l of every node to its pod's
-# leaf l, every leaf to the one spine (leaf 0 twice: once written in the pod); one override in
-# p0 and one in p3.
+# leaf l, every leaf to the one spine (leaf 0 twice: once written in the pod), and each pod's
+# node r1-n1's NIC 1 to the spine too (written at the top); one override in p0 and one in p3.
 FLEET = """\
 apiVersion: topolog.dev/v1
 kind: Inventory
@@ -77,6 +77,7 @@ objects:
   - {name: spine0, kind: switch, model: QM9700}
 links:
   - {a: "p{p}-leaf{l}", b: spine0, kind: infiniband, bandwidth: 400 Gb/s, foreach: {p: 0..4, l: 0..1}}
+  - {a: "p{p}-r1-n1/nic1", b: spine0, kind: infiniband, bandwidth: 400 Gb/s, foreach: {p: 0..4}}
 """
 
 # Each breaks FLEET once, away from a request about p0 (worked out by hand from FLEET):
@@ -100,6 +101,13 @@ BREAKS = [
     ),
     # every pod's leaf 0 cabled to a spine9 that is not there (written in the pod)
     ("pod cable to a missing spine", "b: /spine0,", "b: /spine9,"),
+    # the cable written at the top names NIC 5 of the plain pod p4's node r1-n1 alone: the
+    # template makes NICs 0..1 (every other pod's cable is gone: only the plain pod is wrong)
+    (
+        "top-level cable to a missing NIC",
+        '-r1-n1/nic1", b: spine0, kind: infiniband, bandwidth: 400 Gb/s, foreach: {p: 0..4}}',
+        '-r1-n1/nic5", b: spine0, kind: infiniband, bandwidth: 400 Gb/s, foreach: {p: 4..4}}',
+    ),
     # an unknown model on the plain pods' leaves (and every other pod's)
     ("unknown model", "model: QM9700, count: 2}", "model: QM9701, count: 2}"),
 ]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 from verifier.core.errors import TopologError
@@ -133,17 +133,23 @@ def _partial(docs: list[YMap], files: list[str], problems: Problems, wanted: str
     if not plain or problems or sink.failed or sink.removed or sink.serves or sink.explicit_parents:
         return None  # nothing left out (the loader's own way is the one to take), or a problem to report
     known = set(sink.objects)
-    heads: set[str] = set()
+    heads: dict[str, frozenset[str]] = {}
     outside: set[str] = set()
+    # What each template's plan puts in a node, by relative name ("/nic0").
+    contents = {
+        name: frozenset(plan.names[slot - 1] for slot, _parent, _obj in plan.objects if slot > 0)
+        for name, plan in expander.plans.items()
+        if plan is not None
+    }
     for rest, (first, second) in plain:
-        if not _uniform(first, second, sink, outside) or not _plain_ids(first, rest, sink, known, heads):
+        if not _uniform(first, second, sink, outside) or not _plain_ids(first, rest, sink, known, heads, contents):
             return None
     if not outside <= known:  # a plain instance's cable to a missing switch: the loader names it
         return None
     # What a plain stamped node holds is never made: no made id may be one of its objects.
     if any(oid.partition("/")[0] in heads for oid in sink.objects if "/" in oid):
         return None
-    if not all(_cables_hold(spec, known) for spec in cables):
+    if not all(_cables_hold(spec, known, heads) for spec in cables):
         return None
     if sink.deferred:
         deferred = sink.deferred
@@ -293,9 +299,17 @@ def _uniform(first: _Made, second: _Made, sink: Sink, outside: set[str]) -> bool
     return one is not None and one == _shape(second, sink, outside)
 
 
-def _plain_ids(first: _Made, rest: list[tuple[int, str]], sink: Sink, ids: set[str], heads: set[str]) -> bool:
+def _plain_ids(
+    first: _Made,
+    rest: list[tuple[int, str]],
+    sink: Sink,
+    ids: set[str],
+    heads: dict[str, frozenset[str]],
+    contents: Mapping[str, frozenset[str]],
+) -> bool:
     """Add the plain instances' ids outside stamped nodes to `ids` (their stamped nodes' to
-    `heads`), each the first representative's with the instance's name written in; False where
+    `heads`, with what their plan holds: `contents`), each the first representative's with the
+    instance's name written in; False where
     one is taken (the whole load reports the duplicate) or a label holds the name (the labels of
     a plain instance must be the representative's, which the label check reads).
     """
@@ -311,7 +325,11 @@ def _plain_ids(first: _Made, rest: list[tuple[int, str]], sink: Sink, ids: set[s
         return False
     # One replace and one split per instance: a fleet has thousands of plain instances.
     own = "\n".join(o.id for o in objects if o.origin is None)
-    nodes = "\n".join(o.id for o in objects if o.id in sink.stamped)
+    stamped = [o.id for o in objects if o.id in sink.stamped]
+    if any(sink.stamped[oid] not in contents for oid in stamped):
+        return False
+    nodes = "\n".join(stamped)
+    held = [contents[sink.stamped[oid]] for oid in stamped]
     for _k, name in rest:
         made = own.replace(n, name).split("\n")
         before = len(ids)
@@ -319,15 +337,16 @@ def _plain_ids(first: _Made, rest: list[tuple[int, str]], sink: Sink, ids: set[s
         if len(ids) - before != len(made):  # an id taken, by another object or within the instance
             return False
         if nodes:
-            heads.update(nodes.replace(n, name).split("\n"))
+            heads.update(zip(nodes.replace(n, name).split("\n"), held, strict=True))
     return True
 
 
-def _cables_hold(spec: LinkSpec, ids: AbstractSet[str]) -> bool:
-    """Whether every link a top-level `links` entry makes joins two different objects of `ids`,
-    checked per end over that end's own `foreach` variables (a fleet's leaf-to-spine cabling:
-    4,096 and 16 names instead of 65,536 pairs); False where the loader must say what it makes
-    of the entry (an id or label pattern, a variable nothing sets, a name that may be both ends).
+def _cables_hold(spec: LinkSpec, ids: AbstractSet[str], heads: Mapping[str, frozenset[str]]) -> bool:
+    """Whether every link a top-level `links` entry makes joins two different objects of `ids`
+    or of plain stamped nodes (`heads`: what each holds), checked per end over that end's own
+    `foreach` variables (a fleet's leaf-to-spine cabling: 4,096 and 16 names instead of 65,536
+    pairs); False where the loader must say what it makes of the entry (an id or label pattern,
+    a variable nothing sets, a name that may be both ends).
     """
     if spec.id is not None or spec.labels.patterns or spec.kind not in FABRIC_LINK_KINDS:
         return False  # (a scale-up link between instances would join their NVLink domains)
@@ -345,7 +364,9 @@ def _cables_hold(spec: LinkSpec, ids: AbstractSet[str]) -> bool:
                 rendered.add(resolve(pattern.render(dict(zip(names, combo, strict=True))), None))
             except (MissingVariable, PatternError):
                 return False
-        if not rendered <= ids:
-            return False
+        for end in rendered.difference(ids):
+            node, _, inside = end.partition("/")
+            if node not in heads or "/" + inside not in heads[node]:
+                return False
         ends.append(rendered)
     return ends[0].isdisjoint(ends[1])  # no link from an object to itself
