@@ -17,6 +17,8 @@ from cli_helpers import run_cli
 
 from verifier.core.errors import TopologError
 from verifier.sources.inventory.loader import load_inventory, load_inventory_text
+from verifier.sources.inventory.partial import partial_inventory
+from verifier.sources.inventory.raw_files import read_files
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted((ROOT / "tests" / "sources" / "inventory" / "fixtures").glob("*.yaml"))
@@ -118,6 +120,33 @@ def test_a_broken_fleet_is_refused(tmp_path: Path, what: str, old: str, new: str
             assert code == 2, (what, out)
             assert "fleet.yaml" in out, (what, out)
             assert "Traceback" not in out
+
+
+# FLEET with 5 pods: a request about p0-r0-n0/gpu0 then expands p0 (named by the request and
+# the override key), p1 and p2 (the representatives), and checks p3 and p4 without stamping
+# them (verifier/sources/inventory/partial.py): the breaks above must be found that way too.
+FLEET5 = FLEET.replace("    kind: pod\n    count: 2\n", "    kind: pod\n    count: 5\n")
+
+
+def test_five_pods_are_answered_without_stamping_them_all(tmp_path: Path) -> None:
+    path = _place(tmp_path, FLEET5)
+    part = partial_inventory(read_files([path]), ["dan", "p0-r0-n0/gpu0", "{}"])
+    assert part is not None and {"p3", "p4"} <= part.plain_ids
+    (code, out), _ = _answers(path, None)
+    assert code == 0 and '"decision": "ALLOW"' in out, out
+
+
+@pytest.mark.parametrize(("what", "old", "new"), BREAKS, ids=[b[0] for b in BREAKS])
+@pytest.mark.parametrize("cache", [False, True], ids=["cache off", "cache on"])
+def test_a_broken_fleet_of_five_pods_is_refused(tmp_path: Path, what: str, old: str, new: str, cache: bool) -> None:
+    assert FLEET5.count(old) == 1, what
+    path = _place(tmp_path, FLEET5.replace(old, new))
+    assert _refused_by_the_loader(path), what
+    folder = tmp_path / "cache" if cache else None
+    for _ in range(2 if cache else 1):
+        for code, out in _answers(path, folder):
+            assert code == 2, (what, out)
+            assert "fleet.yaml" in out and "Traceback" not in out, (what, out)
 
 
 @pytest.mark.parametrize("cache", [False, True], ids=["cache off", "cache on"])
