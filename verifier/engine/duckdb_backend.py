@@ -60,6 +60,14 @@ WILDCARD_VALUE = "_"
 """Stands for an unconstrained argument of an absent (negated) fact in a proof."""
 LOAD_CHUNK = 16_384
 """Rows checked and encoded per pass (see `DuckDBBackend._encoded`)."""
+COMPRESS_ROWS = 500_000
+"""Input rows loaded since the last evaluation past which they are compressed before the next one.
+
+DuckDB keeps a table's new rows as plain 32- and 64-bit columns until a checkpoint compresses them
+(bit-packing of ids, a constant stage column, FSST for the symbols' text). At 131,072 GPUs (5.3 M
+input rows) that takes the loaded facts from 208 to 43 MiB, and the run's peak from about 1,090
+to 940 MiB, for about 0.5-0.7 s of CPU; below this many rows the saving is too small to pay for it.
+"""
 
 _Int64s = NDArray[numpy.int64]
 
@@ -106,6 +114,8 @@ class DuckDBBackend:
         """Tuples the current evaluate() may still derive (limit derived_tuples)."""
         self._computing = ""
         """The relation whose tuples the running statement derives, for a budget or memory error."""
+        self._uncompressed = 0
+        """Input rows loaded since the last evaluate() (COMPRESS_ROWS)."""
 
     # -- setup -----------------------------------------------------------------------
 
@@ -145,6 +155,7 @@ class DuckDBBackend:
         self._in_rounds = False
         self._coarse = {}
         self._rounds_for = {}
+        self._uncompressed = 0
         self.stats = EngineStats()
 
     def _create_table(self, relation: str) -> None:
@@ -219,6 +230,7 @@ class DuckDBBackend:
         else:
             self._keys.pop(relation, None)
         self._loaded.add(relation)
+        self._uncompressed += len(arrays[0])
         self.stats.load_seconds += time.perf_counter() - started
 
     def _encoded(self, decl: Declaration, rows: Sequence[Row] | StampedRows) -> tuple[list[_Int64s], int | None]:
@@ -436,6 +448,10 @@ class DuckDBBackend:
                 self._stage = 0
                 self._coarse = {}
                 self._rounds_for = {}
+            if self._uncompressed >= COMPRESS_ROWS:
+                # The derived tables grow into the memory the loaded facts' plain columns held.
+                self._con.execute("CHECKPOINT")
+            self._uncompressed = 0
             run_strata(self._strata, affected, self._run_once, self._run_recursive)
             self._changed = set()
         except duckdb.OutOfMemoryException:
