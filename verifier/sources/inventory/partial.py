@@ -10,13 +10,16 @@ the two representatives' comparison its objects are theirs with the instance's n
 stamped nodes are written out (`_plain_ids`), so that every id is seen once (duplicates, the
 ends of top-level links); what a stamped node holds is its template's plan, checked once
 (Expander.sound_nodes). Top-level links (a fleet's leaf-to-spine cabling) are checked per end
-over that end's own `foreach` variables (`_cables_hold`), not made: the partial inventory's
+over that end's own `foreach` variables (`_cables_hold`; an end inside a plain stamped node
+against its plan's names), not made: the partial inventory's
 links are the expanded instances' only (a request reads objects; NVLink domains are found
 from the whole inventory, verifier.authorization.setup).
 
 Fail closed: anything this module does not cover (`{seq}`, `parent:`, `serves`, an instance
-whose objects differ from the representatives' other than by its name, names of unequal
-length, a link from a representative to another instance, any problem at all) answers None,
+whose objects differ from the representatives' other than by its name, an id that a longer
+name would take past the length limit, a link from a representative into another instance or
+a scale-up link to a shared object, a label holding an instance's name, any problem at all)
+answers None,
 and the caller loads the whole inventory, which reports what is wrong in its own words.
 """
 
