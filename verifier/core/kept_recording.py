@@ -15,7 +15,7 @@ file is added; the run itself is watched, as ccache's direct mode watches a comp
 A run is not kept (and says nothing about it) when it:
 - wrote any file outside the cache that is still there at its end (a report, a baseline, GitHub's
   step summary; tempfile's probe of a folder, made and removed at once, is no output), ran another
-  program, opened a socket, changed directory or environment;
+  program, opened a socket or changed directory;
 - read anything that is not a regular file (a pipe, /dev/stdin, a terminal);
 - had an input change while it ran, or one changed within RACY_NS before it was read (a
   timestamp that could hide a second change);
@@ -45,6 +45,23 @@ RACY_NS = 50_000_000
 """A file changed less than this before the run read it may change again without its times showing it
 (file times move in clock ticks of a few milliseconds)."""
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+_NAMING_EVENTS = {
+    "os.rename": 1,
+    "os.link": 1,
+    "os.symlink": 1,
+    "os.mkdir": 0,
+    "os.chmod": 0,
+    "os.chown": 0,
+    "os.utime": 0,
+    "os.truncate": 0,
+    "shutil.copyfile": 1,
+    "shutil.copymode": 1,
+    "shutil.copystat": 1,
+}
+"""Audit events that make or change a path, and which of their arguments it is."""
+_MOVING_EVENTS = frozenset({"os.rename"})
+"""Of those, the ones that also take a path away (their first argument)."""
+_REMOVING_EVENTS = ("os.remove", "os.rmdir", "shutil.rmtree")
 _REFUSED_EVENTS = (
     "subprocess.Popen",
     "os.system",
@@ -59,9 +76,6 @@ _REFUSED_EVENTS = (
     "socket.getaddrinfo",
     "urllib.Request",
     "os.chdir",
-    "os.putenv",
-    "os.unsetenv",
-    "ctypes.dlopen",
 )
 
 PROCESS_STATE = "/proc/self/"
@@ -80,6 +94,12 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         recording.opened(args[0], args[1], args[2])
     elif event in ("os.listdir", "os.scandir"):
         recording.listed(args[0])
+    elif event in _NAMING_EVENTS:  # a file made or changed under a name (a report renamed into place)
+        recording.changed_path(args[_NAMING_EVENTS[event]])
+        if event in _MOVING_EVENTS:
+            recording.changed_path(args[0], removed=True)
+    elif event in _REMOVING_EVENTS:
+        recording.changed_path(args[0], removed=True)
     elif event in _REFUSED_EVENTS:
         recording.refuse(f"it ran {event}")
 
@@ -146,6 +166,8 @@ class Recording:
         self.progress_lines = progress.lines_written
         self.chunks: list[tuple[int, bytes]] = []
         self.env: set[str] = set()
+        self.environ = dict(os.environ)
+        """The environment as the run found it (numpy sets and unsets variables of its own as it loads)."""
         self.written: set[str] = set()
         self.every_variable = False
         self.files: dict[str, tuple[int, int, int, int]] = {}
@@ -203,6 +225,20 @@ class Recording:
         if _racy(info):
             self.refuse(f"{name!a} changed just before the run read it")
         self.files[name] = _identity(info)
+
+    def changed_path(self, path: object, removed: bool = False) -> None:
+        """A path the run made, removed or altered: fine only for the cache's own files and for
+        files the run made itself and left no trace of (a temporary file removed again).
+        """
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            self.refuse("it changed a file by descriptor")
+            return
+        name = os.fsdecode(path)
+        if self._ours(self._absolute(name)):
+            return
+        if removed and name not in self.written:
+            self.refuse(f"it removed {name!a}")
+        self.written.add(name)
 
     def listed(self, path: object) -> None:
         if isinstance(path, int):
@@ -347,14 +383,11 @@ class Recording:
         for name in sorted(self.written):
             if os.path.lexists(name):
                 self.refuse(f"it wrote {name!a}")
-        environ = sorted(self.env - kept_report.SECRET_ENV)
+        variables = sorted(self.env - kept_report.SECRET_ENV)
         if self.every_variable:
-            environ.append(kept_report.EVERY_VARIABLE)
+            variables.append(kept_report.EVERY_VARIABLE)
         return {
-            "env": [
-                (n.encode("utf-8", "surrogateescape"), kept_report.env_state(n.encode("utf-8", "surrogateescape")))
-                for n in environ
-            ],
+            "env": [(n.encode("utf-8", "surrogateescape"), kept_report.env_state(n, self.environ)) for n in variables],
             "stat": sorted(self.looked.items()),
             "dir": sorted((os.fsencode(n), d) for n, d in self.folders.items()),
             "code": modules,

@@ -45,7 +45,7 @@ from verifier.core.version import __version__
 
 TYPE_CHECKING = False  # not typing's: importing typing is 2-5 ms of a kept report's 30 ms answer
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
 KIND = "report"
 """The cache entry kind of kept runs."""
@@ -257,16 +257,23 @@ def content(path: bytes) -> bytes:
         return b""
 
 
-def env_state(name: bytes) -> bytes:
-    """An environment variable's value as recorded (EVERY_VARIABLE: a digest of them all)."""
-    if name == EVERY_VARIABLE.encode():
-        every = sorted((n, v) for n, v in os.environ.items() if n not in SECRET_ENV)
+def env_state(name: str, environ: Mapping[str, str] | None = None) -> bytes:
+    """An environment variable's value as recorded (EVERY_VARIABLE: a digest of them all), in
+    `environ` (the process's environment by default).
+    """
+    where = os.environ if environ is None else environ
+    if name == EVERY_VARIABLE:
+        every = sorted((n, v) for n, v in where.items() if n not in SECRET_ENV)
         return hashlib.sha256("\0".join(f"{n}={v}" for n, v in every).encode("utf-8", "surrogateescape")).digest()
-    value = os.environ.get(name.decode("utf-8", "surrogateescape"))
+    value = where.get(name)
     return ABSENT if value is None else b"=" + value.encode("utf-8", "surrogateescape")
 
 
-CHECKS = {"env": env_state, "stat": looked_at, "dir": listing, "code": code_state, "file": content}
+def _env_now(name: bytes) -> bytes:
+    return env_state(name.decode("utf-8", "surrogateescape"))
+
+
+CHECKS = {"env": _env_now, "stat": looked_at, "dir": listing, "code": code_state, "file": content}
 
 
 def changed(run: KeptRun) -> tuple[str, bytes] | None:
