@@ -129,6 +129,24 @@ def test_a_hit_writes_what_a_full_run_writes(site: Path, fmt: str) -> None:
         assert (run.returncode, run.stdout, run.stderr) == (full.returncode, full.stdout, full.stderr)
 
 
+def test_a_hit_imports_only_the_cache(site: Path) -> None:
+    _recorded(site, *POD)
+    hit = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", ENTRY, *POD],
+        cwd=site / "work",
+        env={**os.environ, cache.ENV_DIR: str(site / "cache")},
+        capture_output=True,
+        check=False,
+        timeout=300,
+    )
+    assert hit.stdout == MARKER
+    names = [line.rsplit("|", 1)[-1].strip() for line in hit.stderr.decode().splitlines() if "|" in line]
+    imported = set(names[names.index("site") + 1 :])  # what the interpreter's start-up imported aside
+    assert {"verifier.core.kept_report", "verifier.core.cache"} <= imported
+    heavy = {"click", "yaml", "cedarpy", "typing", "verifier.cli.main", "verifier.engine", "verifier.sources"}
+    assert not heavy & imported
+
+
 # -- every kind of input names or checks the entry ----------------------------------------------
 
 
