@@ -415,3 +415,21 @@ def test_with_the_cache_off_no_entry_is_named(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv(cache.ENV_DIR, "")
     assert kept_report.report_key(POD) is None
     assert kept_report.replay(POD) is None
+
+
+def test_past_the_output_limit_no_copy_is_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    from verifier.core import kept_recording
+
+    monkeypatch.setattr(kept_recording, "MAX_OUTPUT", 10)
+    read_end, write_end = os.pipe()
+    try:
+        output = kept_recording._Output()
+        tee = kept_recording._Tee(write_end, output)
+        for _ in range(4):
+            tee.write(b"abcd")  # 4, 8, 12 bytes: the copy stops after the write that passed 10
+        assert os.read(read_end, 100) == b"abcd" * 4  # every byte still reaches the stream
+        assert output.size == 16
+        assert b"".join(chunk for _, chunk in output) == b"abcd" * 3
+    finally:
+        os.close(read_end)
+        os.close(write_end)

@@ -104,10 +104,16 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         recording.refuse(f"it ran {event}")
 
 
+class _Output(list[tuple[int, bytes]]):
+    """What the run wrote, in order, as (descriptor, bytes), and how many bytes in all."""
+
+    size = 0
+
+
 class _Tee(io.RawIOBase):
     """A standard stream's file descriptor, with a copy of every byte written to it."""
 
-    def __init__(self, fd: int, sink: list[tuple[int, bytes]]) -> None:
+    def __init__(self, fd: int, sink: _Output) -> None:
         super().__init__()
         self._fd = fd
         self._sink = sink
@@ -123,7 +129,9 @@ class _Tee(io.RawIOBase):
 
     def write(self, data: Any) -> int:
         written = os.write(self._fd, data)
-        self._sink.append((self._fd, bytes(memoryview(data)[:written])))
+        if self._sink.size <= MAX_OUTPUT:  # past it the run is not kept: no copy of a fleet's report is held
+            self._sink.append((self._fd, bytes(memoryview(data)[:written])))
+        self._sink.size += written
         return written
 
 
@@ -164,7 +172,7 @@ class Recording:
         self.busy = False
         self.warnings = cache.warnings_said()
         self.progress_lines = progress.lines_written
-        self.chunks: list[tuple[int, bytes]] = []
+        self.chunks = _Output()
         self.env: set[str] = set()
         self.environ = dict(os.environ)
         """The environment as the run found it (numpy sets and unsets variables of its own as it loads)."""
@@ -343,7 +351,7 @@ class Recording:
             self.refuse("it wrote progress lines, whose times are the run's own")
         if kept_report.today() != self.date:
             self.refuse("the date changed while it ran")
-        if sum(len(chunk) for _, chunk in self.chunks) > MAX_OUTPUT:
+        if self.chunks.size > MAX_OUTPUT:
             self.refuse("its output is too large to keep")
         manifest = self._manifest()
         if self.refused:
@@ -432,7 +440,7 @@ def _package_roots() -> tuple[str, ...]:
     return tuple(roots)
 
 
-def _teed(fd: int, stream: TextIO, sink: list[tuple[int, bytes]]) -> TextIO:
+def _teed(fd: int, stream: TextIO, sink: _Output) -> TextIO:
     """A text stream like `stream` (same encoding, errors, buffering) whose bytes are also recorded."""
     return io.TextIOWrapper(
         io.BufferedWriter(_Tee(fd, sink)),
