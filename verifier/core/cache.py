@@ -146,6 +146,17 @@ def write_entry(kind: str, key: str, payload: bytes, keep: int | None = None) ->
         return
 
 
+def remove_entry(kind: str, key: str) -> None:
+    """Remove the entry under (kind, key), if there is one: it is known to be of no use (stale or altered)."""
+    folder = cache_folder()
+    if folder is None:
+        return
+    try:
+        os.unlink(os.path.join(folder, f"{kind}-{key}"))
+    except OSError:
+        return
+
+
 def _tag(secret: bytes, kind: str, key: str, payload: bytes) -> bytes:
     """The entry's HMAC: over its name too, so a valid entry copied under another name is a miss."""
     mac = hmac.new(secret, f"{kind}\0{key}\0".encode(), hashlib.sha256)

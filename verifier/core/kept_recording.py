@@ -339,6 +339,8 @@ class Recording:
             return
         if entry is not None:
             cache.write_entry(kept_report.KIND, self.key, entry.encode(), keep=kept_report.KEEP)
+        else:  # what the entry under this key holds (if anything) is stale or was altered: never of use
+            cache.remove_entry(kept_report.KIND, self.key)
 
     def entry(self, status: object) -> KeptRun | None:
         """The kept run, or None when this run may not be kept."""
