@@ -47,6 +47,9 @@ def run() -> NoReturn:
     from verifier.core import kept_recording
 
     recording = kept_recording.start(argv)  # before the CLI's imports, so that what they read is recorded
+    from verifier.core.exit_soon import process_ends_with_command
+
+    process_ends_with_command()  # the exit below skips teardown: what a command closes is left for it
     from verifier.cli.main import run as run_command
 
     try:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from typing import NamedTuple
 
 from verifier.core.errors import Diagnostic, EngineError, SourceLocation, TopologError
+from verifier.core.exit_soon import leave_for_exit
 from verifier.core.limits import current_limits, exceeded
 from verifier.engine.ast import (
     INT64_MAX,
@@ -1012,6 +1013,9 @@ class MemoryBackend:
         return len(self._relations[relation].rows)
 
     def close(self) -> None:
+        # In the console script, which ends with its command, the tuples and indexes are left for the
+        # exit instead of freed one by one (verifier.core.exit_soon); elsewhere they are freed here.
+        leave_for_exit("memory engine", (self._relations, self._plans))
         self._relations = _Relations()
         self._plans = {}
 
