@@ -79,6 +79,8 @@ _REFUSED_EVENTS = (
 )
 
 PROCESS_STATE = "/proc/self/"
+OPEN_FILES = "/proc/self/fd/"
+"""Not process state: an input given as one of the process's open files (stdin) is judged as any other."""
 """What the process reads about itself (a metrics library's boot time, its limits): no input of the answer."""
 
 _recording: Recording | None = None
@@ -216,7 +218,7 @@ class Recording:
             mode is None and isinstance(flags, int) and flags & _WRITES
         )
         absolute = self._absolute(name)
-        if self._ours(absolute) or absolute.startswith(PROCESS_STATE):
+        if self._ours(absolute) or (absolute.startswith(PROCESS_STATE) and not absolute.startswith(OPEN_FILES)):
             return
         if writes:  # allowed only if gone again by the end (tempfile's probe of a folder it may use)
             self.written.add(name)
