@@ -15,7 +15,8 @@ against its plan's names), not made: the partial inventory's
 links are the expanded instances' only (a request reads objects; NVLink domains are found
 from the whole inventory, verifier.authorization.setup).
 
-Fail closed: anything this module does not cover (`{seq}`, `parent:`, `serves`, an instance
+Fail closed: anything this module does not cover (`{seq}`, `parent:`, `serves`, an entry's
+`{i}` written otherwise than in its name (`_index_in_name_only`), an instance
 whose objects differ from the representatives' other than by its name, an id that a longer
 name would take past the length limit, a link from a representative into another instance or
 a scale-up link to a shared object, a label holding an instance's name, any problem at all)
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 from verifier.core.errors import TopologError
@@ -36,7 +37,7 @@ from verifier.core.limits import current_limits
 from verifier.sources.inventory.catalog import builtin_models, parse_models
 from verifier.sources.inventory.loader import _add_models, _header
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory
-from verifier.sources.inventory.patterns import MissingVariable, PatternError
+from verifier.sources.inventory.patterns import MissingVariable, Pattern, PatternError
 from verifier.sources.inventory.raw_files import ReadFile
 from verifier.sources.inventory.specs import LinkSpec, ObjSpec, TemplateDef, read_link, read_object, read_templates
 from verifier.sources.inventory.templates import Expander, Sink, check_expansion, made_links, resolve
@@ -109,7 +110,7 @@ def _partial(docs: list[YMap], files: list[str], problems: Problems, wanted: str
     plain: list[tuple[list[tuple[int, str]], tuple[_Made, _Made]]] = []
     for specs in entries:
         for spec in specs:
-            chosen = _choose(spec, wanted, keys)
+            chosen = _choose(spec, wanted, keys) if _index_in_name_only(spec, templates) else None
             if chosen is None:
                 expander.expand_entry(spec, None, None, {})
                 continue
@@ -167,6 +168,47 @@ def _override_keys(specs: Iterable[ObjSpec]) -> Iterable[str]:
     for spec in specs:
         yield from spec.overrides
         yield from _override_keys(spec.children)
+
+
+def _index_in_name_only(spec: ObjSpec, templates: Mapping[str, TemplateDef]) -> bool:
+    """Whether the instance index `{i}` of a counted entry is written, wherever it reaches (the
+    entry, its uncounted children and their templates, links without their own `i`), only as in
+    the entry's name: plain instances are their representatives with the name written in, which
+    `{i:03d}` beside a name `{i}` breaks from 100 on ("096" holds "96", "100" is not "0100") and
+    `{i:X}` beside `{i:x}` from 10 to 15 (and again from 26), so no comparison of a few instances
+    can stand in for it. A counted child's `{i}` is its own.
+    """
+    assert spec.name is not None
+    own = set(_index_specs(spec.name))
+    if len(own) != 1:
+        return False
+    return set(_reached_specs(spec, templates, 0, top=True)) <= own
+
+
+def _index_specs(pattern: Pattern | None) -> Iterator[str]:
+    """The format spec of each `{i}` field of `pattern`."""
+    for part in pattern.parts if pattern is not None else ():
+        if not isinstance(part, str) and part[0] == "i":
+            yield part[1]
+
+
+def _reached_specs(spec: ObjSpec, templates: Mapping[str, TemplateDef], depth: int, *, top: bool) -> Iterator[str]:
+    if depth > len(templates) + 1:  # a template that includes itself: the loader reports it
+        yield "\x00"
+        return
+    patterns: list[Pattern | None] = [p for _, p in (*spec.labels.patterns, *spec.software.patterns)]
+    patterns += [spec.parent, *spec.serves] + ([] if top else [spec.name])
+    for link in spec.links:
+        if all(name != "i" for name, _ in link.foreach):
+            patterns += [link.a, link.b, link.id, *(p for _, p in link.labels.patterns)]
+    for pattern in patterns:
+        yield from _index_specs(pattern)
+    for child in spec.children:
+        if child.count is None:
+            yield from _reached_specs(child, templates, depth, top=False)
+    body = templates.get(spec.template) if spec.template is not None else None
+    if body is not None:
+        yield from _reached_specs(body.body, templates, depth + 1, top=False)
 
 
 def _choose(
