@@ -634,6 +634,90 @@ CASES: list[Case] = [
     ),
 ]
 
+TWELVE = fleet(("count: 8\n", "count: 12\n"), ("p: 0..7, l", "p: 0..11, l"), ("p: 0..7}", "p: 0..11}"))
+"""FLEET with 12 pods: p1 is part of p10 and p11."""
+OVERRIDDEN = "              p3-r1-n0:\n                labels: {tenant: team-nlp}"
+CASES += [
+    # names that are not ASCII; a uid whose id is written with a JSON escape (\u03c0 for the first
+    # letter) is not the entity's uid (requests.resolve writes the uid back): refused both ways
+    (
+        "non-ASCII pod names",
+        {"f.yaml": pods("\u03c0od{i}", 8, 0, "{pod}-leaf")},
+        [("dan", "schedule", "\u03c0od0-r0-n0/gpu0", {}), ("dan", "schedule", 'Gpu::"\u03c0od6-r0-n0/gpu0"', {})],
+        False,
+        None,
+        None,
+    ),
+    (
+        "non-ASCII pod name written escaped",
+        {"f.yaml": pods("\u03c0od{i}", 8, 0, "{pod}-leaf")},
+        [("dan", "schedule", 'Gpu::"\\u03c0od6-r0-n0/gpu0"', {})],
+        True,
+        None,
+        None,
+    ),
+    # the fewest pods a partial inventory is made for (4: p0 asked, p1 p2 representatives, p3 plain)
+    (
+        "4 pods",
+        {"f.yaml": pods("p{i}", 4, 0, "{pod}-leaf")},
+        [*DAN, ("dan", "schedule", "p3-r0-n0/gpu1", {})],
+        False,
+        None,
+        None,
+    ),
+    # ... and a switch taking the only plain pod's switch id p3-leaf
+    (
+        "4 pods, the plain one's id taken",
+        {"f.yaml": pods("p{i}", 4, 0, "{pod}-leaf", "  - {name: p3-leaf, kind: switch}\n")},
+        DAN,
+        True,
+        None,
+        None,
+    ),
+    # an override of a link p6-r1-n0 does not have (nic0 - nic9)
+    (
+        "override of a missing link in a far node",
+        {
+            "f.yaml": fleet(
+                (
+                    OVERRIDDEN,
+                    "              p6-r1-n0:\n                links:\n"
+                    "                  - {a: nic0, b: nic9, state: down}",
+                )
+            )
+        },
+        DAN,
+        True,
+        None,
+        None,
+    ),
+    # an override removing GPU 1 of the far node p6-r1-n0 (p6 is then expanded: its key names it)
+    (
+        "override removing a far GPU",
+        {
+            "f.yaml": fleet(
+                (
+                    OVERRIDDEN,
+                    "              p6-r1-n0:\n                devices:\n                  gpu1: {remove: true}",
+                )
+            )
+        },
+        [*DAN, ("dan", "schedule", "p6-r1-n0", {})],
+        False,
+        None,
+        None,
+    ),
+    # requests naming p1 (also in p10, p11), p10 (holds p1), Pod::"p11" and the plain pod p7
+    (
+        "12 pods, names inside names",
+        {"f.yaml": TWELVE},
+        [("dan", "schedule", r, {}) for r in ("p1-r0-n0/gpu0", "p10-r0", 'Pod::"p11"', "p7-r1-n1/gpu1")],
+        False,
+        None,
+        None,
+    ),
+]
+
 NV = fleet(
     (
         '      - {name: "nic{i}", kind: nic, model: ConnectX-7, count: 2}\n',
