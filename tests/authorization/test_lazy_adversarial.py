@@ -718,6 +718,29 @@ CASES += [
     ),
 ]
 
+BROKEN_PEOPLE = PRINCIPALS.read_text().replace("{id: dan, teams: [research]", "{id: dan, teams: [nosuch]")
+"""dan in a team that is not there: the principals file is refused."""
+BAD_POLICY = '@id("x")\nforbid (principal, action, resource) when { nope };\n'
+P8 = ("foreach: {p: 0..7, l: 0..1}", "foreach: {p: 0..8, l: 0..1}")
+CASES += [
+    # a broken principals file on a sound fleet; with a fleet broken far away (no p8) the
+    # inventory's problem is reported first, as when it is loaded whole
+    ("principals refused", {"f.yaml": FLEET}, DAN, True, None, BROKEN_PEOPLE),
+    ("principals refused, far fault first", {"f.yaml": fleet(P8)}, DAN, True, None, BROKEN_PEOPLE),
+    # a policy that does not parse; with the far fault too
+    ("policy refused", {"f.yaml": FLEET}, DAN, True, BAD_POLICY, None),
+    ("policy refused, far fault first", {"f.yaml": fleet(P8)}, DAN, True, BAD_POLICY, None),
+    # a team literal that is a far pod's name: names a team (no such team: nothing forbidden)
+    (
+        "policy: a team literal like a far pod",
+        {"f.yaml": FLEET},
+        DAN,
+        False,
+        '@id("x")\nforbid (principal, action, resource) when { principal.teams.contains("p6") };\n',
+        None,
+    ),
+]
+
 NV = fleet(
     (
         '      - {name: "nic{i}", kind: nic, model: ConnectX-7, count: 2}\n',
