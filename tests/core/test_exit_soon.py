@@ -46,6 +46,8 @@ def test_the_console_script_leaves_the_last_closed_evaluation_for_the_exit(monke
     relations, _plans = held
     assert len(relations["path"].rows) == 6  # the 6 paths, still referenced
     assert first.count("path") == 0  # the engine itself is closed as before
+    first.close()  # closed again: nothing to leave, and what the first close left stays
+    assert exit_soon.kept("memory engine") is held
     _closed_engine()
     # A second closed evaluation takes the first one's place: one at most is held.
     assert exit_soon.kept("memory engine") is not held

@@ -1014,8 +1014,10 @@ class MemoryBackend:
 
     def close(self) -> None:
         # In the console script, which ends with its command, the tuples and indexes are left for the
-        # exit instead of freed one by one (verifier.core.exit_soon); elsewhere they are freed here.
-        leave_for_exit("memory engine", (self._relations, self._plans))
+        # exit instead of freed one by one (verifier.core.exit_soon); elsewhere they are freed here. Closed
+        # again, an engine holds nothing, and what an earlier close left stays left.
+        if any(relation.rows for relation in self._relations.values()):
+            leave_for_exit("memory engine", (self._relations, self._plans))
         self._relations = _Relations()
         self._plans = {}
 
