@@ -741,6 +741,42 @@ CASES += [
     ),
 ]
 
+# Pods p4..p11 and a second counted entry whose objects take the ids of GPUs inside their nodes
+# (stamped from the template, never made for a plain pod): duplicates, whichever instances of
+# either entry are plain. A request about p4 (asked in both entries: "p4-r0-n0/gpu0" holds p4).
+FROM_4 = pods("p{i}", 8, 4, "{pod}-leaf")
+P4: list[Request] = [("dan", "schedule", "p4-r0-n0/gpu1", {})]
+GPU = "kind: gpu, model: H100-SXM5-80GB"
+CASES += [
+    (
+        "GPUs p0..p11-r0-n0/gpu0 of their own",
+        {"f.yaml": FROM_4 + f'  - {{name: "p{{i}}-r0-n0/gpu0", {GPU}, count: 12}}\n'},
+        P4,
+        True,
+        None,
+        None,
+    ),
+    (
+        "racks p0..p11-r0-n0 holding a gpu0",
+        {
+            "f.yaml": FROM_4
+            + f'  - {{name: "p{{i}}-r0-n0", kind: rack, count: 12, children: [{{name: "{{rack}}/gpu0", {GPU}}}]}}\n'
+        },
+        P4,
+        True,
+        None,
+        None,
+    ),
+    (
+        "one GPU p9-r0-n0/gpu0 of its own",
+        {"f.yaml": FROM_4 + f'  - {{name: "p9-r0-n0/gpu0", {GPU}}}\n'},
+        P4,
+        True,
+        None,
+        None,
+    ),
+]
+
 NV = fleet(
     (
         '      - {name: "nic{i}", kind: nic, model: ConnectX-7, count: 2}\n',
