@@ -200,12 +200,17 @@ class Recording:
         return os.path.normpath(os.path.join(self.cwd, path))
 
     def _ours(self, absolute: str) -> bool:
-        """The cache's own files (entries, the key): never an input, and fine to write."""
-        if absolute == self._key_file or os.path.dirname(absolute) == os.path.dirname(self._key_file):
+        """The cache's own files (entries, the key): never an input, and fine to write.
+
+        Only files named as the cache names them: the cache folder may be the inventory's own
+        (TOPOLOG_CACHE_DIR=.), and an input kept there is an input all the same.
+        """
+        folder, name = os.path.split(absolute)
+        if absolute == self._key_file or (folder == os.path.dirname(self._key_file) and name.startswith(".cache-key-")):
             return True
         if "__pycache__" in absolute.split(os.sep):  # the interpreter's byte code, written as it imports
             return True
-        return any(absolute == f or absolute.startswith(f + os.sep) for f in self._ignored if f)
+        return any(absolute == f or (folder == f and _cache_file(name)) for f in self._ignored if f)
 
     def opened(self, path: object, mode: object, flags: object) -> None:
         if isinstance(path, int):  # a descriptor already open (os.fdopen): its open was recorded
@@ -405,6 +410,19 @@ class Recording:
             "code": modules,
             "file": files,
         }
+
+
+def _cache_file(name: str) -> bool:
+    """Whether a file of the cache folder is named as the cache names its entries (`kind-<hex key>`)
+    and their temporary files (`.kind-` and tempfile's 8 characters).
+    """
+    temporary = name.startswith(".")
+    kind, _, tail = name[temporary:].rpartition("-")
+    if not kind:
+        return False
+    if temporary:
+        return len(tail) == 8
+    return len(tail) >= 16 and all(c in "0123456789abcdef" for c in tail)
 
 
 def _racy(info: os.stat_result) -> bool:

@@ -20,7 +20,7 @@ one unchanged:
 - every path it only looked at (a default waivers file that is not there, a configuration file
   searched for up to the root), by what it was: missing, a folder, a link, or a file of a size
   and modification time;
-- every folder it listed (a rules or policies folder), by the names in it;
+- every folder it listed (a rules or policies folder), by the names in it and the type of each (a file, a folder, a link and to what);
 - every Python module it ran, by size, modification and change times and inode;
 - every further environment variable it read, by value (or absence); all of them when it
   read them all.
@@ -51,7 +51,7 @@ KIND = "report"
 """The cache entry kind of kept runs."""
 KEEP = 16
 """Kept runs per user: one per command line, working directory and environment."""
-FORMAT = b"topolog kept report 1"
+FORMAT = b"topolog kept report 2"
 """The first field of every entry: an entry of another layout is a miss."""
 
 COMMANDS = frozenset({"verify"})
@@ -231,12 +231,27 @@ def looked_at(what: bytes) -> bytes:
 
 
 def listing(path: bytes) -> bytes:
-    """The digest of a folder's names, sorted (b"" when it cannot be listed)."""
+    """The digest of a folder's names, sorted, each with its type (b"" when it cannot be listed).
+
+    The types count: a walk (Path.rglob, os.scandir) takes them from the listing and stats
+    nothing, so a plain file replaced by a folder of rules under the same name is seen only here.
+    """
     try:
-        names = sorted(os.listdir(path))
+        with os.scandir(path) as entries:
+            named = sorted(entry.name + b"/" + _entry_type(entry) for entry in entries)
     except OSError:
         return b""
-    return hashlib.sha256(b"\0".join(names)).digest()
+    return hashlib.sha256(b"\0".join(named)).digest()
+
+
+def _entry_type(entry: os.DirEntry[bytes]) -> bytes:
+    """d, f or o (a folder, a regular file, anything else); a link: l and what it leads to."""
+    try:
+        if entry.is_symlink():
+            return b"l" + (b"d" if entry.is_dir() else b"f" if entry.is_file() else b"o")
+        return b"d" if entry.is_dir(follow_symlinks=False) else b"f" if entry.is_file(follow_symlinks=False) else b"o"
+    except OSError:
+        return b"?"
 
 
 def code_state(path: bytes) -> bytes:
