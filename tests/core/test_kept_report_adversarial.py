@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from verifier.core import cache, kept_report
+from verifier.core.kept_report import KeptRun
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = "from verifier.cli.entry import run; run()"
@@ -266,3 +267,50 @@ def test_bad_input_is_never_kept(site: Path) -> None:
     assert _entries(site / "cache") == []
     pod.write_bytes(good)  # the user fixes the file: the run is judged again
     assert _topolog(site, *POD) == _topolog(site, *POD, cache_dir="")
+
+
+def test_standard_input_that_becomes_a_pipe(site: Path) -> None:
+    # Kept while /dev/stdin was a regular file; then the same command with another inventory piped
+    # in. The check must not take the pipe's bytes (the full run needs them), and the full run
+    # reads the pipe as it would a file (the argument check leaves a pipe's head to the loader).
+    work = site / "work"
+    shutil.copy(ROOT / "inventories" / "gb200-nvl72.yaml", work / "other.yaml")
+    args = ("--quiet", "verify", "/dev/stdin")
+    assert _topolog(site, *args, stdin=work / "pod.yaml")[0] == 1
+    assert _entries(site / "cache")
+    env = {**os.environ, cache.ENV_DIR: str(site / "cache")}
+    piped = subprocess.run(
+        [sys.executable, "-c", ENTRY, *args],
+        cwd=work,
+        env=env,
+        input=(work / "other.yaml").read_bytes(),
+        capture_output=True,
+        check=False,
+        timeout=300,
+    )
+    by_name = _topolog(site, "--quiet", "verify", "other.yaml", cache_dir="")
+    # The same inventory as a named file: the same answer, the file named otherwise.
+    assert (piped.returncode, piped.stdout, piped.stderr) == (
+        by_name[0],
+        by_name[1].replace(b"other.yaml", b"/dev/stdin"),
+        by_name[2],
+    )
+
+
+def test_a_kept_file_check_neither_waits_for_nor_reads_a_pipe(tmp_path: Path) -> None:
+    fifo = tmp_path / "pod.yaml"
+    os.mkfifo(fifo)  # no writer: a blocking open would wait for ever
+    assert kept_report.content(os.fsencode(fifo)) == b""
+
+
+def test_a_file_the_run_failed_to_open_is_recorded_as_missing(tmp_path: Path) -> None:
+    # An open that fails (and is caught) with no stat before it: the file's later appearance is a change.
+    from verifier.core.kept_recording import Recording
+
+    absent = tmp_path / "late.yaml"
+    recording = Recording(["verify", "pod.yaml"], "key")
+    recording.opened(str(absent), "rb", 0)
+    run = KeptRun(0, [], {"stat": sorted(recording.looked.items())})
+    assert kept_report.unchanged(run)
+    absent.write_text("a: 1\n", encoding="utf-8")
+    assert not kept_report.unchanged(run)

@@ -46,6 +46,8 @@ def what_is(path: Path) -> str | None:
         return "rules"
     if path.suffix == ".cedar":
         return "policies"
+    if not path.is_file():  # a pipe (`verify <(cmd)`, /dev/stdin): its bytes are the loader's, read once
+        return None
     try:
         with path.open("rb") as handle:
             head = handle.read(_HEAD)

@@ -232,8 +232,9 @@ class Recording:
             return
         try:
             info = self._stat(name)
-        except OSError:
-            return  # the open fails too: what the run saw is recorded by its stat of the path, if any
+        except OSError as err:  # the open fails too: a file that appears later must be a change
+            self._note_look("stat", name, kept_report.stat_state(None, err))
+            return
         if not stat.S_ISREG(info.st_mode):
             self.refuse(f"it read {name!a}, which is not a regular file")
             return

@@ -20,7 +20,8 @@ one unchanged:
 - every path it only looked at (a default waivers file that is not there, a configuration file
   searched for up to the root), by what it was: missing, a folder, a link, or a file of a size
   and modification time;
-- every folder it listed (a rules or policies folder), by the names in it and the type of each (a file, a folder, a link and to what);
+- every folder it listed (a rules or policies folder), by the names in it and the type of
+  each (a file, a folder, a link and to what);
 - every Python module it ran, by size, modification and change times and inode;
 - every further environment variable it read, by value (or absence); all of them when it
   read them all.
@@ -264,9 +265,19 @@ def code_state(path: bytes) -> bytes:
 
 
 def content(path: bytes) -> bytes:
-    """The SHA-256 of a file's bytes (b"" when it cannot be read)."""
+    """The SHA-256 of a regular file's bytes (b"" when it cannot be read or is no regular file).
+
+    Opened without waiting and read only when regular: a check of /dev/stdin that now leads to a
+    pipe must neither wait for a writer nor take the bytes the full run is about to read.
+    """
     try:
-        with open(path, "rb") as stream:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return b""
+    try:
+        with open(fd, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return b""
             return hashlib.file_digest(stream, "sha256").digest()
     except OSError:
         return b""
