@@ -607,7 +607,8 @@ CASES: list[Case] = [
         None,
         None,
     ),
-    # ids one character longer than the limit from s1000 on (s996..s1003), and none past it (s990..s997)
+    # ids one character longer than the limit from s1000 on (s996..s1003), and none past it (s990..s997):
+    # s1000-<1011 x>-n0/gpu0 is 6 + 1,011 + 3 + 5 = 1,025 characters, so the whole load refuses
     (
         "ids past the limit from s1000 on",
         {
@@ -616,7 +617,7 @@ CASES: list[Case] = [
             )
         },
         [("dan", "schedule", f"s997-{LONG}-n0/gpu0", {})],
-        False,
+        True,
         None,
         None,
     ),

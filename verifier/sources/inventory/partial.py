@@ -146,7 +146,9 @@ def _partial(docs: list[YMap], files: list[str], problems: Problems, wanted: str
         if plan is not None
     }
     for rest, (first, second) in plain:
-        if not _uniform(first, second, sink, outside) or not _plain_ids(first, rest, sink, known, heads, contents):
+        if not _uniform(first, second, sink, outside) or not _fits_longer(first, rest, sink, expander.rooms):
+            return None
+        if not _plain_ids(first, rest, sink, known, heads, contents):
             return None
     if not outside <= known:  # a plain instance's cable to a missing switch: the loader names it
         return None
@@ -344,6 +346,29 @@ def _uniform(first: _Made, second: _Made, sink: Sink, outside: set[str]) -> bool
     return one is not None and one == _shape(second, sink, outside)
 
 
+def _fits_longer(first: _Made, rest: list[tuple[int, str]], sink: Sink, rooms: Mapping[str, int]) -> bool:
+    """Whether the longest plain instance name keeps every id the id length limit holds within it
+    (the loader's Expander holds the representatives' own): the first representative's objects
+    and links written with `id:`, its name written in, and what a whole stamped node's plan makes
+    under the longer node id (Expander.rooms). False: the whole load reports the id.
+    """
+    n = first.name
+    grow = max(len(name) for _, name in rest) - len(n)
+    if grow <= 0:
+        return True
+    limit = current_limits().id_length
+    held = list(first.objects)
+    for lid in first.links:
+        lk = sink.links.get(lid)
+        ends = f"{lk.a}<->{lk.b}" if lk is not None else ""
+        if lk is not None and not lid.startswith(HOLE) and lid != ends and not lid.startswith(ends + "#"):
+            held.append(lid)  # an id made `a<->b` from its ends is not held: each end is
+    if max(len(i) + i.count(n) * grow for i in held) > limit:
+        return False
+    stamped = sink.stamped
+    return all(len(oid) + oid.count(n) * grow <= rooms.get(stamped[oid], -1) for oid in first.objects if oid in stamped)
+
+
 def _plain_ids(
     first: _Made,
     rest: list[tuple[int, str]],
@@ -363,10 +388,6 @@ def _plain_ids(
     if any(n in k or n in v for o in objects for k, v in o.labels.items()):
         return False
     if any("\n" in o.id for o in objects):
-        return False
-    # A longer name makes longer ids, also inside stamped nodes: none may pass the id length limit.
-    grow = max(len(name) for _, name in rest) - len(n)
-    if grow > 0 and max(len(o.id) + o.id.count(n) * grow for o in objects) > current_limits().id_length:
         return False
     # One replace and one split per instance: a fleet has thousands of plain instances.
     own = "\n".join(o.id for o in objects if o.origin is None)

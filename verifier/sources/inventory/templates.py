@@ -123,6 +123,12 @@ class _Plan:
     shapes: dict[tuple[int, int], list[str]] = field(default_factory=dict)
     """Link ids with holes by (holes, length without them), to tell whether an id is an instance's (makes)."""
     hole_counts: tuple[int, ...] = ()
+    written_ids: list[str] = field(default_factory=list)
+    """The link ids written with `id:`, with holes: the id length limit holds them as it holds
+    every relative name (ids made `a<->b` from their ends are not held: each end is)."""
+    grown: tuple[tuple[int, int], ...] = ()
+    """(holes, longest length without them) of the ids a stamp makes that the limit holds: the
+    relative names (one hole: the node id) and `written_ids` by their count of holes."""
 
     def __post_init__(self) -> None:
         # Stamping reads these once per instance: unpacked here, once per plan.
@@ -144,12 +150,38 @@ class _Plan:
             holes = lid.count(_HOLE)
             self.shapes.setdefault((holes, len(lid) - holes), []).append(lid)
         self.hole_counts = tuple(sorted({holes for holes, _ in self.shapes}))
+        for lid, (_parts, _a, _b, lk) in zip(ids, self.links, strict=True):
+            ends = f"{lk.a}<->{lk.b}"
+            if lid != ends and not lid.startswith(ends + "#"):
+                self.written_ids.append(lid)
+        grown = {1: max(map(len, self.names), default=0)}
+        for lid in self.written_ids:
+            holes = lid.count(_HOLE)
+            grown[holes] = max(grown.get(holes, 0), len(lid) - holes)
+        self.grown = tuple(grown.items())
         self.deferrable = (
             self.joined is not None
             and self.joined_ids is not None
             and bool(ids)
             and all(parts[0] == "" and parts[1].startswith("/") for parts in self.link_ids)
         )
+
+    def room(self, limit: int) -> int:
+        """The longest node id this plan can be stamped under with every id it makes (`grown`)
+        within `limit` characters: one comparison per instance instead of one per object.
+        """
+        out = limit
+        for holes, fixed in self.grown:
+            if holes:
+                out = min(out, (limit - fixed) // holes)
+            elif fixed > limit:  # no hole: the same id for every node
+                return -1
+        return out
+
+    def longest_made(self, node: str) -> str:
+        """The longest id, of those the limit holds, that stamping under `node` makes (for its error)."""
+        made = [node + name for name in self.names]
+        return max([*made, *(lid.replace(_HOLE, node) for lid in self.written_ids)], key=len)
 
     def ids_for(self, node: str) -> list[str]:
         """The ids of the links `link_rows` give `node` (a deferrable plan's, see Sink.deferred)."""
@@ -216,6 +248,11 @@ class Expander:
         self.seq: dict[int, int] = {}
         self.planning = False
         self.override_used: dict[int, tuple[ObjSpec, set[str]]] = {}
+        # What is written is held to the id length limit where it is read (specs.py); what is
+        # made of it (a scope and a name joined, a number rendered, a plan stamped under a node)
+        # is held here, where it is made.
+        self.id_length = current_limits().id_length
+        self.rooms: dict[str, int] = {}  # template -> the longest node id its plan fits under (_Plan.room)
 
     def sound_nodes(self, inv: Inventory) -> set[str]:
         """Stamped nodes whose template's plan passes the whole-inventory checks as a whole
@@ -232,6 +269,14 @@ class Expander:
         return {n for n, t in inv.stamped.items() if t in good}
 
     # --- errors --------------------------------------------------------------------
+    def _too_long(self, loc: SourceLocation, made: str, template: str = "", what: str = "id") -> None:
+        """An id made at `loc` (by `template`'s plan, stamped there) past the id length limit:
+        once per place, the entry's other instances counted as copies.
+        """
+        by = f" (made by template {template!r})" if template else ""
+        found = exceeded("id_length", f"is {len(made):,} characters long")
+        self.problems.add(loc, f"{what} {made!r}{by} {found}", same="id-length")
+
     def _render(self, pattern: Pattern, ns: Mapping[str, int | str], loc: SourceLocation, what: str) -> str | None:
         try:
             return pattern.render(ns)
@@ -347,6 +392,8 @@ class Expander:
             self._fail(scope, spec.loc)
             return None
         oid = f"{scope}/{name}" if scope else name
+        if len(oid) > self.id_length and not self.planning:  # a plan's ids are held where it is stamped
+            self._too_long(spec.loc, oid)
         kind = spec.kind or (body.kind if body else None)
         if body is not None and spec.kind and body.kind and spec.kind != body.kind:
             p.add(
@@ -417,6 +464,8 @@ class Expander:
             self.active.append(tmpl.name)
             plan = self._plan(tmpl) if kind == "node" and scope is None and not self.planning else None
             if plan is not None:
+                if self.id_length >= len(oid) > self.rooms[tmpl.name]:  # (a node id past it is reported above)
+                    self._too_long(spec.loc, plan.longest_made(oid), tmpl.name)
                 whole = override is None and not spec.children and not spec.links and plan.self_contained
                 self._stamp(plan, oid, whole)
                 if whole:
@@ -479,6 +528,7 @@ class Expander:
                 # Ids are quoted with !r, which writes the hole as the four characters \x00.
                 message = d.message.replace(_HOLE, named).replace(repr(_HOLE)[1:-1], named)
                 self.problems.add(d.location, message)
+            self.rooms[tmpl.name] = plan.room(self.id_length)
         self.plans[tmpl.name] = plan
         return plan
 
@@ -750,6 +800,9 @@ class Expander:
             if raw is None:
                 return
             lid = resolve(raw, scope)
+            if len(lid) > self.id_length and not self.planning:  # a plan's: held where it is stamped
+                self._too_long(spec.loc, lid, what="link id")
+                return
             if self._taken(lid):
                 self.problems.add(
                     spec.loc, f"duplicate link id {lid!r} (first written at {links[lid].loc})", same="duplicate-link"
