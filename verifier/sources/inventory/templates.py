@@ -392,7 +392,8 @@ class Expander:
             self._fail(scope, spec.loc)
             return None
         oid = f"{scope}/{name}" if scope else name
-        if len(oid) > self.id_length and not self.planning:  # a plan's ids are held where it is stamped
+        size = len(oid)
+        if size > self.id_length and not self.planning:  # a plan's ids are held where it is stamped
             self._too_long(spec.loc, oid)
         kind = spec.kind or (body.kind if body else None)
         if body is not None and spec.kind and body.kind and spec.kind != body.kind:
@@ -464,7 +465,7 @@ class Expander:
             self.active.append(tmpl.name)
             plan = self._plan(tmpl) if kind == "node" and scope is None and not self.planning else None
             if plan is not None:
-                if self.id_length >= len(oid) > self.rooms[tmpl.name]:  # (a node id past it is reported above)
+                if size > self.rooms[tmpl.name] and size <= self.id_length:  # (a node id past it: reported above)
                     self._too_long(spec.loc, plan.longest_made(oid), tmpl.name)
                 whole = override is None and not spec.children and not spec.links and plan.self_contained
                 self._stamp(plan, oid, whole)
