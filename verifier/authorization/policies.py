@@ -15,15 +15,17 @@ reader. The statements are then assembled into one `PolicySet` whose policy ids 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from verifier.authorization.observed import Observed, named_entities, observe
+from verifier.authorization.shipped_policies import FORMAT, cedar_release, data_bytes, policies_digest
 from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
 from verifier.core.cache import enabled as cache_enabled
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
@@ -86,6 +88,9 @@ class PolicyBundle:
     observed: Observed
     digest: str
     """Names everything the bundle holds and the cedarpy that validated it, for cache keys."""
+    policy_json: str = field(default="", compare=False, repr=False)
+    """The policy set in Cedar's JSON form, ids as `@id`s, when it was validated with the release
+    (verifier.authorization.shipped_policies): one parse instead of one per statement."""
 
     def effect(self, policy_id: str) -> str:
         p = self.policies.get(policy_id)
@@ -97,6 +102,8 @@ class PolicyBundle:
 
     @cached_property
     def policy_set(self) -> cedarpy.PolicySet:
+        if self.policy_json:
+            return cedarpy.PolicySet.from_json_str(self.policy_json)
         return _policy_set({p.id: _template(p.text) for p in self.policies.values()})
 
 
@@ -125,7 +132,9 @@ def load_policies(directory: Path) -> PolicyBundle:
     kept = read_pickled(KIND, key) if key is not None else None
     if isinstance(kept, _Kept):
         return PolicyBundle(directory, schema_text, kept.schema_shown, kept.policies, kept.observed, key or "")
-    bundle = _validated(directory, files, schema_path, schema_text, key or "")
+    bundle = _compiled(directory, files, schema_text, key or "")
+    if bundle is None:
+        bundle = _validated(directory, files, schema_path, schema_text, key or "")
     if key is not None:
         write_pickled(KIND, key, _Kept(bundle.schema_shown, bundle.policies, bundle.observed))
     return bundle
@@ -154,6 +163,73 @@ class _Kept:
     schema_shown: str
     policies: dict[str, Policy]
     observed: Observed
+
+
+def _compiled(directory: Path, files: list[Path], schema_text: str, key: str) -> PolicyBundle | None:
+    """The bundle validated with the release (verifier.authorization.shipped_policies) when `directory`
+    holds exactly the files it was validated from, under the same limits, code and cedarpy; None
+    otherwise (validate them: any problem is then reported as validation reports it, in its order).
+    """
+    raw = data_bytes()
+    cedar = cedar_release() if raw is not None else None
+    if raw is None or cedar is None or not files:
+        return None
+    try:
+        texts = [_read_cedar(path, "policy file") for path in files]
+    except TopologError:
+        return None
+    names = [path.relative_to(directory).as_posix() for path in files]
+    digest = policies_digest(repr(current_limits()), cedar, schema_text, list(zip(names, texts, strict=True)))
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("digest") != digest:
+            return None
+        if data.get("files") != names:
+            return None
+        policies: dict[str, Policy] = {}
+        for index, line, pid, effect, text, named in data["policies"]:
+            loc = SourceLocation(str(files[index]), line)
+            policies[pid] = Policy(pid, effect, loc, text, tuple(named))
+        attributes, named_uids, context, tested, groupable = data["observed"]
+        observed = Observed(
+            frozenset(attributes),
+            frozenset(named_uids),
+            tuple((name, frozenset(values)) for name, values in context),
+            frozenset(tested),
+            groupable,
+        )
+        policy_json = json.dumps(data["policy_set"], ensure_ascii=False)
+        return PolicyBundle(directory, schema_text, data["schema_shown"], policies, observed, key, policy_json)
+    except (ValueError, KeyError, IndexError, TypeError):  # a damaged install's file: validate instead
+        return None
+
+
+def encoded(bundle: PolicyBundle, files: list[Path]) -> dict[str, object]:
+    """What `_compiled` reads back of a validated bundle (of `files`): plain JSON values, sorted."""
+    index = {str(path): i for i, path in enumerate(files)}
+    observed = bundle.observed
+    static: dict[str, object] = {}
+    for p in bundle.policies.values():
+        # Cedar's JSON form of the statement alone (id `policy0`), filed under its `@id`.
+        (static[p.id],) = json.loads(cedarpy.policies_to_json_str(p.text))["staticPolicies"].values()
+
+    def literals(values: frozenset[object]) -> list[object]:
+        return sorted(values, key=lambda v: (type(v).__name__, str(v)))
+
+    return {
+        "schema_shown": bundle.schema_shown,
+        "policies": [
+            [index[p.loc.file], p.loc.line, p.id, p.effect, p.text, list(p.named)] for p in bundle.policies.values()
+        ],
+        "observed": [
+            sorted(observed.attributes),
+            sorted(observed.named),
+            [[name, literals(values)] for name, values in observed.context],
+            sorted(observed.context_tested),
+            observed.groupable,
+        ],
+        "policy_set": {"staticPolicies": static, "templates": {}, "templateLinks": []},
+    }
 
 
 def _validated(directory: Path, files: list[Path], schema_path: Path, schema_text: str, key: str) -> PolicyBundle:
