@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ENTRY = "from verifier.cli.entry import run; run()"
 POD = ("--quiet", "verify", "pod.yaml")
 SITE_RULE = ROOT / "tests" / "rule_tests" / "site" / "site_hbm.dl"
+MARKER = b"kept report, planted by the test\n"
 
 Run = tuple[int, bytes, bytes]
 
@@ -75,11 +76,17 @@ def _scenario(
     cwd: Path | None = None,
     cache_dir: Path | None = None,
     stdin: Callable[[], Path | None] = lambda: None,
+    hit: bool = True,
 ) -> None:
-    """Run `args` (kept), then for each step: change, and the cache-on run must equal a cache-off run."""
+    """Run `args` (kept), then for each step: change, and the cache-on run must equal a cache-off run.
+
+    `hit`: also prove that the unchanged run answers from its entry (not so for /dev/stdin: see the report).
+    """
     folder = cache_dir or site / "cache"
     before = _topolog(site, *args, cwd=cwd, cache_dir=folder, stdin=stdin())
     assert before[0] in (0, 1), before[2]
+    if hit:
+        _answers_from_its_entry(site, args, folder, cwd, stdin)
     for idea, change in steps:
         assert _entries(folder), f"before {idea!r}: the run was not kept, so the step proves nothing"
         change()
@@ -88,6 +95,24 @@ def _scenario(
         got = _topolog(site, *args, cwd=cwd, cache_dir=folder, stdin=stdin())
         assert got == fresh, f"stale answer after {idea!r}"
         before = fresh
+
+
+def _answers_from_its_entry(
+    site: Path, args: Sequence[str], folder: Path, cwd: Path | None, stdin: Callable[[], Path | None]
+) -> None:
+    """Unchanged, the run answers from its entry (re-signed with a marker for one run, then put back)."""
+    entry = max(_entries(folder), key=lambda p: p.stat().st_mtime_ns)
+    key = entry.name.removeprefix(f"{kept_report.KIND}-")
+    kept = entry.read_bytes()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(cache.ENV_DIR, str(folder))
+        data = cache.read_entry(kept_report.KIND, key)
+        assert data is not None
+        run = KeptRun.decode(data)
+        assert run is not None
+        cache.write_entry(kept_report.KIND, key, KeptRun(run.status, [(1, MARKER)], run.manifest).encode())
+    assert _topolog(site, *args, cwd=cwd, cache_dir=folder, stdin=stdin())[1] == MARKER, "unchanged, yet a miss"
+    entry.write_bytes(kept)
 
 
 def _same_size_same_mtime(path: Path, old: bytes, new: bytes) -> None:
@@ -195,7 +220,13 @@ def test_the_inventory_given_as_standard_input(site: Path) -> None:
 
     for name in ("/dev/stdin", "/proc/self/fd/0"):
         given["now"] = work / "pod.yaml"
-        _scenario(site, ("--quiet", "verify", name), [(f"another file on {name}", switch)], stdin=lambda: given["now"])
+        _scenario(
+            site,
+            ("--quiet", "verify", name),
+            [(f"another file on {name}", switch)],
+            stdin=lambda: given["now"],
+            hit=False,
+        )
 
 
 def test_a_path_with_odd_characters(site: Path) -> None:
@@ -314,3 +345,22 @@ def test_a_file_the_run_failed_to_open_is_recorded_as_missing(tmp_path: Path) ->
     assert kept_report.unchanged(run)
     absent.write_text("a: 1\n", encoding="utf-8")
     assert not kept_report.unchanged(run)
+
+
+def test_an_observations_folder(site: Path) -> None:
+    # Judged at a stated time, so kept. A host folder is walked by scandir's entry types: a link
+    # there to a folder is skipped (linked folders are not followed), to a file it is read.
+    work = site / "work"
+    shutil.copytree(ROOT / "inventories" / "observed" / "dgx-h100-pod", work / "obs")
+    (work / "spare").mkdir()
+    shutil.copy(work / "obs" / "dgx01" / "nvidia-smi.xml", work / "spare" / "nvidia-smi.xml")
+    (work / "obs" / "dgx03" / "extra").symlink_to("../../spare")
+    shown = (work / "obs" / "dgx12.nvlink-s.txt").read_text(encoding="utf-8")
+    steps = [
+        (
+            "a host folder's link retargeted from a folder to a file",
+            lambda: _relink(work / "obs" / "dgx03" / "extra", "../../spare/nvidia-smi.xml"),
+        ),
+        ("a new host's file", lambda: (work / "obs" / "dgx13.nvlink-s.txt").write_text(shown, encoding="utf-8")),
+    ]
+    _scenario(site, (*POD, "--observed", "obs", "--observed-now", "2026-12-06T09:00:00Z"), steps)

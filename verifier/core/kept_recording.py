@@ -82,6 +82,10 @@ PROCESS_STATE = "/proc/self/"
 OPEN_FILES = "/proc/self/fd/"
 """Not process state: an input given as one of the process's open files (stdin) is judged as any other."""
 """What the process reads about itself (a metrics library's boot time, its limits): no input of the answer."""
+PROCESS_FILES = frozenset({"/proc/stat"})
+"""Read by prometheus_client as it loads (the boot time; --observed reads DCGM exporter files with it):
+no input of the answer, and its counters differ on every read, so a run that kept it would never be
+answered again."""
 
 _recording: Recording | None = None
 _hooked = False
@@ -223,7 +227,9 @@ class Recording:
             mode is None and isinstance(flags, int) and flags & _WRITES
         )
         absolute = self._absolute(name)
-        if self._ours(absolute) or (absolute.startswith(PROCESS_STATE) and not absolute.startswith(OPEN_FILES)):
+        if self._ours(absolute) or absolute in PROCESS_FILES:
+            return
+        if absolute.startswith(PROCESS_STATE) and not absolute.startswith(OPEN_FILES):
             return
         if writes:  # allowed only if gone again by the end (tempfile's probe of a folder it may use)
             self.written.add(name)
@@ -264,8 +270,9 @@ class Recording:
             self.refuse("it listed something that is not a path")
             return
         name = "." if path is None else os.fsdecode(path)
-        if name in self.folders or self._ours(self._absolute(name)):
-            return
+        absolute = self._absolute(name)
+        if name in self.folders or self._ours(absolute) or (absolute + os.sep).startswith(PROCESS_STATE):
+            return  # (the process's own folders: the descriptors a metrics library counts)
         self.busy = True  # the listing below is the recorder's own, not the run's
         try:
             self.folders[name] = kept_report.listing(os.fsencode(name))
