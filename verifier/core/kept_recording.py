@@ -79,9 +79,9 @@ _REFUSED_EVENTS = (
 )
 
 PROCESS_STATE = "/proc/self/"
+"""What the process reads about itself (a metrics library's boot time, its limits): no input of the answer."""
 OPEN_FILES = "/proc/self/fd/"
 """Not process state: an input given as one of the process's open files (stdin) is judged as any other."""
-"""What the process reads about itself (a metrics library's boot time, its limits): no input of the answer."""
 PROCESS_FILES = frozenset({"/proc/stat"})
 """Read by prometheus_client as it loads (the boot time; --observed reads DCGM exporter files with it):
 no input of the answer, and its counters differ on every read, so a run that kept it would never be
