@@ -7,7 +7,7 @@ backend. Nodes are frozen so programs can be shared between backends safely.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 from functools import cached_property
 from typing import Literal, TypeAlias
 
@@ -25,47 +25,124 @@ AggregateFunc = Literal["min", "max", "count", "sum"]
 
 NOWHERE = SourceLocation("<unknown>")
 
+_set = object.__setattr__
+"""How a node's __init__ sets its fields (its own __setattr__ refuses), as a frozen dataclass's does."""
+
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 """Numbers are 64-bit signed integers in every engine; overflow is an evaluation error."""
 
 
-@dataclass(frozen=True)
-class Var:
+class _Node:
+    """A frozen syntax node, written out rather than made by `@dataclass(frozen=True)`.
+
+    A frozen dataclass compiles its methods from generated source when its module is imported
+    (about 0.45 ms a class: __init__, __repr__, __eq__, __hash__, __setattr__, __delattr__), and
+    every command imports these fourteen. Written here they come compiled with the module. They
+    behave as the dataclass's did: fields set once (FrozenInstanceError on assignment), equal and
+    hashed by class and compared fields (`loc` is never compared), `repr` naming every field.
+    """
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    """Every field, in order: what repr shows."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({shown})"
+
+
+class Var(_Node):
+    _fields = __match_args__ = ("name", "loc")
     name: str
-    loc: SourceLocation = field(default=NOWHERE, compare=False)
+    loc: SourceLocation
+
+    def __init__(self, name: str, loc: SourceLocation = NOWHERE) -> None:
+        _set(self, "name", name)
+        _set(self, "loc", loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self.name == other.name
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.name,))
 
     def __str__(self) -> str:
         return self.name
 
 
-@dataclass(frozen=True)
-class Wildcard:
+class Wildcard(_Node):
     """`_`: matches anything, binds nothing. Each occurrence is distinct."""
 
-    loc: SourceLocation = field(default=NOWHERE, compare=False)
+    _fields = __match_args__ = ("loc",)
+    loc: SourceLocation
+
+    def __init__(self, loc: SourceLocation = NOWHERE) -> None:
+        _set(self, "loc", loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return True
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(())
 
     def __str__(self) -> str:
         return "_"
 
 
-@dataclass(frozen=True)
-class Const:
+class Const(_Node):
+    _fields = __match_args__ = ("value", "loc")
     value: Value
-    loc: SourceLocation = field(default=NOWHERE, compare=False)
+    loc: SourceLocation
+
+    def __init__(self, value: Value, loc: SourceLocation = NOWHERE) -> None:
+        _set(self, "value", value)
+        _set(self, "loc", loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.value,) == (other.value,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.value,))
 
     def __str__(self) -> str:
         return render_value(self.value)
 
 
-@dataclass(frozen=True)
-class BinOp:
+class BinOp(_Node):
     """Integer arithmetic; `/` is floor division, `%` the matching remainder."""
 
+    _fields = __match_args__ = ("op", "left", "right", "loc")
     op: ArithOp
     left: Term
     right: Term
-    loc: SourceLocation = field(default=NOWHERE, compare=False)
+    loc: SourceLocation
+
+    def __init__(self, op: ArithOp, left: Term, right: Term, loc: SourceLocation = NOWHERE) -> None:
+        _set(self, "op", op)
+        _set(self, "left", left)
+        _set(self, "right", right)
+        _set(self, "loc", loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.op, self.left, self.right) == (other.op, other.left, other.right)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.op, self.left, self.right))
 
     def __str__(self) -> str:
         return f"({self.left} {self.op} {self.right})"
@@ -74,8 +151,7 @@ class BinOp:
 Term: TypeAlias = Var | Wildcard | Const | BinOp
 
 
-@dataclass(frozen=True)
-class Aggregate:
+class Aggregate(_Node):
     """A head argument such as `count(G)` or `min(W)`.
 
     The rule groups by its other head arguments. `count(X)` counts distinct values of X;
@@ -83,9 +159,23 @@ class Aggregate:
     are the extremes of X.
     """
 
+    _fields = __match_args__ = ("func", "term", "loc")
     func: AggregateFunc
     term: Term
-    loc: SourceLocation = field(default=NOWHERE, compare=False)
+    loc: SourceLocation
+
+    def __init__(self, func: AggregateFunc, term: Term, loc: SourceLocation = NOWHERE) -> None:
+        _set(self, "func", func)
+        _set(self, "term", term)
+        _set(self, "loc", loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.func, self.term) == (other.func, other.term)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.func, self.term))
 
     def __str__(self) -> str:
         return f"{self.func}({self.term})"
@@ -94,21 +184,47 @@ class Aggregate:
 HeadTerm: TypeAlias = Term | Aggregate
 
 
-@dataclass(frozen=True)
-class Atom:
+class Atom(_Node):
+    _fields = __match_args__ = ("relation", "args", "loc")
     relation: str
     args: tuple[Term, ...]
-    loc: SourceLocation = field(default=NOWHERE, compare=False)
+    loc: SourceLocation
+
+    def __init__(self, relation: str, args: tuple[Term, ...], loc: SourceLocation = NOWHERE) -> None:
+        _set(self, "relation", relation)
+        _set(self, "args", args)
+        _set(self, "loc", loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.relation, self.args) == (other.relation, other.args)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.relation, self.args))
 
     def __str__(self) -> str:
         return f"{self.relation}({', '.join(str(a) for a in self.args)})"
 
 
-@dataclass(frozen=True)
-class Head:
+class Head(_Node):
+    _fields = __match_args__ = ("relation", "args", "loc")
     relation: str
     args: tuple[HeadTerm, ...]
-    loc: SourceLocation = field(default=NOWHERE, compare=False)
+    loc: SourceLocation
+
+    def __init__(self, relation: str, args: tuple[HeadTerm, ...], loc: SourceLocation = NOWHERE) -> None:
+        _set(self, "relation", relation)
+        _set(self, "args", args)
+        _set(self, "loc", loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.relation, self.args) == (other.relation, other.args)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.relation, self.args))
 
     @property
     def aggregate(self) -> tuple[int, Aggregate] | None:
@@ -121,23 +237,49 @@ class Head:
         return f"{self.relation}({', '.join(str(a) for a in self.args)})"
 
 
-@dataclass(frozen=True)
-class Negation:
+class Negation(_Node):
+    _fields = __match_args__ = ("atom", "loc")
     atom: Atom
-    loc: SourceLocation = field(default=NOWHERE, compare=False)
+    loc: SourceLocation
+
+    def __init__(self, atom: Atom, loc: SourceLocation = NOWHERE) -> None:
+        _set(self, "atom", atom)
+        _set(self, "loc", loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.atom,) == (other.atom,)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.atom,))
 
     def __str__(self) -> str:
         return f"!{self.atom}"
 
 
-@dataclass(frozen=True)
-class Comparison:
+class Comparison(_Node):
     """`L op R`. With `=` and exactly one side an unbound variable, it is an assignment."""
 
+    _fields = __match_args__ = ("op", "left", "right", "loc")
     op: CompareOp
     left: Term
     right: Term
-    loc: SourceLocation = field(default=NOWHERE, compare=False)
+    loc: SourceLocation
+
+    def __init__(self, op: CompareOp, left: Term, right: Term, loc: SourceLocation = NOWHERE) -> None:
+        _set(self, "op", op)
+        _set(self, "left", left)
+        _set(self, "right", right)
+        _set(self, "loc", loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.op, self.left, self.right) == (other.op, other.left, other.right)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.op, self.left, self.right))
 
     def __str__(self) -> str:
         return f"{self.left} {self.op} {self.right}"
@@ -146,11 +288,24 @@ class Comparison:
 Literal_: TypeAlias = Atom | Negation | Comparison
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(_Node):
+    _fields = __match_args__ = ("head", "body", "loc")
     head: Head
     body: tuple[Literal_, ...]
-    loc: SourceLocation = field(default=NOWHERE, compare=False)
+    loc: SourceLocation
+
+    def __init__(self, head: Head, body: tuple[Literal_, ...], loc: SourceLocation = NOWHERE) -> None:
+        _set(self, "head", head)
+        _set(self, "body", body)
+        _set(self, "loc", loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.head, self.body) == (other.head, other.body)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.head, self.body))
 
     def __str__(self) -> str:
         return self.text
@@ -171,36 +326,87 @@ class Rule:
         return (b.atom for b in self.body if isinstance(b, Negation))
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(_Node):
+    _fields = __match_args__ = ("name", "type", "doc", "loc")
     name: str
     type: ColumnType
-    doc: str = ""
-    loc: SourceLocation = field(default=NOWHERE, compare=False)
+    doc: str
+    loc: SourceLocation
+
+    def __init__(self, name: str, type: ColumnType, doc: str = "", loc: SourceLocation = NOWHERE) -> None:
+        _set(self, "name", name)
+        _set(self, "type", type)
+        _set(self, "doc", doc)
+        _set(self, "loc", loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.name, self.type, self.doc) == (other.name, other.type, other.doc)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.type, self.doc))
 
 
-@dataclass(frozen=True)
-class Declaration:
+class Declaration(_Node):
     """`.decl name(col: type, ...)`, optionally `.input`. `doc` comes from the comment above it."""
 
+    _fields = __match_args__ = ("name", "columns", "is_input", "doc", "loc")
     name: str
     columns: tuple[Column, ...]
     is_input: bool
-    doc: str = ""
-    loc: SourceLocation = field(default=NOWHERE, compare=False)
+    doc: str
+    loc: SourceLocation
+
+    def __init__(
+        self, name: str, columns: tuple[Column, ...], is_input: bool, doc: str = "", loc: SourceLocation = NOWHERE
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "columns", columns)
+        _set(self, "is_input", is_input)
+        _set(self, "doc", doc)
+        _set(self, "loc", loc)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            mine = (self.name, self.columns, self.is_input, self.doc)
+            return mine == (other.name, other.columns, other.is_input, other.doc)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.columns, self.is_input, self.doc))
 
     @property
     def arity(self) -> int:
         return len(self.columns)
 
 
-@dataclass(frozen=True)
-class Program:
+class Program(_Node):
     """Declarations, rules and inline facts (rules with empty bodies), plus `# @key: value` metadata."""
 
-    declarations: tuple[Declaration, ...] = ()
-    rules: tuple[Rule, ...] = ()
-    metadata: tuple[tuple[str, str, SourceLocation], ...] = ()
+    _fields = __match_args__ = ("declarations", "rules", "metadata")
+    declarations: tuple[Declaration, ...]
+    rules: tuple[Rule, ...]
+    metadata: tuple[tuple[str, str, SourceLocation], ...]
+
+    def __init__(
+        self,
+        declarations: tuple[Declaration, ...] = (),
+        rules: tuple[Rule, ...] = (),
+        metadata: tuple[tuple[str, str, SourceLocation], ...] = (),
+    ) -> None:
+        _set(self, "declarations", declarations)
+        _set(self, "rules", rules)
+        _set(self, "metadata", metadata)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            mine = (self.declarations, self.rules, self.metadata)
+            return mine == (other.declarations, other.rules, other.metadata)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.declarations, self.rules, self.metadata))
 
     @cached_property
     def relations(self) -> dict[str, Declaration]:
@@ -215,13 +421,26 @@ class Program:
         )
 
 
-@dataclass(frozen=True)
-class Query:
+class Query(_Node):
     """A rule body typed by a user; answered with one row per binding of `variables`."""
 
+    _fields = __match_args__ = ("body", "variables", "text")
     body: tuple[Literal_, ...]
     variables: tuple[str, ...]
-    text: str = ""
+    text: str
+
+    def __init__(self, body: tuple[Literal_, ...], variables: tuple[str, ...], text: str = "") -> None:
+        _set(self, "body", body)
+        _set(self, "variables", variables)
+        _set(self, "text", text)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.body, self.variables, self.text) == (other.body, other.variables, other.text)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.body, self.variables, self.text))
 
 
 def render_value(value: Value) -> str:
