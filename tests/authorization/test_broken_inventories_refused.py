@@ -14,49 +14,18 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
+from fleet_helpers import PRINCIPALS, ROOT, authorize_cli, place, pod_fleet
 
 from verifier.core.errors import TopologError
 from verifier.sources.inventory.loader import load_inventory, load_inventory_text
 from verifier.sources.inventory.partial import partial_inventory
 from verifier.sources.inventory.raw_files import read_files
 
-ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted((ROOT / "tests" / "sources" / "inventory" / "fixtures").glob("*.yaml"))
-PRINCIPALS = ROOT / "inventories" / "principals.yml"
-REQUEST = ["--principal", "dan", "--action", "schedule", "--resource", "p0-r0-n0/gpu0"]
 
-# 2 pods x 2 racks x 2 nodes of 2 GPUs and 2 NICs; NIC l of every node cabled to its pod's leaf l.
-FLEET = """\
-apiVersion: topolog.dev/v1
-kind: Inventory
-templates:
-  box:
-    kind: node
-    model: DGX-H100
-    labels: {tenant: research}
-    children:
-      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}
-      - {name: "nic{i}", kind: nic, model: ConnectX-7, count: 2}
-objects:
-  - name: p{i}
-    kind: pod
-    count: 2
-    children:
-      - name: "{pod}-r{i}"
-        kind: rack
-        count: 2
-        children:
-          - template: box
-            name: "{rack}-n{i}"
-            count: 2
-            overrides:
-              p0-r0-n1:
-                labels: {quarantine: "true"}
-      - {name: "{pod}-leaf{i}", kind: switch, model: QM9700, count: 2}
-    links:
-      - {a: "{pod}-r{r}-n{n}/nic{l}", b: "{pod}-leaf{l}", kind: infiniband, bandwidth: 400 Gb/s,
-         foreach: {r: 0..1, n: 0..1, l: 0..1}}
-"""
+# 2 pods x 2 racks x 2 nodes of 2 GPUs and 2 NICs; NIC l of every node cabled to its pod's leaf l;
+# node p0-r0-n1 quarantined by an override (tests/fleet_helpers.py writes it out).
+FLEET = pod_fleet(2, spine=False)
 
 # Each breaks FLEET once: (what, text replaced, replacement). Worked out by hand: each names
 # something the fleet does not have, or gives a value of the wrong kind.
@@ -79,28 +48,20 @@ def _refused_by_the_loader(path: Path) -> bool:
 
 
 def _answers(inventory: Path, cache: Path | None) -> list[tuple[int, str]]:
-    env = {"TOPOLOG_CACHE_DIR": str(cache) if cache is not None else ""}
+    folder = str(cache) if cache is not None else ""
     out = []
-    for args in (
-        ["authorize", str(inventory), *REQUEST, "--format", "json"],
-        ["audit", str(inventory), "--format", "json"],
+    for code, stdout, stderr in (
+        authorize_cli(inventory, "p0-r0-n0/gpu0", "--format", "json", cache=folder),
+        run_cli("audit", str(inventory), "--format", "json", env={"TOPOLOG_CACHE_DIR": folder}),
     ):
-        code, stdout, stderr = run_cli(*args, env=env)
         out.append((code, stdout + stderr))
     return out
-
-
-def _place(tmp_path: Path, text: str, name: str = "fleet.yaml") -> Path:
-    shutil.copy(PRINCIPALS, tmp_path / "principals.yml")
-    path = tmp_path / name
-    path.write_text(text)
-    return path
 
 
 def test_the_unbroken_fleet_is_answered(tmp_path: Path) -> None:
     # By hand: dan is in team research and every node is labelled tenant: research, so the
     # shipped policy tenant-own-hardware allows it (exit 0); the audit of 16 GPUs exits 0.
-    path = _place(tmp_path, FLEET)
+    path = place(tmp_path, FLEET)
     load_inventory_text(FLEET, "fleet.yaml")  # loads whole without an error
     (code, out), (audit_code, _) = _answers(path, None)
     assert code == 0, out
@@ -112,7 +73,7 @@ def test_the_unbroken_fleet_is_answered(tmp_path: Path) -> None:
 @pytest.mark.parametrize("cache", [False, True], ids=["cache off", "cache on"])
 def test_a_broken_fleet_is_refused(tmp_path: Path, what: str, old: str, new: str, cache: bool) -> None:
     assert FLEET.count(old) == 1, what
-    path = _place(tmp_path, FLEET.replace(old, new))
+    path = place(tmp_path, FLEET.replace(old, new))
     assert _refused_by_the_loader(path), what
     folder = tmp_path / "cache" if cache else None
     for _ in range(2 if cache else 1):  # with the cache on, a second run may not read a first run's view
@@ -129,7 +90,7 @@ FLEET5 = FLEET.replace("    kind: pod\n    count: 2\n", "    kind: pod\n    coun
 
 
 def test_five_pods_are_answered_without_stamping_them_all(tmp_path: Path) -> None:
-    path = _place(tmp_path, FLEET5)
+    path = place(tmp_path, FLEET5)
     part = partial_inventory(read_files([path]), ["dan", "p0-r0-n0/gpu0", "{}"])
     assert part is not None and {"p3", "p4"} <= part.plain_ids
     (code, out), _ = _answers(path, None)
@@ -140,7 +101,7 @@ def test_five_pods_are_answered_without_stamping_them_all(tmp_path: Path) -> Non
 @pytest.mark.parametrize("cache", [False, True], ids=["cache off", "cache on"])
 def test_a_broken_fleet_of_five_pods_is_refused(tmp_path: Path, what: str, old: str, new: str, cache: bool) -> None:
     assert FLEET5.count(old) == 1, what
-    path = _place(tmp_path, FLEET5.replace(old, new))
+    path = place(tmp_path, FLEET5.replace(old, new))
     assert _refused_by_the_loader(path), what
     folder = tmp_path / "cache" if cache else None
     for _ in range(2 if cache else 1):
@@ -155,7 +116,7 @@ def test_a_label_the_policies_cannot_read_is_refused(tmp_path: Path, cache: bool
     # "maybe" is not (entities.LABEL_ATTRS): refused where the label is written, FLEET's line 25
     # (apiVersion is line 1; `overrides:` line 23, `p0-r0-n1:` 24, its `labels:` 25).
     text = FLEET.replace('quarantine: "true"', 'quarantine: "maybe"')
-    path = _place(tmp_path, text)
+    path = place(tmp_path, text)
     assert not _refused_by_the_loader(path)
     for code, out in _answers(path, tmp_path / "cache" if cache else None):
         assert code == 2, out

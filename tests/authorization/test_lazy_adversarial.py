@@ -15,76 +15,22 @@ the CLI.
 
 from __future__ import annotations
 
-import functools
 import shutil
 from pathlib import Path
 
 import pytest
-from cli_helpers import run_cli
+from fleet_helpers import BOX, HEADER, POLICIES, PRINCIPALS, Request, authorize_cli, lazy, pod_fleet, whole
 
-from verifier.authorization.requests import AuthorizeReport, decide
-from verifier.authorization.setup import AuthzSetup, build_setup
-from verifier.core.errors import TopologError
-from verifier.session.api import authorize
-from verifier.sources.inventory.loader import load_inventory
 from verifier.sources.inventory.partial import partial_inventory
 from verifier.sources.inventory.raw_files import read_files
-from verifier.sources.principals import load_principals
 
-ROOT = Path(__file__).resolve().parents[2]
-PRINCIPALS = ROOT / "inventories" / "principals.yml"
-POLICIES = ROOT / "policies"
-HEADER = "apiVersion: topolog.dev/v1\nkind: Inventory\n"
 IB = "kind: infiniband, bandwidth: 400 Gb/s"
-Request = tuple[str, str, str, dict[str, object]]
 DAN: list[Request] = [("dan", "schedule", "p0-r0-n0/gpu0", {})]
-
-BOX = """\
-templates:
-  box:
-    kind: node
-    model: DGX-H100
-    labels: {tenant: research}
-    children:
-      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}
-      - {name: "nic{i}", kind: nic, model: ConnectX-7, count: 2}
-"""
 
 # 8 pods p0..p7 x 2 racks x 2 nodes (template box: 2 GPUs, 2 NICs), 2 leaves a pod, one spine;
 # overrides in p0 and p3. A request about p0 expands p0 and p3 (override keys), p1 and p2 are
 # the representatives, p4..p7 plain.
-FLEET = (
-    HEADER
-    + BOX
-    + """\
-objects:
-  - name: p{i}
-    kind: pod
-    count: 8
-    children:
-      - name: "{pod}-r{i}"
-        kind: rack
-        count: 2
-        children:
-          - template: box
-            name: "{rack}-n{i}"
-            count: 2
-            overrides:
-              p0-r0-n1:
-                labels: {quarantine: "true"}
-              p3-r1-n0:
-                labels: {tenant: team-nlp}
-      - {name: "{pod}-leaf{i}", kind: switch, model: QM9700, count: 2}
-    links:
-      - {a: "{pod}-r{r}-n{n}/nic{l}", b: "{pod}-leaf{l}", kind: infiniband, bandwidth: 400 Gb/s,
-         foreach: {r: 0..1, n: 0..1, l: 0..1}}
-      - {a: "{pod}-leaf0", b: /spine0, kind: infiniband, bandwidth: 400 Gb/s}
-  - {name: spine0, kind: switch, model: QM9700}
-links:
-  - {a: "p{p}-leaf{l}", b: spine0, kind: infiniband, bandwidth: 400 Gb/s, foreach: {p: 0..7, l: 0..1}}
-  - {a: "p{p}-r1-n1/nic1", b: spine0, kind: infiniband, bandwidth: 400 Gb/s, foreach: {p: 0..7}}
-"""
-)
+FLEET = pod_fleet(8)
 TOP = "\nlinks:\n"
 POD_LINK = '      - {a: "{pod}-leaf0", b: /spine0,'
 SPINE = "  - {name: spine0,"
@@ -635,7 +581,7 @@ CASES: list[Case] = [
     ),
 ]
 
-TWELVE = fleet(("count: 8\n", "count: 12\n"), ("p: 0..7, l", "p: 0..11, l"), ("p: 0..7}", "p: 0..11}"))
+TWELVE = pod_fleet(12)
 """FLEET with 12 pods: p1 is part of p10 and p11."""
 OVERRIDDEN = "              p3-r1-n0:\n                labels: {tenant: team-nlp}"
 CASES += [
@@ -857,43 +803,6 @@ def _place(
     return paths, policies
 
 
-@functools.cache
-def _whole_setup(paths: tuple[Path, ...], policies: Path) -> AuthzSetup | TopologError:
-    """The setup from the inventory loaded whole (the truth), or why it is refused."""
-    try:
-        return build_setup(
-            load_inventory(list(paths)), list(paths), policies, load_principals(paths[0].parent / "principals.yml")
-        )
-    except TopologError as err:
-        return err
-
-
-def _answer(report: AuthorizeReport | TopologError) -> tuple[object, ...]:
-    if isinstance(report, TopologError):
-        return ("refused", str(report))
-    d = report.decision
-    return (report.request, d.allowed, d.reasons, d.errors, report.effects)
-
-
-def _lazy(paths: list[Path], policies: Path, request: Request) -> tuple[object, ...]:
-    who, action, resource, context = request
-    try:
-        return _answer(authorize(paths, who, action, resource, context, policies=policies))
-    except TopologError as err:
-        return _answer(err)
-
-
-def _whole(paths: list[Path], policies: Path, request: Request) -> tuple[object, ...]:
-    setup = _whole_setup(tuple(paths), policies)
-    if isinstance(setup, TopologError):
-        return _answer(setup)
-    who, action, resource, context = request
-    try:
-        return _answer(decide(setup, who, action, resource, context))
-    except TopologError as err:
-        return _answer(err)
-
-
 @pytest.mark.parametrize(
     ("what", "files", "requests", "refused", "policy", "principals"), CASES, ids=[c[0] for c in CASES]
 )
@@ -910,9 +819,9 @@ def test_the_lazy_answer_is_the_whole_loads(
     monkeypatch.setenv("TOPOLOG_CACHE_DIR", "")
     paths, policies = _place(tmp_path, files, policy, principals)
     for request in requests:
-        whole = _whole(paths, policies, request)
-        assert (whole[0] == "refused") == refused, (what, whole)
-        assert _lazy(paths, policies, request) == whole, (what, request)
+        truth = whole(paths, request, policies=policies)
+        assert (truth[0] == "refused") == refused, (what, truth)
+        assert lazy(paths, request, policies=policies) == truth, (what, request)
 
 
 # The fleets that the lazy path answered wrongly before the fix (it found no fault in them).
@@ -927,10 +836,7 @@ def test_an_index_written_two_ways_is_not_answered_partially(tmp_path: Path, cas
     # The partial inventory is not made: the whole load, which refuses, answers.
     assert partial_inventory(read_files(paths), [who, resource, "{}"]) is None, what
     for cache in ("", str(tmp_path / "cache")):
-        code, out, err = run_cli(
-            "authorize", *map(str, paths), "--principal", who, "--action", action, "--resource", resource,
-            env={"TOPOLOG_CACHE_DIR": cache},
-        )  # fmt: skip
+        code, out, err = authorize_cli(paths, resource, cache=cache, principal=who, action=action)
         assert code == 2, (what, cache, out, err)
         assert "f.yaml:" in err and "Traceback" not in err, (what, err)
 
@@ -943,8 +849,5 @@ def test_the_same_fleet_unbroken_is_still_answered_partially(tmp_path: Path) -> 
     part = partial_inventory(read_files(paths), ["dan", "12-r0-n0/gpu0", "{}"])
     assert part is not None
     assert "1a-1a" in part.plain_ids and "1a-1a" not in part.inventory.objects
-    code, out, err = run_cli(
-        "authorize", str(paths[0]), "--principal", "dan", "--action", "schedule", "--resource", "12-r0-n0/gpu0",
-        env={"TOPOLOG_CACHE_DIR": ""},
-    )  # fmt: skip
+    code, out, err = authorize_cli(paths[0], "12-r0-n0/gpu0")
     assert code == 0, (out, err)

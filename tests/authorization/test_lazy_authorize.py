@@ -13,72 +13,29 @@ refuses it.
 
 from __future__ import annotations
 
-import functools
 import json
 import shutil
-from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
-from cli_helpers import run_cli
+from fleet_helpers import POLICIES, PRINCIPALS, ROOT, Request, answer, authorize_cli, lazy, place, pod_fleet, whole
 
 from benchmarks.verify_bench import Layout, inventory_yaml
 from verifier.authorization.lazy import lazy_setup
-from verifier.authorization.requests import AuthorizeReport, decide
-from verifier.authorization.setup import AuthzSetup, build_setup
-from verifier.core.errors import TopologError
-from verifier.session.api import authorize
+from verifier.authorization.requests import decide
+from verifier.authorization.setup import build_setup
 from verifier.sources.inventory.loader import load_inventory
 from verifier.sources.inventory.partial import partial_inventory
 from verifier.sources.inventory.raw_files import read_files
 from verifier.sources.principals import load_principals
 
-ROOT = Path(__file__).resolve().parents[2]
-PRINCIPALS = ROOT / "inventories" / "principals.yml"
-POLICIES = ROOT / "policies"
 SHIPPED = sorted((ROOT / "inventories").glob("*.yaml"))
 
 # 5 pods (p0..p4) x 2 racks x 2 nodes of 2 GPUs and 2 NICs, NIC l of every node to its pod's
 # leaf l, every leaf to the one spine (leaf 0 twice: once written in the pod), and each pod's
 # node r1-n1's NIC 1 to the spine too (written at the top); one override in p0 and one in p3.
-FLEET = """\
-apiVersion: topolog.dev/v1
-kind: Inventory
-templates:
-  box:
-    kind: node
-    model: DGX-H100
-    labels: {tenant: research}
-    children:
-      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}
-      - {name: "nic{i}", kind: nic, model: ConnectX-7, count: 2}
-objects:
-  - name: p{i}
-    kind: pod
-    count: 5
-    children:
-      - name: "{pod}-r{i}"
-        kind: rack
-        count: 2
-        children:
-          - template: box
-            name: "{rack}-n{i}"
-            count: 2
-            overrides:
-              p0-r0-n1:
-                labels: {quarantine: "true"}
-              p3-r1-n0:
-                labels: {tenant: team-nlp}
-      - {name: "{pod}-leaf{i}", kind: switch, model: QM9700, count: 2}
-    links:
-      - {a: "{pod}-r{r}-n{n}/nic{l}", b: "{pod}-leaf{l}", kind: infiniband, bandwidth: 400 Gb/s,
-         foreach: {r: 0..1, n: 0..1, l: 0..1}}
-      - {a: "{pod}-leaf0", b: /spine0, kind: infiniband, bandwidth: 400 Gb/s}
-  - {name: spine0, kind: switch, model: QM9700}
-links:
-  - {a: "p{p}-leaf{l}", b: spine0, kind: infiniband, bandwidth: 400 Gb/s, foreach: {p: 0..4, l: 0..1}}
-  - {a: "p{p}-r1-n1/nic1", b: spine0, kind: infiniband, bandwidth: 400 Gb/s, foreach: {p: 0..4}}
-"""
+FLEET = pod_fleet(5)
 
 # Each breaks FLEET once, away from a request about p0 (worked out by hand from FLEET):
 BREAKS = [
@@ -113,40 +70,12 @@ BREAKS = [
 ]
 
 
-def _place(tmp_path: Path, text: str, name: str = "fleet.yaml") -> Path:
-    shutil.copy(PRINCIPALS, tmp_path / "principals.yml")
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-@functools.cache
-def _whole_setup(path: Path) -> AuthzSetup:
-    """The setup from the inventory loaded whole (the path before issue 46's lazy one), once per file."""
-    return build_setup(load_inventory([path]), [path], POLICIES, load_principals(path.parent / "principals.yml"))
-
-
-def _whole(path: Path, principal: str, action: str, resource: str, context: dict[str, object]) -> AuthorizeReport:
-    """The decision from the inventory loaded whole."""
-    return decide(_whole_setup(path), principal, action, resource, context)
-
-
-def _answer(fn: Callable[..., AuthorizeReport], *args: object, **kwargs: object) -> tuple[object, ...]:
-    """A report's request, decision, reasons, errors and effects, or the refusal's message."""
-    try:
-        report = fn(*args, **kwargs)
-    except TopologError as err:
-        return ("refused", str(err))
-    d = report.decision
-    return (report.request, d.allowed, d.reasons, d.errors, report.effects)
-
-
 def test_the_partial_inventory_leaves_out_the_plain_pods(tmp_path: Path) -> None:
     # A request about p0-r0-n0/gpu0 names pod p0 (also an override key's pod, as is p3);
     # p1 and p2 are the first two others, the representatives; p4 alone is plain. So the
     # partial inventory holds p0..p3 as the whole load has them, and only the ids of p4's
     # objects outside its stamped nodes are written out (the pod, 2 racks, 2 leaves, 4 nodes).
-    path = _place(tmp_path, FLEET)
+    path = place(tmp_path, FLEET)
     part = partial_inventory(read_files([path]), ["dan", "p0-r0-n0/gpu0", "{}"])
     assert part is not None
     whole = load_inventory([path])
@@ -159,9 +88,9 @@ def test_the_partial_inventory_leaves_out_the_plain_pods(tmp_path: Path) -> None
     assert part.inventory.objects == kept
 
 
-def _requests() -> list[tuple[str, str, str, dict[str, object]]]:
+def _requests() -> list[Request]:
     """Principals of every kind, every action, and resources in expanded and plain pods."""
-    out: list[tuple[str, str, str, dict[str, object]]] = []
+    out: list[Request] = []
     resources = [
         "p0-r0-n0/gpu0",
         "p0-r0-n1/gpu1",  # quarantined by its override
@@ -184,7 +113,7 @@ def _requests() -> list[tuple[str, str, str, dict[str, object]]]:
 
 
 # FLEET with 12 pods (p0..p11): names of two lengths, and "p1" is part of "p10" and "p11".
-FLEET12 = FLEET.replace("    count: 5\n", "    count: 12\n").replace("p: 0..4", "p: 0..11")
+FLEET12 = pod_fleet(12)
 
 
 @pytest.mark.parametrize("fleet", [FLEET, FLEET12], ids=["5 pods", "12 pods"])
@@ -192,12 +121,10 @@ def test_decisions_match_the_whole_load_on_a_generated_fleet(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fleet: str
 ) -> None:
     monkeypatch.setenv("TOPOLOG_CACHE_DIR", "")
-    path = _place(tmp_path, fleet)
+    path = place(tmp_path, fleet)
     assert partial_inventory(read_files([path]), ["dan", "p0-r0-n0/gpu0", "{}"]) is not None  # the lazy way
-    for who, action, res, ctx in _requests():
-        lazy = _answer(authorize, path, who, action, res, ctx)
-        whole = _answer(_whole, path, who, action, res, ctx)
-        assert lazy == whole, (who, action, res)
+    for request in _requests():
+        assert lazy(path, request) == whole(path, request), request
 
 
 def test_decisions_match_on_the_benchmark_fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -205,7 +132,7 @@ def test_decisions_match_on_the_benchmark_fleet(tmp_path: Path, monkeypatch: pyt
     # racks of 4 DGX H100, overrides in su0000. A request about su0003 expands su0000 (override
     # keys) and su0003; su0001 and su0002 are the representatives; su0004..su0007 are plain.
     monkeypatch.setenv("TOPOLOG_CACHE_DIR", "")
-    path = _place(tmp_path, inventory_yaml(Layout(2048)))
+    path = place(tmp_path, inventory_yaml(Layout(2048)))
     part = partial_inventory(read_files([path]), ["dan", "su0003-r7-n3/gpu7", "{}"])
     assert part is not None
     assert {oid for oid in part.plain_ids if len(oid) == 6} == {"su0004", "su0005", "su0006", "su0007"}
@@ -213,9 +140,8 @@ def test_decisions_match_on_the_benchmark_fleet(tmp_path: Path, monkeypatch: pyt
     for who in ("dan", "alice", "olga"):
         for res in ("su0003-r7-n3/gpu7", "su0000-r2-n0/gpu6", "su0001-r0", 'Pod::"su0006"', "su0005-r1-n2/gpu3"):
             for action in ("schedule", "drain"):
-                lazy = _answer(authorize, path, who, action, res, {})
-                whole = _answer(_whole, path, who, action, res, {})
-                assert lazy == whole, (who, action, res)
+                request: Request = (who, action, res, {})
+                assert lazy(path, request) == whole(path, request), request
 
 
 @pytest.mark.parametrize("inventory", SHIPPED, ids=lambda p: p.name)
@@ -229,9 +155,9 @@ def test_decisions_match_on_every_shipped_inventory(
     setup = build_setup(whole_inv, [inventory], POLICIES, load_principals(PRINCIPALS))
     for who in ("dan", "olga"):
         for res in (gpus[0], gpus[-1], nodes[-1]):
-            lazy = _answer(authorize, inventory, who, "schedule", res, {}, principals=PRINCIPALS)
-            whole = _answer(decide, setup, who, "schedule", res, {})
-            assert lazy == whole, (inventory.name, who, res)
+            request: Request = (who, "schedule", res, {})
+            expected = answer(partial(decide, setup, who, "schedule", res, {}))
+            assert lazy(inventory, request, principals=PRINCIPALS) == expected, (inventory.name, who, res)
 
 
 @pytest.mark.parametrize(("what", "old", "new"), BREAKS, ids=[b[0] for b in BREAKS])
@@ -240,8 +166,8 @@ def test_a_fleet_broken_far_from_the_request_is_refused(
 ) -> None:
     monkeypatch.setenv("TOPOLOG_CACHE_DIR", "")
     assert FLEET.count(old) == 1, what
-    path = _place(tmp_path, FLEET.replace(old, new))
-    request: tuple[str, str, str, dict[str, object]] = ("dan", "schedule", "p0-r0-n0/gpu0", {})
+    path = place(tmp_path, FLEET.replace(old, new))
+    request: Request = ("dan", "schedule", "p0-r0-n0/gpu0", {})
     files = read_files([path])
     principals = load_principals(tmp_path / "principals.yml")
     # Neither the partial inventory nor the lazy setup answers: the whole load is what refuses.
@@ -251,26 +177,20 @@ def test_a_fleet_broken_far_from_the_request_is_refused(
         )
         is None
     )
-    whole = _answer(_whole, path, *request)
-    assert whole[0] == "refused", what
-    assert _answer(authorize, path, *request) == whole, what
+    truth = whole(path, request)
+    assert truth[0] == "refused", what
+    assert lazy(path, request) == truth, what
     # From the CLI, with the cache off, and on (twice: a second run may not read a first run's view).
     for cache in ("", str(tmp_path / "cache"), str(tmp_path / "cache")):
-        code, out, err = run_cli(
-            "authorize", str(path), "--principal", "dan", "--action", "schedule", "--resource", "p0-r0-n0/gpu0",
-            env={"TOPOLOG_CACHE_DIR": cache},
-        )  # fmt: skip
+        code, out, err = authorize_cli(path, "p0-r0-n0/gpu0", cache=cache)
         assert code == 2, (what, cache, out, err)
         assert "fleet.yaml:" in err and "Traceback" not in err, (what, err)
 
 
 def test_the_unbroken_fleet_is_answered_from_the_cli(tmp_path: Path) -> None:
     # dan is in team research, p0-r0-n0 is labelled tenant: research: tenant-own-hardware allows.
-    path = _place(tmp_path, FLEET)
-    code, out, err = run_cli(
-        "authorize", str(path), "--principal", "dan", "--action", "schedule", "--resource", "p0-r0-n0/gpu0",
-        "--format", "json", env={"TOPOLOG_CACHE_DIR": ""},
-    )  # fmt: skip
+    path = place(tmp_path, FLEET)
+    code, out, err = authorize_cli(path, "p0-r0-n0/gpu0", "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["decision"] == "ALLOW"
@@ -288,11 +208,8 @@ def test_a_policy_naming_a_rack_of_a_plain_pod_reads_its_real_count(tmp_path: Pa
     (policies / "far-rack.cedar").write_text(
         '@id("far-rack-full")\nforbid (principal, action, resource)\nwhen { Rack::"p4-r1".gpus == 4 };\n'
     )
-    path = _place(tmp_path, FLEET)
-    code, out, err = run_cli(
-        "authorize", str(path), "--principal", "dan", "--action", "schedule", "--resource", "p0-r0-n0/gpu0",
-        "--policies", str(policies), "--format", "json", env={"TOPOLOG_CACHE_DIR": ""},
-    )  # fmt: skip
+    path = place(tmp_path, FLEET)
+    code, out, err = authorize_cli(path, "p0-r0-n0/gpu0", "--policies", str(policies), "--format", "json")
     assert code == 1, (out, err)
     doc = json.loads(out)
     assert doc["decision"] == "DENY"

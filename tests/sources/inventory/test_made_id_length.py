@@ -10,11 +10,11 @@ load.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
+from fleet_helpers import BOX, HEADER, authorize_cli, place
 
 from verifier.core.errors import TopologError
 from verifier.core.limits import Limits, use_limits
@@ -22,22 +22,15 @@ from verifier.sources.inventory import load_inventory_text
 from verifier.sources.inventory.partial import partial_inventory
 from verifier.sources.inventory.raw_files import read_files
 
-ROOT = Path(__file__).resolve().parents[3]
 LONG = "x" * 1011
 LIMIT = "over the limit id_length = 1,024"
 
 # Line 17 is the counted node entry that stamps template box (its `{` at column 9).
-STAMPED = """\
-apiVersion: topolog.dev/v1
-kind: Inventory
-templates:
-  box:
-    kind: node
-    model: DGX-H100
-    labels: {tenant: research}
-    children:
-      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}
-      - {name: "nic{i}", kind: nic, model: ConnectX-7, count: 2}
+# HEADER + BOX: lines 1-10, template box of 2 GPUs and 2 NICs (tests/fleet_helpers.py).
+STAMPED = (
+    HEADER
+    + BOX
+    + """\
 objects:
   - name: "s{i}"
     kind: rack
@@ -46,6 +39,7 @@ objects:
     children:
       - {template: box, name: "{rack}-LONG-n{i}", count: 2}
 """
+)
 
 
 def stamped(start: int) -> str:
@@ -63,22 +57,8 @@ assert len(AT_LIMIT) == 1024 and len(PAST_LIMIT) == 1025
 REFUSED = f"f.yaml:17:9: id '{PAST_LIMIT}' (made by template 'box') is 1,025 characters long, {LIMIT}"
 
 
-def _place(tmp_path: Path, text: str) -> Path:
-    shutil.copy(ROOT / "inventories" / "principals.yml", tmp_path / "principals.yml")
-    path = tmp_path / "f.yaml"
-    path.write_text(text)
-    return path
-
-
-def _authorize(path: Path, resource: str, cache: str) -> tuple[int, str, str]:
-    return run_cli(
-        "authorize", str(path), "--principal", "dan", "--action", "schedule", "--resource", resource,
-        env={"TOPOLOG_CACHE_DIR": cache},
-    )  # fmt: skip
-
-
 def test_a_stamped_gpu_id_at_the_limit_is_accepted(tmp_path: Path) -> None:
-    path = _place(tmp_path, stamped(990))
+    path = place(tmp_path, stamped(990), "f.yaml")
     code, out, err = run_cli("verify", str(path), env={"TOPOLOG_CACHE_DIR": ""})
     # Loaded: the box holds 2 GPUs where a DGX-H100 has 8 (NODE003), findings, exit 1; the
     # 1,024-character GPU is named in them.
@@ -87,13 +67,13 @@ def test_a_stamped_gpu_id_at_the_limit_is_accepted(tmp_path: Path) -> None:
     # dan (team research) may schedule a GPU of a box labelled tenant research: allowed, exit 0,
     # with and without a cache, the lazy path's answer.
     for cache in ("", str(tmp_path / "cache")):
-        code, out, err = _authorize(path, AT_LIMIT, cache)
+        code, out, err = authorize_cli(path, AT_LIMIT, cache=cache)
         assert code == 0, (cache, out, err)
     assert partial_inventory(read_files([path]), ["dan", AT_LIMIT, "{}"]) is not None
 
 
 def test_a_stamped_gpu_id_one_past_the_limit_is_refused(tmp_path: Path) -> None:
-    path = _place(tmp_path, stamped(996))
+    path = place(tmp_path, stamped(996), "f.yaml")
     code, out, err = run_cli("verify", str(path), env={"TOPOLOG_CACHE_DIR": ""})
     assert code == 2, (out, err)
     assert f"error: {tmp_path}/{REFUSED}" in err and "(and 7 more copies)" in err, err
@@ -103,7 +83,7 @@ def test_a_stamped_gpu_id_one_past_the_limit_is_refused(tmp_path: Path) -> None:
     within = f"s997-{LONG}-n0/gpu0"
     assert partial_inventory(read_files([path]), ["dan", within, "{}"]) is None
     for cache in ("", str(tmp_path / "cache")):
-        code, out, err = _authorize(path, within, cache)
+        code, out, err = authorize_cli(path, within, cache=cache)
         assert code == 2, (cache, out, err)
         assert REFUSED in err and "Traceback" not in err, err
 
@@ -152,7 +132,7 @@ WRITTEN_LINK = STAMPED.replace(
 
 def test_a_written_link_id_stamped_past_the_limit_is_refused(tmp_path: Path) -> None:
     mid = "x" * 502
-    path = _place(tmp_path, WRITTEN_LINK.replace("START", "996").replace("LONG", mid))
+    path = place(tmp_path, WRITTEN_LINK.replace("START", "996").replace("LONG", mid), "f.yaml")
     node = f"s1000-{mid}-n0"
     message = f"f.yaml:19:9: id '{node}/{node}-ll' (made by template 'box') is 1,026 characters long, {LIMIT}"
     within = f"s997-{mid}-n0/gpu0"
@@ -161,7 +141,7 @@ def test_a_written_link_id_stamped_past_the_limit_is_refused(tmp_path: Path) -> 
     assert partial_inventory(read_files([path]), ["dan", within, "{}"]) is None
     code, out, err = run_cli("verify", str(path), env={"TOPOLOG_CACHE_DIR": ""})
     assert code == 2 and message in err and "(and 7 more copies)" in err, (out, err)
-    code, out, err = _authorize(path, within, "")
+    code, out, err = authorize_cli(path, within)
     assert code == 2 and message in err, (out, err)
 
 
