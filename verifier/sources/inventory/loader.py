@@ -62,12 +62,7 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
     templates: dict[str, TemplateDef] = {}
     entries: list[tuple[list[ObjSpec], YMap]] = []
     for doc in docs:
-        _header(doc, problems, inv)
-        cat = problems.mapping(doc, "catalog", "the inventory")
-        if cat is not None:
-            problems.keys(cat, ("models",), "catalog")
-            items = problems.seq(cat, "models", "catalog")
-            _add_models(parse_models(items, problems) if items is not None else [], inv, problems)
+        read_header_and_catalog(doc, problems, inv)
         for t in read_templates(problems, doc, "templates"):
             if t.name in templates:
                 problems.add(t.loc, f"duplicate template {t.name!r} (first written at {templates[t.name].loc})")
@@ -147,6 +142,18 @@ def _unstamp_filled(inv: Inventory, placed: list[str]) -> None:
                 inv.stamped.pop(above, None)
             parent = inv.objects.get(above)
             above = parent.parent if parent is not None else None
+
+
+def read_header_and_catalog(doc: YMap, problems: Problems, inv: Inventory) -> None:
+    """A document's top keys, apiVersion, kind and metadata checked, and its catalog's models added
+    to `inv` (the loader and authorize's partial path, partial.py, read a document's head alike).
+    """
+    _header(doc, problems, inv)
+    cat = problems.mapping(doc, "catalog", "the inventory")
+    if cat is not None:
+        problems.keys(cat, ("models",), "catalog")
+        items = problems.seq(cat, "models", "catalog")
+        _add_models(parse_models(items, problems) if items is not None else [], inv, problems)
 
 
 def _header(doc: YMap, problems: Problems, inv: Inventory) -> None:

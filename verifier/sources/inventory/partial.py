@@ -34,8 +34,8 @@ from collections.abc import Set as AbstractSet
 from verifier.core.errors import TopologError
 from verifier.core.gc_pause import collector_paused
 from verifier.core.limits import current_limits
-from verifier.sources.inventory.catalog import builtin_models, parse_models
-from verifier.sources.inventory.loader import _add_models, _header
+from verifier.sources.inventory.catalog import builtin_models
+from verifier.sources.inventory.loader import read_header_and_catalog
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory
 from verifier.sources.inventory.patterns import MissingVariable, Pattern, PatternError
 from verifier.sources.inventory.raw_files import ReadFile
@@ -83,12 +83,7 @@ def _partial(docs: list[YMap], files: list[str], problems: Problems, wanted: str
     templates: dict[str, TemplateDef] = {}
     entries: list[list[ObjSpec]] = []
     for doc in docs:  # as loader._build_inventory reads them; any problem: the loader reports it
-        _header(doc, problems, inv)
-        cat = problems.mapping(doc, "catalog", "the inventory")
-        if cat is not None:
-            problems.keys(cat, ("models",), "catalog")
-            items = problems.seq(cat, "models", "catalog")
-            _add_models(parse_models(items, problems) if items is not None else [], inv, problems)
+        read_header_and_catalog(doc, problems, inv)
         for t in read_templates(problems, doc, "templates"):
             if t.name in templates:
                 return None
