@@ -33,8 +33,10 @@ def lazy_setup(
     whole: Callable[[], Inventory],
 ) -> AuthzSetup | None:
     """The setup for a request naming `wanted` (its principal, resource and context as written),
-    built from a partial inventory; None where the whole inventory must be loaded. `principals`
-    is called once the inventory passed (its problems come first, as when it is loaded whole).
+    built from a partial inventory of `files` (read from `paths`); None where the whole inventory
+    must be loaded. `principals` is called once the inventory passed (its problems come first, as
+    when it is loaded whole). `whole` loads the whole inventory, called only when a decision needs
+    the NVLink domains, which the partial inventory's links cannot give (build_setup).
     """
     try:
         bundle = load_policies(policy_dir)
