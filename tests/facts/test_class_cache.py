@@ -89,6 +89,7 @@ def test_another_question_is_another_entry(folder: Path) -> None:
 def test_an_entry_for_other_shapes_is_a_miss(folder: Path) -> None:
     shape = ((("gpu0", "gpu", None, 0),), ())
     key = class_cache.classes_key([shape], {"gpu_nic_path"})
+    assert key is not None  # the cache is on (the `folder` fixture)
     class_cache.remember_classes(key, [shape], [{"gpu_nic_path": []}])
     assert class_cache.cached_classes(key, [shape]) == [{"gpu_nic_path": []}]
     other = ((("gpu1", "gpu", None, 1),), ())
@@ -138,3 +139,11 @@ def test_verify_does_not_import_networkx_cold_or_warm(tmp_path: Path) -> None:
     # and stratifying it uses networkx.
     own = ("--no-shipped-rules", "--rules", "rules/schema.dl", "--rules", "rules/topology")
     assert _imports_networkx(tmp_path / "other", *own)
+
+
+def test_the_cache_off_works_out_no_entry_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With the cache off nothing is read or written, so no entry is named: no code digest is read
+    # and no shape printed (a cold run's few milliseconds); the rows are still worked out.
+    monkeypatch.setenv(cache.ENV_DIR, "")
+    assert class_cache.classes_key([((("gpu0", "gpu", None, 0),), ())], {"gpu_nic_path"}) is None
+    assert _pairs() == EXPECTED

@@ -13,7 +13,6 @@ unchanged fleet (new jobs, the same hardware) and a repeated `verify` read them 
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import fields
 from functools import cache
 
@@ -62,6 +61,8 @@ def _key(setup: AuthzSetup) -> str | None:
     inventory = [part for part in setup.inventory_parts if isinstance(part, bytes)]
     # Every field but where it was written (a new field is read here without a change).
     people = [tuple(getattr(p, f.name) for f in fields(p) if f.name != "loc") for p in setup.principals.sorted()]
+    import pickle  # only with the cache on: a cold run never pickles
+
     principals = pickle.dumps(people, protocol=pickle.HIGHEST_PROTOCOL)
     return entry_key(_code(), ["authz facts", *inventory, setup.bundle.digest, principals])
 

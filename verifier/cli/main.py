@@ -11,7 +11,6 @@ import gc
 import importlib
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -189,6 +188,8 @@ def run(args: list[str] | None = None) -> None:
         sys.exit(2)
     except Exception as err:  # a crash is a bug, but CI must not read it as findings (exit 1)
         if os.environ.get("TOPOLOG_DEBUG"):
+            import traceback  # only for a crash: not at every start
+
             traceback.print_exc()
         click.echo(
             one_line(f"topolog: internal error ({type(err).__name__}: {err})")  # the message may quote a path

@@ -19,14 +19,12 @@ handed to another thread must carry `contextvars.copy_context()` along.
 from __future__ import annotations
 
 import contextvars
-import difflib
 import os
 import re
 import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import ClassVar
 
@@ -235,6 +233,8 @@ def parse_limit_value(name: str, raw: str | int) -> int:
         )
         if m is None or m.group("unit") not in units or (is_size and not m.group("unit") and "." in text):
             raise LimitError(f"cannot read {text!r} for limit {name}; expected {expected}")
+        from decimal import Decimal, InvalidOperation  # only for a limit written as text: not at every start
+
         try:
             exact = Decimal(m.group("num").replace("_", "")) * units[m.group("unit")]
         except InvalidOperation:
@@ -258,6 +258,8 @@ def format_size(n: int) -> str:
 
 
 def _close(name: str, known: tuple[str, ...]) -> str:
+    import difflib  # only when a name is wrong: not at every start
+
     match = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     return f"; did you mean {match[0]!r}?" if match else ""
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
+from verifier.core.cache import code_digest, enabled, entry_key, read_pickled, write_pickled
 
 KIND = "nodeclasses"
 _CODE = ("graph.py", "small_graph.py", "class_cache.py")
@@ -27,8 +27,12 @@ ClassRows = dict[str, list[tuple[str | int, ...]]]
 """A class's rows per relation, in local names."""
 
 
-def classes_key(shapes: Sequence[ShapeKey], relations: Collection[str]) -> str:
-    """The entry name for the summaries of `shapes` (in the order met) with `relations` computed."""
+def classes_key(shapes: Sequence[ShapeKey], relations: Collection[str]) -> str | None:
+    """The entry name for the summaries of `shapes` (in the order met) with `relations` computed;
+    None with the cache off, when nothing is read or written (no code digest, no shape printed).
+    """
+    if not enabled():
+        return None
     parts = [repr(sorted(relations)), *(repr(shape) for shape in shapes)]
     return entry_key(code_digest("verifier.facts", _CODE), parts)
 

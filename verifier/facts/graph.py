@@ -919,7 +919,7 @@ def _class_summaries(keys: list[ShapeKey], want: set[str], pairs_too: bool) -> d
     if pairs_too:
         relations.add("scaleup_total")  # NodePairs.worst's per-GPU figure; no relation of the rules
     entry = classes_key(keys, relations)
-    rows = cached_classes(entry, keys)
+    rows = cached_classes(entry, keys) if entry is not None else None
     if rows is None:
         rows = []
         for key in keys:
@@ -935,7 +935,8 @@ def _class_summaries(keys: list[ShapeKey], want: set[str], pairs_too: bool) -> d
                     "nearest_nic": list(cls.nearest(nics)),
                 }
             )
-        remember_classes(entry, keys, rows)
+        if entry is not None:
+            remember_classes(entry, keys, rows)
     return dict(zip(keys, rows, strict=True))
 
 
