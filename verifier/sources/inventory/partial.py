@@ -11,17 +11,16 @@ stamped nodes are written out (`_plain_ids`), so that every id is seen once (dup
 ends of top-level links); what a stamped node holds is its template's plan, checked once
 (Expander.sound_nodes). Top-level links (a fleet's leaf-to-spine cabling) are checked per end
 over that end's own `foreach` variables (`_cables_hold`; an end inside a plain stamped node
-against its plan's names), not made: the partial inventory's
-links are the expanded instances' only (a request reads objects; NVLink domains are found
-from the whole inventory, verifier.authorization.setup).
+against its plan's names), not made: the partial inventory's links are the expanded instances'
+only (a request reads objects; NVLink domains are found from the whole inventory,
+verifier.authorization.setup).
 
 Fail closed: anything this module does not cover (`{seq}`, `parent:`, `serves`, an entry's
-`{i}` written otherwise than in its name (`_index_in_name_only`), an instance
-whose objects differ from the representatives' other than by its name, an id that a longer
-name would take past the length limit, a link from a representative into another instance or
-a scale-up link to a shared object, a label holding an instance's name, any problem at all)
-answers None,
-and the caller loads the whole inventory, which reports what is wrong in its own words.
+`{i}` written otherwise than in its name (`_index_in_name_only`), an instance whose objects
+differ from the representatives' other than by its name, an id that a longer name would take
+past the length limit, a link from a representative into another instance or a scale-up link
+to a shared object, a label holding an instance's name, any problem at all) answers None, and
+the caller loads the whole inventory, which reports what is wrong in its own words.
 """
 
 from __future__ import annotations
@@ -50,6 +49,9 @@ UNSUPPORTED = (b"seq", b"parent", b"serves")
 """Text that may mean `{seq}` (numbered across instances), `parent:` or `serves:`: whole load."""
 MIN_COUNT = 4
 """Below this many instances an entry is expanded whole: nothing to gain."""
+
+Instance = tuple[int, str]
+"""One instance of a counted entry: its index `{i}` and its name."""
 
 
 @dataclasses.dataclass
@@ -102,7 +104,7 @@ def _partial(docs: list[YMap], files: list[str], problems: Problems, wanted: str
     )
     expander = Expander(problems, templates, sink)
     copies: list[list[int]] = []  # ids of the copies of one entry (its overrides are used across them)
-    plain: list[tuple[list[tuple[int, str]], tuple[_Made, _Made]]] = []
+    plain: list[tuple[list[Instance], tuple[_Made, _Made]]] = []  # (plain instances, representatives)
     for specs in entries:
         for spec in specs:
             chosen = _choose(spec, wanted, keys) if _index_in_name_only(spec, templates) else None
@@ -162,6 +164,7 @@ def _partial(docs: list[YMap], files: list[str], problems: Problems, wanted: str
 
 
 def _override_keys(specs: Iterable[ObjSpec]) -> Iterable[str]:
+    """Every override key written in `specs` and their children: an instance it names is expanded."""
     for spec in specs:
         yield from spec.overrides
         yield from _override_keys(spec.children)
@@ -190,8 +193,12 @@ def _index_specs(pattern: Pattern | None) -> Iterator[str]:
 
 
 def _reached_specs(spec: ObjSpec, templates: Mapping[str, TemplateDef], depth: int, *, top: bool) -> Iterator[str]:
+    """The format spec of every `{i}` that `spec`'s index reaches: in its labels, software,
+    parent, serves and links without their own `i`, in its uncounted children (names too) and its
+    template's body; the `top` entry's own name is not counted. `depth`: templates entered.
+    """
     if depth > len(templates) + 1:  # a template that includes itself: the loader reports it
-        yield "\x00"
+        yield "\x00"  # a spec no name is written with: the entry is expanded whole
         return
     patterns: list[Pattern | None] = [p for _, p in (*spec.labels.patterns, *spec.software.patterns)]
     patterns += [spec.parent, *spec.serves] + ([] if top else [spec.name])
@@ -210,11 +217,13 @@ def _reached_specs(spec: ObjSpec, templates: Mapping[str, TemplateDef], depth: i
 
 def _choose(
     spec: ObjSpec, wanted: str, keys: str
-) -> tuple[list[tuple[int, str]], list[tuple[int, str]], tuple[tuple[int, str], tuple[int, str]]] | None:
-    """(instances to expand, plain instances, the two representatives), or None: expand it whole."""
+) -> tuple[list[Instance], list[Instance], tuple[Instance, Instance]] | None:
+    """(instances to expand, plain instances, the two representatives), or None: expand it whole.
+    An instance is asked for when its name is in `wanted` or in an override key (`keys`).
+    """
     if spec.count is None or spec.count < MIN_COUNT or spec.name is None or spec.broken is not None:
         return None
-    names: list[tuple[int, str]] = []
+    names: list[Instance] = []
     for k in range(spec.start, spec.start + spec.count):
         try:
             name = spec.name.render({"i": k})
@@ -271,6 +280,7 @@ def _merge_overrides(expander: Expander, copies: list[list[int]]) -> None:
 
 
 def _sub(text: str | None, name: str) -> str | None:
+    """`text` with the instance's `name` cut out (HOLE in its place)."""
     return text.replace(name, HOLE) if text is not None else None
 
 
@@ -341,7 +351,7 @@ def _uniform(first: _Made, second: _Made, sink: Sink, outside: set[str]) -> bool
     return one is not None and one == _shape(second, sink, outside)
 
 
-def _fits_longer(first: _Made, rest: list[tuple[int, str]], sink: Sink, rooms: Mapping[str, int]) -> bool:
+def _fits_longer(first: _Made, rest: list[Instance], sink: Sink, rooms: Mapping[str, int]) -> bool:
     """Whether the longest plain instance name keeps every id the id length limit holds within it
     (the loader's Expander holds the representatives' own): the first representative's objects
     and links written with `id:`, its name written in, and what a whole stamped node's plan makes
@@ -366,7 +376,7 @@ def _fits_longer(first: _Made, rest: list[tuple[int, str]], sink: Sink, rooms: M
 
 def _plain_ids(
     first: _Made,
-    rest: list[tuple[int, str]],
+    rest: list[Instance],
     sink: Sink,
     ids: set[str],
     heads: dict[str, frozenset[str]],
@@ -374,9 +384,9 @@ def _plain_ids(
 ) -> bool:
     """Add the plain instances' ids outside stamped nodes to `ids` (their stamped nodes' to
     `heads`, with what their plan holds: `contents`), each the first representative's with the
-    instance's name written in; False where
-    one is taken (the whole load reports the duplicate) or a label holds the name (the labels of
-    a plain instance must be the representative's, which the label check reads).
+    instance's name written in; False where one is taken (the whole load reports the duplicate)
+    or a label holds the name (the labels of a plain instance must be the representative's,
+    which the label check reads).
     """
     n = first.name
     objects = [sink.objects[oid] for oid in first.objects]
