@@ -46,7 +46,7 @@ from verifier.core.version import __version__
 
 TYPE_CHECKING = False  # not typing's: importing typing is 2-5 ms of a kept report's 30 ms answer
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
 KIND = "report"
 """The cache entry kind of kept runs."""
@@ -58,6 +58,7 @@ FORMAT = b"topolog kept report 2"
 COMMANDS = frozenset({"verify"})
 """The commands whose runs are kept (a run of any other is never looked up)."""
 GROUP_FLAGS = frozenset({"-q", "--quiet", "--no-config"})
+"""The `topolog` group's options that take no value."""
 GROUP_OPTIONS = ("--config", "--input-limit")
 """The `topolog` group's options that take a value: the command word comes after them."""
 NEVER_KEPT = frozenset({"-h", "--help", "--version"})
@@ -167,14 +168,18 @@ class KeptRun:
 
     __slots__ = ("chunks", "manifest", "status")
 
-    def __init__(self, status: int, chunks: list[tuple[int, bytes]], manifest: dict[str, list[tuple[bytes, bytes]]]):
+    def __init__(
+        self, status: int, chunks: list[tuple[int, bytes]], manifest: dict[str, list[tuple[bytes, bytes]]]
+    ) -> None:
         self.status = status
+        """The run's exit code (one of kept_recording.KEPT_STATUSES)."""
         self.chunks = chunks
         """What the run wrote, in order: (1 for stdout or 2 for stderr, bytes)."""
         self.manifest = manifest
         """Per section of SECTIONS: (what, as recorded) pairs."""
 
     def encode(self) -> bytes:
+        """The entry's bytes: FORMAT, the status, the chunks, then each section's pairs (`pack`)."""
         fields = [FORMAT, str(self.status).encode(), str(len(self.chunks)).encode()]
         for fd, data in self.chunks:
             fields += [str(fd).encode(), data]
@@ -187,6 +192,7 @@ class KeptRun:
 
     @classmethod
     def decode(cls, data: bytes) -> KeptRun | None:
+        """The kept run `encode` wrote, or None for bytes of any other layout (a miss)."""
         fields = unpack(data)
         if not fields or fields[0] != FORMAT:
             return None
@@ -299,7 +305,14 @@ def _env_now(name: bytes) -> bytes:
     return env_state(name.decode("utf-8", "surrogateescape"))
 
 
-CHECKS = {"env": _env_now, "stat": looked_at, "dir": listing, "code": code_state, "file": content}
+CHECKS: dict[str, Callable[[bytes], bytes]] = {
+    "env": _env_now,
+    "stat": looked_at,
+    "dir": listing,
+    "code": code_state,
+    "file": content,
+}
+"""Per section of SECTIONS: what an input recorded there is now (compared with the manifest's bytes)."""
 
 
 def changed(run: KeptRun) -> tuple[str, bytes] | None:
@@ -329,6 +342,7 @@ def refuse(reason: str) -> None:
 
 
 def refusals() -> list[str]:
+    """The reasons given to `refuse` so far in this process (the recorder adds them to its own)."""
     return list(_refusals)
 
 
