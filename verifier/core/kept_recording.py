@@ -62,6 +62,7 @@ _NAMING_EVENTS = {
 _MOVING_EVENTS = frozenset({"os.rename"})
 """Of those, the ones that also take a path away (their first argument)."""
 _REMOVING_EVENTS = ("os.remove", "os.rmdir", "shutil.rmtree")
+"""Audit events that take a path away (their first argument)."""
 _REFUSED_EVENTS = (
     "subprocess.Popen",
     "os.system",
@@ -77,6 +78,7 @@ _REFUSED_EVENTS = (
     "urllib.Request",
     "os.chdir",
 )
+"""Audit events after which a run is not kept: another program, the network, a new working directory."""
 
 PROCESS_STATE = "/proc/self/"
 """What the process reads about itself (a metrics library's boot time, its limits): no input of the answer."""
@@ -175,7 +177,9 @@ class Recording:
         self.cwd = os.getcwd()
         self.date = kept_report.today()
         self.refused: list[str] = []
+        """Why this run may not be kept (empty: it may)."""
         self.busy = False
+        """True while the recorder itself lists a folder: the audit hook then records nothing."""
         self.warnings = cache.warnings_said()
         self.progress_lines = progress.lines_written
         self.chunks = _Output()
@@ -183,11 +187,14 @@ class Recording:
         self.environ = dict(os.environ)
         """The environment as the run found it (numpy sets and unsets variables of its own as it loads)."""
         self.written: set[str] = set()
+        """Paths the run wrote, made or removed: kept only if none of them is there at the end."""
         self.every_variable = False
         self.files: dict[str, tuple[int, int, int, int]] = {}
         """Opened files (as opened) and their (size, mtime, ctime, inode) when they were."""
         self.folders: dict[str, bytes] = {}
+        """Listed folders (as listed) and their listing's digest (kept_report.listing)."""
         self.looked: dict[bytes, bytes] = {}
+        """b"stat\\0path" or b"lstat\\0path" of every path looked at, and what it was (kept_report.stat_state)."""
         folder = cache.cache_folder() or ""
         self._ignored = tuple({os.path.normpath(os.path.join(self.cwd, p)) for p in (folder, os.path.realpath(folder))})
         self._key_file = os.path.normpath(os.path.join(self.cwd, cache.key_file()))
@@ -217,6 +224,9 @@ class Recording:
         return any(absolute == f or (folder == f and _cache_file(name)) for f in self._ignored if f)
 
     def opened(self, path: object, mode: object, flags: object) -> None:
+        """The `open` audit event: a file read is an input (by identity now, by content at the end);
+        a file written must be gone by the end; anything but a regular file read refuses the run.
+        """
         if isinstance(path, int):  # a descriptor already open (os.fdopen): its open was recorded
             return
         if not isinstance(path, (str, bytes, os.PathLike)):
@@ -263,6 +273,7 @@ class Recording:
         self.written.add(name)
 
     def listed(self, path: object) -> None:
+        """The os.listdir and os.scandir audit events: a folder listed is an input, by its listing."""
         if isinstance(path, int):
             self.refuse("it listed a folder by descriptor")
             return
@@ -439,6 +450,7 @@ def _racy(info: os.stat_result) -> bool:
 
 
 def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
+    """(size, mtime, ctime, inode): what tells whether an opened file changed while the run went."""
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
 
 
