@@ -339,7 +339,7 @@ def test_a_file_the_run_failed_to_open_is_recorded_as_missing(tmp_path: Path) ->
     from verifier.core.kept_recording import Recording
 
     absent = tmp_path / "late.yaml"
-    recording = Recording(["verify", "pod.yaml"], "key")
+    recording = Recording("key")
     recording.opened(str(absent), "rb", 0)
     run = KeptRun(0, [], {"stat": sorted(recording.looked.items())})
     assert kept_report.unchanged(run)

@@ -172,7 +172,7 @@ def _note_env(name: str) -> None:
 class Recording:
     """One run being watched; `finish` keeps it when nothing above ruled that out."""
 
-    def __init__(self, argv: Sequence[str], key: str) -> None:
+    def __init__(self, key: str) -> None:
         self.key = key
         self.cwd = os.getcwd()
         self.date = kept_report.today()
@@ -413,7 +413,7 @@ class Recording:
         modules = []
         for path in sorted(code):
             state = kept_report.code_state(os.fsencode(path))
-            if state and time.time_ns() - int(state.split()[2]) < RACY_NS:
+            if state and time.time_ns() - kept_report.changed_ns(state) < RACY_NS:
                 self.refuse(f"the module {path!a} changed just before the run")
             modules.append((os.fsencode(path), state))
         for name in sorted(self.written):
@@ -515,6 +515,6 @@ def start(argv: Sequence[str]) -> Recording | None:
         sys.stderr.fileno()
     except (AttributeError, OSError, ValueError):  # streams replaced by a caller: nothing to tee
         return None
-    recording = Recording(argv, key)
+    recording = Recording(key)
     recording.start()
     return recording

@@ -270,6 +270,11 @@ def code_state(path: bytes) -> bytes:
     return f"{info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino} {info.st_dev}".encode()
 
 
+def changed_ns(state: bytes) -> int:
+    """When a module file was last changed (its ctime), read from what `code_state` wrote."""
+    return int(state.split()[2])
+
+
 def content(path: bytes) -> bytes:
     """The SHA-256 of a regular file's bytes (b"" when it cannot be read or is no regular file).
 
