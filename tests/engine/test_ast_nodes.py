@@ -89,3 +89,31 @@ def test_pickled_and_copied_nodes_are_equal_with_their_places() -> None:
         assert back == program
         assert back.rules[0].loc == HERE and back.rules[0].head.args[0].loc == HERE
         assert back.relations == {"gpus": program.declarations[0]}
+
+
+def test_the_engines_other_records_behave_the_same() -> None:
+    from verifier.engine.answers import QueryResult
+    from verifier.engine.backend import Proof
+    from verifier.engine.records import Columns
+    from verifier.engine.strata import Edge, Stratum
+
+    rule = _rule(HERE)
+    leaf = Proof("gpus", ("n0", 8))
+    proof = Proof("big", ("n0",), rule, (leaf,), (("spare", ("n0",)),), 1)
+    assert proof == Proof("big", ("n0",), _rule(NOWHERE), (Proof("gpus", ("n0", 8)),), (("spare", ("n0",)),), 1)
+    assert proof != Proof("big", ("n0",), rule, (leaf,), (("spare", ("n0",)),), 2)  # the stage is compared
+    assert repr(leaf) == "Proof(relation='gpus', row=('n0', 8), rule=None, premises=(), absent=(), stage=0)"
+    with pytest.raises(FrozenInstanceError):
+        leaf.stage = 1
+    # `index` is neither compared nor shown.
+    columns = Columns("gpus", ("n", "c"), {"n": 0, "c": 1})
+    assert columns == Columns("gpus", ("n", "c"), {}) and hash(columns) == hash(Columns("gpus", ("n", "c"), {}))
+    assert repr(columns) == "Columns(relation='gpus', names=('n', 'c'))"
+    assert columns("c", ("n0", 8)) == 8
+    stratum = Stratum(("big",), (rule,), False)
+    assert stratum == Stratum(("big",), (_rule(NOWHERE),), False) != Stratum(("big",), (rule,), True)
+    assert Edge("big", "gpus", "positive", rule) != Edge("big", "gpus", "negative", rule)
+    assert QueryResult(("X",), [("a",)]) == QueryResult(("X",), [("a",)])
+    with pytest.raises(TypeError):  # rows are a list: unhashable, as the dataclass was
+        hash(QueryResult(("X",), [("a",)]))
+    assert pickle.loads(pickle.dumps(proof)) == proof and pickle.loads(pickle.dumps(columns)).index == {"n": 0, "c": 1}

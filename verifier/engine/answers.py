@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from verifier.engine.ast import Row
+from verifier.engine.ast import FrozenNode, Row
 
 
-@dataclass(frozen=True)
-class QueryResult:
-    """A query's answers: one sorted row per binding of its variables (no variables: true or false)."""
+class QueryResult(FrozenNode):
+    """A query's answers: one sorted row per binding of its variables (no variables: true or false).
 
+    Written out, not a frozen dataclass (verifier.engine.ast.FrozenNode says why).
+    """
+
+    _fields = __match_args__ = ("variables", "rows")
     variables: tuple[str, ...]
     rows: list[Row]
+
+    def __init__(self, variables: tuple[str, ...], rows: list[Row]) -> None:
+        object.__setattr__(self, "variables", variables)
+        object.__setattr__(self, "rows", rows)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.variables, self.rows) == (other.variables, other.rows)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.variables, self.rows))

@@ -33,7 +33,7 @@ INT64_MAX = 2**63 - 1
 """Numbers are 64-bit signed integers in every engine; overflow is an evaluation error."""
 
 
-class _Node:
+class FrozenNode:
     """A frozen syntax node, written out rather than made by `@dataclass(frozen=True)`.
 
     A frozen dataclass compiles its methods from generated source when its module is imported
@@ -41,6 +41,7 @@ class _Node:
     every command imports these fourteen. Written here they come compiled with the module. They
     behave as the dataclass's did: fields set once (FrozenInstanceError on assignment), equal and
     hashed by class and compared fields (`loc` is never compared), `repr` naming every field.
+    The engine's other frozen records (strata, proofs, answers, columns) are written the same way.
     """
 
     __slots__ = ()
@@ -58,7 +59,7 @@ class _Node:
         return f"{type(self).__qualname__}({shown})"
 
 
-class Var(_Node):
+class Var(FrozenNode):
     _fields = __match_args__ = ("name", "loc")
     name: str
     loc: SourceLocation
@@ -79,7 +80,7 @@ class Var(_Node):
         return self.name
 
 
-class Wildcard(_Node):
+class Wildcard(FrozenNode):
     """`_`: matches anything, binds nothing. Each occurrence is distinct."""
 
     _fields = __match_args__ = ("loc",)
@@ -100,7 +101,7 @@ class Wildcard(_Node):
         return "_"
 
 
-class Const(_Node):
+class Const(FrozenNode):
     _fields = __match_args__ = ("value", "loc")
     value: Value
     loc: SourceLocation
@@ -121,7 +122,7 @@ class Const(_Node):
         return render_value(self.value)
 
 
-class BinOp(_Node):
+class BinOp(FrozenNode):
     """Integer arithmetic; `/` is floor division, `%` the matching remainder."""
 
     _fields = __match_args__ = ("op", "left", "right", "loc")
@@ -151,7 +152,7 @@ class BinOp(_Node):
 Term: TypeAlias = Var | Wildcard | Const | BinOp
 
 
-class Aggregate(_Node):
+class Aggregate(FrozenNode):
     """A head argument such as `count(G)` or `min(W)`.
 
     The rule groups by its other head arguments. `count(X)` counts distinct values of X;
@@ -184,7 +185,7 @@ class Aggregate(_Node):
 HeadTerm: TypeAlias = Term | Aggregate
 
 
-class Atom(_Node):
+class Atom(FrozenNode):
     _fields = __match_args__ = ("relation", "args", "loc")
     relation: str
     args: tuple[Term, ...]
@@ -207,7 +208,7 @@ class Atom(_Node):
         return f"{self.relation}({', '.join(str(a) for a in self.args)})"
 
 
-class Head(_Node):
+class Head(FrozenNode):
     _fields = __match_args__ = ("relation", "args", "loc")
     relation: str
     args: tuple[HeadTerm, ...]
@@ -237,7 +238,7 @@ class Head(_Node):
         return f"{self.relation}({', '.join(str(a) for a in self.args)})"
 
 
-class Negation(_Node):
+class Negation(FrozenNode):
     _fields = __match_args__ = ("atom", "loc")
     atom: Atom
     loc: SourceLocation
@@ -258,7 +259,7 @@ class Negation(_Node):
         return f"!{self.atom}"
 
 
-class Comparison(_Node):
+class Comparison(FrozenNode):
     """`L op R`. With `=` and exactly one side an unbound variable, it is an assignment."""
 
     _fields = __match_args__ = ("op", "left", "right", "loc")
@@ -288,7 +289,7 @@ class Comparison(_Node):
 Literal_: TypeAlias = Atom | Negation | Comparison
 
 
-class Rule(_Node):
+class Rule(FrozenNode):
     _fields = __match_args__ = ("head", "body", "loc")
     head: Head
     body: tuple[Literal_, ...]
@@ -326,7 +327,7 @@ class Rule(_Node):
         return (b.atom for b in self.body if isinstance(b, Negation))
 
 
-class Column(_Node):
+class Column(FrozenNode):
     _fields = __match_args__ = ("name", "type", "doc", "loc")
     name: str
     type: ColumnType
@@ -348,7 +349,7 @@ class Column(_Node):
         return hash((self.name, self.type, self.doc))
 
 
-class Declaration(_Node):
+class Declaration(FrozenNode):
     """`.decl name(col: type, ...)`, optionally `.input`. `doc` comes from the comment above it."""
 
     _fields = __match_args__ = ("name", "columns", "is_input", "doc", "loc")
@@ -381,7 +382,7 @@ class Declaration(_Node):
         return len(self.columns)
 
 
-class Program(_Node):
+class Program(FrozenNode):
     """Declarations, rules and inline facts (rules with empty bodies), plus `# @key: value` metadata."""
 
     _fields = __match_args__ = ("declarations", "rules", "metadata")
@@ -421,7 +422,7 @@ class Program(_Node):
         )
 
 
-class Query(_Node):
+class Query(FrozenNode):
     """A rule body typed by a user; answered with one row per binding of `variables`."""
 
     _fields = __match_args__ = ("body", "variables", "text")

@@ -21,14 +21,13 @@ from typing import Protocol
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.escape import one_line
 from verifier.core.limits import exceeded
-from verifier.engine.ast import Program, Query, Row, Rule, Value, render_value
+from verifier.engine.ast import FrozenNode, Program, Query, Row, Rule, Value, render_value
 
 Locator = Callable[["Proof"], SourceLocation | None]
 """Where an input fact was written (its inventory file:line), or None when that is not known."""
 
 
-@dataclass(frozen=True)
-class Proof:
+class Proof(FrozenNode):
     """How a fact holds.
 
     `rule is None` means an input fact. `premises` are sub-proofs of the positive body
@@ -37,12 +36,40 @@ class Proof:
     the tree is finite and of minimal height.
     """
 
+    _fields = __match_args__ = ("relation", "row", "rule", "premises", "absent", "stage")
     relation: str
     row: Row
-    rule: Rule | None = None
-    premises: tuple[Proof, ...] = ()
-    absent: tuple[tuple[str, Row], ...] = ()
-    stage: int = 0
+    rule: Rule | None
+    premises: tuple[Proof, ...]
+    absent: tuple[tuple[str, Row], ...]
+    stage: int
+
+    def __init__(
+        self,
+        relation: str,
+        row: Row,
+        rule: Rule | None = None,
+        premises: tuple[Proof, ...] = (),
+        absent: tuple[tuple[str, Row], ...] = (),
+        stage: int = 0,
+    ) -> None:
+        # Written out, not a frozen dataclass (verifier.engine.ast.FrozenNode says why).
+        _set = object.__setattr__
+        _set(self, "relation", relation)
+        _set(self, "row", row)
+        _set(self, "rule", rule)
+        _set(self, "premises", premises)
+        _set(self, "absent", absent)
+        _set(self, "stage", stage)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            mine = (self.relation, self.row, self.rule, self.premises, self.absent, self.stage)
+            return mine == (other.relation, other.row, other.rule, other.premises, other.absent, other.stage)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.relation, self.row, self.rule, self.premises, self.absent, self.stage))
 
     @property
     def fact(self) -> str:

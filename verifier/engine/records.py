@@ -7,19 +7,31 @@ one in silence, while `Columns.of(program, "place_profile")("fabric_mbps", row)`
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from verifier.core.errors import SourceLocation, TopologError
-from verifier.engine.ast import Declaration, Program, Row, Value
+from verifier.engine.ast import Declaration, FrozenNode, Program, Row, Value
 
 
-@dataclass(frozen=True)
-class Columns:
-    """The columns of one declared relation."""
+class Columns(FrozenNode):
+    """The columns of one declared relation (written out, not a frozen dataclass: verifier.engine.ast.FrozenNode)."""
 
+    _fields = __match_args__ = ("relation", "names")  # `index` is neither shown nor compared
     relation: str
     names: tuple[str, ...]
-    index: dict[str, int] = field(compare=False, repr=False)
+    index: dict[str, int]
+
+    def __init__(self, relation: str, names: tuple[str, ...], index: dict[str, int]) -> None:
+        object.__setattr__(self, "relation", relation)
+        object.__setattr__(self, "names", names)
+        object.__setattr__(self, "index", index)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.relation, self.names) == (other.relation, other.names)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.relation, self.names))
 
     @classmethod
     def of(cls, program: Program, relation: str, needs: Iterable[str] = ()) -> Columns:

@@ -8,37 +8,79 @@ complete before it runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Set
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.lazy import lazy_module
 from verifier.core.limits import exceeded
-from verifier.engine.ast import Atom, Comparison, Const, Declaration, Literal_, Negation, Program, Rule, Var, term_vars
+from verifier.engine.ast import (
+    Atom,
+    Comparison,
+    Const,
+    Declaration,
+    FrozenNode,
+    Literal_,
+    Negation,
+    Program,
+    Rule,
+    Var,
+    term_vars,
+)
 
 if TYPE_CHECKING:
     import networkx as nx
 else:
     nx = lazy_module("networkx")
 
+_set = object.__setattr__
 
-@dataclass(frozen=True)
-class Stratum:
+
+class Stratum(FrozenNode):
+    """Written out, not a frozen dataclass (verifier.engine.ast.FrozenNode says why)."""
+
+    _fields = __match_args__ = ("relations", "rules", "recursive")
     relations: tuple[str, ...]
     """Relations whose rules run in this stratum, sorted."""
     rules: tuple[Rule, ...]
     recursive: bool
     """True when some rule reads a relation of this same stratum (needs a fixpoint)."""
 
+    def __init__(self, relations: tuple[str, ...], rules: tuple[Rule, ...], recursive: bool) -> None:
+        _set(self, "relations", relations)
+        _set(self, "rules", rules)
+        _set(self, "recursive", recursive)
 
-@dataclass(frozen=True)
-class Edge:
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.relations, self.rules, self.recursive) == (other.relations, other.rules, other.recursive)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.relations, self.rules, self.recursive))
+
+
+class Edge(FrozenNode):
     """`head` depends on `body`; `kind` is 'positive', 'negative' or 'aggregate'."""
 
+    _fields = __match_args__ = ("head", "body", "kind", "rule")
     head: str
     body: str
     kind: str
     rule: Rule
+
+    def __init__(self, head: str, body: str, kind: str, rule: Rule) -> None:
+        _set(self, "head", head)
+        _set(self, "body", body)
+        _set(self, "kind", kind)
+        _set(self, "rule", rule)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.head, self.body, self.kind, self.rule) == (other.head, other.body, other.kind, other.rule)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.head, self.body, self.kind, self.rule))
 
 
 def dependency_edges(program: Program) -> list[Edge]:
