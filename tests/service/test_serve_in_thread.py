@@ -64,13 +64,18 @@ def test_a_crash_while_deciding_is_a_deny_and_the_server_keeps_serving(
 
 def test_a_decision_not_made_in_time_is_a_deny_saying_so(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # The decision blocks until the answer is in: it cannot finish within the 0.5 s bound, however
-    # fast or slow the machine. Then the worker is released, and the next decision is made.
+    # fast or slow the machine. Then the worker is released, and the next decision is made (asked once
+    # the held one has returned: queued behind it, its own bound would count a wait that depends on load).
     release = threading.Event()
+    returned = threading.Event()
     real = gate_module.authorize_doc
 
     def stuck(*args: Any) -> dict[str, object]:
         release.wait(timeout=60)
-        return real(*args)
+        try:
+            return real(*args)
+        finally:
+            returned.set()
 
     monkeypatch.setattr(app_module, "authorize_doc", stuck)
     body = {"principal": "alice", "action": "schedule", "resource": "a100-n0/gpu0"}
@@ -79,4 +84,5 @@ def test_a_decision_not_made_in_time_is_a_deny_saying_so(url: str, monkeypatch: 
         release.set()
         assert doc["decision"] == "DENY" and "not decided within 0.5 s" in doc["errors"][0]["message"]
         monkeypatch.undo()
+        assert returned.wait(timeout=60)
         assert c.post("/v1/authorize", json=body).json()["decision"] == "ALLOW"
