@@ -14,7 +14,7 @@ Usage, the same on every backend:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -190,29 +190,6 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Release the engine's resources."""
-
-
-Grouped = list[tuple[Row, list[Row]]]
-"""Groups of a relation's rows: each group's values at the `by` positions, and per row of it
-the values at the `collect` positions (see grouped_rows)."""
-
-
-def grouped_rows(
-    engine: Backend, relation: str, by: Sequence[int], collect: Sequence[int], bound: Mapping[int, Value] | None = None
-) -> Grouped:
-    """The rows of `relation` matching `bound`, grouped by the values at `by`, each row cut to
-    the values at `collect`; groups and their rows in no set order.
-
-    An engine with its own `grouped` (DuckDB: grouped in SQL, a list per group) reads a
-    fleet's rows without a tuple per row; the others are grouped here from `query`.
-    """
-    own: Callable[..., Grouped] | None = getattr(engine, "grouped", None)
-    if own is not None:
-        return own(relation, by, collect, bound)
-    groups: dict[Row, list[Row]] = {}
-    for row in engine.query(relation, bound, False):
-        groups.setdefault(tuple(row[i] for i in by), []).append(tuple(row[i] for i in collect))
-    return list(groups.items())
 
 
 def sort_rows(rows: Iterable[Row]) -> list[Row]:

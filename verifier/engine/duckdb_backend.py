@@ -785,41 +785,6 @@ class DuckDBBackend:
         ]
         return list(zip(*columns, strict=True))
 
-    def grouped(
-        self, relation: str, by: Sequence[int], collect: Sequence[int], bound: Mapping[int, Value] | None = None
-    ) -> list[tuple[Row, list[Row]]]:
-        """verifier.engine.backend.grouped_rows, grouped in SQL: one row per group back from
-        DuckDB with a list per collected column, symbols decoded list by list (a fleet's
-        rows read without a tuple per row into Python and a dict lookup per row).
-        """
-        decl = self._declaration(relation)
-        params = self._params()
-        columns, kinds = self._schema.columns(relation), _kinds(decl)
-        conditions = []
-        for pos, value in sorted((bound or {}).items()):
-            if not 0 <= pos < decl.arity:
-                raise ValueError(f"{relation} has no argument position {pos} (arity {decl.arity})")
-            stored = self._encode(value) if fits(value, decl.columns[pos].type) else None
-            if stored is None:
-                return []
-            conditions.append(f"{columns[pos]} = {params.literal(stored)}")
-        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-        keys = ", ".join(columns[i] for i in by) or "TRUE"
-        # One order for every list of a group, so its lists line up row by row.
-        order = ", ".join(columns[i] for i in collect)
-        lists = ", ".join(f"list({columns[i]} ORDER BY {order})" for i in collect)
-        select = f"SELECT {keys}, {lists} FROM {self._schema.table(relation)}{where} GROUP BY ALL"
-        text = self._symbol_text
-        key_symbol = [kinds[i] == "symbol" for i in by]
-        list_symbol = [kinds[i] == "symbol" for i in collect]
-        cut = len(by) if by else 1
-        out: list[tuple[Row, list[Row]]] = []
-        for found in self._con.execute(select, params.bind()).fetchall():
-            key = tuple(text[v] if s else v for v, s in zip(found[: len(by)], key_symbol, strict=True))
-            values = [list(map(text.__getitem__, v)) if s else v for v, s in zip(found[cut:], list_symbol, strict=True)]
-            out.append((key, list(zip(*values, strict=True))))
-        return out
-
     def answer(self, query: Query) -> list[Row]:
         params = self._params()
         try:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from verifier.core.errors import Diagnostic
 from verifier.core.gc_pause import collector_paused
 from verifier.engine.ast import Program, Row, Value
-from verifier.engine.backend import Backend, grouped_rows
+from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
 from verifier.facts.jobs import job_facts
 from verifier.placement.tp_groups import ScaleupOf, signature, tp_members, whole_groups
@@ -462,10 +462,11 @@ class Profiles:
         profile = Columns.of(program, "place_profile", ("gpu", "node", "fabric_mbps", "tag"))
         key_columns = profile.without("gpu")  # a GPU's profile: every column of place_profile but its name
         key = Columns("place_profile_key", key_columns, {n: i for i, n in enumerate(key_columns)})
+        gpu_at, profile_of = profile.index["gpu"], _getter(profile, key_columns)
         # A GPU's node and fabric bandwidth are in its profile: no per-GPU maps of a whole fleet.
-        # Grouped by the engine (in SQL on DuckDB): a list of GPUs per profile, not a row per GPU.
-        grouped = grouped_rows(engine, "place_profile", [profile.index[n] for n in key_columns], [profile.index["gpu"]])
-        by_profile: dict[ProfileKey, list[str]] = {key: [str(g) for (g,) in rows] for key, rows in grouped}
+        by_profile: dict[ProfileKey, list[str]] = defaultdict(list)
+        for row in q("place_profile", None, False):
+            by_profile[profile_of(row)].append(str(row[gpu_at]))
         self.key_columns = key_columns
         self.key_node, self.key_fabric = key.index["node"], key.index["fabric_mbps"]
         # Per profile, everything but its node's name as a small number: the profile's figures,
@@ -502,7 +503,7 @@ class _Picker:
         self.by_profile, self.info, self.price = profiles.by_profile, profiles.info, profiles.price
         self.key_node, self.key_fabric = profiles.key_node, profiles.key_fabric
         self.engine, self.e_job, self.e_domain = engine, eligible.index["job"], eligible.index["domain"]
-        self.e_profile = [eligible.index[n] for n in profiles.key_columns]
+        self.eligible_of = _getter(eligible, profiles.key_columns)
         self.pairs = profiles.pairs
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
         self._shapes: dict[tuple[object, ...], _Shape] = {}
@@ -575,11 +576,11 @@ class _Picker:
         Read job by job, only for a job that hosts somewhere: a job that fits nowhere still
         has a fleet's worth of rows.
         """
-        info = self.info
-        # Grouped by domain in the engine: a list of profiles per domain, not a row per profile.
-        of_job = {self.e_job: job}
-        grouped = grouped_rows(self.engine, "place_eligible_profile", [self.e_domain], self.e_profile, of_job)
-        return {domain: [info[key] for key in keys] for (domain,), keys in grouped}
+        per_domain: dict[Value, list[_Profile]] = defaultdict(list)
+        info, domain_at, profile_of = self.info, self.e_domain, self.eligible_of
+        for row in self.engine.query("place_eligible_profile", {self.e_job: job}, False):
+            per_domain[row[domain_at]].append(info[profile_of(row)])
+        return per_domain
 
     def _signature(self, key: ProfileKey) -> tuple[int, ...]:
         """Which GPUs of a profile share a scale-up domain (tp_groups.signature), once per profile."""
