@@ -19,10 +19,5 @@ class QueryResult(FrozenNode):
         object.__setattr__(self, "variables", variables)
         object.__setattr__(self, "rows", rows)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.variables, self.rows) == (other.variables, other.rows)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.variables, self.rows))
+    def _key(self) -> tuple[object, ...]:
+        return (self.variables, self.rows)

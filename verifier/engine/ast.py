@@ -40,13 +40,26 @@ class FrozenNode:
     (about 0.45 ms a class: __init__, __repr__, __eq__, __hash__, __setattr__, __delattr__), and
     every command imports these fourteen. Written here they come compiled with the module. They
     behave as the dataclass's did: fields set once (FrozenInstanceError on assignment), equal and
-    hashed by class and compared fields (`loc` is never compared), `repr` naming every field.
+    hashed by class and compared fields (each class's `_key`; `loc` is never compared), `repr` naming
+    every field.
     The engine's other frozen records (strata, proofs, answers, columns) are written the same way.
     """
 
     __slots__ = ()
     _fields: tuple[str, ...] = ()
     """Every field, in order: what repr shows."""
+
+    def _key(self) -> tuple[object, ...]:
+        """The compared fields' values (never `loc`): what equality and the hash read."""
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._key() == other._key()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -68,13 +81,8 @@ class Var(FrozenNode):
         _set(self, "name", name)
         _set(self, "loc", loc)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return self.name == other.name
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.name,))
+    def _key(self) -> tuple[object, ...]:
+        return (self.name,)
 
     def __str__(self) -> str:
         return self.name
@@ -89,13 +97,8 @@ class Wildcard(FrozenNode):
     def __init__(self, loc: SourceLocation = NOWHERE) -> None:
         _set(self, "loc", loc)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return True
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(())
+    def _key(self) -> tuple[object, ...]:
+        return ()
 
     def __str__(self) -> str:
         return "_"
@@ -110,13 +113,8 @@ class Const(FrozenNode):
         _set(self, "value", value)
         _set(self, "loc", loc)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.value,) == (other.value,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.value,))
+    def _key(self) -> tuple[object, ...]:
+        return (self.value,)
 
     def __str__(self) -> str:
         return render_value(self.value)
@@ -137,13 +135,8 @@ class BinOp(FrozenNode):
         _set(self, "right", right)
         _set(self, "loc", loc)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.op, self.left, self.right) == (other.op, other.left, other.right)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.op, self.left, self.right))
+    def _key(self) -> tuple[object, ...]:
+        return (self.op, self.left, self.right)
 
     def __str__(self) -> str:
         return f"({self.left} {self.op} {self.right})"
@@ -170,13 +163,8 @@ class Aggregate(FrozenNode):
         _set(self, "term", term)
         _set(self, "loc", loc)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.func, self.term) == (other.func, other.term)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.func, self.term))
+    def _key(self) -> tuple[object, ...]:
+        return (self.func, self.term)
 
     def __str__(self) -> str:
         return f"{self.func}({self.term})"
@@ -196,13 +184,8 @@ class Atom(FrozenNode):
         _set(self, "args", args)
         _set(self, "loc", loc)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.relation, self.args) == (other.relation, other.args)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.relation, self.args))
+    def _key(self) -> tuple[object, ...]:
+        return (self.relation, self.args)
 
     def __str__(self) -> str:
         return f"{self.relation}({', '.join(str(a) for a in self.args)})"
@@ -219,13 +202,8 @@ class Head(FrozenNode):
         _set(self, "args", args)
         _set(self, "loc", loc)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.relation, self.args) == (other.relation, other.args)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.relation, self.args))
+    def _key(self) -> tuple[object, ...]:
+        return (self.relation, self.args)
 
     @property
     def aggregate(self) -> tuple[int, Aggregate] | None:
@@ -247,13 +225,8 @@ class Negation(FrozenNode):
         _set(self, "atom", atom)
         _set(self, "loc", loc)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.atom,) == (other.atom,)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.atom,))
+    def _key(self) -> tuple[object, ...]:
+        return (self.atom,)
 
     def __str__(self) -> str:
         return f"!{self.atom}"
@@ -274,13 +247,8 @@ class Comparison(FrozenNode):
         _set(self, "right", right)
         _set(self, "loc", loc)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.op, self.left, self.right) == (other.op, other.left, other.right)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.op, self.left, self.right))
+    def _key(self) -> tuple[object, ...]:
+        return (self.op, self.left, self.right)
 
     def __str__(self) -> str:
         return f"{self.left} {self.op} {self.right}"
@@ -300,13 +268,8 @@ class Rule(FrozenNode):
         _set(self, "body", body)
         _set(self, "loc", loc)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.head, self.body) == (other.head, other.body)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.head, self.body))
+    def _key(self) -> tuple[object, ...]:
+        return (self.head, self.body)
 
     def __str__(self) -> str:
         return self.text
@@ -340,13 +303,8 @@ class Column(FrozenNode):
         _set(self, "doc", doc)
         _set(self, "loc", loc)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.name, self.type, self.doc) == (other.name, other.type, other.doc)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.type, self.doc))
+    def _key(self) -> tuple[object, ...]:
+        return (self.name, self.type, self.doc)
 
 
 class Declaration(FrozenNode):
@@ -368,14 +326,8 @@ class Declaration(FrozenNode):
         _set(self, "doc", doc)
         _set(self, "loc", loc)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            mine = (self.name, self.columns, self.is_input, self.doc)
-            return mine == (other.name, other.columns, other.is_input, other.doc)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.columns, self.is_input, self.doc))
+    def _key(self) -> tuple[object, ...]:
+        return (self.name, self.columns, self.is_input, self.doc)
 
     @property
     def arity(self) -> int:
@@ -400,14 +352,8 @@ class Program(FrozenNode):
         _set(self, "rules", rules)
         _set(self, "metadata", metadata)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            mine = (self.declarations, self.rules, self.metadata)
-            return mine == (other.declarations, other.rules, other.metadata)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.declarations, self.rules, self.metadata))
+    def _key(self) -> tuple[object, ...]:
+        return (self.declarations, self.rules, self.metadata)
 
     @cached_property
     def relations(self) -> dict[str, Declaration]:
@@ -435,13 +381,8 @@ class Query(FrozenNode):
         _set(self, "variables", variables)
         _set(self, "text", text)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.body, self.variables, self.text) == (other.body, other.variables, other.text)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.body, self.variables, self.text))
+    def _key(self) -> tuple[object, ...]:
+        return (self.body, self.variables, self.text)
 
 
 def render_value(value: Value) -> str:

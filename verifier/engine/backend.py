@@ -62,14 +62,8 @@ class Proof(FrozenNode):
         _set(self, "absent", absent)
         _set(self, "stage", stage)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            mine = (self.relation, self.row, self.rule, self.premises, self.absent, self.stage)
-            return mine == (other.relation, other.row, other.rule, other.premises, other.absent, other.stage)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.relation, self.row, self.rule, self.premises, self.absent, self.stage))
+    def _key(self) -> tuple[object, ...]:
+        return (self.relation, self.row, self.rule, self.premises, self.absent, self.stage)
 
     @property
     def fact(self) -> str:

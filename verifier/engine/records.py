@@ -25,13 +25,8 @@ class Columns(FrozenNode):
         object.__setattr__(self, "names", names)
         object.__setattr__(self, "index", index)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.relation, self.names) == (other.relation, other.names)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.relation, self.names))
+    def _key(self) -> tuple[object, ...]:
+        return (self.relation, self.names)
 
     @classmethod
     def of(cls, program: Program, relation: str, needs: Iterable[str] = ()) -> Columns:

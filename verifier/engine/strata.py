@@ -50,13 +50,8 @@ class Stratum(FrozenNode):
         _set(self, "rules", rules)
         _set(self, "recursive", recursive)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.relations, self.rules, self.recursive) == (other.relations, other.rules, other.recursive)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.relations, self.rules, self.recursive))
+    def _key(self) -> tuple[object, ...]:
+        return (self.relations, self.rules, self.recursive)
 
 
 class Edge(FrozenNode):
@@ -74,13 +69,8 @@ class Edge(FrozenNode):
         _set(self, "kind", kind)
         _set(self, "rule", rule)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return (self.head, self.body, self.kind, self.rule) == (other.head, other.body, other.kind, other.rule)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.head, self.body, self.kind, self.rule))
+    def _key(self) -> tuple[object, ...]:
+        return (self.head, self.body, self.kind, self.rule)
 
 
 def dependency_edges(program: Program) -> list[Edge]:
