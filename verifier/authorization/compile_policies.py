@@ -18,6 +18,7 @@ from pathlib import Path
 
 from verifier.authorization.policies import SCHEMA_FILE, _read_cedar, _validated, encoded, policy_files
 from verifier.authorization.shipped_policies import DATA_NAME, FORMAT, cedar_release, policies_digest
+from verifier.core.compiled_data import write_or_check
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.limits import Limits, use_limits
 from verifier.core.resources import shipped_policies_dir
@@ -57,20 +58,9 @@ def data_path() -> Path:
 
 
 def main(argv: list[str]) -> int:
-    text = compiled_text() + "\n"
-    path = data_path()
-    if argv == ["--check"]:
-        current = path.read_text(encoding="utf-8") if path.exists() else ""
-        if current != text:
-            sys.stderr.write(f"{path} is not current: run python -m verifier.authorization.compile_policies\n")
-            return 1
-        return 0
-    if argv:
-        sys.stderr.write("usage: python -m verifier.authorization.compile_policies [--check]\n")
-        return 2
-    path.write_text(text, encoding="utf-8")
-    sys.stdout.write(f"wrote {path}\n")
-    return 0
+    return write_or_check(
+        argv, data_path(), compiled_text() + "\n", "python -m verifier.authorization.compile_policies"
+    )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from verifier.core.compiled_data import write_or_check
 from verifier.core.resources import shipped_rules_dir
 from verifier.engine.loader import load_program
 from verifier.engine.program_data import FORMAT, encode_program, prepared
@@ -62,20 +63,7 @@ def data_path() -> Path:
 
 
 def main(argv: list[str]) -> int:
-    text = compiled_text() + "\n"
-    path = data_path()
-    if argv == ["--check"]:
-        current = path.read_text(encoding="utf-8") if path.exists() else ""
-        if current != text:
-            sys.stderr.write(f"{path} is not current: run python -m verifier.engine.compile_pack\n")
-            return 1
-        return 0
-    if argv:
-        sys.stderr.write("usage: python -m verifier.engine.compile_pack [--check]\n")
-        return 2
-    path.write_text(text, encoding="utf-8")
-    sys.stdout.write(f"wrote {path}\n")
-    return 0
+    return write_or_check(argv, data_path(), compiled_text() + "\n", "python -m verifier.engine.compile_pack")
 
 
 if __name__ == "__main__":
