@@ -40,13 +40,15 @@ def run() -> NoReturn:
     """
     from verifier.core import kept_report
 
-    argv = sys.argv[1:]
-    kept = kept_report.replay(argv)
-    if kept is not None:
-        os._exit(kept)
-    from verifier.core import kept_recording
+    key = kept_report.report_key(sys.argv[1:])  # None: not a kept command, or the cache is off
+    recording = None
+    if key is not None:
+        kept = kept_report.replay(key)
+        if kept is not None:
+            os._exit(kept)
+        from verifier.core import kept_recording
 
-    recording = kept_recording.start(argv)  # before the CLI's imports, so that what they read is recorded
+        recording = kept_recording.start(key)  # before the CLI's imports, so that what they read is recorded
     from verifier.core.exit_soon import process_ends_with_command
 
     process_ends_with_command()  # the exit below skips teardown: what a command closes is left for it

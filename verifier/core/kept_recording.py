@@ -31,7 +31,7 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from verifier.core import cache, kept_report, progress
@@ -505,11 +505,8 @@ def _merged(chunks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
     return [(fd, b"".join(parts)) for fd, parts in runs]
 
 
-def start(argv: Sequence[str]) -> Recording | None:
-    """A recording of this command line's run, started; None when such a run is never kept."""
-    key = kept_report.report_key(argv)
-    if key is None:
-        return None
+def start(key: str) -> Recording | None:
+    """A recording of the run to keep under `key` (`report_key`), started; None when it cannot be recorded."""
     try:
         sys.stdout.fileno()
         sys.stderr.fileno()

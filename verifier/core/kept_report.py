@@ -351,11 +351,10 @@ def refusals() -> list[str]:
     return list(_refusals)
 
 
-def replay(argv: Sequence[str]) -> int | None:
-    """When a kept run answers this command line: its output written, its exit code returned; else None."""
-    key = report_key(argv)
-    if key is None:
-        return None
+def replay(key: str) -> int | None:
+    """When the run kept under `key` (`report_key`) still answers: its output written, its exit code
+    returned; else None.
+    """
     data = cache.read_entry(KIND, key)
     run = KeptRun.decode(data) if data is not None else None
     if run is None:
