@@ -16,8 +16,15 @@ from pathlib import Path
 import pytest
 
 from verifier.authorization.audit import audit
-from verifier.authorization.classes import PolicyReads, class_keys, partition, partition_rows, policy_reads
-from verifier.authorization.entities import build_graph
+from verifier.authorization.classes import (
+    PolicyReads,
+    class_keys,
+    partition,
+    partition_gpus,
+    partition_rows,
+    policy_reads,
+)
+from verifier.authorization.entities import build_graph, uid
 from verifier.authorization.evaluate import ACTIONS
 from verifier.authorization.setup import build_setup
 from verifier.sources.inventory.loader import load_inventory, load_inventory_text
@@ -248,3 +255,65 @@ def test_audit_counts_are_sums_over_each_gpu(name: str, inv: Inventory) -> None:
     assert result.groups == dict(sorted(expected.items()))
     classes = partition(gpus, graph, policy_reads(setup.bundle))
     assert sum(len(c.members) for c in classes) == len(gpus)
+
+
+@pytest.mark.parametrize(("name", "inv"), CASES, ids=[c[0] for c in CASES])
+def test_gpu_ids_attrs_are_gpu_rows_without_uids_and_groups(name: str, inv: Inventory) -> None:
+    one = build_graph(inv, None, PRINCIPALS)
+    uids, attrs, _groups = one.gpu_rows()
+    ids, lean_attrs = build_graph(inv, None, PRINCIPALS).gpu_ids_attrs()
+    assert [uid("Gpu", i) for i in ids] == uids
+    assert lean_attrs == attrs
+
+
+GpuClasses = tuple[list[str], list[tuple[str, str, list[int]]]]
+
+
+def _partition_gpus_the_long_way(inv: Inventory, reads: PolicyReads) -> GpuClasses:
+    """partition_gpus as partition_rows gives it: every GPU's uid made, the classes keyed from them."""
+    graph = build_graph(inv, None, PRINCIPALS)
+    uids, attrs, _groups = graph.gpu_rows()
+    ids = [graph.existing(u)[1] for u in uids]
+    return ids, [(c.id, graph.existing(c.id)[1], at) for c, at in partition_rows(uids, attrs, graph, reads)]
+
+
+@pytest.mark.parametrize(("name", "inv"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("named", ["none", "gpu", "node"])
+def test_partition_gpus_is_partition_rows_of_every_gpu(name: str, inv: Inventory, named: str) -> None:
+    # partition_gpus groups GPUs by their shared attribute mapping without a uid per GPU; with a
+    # GPU named (a class of its own) and with a node named (the shortcut off), grouped or not.
+    graph = build_graph(inv, None, PRINCIPALS)
+    gpus, nodes = graph.uids_of_type("Gpu"), graph.uids_of_type("Node")
+    names = {"none": frozenset(), "gpu": frozenset(gpus[1:2]), "node": frozenset(nodes[:1])}[named]
+    grouped = PolicyReads(frozenset({"tenant", "state", "model"}), names)
+    for reads in (grouped, PolicyReads(grouped.attributes, names, groupable=False)):
+        assert partition_gpus(build_graph(inv, None, PRINCIPALS), reads) == _partition_gpus_the_long_way(inv, reads)
+
+
+# Two alike GPUs at the top whose ids sort one way and whose uids the other: `g` < `g!` as ids,
+# but Gpu::"g!" < Gpu::"g" as uids ('!' sorts before the closing '"'), and a class is named by
+# its smallest uid (Cedar's representative). A GPU named by a policy is a class of its own.
+ODD_IDS = """\
+apiVersion: topolog.dev/v1
+kind: Inventory
+objects:
+  - {name: g, kind: gpu, model: H100-SXM5-80GB}
+  - {name: "g!", kind: gpu, model: H100-SXM5-80GB}
+  - {name: h, kind: gpu, model: H100-SXM5-80GB}
+"""
+
+
+def test_a_class_is_named_by_its_smallest_uid_not_its_smallest_id() -> None:
+    inv = load_inventory_text(ODD_IDS, "odd.yaml")
+    reads = PolicyReads(frozenset({"tenant", "state", "model"}), frozenset())
+    ids, classes = partition_gpus(build_graph(inv, None, PRINCIPALS), reads)
+    # By hand: ids sorted g, g!, h (positions 0, 1, 2); one class of all three, its smallest uid
+    # Gpu::"g!" (position 1), members in uid order g!, g, h.
+    assert ids == ["g", "g!", "h"]
+    assert classes == [('Gpu::"g!"', "g!", [1, 0, 2])]
+    named = PolicyReads(reads.attributes, frozenset({'Gpu::"h"'}))
+    # h named: its own class; g and g! stay one, named g!; classes sorted by uid (g! < g < h).
+    assert partition_gpus(build_graph(inv, None, PRINCIPALS), named)[1] == [
+        ('Gpu::"g!"', "g!", [1, 0]),
+        ('Gpu::"h"', "h", [2]),
+    ]

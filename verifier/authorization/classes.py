@@ -18,11 +18,13 @@ a policy tests `context has x`).
 
 from __future__ import annotations
 
+import bisect
 import itertools
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, AttrValue, EntityGraph
+from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, AttrValue, EntityGraph, uid
 from verifier.authorization.observed import CEDAR_LONG, Observed
 from verifier.authorization.policies import PolicyBundle
 
@@ -139,6 +141,13 @@ class _Keys:
         # GPUs that look alike share one attribute mapping (kept alive by the graph): read it once.
         self.values: dict[int, tuple[tuple[str, object], ...]] = {}
 
+    def values_of(self, attrs: Mapping[str, AttrValue]) -> tuple[tuple[str, object], ...]:
+        """The values of the attributes the policies read, of one (shared) attribute mapping."""
+        values = self.values.get(id(attrs))
+        if values is None:
+            values = self.values[id(attrs)] = tuple((a, _hashable(attrs.get(a))) for a in self.read if a in attrs)
+        return values
+
     def keys(self, uids: list[str]) -> list[tuple[object, ...]]:
         return self.keys_of(uids, self.graph.attrs_many(uids))
 
@@ -205,6 +214,57 @@ def partition_rows(
             at = sorted(at, key=uids.__getitem__)
         out.append((EntityClass(members[0], tuple(members)), at))
     return sorted(out, key=lambda c: c[0].id)
+
+
+_UID_ORDER_DIFFERS = re.compile(r"[\x00-\x22\\]")
+"""A character that makes the order of ids and of their uids (Gpu::"<id escaped>") differ: one
+that uid() escapes, or one sorting before the closing quote (`a b` < `a` as uids, not as ids)."""
+
+
+def partition_gpus(graph: EntityGraph, reads: PolicyReads) -> tuple[list[str], list[tuple[str, str, list[int]]]]:
+    """`partition_rows` of every GPU (EntityGraph.gpu_rows), as the authorization facts read it: the
+    GPUs' ids, sorted, and per class its representative's uid and id and its members' positions
+    in those ids, classes sorted by representative.
+
+    Without a uid per GPU: when no policy names hardware or compares entities with each other,
+    a GPU no policy names has the key ("Gpu", its values, None, ()) (`_Keys.keys_of`), one per
+    shared attribute mapping, so the GPUs are grouped by that mapping. Their ids sort as their
+    uids do unless one holds a character that changes it (_UID_ORDER_DIFFERS): then, and in every
+    other case, the classes are worked out from the uids (`partition_rows`).
+    """
+    ids, attrs = graph.gpu_ids_attrs()
+    keys = _Keys(graph, reads)
+    if not reads.groupable or keys.named_hardware or _UID_ORDER_DIFFERS.search("".join(ids)):
+        uids = [uid("Gpu", i) for i in ids]
+        return ids, [(c.id, ids[at[0]], at) for c, at in partition_rows(uids, attrs, graph, reads)]
+    named: set[int] = set()  # positions of GPUs a policy names: each is a class of its own
+    for u in reads.named:
+        if u.startswith(_GPU_UID):
+            found = graph.ident(u)
+            if found is not None and found[0] == "Gpu" and uid("Gpu", found[1]) == u:
+                named.add(bisect.bisect_left(ids, found[1]))
+    by_object: dict[int, list[int]] = {}  # the attribute mappings are alive in `attrs`: ids stay unique
+    for i, a in enumerate(attrs):
+        at = by_object.get(id(a))
+        if at is None:
+            by_object[id(a)] = [i]
+        else:
+            at.append(i)
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for at in by_object.values():
+        own = [i for i in at if i in named] if named else []
+        if own:
+            for i in own:
+                groups[("Gpu", keys.values_of(attrs[i]), uid("Gpu", ids[i]), ())] = [i]
+            at = [i for i in at if i not in named]
+            if not at:
+                continue
+        joined = groups.setdefault(("Gpu", keys.values_of(attrs[at[0]]), None, ()), [])
+        joined.extend(at)
+        if len(joined) > len(at):
+            joined.sort()  # positions in order, as one pass over the GPUs would list them
+    out = [(uid("Gpu", ids[at[0]]), ids[at[0]], at) for at in groups.values()]
+    return ids, sorted(out, key=lambda c: c[0])
 
 
 def partition(uids: Iterable[str], graph: EntityGraph, reads: PolicyReads) -> list[EntityClass]:

@@ -383,10 +383,22 @@ class EntityGraph:
         the GPU objects: what an audit reads of every GPU of a fleet, without finding each object
         again from its uid (`attrs_many`, `groups_many`). Nothing is remembered per GPU.
         """
-        objects, ups, shared = self.inv.objects, self._up, self._gpu_attrs
-        below = self.gpus_holding_gpus()
-        ordered = sorted(self._objects_of("gpu"), key=_obj_id)
+        ordered, attrs, groups = self._gpu_pass(with_groups=True)
         uids = [f"Gpu::{encode_basestring(o.id)}" for o in ordered]  # uid(), without a call per GPU
+        return uids, attrs, groups
+
+    def gpu_ids_attrs(self) -> tuple[list[str], list[Mapping[str, AttrValue]]]:
+        """Every GPU's id, sorted, and its `attrs`: `gpu_rows` without the uids and the groups, which
+        the authorization facts do not read (a GPU's class key is its shared attribute mapping's).
+        """
+        ordered, attrs, _groups = self._gpu_pass(with_groups=False)
+        return [o.id for o in ordered], attrs
+
+    def _gpu_pass(self, with_groups: bool) -> tuple[list[Obj], list[Mapping[str, AttrValue]], list[str]]:
+        """The GPU objects sorted by id, the `attrs` of each and (`with_groups`) the `group` of each."""
+        objects, ups, shared = self.inv.objects, self._up, self._gpu_attrs
+        ordered = sorted(self._objects_of("gpu"), key=_obj_id)
+        below = self._holding_among(ordered)
         attrs: list[Mapping[str, AttrValue]] = []
         groups: list[str] = []
         # What a node passes down, by (its labels, its parent's `_Up`): both shared, alive throughout.
@@ -397,11 +409,12 @@ class EntityGraph:
         last_group = ""
         inherited = ("", "", "", False)  # tenant, zone, owner, quarantined as the parent passes them down
         siblings: tuple[str | None, str | None, Mapping[str, AttrValue] | None] = (None, None, None)
-        for u, o in zip(uids, ordered, strict=True):
+        for o in ordered:
             parent = o.parent
             if parent is None:
-                groups.append(o.id)  # nothing above it: its own group (_ROOT.near is all None)
-                attrs.append(self.attrs(u))
+                if with_groups:
+                    groups.append(o.id)  # nothing above it: its own group (_ROOT.near is all None)
+                attrs.append(self.attrs(uid("Gpu", o.id)))
                 continue
             if parent != last_parent:
                 last_parent, siblings = parent, (None, None, None)
@@ -429,7 +442,8 @@ class EntityGraph:
                     near = up.near
                     last_group = near[1] or near[0] or near[2] or ""
                     inherited = (up.tenant, up.zone, up.owner, up.quarantined)
-            groups.append(last_group or o.id)
+            if with_groups:
+                groups.append(last_group or o.id)
             a: Mapping[str, AttrValue] | None = None
             if not o.labels and o.id not in below:
                 model, state = o.model, o.state
@@ -439,8 +453,8 @@ class EntityGraph:
                     tenant, zone, owner, quarantined = inherited
                     a = shared.get((model, tenant, zone, owner, quarantined, state))
                     siblings = (model, state, a)
-            attrs.append(a if a is not None else self.attrs(u))
-        return uids, attrs, groups
+            attrs.append(a if a is not None else self.attrs(uid("Gpu", o.id)))
+        return ordered, attrs, groups
 
     @staticmethod
     def _gpu_at(gpu_uid: str, objects: Mapping[str, Obj]) -> Obj | None:
@@ -639,6 +653,16 @@ class EntityGraph:
                 holding.update(h for h in self._up_of(p).hardware if objects[h].kind == "gpu")
             self._holding_gpus = frozenset(holding)
         return self._holding_gpus
+
+    def _holding_among(self, gpus: list[Obj]) -> frozenset[str]:
+        """`gpus_holding_gpus`, given every GPU object: no GPU holds another when no object's parent
+        is one of them (one pass over the objects), without walking up from every GPU's parent.
+        """
+        if self._holding_gpus is None:
+            parents = {o.parent for o in self.inv.objects.values()}
+            if parents.isdisjoint([g.id for g in gpus]):
+                self._holding_gpus = frozenset()
+        return self.gpus_holding_gpus()
 
     def _gpu_is_a_parent(self) -> bool:
         """Whether any object's parent is a GPU: two passes over the objects in comprehensions, a
