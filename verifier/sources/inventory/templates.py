@@ -18,7 +18,8 @@ missing one by one, only counted against the mistake that explains them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping
+import string
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -107,6 +108,8 @@ class _Plan:
     """Whether every link but fabric cables joins two objects of the node itself."""
     object_rows: list[ObjectRow] = field(default_factory=list)
     """`objects` unpacked: (slot, parent slot, kind, loc, model, labels, quantities, state, template, index)."""
+    object_slots: list[int] = field(default_factory=list)
+    """The slot of each object's id, in `object_rows` order."""
     link_ids: list[list[str]] = field(default_factory=list)
     """Each link's id split at the holes."""
     link_rows: list[_LinkRow] = field(default_factory=list)
@@ -136,6 +139,7 @@ class _Plan:
             (i, p, o.kind, o.loc, o.model, o.labels, o.quantities, o.state, o.template, o.index)
             for i, p, o in self.objects
         ]
+        self.object_slots = [i for i, _p, _o in self.objects]
         self.link_ids = [parts for parts, _a, _b, _lk in self.links]
         self.link_rows = [
             (a, b, lk.kind, lk.mbps, lk.loc, lk.attrs, lk.labels, lk.state) for _parts, a, b, lk in self.links
@@ -554,15 +558,20 @@ class Expander:
             names = [node_id]
             names += [node_id + suffix for suffix in plan.names]
         names += plan.absolute
-        fresh = {
-            names[i]: Obj(names[i], kind, names[p], loc, model, labels, quantities, state, template, index, node_id)
-            for i, p, kind, loc, model, labels, quantities, state, template, index in plan.object_rows
-        }
-        if not fresh.keys().isdisjoint(objects.keys()):
-            for obj in fresh.values():
-                self._add_object(obj)  # reports each duplicate, adds the rest
+        # The objects' ids are names of the instance (a plan's object ids are distinct): each is
+        # hashed once, by the test that none is taken, and the objects go straight into the table.
+        fresh = [names[i] for i in plan.object_slots]
+        objs = [
+            Obj(oid, kind, names[p], loc, model, labels, quantities, state, template, index, node_id)
+            for oid, (_i, p, kind, loc, model, labels, quantities, state, template, index) in zip(
+                fresh, plan.object_rows, strict=True
+            )
+        ]
+        if objects.keys().isdisjoint(fresh):
+            objects.update(zip(fresh, objs, strict=True))
         else:
-            objects.update(fresh)
+            for obj in objs:
+                self._add_object(obj)  # reports each duplicate, adds the rest
         links = sink.links
         if (
             whole
@@ -735,24 +744,33 @@ class Expander:
         if form_a is not None and form_b is not None:
             # Every combination renders and resolves (checked above, once): each end is one
             # str.format of the combination, with the outer variables and the scope written in.
-            fa, fb = form_a.format, form_b.format
             # Each end as its object's own id string where the object exists already: a fleet's
             # cables name its NICs and switches hundreds of thousands of times, each a fresh copy of
             # the text otherwise (17 MiB at 131,072 GPUs, kept as long as the inventory).
             get = self.sink.objects.get
-            ends = [
-                (
-                    x if (ox := get(x := fa(*combo))) is None else ox.id,
-                    y if (oy := get(y := fb(*combo))) is None else oy.id,
-                )
-                for combo in combos
-            ]
+            ends_a, ends_b = _each_end(form_a, loop, get), _each_end(form_b, loop, get)
             if removed:
-                ends = [(a, b) for a, b in ends if a not in removed and b not in removed]
-            lids = [f"{a}<->{b}" for a, b in ends]
+                kept = [(a, b) for a, b in zip(ends_a, ends_b, strict=True) if a not in removed and b not in removed]
+                ends_a, ends_b = [a for a, _ in kept], [b for _, b in kept]
+            lids = [f"{a}<->{b}" for a, b in zip(ends_a, ends_b, strict=True)]
             if self.sink.deferred is not None:
                 self._note_all(lids)
-            for lid, (a, b) in zip(lids, ends, strict=True):
+            if links.keys().isdisjoint(lids) and len(set(lids)) == len(lids):
+                # No cable takes another's id (the usual case): every one is new, made in one pass.
+                links.update(
+                    zip(
+                        lids,
+                        [
+                            Link(lid, a, b, kind, mbps, loc, attrs, labels, state)
+                            for lid, a, b in zip(lids, ends_a, ends_b, strict=True)
+                        ],
+                        strict=True,
+                    )
+                )
+                if journal is not None:
+                    journal.extend(lids)
+                return
+            for lid, a, b in zip(lids, ends_a, ends_b, strict=True):
                 link = Link(lid, a, b, kind, mbps, loc, attrs, labels, state)
                 if links.setdefault(lid, link) is not link:  # one lookup where a cable is new
                     lid = self._free_id(lid)
@@ -1101,6 +1119,29 @@ def _positional(
     out = [_brace(prefix)]
     out += [text if field_ else _brace(text) for field_, text in pieces]
     return "".join(out)
+
+
+def _each_end(form: str, loop: Sequence[Sequence[int | str]], get: Callable[[str], Obj | None]) -> list[str]:
+    """One end of every combination of `loop` (in `itertools.product` order), `form` being its
+    `str.format` template over a combination (_positional); as its object's own id string where
+    the object exists (`get`).
+
+    Each distinct end is made once: a leaf's name in a leaf-to-spine `foreach` depends on the pod
+    and the rail, not on the spine, so 65,536 cables need 4,096 leaf names, each then repeated.
+    """
+    used = {int(name) for _text, name, _spec, _conv in string.Formatter().parse(form) if name is not None}
+    fmt = form.format
+    # Unused variables hold one value: the product runs over the used ones alone, in the same order.
+    sub = [values if j in used else values[:1] for j, values in enumerate(loop)]
+    distinct = [x if (o := get(x := fmt(*combo))) is None else o.id for combo in itertools.product(*sub)]
+    if len(used) == len(loop):
+        return distinct
+    # Where each combination's end is in `distinct`: its used values' positions, read as digits.
+    at = [0]
+    for j, values in enumerate(loop):
+        n = len(values)
+        at = [x * n + t for x in at for t in range(n)] if j in used else [x for x in at for _ in range(n)]
+    return list(map(distinct.__getitem__, at))
 
 
 def _brace(text: str) -> str:

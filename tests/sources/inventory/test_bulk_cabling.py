@@ -1,0 +1,55 @@
+"""A `foreach`'s cables made in one pass (templates.py _each_end): the same links, ids and order as
+one combination at a time, whichever variables each end uses, and numbered where ids collide."""
+
+from __future__ import annotations
+
+from verifier.sources.inventory import load_inventory_text
+
+HEAD = """
+apiVersion: topolog.dev/v1
+objects:
+  - {name: "s{i}", kind: switch, count: 3, start: 0}
+  - {name: "t{i}", kind: switch, count: 12, start: 0}
+links:
+"""
+
+
+def _cables(links: str) -> list[tuple[str, str, str]]:
+    inv = load_inventory_text(HEAD + links, "t.yaml")
+    return [(lid, lk.a, lk.b) for lid, lk in inv.links.items()]
+
+
+def test_each_end_over_its_own_variables_in_the_loops_order() -> None:
+    # x in 1..1, y in 0..2, z in 0..1 (z varies fastest): a = s{y} uses the middle variable only,
+    # b = t{x}{z} the outer and the inner one, so b is "t1" followed by z: t10 or t11 (both exist).
+    # Combination by combination: (1,0,0) s0-t10, (1,0,1) s0-t11, (1,1,0) s1-t10, (1,1,1) s1-t11,
+    # (1,2,0) s2-t10, (1,2,1) s2-t11.
+    cables = _cables(
+        '  - {a: "s{y}", b: "t{x}{z}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {x: 1..1, y: 0..2, z: 0..1}}\n'
+    )
+    assert cables == [
+        ("s0<->t10", "s0", "t10"),
+        ("s0<->t11", "s0", "t11"),
+        ("s1<->t10", "s1", "t10"),
+        ("s1<->t11", "s1", "t11"),
+        ("s2<->t10", "s2", "t10"),
+        ("s2<->t11", "s2", "t11"),
+    ]
+
+
+def test_an_end_of_the_inner_variable_only_repeats_per_outer_value() -> None:
+    # a = s{x} (outer, 0..1), b = t{z} (inner, 0..2): (0,0) s0-t0, (0,1) s0-t1, (0,2) s0-t2,
+    # (1,0) s1-t0, (1,1) s1-t1, (1,2) s1-t2.
+    cables = _cables('  - {a: "s{x}", b: "t{z}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {x: 0..1, z: 0..2}}\n')
+    assert [lid for lid, _, _ in cables] == ["s0<->t0", "s0<->t1", "s0<->t2", "s1<->t0", "s1<->t1", "s1<->t2"]
+
+
+def test_a_cable_made_twice_or_already_there_is_numbered() -> None:
+    # The first entry cables s0 to t0 once; the foreach then makes s0-t0 for k = 0 and k = 1 (its
+    # ends use no variable): those are the second and third s0-t0 links, "#2" and "#3"; then s0-t1
+    # twice, the first taking the plain id, the second "#2".
+    cables = _cables(
+        "  - {a: s0, b: t0, kind: ethernet, bandwidth: 100 Gb/s}\n"
+        '  - {a: s0, b: "t{j}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {j: 0..1, k: 0..1}}\n'
+    )
+    assert [lid for lid, _, _ in cables] == ["s0<->t0", "s0<->t0#2", "s0<->t0#3", "s0<->t1", "s0<->t1#2"]
