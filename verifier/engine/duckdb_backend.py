@@ -58,6 +58,9 @@ AGGREGATE_PREMISES = 50
 """An aggregate's proof lists at most this many body instances of its group."""
 INSTANCE_ROWS = 4096
 """A proof step's instances up to this many are ordered in Python (`_instance_rows`), more in SQL."""
+ROUNDS_VALUES = 1024
+"""A proof derives a closure again in rounds for at most this many values of its passed column at
+once (`_in_rounds_for`); past that, the whole closure."""
 WILDCARD_VALUE = "_"
 """Stands for an unconstrained argument of an absent (negated) fact in a proof."""
 LOAD_CHUNK = 16_384
@@ -514,11 +517,14 @@ class DuckDBBackend:
         match = " AND ".join([*(f"_t.{c} = _n.{c}" for c in columns), *([held] if held else [])])
         return f"{source} WHERE NOT EXISTS (SELECT 1 FROM {self._schema.table(relation)} AS _t WHERE {match})"
 
-    def _run_recursive(self, stratum: Stratum, only: tuple[int, Value] | None = None) -> None:
+    def _run_recursive(self, stratum: Stratum, only: tuple[int, Sequence[Value]] | None = None) -> None:
         """Semi-naive: a first full round, then rounds where one recursive atom reads the last delta.
 
-        `only` (column, stored value): derive just the tuples holding that value there, in a stratum
-        whose rules pass that column through (a closure derived again for a proof, `_in_rounds_for`).
+        Each round is one INSERT per relation, at the round's stage: the last round's delta is the
+        relation's rows of the stage before (no table per delta to create, count, rename and drop:
+        five statements a round, each a fixed cost however few its rows). `only` (column, stored
+        values): derive just the tuples holding one of those values there, in a stratum whose rules
+        pass that column through (a closure derived again for a proof, `_in_rounds_for`).
         """
         live = runnable_rules(stratum, self._filled)
         if not live:
@@ -527,55 +533,57 @@ class DuckDBBackend:
             self._run_closure(stratum, live)
             return
         members = set(stratum.relations)
-        delta = {r: f"_delta_{i}" for i, r in enumerate(stratum.relations)}
-        new = {r: f"_new_{i}" for i, r in enumerate(stratum.relations)}
-        first: dict[str, tuple[list[str], sc.Params]] = {r: ([], self._params()) for r in stratum.relations}
-        later: dict[str, tuple[list[str], sc.Params]] = {r: ([], self._params()) for r in stratum.relations}
+        # With several relations, each round's INSERTs run one after another: a rule must not read
+        # the tuples another relation of the stratum gained in the same round (they belong to the
+        # next one, as in the memory engine). One relation's INSERT reads the table as it was.
+        apart = len(stratum.relations) > 1
+        params = {r: self._params() for r in stratum.relations}
 
-        def kept(select: str, head: str, params: sc.Params) -> str:
-            if only is None:
-                return select
-            columns = ", ".join(self._schema.columns(head))
-            return f"SELECT * FROM ({select}) AS _o({columns}) WHERE {self._holding(head, only, params)}"
+        def rows_of(relation: str, condition: str) -> str:
+            """A member relation's rows that meet `condition` (and hold `only`'s values), as a FROM item."""
+            if only is not None:
+                condition += f" AND {self._holding(relation, only, params[relation])}"
+            return f"(SELECT * FROM {self._schema.table(relation)} WHERE {condition})"
 
-        for rule in live:
-            head = rule.head.relation
-            select = sc.rule_select(rule, self._schema, first[head][1], distinct=False)
-            first[head][0].append(kept(select, head, first[head][1]))
-            atoms = list(rule.positive_atoms())
-            # Rules reading no member of the stratum derive everything in the first round.
-            for pos in sc.recursive_positions(rule, members):
-                overrides = {pos: sc.quote(delta[atoms[pos].relation])}
-                select = sc.rule_select(rule, self._schema, later[head][1], overrides, distinct=False)
-                later[head][0].append(kept(select, head, later[head][1]))
-        rounds = first
+        def selects(relation: str, first: bool) -> list[str]:
+            """The SELECTs of a round of `relation`'s rules (the first round's, or a later one's)."""
+            out = []
+            for rule in live:
+                if rule.head.relation != relation:
+                    continue
+                atoms = list(rule.positive_atoms())
+                recursive = sc.recursive_positions(rule, members)
+                older = {p: rows_of(atoms[p].relation, f"{sc.STAGE} < {self._stage}") for p in recursive if apart}
+                # Rules reading no member of the stratum derive everything in the first round.
+                delta = f"{sc.STAGE} = {self._stage - 1}"  # the last round's new tuples
+                variants = [older] if first else [{**older, p: rows_of(atoms[p].relation, delta)} for p in recursive]
+                for overrides in variants:
+                    select = sc.rule_select(rule, self._schema, params[relation], overrides, distinct=False)
+                    if only is not None:
+                        columns = ", ".join(self._schema.columns(relation))
+                        kept = self._holding(relation, only, params[relation])
+                        select = f"SELECT * FROM ({select}) AS _o({columns}) WHERE {kept}"
+                    out.append(select)
+            return out
+
         count = 0
         limit = current_limits().fixpoint_rounds if not combines_stored_values(stratum) else None
-        try:
-            while True:
-                count += 1
-                if limit is not None and count > limit:
-                    raise endless_recursion(stratum, self._schema.declarations, limit)
-                self._stage += 1
-                grew = False
-                for relation in stratum.relations:
-                    selects, params = rounds[relation]
-                    # Restricted to one value, the anti join need hash only the rows that hold it.
-                    held = "" if only is None else self._holding(relation, only, params, "_t.")
-                    grew |= self._compute_new(relation, sc.quote(new[relation]), selects, params, held)
-                for relation in stratum.relations:
-                    target = self._schema.table(relation)
-                    self._con.execute(f"INSERT INTO {target} SELECT *, {self._stage} FROM {sc.quote(new[relation])}")
-                    self._con.execute(f"DROP TABLE IF EXISTS {sc.quote(delta[relation])}")
-                    self._con.execute(f"ALTER TABLE {sc.quote(new[relation])} RENAME TO {sc.quote(delta[relation])}")
-                    self._filled.add(relation)
-                rounds = later
-                if not grew:
-                    break
-        finally:
+        while True:
+            count += 1
+            if limit is not None and count > limit:
+                raise endless_recursion(stratum, self._schema.declarations, limit)
+            self._stage += 1
+            grew = False
             for relation in stratum.relations:
-                self._con.execute(f"DROP TABLE IF EXISTS {sc.quote(delta[relation])}")
-                self._con.execute(f"DROP TABLE IF EXISTS {sc.quote(new[relation])}")
+                found = selects(relation, count == 1)
+                if not found:
+                    continue
+                # Restricted to some values, the anti join need hash only the rows that hold them.
+                held = "" if only is None else self._holding(relation, only, params[relation], "_t.")
+                grew |= self._insert(relation, self._new_rows(relation, found, held), params[relation]) > 0
+            self._filled.update(stratum.relations)
+            if not grew:
+                break
 
     def _run_closure(self, stratum: Stratum, live: Sequence[Rule]) -> None:
         """A linear recursion that only combines stored values, as one recursive query.
@@ -631,8 +639,11 @@ class DuckDBBackend:
         Only what a proof reads is derived again, when it first reads it: a closure's rounds read
         the tuples of lower strata, not their stages, and its stages lie below every later
         stratum's either way, so each closure can be derived again alone. Where every recursive
-        rule passes a column through and the proof fixes it (`scaleup_reach(G, _)` for one GPU),
-        only the tuples with that value are: their rounds are the same as in the whole closure.
+        rule passes a column through, only the tuples holding the values there that the proof can
+        read are: the value it fixes (`scaleup_reach(G, _)` for one GPU), or, when it fixes other
+        columns (`within(_, N)` for one node), the values of the tuples holding those (the devices
+        within N, read from the closure as it stands: the same tuples, only their stages change).
+        Their rounds are the same as in the whole closure.
         """
         coarse = self._coarse
         for relation, fixed in reads:
@@ -640,21 +651,49 @@ class DuckDBBackend:
             if found is None:
                 continue
             stratum, start, column = found
-            decl = self._schema.declarations[relation]
-            if column is not None and column in fixed and fits(fixed[column], decl.columns[column].type):
-                stored = self._encode(fixed[column])
+            values = None if column is None else self._passed_values(relation, column, fixed)
+            if column is not None and values is not None:
                 done = self._rounds_for.setdefault(relation, set())
-                if stored is None or stored in done:
-                    continue  # a symbol never seen is in no tuple
-                done.add(stored)
-                self._derive_in_rounds(relation, stratum, start, (column, stored))
-                continue
+                todo = sorted(set(values) - done)
+                if len(todo) <= ROUNDS_VALUES:
+                    done.update(todo)
+                    if todo:
+                        self._derive_in_rounds(relation, stratum, start, (column, todo))
+                    continue
             del coarse[relation]
             self._rounds_for.pop(relation, None)
             self._derive_in_rounds(relation, stratum, start, None)
 
-    def _derive_in_rounds(self, relation: str, stratum: Stratum, start: int, only: tuple[int, Value] | None) -> None:
-        """Delete a closure's derived tuples (those holding `only`'s value, given it) and derive them
+    def _passed_values(self, relation: str, column: int, fixed: Mapping[int, Value]) -> list[Value] | None:
+        """The stored values at `column` of the tuples of `relation` that hold `fixed`'s values (where
+        the proof fixes that column, its value alone); None when `fixed` leaves every tuple possible.
+        A value that fits no tuple (a symbol never seen, a number for a symbol) leaves none.
+        """
+        decl = self._schema.declarations[relation]
+        stored: dict[int, Value] = {}
+        for at, value in fixed.items():
+            if not fits(value, decl.columns[at].type):
+                # No tuple holds it; a passed column of the wrong type is derived whole, as it was.
+                return None if at == column else []
+            found = self._encode(value)
+            if found is None:
+                return []  # a symbol never seen is in no tuple
+            stored[at] = found
+        if column in stored:
+            return [stored[column]]
+        if not stored:
+            return None
+        params = self._params()
+        columns = self._schema.columns(relation)
+        where = " AND ".join(f"{columns[at]} = {params.literal(value)}" for at, value in sorted(stored.items()))
+        select = f"SELECT DISTINCT {columns[column]} FROM {self._schema.table(relation)} WHERE {where}"
+        found_rows = self._con.execute(select, params.bind()).fetchall()
+        return [row[0] for row in found_rows]
+
+    def _derive_in_rounds(
+        self, relation: str, stratum: Stratum, start: int, only: tuple[int, Sequence[Value]] | None
+    ) -> None:
+        """Delete a closure's derived tuples (those holding one of `only`'s values, given it) and derive them
         again in rounds from stage `start` on.
         """
         stage, budget = self._stage, self._budget
@@ -679,27 +718,13 @@ class DuckDBBackend:
             self._in_rounds = False
             self._stage, self._budget = stage, budget
 
-    def _holding(self, relation: str, only: tuple[int, Value], params: sc.Params, alias: str = "") -> str:
-        """SQL: the `relation` row (under `alias`) holds `only`'s stored value at `only`'s column."""
-        return f"{alias}{self._schema.columns(relation)[only[0]]} = {params.literal(only[1])}"
-
-    def _compute_new(
-        self, relation: str, target: str, selects: Sequence[str], params: sc.Params, held: str = ""
-    ) -> bool:
-        """Store into `target` the tuples `selects` derive that `relation` lacks; True if there are any."""
-        if not selects:
-            self._con.execute(self._schema.create_sql(relation, target, stage=False))
-            return False
-        names = ", ".join(self._schema.columns(relation))
-        self._computing = relation
-        self._con.execute(
-            f"CREATE TABLE {target} AS SELECT * FROM ({self._new_rows(relation, selects, held)}) AS _n({names})",
-            params.bind(),
-        )
-        row = _first(self._con.execute(f"SELECT count(*) FROM {target}"))
-        found = int(row[0]) if row else 0
-        self._spend(relation, found)
-        return found > 0
+    def _holding(self, relation: str, only: tuple[int, Sequence[Value]], params: sc.Params, alias: str = "") -> str:
+        """SQL: the `relation` row (under `alias`) holds one of `only`'s stored values at `only`'s column."""
+        column, values = only
+        name = f"{alias}{self._schema.columns(relation)[column]}"
+        if len(values) == 1:
+            return f"{name} = {params.literal(values[0])}"
+        return f"{name} IN ({', '.join(params.literal(v) for v in values)})"
 
     def _spend(self, relation: str, tuples: int) -> None:
         """Count `tuples` new tuples of `relation` against the derived_tuples budget."""
