@@ -112,7 +112,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     # links (those kept) as blocks of their plan: none is made here (see _WholeNodes).
     whole = _WholeNodes(inv, unmade, keep)
     skip = whole.nodes
-    objects = inv.objects.values() if keep is None else [o for o in inv.objects.values() if o.id in keep]
+    objects = inv.objects_but(skip) if keep is None else [o for o in inv.objects.values() if o.id in keep]
     for o in objects:
         if skip and o.origin is not None and o.origin in skip:
             continue
@@ -386,8 +386,11 @@ def _conformance(inv: Inventory, keep: AbstractSet[str] | None) -> dict[str, lis
     for node, tmpl in inv.stamped.items():
         if tmpl not in reference or node < reference[tmpl][0]:
             reference[tmpl] = (node, "built exactly from its node type")
+    # The stamped nodes that do not stand for their template are neither compared nor read: their
+    # objects are passed over in runs (Inventory.objects_but), not one by one.
+    objects = inv.objects_but(inv.stamped.keys() - {n for n, _ in reference.values()})
     loose: dict[str, list[str]] = {}
-    for o in inv.objects.values():
+    for o in objects:
         if o.kind == "node" and o.template is not None and o.id not in inv.stamped:
             loose.setdefault(o.template, []).append(o.id)
     if not loose:
@@ -395,7 +398,7 @@ def _conformance(inv: Inventory, keep: AbstractSet[str] | None) -> dict[str, lis
     compared = {n for nodes in loose.values() for n in nodes} | {n for n, _ in reference.values()}
     slots: dict[str, list[tuple[str, str]]] = {}
     where: dict[str, str] = {}  # object -> the compared node it is in
-    for o in inv.objects.values():  # parents are expanded before their children
+    for o in objects:  # parents are expanded before their children
         par = o.parent
         if par is None or o.kind == "node":
             continue

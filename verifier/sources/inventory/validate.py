@@ -469,7 +469,7 @@ def check_inventory(
         _check_labels(inv, problems)
     nesting_ok: dict[tuple[str, str], bool] = {}
     model_ok: dict[tuple[str, str], str | None] = {}
-    for obj in [o for o in objects.values() if o.origin not in sound] if sound else objects.values():
+    for obj in inv.objects_but(sound) if sound else objects.values():
         if obj.parent is not None:
             par = objects.get(obj.parent)
             if par is None:
