@@ -580,6 +580,12 @@ def _dictionary(engine: DuckDBBackend) -> list[tuple[int, str]]:
     return engine._con.execute('SELECT id, s FROM "_symbols" ORDER BY id').fetchall()
 
 
+def _table_ids(engine: DuckDBBackend, symbols: list[str]) -> dict[str, int]:
+    """The symbols of `symbols` that the engine's lookup table gives an id, with it."""
+    found = {s: engine._symbol_ids.get(s) for s in symbols}
+    return {s: i for s, i in found.items() if i is not None}
+
+
 @pytest.mark.parametrize("chunk", [1, 2, 50_000])
 def test_symbols_get_ids_column_by_column_in_order_of_first_appearance(
     monkeypatch: pytest.MonkeyPatch, chunk: int
@@ -638,7 +644,7 @@ def test_refused_facts_leave_the_dictionary_as_it_was(monkeypatch: pytest.Monkey
             engine.add_facts("w", rows)
         assert _dictionary(engine) == before
         assert list(enumerate(engine._symbol_text)) == before
-        assert engine._symbol_ids == {s: i for i, s in before}
+        assert _table_ids(engine, [*"abcdefgh", "\ud800"]) == {"a": 0, "b": 1}
     engine.add_facts("w", [("c", "a", 5)])
     engine.evaluate()
     assert engine.query("w") == [("a", "b", 1), ("c", "a", 5)]
@@ -811,7 +817,8 @@ def test_a_closure_runs_as_one_query_and_proofs_still_come_in_rounds() -> None:
         run(rounds, LINK + LINEAR, facts)
         assert fast.query("reach") == rounds.query("reach") == pairs("a>b a>c a>d b>c b>d c>d")
         proof = fast.explain("reach", ("a", "d"))
-        assert proof == rounds.explain("reach", ("a", "d"))
+        # The same proof up to stage numbers: the rounds take the stages kept free after the query's.
+        assert _shape(proof) == _shape(rounds.explain("reach", ("a", "d")))
         assert proof.height() == 3
         check_stages(proof)
     finally:
@@ -920,7 +927,7 @@ def test_refused_stamped_rows_leave_the_dictionary_as_it_was() -> None:
         with pytest.raises(FactError):
             engine.add_facts("link", StampedRows([], [block]))
         assert _dictionary(engine) == before
-        assert engine._symbol_ids == {s: i for i, s in before}
+        assert _table_ids(engine, ["x", "y", "a", "b", "c", "d", "f", "z"]) == {"x": 0, "y": 1}
     good = StampBlock(((2,), (0,), (1,), None), (None, None, None, (7,)), names)
     engine.add_facts("link", StampedRows([], [good]))
     engine.evaluate()

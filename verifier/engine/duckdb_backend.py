@@ -54,6 +54,7 @@ from verifier.engine.strata import (
     strata_of,
     what_to_derive,
 )
+from verifier.engine.symbol_table import SymbolTable
 
 AGGREGATE_PREMISES = 50
 """An aggregate's proof lists at most this many body instances of its group."""
@@ -117,7 +118,7 @@ class DuckDBBackend:
         """Per input relation loaded once, columns that hold no value (or pair) twice (column_keys)."""
         self._filled: set[str] = set()
         """Relations that may hold tuples during evaluate(): new tuples must be checked against them."""
-        self._symbol_ids = _SymbolIds()
+        self._symbol_ids = SymbolTable()
         """The id of every symbol the engine holds (the `_symbols` table, mirrored for lookups)."""
         self._symbol_text = self._symbol_ids.text
         """Every symbol the engine holds, at the index that is its id (the `_symbols` table, mirrored)."""
@@ -167,7 +168,7 @@ class DuckDBBackend:
         for macro in sc.MACROS:
             self._con.execute(macro)
         self._con.execute(sc.SYMBOLS_SQL)
-        self._symbol_ids = _SymbolIds()
+        self._symbol_ids = SymbolTable()
         self._symbol_text = self._symbol_ids.text
         self._slot_ids = {}
         self._program = program
@@ -270,7 +271,6 @@ class DuckDBBackend:
         nothing added). The blocks of StampedRows are encoded as blocks (`_block_columns`), after the plain rows.
         Also a column of plain rows (no blocks) whose symbols were all new, each once, if there is one.
         """
-        known = self._symbol_ids
         start = len(self._symbol_text)
         plain = rows.plain if isinstance(rows, StampedRows) else rows
         blocks = [b for b in rows.blocks if len(b)] if isinstance(rows, StampedRows) else []
@@ -287,14 +287,9 @@ class DuckDBBackend:
             if len(self._symbol_text) > start:
                 self._store_symbols(start)
         except BaseException:
-            # The dictionary table and its mirrors must agree: forget the symbols of a refused load,
+            # The dictionary table and its mirror must agree: forget the symbols of a refused load,
             # and the slots' ids, which may name them.
-            for symbol in self._symbol_text[start:]:
-                del known[symbol]
-            del self._symbol_text[start:]
-            if len(known) != start:  # stopped inside _ids_into, between its insert and its renumbering
-                for symbol in [s for s, i in known.items() if i >= start or self._symbol_text[i] != s]:
-                    del known[symbol]
+            self._symbol_ids.truncate(start)
             self._slot_ids.clear()
             raise
         return arrays, next((i for i, n in enumerate(new) if n == len(plain)), None) if not blocks else None
@@ -332,34 +327,7 @@ class DuckDBBackend:
 
     def _ids_into(self, symbols: list[str], out: _Int64s) -> int:
         """Write the ids of `symbols` (strings) into `out`, giving new ones the next ids; how many were new."""
-        known = self._symbol_ids
-        before, count = len(known), len(symbols)
-        if symbols[0] in known and symbols[-1] in known:
-            # Likely symbols seen before: one dict lookup each, a miss giving the next id from __missing__.
-            out[:] = numpy.fromiter(map(known.__getitem__, symbols), dtype=numpy.int64, count=count)
-            return len(known) - before
-        # Likely symbols never seen (a fleet's link ids): each is offered the id of its position, in one
-        # C-level pass that looks it up and inserts it at once (at fleet scale each lookup is a cache miss).
-        offers = map(known.setdefault, symbols, range(before, before + count))
-        got = numpy.fromiter(offers, dtype=numpy.int64, count=count)
-        offered = numpy.arange(before, before + count, dtype=numpy.int64)
-        taken = got == offered
-        if taken.all():
-            known.text.extend(symbols)
-            out[:] = got
-            return count
-        # Some were known, or came twice: the new ones take the next ids in order of first appearance,
-        # and the later copies of a new one (which got its offered id) follow it.
-        first = numpy.flatnonzero(taken)
-        renumbered = numpy.full(count, -1, dtype=numpy.int64)
-        renumbered[first] = numpy.arange(before, before + len(first), dtype=numpy.int64)
-        new = [symbols[i] for i in first.tolist()]
-        known.update(zip(new, renumbered[first].tolist(), strict=True))
-        known.text.extend(new)
-        offered_ids = got >= before
-        got[offered_ids] = renumbered[got[offered_ids] - before]
-        out[:] = got
-        return len(new)
+        return self._symbol_ids.ids_into(symbols, out)
 
     def _block_columns(self, decl: Declaration, block: StampBlock) -> list[_Int64s]:
         """The columns of a block's rows: each node's names looked up once, then array indexing."""
@@ -437,7 +405,7 @@ class DuckDBBackend:
         found = self._symbol_id(symbol)
         if found is None:
             self._con.execute(f"INSERT INTO {sc.SYMBOLS} VALUES ($1, $2)", [len(self._symbol_text), symbol])
-            found = self._symbol_ids[symbol]  # __missing__ gives it that id and keeps its text
+            found = self._symbol_ids.add(symbol)  # that id, its text kept
         return found
 
     def _symbol_id(self, symbol: str) -> int | None:
@@ -1101,22 +1069,6 @@ def _at_slots(slots: Sequence[int]) -> Callable[[Sequence[str]], Sequence[str]]:
         only = slots[0]
         return lambda names: (names[only],)
     return itemgetter(*slots)
-
-
-class _SymbolIds(dict[str, int]):
-    """Symbol -> id, and `text`, each id's symbol; looking up a missing symbol (`d[s]`) gives it the next id.
-
-    So a column is interned in one pass of C-level lookups, only the new symbols calling back into Python.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.text: list[str] = []
-
-    def __missing__(self, symbol: str) -> int:
-        found = self[symbol] = len(self.text)
-        self.text.append(symbol)
-        return found
 
 
 def _refuse(decl: Declaration, rows: Sequence[Row]) -> NoReturn:
