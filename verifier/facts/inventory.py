@@ -359,13 +359,20 @@ def _software_versions(
 ) -> list[Row]:
     rows: list[Row] = []
     seen: dict[str, int | None] = {}  # a fleet repeats a few stacks on every node
+    # Nodes stamped from one template share its software mapping (the same object): its numbered
+    # components are worked out once per mapping, by identity (every mapping lives as long as `inv`).
+    numbered: dict[int, list[tuple[str, int]]] = {}
     for node, sw in inv.software.items():
         if keep is not None and node not in keep:
             continue
-        for component, text in sw.items():
-            number = seen[text] if text in seen else seen.setdefault(text, encode(text))
-            if number is not None:
-                rows.append((node, component, number))
+        pairs = numbered.get(id(sw))
+        if pairs is None:
+            pairs = numbered[id(sw)] = []
+            for component, text in sw.items():
+                number = seen[text] if text in seen else seen.setdefault(text, encode(text))
+                if number is not None:
+                    pairs.append((component, number))
+        rows += [(node, component, number) for component, number in pairs]
     return rows
 
 
