@@ -596,10 +596,15 @@ class DuckDBBackend:
         apart = len(stratum.relations) > 1
         params = {r: self._params() for r in stratum.relations}
 
+        # Derived again for a proof (`only`), the rows of these rounds are those above the stage
+        # before them: the closure's other rows all hold that one stage (`_derive_in_rounds`), so
+        # a scan for these rounds' rows skips every row group of those by its stage range.
+        floor = self._stage
+
         def rows_of(relation: str, condition: str) -> str:
-            """A member relation's rows that meet `condition` (and hold `only`'s values), as a FROM item."""
+            """A member relation's rows that meet `condition` (given `only`, of this derivation), as a FROM item."""
             if only is not None:
-                condition += f" AND {self._holding(relation, only, params[relation])}"
+                condition += f" AND {sc.STAGE} > {floor} AND {self._holding(relation, only, params[relation])}"
             return f"(SELECT * FROM {self._schema.table(relation)} WHERE {condition})"
 
         def selects(relation: str, first: bool) -> list[str]:
@@ -610,7 +615,8 @@ class DuckDBBackend:
                     continue
                 atoms = list(rule.positive_atoms())
                 recursive = sc.recursive_positions(rule, members)
-                older = {p: rows_of(atoms[p].relation, f"{sc.STAGE} < {self._stage}") for p in recursive if apart}
+                before = f"{sc.STAGE} < {self._stage}"
+                older = {p: rows_of(atoms[p].relation, before) for p in recursive if apart or only is not None}
                 # Rules reading no member of the stratum derive everything in the first round.
                 delta = f"{sc.STAGE} = {self._stage - 1}"  # the last round's new tuples
                 variants = [older] if first else [{**older, p: rows_of(atoms[p].relation, delta)} for p in recursive]
@@ -636,7 +642,9 @@ class DuckDBBackend:
                 if not found:
                     continue
                 # Restricted to some values, the anti join need hash only the rows that hold them.
-                held = "" if only is None else self._holding(relation, only, params[relation], "_t.")
+                held = ""
+                if only is not None:
+                    held = f"_t.{sc.STAGE} > {floor} AND {self._holding(relation, only, params[relation], '_t.')}"
                 grew |= self._insert(relation, self._new_rows(relation, found, held), params[relation]) > 0
             self._filled.update(stratum.relations)
             if not grew:
@@ -649,9 +657,10 @@ class DuckDBBackend:
         what its new tuples cost; a round of statements hashes the whole relation again for
         its anti join (a chain of 4,000 links takes 4,000 rounds). Every tuple gets the same
         stage, so a proof that reads it derives it again in rounds first (`_in_rounds_for`).
-        Rounds would take at most one stage per new tuple and one that finds none: that many
-        stages are kept free after this one, so the later strata's stages stay above the rounds'
-        and nothing else needs deriving again (proofs compare stages by order only).
+        Rounds would take at most one stage per new tuple (and one that finds none and stores
+        nothing): that many stages are kept free after this one, where the rounds go, so the later
+        strata's stages stay above the rounds' and nothing else needs deriving again (proofs
+        compare stages by order only).
         """
         relation = stratum.relations[0]
         params = self._params()
@@ -763,7 +772,10 @@ class DuckDBBackend:
             self._con.execute(
                 f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0{holding}", params.bind()
             )
-            self._stage = start - 1
+            # Rounds from the stage after the query's (the stages kept free): the tuples not derived
+            # again keep the query's stage, below every round's, and scans for the rounds' tuples
+            # skip their row groups by stage (`_run_recursive`).
+            self._stage = start
             self._run_recursive(stratum, only)
         except duckdb.OutOfMemoryException:
             raise self._too_big("", "engine_memory") from None
