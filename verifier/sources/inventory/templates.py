@@ -52,6 +52,11 @@ _HOLE = "\x00"  # stands for the node id while a plan is built
 _SEP = "\n"  # between the names of a plan's instance while they are made (ids are printable)
 
 
+_Shared = tuple[TextMap, Mapping[str, int], Mapping[str, str], TextMap, tuple[str, ...]]
+"""What every instance of one entry shares (Expander._shared): labels and software to render, the
+quantities and typed labels of its figures, its promises."""
+
+
 class _Dependent(Exception):
     """A template body that needs instance variables: expand it per instance."""
 
@@ -257,6 +262,7 @@ class Expander:
         # is held here, where it is made.
         self.id_length = current_limits().id_length
         self.rooms: dict[str, int] = {}  # template -> the longest node id its plan fits under (_Plan.room)
+        self.shared: dict[int, _Shared] = {}  # id(spec) -> what its instances share (_shared)
 
     def sound_nodes(self, inv: Inventory) -> set[str]:
         """Stamped nodes whose template's plan passes the whole-inventory checks as a whole
@@ -422,36 +428,35 @@ class Expander:
                     parent = explicit
                     self.sink.explicit_parents.append(oid)
         override = spec.overrides.get(name) if spec.overrides and not self.planning else None
-        labels_tm = body.labels.merged(spec.labels) if body else spec.labels
+        shared = self.shared.get(id(spec))
+        if shared is None:
+            shared = self.shared[id(spec)] = self._shared(spec, body, kind)
+        labels_tm, quantities, typed, software_tm, promises = shared
         labels = self._render_map(labels_tm, ns, spec.loc)
-        figures = body.figures.merged(spec.figures) if body else spec.figures
-        quantities, typed = figures.for_kind(kind, p) if not figures.empty else (EMPTY_INT, EMPTY_STR)
         if typed:
             labels = MappingProxyType({**typed, **labels})
         obj = Obj(
-            id=oid,
-            kind=kind,
-            parent=parent,
-            loc=spec.loc,
-            model=spec.model or (body.model if body else None),
-            labels=labels,
-            quantities=quantities,
-            state=spec.state or (body.state if body else None),
-            template=spec.template,
-            index=index,
+            oid,
+            kind,
+            parent,
+            spec.loc,
+            spec.model or (body.model if body else None),
+            labels,
+            quantities,
+            spec.state or (body.state if body else None),
+            spec.template,
+            index,
         )
         if not self._add_object(obj):
             return name
         outer_journal = self.sink.journal
         if override is not None:
             self.sink.journal = []
-        software_tm = body.software.merged(spec.software) if body else spec.software
         software = self._render_map(software_tm, ns, spec.loc)
         if software:
             self.sink.software[oid] = software
-        promises = (body.promises if body else ()) + spec.promises
         if promises:
-            self.sink.promises[oid] = tuple(dict.fromkeys(promises))
+            self.sink.promises[oid] = promises
         inner_scope = scope
         if kind == "node":
             if scope is not None:
@@ -490,6 +495,18 @@ class Expander:
                 outer_journal.extend(created)
             self._apply_override(override, obj, inner_scope, created)
         return name
+
+    def _shared(self, spec: ObjSpec, body: ObjSpec | None, kind: str) -> _Shared:
+        """What every instance of `spec` (made from `body`) shares, worked out at its first instance:
+        its label and software maps (patterns still to render), figures and promises. A mistake in
+        its figures is reported then, where it is written, as it would be at every instance.
+        """
+        labels_tm = body.labels.merged(spec.labels) if body else spec.labels
+        figures = body.figures.merged(spec.figures) if body else spec.figures
+        quantities, typed = figures.for_kind(kind, self.problems) if not figures.empty else (EMPTY_INT, EMPTY_STR)
+        software_tm = body.software.merged(spec.software) if body else spec.software
+        promises = (body.promises if body else ()) + spec.promises
+        return labels_tm, quantities, typed, software_tm, tuple(dict.fromkeys(promises)) if promises else ()
 
     def _add_object(self, obj: Obj) -> bool:
         objects = self.sink.objects
