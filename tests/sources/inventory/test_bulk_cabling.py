@@ -53,3 +53,47 @@ def test_a_cable_made_twice_or_already_there_is_numbered() -> None:
         '  - {a: s0, b: "t{j}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {j: 0..1, k: 0..1}}\n'
     )
     assert [lid for lid, _, _ in cables] == ["s0<->t0", "s0<->t0#2", "s0<->t0#3", "s0<->t1", "s0<->t1#2"]
+
+
+NODES = """
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    children:
+      - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+      - {name: cpu0, kind: cpu}
+      - {name: nic0, kind: nic}
+    links:
+      - {a: gpu0, b: cpu0, kind: pcie, generation: 5, lanes: 16}
+      - {a: nic0, b: cpu0, kind: pcie, generation: 5, lanes: 16}
+objects:
+  - {template: box, name: "n{i}", count: 2}
+  - {name: sw0, kind: switch}
+links:
+"""
+
+
+def test_a_foreach_cable_with_a_stamped_links_id_is_numbered_after_it() -> None:
+    # Each node's own links wait to be made (its plan's); the foreach cables gpu0 to cpu0 again in
+    # each node, "n0/gpu0<->n0/cpu0" and "n1/gpu0<->n1/cpu0": ids the nodes' links have, so those
+    # are made first and the cables take "#2".
+    inv = load_inventory_text(
+        NODES + '  - {a: "n{k}/gpu0", b: "n{k}/cpu0", kind: pcie, bandwidth: 64 GB/s, foreach: {k: 0..1}}\n', "t.yaml"
+    )
+    for n in ("n0", "n1"):
+        assert inv.links[f"{n}/gpu0<->{n}/cpu0"].origin == n
+        cable = inv.links[f"{n}/gpu0<->{n}/cpu0#2"]
+        assert (cable.origin, cable.mbps) == (None, 64_000)
+
+
+def test_cables_that_start_in_a_stamped_node_but_are_none_of_its_links() -> None:
+    # The NICs cabled to sw0 ("n0/nic0<->sw0", "n1/nic0<->sw0") start with the nodes' ids like the
+    # nodes' own links, but none of those ends in "sw0": the nodes' links stay unmade, the cables keep
+    # their plain ids, and each node still has its 2 links once they are read.
+    inv = load_inventory_text(
+        NODES + '  - {a: "n{k}/nic0", b: sw0, kind: ethernet, bandwidth: 400 Gb/s, foreach: {k: 0..1}}\n', "t.yaml"
+    )
+    assert set(inv.unmade_links()) == {"n0", "n1"}
+    assert sorted(lid for lid, lk in inv.links.items() if lk.origin is None) == ["n0/nic0<->sw0", "n1/nic0<->sw0"]
+    assert len([lk for lk in inv.links.values() if lk.origin == "n1"]) == 2

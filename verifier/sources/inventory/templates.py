@@ -131,6 +131,8 @@ class _Plan:
     shapes: dict[tuple[int, int], list[str]] = field(default_factory=dict)
     """Link ids with holes by (holes, length without them), to tell whether an id is an instance's (makes)."""
     hole_counts: tuple[int, ...] = ()
+    tails: frozenset[str] = frozenset()
+    """The text after the last hole of each link id: every id `ids_for` gives ends with one of them."""
     written_ids: list[str] = field(default_factory=list)
     """The link ids written with `id:`, with holes: the id length limit holds them as it holds
     every relative name (ids made `a<->b` from their ends are not held: each end is)."""
@@ -159,6 +161,7 @@ class _Plan:
             holes = lid.count(_HOLE)
             self.shapes.setdefault((holes, len(lid) - holes), []).append(lid)
         self.hole_counts = tuple(sorted({holes for holes, _ in self.shapes}))
+        self.tails = frozenset(parts[-1] for parts in self.link_ids)
         for lid, (_parts, _a, _b, lk) in zip(ids, self.links, strict=True):
             ends = f"{lk.a}<->{lk.b}"
             if lid != ends and not lid.startswith(ends + "#"):
@@ -263,6 +266,9 @@ class Expander:
         self.id_length = current_limits().id_length
         self.rooms: dict[str, int] = {}  # template -> the longest node id its plan fits under (_Plan.room)
         self.shared: dict[int, _Shared] = {}  # id(spec) -> what its instances share (_shared)
+        # The ends (_Plan.tails) of every deferred link id, of the plans (by id) of nodes deferred so far.
+        self.tails: tuple[str, ...] = ()
+        self.tailed: set[int] = set()
 
     def sound_nodes(self, inv: Inventory) -> set[str]:
         """Stamped nodes whose template's plan passes the whole-inventory checks as a whole
@@ -604,6 +610,9 @@ class Expander:
             key = _HOLE + node_id
             links[key] = Link(key, "", "", "", 0, _DEFERRED, origin=node_id)
             sink.deferred[node_id] = (plan, names)
+            if id(plan) not in self.tailed:
+                self.tailed.add(id(plan))
+                self.tails = tuple({*self.tails, *plan.tails})
             self._stamp_rest(plan, node_id, names)
             return
         if plan.joined_ids is not None and _SEP not in node_id:
@@ -698,7 +707,12 @@ class Expander:
         sink.heads.update(heads)
         if deferred.keys().isdisjoint(heads):
             return
+        # A pod's cables start with its nodes' ids, yet end with a switch's name: an id that does not
+        # end as some deferred link's id does (its text after the last hole) is none of them.
+        tails = self.tails
         for lid, head in zip(lids, heads, strict=True):
+            if not lid.endswith(tails):
+                continue
             found = deferred.get(head)
             if found is not None and found[0].makes(lid, head):
                 self.make_deferred()
