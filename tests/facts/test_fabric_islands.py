@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from verifier.facts.graph import graph_facts
+import pytest
+
+from verifier.facts.graph import NodePairs, graph_facts
 from verifier.sources.inventory.loader import load_inventory, load_inventory_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,3 +69,31 @@ def test_node_islands_by_hand() -> None:
     )
     facts = graph_facts(load_inventory_text(text, "t.yaml"), {"node_fabric_island"})
     assert facts["node_fabric_island"] == [("n0", "leaf0"), ("n0", "leaf2"), ("n1", "")]
+
+
+FUSED = ("node_fabric_island", "gpu_fabric_bottleneck", "scaleup_domain")
+"""What `place` asks for: node_fabric_islands adds up the NICs' fabric cables for the per-node pass."""
+
+
+def _rows(facts: Mapping[str, Sequence[tuple[object, ...]]], relation: str) -> list[tuple[object, ...]]:
+    return sorted(tuple(r) for r in facts[relation])
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        *sorted((ROOT / "inventories").glob("*.yaml")),
+        # Ethernet links: a GPU's RoCE port (link_kind: not a fabric cable) next to Ethernet fabrics.
+        *sorted(p for p in (ROOT / "tests" / "rules" / "fixtures").glob("*/*.yaml") if "ethernet" in p.read_text()),
+    ],
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_one_pass_over_the_cables_gives_what_each_pass_gives(path: Path) -> None:
+    # Asked together (with the node classes' pairs, as `place` asks), the cables are gone through
+    # once for the islands and for each NIC's fabric bandwidth; asked one at a time, each pass
+    # goes through them itself. The rows must be the same either way.
+    inv = load_inventory([path])
+    together = graph_facts(inv, set(FUSED), NodePairs())
+    for relation in FUSED:
+        alone = graph_facts(load_inventory([path]), {relation})
+        assert _rows(together, relation) == _rows(alone, relation), relation

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from verifier.facts.inventory import Row
+from verifier.facts.inventory import Row, link_kind
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Link, Obj
 
 
@@ -32,6 +32,7 @@ def node_fabric_islands(
     links: Iterable[Link],
     node_of: Callable[[str], str | None],
     stamped: Mapping[str, str],
+    uplinks: dict[str, int] | None = None,
 ) -> list[Row]:
     """(node, island) for each island a node reaches over a working fabric link from one of its
     devices to a switch, and (node, "") for a node with a NIC that reaches none: what placement
@@ -40,8 +41,15 @@ def node_fabric_islands(
 
     `stamped` (Inventory.stamped): an object a node's plan made is in that node (`origin`), with no
     walk up its parents: at 131,072 GPUs that walk, per NIC and cable end, was most of the time.
+
+    Given `uplinks`, each end's MB/s of working fabric cables are added up into it on the same pass
+    (what verifier/facts/graph.py's per-node pass reads of a NIC; an Ethernet link that link_kind
+    makes an accelerator's RoCE port counts for neither): a fleet's cables are gone through once.
     """
     get = objects.get
+    count = uplinks is not None
+    ups: dict[str, int] = uplinks if uplinks is not None else {}
+    up_get = ups.get
 
     fabric = [lk for lk in links if lk.kind in FABRIC_LINK_KINDS]
     island = _islands(objects, fabric)
@@ -54,6 +62,10 @@ def node_fabric_islands(
         if lk.state == "down":
             continue
         a, b = lk.a, lk.b
+        if count and (lk.kind != "ethernet" or link_kind(lk, objects) in FABRIC_LINK_KINDS):
+            mbps = lk.mbps
+            ups[a] = up_get(a, 0) + mbps
+            ups[b] = up_get(b, 0) + mbps
         ia, ib = island_of(a), island_of(b)
         if ia is None:
             if ib is None:

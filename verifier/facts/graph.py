@@ -310,8 +310,15 @@ def graph_facts(
         return {**out, **per_node}
     view = _LinkView.of(inv)
     ancestry = _Ancestry(inv)  # the per-node relations and the NVLink domains walk up the same objects
+    uplinks: dict[str, int] | None = None
+    if "node_fabric_island" in want and (node_pairs is not None or want & NODE_RELATIONS):
+        # The per-node relations read each NIC's working fabric cables, which this goes through
+        # anyway: added up on the same pass (a fleet's 131,072 NIC cables once, not twice).
+        uplinks = {}
+        out["node_fabric_island"] = node_fabric_islands(inv.objects, view.links, ancestry.node, inv.stamped, uplinks)
+        want.discard("node_fabric_island")
     if node_pairs is not None:
-        _nodes(inv, out, per_node, want, node_pairs, view, ancestry)
+        _nodes(inv, out, per_node, want, node_pairs, view, ancestry, uplinks)
         want -= NODE_RELATIONS
     if not want:
         return {**out, **per_node}
@@ -325,7 +332,7 @@ def graph_facts(
     if "node_fabric_island" in want:
         out["node_fabric_island"] = node_fabric_islands(inv.objects, view.links, ancestry.node, inv.stamped)
     if want & NODE_RELATIONS:
-        _nodes(inv, out, per_node, want, None, view, ancestry)
+        _nodes(inv, out, per_node, want, None, view, ancestry, uplinks)
     if "die_pair_bottleneck" in want:
         _dies(inv, out, view)
     if "scaleup_domain" in want:
@@ -768,8 +775,13 @@ def _nodes(
     node_pairs: NodePairs | None,
     view: _LinkView,
     ancestry: _Ancestry,
+    uplinks: dict[str, int] | None = None,
 ) -> None:
-    """The per-node relations (NODE_RELATIONS) into `per_node`, as StampedRows; `out` gets nothing."""
+    """The per-node relations (NODE_RELATIONS) into `per_node`, as StampedRows; `out` gets nothing.
+
+    `uplinks`: each end's MB/s of working fabric cables, added up already (node_fabric_islands);
+    None: added up here.
+    """
     objects = inv.objects
     node_above = ancestry.node
 
@@ -777,18 +789,28 @@ def _nodes(
     # of them per template (its representative) is read object by object and link by link. A
     # link from outside the plan that reaches into such a node makes it "custom" (read in full).
     stamped = inv.stamped
-    nic_fabric: dict[str, int] = {}  # MB/s of working fabric cables per end (NICs' are read)
+    counted = uplinks is not None
+    nic_fabric: dict[str, int] = uplinks if uplinks is not None else {}  # MB/s of working fabric cables per end
     nic_fabric_get = nic_fabric.get
     foreign: list[tuple[str, str, str, int, str | None, str | None]] = []
     custom: set[str] = set()
     # A link of a stamped node's plan is part of its node's shape (a million links at fleet scale:
     # left out first, in one pass); only a fabric cable (Ethernet: maybe, see link_kind) is not.
-    for lk in [lk for lk in view.links if lk.kind in FABRIC_KINDS or lk.origin not in stamped]:
+    # With the cables counted already, only an Ethernet link can still be something else.
+    if counted:
+        todo = [
+            lk
+            for lk in view.links
+            if lk.origin not in stamped and (lk.kind not in FABRIC_KINDS or lk.kind == "ethernet")
+        ]
+    else:
+        todo = [lk for lk in view.links if lk.kind in FABRIC_KINDS or lk.origin not in stamped]
+    for lk in todo:
         kind = lk.kind
         if kind == "ethernet":  # the one kind link_kind may change: a call per link costs at fleet scale
             kind = link_kind(lk, objects)
         if kind in FABRIC_KINDS:
-            if lk.state != "down":
+            if lk.state != "down" and not counted:
                 # Both ends, whatever they are, written out (a cable per NIC: a fleet's 131,072 NICs):
                 # only a node class's NICs are ever asked for (stamp_fabric), so a switch's or an
                 # outside NIC's count is never read, and no end is looked up to learn its kind.
