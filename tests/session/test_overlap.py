@@ -104,5 +104,5 @@ def test_an_error_computing_the_late_facts_stops_the_thread(monkeypatch: pytest.
     with pytest.raises(TopologError) as raised:
         session.open_evaluation([POD], engine="duckdb")
     assert raised.value is problem
-    assert len(closed) == 1  # the engine the thread evaluated in
-    assert not [t for t in threading.enumerate() if t.name == "topolog-evaluate-first"]
+    assert len(closed) == 1  # the engine that evaluated the first strata meanwhile
+    assert not [t for t in threading.enumerate() if t.name == "topolog-late-facts"]

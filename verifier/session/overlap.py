@@ -1,17 +1,18 @@
-"""DuckDB evaluates the inventory's rules on a thread while Python computes the rest of the facts.
+"""Python computes the rest of the facts on a thread while DuckDB evaluates the inventory's rules.
 
 At fleet scale an evaluation waits for authorization decisions (Cedar, about 0.9 s of Python at
 131,072 GPUs) and graph summaries (about 0.4 s) before DuckDB starts, and DuckDB then spends 3 s in
-its own C++ code, most of it in strata that read neither. Those strata are evaluated on a thread
-(DuckDB lets the GIL go while a statement runs) as soon as the inventory's facts are loaded, while
-this thread computes the decisions and summaries; then their facts are loaded and the strata that
-read them are evaluated (DuckDBBackend.evaluate_without). The answers are those of one evaluation of
-all the facts: the same program and facts, the same strata, each stratum's stages in the same order.
+its own C++ code, most of it in strata that read neither. Those strata are evaluated as soon as the
+inventory's facts are loaded, while a thread computes the decisions and summaries (DuckDB lets the
+GIL go while a statement runs); then their facts are loaded and the strata that read them are
+evaluated (DuckDBBackend.evaluate_without). The answers are those of one evaluation of all the
+facts: the same program and facts, the same strata, each stratum's stages in the same order.
 
-One thread uses the engine at a time: this one loads, the worker evaluates, this one waits for it
-before loading the rest. A failure of the engine here is not reported from here: the caller
-evaluates again in one go (`None`), so that a limit reached or a statement that failed is reported
-exactly as that evaluation reports it, naming the same relation with the same counts.
+The engine stays on this thread (a statement that Ctrl-C stops stops as in one evaluation); the
+thread only computes rows, and hands them, or what it raised, back at `join`. A failure of the
+engine is not reported from here: the caller evaluates again in one go (`None`), so that a limit
+reached or a statement that failed is reported exactly as that evaluation reports it, naming the
+same relation with the same counts.
 """
 
 from __future__ import annotations
@@ -69,13 +70,16 @@ def evaluate_overlapped(
             backend.close()
             return None
         step("evaluating rules")
-        worker = _Worker(backend, late)
+        worker = _Worker(late_rows)
         try:
-            rows = late_rows()
-        except BaseException:
-            worker.stop()
-            raise
-        if not worker.join():
+            backend.evaluate_without(late)
+            failed = False
+        except (TopologError, EngineError):
+            failed = True
+        finally:
+            # Its errors first: one evaluation computes these rows before the engine starts.
+            rows = worker.join()
+        if failed:
             backend.close()
             return None
         try:
@@ -94,38 +98,28 @@ def evaluate_overlapped(
 
 
 class _Worker:
-    """`backend.evaluate_without(late)` on a thread of its own."""
+    """`late_rows()` on a thread of its own."""
 
-    def __init__(self, backend: DuckDBBackend, late: Set[str]) -> None:
-        self._backend = backend
+    def __init__(self, late_rows: Callable[[], dict[str, Sequence[Row]]]) -> None:
+        self._late_rows = late_rows
+        self._rows: dict[str, Sequence[Row]] = {}
         self._failed: BaseException | None = None
         # In a copy of this context: the limits in force (`--limits`) are a context variable, which a
         # new thread would otherwise see at its defaults.
         run = contextvars.copy_context().run
-        self._thread = threading.Thread(target=run, args=(self._work, late), name="topolog-evaluate-first", daemon=True)
+        self._thread = threading.Thread(target=run, args=(self._work,), name="topolog-late-facts", daemon=True)
         self._thread.start()
 
-    def _work(self, late: Set[str]) -> None:
+    def _work(self) -> None:
         try:
-            self._backend.evaluate_without(late)
+            self._rows = self._late_rows()
         except BaseException as err:  # handed to the waiting thread (join)
             self._failed = err
 
-    def join(self) -> bool:
-        """Wait for the evaluation: True when it ended well, False when the engine failed; anything
-        else it raised (a bug, MemoryError) is raised here.
-        """
+    def join(self) -> dict[str, Sequence[Row]]:
+        """The rows, once computed; what computing them raised, raised here."""
         self._thread.join()
         failed, self._failed = self._failed, None
-        if failed is None:
-            return True
-        if isinstance(failed, TopologError | EngineError):
-            return False
-        raise failed
-
-    def stop(self) -> None:
-        """End the evaluation at its running statement and wait for it (this thread was interrupted)."""
-        while self._thread.is_alive():
-            # Between two statements an interrupt has nothing to stop: asked again until the thread ends.
-            self._backend.interrupt()
-            self._thread.join(0.01)
+        if failed is not None:
+            raise failed
+        return self._rows
