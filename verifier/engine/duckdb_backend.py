@@ -486,10 +486,6 @@ class DuckDBBackend:
         if self._later is not None:
             self._later = self._later._replace(waiting=frozenset(pending))
 
-    def interrupt(self) -> None:
-        """Stop the statement running on another thread (it fails with an EngineError there)."""
-        self._con.interrupt()
-
     def _run_strata(self, affected: set[str] | None) -> None:
         """The strata to evaluate now: all of them, those `evaluate_without` takes, or those it left."""
         if self._later is not None:
