@@ -786,8 +786,11 @@ class Expander:
             lids = [f"{a}<->{b}" for a, b in zip(ends_a, ends_b, strict=True)]
             if self.sink.deferred is not None:
                 self._note_all(lids)
-            if links.keys().isdisjoint(lids) and len(set(lids)) == len(lids):
-                # No cable takes another's id (the usual case): every one is new, made in one pass.
+            if links.keys().isdisjoint(lids):
+                # No cable takes an id made before (the usual case): all are made in one pass. Should
+                # two of them share an id, the table grows by fewer: they are taken out again (they are
+                # its last entries) and made one by one below, in the same order.
+                before = len(links)
                 links.update(
                     zip(
                         lids,
@@ -798,9 +801,12 @@ class Expander:
                         strict=True,
                     )
                 )
-                if journal is not None:
-                    journal.extend(lids)
-                return
+                if len(links) == before + len(lids):
+                    if journal is not None:
+                        journal.extend(lids)
+                    return
+                for lid in dict.fromkeys(lids):
+                    del links[lid]
             for lid, a, b in zip(lids, ends_a, ends_b, strict=True):
                 link = Link(lid, a, b, kind, mbps, loc, attrs, labels, state)
                 if links.setdefault(lid, link) is not link:  # one lookup where a cable is new
