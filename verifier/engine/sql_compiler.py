@@ -116,9 +116,30 @@ class Schema:
                 self._on_first_use(relation)
         return name
 
+    def claim(self, relation: str) -> bool:
+        """Count `relation`'s table as named without creating it; whether it was not named before
+        (then the caller creates it, e.g. with `create_as_sql`).
+        """
+        if relation in self.used:
+            return False
+        self.used.add(relation)
+        return True
+
     def columns(self, relation: str) -> list[str]:
         arity = self.declarations[relation].arity
         return [quote(f"c{i}") for i in range(arity)] if arity else [UNIT]
+
+    def create_as_sql(self, relation: str, select: str, stage: int) -> str:
+        """CREATE TABLE of `relation` holding the rows of `select` (one column per data column, in
+        order) at `stage`: the columns and types of `create_sql`, in one statement instead of two.
+        """
+        decl = self.declarations[relation]
+        columns = self.columns(relation)
+        types = [SQL_TYPES[c.type] for c in decl.columns] or ["BOOLEAN"]
+        casts = [f"CAST(_s.{c} AS {t}) AS {c}" for c, t in zip(columns, types, strict=True)]
+        casts.append(f"CAST({stage} AS INTEGER) AS {STAGE}")
+        source = f"({select}) AS _s({', '.join(columns)})"
+        return f"CREATE TABLE {self.tables[relation]} AS SELECT {', '.join(casts)} FROM {source}"
 
     def create_sql(self, relation: str, table: str | None = None, stage: bool = True) -> str:
         decl = self.declarations[relation]
