@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
-from itertools import chain
+from itertools import chain, islice
 from operator import itemgetter
 from typing import Any, NamedTuple, NoReturn
 
@@ -393,7 +393,10 @@ class DuckDBBackend:
 
     def _store_symbols(self, start: int) -> None:
         """Add to the `_symbols` table the symbols from id `start` on."""
-        added = numpy.array(self._symbol_text[start:], dtype=object)
+        # Straight from the list: a slice of it first would touch each string once more (at fleet
+        # scale a cache miss each).
+        count = len(self._symbol_text) - start
+        added = numpy.fromiter(islice(self._symbol_text, start, None), dtype=object, count=count)
         self._con.register("_load_s", {"id": numpy.arange(start, start + len(added), dtype=numpy.int64), "s": added})
         try:
             self._con.execute(f"INSERT INTO {sc.SYMBOLS} SELECT id, s FROM _load_s")

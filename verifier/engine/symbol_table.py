@@ -7,8 +7,9 @@ an index of many megabytes, a Python int made for every id, and the dict re-hash
 with open addressing (linear probing), and a batch of strings is looked up and added a probe
 round at a time, each round a few array operations over the whole batch, so that the memory
 accesses of a round overlap instead of following one another. Python still computes each
-string's hash (`hash`, cached in the string) and compares a found entry's text with the string
-looked up, so two strings with one hash are never taken for one another.
+string's hash (`hash`, cached in the string), and a found entry must hold the very string looked
+up (its `id`, no need to read the stored string, which at fleet scale is a cache miss) or one with
+the same text: two strings with one hash are never taken for one another.
 
 Ids are given in order of first appearance (a batch's new strings in the order they first occur
 in it), as a dict interning the strings one by one would give them.
@@ -45,8 +46,10 @@ class SymbolTable:
         self.text: list[str] = []
         """Each id's symbol, at the index that is the id."""
         self._hash_of = hash_of
-        self._hashes = numpy.empty(MIN_SIZE, dtype=numpy.int64)
-        """Each id's hash (the first len(text) entries)."""
+        self._hashes = numpy.empty(MIN_SIZE // 2, dtype=numpy.int64)
+        """Each id's hash (the first len(text) entries; room for as many ids as the table may hold)."""
+        self._objects = numpy.empty(MIN_SIZE // 2, dtype=numpy.int64)
+        """Each id's string object (`id`), alive as long as `text` holds it (the first len(text) entries)."""
         self._slots = numpy.full(MIN_SIZE, EMPTY, dtype=numpy.int32)
         """The table: ids, at the first free entry from their hash on (modulo its size), or EMPTY."""
         self._claims = numpy.full(MIN_SIZE, UNCLAIMED, dtype=numpy.int32)
@@ -88,7 +91,8 @@ class SymbolTable:
         if not count:
             return 0
         hashes = numpy.fromiter(map(self._hash_of, symbols), dtype=numpy.int64, count=count)
-        ids, stops = self._find(symbols, hashes)
+        objects = numpy.fromiter(map(id, symbols), dtype=numpy.int64, count=count)
+        ids, stops = self._find(symbols, hashes, objects)
         missing = numpy.flatnonzero(ids == EMPTY)
         if not len(missing):
             out[:] = ids
@@ -99,7 +103,7 @@ class SymbolTable:
         if 2 * (before + len(missing)) > len(self._slots):
             self._resize(before + len(missing))
             stops[missing] = self._free_from(hashes[missing])
-        firsts, positions, copies = self._place_new(symbols, hashes, missing, stops[missing])
+        firsts, positions, copies = self._place_new(symbols, hashes, objects, missing, stops[missing])
         # The new strings take the next ids in the order they first occur in the batch.
         is_new = numpy.zeros(count, dtype=numpy.bool_)
         is_new[firsts] = True
@@ -109,7 +113,7 @@ class SymbolTable:
         copy_of, first_of = copies
         ids[copy_of] = ids[first_of]
         added = len(firsts)
-        self._store_hashes(before, hashes[is_new])
+        self._store(before, hashes[is_new], objects[is_new])
         if added == count:
             self.text.extend(symbols)
         else:
@@ -127,34 +131,41 @@ class SymbolTable:
 
     # -- the table ---------------------------------------------------------------------
 
-    def _find(self, symbols: Sequence[str], hashes: _Int64s) -> tuple[_Int64s, _Int64s]:
+    def _find(self, symbols: Sequence[str], hashes: _Int64s, objects: _Int64s) -> tuple[_Int64s, _Int64s]:
         """Each string's id (EMPTY if it has none), and where its probing stopped: its entry, or the
         first free entry from its hash on.
         """
-        slots, stored, text = self._slots, self._hashes, self.text
+        slots, stored, kept, text = self._slots, self._hashes, self._objects, self.text
         mask = len(slots) - 1
         ids = numpy.full(len(hashes), EMPTY, dtype=numpy.int64)
         at = hashes & mask
-        todo = numpy.arange(len(hashes), dtype=numpy.int64)
-        while len(todo):
-            held = slots[at[todo]].astype(numpy.int64)
+        todo: _Int64s | None = None  # None: the whole batch (the first round)
+        while todo is None or len(todo):
+            held = slots[at] if todo is None else slots[at[todo]]
+            wanted = hashes if todo is None else hashes[todo]
+            # An EMPTY entry reads the last id's hash (index -1): `taken` discards it.
             taken = held != EMPTY
-            same = numpy.zeros(len(todo), dtype=numpy.bool_)
-            same[taken] = stored[held[taken]] == hashes[todo[taken]]
+            same = taken & (stored[held] == wanted)
             if same.any():
-                which, candidates = todo[same], held[same]
-                # Equal hashes, and (checked here) equal text: a hash alone may collide.
-                texts = map(text.__getitem__, candidates.tolist())
-                wanted = map(symbols.__getitem__, which.tolist())
-                equal = numpy.fromiter(map(eq, texts, wanted), dtype=numpy.bool_, count=len(which))
+                found = numpy.flatnonzero(same)
+                which = found if todo is None else todo[found]
+                candidates = held[found].astype(numpy.int64)
+                # Equal hashes, and the same string or (checked here) equal text: a hash alone may collide.
+                equal = kept[candidates] == objects[which]
+                if not equal.all():
+                    other = ~equal
+                    texts = map(text.__getitem__, candidates[other].tolist())
+                    looked_up = map(symbols.__getitem__, which[other].tolist())
+                    equal[other] = numpy.fromiter(map(eq, texts, looked_up), dtype=numpy.bool_, count=int(other.sum()))
                 ids[which[equal]] = candidates[equal]
-                same[same] = equal
-            todo = todo[taken & ~same]
+                same[found[~equal]] = False
+            go_on = numpy.flatnonzero(taken & ~same)
+            todo = go_on if todo is None else todo[go_on]
             at[todo] = (at[todo] + 1) & mask
         return ids, at
 
     def _place_new(
-        self, symbols: Sequence[str], hashes: _Int64s, missing: _Int64s, stops: _Int64s
+        self, symbols: Sequence[str], hashes: _Int64s, objects: _Int64s, missing: _Int64s, stops: _Int64s
     ) -> tuple[_Int64s, _Int64s, tuple[_Int64s, _Int64s]]:
         """Claim free entries for the strings at `missing` (indexes into the batch, ascending), from
         `stops` on. Returns the first occurrence of each distinct string and the entry it took (ids
@@ -183,10 +194,12 @@ class SymbolTable:
             slots[where[won]] = -2  # taken (its id is written once the batch's new ids are known)
             lost, lost_to = want[~won], winner[~won]
             copy = hashes[lost] == hashes[lost_to]
+            maybe = copy & (objects[lost] != objects[lost_to])  # equal hashes, other strings: compare texts
+            if maybe.any():
+                texts = map(symbols.__getitem__, lost[maybe].tolist())
+                firsts_text = map(symbols.__getitem__, lost_to[maybe].tolist())
+                copy[maybe] = numpy.fromiter(map(eq, texts, firsts_text), dtype=numpy.bool_, count=int(maybe.sum()))
             if copy.any():
-                texts = map(symbols.__getitem__, lost[copy].tolist())
-                firsts_text = map(symbols.__getitem__, lost_to[copy].tolist())
-                copy[copy] = numpy.fromiter(map(eq, texts, firsts_text), dtype=numpy.bool_, count=int(copy.sum()))
                 copy_of.append(lost[copy])
                 first_of.append(lost_to[copy])
             todo = numpy.concatenate((todo[~free], lost[~copy]))
@@ -221,21 +234,30 @@ class SymbolTable:
         return at
 
     def _resize(self, symbols: int) -> None:
-        """A table of at least four entries a symbol (a quarter full at most after growing), all ids placed again."""
+        """A table of at least three entries a symbol, all ids placed again (grown only when half full, so
+        that probing stays short: one or two entries a lookup).
+        """
         size = len(self._slots)
-        while size < 4 * symbols:
+        while size < 3 * symbols:
             size *= 2
+        used = len(self.text)
+        self._hashes = _grown(self._hashes, used, size // 2)
+        self._objects = _grown(self._objects, used, size // 2)
         self._slots = numpy.full(size, EMPTY, dtype=numpy.int32)
         self._claims = numpy.full(size, UNCLAIMED, dtype=numpy.int32)
-        self._place_known(numpy.arange(len(self.text), dtype=numpy.int64))
+        self._place_known(numpy.arange(used, dtype=numpy.int64))
 
-    def _store_hashes(self, start: int, hashes: _Int64s) -> None:
+    def _store(self, start: int, hashes: _Int64s, objects: _Int64s) -> None:
+        """Keep the hash and the string object of ids from `start` on (the table has room for them)."""
         end = start + len(hashes)
-        if end > len(self._hashes):
-            grown = numpy.empty(max(end, 2 * len(self._hashes)), dtype=numpy.int64)
-            grown[:start] = self._hashes[:start]
-            self._hashes = grown
         self._hashes[start:end] = hashes
+        self._objects[start:end] = objects
+
+
+def _grown(values: _Int64s, used: int, size: int) -> _Int64s:
+    grown = numpy.empty(size, dtype=numpy.int64)
+    grown[:used] = values[:used]
+    return grown
 
 
 def _joined(parts: list[_Int64s]) -> _Int64s:
