@@ -117,7 +117,16 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
     # What stamped nodes' plans made is checked once per plan, unless something already went
     # wrong (a duplicate id can leave a copy unlike its plan): then object by object.
     sound = expander.sound_nodes(inv) if not problems and not sink.failed else set()
-    check_inventory(inv, problems, sink.explicit_parents, sink.failed, ids_checked=True, sound=sound)
+    check_inventory(
+        inv,
+        problems,
+        sink.explicit_parents,
+        sink.failed,
+        ids_checked=True,
+        sound=sound,
+        cabled=sink.cabled,
+        removed=sink.removed,
+    )
     if sink.failed and not problems:
         # Every failed definition is reported where it is read; should one ever not be,
         # the objects it lacks must still fail the load rather than vanish.

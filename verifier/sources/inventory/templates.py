@@ -18,6 +18,7 @@ missing one by one, only counted against the mistake that explains them.
 from __future__ import annotations
 
 import itertools
+import operator
 import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +47,14 @@ from verifier.sources.inventory.specs import (
     TextMap,
     derived_mbps,
 )
-from verifier.sources.inventory.validate import Problems, did_you_mean, failure_cause, may_nest, model_problem
+from verifier.sources.inventory.validate import (
+    CableRun,
+    Problems,
+    did_you_mean,
+    failure_cause,
+    may_nest,
+    model_problem,
+)
 
 _HOLE = "\x00"  # stands for the node id while a plan is built
 _SEP = "\n"  # between the names of a plan's instance while they are made (ids are printable)
@@ -83,6 +91,8 @@ class Sink:
     its place in `links` with a placeholder (see Expander._stamp). None: every link is made at once."""
     heads: set[str] = field(default_factory=set)
     """While links are deferred: the heads (up to the first `/`) of every link id made or asked for."""
+    cabled: list[CableRun] = field(default_factory=list)
+    """Cables a `foreach` made in one pass with every end an object and none a loop (check_inventory)."""
 
 
 _LinkRow = tuple[int, int, str, int, SourceLocation, Mapping[str, int], Mapping[str, str], str | None]
@@ -779,7 +789,7 @@ class Expander:
             # cables name its NICs and switches hundreds of thousands of times, each a fresh copy of
             # the text otherwise (17 MiB at 131,072 GPUs, kept as long as the inventory).
             get = self.sink.objects.get
-            ends_a, ends_b = _each_end(form_a, loop, get), _each_end(form_b, loop, get)
+            (ends_a, known_a), (ends_b, known_b) = _each_end(form_a, loop, get), _each_end(form_b, loop, get)
             if removed:
                 kept = [(a, b) for a, b in zip(ends_a, ends_b, strict=True) if a not in removed and b not in removed]
                 ends_a, ends_b = [a for a, _ in kept], [b for _, b in kept]
@@ -804,6 +814,8 @@ class Expander:
                 if len(links) == before + len(lids):
                     if journal is not None:
                         journal.extend(lids)
+                    if lids and known_a and known_b and not any(map(operator.eq, ends_a, ends_b)):
+                        self.sink.cabled.append((lids[0], lids[-1], len(lids), ends_a, ends_b))
                     return
                 for lid in dict.fromkeys(lids):
                     del links[lid]
@@ -1158,10 +1170,12 @@ def _positional(
     return "".join(out)
 
 
-def _each_end(form: str, loop: Sequence[Sequence[int | str]], get: Callable[[str], Obj | None]) -> list[str]:
+def _each_end(
+    form: str, loop: Sequence[Sequence[int | str]], get: Callable[[str], Obj | None]
+) -> tuple[list[str], bool]:
     """One end of every combination of `loop` (in `itertools.product` order), `form` being its
     `str.format` template over a combination (_positional); as its object's own id string where
-    the object exists (`get`).
+    the object exists (`get`). And whether every end is an object now.
 
     Each distinct end is made once: a leaf's name in a leaf-to-spine `foreach` depends on the pod
     and the rail, not on the spine, so 65,536 cables need 4,096 leaf names, each then repeated.
@@ -1170,15 +1184,18 @@ def _each_end(form: str, loop: Sequence[Sequence[int | str]], get: Callable[[str
     fmt = form.format
     # Unused variables hold one value: the product runs over the used ones alone, in the same order.
     sub = [values if j in used else values[:1] for j, values in enumerate(loop)]
-    distinct = [x if (o := get(x := fmt(*combo))) is None else o.id for combo in itertools.product(*sub)]
+    made = [fmt(*combo) for combo in itertools.product(*sub)]
+    found = list(map(get, made))
+    distinct = [x if o is None else o.id for x, o in zip(made, found, strict=True)]
+    known = not any(map(operator.is_, found, itertools.repeat(None)))
     if len(used) == len(loop):
-        return distinct
+        return distinct, known
     # Where each combination's end is in `distinct`: its used values' positions, read as digits.
     at = [0]
     for j, values in enumerate(loop):
         n = len(values)
         at = [x * n + t for x in at for t in range(n)] if j in used else [x for x in at for _ in range(n)]
-    return list(map(distinct.__getitem__, at))
+    return list(map(distinct.__getitem__, at)), known
 
 
 def _brace(text: str) -> str:
