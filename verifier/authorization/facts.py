@@ -13,6 +13,7 @@ unchanged fleet (new jobs, the same hardware) and a repeated `verify` read them 
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields
 from functools import cache
 
@@ -64,7 +65,9 @@ def _key(setup: AuthzSetup) -> str | None:
     import pickle  # only with the cache on: a cold run never pickles
 
     principals = pickle.dumps(people, protocol=pickle.HIGHEST_PROTOCOL)
-    return entry_key(_code(), ["authz facts", *inventory, setup.bundle.digest, principals])
+    # Whose decisions the rows carry: every principal's, or those asked for (`place`).
+    deciding = "every principal" if setup.deciding_for is None else json.dumps(sorted(setup.deciding_for))
+    return entry_key(_code(), ["authz facts", *inventory, setup.bundle.digest, principals, deciding])
 
 
 @cache
@@ -128,7 +131,15 @@ def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
 def _facts(setup: AuthzSetup) -> dict[str, list[Row]]:
     graph = setup.graph
     reads = policy_reads(setup.bundle)
-    principal_classes = partition(graph.uids_of_type(*PRINCIPAL_TYPES), graph, reads)
+    principal_uids = graph.uids_of_type(*PRINCIPAL_TYPES)
+    asked = setup.deciding_for
+    if asked is not None:
+        # Only these principals' decisions are read (`place`: its jobs'): each is decided as a
+        # member of its class among them, the same decision as among every principal.
+        known = setup.principals.principals
+        wanted = {known[i].uid for i in asked if i in known}
+        principal_uids = [u for u in principal_uids if u in wanted]
+    principal_classes = partition(principal_uids, graph, reads)
     # Every GPU's attributes in one pass, each class with its representative and its members'
     # positions in the GPUs' sorted ids (classes.partition_gpus): a GPU's row is the id at its
     # position, with no uid made, parsed back (`ident`) or sorted per GPU, for 131,072 GPUs.

@@ -36,6 +36,9 @@ class AuthzSetup:
     inventory_parts: Sequence[str | bytes] | None = None
     """What `inventory` was loaded from (raw_files.read_digest_parts), naming the cache entries of
     what is derived from it (verifier.authorization.facts); None: not kept."""
+    deciding_for: frozenset[str] | None = None
+    """Ids of the principals whose decisions the authorization facts carry (`permitted` and the
+    rest: `place` reads its jobs' principals' only); None: every principal's."""
     _class_keys: Callable[[list[str]], list[tuple[object, ...]]] | None = field(
         default=None, init=False, repr=False, compare=False
     )

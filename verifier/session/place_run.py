@@ -154,6 +154,9 @@ def placements(
     authorization = authorization_for(inputs, required=" to place jobs" if how.authorize else None)
     if authorization is not None:
         require_job_principals(jobs, authorization.principals)
+        # The rules read only the jobs' principals' decisions (job_class_ok; what-if and diff compare
+        # theirs): Cedar is asked about their classes, not every principal of the file's.
+        authorization = replace(authorization, deciding_for=frozenset(job.principal for job in jobs))
     observations = how.observed.read() if how.observed is not None else None
     # Rail alignment reads NICs, leaves and cables; so do observed NIC ports (a GPU whose NIC is observed
     # down has no fabric share); every other stage reads only GPUs and their ancestors.
