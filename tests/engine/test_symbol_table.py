@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.engine.symbol_table import MIN_SIZE, SymbolTable
+import verifier.engine.symbol_table as symbol_table
+from verifier.engine.symbol_table import MIN_SIZE, SMALL_BATCH, SymbolTable
 
 
 def _interned_one_by_one(batches: list[list[str]]) -> tuple[dict[str, int], list[list[int]], list[int]]:
@@ -46,29 +47,38 @@ symbols = st.text(alphabet="abc/-\u00e9", min_size=0, max_size=4)
 batches = st.lists(st.lists(symbols, min_size=0, max_size=60), min_size=1, max_size=6)
 
 
-@settings(max_examples=150, deadline=None)
-@given(batches=batches, buckets=st.sampled_from([1, 2, 7, 2**61]))
-def test_ids_are_those_of_interning_one_at_a_time(batches: list[list[str]], buckets: int) -> None:
+@settings(max_examples=200, deadline=None)
+@given(batches=batches, buckets=st.sampled_from([1, 2, 7, 2**61]), small=st.sampled_from([0, 3, SMALL_BATCH]))
+def test_ids_are_those_of_interning_one_at_a_time(batches: list[list[str]], buckets: int, small: int) -> None:
     # With 1 or 2 buckets every string shares its hash with many others: only the text tells them
     # apart, in a lookup and between the new strings of one batch. 2**61 buckets: hardly any collide.
-    table = _check(batches, _collide_mod(buckets))
+    # small: batches up to this many strings go one by one, longer ones in probe rounds (0: all in rounds).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(symbol_table, "SMALL_BATCH", small)
+        table = _check(batches, _collide_mod(buckets))
     assert table.get("never seen") is None and "never seen" not in table
 
 
-def test_a_batch_with_copies_and_known_strings_numbers_new_ones_by_first_appearance() -> None:
+@pytest.fixture(params=[0, SMALL_BATCH], ids=["rounds", "one-by-one"])
+def small(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(symbol_table, "SMALL_BATCH", request.param)
+    return int(request.param)
+
+
+def test_a_batch_with_copies_and_known_strings_numbers_new_ones_by_first_appearance(small: int) -> None:
     # Batch 1: x. Batch 2: p (new, 1), x (0), q (new, 2), p again (1), r (new, 3), q again (2).
     table = _check([["x"], ["p", "x", "q", "p", "r", "q"]], hash)
     assert table.text == ["x", "p", "q", "r"]
 
 
-def test_strings_with_one_hash_in_one_batch_are_told_apart_by_text() -> None:
+def test_strings_with_one_hash_in_one_batch_are_told_apart_by_text(small: int) -> None:
     # Every string hashes to 0: "ab" and "ba" are different symbols, the second "ab" a copy of the first.
     table = _check([["ab", "ba", "ab", "b", "ba"]], lambda s: 0)
     assert table.text == ["ab", "ba", "b"]
     assert [table.get(s) for s in ("ab", "ba", "b", "a")] == [0, 1, 2, None]
 
 
-def test_the_table_grows_and_keeps_every_id() -> None:
+def test_the_table_grows_and_keeps_every_id(small: int) -> None:
     # 5 * MIN_SIZE distinct strings in batches of 1,000: the table is resized several times on the way.
     strings = [f"n{i:05d}/gpu{i % 8}" for i in range(5 * MIN_SIZE)]
     table = _check([strings[i : i + 1000] for i in range(0, len(strings), 1000)], hash)
@@ -81,10 +91,13 @@ def test_add_and_get_one_symbol() -> None:
     assert table.add("a") == 0 and table.add("b") == 1 and table.add("a") == 0
     assert table.get("b") == 1 and table.get("c") is None and len(table) == 2
     assert 5 not in table
+    # One at a time past the first size: the table grows under add too.
+    assert [table.add(f"s{i}") for i in range(MIN_SIZE)] == list(range(2, MIN_SIZE + 2))
+    assert table.get("s0") == 2 and table.get("a") == 0
 
 
 @pytest.mark.parametrize("buckets", [1, 2**61])
-def test_truncate_forgets_the_symbols_from_an_id_on(buckets: int) -> None:
+def test_truncate_forgets_the_symbols_from_an_id_on(buckets: int, small: int) -> None:
     table = SymbolTable(_collide_mod(buckets))
     table.ids_into(["a", "b", "c"], numpy.empty(3, dtype=numpy.int64))
     table.ids_into([f"s{i}" for i in range(3 * MIN_SIZE)], numpy.empty(3 * MIN_SIZE, dtype=numpy.int64))
@@ -100,6 +113,7 @@ def test_truncate_forgets_the_symbols_from_an_id_on(buckets: int) -> None:
 def test_a_table_left_half_way_through_a_batch_is_rebuilt_by_truncate(monkeypatch: pytest.MonkeyPatch) -> None:
     # An interruption after free entries were claimed for a batch but before its ids were written
     # there: truncate builds the table again from the ids kept, so no claimed entry is left behind.
+    monkeypatch.setattr(symbol_table, "SMALL_BATCH", 0)
     table = SymbolTable()
     table.ids_into(["a", "b"], numpy.empty(2, dtype=numpy.int64))
     place_new = table._place_new
