@@ -73,3 +73,18 @@ def test_a_table_whose_making_failed_is_made_by_the_next_evaluation(engine: Duck
     assert engine.query("square") == [(25,)]
     assert _columns(engine, "square") == [("c0", "BIGINT"), ("_stage", "INTEGER")]
     engine.close()
+
+
+def test_reading_a_relation_no_statement_named_makes_no_table(engine: DuckDBBackend) -> None:
+    # n(1) gives some() and square(1); named has no facts, so twice and none are never derived:
+    # reading them answers nothing, as reading an empty table would, without making their tables.
+    engine.add_facts("n", [(1,)])
+    engine.evaluate()
+    assert engine.query("twice") == [] and engine.query("none", {0: "a"}) == []
+    assert engine.count("twice") == 0
+    assert {"twice", "none"}.isdisjoint(engine._schema.used)
+    assert engine.query("square") == [(1,)] and engine.count("square") == 1
+    # A position the relation does not have is still refused.
+    with pytest.raises(ValueError, match="no argument position 5"):
+        engine.query("twice", {5: 1})
+    engine.close()
