@@ -7,9 +7,9 @@ an index of many megabytes, a Python int made for every id, and the dict re-hash
 with open addressing (linear probing), and a batch of strings is looked up and added a probe
 round at a time, each round a few array operations over the whole batch, so that the memory
 accesses of a round overlap instead of following one another. Python still computes each
-string's hash (`hash`, cached in the string), and a found entry must hold the very string looked
-up (its `id`, no need to read the stored string, which at fleet scale is a cache miss) or one with
-the same text: two strings with one hash are never taken for one another.
+string's hash (`hash`, cached in the string) and compares the text of a found entry with the string
+looked up (at once when they are the very same string object), so two strings with one hash are
+never taken for one another.
 
 Ids are given in order of first appearance (a batch's new strings in the order they first occur
 in it), as a dict interning the strings one by one would give them.
@@ -54,8 +54,6 @@ class SymbolTable:
         self._hash_of = hash_of
         self._hashes = numpy.empty(MIN_SIZE // 2, dtype=numpy.int64)
         """Each id's hash (the first len(text) entries; room for as many ids as the table may hold)."""
-        self._objects = numpy.empty(MIN_SIZE // 2, dtype=numpy.int64)
-        """Each id's string object (`id`), alive as long as `text` holds it (the first len(text) entries)."""
         self._slots = numpy.full(MIN_SIZE, EMPTY, dtype=numpy.int32)
         """The table: ids, at the first free entry from their hash on (modulo its size), or EMPTY."""
         self._claims = numpy.full(MIN_SIZE, UNCLAIMED, dtype=numpy.int32)
@@ -97,7 +95,6 @@ class SymbolTable:
             _, free = self._probe(symbol, wanted)
         self._slots[free] = new
         self._hashes[new] = wanted
-        self._objects[new] = id(symbol)
         self.text.append(symbol)
         self._remember(symbol, new)
         return new
@@ -130,8 +127,7 @@ class SymbolTable:
             out[:] = numpy.fromiter(map(self.add, symbols), dtype=numpy.int64, count=count)
             return len(self.text) - before
         hashes = numpy.fromiter(map(self._hash_of, symbols), dtype=numpy.int64, count=count)
-        objects = numpy.fromiter(map(id, symbols), dtype=numpy.int64, count=count)
-        ids, stops = self._find(symbols, hashes, objects)
+        ids, stops = self._find(symbols, hashes)
         missing = numpy.flatnonzero(ids == EMPTY)
         if not len(missing):
             out[:] = ids
@@ -142,7 +138,7 @@ class SymbolTable:
         if 2 * (before + len(missing)) > len(self._slots):
             self._resize(before + len(missing))
             stops[missing] = self._free_from(hashes[missing])
-        firsts, positions, copies = self._place_new(symbols, hashes, objects, missing, stops[missing])
+        firsts, positions, copies = self._place_new(symbols, hashes, missing, stops[missing])
         # The new strings take the next ids in the order they first occur in the batch.
         is_new = numpy.zeros(count, dtype=numpy.bool_)
         is_new[firsts] = True
@@ -152,7 +148,7 @@ class SymbolTable:
         copy_of, first_of = copies
         ids[copy_of] = ids[first_of]
         added = len(firsts)
-        self._store(before, hashes[is_new], objects[is_new])
+        self._hashes[before : before + added] = hashes[is_new]
         if added == count:
             self.text.extend(symbols)
         else:
@@ -171,11 +167,11 @@ class SymbolTable:
 
     # -- the table ---------------------------------------------------------------------
 
-    def _find(self, symbols: Sequence[str], hashes: _Int64s, objects: _Int64s) -> tuple[_Int64s, _Int64s]:
+    def _find(self, symbols: Sequence[str], hashes: _Int64s) -> tuple[_Int64s, _Int64s]:
         """Each string's id (EMPTY if it has none), and where its probing stopped: its entry, or the
         first free entry from its hash on.
         """
-        slots, stored, kept, text = self._slots, self._hashes, self._objects, self.text
+        slots, stored, text = self._slots, self._hashes, self.text
         mask = len(slots) - 1
         ids = numpy.full(len(hashes), EMPTY, dtype=numpy.int64)
         at = hashes & mask
@@ -190,13 +186,10 @@ class SymbolTable:
                 found = numpy.flatnonzero(same)
                 which = found if todo is None else todo[found]
                 candidates = held[found].astype(numpy.int64)
-                # Equal hashes, and the same string or (checked here) equal text: a hash alone may collide.
-                equal = kept[candidates] == objects[which]
-                if not equal.all():
-                    other = ~equal
-                    texts = map(text.__getitem__, candidates[other].tolist())
-                    looked_up = map(symbols.__getitem__, which[other].tolist())
-                    equal[other] = numpy.fromiter(map(eq, texts, looked_up), dtype=numpy.bool_, count=int(other.sum()))
+                # Equal hashes, and (checked here) equal text: a hash alone may collide.
+                texts = map(text.__getitem__, candidates.tolist())
+                looked_up = symbols if len(which) == len(symbols) else map(symbols.__getitem__, which.tolist())
+                equal = numpy.fromiter(map(eq, texts, looked_up), dtype=numpy.bool_, count=len(which))
                 ids[which[equal]] = candidates[equal]
                 same[found[~equal]] = False
             go_on = numpy.flatnonzero(taken & ~same)
@@ -205,7 +198,7 @@ class SymbolTable:
         return ids, at
 
     def _place_new(
-        self, symbols: Sequence[str], hashes: _Int64s, objects: _Int64s, missing: _Int64s, stops: _Int64s
+        self, symbols: Sequence[str], hashes: _Int64s, missing: _Int64s, stops: _Int64s
     ) -> tuple[_Int64s, _Int64s, tuple[_Int64s, _Int64s]]:
         """Claim free entries for the strings at `missing` (indexes into the batch, ascending), from
         `stops` on. Returns the first occurrence of each distinct string and the entry it took (ids
@@ -234,12 +227,10 @@ class SymbolTable:
             slots[where[won]] = -2  # taken (its id is written once the batch's new ids are known)
             lost, lost_to = want[~won], winner[~won]
             copy = hashes[lost] == hashes[lost_to]
-            maybe = copy & (objects[lost] != objects[lost_to])  # equal hashes, other strings: compare texts
-            if maybe.any():
-                texts = map(symbols.__getitem__, lost[maybe].tolist())
-                firsts_text = map(symbols.__getitem__, lost_to[maybe].tolist())
-                copy[maybe] = numpy.fromiter(map(eq, texts, firsts_text), dtype=numpy.bool_, count=int(maybe.sum()))
-            if copy.any():
+            if copy.any():  # equal hashes: copies if their texts are equal too
+                texts = map(symbols.__getitem__, lost[copy].tolist())
+                firsts_text = map(symbols.__getitem__, lost_to[copy].tolist())
+                copy[copy] = numpy.fromiter(map(eq, texts, firsts_text), dtype=numpy.bool_, count=int(copy.sum()))
                 copy_of.append(lost[copy])
                 first_of.append(lost_to[copy])
             todo = numpy.concatenate((todo[~free], lost[~copy]))
@@ -282,16 +273,9 @@ class SymbolTable:
             size *= 2
         used = len(self.text)
         self._hashes = _grown(self._hashes, used, size // 2)
-        self._objects = _grown(self._objects, used, size // 2)
         self._slots = numpy.full(size, EMPTY, dtype=numpy.int32)
         self._claims = numpy.full(size, UNCLAIMED, dtype=numpy.int32)
         self._place_known(numpy.arange(used, dtype=numpy.int64))
-
-    def _store(self, start: int, hashes: _Int64s, objects: _Int64s) -> None:
-        """Keep the hash and the string object of ids from `start` on (the table has room for them)."""
-        end = start + len(hashes)
-        self._hashes[start:end] = hashes
-        self._objects[start:end] = objects
 
 
 def _grown(values: _Int64s, used: int, size: int) -> _Int64s:
