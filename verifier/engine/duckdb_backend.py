@@ -12,10 +12,10 @@ encoded as they load, rule constants when compiled, and results decoded when rea
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, islice
 from operator import itemgetter
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NoReturn
 
 import duckdb
 import numpy
@@ -47,7 +47,6 @@ from verifier.engine.proof_search import Instance, ProofSearch
 from verifier.engine.strata import (
     Stratum,
     combines_stored_values,
-    downstream,
     endless_recursion,
     run_strata,
     runnable_rules,
@@ -77,25 +76,7 @@ run's peak from about 1,110 to 920 MiB. Below this many rows it does not pay: `p
 GPUs (1.0 M rows) peaks no lower, and a 32,768-GPU `verify` (1.3 M rows) saves 35 MiB for 0.2-0.3 s.
 """
 
-LATER_STAGES = 2**30
-"""Stages kept, between them, for the strata that `evaluate_without` leaves for later (the stage
-column is a 32-bit INTEGER; the strata evaluated first number theirs above these as they go)."""
-
 _Int64s = NDArray[numpy.int64]
-
-
-class _Later(NamedTuple):
-    """What `evaluate_without` left for the next evaluate()."""
-
-    strata: list[tuple[Stratum, int, int | None]]
-    """Each stratum left, the stage before its range, and the last stage of its range (None: the
-    last stratum, whose range is open)."""
-    filled: set[str]
-    """The relations that held tuples when the first part ended."""
-    top: int
-    """The stage counter when the first part ended (above every range)."""
-    waiting: frozenset[str]
-    """The input relations the strata left read: the only ones that may get facts in between."""
 
 
 class DuckDBBackend:
@@ -142,10 +123,6 @@ class DuckDBBackend:
         """The relation whose tuples the running statement derives, for a budget or memory error."""
         self._uncompressed = 0
         """Input rows loaded since the last evaluate() (COMPRESS_ROWS)."""
-        self._ahead: set[str] | None = None
-        """While `evaluate_without` runs: the relations whose strata wait for facts still to come."""
-        self._later: _Later | None = None
-        """The strata `evaluate_without` left for the next evaluate()."""
 
     # -- setup -----------------------------------------------------------------------
 
@@ -186,8 +163,6 @@ class DuckDBBackend:
         self._coarse = {}
         self._rounds_for = {}
         self._uncompressed = 0
-        self._ahead = None
-        self._later = None
         self.stats = EngineStats()
 
     def _create_table(self, relation: str) -> None:
@@ -437,8 +412,7 @@ class DuckDBBackend:
         started = time.perf_counter()
         self._slot_ids.clear()  # for loading only: let the fleet's lists of names go
         self._proofs = ProofSearch(self._rules_by_head, self._instance)
-        if self._later is None:  # the strata evaluate_without left spend what its part left of the budget
-            self._budget = current_limits().derived_tuples
+        self._budget = current_limits().derived_tuples
         try:
             affected, self._filled = what_to_derive(self._program, self._changed, self._loaded)
             # Before the first evaluation since load() no table holds a derived tuple to delete.
@@ -455,7 +429,7 @@ class DuckDBBackend:
                 # The derived tables grow into the memory the loaded facts' plain columns held.
                 self._con.execute("CHECKPOINT")
             self._uncompressed = 0
-            self._run_strata(affected)
+            run_strata(self._strata, affected, self._run_once, self._run_recursive)
             self._changed = set()
         except duckdb.OutOfMemoryException:
             raise self._too_big("", "engine_memory") from None
@@ -467,65 +441,6 @@ class DuckDBBackend:
             raise EngineError(f"variable {err} is never bound; was the program checked?") from err
         finally:
             self.stats.eval_seconds += time.perf_counter() - started
-
-    def evaluate_without(self, pending: Set[str]) -> None:
-        """The first evaluation since load(), of only the strata that read none of the input relations
-        `pending` (directly or through other rules); the next evaluate() derives the rest, once the
-        facts of `pending` are added (no other relation may get facts in between: ValueError).
-
-        For an evaluation that starts before every fact is at hand (verifier.session.overlap: the
-        inventory's strata evaluated while Python computes authorization decisions and graph
-        summaries). Each stratum left for later keeps a range of stages where it stands in the
-        evaluation order, so that every tuple's stage is in the same order as in one evaluate() of all
-        the facts: proofs compare stages by order only, and come out the same.
-        """
-        if self._changed is not None or self._later is not None:
-            raise ValueError("evaluate_without() must be the first evaluation since load()")
-        self._ahead = downstream(self._program, pending)
-        try:
-            self.evaluate()
-        finally:
-            self._ahead = None
-        if self._later is not None:
-            self._later = self._later._replace(waiting=frozenset(pending))
-
-    def _run_strata(self, affected: set[str] | None) -> None:
-        """The strata to evaluate now: all of them, those `evaluate_without` takes, or those it left."""
-        if self._later is not None:
-            later, self._later = self._later, None
-            if not (self._changed or set()) <= later.waiting:
-                raise ValueError("only the relations evaluate_without() waited for may get facts before evaluate()")
-            self._run_later(later)
-        elif self._ahead is not None:
-            self._run_ahead(self._ahead)
-        else:
-            run_strata(self._strata, affected, self._run_once, self._run_recursive)
-
-    def _run_ahead(self, ahead: Set[str]) -> None:
-        """Every stratum deriving none of `ahead`; for each of the others a range of stages, kept free."""
-        left = [st for st in self._strata if not ahead.isdisjoint(st.relations)]
-        span = LATER_STAGES // max(1, len(left))
-        kept: list[tuple[Stratum, int, int | None]] = []
-        last = self._strata[-1] if self._strata else None
-        for stratum in self._strata:
-            if ahead.isdisjoint(stratum.relations):
-                (self._run_recursive if stratum.recursive else self._run_once)(stratum)
-            else:
-                kept.append((stratum, self._stage, None if stratum is last else self._stage + span))
-                self._stage += span
-        self._later = _Later(kept, set(self._filled), self._stage, frozenset())
-
-    def _run_later(self, later: _Later) -> None:
-        """The strata `evaluate_without` left, each in its range of stages."""
-        self._filled = later.filled | self._loaded
-        for stratum, before, limit in later.strata:
-            self._stage = before
-            (self._run_recursive if stratum.recursive else self._run_once)(stratum)
-            if limit is not None and self._stage > limit:
-                # Rare (millions of rounds or closure tuples): the caller evaluates again in one go.
-                names = ", ".join(repr(r) for r in stratum.relations)
-                raise EngineError(f"the rules of {names} took more stages than were kept for them ({limit - before:,})")
-        self._stage = max(self._stage, later.top)
 
     def _run_once(self, stratum: Stratum) -> None:
         live = runnable_rules(stratum, self._filled)

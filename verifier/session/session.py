@@ -29,7 +29,6 @@ from verifier.facts.graph import NodePairs, graph_facts
 from verifier.facts.inventory import inventory_facts
 from verifier.facts.relation_sources import GRAPH_RELATIONS
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
-from verifier.session.overlap import evaluate_overlapped, worth_overlapping
 from verifier.session.side_files import SideFiles, discover
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.principals import Principals
@@ -128,24 +127,18 @@ def evaluate(
     step = (progress or _Silent()).step
     also = set(also_read)
     inventory = inputs.inventory
-
-    def input_facts() -> dict[str, Sequence[Row]]:
-        """The rows of the inventory, the thresholds, the jobs and `extra_facts`."""
-        facts = inventory_facts(inventory, keep_objects)
-        facts["threshold"] = threshold_facts(load_thresholds(inputs.paths, inputs.side.thresholds))
-        if jobs is not None:
-            from verifier.facts.jobs import job_facts
-            from verifier.sources.jobs.mig import require_known_mig_profiles
-
-            require_known_mig_profiles(jobs, inventory.models)  # a profile no model offers is bad input
-            facts.update(job_facts(jobs))
-            facts["model_family"] = model_families(inventory, jobs)
-        if extra_facts:
-            facts.update(extra_facts)
-        return facts
-
     step("generating facts")
-    facts = input_facts()
+    facts = inventory_facts(inventory, keep_objects)
+    facts["threshold"] = threshold_facts(load_thresholds(inputs.paths, inputs.side.thresholds))
+    if jobs is not None:
+        from verifier.facts.jobs import job_facts
+        from verifier.sources.jobs.mig import require_known_mig_profiles
+
+        require_known_mig_profiles(jobs, inventory.models)  # a profile no model offers is bad input
+        facts.update(job_facts(jobs))
+        facts["model_family"] = model_families(inventory, jobs)
+    if extra_facts:
+        facts.update(extra_facts)
     # Graph summaries are computed on demand and decisions asked for only when read: until
     # then both count as rows that may match anything.
     checks = checks_from_program(program)
@@ -160,10 +153,9 @@ def evaluate(
     mine = {r.head.relation for r in program.rules if r.loc.file in written}
     roots = {c.reports for c in checks} | needed | also | mine if reads_reports_only else None
 
-    def runnable(live: list[Rule]) -> tuple[Program, list[Rule], set[str]]:
-        """The program to evaluate, the rules of it that can fire (given those of `program` that can,
-        pruning.live_rules), and the relations they read.
-        """
+    def runnable(facts: dict[str, Sequence[Row]], pending: set[str]) -> tuple[Program, list[Rule], set[str]]:
+        """The program to evaluate, the rules of it that can fire, and the relations they read."""
+        live = live_rules(program, facts, pending)
         evaluated = program
         if roots is not None:
             evaluated = program_for(program, roots, live)
@@ -171,54 +163,17 @@ def evaluate(
         reads = {a.relation for r in live for a in (*r.positive_atoms(), *r.negated_atoms())}
         return evaluated, live, reads | also
 
-    late = GRAPH_RELATIONS | AUTHZ_RELATIONS
-    could_fire = live_rules(program, facts, set(late) | also)
-    evaluated, live, wanted = runnable(could_fire)
-    # The GPU pair bottlenecks of every node class are for ranking placements only: computing
-    # them needs networkx and a pass over every node, which a verification does not.
-    pairs = NodePairs()
-    asks = authorization is not None and bool(wanted & AUTHZ_RELATIONS)
-    if (asks or wanted & GRAPH_RELATIONS or rank_pairs) and worth_overlapping(engine, facts, wanted | needed, late):
-        # A fleet: what reads no decision and no summary is evaluated while they are computed.
-        filters = constant_filters(program, also | needed, live)
-        first = {r: filter_rows(rows, filters.get(r, ())) for r, rows in sorted(facts.items()) if r in wanted | needed}
-        del facts  # only `first` holds the rows now, so that each can go once it is loaded
-
-        def late_rows() -> dict[str, Sequence[Row]]:
-            """The decisions and summaries, as the one evaluation below computes and filters them."""
-            found: dict[str, Sequence[Row]] = {}
-            now_live, now_wanted = live, wanted
-            if asks:
-                assert authorization is not None
-                from verifier.authorization.facts import authz_facts
-
-                found.update(authz_facts(authorization))
-                # Which rules can fire now that the decisions are known: the same as asked of every
-                # fact (the rows of the other inputs let exactly `could_fire`'s atoms match).
-                others = {d.name for d in program.declarations if d.is_input} - AUTHZ_RELATIONS | also
-                held = Program(program.declarations, tuple(could_fire), program.metadata)
-                _, now_live, now_wanted = runnable(live_rules(held, found, others))
-            now_wanted = now_wanted | needed
-            found.update(graph_facts(inventory, now_wanted, pairs if rank_pairs else None))
-            filters = constant_filters(program, also | needed, now_live)
-            return {r: filter_rows(rows, filters.get(r, ())) for r, rows in sorted(found.items()) if r in now_wanted}
-
-        done = evaluate_overlapped(evaluated, first, late, late_rows, needs, step)
-        if done is not None:
-            return Evaluation(program, checks, inputs, done[0], pairs, authorization, jobs, done[1])
-        # The engine failed: evaluated again in one go, which reports what failed its own way.
-        facts = input_facts()
-        could_fire = live_rules(program, facts, set(late) | also)
-        evaluated, live, wanted = runnable(could_fire)
-        pairs = NodePairs()
-    if asks:
-        assert authorization is not None
+    evaluated, live, wanted = runnable(facts, set(GRAPH_RELATIONS) | set(AUTHZ_RELATIONS) | also)
+    if authorization is not None and wanted & AUTHZ_RELATIONS:
         step("authorizing")
         from verifier.authorization.facts import authz_facts
 
         facts.update(authz_facts(authorization))
-        evaluated, live, wanted = runnable(live_rules(program, facts, set(GRAPH_RELATIONS) | also))
+        evaluated, live, wanted = runnable(facts, set(GRAPH_RELATIONS) | also)
     wanted |= needed
+    # The GPU pair bottlenecks of every node class are for ranking placements only: computing
+    # them needs networkx and a pass over every node, which a verification does not.
+    pairs = NodePairs()
     facts.update(graph_facts(inventory, wanted, pairs if rank_pairs else None))
     filters = constant_filters(program, also | needed, live)  # a rule that cannot fire asks for no rows
     loads = {r: filter_rows(rows, filters.get(r, ())) for r, rows in sorted(facts.items()) if r in wanted}
