@@ -90,3 +90,45 @@ def test_each_tuple_of_a_closure_gets_its_round_and_later_strata_stay_above() ->
     finally:
         fast.close()
         rounds.close()
+
+
+# into(Y) reads reach(X, Y) with Y fixed by the head and X free: reach passes X through, so a proof
+# of into(d) derives again the tuples from every X with a tuple ending at d (a, b and c: a>b>c>d),
+# up to ROUNDS_VALUES of them; past that, the whole closure.
+INTO = """\
+.input link(src: symbol, dst: symbol)
+.decl reach(src: symbol, dst: symbol)
+.decl into(dst: symbol)
+reach(X, Y) :- link(X, Y).
+reach(X, Y) :- reach(X, Z), link(Z, Y).
+into(Y) :- reach(X, Y), link(X, _).
+"""
+
+
+@pytest.mark.parametrize("cap", [3, 2])
+def test_a_proof_fixing_another_column_derives_again_the_values_it_allows(
+    monkeypatch: pytest.MonkeyPatch, cap: int
+) -> None:
+    monkeypatch.setattr("verifier.engine.duckdb_backend.ROUNDS_VALUES", cap)
+    links = [("a", "b"), ("b", "c"), ("c", "d"), ("x", "y")]
+    fast, rounds = make_backend("duckdb"), make_backend("memory")
+    assert isinstance(fast, DuckDBBackend)
+    try:
+        for engine in (fast, rounds):
+            engine.load(parse_program(INTO, "t.dl"))
+            engine.add_facts("link", links)
+            engine.evaluate()
+        proof = fast.explain("into", ("d",))
+        # into(d) <- reach(c, d), link(c, d): the earliest instance (reach(c, d) is a link).
+        assert _tree(proof) == _tree(rounds.explain("into", ("d",))) and proof.height() == 2
+        if cap == 3:
+            # a, b and c fit: only their tuples are derived again; x's keep the query's stage.
+            assert fast._rounds_for["reach"] == {fast._encode(v) for v in "abc"}
+            assert "reach" in fast._coarse
+        else:
+            # Three values past a cap of two: the whole closure is derived again, once.
+            assert "reach" not in fast._coarse and "reach" not in fast._rounds_for
+        assert _tree(fast.explain("reach", ("a", "d"))) == _tree(rounds.explain("reach", ("a", "d")))
+    finally:
+        fast.close()
+        rounds.close()
