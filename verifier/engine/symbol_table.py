@@ -163,6 +163,9 @@ class SymbolTable:
         del self.text[size:]
         self._recent.clear()
         self._slots.fill(EMPTY)
+        # A batch stopped between claiming entries and releasing them leaves claims behind: a later
+        # string that lost to one would skip a free entry, be placed past it and never be found.
+        self._claims.fill(UNCLAIMED)
         self._place_known(numpy.arange(size, dtype=numpy.int64))
 
     # -- the table ---------------------------------------------------------------------
