@@ -11,6 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import verifier.engine.symbol_table as symbol_table
+from verifier.core.errors import EngineError
+from verifier.engine.duckdb_backend import DuckDBBackend
+from verifier.engine.parser import parse_program
 from verifier.engine.symbol_table import MIN_SIZE, SMALL_BATCH, SymbolTable
 
 
@@ -129,3 +132,17 @@ def test_a_table_left_half_way_through_a_batch_is_rebuilt_by_truncate(monkeypatc
     table.truncate(2)
     assert int((table._slots == -2).sum()) == 0
     assert [table.get(s) for s in ("a", "b", "c", "d")] == [0, 1, None, None]
+
+
+def test_the_engine_refuses_facts_past_the_id_limit_with_an_engine_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # MAX_IDS 3: x, y and z take ids 0-2; a fourth symbol is refused with an EngineError naming the
+    # relation (no traceback at the CLI), and the engine keeps the three symbols it had.
+    monkeypatch.setattr(symbol_table, "MAX_IDS", 3)
+    engine = DuckDBBackend()
+    engine.load(parse_program(".input u(a: symbol)\n"))
+    engine.add_facts("u", [("x",), ("y",), ("z",)])
+    with pytest.raises(EngineError, match="the facts of u bring more than 3 distinct symbols"):
+        engine.add_facts("u", [("x",), ("w",)])
+    assert engine._symbol_text == ["x", "y", "z"]
+    assert engine.query("u") == [("x",), ("y",), ("z",)]
+    engine.close()

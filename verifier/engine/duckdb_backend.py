@@ -176,6 +176,8 @@ class DuckDBBackend:
             raise self._too_big("loaded", "engine_memory") from None
         except duckdb.Error as err:
             raise EngineError(f"duckdb failed while loading the facts of {relation}: {err}") from err
+        except OverflowError as err:  # the symbol table's id limit (numbers too large are FactErrors)
+            raise EngineError(f"the facts of {relation} bring {err}; a symbol id is a 32-bit integer") from err
 
     def retract(self, relation: str) -> None:
         """Forget every fact of the input `relation`; the next evaluate() derives again what depends on it.
