@@ -424,6 +424,11 @@ class DuckDBBackend:
                 if relation in self._schema.used:
                     self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
             if affected is None:
+                # A first evaluation that failed part way (past a limit) left derived tuples: one
+                # asked again derives everything anew, so none may stay (each would be there twice).
+                for decl in self._program.declarations:
+                    if not decl.is_input and decl.name in self._schema.used:
+                        self._con.execute(f"DELETE FROM {self._schema.table(decl.name)} WHERE {sc.STAGE} > 0")
                 self._stage = 0
                 self._coarse = {}
                 self._rounds_for = {}
