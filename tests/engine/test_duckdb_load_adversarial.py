@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verifier.core.errors import EngineError
+from verifier.core.errors import EngineError, TopologError
+from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine.ast import Row
 from verifier.engine.backend import Backend
 from verifier.engine.engines import make_backend
@@ -182,3 +183,55 @@ def test_verify_does_not_depend_on_the_hash_seed() -> None:
         assert result.returncode in (0, 1), result.stderr
         outputs.append(result.stdout)
     assert outputs[0] == outputs[1] and outputs[0].startswith("{")
+
+
+STAMPED = """
+.input link(id: symbol, a: symbol, b: symbol, mbps: number)
+.input attr(id: symbol, key: symbol)
+.decl via(b: symbol, n: number)
+via(B, count(L)) :- link(L, _, B, _).
+.decl keyed(a: symbol, k: symbol)
+keyed(A, K) :- link(L, A, _, _), attr(L, K).
+"""
+
+
+def _stamped(names: list[Sequence[str]]) -> tuple[StampedRows, StampedRows]:
+    # Per node the names [l0, l1, g0, g1, switch]: two links l0 g0 -> switch (100), l1 g1 -> switch
+    # (50). Every node's switch is one of two names a NUL apart, so a chunk repeats known names.
+    links = StampBlock(((0, 1), (2, 3), (4, 4), None), (None, None, None, (100, 50)), names)
+    attrs = StampBlock(((0, 1), None), (None, ("nvlink", "nvlink\x00")), names)
+    plain: list[Row] = [("cable", "n1/g0", "sw\x00", 25), ("cable\x00", "n1/g0", "sw", 25)]
+    return StampedRows(plain, [links]), StampedRows([], [attrs])
+
+
+def test_stamped_blocks_of_tricky_names_across_a_refused_load() -> None:
+    nodes = 300  # 1,500 names: probe rounds, several chunks of slots
+    names: list[Sequence[str]] = [
+        [f"n{n}/l0", f"n{n}/l1", f"n{n}/g0", f"n{n}/g1\u00e9", "sw" if n % 2 else "sw\x00"] for n in range(nodes)
+    ]
+    duck, memory = make_backend("duckdb"), make_backend("memory")
+    try:
+        for e in (duck, memory):
+            e.load(parse_program(STAMPED, "t.dl"))
+        link, attr = _stamped(names)
+        duck.add_facts("link", link)
+        # The same names list again, in a refused load: its slots' ids were kept for the list
+        # (`_slot_ids`) and must be forgotten with the symbols the refused load added.
+        bad = StampBlock(((0,), (2,), (4,), None), (None, None, None, ("fast",)), names)
+        with pytest.raises(TopologError):
+            duck.add_facts("link", StampedRows([("new\x00", "x", "y", 1)], [bad]))
+        duck.add_facts("attr", attr)
+        for relation, rows in (("link", link), ("attr", attr)):
+            memory.add_facts(relation, list(rows))
+        got = {r: (duck.evaluate(), duck.query(r))[1] for r in ("link", "attr", "via", "keyed")}
+        memory.evaluate()
+        assert got == {r: memory.query(r) for r in ("link", "attr", "via", "keyed")}
+        # By hand: 150 odd nodes end on "sw", 150 even ones on "sw\x00", two links each, plus one
+        # plain cable each; keyed pairs each node's g0 with "nvlink", g1 with "nvlink\x00".
+        assert got["via"] == [("sw", 301), ("sw\x00", 301)]
+        assert len(got["keyed"]) == 2 * nodes
+        assert ("n7/g1\u00e9", "nvlink\x00") in got["keyed"] and ("n7/g0", "nvlink") in got["keyed"]
+        assert duck.query("link", {0: "new\x00"}) == []
+    finally:
+        duck.close()
+        memory.close()
