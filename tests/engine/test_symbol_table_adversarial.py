@@ -245,3 +245,17 @@ def test_more_ids_than_max_ids_are_refused_with_nothing_added(small: int, monkey
     assert table.text == ["a", "b", "c", "d"] and table.get("e") is None
     # Known symbols are still given their ids at the limit.
     assert table.ids_into(["d", "a", "d"], out) == 0 and out.tolist() == [3, 0, 3]
+
+
+def test_a_batch_repeating_one_new_symbol_at_the_limit_is_not_refused(
+    small: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # MAX_IDS 4, ids 0..2 given: a batch of 200 strings that are "d" 190 times and 10 known ones
+    # brings one new symbol (id 3, the last one allowed), as interning one at a time gives it.
+    # Counting the batch's 190 missing strings instead of its 1 distinct one would refuse it.
+    monkeypatch.setattr(symbol_table, "MAX_IDS", 4)
+    table = SymbolTable()
+    table.ids_into(["a", "b", "c"], numpy.empty(3, dtype=numpy.int64))
+    _run_from(table, ["a", "b", "c"], [["d"] * 190 + ["a", "b"] * 5])
+    with pytest.raises(OverflowError):
+        table.ids_into(["e"] * 200, numpy.empty(200, dtype=numpy.int64))

@@ -133,7 +133,8 @@ class SymbolTable:
             out[:] = ids
             return 0
         before = len(self.text)
-        if before + len(missing) > MAX_IDS:
+        # `missing` counts a new string once per copy: near the limit, count the distinct ones.
+        if before + len(missing) > MAX_IDS and before + len(set(map(symbols.__getitem__, missing.tolist()))) > MAX_IDS:
             raise OverflowError(f"more than {MAX_IDS} distinct symbols")
         if 2 * (before + len(missing)) > len(self._slots):
             self._resize(before + len(missing))
