@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import verifier.engine.symbol_table as symbol_table
 from verifier.core.errors import EngineError, TopologError
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine.ast import Row
@@ -240,3 +241,22 @@ def test_stamped_blocks_of_tricky_names_across_a_refused_load() -> None:
     finally:
         duck.close()
         memory.close()
+
+
+def test_more_symbols_than_ids_is_the_engines_error_and_forgets_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    # MAX_IDS 8 (2**31 in use, out of reach of a test): 3 symbols loaded, then 200 rows bringing
+    # 200 new ones. Refused with an EngineError (the verification fails closed), never an id past
+    # the limit; what was loaded before answers as before, and a load that fits still goes in.
+    monkeypatch.setattr(symbol_table, "MAX_IDS", 8)
+    duck = make_backend("duckdb")
+    try:
+        duck.load(parse_program(TEXT, "t.dl"))
+        duck.add_facts("item", [("g0", "a"), ("g0", "b")])
+        with pytest.raises(EngineError, match="more than 8 distinct symbols"):
+            duck.add_facts("item", [("g1", f"w{i}") for i in range(200)])
+        duck.add_facts("item", [("g1", "a")] * 150 + [("g1", "c")])  # g1, c: ids 3, 4
+        duck.evaluate()
+        assert duck.query("item") == [("g0", "a"), ("g0", "b"), ("g1", "a"), ("g1", "c")]
+        assert duck.query("shared") == [("a",)]
+    finally:
+        duck.close()
