@@ -259,3 +259,41 @@ def test_a_batch_repeating_one_new_symbol_at_the_limit_is_not_refused(
     _run_from(table, ["a", "b", "c"], [["d"] * 190 + ["a", "b"] * 5])
     with pytest.raises(OverflowError):
         table.ids_into(["e"] * 200, numpy.empty(200, dtype=numpy.int64))
+
+
+class _StopInResize:
+    """numpy, but `numpy.full` raises once the table's entries were replaced by a bigger array: a
+    KeyboardInterrupt landing inside `_resize` after the new table but before its new claims."""
+
+    def __init__(self, table: SymbolTable) -> None:
+        self.table, self.size, self.stopped = table, len(table._slots), False
+
+    def full(self, *args: Any, **kwargs: Any) -> Any:
+        if len(self.table._slots) != self.size and not self.stopped:
+            self.stopped = True
+            raise KeyboardInterrupt
+        return numpy.full(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(numpy, name)
+
+
+def test_a_batch_interrupted_inside_a_resize_is_undone_by_truncate(small: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 300 symbols held (the table of 1,024 entries grows past 512), then 400 new ones: the table is
+    # resized, and stopped between its new entries and its new claims. truncate (what the engine
+    # does on a failed load) must leave a table that finds the 300 and numbers the next ones.
+    table = SymbolTable()
+    held = [f"h{i}" for i in range(300)]
+    table.ids_into(held, numpy.empty(300, dtype=numpy.int64))
+    stopper = _StopInResize(table)
+    monkeypatch.setattr(symbol_table, "numpy", stopper)
+    with pytest.raises(KeyboardInterrupt):
+        if small:  # one at a time: the 213th new symbol (the 513th in all) resizes the table inside add()
+            for i in range(400):
+                table.add(f"n{i}")
+        else:
+            table.ids_into([f"n{i}" for i in range(400)], numpy.empty(400, dtype=numpy.int64))
+    monkeypatch.setattr(symbol_table, "numpy", numpy)
+    assert stopper.stopped
+    table.truncate(300)
+    _run_from(table, held, [[f"n{i}" for i in range(400)] + held[:10], ["x", "n0", "y"]])

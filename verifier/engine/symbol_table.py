@@ -166,7 +166,8 @@ class SymbolTable:
         self._slots.fill(EMPTY)
         # A batch stopped between claiming entries and releasing them leaves claims behind: a later
         # string that lost to one would skip a free entry, be placed past it and never be found.
-        self._claims.fill(UNCLAIMED)
+        # Made anew at the table's size: one stopped inside _resize has the new table, the old claims.
+        self._claims = numpy.full(len(self._slots), UNCLAIMED, dtype=numpy.int32)
         self._place_known(numpy.arange(size, dtype=numpy.int64))
 
     # -- the table ---------------------------------------------------------------------
