@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,8 +21,9 @@ from verifier.core.errors import EngineError, TopologError
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine.ast import Row
 from verifier.engine.backend import Backend
+from verifier.engine.duckdb_backend import DuckDBBackend
 from verifier.engine.engines import make_backend
-from verifier.engine.parser import parse_program
+from verifier.engine.parser import parse_program, parse_query
 from verifier.engine.symbol_table import SMALL_BATCH
 
 # `item` holds (group, word); the rules compare words as strings (the DuckDB engine reads their
@@ -258,5 +260,48 @@ def test_more_symbols_than_ids_is_the_engines_error_and_forgets_the_load(monkeyp
         duck.evaluate()
         assert duck.query("item") == [("g0", "a"), ("g0", "b"), ("g1", "a"), ("g1", "c")]
         assert duck.query("shared") == [("a",)]
+    finally:
+        duck.close()
+
+
+class _StopAfterSymbolInsert:
+    """A DuckDB connection whose first INSERT of one symbol into the dictionary table is done, then
+    interrupted: a Ctrl-C at the REPL landing as the statement returns, before the mirror is told."""
+
+    def __init__(self, con: Any) -> None:
+        self.con, self.stopped = con, False
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        done = self.con.execute(sql, *args)
+        if not self.stopped and sql.startswith('INSERT INTO "_symbols" VALUES'):
+            self.stopped = True
+            raise KeyboardInterrupt
+        return done
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.con, name)
+
+
+def test_a_query_interrupted_while_adding_its_constant_leaves_one_text_per_id() -> None:
+    # item: g0 holds "a", "c", "z". A query with the new constant "m" is interrupted once the
+    # dictionary table holds "m" and before the engine's mirror does; the REPL then goes on. The
+    # next new constant ("b") must not take the id the table gives "m" too: a comparison of two
+    # variables reads texts from that table, and "c" < Y with Y = "b" would hold as "c" < "m".
+    # By hand: X < "b" for X = "a" only; X < "m" for "a" and "c".
+    duck = DuckDBBackend()
+    try:
+        duck.load(parse_program(TEXT, "t.dl"))
+        duck.add_facts("item", [("g0", "a"), ("g0", "c"), ("g0", "z")])
+        duck.evaluate()
+        con = duck._con
+        duck._con = _StopAfterSymbolInsert(con)  # type: ignore[assignment]  # a stand-in on purpose
+        with pytest.raises(KeyboardInterrupt):
+            duck.answer(parse_query('item(G, X), X < "m"'))
+        duck._con = con
+        assert duck.answer(parse_query('item(G, X), Y = "b", X < Y')) == [("g0", "a", "b")]
+        assert duck.answer(parse_query('item(G, X), Y = "m", X < Y')) == [("g0", "a", "m"), ("g0", "c", "m")]
+        ids = con.execute('SELECT id, count(*) FROM "_symbols" GROUP BY id HAVING count(*) > 1').fetchall()
+        assert ids == []
+        assert con.execute('SELECT count(*) FROM "_symbols"').fetchall() == [(len(duck._symbol_text),)]
     finally:
         duck.close()

@@ -384,8 +384,16 @@ class DuckDBBackend:
         """The id of a symbol, adding it to the dictionary when new."""
         found = self._symbol_id(symbol)
         if found is None:
-            self._con.execute(f"INSERT INTO {sc.SYMBOLS} VALUES ($1, $2)", [len(self._symbol_text), symbol])
-            found = self._symbol_ids.add(symbol)  # that id, its text kept
+            new = len(self._symbol_text)
+            try:
+                self._con.execute(f"INSERT INTO {sc.SYMBOLS} VALUES ($1, $2)", [new, symbol])
+                found = self._symbol_ids.add(symbol)  # that id, its text kept
+            except BaseException:
+                # Both or neither (a REPL query goes on after Ctrl-C): a row the mirror lacks would
+                # give its id a second text with the next new symbol.
+                self._con.execute(f"DELETE FROM {sc.SYMBOLS} WHERE id >= $1", [new])
+                self._symbol_ids.truncate(new)
+                raise
         return found
 
     def _symbol_id(self, symbol: str) -> int | None:
