@@ -305,3 +305,40 @@ def test_a_query_interrupted_while_adding_its_constant_leaves_one_text_per_id() 
         assert con.execute('SELECT count(*) FROM "_symbols"').fetchall() == [(len(duck._symbol_text),)]
     finally:
         duck.close()
+
+
+class _StopAfterSymbolsCopy(_StopAfterSymbolInsert):
+    """The same, for the copy of a load's new symbols into the dictionary table (`_store_symbols`)."""
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        done = self.con.execute(sql, *args)
+        if not self.stopped and sql.startswith('INSERT INTO "_symbols" SELECT'):
+            self.stopped = True
+            raise KeyboardInterrupt
+        return done
+
+
+def test_a_load_interrupted_after_copying_its_symbols_leaves_one_text_per_id() -> None:
+    # The load of ("g0", "m") is stopped once the dictionary table holds its new symbols; the load is
+    # forgotten, so the next load's new symbols ("b", "c") take those ids: the table must not keep
+    # the refused load's rows beside theirs. By hand: items below "c": "a" and "b".
+    duck = DuckDBBackend()
+    try:
+        duck.load(parse_program(TEXT, "t.dl"))
+        duck.add_facts("item", [("g1", "a")])
+        con = duck._con
+        duck._con = _StopAfterSymbolsCopy(con)  # type: ignore[assignment]  # a stand-in on purpose
+        with pytest.raises(KeyboardInterrupt):
+            duck.add_facts("item", [("g0", "m")])
+        duck._con = con
+        duck.add_facts("item", [("g1", "b"), ("g1", "c")])
+        duck.evaluate()
+        assert duck.answer(parse_query('item(G, X), item(G, Y), Y = "c", X < Y')) == [
+            ("g1", "a", "c"),
+            ("g1", "b", "c"),
+        ]
+        assert duck.query("item") == [("g1", "a"), ("g1", "b"), ("g1", "c")]
+        ids = con.execute('SELECT id, count(*) FROM "_symbols" GROUP BY id HAVING count(*) > 1').fetchall()
+        assert ids == []
+    finally:
+        duck.close()

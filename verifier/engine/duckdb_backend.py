@@ -265,7 +265,10 @@ class DuckDBBackend:
                 self._store_symbols(start)
         except BaseException:
             # The dictionary table and its mirror must agree: forget the symbols of a refused load,
-            # and the slots' ids, which may name them.
+            # and the slots' ids, which may name them. The table too: stopped after its copy (Ctrl-C
+            # as the INSERT returns), it would keep rows whose ids the next load gives other texts.
+            if len(self._symbol_text) > start:
+                self._con.execute(f"DELETE FROM {sc.SYMBOLS} WHERE id >= $1", [start])
             self._symbol_ids.truncate(start)
             self._slot_ids.clear()
             raise
