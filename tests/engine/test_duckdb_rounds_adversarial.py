@@ -113,6 +113,8 @@ def programs(draw: st.DrawFn) -> str:
                 body.append(f"{bound[0]} != {bound[1]}")
             # Head arguments: values the body read (a variable may repeat), or a constant.
             head_args = [draw(st.sampled_from([*bound, '"c"'])) for _ in range(n)]
+            if shape in ("left", "right") and draw(st.booleans()):
+                head_args = ["X", "Y"] if n == 2 else [draw(st.sampled_from(("X", "Y")))]  # the closure's own shape
             lines.append(f"{head}({', '.join(head_args)}) :- {', '.join(body)}.")
     for r, n in arity.items():
         # An aggregate in a later stratum over each relation (count over its tuples, or a sum of w).
