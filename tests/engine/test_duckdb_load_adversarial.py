@@ -16,7 +16,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import verifier.engine.symbol_table as symbol_table
 from verifier.core.errors import EngineError, TopologError
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine.ast import Row
@@ -24,7 +23,6 @@ from verifier.engine.backend import Backend
 from verifier.engine.duckdb_backend import DuckDBBackend
 from verifier.engine.engines import make_backend
 from verifier.engine.parser import parse_program, parse_query
-from verifier.engine.symbol_table import SMALL_BATCH
 
 # `item` holds (group, word); the rules compare words as strings (the DuckDB engine reads their
 # text from its `_symbols` table), join words across groups (ids must match) and count them.
@@ -70,12 +68,11 @@ def _both(engines: tuple[Backend, Backend], relation: str, rows: Sequence[Row]) 
 
 def test_strings_a_nul_apart_stay_apart_through_every_path(engines: tuple[Backend, Backend]) -> None:
     duck, memory = engines
-    # Batch 1 (12 rows, one by one): g0 holds every word. Batch 2 (300 rows: probe rounds), g1
-    # holds every word but "a" and "", each 25 times, with 50 words never seen: "w0".."w49".
+    # Batch 1 (12 rows): g0 holds every word. Batch 2 (300 rows, the path for a column of mostly
+    # new symbols), g1 holds every word but "a" and "", each 25 times, with 50 words never seen: "w0".."w49".
     _both(engines, "item", [("g0", w) for w in WORDS])
     rest = [w for w in WORDS if w not in ("a", "")]
     big = [("g1", w) for w in rest * 25] + [("g2", f"w{i}") for i in range(50)]
-    assert len(big) > SMALL_BATCH
     _both(engines, "item", big)
     _both(engines, "ask", [("a\x00",), ("\x00",)])
     got = _answers(duck)
@@ -96,14 +93,14 @@ def test_strings_a_nul_apart_stay_apart_through_every_path(engines: tuple[Backen
 def test_a_refused_load_leaves_no_symbol_behind(engines: tuple[Backend, Backend]) -> None:
     duck, memory = engines
     duck.add_facts("item", [("g0", "kept")])
-    # 200 rows (probe rounds): 150 new words, then a lone surrogate DuckDB cannot store as UTF-8.
+    # 200 rows: 150 new words, then a lone surrogate DuckDB cannot store as UTF-8.
     # The load is refused whole (the engine's error, the verification fails closed): the 150 words
     # must not keep ids that later loads would see as known while the `_symbols` table lacks them.
     bad = [("g1", f"n{i}") for i in range(150)] + [("g1", "\udc80")] * 50
     with pytest.raises(EngineError, match="surrogate"):
         duck.add_facts("item", bad)
     memory.add_facts("item", [("g0", "kept")])
-    # The same words again, in another order, one batch of 150 and one of 20 (one by one).
+    # The same words again, in another order, one batch of 150 and one of 20 (two paths of the dictionary).
     again = [("g1", f"n{i}") for i in reversed(range(150))]
     _both(engines, "item", again)
     _both(engines, "item", [("g0", f"n{i}") for i in range(0, 200, 10)])
@@ -167,7 +164,7 @@ def test_any_loads_of_tricky_words_answer_as_the_memory_engine(batches: list[lis
 
 
 def test_verify_does_not_depend_on_the_hash_seed() -> None:
-    # Python's str hash changes with PYTHONHASHSEED, and with it every probe of the symbol table;
+    # Python's str hash changes with PYTHONHASHSEED, and with it the order of a dict's table;
     # the ids (first appearance) and so the report must not. The mixed fleet with the DuckDB engine,
     # under two seeds, as JSON: byte for byte the same.
     root = Path(__file__).resolve().parents[2]
@@ -208,7 +205,7 @@ def _stamped(names: list[Sequence[str]]) -> tuple[StampedRows, StampedRows]:
 
 
 def test_stamped_blocks_of_tricky_names_across_a_refused_load() -> None:
-    nodes = 300  # 1,500 names: probe rounds, several chunks of slots
+    nodes = 300  # 1,500 names: several chunks of slots
     names: list[Sequence[str]] = [
         [f"n{n}/l0", f"n{n}/l1", f"n{n}/g0", f"n{n}/g1\u00e9", "sw" if n % 2 else "sw\x00"] for n in range(nodes)
     ]
@@ -243,25 +240,6 @@ def test_stamped_blocks_of_tricky_names_across_a_refused_load() -> None:
     finally:
         duck.close()
         memory.close()
-
-
-def test_more_symbols_than_ids_is_the_engines_error_and_forgets_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
-    # MAX_IDS 8 (2**31 in use, out of reach of a test): 3 symbols loaded, then 200 rows bringing
-    # 200 new ones. Refused with an EngineError (the verification fails closed), never an id past
-    # the limit; what was loaded before answers as before, and a load that fits still goes in.
-    monkeypatch.setattr(symbol_table, "MAX_IDS", 8)
-    duck = make_backend("duckdb")
-    try:
-        duck.load(parse_program(TEXT, "t.dl"))
-        duck.add_facts("item", [("g0", "a"), ("g0", "b")])
-        with pytest.raises(EngineError, match="more than 8 distinct symbols"):
-            duck.add_facts("item", [("g1", f"w{i}") for i in range(200)])
-        duck.add_facts("item", [("g1", "a")] * 150 + [("g1", "c")])  # g1, c: ids 3, 4
-        duck.evaluate()
-        assert duck.query("item") == [("g0", "a"), ("g0", "b"), ("g1", "a"), ("g1", "c")]
-        assert duck.query("shared") == [("a",)]
-    finally:
-        duck.close()
 
 
 class _StopAfterSymbolInsert:

@@ -53,7 +53,6 @@ from verifier.engine.strata import (
     strata_of,
     what_to_derive,
 )
-from verifier.engine.symbol_table import SymbolTable
 
 AGGREGATE_PREMISES = 50
 """An aggregate's proof lists at most this many body instances of its group."""
@@ -99,7 +98,7 @@ class DuckDBBackend:
         """Per input relation loaded once, columns that hold no value (or pair) twice (column_keys)."""
         self._filled: set[str] = set()
         """Relations that may hold tuples during evaluate(): new tuples must be checked against them."""
-        self._symbol_ids = SymbolTable()
+        self._symbol_ids = _SymbolIds()
         """The id of every symbol the engine holds (the `_symbols` table, mirrored for lookups)."""
         self._symbol_text = self._symbol_ids.text
         """Every symbol the engine holds, at the index that is its id (the `_symbols` table, mirrored)."""
@@ -145,7 +144,7 @@ class DuckDBBackend:
         for macro in sc.MACROS:
             self._con.execute(macro)
         self._con.execute(sc.SYMBOLS_SQL)
-        self._symbol_ids = SymbolTable()
+        self._symbol_ids = _SymbolIds()
         self._symbol_text = self._symbol_ids.text
         self._slot_ids = {}
         self._program = program
@@ -176,8 +175,6 @@ class DuckDBBackend:
             raise self._too_big("loaded", "engine_memory") from None
         except duckdb.Error as err:
             raise EngineError(f"duckdb failed while loading the facts of {relation}: {err}") from err
-        except OverflowError as err:  # the symbol table's id limit (numbers too large are FactErrors)
-            raise EngineError(f"the facts of {relation} bring {err}; a symbol id is a 32-bit integer") from err
 
     def retract(self, relation: str) -> None:
         """Forget every fact of the input `relation`; the next evaluate() derives again what depends on it.
@@ -248,6 +245,7 @@ class DuckDBBackend:
         nothing added). The blocks of StampedRows are encoded as blocks (`_block_columns`), after the plain rows.
         Also a column of plain rows (no blocks) whose symbols were all new, each once, if there is one.
         """
+        known = self._symbol_ids
         start = len(self._symbol_text)
         plain = rows.plain if isinstance(rows, StampedRows) else rows
         blocks = [b for b in rows.blocks if len(b)] if isinstance(rows, StampedRows) else []
@@ -269,7 +267,12 @@ class DuckDBBackend:
             # as the INSERT returns), it would keep rows whose ids the next load gives other texts.
             if len(self._symbol_text) > start:
                 self._con.execute(f"DELETE FROM {sc.SYMBOLS} WHERE id >= $1", [start])
-            self._symbol_ids.truncate(start)
+            for symbol in self._symbol_text[start:]:
+                known.pop(symbol, None)
+            del self._symbol_text[start:]
+            if len(known) != start:  # stopped inside _ids_into, between its insert and its renumbering
+                for symbol in [s for s, i in known.items() if i >= start or self._symbol_text[i] != s]:
+                    del known[symbol]
             self._slot_ids.clear()
             raise
         return arrays, next((i for i, n in enumerate(new) if n == len(plain)), None) if not blocks else None
@@ -307,7 +310,34 @@ class DuckDBBackend:
 
     def _ids_into(self, symbols: list[str], out: _Int64s) -> int:
         """Write the ids of `symbols` (strings) into `out`, giving new ones the next ids; how many were new."""
-        return self._symbol_ids.ids_into(symbols, out)
+        known = self._symbol_ids
+        before, count = len(known), len(symbols)
+        if symbols[0] in known and symbols[-1] in known:
+            # Likely symbols seen before: one dict lookup each, a miss giving the next id from __missing__.
+            out[:] = numpy.fromiter(map(known.__getitem__, symbols), dtype=numpy.int64, count=count)
+            return len(known) - before
+        # Likely symbols never seen (a fleet's link ids): each is offered the id of its position, in one
+        # C-level pass that looks it up and inserts it at once (at fleet scale each lookup is a cache miss).
+        offers = map(known.setdefault, symbols, range(before, before + count))
+        got = numpy.fromiter(offers, dtype=numpy.int64, count=count)
+        offered = numpy.arange(before, before + count, dtype=numpy.int64)
+        taken = got == offered
+        if taken.all():
+            known.text.extend(symbols)
+            out[:] = got
+            return count
+        # Some were known, or came twice: the new ones take the next ids in order of first appearance,
+        # and the later copies of a new one (which got its offered id) follow it.
+        first = numpy.flatnonzero(taken)
+        renumbered = numpy.full(count, -1, dtype=numpy.int64)
+        renumbered[first] = numpy.arange(before, before + len(first), dtype=numpy.int64)
+        new = [symbols[i] for i in first.tolist()]
+        known.update(zip(new, renumbered[first].tolist(), strict=True))
+        known.text.extend(new)
+        offered_ids = got >= before
+        got[offered_ids] = renumbered[got[offered_ids] - before]
+        out[:] = got
+        return len(new)
 
     def _block_columns(self, decl: Declaration, block: StampBlock) -> list[_Int64s]:
         """The columns of a block's rows: each node's names looked up once, then array indexing."""
@@ -390,12 +420,14 @@ class DuckDBBackend:
             new = len(self._symbol_text)
             try:
                 self._con.execute(f"INSERT INTO {sc.SYMBOLS} VALUES ($1, $2)", [new, symbol])
-                found = self._symbol_ids.add(symbol)  # that id, its text kept
+                found = self._symbol_ids[symbol]  # __missing__ gives it that id and keeps its text
             except BaseException:
                 # Both or neither (a REPL query goes on after Ctrl-C): a row the mirror lacks would
                 # give its id a second text with the next new symbol.
                 self._con.execute(f"DELETE FROM {sc.SYMBOLS} WHERE id >= $1", [new])
-                self._symbol_ids.truncate(new)
+                if self._symbol_ids.get(symbol, -1) >= new:
+                    del self._symbol_ids[symbol]
+                del self._symbol_text[new:]
                 raise
         return found
 
@@ -1031,6 +1063,22 @@ def _at_slots(slots: Sequence[int]) -> Callable[[Sequence[str]], Sequence[str]]:
         only = slots[0]
         return lambda names: (names[only],)
     return itemgetter(*slots)
+
+
+class _SymbolIds(dict[str, int]):
+    """Symbol -> id, and `text`, each id's symbol; looking up a missing symbol (`d[s]`) gives it the next id.
+
+    So a column is interned in one pass of C-level lookups, only the new symbols calling back into Python.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+
+    def __missing__(self, symbol: str) -> int:
+        found = self[symbol] = len(self.text)
+        self.text.append(symbol)
+        return found
 
 
 def _refuse(decl: Declaration, rows: Sequence[Row]) -> NoReturn:
