@@ -469,6 +469,7 @@ class Expander:
         if not self._add_object(obj):
             return name
         outer_journal = self.sink.journal
+        cabled_from = len(self.sink.cabled)  # the cable runs made under this object start here
         if override is not None:
             self.sink.journal = []
         software = self._render_map(software_tm, ns, spec.loc)
@@ -512,7 +513,10 @@ class Expander:
             self.sink.journal = outer_journal
             if outer_journal is not None:
                 outer_journal.extend(created)
-            self._apply_override(override, obj, inner_scope, created)
+            if self._apply_override(override, obj, inner_scope, created):
+                # A cable it took out may be written again later under the same id, with any ends:
+                # the runs made under this object are no longer what was checked when they were made.
+                del self.sink.cabled[cabled_from:]
         return name
 
     def _shared(self, spec: ObjSpec, body: ObjSpec | None, kind: str) -> _Shared:
@@ -910,7 +914,8 @@ class Expander:
         made_at, before = self.sink.overridden.get(obj.id, (obj.loc, frozenset()))
         self.sink.overridden[obj.id] = (made_at, before | parts)
 
-    def _apply_override(self, ov: Override, root: Obj, scope: str | None, created: list[str]) -> None:
+    def _apply_override(self, ov: Override, root: Obj, scope: str | None, created: list[str]) -> bool:
+        """Apply `ov` to `root` and what was `created` under it; whether a link was taken out."""
         for made in created:  # a node under an override is no longer its template's plan alone
             self.sink.stamped.pop(made, None)
         p = self.problems
@@ -952,6 +957,7 @@ class Expander:
             self.sink.removed |= removed
         links = self.sink.links
         mine = [lid for lid in created if lid in links]
+        count = len(links)
         for lid in mine:
             lk = links[lid]
             if lk.a in removed or lk.b in removed:
@@ -1014,6 +1020,7 @@ class Expander:
                     lov.state if lov.state is not None else lk.state,
                     plan=_plan(lk),
                 )
+        return len(links) < count  # links are only taken out here, none added
 
 
 def _sound(plan: _Plan, nodes: list[str], objects: Mapping[str, Obj], inv: Inventory) -> bool:

@@ -1,0 +1,253 @@
+"""Hostile inventories against this round's loading shortcuts (a foreach's cables made in one pass and
+passed over by check_inventory as a run; stamped nodes' runs skipped by Inventory.objects_but; what an
+entry's instances share worked out once): every fault is still reported where it is written, and
+what loads is what was written. Each expected value is worked out by hand from the text beside it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier.core.errors import TopologError
+from verifier.facts.inventory import inventory_facts
+from verifier.sources.inventory import load_inventory_text
+
+HEAD = "apiVersion: topolog.dev/v1\n"
+
+
+def _errors(text: str) -> list[str]:
+    with pytest.raises(TopologError) as err:
+        load_inventory_text(HEAD + text, "t.yaml")
+    return [f"{d.location}: {d.message}" for d in err.value.diagnostics]
+
+
+# --- the bug found: a run of cables taken out by an override, its ids written again ------------
+
+ONE_CABLE_RUN_REWRITTEN = """objects:
+  - name: "n{i}"
+    kind: node
+    count: 1
+    children:
+      - {name: "c{i}", kind: cpu, count: 2}
+    links:
+      - {a: "c{i}", b: "c{j}", kind: upi, bandwidth: 64 GB/s, foreach: {i: 0..0, j: 1..1}}
+    overrides: {n0: {links: [{a: c0, b: c1, remove: true}]}}
+links:
+  - {id: "n0/c0<->n0/c1", a: ghost1, b: ghost2, kind: ethernet, bandwidth: 100 Gb/s}
+"""
+
+
+def test_a_cable_an_override_took_out_does_not_vouch_for_a_link_written_under_its_id() -> None:
+    # The foreach makes one cable, n0/c0<->n0/c1 (both ends objects: a run of one). The override
+    # takes it out, so its id is free: the top-level link (line 12 of the file, the header being
+    # line 1 and `links:` line 11) takes it with ends ghost1 and ghost2, neither an object. The link must be reported
+    # (ghost1, and ghost2 as its one more copy), not passed over as the run's cable.
+    assert _errors(ONE_CABLE_RUN_REWRITTEN) == ["t.yaml:12:5: link endpoint 'ghost1' does not exist (and 1 more copy)"]
+
+
+def test_a_whole_run_taken_out_and_written_again_in_order_is_read_link_by_link() -> None:
+    # Three cables c0-c3, c1-c3, c2-c3 (one run, ids in that order), all taken out by the override,
+    # then written again with the same ids in the same order: the table holds the same ids in a row
+    # again, the first and last with their own ends, but the middle one joins n0/c1 to itself
+    # (line 13): a loop, to be reported.
+    text = """objects:
+  - name: "n{i}"
+    kind: node
+    count: 1
+    children:
+      - {name: "c{i}", kind: cpu, count: 4}
+    links:
+      - {a: "c{i}", b: c3, kind: upi, bandwidth: 64 GB/s, foreach: {i: 0..2}}
+    overrides: {n0: {links: [{a: c0, b: c3, remove: true}, {a: c1, b: c3, remove: true}, {a: c2, b: c3, remove: true}]}}
+links:
+  - {id: "n0/c0<->n0/c3", a: n0/c0, b: n0/c3, kind: upi, bandwidth: 64 GB/s}
+  - {id: "n0/c1<->n0/c3", a: n0/c1, b: n0/c1, kind: upi, bandwidth: 64 GB/s}
+  - {id: "n0/c2<->n0/c3", a: n0/c2, b: n0/c3, kind: upi, bandwidth: 64 GB/s}
+"""
+    assert _errors(text) == ["t.yaml:13:5: link 'n0/c1<->n0/c3' connects 'n0/c1' to itself"]
+
+
+# --- what held -------------------------------------------------------------------------------
+
+HELD = {
+    # s0-t0 exists; s1-t1 names t1, which nothing makes (only t0): reported once, at the foreach (line 6).
+    "a foreach end that is no object": (
+        """objects:
+  - {name: "s{i}", kind: switch, count: 2}
+  - {name: t0, kind: switch}
+links:
+  - {a: "s{i}", b: "t{i}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0..1}}
+""",
+        ["t.yaml:6:5: link endpoint 't1' does not exist"],
+    ),
+    # i, j over 0..1: s0-s0 and s1-s1 are loops (the first reported, the second as its copy).
+    "a foreach with loops": (
+        """objects:
+  - {name: "s{i}", kind: switch, count: 2}
+links:
+  - {a: "s{i}", b: "s{j}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0..1, j: 0..1}}
+""",
+        ["t.yaml:5:5: link 's0<->s0' connects 's0' to itself (and 1 more copy)"],
+    ),
+    # The run s0-t0, s1-t1 is whole, but the id s1<->t1 is written again with `id:` (line 7).
+    "an id: taking a run's cable's id": (
+        """objects:
+  - {name: "s{i}", kind: switch, count: 2}
+  - {name: "t{i}", kind: switch, count: 2}
+links:
+  - {a: "s{i}", b: "t{i}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0..1}}
+  - {id: "s1<->t1", a: s0, b: ghost, kind: ethernet, bandwidth: 100 Gb/s}
+""",
+        ["t.yaml:7:5: duplicate link id 's1<->t1' (first written at t.yaml:6:5)"],
+    ),
+    # Both counted entries stamp n0 and n1: the second entry's (line 9) are duplicates, n0 reported
+    # and n1 its one more copy; its n2 is new.
+    "two counted entries whose ids collide": (
+        """templates:
+  box:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+objects:
+  - {template: box, name: "n{i}", count: 2}
+  - {template: box, name: "n{i}", count: 3}
+""",
+        ["t.yaml:9:5: duplicate id 'n0' (first written at t.yaml:8:5) (and 1 more copy)"],
+    ),
+    # n1/nic0 is removed: its cable to leaf is not made (a removed device takes its links along);
+    # the second foreach makes loops n0/nic1-n0/nic1 and n1/nic1-n1/nic1 (line 15).
+    "a foreach over an end an override removed, and loops after it": (
+        """templates:
+  box:
+    kind: node
+    children:
+      - {name: "nic{i}", kind: nic, count: 2}
+objects:
+  - template: box
+    name: "n{i}"
+    count: 2
+    overrides: {n1: {devices: {nic0: {remove: true}}}}
+  - {name: leaf, kind: switch}
+links:
+  - {a: "n{n}/nic{l}", b: leaf, kind: ethernet, bandwidth: 100 Gb/s, foreach: {n: 0..1, l: 0..1}}
+  - {a: "n{n}/nic{l}", b: "n{n}/nic{l}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {n: 0..1, l: 1..1}}
+""",
+        ["t.yaml:15:5: link 'n0/nic1<->n0/nic1' connects 'n0/nic1' to itself (and 1 more copy)"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(HELD), ids=list(HELD))
+def test_faults_are_reported_where_written(case: str) -> None:
+    text, expected = HELD[case]
+    assert _errors(text) == expected
+
+
+def test_a_cable_written_twice_is_numbered() -> None:
+    # The first foreach makes s0<->t0 and s1<->t1; the second the same pair again (#2 each); the third
+    # runs i over [0, 0, 1]: s0<->t0 twice more (#3, #4), then s1<->t0 (a new id).
+    inv = load_inventory_text(
+        HEAD
+        + """objects:
+  - {name: "s{i}", kind: switch, count: 2}
+  - {name: "t{i}", kind: switch, count: 2}
+links:
+  - {a: "s{i}", b: "t{i}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0..1}}
+  - {a: "s{i}", b: "t{i}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0..1}}
+  - {a: "s{i}", b: "t0", kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: [0, 0, 1]}}
+""",
+        "t.yaml",
+    )
+    assert list(inv.links) == [
+        "s0<->t0",
+        "s1<->t1",
+        "s0<->t0#2",
+        "s1<->t1#2",
+        "s0<->t0#3",
+        "s0<->t0#4",
+        "s1<->t0",
+    ]
+
+
+def test_an_override_on_one_instance_changes_that_node_alone() -> None:
+    # Three nodes of one entry share its labels and software (worked out once); n1's override sets
+    # zone b and driver 535.54.03 and downs gpu0, n2's downs its gpu1-nic1 link. n0 and n2 keep
+    # zone a and driver 550.54.14; role is w{i} per node; every cable to leaf (3 nodes x 2 NICs) is made.
+    inv = load_inventory_text(
+        HEAD
+        + """templates:
+  box:
+    kind: node
+    labels: {zone: a}
+    software: {driver: "550.54.14"}
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+      - {name: "nic{i}", kind: nic, count: 2}
+    links:
+      - {a: "gpu{i}", b: "nic{i}", kind: pcie, generation: 5, lanes: 16, foreach: {i: 0..1}}
+objects:
+  - template: box
+    name: "n{i}"
+    count: 3
+    labels: {role: "w{i}"}
+    overrides:
+      n1: {labels: {zone: b}, software: {driver: "535.54.03"}, devices: {gpu0: {state: down}}}
+      n2: {links: [{a: gpu1, b: nic1, state: down}]}
+  - {name: leaf, kind: switch}
+links:
+  - {a: "n{n}/nic{l}", b: leaf, kind: ethernet, bandwidth: 100 Gb/s, foreach: {n: 0..2, l: 0..1}}
+""",
+        "t.yaml",
+    )
+    assert {n: dict(inv.objects[n].labels) for n in ("n0", "n1", "n2")} == {
+        "n0": {"zone": "a", "role": "w0"},
+        "n1": {"zone": "b", "role": "w1"},
+        "n2": {"zone": "a", "role": "w2"},
+    }
+    assert {n: dict(sw) for n, sw in inv.software.items()} == {
+        "n0": {"driver": "550.54.14"},
+        "n1": {"driver": "535.54.03"},
+        "n2": {"driver": "550.54.14"},
+    }
+    assert [o.id for o in inv.objects.values() if o.state == "down"] == ["n1/gpu0"]
+    assert [lid for lid, lk in inv.links.items() if lk.state == "down"] == ["n2/gpu1<->n2/nic1"]
+    assert sum(1 for lid in inv.links if lid.endswith("<->leaf")) == 6
+    facts = inventory_facts(inv)
+    assert sorted(r for r in facts["software"]) == [
+        ("n0", "driver", "550.54.14"),
+        ("n1", "driver", "535.54.03"),
+        ("n2", "driver", "550.54.14"),
+    ]
+
+
+def test_a_device_removed_from_one_stamped_node_leaves_the_others_whole() -> None:
+    # Four nodes; n2 loses gpu1 (and its gpu1-nic1 link). Objects: 4 nodes x 5 (node, 2 GPUs, 2 NICs)
+    # - 1 = 19, plus leaf = 20. Links: 4 x 2 inner - 1 = 7, NIC cables 4 x 2 = 8, GPU1 cables for
+    # n0, n1, n3 = 3 (n2's is not made): 18. The facts list every object once, n2/gpu1 not among them.
+    inv = load_inventory_text(
+        HEAD
+        + """templates:
+  box:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+      - {name: "nic{i}", kind: nic, count: 2}
+    links:
+      - {a: "gpu{i}", b: "nic{i}", kind: pcie, generation: 5, lanes: 16, foreach: {i: 0..1}}
+objects:
+  - template: box
+    name: "n{i}"
+    count: 4
+    overrides: {n2: {devices: {gpu1: {remove: true}}}}
+  - {name: leaf, kind: switch}
+links:
+  - {a: "n{n}/nic{l}", b: leaf, kind: ethernet, bandwidth: 100 Gb/s, foreach: {n: 0..3, l: 0..1}}
+  - {a: "n{n}/gpu1", b: leaf, kind: ethernet, bandwidth: 100 Gb/s, foreach: {n: 0..3}}
+""",
+        "t.yaml",
+    )
+    assert len(inv.objects) == 20 and "n2/gpu1" not in inv.objects
+    assert len(inv.links) == 18
+    assert [lid for lid in inv.links if "gpu1<->leaf" in lid] == ["n0/gpu1<->leaf", "n1/gpu1<->leaf", "n3/gpu1<->leaf"]
+    listed = sorted(row[0] for row in inventory_facts(inv)["object"])
+    assert listed == sorted(inv.objects) and len(listed) == 20
