@@ -134,6 +134,19 @@ links:
 """,
         ["t.yaml:15:5: link 'n0/nic1<->n0/nic1' connects 'n0/nic1' to itself (and 1 more copy)"],
     ),
+    # The first foreach's k runs over nothing: no cable at all (s0-t0 and s1-t0 are not made, though
+    # k is unused in the ends). The second writes s{i:02d}: s00 and s01 are no objects (s0, s1 are),
+    # and t1 is none either: s00 reported, s01 and t1 its two more copies (line 7).
+    "a foreach over an empty list, and padded ends": (
+        """objects:
+  - {name: "s{i}", kind: switch, count: 2}
+  - {name: t0, kind: switch}
+links:
+  - {a: "s{i}", b: t0, kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0..1, k: []}}
+  - {a: "s{i:02d}", b: "t{k}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0..1, k: [0, 1]}}
+""",
+        ["t.yaml:7:5: link endpoint 's00' does not exist; did you mean 's0'? (and 2 more copies)"],
+    ),
 }
 
 
@@ -251,3 +264,72 @@ links:
     assert [lid for lid in inv.links if "gpu1<->leaf" in lid] == ["n0/gpu1<->leaf", "n1/gpu1<->leaf", "n3/gpu1<->leaf"]
     listed = sorted(row[0] for row in inventory_facts(inv)["object"])
     assert listed == sorted(inv.objects) and len(listed) == 20
+
+
+def test_an_object_put_into_a_stamped_node_is_loaded_and_listed() -> None:
+    # n0..n2 are stamped whole from box (2 GPUs, 1 NIC); `extra` is put into n1 with `parent:`, so n1
+    # is no longer its template's plan alone (n0 and n2 still are). Objects: 3 x 4 + extra + leaf =
+    # 14, each listed once by the facts, extra under n1.
+    inv = load_inventory_text(
+        HEAD
+        + """templates:
+  box:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+      - {name: "nic{i}", kind: nic, count: 1}
+    links:
+      - {a: "gpu{i}", b: nic0, kind: pcie, generation: 5, lanes: 16, foreach: {i: 0..1}}
+objects:
+  - {template: box, name: "n{i}", count: 3}
+  - {name: extra, kind: nic, parent: n1}
+  - {name: leaf, kind: switch}
+links:
+  - {a: "n{n}/nic0", b: leaf, kind: ethernet, bandwidth: 100 Gb/s, foreach: {n: 0..2}}
+  - {a: extra, b: leaf, kind: ethernet, bandwidth: 100 Gb/s}
+""",
+        "t.yaml",
+    )
+    assert sorted(inv.stamped) == ["n0", "n2"]
+    assert inv.objects["extra"].parent == "n1"
+    facts = inventory_facts(inv)
+    assert sorted(row[0] for row in facts["object"]) == sorted(inv.objects) and len(inv.objects) == 14
+    assert ("extra", "n1") in set(facts["parent"])
+
+
+def _fleet() -> str:
+    from benchmarks.verify_bench import Layout, inventory_yaml
+
+    return inventory_yaml(Layout(256))
+
+
+def test_a_fleet_cable_to_a_leaf_past_the_last_is_reported() -> None:
+    # verify_bench's 256-GPU fleet: one scalable unit su0000 with leaves 0..7 (one per rail), 16
+    # spines, cabled by `foreach: {p: 0..0, l: 0..7, s: 0..15}`. Running l to 8 asks for su0000-leaf8,
+    # which is no object: reported once (its 16 cables are one missing end), at the spine foreach.
+    text = _fleet()
+    assert "foreach: {p: 0..0, l: 0..7, s: 0..15}" in text
+    bad = text.replace("foreach: {p: 0..0, l: 0..7, s: 0..15}", "foreach: {p: 0..0, l: 0..8, s: 0..15}")
+    line = bad.splitlines().index("links:") + 2  # the foreach's entry starts on the line after `links:`
+    with pytest.raises(TopologError) as err:
+        load_inventory_text(bad, "fleet.yaml")
+    assert [f"{d.location}: {d.message}" for d in err.value.diagnostics] == [
+        f"fleet.yaml:{line}:5: link endpoint 'su0000-leaf8' does not exist; did you mean 'su0000-leaf7'?"
+    ]
+
+
+def test_a_fleet_node_losing_a_nic_loses_its_cable_alone() -> None:
+    # The quarantined node su0000-r2-n0 also has nic4 removed by its override: the fleet's NIC cables
+    # are 32 nodes x 8 rails = 256, less that one = 255; every other node keeps all 8. Nothing else
+    # changes: the object count drops by exactly one (nic4 has no children).
+    text = _fleet()
+    old = "                devices: {gpu6: {state: down}}"
+    assert old in text
+    whole = load_inventory_text(text, "fleet.yaml")
+    inv = load_inventory_text(old.replace("}}", "}, nic4: {remove: true}}").join(text.split(old)), "fleet.yaml")
+    assert "su0000-r2-n0/nic4" not in inv.objects
+    assert len(inv.objects) == len(whole.objects) - 1
+    cables = [lid for lid, lk in inv.links.items() if lk.kind == "infiniband" and "-leaf" in lk.b and "/nic" in lk.a]
+    assert len(cables) == 255
+    assert "su0000-r2-n0/nic4<->su0000-leaf4" not in inv.links
+    assert "su0000-r2-n1/nic4<->su0000-leaf4" in inv.links
