@@ -6,11 +6,16 @@ what loads is what was written. Each expected value is worked out by hand from t
 
 from __future__ import annotations
 
+import itertools
+from pathlib import Path
+
 import pytest
 
 from verifier.core.errors import TopologError
 from verifier.facts.inventory import inventory_facts
 from verifier.sources.inventory import load_inventory_text
+from verifier.sources.inventory.partial import partial_inventory
+from verifier.sources.inventory.raw_files import read_files
 
 HEAD = "apiVersion: topolog.dev/v1\n"
 
@@ -333,3 +338,47 @@ def test_a_fleet_node_losing_a_nic_loses_its_cable_alone() -> None:
     assert len(cables) == 255
     assert "su0000-r2-n0/nic4<->su0000-leaf4" not in inv.links
     assert "su0000-r2-n1/nic4<->su0000-leaf4" in inv.links
+
+
+TWO_FLEETS = """apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+objects:
+  - name: "a{i}"
+    kind: pod
+    count: 8
+    labels: {team: alpha}
+    software: {driver: "550.54.14"}
+    children:
+      - {template: box, name: "{pod}-n{i}", count: 2}
+  - name: "b{i}"
+    kind: pod
+    count: 8
+    labels: {team: beta}
+    software: {driver: "535.54.03"}
+    children:
+      - {template: box, name: "{pod}-n{i}", count: 2}
+"""
+
+
+def test_a_partial_inventory_gives_each_entry_its_own_labels_and_software(tmp_path: Path) -> None:
+    # authorize's partial inventory expands an entry one instance at a time, each from a spec made
+    # for that instance and dropped after it: what an entry's instances share was kept by the spec's
+    # id, which the next entry's spec could take over, giving the b pods team alpha and driver
+    # 550.54.14. By hand from the text: every a pod is team alpha with driver 550.54.14, every b pod
+    # team beta with driver 535.54.03, whichever two pods the question names.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(TWO_FLEETS)
+    expected = {"a": ({"team": "alpha"}, {"driver": "550.54.14"}), "b": ({"team": "beta"}, {"driver": "535.54.03"})}
+    names = [f"{e}{i}" for e in "ab" for i in range(8)]
+    for wanted in itertools.combinations(names, 2):
+        partial = partial_inventory(read_files([path]), list(wanted))
+        assert partial is not None, wanted
+        inv = partial.inventory
+        pods = [o for o in inv.objects.values() if o.kind == "pod"]
+        assert {w for w in wanted} <= {o.id for o in pods}
+        for pod in pods:
+            assert (dict(pod.labels), dict(inv.software[pod.id])) == expected[pod.id[0]], (wanted, pod.id)

@@ -278,7 +278,9 @@ class Expander:
         # is held here, where it is made.
         self.id_length = current_limits().id_length
         self.rooms: dict[str, int] = {}  # template -> the longest node id its plan fits under (_Plan.room)
-        self.shared: dict[int, _Shared] = {}  # id(spec) -> what its instances share (_shared)
+        # id(spec) -> the spec and what its instances share (_shared). The spec is held: a spec made for
+        # a while (partial.py's one instance of an entry) must not leave its id to the next one.
+        self.shared: dict[int, tuple[ObjSpec, _Shared]] = {}
         # The ends (_Plan.tails) of every deferred link id, of the plans (by id) of nodes deferred so far.
         self.tails: tuple[str, ...] = ()
         self.tailed: set[int] = set()
@@ -447,9 +449,10 @@ class Expander:
                     parent = explicit
                     self.sink.explicit_parents.append(oid)
         override = spec.overrides.get(name) if spec.overrides and not self.planning else None
-        shared = self.shared.get(id(spec))
-        if shared is None:
-            shared = self.shared[id(spec)] = self._shared(spec, body, kind)
+        held = self.shared.get(id(spec))
+        if held is None or held[0] is not spec:
+            held = self.shared[id(spec)] = (spec, self._shared(spec, body, kind))
+        shared = held[1]
         labels_tm, quantities, typed, software_tm, promises = shared
         labels = self._render_map(labels_tm, ns, spec.loc)
         if typed:
