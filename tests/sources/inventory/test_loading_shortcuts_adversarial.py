@@ -382,3 +382,38 @@ def test_a_partial_inventory_gives_each_entry_its_own_labels_and_software(tmp_pa
         assert {w for w in wanted} <= {o.id for o in pods}
         for pod in pods:
             assert (dict(pod.labels), dict(inv.software[pod.id])) == expected[pod.id[0]], (wanted, pod.id)
+
+
+def test_an_id_removed_and_made_again_is_read_once_where_it_now_is() -> None:
+    # a0, a1, b0, b1 are stamped whole (their GPUs one run each: Inventory.objects_but keeps the
+    # loader's list of the other ids). m0's x1 is removed by its override and made again at the top
+    # (`name: m0/x1`, after b1), and x9 is put into m0: the table holds m0/x1 once, at its new place,
+    # and objects_but({"b0"}) is that order without b0's GPUs (b0 itself is no object of its plan).
+    inv = load_inventory_text(
+        HEAD
+        + """templates:
+  box:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+    links:
+      - {a: gpu0, b: gpu1, kind: nvlink, generation: 4, count: 2}
+objects:
+  - {template: box, name: "a{i}", count: 2}
+  - name: "m{i}"
+    kind: node
+    count: 1
+    children: [{name: "x{i}", kind: nic, count: 2}]
+    overrides: {m0: {devices: {x1: {remove: true}}}}
+  - {template: box, name: "b{i}", count: 2}
+  - {name: "m0/x1", kind: nic}
+  - {name: x9, kind: nic, parent: m0}
+""",
+        "t.yaml",
+    )
+    table = ["a0", "a0/gpu0", "a0/gpu1", "a1", "a1/gpu0", "a1/gpu1", "m0", "m0/x0", "b0", "b0/gpu0", "b0/gpu1"]
+    table += ["b1", "b1/gpu0", "b1/gpu1", "m0/x1", "x9"]
+    assert list(inv.objects) == table
+    assert [o.id for o in inv.objects_but({"b0"})] == [t for t in table if t not in ("b0/gpu0", "b0/gpu1")]
+    assert inv.objects["m0/x1"].parent is None
+    assert sorted(row[0] for row in inventory_facts(inv)["object"]) == sorted(table)
