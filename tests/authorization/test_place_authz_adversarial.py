@@ -113,6 +113,12 @@ when { resource == Gpu::"n0/gpu0" || resource == Gpu::"n0/gpu1" };
 forbid (principal, action == Action::"schedule", resource in Node::"n0")
 unless { principal == User::"u1" };
 """,
+    # A policy that reads the GPU's state: a down GPU is closed to everyone.
+    "down_closed": """
+@id("down-closed")
+forbid (principal, action == Action::"schedule", resource)
+when { resource.state == "down" };
+""",
     # A policy that compares principal and resource as entities: no principal is ever `in` a
     # GPU, so it permits nothing, but it switches every class off (each entity its own).
     "compares_entities": """
@@ -277,4 +283,22 @@ def test_a_class_is_named_by_its_smallest_uid(tmp_path: Path) -> None:
     assert schedule == {
         "added": [("a", "m0/gpu0"), ("u1", "m0/gpu0")],
         "removed": [("a", "n0/gpu0"), ("b", "m0/gpu0"), ("u1", "n0/gpu0"), ("u2", "m0/gpu0")],
+    }
+
+
+def test_what_if_with_a_policy_reading_state(tmp_path: Path) -> None:
+    # By hand (plain ids, down-closed added): before, u1 may schedule ra's GPUs but the quarantined
+    # n1/gpu1 and the down n2/gpu0: n0/gpu0, n0/gpu1, n1/gpu0, n2/gpu1 (4); its 2-GPU job runs on n0,
+    # the only node with both open. --fail n0/gpu0 puts it down: closed to u1 now (3 left), and u1's
+    # job loses its placement (exit 1). u2 keeps rb's 4 GPUs and m0. n0/gpu0 shared its attribute
+    # mapping with n0/gpu1 until the scenario: the classes must part them after it.
+    folder = _folder(tmp_path, False, "down_closed")
+    jobs = folder / "jobs.yaml"
+    jobs.write_text(_jobs(["j-u1", "j-u2"]), encoding="utf-8")
+    code, out, err = run_cli("place", str(folder / "cluster.yaml"), str(jobs), "--fail", "n0/gpu0", "--format", "json")
+    assert code == 1, err
+    got = {j["job"]: (j["outcome"], j["authorization"]) for j in json.loads(out)["jobs"]}
+    assert got == {
+        "j-u1": ("loses", {"gpus_before": 4, "gpus_after": 3, "denied_now": ["n0/gpu0"], "allowed_now": []}),
+        "j-u2": ("unchanged", {"gpus_before": 4, "gpus_after": 4, "denied_now": [], "allowed_now": []}),
     }
