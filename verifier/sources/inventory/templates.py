@@ -472,9 +472,10 @@ class Expander:
         if not self._add_object(obj):
             return name
         outer_journal = self.sink.journal
-        cabled_from = len(self.sink.cabled)  # the cable runs made under this object start here
+        cabled_from = 0  # with an override: where the cable runs made under this object start
         if override is not None:
             self.sink.journal = []
+            cabled_from = len(self.sink.cabled)
         software = self._render_map(software_tm, ns, spec.loc)
         if software:
             self.sink.software[oid] = software
