@@ -18,7 +18,6 @@ a policy tests `context has x`).
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -237,12 +236,7 @@ def partition_gpus(graph: EntityGraph, reads: PolicyReads) -> tuple[list[str], l
     if not reads.groupable or keys.named_hardware or _UID_ORDER_DIFFERS.search("".join(ids)):
         uids = [uid("Gpu", i) for i in ids]
         return ids, [(c.id, ids[at[0]], at) for c, at in partition_rows(uids, attrs, graph, reads)]
-    named: set[int] = set()  # positions of GPUs a policy names: each is a class of its own
-    for u in reads.named:
-        if u.startswith(_GPU_UID):
-            found = graph.ident(u)
-            if found is not None and found[0] == "Gpu" and uid("Gpu", found[1]) == u:
-                named.add(bisect.bisect_left(ids, found[1]))
+    # No policy names a GPU here (a named GPU is named hardware, above): every class is a shared mapping's.
     by_object: dict[int, list[int]] = {}  # the attribute mappings are alive in `attrs`: ids stay unique
     for i, a in enumerate(attrs):
         at = by_object.get(id(a))
@@ -252,13 +246,6 @@ def partition_gpus(graph: EntityGraph, reads: PolicyReads) -> tuple[list[str], l
             at.append(i)
     groups: dict[tuple[object, ...], list[int]] = {}
     for at in by_object.values():
-        own = [i for i in at if i in named] if named else []
-        if own:
-            for i in own:
-                groups[("Gpu", keys.values_of(attrs[i]), uid("Gpu", ids[i]), ())] = [i]
-            at = [i for i in at if i not in named]
-            if not at:
-                continue
         joined = groups.setdefault(("Gpu", keys.values_of(attrs[at[0]]), None, ()), [])
         joined.extend(at)
         if len(joined) > len(at):
