@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, AttrValue, EntityGraph, uid
 from verifier.authorization.observed import CEDAR_LONG, Observed
@@ -190,29 +191,41 @@ def partition_rows(
     the positions of its members in `uids`, in the order of its (sorted) members.
     """
     keys = _Keys(graph, reads).keys_of(uids, attrs) if reads.groupable else [(u,) for u in uids]
-    # Alike GPUs share one key object: grouped by it first (an int hashed, not a key of ten
-    # values per GPU), then by value (keys made apart, as principals' are, may still be equal).
-    by_object: dict[int, list[int]] = {}  # `keys` holds every key alive: ids stay unique
-    for i, key in enumerate(keys):
-        at = by_object.get(id(key))
-        if at is None:
-            by_object[id(key)] = [i]
-        else:
-            at.append(i)
-    groups: dict[tuple[object, ...], list[int]] = {}
-    for at in by_object.values():
-        joined = groups.setdefault(keys[at[0]], [])
-        joined.extend(at)
-        if len(joined) > len(at):
-            joined.sort()  # positions in order, as one pass over `keys` would list them
+    # Alike GPUs share one key object; keys made apart, as principals' are, may still be equal.
     out: list[tuple[EntityClass, list[int]]] = []
-    for at in groups.values():
+    for at in _grouped(keys, lambda key: key):
         listed = [uids[i] for i in at]
         members = sorted(listed)
         if members != listed:  # uids not given sorted: positions follow the sorted members
             at = sorted(at, key=uids.__getitem__)
         out.append((EntityClass(members[0], tuple(members)), at))
     return sorted(out, key=lambda c: c[0].id)
+
+
+_Item = TypeVar("_Item")
+
+
+def _grouped(items: Sequence[_Item], key_of: Callable[[_Item], Hashable]) -> list[list[int]]:
+    """The positions of `items` grouped by `key_of(item)`, each group in order.
+
+    Items that are one object (GPUs sharing an attribute mapping or a key) are grouped by their
+    id first, so that `key_of` runs once per object, not once per GPU; `items` keeps every one of
+    them alive, so no id is reused while this runs.
+    """
+    by_object: dict[int, list[int]] = {}
+    for i, item in enumerate(items):
+        at = by_object.get(id(item))
+        if at is None:
+            by_object[id(item)] = [i]
+        else:
+            at.append(i)
+    groups: dict[Hashable, list[int]] = {}
+    for at in by_object.values():
+        joined = groups.setdefault(key_of(items[at[0]]), [])
+        joined.extend(at)
+        if len(joined) > len(at):
+            joined.sort()  # positions in order, as one pass over `items` would list them
+    return list(groups.values())
 
 
 _UID_ORDER_DIFFERS = re.compile(r"[\x00-\x22\\]")
@@ -237,20 +250,8 @@ def partition_gpus(graph: EntityGraph, reads: PolicyReads) -> tuple[list[str], l
         uids = [uid("Gpu", i) for i in ids]
         return ids, [(c.id, ids[at[0]], at) for c, at in partition_rows(uids, attrs, graph, reads)]
     # No policy names a GPU here (a named GPU is named hardware, above): every class is a shared mapping's.
-    by_object: dict[int, list[int]] = {}  # the attribute mappings are alive in `attrs`: ids stay unique
-    for i, a in enumerate(attrs):
-        at = by_object.get(id(a))
-        if at is None:
-            by_object[id(a)] = [i]
-        else:
-            at.append(i)
-    groups: dict[tuple[object, ...], list[int]] = {}
-    for at in by_object.values():
-        joined = groups.setdefault(("Gpu", keys.values_of(attrs[at[0]]), None, ()), [])
-        joined.extend(at)
-        if len(joined) > len(at):
-            joined.sort()  # positions in order, as one pass over the GPUs would list them
-    out = [(uid("Gpu", ids[at[0]]), ids[at[0]], at) for at in groups.values()]
+    groups = _grouped(attrs, lambda a: ("Gpu", keys.values_of(a), None, ()))
+    out = [(uid("Gpu", ids[at[0]]), ids[at[0]], at) for at in groups]
     return ids, sorted(out, key=lambda c: c[0])
 
 
