@@ -385,8 +385,8 @@ def test_a_partial_inventory_gives_each_entry_its_own_labels_and_software(tmp_pa
 
 
 def test_an_id_removed_and_made_again_is_read_once_where_it_now_is() -> None:
-    # a0, a1, b0, b1 are stamped whole (their GPUs one run each: Inventory.objects_but keeps the
-    # loader's list of the other ids). m0's x1 is removed by its override and made again at the top
+    # a0, a1, b0, b1 are stamped whole (their GPUs one run each, which Inventory.objects_but passes
+    # over without testing each object). m0's x1 is removed by its override and made again at the top
     # (`name: m0/x1`, after b1), and x9 is put into m0: the table holds m0/x1 once, at its new place,
     # and objects_but({"b0"}) is that order without b0's GPUs (b0 itself is no object of its plan).
     inv = load_inventory_text(

@@ -4,7 +4,7 @@ each whole stamped node's run of objects at once; the same answer as reading the
 from __future__ import annotations
 
 from verifier.sources.inventory import load_inventory_text
-from verifier.sources.inventory.model import Inventory, Obj
+from verifier.sources.inventory.model import Inventory
 
 TEXT = """
 apiVersion: topolog.dev/v1
@@ -34,7 +34,6 @@ def test_the_objects_of_skipped_nodes_are_left_out_in_order() -> None:
     # Each node n0..n2 is stamped whole: its own object, then its plan's 4 objects (gpu0, gpu1,
     # cpu0, dram0). Leaving n1's out keeps r0, n0 and its 4, n1 itself, n2 and its 4, sw0.
     assert set(inv.unmade_links()) == {"n0", "n1", "n2"}
-    assert inv._kept_runs() is not None  # read from the loader's ids and runs, not the table
     kept = [o.id for o in inv.objects_but({"n1"})]
     assert kept == [
         "r0",
@@ -61,36 +60,9 @@ def test_a_run_that_is_not_whole_is_read_one_by_one() -> None:
     inv = load_inventory_text(TEXT, "t.yaml")
     moved = inv.objects.pop("n1/gpu1")
     inv.objects["n1/gpu1"] = moved
-    assert inv._kept_runs() is None  # the table's last id is another: the loader's runs are not read
     assert [o.id for o in inv.objects_but({"n1"})] == _one_by_one(inv, {"n1"})
     assert "n1/gpu1" not in [o.id for o in inv.objects_but({"n1"})]
     # The last object of n0's run removed: the run ends early, and n0's other objects stay out.
     del inv.objects["n0/dram0"]
     assert [o.id for o in inv.objects_but({"n0", "n1"})] == _one_by_one(inv, {"n0", "n1"})
     assert [o.id for o in inv.objects_but({"n0"})][:2] == ["r0", "n0"]
-
-
-def test_objects_an_override_took_out_or_changed_are_read_as_they_are_now() -> None:
-    # n1 has an override taking gpu1 out (n1 is no longer stamped whole: its objects are kept one by
-    # one), then sw1 is made after everything else. Left out n0: r0, n1 and its 3 objects left
-    # (gpu0, cpu0, dram0), n2 and its 4, sw0, sw1.
-    text = (
-        TEXT.replace(
-            '{template: box, name: "n{i}", count: 3}',
-            '{template: box, name: "n{i}", count: 3, overrides: {n1: {devices: {gpu1: {remove: true}}}}}',
-        )
-        + "  - {name: sw1, kind: switch}\n"
-    )
-    inv = load_inventory_text(text, "t.yaml")
-    assert set(inv.unmade_links()) == {"n0", "n2"}
-    assert inv._kept_runs() is not None
-    kept = [o.id for o in inv.objects_but({"n0"})]
-    n1 = ["n1", "n1/gpu0", "n1/cpu0", "n1/dram0"]
-    n2 = ["n2", "n2/gpu0", "n2/gpu1", "n2/cpu0", "n2/dram0"]
-    assert kept == ["r0", "n0", *n1, *n2, "sw0", "sw1"]
-    assert kept == _one_by_one(inv, {"n0"})
-    # A value replaced in place (the same id, the same place) is read as it is now.
-    old = inv.objects["n2/gpu1"]
-    new = Obj(old.id, old.kind, old.parent, old.loc, old.model, state="down", origin=old.origin)
-    inv.objects["n2/gpu1"] = new
-    assert next(o for o in inv.objects_but({"n0"}) if o.id == "n2/gpu1") is new

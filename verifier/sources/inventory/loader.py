@@ -83,14 +83,7 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
         problems.raise_if_any()
     # Whole stamped nodes' links wait until something reads them (Inventory.defer_links).
     sink = Sink(
-        inv.objects,
-        inv.links,
-        inv.software,
-        inv.promises,
-        stamped=inv.stamped,
-        overridden=inv.overridden,
-        deferred={},
-        plain=[],
+        inv.objects, inv.links, inv.software, inv.promises, stamped=inv.stamped, overridden=inv.overridden, deferred={}
     )
     expander = Expander(problems, templates, sink)
     for specs, _ in entries:
@@ -108,10 +101,6 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
     deferred = sink.deferred
     if deferred:
         inv.defer_links(lambda so_far: made_links(so_far, deferred), deferred)
-        if sink.plain is not None:
-            # An id taken out by an override and made again is where it was made last.
-            plain = sink.plain if not sink.removed else list(dict.fromkeys(reversed(sink.plain)))[::-1]
-            inv.keep_runs(plain, deferred)
     _unstamp_filled(inv, sink.explicit_parents)
     inv.serves = [(m, d) for m, d, _ in sink.serves if m not in sink.removed and d not in sink.removed]
     _serves_locs = {(m, d): loc for m, d, loc in sink.serves}

@@ -338,28 +338,6 @@ class Inventory:
             return tmpl
         return SourceLocation(self.files[0] if self.files else "<inventory>")
 
-    def keep_runs(self, plain: list[str], runs: Mapping[str, Unmade]) -> None:
-        """Keep, for objects_but, the ids of `objects` in order but the runs of the nodes of `runs`
-        (stamped whole, links deferred: their plan's objects, added in one update right after the
-        node's own object), as they stand now (the loader, once everything is made).
-        """
-        objects = self.objects
-        self.__dict__["_runs"] = (objects, len(objects), next(reversed(objects), None), plain, runs)
-
-    def _kept_runs(self) -> tuple[list[str], Mapping[str, Unmade]] | None:
-        """keep_runs' ids and runs while `objects` is the table they were kept for and, by its size and
-        last id, unchanged since (the loader's objects are never added or taken out afterwards: a
-        scenario or a view is another table); None otherwise.
-        """
-        kept = self.__dict__.get("_runs")
-        if kept is None:
-            return None
-        table, size, last, plain, runs = kept
-        objects = self.objects
-        if table is not objects or len(objects) != size or next(reversed(objects), None) != last:
-            return None
-        return plain, runs
-
     def objects_but(self, skip: Set[str]) -> list[Obj]:
         """`objects.values()` in order, without the objects stamped for the nodes of `skip` (those
         whose `origin` is one of them): a scan that reads those nodes from their plan instead.
@@ -373,24 +351,6 @@ class Inventory:
         values = self.objects.values()
         if not skip:
             return list(values)
-        kept = self._kept_runs()
-        if kept is not None:
-            # The objects outside runs, read by id (a million objects' memory not touched), each node
-            # not skipped followed by its run, as in the table.
-            objects = self.objects
-            plain, runs = kept
-            got: list[Obj] = []
-            for oid in plain:
-                o = objects.get(oid)
-                if o is None:  # taken out by an override while loading
-                    continue
-                if o.origin is None or o.origin not in skip:
-                    got.append(o)
-                found = runs.get(oid)
-                if found is not None and oid not in skip:
-                    plan, names = found
-                    got += [objects[names[row[0]]] for row in plan.object_rows]
-            return got
         unmade = self.unmade_links()
         out: list[Obj] = []
         add = out.append

@@ -91,9 +91,6 @@ class Sink:
     its place in `links` with a placeholder (see Expander._stamp). None: every link is made at once."""
     heads: set[str] = field(default_factory=set)
     """While links are deferred: the heads (up to the first `/`) of every link id made or asked for."""
-    plain: list[str] | None = None
-    """When kept (a list): the ids of the objects added, in order, but those a stamp whose links are
-    deferred added (each such node's run of its plan's objects; see Inventory.keep_runs)."""
     cabled: list[CableRun] = field(default_factory=list)
     """Cables a `foreach` made in one pass with every end an object and none a loop (check_inventory)."""
 
@@ -551,8 +548,6 @@ class Expander:
         objects[obj.id] = obj
         if self.sink.journal is not None:
             self.sink.journal.append(obj.id)
-        if self.sink.plain is not None:
-            self.sink.plain.append(obj.id)
         return True
 
     # --- plans -------------------------------------------------------------------------
@@ -613,10 +608,8 @@ class Expander:
                 fresh, plan.object_rows, strict=True
             )
         ]
-        run: list[str] | None = None  # added in one update: a run, unless its links are made now
         if objects.keys().isdisjoint(fresh):
             objects.update(zip(fresh, objs, strict=True))
-            run = fresh
         else:
             for obj in objs:
                 self._add_object(obj)  # reports each duplicate, adds the rest
@@ -635,15 +628,11 @@ class Expander:
             key = _HOLE + node_id
             links[key] = Link(key, "", "", "", 0, _DEFERRED, origin=node_id)
             sink.deferred[node_id] = (plan, names)
-            if run is None and sink.plain is not None:  # its objects are not one run: keep no runs
-                sink.plain = None
             if id(plan) not in self.tailed:
                 self.tailed.add(id(plan))
                 self.tails = tuple({*self.tails, *plan.tails})
             self._stamp_rest(plan, node_id, names)
             return
-        if run is not None and sink.plain is not None:
-            sink.plain += run
         if plan.joined_ids is not None and _SEP not in node_id:
             ids = plan.joined_ids.replace(_HOLE, node_id).split(_SEP)
         else:
