@@ -513,7 +513,9 @@ def _scaleup_domains(
             domain = f"{node}/{mine}"
             domain = domain_of[mine] = g if domain == g else domain  # the GPU's own id: one string, not two
         rows.append((g, domain))
-    return rows, _plain_blocks(plain, rep_of, gpus, nodes, find, smallest, rows) if stamp and plain else []
+    if not (stamp and plain):
+        return rows, []
+    return rows, _plain_blocks(plain, rep_of, gpus, nodes, find, smallest, rows, _StampedNames(inv))
 
 
 def _plain_blocks(
@@ -524,6 +526,7 @@ def _plain_blocks(
     find: Callable[[str], str],
     smallest: Mapping[str, str],
     rows: list[Row],
+    namer: _StampedNames,
 ) -> list[StampBlock]:
     """One block per template of the plain nodes' plan GPUs (as _scaleup_domains finds them): the
     representative's GPUs and the domain of each, in its local names, stamped with each node's names.
@@ -555,7 +558,7 @@ def _plain_blocks(
                 (n + s, f"{n}/{d[cut:]}") for n in nodes_of[template] for s, d in zip(suffixes, theirs, strict=True)
             ]
             continue
-        names: list[Sequence[str]] = [[n + s for s in suffixes] for n in nodes_of[template]]
+        names: list[Sequence[str]] = [namer.of(n, suffixes) for n in nodes_of[template]]
         blocks.append(StampBlock((tuple(range(len(mine))), tuple(slot[d] for d in theirs)), (None, None), names))
     return blocks
 
@@ -890,6 +893,7 @@ def _nodes(
     key_of = {n: shape.key() for n, shape in shapes.items()}
     summaries = _class_summaries(list(dict.fromkeys(key_of.values())), want, node_pairs is not None)
     fabric_cache: _FabricCache = {}
+    namer = _StampedNames(inv)
     by_template: dict[str, _Hit] = {}
     fabric: list[Row] | None = [] if "gpu_fabric_bottleneck" in want else None
     for n in _node_order(shapes, stamped):
@@ -898,7 +902,7 @@ def _nodes(
             hit = by_template[template]
             if node_pairs is not None:
                 node_pairs.class_of[n] = hit.number
-            names = hit.stamp(n)
+            names = hit.stamp(n, namer)
             if fabric is not None:
                 hit.stamp_fabric(n, names, fabric, nic_fabric, fabric_cache)
             continue
@@ -917,7 +921,7 @@ def _nodes(
             by_template.setdefault(template, hit)
         if node_pairs is not None:
             node_pairs.class_of[n] = hit.number
-        names = hit.stamp(n)
+        names = hit.stamp(n, namer)
         if fabric is not None:
             hit.stamp_fabric(n, names, fabric, nic_fabric, fabric_cache)
     # Every node's rows are its class's rows with its names (StampedRows): none is made here.
@@ -1013,11 +1017,11 @@ class _Hit:
         self.fabric: dict[tuple[int | None, ...], StampBlock] = {}
         """gpu_fabric_bottleneck per uplink bandwidths of the NICs, of the nodes that have them."""
 
-    def stamp(self, n: str) -> list[str]:
+    def stamp(self, n: str, namer: _StampedNames) -> Sequence[str]:
         """Add node `n` to the class's nodes (its rows are the class's blocks); its global names by slot."""
-        names = [n + s for s in self.suffixes]
+        names = namer.of(n, self.suffixes)
         if self.outside:
-            names += self.outside
+            names = [*names, *self.outside]
         self.names.append(names)
         return names
 
@@ -1028,7 +1032,7 @@ class _Hit:
         return StampBlock.of(self.rows[rel], 4, 2, self.names)
 
     def stamp_fabric(
-        self, n: str, names: list[str], rows: list[Row], nic_fabric: dict[str, int], cache: _FabricCache
+        self, n: str, names: Sequence[str], rows: list[Row], nic_fabric: dict[str, int], cache: _FabricCache
     ) -> None:
         """Each GPU's share of the fabric: the NICs it sends through, divided among their GPUs (nic_share.py).
 
@@ -1054,6 +1058,39 @@ class _Hit:
         if block is None:
             block = self.fabric[ups] = StampBlock.of(slots, 2, 1, [])
         block.names.append(names)
+
+
+class _StampedNames:
+    """Stamped nodes' names at given suffixes ("/gpu0" for `node + "/gpu0"`), as the loader made them.
+
+    The loader keeps the names of each node whose links are not made yet (Inventory.unmade_links,
+    LinkPlan.names): the same text as the node's id joined with a suffix of its plan. Picked from
+    there by slot (one C call per node), a fleet's per-node rows hold its objects' own id strings,
+    hashed already, instead of a fresh copy of each made per node (about 400,000 at 131,072 GPUs).
+    Any other node, or a suffix its plan lacks, has its names joined as before: the same text.
+    """
+
+    def __init__(self, inv: Inventory) -> None:
+        self.unmade = inv.unmade_links()
+        # (plan, suffixes) by their ids -> both (kept alive, so the ids stay theirs) and the picker
+        self.pickers: dict[
+            tuple[int, int], tuple[object, list[str], Callable[[Sequence[str]], Sequence[str]] | None]
+        ] = {}
+
+    def of(self, node: str, suffixes: list[str]) -> Sequence[str]:
+        found = self.unmade.get(node)
+        if found is not None:
+            plan, names = found
+            key = (id(plan), id(suffixes))
+            known = self.pickers.get(key)
+            if known is None:
+                slot = {name: k + 1 for k, name in enumerate(plan.names)}
+                slots = [slot.get(s) for s in suffixes]
+                pick = _picker([s for s in slots if s is not None]) if None not in slots else None
+                known = self.pickers[key] = (plan, suffixes, pick)
+            if known[2] is not None:
+                return list(known[2](names))  # a list, as the joined names are (StampedRows compare equal)
+        return [node + s for s in suffixes]
 
 
 def _picker(slots: Sequence[int]) -> Callable[[Sequence[str]], Sequence[str]]:

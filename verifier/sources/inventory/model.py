@@ -180,6 +180,13 @@ class LinkPlan(Protocol):
     def link_rows(self) -> Sequence[LinkRow]: ...
 
     @property
+    def names(self) -> Sequence[str]:
+        """The plan's names relative to the node ("/gpu0"): a node's name at slot k + 1 is its id and
+        `names[k]` joined (slot 0 is the node's id; slots after these are names outside the node).
+        """
+        ...
+
+    @property
     def object_rows(self) -> Sequence[ObjectRow]:
         """The objects it gives such a node (those whose `origin` is the node), while the node is in
         Inventory.stamped: nothing else has changed them then.
