@@ -577,6 +577,8 @@ def test_any_symbol_round_trips(monkeypatch: pytest.MonkeyPatch, chunk: int) -> 
 
 
 def _dictionary(engine: DuckDBBackend) -> list[tuple[int, str]]:
+    """The `_symbols` table once it holds every id's text, as a statement reading any id would have it."""
+    engine._store_texts([None], {})
     return engine._con.execute('SELECT id, s FROM "_symbols" ORDER BY id').fetchall()
 
 
@@ -960,3 +962,49 @@ def test_stamped_rows_with_an_empty_block_load_their_other_rows(engine: DuckDBBa
     no_nodes = StampBlock(((0,), (0,), (1,), None), (None, None, None, (1,)), [])
     run(engine, STAMPED_PROGRAM, {"link": StampedRows([("l", "a", "b", 5)], [empty_plan, no_nodes])})
     assert engine.query("link") == [("l", "a", "b", 5)]
+
+
+TEXTS_READ = """
+.input name(x: symbol, who: symbol)
+.input pick(g: symbol, x: symbol)
+.decl first(g: symbol, x: symbol)
+first(G, min(X)) :- pick(G, X).
+.decl known(x: symbol)
+known(X) :- name(X, _).
+"""
+
+
+def test_the_dictionary_table_gets_only_the_texts_a_statement_reads() -> None:
+    # name holds n0..n99 (each by "w"), pick (g, b), (g, a), (h, c): 105 symbols. Only `first`
+    # orders by text, reading pick's second column: "b", "a", "c" are the texts stored.
+    engine = DuckDBBackend()
+    try:
+        engine.load(parse_program(TEXTS_READ))
+        engine.add_facts("name", [(f"n{i}", "w") for i in range(100)])
+        engine.add_facts("pick", [("g", "b"), ("g", "a"), ("h", "c")])
+        engine.evaluate()
+        assert engine.query("first") == [("g", "a"), ("h", "c")]
+        assert len(engine.query("known")) == 100
+        stored = engine._con.execute('SELECT s FROM "_symbols" ORDER BY s').fetchall()
+        assert stored == [("a",), ("b",), ("c",)]
+        # Y is a constant's, not a table column's: any text may be read, so every one is stored, once.
+        # By hand: the names below "n5" as text are n0..n4 and n10..n49, 45 of them.
+        assert len(engine.answer(parse_query('name(X, _), Y = "n5", X < Y'))) == 45
+        rows = engine._con.execute('SELECT id, s FROM "_symbols"').fetchall()
+        assert sorted(rows) == list(enumerate(engine._symbol_text))
+    finally:
+        engine.close()
+
+
+def test_a_lone_surrogate_in_a_query_constant_is_refused() -> None:
+    # DuckDB stores text as UTF-8, which a lone surrogate is not: refused as facts are (above).
+    engine = DuckDBBackend()
+    try:
+        engine.load(parse_program(TEXTS_READ))
+        engine.add_facts("pick", [("g", "a")])
+        engine.evaluate()
+        with pytest.raises(EngineError, match="lone surrogate '\\\\ud800'"):
+            engine.answer(parse_query('pick(G, X), X < "\ud800"'))
+        assert engine.answer(parse_query('pick(G, X), X < "b"')) == [("g", "a")]
+    finally:
+        engine.close()

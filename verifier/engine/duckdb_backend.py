@@ -5,15 +5,17 @@ facts have stage 0 and the counter only grows, across strata too, so each derive
 has a derivation from strictly older facts: `explain` follows those back to the inputs
 and so always terminates with a proof of minimal height.
 
-Symbols are stored as INTEGER ids of one dictionary table (see `sql_compiler`): facts are
-encoded as they load, rule constants when compiled, and results decoded when read.
+Symbols are stored as INTEGER ids of one dictionary (see `sql_compiler`): facts are encoded
+as they load, rule constants when compiled, and results decoded when read, all in Python; the
+`_symbols` table gets only the texts a statement reads (ordering by text), as it runs.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import chain, islice
+from itertools import chain
 from operator import itemgetter
 from typing import Any, NoReturn
 
@@ -76,6 +78,8 @@ GPUs (1.0 M rows) peaks no lower, and a 32,768-GPU `verify` (1.3 M rows) saves 3
 """
 
 _Int64s = NDArray[numpy.int64]
+_PARAMETER = re.compile(r"\$(p\d+)\b")
+"""A named parameter in a statement (`$p3`, see `sc.Params.add`)."""
 
 
 class DuckDBBackend:
@@ -99,9 +103,13 @@ class DuckDBBackend:
         self._filled: set[str] = set()
         """Relations that may hold tuples during evaluate(): new tuples must be checked against them."""
         self._symbol_ids = _SymbolIds()
-        """The id of every symbol the engine holds (the `_symbols` table, mirrored for lookups)."""
+        """The id of every symbol the engine holds."""
         self._symbol_text = self._symbol_ids.text
-        """Every symbol the engine holds, at the index that is its id (the `_symbols` table, mirrored)."""
+        """Every symbol the engine holds, at the index that is its id."""
+        self._stored_texts = numpy.zeros(0, dtype=numpy.bool_)
+        """Per id, whether the `_symbols` table holds its text (`_store_texts`)."""
+        self._storing = False
+        """A copy of texts into `_symbols` was stopped part way: the table may hold texts not flagged."""
         self._slot_ids: dict[int, tuple[list[Sequence[str]], dict[int, _Int64s]]] = {}
         """Per list of names that StampBlocks share (by id, with the list, so the id stays its): each
         slot's ids, already looked up (`_block_columns`)."""
@@ -146,6 +154,8 @@ class DuckDBBackend:
         self._con.execute(sc.SYMBOLS_SQL)
         self._symbol_ids = _SymbolIds()
         self._symbol_text = self._symbol_ids.text
+        self._stored_texts = numpy.zeros(0, dtype=numpy.bool_)
+        self._storing = False
         self._slot_ids = {}
         self._program = program
         self._schema = sc.Schema(program.declarations, on_first_use=self._create_table)
@@ -259,14 +269,10 @@ class DuckDBBackend:
                     for column, more in zip(parts, self._block_columns(decl, block), strict=True):
                         column.append(more)
                 arrays = [numpy.concatenate(column) for column in parts]
-            if len(self._symbol_text) > start:
-                self._store_symbols(start)
-        except BaseException:
-            # The dictionary table and its mirror must agree: forget the symbols of a refused load,
-            # and the slots' ids, which may name them. The table too: stopped after its copy (Ctrl-C
-            # as the INSERT returns), it would keep rows whose ids the next load gives other texts.
-            if len(self._symbol_text) > start:
-                self._con.execute(f"DELETE FROM {sc.SYMBOLS} WHERE id >= $1", [start])
+        except BaseException as err:
+            # Forget the symbols of a refused load, and the slots' ids, which may name them: the next
+            # load gives those ids to its own new symbols. (The `_symbols` table holds none of them:
+            # texts are stored there only as a statement reads them.)
             for symbol in self._symbol_text[start:]:
                 known.pop(symbol, None)
             del self._symbol_text[start:]
@@ -274,6 +280,8 @@ class DuckDBBackend:
                 for symbol in [s for s, i in known.items() if i >= start or self._symbol_text[i] != s]:
                     del known[symbol]
             self._slot_ids.clear()
+            if isinstance(err, UnicodeEncodeError):
+                raise _not_utf8(f"while loading the facts of {decl.name}", err) from None
             raise
         return arrays, next((i for i, n in enumerate(new) if n == len(plain)), None) if not blocks else None
 
@@ -309,12 +317,18 @@ class DuckDBBackend:
         return arrays, new
 
     def _ids_into(self, symbols: list[str], out: _Int64s) -> int:
-        """Write the ids of `symbols` (strings) into `out`, giving new ones the next ids; how many were new."""
+        """Write the ids of `symbols` (strings) into `out`, giving new ones the next ids; how many were new.
+
+        A new symbol DuckDB could not store as text (a lone surrogate is not UTF-8) is refused here,
+        with UnicodeEncodeError, though its text goes to DuckDB only if a statement reads it.
+        """
         known = self._symbol_ids
         before, count = len(known), len(symbols)
         if symbols[0] in known and symbols[-1] in known:
             # Likely symbols seen before: one dict lookup each, a miss giving the next id from __missing__.
             out[:] = numpy.fromiter(map(known.__getitem__, symbols), dtype=numpy.int64, count=count)
+            if len(known) > before:
+                _check_utf8(known.text[before:])
             return len(known) - before
         # Likely symbols never seen (a fleet's link ids): each is offered the id of its position, in one
         # C-level pass that looks it up and inserts it at once (at fleet scale each lookup is a cache miss).
@@ -324,6 +338,7 @@ class DuckDBBackend:
         taken = got == offered
         if taken.all():
             known.text.extend(symbols)
+            _check_utf8(symbols)
             out[:] = got
             return count
         # Some were known, or came twice: the new ones take the next ids in order of first appearance,
@@ -334,6 +349,7 @@ class DuckDBBackend:
         new = [symbols[i] for i in first.tolist()]
         known.update(zip(new, renumbered[first].tolist(), strict=True))
         known.text.extend(new)
+        _check_utf8(new)
         offered_ids = got >= before
         got[offered_ids] = renumbered[got[offered_ids] - before]
         out[:] = got
@@ -401,30 +417,59 @@ class DuckDBBackend:
             columns.append(numpy.tile(plan, nodes))
         return columns
 
-    def _store_symbols(self, start: int) -> None:
-        """Add to the `_symbols` table the symbols from id `start` on."""
-        # Straight from the list: a slice of it first would touch each string once more (at fleet
-        # scale a cache miss each).
-        count = len(self._symbol_text) - start
-        added = numpy.fromiter(islice(self._symbol_text, start, None), dtype=object, count=count)
-        self._con.register("_load_s", {"id": numpy.arange(start, start + len(added), dtype=numpy.int64), "s": added})
+    def _store_texts(self, texts: Sequence[str | None], values: dict[str, Value]) -> None:
+        """Put into the `_symbols` table the texts of the ids that `texts` select (None: every id), as a
+        statement that reads them is about to run (`sc.Params.bind`); `values`: the statement's parameters.
+
+        Copying every symbol's text there as it loaded cost 0.65 s at 131,072 GPUs (1.55 M texts),
+        and compressing them 0.35 s more, for the few thousand a verification's min over names reads.
+        """
+        if self._storing:
+            # A copy stopped part way (Ctrl-C as its INSERT returned): the table may hold texts the
+            # flags do not name, which a second copy would repeat (a join would count them twice).
+            self._con.execute(f"DELETE FROM {sc.SYMBOLS}")
+            self._stored_texts[:] = False
+            self._storing = False
+        total = len(self._symbol_text)
+        stored = self._stored_texts
+        if len(stored) < total:
+            stored = self._stored_texts = numpy.concatenate([stored, numpy.zeros(total - len(stored), numpy.bool_)])
+        if None in texts:
+            todo = numpy.flatnonzero(~stored[:total])
+        else:
+            union = " UNION ".join(f"({t})" for t in texts)
+            named = {name: values[name] for name in _PARAMETER.findall(union)}
+            select = f"SELECT DISTINCT id FROM ({union}) AS _i(id) WHERE id IS NOT NULL"
+            found = self._con.execute(select, named or None)
+            ids = numpy.asarray(found.fetchnumpy()["id"], dtype=numpy.int64)
+            todo = ids[~stored[ids]]
+        if not len(todo):
+            return
+        text = self._symbol_text.__getitem__
+        added = numpy.fromiter(map(text, todo.tolist()), dtype=object, count=len(todo))
+        self._storing = True
+        self._con.register("_load_s", {"id": todo, "s": added})
         try:
             self._con.execute(f"INSERT INTO {sc.SYMBOLS} SELECT id, s FROM _load_s")
         finally:
             self._con.unregister("_load_s")
+        stored[todo] = True
+        self._storing = False
 
     def _intern(self, symbol: str) -> int:
-        """The id of a symbol, adding it to the dictionary when new."""
+        """The id of a symbol, adding it to the dictionary when new (a lone surrogate is refused)."""
         found = self._symbol_id(symbol)
         if found is None:
+            try:
+                _check_utf8([symbol])
+            except UnicodeEncodeError as err:
+                raise _not_utf8("of a rule or query", err) from None
             new = len(self._symbol_text)
             try:
-                self._con.execute(f"INSERT INTO {sc.SYMBOLS} VALUES ($1, $2)", [new, symbol])
                 found = self._symbol_ids[symbol]  # __missing__ gives it that id and keeps its text
             except BaseException:
-                # Both or neither (a REPL query goes on after Ctrl-C): a row the mirror lacks would
-                # give its id a second text with the next new symbol.
-                self._con.execute(f"DELETE FROM {sc.SYMBOLS} WHERE id >= $1", [new])
+                # Both or neither (a REPL query goes on after Ctrl-C between the two): an id the text
+                # list lacks would be given to the next new symbol too.
                 if self._symbol_ids.get(symbol, -1) >= new:
                     del self._symbol_ids[symbol]
                 del self._symbol_text[new:]
@@ -436,7 +481,7 @@ class DuckDBBackend:
         return self._symbol_ids.get(symbol)
 
     def _params(self) -> sc.Params:
-        return sc.Params(self._intern)
+        return sc.Params(self._intern, store_texts=self._store_texts)
 
     def _encode(self, value: Value) -> Value | None:
         """A value as stored: a symbol's id (None if unknown, so nothing holds it), a number as is."""
@@ -1034,7 +1079,7 @@ class DuckDBBackend:
                     return (max(row[values : values + stages]), *row[:values]) if stages else ()
 
                 return sorted(decoded, key=order)[:limit]
-        from_joins, outer = sc.decoded(inner, kinds)
+        from_joins, outer = sc.decoded(inner, kinds, params)
         value_cols = outer[:values]
         stage_cols = outer[values : values + stages]
         order_sql = ", ".join([f"greatest({', '.join(stage_cols)})", *value_cols]) if stages else ""
@@ -1079,6 +1124,24 @@ class _SymbolIds(dict[str, int]):
         found = self[symbol] = len(self.text)
         self.text.append(symbol)
         return found
+
+
+def _check_utf8(symbols: list[str]) -> None:
+    """Raise UnicodeEncodeError if a symbol holds a lone surrogate (not UTF-8, so DuckDB could not store it)."""
+    # One join per list: ASCII-only text (all of a fleet's names) is known so without a look at
+    # each string; anything else is encoded.
+    joined = "".join(symbols)
+    if not joined.isascii():
+        joined.encode("utf-8")
+
+
+def _not_utf8(where: str, err: UnicodeEncodeError) -> EngineError:
+    """The error for a symbol holding a lone surrogate (`err`, from `_check_utf8`), met `where`."""
+    bad = err.object[err.start : err.end]
+    return EngineError(
+        f"duckdb cannot take a symbol {where}: it holds the lone surrogate {bad!a}, which is not"
+        " UTF-8 text (DuckDB stores text as UTF-8)"
+    )
 
 
 def _refuse(decl: Declaration, rows: Sequence[Row]) -> NoReturn:

@@ -10,6 +10,10 @@ table (one id per distinct string), so joins, DISTINCT and anti joins hash 32-bi
 (numbers stay BIGINT).
 Equality on ids is equality on strings; order comparisons and min/max over symbols join
 the dictionary and compare the strings. Symbol constants of rules become their ids.
+
+The `_symbols` table holds only the texts some statement has read: the engine keeps every
+symbol in Python, and a statement that joins the dictionary names in its `Params` which ids
+it can read (`Params.needs_text`), whose texts are stored just before it runs (`Params.bind`).
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ UNIT = '"_unit"'
 """The one column of a zero-arity relation, so that it still has rows to count."""
 
 SYMBOLS = '"_symbols"'
-"""The symbol dictionary: `id INTEGER, s VARCHAR`, one row per distinct string."""
+"""The symbol dictionary: `id INTEGER, s VARCHAR`, one row per distinct string, for the ids whose text
+a statement has read so far (see `Params.needs_text`)."""
 
 SYMBOL_ID = "INTEGER"
 """The SQL type of a symbol id: half the width of a number, so a fleet's tables and hash tables of
@@ -61,6 +66,8 @@ _ORDER = frozenset({"<", "<=", ">", ">="})
 _OUTER_ALIAS = re.compile(r"\ba(\d+)\.")
 """A reference to a positive atom's column (`a3."c0"`) in a compiled condition."""
 
+_COLUMN = re.compile(r'\(*a(\d+)\.("c\d+")\)*')
+"""A positive atom's column (`a3."c0"`), alone or as an assigned variable (`(a3."c0")`)."""
 _KEY = "$key"
 """Pseudo-variable (no Datalog variable can be named so): the string a symbol min/max orders by."""
 
@@ -154,11 +161,16 @@ class Params:
     """Named parameters of one statement; equal values share a name.
 
     `intern` gives a symbol's dictionary id (adding it when new); symbol literals are ids.
+    `store_texts(texts, values)` puts into the `_symbols` table the texts of the ids that `texts`
+    (see `needs_text`) select, run with the parameter values they name.
     """
 
     intern: Callable[[str], int] | None = None
     values: dict[str, Value] = field(default_factory=dict)
     _names: dict[tuple[type, Value], str] = field(default_factory=dict)
+    store_texts: Callable[[Sequence[str | None], dict[str, Value]], None] | None = None
+    texts: list[str | None] = field(default_factory=list)
+    """Per dictionary join of the statement, a SELECT of the ids it may read (None: any id)."""
 
     def add(self, value: Value) -> str:
         key = (type(value), value)
@@ -181,7 +193,19 @@ class Params:
         """A symbol as its string (for order comparisons), not its id."""
         return f"CAST({self.add(value)} AS VARCHAR)"
 
+    def needs_text(self, ids: str | None) -> None:
+        """The statement joins the dictionary on the ids `ids` selects (one column; None: any id)."""
+        if ids not in self.texts:
+            self.texts.append(ids)
+
     def bind(self) -> dict[str, Value] | None:
+        """The values, called as the statement runs: the texts it reads are stored first.
+
+        So a statement that joins `_symbols` must be run with `bind()`, and run right after it: the
+        ids are read from the tables as they are then (a recursive round's, say).
+        """
+        if self.texts and self.store_texts is not None:
+            self.store_texts(self.texts, self.values)
         return self.values or None
 
 
@@ -247,11 +271,20 @@ class Body:
     types: dict[str, ColumnType] = field(default_factory=dict)
     """The type of each bound variable."""
     lookups: int = 0
+    tables: list[str | None] = field(default_factory=list)
+    """Each positive atom's table (body order); None where an override replaced it."""
 
     def text_of(self, term: Term, sql: str, params: Params) -> str:
-        """SQL for the string of a symbol term whose id is `sql`: a constant's text, or a dictionary join."""
+        """SQL for the string of a symbol term whose id is `sql`: a constant's text, or a dictionary join.
+
+        The join needs the texts of the ids `sql` can hold: those of its table's column, where it
+        reads an atom's column of a table; otherwise any id's (an override, an assigned constant).
+        """
         if isinstance(term, Const) and isinstance(term.value, str):
             return params.text(term.value)
+        column = _COLUMN.fullmatch(sql)
+        table = self.tables[int(column[1])] if column and int(column[1]) < len(self.tables) else None
+        params.needs_text(f"SELECT {column[2]} FROM {table}" if column and table else None)
         alias = f"d{self.lookups}"
         self.lookups += 1
         self.sources.append(f"{SYMBOLS} AS {alias}")
@@ -279,6 +312,7 @@ def compile_body(
     for i, atom in enumerate(positive):
         alias = f"a{i}"
         table = (overrides or {}).get(i, schema.table(atom.relation))
+        out.tables.append(None if i in (overrides or {}) else table)
         out.sources.append(f"{table} AS {alias}")
         out.atoms.append((atom, alias))
         own.append([])
@@ -454,13 +488,15 @@ def recursive_positions(rule: Rule, stratum: set[str]) -> list[int]:
     return [i for i, a in enumerate(rule.positive_atoms()) if a.relation in stratum]
 
 
-def decoded(select: str, kinds: Sequence[ColumnType | None]) -> tuple[str, list[str]]:
+def decoded(select: str, kinds: Sequence[ColumnType | None], params: Params) -> tuple[str, list[str]]:
     """Wrap a SELECT of ids and numbers so its symbol columns come out as strings.
 
     `kinds` gives each column's type (None: neither, e.g. a unit or stage column). Returns the
-    SQL (FROM ... joins, no SELECT list yet) and the outer expression of every column.
+    SQL (FROM ... joins, no SELECT list yet) and the outer expression of every column; the
+    statement must run with `params.bind()` (it reads the texts of the ids `select` gives).
     """
     names = [f"x{i}" for i in range(len(kinds))]
+    source = f"({select}) AS _q({', '.join(names)})"
     cols: list[str] = []
     joins: list[str] = []
     for i, kind in enumerate(kinds):
@@ -469,4 +505,7 @@ def decoded(select: str, kinds: Sequence[ColumnType | None]) -> tuple[str, list[
             cols.append(f"d{i}.s")
         else:
             cols.append(f"_q.x{i}")
-    return f" FROM ({select}) AS _q({', '.join(names)}){''.join(joins)}", cols
+    symbols = [f"_q.x{i}" for i, kind in enumerate(kinds) if kind == "symbol"]
+    if symbols:
+        params.needs_text(f"SELECT unnest([{', '.join(symbols)}]) FROM {source}")
+    return f" FROM {source}{''.join(joins)}", cols
