@@ -19,11 +19,15 @@ from verifier.facts.inventory import Row, link_kind
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Link, Obj
 
 
-def fabric_islands(objects: Mapping[str, Obj], links: Iterable[Link]) -> list[Row]:
+def fabric_islands(
+    objects: Mapping[str, Obj], links: Iterable[Link], island: Mapping[str, str] | None = None
+) -> list[Row]:
     """(switch, island) for every object of kind switch, sorted; the island is named by the
     smallest switch id in it (a switch with no working link to another switch is its own).
+    `island`: switch_islands of the same objects and links, when worked out already.
     """
-    island = _islands(objects, links)
+    if island is None:
+        island = switch_islands(objects, links)
     return [(s, island[s]) for s in sorted(island)]
 
 
@@ -33,6 +37,7 @@ def node_fabric_islands(
     node_of: Callable[[str], str | None],
     stamped: Mapping[str, str],
     uplinks: dict[str, int] | None = None,
+    island: Mapping[str, str] | None = None,
 ) -> list[Row]:
     """(node, island) for each island a node reaches over a working fabric link from one of its
     devices to a switch, and (node, "") for a node with a NIC that reaches none: what placement
@@ -45,6 +50,8 @@ def node_fabric_islands(
     Given `uplinks`, each end's MB/s of working fabric cables are added up into it on the same pass
     (what verifier/facts/graph.py's per-node pass reads of a NIC; an Ethernet link that link_kind
     makes an accelerator's RoCE port counts for neither): a fleet's cables are gone through once.
+    `island`: switch_islands of the same objects and links, when worked out already (graph_facts
+    asks for both relations: a fleet's objects and cables gone through once for them, not twice).
     """
     get = objects.get
     count = uplinks is not None
@@ -52,8 +59,7 @@ def node_fabric_islands(
     up_get = ups.get
 
     fabric = [lk for lk in links if lk.kind in FABRIC_LINK_KINDS]
-    island = _islands(objects, fabric)
-    island_of = island.get
+    island_of = (island if island is not None else switch_islands(objects, fabric)).get
     reached: set[tuple[str, str]] = set()
     cabled: set[str] = set()  # devices with a working cable to a switch
     # One look at each end per cable (a fleet's 131,072 NIC cables): a cable between two switches
@@ -89,7 +95,7 @@ def node_fabric_islands(
     return sorted(rows)
 
 
-def _islands(objects: Mapping[str, Obj], links: Iterable[Link]) -> dict[str, str]:
+def switch_islands(objects: Mapping[str, Obj], links: Iterable[Link]) -> dict[str, str]:
     """Every switch's island: the smallest switch id it reaches over working switch-to-switch links."""
     switches = sorted(oid for oid, o in objects.items() if o.kind == "switch")
     up: dict[str, str] = {}

@@ -27,7 +27,7 @@ from operator import itemgetter
 
 from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
-from verifier.facts.fabric_islands import fabric_islands, node_fabric_islands
+from verifier.facts.fabric_islands import fabric_islands, node_fabric_islands, switch_islands
 from verifier.facts.inventory import ROCE, Row, link_kind, node_of
 from verifier.facts.nic_share import CLASS_RANK, fabric_shares
 from verifier.facts.relation_sources import GRAPH_RELATIONS
@@ -311,11 +311,15 @@ def graph_facts(
     view = _LinkView.of(inv)
     ancestry = _Ancestry(inv)  # the per-node relations and the NVLink domains walk up the same objects
     uplinks: dict[str, int] | None = None
+    # Both island relations read the switches' islands: worked out once for them.
+    island = switch_islands(inv.objects, view.links) if want & {"fabric_island", "node_fabric_island"} else None
     if "node_fabric_island" in want and (node_pairs is not None or want & NODE_RELATIONS):
         # The per-node relations read each NIC's working fabric cables, which this goes through
         # anyway: added up on the same pass (a fleet's 131,072 NIC cables once, not twice).
         uplinks = {}
-        out["node_fabric_island"] = node_fabric_islands(inv.objects, view.links, ancestry.node, inv.stamped, uplinks)
+        out["node_fabric_island"] = node_fabric_islands(
+            inv.objects, view.links, ancestry.node, inv.stamped, uplinks, island
+        )
         want.discard("node_fabric_island")
     if node_pairs is not None:
         _nodes(inv, out, per_node, want, node_pairs, view, ancestry, uplinks)
@@ -324,13 +328,17 @@ def graph_facts(
         return {**out, **per_node}
     if "rail" in want:
         rails = [(oid, o.labels["rail"]) for oid, o in inv.objects.items() if "rail" in o.labels]
-        out["rail"] = [(oid, int(rail)) for oid, rail in rails if rail.isascii() and rail.isdigit()]
+        # A fleet writes a few rail numbers on a hundred thousand NICs: each text read as a number once.
+        number = {rail: int(rail) for rail in {rail for _oid, rail in rails} if rail.isascii() and rail.isdigit()}
+        out["rail"] = [(oid, number[rail]) for oid, rail in rails if rail in number]
     if want & {"leaf_class", "leaf_class_bottleneck"}:
         _fabric(inv, out, view)
     if "fabric_island" in want:
-        out["fabric_island"] = fabric_islands(inv.objects, view.links)
+        out["fabric_island"] = fabric_islands(inv.objects, view.links, island)
     if "node_fabric_island" in want:
-        out["node_fabric_island"] = node_fabric_islands(inv.objects, view.links, ancestry.node, inv.stamped)
+        out["node_fabric_island"] = node_fabric_islands(
+            inv.objects, view.links, ancestry.node, inv.stamped, island=island
+        )
     if want & NODE_RELATIONS:
         _nodes(inv, out, per_node, want, None, view, ancestry, uplinks)
     if "die_pair_bottleneck" in want:
