@@ -47,3 +47,24 @@ def test_numbers_spread_too_wide_are_not_judged() -> None:
 
 def test_an_empty_batch_is_keyed_by_any_column() -> None:
     assert batch_key([ids(), ids()], [True, True], 0) == (0,)
+
+
+def test_symbol_ids_are_marked_over_their_own_span() -> None:
+    # A dictionary of 2 x MARK_TABLE symbols (too many for a table of them all), but column 0 holds
+    # only ids MARK_TABLE + 1 and MARK_TABLE + 2: a table of 2 entries from the smallest, both
+    # marked once, so column 0 is a key. Column 1 (ids 0 and 2 x MARK_TABLE - 1) spans the whole
+    # dictionary: not judged, which does not matter, column 0 coming first.
+    big = 2 * MARK_TABLE
+    assert batch_key([ids(MARK_TABLE + 1, MARK_TABLE + 2), ids(0, big - 1)], [True, True], big) == (0,)
+
+
+def test_a_pair_with_fewer_value_pairs_than_rows_is_passed_over() -> None:
+    # Rows (a, x, 1), (a, y, 2), (b, x, 1), (b, y, 3): every column repeats (a, x, 1 twice each).
+    # Pairs by table size: (0, 1) has 2 x 2 = 4 possible pairs, (0, 2) 2 x 3 = 6, (1, 2) 2 x 3 = 6.
+    # (0, 1): (a,x) (a,y) (b,x) (b,y) all different: the key. A batch of 5 rows adding (a, x, 4):
+    # (0, 1) has 4 possible pairs for 5 rows, so one repeats ((a, x)) and it is passed over; (0, 2)
+    # (2 x 4 = 8 possible, first of the two of that size) holds (a,1) (a,2) (b,1) (b,3) (a,4): all
+    # different, the key.
+    a, b, x, y = 0, 1, 2, 3
+    assert batch_key([ids(a, a, b, b), ids(x, y, x, y), ids(1, 2, 1, 3)], [True, True, False], 4) == (0, 1)
+    assert batch_key([ids(a, a, b, b, a), ids(x, y, x, y, x), ids(1, 2, 1, 3, 4)], [True, True, False], 4) == (0, 2)

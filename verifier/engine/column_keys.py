@@ -5,10 +5,12 @@ hashing every row: 0.2 s for the 1.8 M link attributes of a 131,072-GPU fleet). 
 reads the relation with the key's values bound reads at most one row, which is what lets
 verifier.engine.distinct_rules prove that a rule derives no tuple twice.
 
-Values are marked in a table with an entry per possible value, a linear pass: symbol ids are dense
-below the dictionary's size; numbers are marked by their offset from the smallest when they span
-few enough values. A pair is marked at (rank of the first among its column's values) x (values of
-the second column) + (rank of the second).
+Values are marked in a table with an entry per possible value, a linear pass: each value (a symbol
+id or a number) by its offset from the column's smallest, when the column spans few enough values.
+A column of symbol ids spans far fewer than the dictionary's size when its values were all new in
+one batch or are a few names (link_attr's attribute names: 3 entries, not 1.5 M at 131,072 GPUs).
+A pair is marked at (rank of the first among its column's values) x (values of the second column)
++ (rank of the second); a pair with fewer possible values than there are rows is passed over.
 """
 
 from __future__ import annotations
@@ -30,42 +32,45 @@ def batch_key(columns: list[_Int64s], symbolic: list[bool], symbols: int) -> tup
     the pair of columns with the smallest table to mark that holds no pair twice; None if neither
     (or the tables would be too large to tell).
 
-    `symbolic`: which columns hold symbol ids, all below `symbols`.
+    `symbolic` (which columns hold symbol ids, all below `symbols`) does not change the answer: every
+    column is marked over the span of its own values, which for symbol ids lies below `symbols`.
     """
-    marked: list[tuple[int, _Int64s, _Marks]] = []
-    for i, (values, is_symbol) in enumerate(zip(columns, symbolic, strict=True)):
+    del symbolic, symbols  # see above: the values' own span is the table
+    rows = len(columns[0]) if columns else 0
+    marked: list[tuple[int, _Int64s, _Marks, int]] = []  # column, offsets, table, distinct values
+    for i, values in enumerate(columns):
         if not len(values):
             return (i,)
-        offsets = _offsets(values, symbols if is_symbol else None)
+        offsets = _offsets(values)
         if offsets is None:
             continue
         present = numpy.zeros(offsets[1], dtype=numpy.bool_)
         present[offsets[0]] = True
-        if int(numpy.count_nonzero(present)) == len(values):
+        distinct = int(numpy.count_nonzero(present))
+        if distinct == len(values):
             return (i,)
-        marked.append((i, offsets[0], present))
-    sizes = {i: int(numpy.count_nonzero(present)) for i, _, present in marked}
-    pairs = sorted(((sizes[a[0]] * sizes[b[0]], a, b) for a, b in combinations(marked, 2)), key=lambda p: p[0])
+        marked.append((i, offsets[0], present, distinct))
+    pairs = sorted(((a[3] * b[3], a, b) for a, b in combinations(marked, 2)), key=lambda p: p[0])
     ranks: dict[int, _Int64s] = {}  # a column's ranks, made once for every pair it is in
-    for size, (i, first, first_present), (j, second, second_present) in pairs:
+    for size, (i, first, first_present, _), (j, second, second_present, second_distinct) in pairs:
         if size > MARK_TABLE:
             break
+        if size < rows:  # fewer possible pairs of values than rows: one comes twice
+            continue
         for column, at, marks in ((i, first, first_present), (j, second, second_present)):
             if column not in ranks:
                 ranks[column] = (numpy.cumsum(marks, dtype=numpy.int64) - 1)[at]
         seen = numpy.zeros(size, dtype=numpy.bool_)
-        seen[ranks[i] * sizes[j] + ranks[j]] = True
-        if int(numpy.count_nonzero(seen)) == len(first):
+        seen[ranks[i] * second_distinct + ranks[j]] = True
+        if int(numpy.count_nonzero(seen)) == rows:
             return (i, j)
     return None
 
 
-def _offsets(values: _Int64s, symbols: int | None) -> tuple[_Int64s, int] | None:
-    """Each value as an offset into a table of all possible values, and that table's size; None
-    when the table would be larger than MARK_TABLE.
+def _offsets(values: _Int64s) -> tuple[_Int64s, int] | None:
+    """Each value as an offset into a table of all possible values (from the smallest to the
+    largest), and that table's size; None when the table would be larger than MARK_TABLE.
     """
-    if symbols is not None:
-        return (values, symbols) if symbols <= MARK_TABLE else None
     low, high = int(values.min()), int(values.max())
     if high - low + 1 > MARK_TABLE:
         return None
