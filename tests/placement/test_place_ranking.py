@@ -135,3 +135,41 @@ def test_without_why_not_the_same_placements(fleet: tuple[Path, Path], rank: str
         for jp in explained.jobs:
             jp.why_not = []
         assert _answers(plain) == _answers(explained)
+
+
+def _evaluated_heads(monkeypatch: pytest.MonkeyPatch, **options: Any) -> set[str]:
+    """The relations whose rules `place` handed the engine for its placements (DGX pod, training
+    jobs); with observations, the outages are evaluated first (observed_outages), placements last."""
+    from verifier.session import session
+
+    seen: list[set[str]] = []
+    run_engine = session._run_engine
+
+    def spy(engine: str, program: Any, *rest: Any, **named: Any) -> Any:
+        seen.append({r.head.relation for r in program.rules})
+        return run_engine(engine, program, *rest, **named)
+
+    monkeypatch.setattr(session, "_run_engine", spy)
+    place([REPO / "inventories" / "dgx-h100-pod.yaml"], [JOBS / "training.yaml"], **options)
+    assert seen
+    return seen[-1]
+
+
+def test_only_the_live_rules_placement_reads_are_evaluated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """xid_needs_reset is a table of facts (rules/observed/lib/xid.dl) read by one rule only,
+    observed_out_of_service(G, R, W) :- observed_xid(G, X, W), xid_needs_reset(X, R): without
+    --observed no observed_xid row exists, that rule cannot fire, and nothing placement reads can
+    use the table, so it is not evaluated. With the pod's observations (dgx03's dcgm-exporter.prom
+    reports XID 95 on gpu0) the rule can fire and the table is evaluated.
+    """
+    from verifier.facts.observed import ObservedSettings
+    from verifier.session.observed_input import ObservedRun, parse_time
+
+    plain = _evaluated_heads(monkeypatch)
+    assert {"place_host", "place_profile", "job_never"} <= plain
+    assert "xid_needs_reset" not in plain and "observed_out_of_service" not in plain
+    observed = ObservedRun(
+        (REPO / "inventories" / "observed" / "dgx-h100-pod",),
+        settings=ObservedSettings(now=parse_time("2026-12-06T09:00:00Z")),
+    )
+    assert {"xid_needs_reset", "observed_out_of_service"} <= _evaluated_heads(monkeypatch, observed=observed)

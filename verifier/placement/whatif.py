@@ -136,6 +136,10 @@ def _best(jp: JobPlacements) -> Placement | None:
     return jp.placements[0] if jp.placements else None
 
 
+PERMITTED_READS = ("authz_class", "permitted")
+"""The relations `permitted_gpus` reads: loaded for it whatever the rules evaluated read."""
+
+
 def permitted_gpus(engine: Backend, program: Program, principals: Iterable[str]) -> dict[str, frozenset[str]]:
     """Per principal, the GPUs Cedar lets it schedule on, from the evaluation's authorization facts.
 

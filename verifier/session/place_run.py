@@ -17,7 +17,7 @@ from verifier.placement.place import (
     placement_relations,
     rank_placements,
 )
-from verifier.placement.whatif import WhatIfReport, compare, permitted_gpus
+from verifier.placement.whatif import PERMITTED_READS, WhatIfReport, compare, permitted_gpus
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
 from verifier.session.session import (
     PhaseListener,
@@ -179,6 +179,12 @@ def placements(
             changed = apply_scenario(inputs.inventory, scenario_from(fail_links=left))
             inputs = replace(inputs, inventory=changed, digest_parts=None)
             observed = observed_rows(how.observed, observations, inputs)  # judged on the links as failed now
+    # Only the rules that can fire and that a relation placement reads depends on are evaluated (as a
+    # verification evaluates only what its reports read): a table of facts nothing live reads (the XIDs
+    # that need a reset, without observations), a layout's or MIG job's rules without such a job.
+    reads = placement_relations(how.why_not)
+    if authorization is not None and permitted:
+        reads = (*reads, *PERMITTED_READS)
     with evaluate(
         program,
         inputs,
@@ -190,6 +196,8 @@ def placements(
         rank_pairs=True,
         judge_checks=False,
         extra_facts=observed,
+        also_read=reads,
+        reads_reports_only=True,
     ) as evaluation:
         if progress is not None:
             progress.step("ranking placements")
