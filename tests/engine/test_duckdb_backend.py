@@ -974,6 +974,13 @@ known(X) :- name(X, _).
 """
 
 
+def _stored(engine: DuckDBBackend) -> list[str]:
+    """The texts in the dictionary table, each checked to be its id's."""
+    rows = engine._con.execute('SELECT id, s FROM "_symbols"').fetchall()
+    assert len({i for i, _ in rows}) == len(rows) and all(engine._symbol_text[i] == s for i, s in rows)
+    return sorted(s for _, s in rows)
+
+
 def test_the_dictionary_table_gets_only_the_texts_a_statement_reads() -> None:
     # name holds n0..n99 (each by "w"), pick (g, b), (g, a), (h, c): 105 symbols. Only `first`
     # orders by text, reading pick's second column: "b", "a", "c" are the texts stored.
@@ -985,13 +992,35 @@ def test_the_dictionary_table_gets_only_the_texts_a_statement_reads() -> None:
         engine.evaluate()
         assert engine.query("first") == [("g", "a"), ("h", "c")]
         assert len(engine.query("known")) == 100
-        stored = engine._con.execute('SELECT s FROM "_symbols" ORDER BY s').fetchall()
-        assert stored == [("a",), ("b",), ("c",)]
-        # Y is a constant's, not a table column's: any text may be read, so every one is stored, once.
+        assert _stored(engine) == ["a", "b", "c"]
+        # Only the ids of the rows the body's other conditions keep: of the names, "n7" (above a, b, c).
+        query = parse_query('name(X, _), pick(G, Y), X = "n7", X > Y')
+        assert engine.answer(query) == [("n7", "g", "a"), ("n7", "g", "b"), ("n7", "h", "c")]
+        assert _stored(engine) == ["a", "b", "c", "n7"]
+        # A query comparing the names with "n5" (a variable's, so joined too): their texts are read.
         # By hand: the names below "n5" as text are n0..n4 and n10..n49, 45 of them.
         assert len(engine.answer(parse_query('name(X, _), Y = "n5", X < Y'))) == 45
-        rows = engine._con.execute('SELECT id, s FROM "_symbols"').fetchall()
-        assert sorted(rows) == list(enumerate(engine._symbol_text))
+        assert _stored(engine) == sorted(["a", "b", "c", *(f"n{i}" for i in range(100))])
+    finally:
+        engine.close()
+
+
+def test_a_recursive_query_ordering_by_text_stores_every_text() -> None:
+    # `up` runs as one recursive query, whose step reads the query's own rows: no other statement
+    # can, so every symbol's text is stored (also "zz", in no edge). By hand: a<b and b<c hold,
+    # c<a does not: up holds (a, b), (b, c), and (a, c) through b.
+    program = (
+        ".input edge(a: symbol, b: symbol)\n.input other(x: symbol)\n.decl up(a: symbol, b: symbol)\n"
+        "up(A, B) :- edge(A, B), A < B.\nup(A, C) :- up(A, B), edge(B, C), B < C.\n"
+    )
+    engine = DuckDBBackend()
+    try:
+        engine.load(parse_program(program))
+        engine.add_facts("other", [("zz",)])
+        engine.add_facts("edge", pairs("a>b b>c c>a"))
+        engine.evaluate()
+        assert engine.query("up") == pairs("a>b a>c b>c")
+        assert _stored(engine) == ["a", "b", "c", "zz"]
     finally:
         engine.close()
 

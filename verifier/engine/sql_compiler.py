@@ -13,7 +13,8 @@ the dictionary and compare the strings. Symbol constants of rules become their i
 
 The `_symbols` table holds only the texts some statement has read: the engine keeps every
 symbol in Python, and a statement that joins the dictionary names in its `Params` which ids
-it can read (`Params.needs_text`), whose texts are stored just before it runs (`Params.bind`).
+it can read (`Params.needs_text`: its body's rows, the conditions on texts left out), whose
+texts are stored just before it runs (`Params.bind`).
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ _ORDER = frozenset({"<", "<=", ">", ">="})
 _OUTER_ALIAS = re.compile(r"\ba(\d+)\.")
 """A reference to a positive atom's column (`a3."c0"`) in a compiled condition."""
 
-_COLUMN = re.compile(r'\(*a(\d+)\.("c\d+")\)*')
-"""A positive atom's column (`a3."c0"`), alone or as an assigned variable (`(a3."c0")`)."""
+_LOOKUP = re.compile(r"\bd\d+\.")
+"""A reference to a dictionary join's row (`d0.s`, see `Body.text_of`) in a compiled condition."""
 _KEY = "$key"
 """Pseudo-variable (no Datalog variable can be named so): the string a symbol min/max orders by."""
 
@@ -169,8 +170,9 @@ class Params:
     values: dict[str, Value] = field(default_factory=dict)
     _names: dict[tuple[type, Value], str] = field(default_factory=dict)
     store_texts: Callable[[Sequence[str | None], dict[str, Value]], None] | None = None
-    texts: list[str | None] = field(default_factory=list)
-    """Per dictionary join of the statement, a SELECT of the ids it may read (None: any id)."""
+    texts: list[Callable[[], str | None]] = field(default_factory=list)
+    """What the statements compiled since the last `bind` join the dictionary on: each gives, when
+    asked (as they run), a SELECT of the ids that may be read (None: any id)."""
 
     def add(self, value: Value) -> str:
         key = (type(value), value)
@@ -193,19 +195,20 @@ class Params:
         """A symbol as its string (for order comparisons), not its id."""
         return f"CAST({self.add(value)} AS VARCHAR)"
 
-    def needs_text(self, ids: str | None) -> None:
-        """The statement joins the dictionary on the ids `ids` selects (one column; None: any id)."""
-        if ids not in self.texts:
-            self.texts.append(ids)
+    def needs_text(self, ids: Callable[[], str | None]) -> None:
+        """The statement joins the dictionary on the ids that `ids()` selects (one column; None: any id)."""
+        self.texts.append(ids)
 
     def bind(self) -> dict[str, Value] | None:
         """The values, called as the statement runs: the texts it reads are stored first.
 
         So a statement that joins `_symbols` must be run with `bind()`, and run right after it: the
-        ids are read from the tables as they are then (a recursive round's, say).
+        ids are read from the tables as they are then (a recursive round's, say). The texts stay
+        stored; the next statement with these parameters names its own.
         """
         if self.texts and self.store_texts is not None:
-            self.store_texts(self.texts, self.values)
+            self.store_texts([ids() for ids in self.texts], self.values)
+            self.texts = []
         return self.values or None
 
 
@@ -271,25 +274,45 @@ class Body:
     types: dict[str, ColumnType] = field(default_factory=dict)
     """The type of each bound variable."""
     lookups: int = 0
-    tables: list[str | None] = field(default_factory=list)
-    """Each positive atom's table (body order); None where an override replaced it."""
+    unreadable: list[bool] = field(default_factory=list)
+    """Per positive atom (body order), whether it reads an override that is not a subquery (a
+    recursive query's own name), which no statement but its own can read."""
+    looked_up: list[str] = field(default_factory=list)
+    """The id of each dictionary join (`text_of`)."""
 
     def text_of(self, term: Term, sql: str, params: Params) -> str:
         """SQL for the string of a symbol term whose id is `sql`: a constant's text, or a dictionary join.
 
-        The join needs the texts of the ids `sql` can hold: those of its table's column, where it
-        reads an atom's column of a table; otherwise any id's (an override, an assigned constant).
+        The join reads the texts of the ids `sql` holds in the body's rows (`text_ids`).
         """
         if isinstance(term, Const) and isinstance(term.value, str):
             return params.text(term.value)
-        column = _COLUMN.fullmatch(sql)
-        table = self.tables[int(column[1])] if column and int(column[1]) < len(self.tables) else None
-        params.needs_text(f"SELECT {column[2]} FROM {table}" if column and table else None)
+        if not self.looked_up:
+            params.needs_text(self.text_ids)
+        self.looked_up.append(sql)
         alias = f"d{self.lookups}"
         self.lookups += 1
         self.sources.append(f"{SYMBOLS} AS {alias}")
         self.conditions.append(f"{alias}.id = {sql}")
         return f"{alias}.s"
+
+    def text_ids(self) -> str | None:
+        """A SELECT of the ids whose texts the dictionary joins read: theirs in the body's rows, the
+        conditions on texts left out (so a superset of what the statement reads, as it stands when
+        asked); None (any id) where an atom reads an override that is not a subquery (a recursive
+        query's own name, which only its statement can read).
+
+        The body's join runs twice, but it stores a few texts: at 131,072 GPUs, `L1 < L2` over the
+        links that join another link of the same ends and kind, never more than a few (where the
+        texts of the whole column would be 1.06 M).
+        """
+        if any(self.unreadable):
+            return None
+        atoms = self.sources[: len(self.atoms)]
+        sql = f"SELECT unnest([{', '.join(self.looked_up)}])"
+        sql += f" FROM {', '.join(atoms)}" if atoms else ""
+        conditions = [c for c in self.conditions if not _LOOKUP.search(c)]
+        return sql + (f" WHERE {' AND '.join(conditions)}" if conditions else "")
 
     def from_where(self) -> str:
         sql = f" FROM {', '.join(self.sources)}" if self.sources else ""
@@ -312,7 +335,7 @@ def compile_body(
     for i, atom in enumerate(positive):
         alias = f"a{i}"
         table = (overrides or {}).get(i, schema.table(atom.relation))
-        out.tables.append(None if i in (overrides or {}) else table)
+        out.unreadable.append(i in (overrides or {}) and not table.startswith("("))
         out.sources.append(f"{table} AS {alias}")
         out.atoms.append((atom, alias))
         own.append([])
@@ -507,5 +530,5 @@ def decoded(select: str, kinds: Sequence[ColumnType | None], params: Params) -> 
             cols.append(f"_q.x{i}")
     symbols = [f"_q.x{i}" for i, kind in enumerate(kinds) if kind == "symbol"]
     if symbols:
-        params.needs_text(f"SELECT unnest([{', '.join(symbols)}]) FROM {source}")
+        params.needs_text(lambda: f"SELECT unnest([{', '.join(symbols)}]) FROM {source}")
     return f" FROM {source}{''.join(joins)}", cols
