@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
+from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import Rule
-from verifier.engine.distinct_rules import Keys, rows_distinct
+from verifier.engine.distinct_rules import Keys, bindings_distinct, counted_apart, rows_distinct
 from verifier.engine.engines import make_backend
 from verifier.engine.parser import parse_program
 
@@ -27,6 +28,7 @@ DECLS = """
 .decl peer(id: symbol, end: symbol, other: symbol, kind: symbol)
 .decl width(id: symbol, n: number)
 .decl tally(x: symbol, n: number)
+.decl total(x: symbol, n: number)
 """
 LINK_KEY: Keys = {"link": [(0,)]}
 
@@ -106,6 +108,71 @@ def test_aggregates_are_one_row_per_group() -> None:
     assert not rows_distinct(
         rules("tally(A, count(L)) :- link(L, A, _, _).\ntally(B, count(L)) :- link(L, _, B, _)."), {}
     )
+
+
+def test_bindings_distinct_when_every_row_is_fixed() -> None:
+    # total(A, sum(N)) :- attr(A, _L, N) binds A, _L and N: every column of the one row it reads, so
+    # two rows (sets hold each once) never bind alike and the sum needs no DISTINCT over them.
+    (whole,) = rules("total(A, sum(N)) :- attr(A, _L, N).")
+    assert bindings_distinct(whole, {})
+    # attr(A, _, N) leaves the name column free: (a, x, 2) and (a, y, 2) bind A, N alike, and sum
+    # adds over distinct bindings (2, not 4): the DISTINCT stays, unless a key (the id) fixes the row.
+    (loose,) = rules("total(A, sum(N)) :- attr(A, _, N).")
+    assert not bindings_distinct(loose, {})
+    assert bindings_distinct(loose, {"attr": [(0,)]})
+    # A second atom whose row the first's values fix: link(L, A, B, K) then kind_ok(K) is whole.
+    (joined,) = rules("total(L, sum(N)) :- link(L, A, B, K), kind_ok(K), attr(L, _W, N).")
+    assert bindings_distinct(joined, {})
+
+
+def test_counted_apart_when_group_and_value_fix_the_rows() -> None:
+    # tally(A, count(L)) :- link(L, A, _, _): with link keyed by L, (A, L) fixes the row, so within
+    # a group A each L comes once and COUNT(L) = COUNT(DISTINCT L).
+    (keyed,) = rules("tally(A, count(L)) :- link(L, A, _, _).")
+    assert counted_apart(keyed, LINK_KEY)
+    # Without the key, (l1, a, b) and (l1, a, c) give L = l1 twice in group a: count 1, not 2.
+    assert not counted_apart(keyed, {})
+    # Only `count` of a plain variable: sum and min are left alone, and so is no aggregate at all.
+    assert not counted_apart(rules("total(A, sum(N)) :- attr(A, _L, N).")[0], {})
+    assert not counted_apart(rules("q(L, A) :- link(L, A, _, _).")[0], LINK_KEY)
+
+
+def test_what_is_proven_leaves_the_distinct_out_of_the_sql() -> None:
+    program = parse_program(
+        DECLS + "total(A, sum(N)) :- attr(A, _L, N).\ntally(A, count(L)) :- link(L, A, _, _).", "t.dl"
+    )
+    schema = sc.Schema(program.declarations)
+    total, tally = program.rules
+
+    def sql(rule: Rule, apart: sc.Apart) -> str:
+        return sc.rule_select(rule, schema, sc.Params(lambda _: 0), apart=apart)
+
+    # Unproven, sum adds over distinct bindings and count counts distinct values ...
+    assert "SELECT DISTINCT" in sql(total, (False, False))
+    assert "COUNT(DISTINCT" in sql(tally, (False, False))
+    # ... proven, neither hashes its rows first.
+    assert "DISTINCT" not in sql(total, (True, False))
+    assert "DISTINCT" not in sql(tally, (True, True))
+
+
+def test_sum_and_count_over_repeated_bindings(engine: Any) -> None:
+    # attr rows (a, x, 2), (a, y, 2), (a, z, 3), (b, x, 5); links l1 a->b, l1 a->c (one id, two rows, so
+    # no key), l2 a->b.
+    # total(A, sum(N)) :- attr(A, _, N): distinct bindings of A, N: a: {2, 3} -> 5; b: 5.
+    # tally(A, count(L)) :- link(L, A, _, _): distinct L per A: a: {l1, l2} -> 2.
+    # width(A, sum(N)) over every column (attr(A, _W, N)): a: 2 + 2 + 3 = 7; b: 5.
+    text = """
+    total(A, sum(N)) :- attr(A, _, N).
+    tally(A, count(L)) :- link(L, A, _, _).
+    width(A, sum(N)) :- attr(A, _W, N).
+    """
+    engine.load(parse_program(DECLS + text, "t.dl"))
+    engine.add_facts("attr", [("a", "x", 2), ("a", "y", 2), ("a", "z", 3), ("b", "x", 5)])
+    engine.add_facts("link", [("l1", "a", "b", "ib"), ("l1", "a", "c", "ib"), ("l2", "a", "b", "ib")])
+    engine.evaluate()
+    assert engine.query("total") == [("a", 5), ("b", 5)]
+    assert engine.query("tally") == [("a", 2)]
+    assert engine.query("width") == [("a", 7), ("b", 5)]
 
 
 @pytest.fixture(params=["duckdb", "memory"])

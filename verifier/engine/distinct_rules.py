@@ -39,13 +39,39 @@ def rows_distinct(rules: Sequence[Rule], keys: Keys) -> bool:
     return all(_injective(r, keys) for r in rules) and all(_disjoint(a, b, keys) for a, b in combinations(rules, 2))
 
 
+def bindings_distinct(rule: Rule, keys: Keys) -> bool:
+    """Whether no two instances of the rule's body bind its variables alike: each combination of the
+    rows it reads gives other values to the variables (an aggregate's inner SELECT of its bindings then
+    needs no DISTINCT for `sum`, which adds over distinct bindings).
+    """
+    return _fixes_rows(rule, {t.name for a in rule.positive_atoms() for t in a.args if isinstance(t, Var)}, keys)
+
+
+def counted_apart(rule: Rule, keys: Keys) -> bool:
+    """Whether a `count` rule counts a plain variable that, with the head's group variables, fixes every
+    row its body reads: within a group no value of it then comes twice, so COUNT needs no DISTINCT.
+    """
+    agg = rule.head.aggregate
+    if agg is None or agg[1].func != "count" or not isinstance(agg[1].term, Var):
+        return False
+    fixed = {a.name for a in rule.head.args if isinstance(a, Var)} | {agg[1].term.name}
+    return _fixes_rows(rule, fixed, keys)
+
+
 def _injective(rule: Rule, keys: Keys) -> bool:
     """Whether the head's values fix every row the body reads, or the rule groups its rows (an
     aggregate: one tuple per group).
     """
     if rule.head.aggregate is not None:
         return True
-    fixed = {a.name for a in rule.head.args if isinstance(a, Var)}
+    return _fixes_rows(rule, {a.name for a in rule.head.args if isinstance(a, Var)}, keys)
+
+
+def _fixes_rows(rule: Rule, fixed: set[str], keys: Keys) -> bool:
+    """Whether the values of the variables `fixed` (and so of those they fix in turn) leave one row of
+    each positive atom of the body.
+    """
+    fixed = set(fixed)
     atoms = list(rule.positive_atoms())
     assignments = [
         (left, right)

@@ -43,7 +43,7 @@ from verifier.engine.ast import (
 )
 from verifier.engine.backend import EngineStats, Proof, format_fact, out_of_engine_memory, sort_rows
 from verifier.engine.column_keys import batch_key
-from verifier.engine.distinct_rules import rows_distinct
+from verifier.engine.distinct_rules import bindings_distinct, counted_apart, rows_distinct
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.proof_search import Instance, ProofSearch
 from verifier.engine.strata import (
@@ -67,6 +67,12 @@ WILDCARD_VALUE = "_"
 """Stands for an unconstrained argument of an absent (negated) fact in a proof."""
 LOAD_CHUNK = 16_384
 """Rows checked and encoded per pass (see `DuckDBBackend._encoded`)."""
+TEXT_ROWS = 1_000_000
+"""A statement's rows read for the ids whose texts it needs, at most (`DuckDBBackend._text_ids`).
+
+Past this many (a REPL question over a cross product, which `holds` stops at its first answer),
+the ids of the columns it reads are taken instead, read in a pass over their tables each.
+"""
 COMPRESS_ROWS = 2_000_000
 """Input rows loaded since the last evaluation past which they are compressed before the next one.
 
@@ -417,9 +423,9 @@ class DuckDBBackend:
             columns.append(numpy.tile(plan, nodes))
         return columns
 
-    def _store_texts(self, texts: Sequence[str | None], values: dict[str, Value]) -> None:
-        """Put into the `_symbols` table the texts of the ids that `texts` select (None: every id), as a
-        statement that reads them is about to run (`sc.Params.bind`); `values`: the statement's parameters.
+    def _store_texts(self, texts: Sequence[sc.TextIds], values: dict[str, Value]) -> None:
+        """Put into the `_symbols` table the texts of the ids that `texts` name, as a statement that
+        reads them is about to run (`sc.Params.bind`); `values`: the statement's parameters.
 
         Copying every symbol's text there as it loaded cost 0.65 s at 131,072 GPUs (1.55 M texts),
         and compressing them 0.35 s more, for the few thousand a verification's min over names reads.
@@ -434,14 +440,11 @@ class DuckDBBackend:
         stored = self._stored_texts
         if len(stored) < total:
             stored = self._stored_texts = numpy.concatenate([stored, numpy.zeros(total - len(stored), numpy.bool_)])
-        if None in texts:
+        found = [self._text_ids(t, values) for t in texts]
+        if any(ids is None for ids in found):
             todo = numpy.flatnonzero(~stored[:total])
         else:
-            union = " UNION ".join(f"({t})" for t in texts)
-            named = {name: values[name] for name in _PARAMETER.findall(union)}
-            select = f"SELECT DISTINCT id FROM ({union}) AS _i(id) WHERE id IS NOT NULL"
-            found = self._con.execute(select, named or None)
-            ids = numpy.asarray(found.fetchnumpy()["id"], dtype=numpy.int64)
+            ids = numpy.unique(numpy.concatenate([ids for ids in found if ids is not None]))
             todo = ids[~stored[ids]]
         if not len(todo):
             return
@@ -455,6 +458,19 @@ class DuckDBBackend:
             self._con.unregister("_load_s")
         stored[todo] = True
         self._storing = False
+
+    def _text_ids(self, texts: sc.TextIds, values: dict[str, Value]) -> _Int64s | None:
+        """The ids `texts` names (None: any): those in its rows, or, past TEXT_ROWS of them, in its columns."""
+        if texts.rows is not None:
+            named = {name: values[name] for name in _PARAMETER.findall(texts.rows)}
+            select = f"SELECT * FROM ({texts.rows}) AS _i(id) WHERE id IS NOT NULL LIMIT {TEXT_ROWS + 1}"
+            ids = self._con.execute(select, named or None).fetchnumpy()["id"]
+            if len(ids) <= TEXT_ROWS:
+                return numpy.asarray(ids, dtype=numpy.int64)
+        if texts.columns is None:
+            return None
+        select = f"SELECT DISTINCT id FROM ({texts.columns}) AS _i(id) WHERE id IS NOT NULL"
+        return numpy.asarray(self._con.execute(select).fetchnumpy()["id"], dtype=numpy.int64)
 
     def _intern(self, symbol: str) -> int:
         """The id of a symbol, adding it to the dictionary when new (a lone surrogate is refused)."""
@@ -549,9 +565,17 @@ class DuckDBBackend:
             by_head.setdefault(rule.head.relation, []).append(rule)
         for relation, rules in by_head.items():
             params = self._params()
-            selects = [sc.rule_select(rule, self._schema, params, distinct=False) for rule in rules]
+            selects = [
+                sc.rule_select(rule, self._schema, params, distinct=False, apart=self._apart(rule)) for rule in rules
+            ]
             repeats = not rows_distinct(rules, self._keys)
             self._insert(relation, self._new_rows(relation, selects, distinct=repeats), params)
+
+    def _apart(self, rule: Rule) -> sc.Apart:
+        """What distinct_rules proves of an aggregate rule's body, for `sql_compiler.aggregate_query`."""
+        if rule.head.aggregate is None:
+            return (False, False)
+        return (bindings_distinct(rule, self._keys), counted_apart(rule, self._keys))
 
     def _insert(self, relation: str, source: str, params: sc.Params) -> int:
         """Add the rows of the SELECT `source` to `relation` at the current stage, counting them; how many.
