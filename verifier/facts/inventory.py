@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from typing import TypeVar
 
 from verifier.core.gc_pause import collector_paused
 from verifier.core.stamped_rows import StampBlock, with_blocks
@@ -194,10 +195,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
         "quantity": whole.rows("quantity", qty_rows),
         "node_type": whole.rows("node_type", type_rows),
         **_conformance(inv, keep),
-        "promise": [(n, w) for n, ws in inv.promises.items() for w in ws if keep is None or n in keep],
-        "software": [(n, c, v) for n, sw in inv.software.items() for c, v in sw.items() if keep is None or n in keep],
-        "software_version": _software_versions(inv, keep),
-        "software_release": _software_versions(inv, keep, release_number),
+        **(_shared_rows(inv) if keep is None else _kept_rows(inv, keep)),
         # catalogue data (verifier/sources/inventory/software.yaml), the same for every inventory
         **software_table().rows(),
         "state": whole.rows("state", state_rows),
@@ -354,25 +352,102 @@ def _columns(plan: LinkPlan, kept: frozenset[int] | None) -> _Cols:
     )
 
 
+def _kept_rows(inv: Inventory, keep: AbstractSet[str]) -> dict[str, Sequence[Row]]:
+    """promise, software, software_version and software_release of the `keep` objects, row by row."""
+    return {
+        "promise": [(n, w) for n, ws in inv.promises.items() for w in ws if n in keep],
+        "software": [(n, c, v) for n, sw in inv.software.items() for c, v in sw.items() if n in keep],
+        "software_version": _software_versions(inv, keep),
+        "software_release": _software_versions(inv, keep, release_number),
+    }
+
+
+def _shared_rows(inv: Inventory) -> dict[str, Sequence[Row]]:
+    """promise, software, software_version and software_release of every object, as StampedRows:
+    the objects that share one promises tuple or one software mapping (the same object: the nodes
+    of one template, as the loader makes them) come as one block of its rows and their names, not
+    as a row each (a fleet's 16,384 nodes: 65,536 rows per software relation). An object with a
+    mapping or tuple of its own gives its rows as before.
+    """
+    promises = _SharedRows()
+    for n, ws in inv.promises.items():
+        promises.add(n, ws, lambda ws: [(0, w) for w in ws])
+    software, versions, releases = _SharedRows(), _SharedRows(), _SharedRows()
+    version = _Numbered(version_number)
+    release = _Numbered(release_number)
+    for n, sw in inv.software.items():
+        software.add(n, sw, lambda sw: [(0, c, v) for c, v in sw.items()])
+        versions.add(n, sw, version.rows)
+        releases.add(n, sw, release.rows)
+    return {
+        "promise": promises.rows(2),
+        "software": software.rows(3),
+        "software_version": versions.rows(3),
+        "software_release": releases.rows(3),
+    }
+
+
+_Shared = TypeVar("_Shared")
+
+
+class _SharedRows:
+    """Rows per object from a value many objects share (by identity): one block per shared value."""
+
+    def __init__(self) -> None:
+        # id(value) -> (the value, kept alive so that its id stays its own; its plan rows, slot 0 the
+        # object; the names of the objects that have it, one list each)
+        self.of: dict[int, tuple[object, list[tuple[Value, ...]], list[Sequence[str]]]] = {}
+
+    def add(self, name: str, value: _Shared, plan: Callable[[_Shared], list[tuple[Value, ...]]]) -> None:
+        held = self.of.get(id(value))
+        if held is None:
+            held = self.of[id(value)] = (value, plan(value), [])
+        held[2].append([name])
+
+    def rows(self, arity: int) -> Sequence[Row]:
+        """An object alone with its value gives plain rows; the others, a block per value."""
+        plain: list[Row] = []
+        blocks: list[StampBlock] = []
+        for _value, rows, names in self.of.values():
+            if len(names) > 1:
+                blocks.append(StampBlock.of(rows, arity, 1, names))
+            else:
+                plain += [(names[0][0], *row[1:]) for row in rows]
+        return with_blocks(plain, blocks)
+
+
+class _Numbered:
+    """A software mapping's components with a number (`encode`): each text read once."""
+
+    def __init__(self, encode: Callable[[str], int | None]) -> None:
+        self.encode = encode
+        self.seen: dict[str, int | None] = {}  # a fleet repeats a few stacks on every node
+
+    def rows(self, sw: Mapping[str, str]) -> list[tuple[Value, ...]]:
+        seen = self.seen
+        out: list[tuple[Value, ...]] = []
+        for component, text in sw.items():
+            number = seen[text] if text in seen else seen.setdefault(text, self.encode(text))
+            if number is not None:
+                out.append((0, component, number))
+        return out
+
+
 def _software_versions(
-    inv: Inventory, keep: AbstractSet[str] | None = None, encode: Callable[[str], int | None] = version_number
+    inv: Inventory, keep: AbstractSet[str], encode: Callable[[str], int | None] = version_number
 ) -> list[Row]:
     rows: list[Row] = []
-    seen: dict[str, int | None] = {}  # a fleet repeats a few stacks on every node
+    numbered = _Numbered(encode)
     # Nodes stamped from one template share its software mapping (the same object): its numbered
     # components are worked out once per mapping, by identity (every mapping lives as long as `inv`).
-    numbered: dict[int, list[tuple[str, int]]] = {}
+    pairs_of: dict[int, list[tuple[Value, ...]]] = {}
     for node, sw in inv.software.items():
-        if keep is not None and node not in keep:
+        if node not in keep:
             continue
-        pairs = numbered.get(id(sw))
+        pairs = pairs_of.get(id(sw))
         if pairs is None:
-            pairs = numbered[id(sw)] = []
-            for component, text in sw.items():
-                number = seen[text] if text in seen else seen.setdefault(text, encode(text))
-                if number is not None:
-                    pairs.append((component, number))
-        rows += [(node, component, number) for component, number in pairs]
+            pairs = pairs_of[id(sw)] = numbered.rows(sw)
+        rows += [(node, component, number) for _slot, component, number in pairs]
     return rows
 
 

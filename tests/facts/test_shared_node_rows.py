@@ -1,0 +1,77 @@
+"""promise and the software relations of objects that share one promises tuple or software mapping
+(the nodes of one template) come as one block of rows per shared value (StampedRows), the same rows
+as one per object; an object with its own gives plain rows, and placement's subset (`keep`) reads
+them row by row."""
+
+from __future__ import annotations
+
+from verifier.core.stamped_rows import StampedRows
+from verifier.facts.inventory import inventory_facts
+from verifier.sources.inventory import load_inventory_text
+
+FLEET = """
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    promises: [nvlink_domain, rail_optimized]
+    software: {driver: "535.129.03", cuda: "12.2", os: "DGX OS 6.1"}
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+objects:
+  - {template: box, name: "n{i}", count: 3}
+  - name: odd
+    template: box
+    software: {driver: "550.90.07"}
+"""
+
+
+def test_nodes_of_one_template_share_a_block_of_their_rows() -> None:
+    inv = load_inventory_text(FLEET)
+    facts = inventory_facts(inv)
+    # n0, n1, n2 share the template's promises and software (one block each); `odd` merges its own
+    # driver over the template's: a mapping of its own, so plain rows (the template's keys it does not
+    # override first, then its own: cuda, os, driver). Its promises are the template's, but an entry's
+    # promises tuple is worked out per entry: its own tuple, so plain rows too.
+    software = facts["software"]
+    assert isinstance(software, StampedRows)
+    assert software.plain == [("odd", "cuda", "12.2"), ("odd", "os", "DGX OS 6.1"), ("odd", "driver", "550.90.07")]
+    assert [len(b.names) for b in software.blocks] == [3]
+    # Every row, by hand: 3 components for each of the 4 nodes.
+    assert sorted(software) == sorted(
+        [
+            (n, c, v)
+            for n in ("n0", "n1", "n2")
+            for c, v in (("driver", "535.129.03"), ("cuda", "12.2"), ("os", "DGX OS 6.1"))
+        ]
+        + [("odd", "driver", "550.90.07"), ("odd", "cuda", "12.2"), ("odd", "os", "DGX OS 6.1")]
+    )
+    # Versions as numbers, major * 1000 + minor, patch ignored (software.version_number): CUDA 12.2 is
+    # 12002, driver 535.129.03 is 535129, 550.90.07 is 550090; "DGX OS 6.1" is not a version: no row.
+    assert sorted(facts["software_version"]) == sorted(
+        [(n, c, v) for n in ("n0", "n1", "n2") for c, v in (("driver", 535129), ("cuda", 12002))]
+        + [("odd", "cuda", 12002), ("odd", "driver", 550090)]
+    )
+    assert sorted(facts["promise"]) == sorted(
+        (n, w) for n in ("n0", "n1", "n2", "odd") for w in ("nvlink_domain", "rail_optimized")
+    )
+
+
+def test_placements_subset_reads_rows_one_by_one() -> None:
+    inv = load_inventory_text(FLEET)
+    facts = inventory_facts(inv, keep={"n1", "n1/gpu0", "odd"})
+    # Plain lists, nodes in inventory order, each node's components in its mapping's order.
+    assert facts["software"] == [
+        ("n1", "driver", "535.129.03"),
+        ("n1", "cuda", "12.2"),
+        ("n1", "os", "DGX OS 6.1"),
+        ("odd", "cuda", "12.2"),
+        ("odd", "os", "DGX OS 6.1"),
+        ("odd", "driver", "550.90.07"),
+    ]
+    assert facts["promise"] == [
+        ("n1", "nvlink_domain"),
+        ("n1", "rail_optimized"),
+        ("odd", "nvlink_domain"),
+        ("odd", "rail_optimized"),
+    ]
