@@ -578,7 +578,7 @@ def test_any_symbol_round_trips(monkeypatch: pytest.MonkeyPatch, chunk: int) -> 
 
 def _dictionary(engine: DuckDBBackend) -> list[tuple[int, str]]:
     """The `_symbols` table once it holds every id's text, as a statement reading any id would have it."""
-    engine._store_texts([None], {})
+    engine._store_texts([sc.TextIds(None, None)], {})
     return engine._con.execute('SELECT id, s FROM "_symbols" ORDER BY id').fetchall()
 
 
@@ -1001,6 +1001,29 @@ def test_the_dictionary_table_gets_only_the_texts_a_statement_reads() -> None:
         # By hand: the names below "n5" as text are n0..n4 and n10..n49, 45 of them.
         assert len(engine.answer(parse_query('name(X, _), Y = "n5", X < Y'))) == 45
         assert _stored(engine) == sorted(["a", "b", "c", *(f"n{i}" for i in range(100))])
+    finally:
+        engine.close()
+
+
+def test_past_text_rows_the_texts_of_the_columns_read_are_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+    import verifier.engine.duckdb_backend as backend
+
+    # At most 10 rows are read for the ids: X > Y pairs every name with every pick (300 rows), so
+    # the texts of the two columns it reads are stored: name's first (n0..n99) and pick's second
+    # (a, b, c), not "w", "g" or "h". By hand: every name is above "a", "b" and "c" as text.
+    monkeypatch.setattr(backend, "TEXT_ROWS", 10)
+    engine = DuckDBBackend()
+    try:
+        engine.load(parse_program(TEXTS_READ))
+        engine.add_facts("name", [(f"n{i}", "w") for i in range(100)])
+        engine.add_facts("pick", [("g", "b"), ("g", "a"), ("h", "c")])
+        engine.evaluate()
+        assert _stored(engine) == ["a", "b", "c"]  # first's 3 rows, within the 10
+        assert engine.holds(parse_query("name(X, _), pick(G, Y), X > Y"))
+        assert _stored(engine) == sorted(["a", "b", "c", *(f"n{i}" for i in range(100))])
+        # A variable assigned a constant reads no column: past 10 rows, every text is stored.
+        assert len(engine.answer(parse_query('name(X, W), Y = "n5", X < Y'))) == 45
+        assert _stored(engine) == sorted(engine._symbol_text)
     finally:
         engine.close()
 
