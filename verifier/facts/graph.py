@@ -327,10 +327,7 @@ def graph_facts(
     if not want:
         return {**out, **per_node}
     if "rail" in want:
-        rails = [(oid, o.labels["rail"]) for oid, o in inv.objects.items() if "rail" in o.labels]
-        # A fleet writes a few rail numbers on a hundred thousand NICs: each text read as a number once.
-        number = {rail: int(rail) for rail in {rail for _oid, rail in rails} if rail.isascii() and rail.isdigit()}
-        out["rail"] = [(oid, number[rail]) for oid, rail in rails if rail in number]
+        per_node["rail"] = _rails(inv)
     if want & {"leaf_class", "leaf_class_bottleneck"}:
         _fabric(inv, out, view)
     if "fabric_island" in want:
@@ -346,6 +343,33 @@ def graph_facts(
     if "scaleup_domain" in want:
         per_node["scaleup_domain"] = _scaleup_rows(inv, view, ancestry)
     return {**out, **per_node}
+
+
+def _rails(inv: Inventory) -> Sequence[Row]:
+    """`rail(object, number)` for every object with a numeric `rail` label, as StampedRows: the
+    objects a node stamped whole from its plan holds (Inventory.stamped, links not made yet: its
+    names at hand) come as one block per plan (its rows by slot, each node's names), not as a row
+    made per NIC (131,072 at fleet scale); the others' rows are made one by one.
+    """
+    unmade, stamped = inv.unmade_links(), inv.stamped
+    whole = {n: found for n, found in unmade.items() if n in stamped}  # in stamping order
+    by_plan: dict[int, tuple[list[tuple[int, str]], list[Sequence[str]]]] = {}
+    for plan, names in whole.values():
+        held = by_plan.get(id(plan))
+        if held is None:
+            # A whole node's objects are its plan's, unchanged: their labels are the plan's rows'.
+            held = by_plan[id(plan)] = ([(row[0], row[5]["rail"]) for row in plan.object_rows if "rail" in row[5]], [])
+        held[1].append(names)
+    rails = [(o.id, o.labels["rail"]) for o in inv.objects_but(whole.keys()) if "rail" in o.labels]
+    # A fleet writes a few rail numbers on a hundred thousand NICs: each text read as a number once.
+    texts = {rail for _oid, rail in rails} | {rail for slots, _ in by_plan.values() for _slot, rail in slots}
+    number = {rail: int(rail) for rail in texts if rail.isascii() and rail.isdigit()}
+    blocks = []
+    for slots, of_nodes in by_plan.values():
+        rows = [(slot, number[rail]) for slot, rail in slots if rail in number]
+        if rows:
+            blocks.append(StampBlock.of(rows, 2, 1, of_nodes))
+    return with_blocks([(oid, number[rail]) for oid, rail in rails if rail in number], blocks)
 
 
 _ALWAYS_READ = FABRIC_KINDS | {"d2d"}
