@@ -75,3 +75,59 @@ def test_placements_subset_reads_rows_one_by_one() -> None:
         ("odd", "nvlink_domain"),
         ("odd", "rail_optimized"),
     ]
+
+
+RACKS = """
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    labels: {zone: a}
+    children:
+      - {name: gpu0, kind: gpu}
+objects:
+  - name: "r{i}"
+    kind: rack
+    count: 2
+    children:
+      - {template: box, name: "{rack}-n{i}", count: 2}
+"""
+
+
+def test_objects_alike_but_for_id_and_parent_share_a_block() -> None:
+    facts = inventory_facts(load_inventory_text(RACKS))
+    # r0-n0 and r1-n0 are alike (a node of `box`, index 0, label zone=a, in different racks), and so
+    # are r0-n1 and r1-n1 (index 1): two blocks. The racks differ in index (0, 1): a row each. The
+    # GPUs are their nodes' plan's (blocks of the plan, as before).
+    objects = facts["object"]
+    assert isinstance(objects, StampedRows) and objects.plain == [("r0", "rack"), ("r1", "rack")]
+    assert sorted(objects) == [
+        ("r0", "rack"),
+        ("r0-n0", "node"),
+        ("r0-n0/gpu0", "gpu"),
+        ("r0-n1", "node"),
+        ("r0-n1/gpu0", "gpu"),
+        ("r1", "rack"),
+        ("r1-n0", "node"),
+        ("r1-n0/gpu0", "gpu"),
+        ("r1-n1", "node"),
+        ("r1-n1/gpu0", "gpu"),
+    ]
+    parents = sorted(facts["parent"])
+    assert [p for p in parents if "/" not in str(p[0])] == [
+        ("r0-n0", "r0"),
+        ("r0-n1", "r0"),
+        ("r1-n0", "r1"),
+        ("r1-n1", "r1"),
+    ]
+    # Each node's index is a quantity row; the racks' too (r0: 0, r1: 1).
+    assert sorted(r for r in facts["quantity"] if r[1] == "index") == [
+        ("r0", "index", 0),
+        ("r0-n0", "index", 0),
+        ("r0-n1", "index", 1),
+        ("r1", "index", 1),
+        ("r1-n0", "index", 0),
+        ("r1-n1", "index", 1),
+    ]
+    assert sorted(facts["label"]) == [(n, "zone", "a") for n in ("r0-n0", "r0-n1", "r1-n0", "r1-n1")]
+    assert sorted(facts["node_type"]) == [(n, "box") for n in ("r0-n0", "r0-n1", "r1-n0", "r1-n1")]

@@ -5,12 +5,15 @@
 objects and links in the order written and expanded), catalogue models by name; except that
 the rows of nodes stamped whole from their template come after the others as StampedRows
 (verifier/core/stamped_rows.py: their plan's rows and each node's names, no tuple per row),
-node by node. No engine's answer depends on row order.
+node by node, and so do those of objects alike but for their id and parent (_WholeNodes.alike)
+and the promise and software rows of objects sharing one tuple or mapping (_shared_rows). No
+engine's answer depends on row order.
 Only attributes that were written produce facts; absence is for rules to test with `!`.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TypeVar
@@ -114,6 +117,10 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     whole = _WholeNodes(inv, unmade, keep)
     skip = whole.nodes
     objects = inv.objects_but(skip) if keep is None else [o for o in inv.objects.values() if o.id in keep]
+    if keep is None:
+        # Objects alike but for their id and parent (a fleet's nodes of one entry, its racks in one
+        # place of their pods) give their rows as one block per kind of object: the rest, one by one.
+        objects = whole.alike([o for o in objects if not (skip and o.origin is not None and o.origin in skip)])
     for o in objects:
         if skip and o.origin is not None and o.origin in skip:
             continue
@@ -333,6 +340,42 @@ class _WholeNodes:
         block("label", [(width + k, name, v) for k, name, v in labels], 3, 1)
         block("state", [(width + k, state) for k, state in states], 2, 1)
         return names, only
+
+    def alike(self, objects: list[Obj]) -> list[Obj]:
+        """The `objects` that share their rows with no other of them, in order; for each set of two
+        or more that share every row but their id and parent, blocks of the rows they share (slot 0
+        their id, slot 1 their parent), all of one list of names.
+        """
+        groups: dict[tuple[object, ...], list[Obj]] = {}
+        for o in objects:
+            # Labels and figures by identity: an entry's instances share its mappings (templates.py _shared).
+            key = (o.kind, o.parent is None, o.model, id(o.labels), id(o.quantities), o.index, o.template, o.state)
+            groups.setdefault(key, []).append(o)
+        single = {id(group[0]) for group in groups.values() if len(group) == 1}
+        for group in groups.values():
+            if len(group) == 1:
+                continue
+            o = group[0]
+            names: list[Sequence[str]] = [[x.id] if x.parent is None else [x.id, x.parent] for x in group]
+            block = functools.partial(self._block, names=names)
+            figures: list[tuple[Value, ...]] = [(0, k, n) for k, n in o.quantities.items()]
+            if o.index is not None and "index" not in o.quantities:
+                figures.append((0, "index", o.index))
+            block("object", [(0, o.kind)], 2, 1)
+            block("parent", [(0, 1)] if o.parent is not None else [], 2, 2)
+            block("model", [(0, o.model)] if o.model is not None else [], 2, 1)
+            block("label", [(0, k, v) for k, v in o.labels.items()], 3, 1)
+            block("quantity", figures, 3, 1)
+            block("node_type", [(0, o.template)] if o.template is not None else [], 2, 1)
+            block("state", [(0, o.state)] if o.state is not None else [], 2, 1)
+        return [o for o in objects if id(o) in single]
+
+    def _block(
+        self, relation: str, rows: Sequence[tuple[Value, ...]], arity: int, named: int, names: list[Sequence[str]]
+    ) -> None:
+        """A block of `rows` (the first `named` values slots of `names`, see StampBlock.of), if any."""
+        if rows:
+            self.blocks.setdefault(relation, []).append(StampBlock.of(rows, arity, named, names))
 
     def rows(self, relation: str, plain: list[Row]) -> Sequence[Row]:
         return with_blocks(plain, self.blocks.get(relation, []))
