@@ -77,10 +77,12 @@ COMPRESS_ROWS = 2_000_000
 """Input rows loaded since the last evaluation past which they are compressed before the next one.
 
 DuckDB keeps a table's new rows as plain 32- and 64-bit columns until a checkpoint compresses them
-(bit-packing of ids, a constant stage column, FSST for the symbols' text), at about 0.13 us of CPU
-per row. At 131,072 GPUs (5.3 M input rows) that takes the loaded facts from 208 to 43 MiB and the
-run's peak from about 1,110 to 920 MiB. Below this many rows it does not pay: `place` at 131,072
-GPUs (1.0 M rows) peaks no lower, and a 32,768-GPU `verify` (1.3 M rows) saves 35 MiB for 0.2-0.3 s.
+(bit-packing of ids, a constant stage column). At 131,072 GPUs (5.3 M input rows) that took the
+loaded facts, with the 1.55 M symbols' texts then copied in as they loaded, from 208 to 43 MiB
+(0.42 s, 0.35 s of it compressing the texts). Measured again once no text was copied as it loads:
+the run peaks at 900-925 MiB with it, 1,009-1,010 MiB without, too near the 1 GiB the issue allows.
+Below this many rows it does not pay: `place` at 131,072 GPUs (1.0 M rows) peaks no lower, and a
+32,768-GPU `verify` (1.3 M rows) saved 35 MiB for 0.2-0.3 s.
 """
 
 _Int64s = NDArray[numpy.int64]
