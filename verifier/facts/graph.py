@@ -612,9 +612,8 @@ def fm_isolated_gpus(inv: Inventory, links: Iterable[Link], ancestry: _Ancestry)
     """
     objects = inv.objects
     out: set[str] = set()
-    for lk in links:
-        if lk.kind not in ("nvswitch", "nvlink"):
-            continue
+    # The NVLink kinds picked out first, in one comprehension: a fleet's links are mostly its cables.
+    for lk in [lk for lk in links if lk.kind in ("nvswitch", "nvlink")]:
         a, b = objects.get(lk.a), objects.get(lk.b)
         if a is None or b is None:
             continue
