@@ -22,6 +22,7 @@ import operator
 import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from types import MappingProxyType
 
 from verifier.core.errors import SourceLocation
@@ -125,6 +126,14 @@ class _Plan:
     """`objects` unpacked: (slot, parent slot, kind, loc, model, labels, quantities, state, template, index)."""
     object_slots: list[int] = field(default_factory=list)
     """The slot of each object's id, in `object_rows` order."""
+    object_ids: Callable[[Sequence[str]], Sequence[str]] = field(default=lambda names: ())
+    """An instance's names at `object_slots` (its objects' ids), in one C call."""
+    object_parents: Callable[[Sequence[str]], Sequence[str]] = field(default=lambda names: ())
+    """An instance's names at its objects' parents' slots, in `object_rows` order."""
+    object_columns: tuple[tuple[object, ...], ...] = ()
+    """`object_rows`' kind, loc, model, labels, quantities, state, template and index, a column each:
+    with the ids, the parents and the node, Obj's arguments, so that a stamp makes its objects in
+    one `map` rather than unpacking each row in a loop."""
     link_ids: list[list[str]] = field(default_factory=list)
     """Each link's id split at the holes."""
     link_rows: list[_LinkRow] = field(default_factory=list)
@@ -157,6 +166,9 @@ class _Plan:
             for i, p, o in self.objects
         ]
         self.object_slots = [i for i, _p, _o in self.objects]
+        self.object_ids = _at_slots(self.object_slots)
+        self.object_parents = _at_slots([p for _i, p, _o in self.objects])
+        self.object_columns = tuple(tuple(row[c] for row in self.object_rows) for c in range(2, 10))
         self.link_ids = [parts for parts, _a, _b, _lk in self.links]
         self.link_rows = [
             (a, b, lk.kind, lk.mbps, lk.loc, lk.attrs, lk.labels, lk.state) for _parts, a, b, lk in self.links
@@ -601,13 +613,17 @@ class Expander:
         names += plan.absolute
         # The objects' ids are names of the instance (a plan's object ids are distinct): each is
         # hashed once, by the test that none is taken, and the objects go straight into the table.
-        fresh = [names[i] for i in plan.object_slots]
-        objs = [
-            Obj(oid, kind, names[p], loc, model, labels, quantities, state, template, index, node_id)
-            for oid, (_i, p, kind, loc, model, labels, quantities, state, template, index) in zip(
-                fresh, plan.object_rows, strict=True
+        fresh = plan.object_ids(names)
+        objs = list(
+            map(
+                Obj,
+                fresh,
+                plan.object_columns[0],
+                plan.object_parents(names),
+                *plan.object_columns[1:],
+                repeat(node_id),
             )
-        ]
+        )
         if objects.keys().isdisjoint(fresh):
             objects.update(zip(fresh, objs, strict=True))
         else:
@@ -1207,6 +1223,19 @@ def _each_end(
         n = len(values)
         at = [x * n + t for x in at for t in range(n)] if j in used else [x for x in at for _ in range(n)]
     return list(map(distinct.__getitem__, at)), known
+
+
+def _at_slots(slots: Sequence[int]) -> Callable[[Sequence[str]], Sequence[str]]:
+    """The names at `slots`, in that order, as a sequence (itemgetter gives an item alone for one
+    slot, and takes no empty list of them).
+    """
+    if not slots:
+        return lambda names: ()
+    if len(slots) == 1:
+        only = slots[0]
+        return lambda names: (names[only],)
+    pick: Callable[[Sequence[str]], Sequence[str]] = operator.itemgetter(*slots)
+    return pick
 
 
 def _brace(text: str) -> str:
