@@ -825,16 +825,9 @@ class Expander:
                 # two of them share an id, the table grows by fewer: they are taken out again (they are
                 # its last entries) and made one by one below, in the same order.
                 before = len(links)
-                links.update(
-                    zip(
-                        lids,
-                        [
-                            Link(lid, a, b, kind, mbps, loc, attrs, labels, state)
-                            for lid, a, b in zip(lids, ends_a, ends_b, strict=True)
-                        ],
-                        strict=True,
-                    )
-                )
+                # One map over the columns (the rest the same for every cable): no loop unpacking each.
+                made = map(Link, lids, ends_a, ends_b, *(repeat(v) for v in (kind, mbps, loc, attrs, labels, state)))
+                links.update(zip(lids, made, strict=True))
                 if len(links) == before + len(lids):
                     if journal is not None:
                         journal.extend(lids)
