@@ -137,9 +137,9 @@ def test_without_why_not_the_same_placements(fleet: tuple[Path, Path], rank: str
         assert _answers(plain) == _answers(explained)
 
 
-def _evaluated_heads(monkeypatch: pytest.MonkeyPatch, **options: Any) -> set[str]:
-    """The relations whose rules `place` handed the engine for its placements (DGX pod, training
-    jobs); with observations, the outages are evaluated first (observed_outages), placements last."""
+def _evaluated_heads(monkeypatch: pytest.MonkeyPatch, jobs: str = "training.yaml", **options: Any) -> set[str]:
+    """The relations whose rules `place` handed the engine for its placements (DGX pod, `jobs`);
+    with observations, the outages are evaluated first (observed_outages), placements last."""
     from verifier.session import session
 
     seen: list[set[str]] = []
@@ -150,7 +150,7 @@ def _evaluated_heads(monkeypatch: pytest.MonkeyPatch, **options: Any) -> set[str
         return run_engine(engine, program, *rest, **named)
 
     monkeypatch.setattr(session, "_run_engine", spy)
-    place([REPO / "inventories" / "dgx-h100-pod.yaml"], [JOBS / "training.yaml"], **options)
+    place([REPO / "inventories" / "dgx-h100-pod.yaml"], [JOBS / jobs], **options)
     assert seen
     return seen[-1]
 
@@ -173,3 +173,15 @@ def test_only_the_live_rules_placement_reads_are_evaluated(monkeypatch: pytest.M
         settings=ObservedSettings(now=parse_time("2026-12-06T09:00:00Z")),
     )
     assert {"xid_needs_reset", "observed_out_of_service"} <= _evaluated_heads(monkeypatch, observed=observed)
+
+
+def test_per_stage_counts_and_domain_gpus_only_for_why_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """inventories/jobs/hpc.yaml's one job asks FP64, HBM, a node and an exclusion: no model (no
+    layout, no TP groups) and no min_pair. Its eligible GPUs are counted from place_eligible_profile;
+    the first stage each profile fails (place_first_fail), the counts per stage (place_fail_count)
+    and each domain's GPUs (place_domain_gpu) are read only by why-not answers, the TP-group rules
+    and the pair rules, so only `--why-not` evaluates them.
+    """
+    per_stage = {"place_first_fail", "place_fail_count", "place_domain_gpu"}
+    assert not per_stage & _evaluated_heads(monkeypatch, "hpc.yaml")
+    assert per_stage <= _evaluated_heads(monkeypatch, "hpc.yaml", why_not=True)
