@@ -13,7 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from verifier.engine import duckdb_backend
+from verifier.engine.backend import Proof
 from verifier.engine.duckdb_backend import DuckDBBackend
+from verifier.engine.engines import make_backend
 from verifier.engine.parser import parse_program
 
 PROGRAM = """\
@@ -30,9 +32,9 @@ def chains(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     seen: list[str] = []
     original = DuckDBBackend._chain
 
-    def spy(self: DuckDBBackend, keyed: str) -> str:
+    def spy(self: DuckDBBackend, keyed: str, start: int | None = None) -> str:
         seen.append(keyed)
-        return original(self, keyed)
+        return original(self, keyed, start)
 
     monkeypatch.setattr(DuckDBBackend, "_chain", spy)
     yield seen
@@ -130,3 +132,45 @@ def test_other_shapes_keep_the_union(chains: list[str]) -> None:
         ("c", "c"),
     ]
     assert chains == []
+
+
+def _tree(proof: Proof) -> tuple[object, ...]:
+    """A proof as reports show it (stage numbers are each engine's own; only their order counts)."""
+    return (proof.relation, proof.row, proof.rule, tuple(_tree(p) for p in proof.premises), proof.absent)
+
+
+def test_a_chain_stores_each_tuple_at_its_round(chains: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # gpu -> node -> rack -> pod. Semi-naive rounds: 1 the parent rows (gpu>node, node>rack,
+    # rack>pod), 2 two levels up (gpu>rack, node>pod), 3 gpu>pod. The chain query stores those
+    # stages at once, so a proof derives nothing again and reads the same stages as the memory engine.
+    rows = [("gpu", "node"), ("node", "rack"), ("rack", "pod")]
+    fast, rounds = DuckDBBackend(), make_backend("memory")
+    try:
+        for engine in (fast, rounds):
+            engine.load(parse_program(PROGRAM, "t.dl"))
+            engine.add_facts("parent", rows)
+            engine.evaluate()
+        assert chains == ["parent"] and "within" not in fast._coarse
+
+        def no_rounds(*_: object) -> None:
+            raise AssertionError("a proof derived the chain again")
+
+        monkeypatch.setattr(fast, "_derive_in_rounds", no_rounds)
+        stage = {row: fast._stage_of("within", row) for row in fast.query("within")}
+        first = stage[("gpu", "node")]
+        assert first is not None
+        assert stage == {
+            ("gpu", "node"): first,
+            ("node", "rack"): first,
+            ("rack", "pod"): first,
+            ("gpu", "rack"): first + 1,
+            ("node", "pod"): first + 1,
+            ("gpu", "pod"): first + 2,
+        }
+        # within(gpu, pod) <- within(gpu, rack), parent(rack, pod) <- within(gpu, node), parent(node, rack).
+        proof = fast.explain("within", ("gpu", "pod"))
+        assert proof.height() == 3
+        assert _tree(proof) == _tree(rounds.explain("within", ("gpu", "pod")))
+    finally:
+        fast.close()
+        rounds.close()

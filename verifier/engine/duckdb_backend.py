@@ -585,8 +585,9 @@ class DuckDBBackend:
             return (False, False)
         return (bindings_distinct(rule, self._keys), counted_apart(rule, self._keys))
 
-    def _insert(self, relation: str, source: str, params: sc.Params) -> int:
+    def _insert(self, relation: str, source: str, params: sc.Params, staged: bool = False) -> int:
         """Add the rows of the SELECT `source` to `relation` at the current stage, counting them; how many.
+        `staged`: `source` gives each row's stage, as a last column (`_chain`).
 
         A relation whose table no statement has named yet gets it made with its first rows, in one
         statement (CREATE TABLE AS): a CREATE TABLE of its own costs DuckDB about 0.9 M instructions
@@ -595,9 +596,10 @@ class DuckDBBackend:
         self._computing = relation
         made = self._schema.claim(relation)
         if made:
-            statement = self._schema.create_as_sql(relation, source, self._stage)
+            statement = self._schema.create_as_sql(relation, source, None if staged else self._stage)
         else:
-            statement = f"INSERT INTO {self._schema.table(relation)} SELECT *, {self._stage} FROM ({source})"
+            stage = "" if staged else f", {self._stage}"
+            statement = f"INSERT INTO {self._schema.table(relation)} SELECT *{stage} FROM ({source})"
         try:
             inserted = _first(self._con.execute(statement, params.bind()))
         except BaseException:
@@ -740,11 +742,16 @@ class DuckDBBackend:
         # the same time either way.
         self._con.execute("SET threads = 1")
         try:
-            done = False
+            done = exact = False
             keyed = self._chain_step(relation, live)
             if keyed is not None:
+                # Into a relation that holds no tuple yet, each tuple at its round's stage (its depth
+                # past `start`, as `_derive_in_rounds` would give it): no proof derives it again.
+                exact = relation not in self._filled
                 try:
-                    self._stage += self._insert(relation, self._from_filled(relation, self._chain(keyed)), params)
+                    chain = self._chain(keyed, start if exact else None)
+                    source = chain if exact else self._from_filled(relation, chain)
+                    self._stage += self._insert(relation, source, params, staged=exact)
                     done = True
                 except duckdb.InvalidInputException as err:
                     if CHAIN_CYCLE not in str(err):
@@ -755,7 +762,8 @@ class DuckDBBackend:
                 self._stage += self._insert(relation, self._from_filled(relation, query), params)
         finally:
             self._con.execute("RESET threads")
-        self._coarse[relation] = (stratum, start, _passed_through(relation, live))
+        if not (done and exact):
+            self._coarse[relation] = (stratum, start, _passed_through(relation, live))
 
     def _from_filled(self, relation: str, query: str) -> str:
         """`query`'s tuples that `relation` does not hold yet (a re-evaluation keeps those of lower stages)."""
@@ -792,12 +800,14 @@ class DuckDBBackend:
         shaped = base_xy == (x, y) and x != y and hx == rx and ry == sy and hz == sz and len({hx, ry, hz}) == 3
         return base.relation if shaped else None
 
-    def _chain(self, keyed: str) -> str:
-        """The closure of `_chain_step`'s rules over `keyed` (S), without UNION's hash of every tuple.
+    def _chain(self, keyed: str, start: int | None = None) -> str:
+        """The closure of `_chain_step`'s rules over `keyed` (S), without UNION's hash of every tuple;
+        given `start`, with each tuple's stage (`start` + its depth) as a last column.
 
         Each tuple carries its depth; one at CHAIN_DEPTH makes the statement fail (`error`), so a
         chain that runs into a cycle (which would go on for ever) is caught before its rows pile up,
-        and so is one deeper than that: both run again as the UNION query.
+        and so is one deeper than that: both run again as the UNION query. Short of a cycle a tuple
+        has one depth, the round in which semi-naive evaluation first derives it.
         """
         table = self._schema.table(keyed)
         name = sc.quote("_chain")
@@ -808,7 +818,8 @@ class DuckDBBackend:
         )
         check = f"CASE WHEN {_DEPTH} < {CHAIN_DEPTH} THEN TRUE ELSE error('{CHAIN_CYCLE}') END"
         closure = f"WITH RECURSIVE {name}({_C0}, {_C1}, {_DEPTH}) AS ({recurse})"
-        return f"{closure} SELECT {_C0}, {_C1} FROM {name} WHERE {check}"
+        stage = "" if start is None else f", {_DEPTH} + {start}"
+        return f"{closure} SELECT {_C0}, {_C1}{stage} FROM {name} WHERE {check}"
 
     def _in_rounds_for(self, reads: Iterable[tuple[str, Mapping[int, Value]]]) -> None:
         """Derive again in semi-naive rounds the closures among the relations a proof reads, where

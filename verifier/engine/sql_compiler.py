@@ -139,16 +139,17 @@ class Schema:
         arity = self.declarations[relation].arity
         return [quote(f"c{i}") for i in range(arity)] if arity else [UNIT]
 
-    def create_as_sql(self, relation: str, select: str, stage: int) -> str:
+    def create_as_sql(self, relation: str, select: str, stage: int | None) -> str:
         """CREATE TABLE of `relation` holding the rows of `select` (one column per data column, in
         order) at `stage`: the columns and types of `create_sql`, in one statement instead of two.
+        `stage` None: `select` gives each row's stage, as a last column.
         """
         decl = self.declarations[relation]
         columns = self.columns(relation)
         types = [SQL_TYPES[c.type] for c in decl.columns] or ["BOOLEAN"]
         casts = [f"CAST(_s.{c} AS {t}) AS {c}" for c, t in zip(columns, types, strict=True)]
-        casts.append(f"CAST({stage} AS INTEGER) AS {STAGE}")
-        source = f"({select}) AS _s({', '.join(columns)})"
+        casts.append(f"CAST({'_s.' + STAGE if stage is None else stage} AS INTEGER) AS {STAGE}")
+        source = f"({select}) AS _s({', '.join([*columns, *([STAGE] if stage is None else [])])})"
         return f"CREATE TABLE {self.tables[relation]} AS SELECT {', '.join(casts)} FROM {source}"
 
     def create_sql(self, relation: str, table: str | None = None, stage: bool = True) -> str:
