@@ -53,6 +53,7 @@ PLACEMENT_RELATIONS = (
     "place_layout",
     "place_node_scaleup",
     "place_gpu_scaleup",
+    "place_gpu_left_domain",
     "job_never",
 )
 """The relations `place` reads; only the rules they depend on are evaluated."""
@@ -509,6 +510,8 @@ class _Picker:
         self._shapes: dict[tuple[object, ...], _Shape] = {}
         self.scaleup_of = ScaleupOf(engine, program)
         self._signatures: dict[ProfileKey, tuple[int, ...]] = {}
+        self.program = program
+        self._domain_gpus: dict[str, frozenset[str]] | None = None
 
     def ranked(
         self,
@@ -543,21 +546,25 @@ class _Picker:
         for i, (domain, need) in enumerate(hosts):
             profiles = eligible.get(domain)
             tp = tps.get(domain, 1) if tps else 1
+            within = self.domain_gpus().get(domain, frozenset()) if in_domain else None
             node, local_id, cls, key = profiles[0] if profiles is not None and len(profiles) == 1 else _NO_PROFILE
             if local_id is not None and cls is not None:
                 # The shape _judge gives a one-node, one-profile domain, without the call.
                 shape: tuple[object, ...] = ((cls,), (local_id,), (need, fabric, fullest, in_domain))
+                if within is not None:
+                    shape = (*shape, _local_names(within, [node]))
                 if tp > 1:
-                    shape = (*shape, tp, self._signature(key))
+                    held = sorted(self.by_profile.get(key, ())) if within is None else self._held([key], within)
+                    shape = (*shape, tp, self._signature(key) if within is None else signature(held, self.scaleup_of()))
                 found = shapes.get(shape)
                 if found is None:
-                    found = shapes[shape] = self._shape(job, [key], need, [node], tp)
+                    found = shapes[shape] = self._shape(job, [key], need, [node], tp, within)
                 local, worst, count, _tally = found
                 p = price.get(node)
                 cost = p * len(local) if p is not None and local else None
                 one: _Judged = (domain, count, worst, cost, (node,), local)
             else:
-                one = self._judge(job, domain, need, profiles or [], tp)
+                one = self._judge(job, domain, need, profiles or [], tp, within)
                 _d, count, worst, cost, _n, _l = one
             judged.append(one)
             bw = -(worst if worst is not None else _BIG)
@@ -582,6 +589,29 @@ class _Picker:
             per_domain[row[domain_at]].append(info[profile_of(row)])
         return per_domain
 
+    def domain_gpus(self) -> Mapping[str, frozenset[str]]:
+        """Each NVLink domain's GPUs for placement (place_domain_gpu's scope nvlink_domain), read
+        on first use: only jobs of that scope ask. A profile is a node's, and a node may hold
+        several NVLink domains alike (GPUs without NVLink, or two NVLink islands): a domain's
+        members are its own GPUs of its eligible profiles, never another domain's.
+        """
+        if self._domain_gpus is None:
+            cols = Columns.of(self.program, "scaleup_domain", ("gpu", "domain"))
+            at_gpu, at_domain = cols.index["gpu"], cols.index["domain"]
+            left = {str(r[0]) for r in self.engine.query("place_gpu_left_domain", None, False)}
+            grouped: dict[str, list[str]] = defaultdict(list)
+            for r in self.engine.query("scaleup_domain", None, False):
+                gpu = str(r[at_gpu])
+                if gpu not in left:
+                    grouped[str(r[at_domain])].append(gpu)
+            self._domain_gpus = {d: frozenset(g) for d, g in grouped.items()}
+        return self._domain_gpus
+
+    def _held(self, keys: Sequence[ProfileKey], within: frozenset[str] | None) -> list[str]:
+        """The GPUs of `keys` (profiles), sorted; only those in `within` (an NVLink domain's) if given."""
+        held = (g for k in keys for g in self.by_profile.get(k, ()))
+        return sorted(held if within is None else (g for g in held if g in within))
+
     def _signature(self, key: ProfileKey) -> tuple[int, ...]:
         """Which GPUs of a profile share a scale-up domain (tp_groups.signature), once per profile."""
         found = self._signatures.get(key)
@@ -589,7 +619,15 @@ class _Picker:
             found = self._signatures[key] = signature(self.by_profile.get(key, ()), self.scaleup_of())
         return found
 
-    def _judge(self, job: Job, domain: str, need: int, eligible: Sequence[_Profile], tp: int = 1) -> _Judged:
+    def _judge(
+        self,
+        job: Job,
+        domain: str,
+        need: int,
+        eligible: Sequence[_Profile],
+        tp: int = 1,
+        within: frozenset[str] | None = None,
+    ) -> _Judged:
         """The domain's members and figures, judged once per shape: the domain's nodes in the
         order their GPUs sort, each with its node class and its eligible profiles without the
         node's name (and which GPUs they hold), plus the need and the job's topology needs.
@@ -598,8 +636,7 @@ class _Picker:
         needs: tuple[object, ...] = (need, job.min_fabric_mbps, _fullest_first(job), job.scope == "nvlink_domain")
         keys = [p[3] for p in eligible]
         if tp > 1:  # which eligible GPUs share a scale-up domain decides the groups
-            held = sorted(g for k in keys for g in self.by_profile.get(k, ()))
-            needs = (*needs, tp, signature(held, self.scaleup_of()))
+            needs = (*needs, tp, signature(self._held(keys, within), self.scaleup_of()))
         ids = [p[1] for p in eligible]
         first = eligible[0][0] if eligible else ""
         if len(eligible) == 1:  # the usual case: a domain inside one node, all alike
@@ -615,15 +652,17 @@ class _Picker:
             profiles = tuple(sorted((index[p[0]], -1 if p[1] is None else p[1]) for p in eligible))
         class_of = self.pairs.class_of
         classes = (class_of.get(nodes[0]),) if len(nodes) == 1 else tuple(class_of.get(n) for n in nodes)
+        if within is not None:  # which of the nodes' GPUs are the domain's
+            needs = (*needs, _local_names(within, nodes))
         if None in classes or None in ids:
-            members, node_of, fabric_of = self._members(job, keys, need, tp)
+            members, node_of, fabric_of = self._members(job, keys, need, tp, within)
             used = sorted({node_of[g] for g in members})
             worst = self._bottleneck(job, members, used, node_of, fabric_of)
             return (domain, len(used), worst, self._cost(members, node_of), tuple(members), None)
         shape = (classes, profiles, needs)
         found = self._shapes.get(shape)
         if found is None:
-            found = self._shapes[shape] = self._shape(job, keys, need, nodes, tp)
+            found = self._shapes[shape] = self._shape(job, keys, need, nodes, tp, within)
         local, worst, count, tally = found
         if len(nodes) == 1:
             price = self.price.get(nodes[0])
@@ -637,9 +676,17 @@ class _Picker:
             )
         return (domain, count, worst, cost, nodes, local)
 
-    def _shape(self, job: Job, keys: list[ProfileKey], need: int, nodes: list[str], tp: int = 1) -> _Shape:
+    def _shape(
+        self,
+        job: Job,
+        keys: list[ProfileKey],
+        need: int,
+        nodes: list[str],
+        tp: int = 1,
+        within: frozenset[str] | None = None,
+    ) -> _Shape:
         """A shape's members (local to `nodes`, the domain's nodes in order), bottleneck, node count and tally."""
-        members, node_of, fabric_of = self._members(job, keys, need, tp)
+        members, node_of, fabric_of = self._members(job, keys, need, tp, within)
         used = sorted({node_of[g] for g in members})
         position = {n: i for i, n in enumerate(nodes)}
         local = tuple((position[node_of[g]], g[len(node_of[g]) + 1 :]) for g in members)
@@ -649,10 +696,11 @@ class _Picker:
         return local, self._bottleneck(job, members, used, node_of, fabric_of), len(used), tuple(tally.items())
 
     def _members(
-        self, job: Job, keys: list[ProfileKey], need: int, tp: int = 1
+        self, job: Job, keys: list[ProfileKey], need: int, tp: int = 1, within: frozenset[str] | None = None
     ) -> tuple[list[str], dict[str, str], dict[str, int]]:
         """The members, with the node and the fabric bandwidth of each candidate GPU; with a TP
-        above 1 (a model job), whole TP groups inside scale-up domains (tp_groups).
+        above 1 (a model job), whole TP groups inside scale-up domains (tp_groups). `within`: the
+        domain's own GPUs, where the profiles' nodes hold other GPUs too (scope nvlink_domain).
         """
         gpus: list[str] = []
         node_of: dict[str, str] = {}
@@ -662,6 +710,8 @@ class _Picker:
             if job.min_fabric_mbps is not None and fabric < job.min_fabric_mbps:
                 continue
             held = self.by_profile.get(key, ())
+            if within is not None:
+                held = tuple(g for g in held if g in within)
             gpus.extend(held)
             node_of.update(dict.fromkeys(held, node))
             fabric_of.update(dict.fromkeys(held, fabric))
@@ -709,6 +759,11 @@ class _Picker:
         if not members or any(p is None for p in prices):
             return None
         return sum(p for p in prices if p is not None)
+
+
+def _local_names(gpus: frozenset[str], nodes: Sequence[str]) -> tuple[tuple[int, str], ...]:
+    """Which GPUs of `nodes` (in order) are in `gpus`: (node index, id under the node), sorted."""
+    return tuple(sorted((i, g[len(n) + 1 :]) for i, n in enumerate(nodes) for g in gpus if g.startswith(n + "/")))
 
 
 def _shown(judged: _Judged) -> Shown:
