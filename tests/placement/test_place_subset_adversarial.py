@@ -133,6 +133,7 @@ jobs:
   - {name: node2, principal: dan, gpus: 2, topology: {scope: node}}
   - {name: node3, principal: dan, gpus: 3, topology: {scope: node}}
   - {name: nvl2, principal: dan, gpus: 2, topology: {scope: nvlink_domain}}
+  - {name: nvl1, principal: dan, gpus: 1, topology: {scope: nvlink_domain}}
   - {name: anyq, principal: dan, gpus: 3, topology: {scope: any}, exclude: {quarantine: "true"}}
   - {name: anyt, principal: dan, gpus: 2, topology: {scope: any}, exclude: {tenant: research}}
   - {name: alice2, principal: alice, gpus: 2, topology: {scope: any}}
@@ -328,3 +329,23 @@ def test_gpus_outside_nodes_are_not_one_node_for_max_nodes(folder: Path) -> None
     report = place([folder / "odd.yaml"], [folder / "one-node.yaml"])
     outer = [p for p in _job(report, "mn1").placements if p.domain == "outer"]
     assert [(p.gpus, p.nodes) for p in outer] == [(("na/gpu0", "na/gpu2"), 1)]
+
+
+def test_an_nvlink_domain_is_placed_on_its_own_gpus(report: PlaceReport) -> None:
+    # nvl1 (1 GPU, scope nvlink_domain). na/gpu2 (under PCIe switch sw, no NVLink) is a domain of its
+    # own beside na/gpu0's (gpu0 + gpu1 on nvsw0), with the same profile as na/gpu0 (node na, no
+    # label): its member must be na/gpu2 itself, not the first GPU of the profile (na/gpu0, another
+    # domain's; so it was at ffe2ae7). Eligible per domain: na/gpu0's pair gives gpu0 (gpu1 is
+    # quarantined), nb/gpu0 is down, nc's are drained: 8 of the 11 domains host it, each on its own GPU.
+    nvl1 = _job(report, "nvl1")
+    assert (nvl1.candidates, nvl1.hosting) == (11, 8)
+    assert {p.domain: p.gpus for p in nvl1.placements} == {
+        "gl": ("gl",),
+        "go": ("go",),
+        "gx": ("gx",),
+        "na/gpu0": ("na/gpu0",),
+        "na/gpu2": ("na/gpu2",),
+        "nb/gpu1": ("nb/gpu1",),
+        "nd/gpu0": ("nd/gpu0",),
+        "nd/gpu1": ("nd/gpu1",),
+    }
