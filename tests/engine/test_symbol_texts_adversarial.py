@@ -232,6 +232,36 @@ def test_equal_texts_from_stamped_blocks_and_plain_rows_are_one_symbol() -> None
             engine.close()
 
 
+def test_symbols_first_met_in_a_question_then_loaded_are_one_symbol() -> None:
+    # "new" and "zz" get their ids from REPL questions (a constant in an atom, a variable holding a
+    # constant compared as text) before any fact holds them; facts loaded later must take those ids,
+    # and w, whose names are each once, is still keyed (none of them is stored in a table yet).
+    # By hand: hit = v's names also in w: new, zz; t = 1 + 2 + 3 = 6; m = the largest of a, new, zz.
+    program = (
+        ".input v(s: symbol)\n.input w(s: symbol, n: number)\n.decl hit(s: symbol)\nhit(X) :- v(X), w(X, _).\n"
+        ".decl t(n: number)\nt(sum(N)) :- w(_X, N).\n.decl m(s: symbol)\nm(max(X)) :- v(X).\n"
+    )
+    duck = DuckDBBackend()
+    try:
+        duck.load(parse_program(program, "t.dl"))
+        duck.add_facts("v", [("a",)])
+        duck.evaluate()
+        assert duck.answer(parse_query('v(X), X < "new"')) == [("a",)]
+        assert duck.answer(parse_query('w("new", N)')) == []
+        assert duck.answer(parse_query('Y = "zz", v(X), X < Y')) == [("zz", "a")]
+        duck.add_facts("w", [("new", 1), ("zz", 2), ("new2", 3)])
+        assert duck._keys["w"] == [(0,)]
+        duck.add_facts("v", [("new",), ("zz",)])
+        duck.evaluate()
+        assert duck.query("hit") == [("new",), ("zz",)]
+        assert duck.query("t") == [(6,)]
+        assert duck.query("m") == [("zz",)]
+        assert duck.answer(parse_query('v(X), X >= "new"')) == [("new",), ("zz",)]
+        _one_text_per_id(duck)
+    finally:
+        duck.close()
+
+
 # ---------------------------------------------------------------- random facts, both engines
 
 RANDOM = (
