@@ -685,7 +685,7 @@ def test_a_question_asked_again_with_every_text_stored_runs_one_statement() -> N
 
 @pytest.fixture(autouse=True)
 def _no_leftover_patches() -> Iterator[None]:
-    # The module patches TEXT_ROWS and INSTANCE_ROWS inside tests only; they must be back after each.
+    # Tests patch TEXT_ROWS, INSTANCE_ROWS and CHAIN_DEPTH inside themselves only: back after each.
+    before = (duckdb_backend.TEXT_ROWS, duckdb_backend.INSTANCE_ROWS, duckdb_backend.CHAIN_DEPTH)
     yield
-    assert duckdb_backend.TEXT_ROWS == 1_000_000
-    assert duckdb_backend.INSTANCE_ROWS == 4096
+    assert before == (duckdb_backend.TEXT_ROWS, duckdb_backend.INSTANCE_ROWS, duckdb_backend.CHAIN_DEPTH)
