@@ -491,6 +491,26 @@ class Profiles:
         self.info = info  # what `_eligible` maps each eligible row's profile to
         self.pairs = pairs
         self.price = {str(n): int(p) for n, p in q("place_node_price")}
+        self._engine, self._program = engine, program
+        self._domain_gpus: dict[str, frozenset[str]] | None = None
+
+    def domain_gpus(self) -> Mapping[str, frozenset[str]]:
+        """Each NVLink domain's GPUs for placement (place_domain_gpu's scope nvlink_domain), read
+        on first use (only jobs of that scope ask), then kept with the profiles. A profile is a
+        node's, and a node may hold several NVLink domains alike (GPUs without NVLink, or two
+        NVLink islands): a domain's members are its own GPUs of its eligible profiles only.
+        """
+        if self._domain_gpus is None:
+            cols = Columns.of(self._program, "scaleup_domain", ("gpu", "domain"))
+            at_gpu, at_domain = cols.index["gpu"], cols.index["domain"]
+            left = {str(r[0]) for r in self._engine.query("place_gpu_left_domain", None, False)}
+            grouped: dict[str, list[str]] = defaultdict(list)
+            for r in self._engine.query("scaleup_domain", None, False):
+                gpu = str(r[at_gpu])
+                if gpu not in left:
+                    grouped[str(r[at_domain])].append(gpu)
+            self._domain_gpus = {d: frozenset(g) for d, g in grouped.items()}
+        return self._domain_gpus
 
 
 class _Picker:
@@ -510,8 +530,7 @@ class _Picker:
         self._shapes: dict[tuple[object, ...], _Shape] = {}
         self.scaleup_of = ScaleupOf(engine, program)
         self._signatures: dict[ProfileKey, tuple[int, ...]] = {}
-        self.program = program
-        self._domain_gpus: dict[str, frozenset[str]] | None = None
+        self.domain_gpus = profiles.domain_gpus
 
     def ranked(
         self,
@@ -588,24 +607,6 @@ class _Picker:
         for row in self.engine.query("place_eligible_profile", {self.e_job: job}, False):
             per_domain[row[domain_at]].append(info[profile_of(row)])
         return per_domain
-
-    def domain_gpus(self) -> Mapping[str, frozenset[str]]:
-        """Each NVLink domain's GPUs for placement (place_domain_gpu's scope nvlink_domain), read
-        on first use: only jobs of that scope ask. A profile is a node's, and a node may hold
-        several NVLink domains alike (GPUs without NVLink, or two NVLink islands): a domain's
-        members are its own GPUs of its eligible profiles, never another domain's.
-        """
-        if self._domain_gpus is None:
-            cols = Columns.of(self.program, "scaleup_domain", ("gpu", "domain"))
-            at_gpu, at_domain = cols.index["gpu"], cols.index["domain"]
-            left = {str(r[0]) for r in self.engine.query("place_gpu_left_domain", None, False)}
-            grouped: dict[str, list[str]] = defaultdict(list)
-            for r in self.engine.query("scaleup_domain", None, False):
-                gpu = str(r[at_gpu])
-                if gpu not in left:
-                    grouped[str(r[at_domain])].append(gpu)
-            self._domain_gpus = {d: frozenset(g) for d, g in grouped.items()}
-        return self._domain_gpus
 
     def _held(self, keys: Sequence[ProfileKey], within: frozenset[str] | None) -> list[str]:
         """The GPUs of `keys` (profiles), sorted; only those in `within` (an NVLink domain's) if given."""

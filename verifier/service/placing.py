@@ -142,6 +142,8 @@ class PreparedPlacement:
         )
         backend = evaluation.engine
         self.profiles = Profiles(backend, self.program, evaluation.pairs)
+        # Read now, not on the first job of scope nvlink_domain: a memory evaluation is closed below.
+        self.profiles.domain_gpus()
         self._duckdb: DuckDBBackend | None = None
         self._state: State | None = None
         plain = PlainPlacement(backend, self.program, self.profiles)
