@@ -653,14 +653,9 @@ class _Counting:
         return getattr(self.con, name)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_store_texts looks for the ids a statement reads (_text_ids: its body run again, up to "
-    "TEXT_ROWS + 1 rows, then its columns) even when every symbol's text is stored already: a REPL "
-    "holds() over a 3,000 x 3,000 cross product comparing texts took 20-24 ms of CPU against 3-4 ms "
-    "at ffe2ae7, every time (a check that every text is stored, before any SQL, would skip it)",
-)
 def test_a_question_asked_again_with_every_text_stored_runs_one_statement() -> None:
+    # _store_texts once looked for the ids a statement reads (its body run again) even with every
+    # text stored already: a holds() like this one cost 20-24 ms of CPU against 3-4 ms before.
     # 3,000 names: X < Y pairs them all (9 M rows, past TEXT_ROWS), so the first question stores the
     # texts of o's first column, every symbol's but "gpu"; a question reading "gpu" too stores it.
     # By hand: obj00000 < obj00001, so both hold.

@@ -448,6 +448,9 @@ class DuckDBBackend:
         stored = self._stored_texts
         if len(stored) < total:
             stored = self._stored_texts = numpy.concatenate([stored, numpy.zeros(total - len(stored), numpy.bool_)])
+        elif stored[:total].all():
+            # Every text is there (a REPL question asked again): no statement to find the ids.
+            return
         found = [self._text_ids(t, values) for t in texts]
         if any(ids is None for ids in found):
             todo = numpy.flatnonzero(~stored[:total])
