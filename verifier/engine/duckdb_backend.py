@@ -189,7 +189,8 @@ class DuckDBBackend:
         self.stats = EngineStats()
 
     def _create_table(self, relation: str) -> None:
-        self._con.execute(self._schema.create_sql(relation))
+        # IF NOT EXISTS: made once already if a Ctrl-C came as this statement returned (Schema.table).
+        self._con.execute(self._schema.create_sql(relation, if_missing=True))
 
     def add_facts(self, relation: str, rows: Iterable[Row]) -> None:
         try:
@@ -607,7 +608,10 @@ class DuckDBBackend:
             inserted = _first(self._con.execute(statement, params.bind()))
         except BaseException:
             if made:
-                self._schema.used.discard(relation)  # the table was not made: the next statement naming it makes it
+                # Not made, or made as the statement was stopped (Ctrl-C as it returned): either way
+                # the next statement naming it makes it afresh, with no rows of a run that failed.
+                self._schema.used.discard(relation)
+                self._con.execute(f"DROP TABLE IF EXISTS {self._schema.tables[relation]}")
             raise
         count = int(inserted[0]) if inserted is not None else 0
         if count > 0:

@@ -121,9 +121,10 @@ class Schema:
     def table(self, relation: str) -> str:
         name = self.tables[relation]
         if relation not in self.used:
-            self.used.add(relation)
             if self._on_first_use is not None:
                 self._on_first_use(relation)
+            # Counted once made: stopped before (Ctrl-C), the next statement naming it makes it.
+            self.used.add(relation)
         return name
 
     def claim(self, relation: str) -> bool:
@@ -152,12 +153,13 @@ class Schema:
         source = f"({select}) AS _s({', '.join([*columns, *([STAGE] if stage is None else [])])})"
         return f"CREATE TABLE {self.tables[relation]} AS SELECT {', '.join(casts)} FROM {source}"
 
-    def create_sql(self, relation: str, table: str | None = None, stage: bool = True) -> str:
+    def create_sql(self, relation: str, table: str | None = None, stage: bool = True, if_missing: bool = False) -> str:
         decl = self.declarations[relation]
         cols = [f"{quote(f'c{i}')} {SQL_TYPES[c.type]}" for i, c in enumerate(decl.columns)] or [f"{UNIT} BOOLEAN"]
         if stage:
             cols.append(f"{STAGE} INTEGER")
-        return f"CREATE TABLE {table or self.tables[relation]} ({', '.join(cols)})"
+        create = "CREATE TABLE IF NOT EXISTS" if if_missing else "CREATE TABLE"
+        return f"{create} {table or self.tables[relation]} ({', '.join(cols)})"
 
 
 @dataclass(frozen=True)
