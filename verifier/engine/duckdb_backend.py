@@ -138,6 +138,9 @@ class DuckDBBackend:
         and the column every recursive rule passes through unchanged, if one does."""
         self._rounds_for: dict[str, set[Value]] = {}
         """Per coarse closure, the values of that column whose tuples were derived again in rounds."""
+        self._unfinished: dict[str, tuple[Stratum, int]] = {}
+        """Closures whose derivation in rounds for a proof was stopped part way (Ctrl-C in the REPL):
+        some tuples deleted and not derived again yet. Derived again whole before the next read (`_mend`)."""
         self._budget = 0
         """Tuples the current evaluate() may still derive (limit derived_tuples)."""
         self._computing = ""
@@ -185,6 +188,7 @@ class DuckDBBackend:
         self._in_rounds = False
         self._coarse = {}
         self._rounds_for = {}
+        self._unfinished = {}
         self._uncompressed = 0
         self.stats = EngineStats()
 
@@ -527,6 +531,7 @@ class DuckDBBackend:
         strata that depend, through any path, on a relation that received facts, and keeps
         the rest. Stages keep counting up, so proofs stay well-founded across both runs.
         """
+        self._mend()
         started = time.perf_counter()
         self._slot_ids.clear()  # for loading only: let the fleet's lists of names go
         self._proofs = ProofSearch(self._rules_by_head, self._instance)
@@ -843,6 +848,7 @@ class DuckDBBackend:
         within N, read from the closure as it stands: the same tuples, only their stages change).
         Their rounds are the same as in the whole closure.
         """
+        self._mend()
         coarse = self._coarse
         for relation, fixed in reads:
             found = coarse.get(relation)
@@ -854,13 +860,26 @@ class DuckDBBackend:
                 done = self._rounds_for.setdefault(relation, set())
                 todo = sorted(set(values) - done)
                 if len(todo) <= ROUNDS_VALUES:
-                    done.update(todo)
                     if todo:
+                        # Marked done only once derived: a stop part way leaves it to `_mend`.
+                        self._unfinished[relation] = (stratum, start)
                         self._derive_in_rounds(relation, stratum, start, (column, todo))
+                        del self._unfinished[relation]
+                    done.update(todo)
                     continue
+            self._unfinished[relation] = (stratum, start)
+            self._derive_in_rounds(relation, stratum, start, None)
+            del self._unfinished[relation]
             del coarse[relation]
             self._rounds_for.pop(relation, None)
+
+    def _mend(self) -> None:
+        """Derive again whole, in rounds, every closure a stopped proof left part way (`_unfinished`)."""
+        for relation, (stratum, start) in list(self._unfinished.items()):
             self._derive_in_rounds(relation, stratum, start, None)
+            del self._unfinished[relation]
+            self._coarse.pop(relation, None)
+            self._rounds_for.pop(relation, None)
 
     def _passed_values(self, relation: str, column: int, fixed: Mapping[int, Value]) -> list[Value] | None:
         """The stored values at `column` of the tuples of `relation` that hold `fixed`'s values (where
@@ -973,6 +992,7 @@ class DuckDBBackend:
     # -- reading -----------------------------------------------------------------------
 
     def query(self, relation: str, bound: Mapping[int, Value] | None = None, ordered: bool = True) -> list[Row]:
+        self._mend()
         decl = self._declaration(relation)
         params = self._params()
         conditions = []
@@ -1017,6 +1037,7 @@ class DuckDBBackend:
         return list(zip(*columns, strict=True))
 
     def answer(self, query: Query) -> list[Row]:
+        self._mend()
         params = self._params()
         try:
             body = sc.compile_body(query.body, self._schema, params)
@@ -1032,6 +1053,7 @@ class DuckDBBackend:
         return sort_rows(rows if query.variables else [()] * bool(rows))
 
     def holds(self, query: Query) -> bool:
+        self._mend()
         params = self._params()
         try:
             body = sc.compile_body(query.body, self._schema, params)
@@ -1045,6 +1067,7 @@ class DuckDBBackend:
         return found is not None
 
     def count(self, relation: str) -> int:
+        self._mend()
         self._declaration(relation)
         if relation not in self._schema.used:
             return 0  # no table yet, so no tuple (see `query`)
