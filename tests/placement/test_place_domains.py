@@ -35,7 +35,12 @@ def test_scope_any_counts_the_pod_and_what_lies_outside_every_pod(report: PlaceR
     one, two, three = (_job(report, n) for n in ("one-any", "two-any", "three-any"))
     assert (one.candidates, one.hosting, two.candidates, two.hosting) == (2, 2, 2, 2)
     # Members are the first eligible GPUs by id: g8 and g9 sort before n0/...; g7 before n5/gpu0.
-    assert [(p.domain, p.gpus) for p in two.placements] == [("p0", ("g8", "g9")), ("inventory", ("g7", "n5/gpu0"))]
+    # Each placement spans two machines (a GPU outside nodes is one of its own) joined by no link:
+    # bottleneck 0, 2 nodes, a tie that the domains' names break ("inventory" < "p0").
+    assert [(p.domain, p.gpus, p.nodes, p.bottleneck_mbps) for p in two.placements] == [
+        ("inventory", ("g7", "n5/gpu0"), 2, 0),
+        ("p0", ("g8", "g9"), 2, 0),
+    ]
     # 3 GPUs: p0's 4 hold them, "inventory" has 2.
     assert (three.candidates, three.hosting) == (2, 1)
     assert [(p.domain, p.gpus) for p in three.placements] == [("p0", ("g8", "g9", "n0/gpu0"))]

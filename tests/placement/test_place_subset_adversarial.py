@@ -315,12 +315,9 @@ def test_without_a_principals_file_nothing_is_placed(tmp_path: Path) -> None:
     assert "principals" in err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-existing at ffe2ae7, not from this round: GPUs outside nodes are pooled as one node "
-    '("" in place_node_gpus) for max_nodes and the member pick, so two GPUs in different places pass max_nodes: 1',
-)
 def test_gpus_outside_nodes_are_not_one_node_for_max_nodes(folder: Path) -> None:
+    # Once (also at ffe2ae7) GPUs outside nodes were pooled as one node ("" in place_node_gpus) for
+    # max_nodes and the member pick, so two GPUs in different places passed max_nodes: 1.
     # A 2-GPU job of scope any with max_nodes 1. In outer, the eligible GPUs are gl (in rack ra, in no
     # node), go (straight in the pod, in no node), na/gpu0 and na/gpu2 (node na) and nb/gpu1 (node nb):
     # the only node holding 2 of them is na, so outer's placement is na/gpu0 + na/gpu2 on 1 node, never

@@ -469,7 +469,7 @@ class Profiles:
         for row in q("place_profile", None, False):
             by_profile[profile_of(row)].append(str(row[gpu_at]))
         self.key_columns = key_columns
-        self.key_node, self.key_fabric = key.index["node"], key.index["fabric_mbps"]
+        self.key_node, self.key_fabric, self.key_tag = key.index["node"], key.index["fabric_mbps"], key.index["tag"]
         # Per profile, everything but its node's name as a small number: the profile's figures,
         # its tag and the local names of its GPUs (two nodes of one class with the same profiles
         # may still differ in which GPUs, a different one down). None: not expressible locally.
@@ -522,7 +522,7 @@ class _Picker:
     def __init__(self, engine: Backend, program: Program, profiles: Profiles) -> None:
         eligible = Columns.of(program, "place_eligible_profile", ("job", "domain", *profiles.key_columns))
         self.by_profile, self.info, self.price = profiles.by_profile, profiles.info, profiles.price
-        self.key_node, self.key_fabric = profiles.key_node, profiles.key_fabric
+        self.key_node, self.key_fabric, self.key_tag = profiles.key_node, profiles.key_fabric, profiles.key_tag
         self.engine, self.e_job, self.e_domain = engine, eligible.index["job"], eligible.index["domain"]
         self.eligible_of = _getter(eligible, profiles.key_columns)
         self.pairs = profiles.pairs
@@ -707,7 +707,9 @@ class _Picker:
         node_of: dict[str, str] = {}
         fabric_of: dict[str, int] = {}
         for key in keys:
-            node, fabric = str(key[self.key_node]), int(key[self.key_fabric])
+            # A GPU outside nodes (node "", its tag its own id) is a machine of its own, as the rules
+            # count it for max_nodes: never one node with the others.
+            node, fabric = str(key[self.key_node]) or str(key[self.key_tag]), int(key[self.key_fabric])
             if job.min_fabric_mbps is not None and fabric < job.min_fabric_mbps:
                 continue
             held = self.by_profile.get(key, ())
