@@ -571,7 +571,7 @@ class _Picker:
                 # The shape _judge gives a one-node, one-profile domain, without the call.
                 shape: tuple[object, ...] = ((cls,), (local_id,), (need, fabric, fullest, in_domain))
                 if within is not None:
-                    shape = (*shape, _local_names(within, [node]))
+                    shape = (*shape, self._local_held([key], within, [node]))
                 if tp > 1:
                     held = sorted(self.by_profile.get(key, ())) if within is None else self._held([key], within)
                     shape = (*shape, tp, self._signature(key) if within is None else signature(held, self.scaleup_of()))
@@ -612,6 +612,22 @@ class _Picker:
         """The GPUs of `keys` (profiles), sorted; only those in `within` (an NVLink domain's) if given."""
         held = (g for k in keys for g in self.by_profile.get(k, ()))
         return sorted(held if within is None else (g for g in held if g in within))
+
+    def _local_held(
+        self, keys: Sequence[ProfileKey], within: frozenset[str], nodes: Sequence[str]
+    ) -> tuple[tuple[int, str], ...]:
+        """The GPUs of `keys` (profiles) in `within` (an NVLink domain's) without their nodes' names:
+        (index of the node in `nodes`, id under it), sorted; a GPU outside nodes by its id. Which of
+        a node's GPUs are the domain's is part of the shape its placement is judged by, per domain
+        from its eligible profiles (an NVL72 domain's 72, not every GPU of its 18 nodes each).
+        """
+        position = {n: i for i, n in enumerate(nodes)}
+        found: list[tuple[int, str]] = []
+        for key in keys:
+            node = str(key[self.key_node])
+            at, cut = position.get(node, -1) if node else -1, len(node) + 1 if node else 0
+            found.extend((at, g[cut:]) for g in self.by_profile.get(key, ()) if g in within)
+        return tuple(sorted(found))
 
     def _signature(self, key: ProfileKey) -> tuple[int, ...]:
         """Which GPUs of a profile share a scale-up domain (tp_groups.signature), once per profile."""
@@ -654,7 +670,7 @@ class _Picker:
         class_of = self.pairs.class_of
         classes = (class_of.get(nodes[0]),) if len(nodes) == 1 else tuple(class_of.get(n) for n in nodes)
         if within is not None:  # which of the nodes' GPUs are the domain's
-            needs = (*needs, _local_names(within, nodes))
+            needs = (*needs, self._local_held(keys, within, nodes))
         if None in classes or None in ids:
             members, node_of, fabric_of = self._members(job, keys, need, tp, within)
             used = sorted({node_of[g] for g in members})
@@ -762,11 +778,6 @@ class _Picker:
         if not members or any(p is None for p in prices):
             return None
         return sum(p for p in prices if p is not None)
-
-
-def _local_names(gpus: frozenset[str], nodes: Sequence[str]) -> tuple[tuple[int, str], ...]:
-    """Which GPUs of `nodes` (in order) are in `gpus`: (node index, id under the node), sorted."""
-    return tuple(sorted((i, g[len(n) + 1 :]) for i, n in enumerate(nodes) for g in gpus if g.startswith(n + "/")))
 
 
 def _shown(judged: _Judged) -> Shown:
