@@ -12,6 +12,7 @@ as they load, rule constants when compiled, and results decoded when read, all i
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -193,8 +194,9 @@ class DuckDBBackend:
         self.stats = EngineStats()
 
     def _create_table(self, relation: str) -> None:
-        # IF NOT EXISTS: made once already if a Ctrl-C came as this statement returned (Schema.table).
-        self._con.execute(self._schema.create_sql(relation, if_missing=True))
+        # OR REPLACE: made once already if a Ctrl-C came as this statement returned (Schema.table),
+        # or left with rows by a CREATE TABLE AS whose DROP a second Ctrl-C stopped (_insert).
+        self._con.execute(self._schema.create_sql(relation, replace=True))
 
     def add_facts(self, relation: str, rows: Iterable[Row]) -> None:
         try:
@@ -616,7 +618,8 @@ class DuckDBBackend:
                 # Not made, or made as the statement was stopped (Ctrl-C as it returned): either way
                 # the next statement naming it makes it afresh, with no rows of a run that failed.
                 self._schema.used.discard(relation)
-                self._con.execute(f"DROP TABLE IF EXISTS {self._schema.tables[relation]}")
+                with contextlib.suppress(duckdb.Error):  # the first error is the one to report
+                    self._con.execute(f"DROP TABLE IF EXISTS {self._schema.tables[relation]}")
             raise
         count = int(inserted[0]) if inserted is not None else 0
         if count > 0:

@@ -151,14 +151,16 @@ class Schema:
         casts = [f"CAST(_s.{c} AS {t}) AS {c}" for c, t in zip(columns, types, strict=True)]
         casts.append(f"CAST({'_s.' + STAGE if stage is None else stage} AS INTEGER) AS {STAGE}")
         source = f"({select}) AS _s({', '.join([*columns, *([STAGE] if stage is None else [])])})"
-        return f"CREATE TABLE {self.tables[relation]} AS SELECT {', '.join(casts)} FROM {source}"
+        # OR REPLACE: a table left by a statement stopped as it returned (a second Ctrl-C on the
+        # DROP after a first) is not yet counted as made (`used`), so it holds nothing that counts.
+        return f"CREATE OR REPLACE TABLE {self.tables[relation]} AS SELECT {', '.join(casts)} FROM {source}"
 
-    def create_sql(self, relation: str, table: str | None = None, stage: bool = True, if_missing: bool = False) -> str:
+    def create_sql(self, relation: str, table: str | None = None, stage: bool = True, replace: bool = False) -> str:
         decl = self.declarations[relation]
         cols = [f"{quote(f'c{i}')} {SQL_TYPES[c.type]}" for i, c in enumerate(decl.columns)] or [f"{UNIT} BOOLEAN"]
         if stage:
             cols.append(f"{STAGE} INTEGER")
-        create = "CREATE TABLE IF NOT EXISTS" if if_missing else "CREATE TABLE"
+        create = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
         return f"{create} {table or self.tables[relation]} ({', '.join(cols)})"
 
 
