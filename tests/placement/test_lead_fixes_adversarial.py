@@ -217,3 +217,65 @@ def test_loose_gpus_with_max_nodes_pair_bandwidth_and_a_model(folder: Path, engi
         ("inventory", ("g7", "n5/gpu0"), 2),
     ]
     assert [(p.layout.tp, p.layout.pp) if p.layout else None for p in model.placements] == [(1, 2), (1, 2)]
+
+
+# A rack promised to be one NVLink domain (as inventories/gb200-nvl72.yaml's): trays t0 (gpu0-gpu2)
+# and t1 (gpu0, gpu1), each GPU but t0/gpu2 with one NVLink 5 link (50 GB/s a direction) to the
+# switch tray's chip. By hand: domain t0/gpu0 spans two nodes with t0/gpu0, t0/gpu1, t1/gpu0,
+# t1/gpu1; t0/gpu2 is a domain of its own, in a node that holds GPUs of the other domain (one
+# placement profile for t0's three GPUs).
+SPAN = """\
+apiVersion: topolog.dev/v1
+kind: Inventory
+metadata: {name: span}
+objects:
+  - name: r0
+    kind: rack
+    promises: [nvlink_domain]
+    children:
+      - name: t0
+        kind: node
+        children:
+          - {name: "gpu{i}", kind: gpu, model: B200-GB200-186GB, count: 3}
+      - name: t1
+        kind: node
+        children:
+          - {name: "gpu{i}", kind: gpu, model: B200-GB200-186GB, count: 2}
+      - name: sw
+        kind: node
+        children:
+          - {name: chip0, kind: nvswitch, model: NVLink-Switch-Gen4}
+links:
+  - {a: "t{t}/gpu{g}", b: sw/chip0, kind: nvswitch, generation: 5, count: 1, foreach: {t: [0, 1], g: [0, 1]}}
+"""
+
+SPAN_JOBS = """\
+apiVersion: topolog.dev/v1
+kind: Jobs
+jobs:
+  - {name: one, principal: alice, gpus: 1, topology: {scope: nvlink_domain}}
+  - {name: three, principal: alice, gpus: 3, topology: {scope: nvlink_domain}}
+  - {name: three-mn1, principal: alice, gpus: 3, topology: {scope: nvlink_domain, max_nodes: 1}}
+  - {name: four, principal: alice, gpus: 4, topology: {scope: nvlink_domain}}
+"""
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_a_domain_across_nodes_beside_a_gpu_of_its_own(tmp_path: Path, engine: str) -> None:
+    (tmp_path / "span.yaml").write_text(SPAN)
+    (tmp_path / "jobs.yaml").write_text(SPAN_JOBS)
+    report = place([tmp_path / "span.yaml"], [tmp_path / "jobs.yaml"], authorize=False, why_not=True, engine=engine)
+    why = {j.job.name: [(w.domain, w.requirement, w.have, w.need) for w in j.why_not] for j in report.jobs}
+    # one: t0/gpu2's member is t0/gpu2 (ffe2ae7: t0/gpu0, a GPU of the other domain).
+    assert [(p.domain, p.gpus) for p in _job(report, "one").placements] == [
+        ("t0/gpu0", ("t0/gpu0",)),
+        ("t0/gpu2", ("t0/gpu2",)),
+    ]
+    # three: the fewest nodes from the domain's own GPUs: t0's 2 and t1/gpu0, 2 nodes, a pair across
+    # nodes through the switch at 50,000 MB/s (ffe2ae7: t0/gpu0-gpu2, t0/gpu2 outside the domain).
+    assert _members(report, "three") == [("t0/gpu0", ("t0/gpu0", "t0/gpu1", "t1/gpu0"), 2, 50_000)]
+    assert why["three"] == [("t0/gpu2", "gpus", 1, 3)]
+    # max_nodes 1: the domain's fullest node holds 2 of its GPUs (t0/gpu2 is not one) < 3.
+    assert why["three-mn1"] == [("t0/gpu0", "max_nodes", 2, 3), ("t0/gpu2", "gpus", 1, 3)]
+    # four: the whole domain (ffe2ae7: t0/gpu0-gpu2 and t1/gpu0).
+    assert _members(report, "four") == [("t0/gpu0", ("t0/gpu0", "t0/gpu1", "t1/gpu0", "t1/gpu1"), 2, 50_000)]
