@@ -324,7 +324,7 @@ def test_batch_key_never_claims_a_key_that_repeats() -> None:
             if rng.random() < 0.1:
                 values[0] = base + MARK_TABLE + 7  # too wide a span to mark
             columns.append(numpy.array(values, dtype=numpy.int64))
-        key = batch_key(columns, [rng.random() < 0.5 for _c in range(width)], 1 << 20)
+        key = batch_key(columns)
         if key is not None:
             assert _unique(columns, key), (columns, key)
             continue

@@ -27,15 +27,12 @@ MARK_TABLE = 1 << 25
 """The most entries a table marking values or pairs of values may have (32 MiB of booleans)."""
 
 
-def batch_key(columns: list[_Int64s], symbolic: list[bool], symbols: int) -> tuple[int, ...] | None:
+def batch_key(columns: list[_Int64s]) -> tuple[int, ...] | None:
     """A key of the rows `columns` hold: the first column (in order) that holds no value twice, else
     the pair of columns with the smallest table to mark that holds no pair twice; None if neither
-    (or the tables would be too large to tell).
-
-    `symbolic` (which columns hold symbol ids, all below `symbols`) does not change the answer: every
-    column is marked over the span of its own values, which for symbol ids lies below `symbols`.
+    (or the tables would be too large to tell). Symbol ids and numbers alike: every column is marked
+    over the span of its own values.
     """
-    del symbolic, symbols  # see above: the values' own span is the table
     rows = len(columns[0]) if columns else 0
     marked: list[tuple[int, _Int64s, _Marks, int]] = []  # column, offsets, table, distinct values
     for i, values in enumerate(columns):

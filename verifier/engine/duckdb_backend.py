@@ -245,8 +245,7 @@ class DuckDBBackend:
         if fresh is not None:
             key: tuple[int, ...] | None = (fresh,)
         else:
-            symbolic = [c.type == "symbol" for c in decl.columns]
-            key = batch_key(arrays, symbolic, len(self._symbol_text)) if first_load else None
+            key = batch_key(arrays) if first_load else None
         names = [f"c{i}" for i in range(decl.arity)]
         # Scanned in place by DuckDB, all columns as one relation: no temp table per column to copy
         # and join back by position.
