@@ -17,56 +17,19 @@ from typing import Any
 
 import duckdb
 import pytest
+from duckdb_stops import CLOSURE, MUTUAL, Stop, Stops
 
 from verifier.core.errors import TopologError
 from verifier.engine.duckdb_backend import DuckDBBackend
 from verifier.engine.parser import parse_program, parse_query
 
-MUTUAL = """
-.input e(s: symbol, t: symbol)
-.decl odd(a: symbol, b: symbol)
-.decl even(a: symbol, b: symbol)
-odd(A, B) :- e(A, B).
-even(A, C) :- odd(A, B), e(B, C).
-odd(A, C) :- even(A, B), e(B, C).
-"""
 
-CLOSURE = """
-.input link(s: symbol, t: symbol)
-.decl reach(s: symbol, t: symbol)
-reach(A, B) :- link(A, B).
-reach(A, C) :- reach(A, B), link(B, C).
-"""
-
-
-class _Stops:
-    """The connection, raising each (picks, after, error) once at the first statement holding
-    `picks`: before it runs, or (`after`) as it returns, its work done.
-    """
-
-    def __init__(self, con: Any, stops: list[tuple[str, bool, BaseException]]) -> None:
-        self.con, self.stops = con, list(stops)
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        hit = next((s for s in self.stops if s[0] in sql), None)
-        if hit is None:
-            return self.con.execute(sql, *args)
-        self.stops.remove(hit)
-        _picks, after, error = hit
-        if after:
-            self.con.execute(sql, *args)
-        raise error
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.con, name)
-
-
-def _stopped_mutual(stops: list[tuple[str, bool, BaseException]]) -> tuple[DuckDBBackend, Any]:
+def _stopped_mutual(stops: list[Stop]) -> tuple[DuckDBBackend, Any]:
     duck = DuckDBBackend()
     duck.load(parse_program(MUTUAL, "t.dl"))
     duck.add_facts("e", [("a", "b"), ("b", "c"), ("c", "d")])
     con = duck._con
-    stand_in = _Stops(con, stops)
+    stand_in = Stops(con, stops)
     duck._con = stand_in  # type: ignore[assignment]  # a stand-in on purpose
     return duck, stand_in
 
@@ -142,10 +105,10 @@ def test_a_proof_stopped_then_its_mend_stopped_then_asked_again(second: tuple[st
         duck.add_facts("link", [("a", "b"), ("a", "c"), ("b", "c"), ("c", "d"), ("d", "e")])
         duck.evaluate()
         con = duck._con
-        duck._con = _Stops(con, [("DELETE FROM", True, KeyboardInterrupt())])  # type: ignore[assignment]
+        duck._con = Stops(con, [("DELETE FROM", True, KeyboardInterrupt())])  # type: ignore[assignment]
         with pytest.raises(KeyboardInterrupt):
             duck.explain("reach", ("a", "e"))
-        stand_in = _Stops(con, [(*second, KeyboardInterrupt())])
+        stand_in = Stops(con, [(*second, KeyboardInterrupt())])
         duck._con = stand_in  # type: ignore[assignment]
         with pytest.raises(KeyboardInterrupt):
             duck.query("reach")

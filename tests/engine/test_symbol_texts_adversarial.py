@@ -23,6 +23,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from duckdb_stops import CLOSURE, MUTUAL, Stops
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -461,33 +462,6 @@ def test_chain_closures_sum_count_and_prove_as_the_memory_engine(
 # ---------------------------------------------------------------- Ctrl-C
 
 
-class _StopAt:
-    """The connection, raising KeyboardInterrupt at the `at`-th statement that `picks` selects,
-    before it runs or as it returns (Ctrl-C landing on either side of DuckDB's work).
-    """
-
-    def __init__(self, con: Any, at: int, after: bool, picks: str = "") -> None:
-        self.con, self.at, self.after, self.picks = con, at, after, picks
-        self.seen = 0
-        self.stopped = False
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        if self.picks in sql:
-            self.seen += 1
-        here = self.picks in sql and self.seen == self.at
-        if here and not self.after:
-            self.stopped = True
-            raise KeyboardInterrupt
-        done = self.con.execute(sql, *args)
-        if here:
-            self.stopped = True
-            raise KeyboardInterrupt
-        return done
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.con, name)
-
-
 def _one_text_per_id(duck: Backend) -> None:
     """Every row of the dictionary table is an id with its own text, each id once."""
     assert isinstance(duck, DuckDBBackend)
@@ -512,7 +486,7 @@ def _interrupted(at: int, after: bool, picks: str, then: str) -> tuple[DuckDBBac
     if then == "query":
         duck.evaluate()
     con = duck._con
-    stop = _StopAt(con, at, after, picks)
+    stop = Stops(con, [(picks, after, KeyboardInterrupt())], at)
     duck._con = stop  # type: ignore[assignment]  # a stand-in on purpose
     try:
         if then == "query":
@@ -554,16 +528,6 @@ def test_ctrl_c_at_any_copy_of_texts_then_the_next_questions(then: str, after: b
             break
 
 
-MUTUAL = """
-.input e(s: symbol, t: symbol)
-.decl odd(a: symbol, b: symbol)
-.decl even(a: symbol, b: symbol)
-odd(A, B) :- e(A, B).
-even(A, C) :- odd(A, B), e(B, C).
-odd(A, C) :- even(A, B), e(B, C).
-"""
-
-
 @pytest.mark.parametrize(
     ("picks", "after"),
     [('"_stage" INTEGER)', False), ("AS SELECT CAST(_s.", True)],
@@ -580,7 +544,7 @@ def test_ctrl_c_as_a_table_is_made_then_the_next_evaluation(picks: str, after: b
         duck.load(parse_program(MUTUAL, "t.dl"))
         duck.add_facts("e", [("a", "b"), ("b", "c"), ("c", "d")])
         con = duck._con
-        stop = _StopAt(con, 1, after, picks)
+        stop = Stops(con, [(picks, after, KeyboardInterrupt())])
         duck._con = stop  # type: ignore[assignment]  # a stand-in on purpose
         with pytest.raises(KeyboardInterrupt):
             duck.evaluate()
@@ -590,14 +554,6 @@ def test_ctrl_c_as_a_table_is_made_then_the_next_evaluation(picks: str, after: b
         assert duck.query("even") == [("a", "c"), ("b", "d")]
     finally:
         duck.close()
-
-
-CLOSURE = """
-.input link(s: symbol, t: symbol)
-.decl reach(s: symbol, t: symbol)
-reach(A, B) :- link(A, B).
-reach(A, C) :- reach(A, B), link(B, C).
-"""
 
 
 @pytest.mark.parametrize(
@@ -616,7 +572,7 @@ def test_ctrl_c_during_a_proof_of_a_closure_then_the_next_question(picks: str, a
         duck.add_facts("link", [("a", "b"), ("a", "c"), ("b", "c"), ("c", "d"), ("d", "e")])
         duck.evaluate()
         con = duck._con
-        stop = _StopAt(con, 1, after, picks)
+        stop = Stops(con, [(picks, after, KeyboardInterrupt())])
         duck._con = stop  # type: ignore[assignment]  # a stand-in on purpose
         with pytest.raises(KeyboardInterrupt):
             duck.explain("reach", ("a", "e"))
