@@ -573,8 +573,12 @@ class _Picker:
                 if within is not None:
                     shape = (*shape, self._local_held([key], within, [node]))
                 if tp > 1:
-                    held = sorted(self.by_profile.get(key, ())) if within is None else self._held([key], within)
-                    shape = (*shape, tp, self._signature(key) if within is None else signature(held, self.scaleup_of()))
+                    groups = (
+                        self._signature(key)
+                        if within is None
+                        else signature(self._held([key], within), self.scaleup_of())
+                    )
+                    shape = (*shape, tp, groups)
                 found = shapes.get(shape)
                 if found is None:
                     found = shapes[shape] = self._shape(job, [key], need, [node], tp, within)
@@ -625,7 +629,7 @@ class _Picker:
         found: list[tuple[int, str]] = []
         for key in keys:
             node = str(key[self.key_node])
-            at, cut = position.get(node, -1) if node else -1, len(node) + 1 if node else 0
+            at, cut = (position[node], len(node) + 1) if node else (-1, 0)
             found.extend((at, g[cut:]) for g in self.by_profile.get(key, ()) if g in within)
         return tuple(sorted(found))
 
