@@ -430,6 +430,11 @@ DomainProfile = _Profile
 
 _NO_PROFILE: _Profile = ("", None, None, ())
 
+_NO_GPUS: frozenset[str] = frozenset()
+
+_READ_ALONE = 64
+"""NVLink domains whose GPUs ranking reads one query each before it reads every domain's at once."""
+
 _BIG = 1 << 62
 """Ranks a missing bottleneck or cost past every real one."""
 
@@ -493,6 +498,8 @@ class Profiles:
         self.price = {str(n): int(p) for n, p in q("place_node_price")}
         self._engine, self._program = engine, program
         self._domain_gpus: dict[str, frozenset[str]] | None = None
+        self._one_domain: dict[str, frozenset[str]] = {}
+        self._left: frozenset[str] | None = None
 
     def domain_gpus(self) -> Mapping[str, frozenset[str]]:
         """Each NVLink domain's GPUs for placement (place_domain_gpu's scope nvlink_domain), read
@@ -503,7 +510,7 @@ class Profiles:
         if self._domain_gpus is None:
             cols = Columns.of(self._program, "scaleup_domain", ("gpu", "domain"))
             at_gpu, at_domain = cols.index["gpu"], cols.index["domain"]
-            left = {str(r[0]) for r in self._engine.query("place_gpu_left_domain", None, False)}
+            left = self._left_domain()
             grouped: dict[str, list[str]] = defaultdict(list)
             for r in self._engine.query("scaleup_domain", None, False):
                 gpu = str(r[at_gpu])
@@ -511,6 +518,29 @@ class Profiles:
                     grouped[str(r[at_domain])].append(gpu)
             self._domain_gpus = {d: frozenset(g) for d, g in grouped.items()}
         return self._domain_gpus
+
+    def domain_gpus_of(self, domain: str) -> frozenset[str]:
+        """One NVLink domain's GPUs, as domain_gpus() has them. Ranking asks only for the domains that
+        do not hold all the GPUs of their one profile (a GPU left alone in its NVLink domain, a domain
+        across nodes): while they are few, each is read alone, not a fleet's GPUs for them.
+        """
+        if self._domain_gpus is not None:
+            return self._domain_gpus.get(domain, _NO_GPUS)
+        found = self._one_domain.get(domain)
+        if found is None:
+            if len(self._one_domain) >= _READ_ALONE:
+                return self.domain_gpus().get(domain, _NO_GPUS)
+            cols = Columns.of(self._program, "scaleup_domain", ("gpu", "domain"))
+            at_gpu, left = cols.index["gpu"], self._left_domain()
+            rows = self._engine.query("scaleup_domain", {cols.index["domain"]: domain}, False)
+            found = self._one_domain[domain] = frozenset(g for r in rows if (g := str(r[at_gpu])) not in left)
+        return found
+
+    def _left_domain(self) -> frozenset[str]:
+        """The GPUs observed out of their NVLink domain (place_gpu_left_domain), read once."""
+        if self._left is None:
+            self._left = frozenset(str(r[0]) for r in self._engine.query("place_gpu_left_domain", None, False))
+        return self._left
 
 
 class _Picker:
@@ -520,10 +550,11 @@ class _Picker:
     """
 
     def __init__(self, engine: Backend, program: Program, profiles: Profiles) -> None:
-        eligible = Columns.of(program, "place_eligible_profile", ("job", "domain", *profiles.key_columns))
+        eligible = Columns.of(program, "place_eligible_profile", ("job", "domain", "gpus", *profiles.key_columns))
         self.by_profile, self.info, self.price = profiles.by_profile, profiles.info, profiles.price
         self.key_node, self.key_fabric, self.key_tag = profiles.key_node, profiles.key_fabric, profiles.key_tag
         self.engine, self.e_job, self.e_domain = engine, eligible.index["job"], eligible.index["domain"]
+        self.e_count = eligible.index["gpus"]
         self.eligible_of = _getter(eligible, profiles.key_columns)
         self.pairs = profiles.pairs
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
@@ -531,6 +562,7 @@ class _Picker:
         self.scaleup_of = ScaleupOf(engine, program)
         self._signatures: dict[ProfileKey, tuple[int, ...]] = {}
         self.domain_gpus = profiles.domain_gpus
+        self.gpus_in = profiles.domain_gpus_of
 
     def ranked(
         self,
@@ -554,39 +586,58 @@ class _Picker:
         name, fabric = job.name, job.min_fabric_mbps
         fullest, in_domain = _fullest_first(job), job.scope == "nvlink_domain"
         eligible: Mapping[Value, list[_Profile]] = {}
+        sizes: Mapping[Value, Value] = {}
         if eligible_profiles is not None:
             eligible = eligible_profiles
         elif hosts:
-            eligible = self._eligible(name)
-        shapes, price = self._shapes, self.price
+            eligible, sizes = self._eligible(name)
+        shapes, price, by_profile = self._shapes, self.price, self.by_profile
         by_cost = rank == "cost"
         judged: list[_Judged] = []
         order: list[tuple[int, int, int, str, int]] = []
+        # This job's shapes by a flat key (node class, local profile, need, TP and its groups, which
+        # GPUs are the domain's): a fleet's domains are a handful of shapes, each looked up here once
+        # per domain without building _judge's nested key.
+        seen: dict[tuple[object, ...], _Shape] = {}
         for i, (domain, need) in enumerate(hosts):
             profiles = eligible.get(domain)
             tp = tps.get(domain, 1) if tps else 1
-            within = self.domain_gpus().get(domain, frozenset()) if in_domain else None
             node, local_id, cls, key = profiles[0] if profiles is not None and len(profiles) == 1 else _NO_PROFILE
+            within: frozenset[str] | None = None
+            whole = True
+            if in_domain:
+                # A domain that holds every GPU of its one profile (a node's whole NVLink island) has them
+                # all as candidates, as a node has: its GPUs of the profile (place_eligible_profile's count)
+                # are as many as the profile's. Only other domains read their GPUs (Profiles.domain_gpus).
+                whole = local_id is not None and sizes.get(domain) == len(by_profile.get(key, ()))
+                if not whole:
+                    within = self.gpus_in(domain)
+                    whole = local_id is not None and within.issuperset(by_profile.get(key, ()))
             if local_id is not None and cls is not None:
-                # The shape _judge gives a one-node, one-profile domain, without the call.
-                shape: tuple[object, ...] = ((cls,), (local_id,), (need, fabric, fullest, in_domain))
-                if within is not None:
-                    shape = (*shape, self._local_held([key], within, [node]))
+                held: object = True if whole else self._local_held([key], within or _NO_GPUS, [node])
+                groups: tuple[int, ...] = ()
                 if tp > 1:
-                    groups = (
-                        self._signature(key)
-                        if within is None
-                        else signature(self._held([key], within), self.scaleup_of())
-                    )
-                    shape = (*shape, tp, groups)
-                found = shapes.get(shape)
+                    groups = self._signature(key) if whole else signature(self._held([key], within), self.scaleup_of())
+                flat = (cls, local_id, need, tp, groups, held)
+                found = seen.get(flat)
                 if found is None:
-                    found = shapes[shape] = self._shape(job, [key], need, [node], tp, within)
+                    # The shape _judge gives a one-node, one-profile domain, without the call.
+                    shape: tuple[object, ...] = ((cls,), (local_id,), (need, fabric, fullest, in_domain))
+                    if in_domain:
+                        shape = (*shape, held)
+                    if tp > 1:
+                        shape = (*shape, tp, groups)
+                    found = shapes.get(shape)
+                    if found is None:
+                        found = shapes[shape] = self._shape(job, [key], need, [node], tp, None if whole else within)
+                    seen[flat] = found
                 local, worst, count, _tally = found
                 p = price.get(node)
                 cost = p * len(local) if p is not None and local else None
                 one: _Judged = (domain, count, worst, cost, (node,), local)
             else:
+                if in_domain and within is None:
+                    within = self.gpus_in(domain)
                 one = self._judge(job, domain, need, profiles or [], tp, within)
                 _d, count, worst, cost, _n, _l = one
             judged.append(one)
@@ -600,17 +651,21 @@ class _Picker:
         chosen = heapq.nsmallest(limit, order) if limit else sorted(order)
         return len(judged), [_shown(judged[k[-1]]) for k in chosen]
 
-    def _eligible(self, job: str) -> dict[Value, list[_Profile]]:
-        """Per domain of `job`, its eligible profiles' info (each row's profile is looked up once).
+    def _eligible(self, job: str) -> tuple[dict[Value, list[_Profile]], dict[Value, Value]]:
+        """Per domain of `job`, its eligible profiles' info (each row's profile is looked up once),
+        and per domain the GPUs of its last profile read (its only one's, where it has one).
 
         Read job by job, only for a job that hosts somewhere: a job that fits nowhere still
         has a fleet's worth of rows.
         """
         per_domain: dict[Value, list[_Profile]] = defaultdict(list)
-        info, domain_at, profile_of = self.info, self.e_domain, self.eligible_of
+        sizes: dict[Value, Value] = {}
+        info, domain_at, count_at, profile_of = self.info, self.e_domain, self.e_count, self.eligible_of
         for row in self.engine.query("place_eligible_profile", {self.e_job: job}, False):
-            per_domain[row[domain_at]].append(info[profile_of(row)])
-        return per_domain
+            domain = row[domain_at]
+            per_domain[domain].append(info[profile_of(row)])
+            sizes[domain] = row[count_at]
+        return per_domain, sizes
 
     def _held(self, keys: Sequence[ProfileKey], within: frozenset[str] | None) -> list[str]:
         """The GPUs of `keys` (profiles), sorted; only those in `within` (an NVLink domain's) if given."""
