@@ -293,6 +293,11 @@ class Expander:
         # The ends (_Plan.tails) of every deferred link id, of the plans (by id) of nodes deferred so far.
         self.tails: tuple[str, ...] = ()
         self.tailed: set[int] = set()
+        self.positions: _Positions = {}  # _each_end's, by shape
+        # The heads (up to the first "/") of every object id with a "/" in the table: every id a stamp
+        # makes is its node's id, a "/" and more, so with the node's head not among these none of them
+        # can be taken (_stamp), and the stamp needs no look-up per object to know it.
+        self.object_heads = {oid.partition("/")[0] for oid in sink.objects if "/" in oid}
 
     def sound_nodes(self, inv: Inventory) -> set[str]:
         """Stamped nodes whose template's plan passes the whole-inventory checks as a whole
@@ -557,7 +562,10 @@ class Expander:
             else:
                 self.problems.add(obj.loc, f"duplicate id {obj.id!r} (first written at {old.loc})", same="duplicate-id")
             return False
-        objects[obj.id] = obj
+        oid = obj.id
+        objects[oid] = obj
+        if "/" in oid:
+            self.object_heads.add(oid.partition("/")[0])
         if self.sink.journal is not None:
             self.sink.journal.append(obj.id)
         return True
@@ -611,24 +619,28 @@ class Expander:
             names = [node_id]
             names += [node_id + suffix for suffix in plan.names]
         names += plan.absolute
-        # The objects' ids are names of the instance (a plan's object ids are distinct): each is
-        # hashed once, by the test that none is taken, and the objects go straight into the table.
+        # The objects' ids are names of the instance (a plan's object ids are distinct), each the node's
+        # id, a "/" and more (a plan's names are relative, see _Plan.names): while no object in the
+        # table has the node's head (Expander.object_heads), none of them is taken, and the objects go
+        # straight into the table; else each id is looked up, and each taken one reported.
         fresh = plan.object_ids(names)
-        objs = list(
-            map(
-                Obj,
-                fresh,
-                plan.object_columns[0],
-                plan.object_parents(names),
-                *plan.object_columns[1:],
-                repeat(node_id),
-            )
+        objs = map(
+            Obj,
+            fresh,
+            plan.object_columns[0],
+            plan.object_parents(names),
+            *plan.object_columns[1:],
+            repeat(node_id),
         )
-        if objects.keys().isdisjoint(fresh):
+        head = node_id.partition("/")[0]
+        if head not in self.object_heads:
+            objects.update(zip(fresh, objs, strict=True))
+            self.object_heads.add(head)
+        elif objects.keys().isdisjoint(fresh):
             objects.update(zip(fresh, objs, strict=True))
         else:
             for obj in objs:
-                self._add_object(obj)  # reports each duplicate, adds the rest
+                self._add_object(obj)  # reports each duplicate, adds the rest (and their heads)
         links = sink.links
         if (
             whole
@@ -737,16 +749,15 @@ class Expander:
         deferred = sink.deferred
         if deferred is None:
             return
-        heads = [lid.partition("/")[0] for lid in lids]
+        heads = list(map(_FIRST, map(str.partition, lids, repeat("/"))))
         sink.heads.update(heads)
         if deferred.keys().isdisjoint(heads):
             return
         # A pod's cables start with its nodes' ids, yet end with a switch's name: an id that does not
-        # end as some deferred link's id does (its text after the last hole) is none of them.
-        tails = self.tails
-        for lid, head in zip(lids, heads, strict=True):
-            if not lid.endswith(tails):
-                continue
+        # end as some deferred link's id does (its text after the last hole) is none of them. The
+        # test runs in C over every id; only those that pass it are looked at one by one.
+        ending = map(str.endswith, lids, repeat(self.tails))
+        for lid, head in itertools.compress(zip(lids, heads, strict=True), ending):
             found = deferred.get(head)
             if found is not None and found[0].makes(lid, head):
                 self.make_deferred()
@@ -813,7 +824,8 @@ class Expander:
             # cables name its NICs and switches hundreds of thousands of times, each a fresh copy of
             # the text otherwise (17 MiB at 131,072 GPUs, kept as long as the inventory).
             get = self.sink.objects.get
-            (ends_a, known_a), (ends_b, known_b) = _each_end(form_a, loop, get), _each_end(form_b, loop, get)
+            at = self.positions
+            (ends_a, known_a), (ends_b, known_b) = _each_end(form_a, loop, get, at), _each_end(form_b, loop, get, at)
             if removed:
                 kept = [(a, b) for a, b in zip(ends_a, ends_b, strict=True) if a not in removed and b not in removed]
                 ends_a, ends_b = [a for a, _ in kept], [b for _, b in kept]
@@ -1190,8 +1202,16 @@ def _positional(
     return "".join(out)
 
 
+_Positions = dict[tuple[tuple[int, ...], frozenset[int]], list[int]]
+"""_each_end's positions by the loop's sizes and the variables used: one pod's cabling has the shape
+of every other's, so each shape's positions are worked out once per load."""
+
+
 def _each_end(
-    form: str, loop: Sequence[Sequence[int | str]], get: Callable[[str], Obj | None]
+    form: str,
+    loop: Sequence[Sequence[int | str]],
+    get: Callable[[str], Obj | None],
+    positions: _Positions,
 ) -> tuple[list[str], bool]:
     """One end of every combination of `loop` (in `itertools.product` order), `form` being its
     `str.format` template over a combination (_positional); as its object's own id string where
@@ -1200,22 +1220,32 @@ def _each_end(
     Each distinct end is made once: a leaf's name in a leaf-to-spine `foreach` depends on the pod
     and the rail, not on the spine, so 65,536 cables need 4,096 leaf names, each then repeated.
     """
-    used = {int(name) for _text, name, _spec, _conv in string.Formatter().parse(form) if name is not None}
-    fmt = form.format
+    used = frozenset(int(name) for _text, name, _spec, _conv in string.Formatter().parse(form) if name is not None)
     # Unused variables hold one value: the product runs over the used ones alone, in the same order.
     sub = [values if j in used else values[:1] for j, values in enumerate(loop)]
-    made = [fmt(*combo) for combo in itertools.product(*sub)]
+    made = list(itertools.starmap(form.format, itertools.product(*sub)))
     found = list(map(get, made))
-    distinct = [x if o is None else o.id for x, o in zip(made, found, strict=True)]
-    known = not any(map(operator.is_, found, itertools.repeat(None)))
+    try:  # every end an object (the usual case): their ids in one C pass
+        distinct = list(map(_ID, found))
+        known = True
+    except AttributeError:  # an end that is no object (None has no id): its text, reported later
+        distinct = [x if o is None else o.id for x, o in zip(made, found, strict=True)]
+        known = False
     if len(used) == len(loop):
         return distinct, known
-    # Where each combination's end is in `distinct`: its used values' positions, read as digits.
-    at = [0]
-    for j, values in enumerate(loop):
-        n = len(values)
-        at = [x * n + t for x in at for t in range(n)] if j in used else [x for x in at for _ in range(n)]
+    sizes = tuple(map(len, loop))
+    at = positions.get((sizes, used))
+    if at is None:
+        # Where each combination's end is in `distinct`: its used values' positions, read as digits.
+        at = [0]
+        for j, n in enumerate(sizes):
+            at = [x * n + t for x in at for t in range(n)] if j in used else [x for x in at for _ in range(n)]
+        positions[(sizes, used)] = at
     return list(map(distinct.__getitem__, at)), known
+
+
+_ID = operator.attrgetter("id")
+_FIRST = operator.itemgetter(0)
 
 
 def _at_slots(slots: Sequence[int]) -> Callable[[Sequence[str]], Sequence[str]]:
