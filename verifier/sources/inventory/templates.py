@@ -158,6 +158,9 @@ class _Plan:
     grown: tuple[tuple[int, int], ...] = ()
     """(holes, longest length without them) of the ids a stamp makes that the limit holds: the
     relative names (one hole: the node id) and `written_ids` by their count of holes."""
+    rest: bool = True
+    """Whether a stamp makes anything besides objects and links (_stamp_rest): software, promises,
+    failures or serves of the plan's objects."""
 
     def __post_init__(self) -> None:
         # Stamping reads these once per instance: unpacked here, once per plan.
@@ -193,6 +196,7 @@ class _Plan:
             holes = lid.count(_HOLE)
             grown[holes] = max(grown.get(holes, 0), len(lid) - holes)
         self.grown = tuple(grown.items())
+        self.rest = bool(self.keyed or self.sink.failed or self.sink.serves)
         self.deferrable = (
             self.joined is not None
             and self.joined_ids is not None
@@ -654,12 +658,13 @@ class Expander:
             # Every id of these links is the node's id, a "/" and more: no link made so far has
             # that head (Sink.heads), and one made later that would is caught by _note.
             key = _HOLE + node_id
-            links[key] = Link(key, "", "", "", 0, _DEFERRED, origin=node_id)
+            links[key] = Link(key, "", "", "", 0, _DEFERRED, EMPTY_INT, EMPTY_STR, None, node_id)
             sink.deferred[node_id] = (plan, names)
             if id(plan) not in self.tailed:
                 self.tailed.add(id(plan))
                 self.tails = tuple({*self.tails, *plan.tails})
-            self._stamp_rest(plan, node_id, names)
+            if plan.rest:
+                self._stamp_rest(plan, node_id, names)
             return
         if plan.joined_ids is not None and _SEP not in node_id:
             ids = plan.joined_ids.replace(_HOLE, node_id).split(_SEP)
