@@ -3,6 +3,9 @@ one combination at a time, whichever variables each end uses, and numbered where
 
 from __future__ import annotations
 
+import pytest
+
+from verifier.core.errors import TopologError
 from verifier.sources.inventory import load_inventory_text
 
 HEAD = """
@@ -97,3 +100,38 @@ def test_cables_that_start_in_a_stamped_node_but_are_none_of_its_links() -> None
     assert set(inv.unmade_links()) == {"n0", "n1"}
     assert sorted(lid for lid, lk in inv.links.items() if lk.origin is None) == ["n0/nic0<->sw0", "n1/nic0<->sw0"]
     assert len([lk for lk in inv.links.values() if lk.origin == "n1"]) == 2
+
+
+def test_loops_of_one_shape_with_other_variables_used_keep_their_own_order() -> None:
+    # Both entries loop x in 0..1, y in 0..2 (the same sizes, 2 x 3): the positions of each end in
+    # the product are worked out once per shape and per variables used, so the second entry, whose
+    # ends use the other variable each, must not take the first's. First: a = s{x}, b = t{y}:
+    # (0,0) s0-t0, (0,1) s0-t1, (0,2) s0-t2, (1,0) s1-t0, (1,1) s1-t1, (1,2) s1-t2. Second:
+    # a = s{y}, b = t1{x}: (0,0) s0-t10, (0,1) s1-t10, (0,2) s2-t10, (1,0) s0-t11, (1,1) s1-t11,
+    # (1,2) s2-t11.
+    cables = _cables(
+        '  - {a: "s{x}", b: "t{y}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {x: 0..1, y: 0..2}}\n'
+        '  - {a: "s{y}", b: "t1{x}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {x: 0..1, y: 0..2}}\n'
+    )
+    assert [lid for lid, _, _ in cables] == [
+        "s0<->t0",
+        "s0<->t1",
+        "s0<->t2",
+        "s1<->t0",
+        "s1<->t1",
+        "s1<->t2",
+        "s0<->t10",
+        "s1<->t10",
+        "s2<->t10",
+        "s0<->t11",
+        "s1<->t11",
+        "s2<->t11",
+    ]
+
+
+def test_a_cable_end_that_is_no_object_is_reported_by_its_text() -> None:
+    # s{x} for x in 0..3: s3 does not exist (HEAD has s0..s2), so the ends are not all objects;
+    # the cables are still made, s3's by its text, and the load names s3 as a missing endpoint.
+    with pytest.raises(TopologError) as err:
+        _cables('  - {a: "s{x}", b: t0, kind: ethernet, bandwidth: 100 Gb/s, foreach: {x: 0..3}}\n')
+    assert [d.message for d in err.value.diagnostics] == ["link endpoint 's3' does not exist"]
