@@ -4,6 +4,13 @@ An engine supplies `instance(rule, row, stage)`: the body facts (with their stag
 absent facts of one instance of `rule` deriving `row` from facts older than `stage`, or None.
 Among the rules, the search takes the instance whose latest premise is earliest (then the
 first rule), and recurses into its premises; every premise is strictly older, so it ends.
+
+Each query is an engine's join (1-5 ms in DuckDB at fleet scale), so a rule that cannot win is
+not asked: once an instance is found, a later rule wins only with every premise older than that
+instance's latest, so it is asked for exactly those (the same instance an engine would give it
+then, as instances are taken earliest-latest first), and not at all when the found instance
+rests on input facts only (stage 0: nothing is older). An aggregate rule's instance is its whole
+group, which a tighter bound would cut short: it is asked with the row's own stage.
 """
 
 from __future__ import annotations
@@ -41,7 +48,13 @@ class ProofSearch:
     def _derive(self, relation: str, row: Row, stage: int) -> Proof:
         best: tuple[int, int, Rule, Instance] | None = None
         for index, rule in enumerate(self._rules_by_head.get(relation, ())):
-            found = self._instance(rule, row, stage)
+            bound = stage
+            if best is not None:
+                if best[0] <= 0:
+                    break  # premises at stage 0 at most: no later rule has an earlier latest premise
+                if rule.head.aggregate is None:
+                    bound = min(stage, best[0])  # winning needs every premise older than best's latest
+            found = self._instance(rule, row, bound)
             if found is None:
                 continue
             latest = max((s for _, _, s in found[0]), default=0)
