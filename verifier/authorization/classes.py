@@ -22,11 +22,13 @@ import itertools
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TypeVar
 
 from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, AttrValue, EntityGraph, uid
 from verifier.authorization.observed import CEDAR_LONG, Observed
 from verifier.authorization.policies import PolicyBundle
+from verifier.core.stamped_rows import Row, StampBlock, with_blocks
 
 _GPU_UID = 'Gpu::"'
 """How every Gpu uid begins (entities.uid): the type read without splitting the uid."""
@@ -253,6 +255,51 @@ def partition_gpus(graph: EntityGraph, reads: PolicyReads) -> tuple[list[str], l
     groups = _grouped(attrs, lambda a: ("Gpu", keys.values_of(a), None, ()))
     out = [(uid("Gpu", ids[at[0]]), ids[at[0]], at) for at in groups]
     return ids, sorted(out, key=lambda c: c[0])
+
+
+def gpu_classes(graph: EntityGraph, reads: PolicyReads) -> tuple[list[tuple[str, str]], Sequence[Row]] | None:
+    """`partition_gpus` read by node groups (EntityGraph.gpu_blocks): the classes, sorted by
+    representative, each as its representative's uid and id, and the `authz_class(gpu, class)` rows
+    of every GPU, those of a block as one StampBlock (its plan's GPU slots and each one's class;
+    a fleet's 131,072 GPUs: no row, uid or sort per GPU). None where `partition_gpus` works from
+    uids instead (a policy names hardware or compares entities, or an id holds a character that
+    orders ids and uids apart): the caller asks it then.
+    """
+    keys = _Keys(graph, reads)
+    if not reads.groupable or keys.named_hardware:
+        return None
+    ids, attrs, blocks = graph.gpu_blocks()
+    # A block's GPU ids are its nodes' ids followed by its suffixes: no other character is in them.
+    texts = [*ids, *(names[0] for block in blocks for names in block.names), *(s for b in blocks for s in b.suffixes)]
+    if _UID_ORDER_DIFFERS.search("".join(texts)):
+        return None
+    # Class key -> its smallest GPU id so far and where its GPUs are: (block, position) or a loose id.
+    members: dict[Hashable, tuple[list[str], list[tuple[int, int]], list[int]]] = {}
+
+    def add(mapping: Mapping[str, AttrValue]) -> tuple[list[str], list[tuple[int, int]], list[int]]:
+        return members.setdefault(("Gpu", keys.values_of(mapping), None, ()), ([], [], []))
+
+    for b, block in enumerate(blocks):
+        for j, (slot, mapping) in enumerate(zip(block.slots, block.attrs, strict=True)):
+            found = add(mapping)
+            found[0].append(min(map(itemgetter(slot), block.names)))
+            found[1].append((b, j))
+    for at in _grouped(attrs, id):  # one list per mapping object (ids kept: `attrs` holds them)
+        found = add(attrs[at[0]])
+        found[0].append(ids[at[0]])  # positions in sorted ids: the first is the smallest
+        found[2].extend(at)
+    classes = sorted((uid("Gpu", min(low)), min(low), spots, loose) for low, spots, loose in members.values())
+    of_block: list[list[str]] = [[""] * len(block.slots) for block in blocks]
+    plain: list[Row] = []
+    for _uid, name, spots, loose in classes:
+        for b, j in spots:
+            of_block[b][j] = name
+        plain += [(ids[i], name) for i in loose]
+    rows = with_blocks(
+        plain,
+        [StampBlock((block.slots, None), (None, tuple(of_block[b])), block.names) for b, block in enumerate(blocks)],
+    )
+    return [(u, name) for u, name, _spots, _loose in classes], rows
 
 
 def partition(uids: Iterable[str], graph: EntityGraph, reads: PolicyReads) -> list[EntityClass]:

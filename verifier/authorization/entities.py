@@ -24,15 +24,16 @@ entity is asked for whole (`entities[...]`); `closure` leaves them out when noth
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from json.encoder import encode_basestring
 from operator import attrgetter
 from typing import NamedTuple
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.gc_pause import collector_paused
-from verifier.sources.inventory.model import Inventory, Obj
+from verifier.sources.inventory.model import Inventory, LinkPlan, Obj
 from verifier.sources.principals import Principals
 
 HARDWARE_TYPES: dict[str, str] = {"gpu": "Gpu", "node": "Node", "rack": "Rack", "pod": "Pod"}
@@ -146,6 +147,35 @@ class _Up(NamedTuple):
 
 _ROOT = _Up((None, None, None), (), "", "", "", False)
 _obj_id = attrgetter("id")
+_obj_parent = attrgetter("parent")
+_obj_labels = attrgetter("labels")
+_obj_model_state = attrgetter("model", "state")
+_NodeLabels = dict[tuple[int, int], tuple[str, str, str, bool]]
+"""What a node passes down to its GPUs, by (its labels, its parent's `_Up`) (EntityGraph._passed_down)."""
+
+
+class GpuBlock(NamedTuple):
+    """The GPUs of nodes stamped whole from one plan that pass down the same labels (EntityGraph.gpu_blocks)."""
+
+    slots: tuple[int, ...]
+    """The plan's GPUs, by slot of a node's names."""
+    attrs: tuple[Mapping[str, AttrValue], ...]
+    """The `attrs` of the GPU at each of `slots`, on every node of the block."""
+    suffixes: tuple[str, ...]
+    """The GPU at each of `slots` is its node's id followed by this text."""
+    names: list[Sequence[str]]
+    """Each node's names by slot (Inventory.unmade_links): slot 0 is its id."""
+
+
+def _plan_gpus(plan: LinkPlan) -> tuple[tuple[int, ...], tuple[tuple[str | None, str | None], ...]] | None:
+    """The slots of a plan's GPUs and the (model, state) of each; None when it has none, or one is
+    labelled or hangs from something else than the node (its attributes then depend on more than
+    the node).
+    """
+    rows = [row for row in plan.object_rows if row[2] == "gpu"]
+    if not rows or any(row[1] != 0 or row[5] for row in rows):
+        return None
+    return tuple(row[0] for row in rows), tuple((row[4], row[7]) for row in rows)
 
 
 class _Domains:
@@ -394,67 +424,152 @@ class EntityGraph:
         ordered, attrs, _groups = self._gpu_pass(with_groups=False)
         return [o.id for o in ordered], attrs
 
-    def _gpu_pass(self, with_groups: bool) -> tuple[list[Obj], list[Mapping[str, AttrValue]], list[str]]:
-        """The GPU objects sorted by id, the `attrs` of each and (`with_groups`) the `group` of each."""
-        objects, ups, shared = self.inv.objects, self._up, self._gpu_attrs
-        ordered = sorted(self._objects_of("gpu"), key=_obj_id)
-        below = self._holding_among(ordered)
+    def _gpu_pass(
+        self, with_groups: bool, gpus: list[Obj] | None = None
+    ) -> tuple[list[Obj], list[Mapping[str, AttrValue]], list[str]]:
+        """The GPU objects (`gpus`, else every one) sorted by id, the `attrs` of each and
+        (`with_groups`) the `group` of each.
+
+        Sorted by id, the GPUs of one parent (a node's 8) come together: they are read as one run,
+        whose parent is looked at once; a run whose GPUs have no labels of their own, hold no GPU
+        and share their model and state shares one mapping (a fleet's 16,384 nodes: one step each,
+        not eight). Any other run is read GPU by GPU (`_gpu_run`), with the same answer.
+        """
+        shared = self._gpu_attrs
+        ordered = sorted(self._objects_of("gpu") if gpus is None else gpus, key=_obj_id)
+        below = self._holding_among(self._objects_of("gpu"))
         attrs: list[Mapping[str, AttrValue]] = []
         groups: list[str] = []
-        # What a node passes down, by (its labels, its parent's `_Up`): both shared, alive throughout.
-        node_labels: dict[tuple[int, int], tuple[str, str, str, bool]] = {}
-        # GPUs of one parent (a node's 8) share their group, and with one model and state their
-        # mapping: the parent is looked at once for them (as in attrs_many and groups_many).
-        last_parent: str | None = None
-        last_group = ""
-        inherited = ("", "", "", False)  # tenant, zone, owner, quarantined as the parent passes them down
-        siblings: tuple[str | None, str | None, Mapping[str, AttrValue] | None] = (None, None, None)
-        for o in ordered:
-            parent = o.parent
+        node_labels: _NodeLabels = {}
+        for parent, grouped in groupby(ordered, _obj_parent):
+            run = list(grouped)
             if parent is None:
-                if with_groups:
-                    groups.append(o.id)  # nothing above it: its own group (_ROOT.near is all None)
-                attrs.append(self.attrs(uid("Gpu", o.id)))
+                for o in run:
+                    if with_groups:
+                        groups.append(o.id)  # nothing above it: its own group (_ROOT.near is all None)
+                    attrs.append(self.attrs(uid("Gpu", o.id)))
                 continue
-            if parent != last_parent:
-                last_parent, siblings = parent, (None, None, None)
-                up = ups.get(parent)
-                p = objects.get(parent) if up is None else None
-                if p is not None and p.kind == "node":
-                    # A node's `_Up` is its parent's with itself as the nearest node and its own
-                    # labels over the inherited ones (_up_of): read so, without one made per node.
-                    above = _ROOT if p.parent is None else ups.get(p.parent) or self._up_of(p.parent)
-                    near, labels = above.near, p.labels
-                    # "": no node, rack or pod above it, and then each GPU is its own group.
-                    last_group = near[1] or p.id or near[2] or ""
-                    key = (id(labels), id(above))
-                    passed = node_labels.get(key)
-                    if passed is None:
-                        passed = node_labels[key] = (
-                            labels.get("tenant", above.tenant),
-                            labels.get("zone", above.zone),
-                            labels.get("owner", above.owner),
-                            above.quarantined or labels.get("quarantine") == "true",
-                        )
-                    inherited = passed
-                else:
-                    up = up or self._up_of(parent)
-                    near = up.near
-                    last_group = near[1] or near[0] or near[2] or ""
-                    inherited = (up.tenant, up.zone, up.owner, up.quarantined)
+            group, inherited = self._passed_down(parent, node_labels)
             if with_groups:
-                groups.append(last_group or o.id)
+                groups += [group] * len(run) if group else [o.id for o in run]
+            first = run[0]
+            if (
+                not any(map(_obj_labels, run))
+                and (not below or below.isdisjoint(map(_obj_id, run)))
+                and len(set(map(_obj_model_state, run))) == 1
+            ):
+                a = shared.get((first.model, *inherited, first.state))
+                if a is not None:
+                    attrs += [a] * len(run)
+                    continue
+            attrs += self._gpu_run(run, inherited, below)
+        return ordered, attrs, groups
+
+    def _passed_down(self, parent: str, node_labels: _NodeLabels) -> tuple[str, tuple[str, str, str, bool]]:
+        """What `parent` passes down to a GPU below it: the GPU's group ("": none, each GPU is its
+        own) and (tenant, zone, owner, quarantined). `node_labels` keeps what a node passes down
+        by (its labels, its parent's `_Up`), both shared and alive throughout.
+        """
+        ups = self._up
+        up = ups.get(parent)
+        p = self.inv.objects.get(parent) if up is None else None
+        if p is not None and p.kind == "node":
+            # A node's `_Up` is its parent's with itself as the nearest node and its own
+            # labels over the inherited ones (_up_of): read so, without one made per node.
+            above = _ROOT if p.parent is None else ups.get(p.parent) or self._up_of(p.parent)
+            near, labels = above.near, p.labels
+            # "": no node, rack or pod above it, and then each GPU is its own group.
+            group = near[1] or p.id or near[2] or ""
+            key = (id(labels), id(above))
+            inherited = node_labels.get(key)
+            if inherited is None:
+                inherited = node_labels[key] = (
+                    labels.get("tenant", above.tenant),
+                    labels.get("zone", above.zone),
+                    labels.get("owner", above.owner),
+                    above.quarantined or labels.get("quarantine") == "true",
+                )
+            return group, inherited
+        up = up or self._up_of(parent)
+        near = up.near
+        return near[1] or near[0] or near[2] or "", (up.tenant, up.zone, up.owner, up.quarantined)
+
+    def _gpu_run(
+        self, run: list[Obj], inherited: tuple[str, str, str, bool], below: frozenset[str]
+    ) -> list[Mapping[str, AttrValue]]:
+        """The `attrs` of GPUs of one parent, GPU by GPU: `inherited` (tenant, zone, owner, quarantined)
+        is what the parent passes down. A GPU with no label, holding no GPU, takes the mapping shared
+        by its model, state and `inherited` (made by the first `attrs` of such a GPU).
+        """
+        shared = self._gpu_attrs
+        out: list[Mapping[str, AttrValue]] = []
+        siblings: tuple[str | None, str | None, Mapping[str, AttrValue] | None] = (None, None, None)
+        for o in run:
             a: Mapping[str, AttrValue] | None = None
             if not o.labels and o.id not in below:
                 model, state = o.model, o.state
                 if siblings[0] == model and siblings[1] == state and siblings[2] is not None:
                     a = siblings[2]
                 else:
-                    tenant, zone, owner, quarantined = inherited
-                    a = shared.get((model, tenant, zone, owner, quarantined, state))
+                    a = shared.get((model, *inherited, state))
                     siblings = (model, state, a)
-            attrs.append(a if a is not None else self.attrs(uid("Gpu", o.id)))
-        return ordered, attrs, groups
+            out.append(a if a is not None else self.attrs(uid("Gpu", o.id)))
+        return out
+
+    def gpu_blocks(self) -> tuple[list[str], list[Mapping[str, AttrValue]], list[GpuBlock]]:
+        """Every GPU's `attrs`, the GPUs of nodes stamped whole from their plan by node group.
+
+        A node stamped whole (Inventory.stamped, its links not made yet: its plan and names at
+        hand) holds its plan's objects unchanged, so its GPUs' attributes follow from the plan's
+        rows and what the node passes down (`_passed_down`): nodes of one plan passing down the
+        same labels give the GPU at each slot one shared mapping. Those nodes come as one
+        `GpuBlock` each (no GPU object read), when no GPU holds another and the plan's GPUs hang
+        from the node itself with no labels of their own. Every other GPU comes one by one: its
+        id and its `attrs` (`_gpu_pass`), sorted by id.
+        """
+        inv, shared = self.inv, self._gpu_attrs
+        gpus = self._objects_of("gpu")
+        below = self._holding_among(gpus)
+        unmade, stamped, objects = inv.unmade_links(), inv.stamped, inv.objects
+        plans: dict[int, tuple[tuple[int, ...], tuple[tuple[str | None, str | None], ...]] | None] = {}
+        node_labels: _NodeLabels = {}
+        grouped: dict[tuple[int, tuple[str, str, str, bool]], tuple[LinkPlan, list[Sequence[str]]]] = {}
+        for node, (plan, names) in unmade.items() if not below else ():
+            if node not in stamped:
+                continue
+            gpu_rows = plans.get(id(plan), ())
+            if gpu_rows == ():
+                gpu_rows = plans[id(plan)] = _plan_gpus(plan)
+            if gpu_rows is None:
+                continue
+            p = objects.get(node)
+            if p is None or p.kind != "node":
+                continue
+            _group, inherited = self._passed_down(node, node_labels)
+            grouped.setdefault((id(plan), inherited), (plan, []))[1].append(names)
+        blocks: list[GpuBlock] = []
+        read: set[str] = set()
+        for (plan_id, inherited), (plan, lists) in grouped.items():
+            found = plans[plan_id]
+            assert found is not None
+            slots, kinds = found
+            mappings: list[Mapping[str, AttrValue]] = []
+            for slot, (model, state) in zip(slots, kinds, strict=True):
+                key = (model, *inherited, state)
+                a = shared.get(key)
+                if a is None:
+                    self.attrs(uid("Gpu", lists[0][slot]))  # makes the shared mapping, as for any such GPU
+                    a = shared.get(key)
+                    if a is None:  # not what the node passes down after all: read one by one
+                        break
+                mappings.append(a)
+            if len(mappings) == len(slots):
+                suffixes = tuple(plan.names[slot - 1] for slot in slots)
+                blocks.append(GpuBlock(slots, tuple(mappings), suffixes, lists))
+                read.update(names[0] for names in lists)
+        rest = [o for o in gpus if o.origin not in read] if read else gpus
+        ordered, attrs, _groups = self._gpu_pass(False, rest)
+        return [o.id for o in ordered], attrs, blocks
 
     @staticmethod
     def _gpu_at(gpu_uid: str, objects: Mapping[str, Obj]) -> Obj | None:

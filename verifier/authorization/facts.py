@@ -14,27 +14,29 @@ unchanged fleet (new jobs, the same hardware) and a repeated `verify` read them 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import fields
 from functools import cache
 
-from verifier.authorization.classes import partition, partition_gpus, policy_reads
+from verifier.authorization.classes import gpu_classes, partition, partition_gpus, policy_reads
 from verifier.authorization.entities import DOMAIN_TYPE, HARDWARE_TYPES, PRINCIPAL_TYPES, parse_uid
 from verifier.authorization.evaluate import ACTIONS, Request
 from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.authorization.setup import AuthzSetup
 from verifier.core.cache import code_digest, enabled, entry_key, package_digest, read_pickled, write_pickled
 from verifier.core.gc_pause import collector_paused
+from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.core.suggest import closest
 from verifier.engine.ast import Row
 
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 3
-Packed = tuple[int, dict[str, list[Row]]]
+_FORMAT = 4
+Packed = tuple[int, dict[str, Sequence[Row]]]
 
 
-def authz_facts(setup: AuthzSetup) -> dict[str, list[Row]]:
+def authz_facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     """The rows of every relation in AUTHZ_RELATIONS: kept in the cache when the setup knows what
     its inventory was loaded from (AuthzSetup.inventory_parts; not a tool's output), else worked out.
     """
@@ -86,16 +88,27 @@ def _code() -> bytes:
     return b"".join(parts)
 
 
-def _unpack(stored: object) -> dict[str, list[Row]] | None:
+def _unpack(stored: object) -> dict[str, Sequence[Row]] | None:
     """The rows of an entry this code wrote; None for anything else (a miss, never a crash)."""
     if not isinstance(stored, tuple) or len(stored) != 2 or stored[0] != _FORMAT:
         return None
     rows = stored[1]
     if not isinstance(rows, dict) or sorted(rows) != sorted(AUTHZ_RELATIONS):
         return None
-    if not all(isinstance(v, list) and all(isinstance(r, tuple) for r in v) for v in rows.values()):
+    if not all(_rows_ok(v) for v in rows.values()):
         return None
     return rows
+
+
+def _rows_ok(rows: object) -> bool:
+    """Plain rows (a list of tuples), or StampedRows of such and blocks (authz_class's)."""
+    if isinstance(rows, StampedRows):
+        return (
+            _rows_ok(rows.plain)
+            and isinstance(rows.blocks, list)
+            and all(isinstance(b, StampBlock) for b in rows.blocks)
+        )
+    return isinstance(rows, list) and all(isinstance(r, tuple) for r in rows)
 
 
 def policy_names(setup: AuthzSetup) -> list[Row]:
@@ -128,7 +141,7 @@ def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
     return f"did you mean {match!r}?" if match else "no existing id of that type is close"
 
 
-def _facts(setup: AuthzSetup) -> dict[str, list[Row]]:
+def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     graph = setup.graph
     reads = policy_reads(setup.bundle)
     principal_uids = graph.uids_of_type(*PRINCIPAL_TYPES)
@@ -140,10 +153,18 @@ def _facts(setup: AuthzSetup) -> dict[str, list[Row]]:
         wanted = {known[i].uid for i in asked if i in known}
         principal_uids = [u for u in principal_uids if u in wanted]
     principal_classes = partition(principal_uids, graph, reads)
-    # Every GPU's attributes in one pass, each class with its representative and its members'
-    # positions in the GPUs' sorted ids (classes.partition_gpus): a GPU's row is the id at its
-    # position, with no uid made, parsed back (`ident`) or sorted per GPU, for 131,072 GPUs.
-    gpu_ids, gpu_classes = partition_gpus(graph, reads)
+    # The GPUs' classes by node groups (classes.gpu_classes): a fleet's nodes stamped whole give
+    # their rows as blocks, with nothing made per GPU. Otherwise every GPU's attributes in one pass,
+    # each class with its representative and its members' positions in the GPUs' sorted ids
+    # (classes.partition_gpus): a GPU's row is the id at its position, with no uid made, parsed
+    # back (`ident`) or sorted per GPU.
+    by_blocks = gpu_classes(graph, reads)
+    if by_blocks is not None:
+        classes, class_rows = by_blocks
+    else:
+        gpu_ids, partitioned = partition_gpus(graph, reads)
+        classes = [(representative, name) for representative, name, _at in partitioned]
+        class_rows = [(gpu_ids[i], name) for _uid, name, at in partitioned for i in at]
 
     def id_of(entity_uid: str) -> str:
         ident = graph.ident(entity_uid)
@@ -155,19 +176,17 @@ def _facts(setup: AuthzSetup) -> dict[str, list[Row]]:
     for p in setup.principals.sorted():
         rows["authz_principal"].append((p.id, p.type))
         rows["member_of"].extend((p.id, t) for t in p.teams)
-    for _uid, name, at in gpu_classes:
-        rows["authz_class"].extend([(gpu_ids[i], name) for i in at])
     requests = [
         Request(pc.representative, action, representative)
         for pc in principal_classes
         for action in ACTIONS
-        for representative, _id, _at in gpu_classes
+        for representative, _id in classes
     ]
     rows["policy_names"] = policy_names(setup)
     decisions = iter(setup.authorizer.decide(requests))
     for pc in principal_classes:
         for action in ACTIONS:
-            for _uid, cls, _at in gpu_classes:
+            for _uid, cls in classes:
                 d = next(decisions)
                 if d.allowed:
                     members = [id_of(m) for m in pc.members]
@@ -175,4 +194,4 @@ def _facts(setup: AuthzSetup) -> dict[str, list[Row]]:
                     rows["permitted_by"].extend((m, action, cls, policy) for policy in d.reasons for m in members)
                 for policy, message in d.errors:
                     rows["authz_error"].append((id_of(pc.representative), action, cls, policy, message))
-    return rows
+    return {**rows, "authz_class": class_rows}
