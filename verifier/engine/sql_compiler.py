@@ -182,16 +182,26 @@ class Params:
 
     `intern` gives a symbol's dictionary id (adding it when new); symbol literals are ids.
     `store_texts(texts, values)` puts into the `_symbols` table the texts of the ids that `texts`
-    (see `needs_text`) select, run with the parameter values they name.
+    (see `needs_text`) select, run with the parameter values they name; it returns False only when
+    it read every `rows` of `texts` and found none (those bodies have no rows).
     """
 
     intern: Callable[[str], int] | None = None
     values: dict[str, Value] = field(default_factory=dict)
     _names: dict[tuple[type, Value], str] = field(default_factory=dict)
-    store_texts: Callable[[Sequence[TextIds], dict[str, Value]], None] | None = None
+    store_texts: Callable[[Sequence[TextIds], dict[str, Value]], bool] | None = None
     texts: list[Callable[[], TextIds]] = field(default_factory=list)
     """What the statements compiled since the last `bind` join the dictionary on: each gives, when
     asked (as they run), the ids that may be read."""
+    bodies: int = 0
+    """Rule bodies compiled since the last `bind` (`compile_body`)."""
+    body_texts: int = 0
+    """Of those, how many join the dictionary (`Body.text_of`)."""
+    nothing: bool = False
+    """Set by `bind`: every body compiled since the one before joins the dictionary, and none of
+    them has a row even with its conditions on texts left out, so a statement of those bodies
+    derives nothing and need not run (TOPO002's `L1 < L2` over a fleet's links, which share no
+    ends: the self-join of a million links ran twice, once for the texts and once to find nothing)."""
 
     def add(self, value: Value) -> str:
         key = (type(value), value)
@@ -214,9 +224,12 @@ class Params:
         """A symbol as its string (for order comparisons), not its id."""
         return f"CAST({self.add(value)} AS VARCHAR)"
 
-    def needs_text(self, ids: Callable[[], TextIds]) -> None:
-        """The statement joins the dictionary on the ids that `ids()` names."""
+    def needs_text(self, ids: Callable[[], TextIds], of_body: bool = False) -> None:
+        """The statement joins the dictionary on the ids that `ids()` names (`of_body`: a rule body's
+        rows, `Body.text_ids`).
+        """
         self.texts.append(ids)
+        self.body_texts += of_body
 
     def bind(self) -> dict[str, Value] | None:
         """The values, called as the statement runs: the texts it reads are stored first.
@@ -225,9 +238,12 @@ class Params:
         ids are read from the tables as they are then (a recursive round's, say). The texts stay
         stored; the next statement with these parameters names its own.
         """
+        self.nothing = False
         if self.texts and self.store_texts is not None:
-            self.store_texts([ids() for ids in self.texts], self.values)
+            found = self.store_texts([ids() for ids in self.texts], self.values)
+            self.nothing = not found and self.body_texts == self.bodies == len(self.texts)
             self.texts = []
+        self.bodies = self.body_texts = 0
         return self.values or None
 
 
@@ -309,7 +325,7 @@ class Body:
         if isinstance(term, Const) and isinstance(term.value, str):
             return params.text(term.value)
         if not self.looked_up:
-            params.needs_text(self.text_ids)
+            params.needs_text(self.text_ids, of_body=True)
         self.looked_up.append(sql)
         alias = f"d{self.lookups}"
         self.lookups += 1
@@ -357,6 +373,7 @@ def compile_body(
 ) -> Body:
     """Compile a body. `overrides` maps a positive atom's index (body order) to another table (a delta)."""
     out = Body()
+    params.bodies += 1
     deferred: list[tuple[str, Term]] = []
     positive = [lit for lit in body if isinstance(lit, Atom)]
     own: list[list[str]] = []  # each atom's conditions on its own columns alone (constants)
