@@ -217,12 +217,24 @@ def _run_engine(
                 backend.add_facts(relation, loads.pop(relation))
             step("evaluating rules")
             backend.evaluate()
-        # A check whose @needs has no answer had nothing to judge: not applicable, not passed.
-        not_applicable = frozenset(cid for cid, q in needs.items() if not backend.holds(q))
+        not_applicable = _unjudged(backend, needs)
     except BaseException:
         backend.close()
         raise
     return backend, not_applicable
+
+
+def _unjudged(backend: Backend, needs: dict[str, Query]) -> frozenset[str]:
+    """The checks whose @needs has no answer: they had nothing to judge (not applicable, not passed).
+
+    Checks often need the same thing (`object(_, "gpu")`: 88 @needs in the shipped pack, 47 of them
+    different): each body is asked once, a query of its own in DuckDB (0.5 ms at 131,072 GPUs).
+    """
+    held: dict[tuple[object, ...], bool] = {}
+    for query in needs.values():
+        if query.body not in held:
+            held[query.body] = backend.holds(query)
+    return frozenset(cid for cid, query in needs.items() if not held[query.body])
 
 
 def _evaluate_in_memory(
