@@ -527,9 +527,13 @@ class Expander:
                 self._links(body.links, inner_scope, ns2)
                 self._serves(body.serves, inner_scope, ns2, body.loc)
             self.active.pop()
-        self.expand(spec.children, oid, inner_scope, ns2)
-        self._links(spec.links, inner_scope, ns2)
-        self._serves(spec.serves, inner_scope, ns2, spec.loc)
+        # Most instances (a fleet's nodes stamped from a plan) hold nothing of their own.
+        if spec.children:
+            self.expand(spec.children, oid, inner_scope, ns2)
+        if spec.links:
+            self._links(spec.links, inner_scope, ns2)
+        if spec.serves:
+            self._serves(spec.serves, inner_scope, ns2, spec.loc)
         if override is not None:
             created = self.sink.journal or []
             self.sink.journal = outer_journal
