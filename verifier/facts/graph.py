@@ -823,14 +823,16 @@ def _nodes(
     # of them per template (its representative) is read object by object and link by link. A
     # link from outside the plan that reaches into such a node makes it "custom" (read in full).
     stamped = inv.stamped
-    counted = uplinks is not None
+    # Only gpu_fabric_bottleneck reads each NIC's fabric cables (stamp_fabric): without it, or with
+    # them added up already, they need not be (a fleet's 262,144 cable ends).
+    counted = uplinks is not None or "gpu_fabric_bottleneck" not in want
     nic_fabric: dict[str, int] = uplinks if uplinks is not None else {}  # MB/s of working fabric cables per end
     nic_fabric_get = nic_fabric.get
     foreign: list[tuple[str, str, str, int, str | None, str | None]] = []
     custom: set[str] = set()
     # A link of a stamped node's plan is part of its node's shape (a million links at fleet scale:
     # left out first, in one pass); only a fabric cable (Ethernet: maybe, see link_kind) is not.
-    # With the cables counted already, only an Ethernet link can still be something else.
+    # With the cables counted already (or not wanted), only an Ethernet link can still be something else.
     if counted:
         todo = [
             lk
