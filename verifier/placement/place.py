@@ -470,9 +470,17 @@ class Profiles:
         key = Columns("place_profile_key", key_columns, {n: i for i, n in enumerate(key_columns)})
         gpu_at, profile_of = profile.index["gpu"], _getter(profile, key_columns)
         # A GPU's node and fabric bandwidth are in its profile: no per-GPU maps of a whole fleet.
-        by_profile: dict[ProfileKey, list[str]] = defaultdict(list)
+        by_profile: dict[ProfileKey, list[str]] = {}
+        # A node's GPUs mostly come one after another and share a profile: a run of them is added to
+        # one list, its key compared (its strings are the same objects) rather than hashed per GPU.
+        last: ProfileKey = ()
+        held: list[str] = []
         for row in q("place_profile", None, False):
-            by_profile[profile_of(row)].append(str(row[gpu_at]))
+            key_of_row = profile_of(row)
+            if key_of_row != last:
+                last = key_of_row
+                held = by_profile.setdefault(key_of_row, [])
+            held.append(str(row[gpu_at]))
         self.key_columns = key_columns
         self.key_node, self.key_fabric, self.key_tag = key.index["node"], key.index["fabric_mbps"], key.index["tag"]
         # Per profile, everything but its node's name as a small number: the profile's figures,
