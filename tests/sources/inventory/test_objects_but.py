@@ -1,5 +1,5 @@
-"""Inventory.objects_but: the objects in order without those stamped for some nodes, passing over
-each whole stamped node's run of objects at once; the same answer as reading them one by one."""
+"""Inventory.objects_but: the objects in order without those stamped for some nodes; the same answer
+as reading them one by one, also once objects were taken out of the table or moved in it."""
 
 from __future__ import annotations
 

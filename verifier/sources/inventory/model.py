@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from itertools import islice
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -349,38 +348,14 @@ class Inventory:
         """`objects.values()` in order, without the objects stamped for the nodes of `skip` (those
         whose `origin` is one of them): a scan that reads those nodes from their plan instead.
 
-        A node stamped whole, whose links are not made yet (unmade_links: its plan and names at
-        hand), has its plan's objects in one run right after its own object (templates.py _stamp
-        adds them in one update, after the node): that run is passed over in C (islice), not object
-        by object, once the object at its end is the one the plan puts there. Anything not where
-        it should be (a run cut short) is read object by object instead, with the same answer.
+        One comprehension over every object: measured at 131,072 GPUs (483,856 objects, 16,352
+        nodes skipped) it takes 0.017 s, where passing over each skipped node's run of objects
+        (an islice per node, checked at its end) took 0.024 s.
         """
         values = self.objects.values()
         if not skip:
             return list(values)
-        unmade = self.unmade_links()
-        out: list[Obj] = []
-        add = out.append
-        it = iter(values)
-        for o in it:
-            origin = o.origin
-            if origin is not None and origin in skip:
-                continue
-            add(o)
-            if o.kind != "node" or o.id not in skip:
-                continue
-            found = unmade.get(o.id)
-            if found is None:
-                continue
-            plan, names = found
-            rows = plan.object_rows
-            if not rows:
-                continue
-            # Only the node's own update can have put objects between it and its last object.
-            last = next(islice(it, len(rows) - 1, None), None)
-            if last is None or last.origin != o.id or last.id != names[rows[-1][0]]:
-                return [x for x in values if x.origin is None or x.origin not in skip]
-        return out
+        return [o for o in values if o.origin is None or o.origin not in skip]
 
     def of_kind(self, kind: str) -> Iterator[Obj]:
         return (o for o in self.objects.values() if o.kind == kind)
