@@ -1,4 +1,4 @@
-"""verifier.reports.indented_json writes exactly what `json.dumps(x, indent=N, sort_keys=...)` writes."""
+"""verifier.reports.indented_json writes exactly what `json.dumps(x, indent=N, sort_keys=..., ensure_ascii=...)` writes."""
 
 from __future__ import annotations
 
@@ -57,17 +57,30 @@ TRICKY: list[object] = [
 ]
 
 
+@pytest.mark.parametrize("ensure_ascii", [True, False])
 @pytest.mark.parametrize("indent", [2, 0, 1, 4])
 @pytest.mark.parametrize("sort_keys", [True, False])
 @pytest.mark.parametrize("value", TRICKY, ids=range(len(TRICKY)))
-def test_hand_made_values(value: object, indent: int, sort_keys: bool) -> None:
+def test_hand_made_values(value: object, indent: int, sort_keys: bool, ensure_ascii: bool) -> None:
     try:
-        expected = json.dumps(value, indent=indent, sort_keys=sort_keys)
+        expected = json.dumps(value, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
     except TypeError as err:  # keys of several types do not sort: then both refuse alike
         with pytest.raises(TypeError, match=f"^{re.escape(str(err))}$"):
-            dumps(value, indent=indent, sort_keys=sort_keys)
+            dumps(value, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
     else:
-        assert dumps(value, indent=indent, sort_keys=sort_keys) == expected
+        assert dumps(value, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii) == expected
+
+
+def test_text_beyond_ascii_is_written_as_it_is_or_escaped() -> None:
+    # By hand: "ä" is U+00E4 and "𝄞" U+1D11E, a surrogate pair (D834 DD1E) when escaped; a quote
+    # and a newline are escaped either way; U+2028 too is written as it is without ensure_ascii.
+    value = {"k": ["ä", "𝄞\u2028"], "ä": '"\n'}
+    assert dumps(value, indent=1, sort_keys=True, ensure_ascii=False) == (
+        '{\n "k": [\n  "ä",\n  "𝄞\u2028"\n ],\n "ä": "\\"\\n"\n}'
+    )
+    assert dumps(value, indent=1, sort_keys=True) == (
+        '{\n "k": [\n  "\\u00e4",\n  "\\ud834\\udd1e\\u2028"\n ],\n "\\u00e4": "\\"\\n"\n}'
+    )
 
 
 def _random_value(rng: random.Random, depth: int, any_keys: bool) -> object:
@@ -87,12 +100,15 @@ def _random_value(rng: random.Random, depth: int, any_keys: bool) -> object:
 
 def test_random_nested_values() -> None:
     rng = random.Random(20261202)
-    for _ in range(1000):
+    for i in range(1000):
+        ascii_only = i % 2 == 0  # both ways, as the reports write both
         # Keys of several types cannot be sorted (json raises too), so those go unsorted.
         value = _random_value(rng, 0, any_keys=True)
-        assert dumps(value, indent=2) == json.dumps(value, indent=2)
+        assert dumps(value, indent=2, ensure_ascii=ascii_only) == json.dumps(value, indent=2, ensure_ascii=ascii_only)
         value = _random_value(rng, 0, any_keys=False)
-        assert dumps(value, indent=2, sort_keys=True) == json.dumps(value, indent=2, sort_keys=True)
+        assert dumps(value, indent=2, sort_keys=True, ensure_ascii=ascii_only) == json.dumps(
+            value, indent=2, sort_keys=True, ensure_ascii=ascii_only
+        )
 
 
 @pytest.mark.parametrize("value", [{"a": object()}, [1, {2, 3}], {(1, 2): 3}, {"a": [b"bytes"]}])

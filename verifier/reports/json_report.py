@@ -7,11 +7,10 @@ retyping one bumps `schemaVersion`.
 
 from __future__ import annotations
 
-import json
-
 from verifier.checks.settings import RunSettings
 from verifier.checks.verify import Result, VerifyReport
 from verifier.core.version import __version__
+from verifier.reports import indented_json
 
 SCHEMA_VERSION = 1
 
@@ -82,4 +81,5 @@ def render(report: VerifyReport) -> str:
         "findings": [_result(r) for r in report.active],
         "suppressed": [_result(r) for r in report.suppressed],
     }
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    # json.dumps's text, written by the C encoder (any indent makes json.dumps encode in Python).
+    return indented_json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -39,6 +39,7 @@ from verifier.core.errors import SourceLocation
 from verifier.core.resources import shipped_rules_dir
 from verifier.core.version import __version__
 from verifier.engine.backend import Locator, Proof, format_fact
+from verifier.reports import indented_json
 from verifier.reports.json_report import settings_doc
 from verifier.reports.sarif_fingerprints import LineHashes, salted
 
@@ -413,4 +414,5 @@ def render(report: VerifyReport, locate: Locator | None = None) -> str:
     if problems or not report.settings.empty:
         run["invocations"] = [_invocation(report.settings, problems)]
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    # json.dumps's text, written by the C encoder (any indent makes json.dumps encode in Python).
+    return indented_json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
