@@ -95,6 +95,32 @@ def test_classes_by_node_groups_are_derived_by_hand() -> None:
     assert sorted(rows.plain) == sorted(r for r in expected if not r[0].startswith("r0-"))
 
 
+# A GPU inside a GPU in every node of the template: the GPU holding it is read one by one (its
+# attributes are its own and its inner GPU's), on nodes stamped whole too.
+NESTED = FLEET.replace(
+    '      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}\n',
+    '      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}\n'
+    "      - {name: gpu5, kind: gpu, model: H100-SXM5-80GB,\n"
+    "         children: [{name: inner, kind: gpu, model: H100-SXM5-80GB}]}\n",
+)
+
+
+def test_a_gpu_holding_a_gpu_in_a_plan_is_read_one_by_one() -> None:
+    inv = load_inventory_text(NESTED, "nested.yaml")
+    assert {"r0-n0", "r0-n1"} <= set(inv.unmade_links())  # stamped whole, links not made
+    counting = PolicyReads(READS.attributes | {"gpus"}, frozenset())  # also reads how many GPUs it holds
+    found = gpu_classes(build_graph(inv, None, PRINCIPALS), counting)
+    assert found is not None
+    classes, rows = found
+    ids, partitioned = partition_gpus(build_graph(inv, None, PRINCIPALS), counting)
+    assert classes == [(u, name) for u, name, _at in partitioned]
+    assert sorted(rows) == _by_gpu(partitioned, ids)
+    assert not isinstance(rows, StampedRows)  # no block: a GPU holds another
+    # By hand: gpu5 holds 2 GPUs (itself and inner), gpu0 1: not one class where the count is read.
+    by_gpu = {str(gpu): str(name) for gpu, name in rows}
+    assert by_gpu["r0-n0/gpu5"] == by_gpu["r0-n1/gpu5"] != by_gpu["r0-n0/gpu0"]
+
+
 def _by_gpu(rows: list[tuple[str, str, list[int]]], ids: list[str]) -> list[Row]:
     return sorted((ids[i], name) for _uid, name, at in rows for i in at)
 

@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.gc_pause import collector_paused
+from verifier.facts.whole_nodes import objects_without, whole_nodes
 from verifier.sources.inventory.model import Inventory, LinkPlan, Obj
 from verifier.sources.principals import Principals
 
@@ -437,7 +438,8 @@ class EntityGraph:
         """
         shared = self._gpu_attrs
         ordered = sorted(self._objects_of("gpu") if gpus is None else gpus, key=_obj_id)
-        below = self._holding_among(self._objects_of("gpu"))
+        held = self._holding_gpus
+        below = held if held is not None else self._holding_among(self._objects_of("gpu"))
         attrs: list[Mapping[str, AttrValue]] = []
         groups: list[str] = []
         node_labels: _NodeLabels = {}
@@ -528,9 +530,11 @@ class EntityGraph:
         id and its `attrs` (`_gpu_pass`), sorted by id.
         """
         inv, shared = self.inv, self._gpu_attrs
-        gpus = self._objects_of("gpu")
-        below = self._holding_among(gpus)
         unmade, stamped, objects = inv.unmade_links(), inv.stamped, inv.objects
+        whole = whole_nodes(inv)
+        if self._holding_gpus is None and whole and not self._gpu_parent_among(whole):
+            self._holding_gpus = frozenset()  # no GPU holds another
+        below = self.gpus_holding_gpus()
         plans: dict[int, tuple[tuple[int, ...], tuple[tuple[str | None, str | None], ...]] | None] = {}
         node_labels: _NodeLabels = {}
         grouped: dict[tuple[int, tuple[str, str, str, bool]], tuple[LinkPlan, list[Sequence[str]]]] = {}
@@ -567,7 +571,7 @@ class EntityGraph:
                 suffixes = tuple(plan.names[slot - 1] for slot in slots)
                 blocks.append(GpuBlock(slots, tuple(mappings), suffixes, lists))
                 read.update(names[0] for names in lists)
-        rest = [o for o in gpus if o.origin not in read] if read else gpus
+        rest = [o for o in objects_without(inv, read) if o.kind == "gpu"] if read else None
         ordered, attrs, _groups = self._gpu_pass(False, rest)
         return [o.id for o in ordered], attrs, blocks
 
@@ -778,6 +782,19 @@ class EntityGraph:
             if parents.isdisjoint([g.id for g in gpus]):
                 self._holding_gpus = frozenset()
         return self.gpus_holding_gpus()
+
+    def _gpu_parent_among(self, whole: frozenset[str]) -> bool:
+        """Whether any object's parent is a GPU, read per plan for the `whole` nodes' objects (their
+        plan's, unchanged: whole_nodes.py) and object by object for the others (a fleet's few thousand).
+        """
+        unmade, objects = self.inv.unmade_links(), self.inv.objects
+        plans = {id(plan): plan for plan, _names in (unmade[node] for node in whole)}
+        for plan in plans.values():
+            gpu_slots = {row[0] for row in plan.object_rows if row[2] == "gpu"}
+            if any(row[1] in gpu_slots for row in plan.object_rows):
+                return True
+        parents = {o.parent for o in objects_without(self.inv, whole)}
+        return any((p := objects.get(par)) is not None and p.kind == "gpu" for par in parents if par is not None)
 
     def _gpu_is_a_parent(self) -> bool:
         """Whether any object's parent is a GPU: two passes over the objects in comprehensions, a

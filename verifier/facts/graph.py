@@ -32,6 +32,7 @@ from verifier.facts.inventory import ROCE, Row, link_kind, node_of
 from verifier.facts.nic_share import CLASS_RANK, fabric_shares
 from verifier.facts.relation_sources import GRAPH_RELATIONS
 from verifier.facts.small_graph import Graph, max_flow
+from verifier.facts.whole_nodes import objects_without
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Unmade, links_of
 
 NODE_RELATIONS = frozenset(
@@ -360,7 +361,7 @@ def _rails(inv: Inventory) -> Sequence[Row]:
             # A whole node's objects are its plan's, unchanged: their labels are the plan's rows'.
             held = by_plan[id(plan)] = ([(row[0], row[5]["rail"]) for row in plan.object_rows if "rail" in row[5]], [])
         held[1].append(names)
-    rails = [(o.id, o.labels["rail"]) for o in inv.objects_but(whole.keys()) if "rail" in o.labels]
+    rails = [(o.id, o.labels["rail"]) for o in objects_without(inv, whole.keys()) if "rail" in o.labels]
     # A fleet writes a few rail numbers on a hundred thousand NICs: each text read as a number once.
     texts = {rail for _oid, rail in rails} | {rail for slots, _ in by_plan.values() for _slot, rail in slots}
     number = {rail: int(rail) for rail in texts if rail.isascii() and rail.isdigit()}
@@ -474,7 +475,7 @@ def _scaleup_domains(
     """scaleup_domains' rows (sorted), but with `stamp` those of the GPUs that the plain nodes' plans
     made (the nodes a representative answers for), which come as one StampBlock per template.
     """
-    objects, stamped = inv.objects, inv.stamped
+    stamped = inv.stamped
     view = view or _LinkView.of(inv)
     rep_of = _representatives(stamped, set())
     ancestry = ancestry or _Ancestry(inv)
@@ -510,9 +511,9 @@ def _scaleup_domains(
     # With `stamp`, those of plain nodes are left to their template's block (below).
     skip = plain if stamp else {}
     node_of = {
-        g: o.origin if o.origin in stamped else ancestry.node(g)
-        for g, o in objects.items()
-        if o.kind == "gpu" and o.origin not in skip
+        o.id: o.origin if o.origin in stamped else ancestry.node(o.id)
+        for o in objects_without(inv, skip.keys())
+        if o.kind == "gpu"
     }
     gpus = sorted(node_of)
     nodes = [node_of[g] for g in gpus]  # each GPU's node, looked up once for both passes
@@ -876,7 +877,8 @@ def _nodes(
     # What a stamped node's plan made (`origin`) is its shape, read on its representative only:
     # left out in one pass. An object put into such a node from outside is still met below.
     unread = {n for n in stamped if n not in read}
-    for oid, o in [(oid, o) for oid, o in objects.items() if o.origin not in unread]:
+    for o in objects_without(inv, unread):
+        oid = o.id
         if o.kind == "node":
             node_of[oid] = oid
             if oid not in stamped or oid in read:

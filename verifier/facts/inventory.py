@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from verifier.core.gc_pause import collector_paused
 from verifier.core.stamped_rows import StampBlock, with_blocks
+from verifier.facts.whole_nodes import objects_without
 from verifier.sources.inventory.catalog import mig_memory_mb
 from verifier.sources.inventory.model import Inventory, Link, LinkPlan, Obj, Unmade
 from verifier.sources.inventory.software import release_number, software_table, version_number
@@ -116,7 +117,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     # links (those kept) as blocks of their plan: none is made here (see _WholeNodes).
     whole = _WholeNodes(inv, unmade, keep)
     skip = whole.nodes
-    objects = inv.objects_but(skip) if keep is None else [o for o in inv.objects.values() if o.id in keep]
+    objects = objects_without(inv, skip) if keep is None else [o for o in inv.objects.values() if o.id in keep]
     if keep is None:
         # Objects alike but for their id and parent (a fleet's nodes of one entry, its racks in one
         # place of their pods) give their rows as one block per kind of object: the rest, one by one.
@@ -512,8 +513,8 @@ def _conformance(inv: Inventory, keep: AbstractSet[str] | None) -> dict[str, lis
         if tmpl not in reference or node < reference[tmpl][0]:
             reference[tmpl] = (node, "built exactly from its node type")
     # The stamped nodes that do not stand for their template are neither compared nor read: their
-    # objects are passed over in runs (Inventory.objects_but), not one by one.
-    objects = inv.objects_but(inv.stamped.keys() - {n for n, _ in reference.values()})
+    # objects are passed over in runs (Inventory.objects_but, kept for the inventory: whole_nodes.py).
+    objects = objects_without(inv, inv.stamped.keys() - {n for n, _ in reference.values()})
     loose: dict[str, list[str]] = {}
     for o in objects:
         if o.kind == "node" and o.template is not None and o.id not in inv.stamped:

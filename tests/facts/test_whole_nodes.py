@@ -1,0 +1,75 @@
+"""whole_nodes.objects_without, the one pass over an inventory's objects kept for every reader, is
+Inventory.objects_but: the same objects in the same order, whichever whole nodes are put back.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier.facts.whole_nodes import objects_without, whole_nodes
+from verifier.sources.inventory import load_inventory_text
+
+FLEET = """
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    children:
+      - {name: "cpu{i}", kind: cpu, count: 2}
+      - {name: "gpu{i}", kind: gpu, count: 2}
+    links:
+      - {a: "gpu{n}", b: "cpu{n}", kind: pcie, generation: 5, lanes: 16, foreach: {n: 0..1}}
+objects:
+  - name: "r{i}"
+    kind: rack
+    count: 2
+    children:
+      - {template: box, name: "{rack}-n{i}", count: 3}
+      - {name: "{rack}-leaf", kind: switch}
+EXTRA
+"""
+
+EXTRAS = {
+    "nothing": "",
+    "an override": """  - template: box
+    name: "x{i}"
+    count: 2
+    overrides: {x1: {devices: {gpu1: {state: down}}}}
+""",
+    "an object put into a whole node": "  - {name: extra, kind: nic, parent: r0-n2}\n",
+    "an object hung from a whole node's GPU": "  - {name: inner, kind: gpu, parent: r1-n0/gpu1}\n",
+}
+
+
+NODES = {"r0-n0", "r0-n1", "r0-n2", "r1-n0", "r1-n1", "r1-n2"}
+WHOLE = {
+    "nothing": NODES,
+    "an override": {*NODES, "x0"},  # x1 is changed by its override
+    # An object hung from a node's object makes the loader make every link and that node no longer
+    # its plan exactly: no node is whole then (their links are made), and each reader passes on its own.
+    "an object put into a whole node": set(),
+    "an object hung from a whole node's GPU": set(),
+}
+
+
+@pytest.mark.parametrize("extra", list(EXTRAS), ids=list(EXTRAS))
+def test_objects_without_is_objects_but(extra: str) -> None:
+    inv = load_inventory_text(FLEET.replace("EXTRA", EXTRAS[extra]), "fleet.yaml")
+    whole = whole_nodes(inv)
+    assert whole == WHOLE[extra]
+    ordered = sorted(inv.stamped)
+    for skip in (
+        set(ordered),
+        set(ordered[1:]),  # the first put back
+        set(ordered[:-1]) - {ordered[2]},  # two put back
+        set(ordered[:-1]) - {ordered[2], ordered[3]},  # three put back
+        set(),
+        {*ordered, "r0"},  # not every one whole: a pass of its own
+    ):
+        assert objects_without(inv, skip) == inv.objects_but(skip), skip
+        # By hand: every object but those a skipped node's plan made (its two CPUs and two GPUs).
+        assert [o.id for o in objects_without(inv, skip)] == [
+            oid for oid, o in inv.objects.items() if o.origin is None or o.origin not in skip
+        ]
+    # The pass is kept: asked again, the same answer.
+    assert objects_without(inv, whole) == inv.objects_but(whole)

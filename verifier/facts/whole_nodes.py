@@ -1,0 +1,111 @@
+"""The objects outside the nodes stamped whole from their plan, found in one pass per inventory.
+
+The inventory's facts, its graph summaries and its authorization classes each read the objects
+that are not some node's plan objects, unchanged (a fleet's 16,384 nodes hold 450,000 such
+objects; a few thousand are left: racks, pods, switches, the nodes themselves). Each of them
+used to pass over every object for it: here the pass is made once per inventory
+(`Inventory.objects_but` of the whole nodes) and kept while the inventory lives. A reader that
+keeps a few whole nodes after all (a template's representative, read object by object) gets
+their objects put back in place: right after their node, in their plan's order, where the
+loader stamped them.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from itertools import islice
+
+from verifier.sources.inventory.model import Inventory, Obj
+
+
+@dataclass(frozen=True)
+class _Outside:
+    whole: frozenset[str]
+    """The nodes stamped whole whose links are not made yet (Inventory.stamped and unmade_links)."""
+    count: int
+    """How many objects the inventory held when the pass was made."""
+    objects: list[Obj]
+    """`Inventory.objects_but(whole)`."""
+    at: dict[str, int]
+    """Each whole node's position in `objects` (its own object is kept)."""
+
+
+_KEPT: dict[int, _Outside] = {}
+"""Per live inventory (by id; dropped when it is collected)."""
+
+
+def whole_nodes(inv: Inventory) -> frozenset[str]:
+    """The nodes stamped whole whose links are not made yet: their plan's objects, unchanged, follow them."""
+    unmade = inv.unmade_links()
+    stamped = inv.stamped
+    return frozenset([n for n in unmade if n in stamped])
+
+
+def objects_without(inv: Inventory, skip: AbstractSet[str]) -> list[Obj]:
+    """`inv.objects_but(skip)`: the objects in order, without those stamped for the nodes of `skip`.
+
+    When every node of `skip` is whole (`whole_nodes`), from the one pass kept for the inventory,
+    with the plan objects of the whole nodes not in `skip` put back after their node; otherwise
+    (or when a plan's objects are not where the loader put them) a pass of its own.
+    """
+    if not skip:
+        return list(inv.objects.values())
+    outside = _outside(inv)
+    if outside is None or not skip <= outside.whole:
+        return inv.objects_but(skip)
+    back = sorted((outside.at[n], n) for n in outside.whole if n not in skip)
+    if not back:
+        return list(outside.objects)
+    if 4 * len(back) > len(outside.whole):  # most of them put back: a pass of its own is quicker
+        return inv.objects_but(skip)
+    unmade, objects = inv.unmade_links(), inv.objects
+    out: list[Obj] = []
+    start = 0
+    for position, node in back:
+        plan, names = unmade[node]
+        run = [objects.get(names[row[0]]) for row in plan.object_rows]
+        if any(o is None or o.origin != node for o in run):
+            return inv.objects_but(skip)
+        out += outside.objects[start : position + 1]
+        out += run  # type: ignore[arg-type]  # none is None (checked above)
+        start = position + 1
+    out += outside.objects[start:]
+    return out
+
+
+def _outside(inv: Inventory) -> _Outside | None:
+    """The pass kept for `inv`, made if its whole nodes or its count of objects changed; None when a
+    whole node's plan objects are not the run right after it (then each reader passes on its own).
+    """
+    whole = whole_nodes(inv)
+    kept = _KEPT.get(id(inv))
+    if kept is not None and kept.whole == whole and kept.count == len(inv.objects):
+        return kept
+    unmade = inv.unmade_links()
+    objects: list[Obj] = []
+    at: dict[str, int] = {}
+    add = objects.append
+    it = iter(inv.objects.values())
+    for o in it:
+        origin = o.origin
+        if origin is not None and origin in whole:
+            return None  # a plan object not in its node's run
+        add(o)
+        if o.kind != "node" or o.id not in whole:
+            continue
+        at[o.id] = len(objects) - 1
+        plan, names = unmade[o.id]
+        rows = plan.object_rows
+        if not rows:
+            continue
+        # The loader stamps a node's plan objects in one update, right after the node (objects_but).
+        last = next(islice(it, len(rows) - 1, None), None)
+        if last is None or last.origin != o.id or last.id != names[rows[-1][0]]:
+            return None
+    kept = _Outside(whole, len(inv.objects), objects, at)
+    if id(inv) not in _KEPT:
+        weakref.finalize(inv, _KEPT.pop, id(inv), None)
+    _KEPT[id(inv)] = kept
+    return kept
