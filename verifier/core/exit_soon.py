@@ -24,6 +24,11 @@ def process_ends_with_command() -> None:
     _ENDS_WITH_COMMAND = True
 
 
+def ends_with_command() -> bool:
+    """Whether this process exits as soon as its command returns (the console script said so)."""
+    return _ENDS_WITH_COMMAND
+
+
 def leave_for_exit(kind: str, value: object) -> None:
     """Keep `value` until the process ends when it ends with its command (replacing the last value of
     `kind`, then freed); otherwise keep nothing, so that the caller's dropping it frees it.
