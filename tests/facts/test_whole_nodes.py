@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifier.facts.whole_nodes import objects_without, whole_nodes
+from verifier.facts.whole_nodes import objects_without, plan_names, whole_nodes
 from verifier.sources.inventory import load_inventory_text
 
 FLEET = """
@@ -73,3 +73,16 @@ def test_objects_without_is_objects_but(extra: str) -> None:
         ]
     # The pass is kept: asked again, the same answer.
     assert objects_without(inv, whole) == inv.objects_but(whole)
+
+
+def test_plan_names_are_the_loaders_lists_with_each_name_where_asked() -> None:
+    inv = load_inventory_text(FLEET.replace("EXTRA", EXTRAS["an override"]), "fleet.yaml")
+    nodes = ["r0-n0", "r1-n2", "x0"]
+    found = plan_names(inv, nodes, ["/gpu1", "/cpu0"])
+    assert found is not None
+    slots, lists = found
+    # By hand: each node's GPU 1 and CPU 0 are its id followed by "/gpu1" and "/cpu0".
+    assert [[names[s] for s in slots] for names in lists] == [[f"{n}/gpu1", f"{n}/cpu0"] for n in nodes]
+    assert all(names is inv.unmade_links()[n][1] for n, names in zip(nodes, lists, strict=True))
+    assert plan_names(inv, nodes, ["/gpu7"]) is None  # no such name in the plan
+    assert plan_names(inv, [*nodes, "x1"], ["/gpu1"]) is None  # x1 is overridden: not its plan

@@ -32,7 +32,7 @@ from verifier.facts.inventory import ROCE, Row, link_kind, node_of
 from verifier.facts.nic_share import CLASS_RANK, fabric_shares
 from verifier.facts.relation_sources import GRAPH_RELATIONS
 from verifier.facts.small_graph import Graph, max_flow
-from verifier.facts.whole_nodes import objects_without
+from verifier.facts.whole_nodes import objects_without, plan_names
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Unmade, links_of
 
 NODE_RELATIONS = frozenset(
@@ -548,10 +548,11 @@ def _scaleup_domains(
         rows.append((g, domain))
     if not (stamp and plain):
         return rows, []
-    return rows, _plain_blocks(plain, rep_of, gpus, nodes, find, smallest, rows, _StampedNames(inv))
+    return rows, _plain_blocks(inv, plain, rep_of, gpus, nodes, find, smallest, rows, _StampedNames(inv))
 
 
 def _plain_blocks(
+    inv: Inventory,
     plain: Mapping[str, str],
     rep_of: Mapping[str, str],
     gpus: Sequence[str],
@@ -591,8 +592,14 @@ def _plain_blocks(
                 (n + s, f"{n}/{d[cut:]}") for n in nodes_of[template] for s, d in zip(suffixes, theirs, strict=True)
             ]
             continue
-        names: list[Sequence[str]] = [namer.of(n, suffixes) for n in nodes_of[template]]
-        blocks.append(StampBlock((tuple(range(len(mine))), tuple(slot[d] for d in theirs)), (None, None), names))
+        # The loader's lists of the nodes' names where it keeps them (nothing picked per node), else
+        # each node's GPU names picked.
+        planned = plan_names(inv, nodes_of[template], suffixes)
+        if planned is not None:
+            at, names = planned
+        else:
+            at, names = list(range(len(mine))), [namer.of(n, suffixes) for n in nodes_of[template]]
+        blocks.append(StampBlock((tuple(at), tuple(at[slot[d]] for d in theirs)), (None, None), names))
     return blocks
 
 
@@ -931,15 +938,12 @@ def _nodes(
     namer = _StampedNames(inv)
     by_template: dict[str, _Hit] = {}
     fabric: list[Row] | None = [] if "gpu_fabric_bottleneck" in want else None
+    # The nodes a template's representative answers for, by template: stamped per group below.
+    plain: dict[str, list[str]] = {}
     for n in _node_order(shapes, stamped):
         template = stamped.get(n)
         if template is not None and n not in read:
-            hit = by_template[template]
-            if node_pairs is not None:
-                node_pairs.class_of[n] = hit.number
-            names = hit.stamp(n, namer)
-            if fabric is not None:
-                hit.stamp_fabric(n, names, fabric, nic_fabric, fabric_cache)
+            plain.setdefault(template, []).append(n)
             continue
         key = key_of[n]
         known = cache.get(key)
@@ -959,11 +963,23 @@ def _nodes(
         names = hit.stamp(n, namer)
         if fabric is not None:
             hit.stamp_fabric(n, names, fabric, nic_fabric, fabric_cache)
+    for template, nodes in plain.items():
+        hit = by_template[template]
+        if node_pairs is not None:
+            node_pairs.class_of.update(dict.fromkeys(nodes, hit.number))
+        # Without the fabric share (which reads each node's NICs by the class's slots), the nodes of
+        # one plan keep the loader's lists of their names: no name picked per node.
+        if fabric is None and hit.stamp_planned(inv, nodes):
+            continue
+        for n in nodes:
+            names = hit.stamp(n, namer)
+            if fabric is not None:
+                hit.stamp_fabric(n, names, fabric, nic_fabric, fabric_cache)
     # Every node's rows are its class's rows with its names (StampedRows): none is made here.
-    hits = [hit for hit in cache.values() if hit.names]
+    hits = [hit for hit in cache.values() if hit.names or hit.planned]
     for rel in _STAMPED:
         if rel in want:
-            per_node[rel] = with_blocks(out[rel], [hit.block(rel) for hit in hits])
+            per_node[rel] = with_blocks(out[rel], [b for hit in hits for b in hit.blocks(rel)])
     if fabric is not None:
         per_node["gpu_fabric_bottleneck"] = with_blocks(fabric, [b for hit in hits for b in hit.fabric.values()])
 
@@ -1049,6 +1065,9 @@ class _Hit:
         """A node's NIC names (by slot) in the order of `nics`: one C call per node, not a loop."""
         self.names: list[Sequence[str]] = []
         """The global names by slot of every node stamped from this class, in stamping order."""
+        self.planned: list[tuple[list[int], list[Sequence[str]]]] = []
+        """Groups of nodes stamped whole from one plan (stamp_planned): where each slot's name is in
+        the names the loader keeps for them, and those names, one list per node."""
         self.fabric: dict[tuple[int | None, ...], StampBlock] = {}
         """gpu_fabric_bottleneck per uplink bandwidths of the NICs, of the nodes that have them."""
 
@@ -1060,11 +1079,32 @@ class _Hit:
         self.names.append(names)
         return names
 
-    def block(self, rel: str) -> StampBlock:
-        """The rows of `rel` of every node stamped from this class, as a block of its rows."""
-        if rel == "pcie_switch_load":
-            return StampBlock.of(self.loads, 3, 1, self.names)
-        return StampBlock.of(self.rows[rel], 4, 2, self.names)
+    def stamp_planned(self, inv: Inventory, nodes: Sequence[str]) -> bool:
+        """Add `nodes`, stamped whole from one plan, with their names as the loader keeps them (one
+        list per node, nothing picked per node: whole_nodes.plan_names); False (nothing added) when
+        their names are not all at hand so.
+        """
+        found = plan_names(inv, nodes, self.suffixes, self.outside)
+        if found is None:
+            return False
+        self.planned.append(found)
+        return True
+
+    def blocks(self, rel: str) -> list[StampBlock]:
+        """The rows of `rel` of every node stamped from this class, as blocks of its rows: one of the
+        nodes `stamp` added, one per group `stamp_planned` added (its slots those of the plan's names).
+        """
+        out: list[StampBlock] = []
+        for at, names in [(None, self.names), *self.planned]:
+            if not names:
+                continue
+            if rel == "pcie_switch_load":
+                loads = self.loads if at is None else [(at[s], up, down) for s, up, down in self.loads]
+                out.append(StampBlock.of(loads, 3, 1, names))
+                continue
+            rows = self.rows[rel] if at is None else [(at[a], at[b], c, m) for a, b, c, m in self.rows[rel]]
+            out.append(StampBlock.of(rows, 4, 2, names))
+        return out
 
     def stamp_fabric(
         self, n: str, names: Sequence[str], rows: list[Row], nic_fabric: dict[str, int], cache: _FabricCache

@@ -13,6 +13,7 @@ loader stamped them.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import islice
@@ -109,3 +110,28 @@ def _outside(inv: Inventory) -> _Outside | None:
         weakref.finalize(inv, _KEPT.pop, id(inv), None)
     _KEPT[id(inv)] = kept
     return kept
+
+
+def plan_names(
+    inv: Inventory, nodes: Sequence[str], suffixes: Sequence[str], outside: Sequence[str] = ()
+) -> tuple[list[int], list[Sequence[str]]] | None:
+    """Where the names `suffixes` ("/gpu0": a node's id and it) and then `outside` (names outside the
+    node) stand in the names of `nodes`, stamped from one plan whose links are not made yet
+    (Inventory.unmade_links), and those names, one list per node: the loader's own lists, nothing
+    picked or joined per node. None when some node is not so, or a name is not there.
+    """
+    unmade = inv.unmade_links()
+    found = [unmade.get(n) for n in nodes]
+    first = found[0] if found else None
+    if first is None or any(f is None or f[0] is not first[0] for f in found):
+        return None
+    plan, names = first
+    inside = {name: k + 1 for k, name in enumerate(plan.names)}
+    # After the node's own names, the plan's names outside the node: the same on every node.
+    beyond: dict[str, int] = {}
+    for k in range(len(plan.names) + 1, len(names)):
+        beyond.setdefault(names[k], k)
+    slots = [inside.get(name) for name in suffixes] + [beyond.get(name) for name in outside]
+    if None in slots:
+        return None
+    return [s for s in slots if s is not None], [f[1] for f in found if f is not None]
