@@ -3,10 +3,13 @@ one combination at a time, whichever variables each end uses, and numbered where
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from verifier.core.errors import TopologError
 from verifier.sources.inventory import load_inventory_text
+from verifier.sources.inventory.templates import _formatted
 
 HEAD = """
 apiVersion: topolog.dev/v1
@@ -135,3 +138,60 @@ def test_a_cable_end_that_is_no_object_is_reported_by_its_text() -> None:
     with pytest.raises(TopologError) as err:
         _cables('  - {a: "s{x}", b: t0, kind: ethernet, bandwidth: 100 Gb/s, foreach: {x: 0..3}}\n')
     assert [d.message for d in err.value.diagnostics] == ["link endpoint 's3' does not exist"]
+
+
+FORMS = """
+apiVersion: topolog.dev/v1
+objects:
+  - {name: "t{i}", kind: switch, count: 12, start: 0}
+  - {name: "u{i}{i}", kind: switch, count: 2, start: 0}
+  - {name: "v{i:02d}", kind: switch, count: 12, start: 0}
+  - {name: s0, kind: switch}
+links:
+"""
+
+
+def test_ends_with_fields_in_any_order_twice_or_number_formats() -> None:
+    # The ends are grown field by field where the fields name the loop's variables in order, each
+    # once; otherwise formatted combination by combination. Both give the same cables:
+    # 1. a = t{z}{x} (fields out of order), x in 0..1, z in 1..1: (0,1) t10, (1,1) t11.
+    # 2. a = u{x}{x} (x twice), x in 0..1: u00, u11 (the objects "u{i}{i}" made).
+    # 3. a = v{x:02d} and b = t{y} (in order, a number format), x in 9..10, y in 0..1:
+    #    (9,0) v09-t0, (9,1) v09-t1, (10,0) v10-t0, (10,1) v10-t1.
+    inv = load_inventory_text(
+        FORMS
+        + '  - {a: "t{z}{x}", b: s0, kind: ethernet, bandwidth: 100 Gb/s, foreach: {x: 0..1, z: 1..1}}\n'
+        + '  - {a: "u{x}{x}", b: s0, kind: ethernet, bandwidth: 100 Gb/s, foreach: {x: 0..1}}\n'
+        + '  - {a: "v{x:02d}", b: "t{y}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {x: 9..10, y: 0..1}}\n',
+        "t.yaml",
+    )
+    assert list(inv.links) == [
+        "t10<->s0",
+        "t11<->s0",
+        "u00<->s0",
+        "u11<->s0",
+        "v09<->t0",
+        "v09<->t1",
+        "v10<->t0",
+        "v10<->t1",
+    ]
+    # Each end is its object's own id string (the cable holds no copy of it).
+    assert inv.links["v09<->t1"].a is inv.objects["v09"].id
+
+
+@pytest.mark.parametrize(
+    ("form", "sub"),
+    [
+        ("su0007-r{0}-n{1}/nic{2}", [[0, 1], [0, 1, 2], [5, 6]]),  # a pod's NIC ends: grown field by field
+        ("spine{2:02d}", [[0], [3], [0, 15]]),  # one field, the first two variables unused
+        ("{0}{{x}}{1}", [["a", "b"], [1, 2]]),  # braces written in the text
+        ("t{1}{0}", [[0, 1], [1, 2]]),  # out of order: one combination at a time
+        ("u{0}{0}", [[0, 1]]),  # one variable twice
+        ("w{0}", [[]]),  # no value: no end
+        ("const", [[1]]),  # no field
+    ],
+)
+def test_formatted_ends_are_str_format_of_each_combination(form: str, sub: list[list[int | str]]) -> None:
+    # The reference is str.format over itertools.product, the way the ends were made before.
+    expected = list(itertools.starmap(form.format, itertools.product(*sub)))
+    assert _formatted(form, sub) == expected

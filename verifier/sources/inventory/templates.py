@@ -1232,7 +1232,7 @@ def _each_end(
     used = frozenset(int(name) for _text, name, _spec, _conv in string.Formatter().parse(form) if name is not None)
     # Unused variables hold one value: the product runs over the used ones alone, in the same order.
     sub = [values if j in used else values[:1] for j, values in enumerate(loop)]
-    made = list(itertools.starmap(form.format, itertools.product(*sub)))
+    made = _formatted(form, sub)
     found = list(map(get, made))
     try:  # every end an object (the usual case): their ids in one C pass
         distinct = list(map(_ID, found))
@@ -1251,6 +1251,29 @@ def _each_end(
             at = [x * n + t for x in at for t in range(n)] if j in used else [x for x in at for _ in range(n)]
         positions[(sizes, used)] = at
     return list(map(distinct.__getitem__, at)), known
+
+
+def _formatted(form: str, sub: Sequence[Sequence[int | str]]) -> list[str]:
+    """`form.format(*combination)` for every combination of `sub`, in `itertools.product` order.
+
+    Where `form`'s fields name the variables in their order, each once, and every variable has a
+    value, the texts are grown field by field, each value formatted once per field: a pod's
+    256 NIC ends are then 256 concatenations, not 256 calls formatting three numbers each. Any
+    other form (a variable twice or out of order) is formatted combination by combination.
+    """
+    parts = list(string.Formatter().parse(form))
+    fields = [int(name) for _text, name, _spec, _conv in parts if name is not None]
+    plain = all(conv is None for _text, _name, _spec, conv in parts)
+    if not plain or fields != sorted(set(fields)) or not all(sub):
+        return list(itertools.starmap(form.format, itertools.product(*sub)))
+    out = [""]
+    for text, name, spec, _conv in parts:
+        if name is None:  # the text after the last field
+            out = [o + text for o in out]
+            continue
+        values = [text + format(v, spec or "") for v in sub[int(name)]]
+        out = [o + v for o in out for v in values]
+    return out
 
 
 _ID = operator.attrgetter("id")
