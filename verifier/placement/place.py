@@ -10,10 +10,9 @@ the why-not of every rejected domain.
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import TYPE_CHECKING, Protocol
 
 from verifier.core.errors import Diagnostic
@@ -22,6 +21,8 @@ from verifier.engine.ast import Program, Row, Value
 from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
 from verifier.facts.jobs import job_facts
+from verifier.placement.profile_gpus import GpusByProfile, profile_counts, row_getter
+from verifier.placement.profile_gpus import ProfileKey as ProfileKey  # re-exported: plain.py, the service
 from verifier.placement.tp_groups import ScaleupOf, signature, tp_members, whole_groups
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.jobs.layout import choose, heads_text, layouts, pp_sizes, tp_sizes
@@ -40,9 +41,6 @@ class PolicyReasons(Protocol):
         """The ids of the policies that deny `principal` scheduling on some of `gpus` ("(no permit)": default deny)."""
         ...
 
-
-# place_profile columns after the GPU: node, model, hbm_mb, hbm_mbps, fp64, ok, fabric_mbps, class, tag
-ProfileKey = tuple[str | int, ...]
 
 PLACEMENT_RELATIONS = (
     "place_host",
@@ -190,7 +188,7 @@ def rank_placements(
     # the phase at 32,768 GPUs). What outlives the pause is the report; the rest is freed by
     # reference counting on return, so nothing is left for later collections to walk.
     with collector_paused():
-        read = profiles if profiles is not None else Profiles(engine, program, pairs)
+        read = profiles if profiles is not None else Profiles(engine, program, pairs, on_demand=True)
         return _rank(engine, program, jobs, rank, read, why_not, limit, authorization)
 
 
@@ -439,21 +437,7 @@ _BIG = 1 << 62
 """Ranks a missing bottleneck or cost past every real one."""
 
 
-def _getter(columns: Columns, names: Sequence[str]) -> Callable[[Row], tuple[Value, ...]]:
-    """The values of `names` of a row, in that order (Columns.pick at C speed, for bulk reads)."""
-    positions = [columns.index[n] for n in names]
-    if len(positions) == 1:
-        only = positions[0]
-        return lambda row: (row[only],)
-    if not positions:
-        return lambda row: ()
-    first = positions[0]
-    if positions == list(range(first, first + len(positions))):
-        # A run of columns: one slice beats picking each (a key per GPU of a fleet is read so).
-        run: Callable[[Row], tuple[Value, ...]] = itemgetter(slice(first, first + len(positions)))
-        return run
-    get: Callable[[Row], tuple[Value, ...]] = itemgetter(*positions)
-    return get
+_getter = row_getter
 
 
 class Profiles:
@@ -463,24 +447,17 @@ class Profiles:
     evaluation of its fleet that each admitted job's facts are added to). Read-only once built.
     """
 
-    def __init__(self, engine: Backend, program: Program, pairs: NodePairs) -> None:
+    def __init__(self, engine: Backend, program: Program, pairs: NodePairs, on_demand: bool = False) -> None:
+        """`on_demand`: the profiles' GPUs are read as ranking asks (profile_gpus.GpusByProfile), from
+        `engine` while it is open; else every GPU's now (a service keeps its profiles past its evaluation).
+        """
         q = engine.query
         profile = Columns.of(program, "place_profile", ("gpu", "node", "fabric_mbps", "tag"))
         key_columns = profile.without("gpu")  # a GPU's profile: every column of place_profile but its name
         key = Columns("place_profile_key", key_columns, {n: i for i, n in enumerate(key_columns)})
-        gpu_at, profile_of = profile.index["gpu"], _getter(profile, key_columns)
+        counts = profile_counts(engine, program, key_columns) if on_demand else None
         # A GPU's node and fabric bandwidth are in its profile: no per-GPU maps of a whole fleet.
-        by_profile: dict[ProfileKey, list[str]] = {}
-        # A node's GPUs mostly come one after another and share a profile: a run of them is added to
-        # one list, its key compared (its strings are the same objects) rather than hashed per GPU.
-        last: ProfileKey = ()
-        held: list[str] = []
-        for row in q("place_profile", None, False):
-            key_of_row = profile_of(row)
-            if key_of_row != last:
-                last = key_of_row
-                held = by_profile.setdefault(key_of_row, [])
-            held.append(str(row[gpu_at]))
+        by_profile = GpusByProfile(engine, program, key_columns, counts)
         self.key_columns = key_columns
         self.key_node, self.key_fabric, self.key_tag = key.index["node"], key.index["fabric_mbps"], key.index["tag"]
         # Per profile, everything but its node's name as a small number: the profile's figures,
@@ -490,17 +467,25 @@ class Profiles:
         info: dict[ProfileKey, _Profile] = {}
         interned: dict[tuple[object, ...], int] = {}
         figures_of, tag_at = _getter(key, key.without("node", "tag")), key.index["tag"]
-        class_of = pairs.class_of
-        for profile_key, gpus in by_profile.items():
-            gpus.sort()
-            node, tag = str(profile_key[self.key_node]), str(profile_key[tag_at])
-            cut = len(node) + 1
+        class_of, node_at = pairs.class_of, self.key_node
+        profiles_of = Counter(str(k[node_at]) for k in by_profile.counts)
+        for profile_key in by_profile.counts:
+            node, tag = str(profile_key[node_at]), str(profile_key[tag_at])
+            cls = class_of.get(node)
             local_id: int | None = None
-            if not tag or tag.startswith(node + "/"):
-                local = (*figures_of(profile_key), tag[cut:], *(g[cut:] for g in gpus))
+            if on_demand and not tag and node and cls is not None and profiles_of[node] == 1:
+                # The only profile of its node holds every GPU of the node (each GPU has one at least),
+                # and nodes of one class have the same local names (NodePairs keeps its pairs in them):
+                # the class and the figures say which GPUs, without reading them.
+                local_id = interned.setdefault(((cls,), *figures_of(profile_key)), len(interned))
+            elif not tag or tag.startswith(node + "/"):
+                cut = len(node) + 1
+                local = (*figures_of(profile_key), tag[cut:], *(g[cut:] for g in by_profile[profile_key]))
                 local_id = interned.setdefault(local, len(interned))
-            info[profile_key] = (node, local_id, class_of.get(node), profile_key)
-        self.by_profile: dict[ProfileKey, tuple[str, ...]] = {k: tuple(v) for k, v in by_profile.items()}
+            info[profile_key] = (node, local_id, cls, profile_key)
+        self.by_profile: Mapping[ProfileKey, tuple[str, ...]] = by_profile
+        self.count_of = by_profile.counts
+        """Each profile's number of GPUs (read with the profiles: no GPU's name needed)."""
         self.info = info  # what `_eligible` maps each eligible row's profile to
         self.pairs = pairs
         self.price = {str(n): int(p) for n, p in q("place_node_price")}
@@ -560,6 +545,7 @@ class _Picker:
     def __init__(self, engine: Backend, program: Program, profiles: Profiles) -> None:
         eligible = Columns.of(program, "place_eligible_profile", ("job", "domain", "gpus", *profiles.key_columns))
         self.by_profile, self.info, self.price = profiles.by_profile, profiles.info, profiles.price
+        self.count_of = profiles.count_of
         self.key_node, self.key_fabric, self.key_tag = profiles.key_node, profiles.key_fabric, profiles.key_tag
         self.engine, self.e_job, self.e_domain = engine, eligible.index["job"], eligible.index["domain"]
         self.e_count = eligible.index["gpus"]
@@ -599,7 +585,7 @@ class _Picker:
             eligible = eligible_profiles
         elif hosts:
             eligible, sizes = self._eligible(name)
-        shapes, price, by_profile = self._shapes, self.price, self.by_profile
+        shapes, price, by_profile, count_of = self._shapes, self.price, self.by_profile, self.count_of
         by_cost = rank == "cost"
         judged: list[_Judged] = []
         order: list[tuple[int, int, int, str, int]] = []
@@ -617,7 +603,7 @@ class _Picker:
                 # A domain that holds every GPU of its one profile (a node's whole NVLink island) has them
                 # all as candidates, as a node has: its GPUs of the profile (place_eligible_profile's count)
                 # are as many as the profile's. Only other domains read their GPUs (Profiles.domain_gpus).
-                whole = local_id is not None and sizes.get(domain) == len(by_profile.get(key, ()))
+                whole = local_id is not None and sizes.get(domain) == count_of.get(key)
                 if not whole:
                     within = self.gpus_in(domain)
                     whole = local_id is not None and within.issuperset(by_profile.get(key, ()))
