@@ -537,6 +537,8 @@ class EntityGraph:
         below = self.gpus_holding_gpus()
         plans: dict[int, tuple[tuple[int, ...], tuple[tuple[str | None, str | None], ...]] | None] = {}
         node_labels: _NodeLabels = {}
+        ups = self._up
+        by_place: dict[tuple[str | None, int] | None, tuple[str, str, str, bool]] = {}
         grouped: dict[tuple[int, tuple[str, str, str, bool]], tuple[LinkPlan, list[Sequence[str]]]] = {}
         for node, (plan, names) in unmade.items() if not below else ():
             if node not in stamped:
@@ -549,8 +551,19 @@ class EntityGraph:
             p = objects.get(node)
             if p is None or p.kind != "node":
                 continue
-            _group, inherited = self._passed_down(node, node_labels)
-            grouped.setdefault((id(plan), inherited), (plan, []))[1].append(names)
+            # A node whose `_Up` is not made yet passes down what its parent and its labels give
+            # (_passed_down): the nodes of one rack with one labels mapping, read once for them all.
+            place = (p.parent, id(p.labels)) if node not in ups else None
+            inherited = by_place.get(place) if place is not None else None
+            if inherited is None:
+                _group, inherited = self._passed_down(node, node_labels)
+                if place is not None:
+                    by_place[place] = inherited
+            key = (id(plan), inherited)
+            group = grouped.get(key)
+            if group is None:
+                group = grouped[key] = (plan, [])
+            group[1].append(names)
         blocks: list[GpuBlock] = []
         read: set[str] = set()
         for (plan_id, inherited), (plan, lists) in grouped.items():
@@ -559,11 +572,11 @@ class EntityGraph:
             slots, kinds = found
             mappings: list[Mapping[str, AttrValue]] = []
             for slot, (model, state) in zip(slots, kinds, strict=True):
-                key = (model, *inherited, state)
-                a = shared.get(key)
+                kept = (model, *inherited, state)
+                a = shared.get(kept)
                 if a is None:
                     self.attrs(uid("Gpu", lists[0][slot]))  # makes the shared mapping, as for any such GPU
-                    a = shared.get(key)
+                    a = shared.get(kept)
                     if a is None:  # not what the node passes down after all: read one by one
                         break
                 mappings.append(a)
