@@ -46,6 +46,7 @@ PLACEMENT_RELATIONS = (
     "place_host",
     "place_eligible_profile",
     "place_profile",
+    "place_node_profile",
     "place_node_price",
     "job_candidate_count",
     "place_layout",
