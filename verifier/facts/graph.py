@@ -397,6 +397,9 @@ class _LinkView:
     unmade: Mapping[str, Unmade]
     so_far: Iterable[Link]
     """The inventory's links as `links_but` gives them: placeholders stand for the `unmade` nodes' links."""
+    nonfabric: list[Link] = field(default_factory=list)
+    """`links` but the fabric cables (Ethernet kept: it may be RoCE, see link_kind), in order: what
+    the per-node shapes, the scale-up links and die-to-die read (a fleet's links are mostly cables)."""
 
     @classmethod
     def of(cls, inv: Inventory) -> _LinkView:
@@ -425,7 +428,14 @@ class _LinkView:
                     links += links_of(origin, found, only)
             elif origin not in unread or lk.kind in _ALWAYS_READ:
                 links.append(lk)
-        return cls(links, covered, inv, unmade, so_far)
+        nonfabric = [lk for lk in links if lk.kind not in FABRIC_KINDS or lk.kind == "ethernet"]
+        return cls(links, covered, inv, unmade, so_far, nonfabric)
+
+    def reading_nonfabric(self, nodes: AbstractSet[str]) -> Iterable[Link]:
+        """`reading(nodes)` but the fabric cables (Ethernet kept), in order."""
+        if nodes <= self.covered:
+            return self.nonfabric
+        return [lk for lk in self.reading(nodes) if lk.kind not in FABRIC_KINDS or lk.kind == "ethernet"]
 
     def reading(self, nodes: AbstractSet[str]) -> Iterable[Link]:
         """The links to go through when the plan links of the stamped `nodes` are wanted too: every
@@ -675,7 +685,8 @@ def _scaleup_links(
     # answered for by their representative: left out first, in one pass (a million at fleet scale).
     skip = {n for n, t in stamped.items() if n not in touched and rep_of.get(t) != n}
     read = {n for n in stamped if n not in skip}  # stamped nodes whose plan links are read
-    links = [lk for lk in view.reading(read) if lk.origin not in skip]
+    # Scale-up kinds only are joined below, and fabric cables are none (Ethernet may be: link_kind).
+    links = [lk for lk in view.reading_nonfabric(read) if lk.origin not in skip]
     isolated = fm_isolated_gpus(inv, links, ancestry)
     for lk in links:
         kind = lk.kind
@@ -748,7 +759,7 @@ def _dies(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
     # Plain adjacency dicts (neighbour -> MB/s, parallel links added up): a widest-path walk from a
     # die reaches exactly its component, so no graph library is needed (nor imported) here.
     adj: dict[str, dict[str, int]] = {}
-    for lk in [lk for lk in view.links if lk.kind == "d2d"]:
+    for lk in [lk for lk in view.nonfabric if lk.kind == "d2d"]:
         if lk.state != "down":
             na, nb = adj.setdefault(lk.a, {}), adj.setdefault(lk.b, {})
             mbps = na.get(lk.b, 0) + lk.mbps
@@ -842,11 +853,7 @@ def _nodes(
     # left out first, in one pass); only a fabric cable (Ethernet: maybe, see link_kind) is not.
     # With the cables counted already (or not wanted), only an Ethernet link can still be something else.
     if counted:
-        todo = [
-            lk
-            for lk in view.links
-            if lk.origin not in stamped and (lk.kind not in FABRIC_KINDS or lk.kind == "ethernet")
-        ]
+        todo = [lk for lk in view.nonfabric if lk.origin not in stamped]
     else:
         todo = [lk for lk in view.links if lk.kind in FABRIC_KINDS or lk.origin not in stamped]
     for lk in todo:
@@ -873,9 +880,10 @@ def _nodes(
             if n is not None and n in stamped:
                 custom.add(n)
     read = custom | set(_representatives(stamped, custom).values())  # stamped nodes read in full
-    read_links = [lk for lk in view.reading(read & stamped.keys()) if lk.origin in read] if read else []
+    # Fabric cables are no part of a node's shape (read_links' are passed over below).
+    read_links = [lk for lk in view.reading_nonfabric(read & stamped.keys()) if lk.origin in read] if read else []
     # GPUs their fabric manager took out of NVLink peer-to-peer have no scale-up path to a peer.
-    isolated = fm_isolated_gpus(inv, [*view.links, *read_links], ancestry)
+    isolated = fm_isolated_gpus(inv, [*view.nonfabric, *read_links], ancestry)
     if isolated:
         foreign = [f for f in foreign if f[2] not in SCALEUP_KINDS or (f[0] not in isolated and f[1] not in isolated)]
     shapes: dict[str, _NodeShape] = {}
