@@ -14,7 +14,7 @@ Only attributes that were written produce facts; absence is for rules to test wi
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
@@ -413,16 +413,12 @@ def _shared_rows(inv: Inventory) -> dict[str, Sequence[Row]]:
     as a row each (a fleet's 16,384 nodes: 65,536 rows per software relation). An object with a
     mapping or tuple of its own gives its rows as before.
     """
-    promises = _SharedRows()
-    for n, ws in inv.promises.items():
-        promises.add(n, ws, lambda ws: [(0, w) for w in ws])
-    software, versions, releases = _SharedRows(), _SharedRows(), _SharedRows()
-    version = _Numbered(version_number)
-    release = _Numbered(release_number)
-    for n, sw in inv.software.items():
-        software.add(n, sw, lambda sw: [(0, c, v) for c, v in sw.items()])
-        versions.add(n, sw, version.rows)
-        releases.add(n, sw, release.rows)
+    promises = _SharedRows(_by_identity(inv.promises.items()), lambda ws: [(0, w) for w in ws])
+    # The three software relations share one grouping of the objects by mapping (and its lists of names).
+    stacks = _by_identity(inv.software.items())
+    software = _SharedRows(stacks, lambda sw: [(0, c, v) for c, v in sw.items()])
+    versions = _SharedRows(stacks, _Numbered(version_number).rows)
+    releases = _SharedRows(stacks, _Numbered(release_number).rows)
     return {
         "promise": promises.rows(2),
         "software": software.rows(3),
@@ -434,25 +430,34 @@ def _shared_rows(inv: Inventory) -> dict[str, Sequence[Row]]:
 _Shared = TypeVar("_Shared")
 
 
+def _by_identity(items: Iterable[tuple[str, _Shared]]) -> list[tuple[_Shared, list[Sequence[str]]]]:
+    """The values of `items` (name, value) by identity, in the order first met, each with the names
+    that have it, one list each. The caller keeps the values alive (they are the inventory's), so
+    no id is reused meanwhile.
+    """
+    groups: dict[int, tuple[_Shared, list[Sequence[str]]]] = {}
+    for name, value in items:
+        held = groups.get(id(value))
+        if held is None:
+            held = groups[id(value)] = (value, [])
+        held[1].append([name])
+    return list(groups.values())
+
+
 class _SharedRows:
     """Rows per object from a value many objects share (by identity): one block per shared value."""
 
-    def __init__(self) -> None:
-        # id(value) -> (the value, kept alive so that its id stays its own; its plan rows, slot 0 the
-        # object; the names of the objects that have it, one list each)
-        self.of: dict[int, tuple[object, list[tuple[Value, ...]], list[Sequence[str]]]] = {}
-
-    def add(self, name: str, value: _Shared, plan: Callable[[_Shared], list[tuple[Value, ...]]]) -> None:
-        held = self.of.get(id(value))
-        if held is None:
-            held = self.of[id(value)] = (value, plan(value), [])
-        held[2].append([name])
+    def __init__(
+        self, groups: list[tuple[_Shared, list[Sequence[str]]]], plan: Callable[[_Shared], list[tuple[Value, ...]]]
+    ) -> None:
+        # Per value (`_by_identity`): its plan rows, slot 0 the object, and the names of the objects that have it.
+        self.of = [(plan(value), names) for value, names in groups]
 
     def rows(self, arity: int) -> Sequence[Row]:
         """An object alone with its value gives plain rows; the others, a block per value."""
         plain: list[Row] = []
         blocks: list[StampBlock] = []
-        for _value, rows, names in self.of.values():
+        for rows, names in self.of:
             if len(names) > 1:
                 blocks.append(StampBlock.of(rows, arity, 1, names))
             else:
