@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from verifier.core.stamped_rows import StampedRows
-from verifier.engine.ast import Atom, Const, Program, Row, Rule, Value
+from verifier.engine.ast import Atom, Comparison, Const, Program, Row, Rule, Value, Var
 
 
 def live_reads(program: Program, facts: Mapping[str, Sequence[Row]], pending: set[str]) -> set[str]:
@@ -88,48 +88,103 @@ def relations_read(program: Program) -> set[str]:
     return {a.relation for r in program.rules for a in (*r.positive_atoms(), *r.negated_atoms())}
 
 
+class Excluded(frozenset[Value]):
+    """A filter's values that no atom reading the column can match, where every one of them holds a
+    variable there that its rule compares `!=` with each (`C != "NV"`): rows holding one are left out.
+    """
+
+
 def constant_filters(
     program: Program,
     unfiltered: set[str],
     rules: Iterable[Rule] | None = None,
 ) -> dict[str, list[tuple[int, frozenset[Value]]]]:
-    """Per input relation, the argument positions at which every reading atom has a constant.
+    """Per input relation, the argument positions at which every reading atom has a constant, or a
+    variable its rule compares `!=` with constants (an `Excluded` filter: the values none can be).
 
     A row whose value there is none of those constants can match no atom of the program,
     so leaving it out of the engine changes nothing that is derived: `label(X, "role",
     "leaf")` and `label(X, "rail", R)` need only the role and rail labels of a fleet, not
-    every label. Relations in `unfiltered` (read by a query or explained) are loaded whole.
-    Given `rules` (the live ones), only their atoms count: a rule that cannot fire asks for nothing.
+    every label. Likewise a row holding a value that every reading atom's rule says its variable
+    there is not: BW001 reads `gpu_pair_bottleneck(A, B, C, M), C != "NV"`, and at 131,072 GPUs
+    every one of the 458,752 pairs is NV. (Under negation too: the one instance such a row could
+    answer fails its `!=`.) Relations in `unfiltered` (read by a query or explained) are loaded
+    whole. Given `rules` (the live ones), only their atoms count: a rule that cannot fire asks for nothing.
     """
-    constants: dict[str, dict[int, set[Value]]] = {}
+    constants: dict[str, dict[int, tuple[bool, set[Value]]]] = {}  # position: (excluding, values)
     for rule in program.rules if rules is None else rules:
+        unequal = _unequal_constants(rule)
         for atom in (*rule.positive_atoms(), *rule.negated_atoms()):
             decl = program.relations.get(atom.relation)
             if decl is None or not decl.is_input or atom.relation in unfiltered:
                 continue
+            here: dict[int, tuple[bool, set[Value]]] = {}
+            for i, arg in enumerate(atom.args):
+                if isinstance(arg, Const):
+                    here[i] = (False, {arg.value})
+                elif isinstance(arg, Var) and arg.name in unequal:
+                    here[i] = (True, set(unequal[arg.name]))
             seen = constants.get(atom.relation)
             if seen is None:
-                constants[atom.relation] = {i: {a.value} for i, a in enumerate(atom.args) if isinstance(a, Const)}
+                constants[atom.relation] = here
                 continue
             for i in list(seen):
-                arg = atom.args[i]
-                if isinstance(arg, Const):
-                    seen[i].add(arg.value)
-                else:
+                either = _either(seen[i], here[i]) if i in here else None
+                if either is None:
                     del seen[i]  # a variable here reads every value
+                else:
+                    seen[i] = either
     return {
-        rel: sorted((i, frozenset(values)) for i, values in positions.items())
+        rel: sorted(
+            (i, Excluded(values) if excluding else frozenset(values)) for i, (excluding, values) in positions.items()
+        )
         for rel, positions in constants.items()
         if positions
     }
+
+
+def _unequal_constants(rule: Rule) -> dict[str, set[Value]]:
+    """Per variable of the rule, the constants a comparison of its body says it is not (`V != c`)."""
+    out: dict[str, set[Value]] = {}
+    for lit in rule.body:
+        if isinstance(lit, Comparison) and lit.op == "!=":
+            for var, const in ((lit.left, lit.right), (lit.right, lit.left)):
+                if isinstance(var, Var) and isinstance(const, Const):
+                    out.setdefault(var.name, set()).add(const.value)
+    return out
+
+
+def _either(a: tuple[bool, set[Value]], b: tuple[bool, set[Value]]) -> tuple[bool, set[Value]] | None:
+    """The values two atoms' filters at one position let through together (None: every value)."""
+    (a_out, a_values), (b_out, b_values) = a, b
+    if not a_out and not b_out:
+        return (False, a_values | b_values)
+    if a_out and b_out:
+        values = a_values & b_values
+    else:
+        values = (a_values if a_out else b_values) - (b_values if a_out else a_values)
+    return (True, values) if values else None
 
 
 def filter_rows(rows: Sequence[Row], filters: Sequence[tuple[int, frozenset[Value]]]) -> Sequence[Row]:
     if not filters:
         return rows
     if isinstance(rows, StampedRows):  # blocks are filtered on their plan's rows, not row by row
-        return rows.filtered(filters)
+        # An Excluded filter as the values it lets through, where every block holds constants in its
+        # column (found from the plans); on a column of names (every row's own) it is passed over.
+        allowed = [
+            (i, frozenset(rows.values_at(i) - values) if isinstance(values, Excluded) else values)
+            for i, values in filters
+            if not isinstance(values, Excluded) or all(b.slots[i] is None for b in rows.blocks)
+        ]
+        return rows.filtered(allowed) if allowed else rows
     if len(filters) == 1:  # the common case, without a generator per row (object: a million rows)
-        ((i, allowed),) = filters
-        return [row for row in rows if row[i] in allowed]
-    return [row for row in rows if all(row[i] in allowed for i, allowed in filters)]
+        ((i, values),) = filters
+        if isinstance(values, Excluded):
+            return [row for row in rows if row[i] not in values]
+        return [row for row in rows if row[i] in values]
+    return [
+        row
+        for row in rows
+        if all((row[i] not in values) if isinstance(values, Excluded) else (row[i] in values) for i, values in filters)
+    ]
