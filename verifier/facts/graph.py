@@ -975,9 +975,10 @@ def _nodes(
         hit = by_template[template]
         if node_pairs is not None:
             node_pairs.class_of.update(dict.fromkeys(nodes, hit.number))
-        # Without the fabric share (which reads each node's NICs by the class's slots), the nodes of
-        # one plan keep the loader's lists of their names: no name picked per node.
-        if fabric is None and hit.stamp_planned(inv, nodes):
+        # The nodes of one plan keep the loader's lists of their names: no name picked per node.
+        if hit.stamp_planned(inv, nodes):
+            if fabric is not None:
+                hit.stamp_fabric_planned(fabric, nic_fabric, fabric_cache)
             continue
         for n in nodes:
             names = hit.stamp(n, namer)
@@ -1076,8 +1077,9 @@ class _Hit:
         self.planned: list[tuple[list[int], list[Sequence[str]]]] = []
         """Groups of nodes stamped whole from one plan (stamp_planned): where each slot's name is in
         the names the loader keeps for them, and those names, one list per node."""
-        self.fabric: dict[tuple[int | None, ...], StampBlock] = {}
-        """gpu_fabric_bottleneck per uplink bandwidths of the NICs, of the nodes that have them."""
+        self.fabric: dict[tuple[int, tuple[int | None, ...]], StampBlock] = {}
+        """gpu_fabric_bottleneck per (slots of the names: id of a `planned` group's, or of None for
+        `names`; uplink bandwidths of the NICs), of the nodes that have them."""
 
     def stamp(self, n: str, namer: _StampedNames) -> Sequence[str]:
         """Add node `n` to the class's nodes (its rows are the class's blocks); its global names by slot."""
@@ -1114,15 +1116,30 @@ class _Hit:
             out.append(StampBlock.of(rows, 4, 2, names))
         return out
 
+    def stamp_fabric_planned(self, rows: list[Row], nic_fabric: dict[str, int], cache: _FabricCache) -> None:
+        """`stamp_fabric` of the nodes `stamp_planned` added last, by the slots of their plan's names."""
+        at, lists = self.planned[-1]
+        nic_names = _picker([at[s] for s in self.nic_slots])
+        for names in lists:
+            self.stamp_fabric(names[0], names, rows, nic_fabric, cache, (at, nic_names))
+
     def stamp_fabric(
-        self, n: str, names: Sequence[str], rows: list[Row], nic_fabric: dict[str, int], cache: _FabricCache
+        self,
+        n: str,
+        names: Sequence[str],
+        rows: list[Row],
+        nic_fabric: dict[str, int],
+        cache: _FabricCache,
+        planned: tuple[list[int], Callable[[Sequence[str]], Sequence[str]]] | None = None,
     ) -> None:
         """Each GPU's share of the fabric: the NICs it sends through, divided among their GPUs (nic_share.py).
 
         Nodes of one class whose NICs have the same uplink bandwidths get the same answer, so it
         is worked out once per (class, uplinks) and only the GPU names are stamped per node.
+        `planned`: `names` are the loader's list (stamp_planned), with where each of the class's
+        slots is in it and its NICs' picker.
         """
-        ups = tuple(map(nic_fabric.get, self.nic_names(names)))
+        ups = tuple(map(nic_fabric.get, (self.nic_names if planned is None else planned[1])(names)))
         key = (self.number, ups)
         known = cache.get(key)
         if known is None:
@@ -1137,9 +1154,11 @@ class _Hit:
         if slots is None:
             rows.extend(sorted((_global(g, n), m) for g, m in items))
             return
-        block = self.fabric.get(ups)
+        at = None if planned is None else planned[0]
+        block = self.fabric.get((id(at), ups))
         if block is None:
-            block = self.fabric[ups] = StampBlock.of(slots, 2, 1, [])
+            shares = slots if at is None else [(at[s], m) for s, m in slots]
+            block = self.fabric[(id(at), ups)] = StampBlock.of(shares, 2, 1, [])  # `at` lives in `planned`
         block.names.append(names)
 
 
