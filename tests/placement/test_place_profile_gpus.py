@@ -63,7 +63,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
                 "same_class": pairs.class_of["n0"] == pairs.class_of["n1"],
                 "counts": dict(self.count_of) == {k: len(v) for k, v in every.items()},
                 "lists": {k: self.by_profile[k] for k in self.by_profile} == dict(every.items()),
-                "local_ids": sorted({str(node): lid for node, lid, _c, _k in self.info.values()}.items()),
+                "info": list(self.info.values()),
             }
         )
 
@@ -76,9 +76,11 @@ def test_read_on_demand_or_all_at_once_the_lists_are_every_gpus(monkeypatch: pyt
     assert _placed(place([INVENTORY], [JOBS], authorize=False, engine="duckdb")) == EXPECTED
     (one,) = seen
     assert one["on_demand"] and one["same_class"] and one["counts"] and one["lists"]
-    # n0's only profile gets a local id; n1's two profiles each another (three ids, n0's distinct).
-    ids = [lid for _node, lid in one["local_ids"]]
-    assert len(ids) == 2 and None not in ids and ids[0] != ids[1]
+    # n0's only profile is named by its class, n1's by their GPUs: every profile has a local id,
+    # and n0's is none of n1's (n1's in-service profile holds gpu0, gpu2, gpu3, not n0's four).
+    ids = {node: {lid for n, lid, _c, _k in one["info"] if n == node} for node in ("n0", "n1")}
+    assert len(ids["n0"]) == 1 and len(ids["n1"]) == 2 and None not in ids["n0"] | ids["n1"]
+    assert not ids["n0"] & ids["n1"]
 
 
 def test_past_the_limit_every_gpu_is_read_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
