@@ -1254,7 +1254,9 @@ def _each_end(
 
 
 def _formatted(form: str, sub: Sequence[Sequence[int | str]]) -> list[str]:
-    """`form.format(*combination)` for every combination of `sub`, in `itertools.product` order.
+    """`form.format(*combination)` for every combination of `sub`, in `itertools.product` order,
+    where every variable that no field of `form` names holds one value (as _each_end passes them):
+    such a variable is not looked at when the texts are grown.
 
     Where `form`'s fields name the variables in their order, each once, and every variable has a
     value, the texts are grown field by field, each value formatted once per field: a pod's
