@@ -86,3 +86,14 @@ def test_plan_names_are_the_loaders_lists_with_each_name_where_asked() -> None:
     assert all(names is inv.unmade_links()[n][1] for n, names in zip(nodes, lists, strict=True))
     assert plan_names(inv, nodes, ["/gpu7"]) is None  # no such name in the plan
     assert plan_names(inv, [*nodes, "x1"], ["/gpu1"]) is None  # x1 is overridden: not its plan
+
+
+def test_the_kept_pass_follows_the_links_being_made() -> None:
+    inv = load_inventory_text(FLEET.replace("EXTRA", ""), "fleet.yaml")
+    assert whole_nodes(inv) == NODES
+    kept = objects_without(inv, NODES)
+    assert "links" not in vars(inv)  # the pass made no link
+    assert len(inv.links) == 12  # by hand: 2 racks x 3 nodes x 2 GPU-CPU links, all made now
+    # No node is whole once its links are made: each reader passes on its own, with the same answer.
+    assert whole_nodes(inv) == frozenset()
+    assert objects_without(inv, NODES) == inv.objects_but(NODES) == kept

@@ -13,22 +13,26 @@ loader stamped them.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import islice
 
-from verifier.sources.inventory.model import Inventory, Obj
+from verifier.sources.inventory.model import Inventory, Obj, Unmade
 
 
 @dataclass(frozen=True)
 class _Outside:
+    unmade: Mapping[str, Unmade]
+    stamped: Mapping[str, str]
+    """The inventory's unmade_links() and stamped when the pass was made (held: their ids stay theirs)."""
+    sizes: tuple[int, int, int]
+    """How many entries they and the inventory's objects held then."""
     whole: frozenset[str]
     """The nodes stamped whole whose links are not made yet (Inventory.stamped and unmade_links)."""
-    count: int
-    """How many objects the inventory held when the pass was made."""
-    objects: list[Obj]
-    """`Inventory.objects_but(whole)`."""
+    objects: list[Obj] | None
+    """`Inventory.objects_but(whole)`; None when a whole node's plan objects are not the run right
+    after it (then each reader passes on its own)."""
     at: dict[str, int]
     """Each whole node's position in `objects` (its own object is kept)."""
 
@@ -39,9 +43,7 @@ _KEPT: dict[int, _Outside] = {}
 
 def whole_nodes(inv: Inventory) -> frozenset[str]:
     """The nodes stamped whole whose links are not made yet: their plan's objects, unchanged, follow them."""
-    unmade = inv.unmade_links()
-    stamped = inv.stamped
-    return frozenset([n for n in unmade if n in stamped])
+    return _outside(inv).whole
 
 
 def objects_without(inv: Inventory, skip: AbstractSet[str]) -> list[Obj]:
@@ -54,7 +56,7 @@ def objects_without(inv: Inventory, skip: AbstractSet[str]) -> list[Obj]:
     if not skip:
         return list(inv.objects.values())
     outside = _outside(inv)
-    if outside is None or not skip <= outside.whole:
+    if outside.objects is None or not skip <= outside.whole:
         return inv.objects_but(skip)
     back = sorted((outside.at[n], n) for n in outside.whole if n not in skip)
     if not back:
@@ -76,14 +78,29 @@ def objects_without(inv: Inventory, skip: AbstractSet[str]) -> list[Obj]:
     return out
 
 
-def _outside(inv: Inventory) -> _Outside | None:
-    """The pass kept for `inv`, made if its whole nodes or its count of objects changed; None when a
-    whole node's plan objects are not the run right after it (then each reader passes on its own).
+def _outside(inv: Inventory) -> _Outside:
+    """The pass kept for `inv`, made again if its links were made or its objects or stamped nodes
+    changed since (the loader makes them once: in practice, made once per inventory).
     """
-    whole = whole_nodes(inv)
+    unmade, stamped = inv.unmade_links(), inv.stamped
+    sizes = (len(unmade), len(stamped), len(inv.objects))
     kept = _KEPT.get(id(inv))
-    if kept is not None and kept.whole == whole and kept.count == len(inv.objects):
+    # No links left unmade: unmade_links() gives a new empty mapping each time.
+    if kept is not None and (kept.unmade is unmade or not unmade) and kept.stamped is stamped and kept.sizes == sizes:
         return kept
+    whole = frozenset([n for n in unmade if n in stamped])
+    # No whole node: nothing to pass over, and each reader's own pass is the pass.
+    kept = _Outside(unmade, stamped, sizes, whole, *(_pass(inv, whole) if whole else (None, {})))
+    if id(inv) not in _KEPT:
+        weakref.finalize(inv, _KEPT.pop, id(inv), None)
+    _KEPT[id(inv)] = kept
+    return kept
+
+
+def _pass(inv: Inventory, whole: frozenset[str]) -> tuple[list[Obj] | None, dict[str, int]]:
+    """`inv.objects_but(whole)` and each whole node's position in it, passing over each whole
+    node's run of plan objects in C; (None, {}) when a run is not where the loader puts it.
+    """
     unmade = inv.unmade_links()
     objects: list[Obj] = []
     at: dict[str, int] = {}
@@ -92,7 +109,7 @@ def _outside(inv: Inventory) -> _Outside | None:
     for o in it:
         origin = o.origin
         if origin is not None and origin in whole:
-            return None  # a plan object not in its node's run
+            return None, {}  # a plan object not in its node's run
         add(o)
         if o.kind != "node" or o.id not in whole:
             continue
@@ -104,12 +121,8 @@ def _outside(inv: Inventory) -> _Outside | None:
         # The loader stamps a node's plan objects in one update, right after the node (objects_but).
         last = next(islice(it, len(rows) - 1, None), None)
         if last is None or last.origin != o.id or last.id != names[rows[-1][0]]:
-            return None
-    kept = _Outside(whole, len(inv.objects), objects, at)
-    if id(inv) not in _KEPT:
-        weakref.finalize(inv, _KEPT.pop, id(inv), None)
-    _KEPT[id(inv)] = kept
-    return kept
+            return None, {}
+    return objects, at
 
 
 def plan_names(
