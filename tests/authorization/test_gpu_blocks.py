@@ -141,3 +141,36 @@ def test_a_policy_naming_hardware_leaves_the_classes_to_partition_gpus() -> None
     inv = load_inventory_text(FLEET, "fleet.yaml")
     named = PolicyReads(READS.attributes, frozenset({uid("Gpu", "r0-n0/gpu0")}))
     assert gpu_classes(build_graph(inv, None, PRINCIPALS), named) is None
+
+
+# Two nodes of one template whose ids differ in length, one the start of the other: "x." sorts
+# after "x", but "x./gpu0" before "x/gpu0" ("." is below "/"), so the class's smallest GPU is not
+# the smallest node's.
+PREFIXED = """\
+apiVersion: topolog.dev/v1
+kind: Inventory
+templates:
+  box:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}
+    links:
+      - {a: gpu0, b: gpu1, kind: nvlink, generation: 4}
+objects:
+  - name: r0
+    kind: rack
+    children:
+      - {template: box, name: x}
+      - {template: box, name: x.}
+"""
+
+
+def test_the_smallest_gpu_of_nodes_whose_ids_start_alike_is_found_gpu_by_gpu() -> None:
+    inv = load_inventory_text(PREFIXED, "prefixed.yaml")
+    assert set(inv.unmade_links()) == {"x", "x."}
+    found = gpu_classes(build_graph(inv, None, PRINCIPALS), READS)
+    assert found is not None
+    classes, rows = found
+    # By hand: the four GPUs look alike (tenant, state, quarantine); sorted, x./gpu0 comes first.
+    assert classes == [(uid("Gpu", "x./gpu0"), "x./gpu0")]
+    assert sorted(rows) == sorted((g, "x./gpu0") for g in ("x/gpu0", "x/gpu1", "x./gpu0", "x./gpu1"))

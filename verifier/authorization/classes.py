@@ -280,9 +280,14 @@ def gpu_classes(graph: EntityGraph, reads: PolicyReads) -> tuple[list[tuple[str,
         return members.setdefault(("Gpu", keys.values_of(mapping), None, ()), ([], [], []))
 
     for b, block in enumerate(blocks):
+        nodes = list(map(itemgetter(0), block.names))
+        # Ids of one length: none is the start of another, so ids and the ids followed by any text
+        # sort alike (the smallest GPU at a slot is the smallest node's): one look per node.
+        lowest = min(nodes) if len(set(map(len, nodes))) == 1 else None
         for j, (slot, mapping) in enumerate(zip(block.slots, block.attrs, strict=True)):
             found = add(mapping)
-            found[0].append(min(map(itemgetter(slot), block.names)))
+            low = lowest + block.suffixes[j] if lowest is not None else min(map(itemgetter(slot), block.names))
+            found[0].append(low)
             found[1].append((b, j))
     for at in _grouped(attrs, id):  # one list per mapping object (ids kept: `attrs` holds them)
         found = add(attrs[at[0]])

@@ -801,7 +801,9 @@ class EntityGraph:
         plan's, unchanged: whole_nodes.py) and object by object for the others (a fleet's few thousand).
         """
         unmade, objects = self.inv.unmade_links(), self.inv.objects
-        plans = {id(plan): plan for plan, _names in (unmade[node] for node in whole)}
+        # Every plan of a node whose links are not made (those of the whole nodes among them): one
+        # holding a GPU in a GPU sends every GPU the long way, exact either way.
+        plans = {id(plan): plan for plan, _names in unmade.values()}
         for plan in plans.values():
             gpu_slots = {row[0] for row in plan.object_rows if row[2] == "gpu"}
             if any(row[1] in gpu_slots for row in plan.object_rows):
