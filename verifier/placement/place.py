@@ -20,6 +20,7 @@ from verifier.core.gc_pause import collector_paused
 from verifier.engine.ast import Program, Row, Value
 from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
+from verifier.facts.graph import EXT
 from verifier.facts.jobs import job_facts
 from verifier.placement.profile_gpus import GpusByProfile, profile_counts, row_getter
 from verifier.placement.profile_gpus import ProfileKey as ProfileKey  # re-exported: plain.py, the service
@@ -481,7 +482,8 @@ class Profiles:
                 local_id = interned.setdefault(((cls,), *figures_of(profile_key)), len(interned))
             elif not tag or tag.startswith(node + "/"):
                 cut = len(node) + 1
-                local = (*figures_of(profile_key), tag[cut:], *(g[cut:] for g in by_profile[profile_key]))
+                gpus = (_local(g, node) for g in by_profile[profile_key])
+                local = (*figures_of(profile_key), tag[cut:], *gpus)
                 local_id = interned.setdefault(local, len(interned))
             info[profile_key] = (node, local_id, cls, profile_key)
         self.by_profile: Mapping[ProfileKey, tuple[str, ...]] = by_profile
@@ -679,8 +681,8 @@ class _Picker:
         found: list[tuple[int, str]] = []
         for key in keys:
             node = str(key[self.key_node])
-            at, cut = (position[node], len(node) + 1) if node else (-1, 0)
-            found.extend((at, g[cut:]) for g in self.by_profile.get(key, ()) if g in within)
+            at = position[node] if node else -1
+            found.extend((at, _local(g, node) if node else g) for g in self.by_profile.get(key, ()) if g in within)
         return tuple(sorted(found))
 
     def _signature(self, key: ProfileKey) -> tuple[int, ...]:
@@ -760,7 +762,7 @@ class _Picker:
         members, node_of, fabric_of = self._members(job, keys, need, tp, within)
         used = sorted({node_of[g] for g in members})
         position = {n: i for i, n in enumerate(nodes)}
-        local = tuple((position[node_of[g]], g[len(node_of[g]) + 1 :]) for g in members)
+        local = tuple((position[node_of[g]], _local(g, node_of[g])) for g in members)
         tally: dict[int, int] = defaultdict(int)
         for i, _g in local:
             tally[i] += 1
@@ -822,9 +824,11 @@ class _Picker:
         cls = self.pairs.class_of.get(node)
         if cls is None:
             return None
-        key = (cls, tuple(g[len(node) + 1 :] for g in members))
+        names = tuple(_local(g, node) for g in members)
+        key = (cls, names)
         if key not in self._worst:
-            self._worst[key] = self.pairs.worst(node, members)
+            # NodePairs.worst cuts "node/" off each id to find the class's local names: given so.
+            self._worst[key] = self.pairs.worst(node, [f"{node}/{n}" for n in names])
         return self._worst[key]
 
     def _cost(self, members: list[str], node_of: dict[str, str]) -> int | None:
@@ -837,8 +841,21 @@ class _Picker:
 def _shown(judged: _Judged) -> Shown:
     """A judged domain with its members named."""
     domain, count, worst, cost, nodes, local = judged
-    members = tuple(nodes) if local is None else tuple(f"{nodes[i]}/{g}" for i, g in local)
+    members = tuple(nodes) if local is None else tuple(_named(nodes[i], g) for i, g in local)
     return (domain, members, count, worst, cost)
+
+
+def _local(gpu: str, node: str) -> str:
+    """A GPU's name in its node's local naming (as node classes name it, verifier/facts/graph.py):
+    the id under "node/", or EXT and the whole id for a GPU whose id is not under its node's (one
+    placed in its node by `parent:` keeps its own name as its id).
+    """
+    return gpu[len(node) + 1 :] if gpu.startswith(node) and gpu[len(node) : len(node) + 1] == "/" else EXT + gpu
+
+
+def _named(node: str, local: str) -> str:
+    """The id of the GPU `local` names in `node` (the inverse of _local)."""
+    return local[len(EXT) :] if local.startswith(EXT) else f"{node}/{local}"
 
 
 def _fullest_first(job: Job) -> bool:
