@@ -38,6 +38,7 @@ Prices per GPU-hour: $2.00 on the template's nodes, $1.00 on a0, none on a1, s0 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -45,9 +46,14 @@ import pytest
 from verifier.placement import place as place_module
 from verifier.placement import profile_gpus
 from verifier.placement.place import PlaceReport
-from verifier.session.place_run import place
+from verifier.service import placing
+from verifier.service.config import ServeConfig
+from verifier.service.revision import build_revision
+from verifier.session.place_run import jobs_to_place, place
+from verifier.sources.jobs.principal_rules import parse_rules
 
 HERE = Path(__file__).resolve().parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
 INVENTORY, JOBS = HERE / "profiles_adversarial.yaml", HERE / "profiles_adversarial_jobs.yaml"
 
 Placed = list[tuple[str, tuple[str, ...], int | None]]
@@ -143,3 +149,28 @@ def test_the_rank_by_cost_keeps_each_nodes_members() -> None:
     )
     by_domain = {d: (g, b) for d, g, b in NODE_TWO}
     assert [(p.domain, p.gpus, p.bottleneck_mbps) for p in two.placements] == [(d, *by_domain[d]) for d in order]
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "memory"])
+def test_the_service_answers_the_same(engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `topolog serve` keeps every profile's GPUs read (no class shortcut) and judges plain jobs
+    # without the eligible counts (rank_judged): the same placements, now with authorization, which
+    # lets alice (team-nlp) use every GPU of the fixture. Each job alone too (a plain job's path).
+    monkeypatch.setattr(placing, "ENGINE", engine)
+    monkeypatch.setattr(placing, "ANSWERS", 0)
+    inventory = tmp_path / INVENTORY.name
+    shutil.copy(INVENTORY, inventory)
+    shutil.copy(ROOT / "inventories" / "principals.yml", tmp_path / "principals.yml")
+    shutil.copytree(ROOT / "policies", tmp_path / "policies", ignore=shutil.ignore_patterns("ALLOW", "DENY", "*.py"))
+    revision = build_revision(ServeConfig((inventory,)))  # held: its copy of the files lives with it
+    prepared = revision.placing.get()
+    assert prepared is not None, revision.placing.error
+    jobs = jobs_to_place([JOBS], True, parse_rules(())).jobs
+    report = prepared.place(jobs)
+    assert report is not None and report.authorization_checked
+    assert _placed(report) == EXPECTED
+    assert _why_not(report) == WHY_NOT
+    for name in EXPECTED:
+        one = prepared.place(type(jobs)({name: jobs.jobs[name]}, jobs.files))
+        assert one is not None and _placed(one) == {name: EXPECTED[name]}
+    assert prepared.plain > 0  # some job took the plain path
