@@ -120,9 +120,16 @@ jobs:
 """
 
 
-def _fleet(tmp_path: Path, changed: bool) -> Path:
+# A third fleet: r1's override writes r1-n1's nic1 cable at 200 Gb/s (the rack's foreach made it 400).
+SLOW_CABLE = "r1: {labels: {tenant: team-nlp, owner: sre}, links: [{a: r1-n1/nic1, b: r1-leaf1, bandwidth: 200 Gb/s}]}"
+
+
+def _fleet(tmp_path: Path, changed: bool, slow_cable: bool = False) -> Path:
     inv = tmp_path / "fleet.yaml"
-    inv.write_text(FLEET.replace("NODE_OVERRIDES\n", CHANGED if changed else ""))
+    text = FLEET.replace("NODE_OVERRIDES\n", CHANGED if changed else "")
+    if slow_cable:
+        text = text.replace("r1: {labels: {tenant: team-nlp, owner: sre}}", SLOW_CABLE)
+    inv.write_text(text)
     (tmp_path / "principals.yml").write_text(PRINCIPALS)
     (tmp_path / "jobs.yaml").write_text(JOBS)
     return inv
@@ -288,3 +295,25 @@ def test_place_counts_each_nodes_own_gpus(tmp_path: Path) -> None:
     assert [(p["domain"], p["gpus"]) for p in jobs["b4"]["placements"]] == [
         ("r1", ["r1-n0/gpu0", "r1-n0/gpu1", "r1-n1/gpu0", "r1-n1/gpu1"])
     ]
+
+
+def _fabric_rows(inv: Path) -> list[list[object]]:
+    code, out, err = run_cli("query", str(inv), "gpu_fabric_bottleneck(G, M)", "--format", "json")
+    assert (code, err) == (0, "")
+    rows: list[list[object]] = json.loads(out)["rows"]
+    return rows
+
+
+def test_fabric_share_per_gpu_where_cabling_differs(tmp_path: Path) -> None:
+    """gpu_fabric_bottleneck (made only when a reader wants it: here a query) per GPU, though the
+    nodes share one plan: each GPU reaches the fabric through its own NIC (gpu{g} - nic{g}, PCIe).
+    """
+    # By hand: in each rack n0 and n1 have both NICs cabled at 400 Gb/s = 50,000 MB/s, so their 4
+    # GPUs have 50,000; n2 has only nic0 cabled, so only its gpu0 (gpu1's nic1 has no cable); the
+    # pod's nodes and p-gpu have no cable at all: 3 x 5 = 15 rows.
+    expected = [[f"r{r}-n{n}/gpu{g}", 50000] for r in range(3) for n in range(3) for g in range(2) if (n, g) != (2, 1)]
+    assert _fabric_rows(_fleet(tmp_path, changed=False)) == expected
+    # With r1-n1's nic1 cable at 200 Gb/s = 25,000 MB/s, r1-n1/gpu1 alone drops to it; its node's
+    # gpu0 and the other nodes of the plan keep 50,000.
+    slow = _fabric_rows(_fleet(tmp_path, changed=False, slow_cable=True))
+    assert slow == [[g, 25000 if g == "r1-n1/gpu1" else m] for g, m in expected]
