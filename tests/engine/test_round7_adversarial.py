@@ -399,6 +399,35 @@ def test_a_proof_through_rounds_after_a_text_constant_in_duckdb() -> None:
         duck.close()
 
 
+IN_ROUNDS_CHECK = """# @id: RE995
+# @severity: warning
+# @summary: GPUs named from dgx00/gpu7 up to dgx00/gpu8 and what holds them (a test check).
+# @remediation: none.
+# @reports: re_in
+# @subjects: a, b
+# @message: {a} is in {b}.
+.decl re_in(a: symbol, b: symbol)
+re_in(X, Z) :- within(X, Z), X >= "dgx00/gpu7", X < "dgx00/gpu8".
+re_in(X, Z) :- re_in(X, Y), re_in(Y, Z).
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="pre-existing: one Params for every round of a stratum")
+def test_a_user_rule_of_that_shape_verifies_in_duckdb(tmp_path: Path) -> None:
+    # By hand from inventories/dgx-h100-pod.yaml: only dgx00/gpu7 sorts in ["dgx00/gpu7", "dgx00/gpu8"),
+    # and it is within dgx00, rack0 (dgx00..dgx03) and pod0; the closure adds nothing (none of those is
+    # within anything the first rule keeps). The memory engine and DuckDB report the same finding.
+    rules = tmp_path / "RE995.dl"
+    rules.write_text(IN_ROUNDS_CHECK)
+    reports = []
+    for engine in ("memory", "duckdb"):
+        code, out, err = run_cli("verify", POD, "--rules", str(rules), "--check", "RE995", "--engine", engine)
+        assert code == 0, err
+        reports.append(out)
+    assert "dgx00/gpu7 is in dgx00, pod0, rack0." in reports[0]
+    assert reports[0] == reports[1]
+
+
 # -- proofs: a rule that cannot win is not asked --------------------------------------------------
 
 TIES = """
