@@ -26,6 +26,8 @@ from cli_helpers import run_cli
 from verifier.authorization.requests import decide
 from verifier.session import api
 
+ROOT = Path(__file__).resolve().parents[2]
+
 # Three racks of three `box` nodes (2 GPUs, 1 NVSwitch, 2 NICs with rail labels 0 and 1) and a pod
 # holding two `box2` nodes (box's plan, written again under another name), two `box` nodes and one
 # GPU in no node. Labels: the template gives only zone; r0 tenant research, r1 tenant team-nlp and
@@ -317,3 +319,79 @@ def test_fabric_share_per_gpu_where_cabling_differs(tmp_path: Path) -> None:
     # gpu0 and the other nodes of the plan keep 50,000.
     slow = _fabric_rows(_fleet(tmp_path, changed=False, slow_cable=True))
     assert slow == [[g, 25000 if g == "r1-n1/gpu1" else m] for g, m in expected]
+
+
+# A site's own policies reading what differs between nodes of one plan: a GPU's state and model, a
+# node's GPU count, state and model, one node named. Only these (with the shipped schema) decide.
+SITE_POLICIES = """
+@id("open-schedule")
+permit (principal, action == Action::"schedule", resource);
+
+@id("healthy-only")
+forbid (principal, action == Action::"schedule", resource)
+when { resource.state != "ok" };
+
+@id("h200-admin")
+permit (principal in Team::"sre", action == Action::"administer", resource)
+when { resource.model == "H200-SXM-141GB" || resource.model == "mixed" };
+
+@id("one-node")
+permit (principal == User::"bob", action == Action::"reserve", resource in Node::"r0-n2");
+
+@id("whole-nodes-drain")
+permit (principal, action == Action::"drain", resource is Node)
+when { resource.gpus == 2 && resource.state == "ok" };
+"""
+# The second fleet, with r0-n2's gpu1 an H200 besides.
+H200 = "          r0-n2: {devices: {gpu1: {model: H200-SXM-141GB}}}\n"
+SITE_DECISIONS = {
+    # r0-n0's gpu0 is down: healthy-only forbids it; its sibling gpu1 is ok, open-schedule permits.
+    ("r0-n0/gpu0", "alice", "schedule"): ("DENY", [("forbid", "healthy-only")]),
+    ("r0-n0/gpu1", "alice", "schedule"): ("ALLOW", [("permit", "open-schedule")]),
+    # r0-n2's gpu1 is an H200 and its node holds an H100 and an H200 ("mixed"): carol (sre)
+    # administers both; not r0-n2's H100 gpu0 nor r0-n1 (H100 only).
+    ("r0-n2/gpu1", "carol", "administer"): ("ALLOW", [("permit", "h200-admin")]),
+    ("r0-n2", "carol", "administer"): ("ALLOW", [("permit", "h200-admin")]),
+    ("r0-n2/gpu0", "carol", "administer"): DENY,
+    ("r0-n1", "carol", "administer"): DENY,
+    # one-node names r0-n2: bob reserves its GPUs, not those of r0-n1 or p-m0 (same plan).
+    ("r0-n2/gpu0", "bob", "reserve"): ("ALLOW", [("permit", "one-node")]),
+    ("r0-n1/gpu0", "bob", "reserve"): DENY,
+    ("p-m0/gpu0", "bob", "reserve"): DENY,
+    # Every node holds 2 GPUs (a down one counts: `gpus` is how many there are) and no node's own
+    # state is written (ok), so every node may be drained; a GPU is no Node.
+    ("r0-n0", "alice", "drain"): ("ALLOW", [("permit", "whole-nodes-drain")]),
+    ("r0-n2", "alice", "drain"): ("ALLOW", [("permit", "whole-nodes-drain")]),
+    ("p-n0", "alice", "drain"): ("ALLOW", [("permit", "whole-nodes-drain")]),
+    ("r0-n2/gpu1", "alice", "drain"): DENY,
+}
+
+
+def test_site_policies_reading_what_differs(tmp_path: Path) -> None:
+    inv = _fleet(tmp_path, changed=True)
+    inv.write_text(inv.read_text().replace(CHANGED, CHANGED + H200))
+    policies = tmp_path / "site-policies"
+    policies.mkdir()
+    (policies / "schema.cedarschema").write_text((ROOT / "policies" / "schema.cedarschema").read_text())
+    (policies / "site.cedar").write_text(SITE_POLICIES)
+    setup = api.load_authorization(inv, policies=policies)
+    for (resource, principal, action), (decision, deciding) in SITE_DECISIONS.items():
+        report = decide(setup, principal, action, resource, {})
+        got = ("ALLOW" if report.decision.allowed else "DENY", sorted((e, p) for p, e in report.effects.items()))
+        assert got == (decision, deciding), (resource, principal, action)
+        # The authorize command, expanding only what the request names, decides alike.
+        code, out, _err = run_cli(
+            "authorize",
+            str(inv),
+            "--policies",
+            str(policies),
+            "--principal",
+            principal,
+            "--action",
+            action,
+            "--resource",
+            resource,
+            "--format",
+            "json",
+        )
+        assert (code, json.loads(out)["decision"]) == (0 if decision == "ALLOW" else 1, decision)
