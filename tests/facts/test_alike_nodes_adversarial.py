@@ -395,3 +395,16 @@ def test_site_policies_reading_what_differs(tmp_path: Path) -> None:
             "json",
         )
         assert (code, json.loads(out)["decision"]) == (0 if decision == "ALLOW" else 1, decision)
+
+
+@pytest.mark.parametrize(("slow_cable", "bottleneck"), [(False, 50000), (True, 25000)])
+def test_place_fabric_share_of_one_node_cabled_slower(tmp_path: Path, slow_cable: bool, bottleneck: int) -> None:
+    # By hand: b4 (bob, 4 GPUs in one rack) fits only r1 (r1-n0's and r1-n1's GPUs, team-nlp's); it
+    # spans two nodes, so its bottleneck is its GPUs' slowest fabric share: each GPU's own NIC cable,
+    # 400 Gb/s = 50,000 MB/s, or 200 Gb/s = 25,000 MB/s for r1-n1/gpu1 (nic1) when r1's override
+    # slows that one cable; the other nodes of the plan keep theirs.
+    inv = _fleet(tmp_path, changed=False, slow_cable=slow_cable)
+    code, out, err = run_cli("place", str(inv), str(tmp_path / "jobs.yaml"), "--format", "json")
+    assert (code, err) == (0, "")
+    jobs = {j["job"]: j for j in json.loads(out)["jobs"]}
+    assert [(p["domain"], p["bottleneck_mbps"]) for p in jobs["b4"]["placements"]] == [("r1", bottleneck)]
