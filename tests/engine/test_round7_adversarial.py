@@ -446,6 +446,8 @@ hop(X, Y) :- e(X, Y).
 r(X, Y) :- hop(X, Y), g(X).
 r(X, Y) :- hop(Y, X), g(Y).
 r(X, Y) :- e(X, Y), !g(Y).
+r(X, Y) :- e(X, Y), g(X).
+r(X, Y) :- hop(Y, X), e(X, Y).
 .decl n(x: symbol, k: number)
 n(X, count(Y)) :- r(X, Y).
 """
@@ -460,23 +462,63 @@ def test_tied_rules_aggregates_and_negation_prove_by_the_first_that_wins(engine:
         backend.add_facts("e", [("a", "b"), ("b", "a")])
         backend.add_facts("g", [("a",)])
         backend.evaluate()
-        # r(a, b): rule 1 (hop(a,b), g(a): latest premise hop, derived) and rule 2 (hop(b,a), g(b)?
-        # no: g(b) is absent) and rule 3 (e(a,b), !g(b): inputs only, latest stage 0). Rule 3's
-        # instance is older than rule 1's, so it wins; its proof names the absent g(b).
+        # Rules of r, by line: 7 hop(X,Y), g(X); 8 hop(Y,X), g(Y); 9 e(X,Y), !g(Y); 10 e(X,Y), g(X);
+        # 11 hop(Y,X), e(X,Y). hop's facts are derived (stage > 0), e's and g's inputs (stage 0).
+        # r(a, b): line 7 (hop(a,b), g(a): latest > 0); line 8 needs g(b): no; line 9 (e(a,b), absent
+        # g(b): latest 0) and line 10 (e(a,b), g(a): latest 0) tie; line 11 (hop(b,a), e(a,b): > 0).
+        # The earliest latest premise wins, the first rule of a tie: line 9, naming the absent g(b).
         proof = backend.explain("r", ("a", "b"))
         assert proof.rule is not None and proof.rule.loc.line == 9
         assert [(p.relation, p.row) for p in proof.premises] == [("e", ("a", "b"))]
         assert proof.absent == (("g", ("b",)),)
-        # r(b, a): rule 1 needs g(b): no. Rule 2: hop(a, b), g(a): yes. Rule 3: e(b, a), !g(a): g(a)
-        # holds, no. So rule 2, on hop(a, b) (itself from e(a, b)) and g(a).
+        # r(b, a): line 7 needs g(b): no; line 8: hop(a,b), g(a): latest = hop(a,b)'s stage; line 9:
+        # g(a) holds, no; line 10 needs g(b): no; line 11: hop(a,b), e(b,a): the same latest as line 8,
+        # a tie the first rule wins: line 8, on hop(a, b) and g(a).
         proof = backend.explain("r", ("b", "a"))
         assert proof.rule is not None and proof.rule.loc.line == 8
         assert sorted((p.relation, p.row) for p in proof.premises) == [("g", ("a",)), ("hop", ("a", "b"))]
-        # r(a, a)? rule 2 with hop(a, a): no such hop. So r holds (a,b) and (b,a) only, and n counts
+        # r(a, a) or r(b, b)? every rule needs e or hop of that pair: none. So r holds (a,b) and (b,a), n counts
         # one Y per X: n(a, 1), n(b, 1); n(a, 1)'s group is r(a, b) alone.
         assert sorted(backend.query("n")) == [("a", 1), ("b", 1)]
         proof = backend.explain("n", ("a", 1))
         assert [(p.relation, p.row) for p in proof.premises] == [("r", ("a", "b"))]
+    finally:
+        backend.close()
+
+
+PLAIN_THEN_AGGREGATE = """
+.input start(x: symbol)
+.input edge(x: symbol, y: symbol)
+.input member(x: symbol, y: symbol)
+.input base(x: symbol, n: number, via: symbol)
+.decl reach(x: symbol)
+reach(X) :- start(X).
+reach(Y) :- reach(X), edge(X, Y).
+.decl t(x: symbol, n: number)
+t(X, N) :- base(X, N, V), reach(V).
+t(X, count(Y)) :- member(X, Y), reach(Y).
+"""
+
+
+@pytest.mark.parametrize("engine", [MemoryBackend, DuckDBBackend], ids=["memory", "duckdb"])
+def test_an_aggregate_rule_after_a_plain_one_is_judged_on_its_whole_group(engine: Backend) -> None:
+    # reach grows one edge a round: a, then b, c, d, e, each a stage later than the one before.
+    # t(a, 2) by line 10 (plain): base(a, 2, c), reach(c): latest reach(c). By line 11 (aggregate):
+    # a's members b and e, both reached: count 2; the whole group's latest is reach(e), later than
+    # reach(c), so line 10 wins. (Asked only for premises older than reach(c), the aggregate rule
+    # would find the part of its group on reach(b) alone, older, and win wrongly.)
+    backend = engine()
+    try:
+        backend.load(_program(PLAIN_THEN_AGGREGATE))
+        backend.add_facts("start", [("a",)])
+        backend.add_facts("edge", [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e")])
+        backend.add_facts("member", [("a", "b"), ("a", "e")])
+        backend.add_facts("base", [("a", 2, "c")])
+        backend.evaluate()
+        assert backend.query("t") == [("a", 2)]
+        proof = backend.explain("t", ("a", 2))
+        assert proof.rule is not None and proof.rule.loc.line == 10
+        assert sorted((p.relation, p.row) for p in proof.premises) == [("base", ("a", 2, "c")), ("reach", ("c",))]
     finally:
         backend.close()
 
