@@ -435,6 +435,35 @@ def test_a_user_rule_of_that_shape_verifies_in_duckdb(tmp_path: Path) -> None:
     assert reports[0] == reports[1]
 
 
+# Older than this round too (4925fb9 alike). A linear recursion whose recursive rule cannot run
+# (observed-style input empty: f) is still evaluated as a closure, a WITH RECURSIVE of its first
+# rule alone, whose UNION ALL keeps a tuple derived twice: p(b, a) comes from e(b, a), e(a, a) and
+# from e(b, c), e(c, a). By hand, p = e joined with e: (a, a), (b, a), (c, a), each once.
+CLOSURE_WITHOUT_STEP = """
+.input e(x: symbol, y: symbol)
+.input f(x: symbol, y: symbol)
+.decl p(x: symbol, y: symbol)
+p(X, Z) :- p(X, Y), f(Y, Z).
+p(X, Z) :- e(X, Y), e(Y, Z).
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="pre-existing: a closure with no runnable step keeps duplicate tuples")
+def test_a_closure_whose_step_cannot_run_stores_each_tuple_once() -> None:
+    program = _program(CLOSURE_WITHOUT_STEP)
+    facts: dict[str, list[Row]] = {"e": [("a", "a"), ("b", "a"), ("b", "c"), ("c", "a")], "f": []}
+    duck = DuckDBBackend()
+    try:
+        duck.load(program)
+        for relation, rows in facts.items():
+            duck.add_facts(relation, rows)
+        duck.evaluate()
+        assert sorted(duck.query("p")) == [("a", "a"), ("b", "a"), ("c", "a")]
+        assert duck.count("p") == 3
+    finally:
+        duck.close()
+
+
 # -- proofs: a rule that cannot win is not asked --------------------------------------------------
 
 TIES = """
