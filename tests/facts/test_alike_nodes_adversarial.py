@@ -410,11 +410,6 @@ def test_place_fabric_share_of_one_node_cabled_slower(tmp_path: Path, slow_cable
     assert [(p["domain"], p["bottleneck_mbps"]) for p in jobs["b4"]["placements"]] == [("r1", bottleneck)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="found here, as old as 4925fb9 (not an alike-nodes shortcut): place ranks a placement whose "
-    "GPUs share no path (bottleneck null) as the best, place.py's rank key reading a None worst as _BIG",
-)
 def test_a_node_whose_gpus_share_no_path_does_not_rank_first(tmp_path: Path) -> None:
     # By hand: in the second fleet r1-n1's gpu1 reaches nvsw0 only over a degraded bond, which the
     # fabric manager takes out of NVLink peer-to-peer (SCALE001's message); box has no CPU or PCIe

@@ -638,7 +638,9 @@ class _Picker:
                 one = self._judge(job, domain, need, profiles or [], tp, within)
                 _d, count, worst, cost, _n, _l = one
             judged.append(one)
-            bw = -(worst if worst is not None else _BIG)
+            # No bottleneck: a lone GPU has no pair to bound it (best); members that share no path
+            # at all have none either, and rank last, as what-if reads them (whatif.py: -1).
+            bw = -(worst if worst is not None else (_BIG if need <= 1 else 0))
             # The rank keys of docs/placement.md, then the host's position: a stable sort's order.
             if by_cost:
                 order.append((cost if cost is not None else _BIG, bw, count, domain, i))
