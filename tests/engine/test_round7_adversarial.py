@@ -7,7 +7,7 @@ comparisons is not run; a proof search does not ask a rule that cannot win; each
 ensure_ascii=False. Each expectation is worked out by hand (comments), or is an equality with what
 the shortcut stands for: the same program on every row, the memory engine, json.dumps itself.
 
-Two bugs found here are older than this round (they hold at 4925fb9 too): see the strict xfails.
+Two bugs found here are older than this round (4925fb9 has them too), fixed in duckdb_backend: see below.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import run_cli
 
-from verifier.core.errors import EngineError, ProgramError
+from verifier.core.errors import ProgramError
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine.ast import Program, Row
 from verifier.engine.backend import Proof
@@ -356,11 +356,11 @@ def test_random_text_programs_agree_between_engines_and_after_more_facts() -> No
     assert compared > 40
 
 
-# Older than this round (4925fb9 fails alike). A stratum evaluated in rounds keeps one sc.Params per
-# relation for all its rounds: the first round's non-recursive rule adds the constant "a" of
+# Older than this round (4925fb9 failed alike), now fixed. A stratum evaluated in rounds kept one sc.Params per
+# relation for all its rounds: the first round's non-recursive rule added the constant "a" of
 # `X >= "a"` as parameter p0, a later round's statement (the recursive rule alone) names no
-# parameter, and Params.bind() still passes p0: DuckDB refuses ("Parameter/argument count mismatch").
-# The user sees "the rules could not be evaluated" (exit 2; e.g. `topolog verify --engine duckdb`
+# parameter, and Params.bind() still passed p0: DuckDB refused ("Parameter/argument count mismatch").
+# The user saw "the rules could not be evaluated" (exit 2; e.g. `topolog verify --engine duckdb`
 # with such a rule in --rules). By hand: f(b, c), f(c, d): p = (b,c), (c,d), and (b,d) by the closure.
 ROUNDS_WITH_A_TEXT_CONSTANT = """
 .input f(x: symbol, y: symbol)
@@ -370,7 +370,6 @@ p(X, Z) :- p(X, Y), p(Y, Z).
 """
 
 
-@pytest.mark.xfail(strict=True, raises=EngineError, reason="pre-existing: one Params for every round of a stratum")
 def test_rounds_after_a_text_constant_evaluate_in_duckdb() -> None:
     program = _program(ROUNDS_WITH_A_TEXT_CONSTANT)
     facts: dict[str, list[Row]] = {"f": [("b", "c"), ("c", "d")]}
@@ -379,8 +378,8 @@ def test_rounds_after_a_text_constant_evaluate_in_duckdb() -> None:
     assert _derived(program, facts, DuckDBBackend) == expected
 
 
-# The same cause, met when a proof derives a closure again in rounds: evaluation succeeds, the proof
-# fails ("duckdb failed while deriving proof stages"; `topolog verify --engine duckdb --proofs`).
+# The same cause, met when a proof derives a closure again in rounds: evaluation succeeded, the proof
+# failed ("duckdb failed while deriving proof stages"; `topolog verify --engine duckdb --proofs`).
 # By hand: e(a, é) alone: p(a, é) by the first rule (a < é); the other two rules have no instance.
 PROOF_ROUNDS = """
 .input e(x: symbol, y: symbol)
@@ -391,7 +390,6 @@ p(X, Z) :- p(X, Y), e(Y, Z), Y >= Z, X < Y.
 """
 
 
-@pytest.mark.xfail(strict=True, raises=EngineError, reason="pre-existing: one Params for every round of a stratum")
 def test_a_proof_through_rounds_after_a_text_constant_in_duckdb() -> None:
     program = _program(PROOF_ROUNDS)
     duck = DuckDBBackend()
@@ -419,7 +417,6 @@ re_in(X, Z) :- re_in(X, Y), re_in(Y, Z).
 """
 
 
-@pytest.mark.xfail(strict=True, reason="pre-existing: one Params for every round of a stratum")
 def test_a_user_rule_of_that_shape_verifies_in_duckdb(tmp_path: Path) -> None:
     # By hand from inventories/dgx-h100-pod.yaml: only dgx00/gpu7 sorts in ["dgx00/gpu7", "dgx00/gpu8"),
     # and it is within dgx00, rack0 (dgx00..dgx03) and pod0; the closure adds nothing (none of those is
@@ -435,9 +432,9 @@ def test_a_user_rule_of_that_shape_verifies_in_duckdb(tmp_path: Path) -> None:
     assert reports[0] == reports[1]
 
 
-# Older than this round too (4925fb9 alike). A linear recursion whose recursive rule cannot run
+# Older than this round too (4925fb9 alike), now fixed. A linear recursion whose recursive rule cannot run
 # (observed-style input empty: f) is still evaluated as a closure, a WITH RECURSIVE of its first
-# rule alone, whose UNION ALL keeps a tuple derived twice: p(b, a) comes from e(b, a), e(a, a) and
+# rule alone, whose UNION ALL kept a tuple derived twice: p(b, a) comes from e(b, a), e(a, a) and
 # from e(b, c), e(c, a). By hand, p = e joined with e: (a, a), (b, a), (c, a), each once.
 CLOSURE_WITHOUT_STEP = """
 .input e(x: symbol, y: symbol)
@@ -448,7 +445,6 @@ p(X, Z) :- e(X, Y), e(Y, Z).
 """
 
 
-@pytest.mark.xfail(strict=True, reason="pre-existing: a closure with no runnable step keeps duplicate tuples")
 def test_a_closure_whose_step_cannot_run_stores_each_tuple_once() -> None:
     program = _program(CLOSURE_WITHOUT_STEP)
     facts: dict[str, list[Row]] = {"e": [("a", "a"), ("b", "a"), ("b", "c"), ("c", "a")], "f": []}

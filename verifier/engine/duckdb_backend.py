@@ -675,6 +675,9 @@ class DuckDBBackend:
         # the tuples another relation of the stratum gained in the same round (they belong to the
         # next one, as in the memory engine). One relation's INSERT reads the table as it was.
         apart = len(stratum.relations) > 1
+        # Parameters of each relation's statement, made afresh every round (below): a round's
+        # statement names only the parameters its own selects added (the first round's rules that
+        # read no member of the stratum, with a constant such as `X >= "a"`, run in that round only).
         params = {r: self._params() for r in stratum.relations}
 
         # Derived again for a proof (`only`), the rows of these rounds are those above the stage
@@ -718,6 +721,7 @@ class DuckDBBackend:
                 raise endless_recursion(stratum, self._schema.declarations, limit)
             self._stage += 1
             grew = False
+            params = {r: self._params() for r in stratum.relations}
             for relation in stratum.relations:
                 found = selects(relation, count == 1)
                 if not found:
@@ -785,8 +789,10 @@ class DuckDBBackend:
                         raise
             if not done:
                 # UNION makes the recursive query's rows distinct already; only tuples the table holds
-                # (a re-evaluation keeps those of lower stages) need the anti join.
-                self._stage += self._insert(relation, self._from_filled(relation, query), params)
+                # (a re-evaluation keeps those of lower stages) need the anti join. With no step that
+                # can run there is no UNION: the first rules' UNION ALL may hold a tuple twice.
+                source = self._from_filled(relation, query) if step else self._new_rows(relation, [query])
+                self._stage += self._insert(relation, source, params)
         finally:
             self._con.execute("RESET threads")
         if not (done and exact):
