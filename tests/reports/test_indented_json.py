@@ -1,4 +1,5 @@
-"""verifier.reports.indented_json writes exactly what `json.dumps(x, indent=N, sort_keys=..., ensure_ascii=...)` writes."""
+"""verifier.reports.indented_json writes exactly what
+`json.dumps(x, indent=N, sort_keys=..., ensure_ascii=...)` writes."""
 
 from __future__ import annotations
 
