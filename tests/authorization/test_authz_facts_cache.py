@@ -12,6 +12,7 @@ verify and place, by hand:
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def _rows(work: Path, policies: Path | None = None) -> dict[str, list[Row]]:
+def _rows(work: Path, policies: Path | None = None) -> dict[str, Sequence[Row]]:
     inventory = work / "cluster.yaml"
     inputs = read_inventory([inventory], discover([inventory], policies=policies or work / "policies"))
     setup = authorization_for(inputs)
@@ -52,7 +53,7 @@ def _entries(work: Path) -> int:
     return len(list((work.parent / "cache").glob(f"{facts.KIND}-*")))
 
 
-def _scheduling(rows: dict[str, list[Row]], who: str) -> list[str]:
+def _scheduling(rows: dict[str, Sequence[Row]], who: str) -> list[str]:
     """The GPUs `who` may schedule on: the members of each class permitted to them."""
     classes = {str(c) for p, action, c in rows["permitted"] if p == who and action == "schedule"}
     return sorted(str(g) for g, c in rows["authz_class"] if c in classes)

@@ -10,6 +10,7 @@ principal of the shipped principals file alone and for a team with a user of it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,7 +27,7 @@ INVENTORIES = sorted((ROOT / "inventories").glob("*.yaml"))
 PRINCIPALS = load_principals(ROOT / "inventories" / "principals.yml")
 
 
-def _of(rows: list[Row], principals: set[str]) -> set[Row]:
+def _of(rows: Sequence[Row], principals: set[str]) -> set[Row]:
     return {r for r in rows if r[0] in principals}
 
 
