@@ -23,10 +23,8 @@ from verifier.sources.principals import load_principals
 ROOT = Path(__file__).resolve().parents[2]
 PRINCIPALS = load_principals(ROOT / "inventories" / "principals.yml")
 
-# Two racks of two nodes of one template (two GPUs each). r0 passes tenant a down to n0 and n1,
-# both stamped whole. r1 passes tenant b down: its n0 has gpu1 down and its n1 is quarantined by
-# an override of its own labels, so neither is its plan exactly. gpu9 hangs from r1 itself.
-FLEET = """\
+# A node template of two GPUs joined by one NVLink, and the objects section's heading.
+BOX = """\
 apiVersion: topolog.dev/v1
 kind: Inventory
 templates:
@@ -37,6 +35,14 @@ templates:
     links:
       - {a: gpu0, b: gpu1, kind: nvlink, generation: 4}
 objects:
+"""
+
+# Two racks of two nodes of one template (two GPUs each). r0 passes tenant a down to n0 and n1,
+# both stamped whole. r1 passes tenant b down: its n0 has gpu1 down and its n1 is quarantined by
+# an override of its own labels, so neither is its plan exactly. gpu9 hangs from r1 itself.
+FLEET = (
+    BOX
+    + """\
   - name: r0
     kind: rack
     labels: {tenant: a}
@@ -56,6 +62,7 @@ objects:
           r1-n1:
             labels: {quarantine: "true"}
 """
+)
 
 READS = PolicyReads(frozenset({"tenant", "state", "quarantined"}), frozenset())
 """A policy set reading the tenant, the state and the quarantine of hardware, naming none of it."""
@@ -146,23 +153,16 @@ def test_a_policy_naming_hardware_leaves_the_classes_to_partition_gpus() -> None
 # Two nodes of one template whose ids differ in length, one the start of the other: "x." sorts
 # after "x", but "x./gpu0" before "x/gpu0" ("." is below "/"), so the class's smallest GPU is not
 # the smallest node's.
-PREFIXED = """\
-apiVersion: topolog.dev/v1
-kind: Inventory
-templates:
-  box:
-    kind: node
-    children:
-      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}
-    links:
-      - {a: gpu0, b: gpu1, kind: nvlink, generation: 4}
-objects:
+PREFIXED = (
+    BOX
+    + """\
   - name: r0
     kind: rack
     children:
       - {template: box, name: x}
       - {template: box, name: x.}
 """
+)
 
 
 def test_the_smallest_gpu_of_nodes_whose_ids_start_alike_is_found_gpu_by_gpu() -> None:
