@@ -20,7 +20,7 @@ from verifier.core.gc_pause import collector_paused
 from verifier.engine.ast import Program, Row, Value
 from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
-from verifier.facts.graph import EXT
+from verifier.facts.graph import _global, _local  # a GPU's name local to its node (node classes') and back
 from verifier.facts.jobs import job_facts
 from verifier.placement.profile_gpus import GpusByProfile, profile_counts, row_getter
 from verifier.placement.profile_gpus import ProfileKey as ProfileKey  # re-exported: plain.py, the service
@@ -843,21 +843,8 @@ class _Picker:
 def _shown(judged: _Judged) -> Shown:
     """A judged domain with its members named."""
     domain, count, worst, cost, nodes, local = judged
-    members = tuple(nodes) if local is None else tuple(_named(nodes[i], g) for i, g in local)
+    members = tuple(nodes) if local is None else tuple(_global(g, nodes[i]) for i, g in local)
     return (domain, members, count, worst, cost)
-
-
-def _local(gpu: str, node: str) -> str:
-    """A GPU's name in its node's local naming (as node classes name it, verifier/facts/graph.py):
-    the id under "node/", or EXT and the whole id for a GPU whose id is not under its node's (one
-    placed in its node by `parent:` keeps its own name as its id).
-    """
-    return gpu[len(node) + 1 :] if gpu.startswith(node) and gpu[len(node) : len(node) + 1] == "/" else EXT + gpu
-
-
-def _named(node: str, local: str) -> str:
-    """The id of the GPU `local` names in `node` (the inverse of _local)."""
-    return local[len(EXT) :] if local.startswith(EXT) else f"{node}/{local}"
 
 
 def _fullest_first(job: Job) -> bool:
