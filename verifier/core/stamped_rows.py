@@ -15,12 +15,26 @@ node by node.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import cast, overload
 
 Value = str | int
 Row = tuple[Value, ...]
+
+
+def names_at(slots: Sequence[int]) -> Callable[[Sequence[str]], Sequence[str]]:
+    """The items at `slots` of a node's names, in that order, as a sequence, in one C call
+    (itemgetter returns an item alone when given one position, and is not callable with none).
+    """
+    if not slots:
+        return lambda names: ()
+    if len(slots) == 1:
+        only = slots[0]
+        return lambda names: (names[only],)
+    pick: Callable[[Sequence[str]], Sequence[str]] = itemgetter(*slots)
+    return pick
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from operator import itemgetter
 
-from verifier.core.stamped_rows import StampBlock, with_blocks
+from verifier.core.stamped_rows import StampBlock, names_at, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
 from verifier.facts.fabric_islands import fabric_islands, node_fabric_islands, switch_islands
 from verifier.facts.inventory import ROCE, Row, link_kind, node_of
@@ -1070,7 +1069,7 @@ class _Hit:
         paths = local["gpu_nic_path"]
         self.nics = sorted({str(nic) for _g, nic, _c, _w in paths})
         self.nic_slots = [slot[nic] for nic in self.nics]
-        self.nic_names = _picker(self.nic_slots)
+        self.nic_names = names_at(self.nic_slots)
         """A node's NIC names (by slot) in the order of `nics`: one C call per node, not a loop."""
         self.names: list[Sequence[str]] = []
         """The global names by slot of every node stamped from this class, in stamping order."""
@@ -1119,7 +1118,7 @@ class _Hit:
     def stamp_fabric_planned(self, rows: list[Row], nic_fabric: dict[str, int], cache: _FabricCache) -> None:
         """`stamp_fabric` of the nodes `stamp_planned` added last, by the slots of their plan's names."""
         at, lists = self.planned[-1]
-        nic_names = _picker([at[s] for s in self.nic_slots])
+        nic_names = names_at([at[s] for s in self.nic_slots])
         for names in lists:
             self.stamp_fabric(names[0], names, rows, nic_fabric, cache, (at, nic_names))
 
@@ -1188,24 +1187,11 @@ class _StampedNames:
             if known is None:
                 slot = {name: k + 1 for k, name in enumerate(plan.names)}
                 slots = [slot.get(s) for s in suffixes]
-                pick = _picker([s for s in slots if s is not None]) if None not in slots else None
+                pick = names_at([s for s in slots if s is not None]) if None not in slots else None
                 known = self.pickers[key] = (plan, suffixes, pick)
             if known[2] is not None:
                 return list(known[2](names))  # a list, as the joined names are (StampedRows compare equal)
         return [node + s for s in suffixes]
-
-
-def _picker(slots: Sequence[int]) -> Callable[[Sequence[str]], Sequence[str]]:
-    """The items at `slots` of a sequence, in that order, as a sequence (itemgetter returns an item
-    alone when given one position, and is not callable with none).
-    """
-    if not slots:
-        return lambda names: ()
-    if len(slots) == 1:
-        only = slots[0]
-        return lambda names: (names[only],)
-    pick: Callable[[Sequence[str]], Sequence[str]] = itemgetter(*slots)
-    return pick
 
 
 _FabricCache = dict[tuple[int, tuple[int | None, ...]], tuple[list[tuple[str, int]], list[tuple[int, int]] | None]]

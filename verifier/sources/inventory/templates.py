@@ -27,6 +27,7 @@ from types import MappingProxyType
 
 from verifier.core.errors import SourceLocation
 from verifier.core.limits import INT64_MAX, current_limits, exceeded
+from verifier.core.stamped_rows import names_at
 from verifier.sources.inventory.model import (
     EMPTY_INT,
     EMPTY_STR,
@@ -169,8 +170,8 @@ class _Plan:
             for i, p, o in self.objects
         ]
         self.object_slots = [i for i, _p, _o in self.objects]
-        self.object_ids = _at_slots(self.object_slots)
-        self.object_parents = _at_slots([p for _i, p, _o in self.objects])
+        self.object_ids = names_at(self.object_slots)
+        self.object_parents = names_at([p for _i, p, _o in self.objects])
         self.object_columns = tuple(tuple(row[c] for row in self.object_rows) for c in range(2, 10))
         self.link_ids = [parts for parts, _a, _b, _lk in self.links]
         self.link_rows = [
@@ -1280,19 +1281,6 @@ def _formatted(form: str, sub: Sequence[Sequence[int | str]]) -> list[str]:
 
 _ID = operator.attrgetter("id")
 _FIRST = operator.itemgetter(0)
-
-
-def _at_slots(slots: Sequence[int]) -> Callable[[Sequence[str]], Sequence[str]]:
-    """The names at `slots`, in that order, as a sequence (itemgetter gives an item alone for one
-    slot, and takes no empty list of them).
-    """
-    if not slots:
-        return lambda names: ()
-    if len(slots) == 1:
-        only = slots[0]
-        return lambda names: (names[only],)
-    pick: Callable[[Sequence[str]], Sequence[str]] = operator.itemgetter(*slots)
-    return pick
 
 
 def _brace(text: str) -> str:
