@@ -881,26 +881,27 @@ class DuckDBBackend:
                 done = self._rounds_for.setdefault(relation, set())
                 todo = sorted(set(values) - done)
                 if len(todo) <= ROUNDS_VALUES:
-                    if todo:
-                        # Marked done only once derived: a stop part way leaves it to `_mend`.
-                        self._unfinished[relation] = (stratum, start)
-                        self._derive_in_rounds(relation, stratum, start, (column, todo))
-                        del self._unfinished[relation]
+                    if todo:  # marked done only once derived: a stop part way leaves it to `_mend`
+                        self._again(relation, stratum, start, (column, todo))
                     done.update(todo)
                     continue
-            self._unfinished[relation] = (stratum, start)
-            self._derive_in_rounds(relation, stratum, start, None)
-            del self._unfinished[relation]
-            del coarse[relation]
+            self._again(relation, stratum, start, None)
+
+    def _again(self, relation: str, stratum: Stratum, start: int, only: tuple[int, Sequence[Value]] | None) -> None:
+        """`_derive_in_rounds` for a proof, the closure `_unfinished` until it returns; derived again
+        whole (`only` None), it no longer runs as one query (`_coarse`).
+        """
+        self._unfinished[relation] = (stratum, start)
+        self._derive_in_rounds(relation, stratum, start, only)
+        del self._unfinished[relation]
+        if only is None:
+            self._coarse.pop(relation, None)
             self._rounds_for.pop(relation, None)
 
     def _mend(self) -> None:
         """Derive again whole, in rounds, every closure a stopped proof left part way (`_unfinished`)."""
         for relation, (stratum, start) in list(self._unfinished.items()):
-            self._derive_in_rounds(relation, stratum, start, None)
-            del self._unfinished[relation]
-            self._coarse.pop(relation, None)
-            self._rounds_for.pop(relation, None)
+            self._again(relation, stratum, start, None)
 
     def _passed_values(self, relation: str, column: int, fixed: Mapping[int, Value]) -> list[Value] | None:
         """The stored values at `column` of the tuples of `relation` that hold `fixed`'s values (where
