@@ -439,9 +439,6 @@ _BIG = 1 << 62
 """Ranks a missing bottleneck or cost past every real one."""
 
 
-_getter = row_getter
-
-
 class Profiles:
     """What ranking reads that no job changes: every GPU's profile, grouped, and each node's price.
 
@@ -468,7 +465,7 @@ class Profiles:
         # `info` keeps it with the profile's node and the node's class, what every domain reads.
         info: dict[ProfileKey, _Profile] = {}
         interned: dict[tuple[object, ...], int] = {}
-        figures_of, tag_at = _getter(key, key.without("node", "tag")), key.index["tag"]
+        figures_of, tag_at = row_getter(key, key.without("node", "tag")), key.index["tag"]
         class_of, node_at = pairs.class_of, self.key_node
         profiles_of = Counter(str(k[node_at]) for k in by_profile.counts)
         for profile_key in by_profile.counts:
@@ -552,7 +549,7 @@ class _Picker:
         self.key_node, self.key_fabric, self.key_tag = profiles.key_node, profiles.key_fabric, profiles.key_tag
         self.engine, self.e_job, self.e_domain = engine, eligible.index["job"], eligible.index["domain"]
         self.e_count = eligible.index["gpus"]
-        self.eligible_of = _getter(eligible, profiles.key_columns)
+        self.eligible_of = row_getter(eligible, profiles.key_columns)
         self.pairs = profiles.pairs
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
         self._shapes: dict[tuple[object, ...], _Shape] = {}
@@ -872,7 +869,7 @@ def _why_not(
 ) -> dict[str, list[WhyNot]]:
     out: dict[str, list[WhyNot]] = defaultdict(list)
     why = Columns.of(program, "place_why_not", ("job", "domain", "what", "have", "need"))
-    picked = _getter(why, ("job", "domain", "what", "have", "need"))
+    picked = row_getter(why, ("job", "domain", "what", "have", "need"))
     rows = sorted((picked(r) for r in engine.query("place_why_not")), key=lambda r: (str(r[0]), str(r[1])))
     deniers = Deniers(engine, program, authorization)
     for j, d, what, have, need in rows:
