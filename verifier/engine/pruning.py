@@ -183,8 +183,5 @@ def filter_rows(rows: Sequence[Row], filters: Sequence[tuple[int, frozenset[Valu
         if isinstance(values, Excluded):
             return [row for row in rows if row[i] not in values]
         return [row for row in rows if row[i] in values]
-    return [
-        row
-        for row in rows
-        if all((row[i] not in values) if isinstance(values, Excluded) else (row[i] in values) for i, values in filters)
-    ]
+    checks = [(i, values, isinstance(values, Excluded)) for i, values in filters]  # kinds told apart once
+    return [row for row in rows if all((row[i] in values) is not excluding for i, values, excluding in checks)]
