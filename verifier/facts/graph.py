@@ -374,6 +374,13 @@ def _rails(inv: Inventory) -> Sequence[Row]:
 
 _ALWAYS_READ = FABRIC_KINDS | {"d2d"}
 """Link kinds read on every node: fabric cables (Ethernet maybe, see link_kind) and die-to-die links."""
+_CABLE_KINDS = FABRIC_KINDS - {"ethernet"}
+"""The fabric kinds that are fabric cables only (Ethernet may be RoCE, see link_kind)."""
+
+
+def _nonfabric(links: Iterable[Link]) -> list[Link]:
+    """`links` but the fabric cables (Ethernet kept), in order, in one comprehension."""
+    return [lk for lk in links if lk.kind not in _CABLE_KINDS]
 
 
 @dataclass
@@ -427,14 +434,13 @@ class _LinkView:
                     links += links_of(origin, found, only)
             elif origin not in unread or lk.kind in _ALWAYS_READ:
                 links.append(lk)
-        nonfabric = [lk for lk in links if lk.kind not in FABRIC_KINDS or lk.kind == "ethernet"]
-        return cls(links, covered, inv, unmade, so_far, nonfabric)
+        return cls(links, covered, inv, unmade, so_far, _nonfabric(links))
 
     def reading_nonfabric(self, nodes: AbstractSet[str]) -> Iterable[Link]:
         """`reading(nodes)` but the fabric cables (Ethernet kept), in order."""
         if nodes <= self.covered:
             return self.nonfabric
-        return [lk for lk in self.reading(nodes) if lk.kind not in FABRIC_KINDS or lk.kind == "ethernet"]
+        return _nonfabric(self.reading(nodes))
 
     def reading(self, nodes: AbstractSet[str]) -> Iterable[Link]:
         """The links to go through when the plan links of the stamped `nodes` are wanted too: every
