@@ -518,7 +518,7 @@ def _conformance(inv: Inventory, keep: AbstractSet[str] | None) -> dict[str, lis
         if tmpl not in reference or node < reference[tmpl][0]:
             reference[tmpl] = (node, "built exactly from its node type")
     # The stamped nodes that do not stand for their template are neither compared nor read: their
-    # objects are passed over in runs (Inventory.objects_but, kept for the inventory: whole_nodes.py).
+    # objects are passed over in runs, in the one pass kept for the inventory (whole_nodes.py).
     objects = objects_without(inv, inv.stamped.keys() - {n for n, _ in reference.values()})
     loose: dict[str, list[str]] = {}
     for o in objects:

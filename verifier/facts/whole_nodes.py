@@ -118,7 +118,7 @@ def _pass(inv: Inventory, whole: frozenset[str]) -> tuple[list[Obj] | None, dict
         rows = plan.object_rows
         if not rows:
             continue
-        # The loader stamps a node's plan objects in one update, right after the node (objects_but).
+        # The loader stamps a node's plan objects in one update, right after the node (templates.py _stamp).
         last = next(islice(it, len(rows) - 1, None), None)
         if last is None or last.origin != o.id or last.id != names[rows[-1][0]]:
             return None, {}
