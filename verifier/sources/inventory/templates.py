@@ -642,11 +642,9 @@ class Expander:
             repeat(node_id),
         )
         head = node_id.partition("/")[0]
-        if head not in self.object_heads:
+        if head not in self.object_heads or objects.keys().isdisjoint(fresh):
             objects.update(zip(fresh, objs, strict=True))
             self.object_heads.add(head)
-        elif objects.keys().isdisjoint(fresh):
-            objects.update(zip(fresh, objs, strict=True))
         else:
             for obj in objs:
                 self._add_object(obj)  # reports each duplicate, adds the rest (and their heads)
