@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from operator import itemgetter
 from typing import Any, NoReturn
@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from verifier.core.errors import EngineError, SourceLocation, TopologError
 from verifier.core.limits import current_limits, exceeded
-from verifier.core.stamped_rows import StampBlock, StampedRows
+from verifier.core.stamped_rows import StampBlock, StampedRows, names_at
 from verifier.engine import sql_compiler as sc
 from verifier.engine.ast import (
     Aggregate,
@@ -407,11 +407,11 @@ class DuckDBBackend:
         for group in ([s for s in todo if s in fresh], [s for s in todo if s not in fresh]):
             if not group:
                 continue
-            names_at, rows = _at_slots(group), [at[s] for s in group]
+            pick, rows = names_at(group), [at[s] for s in group]
             step = max(1, LOAD_CHUNK // len(group))
             for first in range(0, nodes, step):
                 chunk = block.names[first : first + step]
-                names = list(chain.from_iterable(map(names_at, chunk)))
+                names = list(chain.from_iterable(map(pick, chunk)))
                 if set(map(type, names)) != {str}:
                     _refuse(decl, list(block.rows()))
                 got = numpy.empty(len(names), dtype=numpy.int64)
@@ -1257,14 +1257,6 @@ class DuckDBBackend:
         select = sc.aggregate_query(rule, body, params, tuple(v for v in stored if v is not None))
         value = _first(self._con.execute(select, params.bind()))
         return value is not None and value[agg[0]] == stored[agg[0]]
-
-
-def _at_slots(slots: Sequence[int]) -> Callable[[Sequence[str]], Sequence[str]]:
-    """A function giving a node's names at `slots`, in that order (itemgetter, always as a tuple)."""
-    if len(slots) == 1:
-        only = slots[0]
-        return lambda names: (names[only],)
-    return itemgetter(*slots)
 
 
 class _SymbolIds(dict[str, int]):
