@@ -143,6 +143,7 @@ def evaluate(
     # then both count as rows that may match anything.
     checks = checks_from_program(program)
     needs = needs_queries(checks, program)
+    reports = {c.id: c.reports for c in checks}
     if not judge_checks:
         needs = {}
     # What a check's @needs asks about is loaded even when no rule reads it.
@@ -180,7 +181,7 @@ def evaluate(
     del facts  # only `loads` holds the rows now, so _run_engine can let each go once it is loaded
     chosen = choose_engine(engine, sum(len(rows) for rows in loads.values()))
     try:
-        backend, not_applicable = _run_engine(chosen, evaluated, loads, needs, step, bounded=engine == "auto")
+        backend, not_applicable = _run_engine(chosen, evaluated, loads, needs, reports, step, bounded=engine == "auto")
         outgrown = False
     except OutgrewEngine:
         if engine != "auto":
@@ -191,7 +192,7 @@ def evaluate(
         # slower (and bigger) from here on. Started outside the handler, so that the traceback no longer
         # holds the memory engine and what it derived.
         step("too big a job for the memory engine; starting over in duckdb")
-        backend, not_applicable = _run_engine("duckdb", evaluated, loads, needs, step, bounded=False)
+        backend, not_applicable = _run_engine("duckdb", evaluated, loads, needs, reports, step, bounded=False)
     return Evaluation(program, checks, inputs, backend, pairs, authorization, jobs, not_applicable)
 
 
@@ -200,6 +201,7 @@ def _run_engine(
     program: Program,
     loads: dict[str, Sequence[Row]],
     needs: dict[str, Query],
+    reports: dict[str, str],
     step: Callable[[str], None],
     bounded: bool,
 ) -> tuple[Backend, frozenset[str]]:
@@ -217,24 +219,27 @@ def _run_engine(
                 backend.add_facts(relation, loads.pop(relation))
             step("evaluating rules")
             backend.evaluate()
-        not_applicable = _unjudged(backend, needs)
+        not_applicable = _unjudged(backend, needs, reports)
     except BaseException:
         backend.close()
         raise
     return backend, not_applicable
 
 
-def _unjudged(backend: Backend, needs: dict[str, Query]) -> frozenset[str]:
+def _unjudged(backend: Backend, needs: dict[str, Query], reports: dict[str, str]) -> frozenset[str]:
     """The checks whose @needs has no answer: they had nothing to judge (not applicable, not passed).
 
     Checks often need the same thing (`object(_, "gpu")`: 88 @needs in the shipped pack, 47 of them
     different): each body is asked once, a query of its own in DuckDB (0.5 ms at 131,072 GPUs).
+    A check whose @needs has no answer but whose report has rows found something (a @needs written
+    narrower than its rule): it was judged, and a report never calls a check with findings "not
+    applicable".
     """
     held: dict[tuple[object, ...], bool] = {}
     for query in needs.values():
         if query.body not in held:
             held[query.body] = backend.holds(query)
-    return frozenset(cid for cid, query in needs.items() if not held[query.body])
+    return frozenset(cid for cid, query in needs.items() if not held[query.body] and not backend.count(reports[cid]))
 
 
 def _evaluate_in_memory(
