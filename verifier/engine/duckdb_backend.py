@@ -56,6 +56,7 @@ from verifier.engine.strata import (
     strata_of,
     what_to_derive,
 )
+from verifier.engine.symbol_ids import SymbolIds, not_utf8
 
 AGGREGATE_PREMISES = 50
 """An aggregate's proof lists at most this many body instances of its group."""
@@ -117,7 +118,7 @@ class DuckDBBackend:
         """Per input relation loaded once, columns that hold no value (or pair) twice (column_keys)."""
         self._filled: set[str] = set()
         """Relations that may hold tuples during evaluate(): new tuples must be checked against them."""
-        self._symbol_ids = _SymbolIds()
+        self._symbol_ids = SymbolIds()
         """The id of every symbol the engine holds."""
         self._symbol_text = self._symbol_ids.text
         """Every symbol the engine holds, at the index that is its id."""
@@ -170,7 +171,7 @@ class DuckDBBackend:
         for macro in sc.MACROS:
             self._con.execute(macro)
         self._con.execute(sc.SYMBOLS_SQL)
-        self._symbol_ids = _SymbolIds()
+        self._symbol_ids = SymbolIds()
         self._symbol_text = self._symbol_ids.text
         self._stored_texts = numpy.zeros(0, dtype=numpy.bool_)
         self._storing = False
@@ -294,15 +295,10 @@ class DuckDBBackend:
             # Forget the symbols of a refused load, and the slots' ids, which may name them: the next
             # load gives those ids to its own new symbols. (The `_symbols` table holds none of them:
             # texts are stored there only as a statement reads them.)
-            for symbol in self._symbol_text[start:]:
-                known.pop(symbol, None)
-            del self._symbol_text[start:]
-            if len(known) != start:  # stopped inside _ids_into, between its insert and its renumbering
-                for symbol in [s for s, i in known.items() if i >= start or self._symbol_text[i] != s]:
-                    del known[symbol]
+            known.forget_from(start)
             self._slot_ids.clear()
             if isinstance(err, UnicodeEncodeError):
-                raise _not_utf8(f"while loading the facts of {decl.name}", err) from None
+                raise not_utf8(f"while loading the facts of {decl.name}", err) from None
             raise
         return arrays, next((i for i, n in enumerate(new) if n == len(plain)), None) if not blocks else None
 
@@ -339,43 +335,10 @@ class DuckDBBackend:
         return new
 
     def _ids_into(self, symbols: list[str], out: _Int64s) -> int:
-        """Write the ids of `symbols` (strings) into `out`, giving new ones the next ids; how many were new.
-
-        A new symbol DuckDB could not store as text (a lone surrogate is not UTF-8) is refused here,
-        with UnicodeEncodeError, though its text goes to DuckDB only if a statement reads it.
+        """Write the ids of `symbols` (strings) into `out`, giving new ones the next ids; how many were new
+        (`SymbolIds.ids_into`: UnicodeEncodeError for a new one DuckDB could not store as text).
         """
-        known = self._symbol_ids
-        before, count = len(known), len(symbols)
-        if symbols[0] in known and symbols[-1] in known:
-            # Likely symbols seen before: one dict lookup each, a miss giving the next id from __missing__.
-            out[:] = numpy.fromiter(map(known.__getitem__, symbols), dtype=numpy.int64, count=count)
-            if len(known) > before:
-                _check_utf8(known.text[before:])
-            return len(known) - before
-        # Likely symbols never seen (a fleet's link ids): each is offered the id of its position, in one
-        # C-level pass that looks it up and inserts it at once (at fleet scale each lookup is a cache miss).
-        offers = map(known.setdefault, symbols, range(before, before + count))
-        got = numpy.fromiter(offers, dtype=numpy.int64, count=count)
-        offered = numpy.arange(before, before + count, dtype=numpy.int64)
-        taken = got == offered
-        if taken.all():
-            known.text.extend(symbols)
-            _check_utf8(symbols)
-            out[:] = got
-            return count
-        # Some were known, or came twice: the new ones take the next ids in order of first appearance,
-        # and the later copies of a new one (which got its offered id) follow it.
-        first = numpy.flatnonzero(taken)
-        renumbered = numpy.full(count, -1, dtype=numpy.int64)
-        renumbered[first] = numpy.arange(before, before + len(first), dtype=numpy.int64)
-        new = [symbols[i] for i in first.tolist()]
-        known.update(zip(new, renumbered[first].tolist(), strict=True))
-        known.text.extend(new)
-        _check_utf8(new)
-        offered_ids = got >= before
-        got[offered_ids] = renumbered[got[offered_ids] - before]
-        out[:] = got
-        return len(new)
+        return self._symbol_ids.ids_into(symbols, out)
 
     def _block_columns(self, decl: Declaration, block: StampBlock, out: list[_Int64s]) -> None:
         """Write the columns of a block's rows into `out` (one per column, as long as the block): each
@@ -499,27 +462,11 @@ class DuckDBBackend:
 
     def _intern(self, symbol: str) -> int:
         """The id of a symbol, adding it to the dictionary when new (a lone surrogate is refused)."""
-        found = self._symbol_id(symbol)
-        if found is None:
-            try:
-                _check_utf8([symbol])
-            except UnicodeEncodeError as err:
-                raise _not_utf8("of a rule or query", err) from None
-            new = len(self._symbol_text)
-            try:
-                found = self._symbol_ids[symbol]  # __missing__ gives it that id and keeps its text
-            except BaseException:
-                # Both or neither (a REPL query goes on after Ctrl-C between the two): an id the text
-                # list lacks would be given to the next new symbol too.
-                if self._symbol_ids.get(symbol, -1) >= new:
-                    del self._symbol_ids[symbol]
-                del self._symbol_text[new:]
-                raise
-        return found
+        return self._symbol_ids.intern(symbol)
 
     def _symbol_id(self, symbol: str) -> int | None:
-        """The id of a symbol, or None if the engine has never seen it (every id is in `_symbol_ids`)."""
-        return self._symbol_ids.get(symbol)
+        """The id of a symbol, or None if the engine has never seen it."""
+        return self._symbol_ids.find(symbol)
 
     def _params(self) -> sc.Params:
         return sc.Params(self._intern, store_texts=self._store_texts)
@@ -1257,40 +1204,6 @@ class DuckDBBackend:
         select = sc.aggregate_query(rule, body, params, tuple(v for v in stored if v is not None))
         value = _first(self._con.execute(select, params.bind()))
         return value is not None and value[agg[0]] == stored[agg[0]]
-
-
-class _SymbolIds(dict[str, int]):
-    """Symbol -> id, and `text`, each id's symbol; looking up a missing symbol (`d[s]`) gives it the next id.
-
-    So a column is interned in one pass of C-level lookups, only the new symbols calling back into Python.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.text: list[str] = []
-
-    def __missing__(self, symbol: str) -> int:
-        found = self[symbol] = len(self.text)
-        self.text.append(symbol)
-        return found
-
-
-def _check_utf8(symbols: list[str]) -> None:
-    """Raise UnicodeEncodeError if a symbol holds a lone surrogate (not UTF-8, so DuckDB could not store it)."""
-    # One join per list: ASCII-only text (all of a fleet's names) is known so without a look at
-    # each string; anything else is encoded.
-    joined = "".join(symbols)
-    if not joined.isascii():
-        joined.encode("utf-8")
-
-
-def _not_utf8(where: str, err: UnicodeEncodeError) -> EngineError:
-    """The error for a symbol holding a lone surrogate (`err`, from `_check_utf8`), met `where`."""
-    bad = err.object[err.start : err.end]
-    return EngineError(
-        f"duckdb cannot take a symbol {where}: it holds the lone surrogate {bad!a}, which is not"
-        " UTF-8 text (DuckDB stores text as UTF-8)"
-    )
 
 
 def _refuse(decl: Declaration, rows: Sequence[Row]) -> NoReturn:
