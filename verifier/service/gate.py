@@ -218,7 +218,8 @@ def admit_doc(
             prepared = revision.placing.get()
             report = prepared.place(jobs, limit) if prepared is not None else None
             if report is None:
-                how = PlaceSettings(why_not=True, limit=limit, principal_from=principal_from)
+                observed = revision.placing.observed  # the revision's copy of its observations
+                how = PlaceSettings(why_not=True, limit=limit, principal_from=principal_from, observed=observed)
                 report, _allowed = placements(revision.placing_inputs, jobs_to_place([job], True, principal_from), how)
         except TopologError as err:
             return _refused(revision, [_named(p, folder, snapshot.names) for p in problems(err)], limit)

@@ -70,6 +70,7 @@ from verifier.placement.place import (
 )
 from verifier.placement.plain import PlainPlacement, is_plain
 from verifier.session.inputs import Inputs
+from verifier.session.observed_input import ObservedRun, observed_rows
 from verifier.session.session import evaluate, load_rules, model_families, require_job_principals
 from verifier.sources.jobs.spec import Job, Jobs
 
@@ -118,7 +119,9 @@ class PreparedPlacement:
     tables, only what depends on the jobs), and drops it after.
     """
 
-    def __init__(self, inputs: Inputs, setup: AuthzSetup, engine: str = "auto") -> None:
+    def __init__(
+        self, inputs: Inputs, setup: AuthzSetup, engine: str = "auto", observed: ObservedRun | None = None
+    ) -> None:
         started = time.perf_counter()
         self.program = assuming_jobs(program_for(load_rules(), placement_relations(True)))
         dependent = downstream(self.program, JOB_INPUTS)
@@ -130,13 +133,24 @@ class PreparedPlacement:
             if r.head.relation in dependent
             for a in (*r.positive_atoms(), *r.negated_atoms())
         }
+        keep: set[str] | None = gpus_and_ancestors(inputs.inventory)
+        facts = None
+        if observed is not None:
+            # As `place --observed` (session.place_run): the observed rows join the facts, and a GPU
+            # whose NIC has a port observed down (OBS103) has no fabric share, which reads the NICs
+            # and cables as well as the GPUs.
+            observations = observed.read()
+            facts = observed_rows(observed, observations, inputs)
+            if observations.nic_ports:
+                keep = None
         evaluation = evaluate(
             self.program,
             inputs,
             engine=engine,
             authorization=setup,
+            extra_facts=facts,
             also_read=reads - JOB_INPUTS - dependent,
-            keep_objects=gpus_and_ancestors(inputs.inventory),
+            keep_objects=keep,
             rank_pairs=True,
             judge_checks=False,
         )
@@ -269,10 +283,12 @@ class PlacingSlot:
     Built again when an admit broke it; never shared with another revision.
     """
 
-    def __init__(self, inputs: Inputs, setup: Callable[[], AuthzSetup]) -> None:
+    def __init__(self, inputs: Inputs, setup: Callable[[], AuthzSetup], observed: ObservedRun | None = None) -> None:
         self._inputs = inputs
         self._setup = setup
         """Authorization for the placement alone (its own authorizer and memo), built with it."""
+        self.observed = observed
+        """The revision's copy of its observations, read by every placement on it (`place --observed`)."""
         self._lock = threading.Lock()
         self._prepared: PreparedPlacement | None = None
         self._tried = False
@@ -288,7 +304,7 @@ class PlacingSlot:
             if prepared is None or prepared.broken:
                 self._tried = True
                 try:
-                    prepared = self._prepared = PreparedPlacement(self._inputs, self._setup(), ENGINE)
+                    prepared = self._prepared = PreparedPlacement(self._inputs, self._setup(), ENGINE, self.observed)
                     self.error = None
                 except Exception as err:  # the admit places without it: slower, the same answer
                     prepared = self._prepared = None

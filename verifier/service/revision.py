@@ -16,7 +16,9 @@ Observations (docs/observed.md) in a `topolog.observed/` folder beside the first
 of the revision: read with the inventory (their files watched and digested as its files are), and the
 GPUs they say are out of service (OBS004, OBS006) are marked failed in the revision's inventory, as
 `place --observed` never places on them, so no admit does; so are the NVLink access links of a GPU they
-say left its NVLink domain (OBS002), which the platform rules then take out of the domain.
+say left its NVLink domain (OBS002), which the platform rules then take out of the domain. The snapshot
+keeps a copy of the observations, which every admit's placement reads as `place --observed` reads its
+folder: a GPU whose NIC has a port observed down (OBS103) has no fabric share there either.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class Snapshot:
     """The thresholds file that `place` reads next to the inventory (topolog.thresholds.yaml), if any."""
     names: dict[str, str]
     """A copy's path -> the name of the file it copies, for messages about the copies."""
+    observed: Path | None = None
+    """The copy of the observation folder (OBSERVED_DIR, its host sub-folders kept), if it holds any file."""
 
 
 @dataclass
@@ -182,13 +186,16 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
         raise TopologError.at(SourceLocation(changed[0]), "changed while the revision was built; it is built again")
     folder = tempfile.mkdtemp(prefix="topolog-revision-")
     try:
-        snapshot = _write_snapshot(Path(folder), before)
+        snapshot = _write_snapshot(Path(folder), before, observed_dir(config))
     except OSError as err:
         shutil.rmtree(folder, True)
         raise TopologError.at(SourceLocation(folder), f"cannot keep the revision's files: {err}") from None
     # Its own authorizer over the copied policies: the placement's Cedar questions and memo are
     # kept apart from the authorize thread's, as a `place` run's are.
-    placing = PlacingSlot(placing_inputs(inputs, snapshot), lambda: _with_policies(setup, snapshot.policies))
+    # The placement reads the copy of the observations as `place --observed` reads its folder: a NIC port
+    # observed down (OBS103) leaves its GPUs no fabric share on every admit path, as in `place`.
+    observed = ObservedRun((snapshot.observed,)) if snapshot.observed is not None else None
+    placing = PlacingSlot(placing_inputs(inputs, snapshot), lambda: _with_policies(setup, snapshot.policies), observed)
     revision = Revision(
         overall.hexdigest()[:16], digests, inputs, setup, snapshot, time.time(), time.perf_counter() - start, placing
     )
@@ -214,11 +221,12 @@ def _with_policies(setup: AuthzSetup, policy_dir: Path) -> AuthzSetup:
     return replace(setup, bundle=bundle, authorizer=Authorizer(bundle, setup.graph))
 
 
-def _write_snapshot(root: Path, files: Sequence[tuple[str, Path, bytes]]) -> Snapshot:
+def _write_snapshot(root: Path, files: Sequence[tuple[str, Path, bytes]], observed_in: Path | None) -> Snapshot:
     names: dict[str, str] = {}
     policies = root / "policies"
     policies.mkdir()
     thresholds: Path | None = None
+    observed: Path | None = None
     for role, path, data in files:
         if role == "policies":
             # Where it lies under the policy folder: two files of one name in two subfolders stay two.
@@ -226,9 +234,16 @@ def _write_snapshot(root: Path, files: Sequence[tuple[str, Path, bytes]]) -> Sna
             target.parent.mkdir(parents=True, exist_ok=True)
         elif role == "thresholds":
             target = thresholds = root / path.name
+        elif role == "observed" and observed_in is not None:
+            # Under its host's sub-folder, as in the folder: the sub-folder names the host.
+            observed = root / OBSERVED_DIR
+            target = observed / path.relative_to(observed_in)
+            target.parent.mkdir(parents=True, exist_ok=True)
         else:  # the inventory and principals are in memory (Revision.inputs)
             continue
         target.write_bytes(data)
         names[str(target)] = str(path)
     names[str(policies)] = str(next((p.parent for r, p, _d in files if r == "policies"), policies))
-    return Snapshot(policies, thresholds, names)
+    if observed is not None and observed_in is not None:
+        names[str(observed)] = str(observed_in)
+    return Snapshot(policies, thresholds, names, observed)
