@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from verifier.facts.graph import NodePairs, graph_facts
+from verifier.facts.whole_nodes import whole_nodes
 from verifier.sources.inventory.loader import load_inventory, load_inventory_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,3 +98,89 @@ def test_one_pass_over_the_cables_gives_what_each_pass_gives(path: Path) -> None
     for relation in FUSED:
         alone = graph_facts(load_inventory([path]), {relation})
         assert _rows(together, relation) == _rows(alone, relation), relation
+
+
+STAMPED = """\
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    children:
+      - {name: "nic{i}", kind: nic, count: 2}
+      - {name: gpu0, kind: gpu}
+    links:
+      - {a: gpu0, b: nic0, kind: pcie, generation: 5, lanes: 16}
+  boxsw:
+    kind: node
+    children:
+      - {name: nic0, kind: nic}
+      - {name: tor, kind: switch}
+    links:
+      - {a: nic0, b: tor, kind: infiniband, bandwidth: 400 Gb/s}
+objects:
+  - {name: "leaf{i}", kind: switch, count: 3}
+  - {name: spine0, kind: switch}
+  - {template: box, name: "n{i}", count: 4}
+  - {template: boxsw, name: "s{i}", count: 2}
+  - name: plain
+    kind: node
+    children:
+      - {name: nic0, kind: nic}
+links:
+  - {a: leaf0, b: spine0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: n0/nic0, b: leaf0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: n0/nic1, b: leaf1, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: n1/nic0, b: leaf0, kind: infiniband, bandwidth: 400 Gb/s, state: down}
+  - {a: n1/nic1, b: leaf1, kind: infiniband, bandwidth: 400 Gb/s, state: down}
+  - {a: n2/nic1, b: leaf1, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: n3/nic0, b: n3/nic1, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: s0/tor, b: leaf2, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: s1/nic0, b: leaf0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: plain/nic0, b: spine0, kind: infiniband, bandwidth: 400 Gb/s}
+"""
+
+
+def test_stamped_nodes_islands_by_hand() -> None:
+    # Switch-to-switch links: leaf0-spine0 (island leaf0) and s0/tor-leaf2, a switch a node's plan
+    # made (island leaf2: "leaf2" < "s0/tor"); leaf1 and s1/tor have no such link: their own islands.
+    # n0: nic0 on leaf0, nic1 on leaf1: two rows. n1: both cables down, NICs left: (n1, "").
+    # n2: nic1 on leaf1, nic0 uncabled: the node reaches leaf1, no "" row. n3: a cable between its
+    # own NICs reaches no switch: (n3, ""). s0: its plan's cable from nic0 to its own tor, island
+    # leaf2. s1: the same cable to its tor (no other link: island s1/tor), and nic0 on leaf0 too.
+    # plain (no template): nic0 on spine0, island leaf0. The six template nodes are stamped whole
+    # (their links not made: the plans' NICs are found from the plans, not object by object).
+    inv = load_inventory_text(STAMPED, "t.yaml")
+    assert whole_nodes(inv) == {"n0", "n1", "n2", "n3", "s0", "s1"}
+    facts = graph_facts(inv, {"node_fabric_island", "fabric_island"})
+    assert facts["node_fabric_island"] == [
+        ("n0", "leaf0"),
+        ("n0", "leaf1"),
+        ("n1", ""),
+        ("n2", "leaf1"),
+        ("n3", ""),
+        ("plain", "leaf0"),
+        ("s0", "leaf2"),
+        ("s1", "leaf0"),
+        ("s1", "s1/tor"),
+    ]
+    assert facts["fabric_island"] == [
+        ("leaf0", "leaf0"),
+        ("leaf1", "leaf1"),
+        ("leaf2", "leaf2"),
+        ("s0/tor", "leaf2"),
+        ("s1/tor", "s1/tor"),
+        ("spine0", "leaf0"),
+    ]
+
+
+def test_stamped_nodes_uplinks_by_hand() -> None:
+    # What `place` asks for: the islands and each NIC's fabric uplinks on one pass; asked alone,
+    # each relation gives the same rows. gpu0 reaches nic0 over PCIe (its only NIC): its share of
+    # the fabric is nic0's working fabric cables, 400 Gb/s = 50,000 MB/s on n0 (its cable to leaf0)
+    # and on n3 (its cable to nic1 counts: a NIC's cables are added up whatever the other end), none
+    # on n1 (down) and n2 (nic1 is the cabled one).
+    together = graph_facts(load_inventory_text(STAMPED, "t.yaml"), set(FUSED), NodePairs())
+    for relation in FUSED:
+        alone = graph_facts(load_inventory_text(STAMPED, "t.yaml"), {relation})
+        assert _rows(together, relation) == _rows(alone, relation), relation
+    assert _rows(together, "gpu_fabric_bottleneck") == [("n0/gpu0", 50_000), ("n3/gpu0", 50_000)]

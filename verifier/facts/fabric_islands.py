@@ -13,10 +13,12 @@ cabled to two islands does not make them one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from verifier.core.stamped_rows import names_at
 from verifier.facts.inventory import Row, link_kind
-from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Link, Obj
+from verifier.facts.whole_nodes import objects_without, whole_nodes
+from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Obj
 
 
 def fabric_islands(
@@ -32,73 +34,156 @@ def fabric_islands(
 
 
 def node_fabric_islands(
-    objects: Mapping[str, Obj],
+    inv: Inventory,
     links: Iterable[Link],
     node_of: Callable[[str], str | None],
-    stamped: Mapping[str, str],
     uplinks: dict[str, int] | None = None,
-    island: Mapping[str, str] | None = None,
-) -> list[Row]:
+) -> tuple[list[Row], dict[str, str]]:
     """(node, island) for each island a node reaches over a working fabric link from one of its
     devices to a switch, and (node, "") for a node with a NIC that reaches none: what placement
     needs to keep a job's ranks on one island (rules/placement/lib/candidates.dl), a row per node
-    in a whole fabric, whatever its rails. A cable between two nodes joins no island.
+    in a whole fabric, whatever its rails. A cable between two nodes joins no island. Returned
+    with every switch's island (switch_islands' answer, found on the same pass).
 
-    `stamped` (Inventory.stamped): an object a node's plan made is in that node (`origin`), with no
+    An object a node's plan made (`origin`, a node of Inventory.stamped) is in that node, with no
     walk up its parents: at 131,072 GPUs that walk, per NIC and cable end, was most of the time.
 
     Given `uplinks`, each end's MB/s of working fabric cables are added up into it on the same pass
     (what verifier/facts/graph.py's per-node pass reads of a NIC; an Ethernet link that link_kind
-    makes an accelerator's RoCE port counts for neither): a fleet's cables are gone through once.
-    `island`: switch_islands of the same objects and links, when worked out already (graph_facts
-    asks for both relations: a fleet's objects and cables gone through once for them, not twice).
+    makes an accelerator's RoCE port counts for neither), but a switch's: only a node's NICs are
+    ever read from it. A fleet's cables are gone through once for all three.
     """
-    get = objects.get
+    stamped = inv.stamped
     count = uplinks is not None
     ups: dict[str, int] = uplinks if uplinks is not None else {}
-    up_get = ups.get
-
-    fabric = [lk for lk in links if lk.kind in FABRIC_LINK_KINDS]
-    island_of = (island if island is not None else switch_islands(objects, fabric)).get
-    reached: set[tuple[str, str]] = set()
+    ups_get = ups.get
+    switches = sorted(switches_of(inv))
+    is_switch = set(switches).__contains__
+    up: dict[str, str] = {}
+    find, up_get = _finder(up), up.get
+    # The node of each NIC of the nodes stamped whole, from their plans and the loader's names (a
+    # C call per node): a cable's end is looked up there, and in the objects only when it is not one.
+    node_of_nic = _whole_nodes_nics(inv)
+    nic_node = node_of_nic.get
+    # Per switch the nodes cabled to it, joined into islands once the switches' are known: a
+    # fleet's 131,072 NIC cables land on a few thousand leaves (no pair made per cable).
+    reached: dict[str, set[str]] = {}
     cabled: set[str] = set()  # devices with a working cable to a switch
-    # One look at each end per cable (a fleet's 131,072 NIC cables): a cable between two switches
-    # or between two devices reaches no island from a node.
-    for lk in fabric:
+    cabled_add = cabled.add
+    for lk in [lk for lk in links if lk.kind in FABRIC_LINK_KINDS]:
         if lk.state == "down":
             continue
         a, b = lk.a, lk.b
-        if count and (lk.kind != "ethernet" or link_kind(lk, objects) in FABRIC_LINK_KINDS):
-            mbps = lk.mbps
-            ups[a] = up_get(a, 0) + mbps
-            ups[b] = up_get(b, 0) + mbps
-        ia, ib = island_of(a), island_of(b)
-        if ia is None:
-            if ib is None:
-                continue
-            end, to = a, ib
-        elif ib is None:
-            end, to = b, ia
-        else:
+        sa, sb = is_switch(a), is_switch(b)
+        if sa and sb:
+            # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
+            # A switch joined already mostly points at its root: found without a call then.
+            ra, rb = up_get(a, a), up_get(b, b)
+            if ra != a and up_get(ra, ra) != ra:
+                ra = find(a)
+            if rb != b and up_get(rb, rb) != rb:
+                rb = find(b)
+            if ra != rb:
+                up[max(ra, rb)] = min(ra, rb)  # the smaller id stays the root: it names the island
             continue
-        cabled.add(end)
-        o = get(end)
-        n = o.origin if o is not None and o.origin in stamped else node_of(end)
-        if n is not None:
-            reached.add((n, to))
-    on_fabric = {n for n, _i in reached}
-    # Only a NIC with no working cable to a switch can leave its node off the fabric: the others are not asked.
-    loose = [(oid, o.origin) for oid, o in objects.items() if o.kind == "nic" and oid not in cabled]
-    off = {n for oid, origin in loose if (n := origin if origin in stamped else node_of(oid)) is not None}
-    rows: list[Row] = [(n, i) for n, i in reached]
-    rows += [(n, "") for n in off - on_fabric]
-    return sorted(rows)
+        if count and (lk.kind != "ethernet" or link_kind(lk, inv.objects) in FABRIC_LINK_KINDS):
+            mbps = lk.mbps
+            if not sa:
+                ups[a] = ups_get(a, 0) + mbps
+            if not sb:
+                ups[b] = ups_get(b, 0) + mbps
+        if sb:
+            end, switch = a, b
+        elif sa:
+            end, switch = b, a
+        else:
+            continue  # between two devices: no island
+        cabled_add(end)
+        n = nic_node(end)
+        if n is None:
+            o = inv.objects.get(end)
+            n = o.origin if o is not None and o.origin in stamped else node_of(end)
+            if n is None:
+                continue
+        into = reached.get(switch)
+        if into is None:
+            into = reached[switch] = set()
+        into.add(n)
+    island = {s: find(s) for s in switches}
+    by_island: dict[str, set[str]] = {}
+    for switch, nodes in reached.items():
+        by_island.setdefault(island[switch], set()).update(nodes)
+    on_fabric: set[str] = set().union(*by_island.values())
+    # Only a NIC with no working cable to a switch can leave its node off the fabric, and only a
+    # node that reaches no island gets the row: the plan objects of the nodes stamped whole that
+    # reach one are not gone through (a fleet's 450,000; the few thousand others are).
+    off = set()
+    for o in objects_without(inv, whole_nodes(inv) & on_fabric):
+        if o.kind == "nic" and o.id not in cabled:
+            origin = o.origin
+            n = origin if origin is not None and origin in stamped else node_of(o.id)
+            if n is not None and n not in on_fabric:
+                off.add(n)
+    rows: list[Row] = [(n, i) for i, nodes in by_island.items() for n in nodes]
+    rows += [(n, "") for n in off]
+    return sorted(rows), island
 
 
-def switch_islands(objects: Mapping[str, Obj], links: Iterable[Link]) -> dict[str, str]:
-    """Every switch's island: the smallest switch id it reaches over working switch-to-switch links."""
-    switches = sorted(oid for oid, o in objects.items() if o.kind == "switch")
+def _whole_nodes_nics(inv: Inventory) -> dict[str, str]:
+    """Each NIC a plan made for a node stamped whole (whole_nodes) -> that node (its `origin`)."""
+    unmade = inv.unmade_links()
+    pickers: dict[int, Callable[[Sequence[str]], Sequence[str]]] = {}  # per plan (by id)
+    out: dict[str, str] = {}
+    for n in whole_nodes(inv):
+        plan, names = unmade[n]
+        pick = pickers.get(id(plan))
+        if pick is None:
+            pick = pickers[id(plan)] = names_at([row[0] for row in plan.object_rows if row[2] == "nic"])
+        out.update(dict.fromkeys(pick(names), n))
+    return out
+
+
+def switches_of(inv: Inventory) -> list[str]:
+    """The ids of every object of kind switch, in inventory order. The plan objects of the nodes
+    stamped whole (whole_nodes) are looked at once per plan, not once per node: a fleet's 16,384
+    nodes from one plan with no switch leave the few thousand objects outside them to go through.
+    """
+    unmade = inv.unmade_links()
+    holds: dict[int, bool] = {}  # per plan (by id): whether it makes a switch
+    skip = set()
+    for n in whole_nodes(inv):
+        plan = unmade[n][0]
+        has = holds.get(id(plan))
+        if has is None:
+            has = holds[id(plan)] = any(row[2] == "switch" for row in plan.object_rows)
+        if not has:
+            skip.add(n)
+    return [o.id for o in objects_without(inv, skip) if o.kind == "switch"]
+
+
+def switch_islands(
+    objects: Mapping[str, Obj], links: Iterable[Link], found: Iterable[str] | None = None
+) -> dict[str, str]:
+    """Every switch's island: the smallest switch id it reaches over working switch-to-switch links.
+    `found`: the ids of the objects of kind switch (switches_of), when known.
+    """
+    if found is None:
+        found = [oid for oid, o in objects.items() if o.kind == "switch"]
+    switches = sorted(found)
     up: dict[str, str] = {}
+    find = _finder(up)
+    switch_set = set(switches)
+    for lk in links:
+        # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
+        if lk.a in switch_set and lk.b in switch_set and lk.kind in FABRIC_LINK_KINDS and lk.state != "down":
+            ra, rb = find(lk.a), find(lk.b)
+            if ra != rb:
+                up[max(ra, rb)] = min(ra, rb)  # the smaller id stays the root: it names the island
+    return {s: find(s) for s in switches}
+
+
+def _finder(up: dict[str, str]) -> Callable[[str], str]:
+    """Union-find's find over `up` (a switch -> the one it was joined under; a root is absent)."""
 
     def find(x: str) -> str:
         root = x
@@ -108,11 +193,4 @@ def switch_islands(objects: Mapping[str, Obj], links: Iterable[Link]) -> dict[st
             up[x], x = root, up[x]
         return root
 
-    switch_set = set(switches)
-    for lk in links:
-        # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
-        if lk.a in switch_set and lk.b in switch_set and lk.kind in FABRIC_LINK_KINDS and lk.state != "down":
-            ra, rb = find(lk.a), find(lk.b)
-            if ra != rb:
-                up[max(ra, rb)] = min(ra, rb)  # the smaller id stays the root: it names the island
-    return {s: find(s) for s in switches}
+    return find

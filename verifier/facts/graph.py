@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from verifier.core.stamped_rows import StampBlock, names_at, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
-from verifier.facts.fabric_islands import fabric_islands, node_fabric_islands, switch_islands
+from verifier.facts.fabric_islands import fabric_islands, node_fabric_islands, switch_islands, switches_of
 from verifier.facts.inventory import ROCE, Row, link_kind, node_of
 from verifier.facts.nic_share import CLASS_RANK, fabric_shares
 from verifier.facts.relation_sources import GRAPH_RELATIONS
@@ -311,15 +311,13 @@ def graph_facts(
     view = _LinkView.of(inv)
     ancestry = _Ancestry(inv)  # the per-node relations and the NVLink domains walk up the same objects
     uplinks: dict[str, int] | None = None
-    # Both island relations read the switches' islands: worked out once for them.
-    island = switch_islands(inv.objects, view.links) if want & {"fabric_island", "node_fabric_island"} else None
-    if "node_fabric_island" in want and (node_pairs is not None or want & NODE_RELATIONS):
+    island: dict[str, str] | None = None  # every switch's island, found with the nodes' when both are wanted
+    if "node_fabric_island" in want:
         # The per-node relations read each NIC's working fabric cables, which this goes through
         # anyway: added up on the same pass (a fleet's 131,072 NIC cables once, not twice).
-        uplinks = {}
-        out["node_fabric_island"] = node_fabric_islands(
-            inv.objects, view.links, ancestry.node, inv.stamped, uplinks, island
-        )
+        fused = node_pairs is not None or bool(want & NODE_RELATIONS)
+        uplinks = {} if fused else None
+        out["node_fabric_island"], island = node_fabric_islands(inv, view.links, ancestry.node, uplinks)
         want.discard("node_fabric_island")
     if node_pairs is not None:
         _nodes(inv, out, per_node, want, node_pairs, view, ancestry, uplinks)
@@ -331,11 +329,9 @@ def graph_facts(
     if want & {"leaf_class", "leaf_class_bottleneck"}:
         _fabric(inv, out, view)
     if "fabric_island" in want:
+        if island is None:
+            island = switch_islands(inv.objects, view.links, switches_of(inv))
         out["fabric_island"] = fabric_islands(inv.objects, view.links, island)
-    if "node_fabric_island" in want:
-        out["node_fabric_island"] = node_fabric_islands(
-            inv.objects, view.links, ancestry.node, inv.stamped, island=island
-        )
     if want & NODE_RELATIONS:
         _nodes(inv, out, per_node, want, None, view, ancestry, uplinks)
     if "die_pair_bottleneck" in want:
