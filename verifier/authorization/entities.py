@@ -256,7 +256,7 @@ class EntityGraph:
         etype, eid = parsed
         kind = _KIND_OF_TYPE.get(etype)
         if kind is not None:
-            o = self.inv.objects.get(eid)
+            o = self.inv.found.get(eid)
             return parsed if o is not None and o.kind == kind else None
         if etype == DOMAIN_TYPE and eid in self.domains().members:
             return parsed
@@ -336,7 +336,7 @@ class EntityGraph:
         kind = _KIND_OF_TYPE.get(etype)
         if kind is None:  # a domain: no parents
             return ()
-        o = self.inv.objects[eid]
+        o = self.inv.found[eid]
         near = self._up_of(o.parent).near if o.parent is not None else _ROOT.near
         out: list[str] = []
         for k in PARENT_KINDS[kind]:
@@ -360,7 +360,7 @@ class EntityGraph:
         if etype == DOMAIN_TYPE:
             out = self._domain_attrs(self.domains().members[eid])
         else:
-            o = self.inv.objects[eid]
+            o = self.inv.found[eid]
             gpus = self._gpus_under(o)
             # An object without labels inherits all of them: its parent's `_Up` says the same.
             up = self._up_of(o.id) if o.labels or o.parent is None else self._up_of(o.parent)
@@ -382,7 +382,7 @@ class EntityGraph:
         is read here without a call per GPU.
         """
         memo, shared, ups, idents = self._attrs, self._gpu_attrs, self._up, self._idents
-        objects = self.inv.objects
+        objects = self.inv.found
         below: frozenset[str] | None = None  # found at the first uid not read yet: principals never need it
         # GPUs of one parent with one model and state (the 8 of a node) share one mapping: the
         # parent's `_Up` and the shared mapping are looked up once for them, not once per GPU.
@@ -474,7 +474,7 @@ class EntityGraph:
         """
         ups = self._up
         up = ups.get(parent)
-        p = self.inv.objects.get(parent) if up is None else None
+        p = self.inv.found.get(parent) if up is None else None
         if p is not None and p.kind == "node":
             # A node's `_Up` is its parent's with itself as the nearest node and its own
             # labels over the inherited ones (_up_of): read so, without one made per node.
@@ -530,7 +530,7 @@ class EntityGraph:
         id and its `attrs` (`_gpu_pass`), sorted by id.
         """
         inv, shared = self.inv, self._gpu_attrs
-        unmade, stamped, objects = inv.unmade_links(), inv.stamped, inv.objects
+        unmade, stamped, objects = inv.unmade_links(), inv.stamped, inv.found
         whole = whole_nodes(inv)
         if self._holding_gpus is None and whole and not self._gpu_parent_among(whole):
             self._holding_gpus = frozenset()  # no GPU holds another
@@ -604,7 +604,7 @@ class EntityGraph:
 
     def groups_many(self, gpu_uids: Iterable[str]) -> list[str]:
         """`group` of each GPU uid, in one loop."""
-        objects, ups, idents = self.inv.objects, self._up, self._idents
+        objects, ups, idents = self.inv.found, self._up, self._idents
         out: list[str] = []
         # GPUs of one parent (listed together, as an audit's sorted GPUs of a node are) share
         # their group: the parent's `_Up` is read once for them.
@@ -723,7 +723,7 @@ class EntityGraph:
         done = self._up.get(oid)
         if done is not None:
             return done
-        objects, ups = self.inv.objects, self._up
+        objects, ups = self.inv.found, self._up
         path: list[Obj] = []
         base = _ROOT
         cur: str | None = oid
@@ -771,7 +771,7 @@ class EntityGraph:
         if self._holding_gpus is None:
             holding: set[str] = set()
             parents: set[str] = set()
-            objects = self.inv.objects
+            objects = self.inv.found
             # One request: no GPU has anything below it, found in one pass. An audit (the GPUs
             # listed already) walks up from every GPU's parent, which its attributes need anyway.
             if "gpu" not in self._by_kind and not self._gpu_is_a_parent():
@@ -800,7 +800,7 @@ class EntityGraph:
         """Whether any object's parent is a GPU, read per plan for the `whole` nodes' objects (their
         plan's, unchanged: whole_nodes.py) and object by object for the others (a fleet's few thousand).
         """
-        unmade, objects = self.inv.unmade_links(), self.inv.objects
+        unmade, objects = self.inv.unmade_links(), self.inv.found
         # Every plan of a node whose links are not made (those of the whole nodes among them): one
         # holding a GPU in a GPU sends every GPU the long way, exact either way.
         plans = {id(plan): plan for plan, _names in unmade.values()}
@@ -917,7 +917,13 @@ def check_label_types(inv: Inventory) -> None:
     to every policy that forbids quarantined hardware: fail closed, at the label's object.
     """
     bools = [label for label, (_attr, ctype) in LABEL_ATTRS.items() if ctype == "Bool"]
-    objects = inv.objects.values()
+    # The objects not made yet (Inventory.defer_objects) carry their plan's labels: with every
+    # plan's right, only the other objects are read; else every object, made, in order.
+    unmade = inv.unmade_objects()
+    plans = {id(plan): plan for plan, _names in unmade.values()}.values()
+    rows = [row for plan in plans for row in plan.object_rows]
+    plans_right = not any(label in row[5] and row[5][label] not in _BOOL_TEXT for row in rows for label in bools)
+    objects = inv.objects_but(unmade.keys()) if unmade and plans_right else inv.objects.values()
     # Found first with one comprehension per label (a fleet's half a million objects, most of them
     # labelled: a NIC's rail): the loop below, which names each place, only runs when one is wrong.
     if not any([o for o in objects if label in o.labels and o.labels[label] not in _BOOL_TEXT] for label in bools):

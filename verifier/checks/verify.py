@@ -254,7 +254,7 @@ def locator(inv: Inventory, elsewhere: Mapping[str, SourceLocation] | None = Non
     extra = elsewhere or {}
 
     def written(subject: str) -> SourceLocation | None:
-        if subject in inv.objects or inv.has_link(subject) or subject in inv.models or subject in inv.templates:
+        if subject in inv.found or inv.has_link(subject) or subject in inv.models or subject in inv.templates:
             return inv.location(subject)
         return extra.get(subject)
 

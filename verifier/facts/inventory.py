@@ -117,7 +117,10 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     # links (those kept) as blocks of their plan: none is made here (see _WholeNodes).
     whole = _WholeNodes(inv, unmade, keep)
     skip = whole.nodes
-    objects = objects_without(inv, skip) if keep is None else [o for o in inv.objects.values() if o.id in keep]
+    # With `keep`, the objects of `skip`'s nodes are passed over below: not read (nor made) here either.
+    objects = objects_without(inv, skip)
+    if keep is not None:
+        objects = [o for o in objects if o.id in keep]
     if keep is None:
         # Objects alike but for their id and parent (a fleet's nodes of one entry, its racks in one
         # place of their pods) give their rows as one block per kind of object: the rest, one by one.
@@ -149,7 +152,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     add_link, add_attr = link_rows.append, attr_rows.append
     # The links of nodes stamped whole that are not made yet (a million at fleet scale) are rows
     # stamped from their plan where their node's placeholder stands: never made as Link objects.
-    stamps = _LinkStamps(inv.objects, label_rows, state_rows, link_rows, attr_rows, keep)
+    stamps = _LinkStamps(inv.found, label_rows, state_rows, link_rows, attr_rows, keep)
     every = inv.links_but(unmade.keys()).values()
     links = (
         every
@@ -162,7 +165,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
                 stamps.add(lk.origin, unmade[lk.origin])
             continue
         lid = lk.id
-        add_link((lid, lk.a, lk.b, lk.kind if lk.kind != "ethernet" else link_kind(lk, inv.objects), lk.mbps))
+        add_link((lid, lk.a, lk.b, lk.kind if lk.kind != "ethernet" else link_kind(lk, inv.found), lk.mbps))
         if lk.attrs:
             for k, n in lk.attrs.items():
                 add_attr((lid, k, n))
@@ -544,7 +547,7 @@ def _conformance(inv: Inventory, keep: AbstractSet[str] | None) -> dict[str, lis
             continue
         shapes: dict[frozenset[tuple[str, str, str | None]], list[str]] = {}
         for n in nodes:
-            objs = inv.objects
+            objs = inv.found
             shape = frozenset((slot, objs[d].kind, objs[d].model) for slot, d in slots.get(n, ()))
             shapes.setdefault(shape, []).append(n)
         most = max(shapes.values(), key=len)

@@ -63,7 +63,7 @@ def objects_without(inv: Inventory, skip: AbstractSet[str]) -> list[Obj]:
         return list(outside.objects)
     if 4 * len(back) > len(outside.whole):  # most of them put back: a pass of its own is quicker
         return inv.objects_but(skip)
-    unmade, objects = inv.unmade_links(), inv.objects
+    unmade, objects = inv.unmade_links(), inv.found
     out: list[Obj] = []
     start = 0
     for position, node in back:
@@ -83,7 +83,7 @@ def _outside(inv: Inventory) -> _Outside:
     changed since (the loader makes them once: in practice, made once per inventory).
     """
     unmade, stamped = inv.unmade_links(), inv.stamped
-    sizes = (len(unmade), len(stamped), len(inv.objects))
+    sizes = (len(unmade), len(stamped), inv.objects_so_far())
     kept = _KEPT.get(id(inv))
     # No links left unmade: unmade_links() gives a new empty mapping each time.
     if kept is not None and (kept.unmade is unmade or not unmade) and kept.stamped is stamped and kept.sizes == sizes:
@@ -102,10 +102,13 @@ def _pass(inv: Inventory, whole: frozenset[str]) -> tuple[list[Obj] | None, dict
     node's run of plan objects in C; (None, {}) when a run is not where the loader puts it.
     """
     unmade = inv.unmade_links()
+    # The whole nodes whose objects are not made yet (Inventory.defer_objects) have no run to pass over.
+    unmade_objects = inv.unmade_objects()
+    made = unmade_objects.keys() <= whole
     objects: list[Obj] = []
     at: dict[str, int] = {}
     add = objects.append
-    it = iter(inv.objects.values())
+    it = iter(inv.objects_but(unmade_objects.keys()) if unmade_objects and made else inv.objects.values())
     for o in it:
         origin = o.origin
         if origin is not None and origin in whole:
@@ -114,6 +117,8 @@ def _pass(inv: Inventory, whole: frozenset[str]) -> tuple[list[Obj] | None, dict
         if o.kind != "node" or o.id not in whole:
             continue
         at[o.id] = len(objects) - 1
+        if made and o.id in unmade_objects:
+            continue
         plan, names = unmade[o.id]
         rows = plan.object_rows
         if not rows:

@@ -25,7 +25,7 @@ from verifier.facts.jobs import job_facts
 from verifier.placement.profile_gpus import GpusByProfile, profile_counts, row_getter
 from verifier.placement.profile_gpus import ProfileKey as ProfileKey  # re-exported: plain.py, the service
 from verifier.placement.tp_groups import ScaleupOf, signature, tp_members, whole_groups
-from verifier.sources.inventory.model import Inventory
+from verifier.sources.inventory.model import Inventory, ObjectRow
 from verifier.sources.jobs.layout import choose, heads_text, layouts, pp_sizes, tp_sizes
 from verifier.sources.jobs.spec import Job, Jobs
 
@@ -305,18 +305,52 @@ def for_every_job(report: PlaceReport, jobs: Jobs, of: dict[str, str]) -> PlaceR
 
 
 def gpus_and_ancestors(inv: Inventory) -> set[str]:
-    """Every GPU and every object that contains one (node, rack, pod, ...)."""
+    """Every GPU and every object that contains one (node, rack, pod, ...).
+
+    The nodes whose objects are not made yet (Inventory.defer_objects) give theirs off their plan's
+    rows, the slots worked out once per plan: a fleet's 458,752 plan objects are never made here.
+    """
     keep: set[str] = set()
-    objects = inv.objects
-    for oid, o in objects.items():
+    objects = inv.found
+    unmade = inv.unmade_objects()
+    per_plan: dict[int, list[int]] = {}
+    holding: list[str] = []  # nodes with a GPU: walked up from below
+    for node, (plan, names) in unmade.items():
+        slots = per_plan.get(id(plan))
+        if slots is None:
+            slots = per_plan[id(plan)] = _gpu_slots(plan.object_rows)
+        if slots:
+            keep.update([names[s] for s in slots])  # slot 0 (the node) among them
+            holding.append(node)
+    for node in holding:
+        parent = objects[node].parent
+        while parent is not None and parent not in keep:
+            keep.add(parent)
+            parent = objects[parent].parent
+    for o in inv.objects_but(unmade.keys()):
         if o.kind != "gpu":
             continue
+        oid = o.id
         keep.add(oid)
         parent = o.parent
         while parent is not None and parent not in keep:
             keep.add(parent)
             parent = objects[parent].parent
     return keep
+
+
+def _gpu_slots(rows: Sequence[ObjectRow]) -> list[int]:
+    """The slots of a plan's GPUs and of every object that contains one, the node's (0) included."""
+    parent_of = {row[0]: row[1] for row in rows}
+    out: set[int] = set()
+    for row in rows:
+        if row[2] != "gpu":
+            continue
+        slot: int | None = row[0]
+        while slot is not None and slot not in out:
+            out.add(slot)
+            slot = parent_of.get(slot, 0) if slot != 0 else None
+    return sorted(out)
 
 
 def job_classes(jobs: Jobs) -> tuple[Jobs, dict[str, str]]:

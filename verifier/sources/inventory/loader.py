@@ -82,8 +82,16 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
     if not check_expansion([specs for specs, _ in entries], templates, problems):
         problems.raise_if_any()
     # Whole stamped nodes' links wait until something reads them (Inventory.defer_links).
+    # So do their objects (Inventory.defer_objects).
     sink = Sink(
-        inv.objects, inv.links, inv.software, inv.promises, stamped=inv.stamped, overridden=inv.overridden, deferred={}
+        inv.objects,
+        inv.links,
+        inv.software,
+        inv.promises,
+        stamped=inv.stamped,
+        overridden=inv.overridden,
+        deferred={},
+        unmade_objects={},
     )
     expander = Expander(problems, templates, sink)
     for specs, _ in entries:
@@ -101,19 +109,22 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
     deferred = sink.deferred
     if deferred:
         inv.defer_links(lambda so_far: made_links(so_far, deferred), deferred)
+    if sink.unmade_objects:
+        inv.defer_objects(sink.unmade_objects)
     _unstamp_filled(inv, sink.explicit_parents)
     inv.serves = [(m, d) for m, d, _ in sink.serves if m not in sink.removed and d not in sink.removed]
     _serves_locs = {(m, d): loc for m, d, loc in sink.serves}
+    found = inv.found
     for mem, dev in inv.serves:
         for end in (mem, dev):
-            if end in inv.objects:
+            if end in found:
                 continue
             cause = failure_cause(end, sink.failed)
             if cause is not None:
                 problems.hide(cause)
             else:
                 problems.add(_serves_locs[(mem, dev)], f"'serves' names {end!r}, which does not exist", same="serves")
-    inv.serves = [(m, d) for m, d in inv.serves if m in inv.objects and d in inv.objects]
+    inv.serves = [(m, d) for m, d in inv.serves if m in found and d in found]
     # What stamped nodes' plans made is checked once per plan, unless something already went
     # wrong (a duplicate id can leave a copy unlike its plan): then object by object.
     sound = expander.sound_nodes(inv) if not problems and not sink.failed else set()
@@ -140,8 +151,9 @@ def _unstamp_filled(inv: Inventory, placed: list[str]) -> None:
     """A stamped node that an entry outside its template put an object into (`parent:`) is no
     longer its template's plan alone (Inventory.stamped): summaries must read it whole.
     """
+    found = inv.found
     for oid in placed:
-        obj = inv.objects.get(oid)
+        obj = found.get(oid)
         if obj is None:
             continue
         above, seen = obj.parent, {oid}
@@ -149,7 +161,7 @@ def _unstamp_filled(inv: Inventory, placed: list[str]) -> None:
             seen.add(above)
             if above != obj.origin:
                 inv.stamped.pop(above, None)
-            parent = inv.objects.get(above)
+            parent = found.get(above)
             above = parent.parent if parent is not None else None
 
 

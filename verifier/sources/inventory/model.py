@@ -8,6 +8,7 @@ read-only.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -192,6 +193,11 @@ class LinkPlan(Protocol):
         """
         ...
 
+    @property
+    def object_slots_by_name(self) -> Mapping[str, int]:
+        """The slot of each of its objects' ids by its name relative to the node ("/gpu0")."""
+        ...
+
     def ids_for(self, node: str) -> list[str]:
         """The ids of the links `link_rows` give `node`, in the same order."""
         ...
@@ -222,6 +228,42 @@ def links_of(node: str, unmade: Unmade, only: Sequence[int] | None = None) -> li
         a, b, kind, mbps, loc, attrs, labels, state = rows[j]
         out.append(Link(ids[j], names[a], names[b], kind, mbps, loc, attrs, labels, state, node))
     return out
+
+
+def objects_of(node: str, unmade: Unmade) -> list[Obj]:
+    """The objects `unmade` gives `node` (its plan's object rows stamped with its names), as the
+    loader stamps them (templates.py _stamp): equal to those, field by field, the ids and parents
+    the very strings of the node's names.
+    """
+    plan, names = unmade
+    return [
+        Obj(names[i], kind, names[p], loc, model, labels, quantities, state, template, index, node)
+        for i, p, kind, loc, model, labels, quantities, state, template, index in plan.object_rows
+    ]
+
+
+def made_objects(objects: dict[str, Obj], unmade: Mapping[str, Unmade], early: Mapping[str, list[Obj]]) -> None:
+    """Put the objects of the `unmade` nodes into `objects`, in place, each node's right after its
+    own object, where the loader stamps them (those made `early` for a look-up are those ones).
+    """
+    out: dict[str, Obj] = {}
+    for oid, obj in objects.items():
+        out[oid] = obj
+        found = unmade.get(oid)
+        if found is not None:
+            made = early.get(oid)
+            if made is None:
+                made = objects_of(oid, found)
+            out.update(zip(map(_ID, made), made, strict=True))
+    objects.clear()  # the same dict: whoever holds it (the loader's tables) sees them
+    objects.update(out)
+
+
+def _id(o: Obj) -> str:
+    return o.id
+
+
+_ID = _id
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +308,43 @@ class Inventory:
     no override and no children or links of their own, whose template links stay inside the node
     (fabric links aside). Their links and objects carry `origin`. verifier/facts/graph.py works out such
     nodes once per template; anything else that touches them there sends them the slow way."""
+
+    def defer_objects(self, nodes: Mapping[str, Unmade]) -> None:
+        """Make the objects of the stamped `nodes` (see Inventory.stamped) only when `objects` is
+        first read (each right after its node's own object, as the loader stamps them): until then
+        `found` looks ids up in their plans, and `objects_but` passes over them.
+
+        At 131,072 GPUs these are 458,752 of the fleet's 483,856 objects: making them and putting
+        them in the table was half of the load.
+        """
+        if nodes:
+            own = self.__dict__
+            own["_unmade_objects"] = _UnmadeObjects(own.pop("objects"), nodes)
+
+    def unmade_objects(self) -> Mapping[str, Unmade]:
+        """The nodes whose objects are not made yet (see defer_objects); empty once `objects` is read."""
+        state: _UnmadeObjects | None = self.__dict__.get("_unmade_objects")
+        return state.nodes if state is not None else {}
+
+    def objects_so_far(self) -> int:
+        """How many objects `objects` holds, or, while some are not made yet (see defer_objects),
+        minus how many are made (a count that changes when they are made): read without making them.
+        """
+        state: _UnmadeObjects | None = self.__dict__.get("_unmade_objects")
+        return -len(state.so_far) if state is not None else len(self.objects)
+
+    @property
+    def found(self) -> Mapping[str, Obj]:
+        """`objects` for looking ids up (`get`, `[]`, `in`): while some objects are not made yet (see
+        defer_objects), a view that finds them in their plans, making only the objects of a node one
+        of whose ids is got (kept: `objects` will hold those very ones). Anything else it is asked
+        (iteration, length) reads `objects` itself.
+        """
+        state: _UnmadeObjects | None = self.__dict__.get("_unmade_objects")
+        if state is None:
+            made: dict[str, Obj] = self.objects
+            return made
+        return _Found(self, state)
 
     def defer_links(self, make: Callable[[dict[str, Link]], dict[str, Link]], nodes: Mapping[str, Unmade]) -> None:
         """Make `links` only when it is first read, as `make(links)`: until then the stamped `nodes`
@@ -330,7 +409,7 @@ class Inventory:
         line of the override that changed it; for the template instance itself, the line
         that instantiated it. Unknown ids give a location naming the first file, line 0.
         """
-        obj = self.objects.get(id)
+        obj = self.found.get(id)
         if obj is not None:
             return obj.loc
         link = self._link_place(id)
@@ -352,7 +431,10 @@ class Inventory:
         nodes skipped) it takes 0.017 s, where passing over each skipped node's run of objects
         (an islice per node, checked at its end) took 0.024 s.
         """
-        values = self.objects.values()
+        state: _UnmadeObjects | None = self.__dict__.get("_unmade_objects")
+        # With the objects not made yet all passed over, those made are the rest, in order.
+        passed_over = state is not None and state.nodes.keys() <= skip
+        values = state.so_far.values() if state is not None and passed_over else self.objects.values()
         if not skip:
             return list(values)
         return [o for o in values if o.origin is None or o.origin not in skip]
@@ -366,6 +448,104 @@ class Inventory:
     def children(self, id: str) -> list[str]:
         """Direct children of `id` (a scan: build your own index for repeated use)."""
         return [o.id for o in self.objects.values() if o.parent == id]
+
+
+_MAKING = threading.Lock()
+"""Held while objects not made yet are made (a service answers on more than one thread)."""
+
+
+class _UnmadeObjects:
+    """The objects of an inventory some of whose objects are not made yet (Inventory.defer_objects)."""
+
+    __slots__ = ("early", "nodes", "so_far")
+
+    def __init__(self, so_far: dict[str, Obj], nodes: Mapping[str, Unmade]) -> None:
+        self.so_far = so_far
+        """The objects made: all but those of `nodes`, in their order."""
+        self.nodes = nodes
+        self.early: dict[str, dict[str, Obj]] = {}
+        """The objects of the nodes one of whose ids was got (Inventory.found), by node and id."""
+
+    def unmade(self, oid: str) -> Unmade | None:
+        """The node's plan and names where `oid` is the id of one of their objects, else None."""
+        # Only a node whose id has no "/" has its objects left unmade (templates.py _stamp).
+        node, slash, rest = oid.partition("/")
+        found = self.nodes.get(node) if slash else None
+        if found is None or found[0].object_slots_by_name.get(slash + rest) is None:
+            return None
+        return found
+
+    def get(self, oid: str) -> Obj | None:
+        """Object `oid`, made with its node's others where it was not made yet."""
+        obj = self.so_far.get(oid)
+        if obj is not None or self.unmade(oid) is None:
+            return obj
+        node = oid.partition("/")[0]
+        with _MAKING:
+            made = self.early.get(node)
+            if made is None:
+                objs = objects_of(node, self.nodes[node])
+                made = self.early[node] = dict(zip(map(_ID, objs), objs, strict=True))
+        return made[oid]
+
+    def made(self) -> dict[str, Obj]:
+        """Every object, in order (a new table: `so_far` stays as it was, for whoever reads it now)."""
+        early = {node: list(objs.values()) for node, objs in self.early.items()}
+        out = dict(self.so_far)
+        made_objects(out, self.nodes, early)
+        return out
+
+
+class _Found(Mapping[str, Obj]):
+    """Inventory.found while some objects are not made yet."""
+
+    __slots__ = ("_inv", "_state")
+
+    def __init__(self, inv: Inventory, state: _UnmadeObjects) -> None:
+        self._inv = inv
+        self._state = state
+
+    def get(self, key: str, default: Any = None) -> Any:
+        obj = self._state.get(key)
+        return default if obj is None else obj
+
+    def __getitem__(self, key: str) -> Obj:
+        obj = self._state.get(key)
+        if obj is None:
+            raise KeyError(key)
+        return obj
+
+    def __contains__(self, key: object) -> bool:
+        state = self._state
+        return key in state.so_far or (isinstance(key, str) and state.unmade(key) is not None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._inv.objects)
+
+    def __len__(self) -> int:
+        return len(self._inv.objects)
+
+
+class _ObjectsOnFirstRead:
+    """`Inventory.objects` of an inventory whose stamped nodes' objects are not made yet
+    (Inventory.defer_objects), as _LinksOnFirstRead for `links`.
+    """
+
+    def __get__(self, inv: Inventory | None, owner: type | None = None) -> Any:
+        if inv is None:
+            return self
+        own = inv.__dict__
+        with _MAKING:
+            made: dict[str, Obj] | None = own.get("objects")  # by another thread, while this one waited
+            if made is not None:
+                return made
+            state: _UnmadeObjects | None = own.get("_unmade_objects")
+            if state is None:
+                raise AttributeError("objects")
+            with collector_paused():  # half a million objects, as when they are loaded (core/gc_pause.py)
+                made = own["objects"] = state.made()
+            del own["_unmade_objects"]
+        return made
 
 
 class _LinksOnFirstRead:
@@ -392,3 +572,4 @@ class _LinksOnFirstRead:
 
 # Set after the class is made, so that the dataclass keeps `links` a field (and mypy its type).
 setattr(Inventory, "links", _LinksOnFirstRead())  # noqa: B010
+setattr(Inventory, "objects", _ObjectsOnFirstRead())  # noqa: B010

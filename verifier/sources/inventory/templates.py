@@ -38,6 +38,7 @@ from verifier.sources.inventory.model import (
     ObjectRow,
     Unmade,
     links_of,
+    made_objects,
 )
 from verifier.sources.inventory.patterns import MissingVariable, Pattern, PatternError
 from verifier.sources.inventory.specs import (
@@ -95,6 +96,9 @@ class Sink:
     """While links are deferred: the heads (up to the first `/`) of every link id made or asked for."""
     cabled: list[CableRun] = field(default_factory=list)
     """Cables a `foreach` made in one pass with every end an object and none a loop (check_inventory)."""
+    unmade_objects: dict[str, Unmade] | None = None
+    """Stamped nodes whose objects are not made yet (Inventory.defer_objects): node id -> (plan, the
+    instance's names), the nodes whose links are deferred too. None: every object is made at once."""
 
 
 _LinkRow = tuple[int, int, str, int, SourceLocation, Mapping[str, int], Mapping[str, str], str | None]
@@ -127,6 +131,8 @@ class _Plan:
     """`objects` unpacked: (slot, parent slot, kind, loc, model, labels, quantities, state, template, index)."""
     object_slots: list[int] = field(default_factory=list)
     """The slot of each object's id, in `object_rows` order."""
+    object_slots_by_name: dict[str, int] = field(default_factory=dict)
+    """The slot of each object's id by its name relative to the node ("/gpu0")."""
     object_ids: Callable[[Sequence[str]], Sequence[str]] = field(default=lambda names: ())
     """An instance's names at `object_slots` (its objects' ids), in one C call."""
     object_parents: Callable[[Sequence[str]], Sequence[str]] = field(default=lambda names: ())
@@ -170,6 +176,7 @@ class _Plan:
             for i, p, o in self.objects
         ]
         self.object_slots = [i for i, _p, _o in self.objects]
+        self.object_slots_by_name = {self.names[i - 1]: i for i in self.object_slots}
         self.object_ids = names_at(self.object_slots)
         self.object_parents = names_at([p for _i, p, _o in self.objects])
         self.object_columns = tuple(tuple(row[c] for row in self.object_rows) for c in range(2, 10))
@@ -314,7 +321,7 @@ class Expander:
         good = {
             name
             for name, plan in self.plans.items()
-            if plan is not None and name in nodes and _sound(plan, nodes[name], inv.objects, inv)
+            if plan is not None and name in nodes and _sound(plan, nodes[name], inv.found, inv)
         }
         return {n for n, t in inv.stamped.items() if t in good}
 
@@ -561,6 +568,9 @@ class Expander:
     def _add_object(self, obj: Obj) -> bool:
         objects = self.sink.objects
         old = objects.get(obj.id)
+        if old is None and self.sink.unmade_objects and self._unmade(obj.id) is not None:
+            self.make_objects()  # that object is taken: made, with every other, in its place
+            old = objects.get(obj.id)
         if old is not None:
             if old.parent != obj.parent:
                 self.problems.add(
@@ -578,6 +588,53 @@ class Expander:
         if self.sink.journal is not None:
             self.sink.journal.append(obj.id)
         return True
+
+    # --- objects not made yet ------------------------------------------------------------
+    def _unmade(self, oid: str) -> str | None:
+        """`oid` as the id string of an object not made yet (Sink.unmade_objects), else None."""
+        unmade = self.sink.unmade_objects
+        if not unmade:
+            return None
+        node, slash, rest = oid.partition("/")
+        found = unmade.get(node) if slash else None
+        if found is None:
+            return None
+        slot = found[0].object_slots_by_name.get(slash + rest)
+        return None if slot is None else found[1][slot]
+
+    def _ids_of(self, made: Sequence[str], found: Sequence[Obj | None]) -> tuple[list[str], bool]:
+        """Each of `made` as the id string of its object (`found`, or one not made yet), else as
+        itself; and whether every one is an object.
+        """
+        out: list[str] = []
+        known = True
+        unmade = self._unmade
+        for text, obj in zip(made, found, strict=True):
+            if obj is not None:
+                out.append(obj.id)
+                continue
+            oid = unmade(text)
+            if oid is None:
+                known = False
+                out.append(text)
+            else:
+                out.append(oid)
+        return out, known
+
+    def _object(self, oid: str) -> Obj | None:
+        """The object `oid`, made now (with every other not made yet) if it was not yet."""
+        obj = self.sink.objects.get(oid)
+        if obj is None and self._unmade(oid) is not None:
+            self.make_objects()
+            obj = self.sink.objects.get(oid)
+        return obj
+
+    def make_objects(self) -> None:
+        """Make every object not made yet, each in its place; objects are made at once from then on."""
+        sink = self.sink
+        if sink.unmade_objects:
+            made_objects(sink.objects, sink.unmade_objects, {})
+        sink.unmade_objects = None
 
     # --- plans -------------------------------------------------------------------------
     def _plan(self, tmpl: TemplateDef) -> _Plan | None:
@@ -616,7 +673,8 @@ class Expander:
         and link; duplicate ids are detected in bulk (set operations) rather than per object.
 
         The links of a node that is `whole` (its template's plan alone, Inventory.stamped) are only
-        made when something reads them (Sink.deferred), where nothing can have taken their ids.
+        made when something reads them (Sink.deferred), where nothing can have taken their ids; so
+        are its objects (Sink.unmade_objects), where no object in the table has the node's head.
         """
         sink = self.sink
         objects = sink.objects
@@ -640,16 +698,9 @@ class Expander:
             plan.object_parents(names),
             *plan.object_columns[1:],
             repeat(node_id),
-        )
+        )  # lazy: made below, unless the node's objects wait (Sink.unmade_objects)
         head = node_id.partition("/")[0]
-        if head not in self.object_heads or objects.keys().isdisjoint(fresh):
-            objects.update(zip(fresh, objs, strict=True))
-            self.object_heads.add(head)
-        else:
-            for obj in objs:
-                self._add_object(obj)  # reports each duplicate, adds the rest (and their heads)
-        links = sink.links
-        if (
+        defer = (
             whole
             and sink.deferred is not None
             and sink.journal is None
@@ -657,7 +708,21 @@ class Expander:
             and _SEP not in node_id
             and "/" not in node_id
             and node_id not in sink.heads
-        ):
+        )
+        unmade = sink.unmade_objects
+        if defer and unmade is not None and head not in self.object_heads:
+            # No object in the table has the node's head, so none of its plan's ids is taken: they
+            # are made when something reads Inventory.objects (made_objects puts them after the node).
+            unmade[node_id] = (plan, names)
+            self.object_heads.add(head)
+        elif head not in self.object_heads or objects.keys().isdisjoint(fresh):
+            objects.update(zip(fresh, objs, strict=True))
+            self.object_heads.add(head)
+        else:
+            for obj in objs:
+                self._add_object(obj)  # reports each duplicate, adds the rest (and their heads)
+        links = sink.links
+        if defer and sink.deferred is not None:  # (`defer` says it is not None)
             # Every id of these links is the node's id, a "/" and more: no link made so far has
             # that head (Sink.heads), and one made later that would is caught by _note.
             key = _HOLE + node_id
@@ -832,8 +897,11 @@ class Expander:
             # cables name its NICs and switches hundreds of thousands of times, each a fresh copy of
             # the text otherwise (17 MiB at 131,072 GPUs, kept as long as the inventory).
             get = self.sink.objects.get
-            at = self.positions
-            (ends_a, known_a), (ends_b, known_b) = _each_end(form_a, loop, get, at), _each_end(form_b, loop, get, at)
+            at, ids_of = self.positions, self._ids_of
+            (ends_a, known_a), (ends_b, known_b) = (
+                _each_end(form_a, loop, get, at, ids_of),
+                _each_end(form_b, loop, get, at, ids_of),
+            )
             if removed:
                 kept = [(a, b) for a, b in zip(ends_a, ends_b, strict=True) if a not in removed and b not in removed]
                 ends_a, ends_b = [a for a, _ in kept], [b for _, b in kept]
@@ -949,7 +1017,7 @@ class Expander:
         removed: set[str] = set()
         for name, dov in ov.devices.items():
             target = resolve(name, scope)
-            obj = objects.get(target)
+            obj = self._object(target)
             if obj is None or target not in created:
                 if obj is None and self._explained(target):
                     continue
@@ -988,7 +1056,7 @@ class Expander:
             ends = {resolve(lov.a, scope), resolve(lov.b, scope)}
             hits = [lid for lid in mine if lid in links and {links[lid].a, links[lid].b} == ends]
             if not hits:
-                if not any(e not in objects and self._explained(e) for e in ends):
+                if not any(self._object(e) is None and self._explained(e) for e in ends):
                     p.add(lov.loc, f"override names a link {lov.a} - {lov.b}, which {root.id!r} does not have")
                 continue
             for lid in hits:
@@ -1220,6 +1288,7 @@ def _each_end(
     loop: Sequence[Sequence[int | str]],
     get: Callable[[str], Obj | None],
     positions: _Positions,
+    ids_of: Callable[[Sequence[str], Sequence[Obj | None]], tuple[list[str], bool]] | None = None,
 ) -> tuple[list[str], bool]:
     """One end of every combination of `loop` (in `itertools.product` order), `form` being its
     `str.format` template over a combination (_positional); as its object's own id string where
@@ -1236,9 +1305,9 @@ def _each_end(
     try:  # every end an object (the usual case): their ids in one C pass
         distinct = list(map(_ID, found))
         known = True
-    except AttributeError:  # an end that is no object (None has no id): its text, reported later
-        distinct = [x if o is None else o.id for x, o in zip(made, found, strict=True)]
-        known = False
+    except AttributeError:  # an end not in the table (None has no id): an object not made yet
+        # (`ids_of`: Expander._ids_of), or no object (its text, reported later)
+        distinct, known = (ids_of or _texts)(made, found)
     if len(used) == len(loop):
         return distinct, known
     sizes = tuple(map(len, loop))
@@ -1250,6 +1319,11 @@ def _each_end(
             at = [x * n + t for x in at for t in range(n)] if j in used else [x for x in at for _ in range(n)]
         positions[(sizes, used)] = at
     return list(map(distinct.__getitem__, at)), known
+
+
+def _texts(made: Sequence[str], found: Sequence[Obj | None]) -> tuple[list[str], bool]:
+    """Each of `made` as its object's id string (`found`), else as itself; and False (some is no object)."""
+    return [x if o is None else o.id for x, o in zip(made, found, strict=True)], False
 
 
 def _formatted(form: str, sub: Sequence[Sequence[int | str]]) -> list[str]:

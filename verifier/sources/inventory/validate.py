@@ -474,13 +474,15 @@ def check_inventory(
                 hints[missing] = did_you_mean(missing, _near(missing, objects))
         return hints[missing]
 
-    objects = inv.objects
+    # Looked up without making the objects of stamped nodes not made yet (Inventory.found): those of
+    # `sound` nodes are passed over; any other is made where it is read.
+    objects = inv.found
     if not ids_checked:
         _check_ids(inv, problems)
         _check_labels(inv, problems)
     nesting_ok: dict[tuple[str, str], bool] = {}
     model_ok: dict[tuple[str, str], str | None] = {}
-    for obj in inv.objects_but(sound) if sound else objects.values():
+    for obj in inv.objects_but(sound) if sound else inv.objects.values():
         if obj.parent is not None:
             par = objects.get(obj.parent)
             if par is None:
@@ -615,7 +617,7 @@ def _check_labels(inv: Inventory, problems: Problems) -> None:
                 problems.add(loc, f"{key!r} in labels of {what} {oid!r} {problem}", same="bad-label")
 
 
-def _near(word: str, ids: dict[str, Any]) -> list[str]:
+def _near(word: str, ids: Mapping[str, Any]) -> list[str]:
     """Candidates for a did-you-mean without scanning a million ids: same node first."""
     prefix = word.rsplit("/", 1)[0] + "/" if "/" in word else ""
     if prefix:
@@ -625,7 +627,7 @@ def _near(word: str, ids: dict[str, Any]) -> list[str]:
     return [k for k in ids if "/" not in k][:5000]
 
 
-def _siblings(prefix: str, ids: dict[str, Any]) -> Iterable[str]:
+def _siblings(prefix: str, ids: Mapping[str, Any]) -> Iterable[str]:
     n = 0
     for k in ids:
         if k.startswith(prefix):
@@ -652,7 +654,7 @@ def model_problem(inv: Inventory, kind: str, name: str) -> str | None:
 
 def _check_cycles(inv: Inventory, problems: Problems, starts: Iterable[str]) -> None:
     """Containment must be a forest: walk up from each object that named its parent."""
-    objects = inv.objects
+    objects = inv.found
     done: set[str] = set()
     for start in starts:
         if start in done or start not in objects:
