@@ -24,7 +24,9 @@ folder: a GPU whose NIC has a port observed down (OBS103) has no fabric share th
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import stat
 import tempfile
 import time
 import weakref
@@ -42,6 +44,7 @@ from verifier.service.placing import PlacingSlot
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
 from verifier.session.observed_input import ObservedRun, observed_outages
 from verifier.session.side_files import SideFiles, discover
+from verifier.sources.observed.load import observation_files
 from verifier.sources.scenario import apply_scenario, scenario_from
 from verifier.sources.thresholds import load_thresholds
 
@@ -121,7 +124,15 @@ def watched_files(config: ServeConfig, side: SideFiles) -> list[tuple[str, Path]
         out.append(("thresholds", side.thresholds))
     folder = observed_dir(config)
     if folder is not None:
-        out += [("observed", p) for p in sorted(folder.rglob("*")) if p.is_file() and not p.name.startswith(".")]
+        # The files `place --observed` reads in the folder, no other: a host's sub-folder that is a
+        # link (a mount) is read through it, so it is digested, copied and judged as well.
+        try:
+            listed = observation_files(folder)
+        except OSError as err:
+            raise TopologError.at(
+                SourceLocation(str(folder)), f"cannot list the observation folder: {err.strerror or err}"
+            ) from None
+        out += [("observed", p) for p in sorted(listed)]
     return out
 
 
@@ -134,8 +145,8 @@ def observed_dir(config: ServeConfig) -> Path | None:
 def _observed(inputs: Inputs, config: ServeConfig) -> Inputs:
     """`inputs` with the GPUs its observations take out of service failed (unchanged without observations)."""
     folder = observed_dir(config)
-    if folder is None:
-        return inputs
+    if folder is None or not observation_files(folder):
+        return inputs  # an empty folder (a mount its collector has not written to yet): nothing is observed
     run = ObservedRun((folder,))
     out = observed_outages(run, run.read(), inputs)
     if not out.gpus and not out.links:
@@ -145,7 +156,24 @@ def _observed(inputs: Inputs, config: ServeConfig) -> Inputs:
 
 
 def _read(files: Sequence[tuple[str, Path]]) -> list[tuple[str, Path, bytes]]:
-    return [(role, path, read_limited(path, str(path))) for role, path in files]
+    return [(role, path, _read_one(role, path)) for role, path in files]
+
+
+def _read_one(role: str, path: Path) -> bytes:
+    # A pipe in the observation folder is refused, not read: the revision keeps a copy of what it
+    # judged, and a pipe's bytes, read once, are gone (a writer that never writes would hold the reload).
+    if role == "observed":
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as err:
+            raise TopologError.at(
+                SourceLocation(str(path)), f"cannot read observation file: {err.strerror or err}"
+            ) from None
+        if not stat.S_ISREG(mode):
+            raise TopologError.at(
+                SourceLocation(str(path)), "cannot read observation file: it is not a regular file; expected one"
+            )
+    return read_limited(path, str(path), "observation file" if role == "observed" else "file")
 
 
 def build_revision(config: ServeConfig, live: Revision | None = None) -> Revision:

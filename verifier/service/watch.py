@@ -32,7 +32,10 @@ def served_paths(config: ServeConfig) -> tuple[set[Path], set[Path]]:
         side = side_files(config)
     except TopologError:
         return set(), set()
-    files = {_absolute(p) for _role, p in watched_files(config, side)}
+    try:
+        files = {_absolute(p) for _role, p in watched_files(config, side)}
+    except TopologError:  # an observation folder that cannot be listed: a change under it reloads, which says why
+        files = set()
     if config.token_file is not None:
         files.add(_absolute(config.token_file))
     # The observation folder is watched like the policy folder: a host's sub-folder or file may appear.

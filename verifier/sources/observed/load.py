@@ -69,6 +69,15 @@ def _files(path: Path) -> list[tuple[Path, str]]:
     return out
 
 
+def observation_files(path: Path) -> list[Path]:
+    """The files `read_observations` reads under `path` (a folder, or one file), in its order.
+
+    What it lists is what it reads: a host's sub-folder that is a link is read through it, a hidden
+    entry is not. Whoever keeps a copy of a folder's observations (`topolog serve`) lists them so.
+    """
+    return [f for f, _host in _files(path)]
+
+
 def read_file(path: Path, host: str, fmt: str | None = None) -> Observations:
     """One file's observations: its format sniffed (or `fmt`), read by that format's reader."""
     name = str(path)

@@ -1,0 +1,287 @@
+"""Review of `serve`'s observations (3bfbe14): an admit judges the revision's copy of the observation
+folder, and that copy holds exactly the files `place --observed` reads there, no more and no fewer.
+
+Hand derivation (tests/service/test_serve_observed_nic.py has it whole): on inventories/mixed-fleet.yaml
+the shipped ibstat of mi300x-n0 says mlx5_5's port is Down/Polling while nic5's cable is declared
+working (OBS103), so mi300x-n0's GPUs 4 and 5 have no fabric share and carol's 8-GPU job at 400 Gb/s
+a GPU (scope node) is placed on mi300x-n1 alone, its bottleneck 7 xGMI links of 64 GB/s = 448,000
+MB/s. Without that observation, or with mlx5_5 Active/LinkUp as its seven peers are, both MI300X nodes
+place it (carol is in team hpc, which policies/fp64.cedar gives the MI300X nodes alone).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import run_cli
+from service.serve_helpers import ROOT, copy_inputs, new_revision, reload_failed, serving
+
+from verifier.core.errors import TopologError
+from verifier.service.config import ServeConfig
+from verifier.service.gate import admit_doc
+from verifier.service.revision import OBSERVED_DIR, Revision, build_revision
+
+IBSTAT = ROOT / "inventories" / "observed" / "mixed-fleet" / "mi300x-n0" / "ibstat.txt"
+DOWN = IBSTAT.read_text()
+# mlx5_5 is the one port written Down/Polling in the shipped file: made Active/LinkUp as the others.
+UP = DOWN.replace("State: Down", "State: Active").replace("Physical state: Polling", "Physical state: LinkUp")
+JOB = """\
+apiVersion: topolog.dev/v1
+kind: Jobs
+jobs:
+  - name: allreduce-node
+    principal: User::"carol"
+    gpus: 8
+    topology:
+      scope: node
+      min_network_bandwidth: 400 Gb/s
+"""
+RAIL_JOB = JOB.replace("      min_network_bandwidth", "      rail_aligned: true\n      min_network_bandwidth")
+PATHS = pytest.mark.parametrize("text", [JOB, RAIL_JOB], ids=["prepared", "from-scratch"])
+N1 = [("mi300x-n1", 448_000)]
+BOTH = [("mi300x-n0", 448_000), ("mi300x-n1", 448_000)]
+
+
+def test_the_up_file_differs_from_the_shipped_one_in_mlx5_5_alone() -> None:
+    assert DOWN.count("State: Down") == 1 and DOWN.count("Physical state: Polling") == 1
+    assert UP.count("State: Active") == 8 and UP != DOWN
+
+
+def _ranked(doc: object) -> list[tuple[str, int]]:
+    assert isinstance(doc, dict)
+    (only,) = doc["jobs"]
+    return [(p["domain"], p["bottleneck_mbps"]) for p in only["placements"]]
+
+
+def _place(folder: Path, text: str) -> dict[str, Any]:
+    """`place --observed FOLDER/topolog.observed --why-not --format json` on the same files."""
+    job = folder.parent / f"{folder.name}-job.yaml"
+    job.write_text(text)
+    observed = folder / OBSERVED_DIR
+    inventory = str(folder / "mixed-fleet.yaml")
+    code, out, err = run_cli("place", inventory, str(job), "--observed", str(observed), "--why-not", "--format", "json")
+    assert code == 0, err
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+def _served(folder: Path) -> Revision:
+    return build_revision(ServeConfig((folder / "mixed-fleet.yaml",)))
+
+
+@PATHS
+def test_a_host_folder_that_is_a_link_is_read_as_place_reads_it(tmp_path: Path, text: str) -> None:
+    # A host's sub-folder mounted from elsewhere (a link): `place --observed` reads through it
+    # (sources/observed/load.py: _files). The revision listed its files with rglob, which does not
+    # enter a linked folder: they were neither digested nor copied, and the admit placed on mi300x-n0
+    # (BOTH) where `place --observed` did not (N1). Broken before this review's fix.
+    served = tmp_path / "served"
+    copy_inputs(served)
+    mounted = tmp_path / "mounted" / "mi300x-n0"
+    mounted.mkdir(parents=True)
+    (mounted / "ibstat.txt").write_text(DOWN)
+    (served / OBSERVED_DIR).mkdir()
+    os.symlink(mounted, served / OBSERVED_DIR / "mi300x-n0")
+    revision = _served(served)
+    assert list(revision.files["observed"]) == [str(served / OBSERVED_DIR / "mi300x-n0" / "ibstat.txt")]
+    doc = admit_doc(revision, text.encode())
+    assert _ranked(doc["placement"]) == N1
+    assert doc["placement"] == _place(served, text)
+
+
+@PATHS
+def test_the_copy_is_judged_whatever_the_folder_holds_later(tmp_path: Path, text: str) -> None:
+    # Built with mlx5_5 down, then the live file says it is up, then the folder is gone: the revision
+    # (not yet reloaded) still judges its copy, on both admit paths: N1.
+    copy_inputs(tmp_path)
+    host = tmp_path / OBSERVED_DIR / "mi300x-n0"
+    host.mkdir(parents=True)
+    (host / "ibstat.txt").write_text(DOWN)
+    revision = _served(tmp_path)
+    (host / "ibstat.txt").write_text(UP)
+    assert _ranked(admit_doc(revision, text.encode())["placement"]) == N1
+    shutil.rmtree(tmp_path / OBSERVED_DIR)
+    assert _ranked(admit_doc(revision, text.encode())["placement"]) == N1
+    # The copy is a plain file of the bytes digested, not a link to the live one.
+    assert revision.snapshot.observed is not None
+    copy = revision.snapshot.observed / "mi300x-n0" / "ibstat.txt"
+    assert not copy.is_symlink() and copy.read_text() == DOWN
+
+
+def test_hidden_entries_are_left_out_as_place_leaves_them_out(tmp_path: Path) -> None:
+    # A hidden folder at the top (`.old/`, an earlier collection) and a hidden file in a host folder
+    # both say mlx5_5 is down; `place --observed` reads neither (load.py skips names starting with a
+    # dot), only mi300x-n0/ibstat.txt, which says it is up: BOTH, and that file alone digested.
+    copy_inputs(tmp_path)
+    observed = tmp_path / OBSERVED_DIR
+    (observed / ".old" / "mi300x-n0").mkdir(parents=True)
+    (observed / ".old" / "mi300x-n0" / "ibstat.txt").write_text(DOWN)
+    (observed / "mi300x-n0").mkdir()
+    (observed / "mi300x-n0" / ".ibstat.txt").write_text(DOWN)
+    (observed / "mi300x-n0" / "ibstat.txt").write_text(UP)
+    revision = _served(tmp_path)
+    assert list(revision.files["observed"]) == [str(observed / "mi300x-n0" / "ibstat.txt")]
+    doc = admit_doc(revision, JOB.encode())
+    assert _ranked(doc["placement"]) == BOTH
+    assert doc["placement"] == _place(tmp_path, JOB)
+
+
+def test_a_host_the_inventory_lacks_changes_nothing(tmp_path: Path) -> None:
+    # The down port is observed on a host named `nosuch`, which the mixed fleet does not have: it is
+    # matched to no node (docs/observed.md: matched by identity, never by position), so BOTH, as in place.
+    copy_inputs(tmp_path)
+    (tmp_path / OBSERVED_DIR / "nosuch").mkdir(parents=True)
+    (tmp_path / OBSERVED_DIR / "nosuch" / "ibstat.txt").write_text(DOWN)
+    doc = admit_doc(_served(tmp_path), JOB.encode())
+    assert _ranked(doc["placement"]) == BOTH
+    assert doc["placement"] == _place(tmp_path, JOB)
+
+
+def test_an_empty_observation_folder_observes_nothing(tmp_path: Path) -> None:
+    # An empty topolog.observed/ (a mount its collector has not written to yet) is no observation:
+    # the gate serves as without the folder (BOTH). It refused every revision before this review's fix
+    # ("the folder holds no observation file"), so the gate could not start.
+    copy_inputs(tmp_path)
+    (tmp_path / OBSERVED_DIR).mkdir()
+    revision = _served(tmp_path)
+    assert revision.files["observed"] == {} and revision.snapshot.observed is None
+    assert _ranked(admit_doc(revision, JOB.encode())["placement"]) == BOTH
+
+
+def test_a_pipe_in_the_folder_is_refused_not_read(tmp_path: Path) -> None:
+    # A FIFO at the top of the folder (no writer): the revision is refused, naming it, without
+    # waiting on it; the copy could not keep what a pipe gave once. (A FIFO inside a host folder is
+    # no file to the reader: skipped by place and serve alike.)
+    copy_inputs(tmp_path)
+    (tmp_path / OBSERVED_DIR / "mi300x-n0").mkdir(parents=True)
+    (tmp_path / OBSERVED_DIR / "mi300x-n0" / "ibstat.txt").write_text(DOWN)
+    os.mkfifo(tmp_path / OBSERVED_DIR / "mi300x-n0" / "skipped.txt")
+    assert _ranked(admit_doc(_served(tmp_path), JOB.encode())["placement"]) == N1
+    pipe = tmp_path / OBSERVED_DIR / "pipe.txt"
+    os.mkfifo(pipe)
+    with pytest.raises(TopologError) as refused:
+        _served(tmp_path)
+    assert str(refused.value) == f"{pipe}: cannot read observation file: it is not a regular file; expected one"
+
+
+def test_a_file_no_reader_knows_refuses_the_revision_with_its_line(tmp_path: Path) -> None:
+    copy_inputs(tmp_path)
+    (tmp_path / OBSERVED_DIR / "mi300x-n0").mkdir(parents=True)
+    bad = tmp_path / OBSERVED_DIR / "mi300x-n0" / "notes.txt"
+    bad.write_text("rebooted at noon\n")
+    with pytest.raises(TopologError) as refused:
+        _served(tmp_path)
+    assert str(refused.value).startswith(f"{bad}:1: not a format topolog reads observations from")
+
+
+def test_over_the_socket_each_revision_judges_the_observations_it_was_built_from(tmp_path: Path) -> None:
+    # The real server. Down: N1. A policy edit alone (a comment added: same decisions) is a new
+    # revision built on the live one's inventory (revision.py: same_graph); it must copy the
+    # observations too: still N1. Then mlx5_5 up: BOTH. Then a file no reader knows: the reload is
+    # refused, the live revision (and its answer, BOTH) kept.
+    copy_inputs(tmp_path)
+    host = tmp_path / OBSERVED_DIR / "mi300x-n0"
+    host.mkdir(parents=True)
+    (host / "ibstat.txt").write_text(DOWN)
+    with serving(tmp_path, "--no-watch") as server:
+
+        def admit() -> tuple[str, list[tuple[str, int]]]:
+            r = server.post("/v1/admit", JOB.encode())
+            assert r.status_code == 200, r.text
+            doc = r.json()
+            return doc["revision"], _ranked(doc["placement"])
+
+        first = server.revision()["revision"]
+        assert admit() == (first, N1)
+        with (tmp_path / "policies" / "fp64.cedar").open("a") as f:
+            f.write("\n// reviewed\n")
+        assert server.post("/v1/reload", b"").json()["ok"] is True
+        policy_edit = new_revision(server, first)["revision"]
+        assert admit() == (policy_edit, N1)
+        (host / "ibstat.txt").write_text(UP)
+        assert server.post("/v1/reload", b"").json()["ok"] is True
+        up = new_revision(server, policy_edit)["revision"]
+        assert admit() == (up, BOTH)
+        (host / "notes.txt").write_text("rebooted at noon\n")
+        r = server.post("/v1/reload", b"")
+        assert r.status_code == 422
+        assert reload_failed(server)["revision"] == up
+        assert any("notes.txt:1" in e for e in r.json()["errors"]), r.json()
+        assert admit() == (up, BOTH)
+        assert "Traceback" not in server.stderr()
+
+
+def test_admits_during_swaps_are_each_answered_on_the_revision_they_name(tmp_path: Path) -> None:
+    # mlx5_5 flipped down and up with a reload after each while two clients admit: every answer names
+    # a revision and is that revision's (down: N1, up: BOTH), never the other's. The same bytes give
+    # the same revision id, so two revisions in all.
+    copy_inputs(tmp_path)
+    host = tmp_path / OBSERVED_DIR / "mi300x-n0"
+    host.mkdir(parents=True)
+    (host / "ibstat.txt").write_text(DOWN)
+    with serving(tmp_path, "--no-watch") as server:
+        expected = {server.revision()["revision"]: N1}
+        stop = threading.Event()
+        answers: list[tuple[int, str, list[tuple[str, int]]]] = []
+
+        def ask() -> None:
+            with server.client() as c:
+                while not stop.is_set():
+                    r = c.post("/v1/admit", content=JOB.encode())
+                    doc = r.json()
+                    placed = _ranked(doc["placement"]) if doc.get("placement") else []
+                    answers.append((r.status_code, doc.get("revision", ""), placed))
+
+        askers = [threading.Thread(target=ask) for _ in range(2)]
+        for t in askers:
+            t.start()
+        try:
+            for i in range(4):
+                (host / "ibstat.txt").write_text(UP if i % 2 == 0 else DOWN)
+                with server.client() as c:
+                    status = c.post("/v1/reload").json()
+                assert status["ok"] is True
+                expected.setdefault(status["revision"], BOTH if i % 2 == 0 else N1)
+        finally:
+            stop.set()
+            for t in askers:
+                t.join(timeout=120)
+        assert len(expected) == 2
+        assert answers and all(code == 200 for code, _r, _p in answers)
+        assert all(placed == expected[rev] for _c, rev, placed in answers), answers
+        assert server.alive()
+
+
+def test_on_the_dgx_pod_an_admit_answers_as_place_observed(tmp_path: Path) -> None:
+    # The shipped dgx03 files that print no time (so never stale, whenever this runs): dcgm-exporter
+    # says GPU 0's last XID is 95 (out of service, OBS004), nvlink -s says GPU 5 has 16 of 18 links
+    # (out of its NVLink domain, OBS002). dan (team research) may use the pod's 8 nodes dgx00..dgx07.
+    # An 8-GPU job in one node then fits 7 of them, not dgx03 (gpu0 is failed); the admit must say
+    # so as `place --observed --why-not` does, why-not for dgx03 included.
+    copy_inputs(tmp_path, "dgx-h100-pod.yaml")
+    host = tmp_path / OBSERVED_DIR / "dgx03"
+    host.mkdir(parents=True)
+    shipped = ROOT / "inventories" / "observed" / "dgx-h100-pod" / "dgx03"
+    for name in ("dcgm-exporter.prom", "nvlink-s.txt"):
+        shutil.copy(shipped / name, host / name)
+    text = JOB.replace('User::"carol"', 'User::"dan"').replace("      min_network_bandwidth: 400 Gb/s\n", "")
+    job = tmp_path / "job.yaml"
+    job.write_text(text)
+    doc = admit_doc(build_revision(ServeConfig((tmp_path / "dgx-h100-pod.yaml",))), text.encode())
+    placement = doc["placement"]
+    assert isinstance(placement, dict)
+    (entry,) = placement["jobs"]
+    assert entry["candidates"] == 8 and entry["hosting"] == 7
+    assert sorted(p["domain"] for p in entry["placements"]) == [f"dgx0{i}" for i in range(8) if i != 3]
+    code, out, err = run_cli(
+        "place", str(tmp_path / "dgx-h100-pod.yaml"), str(job), "--observed", str(tmp_path / OBSERVED_DIR),
+        "--why-not", "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert doc["placement"] == json.loads(out)
