@@ -330,8 +330,8 @@ def graph_facts(
         _fabric(inv, out, view)
     if "fabric_island" in want:
         if island is None:
-            island = switch_islands(inv.objects, view.links, switches_of(inv))
-        out["fabric_island"] = fabric_islands(inv.objects, view.links, island)
+            island = switch_islands(inv.found, view.links, switches_of(inv))
+        out["fabric_island"] = fabric_islands(inv.found, view.links, island)
     if want & NODE_RELATIONS:
         _nodes(inv, out, per_node, want, None, view, ancestry, uplinks)
     if "die_pair_bottleneck" in want:
@@ -629,7 +629,7 @@ def fm_isolated_gpus(inv: Inventory, links: Iterable[Link], ancestry: _Ancestry)
     removes the GPU from NVSwitch routing; NVSWITCH_FAILURE_MODE=0 leaves the fabric uninitialized.
     The rules' fm_isolated_gpu (rules/topology/lib/platform.dl) draws the same line; a test holds them equal.
     """
-    objects = inv.objects
+    objects = inv.found
     out: set[str] = set()
     # The NVLink kinds picked out first, in one comprehension: a fleet's links are mostly its cables.
     for lk in [lk for lk in links if lk.kind in ("nvswitch", "nvlink")]:
@@ -681,7 +681,7 @@ def _scaleup_links(
     stamped = inv.stamped
     plan_links: dict[str, list[tuple[str, str]]] = {}
     foreign: list[tuple[str, str]] = []
-    objects = inv.objects
+    objects = inv.found
     # The links of stamped nodes that neither stand for their template nor are read whole are
     # answered for by their representative: left out first, in one pass (a million at fleet scale).
     skip = {n for n, t in stamped.items() if n not in touched and rep_of.get(t) != n}
@@ -721,7 +721,7 @@ class _Ancestry:
     def node(self, oid: str) -> str | None:
         """The node `oid` is in (itself when it is one); None outside nodes or for unknown ids."""
         if oid not in self._node:
-            objects = self.inv.objects
+            objects = self.inv.found
             self._node[oid] = node_of(objects, objects.get(oid))
         return self._node[oid]
 
@@ -729,7 +729,7 @@ class _Ancestry:
         """The parents of `oid`, its parents' parents and so on (up to an id a broken inventory lacks)."""
         found = self._above.get(oid)
         if found is None:
-            objects, chain = self.inv.objects, []
+            objects, chain = self.inv.found, []
             o = objects.get(oid)
             while o is not None and o.parent is not None:
                 chain.append(o.parent)
@@ -745,7 +745,7 @@ class _Ancestry:
         """
         if self.node(a) == self.node(b):
             return True
-        objects, promises, above_a = self.inv.objects, self.inv.promises, self.above(a)
+        objects, promises, above_a = self.inv.found, self.inv.promises, self.above(a)
         return any(
             p in above_a and "nvlink_domain" in promises.get(p, ()) and objects[p].kind != "node" for p in self.above(b)
         )
@@ -775,7 +775,7 @@ def _dies(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
 
 
 def _fabric(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
-    switches = {oid for oid, o in inv.objects.items() if o.kind == "switch"}
+    switches = set(switches_of(inv))  # the stamped nodes' objects read off their plans
     # The switch fabric as plain dicts (neighbour -> MB/s, parallel cables added up, neighbours
     # in the order first met): thousands of leaf-spine cables, walked once per leaf class.
     adj: dict[str, dict[str, int]] = {}
@@ -786,7 +786,7 @@ def _fabric(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
             mbps = na.get(b, 0) + lk.mbps
             na[b] = mbps
             nb[a] = mbps
-    leaves = sorted(s for s in switches if inv.objects[s].labels.get("role") == "leaf")
+    leaves = sorted(s for s in switches if inv.found[s].labels.get("role") == "leaf")
     members: dict[tuple[tuple[str, int], ...], list[str]] = {}
     for leaf in leaves:
         key = tuple(sorted(adj[leaf].items())) if leaf in adj else ()
@@ -836,7 +836,7 @@ def _nodes(
     `uplinks`: each end's MB/s of working fabric cables, added up already (node_fabric_islands);
     None: added up here.
     """
-    objects = inv.objects
+    objects = inv.found
     node_above = ancestry.node
 
     # Nodes that are exactly their template's plan (Inventory.stamped) share its shape: only one
