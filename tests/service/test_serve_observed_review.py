@@ -26,6 +26,7 @@ from verifier.core.errors import TopologError
 from verifier.service.config import ServeConfig
 from verifier.service.gate import admit_doc
 from verifier.service.revision import OBSERVED_DIR, Revision, build_revision
+from verifier.session.inputs import read_inventory
 
 IBSTAT = ROOT / "inventories" / "observed" / "mixed-fleet" / "mi300x-n0" / "ibstat.txt"
 DOWN = IBSTAT.read_text()
@@ -285,3 +286,33 @@ def test_on_the_dgx_pod_an_admit_answers_as_place_observed(tmp_path: Path) -> No
     )  # fmt: skip
     assert code == 0, err
     assert doc["placement"] == json.loads(out)
+
+
+def test_a_file_that_appears_while_the_revision_is_built_makes_it_built_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The observations take GPUs out of service from the folder as it is when the inventory has been
+    # read, after the files were listed and digested. A dcgm-exporter scrape saying dgx03's GPU 0's
+    # last XID is 95 (out of service, OBS004) written in between used to fail dgx03/gpu0 in a revision
+    # whose files (its id, its copy) do not hold it. It is now a file changed under the build: refused
+    # ("built again" by the watcher's next reload), and the next build holds it, digested and judged.
+    copy_inputs(tmp_path, "dgx-h100-pod.yaml")
+    host = tmp_path / OBSERVED_DIR / "dgx03"
+    host.mkdir(parents=True)
+    shipped = ROOT / "inventories" / "observed" / "dgx-h100-pod" / "dgx03"
+    shutil.copy(shipped / "nvlink-s.txt", host / "nvlink-s.txt")
+    real = read_inventory
+
+    def read_and_scrape(*args: Any, **kwargs: Any) -> Any:
+        shutil.copy(shipped / "dcgm-exporter.prom", host / "dcgm.prom")
+        return real(*args, **kwargs)
+
+    config = ServeConfig((tmp_path / "dgx-h100-pod.yaml",))
+    monkeypatch.setattr("verifier.service.revision.read_inventory", read_and_scrape)
+    with pytest.raises(TopologError) as refused:
+        build_revision(config)
+    assert str(refused.value) == f"{host / 'dcgm.prom'}: changed while the revision was built; it is built again"
+    monkeypatch.undo()
+    revision = build_revision(config)
+    assert sorted(revision.files["observed"]) == [str(host / "dcgm.prom"), str(host / "nvlink-s.txt")]
+    assert revision.inputs.inventory.objects["dgx03/gpu0"].state == "down"

@@ -209,6 +209,9 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
         load_thresholds(inputs.paths, side.thresholds)  # read by every admit: refused here, not there
     after = _read(files)
     changed = [str(p) for (_r, p, a), (_r2, _p2, b) in zip(before, after, strict=True) if a != b]
+    # A file that appeared or went meanwhile too: the observations were read again above, from the
+    # folder, and must be what was digested and copied (`place --observed` reads no other).
+    changed += sorted(str(p) for _r, p in set(watched_files(config, side)) ^ set(files))
     if changed:
         # Built from a file that changed under it: this build may mix two versions of it.
         raise TopologError.at(SourceLocation(changed[0]), "changed while the revision was built; it is built again")
