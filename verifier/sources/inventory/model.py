@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -198,6 +199,10 @@ class LinkPlan(Protocol):
         """The slot of each of its objects' ids by its name relative to the node ("/gpu0")."""
         ...
 
+    def objects_for(self, node: str, names: Sequence[str]) -> list[Obj]:
+        """The objects `object_rows` give `node`, whose names by slot are `names`, in that order."""
+        ...
+
     def ids_for(self, node: str) -> list[str]:
         """The ids of the links `link_rows` give `node`, in the same order."""
         ...
@@ -236,15 +241,14 @@ def objects_of(node: str, unmade: Unmade) -> list[Obj]:
     the very strings of the node's names.
     """
     plan, names = unmade
-    return [
-        Obj(names[i], kind, names[p], loc, model, labels, quantities, state, template, index, node)
-        for i, p, kind, loc, model, labels, quantities, state, template, index in plan.object_rows
-    ]
+    return plan.objects_for(node, names)
 
 
-def made_objects(objects: dict[str, Obj], unmade: Mapping[str, Unmade], early: Mapping[str, list[Obj]]) -> None:
-    """Put the objects of the `unmade` nodes into `objects`, in place, each node's right after its
-    own object, where the loader stamps them (those made `early` for a look-up are those ones).
+def made_objects(
+    objects: Mapping[str, Obj], unmade: Mapping[str, Unmade], early: Mapping[str, Sequence[Obj]]
+) -> dict[str, Obj]:
+    """`objects` with the objects of the `unmade` nodes, each node's right after its own object,
+    where the loader stamps them (those made `early` for a look-up are those very ones).
     """
     out: dict[str, Obj] = {}
     for oid, obj in objects.items():
@@ -253,17 +257,12 @@ def made_objects(objects: dict[str, Obj], unmade: Mapping[str, Unmade], early: M
         if found is not None:
             made = early.get(oid)
             if made is None:
-                made = objects_of(oid, found)
+                made = found[0].objects_for(oid, found[1])
             out.update(zip(map(_ID, made), made, strict=True))
-    objects.clear()  # the same dict: whoever holds it (the loader's tables) sees them
-    objects.update(out)
+    return out
 
 
-def _id(o: Obj) -> str:
-    return o.id
-
-
-_ID = _id
+_ID = attrgetter("id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -491,9 +490,7 @@ class _UnmadeObjects:
     def made(self) -> dict[str, Obj]:
         """Every object, in order (a new table: `so_far` stays as it was, for whoever reads it now)."""
         early = {node: list(objs.values()) for node, objs in self.early.items()}
-        out = dict(self.so_far)
-        made_objects(out, self.nodes, early)
-        return out
+        return made_objects(self.so_far, self.nodes, early)
 
 
 class _Found(Mapping[str, Obj]):

@@ -229,6 +229,19 @@ class _Plan:
         made = [node + name for name in self.names]
         return max([*made, *(lid.replace(_HOLE, node) for lid in self.written_ids)], key=len)
 
+    def objects_for(self, node: str, names: Sequence[str]) -> list[Obj]:
+        """The objects of `node` (Sink.unmade_objects), whose names by slot are `names`, as _stamp makes them."""
+        return list(
+            map(
+                Obj,
+                self.object_ids(names),
+                self.object_columns[0],
+                self.object_parents(names),
+                *self.object_columns[1:],
+                repeat(node),
+            )
+        )
+
     def ids_for(self, node: str) -> list[str]:
         """The ids of the links `link_rows` give `node` (a deferrable plan's, see Sink.deferred)."""
         return (self.joined_ids or "").replace(_HOLE, node).split(_SEP)
@@ -637,7 +650,9 @@ class Expander:
         """Make every object not made yet, each in its place; objects are made at once from then on."""
         sink = self.sink
         if sink.unmade_objects:
-            made_objects(sink.objects, sink.unmade_objects, {})
+            made = made_objects(sink.objects, sink.unmade_objects, {})
+            sink.objects.clear()  # the same dict: the inventory and the loops making objects hold it
+            sink.objects.update(made)
         sink.unmade_objects = None
 
     # --- plans -------------------------------------------------------------------------
@@ -713,14 +728,7 @@ class Expander:
             # in the table has the node's head (Expander.object_heads), none of them is taken, and the
             # objects go straight into the table; else each id is looked up, and each taken one reported.
             fresh = plan.object_ids(names)
-            objs = map(
-                Obj,
-                fresh,
-                plan.object_columns[0],
-                plan.object_parents(names),
-                *plan.object_columns[1:],
-                repeat(node_id),
-            )
+            objs = plan.objects_for(node_id, names)
             if head not in self.object_heads or objects.keys().isdisjoint(fresh):
                 objects.update(zip(fresh, objs, strict=True))
                 self.object_heads.add(head)
