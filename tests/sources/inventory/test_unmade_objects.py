@@ -231,3 +231,14 @@ def test_any_mix_of_extras_loads_as_made_object_by_object(pieces: list[str], mon
         return
     assert inv is not None and not errors
     assert _rows(inv.objects) == _rows(eager.objects)
+
+
+def test_objects_set_anew_are_the_ones_found() -> None:
+    # A copy given a table of its own (as a scenario's copy is) finds in that table, not in the
+    # plans of the objects its original had not made yet.
+    inv = load_inventory_text(FLEET.replace("EXTRA", ""), "t.yaml")
+    assert inv.unmade_objects()
+    inv.objects = {"p0": inv.found["p0"]}
+    assert not inv.unmade_objects() and inv.objects_so_far() == 1
+    assert inv.found is inv.objects and "p0-n0/gpu0" not in inv.found
+    assert [o.id for o in inv.objects_but({"p0-n0"})] == ["p0"]

@@ -320,16 +320,22 @@ class Inventory:
             own = self.__dict__
             own["_unmade_objects"] = _UnmadeObjects(own.pop("objects"), nodes)
 
+    def _unmade_state(self) -> _UnmadeObjects | None:
+        """The objects not made yet (defer_objects), unless `objects` is made or was set since."""
+        own = self.__dict__
+        state: _UnmadeObjects | None = own.get("_unmade_objects") if "objects" not in own else None
+        return state
+
     def unmade_objects(self) -> Mapping[str, Unmade]:
         """The nodes whose objects are not made yet (see defer_objects); empty once `objects` is read."""
-        state: _UnmadeObjects | None = self.__dict__.get("_unmade_objects")
+        state = self._unmade_state()
         return state.nodes if state is not None else {}
 
     def objects_so_far(self) -> int:
         """How many objects `objects` holds, or, while some are not made yet (see defer_objects),
         minus how many are made (a count that changes when they are made): read without making them.
         """
-        state: _UnmadeObjects | None = self.__dict__.get("_unmade_objects")
+        state = self._unmade_state()
         return -len(state.so_far) if state is not None else len(self.objects)
 
     @property
@@ -339,7 +345,7 @@ class Inventory:
         of whose ids is got (kept: `objects` will hold those very ones). Anything else it is asked
         (iteration, length) reads `objects` itself.
         """
-        state: _UnmadeObjects | None = self.__dict__.get("_unmade_objects")
+        state = self._unmade_state()
         if state is None:
             made: dict[str, Obj] = self.objects
             return made
@@ -430,7 +436,7 @@ class Inventory:
         nodes skipped) it takes 0.017 s, where passing over each skipped node's run of objects
         (an islice per node, checked at its end) took 0.024 s.
         """
-        state: _UnmadeObjects | None = self.__dict__.get("_unmade_objects")
+        state = self._unmade_state()
         # With the objects not made yet all passed over, those made are the rest, in order.
         passed_over = state is not None and state.nodes.keys() <= skip
         values = state.so_far.values() if state is not None and passed_over else self.objects.values()
