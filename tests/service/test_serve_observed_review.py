@@ -1,5 +1,5 @@
-"""Review of `serve`'s observations (3bfbe14): an admit judges the revision's copy of the observation
-folder, and that copy holds exactly the files `place --observed` reads there, no more and no fewer.
+"""Review of `serve`'s observations (3bfbe14): an admit judges the observations its revision read when
+it was built, and those are exactly the files `place --observed` reads there, no more and no fewer.
 
 Hand derivation (tests/service/test_serve_observed_nic.py has it whole): on inventories/mixed-fleet.yaml
 the shipped ibstat of mi300x-n0 says mlx5_5's port is Down/Polling while nic5's cable is declared
@@ -109,10 +109,9 @@ def test_the_copy_is_judged_whatever_the_folder_holds_later(tmp_path: Path, text
     assert _ranked(admit_doc(revision, text.encode())["placement"]) == N1
     shutil.rmtree(tmp_path / OBSERVED_DIR)
     assert _ranked(admit_doc(revision, text.encode())["placement"]) == N1
-    # The copy is a plain file of the bytes digested, not a link to the live one.
-    assert revision.snapshot.observed is not None
-    copy = revision.snapshot.observed / "mi300x-n0" / "ibstat.txt"
-    assert not copy.is_symlink() and copy.read_text() == DOWN
+    # What it judges is kept read (revision.KeptObservations), not a path to the folder: the one file.
+    assert revision.placing.observed is not None
+    assert [f.host for f in revision.placing.observed.read().files] == ["mi300x-n0"]
 
 
 def test_hidden_entries_are_left_out_as_place_leaves_them_out(tmp_path: Path) -> None:
@@ -151,7 +150,7 @@ def test_an_empty_observation_folder_observes_nothing(tmp_path: Path) -> None:
     copy_inputs(tmp_path)
     (tmp_path / OBSERVED_DIR).mkdir()
     revision = _served(tmp_path)
-    assert revision.files["observed"] == {} and revision.snapshot.observed is None
+    assert revision.files["observed"] == {} and revision.placing.observed is None
     assert _ranked(admit_doc(revision, JOB.encode())["placement"]) == BOTH
 
 

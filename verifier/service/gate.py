@@ -218,7 +218,7 @@ def admit_doc(
             prepared = revision.placing.get()
             report = prepared.place(jobs, limit) if prepared is not None else None
             if report is None:
-                observed = revision.placing.observed  # the revision's copy of its observations
+                observed = revision.placing.observed  # the revision's observations, as read when it was built
                 how = PlaceSettings(why_not=True, limit=limit, principal_from=principal_from, observed=observed)
                 report, _allowed = placements(revision.placing_inputs, jobs_to_place([job], True, principal_from), how)
         except TopologError as err:

@@ -288,7 +288,7 @@ class PlacingSlot:
         self._setup = setup
         """Authorization for the placement alone (its own authorizer and memo), built with it."""
         self.observed = observed
-        """The revision's copy of its observations, read by every placement on it (`place --observed`)."""
+        """The revision's observations (revision.KeptObservations), read by every placement (`place --observed`)."""
         self._lock = threading.Lock()
         self._prepared: PreparedPlacement | None = None
         self._tried = False

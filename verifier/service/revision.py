@@ -16,9 +16,10 @@ Observations (docs/observed.md) in a `topolog.observed/` folder beside the first
 of the revision: read with the inventory (their files watched and digested as its files are), and the
 GPUs they say are out of service (OBS004, OBS006) are marked failed in the revision's inventory, as
 `place --observed` never places on them, so no admit does; so are the NVLink access links of a GPU they
-say left its NVLink domain (OBS002), which the platform rules then take out of the domain. The snapshot
-keeps a copy of the observations, which every admit's placement reads as `place --observed` reads its
-folder: a GPU whose NIC has a port observed down (OBS103) has no fabric share there either.
+say left its NVLink domain (OBS002), which the platform rules then take out of the domain. The revision
+keeps the observations as read then (KeptObservations), which every admit's placement reads as `place
+--observed` reads its folder: a GPU whose NIC has a port observed down (OBS103) has no fabric share there
+either. Kept read, not as a copy of the files: an admit then neither reads the folder again nor parses them.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from verifier.session.inputs import Inputs, authorization_for, read_inventory
 from verifier.session.observed_input import ObservedRun, observed_outages
 from verifier.session.side_files import SideFiles, discover
 from verifier.sources.observed.load import observation_files
+from verifier.sources.observed.model import Observations
 from verifier.sources.scenario import apply_scenario, scenario_from
 from verifier.sources.thresholds import load_thresholds
 
@@ -62,8 +64,21 @@ class Snapshot:
     """The thresholds file that `place` reads next to the inventory (topolog.thresholds.yaml), if any."""
     names: dict[str, str]
     """A copy's path -> the name of the file it copies, for messages about the copies."""
-    observed: Path | None = None
-    """The copy of the observation folder (OBSERVED_DIR, its host sub-folders kept), if it holds any file."""
+
+
+@dataclass(frozen=True)
+class KeptObservations(ObservedRun):
+    """A revision's observations as read when it was built, from the files it digested: what every admit's
+    placement reads, as `place --observed` reads its folder, without the folder read again. At 32,768 GPUs
+    (4,096 `nvidia-smi -q -x` files, 353 MB) reading them takes about 3 s of CPU, and kept read they are
+    about 25 MiB.
+    """
+
+    kept: Observations | None = None
+
+    def read(self) -> Observations:
+        assert self.kept is not None  # always made with them (_observed)
+        return self.kept
 
 
 @dataclass
@@ -142,17 +157,19 @@ def observed_dir(config: ServeConfig) -> Path | None:
     return folder if folder is not None and folder.is_dir() else None
 
 
-def _observed(inputs: Inputs, config: ServeConfig) -> Inputs:
-    """`inputs` with the GPUs its observations take out of service failed (unchanged without observations)."""
+def _observed(inputs: Inputs, config: ServeConfig) -> tuple[Inputs, KeptObservations | None]:
+    """`inputs` with the GPUs its observations take out of service failed (unchanged without observations),
+    and the observations read (None without any).
+    """
     folder = observed_dir(config)
     if folder is None or not observation_files(folder):
-        return inputs  # an empty folder (a mount its collector has not written to yet): nothing is observed
-    run = ObservedRun((folder,))
-    out = observed_outages(run, run.read(), inputs)
+        return inputs, None  # an empty folder (a mount its collector has not written to yet): nothing is observed
+    kept = KeptObservations((folder,), kept=ObservedRun((folder,)).read())
+    out = observed_outages(kept, kept.read(), inputs)
     if not out.gpus and not out.links:
-        return inputs
+        return inputs, kept
     changes = scenario_from(fail=out.gpus, fail_links=out.links)
-    return replace(inputs, inventory=apply_scenario(inputs.inventory, changes), digest_parts=None)
+    return replace(inputs, inventory=apply_scenario(inputs.inventory, changes), digest_parts=None), kept
 
 
 def _read(files: Sequence[tuple[str, Path]]) -> list[tuple[str, Path, bytes]]:
@@ -195,12 +212,14 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
         digests[role][str(path)] = digest
         overall.update(f"{role}\0{path}\0{digest}\n".encode())
     same_graph = live is not None and all(live.files[r] == digests[r] for r in ("inventory", "principals", "observed"))
+    observed: ObservedRun | None
     if live is not None and same_graph:
         inputs, setup = live.inputs, _with_policies(live.setup, side.policy_dir)
+        observed = live.placing.observed  # the same files, read once
     else:
         # As `place` reads them (the whole inventory, its links too), so that `admit` places on
         # this very inventory; the entities are the ones `authorize` builds from it.
-        inputs = _observed(read_inventory(list(config.inventory), side, principals=True), config)
+        inputs, observed = _observed(read_inventory(list(config.inventory), side, principals=True), config)
         built = authorization_for(inputs, required=" to serve the gate")
         assert built is not None  # required: no principals file is a TopologError
         setup = built
@@ -209,23 +228,22 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
         load_thresholds(inputs.paths, side.thresholds)  # read by every admit: refused here, not there
     after = _read(files)
     changed = [str(p) for (_r, p, a), (_r2, _p2, b) in zip(before, after, strict=True) if a != b]
-    # A file that appeared or went meanwhile too: the observations were read again above, from the
-    # folder, and must be what was digested and copied (`place --observed` reads no other).
+    # A file that appeared or went meanwhile too: the observations were read above, from the folder,
+    # and must be those of the files digested (`place --observed` reads no other).
     changed += sorted(str(p) for _r, p in set(watched_files(config, side)) ^ set(files))
     if changed:
         # Built from a file that changed under it: this build may mix two versions of it.
         raise TopologError.at(SourceLocation(changed[0]), "changed while the revision was built; it is built again")
     folder = tempfile.mkdtemp(prefix="topolog-revision-")
     try:
-        snapshot = _write_snapshot(Path(folder), before, observed_dir(config))
+        snapshot = _write_snapshot(Path(folder), before)
     except OSError as err:
         shutil.rmtree(folder, True)
         raise TopologError.at(SourceLocation(folder), f"cannot keep the revision's files: {err}") from None
     # Its own authorizer over the copied policies: the placement's Cedar questions and memo are
     # kept apart from the authorize thread's, as a `place` run's are.
-    # The placement reads the copy of the observations as `place --observed` reads its folder: a NIC port
+    # The placement reads the observations kept as `place --observed` reads its folder: a NIC port
     # observed down (OBS103) leaves its GPUs no fabric share on every admit path, as in `place`.
-    observed = ObservedRun((snapshot.observed,)) if snapshot.observed is not None else None
     placing = PlacingSlot(placing_inputs(inputs, snapshot), lambda: _with_policies(setup, snapshot.policies), observed)
     revision = Revision(
         overall.hexdigest()[:16], digests, inputs, setup, snapshot, time.time(), time.perf_counter() - start, placing
@@ -252,12 +270,11 @@ def _with_policies(setup: AuthzSetup, policy_dir: Path) -> AuthzSetup:
     return replace(setup, bundle=bundle, authorizer=Authorizer(bundle, setup.graph))
 
 
-def _write_snapshot(root: Path, files: Sequence[tuple[str, Path, bytes]], observed_in: Path | None) -> Snapshot:
+def _write_snapshot(root: Path, files: Sequence[tuple[str, Path, bytes]]) -> Snapshot:
     names: dict[str, str] = {}
     policies = root / "policies"
     policies.mkdir()
     thresholds: Path | None = None
-    observed: Path | None = None
     for role, path, data in files:
         if role == "policies":
             # Where it lies under the policy folder: two files of one name in two subfolders stay two.
@@ -265,16 +282,9 @@ def _write_snapshot(root: Path, files: Sequence[tuple[str, Path, bytes]], observ
             target.parent.mkdir(parents=True, exist_ok=True)
         elif role == "thresholds":
             target = thresholds = root / path.name
-        elif role == "observed" and observed_in is not None:
-            # Under its host's sub-folder, as in the folder: the sub-folder names the host.
-            observed = root / OBSERVED_DIR
-            target = observed / path.relative_to(observed_in)
-            target.parent.mkdir(parents=True, exist_ok=True)
-        else:  # the inventory and principals are in memory (Revision.inputs)
+        else:  # the inventory, principals and observations are in memory (Revision.inputs, KeptObservations)
             continue
         target.write_bytes(data)
         names[str(target)] = str(path)
     names[str(policies)] = str(next((p.parent for r, p, _d in files if r == "policies"), policies))
-    if observed is not None and observed_in is not None:
-        names[str(observed)] = str(observed_in)
-    return Snapshot(policies, thresholds, names, observed)
+    return Snapshot(policies, thresholds, names)
