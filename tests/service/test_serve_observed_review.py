@@ -30,7 +30,8 @@ from verifier.session.inputs import read_inventory
 
 IBSTAT = ROOT / "inventories" / "observed" / "mixed-fleet" / "mi300x-n0" / "ibstat.txt"
 DOWN = IBSTAT.read_text()
-# mlx5_5 is the one port written Down/Polling in the shipped file: made Active/LinkUp as the others.
+# mlx5_5 is the one port written Down/Polling in the shipped file: made Active/LinkUp as the others
+# (at its written rate, 10 Gb/s: slow, not down).
 UP = DOWN.replace("State: Down", "State: Active").replace("Physical state: Polling", "Physical state: LinkUp")
 JOB = """\
 apiVersion: topolog.dev/v1
@@ -315,3 +316,21 @@ def test_a_file_that_appears_while_the_revision_is_built_makes_it_built_again(
     revision = build_revision(config)
     assert sorted(revision.files["observed"]) == [str(host / "dcgm.prom"), str(host / "nvlink-s.txt")]
     assert revision.inputs.inventory.objects["dgx03/gpu0"].state == "down"
+
+
+@PATHS
+def test_ports_that_trained_down_are_judged_alike(tmp_path: Path, text: str) -> None:
+    # UP: every port Active/LinkUp, but mlx5_5 at 10 Gb/s and mlx5_6 at 200 Gb/s (the shipped rates)
+    # where their cables are declared 400 Gb/s: OBS104 reports them (verify), but only a port observed
+    # down takes a GPU's fabric share (rules/observed/lib/out_of_service.dl: place_gpu_nic_observed_down
+    # reads nic_port_down alone), so `place --observed` places on both MI300X nodes, and so must the
+    # admit: BOTH.
+    assert [line.strip() for line in UP.splitlines() if "Rate:" in line] == [
+        "Rate: 400", "Rate: 400", "Rate: 400", "Rate: 400", "Rate: 400", "Rate: 10", "Rate: 200", "Rate: 400"
+    ]  # fmt: skip
+    copy_inputs(tmp_path)
+    (tmp_path / OBSERVED_DIR / "mi300x-n0").mkdir(parents=True)
+    (tmp_path / OBSERVED_DIR / "mi300x-n0" / "ibstat.txt").write_text(UP)
+    doc = admit_doc(_served(tmp_path), text.encode())
+    assert _ranked(doc["placement"]) == BOTH
+    assert doc["placement"] == _place(tmp_path, text)
