@@ -13,9 +13,11 @@ as they load, rule constants when compiled, and results decoded when read, all i
 from __future__ import annotations
 
 import contextlib
+import os
 import re
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import itemgetter
 from typing import Any, NoReturn
@@ -47,11 +49,11 @@ from verifier.engine.column_keys import batch_key
 from verifier.engine.distinct_rules import bindings_distinct, counted_apart, rows_distinct
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.proof_search import Instance, ProofSearch
+from verifier.engine.schedule import prerequisites, run_in_pool
 from verifier.engine.strata import (
     Stratum,
     combines_stored_values,
     endless_recursion,
-    run_strata,
     runnable_rules,
     strata_of,
     what_to_derive,
@@ -93,6 +95,16 @@ Below this many rows it does not pay: `place` at 131,072 GPUs (1.0 M rows) peaks
 32,768-GPU `verify` (1.3 M rows) saved 35 MiB for 0.2-0.3 s.
 """
 
+WORKERS = min(2, os.cpu_count() or 1)
+"""Threads that evaluate independent strata at once, each on its own DuckDB cursor (`_run_concurrently`).
+
+DuckDB releases the GIL while a statement runs, and most of a fleet's statements are small ones
+that its own threads do not speed up (at 131,072 GPUs some 300 under 20 ms): two of them at once
+on two cores took 0.6x the time of one after the other."""
+CONCURRENT_ROWS = 200_000
+"""Input rows loaded below which strata run one after another: a shipped example (a few thousand
+rows) evaluates in tens of milliseconds, less than threads and cursors cost to set up."""
+
 _Int64s = NDArray[numpy.int64]
 _PARAMETER = re.compile(r"\$(p\d+)\b")
 """A named parameter in a statement (`$p3`, see `sc.Params.add`)."""
@@ -105,12 +117,31 @@ class DuckDBBackend:
     proves = True
 
     def __init__(self) -> None:
-        self._con = duckdb.connect(":memory:")
+        self._here = _Here()
+        """What the thread now evaluating a stratum holds: its cursor, stage counter and relation."""
+        self._main = duckdb.connect(":memory:")
+        """The connection; threads evaluating strata at once use cursors of it (`_con`)."""
         self._program = Program()
         self._schema = sc.Schema(())
         self._strata: list[Stratum] = []
         self._rules_by_head: dict[str, list[Rule]] = {}
-        self._stage = 0
+        self._total = 0
+        """The stages every evaluation so far took, in the sequential order of its strata."""
+        self._offsets: dict[str, int] = {}
+        """Per derived relation, what its table's stages (its stratum's own, from 1) add up to in the
+        order of evaluation: a tuple's stage is its table's plus this (`_stage_of`)."""
+        self._lock = threading.Lock()
+        """Held by the thread of a stratum for its Python work; let go while DuckDB runs a statement."""
+        self._halt = threading.Event()
+        """Set when concurrent strata must stop: the next statement of each raises `_Halted` instead."""
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        """The cursors of the threads now evaluating strata (`_run_concurrently`), to interrupt."""
+        self.workers = WORKERS
+        """Threads for independent strata (1: every stratum in the calling thread, in order)."""
+        self.concurrent_rows = CONCURRENT_ROWS
+        """Input rows loaded from which independent strata run concurrently."""
+        self._input_rows = 0
+        """Input rows loaded since load()."""
         self._proofs = ProofSearch({}, self._instance)
         self._loaded: set[str] = set()
         """Input relations that already hold facts."""
@@ -145,10 +176,36 @@ class DuckDBBackend:
         some tuples deleted and not derived again yet. Derived again whole before the next read (`_mend`)."""
         self._budget = 0
         """Tuples the current evaluate() may still derive (limit derived_tuples)."""
-        self._computing = ""
-        """The relation whose tuples the running statement derives, for a budget or memory error."""
         self._uncompressed = 0
         """Input rows loaded since the last evaluate() (COMPRESS_ROWS)."""
+
+    @property
+    def _con(self) -> duckdb.DuckDBPyConnection:
+        """The connection statements run on: a thread evaluating strata at once has a cursor of its own."""
+        con = self._here.con
+        return self._main if con is None else con
+
+    @_con.setter
+    def _con(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._main = con
+
+    @property
+    def _stage(self) -> int:
+        """The stage of the stratum the thread evaluates: its own, counted from 1 (`_offsets`)."""
+        return self._here.stage
+
+    @_stage.setter
+    def _stage(self, stage: int) -> None:
+        self._here.stage = stage
+
+    @property
+    def _computing(self) -> str:
+        """The relation whose tuples the thread's running statement derives, for a budget or memory error."""
+        return self._here.computing
+
+    @_computing.setter
+    def _computing(self, relation: str) -> None:
+        self._here.computing = relation
 
     # -- setup -----------------------------------------------------------------------
 
@@ -182,7 +239,9 @@ class DuckDBBackend:
         self._rules_by_head = {}
         for rule in program.rules:
             self._rules_by_head.setdefault(rule.head.relation, []).append(rule)
-        self._stage = 0
+        self._total = 0
+        self._offsets = {}
+        self._input_rows = 0
         self._proofs = ProofSearch(self._rules_by_head, self._instance)
         self._loaded = set()
         self._keys = {}
@@ -486,35 +545,27 @@ class DuckDBBackend:
         Re-evaluation (e.g. after authorization decisions are added as facts) recomputes the
         strata that depend, through any path, on a relation that received facts, and keeps
         the rest. Stages keep counting up, so proofs stay well-founded across both runs.
+
+        On a fleet (`concurrent_rows`), strata that read nothing of each other run at the same
+        time on `workers` threads (`_run_concurrently`); the tuples, their stages and so every
+        proof are those of the sequential order, and so is any error: a failure there evaluates
+        again one stratum after another, which fails the same way as it always did.
         """
         self._mend()
         started = time.perf_counter()
         self._slot_ids.clear()  # for loading only: let the fleet's lists of names go
         self._proofs = ProofSearch(self._rules_by_head, self._instance)
-        self._budget = current_limits().derived_tuples
+        self._input_rows += self._uncompressed
+        workers = self.workers if self._input_rows >= self.concurrent_rows else 1
         try:
-            affected, self._filled = what_to_derive(self._program, self._changed, self._loaded)
-            # Before the first evaluation since load() no table holds a derived tuple to delete.
-            for relation in affected or ():
-                self._coarse.pop(relation, None)
-                self._rounds_for.pop(relation, None)
-                if relation in self._schema.used:
-                    self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
-            if affected is None:
-                # A first evaluation that failed part way (past a limit) left derived tuples: one
-                # asked again derives everything anew, so none may stay (each would be there twice).
-                for decl in self._program.declarations:
-                    if not decl.is_input and decl.name in self._schema.used:
-                        self._con.execute(f"DELETE FROM {self._schema.table(decl.name)} WHERE {sc.STAGE} > 0")
-                self._stage = 0
-                self._coarse = {}
-                self._rounds_for = {}
-            if self._uncompressed >= COMPRESS_ROWS:
-                # The derived tables grow into the memory the loaded facts' plain columns held.
-                self._con.execute("CHECKPOINT")
-            self._uncompressed = 0
-            run_strata(self._strata, affected, self._run_once, self._run_recursive)
-            self._changed = set()
+            try:
+                self._evaluate(workers)
+            except _Again:
+                # A stratum failed (or, at once, two big statements ran out of memory where one
+                # after the other would not): the sequential order gives the error of the first
+                # stratum that fails in it, a derived_tuples limit counted over the strata before
+                # it, and where none fails, the answers.
+                self._evaluate(1)
         except duckdb.OutOfMemoryException:
             raise self._too_big("", "engine_memory") from None
         except duckdb.OutOfRangeException as err:
@@ -525,6 +576,120 @@ class DuckDBBackend:
             raise EngineError(f"variable {err} is never bound; was the program checked?") from err
         finally:
             self.stats.eval_seconds += time.perf_counter() - started
+
+    def _evaluate(self, workers: int) -> None:
+        """`evaluate` on `workers` threads (1: in this one, stratum by stratum in order)."""
+        self._budget = current_limits().derived_tuples
+        affected, self._filled = what_to_derive(self._program, self._changed, self._loaded)
+        # Before the first evaluation since load() no table holds a derived tuple to delete.
+        for relation in affected or ():
+            self._coarse.pop(relation, None)
+            self._rounds_for.pop(relation, None)
+            if relation in self._schema.used:
+                self._con.execute(f"DELETE FROM {self._schema.table(relation)} WHERE {sc.STAGE} > 0")
+        if affected is None:
+            # A first evaluation that failed part way (past a limit) left derived tuples: one
+            # asked again derives everything anew, so none may stay (each would be there twice).
+            for decl in self._program.declarations:
+                if not decl.is_input and decl.name in self._schema.used:
+                    self._con.execute(f"DELETE FROM {self._schema.table(decl.name)} WHERE {sc.STAGE} > 0")
+            self._total = 0
+            self._offsets = {}
+            self._coarse = {}
+            self._rounds_for = {}
+        if self._uncompressed >= COMPRESS_ROWS:
+            # The derived tables grow into the memory the loaded facts' plain columns held.
+            self._con.execute("CHECKPOINT")
+        self._uncompressed = 0
+        todo = [s for s in self._strata if affected is None or not affected.isdisjoint(s.relations)]
+        if workers > 1 and len(todo) > 1:
+            self._run_concurrently(todo, workers)
+        else:
+            for stratum in todo:
+                # Its stages follow those of the strata before it, as it runs (a failure part way
+                # leaves its tuples so far readable at their stages, as a REPL may ask).
+                for relation in stratum.relations:
+                    self._offsets[relation] = self._total
+                try:
+                    self._run_stratum(stratum)
+                finally:
+                    self._total += self._stage
+        self._changed = set()
+
+    def _run_stratum(self, stratum: Stratum) -> int:
+        """Evaluate one stratum, its stages counted from 1; how many stages it took (kept free included)."""
+        self._stage = 0
+        (self._run_recursive if stratum.recursive else self._run_once)(stratum)
+        return self._stage
+
+    def _run_concurrently(self, todo: Sequence[Stratum], workers: int) -> None:
+        """Evaluate the strata `todo` (in evaluation order) on `workers` threads, each stratum once
+        every stratum it reads has ended; raise `_Again` if one fails (Ctrl-C is raised itself).
+
+        Each stratum counts its own stages from 1 and its table's stages stay its own: only once all
+        have ended are they placed one after the other in the sequential order (`_offsets`), so the
+        stage of every tuple, and so every proof, is the same whichever thread ran what, and when.
+        A thread holds the engine's lock for its Python work (the symbol dictionary, `_filled`, the
+        budget, the schema), and lets go of it while DuckDB runs a statement.
+        """
+        counts = [0] * len(todo)
+        guard = threading.Lock()  # the cursors: `stop` may come while a thread holds the engine's lock
+        self._halt.clear()
+
+        @contextlib.contextmanager
+        def per_thread() -> Iterator[None]:
+            cursor = self._main.cursor()
+            try:
+                # A connection's own setting (the others are the database's: memory_limit, threads).
+                cursor.execute("SET enable_progress_bar = false")
+                with guard:
+                    self._cursors.append(cursor)
+                self._here.con = cursor
+                yield
+            finally:
+                self._here.con = None
+                with guard:
+                    if cursor in self._cursors:
+                        self._cursors.remove(cursor)
+                cursor.close()
+
+        def run(index: int) -> None:
+            with self._lock:
+                self._here.locked = True
+                try:
+                    counts[index] = self._run_stratum(todo[index])
+                finally:
+                    self._here.locked = False
+
+        def stop() -> None:
+            self._halt.set()
+            with guard:
+                for cursor in self._cursors:
+                    with contextlib.suppress(duckdb.Error):
+                        cursor.interrupt()
+
+        try:
+            run_in_pool(prerequisites(todo), workers, run, per_thread, stop)
+        except Exception as err:
+            raise _Again from err
+        finally:
+            self._halt.clear()
+        for stratum, count in zip(todo, counts, strict=True):
+            for relation in stratum.relations:
+                self._offsets[relation] = self._total
+            self._total += count
+
+    @contextlib.contextmanager
+    def _unlocked(self) -> Iterator[None]:
+        """The engine's lock let go for a statement DuckDB runs, where a stratum's thread holds it."""
+        if not self._here.locked:
+            yield
+            return
+        self._lock.release()
+        try:
+            yield
+        finally:
+            self._lock.acquire()
 
     def _run_once(self, stratum: Stratum) -> None:
         live = runnable_rules(stratum, self._filled)
@@ -571,7 +736,10 @@ class DuckDBBackend:
                 if made:
                     self._con.execute(self._schema.create_sql(relation, replace=True))
                 return 0
-            inserted = _first(self._con.execute(statement, values))
+            if self._halt.is_set():
+                raise _Halted(relation)
+            with self._unlocked():
+                inserted = _first(self._con.execute(statement, values))
         except BaseException:
             if made:
                 # Not made, or made as the statement was stopped (Ctrl-C as it returned): either way
@@ -1080,7 +1248,10 @@ class DuckDBBackend:
                 params.bind(),
             )
         )
-        return None if found is None else int(found[0])
+        if found is None:
+            return None
+        # The table holds its stratum's own stages (from 1), input facts stage 0 (`_offsets`).
+        return int(found[0]) + self._offsets.get(relation, 0) if found[0] else 0
 
     def _instance(self, rule: Rule, row: Row, stage: int) -> Instance | None:
         """Body facts (with stages) and absent facts of one instance deriving `row`, or None.
@@ -1106,10 +1277,17 @@ class DuckDBBackend:
         cols: list[str] = []
         kinds: list[ColumnType | None] = []
         stages: list[str] = []
+        older: list[str] = []
         for atom, alias in body.atoms:
             cols.extend(f"{alias}.{c}" for c in self._schema.columns(atom.relation))
             kinds.extend(_kinds(self._schema.declarations[atom.relation]))
-            stages.append(f"{alias}.{sc.STAGE}")
+            # A derived relation's table holds its stratum's own stages: each plus the relation's
+            # offset is the tuple's stage (`_offsets`); compared as the column itself, so that a
+            # scan can still skip row groups by their stage range.
+            offset = self._offsets.get(atom.relation, 0)
+            own = f"{alias}.{sc.STAGE}"
+            stages.append(f"({own} + CAST({offset} AS BIGINT))" if offset else own)
+            older.append(f"{own} < {stage - offset}")
         absent_cols: list[str] = []
         for atom, args in body.negations:
             negated_decl = self._schema.declarations[atom.relation]
@@ -1118,7 +1296,7 @@ class DuckDBBackend:
                     absent_cols.append(arg)
                     kinds.append(column.type)
         kinds[len(cols) : len(cols)] = [None] * len(stages)
-        body.conditions.extend(f"{s} < {stage}" for s in stages)
+        body.conditions.extend(older)
         select_list = [*cols, *stages, *absent_cols] or ["TRUE"]
         inner = f"SELECT DISTINCT {', '.join(select_list)}{body.from_where()}"
         rows = self._instance_rows(inner, kinds or [None], len(cols), len(stages), limit, params)
@@ -1204,6 +1382,26 @@ class DuckDBBackend:
         select = sc.aggregate_query(rule, body, params, tuple(v for v in stored if v is not None))
         value = _first(self._con.execute(select, params.bind()))
         return value is not None and value[agg[0]] == stored[agg[0]]
+
+
+class _Here(threading.local):
+    """Per thread: the cursor, stage counter and relation of the stratum it evaluates (`DuckDBBackend._con`)."""
+
+    con: duckdb.DuckDBPyConnection | None = None
+    stage = 0
+    computing = ""
+    locked = False
+    """The thread holds the engine's lock (`DuckDBBackend._unlocked`)."""
+
+
+class _Halted(Exception):
+    """A stratum stopped because another failed (or Ctrl-C): concurrent strata end at their next statement."""
+
+
+class _Again(Exception):
+    """Strata evaluated concurrently failed: evaluate again one after another, for the error (or
+    answers) the sequential order gives.
+    """
 
 
 def _refuse(decl: Declaration, rows: Sequence[Row]) -> NoReturn:
