@@ -43,7 +43,6 @@ from pathlib import Path
 
 import pytest
 
-from verifier.placement import place as place_module
 from verifier.placement import profile_gpus
 from verifier.placement.place import PlaceReport
 from verifier.service import placing
@@ -128,9 +127,9 @@ def test_classes_names_and_counts_place_on_each_nodes_own_gpus(engine: str) -> N
 
 
 def test_read_all_at_once_from_the_first_node_and_domain_the_answers_hold(monkeypatch: pytest.MonkeyPatch) -> None:
-    # No node's GPUs and no domain's read alone: the first ask reads every GPU's (both limits 0).
+    # No node's GPUs and no domain's read alone: the first ask reads every GPU's (the one limit, 0,
+    # that both ways of reading share: profile_gpus.AloneFirst).
     monkeypatch.setattr(profile_gpus, "READ_ALONE", 0)
-    monkeypatch.setattr(place_module, "_READ_ALONE", 0)
     report = place([INVENTORY], [JOBS], authorize=False, engine="duckdb", why_not=True)
     assert _placed(report) == EXPECTED
     assert _why_not(report) == WHY_NOT

@@ -3,7 +3,7 @@
 Ranking judges a domain by its node class and its one eligible profile; a domain of scope
 nvlink_domain that holds every GPU of that profile (place_eligible_profile's count equals the
 profile's GPUs) is judged so without reading which GPUs are the domain's, the others read theirs
-(one query each while few, every domain's at once past place._READ_ALONE). Both ways must name the
+(one query each while few, every domain's at once past profile_gpus.READ_ALONE). Both ways must name the
 same members.
 
 By hand, from the fixture: n0's four GPUs are one domain, n0/gpu0 (every pair NVLinked); n1's
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.placement import place as place_module
+from verifier.placement import profile_gpus
 from verifier.placement.place import PlaceReport, Profiles
 from verifier.session.place_run import place
 
@@ -72,7 +72,7 @@ def _counting_full_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_few_partial_domains_are_read_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    # n1/gpu0 and n1/gpu3 are partial (2 domains, under _READ_ALONE): each read alone, no full read.
+    # n1/gpu0 and n1/gpu3 are partial (2 domains, under READ_ALONE): each read alone, no full read.
     reads = _counting_full_reads(monkeypatch)
     assert _answers(place([INVENTORY], [JOBS], authorize=False, engine="duckdb")) == (EXPECTED, HOSTING)
     assert reads == []
@@ -80,7 +80,7 @@ def test_few_partial_domains_are_read_one_by_one(monkeypatch: pytest.MonkeyPatch
 
 def test_past_the_limit_every_domain_is_read_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # With no domain read alone, the first partial one reads every domain's GPUs, once: same members.
-    monkeypatch.setattr(place_module, "_READ_ALONE", 0)
+    monkeypatch.setattr(profile_gpus, "READ_ALONE", 0)
     reads = _counting_full_reads(monkeypatch)
     assert _answers(place([INVENTORY], [JOBS], authorize=False, engine="duckdb")) == (EXPECTED, HOSTING)
     assert reads == [1]

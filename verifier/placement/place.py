@@ -13,6 +13,7 @@ import heapq
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Protocol
 
 from verifier.core.errors import Diagnostic
@@ -22,7 +23,7 @@ from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
 from verifier.facts.graph import _global, _local  # a GPU's name local to its node (node classes') and back
 from verifier.facts.jobs import job_facts
-from verifier.placement.profile_gpus import GpusByProfile, profile_counts, row_getter
+from verifier.placement.profile_gpus import AloneFirst, GpusByProfile, profile_counts, row_getter
 from verifier.placement.profile_gpus import ProfileKey as ProfileKey  # re-exported: plain.py, the service
 from verifier.placement.tp_groups import ScaleupOf, signature, tp_members, whole_groups
 from verifier.sources.inventory.model import Inventory, ObjectRow
@@ -466,9 +467,6 @@ _NO_PROFILE: _Profile = ("", None, None, ())
 
 _NO_GPUS: frozenset[str] = frozenset()
 
-_READ_ALONE = 64
-"""NVLink domains whose GPUs ranking reads one query each before it reads every domain's at once."""
-
 _BIG = 1 << 62
 """Ranks a missing bottleneck or cost past every real one."""
 
@@ -501,7 +499,8 @@ class Profiles:
         interned: dict[tuple[object, ...], int] = {}
         figures_of, tag_at = row_getter(key, key.without("node", "tag")), key.index["tag"]
         class_of, node_at = pairs.class_of, self.key_node
-        profiles_of = Counter(str(k[node_at]) for k in by_profile.counts)
+        # How many profiles each node has: only a profile read on demand is judged by it.
+        profiles_of = Counter(str(k[node_at]) for k in by_profile.counts) if on_demand else Counter[str]()
         for profile_key in by_profile.counts:
             node, tag = str(profile_key[node_at]), str(profile_key[tag_at])
             cls = class_of.get(node)
@@ -526,7 +525,9 @@ class Profiles:
         self._engine, self._program = engine, program
         self._domain_gpus: dict[str, frozenset[str]] | None = None
         self._one_domain: dict[str, frozenset[str]] = {}
+        self._alone = AloneFirst()  # NVLink domains read one query each, then every domain's at once
         self._left: frozenset[str] | None = None
+        self._scaleup_at: tuple[int, int] | None = None
 
     def domain_gpus(self) -> Mapping[str, frozenset[str]]:
         """Each NVLink domain's GPUs for placement (place_domain_gpu's scope nvlink_domain), read
@@ -535,8 +536,7 @@ class Profiles:
         NVLink islands): a domain's members are its own GPUs of its eligible profiles only.
         """
         if self._domain_gpus is None:
-            cols = Columns.of(self._program, "scaleup_domain", ("gpu", "domain"))
-            at_gpu, at_domain = cols.index["gpu"], cols.index["domain"]
+            at_gpu, at_domain = self._scaleup_columns()
             left = self._left_domain()
             grouped: dict[str, list[str]] = defaultdict(list)
             for r in self._engine.query("scaleup_domain", None, False):
@@ -555,13 +555,19 @@ class Profiles:
             return self._domain_gpus.get(domain, _NO_GPUS)
         found = self._one_domain.get(domain)
         if found is None:
-            if len(self._one_domain) >= _READ_ALONE:
+            if not self._alone.alone():
                 return self.domain_gpus().get(domain, _NO_GPUS)
-            cols = Columns.of(self._program, "scaleup_domain", ("gpu", "domain"))
-            at_gpu, left = cols.index["gpu"], self._left_domain()
-            rows = self._engine.query("scaleup_domain", {cols.index["domain"]: domain}, False)
+            (at_gpu, at_domain), left = self._scaleup_columns(), self._left_domain()
+            rows = self._engine.query("scaleup_domain", {at_domain: domain}, False)
             found = self._one_domain[domain] = frozenset(g for r in rows if (g := str(r[at_gpu])) not in left)
         return found
+
+    def _scaleup_columns(self) -> tuple[int, int]:
+        """Where scaleup_domain's gpu and domain are, looked up once (both ways of reading it ask)."""
+        if self._scaleup_at is None:
+            cols = Columns.of(self._program, "scaleup_domain", ("gpu", "domain"))
+            self._scaleup_at = cols.index["gpu"], cols.index["domain"]
+        return self._scaleup_at
 
     def _left_domain(self) -> frozenset[str]:
         """The GPUs observed out of their NVLink domain (place_gpu_left_domain), read once."""
@@ -688,13 +694,16 @@ class _Picker:
         Read job by job, only for a job that hosts somewhere: a job that fits nowhere still
         has a fleet's worth of rows.
         """
+        rows = self.engine.query("place_eligible_profile", {self.e_job: job}, False)
+        # Column by column in C calls (a fleet's domains: 16,384 nodes, a row each, per job).
+        domains = list(map(itemgetter(self.e_domain), rows))
+        found = list(map(self.info.__getitem__, map(self.eligible_of, rows)))
+        sizes = dict(zip(domains, map(itemgetter(self.e_count), rows), strict=True))  # the last row's wins
+        if len(sizes) == len(domains):  # a profile per domain (nodes, most NVLink domains)
+            return {d: [p] for d, p in zip(domains, found, strict=True)}, sizes
         per_domain: dict[Value, list[_Profile]] = defaultdict(list)
-        sizes: dict[Value, Value] = {}
-        info, domain_at, count_at, profile_of = self.info, self.e_domain, self.e_count, self.eligible_of
-        for row in self.engine.query("place_eligible_profile", {self.e_job: job}, False):
-            domain = row[domain_at]
-            per_domain[domain].append(info[profile_of(row)])
-            sizes[domain] = row[count_at]
+        for domain, profile in zip(domains, found, strict=True):
+            per_domain[domain].append(profile)
         return per_domain, sizes
 
     def _held(self, keys: Sequence[ProfileKey], within: frozenset[str] | None) -> list[str]:

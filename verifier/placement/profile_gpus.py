@@ -29,6 +29,22 @@ READ_ALONE = 64
 """Nodes whose GPUs are read one query each before every GPU's are read at once."""
 
 
+class AloneFirst:
+    """Reads one query each (a node's GPUs, an NVLink domain's) for the first READ_ALONE keys
+    asked, then every key's at once: a few keys cost a few small queries, many cost one read.
+    """
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def alone(self) -> bool:
+        """Whether the next key is read alone (and counted), or every key's are read now."""
+        if self.asked >= READ_ALONE:
+            return False
+        self.asked += 1
+        return True
+
+
 def row_getter(columns: Columns, names: Sequence[str]) -> Callable[[Row], tuple[Value, ...]]:
     """The values of `names` of a row, in that order (Columns.pick at C speed, for bulk reads)."""
     positions = [columns.index[n] for n in names]
@@ -70,7 +86,7 @@ class GpusByProfile(Mapping[ProfileKey, tuple[str, ...]]):
         self._key_node = list(key_columns).index("node")
         self._lists: dict[ProfileKey, tuple[str, ...]] = {}
         self._every = False
-        self._asked = 0
+        self._alone = AloneFirst()
         if counts is None:
             self.read_every()
             counts = {key: len(gpus) for key, gpus in self._lists.items()}
@@ -98,10 +114,9 @@ class GpusByProfile(Mapping[ProfileKey, tuple[str, ...]]):
 
     def _read_node(self, node: str) -> None:
         """The GPUs of every profile of `node` (one query), or of every node once READ_ALONE were read so."""
-        if self._asked >= READ_ALONE:
+        if not self._alone.alone():
             self.read_every()
             return
-        self._asked += 1
         grouped: dict[ProfileKey, list[str]] = {}
         key_of, gpu_at = self._key_of, self._gpu_at
         for row in self._engine.query("place_profile", {self._node_at: node}, False):
