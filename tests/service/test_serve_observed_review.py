@@ -334,3 +334,17 @@ def test_ports_that_trained_down_are_judged_alike(tmp_path: Path, text: str) -> 
     doc = admit_doc(_served(tmp_path), text.encode())
     assert _ranked(doc["placement"]) == BOTH
     assert doc["placement"] == _place(tmp_path, text)
+
+
+@PATHS
+def test_a_port_of_a_nic_the_node_lacks_changes_nothing(tmp_path: Path, text: str) -> None:
+    # UP plus a ninth CA, mlx5_9, its port Down/Polling: mi300x-n0 has NICs nic0..nic7 only, so it
+    # matches nothing declared (verify says OBS005) and takes no GPU's fabric share: BOTH, as in place.
+    ninth = UP.split("CA 'mlx5_1'")[0].replace("mlx5_0", "mlx5_9")
+    ninth = ninth.replace("State: Active", "State: Down").replace("Physical state: LinkUp", "Physical state: Polling")
+    copy_inputs(tmp_path)
+    (tmp_path / OBSERVED_DIR / "mi300x-n0").mkdir(parents=True)
+    (tmp_path / OBSERVED_DIR / "mi300x-n0" / "ibstat.txt").write_text(UP + ninth)
+    doc = admit_doc(_served(tmp_path), text.encode())
+    assert _ranked(doc["placement"]) == BOTH
+    assert doc["placement"] == _place(tmp_path, text)
