@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from cli_helpers import run_cli
 from service.serve_helpers import ROOT, copy_inputs, new_revision, reload_failed, serving
 
 from verifier.core.errors import TopologError
+from verifier.core.limits import current_limits, use_limits
 from verifier.service.config import ServeConfig
 from verifier.service.gate import admit_doc
 from verifier.service.revision import OBSERVED_DIR, Revision, build_revision
@@ -348,3 +350,18 @@ def test_a_port_of_a_nic_the_node_lacks_changes_nothing(tmp_path: Path, text: st
     doc = admit_doc(_served(tmp_path), text.encode())
     assert _ranked(doc["placement"]) == BOTH
     assert doc["placement"] == _place(tmp_path, text)
+
+
+def test_an_observation_file_over_the_size_limit_refuses_the_revision(tmp_path: Path) -> None:
+    # file_size lowered to 64 KiB (65,536 bytes: the inventory, 10,597 bytes, and every policy fit) and
+    # the ibstat padded with blank lines to 70,000 bytes: the revision is refused with the file and the
+    # limit named (exit 2 at start, a failed reload after), before anything of it is parsed, as
+    # `place --observed` refuses it.
+    copy_inputs(tmp_path)
+    (tmp_path / OBSERVED_DIR / "mi300x-n0").mkdir(parents=True)
+    big = tmp_path / OBSERVED_DIR / "mi300x-n0" / "ibstat.txt"
+    big.write_text(DOWN + "\n" * (70_000 - len(DOWN)))
+    assert big.stat().st_size == 70_000
+    with use_limits(replace(current_limits(), file_size=65_536)), pytest.raises(TopologError) as refused:
+        _served(tmp_path)
+    assert str(refused.value).startswith(f"{big}: observation file is 70,000 bytes, over the limit file_size")
