@@ -365,3 +365,15 @@ def test_an_observation_file_over_the_size_limit_refuses_the_revision(tmp_path: 
     with use_limits(replace(current_limits(), file_size=65_536)), pytest.raises(TopologError) as refused:
         _served(tmp_path)
     assert str(refused.value).startswith(f"{big}: observation file is 70,000 bytes, over the limit file_size")
+
+
+def test_serve_does_not_start_on_a_file_no_reader_knows(tmp_path: Path) -> None:
+    # The same bad file at start: nothing is served, exit 2, the file and its line named, no traceback.
+    copy_inputs(tmp_path)
+    (tmp_path / OBSERVED_DIR / "mi300x-n0").mkdir(parents=True)
+    bad = tmp_path / OBSERVED_DIR / "mi300x-n0" / "notes.txt"
+    bad.write_text("rebooted at noon\n")
+    code, out, err = run_cli("serve", str(tmp_path / "mixed-fleet.yaml"), "--port", "0")
+    assert code == 2, out + err
+    assert f"{bad}:1: not a format topolog reads observations from" in err
+    assert "Traceback" not in out + err
