@@ -377,3 +377,22 @@ def test_serve_does_not_start_on_a_file_no_reader_knows(tmp_path: Path) -> None:
     assert code == 2, out + err
     assert f"{bad}:1: not a format topolog reads observations from" in err
     assert "Traceback" not in out + err
+
+
+def test_a_configmap_mounted_folder_is_read_once_through_its_links(tmp_path: Path) -> None:
+    # The kubelet mounts a ConfigMap as `..2026_12_07_00_00_00.1/<key>` (a hidden folder), a link `..data`
+    # to it, and one link per key through `..data`. A ConfigMap has no sub-folders, so the host is
+    # named by the key: `mi300x-n0.ibstat.txt`. `place --observed` reads the key's link alone (hidden
+    # entries are skipped), and so does the revision: one file digested, N1.
+    copy_inputs(tmp_path)
+    observed = tmp_path / OBSERVED_DIR
+    stamped = observed / "..2026_12_07_00_00_00.1"
+    stamped.mkdir(parents=True)
+    (stamped / "mi300x-n0.ibstat.txt").write_text(DOWN)
+    os.symlink(stamped.name, observed / "..data")
+    os.symlink("..data/mi300x-n0.ibstat.txt", observed / "mi300x-n0.ibstat.txt")
+    revision = _served(tmp_path)
+    assert list(revision.files["observed"]) == [str(observed / "mi300x-n0.ibstat.txt")]
+    doc = admit_doc(revision, JOB.encode())
+    assert _ranked(doc["placement"]) == N1
+    assert doc["placement"] == _place(tmp_path, JOB)
