@@ -58,7 +58,7 @@ from verifier.engine.strata import (
     strata_of,
     what_to_derive,
 )
-from verifier.engine.symbol_ids import SymbolIds, not_utf8
+from verifier.engine.symbol_ids import SlotIds, SymbolIds, not_utf8
 
 AGGREGATE_PREMISES = 50
 """An aggregate's proof lists at most this many body instances of its group."""
@@ -157,7 +157,7 @@ class DuckDBBackend:
         """Per id, whether the `_symbols` table holds its text (`_store_texts`)."""
         self._storing = False
         """A copy of texts into `_symbols` was stopped part way: the table may hold texts not flagged."""
-        self._slot_ids: dict[int, tuple[list[Sequence[str]], dict[int, _Int64s]]] = {}
+        self._slot_ids: dict[int, SlotIds] = {}
         """Per list of names that StampBlocks share (by id, with the list, so the id stays its): each
         slot's ids, already looked up (`_block_columns`)."""
         self._changed: set[str] | None = None
@@ -410,8 +410,11 @@ class DuckDBBackend:
         at = {s: k for k, s in enumerate(used)}
         ids = numpy.empty((len(used), nodes), dtype=numpy.int64)
         # Blocks sharing one list of names (a plan's links and their attributes) look each slot up once.
-        held, known_slots = self._slot_ids.setdefault(id(block.names), (block.names, {}))
-        assert held is block.names
+        shared = self._slot_ids.setdefault(id(block.names), SlotIds(block.names))
+        assert shared.names is block.names
+        known_slots = shared.slots
+        if any(s not in known_slots for s in used):
+            self._from_same_nodes(shared, used)
         todo = []
         for slot in used:
             done = known_slots.get(slot)
@@ -425,11 +428,24 @@ class DuckDBBackend:
         # group the names are read node by node, the order they were made in: read slot by slot,
         # every name is a cache miss (twice as slow at fleet scale).
         first_names = block.names[0] if nodes else ()
-        fresh = {s for s in todo if isinstance(first_names[s], str) and first_names[s] not in self._symbol_ids}
+        symbols = self._symbol_ids
+        fresh = {s for s in todo if isinstance(first_names[s], str) and symbols.find(first_names[s]) is None}
         for group in ([s for s in todo if s in fresh], [s for s in todo if s not in fresh]):
             if not group:
                 continue
             pick, rows = names_at(group), [at[s] for s in group]
+            if group[0] in fresh and symbols.defers(nodes * len(group)):
+                # Likely all new (a fleet's link ids): given the ids of their positions, node by node,
+                # without a dict entry each, if none is known or comes twice (SymbolIds.defer).
+                names = list(chain.from_iterable(map(pick, block.names)))
+                if set(map(type, names)) != {str}:
+                    _refuse(decl, list(block.rows()))
+                base = symbols.defer(names, len(group))
+                if base is not None:
+                    ids[rows] = numpy.arange(base, base + len(names), dtype=numpy.int64).reshape(nodes, len(group)).T
+                    for slot in group:
+                        known_slots[slot] = ids[at[slot]]
+                    continue
             step = max(1, LOAD_CHUNK // len(group))
             for first in range(0, nodes, step):
                 chunk = block.names[first : first + step]
@@ -461,6 +477,20 @@ class DuckDBBackend:
                 except OverflowError:
                     _refuse(decl, list(block.rows()))
             per_node[:] = plan
+
+    def _from_same_nodes(self, shared: SlotIds, used: Sequence[int]) -> None:
+        """Take the ids of `used` slots that another list of names holds for the very same sequences of
+        names (relations about a subset of one plan's nodes, each with its list: at 131,072 GPUs
+        nearest_nic, rail and scaleup_domain looked up 530,000 names again, a cache miss each).
+        """
+        for other in self._slot_ids.values():
+            wanted = [s for s in used if s not in shared.slots and s in other.slots]
+            if other is shared or not wanted:
+                continue
+            rows = other.rows_of(shared.names)
+            if rows is not None:
+                for slot in wanted:
+                    shared.slots[slot] = other.slots[slot][rows]
 
     def _store_texts(self, texts: Sequence[sc.TextIds], values: dict[str, Value]) -> bool:
         """Put into the `_symbols` table the texts of the ids that `texts` name, as a statement that

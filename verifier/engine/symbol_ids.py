@@ -3,9 +3,23 @@
 Facts and rule constants are stored in DuckDB as ids of one dictionary (see `sql_compiler`). Ids
 are given in order of first appearance, from 0, and a symbol never gets two: the engine joins and
 compares symbols by id alone.
+
+A fleet's stamped nodes bring about a million names never seen before (each node's link ids at
+131,072 GPUs), looked up by text almost never after. Putting each into the dict cost 0.8 s there (a
+cache miss and a write each, in a table that grows). Such a batch (`defer`) is instead given the
+ids of its positions and indexed by hash only: the hashes of every symbol hashed so far, sorted in
+a few runs beside the ids they stand for. A batch is taken so when no hash of it repeats, inside it
+or among the known ones (then each of its names is new and comes once: a name seen twice never
+gets two ids); else its names go through the dict as any others. A text the dict lacks is looked
+for among the deferred ids (`find`) before it is given a new id, by hash, then compared exactly.
 """
 
 from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
 
 import numpy
 from numpy.typing import NDArray
@@ -14,9 +28,82 @@ from verifier.core.errors import EngineError
 
 _Int64s = NDArray[numpy.int64]
 
+DEFER_AT = 65_536
+"""Names in one batch from which `defer` indexes them by hash instead of the dict: below it, sorting
+and searching the known hashes costs more than the dict saves."""
+RUNS = 8
+"""Sorted runs of hashes kept apart at most; past this many they are merged into one."""
+
+
+class _Run:
+    """Symbols' hashes, sorted, and beside each its symbol's id."""
+
+    __slots__ = ("hashes", "ids")
+
+    def __init__(self, hashes: _Int64s, ids: _Int64s) -> None:
+        self.hashes, self.ids = hashes, ids
+
+    @classmethod
+    def of(cls, base: int, hashes: _Int64s) -> _Run:
+        """The run of `hashes`, those of the ids from `base` on."""
+        order = numpy.argsort(hashes)
+        return cls(hashes[order], order + base)
+
+    def below(self, start: int) -> _Run | None:
+        """The run of this one's ids below `start`, None if it has none."""
+        keep = self.ids < start
+        if keep.all():
+            return self
+        return _Run(self.hashes[keep], self.ids[keep]) if keep.any() else None
+
+    def held(self, hashes: _Int64s) -> _Int64s:
+        """The ids of this run whose hash is one of `hashes` (sorted: searched in order, which spares
+        a cache miss each).
+        """
+        if not len(self.hashes) or not len(hashes):
+            return numpy.zeros(0, dtype=numpy.int64)
+        at = numpy.searchsorted(self.hashes, hashes)
+        at[at == len(self.hashes)] = 0
+        found: _Int64s = self.ids[at[self.hashes[at] == hashes]]
+        return found
+
+
+@dataclass
+class _Batch:
+    """Names `defer` gave the ids `base` .. `end - 1`, `width` per node: id `base + n * width + j` is
+    node n's name at slot j. The dict holds none of the slots in `pending`.
+    """
+
+    base: int
+    end: int
+    width: int
+    run: _Run
+    pending: set[int]
+
+    def deferred_below(self, start: int) -> int:
+        """How many of its ids below `start` the dict does not hold."""
+        return sum(len(range(self.base + j, min(self.end, start), self.width)) for j in self.pending)
+
+
+def _merged(runs: list[_Run]) -> list[_Run]:
+    """`runs`, or one run of them all when there are more than RUNS."""
+    if len(runs) <= RUNS:
+        return runs
+    hashes = numpy.concatenate([r.hashes for r in runs])
+    order = numpy.argsort(hashes, kind="stable")
+    return [_Run(hashes[order], numpy.concatenate([r.ids for r in runs])[order])]
+
+
+def _sorted_hashes(symbols: list[str]) -> _Int64s:
+    hashes = numpy.fromiter(map(hash, symbols), dtype=numpy.int64, count=len(symbols))
+    hashes.sort()
+    return hashes
+
 
 class SymbolIds(dict[str, int]):
-    """Symbol -> id, and `text`, each id's symbol; looking up a missing symbol (`d[s]`) gives it the next id.
+    """Symbol -> id for every symbol but the deferred ones, `text`, each id's symbol, and the deferred
+    batches (`defer`) with their hashes; looking up a missing symbol (`d[s]`) gives it its deferred id,
+    else the next id.
 
     So a column is interned in one pass of C-level lookups, only the new symbols calling back into Python.
     """
@@ -24,15 +111,93 @@ class SymbolIds(dict[str, int]):
     def __init__(self) -> None:
         super().__init__()
         self.text: list[str] = []
+        self._deferred: list[_Batch] = []
+        """The batches `defer` gave ids that have a slot the dict does not hold."""
+        self._known_runs: list[_Run] = []
+        """The hashes of the other ids below `_hashed`, which a batch to defer is checked against."""
+        self._hashed = 0
 
     def __missing__(self, symbol: str) -> int:
+        found = self._find_deferred(symbol) if self._deferred else None
+        if found is not None:
+            return found
         found = self[symbol] = len(self.text)
         self.text.append(symbol)
         return found
 
     def find(self, symbol: str) -> int | None:
         """The id of a symbol, or None if it has none."""
-        return self.get(symbol)
+        found = self.get(symbol)
+        if found is None and self._deferred:
+            return self._find_deferred(symbol)
+        return found
+
+    def _find_deferred(self, symbol: str) -> int | None:
+        """The id `defer` gave `symbol`, if it did: by hash, then its text compared (a binary search
+        per batch, where putting a batch in the dict for it would cost a second at fleet scale).
+        """
+        wanted = hash(symbol)
+        text = self.text
+        for batch in self._deferred:
+            hashes, ids = batch.run.hashes, batch.run.ids
+            at = int(numpy.searchsorted(hashes, wanted))
+            while at < len(hashes) and hashes[at] == wanted:
+                found = int(ids[at])
+                if text[found] == symbol:
+                    return found
+                at += 1
+        return None
+
+    @staticmethod
+    def defers(count: int) -> bool:
+        """Whether `defer` takes a batch of `count` names (DEFER_AT or more)."""
+        return count >= DEFER_AT
+
+    def defer(self, names: list[str], width: int) -> int | None:
+        """Give `names` (strings, `width` per node) the ids from the next one on, by position, without
+        a dict entry each, if none of them is known and none comes twice (told by hash: if any hash
+        repeats, None and nothing done). UnicodeEncodeError if one is not UTF-8 text, with nothing done.
+        """
+        if not self.defers(len(names)):
+            return None
+        base = len(self.text)
+        hashes = numpy.fromiter(map(hash, names), dtype=numpy.int64, count=len(names))
+        run = _Run.of(base, hashes)
+        if bool((run.hashes[1:] == run.hashes[:-1]).any()):
+            return None
+        self._index_known()
+        if any(len(known.held(run.hashes)) for known in (*self._known_runs, *(b.run for b in self._deferred))):
+            return None
+        check_utf8(names)
+        self.text.extend(names)
+        self._hashed = len(self.text)
+        self._deferred.append(_Batch(base, len(self.text), width, run, set(range(width))))
+        return base
+
+    def _index_known(self) -> None:
+        """Add a run of the hashes of the ids given since the last one was made (all in the dict)."""
+        if self._hashed < len(self.text):
+            added = self.text[self._hashed :]
+            hashes = numpy.fromiter(map(hash, added), dtype=numpy.int64, count=len(added))
+            self._known_runs = _merged([*self._known_runs, _Run.of(self._hashed, hashes)])
+            self._hashed = len(self.text)
+
+    def _undefer_any_of(self, symbols: list[str]) -> None:
+        """Put in the dict each deferred slot that may hold one of `symbols` (one of its hashes): names
+        read in bulk again (the objects a link ends on, in every relation about objects) are looked
+        up as fast as any other from then on; the others (the link ids) stay out.
+        """
+        hashes = _sorted_hashes(symbols)
+        for batch in list(self._deferred):
+            slots = set(((batch.run.held(hashes) - batch.base) % batch.width).tolist()) & batch.pending
+            for j in sorted(slots):
+                ids = range(batch.base + j, batch.end, batch.width)
+                # setdefault (a C call each) where update(zip(...)) makes a pair per name: twice as slow.
+                deque(map(self.setdefault, self.text[ids.start : ids.stop : ids.step], ids), maxlen=0)
+                batch.pending.discard(j)
+            if not batch.pending:
+                self._deferred.remove(batch)
+                self._known_runs = _merged([*self._known_runs, batch.run])
 
     def ids_into(self, symbols: list[str], out: _Int64s) -> int:
         """Write the ids of `symbols` (strings) into `out`, giving new ones the next ids; how many were new.
@@ -40,15 +205,25 @@ class SymbolIds(dict[str, int]):
         A new symbol DuckDB could not store as text (a lone surrogate is not UTF-8) is refused here,
         with UnicodeEncodeError, though its text goes to DuckDB only if a statement reads it.
         """
-        before, count = len(self), len(symbols)
+        before, count = len(self.text), len(symbols)
         if symbols[0] in self and symbols[-1] in self:
-            # Likely symbols seen before: one dict lookup each, a miss giving the next id from __missing__.
+            # Likely symbols seen before: one dict lookup each, a miss giving the deferred or the next
+            # id from __missing__.
             out[:] = numpy.fromiter(map(self.__getitem__, symbols), dtype=numpy.int64, count=count)
-            if len(self) > before:
+            if len(self.text) > before:
                 check_utf8(self.text[before:])
-            return len(self) - before
-        # Likely symbols never seen (a fleet's link ids): each is offered the id of its position, in one
-        # C-level pass that looks it up and inserts it at once (at fleet scale each lookup is a cache miss).
+            return len(self.text) - before
+        if self._deferred:
+            # Likely new, or deferred (a stamped name read again through another list of names),
+            # which the dict would give a new id.
+            self._undefer_any_of(symbols)
+        return self._new_ids(symbols, out)
+
+    def _new_ids(self, symbols: list[str], out: _Int64s) -> int:
+        """`ids_into` for symbols none of which is deferred."""
+        before, count = len(self.text), len(symbols)
+        # Likely symbols never seen: each is offered the id of its position, in one C-level pass that
+        # looks it up and inserts it at once (at fleet scale each lookup is a cache miss).
         offers = map(self.setdefault, symbols, range(before, before + count))
         got = numpy.fromiter(offers, dtype=numpy.int64, count=count)
         offered = numpy.arange(before, before + count, dtype=numpy.int64)
@@ -97,9 +272,45 @@ class SymbolIds(dict[str, int]):
         for symbol in self.text[start:]:
             self.pop(symbol, None)
         del self.text[start:]
-        if len(self) != start:  # stopped inside ids_into, between its insert and its renumbering
+        kept = []
+        for batch in self._deferred:
+            run = batch.run.below(start)
+            if run is not None:
+                kept.append(_Batch(batch.base, min(batch.end, start), batch.width, run, batch.pending))
+        self._deferred = kept
+        self._known_runs = [r for r in map(partial(_Run.below, start=start), self._known_runs) if r is not None]
+        self._hashed = min(self._hashed, start)
+        expected = start - sum(batch.deferred_below(start) for batch in self._deferred)
+        if len(self) != expected:  # stopped inside ids_into, between its insert and its renumbering
             for symbol in [s for s, i in self.items() if i >= start or self.text[i] != s]:
                 del self[symbol]
+
+
+@dataclass
+class SlotIds:
+    """The ids of the names of a list that StampBlocks share (`names`: per node, its names by slot), per
+    slot each node's, as looked up for one of them (`slots`), so that the others need not again.
+    """
+
+    names: list[Sequence[str]]
+    slots: dict[int, _Int64s] = field(default_factory=dict)
+    _rows: dict[int, int] | None = None
+    """Each node's row by the identity of its sequence of names."""
+
+    def rows_of(self, names: list[Sequence[str]]) -> _Int64s | None:
+        """Each node's row here for another list of names whose every node's sequence of names is one of
+        these very objects (another relation about a subset of the same nodes), else None.
+        """
+        if not names or not self.names:
+            return None
+        if self._rows is None:
+            self._rows = {id(seq): i for i, seq in enumerate(self.names)}
+        if id(names[0]) not in self._rows:
+            return None
+        rows = list(map(self._rows.get, map(id, names)))
+        if None in rows:
+            return None
+        return numpy.array(rows, dtype=numpy.int64)
 
 
 def check_utf8(symbols: list[str]) -> None:
