@@ -396,3 +396,25 @@ def test_a_configmap_mounted_folder_is_read_once_through_its_links(tmp_path: Pat
     doc = admit_doc(revision, JOB.encode())
     assert _ranked(doc["placement"]) == N1
     assert doc["placement"] == _place(tmp_path, JOB)
+
+
+def test_a_gpu_out_of_its_nvlink_domain_is_judged_alike_when_placed_from_scratch(tmp_path: Path) -> None:
+    # test_serve_observed_nvlink.py's case (h100-n0's GPU 0 with links 16, 17 inactive: out of its
+    # NVLink domain, OBS002) on the path that places from scratch: the job made rail-aligned. The
+    # revision's inventory already has that GPU's access links failed, and `place --observed` fails them
+    # again on it; the answer must not change. Rail alignment keeps all four nodes: on the H100 and
+    # MI300X nodes GPU g and nic g (label rail: g) share PCIe switch g // 2, so each GPU has a nearest
+    # NIC of its own rail (the leaves carry no rail label). So RANKED, as on the prepared path.
+    from service.test_serve_observed_nvlink import JOB as PORTABLE
+    from service.test_serve_observed_nvlink import RANKED, _nvlink_s
+
+    copy_inputs(tmp_path)
+    (tmp_path / OBSERVED_DIR / "h100-n0").mkdir(parents=True)
+    (tmp_path / OBSERVED_DIR / "h100-n0" / "nvlink-s.txt").write_text(_nvlink_s({0: {16, 17}}))
+    text = PORTABLE.read_text().replace("      scope: node\n", "      scope: node\n      rail_aligned: true\n")
+    assert "rail_aligned: true" in text
+    revision = _served(tmp_path)
+    doc = admit_doc(revision, text.encode())
+    assert _ranked(doc["placement"]) == RANKED
+    assert revision.placing.describe()["admits"] == 0  # placed from scratch, not by the prepared evaluation
+    assert doc["placement"] == _place(tmp_path, text)
