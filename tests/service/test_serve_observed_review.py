@@ -16,6 +16,7 @@ import os
 import shutil
 import threading
 from dataclasses import replace
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -418,3 +419,58 @@ def test_a_gpu_out_of_its_nvlink_domain_is_judged_alike_when_placed_from_scratch
     assert _ranked(doc["placement"]) == RANKED
     assert revision.placing.describe()["admits"] == 0  # placed from scratch, not by the prepared evaluation
     assert doc["placement"] == _place(tmp_path, text)
+
+
+def _built_at(monkeypatch: pytest.MonkeyPatch, config: ServeConfig, at: datetime) -> Revision:
+    """A revision built with the observation facts' clock (verifier/facts/observed.py) at `at`."""
+
+    class Clock(datetime):
+        @classmethod
+        def now(cls, tz: tzinfo | None = None) -> Clock:
+            return cls.fromtimestamp(at.timestamp(), UTC)
+
+    with monkeypatch.context() as patched:
+        patched.setattr("verifier.facts.observed.datetime", Clock)
+        return build_revision(config)
+
+
+def _failed(revision: Revision) -> list[str]:
+    return sorted(o.id for o in revision.inputs.inventory.objects.values() if o.kind == "gpu" and o.state)
+
+
+FRESH = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
+STALE = datetime(2026, 12, 9, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def timed(tmp_path: Path) -> ServeConfig:
+    # The shipped dgx03 nvidia-smi -q -x, printed Sun Dec 6 08:30:00 2026 (read as UTC): it lists 7 of
+    # the 8 GPUs (gpu7 missing: OBS006) and GPU 6 with a row remapping pending (OBS004). Its age is
+    # judged at the clock (docs/observed.md "Age"; serve has no --observed-now), stale past one day.
+    copy_inputs(tmp_path, "dgx-h100-pod.yaml")
+    (tmp_path / OBSERVED_DIR / "dgx03").mkdir(parents=True)
+    shipped = ROOT / "inventories" / "observed" / "dgx-h100-pod" / "dgx03" / "nvidia-smi.xml"
+    shutil.copy(shipped, tmp_path / OBSERVED_DIR / "dgx03" / "nvidia-smi.xml")
+    return ServeConfig((tmp_path / "dgx-h100-pod.yaml",))
+
+
+def test_a_revision_judges_age_at_the_clock_it_is_built_at(monkeypatch: pytest.MonkeyPatch, timed: ServeConfig) -> None:
+    # Built half an hour after the file was printed: fresh, gpu6 and gpu7 failed. Built three days
+    # after: stale, nothing it says is trusted, nothing failed (as `place --observed` judges it then).
+    assert _failed(_built_at(monkeypatch, timed, FRESH)) == ["dgx03/gpu6", "dgx03/gpu7"]
+    assert _failed(_built_at(monkeypatch, timed, STALE)) == []
+
+
+@pytest.mark.xfail(
+    strict=True, reason="a revision's id is its files' digest, but its outages depend on the clock it was built at"
+)
+def test_one_revision_id_is_one_answer_whenever_it_was_built(
+    monkeypatch: pytest.MonkeyPatch, timed: ServeConfig
+) -> None:
+    # docs/serve.md: replicas that read the same files serve the same revision id. Two replicas of
+    # these files, one started on Dec 6 and one on Dec 9, serve one id, yet the first never places on
+    # dgx03/gpu6 and gpu7 and the second does; and the first keeps them failed after the file went
+    # stale, until some file changes (nothing reloads when an observation ages). Either the id says
+    # which files were judged stale, or a revision is rebuilt when its first file goes stale.
+    fresh, stale = _built_at(monkeypatch, timed, FRESH), _built_at(monkeypatch, timed, STALE)
+    assert fresh.id != stale.id or _failed(fresh) == _failed(stale)
