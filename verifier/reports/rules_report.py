@@ -26,7 +26,7 @@ def render_markdown(catalog: CheckCatalog) -> str:
             f"- **Rule file:** `{one_line(c.file)}`",  # a folder's name may hold a newline
         ]
         if c.needs is not None:
-            lines.append(f"- **Not applicable unless:** `{c.needs}` has an answer")
+            lines.append(f"- **Not applicable unless:** `{c.needs}` has an answer or the check reports a finding")
     return "\n".join(lines) + "\n"
 
 
