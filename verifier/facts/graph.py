@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from functools import partial
 
 from verifier.core.stamped_rows import StampBlock, names_at, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
@@ -1121,8 +1122,22 @@ class _Hit:
         """`stamp_fabric` of the nodes `stamp_planned` added last, by the slots of their plan's names."""
         at, lists = self.planned[-1]
         nic_names = names_at([at[s] for s in self.nic_slots])
-        for names in lists:
-            self.stamp_fabric(names[0], names, rows, nic_fabric, cache, (at, nic_names))
+        # Each node's NICs' uplinks in C calls, the nodes grouped by them: a fleet's nodes mostly
+        # share a handful, each worked out and given its block once, its nodes' names added at once.
+        every = list(map(tuple, map(partial(map, nic_fabric.get), map(nic_names, lists))))
+        groups: dict[tuple[int | None, ...], list[Sequence[str]]] = {}
+        for ups, names in zip(every, lists, strict=True):
+            group = groups.get(ups)
+            if group is None:
+                group = groups[ups] = []
+            group.append(names)
+        if any(self._shares(ups, cache)[1] is None for ups in groups):
+            # A GPU outside the node: its rows are made node by node, in the nodes' order.
+            for names in lists:
+                self.stamp_fabric(names[0], names, rows, nic_fabric, cache, (at, nic_names))
+            return
+        for ups, group in groups.items():
+            self._block(at, ups, cache).names.extend(group)
 
     def stamp_fabric(
         self,
@@ -1141,6 +1156,14 @@ class _Hit:
         slots is in it and its NICs' picker.
         """
         ups = tuple(map(nic_fabric.get, (self.nic_names if planned is None else planned[1])(names)))
+        items, slots = self._shares(ups, cache)
+        if slots is None:
+            rows.extend(sorted((_global(g, n), m) for g, m in items))
+            return
+        self._block(None if planned is None else planned[0], ups, cache).names.append(names)
+
+    def _shares(self, ups: tuple[int | None, ...], cache: _FabricCache) -> _FabricShares:
+        """The class's GPUs' shares of the fabric given its NICs' uplinks `ups`, once per (class, ups)."""
         key = (self.number, ups)
         known = cache.get(key)
         if known is None:
@@ -1151,16 +1174,19 @@ class _Hit:
             # common prefix); a name from outside it sorts by its own id, so those are sorted per node.
             inside = all(not g.startswith(EXT) for g, _m in items)
             known = cache[key] = (items, [(self.slot[g], m) for g, m in items] if inside else None)
-        items, slots = known
-        if slots is None:
-            rows.extend(sorted((_global(g, n), m) for g, m in items))
-            return
-        at = None if planned is None else planned[0]
+        return known
+
+    def _block(self, at: list[int] | None, ups: tuple[int | None, ...], cache: _FabricCache) -> StampBlock:
+        """The block of the nodes with uplinks `ups` (their GPUs all inside them) whose names are laid
+        out by `at` (a `planned` group's slots; None: `names`'), made the first time it is asked for.
+        """
         block = self.fabric.get((id(at), ups))
         if block is None:
+            slots = self._shares(ups, cache)[1]
+            assert slots is not None  # only asked for nodes whose GPUs are all inside them
             shares = slots if at is None else [(at[s], m) for s, m in slots]
             block = self.fabric[(id(at), ups)] = StampBlock.of(shares, 2, 1, [])  # `at` lives in `planned`
-        block.names.append(names)
+        return block
 
 
 class _StampedNames:
@@ -1196,7 +1222,8 @@ class _StampedNames:
         return [node + s for s in suffixes]
 
 
-_FabricCache = dict[tuple[int, tuple[int | None, ...]], tuple[list[tuple[str, int]], list[tuple[int, int]] | None]]
+_FabricShares = tuple[list[tuple[str, int]], list[tuple[int, int]] | None]
+_FabricCache = dict[tuple[int, tuple[int | None, ...]], _FabricShares]
 """(class, its NICs' uplink bandwidths) -> each GPU's best way into the fabric: local names, and slots."""
 
 _NAME_COLUMNS = {"pcie_path": 2, "pcie_switch_load": 1, "gpu_pair_bottleneck": 2, "gpu_nic_path": 2, "nearest_nic": 2}
