@@ -272,3 +272,21 @@ def test_small_inputs_evaluate_in_the_calling_thread() -> None:
         assert set(started) == {threading.current_thread().name}
     finally:
         engine.close()
+
+
+def test_duckdb_threads_are_the_databases_own_again_after_a_concurrent_evaluation() -> None:
+    # While strata run at once DuckDB gets the cores the other workers leave (one of two, here set
+    # with 2 workers); afterwards its own setting is back, whether the evaluation ended or failed.
+    engine = concurrent(2)
+    try:
+        engine.load(parse_program(PROGRAM, "t.dl"))
+        before = engine._con.execute("SELECT current_setting('threads')").fetchall()
+        for relation, rows in FACTS.items():
+            engine.add_facts(relation, rows)
+        engine.evaluate()
+        assert engine._con.execute("SELECT current_setting('threads')").fetchall() == before
+        with use_limits(Limits(derived_tuples=16)), pytest.raises(TopologError):
+            evaluated(engine)
+        assert engine._con.execute("SELECT current_setting('threads')").fetchall() == before
+    finally:
+        engine.close()

@@ -136,6 +136,8 @@ class DuckDBBackend:
         """Set when concurrent strata must stop: the next statement of each raises `_Halted` instead."""
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         """The cursors of the threads now evaluating strata (`_run_concurrently`), to interrupt."""
+        self._threads: int | None = None
+        """DuckDB's threads while strata run concurrently (`_run_concurrently`); None: its default."""
         self.workers = WORKERS
         """Threads for independent strata (1: every stratum in the calling thread, in order)."""
         self.concurrent_rows = CONCURRENT_ROWS
@@ -699,11 +701,18 @@ class DuckDBBackend:
                         cursor.interrupt()
 
         try:
+            # DuckDB's threads (the database's setting) are the cores the other workers leave: on two
+            # cores each statement runs in its own worker alone, where a thread of DuckDB's own cost
+            # CPU and saved little (at 131,072 GPUs 4.4 s of CPU on two threads, 4.0 s on one).
+            self._threads = max(1, (os.cpu_count() or 1) - workers + 1)
+            self._con.execute(f"SET threads = {self._threads}")
             run_in_pool(prerequisites(todo), workers, run, per_thread, stop)
         except Exception as err:
             raise _Again from err
         finally:
             self._halt.clear()
+            self._threads = None
+            self._con.execute("RESET threads")
         for stratum, count in zip(todo, counts, strict=True):
             for relation in stratum.relations:
                 self._offsets[relation] = self._total
@@ -915,8 +924,11 @@ class DuckDBBackend:
         # thread waits to be woken for every one of them. The recursive query of a chain of 4,000
         # (4,000 iterations) took 2.7-12.7 s of wall time on two threads against 1.1-1.8 s on one
         # (DuckDB 2.0.1, benchmarks/README.md); the fleet's closures, a few wide iterations, take
-        # the same time either way.
-        self._con.execute("SET threads = 1")
+        # the same time either way. (A database's setting: concurrent strata on more cores than two
+        # run with one DuckDB thread while it does.)
+        alone = self._threads != 1
+        if alone:
+            self._con.execute("SET threads = 1")
         try:
             done = exact = False
             keyed = self._chain_step(relation, live)
@@ -939,7 +951,8 @@ class DuckDBBackend:
                 source = self._from_filled(relation, query) if step else self._new_rows(relation, [query])
                 self._stage += self._insert(relation, source, params)
         finally:
-            self._con.execute("RESET threads")
+            if alone:
+                self._con.execute("RESET threads" if self._threads is None else f"SET threads = {self._threads}")
         if not (done and exact):
             self._coarse[relation] = (stratum, start, _passed_through(relation, live))
 
