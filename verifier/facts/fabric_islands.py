@@ -14,8 +14,6 @@ cabled to two islands does not make them one.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import compress
-from operator import and_, gt
 
 from verifier.core.stamped_rows import names_at
 from verifier.facts.inventory import Row, link_kind
@@ -56,6 +54,9 @@ def node_fabric_islands(
     ever read from it. A fleet's cables are gone through once for all three.
     """
     stamped = inv.stamped
+    count = uplinks is not None
+    ups: dict[str, int] = uplinks if uplinks is not None else {}
+    ups_get = ups.get
     switches = sorted(switches_of(inv))
     is_switch = set(switches).__contains__
     up: dict[str, str] = {}
@@ -64,52 +65,54 @@ def node_fabric_islands(
     # C call per node): a cable's end is looked up there, and in the objects only when it is not one.
     node_of_nic = _whole_nodes_nics(inv)
     nic_node = node_of_nic.get
-    # A fleet's cables go through C calls, a list each (maps and compress): a Python statement per
-    # cable is left only for the cables between two switches (union-find) and for uplinks that add up.
-    fabric = [lk for lk in links if lk.kind in FABRIC_LINK_KINDS and lk.state != "down"]
-    ends_a, ends_b = [lk.a for lk in fabric], [lk.b for lk in fabric]
-    on_a, on_b = list(map(is_switch, ends_a)), list(map(is_switch, ends_b))
-    both = list(map(and_, on_a, on_b))
-    for a, b in zip(compress(ends_a, both), compress(ends_b, both), strict=True):
-        # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
-        # A switch joined already mostly points at its root: found without a call then.
-        ra, rb = up_get(a, a), up_get(b, b)
-        if ra != a and up_get(ra, ra) != ra:
-            ra = find(a)
-        if rb != b and up_get(rb, rb) != rb:
-            rb = find(b)
-        if ra != rb:
-            up[max(ra, rb)] = min(ra, rb)  # the smaller id stays the root: it names the island
-    island = {s: find(s) for s in switches}
-    if uplinks is not None:
-        # A device's end of a cable (not a switch's) counts, unless link_kind makes the cable an
-        # accelerator's RoCE port (Ethernet only): each cable's MB/s into its device ends.
-        counted = [lk.kind != "ethernet" or link_kind(lk, inv.found) in FABRIC_LINK_KINDS for lk in fabric]
-        mbps = [lk.mbps for lk in fabric]
-        # A counted cable's end that is no switch: counted > on_switch (True > False, nothing else).
-        at_a, at_b = list(map(gt, counted, on_a)), list(map(gt, counted, on_b))
-        keys = [*compress(ends_a, at_a), *compress(ends_b, at_b)]
-        values = [*compress(mbps, at_a), *compress(mbps, at_b)]
-        if not uplinks and len(set(keys)) == len(keys):  # a cable per NIC: nothing to add up
-            uplinks.update(zip(keys, values, strict=True))
+    # Per switch the nodes cabled to it, joined into islands once the switches' are known: a
+    # fleet's 131,072 NIC cables land on a few thousand leaves (no pair made per cable).
+    reached: dict[str, set[str]] = {}
+    cabled: set[str] = set()  # devices with a working cable to a switch
+    cabled_add = cabled.add
+    for lk in [lk for lk in links if lk.kind in FABRIC_LINK_KINDS]:
+        if lk.state == "down":
+            continue
+        a, b = lk.a, lk.b
+        sa, sb = is_switch(a), is_switch(b)
+        if sa and sb:
+            # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
+            # A switch joined already mostly points at its root: found without a call then.
+            ra, rb = up_get(a, a), up_get(b, b)
+            if ra != a and up_get(ra, ra) != ra:
+                ra = find(a)
+            if rb != b and up_get(rb, rb) != rb:
+                rb = find(b)
+            if ra != rb:
+                up[max(ra, rb)] = min(ra, rb)  # the smaller id stays the root: it names the island
+            continue
+        if count and (lk.kind != "ethernet" or link_kind(lk, inv.found) in FABRIC_LINK_KINDS):
+            mbps = lk.mbps
+            if not sa:
+                ups[a] = ups_get(a, 0) + mbps
+            if not sb:
+                ups[b] = ups_get(b, 0) + mbps
+        if sb:
+            end, switch = a, b
+        elif sa:
+            end, switch = b, a
         else:
-            ups_get = uplinks.get
-            for key, value in zip(keys, values, strict=True):
-                uplinks[key] = ups_get(key, 0) + value
-    # A cable from a device to a switch reaches the switch's island from the device's node.
-    to_b, to_a = list(map(gt, on_b, on_a)), list(map(gt, on_a, on_b))
-    ends = [*compress(ends_a, to_b), *compress(ends_b, to_a)]
-    reached = list(map(island.__getitem__, [*compress(ends_b, to_b), *compress(ends_a, to_a)]))
-    cabled = set(ends)  # devices with a working cable to a switch
-    nodes = list(map(nic_node, ends))
-    if None in nodes:  # an end that is no NIC of a node stamped whole: looked up in the objects
-        for k in [k for k, n in enumerate(nodes) if n is None]:
-            o = inv.found.get(ends[k])
-            nodes[k] = o.origin if o is not None and o.origin in stamped else node_of(ends[k])
+            continue  # between two devices: no island
+        cabled_add(end)
+        n = nic_node(end)
+        if n is None:
+            o = inv.found.get(end)
+            n = o.origin if o is not None and o.origin in stamped else node_of(end)
+            if n is None:
+                continue
+        into = reached.get(switch)
+        if into is None:
+            into = reached[switch] = set()
+        into.add(n)
+    island = {s: find(s) for s in switches}
     by_island: dict[str, set[str]] = {}
-    for i, n in set(zip(reached, nodes, strict=True)):
-        if n is not None:
-            by_island.setdefault(i, set()).add(n)
+    for switch, nodes in reached.items():
+        by_island.setdefault(island[switch], set()).update(nodes)
     on_fabric: set[str] = set().union(*by_island.values())
     # Only a NIC with no working cable to a switch can leave its node off the fabric, and only a
     # node that reaches no island gets the row: the plan objects of the nodes stamped whole that
