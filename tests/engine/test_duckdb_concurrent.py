@@ -8,6 +8,7 @@ Expected values are worked out by hand in the comments next to them.
 
 from __future__ import annotations
 
+import _thread
 import random
 import threading
 import time
@@ -288,5 +289,30 @@ def test_duckdb_threads_are_the_databases_own_again_after_a_concurrent_evaluatio
         with use_limits(Limits(derived_tuples=16)), pytest.raises(TopologError):
             evaluated(engine)
         assert engine._con.execute("SELECT current_setting('threads')").fetchall() == before
+    finally:
+        engine.close()
+
+
+def test_ctrl_c_in_the_waiting_thread_stops_every_stratum() -> None:
+    # far's stratum sends the calling thread a Ctrl-C (as a terminal would) and waits until the pool
+    # stops it: the caller is then surely waiting in the pool. The interrupt is raised there, once
+    # every thread has ended; asked again, the engine derives the same as ever.
+    engine = concurrent(2)
+    run = engine._run_stratum
+
+    def interrupting(stratum: Stratum) -> int:
+        if stratum.relations == ("far",):
+            _thread.interrupt_main()
+            with engine._unlocked():
+                assert engine._halt.wait(10)
+        return run(stratum)
+
+    engine._run_stratum = interrupting  # type: ignore[method-assign]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            evaluated(engine)
+        engine._run_stratum = run  # type: ignore[method-assign]
+        engine.evaluate()
+        assert everything(engine, DERIVED) == everything(evaluated(sequential()), DERIVED)
     finally:
         engine.close()
