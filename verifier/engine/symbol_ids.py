@@ -5,13 +5,14 @@ are given in order of first appearance, from 0, and a symbol never gets two: the
 compares symbols by id alone.
 
 A fleet's stamped nodes bring about a million names never seen before (each node's link ids at
-131,072 GPUs), looked up by text almost never after. Putting each into the dict cost 0.8 s there (a
-cache miss and a write each, in a table that grows). Such a batch (`defer`) is instead given the
-ids of its positions and indexed by hash only: the hashes of every symbol hashed so far, sorted in
-a few runs beside the ids they stand for. A batch is taken so when no hash of it repeats, inside it
-or among the known ones (then each of its names is new and comes once: a name seen twice never
-gets two ids); else its names go through the dict as any others. A text the dict lacks is looked
-for among the deferred ids (`find`) before it is given a new id, by hash, then compared exactly.
+131,072 GPUs), looked up by text almost never after. Putting each into the dict costs a cache miss
+and a write in a table that grows (about half a second there). Such a batch (`defer`) is instead
+given the ids of its positions and kept by hash: its hashes in id order and sorted. A batch is taken
+so when no hash of it repeats, inside it or among the hashes of every symbol known before (then each
+of its names is new and comes once: a name seen twice never gets two ids); else its names go
+through the dict as any others. A text the dict lacks is looked for among the deferred ids by hash,
+then compared exactly, before it is given a new id (`find`); names of a batch read again in bulk
+(the objects a link ends on, in every relation about objects) are put in the dict, slot by slot.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 
 import numpy
 from numpy.typing import NDArray
@@ -31,67 +31,68 @@ _Int64s = NDArray[numpy.int64]
 DEFER_AT = 65_536
 """Names in one batch from which `defer` indexes them by hash instead of the dict: below it, sorting
 and searching the known hashes costs more than the dict saves."""
-RUNS = 8
-"""Sorted runs of hashes kept apart at most; past this many they are merged into one."""
+BITS = 1 << 25
+"""Bits of the filter that tells, by a symbol's hash, that no batch deferred it (4 MiB): with the 1.03 M
+link ids of 131,072 GPUs, 3 % of other hashes find their bit set and are searched for."""
 
 
-class _Run:
-    """Symbols' hashes, sorted, and beside each its symbol's id."""
+@dataclass
+class _Hashed:
+    """The hashes of the symbols of the ids `base` .. `base + len(hashes) - 1`, in id order and sorted."""
 
-    __slots__ = ("hashes", "ids")
-
-    def __init__(self, hashes: _Int64s, ids: _Int64s) -> None:
-        self.hashes, self.ids = hashes, ids
+    base: int
+    hashes: _Int64s
+    sorted: _Int64s
 
     @classmethod
-    def of(cls, base: int, hashes: _Int64s) -> _Run:
-        """The run of `hashes`, those of the ids from `base` on."""
-        order = numpy.argsort(hashes)
-        return cls(hashes[order], order + base)
+    def of(cls, base: int, hashes: _Int64s) -> _Hashed:
+        return cls(base, hashes, numpy.sort(hashes))
 
-    def below(self, start: int) -> _Run | None:
-        """The run of this one's ids below `start`, None if it has none."""
-        keep = self.ids < start
-        if keep.all():
-            return self
-        return _Run(self.hashes[keep], self.ids[keep]) if keep.any() else None
+    @property
+    def end(self) -> int:
+        return self.base + len(self.hashes)
 
-    def held(self, hashes: _Int64s) -> _Int64s:
-        """The ids of this run whose hash is one of `hashes` (sorted: searched in order, which spares
-        a cache miss each).
-        """
-        if not len(self.hashes) or not len(hashes):
-            return numpy.zeros(0, dtype=numpy.int64)
-        at = numpy.searchsorted(self.hashes, hashes)
-        at[at == len(self.hashes)] = 0
-        found: _Int64s = self.ids[at[self.hashes[at] == hashes]]
+    def holding(self, hashes: _Int64s) -> _Int64s:
+        """Those of `hashes` (sorted: searched in order, which spares a cache miss each) found here."""
+        if not len(self.sorted) or not len(hashes):
+            return hashes[:0]
+        at = numpy.searchsorted(self.sorted, hashes)
+        at[at == len(self.sorted)] = 0
+        found: _Int64s = hashes[self.sorted[at] == hashes]
         return found
+
+    def ids_of(self, hashes: _Int64s) -> _Int64s:
+        """The ids here whose hash is one of `hashes` (a pass over them, or one per hash when few)."""
+        if len(hashes) <= 16:
+            where = [numpy.flatnonzero(self.hashes == h) for h in hashes.tolist()]
+            at: _Int64s = numpy.concatenate(where) if where else numpy.zeros(0, dtype=numpy.int64)
+        else:
+            at = numpy.flatnonzero(numpy.isin(self.hashes, hashes))
+        return at + self.base
+
+    def below(self, start: int) -> _Hashed | None:
+        """The hashes of its ids below `start`, None if none is."""
+        if self.base >= start:
+            return None
+        if self.end <= start:
+            return self
+        return _Hashed.of(self.base, self.hashes[: start - self.base])
 
 
 @dataclass
 class _Batch:
-    """Names `defer` gave the ids `base` .. `end - 1`, `width` per node: id `base + n * width + j` is
-    node n's name at slot j. The dict holds none of the slots in `pending`.
+    """Names `defer` gave ids, `width` per node: id `hashed.base + n * width + j` is node n's name at
+    slot j. The dict holds none of the slots in `pending`.
     """
 
-    base: int
-    end: int
+    hashed: _Hashed
     width: int
-    run: _Run
     pending: set[int]
 
     def deferred_below(self, start: int) -> int:
         """How many of its ids below `start` the dict does not hold."""
-        return sum(len(range(self.base + j, min(self.end, start), self.width)) for j in self.pending)
-
-
-def _merged(runs: list[_Run]) -> list[_Run]:
-    """`runs`, or one run of them all when there are more than RUNS."""
-    if len(runs) <= RUNS:
-        return runs
-    hashes = numpy.concatenate([r.hashes for r in runs])
-    order = numpy.argsort(hashes, kind="stable")
-    return [_Run(hashes[order], numpy.concatenate([r.ids for r in runs])[order])]
+        base, end = self.hashed.base, min(self.hashed.end, start)
+        return sum(len(range(base + j, end, self.width)) for j in self.pending)
 
 
 def _sorted_hashes(symbols: list[str]) -> _Int64s:
@@ -113,9 +114,11 @@ class SymbolIds(dict[str, int]):
         self.text: list[str] = []
         self._deferred: list[_Batch] = []
         """The batches `defer` gave ids that have a slot the dict does not hold."""
-        self._known_runs: list[_Run] = []
+        self._known: list[_Hashed] = []
         """The hashes of the other ids below `_hashed`, which a batch to defer is checked against."""
         self._hashed = 0
+        self._bits = bytearray()
+        """A bit per hash modulo BITS, set for every deferred symbol's (none set: no symbol deferred)."""
 
     def __missing__(self, symbol: str) -> int:
         found = self._find_deferred(symbol) if self._deferred else None
@@ -134,18 +137,20 @@ class SymbolIds(dict[str, int]):
 
     def _find_deferred(self, symbol: str) -> int | None:
         """The id `defer` gave `symbol`, if it did: by hash, then its text compared (a binary search
-        per batch, where putting a batch in the dict for it would cost a second at fleet scale).
+        per batch, and a pass over a batch's hashes only when one is the symbol's).
         """
-        wanted = hash(symbol)
-        text = self.text
+        code = hash(symbol)
+        at = code % BITS
+        if not self._bits[at >> 3] >> (at & 7) & 1:
+            # A Python index each: a column of new symbols looked up one by one (a miss of the dict
+            # after a chunk's first and last were found) stays at the dict's pace.
+            return None
+        wanted = numpy.array([code], dtype=numpy.int64)
         for batch in self._deferred:
-            hashes, ids = batch.run.hashes, batch.run.ids
-            at = int(numpy.searchsorted(hashes, wanted))
-            while at < len(hashes) and hashes[at] == wanted:
-                found = int(ids[at])
-                if text[found] == symbol:
-                    return found
-                at += 1
+            held = batch.hashed.holding(wanted)
+            for found in batch.hashed.ids_of(held).tolist():
+                if self.text[found] == symbol:
+                    return int(found)
         return None
 
     @staticmethod
@@ -160,26 +165,29 @@ class SymbolIds(dict[str, int]):
         """
         if not self.defers(len(names)):
             return None
-        base = len(self.text)
         hashes = numpy.fromiter(map(hash, names), dtype=numpy.int64, count=len(names))
-        run = _Run.of(base, hashes)
-        if bool((run.hashes[1:] == run.hashes[:-1]).any()):
+        hashed = _Hashed.of(len(self.text), hashes)
+        if bool((hashed.sorted[1:] == hashed.sorted[:-1]).any()):
             return None
         self._index_known()
-        if any(len(known.held(run.hashes)) for known in (*self._known_runs, *(b.run for b in self._deferred))):
+        if any(len(h.holding(hashed.sorted)) for h in (*self._known, *(b.hashed for b in self._deferred))):
             return None
         check_utf8(names)
+        if not self._bits:
+            self._bits = bytearray(BITS // 8)
+        at = hashes % BITS
+        numpy.bitwise_or.at(numpy.frombuffer(self._bits, dtype=numpy.uint8), at >> 3, 1 << (at & 7).astype(numpy.uint8))
         self.text.extend(names)
         self._hashed = len(self.text)
-        self._deferred.append(_Batch(base, len(self.text), width, run, set(range(width))))
-        return base
+        self._deferred.append(_Batch(hashed, width, set(range(width))))
+        return hashed.base
 
     def _index_known(self) -> None:
-        """Add a run of the hashes of the ids given since the last one was made (all in the dict)."""
+        """Hash the symbols given ids since the last time (all in the dict)."""
         if self._hashed < len(self.text):
             added = self.text[self._hashed :]
             hashes = numpy.fromiter(map(hash, added), dtype=numpy.int64, count=len(added))
-            self._known_runs = _merged([*self._known_runs, _Run.of(self._hashed, hashes)])
+            self._known.append(_Hashed.of(self._hashed, hashes))
             self._hashed = len(self.text)
 
     def _undefer_any_of(self, symbols: list[str]) -> None:
@@ -189,15 +197,18 @@ class SymbolIds(dict[str, int]):
         """
         hashes = _sorted_hashes(symbols)
         for batch in list(self._deferred):
-            slots = set(((batch.run.held(hashes) - batch.base) % batch.width).tolist()) & batch.pending
+            held = batch.hashed.holding(hashes)
+            if not len(held):
+                continue
+            base, end, width = batch.hashed.base, batch.hashed.end, batch.width
+            slots = set(((batch.hashed.ids_of(numpy.unique(held)) - base) % width).tolist()) & batch.pending
             for j in sorted(slots):
-                ids = range(batch.base + j, batch.end, batch.width)
                 # setdefault (a C call each) where update(zip(...)) makes a pair per name: twice as slow.
-                deque(map(self.setdefault, self.text[ids.start : ids.stop : ids.step], ids), maxlen=0)
+                deque(map(self.setdefault, self.text[base + j : end : width], range(base + j, end, width)), maxlen=0)
                 batch.pending.discard(j)
             if not batch.pending:
                 self._deferred.remove(batch)
-                self._known_runs = _merged([*self._known_runs, batch.run])
+                self._known.append(batch.hashed)
 
     def ids_into(self, symbols: list[str], out: _Int64s) -> int:
         """Write the ids of `symbols` (strings) into `out`, giving new ones the next ids; how many were new.
@@ -272,13 +283,9 @@ class SymbolIds(dict[str, int]):
         for symbol in self.text[start:]:
             self.pop(symbol, None)
         del self.text[start:]
-        kept = []
-        for batch in self._deferred:
-            run = batch.run.below(start)
-            if run is not None:
-                kept.append(_Batch(batch.base, min(batch.end, start), batch.width, run, batch.pending))
-        self._deferred = kept
-        self._known_runs = [r for r in map(partial(_Run.below, start=start), self._known_runs) if r is not None]
+        deferred = [(b, b.hashed.below(start)) for b in self._deferred]
+        self._deferred = [_Batch(h, b.width, b.pending) for b, h in deferred if h is not None]
+        self._known = [h for h in (k.below(start) for k in self._known) if h is not None]
         self._hashed = min(self._hashed, start)
         expected = start - sum(batch.deferred_below(start) for batch in self._deferred)
         if len(self) != expected:  # stopped inside ids_into, between its insert and its renumbering
