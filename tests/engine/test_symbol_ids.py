@@ -211,3 +211,21 @@ def test_symbol_ids_defer_refuses_a_batch_with_a_known_or_repeated_name() -> Non
     ids.forget_from(4)
     assert ids.text == ["a", "b", "x", "y"] and ids.find("z") is None and ids.find("new") is None
     assert ids.find("y") == 3 and ids.intern("z") == 4
+
+
+def test_lookups_past_the_filter_threshold_find_the_same_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    # After FILTER_AFTER searches the deferred batches' hashes are kept as a bit filter too: a name no
+    # batch holds is answered by its bit (most of the time), a deferred one still found by search.
+    monkeypatch.setattr(symbol_ids, "FILTER_AFTER", 2)
+    ids = SymbolIds()
+    names = [f"n{n}/l{j}" for n in range(50) for j in range(3)]
+    assert ids.defer(names, 3) == 0
+    assert [ids.find(f"other{i}") for i in range(5)] == [None] * 5
+    assert ids._bits  # made on the third search
+    assert all(ids.find(name) == i for i, name in enumerate(names))
+    assert ids.intern("other0") == 150 and ids.intern("n49/l2") == 149
+    # A second batch makes the filter again when searches mount: its names are found through it.
+    more = [f"m{n}" for n in range(10)]
+    assert ids.defer(more, 1) == 151 and not ids._bits
+    assert [ids.find(f"none{i}") for i in range(3)] == [None] * 3 and ids._bits
+    assert [ids.find(name) for name in more] == list(range(151, 161))

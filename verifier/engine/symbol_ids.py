@@ -34,6 +34,9 @@ and searching the known hashes costs more than the dict saves."""
 BITS = 1 << 25
 """Bits of the filter that tells, by a symbol's hash, that no batch deferred it (4 MiB): with the 1.03 M
 link ids of 131,072 GPUs, 3 % of other hashes find their bit set and are searched for."""
+FILTER_AFTER = 256
+"""Searches of the deferred batches for one symbol after which the filter is made (`_find_deferred`):
+a rule's constants are a few hundred; a column of new symbols looked up one by one, many more."""
 
 
 @dataclass
@@ -118,7 +121,8 @@ class SymbolIds(dict[str, int]):
         """The hashes of the other ids below `_hashed`, which a batch to defer is checked against."""
         self._hashed = 0
         self._bits = bytearray()
-        """A bit per hash modulo BITS, set for every deferred symbol's (none set: no symbol deferred)."""
+        """A bit per hash modulo BITS, set for every deferred symbol's; empty until FILTER_AFTER searches."""
+        self._searches = 0
 
     def __missing__(self, symbol: str) -> int:
         found = self._find_deferred(symbol) if self._deferred else None
@@ -140,11 +144,16 @@ class SymbolIds(dict[str, int]):
         per batch, and a pass over a batch's hashes only when one is the symbol's).
         """
         code = hash(symbol)
-        at = code % BITS
-        if not self._bits[at >> 3] >> (at & 7) & 1:
-            # A Python index each: a column of new symbols looked up one by one (a miss of the dict
-            # after a chunk's first and last were found) stays at the dict's pace.
-            return None
+        if self._bits:
+            # A Python index each: a column of new symbols looked up one by one (misses of the dict
+            # after a chunk's first and last were found) stays near the dict's pace.
+            at = code % BITS
+            if not self._bits[at >> 3] >> (at & 7) & 1:
+                return None
+        else:
+            self._searches += 1
+            if self._searches > FILTER_AFTER:
+                self._filter()
         wanted = numpy.array([code], dtype=numpy.int64)
         for batch in self._deferred:
             held = batch.hashed.holding(wanted)
@@ -173,14 +182,18 @@ class SymbolIds(dict[str, int]):
         if any(len(h.holding(hashed.sorted)) for h in (*self._known, *(b.hashed for b in self._deferred))):
             return None
         check_utf8(names)
-        if not self._bits:
-            self._bits = bytearray(BITS // 8)
-        at = hashes % BITS
-        numpy.bitwise_or.at(numpy.frombuffer(self._bits, dtype=numpy.uint8), at >> 3, 1 << (at & 7).astype(numpy.uint8))
         self.text.extend(names)
         self._hashed = len(self.text)
         self._deferred.append(_Batch(hashed, width, set(range(width))))
+        self._bits, self._searches = bytearray(), 0  # made again, with this batch, when searches mount
         return hashed.base
+
+    def _filter(self) -> None:
+        """Make the filter of the deferred batches' hashes (`_bits`)."""
+        marks = numpy.zeros(BITS, dtype=numpy.bool_)
+        for batch in self._deferred:
+            marks[batch.hashed.hashes % BITS] = True
+        self._bits = bytearray(numpy.packbits(marks, bitorder="little").tobytes())
 
     def _index_known(self) -> None:
         """Hash the symbols given ids since the last time (all in the dict)."""
