@@ -76,6 +76,7 @@ def concurrent(workers: int, seed: int | None = None) -> DuckDBBackend:
     engine = DuckDBBackend()
     engine.workers = workers
     engine.concurrent_rows = 0
+    engine.concurrent_strata = 2
     if seed is not None:
         draw = random.Random(seed)
         run = engine._run_stratum
@@ -257,9 +258,15 @@ def test_an_interrupt_in_a_stratum_stops_every_thread_and_the_engine_evaluates_a
         engine.close()
 
 
-def test_small_inputs_evaluate_in_the_calling_thread() -> None:
-    # Below concurrent_rows (200,000 input rows) threads cost more than they save: none is started.
+@pytest.mark.parametrize("rows, strata", [(200_000, 2), (0, 10)])
+def test_small_inputs_evaluate_in_the_calling_thread(rows: int, strata: int) -> None:
+    # Below concurrent_rows input rows (here 200,000: the program's 12 facts are fewer), or fewer
+    # strata to run than concurrent_strata (the program's 9 are fewer than 10), threads cost more
+    # than they save: none is started.
     engine = DuckDBBackend()
+    engine.workers = 2
+    engine.concurrent_rows = rows
+    engine.concurrent_strata = strata
     started: list[str] = []
     run = engine._run_stratum
 
@@ -314,5 +321,24 @@ def test_ctrl_c_in_the_waiting_thread_stops_every_stratum() -> None:
         engine._run_stratum = run  # type: ignore[method-assign]
         engine.evaluate()
         assert everything(engine, DERIVED) == everything(evaluated(sequential()), DERIVED)
+    finally:
+        engine.close()
+
+
+def test_a_fleet_sized_evaluation_runs_its_strata_on_the_pools_threads() -> None:
+    # The other side of the bounds above: from concurrent_rows rows and concurrent_strata strata, no
+    # stratum runs in the calling thread, each on one of the pool's.
+    engine = concurrent(2)
+    started: list[str] = []
+    run = engine._run_stratum
+
+    def watched(stratum: Stratum) -> int:
+        started.append(threading.current_thread().name)
+        return run(stratum)
+
+    engine._run_stratum = watched  # type: ignore[method-assign]
+    try:
+        evaluated(engine)
+        assert len(started) == 9 and all(name.startswith("topolog-stratum-") for name in started)
     finally:
         engine.close()
