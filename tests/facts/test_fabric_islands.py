@@ -171,6 +171,8 @@ def test_stamped_nodes_islands_by_hand() -> None:
         ("s1/tor", "s1/tor"),
         ("spine0", "leaf0"),
     ]
+    # Read off the plans: none of the six nodes' objects was made for it (Inventory.defer_objects).
+    assert set(inv.unmade_objects()) == {"n0", "n1", "n2", "n3", "s0", "s1"}
 
 
 def test_stamped_nodes_uplinks_by_hand() -> None:

@@ -115,15 +115,22 @@ def node_fabric_islands(
         by_island.setdefault(island[switch], set()).update(nodes)
     on_fabric: set[str] = set().union(*by_island.values())
     # Only a NIC with no working cable to a switch can leave its node off the fabric, and only a
-    # node that reaches no island gets the row: the plan objects of the nodes stamped whole that
-    # reach one are not gone through (a fleet's 450,000; the few thousand others are).
+    # node that reaches no island gets the row. The objects outside the nodes stamped whole are gone
+    # through (a few thousand in a fleet); of those nodes, only the NICs of one that reaches no island
+    # are looked at, in its plan (none of its objects is read, or made: Inventory.defer_objects).
+    whole = whole_nodes(inv)
     off = set()
-    for o in objects_without(inv, whole_nodes(inv) & on_fabric):
+    for o in objects_without(inv, whole):
         if o.kind == "nic" and o.id not in cabled:
             origin = o.origin
             n = origin if origin is not None and origin in stamped else node_of(o.id)
             if n is not None and n not in on_fabric:
                 off.add(n)
+    unmade = inv.unmade_links()
+    for n in whole - on_fabric:
+        plan, names = unmade[n]
+        if any(names[row[0]] not in cabled for row in plan.object_rows if row[2] == "nic"):
+            off.add(n)
     rows: list[Row] = [(n, i) for i, nodes in by_island.items() for n in nodes]
     rows += [(n, "") for n in off]
     return sorted(rows), island
@@ -147,21 +154,21 @@ def _whole_nodes_nics(inv: Inventory) -> dict[str, str]:
 
 
 def switches_of(inv: Inventory) -> list[str]:
-    """The ids of every object of kind switch, in inventory order. The plan objects of the nodes
-    stamped whole (whole_nodes) are looked at once per plan, not once per node: a fleet's 16,384
-    nodes from one plan with no switch leave the few thousand objects outside them to go through.
+    """The ids of every object of kind switch. The plan objects of the nodes stamped whole
+    (whole_nodes) are read off their plans, looked at once per plan, not once per node: a fleet's
+    16,384 nodes from one plan with no switch leave the few thousand objects outside them.
     """
-    unmade = inv.unmade_links()
-    holds: dict[int, bool] = {}  # per plan (by id): whether it makes a switch
-    skip = set()
-    for n in whole_nodes(inv):
-        plan = unmade[n][0]
-        has = holds.get(id(plan))
-        if has is None:
-            has = holds[id(plan)] = any(row[2] == "switch" for row in plan.object_rows)
-        if not has:
-            skip.add(n)
-    return [o.id for o in objects_without(inv, skip) if o.kind == "switch"]
+    whole, unmade = whole_nodes(inv), inv.unmade_links()
+    found = [o.id for o in objects_without(inv, whole) if o.kind == "switch"]
+    slots: dict[int, list[int]] = {}  # per plan (by id): the slots of its switches
+    for n in whole:
+        plan, names = unmade[n]
+        at = slots.get(id(plan))
+        if at is None:
+            at = slots[id(plan)] = [row[0] for row in plan.object_rows if row[2] == "switch"]
+        if at:
+            found += [names[s] for s in at]
+    return found
 
 
 def switch_islands(
