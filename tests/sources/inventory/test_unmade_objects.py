@@ -5,6 +5,7 @@ objects, field by field, in the same order; the same errors, in the same order."
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -242,3 +243,23 @@ def test_objects_set_anew_are_the_ones_found() -> None:
     assert not inv.unmade_objects() and inv.objects_so_far() == 1
     assert inv.found is inv.objects and "p0-n0/gpu0" not in inv.found
     assert [o.id for o in inv.objects_but({"p0-n0"})] == ["p0"]
+
+
+def test_threads_reading_the_objects_at_once_get_one_table() -> None:
+    # A service answers on more than one thread: the objects are made once, and a look-up made
+    # meanwhile gets the very object the table holds.
+    inv = load_inventory_text(FLEET.replace("EXTRA", ""), "t.yaml")
+    tables: list[object] = []
+    gotten: list[Obj] = []
+
+    def read() -> None:
+        gotten.append(inv.found["p1-n1/nic0"])
+        tables.append(inv.objects)
+
+    workers = [threading.Thread(target=read) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert all(t is inv.objects for t in tables)
+    assert all(g is inv.objects["p1-n1/nic0"] for g in gotten)

@@ -284,8 +284,10 @@ class CatalogModel:
 class Inventory:
     """Everything loaded from one or more inventory files, merged and validated.
 
-    `links` may be made on first read (see defer_links): read it as an attribute, as always;
-    only `vars(inventory)` would see that it is not there yet.
+    `links` and `objects` may be made on first read (see defer_links, defer_objects): read them as
+    attributes, as always; only `vars(inventory)` would see that they are not there yet. A reader
+    on a fleet's hot path looks objects up in `found` and scans them with `objects_but`, which
+    make none.
     """
 
     objects: dict[str, Obj] = field(default_factory=dict)
@@ -462,7 +464,7 @@ _MAKING = threading.Lock()
 class _UnmadeObjects:
     """The objects of an inventory some of whose objects are not made yet (Inventory.defer_objects)."""
 
-    __slots__ = ("early", "nodes", "so_far")
+    __slots__ = ("early", "nodes", "so_far", "table")
 
     def __init__(self, so_far: dict[str, Obj], nodes: Mapping[str, Unmade]) -> None:
         self.so_far = so_far
@@ -470,6 +472,8 @@ class _UnmadeObjects:
         self.nodes = nodes
         self.early: dict[str, dict[str, Obj]] = {}
         """The objects of the nodes one of whose ids was got (Inventory.found), by node and id."""
+        self.table: dict[str, Obj] | None = None
+        """Every object, once made (`made`): what a view taken before then finds from then on."""
 
     def unmade(self, oid: str) -> Unmade | None:
         """The node's plan and names where `oid` is the id of one of their objects, else None."""
@@ -487,6 +491,8 @@ class _UnmadeObjects:
             return obj
         node = oid.partition("/")[0]
         with _MAKING:
+            if self.table is not None:  # every object made meanwhile (on another thread)
+                return self.table[oid]
             made = self.early.get(node)
             if made is None:
                 objs = objects_of(node, self.nodes[node])
@@ -494,9 +500,11 @@ class _UnmadeObjects:
         return made[oid]
 
     def made(self) -> dict[str, Obj]:
-        """Every object, in order (a new table: `so_far` stays as it was, for whoever reads it now)."""
+        """Every object, in order (a new table: `so_far` stays as it was, for whoever reads it now);
+        made while _MAKING is held."""
         early = {node: list(objs.values()) for node, objs in self.early.items()}
-        return made_objects(self.so_far, self.nodes, early)
+        self.table = made_objects(self.so_far, self.nodes, early)
+        return self.table
 
 
 class _Found(Mapping[str, Obj]):
