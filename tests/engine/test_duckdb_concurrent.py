@@ -342,3 +342,25 @@ def test_a_fleet_sized_evaluation_runs_its_strata_on_the_pools_threads() -> None
         assert len(started) == 9 and all(name.startswith("topolog-stratum-") for name in started)
     finally:
         engine.close()
+
+
+def test_running_out_of_engine_memory_beside_other_strata_gives_the_sequential_error() -> None:
+    # big is every triple of 400 numbers: 64,000,000 rows of three BIGINTs, far past 32 MiB. It
+    # fails while the other strata run beside it (or have run), and the error is the sequential
+    # one: big's, declared on line 25 (PROGRAM's 12 declarations on lines 2-13, its 10 rules on
+    # 14-23, n on 24), with no tuple of it stored.
+    text = PROGRAM + (
+        ".input n(x: number)\n.decl big(x: number, y: number, z: number)\nbig(X, Y, Z) :- n(X), n(Y), n(Z).\n"
+    )
+    numbers: list[Row] = [(i,) for i in range(400)]
+    facts = {**FACTS, "n": numbers}
+    want = (
+        "<evaluation>: DuckDB ran out of memory while deriving relation 'big' (declared at t.dl:25:1), 0 tuples so far"
+    )
+    for engine in (sequential(), concurrent(2, 1), concurrent(3, 2)):
+        try:
+            with use_limits(Limits(engine_memory=32 * 2**20)), pytest.raises(TopologError) as caught:
+                evaluated(engine, text, facts)
+            assert str(caught.value).startswith(want)
+        finally:
+            engine.close()
