@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from verifier.core.errors import Diagnostic
 from verifier.core.gc_pause import collector_paused
+from verifier.core.stamped_rows import names_at
 from verifier.engine.ast import Program, Row, Value
 from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
@@ -314,14 +315,16 @@ def gpus_and_ancestors(inv: Inventory) -> set[str]:
     keep: set[str] = set()
     objects = inv.found
     unmade = inv.unmade_objects()
-    per_plan: dict[int, list[int]] = {}
+    per_plan: dict[int, Callable[[Sequence[str]], Sequence[str]] | None] = {}  # picks a node's names, C call
     holding: list[str] = []  # nodes with a GPU: walked up from below
     for node, (plan, names) in unmade.items():
-        slots = per_plan.get(id(plan))
-        if slots is None:
-            slots = per_plan[id(plan)] = _gpu_slots(plan.object_rows)
-        if slots:
-            keep.update([names[s] for s in slots])  # slot 0 (the node) among them
+        if id(plan) in per_plan:
+            pick = per_plan[id(plan)]
+        else:
+            slots = _gpu_slots(plan.object_rows)
+            pick = per_plan[id(plan)] = names_at(slots) if slots else None
+        if pick is not None:
+            keep.update(pick(names))  # slot 0 (the node) among them
             holding.append(node)
     for node in holding:
         parent = objects[node].parent
