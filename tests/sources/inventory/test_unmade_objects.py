@@ -90,6 +90,14 @@ EXTRAS = {
     "a cable to a stamped node's device, written at the top": """links:
   - {a: p1-n1/gpu1, b: p1-leaf1, kind: ethernet, bandwidth: 100 Gb/s}
 """,
+    "cabling in a foreach with an end a stamped node lacks": """links:
+  - {a: "p0-n{n}/nic{l}", b: p0-leaf0, kind: ethernet, bandwidth: 100 Gb/s, foreach: {n: 0..1, l: 0..2}}
+""",
+    "cabling in a foreach to stamped nodes' devices and a switch": """links:
+  - {a: "p{p}-n{n}/gpu{g}", b: "p{p}-leaf{g}", kind: ethernet, bandwidth: 100 Gb/s,
+      foreach: {p: 0..1, n: 0..1, g: 0..1}}
+  - {a: "p{p}-leaf0", b: "p{p}-n0/nic{l}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {p: 0..1, l: [1]}}
+""",
     "memory serving a stamped node's GPU": """  - name: pool
     kind: memory
     serves: [p0-n0/gpu0, p1-n1/gpu1]

@@ -501,7 +501,8 @@ class _UnmadeObjects:
 
     def made(self) -> dict[str, Obj]:
         """Every object, in order (a new table: `so_far` stays as it was, for whoever reads it now);
-        made while _MAKING is held."""
+        made while _MAKING is held.
+        """
         early = {node: list(objs.values()) for node, objs in self.early.items()}
         self.table = made_objects(self.so_far, self.nodes, early)
         return self.table

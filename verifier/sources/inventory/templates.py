@@ -619,11 +619,23 @@ class Expander:
         """Each of `made` as the id string of its object (`found`, or one not made yet), else as
         itself; and whether every one is an object.
         """
+        unmade = self.sink.unmade_objects or {}
+        if unmade and not any(found):
+            # A fleet's cables end on 131,072 NICs of nodes whose objects are not made: when none of
+            # these ends is made, each is found in its node's plan in C calls (a TypeError or KeyError
+            # where one is not there: then one by one, below).
+            parts = list(map(str.partition, made, repeat("/")))
+            try:
+                plans = list(map(unmade.__getitem__, map(_FIRST, parts)))
+                suffixes = map(operator.add, map(_SECOND, parts), map(_THIRD, parts))  # "/" and the rest
+                slots = map(dict.__getitem__, map(_SLOTS, map(_FIRST, plans)), suffixes)
+                return list(map(list.__getitem__, map(_SECOND, plans), slots)), True
+            except (KeyError, TypeError):
+                pass
         out: list[str] = []
         add = out.append
         known = True
-        unmade = self.sink.unmade_objects or {}
-        # _unmade inlined: a fleet's cables end on 131,072 NICs of nodes whose objects are not made.
+        # _unmade inlined.
         for text, obj in zip(made, found, strict=True):
             if obj is not None:
                 add(obj.id)
@@ -1367,6 +1379,10 @@ def _formatted(form: str, sub: Sequence[Sequence[int | str]]) -> list[str]:
 
 _ID = operator.attrgetter("id")
 _FIRST = operator.itemgetter(0)
+_SECOND = operator.itemgetter(1)
+_SLOTS = operator.attrgetter("object_slots_by_name")
+
+_THIRD = operator.itemgetter(2)
 
 
 def _brace(text: str) -> str:
