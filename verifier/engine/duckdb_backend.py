@@ -158,7 +158,8 @@ class DuckDBBackend:
         self._filled: set[str] = set()
         """Relations that may hold tuples during evaluate(): new tuples must be checked against them."""
         self._symbol_ids = SymbolIds()
-        """The id of every symbol the engine holds."""
+        """The id of every symbol the engine holds: in the dict, or (stamped names never seen before)
+        by position in a batch found by hash (`SymbolIds.defer`)."""
         self._symbol_text = self._symbol_ids.text
         """Every symbol the engine holds, at the index that is its id."""
         self._stored_texts = numpy.zeros(0, dtype=numpy.bool_)
