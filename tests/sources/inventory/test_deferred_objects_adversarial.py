@@ -176,3 +176,34 @@ def test_a_copy_changed_in_place_leaves_the_original_consistent() -> None:
     other.objects["n1/gpu0"] = Obj(gpu.id, gpu.kind, gpu.parent, gpu.loc, state="down")
     assert inv.found["n1/gpu0"] is inv.objects["n1/gpu0"]
     assert other.found["n1/gpu0"] is other.objects["n1/gpu0"]
+
+
+def test_explain_names_the_template_line_of_a_stamped_gpu(tmp_path: Path) -> None:
+    path = place(tmp_path, _fleet())
+    code, out, err = run_cli("explain", str(path), 'within("n1/gpu1", "rack0")', "--format", "json")
+    assert code == 0, err
+    proof = json.loads(out)
+    inputs: dict[str, int] = {}
+
+    def walk(step: dict[str, object]) -> None:
+        if step.get("input"):
+            loc = step["location"]
+            assert isinstance(loc, dict)
+            inputs[str(step["fact"])] = int(loc["line"])
+        for sub in step.get("premises", []):  # type: ignore[attr-defined]
+            walk(sub)
+
+    walk(proof)
+    # n1/gpu1 is in n1 by box's `gpu{i}` line (7); n1 in rack0 by the line that stamped it (16).
+    assert inputs == {'parent("n1/gpu1", "n1")': 7, 'parent("n1", "rack0")': 16}
+
+
+def test_draw_of_one_stamped_node_lists_its_plan_devices(tmp_path: Path) -> None:
+    path = place(tmp_path, _fleet())
+    code, out, err = run_cli("draw", str(path), "--node", "n1", "--format", "dot")
+    assert code == 0, err
+    boxes = [line.strip() for line in out.splitlines() if " [label=" in line]  # a box per object (edges: --)
+    drawn = sorted(line.split(" ")[0] for line in boxes if line.startswith('"n1/'))
+    # n1's three devices (gpu0, gpu1, nic0), each drawn once; no other node's.
+    assert drawn == ['"n1/gpu0"', '"n1/gpu1"', '"n1/nic0"']
+    assert '"n0/' not in out and '"n2/' not in out
