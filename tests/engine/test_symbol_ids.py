@@ -229,3 +229,31 @@ def test_lookups_past_the_filter_threshold_find_the_same_ids(monkeypatch: pytest
     assert ids.defer(more, 1) == 151 and not ids._bits
     assert [ids.find(f"none{i}") for i in range(3)] == [None] * 3 and ids._bits
     assert [ids.find(name) for name in more] == list(range(151, 161))
+
+
+def test_a_block_over_mostly_the_same_nodes_looks_up_only_the_others(
+    duck: DuckDBBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = _names()
+    duck.add_facts("link", _links(names))
+    looked_up: list[list[str]] = []
+    original = SymbolIds.ids_into
+
+    def ids_into(self: SymbolIds, symbols: list[str], out: NDArray[numpy.int64]) -> int:
+        looked_up.append(symbols)
+        return original(self, symbols, out)
+
+    monkeypatch.setattr(SymbolIds, "ids_into", ids_into)
+    # Nodes 0..6 as the links had them, and a node z the links never named: only z's two names at
+    # the block's slots (its links l0 and l1) are looked up, then the plan's constants.
+    other: list[Sequence[str]] = [*names[:-1], ["z/l0", "z/l1", "z/g0", "z/g1"]]
+    duck.add_facts("attr", StampedRows([], [StampBlock(((0, 1), None), (None, ("even", "odd")), other)]))
+    assert looked_up == [["z/l0"], ["z/l1"], ["even", "odd"]]
+    # z/l0 and z/l1 are new: ids 32 and 33 after the 32 link names, then "even" and "odd".
+    assert duck._symbol_text[32:] == ["z/l0", "z/l1", "even", "odd"]
+    duck.evaluate()
+    # keyed: node n's l0 starts at g0 ("even"), l1 at g1 ("odd"), for n = 0..6; z's links have no row.
+    assert duck.query("keyed") == sorted(
+        [(f"n{n}/g0", "even") for n in range(NODES - 1)] + [(f"n{n}/g1", "odd") for n in range(NODES - 1)]
+    )
+    assert duck.query("attr", {0: "z/l1"}) == [("z/l1", "odd")]

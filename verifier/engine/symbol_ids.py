@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import numpy
 from numpy.typing import NDArray
@@ -318,19 +319,20 @@ class SlotIds:
     """Each node's row by the identity of its sequence of names."""
 
     def rows_of(self, names: list[Sequence[str]]) -> _Int64s | None:
-        """Each node's row here for another list of names whose every node's sequence of names is one of
-        these very objects (another relation about a subset of the same nodes), else None.
+        """Each node's row here for another list of names whose nodes' sequences of names are these very
+        objects (another relation about the same nodes), -1 for a node not here; None if the first and
+        the last are not here, or fewer than half.
         """
         if not names or not self.names:
             return None
         if self._rows is None:
             self._rows = {id(seq): i for i, seq in enumerate(self.names)}
-        if id(names[0]) not in self._rows:
+        if id(names[0]) not in self._rows and id(names[-1]) not in self._rows:
             return None
-        rows = list(map(self._rows.get, map(id, names)))
-        if None in rows:
+        rows = numpy.fromiter(map(self._rows.get, map(id, names), repeat(-1)), dtype=numpy.int64, count=len(names))
+        if 2 * int(numpy.count_nonzero(rows < 0)) > len(names):
             return None
-        return numpy.array(rows, dtype=numpy.int64)
+        return rows
 
 
 def check_utf8(symbols: list[str]) -> None:
