@@ -326,6 +326,10 @@ class Inventory:
         """The objects not made yet (defer_objects), unless `objects` is made or was set since."""
         own = self.__dict__
         state: _UnmadeObjects | None = own.get("_unmade_objects") if "objects" not in own else None
+        if state is not None and state.table is not None:
+            # Made meanwhile, by a copy that shares them (copy.copy): that table is this one's too.
+            self.objects  # noqa: B018
+            return None
         return state
 
     def unmade_objects(self) -> Mapping[str, Unmade]:
@@ -485,14 +489,20 @@ class _UnmadeObjects:
         return found
 
     def get(self, oid: str) -> Obj | None:
-        """Object `oid`, made with its node's others where it was not made yet."""
+        """Object `oid`, made with its node's others where it was not made yet; once every object
+        is made (`table`), what that table holds, as it is changed since.
+        """
+        table = self.table
+        if table is not None:
+            return table.get(oid)
         obj = self.so_far.get(oid)
         if obj is not None or self.unmade(oid) is None:
             return obj
         node = oid.partition("/")[0]
         with _MAKING:
-            if self.table is not None:  # every object made meanwhile (on another thread)
-                return self.table[oid]
+            table = self.table
+            if table is not None:  # every object made meanwhile (on another thread)
+                return table.get(oid)
             made = self.early.get(node)
             if made is None:
                 objs = objects_of(node, self.nodes[node])
@@ -529,6 +539,9 @@ class _Found(Mapping[str, Obj]):
 
     def __contains__(self, key: object) -> bool:
         state = self._state
+        table = state.table
+        if table is not None:  # every object made since this view was taken: that table
+            return key in table
         return key in state.so_far or (isinstance(key, str) and state.unmade(key) is not None)
 
     def __iter__(self) -> Iterator[str]:
@@ -554,8 +567,11 @@ class _ObjectsOnFirstRead:
             state: _UnmadeObjects | None = own.get("_unmade_objects")
             if state is None:
                 raise AttributeError("objects")
-            with collector_paused():  # half a million objects, as when they are loaded (core/gc_pause.py)
-                made = own["objects"] = state.made()
+            made = state.table  # made already by a copy sharing them (copy.copy): one table, as for any copy
+            if made is None:
+                with collector_paused():  # half a million objects, as when they are loaded (core/gc_pause.py)
+                    made = state.made()
+            own["objects"] = made
             del own["_unmade_objects"]
         return made
 
