@@ -159,6 +159,10 @@ def test_a_view_taken_before_the_objects_are_made_agrees_with_the_table() -> Non
     assert "n1/gpu1" not in inv.found
     assert "n1/gpu1" not in view
     assert view.get("n1/gpu1") is None
+    # An object made before (rack0, never unmade) replaced in place: the old view gives the new one.
+    rack = inv.objects["rack0"]
+    inv.objects["rack0"] = Obj(rack.id, rack.kind, rack.parent, rack.loc, state="down")
+    assert view["rack0"] is inv.objects["rack0"]
 
 
 @pytest.mark.xfail(
