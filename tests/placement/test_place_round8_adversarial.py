@@ -314,3 +314,33 @@ def test_rail_alignment_is_judged_per_stamped_node(tmp_path: Path) -> None:
     assert [w["message"] for w in got["why_not"]] == [
         "p0-r0-n1: 0 GPUs on nodes whose GPUs each reach the fabric through a NIC of their own rail, job needs 4"
     ]
+
+
+def test_a_switch_inside_every_stamped_node(tmp_path: Path) -> None:
+    # t4 given a switch `tor` of its own, nic3 cabled to it at 400 Gb/s (a template fabric link): nic3
+    # carries 800 Gb/s = 100,000 MB/s, held to its 63,008 MB/s path: gpu2 and gpu3 of every node
+    # 31,504 + nic2's 25,000 = 56,504. p0-r0-n1/nic0 is also cabled to p0-r0-n0/tor: its gpu0, gpu1
+    # the same 56,504. p0-r0-n0/tor has a cable to spine0, so it is in island p0-leaf0; every other
+    # tor is an island of its own, reached by its own node. Every node reaches p0-leaf0.
+    text = fleet().replace(
+        "      - {name: nvsw0, kind: nvswitch, model: NVSwitch-Gen3}\n",
+        "      - {name: nvsw0, kind: nvswitch, model: NVSwitch-Gen3}\n"
+        "      - {name: tor, kind: switch, model: QM9700}\n",
+    )
+    text = text.replace(
+        "foreach: {s: [0, 1]}}\n",
+        "foreach: {s: [0, 1]}}\n      - {a: nic3, b: tor, kind: infiniband, bandwidth: 400 Gb/s}\n",
+        1,
+    )
+    text += (
+        "  - {a: p0-r0-n1/nic0, b: p0-r0-n0/tor, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        "  - {a: p0-r0-n0/tor, b: spine0, kind: infiniband, bandwidth: 400 Gb/s}\n"
+    )
+    path = _write(tmp_path, text)
+    changed = {f"{n}/gpu{g}": 56_504 for n in NODES for g in (2, 3)}
+    changed |= {"p0-r0-n1/gpu0": 56_504, "p0-r0-n1/gpu1": 56_504}
+    assert _changed(path) == (32, changed)
+    expected = [[n, "p0-leaf0"] for n in NODES] + [[n, f"{n}/tor"] for n in NODES if n != "p0-r0-n0"]
+    assert _rows(path, "node_fabric_island(N, I)") == sorted(expected)
+    islands = {str(s): str(i) for s, i in _rows(path, "fabric_island(S, I)")}
+    assert islands["p0-r0-n0/tor"] == "p0-leaf0" and islands["p1-r1-n1/tor"] == "p1-r1-n1/tor"
