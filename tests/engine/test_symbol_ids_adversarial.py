@@ -344,8 +344,8 @@ def test_random_stamped_loads_answer_as_the_memory_engine(monkeypatch: pytest.Mo
         memory = make_backend("memory")
         try:
             memory.load(parse_program(TEXT, "t.dl"))
-            for relation, rows in loads.items():
-                memory.add_facts(relation, rows)
+            for relation, loaded in loads.items():
+                memory.add_facts(relation, loaded)
             memory.evaluate()
             assert _answers(duck) == {r: memory.query(r) for r in RELATIONS}
             # Bound deferred names and text order on them (DuckDB reads their texts for `<`).
