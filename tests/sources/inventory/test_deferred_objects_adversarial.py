@@ -144,11 +144,6 @@ def test_query_within_a_stamped_node_lists_its_plan_devices(tmp_path: Path) -> N
 # --- the look-up view and copies -------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a `found` view kept from before the objects were made reads its own copy of the ids "
-    "(so_far and the plans): an id taken out of the made table is still `in` it, and `get` raises KeyError",
-)
 def test_a_view_taken_before_the_objects_are_made_agrees_with_the_table() -> None:
     # `found` taken while n0..n2's devices are unmade, kept while the table is made and a device
     # is taken out of it in place: the old view must say what the table says (not in it, get None),
@@ -165,11 +160,6 @@ def test_a_view_taken_before_the_objects_are_made_agrees_with_the_table() -> Non
     assert view["rack0"] is inv.objects["rack0"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: copy.copy of an inventory whose objects are not made shares their _UnmadeObjects: the "
-    "copy's table, once made, is what the original's `found` answers from, not the original's own `objects`",
-)
 def test_a_copy_changed_in_place_leaves_the_original_consistent() -> None:
     # A shallow copy taken before the objects are read, whose table is then changed in place. With
     # every object made at once the two share one table (copy.copy): both see the change. Either
