@@ -198,6 +198,25 @@ SHARES = {
         32,
         {},
     ),
+    # A GPU's own Ethernet port cabled to a leaf (p0-r0-n0/gpu0, 100 Gb/s), or to another node's GPU:
+    # no NIC of it, so no share changes.
+    "gpu-port-to-leaf": (
+        fleet(links="  - {a: p0-r0-n0/gpu0, b: p0-leaf0, kind: ethernet, bandwidth: 100 Gb/s}\n"),
+        32,
+        {},
+    ),
+    "gpu-port-to-gpu": (
+        fleet(links="  - {a: p0-r0-n0/gpu0, b: p0-r0-n1/gpu0, kind: ethernet, bandwidth: 100 Gb/s}\n"),
+        32,
+        {},
+    ),
+    # p0-r1-n1/nic3 also cabled straight to spine1 at 800 Gb/s: 400 + 800 Gb/s held to 63,008 MB/s:
+    # 31,504 + nic2's 25,000 = 56,504 for gpu2, gpu3.
+    "nic-to-spine": (
+        fleet(links="  - {a: p0-r1-n1/nic3, b: spine1, kind: infiniband, bandwidth: 800 Gb/s}\n"),
+        32,
+        {"p0-r1-n1/gpu2": 56_504, "p0-r1-n1/gpu3": 56_504},
+    ),
     # No NIC cabled at all: no GPU has a share.
     "no-fabric": (fleet(pods=False), 0, {}),
 }
@@ -344,3 +363,41 @@ def test_a_switch_inside_every_stamped_node(tmp_path: Path) -> None:
     assert _rows(path, "node_fabric_island(N, I)") == sorted(expected)
     islands = {str(s): str(i) for s, i in _rows(path, "fabric_island(S, I)")}
     assert islands["p0-r0-n0/tor"] == "p0-leaf0" and islands["p1-r1-n1/tor"] == "p1-r1-n1/tor"
+
+
+def test_a_template_with_one_nic(tmp_path: Path) -> None:
+    # t4 with one NIC (nic0, on pcie0 with gpu0 and gpu1; gpu2, gpu3 on pcie1): all four GPUs reach it
+    # (one PCIe switch or the CPU away), it is the only cabled NIC: 400 Gb/s = 50,000 MB/s / 4 = 12,500.
+    text = fleet(leaves="0..3").replace('count: 4, labels: {rail: "{i}"}}', 'count: 1, labels: {rail: "0"}}')
+    text = text.replace(
+        "foreach: {d: [gpu, nic], g: [0, 1]}}",
+        "foreach: {d: [gpu, nic], g: [0]}}\n      - {a: gpu1, b: pcie0, kind: pcie, generation: 5, lanes: 16}",
+    )
+    text = text.replace(
+        '      - {a: "{d}{g}", b: pcie1, kind: pcie, generation: 5, lanes: 16, foreach: {d: [gpu, nic], g: [2, 3]}}',
+        '      - {a: "gpu{g}", b: pcie1, kind: pcie, generation: 5, lanes: 16, foreach: {g: [2, 3]}}',
+    )
+    text = text.replace("l: 0..3}}", "l: [0]}}")
+    path = _write(tmp_path, text)
+    assert _changed(path) == (32, {f"{n}/gpu{g}": 12_500 for n in NODES for g in range(4)})
+    assert _rows(path, "node_fabric_island(N, I)") == [[n, "p0-leaf0"] for n in NODES]
+
+
+def test_a_second_cable_to_a_lone_leaf_or_a_plain_nodes_switch_adds_an_island(tmp_path: Path) -> None:
+    # p1-r1-n1/nic0 also cabled to `isl`, a leaf with no other cable: isl is an island of its own and
+    # p1-r1-n1 reaches it besides p0-leaf0. nic0 now has 800 Gb/s: gpu0, gpu1 31,504 + 25,000 = 56,504.
+    isl = '  - {name: isl, kind: switch, model: QM9700, labels: {role: leaf, rail: "0"}}\n'
+    path = _write(
+        tmp_path, fleet(objects=isl, links="  - {a: p1-r1-n1/nic0, b: isl, kind: infiniband, bandwidth: 400 Gb/s}\n")
+    )
+    assert _changed(path) == (32, {"p1-r1-n1/gpu0": 56_504, "p1-r1-n1/gpu1": 56_504})
+    assert _rows(path, "node_fabric_island(N, I)") == sorted([[n, "p0-leaf0"] for n in NODES] + [["p1-r1-n1", "isl"]])
+    # A switch inside a plain node `hub` (no GPU, no NIC), nic0 of p1-r0-n0 and p1-r0-n1 cabled to it:
+    # hub/tor an island of its own, both nodes reach it; hub itself has no NIC, so no row.
+    hub = "  - name: hub\n    kind: node\n    children:\n      - {name: tor, kind: switch, model: QM9700}\n"
+    cables = "".join(
+        f"  - {{a: {n}/nic0, b: hub/tor, kind: infiniband, bandwidth: 400 Gb/s}}\n" for n in ("p1-r0-n0", "p1-r0-n1")
+    )
+    path = _write(tmp_path, fleet(objects=hub, links=cables))
+    rows = [[n, "p0-leaf0"] for n in NODES] + [["p1-r0-n0", "hub/tor"], ["p1-r0-n1", "hub/tor"]]
+    assert _rows(path, "node_fabric_island(N, I)") == sorted(rows)
