@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy
 import pytest
+from numpy.typing import NDArray
 
 from verifier.core.errors import TopologError
 from verifier.core.stamped_rows import StampBlock, StampedRows
@@ -360,5 +361,75 @@ def test_random_stamped_loads_answer_as_the_memory_engine(monkeypatch: pytest.Mo
                 assert duck.explain("keyed", row).render() == memory.explain("keyed", row).render()
         finally:
             memory.close()
+    finally:
+        duck.close()
+
+
+class _Stop(KeyboardInterrupt):
+    """Ctrl-C, raised by a fault injected in the dictionary's work."""
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_ctrl_c_anywhere_in_a_load_leaves_one_id_per_text(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    # Ctrl-C at a random call of the dictionary's inner steps: the UTF-8 check (in defer before it takes
+    # a batch, in ids_into after new names were added), a hash search, or half-way through putting a
+    # deferred slot in the dict. The load is refused (forget_from, as _encoded does), so the engine must
+    # answer as if it never began: the memory engine given only the loads that finished.
+    rng = random.Random(seed)
+    _weak_hash(monkeypatch, lambda s: builtins.hash(s) & 0x3F)
+    calls = [0, rng.randint(1, 12)]  # calls so far in this load, the call that stops it
+
+    def tick() -> None:
+        calls[0] += 1
+        if calls[0] == calls[1]:
+            raise _Stop
+
+    check, holding = symbol_ids.check_utf8, symbol_ids._Hashed.holding
+
+    def checked(symbols: list[str]) -> None:
+        tick()
+        check(symbols)
+
+    def held(self: symbol_ids._Hashed, hashes: NDArray[numpy.int64]) -> NDArray[numpy.int64]:
+        tick()
+        return holding(self, hashes)
+
+    def drained(items: Iterator[object], maxlen: int) -> None:
+        # Half of a slot's names put in the dict, then Ctrl-C (if it is this call's turn).
+        for _, _ in zip(range(2), items, strict=False):
+            pass
+        tick()
+        for _ in items:
+            pass
+
+    monkeypatch.setattr(symbol_ids, "check_utf8", checked)
+    monkeypatch.setattr(symbol_ids._Hashed, "holding", held)
+    monkeypatch.setattr(symbol_ids, "deque", drained)
+    lists = {p: _names(rng.randint(2, 5), p) for p in ("x", "y")}
+    duck = DuckDBBackend()
+    duck.load(parse_program(TEXT, "t.dl"))
+    done: dict[str, list[Row]] = {"link": [], "attr": []}
+    stopped = 0
+    try:
+        for _ in range(6):
+            names: list[Sequence[str]] = [list(n) for n in rng.sample(lists[rng.choice("xy")], 2)]
+            plain: list[Row] = [(rng.choice(names[0]), rng.choice(["t", "x1/l0", "n", "y0/g0"]))]
+            relation = rng.choice(["link", "attr"])
+            rows = StampedRows([], [_links(names)]) if relation == "link" else StampedRows(plain, [_tags(names, "t")])
+            calls[0] = 0
+            try:
+                duck.add_facts(relation, rows)
+            except _Stop:
+                stopped += 1
+            else:
+                done[relation].extend(rows)
+            calls[0] = -1_000_000  # no fault while the dictionary is checked
+            text = duck._symbol_text
+            # One id per text, every text found at its own id, every dict entry naming its own text.
+            assert len(set(text)) == len(text)
+            assert all(duck._symbol_ids.find(s) == i for i, s in enumerate(text))
+            assert all(text[i] == s for s, i in duck._symbol_ids.items())
+        duck.evaluate()
+        assert _answers(duck) == _memory(list(done.items()))
     finally:
         duck.close()
