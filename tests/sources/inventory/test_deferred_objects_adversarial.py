@@ -144,6 +144,17 @@ def test_query_within_a_stamped_node_lists_its_plan_devices(tmp_path: Path) -> N
 # --- the look-up view and copies -------------------------------------------------------------
 
 
+def test_iterating_a_view_makes_the_table_and_each_look_up_gets_its_object() -> None:
+    # Iterating `found` reads `objects` (made there, in the loader's order); a look-up through the
+    # same view while it iterates gets the very object the table holds, made before or not.
+    inv = load_inventory_text(_fleet(), "t.yaml")
+    view = inv.found
+    seen = [(oid, view.get(oid)) for oid in view]
+    assert [oid for oid, _ in seen] == ALL_IDS
+    assert all(obj is inv.objects[oid] for oid, obj in seen)
+    assert not inv.unmade_objects()
+
+
 def test_a_view_taken_before_the_objects_are_made_agrees_with_the_table() -> None:
     # `found` taken while n0..n2's devices are unmade, kept while the table is made and a device
     # is taken out of it in place: the old view must say what the table says (not in it, get None),
