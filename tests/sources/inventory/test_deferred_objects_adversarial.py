@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import run_cli
 from fleet_helpers import authorize_cli, place
+from service.serve_helpers import copy_inputs, new_revision, serving
 
 from verifier.core.errors import TopologError
 from verifier.sources.inventory import load_inventory_text
@@ -212,3 +213,27 @@ def test_draw_of_one_stamped_node_lists_its_plan_devices(tmp_path: Path) -> None
     # n1's three devices (gpu0, gpu1, nic0), each drawn once; no other node's.
     assert drawn == ['"n1/gpu0"', '"n1/gpu1"', '"n1/nic0"']
     assert '"n0/' not in out and '"n2/' not in out
+
+
+def test_serve_rebuilds_a_revision_after_an_edit_to_one_stamped_node(tmp_path: Path) -> None:
+    # The shipped DGX pod: dgx00..dgx07 stamped from dgx-h100 (labels tenant: research; only dgx03
+    # overridden), so dgx05 and dgx06 are whole, their GPUs not made. dan (team research) may
+    # schedule on dgx05/gpu3 (policies/tenants.cedar). The edit quarantines dgx05 by an override:
+    # the new revision closes its GPUs to everyone (policies/quarantine.cedar), dgx06's stay open,
+    # and a GPU no node has (gpu8: count 8 makes gpu0..gpu7) is denied, with the reason.
+    inventory = copy_inputs(tmp_path, "dgx-h100-pod.yaml")
+    with serving(tmp_path, inventory="dgx-h100-pod.yaml") as server:
+        before = server.authorize("dan", "schedule", "dgx05/gpu3")
+        assert before["decision"] == "ALLOW"
+        overrides = "            overrides:\n"
+        text = inventory.read_text()
+        assert text.count(overrides) == 1
+        quarantined = overrides + '              dgx05:\n                labels: {quarantine: "true"}\n'
+        inventory.write_text(text.replace(overrides, quarantined))
+        new_revision(server, before["revision"])
+        after = server.authorize("dan", "schedule", "dgx05/gpu3")
+        assert (after["decision"], [p["id"] for p in after["policies"]]) == ("DENY", ["quarantine-closed"])
+        assert server.authorize("dan", "schedule", "dgx06/gpu3")["decision"] == "ALLOW"
+        # The service answers an unknown resource with a DENY and the reason (test_serve_authorize.py).
+        unknown = server.authorize("dan", "schedule", "dgx06/gpu8")
+        assert unknown["decision"] == "DENY" and "'dgx06/gpu8' is not a GPU" in unknown["errors"][0]["message"]
