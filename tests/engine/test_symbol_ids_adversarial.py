@@ -433,3 +433,22 @@ def test_ctrl_c_anywhere_in_a_load_leaves_one_id_per_text(monkeypatch: pytest.Mo
         assert _answers(duck) == _memory(list(done.items()))
     finally:
         duck.close()
+
+
+def test_a_rule_constant_interned_before_the_block_keeps_its_id(duck: DuckDBBackend) -> None:
+    # The first evaluation (one plain link p from q to r, one attr) runs every rule and so interns their
+    # constants "x1/l0" and "x2/l1". Then a block of 3 nodes whose names hold both: the batch meets
+    # known hashes and goes through the dict, where the two constants keep their ids. tagged is empty
+    # (the one attr is (p, a)); from_x1: x1/l0 runs from x1/g0; via: r and every g0, g1 end one link.
+    duck.add_facts("link", [("p", "q", "r", 1)])
+    duck.add_facts("attr", [("p", "a")])
+    duck.evaluate()
+    constants = {s: duck._symbol_ids.find(s) for s in ("x1/l0", "x2/l1")}
+    assert None not in constants.values()
+    duck.add_facts("link", StampedRows([], [_links(_names(3))]))
+    assert not duck._symbol_ids._deferred
+    assert {s: duck._symbol_ids.find(s) for s in constants} == constants
+    _sound(duck._symbol_ids)
+    duck.evaluate()
+    assert duck.query("from_x1") == [("x1/g0",)] and duck.query("tagged") == []
+    assert duck.query("via") == sorted([("r", 1)] + [(f"x{n}/g{g}", 1) for n in range(3) for g in (0, 1)])
