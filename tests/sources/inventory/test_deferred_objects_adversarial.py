@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -237,3 +238,34 @@ def test_serve_rebuilds_a_revision_after_an_edit_to_one_stamped_node(tmp_path: P
         # The service answers an unknown resource with a DENY and the reason (test_serve_authorize.py).
         unknown = server.authorize("dan", "schedule", "dgx06/gpu8")
         assert unknown["decision"] == "DENY" and "'dgx06/gpu8' is not a GPU" in unknown["errors"][0]["message"]
+
+
+def test_threads_looking_up_while_a_copy_makes_the_objects_get_the_one_table() -> None:
+    # A copy taken before the objects are made (copy.copy) makes them on one thread while four
+    # threads look ids up through views taken before: whatever the order of events, each look-up
+    # gets the very object the one shared table ends up holding (made early for a look-up, or
+    # made with the table), and the table is the loader's (ALL_IDS, in order).
+    inv = load_inventory_text(_fleet(), "t.yaml")
+    other = copy.copy(inv)
+    views = [inv.found, other.found]
+    got: list[tuple[str, Obj | None]] = []
+    start = threading.Barrier(5)
+
+    def look(k: int) -> None:
+        start.wait()
+        for n in range(200):
+            oid = ALL_IDS[(k + 3 * n) % len(ALL_IDS)]
+            got.append((oid, views[n % 2].get(oid)))
+
+    def make() -> None:
+        start.wait()
+        other.objects  # noqa: B018  (made here)
+
+    threads = [threading.Thread(target=look, args=(k,)) for k in range(4)] + [threading.Thread(target=make)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    table = inv.objects
+    assert table is other.objects and list(table) == ALL_IDS
+    assert len(got) == 800 and all(obj is table[oid] for oid, obj in got)
