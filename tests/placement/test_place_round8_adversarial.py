@@ -401,3 +401,29 @@ def test_a_second_cable_to_a_lone_leaf_or_a_plain_nodes_switch_adds_an_island(tm
     path = _write(tmp_path, fleet(objects=hub, links=cables))
     rows = [[n, "p0-leaf0"] for n in NODES] + [["p1-r0-n0", "hub/tor"], ["p1-r0-n1", "hub/tor"]]
     assert _rows(path, "node_fabric_island(N, I)") == sorted(rows)
+
+
+def test_a_what_if_failing_one_stamped_nodes_cable(tmp_path: Path) -> None:
+    # --fail-link on p0-r1-n0's nic2 cable, FLEET unchanged on disk: as "cable-down" above, gpu2 and
+    # gpu3 of p0-r1-n0 reach the fabric at 25,000 MB/s after it. pod16 (16 GPUs, each at 400 Gb/s =
+    # 50,000 MB/s or more, scope any): before, p0 and p1 both hold 16 such GPUs (the tie goes to the
+    # name, p0); after, p0 holds 14: the job moves to p1, hosted by 1 pod instead of 2. fab400 (a node's
+    # 4 GPUs at 50,000): p0-r1-n0 no longer hosts it (8 nodes -> 7); p0-r0-n0 stays the best.
+    (tmp_path / "principals.yml").write_text((ROOT / "inventories" / "principals.yml").read_text())
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(
+        "apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n"
+        "  - {name: pod16, principal: research, gpus: 16, topology: {scope: any, min_network_bandwidth: 400 Gb/s}}\n"
+        "  - {name: fab400, principal: research, gpus: 4, topology: {scope: node, min_network_bandwidth: 400 Gb/s}}\n"
+    )
+    path = _write(tmp_path, fleet())
+    code, out, err = run_cli(
+        "place", str(path), str(jobs), "--fail-link", "p0-r1-n0/nic2<->p0-leaf2", "--format", "json"
+    )
+    assert code in (0, 1), err
+    got = {j["job"]: j for j in json.loads(out)["jobs"]}
+    pod16, fab400 = got["pod16"], got["fab400"]
+    assert (pod16["outcome"], pod16["before"]["domain"], pod16["after"]["domain"]) == ("moved", "p0", "p1")
+    assert (pod16["hosting_before"], pod16["hosting_after"]) == (2, 1)
+    assert (fab400["outcome"], fab400["after"]["domain"]) == ("unchanged", "p0-r0-n0")
+    assert (fab400["hosting_before"], fab400["hosting_after"]) == (8, 7)
