@@ -3,9 +3,12 @@ pass over the fabric cables, a whole-stamped node's NICs read off its plan (611c
 gpu_fabric_bottleneck worked out once per group of a plan's nodes with the same NIC uplinks (fe5c7b1),
 and a plan's GPUs picked in one call (c411c26). Each fleet below breaks one thing those shortcuts could
 take for granted (all nodes of a template cabled alike, one cable per NIC, cables only NIC-to-switch)
-on ONE stamped node only; every answer held against the start commit a8eff99's installed wheel (verify,
-place with and without --why-not, query and audit outputs compared byte for byte on 35 such fleets, the
-shipped mixed-fleet with MIG and MI300X jobs among them). The expected values are derived by hand here.
+on ONE stamped node only; every answer held against the start commit a8eff99's installed wheel: verify
+(memory and duckdb), place with and without --why-not, queries of gpu_fabric_bottleneck, node_fabric_island
+and fabric_island, and audit, compared byte for byte on 40 fleets (the shipped dgx-h100-pod, gb200-nvl72 and
+mixed-fleet among them, with MIG and MI300X jobs), place --engine duckdb and what-ifs (--fail of a NIC or of
+switches, --fail-link, --drain, --rank cost) on 9, and place --why-not at 32,768 GPUs. The expected values
+below are derived by hand.
 
 The fleet, by hand (FLEET below): template t4 is a node of 4 H100 GPUs on one NVSwitch, two PCIe Gen5
 switches (pcie0: gpu0, gpu1, nic0, nic1; pcie1: gpu2, gpu3, nic2, nic3, each x16) and NICs nic0-nic3 with
