@@ -5,7 +5,7 @@ and a plan's GPUs picked in one call (c411c26). Each fleet below breaks one thin
 take for granted (all nodes of a template cabled alike, one cable per NIC, cables only NIC-to-switch)
 on ONE stamped node only; every answer held against the start commit a8eff99's installed wheel: verify
 (memory and duckdb), place with and without --why-not, queries of gpu_fabric_bottleneck, node_fabric_island
-and fabric_island, and audit, compared byte for byte on 40 fleets (the shipped dgx-h100-pod, gb200-nvl72 and
+and fabric_island, and audit, compared byte for byte on 45 fleets (the shipped dgx-h100-pod, gb200-nvl72 and
 mixed-fleet among them, with MIG and MI300X jobs), place --engine duckdb and what-ifs (--fail of a NIC or of
 switches, --fail-link, --drain, --rank cost) on 9, and place --why-not at 32,768 GPUs. The expected values
 below are derived by hand.
@@ -430,3 +430,61 @@ def test_a_what_if_failing_one_stamped_nodes_cable(tmp_path: Path) -> None:
     assert (pod16["hosting_before"], pod16["hosting_after"]) == (2, 1)
     assert (fab400["outcome"], fab400["after"]["domain"]) == ("unchanged", "p0-r0-n0")
     assert (fab400["hosting_before"], fab400["hosting_after"]) == (8, 7)
+
+
+# Objects put into one stamped node from outside its template (`parent:`), each cabled by top-level links.
+_PARENTED = {
+    # A fifth NIC in p0-r0-n0, x16 on pcie1, cabled to p0-leaf3 at 400 Gb/s: gpu2 and gpu3 now share
+    # nic2, nic3 and nicx, 25,000 MB/s each: 75,000, held to the GPU's own 63,008 MB/s path.
+    "nic-cabled": (
+        '  - {name: p0-r0-n0/nicx, kind: nic, model: ConnectX-7, parent: p0-r0-n0, labels: {rail: "0"}}\n',
+        "  - {a: p0-r0-n0/nicx, b: p0-leaf3, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        "  - {a: p0-r0-n0/nicx, b: p0-r0-n0/pcie1, kind: pcie, generation: 5, lanes: 16}\n",
+        (32, {"p0-r0-n0/gpu2": 63_008, "p0-r0-n0/gpu3": 63_008}),
+    ),
+    # The same NIC with no link at all: the node's other NICs still reach p0-leaf0 (no "" row).
+    "nic-uncabled": (
+        '  - {name: p0-r0-n0/nicx, kind: nic, model: ConnectX-7, parent: p0-r0-n0, labels: {rail: "0"}}\n',
+        "",
+        (32, {}),
+    ),
+    # A fifth GPU in p0-r0-n0 on pcie0: gpu0, gpu1 and gpux share nic0 and nic1: 50,000 // 3 = 16,666
+    # from each, 33,332.
+    "gpu": (
+        "  - {name: p0-r0-n0/gpux, kind: gpu, model: H100-SXM5-80GB, parent: p0-r0-n0}\n",
+        "  - {a: p0-r0-n0/gpux, b: p0-r0-n0/pcie0, kind: pcie, generation: 5, lanes: 16}\n",
+        (33, {f"p0-r0-n0/gpu{g}": 33_332 for g in ("0", "1", "x")}),
+    ),
+    # A switch in p0-r0-n0, p0-r0-n1/nic0 cabled to it: an island of its own that p0-r0-n1 reaches;
+    # nic0 at 800 Gb/s: p0-r0-n1's gpu0, gpu1 31,504 + 25,000 = 56,504.
+    "switch": (
+        "  - {name: p0-r0-n0/tor, kind: switch, model: QM9700, parent: p0-r0-n0}\n",
+        "  - {a: p0-r0-n1/nic0, b: p0-r0-n0/tor, kind: infiniband, bandwidth: 400 Gb/s}\n",
+        (32, {"p0-r0-n1/gpu0": 56_504, "p0-r0-n1/gpu1": 56_504}),
+    ),
+}
+_PARENTED_ISLANDS = {"switch": [["p0-r0-n1", "p0-r0-n0/tor"]]}
+
+
+@pytest.mark.parametrize("name", sorted(_PARENTED))
+def test_an_object_put_into_one_stamped_node_from_outside(tmp_path: Path, name: str) -> None:
+    obj, cables, shares = _PARENTED[name]
+    path = _write(tmp_path, fleet(objects=obj, links=cables))
+    assert _changed(path) == shares
+    expected = [[n, "p0-leaf0"] for n in NODES] + _PARENTED_ISLANDS.get(name, [])
+    assert _rows(path, "node_fabric_island(N, I)") == sorted(expected)
+
+
+def test_a_node_whose_own_cables_are_down_reaches_the_fabric_through_a_nic_put_into_it(tmp_path: Path) -> None:
+    # p0-r1-n1's four template NIC cables down, a NIC put into it (`parent:`, on no PCIe link) cabled
+    # to p0-leaf0: the node reaches island p0-leaf0 (no "" row), but no GPU of it has a host path to
+    # that NIC: its 4 GPUs get no share (28 rows).
+    downs = ", ".join(f"{{a: p0-r1-n1/nic{n}, b: p0-leaf{n}, state: down}}" for n in range(4))
+    text = fleet(
+        pod_links=downs,
+        objects="  - {name: p0-r1-n1/nicx, kind: nic, model: ConnectX-7, parent: p0-r1-n1}\n",
+        links="  - {a: p0-r1-n1/nicx, b: p0-leaf0, kind: infiniband, bandwidth: 400 Gb/s}\n",
+    )
+    path = _write(tmp_path, text)
+    assert _changed(path) == (28, {})
+    assert _rows(path, "node_fabric_island(N, I)") == [[n, "p0-leaf0"] for n in NODES]
