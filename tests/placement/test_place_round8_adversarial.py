@@ -488,3 +488,39 @@ def test_a_node_whose_own_cables_are_down_reaches_the_fabric_through_a_nic_put_i
     path = _write(tmp_path, text)
     assert _changed(path) == (28, {})
     assert _rows(path, "node_fabric_island(N, I)") == [[n, "p0-leaf0"] for n in NODES]
+
+
+def test_a_second_file_of_the_inventory_cables_its_own_stamped_nodes_to_the_first_files_leaves(
+    tmp_path: Path,
+) -> None:
+    # A second file of the same inventory (metadata.name rf54) stamps b0, b1, b2 from its template t2:
+    # 2 GPUs and one NIC, each x16 to cpu0. b0/nic0 cabled to p0-leaf0 at 400 Gb/s: both GPUs share
+    # 50,000 MB/s: 25,000 each; b1/nic0 to p1-leaf1 at 200 Gb/s: 12,500 each; b2 uncabled: no share,
+    # and the one node off the fabric ("" row). FLEET's 32 GPUs keep 50,000: 36 rows.
+    second = tmp_path / "b.yaml"
+    second.write_text(
+        "apiVersion: topolog.dev/v1\nkind: Inventory\nmetadata: {name: rf54}\ntemplates:\n  t2:\n    kind: node\n"
+        "    labels: {tenant: research}\n    children:\n      - {name: cpu0, kind: cpu, model: Xeon-8480C}\n"
+        '      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}\n'
+        "      - {name: nic0, kind: nic, model: ConnectX-7}\n    links:\n"
+        '      - {a: "gpu{g}", b: cpu0, kind: pcie, generation: 5, lanes: 16, foreach: {g: [0, 1]}}\n'
+        "      - {a: nic0, b: cpu0, kind: pcie, generation: 5, lanes: 16}\n"
+        'objects:\n  - {template: t2, name: "b{i}", count: 3}\nlinks:\n'
+        "  - {a: b0/nic0, b: p0-leaf0, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        "  - {a: b1/nic0, b: p1-leaf1, kind: infiniband, bandwidth: 200 Gb/s}\n"
+    )
+    first = _write(tmp_path, fleet())
+    code, out, err = run_cli("query", str(first), str(second), "--format", "json", "gpu_fabric_bottleneck(G, M)")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert len(rows) == 36
+    assert [r for r in rows if r[1] != 50_000] == [
+        ["b0/gpu0", 25_000],
+        ["b0/gpu1", 25_000],
+        ["b1/gpu0", 12_500],
+        ["b1/gpu1", 12_500],
+    ]
+    code, out, err = run_cli("query", str(first), str(second), "--format", "json", "node_fabric_island(N, I)")
+    assert code == 0, err
+    expected = [[n, "p0-leaf0"] for n in [*NODES, "b0", "b1"]] + [["b2", ""]]
+    assert json.loads(out)["rows"] == sorted(expected)
