@@ -27,6 +27,7 @@ nic1 (one switch away): each NIC min(400 Gb/s = 50,000 MB/s, 63,008) / 2 GPUs = 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -526,14 +527,37 @@ def test_a_second_file_of_the_inventory_cables_its_own_stamped_nodes_to_the_firs
     assert json.loads(out)["rows"] == sorted(expected)
 
 
+def _nic2_down() -> str:
+    """FLEET with p0-r0-n1's nic2 marked down (an override of the device; its cable untouched)."""
+    return fleet("p0-r0-n1:\n  devices: {nic2: {state: down}}")
+
+
+def _leaf2_down() -> str:
+    """FLEET with p0's leaf p0-leaf2 marked down (a pod override of the device; its cables untouched)."""
+    override = "    overrides:\n      p0:\n        devices: {p0-leaf2: {state: down}}\n"
+    return fleet().replace(_SPINES, override + _SPINES, 1)
+
+
+# A device marked down in the inventory moves no data: its cables carry nothing (as `place --fail ID`
+# already has it, which also takes the device's links down).
+_DOWN_DEVICES: dict[str, tuple[Callable[[], str], dict[str, int]]] = {
+    # p0-r0-n1's nic2 down: gpu2 and gpu3 have only nic3: 50,000 / 2 = 25,000 MB/s each.
+    "nic": (
+        _nic2_down,
+        {"p0-r0-n1/gpu2": 25_000, "p0-r0-n1/gpu3": 25_000},
+    ),
+    # p0-leaf2 down: nic2 of each of p0's 4 nodes reaches no working switch: their gpu2, gpu3 25,000.
+    "leaf": (_leaf2_down, {f"{n}/gpu{g}": 25_000 for n in NODES[:4] for g in (2, 3)}),
+}
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="a NIC whose state is down still carries its cable's share (gpu_fabric_bottleneck, place); "
-    "so at a8eff99 too: not one of this round's shortcuts",
+    reason="a NIC or leaf whose state is down (its cables' state untouched) still carries its cables' share "
+    "(gpu_fabric_bottleneck, place's min_network_bandwidth); so at a8eff99 too: not one of this round's shortcuts",
 )
-def test_a_down_nic_carries_nothing(tmp_path: Path) -> None:
-    # p0-r0-n1's nic2 marked down (its cable's state untouched): a NIC that is down moves no data, so
-    # gpu2 and gpu3 have only nic3: 50,000 / 2 = 25,000 MB/s each, and the node can no longer give a
-    # node job 4 GPUs at 400 Gb/s = 50,000 MB/s. Today they keep 50,000 and the node hosts it.
-    path = _write(tmp_path, fleet("p0-r0-n1:\n  devices: {nic2: {state: down}}"))
-    assert _changed(path) == (32, {"p0-r0-n1/gpu2": 25_000, "p0-r0-n1/gpu3": 25_000})
+@pytest.mark.parametrize("device", sorted(_DOWN_DEVICES))
+def test_a_down_device_carries_nothing(tmp_path: Path, device: str) -> None:
+    # Today every GPU keeps 50,000 MB/s: (32, {}).
+    make, changed = _DOWN_DEVICES[device]
+    assert _changed(_write(tmp_path, make())) == (32, changed)
