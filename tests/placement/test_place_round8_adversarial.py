@@ -34,6 +34,10 @@ from typing import Any
 import pytest
 from cli_helpers import run_cli
 
+from verifier.facts.graph import graph_facts
+from verifier.sources.inventory.loader import load_inventory_text
+from verifier.sources.scenario import apply_scenario, scenario_from
+
 ROOT = Path(__file__).resolve().parents[2]
 
 _HEAD = """\
@@ -551,13 +555,56 @@ _DOWN_DEVICES: dict[str, tuple[Callable[[], str], dict[str, int]]] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a NIC or leaf whose state is down (its cables' state untouched) still carries its cables' share "
-    "(gpu_fabric_bottleneck, place's min_network_bandwidth); so at a8eff99 too: not one of this round's shortcuts",
-)
 @pytest.mark.parametrize("device", sorted(_DOWN_DEVICES))
 def test_a_down_device_carries_nothing(tmp_path: Path, device: str) -> None:
-    # Today every GPU keeps 50,000 MB/s: (32, {}).
     make, changed = _DOWN_DEVICES[device]
     assert _changed(_write(tmp_path, make())) == (32, changed)
+
+
+# The device each of _DOWN_DEVICES marks down, and what `place` makes of it, by hand. fab400 wants a
+# node's 4 GPUs at 400 Gb/s = 50,000 MB/s each: p0-r0-n1 with nic2 down has 2 such GPUs (gpu0, gpu1;
+# gpu2, gpu3 at 25,000, above): 7 of the 8 nodes host it. p0-leaf2 down: p0's 4 nodes have 2 each:
+# p1's 4 nodes host it.
+_DOWN_TARGETS = {"nic": ("p0-r0-n1/nic2", 7), "leaf": ("p0-leaf2", 4)}
+_FAB400 = "  - {name: fab400, principal: research, gpus: 4, topology: {scope: node, min_network_bandwidth: 400 Gb/s}}\n"
+_FABRIC_RELATIONS = {
+    "gpu_fabric_bottleneck",
+    "node_fabric_island",
+    "fabric_island",
+    "leaf_class",
+    "leaf_class_bottleneck",
+}
+
+
+def _fabric_facts(text: str, fail: tuple[str, ...] = ()) -> dict[str, list[tuple[object, ...]]]:
+    inv = load_inventory_text(text, "fleet.yaml")
+    if fail:
+        inv = apply_scenario(inv, scenario_from(fail=fail))
+    got = graph_facts(inv, _FABRIC_RELATIONS)
+    return {rel: sorted(tuple(row) for row in got[rel]) for rel in sorted(_FABRIC_RELATIONS)}
+
+
+@pytest.mark.parametrize("device", sorted(_DOWN_DEVICES))
+def test_a_device_marked_down_and_its_what_if_agree(tmp_path: Path, device: str) -> None:
+    # `place --fail ID` writes the device down and every link at it; the inventory writes the device
+    # down only. Both mean the device carries nothing: the same fabric summaries, the same hosts.
+    make, _shares = _DOWN_DEVICES[device]
+    target, hosts = _DOWN_TARGETS[device]
+    assert _fabric_facts(make()) == _fabric_facts(fleet(), (target,))
+    assert _place(tmp_path, make(), _FAB400)["fab400"]["hosting"] == hosts
+    jobs = tmp_path / "jobs.yaml"  # written by _place
+    code, out, err = run_cli("place", str(_write(tmp_path, fleet())), str(jobs), "--fail", target, "--format", "json")
+    assert code in (0, 1), err
+    (fab400,) = json.loads(out)["jobs"]
+    assert (fab400["hosting_before"], fab400["hosting_after"]) == (8, hosts)
+
+
+def test_a_leaf_marked_down_joins_no_island(tmp_path: Path) -> None:
+    # p0-leaf2 down: its spine cables carry nothing, so it is an island of its own (named by itself);
+    # every other switch stays on p0-leaf0's. p0's nodes reach p0-leaf0 through nic0, nic1, nic3 (no
+    # island through nic2, and no "" row: each reaches one); p1's nodes as before.
+    path = _write(tmp_path, _leaf2_down())
+    islands = {str(s): i for s, i in _rows(path, "fabric_island(S, I)")}
+    assert islands.pop("p0-leaf2") == "p0-leaf2"
+    assert set(islands.values()) == {"p0-leaf0"} and len(islands) == 9  # 8 leaves, 2 spines, less p0-leaf2
+    assert _rows(path, "node_fabric_island(N, I)") == [[n, "p0-leaf0"] for n in NODES]

@@ -9,11 +9,16 @@ the rules as `fabric_island(switch, island)`, a row per switch (LINK011 reads it
 
 Only links between two switches join islands: a host does not route between its NICs, so a node
 cabled to two islands does not make them one.
+
+A link is working when it is not down and neither end is a device marked down (`working`): a failed
+NIC or switch carries nothing, its cables left as they are, as `place --fail ID` has it
+(verifier/sources/scenario.py writes the device's links down too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from verifier.core.stamped_rows import names_at
 from verifier.facts.inventory import Row, link_kind
@@ -38,6 +43,7 @@ def node_fabric_islands(
     links: Iterable[Link],
     node_of: Callable[[str], str | None],
     uplinks: dict[str, int] | None = None,
+    down: AbstractSet[str] | None = None,
 ) -> tuple[list[Row], dict[str, str]]:
     """(node, island) for each island a node reaches over a working fabric link from one of its
     devices to a switch, and (node, "") for a node with a NIC that reaches none: what placement
@@ -52,6 +58,8 @@ def node_fabric_islands(
     (what verifier/facts/graph.py's per-node pass reads of a NIC; an Ethernet link that link_kind
     makes an accelerator's RoCE port counts for neither), but a switch's: only a node's NICs are
     ever read from it. A fleet's cables are gone through once for all three.
+
+    `down`: the devices marked down (down_devices), when found already.
     """
     stamped = inv.stamped
     count = uplinks is not None
@@ -70,9 +78,8 @@ def node_fabric_islands(
     reached: dict[str, set[str]] = {}
     cabled: set[str] = set()  # devices with a working cable to a switch
     cabled_add = cabled.add
-    for lk in [lk for lk in links if lk.kind in FABRIC_LINK_KINDS]:
-        if lk.state == "down":
-            continue
+    cables = working([lk for lk in links if lk.kind in FABRIC_LINK_KINDS], _down(inv, down))
+    for lk in cables:
         a, b = lk.a, lk.b
         sa, sb = is_switch(a), is_switch(b)
         if sa and sb:
@@ -172,24 +179,68 @@ def switches_of(inv: Inventory) -> list[str]:
 
 
 def switch_islands(
-    objects: Mapping[str, Obj], links: Iterable[Link], found: Iterable[str] | None = None
+    objects: Mapping[str, Obj],
+    links: Iterable[Link],
+    found: Iterable[str] | None = None,
+    down: AbstractSet[str] | None = None,
 ) -> dict[str, str]:
     """Every switch's island: the smallest switch id it reaches over working switch-to-switch links.
-    `found`: the ids of the objects of kind switch (switches_of), when known.
+    `found`: the ids of the objects of kind switch (switches_of), when known; `down`: the devices
+    marked down (down_devices), when known.
     """
     if found is None:
         found = [oid for oid, o in objects.items() if o.kind == "switch"]
+    if down is None:
+        down = frozenset(oid for oid, o in objects.items() if o.state == "down")
     switches = sorted(found)
     up: dict[str, str] = {}
     find = _finder(up)
     switch_set = set(switches)
-    for lk in links:
+    for lk in working(links, down):
         # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
-        if lk.a in switch_set and lk.b in switch_set and lk.kind in FABRIC_LINK_KINDS and lk.state != "down":
+        if lk.a in switch_set and lk.b in switch_set and lk.kind in FABRIC_LINK_KINDS:
             ra, rb = find(lk.a), find(lk.b)
             if ra != rb:
                 up[max(ra, rb)] = min(ra, rb)  # the smaller id stays the root: it names the island
     return {s: find(s) for s in switches}
+
+
+def down_devices(inv: Inventory) -> frozenset[str]:
+    """The ids of every object whose state is down. The plan objects of the nodes stamped whole
+    (whole_nodes) are read off their plans, looked at once per plan, as switches_of does: a node
+    with a device marked down by an override is no longer stamped whole, and is read as it is.
+    """
+    whole, unmade = whole_nodes(inv), inv.unmade_links()
+    found = [o.id for o in objects_without(inv, whole) if o.state == "down"]
+    slots: dict[int, list[int]] = {}  # per plan (by id): the slots of its objects marked down
+    for n in whole:
+        plan, names = unmade[n]
+        at = slots.get(id(plan))
+        if at is None:
+            at = slots[id(plan)] = [row[0] for row in plan.object_rows if row[7] == "down"]
+        if at:
+            found += [names[s] for s in at]
+    return frozenset(found)
+
+
+def carries(lk: Link, down: AbstractSet[str]) -> bool:
+    """Whether `lk` is working: not down itself, and neither end a device marked down (`down`). A
+    device marked down carries nothing, whatever its cables say: `place --fail ID` writes the
+    device's links down as well (verifier/sources/scenario.py), and the inventory means the same.
+    """
+    return lk.state != "down" and lk.a not in down and lk.b not in down
+
+
+def working(links: Iterable[Link], down: AbstractSet[str]) -> list[Link]:
+    """The links of `links` that are working (`carries`), in order, in one comprehension."""
+    if not down:  # the usual case: no device is down, the links' own states decide
+        return [lk for lk in links if lk.state != "down"]
+    return [lk for lk in links if carries(lk, down)]
+
+
+def _down(inv: Inventory, down: AbstractSet[str] | None) -> AbstractSet[str]:
+    """`down` when given, else the inventory's devices marked down (down_devices)."""
+    return down if down is not None else down_devices(inv)
 
 
 def _finder(up: dict[str, str]) -> Callable[[str], str]:

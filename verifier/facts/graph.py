@@ -27,7 +27,15 @@ from functools import partial
 
 from verifier.core.stamped_rows import StampBlock, names_at, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
-from verifier.facts.fabric_islands import fabric_islands, node_fabric_islands, switch_islands, switches_of
+from verifier.facts.fabric_islands import (
+    carries,
+    down_devices,
+    fabric_islands,
+    node_fabric_islands,
+    switch_islands,
+    switches_of,
+    working,
+)
 from verifier.facts.inventory import ROCE, Row, link_kind, node_of
 from verifier.facts.nic_share import CLASS_RANK, fabric_shares
 from verifier.facts.relation_sources import GRAPH_RELATIONS
@@ -311,6 +319,8 @@ def graph_facts(
         return {**out, **per_node}
     view = _LinkView.of(inv)
     ancestry = _Ancestry(inv)  # the per-node relations and the NVLink domains walk up the same objects
+    # A device marked down carries nothing: no fabric cable at it is working (fabric_islands.working).
+    down = down_devices(inv)
     uplinks: dict[str, int] | None = None
     island: dict[str, str] | None = None  # every switch's island, found with the nodes' when both are wanted
     if "node_fabric_island" in want:
@@ -318,23 +328,23 @@ def graph_facts(
         # anyway: added up on the same pass (a fleet's 131,072 NIC cables once, not twice).
         fused = node_pairs is not None or bool(want & NODE_RELATIONS)
         uplinks = {} if fused else None
-        out["node_fabric_island"], island = node_fabric_islands(inv, view.links, ancestry.node, uplinks)
+        out["node_fabric_island"], island = node_fabric_islands(inv, view.links, ancestry.node, uplinks, down)
         want.discard("node_fabric_island")
     if node_pairs is not None:
-        _nodes(inv, out, per_node, want, node_pairs, view, ancestry, uplinks)
+        _nodes(inv, out, per_node, want, node_pairs, view, ancestry, uplinks, down)
         want -= NODE_RELATIONS
     if not want:
         return {**out, **per_node}
     if "rail" in want:
         per_node["rail"] = _rails(inv)
     if want & {"leaf_class", "leaf_class_bottleneck"}:
-        _fabric(inv, out, view)
+        _fabric(inv, out, view, down)
     if "fabric_island" in want:
         if island is None:
-            island = switch_islands(inv.found, view.links, switches_of(inv))
+            island = switch_islands(inv.found, view.links, switches_of(inv), down)
         out["fabric_island"] = fabric_islands(inv.found, view.links, island)
     if want & NODE_RELATIONS:
-        _nodes(inv, out, per_node, want, None, view, ancestry, uplinks)
+        _nodes(inv, out, per_node, want, None, view, ancestry, uplinks, down)
     if "die_pair_bottleneck" in want:
         _dies(inv, out, view)
     if "scaleup_domain" in want:
@@ -775,13 +785,13 @@ def _dies(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
             out["die_pair_bottleneck"].extend((a, b, wide[b]) for b in component if a < b and b in wide)
 
 
-def _fabric(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
+def _fabric(inv: Inventory, out: dict[str, list[Row]], view: _LinkView, down: AbstractSet[str]) -> None:
     switches = set(switches_of(inv))  # the stamped nodes' objects read off their plans
     # The switch fabric as plain dicts (neighbour -> MB/s, parallel cables added up, neighbours
     # in the order first met): thousands of leaf-spine cables, walked once per leaf class.
     adj: dict[str, dict[str, int]] = {}
-    for lk in [lk for lk in view.links if lk.kind in FABRIC_KINDS]:
-        if lk.state != "down" and lk.a in switches and lk.b in switches:
+    for lk in working([lk for lk in view.links if lk.kind in FABRIC_KINDS], down):
+        if lk.a in switches and lk.b in switches:
             a, b = lk.a, lk.b
             na, nb = adj.setdefault(a, {}), adj.setdefault(b, {})
             mbps = na.get(b, 0) + lk.mbps
@@ -831,11 +841,12 @@ def _nodes(
     view: _LinkView,
     ancestry: _Ancestry,
     uplinks: dict[str, int] | None = None,
+    down: AbstractSet[str] = frozenset(),
 ) -> None:
     """The per-node relations (NODE_RELATIONS) into `per_node`, as StampedRows; `out` gets nothing.
 
     `uplinks`: each end's MB/s of working fabric cables, added up already (node_fabric_islands);
-    None: added up here.
+    None: added up here, a cable at a device marked down (`down`) counting for nothing.
     """
     objects = inv.found
     node_above = ancestry.node
@@ -863,7 +874,7 @@ def _nodes(
         if kind == "ethernet":  # the one kind link_kind may change: a call per link costs at fleet scale
             kind = link_kind(lk, objects)
         if kind in FABRIC_KINDS:
-            if lk.state != "down" and not counted:
+            if not counted and carries(lk, down):
                 # Both ends, whatever they are, written out (a cable per NIC: a fleet's 131,072 NICs):
                 # only a node class's NICs are ever asked for (stamp_fabric), so a switch's or an
                 # outside NIC's count is never read, and no end is looked up to learn its kind.
