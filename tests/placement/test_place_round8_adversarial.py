@@ -608,3 +608,11 @@ def test_a_leaf_marked_down_joins_no_island(tmp_path: Path) -> None:
     assert islands.pop("p0-leaf2") == "p0-leaf2"
     assert set(islands.values()) == {"p0-leaf0"} and len(islands) == 9  # 8 leaves, 2 spines, less p0-leaf2
     assert _rows(path, "node_fabric_island(N, I)") == [[n, "p0-leaf0"] for n in NODES]
+    # verify: HEALTH002 names the down leaf; LINK011 (a pod's leaves split into islands) leaves it to
+    # that finding, since a leaf that is down serves no host (rules/links/lib/fabric_scope.dl).
+    (tmp_path / "principals.yml").write_text((ROOT / "inventories" / "principals.yml").read_text())
+    code, out, err = run_cli("verify", str(path), "--format", "json")
+    assert code == 1, err
+    found = [(f["rule"], f["subjects"]) for f in json.loads(out)["findings"]]
+    assert ("HEALTH002", ["p0-leaf2"]) in found
+    assert [f for f in found if f[0] == "LINK011"] == []
