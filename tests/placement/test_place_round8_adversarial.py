@@ -616,3 +616,17 @@ def test_a_leaf_marked_down_joins_no_island(tmp_path: Path) -> None:
     found = [(f["rule"], f["subjects"]) for f in json.loads(out)["findings"]]
     assert ("HEALTH002", ["p0-leaf2"]) in found
     assert [f for f in found if f[0] == "LINK011"] == []
+
+
+def test_nics_marked_down_in_the_template_carry_nothing_on_any_stamped_node(tmp_path: Path) -> None:
+    # t4's NICs written `state: down` in the template itself: every node is still stamped whole from
+    # its plan (the down devices are read off the plan). No NIC carries anything: no GPU has a share
+    # (gpu_fabric_bottleneck has rows only for GPUs with a working NIC: 0 rows), and every node, whose
+    # NICs reach no switch, is on the "" island. The same as failing all 32 NICs with `place --fail`.
+    text = fleet().replace('count: 4, labels: {rail: "{i}"}}', 'count: 4, labels: {rail: "{i}"}, state: down}', 1)
+    assert text != fleet()
+    path = _write(tmp_path, text)
+    assert _changed(path) == (0, {})
+    assert _rows(path, "node_fabric_island(N, I)") == [[n, ""] for n in NODES]
+    nics = tuple(f"{n}/nic{i}" for n in NODES for i in range(4))
+    assert _fabric_facts(text) == _fabric_facts(fleet(), nics)
