@@ -360,15 +360,11 @@ def test_cli_outputs_with_proofs_are_byte_identical_sequential_and_concurrent(
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="a signal needs the main thread")
-@pytest.mark.xfail(
-    strict=True,
-    reason="run_in_pool returns on Ctrl-C while a task still runs: CPython 3.11's Thread.join, interrupted "
-    "by a signal, releases the running thread's own state lock (bpo-45274's except branch), so is_alive() "
-    "says False and _join_all stops waiting; then the engine's RESET threads / close() meet its busy "
-    "connection (`topolog verify` of 32,768 GPUs, Ctrl-C while evaluating: 'internal error "
-    "(ResourceInUseException ...)', exit 2, in 2 of 9 tries)",
-)
 def test_ctrl_c_while_the_caller_joins_a_running_task_waits_for_it_to_end() -> None:
+    # Broken before: CPython 3.11's Thread.join, interrupted by a signal, releases the running
+    # thread's own state lock (bpo-45274's except branch), so is_alive() said False and the pool
+    # returned while a statement ran (`topolog verify` of 32,768 GPUs, Ctrl-C while evaluating:
+    # 'internal error (ResourceInUseException ...)', exit 2, at close()).
     # A real SIGINT (as a terminal sends) to the calling thread once it is waiting in a thread's
     # join; the task then waits up to 2 s for the caller to leave run_in_pool. run_in_pool must not
     # return before its task has ended, so the task sees the caller still inside: `left` unset.
@@ -404,19 +400,14 @@ def test_ctrl_c_while_the_caller_joins_a_running_task_waits_for_it_to_end() -> N
     assert saw_caller_leave == [False]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="after a failed concurrent attempt, the sequential run again deletes its tuples (DELETE ... "
-    "_stage > 0) but DuckDB keeps a deleted row's memory until a CHECKPOINT: the run again has less "
-    "engine_memory than the sequential engine had, and fails where it passes (at 32,768 GPUs with "
-    "--input-limit engine_memory=160MiB: 'conflicting_link' named instead of the sequential 'sw_domain_ref')",
-)
 def test_after_a_failed_concurrent_attempt_the_run_again_has_the_memory_the_sequential_one_has() -> None:
     # aa is every triple of 150 numbers: 150^3 = 3,375,000 tuples of three BIGINTs and a stage,
     # about 100 MiB in DuckDB; one copy fits 160 MiB, two do not. zz stands for a stratum that ran
     # out of memory beside another (the docs' reason for running again in order): once aa's tuples
     # are stored, it fails in the pool, and the engine evaluates again one stratum after another.
-    # That must succeed as the sequential engine does, with all 3,375,000 tuples of aa.
+    # That must succeed as the sequential engine does, with all 3,375,000 tuples of aa. (Broken
+    # before: the tuples were deleted, and DuckDB keeps a deleted row's memory until a checkpoint;
+    # at 32,768 GPUs, engine_memory 160 MiB named 'conflicting_link' instead of 'sw_domain_ref'.)
     text = (
         ".input n(x: number)\n.decl aa(x: number, y: number, z: number)\naa(X, Y, Z) :- n(X), n(Y), n(Z).\n"
         ".decl zz(x: number)\nzz(X) :- n(X).\n"

@@ -618,7 +618,7 @@ class DuckDBBackend:
                 # after the other would not): the sequential order gives the error of the first
                 # stratum that fails in it, a derived_tuples limit counted over the strata before
                 # it, and where none fails, the answers.
-                self._evaluate(1)
+                self._evaluate(1, again=True)
         except duckdb.OutOfMemoryException:
             raise self._too_big("", "engine_memory") from None
         except duckdb.OutOfRangeException as err:
@@ -630,8 +630,10 @@ class DuckDBBackend:
         finally:
             self.stats.eval_seconds += time.perf_counter() - started
 
-    def _evaluate(self, workers: int) -> None:
-        """`evaluate` on `workers` threads (1: in this one, stratum by stratum in order)."""
+    def _evaluate(self, workers: int, again: bool = False) -> None:
+        """`evaluate` on `workers` threads (1: in this one, stratum by stratum in order); `again`:
+        after a concurrent attempt that failed (`_Again`).
+        """
         self._budget = current_limits().derived_tuples
         affected, self._filled = what_to_derive(self._program, self._changed, self._loaded)
         # Before the first evaluation since load() no table holds a derived tuple to delete.
@@ -645,13 +647,22 @@ class DuckDBBackend:
             # asked again derives everything anew, so none may stay (each would be there twice).
             for decl in self._program.declarations:
                 if not decl.is_input and decl.name in self._schema.used:
-                    self._con.execute(f"DELETE FROM {self._schema.table(decl.name)} WHERE {sc.STAGE} > 0")
+                    if again:
+                        # After a failed concurrent attempt: dropped, for a deleted row keeps its
+                        # memory (until a checkpoint) and the sequential order must have all of
+                        # engine_memory, as it always had (a 150^3 relation in 160 MiB, tests).
+                        self._schema.used.discard(decl.name)
+                        self._con.execute(f"DROP TABLE IF EXISTS {self._schema.tables[decl.name]}")
+                    else:
+                        self._con.execute(f"DELETE FROM {self._schema.table(decl.name)} WHERE {sc.STAGE} > 0")
             self._total = 0
             self._offsets = {}
             self._coarse = {}
             self._rounds_for = {}
-        if self._uncompressed >= COMPRESS_ROWS:
-            # The derived tables grow into the memory the loaded facts' plain columns held.
+        if self._uncompressed >= COMPRESS_ROWS or (again and affected is not None):
+            # The derived tables grow into the memory the loaded facts' plain columns held. (A
+            # re-evaluation run again: the tuples the failed attempt derived, deleted above, keep
+            # their memory until a checkpoint.)
             self._con.execute("CHECKPOINT")
         self._uncompressed = 0
         todo = [s for s in self._strata if affected is None or not affected.isdisjoint(s.relations)]

@@ -9,6 +9,7 @@ does: it starts once all it reads is final.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import heapq
 import threading
@@ -63,6 +64,10 @@ def run_in_pool(
     cond = threading.Condition()
     failures: dict[int, BaseException] = {}
     state = {"done": 0, "stopping": False}
+    # Set by each thread as it ends: Thread.is_alive() cannot say so once a Ctrl-C came during a
+    # join of it (CPython 3.11's join then releases the running thread's state lock and marks it
+    # stopped, bpo-45274's except branch), and the caller must not go on while a statement runs.
+    ended = [threading.Event() for _ in range(workers)]
 
     def fail(index: int, err: BaseException) -> None:
         with cond:
@@ -72,7 +77,13 @@ def run_in_pool(
             cond.notify_all()
         stop()
 
-    def work() -> None:
+    def work(n: int) -> None:
+        try:
+            _work()
+        finally:
+            ended[n].set()  # its cursor closed (per_thread): nothing of it is left but returning
+
+    def _work() -> None:
         try:
             with per_thread():
                 while True:
@@ -99,33 +110,45 @@ def run_in_pool(
 
     # Each thread in a copy of the caller's context: the limits in force (core.limits) are a context variable.
     threads = [
-        threading.Thread(target=contextvars.copy_context().run, args=(work,), name=f"topolog-stratum-{n}", daemon=True)
+        threading.Thread(
+            target=contextvars.copy_context().run, args=(work, n), name=f"topolog-stratum-{n}", daemon=True
+        )
         for n in range(workers)
     ]
     try:
         for thread in threads:
             thread.start()
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(JOIN_POLL)
+        for done in ended:
+            while not done.wait(JOIN_POLL):
+                pass
     except BaseException:
         with cond:
             state["stopping"] = True
             cond.notify_all()
-        _join_all(threads, stop)
+        _join_all(threads, ended, stop)
         raise
+    for thread in threads:
+        thread.join()  # each has ended its work (`ended`): only its return is left
     if failures:
         raise failures[min(failures)]
 
 
-def _join_all(threads: Sequence[threading.Thread], stop: Callable[[], None]) -> None:
-    """Wait for every thread, calling `stop()` again as they end (a statement may have started after
-    the last call); a second Ctrl-C does not leave a thread running.
+def _join_all(threads: Sequence[threading.Thread], ended: Sequence[threading.Event], stop: Callable[[], None]) -> None:
+    """Wait for every thread that started (an ident) to end (`ended`), calling `stop()` again as they
+    end (a statement may have started after the last call); a second Ctrl-C does not leave a thread
+    running.
     """
-    while any(t.is_alive() for t in threads):
+    while True:
         try:
+            running = [done for thread, done in zip(threads, ended, strict=True) if thread.ident and not done.is_set()]
+            if not running:
+                break
             stop()
-            for thread in threads:
-                thread.join(JOIN_POLL)
+            for done in running:
+                done.wait(JOIN_POLL)
         except KeyboardInterrupt:
             continue
+    for thread in threads:
+        if thread.ident:
+            with contextlib.suppress(KeyboardInterrupt):
+                thread.join(JOIN_POLL)  # its work ended: only its return is left
