@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import click
 
@@ -170,6 +170,16 @@ def main(
             click.echo(note, err=True)
 
 
+_DUCKDB_INTERRUPTED = "Query interrupted"
+"""What DuckDB raises (a plain RuntimeError) when a Ctrl-C reaches it inside a statement, e.g. while
+findings are read: the user stopped the run, which is not a bug to report."""
+
+
+def _interrupted() -> NoReturn:
+    click.echo("topolog: interrupted", err=True)
+    sys.exit(130)
+
+
 def run(args: list[str] | None = None) -> None:
     """The console entry point: the `main` group, with a crash reported as an internal error (exit 2)."""
     # One command, then the process exits. The cyclic collector would only walk, again and again,
@@ -181,12 +191,13 @@ def run(args: list[str] | None = None) -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        click.echo("topolog: interrupted", err=True)
-        sys.exit(130)
+        _interrupted()
     except MemoryError:  # outside any command's guard (a default from configuration, click itself)
         click.echo(f"error: {out_of_memory()}", err=True)
         sys.exit(2)
     except Exception as err:  # a crash is a bug, but CI must not read it as findings (exit 1)
+        if type(err) is RuntimeError and str(err) == _DUCKDB_INTERRUPTED:
+            _interrupted()
         if os.environ.get("TOPOLOG_DEBUG"):
             import traceback  # only for a crash: not at every start
 
