@@ -23,7 +23,7 @@ from collections.abc import Set as AbstractSet
 from verifier.core.stamped_rows import names_at
 from verifier.facts.inventory import Row, link_kind
 from verifier.facts.whole_nodes import objects_without, whole_nodes
-from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Obj
+from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Obj, ObjectRow
 
 
 def fabric_islands(
@@ -161,18 +161,23 @@ def _whole_nodes_nics(inv: Inventory) -> dict[str, str]:
 
 
 def switches_of(inv: Inventory) -> list[str]:
-    """The ids of every object of kind switch. The plan objects of the nodes stamped whole
-    (whole_nodes) are read off their plans, looked at once per plan, not once per node: a fleet's
-    16,384 nodes from one plan with no switch leave the few thousand objects outside them.
+    """The ids of every object of kind switch (_ids_where says how plans are read)."""
+    return _ids_where(inv, lambda o: o.kind == "switch", lambda row: row[2] == "switch")
+
+
+def _ids_where(inv: Inventory, holds: Callable[[Obj], bool], row_holds: Callable[[ObjectRow], bool]) -> list[str]:
+    """The ids of the objects `holds` accepts. The plan objects of the nodes stamped whole
+    (whole_nodes) are judged by `row_holds` on their plan rows, once per plan, not once per node: a
+    fleet's 16,384 nodes from one plan leave the few thousand objects outside them to look at.
     """
     whole, unmade = whole_nodes(inv), inv.unmade_links()
-    found = [o.id for o in objects_without(inv, whole) if o.kind == "switch"]
-    slots: dict[int, list[int]] = {}  # per plan (by id): the slots of its switches
+    found = [o.id for o in objects_without(inv, whole) if holds(o)]
+    slots: dict[int, list[int]] = {}  # per plan (by id): the slots of its objects that hold
     for n in whole:
         plan, names = unmade[n]
         at = slots.get(id(plan))
         if at is None:
-            at = slots[id(plan)] = [row[0] for row in plan.object_rows if row[2] == "switch"]
+            at = slots[id(plan)] = [row[0] for row in plan.object_rows if row_holds(row)]
         if at:
             found += [names[s] for s in at]
     return found
@@ -206,21 +211,10 @@ def switch_islands(
 
 
 def down_devices(inv: Inventory) -> frozenset[str]:
-    """The ids of every object whose state is down. The plan objects of the nodes stamped whole
-    (whole_nodes) are read off their plans, looked at once per plan, as switches_of does: a node
+    """The ids of every object whose state is down (_ids_where says how plans are read): a node
     with a device marked down by an override is no longer stamped whole, and is read as it is.
     """
-    whole, unmade = whole_nodes(inv), inv.unmade_links()
-    found = [o.id for o in objects_without(inv, whole) if o.state == "down"]
-    slots: dict[int, list[int]] = {}  # per plan (by id): the slots of its objects marked down
-    for n in whole:
-        plan, names = unmade[n]
-        at = slots.get(id(plan))
-        if at is None:
-            at = slots[id(plan)] = [row[0] for row in plan.object_rows if row[7] == "down"]
-        if at:
-            found += [names[s] for s in at]
-    return frozenset(found)
+    return frozenset(_ids_where(inv, lambda o: o.state == "down", lambda row: row[7] == "down"))
 
 
 def carries(lk: Link, down: AbstractSet[str]) -> bool:
