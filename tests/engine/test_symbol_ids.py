@@ -64,6 +64,19 @@ def _in_dict(engine: DuckDBBackend, symbol: str) -> bool:
     return dict.__contains__(engine._symbol_ids, symbol)
 
 
+def _recorded_lookups(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The lists of names `SymbolIds.ids_into` is asked for from now on, in order."""
+    looked_up: list[list[str]] = []
+    original = SymbolIds.ids_into
+
+    def ids_into(self: SymbolIds, symbols: list[str], out: NDArray[numpy.int64]) -> int:
+        looked_up.append(symbols)
+        return original(self, symbols, out)
+
+    monkeypatch.setattr(SymbolIds, "ids_into", ids_into)
+    return looked_up
+
+
 def _memory_answers(loads: Sequence[tuple[str, Sequence[Row]]]) -> dict[str, list[Row]]:
     memory = make_backend("memory")
     try:
@@ -179,14 +192,7 @@ def test_blocks_over_the_same_nodes_take_the_ids_already_looked_up(
     duck.add_facts("link", _links(names))
     # Another relation about nodes 1..7 with a list of its own holding the very same per-node
     # sequences: their ids are taken from the links' lookups, no name is looked up again.
-    looked_up: list[list[str]] = []
-    original = SymbolIds.ids_into
-
-    def ids_into(self: SymbolIds, symbols: list[str], out: NDArray[numpy.int64]) -> int:
-        looked_up.append(symbols)
-        return original(self, symbols, out)
-
-    monkeypatch.setattr(SymbolIds, "ids_into", ids_into)
+    looked_up = _recorded_lookups(monkeypatch)
     subset = names[1:]
     duck.add_facts("attr", StampedRows([], [StampBlock(((0, 1), None), (None, ("even", "odd")), subset)]))
     assert looked_up == [["even", "odd"]]  # the plan's constants only
@@ -236,14 +242,7 @@ def test_a_block_over_mostly_the_same_nodes_looks_up_only_the_others(
 ) -> None:
     names = _names()
     duck.add_facts("link", _links(names))
-    looked_up: list[list[str]] = []
-    original = SymbolIds.ids_into
-
-    def ids_into(self: SymbolIds, symbols: list[str], out: NDArray[numpy.int64]) -> int:
-        looked_up.append(symbols)
-        return original(self, symbols, out)
-
-    monkeypatch.setattr(SymbolIds, "ids_into", ids_into)
+    looked_up = _recorded_lookups(monkeypatch)
     # Nodes 0..6 as the links had them, and a node z the links never named: only z's two names at
     # the block's slots (its links l0 and l1) are looked up, then the plan's constants.
     other: list[Sequence[str]] = [*names[:-1], ["z/l0", "z/l1", "z/g0", "z/g1"]]
