@@ -287,8 +287,7 @@ class NodePairs:
         cls = self.class_of.get(node)
         if cls is None:
             return None
-        cut = len(node) + 1
-        chosen = {g[cut:] for g in members}
+        chosen = {_local(g, node) for g in members}
         found = [(a, b, m, c) for a, b, m, c in self.pairs[cls] if a in chosen and b in chosen]
         if not found:
             return None

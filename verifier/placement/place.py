@@ -869,11 +869,9 @@ class _Picker:
         cls = self.pairs.class_of.get(node)
         if cls is None:
             return None
-        names = tuple(_local(g, node) for g in members)
-        key = (cls, names)
+        key = (cls, tuple(_local(g, node) for g in members))
         if key not in self._worst:
-            # NodePairs.worst cuts "node/" off each id to find the class's local names: given so.
-            self._worst[key] = self.pairs.worst(node, [f"{node}/{n}" for n in names])
+            self._worst[key] = self.pairs.worst(node, members)
         return self._worst[key]
 
     def _cost(self, members: list[str], node_of: dict[str, str]) -> int | None:
