@@ -235,15 +235,6 @@ def links_of(node: str, unmade: Unmade, only: Sequence[int] | None = None) -> li
     return out
 
 
-def objects_of(node: str, unmade: Unmade) -> list[Obj]:
-    """The objects `unmade` gives `node` (its plan's object rows stamped with its names), as the
-    loader stamps them (templates.py _stamp): equal to those, field by field, the ids and parents
-    the very strings of the node's names.
-    """
-    plan, names = unmade
-    return plan.objects_for(node, names)
-
-
 def made_objects(
     objects: Mapping[str, Obj], unmade: Mapping[str, Unmade], early: Mapping[str, Sequence[Obj]]
 ) -> dict[str, Obj]:
@@ -496,8 +487,11 @@ class _UnmadeObjects:
         if table is not None:
             return table.get(oid)
         obj = self.so_far.get(oid)
-        if obj is not None or self.unmade(oid) is None:
+        if obj is not None:
             return obj
+        found = self.unmade(oid)
+        if found is None:
+            return None
         node = oid.partition("/")[0]
         with _MAKING:
             table = self.table
@@ -505,7 +499,8 @@ class _UnmadeObjects:
                 return table.get(oid)
             made = self.early.get(node)
             if made is None:
-                objs = objects_of(node, self.nodes[node])
+                # As the loader stamps them (templates.py _stamp), the ids and parents the node's names.
+                objs = found[0].objects_for(node, found[1])
                 made = self.early[node] = dict(zip(map(_ID, objs), objs, strict=True))
         return made[oid]
 
