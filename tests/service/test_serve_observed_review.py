@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from cli_helpers import run_cli
 from service.serve_helpers import ROOT, copy_inputs, new_revision, reload_failed, serving
+from service.test_serve_observed_nic import IBSTAT, JOB, RAIL_JOB
 
 from verifier.core.errors import TopologError
 from verifier.core.limits import current_limits, use_limits
@@ -31,23 +32,10 @@ from verifier.service.gate import admit_doc
 from verifier.service.revision import OBSERVED_DIR, Revision, build_revision
 from verifier.session.inputs import read_inventory
 
-IBSTAT = ROOT / "inventories" / "observed" / "mixed-fleet" / "mi300x-n0" / "ibstat.txt"
 DOWN = IBSTAT.read_text()
 # mlx5_5 is the one port written Down/Polling in the shipped file: made Active/LinkUp as the others
 # (at its written rate, 10 Gb/s: slow, not down).
 UP = DOWN.replace("State: Down", "State: Active").replace("Physical state: Polling", "Physical state: LinkUp")
-JOB = """\
-apiVersion: topolog.dev/v1
-kind: Jobs
-jobs:
-  - name: allreduce-node
-    principal: User::"carol"
-    gpus: 8
-    topology:
-      scope: node
-      min_network_bandwidth: 400 Gb/s
-"""
-RAIL_JOB = JOB.replace("      min_network_bandwidth", "      rail_aligned: true\n      min_network_bandwidth")
 PATHS = pytest.mark.parametrize("text", [JOB, RAIL_JOB], ids=["prepared", "from-scratch"])
 N1 = [("mi300x-n1", 448_000)]
 BOTH = [("mi300x-n0", 448_000), ("mi300x-n1", 448_000)]
