@@ -235,6 +235,18 @@ def links_of(node: str, unmade: Unmade, only: Sequence[int] | None = None) -> li
     return out
 
 
+def unmade_of(nodes: Mapping[str, Unmade], oid: str) -> Unmade | None:
+    """The plan and names of the node of `nodes` (objects not made yet, Inventory.defer_objects)
+    one of whose objects `oid` is the id of, else None.
+    """
+    # Only a node whose id has no "/" has its objects left unmade (templates.py _stamp).
+    node, slash, rest = oid.partition("/")
+    found = nodes.get(node) if slash else None
+    if found is None or found[0].object_slots_by_name.get(slash + rest) is None:
+        return None
+    return found
+
+
 def made_objects(
     objects: Mapping[str, Obj], unmade: Mapping[str, Unmade], early: Mapping[str, Sequence[Obj]]
 ) -> dict[str, Obj]:
@@ -470,15 +482,6 @@ class _UnmadeObjects:
         self.table: dict[str, Obj] | None = None
         """Every object, once made (`made`): what a view taken before then finds from then on."""
 
-    def unmade(self, oid: str) -> Unmade | None:
-        """The node's plan and names where `oid` is the id of one of their objects, else None."""
-        # Only a node whose id has no "/" has its objects left unmade (templates.py _stamp).
-        node, slash, rest = oid.partition("/")
-        found = self.nodes.get(node) if slash else None
-        if found is None or found[0].object_slots_by_name.get(slash + rest) is None:
-            return None
-        return found
-
     def get(self, oid: str) -> Obj | None:
         """Object `oid`, made with its node's others where it was not made yet; once every object
         is made (`table`), what that table holds, as it is changed since.
@@ -489,7 +492,7 @@ class _UnmadeObjects:
         obj = self.so_far.get(oid)
         if obj is not None:
             return obj
-        found = self.unmade(oid)
+        found = unmade_of(self.nodes, oid)
         if found is None:
             return None
         node = oid.partition("/")[0]
@@ -537,7 +540,7 @@ class _Found(Mapping[str, Obj]):
         table = state.table
         if table is not None:  # every object made since this view was taken: that table
             return key in table
-        return key in state.so_far or (isinstance(key, str) and state.unmade(key) is not None)
+        return key in state.so_far or (isinstance(key, str) and unmade_of(state.nodes, key) is not None)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._inv.objects)

@@ -39,6 +39,7 @@ from verifier.sources.inventory.model import (
     Unmade,
     links_of,
     made_objects,
+    unmade_of,
 )
 from verifier.sources.inventory.patterns import MissingVariable, Pattern, PatternError
 from verifier.sources.inventory.specs import (
@@ -581,7 +582,8 @@ class Expander:
     def _add_object(self, obj: Obj) -> bool:
         objects = self.sink.objects
         old = objects.get(obj.id)
-        if old is None and self.sink.unmade_objects and "/" in obj.id and self._unmade(obj.id) is not None:
+        unmade = self.sink.unmade_objects
+        if old is None and unmade and "/" in obj.id and unmade_of(unmade, obj.id) is not None:
             self.make_objects()  # that object is taken: made, with every other, in its place
             old = objects.get(obj.id)
         if old is not None:
@@ -603,18 +605,6 @@ class Expander:
         return True
 
     # --- objects not made yet ------------------------------------------------------------
-    def _unmade(self, oid: str) -> str | None:
-        """`oid` as the id string of an object not made yet (Sink.unmade_objects), else None."""
-        unmade = self.sink.unmade_objects
-        if not unmade:
-            return None
-        node, slash, rest = oid.partition("/")
-        found = unmade.get(node) if slash else None
-        if found is None:
-            return None
-        slot = found[0].object_slots_by_name.get(slash + rest)
-        return None if slot is None else found[1][slot]
-
     def _ids_of(self, made: Sequence[str], found: Sequence[Obj | None]) -> tuple[list[str], bool]:
         """Each of `made` as the id string of its object (`found`, or one not made yet), else as
         itself; and whether every one is an object.
@@ -635,7 +625,7 @@ class Expander:
         out: list[str] = []
         add = out.append
         known = True
-        # _unmade inlined.
+        # unmade_of inlined (model.py), with the slot.
         for text, obj in zip(made, found, strict=True):
             if obj is not None:
                 add(obj.id)
@@ -653,7 +643,8 @@ class Expander:
     def _object(self, oid: str) -> Obj | None:
         """The object `oid`, made now (with every other not made yet) if it was not yet."""
         obj = self.sink.objects.get(oid)
-        if obj is None and self._unmade(oid) is not None:
+        unmade = self.sink.unmade_objects
+        if obj is None and unmade and unmade_of(unmade, oid) is not None:
             self.make_objects()
             obj = self.sink.objects.get(oid)
         return obj
