@@ -864,7 +864,7 @@ class DuckDBBackend:
         # Parameters of each relation's statement, made afresh every round (below): a round's
         # statement names only the parameters its own selects added (the first round's rules that
         # read no member of the stratum, with a constant such as `X >= "a"`, run in that round only).
-        params = {r: self._params() for r in stratum.relations}
+        params: dict[str, sc.Params]
 
         # Derived again for a proof (`only`), the rows of these rounds are those above the stage
         # before them: the closure's other rows all hold that one stage (`_derive_in_rounds`), so
