@@ -64,6 +64,13 @@ def _place(folder: Path, text: str) -> dict[str, Any]:
     return doc
 
 
+def _admitted(revision: Revision, folder: Path, text: str) -> list[tuple[str, int]]:
+    """The admit's placements of `text` (domain, bottleneck), held equal to `place --observed`'s whole answer."""
+    doc = admit_doc(revision, text.encode())
+    assert doc["placement"] == _place(folder, text)
+    return _ranked(doc["placement"])
+
+
 def _served(folder: Path) -> Revision:
     return build_revision(ServeConfig((folder / "mixed-fleet.yaml",)))
 
@@ -119,9 +126,7 @@ def test_hidden_entries_are_left_out_as_place_leaves_them_out(tmp_path: Path) ->
     (observed / "mi300x-n0" / "ibstat.txt").write_text(UP)
     revision = _served(tmp_path)
     assert list(revision.files["observed"]) == [str(observed / "mi300x-n0" / "ibstat.txt")]
-    doc = admit_doc(revision, JOB.encode())
-    assert _ranked(doc["placement"]) == BOTH
-    assert doc["placement"] == _place(tmp_path, JOB)
+    assert _admitted(revision, tmp_path, JOB) == BOTH
 
 
 def test_a_host_the_inventory_lacks_changes_nothing(tmp_path: Path) -> None:
@@ -130,9 +135,7 @@ def test_a_host_the_inventory_lacks_changes_nothing(tmp_path: Path) -> None:
     copy_inputs(tmp_path)
     (tmp_path / OBSERVED_DIR / "nosuch").mkdir(parents=True)
     (tmp_path / OBSERVED_DIR / "nosuch" / "ibstat.txt").write_text(DOWN)
-    doc = admit_doc(_served(tmp_path), JOB.encode())
-    assert _ranked(doc["placement"]) == BOTH
-    assert doc["placement"] == _place(tmp_path, JOB)
+    assert _admitted(_served(tmp_path), tmp_path, JOB) == BOTH
 
 
 def test_an_empty_observation_folder_observes_nothing(tmp_path: Path) -> None:
@@ -322,9 +325,7 @@ def test_ports_that_trained_down_are_judged_alike(tmp_path: Path, text: str) -> 
     copy_inputs(tmp_path)
     (tmp_path / OBSERVED_DIR / "mi300x-n0").mkdir(parents=True)
     (tmp_path / OBSERVED_DIR / "mi300x-n0" / "ibstat.txt").write_text(UP)
-    doc = admit_doc(_served(tmp_path), text.encode())
-    assert _ranked(doc["placement"]) == BOTH
-    assert doc["placement"] == _place(tmp_path, text)
+    assert _admitted(_served(tmp_path), tmp_path, text) == BOTH
 
 
 @PATHS
@@ -336,9 +337,7 @@ def test_a_port_of_a_nic_the_node_lacks_changes_nothing(tmp_path: Path, text: st
     copy_inputs(tmp_path)
     (tmp_path / OBSERVED_DIR / "mi300x-n0").mkdir(parents=True)
     (tmp_path / OBSERVED_DIR / "mi300x-n0" / "ibstat.txt").write_text(UP + ninth)
-    doc = admit_doc(_served(tmp_path), text.encode())
-    assert _ranked(doc["placement"]) == BOTH
-    assert doc["placement"] == _place(tmp_path, text)
+    assert _admitted(_served(tmp_path), tmp_path, text) == BOTH
 
 
 def test_an_observation_file_over_the_size_limit_refuses_the_revision(tmp_path: Path) -> None:
@@ -382,9 +381,7 @@ def test_a_configmap_mounted_folder_is_read_once_through_its_links(tmp_path: Pat
     os.symlink("..data/mi300x-n0.ibstat.txt", observed / "mi300x-n0.ibstat.txt")
     revision = _served(tmp_path)
     assert list(revision.files["observed"]) == [str(observed / "mi300x-n0.ibstat.txt")]
-    doc = admit_doc(revision, JOB.encode())
-    assert _ranked(doc["placement"]) == N1
-    assert doc["placement"] == _place(tmp_path, JOB)
+    assert _admitted(revision, tmp_path, JOB) == N1
 
 
 def test_a_gpu_out_of_its_nvlink_domain_is_judged_alike_when_placed_from_scratch(tmp_path: Path) -> None:
