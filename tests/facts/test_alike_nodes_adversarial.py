@@ -28,41 +28,37 @@ from verifier.session import api
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# The body of box, written again as box2 (FLEET): one plan under two template names.
+BOX = """    kind: node
+    model: DGX-H100
+    labels: {zone: z1}
+    software: {driver: "535.129.03", cuda: "12.2", nccl: "2.18.5", os: "DGX OS 6.1"}
+    children:
+      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}
+      - {name: nvsw0, kind: nvswitch, model: NVSwitch-Gen3}
+      - {name: "nic{i}", kind: nic, model: ConnectX-7, count: 2, labels: {rail: "{i}"}}
+    links:
+      - {a: "gpu{g}", b: nvsw0, kind: nvswitch, generation: 4, count: 18, foreach: {g: 0..1}}
+      - {a: "gpu{g}", b: "nic{g}", kind: pcie, generation: 5, lanes: 16, foreach: {g: 0..1}}
+"""
+
 # Three racks of three `box` nodes (2 GPUs, 1 NVSwitch, 2 NICs with rail labels 0 and 1) and a pod
 # holding two `box2` nodes (box's plan, written again under another name), two `box` nodes and one
 # GPU in no node. Labels: the template gives only zone; r0 tenant research, r1 tenant team-nlp and
 # owner sre, r2 tenant research and quarantined, the pod tenant team-nlp. r0-n1's gpu1 is labelled
 # tenant team-nlp; node r1-n2 is labelled tenant research. Cables: n0 and n1 of each rack have nic0
 # on leaf0 and nic1 on leaf1; n2 has only nic0, cabled to leaf1 (rail 1's leaf).
-FLEET = """apiVersion: topolog.dev/v1
+FLEET = (
+    """apiVersion: topolog.dev/v1
 kind: Inventory
 metadata: {name: alike, owner: tests}
 templates:
   box:
-    kind: node
-    model: DGX-H100
-    labels: {zone: z1}
-    software: {driver: "535.129.03", cuda: "12.2", nccl: "2.18.5", os: "DGX OS 6.1"}
-    children:
-      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}
-      - {name: nvsw0, kind: nvswitch, model: NVSwitch-Gen3}
-      - {name: "nic{i}", kind: nic, model: ConnectX-7, count: 2, labels: {rail: "{i}"}}
-    links:
-      - {a: "gpu{g}", b: nvsw0, kind: nvswitch, generation: 4, count: 18, foreach: {g: 0..1}}
-      - {a: "gpu{g}", b: "nic{g}", kind: pcie, generation: 5, lanes: 16, foreach: {g: 0..1}}
-  box2:
-    kind: node
-    model: DGX-H100
-    labels: {zone: z1}
-    software: {driver: "535.129.03", cuda: "12.2", nccl: "2.18.5", os: "DGX OS 6.1"}
-    children:
-      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}
-      - {name: nvsw0, kind: nvswitch, model: NVSwitch-Gen3}
-      - {name: "nic{i}", kind: nic, model: ConnectX-7, count: 2, labels: {rail: "{i}"}}
-    links:
-      - {a: "gpu{g}", b: nvsw0, kind: nvswitch, generation: 4, count: 18, foreach: {g: 0..1}}
-      - {a: "gpu{g}", b: "nic{g}", kind: pcie, generation: 5, lanes: 16, foreach: {g: 0..1}}
-objects:
+"""
+    + BOX
+    + "  box2:\n"
+    + BOX
+    + """objects:
   - name: "r{i}"
     kind: rack
     count: 3
@@ -94,6 +90,7 @@ NODE_OVERRIDES
       - {template: box, name: "p-m{i}", count: 2}
       - {name: p-gpu, kind: gpu, model: H100-SXM5-80GB}
 """
+)
 
 # One node more changed in the second fleet: r0-n0's gpu0 down; r1-n1's gpu1 NVLink bond at 9 of
 # its 18 links, degraded, and its CUDA 11.8 instead of the template's 12.2.
