@@ -1371,9 +1371,8 @@ def _formatted(form: str, sub: Sequence[Sequence[int | str]]) -> list[str]:
 _ID = operator.attrgetter("id")
 _FIRST = operator.itemgetter(0)
 _SECOND = operator.itemgetter(1)
-_SLOTS = operator.attrgetter("object_slots_by_name")
-
 _THIRD = operator.itemgetter(2)
+_SLOTS = operator.attrgetter("object_slots_by_name")
 
 
 def _brace(text: str) -> str:
