@@ -394,19 +394,13 @@ class DuckDBBackend:
                     _refuse(decl, rows)
                 end = at + len(values)
                 if symbolic[i]:
-                    new[i] += self._ids_into(values, arrays[i][at:end])
+                    new[i] += self._symbol_ids.ids_into(values, arrays[i][at:end])
                 else:
                     try:
                         arrays[i][at:end] = values
                     except OverflowError:
                         _refuse(decl, rows)
         return new
-
-    def _ids_into(self, symbols: list[str], out: _Int64s) -> int:
-        """Write the ids of `symbols` (strings) into `out`, giving new ones the next ids; how many were new
-        (`SymbolIds.ids_into`: UnicodeEncodeError for a new one DuckDB could not store as text).
-        """
-        return self._symbol_ids.ids_into(symbols, out)
 
     def _block_columns(self, decl: Declaration, block: StampBlock, out: list[_Int64s]) -> None:
         """Write the columns of a block's rows into `out` (one per column, as long as the block): each
@@ -432,7 +426,7 @@ class DuckDBBackend:
             else:
                 todo.append(slot)
         # A slot holds names never seen (each node's link ids) or names seen before (the NICs that
-        # fabric cables end on), which _ids_into encodes at C speed as long as a chunk does not mix
+        # fabric cables end on), which SymbolIds.ids_into encodes at C speed as long as a chunk does not mix
         # the two: the slots are grouped by whether the first node's name there is new. Within a
         # group the names are read node by node, the order they were made in: read slot by slot,
         # every name is a cache miss (twice as slow at fleet scale).
@@ -462,7 +456,7 @@ class DuckDBBackend:
                 if set(map(type, names)) != {str}:
                     _refuse(decl, list(block.rows()))
                 got = numpy.empty(len(names), dtype=numpy.int64)
-                self._ids_into(names, got)
+                self._symbol_ids.ids_into(names, got)
                 ids[rows, first : first + len(chunk)] = got.reshape(len(chunk), len(group)).T
             for slot in group:
                 known_slots[slot] = ids[at[slot]]
@@ -479,7 +473,7 @@ class DuckDBBackend:
                 _refuse(decl, list(block.rows()))
             plan = numpy.empty(width, dtype=numpy.int64)
             if column.type == "symbol":
-                self._ids_into([str(c) for c in consts], plan)  # strings, as checked above
+                self._symbol_ids.ids_into([str(c) for c in consts], plan)  # strings, as checked above
             else:
                 try:
                     plan[:] = consts
@@ -511,7 +505,7 @@ class DuckDBBackend:
                     if set(map(type, names)) != {str}:
                         continue  # the ordinary path refuses them
                     found = numpy.empty(len(names), dtype=numpy.int64)
-                    self._ids_into(names, found)
+                    self._symbol_ids.ids_into(names, found)
                     got[missing] = found
                 shared.slots[slot] = got
 
@@ -576,16 +570,12 @@ class DuckDBBackend:
         """The id of a symbol, adding it to the dictionary when new (a lone surrogate is refused)."""
         return self._symbol_ids.intern(symbol)
 
-    def _symbol_id(self, symbol: str) -> int | None:
-        """The id of a symbol, or None if the engine has never seen it."""
-        return self._symbol_ids.find(symbol)
-
     def _params(self) -> sc.Params:
         return sc.Params(self._intern, store_texts=self._store_texts)
 
     def _encode(self, value: Value) -> Value | None:
         """A value as stored: a symbol's id (None if unknown, so nothing holds it), a number as is."""
-        return self._symbol_id(value) if isinstance(value, str) else value
+        return self._symbol_ids.find(value) if isinstance(value, str) else value
 
     def _input_declaration(self, relation: str) -> Declaration:
         return input_declaration(self._schema.declarations, relation)
