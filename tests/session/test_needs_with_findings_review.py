@@ -20,32 +20,20 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
+from session.test_needs_with_findings import POD, ROOT, _check
 
 from verifier.engine.ast import Query
 from verifier.engine.duckdb_backend import DuckDBBackend
 from verifier.engine.memory_backend import MemoryBackend
 from verifier.session.session import load_rules, open_evaluation
 
-ROOT = Path(__file__).resolve().parents[2]
-POD = ROOT / "inventories" / "dgx-h100-pod.yaml"
 EDGE = ROOT / "inventories" / "edge-soc.yaml"
-
-
-def _check(folder: Path, cid: str, kind: str) -> Path:
-    """A warning check that needs a TPU and reports every object of `kind`."""
-    path = folder / f"{cid}.dl"
-    relation = f"re_{cid.lower()}"
-    path.write_text(
-        f"# @id: {cid}\n# @severity: warning\n# @summary: a test check.\n# @remediation: none.\n"
-        f'# @reports: {relation}\n# @needs: object(_, "tpu")\n# @subjects: g\n# @message: {{g}}.\n'
-        f'.decl {relation}(g: symbol)\n{relation}(G) :- object(G, "{kind}").\n'
-    )
-    return path
 
 
 @pytest.fixture
 def rules(tmp_path: Path) -> list[str]:
-    paths = [_check(tmp_path, "RE991", "nvswitch"), _check(tmp_path, "RE992", "tpu")]
+    tpu = 'object(_, "tpu")'
+    paths = [_check(tmp_path, "RE991", tpu, "nvswitch"), _check(tmp_path, "RE992", tpu, "tpu")]
     return [a for p in paths for a in ("--rules", str(p))]
 
 
