@@ -530,7 +530,6 @@ class Profiles:
         self._one_domain: dict[str, frozenset[str]] = {}
         self._alone = AloneFirst()  # NVLink domains read one query each, then every domain's at once
         self._left: frozenset[str] | None = None
-        self._scaleup_at: tuple[int, int] | None = None
 
     def domain_gpus(self) -> Mapping[str, frozenset[str]]:
         """Each NVLink domain's GPUs for placement (place_domain_gpu's scope nvlink_domain), read
@@ -566,11 +565,9 @@ class Profiles:
         return found
 
     def _scaleup_columns(self) -> tuple[int, int]:
-        """Where scaleup_domain's gpu and domain are, looked up once (both ways of reading it ask)."""
-        if self._scaleup_at is None:
-            cols = Columns.of(self._program, "scaleup_domain", ("gpu", "domain"))
-            self._scaleup_at = cols.index["gpu"], cols.index["domain"]
-        return self._scaleup_at
+        """Where scaleup_domain's gpu and domain are (both ways of reading it ask)."""
+        cols = Columns.of(self._program, "scaleup_domain", ("gpu", "domain"))
+        return cols.index["gpu"], cols.index["domain"]
 
     def _left_domain(self) -> frozenset[str]:
         """The GPUs observed out of their NVLink domain (place_gpu_left_domain), read once."""
