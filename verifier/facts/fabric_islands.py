@@ -78,7 +78,9 @@ def node_fabric_islands(
     reached: dict[str, set[str]] = {}
     cabled: set[str] = set()  # devices with a working cable to a switch
     cabled_add = cabled.add
-    cables = working([lk for lk in links if lk.kind in FABRIC_LINK_KINDS], _down(inv, down))
+    if down is None:
+        down = down_devices(inv)
+    cables = working([lk for lk in links if lk.kind in FABRIC_LINK_KINDS], down)
     for lk in cables:
         a, b = lk.a, lk.b
         sa, sb = is_switch(a), is_switch(b)
@@ -230,11 +232,6 @@ def working(links: Iterable[Link], down: AbstractSet[str]) -> list[Link]:
     if not down:  # the usual case: no device is down, the links' own states decide
         return [lk for lk in links if lk.state != "down"]
     return [lk for lk in links if carries(lk, down)]
-
-
-def _down(inv: Inventory, down: AbstractSet[str] | None) -> AbstractSet[str]:
-    """`down` when given, else the inventory's devices marked down (down_devices)."""
-    return down if down is not None else down_devices(inv)
 
 
 def _finder(up: dict[str, str]) -> Callable[[str], str]:
