@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from cli_helpers import run_cli
 from service.serve_helpers import ROOT, copy_inputs, new_revision, reload_failed, serving
-from service.test_serve_observed_nic import IBSTAT, JOB, RAIL_JOB
+from service.test_serve_observed_nic import IBSTAT, JOB, RAIL_JOB, _ranked
 
 from verifier.core.errors import TopologError
 from verifier.core.limits import current_limits, use_limits
@@ -44,12 +44,6 @@ BOTH = [("mi300x-n0", 448_000), ("mi300x-n1", 448_000)]
 def test_the_up_file_differs_from_the_shipped_one_in_mlx5_5_alone() -> None:
     assert DOWN.count("State: Down") == 1 and DOWN.count("Physical state: Polling") == 1
     assert UP.count("State: Active") == 8 and UP != DOWN
-
-
-def _ranked(doc: object) -> list[tuple[str, int]]:
-    assert isinstance(doc, dict)
-    (only,) = doc["jobs"]
-    return [(p["domain"], p["bottleneck_mbps"]) for p in only["placements"]]
 
 
 def _place(folder: Path, text: str) -> dict[str, Any]:
