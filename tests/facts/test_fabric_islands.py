@@ -186,3 +186,52 @@ def test_stamped_nodes_uplinks_by_hand() -> None:
         alone = graph_facts(load_inventory_text(STAMPED, "t.yaml"), {relation})
         assert _rows(together, relation) == _rows(alone, relation), relation
     assert _rows(together, "gpu_fabric_bottleneck") == [("n0/gpu0", 50_000), ("n3/gpu0", 50_000)]
+
+
+EITHER_WAY = """\
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    children:
+      - {name: "nic{i}", kind: nic, count: 2}
+      - {name: gpu0, kind: gpu}
+    links:
+      - {a: gpu0, b: nic0, kind: pcie, generation: 5, lanes: 16}
+  bare:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+    links:
+      - {a: gpu0, b: gpu1, kind: nvlink, generation: 4, count: 18}
+objects:
+  - {name: "leaf{i}", kind: switch, count: 2}
+  - {name: spine0, kind: switch, state: down}
+  - {template: box, name: "n{i}", count: 3}
+  - {template: bare, name: "b{i}", count: 2}
+links:
+  - {a: leaf0, b: n0/nic0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: n0/nic1, b: spine0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: leaf1, b: spine0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: n1/nic0, b: spine0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: n2/nic1, b: leaf1, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: b0/gpu0, b: leaf1, kind: infiniband, bandwidth: 400 Gb/s}
+"""
+
+
+def test_cables_written_either_way_and_a_switch_marked_down_by_hand() -> None:
+    # spine0 is marked down: none of its three cables carries anything (fabric_islands.carries), so
+    # leaf1 is not joined to it: leaf0, leaf1 and spine0 are an island each. n0: its cable is written
+    # switch first (leaf0 -> nic0), still n0's: (n0, leaf0); nic1's cable goes to spine0, down, and
+    # n0 reaches leaf0 anyway: no "" row. n1: its only cable goes to spine0: nic0 and nic1 reach
+    # nothing: (n1, ""). n2: nic1 on leaf1: (n2, leaf1). b0: a GPU cabled to leaf1 (any device of a
+    # node puts it on an island): (b0, leaf1). b1: no NIC and no cable: no row. All five nodes are
+    # stamped whole (no override; the fleet's cables are outside their plans).
+    inv = load_inventory_text(EITHER_WAY, "t.yaml")
+    assert whole_nodes(inv) == {"n0", "n1", "n2", "b0", "b1"}
+    facts = graph_facts(inv, {"node_fabric_island", "fabric_island"})
+    assert facts["node_fabric_island"] == [("b0", "leaf1"), ("n0", "leaf0"), ("n1", ""), ("n2", "leaf1")]
+    assert facts["fabric_island"] == [("leaf0", "leaf0"), ("leaf1", "leaf1"), ("spine0", "spine0")]
+    # Asked as `place` asks (with the NICs' uplinks on the same pass), the same rows.
+    together = graph_facts(load_inventory_text(EITHER_WAY, "t.yaml"), set(FUSED), NodePairs())
+    assert _rows(together, "node_fabric_island") == facts["node_fabric_island"]

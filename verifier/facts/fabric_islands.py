@@ -71,45 +71,52 @@ def node_fabric_islands(
     find, up_get = _finder(up), up.get
     # The node of each NIC of the nodes stamped whole, from their plans and the loader's names (a
     # C call per node): a cable's end is looked up there, and in the objects only when it is not one.
-    node_of_nic = _whole_nodes_nics(inv)
-    nic_node = node_of_nic.get
+    nic_node = _whole_nodes_nics(inv).get
     # Per switch the nodes cabled to it, joined into islands once the switches' are known: a
     # fleet's 131,072 NIC cables land on a few thousand leaves (no pair made per cable).
     reached: dict[str, set[str]] = {}
-    cabled: set[str] = set()  # devices with a working cable to a switch
-    cabled_add = cabled.add
+    # Devices with a working cable to a switch, but the NICs of nodes stamped whole: such a NIC's cable
+    # puts its node on an island, which is all the check for nodes off the fabric below reads of it.
+    cabled: set[str] = set()
     if down is None:
         down = down_devices(inv)
-    cables = working([lk for lk in links if lk.kind in FABRIC_LINK_KINDS], down)
-    for lk in cables:
-        a, b = lk.a, lk.b
-        sa, sb = is_switch(a), is_switch(b)
-        if sa and sb:
-            # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
-            # A switch joined already mostly points at its root: found without a call then.
-            ra, rb = up_get(a, a), up_get(b, b)
-            if ra != a and up_get(ra, ra) != ra:
-                ra = find(a)
-            if rb != b and up_get(rb, rb) != rb:
-                rb = find(b)
-            if ra != rb:
-                up[max(ra, rb)] = min(ra, rb)  # the smaller id stays the root: it names the island
+    # One pass over the links (a fleet's few hundred thousand cables, each read where it lies once):
+    # a fabric cable that is working (`carries`), the switch end looked at first (a NIC's cable to a
+    # leaf is written NIC first, mostly).
+    fabric = FABRIC_LINK_KINDS
+    for lk in links:
+        kind = lk.kind
+        if kind not in fabric or lk.state == "down":
             continue
-        if count and (lk.kind != "ethernet" or link_kind(lk, inv.found) in FABRIC_LINK_KINDS):
-            mbps = lk.mbps
-            if not sa:
-                ups[a] = ups_get(a, 0) + mbps
-            if not sb:
-                ups[b] = ups_get(b, 0) + mbps
-        if sb:
+        a, b = lk.a, lk.b
+        if down and (a in down or b in down):
+            continue
+        if is_switch(b):
+            if is_switch(a):
+                # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
+                # A switch joined already mostly points at its root: found without a call then.
+                ra, rb = up_get(a, a), up_get(b, b)
+                if ra != a and up_get(ra, ra) != ra:
+                    ra = find(a)
+                if rb != b and up_get(rb, rb) != rb:
+                    rb = find(b)
+                if ra != rb:
+                    up[max(ra, rb)] = min(ra, rb)  # the smaller id stays the root: it names the island
+                continue
             end, switch = a, b
-        elif sa:
+        elif is_switch(a):
             end, switch = b, a
-        else:
-            continue  # between two devices: no island
-        cabled_add(end)
+        else:  # between two devices: no island
+            if count and (kind != "ethernet" or link_kind(lk, inv.found) in FABRIC_LINK_KINDS):
+                mbps = lk.mbps
+                ups[a] = ups_get(a, 0) + mbps
+                ups[b] = ups_get(b, 0) + mbps
+            continue
+        if count and (kind != "ethernet" or link_kind(lk, inv.found) in FABRIC_LINK_KINDS):
+            ups[end] = ups_get(end, 0) + lk.mbps
         n = nic_node(end)
         if n is None:
+            cabled.add(end)
             o = inv.found.get(end)
             n = o.origin if o is not None and o.origin in stamped else node_of(end)
             if n is None:
@@ -136,9 +143,9 @@ def node_fabric_islands(
             if n is not None and n not in on_fabric:
                 off.add(n)
     unmade = inv.unmade_links()
-    for n in whole - on_fabric:
-        plan, names = unmade[n]
-        if any(names[row[0]] not in cabled for row in plan.object_rows if row[2] == "nic"):
+    for n in whole - on_fabric:  # none of its NICs is cabled to a switch: it is off if it has one
+        plan, _names = unmade[n]
+        if any(row[2] == "nic" for row in plan.object_rows):
             off.add(n)
     rows: list[Row] = [(n, i) for i, nodes in by_island.items() for n in nodes]
     rows += [(n, "") for n in off]
