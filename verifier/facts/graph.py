@@ -345,9 +345,9 @@ def graph_facts(
     if want & NODE_RELATIONS:
         _nodes(inv, out, per_node, want, None, view, ancestry, uplinks, down)
     if "die_pair_bottleneck" in want:
-        _dies(inv, out, view)
+        _dies(inv, out, view, down)
     if "scaleup_domain" in want:
-        per_node["scaleup_domain"] = _scaleup_rows(inv, view, ancestry)
+        per_node["scaleup_domain"] = _scaleup_rows(inv, view, ancestry, down)
     return {**out, **per_node}
 
 
@@ -477,34 +477,35 @@ def scaleup_domains(inv: Inventory, view: _LinkView | None = None, ancestry: _An
     A node that is exactly its template's plan (Inventory.stamped) is worked out once per
     template, on one representative; only nodes that other links reach into are read whole.
     """
-    rows, _blocks = _scaleup_domains(inv, view, ancestry, stamp=False)
+    rows, _blocks = _scaleup_domains(inv, view, ancestry, down_devices(inv), stamp=False)
     return rows
 
 
-def _scaleup_rows(inv: Inventory, view: _LinkView, ancestry: _Ancestry) -> Sequence[Row]:
+def _scaleup_rows(inv: Inventory, view: _LinkView, ancestry: _Ancestry, down: AbstractSet[str]) -> Sequence[Row]:
     """scaleup_domains' rows in no particular order, as StampedRows: the GPUs of the nodes a template's
     representative answers for come as one block per template (its GPUs and their domains by slot)
     and each node's names, not as a row made per GPU (131,072 at fleet scale).
     """
-    rows, blocks = _scaleup_domains(inv, view, ancestry, stamp=True)
+    rows, blocks = _scaleup_domains(inv, view, ancestry, down, stamp=True)
     return with_blocks(rows, blocks)
 
 
 def _scaleup_domains(
-    inv: Inventory, view: _LinkView | None, ancestry: _Ancestry | None, stamp: bool
+    inv: Inventory, view: _LinkView | None, ancestry: _Ancestry | None, down: AbstractSet[str], stamp: bool
 ) -> tuple[list[Row], list[StampBlock]]:
     """scaleup_domains' rows (sorted), but with `stamp` those of the GPUs that the plain nodes' plans
     made (the nodes a representative answers for), which come as one StampBlock per template.
+    `down`: the devices marked down (down_devices), whose links join nothing.
     """
     stamped = inv.stamped
     view = view or _LinkView.of(inv)
     rep_of = _representatives(stamped, set())
     ancestry = ancestry or _Ancestry(inv)
-    plan_links, foreign = _scaleup_links(inv, rep_of, set(), view, ancestry)
+    plan_links, foreign = _scaleup_links(inv, rep_of, set(), view, ancestry, down)
     touched = {n for a, b in foreign for n in (ancestry.node(a), ancestry.node(b)) if n in stamped}
     if touched:  # nodes reached from outside are read whole, and never stand for their template
         rep_of = _representatives(stamped, touched)
-        plan_links, foreign = _scaleup_links(inv, rep_of, touched, view, ancestry)
+        plan_links, foreign = _scaleup_links(inv, rep_of, touched, view, ancestry, down)
     up: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -683,9 +684,11 @@ def _scaleup_links(
     touched: AbstractSet[str],
     view: _LinkView,
     ancestry: _Ancestry,
+    down: AbstractSet[str],
 ) -> tuple[dict[str, list[tuple[str, str]]], list[tuple[str, str]]]:
     """Working scale-up links split into each template representative's own (by template) and
     the ones to join globally: links from outside any plan and the links of `touched` nodes.
+    Working: fabric_islands.carries, a link at a device marked down (`down`) joins nothing.
     The links of other stamped nodes are left out: their representative answers for them.
     """
     stamped = inv.stamped
@@ -703,7 +706,7 @@ def _scaleup_links(
         kind = lk.kind
         if kind == "ethernet":
             kind = link_kind(lk, objects)
-        if kind not in SCALEUP_KINDS or lk.state == "down":
+        if kind not in SCALEUP_KINDS or not carries(lk, down):
             continue
         if isolated and (lk.a in isolated or lk.b in isolated):
             continue  # its fabric manager took the GPU out of NVLink peer-to-peer
@@ -761,7 +764,7 @@ class _Ancestry:
         )
 
 
-def _dies(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
+def _dies(inv: Inventory, out: dict[str, list[Row]], view: _LinkView, down: AbstractSet[str]) -> None:
     """Widest die-to-die path between every two dies of one package (one d2d component).
 
     A package holds a handful of dies (an MI300X: 8 compute dies on 4 I/O dies), so all
@@ -770,12 +773,12 @@ def _dies(inv: Inventory, out: dict[str, list[Row]], view: _LinkView) -> None:
     # Plain adjacency dicts (neighbour -> MB/s, parallel links added up): a widest-path walk from a
     # die reaches exactly its component, so no graph library is needed (nor imported) here.
     adj: dict[str, dict[str, int]] = {}
-    for lk in [lk for lk in view.nonfabric if lk.kind == "d2d"]:
-        if lk.state != "down":
-            na, nb = adj.setdefault(lk.a, {}), adj.setdefault(lk.b, {})
-            mbps = na.get(lk.b, 0) + lk.mbps
-            na[lk.b] = mbps
-            nb[lk.a] = mbps
+    # Working links only (fabric_islands.working): a die marked down carries nothing, as `--fail` writes it.
+    for lk in working([lk for lk in view.nonfabric if lk.kind == "d2d"], down):
+        na, nb = adj.setdefault(lk.a, {}), adj.setdefault(lk.b, {})
+        mbps = na.get(lk.b, 0) + lk.mbps
+        na[lk.b] = mbps
+        nb[lk.a] = mbps
     widest = {die: _widest(adj, die) for die in adj}
     components = {tuple(sorted({die, *wide})) for die, wide in widest.items()}
     for component in sorted(components):
@@ -881,8 +884,8 @@ def _nodes(
                 nic_fabric[a] = nic_fabric_get(a, 0) + mbps
                 nic_fabric[b] = nic_fabric_get(b, 0) + mbps
             continue
-        if lk.origin in stamped or lk.state == "down":
-            continue
+        if lk.origin in stamped or not carries(lk, down):
+            continue  # a link at a device marked down carries nothing, as `--fail` writes it down
         a, b = lk.a, lk.b
         na, nb = node_above(a), node_above(b)
         if (na is None and nb is None) or (na != nb and kind not in SCALEUP_KINDS):
@@ -929,7 +932,7 @@ def _nodes(
     if read:
         for lk in read_links:
             origin = lk.origin
-            if origin is None or lk.state == "down":
+            if origin is None or not carries(lk, down):
                 continue
             if isolated and (lk.a in isolated or lk.b in isolated) and lk.kind in SCALEUP_KINDS:
                 continue
