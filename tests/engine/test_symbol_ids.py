@@ -256,3 +256,43 @@ def test_a_block_over_mostly_the_same_nodes_looks_up_only_the_others(
         [(f"n{n}/g0", "even") for n in range(NODES - 1)] + [(f"n{n}/g1", "odd") for n in range(NODES - 1)]
     )
     assert duck.query("attr", {0: "z/l1"}) == [("z/l1", "odd")]
+
+
+def test_a_block_of_known_new_and_looked_up_slots_in_plan_order_gives_its_rows(duck: DuckDBBackend) -> None:
+    # The GPUs (slots 2, 3) are known first, as a plain attr row each; the links (slots 0, 1) are
+    # then new at node 0 and deferred; a second block over the same list reads its GPU slots in
+    # the reverse order (3 before 2) and its link slots from the ids kept for the list.
+    names = _names()
+    duck.add_facts("attr", [(f"n{n}/g{g}", "gpu") for n in range(NODES) for g in (0, 1)])
+    duck.add_facts("link", _links(names))
+    duck.add_facts("attr", StampedRows([], [StampBlock(((1, 0), None), (None, ("b", "a")), names)]))
+    # The 16 GPU names and "gpu" take ids 0..16; the links' l0, l1 of node n are deferred at 17 + 2n,
+    # 18 + 2n (two new slots per node); "b" and "a" follow at 33 and 34.
+    assert duck._symbol_ids.find("n0/l0") == 17 and duck._symbol_ids.find("n7/l1") == 32
+    assert duck._symbol_text[33:] == ["b", "a"]
+    duck.evaluate()
+    # Node n's l0 runs g0 -> g1 at 100, l1 g1 -> g0 at 50 (_links), whatever ids the slots got.
+    assert duck.query("link", {0: "n6/l0"}) == [("n6/l0", "n6/g0", "n6/g1", 100)]
+    assert duck.query("link", {0: "n6/l1"}) == [("n6/l1", "n6/g1", "n6/g0", 50)]
+    # keyed joins a link's start with its attrs: l1 (from g1) has "b", l0 (from g0) has "a".
+    assert duck.query("keyed") == sorted(
+        [(f"n{n}/g0", "a") for n in range(NODES)] + [(f"n{n}/g1", "b") for n in range(NODES)]
+    )
+    rows: list[tuple[str, list[Row]]] = [("attr", [(f"n{n}/g{g}", "gpu") for n in range(NODES) for g in (0, 1)])]
+    rows += [("link", list(_links(names)))]
+    rows += [("attr", [(f"n{n}/l{slot}", key) for n in range(NODES) for slot, key in ((1, "b"), (0, "a"))])]
+    assert {r: duck.query(r) for r in RELATIONS} == _memory_answers(rows)
+
+
+def test_a_small_list_of_the_same_nodes_looks_its_names_up_itself(duck: DuckDBBackend) -> None:
+    # Two of the links' eight nodes, the same sequences: fewer than half of the links' list, so
+    # the ids kept for that list are not searched (_from_same_nodes); the names are looked up and
+    # find the links' ids all the same (no name gets a second id).
+    names = _names()
+    duck.add_facts("link", _links(names))
+    duck.add_facts("attr", StampedRows([], [StampBlock(((0,), None), (None, ("x",)), [names[2], names[5]])]))
+    assert duck._symbol_ids.find("n2/l0") == 8 and duck._symbol_ids.find("n5/l0") == 20
+    assert duck._symbol_text[32:] == ["x"]
+    duck.evaluate()
+    # n2/l0 starts at n2/g0, n5/l0 at n5/g0.
+    assert duck.query("keyed") == [("n2/g0", "x"), ("n5/g0", "x")]
