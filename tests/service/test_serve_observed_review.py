@@ -399,15 +399,13 @@ def test_a_gpu_out_of_its_nvlink_domain_is_judged_alike_when_placed_from_scratch
 
 
 def _built_at(monkeypatch: pytest.MonkeyPatch, config: ServeConfig, at: datetime) -> Revision:
-    """A revision built with the observation facts' clock (verifier/facts/observed.py) at `at`."""
-
-    class Clock(datetime):
-        @classmethod
-        def now(cls, tz: tzinfo | None = None) -> Clock:
-            return cls.fromtimestamp(at.timestamp(), UTC)
+    """A revision built with the clock at `at`: the one it reads for its observations (revision.Judged)
+    and the observation facts' own (verifier/facts/observed.py), should anything read that one.
+    """
 
     with monkeypatch.context() as patched:
-        patched.setattr("verifier.facts.observed.datetime", Clock)
+        for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
+            patched.setattr(where, _clock(at))
         return build_revision(config)
 
 
@@ -438,16 +436,73 @@ def test_a_revision_judges_age_at_the_clock_it_is_built_at(monkeypatch: pytest.M
     assert _failed(_built_at(monkeypatch, timed, STALE)) == []
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a revision's id is its files' digest, but its outages depend on the clock it was built at"
-)
 def test_one_revision_id_is_one_answer_whenever_it_was_built(
     monkeypatch: pytest.MonkeyPatch, timed: ServeConfig
 ) -> None:
     # docs/serve.md: replicas that read the same files serve the same revision id. Two replicas of
-    # these files, one started on Dec 6 and one on Dec 9, serve one id, yet the first never places on
-    # dgx03/gpu6 and gpu7 and the second does; and the first keeps them failed after the file went
-    # stale, until some file changes (nothing reloads when an observation ages). Either the id says
-    # which files were judged stale, or a revision is rebuilt when its first file goes stale.
+    # these files, one started on Dec 6 and one on Dec 9, judge dgx03's file fresh and stale: the
+    # first never places on dgx03/gpu6 and gpu7, the second does. So the id says which files were
+    # judged stale (revision.Judged): the two builds are two revisions, each with one answer.
     fresh, stale = _built_at(monkeypatch, timed, FRESH), _built_at(monkeypatch, timed, STALE)
-    assert fresh.id != stale.id or _failed(fresh) == _failed(stale)
+    assert fresh.id != stale.id
+    assert (_failed(fresh), _failed(stale)) == (["dgx03/gpu6", "dgx03/gpu7"], [])
+    assert fresh.judged is not None and stale.judged is not None
+    observed = str(timed.inventory[0].parent / OBSERVED_DIR / "dgx03" / "nvidia-smi.xml")
+    assert (fresh.judged.stale, stale.judged.stale) == ((), (observed,))
+    # The clock each judged at is reported, and the stale file is named with it.
+    assert fresh.describe()["observations"] == {"judged_at": "2026-12-06T09:00:00Z", "stale": [], "unknown_hosts": []}
+    assert stale.warnings() == [
+        f"{observed}: observed longer ago than observed_max_age_s at 2026-12-09T09:00:00Z; nothing in it is trusted"
+    ]
+
+
+def test_builds_on_one_side_of_the_expiry_are_one_revision(monkeypatch: pytest.MonkeyPatch, timed: ServeConfig) -> None:
+    # Printed Dec 6 08:30, stale past one day (observed_max_age_s 86400): Dec 6 09:00 and Dec 7 08:00
+    # both judge it fresh (age 0.5 h and 23.5 h), so replicas started then serve one id, one answer.
+    first = _built_at(monkeypatch, timed, FRESH)
+    later = _built_at(monkeypatch, timed, datetime(2026, 12, 7, 8, 0, tzinfo=UTC))
+    assert first.id == later.id
+    assert _failed(first) == _failed(later) == ["dgx03/gpu6", "dgx03/gpu7"]
+
+
+def test_a_reload_after_the_expiry_judges_the_ages_again(monkeypatch: pytest.MonkeyPatch, timed: ServeConfig) -> None:
+    # Same files, policies unchanged: a reload may keep the live entity graph, but not the verdicts of
+    # a file that went stale meanwhile: the reload at Dec 9 is the stale revision, nothing failed.
+    live = _built_at(monkeypatch, timed, FRESH)
+    with monkeypatch.context() as patched:
+        for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
+            patched.setattr(where, _clock(STALE))
+        again = build_revision(timed, live)
+    assert again.id == _built_at(monkeypatch, timed, STALE).id != live.id
+    assert _failed(again) == []
+
+
+def _clock(at: datetime) -> type[datetime]:
+    class Clock(datetime):
+        @classmethod
+        def now(cls, tz: tzinfo | None = None) -> Clock:
+            return cls.fromtimestamp(at.timestamp(), UTC)
+
+    return Clock
+
+
+def test_observations_of_a_host_the_inventory_lacks_are_reported_not_dropped(
+    monkeypatch: pytest.MonkeyPatch, timed: ServeConfig
+) -> None:
+    # The shipped folder's dgx12 (an nvlink -s of a host the 8-node pod, dgx00..dgx07, lacks; dgx03 is
+    # the pod's) beside dgx03's nvidia-smi: dgx03's observations are still judged (gpu6 and gpu7 out of
+    # service, as without it), and dgx12's file is named in the revision's status and warnings.
+    folder = timed.inventory[0].parent / OBSERVED_DIR
+    (folder / "dgx12").mkdir()
+    shutil.copy(
+        ROOT / "inventories" / "observed" / "dgx-h100-pod" / "dgx12.nvlink-s.txt", folder / "dgx12" / "nvlink-s.txt"
+    )
+    revision = _built_at(monkeypatch, timed, FRESH)
+    assert _failed(revision) == ["dgx03/gpu6", "dgx03/gpu7"]
+    unknown = str(folder / "dgx12" / "nvlink-s.txt")
+    observations = revision.describe()["observations"]
+    assert isinstance(observations, dict)
+    assert observations["unknown_hosts"] == [{"host": "dgx12", "file": unknown}]
+    assert revision.warnings() == [
+        f"{unknown}: host 'dgx12' is no node of the served inventory; its observations are not judged"
+    ]

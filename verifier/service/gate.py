@@ -48,6 +48,8 @@ class ReloadStatus:
     changed: bool = False
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    """The live revision's warnings (Revision.warnings) when this reload made it live."""
 
     def describe(self) -> dict[str, object]:
         return {
@@ -58,6 +60,7 @@ class ReloadStatus:
             "revision": self.revision,
             "errors": self.errors,
             "seconds": round(self.seconds, 3),
+            "warnings": self.warnings,
         }
 
 
@@ -120,7 +123,14 @@ class Gate:
             swap = new is not None and not errors and new.id != old.id  # the same bytes: old stays, memos warm
             live = new if swap and new is not None else old
             status = ReloadStatus(
-                time.time(), trigger, not errors, live.id, live.id != old.id, errors, time.perf_counter() - started
+                time.time(),
+                trigger,
+                not errors,
+                live.id,
+                live.id != old.id,
+                errors,
+                time.perf_counter() - started,
+                live.warnings() if live.id != old.id else [],
             )
             # The status first, then the revision: /v1/revision reads the revision before the status,
             # so whoever sees the new revision sees the reload that made it.

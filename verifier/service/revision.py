@@ -20,6 +20,13 @@ say left its NVLink domain (OBS002), which the platform rules then take out of t
 keeps the observations as read then (KeptObservations), which every admit's placement reads as `place
 --observed` reads its folder: a GPU whose NIC has a port observed down (OBS103) has no fabric share there
 either. Kept read, not as a copy of the files: an admit then neither reads the folder again nor parses them.
+
+An observation's age is judged at one clock per revision, read when it is built (Judged.now) and used
+by every admit's placement too: which files were then stale (older than observed_max_age_s) is part
+of what the revision id covers, so one id is one answer, whenever and by whichever replica it was built.
+A reload judges the ages again (a file gone stale is a new revision, as an edited one is). A file of a
+host the inventory lacks is not silently passed over: the revision names it (`observations` in
+/v1/revision, a warning in the log), as `verify --observed` reports it (OBS005).
 """
 
 from __future__ import annotations
@@ -32,7 +39,8 @@ import tempfile
 import time
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from verifier.authorization.evaluate import Authorizer
@@ -40,10 +48,12 @@ from verifier.authorization.policies import SCHEMA_FILE, load_policies, policy_f
 from verifier.authorization.setup import AuthzSetup
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.limits import read_limited
+from verifier.engine.ast import Row
+from verifier.facts.observed import ObservedSettings
 from verifier.service.config import ServeConfig
 from verifier.service.placing import PlacingSlot
 from verifier.session.inputs import Inputs, authorization_for, read_inventory
-from verifier.session.observed_input import ObservedRun, observed_outages
+from verifier.session.observed_input import ObservedRun, observed_outages, observed_rows
 from verifier.session.side_files import SideFiles, discover
 from verifier.sources.observed.load import observation_files
 from verifier.sources.observed.model import Observations
@@ -81,10 +91,38 @@ class KeptObservations(ObservedRun):
         return self.kept
 
 
+@dataclass(frozen=True)
+class Judged:
+    """How a revision judged its observations: at one clock, fixed when it was built."""
+
+    now: datetime
+    """The clock every observation's age is judged at, for the revision's outages and every admit."""
+    stale: tuple[str, ...] = ()
+    """The observation files older than observed_max_age_s at `now` (sorted): nothing in them is trusted."""
+    unknown_hosts: tuple[tuple[str, str], ...] = ()
+    """(host, file) of each observation of a host that no node of the inventory is named (sorted)."""
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "judged_at": self.now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "stale": list(self.stale),
+            "unknown_hosts": [{"host": h, "file": f} for h, f in self.unknown_hosts],
+        }
+
+    def warnings(self) -> list[str]:
+        """What an operator is told of the observations the revision does not use (file: why)."""
+        at = self.describe()["judged_at"]
+        return [
+            f"{f}: host {h!r} is no node of the served inventory; its observations are not judged"
+            for h, f in self.unknown_hosts
+        ] + [f"{f}: observed longer ago than observed_max_age_s at {at}; nothing in it is trusted" for f in self.stale]
+
+
 @dataclass
 class Revision:
     id: str
-    """The first 16 hex digits of the SHA-256 over every file's role, name and digest."""
+    """The first 16 hex digits of the SHA-256 over every file's role, name and digest, and the
+    observation files judged stale (Judged.stale)."""
     files: dict[str, dict[str, str]]
     """role -> file name (as given) -> SHA-256 of its bytes."""
     inputs: Inputs
@@ -95,6 +133,12 @@ class Revision:
     build_seconds: float
     placing: PlacingSlot
     """The placement rules evaluated on this revision's fleet, for admits (built once, by the first or ahead of it)."""
+    judged: Judged | None = field(default=None)
+    """How its observations were judged (None: it has none)."""
+
+    def warnings(self) -> list[str]:
+        """What the operator is told about this revision's files that it does not use (logged when it goes live)."""
+        return self.judged.warnings() if self.judged is not None else []
 
     @property
     def placing_inputs(self) -> Inputs:
@@ -108,6 +152,8 @@ class Revision:
             "built_at": _iso(self.built_at),
             "build_seconds": round(self.build_seconds, 3),
             "placement": self.placing.describe(),
+            "observations": self.judged.describe() if self.judged is not None else None,
+            "warnings": self.warnings(),
         }
 
 
@@ -157,19 +203,43 @@ def observed_dir(config: ServeConfig) -> Path | None:
     return folder if folder is not None and folder.is_dir() else None
 
 
-def _observed(inputs: Inputs, config: ServeConfig) -> tuple[Inputs, KeptObservations | None]:
+def _observed(inputs: Inputs, config: ServeConfig) -> tuple[Inputs, KeptObservations | None, Judged | None]:
     """`inputs` with the GPUs its observations take out of service failed (unchanged without observations),
-    and the observations read (None without any).
+    the observations read (None without any), and how they were judged (None without any).
     """
     folder = observed_dir(config)
     if folder is None or not observation_files(folder):
-        return inputs, None  # an empty folder (a mount its collector has not written to yet): nothing is observed
-    kept = KeptObservations((folder,), kept=ObservedRun((folder,)).read())
-    out = observed_outages(kept, kept.read(), inputs)
+        return inputs, None, None  # an empty folder (a mount its collector has not written to yet): nothing is observed
+    # One clock for the revision: its outages here and every admit's placement judge ages at it.
+    settings = ObservedSettings(now=datetime.now(UTC))
+    kept = KeptObservations((folder,), settings=settings, kept=ObservedRun((folder,), settings=settings).read())
+    facts = observed_rows(kept, kept.read(), inputs)
+    judged = _judged(settings, facts)
+    out = observed_outages(kept, kept.read(), inputs, facts)
     if not out.gpus and not out.links:
-        return inputs, kept
+        return inputs, kept, judged
     changes = scenario_from(fail=out.gpus, fail_links=out.links)
-    return replace(inputs, inventory=apply_scenario(inputs.inventory, changes), digest_parts=None), kept
+    return replace(inputs, inventory=apply_scenario(inputs.inventory, changes), digest_parts=None), kept, judged
+
+
+def _judged(settings: ObservedSettings, facts: dict[str, list[Row]]) -> Judged:
+    """The verdicts of `facts` (observed_rows judged with `settings`) that the revision id and status carry."""
+    assert settings.now is not None
+    stale = tuple(sorted({str(row[1]) for row in facts["observed_stale"]}))
+    unknown = tuple(sorted({(str(row[0]), str(row[1])) for row in facts["observed_unknown_host"]}))
+    return Judged(settings.now, stale, unknown)
+
+
+def _still_judged(live: Revision) -> bool:
+    """Whether `live`'s observations, judged at the clock now, are stale in the same files (then its
+    outages stand, and a build from the same files may keep them); True without observations.
+    """
+    kept, judged = live.placing.observed, live.judged
+    if not isinstance(kept, KeptObservations) or judged is None:
+        return True
+    settings = ObservedSettings(now=datetime.now(UTC))
+    now = _judged(settings, observed_rows(replace(kept, settings=settings), kept.read(), live.inputs))
+    return now.stale == judged.stale
 
 
 def _read(files: Sequence[tuple[str, Path]]) -> list[tuple[str, Path, bytes]]:
@@ -213,13 +283,14 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
         overall.update(f"{role}\0{path}\0{digest}\n".encode())
     same_graph = live is not None and all(live.files[r] == digests[r] for r in ("inventory", "principals", "observed"))
     observed: ObservedRun | None
-    if live is not None and same_graph:
+    judged: Judged | None
+    if live is not None and same_graph and _still_judged(live):
         inputs, setup = live.inputs, _with_policies(live.setup, side.policy_dir)
-        observed = live.placing.observed  # the same files, read once
+        observed, judged = live.placing.observed, live.judged  # the same files, read once, judged alike
     else:
         # As `place` reads them (the whole inventory, its links too), so that `admit` places on
         # this very inventory; the entities are the ones `authorize` builds from it.
-        inputs, observed = _observed(read_inventory(list(config.inventory), side, principals=True), config)
+        inputs, observed, judged = _observed(read_inventory(list(config.inventory), side, principals=True), config)
         built = authorization_for(inputs, required=" to serve the gate")
         assert built is not None  # required: no principals file is a TopologError
         setup = built
@@ -245,8 +316,20 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
     # The placement reads the observations kept as `place --observed` reads its folder: a NIC port
     # observed down (OBS103) leaves its GPUs no fabric share on every admit path, as in `place`.
     placing = PlacingSlot(placing_inputs(inputs, snapshot), lambda: _with_policies(setup, snapshot.policies), observed)
+    # Which observation files were judged stale is part of the id: the same files judged at two
+    # clocks on either side of a file's expiry are two revisions, with two answers.
+    for stale in judged.stale if judged is not None else ():
+        overall.update(f"stale\0{stale}\n".encode())
     revision = Revision(
-        overall.hexdigest()[:16], digests, inputs, setup, snapshot, time.time(), time.perf_counter() - start, placing
+        overall.hexdigest()[:16],
+        digests,
+        inputs,
+        setup,
+        snapshot,
+        time.time(),
+        time.perf_counter() - start,
+        placing,
+        judged,
     )
     weakref.finalize(revision, shutil.rmtree, folder, True)
     return revision

@@ -35,6 +35,8 @@ def _log_reload(status: ReloadStatus) -> None:
     if status.ok:
         what = "a new revision" if status.changed else "no change"
         LOG.info("topolog serve: reload (%s): %s, revision %s live", status.trigger, what, status.revision)
+        for warning in status.warnings:
+            LOG.warning("warning: %s", warning)
         return
     LOG.error("topolog serve: reload (%s) refused, revision %s stays live:", status.trigger, status.revision)
     for problem in status.errors:
@@ -94,6 +96,8 @@ def serve(config: ServeConfig) -> None:
             port,
             where,
         )
+        for warning in gate.live.warnings():  # observations it does not use: said, never silently passed over
+            LOG.warning("warning: %s", warning)
         yield
         stop.set()
         service.close()
