@@ -28,7 +28,7 @@ from service.test_serve_observed_nic import IBSTAT, JOB, RAIL_JOB, _ranked
 from verifier.core.errors import TopologError
 from verifier.core.limits import current_limits, use_limits
 from verifier.service.config import ServeConfig
-from verifier.service.gate import admit_doc
+from verifier.service.gate import Gate, admit_doc
 from verifier.service.revision import OBSERVED_DIR, Revision, build_revision
 from verifier.session.inputs import read_inventory
 
@@ -506,3 +506,23 @@ def test_observations_of_a_host_the_inventory_lacks_are_reported_not_dropped(
     assert revision.warnings() == [
         f"{unknown}: host 'dgx12' is no node of the served inventory; its observations are not judged"
     ]
+
+
+def test_the_gate_says_which_observations_its_live_revision_does_not_use(
+    monkeypatch: pytest.MonkeyPatch, timed: ServeConfig
+) -> None:
+    # Started with dgx12's file beside dgx03's (as above): the start's status warns of it; once it is
+    # taken away, the reload's new revision has nothing to warn of.
+    folder = timed.inventory[0].parent / OBSERVED_DIR
+    (folder / "dgx12").mkdir()
+    unknown = folder / "dgx12" / "nvlink-s.txt"
+    shutil.copy(ROOT / "inventories" / "observed" / "dgx-h100-pod" / "dgx12.nvlink-s.txt", unknown)
+    with monkeypatch.context() as patched:
+        for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
+            patched.setattr(where, _clock(FRESH))
+        gate = Gate(timed)
+        warned = [f"{unknown}: host 'dgx12' is no node of the served inventory; its observations are not judged"]
+        assert gate.last_reload.warnings == warned == gate.describe()["warnings"]
+        shutil.rmtree(folder / "dgx12")
+        status = gate.reload("test")
+    assert status.changed and status.warnings == [] and status.describe()["warnings"] == []

@@ -95,7 +95,7 @@ class Gate:
         _settle()
         self.token = read_token(config.token_file) if config.token_file is not None else None
         self.last_reload = ReloadStatus(
-            time.time(), "start", True, self._live.id, True, [], time.perf_counter() - started
+            time.time(), "start", True, self._live.id, True, [], time.perf_counter() - started, self._live.warnings()
         )
         self.listeners: list[Callable[[ReloadStatus], None]] = []
 
