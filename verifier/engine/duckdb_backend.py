@@ -532,24 +532,24 @@ class DuckDBBackend:
 
         Copying every symbol's text there as it loaded cost 0.65 s at 131,072 GPUs (1.55 M texts),
         and compressing them 0.35 s more, for the 16,388 that a verification's statements read.
+
+        The statements that find the ids run as a rule's do, with the engine's lock let go (a
+        stratum's thread): they read tables of finished strata only. At 131,072 GPUs the two of
+        TOPO002 (a self-join of 1.06 M links each) took 0.15 s, all that while the other thread
+        could start no statement. Another thread may store texts meanwhile: the flags are read again.
         """
-        if self._storing:
-            # A copy stopped part way (Ctrl-C as its INSERT returned): the table may hold texts the
-            # flags do not name, which a second copy would repeat (a join would count them twice).
-            self._con.execute(f"DELETE FROM {sc.SYMBOLS}")
-            self._stored_texts[:] = False
-            self._storing = False
-        total = len(self._symbol_text)
-        stored = self._stored_texts
-        if len(stored) < total:
-            stored = self._stored_texts = numpy.concatenate([stored, numpy.zeros(total - len(stored), numpy.bool_)])
-        elif stored[:total].all():
+        if self._text_flags() is None:
             # Every text is there (a REPL question asked again): no statement to find the ids.
             return True
-        found = [self._text_ids(t, values) for t in texts]
+        with self._unlocked():
+            found = [self._text_ids(t, values) for t in texts]
         # An empty answer of `rows` (never cut at TEXT_ROWS) is an empty body: each of its rows gives
         # an id per dictionary join, and no symbol column holds NULL.
         some = not all(t.rows is not None and x is not None and not len(x) for t, x in zip(texts, found, strict=True))
+        stored = self._text_flags()
+        if stored is None:
+            return some
+        total = len(self._symbol_text)
         if any(ids is None for ids in found):
             todo = numpy.flatnonzero(~stored[:total])
         else:
@@ -568,6 +568,22 @@ class DuckDBBackend:
         stored[todo] = True
         self._storing = False
         return some
+
+    def _text_flags(self) -> NDArray[numpy.bool_] | None:
+        """`_stored_texts`, one flag per symbol; None when every symbol's text is stored."""
+        if self._storing:
+            # A copy stopped part way (Ctrl-C as its INSERT returned): the table may hold texts the
+            # flags do not name, which a second copy would repeat (a join would count them twice).
+            self._con.execute(f"DELETE FROM {sc.SYMBOLS}")
+            self._stored_texts[:] = False
+            self._storing = False
+        total = len(self._symbol_text)
+        stored = self._stored_texts
+        if len(stored) < total:
+            stored = self._stored_texts = numpy.concatenate([stored, numpy.zeros(total - len(stored), numpy.bool_)])
+        elif stored[:total].all():
+            return None
+        return stored
 
     def _text_ids(self, texts: sc.TextIds, values: dict[str, Value]) -> _Int64s | None:
         """The ids `texts` names (None: any): those in its rows, or, past TEXT_ROWS of them, in its columns."""
