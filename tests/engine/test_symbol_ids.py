@@ -296,3 +296,18 @@ def test_a_small_list_of_the_same_nodes_looks_its_names_up_itself(duck: DuckDBBa
     duck.evaluate()
     # n2/l0 starts at n2/g0, n5/l0 at n5/g0.
     assert duck.query("keyed") == [("n2/g0", "x"), ("n5/g0", "x")]
+
+
+def test_symbol_ids_defer_finds_a_known_name_in_a_smaller_or_larger_batch() -> None:
+    # defer searches the smaller of (its batch, each batch known before) in the larger: a known
+    # name must refuse the batch either way round. DEFER_AT is 4 here (the autouse fixture).
+    ids = SymbolIds()
+    assert ids.defer([f"big{i}" for i in range(12)], 1) == 0  # 12 names, ids 0..11
+    # A 4-name batch (smaller than the 12) holding big7, and a 20-name batch (larger) holding big3.
+    assert ids.defer(["s0", "s1", "big7", "s2"], 1) is None
+    assert ids.defer([f"l{i}" for i in range(19)] + ["big3"], 1) is None
+    assert ids.find("big7") == 7 and ids.find("big3") == 3 and ids.find("s0") is None
+    # Without a known name both are taken, after the 12: ids 12..15, then 16..35.
+    assert ids.defer(["s0", "s1", "s3", "s2"], 1) == 12
+    assert ids.defer([f"l{i}" for i in range(20)], 1) == 16
+    assert ids.find("s2") == 15 and ids.find("l19") == 35
