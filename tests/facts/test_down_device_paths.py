@@ -17,8 +17,10 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import pytest
 from cli_helpers import run_cli
 
+from verifier.core import cache
 from verifier.facts.graph import graph_facts
 from verifier.facts.inventory import Row
 from verifier.sources.inventory import load_inventory_text
@@ -133,3 +135,18 @@ objects:
     found = _findings(tmp_path, text)
     assert ("SCALE006", ("n1/nvsw0",)) in found
     assert not [f for f in found if f[0] in ("TOPO004", "TOPO005")]
+
+
+def test_a_warm_node_class_cache_gives_the_down_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The node-class cache (verifier/facts/class_cache.py) names an entry by the classes' shapes, whose
+    # links are the working ones: a DGX with nic3 down is another shape than its healthy siblings, so
+    # an entry made from the healthy pod never answers for it (gpu3's nearest NIC stays nic3 if it did).
+    monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "cache"))
+    healthy = graph_facts(load_inventory_text(POD, "pod.yaml"), RELATIONS)
+    assert _rows(healthy, "nearest_nic", "dgx01/gpu3") == [("dgx01/gpu3", "dgx01/nic3", "PIX", PCIE_GEN5_X16)]
+    warm = graph_facts(load_inventory_text(_down("nic3"), "down.yaml"), RELATIONS)
+    assert _rows(warm, "nearest_nic", "dgx01/gpu3") == [("dgx01/gpu3", "dgx01/nic2", "PIX", PCIE_GEN5_X16)]
+    monkeypatch.setenv(cache.ENV_DIR, "")
+    cold = graph_facts(load_inventory_text(_down("nic3"), "down.yaml"), RELATIONS)
+    for rel in RELATIONS:
+        assert sorted(map(tuple, warm[rel]), key=repr) == sorted(map(tuple, cold[rel]), key=repr), rel
