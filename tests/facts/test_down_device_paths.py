@@ -150,3 +150,31 @@ def test_a_warm_node_class_cache_gives_the_down_answers(tmp_path: Path, monkeypa
     cold = graph_facts(load_inventory_text(_down("nic3"), "down.yaml"), RELATIONS)
     for rel in RELATIONS:
         assert sorted(map(tuple, warm[rel]), key=repr) == sorted(map(tuple, cold[rel]), key=repr), rel
+
+
+FLEET = (Path(__file__).resolve().parents[2] / "inventories" / "mixed-fleet.yaml").read_text()
+RTX_N2 = "                  rtx-n2:\n"
+
+
+def test_a_gpu_whose_only_nic_is_down_has_no_nic_and_one_finding(tmp_path: Path) -> None:
+    # inventories/mixed-fleet.yaml: an RTX workstation (rtx-n3) has one NIC, nic0 on cpu0 (Gen4 x4),
+    # and its two GPUs on cpu0 (Gen4 x8). With nic0 down neither GPU reaches a NIC: no nearest NIC,
+    # no GPU-NIC path, no fabric bandwidth, as `--fail rtx-n3/nic0` has it.
+    assert FLEET.count(RTX_N2) == 1
+    text = FLEET.replace(
+        RTX_N2,
+        "                  rtx-n3:\n                    devices:\n                      nic0: {state: down}\n" + RTX_N2,
+    )
+    written = graph_facts(load_inventory_text(text, "fleet.yaml"), RELATIONS)
+    failed = graph_facts(
+        apply_scenario(load_inventory_text(FLEET, "fleet.yaml"), scenario_from(fail=["rtx-n3/nic0"])), RELATIONS
+    )
+    for rel in RELATIONS:
+        assert _rows(written, rel, "rtx-n3/") == _rows(failed, rel, "rtx-n3/"), rel
+    for rel in ("nearest_nic", "gpu_nic_path", "gpu_fabric_bottleneck"):
+        assert _rows(written, rel, "rtx-n3/") == [], rel
+    # The one cause is the down NIC: HEALTH002 names it, once; no GPU-without-NIC (TOPO001) or
+    # off-fabric (LINK010) finding besides. (rtx-n3's other finding, BW003 on nic0's x4 link, is the
+    # shipped fleet's own.)
+    found = [f for f in _findings(tmp_path, text) if any(s.startswith("rtx-n3/") or s == "rtx-n3" for s in f[1])]
+    assert found == [("BW003", ("rtx-n3/nic0",)), ("HEALTH002", ("rtx-n3/nic0",))]
