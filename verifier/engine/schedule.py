@@ -5,6 +5,11 @@ only once those are complete; strata that read nothing of each other (most of a 
 checks) can run at once. The pool takes the ready stratum that comes first in the sequential
 order, so which thread runs what may vary from run to run, but what each stratum reads never
 does: it starts once all it reads is final.
+
+Lowest index first, not longest path first: at 131,072 GPUs the longest chain of strata that
+wait for each other took 0.32 s of the 2.9 s all of them took one after another, and replaying
+the measured times on two threads ended at 1.467 s in this order, 1.445 s longest path first,
+against 1.444 s for half of the whole: the threads end together either way.
 """
 
 from __future__ import annotations
