@@ -68,3 +68,27 @@ def test_a_pair_with_fewer_value_pairs_than_rows_is_passed_over() -> None:
     a, b, x, y = 0, 1, 2, 3
     assert batch_key([ids(a, a, b, b), ids(x, y, x, y), ids(1, 2, 1, 3)]) == (0, 1)
     assert batch_key([ids(a, a, b, b, a), ids(x, y, x, y, x), ids(1, 2, 1, 3, 4)]) == (0, 2)
+
+
+def test_a_proven_pair_is_taken_in_the_order_marking_takes_pairs() -> None:
+    # The link_attr-like rows of the pair test: (0, 1) is the key. Every pair has 2 x 2 = 4 possible
+    # value pairs for 4 rows, so all are eligible, in order (0, 1), (0, 2), (1, 2): (0, 1) is asked
+    # first, proven, and taken; no other pair is asked or marked.
+    l1, l2, gen, lanes = 0, 1, 2, 3
+    rows = [ids(l1, l1, l2, l2), ids(gen, lanes, gen, lanes), ids(5, 16, 5, 16)]
+    asked: list[tuple[int, int]] = []
+
+    def proven(i: int, j: int) -> bool:
+        asked.append((i, j))
+        return (i, j) == (0, 1)
+
+    assert batch_key(rows, proven) == (0, 1)
+    assert asked == [(0, 1)]
+
+
+def test_a_pair_not_proven_is_still_marked() -> None:
+    # Nothing proven: the marking finds (0, 1) as without a proof; with rows that repeat, no key.
+    l1, l2, gen, lanes = 0, 1, 2, 3
+    rows = [ids(l1, l1, l2, l2), ids(gen, lanes, gen, lanes), ids(5, 16, 5, 16)]
+    assert batch_key(rows, lambda i, j: False) == (0, 1)
+    assert batch_key([ids(1, 1), ids(2, 2)], lambda i, j: False) is None

@@ -15,6 +15,7 @@ A pair is marked at (rank of the first among its column's values) x (values of t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import combinations
 
 import numpy
@@ -27,11 +28,14 @@ MARK_TABLE = 1 << 25
 """The most entries a table marking values or pairs of values may have (32 MiB of booleans)."""
 
 
-def batch_key(columns: list[_Int64s]) -> tuple[int, ...] | None:
+def batch_key(columns: list[_Int64s], proven: Callable[[int, int], bool] | None = None) -> tuple[int, ...] | None:
     """A key of the rows `columns` hold: the first column (in order) that holds no value twice, else
     the pair of columns with the smallest table to mark that holds no pair twice; None if neither
     (or the tables would be too large to tell). Symbol ids and numbers alike: every column is marked
     over the span of its own values.
+
+    `proven(i, j)`: True only where the rows are known to hold no pair of columns i and j twice
+    (StampedRows' structure), which spares marking them; the key found is the same.
     """
     rows = len(columns[0]) if columns else 0
     marked: list[tuple[int, _Int64s, _Marks, int]] = []  # column, offsets, table, distinct values
@@ -54,6 +58,8 @@ def batch_key(columns: list[_Int64s]) -> tuple[int, ...] | None:
             break
         if size < rows:  # fewer possible pairs of values than rows: one comes twice
             continue
+        if proven is not None and proven(i, j):
+            return (i, j)
         for column, at, marks in ((i, first, first_present), (j, second, second_present)):
             if column not in ranks:
                 ranks[column] = (numpy.cumsum(marks, dtype=numpy.int64) - 1)[at]

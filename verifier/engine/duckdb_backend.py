@@ -17,8 +17,8 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import chain
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain, pairwise
 from operator import itemgetter
 from typing import Any, NoReturn
 
@@ -325,7 +325,7 @@ class DuckDBBackend:
         if fresh is not None:
             key: tuple[int, ...] | None = (fresh,)
         else:
-            key = batch_key(arrays) if first_load else None
+            key = batch_key(arrays, self._pairs_proven(rows, arrays)) if first_load else None
         names = [f"c{i}" for i in range(decl.arity)]
         # Scanned in place by DuckDB, all columns as one relation: no temp table per column to copy
         # and join back by position.
@@ -461,6 +461,7 @@ class DuckDBBackend:
                     ids[:, rows] = numpy.arange(base, base + len(names), dtype=numpy.int64).reshape(nodes, len(group))
                     for k, slot in enumerate(group):  # node n's name at slot k of the group: base + n * len + k
                         known_slots[slot] = numpy.arange(base + k, base + len(names), len(group), dtype=numpy.int64)
+                        shared.batches[slot] = (base, base + len(names))
                     continue
             step = max(1, LOAD_CHUNK // len(group))
             for first in range(0, nodes, step):
@@ -473,6 +474,7 @@ class DuckDBBackend:
                 ids[first : first + len(chunk), rows] = got.reshape(len(chunk), len(group))
             for slot in group:
                 known_slots[slot] = ids[:, at[slot]].copy()
+                shared.batches.pop(slot, None)  # looked up again (more nodes): no longer one batch's
         for column, slots, consts, into in zip(decl.columns, block.slots, block.constants, out, strict=True):
             per_node = into.reshape(nodes, width)  # a view: row r of node n at n * width + r
             if slots is not None:
@@ -493,6 +495,60 @@ class DuckDBBackend:
                 except OverflowError:
                     _refuse(decl, list(block.rows()))
             per_node[:] = plan
+
+    def _pairs_proven(
+        self, rows: Sequence[Row] | StampedRows, arrays: list[_Int64s]
+    ) -> Callable[[int, int], bool] | None:
+        """For `batch_key`: whether the rows, as their blocks are made, hold no pair of two columns
+        twice (`_keyed_by_blocks`, either column the names'); None for rows without blocks.
+        """
+        if not isinstance(rows, StampedRows):
+            return None
+        blocks = [b for b in rows.blocks if len(b)]
+        if not blocks:
+            return None
+        plain = len(rows.plain)
+
+        def proven(i: int, j: int) -> bool:
+            return self._keyed_by_blocks(blocks, plain, arrays, i, j) or self._keyed_by_blocks(
+                blocks, plain, arrays, j, i
+            )
+
+        return proven
+
+    def _keyed_by_blocks(
+        self, blocks: Sequence[StampBlock], plain: int, arrays: list[_Int64s], named: int, const: int
+    ) -> bool:
+        """Whether no (column `named`, column `const`) pair comes twice, told from the blocks' plans
+        instead of marking every row (0.2-0.3 s for the 1.8 M link attributes of 131,072 GPUs). So
+        when in each block `named` is slots and `const` constants, no plan row repeats another's slot
+        and constant, and its slots' names were all taken by one deferred batch (`SlotIds.batches`:
+        ids all distinct and no other name's), another than every other block's; and the plain rows
+        (the first `plain` of `arrays`) repeat no pair and hold none of those batches' ids there.
+        """
+        spans: list[tuple[int, int]] = []
+        for block in blocks:
+            slots, consts = block.slots[named], block.constants[const]
+            if slots is None or consts is None or len(set(zip(slots, consts, strict=True))) != len(slots):
+                return False
+            shared = self._slot_ids.get(id(block.names))
+            if shared is None or shared.names is not block.names:
+                return False
+            taken = {shared.batches.get(s) for s in slots}
+            span = taken.pop() if len(taken) == 1 else None
+            if span is None:
+                return False
+            spans.append(span)
+        spans.sort()
+        if any(end > start for (_, end), (start, _) in pairwise(spans)):
+            return False  # two blocks of one batch: their names may be the same
+        if plain:
+            first, second = arrays[named][:plain], arrays[const][:plain]
+            if any(bool(((first >= start) & (first < end)).any()) for start, end in spans):
+                return False
+            if len(set(zip(first.tolist(), second.tolist(), strict=True))) != plain:
+                return False
+        return True
 
     def _from_same_nodes(self, shared: SlotIds, used: Sequence[int]) -> None:
         """Take the ids of `used` slots that another list of names holds for the very same sequences of

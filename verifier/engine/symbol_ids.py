@@ -322,6 +322,9 @@ class SlotIds:
 
     names: list[Sequence[str]]
     slots: dict[int, _Int64s] = field(default_factory=dict)
+    batches: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """Per slot whose names `SymbolIds.defer` took, that batch's ids (first, end): all distinct, and
+    none of them any other name's."""
     _rows: dict[int, int] | None = None
     """Each node's row by the identity of its sequence of names."""
 
