@@ -117,10 +117,14 @@ objects:
     promises: [nvlink_domain]
     attrs: {nvswitch_failure_mode: 1}
     children:
+      - {name: cpu0, kind: cpu}
       - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}
+      - {name: nic0, kind: nic, model: ConnectX-7}
       - {name: nvsw0, kind: nvswitch, model: NVSwitch-Gen3, state: down}
     links:
       - {a: "gpu{g}", b: nvsw0, kind: nvswitch, generation: 4, count: 18, foreach: {g: [0, 1]}}
+      - {a: "gpu{g}", b: cpu0, kind: pcie, generation: 5, lanes: 16, foreach: {g: [0, 1]}}
+      - {a: nic0, b: cpu0, kind: pcie, generation: 5, lanes: 16}
 """
     written = graph_facts(load_inventory_text(text, "sw.yaml"), ["scaleup_domain"])
     up = text.replace(", state: down}", "}")
@@ -130,11 +134,12 @@ objects:
     expected = [("n1/gpu0", "n1/gpu0"), ("n1/gpu1", "n1/gpu1")]
     assert _rows(written, "scaleup_domain", "n1/") == expected
     assert _rows(failed, "scaleup_domain", "n1/") == expected
-    # The split is the chip's: SCALE006 names it (2 GPUs x 18 links x 25000 MB/s = 900000 MB/s lost),
-    # TOPO004 steps aside; TOPO001 because this sketch declares no NIC at all.
-    found = _findings(tmp_path, text)
-    assert ("SCALE006", ("n1/nvsw0",)) in found
-    assert not [f for f in found if f[0] in ("TOPO004", "TOPO005")]
+    # The pair now meets only through cpu0 (PHB, Gen5 x16: 63,008 MB/s), and the split is the chip's:
+    # SCALE006 names it (2 GPUs x 18 links x 25,000 MB/s = 900,000 MB/s lost), once. TOPO004 (split
+    # promise) and BW001 (a pair of an NVLink promise over PCIe) leave it to that finding.
+    pairs = graph_facts(load_inventory_text(text, "sw.yaml"), ["gpu_pair_bottleneck"])
+    assert _rows(pairs, "gpu_pair_bottleneck", "n1/") == [("n1/gpu0", "n1/gpu1", "PHB", PCIE_GEN5_X16)]
+    assert _findings(tmp_path, text) == [("SCALE006", ("n1/nvsw0",))]
 
 
 def test_a_warm_node_class_cache_gives_the_down_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
