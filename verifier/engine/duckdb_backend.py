@@ -90,7 +90,8 @@ DuckDB keeps a table's new rows as plain 32- and 64-bit columns until a checkpoi
 (bit-packing of ids, a constant stage column). At 131,072 GPUs (5.3 M input rows) that took the
 loaded facts, with the 1.55 M symbols' texts then copied in as they loaded, from 208 to 43 MiB
 (0.42 s, 0.35 s of it compressing the texts). Measured again once no text was copied as it loads:
-the run peaks at 900-925 MiB with it, 1,009-1,010 MiB without, too near the 1 GiB the issue allows.
+the run peaked at 900-925 MiB with it, 1,009-1,010 MiB without, too near the 1 GiB the issue allows
+(since then the load takes less: COMPRESS_SHARE).
 Below this many rows it does not pay: `place` at 131,072 GPUs (1.0 M rows) peaks no lower, and a
 32,768-GPU `verify` (1.3 M rows) saved 35 MiB for 0.2-0.3 s. Past it, only where the tables take
 a large share of engine_memory (COMPRESS_SHARE).
@@ -101,9 +102,10 @@ COMPRESS_SHARE = 4
 and below that it costs time on the evaluation's critical path (no statement runs beside it) for
 memory the run does not need. At 131,072 GPUs (5.3 M rows, 134 MiB of plain columns, an eighth
 of the default 1 GiB) it took 0.35 s of a 2.4 s evaluation, before either thread starts, and
-its 110 MiB less of DuckDB memory at the evaluation's peak (385 against 497 MiB) is 90-100 MiB of
-the process's (800-810 against 890-905 MiB). A fleet's evaluation took DuckDB's memory to about
-3.7 times what the plain loaded tables take: past a quarter of the limit it would near it.
+its 110 MiB less of DuckDB memory at the evaluation's peak (385 against 497 MiB) is 90-110 MiB of
+the process's (806-827 against 886-918 MiB, of the 1 GiB issue 46 allows). A fleet's evaluation
+took DuckDB's memory to about 3.7 times what the plain loaded tables take: past a quarter of the
+limit it would near it.
 """
 
 WORKERS = min(2, os.cpu_count() or 1)
