@@ -29,7 +29,7 @@ from verifier.core.errors import TopologError
 from verifier.core.limits import current_limits, use_limits
 from verifier.service.config import ServeConfig
 from verifier.service.gate import Gate, admit_doc
-from verifier.service.revision import OBSERVED_DIR, Revision, build_revision
+from verifier.service.revision import OBSERVED_DIR, KeptObservations, Revision, build_revision
 from verifier.session.inputs import read_inventory
 
 DOWN = IBSTAT.read_text()
@@ -449,6 +449,9 @@ def test_one_revision_id_is_one_answer_whenever_it_was_built(
     assert fresh.judged is not None and stale.judged is not None
     observed = str(timed.inventory[0].parent / OBSERVED_DIR / "dgx03" / "nvidia-smi.xml")
     assert (fresh.judged.stale, stale.judged.stale) == ((), (observed,))
+    # Every admit's placement judges the observations at the revision's clock too, not at its own.
+    assert isinstance(fresh.placing.observed, KeptObservations)
+    assert fresh.placing.observed.settings.now == fresh.judged.now == FRESH
     # The clock each judged at is reported, and the stale file is named with it.
     assert fresh.describe()["observations"] == {"judged_at": "2026-12-06T09:00:00Z", "stale": [], "unknown_hosts": []}
     assert stale.warnings() == [
