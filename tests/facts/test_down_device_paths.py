@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import run_cli
@@ -26,7 +27,8 @@ from verifier.facts.inventory import Row
 from verifier.sources.inventory import load_inventory_text
 from verifier.sources.scenario import apply_scenario, scenario_from
 
-POD = (Path(__file__).resolve().parents[2] / "inventories" / "dgx-h100-pod.yaml").read_text()
+ROOT = Path(__file__).resolve().parents[2]
+POD = (ROOT / "inventories" / "dgx-h100-pod.yaml").read_text()
 ANCHOR = "              dgx03:\n"
 NODE_RELATIONS = ["nearest_nic", "gpu_nic_path", "gpu_fabric_bottleneck", "pcie_path", "pcie_switch_load"]
 RELATIONS = [*NODE_RELATIONS, "scaleup_domain"]
@@ -157,7 +159,7 @@ def test_a_warm_node_class_cache_gives_the_down_answers(tmp_path: Path, monkeypa
         assert sorted(map(tuple, warm[rel]), key=repr) == sorted(map(tuple, cold[rel]), key=repr), rel
 
 
-FLEET = (Path(__file__).resolve().parents[2] / "inventories" / "mixed-fleet.yaml").read_text()
+FLEET = (ROOT / "inventories" / "mixed-fleet.yaml").read_text()
 RTX_N2 = "                  rtx-n2:\n"
 
 
@@ -183,3 +185,34 @@ def test_a_gpu_whose_only_nic_is_down_has_no_nic_and_one_finding(tmp_path: Path)
     # shipped fleet's own.)
     found = [f for f in _findings(tmp_path, text) if any(s.startswith("rtx-n3/") or s == "rtx-n3" for s in f[1])]
     assert found == [("BW003", ("rtx-n3/nic0",)), ("HEALTH002", ("rtx-n3/nic0",))]
+
+
+JOBS = ROOT / "inventories" / "jobs"
+PRINCIPALS = ROOT / "inventories" / "principals.yml"
+
+
+def _placed(*args: str) -> dict[str, Any]:
+    code, out, err = run_cli(
+        "place", *args, "--principals", str(PRINCIPALS), "--format", "json", env={"TOPOLOG_CACHE_DIR": ""}
+    )
+    assert code in (0, 1), err
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+def test_place_answers_alike_for_a_device_written_down_and_failed(tmp_path: Path) -> None:
+    # The shipped jobs on the pod with dgx01/gpu5 written down, and on the pod with `--fail
+    # dgx01/gpu5` (a what-if: its `after` side): every job is hosted by as many domains and placed
+    # first on the same GPUs at the same bottleneck.
+    path = tmp_path / "pod.yaml"
+    path.write_text(_down("gpu5"))
+    written = _placed(str(path), str(JOBS))
+    failed = _placed(str(ROOT / "inventories" / "dgx-h100-pod.yaml"), str(JOBS), "--fail", "dgx01/gpu5")
+    after = {j["job"]: j for j in failed["jobs"]}
+    assert {j["job"] for j in written["jobs"]} == set(after)
+    for job in written["jobs"]:
+        theirs = after[job["job"]]
+        first = job["placements"][0] if job["placements"] else None
+        mine = None if first is None else (first["gpus"], first["bottleneck_mbps"])
+        what_if = None if theirs["after"] is None else (theirs["after"]["gpus"], theirs["after"]["bottleneck_mbps"])
+        assert (mine, job["hosting"]) == (what_if, theirs["hosting_after"]), job["job"]
