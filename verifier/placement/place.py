@@ -13,8 +13,7 @@ import heapq
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import eq, itemgetter
+from operator import itemgetter
 from typing import TYPE_CHECKING, Protocol
 
 from verifier.core.errors import Diagnostic
@@ -628,18 +627,13 @@ class _Picker:
             eligible, sizes = self._eligible(name)
         shapes, price, by_profile, count_of = self._shapes, self.price, self.by_profile, self.count_of
         by_cost = rank == "cost"
-        judged: list[_Judged | None] = [None] * len(hosts)
+        judged: list[_Judged] = []
         order: list[tuple[int, int, int, str, int]] = []
         # This job's shapes by a flat key (node class, local profile, need, TP and its groups, which
         # GPUs are the domain's): a fleet's domains are a handful of shapes, each looked up here once
         # per domain without building _judge's nested key.
         seen: dict[tuple[object, ...], _Shape] = {}
-        todo: Sequence[int] = range(len(hosts))
-        alike: dict[int, tuple[str, _Shape]] = {}
-        if hosts and not by_cost and not tps:
-            todo = self._alike(job, hosts, eligible, sizes, seen, order, alike)
-        for i in todo:
-            domain, need = hosts[i]
+        for i, (domain, need) in enumerate(hosts):
             profiles = eligible.get(domain)
             tp = tps.get(domain, 1) if tps else 1
             node, local_id, cls, key = profiles[0] if profiles is not None and len(profiles) == 1 else _NO_PROFILE
@@ -680,8 +674,10 @@ class _Picker:
                     within = self.gpus_in(domain)
                 one = self._judge(job, domain, need, profiles or [], tp, within)
                 _d, count, worst, cost, _n, _l = one
-            judged[i] = one
-            bw = _bandwidth_key(worst, need)
+            judged.append(one)
+            # No bottleneck: a lone GPU has no pair to bound it (best); members that share no path
+            # at all have none either, and rank last, as what-if reads them (whatif.py: -1).
+            bw = -(worst if worst is not None else (_BIG if need <= 1 else 0))
             # The rank keys of docs/placement.md, then the host's position: a stable sort's order.
             if by_cost:
                 order.append((cost if cost is not None else _BIG, bw, count, domain, i))
@@ -689,70 +685,7 @@ class _Picker:
                 order.append((bw, count, 0, domain, i))
         # nsmallest is sorted(...)[:limit]; the keys are distinct (the position), so it is exact.
         chosen = heapq.nsmallest(limit, order) if limit else sorted(order)
-        shown: list[Shown] = []
-        for k in chosen:
-            one_judged = judged[k[-1]]
-            if one_judged is None:  # judged with its alike domains (_alike): its cost and members now
-                node, (local, worst, count, _tally) = alike[k[-1]]
-                p = price.get(node)
-                one_judged = (k[3], count, worst, p * len(local) if p is not None and local else None, (node,), local)
-            shown.append(_shown(one_judged))
-        return len(hosts), shown
-
-    def _alike(
-        self,
-        job: Job,
-        hosts: Sequence[tuple[str, int]],
-        eligible: Mapping[Value, list[_Profile]],
-        sizes: Mapping[Value, Value],
-        seen: dict[tuple[object, ...], _Shape],
-        order: list[tuple[int, int, int, str, int]],
-        alike: dict[int, tuple[str, _Shape]],
-    ) -> list[int]:
-        """`ranked`'s work for the domains inside one node with one eligible profile that holds the
-        domain's GPUs (nodes, a node's whole NVLink island), of a job ranked by bandwidth with no TP
-        groups: their rank keys added to `order` and their node and shape to `alike` (by position);
-        the positions of the other domains returned, for `ranked` to judge one by one.
-
-        A fleet's 16,384 nodes are a handful of shapes: the keys are found per shape, and the domains
-        go through C calls (map, zip) rather than a Python step each. The figures are `ranked`'s own:
-        the same flat key in `seen`, the same shapes, the same rank keys.
-        """
-        in_domain = job.scope == "nvlink_domain"
-        domains, needs = list(map(_AT0, hosts)), list(map(_AT1, hosts))
-        profiles = [p[0] if p is not None and len(p) == 1 else _NO_PROFILE for p in map(eligible.get, domains)]
-        nodes, ids, classes, keys = (list(map(itemgetter(c), profiles)) for c in range(4))
-        # A domain of scope nvlink_domain holds every GPU of its one profile when its count of them is the
-        # profile's (`ranked` reads the others' GPUs); any other domain is its node (held: True).
-        held = list(map(eq, map(sizes.get, domains), map(self.count_of.get, keys))) if in_domain else None
-        simple = [
-            local_id is not None and cls is not None and (held is None or held[i])
-            for i, (local_id, cls) in enumerate(zip(ids, classes, strict=True))
-        ]
-        flats = list(zip(classes, ids, needs, repeat(1), repeat(()), repeat(True)))  # `ranked`'s flat key
-        at = [i for i, ok in enumerate(simple) if ok]
-        first: dict[tuple[object, ...], int] = {}
-        for i in at:
-            first.setdefault(flats[i], i)
-        fabric, fullest, figures = job.min_fabric_mbps, _fullest_first(job), {}
-        for flat, i in first.items():
-            found = seen.get(flat)
-            if found is None:
-                # The shape _judge gives a one-node, one-profile domain, without the call (as `ranked`).
-                shape: tuple[object, ...] = ((classes[i],), (ids[i],), (needs[i], fabric, fullest, in_domain))
-                if in_domain:
-                    shape = (*shape, True)
-                found = self._shapes.get(shape)
-                if found is None:
-                    found = self._shapes[shape] = self._shape(job, [keys[i]], needs[i], [nodes[i]], 1, None)
-                seen[flat] = found
-            _local_members, worst, count, _tally = found
-            figures[flat] = (_bandwidth_key(worst, needs[i]), count)
-        picked = list(map(flats.__getitem__, at))
-        ranks = list(map(figures.__getitem__, picked))
-        order += zip(map(_AT0, ranks), map(_AT1, ranks), repeat(0), map(domains.__getitem__, at), at)
-        alike.update(zip(at, zip(map(nodes.__getitem__, at), map(seen.__getitem__, picked), strict=True), strict=True))
-        return [i for i, ok in enumerate(simple) if not ok]
+        return len(judged), [_shown(judged[k[-1]]) for k in chosen]
 
     def _eligible(self, job: str) -> tuple[dict[Value, list[_Profile]], dict[Value, Value]]:
         """Per domain of `job`, its eligible profiles' info (each row's profile is looked up once),
@@ -943,17 +876,6 @@ class _Picker:
         if not members or any(p is None for p in prices):
             return None
         return sum(p for p in prices if p is not None)
-
-
-_AT0, _AT1 = itemgetter(0), itemgetter(1)
-
-
-def _bandwidth_key(worst: int | None, need: int) -> int:
-    """The bandwidth rank key of a domain with bottleneck `worst`. No bottleneck: a lone GPU has no
-    pair to bound it (best); members that share no path at all have none either, and rank last, as
-    what-if reads them (whatif.py: -1).
-    """
-    return -(worst if worst is not None else (_BIG if need <= 1 else 0))
 
 
 def _shown(judged: _Judged) -> Shown:
