@@ -96,7 +96,7 @@ Below this many rows it does not pay: `place` at 131,072 GPUs (1.0 M rows) peaks
 32,768-GPU `verify` (1.3 M rows) saved 35 MiB for 0.2-0.3 s. Past it, only where the tables take
 a large share of engine_memory (COMPRESS_SHARE).
 """
-COMPRESS_SHARE = 4
+COMPRESS_SHARE = 6
 """Past COMPRESS_ROWS, the loaded facts are compressed only where DuckDB's tables take at least
 1/COMPRESS_SHARE of engine_memory: the checkpoint keeps a large fleet within DuckDB's memory_limit,
 and below that it costs time on the evaluation's critical path (no statement runs beside it) for
@@ -104,9 +104,10 @@ memory the run does not need. At 131,072 GPUs (5.3 M rows, 134 MiB of plain colu
 of the default 1 GiB) it took 0.35 s of a 2.4 s evaluation, before either thread starts, and
 its 110 MiB less of DuckDB memory at the evaluation's peak (385 against 497 MiB) is 75-110 MiB of
 the process's (787-823 against 883-897 MiB, of the 1 GiB issue 46 allows). A fleet's evaluation
-took DuckDB's memory to about 3.7 times what the plain loaded tables take: past a quarter of the
-limit it would near it. Skipped there, the whole run took 0.887x the instructions: 2.1 G less
-compressing, 1.6 G less decompressing in the evaluation's scans.
+took DuckDB's memory to about 3.7 times what the plain loaded tables take: below a sixth of the
+limit that stays under two thirds of it uncompressed (below a quarter it could near it). Skipped
+at 131,072 GPUs, the whole run took 0.887x the instructions: 2.1 G less compressing, 1.6 G less
+decompressing in the evaluation's scans.
 """
 
 WORKERS = min(2, os.cpu_count() or 1)
