@@ -121,3 +121,30 @@ def test_tables_at_the_share_of_engine_memory_are_compressed(
         engine.evaluate()
     assert "Uncompressed" not in _compression(engine, "link")
     assert engine.query("answer") == [("n6", 3)]
+
+
+def test_an_evaluation_run_again_compresses_what_its_first_attempt_left_plain(
+    engine: DuckDBBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past COMPRESS_ROWS but below the share (10 rows never take all of engine_memory), the first
+    # attempt, on two threads, leaves the facts plain. It fails (as two big statements at once that
+    # ran out of memory would), and the evaluation run again, one stratum after another, compresses
+    # them first: it may need that memory.
+    monkeypatch.setattr(duckdb_backend, "COMPRESS_ROWS", 10)
+    monkeypatch.setattr(duckdb_backend, "COMPRESS_SHARE", 1)
+    engine.workers, engine.concurrent_rows, engine.concurrent_strata = 2, 0, 2
+    engine.add_facts("link", LINKS)
+    engine.add_facts("ask", [("n6",)])
+    seen: list[set[str]] = []
+
+    def failing(todo: object, workers: int) -> None:
+        seen.append(_compression(engine, "link"))
+        raise duckdb_backend._Again
+
+    monkeypatch.setattr(engine, "_run_concurrently", failing)
+    engine.evaluate()
+    assert seen == [{"Uncompressed"}]
+    assert "Uncompressed" not in _compression(engine, "link")
+    # The same answers (first test): by hand, from n6 the chain reaches n7, n8, n9.
+    assert engine.query("answer") == [("n6", 3)]
+    assert len(engine.query("reach")) == 45

@@ -202,6 +202,8 @@ class DuckDBBackend:
         """Tuples the current evaluate() may still derive (limit derived_tuples)."""
         self._uncompressed = 0
         """Input rows loaded since the last evaluate() (COMPRESS_ROWS)."""
+        self._left_plain = False
+        """Whether the last evaluation left past COMPRESS_ROWS loaded rows uncompressed (COMPRESS_SHARE)."""
 
     @property
     def _con(self) -> duckdb.DuckDBPyConnection:
@@ -275,6 +277,7 @@ class DuckDBBackend:
         self._rounds_for = {}
         self._unfinished = {}
         self._uncompressed = 0
+        self._left_plain = False
         self.stats = EngineStats()
 
     def _create_table(self, relation: str) -> None:
@@ -741,11 +744,15 @@ class DuckDBBackend:
             self._offsets = {}
             self._coarse = {}
             self._rounds_for = {}
-        if (again and affected is not None) or self._worth_compressing():
+        plain = self._uncompressed >= COMPRESS_ROWS
+        if (again and (affected is not None or self._left_plain)) or self._worth_compressing():
             # The derived tables grow into the memory the loaded facts' plain columns held. (A
             # re-evaluation run again: the tuples the failed attempt derived, deleted above, keep
-            # their memory until a checkpoint.)
+            # their memory until a checkpoint. Any evaluation run again: the facts the failed
+            # attempt left plain are compressed, as that attempt may have run out of memory.)
             self._con.execute("CHECKPOINT")
+            plain = False
+        self._left_plain = plain
         self._uncompressed = 0
         todo = [s for s in self._strata if affected is None or not affected.isdisjoint(s.relations)]
         if workers > 1 and len(todo) >= max(2, self.concurrent_strata):
