@@ -6,6 +6,9 @@ different, else a pair whose value pairs are; None when every column and pair re
 
 from __future__ import annotations
 
+import random
+from itertools import combinations
+
 import numpy
 from numpy.typing import NDArray
 
@@ -92,3 +95,46 @@ def test_a_pair_not_proven_is_still_marked() -> None:
     rows = [ids(l1, l1, l2, l2), ids(gen, lanes, gen, lanes), ids(5, 16, 5, 16)]
     assert batch_key(rows, lambda i, j: False) == (0, 1)
     assert batch_key([ids(1, 1), ids(2, 2)], lambda i, j: False) is None
+
+
+def test_values_from_zero_marked_in_a_table_from_zero_give_the_same_keys() -> None:
+    # Ids 6..9 in 4 rows: 4 x 4 = 16 table entries allowed from 0, so the table runs from 0 (10
+    # entries, 0..5 never marked) instead of from 6 (4 entries). Rows (6, 8), (6, 9), (7, 8), (7, 9):
+    # no column alone is a key (6, 7, 8, 9 twice each); the pair (0, 1) has 2 x 2 = 4 possible pairs
+    # for 4 rows, ranked 0 and 1 in each column whichever table: all 4 different, the key.
+    assert batch_key([ids(6, 6, 7, 7), ids(8, 9, 8, 9)]) == (0, 1)
+    # The same with (7, 9) made (7, 8): (7, 8) twice, so no key.
+    assert batch_key([ids(6, 6, 7, 7), ids(8, 9, 8, 8)]) is None
+    # Ids 100 and 101 in 2 rows (past 4 entries a value): marked from 100 as before; both once.
+    assert batch_key([ids(100, 101)]) == (0,)
+
+
+def test_random_batches_get_the_key_a_row_by_row_reading_gives() -> None:
+    # Small columns of values 0..11 or 5..16 (some marked from 0, some from their smallest: FROM_ZERO),
+    # against the definition read row by row: the first column with no value twice, else among the
+    # pairs with at least as many possible value pairs as rows, smallest first (ties in column
+    # order), the first with no pair twice.
+    rng = random.Random(46)
+    for _ in range(500):
+        count, width = rng.randint(1, 8), rng.randint(1, 3)
+        low = rng.choice([0, 0, 5])
+        columns = [[rng.randint(low, low + 11) for _ in range(count)] for _ in range(width)]
+        expected: tuple[int, ...] | None = (
+            next((i,) for i, c in enumerate(columns) if len(set(c)) == count)
+            if any(len(set(c)) == count for c in columns)
+            else None
+        )
+        if expected is None:
+            pairs = sorted(
+                ((len(set(columns[i])) * len(set(columns[j])), i, j) for i, j in combinations(range(width), 2)),
+                key=lambda p: p[0],
+            )
+            expected = next(
+                (
+                    (i, j)
+                    for size, i, j in pairs
+                    if size >= count and len(set(zip(columns[i], columns[j], strict=True))) == count
+                ),
+                None,
+            )
+        assert batch_key([ids(*c) for c in columns]) == expected, columns
