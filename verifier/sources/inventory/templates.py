@@ -640,6 +640,15 @@ class Expander:
                 add(plan[1][slot])
         return out, known
 
+    def _ends(self, form: str, loop: Sequence[Sequence[int | str]]) -> tuple[list[str], bool]:
+        """_each_end of `form` over `loop`, each end as its object's own id string where it is one."""
+        unmade = self.sink.unmade_objects
+        if unmade:
+            found = _unmade_ends(form, loop, unmade, self.positions)
+            if found is not None:
+                return found, True
+        return _each_end(form, loop, self.sink.objects.get, self.positions, self._ids_of)
+
     def _object(self, oid: str) -> Obj | None:
         """The object `oid`, made now (with every other not made yet) if it was not yet."""
         obj = self.sink.objects.get(oid)
@@ -913,12 +922,7 @@ class Expander:
             # Each end as its object's own id string where the object exists already: a fleet's
             # cables name its NICs and switches hundreds of thousands of times, each a fresh copy of
             # the text otherwise (17 MiB at 131,072 GPUs, kept as long as the inventory).
-            get = self.sink.objects.get
-            at, ids_of = self.positions, self._ids_of
-            (ends_a, known_a), (ends_b, known_b) = (
-                _each_end(form_a, loop, get, at, ids_of),
-                _each_end(form_b, loop, get, at, ids_of),
-            )
+            (ends_a, known_a), (ends_b, known_b) = self._ends(form_a, loop), self._ends(form_b, loop)
             if removed:
                 kept = [(a, b) for a, b in zip(ends_a, ends_b, strict=True) if a not in removed and b not in removed]
                 ends_a, ends_b = [a for a, _ in kept], [b for _, b in kept]
@@ -1336,6 +1340,76 @@ def _each_end(
             at = [x * n + t for x in at for t in range(n)] if j in used else [x for x in at for _ in range(n)]
         positions[(sizes, used)] = at
     return list(map(distinct.__getitem__, at)), known
+
+
+def _unmade_ends(
+    form: str, loop: Sequence[Sequence[int | str]], unmade: Mapping[str, Unmade], positions: _Positions
+) -> list[str] | None:
+    """_each_end's ends where every one is an object of a node whose objects are not made yet
+    (Sink.unmade_objects), all of one plan: its names, read from the node's names by slot. None
+    where that is not so, or not certain from `form` (then _each_end, end by end).
+
+    A fleet's 131,072 NIC ends (`{pod}-r{r}-n{n}/nic{l}`) are then 16,384 node names and 8 NIC
+    names, each looked up once, rather than 131,072 texts made, split at their "/" and looked up.
+    An end's node is the text before its first "/": here the text before the first "/" written in
+    `form`, where no value rendered before it holds one.
+    """
+    parts = list(string.Formatter().parse(form))
+    node_form = ""
+    cut = None
+    for k, (text, name, spec, conv) in enumerate(parts):
+        if "/" in text:
+            cut = k
+            break
+        if name is None or conv is not None:
+            return None
+        values = loop[int(name)]
+        if any("/" in format(v, spec or "") for v in values):
+            return None
+        node_form += _brace(text) + (f"{{{name}:{spec}}}" if spec else f"{{{name}}}")
+    if cut is None:
+        return None
+    text, name, spec, conv = parts[cut]
+    before, _slash, after = text.partition("/")
+    node_form += _brace(before)
+    rest_form = "/" + _brace(after) + (f"{{{name}:{spec}}}" if spec else f"{{{name}}}" if name is not None else "")
+    for text, name, spec, conv in parts[cut + 1 :]:
+        if conv is not None:
+            return None
+        rest_form += _brace(text) + ("" if name is None else f"{{{name}:{spec}}}" if spec else f"{{{name}}}")
+    nodes, node_at = _distinct(node_form, loop, positions)
+    rests, rest_at = _distinct(rest_form, loop, positions)
+    if not nodes or not rests:  # a variable with no values: no ends at all, as _each_end finds
+        return None
+    try:
+        found = list(map(unmade.__getitem__, nodes))
+    except KeyError:
+        return None
+    plan = found[0][0]
+    if any(f[0] is not plan for f in found):
+        return None
+    try:
+        slots = list(map(plan.object_slots_by_name.__getitem__, rests))
+    except KeyError:
+        return None
+    names = list(map(_SECOND, found))
+    return list(map(list.__getitem__, map(names.__getitem__, node_at), map(slots.__getitem__, rest_at)))
+
+
+def _distinct(form: str, loop: Sequence[Sequence[int | str]], positions: _Positions) -> tuple[list[str], list[int]]:
+    """`form`'s distinct texts over `loop` (as _each_end makes them) and, for every combination of
+    `loop` in `itertools.product` order, the position of its text among them.
+    """
+    used = frozenset(int(name) for _text, name, _spec, _conv in string.Formatter().parse(form) if name is not None)
+    made = _formatted(form, [values if j in used else values[:1] for j, values in enumerate(loop)])
+    sizes = tuple(map(len, loop))
+    at = positions.get((sizes, used))
+    if at is None:
+        at = [0]
+        for j, n in enumerate(sizes):
+            at = [x * n + t for x in at for t in range(n)] if j in used else [x for x in at for _ in range(n)]
+        positions[(sizes, used)] = at
+    return made, at
 
 
 def _texts(made: Sequence[str], found: Sequence[Obj | None]) -> tuple[list[str], bool]:
