@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import operator
 import string
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from types import MappingProxyType
@@ -640,14 +640,16 @@ class Expander:
                 add(plan[1][slot])
         return out, known
 
-    def _ends(self, form: str, loop: Sequence[Sequence[int | str]]) -> tuple[list[str], bool]:
-        """_each_end of `form` over `loop`, each end as its object's own id string where it is one."""
+    def _ends(self, form: str, loop: Sequence[Sequence[int | str]]) -> tuple[list[str], bool, list[str] | None]:
+        """_each_end of `form` over `loop`, each end as its object's own id string where it is one;
+        and, where every end is an object of a node not made yet, those nodes (the ends' heads).
+        """
         unmade = self.sink.unmade_objects
         if unmade:
             found = _unmade_ends(form, loop, unmade, self.positions)
             if found is not None:
-                return found, True
-        return _each_end(form, loop, self.sink.objects.get, self.positions, self._ids_of)
+                return found[0], True, found[1]
+        return *_each_end(form, loop, self.sink.objects.get, self.positions, self._ids_of), None
 
     def _object(self, oid: str) -> Obj | None:
         """The object `oid`, made now (with every other not made yet) if it was not yet."""
@@ -837,18 +839,19 @@ class Expander:
             return None
         return deferred
 
-    def _note_all(self, lids: list[str]) -> None:
+    def _note_all(self, lids: list[str], heads: Collection[str] | None = None) -> None:
         """`_note` for each of `lids` in turn, before any of them is made (a foreach's cables): the
         same heads kept, and the deferred links made at once if any of them has one of these ids.
         Making them before the first cable rather than before the one that collides leaves the links
         in the same order (each deferred link takes its placeholder's place), in a few C-level passes
-        instead of a call per cable.
+        instead of a call per cable. `heads`: those of `lids` (up to the first "/"), where known.
         """
         sink = self.sink
         deferred = sink.deferred
         if deferred is None:
             return
-        heads = list(map(_FIRST, map(str.partition, lids, repeat("/"))))
+        if heads is None:
+            heads = list(map(_FIRST, map(str.partition, lids, repeat("/"))))
         sink.heads.update(heads)
         if deferred.keys().isdisjoint(heads):
             return
@@ -856,7 +859,8 @@ class Expander:
         # end as some deferred link's id does (its text after the last hole) is none of them. The
         # test runs in C over every id; only those that pass it are looked at one by one.
         ending = map(str.endswith, lids, repeat(self.tails))
-        for lid, head in itertools.compress(zip(lids, heads, strict=True), ending):
+        for lid in itertools.compress(lids, ending):
+            head = lid.partition("/")[0]
             found = deferred.get(head)
             if found is not None and found[0].makes(lid, head):
                 self.make_deferred()
@@ -922,13 +926,14 @@ class Expander:
             # Each end as its object's own id string where the object exists already: a fleet's
             # cables name its NICs and switches hundreds of thousands of times, each a fresh copy of
             # the text otherwise (17 MiB at 131,072 GPUs, kept as long as the inventory).
-            (ends_a, known_a), (ends_b, known_b) = self._ends(form_a, loop), self._ends(form_b, loop)
+            (ends_a, known_a, heads), (ends_b, known_b, _) = self._ends(form_a, loop), self._ends(form_b, loop)
             if removed:
                 kept = [(a, b) for a, b in zip(ends_a, ends_b, strict=True) if a not in removed and b not in removed]
                 ends_a, ends_b = [a for a, _ in kept], [b for _, b in kept]
+                heads = None  # (some cables may be left out)
             lids = [f"{a}<->{b}" for a, b in zip(ends_a, ends_b, strict=True)]
             if self.sink.deferred is not None:
-                self._note_all(lids)
+                self._note_all(lids, heads)
             if links.keys().isdisjoint(lids):
                 # No cable takes an id made before (the usual case): all are made in one pass. Should
                 # two of them share an id, the table grows by fewer: they are taken out again (they are
@@ -1344,10 +1349,11 @@ def _each_end(
 
 def _unmade_ends(
     form: str, loop: Sequence[Sequence[int | str]], unmade: Mapping[str, Unmade], positions: _Positions
-) -> list[str] | None:
+) -> tuple[list[str], list[str]] | None:
     """_each_end's ends where every one is an object of a node whose objects are not made yet
-    (Sink.unmade_objects), all of one plan: its names, read from the node's names by slot. None
-    where that is not so, or not certain from `form` (then _each_end, end by end).
+    (Sink.unmade_objects), all of one plan: its names, read from the node's names by slot; and
+    those nodes, each once. None where that is not so, or not certain from `form` (then _each_end,
+    end by end).
 
     A fleet's 131,072 NIC ends (`{pod}-r{r}-n{n}/nic{l}`) are then 16,384 node names and 8 NIC
     names, each looked up once, rather than 131,072 texts made, split at their "/" and looked up.
@@ -1393,7 +1399,7 @@ def _unmade_ends(
     except KeyError:
         return None
     names = list(map(_SECOND, found))
-    return list(map(list.__getitem__, map(names.__getitem__, node_at), map(slots.__getitem__, rest_at)))
+    return list(map(list.__getitem__, map(names.__getitem__, node_at), map(slots.__getitem__, rest_at))), nodes
 
 
 def _distinct(form: str, loop: Sequence[Sequence[int | str]], positions: _Positions) -> tuple[list[str], list[int]]:
