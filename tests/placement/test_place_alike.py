@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from verifier.placement import profile_gpus
 from verifier.placement.place import PlaceReport
 from verifier.session.place_run import place
 
@@ -35,16 +36,21 @@ def _gpus(node: str, *ids: int) -> tuple[str, ...]:
 # n3/gpu1 holds one GPU only and hosts nothing. Five hosting domains, all 450 GB/s, by name.
 # one-nvl (1 GPU, scope nvlink_domain): the six NVLink domains all host; one GPU has no pair, so no
 # bottleneck: all tie, by name, n3/gpu1 among them.
+# two-nodes (8 GPUs on at most 2 nodes, scope rack): r0 is the one rack and hosts. Fullest nodes
+# first: n0, n2, n3, n4 have 4 GPUs in service, n1 3; ties by name: n0 and n2, all their GPUs. The
+# fixture has no NIC: a GPU's way into the fabric is 0, and two nodes meet over it: bottleneck 0.
 PAIR_NODE: list[Shown] = [(n, _gpus(n, 0, 1), 1, NVSWITCH) for n in ("n0", "n1", "n2", "n4")]
 PAIR_NODE.append(("n3", _gpus("n3", 0, 1), 1, -1))  # -1: over PCIe, some figure below NVSWITCH
 PAIR_NVL: list[Shown] = [
     (f"{n}/gpu0", _gpus(n, *((0, 2) if n == "n3" else (0, 1))), 1, NVSWITCH) for n in ("n0", "n1", "n2", "n3", "n4")
 ]
 ONE_NVL: list[Shown] = [(d, (d,), 1, None) for d in ("n0/gpu0", "n1/gpu0", "n2/gpu0", "n3/gpu0", "n3/gpu1", "n4/gpu0")]
+TWO_NODES: list[Shown] = [("r0", (*_gpus("n0", 0, 1, 2, 3), *_gpus("n2", 0, 1, 2, 3)), 2, 0)]
 EXPECTED: dict[str, tuple[int, list[Shown]]] = {
     "pair-node": (5, PAIR_NODE),
     "pair-nvl": (5, PAIR_NVL),
     "one-nvl": (6, ONE_NVL),
+    "two-nodes": (1, TWO_NODES),
 }
 
 
@@ -83,3 +89,20 @@ def test_limit_is_the_head(limit: int) -> None:
 def test_ranked_by_cost_the_same() -> None:
     # No price in the fixture: every cost is unknown and ranks alike; the bandwidth keys then order them.
     _check(_answers(place([INVENTORY], [JOBS], authorize=False, rank="cost")))
+
+
+def test_alike_nodes_gpus_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # n0, n2 and n4 are alike (one class, one profile each with the same figures): ranking reads the
+    # GPUs of one of them from the engine and names the others' from it (GpusByProfile.twins). n1 has
+    # two profiles (gpu3 down) and n3 is wired otherwise (its own class): each is read. The rack's
+    # shape (two-nodes) asks for all five nodes' GPUs: n2's and n4's come without a query.
+    read: list[str] = []
+    read_node = profile_gpus.GpusByProfile._read_node
+
+    def spied(self: profile_gpus.GpusByProfile, node: str) -> None:
+        read.append(node)
+        read_node(self, node)
+
+    monkeypatch.setattr(profile_gpus.GpusByProfile, "_read_node", spied)
+    _check(_answers(place([INVENTORY], [JOBS], authorize=False, engine="duckdb")))
+    assert sorted(read) == ["n0", "n1", "n3"]

@@ -504,6 +504,7 @@ class Profiles:
         class_of, node_at = pairs.class_of, self.key_node
         # How many profiles each node has: only a profile read on demand is judged by it.
         profiles_of = Counter(str(k[node_at]) for k in by_profile.counts) if on_demand else Counter[str]()
+        twins: dict[ProfileKey, int] = {}  # the profiles whose GPUs their class and figures say
         for profile_key in by_profile.counts:
             node, tag = str(profile_key[node_at]), str(profile_key[tag_at])
             cls = class_of.get(node)
@@ -512,13 +513,14 @@ class Profiles:
                 # The only profile of its node holds every GPU of the node (each GPU has one at least),
                 # and nodes of one class have the same local names (NodePairs keeps its pairs in them):
                 # the class and the figures say which GPUs, without reading them.
-                local_id = interned.setdefault(((cls,), *figures_of(profile_key)), len(interned))
+                local_id = twins[profile_key] = interned.setdefault(((cls,), *figures_of(profile_key)), len(interned))
             elif not tag or tag.startswith(node + "/"):
                 cut = len(node) + 1
                 gpus = (_local(g, node) for g in by_profile[profile_key])
                 local = (*figures_of(profile_key), tag[cut:], *gpus)
                 local_id = interned.setdefault(local, len(interned))
             info[profile_key] = (node, local_id, cls, profile_key)
+        by_profile.twins(twins)  # a rack of alike nodes: one node's GPUs read, the others' renamed
         self.by_profile: Mapping[ProfileKey, tuple[str, ...]] = by_profile
         self.count_of = by_profile.counts
         """Each profile's number of GPUs (read with the profiles: no GPU's name needed)."""

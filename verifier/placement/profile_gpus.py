@@ -92,6 +92,39 @@ class GpusByProfile(Mapping[ProfileKey, tuple[str, ...]]):
             counts = {key: len(gpus) for key, gpus in self._lists.items()}
         self.counts: Mapping[ProfileKey, int] = counts
         """Each profile's number of GPUs, whether or not they were read."""
+        self._twins: Mapping[ProfileKey, int] = {}
+        self._twin_read: dict[int, ProfileKey] = {}  # per twin number, a profile of it whose GPUs were read
+
+    def twins(self, twins: Mapping[ProfileKey, int]) -> None:
+        """Profiles that hold every GPU of their node, numbered so that two with one number hold the
+        same GPUs but for the node's name (nodes of one class, the same figures: Profiles.info's local
+        ids). Once one profile of a number is read, the others' GPUs are its GPUs renamed, without a
+        query: a rack or pod of alike nodes costs one node's read, not one per node.
+        """
+        self._twins = twins
+        for key in self._lists:
+            self._note_twin(key)
+
+    def _note_twin(self, key: ProfileKey) -> None:
+        number = self._twins.get(key)
+        if number is not None and number not in self._twin_read:
+            node = str(key[self._key_node])
+            if all(g.startswith(node + "/") for g in self._lists[key]):
+                self._twin_read[number] = key
+
+    def _from_twin(self, key: ProfileKey) -> tuple[str, ...] | None:
+        """`key`'s GPUs from a read profile of its twin number (twins), or None."""
+        number = self._twins.get(key)
+        twin = self._twin_read.get(number) if number is not None else None
+        if twin is None:
+            return None
+        cut, node = len(str(twin[self._key_node])), str(key[self._key_node])
+        # The twin's GPUs are sorted; the same names under another node's sort the same way.
+        gpus = tuple(node + g[cut:] for g in self._lists[twin])
+        if len(gpus) != self.counts.get(key):
+            return None
+        self._lists[key] = gpus
+        return gpus
 
     def read_every(self) -> None:
         """Every GPU's profile read at once (a fleet's rows), if not done yet."""
@@ -123,12 +156,15 @@ class GpusByProfile(Mapping[ProfileKey, tuple[str, ...]]):
             grouped.setdefault(key_of(row), []).append(str(row[gpu_at]))
         for key, gpus in grouped.items():
             self._lists[key] = tuple(sorted(gpus))
+            self._note_twin(key)
 
     def __getitem__(self, key: ProfileKey) -> tuple[str, ...]:
         found = self._lists.get(key)
         if found is None and not self._every and key in self.counts:
-            self._read_node(str(key[self._key_node]))
-            found = self._lists.get(key)
+            found = self._from_twin(key)
+            if found is None:
+                self._read_node(str(key[self._key_node]))
+                found = self._lists.get(key)
         if found is None:
             raise KeyError(key)
         return found
