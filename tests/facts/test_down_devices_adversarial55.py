@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 from cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -227,3 +229,62 @@ def test_a_split_of_the_type_and_one_of_the_chip_in_one_node(tmp_path: Path) -> 
     assert _subjects(found, "TOPO004") == ["n0", "n1"]
     assert _subjects(found, "SCALE006") == ["n1/nvsw1"]
     assert _pairs_off_nvlink(tmp_path, text) == [(f"n{n}/gpu{g}", f"n{n}/gpu3") for n in (0, 1) for g in range(3)]
+
+
+JOBS = ROOT / "inventories" / "jobs"
+PRINCIPALS = ROOT / "inventories" / "principals.yml"
+
+
+def _placed(*args: str) -> dict[str, Any]:
+    code, out, err = run_cli(
+        "place", *args, "--principals", str(PRINCIPALS), "--format", "json", env={"TOPOLOG_CACHE_DIR": ""}
+    )
+    assert code in (0, 1), err
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+@pytest.mark.parametrize("device", ["nic3", "pcie1", "cpu0", "nvsw0"])
+def test_place_answers_alike_for_each_kind_written_down_and_failed(tmp_path: Path, device: str) -> None:
+    # b7c86ba's test holds this for a GPU; a NIC, a PCIe switch, a CPU and an NVSwitch chip of dgx01
+    # written down must place the shipped jobs as `--fail dgx01/<device>` does (its `after` side):
+    # the same first placement (GPUs, bottleneck) and as many hosting domains, job by job.
+    path = tmp_path / "pod.yaml"
+    path.write_text(_pod_down(POD, device))
+    written = _placed(str(path), str(JOBS))
+    failed = _placed(str(ROOT / "inventories" / "dgx-h100-pod.yaml"), str(JOBS), "--fail", f"dgx01/{device}")
+    after = {j["job"]: j for j in failed["jobs"]}
+    assert {j["job"] for j in written["jobs"]} == set(after)
+    for job in written["jobs"]:
+        theirs = after[job["job"]]
+        first = job["placements"][0] if job["placements"] else None
+        mine = None if first is None else (first["gpus"], first["bottleneck_mbps"])
+        what_if = None if theirs["after"] is None else (theirs["after"]["gpus"], theirs["after"]["bottleneck_mbps"])
+        assert (mine, job["hosting"]) == (what_if, theirs["hosting_after"]), job["job"]
+
+
+ONE_GPU = """apiVersion: topolog.dev/v1
+kind: Jobs
+jobs:
+  - {name: one-gpu, principal: Team::"research", gpus: 1, topology: {scope: nvlink_domain}}
+"""
+
+
+def test_a_down_gpus_own_domain_is_a_candidate_never_a_placement(tmp_path: Path) -> None:
+    # p32's candidates went 4098 -> 4099 with b7c86ba: a GPU marked down is its own one-GPU NVLink
+    # domain (as `--fail` made it before). The pod with dgx01/gpu5 down: dgx01 is two domains (gpu5;
+    # the other seven), dgx03 two (its gpu2, whose degraded bond its fabric manager answers by taking
+    # it out of NVLink: TOPO005; the other seven), the six other DGX one each: 10 candidates for a
+    # one-GPU job of team research (allowed on all 8 nodes). Every domain but gpu5's hosts it (9);
+    # gpu5's is rejected as out of service, and no placement ever holds dgx01/gpu5.
+    path = tmp_path / "pod.yaml"
+    path.write_text(_pod_down(POD, "gpu5"))
+    jobs = tmp_path / "one.yaml"
+    jobs.write_text(ONE_GPU)
+    doc = _placed(str(path), str(jobs), "--why-not", "--limit", "100")
+    (job,) = doc["jobs"]
+    assert (job["candidates"], job["hosting"]) == (10, 9)
+    assert not [p for p in job["placements"] if "dgx01/gpu5" in p["gpus"]]
+    assert [(w["domain"], w["requirement"], w["have"], w["need"]) for w in job["why_not"]] == [
+        ("dgx01/gpu5", "healthy", 0, 1)
+    ]
