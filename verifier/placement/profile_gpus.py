@@ -10,6 +10,8 @@ aggregated by the rules from the same rows) are a row per node.
 `GpusByProfile` is the mapping profile -> its GPUs, sorted. Given the counts, it reads a node's
 GPUs the first time one of that node's profiles is asked for (one query bound to the node), and
 every GPU's at once past READ_ALONE nodes or when its values are iterated: the same lists either way.
+A profile that holds every GPU of a node alike to one already read (`twins`: same class, same
+figures) is named from that node's, with no query: a rack or pod of alike nodes reads one.
 Without counts it reads every GPU's at once (a service keeps its profiles past its evaluation).
 """
 
