@@ -144,3 +144,48 @@ def test_only_ends_outside_unmade_nodes_are_found_end_by_end(monkeypatch: pytest
     forms.clear()
     load_inventory_text(_fleet(_cable("{pod}-n{n}/nic{l}", "{pod}-leaf{l}", "n: 0..1, l: 0..1"), second="tray"))
     assert forms == ["p0-n{0}/nic{1}", "p0-leaf{1}", "p1-n{0}/nic{1}", "p1-leaf{1}"]
+
+
+NESTED = """
+apiVersion: topolog.dev/v1
+templates:
+  host:
+    kind: node
+    children:
+      - {name: "cpu{i}", kind: cpu, count: 2, children: [{name: "dram{i}", kind: memory}]}
+    links: [{a: cpu0, b: cpu1, kind: upi, bandwidth: 64 GB/s}]  # (a plan with no link makes its objects at once)
+objects:
+  - {template: host, name: "h-{i}", count: 2}
+  - {name: "mem-sw", kind: switch}
+links:
+  - {a: "h-{h}/dram{c}", b: mem-sw, kind: ethernet, bandwidth: 1 GB/s, foreach: {h: [a, b], c: 0..1}}
+"""
+
+
+def test_ends_under_a_device_and_nodes_named_by_a_text_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The nodes are h-0 and h-1 (count 2); the foreach names them through the text values a and b,
+    # which name no node: every end is then looked for end by end and reported missing.
+    with pytest.raises(TopologError, match="link endpoint 'h-a/dram0' does not exist"):
+        load_inventory_text(NESTED)
+    # Named by number, the four ends are the memories under the CPUs (`dram{i}` under `cpu{i}` takes
+    # the CPU's i; a device's id is its node's and its own name, however deep it sits: h-0/dram0),
+    # found in the plan without going end by end.
+    forms: list[str] = []
+    each_end = templates._each_end
+
+    def recording(form: str, *args: Any, **kwargs: Any) -> tuple[list[str], bool]:
+        if "\x00" not in form:
+            forms.append(form)
+        return each_end(form, *args, **kwargs)
+
+    monkeypatch.setattr(templates, "_each_end", recording)
+    inv = load_inventory_text(NESTED.replace("{h: [a, b], c: 0..1}", "{h: 0..1, c: 0..1}"))
+    assert [(lk.a, lk.b) for lk in inv.links.values() if lk.kind == "ethernet"] == [
+        ("h-0/dram0", "mem-sw"),
+        ("h-0/dram1", "mem-sw"),
+        ("h-1/dram0", "mem-sw"),
+        ("h-1/dram1", "mem-sw"),
+    ]
+    assert forms == ["mem-sw"]  # only the switch, a made object
+    objects = inv.objects
+    assert all(objects[lk.a].id is lk.a for lk in inv.links.values() if lk.kind == "ethernet")
