@@ -108,6 +108,27 @@ def test_the_detour_a_down_nic_causes_is_still_left_to_health002(tmp_path: Path)
     assert _subjects(found, "HEALTH002") == ["dgx01/nic2", "dgx01/nic3"]
 
 
+# A DGX H100 node type with nic3 on pcie3 (beside gpu6, gpu7, nic6, nic7) instead of pcie1: gpu3's
+# nearest NIC is nic2 on its own pcie1 (PIX; nic3 is two switches and a host bridge away), which lands
+# on leaf2: rail 2 for GPU index 3, BW006's error for gpu3 of every node (merged: gpu3 and nic2 of
+# each node and leaf2).
+RAIL_POD = _replace(
+    POD,
+    '- {a: "nic{g}", b: pcie1, kind: pcie, generation: 5, lanes: 16, foreach: {g: [2, 3]}}',
+    '- {a: "nic{g}", b: pcie1, kind: pcie, generation: 5, lanes: 16, foreach: {g: [2]}}\n'
+    "      - {a: nic3, b: pcie3, kind: pcie, generation: 5, lanes: 16}",
+)
+
+
+def test_a_down_own_rail_nic_does_not_hide_its_node_types_rail_mismatch(tmp_path: Path) -> None:
+    # dgx01/nic3 down: gpu3 reaches the fabric through nic2 (leaf2) with nic3 up or down, for the
+    # type's wiring (its twin dgx00/gpu3 does too), so BW006 still names dgx01/gpu3 as the seven
+    # other nodes' gpu3. (b7c86ba dropped it: its own rail's NIC being down was taken as the cause.)
+    found = _findings(tmp_path, _pod_down(RAIL_POD, "nic3"))
+    assert _subjects(found, "BW006", "dgx") == sorted(f"dgx{n:02d}/{d}" for n in range(8) for d in ("gpu3", "nic2"))
+    assert _subjects(found, "HEALTH002") == ["dgx01/nic3"]
+
+
 # inventories/mixed-fleet.yaml's HGX A100 type wired wrongly: both NICs on cpu0 (the shipped type has
 # nic1 on cpu1). gpu4..7 hang on cpu1, so their nearest NIC is across the sockets (SYS): BW002's
 # warning (the type promises nvlink_domain only, no GPUDirect, so not BW009). gpu0..3 reach nic0 and
