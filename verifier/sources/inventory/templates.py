@@ -1336,15 +1336,21 @@ def _each_end(
         distinct, known = (ids_of or _texts)(made, found)
     if len(used) == len(loop):
         return distinct, known
+    return list(map(distinct.__getitem__, _at(loop, used, positions))), known
+
+
+def _at(loop: Sequence[Sequence[int | str]], used: frozenset[int], positions: _Positions) -> list[int]:
+    """Where each combination of `loop` (in `itertools.product` order) finds its text among the
+    distinct texts of a form that uses the variables `used`: its used values' positions, read as digits.
+    """
     sizes = tuple(map(len, loop))
     at = positions.get((sizes, used))
     if at is None:
-        # Where each combination's end is in `distinct`: its used values' positions, read as digits.
         at = [0]
         for j, n in enumerate(sizes):
             at = [x * n + t for x in at for t in range(n)] if j in used else [x for x in at for _ in range(n)]
         positions[(sizes, used)] = at
-    return list(map(distinct.__getitem__, at)), known
+    return at
 
 
 def _unmade_ends(
@@ -1408,14 +1414,7 @@ def _distinct(form: str, loop: Sequence[Sequence[int | str]], positions: _Positi
     """
     used = frozenset(int(name) for _text, name, _spec, _conv in string.Formatter().parse(form) if name is not None)
     made = _formatted(form, [values if j in used else values[:1] for j, values in enumerate(loop)])
-    sizes = tuple(map(len, loop))
-    at = positions.get((sizes, used))
-    if at is None:
-        at = [0]
-        for j, n in enumerate(sizes):
-            at = [x * n + t for x in at for t in range(n)] if j in used else [x for x in at for _ in range(n)]
-        positions[(sizes, used)] = at
-    return made, at
+    return made, _at(loop, used, positions)
 
 
 def _texts(made: Sequence[str], found: Sequence[Obj | None]) -> tuple[list[str], bool]:
