@@ -98,7 +98,9 @@ a large share of engine_memory (COMPRESS_SHARE).
 """
 COMPRESS_SHARE = 6
 """Past COMPRESS_ROWS, the loaded facts are compressed only where DuckDB's tables take at least
-1/COMPRESS_SHARE of engine_memory: the checkpoint keeps a large fleet within DuckDB's memory_limit,
+1/COMPRESS_SHARE of engine_memory, or where the strata run one after another (one worker, a
+program of few strata: no concurrent pass that runs again, compressed, if it runs out of memory;
+tests/engine/test_duckdb_eval_adversarial55.py): the checkpoint keeps a large fleet within DuckDB's memory_limit,
 and below that it costs time on the evaluation's critical path (no statement runs beside it) for
 memory the run does not need. At 131,072 GPUs (5.3 M rows, 134 MiB of plain columns, an eighth
 of the default 1 GiB) it took 0.35 s of a 2.4 s evaluation, before either thread starts, and
@@ -744,8 +746,14 @@ class DuckDBBackend:
             self._offsets = {}
             self._coarse = {}
             self._rounds_for = {}
+        todo = [s for s in self._strata if affected is None or not affected.isdisjoint(s.relations)]
+        concurrent = workers > 1 and len(todo) >= max(2, self.concurrent_strata)
         plain = self._uncompressed >= COMPRESS_ROWS
-        if (again and (affected is not None or self._left_plain)) or self._worth_compressing():
+        # Left plain only where the concurrent pass runs: one that runs out of memory is run again,
+        # compressed first (below). One stratum after another nothing runs again: an evaluation
+        # that fit with the checkpoint must get it (one worker, or a program of few strata).
+        rerun = again and (affected is not None or self._left_plain)
+        if rerun or (plain and not concurrent) or self._worth_compressing():
             # The derived tables grow into the memory the loaded facts' plain columns held. (A
             # re-evaluation run again: the tuples the failed attempt derived, deleted above, keep
             # their memory until a checkpoint. Any evaluation run again: the facts the failed
@@ -754,8 +762,7 @@ class DuckDBBackend:
             plain = False
         self._left_plain = plain
         self._uncompressed = 0
-        todo = [s for s in self._strata if affected is None or not affected.isdisjoint(s.relations)]
-        if workers > 1 and len(todo) >= max(2, self.concurrent_strata):
+        if concurrent:
             self._run_concurrently(todo, workers)
         else:
             for stratum in todo:
