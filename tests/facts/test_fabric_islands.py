@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from verifier.facts.fabric_islands import down_devices, switch_islands, switches_of
 from verifier.facts.graph import NodePairs, graph_facts
 from verifier.facts.whole_nodes import whole_nodes
 from verifier.sources.inventory.loader import load_inventory, load_inventory_text
@@ -235,3 +236,67 @@ def test_cables_written_either_way_and_a_switch_marked_down_by_hand() -> None:
     # Asked as `place` asks (with the NICs' uplinks on the same pass), the same rows.
     together = graph_facts(load_inventory_text(EITHER_WAY, "t.yaml"), set(FUSED), NodePairs())
     assert _rows(together, "node_fabric_island") == facts["node_fabric_island"]
+
+
+PICKED = """\
+apiVersion: topolog.dev/v1
+objects:
+  - {name: "leaf{i}", kind: switch, count: 6}
+  - {name: "spine{i}", kind: switch, count: 3}
+  - {name: spine2x, kind: switch, state: down}
+  - name: n0
+    kind: node
+    children:
+      - {name: "nic{i}", kind: nic, count: 2}
+links:
+  - {a: spine0, b: leaf0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: leaf1, b: spine0, kind: ethernet, bandwidth: 400 Gb/s}
+  - {a: leaf2, b: n0/nic0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: n0/nic1, b: leaf2, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: spine1, b: n0/nic0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: leaf4, b: spine0, kind: pcie, generation: 5, lanes: 16}
+  - {a: leaf3, b: spine2x, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: spine2x, b: spine1, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: leaf4, b: spine1, kind: infiniband, bandwidth: 400 Gb/s, state: down}
+  - {a: spine2, b: leaf5, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: leaf5, b: spine1, kind: infiniband, bandwidth: 400 Gb/s}
+"""
+
+
+def test_only_working_switch_to_switch_cables_join_whichever_end_is_written_first() -> None:
+    # switch_islands picks the links whose end `a` is a switch, then checks `b`, the kind, the state
+    # and the devices marked down. By hand: spine0 -> leaf0 (switch first) and leaf1 -> spine0
+    # (Ethernet between switches: a fabric cable) join {leaf0, leaf1, spine0}: island leaf0.
+    # leaf2 -> n0/nic0 and spine1 -> n0/nic0 are written switch first but end on a NIC, and
+    # n0/nic1 -> leaf2 starts at one: a host routes nothing, so leaf2 stays alone and does not join
+    # spine1. leaf4 -> spine0 is PCIe, no fabric cable: leaf4 is not joined to spine0. spine2x is
+    # marked down: leaf3's cable to it and its own to spine1 carry nothing: leaf3, spine2x alone.
+    # leaf4's cable to spine1 is down: leaf4 alone. spine2 -> leaf5 and
+    # leaf5 -> spine1, joined one after the other with the larger roots first: {leaf5, spine1,
+    # spine2}, named by its smallest id, leaf5, whatever the order the unions came in.
+    inv = load_inventory_text(PICKED, "t.yaml")
+    assert graph_facts(inv, {"fabric_island"})["fabric_island"] == [
+        ("leaf0", "leaf0"),
+        ("leaf1", "leaf0"),
+        ("leaf2", "leaf2"),
+        ("leaf3", "leaf3"),
+        ("leaf4", "leaf4"),
+        ("leaf5", "leaf5"),
+        ("spine0", "leaf0"),
+        ("spine1", "leaf5"),
+        ("spine2", "leaf5"),
+        ("spine2x", "spine2x"),
+    ]
+
+
+def test_switch_islands_take_links_in_any_order_and_once_through() -> None:
+    # The islands are the components' smallest ids, so the links reversed give the same answer; a
+    # one-shot iterator of them is read as a list would be (the links are picked in two passes).
+    inv = load_inventory_text(PICKED, "t.yaml")
+    links = list(inv.links.values())
+    found, down = switches_of(inv), down_devices(inv)
+    expected = switch_islands(inv.found, links, found, down)
+    assert expected["spine2"] == "leaf5" and expected["leaf2"] == "leaf2"
+    assert switch_islands(inv.found, links[::-1], found, down) == expected
+    assert switch_islands(inv.found, iter(links), found, down) == expected
+    assert switch_islands(inv.found, tuple(links)) == expected  # found and down worked out from the objects
