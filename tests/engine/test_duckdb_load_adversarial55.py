@@ -233,6 +233,25 @@ def test_a_list_grown_after_its_batch_is_looked_up_again_and_not_claimed(
     assert duck.query("per_key") == [("a", 4), ("b", 4)]
 
 
+def test_a_template_stamped_once_is_its_own_batch_and_claimed_rightly(
+    duck: DuckDBBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One node: its four names are the batch (DEFER_AT 4). attr's plan (l0, a), (l0, b), (l1, a)
+    # repeats no (slot, key): claimed, 3 rows; then a second one-node list of other names, its own
+    # batch: 3 + 2 rows, claimed again, per_key counting each link once per key.
+    said = _claims(duck, monkeypatch)
+    one, other = _names(1), _names(1, "m")
+    duck.add_facts("link", StampedRows([], [_links(one), _links(other)]))
+    duck.add_facts(
+        "attr", StampedRows([], [_attrs(one, (0, 0, 1), ("a", "b", "a")), _attrs(other, (0, 1), ("a", "a"))])
+    )
+    assert said and said[-1]
+    assert duck.count("attr") == 5
+    duck.evaluate()
+    # a: n0/l0, n0/l1, m0/l0, m0/l1; b: n0/l0.
+    assert duck.query("per_key") == [("a", 4), ("b", 1)]
+
+
 def _random_loads(rng: random.Random) -> list[tuple[str, StampedRows | None]]:
     """A few loads of link and attr over lists of fresh, repeated and shared names (None: retract)."""
     lists: list[list[Sequence[str]]] = []
