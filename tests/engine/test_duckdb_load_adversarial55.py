@@ -252,6 +252,33 @@ def test_a_template_stamped_once_is_its_own_batch_and_claimed_rightly(
     assert duck.query("per_key") == [("a", 4), ("b", 1)]
 
 
+def test_a_ctrl_c_while_the_key_is_told_leaves_a_load_that_can_be_made_again(
+    duck: DuckDBBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C inside the proof (after the rows were encoded, before DuckDB saw them): nothing is
+    # stored and attr is not loaded; the same load made again is claimed and stores its 8 rows once.
+    names = _names(4)
+    duck.add_facts("link", StampedRows([], [_links(names)]))
+    original = DuckDBBackend._keyed_by_blocks
+
+    def interrupted(self: DuckDBBackend, *args: object) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(DuckDBBackend, "_keyed_by_blocks", interrupted)
+    rows = StampedRows([], [_attrs(names, (0, 0, 1), ("a", "b", "b"))])
+    with pytest.raises(KeyboardInterrupt):
+        duck.add_facts("attr", rows)
+    assert duck.count("attr") == 0
+    monkeypatch.setattr(DuckDBBackend, "_keyed_by_blocks", original)
+    said = _claims(duck, monkeypatch)
+    duck.add_facts("attr", rows)
+    assert said and said[-1]
+    # 4 nodes x (l0, a), (l0, b), (l1, b).
+    assert duck.count("attr") == 12
+    duck.evaluate()
+    assert duck.query("per_key") == [("a", 4), ("b", 8)]
+
+
 def _random_loads(rng: random.Random) -> list[tuple[str, StampedRows | None]]:
     """A few loads of link and attr over lists of fresh, repeated and shared names (None: retract)."""
     lists: list[list[Sequence[str]]] = []
