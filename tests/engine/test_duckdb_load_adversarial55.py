@@ -279,6 +279,18 @@ def test_a_ctrl_c_while_the_key_is_told_leaves_a_load_that_can_be_made_again(
     assert duck.query("per_key") == [("a", 4), ("b", 8)]
 
 
+def test_a_block_of_constants_only_gives_each_row_once(duck: DuckDBBackend) -> None:
+    # Every column constant: each of the 4 nodes gives the same rows (x, a) and (x, b), and the plain
+    # row (x, a) is one of them: 2 rows. No column holds slots, so nothing is claimed from the plan.
+    names = _names(4)
+    duck.add_facts("attr", StampedRows([("x", "a")], [StampBlock((None, None), (("x", "x"), ("a", "b")), names)]))
+    assert duck.count("attr") == 2 and "attr" not in duck._keys
+    # A link plan row twice (slot 0, then the same constants): one link per node, 4 rows.
+    twice = StampBlock(((0, 0), None, None, None), (None, ("p", "p"), ("q", "q"), (1, 1)), names)
+    duck.add_facts("link", StampedRows([], [twice]))
+    assert duck.query("link") == [(f"n{n}/l0", "p", "q", 1) for n in range(4)]
+
+
 def _random_loads(rng: random.Random, tag: str) -> list[tuple[str, StampedRows | None]]:
     """A few loads of link and attr over lists of fresh (named after `tag`), repeated and shared names
     (None: retract)."""
