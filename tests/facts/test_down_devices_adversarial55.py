@@ -190,6 +190,25 @@ def test_a_down_own_rail_nic_does_not_hide_its_node_types_rail_mismatch(tmp_path
     assert _subjects(found, "HEALTH002") == ["dgx01/nic3"]
 
 
+def test_a_down_own_rail_nic_whose_twins_are_miscabled_is_still_health002s(tmp_path: Path) -> None:
+    # The shipped type (nic3 beside gpu3 on pcie1), but every node's nic3 cabled to leaf4 (rail 4):
+    # gpu3's nearest NIC is nic3, on rail 4's leaf: BW006 for gpu3 of every node with nic3 up. In
+    # dgx01 nic3 is down and gpu3 goes to nic2 (leaf2, cabled right): that detour is nic3's (the
+    # healthy twins' nearest NIC is their own rail's, nic3), left to HEALTH002; nic3's cable to rail
+    # 4's leaf is BW007's, down or not. So BW006 names gpu3 of the seven other nodes (ee2a2e6 named
+    # dgx01/gpu3 with nic2 and leaf2, a cable that is right; b43b57b named it with nic3).
+    text = _replace(
+        POD,
+        "    foreach: {n: 0..7, r: 0..7}\n",
+        "    foreach: {n: 0..7, r: [0, 1, 2, 4, 5, 6, 7]}\n"
+        '  - {a: "dgx{n:02d}/nic3", b: leaf4, kind: infiniband, bandwidth: 400 Gb/s, foreach: {n: 0..7}}\n',
+    )
+    found = _findings(tmp_path, _pod_down(text, "nic3"))
+    assert [s for s in _subjects(found, "BW006") if "/gpu" in s] == [f"dgx{n:02d}/gpu3" for n in range(8) if n != 1]
+    assert _subjects(found, "HEALTH002") == ["dgx01/nic3"]
+    assert "dgx01/nic3" in _subjects(found, "BW007")
+
+
 # inventories/mixed-fleet.yaml's HGX A100 type wired wrongly: both NICs on cpu0 (the shipped type has
 # nic1 on cpu1). gpu4..7 hang on cpu1, so their nearest NIC is across the sockets (SYS): BW002's
 # warning (the type promises nvlink_domain only, no GPUDirect, so not BW009). gpu0..3 reach nic0 and
