@@ -22,6 +22,7 @@ from verifier.core.limits import Limits, use_limits
 from verifier.engine import duckdb_backend
 from verifier.engine import sql_compiler as sc
 from verifier.engine.duckdb_backend import DuckDBBackend
+from verifier.engine.engines import make_backend
 from verifier.engine.parser import parse_program
 
 CHAIN = """
@@ -223,3 +224,42 @@ def test_ctrl_c_inside_the_read_in_the_calling_thread_then_evaluating_again(
     engine.evaluate()
     assert _texts(engine) == (3, 3)
     _answers_by_hand(engine)
+
+
+WORDS = ["", "a", "b", "bb", "c", "e\u0301", "\u00e9", "\U0001f600", "z\u00fcrich", "m"]
+"""In code point order (both engines compare so): "" < "a" < "b" < "bb" < "c" < "e" + acute < "m"
+< "z\u00fcrich" < "\u00e9" < the emoji."""
+
+
+def _many_strata(strata: int) -> str:
+    # `strata` relations that read nothing of each other, each comparing the words' texts to each
+    # other and to a constant of its own (interned as its statement is made, on a stratum's thread):
+    # every statement reads texts, several of them the same ones, at once.
+    lines = [".input w(x: symbol)"]
+    for i in range(strata):
+        lines.append(f".decl r{i:02}(x: symbol, y: symbol)")
+        lines.append(f'r{i:02}(X, Y) :- w(X), w(Y), X < Y, X >= "{WORDS[i % len(WORDS)]}", Y != "new{i}".')
+    return "\n".join(lines)
+
+
+def test_many_strata_reading_texts_at_once_answer_as_the_memory_engine() -> None:
+    program = parse_program(_many_strata(12), "t.dl")
+    memory = make_backend("memory")
+    memory.load(program)
+    memory.add_facts("w", [(w,) for w in WORDS])
+    memory.evaluate()
+    # By hand for one: r01 keeps X >= "a" (every word but ""), Y above X: 8 + 7 + ... + 1 = 36 pairs
+    # of the 9 words from "a" up; r00 (X >= "") all 10 words: 45.
+    assert len(memory.query("r00")) == 45
+    assert len(memory.query("r01")) == 36
+    for _ in range(5):
+        engine = DuckDBBackend()
+        engine.workers, engine.concurrent_rows, engine.concurrent_strata = 2, 0, 2
+        engine.load(program)
+        engine.add_facts("w", [(w,) for w in WORDS])
+        engine.evaluate()
+        for i in range(12):
+            assert engine.query(f"r{i:02}") == memory.query(f"r{i:02}")
+        count, distinct = _texts(engine)
+        assert count == distinct  # no text stored twice by the two threads
+        assert not engine._lock.locked()
