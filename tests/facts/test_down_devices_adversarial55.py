@@ -346,23 +346,35 @@ def _placed(*args: str) -> dict[str, Any]:
     return doc
 
 
+def _placed_alike(tmp_path: Path, written: str, target: str) -> None:
+    """The shipped jobs placed on the pod `written` (a device or node written down) as on the shipped
+    pod with `--fail target` (its `after` side): the same first placement (GPUs, bottleneck) and as
+    many hosting domains, job by job."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(written)
+    mine = _placed(str(path), str(JOBS))
+    failed = _placed(str(ROOT / "inventories" / "dgx-h100-pod.yaml"), str(JOBS), "--fail", target)
+    after = {j["job"]: j for j in failed["jobs"]}
+    assert {j["job"] for j in mine["jobs"]} == set(after)
+    for job in mine["jobs"]:
+        theirs = after[job["job"]]
+        first = job["placements"][0] if job["placements"] else None
+        ours = None if first is None else (first["gpus"], first["bottleneck_mbps"])
+        what_if = None if theirs["after"] is None else (theirs["after"]["gpus"], theirs["after"]["bottleneck_mbps"])
+        assert (ours, job["hosting"]) == (what_if, theirs["hosting_after"]), job["job"]
+
+
 @pytest.mark.parametrize("device", ["nic3", "pcie1", "cpu0", "nvsw0"])
 def test_place_answers_alike_for_each_kind_written_down_and_failed(tmp_path: Path, device: str) -> None:
     # b7c86ba's test holds this for a GPU; a NIC, a PCIe switch, a CPU and an NVSwitch chip of dgx01
-    # written down must place the shipped jobs as `--fail dgx01/<device>` does (its `after` side):
-    # the same first placement (GPUs, bottleneck) and as many hosting domains, job by job.
-    path = tmp_path / "pod.yaml"
-    path.write_text(_pod_down(POD, device))
-    written = _placed(str(path), str(JOBS))
-    failed = _placed(str(ROOT / "inventories" / "dgx-h100-pod.yaml"), str(JOBS), "--fail", f"dgx01/{device}")
-    after = {j["job"]: j for j in failed["jobs"]}
-    assert {j["job"] for j in written["jobs"]} == set(after)
-    for job in written["jobs"]:
-        theirs = after[job["job"]]
-        first = job["placements"][0] if job["placements"] else None
-        mine = None if first is None else (first["gpus"], first["bottleneck_mbps"])
-        what_if = None if theirs["after"] is None else (theirs["after"]["gpus"], theirs["after"]["bottleneck_mbps"])
-        assert (mine, job["hosting"]) == (what_if, theirs["hosting_after"]), job["job"]
+    # written down must place the shipped jobs as `--fail dgx01/<device>` does.
+    _placed_alike(tmp_path, _pod_down(POD, device), f"dgx01/{device}")
+
+
+def test_place_answers_alike_for_a_node_written_down_and_failed(tmp_path: Path) -> None:
+    # dgx01 itself written `state: down` (an override of the node) and `--fail dgx01`.
+    written = _replace(POD, POD_ANCHOR, "              dgx01:\n                state: down\n" + POD_ANCHOR)
+    _placed_alike(tmp_path, written, "dgx01")
 
 
 ONE_GPU = """apiVersion: topolog.dev/v1
