@@ -71,6 +71,20 @@ def _cable(a: str, b: str, foreach: str, more: str = "") -> str:
     return f'      - {{a: "{a}", b: "{b}", kind: ethernet, bandwidth: 1 GB/s, foreach: {{{foreach}}}{more}}}\n'
 
 
+_NIC5 = '  - {name: "n0/nic5", kind: nic}\n'
+_BESIDE = """objects:
+{before}  - {{template: box, name: "n{{i}}", count: 2}}
+{after}  - {{name: "leaf{{i}}", kind: switch, count: 2}}
+links:
+  - {{a: "n{{n}}/nic{{l}}", b: "leaf{{l}}", kind: ethernet, bandwidth: 1 GB/s, foreach: {{n: 0..1, l: 0..1}}}}
+  - {{a: "n{{n}}/nic5", b: leaf0, kind: ethernet, bandwidth: 1 GB/s, foreach: {{n: [0]}}}}
+"""
+_RACK = """templates:
+  rack:
+    kind: rack
+    children:
+      - {template: box, name: "{rack}-n{i}", count: 2}
+"""
 STD = _cable("{pod}-n{n}/nic{l}", "{pod}-leaf{l}", "n: 0..1, l: 0..1")
 OVERRIDE = ",\n         overrides: {{{}}}"
 
@@ -182,6 +196,21 @@ CASES: dict[str, tuple[str, bool]] = {
     "two-templates": (_pods(_nodes(count=1) + '      - {template: tray, name: "{pod}-n1"}\n', STD), False),
     "slash-in-value": (_pods(_nodes(), _cable("{pod}-{e}", "{pod}-leaf0", "e: [n0/nic1, n1/nic0]")), False),
     "no-values": (_pods(_nodes(), _cable("{pod}-n{n}/nic{l}", "{pod}-leaf{l}", "n: 0..1, l: []")), False),
+    # An object of n0's head made beside it while n0 waits (n0/nic5: no plan name), then cables to
+    # the plan's NICs (node by node) and to n0/nic5 (end by end); written before n0, it keeps n0 made.
+    "object-beside-unmade-node": (TEMPLATES + _BESIDE.format(before="", after=_NIC5), True),
+    "object-before-node": (TEMPLATES + _BESIDE.format(before=_NIC5, after=""), False),
+    # A rack template holding node templates: the racks are no nodes, their nodes wait.
+    "rack-template": (
+        TEMPLATES.replace("templates:\n", _RACK)
+        + """objects:
+  - {template: rack, name: "k{i}", count: 2}
+  - {name: "leaf{i}", kind: switch, count: 2}
+links:
+  - {a: "k{r}-n{n}/nic{l}", b: "leaf{l}", kind: ethernet, bandwidth: 1 GB/s, foreach: {r: 0..1, n: 0..1, l: 0..1}}
+""",
+        True,
+    ),
 }
 
 
