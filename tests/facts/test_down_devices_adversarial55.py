@@ -302,6 +302,21 @@ def test_a_split_the_down_chip_alone_makes_is_the_chips(tmp_path: Path) -> None:
     assert _scaleup(_findings(tmp_path, BOX)) == [("SCALE006", ("n1/nvsw1",))]
 
 
+def test_healthy_twins_with_a_gpu_down_still_judge_the_chips_split(tmp_path: Path) -> None:
+    # Three nodes of BOX's type: n1 with nvsw1 down, n0 and n2 each with gpu3 down (no node stamped
+    # whole: n0, the smallest of three alike, stands for the type). Each twin is one domain for its
+    # GPUs in service (gpu0..2 over nvsw1), so n1's split is the chip's: SCALE006 alone, no TOPO004;
+    # n1's pairs with gpu3 have no twin pair in service to judge by (gpu3 down in both twins), so they
+    # are left to the chip too: no BW001. (ee2a2e6 reported TOPO004 for n1 and BW001 for its pairs.)
+    text = _replace(
+        BOX,
+        '{template: box, name: "n{i}", count: 2, overrides: {n1: {devices: {nvsw1: {state: down}}}}}',
+        '{template: box, name: "n{i}", count: 3, overrides: {n0: {devices: {gpu3: {state: down}}}, '
+        "n1: {devices: {nvsw1: {state: down}}}, n2: {devices: {gpu3: {state: down}}}}}",
+    )
+    assert _scaleup(_findings(tmp_path, text)) == [("SCALE006", ("n1/nvsw1",))]
+
+
 def _pairs_off_nvlink(tmp_path: Path, text: str) -> list[tuple[str, str]]:
     """BW001's pairs (gpu_pair_off_nvlink), one row per pair: its findings merge pairs."""
     path = tmp_path / "q.yaml"
