@@ -56,7 +56,8 @@ def compiled_shipped(files: Sequence[tuple[str, bytes]]) -> Program | None:
     if text is None:
         return None
     # Forty thousand syntax nodes and the lists they are read from, and no reference cycle: the
-    # cyclic collector would walk the growing heap several times meanwhile (a third of the time).
+    # cyclic collector, where the caller has it on (the console script has not), would walk the growing
+    # heap several times meanwhile: more than half the time.
     with collector_paused():
         return _compiled(text, files)
 

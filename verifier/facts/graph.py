@@ -313,7 +313,8 @@ def graph_facts(
     per-node relations come as StampedRows: each node class's rows, and the names of its nodes.
     """
     # Rows, sets and dicts of a fleet's links and objects, and no reference cycle: the cyclic GC is
-    # paused meanwhile, as for inventory_facts (at 131,072 GPUs it walked the heap twice in _rails).
+    # paused meanwhile, as for inventory_facts (for a caller that has it on, unlike the console script:
+    # at 131,072 GPUs it walked the heap twice in _rails).
     with collector_paused():
         return _graph_facts(inv, wanted, node_pairs)
 
