@@ -65,6 +65,8 @@ def test_shipped_mixed_fleet_shares() -> None:
         **{f"h100-n{i}": {50000} for i in range(2)},
         # GPUs 0-3 and NICs 0-3 on cpu0's root ports (all PHB, Gen5 x16 63008), 4 x 50000 / 4.
         **{f"mi300x-n{i}": {50000} for i in range(2)},
-        # The Gen4 x4 slot's 7876 shared by the 2 GPUs.
-        **{f"rtx-n{i}": {3938} for i in range(4)},
+        # The Gen4 x4 slot's 7876 shared by the 2 GPUs; on rtx-n2 gpu1 is written down (fans failed) and
+        # carries nothing (a down device has no path), so gpu0 has the slot to itself and gpu1 no share.
+        **{f"rtx-n{i}": {3938} for i in (0, 1, 3)},
+        "rtx-n2": {7876},
     }
