@@ -66,6 +66,14 @@ class LazyGroup(click.Group):
         ctx.meta[HELP_ASKED] = any(a in HELP_FLAGS for a in options)
         return super().parse_args(ctx, args)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        # click's standalone main turns a KeyboardInterrupt a command raises into "Aborted!" and
+        # exit 1, the findings code: passed on past it instead, for run() to say so (exit 130).
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise _Interrupted from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         # Names only: importing every command's module here would make each run that reads a
         # configuration (verifier.cli.config asks for the names) pay for all of them.
@@ -175,6 +183,10 @@ _DUCKDB_INTERRUPTED = "Query interrupted"
 findings are read: the user stopped the run, which is not a bug to report."""
 
 
+class _Interrupted(Exception):
+    """A Ctrl-C inside a command (`LazyGroup.invoke`): not a KeyboardInterrupt, which click would take."""
+
+
 def _interrupted() -> NoReturn:
     click.echo("topolog: interrupted", err=True)
     sys.exit(130)
@@ -190,7 +202,7 @@ def run(args: list[str] | None = None) -> None:
         main.main(args=args, prog_name="topolog")
     except SystemExit:
         raise
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, _Interrupted):
         _interrupted()
     except MemoryError:  # outside any command's guard (a default from configuration, click itself)
         click.echo(f"error: {out_of_memory()}", err=True)
