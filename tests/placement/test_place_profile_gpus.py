@@ -4,8 +4,9 @@
 GPUs only when ranking asks (verifier/placement/profile_gpus.py). The only profile of a node holds
 every GPU of the node, which its node class names; a node with more profiles has its GPUs read.
 
-By hand, from the fixture: n0 and n1 are built alike (one class). n0's four GPUs share one profile;
-n1's gpu1 is down, so n1 has two profiles: gpu0, gpu2, gpu3 (in service) and gpu1 (not).
+By hand, from the fixture: n0 and n1 are built alike (one class: n1's gpu1 is drained, not down, so
+its links still count). n0's four GPUs share one profile; n1's gpu1 is out of service, so n1 has two
+profiles: gpu0, gpu2, gpu3 (in service) and gpu1 (not).
 - two-node (2 GPUs, scope node): n0 takes gpu0, gpu1; n1 takes its first two in service, gpu0 and
   gpu2 (not gpu1, as n0's class would say). Each pair has its own 6 NVLink 4 links: 6 x 25 GB/s =
   150 GB/s per direction.
@@ -45,7 +46,7 @@ def _placed(report: PlaceReport) -> dict[str, list[tuple[str, tuple[str, ...], i
 
 
 @pytest.mark.parametrize("engine", ["memory", "duckdb", "pydatalog"])
-def test_a_node_of_the_same_class_with_a_gpu_down_places_on_its_own_gpus(engine: str) -> None:
+def test_a_node_of_the_same_class_with_a_gpu_drained_places_on_its_own_gpus(engine: str) -> None:
     assert _placed(place([INVENTORY], [JOBS], authorize=False, engine=engine)) == EXPECTED
 
 
