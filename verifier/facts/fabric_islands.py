@@ -70,7 +70,8 @@ def node_fabric_islands(
     switches = sorted(switches_of(inv))
     is_switch = set(switches).__contains__
     up: dict[str, str] = {}
-    find, up_get = _finder(up), up.get
+    find = _finder(up)
+    join = _joiner(up, find)
     # The node of each NIC of the nodes stamped whole, from their plans and the loader's names (a
     # C call per node): a cable's end is looked up there, and in the objects only when it is not one.
     nic_node = _whole_nodes_nics(inv).get
@@ -96,14 +97,7 @@ def node_fabric_islands(
         if is_switch(b):
             if is_switch(a):
                 # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
-                # A switch joined already mostly points at its root: found without a call then.
-                ra, rb = up_get(a, a), up_get(b, b)
-                if ra != a and up_get(ra, ra) != ra:
-                    ra = find(a)
-                if rb != b and up_get(rb, rb) != rb:
-                    rb = find(b)
-                if ra != rb:
-                    up[max(ra, rb)] = min(ra, rb)  # the smaller id stays the root: it names the island
+                join(a, b)
                 continue
             end, switch = a, b
         elif is_switch(a):
@@ -210,7 +204,8 @@ def switch_islands(
         down = frozenset(oid for oid, o in objects.items() if o.state == "down")
     switches = sorted(found)
     up: dict[str, str] = {}
-    find, up_get = _finder(up), up.get
+    find = _finder(up)
+    join = _joiner(up, find)
     is_switch = set(switches).__contains__
     fabric = FABRIC_LINK_KINDS
     every = links if isinstance(links, list | tuple) else list(links)
@@ -226,14 +221,7 @@ def switch_islands(
         if down and (a in down or b in down):
             continue
         # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
-        # A switch joined already mostly points at its root: found without a call then.
-        ra, rb = up_get(a, a), up_get(b, b)
-        if ra != a and up_get(ra, ra) != ra:
-            ra = find(a)
-        if rb != b and up_get(rb, rb) != rb:
-            rb = find(b)
-        if ra != rb:
-            up[max(ra, rb)] = min(ra, rb)  # the smaller id stays the root: it names the island
+        join(a, b)
     return {s: find(s) for s in switches}
 
 
@@ -274,3 +262,20 @@ def _finder(up: dict[str, str]) -> Callable[[str], str]:
         return root
 
     return find
+
+
+def _joiner(up: dict[str, str], find: Callable[[str], str]) -> Callable[[str, str], None]:
+    """Union-find's union over `up`: joins the islands of two switches, the smaller root naming both."""
+    up_get = up.get
+
+    def join(a: str, b: str) -> None:
+        # A switch joined already mostly points at its root: found without a call to find then.
+        ra, rb = up_get(a, a), up_get(b, b)
+        if ra != a and up_get(ra, ra) != ra:
+            ra = find(a)
+        if rb != b and up_get(rb, rb) != rb:
+            rb = find(b)
+        if ra != rb:
+            up[max(ra, rb)] = min(ra, rb)
+
+    return join
