@@ -104,14 +104,14 @@ class Judged:
 
     def describe(self) -> dict[str, object]:
         return {
-            "judged_at": self.now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "judged_at": _iso(self.now.timestamp()),
             "stale": list(self.stale),
             "unknown_hosts": [{"host": h, "file": f} for h, f in self.unknown_hosts],
         }
 
     def warnings(self) -> list[str]:
         """What an operator is told of the observations the revision does not use (file: why)."""
-        at = self.describe()["judged_at"]
+        at = _iso(self.now.timestamp())
         return [
             f"{f}: host {h!r} is no node of the served inventory; its observations are not judged"
             for h, f in self.unknown_hosts
