@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from verifier.placement import profile_gpus
 from verifier.placement.place import PlaceReport
 from verifier.session.place_run import place
 
@@ -91,18 +90,10 @@ def test_ranked_by_cost_the_same() -> None:
     _check(_answers(place([INVENTORY], [JOBS], authorize=False, rank="cost")))
 
 
-def test_alike_nodes_gpus_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_alike_nodes_gpus_read_once(nodes_read: list[str]) -> None:
     # n0, n2 and n4 are alike (one class, one profile each with the same figures): ranking reads the
     # GPUs of one of them from the engine and names the others' from it (GpusByProfile.twins). n1 has
     # two profiles (gpu3 down) and n3 is wired otherwise (its own class): each is read. The rack's
     # shape (two-nodes) asks for all five nodes' GPUs: n2's and n4's come without a query.
-    read: list[str] = []
-    read_node = profile_gpus.GpusByProfile._read_node
-
-    def spied(self: profile_gpus.GpusByProfile, node: str) -> None:
-        read.append(node)
-        read_node(self, node)
-
-    monkeypatch.setattr(profile_gpus.GpusByProfile, "_read_node", spied)
     _check(_answers(place([INVENTORY], [JOBS], authorize=False, engine="duckdb")))
-    assert sorted(read) == ["n0", "n1", "n3"]
+    assert sorted(nodes_read) == ["n0", "n1", "n3"]

@@ -92,15 +92,7 @@ def copied(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("engine", ["memory", "duckdb"])
-def test_alike_nodes_named_as_read_by_hand(engine: str, copied: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    read: list[str] = []
-    read_node = profile_gpus.GpusByProfile._read_node
-
-    def spied(self: profile_gpus.GpusByProfile, node: str) -> None:
-        read.append(node)
-        read_node(self, node)
-
-    monkeypatch.setattr(profile_gpus.GpusByProfile, "_read_node", spied)
+def test_alike_nodes_named_as_read_by_hand(engine: str, copied: Path, nodes_read: list[str]) -> None:
     report = place([copied], [JOBS], why_not=True, engine=engine)
     assert report.authorization_checked
     assert _placed(report) == EXPECTED
@@ -108,7 +100,7 @@ def test_alike_nodes_named_as_read_by_hand(engine: str, copied: Path, monkeypatc
     # n1, nœud0 and nœud1 are n0's twins (one class, one profile, the same figures): named from n0's
     # read, never queried. n3, n4 and n5 have two profiles each, n6 other figures (fabric 0): read.
     # n2, x0 and x1 host nothing: their GPUs are never asked for.
-    assert sorted(read) == ["n0", "n3", "n4", "n5", "n6"]
+    assert sorted(nodes_read) == ["n0", "n3", "n4", "n5", "n6"]
 
 
 @pytest.mark.parametrize(("engine", "rank", "limit"), [("memory", "bandwidth", 0), ("duckdb", "cost", 2)])
