@@ -151,7 +151,7 @@ _new = object.__new__
 
 # Each node is made as its __init__ would make it, its fields set straight into its __dict__
 # without running __init__ (nor a call with keywords per node): a quarter of the cost, for the
-# 40,000 nodes of the shipped pack. tests/engine/test_program_data.py compares them field by field.
+# 40,000 nodes of the shipped pack. tests/engine/test_shipped_program.py compares them field by field.
 
 
 class _Decoder:
