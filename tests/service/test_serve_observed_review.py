@@ -399,13 +399,9 @@ def test_a_gpu_out_of_its_nvlink_domain_is_judged_alike_when_placed_from_scratch
 
 
 def _built_at(monkeypatch: pytest.MonkeyPatch, config: ServeConfig, at: datetime) -> Revision:
-    """A revision built with the clock at `at`: the one it reads for its observations (revision.Judged)
-    and the observation facts' own (verifier/facts/observed.py), should anything read that one.
-    """
-
+    """A revision built with its clocks at `at` (_set_clock)."""
     with monkeypatch.context() as patched:
-        for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
-            patched.setattr(where, _clock(at))
+        _set_clock(patched, at)
         return build_revision(config)
 
 
@@ -473,8 +469,7 @@ def test_a_reload_after_the_expiry_judges_the_ages_again(monkeypatch: pytest.Mon
     # a file that went stale meanwhile: the reload at Dec 9 is the stale revision, nothing failed.
     live = _built_at(monkeypatch, timed, FRESH)
     with monkeypatch.context() as patched:
-        for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
-            patched.setattr(where, _clock(STALE))
+        _set_clock(patched, STALE)
         again = build_revision(timed, live)
     assert again.id == _built_at(monkeypatch, timed, STALE).id != live.id
     assert _failed(again) == []
@@ -487,6 +482,14 @@ def _clock(at: datetime) -> type[datetime]:
             return cls.fromtimestamp(at.timestamp(), UTC)
 
     return Clock
+
+
+def _set_clock(patched: pytest.MonkeyPatch, at: datetime) -> None:
+    """Both clocks a revision reads at `at`: its own (revision.Judged) and the observation facts'
+    (verifier/facts/observed.py), should anything read that one.
+    """
+    for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
+        patched.setattr(where, _clock(at))
 
 
 def test_observations_of_a_host_the_inventory_lacks_are_reported_not_dropped(
@@ -521,8 +524,7 @@ def test_the_gate_says_which_observations_its_live_revision_does_not_use(
     unknown = folder / "dgx12" / "nvlink-s.txt"
     shutil.copy(ROOT / "inventories" / "observed" / "dgx-h100-pod" / "dgx12.nvlink-s.txt", unknown)
     with monkeypatch.context() as patched:
-        for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
-            patched.setattr(where, _clock(FRESH))
+        _set_clock(patched, FRESH)
         gate = Gate(timed)
         warned = [f"{unknown}: host 'dgx12' is no node of the served inventory; its observations are not judged"]
         assert gate.last_reload.warnings == warned == gate.describe()["warnings"]

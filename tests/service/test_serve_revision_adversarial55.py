@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from cli_helpers import run_cli
 from service.test_serve_observed_nic import JOB
-from service.test_serve_observed_review import _built_at, _clock, _failed, timed
+from service.test_serve_observed_review import FRESH, STALE, _built_at, _failed, _set_clock, timed
 
 from verifier.service.config import ServeConfig
 from verifier.service.gate import Gate, admit_doc
@@ -30,8 +30,6 @@ __all__ = ["timed"]  # the fixture, used here by name
 LIMIT = datetime(2026, 12, 7, 8, 30, 0, tzinfo=UTC)
 JUST_PAST = datetime(2026, 12, 7, 8, 30, 0, 999_999, tzinfo=UTC)
 ONE_S_PAST = datetime(2026, 12, 7, 8, 30, 1, tzinfo=UTC)
-FRESH = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
-STALE = datetime(2026, 12, 9, 9, 0, tzinfo=UTC)
 # dan (team research) may use the pod's 8 nodes; an 8-GPU job in one node, no network floor.
 DAN_JOB = JOB.replace('User::"carol"', 'User::"dan"').replace("      min_network_bandwidth: 400 Gb/s\n", "")
 
@@ -89,13 +87,11 @@ def test_a_clock_stepped_back_gives_the_fresh_revision_again(
     # NTP correction) and the gate reloads: the same files judged fresh are the fresh revision, the
     # one a replica started on Dec 6 serves, and gpu6 and gpu7 are out of service again.
     with monkeypatch.context() as patched:
-        for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
-            patched.setattr(where, _clock(STALE))
+        _set_clock(patched, STALE)
         gate = Gate(timed)
         stale_id = gate.live.id
         assert _failed(gate.live) == []
-        for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
-            patched.setattr(where, _clock(FRESH))
+        _set_clock(patched, FRESH)
         status = gate.reload("test")
     assert status.ok and status.changed and status.revision != stale_id
     assert status.revision == _built_at(monkeypatch, timed, FRESH).id
@@ -109,12 +105,10 @@ def test_a_reload_on_the_same_side_keeps_the_revision_and_its_clock(
     # Started Dec 6 09:00, reloaded Dec 7 08:00 (fresh still): the same bytes and verdicts are the
     # same revision, kept live (no change), judged at its own clock still: "2026-12-06T09:00:00Z".
     with monkeypatch.context() as patched:
-        for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
-            patched.setattr(where, _clock(FRESH))
+        _set_clock(patched, FRESH)
         gate = Gate(timed)
         first = gate.live
-        for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
-            patched.setattr(where, _clock(datetime(2026, 12, 7, 8, 0, tzinfo=UTC)))
+        _set_clock(patched, datetime(2026, 12, 7, 8, 0, tzinfo=UTC))
         status = gate.reload("test")
     assert status.ok and not status.changed and gate.live is first
     observations = gate.live.describe()["observations"]
@@ -128,8 +122,7 @@ def test_an_admit_long_after_the_build_judges_at_the_build_clock(
     # answers as the revision it names: dgx03 hosts nothing (gpu6, gpu7 out of service), 7 of 8 nodes.
     revision = _built_at(monkeypatch, timed, FRESH)
     with monkeypatch.context() as patched:
-        for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
-            patched.setattr(where, _clock(STALE))
+        _set_clock(patched, STALE)
         placement = admit_doc(revision, DAN_JOB.encode())["placement"]
     assert isinstance(placement, dict)
     (entry,) = placement["jobs"]
@@ -141,8 +134,7 @@ def test_a_gate_started_on_a_stale_file_warns_of_it(monkeypatch: pytest.MonkeyPa
     folder: Path = timed.inventory[0].parent
     observed = str(folder / "topolog.observed" / "dgx03" / "nvidia-smi.xml")
     with monkeypatch.context() as patched:
-        for where in ("verifier.facts.observed.datetime", "verifier.service.revision.datetime"):
-            patched.setattr(where, _clock(STALE))
+        _set_clock(patched, STALE)
         gate = Gate(timed)
     assert gate.last_reload.warnings == [
         f"{observed}: observed longer ago than observed_max_age_s at 2026-12-09T09:00:00Z; nothing in it is trusted"
