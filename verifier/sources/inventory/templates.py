@@ -1278,7 +1278,7 @@ def _positional(
             j = names.index(name)
             if spec and any(isinstance(v, str) for v in loop[j]):
                 return None
-            pieces.append((True, f"{{{j}:{spec}}}" if spec else f"{{{j}}}"))
+            pieces.append((True, _field(j, spec)))
             continue
         if name not in ns:
             return None
@@ -1378,17 +1378,17 @@ def _unmade_ends(
         values = loop[int(name)]
         if any("/" in format(v, spec or "") for v in values):
             return None
-        node_form += _brace(text) + (f"{{{name}:{spec}}}" if spec else f"{{{name}}}")
+        node_form += _brace(text) + _field(name, spec)
     if cut is None:
         return None
     text, name, spec, conv = parts[cut]
     before, _slash, after = text.partition("/")
     node_form += _brace(before)
-    rest_form = "/" + _brace(after) + (f"{{{name}:{spec}}}" if spec else f"{{{name}}}" if name is not None else "")
+    rest_form = "/" + _brace(after) + _field(name, spec)
     for text, name, spec, conv in parts[cut + 1 :]:
         if conv is not None:
             return None
-        rest_form += _brace(text) + ("" if name is None else f"{{{name}:{spec}}}" if spec else f"{{{name}}}")
+        rest_form += _brace(text) + _field(name, spec)
     nodes, node_at = _distinct(node_form, loop, positions)
     rests, rest_at = _distinct(rest_form, loop, positions)
     if not nodes or not rests:  # a variable with no values: no ends at all, as _each_end finds
@@ -1456,6 +1456,13 @@ _SLOTS = operator.attrgetter("object_slots_by_name")
 
 def _brace(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
+
+
+def _field(name: str | int | None, spec: str | None) -> str:
+    """A replacement field of a str.format form, `{name}` or `{name:spec}`; none ("") for no name."""
+    if name is None:
+        return ""
+    return f"{{{name}:{spec}}}" if spec else f"{{{name}}}"
 
 
 def resolve(name: str, scope: str | None) -> str:
