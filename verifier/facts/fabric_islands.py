@@ -139,9 +139,13 @@ def node_fabric_islands(
             if n is not None and n not in on_fabric:
                 off.add(n)
     unmade = inv.unmade_links()
+    has_nic: dict[int, bool] = {}  # per plan (by id): whether it makes a NIC
     for n in whole - on_fabric:  # none of its NICs is cabled to a switch: it is off if it has one
-        plan, _names = unmade[n]
-        if any(row[2] == "nic" for row in plan.object_rows):
+        plan = unmade[n][0]
+        has = has_nic.get(id(plan))
+        if has is None:
+            has = has_nic[id(plan)] = any(row[2] == "nic" for row in plan.object_rows)
+        if has:
             off.add(n)
     rows: list[Row] = [(n, i) for i, nodes in by_island.items() for n in nodes]
     rows += [(n, "") for n in off]
