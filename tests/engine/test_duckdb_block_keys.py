@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pytest
+from engine.stamp_helpers import link_block, stamp_names
 
 from verifier.core.errors import TopologError
 from verifier.core.stamped_rows import StampBlock, StampedRows
@@ -45,13 +46,13 @@ def duck() -> Iterator[DuckDBBackend]:
 
 def _names() -> list[Sequence[str]]:
     """Per node n its names by slot: links n<n>/l0 and n<n>/l1, GPUs n<n>/g0 and n<n>/g1."""
-    return [[f"n{n}/l0", f"n{n}/l1", f"n{n}/g0", f"n{n}/g1"] for n in range(NODES)]
+    return stamp_names(NODES, "n")
 
 
 def _links(names: list[Sequence[str]]) -> StampedRows:
     """Per node two links: l0 from g0 to g1 at 100, l1 from g1 to g0 at 50 (all four slots new at
     node 0: one deferred batch, ids 4n .. 4n + 3 for node n's l0, l1, g0, g1)."""
-    return StampedRows([], [StampBlock(((0, 1), (2, 3), (3, 2), None), (None, None, None, (100, 50)), names)])
+    return StampedRows([], [link_block(names)])
 
 
 def _attrs(names: list[Sequence[str]], slots: tuple[int, ...], keys: tuple[str, ...]) -> StampBlock:

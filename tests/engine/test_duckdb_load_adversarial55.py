@@ -19,6 +19,7 @@ from itertools import combinations
 import numpy
 import pytest
 from cli_helpers import run_cli
+from engine.stamp_helpers import link_block, memory_answers, stamp_names
 from numpy.typing import NDArray
 
 from verifier.core.errors import EngineError
@@ -27,7 +28,6 @@ from verifier.engine import column_keys, symbol_ids
 from verifier.engine.ast import Row
 from verifier.engine.column_keys import batch_key
 from verifier.engine.duckdb_backend import DuckDBBackend
-from verifier.engine.engines import make_backend
 from verifier.engine.parser import parse_program
 from verifier.engine.symbol_ids import SymbolIds, _Hashed, check_utf8
 
@@ -60,12 +60,7 @@ def duck() -> Iterator[DuckDBBackend]:
 
 def _names(nodes: int, prefix: str = "n") -> list[Sequence[str]]:
     """Per node n: links <prefix>n/l0, /l1 (slots 0, 1), GPUs /g0, /g1 (slots 2, 3)."""
-    return [[f"{prefix}{n}/l0", f"{prefix}{n}/l1", f"{prefix}{n}/g0", f"{prefix}{n}/g1"] for n in range(nodes)]
-
-
-def _links(names: list[Sequence[str]], mbps: tuple[int, int] = (100, 50)) -> StampBlock:
-    """Per node: l0 from g0 to g1, l1 from g1 to g0, at `mbps`."""
-    return StampBlock(((0, 1), (2, 3), (3, 2), None), (None, None, None, mbps), names)
+    return stamp_names(nodes, prefix)
 
 
 def _attrs(names: list[Sequence[str]], slots: tuple[int, ...], keys: tuple[str, ...]) -> StampBlock:
@@ -74,15 +69,7 @@ def _attrs(names: list[Sequence[str]], slots: tuple[int, ...], keys: tuple[str, 
 
 def _memory(given: dict[str, set[Row]]) -> dict[str, list[Row]]:
     """The memory engine's answers for the rows `given`, read one by one."""
-    memory = make_backend("memory")
-    try:
-        memory.load(parse_program(TEXT, "t.dl"))
-        for relation, rows in given.items():
-            memory.add_facts(relation, sorted(rows, key=repr))
-        memory.evaluate()
-        return {r: memory.query(r) for r in RELATIONS}
-    finally:
-        memory.close()
+    return memory_answers(TEXT, RELATIONS, [(r, sorted(rows, key=repr)) for r, rows in given.items()])
 
 
 def _claims(duck: DuckDBBackend, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
@@ -153,7 +140,7 @@ def test_a_link_loaded_again_as_a_plain_row_and_a_block_row_counts_once(duck: Du
     # node 2's first block row. Plain rows are encoded first, so n2/l0 is known and the block's
     # batch is refused (a known name): 4 nodes x 2 links = 8 rows, the plain one among them.
     names = _names(4)
-    duck.add_facts("link", StampedRows([("n2/l0", "n2/g0", "n2/g1", 100)], [_links(names)]))
+    duck.add_facts("link", StampedRows([("n2/l0", "n2/g0", "n2/g1", 100)], [link_block(names)]))
     assert duck.count("link") == 8
     duck.evaluate()
     # into: each g1 is reached by its node's l0 at 100, each g0 by l1 at 50, each once.
@@ -167,7 +154,7 @@ def test_a_block_name_met_again_as_a_plain_row_of_a_later_relation_is_not_claime
     # (n1/l1, a) in the middle of known names (first and last in the dict: found by text, its
     # deferred id 5, inside the batch): no claim, and node 1's block row (n1/l1, a) is that row.
     names = _names(4)
-    duck.add_facts("link", StampedRows([], [_links(names)]))
+    duck.add_facts("link", StampedRows([], [link_block(names)]))
     duck.add_facts("attr", [("x", "a")])
     said = _claims(duck, monkeypatch)
     plain: list[Row] = [("x", "a"), ("n1/l1", "a"), ("x", "b")]
@@ -188,7 +175,7 @@ def test_attrs_of_two_plans_each_over_its_own_batch_are_claimed_and_counted_once
     # attr has one block per list and a plain row of a name no node has: claimed, and rightly so:
     # 4 x 3 + 3 x 1 + 1 = 16 rows, all different.
     n, m = _names(4), _names(3, "m")
-    duck.add_facts("link", StampedRows([], [_links(n), _links(m, (7, 9))]))
+    duck.add_facts("link", StampedRows([], [link_block(n), link_block(m, (7, 9))]))
     said = _claims(duck, monkeypatch)
     duck.add_facts("attr", StampedRows([("z", "a")], [_attrs(n, (0, 0, 1), ("a", "b", "a")), _attrs(m, (1,), ("c",))]))
     assert True in said
@@ -205,7 +192,7 @@ def test_the_same_rows_loaded_again_the_repl_way_are_not_added_twice(duck: DuckD
     # A second add_facts of a relation (REPL :add, a service revision's extra facts): set semantics
     # across calls. The first load was claimed (keyed by (id, key)); the second finds every row there.
     names = _names(4)
-    duck.add_facts("link", StampedRows([], [_links(names)]))
+    duck.add_facts("link", StampedRows([], [link_block(names)]))
     rows = StampedRows([], [_attrs(names, (0, 1), ("a", "b"))])
     duck.add_facts("attr", rows)
     duck.evaluate()
@@ -223,7 +210,7 @@ def test_a_list_grown_after_its_batch_is_looked_up_again_and_not_claimed(
     # are one node short, so the slots are looked up again (no longer one batch's), and the appended
     # node repeats node 0's names: rows (n0/l0, a) and (n0/l1, b) come twice in the block.
     names = _names(4)
-    duck.add_facts("link", StampedRows([], [_links(names)]))
+    duck.add_facts("link", StampedRows([], [link_block(names)]))
     names.append(list(names[0]))
     said = _claims(duck, monkeypatch)
     duck.add_facts("attr", StampedRows([], [_attrs(names, (0, 1), ("a", "b"))]))
@@ -241,7 +228,7 @@ def test_a_template_stamped_once_is_its_own_batch_and_claimed_rightly(
     # batch: 3 + 2 rows, claimed again, per_key counting each link once per key.
     said = _claims(duck, monkeypatch)
     one, other = _names(1), _names(1, "m")
-    duck.add_facts("link", StampedRows([], [_links(one), _links(other)]))
+    duck.add_facts("link", StampedRows([], [link_block(one), link_block(other)]))
     duck.add_facts(
         "attr", StampedRows([], [_attrs(one, (0, 0, 1), ("a", "b", "a")), _attrs(other, (0, 1), ("a", "a"))])
     )
@@ -258,7 +245,7 @@ def test_a_ctrl_c_while_the_key_is_told_leaves_a_load_that_can_be_made_again(
     # Ctrl-C inside the proof (after the rows were encoded, before DuckDB saw them): nothing is
     # stored and attr is not loaded; the same load made again is claimed and stores its rows once.
     names = _names(4)
-    duck.add_facts("link", StampedRows([], [_links(names)]))
+    duck.add_facts("link", StampedRows([], [link_block(names)]))
     original = DuckDBBackend._keyed_by_blocks
 
     def interrupted(self: DuckDBBackend, *args: object) -> bool:
@@ -318,7 +305,7 @@ def _random_loads(rng: random.Random, tag: str) -> list[tuple[str, StampedRows |
                     names = rng.choice(lists)[: rng.randint(1, 3)]
                 lists.append(names)
             if relation == "link":
-                blocks.append(_links(names, (rng.choice((1, 2)), rng.choice((1, 2, 3)))))
+                blocks.append(link_block(names, (rng.choice((1, 2)), rng.choice((1, 2, 3)))))
             else:
                 width = rng.randint(2, 3)
                 blocks.append(
@@ -455,7 +442,7 @@ def test_meets_searches_either_way_round_at_the_int64_ends() -> None:
 def test_non_ascii_names_of_a_deferred_batch_load_and_are_found(duck: DuckDBBackend) -> None:
     # Names with "é" and "Ω" (valid UTF-8, not ASCII) in a deferred batch: loaded and found by text.
     names: list[Sequence[str]] = [[f"né{n}/l0", f"né{n}/l1", f"Ω{n}/g0", f"Ω{n}/g1"] for n in range(4)]
-    duck.add_facts("link", StampedRows([], [_links(names)]))
+    duck.add_facts("link", StampedRows([], [link_block(names)]))
     assert duck._symbol_ids.find("né2/l1") == 9
     duck.evaluate()
     assert duck.query("link", {0: "né2/l1"}) == [("né2/l1", "Ω2/g1", "Ω2/g0", 50)]
@@ -468,7 +455,7 @@ def test_a_lone_surrogate_among_non_ascii_names_of_a_deferred_batch_is_refused(d
     names: list[Sequence[str]] = [[f"né{n}/l0", f"né{n}/l1", f"Ω{n}/g0", f"Ω{n}/g1"] for n in range(8)]
     names[where] = [f"né{where}/l0", f"né{where}/l1", f"Ω{where}/g\udc80", f"Ω{where}/g1"]
     with pytest.raises(EngineError, match=r"lone surrogate '\\udc80'"):
-        duck.add_facts("link", StampedRows([], [_links(names)]))
+        duck.add_facts("link", StampedRows([], [link_block(names)]))
     assert duck._symbol_text == [] and not duck._slot_ids
 
 
@@ -557,7 +544,7 @@ def test_a_list_of_one_node_many_times_reads_its_names_itself(duck: DuckDBBacken
     # list (4) is under half of 9, so its ids are not searched (rows_of would have mapped all 9 to
     # node 2's row): the names are looked up and find node 2's ids; the 9 copies give 2 rows.
     names = _names(4)
-    duck.add_facts("link", StampedRows([], [_links(names)]))
+    duck.add_facts("link", StampedRows([], [link_block(names)]))
     duck.add_facts("attr", StampedRows([], [_attrs([names[2]] * 9, (0, 1), ("a", "b"))]))
     assert duck.count("attr") == 2
     duck.evaluate()

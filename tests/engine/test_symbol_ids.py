@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy
 import pytest
+from engine.stamp_helpers import link_block, memory_answers, stamp_names
 from numpy.typing import NDArray
 
 from verifier.core.errors import EngineError, TopologError
@@ -19,7 +20,6 @@ from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine import symbol_ids
 from verifier.engine.ast import Row
 from verifier.engine.duckdb_backend import DuckDBBackend
-from verifier.engine.engines import make_backend
 from verifier.engine.parser import parse_program
 from verifier.engine.symbol_ids import SymbolIds
 
@@ -52,12 +52,12 @@ def duck() -> Iterator[DuckDBBackend]:
 
 def _names(nodes: int = NODES) -> list[Sequence[str]]:
     """Per node n its names by slot: links n<n>/l0 and n<n>/l1, GPUs n<n>/g0 and n<n>/g1."""
-    return [[f"n{n}/l0", f"n{n}/l1", f"n{n}/g0", f"n{n}/g1"] for n in range(nodes)]
+    return stamp_names(nodes, "n")
 
 
 def _links(names: list[Sequence[str]]) -> StampedRows:
     """Per node two links: l0 from g0 to g1 at 100, l1 from g1 to g0 at 50."""
-    return StampedRows([], [StampBlock(((0, 1), (2, 3), (3, 2), None), (None, None, None, (100, 50)), names)])
+    return StampedRows([], [link_block(names)])
 
 
 def _in_dict(engine: DuckDBBackend, symbol: str) -> bool:
@@ -78,15 +78,7 @@ def _recorded_lookups(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
 
 def _memory_answers(loads: Sequence[tuple[str, Sequence[Row]]]) -> dict[str, list[Row]]:
-    memory = make_backend("memory")
-    try:
-        memory.load(parse_program(TEXT, "t.dl"))
-        for relation, rows in loads:
-            memory.add_facts(relation, list(rows))
-        memory.evaluate()
-        return {r: memory.query(r) for r in RELATIONS}
-    finally:
-        memory.close()
+    return memory_answers(TEXT, RELATIONS, loads)
 
 
 def test_new_stamped_names_take_their_positions_without_a_dict_entry(duck: DuckDBBackend) -> None:

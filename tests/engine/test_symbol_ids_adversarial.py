@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy
 import pytest
+from engine.stamp_helpers import link_block, memory_answers, stamp_names
 from numpy.typing import NDArray
 
 from verifier.core.errors import TopologError
@@ -222,12 +223,7 @@ def duck() -> Iterator[DuckDBBackend]:
 
 def _names(nodes: int, prefix: str = "x") -> list[Sequence[str]]:
     """Per node n: links <prefix><n>/l0 and /l1, GPUs <prefix><n>/g0 and /g1."""
-    return [[f"{prefix}{n}/l0", f"{prefix}{n}/l1", f"{prefix}{n}/g0", f"{prefix}{n}/g1"] for n in range(nodes)]
-
-
-def _links(names: list[Sequence[str]]) -> StampBlock:
-    """Per node: l0 from g0 to g1 at 100, l1 from g1 to g0 at 50."""
-    return StampBlock(((0, 1), (2, 3), (3, 2), None), (None, None, None, (100, 50)), names)
+    return stamp_names(nodes, prefix)
 
 
 def _tags(names: list[Sequence[str]], tag: str) -> StampBlock:
@@ -240,15 +236,7 @@ def _answers(engine: DuckDBBackend) -> dict[str, list[Row]]:
 
 
 def _memory(loads: Sequence[tuple[str, Sequence[Row]]]) -> dict[str, list[Row]]:
-    memory = make_backend("memory")
-    try:
-        memory.load(parse_program(TEXT, "t.dl"))
-        for relation, rows in loads:
-            memory.add_facts(relation, list(rows))
-        memory.evaluate()
-        return {r: memory.query(r) for r in RELATIONS}
-    finally:
-        memory.close()
+    return memory_answers(TEXT, RELATIONS, loads)
 
 
 def test_equal_texts_in_another_node_order_and_in_a_later_load_are_one_symbol(
@@ -258,7 +246,7 @@ def test_equal_texts_in_another_node_order_and_in_a_later_load_are_one_symbol(
     # the y block (8 names in 4 hash values) is not and goes through the dict.
     _weak_hash(monkeypatch, lambda s: builtins.hash(s) & 3 if s.startswith("y") else builtins.hash(s))
     xs, ys = _names(4), _names(2, "y")
-    duck.add_facts("link", StampedRows([], [_links(xs), _links(ys)]))
+    duck.add_facts("link", StampedRows([], [link_block(xs), link_block(ys)]))
     assert duck._symbol_ids._deferred  # the x batch deferred, the y one through the dict
     # The same texts in new objects, nodes reversed, and a REPL-style plain row naming a deferred link.
     reversed_names: list[Sequence[str]] = [list(n) for n in reversed(xs)]
@@ -272,7 +260,7 @@ def test_equal_texts_in_another_node_order_and_in_a_later_load_are_one_symbol(
     assert duck.query("from_x1") == [("x1/g0",)]
     assert duck.query("link", {0: "x2/l1"}) == [("x2/l1", "x2/g1", "x2/g0", 50)]
     loads = [
-        ("link", list(StampedRows([], [_links(xs), _links(ys)]))),
+        ("link", list(StampedRows([], [link_block(xs), link_block(ys)]))),
         ("attr", list(StampedRows([("x3/l1", "x2/l1")], [_tags(reversed_names, "t"), _tags(ys, "x2/l1")]))),
     ]
     assert _answers(duck) == _memory(loads)
@@ -282,7 +270,7 @@ def test_a_refused_later_load_rolls_back_to_the_deferred_state_exactly(duck: Duc
     # Load 1 defers 3 nodes' 12 names (ids 0..11). Load 2 reads x1/l0 in bulk (slot l0 into the dict),
     # adds the new "t", then a bad row (a number for a symbol): refused, so dict, texts and deferred
     # slots are those after load 1 again, and x1/l0 still has id 4 (node 1, slot 0).
-    duck.add_facts("link", StampedRows([], [_links(_names(3))]))
+    duck.add_facts("link", StampedRows([], [link_block(_names(3))]))
     text, entries = list(duck._symbol_text), dict(duck._symbol_ids)
     with pytest.raises(TopologError):
         duck.add_facts("attr", [("x1/l0", "t"), ("x0/l1", 5)])
@@ -301,7 +289,7 @@ def test_non_ascii_deferred_names_read_back_exactly(duck: DuckDBBackend) -> None
     # Names with é, a CJK character and an emoji (4 bytes in UTF-8): deferred, then read back through
     # DuckDB's text table by a query bound to one and by the rule that counts links per GPU.
     names: list[Sequence[str]] = [[f"é{n}/l0", f"链{n}/l1", f"🚀{n}/g0", f"ß{n}/g1"] for n in range(3)]
-    duck.add_facts("link", StampedRows([], [_links(names)]))
+    duck.add_facts("link", StampedRows([], [link_block(names)]))
     assert duck._symbol_ids._deferred
     duck.evaluate()
     assert duck.query("link", {0: "链1/l1"}) == [("链1/l1", "ß1/g1", "🚀1/g0", 50)]
@@ -331,7 +319,7 @@ def test_random_stamped_loads_answer_as_the_memory_engine(monkeypatch: pytest.Mo
                 plain = [(rng.choice(rng.choice(names)), rng.choice(["x2/l1", "t", "x1/l0"]))]
             relation = rng.choice(["link", "attr", "attr"])
             if relation == "link":
-                rows = StampedRows([], [_links(names)])
+                rows = StampedRows([], [link_block(names)])
             else:
                 rows = StampedRows(plain, [_tags(names, rng.choice(["t", "x2/l1"]))])
             if rng.random() < 0.15 and loads[relation]:
@@ -414,7 +402,10 @@ def test_ctrl_c_anywhere_in_a_load_leaves_one_id_per_text(monkeypatch: pytest.Mo
             names: list[Sequence[str]] = [list(n) for n in rng.sample(lists[rng.choice("xy")], 2)]
             plain: list[Row] = [(rng.choice(names[0]), rng.choice(["t", "x1/l0", "n", "y0/g0"]))]
             relation = rng.choice(["link", "attr"])
-            rows = StampedRows([], [_links(names)]) if relation == "link" else StampedRows(plain, [_tags(names, "t")])
+            if relation == "link":
+                rows = StampedRows([], [link_block(names)])
+            else:
+                rows = StampedRows(plain, [_tags(names, "t")])
             calls[0] = 0
             try:
                 duck.add_facts(relation, rows)
@@ -444,7 +435,7 @@ def test_a_rule_constant_interned_before_the_block_keeps_its_id(duck: DuckDBBack
     duck.evaluate()
     constants = {s: duck._symbol_ids.find(s) for s in ("x1/l0", "x2/l1")}
     assert None not in constants.values()
-    duck.add_facts("link", StampedRows([], [_links(_names(3))]))
+    duck.add_facts("link", StampedRows([], [link_block(_names(3))]))
     assert not duck._symbol_ids._deferred
     assert {s: duck._symbol_ids.find(s) for s in constants} == constants
     _sound(duck._symbol_ids)

@@ -1,0 +1,38 @@
+"""Stamped nodes for the engine's tests of deferred symbol batches (verifier.engine.symbol_ids) and
+the keys told from blocks: four names a node, the two links between them, and the memory engine's
+answers to compare the DuckDB engine's with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from verifier.core.stamped_rows import StampBlock
+from verifier.engine.ast import Row
+from verifier.engine.engines import make_backend
+from verifier.engine.parser import parse_program
+
+
+def stamp_names(nodes: int, prefix: str) -> list[Sequence[str]]:
+    """Per node n its names by slot: links <prefix><n>/l0 and /l1 (slots 0, 1), GPUs /g0 and /g1 (2, 3)."""
+    return [[f"{prefix}{n}/l0", f"{prefix}{n}/l1", f"{prefix}{n}/g0", f"{prefix}{n}/g1"] for n in range(nodes)]
+
+
+def link_block(names: list[Sequence[str]], mbps: tuple[int, int] = (100, 50)) -> StampBlock:
+    """link(id, a, b, mbps) per node: l0 from g0 to g1, l1 from g1 to g0, at `mbps`."""
+    return StampBlock(((0, 1), (2, 3), (3, 2), None), (None, None, None, mbps), names)
+
+
+def memory_answers(
+    text: str, relations: Sequence[str], loads: Iterable[tuple[str, Sequence[Row]]]
+) -> dict[str, list[Row]]:
+    """The memory engine's answers for `relations` of the program `text`, after `loads` in order."""
+    memory = make_backend("memory")
+    try:
+        memory.load(parse_program(text, "t.dl"))
+        for relation, rows in loads:
+            memory.add_facts(relation, list(rows))
+        memory.evaluate()
+        return {r: memory.query(r) for r in relations}
+    finally:
+        memory.close()
