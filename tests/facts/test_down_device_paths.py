@@ -13,13 +13,11 @@ NVSwitch chips.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
-from cli_helpers import run_cli
+from facts.down_helpers import findings, placed_alike
 
 from verifier.core import cache
 from verifier.facts.graph import graph_facts
@@ -57,14 +55,6 @@ def _both(device: str) -> tuple[Mapping[str, Sequence[Row]], Mapping[str, Sequen
     return written, failed
 
 
-def _findings(tmp_path: Path, text: str) -> list[tuple[str, tuple[str, ...]]]:
-    path = tmp_path / "inv.yaml"
-    path.write_text(text)
-    code, out, err = run_cli("verify", str(path), "--format", "json", env={"TOPOLOG_CACHE_DIR": ""})
-    assert code in (0, 1), err
-    return sorted((f["rule"], tuple(f["subjects"])) for f in json.loads(out)["findings"])
-
-
 # The shipped pod's one finding: dgx03's degraded gpu2-nvsw1 bond takes gpu2 out of NVLink (TOPO005).
 BASE = [("TOPO005", ("dgx03/gpu2<->dgx03/nvsw1", "dgx03/gpu2"))]
 
@@ -87,7 +77,7 @@ def test_a_down_nic_is_nobodys_nearest_nic_as_fail_says() -> None:
 def test_a_down_nic_is_reported_once_by_health002(tmp_path: Path) -> None:
     # gpu3 now sends through nic2, on rail 2's leaf: that detour is nic3's fault (HEALTH002), not a
     # rail mismatch of its own (BW006), nor a lost GPUDirect path or a remote NIC (BW009, BW002).
-    assert _findings(tmp_path, _down("nic3")) == sorted([*BASE, ("HEALTH002", ("dgx01/nic3",))])
+    assert findings(tmp_path, _down("nic3")) == sorted([*BASE, ("HEALTH002", ("dgx01/nic3",))])
 
 
 def test_a_down_gpu_leaves_its_domain_as_fail_says(tmp_path: Path) -> None:
@@ -104,7 +94,7 @@ def test_a_down_gpu_leaves_its_domain_as_fail_says(tmp_path: Path) -> None:
     ]
     # A GPU marked down is out of service: the seven in service are one domain, so dgx01 keeps its
     # promise (no TOPO004), and a down GPU is placement's to skip (HEALTH001): no new finding.
-    assert _findings(tmp_path, _down("gpu5")) == BASE
+    assert findings(tmp_path, _down("gpu5")) == BASE
 
 
 def test_a_down_nvswitch_joins_no_gpus(tmp_path: Path) -> None:
@@ -141,7 +131,7 @@ objects:
     # promise) and BW001 (a pair of an NVLink promise over PCIe) leave it to that finding.
     pairs = graph_facts(load_inventory_text(text, "sw.yaml"), ["gpu_pair_bottleneck"])
     assert _rows(pairs, "gpu_pair_bottleneck", "n1/") == [("n1/gpu0", "n1/gpu1", "PHB", PCIE_GEN5_X16)]
-    assert _findings(tmp_path, text) == [("SCALE006", ("n1/nvsw0",))]
+    assert findings(tmp_path, text) == [("SCALE006", ("n1/nvsw0",))]
 
 
 def test_a_warm_node_class_cache_gives_the_down_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,36 +173,12 @@ def test_a_gpu_whose_only_nic_is_down_has_no_nic_and_one_finding(tmp_path: Path)
     # The one cause is the down NIC: HEALTH002 names it, once; no GPU-without-NIC (TOPO001) or
     # off-fabric (LINK010) finding besides. (rtx-n3's other finding, BW003 on nic0's x4 link, is the
     # shipped fleet's own.)
-    found = [f for f in _findings(tmp_path, text) if any(s.startswith("rtx-n3/") or s == "rtx-n3" for s in f[1])]
+    found = [f for f in findings(tmp_path, text) if any(s.startswith("rtx-n3/") or s == "rtx-n3" for s in f[1])]
     assert found == [("BW003", ("rtx-n3/nic0",)), ("HEALTH002", ("rtx-n3/nic0",))]
-
-
-JOBS = ROOT / "inventories" / "jobs"
-PRINCIPALS = ROOT / "inventories" / "principals.yml"
-
-
-def _placed(*args: str) -> dict[str, Any]:
-    code, out, err = run_cli(
-        "place", *args, "--principals", str(PRINCIPALS), "--format", "json", env={"TOPOLOG_CACHE_DIR": ""}
-    )
-    assert code in (0, 1), err
-    doc: dict[str, Any] = json.loads(out)
-    return doc
 
 
 def test_place_answers_alike_for_a_device_written_down_and_failed(tmp_path: Path) -> None:
     # The shipped jobs on the pod with dgx01/gpu5 written down, and on the pod with `--fail
     # dgx01/gpu5` (a what-if: its `after` side): every job is hosted by as many domains and placed
     # first on the same GPUs at the same bottleneck.
-    path = tmp_path / "pod.yaml"
-    path.write_text(_down("gpu5"))
-    written = _placed(str(path), str(JOBS))
-    failed = _placed(str(ROOT / "inventories" / "dgx-h100-pod.yaml"), str(JOBS), "--fail", "dgx01/gpu5")
-    after = {j["job"]: j for j in failed["jobs"]}
-    assert {j["job"] for j in written["jobs"]} == set(after)
-    for job in written["jobs"]:
-        theirs = after[job["job"]]
-        first = job["placements"][0] if job["placements"] else None
-        mine = None if first is None else (first["gpus"], first["bottleneck_mbps"])
-        what_if = None if theirs["after"] is None else (theirs["after"]["gpus"], theirs["after"]["bottleneck_mbps"])
-        assert (mine, job["hosting"]) == (what_if, theirs["hosting_after"]), job["job"]
+    placed_alike(tmp_path, _down("gpu5"), "dgx01/gpu5")

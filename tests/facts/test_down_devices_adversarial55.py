@@ -16,24 +16,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cli_helpers import run_cli
+from facts.down_helpers import findings, placed, placed_alike
 
 ROOT = Path(__file__).resolve().parents[2]
 POD = (ROOT / "inventories" / "dgx-h100-pod.yaml").read_text()
 FLEET = (ROOT / "inventories" / "mixed-fleet.yaml").read_text()
 POD_ANCHOR = "              dgx03:\n"
 A100_NODES = '{template: mf-hgx-a100, name: "a100-n{i}", count: 2}'
-
-
-def _findings(tmp_path: Path, text: str) -> list[tuple[str, tuple[str, ...]]]:
-    path = tmp_path / "inv.yaml"
-    path.write_text(text)
-    code, out, err = run_cli("verify", str(path), "--format", "json", env={"TOPOLOG_CACHE_DIR": ""})
-    assert code in (0, 1), err
-    return sorted((f["rule"], tuple(f["subjects"])) for f in json.loads(out)["findings"])
 
 
 def _subjects(found: list[tuple[str, tuple[str, ...]]], rule: str, prefix: str = "") -> list[str]:
@@ -79,7 +71,7 @@ def test_a_down_nic_does_not_hide_its_node_types_gpudirect_fault(tmp_path: Path)
     # nic1 is HEALTH002's. gpu6 and gpu7 of dgx01 lose GPUDirect as in the seven other nodes, for
     # the wiring of the type, not for nic1 (their twins dgx00/gpu6, gpu7 are as far): BW009 still
     # names all 16 GPUs. (b7c86ba dropped dgx01/gpu6 and gpu7: 14.)
-    found = _findings(tmp_path, _pod_down(ODD_POD, "nic1"))
+    found = findings(tmp_path, _pod_down(ODD_POD, "nic1"))
     assert [s for s in _subjects(found, "BW009") if "/gpu" in s] == ODD_GPUS
     assert _subjects(found, "HEALTH002") == ["dgx01/nic1"]
     assert not _subjects(found, "BW002") and not _subjects(found, "BW006")
@@ -88,7 +80,7 @@ def test_a_down_nic_does_not_hide_its_node_types_gpudirect_fault(tmp_path: Path)
 def test_a_down_pcie_switch_does_not_hide_it_either(tmp_path: Path) -> None:
     # dgx01/pcie0 down: gpu0 and gpu1 reach no NIC at all (their one PCIe link is to pcie0), so no
     # detour of theirs is judged; gpu6 and gpu7 keep their type's BW009, as in every node.
-    found = _findings(tmp_path, _pod_down(ODD_POD, "pcie0"))
+    found = findings(tmp_path, _pod_down(ODD_POD, "pcie0"))
     assert _subjects(found, "BW009", "dgx01/gpu") == ["dgx01/gpu6", "dgx01/gpu7"]
     assert _subjects(found, "HEALTH002") == ["dgx01/pcie0"]
 
@@ -103,7 +95,7 @@ def test_any_healthy_node_of_the_type_is_a_twin(tmp_path: Path) -> None:
         for n in range(8)
         if n != 3
     )
-    found = _findings(tmp_path, _replace(ODD_POD, POD_ANCHOR, override + POD_ANCHOR))
+    found = findings(tmp_path, _replace(ODD_POD, POD_ANCHOR, override + POD_ANCHOR))
     assert [s for s in _subjects(found, "BW009") if "/gpu" in s] == ODD_GPUS
     assert _subjects(found, "HEALTH002") == [f"dgx{n:02d}/nic1" for n in range(8) if n != 3]
 
@@ -131,7 +123,7 @@ def _two_nodes(dgx00: str) -> str:
 def test_two_nodes_one_with_a_down_nic_keep_their_types_gpudirect_fault(tmp_path: Path) -> None:
     # gpu6 and gpu7 are far from any NIC with nic1 up or down (their switch, pcie3, holds no NIC):
     # BW009 for both nodes' gpu6 and gpu7. dgx00 is stamped whole and stands for the type: dgx01's twin.
-    found = _findings(tmp_path, _two_nodes(""))
+    found = findings(tmp_path, _two_nodes(""))
     assert [s for s in _subjects(found, "BW009") if "/gpu" in s] == [
         "dgx00/gpu6", "dgx00/gpu7", "dgx01/gpu6", "dgx01/gpu7"
     ]  # fmt: skip
@@ -148,7 +140,7 @@ def test_a_node_with_no_twin_keeps_its_types_gpudirect_fault(tmp_path: Path) -> 
     # The same with dgx00 overridden too (a label): no node is stamped whole and two nodes make no
     # majority (verifier/facts/inventory.py: _conformance), so no node stands for the type, dgx01 has
     # no twin, and its gpu6 and gpu7 go unreported. An expert signs BW009 for all four GPUs still.
-    found = _findings(tmp_path, _two_nodes("                labels: {rack_slot: a}\n"))
+    found = findings(tmp_path, _two_nodes("                labels: {rack_slot: a}\n"))
     assert [s for s in _subjects(found, "BW009") if "/gpu" in s] == [
         "dgx00/gpu6", "dgx00/gpu7", "dgx01/gpu6", "dgx01/gpu7"
     ]  # fmt: skip
@@ -164,7 +156,7 @@ def test_the_detour_a_down_nic_causes_is_still_left_to_health002(tmp_path: Path)
         "              dgx01:\n                devices:\n                  nic2: {state: down}\n"
         f"                  nic3: {{state: down}}\n{POD_ANCHOR}",
     )
-    found = _findings(tmp_path, text)
+    found = findings(tmp_path, text)
     assert [f for f in found if f[0] in ("BW002", "BW006", "BW009")] == []
     assert _subjects(found, "HEALTH002") == ["dgx01/nic2", "dgx01/nic3"]
 
@@ -185,7 +177,7 @@ def test_a_down_own_rail_nic_does_not_hide_its_node_types_rail_mismatch(tmp_path
     # dgx01/nic3 down: gpu3 reaches the fabric through nic2 (leaf2) with nic3 up or down, for the
     # type's wiring (its twin dgx00/gpu3 does too), so BW006 still names dgx01/gpu3 as the seven
     # other nodes' gpu3. (b7c86ba dropped it: its own rail's NIC being down was taken as the cause.)
-    found = _findings(tmp_path, _pod_down(RAIL_POD, "nic3"))
+    found = findings(tmp_path, _pod_down(RAIL_POD, "nic3"))
     assert _subjects(found, "BW006", "dgx") == sorted(f"dgx{n:02d}/{d}" for n in range(8) for d in ("gpu3", "nic2"))
     assert _subjects(found, "HEALTH002") == ["dgx01/nic3"]
 
@@ -203,7 +195,7 @@ def test_a_down_own_rail_nic_whose_twins_are_miscabled_is_still_health002s(tmp_p
         "    foreach: {n: 0..7, r: [0, 1, 2, 4, 5, 6, 7]}\n"
         '  - {a: "dgx{n:02d}/nic3", b: leaf4, kind: infiniband, bandwidth: 400 Gb/s, foreach: {n: 0..7}}\n',
     )
-    found = _findings(tmp_path, _pod_down(text, "nic3"))
+    found = findings(tmp_path, _pod_down(text, "nic3"))
     assert [s for s in _subjects(found, "BW006") if "/gpu" in s] == [f"dgx{n:02d}/gpu3" for n in range(8) if n != 1]
     assert _subjects(found, "HEALTH002") == ["dgx01/nic3"]
     assert "dgx01/nic3" in _subjects(found, "BW007")
@@ -224,7 +216,7 @@ def test_a_down_nic_does_not_hide_its_node_types_remote_nic(tmp_path: Path) -> N
     # a100-n1/nic0 down: a100-n1's gpu4..7 now reach nic1 (also on cpu0, still SYS): the type's own
     # fault, reported as in a100-n0 (whose gpu4..7 reach nic0, the smaller id at the same class and
     # width). a100-n1's gpu0..3 reach nic1 at PHB: nothing. (b7c86ba dropped a100-n1's four GPUs.)
-    found = _findings(tmp_path, _a100_down(ODD_FLEET, "nic0"))
+    found = findings(tmp_path, _a100_down(ODD_FLEET, "nic0"))
     gpus = [f"a100-n{n}/gpu{g}" for n in (0, 1) for g in range(4, 8)]
     assert _subjects(found, "BW002") == sorted([*gpus, "a100-n0/nic0", "a100-n1/nic1"])
     assert _subjects(found, "HEALTH002") == ["a100-n1/nic0"]
@@ -233,7 +225,7 @@ def test_a_down_nic_does_not_hide_its_node_types_remote_nic(tmp_path: Path) -> N
 def test_a_down_nic_whose_detour_crosses_sockets_is_health002s(tmp_path: Path) -> None:
     # The shipped fleet, a100-n1/nic0 down: gpu0..3 (cpu0) now reach nic1 on cpu1 across the sockets
     # (SYS), a detour caused by nic0 alone: their twins a100-n0/gpu0..3 have nic0 on cpu0 (PHB).
-    found = _findings(tmp_path, _a100_down(FLEET, "nic0"))
+    found = findings(tmp_path, _a100_down(FLEET, "nic0"))
     assert _subjects(found, "BW002") == []
     assert _subjects(found, "HEALTH002") == ["a100-n1/nic0"]
 
@@ -257,7 +249,7 @@ def test_a_down_nvswitch_chip_does_not_hide_its_node_types_split(tmp_path: Path)
     # the type's wiring, not the chip. TOPO004 names both nodes, and BW001 gpu7 with each of the 7
     # others in both (merged findings: every GPU of both nodes is a subject); SCALE006 names the chip.
     # (eed7e4b and b7c86ba dropped a100-n1 from TOPO004 and BW001.)
-    found = _findings(tmp_path, _a100_down(SPLIT_FLEET, "nvsw0"))
+    found = findings(tmp_path, _a100_down(SPLIT_FLEET, "nvsw0"))
     assert _subjects(found, "TOPO004", "a100") == ["a100-n0", "a100-n1"]
     assert _subjects(found, "BW001", "a100") == sorted(f"a100-n{n}/gpu{g}" for n in (0, 1) for g in range(8))
     assert _subjects(found, "SCALE006") == ["a100-n1/nvsw0"]
@@ -299,7 +291,7 @@ def _scaleup(found: list[tuple[str, tuple[str, ...]]]) -> list[tuple[str, tuple[
 def test_a_split_the_down_chip_alone_makes_is_the_chips(tmp_path: Path) -> None:
     # n0 (the healthy twin) is one domain, so n1's three domains and its five pairs off NVLink are
     # the chip's: SCALE006 names nvsw1, once.
-    assert _scaleup(_findings(tmp_path, BOX)) == [("SCALE006", ("n1/nvsw1",))]
+    assert _scaleup(findings(tmp_path, BOX)) == [("SCALE006", ("n1/nvsw1",))]
 
 
 def test_healthy_twins_with_a_gpu_down_still_judge_the_chips_split(tmp_path: Path) -> None:
@@ -314,7 +306,7 @@ def test_healthy_twins_with_a_gpu_down_still_judge_the_chips_split(tmp_path: Pat
         '{template: box, name: "n{i}", count: 3, overrides: {n0: {devices: {gpu3: {state: down}}}, '
         "n1: {devices: {nvsw1: {state: down}}}, n2: {devices: {gpu3: {state: down}}}}}",
     )
-    assert _scaleup(_findings(tmp_path, text)) == [("SCALE006", ("n1/nvsw1",))]
+    assert _scaleup(findings(tmp_path, text)) == [("SCALE006", ("n1/nvsw1",))]
 
 
 def _pairs_off_nvlink(tmp_path: Path, text: str) -> list[tuple[str, str]]:
@@ -342,54 +334,23 @@ def test_a_split_of_the_type_and_one_of_the_chip_in_one_node(tmp_path: Path) -> 
         'foreach: {g: [0, 1, 2, 3]}}\n      - {a: "gpu{g}", b: cpu0',
         'foreach: {g: [0, 1, 2]}}\n      - {a: "gpu{g}", b: cpu0',
     )
-    found = _findings(tmp_path, text)
+    found = findings(tmp_path, text)
     assert _subjects(found, "TOPO004") == ["n0", "n1"]
     assert _subjects(found, "SCALE006") == ["n1/nvsw1"]
     assert _pairs_off_nvlink(tmp_path, text) == [(f"n{n}/gpu{g}", f"n{n}/gpu3") for n in (0, 1) for g in range(3)]
-
-
-JOBS = ROOT / "inventories" / "jobs"
-PRINCIPALS = ROOT / "inventories" / "principals.yml"
-
-
-def _placed(*args: str) -> dict[str, Any]:
-    code, out, err = run_cli(
-        "place", *args, "--principals", str(PRINCIPALS), "--format", "json", env={"TOPOLOG_CACHE_DIR": ""}
-    )
-    assert code in (0, 1), err
-    doc: dict[str, Any] = json.loads(out)
-    return doc
-
-
-def _placed_alike(tmp_path: Path, written: str, target: str) -> None:
-    """The shipped jobs placed on the pod `written` (a device or node written down) as on the shipped
-    pod with `--fail target` (its `after` side): the same first placement (GPUs, bottleneck) and as
-    many hosting domains, job by job."""
-    path = tmp_path / "pod.yaml"
-    path.write_text(written)
-    mine = _placed(str(path), str(JOBS))
-    failed = _placed(str(ROOT / "inventories" / "dgx-h100-pod.yaml"), str(JOBS), "--fail", target)
-    after = {j["job"]: j for j in failed["jobs"]}
-    assert {j["job"] for j in mine["jobs"]} == set(after)
-    for job in mine["jobs"]:
-        theirs = after[job["job"]]
-        first = job["placements"][0] if job["placements"] else None
-        ours = None if first is None else (first["gpus"], first["bottleneck_mbps"])
-        what_if = None if theirs["after"] is None else (theirs["after"]["gpus"], theirs["after"]["bottleneck_mbps"])
-        assert (ours, job["hosting"]) == (what_if, theirs["hosting_after"]), job["job"]
 
 
 @pytest.mark.parametrize("device", ["nic3", "pcie1", "cpu0", "nvsw0"])
 def test_place_answers_alike_for_each_kind_written_down_and_failed(tmp_path: Path, device: str) -> None:
     # b7c86ba's test holds this for a GPU; a NIC, a PCIe switch, a CPU and an NVSwitch chip of dgx01
     # written down must place the shipped jobs as `--fail dgx01/<device>` does.
-    _placed_alike(tmp_path, _pod_down(POD, device), f"dgx01/{device}")
+    placed_alike(tmp_path, _pod_down(POD, device), f"dgx01/{device}")
 
 
 def test_place_answers_alike_for_a_node_written_down_and_failed(tmp_path: Path) -> None:
     # dgx01 itself written `state: down` (an override of the node) and `--fail dgx01`.
     written = _replace(POD, POD_ANCHOR, "              dgx01:\n                state: down\n" + POD_ANCHOR)
-    _placed_alike(tmp_path, written, "dgx01")
+    placed_alike(tmp_path, written, "dgx01")
 
 
 ONE_GPU = """apiVersion: topolog.dev/v1
@@ -410,7 +371,7 @@ def test_a_down_gpus_own_domain_is_a_candidate_never_a_placement(tmp_path: Path)
     path.write_text(_pod_down(POD, "gpu5"))
     jobs = tmp_path / "one.yaml"
     jobs.write_text(ONE_GPU)
-    doc = _placed(str(path), str(jobs), "--why-not", "--limit", "100")
+    doc = placed(str(path), str(jobs), "--why-not", "--limit", "100")
     (job,) = doc["jobs"]
     assert (job["candidates"], job["hosting"]) == (10, 9)
     assert not [p for p in job["placements"] if "dgx01/gpu5" in p["gpus"]]
@@ -433,7 +394,7 @@ def _box_placements(tmp_path: Path, *extra: str, down: bool) -> dict[str, tuple[
     path.write_text(BOX if down else _replace(BOX, ", overrides: {n1: {devices: {nvsw1: {state: down}}}}", ""))
     jobs = tmp_path / "jobs.yaml"
     jobs.write_text(BOX_JOBS)
-    doc = _placed(str(path), str(jobs), *extra)
+    doc = placed(str(path), str(jobs), *extra)
     if down:
         shown = {j["job"]: [(p["domain"], p["bottleneck_mbps"]) for p in j["placements"]] for j in doc["jobs"]}
         return {j["job"]: (j["hosting"], shown[j["job"]]) for j in doc["jobs"]}
