@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from itertools import compress
 from typing import TypeVar
 
 from verifier.core.gc_pause import collector_paused
@@ -298,8 +299,11 @@ class _WholeNodes:
             if node not in inv.stamped:
                 continue
             # With `keep`, what is kept of a node: the slots of its kept names (as _facts keeps objects
-            # and links, by id); nodes of one plan that keep the same slots share blocks.
-            kept = None if keep is None else frozenset([s for s, name in enumerate(names) if name in keep])
+            # and links, by id); nodes of one plan that keep the same slots share blocks. Told in C
+            # calls (compress over the names' membership), not a Python comparison per name: with
+            # the link ids left unmade below, this loop's CPU in a placement at 131,072 GPUs went
+            # from 0.13-0.16 s to 0.08 s.
+            kept = None if keep is None else frozenset(compress(range(len(names)), map(keep.__contains__, names)))
             key = (id(plan), len(names), kept)
             if key not in per_plan:
                 per_plan[key] = self._add_plan(plan, len(names), kept)
@@ -307,8 +311,13 @@ class _WholeNodes:
             if shared is None:
                 continue
             lists, only = shared
-            ids = plan.ids_for(node)
-            lists.append(names + (ids if kept is None else [ids[j] for j in only]))
+            if kept is None:
+                lists.append(names + plan.ids_for(node))
+            elif only:
+                ids = plan.ids_for(node)
+                lists.append(names + [ids[j] for j in only])
+            else:  # no link of the node kept (a placement keeps GPUs and their ancestors): no link id made
+                lists.append(names[:])
             self.nodes.add(node)
 
     def _add_plan(
