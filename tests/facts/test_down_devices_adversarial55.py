@@ -416,15 +416,10 @@ def test_a_chip_written_down_under_failure_mode_1_keeps_its_gpus_in_nvlink(tmp_p
     assert _box_placements(tmp_path, down=True) == BOX_EXPECTED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`--fail` of an NVSwitch chip writes each of its links down, which the fabric manager's default "
-    "access_link_failure_mode 0 answers by taking every GPU linked to the chip out of NVLink: it does not "
-    "read nvswitch_failure_mode 1 as `state: down` on the chip does (verifier/sources/scenario.py)",
-)
 def test_a_chip_failed_with_fail_under_failure_mode_1_keeps_its_gpus_in_nvlink(tmp_path: Path) -> None:
     # The same chip failed with `--fail n1/nvsw1` (the what-if's `after` side, its first placement):
     # the fabric manager keeps n1's GPUs as for the chip written down, so the 2-GPU job still has 2
-    # hosting domains. It has 1: n1's four GPUs are taken out of NVLink.
+    # hosting domains. (Before, `--fail` wrote the chip's links down, which the default
+    # access_link_failure_mode 0 answers by taking n1's four GPUs out of NVLink: 1 hosting domain.)
     placed = _box_placements(tmp_path, "--fail", "n1/nvsw1", down=False)
     assert placed == {job: (hosting, first[:1]) for job, (hosting, first) in BOX_EXPECTED.items()}

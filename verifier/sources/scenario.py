@@ -1,10 +1,11 @@
 """What-if scenarios: nodes drained, devices failed, links failed (docs/placement.md, "What-if").
 
 A scenario is applied as the states an inventory edit would write (`state: drained` on a
-drained object; `state: down` on a failed device and on every link at it, and on a failed
-link), so `place --drain dgx03` answers what `place` answers on the inventory with that
-override written in: the rules, the graph summaries and the Cedar entities (whose `state`
-attribute policies may read) see nothing else.
+drained object; `state: down` on a failed device and on every link at it, but the links of an
+NVSwitch chip whose fabric manager keeps its GPUs (_kept_by_fabric), and on a failed link), so
+`place --drain dgx03` answers what `place` answers on the inventory with that override written
+in: the rules, the graph summaries and the Cedar entities (whose `state` attribute policies may
+read) see nothing else.
 It comes from the command line (`--drain`, `--fail`, `--fail-link`) and/or a scenario file:
 
     apiVersion: topolog.dev/v1
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.suggest import did_you_mean
 from verifier.sources.inventory.model import Inventory, Link, Obj
+from verifier.sources.inventory.specs import FABRIC_MANAGER_MODES
 from verifier.sources.inventory.yaml_source import YList, header_problems, load_yaml_file
 
 API_VERSION = "topolog.dev/v1"
@@ -150,8 +153,10 @@ def apply_scenario(inv: Inventory, scenario: Scenario) -> Inventory:
         if failed:
             # A failed device carries nothing: every link at it is down too, as an edit that fails
             # an NVSwitch must write for its GPUs' pair bandwidth to fall (SCALE006 judges its links so).
+            # But the links of a chip whose fabric manager keeps its GPUs when a chip fails: see _kept_by_fabric.
+            kept = _kept_by_fabric(inv, failed)
             for lid, lk in links.items():
-                if lk.a in failed or lk.b in failed:
+                if (lk.a in failed and lk.a not in kept) or (lk.b in failed and lk.b not in kept):
                     link_states[lid] = "down"
         for lid, state in link_states.items():
             lk = links[lid]
@@ -168,6 +173,42 @@ def apply_scenario(inv: Inventory, scenario: Scenario) -> Inventory:
     out.stamped = stamped
     out.overridden = overridden
     return out
+
+
+NVSWITCH_FAILURE_MODE = FABRIC_MANAGER_MODES[1]
+"""A node's (or an NVSwitch model's) `attrs` key for its fabric manager's answer to a failed chip."""
+
+
+def _kept_by_fabric(inv: Inventory, failed: AbstractSet[str]) -> frozenset[str]:
+    """The failed NVSwitch chips whose links are left as written: those of a node whose fabric manager
+    runs NVSWITCH_FAILURE_MODE=1 (the node's `attrs`, else the chip model's, as the rules and
+    verifier/facts/graph.py: fm_isolated_gpus read it).
+
+    NVIDIA's Fabric Manager user guide, "Supported High Availability Modes": a failed NVSwitch is
+    answered by NVSWITCH_FAILURE_MODE (0, the default: the fabric is left uninitialized; 1: the chip
+    and its peer are disabled and the GPUs keep NVLink at less bandwidth), a failed GPU-NVSwitch
+    access link by ACCESS_LINK_FAILURE_MODE (0, the default: the GPU leaves NVLink peer-to-peer).
+    Writing such a chip's links down would make its GPUs' access links read as failed on their own,
+    taking them out of NVLink under the access mode; a chip written `state: down` carries nothing
+    already (verifier/facts/fabric_islands.py: carries), so its links stay as they are and `--fail`
+    answers what `state: down` on the chip does. Under mode 0 either way takes the GPUs out.
+    """
+    objects = inv.objects
+    out: set[str] = set()
+    for oid in failed:
+        chip = objects[oid]
+        if chip.kind != "nvswitch":
+            continue
+        node = objects.get(chip.parent) if chip.parent is not None else None
+        while node is not None and node.kind != "node":
+            node = objects.get(node.parent) if node.parent is not None else None
+        if node is None:
+            continue  # a switch tray outside nodes: no single-board fabric manager (fm_isolated_gpus)
+        model = inv.models.get(chip.model) if chip.model is not None else None
+        mode = node.quantities.get(NVSWITCH_FAILURE_MODE, model.specs.get(NVSWITCH_FAILURE_MODE) if model else None)
+        if mode == 1:
+            out.add(oid)
+    return frozenset(out)
 
 
 def _note_state(overridden: dict[str, tuple[SourceLocation, frozenset[str]]], oid: str, loc: SourceLocation) -> None:
