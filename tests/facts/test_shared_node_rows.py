@@ -1,7 +1,7 @@
 """promise and the software relations of objects that share one promises tuple or software mapping
 (the nodes of one template) come as one block of rows per shared value (StampedRows), the same rows
-as one per object; an object with its own gives plain rows, and placement's subset (`keep`) reads
-them row by row."""
+as one per object; an object with its own gives plain rows, and so does placement's subset (`keep`):
+a block of the kept objects that share a value, plain rows for one kept alone with it."""
 
 from __future__ import annotations
 
@@ -57,10 +57,11 @@ def test_nodes_of_one_template_share_a_block_of_their_rows() -> None:
     )
 
 
-def test_placements_subset_reads_rows_one_by_one() -> None:
+def test_placements_subset_of_one_node_a_mapping_gives_plain_rows() -> None:
     inv = load_inventory_text(FLEET)
     facts = inventory_facts(inv, keep={"n1", "n1/gpu0", "odd"})
-    # Plain lists, nodes in inventory order, each node's components in its mapping's order.
+    # n1 is the only kept node with the template's mapping, odd has its own: no block, plain lists,
+    # nodes in inventory order, each node's components in its mapping's order.
     assert facts["software"] == [
         ("n1", "driver", "535.129.03"),
         ("n1", "cuda", "12.2"),
@@ -75,6 +76,35 @@ def test_placements_subset_reads_rows_one_by_one() -> None:
         ("odd", "nvlink_domain"),
         ("odd", "rail_optimized"),
     ]
+
+
+def test_placements_subset_shares_a_block_among_the_kept_nodes() -> None:
+    inv = load_inventory_text(FLEET)
+    facts = inventory_facts(inv, keep={"n0", "n2", "n2/gpu1", "odd"})
+    # n0 and n2 are kept with the template's mapping (one block of its 3 components, their two
+    # names); n1 is not kept (no row); odd, alone with its own mapping, gives plain rows.
+    software = facts["software"]
+    assert isinstance(software, StampedRows)
+    assert software.plain == [("odd", "cuda", "12.2"), ("odd", "os", "DGX OS 6.1"), ("odd", "driver", "550.90.07")]
+    assert [[list(n) for n in b.names] for b in software.blocks] == [[["n0"], ["n2"]]]
+    assert sorted(software) == sorted(
+        [(n, c, v) for n in ("n0", "n2") for c, v in (("driver", "535.129.03"), ("cuda", "12.2"), ("os", "DGX OS 6.1"))]
+        + [("odd", "driver", "550.90.07"), ("odd", "cuda", "12.2"), ("odd", "os", "DGX OS 6.1")]
+    )
+    # Versions as in the test above (12.2 -> 12002, 535.129.03 -> 535129, 550.90.07 -> 550090); a
+    # release number is major * 10^6 + minor * 10^3 + patch (software.release_number): 12.2 ->
+    # 12002000, 535.129.03 -> 535129003, 550.90.07 -> 550090007; "DGX OS 6.1" has neither.
+    assert sorted(facts["software_version"]) == sorted(
+        [(n, c, v) for n in ("n0", "n2") for c, v in (("driver", 535129), ("cuda", 12002))]
+        + [("odd", "cuda", 12002), ("odd", "driver", 550090)]
+    )
+    assert sorted(facts["software_release"]) == sorted(
+        [(n, c, v) for n in ("n0", "n2") for c, v in (("driver", 535129003), ("cuda", 12002000))]
+        + [("odd", "cuda", 12002000), ("odd", "driver", 550090007)]
+    )
+    assert sorted(facts["promise"]) == sorted(
+        (n, w) for n in ("n0", "n2", "odd") for w in ("nvlink_domain", "rail_optimized")
+    )
 
 
 RACKS = """

@@ -207,7 +207,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
         "quantity": whole.rows("quantity", qty_rows),
         "node_type": whole.rows("node_type", type_rows),
         **_conformance(inv, keep),
-        **(_shared_rows(inv) if keep is None else _kept_rows(inv, keep)),
+        **_shared_rows(inv, keep),
         # catalogue data (verifier/sources/inventory/software.yaml), the same for every inventory
         **software_table().rows(),
         "state": whole.rows("state", state_rows),
@@ -408,26 +408,24 @@ def _columns(plan: LinkPlan, kept: frozenset[int] | None) -> _Cols:
     )
 
 
-def _kept_rows(inv: Inventory, keep: AbstractSet[str]) -> dict[str, Sequence[Row]]:
-    """promise, software, software_version and software_release of the `keep` objects, row by row."""
-    return {
-        "promise": [(n, w) for n, ws in inv.promises.items() for w in ws if n in keep],
-        "software": [(n, c, v) for n, sw in inv.software.items() for c, v in sw.items() if n in keep],
-        "software_version": _software_versions(inv, keep),
-        "software_release": _software_versions(inv, keep, release_number),
-    }
-
-
-def _shared_rows(inv: Inventory) -> dict[str, Sequence[Row]]:
-    """promise, software, software_version and software_release of every object, as StampedRows:
-    the objects that share one promises tuple or one software mapping (the same object: the nodes
-    of one template, as the loader makes them) come as one block of its rows and their names, not
-    as a row each (a fleet's 16,384 nodes: 65,536 rows per software relation). An object with a
-    mapping or tuple of its own gives its rows as before.
+def _shared_rows(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Sequence[Row]]:
+    """promise, software, software_version and software_release of every object (of the `keep`
+    objects only, if given), as StampedRows: the objects that share one promises tuple or one
+    software mapping (the same object: the nodes of one template, as the loader makes them) come as
+    one block of its rows and their names, not as a row each (a fleet's 16,384 nodes: 65,536 rows
+    per software relation). An object with a mapping or tuple of its own gives its rows as before.
     """
-    promises = _SharedRows(_by_identity(inv.promises.items()), lambda ws: [(0, w) for w in ws])
+    promised: Iterable[tuple[str, tuple[str, ...]]] = inv.promises.items()
+    stacked: Iterable[tuple[str, Mapping[str, str]]] = inv.software.items()
+    if keep is not None:
+        # A placement's subset (the GPUs and their ancestors) keeps a fleet's nodes, which share their
+        # template's mapping there too: one block per mapping, not a row per node and component as
+        # before (at 131,072 GPUs these four relations' rows took 0.04-0.07 s CPU, now 0.02-0.03).
+        promised = [(n, ws) for n, ws in promised if n in keep]
+        stacked = [(n, sw) for n, sw in stacked if n in keep]
+    promises = _SharedRows(_by_identity(promised), lambda ws: [(0, w) for w in ws])
     # The three software relations share one grouping of the objects by mapping (and its lists of names).
-    stacks = _by_identity(inv.software.items())
+    stacks = _by_identity(stacked)
     software = _SharedRows(stacks, lambda sw: [(0, c, v) for c, v in sw.items()])
     versions = _SharedRows(stacks, _Numbered(version_number).rows)
     releases = _SharedRows(stacks, _Numbered(release_number).rows)
@@ -492,24 +490,6 @@ class _Numbered:
             if number is not None:
                 out.append((0, component, number))
         return out
-
-
-def _software_versions(
-    inv: Inventory, keep: AbstractSet[str], encode: Callable[[str], int | None] = version_number
-) -> list[Row]:
-    rows: list[Row] = []
-    numbered = _Numbered(encode)
-    # Nodes stamped from one template share its software mapping (the same object): its numbered
-    # components are worked out once per mapping, by identity (every mapping lives as long as `inv`).
-    pairs_of: dict[int, list[tuple[Value, ...]]] = {}
-    for node, sw in inv.software.items():
-        if node not in keep:
-            continue
-        pairs = pairs_of.get(id(sw))
-        if pairs is None:
-            pairs = pairs_of[id(sw)] = numbered.rows(sw)
-        rows += [(node, component, number) for _slot, component, number in pairs]
-    return rows
 
 
 def _conformance(inv: Inventory, keep: AbstractSet[str] | None) -> dict[str, list[Row]]:
