@@ -17,14 +17,14 @@ NIC or switch carries nothing, its cables left as they are, as `place --fail ID`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from itertools import compress
+from itertools import chain, compress, repeat
 from operator import attrgetter
 
 from verifier.core.stamped_rows import names_at
 from verifier.facts.inventory import Row, link_kind
-from verifier.facts.whole_nodes import objects_without, whole_nodes
+from verifier.facts.whole_nodes import objects_without, plan_groups, whole_nodes
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Obj, ObjectRow
 
 
@@ -68,21 +68,22 @@ def node_fabric_islands(
     ups: dict[str, int] = uplinks if uplinks is not None else {}
     ups_get = ups.get
     switches = sorted(switches_of(inv))
-    is_switch = set(switches).__contains__
     up: dict[str, str] = {}
     find = _finder(up)
-    join = _joiner(up, find)
-    # The node of each NIC of the nodes stamped whole, from their plans and the loader's names (a
-    # C call per node): a cable's end is looked up there, and in the objects only when it is not one.
-    nic_node = _whole_nodes_nics(inv).get
-    # Per switch the nodes cabled to it, joined into islands once the switches' are known: a
-    # fleet's 131,072 NIC cables land on a few thousand leaves (no pair made per cable).
-    reached: dict[str, set[str]] = {}
-    # Devices with a working cable to a switch, but the NICs of nodes stamped whole: such a NIC's cable
-    # puts its node on an island, which is all the check for nodes off the fabric below reads of it.
-    cabled: set[str] = set()
     if down is None:
         down = down_devices(inv)
+    # Per end, what the pass asks of it in one lookup: 1 a switch, 2 a device marked down (3 both).
+    role = dict.fromkeys(switches, _SWITCH)
+    for d in down:
+        role[d] = role.get(d, 0) | _DOWN
+    role_get = role.get
+    # A device's working cable to a switch: the device end and the switch. Their nodes and islands are
+    # looked up after the pass, in C (a fleet's 131,072 NIC cables land on a few thousand leaves).
+    ends: list[str] = []
+    sides: list[str] = []
+    end_add, side_add = ends.append, sides.append
+    between: tuple[list[str], list[str]] = ([], [])  # the ends of the cables between two switches
+    joins_a, joins_b = between[0].append, between[1].append
     # One pass over the links (a fleet's few hundred thousand cables, each read where it lies once):
     # a fabric cable that is working (`carries`), the switch end looked at first (a NIC's cable to a
     # leaf is written NIC first, mostly).
@@ -92,40 +93,47 @@ def node_fabric_islands(
         if kind not in fabric or lk.state == "down":
             continue
         a, b = lk.a, lk.b
-        if down and (a in down or b in down):
+        ra, rb = role_get(a, 0), role_get(b, 0)
+        if (ra | rb) & _DOWN:
             continue
-        if is_switch(b):
-            if is_switch(a):
+        if rb:
+            if ra:  # between two switches: joined after the pass
                 # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
-                join(a, b)
+                joins_a(a)
+                joins_b(b)
                 continue
-            end, switch = a, b
-        elif is_switch(a):
-            end, switch = b, a
+            end = a
+            side_add(b)
+        elif ra:
+            end = b
+            side_add(a)
         else:  # between two devices: no island
-            if count and (kind != "ethernet" or link_kind(lk, inv.found) in FABRIC_LINK_KINDS):
+            if count and (kind != "ethernet" or link_kind(lk, inv.found) in fabric):
                 mbps = lk.mbps
                 ups[a] = ups_get(a, 0) + mbps
                 ups[b] = ups_get(b, 0) + mbps
             continue
-        if count and (kind != "ethernet" or link_kind(lk, inv.found) in FABRIC_LINK_KINDS):
+        end_add(end)
+        if count and (kind != "ethernet" or link_kind(lk, inv.found) in fabric):
             ups[end] = ups_get(end, 0) + lk.mbps
-        n = nic_node(end)
-        if n is None:
+    _join_all(up, find, zip(*between, strict=True))
+    # The node of each end: a NIC of a node stamped whole, from its plan and the loader's names (a C
+    # call per node); any other end in the objects. Those devices are `cabled`: their cable puts
+    # their node on an island, which is all the check for nodes off the fabric below reads of them.
+    nodes = list(map(_whole_nodes_nics(inv).get, ends))
+    cabled: set[str] = set()
+    if None in nodes:
+        found = inv.found
+        for k in [k for k, n in enumerate(nodes) if n is None]:
+            end = ends[k]
             cabled.add(end)
-            o = inv.found.get(end)
-            n = o.origin if o is not None and o.origin in stamped else node_of(end)
-            if n is None:
-                continue
-        into = reached.get(switch)
-        if into is None:
-            into = reached[switch] = set()
-        into.add(n)
+            o = found.get(end)
+            nodes[k] = o.origin if o is not None and o.origin in stamped else node_of(end)
     island = {s: find(s) for s in switches}
-    by_island: dict[str, set[str]] = {}
-    for switch, nodes in reached.items():
-        by_island.setdefault(island[switch], set()).update(nodes)
-    on_fabric: set[str] = set().union(*by_island.values())
+    # Each (node, island) a cable gives, once: a fleet's nodes each reach one island over eight cables.
+    reach = set(zip(nodes, map(island.__getitem__, sides), strict=True))
+    pairs = {(n, i) for n, i in reach if n is not None}
+    on_fabric: set[str] = {n for n, _i in pairs}
     # Only a NIC with no working cable to a switch can leave its node off the fabric, and only a
     # node that reaches no island gets the row. The objects outside the nodes stamped whole are gone
     # through (a few thousand in a fleet); of those nodes, only the NICs of one that reaches no island
@@ -147,26 +155,21 @@ def node_fabric_islands(
             has = has_nic[id(plan)] = any(row[2] == "nic" for row in plan.object_rows)
         if has:
             off.add(n)
-    rows: list[Row] = [(n, i) for i, nodes in by_island.items() for n in nodes]
-    rows += [(n, "") for n in off]
+    rows: list[Row] = [*pairs, *((n, "") for n in off)]
     return sorted(rows), island
 
 
 def _whole_nodes_nics(inv: Inventory) -> dict[str, str]:
-    """Each NIC a plan made for a node stamped whole (whole_nodes) -> that node (its `origin`)."""
-    unmade = inv.unmade_links()
-    pickers: dict[int, Callable[[Sequence[str]], Sequence[str]]] = {}  # per plan (by id)
-    nics: list[str] = []
-    nodes: list[str] = []
-    for n in whole_nodes(inv):
-        plan, names = unmade[n]
-        pick = pickers.get(id(plan))
-        if pick is None:
-            pick = pickers[id(plan)] = names_at([row[0] for row in plan.object_rows if row[2] == "nic"])
-        found = pick(names)
-        nics += found
-        nodes += [n] * len(found)
-    return dict(zip(nics, nodes, strict=True))
+    """Each NIC a plan made for a node stamped whole (whole_nodes) -> that node (its `origin`): per
+    plan, its nodes' NIC names picked and each node repeated as often, in C.
+    """
+    out: dict[str, str] = {}
+    for plan, nodes, names in plan_groups(inv):
+        pick = names_at([row[0] for row in plan.object_rows if row[2] == "nic"])
+        k = len(pick(names[0]))
+        owners = chain.from_iterable(map(repeat, nodes, repeat(k)))
+        out.update(zip(chain.from_iterable(map(pick, names)), owners, strict=True))
+    return out
 
 
 def switches_of(inv: Inventory) -> list[str]:
@@ -177,18 +180,14 @@ def switches_of(inv: Inventory) -> list[str]:
 def _ids_where(inv: Inventory, holds: Callable[[Obj], bool], row_holds: Callable[[ObjectRow], bool]) -> list[str]:
     """The ids of the objects `holds` accepts. The plan objects of the nodes stamped whole
     (whole_nodes) are judged by `row_holds` on their plan rows, once per plan, not once per node: a
-    fleet's 16,384 nodes from one plan leave the few thousand objects outside them to look at.
+    fleet's 16,384 nodes from one plan leave the few thousand objects outside them to look at, and
+    a plan that makes none that holds (no switch, no device down) is not gone through at all.
     """
-    whole, unmade = whole_nodes(inv), inv.unmade_links()
-    found = [o.id for o in objects_without(inv, whole) if holds(o)]
-    slots: dict[int, list[int]] = {}  # per plan (by id): the slots of its objects that hold
-    for n in whole:
-        plan, names = unmade[n]
-        at = slots.get(id(plan))
-        if at is None:
-            at = slots[id(plan)] = [row[0] for row in plan.object_rows if row_holds(row)]
+    found = [o.id for o in objects_without(inv, whole_nodes(inv)) if holds(o)]
+    for plan, _nodes, names in plan_groups(inv):
+        at = [row[0] for row in plan.object_rows if row_holds(row)]
         if at:
-            found += [names[s] for s in at]
+            found += chain.from_iterable(map(names_at(at), names))
     return found
 
 
@@ -209,7 +208,6 @@ def switch_islands(
     switches = sorted(found)
     up: dict[str, str] = {}
     find = _finder(up)
-    join = _joiner(up, find)
     is_switch = set(switches).__contains__
     fabric = FABRIC_LINK_KINDS
     every = links if isinstance(links, list | tuple) else list(links)
@@ -217,19 +215,25 @@ def switch_islands(
     # in C (a fleet's NIC cables, NIC first, and its million in-node links never reach the loop), with
     # no copy of the links made first; the rest of what `working` and a switch-to-switch fabric cable
     # ask is checked on the few thousand left. The islands do not depend on the links' order.
-    for lk in compress(every, map(is_switch, map(_END_A, every))):
-        b = lk.b
-        if not is_switch(b) or lk.kind not in fabric or lk.state == "down":
-            continue
-        a = lk.a
-        if down and (a in down or b in down):
-            continue
-        # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
-        join(a, b)
+    # Ethernet kept as such here: between two switches it is never an accelerator's RoCE port.
+    _join_all(
+        up,
+        find,
+        (
+            (lk.a, lk.b)
+            for lk in compress(every, map(is_switch, map(_END_A, every)))
+            if is_switch(lk.b)
+            and lk.kind in fabric
+            and lk.state != "down"
+            and not (down and (lk.a in down or lk.b in down))
+        ),
+    )
     return {s: find(s) for s in switches}
 
 
 _END_A = attrgetter("a")
+_SWITCH, _DOWN = 1, 2
+"""node_fabric_islands' roles of a cable's end, as bits."""
 
 
 def down_devices(inv: Inventory) -> frozenset[str]:
@@ -268,18 +272,20 @@ def _finder(up: dict[str, str]) -> Callable[[str], str]:
     return find
 
 
-def _joiner(up: dict[str, str], find: Callable[[str], str]) -> Callable[[str, str], None]:
-    """Union-find's union over `up`: joins the islands of two switches, the smaller root naming both."""
+def _join_all(up: dict[str, str], find: Callable[[str], str], pairs: Iterable[tuple[str, str]]) -> None:
+    """Union-find's union over `up` of each two switches of `pairs`: joins their islands, the smaller
+    root naming both. Written out in the loop, with no call per pair: a fleet's 65,536 leaf-spine
+    cables mostly cost two lookups each (a switch joined already points at its root).
+    """
     up_get = up.get
-
-    def join(a: str, b: str) -> None:
-        # A switch joined already mostly points at its root: found without a call to find then.
+    for a, b in pairs:
         ra, rb = up_get(a, a), up_get(b, b)
         if ra != a and up_get(ra, ra) != ra:
             ra = find(a)
         if rb != b and up_get(rb, rb) != rb:
             rb = find(b)
         if ra != rb:
-            up[max(ra, rb)] = min(ra, rb)
-
-    return join
+            if ra < rb:
+                up[rb] = ra
+            else:
+                up[ra] = rb

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from functools import partial
+from itertools import chain, compress
 
 from verifier.core.gc_pause import collector_paused
 from verifier.core.stamped_rows import StampBlock, names_at, with_blocks
@@ -1146,15 +1146,24 @@ class _Hit:
         """`stamp_fabric` of the nodes `stamp_planned` added last, by the slots of their plan's names."""
         at, lists = self.planned[-1]
         nic_names = names_at([at[s] for s in self.nic_slots])
-        # Each node's NICs' uplinks in C calls, the nodes grouped by them: a fleet's nodes mostly
-        # share a handful, each worked out and given its block once, its nodes' names added at once.
-        every = list(map(tuple, map(partial(map, nic_fabric.get), map(nic_names, lists))))
+        # Each node's NICs' uplinks in C calls: every node's NIC names one after the other, their
+        # uplinks looked up in one pass and cut back into a tuple per node (zip of one iterator k
+        # times over). The nodes are grouped by them: a fleet's nodes mostly share a handful, each
+        # worked out and given its block once, its nodes' names added at once.
+        k = len(self.nic_slots)
+        flat = map(nic_fabric.get, chain.from_iterable(map(nic_names, lists)))
+        every: list[tuple[int | None, ...]] = list(zip(*[flat] * k, strict=True)) if k else [()] * len(lists)
+        distinct = list(dict.fromkeys(every))  # in the order first met, as the blocks were made
         groups: dict[tuple[int | None, ...], list[Sequence[str]]] = {}
-        for ups, names in zip(every, lists, strict=True):
-            group = groups.get(ups)
-            if group is None:
-                group = groups[ups] = []
-            group.append(names)
+        if len(distinct) <= _FEW_UPLINKS:  # each group picked out in C, one pass per group
+            for ups in distinct:
+                groups[ups] = list(compress(lists, map(ups.__eq__, every)))
+        else:
+            for ups, names in zip(every, lists, strict=True):
+                group = groups.get(ups)
+                if group is None:
+                    group = groups[ups] = []
+                group.append(names)
         if any(self._shares(ups, cache)[1] is None for ups in groups):
             # A GPU outside the node: its rows are made node by node, in the nodes' order.
             for names in lists:
@@ -1245,6 +1254,9 @@ class _StampedNames:
                 return list(known[2](names))  # a list, as the joined names are (StampedRows compare equal)
         return [node + s for s in suffixes]
 
+
+_FEW_UPLINKS = 8
+"""Up to this many different uplinks among a plan's nodes, each group of them is picked out in its own pass."""
 
 _FabricShares = tuple[list[tuple[str, int]], list[tuple[int, int]] | None]
 _FabricCache = dict[tuple[int, tuple[int | None, ...]], _FabricShares]
