@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifier.facts.whole_nodes import objects_without, plan_names, whole_nodes
+from verifier.facts.whole_nodes import objects_without, plan_groups, plan_names, whole_nodes
 from verifier.sources.inventory import load_inventory_text
 
 FLEET = """
@@ -97,3 +97,51 @@ def test_the_kept_pass_follows_the_links_being_made() -> None:
     # No node is whole once its links are made: each reader passes on its own, with the same answer.
     assert whole_nodes(inv) == frozenset()
     assert objects_without(inv, NODES) == inv.objects_but(NODES) == kept
+
+
+TWO_PLANS = """
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    children:
+      - {name: "cpu{i}", kind: cpu, count: 2}
+      - {name: "gpu{i}", kind: gpu, count: 2}
+    links:
+      - {a: "gpu{n}", b: "cpu{n}", kind: pcie, generation: 5, lanes: 16, foreach: {n: 0..1}}
+  tiny:
+    kind: node
+    children:
+      - {name: cpu0, kind: cpu}
+      - {name: gpu0, kind: gpu}
+    links:
+      - {a: gpu0, b: cpu0, kind: pcie, generation: 5, lanes: 16}
+objects:
+  - name: "r{i}"
+    kind: rack
+    count: 2
+    children:
+      - {template: box, name: "{rack}-n{i}", count: 2}
+      - {template: tiny, name: "{rack}-t{i}", count: 2}
+      - template: box
+        name: "{rack}-m{i}"
+        count: 1
+        overrides: {r1-m0: {devices: {gpu0: {state: down}}}}
+"""
+
+
+def test_plan_groups_are_the_whole_nodes_by_plan_in_stamping_order() -> None:
+    inv = load_inventory_text(TWO_PLANS, "fleet.yaml")
+    groups = plan_groups(inv)
+    # By hand: the loader stamps r0's nodes (n0, n1, t0, t1, m0), then r1's. The box plan is met first
+    # (r0-n0), the tiny one next (r0-t0); r1-m0 is changed by its override, so not whole, not grouped.
+    assert [nodes for _plan, nodes, _names in groups] == [
+        ["r0-n0", "r0-n1", "r0-m0", "r1-n0", "r1-n1"],
+        ["r0-t0", "r0-t1", "r1-t0", "r1-t1"],
+    ]
+    unmade = inv.unmade_links()
+    for plan, nodes, names in groups:
+        assert all(unmade[n][0] is plan and unmade[n][1] is found for n, found in zip(nodes, names, strict=True))
+    # Every whole node is in exactly one group.
+    assert sorted(n for _p, nodes, _n in groups for n in nodes) == sorted(whole_nodes(inv))
+    assert plan_groups(inv) is groups  # kept for the inventory: made once
