@@ -300,3 +300,33 @@ def test_switch_islands_take_links_in_any_order_and_once_through() -> None:
     assert switch_islands(inv.found, links[::-1], found, down) == expected
     assert switch_islands(inv.found, iter(links), found, down) == expected
     assert switch_islands(inv.found, tuple(links)) == expected  # found and down worked out from the objects
+
+
+def _separate_leaves(count: int) -> str:
+    """`count` leaves with no spine (each its own island), node n{i}'s NIC on leaf{i}, n0's second NIC
+    on leaf1, and a NIC in no node on leaf0."""
+    nodes = "".join(
+        f"  - {{name: n{i}, kind: node, children: [{{name: nic0, kind: nic}}, {{name: nic1, kind: nic}}]}}\n"
+        for i in range(count)
+    )
+    cables = "".join(f"  - {{a: n{i}/nic0, b: leaf{i}, kind: infiniband, bandwidth: 400 Gb/s}}\n" for i in range(count))
+    return (
+        "apiVersion: topolog.dev/v1\nobjects:\n"
+        f'  - {{name: "leaf{{i}}", kind: switch, count: {count}, labels: {{role: leaf}}}}\n'
+        "  - {name: loose, kind: nic}\n"
+        + nodes
+        + "links:\n"
+        + cables
+        + "  - {a: n0/nic1, b: leaf1, kind: infiniband, bandwidth: 400 Gb/s}\n"
+        + "  - {a: loose, b: leaf0, kind: infiniband, bandwidth: 400 Gb/s}\n"
+    )
+
+
+@pytest.mark.parametrize("count", [3, 9], ids=["few islands", "more islands than picked out one by one"])
+def test_node_islands_of_separate_leaves_by_hand(count: int) -> None:
+    # By hand: each leaf is its own island (no switch-to-switch link). n{i} reaches leaf{i}'s; n0 also
+    # leaf1's over its second NIC; the loose NIC is in no node: no row. Every node has a cabled NIC,
+    # so none gets the "" row (their uncabled nic1s do not count: a cabled NIC puts the node on).
+    facts = graph_facts(load_inventory_text(_separate_leaves(count), "t.yaml"), {"node_fabric_island"})
+    expected = sorted([(f"n{i}", f"leaf{i}") for i in range(count)] + [("n0", "leaf1")])
+    assert facts["node_fabric_island"] == expected

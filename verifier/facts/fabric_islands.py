@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from itertools import chain, compress, repeat
-from operator import attrgetter
+from operator import attrgetter, is_
 
 from verifier.core.stamped_rows import names_at
 from verifier.facts.inventory import Row, link_kind
@@ -77,6 +77,7 @@ def node_fabric_islands(
     for d in down:
         role[d] = role.get(d, 0) | _DOWN
     role_get = role.get
+    down_bit = _DOWN
     # A device's working cable to a switch: the device end and the switch. Their nodes and islands are
     # looked up after the pass, in C (a fleet's 131,072 NIC cables land on a few thousand leaves).
     ends: list[str] = []
@@ -94,7 +95,7 @@ def node_fabric_islands(
             continue
         a, b = lk.a, lk.b
         ra, rb = role_get(a, 0), role_get(b, 0)
-        if (ra | rb) & _DOWN:
+        if (ra | rb) & down_bit:
             continue
         if rb:
             if ra:  # between two switches: joined after the pass
@@ -120,20 +121,29 @@ def node_fabric_islands(
     # The node of each end: a NIC of a node stamped whole, from its plan and the loader's names (a C
     # call per node); any other end in the objects. Those devices are `cabled`: their cable puts
     # their node on an island, which is all the check for nodes off the fabric below reads of them.
-    nodes = list(map(_whole_nodes_nics(inv).get, ends))
+    nodes: list[str | None] = list(map(_whole_nodes_nics(inv).get, ends))
     cabled: set[str] = set()
     if None in nodes:
         found = inv.found
-        for k in [k for k, n in enumerate(nodes) if n is None]:
+        # The few such ends found in C (those of nodes not stamped whole: overridden, hand-written).
+        for k in list(compress(range(len(nodes)), map(is_, nodes, repeat(None)))):
             end = ends[k]
             cabled.add(end)
             o = found.get(end)
             nodes[k] = o.origin if o is not None and o.origin in stamped else node_of(end)
     island = {s: find(s) for s in switches}
-    # Each (node, island) a cable gives, once: a fleet's nodes each reach one island over eight cables.
-    reach = set(zip(nodes, map(island.__getitem__, sides), strict=True))
-    pairs = {(n, i) for n, i in reach if n is not None}
-    on_fabric: set[str] = {n for n, _i in pairs}
+    # Per island the nodes cabled to it: a fleet's 131,072 NIC cables land on a few islands (one,
+    # mostly), each picked out in C; only a fabric of many islands is gone through cable by cable.
+    islands = list(map(island.__getitem__, sides))
+    by_island: dict[str, set[str | None]] = {}
+    distinct = list(dict.fromkeys(islands))
+    if len(distinct) <= _FEW_ISLANDS:
+        for i in distinct:
+            by_island[i] = set(compress(nodes, map(i.__eq__, islands))) if len(distinct) > 1 else set(nodes)
+    else:
+        for n, i in zip(nodes, islands, strict=True):
+            by_island.setdefault(i, set()).add(n)
+    on_fabric: set[str | None] = set().union(*by_island.values())  # None: an end in no node (no row below)
     # Only a NIC with no working cable to a switch can leave its node off the fabric, and only a
     # node that reaches no island gets the row. The objects outside the nodes stamped whole are gone
     # through (a few thousand in a fleet); of those nodes, only the NICs of one that reaches no island
@@ -155,7 +165,8 @@ def node_fabric_islands(
             has = has_nic[id(plan)] = any(row[2] == "nic" for row in plan.object_rows)
         if has:
             off.add(n)
-    rows: list[Row] = [*pairs, *((n, "") for n in off)]
+    rows: list[Row] = [(n, i) for i, reached in by_island.items() for n in reached if n is not None]
+    rows += [(n, "") for n in off]
     return sorted(rows), island
 
 
@@ -232,6 +243,8 @@ def switch_islands(
 
 
 _END_A = attrgetter("a")
+_FEW_ISLANDS = 8
+"""Up to this many islands reached from devices, the nodes cabled to each are picked out in a pass of its own."""
 _SWITCH, _DOWN = 1, 2
 """node_fabric_islands' roles of a cable's end, as bits."""
 
