@@ -455,11 +455,20 @@ class DuckDBBackend:
         first_names = block.names[0] if nodes else ()
         symbols = self._symbol_ids
         fresh = {s for s in todo if isinstance(first_names[s], str) and symbols.find(first_names[s]) is None}
-        for group in ([s for s in todo if s in fresh], [s for s in todo if s not in fresh]):
+        # New names are deferred (SymbolIds.defer) unless the list of names says that other relations
+        # read them too (`read_once_from`, facts.inventory's _NodeNames: below it a plan's nodes' own
+        # objects, from it their link ids): the next relation that reads those puts them in the dict
+        # after all, and deferring them first cost hashing and sorting them (at 131,072 GPUs 327,000
+        # object names of the label and link blocks). Such new names are a group of their own, which
+        # ids_into takes in its all-new pass; the ids they get are another order's, as valid.
+        once_from = getattr(block.names, "read_once_from", 0)
+        deferrable = [s for s in todo if s in fresh and s >= once_from]
+        new_elsewhere = [s for s in todo if s in fresh and s < once_from]
+        for group in (deferrable, new_elsewhere, [s for s in todo if s not in fresh]):
             if not group:
                 continue
             pick, rows = names_at(group), [at[s] for s in group]
-            if group[0] in fresh and symbols.defers(nodes * len(group)):
+            if group is deferrable and symbols.defers(nodes * len(group)):
                 # Likely all new (a fleet's link ids): given the ids of their positions, node by node,
                 # without a dict entry each, if none is known or comes twice (SymbolIds.defer).
                 names = list(chain.from_iterable(map(pick, block.names)))

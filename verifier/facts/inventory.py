@@ -330,7 +330,7 @@ class _WholeNodes:
         links, ethernet, attrs, labels, states, only = _columns(plan, kept)
         if ethernet:
             return None
-        names: list[Sequence[str]] = []
+        names = _NodeNames(width)
         objects = [o for o in plan.object_rows if kept is None or o[0] in kept]
 
         def block(relation: str, rows: Sequence[tuple[Value, ...]], arity: int, named: int) -> None:
@@ -392,6 +392,19 @@ class _WholeNodes:
 
     def rows(self, relation: str, plain: list[Row]) -> Sequence[Row]:
         return with_blocks(plain, self.blocks.get(relation, []))
+
+
+class _NodeNames(list[Sequence[str]]):
+    """The names of a plan's nodes stamped whole (_WholeNodes), a sequence per node: its own names
+    (its objects', which many relations read: object, parent, label, link ends...), then from
+    `read_once_from` on its link ids, which only these blocks read (link, link_attr, and the links'
+    labels and states). The DuckDB engine indexes the link ids apart (SymbolIds.defer), the others
+    as every relation's names.
+    """
+
+    def __init__(self, read_once_from: int) -> None:
+        super().__init__()
+        self.read_once_from = read_once_from
 
 
 def _columns(plan: LinkPlan, kept: frozenset[int] | None) -> _Cols:
