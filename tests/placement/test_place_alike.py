@@ -6,9 +6,11 @@ profile whole by the profile's shape alone, and a split one by which of the prof
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from verifier.placement import place as placement
 from verifier.placement.place import PlaceReport
 from verifier.session.place_run import place
 
@@ -97,3 +99,24 @@ def test_alike_nodes_gpus_read_once(nodes_read: list[str]) -> None:
     # shape (two-nodes) asks for all five nodes' GPUs: n2's and n4's come without a query.
     _check(_answers(place([INVENTORY], [JOBS], authorize=False, engine="duckdb")))
     assert sorted(nodes_read) == ["n0", "n1", "n3"]
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_a_nodes_only_profile_found_by_its_name(monkeypatch: pytest.MonkeyPatch, engine: str) -> None:
+    # Profiles.single: the nodes with one placement profile, found by name. n1 has two (gpu0-2 in
+    # service, ok 1; gpu3 down, ok 0): it is not among them, and its domains' eligible rows are looked up
+    # by their profile (its hosting profile, gpu0-2, is the pair-node members n1/gpu0, n1/gpu1 in _check).
+    # n0, n2, n4 have one each; so has n3 (a down NVSwitch link splits its NVLink domain, not its profile).
+    built: list[placement.Profiles] = []
+    init = placement.Profiles.__init__
+
+    def spied(self: placement.Profiles, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        built.append(self)
+
+    monkeypatch.setattr(placement.Profiles, "__init__", spied)
+    _check(_answers(place([INVENTORY], [JOBS], authorize=False, engine=engine)))
+    assert len(built) == 1
+    assert sorted(built[0].single) == ["n0", "n2", "n3", "n4"]
+    # Each is the node's own profile, with its four GPUs.
+    assert all(info[0] == node and built[0].count_of[info[3]] == 4 for node, info in built[0].single.items())

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from verifier.core.errors import Diagnostic
 from verifier.core.gc_pause import collector_paused
@@ -219,9 +219,10 @@ def _rank(
     for r in q("place_host", None, False):
         host_rows[str(r[h_job])].append(r)
     hosts: dict[str, list[tuple[str, int]]] = {}
+    pick = cast("Callable[[Row], tuple[str, int]]", itemgetter(h_domain, h_need))  # a symbol and a number
     for name, rows in host_rows.items():
         rows.sort()
-        hosts[name] = [(str(r[h_domain]), int(r[h_need])) for r in rows]
+        hosts[name] = list(map(pick, rows))
     lay = Columns.of(program, "place_layout", ("job", "domain", "tp", "pp", "hbm_mb", "scaleup"))
     l_job, l_domain, l_tp, l_pp, l_hbm, l_scaleup = (
         lay.index[c] for c in ("job", "domain", "tp", "pp", "hbm_mb", "scaleup")
@@ -502,8 +503,9 @@ class Profiles:
         interned: dict[tuple[object, ...], int] = {}
         figures_of, tag_at = row_getter(key, key.without("node", "tag")), key.index["tag"]
         class_of, node_at = pairs.class_of, self.key_node
-        # How many profiles each node has: only a profile read on demand is judged by it.
-        profiles_of = Counter(str(k[node_at]) for k in by_profile.counts) if on_demand else Counter[str]()
+        # How many profiles each node has: a node's only profile is found by its node (`single`), and
+        # only a profile read on demand is judged by it (twins).
+        profiles_of = Counter(str(k[node_at]) for k in by_profile.counts)
         twins: dict[ProfileKey, int] = {}  # the profiles whose GPUs their class and figures say
         for profile_key in by_profile.counts:
             node, tag = str(profile_key[node_at]), str(profile_key[tag_at])
@@ -525,8 +527,16 @@ class Profiles:
         self.count_of = by_profile.counts
         """Each profile's number of GPUs (read with the profiles: no GPU's name needed)."""
         self.info = info  # what `_eligible` maps each eligible row's profile to
+        self.single = {found[0]: found for found in info.values() if profiles_of[found[0]] == 1}
+        """Per node with one profile, that profile's info: an eligible row of the node has it, whatever
+        its other columns (found by a name, not by hashing the row's nine columns)."""
         self.pairs = pairs
-        self.price = {str(n): int(p) for n, p in q("place_node_price")}
+        # Read unordered (a node's rows are (node, price) already): only a node with two prices, which
+        # the ordered read settles (the last, highest, wins), reads them again in order.
+        prices = q("place_node_price", None, False)
+        self.price: dict[str, int] = dict(cast("list[tuple[str, int]]", prices))
+        if len(self.price) != len(prices):
+            self.price = {str(n): int(p) for n, p in q("place_node_price")}
         self._engine, self._program = engine, program
         self._domain_gpus: dict[str, frozenset[str]] | None = None
         self._one_domain: dict[str, frozenset[str]] = {}
@@ -587,9 +597,11 @@ class _Picker:
     def __init__(self, engine: Backend, program: Program, profiles: Profiles) -> None:
         eligible = Columns.of(program, "place_eligible_profile", ("job", "domain", "gpus", *profiles.key_columns))
         self.by_profile, self.info, self.price = profiles.by_profile, profiles.info, profiles.price
+        self.single = profiles.single
         self.count_of = profiles.count_of
         self.key_node, self.key_fabric, self.key_tag = profiles.key_node, profiles.key_fabric, profiles.key_tag
         self.engine, self.e_job, self.e_domain = engine, eligible.index["job"], eligible.index["domain"]
+        self.e_node = eligible.index["node"]
         self.e_count = eligible.index["gpus"]
         self.eligible_of = row_getter(eligible, profiles.key_columns)
         self.pairs = profiles.pairs
@@ -621,12 +633,14 @@ class _Picker:
         """
         name, fabric = job.name, job.min_fabric_mbps
         fullest, in_domain = _fullest_first(job), job.scope == "nvlink_domain"
-        eligible: Mapping[Value, list[_Profile]] = {}
+        # Per domain its eligible profiles (`eligible`), or its one profile (`only`) where each has one.
+        only: Mapping[Value, _Profile] = {}
+        eligible: Mapping[Value, Sequence[_Profile]] = {}
         sizes: Mapping[Value, Value] = {}
         if eligible_profiles is not None:
             eligible = eligible_profiles
         elif hosts:
-            eligible, sizes = self._eligible(name)
+            only, eligible, sizes = self._eligible(name, in_domain)
         shapes, price, by_profile, count_of = self._shapes, self.price, self.by_profile, self.count_of
         by_cost = rank == "cost"
         judged: list[_Judged] = []
@@ -636,9 +650,14 @@ class _Picker:
         # per domain without building _judge's nested key.
         seen: dict[tuple[object, ...], _Shape] = {}
         for i, (domain, need) in enumerate(hosts):
-            profiles = eligible.get(domain)
+            alone = only.get(domain)
+            if alone is not None:
+                profiles: Sequence[_Profile] | None = (alone,)
+            else:
+                profiles = eligible.get(domain)
+                alone = profiles[0] if profiles is not None and len(profiles) == 1 else _NO_PROFILE
             tp = tps.get(domain, 1) if tps else 1
-            node, local_id, cls, key = profiles[0] if profiles is not None and len(profiles) == 1 else _NO_PROFILE
+            node, local_id, cls, key = alone
             within: frozenset[str] | None = None
             whole = True
             if in_domain:
@@ -689,24 +708,34 @@ class _Picker:
         chosen = heapq.nsmallest(limit, order) if limit else sorted(order)
         return len(judged), [_shown(judged[k[-1]]) for k in chosen]
 
-    def _eligible(self, job: str) -> tuple[dict[Value, list[_Profile]], dict[Value, Value]]:
-        """Per domain of `job`, its eligible profiles' info (each row's profile is looked up once),
-        and per domain the GPUs of its last profile read (its only one's, where it has one).
+    def _eligible(
+        self, job: str, sized: bool
+    ) -> tuple[dict[Value, _Profile], dict[Value, list[_Profile]], dict[Value, Value]]:
+        """Per domain of `job`, its eligible profiles' info (each row's profile is looked up once):
+        per domain its one profile where each domain has one (nodes, most NVLink domains), else
+        per domain a list; and if `sized`, per domain the GPUs of its last profile read (its only
+        one's, where it has one).
 
         Read job by job, only for a job that hosts somewhere: a job that fits nowhere still
         has a fleet's worth of rows.
         """
         rows = self.engine.query("place_eligible_profile", {self.e_job: job}, False)
-        # Column by column in C calls (a fleet's domains: 16,384 nodes, a row each, per job).
+        # Column by column in C calls (a fleet's domains: 16,384 nodes, a row each, per job). A row of a
+        # node with one profile has that profile: found by the node's name, the others by their nine columns.
         domains = list(map(itemgetter(self.e_domain), rows))
-        found = list(map(self.info.__getitem__, map(self.eligible_of, rows)))
-        sizes = dict(zip(domains, map(itemgetter(self.e_count), rows), strict=True))  # the last row's wins
-        if len(sizes) == len(domains):  # a profile per domain (nodes, most NVLink domains)
-            return {d: [p] for d, p in zip(domains, found, strict=True)}, sizes
+        by_node = list(map(self.single.get, map(itemgetter(self.e_node), rows)))
+        found = cast("list[_Profile]", by_node)
+        if None in by_node:
+            info, key_of = self.info, self.eligible_of
+            found = [p if p is not None else info[key_of(r)] for p, r in zip(by_node, rows, strict=True)]
+        sizes = dict(zip(domains, map(itemgetter(self.e_count), rows), strict=True)) if sized else {}  # last wins
+        one = dict(zip(domains, found, strict=True))
+        if len(one) == len(domains):  # a profile per domain
+            return one, {}, sizes
         per_domain: dict[Value, list[_Profile]] = defaultdict(list)
         for domain, profile in zip(domains, found, strict=True):
             per_domain[domain].append(profile)
-        return per_domain, sizes
+        return {}, per_domain, sizes
 
     def _held(self, keys: Sequence[ProfileKey], within: frozenset[str] | None) -> list[str]:
         """The GPUs of `keys` (profiles), sorted; only those in `within` (an NVLink domain's) if given."""
