@@ -41,7 +41,7 @@ from verifier.facts.inventory import ROCE, Row, link_kind, node_of
 from verifier.facts.nic_share import CLASS_RANK, fabric_shares
 from verifier.facts.relation_sources import GRAPH_RELATIONS
 from verifier.facts.small_graph import Graph, max_flow
-from verifier.facts.whole_nodes import objects_without, plan_names
+from verifier.facts.whole_nodes import objects_without, plan_groups, plan_names, whole_nodes
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Unmade, links_of
 
 NODE_RELATIONS = frozenset(
@@ -368,21 +368,18 @@ def _rails(inv: Inventory) -> Sequence[Row]:
     names at hand) come as one block per plan (its rows by slot, each node's names), not as a row
     made per NIC (131,072 at fleet scale); the others' rows are made one by one.
     """
-    unmade, stamped = inv.unmade_links(), inv.stamped
-    whole = {n: found for n, found in unmade.items() if n in stamped}  # in stamping order
-    by_plan: dict[int, tuple[list[tuple[int, str]], list[Sequence[str]]]] = {}
-    for plan, names in whole.values():
-        held = by_plan.get(id(plan))
-        if held is None:
-            # A whole node's objects are its plan's, unchanged: their labels are the plan's rows'.
-            held = by_plan[id(plan)] = ([(row[0], row[5]["rail"]) for row in plan.object_rows if "rail" in row[5]], [])
-        held[1].append(names)
-    rails = [(o.id, o.labels["rail"]) for o in objects_without(inv, whole.keys()) if "rail" in o.labels]
+    # The whole nodes by plan, in stamping order (whole_nodes.plan_groups): no pass over the nodes here.
+    # A whole node's objects are its plan's, unchanged: their labels are the plan's rows'.
+    by_plan = [
+        ([(row[0], row[5]["rail"]) for row in plan.object_rows if "rail" in row[5]], of_nodes)
+        for plan, _nodes, of_nodes in plan_groups(inv)
+    ]
+    rails = [(o.id, o.labels["rail"]) for o in objects_without(inv, whole_nodes(inv)) if "rail" in o.labels]
     # A fleet writes a few rail numbers on a hundred thousand NICs: each text read as a number once.
-    texts = {rail for _oid, rail in rails} | {rail for slots, _ in by_plan.values() for _slot, rail in slots}
+    texts = {rail for _oid, rail in rails} | {rail for slots, _ in by_plan for _slot, rail in slots}
     number = {rail: int(rail) for rail in texts if rail.isascii() and rail.isdigit()}
     blocks = []
-    for slots, of_nodes in by_plan.values():
+    for slots, of_nodes in by_plan:
         rows = [(slot, number[rail]) for slot, rail in slots if rail in number]
         if rows:
             blocks.append(StampBlock.of(rows, 2, 1, of_nodes))

@@ -20,7 +20,7 @@ from itertools import islice
 
 from verifier.sources.inventory.model import Inventory, LinkPlan, Obj, Unmade
 
-PlanGroup = tuple[LinkPlan, list[str], list[list[str]]]
+PlanGroup = tuple[LinkPlan, list[str], list[Sequence[str]]]
 """A plan, the whole nodes stamped from it (in stamping order), and each one's names by slot."""
 
 
