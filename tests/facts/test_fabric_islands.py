@@ -330,3 +330,30 @@ def test_node_islands_of_separate_leaves_by_hand(count: int) -> None:
     facts = graph_facts(load_inventory_text(_separate_leaves(count), "t.yaml"), {"node_fabric_island"})
     expected = sorted([(f"n{i}", f"leaf{i}") for i in range(count)] + [("n0", "leaf1")])
     assert facts["node_fabric_island"] == expected
+
+
+MERGED_LATE = """\
+apiVersion: topolog.dev/v1
+objects:
+  - {name: "leaf{i}", kind: switch, count: 3}
+  - {name: "spine{i}", kind: switch, count: 2}
+links:
+  - {a: leaf1, b: spine1, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: leaf2, b: spine0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: spine0, b: leaf2, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: spine1, b: leaf2, kind: infiniband, bandwidth: 400 Gb/s}
+"""
+
+
+def test_islands_joined_after_each_formed_by_hand() -> None:
+    # By hand: {leaf1, spine1} and {leaf2, spine0} form first; the third cable joins nothing new; the
+    # fourth, from a switch joined already, joins the two. One island of four, named by its smallest
+    # switch id, leaf1; leaf0 has no cable: its own island.
+    facts = graph_facts(load_inventory_text(MERGED_LATE, "t.yaml"), {"fabric_island"})
+    assert facts["fabric_island"] == [
+        ("leaf0", "leaf0"),
+        ("leaf1", "leaf1"),
+        ("leaf2", "leaf1"),
+        ("spine0", "leaf1"),
+        ("spine1", "leaf1"),
+    ]

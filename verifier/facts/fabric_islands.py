@@ -293,6 +293,8 @@ def _join_all(up: dict[str, str], find: Callable[[str], str], pairs: Iterable[tu
     up_get = up.get
     for a, b in pairs:
         ra, rb = up_get(a, a), up_get(b, b)
+        if ra == rb:  # one island already (both under one switch): a leaf-spine cable, mostly
+            continue
         if ra != a and up_get(ra, ra) != ra:
             ra = find(a)
         if rb != b and up_get(rb, rb) != rb:
