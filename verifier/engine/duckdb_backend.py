@@ -58,7 +58,7 @@ from verifier.engine.strata import (
     strata_of,
     what_to_derive,
 )
-from verifier.engine.symbol_ids import SlotIds, SymbolIds, not_utf8
+from verifier.engine.symbol_ids import SlotIds, SymbolIds, not_utf8, same_below
 
 AGGREGATE_PREMISES = 50
 """An aggregate's proof lists at most this many body instances of its group."""
@@ -578,6 +578,11 @@ class DuckDBBackend:
             if 2 * len(other.names) < len(shared.names):
                 continue
             wanted = [s for s in used if s not in shared.slots and s in other.slots]
+            # Told the same by their bases (SlotIds.rows_of), two lists' nodes have the same names
+            # only in the slots below `same_below` (after them, one list's link ids).
+            limits = [b for b in (same_below(shared.names), same_below(other.names)) if b is not None]
+            if limits:
+                wanted = [s for s in wanted if s < min(limits)]
             if other is shared or not wanted:
                 continue
             rows = other.rows_of(shared.names)

@@ -326,23 +326,42 @@ class SlotIds:
     """Per slot whose names `SymbolIds.defer` took, that batch's ids (first, end): all distinct, and
     none of them any other name's."""
     _rows: dict[int, int] | None = None
-    """Each node's row by the identity of its sequence of names."""
+    """Each node's row by the identity of its sequence of names (of its base, where the list has `bases`)."""
 
     def rows_of(self, names: list[Sequence[str]]) -> _Int64s | None:
         """Each node's row here for another list of names whose nodes' sequences of names are these very
         objects (another relation about the same nodes), -1 for a node not here; None if the first and
-        the last are not here, or fewer than half.
+        the last are not here, or fewer than half. A list with `bases` (see `same_below`) is told by
+        those instead of its own sequences.
         """
         if not names or not self.names:
             return None
         if self._rows is None:
-            self._rows = {id(seq): i for i, seq in enumerate(self.names)}
-        if id(names[0]) not in self._rows and id(names[-1]) not in self._rows:
+            self._rows = {id(seq): i for i, seq in enumerate(_bases(self.names))}
+        mine = _bases(names)
+        if id(mine[0]) not in self._rows and id(mine[-1]) not in self._rows:
             return None
-        rows = numpy.fromiter(map(self._rows.get, map(id, names), repeat(-1)), dtype=numpy.int64, count=len(names))
+        rows = numpy.fromiter(map(self._rows.get, map(id, mine), repeat(-1)), dtype=numpy.int64, count=len(mine))
         if 2 * int(numpy.count_nonzero(rows < 0)) > len(names):
             return None
         return rows
+
+
+def _bases(names: list[Sequence[str]]) -> list[Sequence[str]]:
+    """The sequences a list of names is told by: its `bases` where it has them (see `same_below`)."""
+    bases: list[Sequence[str]] | None = getattr(names, "bases", None)
+    return bases if bases is not None and len(bases) == len(names) else names
+
+
+def same_below(names: list[Sequence[str]]) -> int | None:
+    """For a list of names with `bases` (per node, a sequence its node's sequence starts with, which other
+    lists may hold: facts.inventory's _NodeNames), the slot below which its names are its bases'
+    (`read_once_from`); None for a list without, whose every slot is its sequences' own.
+    """
+    if _bases(names) is names:
+        return None
+    below: int = getattr(names, "read_once_from", 0)  # (0, none the same, where it would lack one)
+    return below
 
 
 def check_utf8(symbols: list[str]) -> None:
