@@ -23,11 +23,12 @@ from verifier.engine.ast import Program, Row, Value
 from verifier.engine.backend import Backend
 from verifier.engine.records import Columns
 from verifier.facts.graph import _global, _local  # a GPU's name local to its node (node classes') and back
+from verifier.facts.inventory import node_of
 from verifier.facts.jobs import job_facts
 from verifier.placement.profile_gpus import AloneFirst, GpusByProfile, profile_counts, row_getter
 from verifier.placement.profile_gpus import ProfileKey as ProfileKey  # re-exported: plain.py, the service
 from verifier.placement.tp_groups import ScaleupOf, signature, tp_members, whole_groups
-from verifier.sources.inventory.model import Inventory, ObjectRow
+from verifier.sources.inventory.model import Inventory, Obj, ObjectRow
 from verifier.sources.jobs.layout import choose, heads_text, layouts, pp_sizes, tp_sizes
 from verifier.sources.jobs.spec import Job, Jobs
 
@@ -308,7 +309,8 @@ def for_every_job(report: PlaceReport, jobs: Jobs, of: dict[str, str]) -> PlaceR
 
 
 def gpus_and_ancestors(inv: Inventory) -> set[str]:
-    """Every GPU and every object that contains one (node, rack, pod, ...).
+    """Every GPU and every object that contains one (node, rack, pod, ...), and every object of a
+    node with a PCIe switch or CPU written down (HOST_DEVICE_KINDS).
 
     The nodes whose objects are not made yet (Inventory.defer_objects) give theirs off their plan's
     rows, the slots worked out once per plan: a fleet's 458,752 plan objects are never made here.
@@ -332,8 +334,12 @@ def gpus_and_ancestors(inv: Inventory) -> set[str]:
         while parent is not None and parent not in keep:
             keep.add(parent)
             parent = objects[parent].parent
-    for o in inv.objects_but(unmade.keys()):
+    made = inv.objects_but(unmade.keys())
+    host_down: list[Obj] = []  # PCIe switches and CPUs written down: never in a node stamped whole
+    for o in made:
         if o.kind != "gpu":
+            if o.state == "down" and o.kind in HOST_DEVICE_KINDS:
+                host_down.append(o)
             continue
         oid = o.id
         keep.add(oid)
@@ -341,7 +347,21 @@ def gpus_and_ancestors(inv: Inventory) -> set[str]:
         while parent is not None and parent not in keep:
             keep.add(parent)
             parent = objects[parent].parent
+    if host_down:
+        keep.update(_objects_of_nodes(objects, made, host_down))
     return keep
+
+
+HOST_DEVICE_KINDS = frozenset({"pcie_switch", "cpu"})
+"""Devices on a GPU's host path: one written down leaves the GPUs whose every path crosses it
+undriven (rules/placement/lib/candidates.dl: place_gpu_undriven), which the rules tell from the
+node's host devices and links, kept for those nodes only."""
+
+
+def _objects_of_nodes(objects: Mapping[str, Obj], made: Sequence[Obj], devices: Sequence[Obj]) -> set[str]:
+    """The ids of every object (`made`) in the nodes that hold `devices`: a fleet with none down reads none."""
+    nodes = {n for n in (node_of(objects, d) for d in devices) if n is not None}
+    return {o.id for o in made if node_of(objects, o) in nodes}
 
 
 def _gpu_slots(rows: Sequence[ObjectRow]) -> list[int]:
