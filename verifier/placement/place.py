@@ -324,7 +324,10 @@ def gpus_and_ancestors(inv: Inventory) -> set[str]:
         if id(plan) in per_plan:
             pick = per_plan[id(plan)]
         else:
-            slots = _gpu_slots(plan.object_rows)
+            rows = plan.object_rows
+            # A plan (a template) that writes a PCIe switch or CPU down gives every node stamped from
+            # it one: their objects are kept whole, as a made node's are below.
+            slots = sorted({0, *(r[0] for r in rows)}) if _host_down_rows(rows) else _gpu_slots(rows)
             pick = per_plan[id(plan)] = names_at(slots) if slots else None
         if pick is not None:
             keep.update(pick(names))  # slot 0 (the node) among them
@@ -335,7 +338,7 @@ def gpus_and_ancestors(inv: Inventory) -> set[str]:
             keep.add(parent)
             parent = objects[parent].parent
     made = inv.objects_but(unmade.keys())
-    host_down: list[Obj] = []  # PCIe switches and CPUs written down: never in a node stamped whole
+    host_down: list[Obj] = []  # PCIe switches and CPUs written down in made nodes (a plan's: above)
     for o in made:
         if o.kind != "gpu":
             if o.state == "down" and o.kind in HOST_DEVICE_KINDS:
@@ -356,6 +359,11 @@ HOST_DEVICE_KINDS = frozenset({"pcie_switch", "cpu"})
 """Devices on a GPU's host path: one written down leaves the GPUs whose every path crosses it
 undriven (rules/placement/lib/candidates.dl: place_gpu_undriven), which the rules tell from the
 node's host devices and links, kept for those nodes only."""
+
+
+def _host_down_rows(rows: Sequence[ObjectRow]) -> bool:
+    """Whether a plan's objects hold a PCIe switch or CPU written down (HOST_DEVICE_KINDS)."""
+    return any(r[7] == "down" and r[2] in HOST_DEVICE_KINDS for r in rows)
 
 
 def _objects_of_nodes(objects: Mapping[str, Obj], made: Sequence[Obj], devices: Sequence[Obj]) -> set[str]:
