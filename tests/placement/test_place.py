@@ -89,7 +89,7 @@ def test_inference_fits_the_one_open_consumer_workstation(mixed: PlaceReport) ->
     assert p.bottleneck_mbps == 8 * 1969  # both GPUs on the CPU's Gen4 x8 lanes: 15,752 MB/s
     assert p.cost_millicents_per_hour == 2 * 45_000  # $0.45 per GPU-hour
     msg = {w.domain: w.message for w in jp.why_not}
-    assert msg["rtx-n2"] == "rtx-n2: 1 GPU in service (not down or drained), job needs 2"
+    assert msg["rtx-n2"] == "rtx-n2: 1 GPU in service (not down, drained or cut off from its host), job needs 2"
     assert msg["rtx-n0"].startswith("rtx-n0: policy quarantine-closed denies students")
     assert msg["rtx-n1"].startswith("rtx-n1: policy quarantine-closed denies students")
     assert msg["h100-n0"] == "h100-n0: 0 GPUs of an accepted model (RTX-4090), job needs 2"

@@ -15,7 +15,7 @@ By hand, from INVENTORY and inventories/principals.yml + the shipped policies: d
 research (tenant research: permitted on hardware labelled so, on it or an ancestor); alice is
 team-nlp (no policy permits her here); `quarantine: "true"` on a resource or an ancestor closes it
 to everyone (policy quarantine-closed). Stages in order: gpus (count), ..., excluded (7), healthy
-(8: not down or drained), authorization (10).
+(8: not down, drained or cut off from its host), authorization (10).
 
 - GPUs per domain: na holds gpu0, gpu1 (quarantined) and gpu2 (under PCIe switch sw): 3; nb holds
   gpu0 (down) and gpu1: 2; nc (drained, in rack rb, quarantined) 2; nd 2; loose gl (in rack ra),

@@ -1007,7 +1007,7 @@ _HAVING: dict[str, Callable[[Job], str]] = {
     "hbm_bandwidth": lambda job: f" with at least {rate_text(job.min_hbm_mbps or 0)} memory bandwidth",
     "fp64": lambda job: " with full-rate FP64",
     "excluded": lambda job: f" without an excluded label ({', '.join(f'{k}={v}' for k, v in job.exclude)})",
-    "healthy": lambda job: " in service (not down or drained)",
+    "healthy": lambda job: " in service (not down, drained or cut off from its host)",
     "software": lambda job: f" on nodes with the software ({_software(job)})",
     "rail_aligned": lambda job: " on nodes whose GPUs each reach the fabric through a NIC of their own rail",
     "min_fabric_mbps": lambda job: f" reach the fabric at {rate_text(job.min_fabric_mbps or 0)} or more",
