@@ -1,4 +1,4 @@
-"""Review of 0fb5447 (undriven GPUs): a PCIe switch or CPU written down in a template.
+"""Review of 0fb5447 (undriven GPUs): a PCIe switch or CPU written down in a template; a GPU behind a NIC.
 
 `place` loads only GPUs and their ancestors (gpus_and_ancestors) unless a job asks for rail
 alignment; the nodes with a PCIe switch or CPU down are kept whole so that the rules can tell
@@ -67,3 +67,47 @@ def test_a_template_that_writes_a_pcie_switch_down_leaves_its_gpus_undriven_on_b
         ]
         assert [list(p.gpus) for p in two.placements] == [["n0/gpu2", "n0/gpu3"], ["n1/gpu2", "n1/gpu3"]]
     assert render_json(subset) == render_json(whole)
+
+
+# One node: gpu0 on pcie0, gpu1 behind nic0's own PCIe switch (a converged card: GPU -> NIC -> CPU),
+# nic0 written down; pcie1, on cpu0 with nothing below it, is SPARE.
+BEHIND_NIC = """apiVersion: topolog.dev/v1
+kind: Inventory
+metadata: {name: cnx}
+objects:
+  - name: n0
+    kind: node
+    labels: {tenant: research, zone: us-east-1a}
+    children:
+      - {name: cpu0, kind: cpu}
+      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}
+      - {name: pcie0, kind: pcie_switch, model: PEX89104}
+      - {name: pcie1, kind: pcie_switch, model: PEX89104SPARE}
+      - {name: nic0, kind: nic, model: ConnectX-7, state: down}
+    links:
+      - {a: gpu0, b: pcie0, kind: pcie, generation: 5, lanes: 16}
+      - {a: gpu1, b: nic0, kind: pcie, generation: 5, lanes: 16}
+      - {a: "{d}", b: cpu0, kind: pcie, generation: 5, lanes: 16, foreach: {d: [pcie0, pcie1, nic0]}}
+"""
+
+
+def test_a_gpu_behind_a_down_nic_is_undriven_whether_or_not_another_switch_is_down(tmp_path: Path) -> None:
+    # gpu1's one path to cpu0 crosses nic0, which is down and carries nothing: gpu1 is undriven, and
+    # only gpu0 is in service, so the 2-GPU job is short at `healthy` (1 of 2) and the 1-GPU job takes
+    # gpu0. pcie1 (on no GPU's path) up or down changes nothing. (Before the fix, nic0 counted only in a
+    # node with a PCIe switch or CPU down: with pcie1 up the 2-GPU job was placed on gpu0 and gpu1.)
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(
+        JOBS.replace('four, principal: Team::"research", gpus: 4', 'one, principal: Team::"research", gpus: 1')
+    )
+    for spare in ("", ", state: down"):
+        inv = tmp_path / "inv.yaml"
+        inv.write_text(BEHIND_NIC.replace("SPARE", spare))
+        for whole in (False, True):
+            report = place([inv], [jobs], why_not=True, authorize=False, whole_inventory=whole, limit=100)
+            two, one = (next(j for j in report.jobs if j.job.name == name) for name in ("two", "one"))
+            assert (two.hosting, [(w.domain, w.requirement, w.have, w.need) for w in two.why_not]) == (
+                0,
+                [("n0", "healthy", 1, 2)],
+            ), (spare, whole)
+            assert [list(p.gpus) for p in one.placements] == [["n0/gpu0"]], (spare, whole)

@@ -310,7 +310,7 @@ def for_every_job(report: PlaceReport, jobs: Jobs, of: dict[str, str]) -> PlaceR
 
 def gpus_and_ancestors(inv: Inventory) -> set[str]:
     """Every GPU and every object that contains one (node, rack, pod, ...), and every object of a
-    node with a PCIe switch or CPU written down (HOST_DEVICE_KINDS).
+    node with a PCIe switch, CPU or NIC written down (HOST_DEVICE_KINDS).
 
     The nodes whose objects are not made yet (Inventory.defer_objects) give theirs off their plan's
     rows, the slots worked out once per plan: a fleet's 458,752 plan objects are never made here.
@@ -325,8 +325,8 @@ def gpus_and_ancestors(inv: Inventory) -> set[str]:
             pick = per_plan[id(plan)]
         else:
             rows = plan.object_rows
-            # A plan (a template) that writes a PCIe switch or CPU down gives every node stamped from
-            # it one: their objects are kept whole, as a made node's are below.
+            # A plan (a template) that writes a host device down gives every node stamped from it one:
+            # their objects are kept whole, as a made node's are below.
             slots = sorted({0, *(r[0] for r in rows)}) if _host_down_rows(rows) else _gpu_slots(rows)
             pick = per_plan[id(plan)] = names_at(slots) if slots else None
         if pick is not None:
@@ -338,7 +338,7 @@ def gpus_and_ancestors(inv: Inventory) -> set[str]:
             keep.add(parent)
             parent = objects[parent].parent
     made = inv.objects_but(unmade.keys())
-    host_down: list[Obj] = []  # PCIe switches and CPUs written down in made nodes (a plan's: above)
+    host_down: list[Obj] = []  # host devices (HOST_DEVICE_KINDS) written down in made nodes (a plan's: above)
     for o in made:
         if o.kind != "gpu":
             if o.state == "down" and o.kind in HOST_DEVICE_KINDS:
@@ -355,14 +355,14 @@ def gpus_and_ancestors(inv: Inventory) -> set[str]:
     return keep
 
 
-HOST_DEVICE_KINDS = frozenset({"pcie_switch", "cpu"})
+HOST_DEVICE_KINDS = frozenset({"pcie_switch", "cpu", "nic"})
 """Devices on a GPU's host path: one written down leaves the GPUs whose every path crosses it
 undriven (rules/placement/lib/candidates.dl: place_gpu_undriven), which the rules tell from the
 node's host devices and links, kept for those nodes only."""
 
 
 def _host_down_rows(rows: Sequence[ObjectRow]) -> bool:
-    """Whether a plan's objects hold a PCIe switch or CPU written down (HOST_DEVICE_KINDS)."""
+    """Whether a plan's objects hold a host device (HOST_DEVICE_KINDS) written down."""
     return any(r[7] == "down" and r[2] in HOST_DEVICE_KINDS for r in rows)
 
 
