@@ -35,8 +35,9 @@ def scenario_options(f: _F) -> _F:
         "fail",
         multiple=True,
         metavar="ID",
-        help="What-if: this device or node fails (state down, and every link at it), e.g. dgx01/gpu3 or "
-        "dgx00/nvsw0. Repeatable.",
+        help="What-if: this device or node fails (state down, and every link at it, except an NVSwitch "
+        "chip's where its fabric manager runs nvswitch_failure_mode 1), e.g. dgx01/gpu3 or dgx00/nvsw0. "
+        "Repeatable.",
     )(f)
     f = click.option(
         "--drain",
