@@ -331,6 +331,13 @@ def _state(problems: Problems, m: YMap, what: str) -> str | None:
     return None if state == "ok" else state
 
 
+def _override_state(problems: Problems, m: YMap, what: str) -> str | None:
+    """The state an override writes, `ok` kept: it puts back in service what the template wrote down
+    or drained (None is "not written": the template's state stands).
+    """
+    return problems.choice(m, "state", what, STATES)
+
+
 def _promises(problems: Problems, m: YMap, what: str) -> tuple[str, ...]:
     return tuple(problems.known_words(m, "promises", what, PROMISES, "promise"))
 
@@ -430,7 +437,7 @@ def _read_device_override(problems: Problems, m: YMap, what: str, keys: tuple[st
     return DeviceOverride(
         loc=m.loc,
         labels=problems.str_map(m, "labels", what) or EMPTY_STR,
-        state=_state(problems, m, what),
+        state=_override_state(problems, m, what),
         model=problems.text(m, "model", what),
         figures=_figures(problems, m, what),
         remove=_flag(problems, m, "remove", what),
@@ -471,7 +478,7 @@ def _read_override(problems: Problems, m: YMap, what: str) -> Override:
                 loc=item.loc,
                 a=a,
                 b=b,
-                state=_state(problems, item, w),
+                state=_override_state(problems, item, w),
                 mbps=problems.unit(item, "bandwidth", w, units.bandwidth_mbps),
                 count=problems.unit(item, "count", w, lambda v: units.integer(v, "count", minimum=1)),
                 labels=problems.str_map(item, "labels", w) or EMPTY_STR,

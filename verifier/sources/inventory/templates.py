@@ -1133,7 +1133,7 @@ class Expander:
                     lov.loc,
                     MappingProxyType(attrs),
                     MappingProxyType({**lk.labels, **lov.labels}) if lov.labels else lk.labels,
-                    lov.state if lov.state is not None else lk.state,
+                    _overridden_state(lov.state, lk.state),
                     plan=_plan(lk),
                 )
         return len(links) < count  # links are only taken out here, none added
@@ -1216,6 +1216,13 @@ def _plan(lk: Link) -> Mapping[str, int]:
     return MappingProxyType({k: v for k, v in lk.attrs.items() if k in ("generation", "lanes")})
 
 
+def _overridden_state(written: str | None, was: str | None) -> str | None:
+    """An override's state over the template's: not written keeps it, `ok` clears it."""
+    if written is None:
+        return was
+    return None if written == "ok" else written
+
+
 def _device_parts(dov: DeviceOverride) -> frozenset[str]:
     """The parts of a device (or of a node itself) that `dov` changes in place (Inventory.overridden)."""
     wrote = {"labels": bool(dov.labels), "state": dov.state is not None, "model": dov.model is not None}
@@ -1240,8 +1247,7 @@ def _change(obj: Obj, dov: DeviceOverride, loc: SourceLocation, problems: Proble
     obj.loc = loc
     if dov.labels:
         obj.labels = MappingProxyType({**obj.labels, **dov.labels})
-    if dov.state is not None:
-        obj.state = dov.state
+    obj.state = _overridden_state(dov.state, obj.state)
     if dov.model is not None:
         obj.model = dov.model
     if not dov.figures.empty:
