@@ -1,6 +1,8 @@
 """Stamped nodes for the engine's tests of deferred symbol batches (verifier.engine.symbol_ids) and
 the keys told from blocks: four names a node, the two links between them, and the memory engine's
-answers to compare the DuckDB engine's with.
+answers to compare the DuckDB engine's with; and a two-node inventory stamped from one template
+(FLEET: two GPUs and an NVSwitch a node, each GPU linked to the switch) for the lists of names the
+facts hand the engine.
 """
 
 from __future__ import annotations
@@ -11,6 +13,21 @@ from verifier.core.stamped_rows import StampBlock
 from verifier.engine.ast import Row
 from verifier.engine.engines import make_backend
 from verifier.engine.parser import parse_program
+
+# n0 and n1, both stamped whole from box: n{0,1}/gpu0, gpu1, nvsw0 and links gpu{0,1}<->nvsw0.
+FLEET = """
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+      - {name: nvsw0, kind: nvswitch}
+    links:
+      - {a: "gpu{n}", b: nvsw0, kind: nvlink, bandwidth: 450 GB/s, foreach: {n: 0..1}}
+objects:
+  - {template: box, name: "n{i}", count: 2}
+"""
 
 
 def stamp_names(nodes: int, prefix: str) -> list[Sequence[str]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pytest
+from engine.stamp_helpers import FLEET
 
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine.duckdb_backend import DuckDBBackend
@@ -101,21 +102,6 @@ def test_rows_of_tells_nodes_by_their_bases() -> None:
     assert same_below(based) == 2 and same_below(bases) is None
     # Equal names but other sequences: not the same nodes.
     assert SlotIds([list(b) for b in bases]).rows_of(based) is None
-
-
-FLEET = """
-apiVersion: topolog.dev/v1
-templates:
-  box:
-    kind: node
-    children:
-      - {name: "gpu{i}", kind: gpu, count: 2}
-      - {name: nvsw0, kind: nvswitch}
-    links:
-      - {a: "gpu{n}", b: nvsw0, kind: nvlink, bandwidth: 450 GB/s, foreach: {n: 0..1}}
-objects:
-  - {template: box, name: "n{i}", count: 2}
-"""
 
 
 def test_stamped_nodes_names_have_the_inventorys_lists_as_bases() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pytest
-from engine.stamp_helpers import memory_answers
+from engine.stamp_helpers import FLEET, memory_answers
 
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine import symbol_ids
@@ -98,21 +98,6 @@ def test_a_list_that_says_nothing_has_every_new_slot_deferred(duck: DuckDBBacken
     # All four slots of the three nodes are new: one batch of twelve names, none in the dictionary.
     assert not any(f"n{n}/{x}" in known for n in range(3) for x in ("g0", "g1", "l0", "l1"))
     _check(duck)
-
-
-FLEET = """
-apiVersion: topolog.dev/v1
-templates:
-  box:
-    kind: node
-    children:
-      - {name: "gpu{i}", kind: gpu, count: 2}
-      - {name: nvsw0, kind: nvswitch}
-    links:
-      - {a: "gpu{n}", b: nvsw0, kind: nvlink, bandwidth: 450 GB/s, foreach: {n: 0..1}}
-objects:
-  - {template: box, name: "n{i}", count: 2}
-"""
 
 
 def test_stamped_nodes_names_say_their_link_ids_are_read_once() -> None:

@@ -6,24 +6,11 @@ link kept gets a list of its own, its names and then those links' ids.
 
 from __future__ import annotations
 
+from engine.stamp_helpers import FLEET
+
 from verifier.core.stamped_rows import StampedRows
 from verifier.facts.inventory import inventory_facts
 from verifier.sources.inventory import load_inventory_text
-
-FLEET = """
-apiVersion: topolog.dev/v1
-templates:
-  box:
-    kind: node
-    children:
-      - {name: "gpu{i}", kind: gpu, count: 2}
-      - {name: nvsw0, kind: nvswitch}
-    links:
-      - {a: "gpu{n}", b: nvsw0, kind: nvlink, bandwidth: 450 GB/s, foreach: {n: 0..1}}
-objects:
-  - {template: box, name: "n{i}", count: 2}
-"""
-
 
 _KEPT = (("", "node"), ("/gpu0", "gpu"), ("/gpu1", "gpu"))
 
