@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier.facts.fabric_islands import down_devices, switch_islands, switches_of
+from verifier.facts.fabric_islands import down_devices, grouped, switch_islands, switches_of
 from verifier.facts.graph import NodePairs, graph_facts
 from verifier.facts.whole_nodes import whole_nodes
 from verifier.sources.inventory.loader import load_inventory, load_inventory_text
@@ -357,3 +357,21 @@ def test_islands_joined_after_each_formed_by_hand() -> None:
         ("spine0", "leaf1"),
         ("spine1", "leaf1"),
     ]
+
+
+@pytest.mark.parametrize("keys", [1, 3, 12])
+def test_grouped_by_hand(keys: int) -> None:
+    # grouped takes three ways: one key, up to 8 (a pass per key), more (a step per value). The
+    # values 0..35 keyed by v % keys: key k holds k, k + keys, k + 2 * keys... below 36, in that
+    # order; the keys first met in the order 0, 1, ..., keys - 1 (value v < keys meets key v first).
+    # Written out for 3 keys: 0 -> 0, 3, ..., 33; 1 -> 1, 4, ..., 34; 2 -> 2, 5, ..., 35.
+    values = list(range(36))
+    got = grouped([v % keys for v in values], values)
+    assert list(got) == list(range(keys))
+    for k, group in got.items():
+        assert group == list(range(k, 36, keys))
+    if keys == 3:
+        assert got[1] == [1, 4, 7, 10, 13, 16, 19, 22, 25, 28, 31, 34]
+    # Keys that are tuples with None (graph's uplinks) and no values at all.
+    assert grouped([(1, None), (2,), (1, None)], ["a", "b", "c"]) == {(1, None): ["a", "c"], (2,): ["b"]}
+    assert grouped([], []) == {}

@@ -17,10 +17,11 @@ NIC or switch carries nothing, its cables left as they are, as `place --fail ID`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import chain, compress, repeat
 from operator import attrgetter, is_
+from typing import TypeVar
 
 from verifier.core.stamped_rows import names_at
 from verifier.facts.inventory import Row, link_kind
@@ -135,14 +136,7 @@ def node_fabric_islands(
     # Per island the nodes cabled to it: a fleet's 131,072 NIC cables land on a few islands (one,
     # mostly), each picked out in C; only a fabric of many islands is gone through cable by cable.
     islands = list(map(island.__getitem__, sides))
-    by_island: dict[str, set[str | None]] = {}
-    distinct = list(dict.fromkeys(islands))
-    if len(distinct) <= _FEW_ISLANDS:
-        for i in distinct:
-            by_island[i] = set(compress(nodes, map(i.__eq__, islands))) if len(distinct) > 1 else set(nodes)
-    else:
-        for n, i in zip(nodes, islands, strict=True):
-            by_island.setdefault(i, set()).add(n)
+    by_island = {i: set(reached) for i, reached in grouped(islands, nodes).items()}
     on_fabric: set[str | None] = set().union(*by_island.values())  # None: an end in no node (no row below)
     # Only a NIC with no working cable to a switch can leave its node off the fabric, and only a
     # node that reaches no island gets the row. The objects outside the nodes stamped whole are gone
@@ -243,10 +237,32 @@ def switch_islands(
 
 
 _END_A = attrgetter("a")
-_FEW_ISLANDS = 8
-"""Up to this many islands reached from devices, the nodes cabled to each are picked out in a pass of its own."""
+_K = TypeVar("_K", bound=Hashable)
+_V = TypeVar("_V")
+_FEW_KEYS = 8
+"""Up to this many distinct keys, grouped() picks out each key's values in a pass of its own."""
 _SWITCH, _DOWN = 1, 2
 """node_fabric_islands' roles of a cable's end, as bits."""
+
+
+def grouped(keys: Sequence[_K], values: Sequence[_V]) -> dict[_K, list[_V]]:
+    """`values` by their `keys` (one each), keys in the order first met, each group in the values'
+    order. A fleet's values mostly share a key or a handful (its NIC cables one island, its nodes a
+    few uplinks): each group is then picked out in C, a pass per key; only many keys cost a Python
+    step per value.
+    """
+    distinct = list(dict.fromkeys(keys))
+    if len(distinct) == 1:
+        return {distinct[0]: list(values)}
+    if len(distinct) <= _FEW_KEYS:
+        return {k: list(compress(values, map(k.__eq__, keys))) for k in distinct}
+    out: dict[_K, list[_V]] = {}
+    for k, v in zip(keys, values, strict=True):
+        group = out.get(k)
+        if group is None:
+            group = out[k] = []
+        group.append(v)
+    return out
 
 
 def down_devices(inv: Inventory) -> frozenset[str]:

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from itertools import chain, compress
+from itertools import chain
 
 from verifier.core.gc_pause import collector_paused
 from verifier.core.stamped_rows import StampBlock, names_at, with_blocks
@@ -32,6 +32,7 @@ from verifier.facts.fabric_islands import (
     carries,
     down_devices,
     fabric_islands,
+    grouped,
     node_fabric_islands,
     switch_islands,
     switches_of,
@@ -1150,17 +1151,7 @@ class _Hit:
         k = len(self.nic_slots)
         flat = map(nic_fabric.get, chain.from_iterable(map(nic_names, lists)))
         every: list[tuple[int | None, ...]] = list(zip(*[flat] * k, strict=True)) if k else [()] * len(lists)
-        distinct = list(dict.fromkeys(every))  # in the order first met, as the blocks were made
-        groups: dict[tuple[int | None, ...], list[Sequence[str]]] = {}
-        if len(distinct) <= _FEW_UPLINKS:  # each group picked out in C, one pass per group
-            for ups in distinct:
-                groups[ups] = list(compress(lists, map(ups.__eq__, every)))
-        else:
-            for ups, names in zip(every, lists, strict=True):
-                group = groups.get(ups)
-                if group is None:
-                    group = groups[ups] = []
-                group.append(names)
+        groups = grouped(every, lists)  # in the order first met, as the blocks were made
         if any(self._shares(ups, cache)[1] is None for ups in groups):
             # A GPU outside the node: its rows are made node by node, in the nodes' order.
             for names in lists:
@@ -1251,9 +1242,6 @@ class _StampedNames:
                 return list(known[2](names))  # a list, as the joined names are (StampedRows compare equal)
         return [node + s for s in suffixes]
 
-
-_FEW_UPLINKS = 8
-"""Up to this many different uplinks among a plan's nodes, each group of them is picked out in its own pass."""
 
 _FabricShares = tuple[list[tuple[str, int]], list[tuple[int, int]] | None]
 _FabricCache = dict[tuple[int, tuple[int | None, ...]], _FabricShares]
