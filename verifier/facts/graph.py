@@ -44,6 +44,7 @@ from verifier.facts.relation_sources import GRAPH_RELATIONS
 from verifier.facts.small_graph import Graph, max_flow
 from verifier.facts.whole_nodes import objects_without, plan_groups, plan_names, whole_nodes
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Unmade, links_of
+from verifier.sources.inventory.specs import ACCESS_LINK_FAILURE_MODE, NVSWITCH_FAILURE_MODE
 
 NODE_RELATIONS = frozenset(
     {"pcie_path", "pcie_switch_load", "gpu_pair_bottleneck", "gpu_nic_path", "nearest_nic", "gpu_fabric_bottleneck"}
@@ -632,12 +633,6 @@ def _plain_blocks(
             at, names = list(range(len(mine))), [namer.of(n, suffixes) for n in nodes_of[template]]
         blocks.append(StampBlock((tuple(at), tuple(at[slot[d]] for d in theirs)), (None, None), names))
     return blocks
-
-
-ACCESS_LINK_FAILURE_MODE = "access_link_failure_mode"
-NVSWITCH_FAILURE_MODE = "nvswitch_failure_mode"
-"""A node's `attrs` naming its fabric manager's mode (docs/inventory-format.md): 0, the default,
-takes a GPU out of NVLink peer-to-peer; 1 keeps it and disables the NVSwitch plane instead."""
 
 
 def fm_isolated_gpus(inv: Inventory, links: Iterable[Link], ancestry: _Ancestry) -> frozenset[str]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.suggest import did_you_mean
 from verifier.sources.inventory.model import Inventory, Link, Obj
-from verifier.sources.inventory.specs import FABRIC_MANAGER_MODES
+from verifier.sources.inventory.specs import NVSWITCH_FAILURE_MODE
 from verifier.sources.inventory.yaml_source import YList, header_problems, load_yaml_file
 
 API_VERSION = "topolog.dev/v1"
@@ -173,10 +173,6 @@ def apply_scenario(inv: Inventory, scenario: Scenario) -> Inventory:
     out.stamped = stamped
     out.overridden = overridden
     return out
-
-
-NVSWITCH_FAILURE_MODE = FABRIC_MANAGER_MODES[1]
-"""A node's (or an NVSwitch model's) `attrs` key for its fabric manager's answer to a failed chip."""
 
 
 def _kept_by_fabric(inv: Inventory, failed: AbstractSet[str]) -> frozenset[str]:

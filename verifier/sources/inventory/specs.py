@@ -308,8 +308,12 @@ def _figures(problems: Problems, m: YMap, what: str) -> Figures:
     return fig
 
 
-FABRIC_MANAGER_MODES = ("access_link_failure_mode", "nvswitch_failure_mode")
-"""`attrs` naming a node's fabric manager mode (rules/topology/lib/platform.dl): 0 or 1, as its config."""
+ACCESS_LINK_FAILURE_MODE = "access_link_failure_mode"
+NVSWITCH_FAILURE_MODE = "nvswitch_failure_mode"
+FABRIC_MANAGER_MODES = (ACCESS_LINK_FAILURE_MODE, NVSWITCH_FAILURE_MODE)
+"""`attrs` naming a node's fabric manager mode (rules/topology/lib/platform.dl; docs/inventory-format.md), or
+an NVSwitch model's `specs` default: 0 or 1, as its config. 0, the default, takes a GPU out of NVLink
+peer-to-peer; 1 keeps it and disables the NVSwitch plane instead."""
 
 
 def _check_fabric_manager_modes(problems: Problems, m: YMap, attrs: dict[str, int], what: str) -> None:
