@@ -125,8 +125,8 @@ objects:
 def test_a_gpu_with_a_working_path_left_or_no_host_link_at_all_stays(tmp_path: Path) -> None:
     # pcie0 down: gpu0 still reaches cpu0 through pcie1 (driven); gpu1 only through pcie0
     # (undriven); gpu2 has no host link written (TOPO006's, not a down device's): it stays as
-    # before. 2 GPUs in service (gpu0, gpu2): the 4-GPU job is short at `healthy` with 2 of 4
-    # (before, at 3 of 4: `gpus`, the node has 3); the 1-GPU job takes gpu0.
+    # before. 2 GPUs in service (gpu0, gpu2): the 3-GPU job is short at `healthy` with 2 of 3; the
+    # 4-GPU job is short before that, at `gpus` (the node has 3 of 4); the 1-GPU job takes gpu0.
     jobs = _place(tmp_path, TWO_PATHS.replace("STATE", ", state: down"))
     assert _why(jobs["four"], "n0") == [("gpus", 3, 4)]
     assert _why(jobs["three"], "n0") == [("healthy", 2, 3)]
