@@ -1,8 +1,9 @@
 """Stamped nodes for the engine's tests of deferred symbol batches (verifier.engine.symbol_ids) and
 the keys told from blocks: four names a node, the two links between them, and the memory engine's
-answers to compare the DuckDB engine's with; and a two-node inventory stamped from one template
-(FLEET: two GPUs and an NVSwitch a node, each GPU linked to the switch) for the lists of names the
-facts hand the engine.
+answers to compare the DuckDB engine's with; lists of names that say which of their slots are read
+once or have bases (ReadOnce, Based: as facts.inventory's _NodeNames); and a two-node inventory
+stamped from one template (FLEET: two GPUs and an NVSwitch a node, each GPU linked to the switch)
+for the lists of names the facts hand the engine.
 """
 
 from __future__ import annotations
@@ -28,6 +29,24 @@ templates:
 objects:
   - {template: box, name: "n{i}", count: 2}
 """
+
+
+class ReadOnce(list[Sequence[str]]):
+    """Names that say from which slot on (`read_once_from`) they are read by their own blocks alone, a
+    plan's link ids, as facts.inventory's _NodeNames do; without bases."""
+
+    def __init__(self, names: list[Sequence[str]], read_once_from: int) -> None:
+        super().__init__(names)
+        self.read_once_from = read_once_from
+
+
+class Based(ReadOnce):
+    """Names with `bases` as well (per node, the sequence its names start with), as facts.inventory's
+    _NodeNames: below `read_once_from` a node's names are its base's."""
+
+    def __init__(self, names: list[Sequence[str]], bases: list[Sequence[str]], read_once_from: int) -> None:
+        super().__init__(names, read_once_from)
+        self.bases = bases
 
 
 def stamp_names(nodes: int, prefix: str) -> list[Sequence[str]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pytest
-from engine.stamp_helpers import FLEET
+from engine.stamp_helpers import FLEET, Based
 
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine.duckdb_backend import DuckDBBackend
@@ -25,15 +25,6 @@ TEXT = """
 .input link(id: symbol, a: symbol, b: symbol)
 .input other(id: symbol, a: symbol)
 """
-
-
-class _Based(list[Sequence[str]]):
-    """Names with bases, as facts.inventory's _NodeNames."""
-
-    def __init__(self, names: list[Sequence[str]], bases: list[Sequence[str]], read_once_from: int) -> None:
-        super().__init__(names)
-        self.bases = bases
-        self.read_once_from = read_once_from
 
 
 @pytest.fixture
@@ -66,7 +57,7 @@ def test_a_based_list_takes_the_ids_of_its_bases_slots(duck: DuckDBBackend, monk
     bases = _bases()
     duck.add_facts("gpu", StampedRows([], [StampBlock(((0, 1),), (None,), bases)]))
     asked = _looked_up(monkeypatch)
-    names = _Based([[*b, f"n{n}/l0"] for n, b in enumerate(bases)], bases, 2)
+    names = Based([[*b, f"n{n}/l0"] for n, b in enumerate(bases)], bases, 2)
     # link(l0, g0, g1) per node: l0 is slot 2, its ends slots 0 and 1.
     duck.add_facts("link", StampedRows([], [StampBlock(((2,), (0,), (1,)), (None, None, None), names)]))
     # The GPUs' ids came from the gpu block's list (the same bases): only the link ids were looked up.
@@ -80,8 +71,8 @@ def test_slots_from_read_once_are_never_taken_from_a_list_of_the_same_bases(
     duck: DuckDBBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bases = _bases()
-    first = _Based([[*b, f"n{n}/first"] for n, b in enumerate(bases)], bases, 2)
-    second = _Based([[*b, f"n{n}/second"] for n, b in enumerate(bases)], bases, 2)
+    first = Based([[*b, f"n{n}/first"] for n, b in enumerate(bases)], bases, 2)
+    second = Based([[*b, f"n{n}/second"] for n, b in enumerate(bases)], bases, 2)
     duck.add_facts("link", StampedRows([], [StampBlock(((2,), (0,), (1,)), (None, None, None), first)]))
     asked = _looked_up(monkeypatch)
     duck.add_facts("other", StampedRows([], [StampBlock(((2,), (0,)), (None, None), second)]))
@@ -94,7 +85,7 @@ def test_slots_from_read_once_are_never_taken_from_a_list_of_the_same_bases(
 
 def test_rows_of_tells_nodes_by_their_bases() -> None:
     bases = _bases()
-    based = _Based([[*b, "x"] for b in bases], bases, 2)
+    based = Based([[*b, "x"] for b in bases], bases, 2)
     plain = SlotIds(list(reversed(bases)))
     # The plain list holds the bases in reverse: node n of `based` is row 2 - n there.
     rows = plain.rows_of(based)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pytest
-from engine.stamp_helpers import FLEET, memory_answers
+from engine.stamp_helpers import FLEET, ReadOnce, memory_answers
 
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine import symbol_ids
@@ -26,14 +26,6 @@ TEXT = """
 .decl into(b: symbol, s: number)
 into(B, sum(M)) :- link(_, _, B, M).
 """
-
-
-class _Said(list[Sequence[str]]):
-    """Names that say where the names read once start, as facts.inventory's _NodeNames do."""
-
-    def __init__(self, names: list[Sequence[str]], read_once_from: int) -> None:
-        super().__init__(names)
-        self.read_once_from = read_once_from
 
 
 @pytest.fixture(autouse=True)
@@ -82,7 +74,7 @@ def _check(duck: DuckDBBackend) -> None:
 
 
 def test_only_the_names_read_once_are_deferred(duck: DuckDBBackend) -> None:
-    duck.add_facts("link", StampedRows([], [_links(_Said(_names(), 2))]))
+    duck.add_facts("link", StampedRows([], [_links(ReadOnce(_names(), 2))]))
     known = duck._symbol_ids
     # The GPUs (slots 0, 1: before read_once_from) are in the dictionary; the six link ids (slots 2, 3
     # of three nodes, past DEFER_AT 4) are not, yet each has an id, found by its text.

@@ -18,6 +18,7 @@ import random
 from collections.abc import Iterator, Sequence
 
 import pytest
+from engine.stamp_helpers import Based, ReadOnce
 
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.engine import symbol_ids
@@ -35,23 +36,6 @@ def _program() -> str:
         right = ", ".join("X" if c == j else "_" for c in range(ARITY[s]))
         text.append(f".decl j{k}(x: symbol)\nj{k}(X) :- {r}({left}), {s}({right}).")
     return "\n".join(text)
-
-
-class _Based(list[Sequence[str]]):
-    """Per node its names, the first `read_once_from` of them its base's (as facts.inventory's _NodeNames)."""
-
-    def __init__(self, names: list[Sequence[str]], bases: list[Sequence[str]], read_once_from: int) -> None:
-        super().__init__(names)
-        self.bases = bases
-        self.read_once_from = read_once_from
-
-
-class _Once(list[Sequence[str]]):
-    """Names that say where their link ids start, without bases."""
-
-    def __init__(self, names: list[Sequence[str]], read_once_from: int) -> None:
-        super().__init__(names)
-        self.read_once_from = read_once_from
 
 
 Row = tuple[str, ...]
@@ -105,16 +89,16 @@ def _lists(rnd: random.Random, bases: list[list[str]], pool: list[str]) -> list[
         if kind == "based":
             # Two lists of one tag share their link ids' texts; of two tags, not.
             tag = f"l{t}" if rnd.random() < 0.7 else "l"
-            names = _Based([bases[i] + link_ids(i, tag, count) for i in order], [bases[i] for i in order], m)
+            names = Based([bases[i] + link_ids(i, tag, count) for i in order], [bases[i] for i in order], m)
         elif kind == "based_self":
-            names = _Based([bases[i] for i in order], [bases[i] for i in order], m)
+            names = Based([bases[i] for i in order], [bases[i] for i in order], m)
         elif kind == "bases":
             names = [bases[i] for i in order]
         elif kind == "copies":
             names = [list(bases[i]) for i in order]  # equal names, other sequences
         else:
-            names = _Once([bases[i] + link_ids(i, f"q{t}", count) for i in order], m)
-        if isinstance(names, _Based) and rnd.random() < 0.2:
+            names = ReadOnce([bases[i] + link_ids(i, f"q{t}", count) for i in order], m)
+        if isinstance(names, Based) and rnd.random() < 0.2:
             names.append([f"x{t}/{k}" for k in range(len(names[0]))])  # a node its bases lack
         lists.append(names)
     return lists
