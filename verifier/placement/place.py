@@ -356,9 +356,10 @@ def gpus_and_ancestors(inv: Inventory) -> set[str]:
 
 
 HOST_DEVICE_KINDS = frozenset({"pcie_switch", "cpu", "nic"})
-"""Devices on a GPU's host path: one written down leaves the GPUs whose every path crosses it
-undriven (rules/placement/lib/candidates.dl: place_gpu_undriven), which the rules tell from the
-node's host devices and links, kept for those nodes only."""
+"""Devices on a GPU's host path (the kinds of rules/bandwidth/lib/paths.dl's host_device_down): one
+written down leaves the GPUs whose every path crosses it undriven (rules/placement/lib/candidates.dl:
+place_gpu_undriven), which the rules tell from the node's host devices and links, kept for those
+nodes only."""
 
 
 def _host_down_rows(rows: Sequence[ObjectRow]) -> bool:
