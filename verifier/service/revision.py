@@ -9,8 +9,9 @@ every file it was built from: replicas that read the same files serve the same r
 `admit` places on the revision's own inventory and principals, already in memory, and on a copy
 of its policy files and thresholds (a snapshot folder), so a placement never reads a file that
 changed after the revision was built. The folder is removed when the revision is no longer referenced (an admit
-still running on an old revision keeps it alive). The placement rules are evaluated on the fleet once per
-revision, without any job, for every admit to add its job to (verifier.service.placing).
+still running on an old revision keeps it alive), and every one left when the gate stops (remove_snapshots).
+The placement rules are evaluated on the fleet once per revision, without any job, for every admit to
+add its job to (verifier.service.placing).
 
 Observations (docs/observed.md) in a `topolog.observed/` folder beside the first inventory file are part
 of the revision: read with the inventory (their files watched and digested as its files are), and the
@@ -331,8 +332,29 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
         placing,
         judged,
     )
-    weakref.finalize(revision, shutil.rmtree, folder, True)
+    _KEPT_FOLDERS.add(folder)
+    weakref.finalize(revision, _remove_folder, folder)
     return revision
+
+
+_KEPT_FOLDERS: set[str] = set()
+"""The snapshot folders of the revisions still alive."""
+
+
+def _remove_folder(folder: str) -> None:
+    _KEPT_FOLDERS.discard(folder)
+    shutil.rmtree(folder, True)
+
+
+def remove_snapshots() -> None:
+    """Remove every revision's snapshot folder now: said by `serve` as it stops.
+
+    The finalizer of a revision still alive would remove its folder at the interpreter's exit, but
+    the console script ends the process without that teardown (verifier.cli.entry), which left a
+    `topolog-revision-*` folder in the temporary directory at every stop of the gate.
+    """
+    for folder in sorted(_KEPT_FOLDERS):
+        _remove_folder(folder)
 
 
 def _under_policies(path: Path, files: Sequence[tuple[str, Path, bytes]]) -> Path:

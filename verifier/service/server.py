@@ -26,6 +26,7 @@ from verifier.service.app import Service, create_app
 from verifier.service.config import ServeConfig, check_config, is_loopback
 from verifier.service.decision_log import DecisionLog
 from verifier.service.gate import Gate, ReloadStatus
+from verifier.service.revision import remove_snapshots
 from verifier.service.watch import start_watching
 
 LOG = logging.getLogger("topolog.serve")
@@ -60,6 +61,13 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def serve(config: ServeConfig) -> None:
     """Serve until SIGINT or SIGTERM. TopologError (exit 2) when the configuration or the first revision is bad."""
+    try:
+        _serve(config)
+    finally:
+        remove_snapshots()  # the process may end without the interpreter's teardown, which would remove them
+
+
+def _serve(config: ServeConfig) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
     check_config(config)
     # No disk cache in a long-running gate: it would write an entry per new decision (and evict
@@ -116,4 +124,13 @@ def serve(config: ServeConfig) -> None:
             ssl_cert_reqs=ssl.CERT_REQUIRED if config.client_ca else ssl.CERT_NONE,
         )
     )
+    if threading.current_thread() is threading.main_thread():
+        # uvicorn stops gracefully on SIGTERM, then sends the signal again to the handler it found
+        # before: this one, so that a stopped gate exits 0, as its help says, having run serve's
+        # `finally`, rather than being killed by the signal's default action.
+        signal.signal(signal.SIGTERM, _stopped)
     server.run(sockets=[sock])
+
+
+def _stopped(signum: int, frame: object) -> None:
+    sys.exit(0)
