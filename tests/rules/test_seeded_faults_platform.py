@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from seeded_faults import MIXED, POD, Fault, check_fault, mi300x_fault, pod_fault
+from seeded_faults import GB200, MIXED, POD, Fault, check_fault, mi300x_fault, pod_fault
 
 _XGMI_OF_GPU3 = ", ".join(
     f"{{a: gpu{a}, b: gpu{b}, state: down}}" for a, b in [(0, 3), (1, 3), (2, 3), (3, 4), (3, 5), (3, 6), (3, 7)]
@@ -79,6 +79,16 @@ FAULTS: dict[str, Fault] = {
     "mixed: an MI300X's HBM bandwidth with a decimal slip": mi300x_fault(
         "{devices: {gpu3: {memory: {bandwidth: 53 TB/s}}}}",
         frozenset({("MEM001", ("mi300x-n1/gpu3",))}),
+    ),
+    # The GB200 rack's switch tray swtray4 down (a node of its own): its 2 chips carry nothing, and each
+    # of the 72 GPUs loses its one NVLink 5 link to each (2 x 50,000 MB/s): 72 x 100,000 = 7,200,000
+    # MB/s. The rack-scale domain keeps its GPUs (16 chips left); one warning naming the tray
+    # (SCALE008), not one per chip, no TOPO005 or SCALE007.
+    "gb200: an NVLink switch tray down": Fault(
+        GB200,
+        "        labels: {role: nvlink-switch-tray}\n",
+        "        labels: {role: nvlink-switch-tray}\n        overrides: {swtray4: {state: down}}\n",
+        frozenset({("SCALE008", ("swtray4",))}),
     ),
 }
 

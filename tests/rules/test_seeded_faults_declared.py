@@ -1,0 +1,75 @@
+"""Seeded faults of what an inventory declares against the hardware or its own layout: an NVLink
+generation its ends do not speak, a node labelled with another zone than the pod it stands in.
+
+Each case seeds one fault into a copy of a shipped inventory (tests/seeded_faults.py) and names, derived
+by hand in its comment, exactly the (rule, subjects) it adds; the non-faults an expert accepts add nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from seeded_faults import GB200, MIXED, Fault, check_fault, pod_fault
+
+FAULTS: dict[str, Fault] = {
+    # dgx05's gpu3 - nvsw2 bond written NVLink generation 3: the H100-SXM5-80GB and the NVSwitch-Gen3
+    # both speak NVLink 4 (catalogue), and generation 3 derives the same 25 GB/s per link, so no
+    # bandwidth check sees it. One LINK013 error naming the link (not SCALE003 for gpu3).
+    "pod: an NVLink bond written one generation too old": pod_fault(
+        "links:\n  - {a: gpu3, b: nvsw2, generation: 3}",
+        frozenset({("LINK013", ("dgx05/gpu3<->dgx05/nvsw2",))}),
+    ),
+    # Every GB200 GPU's link to swtray3/chip1 written generation 4 (the B200 and the NVLink Switch
+    # Gen4 chip both speak NVLink 5): 72 links of one foreach line, one LINK013 error naming them all;
+    # not SCALE003 for the 72 GPUs whose derived bandwidth drops by 25,000 MB/s (the one cause).
+    "gb200: the links to one switch chip written NVLink 4": Fault(
+        GB200,
+        "    foreach: {t: 0..17, g: 0..3, s: 0..8, c: [0, 1]}",
+        "    foreach: {t: 0..17, g: 0..3, s: [0, 1, 2, 4, 5, 6, 7, 8], c: [0, 1]}\n"
+        '  - {a: "tray{t:02d}/gpu{g}", b: swtray3/chip0, kind: nvswitch, generation: 5, count: 1,'
+        " foreach: {t: 0..17, g: 0..3}}\n"
+        '  - {a: "tray{t:02d}/gpu{g}", b: swtray3/chip1, kind: nvswitch, generation: 4, count: 1,'
+        " foreach: {t: 0..17, g: 0..3}}",
+        frozenset({("LINK013", tuple(f"tray{t:02d}/gpu{g}<->swtray3/chip1" for t in range(18) for g in range(4)))}),
+    ),
+    # dgx05 labelled zone us-west-2b; its racks carry no zone, its pod pod0 says us-east-1a. One
+    # NODE011 warning naming dgx05.
+    "pod: a node labelled another zone than its pod": pod_fault(
+        "labels: {zone: us-west-2b}",
+        frozenset({("NODE011", ("dgx05",))}),
+    ),
+    # h100-n1 labelled eu-west-1b; its rack euw-h100 says eu-west-1a (nearer than the pod, which also
+    # says eu-west-1a). One NODE011 warning naming h100-n1.
+    "mixed: an H100 node labelled another zone than its rack": Fault(
+        MIXED,
+        '{template: mf-hgx-h100, name: "h100-n{i}", count: 2}',
+        '{template: mf-hgx-h100, name: "h100-n{i}", count: 2, overrides: {h100-n1: {labels: {zone: eu-west-1b}}}}',
+        frozenset({("NODE011", ("h100-n1",))}),
+    ),
+}
+
+NON_FAULTS: dict[str, Fault] = {
+    # The mixed fleet's MI300X rack says eu-west-1b under a pod that says eu-west-1a: the owner's
+    # grouping. An MI300X node labelled eu-west-1b, as its rack, adds nothing.
+    "mixed: an MI300X node labelled its rack's zone": Fault(
+        MIXED,
+        '{template: mf-mi300x, name: "mi300x-n{i}", count: 2}',
+        '{template: mf-mi300x, name: "mi300x-n{i}", count: 2, overrides: {mi300x-n1: {labels: {zone: eu-west-1b}}}}',
+        frozenset(),
+    ),
+    # The DGX bond's generation written out as what it is (4): nothing new.
+    "pod: an NVLink bond's generation written out": pod_fault(
+        "links:\n  - {a: gpu3, b: nvsw2, generation: 4}", frozenset()
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS))
+def test_a_seeded_declared_fault_adds_exactly_its_findings(name: str, tmp_path: Path) -> None:
+    check_fault(FAULTS[name], tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(NON_FAULTS))
+def test_a_declared_non_fault_adds_nothing(name: str, tmp_path: Path) -> None:
+    check_fault(NON_FAULTS[name], tmp_path)
