@@ -134,3 +134,21 @@ def test_an_error_quoting_a_huge_value_stays_a_readable_line(tmp_path: Path) -> 
     assert f"{inventory}:" in err
     assert "characters left out" in err
     assert len(err) < MAX_MESSAGE_CHARS + 500  # the location and the sentence around the value
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        ("--principals", "a principals file with 'apiVersion: topolog.dev/v1' and 'kind: Principals'"),
+        ("--scenario", "a scenario with 'apiVersion: topolog.dev/v1' and 'kind: Scenario'"),
+        ("--thresholds", "a mapping of threshold names to integers, such as 'nic_pcie_ratio_permille: 1000'"),
+    ],
+)
+def test_a_side_file_that_is_no_mapping_says_what_it_should_be(tmp_path: Path, option: str, expected: str) -> None:
+    # A list at line 1, column 1 where each of these files holds a mapping: the message names the
+    # file's own kind, not an inventory (what an inventory holds is no help to whoever wrote it).
+    side = tmp_path / "side.yaml"
+    side.write_text("- a\n")
+    status, _out, err = run_cli("verify", str(ROOT / POD), option, str(side))
+    assert status == 2
+    assert f"{side}:1:1: top level is not a mapping; expected {expected}" in err

@@ -103,7 +103,7 @@ class _Raw:
 def load_principals(path: Path) -> Principals:
     if not path.exists():
         raise TopologError.at(SourceLocation(str(path)), "no such principals file")
-    doc = load_yaml_file(path)
+    doc = load_yaml_file(path, expected=f"a principals file with 'apiVersion: {API_VERSION}' and 'kind: Principals'")
     errors = header_problems(doc, API_VERSION, "Principals", SECTIONS)
     raws: dict[str, _Raw] = {}
     for section, ptype in SECTIONS.items():

@@ -81,7 +81,7 @@ def load_scenario_file(path: Path) -> list[Change]:
     """The changes of one scenario file; every problem at once, each with file:line (TopologError)."""
     if not path.exists():
         raise TopologError.at(SourceLocation(str(path)), "no such scenario file")
-    doc = load_yaml_file(path)
+    doc = load_yaml_file(path, expected=f"a scenario with 'apiVersion: {API_VERSION}' and 'kind: Scenario'")
     errors = header_problems(doc, API_VERSION, "Scenario", FILE_KEYS)
     changes: list[Change] = []
     for key, action in FILE_KEYS.items():

@@ -26,7 +26,8 @@ def _read(path: Path) -> YMap | None:
     text = decode_utf8(read_limited(path, str(path), "thresholds"), str(path))
     if not "".join(ln.split("#", 1)[0] for ln in text.splitlines()).strip():
         return None
-    return load_yaml_text(text, str(path))
+    expected = "a mapping of threshold names to integers, such as 'nic_pcie_ratio_permille: 1000'"
+    return load_yaml_text(text, str(path), expected)
 
 
 def _values(data: YMap | None, path: Path, known: Sequence[str] | None) -> dict[str, int]:

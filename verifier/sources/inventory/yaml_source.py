@@ -319,13 +319,18 @@ def decode_utf8(data: bytes, filename: str) -> str:
         ) from None
 
 
-def load_yaml_text(text: str, filename: str) -> YMap:
-    """Parse one YAML document that must be a mapping. Raises TopologError with line:col."""
+# What a YAML file is expected to hold, said when it holds nothing or no mapping: an inventory
+# unless the caller (principals, scenario, thresholds) says which of topolog's files it is.
+INVENTORY_EXPECTED = "an inventory with 'apiVersion: topolog.dev/v1'"
+
+
+def load_yaml_text(text: str, filename: str, expected: str = INVENTORY_EXPECTED) -> YMap:
+    """Parse one YAML document that must be a mapping. Raises TopologError with line:col.
+
+    `expected` names what the file should hold, for the message when it is empty or not a mapping.
+    """
     if not text.strip():
-        raise TopologError.at(
-            SourceLocation(filename, 1, 1),
-            "file is empty; expected an inventory with 'apiVersion: topolog.dev/v1'",
-        )
+        raise TopologError.at(SourceLocation(filename, 1, 1), f"file is empty; expected {expected}")
     # Parsed, a document costs 90-300 bytes per byte: its size is bounded before parsing starts.
     refuse_large_text(text, filename)
     # Parsing makes millions of small objects and no cycles worth collecting (a recursive
@@ -334,10 +339,10 @@ def load_yaml_text(text: str, filename: str) -> YMap:
     with collector_paused():
         if USE_LIBYAML and not any(ch in text for ch in _PURE_ONLY):
             try:
-                return _load(text, filename, _CLoader)
+                return _load(text, filename, _CLoader, expected)
             except (_ReadAgain, UnicodeEncodeError):  # libyaml takes UTF-8: a lone surrogate fails there
                 pass
-        return _load(text, filename, _PureLoader)
+        return _load(text, filename, _PureLoader, expected)
 
 
 @contextmanager
@@ -365,19 +370,19 @@ def _parsing(text: str, filename: str, loader_class: type[Any]) -> Iterator[Any]
             loader.dispose()
 
 
-def _load(text: str, filename: str, loader_class: type[Any]) -> YMap:
+def _load(text: str, filename: str, loader_class: type[Any], expected: str) -> YMap:
     with _parsing(text, filename, loader_class) as loader:
         node = loader.get_single_node()
         if node is None:
             raise TopologError.at(
                 SourceLocation(filename, 1, 1),
-                "file has no YAML content (only comments); expected an inventory with 'apiVersion: topolog.dev/v1'",
+                f"file has no YAML content (only comments); expected {expected}",
             )
         _expanded_size(node, filename)
         data = loader.construct_document(node)
     if not isinstance(data, YMap):
         loc = SourceLocation(filename, node.start_mark.line + 1, node.start_mark.column + 1)
-        raise TopologError.at(loc, "top level is not a mapping; expected keys such as 'apiVersion' and 'objects'")
+        raise TopologError.at(loc, f"top level is not a mapping; expected {expected}")
     return data
 
 
@@ -433,10 +438,10 @@ def _yaml_error(err: yaml.YAMLError, text: str, filename: str) -> TopologError:
     return TopologError.at(SourceLocation(filename, 1, 1), f"YAML error: {err}")
 
 
-def load_yaml_file(path: str | Path, filename: str | None = None) -> YMap:
+def load_yaml_file(path: str | Path, filename: str | None = None, expected: str = INVENTORY_EXPECTED) -> YMap:
     """Read `path` (bytes, at most `file_size` of them, so encoding errors are ours to report) and parse it."""
     name = filename if filename is not None else str(path)
-    return load_yaml_text(decode_utf8(read_limited(path, name), name), name)
+    return load_yaml_text(decode_utf8(read_limited(path, name), name), name, expected)
 
 
 def header_problems(doc: YMap, api_version: str, kind: str, sections: Iterable[str]) -> list[Diagnostic]:
