@@ -323,3 +323,25 @@ def test_a_core_with_a_thread_of_no_known_kind_gets_no_kind_figures(fx: Path, tm
     core0 = import_files("hwloc", [p], node="m").inventory.objects["m/core0"]
     assert core0.labels["cpu_kind"] == "YouBigcore"
     assert "efficiency" not in core0.quantities and "max_mhz" not in core0.quantities
+
+
+@pytest.mark.parametrize(("line", "old"), [(85, "0000:02:00.0"), (18, None)])
+def test_a_pci_busid_that_is_no_pci_address_is_refused_at_its_line(
+    fx: Path, tmp_path: Path, line: int, old: str | None
+) -> None:
+    # manyVFs line 85: the NIC function 0000:02:00.0 (a PCIDev); the other case is the first Bridge
+    # with a pci_busid, found below. A bus written "zz" is no hex number: no PCI address, refused
+    # where it stands rather than kept as a label reconcile cannot pair.
+    lines = (fx / "16intel64-manyVFs.xml").read_text().splitlines(keepends=True)
+    if old is None:
+        line = next(i for i, ln in enumerate(lines, 1) if 'type="Bridge"' in ln and 'pci_busid="' in ln)
+        old = lines[line - 1].split('pci_busid="', 1)[1].split('"', 1)[0]
+    assert f'pci_busid="{old}"' in lines[line - 1]
+    bad = old.replace(old.split(":")[1], "zz", 1)
+    lines[line - 1] = lines[line - 1].replace(f'pci_busid="{old}"', f'pci_busid="{bad}"')
+    p = tmp_path / "m.xml"
+    p.write_text("".join(lines))
+    with pytest.raises(TopologError) as err:
+        import_files("hwloc", [p], node="m")
+    assert [d.location.line for d in err.value.diagnostics] == [line]
+    assert f"{bad!r} is not a PCI address" in err.value.diagnostics[0].message

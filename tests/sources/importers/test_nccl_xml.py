@@ -241,3 +241,34 @@ def test_a_figure_past_64_bits_is_refused_at_the_tools_line(tmp_path: Path) -> N
     (d,) = err.value.diagnostics
     assert "does not fit in 64 bits" in d.message and "12500000000000000000000 does" in d.message
     assert d.location.line in (3, 4)
+
+
+@pytest.mark.parametrize("bad", ["0000:.nan:1c.0", "0000:10:1c", "0000:10:1c.8", "0000:10/1c.0", "gpu0"])
+def test_a_busid_that_is_no_pci_address_is_refused_at_its_line(fx: Path, tmp_path: Path, bad: str) -> None:
+    # p4d line 4 is GPU 0, busid 0000:10:1c.0. Each replacement is no domain:bus:device.function in
+    # hex: a bus that is no hex number, no function, function 8 (a function is 0-7), a slash, a name.
+    # Reconcile pairs devices by this address: read as a label, it would leave GPU 0 unpaired.
+    lines = (fx / "aws-p4d-24xl-topo.xml").read_text().splitlines(keepends=True)
+    assert 'busid="0000:10:1c.0"' in lines[3]
+    lines[3] = lines[3].replace('busid="0000:10:1c.0"', f'busid="{bad}"')
+    p = tmp_path / "p4d.xml"
+    p.write_text("".join(lines))
+    with pytest.raises(TopologError) as err:
+        import_files("nccl-xml", [p], node="p4d")
+    assert [d.location.line for d in err.value.diagnostics] == [4]
+    assert f"{bad!r} is not a PCI address" in err.value.diagnostics[0].message
+
+
+def test_an_nvlink_target_that_is_no_pci_address_is_refused(tmp_path: Path) -> None:
+    # One GPU with 12 NVLinks to "nvswitch0": a name where NCCL writes the switch's bus id.
+    p = _xml(
+        tmp_path,
+        '<system version="1">\n  <cpu numaid="0">\n    <pci busid="0000:01:00.0" class="0x030200" '
+        'link_speed="16 GT/s" link_width="16">\n      <gpu dev="0" sm="80" rank="0" gdr="1">\n'
+        '        <nvlink target="nvswitch0" count="12" tclass="0x068000"/>\n      </gpu>\n    </pci>\n'
+        "  </cpu>\n</system>\n",
+    )
+    with pytest.raises(TopologError) as err:
+        import_files("nccl-xml", [p])
+    assert [d.location.line for d in err.value.diagnostics] == [5]
+    assert "'nvswitch0' is not a PCI address" in err.value.diagnostics[0].message

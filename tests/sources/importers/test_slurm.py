@@ -213,3 +213,17 @@ def test_blocks_checked_against_the_inventory(fx: Path, tmp_path: Path) -> None:
         ("SCHED001", "The NVLink domain of gb-b0/gpu0 spans Slurm block b1 and b2."),
         ("SCHED002", "Slurm block b1 joins the NVLink domains of gb-a0/gpu0 and gb-b0/gpu0."),
     ]
+
+
+@pytest.mark.parametrize("sizes", ["8,.nan,32", "8,16,0", "-3,16", "8,0x10", "1.5", "8,,16"])
+def test_block_sizes_that_are_no_counts_of_nodes_are_refused(tmp_path: Path, sizes: str) -> None:
+    # BlockSizes= lists numbers of nodes (topology.conf(5)); each of these holds one that is not a
+    # positive whole number (not a number, zero, negative, hex, a fraction, an empty entry). The
+    # error stands at line 2, where BlockSizes= is written, and names the first such entry.
+    conf = tmp_path / "topology.conf"
+    conf.write_text(f"BlockName=b1 Nodes=n[1-2]\nBlockSizes={sizes}\n")
+    first = next(s for s in sizes.split(",") if not (s.isdigit() and int(s) > 0))
+    with pytest.raises(TopologError) as err:
+        import_files("slurm", [conf])
+    assert [d.location.line for d in err.value.diagnostics] == [2]
+    assert f"{first!r} is not a number of nodes" in err.value.diagnostics[0].message

@@ -37,6 +37,22 @@ NVLINK_MBPS_BY_SM = {6: 20000, 7: 25000, 8: 25000, 9: 25000, 10: 50000}  # NVLin
 DEFAULT_NVLINK_LINK_MBPS = 25000  # NVLink 2-4 per link per direction, when the generation is not stated
 
 
+PCI_BUSID = re.compile(r"(?:[0-9a-f]{1,8}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
+"""A PCI address as sysfs, NVML, NCCL and hwloc write it (lower case): [domain:]bus:device.function, hex."""
+
+
+def busid_problem(busid: str, what: str) -> str | None:
+    """Why `busid` (lower case) is no PCI address, or None. The address is what reconcile pairs
+    devices by: one it cannot read would leave the device unpaired, silently.
+    """
+    if PCI_BUSID.fullmatch(busid):
+        return None
+    return (
+        f"{what} {one_line(busid)!r} is not a PCI address; "
+        "expected domain:bus:device.function in hex, such as 0000:17:00.0"
+    )
+
+
 def pcie_mbps(gen: int, lanes: int) -> int:
     return PCIE_LANE_MBPS[gen] * lanes
 

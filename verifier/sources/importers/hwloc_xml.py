@@ -22,7 +22,16 @@ from pathlib import Path
 
 from verifier.core.limits import INT64_MAX
 from verifier.sources.importers.amd_topo import DEFAULT_XGMI_MBPS
-from verifier.sources.importers.build import ASSUMED, DEFAULT_PCIE, Builder, Imported, pcie_mbps, safe_name, whole
+from verifier.sources.importers.build import (
+    ASSUMED,
+    DEFAULT_PCIE,
+    Builder,
+    Imported,
+    busid_problem,
+    pcie_mbps,
+    safe_name,
+    whole,
+)
 from verifier.sources.importers.safe_xml import Element, parse_xml
 from verifier.sources.importers.sockets import link_sockets
 from verifier.sources.inventory.device_ids import is_display_only, model_for_name, model_for_pci
@@ -218,6 +227,10 @@ class _Reader:
             # below an upstream port only that switch's downstream ports. So the ports of one switch
             # are one pcie_switch, and a root port is part of the CPU's root complex, not a switch.
             busid = (el.get("pci_busid") or "").lower()
+            problem = busid_problem(busid, f"pci_busid of {el.path}")
+            if problem is not None:
+                self.b.error(el.loc, problem)
+                return
             bus = busid.split(":")[1] if busid.count(":") == 2 else ""
             if port.startswith("host:"):
                 inner = "root" if bus and bus == port[5:] else "up"
@@ -305,6 +318,10 @@ class _Reader:
 
     def pcidev(self, el: Element, parent: str | None, p2p: bool) -> None:
         busid = (el.get("pci_busid") or "").lower()
+        problem = busid_problem(busid, f"pci_busid of {el.path}")
+        if problem is not None:
+            self.b.error(el.loc, problem)
+            return
         m = _PCI_TYPE.match(el.get("pci_type") or "")
         subtype = el.get("subtype")
         osdevs = [c for c in el.children if c.tag == "object" and c.get("type") == "OSDev"]

@@ -30,6 +30,7 @@ from verifier.sources.importers.build import (
     PCIE_GEN_BY_GTS,
     Builder,
     Imported,
+    busid_problem,
     pcie_mbps,
     safe_name,
     whole,
@@ -178,6 +179,10 @@ class _Reader:
             self.b.error(el.loc, f'{el.path} has no busid; expected busid="0000:17:00.0"')
             return
         busid = busid.lower()
+        problem = busid_problem(busid, f"busid of {el.path}")
+        if problem is not None:
+            self.b.error(el.loc, problem)
+            return
         if self.listed_again(busid, parent, el):
             return
         uplink = self.link(el)
@@ -373,6 +378,10 @@ class _Reader:
             if not target or n < 1:
                 self.b.error(nv.loc, f'{nv.path} needs target="<busid>" and count="<links>" (a positive number)')
                 continue
+            problem = busid_problem(target, f"target of {nv.path}")
+            if problem is not None:
+                self.b.error(nv.loc, problem)
+                continue
             labels = {"source": nv.where}
             if per_link is None:
                 labels[ASSUMED] = "bandwidth"
@@ -419,6 +428,10 @@ class _Reader:
             target, n = (x.get("target") or "").lower(), whole(x.get("count") or "") or 0
             if not target or n < 1:
                 self.b.error(x.loc, f'{x.path} needs target="<busid>" and count="<links>" (a positive number)')
+                continue
+            problem = busid_problem(target, f"target of {x.path}")
+            if problem is not None:
+                self.b.error(x.loc, problem)
                 continue
             other = by_bus.get(target)
             if other is None or other == gid or self.b.inv.objects[other].kind != "gpu":

@@ -40,6 +40,8 @@ from verifier.sources.importers.slurm_nodes import looks_like as looks_like_scon
 
 _KEYS = {"switchname", "switches", "nodes", "linkspeed", "blockname", "blocksizes"}
 _PAIR = re.compile(r"(\S+?)=(\S*)")
+_BLOCK_SIZE = re.compile(r"[1-9][0-9]{0,8}")
+"""One BlockSizes= entry: a count of nodes, written in decimal digits (at most nine: a billion nodes)."""
 DEFAULT_TOPOLOGY = "topology.conf"
 """The `slurm_topology` of objects read from topology.conf, which holds one topology."""
 
@@ -306,6 +308,15 @@ class _Reader:
             elif "blocksizes" in f:
                 if set(f) != {"blocksizes"}:
                     self.b.error(line.loc, "BlockSizes= stands on a line of its own")
+                bad = [s for s in f["blocksizes"].split(",") if not _BLOCK_SIZE.fullmatch(s.strip())]
+                if bad:
+                    # Kept as a label that schedulers' exports read back: a size that is no count
+                    # of nodes (`.nan`, `-3`, `0`) would be passed on as if Slurm had said it.
+                    self.b.error(
+                        line.loc,
+                        f"BlockSizes {f['blocksizes']!r}: {bad[0].strip()!r} is not a number of nodes; "
+                        "expected positive whole numbers separated by commas, such as BlockSizes=8,16,32",
+                    )
             elif "flat" in f:
                 pass  # a flat topology says nothing about the fabric
             else:
