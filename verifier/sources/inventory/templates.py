@@ -69,6 +69,23 @@ _Shared = tuple[TextMap, Mapping[str, int], Mapping[str, str], TextMap, tuple[st
 quantities and typed labels of its figures, its promises."""
 
 
+@dataclass(frozen=True, slots=True)
+class _WholeNode:
+    """What every instance of an entry stamped whole from its template's plan shares (Expander._whole)."""
+
+    plan: _Plan
+    template: str
+    room: int
+    """The longest node id the plan can be stamped under (_Plan.room), within the id length limit."""
+    model: str | None
+    state: str | None
+    labels: Mapping[str, str]
+    typed: Mapping[str, str]
+    quantities: Mapping[str, int]
+    software: Mapping[str, str]
+    promises: tuple[str, ...]
+
+
 class _Dependent(Exception):
     """A template body that needs instance variables: expand it per instance."""
 
@@ -316,6 +333,7 @@ class Expander:
         # id(spec) -> the spec and what its instances share (_shared). The spec is held: a spec made for
         # a while (partial.py's one instance of an entry) must not leave its id to the next one.
         self.shared: dict[int, tuple[ObjSpec, _Shared]] = {}
+        self.wholes: dict[int, tuple[ObjSpec, _WholeNode]] = {}  # id(spec) -> what _whole found, the same way
         # The ends (_Plan.tails) of every deferred link id, of the plans (by id) of nodes deferred so far.
         self.tails: tuple[str, ...] = ()
         self.tailed: set[int] = set()
@@ -394,6 +412,7 @@ class Expander:
             return
         key = id(spec)
         used = self.override_used.setdefault(key, (spec, set()))[1] if spec.overrides else set()
+        whole = self._whole(spec, scope) if not self.planning else None
         for k in range(spec.start, spec.start + spec.count):
             ns2 = dict(ns)
             ns2["i"] = k
@@ -401,7 +420,12 @@ class Expander:
                 seq = self.seq.get(key, 0)
                 self.seq[key] = seq + 1
                 ns2["seq"] = seq
-            name = self._instantiate(spec, parent, scope, ns2, k)
+            if whole is not None:
+                name = self._stamp_whole(spec, parent, ns2, k, whole)
+            else:
+                name = self._instantiate(spec, parent, scope, ns2, k)
+                if k == spec.start and not self.planning:  # the first instance made the plan
+                    whole = self._whole(spec, scope)
             if name is not None and name in spec.overrides:
                 used.add(name)
 
@@ -565,6 +589,83 @@ class Expander:
                 # A cable it took out may be written again later under the same id, with any ends:
                 # the runs made under this object are no longer what was checked when they were made.
                 del self.sink.cabled[cabled_from:]
+        return name
+
+    def _whole(self, spec: ObjSpec, scope: str | None) -> _WholeNode | None:
+        """What every instance of `spec` that _instantiate would stamp whole from its template's plan
+        (Inventory.stamped) shares, once its first instance has made the plan and worked out what the
+        instances share (_shared); None where an instance of `spec` may be anything else, or may have
+        something to report (a broken entry, a kind that is not its template's, labels or software
+        with patterns to render): those go through _instantiate, instance by instance.
+        """
+        if spec.template is None or scope is not None or spec.template in self.active:
+            return None
+        held_whole = self.wholes.get(id(spec))
+        if held_whole is not None and held_whole[0] is spec:
+            return held_whole[1]
+        if spec.name is None or spec.parent is not None:
+            return None
+        if spec.children or spec.links or spec.serves or spec.broken is not None:
+            return None
+        tmpl = self.templates.get(spec.template)
+        plan = self.plans.get(spec.template)
+        held = self.shared.get(id(spec))
+        if tmpl is None or plan is None or held is None or held[0] is not spec:
+            return None
+        body = tmpl.body
+        kind = spec.kind or body.kind
+        if kind != "node" or body.kind not in (None, kind) or body.broken is not None or not plan.self_contained:
+            return None
+        labels_tm, quantities, typed, software_tm, promises = held[1]
+        if labels_tm.patterns or software_tm.patterns:
+            return None
+        whole = _WholeNode(
+            plan,
+            spec.template,
+            min(self.rooms[spec.template], self.id_length),
+            spec.model or body.model,
+            spec.state or body.state,
+            labels_tm.const,
+            typed,
+            quantities,
+            software_tm.const,
+            promises,
+        )
+        self.wholes[id(spec)] = (spec, whole)  # (the spec held, as in `shared`)
+        return whole
+
+    def _stamp_whole(
+        self, spec: ObjSpec, parent: str | None, ns: dict[str, int | str], index: int, whole: _WholeNode
+    ) -> str | None:
+        """One instance of `spec` (see _whole) made as _instantiate makes it, with what every instance
+        shares worked out once: a fleet's 16,384 nodes are each a name, an object and a stamp. An
+        instance with an override, a name past its plan's room or an id taken goes to _instantiate,
+        which reports what is wrong with it.
+        """
+        name_pattern = spec.name
+        assert name_pattern is not None  # (_whole)
+        try:
+            name = name_pattern.render(ns)
+        except (MissingVariable, PatternError):
+            return self._instantiate(spec, parent, None, ns, index)
+        objects = self.sink.objects
+        if (spec.overrides and name in spec.overrides) or len(name) > whole.room or name in objects:
+            return self._instantiate(spec, parent, None, ns, index)
+        if self.sink.unmade_objects and "/" in name and unmade_of(self.sink.unmade_objects, name) is not None:
+            return self._instantiate(spec, parent, None, ns, index)
+        labels = whole.labels
+        if whole.typed:
+            labels = MappingProxyType({**whole.typed, **labels})
+        obj = Obj(
+            name, "node", parent, spec.loc, whole.model, labels, whole.quantities, whole.state, whole.template, index
+        )
+        self._add_object(obj)
+        if whole.software:
+            self.sink.software[name] = whole.software
+        if whole.promises:
+            self.sink.promises[name] = whole.promises
+        self._stamp(whole.plan, name, True)
+        self.sink.stamped[name] = whole.template
         return name
 
     def _shared(self, spec: ObjSpec, body: ObjSpec | None, kind: str) -> _Shared:
