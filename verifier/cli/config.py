@@ -24,12 +24,15 @@ import yaml
 from yaml.nodes import MappingNode
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.frozen import Frozen
 from verifier.core.limits import read_limited
 from verifier.core.suggest import did_you_mean
 from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_text
 
 YAML_NAME = ".topolog.yaml"
 PYPROJECT_NAME = "pyproject.toml"
+
+_set = object.__setattr__
 
 KeyPath = tuple[str | int, ...]
 """Where a value sits below the topolog table: keys, and list indexes for items."""
@@ -42,8 +45,8 @@ class PathsInValue(Protocol):
     def rebase_paths(self, value: str, rebase: Callable[[str], str]) -> str: ...
 
 
-@dataclass(frozen=True)
-class ConfigFile:
+@dataclass(init=False, repr=False, eq=False)  # frozen: verifier.core.frozen says why it is written so
+class ConfigFile(Frozen):
     """One configuration file, read: its topolog table and a way back to each key's line."""
 
     name: str
@@ -52,6 +55,20 @@ class ConfigFile:
     data: Mapping[str, Any]
     locate: Callable[[KeyPath], SourceLocation]
     is_toml: bool
+
+    def __init__(
+        self,
+        name: str,
+        folder: Path,
+        data: Mapping[str, Any],
+        locate: Callable[[KeyPath], SourceLocation],
+        is_toml: bool,
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "folder", folder)
+        _set(self, "data", data)
+        _set(self, "locate", locate)
+        _set(self, "is_toml", is_toml)
 
     def section(self, command: str | None) -> str:
         """How the table holding a key is written in this file, for messages."""

@@ -18,13 +18,15 @@ from click.core import ParameterSource
 
 from verifier.checks.settings import ConfigSetting, RunSettings
 from verifier.core.errors import SourceLocation
+from verifier.core.frozen import Frozen
 from verifier.reports.safe_text import one_line
 
 _META_KEY = "topolog.config"
+_set = object.__setattr__
 
 
-@dataclass(frozen=True)
-class ConfigUse:
+@dataclass(init=False, repr=False, eq=False)  # frozen: verifier.core.frozen says why it is written so
+class ConfigUse(Frozen):
     """The configuration file a run read, and the line of each value it set."""
 
     name: str
@@ -32,6 +34,11 @@ class ConfigUse:
     """Found in a folder above the working directory (not there, and not named by --config)."""
     where: Mapping[tuple[str, str], SourceLocation]
     """(command, parameter name) -> the file:line that set it."""
+
+    def __init__(self, name: str, above: bool, where: Mapping[tuple[str, str], SourceLocation]) -> None:
+        _set(self, "name", name)
+        _set(self, "above", above)
+        _set(self, "where", where)
 
 
 def remember(ctx: click.Context, use: ConfigUse) -> None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.frozen import Frozen
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -51,8 +52,10 @@ class LimitError(TopologError):
         super().__init__([Diagnostic(SourceLocation("--input-limit"), problem)])
 
 
-@dataclass(frozen=True)
-class Limits:
+# Its __init__ (which checks every value) and immutability come from the decorator; equality, hash and
+# repr (which the evaluation cache's key spells out) from verifier.core.frozen, not compiled at every start.
+@dataclass(frozen=True, repr=False, eq=False)
+class Limits(Frozen):
     """Upper bounds on input and derived data. Sizes are bytes, everything else a count."""
 
     file_size: int = 256 * _MIB
