@@ -15,7 +15,7 @@ from dataclasses import FrozenInstanceError, dataclass, field, fields, replace
 import pytest
 
 from verifier.core.errors import Diagnostic, SourceLocation
-from verifier.core.frozen import Frozen, OrderedFrozen
+from verifier.core.frozen import Frozen, OrderedFrozen, Record
 from verifier.core.limits import Limits
 
 _set = object.__setattr__
@@ -47,6 +47,24 @@ class _Other(Frozen):
 
     def __init__(self, name: str) -> None:
         _set(self, "name", name)
+
+
+@dataclass(repr=False, eq=False)
+class _Mutable(Record):
+    name: str
+    items: list[int] = field(default_factory=list)
+
+
+def test_a_record_that_is_not_frozen_is_equal_by_fields_unhashable_and_assignable() -> None:
+    # As `@dataclass` without frozen: __eq__ by fields, __hash__ None, fields assignable.
+    record = _Mutable("a")
+    assert record == _Mutable("a", [])
+    assert record != _Mutable("a", [1])
+    assert repr(record) == "_Mutable(name='a', items=[])"
+    record.name = "b"
+    assert record == _Mutable("b")
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(record)
 
 
 def test_equality_and_hash_read_the_compared_fields_only() -> None:

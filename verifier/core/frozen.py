@@ -3,7 +3,7 @@
 `@dataclass(frozen=True)` writes each class's methods out as source text and compiles them when
 its module is imported: __init__, __repr__, __eq__, __hash__, __setattr__ and __delattr__, and
 four more with order=True. That is about 0.45 ms a class (0.65 ms ordered), compile() being most
-of it, and a `verify` imports some sixty such classes: a fifth of a shipped example's cold run.
+of it: some sixty such classes were 30 ms of the 0.25 s a cold `verify` of a shipped example takes.
 
 A record declared `@dataclass(init=False, repr=False, eq=False)` on `Frozen` takes only its fields
 from the decorator (0.04 ms), so `dataclasses.fields`, `replace` and `asdict` work on it as
@@ -12,8 +12,11 @@ equal (to an instance of the very same class only) and hashed by the tuple of it
 fields, `repr` naming each field shown, every assignment or deletion refused with
 FrozenInstanceError. Its `__init__` is written in the class and sets each field with
 object.__setattr__, as a frozen dataclass's does; a field's `compare`, `hash` and `repr` flags
-are read from the dataclass's own fields. verifier.engine.ast.FrozenNode does the same for the
-syntax tree, without the decorator.
+are read from the dataclass's own fields. A record whose generated __init__ is worth keeping
+(many fields with defaults, a __post_init__) is declared `@dataclass(frozen=True, repr=False,
+eq=False)` instead: three methods compiled rather than six. `Record` is the same for a dataclass
+that is not frozen. verifier.engine.ast.FrozenNode does the same for the syntax tree, without
+the decorator.
 """
 
 from __future__ import annotations
@@ -58,8 +61,12 @@ def _getter(names: list[str]) -> Getter:
     return lambda record: ()
 
 
-class Frozen:
-    """Base of a frozen record (see the module's docstring): equality, hash, repr, immutability."""
+class Record:
+    """Base of a record whose fields may change, as `@dataclass` (not frozen) makes one: equal by its
+    compared fields, repr naming its shown fields, and unhashable (the class defines __eq__ only).
+    Declared `@dataclass(repr=False, eq=False)`, its __init__ still generated, or with init=False too
+    and an __init__ written in the class (see the module's docstring).
+    """
 
     __slots__ = ()
 
@@ -69,12 +76,18 @@ class Frozen:
             return key(self) == key(other)
         return NotImplemented
 
-    def __hash__(self) -> int:
-        return hash(_plan(self.__class__).hashed(self))
-
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _plan(self.__class__).shown)
         return f"{self.__class__.__qualname__}({shown})"
+
+
+class Frozen(Record):
+    """Base of a frozen record (see the module's docstring): equality, hash, repr, immutability."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return hash(_plan(self.__class__).hashed(self))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
