@@ -10,6 +10,8 @@ the why-not of every rejected domain.
 from __future__ import annotations
 
 import heapq
+import itertools
+import operator
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -672,6 +674,8 @@ class _Picker:
             only, eligible, sizes = self._eligible(name, in_domain)
         shapes, price, by_profile, count_of = self._shapes, self.price, self.by_profile, self.count_of
         by_cost = rank == "cost"
+        if only and not tps and eligible_profiles is None:  # domains of one profile (`only`): ranked in bulk
+            return self._ranked_alike(job, hosts, only, eligible, sizes, by_cost, limit)
         judged: list[_Judged] = []
         order: list[tuple[int, int, int, str, int]] = []
         # This job's shapes by a flat key (node class, local profile, need, TP and its groups, which
@@ -725,9 +729,7 @@ class _Picker:
                 one = self._judge(job, domain, need, profiles or [], tp, within)
                 _d, count, worst, cost, _n, _l = one
             judged.append(one)
-            # No bottleneck: a lone GPU has no pair to bound it (best); members that share no path
-            # at all have none either, and rank last, as what-if reads them (whatif.py: -1).
-            bw = -(worst if worst is not None else (_BIG if need <= 1 else 0))
+            bw = _bandwidth_key(worst, need)
             # The rank keys of docs/placement.md, then the host's position: a stable sort's order.
             if by_cost:
                 order.append((cost if cost is not None else _BIG, bw, count, domain, i))
@@ -736,6 +738,122 @@ class _Picker:
         # nsmallest is sorted(...)[:limit]; the keys are distinct (the position), so it is exact.
         chosen = heapq.nsmallest(limit, order) if limit else sorted(order)
         return len(judged), [_shown(judged[k[-1]]) for k in chosen]
+
+    def _ranked_alike(
+        self,
+        job: Job,
+        hosts: Sequence[tuple[str, int]],
+        only: Mapping[Value, _Profile],
+        eligible: Mapping[Value, Sequence[_Profile]],
+        sizes: Mapping[Value, Value],
+        by_cost: bool,
+        limit: int,
+    ) -> tuple[int, list[Shown]]:
+        """`ranked` for a job without TP groups (no model) whose domains mostly have one eligible
+        profile each (`only`; `eligible` lists the others'), its keys built column by column.
+
+        A fleet's 16,384 nodes (or NVLink islands) are a handful of shapes: a domain inside one node
+        of a known class with one eligible profile, all of it, is judged by (class, profile, need),
+        once per shape, as the loop in `ranked` judges it, and its rank keys are built in C calls, not
+        by a round of dictionary look-ups per domain. The other domains (several profiles, an NVLink
+        domain with part of its node's profile) are judged one by one, as there. Only the domains
+        shown get a cost and member names.
+        """
+        count = len(hosts)
+        domains = list(map(itemgetter(0), hosts))
+        needs = list(map(itemgetter(1), hosts))
+        found: list[_Profile | None] = list(map(only.get, domains))
+        alike = [p is not None and p[1] is not None and p[2] is not None for p in found]
+        in_domain = job.scope == "nvlink_domain"
+        odd: dict[int, _Judged] = {}
+        if in_domain:
+            # An NVLink domain holds all of its one profile's GPUs when it counts as many (the loop's
+            # `whole`); one that holds part of it is judged with its own GPUs, as the loop judges it.
+            counts = self.count_of
+            held = list(map(sizes.get, domains))
+            counted = [counts.get(p[3]) if ok and p is not None else None for p, ok in zip(found, alike, strict=True)]
+            if held != counted:
+                for i in itertools.compress(range(count), map(operator.ne, held, counted)):
+                    profile = found[i]
+                    if alike[i] and profile is not None:
+                        odd[i] = self._judge_part(job, domains[i], needs[i], profile)
+                        alike[i] = False
+        flats: list[tuple[object, ...] | None] = [
+            (p[2], p[1], n) if ok and p is not None else None for p, n, ok in zip(found, needs, alike, strict=True)
+        ]
+        # The first domain of each shape (the last write of a reversed walk wins): the one the loop judges it on.
+        first = dict(zip(reversed(flats), range(count - 1, -1, -1), strict=True))
+        first.pop(None, None)
+        needs_of = (job.min_fabric_mbps, _fullest_first(job), in_domain)
+        judged: dict[tuple[object, ...] | None, _Shape] = {}
+        figures: dict[tuple[object, ...] | None, tuple[int, int]] = {}
+        for flat, i in first.items():
+            node, local_id, cls, key = cast("_Profile", found[i])
+            need = needs[i]
+            shape: tuple[object, ...] = ((cls,), (local_id,), (need, *needs_of))
+            if in_domain:
+                shape = (*shape, True)
+            done = self._shapes.get(shape)
+            if done is None:
+                done = self._shapes[shape] = self._shape(job, [key], need, [node])
+            judged[flat] = done
+            figures[flat] = (_bandwidth_key(done[1], need), done[2])
+        # Domains of several profiles, or of one the shape cannot name: judged one by one, as the loop does.
+        for i in itertools.compress(range(count), map(operator.not_, alike)):
+            domain, need = domains[i], needs[i]
+            one = odd.get(i)
+            if one is None:
+                alone = only.get(domain)
+                profiles = (alone,) if alone is not None else eligible.get(domain)
+                within = self.gpus_in(domain) if in_domain else None
+                one = odd[i] = self._judge(job, domain, need, profiles or [], 1, within)
+            figures[(i,)] = (_bandwidth_key(one[2], need), one[1])
+            flats[i] = (i,)
+        figured = list(map(figures.__getitem__, flats))
+        nodes = [p[0] if p is not None else "" for p in found]
+        # The loop's keys (bandwidth: (bw, count, 0, domain, position); cost: (cost, bw, count, domain,
+        # position)) with the figures as one tuple: the same order, the positions keep the keys distinct.
+        order: list[tuple[object, ...]]
+        if by_cost:
+            sized = {flat: len(shape[0]) for flat, shape in judged.items()}
+            costs = [
+                _BIG if p is None or not n else p * n
+                for p, n in zip(map(self.price.get, nodes), map(sized.get, flats), strict=True)
+            ]
+            for i, one in odd.items():
+                costs[i] = one[3] if one[3] is not None else _BIG
+            order = list(zip(costs, figured, domains, range(count), strict=True))
+        else:
+            order = list(zip(figured, domains, range(count), strict=True))
+        chosen = heapq.nsmallest(limit, order) if limit else sorted(order)
+        shown: list[Shown] = []
+        for k in chosen:
+            i = cast("int", k[-1])
+            if i in odd:
+                shown.append(_shown(odd[i]))
+                continue
+            local, worst, members, _tally = judged[flats[i]]
+            price = self.price.get(nodes[i])
+            cost = price * len(local) if price is not None and local else None
+            shown.append(_shown((domains[i], members, worst, cost, (nodes[i],), local)))
+        return count, shown
+
+    def _judge_part(self, job: Job, domain: str, need: int, profile: _Profile) -> _Judged:
+        """An NVLink domain inside one node, with one eligible profile of a known class that it holds
+        part of (a node of two NVLink islands), judged as the loop in `ranked` judges it without TP:
+        by its shape with which of the node's GPUs are the domain's.
+        """
+        node, local_id, cls, key = profile
+        within = self.gpus_in(domain)
+        whole = within.issuperset(self.by_profile.get(key, ()))
+        held: object = True if whole else self._local_held([key], within, [node])
+        shape = ((cls,), (local_id,), (need, job.min_fabric_mbps, _fullest_first(job), True), held)
+        found = self._shapes.get(shape)
+        if found is None:
+            found = self._shapes[shape] = self._shape(job, [key], need, [node], 1, None if whole else within)
+        local, worst, count, _tally = found
+        price = self.price.get(node)
+        return (domain, count, worst, price * len(local) if price is not None and local else None, (node,), local)
 
     def _eligible(
         self, job: str, sized: bool
@@ -754,17 +872,25 @@ class _Picker:
         domains = list(map(itemgetter(self.e_domain), rows))
         by_node = list(map(self.single.get, map(itemgetter(self.e_node), rows)))
         found = cast("list[_Profile]", by_node)
-        if None in by_node:
+        if None in by_node:  # only the rows of nodes with several profiles are looked up by their columns
             info, key_of = self.info, self.eligible_of
-            found = [p if p is not None else info[key_of(r)] for p, r in zip(by_node, rows, strict=True)]
+            for i in itertools.compress(range(len(rows)), map(operator.not_, by_node)):
+                found[i] = info[key_of(rows[i])]
         sizes = dict(zip(domains, map(itemgetter(self.e_count), rows), strict=True)) if sized else {}  # last wins
         one = dict(zip(domains, found, strict=True))
         if len(one) == len(domains):  # a profile per domain
             return one, {}, sizes
+        # A few domains have several (a node with a GPU down and its healthy peers eligible): only theirs
+        # are listed; every other domain keeps its one profile in `one`, as `ranked` reads either. A
+        # domain has several where a row's profile is not the one its last row left in `one` (two rows
+        # of a domain differ in their profile: the rows are distinct, and a profile gives its count).
+        several = set(itertools.compress(domains, map(operator.is_not, map(one.__getitem__, domains), found)))
         per_domain: dict[Value, list[_Profile]] = defaultdict(list)
-        for domain, profile in zip(domains, found, strict=True):
-            per_domain[domain].append(profile)
-        return {}, per_domain, sizes
+        for i in itertools.compress(range(len(domains)), map(several.__contains__, domains)):
+            per_domain[domains[i]].append(found[i])
+        for domain in several:
+            del one[domain]
+        return one, per_domain, sizes
 
     def _held(self, keys: Sequence[ProfileKey], within: frozenset[str] | None) -> list[str]:
         """The GPUs of `keys` (profiles), sorted; only those in `within` (an NVLink domain's) if given."""
@@ -936,6 +1062,13 @@ class _Picker:
         if not members or any(p is None for p in prices):
             return None
         return sum(p for p in prices if p is not None)
+
+
+def _bandwidth_key(worst: int | None, need: int) -> int:
+    """A domain's bandwidth rank key (smaller first): no bottleneck is best for a lone GPU (no pair to
+    bound it) and last for members that share no path at all, as what-if reads them (whatif.py: -1).
+    """
+    return -(worst if worst is not None else (_BIG if need <= 1 else 0))
 
 
 def _shown(judged: _Judged) -> Shown:
