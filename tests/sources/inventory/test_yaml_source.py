@@ -201,9 +201,9 @@ def test_libyaml_is_the_parser_used_when_present(monkeypatch: pytest.MonkeyPatch
     used: list[str] = []
     real = yaml_source._load
 
-    def spy(text: str, filename: str, loader_class: type[object]) -> YMap:
+    def spy(text: str, filename: str, loader_class: type[object], expected: str) -> YMap:
         used.append(loader_class.__name__)
-        return real(text, filename, loader_class)
+        return real(text, filename, loader_class, expected)
 
     monkeypatch.setattr(yaml_source, "_load", spy)
     load_yaml_text("a: 1\n", "f.yaml")
