@@ -293,6 +293,12 @@ CASES: dict[str, Case] = {
         ["verify", "inv.yaml"],
         ["inv.yaml:8:13: 'x' in attrs of object 'n1': 18446744073709551616 does not fit in 64 bits"],
     ),
+    "negative attribute (a demand that would lower a sum)": Case(
+        # attrs are counts or figures in their unit; -3 MB/s of demand would hide 3 MB/s of another's.
+        {"inv.yaml": _replace("labels: {tenant: hpc}", "labels: {tenant: hpc}\n    attrs: {demand_mbps: -3}")},
+        ["verify", "inv.yaml"],
+        ["inv.yaml:8:13: 'demand_mbps' in attrs of object 'n1' is -3; expected a whole number, 0 or more"],
+    ),
     "bandwidth beyond 64 bits": Case(
         {"inv.yaml": _replace("generation: 4, count: 18", "bandwidth: 1e30 GB/s")},
         ["verify", "inv.yaml"],

@@ -333,6 +333,10 @@ class Problems:
                 self.add(sub.key_loc(k), f"{k!r} in {key} of {what} must be a whole number, got {v!r}")
             elif (problem := int64_problem(v)) is not None:
                 self.add(sub.key_loc(k), f"{k!r} in {key} of {what}: {problem}")
+            elif v < 0:
+                # Each is a count or a figure in its unit (slots, modes, MB/s, GFLOPS, profiles):
+                # a negative one is no figure, and summed (demand_mbps) it would hide an overload.
+                self.add(sub.key_loc(k), f"{k!r} in {key} of {what} is {v}; expected a whole number, 0 or more")
             else:
                 out[k] = v
         return out
