@@ -67,6 +67,19 @@ def test_a_record_that_is_not_frozen_is_equal_by_fields_unhashable_and_assignabl
         hash(record)
 
 
+@dataclass(repr=False, eq=False)
+class _Node(Record):
+    name: str
+    near: list[_Node] = field(default_factory=list)
+
+
+def test_a_record_that_holds_itself_shows_as_dots_inside_its_own_repr() -> None:
+    # dataclasses writes `...` for an instance met again while its own repr is being written.
+    node = _Node("a")
+    node.near.append(node)
+    assert repr(node) == "_Node(name='a', near=[...])"
+
+
 def test_equality_and_hash_read_the_compared_fields_only() -> None:
     # label has compare=False: (1, 2) against (1, 2) whatever the labels.
     assert _Point(1, 2, "a") == _Point(1, 2, "b")
