@@ -14,7 +14,7 @@ Usage, the same on every backend:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -184,6 +184,26 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Release the engine's resources."""
+
+
+LOADED_FIRST = ("object",)
+"""The relations a DuckDB engine is given before the others (`load_order`)."""
+
+
+def load_order(relations: Collection[str]) -> list[str]:
+    """The relations in the order to add their facts to a DuckDB engine: LOADED_FIRST, then the rest sorted.
+
+    The inventory's `object` blocks hold every name of the nodes stamped whole, in lists that say
+    which of their names other relations read again (facts.inventory's _NodeNames): loaded first,
+    those names go into the engine's symbol dictionary once, in its pass for names all new, and the
+    relations after it find them there. In name order authz_class came first: its 130,816 GPU names
+    (131,072 GPUs) were deferred (SymbolIds.defer: hashed, sorted, searched), then put in the
+    dictionary anyway by the relations that read them again, and label's 16,384 node names, each
+    twice, took the pass for repeated new names. No answer depends on the order: ids carry none
+    (sql_compiler orders symbols by their texts) and every answer is read back as text.
+    """
+    first = [r for r in LOADED_FIRST if r in relations]
+    return first + sorted(r for r in relations if r not in first)
 
 
 def sort_rows(rows: Iterable[Row]) -> list[Row]:
