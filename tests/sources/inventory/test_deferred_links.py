@@ -65,6 +65,13 @@ def _errors(text: str) -> list[str]:
 
 EXTRAS = {
     "nothing": "",
+    # Cables whose ends hold no "/" (each id is its own head, templates.py expand_link), beside cables
+    # from the stamped nodes' NICs.
+    "a leaf-to-spine foreach with no slash in its ends": """  - {name: "s{i}", kind: switch, count: 2}
+links:
+  - {a: "p{p}-leaf{l}", b: "s{s}", kind: infiniband, bandwidth: 800 Gb/s, foreach: {p: 0..1, l: 0..1, s: 0..1}}
+  - {a: "p{p}-n{n}/nic{l}", b: "s{l}", kind: infiniband, bandwidth: 400 Gb/s, foreach: {p: 0..1, n: 0..1, l: 0..1}}
+""",
     "a top-level cable with a stamped link's id": """links:
   - {a: p0-n0/cpu0, b: p0-n0/cpu1, kind: upi, bandwidth: 64 GB/s}
   - {a: "p{p}-n1/cpu0", b: "p{p}-n1/cpu1", kind: upi, bandwidth: 64 GB/s, foreach: {p: 0..1}}

@@ -656,17 +656,57 @@ class Expander:
         labels = whole.labels
         if whole.typed:
             labels = MappingProxyType({**whole.typed, **labels})
-        obj = Obj(
+        sink = self.sink
+        # _add_object, whose look-ups are done above: the id is not taken.
+        objects[name] = Obj(
             name, "node", parent, spec.loc, whole.model, labels, whole.quantities, whole.state, whole.template, index
         )
-        self._add_object(obj)
+        if "/" in name:
+            self.object_heads.add(name.partition("/")[0])
+        if sink.journal is not None:
+            sink.journal.append(name)
         if whole.software:
-            self.sink.software[name] = whole.software
+            sink.software[name] = whole.software
         if whole.promises:
-            self.sink.promises[name] = whole.promises
-        self._stamp(whole.plan, name, True)
-        self.sink.stamped[name] = whole.template
+            sink.promises[name] = whole.promises
+        if not self._stamp_unmade(whole.plan, name):
+            self._stamp(whole.plan, name, True)
+        sink.stamped[name] = whole.template
         return name
+
+    def _stamp_unmade(self, plan: _Plan, node_id: str) -> bool:
+        """_stamp(plan, node_id, True) where it leaves both the node's objects and its links to be made
+        when read (Sink.unmade_objects, Sink.deferred), the same steps with the conditions asked first
+        (and its head the node id itself: it has no "/"); False, having done nothing, anywhere else.
+        """
+        sink = self.sink
+        deferred, unmade, joined = sink.deferred, sink.unmade_objects, plan.joined
+        if (
+            deferred is None
+            or unmade is None
+            or joined is None
+            or sink.journal is not None
+            or not plan.deferrable
+            or id(plan) not in self.tailed
+            or "/" in node_id
+            or _SEP in node_id
+            or node_id in sink.heads
+            or node_id in self.object_heads
+        ):
+            return False
+        names = joined.replace(_HOLE, node_id).split(_SEP)
+        names[0] = node_id
+        if plan.absolute:
+            names += plan.absolute
+        made = (plan, names)
+        unmade[node_id] = made
+        self.object_heads.add(node_id)
+        key = _HOLE + node_id
+        sink.links[key] = Link(key, "", "", "", 0, _DEFERRED, EMPTY_INT, EMPTY_STR, None, node_id)
+        deferred[node_id] = made
+        if plan.rest:
+            self._stamp_rest(plan, node_id, names)
+        return True
 
     def _shared(self, spec: ObjSpec, body: ObjSpec | None, kind: str) -> _Shared:
         """What every instance of `spec` (made from `body`) shares, worked out at its first instance:
@@ -1034,6 +1074,9 @@ class Expander:
                 heads = None  # (some cables may be left out)
             lids = [f"{a}<->{b}" for a, b in zip(ends_a, ends_b, strict=True)]
             if self.sink.deferred is not None:
+                if heads is None and "/" not in form_a + form_b and not any(_slashed(values) for values in loop):
+                    # No "/" in either end (a fleet's 65,536 leaf-to-spine cables): each id is its own head.
+                    heads = lids
                 self._note_all(lids, heads)
             if links.keys().isdisjoint(lids):
                 # No cable takes an id made before (the usual case): all are made in one pass. Should
@@ -1559,6 +1602,11 @@ _FIRST = operator.itemgetter(0)
 _SECOND = operator.itemgetter(1)
 _THIRD = operator.itemgetter(2)
 _SLOTS = operator.attrgetter("object_slots_by_name")
+
+
+def _slashed(values: Sequence[int | str]) -> bool:
+    """Whether a `foreach` variable has a word with a "/" among its values."""
+    return any(isinstance(v, str) and "/" in v for v in values)
 
 
 def _brace(text: str) -> str:
