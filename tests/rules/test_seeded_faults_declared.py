@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from seeded_faults import GB200, MIXED, Fault, check_fault, pod_fault
+from seeded_faults import GB200, MIXED, POD, Fault, check_fault, pod_fault
 
 FAULTS: dict[str, Fault] = {
     # dgx05's gpu3 - nvsw2 bond written NVLink generation 3: the H100-SXM5-80GB and the NVSwitch-Gen3
@@ -33,6 +33,30 @@ FAULTS: dict[str, Fault] = {
         " foreach: {t: 0..17, g: 0..3}}",
         frozenset({("LINK013", tuple(f"tray{t:02d}/gpu{g}<->swtray3/chip1" for t in range(18) for g in range(4)))}),
     ),
+    # The DGX node type's 4 NVSwitch chips written NVLink-Switch-Gen4 (NVLink 5 ports, a GB200 rack's
+    # chip): each of the 8 x 8 x 4 = 256 GPU - chip bonds, written generation 4, joins an H100 (NVLink
+    # 4) to NVLink 5 ports. One LINK013 error naming the 256 links (grouped by the model pair and the
+    # generation: one cause, one line written wrong).
+    "pod: the NVSwitch chips written as another generation's model": Fault(
+        POD,
+        '{name: "nvsw{i}", kind: nvswitch, model: NVSwitch-Gen3, count: 4}',
+        '{name: "nvsw{i}", kind: nvswitch, model: NVLink-Switch-Gen4, count: 4}',
+        frozenset(
+            {
+                (
+                    "LINK013",
+                    tuple(
+                        sorted(
+                            f"dgx{n:02d}/gpu{g}<->dgx{n:02d}/nvsw{s}"
+                            for n in range(8)
+                            for g in range(8)
+                            for s in range(4)
+                        )
+                    ),
+                )
+            }
+        ),
+    ),
     # dgx05 labelled zone us-west-2b; its racks carry no zone, its pod pod0 says us-east-1a. One
     # NODE011 warning naming dgx05.
     "pod: a node labelled another zone than its pod": pod_fault(
@@ -46,6 +70,24 @@ FAULTS: dict[str, Fault] = {
         '{template: mf-hgx-h100, name: "h100-n{i}", count: 2}',
         '{template: mf-hgx-h100, name: "h100-n{i}", count: 2, overrides: {h100-n1: {labels: {zone: eu-west-1b}}}}',
         frozenset({("NODE011", ("h100-n1",))}),
+    ),
+    # The DGX node type's power written 102 kW for 10.2 kW: its catalogued parts are 8 H100 (700 W)
+    # and 2 Xeon-8480C (350 W), 6300 W; 102,000 x 1000 > 6300 x 4000 (node_power_parts_max_permille).
+    # The 8 nodes of the one template line: one NODE012 warning naming them.
+    "pod: the node type's power ten times too large": Fault(
+        POD,
+        "    power: 10.2 kW  ",
+        "    power: 102 kW  ",
+        frozenset({("NODE012", tuple(f"dgx{n:02d}" for n in range(8)))}),
+    ),
+    # mi300x-n1's power written 850 W for 8.5 kW: its parts are 8 MI300X (750 W) and 2 EPYC-9654
+    # (360 W), 6720 W (the PEX89104 switches and ConnectX-7 carry no catalogue power); 850 x 1000 <
+    # 6720 x 500. One NODE012 warning naming mi300x-n1.
+    "mixed: an MI300X node's power ten times too small": Fault(
+        MIXED,
+        '{template: mf-mi300x, name: "mi300x-n{i}", count: 2}',
+        '{template: mf-mi300x, name: "mi300x-n{i}", count: 2, overrides: {mi300x-n1: {power: 850 W}}}',
+        frozenset({("NODE012", ("mi300x-n1",))}),
     ),
 }
 

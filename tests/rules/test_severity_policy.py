@@ -61,6 +61,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "NODE009": (E, "more cores than the part's model has: the inventory contradicts the hardware"),
     "NODE010": (W, "a node type's PCIe generation below both ends' catalogue figure: bandwidth below plan"),
     "NODE011": (W, "a node labelled another zone than its rack or pod: a label that misleads zone-aware scheduling"),
+    "NODE012": (W, "a node's power far from its parts' rated power: a figure that misleads power budgets"),
     "OBS001": (W, "a GPU's PCIe link observed trained down: bandwidth below plan"),
     "OBS002": (E, "a GPU observed out of its NVLink domain: the scale-up domain is split"),
     "OBS003": (W, "fewer active scale-up links where the GPU keeps its domain: bandwidth below plan"),
