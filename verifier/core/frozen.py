@@ -48,6 +48,7 @@ _IN_REPR: set[tuple[int, int]] = set()
 
 
 def _plan(cls: type) -> _Plan:
+    """The plan of `cls`, worked out the first time (the methods look in _PLANS first: one call less)."""
     plan = _PLANS.get(cls)
     if plan is None:
         plan = _PLANS[cls] = _Plan(cls)
@@ -75,7 +76,7 @@ class Record:
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
-            key = _plan(self.__class__).compared
+            key = (_PLANS.get(self.__class__) or _plan(self.__class__)).compared
             return key(self) == key(other)
         return NotImplemented
 
@@ -98,7 +99,7 @@ class Frozen(Record):
     __slots__ = ()
 
     def __hash__(self) -> int:
-        return hash(_plan(self.__class__).hashed(self))
+        return hash((_PLANS.get(self.__class__) or _plan(self.__class__)).hashed(self))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -114,24 +115,24 @@ class OrderedFrozen(Frozen):
 
     def __lt__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
-            key = _plan(self.__class__).compared
+            key = (_PLANS.get(self.__class__) or _plan(self.__class__)).compared
             return key(self) < key(other)
         return NotImplemented
 
     def __le__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
-            key = _plan(self.__class__).compared
+            key = (_PLANS.get(self.__class__) or _plan(self.__class__)).compared
             return key(self) <= key(other)
         return NotImplemented
 
     def __gt__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
-            key = _plan(self.__class__).compared
+            key = (_PLANS.get(self.__class__) or _plan(self.__class__)).compared
             return key(self) > key(other)
         return NotImplemented
 
     def __ge__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
-            key = _plan(self.__class__).compared
+            key = (_PLANS.get(self.__class__) or _plan(self.__class__)).compared
             return key(self) >= key(other)
         return NotImplemented
