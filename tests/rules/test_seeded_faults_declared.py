@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from seeded_faults import GB200, MIXED, POD, Fault, check_fault, pod_fault
+from seeded_faults import EDGE, GB200, MIXED, POD, Fault, check_fault, pod_fault
 
 FAULTS: dict[str, Fault] = {
     # dgx05's gpu3 - nvsw2 bond written NVLink generation 3: the H100-SXM5-80GB and the NVSwitch-Gen3
@@ -88,6 +88,23 @@ FAULTS: dict[str, Fault] = {
         '{template: mf-mi300x, name: "mi300x-n{i}", count: 2}',
         '{template: mf-mi300x, name: "mi300x-n{i}", count: 2, overrides: {mi300x-n1: {power: 850 W}}}',
         frozenset({("NODE012", ("mi300x-n1",))}),
+    ),
+    # The edge SoC's P-cluster L2 (l2-p, unified, 16 MiB = 16,777 KB) written to serve p0, p1, e2, e3:
+    # e2 and e3 also have the E cluster's L2 (l2-e, unified, 4 MiB = 4,194 KB), two unified level-2
+    # caches on their paths. One MEM004 warning at the larger, l2-p, on the first such core, e2.
+    "edge: the P cluster's L2 serving two E cores": Fault(
+        EDGE,
+        "serves: [p0, p1, p2, p3]",
+        "serves: [p0, p1, e2, e3]",
+        frozenset({("MEM004", ("edge-m2-01/e2", "edge-m2-01/l2-p"))}),
+    ),
+    # l2-p written level 1: on each P core's path a unified 16,777 KB cache beside the core's split L1
+    # (p0-l1i 197 KB instruction, p0-l1d 131 KB data). One MEM004 warning at l2-p, on p0 (first by id).
+    "edge: the P cluster's L2 written level 1": Fault(
+        EDGE,
+        "                  - name: l2-p\n                    kind: cache\n                    level: 2",
+        "                  - name: l2-p\n                    kind: cache\n                    level: 1",
+        frozenset({("MEM004", ("edge-m2-01/p0", "edge-m2-01/l2-p"))}),
     ),
 }
 
