@@ -106,6 +106,27 @@ FAULTS: dict[str, Fault] = {
         "                  - name: l2-p\n                    kind: cache\n                    level: 1",
         frozenset({("MEM004", ("edge-m2-01/p0", "edge-m2-01/l2-p"))}),
     ),
+    # The GB200 tray type's GPUs written B200-HGX-180GB (the HGX board's B200, which has no NVLink-C2C
+    # port) instead of the superchip's B200-GB200-186GB: each of the two C2C lines of the type (Grace 0
+    # to GPUs 0 and 1, Grace 1 to GPUs 2 and 3; 36 links each over 18 trays) carries 450,000 MB/s into
+    # a GPU that carries 0 on C2C. One LINK001 error per line, naming its links and their GPU ends.
+    "gb200: the tray's GPUs written as the HGX B200": Fault(
+        GB200,
+        "model: B200-GB200-186GB",
+        "model: B200-HGX-180GB",
+        frozenset(
+            {
+                (
+                    "LINK001",
+                    tuple(
+                        [f"tray{t:02d}/grace{c}<->tray{t:02d}/gpu{g}" for t in range(18) for g in gs]
+                        + [f"tray{t:02d}/gpu{g}" for t in range(18) for g in gs]
+                    ),
+                )
+                for c, gs in ((0, (0, 1)), (1, (2, 3)))
+            }
+        ),
+    ),
 }
 
 NON_FAULTS: dict[str, Fault] = {
