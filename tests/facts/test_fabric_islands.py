@@ -375,3 +375,44 @@ def test_grouped_by_hand(keys: int) -> None:
     # Keys that are tuples with None (graph's uplinks) and no values at all.
     assert grouped([(1, None), (2,), (1, None)], ["a", "b", "c"]) == {(1, None): ["a", "c"], (2,): ["b"]}
     assert grouped([], []) == {}
+
+
+ONE_ISLAND = """\
+apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2}
+      - {name: "nic{i}", kind: nic, count: 2}
+    links:
+      - {a: gpu0, b: nic0, kind: pcie, generation: 5, lanes: 16}
+objects:
+  - template: box
+    name: "n{i}"
+    count: 4
+    overrides:
+      n1: {devices: {gpu1: {state: down}}}
+  - {name: "leaf{i}", kind: switch, count: 2}
+  - {name: spine0, kind: switch}
+links:
+  - {a: n0/nic0, b: leaf0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: n1/nic1, b: leaf1, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: n2/gpu0, b: leaf0, kind: infiniband, bandwidth: 400 Gb/s}
+  - {a: leaf0, b: spine0, kind: infiniband, bandwidth: 800 Gb/s}
+"""
+
+
+@pytest.mark.parametrize("joined", [True, False])
+def test_node_islands_of_one_island_and_of_two_with_ends_outside_whole_nics_by_hand(joined: bool) -> None:
+    # n1's GPU marked down by an override: n1 is not stamped whole, its cabled NIC is an end of a
+    # node read object by object. n2's cable is at its GPU, not a NIC. n3 has NICs and no cable.
+    # joined: leaf1-spine0 too, one island (named leaf0, its smallest switch): n0 (nic0 on leaf0),
+    # n1 (nic1 on leaf1), n2 (gpu0 on leaf0) on it; n3: (n3, ""). Not joined: leaf1 is an island of
+    # its own, n1's row names it; the others as before.
+    text = ONE_ISLAND + ("  - {a: leaf1, b: spine0, kind: infiniband, bandwidth: 800 Gb/s}\n" if joined else "")
+    inv = load_inventory_text(text, "t.yaml")
+    assert whole_nodes(inv) == {"n0", "n2", "n3"}
+    facts = graph_facts(inv, {"node_fabric_island"})
+    n1 = "leaf0" if joined else "leaf1"
+    assert facts["node_fabric_island"] == [("n0", "leaf0"), ("n1", n1), ("n2", "leaf0"), ("n3", "")]

@@ -119,24 +119,27 @@ def node_fabric_islands(
         if count and (kind != "ethernet" or link_kind(lk, inv.found) in fabric):
             ups[end] = ups_get(end, 0) + lk.mbps
     _join_all(up, find, zip(*between, strict=True))
-    # The node of each end: a NIC of a node stamped whole, from its plan and the loader's names (a C
-    # call per node); any other end in the objects. Those devices are `cabled`: their cable puts
-    # their node on an island, which is all the check for nodes off the fabric below reads of them.
-    nodes: list[str | None] = list(map(_whole_nodes_nics(inv).get, ends))
-    cabled: set[str] = set()
-    if None in nodes:
-        found = inv.found
-        # The few such ends found in C (those of nodes not stamped whole: overridden, hand-written).
-        for k in list(compress(range(len(nodes)), map(is_, nodes, repeat(None)))):
-            end = ends[k]
-            cabled.add(end)
-            o = found.get(end)
-            nodes[k] = o.origin if o is not None and o.origin in stamped else node_of(end)
     island = {s: find(s) for s in switches}
-    # Per island the nodes cabled to it: a fleet's 131,072 NIC cables land on a few islands (one,
-    # mostly), each picked out in C; only a fabric of many islands is gone through cable by cable.
-    islands = list(map(island.__getitem__, sides))
-    by_island = {i: set(reached) for i, reached in grouped(islands, nodes).items()}
+    cabled: set[str] = set()
+    # One island (a fleet's, mostly): its nodes told per plan (_one_island); else each end's node and island.
+    by_island = _one_island(inv, ends, sides, island, node_of, cabled)
+    if by_island is None:
+        # The node of each end: a NIC of a node stamped whole, from its plan and the loader's names (a C
+        # call per node); any other end in the objects. Those devices are `cabled`: their cable puts
+        # their node on an island, which is all the check for nodes off the fabric below reads of them.
+        nodes: list[str | None] = list(map(_whole_nodes_nics(inv).get, ends))
+        if None in nodes:
+            found = inv.found
+            # The few such ends found in C (those of nodes not stamped whole: overridden, hand-written).
+            for k in list(compress(range(len(nodes)), map(is_, nodes, repeat(None)))):
+                end = ends[k]
+                cabled.add(end)
+                o = found.get(end)
+                nodes[k] = o.origin if o is not None and o.origin in stamped else node_of(end)
+        # Per island the nodes cabled to it: a fleet's 131,072 NIC cables land on a few islands (one,
+        # mostly), each picked out in C; only a fabric of many islands is gone through cable by cable.
+        islands = list(map(island.__getitem__, sides))
+        by_island = {i: set(reached) for i, reached in grouped(islands, nodes).items()}
     on_fabric: set[str | None] = set().union(*by_island.values())  # None: an end in no node (no row below)
     # Only a NIC with no working cable to a switch can leave its node off the fabric, and only a
     # node that reaches no island gets the row. The objects outside the nodes stamped whole are gone
@@ -162,6 +165,45 @@ def node_fabric_islands(
     rows: list[Row] = [(n, i) for i, reached in by_island.items() for n in reached if n is not None]
     rows += [(n, "") for n in off]
     return sorted(rows), island
+
+
+def _one_island(
+    inv: Inventory,
+    ends: list[str],
+    sides: list[str],
+    island: Mapping[str, str],
+    node_of: Callable[[str], str | None],
+    cabled: set[str],
+) -> dict[str, set[str | None]] | None:
+    """node_fabric_islands' nodes per island when every cable's switch end (`sides`) is on one
+    island: that island and the nodes with an end (`ends`) in them. A NIC of a node stamped whole
+    (whole_nodes) is told per plan in C, a lookup per NIC in the set of ends, with no map of every
+    NIC to its node made and looked up again (at 131,072 GPUs 131,072 of each); the few other ends
+    (of nodes not stamped whole: overridden, hand-written) are found as the caller finds them, and
+    put in `cabled`. None when there is no cable or more than one island, for the caller's way.
+    """
+    if not ends:
+        return None
+    reached = {island[s] for s in set(sides)}
+    if len(reached) != 1:
+        return None
+    left = set(ends)  # the ends not told yet
+    on: set[str | None] = set()
+    for plan, nodes, names in plan_groups(inv):
+        nics = [row[0] for row in plan.object_rows if row[2] == "nic"]
+        if not nics:
+            continue
+        every = list(chain.from_iterable(map(names_at(nics), names)))
+        hits = list(map(left.__contains__, every))
+        # A node's NICs are `len(nics)` hits in a row: zip of one iterator that many times over.
+        on.update(compress(nodes, map(any, zip(*[iter(hits)] * len(nics), strict=True))))
+        left.difference_update(compress(every, hits))
+    found, stamped = inv.found, inv.stamped
+    for end in left:
+        cabled.add(end)
+        o = found.get(end)
+        on.add(o.origin if o is not None and o.origin in stamped else node_of(end))
+    return {reached.pop(): on}
 
 
 def _whole_nodes_nics(inv: Inventory) -> dict[str, str]:
