@@ -176,3 +176,55 @@ def test_amd_smi_warning_lines_are_notes_and_json_is_refused(fx: Path, tmp_path:
     with pytest.raises(TopologError) as err:
         import_files("amd-smi", [j])
     assert "without --json" in str(err.value)
+
+
+def test_a_byte_order_mark_leaves_the_first_table_read(fx: Path, tmp_path: Path) -> None:
+    # The same amd-smi output saved with a UTF-8 byte order mark: the mark is no text, so the file
+    # reads as without it (same GPUs, links and notes), and its first line, ACCESS TABLE:, is no
+    # stray line outside the tables.
+    plain = import_files("amd-smi", [fx / "amd-smi-4gpu-xgmi-handwritten.txt"], node="mi")
+    p = tmp_path / "amd-smi-4gpu-xgmi-handwritten.txt"
+    p.write_bytes(b"\xef\xbb\xbf" + (fx / "amd-smi-4gpu-xgmi-handwritten.txt").read_bytes())
+    marked = import_files("amd-smi", [p], node="mi")
+    assert _xgmi(marked.inventory) == _xgmi(plain.inventory)
+    assert sorted(o.id for o in marked.inventory.objects.values()) == sorted(plain.inventory.objects)
+    assert [(n.location.line, n.message) for n in marked.notes] == [(n.location.line, n.message) for n in plain.notes]
+
+
+def _weights(fx: Path, tmp_path: Path, row_10: str, row_11: str) -> Path:
+    # amd-smi-4gpu-xgmi-handwritten.txt lines 10 and 11: the weight rows of 0000:0c:00.0 and
+    # 0000:22:00.0, whose cells to each other (15, one xGMI hop) are replaced.
+    lines = (fx / "amd-smi-4gpu-xgmi-handwritten.txt").read_text().splitlines(keepends=True)
+    assert lines[9].split() == ["0000:0c:00.0", "0", "15", "15", "30"]
+    assert lines[10].split() == ["0000:22:00.0", "15", "0", "30", "15"]
+    lines[9] = f"0000:0c:00.0 0            {row_10:<12} 15           30\n"
+    lines[10] = f"0000:22:00.0 {row_11:<12} 0            30           15\n"
+    p = tmp_path / "topo.txt"
+    p.write_text("".join(lines))
+    return p
+
+
+def test_a_weight_that_differs_by_direction_is_refused(fx: Path, tmp_path: Path) -> None:
+    # 0c -> 22 weighs 45 (three hops), 22 -> 0c 15 (one): one route cannot be both; reported once, at
+    # line 10 where the pair is read first.
+    with pytest.raises(TopologError) as err:
+        import_files("amd-smi", [_weights(fx, tmp_path, "45", "15")])
+    assert [(d.location.line, d.message) for d in err.value.diagnostics] == [
+        (
+            10,
+            "weight of 0000:0c:00.0 to 0000:22:00.0 is 45 but 0000:22:00.0 to 0000:0c:00.0 is 15; "
+            "the table must be symmetric",
+        )
+    ]
+
+
+def test_a_weight_of_zero_between_two_gpus_is_said_and_gives_no_link(fx: Path, tmp_path: Path) -> None:
+    # Weight 0 both ways between 0c and 22 (the others filled in): no route costs 0, so their
+    # xGMI link (gpu0-gpu1: 0c and 22 are the first two in bus order) is not recorded, with a note
+    # at line 10; the other direct pairs of weight 15 (0c-38, 22-5c, 38-5c) stay.
+    result = import_files("amd-smi", [_weights(fx, tmp_path, "0", "0")], node="mi")
+    assert sorted(_xgmi(result.inventory)) == [("mi/gpu0", "mi/gpu2"), ("mi/gpu1", "mi/gpu3"), ("mi/gpu2", "mi/gpu3")]
+    assert any(
+        n.location.line == 10 and "xGMI weight 0 between 0000:0c:00.0 and 0000:22:00.0" in n.message
+        for n in result.notes
+    )

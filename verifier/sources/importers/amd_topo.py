@@ -141,7 +141,15 @@ def check(b: Builder, topo: AmdTopo) -> None:
                     b.error(cell.loc, f"{what} of {r} to itself is {cell.value!r}; expected 0, SELF or N/A")
                 continue
             back = table.get((c, r))
-            if back is not None and back.value.upper() != cell.value.upper() and what == "link type":
+            # The route between two GPUs is one route: its type, weight and hops read the same both
+            # ways. A table that differs is damaged; the pair is read once (row before column), so
+            # the other cell would be dropped without a word. Said once, at the cell read first; a
+            # cell that is no number is the number check's to report.
+            if (
+                back is not None
+                and back.value.upper() != cell.value.upper()
+                and (what == "link type" or (what != "bandwidth" and back.loc > cell.loc and _both_whole(cell, back)))
+            ):
                 b.error(
                     cell.loc,
                     f"{what} of {r} to {c} is {cell.value} but {c} to {r} is {back.value}; the table must be symmetric",
@@ -151,6 +159,10 @@ def check(b: Builder, topo: AmdTopo) -> None:
             b.error(
                 cell.loc, f"link type {cell.value!r}; expected XGMI, PCIE, UNKNOWN, N/A (or 0/SELF on the diagonal)"
             )
+
+
+def _both_whole(one: Cell, other: Cell) -> bool:
+    return one.value.isascii() and one.value.isdigit() and other.value.isascii() and other.value.isdigit()
 
 
 def build(b: Builder, node: str, topo: AmdTopo) -> None:
@@ -251,6 +263,15 @@ def build(b: Builder, node: str, topo: AmdTopo) -> None:
         if w is None:
             b.note(
                 cell.loc, f"{r} and {c} are joined over xGMI but the weight is not stated: no direct link is assumed"
+            )
+            continue
+        if w == 0:
+            # Where other pairs have weights, a 0 is no route (a route costs 15 per xGMI hop): it was
+            # not filled in. Read as a multiple of 15, it dropped the pair's link without a note.
+            b.note(
+                topo.weight[(r, c)].loc,
+                f"xGMI weight 0 between {r} and {c}, two GPUs (a route weighs {XGMI_HOP_WEIGHT} per xGMI hop): "
+                "not filled in, so the number of hops is unknown and no direct link is recorded",
             )
             continue
         if w % XGMI_HOP_WEIGHT:

@@ -21,6 +21,7 @@ from verifier.sources.inventory.catalog import builtin_models
 from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, Inventory, Link, Obj
 from verifier.sources.inventory.specs import PCIE_LANE_MBPS
 from verifier.sources.inventory.validate import Problems, check_inventory, int64_problem
+from verifier.sources.inventory.yaml_source import decode_utf8
 
 ASSUMED = "assumed"
 """Label key on a link whose bandwidth the tool does not state: the value is a documented default."""
@@ -194,8 +195,9 @@ def _escaped_source(labels: Mapping[str, str]) -> Mapping[str, str]:
 
 
 def read_tool_text(path: Path) -> str:
-    """A tool's output as text: read within the input limits, UTF-8 or a located TopologError."""
-    try:
-        return read_limited(path).decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise TopologError.at(SourceLocation(str(path)), f"cannot read the file as UTF-8 text: {err}") from None
+    """A tool's output as text: read within the input limits, UTF-8 or a located TopologError.
+
+    A byte order mark (an editor on Windows saved it) is dropped: kept, it hid the first line's
+    table header (amd-smi's ACCESS TABLE was then read as stray lines, its tables left unread).
+    """
+    return decode_utf8(read_limited(path), str(path))
