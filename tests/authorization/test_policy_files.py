@@ -134,3 +134,24 @@ def test_a_folder_that_cannot_be_listed_refuses_the_run(tmp_path: Path, monkeypa
     status, shown = _decide(folder)
     assert status == REFUSED, shown
     assert f"{locked}: cannot list the policy folder: Permission denied" in shown
+
+
+def test_a_policy_file_with_carriage_return_line_ends_keeps_its_forbid(tmp_path: Path) -> None:
+    # fp64.cedar saved with CR line ends (a classic Mac editor): Cedar ends each `//` comment at the
+    # CR, so the file still holds fp64-reserved-for-hpc and alice is denied. Read to the next line
+    # feed, the comment on line 1 swallowed the whole file, the forbid with it: ALLOW.
+    folder = _policies(tmp_path)
+    policy = folder / "fp64.cedar"
+    policy.write_bytes(policy.read_bytes().replace(b"\n", b"\r"))
+    status, shown = _decide(folder)
+    assert (status, "fp64-reserved-for-hpc" in shown) == (DENY, True), shown
+
+
+@pytest.mark.parametrize(("text", "what"), [("", "is empty"), ("// forbid moved elsewhere\n", "holds only comments")])
+def test_a_policy_file_with_no_policy_refuses_the_run(tmp_path: Path, text: str, what: str) -> None:
+    # fp64.cedar emptied: read as no policy, its forbid is gone and alice would be allowed.
+    folder = _policies(tmp_path)
+    (folder / "fp64.cedar").write_text(text)
+    status, shown = _decide(folder)
+    assert status == REFUSED, shown
+    assert f"{folder / 'fp64.cedar'}:1: policy file {what}; expected at least one permit or forbid policy" in shown

@@ -250,7 +250,20 @@ def _validated(directory: Path, files: list[Path], schema_path: Path, schema_tex
     templates: dict[str, pst.Template] = {}
     for path in files:
         text = _read_cedar(path, "policy file")
-        for line, statement in split_statements(text):
+        statements = split_statements(text)
+        if not statements:
+            # An emptied file (truncated, saved over, a failed copy) reads as no policy: where it
+            # held a forbid, the requests it denied would be allowed without a word.
+            what = "is empty" if not text.strip() else "holds only comments"
+            errors.append(
+                Diagnostic(
+                    SourceLocation(str(path), 1),
+                    f"policy file {what}; expected at least one permit or forbid policy "
+                    "(remove the file if it is meant to hold none)",
+                )
+            )
+            continue
+        for line, statement in statements:
             loc = SourceLocation(str(path), line)
             deep = _too_deep(statement, line)
             if deep is not None:
@@ -400,7 +413,13 @@ def policy_files(directory: Path) -> list[Path]:
     return sorted(found.values())
 
 
-_BRACKETS = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|[\[({\])}]|\n|&&|\|\||[-+*!<>=.]=?|\b(?:in|has|like|is|if)\b')
+# Cedar ends a `//` comment at a carriage return as at a line feed (a file saved with CR line
+# ends, as classic Mac editors do, is read so by cedarpy): a comment read to the next \n here
+# would swallow the policies after it, and a forbid gone unseen opens the gate.
+_BRACKETS = re.compile(
+    r'"(?:\\.|[^"\\])*"|//[^\n\r]*|[\[({\])}]|\r\n|\r|\n|&&|\|\||[-+*!<>=.]=?|\b(?:in|has|like|is|if)\b'
+)
+_LINE_ENDS = ("\n", "\r", "\r\n")
 OPERATORS_PER_LEVEL = 10
 """A policy may hold this many operators per level of nesting_depth (1,000 by default): Cedar's
 parser recurses once per operator of a chain (`a && b && ...`) and, in native code, dies of
@@ -418,7 +437,7 @@ def _too_deep(statement: str, first_line: int) -> tuple[int, int, str] | None:
     line, line_start = first_line, 0
     for m in _BRACKETS.finditer(statement):
         tok = m.group(0)
-        if tok == "\n":
+        if tok in _LINE_ENDS:
             line, line_start = line + 1, m.end()
         elif tok in "([{":
             depth += 1
@@ -440,7 +459,7 @@ def _too_deep(statement: str, first_line: int) -> tuple[int, int, str] | None:
     return None
 
 
-_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|;|\n|[^";/\n]+|/')
+_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n\r]*|;|\r\n|\r|\n|[^";/\n\r]+|/')
 
 
 def split_statements(text: str) -> list[tuple[int, str]]:
@@ -456,7 +475,7 @@ def split_statements(text: str) -> list[tuple[int, str]]:
     buf: list[str] = []
     for m in _TOKEN.finditer(text):
         tok = m.group(0)
-        if tok == "\n":
+        if tok in _LINE_ENDS:
             line += 1
             buf.append(tok)
             continue
