@@ -127,6 +127,14 @@ FAULTS: dict[str, Fault] = {
             }
         ),
     ),
+    # rtx-n0's quarantine label dropped, its reason (PSU recall INC-2291) left: nothing closes the
+    # workstation the reason says is quarantined. One AUTHZ005 warning naming rtx-n0.
+    "mixed: a quarantine dropped, its reason left": Fault(
+        MIXED,
+        'rtx-n0:\n                    labels: {quarantine: "true", quarantine_reason: "PSU recall INC-2291"}',
+        'rtx-n0:\n                    labels: {quarantine_reason: "PSU recall INC-2291"}',
+        frozenset({("AUTHZ005", ("rtx-n0",))}),
+    ),
 }
 
 NON_FAULTS: dict[str, Fault] = {

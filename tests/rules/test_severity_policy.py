@@ -20,6 +20,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "AUTHZ002": (E, "a policy failed while deciding: the request was denied, the policies cannot be trusted"),
     "AUTHZ003": (E, "hardware labelled quarantined is open to scheduling: hardware open that policy closes"),
     "AUTHZ004": (E, "a policy names an entity that does not exist: a forbid that closes nothing"),
+    "AUTHZ005": (W, "a quarantine reason on hardware no quarantine label closes: a label that misleads, open"),
     "BW001": (E, "two GPUs promised NVLink talk over PCIe: the scale-up domain is split"),
     "BW002": (W, "a GPU's nearest NIC across host bridges where no GPUDirect is promised: bandwidth"),
     "BW003": (W, "a NIC's line rate over its PCIe link: bandwidth below plan"),
