@@ -380,3 +380,30 @@ def test_a_column_named_twice_is_refused_at_the_header(tmp_path: Path) -> None:
     assert [(d.location.line, d.message) for d in err.value.diagnostics] == [
         (1, "column 'GPU1' appears twice in the header; each device has one column")
     ]
+
+
+@pytest.mark.parametrize(
+    ("cpus", "numa", "column"),
+    [
+        ("63-0", "0", "CPU Affinity"),
+        ("0-63,99999999999", "0", "CPU Affinity"),
+        ("all", "0", "CPU Affinity"),
+        ("0-63", "1-0", "NUMA Affinity"),
+    ],
+)
+def test_an_affinity_that_is_no_list_is_reported_at_its_line(
+    fx: Path, tmp_path: Path, cpus: str, numa: str, column: str
+) -> None:
+    # rtx5090-2gpu-tabs.txt line 2: GPU0 with CPU Affinity 0-63 and NUMA Affinity 0. A range written
+    # high to low, a CPU number of 11 digits and a word are no CPU list; 1-0 is no NUMA list. The
+    # CPU Affinity is kept as a label and compared as text, so each would stand as an affinity.
+    text = (fx / "rtx5090-2gpu-tabs.txt").read_text()
+    assert "0-63\t0\t" in text.splitlines()[1]
+    p = tmp_path / "topo.txt"
+    p.write_text(text.replace("0-63\t0\t", f"{cpus}\t{numa}\t", 1))
+    with pytest.raises(TopologError) as err:
+        import_files("nvidia-smi", [p])
+    given = cpus if column == "CPU Affinity" else numa
+    assert [(d.location.line, d.message.split(";")[0]) for d in err.value.diagnostics] == [
+        (2, f"{column} of GPU0 is {given!r}")
+    ]

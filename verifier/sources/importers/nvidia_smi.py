@@ -42,6 +42,16 @@ _ALIASES = {"SOC": "SYS"}
 _NV = re.compile(r"^NV(\d{1,9})$")
 _DEVICE = re.compile(r"^(GPU\d+|NIC\d+|mlx5_\d+|[A-Za-z][\w.-]*_\d+)$")
 _NUMA_LIST = re.compile(r"^\d{1,9}(-\d{1,9})?(,\d{1,9}(-\d{1,9})?)*$")
+_HEX_MASK = re.compile(r"^0x[0-9a-fA-F]{1,64}(,0x[0-9a-fA-F]{1,64})*$")
+
+
+def _list_in_order(text: str) -> bool:
+    """`text` is a list of numbers and ranges (`0,3-9,11-17`) with every range written low to high."""
+    if not _NUMA_LIST.match(text):
+        return False
+    return all(int(lo) <= int(hi) for lo, _, hi in (r.partition("-") for r in text.split(",")) if hi)
+
+
 _TABS = (8, 4)  # terminals expand tabs to 8-column stops; some editors and pastes to 4
 
 
@@ -374,6 +384,14 @@ class _Build:
                 labels["name"] = d
             aff = self.extra.get(d, {}).get("CPU Affinity")
             if aff and aff != "N/A":
+                # Kept as the tool wrote it, and compared as text (one affinity is one socket):
+                # only a CPU list, ranges low to high, or a hex mask is an affinity at all.
+                if not (_list_in_order(aff) or _HEX_MASK.match(aff)):
+                    self.b.error(
+                        self.rowloc[d],
+                        f"CPU Affinity of {d} is {aff!r}; expected a CPU list such as 0-51,104-155 "
+                        "(each range low to high), a hex mask, or N/A",
+                    )
                 labels["cpu_affinity"] = aff
             gnuma = self.extra.get(d, {}).get("GPU NUMA ID")
             if gnuma and gnuma != "N/A":
@@ -578,7 +596,7 @@ class _Build:
             given = self.extra.get(d, {}).get("NUMA Affinity")
             if given is None or given == "N/A":
                 continue
-            if _NUMA_LIST.match(given):
+            if _list_in_order(given):
                 numa[d] = given
             else:
                 self.b.error(
