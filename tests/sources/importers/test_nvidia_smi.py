@@ -407,3 +407,19 @@ def test_an_affinity_that_is_no_list_is_reported_at_its_line(
     assert [(d.location.line, d.message.split(";")[0]) for d in err.value.diagnostics] == [
         (2, f"{column} of GPU0 is {given!r}")
     ]
+
+
+@pytest.mark.parametrize("given", [".nan", "-3", "2.5", "two"])
+def test_a_gpu_numa_id_that_is_no_node_number_is_reported(fx: Path, tmp_path: Path, given: str) -> None:
+    # gb200-4gpu-numa-lists.txt line 2: GPU0, whose GPU NUMA ID (the last column) is 2. None of
+    # these is a NUMA node number (a node is 0 or more, whole).
+    lines = (fx / "gb200-4gpu-numa-lists.txt").read_text().splitlines(keepends=True)
+    assert lines[1].startswith("GPU0") and lines[1].rstrip().endswith(" 2")
+    lines[1] = lines[1].rstrip()[:-1] + given + "\n"
+    p = tmp_path / "topo.txt"
+    p.write_text("".join(lines))
+    with pytest.raises(TopologError) as err:
+        import_files("nvidia-smi", [p])
+    assert [(d.location.line, d.message.split(";")[0]) for d in err.value.diagnostics] == [
+        (2, f"GPU NUMA ID of GPU0 is {given!r}")
+    ]

@@ -395,6 +395,10 @@ class _Build:
                 labels["cpu_affinity"] = aff
             gnuma = self.extra.get(d, {}).get("GPU NUMA ID")
             if gnuma and gnuma != "N/A":
+                if not (gnuma.isascii() and gnuma.isdigit() and len(gnuma) <= 9):
+                    self.b.error(
+                        self.rowloc[d], f"GPU NUMA ID of {d} is {gnuma!r}; expected a NUMA node number, or N/A"
+                    )
                 labels["gpu_numa_id"] = gnuma
             if d in numa:
                 labels["numa_affinity"] = numa[d]
