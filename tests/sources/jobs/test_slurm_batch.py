@@ -99,6 +99,12 @@ def test_gpu_options(
         ("#SBATCH -A hpc -J j --gres=gpu:8 --gpus-per-node=4\n", ":2:", "disagrees with --gres=gpu:8"),
         ('#SBATCH -A hpc -J j --gres=gpu:8 --constraint="h100&a100"\n', ":2:", "several GPU models at once"),
         ("#SBATCH -A hpc -J j 'unclosed\n", ":2:", "cannot read this #SBATCH line"),
+        # A GRES count that is no whole number from 1 up: read as a type, each asked for 1 GPU.
+        ("#SBATCH -A hpc -J j --gres=gpu:h100:nan\n", ":2:", "--gres=gpu:h100:nan: 'nan' is not a GPU count"),
+        ("#SBATCH -A hpc -J j --gres=gpu:-1\n", ":2:", "--gres=gpu:-1: '-1' is not a GPU count"),
+        ("#SBATCH -A hpc -J j --gres=gpu:a100:1.5\n", ":2:", "--gres=gpu:a100:1.5: '1.5' is not a GPU count"),
+        # sbatch's --nodes=min-max with the minimum above the maximum: no node count is meant.
+        ("#SBATCH -A hpc -J j --gres=gpu:8 --nodes=2-1\n", ":2:", "--nodes=2-1: the minimum 2 is above the maximum 1"),
     ],
 )
 def test_script_problems_name_file_and_line(lines: str, where: str, expected: str) -> None:

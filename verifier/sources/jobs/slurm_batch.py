@@ -80,6 +80,8 @@ READ = (
 )
 _GPU_COUNT = re.compile(r"^(?:(?P<type>[^:,]+):)?(?P<n>[0-9]+)$")
 _MIG = re.compile(r"^[0-9]+g\.[0-9]+gb$")
+_FIGURE = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:nan|inf|infinity)", re.IGNORECASE)
+"""What reads as a number (a GRES count field), whole or not: never a GPU type."""
 
 
 @dataclass
@@ -200,10 +202,23 @@ def _gres(opt: _Opt, script: _Script, p: Problems) -> tuple[str | None, int] | N
         if parts[0] != "gpu":
             script.notes.append(Diagnostic(opt.loc, f"GRES {item.strip()} not judged"))
             continue
-        count = parts[-1] if len(parts) > 1 and parts[-1].isdigit() else "1"
-        gtype = parts[1] if len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()) else None
-        if len(parts) > 3 or int(count) < 1 or found is not None:
+        # gpu, gpu:n, gpu:type or gpu:type:n. A last field that reads as a figure but is no count
+        # (nan, -1, 1.5, 1e3) is refused: taken for a type, the job was read as asking 1 GPU.
+        last = parts[-1] if len(parts) > 1 else "1"
+        gtype: str | None
+        if len(parts) == 2 and not _FIGURE.fullmatch(last):
+            gtype, count = last, "1"
+        else:
+            gtype, count = (parts[1] if len(parts) == 3 else None), last
+        if len(parts) > 3 or found is not None or gtype == "":
             p.add(opt.loc, f"--gres={opt.value}: expected one gpu[:type][:count] entry such as gpu:a100:4")
+            return None
+        if not (count.isascii() and count.isdigit() and 0 < int(count) <= 1_000_000):
+            p.add(
+                opt.loc,
+                f"--gres={opt.value}: {count!r} is not a GPU count; expected gpu[:type][:count] with a whole "
+                "count from 1 to 1,000,000, such as gpu:a100:4",
+            )
             return None
         found = (gtype, int(count))
     return found
@@ -270,6 +285,12 @@ def _job(script: _Script, filename: str, rules: tuple[PrincipalRule, ...], p: Pr
         low, _, high = o["nodes"].value.partition("-")
         nodes = _int(_Opt(low, o["nodes"].loc), "nodes", p)
         nodes_max = _int(_Opt(high, o["nodes"].loc), "nodes", p) if high else nodes
+        if nodes is not None and nodes_max is not None and nodes_max < nodes:
+            p.add(
+                o["nodes"].loc,
+                f"--nodes={o['nodes'].value}: the minimum {nodes} is above the maximum {nodes_max}; "
+                "expected N or N-M with N at most M",
+            )
         if high:
             script.notes.append(Diagnostic(o["nodes"].loc, f"--nodes={o['nodes'].value}: placed on {low} nodes"))
     ntasks = _int(o["ntasks"], "ntasks", p) if "ntasks" in o else None
