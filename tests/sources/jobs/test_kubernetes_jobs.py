@@ -150,6 +150,18 @@ GPU8 = "  containers:\n  - name: c\n    resources:\n      limits:\n        nvidi
             ":13:",
             "Kubernetes requires an extended resource's request to equal its limit",
         ),
+        # More devices than a container may ask (1,000,000), as an integer and as text: the count
+        # reached the job's facts, past 64 bits once times the pods, and failed there without a line.
+        (
+            "  containers:\n  - name: c\n    resources:\n      limits:\n        nvidia.com/gpu: 99999999999999999999\n",
+            ":11:",
+            "is 99999999999999999999; expected a whole number of devices from 0 to 1,000,000",
+        ),
+        (
+            '  containers:\n  - name: c\n    resources:\n      limits:\n        nvidia.com/gpu: "1000001"\n',
+            ":11:",
+            "is 1000001; expected a whole number of devices from 0 to 1,000,000",
+        ),
         # Two kinds of GPU in one pod.
         (
             "  containers:\n  - name: c\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"

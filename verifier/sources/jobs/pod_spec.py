@@ -44,13 +44,18 @@ class PodNeeds:
     notes: list[Diagnostic] = field(default_factory=list)
 
 
+MAX_DEVICES = 1_000_000
+"""Devices one container may request: as the pod counts (kubernetes._count), so that pods times
+devices stays a number the engines store (a 20-digit request reached the facts unchecked)."""
+
+
 def _quantity(raw: object, loc: SourceLocation, what: str, p: Problems) -> int | None:
     """An extended resource's quantity: a whole number (Kubernetes refuses fractions of a GPU)."""
-    if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
+    if isinstance(raw, str) and raw.strip().isascii() and raw.strip().isdigit() and len(raw.strip()) <= 7:
+        raw = int(raw.strip())
+    if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw <= MAX_DEVICES:
         return raw
-    if isinstance(raw, str) and raw.strip().isascii() and raw.strip().isdigit():
-        return int(raw.strip())
-    p.add(loc, f'{what} is {raw!r}; expected a whole number of devices such as 8 or "8"')
+    p.add(loc, f'{what} is {raw!r}; expected a whole number of devices from 0 to 1,000,000, such as 8 or "8"')
     return None
 
 
