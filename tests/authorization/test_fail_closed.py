@@ -80,6 +80,13 @@ def test_error_messages_are_short(tmp_path: Path) -> None:
         ("teams: [{id: a, teams: [b]}, {id: b, teams: [a]}]", "team 'a' is a member of itself"),
         ("users: [{id: a}]\nteams: [{id: a}]", "principal id 'a' is already used"),
         ("users: [{id: u, on_call: yes}]", "'on_call' must be true or false"),
+        # A Cyrillic a (U+0430) where alice has a Latin one: two principals that read as one. Reported
+        # at the second entry (column 22), naming the first (column 9).
+        (
+            'users: [{id: alice}, {id: "\u0430lice"}]',
+            r"principals.yml:4:22: principal id '\u0430lice' looks like 'alice' \(\S+principals.yml:4:9\) but is "
+            r"another id \(it holds U\+0430 CYRILLIC SMALL LETTER A\)",
+        ),
         # A misspelt section: named at its line with the keys a principals file has and the one meant.
         (
             "user: [{id: u}]",
@@ -101,3 +108,10 @@ def test_entities_that_do_not_match_the_schema_are_refused(tmp_path: Path) -> No
     (d / "schema.cedarschema").write_text(SCHEMA.replace("gpus: Long", "gpus: String"))
     with pytest.raises(TopologError, match="the entities do not match the schema"):
         load_setup([OVERFLOW / "pass.yaml"], d)
+
+
+def test_ids_that_differ_only_in_case_are_not_look_alikes(tmp_path: Path) -> None:
+    # Alice and alice: any reader tells them apart (and Cedar too); both load, as two users.
+    path = tmp_path / "principals.yml"
+    path.write_text("apiVersion: topolog.dev/v1\nkind: Principals\n\nusers: [{id: alice}, {id: Alice}]\n")
+    assert sorted(load_principals(path).principals) == ["Alice", "alice"]

@@ -21,6 +21,7 @@ of the file and teams may not contain themselves (Cedar would accept both silent
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +82,43 @@ def principal_id_problem(pid: str) -> str | None:
     return None
 
 
+# Letters of other scripts drawn like Latin ones (Unicode's confusables, the lower-case letters an
+# id is written in): mapped to the Latin letter they pass for.
+_LOOK_ALIKE = str.maketrans(
+    "аеорсухіјѕԁһԛԝвкмнтѵӏαεοριυνκτχ",
+    "aeopcyxijsdhqwbkmhtvlaeopiuvktx",
+)
+
+
+def _skeleton(pid: str) -> str:
+    """What `pid` looks like: compatibility forms folded (fullwidth f is f), look-alike letters made Latin."""
+    return unicodedata.normalize("NFKC", pid).casefold().translate(_LOOK_ALIKE)
+
+
+def _look_alikes(raws: dict[str, _Raw]) -> list[Diagnostic]:
+    """Ids drawn like another id of the file but not the same text (`alice` with a Cyrillic a, beside
+    `alice`): in an audit or a decision they read as one principal, and a policy naming one does
+    not name the other. Ids that differ only in case are told apart by any reader: not reported.
+    """
+    first: dict[str, _Raw] = {}
+    out: list[Diagnostic] = []
+    for raw in raws.values():
+        key = _skeleton(raw.id)
+        seen = first.setdefault(key, raw)
+        if seen is raw or (raw.id.isascii() and seen.id.isascii()):
+            continue
+        odd = next((ch for ch in raw.id if not ch.isascii()), None) or next(ch for ch in seen.id if not ch.isascii())
+        out.append(
+            Diagnostic(
+                raw.loc,
+                f"principal id {raw.id!r} looks like {seen.id!r} ({seen.loc}) but is another id "
+                f"(it holds U+{ord(odd):04X} {unicodedata.name(odd, 'a character')}); expected ids that "
+                "differ in what a reader sees",
+            )
+        )
+    return out
+
+
 def principals_file_for(inventory_paths: list[Path]) -> Path | None:
     """The principals file next to the first inventory, if there is one."""
     if not inventory_paths:
@@ -119,6 +157,7 @@ def load_principals(path: Path) -> Principals:
                 errors.append(Diagnostic(raw.loc, f"principal id {raw.id!r} is already used at {raws[raw.id].loc}"))
                 continue
             raws[raw.id] = raw
+    errors.extend(_look_alikes(raws))
     for raw in raws.values():
         for team, loc in raw.teams:
             target = raws.get(team)
