@@ -128,3 +128,21 @@ def test_worker_processes_read_what_the_process_reads(tmp_path: Path, monkeypatc
         read_observations([folder, good])
     assert err.value.diagnostics == alone_err.value.diagnostics
     assert [(Path(d.location.file).name, d.location.line) for d in err.value.diagnostics] == [("bad.txt", 3)]
+
+
+def test_a_host_folder_past_the_file_limit_stops_at_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A host's folder (here a link to a tree elsewhere, as a folder linked to /tmp would be) with 5
+    # files, under a limit of 3: refused once the 4th file is listed, naming the host folder.
+    from verifier.sources.observed import load
+
+    tree = tmp_path / "elsewhere"
+    (tree / "deeper").mkdir(parents=True)
+    for k in range(5):
+        (tree / ("deeper" if k % 2 else ".") / f"f{k}.txt").write_text("x\n")
+    obs = tmp_path / "obs"
+    obs.mkdir()
+    (obs / "dgx01").symlink_to(tree)
+    monkeypatch.setattr(load, "MAX_FILES", 3)
+    with pytest.raises(TopologError) as err:
+        load.observation_files(obs)
+    assert str(err.value) == f"{obs / 'dgx01'}: more than 3 files; expected one folder per host"

@@ -35,17 +35,24 @@ CHUNK_FILES = 128
 the observations back costs little beside reading them."""
 
 
-def _walk(folder: str) -> list[str]:
+def _walk(folder: str, out: list[str] | None = None, root: str | None = None) -> list[str]:
     """Every file under `folder`, at any depth, through symbolic links to files but not into linked
     folders (as Path.rglob); os.scandir reads each folder once where rglob stats every entry again.
+
+    Stops past MAX_FILES: a host folder linked to a large tree (/tmp) was listed whole, minutes,
+    before the count was compared.
     """
-    out: list[str] = []
+    out = [] if out is None else out
     with os.scandir(folder) as entries:
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
-                out.extend(_walk(entry.path))
+                _walk(entry.path, out, root or folder)
             elif entry.is_file():
                 out.append(entry.path)
+                if len(out) > MAX_FILES:
+                    raise TopologError.at(
+                        SourceLocation(root or folder), f"more than {MAX_FILES:,} files; expected one folder per host"
+                    )
     return out
 
 
