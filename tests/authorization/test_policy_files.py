@@ -155,3 +155,14 @@ def test_a_policy_file_with_no_policy_refuses_the_run(tmp_path: Path, text: str,
     status, shown = _decide(folder)
     assert status == REFUSED, shown
     assert f"{folder / 'fp64.cedar'}:1: policy file {what}; expected at least one permit or forbid policy" in shown
+
+
+@pytest.mark.parametrize(("text", "what"), [("", "is empty"), ("// types moved elsewhere\n", "holds only comments")])
+def test_a_schema_with_nothing_in_it_is_named_as_the_problem(tmp_path: Path, text: str, what: str) -> None:
+    # schema.cedarschema emptied: Cedar reads a schema that declares nothing, and every policy
+    # would be reported as invalid against it; the schema is the file to fix, at its line 1.
+    folder = _policies(tmp_path)
+    (folder / "schema.cedarschema").write_text(text)
+    status, shown = _decide(folder)
+    assert status == REFUSED, shown
+    assert f"{folder / 'schema.cedarschema'}:1: schema.cedarschema {what}; expected the entity types" in shown

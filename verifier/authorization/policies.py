@@ -128,6 +128,14 @@ def load_policies(directory: Path) -> PolicyBundle:
             f"no {SCHEMA_FILE} in the policy directory; policies are validated against it before use",
         )
     schema_text = _read_cedar(schema_path, "Cedar schema")
+    if not "".join(_TOKEN.sub(lambda m: "" if m.group(0).startswith("//") else m.group(0), schema_text).split()):
+        # Cedar reads it as a schema declaring nothing: every policy then fails validation, each
+        # named as the problem, where the schema is.
+        what = "is empty" if not schema_text.strip() else "holds only comments"
+        raise TopologError.at(
+            SourceLocation(str(schema_path), 1),
+            f"{SCHEMA_FILE} {what}; expected the entity types and actions the policies are validated against",
+        )
     key = _key(files, schema_path, schema_text) if cache_enabled() else None
     kept = read_pickled(KIND, key) if key is not None else None
     if isinstance(kept, _Kept):
