@@ -20,7 +20,7 @@ from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, Topol
 from verifier.core.resources import display_path, shipped_rules_dir
 from verifier.core.suggest import did_you_mean
 from verifier.engine.ast import Program, Query, Row, Rule
-from verifier.engine.backend import Backend, OutgrewEngine
+from verifier.engine.backend import Backend, OutgrewEngine, load_order
 from verifier.engine.engines import choose_engine, make_backend
 from verifier.engine.pruning import constant_filters, filter_rows, live_rules
 from verifier.engine.queries import prepare_query, program_for, query_relations
@@ -214,8 +214,9 @@ def _run_engine(
         else:
             step(f"loading facts into {engine}")
             # Each relation's rows are dropped once loaded: at fleet scale the Python tuples take
-            # about as much memory as the engine's tables.
-            for relation in list(loads):
+            # about as much memory as the engine's tables. The inventory's objects first (load_order
+            # says why): place at 131,072 GPUs loads in 0.23-0.27 s CPU instead of 0.29-0.33.
+            for relation in load_order(loads):
                 backend.add_facts(relation, loads.pop(relation))
             step("evaluating rules")
             backend.evaluate()
