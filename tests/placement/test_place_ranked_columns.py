@@ -88,6 +88,13 @@ def test_bandwidth_rank_by_hand() -> None:
             ("n3/gpu0", NVSWITCH, PAIR_N3, _pair("n3")),
         ],
     )
+    # rack-15, 15 GPUs of one rack: r0's eligible GPUs, n0's 4, n1's 4, n2's 3 and n3's 4, all of them
+    # (r1, m0's 4, holds too few). The nodes have no NIC: each GPU's way into the fabric is 0 MB/s,
+    # which members on several nodes cross. Cost (a shape's, costed when shown): 11 GPUs at $2.00
+    # and n3's 4 at $1.00 an hour.
+    n2 = ("n2/gpu0", "n2/gpu1", "n2/gpu2")
+    members = (*_four("n0"), *_four("n1"), *n2, *_four("n3"))
+    assert got["rack-15"] == (2, 1, [("r0", 0, 11 * 200_000 + 4 * 100_000, members)])
 
 
 def test_cost_rank_by_hand() -> None:

@@ -720,13 +720,13 @@ class _Picker:
                         found = shapes[shape] = self._shape(job, [key], need, [node], tp, None if whole else within)
                     seen[flat] = found
                 local, worst, count, _tally = found
-                p = price.get(node)
+                p = price.get(node) if by_cost else None  # ranked by bandwidth: costed when shown
                 cost = p * len(local) if p is not None and local else None
                 one: _Judged = (domain, count, worst, cost, (node,), local)
             else:
                 if in_domain and within is None:
                     within = self.gpus_in(domain)
-                one = self._judge(job, domain, need, profiles or [], tp, within)
+                one = self._judge(job, domain, need, profiles or [], tp, within, costed=by_cost)
                 _d, count, worst, cost, _n, _l = one
             judged.append(one)
             bw = _bandwidth_key(worst, need)
@@ -737,7 +737,7 @@ class _Picker:
                 order.append((bw, count, 0, domain, i))
         # nsmallest is sorted(...)[:limit]; the keys are distinct (the position), so it is exact.
         chosen = heapq.nsmallest(limit, order) if limit else sorted(order)
-        return len(judged), [_shown(judged[k[-1]]) for k in chosen]
+        return len(judged), [_shown(self._costed(judged[k[-1]])) for k in chosen]
 
     def _ranked_alike(
         self,
@@ -806,7 +806,7 @@ class _Picker:
                 alone = only.get(domain)
                 profiles = (alone,) if alone is not None else eligible.get(domain)
                 within = self.gpus_in(domain) if in_domain else None
-                one = odd[i] = self._judge(job, domain, need, profiles or [], 1, within)
+                one = odd[i] = self._judge(job, domain, need, profiles or [], 1, within, costed=by_cost)
             figures[(i,)] = (_bandwidth_key(one[2], need), one[1])
             flats[i] = (i,)
         figured = list(map(figures.__getitem__, flats))
@@ -830,7 +830,7 @@ class _Picker:
         for k in chosen:
             i = cast("int", k[-1])
             if i in odd:
-                shown.append(_shown(odd[i]))
+                shown.append(_shown(self._costed(odd[i])))
                 continue
             local, worst, members, _tally = judged[flats[i]]
             price = self.price.get(nodes[i])
@@ -928,11 +928,15 @@ class _Picker:
         eligible: Sequence[_Profile],
         tp: int = 1,
         within: frozenset[str] | None = None,
+        *,
+        costed: bool = True,
     ) -> _Judged:
         """The domain's members and figures, judged once per shape: the domain's nodes in the
         order their GPUs sort, each with its node class and its eligible profiles without the
         node's name (and which GPUs they hold), plus the need and the job's topology needs.
         Thousands of identical nodes or racks then cost one pick and a price lookup each.
+        Not `costed`: a judged shape's cost is left None (a ranking by bandwidth reads none but
+        the shown domains', `_costed`); members named without a shape are costed all the same.
         """
         needs: tuple[object, ...] = (need, job.min_fabric_mbps, _fullest_first(job), job.scope == "nvlink_domain")
         keys = [p[3] for p in eligible]
@@ -965,17 +969,29 @@ class _Picker:
         if found is None:
             found = self._shapes[shape] = self._shape(job, keys, need, nodes, tp, within)
         local, worst, count, tally = found
+        return (domain, count, worst, self._cost_of(nodes, local, tally) if costed else None, nodes, local)
+
+    def _cost_of(self, nodes: Sequence[str], local: _Local, tally: Sequence[tuple[int, int]]) -> int | None:
+        """The hourly cost of a shape's members on `nodes` (`tally`: GPUs per node index); None
+        without members or where a node they use has no price.
+        """
         if len(nodes) == 1:
             price = self.price.get(nodes[0])
-            cost = price * len(local) if price is not None and local else None
-        else:
-            prices = [self.price.get(nodes[i]) for i, _n in tally]
-            cost = (
-                sum(p * n for (_i, n), p in zip(tally, prices, strict=True) if p is not None)
-                if local and None not in prices
-                else None
-            )
-        return (domain, count, worst, cost, nodes, local)
+            return price * len(local) if price is not None and local else None
+        prices = [self.price.get(nodes[i]) for i, _n in tally]
+        if not local or None in prices:
+            return None
+        return sum(p * n for (_i, n), p in zip(tally, prices, strict=True) if p is not None)
+
+    def _costed(self, judged: _Judged) -> _Judged:
+        """A judged domain with its cost, where `_judge` left it out (not `costed`: a shape's)."""
+        domain, count, worst, cost, nodes, local = judged
+        if cost is not None or local is None:
+            return judged
+        tally: dict[int, int] = defaultdict(int)
+        for i, _g in local:
+            tally[i] += 1
+        return (domain, count, worst, self._cost_of(nodes, local, tuple(tally.items())), nodes, local)
 
     def _shape(
         self,
