@@ -95,3 +95,22 @@ def test_unified_memory_threshold_is_read(tmp_path: Path) -> None:
         "unified memory edge-m2-01/lpddr5 is asked for 60000 MB/s by GPUs plus 35000 MB/s by CPUs"
         " = 95000 MB/s, above the 90000 MB/s allowed of its 100000 MB/s."
     ]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_cache_that_holds_a_core_serves_that_core_only(engine: str, tmp_path: Path) -> None:
+    # hwloc nests each POWER8 core under its own L3 (tests/sources/importers/fixtures/
+    # power8gpudistances.xml, a real lstopo output, lines 11-28: four L3Cache objects of cache_size 8388608 B, each
+    # holding one Core, inside one Package). Imported, the L3s are children of cpu0 and parents of
+    # the cores: core0 (the first Core, under the first L3) uses l3cache0 alone, 8388608 B = 8389 KB,
+    # then the package's NUMA node (local_memory 68556816384 B = 68,557,000 KB after rounding to MB),
+    # not its three neighbours' private L3s as well.
+    real = ROOT / "tests" / "sources" / "importers" / "fixtures" / "power8gpudistances.xml"
+    imported = tmp_path / "p8.yaml"
+    done = CliRunner().invoke(main, ["import", "hwloc", str(real), "-o", str(imported)])
+    assert done.exit_code == 0, done.output
+    n = "power8gpudistances/"
+    assert _rows(str(imported), f'mem_path("{n}core0", L, S, K, B, T)', engine) == [
+        [3, n + "l3cache0", 8389, 0, 0],
+        [4, n + "numa0", 68_557_000, 0, 0],
+    ]
