@@ -51,7 +51,8 @@ devices stays a number the engines store (a 20-digit request reached the facts u
 
 def _quantity(raw: object, loc: SourceLocation, what: str, p: Problems) -> int | None:
     """An extended resource's quantity: a whole number (Kubernetes refuses fractions of a GPU)."""
-    if isinstance(raw, str) and raw.strip().isascii() and raw.strip().isdigit() and len(raw.strip()) <= 7:
+    # Bounded by its digits after leading zeros ("00000008" is 8), so int() never reads a huge text.
+    if isinstance(raw, str) and raw.strip().isascii() and raw.strip().isdigit() and len(raw.strip().lstrip("0")) <= 7:
         raw = int(raw.strip())
     if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw <= MAX_DEVICES:
         return raw
