@@ -138,6 +138,8 @@ def test_fixed_baseline_entries_are_counted(tmp_path: Path) -> None:
         ('{"schemaVersion": 1,\n "findings": [}\n', ":2:15:", "not valid JSON"),
         ('{"schemaVersion": 1,\n "findings": [\n  {"rule": "TOPO001"}\n]}\n', ":3:3:", "without a 'fingerprint'"),
         ('{"schemaVersion": 7, "findings": []}\n', ":1:2:", "schemaVersion 7 is not 1"),
+        # Valid JSON that is no object: named as a baseline, not as an inventory.
+        ("[1]\n", ":1:1:", "top level is not a mapping; expected a baseline written by `topolog verify"),
     ],
 )
 def test_bad_baseline_is_exit_2_with_location(tmp_path: Path, text: str, where: str, expected: str) -> None:

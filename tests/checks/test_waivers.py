@@ -199,3 +199,21 @@ def test_default_waivers_file_in_working_directory(tmp_path: Path) -> None:
     assert "1 waived" in out
     code, _, err = _run("--waivers", str(tmp_path / "nope.yaml"))
     assert code == 2 and "nope.yaml" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", "file is empty"),
+        ("# nothing waived yet\n", "file has no YAML content (only comments)"),
+        ("- TOPO001\n", "top level is not a mapping"),
+    ],
+)
+def test_a_waivers_file_with_no_mapping_says_what_it_should_hold(tmp_path: Path, text: str, problem: str) -> None:
+    # The message named an inventory ('apiVersion: topolog.dev/v1') for a waivers file.
+    waivers = tmp_path / "w.yaml"
+    waivers.write_text(text)
+    code, out, err = _run("--waivers", str(waivers))
+    assert code == 2 and out == ""
+    assert f"{waivers}:1:1: {problem}; expected a waivers file with a 'waivers' list" in err, err
+    assert "inventory" not in err

@@ -59,8 +59,11 @@ _FINGERPRINT = re.compile(r"[0-9a-f]{32}")
 """What `fingerprint()` writes: 128 bits as hex."""
 
 
+BASELINE_FILE = "a baseline written by `topolog verify --write-baseline`"
+
+
 def expected_baseline() -> str:
-    return "expected a baseline written by `topolog verify --write-baseline`"
+    return f"expected {BASELINE_FILE}"
 
 
 def load_baseline(path: Path) -> Baseline:
@@ -84,7 +87,7 @@ def load_baseline(path: Path) -> Baseline:
             f"{current_limits().nesting_depth} levels ({expected_baseline()})",
         ) from None
     # Valid JSON is valid YAML; the YAML loader keeps the line of every entry for the errors below.
-    doc = load_yaml_text(text, name)
+    doc = load_yaml_text(text, name, BASELINE_FILE)
     problems: list[Diagnostic] = []
     expected = expected_baseline()
     version = doc.get("schemaVersion")

@@ -80,7 +80,7 @@ def parse_date(text: str) -> date:
 
 def load_waivers(path: Path) -> WaiverFile:
     """Parse and check a waivers file; TopologError lists every problem with file:line:col."""
-    doc = load_yaml_file(path)
+    doc = load_yaml_file(path, expected="a waivers file with a 'waivers' list")
     problems = Problems()
     problems.keys(doc, ("apiVersion", "waivers"), "the waivers file", required=("waivers",))
     items = problems.seq(doc, "waivers", "the waivers file")
