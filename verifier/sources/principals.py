@@ -82,17 +82,20 @@ def principal_id_problem(pid: str) -> str | None:
     return None
 
 
-# Letters of other scripts drawn like Latin ones (Unicode's confusables, the lower-case letters an
-# id is written in): mapped to the Latin letter they pass for.
+# Letters of other scripts drawn as Latin ones are (Unicode's confusables, UTS #39), capitals and
+# small letters apart: a Cyrillic capital ve is drawn as B, its small letter as a small capital B,
+# which no reader takes for b. Mapped to the Latin letter they pass for.
 _LOOK_ALIKE = str.maketrans(
-    "аеорсухіјѕԁһԛԝвкмнтѵӏαεοριυνκτχ",
-    "aeopcyxijsdhqwbkmhtvlaeopiuvktx",
+    "аеорсухіјѕԁһԛԝѵӏαορινАВЕКМНОРСТХУІЈЅԚԜΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdhqwvlaopivABEKMHOPCTXYIJSQWABEZHIKMNOPTYX",
 )
 
 
 def _skeleton(pid: str) -> str:
-    """What `pid` looks like: compatibility forms folded (fullwidth f is f), look-alike letters made Latin."""
-    return unicodedata.normalize("NFKC", pid).casefold().translate(_LOOK_ALIKE)
+    """What `pid` looks like: compatibility forms folded (fullwidth f is f), look-alike letters made
+    Latin. Not case-folded: ids that differ in case (Émile, émile) are told apart by any reader.
+    """
+    return unicodedata.normalize("NFKC", pid).translate(_LOOK_ALIKE)
 
 
 def _look_alikes(raws: dict[str, _Raw]) -> list[Diagnostic]:
