@@ -41,3 +41,34 @@ def test_export_never_overwrites_its_inventory(tmp_path: Path) -> None:
     code, _, err = run_cli("export", "k8s-labels", str(inv), "-o", str(inv))
     assert code == 2 and "is an input of this run" in err
     assert inv.read_bytes() == NVL72.read_bytes()
+
+
+def test_slurm_topology_refuses_a_node_name_slurm_reads_as_other_nodes(tmp_path: Path) -> None:
+    # Written as-is, `SwitchName=leaf0 Nodes=node a,1,rack[2]` is read by Slurm as the nodes
+    # "node", "a" (the line splits at the blank), "1" and "rack2" (brackets are a range): neither
+    # node named in the inventory. Each such name is refused at the line that names it (5 and 10),
+    # with the characters a host name cannot hold; nothing is written.
+    inv = tmp_path / "odd.yaml"
+    inv.write_text(
+        "apiVersion: topolog.dev/v1\n"
+        "kind: Inventory\n"
+        "metadata: {name: odd}\n"
+        "objects:\n"
+        '  - name: "node a,1"\n'
+        "    kind: node\n"
+        "    children:\n"
+        "      - {name: nic0, kind: nic, model: ConnectX-7}\n"
+        "  - {name: leaf0, kind: switch, model: QM9700}\n"
+        '  - name: "rack[2]"\n'
+        "    kind: node\n"
+        "    children:\n"
+        "      - {name: nic0, kind: nic, model: ConnectX-7}\n"
+        "links:\n"
+        '  - {a: "node a,1/nic0", b: leaf0, kind: infiniband, bandwidth: 50 GB/s}\n'
+        '  - {a: "rack[2]/nic0", b: leaf0, kind: infiniband, bandwidth: 50 GB/s}\n'
+    )
+    out_file = tmp_path / "topology.conf"
+    code, out, err = run_cli("export", "slurm-topology", str(inv), "--form", "tree", "-o", str(out_file))
+    assert code == 2 and out == "" and not out_file.exists()
+    assert f"{inv}:5:5: 'node a,1' cannot be written as one Slurm name (it holds ' ,')" in err, err
+    assert f"{inv}:10:5: 'rack[2]' cannot be written as one Slurm name (it holds '[]')" in err, err

@@ -32,7 +32,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.facts.graph import scaleup_domains
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory
 
@@ -251,10 +251,40 @@ def _refuse(inventory: Inventory, what: str) -> TopologError:
     return TopologError.at(where, what)
 
 
+# What Slurm reads as one host or switch name: a hostlist splits names at commas, reads brackets
+# as ranges, and a topology.conf line splits at blanks and '='. Any other character would be
+# written as-is and read back by slurmctld as other nodes, or none, without a word.
+_SLURM_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def _check_names(inventory: Inventory, tree: Tree, blocks: dict[str, list[str]]) -> None:
+    """TopologError at each node, switch or block holder whose id Slurm cannot read back as one name."""
+    written = {*tree.tier, *blocks}
+    written.update(n for ns in [*tree.leaves.values(), *blocks.values()] for n in ns)
+    bad = sorted(n for n in written if _SLURM_NAME.fullmatch(n) is None)
+    if bad:
+        problems = []
+        for name in bad:
+            obj = inventory.objects.get(name)
+            where = (
+                obj.loc if obj is not None else SourceLocation(inventory.files[0] if inventory.files else "<inventory>")
+            )
+            odd = "".join(sorted({c for c in name if _SLURM_NAME.fullmatch(c) is None}))
+            problems.append(
+                Diagnostic(
+                    where,
+                    f"{name!r} cannot be written as one Slurm name (it holds {odd!r}); expected letters, digits, "
+                    "'-', '_' and '.' only, as host names have",
+                )
+            )
+        raise TopologError(problems)
+
+
 def render(inventory: Inventory, form: str = "yaml") -> str:
     """The Slurm topology of `inventory` in `form` (yaml, tree or block); deterministic text.
 
-    Raises TopologError when the tree or block form would say nothing (see the module's doc).
+    Raises TopologError when the tree or block form would say nothing (see the module's doc), or when
+    a name it would write is no Slurm name.
     """
     if form not in FORMS:
         raise ValueError(f"form {form!r}; expected one of {', '.join(FORMS)}")
@@ -262,6 +292,7 @@ def render(inventory: Inventory, form: str = "yaml") -> str:
     # Each form computes only what it writes: the fabric tree and the NVLink domains each walk the whole fleet.
     tree = fabric_tree(inventory) if form != "block" else Tree()
     blocks = nvlink_blocks(inventory) if form != "tree" else {}
+    _check_names(inventory, tree, blocks)
     if form == "tree":
         if not tree.tier:
             raise _refuse(
