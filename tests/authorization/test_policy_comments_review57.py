@@ -60,3 +60,12 @@ def test_policies_split_as_cedar_reads_them() -> None:
         else:
             # Cedar reading no policy is a file topolog refuses (empty or comments only): no statement.
             assert not refused and sorted(ours) == sorted(cedar), repr(text)
+
+
+def test_a_quote_that_opens_no_string_is_not_dropped() -> None:
+    # The file's last `"` opens a string that never closes: Cedar refuses the whole file, so one of
+    # topolog's statements must fail to parse too (the quote was skipped and the file read as valid).
+    text = '@id("a") forbid(principal, action, resource);\n"\n'
+    assert _ids(text) is None
+    statements = split_statements(text)
+    assert any(_ids(statement) is None for _line, statement in statements), statements

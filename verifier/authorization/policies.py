@@ -467,7 +467,9 @@ def _too_deep(statement: str, first_line: int) -> tuple[int, int, str] | None:
     return None
 
 
-_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n\r]*|;|\r\n|\r|\n|[^";/\n\r]+|/')
+# A quote that opens no closed string (the last `"` of a file) is a token of its own: left out of
+# the statement, a file Cedar refuses ("invalid token") would be read as valid here.
+_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n\r]*|;|\r\n|\r|\n|[^";/\n\r]+|/|"')
 
 
 def split_statements(text: str) -> list[tuple[int, str]]:
