@@ -306,6 +306,10 @@ BROKEN = {
     "unknown link kind": HEAD + NODE + "links:\n  - {a: n0/g0, b: n0/g1, kind: nvlnk, bandwidth: 1 GB/s}\n",
     "unknown model kind": HEAD + "catalog:\n  models:\n    - {name: X, vendor: v, kind: tpu, source: s}\n",
     "unknown state": HEAD + "objects:\n  - {name: g0, kind: gpu, state: broken}\n",
+    # attrs and specs are counts and figures in their units: a negative one is none (cc4b3cb).
+    "negative attrs": HEAD + "objects:\n  - {name: g0, kind: gpu, attrs: {slot: -1}}\n",
+    "negative specs": HEAD
+    + "catalog:\n  models:\n    - {name: X, vendor: v, kind: gpu, source: s, specs: {fp32_gflops: -3}}\n",
     "unknown promise": HEAD + "objects:\n  - {name: n0, kind: node, promises: [nvlink_domian]}\n",
     "unknown feature": HEAD
     + "catalog:\n  models:\n    - {name: X, vendor: v, kind: gpu, source: s, features: [nvlinc]}\n",
