@@ -28,6 +28,7 @@ from typing import TypeVar
 from verifier.authorization.entities import PRINCIPAL_TYPES, RESOURCE_TYPES, AttrValue, EntityGraph, uid
 from verifier.authorization.observed import CEDAR_LONG, Observed
 from verifier.authorization.policies import PolicyBundle
+from verifier.core.frozen import Frozen
 from verifier.core.stamped_rows import Row, StampBlock, with_blocks
 
 _GPU_UID = 'Gpu::"'
@@ -37,8 +38,8 @@ MAX_CONTEXTS = 256
 """Enumerated context combinations are capped; beyond this the audit says so."""
 
 
-@dataclass(frozen=True)
-class PolicyReads:
+@dataclass(frozen=True, repr=False, eq=False)
+class PolicyReads(Frozen):
     """What a policy set can observe of principals, resources and the context."""
 
     attributes: frozenset[str]
@@ -113,8 +114,8 @@ def contexts(reads: PolicyReads) -> list[dict[str, object]]:
     return out
 
 
-@dataclass(frozen=True)
-class EntityClass:
+@dataclass(frozen=True, repr=False, eq=False)
+class EntityClass(Frozen):
     id: str  # the uid of its representative: the smallest member uid
     members: tuple[str, ...]  # uids, sorted
 

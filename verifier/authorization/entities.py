@@ -32,6 +32,7 @@ from operator import attrgetter
 from typing import NamedTuple
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.frozen import Frozen
 from verifier.core.gc_pause import collector_paused
 from verifier.facts.whole_nodes import objects_without, whole_nodes
 from verifier.sources.inventory.model import Inventory, LinkPlan, Obj
@@ -97,8 +98,8 @@ def parse_uid(text: str) -> tuple[str, str] | None:
     return (etype, eid) if uid(etype, eid) == text else None
 
 
-@dataclass(frozen=True)
-class Entity:
+@dataclass(frozen=True, repr=False, eq=False)
+class Entity(Frozen):
     type: str
     id: str
     attrs: Mapping[str, AttrValue]

@@ -58,6 +58,7 @@ from verifier.core.cache import code_digest, entry_key, read_pickled, write_pick
 from verifier.core.cache import enabled as cache_enabled
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.exact_json import loads_exact
+from verifier.core.frozen import Frozen
 from verifier.core.gc_pause import collector_paused
 from verifier.core.lazy import lazy_module
 from verifier.core.limits import INT64_MAX, INT64_MIN, current_limits
@@ -86,8 +87,8 @@ _VALUE_CHECKED = re.compile(r"\b(?:enum|ipaddr|decimal|datetime|duration)\b")
 Context = Mapping[str, object]
 
 
-@dataclass(frozen=True)
-class Request:
+@dataclass(frozen=True, repr=False, eq=False)
+class Request(Frozen):
     principal: str  # uid, e.g. User::"alice"
     action: str  # schedule, reserve, drain or administer
     resource: str  # uid
@@ -102,8 +103,8 @@ class Request:
         }
 
 
-@dataclass(frozen=True)
-class Decision:
+@dataclass(frozen=True, repr=False, eq=False)
+class Decision(Frozen):
     allowed: bool
     reasons: tuple[str, ...]  # ids of the policies that decided it (sorted)
     errors: tuple[tuple[str, str], ...] = ()  # (policy id or "", short message); any error means Deny

@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from typing import TYPE_CHECKING
 
 from verifier.authorization.entities import uid
+from verifier.core.frozen import Frozen
 
 if TYPE_CHECKING:
     from cedarpy import pst
@@ -22,8 +23,8 @@ CEDAR_LONG = range(-(2**63), 2**63)
 """The values of a Cedar Long (64-bit signed)."""
 
 
-@dataclass(frozen=True)
-class Observed:
+@dataclass(frozen=True, repr=False, eq=False)
+class Observed(Frozen):
     """What the policies of one bundle read: its union with another bundle's is their union's."""
 
     attributes: frozenset[str]

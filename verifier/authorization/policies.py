@@ -29,6 +29,7 @@ from verifier.authorization.shipped_policies import FORMAT, cedar_release, data_
 from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
 from verifier.core.cache import enabled as cache_enabled
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.frozen import Frozen
 from verifier.core.lazy import lazy_module
 from verifier.core.limits import current_limits, exceeded, read_limited
 from verifier.core.resources import display_path, shipped_policies_dir
@@ -60,8 +61,8 @@ def short(message: str, limit: int = MAX_MESSAGE) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-@dataclass(frozen=True)
-class Policy:
+@dataclass(frozen=True, repr=False, eq=False)
+class Policy(Frozen):
     id: str
     effect: str  # "permit" or "forbid"
     loc: SourceLocation
@@ -72,8 +73,8 @@ class Policy:
     not exist, which the policy would silently never match."""
 
 
-@dataclass(frozen=True)
-class PolicyBundle:
+@dataclass(frozen=True, repr=False, eq=False)
+class PolicyBundle(Frozen):
     """A validated policy directory: its policies, what they observe, and the handles cedarpy reuses.
 
     The handles are made when first used: a bundle read back from the cache whose decisions
@@ -164,8 +165,8 @@ def _key(files: list[Path], schema_path: Path, schema_text: str) -> str | None:
     return entry_key(_code_digest(), parts)
 
 
-@dataclass(frozen=True)
-class _Kept:
+@dataclass(frozen=True, repr=False, eq=False)
+class _Kept(Frozen):
     """What a validated directory leaves in the cache: plain data, no cedarpy object."""
 
     schema_shown: str

@@ -18,12 +18,13 @@ from verifier.authorization.entities import EntityGraph, build_graph, uid
 from verifier.authorization.evaluate import Authorizer, Decision, Request
 from verifier.authorization.policies import PolicyBundle, load_policies
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.frozen import Record
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.principals import Principals, load_principals
 
 
-@dataclass
-class AuthzSetup:
+@dataclass(repr=False, eq=False)
+class AuthzSetup(Record):
     inventories: tuple[str, ...]
     inventory: Inventory
     """What the entities were built from: the whole inventory, or (authorize and audit, read from

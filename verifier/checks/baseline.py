@@ -22,6 +22,7 @@ from pathlib import Path
 
 from verifier.checks.findings import Finding
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.frozen import Frozen
 from verifier.core.limits import current_limits, read_limited
 from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_text
 
@@ -36,8 +37,8 @@ def fingerprint(rule: str, subjects: Iterable[str], values: Iterable[tuple[str, 
     return hashlib.sha256(doc.encode("utf-8")).hexdigest()[:32]
 
 
-@dataclass(frozen=True)
-class Baseline:
+@dataclass(frozen=True, repr=False, eq=False)
+class Baseline(Frozen):
     path: str
     fingerprints: frozenset[str]
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 
 from verifier.checks.findings import SEVERITIES, Severity
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
+from verifier.core.frozen import Frozen
 from verifier.core.suggest import closest
 from verifier.engine.ast import Atom, Declaration, Negation, Program, Row
 from verifier.facts.relation_sources import LINK_RELATIONS
@@ -40,8 +41,8 @@ _ID = re.compile(r"^[A-Z]{2,8}[0-9]{3}$")
 _PLACEHOLDER = re.compile(r"\{([a-z][A-Za-z0-9_]*)\}")
 
 
-@dataclass(frozen=True)
-class Check:
+@dataclass(frozen=True, repr=False, eq=False)
+class Check(Frozen):
     id: str
     severity: Severity
     summary: str
@@ -98,8 +99,8 @@ class Check:
         return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), self.message)
 
 
-@dataclass(frozen=True)
-class CheckCatalog:
+@dataclass(frozen=True, repr=False, eq=False)
+class CheckCatalog(Frozen):
     """The checks a rule set defines, in id order (what `topolog rules` documents)."""
 
     checks: list[Check]
@@ -256,8 +257,8 @@ def _build_check(
     )
 
 
-@dataclass(frozen=True)
-class CheckSelection:
+@dataclass(frozen=True, repr=False, eq=False)
+class CheckSelection(Frozen):
     """Which checks report (`--check` / `--skip`).
 
     It filters findings only: every rule is still evaluated, because a relation one check

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from verifier.core.errors import SourceLocation
+from verifier.core.frozen import Frozen
 from verifier.engine.backend import Proof
 
 Severity = Literal["error", "warning", "note"]
@@ -19,8 +20,8 @@ def severity_rank(severity: Severity) -> int:
     return _RANK[severity]
 
 
-@dataclass(frozen=True)
-class Finding:
+@dataclass(frozen=True, repr=False, eq=False)
+class Finding(Frozen):
     rule: str
     severity: Severity
     subjects: tuple[str, ...]

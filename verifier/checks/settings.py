@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from datetime import date
 
 from verifier.core.errors import SourceLocation
+from verifier.core.frozen import Frozen
 
 
-@dataclass(frozen=True)
-class ConfigSetting:
+@dataclass(frozen=True, repr=False, eq=False)
+class ConfigSetting(Frozen):
     """One option whose value came from the configuration file (no flag on the command line replaced it)."""
 
     option: str
@@ -25,8 +26,8 @@ class ConfigSetting:
     """The file and line that set it."""
 
 
-@dataclass(frozen=True)
-class ChecksKept:
+@dataclass(frozen=True, repr=False, eq=False)
+class ChecksKept(Frozen):
     """A configuration's `check`/`skip` left some checks out of the report."""
 
     kept: tuple[str, ...]
@@ -37,8 +38,8 @@ class ChecksKept:
     """Ids of the checks the selection left out, sorted."""
 
 
-@dataclass(frozen=True)
-class RunSettings:
+@dataclass(frozen=True, repr=False, eq=False)
+class RunSettings(Frozen):
     """The run's configuration, as the reports name it; empty when no file and no waivers shaped it."""
 
     config_file: str | None = None

@@ -25,6 +25,7 @@ from verifier.checks.waivers import (
     unused_finding,
 )
 from verifier.core.errors import SourceLocation
+from verifier.core.frozen import Frozen, Record
 from verifier.engine.ast import Row
 from verifier.engine.backend import Backend
 from verifier.facts.relation_sources import override_relations
@@ -39,8 +40,8 @@ MAX_PROOFS = 500
 """Proofs cost a few engine queries each; past this many findings the rest carry none."""
 
 
-@dataclass(frozen=True)
-class Result:
+@dataclass(frozen=True, repr=False, eq=False)
+class Result(Frozen):
     """A finding as reported: its fingerprint, and the waiver that suppresses it, if any."""
 
     finding: Finding
@@ -48,8 +49,8 @@ class Result:
     waiver: Waiver | None = None
 
 
-@dataclass
-class VerifyReport:
+@dataclass(repr=False, eq=False)
+class VerifyReport(Record):
     inventories: tuple[str, ...]
     checks: list[Check]
     results: list[Result]

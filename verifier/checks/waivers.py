@@ -34,6 +34,7 @@ from verifier.checks.baseline import fingerprint
 from verifier.checks.check import Check
 from verifier.checks.findings import Finding
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.frozen import Frozen
 from verifier.core.resources import shipped_rules_dir
 from verifier.sources.inventory.validate import Problems
 from verifier.sources.inventory.yaml_source import YMap, load_yaml_file
@@ -46,8 +47,8 @@ EXPIRED_ID = "WAIVER001"
 UNUSED_ID = "WAIVER002"
 
 
-@dataclass(frozen=True)
-class Waiver:
+@dataclass(frozen=True, repr=False, eq=False)
+class Waiver(Frozen):
     rule: str
     subject: str
     reason: str
@@ -65,8 +66,8 @@ class Waiver:
         return today > self.expires
 
 
-@dataclass(frozen=True)
-class WaiverFile:
+@dataclass(frozen=True, repr=False, eq=False)
+class WaiverFile(Frozen):
     path: str
     waivers: tuple[Waiver, ...]
 

@@ -20,6 +20,7 @@ from typing import Protocol
 
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.escape import one_line
+from verifier.core.frozen import Record
 from verifier.core.limits import exceeded
 from verifier.engine.ast import FrozenNode, Program, Query, Row, Rule, Value, render_value
 
@@ -107,8 +108,8 @@ class Proof(FrozenNode):
         return "\n".join(lines)
 
 
-@dataclass
-class EngineStats:
+@dataclass(repr=False, eq=False)
+class EngineStats(Record):
     """What a run cost, for benchmarks: seconds per phase (and tuples per relation where counting is free)."""
 
     load_seconds: float = 0.0

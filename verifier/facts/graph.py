@@ -25,6 +25,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import chain
 
+from verifier.core.frozen import Record
 from verifier.core.gc_pause import collector_paused
 from verifier.core.stamped_rows import StampBlock, names_at, with_blocks
 from verifier.facts.class_cache import ClassRows, ShapeKey, cached_classes, classes_key, remember_classes
@@ -59,8 +60,8 @@ LocalObj = tuple[str, str, str | None, int | None]  # local name, kind, parent's
 LocalLink = tuple[str, str, str, int]  # a, b, kind, mbps (links that are down are left out)
 
 
-@dataclass
-class _NodeShape:
+@dataclass(repr=False, eq=False)
+class _NodeShape(Record):
     objs: list[LocalObj] = field(default_factory=list)
     links: list[LocalLink] = field(default_factory=list)
 
@@ -261,8 +262,8 @@ def _global(name: str, node: str) -> str:
     return name[len(EXT) :] if name.startswith(EXT) else f"{node}/{name}"
 
 
-@dataclass
-class NodePairs:
+@dataclass(repr=False, eq=False)
+class NodePairs(Record):
     """gpu_pair_bottleneck kept per structural node class instead of stamped onto every node.
 
     `place` looks up the worst pair of the GPUs it picks in a node; at fleet scale the stamped
@@ -399,8 +400,8 @@ def _nonfabric(links: Iterable[Link]) -> list[Link]:
     return [lk for lk in links if lk.kind not in _CABLE_KINDS]
 
 
-@dataclass
-class _LinkView:
+@dataclass(repr=False, eq=False)
+class _LinkView(Record):
     """The links graph work reads, in inventory order, found in one pass for all of it.
 
     A stamped node's plan links (`origin`) are read only on its template's representative

@@ -18,14 +18,15 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import islice
 
+from verifier.core.frozen import Frozen
 from verifier.sources.inventory.model import Inventory, LinkPlan, Obj, Unmade
 
 PlanGroup = tuple[LinkPlan, list[str], list[Sequence[str]]]
 """A plan, the whole nodes stamped from it (in stamping order), and each one's names by slot."""
 
 
-@dataclass(frozen=True)
-class _Outside:
+@dataclass(frozen=True, repr=False, eq=False)
+class _Outside(Frozen):
     unmade: Mapping[str, Unmade]
     stamped: Mapping[str, str]
     """The inventory's unmade_links() and stamped when the pass was made (held: their ids stay theirs)."""

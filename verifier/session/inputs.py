@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from verifier.core.frozen import Record
 from verifier.session.side_files import SideFiles
 from verifier.sources.inventory.clusters import one_cluster
 from verifier.sources.inventory.loader import load_inventory_read
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     from verifier.authorization.setup import AuthzSetup
 
 
-@dataclass
-class Inputs:
+@dataclass(repr=False, eq=False)
+class Inputs(Record):
     """What a run read: the inventory, and the side inputs beside it."""
 
     paths: tuple[Path, ...]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.checks.check import Check, checks_from_program
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
+from verifier.core.frozen import Record
 from verifier.core.resources import display_path, shipped_rules_dir
 from verifier.core.suggest import did_you_mean
 from verifier.engine.ast import Program, Query, Row, Rule
@@ -65,8 +66,8 @@ def load_rules(rules_paths: Sequence[Path] | None = None) -> Program:
     return load_rule_pack(list(rules_paths) if rules_paths else default_rules())
 
 
-@dataclass
-class Evaluation:
+@dataclass(repr=False, eq=False)
+class Evaluation(Record):
     """A program evaluated on one inventory: the engine holds every derived relation until `close()`
     (with evaluate()'s `reads_reports_only`, those the checks' reports depend on).
     """

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.frozen import Frozen
 from verifier.core.resources import display_path, shipped_policies_dir
 
 THRESHOLDS_NAME = "topolog.thresholds.yaml"
@@ -29,8 +30,8 @@ PRINCIPALS_NAME = "principals.yml"
 POLICIES_NAME = "policies"
 
 
-@dataclass(frozen=True)
-class SideFiles:
+@dataclass(frozen=True, repr=False, eq=False)
+class SideFiles(Frozen):
     """Where each side file of a run is; None: there is none (defaults apply)."""
 
     thresholds: Path | None = None

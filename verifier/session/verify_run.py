@@ -17,6 +17,7 @@ from verifier.checks.verify import Result, VerifyReport, apply_baseline, apply_w
 from verifier.checks.waivers import load_waivers, waiver_checks
 from verifier.core.errors import SourceLocation
 from verifier.core.exit_soon import ends_with_command
+from verifier.core.frozen import Frozen, Record
 from verifier.engine.ast import Program
 from verifier.engine.queries import program_for, query_relations
 from verifier.engine.records import Columns
@@ -47,8 +48,8 @@ if TYPE_CHECKING:
     from verifier.sources.observed.model import Observations
 
 
-@dataclass(frozen=True)
-class SideFileFlags:
+@dataclass(frozen=True, repr=False, eq=False)
+class SideFileFlags(Frozen):
     """Side files named by flags (or the configuration file); the rest are discovered."""
 
     thresholds: Path | None = None
@@ -68,8 +69,8 @@ class SideFileFlags:
         )
 
 
-@dataclass
-class VerifyRun:
+@dataclass(repr=False, eq=False)
+class VerifyRun(Record):
     """What the report of a run depends on, besides the inventory."""
 
     rules: Sequence[Path] | None = None

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.frozen import Frozen, Record
 from verifier.core.limits import current_limits, exceeded
 from verifier.core.walk import depth_first
 from verifier.sources.inventory.validate import name_problem, text_problem
@@ -38,8 +39,8 @@ KEYS = ("id", "teams", "tenant", "role", "on_call", "description")
 DEFAULT_ROLE = {"Team": "team", "User": "member", "ServiceAccount": "service-account"}
 
 
-@dataclass(frozen=True)
-class Principal:
+@dataclass(frozen=True, repr=False, eq=False)
+class Principal(Frozen):
     type: str  # Team, User or ServiceAccount
     id: str
     tenant: str
@@ -55,8 +56,8 @@ class Principal:
         return f"{self.type}::{json.dumps(self.id, ensure_ascii=False)}"
 
 
-@dataclass(frozen=True)
-class Principals:
+@dataclass(frozen=True, repr=False, eq=False)
+class Principals(Frozen):
     file: str
     principals: dict[str, Principal]  # by id, in file order
 
@@ -130,8 +131,8 @@ def principals_file_for(inventory_paths: list[Path]) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-@dataclass
-class _Raw:
+@dataclass(repr=False, eq=False)
+class _Raw(Record):
     type: str
     id: str
     teams: list[tuple[str, SourceLocation]]

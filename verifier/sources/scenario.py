@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.core.frozen import Frozen
 from verifier.core.suggest import did_you_mean
 from verifier.sources.inventory.model import Inventory, Link, Obj
 from verifier.sources.inventory.specs import NVSWITCH_FAILURE_MODE
@@ -36,8 +37,8 @@ FILE_KEYS: dict[str, str] = {"drain": "drain", "fail": "fail", "fail_links": "fa
 """The scenario file's list keys and the change each item makes."""
 
 
-@dataclass(frozen=True)
-class Change:
+@dataclass(frozen=True, repr=False, eq=False)
+class Change(Frozen):
     """One change of a scenario: `action` (drain, fail, fail-link) of `target` (an object or link id)."""
 
     action: str
@@ -49,8 +50,8 @@ class Change:
         return f"{self.action} {self.target}"
 
 
-@dataclass(frozen=True)
-class Scenario:
+@dataclass(frozen=True, repr=False, eq=False)
+class Scenario(Frozen):
     changes: tuple[Change, ...] = ()
 
     def __bool__(self) -> bool:

@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.frozen import Frozen
 from verifier.core.limits import current_limits
 
 try:  # the C parser (libyaml) when PyYAML was built with it; the events are the same
@@ -30,16 +31,16 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml.parser import Parser as _Parser  # type: ignore[assignment,unused-ignore]
 
 
-@dataclass(frozen=True)
-class ClusterFiles:
+@dataclass(frozen=True, repr=False, eq=False)
+class ClusterFiles(Frozen):
     """The files of one cluster, in the order given (shared catalogue files included)."""
 
     name: str
     paths: tuple[Path, ...]
 
 
-@dataclass(frozen=True)
-class _Header:
+@dataclass(frozen=True, repr=False, eq=False)
+class _Header(Frozen):
     kind: str | None
     name: str | None
 

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from verifier.core.errors import SourceLocation
+from verifier.core.frozen import Frozen, Record
 from verifier.core.gc_pause import collector_paused
 
 EMPTY_STR: Mapping[str, str] = MappingProxyType({})
@@ -71,8 +72,8 @@ STATES: tuple[str, ...] = ("ok", "down", "degraded", "drained")
 PROMISES: tuple[str, ...] = ("nvlink_domain", "rail_optimized", "gpu_nic_affinity", "full_mesh")
 
 
-@dataclass(slots=True, init=False)
-class Obj:
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class Obj(Record):
     """One object: a fleet, rack, node, device, memory or cache."""
 
     id: str
@@ -117,8 +118,8 @@ class Obj:
         self.origin = origin
 
 
-@dataclass(slots=True, init=False)
-class Link:
+@dataclass(slots=True, init=False, repr=False, eq=False)
+class Link(Record):
     """One declared link (a bond of several lanes or NVLinks is one link)."""
 
     id: str
@@ -268,8 +269,8 @@ def made_objects(
 _ID = attrgetter("id")
 
 
-@dataclass(frozen=True, slots=True)
-class CatalogModel:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class CatalogModel(Frozen):
     """One hardware model with its published figures."""
 
     name: str
@@ -283,8 +284,8 @@ class CatalogModel:
     """MIG profiles the model can be partitioned into ("3g.40gb") and how many instances of each fit one GPU."""
 
 
-@dataclass
-class Inventory:
+@dataclass(repr=False, eq=False)
+class Inventory(Record):
     """Everything loaded from one or more inventory files, merged and validated.
 
     `links` and `objects` may be made on first read (see defer_links, defer_objects): read them as

@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from verifier.core.frozen import Frozen
+
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}]*))?\}|[{}]")
 _SPEC = re.compile(r"^(0?[1-9][0-9]?)?[dxX]?$|^$")
 # At most 40 digits an end: a longer one is refused as unreadable (Python will not read a number
@@ -33,8 +35,8 @@ class MissingVariable(KeyError):
         self.name = name
 
 
-@dataclass(frozen=True, slots=True)
-class Pattern:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class Pattern(Frozen):
     text: str
     parts: tuple[str | tuple[str, str], ...]
     fmt: str | None = field(default=None, init=False, compare=False, repr=False)

@@ -16,6 +16,8 @@ from importlib import resources
 
 import yaml
 
+from verifier.core.frozen import Frozen
+
 _RELEASE_RE = re.compile(r"^([0-9]{1,3})(?:\.([0-9]{1,3}))?(?:\.([0-9]{1,3}))?$")
 
 Row = tuple[str | int, ...]
@@ -39,8 +41,8 @@ def _toolkit_number(text: str) -> int:
     return int(major) * 1000 + int(minor or 0)
 
 
-@dataclass(frozen=True)
-class SoftwareTable:
+@dataclass(frozen=True, repr=False, eq=False)
+class SoftwareTable(Frozen):
     cuda_driver: tuple[tuple[str, str], ...]  # (CUDA major.minor, least Linux driver)
     rocm_gpus: tuple[tuple[str, str, str], ...]  # (catalogue model, architecture, first ROCm release)
     vendor_software: tuple[tuple[str, str, str], ...]  # (component, vendor, role: toolkit | collective)

@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from verifier.core.errors import SourceLocation
+from verifier.core.frozen import Record
 from verifier.core.limits import INT64_MAX, current_limits
 from verifier.sources.inventory import units
 from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, LINK_KINDS, OBJECT_KINDS, PROMISES, STATES
@@ -94,8 +95,8 @@ PCIE_LANE_MBPS = {1: 250, 2: 500, 3: 985, 4: 1969, 5: 3938, 6: 7877}
 XGMI_LINK_MBPS = {4: 64000}  # MI300X: 128 GB/s bidirectional per Infinity Fabric link
 
 
-@dataclass(slots=True)
-class TextMap:
+@dataclass(slots=True, repr=False, eq=False)
+class TextMap(Record):
     """Labels or software: constant entries plus entries whose values are patterns."""
 
     const: Mapping[str, str] = field(default_factory=lambda: EMPTY_STR)
@@ -121,8 +122,8 @@ class TextMap:
         )
 
 
-@dataclass(slots=True)
-class Figures:
+@dataclass(slots=True, repr=False, eq=False)
+class Figures(Record):
     """Numeric attributes of an object and its typed strings; `size` waits for the kind."""
 
     quantities: dict[str, int] = field(default_factory=dict)
@@ -158,8 +159,8 @@ class Figures:
         return not self.quantities and self.size is None and self.type is None
 
 
-@dataclass(slots=True)
-class LinkSpec:
+@dataclass(slots=True, repr=False, eq=False)
+class LinkSpec(Record):
     loc: SourceLocation
     a: Pattern
     b: Pattern
@@ -172,8 +173,8 @@ class LinkSpec:
     foreach: tuple[tuple[str, tuple[int | str, ...]], ...]
 
 
-@dataclass(slots=True)
-class LinkOverride:
+@dataclass(slots=True, repr=False, eq=False)
+class LinkOverride(Record):
     loc: SourceLocation
     a: str
     b: str
@@ -187,8 +188,8 @@ class LinkOverride:
     lanes: int | None = None  # or at another width
 
 
-@dataclass(slots=True)
-class DeviceOverride:
+@dataclass(slots=True, repr=False, eq=False)
+class DeviceOverride(Record):
     loc: SourceLocation
     labels: Mapping[str, str]
     state: str | None
@@ -197,8 +198,8 @@ class DeviceOverride:
     remove: bool
 
 
-@dataclass(slots=True)
-class Override:
+@dataclass(slots=True, repr=False, eq=False)
+class Override(Record):
     loc: SourceLocation
     root: DeviceOverride
     software: Mapping[str, str]
@@ -206,8 +207,8 @@ class Override:
     links: list[LinkOverride]
 
 
-@dataclass(slots=True)
-class ObjSpec:
+@dataclass(slots=True, repr=False, eq=False)
+class ObjSpec(Record):
     loc: SourceLocation
     name: Pattern | None
     kind: str | None
@@ -235,8 +236,8 @@ class ObjSpec:
     """The keys that mistake lost; only 'children' means the entry itself is still whole."""
 
 
-@dataclass(slots=True)
-class TemplateDef:
+@dataclass(slots=True, repr=False, eq=False)
+class TemplateDef(Record):
     name: str
     loc: SourceLocation
     body: ObjSpec

@@ -26,6 +26,7 @@ from itertools import repeat
 from types import MappingProxyType
 
 from verifier.core.errors import SourceLocation
+from verifier.core.frozen import Record
 from verifier.core.limits import INT64_MAX, current_limits, exceeded
 from verifier.core.stamped_rows import names_at
 from verifier.sources.inventory.model import (
@@ -108,8 +109,8 @@ class _Dependent(Exception):
     """A template body that needs instance variables: expand it per instance."""
 
 
-@dataclass
-class Sink:
+@dataclass(repr=False, eq=False)
+class Sink(Record):
     """Where expansion writes: the inventory's tables, or a plan's."""
 
     objects: dict[str, Obj] = field(default_factory=dict)
@@ -140,8 +141,8 @@ class Sink:
 _LinkRow = tuple[int, int, str, int, SourceLocation, Mapping[str, int], Mapping[str, str], str | None]
 
 
-@dataclass
-class _Plan:
+@dataclass(repr=False, eq=False)
+class _Plan(Record):
     """A node type's contents with ids relative to the node, ready to stamp.
 
     Every relative name the plan uses (object ids and parents, link ends, software and promise
