@@ -32,10 +32,11 @@ Getter = Callable[[object], tuple[object, ...]]
 class _Plan:
     """What one record class's methods read, worked out from its fields on first use."""
 
-    __slots__ = ("compared", "hashed", "shown")
+    __slots__ = ("compared", "hashed", "names", "shown")
 
     def __init__(self, cls: type) -> None:
         found: tuple[Field[object], ...] = fields(cls)
+        self.names = frozenset(f.name for f in found)
         self.compared = _getter([f.name for f in found if f.compare])
         # As dataclasses hashes: a field's `hash` flag, or its `compare` flag where that is None.
         self.hashed = _getter([f.name for f in found if (f.compare if f.hash is None else f.hash)])
@@ -101,11 +102,18 @@ class Frozen(Record):
     def __hash__(self) -> int:
         return hash((_PLANS.get(self.__class__) or _plan(self.__class__)).hashed(self))
 
+    # As a frozen dataclass's own methods refuse: any name on the record class itself (the one the
+    # decorator made: it holds __dataclass_fields__), only its fields on a plain subclass, whose other
+    # attributes are set and deleted as usual.
     def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        if "__dataclass_fields__" in self.__class__.__dict__ or name in _plan(self.__class__).names:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
+        if "__dataclass_fields__" in self.__class__.__dict__ or name in _plan(self.__class__).names:
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        object.__delattr__(self, name)
 
 
 class OrderedFrozen(Frozen):
