@@ -105,6 +105,13 @@ def _made(cls: type, values: dict[str, object]) -> Any:
     return made
 
 
+def _declared_subclass(cls: type) -> type:
+    space = {"__annotations__": {"extra": "object"}, "extra": None, "__module__": cls.__module__}
+    return dataclasses.dataclass(frozen=issubclass(cls, Frozen) or cls.__dataclass_params__.frozen)(  # type: ignore[attr-defined]
+        type("Declared", (cls,), space)
+    )
+
+
 def _outcome(act: Callable[..., object], *args: object) -> tuple[str, object]:
     try:
         return ("value", act(*args))
@@ -145,6 +152,20 @@ def test_a_record_behaves_as_its_plain_dataclass_twin(cls: type) -> None:
             fresh, twin_fresh = _made(sub, case), _made(twin_sub, case)
             assert _outcome(setattr, fresh, name, 7) == _outcome(setattr, twin_fresh, name, 7)
             assert _outcome(delattr, fresh, name) == _outcome(delattr, twin_fresh, name)
+    # A subclass declared with the decorator (frozen as its base, one more field) is made as the twin's is.
+    declared = _outcome(_declared_subclass, cls)
+    twin_declared = _outcome(_declared_subclass, twin)
+    assert declared[0] == twin_declared[0], (declared, twin_declared)
+    if declared[0] == "value":
+        made, twin_made = declared[1], twin_declared[1]
+        assert isinstance(made, type) and isinstance(twin_made, type)
+        for case in cases[:5]:
+            a, ta = _made(made, {**case, "extra": 1}), _made(twin_made, {**case, "extra": 1})
+            assert repr(a) == repr(ta) and _outcome(hash, a) == _outcome(hash, ta)
+            assert (a == _made(made, {**case, "extra": 2})) == (ta == _made(twin_made, {**case, "extra": 2}))
+            for name in [*names[:1], "extra", "not_a_field"]:
+                fresh, twin_fresh = _made(made, case), _made(twin_made, case)
+                assert _outcome(setattr, fresh, name, 7) == _outcome(setattr, twin_fresh, name, 7)
     for a in mine[:5]:
         again = copy.deepcopy(a)
         assert repr(again) == repr(a) and type(again) is cls

@@ -45,7 +45,7 @@ class PathsInValue(Protocol):
     def rebase_paths(self, value: str, rebase: Callable[[str], str]) -> str: ...
 
 
-@dataclass(init=False, repr=False, eq=False)  # frozen: verifier.core.frozen says why it is written so
+@dataclass(frozen=True, init=False, repr=False, eq=False)  # frozen: verifier.core.frozen says why it is written so
 class ConfigFile(Frozen):
     """One configuration file, read: its topolog table and a way back to each key's line."""
 

@@ -25,7 +25,7 @@ _META_KEY = "topolog.config"
 _set = object.__setattr__
 
 
-@dataclass(init=False, repr=False, eq=False)  # frozen: verifier.core.frozen says why it is written so
+@dataclass(frozen=True, init=False, repr=False, eq=False)  # frozen: verifier.core.frozen says why it is written so
 class ConfigUse(Frozen):
     """The configuration file a run read, and the line of each value it set."""
 
