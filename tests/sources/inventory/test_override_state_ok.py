@@ -57,3 +57,37 @@ def test_an_override_that_writes_no_state_keeps_the_templates() -> None:
     text = DOWN_IN_TEMPLATE.replace("devices: {nic0: {state: ok}}", "devices: {nic0: {labels: {rack_slot: a}}}")
     inv = load_inventory_text(text, "t.yaml")
     assert [oid for oid, obj in inv.objects.items() if obj.state == "down"] == ["n0/nic0", "n1/nic0", "n2/nic0"]
+
+
+# A template whose node is written drained; entries using it write ok, nothing, or down.
+DRAINED_TEMPLATE = """apiVersion: topolog.dev/v1
+templates:
+  box:
+    kind: node
+    state: drained
+    children:
+      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}
+objects:
+  - {template: box, name: "a{i}", count: 3, state: ok}
+  - {template: box, name: b0}
+  - {template: box, name: c0, state: ok}
+  - {template: box, name: d0, state: down}
+"""
+
+
+def test_an_object_writing_ok_clears_its_templates_state() -> None:
+    # Found by the R-TX review: the object's own `state: ok` was read as "not written" as an
+    # override's was, so a0..a2 and c0 stayed drained without a word. By the lines above: the
+    # counted entry a0..a2 (every instance, the fast stamping path included) and c0 write ok: in
+    # service (no state); b0 writes nothing: drained, as its template; d0 writes down.
+    inv = load_inventory_text(DRAINED_TEMPLATE, "t.yaml")
+    nodes = {oid: obj.state for oid, obj in inv.objects.items() if obj.kind == "node"}
+    assert nodes == {"a0": None, "a1": None, "a2": None, "b0": "drained", "c0": None, "d0": "down"}
+
+
+def test_a_template_body_writing_ok_says_nothing() -> None:
+    # `state: ok` in the template's body is the default: every node is in service but d0, written down.
+    text = DRAINED_TEMPLATE.replace("    state: drained\n", "    state: ok\n")
+    inv = load_inventory_text(text, "t.yaml")
+    nodes = {oid: obj.state for oid, obj in inv.objects.items() if obj.kind == "node"}
+    assert nodes == {"a0": None, "a1": None, "a2": None, "b0": None, "c0": None, "d0": "down"}

@@ -424,7 +424,9 @@ def read_object(m: YMap, problems: Problems, *, in_template: bool = False, what:
         model=problems.text(m, "model", label),
         labels=_text_map(problems, m, "labels", label),
         figures=_figures(problems, m, label),
-        state=_state(problems, m, label),
+        # An object's own `state: ok` is kept: it puts back in service what its template's body
+        # wrote down or drained, as an override's does (a body's `ok` says nothing: dropped).
+        state=_state(problems, m, label) if in_template else _override_state(problems, m, label),
         parent=None if in_template else _pattern(problems, m, "parent", label),
         children=children,
         links=links,

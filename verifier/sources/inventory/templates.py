@@ -548,7 +548,7 @@ class Expander:
             spec.model or (body.model if body else None),
             labels,
             quantities,
-            spec.state or (body.state if body else None),
+            _overridden_state(spec.state, body.state if body else None),
             spec.template,
             index,
         )
@@ -643,7 +643,7 @@ class Expander:
             spec.template,
             min(self.rooms[spec.template], self.id_length),
             spec.model or body.model,
-            spec.state or body.state,
+            _overridden_state(spec.state, body.state),
             labels_tm.const,
             typed,
             quantities,
@@ -1380,7 +1380,9 @@ def _plan(lk: Link) -> Mapping[str, int]:
 
 
 def _overridden_state(written: str | None, was: str | None) -> str | None:
-    """An override's state over the template's: not written keeps it, `ok` clears it."""
+    """A state written over the template's (by an override, or by the object using the template): not
+    written keeps it, `ok` clears it.
+    """
     if written is None:
         return was
     return None if written == "ok" else written
