@@ -26,7 +26,15 @@ from typing import TypeVar
 from verifier.core.stamped_rows import names_at
 from verifier.facts.inventory import Row, link_kind
 from verifier.facts.whole_nodes import objects_without, plan_groups, whole_nodes
-from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Obj, ObjectRow
+from verifier.sources.inventory.model import (
+    CABLES_UNMADE,
+    FABRIC_LINK_KINDS,
+    CableColumns,
+    Inventory,
+    Link,
+    Obj,
+    ObjectRow,
+)
 
 
 def fabric_islands(
@@ -47,6 +55,7 @@ def node_fabric_islands(
     node_of: Callable[[str], str | None],
     uplinks: dict[str, int] | None = None,
     down: AbstractSet[str] | None = None,
+    cables: Mapping[str, CableColumns] | None = None,
 ) -> tuple[list[Row], dict[str, str]]:
     """(node, island) for each island a node reaches over a working fabric link from one of its
     devices to a switch, and (node, "") for a node with a NIC that reaches none: what placement
@@ -63,6 +72,9 @@ def node_fabric_islands(
     ever read from it. A fleet's cables are gone through once for all three.
 
     `down`: the devices marked down (down_devices), when found already.
+
+    `cables`: the runs of cables not made yet (Inventory.unmade_cables) whose placeholders (loc
+    CABLES_UNMADE) `links` holds, none of them Ethernet: each read from its columns in its place.
     """
     stamped = inv.stamped
     count = uplinks is not None
@@ -90,7 +102,11 @@ def node_fabric_islands(
     # a fabric cable that is working (`carries`), the switch end looked at first (a NIC's cable to a
     # leaf is written NIC first, mostly).
     fabric = FABRIC_LINK_KINDS
+    run_loc = CABLES_UNMADE
     for lk in links:
+        if lk.loc is run_loc and cables is not None:
+            _run_ends(cables[lk.id], role_get, ends, sides, between, ups if count else None)
+            continue
         kind = lk.kind
         if kind not in fabric or lk.state == "down":
             continue
@@ -165,6 +181,60 @@ def node_fabric_islands(
     rows: list[Row] = [(n, i) for i, reached in by_island.items() for n in reached if n is not None]
     rows += [(n, "") for n in off]
     return sorted(rows), island
+
+
+def _run_ends(
+    run: CableColumns,
+    role_get: Callable[[str, int], int],
+    ends: list[str],
+    sides: list[str],
+    between: tuple[list[str], list[str]],
+    ups: dict[str, int] | None,
+) -> None:
+    """node_fabric_islands' pass over the cables of a run not made yet (never Ethernet: link_kind
+    keeps their kind), in their order, from its columns: each end's role looked up in C. A run of
+    NIC-to-leaf cables (every b a switch and no a) or of leaf-to-spine cables (both ends switches,
+    none down) is taken whole; any other, cable by cable, as the pass takes a Link.
+    """
+    _ids, ends_a, ends_b, kind, mbps, _loc, _attrs, _labels, state = run
+    if kind not in FABRIC_LINK_KINDS or state == "down":
+        return
+    ra = list(map(role_get, ends_a, repeat(0)))
+    rb = list(map(role_get, ends_b, repeat(0)))
+    n = len(ra)
+    if rb.count(_SWITCH) == n and ra.count(0) == n:
+        ends += ends_a
+        sides += ends_b
+        if ups is not None:
+            ups_get = ups.get
+            for end in ends_a:
+                ups[end] = ups_get(end, 0) + mbps
+        return
+    if ra.count(_SWITCH) == n and rb.count(_SWITCH) == n:
+        between[0].extend(ends_a)
+        between[1].extend(ends_b)
+        return
+    for a, b, rola, rolb in zip(ends_a, ends_b, ra, rb, strict=True):
+        if (rola | rolb) & _DOWN:
+            continue
+        if rolb:
+            if rola:
+                between[0].append(a)
+                between[1].append(b)
+                continue
+            end = a
+            sides.append(b)
+        elif rola:
+            end = b
+            sides.append(a)
+        else:  # between two devices: no island
+            if ups is not None:
+                ups[a] = ups.get(a, 0) + mbps
+                ups[b] = ups.get(b, 0) + mbps
+            continue
+        ends.append(end)
+        if ups is not None:
+            ups[end] = ups.get(end, 0) + mbps
 
 
 def _one_island(

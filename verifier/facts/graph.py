@@ -44,7 +44,16 @@ from verifier.facts.nic_share import CLASS_RANK, fabric_shares
 from verifier.facts.relation_sources import GRAPH_RELATIONS
 from verifier.facts.small_graph import Graph, max_flow
 from verifier.facts.whole_nodes import objects_without, plan_groups, plan_names, whole_nodes
-from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory, Link, Unmade, links_of
+from verifier.sources.inventory.model import (
+    CABLES_UNMADE,
+    FABRIC_LINK_KINDS,
+    CableColumns,
+    Inventory,
+    Link,
+    Unmade,
+    cables_of,
+    links_of,
+)
 from verifier.sources.inventory.specs import ACCESS_LINK_FAILURE_MODE, NVSWITCH_FAILURE_MODE
 
 NODE_RELATIONS = frozenset(
@@ -341,7 +350,9 @@ def _graph_facts(
         # anyway: added up on the same pass (a fleet's 131,072 NIC cables once, not twice).
         fused = node_pairs is not None or bool(want & NODE_RELATIONS)
         uplinks = {} if fused else None
-        out["node_fabric_island"], island = node_fabric_islands(inv, view.links, ancestry.node, uplinks, down)
+        out["node_fabric_island"], island = node_fabric_islands(
+            inv, view.parts, ancestry.node, uplinks, down, view.cables
+        )
         want.discard("node_fabric_island")
     if node_pairs is not None:
         _nodes(inv, out, per_node, want, node_pairs, view, ancestry, uplinks, down)
@@ -414,15 +425,38 @@ class _LinkView(Record):
     only for this view: the inventory's million are never made for graph work.
     """
 
-    links: list[Link]
+    parts: list[Link]
+    """`links`, where a run of fabric cables not made yet (Inventory.unmade_cables, not Ethernet)
+    is its placeholder (loc CABLES_UNMADE, id its key in `cables`)."""
     covered: frozenset[str]
     inv: Inventory
     unmade: Mapping[str, Unmade]
     so_far: Iterable[Link]
-    """The inventory's links as `links_but` gives them: placeholders stand for the `unmade` nodes' links."""
+    """The inventory's links as `links_but` gives them: placeholders stand for the `unmade` nodes'
+    links and for the runs of `cables`."""
+    cables: Mapping[str, CableColumns] = field(default_factory=dict)
     nonfabric: list[Link] = field(default_factory=list)
     """`links` but the fabric cables (Ethernet kept: it may be RoCE, see link_kind), in order: what
     the per-node shapes, the scale-up links and die-to-die read (a fleet's links are mostly cables)."""
+    _links: list[Link] | None = None
+
+    @property
+    def links(self) -> list[Link]:
+        """The links graph work reads, in inventory order: `parts` with each run of cables made (for
+        this view only) in its place, on first read. node_fabric_islands reads `parts` instead.
+        """
+        if self._links is None:
+            if not self.cables:
+                self._links = self.parts
+            else:
+                made: list[Link] = []
+                for lk in self.parts:
+                    if lk.loc is CABLES_UNMADE:
+                        made += cables_of(self.cables[lk.id])
+                    else:
+                        made.append(lk)
+                self._links = made
+        return self._links
 
     @classmethod
     def of(cls, inv: Inventory) -> _LinkView:
@@ -430,14 +464,21 @@ class _LinkView(Record):
         covered = frozenset(_representatives(stamped, set()).values())
         unread = {n for n in stamped if n not in covered}
         unmade = inv.unmade_links()
-        so_far = inv.links_but(unmade.keys()).values()
+        so_far = inv.links_but(unmade.keys(), cables=True).values()
+        cables = inv.unmade_cables()
         # A placeholder (a node whose links are not made) is replaced by the links read of its node:
         # all of them on a representative, else only its fabric and d2d links (most plans have none).
         always: dict[int, list[int]] = {}  # plan -> positions of its links of the kinds read on every node
         links: list[Link] = []
         for lk in so_far:
             origin = lk.origin
-            if origin is not None and origin in unmade:
+            if lk.loc is CABLES_UNMADE:
+                # A run of cables stays a placeholder (`parts`), but an Ethernet one (nonfabric reads it).
+                if lk.kind in _CABLE_KINDS:
+                    links.append(lk)
+                else:
+                    links += cables_of(cables[lk.id])
+            elif origin is not None and origin in unmade:
                 found = unmade[origin]
                 if origin not in unread:
                     links += links_of(origin, found)
@@ -451,7 +492,7 @@ class _LinkView(Record):
                     links += links_of(origin, found, only)
             elif origin not in unread or lk.kind in _ALWAYS_READ:
                 links.append(lk)
-        return cls(links, covered, inv, unmade, so_far, _nonfabric(links))
+        return cls(links, covered, inv, unmade, so_far, cables, _nonfabric(links))
 
     def reading_nonfabric(self, nodes: AbstractSet[str]) -> Iterable[Link]:
         """`reading(nodes)` but the fabric cables (Ethernet kept), in order."""
@@ -472,7 +513,9 @@ class _LinkView(Record):
         out: list[Link] = []
         for lk in self.so_far:
             origin = lk.origin
-            if origin is None or origin not in unmade:
+            if lk.loc is CABLES_UNMADE:
+                out += cables_of(self.cables[lk.id])
+            elif origin is None or origin not in unmade:
                 out.append(lk)
             elif origin in nodes or origin not in stamped:
                 out += links_of(origin, unmade[origin])

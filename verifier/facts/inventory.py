@@ -16,14 +16,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from itertools import compress
+from itertools import compress, repeat
+from operator import and_
 from typing import TypeVar
 
 from verifier.core.gc_pause import collector_paused
 from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.facts.whole_nodes import objects_without
 from verifier.sources.inventory.catalog import mig_memory_mb
-from verifier.sources.inventory.model import Inventory, Link, LinkPlan, Obj, Unmade
+from verifier.sources.inventory.model import CABLES_UNMADE, CableColumns, Inventory, Link, LinkPlan, Obj, Unmade
 from verifier.sources.inventory.software import release_number, software_table, version_number
 
 Value = str | int
@@ -154,16 +155,27 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     # The links of nodes stamped whole that are not made yet (a million at fleet scale) are rows
     # stamped from their plan where their node's placeholder stands: never made as Link objects.
     stamps = _LinkStamps(inv.found, label_rows, state_rows, link_rows, attr_rows, keep)
-    every = inv.links_but(unmade.keys()).values()
+    # So are the runs of cables not made yet (Inventory.unmade_cables): rows from their columns.
+    runs = inv.unmade_cables()
+    every = inv.links_but(unmade.keys(), cables=True).values()
     links = (
         every
         if keep is None
-        else [lk for lk in every if (lk.a in keep and lk.b in keep) or (lk.origin is not None and lk.origin in unmade)]
+        else [
+            lk
+            for lk in every
+            if (lk.a in keep and lk.b in keep)
+            or (lk.origin is not None and lk.origin in unmade)
+            or lk.loc is CABLES_UNMADE
+        ]
     )
     for lk in links:
         if unmade and lk.origin is not None and lk.origin in unmade:
             if lk.origin not in skip:
                 stamps.add(lk.origin, unmade[lk.origin])
+            continue
+        if lk.loc is CABLES_UNMADE:
+            _cable_rows(runs[lk.id], keep, inv.found, (link_rows, attr_rows, label_rows, state_rows))
             continue
         lid = lk.id
         add_link((lid, lk.a, lk.b, lk.kind if lk.kind != "ethernet" else link_kind(lk, inv.found), lk.mbps))
@@ -213,6 +225,34 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
         "state": whole.rows("state", state_rows),
         "serves": [(m, d) for m, d in inv.serves if keep is None or (m in keep and d in keep)],
     }
+
+
+def _cable_rows(
+    run: CableColumns,
+    keep: AbstractSet[str] | None,
+    objects: Mapping[str, Obj],
+    out: tuple[list[Row], list[Row], list[Row], list[Row]],
+) -> None:
+    """The link, link_attr, label and state rows of a run of cables not made yet (those with both
+    ends in `keep`, if given), added to `out` in the run's order: the rows _facts gives their Link
+    objects, a relation at a time (each has its own list, so the order within each is the same).
+    """
+    ids, ends_a, ends_b, kind, mbps, _loc, attrs, labels, state = run
+    if keep is not None:
+        kept = list(map(and_, map(keep.__contains__, ends_a), map(keep.__contains__, ends_b)))
+        ids, ends_a, ends_b = list(compress(ids, kept)), list(compress(ends_a, kept)), list(compress(ends_b, kept))
+    link_rows, attr_rows, label_rows, state_rows = out
+    if kind == "ethernet":
+        kinds: Iterable[str] = [_kind_between(kind, a, b, objects) for a, b in zip(ends_a, ends_b, strict=True)]
+    else:
+        kinds = repeat(kind)
+    link_rows += zip(ids, ends_a, ends_b, kinds, repeat(mbps))
+    if attrs:
+        attr_rows += [(lid, k, n) for lid in ids for k, n in attrs.items()]
+    if labels:
+        label_rows += [(lid, k, v) for lid in ids for k, v in labels.items()]
+    if state is not None:
+        state_rows += [(lid, state) for lid in ids]
 
 
 _Cols = tuple[

@@ -92,6 +92,7 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
         overridden=inv.overridden,
         deferred={},
         unmade_objects={},
+        cables={},
     )
     expander = Expander(problems, templates, sink)
     for specs, _ in entries:
@@ -107,8 +108,9 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
                 expander.expand_link(spec, None, {})
     expander.finish()
     deferred = sink.deferred
-    if deferred:
-        inv.defer_links(lambda so_far: made_links(so_far, deferred), deferred)
+    if deferred or sink.cables:
+        nodes = deferred or {}
+        inv.defer_links(lambda so_far: made_links(so_far, nodes), nodes, sink.cables, sink.cable_ids)
     if sink.unmade_objects:
         inv.defer_objects(sink.unmade_objects)
     _unstamp_filled(inv, sink.explicit_parents)

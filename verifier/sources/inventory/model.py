@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
+from itertools import repeat
 from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -236,6 +237,35 @@ def links_of(node: str, unmade: Unmade, only: Sequence[int] | None = None) -> li
     return out
 
 
+CableColumns = tuple[
+    list[str], list[str], list[str], str, int, SourceLocation, Mapping[str, int], Mapping[str, str], str | None
+]
+"""A run of cables a `foreach` made in one pass, not made yet (Inventory.unmade_cables): their ids,
+their ends a and b, and what every one of them has alike (kind, mbps, loc, attrs, labels, state)."""
+
+CABLES_UNMADE = SourceLocation("<deferred cables>")
+"""The location of the placeholder holding the place of a run of cables not made yet (its id is
+the run's key in Inventory.unmade_cables)."""
+
+
+def cables_of(run: CableColumns) -> list[Link]:
+    """The Link objects of `run`, as the loader would have made them at once."""
+    ids, ends_a, ends_b, kind, mbps, loc, attrs, labels, state = run
+    return list(map(Link, ids, ends_a, ends_b, *(repeat(v) for v in (kind, mbps, loc, attrs, labels, state))))
+
+
+def made_cables(links: Mapping[str, Link], runs: Mapping[str, CableColumns]) -> dict[str, Link]:
+    """`links` with each run placeholder (CABLES_UNMADE) replaced by its run's cables, in its place."""
+    out: dict[str, Link] = {}
+    for lid, lk in links.items():
+        if lk.loc is not CABLES_UNMADE:
+            out[lid] = lk
+            continue
+        run = runs[lid]
+        out.update(zip(run[0], cables_of(run), strict=True))
+    return out
+
+
 def unmade_of(nodes: Mapping[str, Unmade], oid: str) -> Unmade | None:
     """The plan and names of the node of `nodes` (objects not made yet, Inventory.defer_objects)
     one of whose objects `oid` is the id of, else None.
@@ -361,7 +391,13 @@ class Inventory(Record):
             return made
         return _Found(self, state)
 
-    def defer_links(self, make: Callable[[dict[str, Link]], dict[str, Link]], nodes: Mapping[str, Unmade]) -> None:
+    def defer_links(
+        self,
+        make: Callable[[dict[str, Link]], dict[str, Link]],
+        nodes: Mapping[str, Unmade],
+        cables: Mapping[str, CableColumns] | None = None,
+        cable_ids: Mapping[str, str] | None = None,
+    ) -> None:
         """Make `links` only when it is first read, as `make(links)`: until then the stamped `nodes`
         (see Inventory.stamped) hold their places in it with placeholders (`origin` the node).
 
@@ -372,6 +408,28 @@ class Inventory(Record):
         own["_links_so_far"] = own.pop("links")
         own["_make_links"] = make
         own["_unmade"] = nodes
+        if cables:
+            # Runs of cables are not made either (a fleet's 196,608): each holds its place in the
+            # table with one placeholder (CABLES_UNMADE); `cable_ids` gives each cable id its run.
+            own["_cables"] = cables
+            own["_cable_ids"] = cable_ids or {}
+
+    def unmade_cables(self) -> Mapping[str, CableColumns]:
+        """The runs of cables not made yet (see defer_links), by the id of the placeholder that holds
+        each one's place in `links_but(..., cables=True)`; empty once made.
+        """
+        own = self.__dict__
+        cables: Mapping[str, CableColumns] = own.get("_cables", {}) if "links" not in own else {}
+        return cables
+
+    def _make_cables(self) -> None:
+        """Make the runs of cables not made yet in their places, the nodes' links left as they are."""
+        own = self.__dict__
+        cables = own.pop("_cables", None)
+        own.pop("_cable_ids", None)
+        if cables:
+            with collector_paused():
+                own["_links_so_far"] = made_cables(own["_links_so_far"], cables)
 
     def unmade_links(self) -> Mapping[str, Unmade]:
         """The nodes whose links are not made yet (see defer_links), with what makes them (links_of);
@@ -384,12 +442,16 @@ class Inventory(Record):
         unmade: Mapping[str, Unmade] = self.__dict__.get("_unmade", {})
         return unmade
 
-    def links_but(self, skip: Set[str]) -> Mapping[str, Link]:
+    def links_but(self, skip: Set[str], cables: bool = False) -> Mapping[str, Link]:
         """`links`, where a scan that passes over the links of the stamped nodes in `skip` may read
-        placeholders (with `origin` a node of `skip`) instead of links not made yet.
+        placeholders (with `origin` a node of `skip`) instead of links not made yet. With `cables`
+        it may also read the placeholders of runs of cables not made yet (loc CABLES_UNMADE, see
+        unmade_cables); without, those runs are made first.
         """
         own = self.__dict__
         if "links" not in own and own["_unmade"].keys() <= skip:
+            if not cables and "_cables" in own:
+                self._make_cables()
             so_far: dict[str, Link] = own["_links_so_far"]
             return so_far
         return self.links
@@ -407,8 +469,12 @@ class Inventory(Record):
         unmade: Mapping[str, Unmade] = own["_unmade"]
         so_far: Mapping[str, Link] = own["_links_so_far"]
         lk = so_far.get(lid)
-        if lk is not None and lk.origin not in unmade:  # not a placeholder
+        if lk is not None and lk.origin not in unmade and lk.loc is not CABLES_UNMADE:  # not a placeholder
             return lk.loc
+        run = own.get("_cable_ids", {}).get(lid)
+        if run is not None:
+            loc: SourceLocation = own["_cables"][run][5]
+            return loc
         # Every link id of a node not made yet starts with the node's id and a "/" (templates.py _stamp).
         node = lid.partition("/")[0]
         found = unmade.get(node)
@@ -600,7 +666,11 @@ class _LinksOnFirstRead:
             raise AttributeError("links")
         so_far = own.pop("_links_so_far")
         del own["_unmade"]
+        cables = own.pop("_cables", None)
+        own.pop("_cable_ids", None)
         with collector_paused():  # a million links, as when they are loaded (core/gc_pause.py)
+            if cables:
+                so_far = made_cables(so_far, cables)
             links = own["links"] = make(so_far)
         return links
 

@@ -30,15 +30,18 @@ from verifier.core.frozen import Record
 from verifier.core.limits import INT64_MAX, current_limits, exceeded
 from verifier.core.stamped_rows import names_at
 from verifier.sources.inventory.model import (
+    CABLES_UNMADE,
     EMPTY_INT,
     EMPTY_STR,
     FABRIC_LINK_KINDS,
+    CableColumns,
     Inventory,
     Link,
     Obj,
     ObjectRow,
     Unmade,
     links_of,
+    made_cables,
     made_objects,
     unmade_of,
 )
@@ -133,6 +136,11 @@ class Sink(Record):
     """While links are deferred: the heads (up to the first `/`) of every link id made or asked for."""
     cabled: list[CableRun] = field(default_factory=list)
     """Cables a `foreach` made in one pass with every end an object and none a loop (check_inventory)."""
+    cables: dict[str, CableColumns] | None = None
+    """While links are deferred: runs of cables not made yet (Inventory.unmade_cables), by the id of
+    the placeholder (loc CABLES_UNMADE) holding each one's place in `links`. None: made at once."""
+    cable_ids: dict[str, str] = field(default_factory=dict)
+    """The id of every cable of `cables` -> its run's placeholder id."""
     unmade_objects: dict[str, Unmade] | None = None
     """Stamped nodes whose objects are not made yet (Inventory.defer_objects): node id -> (plan, the
     instance's names), the nodes whose links are deferred too. None: every object is made at once."""
@@ -990,6 +998,9 @@ class Expander:
         deferred = sink.deferred
         if deferred is None:
             return None
+        if lid in sink.cable_ids:
+            self.make_deferred()
+            return None
         cut = lid.find("/")
         head = lid if cut < 0 else lid[:cut]
         sink.heads.add(head)
@@ -1009,6 +1020,9 @@ class Expander:
         sink = self.sink
         deferred = sink.deferred
         if deferred is None:
+            return
+        if sink.cable_ids and not sink.cable_ids.keys().isdisjoint(lids):
+            self.make_deferred()  # a cable not made yet has one of these ids
             return
         if heads is None:
             heads = list(map(_FIRST, map(str.partition, lids, repeat("/"))))
@@ -1040,9 +1054,15 @@ class Expander:
     def make_deferred(self) -> None:
         """Make every deferred link, each in its place; links are made at once from then on."""
         sink = self.sink
+        if sink.cables:
+            made = made_cables(sink.links, sink.cables)
+            sink.links.clear()  # the same dict: the inventory and the loops making links hold it
+            sink.links.update(made)
+        sink.cables = None
+        sink.cable_ids = {}
         if sink.deferred:
             made = made_links(sink.links, sink.deferred)
-            sink.links.clear()  # the same dict: the inventory and the loops making links hold it
+            sink.links.clear()
             sink.links.update(made)
         sink.deferred = None
 
@@ -1098,6 +1118,8 @@ class Expander:
                     heads = lids
                 self._note_all(lids, heads)
             if links.keys().isdisjoint(lids):
+                if self._defer_cables(lids, ends_a, ends_b, known_a and known_b, spec):
+                    return
                 # No cable takes an id made before (the usual case): all are made in one pass. Should
                 # two of them share an id, the table grows by fewer: they are taken out again (they are
                 # its last entries) and made one by one below, in the same order.
@@ -1144,6 +1166,33 @@ class Expander:
             links[lid] = Link(lid, a, b, kind, mbps, loc, attrs, labels, state, None, EMPTY_INT)
             if journal is not None:
                 journal.append(lid)
+
+    def _defer_cables(self, lids: list[str], ends_a: list[str], ends_b: list[str], known: bool, spec: LinkSpec) -> bool:
+        """Keep a foreach's cables (`lids`, none taken: _note_all has seen them) as one run of columns
+        in Sink.cables, one placeholder in its place in `links`, when links are deferred and nothing
+        waits on them (no override's journal), every end is an object (`known`), none a loop and no
+        two ids alike: what check_inventory passes over whole (Sink.cabled). False, having done
+        nothing, anywhere else: they are made at once.
+        """
+        sink = self.sink
+        cables = sink.cables
+        if (
+            cables is None
+            or sink.deferred is None
+            or sink.journal is not None
+            or not lids
+            or not known
+            or any(map(operator.eq, ends_a, ends_b))
+        ):
+            return False
+        key = f"{_HOLE}{_SEP}{len(cables)}"  # no id holds either character
+        mine = dict.fromkeys(lids, key)
+        if len(mine) != len(lids):
+            return False
+        sink.cable_ids.update(mine)
+        cables[key] = (lids, ends_a, ends_b, spec.kind, spec.mbps, spec.loc, spec.attrs, spec.labels.const, spec.state)
+        sink.links[key] = Link(key, "", "", spec.kind, 0, CABLES_UNMADE)
+        return True
 
     def _one_link(self, spec: LinkSpec, scope: str | None, ns: Mapping[str, int | str]) -> None:
         a = self._render(spec.a, ns, spec.loc, "endpoint")

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.limits import INT64_MAX, INT64_MIN, current_limits, exceeded
-from verifier.sources.inventory.model import Inventory, Link
+from verifier.sources.inventory.model import CABLES_UNMADE, CableColumns, Inventory, Link, cables_of
 from verifier.sources.inventory.raw_files import ReadFile, read_files
 from verifier.sources.inventory.units import UnitError, comma_problem
 from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_text
@@ -518,7 +518,13 @@ def check_inventory(
     _check_cycles(inv, problems, explicit_parents)
     # Only a link with a missing end or a loop can be wrong: found in one pass at C speed. The
     # links of sound nodes are passed over: they need not be made for this (Inventory.links_but).
-    suspect = _suspects(inv.links_but(sound), objects, sound, cabled, removed)
+    suspect = _suspects(
+        _with_suspect_cables(inv.links_but(sound, cables=True), inv.unmade_cables(), removed),
+        objects,
+        sound,
+        cabled,
+        removed,
+    )
     for link in suspect:
         for end in (link.a, link.b):
             if end not in objects and not explained(end):
@@ -535,6 +541,27 @@ def check_inventory(
             problems.add(
                 m.loc, f"only memory and cache objects can serve devices; {mem!r} is a {m.kind}", same="serves"
             )
+
+
+def _with_suspect_cables(
+    links: Mapping[str, Link], runs: Mapping[str, CableColumns], removed: AbstractSet[str]
+) -> Mapping[str, Link]:
+    """`links` without the placeholders of runs of cables not made yet (Inventory.unmade_cables):
+    the loader keeps only runs whose ends were all objects and none a loop when they were made
+    (Sink.cabled's), so those pass every check of _suspects; a run with an end `removed` since is
+    put back as its cables, in its place, to be looked at one by one.
+    """
+    if not runs:
+        return links
+    out: dict[str, Link] = {}
+    for lid, lk in links.items():
+        if lk.loc is not CABLES_UNMADE:
+            out[lid] = lk
+            continue
+        run = runs[lid]
+        if removed and not (removed.isdisjoint(run[1]) and removed.isdisjoint(run[2])):
+            out.update((c.id, c) for c in cables_of(run))
+    return out
 
 
 def _suspects(
