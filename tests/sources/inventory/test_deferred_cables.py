@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from verifier.core.errors import TopologError
+from verifier.facts.graph import graph_facts
 from verifier.facts.inventory import inventory_facts
 from verifier.sources.inventory import load_inventory_text
 
@@ -70,3 +71,27 @@ def test_the_facts_of_cables_not_made_are_their_rows() -> None:
     kept = inventory_facts(inv, keep={"p0", "spine0"})
     assert list(kept["link"]) == [("p0<->spine0", "p0", "spine0", "ethernet", 12_500)]
     assert inv.unmade_cables()  # none of this made them
+
+
+def test_node_islands_read_a_run_with_a_device_marked_down() -> None:
+    # Both NICs are cabled to zleaf by one foreach (a run not made yet). n1's NIC is marked down, so
+    # its cable carries nothing (nor joins it an island: a NIC is no switch): n0 is on zleaf's island
+    # (named by its one switch), and n1, which has a NIC and no working cable, gets island "".
+    text = """apiVersion: topolog.dev/v1
+objects:
+  - {name: zleaf, kind: switch}
+  - name: n0
+    kind: node
+    children:
+      - {name: nic0, kind: nic}
+  - name: n1
+    kind: node
+    children:
+      - {name: nic0, kind: nic, state: down}
+links:
+  - {a: "n{i}/nic0", b: zleaf, kind: infiniband, bandwidth: 400 Gb/s, foreach: {i: 0..1}}
+"""
+    inv = load_inventory_text(text, "t.yaml")
+    assert [run[0] for run in inv.unmade_cables().values()] == [["n0/nic0<->zleaf", "n1/nic0<->zleaf"]]
+    facts = graph_facts(inv, {"node_fabric_island"})
+    assert facts["node_fabric_island"] == [("n0", "zleaf"), ("n1", "")]
