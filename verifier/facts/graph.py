@@ -464,8 +464,9 @@ class _LinkView(Record):
         covered = frozenset(_representatives(stamped, set()).values())
         unread = {n for n in stamped if n not in covered}
         unmade = inv.unmade_links()
-        so_far = inv.links_but(unmade.keys(), cables=True).values()
+        # The runs first: should another thread make the links meanwhile, `so_far` holds no placeholder.
         cables = inv.unmade_cables()
+        so_far = inv.links_but(unmade.keys(), cables=True).values()
         # A placeholder (a node whose links are not made) is replaced by the links read of its node:
         # all of them on a representative, else only its fabric and d2d links (most plans have none).
         always: dict[int, list[int]] = {}  # plan -> positions of its links of the kinds read on every node

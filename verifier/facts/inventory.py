@@ -155,7 +155,8 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     # The links of nodes stamped whole that are not made yet (a million at fleet scale) are rows
     # stamped from their plan where their node's placeholder stands: never made as Link objects.
     stamps = _LinkStamps(inv.found, label_rows, state_rows, link_rows, attr_rows, keep)
-    # So are the runs of cables not made yet (Inventory.unmade_cables): rows from their columns.
+    # So are the runs of cables not made yet (Inventory.unmade_cables): rows from their columns. (The
+    # runs first: should another thread make the links meanwhile, `every` holds no placeholder.)
     runs = inv.unmade_cables()
     every = inv.links_but(unmade.keys(), cables=True).values()
     links = (

@@ -518,8 +518,9 @@ def check_inventory(
     _check_cycles(inv, problems, explicit_parents)
     # Only a link with a missing end or a loop can be wrong: found in one pass at C speed. The
     # links of sound nodes are passed over: they need not be made for this (Inventory.links_but).
+    runs = inv.unmade_cables()  # (before the table: made meanwhile, it holds no placeholder)
     suspect = _suspects(
-        _with_suspect_cables(inv.links_but(sound, cables=True), inv.unmade_cables(), removed),
+        _with_suspect_cables(inv.links_but(sound, cables=True), runs, removed),
         objects,
         sound,
         cabled,
