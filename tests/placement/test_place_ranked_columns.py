@@ -124,6 +124,13 @@ def _loop_only(monkeypatch: pytest.MonkeyPatch) -> None:
         return {}, {**{d: [p] for d, p in only.items()}, **eligible}, sizes
 
     monkeypatch.setattr(placement._Picker, "_eligible", listed)
+    by_node = placement._Picker._node_eligible
+
+    def node_listed(self: placement._Picker, *args: Any) -> Any:
+        only, eligible = by_node(self, *args)
+        return {}, {**{d: [p] for d, p in only.items()}, **eligible}
+
+    monkeypatch.setattr(placement._Picker, "_node_eligible", node_listed)
 
 
 CASES = [
@@ -152,3 +159,43 @@ def test_columns_rank_as_the_loop(inventory: Path, jobs: Path, monkeypatch: pyte
     _loop_only(monkeypatch)
     assert answers() == columns
     assert any(hosting for by_job in columns for _c, hosting, _p in by_job.values())
+
+
+@pytest.mark.parametrize(("inventory", "jobs"), CASES, ids=[c[0].stem for c in CASES])
+def test_eligible_read_few_or_whole_alike(inventory: Path, jobs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job's rows of nodes with several eligible profiles are read again node by node while they
+    are few (`_FEW_NODES`), else all its rows whole; a job of scope node is read from its hosts'
+    names (`_node_eligible`) unless it is asked to read every row (`_eligible`): the same answers."""
+
+    def answers() -> list[dict[str, tuple[int, int, list[Shown]]]]:
+        return [_shown(place([inventory], [jobs], rank=rank, limit=0, authorize=False)) for rank in placement.RANKS]
+
+    few = answers()
+    monkeypatch.setattr(placement, "_FEW_NODES", 0)
+    assert answers() == few
+    monkeypatch.setattr(placement._Picker, "_node_eligible", lambda self, job, _hosts: self._eligible(job, False)[:2])
+    assert answers() == few
+
+
+def test_node_eligible_as_every_row_says() -> None:
+    """By hand, from ranked_columns.yaml: pair-node's hosts are the 5 nodes. n0, n3 and m0 have one
+    profile each; n1 has two (a labelled GPU), both eligible; n2 has two (gpu3 down), one eligible.
+    `_node_eligible` gives n1 its two as a list and every other node its one profile."""
+    seen: dict[str, tuple[dict[Any, Any], dict[Any, Any], dict[Any, Any], dict[Any, Any]]] = {}
+    by_node, read = placement._Picker._node_eligible, placement._Picker._eligible
+
+    def both(self: placement._Picker, job: str, hosts: Any) -> Any:
+        only, eligible = by_node(self, job, hosts)
+        every_only, every, _sizes = read(self, job, False)
+        seen[job] = (only, eligible, every_only, every)
+        return only, eligible
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(placement._Picker, "_node_eligible", both)
+        place([INVENTORY], [JOBS], authorize=False)
+    only, eligible, every_only, every = seen["pair-node"]
+    assert sorted(only) == ["m0", "n0", "n2", "n3"]
+    assert sorted(eligible) == ["n1"] and len(eligible["n1"]) == 2
+    assert {p[3] for p in eligible["n1"]} == {p[3] for p in every["n1"]}
+    assert only == {d: every_only[d] for d in only}
+    assert only["n2"][0] == "n2" and only["n0"][0] == "n0"

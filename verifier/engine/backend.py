@@ -14,8 +14,9 @@ Usage, the same on every backend:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Protocol
 
 from verifier.core.errors import SourceLocation, TopologError
@@ -166,9 +167,19 @@ class Backend(Protocol):
     def evaluate(self) -> None:
         """Run every stratum to its fixpoint; raises EngineError if anything cannot be evaluated."""
 
-    def query(self, relation: str, bound: Mapping[int, Value] | None = None, ordered: bool = True) -> list[Row]:
+    def query(
+        self,
+        relation: str,
+        bound: Mapping[int, Value] | None = None,
+        ordered: bool = True,
+        columns: Sequence[int] | None = None,
+    ) -> list[Row]:
         """Rows of a relation matching the bound positions, sorted unless `ordered` is False
         (a caller that groups 100k rows itself need not pay for the sort).
+
+        `columns`: only these positions of each row, in this order (`project`); a row per tuple
+        matched all the same, duplicates kept. A caller that reads three of twelve columns of a
+        fleet's rows does not have the other nine decoded for it.
         """
 
     def answer(self, query: Query) -> list[Row]:
@@ -205,6 +216,22 @@ def load_order(relations: Collection[str]) -> list[str]:
     """
     first = [r for r in LOADED_FIRST if r in relations]
     return first + sorted(r for r in relations if r not in first)
+
+
+def project(rows: list[Row], columns: Sequence[int] | None, arity: int) -> list[Row]:
+    """Each row cut to `columns` (positions, in that order); `rows` itself without them.
+
+    Raises ValueError for a position the relation does not have, as a bound position does.
+    """
+    if columns is None:
+        return rows
+    for pos in columns:
+        if not 0 <= pos < arity:
+            raise ValueError(f"no column position {pos} (arity {arity})")
+    if len(columns) == 1:
+        at = columns[0]
+        return [(r[at],) for r in rows]
+    return list(map(itemgetter(*columns), rows)) if columns else [() for _ in rows]
 
 
 def sort_rows(rows: Iterable[Row]) -> list[Row]:

@@ -44,7 +44,7 @@ from verifier.engine.ast import (
     Var,
     arithmetic_of,
 )
-from verifier.engine.backend import EngineStats, Proof, format_fact, out_of_engine_memory, sort_rows
+from verifier.engine.backend import EngineStats, Proof, format_fact, out_of_engine_memory, project, sort_rows
 from verifier.engine.column_keys import batch_key
 from verifier.engine.distinct_rules import bindings_distinct, counted_apart, rows_distinct
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
@@ -1323,29 +1323,41 @@ class DuckDBBackend:
 
     # -- reading -----------------------------------------------------------------------
 
-    def query(self, relation: str, bound: Mapping[int, Value] | None = None, ordered: bool = True) -> list[Row]:
+    def query(
+        self,
+        relation: str,
+        bound: Mapping[int, Value] | None = None,
+        ordered: bool = True,
+        columns: Sequence[int] | None = None,
+    ) -> list[Row]:
         self._mend()
         decl = self._declaration(relation)
         params = self._params()
         conditions = []
-        columns = self._schema.columns(relation)
+        names = self._schema.columns(relation)
+        project([], columns, decl.arity)  # a position the relation lacks is refused before any SQL
         for pos, value in sorted((bound or {}).items()):
             if not 0 <= pos < decl.arity:
                 raise ValueError(f"{relation} has no argument position {pos} (arity {decl.arity})")
             stored = self._encode(value) if fits(value, decl.columns[pos].type) else None
             if stored is None:
                 return []
-            conditions.append(f"{columns[pos]} = {params.literal(stored)}")
+            conditions.append(f"{names[pos]} = {params.literal(stored)}")
         if relation not in self._schema.used:
             # No statement ever named its table, so none put a tuple there (a check's relation that no
             # rule could derive): no table made and read for nothing, two statements of about 3.5 M
             # instructions together (63 of a fleet's verification's checks).
             return []
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-        select = f"SELECT {', '.join(columns)} FROM {self._schema.table(relation)}{where}"
-        found = self._fetch_text(select, _kinds(decl), params)
-        # Rows come back as tuples already; a zero-arity relation's rows hold its unit column only.
-        rows: list[Row] = found if decl.arity else [() for _ in found]
+        kinds = _kinds(decl)
+        if columns:
+            # Only the columns asked for are selected and decoded (a fleet's eligible rows: three of twelve).
+            names, kinds = [names[pos] for pos in columns], [kinds[pos] for pos in columns]
+        select = f"SELECT {', '.join(names)} FROM {self._schema.table(relation)}{where}"
+        found = self._fetch_text(select, kinds, params)
+        # Rows come back as tuples already; a zero-arity relation's rows (or none of the columns
+        # asked for) hold its unit column (or the first column) only.
+        rows: list[Row] = found if decl.arity and (columns is None or columns) else [() for _ in found]
         return sort_rows(rows) if ordered else rows
 
     def _fetch_text(self, select: str, kinds: Sequence[ColumnType | None], params: sc.Params) -> list[tuple[Any, ...]]:

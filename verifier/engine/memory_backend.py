@@ -48,7 +48,15 @@ from verifier.engine.ast import (
     literal_vars,
     term_vars,
 )
-from verifier.engine.backend import EngineStats, OutgrewEngine, Proof, format_fact, out_of_engine_memory, sort_rows
+from verifier.engine.backend import (
+    EngineStats,
+    OutgrewEngine,
+    Proof,
+    format_fact,
+    out_of_engine_memory,
+    project,
+    sort_rows,
+)
 from verifier.engine.fact_rows import fact_columns, fits, input_declaration
 from verifier.engine.proof_search import Instance, ProofSearch
 from verifier.engine.strata import (
@@ -948,8 +956,15 @@ class MemoryBackend:
 
     # -- reading -------------------------------------------------------------------------
 
-    def query(self, relation: str, bound: Mapping[int, Value] | None = None, ordered: bool = True) -> list[Row]:
+    def query(
+        self,
+        relation: str,
+        bound: Mapping[int, Value] | None = None,
+        ordered: bool = True,
+        columns: Sequence[int] | None = None,
+    ) -> list[Row]:
         decl = self._declaration(relation)
+        project([], columns, decl.arity)  # a position the relation lacks is refused, as a bound one is
         table = self._relations[relation]
         conditions: list[tuple[int, Value]] = []
         for pos, value in sorted((bound or {}).items()):
@@ -963,6 +978,7 @@ class MemoryBackend:
             rows = list(table.index(positions).get(tuple(v for _, v in conditions), ()))
         else:
             rows = list(table.rows)
+        rows = project(rows, columns, decl.arity)
         return sort_rows(rows) if ordered else rows
 
     def answer(self, query: Query) -> list[Row]:

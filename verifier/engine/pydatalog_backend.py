@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pyDatalog import pyDatalog, pyEngine
@@ -63,7 +63,7 @@ from verifier.engine.ast import (
     literal_vars,
     render_value,
 )
-from verifier.engine.backend import EngineStats, Proof, sort_rows
+from verifier.engine.backend import EngineStats, Proof, project, sort_rows
 from verifier.engine.strata import order_body, stratify
 
 MAX_FACT_ERRORS = 20
@@ -315,7 +315,13 @@ class PyDatalogBackend:
         self.stats.eval_seconds = time.perf_counter() - started
         self.stats.tuples = {name: len(r) for name, r in sorted(rows.items())}
 
-    def query(self, relation: str, bound: Mapping[int, Value] | None = None, ordered: bool = True) -> list[Row]:
+    def query(
+        self,
+        relation: str,
+        bound: Mapping[int, Value] | None = None,
+        ordered: bool = True,
+        columns: Sequence[int] | None = None,
+    ) -> list[Row]:
         self._ready()
         decl = self._decls.get(relation)
         if decl is None:
@@ -327,7 +333,15 @@ class PyDatalogBackend:
                     SourceLocation("<query>"),
                     f"'{relation}' has {decl.arity} arguments; there is no argument position {pos}",
                 )
-        return sort_rows(self._ask(_materialized(relation), decl.arity, bound, relation))
+        for pos in columns or ():
+            if not 0 <= pos < decl.arity:
+                raise ProgramError.at(
+                    SourceLocation("<query>"),
+                    f"'{relation}' has {decl.arity} arguments; there is no argument position {pos}",
+                )
+        return sort_rows(
+            project(list(self._ask(_materialized(relation), decl.arity, bound, relation)), columns, decl.arity)
+        )
 
     def holds(self, query: Query) -> bool:
         return bool(self.answer(query))

@@ -619,6 +619,11 @@ class Profiles:
         return self._left
 
 
+_FEW_NODES = 32
+"""Up to this many nodes of several eligible profiles, a job's rows of them are read node by node
+(a query each); more, and its eligible rows are read again whole, once."""
+
+
 class _Picker:
     """Members and figures of a hosting domain, from bulk queries (no per-domain engine round trips).
 
@@ -634,6 +639,7 @@ class _Picker:
         self.engine, self.e_job, self.e_domain = engine, eligible.index["job"], eligible.index["domain"]
         self.e_node = eligible.index["node"]
         self.e_count = eligible.index["gpus"]
+        self.e_short = (self.e_domain, self.e_node, self.e_count)
         self.eligible_of = row_getter(eligible, profiles.key_columns)
         self.pairs = profiles.pairs
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
@@ -670,6 +676,8 @@ class _Picker:
         sizes: Mapping[Value, Value] = {}
         if eligible_profiles is not None:
             eligible = eligible_profiles
+        elif hosts and job.scope == "node":
+            only, eligible = self._node_eligible(name, hosts)
         elif hosts:
             only, eligible, sizes = self._eligible(name, in_domain)
         shapes, price, by_profile, count_of = self._shapes, self.price, self.by_profile, self.count_of
@@ -866,17 +874,33 @@ class _Picker:
         Read job by job, only for a job that hosts somewhere: a job that fits nowhere still
         has a fleet's worth of rows.
         """
-        rows = self.engine.query("place_eligible_profile", {self.e_job: job}, False)
-        # Column by column in C calls (a fleet's domains: 16,384 nodes, a row each, per job). A row of a
-        # node with one profile has that profile: found by the node's name, the others by their nine columns.
-        domains = list(map(itemgetter(self.e_domain), rows))
-        by_node = list(map(self.single.get, map(itemgetter(self.e_node), rows)))
+        relation, bound = "place_eligible_profile", {self.e_job: job}
+        # Each row's domain, node and GPU count only (a fleet's domains: 16,384 nodes, a row each, per
+        # job): the engine decodes three columns, not the twelve with the job asked for. A row of a node
+        # with one profile has that profile: found by the node's name, column by column in C calls.
+        rows = self.engine.query(relation, bound, False, self.e_short)
+        by_node = list(map(self.single.get, map(itemgetter(1), rows)))
         found = cast("list[_Profile]", by_node)
-        if None in by_node:  # only the rows of nodes with several profiles are looked up by their columns
-            info, key_of = self.info, self.eligible_of
-            for i in itertools.compress(range(len(rows)), map(operator.not_, by_node)):
-                found[i] = info[key_of(rows[i])]
-        sizes = dict(zip(domains, map(itemgetter(self.e_count), rows), strict=True)) if sized else {}  # last wins
+        if None in by_node:
+            # The rows of nodes with several profiles (a node with a GPU down) are read again whole,
+            # node by node while they are few, and their profiles looked up by their nine columns.
+            info, key_of, short = self.info, self.eligible_of, itemgetter(self.e_domain, self.e_node, self.e_count)
+            odd = {r[1] for r in itertools.compress(rows, map(operator.not_, by_node))}
+            if len(odd) > _FEW_NODES:
+                full = self.engine.query(relation, bound, False)
+                rows, found = (
+                    list(map(short, full)),
+                    [self.single.get(str(r[self.e_node])) or info[key_of(r)] for r in full],
+                )
+            else:
+                keep = list(map(operator.truth, by_node))
+                rows, found = list(itertools.compress(rows, keep)), list(itertools.compress(found, keep))
+                for node in sorted(odd, key=str):
+                    for r in self.engine.query(relation, {**bound, self.e_node: node}, False):
+                        rows.append(short(r))
+                        found.append(info[key_of(r)])
+        domains = list(map(itemgetter(0), rows))
+        sizes = dict(zip(domains, map(itemgetter(2), rows), strict=True)) if sized else {}  # last wins
         one = dict(zip(domains, found, strict=True))
         if len(one) == len(domains):  # a profile per domain
             return one, {}, sizes
@@ -891,6 +915,35 @@ class _Picker:
         for domain in several:
             del one[domain]
         return one, per_domain, sizes
+
+    def _node_eligible(
+        self, job: str, hosts: Sequence[tuple[str, int]]
+    ) -> tuple[dict[Value, _Profile], dict[Value, list[_Profile]]]:
+        """`_eligible` for a job of scope node, from its hosting nodes' names: a hosting node with one
+        profile has that one eligible (place_eligible_profile's domain of scope node is the node, and
+        a host has an eligible GPU), so only the few nodes of several profiles are read, one by one
+        while they are few; more, and every eligible row is read (`_eligible`).
+        """
+        domains = list(map(itemgetter(0), hosts))
+        found = list(map(self.single.get, domains))
+        one: dict[Value, _Profile] = dict(zip(domains, cast("list[_Profile]", found), strict=True))
+        if None not in found:
+            return one, {}
+        odd = [d for d, f in zip(domains, found, strict=True) if f is None]
+        if len(odd) > _FEW_NODES:
+            only, eligible, _sizes = self._eligible(job, False)
+            return only, eligible
+        per_domain: dict[Value, list[_Profile]] = {}
+        info, key_of = self.info, self.eligible_of
+        for domain in odd:
+            del one[domain]
+            rows = self.engine.query("place_eligible_profile", {self.e_job: job, self.e_domain: domain}, False)
+            profiles = [info[key_of(r)] for r in rows]
+            if len(profiles) == 1:
+                one[domain] = profiles[0]
+            elif profiles:
+                per_domain[domain] = profiles
+        return one, per_domain
 
     def _held(self, keys: Sequence[ProfileKey], within: frozenset[str] | None) -> list[str]:
         """The GPUs of `keys` (profiles), sorted; only those in `within` (an NVLink domain's) if given."""
