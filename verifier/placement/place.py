@@ -625,9 +625,12 @@ class Profiles:
         return self._left
 
 
-_FEW_NODES = 32
+_FEW_NODES = 8
 """Up to this many nodes of several eligible profiles, a job's rows of them are read node by node
-(a query each); more, and its eligible rows are read again whole, once."""
+(a query each); more, and its eligible rows are read again whole, once. A DuckDB query has a fixed
+cost (about 3.7 M instructions) and a job's whole re-read at 32,768 GPUs about nine of them: with
+32 here, 30 such nodes cost +556 M instructions a 100-job placement (tests/placement/
+test_place_eligible_reads_review57.py)."""
 
 
 class _Picker:
