@@ -74,11 +74,7 @@ def test_current_parts_carry_their_published_figures() -> None:
         got = (m.specs["mem_mb"], m.specs["mem_mbps"], m.specs["scaleup_links"], m.specs["scaleup_mbps"])
         assert got == (mem, bw, links, up), name
         assert ("nvswitch" in m.features) is board, name
-    # The NVSwitch-board parts: every NVIDIA GPU with 18 NVLinks (H100/H200 SXM, B200, GB200), but
-    # the GH200's Hopper: most GH200 servers hold one superchip and no NVSwitch (its NVLinks reach
-    # switch trays only in NVL32 racks), so its model promises none.
+    # The NVSwitch-board parts: every NVIDIA GPU with 18 NVLinks (H100/H200 SXM, B200, GB200).
     eighteen = {n for n, m in models.items() if m.kind == "gpu" and m.specs.get("scaleup_links") == 18}
-    boards = {"H100-SXM5-80GB", "H200-SXM-141GB", "B200-HGX-180GB", "B200-GB200-186GB"}
-    assert eighteen == boards | {"H100-GH200-96GB"}
-    assert all("nvswitch" in models[n].features for n in boards)
-    assert "nvswitch" not in models["H100-GH200-96GB"].features
+    assert eighteen == {"H100-SXM5-80GB", "H200-SXM-141GB", "B200-HGX-180GB", "B200-GB200-186GB"}
+    assert all("nvswitch" in models[n].features for n in eighteen)
