@@ -5,7 +5,9 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,17 @@ def _pinned_report_version(monkeypatch: pytest.MonkeyPatch) -> None:
 def in_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reports name files relative to the working directory, as a user running from the repo sees them."""
     monkeypatch.chdir(ROOT)
+
+
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """SIGINT handled by Python's own handler (a KeyboardInterrupt), as in `topolog`'s process.
+
+    A test of what a Ctrl-C does needs that handler; another test run earlier in the same worker
+    process (pytest-xdist) may have left SIGINT ignored, and a Ctrl-C would then not arrive at all.
+    """
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -360,7 +360,7 @@ def test_cli_outputs_with_proofs_are_byte_identical_sequential_and_concurrent(
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="a signal needs the main thread")
-def test_ctrl_c_while_the_caller_joins_a_running_task_waits_for_it_to_end() -> None:
+def test_ctrl_c_while_the_caller_joins_a_running_task_waits_for_it_to_end(python_sigint: None) -> None:
     # Broken before: CPython 3.11's Thread.join, interrupted by a signal, releases the running
     # thread's own state lock (bpo-45274's except branch), so is_alive() said False and the pool
     # returned while a statement ran (`topolog verify` of 32,768 GPUs, Ctrl-C while evaluating:

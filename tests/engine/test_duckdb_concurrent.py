@@ -300,7 +300,7 @@ def test_duckdb_threads_are_the_databases_own_again_after_a_concurrent_evaluatio
         engine.close()
 
 
-def test_ctrl_c_in_the_waiting_thread_stops_every_stratum() -> None:
+def test_ctrl_c_in_the_waiting_thread_stops_every_stratum(python_sigint: None) -> None:
     # far's stratum sends the calling thread a Ctrl-C (as a terminal would) and waits until the pool
     # stops it: the caller is then surely waiting in the pool. The interrupt is raised there, once
     # every thread has ended; asked again, the engine derives the same as ever.
