@@ -246,9 +246,12 @@ def _q(text: str) -> str:
     return json.dumps(text)
 
 
+def _first_file(inventory: Inventory) -> SourceLocation:
+    return SourceLocation(inventory.files[0] if inventory.files else "<inventory>")
+
+
 def _refuse(inventory: Inventory, what: str) -> TopologError:
-    where = SourceLocation(inventory.files[0] if inventory.files else "<inventory>")
-    return TopologError.at(where, what)
+    return TopologError.at(_first_file(inventory), what)
 
 
 # What Slurm reads as one host or switch name: a hostlist splits names at commas, reads brackets
@@ -266,9 +269,7 @@ def _check_names(inventory: Inventory, tree: Tree, blocks: dict[str, list[str]])
         problems = []
         for name in bad:
             obj = inventory.objects.get(name)
-            where = (
-                obj.loc if obj is not None else SourceLocation(inventory.files[0] if inventory.files else "<inventory>")
-            )
+            where = obj.loc if obj is not None else _first_file(inventory)
             odd = "".join(sorted({c for c in name if _SLURM_NAME.fullmatch(c) is None}))
             problems.append(
                 Diagnostic(
