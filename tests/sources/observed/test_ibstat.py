@@ -9,6 +9,7 @@ import pytest
 from verifier.core.errors import TopologError
 from verifier.sources.observed import ibstat
 from verifier.sources.observed.model import Observations
+from verifier.sources.observed.sniff import sniff
 
 SAMPLE = Path(__file__).parent / "samples" / "ibstat" / "ucx-issue-8772-4ca.txt"
 
@@ -103,3 +104,80 @@ def test_no_host_is_refused() -> None:
 def test_looks_like() -> None:
     assert ibstat.looks_like(SAMPLE.read_text())
     assert not ibstat.looks_like("<?xml version='1.0'?><nvidia_smi_log/>")
+
+
+IBSTATUS = Path(__file__).parent / "samples" / "ibstat" / "ibstatus-nccl-issue-1866-roce.txt"
+
+
+def test_real_ibstatus_reads_in_ibstat_words() -> None:
+    obs = ibstat.read(IBSTATUS.read_text(), str(IBSTATUS), "node1")
+    got = [
+        (p.device, p.port, p.state, p.physical_state, p.rate_mbps, p.link_layer, p.source.line) for p in obs.nic_ports
+    ]
+    # By hand from the sample: two blocks "Infiniband device 'mlx5_N' port 1 status:" at lines 1 and 10,
+    # "state: 4: ACTIVE" (the kernel's 4 is ibstat's "Active"), "phys state: 5: LinkUp", "rate: 100 Gb/sec
+    # (4X EDR)" (100 Gb/s = 100,000 Mb/s), "link_layer: Ethernet" (RoCE).
+    assert got == [
+        ("mlx5_0", 1, "Active", "LinkUp", 100_000, "Ethernet", 1),
+        ("mlx5_1", 1, "Active", "LinkUp", 100_000, "Ethernet", 10),
+    ]
+    assert [(f.format, f.host) for f in obs.files] == [("ibstat", "node1")]
+    assert sniff(IBSTATUS.read_text()) == "ibstat"
+
+
+def _ucx_sample_as_ibstatus() -> str:
+    """The ucx sample's ports as ibstatus prints them (the same sysfs files): written by hand per port."""
+    block = (
+        "Infiniband device '{dev}' port 1 status:\n"
+        "\tdefault gid:\t fe80:0000:0000:0000:0000:0000:0000:0000\n"
+        "\tbase lid:\t 0x0\n\tsm lid:\t\t 0x0\n"
+        "\tstate:\t\t {state}\n\tphys state:\t {phys}\n\trate:\t\t {rate}\n\tlink_layer:\t InfiniBand\n\n"
+    )
+    # ibstat's "Active"/"LinkUp"/"Rate: 100" is the kernel's "4: ACTIVE"/"5: LinkUp"/"100 Gb/sec (4X EDR)";
+    # "Down"/"Disabled"/"Rate: 10" is "1: DOWN"/"3: Disabled"/"10 Gb/sec (4X SDR)".
+    up = {"state": "4: ACTIVE", "phys": "5: LinkUp", "rate": "100 Gb/sec (4X EDR)"}
+    down = {"state": "1: DOWN", "phys": "3: Disabled", "rate": "10 Gb/sec (4X SDR)"}
+    return "".join(
+        block.format(dev=d, **kw) for d, kw in (("mlx5_0", up), ("mlx5_1", up), ("mlx5_2", down), ("mlx5_3", down))
+    )
+
+
+def test_one_machine_through_ibstat_and_ibstatus_reads_the_same() -> None:
+    def rows(obs: Observations) -> list[tuple[object, ...]]:
+        return [(p.device, p.port, p.state, p.physical_state, p.rate_mbps, p.link_layer) for p in obs.nic_ports]
+
+    assert rows(_read(_ucx_sample_as_ibstatus())) == rows(_read(SAMPLE.read_text()))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # An Active port whose rate file could not be read: its rate is judged (OBS104), so it is refused.
+        (("rate:            100 Gb/sec (4X EDR)", "rate:            "), "ibstat.txt:7: the rate of an Active port"),
+        (("100 Gb/sec (4X EDR)", "100 Gb/s"), "ibstat.txt:7: rate '100 Gb/s' is not the kernel's"),
+        (("4: ACTIVE", "ACTIVE"), "ibstat.txt:5: state 'ACTIVE' is not the kernel's '<number>: <name>'"),
+        (("        link_layer:      Ethernet\n", ""), "ibstat.txt:1: port 1 of mlx5_0 has no link_layer"),
+    ],
+)
+def test_ibstatus_that_cannot_be_read_exactly_is_refused(change: tuple[str, str], message: str) -> None:
+    text = IBSTATUS.read_text().replace(*change, 1)
+    with pytest.raises(TopologError) as err:
+        _read(text)
+    assert str(err.value).startswith(message)
+
+
+def test_ibstatus_port_not_up_keeps_an_unread_rate_unknown_and_the_kernels_other_states() -> None:
+    text = (
+        "Infiniband device 'mlx5_2' port 1 status:\n\tstate:\t\t 1: DOWN\n\tphys state:\t 2: Polling\n"
+        "\trate:\t\t \n\tlink_layer:\t IB\n\n"
+        "Infiniband device 'mlx5_3' port 1 status:\n\tstate:\t\t 5: ACTIVE_DEFER\n\tphys state:\t 5: LinkUp\n"
+        "\trate:\t\t 2.5 Gb/sec (1X)\n\tlink_layer:\t InfiniBand\n"
+    )
+    got = [(p.device, p.state, p.physical_state, p.rate_mbps, p.link_layer) for p in _read(text).nic_ports]
+    # 1 is ibstat's "Down", 2 "Polling"; an empty rate on a port that is not up is unknown; "IB" is what the
+    # script prints without a link_layer file (InfiniBand). 5 (ACTIVE_DEFER) has no ibstat word: kept as the
+    # kernel names it, so no rule reads it as "Active"; 2.5 Gb/s is 2,500 Mb/s.
+    assert got == [
+        ("mlx5_2", "Down", "Polling", None, "InfiniBand"),
+        ("mlx5_3", "ACTIVE_DEFER", "LinkUp", 2_500, "InfiniBand"),
+    ]

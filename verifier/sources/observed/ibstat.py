@@ -15,6 +15,20 @@ without its unit), kept exactly as Mb/s. Lines are read by their words, not thei
 copies pasted from web pages lose the tabs. ibstat prints no host name and no time, so the host
 is the one the file lies under in the observation folder. A port block without its state, physical
 state, rate or link layer is a truncated file and is refused.
+
+`ibstatus` (the infiniband-diags script that prints each port's sysfs files) is read by the same
+reader, as the same observation: one block per port,
+
+    Infiniband device 'mlx5_0' port 1 status:
+            state:           4: ACTIVE
+            phys state:      5: LinkUp
+            rate:            100 Gb/sec (4X EDR)
+            link_layer:      Ethernet
+
+Its states are the kernel's (`4: ACTIVE`), spelt here as ibstat spells the same number (`Active`), so a
+port reads the same through either tool; its rate is the kernel's `<Gb/s> Gb/sec (<width>X <speed>)`.
+A port whose rate file could not be read prints an empty rate: unknown, and refused for an Active
+port (whose rate is judged), kept unknown for one that is not up.
 """
 
 from __future__ import annotations
@@ -32,11 +46,32 @@ _FIELD = re.compile(r"^([A-Za-z][A-Za-z ]*?)\s*:\s*(.*?)\s*$")
 _REQUIRED = ("State", "Physical state", "Rate", "Link layer")
 MARKERS = ("CA '", "Physical state:", "Link layer:")
 """Text every ibstat listing holds: how sniff.py recognises one."""
+_IBSTATUS_PORT = re.compile(r"^Infiniband device\s+'([^']+)'\s+port\s+(\d{1,3})\s+status:\s*$")
+_IBSTATUS_FIELD = re.compile(r"^(default gid|base lid|sm lid|state|phys state|rate|link_layer)\s*:\s*(.*?)\s*$")
+_IBSTATUS_REQUIRED = ("state", "phys state", "rate", "link_layer")
+_SYSFS_NUMBERED = re.compile(r"^(\d{1,2})\s*:\s*(\S.*)$")
+_SYSFS_RATE = re.compile(r"^(\d+(?:\.\d+)?) Gb/sec(?: \((\d{1,2})X(?: ?([A-Z0-9]+))?\))?$")
+# The kernel's port states (include/rdma/ib_verbs.h enum ib_port_state) by number, in ibstat's words
+# (infiniband-diags ibstat.c port_state_str), so a rule reads one spelling whichever tool wrote the file.
+_IBSTAT_STATE = {1: "Down", 2: "Initializing", 3: "Armed", 4: "Active"}
+# Physical states (enum ib_port_phys_state): the kernel and ibstat use the same words except 7.
+_IBSTAT_PHYS = {
+    1: "Sleep",
+    2: "Polling",
+    3: "Disabled",
+    4: "PortConfigurationTraining",
+    5: "LinkUp",
+    6: "LinkErrorRecovery",
+    7: "PhyTest",
+}
 
 
 def looks_like(text: str) -> bool:
     head = text[:20_000]
-    return all(m in head for m in MARKERS)
+    if all(m in head for m in MARKERS):
+        return True
+    first = next((line.strip() for line in head.splitlines() if line.strip()), "")
+    return _IBSTATUS_PORT.match(first) is not None and "link_layer:" in head
 
 
 class _Port:
@@ -63,9 +98,115 @@ def _rate(text: str, loc: SourceLocation, problems: list[Diagnostic]) -> int | N
     return int(mbps)
 
 
+def _sysfs_state(text: str, names: dict[int, str], what: str, loc: SourceLocation, problems: list[Diagnostic]) -> str:
+    """The state ibstatus prints (`4: ACTIVE`, `5: LinkUp`) in ibstat's words.
+
+    A number the kernel does not define (5, ACTIVE_DEFER) keeps the kernel's name: never up to a rule.
+    """
+    m = _SYSFS_NUMBERED.match(text)
+    if m is None:
+        problems.append(
+            Diagnostic(loc, f"{what} {text!r} is not the kernel's '<number>: <name>'; expected e.g. '4: ACTIVE'")
+        )
+        return text
+    return names.get(int(m.group(1)), m.group(2))
+
+
+def _sysfs_rate(text: str, active: bool, loc: SourceLocation, problems: list[Diagnostic]) -> int | None:
+    """The rate ibstatus prints (`100 Gb/sec (4X EDR)`) as exact Mb/s; an empty one (file unreadable) is unknown."""
+    if text in ("", "unknown"):
+        if active:
+            problems.append(
+                Diagnostic(loc, "the rate of an Active port is not stated; expected e.g. '400 Gb/sec (4X NDR)'")
+            )
+        return None
+    m = _SYSFS_RATE.match(text)
+    if m is None:
+        problems.append(
+            Diagnostic(
+                loc,
+                f"rate {text!r} is not the kernel's '<Gb/s> Gb/sec (<width>X <speed>)'; "
+                "expected e.g. '400 Gb/sec (4X NDR)'",
+            )
+        )
+        return None
+    return _rate(m.group(1), loc, problems)
+
+
+def _read_ibstatus(text: str, filename: str, host: str) -> Observations:
+    problems: list[Diagnostic] = []
+    out: list[NicPortObservation] = []
+    blocks: list[tuple[str, int, SourceLocation, dict[str, tuple[str, SourceLocation]]]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        loc = SourceLocation(filename, number)
+        if not line:
+            continue
+        start = _IBSTATUS_PORT.match(line)
+        if start:
+            blocks.append((start.group(1), int(start.group(2)), loc, {}))
+            continue
+        if line.startswith("Fatal error:"):
+            problems.append(Diagnostic(loc, f"ibstatus failed on this host: {line!r}; expected its port listing"))
+            continue
+        field = _IBSTATUS_FIELD.match(line)
+        if field is None or not blocks:
+            problems.append(
+                Diagnostic(
+                    loc,
+                    f"unexpected text {line[:80]!r}; "
+                    "expected \"Infiniband device 'name' port N status:\" and its fields",
+                )
+            )
+            continue
+        blocks[-1][3][field.group(1)] = (field.group(2), loc)
+    seen: dict[tuple[str, int], SourceLocation] = {}
+    for device, port, loc, fields in blocks:
+        missing = [k for k in _IBSTATUS_REQUIRED if k not in fields]
+        if missing:
+            problems.append(
+                Diagnostic(loc, f"port {port} of {device} has no {', '.join(missing)}; the file looks truncated")
+            )
+            continue
+        if (device, port) in seen:
+            problems.append(
+                Diagnostic(loc, f"port {port} of {device} is listed twice (first at line {seen[device, port].line})")
+            )
+            continue
+        seen[device, port] = loc
+        state = _sysfs_state(fields["state"][0], _IBSTAT_STATE, "state", fields["state"][1], problems)
+        phys = _sysfs_state(fields["phys state"][0], _IBSTAT_PHYS, "phys state", fields["phys state"][1], problems)
+        rate = _sysfs_rate(fields["rate"][0], state == "Active", fields["rate"][1], problems)
+        # ibstatus prints "IB" when the kernel has no link_layer file (kernels before RoCE): InfiniBand.
+        layer = fields["link_layer"][0]
+        out.append(
+            NicPortObservation(
+                source=loc,
+                observed_at=None,
+                host=host,
+                device=device,
+                port=port,
+                state=state,
+                physical_state=phys,
+                rate_mbps=rate,
+                link_layer="InfiniBand" if layer == "IB" else layer,
+            )
+        )
+    if problems:
+        raise TopologError(problems)
+    return Observations(
+        nic_ports=tuple(out),
+        files=(ObservedFile(filename, FORMAT, host, None),),
+        hosts=(host,),
+    )
+
+
 def read(text: str, filename: str, host: str | None) -> Observations:
-    """Every port of every adapter in one `ibstat` listing of `host`."""
+    """Every port of every adapter in one `ibstat` (or `ibstatus`) listing of `host`."""
     host = host_of_file(host, filename, "ibstat")
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if _IBSTATUS_PORT.match(first):
+        return _read_ibstatus(text, filename, host)
     problems: list[Diagnostic] = []
     ports: list[_Port] = []
     ca_name: str | None = None
