@@ -3,19 +3,67 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable
 from typing import Any
 
 
 class InexactJSON(ValueError):
-    """JSON that parses but cannot be read exactly: a key given twice, NaN or Infinity."""
+    """JSON that parses but cannot be read exactly: a key given twice, NaN or Infinity, a number
+    past a float's range (1e400 would be read as infinity), a string holding half a surrogate pair.
+    """
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A \\uD800..\\uDFFF escape: only then can a parsed string hold a lone surrogate (a text decoded
+from UTF-8 holds none), so only then are the strings looked through."""
 
 
 def loads_exact(text: str, parse_int: Callable[[str], Any] | None = None) -> Any:
     """`json.loads`, refusing what json would read inexactly (InexactJSON); JSONDecodeError and
     RecursionError (nesting past the interpreter's stack) come from json as they are.
     """
-    return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_int=parse_int)
+    doc = json.loads(
+        text,
+        object_pairs_hook=_unique_keys,
+        parse_constant=_no_constant,
+        parse_int=parse_int,
+        parse_float=_finite_float,
+    )
+    if _SURROGATE_ESCAPE.search(text):
+        _no_lone_surrogate(doc)
+    return doc
+
+
+def _finite_float(digits: str) -> float:
+    value = float(digits)
+    if not math.isfinite(value):
+        shown = digits if len(digits) <= 40 else f"{digits[:40]}... ({len(digits)} characters)"
+        raise InexactJSON(f"{shown} is past the largest number a float holds (about 1.8e308); expected a finite number")
+    return value
+
+
+def _no_lone_surrogate(value: Any) -> None:
+    """InexactJSON for a string (key or value) with an unpaired \\uD800..\\uDFFF escape: it is no
+    character, and nothing can write it back as UTF-8 (the answer echoing it could not be sent).
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as err:
+                code = ord(item[err.start])
+                raise InexactJSON(
+                    f"the string {item[:40]!r} holds \\u{code:04x}, half of a surrogate pair; expected whole characters"
+                ) from None
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from contextlib import asynccontextmanager
 from typing import TypeVar
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -44,6 +45,18 @@ T = TypeVar("T")
 LOG = logging.getLogger("topolog.serve")
 PREPARE_AFTER_RELOAD_S = 2.0
 """Quiet time after a reload before the new revision's placement is evaluated ahead of admits."""
+ENDPOINTS = (
+    "/v1/authorize",
+    "/v1/authorize/batch",
+    "/v1/admit",
+    "/v1/admission",
+    "/v1/reload",
+    "/v1/revision",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+)
+"""Every path the gate answers, named in the 404 for any other."""
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 """Probes answer without a token (kubelet probes carry none); they tell nothing about a decision."""
 
@@ -287,6 +300,23 @@ async def metrics(service: Service, request: Request) -> Response:
     return Response(service.metrics.exposition(), media_type=CONTENT_TYPE)
 
 
+async def _http_problem(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such path 404, a method the path does not take 405) as the
+    gate's other refusals are: a JSON error a client can read, not Starlette's plain text.
+    """
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    if status == 404:
+        message = f"no endpoint {request.url.path[:200]!r}; expected one of {', '.join(ENDPOINTS)}"
+    elif status == 405:
+        given = (exc.headers or {}).get("Allow", "") if isinstance(exc, HTTPException) else ""
+        allowed = ", ".join(sorted(m.strip() for m in given.split(",") if m.strip()))  # Starlette's is set order
+        message = f"{request.method} is not taken by {request.url.path}; expected {allowed or 'another method'}"
+    else:
+        message = exc.detail if isinstance(exc, HTTPException) else "the request could not be handled"
+    headers = dict(exc.headers) if isinstance(exc, HTTPException) and exc.headers else None
+    return _problem(status, message, headers)
+
+
 def create_app(service: Service, lifespan: Callable[[Starlette], AsyncIterator[None]] | None = None) -> Starlette:
     """The ASGI app of `service`; `lifespan` runs around serving (the file watcher, SIGHUP)."""
     routes = [
@@ -300,4 +330,8 @@ def create_app(service: Service, lifespan: Callable[[Starlette], AsyncIterator[N
         Route("/readyz", _route(service, readyz), methods=["GET"]),
         Route("/metrics", _route(service, metrics), methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=asynccontextmanager(lifespan) if lifespan is not None else None)
+    return Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: _http_problem},
+        lifespan=asynccontextmanager(lifespan) if lifespan is not None else None,
+    )

@@ -69,6 +69,11 @@ def serve(config: ServeConfig) -> None:
 
 def _serve(config: ServeConfig) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
+    # watchfiles says "N changes detected" at INFO for every batch in a watched folder, files the gate
+    # does not read included: with stderr (or the decision log) written into the inventory's folder,
+    # each such line is itself a change, and the log grew by a line a second while nothing happened.
+    # What the gate does about a change (a reload, refused or not) is logged by _log_reload.
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
     check_config(config)
     # No disk cache in a long-running gate: it would write an entry per new decision (and evict
     # others) on the request path, making each decision several times slower (docs/serve.md);
