@@ -24,6 +24,7 @@ REAL = [
     "h200-8gpu-10nic-empty-affinity.txt",
     "rtx5090-2gpu-tabs.txt",
     "workstation-2gpu-2nic-node.txt",
+    "a100-2gpu-vm-8nic-vllm19607.txt",
 ]
 HAND_WRITTEN = ["dgx-a100-topo-tabs.txt", "dgx-a100-topo-spaces.txt", "old-mlx5-topo.txt"]
 
@@ -423,3 +424,52 @@ def test_a_gpu_numa_id_that_is_no_node_number_is_reported(fx: Path, tmp_path: Pa
     assert [(d.location.line, d.message.split(";")[0]) for d in err.value.diagnostics] == [
         (2, f"GPU NUMA ID of GPU0 is {given!r}")
     ]
+
+
+def test_vm_rows_with_no_affinity_read_every_cell_under_its_column(fx: Path) -> None:
+    # vllm issue 19607: GPU rows end "PXB PXB <blanks> N/A" (CPU and NUMA Affinity empty), NIC rows end at
+    # NIC7. By hand: the N/A is GPU NUMA ID, so no GPU has a NUMA or CPU affinity; NIC6 and NIC7 are PXB to
+    # both GPUs (one switch tree with the GPUs), PIX to each other; NIC0/1, 2/3, 4/5 PIX pairs, SYS elsewhere.
+    inv = import_files("nvidia-smi", [fx / "a100-2gpu-vm-8nic-vllm19607.txt"], node="vm").inventory
+    for g in ("vm/gpu0", "vm/gpu1"):
+        labels = inv.objects[g].labels
+        assert ("cpu_affinity" in labels, "numa_affinity" in labels) == (False, False)
+    got = _classes(inv)
+    assert [got[("GPU0", f"NIC{k}")] for k in range(8)] == ["SYS"] * 6 + ["PXB", "PXB"]
+    assert got[("GPU0", "GPU1")] == "NV"
+    assert sum(1 for o in inv.objects.values() if o.kind == "gpu") == 2
+    assert sum(1 for o in inv.objects.values() if o.kind == "nic") == 8
+
+
+def _drop_tab_after(text: str, column: int) -> str:
+    """Each line of a tab-separated matrix with the tab after its `column`-th field (0 = the label) taken out."""
+    out = []
+    for ln in text.splitlines():
+        f = ln.split("\t")
+        if len(f) > column + 1 and f[column].strip() and f[column + 1].strip():
+            f[column : column + 2] = [f[column] + f[column + 1]]
+        out.append("\t".join(f))
+    return "\n".join(out) + "\n"
+
+
+def test_cells_joined_by_a_lost_tab_read_as_the_cells_they_spell(fx: Path, tmp_path: Path) -> None:
+    # As pasted in vllm issue 13855 (https://github.com/vllm-project/vllm/issues/13855): the tab between the
+    # NIC8 and NIC9 columns lost in the header ("NIC8NIC9") and in every GPU row ("NODENODE", "NODEPXB"). Made
+    # here from the DGX A100 matrix by removing the tab after field 17 (NIC8's: the header's field 0 is empty,
+    # a row's is its label) on every line: each class ends where the next starts with a letter, so the one way
+    # to split them gives back the file's cells, and the import is the same as the untouched file's.
+    src = fx / "dgx-a100-topo-tabs.txt"
+    joined = tmp_path / "joined.txt"
+    joined.write_text(_drop_tab_after(src.read_text(), 17))
+    assert "NIC8NIC9" in joined.read_text() and "SYSSYS" in joined.read_text()
+    result = import_files("nvidia-smi", [joined], node="dgx")
+    assert _shape(result.inventory) == _shape(import_files("nvidia-smi", [src], node="dgx").inventory)
+    notes = [str(n) for n in result.notes if "without the tab between them" in str(n)]
+    assert len(notes) == 1 and notes[0].startswith(f"{joined}:1: line(s) 1, 2, 3,")
+
+
+def test_a_joined_token_that_is_not_only_classes_is_still_refused(fx: Path, tmp_path: Path) -> None:
+    joined = tmp_path / "joined.txt"
+    joined.write_text(_drop_tab_after((fx / "dgx-a100-topo-tabs.txt").read_text(), 17).replace("SYSSYS", "SYSSYX", 1))
+    with pytest.raises(TopologError, match=r"joined.txt:2: .*'SYSSYX'"):
+        import_files("nvidia-smi", [joined], node="dgx")

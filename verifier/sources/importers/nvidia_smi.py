@@ -207,6 +207,43 @@ def _trailing(layout: _Layout, values: list[str]) -> list[str]:
 
 _ANSI = re.compile(r"\x1b?\[[0-9;]*m")  # nvidia-smi underlines the header on a terminal; pastes keep "[4m"
 
+# Two or more column names, or two or more cells, with the tab between them lost in a copy ("NIC8NIC9",
+# "NODENODE", "SYSSYS": seen in pastes of vLLM's collect_env report). Each name and class ends where the
+# next begins with a letter, so the split is the only one there is; nothing else is ever split.
+_JOINED_NAMES = re.compile(r"(?<!\S)(?:(?:GPU|NIC)\d+){2,}(?!\S)")
+_JOINED_CELLS = re.compile(r"(?<!\S)(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC){2,}(?!\S)")
+_ONE_NAME = re.compile(r"(?:GPU|NIC)\d+")
+_ONE_CELL = re.compile(r"X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC")
+_LABEL = re.compile(r"\s*\S+")
+_PLAIN_CELLS = frozenset(("X", "PIX", "PXB", "PHB", "NODE", "SYS", "SOC"))
+
+
+def _has_odd_cell(values: list[str]) -> bool:
+    """Whether a row's device cells hold one that is neither a class nor NV<count>."""
+    return any(not _NV.match(v) for v in set(values) - _PLAIN_CELLS)
+
+
+def _split_joined(line: str, header: bool) -> str | None:
+    """`line` with each token that is several names (header) or classes (row) written apart; None if none is.
+
+    Whole tokens only, and never a row's label: a cell such as "0-23,48-71" or "N/A" is left alone. With
+    tabs, a field is a token: "PIX X " (a cell and the self cell " X " whose tab was lost) is two cells.
+    """
+    whole, one = (_JOINED_NAMES, _ONE_NAME) if header else (_JOINED_CELLS, _ONE_CELL)
+    label = "" if header else ((m := _LABEL.match(line)) and m.group()) or ""
+    rest = line[len(label) :]
+    if "\t" in line:
+        fields = rest.split("\t")
+        for k, f in enumerate(fields):
+            words = f.split()
+            if len(words) > 1 and all(whole.fullmatch(w) or one.fullmatch(w) for w in words):
+                fields[k] = "\t".join(t for w in words for t in one.findall(w))
+        split = "\t".join(fields)
+        split = whole.sub(lambda m: "\t".join(one.findall(m.group())), split)
+    else:
+        split = whole.sub(lambda m: " ".join(one.findall(m.group())), rest)
+    return None if split == rest else label + split
+
 
 def _dedent(lines: list[str]) -> list[str]:
     """Lines of a pasted matrix indented as a whole (a Markdown code block) lose that indentation.
@@ -244,6 +281,10 @@ def _read(b: Builder, text: str, file: str, node: str) -> None:
         )
         return
     hloc = SourceLocation(file, start + 1)
+    split_lines: list[int] = []
+    if (fixed := _split_joined(lines[start], header=True)) is not None:
+        lines[start] = fixed
+        split_lines.append(start + 1)
     layout, why = _header(lines[start])
     if layout is None:
         b.error(hloc, why)
@@ -262,6 +303,14 @@ def _read(b: Builder, text: str, file: str, node: str) -> None:
     while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith("Legend"):
         loc = SourceLocation(file, i + 1)
         parsed = _row(layout, lines[i])
+        # Only a row with a cell that is no class is searched for joined cells: the rows nvidia-smi
+        # writes (a million cells in a large matrix) are looked at once, as a set.
+        if (parsed is None or _has_odd_cell(parsed[0][1:])) and (
+            fixed := _split_joined(lines[i], header=False)
+        ) is not None:
+            lines[i] = fixed
+            split_lines.append(i + 1)
+            parsed = _row(layout, fixed)
         label = lines[i].split(None, 1)[0]
         if label not in devices:
             b.error(loc, f"row {label!r} is not one of the columns ({', '.join(devices)})")
@@ -295,6 +344,12 @@ def _read(b: Builder, text: str, file: str, node: str) -> None:
         m = re.match(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$", lines[j])
         if m:
             legend[m.group(1)] = m.group(2)
+    if split_lines:
+        b.note(
+            SourceLocation(file, split_lines[0]),
+            f"line(s) {', '.join(map(str, split_lines))} hold column names or cells written together without "
+            "the tab between them (a copy that lost it, e.g. NODENODE): read as the names and classes they spell",
+        )
     missing = [d for d in devices if d not in rowloc]
     if missing:
         b.error(hloc, f"no row for {', '.join(missing)}; the matrix must be square")
