@@ -181,3 +181,76 @@ def test_ibstatus_port_not_up_keeps_an_unread_rate_unknown_and_the_kernels_other
         ("mlx5_2", "Down", "Polling", None, "InfiniBand"),
         ("mlx5_3", "ACTIVE_DEFER", "LinkUp", 2_500, "InfiniBand"),
     ]
+
+
+DEVINFO = Path(__file__).parent / "samples" / "ibstat" / "ibv-devinfo-heioy-books-2hca.txt"
+
+
+def test_real_ibv_devinfo_without_v_refuses_only_its_active_ports() -> None:
+    # Plain ibv_devinfo prints each port's state and link layer but no rate: the two PORT_ACTIVE ports
+    # (lines 12 and 41) cannot be judged and are refused; the PORT_DOWN ports are not what is wrong.
+    assert sniff(DEVINFO.read_text()) == "ibstat"
+    with pytest.raises(TopologError) as err:
+        _read(DEVINFO.read_text())
+    lines = str(err.value).splitlines()
+    assert [ln.split(": ", 1)[0] for ln in lines] == ["ibstat.txt:12", "ibstat.txt:41"]
+    assert "ibv_devinfo without -v states no rate" in lines[0]
+
+
+def _devinfo_verbose() -> str:
+    """The real sample as `ibv_devinfo -v` prints its ports (rdma-core libibverbs/examples/devinfo.c): after
+    each port's state, phys_state, active_width and active_speed, written by hand. The ConnectX-3 (MT4099,
+    FDR) Active ports: LINK_UP (5), 4X (2), 14.0 Gbps (16); the Down ones: DISABLED (3), 4X (2), 2.5 Gbps (1).
+    """
+    up = "\t\t\tphys_state:\t\tLINK_UP (5)\n\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t14.0 Gbps (16)\n"
+    down = "\t\t\tphys_state:\t\tDISABLED (3)\n\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t2.5 Gbps (1)\n"
+    text = DEVINFO.read_text()
+    text = text.replace("PORT_ACTIVE (4)\n", "PORT_ACTIVE (4)\n" + up)
+    return text.replace("PORT_DOWN (1)\n", "PORT_DOWN (1)\n" + down)
+
+
+def test_ibv_devinfo_verbose_reads_as_ibstat_reads_the_same_ports() -> None:
+    def rows(obs: Observations) -> list[tuple[object, ...]]:
+        return [(p.device, p.port, p.state, p.physical_state, p.rate_mbps, p.link_layer) for p in obs.nic_ports]
+
+    verbose = _read(_devinfo_verbose())
+    # By hand: 4 lanes x 14.0 Gb/s = 56 Gb/s (ibstat's "Rate: 56", FDR) = 56,000 Mb/s for the Active ports;
+    # 4 x 2.5 = 10 Gb/s for the Down ones (ibstat prints "Rate: 10" for a port that is down, as in the ucx
+    # sample). The same machine as ibstat would list it, written by hand from the same values:
+    ibstat_text = "".join(
+        f"CA '{dev}'\n\tNode GUID: {guid}\n"
+        f"\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 56\n\t\tLink layer: InfiniBand\n"
+        f"\tPort 2:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tRate: 10\n\t\tLink layer: InfiniBand\n"
+        for dev, guid in (("mlx4_1", "0x7cfe900300a595c0"), ("mlx4_0", "0xe41d2d0300e0c740"))
+    )
+    assert rows(verbose) == rows(_read(ibstat_text))
+    assert rows(verbose)[0] == ("mlx4_1", 1, "Active", "LinkUp", 56_000, "InfiniBand")
+    # ibv_devinfo's node_guid "7cfe:9003:00a5:95c0" is ibstat's "0x7cfe900300a595c0".
+    assert [p.node_guid for p in verbose.nic_ports] == [p.node_guid for p in _read(ibstat_text).nic_ports]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # The first port: "port: 1" on line 12, state 13, then the inserted phys_state 14, width 15, speed 16.
+        (("14.0 Gbps (16)", "invalid speed (0)"), "ibstat.txt:16: active_speed 'invalid speed (0)' is not"),
+        (("4X (2)", "invalid width (0)"), "ibstat.txt:15: active_width 'invalid width (0)' is not"),
+        (("PORT_ACTIVE (4)", "PORT_ACTIVE"), "ibstat.txt:13: state 'PORT_ACTIVE' is not '<NAME> (<number>)'"),
+    ],
+)
+def test_ibv_devinfo_values_that_cannot_be_read_exactly_are_refused(change: tuple[str, str], message: str) -> None:
+    with pytest.raises(TopologError) as err:
+        _read(_devinfo_verbose().replace(*change, 1))
+    assert str(err.value).startswith(message)
+
+
+def test_ibv_devinfo_without_v_on_ports_that_are_not_up_is_read() -> None:
+    text = DEVINFO.read_text().replace("PORT_ACTIVE (4)", "PORT_INIT (2)")
+    got = [(p.device, p.port, p.state, p.physical_state, p.rate_mbps) for p in _read(text).nic_ports]
+    # 2 is ibstat's "Initializing", 1 "Down"; without -v neither the physical state nor the rate is printed.
+    assert got == [
+        ("mlx4_1", 1, "Initializing", "unknown", None),
+        ("mlx4_1", 2, "Down", "unknown", None),
+        ("mlx4_0", 1, "Initializing", "unknown", None),
+        ("mlx4_0", 2, "Down", "unknown", None),
+    ]

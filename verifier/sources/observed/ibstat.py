@@ -29,6 +29,13 @@ Its states are the kernel's (`4: ACTIVE`), spelt here as ibstat spells the same 
 port reads the same through either tool; its rate is the kernel's `<Gb/s> Gb/sec (<width>X <speed>)`.
 A port whose rate file could not be read prints an empty rate: unknown, and refused for an Active
 port (whose rate is judged), kept unknown for one that is not up.
+
+`ibv_devinfo` (rdma-core's libibverbs) is read the same way: `hca_id: mlx5_0`, then per `port: 1` its
+`state: PORT_ACTIVE (4)` and `link_layer`; with `-v` also `phys_state: LINK_UP (5)`, `active_width:
+4X (2)` and `active_speed: 100.0 Gbps (128)`, whose product is the port's rate (4 x 100.0 = 400 Gb/s,
+the kernel's `400 Gb/sec (4X NDR)`). Without `-v` it states no rate: an Active port is then refused
+(its rate is judged; give `ibv_devinfo -v`, ibstat or ibstatus), and its physical state is LinkUp, which
+the InfiniBand state machine requires of every Active port.
 """
 
 from __future__ import annotations
@@ -66,12 +73,21 @@ _IBSTAT_PHYS = {
 }
 
 
+_VERBS_HCA = re.compile(r"^hca_id:\s*\S+$")
+_VERBS_FIELD = re.compile(r"^([A-Za-z_][\w \[\]]*?)\s*:\s*(.*?)\s*$")
+_VERBS_NUMBERED = re.compile(r"^([A-Z_ ]+?)\s*\((\d{1,2})\)$")
+_VERBS_WIDTH = re.compile(r"^(1|2|4|8|12)X\s*\(\d+\)$")
+_VERBS_SPEED = re.compile(r"^(\d+(?:\.\d+)?) Gbps\s*\(\d+\)$")
+
+
 def looks_like(text: str) -> bool:
     head = text[:20_000]
     if all(m in head for m in MARKERS):
         return True
     first = next((line.strip() for line in head.splitlines() if line.strip()), "")
-    return _IBSTATUS_PORT.match(first) is not None and "link_layer:" in head
+    if _IBSTATUS_PORT.match(first) is not None and "link_layer:" in head:
+        return True
+    return _VERBS_HCA.match(first) is not None and "link_layer:" in head and "state:" in head
 
 
 class _Port:
@@ -201,12 +217,139 @@ def _read_ibstatus(text: str, filename: str, host: str) -> Observations:
     )
 
 
+def _verbs_number(text: str, names: dict[int, str], what: str, loc: SourceLocation, problems: list[Diagnostic]) -> str:
+    """The state ibv_devinfo prints (`PORT_ACTIVE (4)`, `LINK_UP (5)`) in ibstat's words, by its number."""
+    m = _VERBS_NUMBERED.match(text)
+    if m is None:
+        problems.append(Diagnostic(loc, f"{what} {text!r} is not '<NAME> (<number>)'; expected e.g. 'PORT_ACTIVE (4)'"))
+        return text
+    return names.get(int(m.group(2)), m.group(1))
+
+
+def _verbs_rate(
+    fields: dict[str, tuple[str, SourceLocation]], loc: SourceLocation, problems: list[Diagnostic]
+) -> int | None:
+    """active_width x active_speed (`4X (2)`, `100.0 Gbps (128)`) as exact Mb/s; None when either is not printed."""
+    if "active_width" not in fields or "active_speed" not in fields:
+        return None
+    (wtext, wloc), (stext, sloc) = fields["active_width"], fields["active_speed"]
+    width = _VERBS_WIDTH.match(wtext)
+    speed = _VERBS_SPEED.match(stext)
+    if width is None:
+        problems.append(Diagnostic(wloc, f"active_width {wtext!r} is not '<lanes>X (<code>)'; expected e.g. '4X (2)'"))
+    if speed is None:
+        problems.append(
+            Diagnostic(sloc, f"active_speed {stext!r} is not '<Gb/s> Gbps (<code>)'; expected e.g. '100.0 Gbps (128)'")
+        )
+    if width is None or speed is None:
+        return None
+    lane = exact_number(speed.group(1))
+    if lane is None:  # the pattern admits only decimals: kept for the type checker
+        return None
+    mbps = lane * int(width.group(1)) * 1000
+    if mbps.denominator != 1:
+        problems.append(Diagnostic(sloc, f"active_speed {stext!r} x {wtext!r} is not a whole number of Mb/s"))
+        return None
+    return int(mbps)
+
+
+def _read_ibv_devinfo(text: str, filename: str, host: str) -> Observations:
+    problems: list[Diagnostic] = []
+    out: list[NicPortObservation] = []
+    device: str | None = None
+    guid: str | None = None
+    ports: list[tuple[str, int, SourceLocation, str | None, dict[str, tuple[str, SourceLocation]]]] = []
+    in_port = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        loc = SourceLocation(filename, number)
+        if not line:
+            continue
+        field = _VERBS_FIELD.match(line)
+        if field is None:
+            # -v lists capability flags one per line under their field: no value of a port.
+            if device is None:
+                problems.append(Diagnostic(loc, f"unexpected text {line[:80]!r} before the first 'hca_id:' line"))
+            continue
+        key, value = field.group(1), field.group(2)
+        if key == "hca_id":
+            device, guid, in_port = value, None, False
+        elif device is None:
+            problems.append(Diagnostic(loc, f"unexpected text {line[:80]!r} before the first 'hca_id:' line"))
+        elif key == "port":
+            if not value.isdigit() or not 1 <= int(value) <= 255:
+                problems.append(Diagnostic(loc, f"port {value!r} is not a port number; expected e.g. 'port: 1'"))
+                continue
+            ports.append((device, int(value), loc, guid, {}))
+            in_port = True
+        elif in_port:
+            ports[-1][4][key] = (value, loc)
+        elif key == "node_guid":
+            guid = "0x" + value.replace(":", "").lower()
+    if not ports and not problems:
+        problems.append(
+            Diagnostic(SourceLocation(filename, 1), "no 'hca_id:' with a 'port:' block; expected ibv_devinfo output")
+        )
+    seen: dict[tuple[str, int], SourceLocation] = {}
+    for dev, port, loc, node_guid, fields in ports:
+        missing = [k for k in ("state", "link_layer") if k not in fields]
+        if missing:
+            problems.append(
+                Diagnostic(loc, f"port {port} of {dev} has no {', '.join(missing)}; the file looks truncated")
+            )
+            continue
+        if (dev, port) in seen:
+            problems.append(
+                Diagnostic(loc, f"port {port} of {dev} is listed twice (first at line {seen[dev, port].line})")
+            )
+            continue
+        seen[dev, port] = loc
+        state = _verbs_number(fields["state"][0], _IBSTAT_STATE, "state", fields["state"][1], problems)
+        if "phys_state" in fields:
+            phys = _verbs_number(fields["phys_state"][0], _IBSTAT_PHYS, "phys_state", fields["phys_state"][1], problems)
+        else:
+            # An Active port has trained its physical link (IBA: the logical state leaves Down only on LinkUp).
+            phys = "LinkUp" if state == "Active" else "unknown"
+        rate = _verbs_rate(fields, fields["state"][1], problems)
+        if rate is None and state == "Active" and not any(k in fields for k in ("active_width", "active_speed")):
+            problems.append(
+                Diagnostic(
+                    loc,
+                    f"port {port} of {dev} is Active but ibv_devinfo without -v states no rate; "
+                    "expected `ibv_devinfo -v` (active_width, active_speed), ibstat or ibstatus",
+                )
+            )
+        out.append(
+            NicPortObservation(
+                source=loc,
+                observed_at=None,
+                host=host,
+                device=dev,
+                port=port,
+                state=state,
+                physical_state=phys,
+                rate_mbps=rate,
+                link_layer=fields["link_layer"][0],
+                node_guid=node_guid,
+            )
+        )
+    if problems:
+        raise TopologError(problems)
+    return Observations(
+        nic_ports=tuple(out),
+        files=(ObservedFile(filename, FORMAT, host, None),),
+        hosts=(host,),
+    )
+
+
 def read(text: str, filename: str, host: str | None) -> Observations:
-    """Every port of every adapter in one `ibstat` (or `ibstatus`) listing of `host`."""
+    """Every port of every adapter in one `ibstat` (or `ibstatus`, `ibv_devinfo`) listing of `host`."""
     host = host_of_file(host, filename, "ibstat")
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     if _IBSTATUS_PORT.match(first):
         return _read_ibstatus(text, filename, host)
+    if _VERBS_HCA.match(first):
+        return _read_ibv_devinfo(text, filename, host)
     problems: list[Diagnostic] = []
     ports: list[_Port] = []
     ca_name: str | None = None
