@@ -1,16 +1,25 @@
-"""Kubernetes workloads as topolog jobs: Pod, batch/v1 Job, JobSet, LeaderWorkerSet, Kueue Workload.
+"""Kubernetes workloads as topolog jobs: the kinds Kueue admits (docs/jobs.md, "Kubernetes").
 
 Each workload is one job whose pods must all run at once (Kueue admits a workload whole), except
-a LeaderWorkerSet: Kueue admits each of its groups as its own workload, so each group is a job,
-named as LWS names the group's leader pod (`vllm-0`, `vllm-1`). The job's GPUs are every pod's
-GPUs added up (docs/jobs.md, "Kubernetes"):
+a LeaderWorkerSet and a Deployment: Kueue admits each LWS group, and each Deployment pod, as its
+own workload, so each is a job, named `<name>-<i>` (as LWS names a group's leader pod: `vllm-0`).
+The job's GPUs are every pod's GPUs added up, with the pod counts Kueue gives its pod sets:
 
     Pod              1 pod
     Job              min(parallelism, completions) pods (parallelism defaults to 1, completions
                      to parallelism): the pods that run at once
+    CronJob          one run: its jobTemplate read as a Job
     JobSet           per replicated job, replicas x its Job's pods
     LeaderWorkerSet  per group, 1 leader + (size - 1) workers (size workers without a leaderTemplate)
     Workload         per pod set, count pods
+    StatefulSet      replicas pods (default 1), one pod group
+    Deployment       replicas jobs (default 1) of 1 pod each
+    Kubeflow v1      PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob, MXJob: per replica
+                     type (Master, Worker, Launcher, PS, ...), replicas pods (default 1)
+    RayCluster       1 head pod + per worker group replicas (default 1) x numOfHosts (default 1)
+    RayJob           its rayClusterSpec, as a RayCluster
+    TrainJob         trainer.numNodes pods of trainer.resourcesPerNode; both must be written,
+                     since the runtime that supplies them otherwise is another object
 
 A single pod runs on one node (scope node); pods of several nodes are bounded to that many
 nodes (max_nodes). Kueue topology-aware scheduling (`kueue.x-k8s.io/podset-required-topology`
@@ -21,22 +30,45 @@ judging the job at another level would answer another question.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verifier.core.errors import Diagnostic, SourceLocation
 from verifier.sources.inventory.validate import Problems, one_of
 from verifier.sources.inventory.yaml_source import YList, YMap
-from verifier.sources.jobs.pod_spec import PodNeeds, read_pod_spec
+from verifier.sources.jobs.pod_spec import PodNeeds, read_pod_spec, read_resources
 from verifier.sources.jobs.principal_rules import PrincipalRule, resolve
 from verifier.sources.jobs.spec import JOB_NAME, SCOPES, Job
 
+VOLCANO = "batch.volcano.sh/"
+"""Volcano's Job: the kind Job in its own API group, with tasks instead of a pod template."""
+
+REPLICA_SPECS = {
+    "PyTorchJob": "pytorchReplicaSpecs",
+    "TFJob": "tfReplicaSpecs",
+    "MPIJob": "mpiReplicaSpecs",
+    "XGBoostJob": "xgbReplicaSpecs",
+    "PaddleJob": "paddleReplicaSpecs",
+    "JAXJob": "jaxReplicaSpecs",
+    "MXJob": "mxReplicaSpecs",
+}
+"""The Kubeflow training operator's kinds (kubeflow.org/v1; MPIJob also v2beta1) and where each
+lists its replica types."""
+
 API_GROUPS = {
     "Pod": ("v1",),
-    "Job": ("batch/v1",),
+    "Job": ("batch/v1", VOLCANO),
+    "CronJob": ("batch/v1",),
     "JobSet": ("jobset.x-k8s.io/",),
     "LeaderWorkerSet": ("leaderworkerset.x-k8s.io/",),
     "Workload": ("kueue.x-k8s.io/",),
+    "StatefulSet": ("apps/v1",),
+    "Deployment": ("apps/v1",),
+    **{kind: ("kubeflow.org/",) for kind in REPLICA_SPECS},
+    "RayCluster": ("ray.io/",),
+    "RayJob": ("ray.io/",),
+    "TrainJob": ("trainer.kubeflow.org/",),
 }
 """The kinds read, and the apiVersion (exact, or a group prefix) each must have."""
 
@@ -69,6 +101,7 @@ class PodSet:
     annotations: YMap | None  # the pod template's annotations (Kueue's topology requests)
     loc: SourceLocation
     topology: YMap | None = None  # a Workload pod set's topologyRequest
+    needs: PodNeeds | None = None  # read already (a TrainJob's resourcesPerNode): no pod spec to read
 
 
 def is_kubernetes(doc: YMap) -> bool:
@@ -104,10 +137,19 @@ def read_workload(doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems) -> l
     readers: dict[str, Callable[[YMap, str, Problems, list[Diagnostic]], list[list[PodSet]]]] = {
         "Pod": _pod_sets_pod,
         "Job": _pod_sets_job,
+        "CronJob": _pod_sets_cronjob,
         "JobSet": _pod_sets_jobset,
         "LeaderWorkerSet": _pod_sets_lws,
         "Workload": _pod_sets_workload,
+        "StatefulSet": _pod_sets_statefulset,
+        "Deployment": _pod_sets_deployment,
+        **{k: functools.partial(_pod_sets_replicas, REPLICA_SPECS[k]) for k in REPLICA_SPECS},
+        "RayCluster": _pod_sets_raycluster,
+        "RayJob": _pod_sets_rayjob,
+        "TrainJob": _pod_sets_trainjob,
     }
+    if kind == "Job" and api.startswith(VOLCANO):
+        readers["Job"] = _pod_sets_volcano
     groups = readers[kind](doc if kind == "Pod" else spec, what, p, notes)
     if len(p.items) == before and not any(ps.pods for sets in groups for ps in sets):
         # Scaled to zero (replicas, parallelism or count 0): "0 of 0 jobs placeable" would pass unjudged.
@@ -121,7 +163,7 @@ def read_workload(doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems) -> l
     facts = _facts(meta, spec, kind)
     jobs: list[Job] = []
     for index, sets in enumerate(groups):
-        job_name = f"{name}-{index}" if kind == "LeaderWorkerSet" else name
+        job_name = f"{name}-{index}" if kind in ("LeaderWorkerSet", "Deployment") else name
         job = _job(job_name, what, sets, facts, rules, doc, list(notes), p)
         if job is not None:
             jobs.append(job)
@@ -299,17 +341,221 @@ def _pod_sets_workload(spec: YMap, what: str, p: Problems, notes: list[Diagnosti
     return [sets]
 
 
+def _pod_sets_volcano(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    """A Volcano Job: per task, `replicas` pods (default 1), every task placed at its full count."""
+    tasks = spec.get("tasks")
+    if not isinstance(tasks, YList) or not tasks:
+        p.add(spec.key_loc("tasks") if "tasks" in spec else spec.loc, f"{what} needs 'tasks', a non-empty list")
+        return []
+    sets: list[PodSet] = []
+    for i, task in enumerate(tasks):
+        if not isinstance(task, YMap):
+            p.add(tasks.item_loc(i), "each task must be a mapping with 'name', 'replicas' and 'template'")
+            continue
+        twhat = f"task {task.get('name') or f'#{i + 1}'} of {what}"
+        replicas = _count(task, "replicas", 1, twhat, p)
+        _note_unread(task, ("name", "replicas", "template"), twhat, notes)
+        tmpl = _template(task, "template", twhat, p)
+        if tmpl is not None:
+            sets.append(PodSet(str(task.get("name") or f"#{i + 1}"), replicas, tmpl[0], tmpl[1], tasks.item_loc(i)))
+    total = sum(ps.pods for ps in sets)
+    low = spec.get("minAvailable")
+    if isinstance(low, int) and not isinstance(low, bool) and low < total:
+        notes.append(
+            Diagnostic(
+                spec.key_loc("minAvailable"),
+                f"{what} may start with {low} of its {total} pods (minAvailable): all {total} are placed",
+            )
+        )
+    _note_unread(spec, ("tasks", "minAvailable"), what, notes)
+    return [sets]
+
+
+def _pod_sets_cronjob(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    tmpl = p.mapping(spec, "jobTemplate", what)
+    job_spec = p.mapping(tmpl, "spec", f"the jobTemplate of {what}") if tmpl is not None else None
+    if job_spec is None:
+        p.add(spec.loc, f"{what} has no jobTemplate.spec; expected a Job template")
+        return []
+    _note_unread(spec, ("jobTemplate",), what, notes)
+    notes.append(Diagnostic(spec.key_loc("jobTemplate"), f"{what}: each scheduled run is one Job; one run is placed"))
+    return _pod_sets_job(job_spec, what, p, notes)
+
+
+def _replicas(
+    spec: YMap, what: str, p: Problems, notes: list[Diagnostic]
+) -> tuple[int, tuple[YMap, YMap | None]] | None:
+    """`replicas` (default 1, as Kubernetes defaults it) and the pod template of a StatefulSet or Deployment."""
+    replicas = _count(spec, "replicas", 1, what, p)
+    _note_unread(spec, ("replicas", "template"), what, notes)
+    tmpl = _template(spec, "template", what, p)
+    return None if tmpl is None else (replicas, tmpl)
+
+
+def _pod_sets_statefulset(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    read = _replicas(spec, what, p, notes)
+    if read is None:
+        return []
+    (replicas, (pod, annotations)) = read
+    return [[PodSet("pods", replicas, pod, annotations, spec.key_loc("template"))]]
+
+
+def _pod_sets_deployment(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    read = _replicas(spec, what, p, notes)
+    if read is None:
+        return []
+    (replicas, (pod, annotations)) = read
+    if replicas > 1:
+        notes.append(
+            Diagnostic(
+                spec.key_loc("replicas"),
+                f"{what} has {replicas} replicas: each pod is placed on its own, as Kueue admits each "
+                "Deployment pod alone",
+            )
+        )
+    return [[PodSet("pod", 1, pod, annotations, spec.key_loc("template"))]] * replicas
+
+
+def _pod_sets_replicas(key: str, spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    """A Kubeflow training job: per replica type, `replicas` pods (the operator's default: 1)."""
+    specs = spec.get(key)
+    if not isinstance(specs, YMap) or not specs:
+        p.add(
+            spec.key_loc(key) if key in spec else spec.loc,
+            f"{what} needs '{key}', a mapping of replica type (Master, Worker, ...) to replicas and template",
+        )
+        return []
+    elastic = spec.get("elasticPolicy")
+    if isinstance(elastic, YMap) and ("minReplicas" in elastic or "maxReplicas" in elastic):
+        notes.append(
+            Diagnostic(
+                spec.key_loc("elasticPolicy"),
+                f"{what} is elastic ({elastic.get('minReplicas', '?')} to {elastic.get('maxReplicas', '?')} "
+                "workers): placed at its replicas, the pods the operator starts and Kueue admits",
+            )
+        )
+    _note_unread(spec, (key,), what, notes)
+    sets: list[PodSet] = []
+    for rtype, rs in specs.items():
+        rwhat = f"replica type {rtype} of {what}"
+        if not isinstance(rs, YMap):
+            p.add(specs.key_loc(rtype), f"{rwhat} must be a mapping with 'replicas' and 'template'")
+            continue
+        replicas = _count(rs, "replicas", 1, rwhat, p)
+        _note_unread(rs, ("replicas", "template"), rwhat, notes)
+        tmpl = _template(rs, "template", rwhat, p)
+        if tmpl is not None:
+            sets.append(PodSet(str(rtype), replicas, tmpl[0], tmpl[1], specs.key_loc(rtype)))
+    return [sets]
+
+
+_WORKER_GROUP_KEYS = ("groupName", "replicas", "minReplicas", "maxReplicas", "numOfHosts", "template")
+
+
+def _pod_sets_raycluster(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    """A Ray cluster: its head pod and every worker group's pods, as Kueue counts them."""
+    _note_unread(spec, ("headGroupSpec", "workerGroupSpecs"), what, notes)
+    head = p.mapping(spec, "headGroupSpec", what)
+    if head is None:
+        if "headGroupSpec" not in spec:
+            p.add(spec.loc, f"{what} has no 'headGroupSpec'; a Ray cluster has a head pod")
+        return []
+    sets: list[PodSet] = []
+    tmpl = _template(head, "template", f"the head group of {what}", p)
+    if tmpl is not None:
+        sets.append(PodSet("head", 1, tmpl[0], tmpl[1], spec.key_loc("headGroupSpec")))
+    groups = p.seq(spec, "workerGroupSpecs", what)
+    autoscaling = spec.get("enableInTreeAutoscaling") is True
+    for i, wg in enumerate(groups or ()):
+        if not isinstance(wg, YMap):
+            p.add(groups.item_loc(i) if groups is not None else spec.loc, "each worker group must be a mapping")
+            continue
+        gname = str(wg.get("groupName") or f"#{i + 1}")
+        gwhat = f"worker group {gname} of {what}"
+        replicas = _count(wg, "replicas", 1, gwhat, p)
+        hosts = _count(wg, "numOfHosts", 1, gwhat, p)
+        if hosts < 1:
+            p.add(wg.key_loc("numOfHosts"), f"'numOfHosts' of {gwhat} is {hosts}; expected at least 1")
+            continue
+        low, high = wg.get("minReplicas"), wg.get("maxReplicas")
+        if autoscaling or (low is not None and low != replicas) or (high is not None and high != replicas):
+            notes.append(
+                Diagnostic(
+                    wg.loc,
+                    f"{gwhat} may scale ({low if low is not None else '?'} to {high if high is not None else '?'} "
+                    f"replicas): placed at replicas {replicas}, the count Kueue admits",
+                )
+            )
+        _note_unread(wg, _WORKER_GROUP_KEYS, gwhat, notes)
+        tmpl = _template(wg, "template", gwhat, p)
+        if tmpl is not None:
+            sets.append(PodSet(gname, replicas * hosts, tmpl[0], tmpl[1], groups.item_loc(i) if groups else wg.loc))
+    return [sets]
+
+
+def _pod_sets_rayjob(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    cluster = p.mapping(spec, "rayClusterSpec", what)
+    if cluster is None:
+        if "rayClusterSpec" not in spec:
+            selector = "clusterSelector" in spec
+            why = ": it runs on an existing RayCluster (clusterSelector), and places no pods of its own"
+            p.add(
+                spec.key_loc("clusterSelector") if selector else spec.loc,
+                f"{what} has no 'rayClusterSpec'{why if selector else ''}; expected the RayCluster spec it creates",
+            )
+        return []
+    _note_unread(spec, ("rayClusterSpec",), what, notes)
+    return _pod_sets_raycluster(cluster, what, p, notes)
+
+
+def _pod_sets_trainjob(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    """A Kubeflow Trainer v2 TrainJob: numNodes pods of resourcesPerNode, when the file says both.
+
+    Either left out comes from the training runtime (runtimeRef), another object: the count is
+    then not in this file, and the job is refused rather than guessed.
+    """
+    trainer = p.mapping(spec, "trainer", what)
+    missing = [k for k in ("numNodes", "resourcesPerNode") if trainer is None or k not in trainer]
+    if trainer is None or missing:
+        p.add(
+            spec.key_loc("trainer") if trainer is not None else spec.loc,
+            f"{what} does not write trainer.{' or trainer.'.join(missing)}: its runtime "
+            f"({_runtime(spec)}) supplies them, and it is not in this file; expected trainer.numNodes and "
+            "trainer.resourcesPerNode with limits nvidia.com/gpu: N",
+        )
+        return []
+    nodes = _count(trainer, "numNodes", 1, f"the trainer of {what}", p)
+    needs = read_resources(trainer, "resourcesPerNode", f"the trainer of {what}", p)
+    _note_unread(spec, ("trainer", "runtimeRef"), what, notes)
+    _note_unread(trainer, ("numNodes", "resourcesPerNode"), f"the trainer of {what}", notes)
+    notes.extend(needs.notes)
+    needs.notes = []
+    empty = YMap(trainer.loc)  # no pod template: the runtime's, not in this file
+    return [[PodSet("node", nodes, empty, None, trainer.key_loc("numNodes"), needs=needs)]]
+
+
+def _runtime(spec: YMap) -> str:
+    ref = spec.get("runtimeRef")
+    name = ref.get("name") if isinstance(ref, YMap) else None
+    return f"runtimeRef {name}" if isinstance(name, str) else "no runtimeRef written"
+
+
 def _facts(meta: YMap, spec: YMap, kind: str) -> dict[str, str]:
     """What --principal-from rules may read (principal_rules.py)."""
     facts: dict[str, str] = {}
     if isinstance(meta.get("namespace"), str):
         facts["namespace"] = meta["namespace"]
-    for section in ("labels", "annotations"):
-        table = meta.get(section)
-        if isinstance(table, YMap):
-            for k, v in table.items():
-                if isinstance(v, str | int) and not isinstance(v, bool):
-                    facts[f"{section[:-1]}:{k}"] = str(v)
+    tables = [meta]
+    template = spec.get("jobTemplate")
+    if kind == "CronJob" and isinstance(template, YMap) and isinstance(template.get("metadata"), YMap):
+        tables.append(template["metadata"])  # the labels of the Jobs it creates, which Kueue reads
+    for table_meta in tables:
+        for section in ("labels", "annotations"):
+            table = table_meta.get(section)
+            if isinstance(table, YMap):
+                for k, v in table.items():
+                    if isinstance(v, str | int) and not isinstance(v, bool):
+                        facts[f"{section[:-1]}:{k}"] = str(v)
     queue = facts.get(f"label:{QUEUE_LABEL}")
     if kind == "Workload" and isinstance(spec.get("queueName"), str):
         queue = spec["queueName"]
@@ -380,7 +626,7 @@ def _job(
     needs: list[tuple[PodSet, PodNeeds]] = []
     scopes: list[str] = []
     for ps in sets:
-        n = read_pod_spec(ps.spec, f"{what} (pod set {ps.name})", p)
+        n = ps.needs if ps.needs is not None else read_pod_spec(ps.spec, f"{what} (pod set {ps.name})", p)
         notes.extend(n.notes)
         scope = _topology(ps, what, p, notes)
         if ps.pods == 0:

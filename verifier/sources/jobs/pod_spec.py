@@ -60,13 +60,13 @@ def _quantity(raw: object, loc: SourceLocation, what: str, p: Problems) -> int |
     return None
 
 
-def _resources(c: YMap, cname: str, needs: PodNeeds, p: Problems) -> dict[str, int]:
+def _resources(c: YMap, cname: str, needs: PodNeeds, p: Problems, key: str = "resources") -> dict[str, int]:
     """The GPU-like requests of one container (limits, or requests where limits are absent)."""
-    res = c.get("resources")
+    res = c.get(key)
     if res is None:
         return {}
     if not isinstance(res, YMap):
-        p.add(c.key_loc("resources"), f"'resources' of container {cname} must be a mapping")
+        p.add(c.key_loc(key), f"'{key}' of container {cname} must be a mapping")
         return {}
     got: dict[str, int] = {}
     locs: dict[str, SourceLocation] = {}
@@ -95,9 +95,9 @@ def _resources(c: YMap, cname: str, needs: PodNeeds, p: Problems) -> dict[str, i
                 continue
             got[key] = n
             locs.setdefault(key, table.key_loc(key))
-    for key in res:
-        if key not in ("limits", "requests"):
-            other.append(f"resources.{key}")
+    for section in res:
+        if section not in ("limits", "requests"):  # claims: refused once, at the pod's resourceClaims
+            other.append(f"{key}.{section}")
     if other:
         needs.notes.append(Diagnostic(res.loc, f"container {cname}: {', '.join(other)} not judged"))
     return got
@@ -143,25 +143,14 @@ def read_pod_spec(spec: YMap, where: str, p: Problems) -> PodNeeds:
     requests = _sum_requests(_containers(spec, "containers", needs, p), _containers(spec, "initContainers", needs, p))
     if "containers" not in spec:
         p.add(spec.loc, f"the pod spec of {where} has no 'containers'; a pod runs at least one container")
-    whole = {k: v for k, v in requests.items() if k in GPU_RESOURCES}
-    migs = {k: v for k, v in requests.items() if MIG_RESOURCE.match(k)}
-    if len(whole) + len(migs) > 1:
+    if "resourceClaims" in spec:
+        # A DRA claim's devices (how many, which, a CEL selector) are in a ResourceClaim object elsewhere.
         p.add(
-            spec.loc,
-            f"{where} requests {', '.join(sorted(requests))} in one pod; topolog places one kind of GPU "
-            "per job (whole GPUs of one vendor, or instances of one MIG profile)",
+            spec.key_loc("resourceClaims"),
+            f"{where} claims devices through DRA (resourceClaims): how many GPUs a claim allocates is in its "
+            "ResourceClaim(Template), not judged; expected limits nvidia.com/gpu: N",
         )
-    elif whole:
-        ((key, n),) = whole.items()
-        needs.gpus, needs.vendor = n, GPU_RESOURCES[key]
-    elif migs:
-        ((key, n),) = migs.items()
-        m = MIG_RESOURCE.match(key)
-        assert m is not None
-        profile = m.group("profile")
-        if mig_memory_mb(profile) is None:
-            p.add(spec.loc, f"{where} requests {key}, but {profile!r} is no MIG profile topolog knows")
-        needs.gpus, needs.mig = n, profile
+    _gpu_kind(requests, spec.loc, where, needs, p)
     _node_selector(spec, needs, p)
     _affinity(spec, needs, p)
     for key in ("serviceAccountName", "serviceAccount"):  # serviceAccount: the deprecated spelling
@@ -181,6 +170,36 @@ def read_pod_spec(spec: YMap, where: str, p: Problems) -> PodNeeds:
     if unread:
         needs.notes.append(Diagnostic(spec.loc, f"pod spec fields {', '.join(unread)} not judged"))
     return needs
+
+
+def read_resources(holder: YMap, key: str, where: str, p: Problems) -> PodNeeds:
+    """The GPU request of a ResourceRequirements written outside a pod (a TrainJob's resourcesPerNode)."""
+    needs = PodNeeds()
+    _gpu_kind(_sum_requests([_resources(holder, where, needs, p, key)], []), holder.key_loc(key), where, needs, p)
+    return needs
+
+
+def _gpu_kind(requests: dict[str, int], loc: SourceLocation, where: str, needs: PodNeeds, p: Problems) -> None:
+    """Whole GPUs of one vendor, or instances of one MIG profile, into `needs`."""
+    whole = {k: v for k, v in requests.items() if k in GPU_RESOURCES}
+    migs = {k: v for k, v in requests.items() if MIG_RESOURCE.match(k)}
+    if len(whole) + len(migs) > 1:
+        p.add(
+            loc,
+            f"{where} requests {', '.join(sorted(requests))} in one pod; topolog places one kind of GPU "
+            "per job (whole GPUs of one vendor, or instances of one MIG profile)",
+        )
+    elif whole:
+        ((key, n),) = whole.items()
+        needs.gpus, needs.vendor = n, GPU_RESOURCES[key]
+    elif migs:
+        ((key, n),) = migs.items()
+        m = MIG_RESOURCE.match(key)
+        assert m is not None
+        profile = m.group("profile")
+        if mig_memory_mb(profile) is None:
+            p.add(loc, f"{where} requests {key}, but {profile!r} is no MIG profile topolog knows")
+        needs.gpus, needs.mig = n, profile
 
 
 def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p: Problems) -> None:

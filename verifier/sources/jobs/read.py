@@ -7,7 +7,8 @@ The one entry point for `place`, `verify --jobs` and the service. Per file:
 - YAML, one document or several (`---`): each document is topolog's own `kind: Jobs`
   (verifier/sources/jobs/loader.py), a Kubernetes workload (verifier/sources/jobs/kubernetes.py),
   or a `kind: List` of them as `kubectl get -o yaml` writes it. Other Kubernetes objects (a
-  Service, a LocalQueue) are not jobs: a note names each, and they are not placed.
+  Service, a LocalQueue) are not jobs: a note names each, and they are not placed; one that
+  asks for GPUs (a kind not read, such as a Volcano Job) is refused, never passed unjudged.
 
 Jobs of every format share one namespace of names. Every problem of every file is collected and
 raised together (exit 2, each with file:line); a run that finds no job at all is an error too.
@@ -22,8 +23,9 @@ from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.sources.inventory.raw_files import read_files
 from verifier.sources.inventory.validate import Problems
 from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_stream
-from verifier.sources.jobs.kubernetes import is_kubernetes, read_workload
+from verifier.sources.jobs.kubernetes import API_GROUPS, is_kubernetes, read_workload
 from verifier.sources.jobs.loader import API_VERSION, read_topolog_document
+from verifier.sources.jobs.pod_spec import GPU_RESOURCES, MIG_RESOURCE
 from verifier.sources.jobs.principal_rules import PrincipalRule
 from verifier.sources.jobs.slurm_batch import is_batch_script, read_batch_script
 from verifier.sources.jobs.spec import Job, Jobs
@@ -139,13 +141,38 @@ def _read_doc(
         return
     meta = doc.get("metadata")
     name = meta.get("name") if isinstance(meta, YMap) else None
-    notes.append(
-        Diagnostic(
-            doc.key_loc("kind"),
-            f"{kind} {name or ''} is not a workload topolog places (Pod, Job, JobSet, LeaderWorkerSet, "
-            "Workload): not placed".replace("  ", " "),
+    what = f"{kind} {name or ''}".strip()
+    asked = _gpu_request(doc)
+    if asked is not None:
+        # A workload of a kind not read that asks for GPUs (a Volcano Job, a SparkApplication, a
+        # Notebook): leaving it out would pass the file with its GPUs never judged.
+        p.add(
+            asked,
+            f"{what} asks for GPUs, but a {kind} is no workload kind topolog reads; expected one of "
+            f"{', '.join(sorted(API_GROUPS))}, or topolog's own kind: Jobs",
         )
-    )
+        return
+    notes.append(Diagnostic(doc.key_loc("kind"), f"{what} is not a workload topolog places: not placed"))
+
+
+def _gpu_request(node: object, depth: int = 0) -> SourceLocation | None:
+    """Where a GPU resource (nvidia.com/gpu, amd.com/gpu, nvidia.com/mig-*) or a DRA claim is first written."""
+    if depth > 40:  # deeper than any real object: a hostile nesting is not walked further
+        return None
+    if isinstance(node, YMap):
+        for key, value in node.items():
+            named = isinstance(value, str) and (value in GPU_RESOURCES or MIG_RESOURCE.match(value))
+            if key in GPU_RESOURCES or MIG_RESOURCE.match(str(key)) or key == "resourceClaims" or named:
+                return node.key_loc(key)
+            found = _gpu_request(value, depth + 1)
+            if found is not None:
+                return found
+    elif isinstance(node, YList):
+        for item in node:
+            found = _gpu_request(item, depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 def _add(job: Job, jobs: dict[str, Job], p: Problems) -> None:

@@ -34,7 +34,28 @@ from verifier.sources.jobs import gpu_words
 from verifier.sources.jobs.principal_rules import PrincipalRule, resolve
 from verifier.sources.jobs.spec import JOB_NAME, Job
 
-SHORT = {"N": "nodes", "G": "gpus", "p": "partition", "A": "account", "J": "job-name", "C": "constraint", "n": "ntasks"}
+SHORT = {
+    "N": "nodes",
+    "G": "gpus",
+    "p": "partition",
+    "A": "account",
+    "J": "job-name",
+    "C": "constraint",
+    "n": "ntasks",
+    # Not read, named in full in the notes:
+    "a": "array",
+    "c": "cpus-per-task",
+    "d": "dependency",
+    "D": "chdir",
+    "e": "error",
+    "o": "output",
+    "q": "qos",
+    "t": "time",
+    "w": "nodelist",
+    "x": "exclude",
+}
+ALIASES = {"tasks-per-node": "ntasks-per-node", "tasks": "ntasks"}
+"""sbatch's other spellings of an option read here."""
 SHORT_FLAGS = frozenset("HOsvQWhV")
 """sbatch's short options that take no value (-H hold, -O overcommit, -s oversubscribe, ...)."""
 LONG_FLAGS = frozenset(
@@ -166,6 +187,7 @@ def _options(tokens: list[str], loc: SourceLocation, script: _Script, p: Problem
         else:
             p.add(loc, f"{tok!r} is not an sbatch option; expected options such as --nodes=2 or -N 2")
             continue
+        name = ALIASES.get(name, name)
         if name in READ:
             if name in script.opts and script.opts[name].value != value:
                 script.notes.append(
@@ -198,6 +220,15 @@ def _gres(opt: _Opt, script: _Script, p: Problems) -> tuple[str | None, int] | N
     """The GPUs of `--gres=gpu[:type][:n][,other...]`; other GRES are noted."""
     found: tuple[str | None, int] | None = None
     for item in opt.value.split(","):
+        if "(" in item:
+            # "gpu:8(S:0-1)" is how Slurm lists a node's GRES with its sockets (gres.conf, scontrol
+            # show node), not a request: the count cannot be read from it exactly.
+            p.add(
+                opt.loc,
+                f"--gres={opt.value}: '{item.strip()}' carries a socket or index binding in brackets, as "
+                "Slurm lists a node's GRES; expected a request gpu[:type][:count] such as gpu:a100:4",
+            )
+            return None
         parts = item.strip().split(":")
         if parts[0] != "gpu":
             script.notes.append(Diagnostic(opt.loc, f"GRES {item.strip()} not judged"))
@@ -222,6 +253,11 @@ def _gres(opt: _Opt, script: _Script, p: Problems) -> tuple[str | None, int] | N
             return None
         found = (gtype, int(count))
     return found
+
+
+def _same_request(a: tuple[str | None, int], b: tuple[str | None, int]) -> bool:
+    """The same count, and the same type where both name one."""
+    return a[1] == b[1] and (a[0] is None or b[0] is None or a[0] == b[0])
 
 
 def _type_words(gtype: str | None, loc: SourceLocation, script: _Script) -> tuple[tuple[str, ...], str | None]:
@@ -302,21 +338,47 @@ def _job(script: _Script, filename: str, rules: tuple[PrincipalRule, ...], p: Pr
         per_node = _gres(o["gres"], script, p)
     if "gpus-per-node" in o:
         given = _gpu_count(o["gpus-per-node"], "gpus-per-node", p)
-        if per_node is not None and given is not None and given != per_node:
+        if per_node is not None and given is not None and not _same_request(given, per_node):
             p.add(
                 o["gpus-per-node"].loc,
                 f"--gpus-per-node={o['gpus-per-node'].value} disagrees with --gres={o['gres'].value}",
             )
+        elif per_node is not None and given is not None:
+            per_node = (per_node[0] or given[0], per_node[1])  # the typed one of the two
         per_node = per_node or given
+    for unread in ("gpus-per-socket", "tres-per-task"):
+        if f"--{unread}" in script.other:
+            # GPUs per socket need the sockets per node, which the script does not say.
+            p.add(
+                script.other[f"--{unread}"],
+                f"--{unread} is not read: the GPUs it asks for depend on the sockets or tasks of each node; "
+                "expected --gpus-per-node, --gres=gpu:N, --gpus-per-task or --gpus",
+            )
     if "gpus-per-task" in o:
         per_task = _gpu_count(o["gpus-per-task"], "gpus-per-task", p)
     if "gpus" in o:
         total = _gpu_count(o["gpus"], "gpus", p)
+    if per_node is not None and total is not None:
+        # --gpus for the job and --gpus-per-node together fix the node count: they must agree.
+        if total[0] is not None and per_node[0] is not None and total[0] != per_node[0]:
+            p.add(o["gpus"].loc, f"--gpus={o['gpus'].value} names another GPU type than the GPUs per node")
+        elif nodes is None and total[1] % per_node[1] == 0:
+            nodes = nodes_max = total[1] // per_node[1]
+        elif nodes is None or nodes * per_node[1] != total[1]:
+            p.add(
+                o["gpus"].loc,
+                f"--gpus={o['gpus'].value} is not {nodes or 'a whole number of'} node(s) of "
+                f"{per_node[1]} GPUs per node; expected --gpus to be the nodes times the GPUs per node",
+            )
+        per_node = (per_node[0] or total[0], per_node[1])
     kind: tuple[str | None, int] | None = None
     gpus = 0
     span = nodes or 1
     if per_node is not None:
         kind, gpus = per_node, span * per_node[1]
+        if nodes_max is not None and nodes is not None and nodes_max > nodes:
+            # Every node gets the GPUs per node: the GPUs of the N nodes placed sit on exactly N nodes.
+            nodes_max = nodes
     elif per_task is not None:
         tasks = ntasks or span * (per_node_tasks or 1)
         kind, gpus = per_task, tasks * per_task[1]
@@ -335,6 +397,15 @@ def _job(script: _Script, filename: str, rules: tuple[PrincipalRule, ...], p: Pr
                 o["constraint"].loc, f"--constraint={o['constraint'].value} and GPU type {kind[0]} allow no common GPU"
             )
         accepts = accepts or features
+    if nodes is not None and nodes > 1 and per_node is None:
+        # sbatch allocates at least N nodes; a topolog job only bounds its nodes from above.
+        script.notes.append(
+            Diagnostic(
+                o["nodes"].loc if "nodes" in o else first,
+                f"{what} runs on at least {nodes} nodes in Slurm; placed on at most "
+                f"{nodes_max if nodes_max and nodes_max > nodes else nodes}, possibly fewer",
+            )
+        )
     if "switches" in o:
         script.notes.append(
             Diagnostic(
@@ -345,6 +416,13 @@ def _job(script: _Script, filename: str, rules: tuple[PrincipalRule, ...], p: Pr
         script.notes.append(
             Diagnostic(o["partition"].loc, f"--partition={o['partition'].value}: which nodes it holds is not judged")
         )
+    for option, why in (
+        ("--nodelist", "the job is placed on any node, not only on the nodes it names"),
+        ("--exclude", "the nodes it names are not kept out of the placement"),
+        ("--array", "each array task is placed as this one job"),
+    ):
+        if option in script.other:
+            script.notes.append(Diagnostic(script.other.pop(option), f"{option} not judged: {why}"))
     if script.other:
         first_other = min(script.other.values())
         script.notes.append(Diagnostic(first_other, f"options {', '.join(script.other)} not judged"))
