@@ -297,3 +297,27 @@ def test_sbatch_lines_in_a_heredoc_after_the_first_command_are_ignored() -> None
     job = _script("#SBATCH --gres=gpu:2\ncat > inner.sh <<EOF\n#SBATCH --gres=gpu:8\nEOF\n")
     assert job.gpus == 2
     assert any("#SBATCH after the first command" in n.message for n in job.notes)
+
+
+def test_a_gpu_request_without_a_limit_is_refused() -> None:
+    # Kubernetes refuses a pod whose extended resource has a request and no limit: line 11 is the request.
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: research\nspec:\n"
+        "  containers:\n  - name: c\n    resources:\n      requests:\n        nvidia.com/gpu: 2\n"
+    )
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "p.yaml", RULES)
+    assert "p.yaml:11:9: container c requests 2 nvidia.com/gpu without a limit" in str(err.value)
+
+
+def test_an_unrendered_template_quantity_is_refused() -> None:
+    # A Helm/envsubst placeholder left in the quantity is no number of GPUs.
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: research\nspec:\n"
+        '  containers:\n  - name: c\n    resources:\n      limits:\n        nvidia.com/gpu: "${TP_SIZE}"\n'
+    )
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "p.yaml", RULES)
+    assert "p.yaml:11:9: limits nvidia.com/gpu of container c is '${TP_SIZE}'; expected a whole number" in str(
+        err.value
+    )

@@ -95,6 +95,14 @@ def _resources(c: YMap, cname: str, needs: PodNeeds, p: Problems, key: str = "re
                 continue
             got[key] = n
             locs.setdefault(key, table.key_loc(key))
+            if section == "requests" and not (isinstance(res.get("limits"), YMap) and key in res["limits"]):
+                # The API server refuses such a pod ("Limit must be set for non overcommitable
+                # resources"): it never runs, so it is not read as if it did.
+                p.add(
+                    table.key_loc(key),
+                    f"container {cname} requests {n} {key} without a limit; Kubernetes requires the limit of "
+                    f"an extended resource (the request defaults to it): expected limits {key}: {n}",
+                )
     for section in res:
         if section not in ("limits", "requests"):  # claims: refused once, at the pod's resourceClaims
             other.append(f"{key}.{section}")
