@@ -181,6 +181,10 @@ def test_volcano_job_tasks() -> None:
     (job,) = read_jobs_text(VOLCANO, "v.yaml", RULES)
     assert _shape(job) == (24, "any", 3, ("nvidia",))
     assert any("may start with 3 of its 4 pods (minAvailable)" in n.message for n in job.notes)
+    # Its Volcano queue (spec.queue) is what the queue rule reads.
+    queued = VOLCANO.replace("  minAvailable: 3\n", "  minAvailable: 3\n  queue: hpc\n")
+    (by_queue,) = read_jobs_text(queued, "v.yaml", parse_rules(["queue=Team"]))
+    assert by_queue.principal == "hpc"
 
 
 def test_a_kind_not_read_that_asks_for_gpus_is_refused() -> None:

@@ -367,7 +367,7 @@ def _pod_sets_volcano(spec: YMap, what: str, p: Problems, notes: list[Diagnostic
                 f"{what} may start with {low} of its {total} pods (minAvailable): all {total} are placed",
             )
         )
-    _note_unread(spec, ("tasks", "minAvailable"), what, notes)
+    _note_unread(spec, ("tasks", "minAvailable", "queue"), what, notes)
     return [sets]
 
 
@@ -559,6 +559,8 @@ def _facts(meta: YMap, spec: YMap, kind: str) -> dict[str, str]:
     queue = facts.get(f"label:{QUEUE_LABEL}")
     if kind == "Workload" and isinstance(spec.get("queueName"), str):
         queue = spec["queueName"]
+    if kind == "Job" and "tasks" in spec and isinstance(spec.get("queue"), str):
+        queue = spec["queue"]  # a Volcano Job names its Volcano queue in its spec
     if queue is not None:
         facts["queue"] = queue
     return facts
