@@ -14,6 +14,16 @@ The speed is per direction, in GB/s with three decimals: read exactly as MB/s (2
 26,562 MB/s). `-s` lines become `ScaleupLinkObservation`s, `-e` lines `CounterObservation`s named
 `nvlink <counter>` with a `link` label (the two commands are two files; facts join them by GPU
 and link). Neither prints a timestamp.
+
+A GPU none of whose NVLinks is up gets no link lines but one message from NVML (leptonai/gpud issue 1085
+shows it under a B200):
+
+    GPU 2: NVIDIA B200 (UUID: GPU-...)
+    NVML: Unable to retrieve NVLink information as all links are inActive
+
+`-s` reads it as what it says, the GPU's links all inactive: one inactive observation with link -1
+(`ALL_LINKS`: the message names no link), so the GPU counts 0 active links against those its node
+declares (OBS002/OBS003) instead of the file being refused or the GPU passing unobserved.
 """
 
 from __future__ import annotations
@@ -38,6 +48,9 @@ _GPU = re.compile(r"GPU (\d+): (.*?)(?: \(UUID: (GPU-[0-9A-Fa-f-]+)\))?")
 _SPEED = re.compile(r"Link (\d+): (?:<inactive>|(\S+) GB/s)")
 _COUNTER = re.compile(r"Link (\d+): ([A-Za-z][A-Za-z ]*?): (\d+)")
 _ANY_LINK = re.compile(r"Link \d+: ")
+_ALL_INACTIVE = re.compile(r"NVML: Unable to retrieve NVLink information as all links are inactive\.?", re.IGNORECASE)
+ALL_LINKS = -1
+"""The link number of an observation that stands for every link of its GPU (NVML's all-inactive message)."""
 
 
 def kind_of(text: str) -> str | None:
@@ -45,12 +58,15 @@ def kind_of(text: str) -> str | None:
     lines = [ln.strip() for ln in text.splitlines()[:64] if ln.strip()]
     if not lines or not _GPU.fullmatch(lines[0]):
         return None
+    all_inactive = False
     for ln in lines[1:]:
         if _SPEED.fullmatch(ln):
             return FORMAT_STATUS
         if _COUNTER.fullmatch(ln):
             return FORMAT_ERRORS
-    return None
+        all_inactive = all_inactive or _ALL_INACTIVE.fullmatch(ln) is not None
+    # Only NVML's all-inactive message (every GPU down, or none with NVLink): what `-s` prints then.
+    return FORMAT_STATUS if all_inactive else None
 
 
 def _header(line: str, loc: SourceLocation, host: str) -> GpuRef:
@@ -91,6 +107,11 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         loc = SourceLocation(filename, number)
         if line.startswith("GPU "):
             gpu = _header(line, loc, host)
+            continue
+        if gpu is not None and _ALL_INACTIVE.fullmatch(line):
+            # `-e` has no counter to give for such a GPU; `-s` says its links are all down.
+            if kind == FORMAT_STATUS:
+                links.append(ScaleupLinkObservation(loc, None, gpu, ALL_LINKS, "inactive", None, "nvlink"))
             continue
         if gpu is None or not _ANY_LINK.match(line):
             raise TopologError.at(loc, f"expected a 'GPU N: ...' header or a 'Link N: ...' line, got {line!r}")
