@@ -325,3 +325,43 @@ def test_an_unrendered_template_quantity_is_refused() -> None:
     assert "p.yaml:11:9: limits nvidia.com/gpu of container c is '${TP_SIZE}'; expected a whole number" in str(
         err.value
     )
+
+
+# Kueue's site/static/examples/jobs/sample-jobset-tas-sliced.yaml, with a GPU limit and a namespace.
+SLICED = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: jobset-tas-sliced, namespace: research}
+spec:
+  replicatedJobs:
+    - name: workers
+      replicas: 1
+      template:
+        spec:
+          parallelism: 8
+          completions: 8
+          template:
+            metadata:
+              annotations:
+                kueue.x-k8s.io/podset-slice-required-topology: "cloud.provider.com/topology-rack"
+                kueue.x-k8s.io/podset-slice-size: "SIZE"
+            spec:
+              containers: [{name: sleep, resources: {limits: {nvidia.com/gpu: 1}}}]
+"""
+
+
+def test_slices_smaller_than_the_pod_set_are_refused() -> None:
+    # 8 pods in racks of 4 per slice: no single-domain question answers it. Line 15 (after apiVersion,
+    # kind, metadata, spec, replicatedJobs, name, replicas, template, spec, parallelism, completions,
+    # template, metadata, annotations): the slice level.
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(SLICED.replace("SIZE", "4"), "s.yaml", RULES)
+    assert "s.yaml:15:17: JobSet jobset-tas-sliced (pod set workers) requires each slice of 4 of its 8 pods" in str(
+        err.value
+    )
+
+
+def test_a_slice_of_the_whole_pod_set_is_its_required_topology() -> None:
+    # One slice of all 8 pods in a rack: 8 x 1 GPU = 8 GPUs, scope rack, at most 8 nodes.
+    (job,) = read_jobs_text(SLICED.replace("SIZE", "8"), "s.yaml", RULES)
+    assert _shape(job) == (8, "rack", 8, ("nvidia",))

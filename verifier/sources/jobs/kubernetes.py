@@ -76,7 +76,9 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
-TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED)
+SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
+SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
+TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE)
 
 LEVEL_SCOPES = {
     "kubernetes.io/hostname": "node",  # Kueue's lowest level: one host
@@ -88,7 +90,7 @@ LEVEL_SCOPES = {
 }
 """Kueue topology levels (node labels) and the topolog scope each is."""
 
-_TAS_KEYS = ("required", "preferred", "unconstrained")
+_TAS_KEYS = ("required", "preferred", "unconstrained", "podSetSliceRequiredTopology", "podSetSliceSize")
 
 
 @dataclass(frozen=True)
@@ -600,10 +602,12 @@ def _topology(ps: PodSet, what: str, p: Problems, notes: list[Diagnostic]) -> st
             if key in ps.annotations:
                 found = _level(ps.annotations[key], ps.annotations.key_loc(key), required, pwhat, p, notes)
                 scope = found if required else scope
+        scope = _slice(ps.annotations, SLICE_REQUIRED, SLICE_SIZE, ps, pwhat, p, notes) or scope
         unread = [k for k in ps.annotations if k not in TAS_ANNOTATIONS]
         if unread:
             notes.append(Diagnostic(ps.annotations.loc, f"pod annotations {', '.join(unread)} not judged"))
     if ps.topology is not None:
+        scope = _slice(ps.topology, "podSetSliceRequiredTopology", "podSetSliceSize", ps, pwhat, p, notes) or scope
         for key in ps.topology:
             if key not in _TAS_KEYS:
                 notes.append(Diagnostic(ps.topology.key_loc(key), f"topologyRequest.{key} of {pwhat} not judged"))
@@ -705,6 +709,31 @@ def _common_accepts(choices: list[tuple[str, ...]]) -> tuple[str, ...] | None:
         if not common:
             return None
     return common
+
+
+def _slice(
+    holder: YMap, level_key: str, size_key: str, ps: PodSet, what: str, p: Problems, notes: list[Diagnostic]
+) -> str | None:
+    """A Kueue slice topology: every `size` pods of the pod set in one domain of the level.
+
+    A slice of all the pod set's pods is the pod set required in one domain, which topolog judges.
+    Smaller slices are not: topolog places a job in one domain, and judging it whole (stricter) or
+    anywhere (looser) would answer another question, so it is refused.
+    """
+    if level_key not in holder:
+        return None
+    raw = holder.get(size_key)
+    size = int(raw) if isinstance(raw, int | str) and str(raw).strip().isdigit() and len(str(raw)) < 8 else None
+    loc = holder.key_loc(level_key)
+    if size == ps.pods:
+        return _level(holder[level_key], loc, True, what, p, notes)
+    p.add(
+        loc,
+        f"{what} requires each slice of {size if size is not None else '(no size)'} of its {ps.pods} pods in one "
+        f"{str(holder[level_key]).strip()} ({size_key} {raw!r}): topolog places a job in one domain, not in "
+        f"slices; expected the pod set required whole (a slice size of {ps.pods}, or the required topology)",
+    )
+    return None
 
 
 def _topology_written(ps: PodSet) -> bool:
