@@ -365,3 +365,18 @@ def test_a_slice_of_the_whole_pod_set_is_its_required_topology() -> None:
     # One slice of all 8 pods in a rack: 8 x 1 GPU = 8 GPUs, scope rack, at most 8 nodes.
     (job,) = read_jobs_text(SLICED.replace("SIZE", "8"), "s.yaml", RULES)
     assert _shape(job) == (8, "rack", 8, ("nvidia",))
+
+
+def test_a_gpu_total_beyond_64_bits_is_refused_at_the_workload() -> None:
+    # 10 replicated jobs x 1,000,000 replicas x parallelism 1,000,000 x 1,000,000 GPUs = 10^19 GPUs, above
+    # 2^63 - 1 (about 9.22 x 10^18): each count is in bounds, the total is not (it failed in the facts).
+    rj = (
+        "  - name: r{i}\n    replicas: 1000000\n    template:\n      spec:\n        parallelism: 1000000\n"
+        "        template:\n          spec:\n            containers: [{{name: c, resources: {{limits: "
+        "{{nvidia.com/gpu: 1000000}}}}}}]\n"
+    )
+    text = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js, namespace: research}\n"
+    text += "spec:\n  replicatedJobs:\n" + "".join(rj.format(i=i) for i in range(10))
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "js.yaml", RULES)
+    assert "js.yaml:1:1: JobSet js asks for 10000000000000000000 GPUs in all; expected at most" in str(err.value)

@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verifier.core.errors import Diagnostic, SourceLocation
+from verifier.core.limits import INT64_MAX
 from verifier.sources.inventory.validate import Problems, one_of
 from verifier.sources.inventory.yaml_source import YList, YMap
 from verifier.sources.jobs.pod_spec import PodNeeds, read_pod_spec, read_resources
@@ -671,6 +672,10 @@ def _job(
         return None
     pods = sum(ps.pods for ps, _ in needs)
     gpus = sum(ps.pods * n.gpus for ps, n in needs)
+    if gpus > INT64_MAX:
+        # Each count is bounded, their product is not: such a number cannot reach the facts.
+        p.add(doc.loc, f"{what} asks for {gpus} GPUs in all; expected at most {INT64_MAX} (64 bits)")
+        return None
     if pods == 1:
         scopes.append("node")  # one pod runs on one node
     scope = min(scopes, key=SCOPES.index, default="any")
