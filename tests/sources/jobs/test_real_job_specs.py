@@ -380,3 +380,26 @@ def test_a_gpu_total_beyond_64_bits_is_refused_at_the_workload() -> None:
     with pytest.raises(TopologError) as err:
         read_jobs_text(text, "js.yaml", RULES)
     assert "js.yaml:1:1: JobSet js asks for 10000000000000000000 GPUs in all; expected at most" in str(err.value)
+
+
+def _pod(containers: str, init: str) -> Job:
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: research}\nspec:\n"
+        f"  containers: [{containers}]\n  initContainers: [{init}]\n"
+    )
+    (job,) = read_jobs_text(text, "p.yaml", RULES)
+    return job
+
+
+def _c(name: str, gpus: int, always: bool = False) -> str:
+    policy = ", restartPolicy: Always" if always else ""
+    return f"{{name: {name}{policy}, resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}}}"
+
+
+def test_sidecar_init_containers_add_to_the_pod() -> None:
+    # App 4 GPUs + a sidecar (init, restartPolicy Always) of 1, which runs beside it: 5 (was max(4, 1) = 4).
+    assert _pod(_c("app", 4), _c("side", 1, always=True)).gpus == 5
+    # Sidecar 2 started before a plain init container of 6: 6 + 2 = 8 at once, above app 4 + sidecar 2 = 6.
+    assert _pod(_c("app", 4), _c("side", 2, always=True) + ", " + _c("warm", 6)).gpus == 8
+    # A plain init container of 3 runs alone before the app's 4: the pod needs max(3, 4) = 4.
+    assert _pod(_c("app", 4), _c("warm", 3)).gpus == 4

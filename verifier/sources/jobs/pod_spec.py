@@ -111,7 +111,8 @@ def _resources(c: YMap, cname: str, needs: PodNeeds, p: Problems, key: str = "re
     return got
 
 
-def _containers(spec: YMap, key: str, needs: PodNeeds, p: Problems) -> list[dict[str, int]]:
+def _containers(spec: YMap, key: str, needs: PodNeeds, p: Problems) -> list[tuple[dict[str, int], bool]]:
+    """Each container's requests, and whether it is a sidecar (an init container with restartPolicy Always)."""
     items = spec.get(key)
     if items is None:
         return []
@@ -124,24 +125,34 @@ def _containers(spec: YMap, key: str, needs: PodNeeds, p: Problems) -> list[dict
             p.add(items.item_loc(i), f"each item of '{key}' must be a container (a mapping)")
             continue
         cname = str(c.get("name") or f"#{i + 1}")
-        out.append(_resources(c, cname, needs, p))
-        unread = [k for k in c if k not in READ_CONTAINER_KEYS]
+        sidecar = key == "initContainers" and c.get("restartPolicy") == "Always"
+        out.append((_resources(c, cname, needs, p), sidecar))
+        read = (*READ_CONTAINER_KEYS, "restartPolicy") if key == "initContainers" else READ_CONTAINER_KEYS
+        unread = [k for k in c if k not in read]
         if unread:
             needs.notes.append(Diagnostic(c.loc, f"container {cname}: {', '.join(unread)} not judged"))
     return out
 
 
-def _sum_requests(app: list[dict[str, int]], init: list[dict[str, int]]) -> dict[str, int]:
-    """A pod's request: the app containers' sum, or the largest init container's if larger
-    (init containers run one at a time, before the app containers).
+def _sum_requests(app: list[tuple[dict[str, int], bool]], init: list[tuple[dict[str, int], bool]]) -> dict[str, int]:
+    """A pod's request, as Kubernetes computes it: the app containers' sum plus the sidecars' (init
+    containers with restartPolicy Always run beside them to the end), or, when larger, the largest
+    init container plus the sidecars started before it (plain init containers run one at a time).
     """
-    total: dict[str, int] = {}
-    for c in app:
-        for k, v in c.items():
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for requests, sidecar in init:
+        for k, v in requests.items():
+            if sidecar:
+                sidecars[k] = sidecars.get(k, 0) + v
+            else:
+                init_peak[k] = max(init_peak.get(k, 0), v + sidecars.get(k, 0))
+    total = dict(sidecars)
+    for requests, _ in app:
+        for k, v in requests.items():
             total[k] = total.get(k, 0) + v
-    for c in init:
-        for k, v in c.items():
-            total[k] = max(total.get(k, 0), v)
+    for k, v in init_peak.items():
+        total[k] = max(total.get(k, 0), v)
     return {k: v for k, v in total.items() if v > 0}
 
 
@@ -183,7 +194,8 @@ def read_pod_spec(spec: YMap, where: str, p: Problems) -> PodNeeds:
 def read_resources(holder: YMap, key: str, where: str, p: Problems) -> PodNeeds:
     """The GPU request of a ResourceRequirements written outside a pod (a TrainJob's resourcesPerNode)."""
     needs = PodNeeds()
-    _gpu_kind(_sum_requests([_resources(holder, where, needs, p, key)], []), holder.key_loc(key), where, needs, p)
+    requests = _sum_requests([(_resources(holder, where, needs, p, key), False)], [])
+    _gpu_kind(requests, holder.key_loc(key), where, needs, p)
     return needs
 
 
