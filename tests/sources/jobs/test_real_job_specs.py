@@ -403,3 +403,22 @@ def test_sidecar_init_containers_add_to_the_pod() -> None:
     assert _pod(_c("app", 4), _c("side", 2, always=True) + ", " + _c("warm", 6)).gpus == 8
     # A plain init container of 3 runs alone before the app's 4: the pod needs max(3, 4) = 4.
     assert _pod(_c("app", 4), _c("warm", 3)).gpus == 4
+
+
+def test_a_kueue_pod_group_is_one_job_of_all_its_pods() -> None:
+    # Two Pods labelled pod-group-name sample-group, total-count "2", 4 GPUs each: one job named
+    # sample-group of 2 pods and 8 GPUs on at most 2 nodes (both were named sample-pod, a clash).
+    job = _one("kueue-pod-group-gpu.yaml")
+    assert (job.name, job.principal) == ("sample-group", "research")
+    assert _shape(job) == (8, "any", 2, ("nvidia",))
+
+
+def test_a_pod_group_missing_pods_is_refused() -> None:
+    # Only the first Pod (lines 1-21 of the fixture): 1 of 2 pods; Kueue would wait for the other.
+    text = "\n".join((FIXTURES / "kueue-pod-group-gpu.yaml").read_text().splitlines()[:21]) + "\n"
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "g.yaml", RULES)
+    assert (
+        "pod group sample-group: the files read hold 1 of its pods, but its kueue.x-k8s.io/pod-group-total-count"
+        " says 2" in str(err.value)
+    )

@@ -74,12 +74,15 @@ API_GROUPS = {
 """The kinds read, and the apiVersion (exact, or a group prefix) each must have."""
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
 SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
 SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
-TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE)
+TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE, GROUP_COUNT)
+"""Annotations read (the topology requests, and a pod group's size), so never listed as not judged."""
 
 LEVEL_SCOPES = {
     "kubernetes.io/hostname": "node",  # Kueue's lowest level: one host
@@ -172,6 +175,69 @@ def read_workload(doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems) -> l
             jobs.append(job)
     if len(p.items) > before:
         return []
+    return jobs
+
+
+def pod_group(doc: YMap) -> str | None:
+    """The Kueue pod group a plain Pod belongs to (its pod-group-name label), if any."""
+    meta = doc.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, YMap) else None
+    if doc.get("kind") != "Pod" or doc.get("apiVersion") != "v1" or not isinstance(labels, YMap):
+        return None
+    name = labels.get(GROUP_LABEL)
+    return str(name).strip() if isinstance(name, str | int) and not isinstance(name, bool) else None
+
+
+def read_pod_groups(groups: dict[str, list[YMap]], rules: tuple[PrincipalRule, ...], p: Problems) -> list[Job]:
+    """Each Kueue pod group as one job: Kueue admits the group's pods together, once all
+    `pod-group-total-count` of them exist, so the job is every pod of the group, named after it.
+    """
+    jobs: list[Job] = []
+    for group, docs in sorted(groups.items()):
+        before = len(p.items)
+        what = f"pod group {group}"
+        if not JOB_NAME.match(group):
+            p.add(docs[0]["metadata"].key_loc("labels"), f"{what}: the group name must be a valid job name")
+            continue
+        totals = set()
+        for doc in docs:
+            ann = doc["metadata"].get("annotations")
+            raw = ann.get(GROUP_COUNT) if isinstance(ann, YMap) else None
+            text = str(raw).strip() if isinstance(raw, str | int) and not isinstance(raw, bool) else ""
+            if not (text.isascii() and text.isdigit() and 0 < len(text) < 8):
+                p.add(
+                    doc["metadata"].key_loc("annotations") if isinstance(ann, YMap) else doc["metadata"].loc,
+                    f"a pod of {what} has no whole {GROUP_COUNT} annotation ({raw!r}); "
+                    "Kueue needs it to admit the group",
+                )
+                continue
+            totals.add(int(text))
+        if len(p.items) > before:
+            continue
+        if len(totals) != 1 or totals != {len(docs)}:
+            p.add(
+                docs[0]["metadata"].loc,
+                f"{what}: the files read hold {len(docs)} of its pods, but its {GROUP_COUNT} says "
+                f"{' or '.join(str(t) for t in sorted(totals))}; Kueue admits the group only with all its pods, "
+                "so expected every pod of the group in the job files",
+            )
+            continue
+        sets: list[PodSet] = []
+        notes: list[Diagnostic] = []
+        for doc in docs:
+            spec = p.mapping(doc, "spec", what)
+            if spec is None:
+                p.add(doc.loc, f"a pod of {what} has no 'spec'")
+                continue
+            ann = doc["metadata"].get("annotations")
+            pod_name = _name(doc, doc["metadata"], "Pod", p) or "pod"
+            sets.append(PodSet(pod_name, 1, spec, ann if isinstance(ann, YMap) else None, spec.loc))
+        if len(p.items) > before:
+            continue
+        facts = _facts(docs[0]["metadata"], docs[0]["spec"], "Pod")
+        job = _job(group, f"{what} of Pods", sets, facts, rules, docs[0], notes, p)
+        if job is not None:
+            jobs.append(job)
     return jobs
 
 

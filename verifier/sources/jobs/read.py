@@ -23,7 +23,7 @@ from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.sources.inventory.raw_files import read_files
 from verifier.sources.inventory.validate import Problems
 from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_stream
-from verifier.sources.jobs.kubernetes import API_GROUPS, is_kubernetes, read_workload
+from verifier.sources.jobs.kubernetes import API_GROUPS, is_kubernetes, pod_group, read_pod_groups, read_workload
 from verifier.sources.jobs.loader import API_VERSION, read_topolog_document
 from verifier.sources.jobs.pod_spec import GPU_RESOURCES, MIG_RESOURCE
 from verifier.sources.jobs.principal_rules import PrincipalRule
@@ -41,6 +41,7 @@ def read_jobs(paths: Iterable[str | Path], principal_from: tuple[PrincipalRule, 
     jobs: dict[str, Job] = {}
     notes: list[Diagnostic] = []
     names: list[str] = []
+    groups: dict[str, list[YMap]] = {}  # Kueue pod groups: their pods may be spread over files
     for name, data in read_files(files):
         names.append(name)
         if isinstance(data, TopologError):
@@ -51,7 +52,9 @@ def read_jobs(paths: Iterable[str | Path], principal_from: tuple[PrincipalRule, 
         except TopologError as err:
             problems.add_all(err)
             continue
-        _read_text(text, name, principal_from, problems, jobs, notes)
+        _read_text(text, name, principal_from, problems, jobs, notes, groups)
+    for job in read_pod_groups(groups, principal_from, problems):
+        _add(job, jobs, problems)
     problems.raise_if_any()
     if not jobs:
         where = SourceLocation(names[0]) if names else SourceLocation("<jobs>")
@@ -64,7 +67,10 @@ def read_jobs_text(text: str, filename: str, principal_from: tuple[PrincipalRule
     problems = Problems()
     jobs: dict[str, Job] = {}
     notes: list[Diagnostic] = []
-    _read_text(text, filename, principal_from, problems, jobs, notes)
+    groups: dict[str, list[YMap]] = {}
+    _read_text(text, filename, principal_from, problems, jobs, notes, groups)
+    for job in read_pod_groups(groups, principal_from, problems):
+        _add(job, jobs, problems)
     problems.raise_if_any()
     return Jobs(jobs=jobs, files=(filename,), notes=tuple(notes))
 
@@ -94,6 +100,7 @@ def _read_text(
     p: Problems,
     jobs: dict[str, Job],
     notes: list[Diagnostic],
+    groups: dict[str, list[YMap]],
 ) -> None:
     if Path(name).suffix not in YAML_SUFFIXES and is_batch_script(text):
         job = read_batch_script(text, name, rules, p)
@@ -111,11 +118,16 @@ def _read_text(
             "file has no job documents; expected 'kind: Jobs', Kubernetes workloads or a Slurm batch script",
         )
     for doc in docs:
-        _read_doc(doc, rules, p, jobs, notes)
+        _read_doc(doc, rules, p, jobs, notes, groups)
 
 
 def _read_doc(
-    doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems, jobs: dict[str, Job], notes: list[Diagnostic]
+    doc: YMap,
+    rules: tuple[PrincipalRule, ...],
+    p: Problems,
+    jobs: dict[str, Job],
+    notes: list[Diagnostic],
+    groups: dict[str, list[YMap]],
 ) -> None:
     kind = doc.get("kind")
     if doc.get("apiVersion") == API_VERSION or kind == "Jobs" or "apiVersion" not in doc:
@@ -128,9 +140,13 @@ def _read_doc(
             return
         for i, item in enumerate(items):
             if isinstance(item, YMap):
-                _read_doc(item, rules, p, jobs, notes)
+                _read_doc(item, rules, p, jobs, notes, groups)
             else:
                 p.add(items.item_loc(i), "each item of a List must be a Kubernetes object (a mapping)")
+        return
+    group = pod_group(doc)
+    if group is not None:
+        groups.setdefault(group, []).append(doc)  # one job of all its pods, once every file is read
         return
     if is_kubernetes(doc):
         for job in read_workload(doc, rules, p):
