@@ -33,7 +33,7 @@ from verifier.core.limits import current_limits, exceeded
 from verifier.core.walk import depth_first
 from verifier.sources.importers.build import ASSUMED, Builder, Imported, read_tool_text
 from verifier.sources.importers.hostlist import HostlistError, expand, top_level_items
-from verifier.sources.importers.slurm_conf import SlurmConf, looks_like, read_slurm_conf
+from verifier.sources.importers.slurm_conf import SlurmConf, gres_conf_line, looks_like, read_slurm_conf
 from verifier.sources.importers.slurm_node_list import node_list
 from verifier.sources.importers.slurm_nodes import NodeRecord, read_scontrol_nodes
 from verifier.sources.importers.slurm_nodes import looks_like as looks_like_scontrol
@@ -80,6 +80,15 @@ def import_slurm(paths: list[Path], link_kind: str = "infiniband", link_mbps: in
 
             for loc, fields, topology, prefix in yaml_lines(b, text, str(path)):
                 lines.append(_Line(loc, fields, topology, prefix))
+        elif (gres := gres_conf_line(text)) is not None:
+            # gres.conf's NodeName lines name GPU device files, not the cluster's nodes: read as slurm.conf
+            # they would define nodes with no Gres (0 GPUs), which SCHED005 would then report.
+            b.error(
+                SourceLocation(str(path), gres),
+                "this is gres.conf (Name=, File=, AutoDetect= lines), which topolog does not read: its counts "
+                "depend on the node reading it and on AutoDetect; expected slurm.conf NodeName lines (Gres=), "
+                "`scontrol show nodes`, topology.conf or topology.yaml",
+            )
         elif looks_like_scontrol(text):
             for name, record in read_scontrol_nodes(b, text, str(path)).items():
                 if name in records:

@@ -35,6 +35,18 @@ def looks_like(text: str) -> bool:
     return bool(keys & {"nodename", "partitionname"}) and not keys & {"switchname", "blockname"}
 
 
+# gres.conf(5) lines: `AutoDetect=`, `Name=gpu ...` for the node that reads the file, and `NodeName=<hosts>
+# Name=gpu Type=... File=/dev/nvidia[0-7]`. slurm.conf(5) has no `Name=` or `AutoDetect=` key, so either
+# marks the file as gres.conf (searched in C over the whole text: a topology.conf may hold 100,000 lines).
+_GRES_CONF = re.compile(r"(?im)^[ \t]*(?:autodetect|name)[ \t]*=|^[ \t]*nodename=\S*[^#\n]*?[ \t]name=")
+
+
+def gres_conf_line(text: str) -> int | None:
+    """The first line (1-based) only gres.conf writes, or None: a file that is no slurm.conf."""
+    m = _GRES_CONF.search(text)
+    return None if m is None else text.count("\n", 0, m.start()) + 1
+
+
 def _fields(line: str) -> dict[str, str]:
     return {k.lower(): v.strip('"') for k, v in _PAIR.findall(line)}
 
