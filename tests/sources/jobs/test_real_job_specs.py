@@ -422,3 +422,13 @@ def test_a_pod_group_missing_pods_is_refused() -> None:
         "pod group sample-group: the files read hold 1 of its pods, but its kueue.x-k8s.io/pod-group-total-count"
         " says 2" in str(err.value)
     )
+
+
+def test_a_mig_gres_type_named_after_its_gpu() -> None:
+    # Slurm's AutoDetect=nvml names MIG slices <gpu>_<profile> (gres.conf docs: a100_1g.5gb): 3 instances
+    # of 1g.5gb on an A100 (was read as 3 whole GPUs of a type no model has).
+    job = _script("#SBATCH --gres=gpu:a100_1g.5gb:3\n")
+    assert (job.gpus, job.mig, job.accepts) == (3, "1g.5gb", ("A100",))
+    # The full NVML name of an H100 SXM5 80GB before the profile.
+    job = _script("#SBATCH --gres=gpu:nvidia_h100_80gb_hbm3_1g.10gb:2\n")
+    assert (job.gpus, job.mig, job.accepts) == (2, "1g.10gb", ("H100-SXM5-80GB",))

@@ -101,6 +101,7 @@ READ = (
 )
 _GPU_COUNT = re.compile(r"^(?:(?P<type>[^:,]+):)?(?P<n>[0-9]+)$")
 _MIG = re.compile(r"^[0-9]+g\.[0-9]+gb$")
+_TYPED_MIG = re.compile(r"^(?P<model>[a-z0-9_-]+)_(?P<profile>[0-9]+g\.[0-9]+gb)$")
 _FIGURE = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:nan|inf|infinity)", re.IGNORECASE)
 """What reads as a number (a GRES count field), whole or not: never a GPU type."""
 
@@ -266,6 +267,12 @@ def _type_words(gtype: str | None, loc: SourceLocation, script: _Script) -> tupl
         return (), None
     if _MIG.match(gtype) and mig_memory_mb(gtype) is not None:
         return (), gtype
+    typed = _TYPED_MIG.match(gtype.lower())
+    if typed is not None and mig_memory_mb(typed.group("profile")) is not None:
+        # AutoDetect=nvml names a MIG slice's GRES type after its GPU and profile ("a100_1g.5gb",
+        # Slurm's gres.conf documentation): instances of that profile, on that model.
+        word = gpu_words.site_word(typed.group("model"))
+        return ((word,) if word else ()), typed.group("profile")
     word = gpu_words.site_word(gtype)
     if word is None:
         script.notes.append(
