@@ -432,3 +432,11 @@ def test_a_mig_gres_type_named_after_its_gpu() -> None:
     # The full NVML name of an H100 SXM5 80GB before the profile.
     job = _script("#SBATCH --gres=gpu:nvidia_h100_80gb_hbm3_1g.10gb:2\n")
     assert (job.gpus, job.mig, job.accepts) == (2, "1g.10gb", ("H100-SXM5-80GB",))
+
+
+def test_gke_mig_partition_counts_instances() -> None:
+    # GKE's MIG: nvidia.com/gpu 1 on nodes of partition size 1g.5gb is one 1g.5gb instance, not a whole
+    # GPU; the Deployment's 7 replicas are 7 jobs of 1 instance each (cuda-simple-0 .. -6).
+    jobs = list(read_jobs([FIXTURES / "gke-mig-deployment.yaml"], RULES))
+    assert [j.name for j in jobs] == [f"cuda-simple-{i}" for i in range(7)]
+    assert {(j.gpus, j.mig, j.accepts, j.scope) for j in jobs} == {(1, "1g.5gb", (), "node")}

@@ -27,6 +27,9 @@ PRODUCT_LABELS = {
     "cloud.google.com/gke-accelerator": gke_model,
 }
 """Node labels that name the GPU model, and how each value maps to a catalogue model."""
+GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"
+"""GKE's node label for MIG: a pod selecting it counts `nvidia.com/gpu` in instances of that profile
+(GKE documentation, "Running multi-instance GPUs")."""
 READ_POD_KEYS = ("containers", "initContainers", "nodeSelector", "affinity", "serviceAccountName", "serviceAccount")
 READ_CONTAINER_KEYS = ("name", "resources")
 
@@ -257,8 +260,23 @@ def _node_selector(spec: YMap, needs: PodNeeds, p: Problems) -> None:
         loc = sel.key_loc(key)
         if key in PRODUCT_LABELS:
             _accept(needs, key, [str(value)], loc, p)
+        elif key == GKE_PARTITION:
+            _partition(needs, str(value).strip(), loc, p)
         else:
             needs.notes.append(Diagnostic(loc, f"node selector {key}={value} not judged"))
+
+
+def _partition(needs: PodNeeds, profile: str, loc: SourceLocation, p: Problems) -> None:
+    """GKE's MIG: whole `nvidia.com/gpu` counts on nodes of a partition size are MIG instances of it."""
+    if needs.vendor != "nvidia":
+        if needs.mig is None and needs.gpus == 0:
+            return  # no GPU asked: the pod is not placed, and says so elsewhere
+        p.add(loc, f"{GKE_PARTITION}={profile} selects MIG instances, but the pod asks for no nvidia.com/gpu")
+        return
+    if mig_memory_mb(profile) is None:
+        p.add(loc, f"{GKE_PARTITION}={profile} is no MIG profile topolog knows; expected one such as 1g.10gb")
+        return
+    needs.vendor, needs.mig = None, profile
 
 
 def _affinity(spec: YMap, needs: PodNeeds, p: Problems) -> None:
