@@ -32,7 +32,7 @@ from verifier.engine.ast import Row
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 4
+_FORMAT = 5
 Packed = tuple[int, dict[str, Sequence[Row]]]
 
 
@@ -176,6 +176,12 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     for p in setup.principals.sorted():
         rows["authz_principal"].append((p.id, p.type))
         rows["member_of"].extend((p.id, t) for t in p.teams)
+        # The attributes rules judge principals by (AUTHZ006-AUTHZ008), as the entity has them.
+        rows["principal_attr"].extend(((p.id, "tenant", p.tenant), (p.id, "role", p.role)))
+    # A class's tenant is its representative's: `permitted` holds for every GPU of a class, so
+    # what a rule says of the representative is true, though a class that no policy splits by
+    # tenant may hold GPUs of other tenants too.
+    rows["class_tenant"] = [(cls, str(graph.attrs(rep).get("tenant", ""))) for rep, cls in classes]
     requests = [
         Request(pc.representative, action, representative)
         for pc in principal_classes

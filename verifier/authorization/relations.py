@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 AUTHZ_RELATIONS: frozenset[str] = frozenset(
-    {"authz_principal", "member_of", "authz_class", "permitted", "permitted_by", "authz_error", "policy_names"}
+    {
+        "authz_principal",
+        "member_of",
+        "principal_attr",
+        "authz_class",
+        "class_tenant",
+        "permitted",
+        "permitted_by",
+        "authz_error",
+        "policy_names",
+    }
 )
 """Every relation emitted (a test checks them against rules/schema.dl)."""
 
