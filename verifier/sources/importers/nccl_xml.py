@@ -96,14 +96,20 @@ class _Reader:
 
     def cpu(self, el: Element, k: int) -> None:
         numa = el.get("numaid")
-        if numa is not None and not (numa.isascii() and numa.isdigit()):
-            self.b.error(el.loc, f'numaid={numa!r} of {el.path}; expected a NUMA node number such as "0"')
+        if numa == "-1":
+            # NCCL writes -1 where the kernel gives the devices no NUMA node (numa_node -1: a one-node Arm
+            # system such as GB10, many VMs): a CPU domain whose node is unknown, named as nvidia-smi's are.
+            self.b.note(el.loc, f"{el.path} has numaid -1 (the kernel states no NUMA node): cpu-unknown{k}")
+            cid = self.id(f"cpu-unknown{k}")
+        elif numa is not None and not (numa.isascii() and numa.isdigit()):
+            self.b.error(el.loc, f'numaid={numa!r} of {el.path}; expected a NUMA node number such as "0", or -1')
             return
-        cid = self.id(f"cpu{numa if numa is not None else k}")
+        else:
+            cid = self.id(f"cpu{numa if numa is not None else k}")
         labels = {"source": el.where}
         for key in ("numaid", "affinity", "arch", "vendor", "familyid", "modelid"):
             value = el.get(key)
-            if value is not None:
+            if value is not None and not (key == "numaid" and value == "-1"):
                 labels["numa" if key == "numaid" else key] = value
         self.b.obj(cid, "cpu", self.node, el.loc, labels=labels)
         for child in el.children:
@@ -337,6 +343,17 @@ class _Reader:
                 if value is not None:
                     labels["nccl_" + key if key == "dev" else key] = value
             speed = net.get("speed")
+            dev_no, guid = whole(net.get("dev") or ""), (net.get("guid") or "").lower()
+            if speed == "10000" and dev_no is not None and guid == f"0x{dev_no:x}":
+                # NCCL's socket transport (guid = its device number) writes 10000 Mb/s when the kernel
+                # states no speed (/sys/class/net/<if>/speed unreadable or -1: Wi-Fi, tunnels, many
+                # VMs): not a rate the port was measured at, so it is left unknown.
+                self.b.note(
+                    net.loc,
+                    f"{did} ({net.get('name')}) is an NCCL socket device at 10000 Mb/s, NCCL's default when the "
+                    "kernel states no speed: its speed is left unknown",
+                )
+                speed = None
             if speed is not None:
                 megabits = whole(speed)
                 if megabits:
@@ -360,6 +377,23 @@ class _Reader:
             # A further port hangs on the card's first port, as hwloc hangs a card's further functions.
             self.b.link(did, card or dev.parent, "pcie", mbps, loc, attrs=attrs, labels=link_labels)
 
+    def c2c(self, el: Element, gid: str) -> None:
+        """`<c2c bw count>` in a `<gpu>` (Grace Hopper, GB200, GB10): NVLink-C2C to the GPU's own CPU.
+
+        NCCL reads `bw` as one link's MB/s and connects the GPU with the CPU above it at bw x count
+        (src/graph/topo.cc, ncclTopoAddC2c): a `c2c` link of that bandwidth and `count` links.
+        """
+        bw, count = whole(el.get("bw") or ""), whole(el.get("count") or "")
+        if not bw or not count or bw < 1 or count < 1:
+            self.b.error(el.loc, f'{el.path} needs bw="<MB/s per link>" and count="<links>" (positive whole numbers)')
+            return
+        cpu = self.b.inv.objects[gid].parent
+        while cpu is not None and self.b.inv.objects[cpu].kind != "cpu":
+            cpu = self.b.inv.objects[cpu].parent
+        if cpu is None:  # pragma: no cover - every device of a dump hangs under a <cpu>
+            return
+        self.b.link(gid, cpu, "c2c", bw * count, el.loc, attrs={"count": count}, labels={"source": el.where})
+
     def nvlinks(
         self,
         dev: _Dev,
@@ -372,7 +406,9 @@ class _Reader:
         sm_number = whole(sm)
         per_link = NVLINK_MBPS_BY_SM.get(sm_number // 10) if sm_number is not None else None
         for child in dev.el.children:
-            if child.tag not in ("nvlink", "xgmi"):
+            if child.tag == "c2c":
+                self.c2c(child, gid)
+            elif child.tag not in ("nvlink", "xgmi"):
                 self.b.note(child.loc, f"<{child.tag}> of {gid} ({child.path}) is not modelled; not imported")
         self.xgmi(dev, gid, by_bus, done)
         for nv in dev.el.iter("nvlink"):
