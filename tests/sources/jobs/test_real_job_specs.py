@@ -440,3 +440,19 @@ def test_gke_mig_partition_counts_instances() -> None:
     jobs = list(read_jobs([FIXTURES / "gke-mig-deployment.yaml"], RULES))
     assert [j.name for j in jobs] == [f"cuda-simple-{i}" for i in range(7)]
     assert {(j.gpus, j.mig, j.accepts, j.scope) for j in jobs} == {(1, "1g.5gb", (), "node")}
+
+
+def test_a_workload_of_more_than_10000_placements_is_refused() -> None:
+    # replicas 10,001 of a Deployment: 10,001 jobs placed one by one, one more than the 10,000 allowed
+    # (a million replicas took minutes just to read). Line 5: the replicas.
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: research}\nspec:\n"
+        "  replicas: 10001\n  template:\n    spec:\n"
+        "      containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+    )
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "d.yaml", RULES)
+    assert "d.yaml:5:3: Deployment d is 10001 jobs placed one by one" in str(err.value)
+    # 10,000 is allowed: every job the same 1 GPU, named d-0 .. d-9999.
+    jobs = list(read_jobs_text(text.replace("10001", "10000"), "d.yaml", RULES))
+    assert (len(jobs), jobs[-1].name, {j.gpus for j in jobs}) == (10_000, "d-9999", {1})

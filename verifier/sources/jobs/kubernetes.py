@@ -30,6 +30,7 @@ judging the job at another level would answer another question.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -110,6 +111,11 @@ class PodSet:
     needs: PodNeeds | None = None  # read already (a TrainJob's resourcesPerNode): no pod spec to read
 
 
+MAX_GROUPS = 10_000
+"""Jobs one LeaderWorkerSet or Deployment may expand into (a group or pod each): each is placed on
+its own, so a million replicas would be a million placements (and minutes just to read)."""
+
+
 def is_kubernetes(doc: YMap) -> bool:
     return isinstance(doc.get("kind"), str) and doc.get("kind") in API_GROUPS
 
@@ -166,10 +172,20 @@ def read_workload(doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems) -> l
         unread = [k for k in annotations if k not in TAS_ANNOTATIONS]
         if unread:
             notes.append(Diagnostic(meta.key_loc("annotations"), f"annotations {', '.join(unread)} not judged"))
+    if len(groups) > MAX_GROUPS:
+        p.add(
+            spec.key_loc("replicas") if "replicas" in spec else doc.loc,
+            f"{what} is {len(groups)} jobs placed one by one (a job per group or pod); expected at most "
+            f"{MAX_GROUPS:,}: place a part of it",
+        )
+        return []
     facts = _facts(meta, spec, kind)
     jobs: list[Job] = []
     for index, sets in enumerate(groups):
         job_name = f"{name}-{index}" if kind in ("LeaderWorkerSet", "Deployment") else name
+        if jobs and sets is groups[0]:
+            jobs.append(dataclasses.replace(jobs[0], name=job_name))  # the same pods: read once
+            continue
         job = _job(job_name, what, sets, facts, rules, doc, list(notes), p)
         if job is not None:
             jobs.append(job)
