@@ -456,3 +456,38 @@ def test_a_workload_of_more_than_10000_placements_is_refused() -> None:
     # 10,000 is allowed: every job the same 1 GPU, named d-0 .. d-9999.
     jobs = list(read_jobs_text(text.replace("10001", "10000"), "d.yaml", RULES))
     assert (len(jobs), jobs[-1].name, {j.gpus for j in jobs}) == (10_000, "d-9999", {1})
+
+
+# Kueue's site/static/examples/jobs/sample-job-partial-admission.yaml, with a GPU limit instead of cpu.
+PARTIAL = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: sample-job-partial-admission
+  namespace: default
+  labels:
+    kueue.x-k8s.io/queue-name: user-queue
+  annotations:
+    kueue.x-k8s.io/job-min-parallelism: "5"
+spec:
+  parallelism: 20
+  completions: 20
+  suspend: true
+  template:
+    spec:
+      containers:
+      - name: dummy-job
+        resources: {limits: {nvidia.com/gpu: 1}}
+      restartPolicy: Never
+"""
+
+
+def test_partial_admission_is_said_and_the_whole_job_placed() -> None:
+    # parallelism 20 x 1 GPU = 20 GPUs on at most 20 nodes; job-min-parallelism 5 (line 9) is a note.
+    (job,) = read_jobs_text(PARTIAL, "pa.yaml", RULES)
+    assert _shape(job) == (20, "any", 20, ("nvidia",))
+    notes = [str(n) for n in job.notes]
+    assert (
+        "pa.yaml:9:5: Job sample-job-partial-admission may be admitted with as few as 5 pods (partial "
+        "admission): placed with all of them" in notes
+    )

@@ -77,6 +77,7 @@ API_GROUPS = {
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
+MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
@@ -168,8 +169,17 @@ def read_workload(doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems) -> l
         p.add(doc.loc, f"{what} runs no pod (a replica, parallelism or count of 0): nothing to place")
         return []
     annotations = meta.get("annotations")
+    if isinstance(annotations, YMap) and MIN_PARALLELISM in annotations:
+        # Kueue's partial admission: it tries the whole Job first, then fewer pods down to this.
+        notes.append(
+            Diagnostic(
+                annotations.key_loc(MIN_PARALLELISM),
+                f"{what} may be admitted with as few as {annotations[MIN_PARALLELISM]} pods (partial "
+                "admission): placed with all of them",
+            )
+        )
     if isinstance(annotations, YMap):
-        unread = [k for k in annotations if k not in TAS_ANNOTATIONS]
+        unread = [k for k in annotations if k not in (*TAS_ANNOTATIONS, MIN_PARALLELISM)]
         if unread:
             notes.append(Diagnostic(meta.key_loc("annotations"), f"annotations {', '.join(unread)} not judged"))
     if len(groups) > MAX_GROUPS:
