@@ -1,0 +1,68 @@
+"""amd-smi static / metric as printed without --json (amd_smi_text.py), on real samples (samples/amd-smi)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.core.errors import TopologError
+from verifier.sources.observed import amd_smi
+from verifier.sources.observed.sniff import sniff
+
+SAMPLES = Path(__file__).parent / "samples" / "amd-smi"
+STATIC = SAMPLES / "mi300x-static-gpu0-rocm-blogs.txt"
+METRIC = SAMPLES / "metric-pcie-amdsmi-changelog.txt"
+STATIC_JSON = SAMPLES / "mi300x-8gpu-static-handwritten.json"
+
+
+def _fields(g: object) -> tuple[object, ...]:
+    names = ("index", "pci_bus_id", "model", "pcie_gen_max", "pcie_gen_device_max", "pcie_width_max")
+    return tuple(getattr(g, n) for n in names)
+
+
+def test_real_static_text_reads_as_its_json() -> None:
+    assert sniff(STATIC.read_text()) == "amd-smi"
+    (gpu,) = amd_smi.read(STATIC.read_text(), "static.txt", "mi01").gpus
+    # By hand: GPU 0, BDF 0000:05:00.0, MARKET_NAME MI300X-O, MAX_PCIE_SPEED 32 GT/s = Gen 5 (the link's
+    # maximum), PCIE_INTERFACE_VERSION Gen 5 (the GPU's own), MAX_PCIE_WIDTH 16; the line of "GPU: 0" is 1.
+    assert _fields(gpu) == (0, "0000:05:00.0", "MI300X-O", 5, 5, 16)
+    assert gpu.source.line == 1 and gpu.vendor == "amd"
+    # The same GPU in the --json sample of that node (written from the same page): the same observation.
+    json_gpu = amd_smi.read(STATIC_JSON.read_text(), "static.json", "mi01").gpus[0]
+    assert _fields(json_gpu) == _fields(gpu)
+
+
+def test_real_metric_text_gives_each_gpus_link_now() -> None:
+    obs = amd_smi.read(METRIC.read_text(), "metric.txt", "mi01")
+    # Two blocks (GPU: 0 on line 1, GPU: 1 on line 16), each WIDTH 16 and SPEED 32 GT/s (Gen 5).
+    got = [(g.index, g.pcie_width_current, g.pcie_gen_current, g.source.line) for g in obs.gpus]
+    assert got == [(0, 16, 5, 1), (1, 16, 5, 16)]
+    assert [(f.format, f.host) for f in obs.files] == [("amd-smi", "mi01")]
+
+
+def test_windows_header_older_key_units_and_other_devices() -> None:
+    text = (
+        "CPU: 0\n    SMU:\n        FW_VERSION: 85.90.0\n\n"
+        "GPU 0:\n    BUS:\n        BDF: 0000:0c:00.0\n        MAX_PCIE_LANES: 16\n        MAX_PCIE_SPEED: 16000 MT/s\n"
+        "    USAGE:\n        GFX_ACTIVITY: 100 %\n    ECC:\n        TOTAL_UNCORRECTABLE_COUNT: 3\n"
+    )
+    (gpu,) = amd_smi.read(text, "static.txt", "mi01").gpus
+    # "GPU 0:" (amd-smi.exe) is GPU 0; MAX_PCIE_LANES is the older name of MAX_PCIE_WIDTH; 16000 MT/s is
+    # 16 GT/s, Gen 4; "100 %" is 100; the CPU block of an APU is not a GPU.
+    assert (gpu.index, gpu.pcie_width_max, gpu.pcie_gen_max) == (0, 16, 4)
+    assert (gpu.utilization_percent, gpu.ecc_uncorrectable_volatile) == (100, 3)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("GPU: 0\n    BUS:\n        MAX_PCIE_SPEED: fast\n", "static.txt:1: GPU 0: bus.max_pcie_speed is 'fast'"),
+        ("GPU: 0\n    BUS:\n        BDF 0000:05:00.0\n", "static.txt:3: unexpected text 'BDF 0000:05:00.0'"),
+        ("GPU: 0\n    BUS:\nGPU: 0\n    BUS:\n", "static.txt:3: GPU 0 is listed twice (first at line 1)"),
+    ],
+)
+def test_text_that_cannot_be_read_exactly_is_refused(text: str, message: str) -> None:
+    with pytest.raises(TopologError) as err:
+        amd_smi.read(text, "static.txt", "mi01")
+    assert str(err.value).startswith(message)

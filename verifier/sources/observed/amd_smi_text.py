@@ -1,0 +1,125 @@
+"""`amd-smi static` and `amd-smi metric` as printed on a terminal (without `--json`), of one host.
+
+The same fields as the JSON (amd_smi.py reads them: `bus.bdf`, `bus.max_pcie_width`, `bus.max_pcie_speed`,
+`bus.pcie_interface_version`, `asic.market_name`, `board.product_serial`, `pcie.width`, `pcie.speed`,
+`ecc.total_uncorrectable_count`, `usage.gfx_activity`), in amd-smi's indented text layout:
+
+    GPU: 0
+        BUS:
+            BDF: 0000:0c:00.0
+            MAX_PCIE_WIDTH: 16
+            MAX_PCIE_SPEED: 32 GT/s
+        USAGE:
+            GFX_ACTIVITY: 100 %
+
+Keys are the JSON keys in capitals; a section is a key with no value, its fields indented below it. A value
+with a unit (`32 GT/s`, `100 %`) is its number and unit, exactly as the JSON's `{"value", "unit"}`; `N/A`
+is unknown. amd-smi on Windows writes `GPU 0:` for `GPU: 0`; releases before ROCm 6.1 wrote
+`MAX_PCIE_LANES` for `MAX_PCIE_WIDTH`. Blocks of other devices (`CPU: 0` on an MI300A APU) are skipped.
+A line that is not `KEY: value` inside a GPU's block, or an indentation no section opened, is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from verifier.core.errors import Diagnostic, SourceLocation, TopologError
+from verifier.sources.observed.amd_smi import FORMAT, MAX_INDEX, _Reader
+from verifier.sources.observed.model import GpuObservation, Observations, ObservedFile, exact_number, host_of_file
+
+_GPU = re.compile(r"^(?:GPU:\s*(\d{1,10})|GPU\s+(\d{1,10}):)\s*$")
+_BLOCK = re.compile(r"^[A-Z][A-Z0-9_ ]*(?::\s*\S.*|\s+\d+:)\s*$")
+_FIELD = re.compile(r"^( *)([A-Z][A-Z0-9_]*(?: [A-Z][A-Z0-9_]*)*)\s*:\s*(.*?)\s*$")
+_WITH_UNIT = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*(%|GT/s|MT/s|Mb/s|W|MHz|°C|C)$")
+_SECTIONS = ("bus", "asic", "board", "pcie", "ecc", "usage")
+_ALIASES = {"max_pcie_lanes": "max_pcie_width"}
+MARKERS = ("GPU", "BUS:", "PCIE:", "ECC:", "USAGE:", "ASIC:")
+
+
+def looks_like(text: str) -> bool:
+    """amd-smi's text: a `GPU: <n>` (or `GPU <n>:`) line at the margin and one of its section headers."""
+    head = text[:20_000]
+    if not any(_GPU.match(line) for line in head.splitlines()):
+        return False
+    return re.search(r"(?m)^ +(BUS|PCIE|ECC|USAGE|ASIC):\s*$", head) is not None
+
+
+def _value(text: str) -> Any:
+    """A field's value as amd_smi.py reads the JSON's: digits an int, `<n> <unit>` a value with its unit."""
+    if text.isdigit() and len(text) <= 20:
+        return int(text)
+    m = _WITH_UNIT.match(text)
+    if m is not None:
+        number = exact_number(m.group(1))
+        if number is not None:
+            return {"value": int(number) if number.denominator == 1 else number, "unit": m.group(2)}
+    return text
+
+
+def read(text: str, filename: str, host: str | None) -> Observations:
+    """The GPUs of one host's `amd-smi static` / `amd-smi metric` text output."""
+    host = host_of_file(host, filename, "amd-smi")
+    reader = _Reader(text, filename, host)
+    problems = reader.problems
+    blocks: list[tuple[int, SourceLocation, dict[str, Any]]] = []
+    current: dict[str, Any] | None = None
+    stack: list[tuple[int, dict[str, Any]]] = []
+    seen: dict[int, int] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        loc = SourceLocation(filename, number)
+        if not line.strip():
+            continue
+        if not line.startswith((" ", "\t")):
+            gpu = _GPU.match(line)
+            if gpu is not None:
+                index = int(gpu.group(1) or gpu.group(2))
+                if index > MAX_INDEX:
+                    problems.append(Diagnostic(loc, f"GPU index {index} is out of range; expected 0 to {MAX_INDEX}"))
+                    current = None
+                elif index in seen:
+                    problems.append(Diagnostic(loc, f"GPU {index} is listed twice (first at line {seen[index]})"))
+                    current = None
+                else:
+                    seen[index] = number
+                    current = {"gpu": index}
+                    blocks.append((index, loc, current))
+                stack = [(-1, current)] if current is not None else []
+            elif _BLOCK.match(line) or line.endswith(":"):
+                current, stack = None, []  # another device's block (CPU: 0 on an APU): not read
+            else:
+                problems.append(Diagnostic(loc, f"unexpected text {line[:80]!r}; expected 'GPU: <n>' and its fields"))
+            continue
+        if current is None:
+            continue
+        field = _FIELD.match(line.expandtabs(4))
+        if field is None:
+            problems.append(Diagnostic(loc, f"unexpected text {line.strip()[:80]!r}; expected 'KEY: value'"))
+            continue
+        indent, key, value = len(field.group(1)), field.group(2).lower().replace(" ", "_"), field.group(3)
+        key = _ALIASES.get(key, key)
+        while stack and indent <= stack[-1][0]:
+            stack.pop()
+        if not stack:
+            problems.append(Diagnostic(loc, f"{key.upper()} is indented as no section opened it"))
+            continue
+        parent = stack[-1][1]
+        if value == "":
+            section: dict[str, Any] = {}
+            parent[key] = section
+            stack.append((indent, section))
+        else:
+            parent[key] = _value(value)
+    if not blocks and not problems:
+        problems.append(Diagnostic(SourceLocation(filename, 1), "no 'GPU: <n>' block; expected amd-smi text output"))
+    gpus: list[GpuObservation] = []
+    for index, loc, value in blocks:
+        if not any(isinstance(value.get(k), dict) for k in _SECTIONS):
+            continue  # a block of sections topolog does not read (clocks, power): nothing to say
+        observed = reader._gpu(value, index, loc)
+        if observed is not None:
+            gpus.append(observed)
+    if problems:
+        raise TopologError(problems)
+    return Observations(gpus=tuple(gpus), files=(ObservedFile(filename, FORMAT, host, None),), hosts=(host,))
