@@ -176,8 +176,11 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     for p in setup.principals.sorted():
         rows["authz_principal"].append((p.id, p.type))
         rows["member_of"].extend((p.id, t) for t in p.teams)
-        # The attributes rules judge principals by (AUTHZ006-AUTHZ008), as the entity has them.
-        rows["principal_attr"].extend(((p.id, "tenant", p.tenant), (p.id, "role", p.role)))
+        # The attributes rules judge principals by (AUTHZ006-AUTHZ009), as the entity has them, and
+        # the id case-folded (AUTHZ011: ids a reader takes for one).
+        rows["principal_attr"].extend(
+            ((p.id, "tenant", p.tenant), (p.id, "role", p.role), (p.id, "casefold", p.id.casefold()))
+        )
     # A class's tenant is its representative's: `permitted` holds for every GPU of a class, so
     # what a rule says of the representative is true, though a class that no policy splits by
     # tenant may hold GPUs of other tenants too.
