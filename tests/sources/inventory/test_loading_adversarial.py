@@ -207,7 +207,6 @@ links:
   - {a: "s{j}", b: "x{i}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0..1, j: 4..5}}
   - {a: "s{i}{i}", b: p00, kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: [1]}}
   - {a: "s{k}", b: "p{i:02d}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0..1, j: 0..2, k: [7]}}
-  - {a: "s{i}", b: p00, kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0..1, z: []}}
   - {a: "{w}", b: "s{i}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {w: ["/p01", "u{a}", ü], i: [6]}}
 """
 
@@ -220,7 +219,6 @@ def test_foreach_ends_in_every_format() -> None:
     # - s{j} to x{i}, fields out of the loop's order: (i, j) = (0, 4), (0, 5), (1, 4), (1, 5);
     # - s{i}{i} over [1]: s11<->p00 (a variable twice in one end);
     # - s{k} to p{i:02d}, j unused with 3 values: each (i, k) three times, the repeats numbered;
-    # - over z: [] nothing at all;
     # - {w} over words: "/p01" is absolute (p01), "u{a}" a value taken as it is (no pattern), ü.
     inv = load_inventory_text(FORMATS, "t.yaml")
     assert list(inv.links) == [
@@ -261,6 +259,33 @@ links:
         [
             "t.yaml:5:5: endpoint 's{w:02d}': {w:02d} formats a number, but w is the text 'x'",
             "t.yaml:5:5: link endpoint 's00' does not exist; did you mean 's0'?",
+        ],
+    ),
+    # foreach values that draw no cable: an empty list and a count of 0 drew nothing while the line
+    # stayed (as an empty range and count: 0 are refused). Each is named at its variable's key: the `i` of
+    # `foreach: {i: ...}`, column 73 of the cable's line (line 6 with the apiVersion line added).
+    "an empty list of values": (
+        """objects:
+  - {name: "s{i}", kind: switch, count: 3}
+  - {name: leaf, kind: switch}
+links:
+  - {a: "s{i}", b: leaf, kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: []}}
+""",
+        [
+            "t.yaml:6:73: foreach 'i' of link s{i} - leaf: the list is empty; expected at least one value"
+            " (it would make no link)"
+        ],
+    ),
+    "a count of 0": (
+        """objects:
+  - {name: "s{i}", kind: switch, count: 3}
+  - {name: leaf, kind: switch}
+links:
+  - {a: "s{i}", b: leaf, kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0}}
+""",
+        [
+            "t.yaml:6:73: foreach 'i' of link s{i} - leaf: count 0 is out of range 1..10000000;"
+            " expected at least one value"
         ],
     ),
     # Both ends in one node: n{n}/gpu0 to itself, for n0 and n1: a loop, the second its copy.
@@ -461,3 +486,25 @@ def test_each_end_is_every_combination_as_its_object(
         assert all_known == all(t in table for t in texts)
         assert all(end is table[end].id for end in ends if end in table)
         loop = [[v + 1 if isinstance(v, int) else v + "z" for v in values] for values in loop]
+
+
+def test_an_override_removing_the_instance_itself_is_refused_where_written() -> None:
+    # `remove: true` beside an instance's own changes was read and then applied to nothing: n1 stayed,
+    # with its GPU. It is refused at the key: line 9, column 12, where `remove` starts in
+    # `      n1: {remove: true}` (6 spaces and `n1: {` before it). `remove: false` changes nothing.
+    text = """apiVersion: topolog.dev/v1
+templates:
+  box: {kind: node, children: [{name: gpu0, kind: gpu, model: H100-SXM5-80GB}]}
+objects:
+  - template: box
+    name: "n{i}"
+    count: 2
+    overrides:
+      n1: {remove: %s}
+"""
+    assert _errors(text % "true") == [
+        "t.yaml:9:12: 'remove: true' in override 'n1' would remove the instance itself, which an override cannot"
+        " do; expected 'remove: true' under devices: (a device of it), 'state: down' for an instance out of"
+        " service, or a count that leaves it out"
+    ]
+    assert sorted(load_inventory_text(text % "false", "t.yaml").objects) == ["n0", "n0/gpu0", "n1", "n1/gpu0"]

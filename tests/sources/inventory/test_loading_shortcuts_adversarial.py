@@ -139,9 +139,10 @@ links:
 """,
         ["t.yaml:15:5: link 'n0/nic1<->n0/nic1' connects 'n0/nic1' to itself (and 1 more copy)"],
     ),
-    # The first foreach's k runs over nothing: no cable at all (s0-t0 and s1-t0 are not made, though
-    # k is unused in the ends). The second writes s{i:02d}: s00 and s01 are no objects (s0, s1 are),
-    # and t1 is none either: s00 reported, s01 and t1 its two more copies (line 7).
+    # The first foreach's k runs over nothing, which would make no cable at all (s0-t0 and s1-t0,
+    # though k is unused in the ends): refused at k, column 80 of line 6. The second writes s{i:02d}:
+    # s00 and s01 are no objects (s0, s1 are), and t1 is none either: s00 reported, s01 and t1 its two
+    # more copies (line 7).
     "a foreach over an empty list, and padded ends": (
         """objects:
   - {name: "s{i}", kind: switch, count: 2}
@@ -150,7 +151,11 @@ links:
   - {a: "s{i}", b: t0, kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0..1, k: []}}
   - {a: "s{i:02d}", b: "t{k}", kind: ethernet, bandwidth: 100 Gb/s, foreach: {i: 0..1, k: [0, 1]}}
 """,
-        ["t.yaml:7:5: link endpoint 's00' does not exist; did you mean 's0'? (and 2 more copies)"],
+        [
+            "t.yaml:6:80: foreach 'k' of link s{i} - t0: the list is empty; expected at least one value"
+            " (it would make no link)",
+            "t.yaml:7:5: link endpoint 's00' does not exist; did you mean 's0'? (and 2 more copies)",
+        ],
     ),
 }
 

@@ -136,8 +136,10 @@ def foreach_values(raw: object) -> list[int | str]:
     if isinstance(raw, bool):
         raise PatternError(f"expected a range such as '0..7', a count or a list, got {raw!r}")
     if isinstance(raw, int):
-        if raw < 0 or raw > MAX_FOREACH:
-            raise PatternError(f"count {raw} is out of range 0..{MAX_FOREACH}")
+        # A count of 0 (or an empty list, below) makes no link at all: the line stays in the file and
+        # the links it is read as drawing are silently not there, as with an empty range or count 0.
+        if raw < 1 or raw > MAX_FOREACH:
+            raise PatternError(f"count {raw} is out of range 1..{MAX_FOREACH}; expected at least one value")
         return list(range(raw))
     if isinstance(raw, str):
         m = _RANGE.match(raw)
@@ -150,6 +152,8 @@ def foreach_values(raw: object) -> list[int | str]:
             raise PatternError(f"range {raw!r} has more than {MAX_FOREACH:,} values")
         return list(range(lo, hi + 1))
     if isinstance(raw, list):
+        if not raw:
+            raise PatternError("the list is empty; expected at least one value (it would make no link)")
         out: list[int | str] = []
         for v in raw:
             if isinstance(v, bool) or not isinstance(v, int | str):
