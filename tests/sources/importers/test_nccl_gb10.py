@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from verifier.core.errors import TopologError
 from verifier.sources.importers import import_files
 
 
@@ -50,3 +53,18 @@ def test_socket_device_speeds_nccl_read_are_kept(tmp_path: Path) -> None:
     inv = import_files("nccl-xml", [path], node="n").inventory
     got = {o.labels["name"]: o.quantities.get("bandwidth_mbps") for o in inv.objects.values() if o.kind == "nic"}
     assert got == {"eth0": 3_125, "mlx5_0": 1_250}
+
+
+def test_a_dump_of_several_hosts_is_refused_not_read_as_one_machine(fx: Path, tmp_path: Path) -> None:
+    # The GB10 dump's <cpu> twice, the second with another host_hash (and its own bus ids), as NCCL writes a
+    # topology it fused from several hosts: read as one node it would be one machine with both hosts' GPUs.
+    text = (fx / "gb10-nccl-pr2202.xml").read_text()
+    inner = text.split('<system version="1">\n', 1)[1].rsplit("</system>", 1)[0]
+    other = inner.replace("0xcb0355b3c0b2caa", "0x1111111111111111").replace(":01:00.0", ":02:00.0")
+    path = tmp_path / "fused.xml"
+    path.write_text('<system version="1">\n' + inner + other + "</system>\n")
+    with pytest.raises(TopologError) as err:
+        import_files("nccl-xml", [path])
+    assert str(err.value).startswith(
+        f"{path}:1:1: this NCCL topology holds 2 hosts (<cpu host_hash> 0xcb0355b3c0b2caa, 0x1111111111111111)"
+    )

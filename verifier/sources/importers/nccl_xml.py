@@ -84,6 +84,22 @@ class _Reader:
         if root.tag != "system":
             self.b.error(root.loc, f"expected an NCCL topology: the root element is <{root.tag}>, not <system>")
             return
+        hosts: list[str] = []
+        for c in root.children:
+            h = c.get("host_hash") if c.tag == "cpu" else None
+            if h and h not in hosts:
+                hosts.append(h)
+        if len(hosts) > 1:
+            # NCCL fuses the topologies of every rank it shares an NVLink domain with (multi-node NVLink,
+            # GB200 NVL72) or that it was given: one file, several machines. Read as one node they would be
+            # one machine with every host's GPUs; each host is not yet a node of its own here, so refuse.
+            self.b.error(
+                root.loc,
+                f"this NCCL topology holds {len(hosts)} hosts (<cpu host_hash> {', '.join(hosts[:3])}"
+                f"{', ...' if len(hosts) > 3 else ''}); expected one host's topology per file: import each host's "
+                "own dump",
+            )
+            return
         self.b.obj(self.node, "node", None, root.loc, labels={"source": root.where, "imported_from": "nccl-xml"})
         for k, cpu in enumerate(root.children):
             if cpu.tag != "cpu":
