@@ -108,12 +108,13 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         if line.startswith("GPU "):
             gpu = _header(line, loc, host)
             continue
-        if gpu is not None and _ALL_INACTIVE.fullmatch(line):
-            # `-e` has no counter to give for such a GPU; `-s` says its links are all down.
-            if kind == FORMAT_STATUS:
-                links.append(ScaleupLinkObservation(loc, None, gpu, ALL_LINKS, "inactive", None, "nvlink"))
-            continue
         if gpu is None or not _ANY_LINK.match(line):
+            # Looked for only here, off the path of the millions of link lines a fleet's files hold.
+            if gpu is not None and _ALL_INACTIVE.fullmatch(line):
+                # `-e` has no counter to give for such a GPU; `-s` says its links are all down.
+                if kind == FORMAT_STATUS:
+                    links.append(ScaleupLinkObservation(loc, None, gpu, ALL_LINKS, "inactive", None, "nvlink"))
+                continue
             raise TopologError.at(loc, f"expected a 'GPU N: ...' header or a 'Link N: ...' line, got {line!r}")
         if kind == FORMAT_STATUS:
             m = _SPEED.fullmatch(line)
