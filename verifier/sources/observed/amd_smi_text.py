@@ -29,6 +29,8 @@ from verifier.sources.observed.amd_smi import FORMAT, MAX_INDEX, _Reader
 from verifier.sources.observed.model import GpuObservation, Observations, ObservedFile, exact_number, host_of_file
 
 _GPU = re.compile(r"^(?:GPU:\s*(\d{1,10})|GPU\s+(\d{1,10}):)\s*$")
+_GPU_LINE = re.compile(r"(?m)^(?:GPU:[ \t]*\d{1,10}|GPU[ \t]+\d{1,10}:)[ \t]*\r?$")
+_SECTION_LINE = re.compile(r"(?m)^ +(?:BUS|PCIE|ECC|USAGE|ASIC):[ \t]*\r?$")
 _BLOCK = re.compile(r"^[A-Z][A-Z0-9_ ]*(?::\s*\S.*|\s+\d+:)\s*$")
 _FIELD = re.compile(r"^( *)([A-Z][A-Z0-9_]*(?: [A-Z][A-Z0-9_]*)*)\s*:\s*(.*?)\s*$")
 _WITH_UNIT = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*(%|GT/s|MT/s|Mb/s|W|MHz|°C|C)$")
@@ -39,10 +41,13 @@ MARKERS = ("GPU", "BUS:", "PCIE:", "ECC:", "USAGE:", "ASIC:")
 
 def looks_like(text: str) -> bool:
     """amd-smi's text: a `GPU: <n>` (or `GPU <n>:`) line at the margin and one of its section headers."""
-    head = text[:20_000]
-    if not any(_GPU.match(line) for line in head.splitlines()):
+    # Sniffing runs on every observation file of a fleet: the first characters decide before any search
+    # (amd-smi's text starts with a device's block: `GPU: 0`, `GPU 0:`, or `CPU: 0` on an APU).
+    start = text[:64].lstrip()
+    if not start.startswith(("GPU", "CPU")):
         return False
-    return re.search(r"(?m)^ +(BUS|PCIE|ECC|USAGE|ASIC):\s*$", head) is not None
+    head = text[:20_000]
+    return _GPU_LINE.search(head) is not None and _SECTION_LINE.search(head) is not None
 
 
 def _value(text: str) -> Any:

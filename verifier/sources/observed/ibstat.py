@@ -84,10 +84,14 @@ def looks_like(text: str) -> bool:
     head = text[:20_000]
     if all(m in head for m in MARKERS):
         return True
-    first = next((line.strip() for line in head.splitlines() if line.strip()), "")
-    if _IBSTATUS_PORT.match(first) is not None and "link_layer:" in head:
-        return True
-    return _VERBS_HCA.match(first) is not None and "link_layer:" in head and "state:" in head
+    # ibstatus and ibv_devinfo start with their first port's or adapter's line: decided there first.
+    start = text[:256].lstrip()
+    if not start.startswith(("Infiniband device", "hca_id:")):
+        return False
+    first = start.split("\n", 1)[0].strip()
+    if "link_layer:" not in head:  # both forms print it for every port
+        return False
+    return _IBSTATUS_PORT.match(first) is not None or (_VERBS_HCA.match(first) is not None and "state:" in head)
 
 
 class _Port:
@@ -345,7 +349,7 @@ def _read_ibv_devinfo(text: str, filename: str, host: str) -> Observations:
 def read(text: str, filename: str, host: str | None) -> Observations:
     """Every port of every adapter in one `ibstat` (or `ibstatus`, `ibv_devinfo`) listing of `host`."""
     host = host_of_file(host, filename, "ibstat")
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = text.lstrip().split("\n", 1)[0].strip()
     if _IBSTATUS_PORT.match(first):
         return _read_ibstatus(text, filename, host)
     if _VERBS_HCA.match(first):
