@@ -66,3 +66,34 @@ def test_text_that_cannot_be_read_exactly_is_refused(text: str, message: str) ->
     with pytest.raises(TopologError) as err:
         amd_smi.read(text, "static.txt", "mi01")
     assert str(err.value).startswith(message)
+
+
+LIST = SAMPLES / "mi300x-list-rocm-blogs.txt"
+
+
+def test_real_list_text_lists_each_gpu_by_bus_id() -> None:
+    obs = amd_smi.read(LIST.read_text(), "list.txt", "mi01")
+    # By hand: three blocks (lines 1, 5, 9) with BDF 05, 26, 46 (the blog's page stops after GPU 2). The
+    # UUIDs are not kept (amd-smi prints one UUID for boards without a unique id: see amd_smi.py).
+    got = [(g.index, g.pci_bus_id, g.uuid, g.source.line) for g in obs.gpus]
+    assert got == [(0, "0000:05:00.0", None, 1), (1, "0000:26:00.0", None, 5), (2, "0000:46:00.0", None, 9)]
+
+
+def test_list_json_reads_as_its_text() -> None:
+    # `amd-smi list --json`: the same fields as objects with the text's keys in lower case.
+    text = (
+        '[{"gpu": 0, "bdf": "0000:05:00.0", "uuid": "afff74a1-0000-1000-8054-e92b0a5d57c8"},\n'
+        ' {"gpu": 1, "bdf": "0000:26:00.0", "uuid": "0aff74a1-0000-1000-805b-ce698de95724"},\n'
+        ' {"gpu": 2, "bdf": "0000:46:00.0", "uuid": "97ff74a1-0000-1000-8065-fa81273af9ce"}]\n'
+    )
+    as_json = [(g.index, g.pci_bus_id) for g in amd_smi.read(text, "list.json", "mi01").gpus]
+    assert as_json == [(g.index, g.pci_bus_id) for g in amd_smi.read(LIST.read_text(), "list.txt", "mi01").gpus]
+
+
+def test_a_block_of_fields_topolog_does_not_read_still_shows_its_gpu() -> None:
+    text = (
+        "GPU: 0\n    POWER:\n        SOCKET_POWER: 36 W\n    PCIE:\n        WIDTH: 16\n"
+        "GPU: 1\n    POWER:\n        SOCKET_POWER: N/A\n"
+    )
+    # GPU 1 has only a POWER section: it is still a GPU the driver lists (no GPU of the node is "missing").
+    assert [g.index for g in amd_smi.read(text, "metric.txt", "mi01").gpus] == [0, 1]

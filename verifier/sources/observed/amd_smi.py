@@ -10,6 +10,8 @@ what a GPU object holds decides what is read from it.
 - metric: `pcie.width` and `pcie.speed` (what the link trained to now), `ecc.total_uncorrectable_count`
   (since the driver loaded: volatile), `usage.gfx_activity` (a generation below the maximum is
   only a fault under load).
+- list: `bdf` of each GPU the driver sees. Its `uuid` is not kept: amd-smi prints the same one for boards
+  without a unique id (two MI210s as `00ff740f-0000-1000-8000-000000000000`, ROCm 6.3), so it names no GPU.
 - topology: `links`, one per peer GPU, with `link_type` (`XGMI`, `PCIE`, `SELF`) and `link_status`
   (`ENABLED` / `DISABLED`); the older layout (ROCm 6.1 and before) keyed `link_type` and
   `link_accessibility` by `gpu_<index>`. Each xGMI peer link becomes one link observation whose
@@ -61,7 +63,11 @@ MAX_LANES = 32
 """The widest PCIe link (x32); a wider figure is not a width."""
 MAX_INDEX = 2**31 - 1
 """A GPU index (and a peer's) fits 32 bits: anything larger is not one."""
-_KNOWN_KEYS = frozenset({"bus", "asic", "board", "pcie", "ecc", "usage", "links", "link_type", "link_accessibility"})
+_KNOWN_KEYS = frozenset(
+    {"bus", "asic", "board", "pcie", "ecc", "usage", "links", "link_type", "link_accessibility", "uuid", "kfd_id"}
+)
+_LIST_KEYS = ("uuid", "kfd_id")
+"""Keys of `amd-smi list` (with `bdf`): one GPU the driver sees, and nothing else about it."""
 _SPEED_TEXT = re.compile(r"^\s*([0-9.]+)\s*(GT/s|MT/s)\s*$")
 _GEN_TEXT = re.compile(r"^\s*gen\s*([1-7])\s*$", re.IGNORECASE)
 _PEER_KEY = re.compile(r"^gpu_(\d+)$")
@@ -275,7 +281,8 @@ class _Reader:
         pcie = _section(value, "pcie")
         ecc = _section(value, "ecc")
         usage = _section(value, "usage")
-        if not (bus or asic or board or pcie or ecc or usage):
+        listed = "links" not in value and any(k in value for k in _LIST_KEYS)
+        if not (bus or asic or board or pcie or ecc or usage or listed):
             return None  # a topology object: its links are read, it says nothing of the GPU itself
         bdf = self._text(bus.get("bdf")) or self._text(value.get("bdf"))
         bus_id = normalise_pci_bus_id(bdf) if bdf else None

@@ -14,7 +14,9 @@ The same fields as the JSON (amd_smi.py reads them: `bus.bdf`, `bus.max_pcie_wid
 
 Keys are the JSON keys in capitals; a section is a key with no value, its fields indented below it. A value
 with a unit (`32 GT/s`, `100 %`) is its number and unit, exactly as the JSON's `{"value", "unit"}`; `N/A`
-is unknown. amd-smi on Windows writes `GPU 0:` for `GPU: 0`; releases before ROCm 6.1 wrote
+is unknown. `amd-smi list` (`BDF`, `UUID`) gives each GPU's bus id (not its UUID: amd_smi.py); a block
+of sections topolog does not read (`amd-smi metric --power`) still shows the GPU. amd-smi on Windows
+writes `GPU 0:` for `GPU: 0`; releases before ROCm 6.1 wrote
 `MAX_PCIE_LANES` for `MAX_PCIE_WIDTH`. Blocks of other devices (`CPU: 0` on an MI300A APU) are skipped.
 A line that is not `KEY: value` inside a GPU's block, or an indentation no section opened, is refused.
 """
@@ -30,11 +32,10 @@ from verifier.sources.observed.model import GpuObservation, Observations, Observ
 
 _GPU = re.compile(r"^(?:GPU:\s*(\d{1,10})|GPU\s+(\d{1,10}):)\s*$")
 _GPU_LINE = re.compile(r"(?m)^(?:GPU:[ \t]*\d{1,10}|GPU[ \t]+\d{1,10}:)[ \t]*\r?$")
-_SECTION_LINE = re.compile(r"(?m)^ +(?:BUS|PCIE|ECC|USAGE|ASIC):[ \t]*\r?$")
+_SECTION_LINE = re.compile(r"(?m)^ +(?:(?:BUS|PCIE|ECC|USAGE|ASIC):[ \t]*|BDF:[ \t]*\S+[ \t]*)\r?$")
 _BLOCK = re.compile(r"^[A-Z][A-Z0-9_ ]*(?::\s*\S.*|\s+\d+:)\s*$")
 _FIELD = re.compile(r"^( *)([A-Z][A-Z0-9_]*(?: [A-Z][A-Z0-9_]*)*)\s*:\s*(.*?)\s*$")
 _WITH_UNIT = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*(%|GT/s|MT/s|Mb/s|W|MHz|°C|C)$")
-_SECTIONS = ("bus", "asic", "board", "pcie", "ecc", "usage")
 _ALIASES = {"max_pcie_lanes": "max_pcie_width"}
 MARKERS = ("GPU", "BUS:", "PCIE:", "ECC:", "USAGE:", "ASIC:")
 
@@ -120,11 +121,12 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         problems.append(Diagnostic(SourceLocation(filename, 1), "no 'GPU: <n>' block; expected amd-smi text output"))
     gpus: list[GpuObservation] = []
     for index, loc, value in blocks:
-        if not any(isinstance(value.get(k), dict) for k in _SECTIONS):
-            continue  # a block of sections topolog does not read (clocks, power): nothing to say
         observed = reader._gpu(value, index, loc)
-        if observed is not None:
-            gpus.append(observed)
+        if observed is None:
+            # A block of sections topolog does not read (clocks, power): the GPU is there all the same,
+            # and the file lists it (a file that listed none would call every declared GPU missing).
+            observed = GpuObservation(source=loc, observed_at=None, host=host, vendor="amd", index=index)
+        gpus.append(observed)
     if problems:
         raise TopologError(problems)
     return Observations(gpus=tuple(gpus), files=(ObservedFile(filename, FORMAT, host, None),), hosts=(host,))
