@@ -97,3 +97,27 @@ def test_a_block_of_fields_topolog_does_not_read_still_shows_its_gpu() -> None:
     )
     # GPU 1 has only a POWER section: it is still a GPU the driver lists (no GPU of the node is "missing").
     assert [g.index for g in amd_smi.read(text, "metric.txt", "mi01").gpus] == [0, 1]
+
+
+def test_partitions_of_one_board_are_one_gpu() -> None:
+    path = SAMPLES / "static-partitions-ceems.json"
+    obs = amd_smi.read(path.read_text(), "static.json", "mi01")
+    # By hand: 12 entries; 1-8 share bus id c8:00.0 (one board in CPX, partition_id 0-7) and 9-10 share
+    # 8a:00.0 (DPX): 4 boards, numbered in the file's order, each kept as its first entry.
+    got = [(g.index, g.pci_bus_id, g.serial) for g in obs.gpus]
+    assert got == [
+        (0, "0000:c5:00.0", "20170000800c"),
+        (1, "0000:c8:00.0", "20170003580c"),
+        (2, "0000:8a:00.0", "20180003050c"),
+        (3, "0000:8d:00.0", "20170005280c"),
+    ]
+
+
+def test_partitions_at_further_functions_are_one_gpu() -> None:
+    # ROCm 7 lists a DPX board's second partition at function 1 (0000:05:00.1): two boards, not four GPUs.
+    text = "".join(
+        f"GPU: {i}\n    BDF: {bdf}\n\n"
+        for i, bdf in enumerate(["0000:05:00.0", "0000:05:00.1", "0000:26:00.0", "0000:26:00.1"])
+    )
+    got = [(g.index, g.pci_bus_id) for g in amd_smi.read(text, "list.txt", "mi01").gpus]
+    assert got == [(0, "0000:05:00.0"), (1, "0000:26:00.0")]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -217,7 +218,7 @@ class _Reader:
         if self.problems:
             raise TopologError(self.problems)
         return Observations(
-            gpus=tuple(gpus),
+            gpus=tuple(physical_gpus(gpus)),
             links=tuple(links),
             files=(ObservedFile(self.filename, FORMAT if gpus else FORMAT_TOPOLOGY, self.host, None),),
             hosts=(self.host,),
@@ -281,7 +282,7 @@ class _Reader:
         pcie = _section(value, "pcie")
         ecc = _section(value, "ecc")
         usage = _section(value, "usage")
-        listed = "links" not in value and any(k in value for k in _LIST_KEYS)
+        listed = "links" not in value and "link_type" not in value and any(k in value for k in (*_LIST_KEYS, "bdf"))
         if not (bus or asic or board or pcie or ecc or usage or listed):
             return None  # a topology object: its links are read, it says nothing of the GPU itself
         bdf = self._text(bus.get("bdf")) or self._text(value.get("bdf"))
@@ -363,6 +364,30 @@ class _Reader:
             peer_ref = GpuRef(self.host, pci_bus_id=normalise_pci_bus_id(peer_bdf) if peer_bdf else None, index=peer)
             out.append(ScaleupLinkObservation(where, None, me, peer, state, None, "xgmi", peer=peer_ref))
         return out
+
+
+def physical_gpus(gpus: list[GpuObservation]) -> list[GpuObservation]:
+    """The GPUs of a listing whose partitions are folded into the GPU they are part of.
+
+    A GPU split into compute partitions (MI300X in DPX or CPX mode) is listed once per partition: the
+    first at the board's bus id (`0000:05:00.0`), the others at its further functions (`05:00.1` ...,
+    ROCm/amdsmi issue 132; ROCm/rocm-systems issue 5805: "the partition ID is reported in the BDF
+    function") or, in older releases, at the same bus id. They are one physical GPU with one PCIe
+    link: kept as the first, and the GPUs numbered in their order (amd-smi's numbers count partitions;
+    a declared `gpu<i>` counts boards).
+    """
+    seen: set[str] = set()
+    kept: list[GpuObservation] = []
+    for g in gpus:
+        board = g.pci_bus_id.rsplit(".", 1)[0] if g.pci_bus_id else None
+        if board is not None and board in seen:
+            continue
+        if board is not None:
+            seen.add(board)
+        kept.append(g)
+    if len(kept) == len(gpus):
+        return gpus
+    return [replace(g, index=k) for k, g in enumerate(kept)]
 
 
 def _section(value: Mapping[str, Any], key: str) -> Mapping[str, Any]:

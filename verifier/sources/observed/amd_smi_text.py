@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
-from verifier.sources.observed.amd_smi import FORMAT, MAX_INDEX, _Reader
+from verifier.sources.observed.amd_smi import FORMAT, MAX_INDEX, _Reader, physical_gpus
 from verifier.sources.observed.model import GpuObservation, Observations, ObservedFile, exact_number, host_of_file
 
 _GPU = re.compile(r"^(?:GPU:\s*(\d{1,10})|GPU\s+(\d{1,10}):)\s*$")
@@ -129,4 +129,6 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         gpus.append(observed)
     if problems:
         raise TopologError(problems)
-    return Observations(gpus=tuple(gpus), files=(ObservedFile(filename, FORMAT, host, None),), hosts=(host,))
+    return Observations(
+        gpus=tuple(physical_gpus(gpus)), files=(ObservedFile(filename, FORMAT, host, None),), hosts=(host,)
+    )
