@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -373,8 +372,8 @@ def physical_gpus(gpus: list[GpuObservation]) -> list[GpuObservation]:
     first at the board's bus id (`0000:05:00.0`), the others at its further functions (`05:00.1` ...,
     ROCm/amdsmi issue 132; ROCm/rocm-systems issue 5805: "the partition ID is reported in the BDF
     function") or, in older releases, at the same bus id. They are one physical GPU with one PCIe
-    link: kept as the first, and the GPUs numbered in their order (amd-smi's numbers count partitions;
-    a declared `gpu<i>` counts boards).
+    link: kept as the first, with amd-smi's own number, which `amd-smi metric` (no bus id) shares for
+    that partition; the other partitions are dropped, never counted as GPUs of their own.
     """
     seen: set[str] = set()
     kept: list[GpuObservation] = []
@@ -385,9 +384,7 @@ def physical_gpus(gpus: list[GpuObservation]) -> list[GpuObservation]:
         if board is not None:
             seen.add(board)
         kept.append(g)
-    if len(kept) == len(gpus):
-        return gpus
-    return [replace(g, index=k) for k, g in enumerate(kept)]
+    return kept
 
 
 def _section(value: Mapping[str, Any], key: str) -> Mapping[str, Any]:
