@@ -123,3 +123,47 @@ def test_a_key_that_is_not_secret_turns_the_cache_off(
     cache.write_pickled("test", "k", 1)
     assert cache.read_pickled("test", "k") is None
     assert "the cache is off" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("what", ["fifo", "link to a valid entry", "link to a folder", "dangling link"])
+def test_what_is_no_regular_file_under_an_entry_name_is_a_miss_and_is_not_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str
+) -> None:
+    # Every entry is a regular file that write_entry made. Under k1's name: a fifo (opening it to
+    # read had waited for a writer for ever), a link to a valid entry signed with the same key
+    # (its tag would verify, so the read itself must refuse the link), a link to a folder, and a
+    # link to nothing. Each is a miss; writing k1 again puts a regular entry in its place.
+    monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "cache"))
+    monkeypatch.setenv(cache.ENV_KEY, "d" * 40)
+    cache.write_pickled("test", "k1", {"answer": 1})
+    folder = tmp_path / "cache"
+    entry = folder / "test-k1"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    entry.rename(elsewhere / "test-k1")  # the same bytes, valid for the name k1, now outside the folder
+    if what == "fifo":
+        os.mkfifo(entry, 0o600)
+    elif what == "link to a valid entry":
+        entry.symlink_to(elsewhere / "test-k1")
+    elif what == "link to a folder":
+        entry.symlink_to(elsewhere)
+    else:
+        entry.symlink_to(tmp_path / "gone")
+    assert cache.read_pickled("test", "k1") is None
+    cache.write_pickled("test", "k1", {"answer": 2})
+    assert entry.is_file() and not entry.is_symlink()
+    assert cache.read_pickled("test", "k1") == {"answer": 2}
+
+
+def test_a_dangling_link_does_not_stop_pruning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # keep=2: after a dangling link test-k0 and three writes k1, k2, k3, two entries stay. Pruning
+    # read each entry's time through the link, which failed for the dangling one and left every entry.
+    monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "cache"))
+    monkeypatch.setenv(cache.ENV_KEY, "e" * 40)
+    cache.write_pickled("test", "k1", 1, keep=2)
+    folder = tmp_path / "cache"
+    (folder / "test-k0").symlink_to(tmp_path / "gone")
+    os.utime(folder / "test-k0", (0, 0), follow_symlinks=False)  # the oldest: pruned first
+    for key in ("k1", "k2", "k3"):
+        cache.write_pickled("test", key, key, keep=2)
+    assert sorted(p.name for p in folder.glob("test-*")) == ["test-k2", "test-k3"]

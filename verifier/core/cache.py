@@ -49,6 +49,9 @@ MIN_KEY_CHARS = 32
 MAX_ENTRIES = 32
 """Entries kept per kind; the least recently written go first (a few rule sets per user)."""
 _DIGEST = hashlib.sha256().digest_size
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def cache_dir() -> Path | None:
@@ -100,8 +103,18 @@ def read_entry(kind: str, key: str) -> bytes | None:
         return None
     path = os.path.join(folder, f"{kind}-{key}")
     try:
-        with open(path, "rb") as stream:
-            if not _private(os.fstat(stream.fileno())):
+        # Every entry is a regular file written in place (write_entry). Anything else under an
+        # entry's name is no entry, and is not even read: a fifo had the run wait for a writer for
+        # ever, a link to a large file outside the folder had it read whole into memory (8 GiB: killed
+        # at 6 GB), before the tag could say it was no entry. Links are not followed, a fifo is opened
+        # without waiting, and only a regular file is read.
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+    except OSError:
+        return None
+    try:
+        with open(fd, "rb") as stream:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or not _private(info):
                 return None
             data = stream.read()
     except OSError:
@@ -277,7 +290,9 @@ def _make_key(path: str) -> bytes:
 def _prune(folder: str, kind: str, keep: int) -> None:
     from pathlib import Path
 
-    entries = sorted(Path(folder).glob(f"{kind}-*"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+    # lstat: a link under an entry's name is pruned as itself (one whose target is gone made stat
+    # fail, and with it every later prune of the kind).
+    entries = sorted(Path(folder).glob(f"{kind}-*"), key=lambda p: (p.lstat().st_mtime, p.name), reverse=True)
     for old in entries[keep:]:
         old.unlink(missing_ok=True)
 
