@@ -101,7 +101,7 @@ def test_an_entry_copied_under_another_name_is_a_miss(tmp_path: Path, monkeypatc
     assert cache.read_pickled("test", "k2") is None
 
 
-@pytest.mark.parametrize("problem", ["short env key", "shared key file", "key file in folder"])
+@pytest.mark.parametrize("problem", ["short env key", "shared key file", "key file in folder", "fifo key file"])
 def test_a_key_that_is_not_secret_turns_the_cache_off(
     problem: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -116,6 +116,11 @@ def test_a_key_that_is_not_secret_turns_the_cache_off(
         key_file.parent.mkdir(parents=True)
         key_file.write_text("d" * 64)
         key_file.chmod(0o644)  # readable by others: anyone could sign entries
+    elif problem == "fifo key file":
+        # A fifo, private to this user: no key in it, and nothing to wait for (opening it had waited).
+        key_file = tmp_path / "config" / "topolog" / "cache-key"
+        key_file.parent.mkdir(parents=True)
+        os.mkfifo(key_file, 0o600)
     else:
         # The folder that holds the entries would hold the key that proves them.
         monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "config"))

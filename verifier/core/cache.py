@@ -246,7 +246,9 @@ def _find_key(configured: str | None, folder: str) -> bytes | None:
 
 def _read_key(path: str) -> bytes | None:
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # Without waiting: a fifo under the key's name (it is then refused as no regular file) had
+        # every run wait for a writer for ever.
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
     except FileNotFoundError:
         return None
     with os.fdopen(fd, "rb") as stream:
