@@ -491,3 +491,24 @@ def test_partial_admission_is_said_and_the_whole_job_placed() -> None:
         "pa.yaml:9:5: Job sample-job-partial-admission may be admitted with as few as 5 pods (partial "
         "admission): placed with all of them" in notes
     )
+
+
+def _selected(selector: str, limit: str) -> Job:
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: research}\nspec:\n"
+        f"  nodeSelector: {{{selector}}}\n  containers: [{{name: c, resources: {{limits: {{{limit}}}}}}}]\n"
+    )
+    (job,) = read_jobs_text(text, "p.yaml", RULES)
+    return job
+
+
+def test_single_strategy_mig_product_label_counts_instances() -> None:
+    # GPU Feature Discovery's single MIG strategy: a node of A100-SXM4-40GB-MIG-1g.5gb offers 1g.5gb
+    # instances as nvidia.com/gpu, so 2 of them are 2 instances (was 2 whole A100s).
+    job = _selected("nvidia.com/gpu.product: A100-SXM4-40GB-MIG-1g.5gb", "nvidia.com/gpu: 2")
+    assert (job.gpus, job.mig, job.accepts) == (2, "1g.5gb", ("A100-SXM4-40GB",))
+    # Mixed strategy: the profile is the resource; the same label agrees with it.
+    job = _selected("nvidia.com/gpu.product: A100-SXM4-40GB-MIG-1g.5gb", "nvidia.com/mig-1g.5gb: 3")
+    assert (job.gpus, job.mig) == (3, "1g.5gb")
+    # Without the suffix: whole GPUs.
+    assert _selected("nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB", "nvidia.com/gpu: 2").mig is None

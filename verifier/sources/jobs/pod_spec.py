@@ -27,6 +27,7 @@ PRODUCT_LABELS = {
     "cloud.google.com/gke-accelerator": gke_model,
 }
 """Node labels that name the GPU model, and how each value maps to a catalogue model."""
+_PRODUCT_MIG = re.compile(r"-MIG-([0-9]+g\.[0-9]+gb)$", re.IGNORECASE)
 GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"
 """GKE's node label for MIG: a pod selecting it counts `nvidia.com/gpu` in instances of that profile
 (GKE documentation, "Running multi-instance GPUs")."""
@@ -227,6 +228,16 @@ def _gpu_kind(requests: dict[str, int], loc: SourceLocation, where: str, needs: 
 
 def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p: Problems) -> None:
     """Node selection on a GPU product label: the models it allows (all of them, OR)."""
+    if key == "nvidia.com/gpu.product":
+        # Under the single MIG strategy a node's nvidia.com/gpu are MIG instances, and GPU Feature
+        # Discovery writes their profile after the product ("A100-SXM4-40GB-MIG-1g.5gb").
+        profiles = {m.group(1).lower() if m else None for m in (_PRODUCT_MIG.search(v) for v in values)}
+        if len(profiles) > 1:
+            p.add(loc, f"{key} selects {', '.join(values)}: whole GPUs and MIG profiles, or several profiles, at once")
+            return
+        (profile,) = profiles or {None}
+        if profile is not None:
+            _partition(needs, profile, loc, p)
     mapper = PRODUCT_LABELS[key]
     words: list[str] = []
     for v in values:
@@ -267,7 +278,13 @@ def _node_selector(spec: YMap, needs: PodNeeds, p: Problems) -> None:
 
 
 def _partition(needs: PodNeeds, profile: str, loc: SourceLocation, p: Problems) -> None:
-    """GKE's MIG: whole `nvidia.com/gpu` counts on nodes of a partition size are MIG instances of it."""
+    """MIG nodes of one profile (GKE's partition size, GPU Feature Discovery's single strategy): whole
+    `nvidia.com/gpu` counts on them are MIG instances of it.
+    """
+    if needs.mig is not None:
+        if needs.mig != profile:
+            p.add(loc, f"the pod selects MIG profile {profile} but asks for {needs.mig} instances")
+        return
     if needs.vendor != "nvidia":
         if needs.mig is None and needs.gpus == 0:
             return  # no GPU asked: the pod is not placed, and says so elsewhere
