@@ -512,3 +512,10 @@ def test_single_strategy_mig_product_label_counts_instances() -> None:
     assert (job.gpus, job.mig) == (3, "1g.5gb")
     # Without the suffix: whole GPUs.
     assert _selected("nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB", "nvidia.com/gpu: 2").mig is None
+
+
+def test_a_time_sliced_product_is_placed_whole_and_says_so() -> None:
+    # -SHARED: GPU Feature Discovery's time-slicing rename; 1 replica is read as 1 whole GPU, with a note.
+    job = _selected("nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB-SHARED", "nvidia.com/gpu: 1")
+    assert (job.gpus, job.mig, job.accepts) == (1, None, ("A100-SXM4-40GB",))
+    assert any("a time-sliced GPU (-SHARED)" in n.message for n in job.notes)

@@ -238,6 +238,10 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
         (profile,) = profiles or {None}
         if profile is not None:
             _partition(needs, profile, loc, p)
+        if any(v.upper().endswith("-SHARED") for v in values):
+            needs.notes.append(
+                Diagnostic(loc, f"{key}: a time-sliced GPU (-SHARED) is shared by several pods; placed as a whole GPU")
+            )
     mapper = PRODUCT_LABELS[key]
     words: list[str] = []
     for v in values:
