@@ -75,9 +75,26 @@ _IBSTAT_PHYS = {
 
 _VERBS_HCA = re.compile(r"^hca_id:\s*\S+$")
 _VERBS_FIELD = re.compile(r"^([A-Za-z_][\w \[\]]*?)\s*:\s*(.*?)\s*$")
-_VERBS_NUMBERED = re.compile(r"^([A-Z_ ]+?)\s*\((\d{1,2})\)$")
+# devinfo.c words a number it does not know "invalid state (5)", "invalid physical state (0)": kept as printed.
+_VERBS_NUMBERED = re.compile(r"^([A-Za-z_ ]+?)\s*\((\d{1,2})\)$")
 _VERBS_WIDTH = re.compile(r"^(1|2|4|8|12)X\s*\(\d+\)$")
 _VERBS_SPEED = re.compile(r"^(\d+(?:\.\d+)?) Gbps\s*\(\d+\)$")
+# devinfo.c prints "invalid widthX (<code>)" / "invalid speed (<code>)" for a code its release has no words
+# for: 0 on a port that is down (openucx/ucx issue 9908, a DISABLED ConnectX-6 port), or NDR's 128 under
+# releases older than NDR. The code is the verbs enum (ibv_port_attr active_width/active_speed), exact.
+_VERBS_INVALID = re.compile(r"^invalid (width|speed)X?\s*\((\d+)\)$")
+_VERBS_WIDTH_CODE = {1: 1, 2: 4, 4: 8, 8: 12, 16: 2}
+_VERBS_SPEED_CODE = {
+    1: "2.5",
+    2: "5.0",
+    4: "10.0",
+    8: "10.0",
+    16: "14.0",
+    32: "25.0",
+    64: "50.0",
+    128: "100.0",
+    256: "200.0",
+}
 
 
 def looks_like(text: str) -> bool:
@@ -230,27 +247,42 @@ def _verbs_number(text: str, names: dict[int, str], what: str, loc: SourceLocati
     return names.get(int(m.group(2)), m.group(1))
 
 
-def _verbs_rate(
-    fields: dict[str, tuple[str, SourceLocation]], loc: SourceLocation, problems: list[Diagnostic]
-) -> int | None:
-    """active_width x active_speed (`4X (2)`, `100.0 Gbps (128)`) as exact Mb/s; None when either is not printed."""
+def _verbs_rate(fields: dict[str, tuple[str, SourceLocation]], active: bool, problems: list[Diagnostic]) -> int | None:
+    """active_width x active_speed (`4X (2)`, `100.0 Gbps (128)`) as exact Mb/s; None when either is not printed.
+
+    A width or speed devinfo.c calls invalid is read by its code where the verbs enum defines it; else it
+    is unknown, which is refused for an Active port (its rate is judged) and kept unknown for one that is not.
+    """
     if "active_width" not in fields or "active_speed" not in fields:
         return None
     (wtext, wloc), (stext, sloc) = fields["active_width"], fields["active_speed"]
     width = _VERBS_WIDTH.match(wtext)
     speed = _VERBS_SPEED.match(stext)
-    if width is None:
+    lanes = int(width.group(1)) if width is not None else None
+    lane_text = speed.group(1) if speed is not None else None
+    unknown = False
+    bad_width = _VERBS_INVALID.match(wtext)
+    if bad_width is not None and bad_width.group(1) == "width":
+        lanes = _VERBS_WIDTH_CODE.get(int(bad_width.group(2)))
+        unknown = unknown or lanes is None
+    bad_speed = _VERBS_INVALID.match(stext)
+    if bad_speed is not None and bad_speed.group(1) == "speed":
+        lane_text = _VERBS_SPEED_CODE.get(int(bad_speed.group(2)))
+        unknown = unknown or lane_text is None
+    if unknown and not active:
+        return None
+    if lanes is None:
         problems.append(Diagnostic(wloc, f"active_width {wtext!r} is not '<lanes>X (<code>)'; expected e.g. '4X (2)'"))
-    if speed is None:
+    if lane_text is None:
         problems.append(
             Diagnostic(sloc, f"active_speed {stext!r} is not '<Gb/s> Gbps (<code>)'; expected e.g. '100.0 Gbps (128)'")
         )
-    if width is None or speed is None:
+    if lanes is None or lane_text is None:
         return None
-    lane = exact_number(speed.group(1))
+    lane = exact_number(lane_text)
     if lane is None:  # the pattern admits only decimals: kept for the type checker
         return None
-    mbps = lane * int(width.group(1)) * 1000
+    mbps = lane * lanes * 1000
     if mbps.denominator != 1:
         problems.append(Diagnostic(sloc, f"active_speed {stext!r} x {wtext!r} is not a whole number of Mb/s"))
         return None
@@ -314,7 +346,7 @@ def _read_ibv_devinfo(text: str, filename: str, host: str) -> Observations:
         else:
             # An Active port has trained its physical link (IBA: the logical state leaves Down only on LinkUp).
             phys = "LinkUp" if state == "Active" else "unknown"
-        rate = _verbs_rate(fields, fields["state"][1], problems)
+        rate = _verbs_rate(fields, state == "Active", problems)
         if rate is None and state == "Active" and not any(k in fields for k in ("active_width", "active_speed")):
             problems.append(
                 Diagnostic(
