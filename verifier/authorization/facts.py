@@ -128,6 +128,43 @@ def policy_names(setup: AuthzSetup) -> list[Row]:
     return rows
 
 
+_GROUP_TYPES = ("Node", "Rack", "Pod", DOMAIN_TYPE)
+_SCHEDULING = ("schedule", "reserve")
+
+
+def forbid_resource_eq(setup: AuthzSetup) -> list[Row]:
+    """`forbid_resource_eq(policy, type, id)`: a forbid scoped `resource == T::"id"` to a group of GPUs
+    (a node, rack, pod or NVLink domain) for any action or for schedule or reserve. `==` matches
+    requests on the group itself and never those on the GPUs inside it, where jobs are scheduled
+    (AUTHZ013 reports the GPUs it leaves open).
+    """
+    forbids = [p for p in setup.bundle.policies.values() if p.effect == "forbid"]
+    if not forbids:
+        return []
+    import cedarpy
+    from cedarpy import pst
+
+    rows: list[Row] = []
+    for policy in sorted(forbids, key=lambda p: p.id):
+        (template,) = cedarpy.PolicySet.from_str(policy.text).to_pst().static_policies.values()
+        scope, action = template.resource, template.action
+        # A static policy has no slot (templates are refused when the policies are read).
+        if not isinstance(scope, pst.ScopeEq) or not isinstance(scope.entity, pst.EntityUid):
+            continue
+        group = scope.entity
+        if str(group.type) not in _GROUP_TYPES:
+            continue
+        if isinstance(action, pst.ActionEq):
+            actions = {action.entity.id}
+        elif isinstance(action, pst.ActionIn):
+            actions = {a.id for a in action.entities}
+        else:
+            actions = set(_SCHEDULING)  # any action (an action group is not in the shipped schema)
+        if actions & set(_SCHEDULING):
+            rows.append((policy.id, str(group.type), group.id))
+    return rows
+
+
 def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
     graph = setup.graph
     if etype in PRINCIPAL_TYPES:
@@ -192,6 +229,7 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
         for representative, _id in classes
     ]
     rows["policy_names"] = policy_names(setup)
+    rows["forbid_resource_eq"] = forbid_resource_eq(setup)
     decisions = iter(setup.authorizer.decide(requests))
     for pc in principal_classes:
         for action in ACTIONS:

@@ -13,6 +13,7 @@ AUTHZ_RELATIONS: frozenset[str] = frozenset(
         "permitted_by",
         "authz_error",
         "policy_names",
+        "forbid_resource_eq",
     }
 )
 """Every relation emitted (a test checks them against rules/schema.dl)."""
