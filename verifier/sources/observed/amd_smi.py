@@ -82,7 +82,8 @@ def looks_like(text: str) -> bool:
         return amd_smi_text.looks_like(text)
     if not re.search(r'"gpu"\s*:\s*\d', head):
         return False
-    return any(f'"{k}"' in head for k in ("bus", "asic", "pcie", "ecc", "links", "link_type", "gpu_data"))
+    # `amd-smi list --json` holds only `bdf`, `uuid` and ids: its `bdf` is what marks it.
+    return any(f'"{k}"' in head for k in ("bus", "asic", "pcie", "ecc", "links", "link_type", "gpu_data", "bdf"))
 
 
 class _Reader:

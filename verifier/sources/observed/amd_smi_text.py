@@ -34,7 +34,8 @@ _GPU = re.compile(r"^(?:GPU:\s*(\d{1,10})|GPU\s+(\d{1,10}):)\s*$")
 _GPU_LINE = re.compile(r"(?m)^(?:GPU:[ \t]*\d{1,10}|GPU[ \t]+\d{1,10}:)[ \t]*\r?$")
 _SECTION_LINE = re.compile(r"(?m)^ +(?:(?:BUS|PCIE|ECC|USAGE|ASIC):[ \t]*|BDF:[ \t]*\S+[ \t]*)\r?$")
 _BLOCK = re.compile(r"^[A-Z][A-Z0-9_ ]*(?::\s*\S.*|\s+\d+:)\s*$")
-_FIELD = re.compile(r"^( *)([A-Z][A-Z0-9_]*(?: [A-Z][A-Z0-9_]*)*)\s*:\s*(.*?)\s*$")
+# A key may be a number: `amd-smi static` lists a clock's FREQUENCY_LEVELS as `0: 300 MHz`.
+_FIELD = re.compile(r"^( *)([A-Z][A-Z0-9_]*(?: [A-Z][A-Z0-9_]*)*|[0-9]{1,4})\s*:\s*(.*?)\s*$")
 _WITH_UNIT = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*(%|GT/s|MT/s|Mb/s|W|MHz|°C|C)$")
 _ALIASES = {"max_pcie_lanes": "max_pcie_width"}
 MARKERS = ("GPU", "BUS:", "PCIE:", "ECC:", "USAGE:", "ASIC:")
@@ -71,6 +72,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     blocks: list[tuple[int, SourceLocation, dict[str, Any]]] = []
     current: dict[str, Any] | None = None
     stack: list[tuple[int, dict[str, Any]]] = []
+    leaf = -1  # the indentation of the last `KEY: value` line (-1: none since the last section opened)
     seen: dict[int, int] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip()
@@ -92,6 +94,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                     current = {"gpu": index}
                     blocks.append((index, loc, current))
                 stack = [(-1, current)] if current is not None else []
+                leaf = -1
             elif _BLOCK.match(line) or line.endswith(":"):
                 current, stack = None, []  # another device's block (CPU: 0 on an APU): not read
             else:
@@ -107,6 +110,11 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         key = _ALIASES.get(key, key)
         while stack and indent <= stack[-1][0]:
             stack.pop()
+        if stack and leaf > stack[-1][0] and indent > leaf:
+            # Lines indented below a `KEY: value` line are that entry's own block, not its section's:
+            # `amd-smi list` on a host with SR-IOV prints `VF: 0` and the VF's own BDF and UUID below it,
+            # which would otherwise replace the GPU's. Such a block is not read.
+            stack.append((leaf, {}))
         if not stack:
             problems.append(Diagnostic(loc, f"{key.upper()} is indented as no section opened it"))
             continue
@@ -115,8 +123,10 @@ def read(text: str, filename: str, host: str | None) -> Observations:
             section: dict[str, Any] = {}
             parent[key] = section
             stack.append((indent, section))
+            leaf = -1
         else:
             parent[key] = _value(value)
+            leaf = indent
     if not blocks and not problems:
         problems.append(Diagnostic(SourceLocation(filename, 1), "no 'GPU: <n>' block; expected amd-smi text output"))
     gpus: list[GpuObservation] = []

@@ -1,0 +1,64 @@
+"""Review of the amd-smi text reader (round 58): a whole `amd-smi static`, `amd-smi list` with SR-IOV VFs,
+and `amd-smi list --json` found among a host's files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from verifier.sources.observed import amd_smi
+from verifier.sources.observed.sniff import sniff
+
+SAMPLES = Path(__file__).parent / "samples" / "amd-smi"
+
+
+def test_whole_static_with_numbered_clock_levels_is_read() -> None:
+    text = (SAMPLES / "mi300a-static-amdsmi-docs.txt").read_text()
+    assert sniff(text) == "amd-smi"
+    # Was refused at every `0: 300 MHz` line of CLOCK's FREQUENCY_LEVELS (a key that is a number). By hand:
+    # the CPU: 0 block is skipped; GPU 0 (line 7), BDF 0000:01:00.0, MARKET_NAME MI300A, MAX_PCIE_WIDTH 16,
+    # MAX_PCIE_SPEED 32 GT/s = Gen 5, PCIE_INTERFACE_VERSION Gen 5, PRODUCT_SERIAL N/A = unknown.
+    (gpu,) = amd_smi.read(text, "static.txt", "mi01").gpus
+    got = (gpu.index, gpu.pci_bus_id, gpu.model, gpu.pcie_width_max, gpu.pcie_gen_max, gpu.pcie_gen_device_max)
+    assert got == (0, "0000:01:00.0", "MI300A", 16, 5, 5)
+    assert (gpu.serial, gpu.source.line) == (None, 7)
+
+
+# `amd-smi list` on a host with SR-IOV (amd/MxGPU-Virtualization smi-lib/docs/how_to/amdsmi_cli_usage.md,
+# "Human-readable (Default)"): each VF's own BDF and UUID are printed below `VF: 0`, inside the GPU's block.
+LIST_WITH_VF = (
+    "GPU: 0\n"
+    "    BDF: 0000:0c:00.0\n"
+    "    UUID: 67ff74a1-0000-1000-8081-b5b9fd6edd00\n"
+    "    VF: 0\n"
+    "        BDF: 0000:0c:02.0\n"
+    "        UUID: 670074a1-0000-1000-8081-b5b9fd6edd00\n"
+)
+
+
+def test_a_vfs_bus_id_is_not_its_gpus() -> None:
+    # By hand: GPU 0 is at 0000:0c:00.0; 0000:0c:02.0 is its VF's (it was read as the GPU's bus id).
+    got = [(g.index, g.pci_bus_id) for g in amd_smi.read(LIST_WITH_VF, "list.txt", "host1").gpus]
+    assert got == [(0, "0000:0c:00.0")]
+    # The same listing's --json (same page): "vfs" is a list of its own; both read GPU 0 at 0000:0c:00.0.
+    as_json = json.dumps(
+        [
+            {
+                "gpu": 0,
+                "bdf": "0000:0c:00.0",
+                "uuid": "67ff74a1-0000-1000-8081-b5b9fd6edd00",
+                "vfs": [{"vf": 0, "bdf": "0000:0c:02.0", "uuid": "670074a1-0000-1000-8081-b5b9fd6edd00"}],
+            }
+        ],
+        indent=4,
+    )
+    assert [(g.index, g.pci_bus_id) for g in amd_smi.read(as_json, "list.json", "host1").gpus] == got
+
+
+def test_list_json_is_recognised_among_a_hosts_files() -> None:
+    # `amd-smi list --json` (ROCm 6.x: gpu, bdf, uuid, kfd_id, node_id, partition_id) was read only when
+    # named with --observed-format: in a folder it was "not a format topolog reads".
+    text = json.dumps(
+        [{"gpu": 0, "bdf": "0000:05:00.0", "uuid": "x", "kfd_id": 1, "node_id": 2, "partition_id": 0}], indent=4
+    )
+    assert sniff(text) == "amd-smi"
