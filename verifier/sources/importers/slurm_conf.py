@@ -38,7 +38,11 @@ def looks_like(text: str) -> bool:
 # gres.conf(5) lines: `AutoDetect=`, `Name=gpu ...` for the node that reads the file, and `NodeName=<hosts>
 # Name=gpu Type=... File=/dev/nvidia[0-7]`. slurm.conf(5) has no `Name=` or `AutoDetect=` key, so either
 # marks the file as gres.conf (searched in C over the whole text: a topology.conf may hold 100,000 lines).
-_GRES_CONF = re.compile(r"(?im)^[ \t]*(?:autodetect|name)[ \t]*=|^[ \t]*nodename=\S*[^#\n]*?[ \t]name=")
+# A per-node line may hold no Name= at all (`NodeName=cn[1-12] File=/dev/nvidia[0-3] AutoDetect=nvml`, a
+# real Helm chart's gres.conf): File= and AutoDetect= are no slurm.conf NodeName keys either.
+_GRES_CONF = re.compile(
+    r"(?im)^[ \t]*(?:autodetect|name)[ \t]*=|^[ \t]*nodename=\S*[^#\n]*?[ \t](?:name|file|autodetect)[ \t]*="
+)
 
 
 def gres_conf_line(text: str) -> int | None:
