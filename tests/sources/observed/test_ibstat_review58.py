@@ -58,3 +58,11 @@ def test_an_active_port_of_unknown_rate_is_still_refused(width: str, speed: str,
     with pytest.raises(TopologError) as err:
         _rows(_active_port(width, speed))
     assert str(err.value).startswith(message)
+
+
+def test_a_speed_beyond_any_port_is_refused_at_its_line() -> None:
+    # 4 lanes x 1e20 Gb/s is beyond a 64-bit count of Mb/s: it reached the fact loader, which refused it
+    # as "<facts for observed_nic_port>", naming no line of the file. Line 7 is active_speed.
+    with pytest.raises(TopologError) as err:
+        _rows(_active_port("4X (2)", "99999999999999999999.0 Gbps (64)"))
+    assert str(err.value).startswith("devinfo.txt:7: active_speed '99999999999999999999.0 Gbps (64)' is beyond")

@@ -283,6 +283,11 @@ def _verbs_rate(fields: dict[str, tuple[str, SourceLocation]], active: bool, pro
     if lane is None:  # the pattern admits only decimals: kept for the type checker
         return None
     mbps = lane * lanes * 1000
+    if mbps > INT64_MAX:
+        problems.append(
+            Diagnostic(sloc, f"active_speed {stext!r} is beyond any port's; expected e.g. '100.0 Gbps (128)'")
+        )
+        return None
     if mbps.denominator != 1:
         problems.append(Diagnostic(sloc, f"active_speed {stext!r} x {wtext!r} is not a whole number of Mb/s"))
         return None
