@@ -21,6 +21,7 @@ from functools import cache
 from verifier.authorization.classes import gpu_classes, partition, partition_gpus, policy_reads
 from verifier.authorization.entities import DOMAIN_TYPE, HARDWARE_TYPES, PRINCIPAL_TYPES, parse_uid
 from verifier.authorization.evaluate import ACTIONS, Request
+from verifier.authorization.observed import walk
 from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.authorization.setup import AuthzSetup
 from verifier.core.cache import code_digest, enabled, entry_key, package_digest, read_pickled, write_pickled
@@ -165,6 +166,28 @@ def forbid_resource_eq(setup: AuthzSetup) -> list[Row]:
     return rows
 
 
+def permit_reads_principal(setup: AuthzSetup) -> list[Row]:
+    """`permit_reads_principal(policy, attribute)`: each principal attribute a permit's conditions read
+    (`principal.role`, `principal has on_call`): AUTHZ006 leaves alone a permit that singles out its
+    principals by an attribute other than the tenant.
+    """
+    permits = [p for p in setup.bundle.policies.values() if p.effect == "permit"]
+    if not permits:
+        return []
+    import cedarpy
+    from cedarpy import pst
+
+    rows: set[Row] = set()
+    for policy in permits:
+        (template,) = cedarpy.PolicySet.from_str(policy.text).to_pst().static_policies.values()
+        for node in walk(template.clauses):
+            if isinstance(node, pst.GetAttr) and node.base == pst.Var("principal"):
+                rows.add((policy.id, node.attr))
+            elif isinstance(node, pst.HasAttr) and node.base == pst.Var("principal"):
+                rows.update((policy.id, a) for a in node.attrs)
+    return sorted(rows)
+
+
 def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
     graph = setup.graph
     if etype in PRINCIPAL_TYPES:
@@ -230,6 +253,7 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     ]
     rows["policy_names"] = policy_names(setup)
     rows["forbid_resource_eq"] = forbid_resource_eq(setup)
+    rows["permit_reads_principal"] = permit_reads_principal(setup)
     decisions = iter(setup.authorizer.decide(requests))
     for pc in principal_classes:
         for action in ACTIONS:

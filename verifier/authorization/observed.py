@@ -68,7 +68,7 @@ def observe(templates: Iterable[pst.Template]) -> Observed:
         for u in pst.entity_uids(template):
             if str(u.type) != "Action":
                 named.add(uid(str(u.type), u.id))
-        for node in _walk(template):
+        for node in walk(template):
             if isinstance(node, pst.GetAttr):
                 if node.base == pst.Var("context"):
                     ctx.setdefault(node.attr, set())
@@ -97,7 +97,7 @@ def named_entities(template: pst.Template) -> tuple[str, ...]:
     from cedarpy import pst
 
     named = {uid(str(u.type), u.id) for u in pst.entity_uids(template) if str(u.type) != "Action"}
-    for node in _walk(template):
+    for node in walk(template):
         if (
             isinstance(node, pst.BinaryOp)
             and node.op in ("contains", "contains_any", "contains_all")
@@ -109,7 +109,7 @@ def named_entities(template: pst.Template) -> tuple[str, ...]:
     return tuple(sorted(named))
 
 
-def _walk(node: object) -> Iterator[object]:
+def walk(node: object) -> Iterator[object]:
     stack = [node]
     while stack:
         n = stack.pop()

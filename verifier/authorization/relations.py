@@ -14,6 +14,7 @@ AUTHZ_RELATIONS: frozenset[str] = frozenset(
         "authz_error",
         "policy_names",
         "forbid_resource_eq",
+        "permit_reads_principal",
     }
 )
 """Every relation emitted (a test checks them against rules/schema.dl)."""
