@@ -10,6 +10,7 @@ themselves changes: a line a second, for ever).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,36 @@ def test_read_json_refuses_what_cannot_be_read_exactly(text: str, says: str) -> 
     with pytest.raises(BadRequest) as caught:
         read_json(text.encode())
     assert says in caught.value.message and caught.value.status == 400
+
+
+TOKEN = "s3cret-token-for-the-gate-0123456789"
+
+
+def test_a_token_file_swapped_for_a_fifo_refuses_the_reload_and_reloads_go_on(tmp_path: Path) -> None:
+    # The token file is read again on every reload. Swapped for a fifo with no writer, it had the
+    # reload wait for ever, and every reload after it (one reload thread): the gate kept its old
+    # policies whatever changed. Now the fifo reads as empty: the reload is refused (422, the token's
+    # length, 0, named at its line 1), the old token still guards, and once the file is back a policy
+    # change reloads.
+    copy_inputs(tmp_path)
+    token = tmp_path / "token"
+    token.write_text(TOKEN + "\n")
+    with serving(tmp_path, "--token-file", str(token), token=TOKEN) as server:
+        before = server.revision()["revision"]
+        token.unlink()
+        os.mkfifo(token)
+        with server.client() as c:
+            r = c.post("/v1/reload")
+        assert r.status_code == 422
+        assert r.json()["errors"][0].startswith(f"{token}:1: the bearer token is 0 characters; expected at least 16")
+        assert server.get("/healthz").status_code == 200
+        with server.client(token="") as c:
+            assert c.get("/v1/revision").status_code == 401
+        token.unlink()
+        token.write_text(TOKEN + "\n")
+        (tmp_path / "policies" / "extra.cedar").write_text(
+            '@id("hostile-test-forbid")\nforbid (principal, action, resource) when { false };\n'
+        )
+        with server.client() as c:
+            r = c.post("/v1/reload")
+        assert r.status_code == 200 and r.json()["revision"] != before

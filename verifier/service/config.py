@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.limits import read_limited
 from verifier.sources.jobs.principal_rules import PrincipalRule
 
 DEFAULT_HOST = "127.0.0.1"
@@ -112,9 +113,13 @@ def check_config(config: ServeConfig) -> None:
 
 def read_token(path: Path) -> str:
     """The bearer token in `path` (its first line, stripped); TopologError when missing or too short."""
+    # read_limited, as every input is read: a fifo put under the token's name had the reload wait for a
+    # writer for ever (and every later reload behind it: the gate kept its old policies while the files
+    # changed), and a link to /dev/zero would have been read without end.
+    data = read_limited(path, str(path), "the token file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
         raise TopologError.at(SourceLocation(str(path)), f"cannot read the token file: {err}") from None
     token = text.strip().splitlines()[0].strip() if text.strip() else ""
     if len(token) < TOKEN_MIN_LENGTH:
