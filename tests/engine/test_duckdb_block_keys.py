@@ -164,3 +164,22 @@ def test_a_refused_load_leaves_no_batch_to_claim_from(duck: DuckDBBackend) -> No
     assert duck.count("attr") == 24
     plain: list[Row] = [(f"n{n}/l{k}", key) for n in range(NODES) for k, key in ((0, "a"), (0, "b"), (1, "a"))]
     assert duck.query("attr") == sorted(plain)
+
+
+def test_plain_rows_repeating_a_pair_among_themselves_are_marked(duck: DuckDBBackend) -> None:
+    names = _names()
+    duck.add_facts("link", _links(names))
+    # Three plain rows over links no node has: (x/l9, a) twice, (x/l8, a) once. The blocks' rows
+    # repeat nothing (as in the first test), but the plain rows repeat (x/l9, a): not claimed.
+    rows = StampedRows([("x/l9", "a"), ("x/l8", "a"), ("x/l9", "a")], [_attrs(names, (0, 0, 1), ("a", "b", "a"))])
+    duck.add_facts("attr", rows)
+    assert not _claimed(duck, rows)
+    # 8 nodes x 3 block rows + 2 distinct plain rows = 26.
+    assert duck.count("attr") == 26
+    # One link with two keys and two links with one key each repeat no pair (though x/l9 and "a"
+    # each come twice): claimed, and all 24 + 3 = 27 rows are kept.
+    duck.retract("attr")
+    other = StampedRows([("x/l9", "a"), ("x/l9", "b"), ("x/l8", "a")], [_attrs(names, (0, 0, 1), ("a", "b", "a"))])
+    duck.add_facts("attr", other)
+    assert _claimed(duck, other)
+    assert duck.count("attr") == 27

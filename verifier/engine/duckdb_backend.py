@@ -564,7 +564,12 @@ class DuckDBBackend:
             first, second = arrays[named][:plain], arrays[const][:plain]
             if any(bool(((first >= start) & (first < end)).any()) for start, end in spans):
                 return False
-            if len(set(zip(first.tolist(), second.tolist(), strict=True))) != plain:
+            # Sorted by the pair, a repeated pair lies next to itself. (A set of the pairs as Python
+            # tuples took 31 ms for link_attr's 68,928 plain rows at 131,072 GPUs and 143 ms, 4.6x,
+            # for 4x the rows at 524,288, a cache miss per pair; sorting them 0.4 and 1.6 ms.)
+            order = numpy.lexsort((second, first))
+            first, second = first[order], second[order]
+            if bool(((first[1:] == first[:-1]) & (second[1:] == second[:-1])).any()):
                 return False
         return True
 
