@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from verifier.core.errors import TopologError
 from verifier.sources.observed import amd_smi
 from verifier.sources.observed.sniff import sniff
 
@@ -62,3 +65,33 @@ def test_list_json_is_recognised_among_a_hosts_files() -> None:
         [{"gpu": 0, "bdf": "0000:05:00.0", "uuid": "x", "kfd_id": 1, "node_id": 2, "partition_id": 0}], indent=4
     )
     assert sniff(text) == "amd-smi"
+
+
+def test_rocm7_static_with_bare_value_lists_and_level_keys_is_read() -> None:
+    text = (SAMPLES / "mi300a-static-rocm7-rocm-systems-docs.txt").read_text()
+    # Was refused at NUMA's "CPU AFFINITY:" masks (0xffffff ... one a line, no key) and at each
+    # "LEVEL 0: 500 MHz". By hand: GPU 0, BDF 0000:01:00.0, MARKET_NAME "AMD Instinct MI300A",
+    # MAX_PCIE_WIDTH 16, MAX_PCIE_SPEED 32 GT/s = Gen 5.
+    (gpu,) = amd_smi.read(text, "static.txt", "mi01").gpus
+    assert (gpu.index, gpu.pci_bus_id, gpu.model, gpu.pcie_width_max, gpu.pcie_gen_max) == (
+        0,
+        "0000:01:00.0",
+        "AMD Instinct MI300A",
+        16,
+        5,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("GPU: 0\n    BUS:\n        BDF: 0000:05:00.0\n        garbage\n", 4),
+        ("GPU: 0\n    BUS:\n        BDF 0000:05:00.0\n", 3),
+    ],
+)
+def test_a_bare_value_outside_a_list_is_still_refused(text: str, line: int) -> None:
+    # A bare line is a list item only directly under a section header (or after other items); after a
+    # KEY: value line, or holding a colon (a BDF line that lost its own), it is refused as before.
+    with pytest.raises(TopologError) as err:
+        amd_smi.read(text, "static.txt", "mi01")
+    assert str(err.value).startswith(f"static.txt:{line}: unexpected text")

@@ -34,8 +34,10 @@ _GPU = re.compile(r"^(?:GPU:\s*(\d{1,10})|GPU\s+(\d{1,10}):)\s*$")
 _GPU_LINE = re.compile(r"(?m)^(?:GPU:[ \t]*\d{1,10}|GPU[ \t]+\d{1,10}:)[ \t]*\r?$")
 _SECTION_LINE = re.compile(r"(?m)^ +(?:(?:BUS|PCIE|ECC|USAGE|ASIC):[ \t]*|BDF:[ \t]*\S+[ \t]*)\r?$")
 _BLOCK = re.compile(r"^[A-Z][A-Z0-9_ ]*(?::\s*\S.*|\s+\d+:)\s*$")
-# A key may be a number: `amd-smi static` lists a clock's FREQUENCY_LEVELS as `0: 300 MHz`.
-_FIELD = re.compile(r"^( *)([A-Z][A-Z0-9_]*(?: [A-Z][A-Z0-9_]*)*|[0-9]{1,4})\s*:\s*(.*?)\s*$")
+# A key may be a number, or end in one: `amd-smi static` lists a clock's FREQUENCY_LEVELS as `0: 300 MHz`
+# (ROCm 6) or `LEVEL 0: 500 MHz` (ROCm 7). A number of four digits is no key word: `BDF 0000:05:00.0` is a
+# BDF line that lost its colon, refused.
+_FIELD = re.compile(r"^( *)([A-Z][A-Z0-9_]*(?: (?:[A-Z][A-Z0-9_]*|[0-9]{1,3}))*|[0-9]{1,4})\s*:\s*(.*?)\s*$")
 _WITH_UNIT = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*(%|GT/s|MT/s|Mb/s|W|MHz|°C|C)$")
 _ALIASES = {"max_pcie_lanes": "max_pcie_width"}
 MARKERS = ("GPU", "BUS:", "PCIE:", "ECC:", "USAGE:", "ASIC:")
@@ -73,6 +75,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     current: dict[str, Any] | None = None
     stack: list[tuple[int, dict[str, Any]]] = []
     leaf = -1  # the indentation of the last `KEY: value` line (-1: none since the last section opened)
+    items = -1  # the indentation of a section that so far holds only bare values (-1: none)
     seen: dict[int, int] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip()
@@ -94,7 +97,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                     current = {"gpu": index}
                     blocks.append((index, loc, current))
                 stack = [(-1, current)] if current is not None else []
-                leaf = -1
+                leaf = items = -1
             elif _BLOCK.match(line) or line.endswith(":"):
                 current, stack = None, []  # another device's block (CPU: 0 on an APU): not read
             else:
@@ -103,6 +106,10 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         if current is None:
             continue
         field = _FIELD.match(line.expandtabs(4))
+        bare = field is None and ":" not in line
+        if bare and items >= 0 and len(line.expandtabs(4)) - len(line.lstrip()) > items:
+            # A section listing bare values, one a line (ROCm 7's NUMA `CPU AFFINITY:` masks): not read.
+            continue
         if field is None:
             problems.append(Diagnostic(loc, f"unexpected text {line.strip()[:80]!r}; expected 'KEY: value'"))
             continue
@@ -123,10 +130,10 @@ def read(text: str, filename: str, host: str | None) -> Observations:
             section: dict[str, Any] = {}
             parent[key] = section
             stack.append((indent, section))
-            leaf = -1
+            leaf, items = -1, indent
         else:
             parent[key] = _value(value)
-            leaf = indent
+            leaf, items = indent, -1
     if not blocks and not problems:
         problems.append(Diagnostic(SourceLocation(filename, 1), "no 'GPU: <n>' block; expected amd-smi text output"))
     gpus: list[GpuObservation] = []
