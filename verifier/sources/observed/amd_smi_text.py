@@ -18,7 +18,9 @@ is unknown. `amd-smi list` (`BDF`, `UUID`) gives each GPU's bus id (not its UUID
 of sections topolog does not read (`amd-smi metric --power`) still shows the GPU. amd-smi on Windows
 writes `GPU 0:` for `GPU: 0`; releases before ROCm 6.1 wrote
 `MAX_PCIE_LANES` for `MAX_PCIE_WIDTH`. Blocks of other devices (`CPU: 0` on an MI300A APU) are skipped.
-A line that is not `KEY: value` inside a GPU's block, or an indentation no section opened, is refused.
+A section may instead list bare values one a line (ROCm 7's `CPU AFFINITY:` masks), and lines indented
+below a `KEY: value` line are that entry's own block (`VF: 0` with the VF's BDF): neither is read. Any other
+line that is not `KEY: value` inside a GPU's block, or an indentation no section opened, is refused.
 """
 
 from __future__ import annotations
