@@ -22,7 +22,7 @@ from verifier.sources.observed.model import GpuObservation, Observations
 Row = tuple[str | int, ...]
 
 MAX_AGE_KEY = "observed_max_age_s"
-LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "amd-smi", "rocm-smi"})
+LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "nvidia-smi-q", "amd-smi", "rocm-smi"})
 """Formats that list every GPU the host's driver sees: a declared GPU absent from them is missing."""
 
 OBSERVED_RELATIONS: frozenset[str] = frozenset(
@@ -94,7 +94,7 @@ def observed_facts(
                 shown = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
                 out["observed_stale"].append((n, f.path, shown, min(age, _INT64_MAX), max_age))
                 continue
-        if f.format in LISTING_FORMATS:
+        if f.format in LISTING_FORMATS and not f.partial:
             out["observed_listing"].append((n, f.path))
 
     def trusted(file: str) -> bool:

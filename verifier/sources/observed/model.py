@@ -251,6 +251,9 @@ class ObservedFile:
     format: str
     host: str | None
     observed_at: datetime | None
+    partial: bool = False
+    """True where a listing format lists only some of the host's GPUs (`nvidia-smi -q -i 3`): a GPU
+    it does not list is not thereby missing."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ FORMATS: tuple[str, ...] = (
     "nvbandwidth",
     "nvidia-smi-nvlink-e",
     "nvidia-smi-nvlink-s",
+    "nvidia-smi-q",
     "nvidia-smi-q-xml",
     "rocm-smi",
 )

@@ -25,7 +25,7 @@ from verifier.sources.inventory.model import Inventory, Link
 from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref
 from verifier.sources.observed.model import GpuObservation, Observations, normalise_pci_bus_id
 
-LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "amd-smi", "rocm-smi"})
+LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "nvidia-smi-q", "amd-smi", "rocm-smi"})
 _SCALEUP = frozenset({"nvlink", "nvswitch", "xgmi"})
 
 
@@ -62,7 +62,7 @@ def reconcile_observed(
             out.append(
                 Disagreement(f.host, "host", "not declared", "observed", where_inventory, SourceLocation(f.path))
             )
-        elif f.format in LISTING_FORMATS:
+        elif f.format in LISTING_FORMATS and not f.partial:
             listed_nodes.setdefault(node, SourceLocation(f.path))
     links_of = _gpu_links(inventory)
     seen: set[str] = set()

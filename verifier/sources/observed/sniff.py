@@ -15,6 +15,7 @@ from verifier.sources.observed import (
     ibstat,
     nccl_tests,
     nvbandwidth,
+    nvidia_smi_text,
     nvidia_smi_xml,
     nvlink_text,
     rocm_smi,
@@ -23,6 +24,7 @@ from verifier.sources.observed.model import Reader
 
 READERS: dict[str, Reader] = {
     nvidia_smi_xml.FORMAT: nvidia_smi_xml.read,
+    nvidia_smi_text.FORMAT: nvidia_smi_text.read,
     nvlink_text.FORMAT_STATUS: nvlink_text.read,
     nvlink_text.FORMAT_ERRORS: nvlink_text.read,
     dcgm.FORMAT: dcgm.read,
@@ -36,6 +38,7 @@ READERS: dict[str, Reader] = {
 
 _TESTS: tuple[tuple[str, Callable[[str], bool]], ...] = (
     (nvidia_smi_xml.FORMAT, nvidia_smi_xml.looks_like),
+    (nvidia_smi_text.FORMAT, nvidia_smi_text.looks_like),
     (nvlink_text.FORMAT_STATUS, lambda t: nvlink_text.kind_of(t) == nvlink_text.FORMAT_STATUS),
     (nvlink_text.FORMAT_ERRORS, lambda t: nvlink_text.kind_of(t) == nvlink_text.FORMAT_ERRORS),
     (amd_smi.FORMAT, amd_smi.looks_like),

@@ -1,0 +1,336 @@
+"""`nvidia-smi -q` (plain text): one `GpuObservation` per `GPU <bus id>` block, the fields the
+`nvidia-smi -q -x` reader (nvidia_smi_xml) reads, from the form users paste and runbooks collect.
+
+The text is a tree written by indentation, 4 spaces a level, each line a `Name : value` field or a
+section's name alone; a header (timestamp, driver, `Attached GPUs`) at the left margin, then a block
+per GPU opened by `GPU 00000000:18:00.0`:
+
+    GPU 00000000:18:00.0
+        Product Name                          : NVIDIA H100 80GB HBM3
+        ECC Errors
+            Volatile
+                DRAM Uncorrectable            : 0
+
+Names changed over driver branches and both spellings are read, as the XML reader reads both tags:
+`Clocks Event Reasons` (R535+) and `Clocks Throttle Reasons` (older); ECC counts as `SRAM/DRAM
+Uncorrectable ...` (R470+) or `Double Bit > Total` (older); pending retirement as `Pending Page
+Blacklist` or `Pending`. A reason is named as the XML's tag names it (`Idle` is `gpu_idle`), so both
+forms give one GPU the same observation. `-q -d ECC,...` prints only the sections asked for: the
+others are not known (None).
+
+`N/A`, `Unknown Error` and NVML's bracketed messages (`[N/A]`, `[Not Supported]`, `[GPU requires
+reset]`) are not known, never zero. A value in another unit or shape than nvidia-smi prints it
+(`16x`, `0 %`, a bare count) is refused at its line, and so is a line that is not in the tool's
+shape (a shell prompt, a table of plain `nvidia-smi`, an annotation after a value).
+
+A GPU's index is its position among the blocks (nvidia-smi lists GPUs in its index order), but only
+when the file lists every attached GPU: `nvidia-smi -q -i 3` prints one block of `Attached GPUs : 8`,
+whose position says nothing of its index (None: matched by UUID or bus id alone).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from verifier.core.errors import SourceLocation, TopologError
+from verifier.sources.observed.model import (
+    IN_HOST_FOLDER,
+    GpuObservation,
+    Observations,
+    ObservedFile,
+    host_of_file,
+    normalise_pci_bus_id,
+)
+
+FORMAT = "nvidia-smi-q"
+BANNER = "==============NVSMI LOG=============="
+_TOOL = "nvidia-smi -q"
+_STEP = 4
+_UNKNOWN = frozenset({"", "n/a", "unknown", "unknown error", "not supported", "not available"})
+_FIELD = re.compile(r"([^:]*?\S)\s*:(?:\s+(.*))?")
+_SECTION = re.compile(r"[A-Za-z0-9][\w .()/+'-]*")
+_GPU = re.compile(r"GPU ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f]+)")
+_STARTS = re.compile(r"Timestamp +: \S")
+_COUNT = re.compile(r"\d+")
+_WIDTH = re.compile(r"(\d+)x")
+_PERCENT = re.compile(r"(\d+) ?%")
+_REASONS = ("Clocks Event Reasons", "Clocks Throttle Reasons")
+_REASON_NAMES = {
+    "Idle": "gpu_idle",
+    "Applications Clocks Setting": "applications_clocks_setting",
+    "SW Power Cap": "sw_power_cap",
+    "HW Slowdown": "hw_slowdown",
+    "HW Thermal Slowdown": "hw_thermal_slowdown",
+    "HW Power Brake Slowdown": "hw_power_brake_slowdown",
+    "Sync Boost": "sync_boost",
+    "SW Thermal Slowdown": "sw_thermal_slowdown",
+    "Display Clock Setting": "display_clocks_setting",
+    "Unknown": "unknown",
+}
+"""The text's reason names -> the XML's tag names without `clocks_event_reason_` (nvsmi_device DTD)."""
+_PENDING_RETIREMENT = ("Pending Page Retirement", "Pending Page Blacklist", "Pending")
+
+
+def looks_like(text: str) -> bool:
+    """Whether `text` is `nvidia-smi -q` output: its banner first, or (pasted without it) its Timestamp line."""
+    head = text[:256].lstrip("\ufeff \t\r\n")
+    return head.startswith(BANNER) or _STARTS.match(head) is not None
+
+
+@dataclass(slots=True)
+class _Node:
+    """One line: a field (`value` is its text) or a section (`value` None) with the lines under it."""
+
+    name: str
+    value: str | None
+    line: int
+    children: list[_Node] = field(default_factory=list)
+
+    def get(self, *path: str) -> _Node | None:
+        """The first line named `path[0]` under this one, then `path[1]` under it, ...; None when absent."""
+        node: _Node | None = self
+        for name in path:
+            assert node is not None
+            node = next((c for c in node.children if c.name == name), None)
+            if node is None:
+                return None
+        return node
+
+
+def _parse(text: str, filename: str) -> _Node:
+    """The tree of `text`'s lines; TopologError at the first line not in nvidia-smi -q's shape."""
+    root = _Node("", None, 0)
+    stack: list[tuple[int, _Node]] = [(-1, root)]
+    seen_line = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip()
+        if number == 1:
+            line = line.lstrip("\ufeff")
+        stripped = line.lstrip(" ")
+        if not stripped:
+            continue
+        if stripped == BANNER:
+            if seen_line:
+                raise TopologError.at(
+                    SourceLocation(filename, number),
+                    f"a second {BANNER.strip('=')} banner; expected one {_TOOL} run per file (one host, one time)",
+                )
+            seen_line = True
+            continue
+        seen_line = True
+        indent = len(line) - len(stripped)
+        if indent % _STEP or stripped[0] == "\t":
+            raise TopologError.at(
+                SourceLocation(filename, number),
+                f"indented by {indent} spaces{' and a tab' if stripped[0] == chr(9) else ''}; expected a multiple "
+                f"of {_STEP} spaces ({_TOOL} indents each section by {_STEP})",
+            )
+        level = indent // _STEP
+        while stack[-1][0] >= level:
+            stack.pop()
+        parent_level, parent = stack[-1]
+        if parent is root and level > 0:
+            raise TopologError.at(
+                SourceLocation(filename, number),
+                f"indented by {indent} spaces where {_TOOL} starts a line at the margin (its header, each GPU)",
+            )
+        if level > parent_level + 1:
+            raise TopologError.at(
+                SourceLocation(filename, number),
+                f"indented {level - parent_level} levels below the line above it; expected one",
+            )
+        m = _FIELD.fullmatch(stripped)
+        if m is not None and not (level == 0 and _GPU.fullmatch(stripped)):
+            node = _Node(m.group(1), (m.group(2) or "").strip(), number)
+        elif _GPU.fullmatch(stripped) or _SECTION.fullmatch(stripped):
+            node = _Node(stripped, None, number)
+        else:
+            raise TopologError.at(
+                SourceLocation(filename, number),
+                f"{stripped[:60]!r} is not a line of {_TOOL}; expected 'Name : value' or a section's name "
+                "(cut the file to the tool's own output)",
+            )
+        parent.children.append(node)
+        stack.append((level, node))
+    return root
+
+
+def _at(node: _Node | None, *path: str) -> _Node | None:
+    return node.get(*path) if node is not None else None
+
+
+class _Reader:
+    """Typed reads of one file's fields, each refused at its own line when not as nvidia-smi prints it."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+
+    def _refuse(self, node: _Node, expected: str) -> TopologError:
+        return TopologError.at(
+            SourceLocation(self.filename, node.line),
+            f"'{node.name}' is {node.value!r}; expected {expected} (or N/A) as {_TOOL} prints it",
+        )
+
+    @staticmethod
+    def known(found: _Node | None) -> str | None:
+        """A field's value; None when absent, a section, or not known (N/A, an NVML message in brackets)."""
+        if found is None or found.value is None or found.children:
+            return None
+        value = found.value
+        if value.lower() in _UNKNOWN or (value.startswith("[") and value.endswith("]")):
+            return None
+        return value
+
+    def text(self, node: _Node | None, *path: str) -> str | None:
+        return self.known(_at(node, *path))
+
+    def _match(self, pattern: re.Pattern[str], expected: str, found: _Node | None) -> int | None:
+        value = self.known(found)
+        if value is None:
+            return None
+        m = pattern.fullmatch(value)
+        if m is None:
+            assert found is not None
+            raise self._refuse(found, expected)
+        return int(m.group(m.lastindex or 0))
+
+    def count(self, node: _Node | None, *path: str) -> int | None:
+        return self._match(_COUNT, "a whole number", _at(node, *path))
+
+    def width(self, node: _Node | None, *path: str) -> int | None:
+        return self._match(_WIDTH, "a link width like 16x", _at(node, *path))
+
+    def percent(self, node: _Node | None, *path: str) -> int | None:
+        return self._match(_PERCENT, "a percentage like 95 %", _at(node, *path))
+
+    def yes_no(self, node: _Node | None, *path: str) -> bool | None:
+        found = _at(node, *path)
+        value = self.known(found)
+        if value is None:
+            return None
+        if value in ("Yes", "No"):
+            return value == "Yes"
+        assert found is not None
+        raise self._refuse(found, "Yes or No")
+
+    def uncorrectable(self, section: _Node | None) -> int | None:
+        """Uncorrectable ECC errors of a Volatile or Aggregate section, in either driver branch's names."""
+        if section is None:
+            return None
+        if section.get("Double Bit", "Total") is not None:
+            return self.count(section, "Double Bit", "Total")
+        counts = [
+            self._match(_COUNT, "a whole number", c)
+            for c in section.children
+            if "uncorrectable" in c.name.lower() and c.value is not None and not c.children
+        ]
+        known = [v for v in counts if v is not None]
+        return sum(known) if known else None
+
+    def retired(self, gpu: _Node) -> tuple[int | None, bool | None]:
+        pages = gpu.get("Retired Pages")
+        if pages is None:
+            return None, None
+        counts = [self.count(pages, "Single Bit ECC"), self.count(pages, "Double Bit ECC")]
+        known = [c for c in counts if c is not None]
+        pending = next((p for p in _PENDING_RETIREMENT if pages.get(p) is not None), None)
+        return (sum(known) if known else None), (self.yes_no(pages, pending) if pending else None)
+
+    def reasons(self, gpu: _Node) -> tuple[str, ...]:
+        section = next((s for s in (gpu.get(n) for n in _REASONS) if s is not None), None)
+        if section is None:
+            return ()
+        out: list[str] = []
+        todo = list(section.children)
+        while todo:
+            node = todo.pop()
+            todo.extend(node.children)  # `HW Slowdown` holds its thermal and power-brake kinds
+            value = self.known(node)
+            if value is None or value == "Not Active":
+                continue
+            if value != "Active":
+                raise self._refuse(node, "Active or Not Active")
+            out.append(_REASON_NAMES.get(node.name) or re.sub(r"\W+", "_", node.name.lower()).strip("_"))
+        return tuple(sorted(out))
+
+    def timestamp(self, root: _Node) -> datetime | None:
+        """The header's Timestamp (`Thu Nov 14 07:00:14 2024`, the host's local time) read as UTC."""
+        value = self.text(root, "Timestamp")
+        if value is None:
+            return None
+        try:
+            return datetime.strptime(" ".join(value.split()), "%a %b %d %H:%M:%S %Y").replace(tzinfo=UTC)
+        except ValueError:
+            found = root.get("Timestamp")
+            assert found is not None
+            raise self._refuse(found, "nvidia-smi's time, e.g. 'Thu Nov 14 07:00:14 2024'") from None
+
+    def gpu(self, block: _Node, index: int | None, host: str, when: datetime | None) -> GpuObservation:
+        header = _GPU.fullmatch(block.name)
+        assert header is not None
+        bus_text = self.text(block, "PCI", "Bus Id") or header.group(1)
+        bus = normalise_pci_bus_id(bus_text)
+        if bus is None:
+            raise TopologError.at(
+                SourceLocation(self.filename, block.line),
+                f"GPU has PCI bus id {bus_text!r}; expected one like 00000000:1B:00.0",
+            )
+        link = block.get("PCI", "GPU Link Info")
+        ecc = block.get("ECC Errors")
+        rows = block.get("Remapped Rows")
+        rows = rows if rows is not None and rows.children else None
+        fabric = block.get("Fabric")
+        retired, retired_pending = self.retired(block)
+        return GpuObservation(
+            source=SourceLocation(self.filename, block.line, 1),
+            observed_at=when,
+            host=host,
+            vendor="nvidia",
+            index=index,
+            uuid=self.text(block, "GPU UUID"),
+            serial=self.text(block, "Serial Number"),
+            pci_bus_id=bus,
+            model=self.text(block, "Product Name"),
+            pcie_gen_current=self.count(link, "PCIe Generation", "Current"),
+            pcie_gen_max=self.count(link, "PCIe Generation", "Max"),
+            pcie_gen_device_max=self.count(link, "PCIe Generation", "Device Max"),
+            pcie_width_current=self.width(link, "Link Width", "Current"),
+            pcie_width_max=self.width(link, "Link Width", "Max"),
+            ecc_uncorrectable_volatile=self.uncorrectable(ecc.get("Volatile") if ecc else None),
+            ecc_uncorrectable_aggregate=self.uncorrectable(ecc.get("Aggregate") if ecc else None),
+            retired_pages=retired,
+            retired_pages_pending=retired_pending,
+            remapped_rows_uncorrectable=self.count(rows, "Uncorrectable Error"),
+            remapped_rows_pending=self.yes_no(rows, "Pending"),
+            remapped_rows_failed=self.yes_no(rows, "Remapping Failure Occurred"),
+            throttle_reasons=self.reasons(block),
+            mig_mode=self.text(block, "MIG Mode", "Current"),
+            utilization_percent=self.percent(block, "Utilization", "Gpu"),
+            fabric_state=self.text(fabric, "State"),
+            fabric_status=self.text(fabric, "Status"),
+            fabric_clique_id=self.text(fabric, "CliqueId"),
+            fabric_cluster_uuid=self.text(fabric, "ClusterUUID"),
+        )
+
+
+def read(text: str, filename: str, host: str | None) -> Observations:
+    """The GPUs of one `nvidia-smi -q` file (for one host). TopologError with file:line on bad input."""
+    host = host_of_file(host, filename, _TOOL, IN_HOST_FOLDER)
+    root = _parse(text, filename)
+    reader = _Reader(filename)
+    when = reader.timestamp(root)
+    blocks = [c for c in root.children if c.value is None and _GPU.fullmatch(c.name)]
+    attached = reader.count(root, "Attached GPUs")
+    if attached is not None and attached < len(blocks):
+        found = root.get("Attached GPUs")
+        assert found is not None
+        raise TopologError.at(
+            SourceLocation(filename, found.line), f"Attached GPUs says {attached} but the file lists {len(blocks)} GPUs"
+        )
+    whole = attached is None or attached == len(blocks)
+    gpus = tuple(reader.gpu(b, i if whole else None, host, when) for i, b in enumerate(blocks))
+    return Observations(
+        gpus=gpus, files=(ObservedFile(filename, FORMAT, host, when, partial=not whole),), hosts=(host,)
+    )
