@@ -211,6 +211,20 @@ def test_unknown_values_are_none_never_zero() -> None:
     assert (g0.ecc_uncorrectable_volatile, g0.ecc_uncorrectable_aggregate, g0.utilization_percent) == (None, None, None)
 
 
+def test_fabric_failure_kept_as_printed() -> None:
+    # A GPU the fabric manager registered but did not take: "State : Completed" with a failure Status
+    # (the shape Azure/azhpc-images pull request 506 quotes: "Status : Insufficient Resources"). An NVML
+    # error as the Status ("Unknown Error") is that failure too, not an unknown: both kept, as the XML
+    # reader keeps them (rules/observed/lib/out_of_service.dl takes the GPU out of service for either).
+    for status in ("Insufficient Resources", "Unknown Error"):
+        g0, g1 = _read(
+            _swap("Status                            : Success", f"Status                            : {status}")
+        )
+        assert (g0.fabric_state, g0.fabric_status, g1.fabric_status) == ("Completed", status, "Success")
+    g0, _ = _read(_swap("Status                            : Success", "Status                            : N/A"))
+    assert g0.fabric_status is None
+
+
 def test_filtered_query_reads_what_it_prints() -> None:
     # -q -d ECC,ROW_REMAPPER -i 52:00.0 (the layout of a published 550.90.07 runbook): one GPU of 8, no
     # product name or PCI section (None), the bus id from its header; 1 uncorrectable row, pending Yes.

@@ -49,6 +49,8 @@ BANNER = "==============NVSMI LOG=============="
 _TOOL = "nvidia-smi -q"
 _STEP = 4
 _UNKNOWN = frozenset({"", "n/a", "unknown", "unknown error", "not supported", "not available"})
+_NOT_PRINTED = frozenset({"", "n/a", "[n/a]", "not supported", "[not supported]"})
+"""What the fabric's Status prints when it has none; an NVML error there (`Unknown Error`) is the failure itself."""
 _FIELD = re.compile(r"([^:]*?\S)\s*:(?:\s+(.*))?")
 _SECTION = re.compile(r"[A-Za-z0-9][\w .()/+'-]*")
 _GPU = re.compile(r"GPU ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f]+)")
@@ -186,6 +188,16 @@ class _Reader:
     def text(self, node: _Node | None, *path: str) -> str | None:
         return self.known(_at(node, *path))
 
+    @staticmethod
+    def status(fabric: _Node | None) -> str | None:
+        """The fabric probe's Status: `Success` or the error it ended in, kept even when it is an NVML error
+        string (`Completed` with `Unknown Error` is a GPU the fabric did not take); None when not printed.
+        """
+        found = _at(fabric, "Status")
+        if found is None or found.value is None or found.children or found.value.lower() in _NOT_PRINTED:
+            return None
+        return found.value
+
     def _match(self, pattern: re.Pattern[str], expected: str, found: _Node | None) -> int | None:
         value = self.known(found)
         if value is None:
@@ -309,7 +321,7 @@ class _Reader:
             mig_mode=self.text(block, "MIG Mode", "Current"),
             utilization_percent=self.percent(block, "Utilization", "Gpu"),
             fabric_state=self.text(fabric, "State"),
-            fabric_status=self.text(fabric, "Status"),
+            fabric_status=self.status(fabric),
             fabric_clique_id=self.text(fabric, "CliqueId"),
             fabric_cluster_uuid=self.text(fabric, "ClusterUUID"),
         )
