@@ -55,6 +55,9 @@ _FIELD = re.compile(r"([^:]*?\S)\s*:(?:\s+(.*))?")
 _SECTION = re.compile(r"[A-Za-z0-9][\w .()/+'-]*")
 _GPU = re.compile(r"GPU ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f]+)")
 _STARTS = re.compile(r"Timestamp +: \S")
+_LOST = re.compile(r"Unable to determine the device handle for GPU ?(\S+?): (.+)")
+"""What nvidia-smi prints, instead of any report, for a GPU the driver cannot open (fallen off the bus,
+lost: NVIDIA/open-gpu-kernel-modules issue 387, NVIDIA/nvidia-docker issue 1553)."""
 _COUNT = re.compile(r"\d+")
 _WIDTH = re.compile(r"(\d+)x")
 _PERCENT = re.compile(r"(\d+) ?%")
@@ -78,7 +81,7 @@ _PENDING_RETIREMENT = ("Pending Page Retirement", "Pending Page Blacklist", "Pen
 def looks_like(text: str) -> bool:
     """Whether `text` is `nvidia-smi -q` output: its banner first, or (pasted without it) its Timestamp line."""
     head = text[:256].lstrip("\ufeff \t\r\n")
-    return head.startswith(BANNER) or _STARTS.match(head) is not None
+    return head.startswith((BANNER, "Unable to determine the device handle for GPU")) or _STARTS.match(head) is not None
 
 
 @dataclass(slots=True)
@@ -113,6 +116,16 @@ def _parse(text: str, filename: str) -> _Node:
         stripped = line.lstrip(" ")
         if not stripped:
             continue
+        lost = _LOST.fullmatch(stripped) if stripped[0] == "U" else None
+        if lost is not None:
+            # No observation of the GPU can be made from the file, and its absence must not pass for
+            # health: refused with what nvidia-smi said, so the GPU is seen to (it needs recovering).
+            raise TopologError.at(
+                SourceLocation(filename, number),
+                f"nvidia-smi could not open GPU {lost.group(1)} ({lost.group(2).strip()}): the driver has lost it "
+                "(fallen off the bus, or it needs a reset or a reboot); expected its report: recover or drain the "
+                "GPU, then collect nvidia-smi -q again",
+            )
         if stripped == BANNER:
             if seen_line:
                 raise TopologError.at(
