@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 
 from verifier.core.errors import TopologError
 from verifier.sources.observed import amd_smi
@@ -95,3 +96,53 @@ def test_a_bare_value_outside_a_list_is_still_refused(text: str, line: int) -> N
     with pytest.raises(TopologError) as err:
         amd_smi.read(text, "static.txt", "mi01")
     assert str(err.value).startswith(f"static.txt:{line}: unexpected text")
+
+
+def _cpx_static(indices: range) -> str:
+    """`amd-smi static --json` of an 8-board host in CPX: board b's partitions at 0000:<bus>:00.0 to .7."""
+    buses = ["05", "26", "46", "65", "85", "a6", "c6", "e5"]
+    entries = [
+        {
+            "gpu": i,
+            "bus": {"bdf": f"0000:{buses[i // 8]}:00.{i % 8}", "max_pcie_width": 16},
+            "asic": {"market_name": "MI300X"},
+        }
+        for i in indices
+    ]
+    return json.dumps(entries, indent=4)
+
+
+def test_a_whole_cpx_listing_numbers_its_boards_as_without_partitions() -> None:
+    # 64 entries, amd-smi's 0-63: boards at partitions 0, 8, ..., 56, numbered 0-7 (as in SPX), so gpu1-gpu7
+    # of a node matched by index are found (amd-smi's 8, 16, ... matched none: OBS006 called them missing).
+    got = [(g.index, g.pci_bus_id) for g in amd_smi.read(_cpx_static(range(64)), "s.json", "mi01").gpus]
+    assert got == [
+        (0, "0000:05:00.0"),
+        (1, "0000:26:00.0"),
+        (2, "0000:46:00.0"),
+        (3, "0000:65:00.0"),
+        (4, "0000:85:00.0"),
+        (5, "0000:a6:00.0"),
+        (6, "0000:c6:00.0"),
+        (7, "0000:e5:00.0"),
+    ]
+
+
+def test_a_selection_keeps_amd_smis_numbers() -> None:
+    # `amd-smi static -g 8 ... 23` lists boards 1 and 2 only: which boards they are cannot be told from a
+    # renumbering, so amd-smi's numbers 8 and 16 stay.
+    got = [(g.index, g.pci_bus_id) for g in amd_smi.read(_cpx_static(range(8, 24)), "s.json", "mi01").gpus]
+    assert got == [(8, "0000:26:00.0"), (16, "0000:46:00.0")]
+
+
+def test_a_cpx_host_is_no_missing_gpu_of_a_node_matched_by_index(tmp_path: Path) -> None:
+    # mixed-fleet's mi300x-n0 declares gpu0-gpu7 (MI300X) with no bus ids: matched by index. Its amd-smi
+    # static in CPX (64 partitions) reads as its 8 boards, so no OBS006 (declared GPU not listed) and no
+    # OBS005 (observed GPU matching nothing); before, amd-smi's 8, 16, ... 56 gave both.
+    obs = tmp_path / "obs"
+    obs.mkdir()
+    (obs / "mi300x-n0.static.json").write_text(_cpx_static(range(64)))
+    inventory = Path(__file__).parents[3] / "inventories" / "mixed-fleet.yaml"
+    code, stdout, stderr = run_cli("verify", str(inventory), "--observed", str(obs))
+    assert code == 0, stderr
+    assert "OBS006" not in stdout and "OBS005" not in stdout

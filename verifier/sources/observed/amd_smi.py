@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -373,8 +374,13 @@ def physical_gpus(gpus: list[GpuObservation]) -> list[GpuObservation]:
     first at the board's bus id (`0000:05:00.0`), the others at its further functions (`05:00.1` ...,
     ROCm/amdsmi issue 132; ROCm/rocm-systems issue 5805: "the partition ID is reported in the BDF
     function") or, in older releases, at the same bus id. They are one physical GPU with one PCIe
-    link: kept as the first, with amd-smi's own number, which `amd-smi metric` (no bus id) shares for
-    that partition; the other partitions are dropped, never counted as GPUs of their own.
+    link: kept as the first; the other partitions are dropped, never counted as GPUs of their own.
+
+    amd-smi numbers partitions, a declared `gpu<i>` counts boards: in a whole listing (amd-smi's numbers
+    0 to n-1, each once) the boards are numbered in its order, as amd-smi numbers them with no partitions,
+    so a node whose GPUs are matched by index finds each board (amd-smi's numbers 0, 8, 16 ... of a CPX
+    host matched gpu0 alone and called gpu1-gpu7 missing). A selection (`-g 8`) keeps amd-smi's numbers:
+    the board it is cannot be told from it.
     """
     seen: set[str] = set()
     kept: list[GpuObservation] = []
@@ -385,7 +391,9 @@ def physical_gpus(gpus: list[GpuObservation]) -> list[GpuObservation]:
         if board is not None:
             seen.add(board)
         kept.append(g)
-    return kept
+    if len(kept) == len(gpus) or sorted(g.index for g in gpus if g.index is not None) != list(range(len(gpus))):
+        return kept
+    return [replace(g, index=k) for k, g in enumerate(kept)]
 
 
 def _section(value: Mapping[str, Any], key: str) -> Mapping[str, Any]:
