@@ -272,7 +272,8 @@ class _Reader:
         while todo:
             node = todo.pop()
             todo.extend(node.children)  # `HW Slowdown` holds its thermal and power-brake kinds
-            value = self.known(node)
+            # ... and has its own value too (Active when either kind, or another cause, slows the clocks).
+            value = self.known(_Node(node.name, node.value, node.line)) if node.children else self.known(node)
             if value is None or value == "Not Active":
                 continue
             if value != "Active":
@@ -332,7 +333,10 @@ class _Reader:
             remapped_rows_failed=self.yes_no(rows, "Remapping Failure Occurred"),
             throttle_reasons=self.reasons(block),
             mig_mode=self.text(block, "MIG Mode", "Current"),
-            utilization_percent=self.percent(block, "Utilization", "Gpu"),
+            # `Gpu` through R565; R570 and later print `GPU` (570.172.08 and 580.173.02 pastes).
+            utilization_percent=self.percent(
+                block, "Utilization", "GPU" if _at(block, "Utilization", "GPU") else "Gpu"
+            ),
             fabric_state=self.text(fabric, "State"),
             fabric_status=self.status(fabric),
             fabric_clique_id=self.text(fabric, "CliqueId"),
