@@ -16,6 +16,8 @@ fall back to the ones shipped with topolog; a baseline is only ever named explic
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,4 +96,41 @@ def _find(places: Sequence[Path], name: str, *, file: bool) -> Path | None:
         candidate = place / name
         if candidate.is_file() if file else candidate.is_dir():
             return candidate
+        if os.path.lexists(candidate):
+            if file and stat.S_ISFIFO(_mode(candidate)):
+                return candidate  # a pipe, as a named side file may be: its reader takes it
+            # Something is there under the conventional name, and it is not what the name is for: a
+            # policies/ that became a file or a link to nothing (a mount gone) had the run go on with
+            # the next place's, or with the shipped policies, which are not the ones written for
+            # this inventory (the gate reloaded onto them without a word).
+            raise TopologError.at(
+                SourceLocation(str(candidate)),
+                f"it is {_kind(candidate)}; expected {'a file' if file else 'a folder of policies'} "
+                "under this name, or nothing (then the next place, or the default, is used)",
+            )
     return None
+
+
+def _mode(path: Path) -> int:
+    try:
+        return path.stat().st_mode
+    except OSError:
+        return 0
+
+
+def _kind(path: Path) -> str:
+    try:
+        mode = path.stat().st_mode
+    except OSError as err:
+        if path.is_symlink():
+            return f"a link that leads nowhere readable ({err.strerror or err})"
+        return f"unreadable ({err.strerror or err})"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISREG(mode):
+        return "a file"
+    if stat.S_ISFIFO(mode):
+        return "a pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device file"
+    return "not a regular file or folder"
