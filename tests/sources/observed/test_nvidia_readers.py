@@ -30,7 +30,10 @@ def test_real_a100_dump_read_as_printed() -> None:
     # GPU-513536b6-..., PCIe max/current gen 4/4 (device max 4), widths 16x/16x, MIG Enabled, every ECC
     # counter 0, retired pages and remapped rows N/A (unknown, not 0), gpu_util N/A, fabric N/A, no
     # clocks_event_reason Active; <timestamp>Fri Aug  4 11:44:30 2023</timestamp>, read as UTC.
-    assert (g.source.line, g.host, g.vendor, g.index) == (8, "node1", "nvidia", 0)
+    # <attached_gpus>4</attached_gpus> over the one <gpu> the sample keeps: a selection, so its position
+    # is no index (None) and it proves no other GPU missing.
+    assert (g.source.line, g.host, g.vendor, g.index) == (8, "node1", "nvidia", None)
+    assert obs.files[0].partial
     assert (g.serial, g.uuid, g.pci_bus_id) == (
         "1650522003820",
         "GPU-513536b6-7d19-9063-b049-1e69664bb298",

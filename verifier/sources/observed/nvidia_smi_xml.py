@@ -7,13 +7,15 @@ ECC `<volatile>` as `dram_uncorrectable`/`sram_uncorrectable*` (R470+) or as
 known (None), never zero.
 
 The tool prints no GPU index: it lists GPUs in its own index order (NVML's enumeration, by PCI
-bus id), so a GPU's index is its position among the `<gpu>` elements of the file. The
+bus id), so a GPU's index is its position among the `<gpu>` elements of the file, when the file lists
+every attached GPU (a `-i` selection's GPUs have none). The
 `<timestamp>` is the host's local time without a zone; it is read as UTC (docs/observed.md).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from verifier.core.errors import TopologError
@@ -175,6 +177,16 @@ def _gpu(el: Element, position: int, host: str, when: datetime | None) -> GpuObs
     )
 
 
+def _selection(gpus: tuple[GpuObservation, ...], attached: int | None) -> tuple[tuple[GpuObservation, ...], bool]:
+    """`gpus` as observed, and whether the file is a selection: fewer <gpu> than <attached_gpus>
+    (`nvidia-smi -q -x -i 3`). A selection's positions are not nvidia-smi's indexes (None: matched by
+    UUID, serial or bus id only), and a GPU it leaves out is not thereby missing (ObservedFile.partial).
+    """
+    if attached is None or attached <= len(gpus):
+        return gpus, False
+    return tuple(replace(g, index=None) for g in gpus), True
+
+
 def _fast(text: str, filename: str, host: str) -> Observations:
     _start, head = nvidia_smi_fast.header(text)
     when = nvidia_smi_fast.timestamp(head)
@@ -182,7 +194,8 @@ def _fast(text: str, filename: str, host: str) -> Observations:
     attached = nvidia_smi_fast.attached(head)
     if attached is not None and attached < len(gpus):
         raise nvidia_smi_fast.Unusual("attached_gpus")
-    return Observations(gpus=gpus, files=(ObservedFile(filename, FORMAT, host, when),), hosts=(host,))
+    gpus, partial = _selection(gpus, attached)
+    return Observations(gpus=gpus, files=(ObservedFile(filename, FORMAT, host, when, partial),), hosts=(host,))
 
 
 def read(text: str, filename: str, host: str | None) -> Observations:
@@ -207,8 +220,9 @@ def read_located(text: str, filename: str, host: str) -> Observations:
         raise TopologError.at(
             root.loc, f"<attached_gpus> says {attached} but the file lists {len(gpus)} <gpu> elements"
         )
+    gpus, partial = _selection(gpus, attached)
     return Observations(
         gpus=gpus,
-        files=(ObservedFile(filename, FORMAT, host, when),),
+        files=(ObservedFile(filename, FORMAT, host, when, partial),),
         hosts=(host,),
     )
