@@ -88,6 +88,7 @@ def test_rocm7_static_with_bare_value_lists_and_level_keys_is_read() -> None:
     [
         ("GPU: 0\n    BUS:\n        BDF: 0000:05:00.0\n        garbage\n", 4),
         ("GPU: 0\n    BUS:\n        BDF 0000:05:00.0\n", 3),
+        ("GPU: 0\n    BUS:\n        MAX_PCIE_WIDTH 16\n", 3),
     ],
 )
 def test_a_bare_value_outside_a_list_is_still_refused(text: str, line: int) -> None:

@@ -40,6 +40,7 @@ _BLOCK = re.compile(r"^[A-Z][A-Z0-9_ ]*(?::\s*\S.*|\s+\d+:)\s*$")
 # (ROCm 6) or `LEVEL 0: 500 MHz` (ROCm 7). A number of four digits is no key word: `BDF 0000:05:00.0` is a
 # BDF line that lost its colon, refused.
 _FIELD = re.compile(r"^( *)([A-Z][A-Z0-9_]*(?: (?:[A-Z][A-Z0-9_]*|[0-9]{1,3}))*|[0-9]{1,4})\s*:\s*(.*?)\s*$")
+_KEY_WORD = re.compile(r"[A-Z][A-Z0-9_]+\s+\S")
 _WITH_UNIT = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*(%|GT/s|MT/s|Mb/s|W|MHz|°C|C)$")
 _ALIASES = {"max_pcie_lanes": "max_pcie_width"}
 MARKERS = ("GPU", "BUS:", "PCIE:", "ECC:", "USAGE:", "ASIC:")
@@ -108,7 +109,8 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         if current is None:
             continue
         field = _FIELD.match(line.expandtabs(4))
-        bare = field is None and ":" not in line
+        # A bare value holds no colon and does not start with a KEY word (`MAX_PCIE_WIDTH 16` lost its colon).
+        bare = field is None and ":" not in line and _KEY_WORD.match(line.lstrip()) is None
         if bare and items >= 0 and len(line.expandtabs(4)) - len(line.lstrip()) > items:
             # A section listing bare values, one a line (ROCm 7's NUMA `CPU AFFINITY:` masks): not read.
             continue
