@@ -59,6 +59,8 @@ _LOST = re.compile(r"Unable to determine the device handle for GPU ?(\S+?): (.+)
 """What nvidia-smi prints, instead of any report, for a GPU the driver cannot open (fallen off the bus,
 lost: NVIDIA/open-gpu-kernel-modules issue 387, NVIDIA/nvidia-docker issue 1553)."""
 _COUNT = re.compile(r"\d+")
+_U64 = 2**64 - 1
+_U32 = 2**32 - 1
 _WIDTH = re.compile(r"(\d+)x")
 _PERCENT = re.compile(r"(\d+) ?%")
 _REASONS = ("Clocks Event Reasons", "Clocks Throttle Reasons")
@@ -183,9 +185,11 @@ class _Reader:
         self.filename = filename
 
     def _refuse(self, node: _Node, expected: str) -> TopologError:
+        value = node.value or ""
+        shown = repr(value) if len(value) <= 80 else f"{value[:60]!r}... ({len(value)} characters)"
         return TopologError.at(
             SourceLocation(self.filename, node.line),
-            f"'{node.name}' is {node.value!r}; expected {expected} (or N/A) as {_TOOL} prints it",
+            f"'{node.name}' is {shown}; expected {expected} (or N/A) as {_TOOL} prints it",
         )
 
     @staticmethod
@@ -211,24 +215,30 @@ class _Reader:
             return None
         return found.value
 
-    def _match(self, pattern: re.Pattern[str], expected: str, found: _Node | None) -> int | None:
+    def _match(self, pattern: re.Pattern[str], expected: str, found: _Node | None, most: int) -> int | None:
         value = self.known(found)
         if value is None:
             return None
         m = pattern.fullmatch(value)
+        # Bounded by what NVML can hold (a 64-bit counter, a 32-bit generation or width, a percentage),
+        # the digits' length first: int() refuses more than 4300 of them (an internal error), and a number
+        # beyond the fact loader's range stopped there, with an error naming no line of this file.
+        assert found is not None
         if m is None:
-            assert found is not None
             raise self._refuse(found, expected)
-        return int(m.group(m.lastindex or 0))
+        digits = m.group(m.lastindex or 0)
+        if len(digits) > len(str(most)) or int(digits) > most:
+            raise self._refuse(found, f"{expected}, at most {most}")
+        return int(digits)
 
-    def count(self, node: _Node | None, *path: str) -> int | None:
-        return self._match(_COUNT, "a whole number", _at(node, *path))
+    def count(self, node: _Node | None, *path: str, most: int = _U64) -> int | None:
+        return self._match(_COUNT, "a whole number", _at(node, *path), most)
 
     def width(self, node: _Node | None, *path: str) -> int | None:
-        return self._match(_WIDTH, "a link width like 16x", _at(node, *path))
+        return self._match(_WIDTH, "a link width like 16x", _at(node, *path), _U32)
 
     def percent(self, node: _Node | None, *path: str) -> int | None:
-        return self._match(_PERCENT, "a percentage like 95 %", _at(node, *path))
+        return self._match(_PERCENT, "a percentage like 95 %", _at(node, *path), 100)
 
     def yes_no(self, node: _Node | None, *path: str) -> bool | None:
         found = _at(node, *path)
@@ -247,7 +257,7 @@ class _Reader:
         if section.get("Double Bit", "Total") is not None:
             return self.count(section, "Double Bit", "Total")
         counts = [
-            self._match(_COUNT, "a whole number", c)
+            self._match(_COUNT, "a whole number", c, _U64)
             for c in section.children
             if "uncorrectable" in c.name.lower() and c.value is not None and not c.children
         ]
@@ -319,9 +329,9 @@ class _Reader:
             serial=self.text(block, "Serial Number"),
             pci_bus_id=bus,
             model=self.text(block, "Product Name"),
-            pcie_gen_current=self.count(link, "PCIe Generation", "Current"),
-            pcie_gen_max=self.count(link, "PCIe Generation", "Max"),
-            pcie_gen_device_max=self.count(link, "PCIe Generation", "Device Max"),
+            pcie_gen_current=self.count(link, "PCIe Generation", "Current", most=_U32),
+            pcie_gen_max=self.count(link, "PCIe Generation", "Max", most=_U32),
+            pcie_gen_device_max=self.count(link, "PCIe Generation", "Device Max", most=_U32),
             pcie_width_current=self.width(link, "Link Width", "Current"),
             pcie_width_max=self.width(link, "Link Width", "Max"),
             ecc_uncorrectable_volatile=self.uncorrectable(ecc.get("Volatile") if ecc else None),
