@@ -138,3 +138,26 @@ def test_random_batches_get_the_key_a_row_by_row_reading_gives() -> None:
                 None,
             )
         assert batch_key([ids(*c) for c in columns]) == expected, columns
+
+
+def test_a_pair_whose_values_span_too_wide_a_table_is_marked_by_rank() -> None:
+    # Column 0 holds 0 and 2^24 (a table of 2^24 + 1 entries, within MARK_TABLE), column 1 holds 0
+    # and 3 (4 entries): all possible pairs of values would take (2^24 + 1) x 4 > MARK_TABLE entries,
+    # so each value is ranked in its column (0 or 1) and the 2 x 2 = 4 ranked pairs are marked.
+    far = 1 << 24
+    assert (far + 1) * 4 > MARK_TABLE
+    # Rows (0, 0), (0, 3), (far, 0), (far, 3): each column repeats, the 4 pairs are all different.
+    assert batch_key([ids(0, 0, far, far), ids(0, 3, 0, 3)]) == (0, 1)
+    # (far, 3) made (far, 0): that pair twice, so no key.
+    assert batch_key([ids(0, 0, far, far), ids(0, 3, 0, 0)]) is None
+
+
+def test_a_pair_of_values_far_from_zero_is_marked_over_their_spans() -> None:
+    # Ids 1,000,000..1,000,001 and 2,000,000..2,000,002 in 6 rows: tables from their smallest (past 4
+    # entries a row from 0), 2 and 3 entries, so the 6 possible pairs are marked as they are.
+    a, b = 1_000_000, 2_000_000
+    # Rows (a, b), (a, b+1), (a, b+2), (a+1, b), (a+1, b+1), (a+1, b+2): all 6 different.
+    first = ids(a, a, a, a + 1, a + 1, a + 1)
+    assert batch_key([first, ids(b, b + 1, b + 2, b, b + 1, b + 2)]) == (0, 1)
+    # The last made (a+1, b+1): that pair twice, so no key.
+    assert batch_key([first, ids(b, b + 1, b + 2, b, b + 1, b + 1)]) is None
