@@ -158,7 +158,7 @@ def _read_doc(
     meta = doc.get("metadata")
     name = meta.get("name") if isinstance(meta, YMap) else None
     what = f"{kind} {name or ''}".strip()
-    asked = _gpu_request(doc)
+    asked = None if _sets_quota(doc) else _gpu_request(doc)
     if asked is not None:
         # A workload of a kind not read that asks for GPUs (a Volcano Job, a SparkApplication, a
         # Notebook): leaving it out would pass the file with its GPUs never judged.
@@ -171,21 +171,49 @@ def _read_doc(
     notes.append(Diagnostic(doc.key_loc("kind"), f"{what} is not a workload topolog places: not placed"))
 
 
-def _gpu_request(node: object, depth: int = 0) -> SourceLocation | None:
-    """Where a GPU resource (nvidia.com/gpu, amd.com/gpu, nvidia.com/mig-*) or a DRA claim is first written."""
+QUOTA_KINDS = {
+    "ClusterQueue": "kueue.x-k8s.io/",
+    "Cohort": "kueue.x-k8s.io/",
+    "ResourceQuota": "v1",
+    "LimitRange": "v1",
+    "Queue": "scheduling.volcano.sh/",
+    "NodePool": "karpenter.sh/",
+}
+"""Objects that name GPU resources as quotas, defaults or caps for the pods of others (a Kueue
+ClusterQueue's `nvidia.com/gpu` nominalQuota, a Volcano Queue's capability), asking for none
+themselves: they sit beside jobs in a setup file and are noted, not refused as unread workloads."""
+
+
+def _sets_quota(doc: YMap) -> bool:
+    group = QUOTA_KINDS.get(str(doc.get("kind")))
+    api = doc.get("apiVersion")
+    return group is not None and isinstance(api, str) and (api == group or (group.endswith("/") and api.startswith(group)))
+
+
+_LABEL_TABLES = frozenset({"nodeSelector", "matchLabels", "labels", "annotations", "nodeLabels"})
+"""Where `nvidia.com/gpu` as a key is a node label (a selector), not a resource asked for."""
+_NAME_KEYS = frozenset({"name", "resource", "resourceName"})
+"""Keys whose value names the resource asked for (a SparkApplication's `gpu: {name: nvidia.com/gpu,
+quantity: 1}`); the same text under `key` is a taint or toleration (a DaemonSet that tolerates the
+GPU nodes' taint asks for no GPU)."""
+
+
+def _gpu_request(node: object, depth: int = 0, parent: str = "") -> SourceLocation | None:
+    """Where a GPU resource (nvidia.com/gpu, amd.com/gpu, nvidia.com/mig-*) or a DRA claim is first asked for."""
     if depth > 40:  # deeper than any real object: a hostile nesting is not walked further
         return None
     if isinstance(node, YMap):
         for key, value in node.items():
+            gpu_key = key in GPU_RESOURCES or MIG_RESOURCE.match(str(key))
             named = isinstance(value, str) and (value in GPU_RESOURCES or MIG_RESOURCE.match(value))
-            if key in GPU_RESOURCES or MIG_RESOURCE.match(str(key)) or key == "resourceClaims" or named:
+            if (gpu_key and parent not in _LABEL_TABLES) or key == "resourceClaims" or (named and key in _NAME_KEYS):
                 return node.key_loc(key)
-            found = _gpu_request(value, depth + 1)
+            found = _gpu_request(value, depth + 1, str(key))
             if found is not None:
                 return found
     elif isinstance(node, YList):
         for item in node:
-            found = _gpu_request(item, depth + 1)
+            found = _gpu_request(item, depth + 1, parent)
             if found is not None:
                 return found
     return None

@@ -271,8 +271,15 @@ def _type_words(gtype: str | None, loc: SourceLocation, script: _Script) -> tupl
     if typed is not None and mig_memory_mb(typed.group("profile")) is not None:
         # AutoDetect=nvml names a MIG slice's GRES type after its GPU and profile ("a100_1g.5gb",
         # Slurm's gres.conf documentation): instances of that profile, on that model.
-        word = gpu_words.site_word(typed.group("model"))
-        return ((word,) if word else ()), typed.group("profile")
+        model = typed.group("model")
+        # "nvidia_a100_3g.39gb": the vendor before the model, as nvml names a slice on some sites.
+        word = gpu_words.site_word(model) or gpu_words.site_word(model.removeprefix("nvidia_"))
+        if word is None:
+            # Kept as written, as a plain type is: dropping it would take that profile on any GPU.
+            unknown = f"GPU type {model} names no GPU model of topolog's catalogue: no GPU of the inventory matches it"
+            script.notes.append(Diagnostic(loc, unknown))
+            word = model
+        return (word,), typed.group("profile")
     word = gpu_words.site_word(gtype)
     if word is None:
         script.notes.append(
@@ -369,12 +376,14 @@ def _job(script: _Script, filename: str, rules: tuple[PrincipalRule, ...], p: Pr
         # --gpus for the job and --gpus-per-node together fix the node count: they must agree.
         if total[0] is not None and per_node[0] is not None and total[0] != per_node[0]:
             p.add(o["gpus"].loc, f"--gpus={o['gpus'].value} names another GPU type than the GPUs per node")
-        elif nodes is None and total[1] % per_node[1] == 0:
+        elif total[1] % per_node[1] == 0 and (nodes is None or nodes <= total[1] // per_node[1] <= (nodes_max or 0)):
+            # As slurmctld does: the quotient is the node count, and it must lie within -N N[-M].
             nodes = nodes_max = total[1] // per_node[1]
-        elif nodes is None or nodes * per_node[1] != total[1]:
+        else:
+            span_text = o["nodes"].value if "nodes" in o and nodes is not None else nodes
             p.add(
                 o["gpus"].loc,
-                f"--gpus={o['gpus'].value} is not {nodes or 'a whole number of'} node(s) of "
+                f"--gpus={o['gpus'].value} is not {span_text or 'a whole number of'} node(s) of "
                 f"{per_node[1]} GPUs per node; expected --gpus to be the nodes times the GPUs per node",
             )
         per_node = (per_node[0] or total[0], per_node[1])
