@@ -9,8 +9,10 @@ Values are marked in a table with an entry per possible value, a linear pass: ea
 id or a number) by its offset from the column's smallest, when the column spans few enough values.
 A column of symbol ids spans far fewer than the dictionary's size when its values were all new in
 one batch or are a few names (link_attr's attribute names: 3 entries, not 1.5 M at 131,072 GPUs).
-A pair is marked at (rank of the first among its column's values) x (values of the second column)
-+ (rank of the second); a pair with fewer possible values than there are rows is passed over.
+A pair is marked at (offset of the first) x (span of the second) + (offset of the second) where
+the two spans multiply to few enough entries, else at (rank of the first among its column's values)
+x (values of the second column) + (rank of the second); a pair with fewer possible values than
+there are rows is passed over.
 """
 
 from __future__ import annotations
