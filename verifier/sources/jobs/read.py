@@ -187,7 +187,9 @@ themselves: they sit beside jobs in a setup file and are noted, not refused as u
 def _sets_quota(doc: YMap) -> bool:
     group = QUOTA_KINDS.get(str(doc.get("kind")))
     api = doc.get("apiVersion")
-    return group is not None and isinstance(api, str) and (api == group or (group.endswith("/") and api.startswith(group)))
+    return (
+        group is not None and isinstance(api, str) and (api == group or (group.endswith("/") and api.startswith(group)))
+    )
 
 
 _LABEL_TABLES = frozenset({"nodeSelector", "matchLabels", "labels", "annotations", "nodeLabels"})
