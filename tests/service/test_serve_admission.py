@@ -99,6 +99,18 @@ def test_delete_carries_no_object_and_is_allowed(server: Server) -> None:
         {"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview", "request": {"uid": UID}},
         {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"},
         {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"object": {}}},
+        # A CREATE, an UPDATE or no operation at all, with no object: had been allowed as "nothing to place".
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {"uid": UID, "operation": "CREATE"},
+        },
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {"uid": UID, "operation": "UPDATE"},
+        },
+        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": UID}},
     ],
 )
 def test_what_is_no_admission_review_is_a_400(server: Server, body: dict[str, Any]) -> None:

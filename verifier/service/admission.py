@@ -46,6 +46,14 @@ def read_review(doc: object) -> Review:
     obj = request.get("object")
     if obj is not None and not isinstance(obj, dict):
         raise BadRequest("request.object is not an object; expected the Kubernetes object under review")
+    if obj is None and operation not in ("DELETE", "CONNECT"):
+        # Only a DELETE or CONNECT carries no object. A CREATE or UPDATE without one (or a review
+        # with no operation) had been allowed as "nothing to place": a request the API server
+        # never sends, answered open.
+        raise BadRequest(
+            f"request.object is missing for operation {operation!r}; expected the Kubernetes object under "
+            "review (only DELETE and CONNECT come without one)"
+        )
     namespace = request.get("namespace")
     if isinstance(obj, dict) and isinstance(namespace, str) and namespace:
         # The request names the namespace even where the object's metadata leaves it out (a
