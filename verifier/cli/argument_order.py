@@ -17,8 +17,8 @@ from verifier.core.errors import SourceLocation, TopologError
 
 _KIND = re.compile(rb"^kind:[ \t]*['\"]?([A-Za-z]+)", re.MULTILINE)
 _HEAD = 8192  # the top-level `kind:` is near the top of every file topolog writes or ships
-# Every kind the job loader reads (verifier.sources.jobs.kubernetes API_GROUPS, a bare Pod too) and the
-# training operators' kinds it refuses by name: either way the file holds jobs, not an inventory.
+# Every kind the job loader reads (verifier.sources.jobs.kubernetes API_GROUPS, a bare Pod too):
+# the file holds jobs, not an inventory.
 _JOB_KINDS = {
     b"Jobs",
     b"Pod",
@@ -29,6 +29,16 @@ _JOB_KINDS = {
     b"MPIJob",
     b"RayJob",
     b"Workload",
+    b"CronJob",
+    b"StatefulSet",
+    b"Deployment",
+    b"TFJob",
+    b"XGBoostJob",
+    b"PaddleJob",
+    b"JAXJob",
+    b"MXJob",
+    b"RayCluster",
+    b"TrainJob",
 }
 
 
