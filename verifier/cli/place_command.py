@@ -79,7 +79,9 @@ def place_cmd(
     """List, per job, the valid placements ranked, with bottleneck bandwidth and hourly cost.
 
     JOBS are job files or directories: topolog's own (kind: Jobs), Kubernetes workloads (Pod,
-    Job, JobSet, LeaderWorkerSet, Kueue Workload; several to a file, or a kubectl List) and
+    Job, CronJob, StatefulSet, Deployment, JobSet, LeaderWorkerSet, Kueue Workload, Kubeflow's
+    PyTorchJob, TFJob, MPIJob and TrainJob and the like, RayJob, RayCluster, Volcano Job; several
+    to a file, or a kubectl List) and
     Slurm batch scripts (#SBATCH lines); --principal-from says whom the last two act as, and
     what they say that topolog does not judge is listed as notes. Each job's principal must be in the
     principals file (principals.yml next to the inventory, or --principals), and placements
