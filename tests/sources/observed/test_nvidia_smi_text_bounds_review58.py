@@ -82,3 +82,19 @@ def test_the_largest_values_nvml_holds_are_read_exactly() -> None:
     )
     g0 = nvidia_smi_text.read(text, "q.txt", "node1").gpus[0]
     assert (g0.remapped_rows_uncorrectable, g0.utilization_percent) == (2**64 - 1, 100)
+
+
+def test_a_file_cut_before_its_gpu_count_is_refused_not_a_listing_of_none() -> None:
+    # The real sample's first 6 lines (blank, banner, blank, Timestamp, Driver Version, CUDA Version):
+    # cut before line 8's "Attached GPUs : 8", as a collection killed or timed out leaves it. It was
+    # read as a listing of no GPU, every GPU its node declares OBS006 missing; refused at its last line.
+    head = "".join(H100.read_text().splitlines(keepends=True)[:6])
+    with pytest.raises(TopologError, match=r"^q\.txt:6: the file ends with no 'Attached GPUs' line and no GPU"):
+        nvidia_smi_text.read(head, "q.txt", "node1")
+    # An empty file (read as this format by --observed-format): refused at line 1.
+    with pytest.raises(TopologError, match=r"^q\.txt:1: "):
+        nvidia_smi_text.read("", "q.txt", "node1")
+    # With its count, the header alone lists none of 8: a selection of nothing, no listing (partial).
+    with_count = "".join(H100.read_text().splitlines(keepends=True)[:8])
+    obs = nvidia_smi_text.read(with_count, "q.txt", "node1")
+    assert (obs.gpus, obs.files[0].partial) == ((), True)

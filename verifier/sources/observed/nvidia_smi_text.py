@@ -362,6 +362,15 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     when = reader.timestamp(root)
     blocks = [c for c in root.children if c.value is None and _GPU.fullmatch(c.name)]
     attached = reader.count(root, "Attached GPUs")
+    if attached is None and not blocks:
+        # nvidia-smi prints its count of GPUs (or "No devices were found") before any GPU: a file with
+        # neither was cut before its report (a collection killed or timed out) or is empty. Read as a
+        # listing of no GPU it made every GPU its node declares missing (OBS006).
+        raise TopologError.at(
+            SourceLocation(filename, max(1, len(text.splitlines()))),
+            f"the file ends with no 'Attached GPUs' line and no GPU; expected {_TOOL}'s whole report "
+            "(its header counts the GPUs, then a block per GPU)",
+        )
     if attached is not None and attached < len(blocks):
         found = root.get("Attached GPUs")
         assert found is not None
