@@ -73,6 +73,12 @@ def _configmap_mount(folder: Path) -> None:
         (folder / policy.name).symlink_to(Path("..data") / policy.name)
 
 
+def _in_folder_named_like_a_file(folder: Path) -> None:
+    # A folder that holds policy files is read whatever its name, `.cedar` ending included.
+    (folder / "hpc.cedar").mkdir()
+    (folder / "fp64.cedar").rename(folder / "hpc.cedar" / "fp64.cedar")
+
+
 def _linked_from_elsewhere(folder: Path) -> None:
     outside = folder.parent / "shared-policies"
     outside.mkdir()
@@ -82,8 +88,8 @@ def _linked_from_elsewhere(folder: Path) -> None:
 
 @pytest.mark.parametrize(
     "arrange",
-    [_in_subfolder, _upper_case_suffix, _configmap_mount, _linked_from_elsewhere],
-    ids=["subfolder", "upper-case suffix", "configmap mount", "link"],
+    [_in_subfolder, _upper_case_suffix, _configmap_mount, _linked_from_elsewhere, _in_folder_named_like_a_file],
+    ids=["subfolder", "upper-case suffix", "configmap mount", "link", "folder named .cedar"],
 )
 def test_policies_wherever_they_lie_are_read(tmp_path: Path, arrange: Callable[[Path], None]) -> None:
     folder = _policies(tmp_path)
@@ -107,7 +113,17 @@ def _dangling_link(folder: Path) -> None:
     (folder / "fp64.cedar").symlink_to(folder / "gone.cedar")
 
 
-@pytest.mark.parametrize("arrange", [_fifo, _device, _dangling_link], ids=["fifo", "device", "dangling link"])
+def _empty_folder(folder: Path) -> None:
+    # A volume mounted over the file's path, or a deploy step that made a directory where it
+    # meant a file: listed as a subfolder it holds nothing, and the forbid would vanish.
+    (folder / "fp64.cedar").unlink()
+    (folder / "fp64.cedar").mkdir()
+    (folder / "fp64.cedar" / "README").write_text("not a policy\n")
+
+
+@pytest.mark.parametrize(
+    "arrange", [_fifo, _device, _dangling_link, _empty_folder], ids=["fifo", "device", "dangling link", "folder"]
+)
 def test_a_policy_file_that_cannot_be_read_refuses_the_run(tmp_path: Path, arrange: Callable[[Path], None]) -> None:
     folder = _policies(tmp_path)
     arrange(folder)

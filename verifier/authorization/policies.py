@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import stat
 from dataclasses import dataclass, field
@@ -387,6 +388,8 @@ def policy_files(directory: Path) -> list[Path]:
     """
     found: dict[tuple[int, int], Path] = {}
     seen_folders: set[tuple[int, int]] = set()
+    policy_named_folders: list[Path] = []
+    met: list[Path] = []  # every name a policy file was met under, links included
     pending = [directory]
     while pending:
         folder = pending.pop()
@@ -412,14 +415,40 @@ def policy_files(directory: Path) -> list[Path]:
                 continue  # a dangling link that names no policy file
             if stat.S_ISDIR(entry_info.st_mode):
                 pending.append(entry)
+                if entry.name.lower().endswith(POLICY_SUFFIX):
+                    policy_named_folders.append(entry)
             elif entry.name.lower().endswith(POLICY_SUFFIX):
                 ident = (entry_info.st_dev, entry_info.st_ino)
                 if not stat.S_ISREG(entry_info.st_mode):
                     _read_cedar(entry, "policy file")  # refuses it, naming the path
+                met.append(entry)
                 known = found.get(ident)
                 if known is None or (len(entry.parts), str(entry)) < (len(known.parts), str(known)):
                     found[ident] = entry
+    _refuse_empty_policy_named_folders(policy_named_folders, met)
     return sorted(found.values())
+
+
+def _refuse_empty_policy_named_folders(folders: list[Path], met: list[Path]) -> None:
+    """Refuse a folder named like a policy file (`fp64.cedar/`) that holds no policy file.
+
+    Such a folder is most often a policy file replaced by a folder (a volume mounted over it,
+    a deploy tool that made a directory where it meant a file): read as "no policies here",
+    the forbid the file held would vanish and the gate open. A folder of policy files that
+    happens to end in `.cedar` still holds them and is read as any subfolder.
+    """
+    if not folders:
+        return
+    real_met = [Path(os.path.realpath(name)) for name in met]
+    for folder in folders:
+        real = Path(os.path.realpath(folder))
+        if any(name.is_relative_to(folder) for name in met) or any(r.is_relative_to(real) for r in real_met):
+            continue
+        raise TopologError.at(
+            SourceLocation(str(folder)),
+            "a folder named like a policy file holds no *.cedar file; expected the policy file itself "
+            "(a file replaced by a folder would drop its policies unseen)",
+        )
 
 
 # Cedar ends a `//` comment at a carriage return as at a line feed (a file saved with CR line
