@@ -106,6 +106,7 @@ _PORTABLE = {
     "minimum",
     "maximum",
     "exclusiveMinimum",
+    "minItems",
     "patternErrorMessage",  # yaml-language-server's message for a failed `pattern`
 }
 _ANNOTATIONS = {"description", "title", "examples"}
