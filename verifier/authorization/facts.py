@@ -33,7 +33,7 @@ from verifier.engine.ast import Row
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 5
+_FORMAT = 6
 Packed = tuple[int, dict[str, Sequence[Row]]]
 
 
@@ -236,10 +236,15 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     for p in setup.principals.sorted():
         rows["authz_principal"].append((p.id, p.type))
         rows["member_of"].extend((p.id, t) for t in p.teams)
-        # The attributes rules judge principals by (AUTHZ006-AUTHZ009), as the entity has them, and
-        # the id case-folded (AUTHZ011: ids a reader takes for one).
+        # The attributes rules judge principals by (AUTHZ006-AUTHZ009, AUTHZ012: on the incident
+        # rota), as the entity has them, and the id case-folded (AUTHZ011: ids a reader takes for one).
         rows["principal_attr"].extend(
-            ((p.id, "tenant", p.tenant), (p.id, "role", p.role), (p.id, "casefold", p.id.casefold()))
+            (
+                (p.id, "tenant", p.tenant),
+                (p.id, "role", p.role),
+                (p.id, "on_call", "true" if p.on_call else "false"),
+                (p.id, "casefold", p.id.casefold()),
+            )
         )
     # A class's tenant is its representative's: `permitted` holds for every GPU of a class, so
     # what a rule says of the representative is true, though a class that no policy splits by
