@@ -188,3 +188,19 @@ def test_a_daemonset_that_asks_for_gpus_is_still_refused() -> None:
     with pytest.raises(TopologError) as err:
         read_jobs_text(text, "d.yaml", RULES)
     assert "d.yaml:12:30: DaemonSet dcgm-exporter asks for GPUs, but a DaemonSet is no workload kind" in str(err.value)
+
+
+def test_a_refused_count_is_the_only_error() -> None:
+    # replicas '2' (a string) is refused at its line (6, column 14); the Worker pod set is then empty,
+    # and "requests no GPU" would be false: it asks for nvidia.com/gpu 1. One error, not two.
+    text = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: a, namespace: ml}
+spec:
+  pytorchReplicaSpecs:
+    Worker: {replicas: '2', template: {spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}}}
+"""
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "pt.yaml", RULES)
+    assert [str(d.location) for d in err.value.diagnostics] == ["pt.yaml:6:14"]

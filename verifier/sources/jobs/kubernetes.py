@@ -196,7 +196,7 @@ def read_workload(doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems) -> l
         if jobs and sets is groups[0]:
             jobs.append(dataclasses.replace(jobs[0], name=job_name))  # the same pods: read once
             continue
-        job = _job(job_name, what, sets, facts, rules, doc, list(notes), p)
+        job = _job(job_name, what, sets, facts, rules, doc, list(notes), p, before)
         if job is not None:
             jobs.append(job)
     if len(p.items) > before:
@@ -261,7 +261,7 @@ def read_pod_groups(groups: dict[str, list[YMap]], rules: tuple[PrincipalRule, .
         if len(p.items) > before:
             continue
         facts = _facts(docs[0]["metadata"], docs[0]["spec"], "Pod")
-        job = _job(group, f"{what} of Pods", sets, facts, rules, docs[0], notes, p)
+        job = _job(group, f"{what} of Pods", sets, facts, rules, docs[0], notes, p, before)
         if job is not None:
             jobs.append(job)
     return jobs
@@ -720,7 +720,9 @@ def _job(
     doc: YMap,
     notes: list[Diagnostic],
     p: Problems,
+    read_from: int,
 ) -> Job | None:
+    """The job of `sets`; `read_from` is how many problems there were before the workload was read."""
     before = len(p.items)
     needs: list[tuple[PodSet, PodNeeds]] = []
     scopes: list[str] = []
@@ -737,7 +739,8 @@ def _job(
         if scope is not None:
             scopes.append(scope)
     if not needs:
-        if len(p.items) == before:
+        # A count already refused (replicas: 'x') left its pod set empty: "requests no GPU" would be false.
+        if len(p.items) == read_from:
             p.add(
                 doc.loc, f"{what} requests no GPU (nvidia.com/gpu, amd.com/gpu or nvidia.com/mig-*): nothing to place"
             )
