@@ -204,3 +204,19 @@ spec:
     with pytest.raises(TopologError) as err:
         read_jobs_text(text, "pt.yaml", RULES)
     assert [str(d.location) for d in err.value.diagnostics] == ["pt.yaml:6:14"]
+
+
+def test_a_gpu_named_as_a_value_in_an_unread_kind_is_still_refused() -> None:
+    # Only a taint's, toleration's or label's `key: nvidia.com/gpu` is passed over; a resource named
+    # by value under any other key (here `type`, line 5: two spaces, "accel:", a space and "{" put it at
+    # column 11) asks for GPUs: refused, not passed.
+    text = """\
+apiVersion: example.com/v1
+kind: GpuTask
+metadata: {name: t, namespace: ml}
+spec:
+  accel: {type: nvidia.com/gpu, amount: 2}
+"""
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "g.yaml", RULES)
+    assert "g.yaml:5:11: GpuTask t asks for GPUs, but a GpuTask is no workload kind" in str(err.value)

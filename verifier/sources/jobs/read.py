@@ -194,10 +194,10 @@ def _sets_quota(doc: YMap) -> bool:
 
 _LABEL_TABLES = frozenset({"nodeSelector", "matchLabels", "labels", "annotations", "nodeLabels"})
 """Where `nvidia.com/gpu` as a key is a node label (a selector), not a resource asked for."""
-_NAME_KEYS = frozenset({"name", "resource", "resourceName"})
-"""Keys whose value names the resource asked for (a SparkApplication's `gpu: {name: nvidia.com/gpu,
-quantity: 1}`); the same text under `key` is a taint or toleration (a DaemonSet that tolerates the
-GPU nodes' taint asks for no GPU)."""
+_LABEL_KEYS = frozenset({"key", "topologyKey"})
+"""Keys whose value `nvidia.com/gpu` names a taint, toleration or node label (a DaemonSet that
+tolerates the GPU nodes' taint asks for no GPU); anywhere else such a value names the resource
+asked for (a SparkApplication's `gpu: {name: nvidia.com/gpu, quantity: 1}`)."""
 
 
 def _gpu_request(node: object, depth: int = 0, parent: str = "") -> SourceLocation | None:
@@ -208,7 +208,8 @@ def _gpu_request(node: object, depth: int = 0, parent: str = "") -> SourceLocati
         for key, value in node.items():
             gpu_key = key in GPU_RESOURCES or MIG_RESOURCE.match(str(key))
             named = isinstance(value, str) and (value in GPU_RESOURCES or MIG_RESOURCE.match(value))
-            if (gpu_key and parent not in _LABEL_TABLES) or key == "resourceClaims" or (named and key in _NAME_KEYS):
+            asked = (gpu_key and parent not in _LABEL_TABLES) or (named and key not in _LABEL_KEYS)
+            if asked or key == "resourceClaims":
                 return node.key_loc(key)
             found = _gpu_request(value, depth + 1, str(key))
             if found is not None:
