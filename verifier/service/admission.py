@@ -50,8 +50,10 @@ def read_review(doc: object) -> Review:
         # Only a DELETE or CONNECT carries no object. A CREATE or UPDATE without one (or a review
         # with no operation) had been allowed as "nothing to place": a request the API server
         # never sends, answered open.
+        shown = repr(operation)
+        shown = shown if len(shown) <= 40 else f"{shown[:40]}... ({len(shown)} characters)"  # a body's worth, cut
         raise BadRequest(
-            f"request.object is missing for operation {operation!r}; expected the Kubernetes object under "
+            f"request.object is missing for operation {shown}; expected the Kubernetes object under "
             "review (only DELETE and CONNECT come without one)"
         )
     namespace = request.get("namespace")
