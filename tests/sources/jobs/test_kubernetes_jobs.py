@@ -56,9 +56,7 @@ def test_leaderworkerset_is_one_job_per_group() -> None:
     assert "limits.memory: 1124Gi" in notes and "requests.cpu: 125" in notes  # CPU/memory: noted, not judged
     assert "has 2 groups: each is placed on its own" in notes
     # The Service of the same file is no workload: a file-level note, not a job.
-    assert [n.message for n in jobs.notes] == [
-        "Service vllm-leader is not a workload topolog places: not placed"
-    ]
+    assert [n.message for n in jobs.notes] == ["Service vllm-leader is not a workload topolog places: not placed"]
     assert jobs.notes[0].location.line == 5  # `kind: Service` is the file's fifth line
 
 
