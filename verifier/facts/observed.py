@@ -31,6 +31,7 @@ OBSERVED_RELATIONS: frozenset[str] = frozenset(
         "observed_unknown_host",
         "observed_stale",
         "observed_listing",
+        "observed_listing_short",
         "observed_gpu",
         "observed_unmatched",
         "observed_pcie_gen",
@@ -78,6 +79,7 @@ def observed_facts(
     matcher = Matcher(inventory, settings.match)
     node = matcher.node
     stale: set[str] = set()
+    short: set[str] = set()  # listings of fewer GPUs than attached: OBS009 speaks for them
     for f in observations.files:
         n = node(f.host) if f.host is not None else None
         if f.host is not None and n is None:
@@ -96,6 +98,11 @@ def observed_facts(
                 continue
         if f.format in LISTING_FORMATS and not f.partial:
             out["observed_listing"].append((n, f.path))
+        elif f.format in LISTING_FORMATS and f.attached is not None:
+            listed = sum(1 for g in observations.gpus if g.source.file == f.path)
+            if listed < f.attached:
+                out["observed_listing_short"].append((n, f.path, listed, min(f.attached, _INT64_MAX)))
+                short.add(f.path)
 
     def trusted(file: str) -> bool:
         return file not in stale
@@ -110,7 +117,10 @@ def observed_facts(
         where = str(g.source)
         m = matcher.match_gpu(n, g)
         if m.gpu is None:
-            out["observed_unmatched"].append((n, _gpu_label(g), m.why or "", where))
+            # A short listing's GPUs have no index; where the node declares no other key they
+            # state, each would be "unmatched" for the one cause OBS009 already names.
+            if not (m.key is None and g.source.file in short):
+                out["observed_unmatched"].append((n, _gpu_label(g), m.why or "", where))
             continue
         gpu = m.gpu
         out["observed_gpu"].append((gpu, m.key or "", where))

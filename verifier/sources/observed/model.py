@@ -254,6 +254,9 @@ class ObservedFile:
     partial: bool = False
     """True where a listing format lists only some of the host's GPUs (`nvidia-smi -q -i 3`): a GPU
     it does not list is not thereby missing."""
+    attached: int | None = None
+    """The GPUs the tool says its host's driver counts (nvidia-smi's Attached GPUs), where it prints
+    that; with `partial`, more than the file lists: a selection, or a GPU the driver cannot read."""
 
 
 @dataclass(frozen=True, slots=True)

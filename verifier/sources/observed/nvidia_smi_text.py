@@ -380,5 +380,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     whole = attached is None or attached == len(blocks)
     gpus = tuple(reader.gpu(b, i if whole else None, host, when) for i, b in enumerate(blocks))
     return Observations(
-        gpus=gpus, files=(ObservedFile(filename, FORMAT, host, when, partial=not whole),), hosts=(host,)
+        gpus=gpus,
+        files=(ObservedFile(filename, FORMAT, host, when, partial=not whole, attached=attached),),
+        hosts=(host,),
     )

@@ -195,7 +195,9 @@ def _fast(text: str, filename: str, host: str) -> Observations:
     if attached is not None and attached < len(gpus):
         raise nvidia_smi_fast.Unusual("attached_gpus")
     gpus, partial = _selection(gpus, attached)
-    return Observations(gpus=gpus, files=(ObservedFile(filename, FORMAT, host, when, partial),), hosts=(host,))
+    return Observations(
+        gpus=gpus, files=(ObservedFile(filename, FORMAT, host, when, partial, attached),), hosts=(host,)
+    )
 
 
 def read(text: str, filename: str, host: str | None) -> Observations:
@@ -223,6 +225,6 @@ def read_located(text: str, filename: str, host: str) -> Observations:
     gpus, partial = _selection(gpus, attached)
     return Observations(
         gpus=gpus,
-        files=(ObservedFile(filename, FORMAT, host, when, partial),),
+        files=(ObservedFile(filename, FORMAT, host, when, partial, attached),),
         hosts=(host,),
     )
