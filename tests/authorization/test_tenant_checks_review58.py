@@ -8,6 +8,8 @@
 - AUTHZ008: a permit naming the contractor itself (`principal == User::"vic"`) is the grant meant for it.
 - AUTHZ009: a team nested in its company's team with a tenant of its own (a research group with its
   own rack) is a sub-tenant by design.
+- AUTHZ010: an owner label that no policy reads (an e-mail address) gives nobody anything: no policy
+  grants owners what it names.
 Each has its control: the same input with the fault the check is for still gives the finding.
 """
 
@@ -88,6 +90,7 @@ def _findings(
     on_call: str = "true",
     research_tenant: str = "acme-research",
     vic_scope: str = 'principal == User::"vic"',
+    acme_owner: str = "acme-ml",
 ) -> set[tuple[str, str]]:
     (tmp_path / "policies").mkdir()
     (tmp_path / "policies" / "schema.cedarschema").write_bytes((ROOT / "policies" / "schema.cedarschema").read_bytes())
@@ -97,7 +100,7 @@ def _findings(
     (tmp_path / "policies" / "operations.cedar").write_text(ops)
     people = TEAMS.replace("RESEARCH_TENANT", research_tenant).replace("ON_CALL", on_call)
     (tmp_path / "principals.yml").write_text(people)
-    (tmp_path / "inv.yaml").write_text(INVENTORY)
+    (tmp_path / "inv.yaml").write_text(INVENTORY.replace("owner: acme-ml", f"owner: {acme_owner}"))
     code, out, err = run_cli(
         "verify", str(tmp_path / "inv.yaml"), "--format", "json", "--engine", engine, "--fail-on", "error"
     )
@@ -177,3 +180,27 @@ def test_team_with_another_teams_tenant_is_judged(tmp_path: Path, engine: str) -
     # globex; its team acme has tenant acme. One finding on acme-research.
     found = _rules(_findings(tmp_path, engine, research_tenant="globex"), "AUTHZ009")
     assert len(found) == 1 and found[0].startswith('acme-research has tenant "globex", but its teams acme')
+
+
+OWNERS = """@id("owners-administer")
+permit (principal, action in [Action::"drain", Action::"administer"], resource)
+when { resource.owner != "" && principal.teams.contains(resource.owner) };
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_owner_label_no_policy_reads(tmp_path: Path, engine: str) -> None:
+    # r-acme's owner label is an e-mail address, no principal's id; but tenant-by-team, sre-drain,
+    # breakglass and vic-drains-acme read no resource.owner: the label grants nothing to anyone by
+    # design. No AUTHZ010.
+    assert _rules(_findings(tmp_path, engine, acme_owner="ml-infra@acme.example"), "AUTHZ010") == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_owner_label_a_policy_reads(tmp_path: Path, engine: str) -> None:
+    # Control: with owners-administer (it reads resource.owner) the same label names nobody it could
+    # grant: one finding, r-acme (r-globex's owner globex-ml is a team).
+    found = _rules(
+        _findings(tmp_path, engine, tenants=BY_TEAM + OWNERS, acme_owner="ml-infra@acme.example"), "AUTHZ010"
+    )
+    assert len(found) == 1 and found[0].startswith('r-acme: labelled owner "ml-infra@acme.example"')

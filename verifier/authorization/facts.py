@@ -33,7 +33,7 @@ from verifier.engine.ast import Row
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 6
+_FORMAT = 7
 Packed = tuple[int, dict[str, Sequence[Row]]]
 
 
@@ -188,6 +188,27 @@ def permit_reads_principal(setup: AuthzSetup) -> list[Row]:
     return sorted(rows)
 
 
+def policy_reads_resource(setup: AuthzSetup) -> list[Row]:
+    """`policy_reads_resource(policy, attribute)`: each hardware attribute a policy's conditions read
+    (`resource.owner`, `resource has tenant`): AUTHZ010 judges an owner label only where some policy
+    reads the owner (where none does, the label is a note for people, an e-mail or a cost centre).
+    """
+    if not setup.bundle.policies:
+        return []
+    import cedarpy
+    from cedarpy import pst
+
+    rows: set[Row] = set()
+    for policy in setup.bundle.policies.values():
+        (template,) = cedarpy.PolicySet.from_str(policy.text).to_pst().static_policies.values()
+        for node in walk(template.clauses):
+            if isinstance(node, pst.GetAttr) and node.base == pst.Var("resource"):
+                rows.add((policy.id, node.attr))
+            elif isinstance(node, pst.HasAttr) and node.base == pst.Var("resource"):
+                rows.update((policy.id, a) for a in node.attrs)
+    return sorted(rows)
+
+
 def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
     graph = setup.graph
     if etype in PRINCIPAL_TYPES:
@@ -259,6 +280,7 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     rows["policy_names"] = policy_names(setup)
     rows["forbid_resource_eq"] = forbid_resource_eq(setup)
     rows["permit_reads_principal"] = permit_reads_principal(setup)
+    rows["policy_reads_resource"] = policy_reads_resource(setup)
     decisions = iter(setup.authorizer.decide(requests))
     for pc in principal_classes:
         for action in ACTIONS:

@@ -15,6 +15,7 @@ AUTHZ_RELATIONS: frozenset[str] = frozenset(
         "policy_names",
         "forbid_resource_eq",
         "permit_reads_principal",
+        "policy_reads_resource",
     }
 )
 """Every relation emitted (a test checks them against rules/schema.dl)."""
