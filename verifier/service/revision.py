@@ -47,7 +47,7 @@ from pathlib import Path
 from verifier.authorization.evaluate import Authorizer
 from verifier.authorization.policies import SCHEMA_FILE, load_policies, policy_files
 from verifier.authorization.setup import AuthzSetup
-from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.limits import read_limited
 from verifier.engine.ast import Row
 from verifier.facts.observed import ObservedSettings
@@ -274,6 +274,8 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
     """
     start = time.perf_counter()
     side = side_files(config)
+    if live is not None:
+        _still_in_place(live, config, side)
     files = watched_files(config, side)
     before = _read(files)
     digests: dict[str, dict[str, str]] = {role: {} for role in ROLES}
@@ -335,6 +337,36 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
     _KEPT_FOLDERS.add(folder)
     weakref.finalize(revision, _remove_folder, folder)
     return revision
+
+
+def _still_in_place(live: Revision, config: ServeConfig, side: SideFiles) -> None:
+    """TopologError when the policy folder or principals file the live revision decides by was found
+    under its conventional name, is gone, and the search now finds another in its stead.
+
+    The next place is the working folder's, or for policies the shipped ones: a policies/ beside the
+    inventory removed, renamed or unmounted had a reload put the shipped policies in force (a site's
+    forbid gone: DENY became ALLOW, reload 200). One the gate was started with can only be given up by
+    starting it again; one that was not there (the next place was read) may still be added.
+    """
+    gone: list[tuple[str, str, str]] = []
+    was = str(live.setup.bundle.directory)
+    if config.policies is None and was != str(side.policy_dir) and not os.path.lexists(was):
+        now = str(side.policy_dir) if side.policies is not None else f"the shipped policies ({side.policy_dir})"
+        gone.append((was, "the policy folder", now))
+    for name in live.files["principals"]:
+        if config.principals is None and name != str(side.principals) and not os.path.lexists(name):
+            gone.append((name, "the principals file", str(side.principals) if side.principals else "no other"))
+    if gone:
+        raise TopologError(
+            [
+                Diagnostic(
+                    SourceLocation(path),
+                    f"{what} the gate decides by is gone, and the next found is {now}; expected it back "
+                    "(the gate keeps deciding by the live revision), or the gate started again to use the next",
+                )
+                for path, what, now in gone
+            ]
+        )
 
 
 _KEPT_FOLDERS: set[str] = set()
