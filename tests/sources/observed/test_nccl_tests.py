@@ -108,13 +108,13 @@ def test_the_older_bus_number_only_address_matches_by_device_number() -> None:
 
 def test_an_eight_digit_domain_is_read_as_the_other_readers_read_it() -> None:
     # `[00000000:06:00]` is domain 0 written with 8 digits (as nvidia-smi prints it): the same bus id
-    # 0000:06:00.0 as `[0000:06:00]`. A domain above 16 bits (`[00010000:06:00]`) is no Linux PCI
-    # domain: no bus id is made up from it, the GPU is matched by host and device number only.
+    # 0000:06:00.0 as `[0000:06:00]`. A domain above 16 bits (`[00010000:06:00]`, an Intel VMD
+    # domain) is a Linux PCI domain too: sysfs names it 10000:06:00.0, and so is it read.
     eight = _read(NEWER.replace("[0000:06:00]", "[00000000:06:00]")).bandwidth[0].gpus
     assert eight == _read(NEWER).bandwidth[0].gpus
     assert eight[0].pci_bus_id == "0000:06:00.0"
     wide = _read(NEWER.replace("[0000:06:00]", "[00010000:06:00]")).bandwidth[0].gpus
-    assert wide == (GpuRef("node-a", index=0), GpuRef("node-b", index=0))
+    assert wide[0].pci_bus_id == "10000:06:00.0"
 
 
 def test_several_runs_in_one_file_keep_their_own_ranks() -> None:

@@ -174,7 +174,11 @@ def test_sniff_names_each_format() -> None:
 def test_exact_numbers_and_bus_ids() -> None:
     assert exact_number("26.562") == Fraction(26562, 1000) and exact_number("inf") is None
     assert normalise_pci_bus_id("00000000:1B:00.0") == "0000:1b:00.0" == normalise_pci_bus_id("1b:00.0")
-    assert normalise_pci_bus_id("00010000:1b:00.0") is None and normalise_pci_bus_id("1b:00") is None
+    # Domains past 16 bits are Linux's too: Intel VMD's 10000:1b:00.0 as sysfs names it, and an Azure
+    # VM's Hyper-V domain as nvidia-smi prints it (3E3F8E05:00:00.0, NVIDIA/nvidia-docker issue 816).
+    assert normalise_pci_bus_id("00010000:1b:00.0") == "10000:1b:00.0"
+    assert normalise_pci_bus_id("3E3F8E05:00:00.0") == "3e3f8e05:00:00.0"
+    assert normalise_pci_bus_id("1b:00") is None and normalise_pci_bus_id("123456789:1b:00.0") is None
 
 
 def _nvidia_smi_files() -> list[Path]:
@@ -192,3 +196,32 @@ def test_fast_path_reads_as_the_located_reader() -> None:
     for path in files:
         text = path.read_text()
         assert nvidia_smi_xml.read(text, str(path), "h") == nvidia_smi_xml.read_located(text, str(path), "h"), path
+
+
+@pytest.mark.parametrize(
+    ("tag", "value"),
+    [("current_link_gen", "9" * 5000), ("current_link_gen", "9" * 20), ("remapped_row_unc", str(2**63))],
+)
+def test_a_number_past_64_bits_is_refused_at_its_line(tag: str, value: str) -> None:
+    # dgx03's listing with one field past what a signed 64-bit count holds (2**63 - 1, 19 digits):
+    # 5,000 digits was an internal error (Python will not read that many), 20 digits reached the
+    # fact loader, which refused it naming no line. Both are refused at the element, the value cut.
+    text = (DGX03 / "nvidia-smi.xml").read_text()
+    first = text.index(f"<{tag}>")
+    end = text.index(f"</{tag}>", first)
+    bad = text[: first + len(tag) + 2] + value + text[end:]
+    line = bad.count("\n", 0, first) + 1
+    with pytest.raises(TopologError) as err:
+        nvidia_smi_xml.read(bad, "dgx03.xml", "dgx03")
+    shown = str(err.value)
+    assert f"dgx03.xml:{line}:" in shown and f"<{tag}>" in shown and "below 2**63" in shown
+    assert len(shown) < 300
+
+
+def test_a_count_of_19_digits_is_read() -> None:
+    text = (DGX03 / "nvidia-smi.xml").read_text()
+    first = text.index("<remapped_row_unc>")
+    end = text.index("</remapped_row_unc>", first)
+    big = text[: first + len("<remapped_row_unc>")] + str(2**63 - 1) + text[end:]
+    counts = [g.remapped_rows_uncorrectable for g in nvidia_smi_xml.read(big, "dgx03.xml", "dgx03").gpus]
+    assert counts[0] == 2**63 - 1

@@ -64,8 +64,9 @@ def normalise_pci_bus_id(text: str) -> str | None:
     """`00000000:1B:00.0` / `0000:1b:00.0` / `1b:00.0` as `0000:1b:00.0`, or None if it is not one.
 
     nvidia-smi prints an 8-digit domain in upper case, dcgm-exporter the same, amd-smi and
-    sysfs a 4-digit domain in lower case: all name one function. A domain wider than 16 bits
-    is kept only when its upper digits are zero (PCI domains are 16 bits on Linux).
+    sysfs a 4-digit domain in lower case: all name one function. Linux numbers domains in 32
+    bits: Hyper-V's virtual PCI (Azure VMs: nvidia-smi's `3E3F8E05:00:00.0`) and Intel VMD
+    (`10000:00:00.0`) give domains past 16 bits, kept as sysfs writes them (at least 4 digits).
     """
     t = text.strip().lower()
     parts = t.split(":")
@@ -80,11 +81,7 @@ def normalise_pci_bus_id(text: str) -> str | None:
     hexdigits = set("0123456789abcdef")
     if not all(p and set(p) <= hexdigits for p in (domain, bus, dev, fn)):
         return None
-    if len(domain) > 4:
-        if set(domain[:-4]) != {"0"}:
-            return None
-        domain = domain[-4:]
-    if len(domain) > 4 or len(bus) > 2 or len(dev) > 2 or len(fn) > 1:
+    if len(domain) > 8 or len(bus) > 2 or len(dev) > 2 or len(fn) > 1:
         return None
     return f"{int(domain, 16):04x}:{int(bus, 16):02x}:{int(dev, 16):02x}.{int(fn, 16):x}"
 

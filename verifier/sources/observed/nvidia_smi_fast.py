@@ -24,7 +24,8 @@ from verifier.core.errors import SourceLocation
 from verifier.sources.observed.model import GpuObservation, normalise_pci_bus_id
 
 _UNKNOWN = frozenset({"", "n/a", "[n/a]", "not supported", "[not supported]", "unknown", "[unknown error]"})
-_INT = re.compile(r"\s*(\d+)\s*(x|%)?\s*")
+_INT64_MAX = 2**63 - 1
+_INT = re.compile(r"\s*(\d{1,20})\s*(x|%)?\s*")  # 20 digits: a 64-bit count; longer is no number nvidia-smi prints
 _ID = re.compile(r'\sid="([^"<>]*)"')
 _REASON = re.compile(r"<clocks_(?:event|throttle)_reason_(\w+)>([^<]*)</clocks_(?:event|throttle)_reason_\1>")
 _UNCORRECTABLE = re.compile(r"<(\w*uncorrectable\w*)>([^<]*)</\1>")
@@ -86,8 +87,8 @@ class _Span:
         if value is None:
             return None
         m = _INT.fullmatch(value)
-        if m is None:
-            raise Unusual(tag)
+        if m is None or int(m.group(1)) > _INT64_MAX:
+            raise Unusual(tag)  # the located reader names the line
         return int(m.group(1))
 
     def yes_no(self, tag: str) -> bool | None:
@@ -123,7 +124,7 @@ def _uncorrectable(section: _Span | None) -> int | None:
         if value.lower() in _UNKNOWN:
             continue
         n = _INT.fullmatch(value)
-        if n is None:
+        if n is None or int(n.group(1)) > _INT64_MAX:
             raise Unusual(m.group(1))
         known.append(int(n.group(1)))
     return sum(known) if known else None

@@ -34,7 +34,8 @@ FORMAT = "nvidia-smi-q-xml"
 ROOT = "nvidia_smi_log"
 _UNKNOWN = frozenset({"", "n/a", "[n/a]", "not supported", "[not supported]", "unknown", "[unknown error]"})
 _REASON_PREFIXES = ("clocks_event_reason_", "clocks_throttle_reason_")
-_INT = re.compile(r"\s*(\d+)\s*(x|%)?\s*")
+_INT64_MAX = 2**63 - 1
+_INT = re.compile(r"\s*(\d{1,20})\s*(x|%)?\s*")  # 20 digits: a 64-bit count; longer is no number nvidia-smi prints
 
 
 def looks_like(text: str) -> bool:
@@ -65,11 +66,13 @@ def _int(el: Element | None, *path: str) -> int | None:
     if value is None:
         return None
     m = _INT.fullmatch(value)
-    if m is None:
+    if m is None or int(m.group(1)) > _INT64_MAX:
         found = _child(el, *path)
         assert found is not None
+        shown = value if len(value) <= 40 else f"{value[:40]}..."
         raise TopologError.at(
-            found.loc, f"<{found.tag}> is {value!r}; expected a whole number (or N/A) as nvidia-smi prints it"
+            found.loc,
+            f"<{found.tag}> is {shown!r}; expected a whole number below 2**63 (or N/A) as nvidia-smi prints it",
         )
     return int(m.group(1))
 
