@@ -52,6 +52,7 @@ teams:
   - {id: globex, tenant: globex}
   - {id: globex-ml, teams: [globex]}
   - {id: acme-research, tenant: RESEARCH_TENANT, teams: [acme]}
+  - {id: res-vision, teams: [acme-research]}
   - {id: sre}
 users:
   - {id: alice, teams: [acme-ml], role: engineer}
@@ -120,8 +121,8 @@ def test_membership_tenant_permit_crosses_no_tenant(tmp_path: Path, engine: str)
     # tenant-by-team admits alice (teams acme-ml, acme) to r-acme, bob to r-globex, rae (acme-research,
     # acme) to r-acme and r-res, hana (acme-ml, acme, globex-ml, globex) to r-acme and r-globex. hana's
     # tenant attribute is acme (her first team's) but she is in globex through globex-ml; rae's is
-    # acme-research and she is in acme through acme-research. Everyone admitted is of the rack's
-    # tenant by a team: no AUTHZ006.
+    # acme-research and she is in acme through acme-research (res-vision likewise, one level deeper).
+    # Everyone admitted is of the rack's tenant by a team: no AUTHZ006.
     assert _rules(_findings(tmp_path, engine), "AUTHZ006") == []
 
 
@@ -169,15 +170,17 @@ def test_contractor_through_a_team_permit(tmp_path: Path, engine: str) -> None:
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_sub_tenant_team_is_a_design(tmp_path: Path, engine: str) -> None:
-    # acme-research (tenant acme-research, its own rack r-res) is in acme (tenant acme); nobody outside
-    # it has tenant acme-research (rae, its member, takes it from it). No AUTHZ009.
+    # acme-research (tenant acme-research, its own rack r-res) is in acme (tenant acme); the teams of
+    # tenant acme-research are acme-research and res-vision, which is inside it (and takes its tenant
+    # from it, as rae does): no team outside it holds the tenant. No AUTHZ009.
     assert _rules(_findings(tmp_path, engine), "AUTHZ009") == []
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_team_with_another_teams_tenant_is_judged(tmp_path: Path, engine: str) -> None:
     # Control: acme-research given globex's tenant (copied): globex and globex-ml, outside it, hold
-    # globex; its team acme has tenant acme. One finding on acme-research.
+    # globex (res-vision, inside it, takes globex from it, among its teams' then); its team acme has
+    # tenant acme. One finding on acme-research.
     found = _rules(_findings(tmp_path, engine, research_tenant="globex"), "AUTHZ009")
     assert len(found) == 1 and found[0].startswith('acme-research has tenant "globex", but its teams acme')
 

@@ -33,7 +33,7 @@ from verifier.engine.ast import Row
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 7
+_FORMAT = 8
 Packed = tuple[int, dict[str, Sequence[Row]]]
 
 
@@ -254,6 +254,7 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
         return ident[1]
 
     rows: dict[str, list[Row]] = {name: [] for name in sorted(AUTHZ_RELATIONS)}
+    known = setup.principals.principals
     for p in setup.principals.sorted():
         rows["authz_principal"].append((p.id, p.type))
         rows["member_of"].extend((p.id, t) for t in p.teams)
@@ -267,6 +268,14 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
                 (p.id, "casefold", p.id.casefold()),
             )
         )
+        # Every tenant it belongs to (AUTHZ006): its own and each of its teams', directly or through
+        # nested teams; `tenant` is only the first of them. A few rows a principal, made from the
+        # teams the principals' loader has already listed (no recursion in the rules).
+        tenants = {p.tenant, *(known[t].tenant for t in p.all_teams)} - {""}
+        rows["principal_attr"].extend((p.id, "in_tenant", x) for x in sorted(tenants))
+        if p.type == "Team":
+            # The teams a team is in, directly or not (AUTHZ009: a sub-tenant's teams are inside it).
+            rows["principal_attr"].extend((p.id, "in_team", t) for t in p.all_teams if t != p.id)
     # A class's tenant is its representative's: `permitted` holds for every GPU of a class, so
     # what a rule says of the representative is true, though a class that no policy splits by
     # tenant may hold GPUs of other tenants too.
