@@ -352,3 +352,54 @@ def read_limited(path: str | Path, name: str | None = None, what: str = "file") 
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def read_regular(path: str | Path, name: str | None = None, what: str = "file") -> bytes:
+    """A regular file's bytes (a link to one is followed), refusing more than `file_size`, never waiting.
+
+    For a file read again and again (`serve` reads its inputs at every reload, twice per build, and
+    its token file): a pipe could give its bytes once at most, and one that a process holds open
+    without writing would have the read wait for ever (read_limited takes pipes, for `<(cmd)` given
+    once). The kind is checked before opening, so a device is not even opened, and again on what was
+    opened (without waiting), so a swap between the two is caught as well.
+    """
+    shown = name if name is not None else str(path)
+    loc = SourceLocation(shown)
+    limit = current_limits().file_size
+    try:
+        mode = os.stat(path).st_mode
+        fd = (
+            os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+            if stat.S_ISREG(mode)
+            else -1
+        )
+    except OSError as err:
+        raise TopologError.at(loc, f"cannot read {what}: {err.strerror or err}") from None
+    if fd < 0:
+        raise TopologError.at(loc, f"cannot read {what}: it is {_kind(mode)}; expected a regular file")
+    with os.fdopen(fd, "rb") as stream:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TopologError.at(loc, f"cannot read {what}: it is {_kind(st.st_mode)}; expected a regular file")
+        if st.st_size > limit:
+            raise TopologError.at(loc, exceeded("file_size", f"{what} is {format_size(st.st_size)}"))
+        try:
+            data = stream.read(limit + 1)
+        except OSError as err:
+            raise TopologError.at(loc, f"cannot read {what}: {err.strerror or err}") from None
+    if len(data) > limit:
+        raise TopologError.at(loc, exceeded("file_size", f"{what} is larger than {format_size(limit)}"))
+    _READ.setdefault((st.st_dev, st.st_ino), shown)
+    return data
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device file"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"

@@ -9,14 +9,12 @@ time hold on every bind (docs/limits.md).
 from __future__ import annotations
 
 import ipaddress
-import os
 import secrets
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
-from verifier.core.limits import current_limits, exceeded, format_size
+from verifier.core.limits import read_regular
 from verifier.sources.jobs.principal_rules import PrincipalRule
 
 DEFAULT_HOST = "127.0.0.1"
@@ -115,7 +113,11 @@ def check_config(config: ServeConfig) -> None:
 
 def read_token(path: Path) -> str:
     """The bearer token in `path` (its first line, stripped); TopologError when missing or too short."""
-    data = _token_bytes(path)
+    # Only a regular file (a link to one followed, as a Kubernetes Secret mounts it), never waited on:
+    # the token is read at the start and at every reload, so a pipe could hold it once at most, and a
+    # fifo that a process held open without writing had the reload, and every reload queued behind
+    # it, wait for ever (the gate kept its old policies whatever changed).
+    data = read_regular(path, str(path), "the token file")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -138,51 +140,3 @@ def token_matches(expected: str, header: str | None) -> bool:
     if scheme.lower() != "bearer":
         return False
     return secrets.compare_digest(given.strip().encode(), expected.encode())
-
-
-def _token_bytes(path: Path) -> bytes:
-    """The bytes of the token file: a regular file (or a link to one), at most `file_size` of them.
-
-    The token is read at the start and again at every reload, so a pipe could hold it once at most
-    (at the start it is read twice: a pipe fails there in any case). A fifo put under its name had the
-    reload wait for a writer, and for a fifo that a process holds open without writing the wait never
-    ended, with every later reload queued behind it (the gate kept its old policies whatever changed);
-    a link to /dev/zero would be read without end. So the kind is checked before opening (a device is
-    not even opened), and again on what was opened, without waiting: a swap in between is caught too.
-    A link is followed: Kubernetes mounts each key of a Secret as a link into its current copy.
-    """
-    loc = SourceLocation(str(path))
-    try:
-        regular = stat.S_ISREG(os.stat(path).st_mode)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)) if regular else -1
-    except OSError as err:
-        raise TopologError.at(loc, f"cannot read the token file: {err.strerror or err}") from None
-    if not regular:
-        raise TopologError.at(loc, f"cannot read the token file: it is {_kind(path)}; expected a regular file")
-    limit = current_limits().file_size
-    with os.fdopen(fd, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise TopologError.at(loc, f"cannot read the token file: it is {_kind(path)}; expected a regular file")
-        try:
-            data = stream.read(limit + 1)
-        except OSError as err:
-            raise TopologError.at(loc, f"cannot read the token file: {err.strerror or err}") from None
-    if len(data) > limit:
-        raise TopologError.at(loc, exceeded("file_size", f"the token file is larger than {format_size(limit)}"))
-    return data
-
-
-def _kind(path: Path) -> str:
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as err:
-        return f"unreadable ({err.strerror or err})"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a pipe"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device file"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a regular file that changed while it was opened" if stat.S_ISREG(mode) else "not a regular file"

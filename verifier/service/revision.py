@@ -48,7 +48,7 @@ from verifier.authorization.evaluate import Authorizer
 from verifier.authorization.policies import SCHEMA_FILE, load_policies, policy_files
 from verifier.authorization.setup import AuthzSetup
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
-from verifier.core.limits import read_limited
+from verifier.core.limits import read_regular
 from verifier.engine.ast import Row
 from verifier.facts.observed import ObservedSettings
 from verifier.service.config import ServeConfig
@@ -261,7 +261,10 @@ def _read_one(role: str, path: Path) -> bytes:
             raise TopologError.at(
                 SourceLocation(str(path)), "cannot read observation file: it is not a regular file; expected one"
             )
-    return read_limited(path, str(path), "observation file" if role == "observed" else "file")
+    # Every role is read as a regular file only, never waited on: a build reads each file twice (before
+    # and after, to see a change under it), so a pipe's bytes could never be built from, and a fifo that
+    # a process held open without writing had the reload, and every reload behind it, wait for ever.
+    return read_regular(path, str(path), "observation file" if role == "observed" else "file")
 
 
 def build_revision(config: ServeConfig, live: Revision | None = None) -> Revision:
