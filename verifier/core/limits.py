@@ -377,20 +377,26 @@ def read_regular(path: str | Path, name: str | None = None, what: str = "file") 
         raise TopologError.at(loc, f"cannot read {what}: {err.strerror or err}") from None
     if fd < 0:
         raise TopologError.at(loc, f"cannot read {what}: it is {_kind(mode)}; expected a regular file")
-    with os.fdopen(fd, "rb") as stream:
+    chunks: list[bytes] = []
+    total = 0
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise TopologError.at(loc, f"cannot read {what}: it is {_kind(st.st_mode)}; expected a regular file")
         if st.st_size > limit:
             raise TopologError.at(loc, exceeded("file_size", f"{what} is {format_size(st.st_size)}"))
-        try:
-            data = stream.read(limit + 1)
-        except OSError as err:
-            raise TopologError.at(loc, f"cannot read {what}: {err.strerror or err}") from None
-    if len(data) > limit:
-        raise TopologError.at(loc, exceeded("file_size", f"{what} is larger than {format_size(limit)}"))
+        # In chunks, as read_limited does: no buffer of the whole limit is asked for a small file.
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - total)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # it grew past the limit while being read
+                raise TopologError.at(loc, exceeded("file_size", f"{what} is larger than {format_size(limit)}"))
+    except OSError as err:
+        raise TopologError.at(loc, f"cannot read {what}: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
     _READ.setdefault((st.st_dev, st.st_ino), shown)
-    return data
+    return b"".join(chunks)
 
 
 def _kind(mode: int) -> str:
