@@ -10,6 +10,8 @@
   own rack) is a sub-tenant by design.
 - AUTHZ010: an owner label that no policy reads (an e-mail address) gives nobody anything: no policy
   grants owners what it names.
+- AUTHZ013: a forbid scoped `resource == Node` and to one user is judged for that user only: those it
+  is not for stay on the node's GPUs by design.
 Each has its control: the same input with the fault the check is for still gives the finding.
 """
 
@@ -92,13 +94,14 @@ def _findings(
     research_tenant: str = "acme-research",
     vic_scope: str = 'principal == User::"vic"',
     acme_owner: str = "acme-ml",
+    extra: str = "",
 ) -> set[tuple[str, str]]:
     (tmp_path / "policies").mkdir()
     (tmp_path / "policies" / "schema.cedarschema").write_bytes((ROOT / "policies" / "schema.cedarschema").read_bytes())
     (tmp_path / "policies" / "tenants.cedar").write_text(tenants)
     vic_policy = "vic-drains-acme" if vic_scope.startswith("principal ==") else "acme-drains-acme"
     ops = OPERATIONS.replace("VIC_POLICY", vic_policy).replace("VIC_SCOPE", vic_scope)
-    (tmp_path / "policies" / "operations.cedar").write_text(ops)
+    (tmp_path / "policies" / "operations.cedar").write_text(ops + extra)
     people = TEAMS.replace("RESEARCH_TENANT", research_tenant).replace("ON_CALL", on_call)
     (tmp_path / "principals.yml").write_text(people)
     (tmp_path / "inv.yaml").write_text(INVENTORY.replace("owner: acme-ml", f"owner: {acme_owner}"))
@@ -207,3 +210,27 @@ def test_owner_label_a_policy_reads(tmp_path: Path, engine: str) -> None:
         _findings(tmp_path, engine, tenants=BY_TEAM + OWNERS, acme_owner="ml-infra@acme.example"), "AUTHZ010"
     )
     assert len(found) == 1 and found[0].startswith('r-acme: labelled owner "ml-infra@acme.example"')
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_forbid_eq_for_one_user_who_cannot_reach(tmp_path: Path, engine: str) -> None:
+    # bob is in globex-ml, globex alone: tenant-by-team keeps him off a0 (rack r-acme, tenant acme)
+    # whatever the forbid's scope. alice and others may schedule there, but the forbid is not for them.
+    extra = (
+        '@id("bob-off-a0")\nforbid (principal == User::"bob", action == Action::"schedule", resource == Node::"a0");\n'
+    )
+    assert _rules(_findings(tmp_path, engine, extra=extra), "AUTHZ013") == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_forbid_eq_for_a_team_names_its_members_only(tmp_path: Path, engine: str) -> None:
+    # Control: scoped to Team globex, the forbid is for globex, globex-ml, bob and hana (in globex through
+    # globex-ml). Of them only hana may schedule on a0/gpu0 (in acme through acme-ml): one finding, hana.
+    extra = (
+        '@id("globex-off-a0")\n'
+        'forbid (principal in Team::"globex", action == Action::"schedule", resource == Node::"a0");\n'
+    )
+    assert _rules(_findings(tmp_path, engine, extra=extra), "AUTHZ013") == [
+        'Forbid globex-off-a0 is scoped resource == Node::"a0", which matches requests on a0 itself and none '
+        "on its GPUs: hana may still schedule on them (Cedar, context {})."
+    ]

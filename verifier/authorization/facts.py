@@ -33,7 +33,7 @@ from verifier.engine.ast import Row
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 8
+_FORMAT = 9
 Packed = tuple[int, dict[str, Sequence[Row]]]
 
 
@@ -166,6 +166,40 @@ def forbid_resource_eq(setup: AuthzSetup) -> list[Row]:
     return rows
 
 
+def forbid_eq_principal(setup: AuthzSetup, scoped: Sequence[Row]) -> list[Row]:
+    """`forbid_eq_principal(policy, principal)`: for each forbid of forbid_resource_eq, the principals its
+    principal scope matches (`principal`, `principal == User::"bob"`, `principal in Team::"t"`,
+    `principal is User`): AUTHZ013 names only those, not everyone who may schedule on the group's GPUs
+    (a forbid scoped to bob leaves alice on them by design). Its conditions are not read.
+    """
+    if not scoped:
+        return []
+    import cedarpy
+    from cedarpy import pst
+
+    people = setup.principals.sorted()
+    rows: list[Row] = []
+    for policy_id in sorted({str(r[0]) for r in scoped}):
+        policy = setup.bundle.policies[policy_id]
+        (template,) = cedarpy.PolicySet.from_str(policy.text).to_pst().static_policies.values()
+        scope = template.principal
+        kind = str(scope.entity_type) if isinstance(scope, pst.ScopeIs | pst.ScopeIsIn) else None
+        within = scope.entity if isinstance(scope, pst.ScopeEq | pst.ScopeIn | pst.ScopeIsIn) else None
+        if within is not None and not isinstance(within, pst.EntityUid):
+            continue  # a slot: templates are refused when the policies are read
+        for p in people:
+            if kind is not None and p.type != kind:
+                continue
+            if within is not None:
+                same = p.type == str(within.type) and p.id == within.id
+                # `in` reaches the members of a team, nested too (a team's all_teams holds itself).
+                inside = not isinstance(scope, pst.ScopeEq) and str(within.type) == "Team" and within.id in p.all_teams
+                if not (same or inside):
+                    continue
+            rows.append((policy_id, p.id))
+    return rows
+
+
 def permit_reads_principal(setup: AuthzSetup) -> list[Row]:
     """`permit_reads_principal(policy, attribute)`: each principal attribute a permit's conditions read
     (`principal.role`, `principal has on_call`): AUTHZ006 leaves alone a permit that singles out its
@@ -288,6 +322,7 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     ]
     rows["policy_names"] = policy_names(setup)
     rows["forbid_resource_eq"] = forbid_resource_eq(setup)
+    rows["forbid_eq_principal"] = forbid_eq_principal(setup, rows["forbid_resource_eq"])
     rows["permit_reads_principal"] = permit_reads_principal(setup)
     rows["policy_reads_resource"] = policy_reads_resource(setup)
     decisions = iter(setup.authorizer.decide(requests))

@@ -14,6 +14,7 @@ AUTHZ_RELATIONS: frozenset[str] = frozenset(
         "authz_error",
         "policy_names",
         "forbid_resource_eq",
+        "forbid_eq_principal",
         "permit_reads_principal",
         "policy_reads_resource",
     }
