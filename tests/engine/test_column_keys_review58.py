@@ -79,7 +79,8 @@ def _batches(draw: Any) -> list[list[int]]:
     return columns
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomize: the same draws on every run (a gate must not depend on the draw).
+@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(_batches())
 def test_batch_key_is_the_key_a_plain_reading_gives(columns: list[list[int]]) -> None:
     assert batch_key([ids(c) for c in columns]) == reference_key(columns)
@@ -152,7 +153,7 @@ tagged(A, K) :- link(L, A, _, _), attr(L, K).
 NODES = 4
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(["x/l9", "x/l8", "y"]), st.sampled_from(["a", "b"])), min_size=1, max_size=7))
 def test_plain_rows_claimed_only_without_a_repeated_pair(
     monkeypatch: pytest.MonkeyPatch, plain: list[tuple[str, str]]
