@@ -40,12 +40,14 @@ CASES: list[tuple[str, str, set[tuple[str, ...]]]] = [
     ("nvidia-smi", "gb200-4gpu-numa-lists.txt", _bw002([(g, 0) for g in range(4)])),
     # H200: GPU k is PIX to exactly one NIC (NIC0, NIC3, NIC4 ... NIC9): nothing remote.
     ("nvidia-smi", "h200-8gpu-10nic-empty-affinity.txt", set()),
-    # H100 and RTX 5090: no NIC column at all -> every GPU reaches no NIC.
-    ("nvidia-smi", "h100-8gpu-no-nic.txt", _topo001(8)),
-    ("nvidia-smi", "rtx5090-2gpu-tabs.txt", _topo001(2)),
-    # H100 (ThunderKittens issue 167): no NIC column -> TOPO001 x8, and nothing about NVLink: the NV18
-    # cells are 18 links per GPU into a switch fabric (read as a mesh they were 126 per GPU).
-    ("nvidia-smi", "h100-8gpu-thunderkittens-issue167.txt", _topo001(8)),
+    # H100 and RTX 5090: no NIC column at all. nvidia-smi's matrix lists RDMA devices only (mlx5_N), so
+    # a host with plain Ethernet (a workstation's onboard port) or without its RDMA driver loaded prints
+    # none: the NICs are unknown, not absent (as rocm-smi's), and no GPU is said to reach none.
+    ("nvidia-smi", "h100-8gpu-no-nic.txt", set()),
+    ("nvidia-smi", "rtx5090-2gpu-tabs.txt", set()),
+    # H100 (ThunderKittens issue 167): no NIC column (unknown, as above), and nothing about NVLink: the
+    # NV18 cells are 18 links per GPU into a switch fabric (read as a mesh they were 126 per GPU).
+    ("nvidia-smi", "h100-8gpu-thunderkittens-issue167.txt", set()),
     # amd-smi, 8x MI355X: weights all 0, XGMI at 1 hop everywhere -> a full xGMI mesh; amd-smi lists no
     # NICs (their absence unknown, so no TOPO001) and states no model: nothing to report.
     ("amd-smi", "amd-smi-mi355x-8gpu-zero-weights.txt", set()),

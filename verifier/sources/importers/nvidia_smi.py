@@ -398,7 +398,17 @@ class _Build:
         ids = {d: f"{self.node}/gpu{d[3:]}" for d in gpus}
         for k, d in enumerate(nics):
             ids[d] = f"{self.node}/nic{k}"
-        self.b.obj(self.node, "node", None, self.hloc, labels={"source": str(self.hloc), "imported_from": "nvidia-smi"})
+        labels = {"source": str(self.hloc), "imported_from": "nvidia-smi"}
+        if not nics:
+            # The matrix lists RDMA devices only (mlx5_N, with the RDMA stack loaded): a host whose NICs
+            # are plain Ethernet, or whose RDMA driver is not loaded, prints no NIC column. That says
+            # nothing about the NICs it has, so TOPO001 must not read it as none (as for rocm-smi).
+            labels["nics_described"] = "false"
+            self.b.note(
+                self.hloc,
+                f"nvidia-smi lists no NIC (RDMA devices only): node {self.node}'s NICs are unknown, not absent",
+            )
+        self.b.obj(self.node, "node", None, self.hloc, labels=labels)
         numa = self.numa_values()
         if self.b.errors:
             return
