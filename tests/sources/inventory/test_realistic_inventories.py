@@ -1,0 +1,107 @@
+"""Correct inventories of machines people run verify with true findings only (R-FP).
+
+Each file in realistic/ describes one kind of machine or fleet as its vendor documents it (the
+file's header cites the source). Built as documented, an expert signs no finding on them but the
+ones listed here, each derived by hand from the file. Placement is checked where the layout
+decides what a job gets (NVLink pairs, a fat tree spanning scalable units).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from verifier.cli.main import main
+
+HERE = Path(__file__).resolve().parent / "realistic"
+
+Key = tuple[str, tuple[str, ...]]
+
+# Findings at warning or above per file. An empty set: nothing an expert would sign.
+EXPECTED: dict[str, set[Key]] = {
+    # HGX B200, 2 NVLink 5 switch chips (9 + 9 NVLinks per GPU), 3-tier NDR fat tree across 2 units.
+    "hgx-b200-ib-fattree.yaml": set(),
+    # HGX H200 on 8 RoCE rails, and a BlueField-3 storage network of its own leaf and spine
+    # (`network: storage`): two networks by design, not a fabric island (LINK011 said so before).
+    "hgx-h200-roce.yaml": set(),
+    # DGX A100, 6 NVSwitches, fabric manager modes 1 (legal on A100), HDR rails.
+    "dgx-a100.yaml": set(),
+    # MI300X platform: a full xGMI mesh of 28 links, 8 x 400GbE rails.
+    "mi300x-platform.yaml": set(),
+    # Cray EX235a (MI250X, 2 GCDs per package), NICs on the GPUs, a dragonfly group without spines.
+    "mi250x-cray-ex.yaml": set(),
+    # GH200: one Hopper reads its Grace's 512 GB/s LPDDR5X over 450 GB/s of NVLink-C2C, the port's
+    # rated figure: the superchip's design (MEM002 warned on every superchip before).
+    "gh200-cluster.yaml": set(),
+    # L40S PCIe: no NVLink, GPUs 0-3 and NICs 0-1 under switch 0, 4-7 and 2-3 under switch 1: PIX.
+    "l40s-pcie.yaml": set(),
+    # H100 NVL: two bridged pairs per server, a NIC per socket next to each pair's root ports.
+    "h100-nvl-pairs.yaml": set(),
+    # Two-socket EPYC CPU nodes, no GPU.
+    "cpu-2s-epyc.yaml": set(),
+    # Jetson AGX Orin: unified LPDDR5 (204.8 GB/s) over the SoC fabric at the same figure.
+    "jetson-agx-orin.yaml": set(),
+    "mixed-vendor-fleet.yaml": {
+        # BW002: an L4 box has its only NIC on cpu0's root port and GPUs 2 and 3 on cpu1's: their
+        # nearest NIC is across the UPI (SYS). True of every box, one template line: one finding
+        # naming the 8 GPUs and the 4 NICs. (The H100 and MI300X nodes have a NIC under each GPU's
+        # switch: PIX, nothing.)
+        (
+            "BW002",
+            (
+                *(f"l4-{n}/gpu{g}" for n in range(4) for g in (2, 3)),
+                *(f"l4-{n}/nic0" for n in range(4)),
+            ),
+        ),
+    },
+}
+
+
+def test_every_realistic_inventory_is_listed() -> None:
+    assert sorted(p.name for p in HERE.glob("*.yaml")) == sorted(EXPECTED)
+
+
+def _verify(name: str) -> set[Key]:
+    result = CliRunner().invoke(main, ["verify", str(HERE / name), "--format", "json", "--fail-on", "error"])
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads(result.stdout)
+    return {(f["rule"], tuple(f["subjects"])) for f in report["findings"] if f["severity"] in ("warning", "error")}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_a_correct_inventory_gets_true_findings_only(name: str) -> None:
+    assert _verify(name) == EXPECTED[name]
+
+
+def _placements(name: str, jobs: str, tmp_path: Path) -> dict[str, list[list[str]]]:
+    path = tmp_path / "jobs.yaml"
+    path.write_text(jobs, encoding="utf-8")
+    result = CliRunner().invoke(main, ["place", str(HERE / name), str(path), "--no-authorization", "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads(result.stdout)
+    return {j["job"]: [p["gpus"] for p in j["placements"]] for j in report["jobs"]}
+
+
+def test_h100_nvl_pairs_are_the_nvlink_domains(tmp_path: Path) -> None:
+    # 4 servers x 2 bridged pairs: a 2-GPU NVLink job has 8 places, each a pair (gpu0-1 or gpu2-3);
+    # a 4-GPU NVLink job has none (no bridge joins the pairs).
+    jobs = (
+        "apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n"
+        '  - {name: pair, principal: Team::"ops", gpus: 2, topology: {scope: nvlink_domain}}\n'
+        '  - {name: four, principal: Team::"ops", gpus: 4, topology: {scope: nvlink_domain}}\n'
+    )
+    got = _placements("h100-nvl-pairs.yaml", jobs, tmp_path)
+    pairs = sorted(sorted(p) for p in got["pair"])
+    assert pairs == sorted([f"nvl-{n:02d}/gpu{a}", f"nvl-{n:02d}/gpu{a + 1}"] for n in range(4) for a in (0, 2))
+    assert got["four"] == []
+
+
+def test_a_job_spans_the_scalable_units_of_a_fat_tree(tmp_path: Path) -> None:
+    # 4 DGX B200 x 8 GPUs = 32, two per scalable unit, the units joined through the core tier: a
+    # 32-GPU job takes all of them in one placement.
+    jobs = 'apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n  - {name: dp32, principal: Team::"ops", gpus: 32}\n'
+    got = _placements("hgx-b200-ib-fattree.yaml", jobs, tmp_path)
+    assert [sorted(p) for p in got["dp32"]] == [sorted(f"b200-{n:02d}/gpu{g}" for n in range(4) for g in range(8))]
