@@ -27,6 +27,10 @@ EXPECTED: dict[str, set[Key]] = {
     # HGX H200 on 8 RoCE rails, and a BlueField-3 storage network of its own leaf and spine
     # (`network: storage`): two networks by design, not a fabric island (LINK011 said so before).
     "hgx-h200-roce.yaml": set(),
+    # GB200 NVL72 rack (as the shipped one) with its trays' BlueField-3 DPUs on an Ethernet storage
+    # network of its own beside the InfiniBand compute fabric: another fabric kind, never an island
+    # of the compute fabric (LINK011 said so before).
+    "gb200-nvl72-storage.yaml": set(),
     # DGX A100, 6 NVSwitches, fabric manager modes 1 (legal on A100), HDR rails.
     "dgx-a100.yaml": set(),
     # MI300X platform: a full xGMI mesh of 28 links, 8 x 400GbE rails.
