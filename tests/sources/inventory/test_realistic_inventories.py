@@ -31,6 +31,10 @@ EXPECTED: dict[str, set[Key]] = {
     # network of its own beside the InfiniBand compute fabric: another fabric kind, never an island
     # of the compute fabric (LINK011 said so before).
     "gb200-nvl72-storage.yaml": set(),
+    # Gaudi 3: the accelerators' own RoCE ports form the all-to-all and reach the scale-out leaves
+    # (no NIC needed), and a frontend switch of its own (`network: frontend`) has no spine to lack
+    # an uplink to (LINK004 said it had before).
+    "gaudi3-hls.yaml": set(),
     # DGX A100, 6 NVSwitches, fabric manager modes 1 (legal on A100), HDR rails.
     "dgx-a100.yaml": set(),
     # MI300X platform: a full xGMI mesh of 28 links, 8 x 400GbE rails.
