@@ -346,11 +346,14 @@ def _node(sa: Side, sb: Side, na: str, nb: str) -> list[Disagreement]:
         # A NIC without an RDMA device is not one that nvidia-smi (or an NCCL dump on the IB transport) lists.
         skip_a = kind == "nic" and _lists_rdma_only(b, nb, ys)
         skip_b = kind == "nic" and _lists_rdma_only(a, na, xs)
-        if kind == "nic" and "false" in (
-            a.objects[na].labels.get("nics_described"),
-            b.objects[nb].labels.get("nics_described"),
+        if kind == "nic" and any(
+            inv.objects[n].labels.get("nics_described") == "false" and _imported_from(inv, n) != "nvidia-smi"
+            for inv, n in ((a, na), (b, nb))
         ):
             continue  # rocm-smi and amd-smi say nothing about NICs: neither side lacks one
+        # nvidia-smi without NIC columns (nics_described "false" too) still says the host shows no RDMA
+        # device: a NIC the other side gives one (or may) is missing there, one it says has none is
+        # skipped below, as with any nvidia-smi file.
         # Importers invent their ids (gpu0, nic1): only an inventory's author names devices.
         for oa, ob in pair_devices(xs, ys, by_name=not (_imported_from(a, na) and _imported_from(b, nb))):
             if oa is None or ob is None:
