@@ -168,8 +168,8 @@ def forbid_resource_eq(setup: AuthzSetup) -> list[Row]:
 
 def forbid_eq_principal(setup: AuthzSetup, scoped: Sequence[Row]) -> list[Row]:
     """`forbid_eq_principal(policy, principal)`: for each forbid of forbid_resource_eq, the principals its
-    principal scope matches (`principal`, `principal == User::"bob"`, `principal in Team::"t"`,
-    `principal is User`): AUTHZ013 names only those, not everyone who may schedule on the group's GPUs
+    principal scope matches (`principal == User::"bob"`, `principal in Team::"t"`, `principal is User`;
+    "" for a bare `principal`, every one): AUTHZ013 names only those, not everyone who may schedule on the group's GPUs
     (a forbid scoped to bob leaves alice on them by design). Its conditions are not read.
     """
     if not scoped:
@@ -183,6 +183,11 @@ def forbid_eq_principal(setup: AuthzSetup, scoped: Sequence[Row]) -> list[Row]:
         policy = setup.bundle.policies[policy_id]
         (template,) = cedarpy.PolicySet.from_str(policy.text).to_pst().static_policies.values()
         scope = template.principal
+        if isinstance(scope, pst.ScopeAny):
+            # Every principal: one row with the empty id (no principal has it), not one per principal,
+            # so that a forbid per node in maintenance does not multiply the principals file.
+            rows.append((policy_id, ""))
+            continue
         kind = str(scope.entity_type) if isinstance(scope, pst.ScopeIs | pst.ScopeIsIn) else None
         within = scope.entity if isinstance(scope, pst.ScopeEq | pst.ScopeIn | pst.ScopeIsIn) else None
         if within is not None and not isinstance(within, pst.EntityUid):
