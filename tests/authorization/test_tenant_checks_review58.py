@@ -5,7 +5,8 @@
   lets her onto globex's rack through globex-ml. That crosses no tenant: she is globex's too.
 - AUTHZ012: a break-glass account (no team, no tenant, on the incident rota) acts during an incident
   through a permit that reads `principal.on_call`; the decisions in the context {} do not show it.
-- AUTHZ008: a permit naming the contractor itself (`principal == User::"vic"`) is the grant meant for it.
+- AUTHZ008: a permit naming the contractor itself (`principal == User::"vic"`), or its role
+  (`principal.role == "contractor"`), is the grant meant for it.
 - AUTHZ009: a team nested in its company's team with a tenant of its own (a research group with its
   own rack) is a sub-tenant by design.
 - AUTHZ010: an owner label that no policy reads (an e-mail address) gives nobody anything: no policy
@@ -234,3 +235,15 @@ def test_forbid_eq_for_a_team_names_its_members_only(tmp_path: Path, engine: str
         'Forbid globex-off-a0 is scoped resource == Node::"a0", which matches requests on a0 itself and none '
         "on its GPUs: hana may still schedule on them (Cedar, context {})."
     ]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_contractor_permitted_by_a_permit_for_its_role(tmp_path: Path, engine: str) -> None:
+    # contractors-drain-acme compares principal.role with "contractor": written for vic's role. With
+    # vic-drains-acme (naming vic) nothing else reaches vic's drain or administer: no AUTHZ008.
+    extra = (
+        '@id("contractors-drain-acme")\n'
+        'permit (principal, action == Action::"drain", resource in Rack::"r-acme")\n'
+        'when { principal.role == "contractor" };\n'
+    )
+    assert _rules(_findings(tmp_path, engine, extra=extra), "AUTHZ008") == []

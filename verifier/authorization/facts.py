@@ -33,7 +33,7 @@ from verifier.engine.ast import Row
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 9
+_FORMAT = 10
 Packed = tuple[int, dict[str, Sequence[Row]]]
 
 
@@ -248,6 +248,29 @@ def policy_reads_resource(setup: AuthzSetup) -> list[Row]:
     return sorted(rows)
 
 
+def permit_role_literal(setup: AuthzSetup) -> list[Row]:
+    """`permit_role_literal(policy, role)`: each role a permit's conditions compare `principal.role` equal
+    to (`principal.role == "contractor"`): AUTHZ008 leaves alone a permit written for that role.
+    """
+    permits = [p for p in setup.bundle.policies.values() if p.effect == "permit"]
+    if not permits:
+        return []
+    import cedarpy
+    from cedarpy import pst
+
+    role = pst.GetAttr(base=pst.Var("principal"), attr="role")
+    rows: set[Row] = set()
+    for policy in permits:
+        (template,) = cedarpy.PolicySet.from_str(policy.text).to_pst().static_policies.values()
+        for node in walk(template.clauses):
+            if not isinstance(node, pst.BinaryOp) or node.op != "eq":
+                continue
+            for a, b in ((node.left, node.right), (node.right, node.left)):
+                if a == role and isinstance(b, pst.StringLit):
+                    rows.add((policy.id, b.value))
+    return sorted(rows)
+
+
 def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
     graph = setup.graph
     if etype in PRINCIPAL_TYPES:
@@ -330,6 +353,7 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     rows["forbid_eq_principal"] = forbid_eq_principal(setup, rows["forbid_resource_eq"])
     rows["permit_reads_principal"] = permit_reads_principal(setup)
     rows["policy_reads_resource"] = policy_reads_resource(setup)
+    rows["permit_role_literal"] = permit_role_literal(setup)
     decisions = iter(setup.authorizer.decide(requests))
     for pc in principal_classes:
         for action in ACTIONS:

@@ -16,6 +16,7 @@ AUTHZ_RELATIONS: frozenset[str] = frozenset(
         "forbid_resource_eq",
         "forbid_eq_principal",
         "permit_reads_principal",
+        "permit_role_literal",
         "policy_reads_resource",
     }
 )
