@@ -247,3 +247,30 @@ def test_contractor_permitted_by_a_permit_for_its_role(tmp_path: Path, engine: s
         'when { principal.role == "contractor" };\n'
     )
     assert _rules(_findings(tmp_path, engine, extra=extra), "AUTHZ008") == []
+
+
+NEGATED_WITH_ROLE_GUARD = """@id("tenant-own-no-interns")
+permit (principal, action in [Action::"schedule", Action::"reserve"], resource)
+when { principal.tenant != "" && resource.tenant != principal.tenant && principal.role != "intern" };
+"""
+SRE_EVERYWHERE = """@id("sre-reserve-anywhere")
+permit (principal, action == Action::"reserve", resource)
+when { principal.role == "sre" };
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_negated_tenant_permit_with_a_role_guard_crosses(tmp_path: Path, engine: str) -> None:
+    # The tenants' permit with `==` turned `!=`, and a guard keeping interns out: alice (acme, engineer)
+    # may schedule on r-globex, bob (globex) on r-acme and r-res. `principal.role != "intern"` singles
+    # out nobody (every other role is let in): one finding on the permit.
+    found = _rules(_findings(tmp_path, engine, tenants=NEGATED_WITH_ROLE_GUARD), "AUTHZ006")
+    assert len(found) == 1 and found[0].startswith("Permit tenant-own-no-interns names no principal")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_permit_for_a_role_is_a_grant(tmp_path: Path, engine: str) -> None:
+    # Control: `when { principal.role == "sre" }` is written for sre: breakglass-ops (role sre, no
+    # tenant) may reserve on r-acme, r-globex and r-res, by design. No AUTHZ006.
+    found = _rules(_findings(tmp_path, engine, tenants=BY_TEAM + SRE_EVERYWHERE), "AUTHZ006")
+    assert found == []

@@ -249,8 +249,9 @@ def policy_reads_resource(setup: AuthzSetup) -> list[Row]:
 
 
 def permit_role_literal(setup: AuthzSetup) -> list[Row]:
-    """`permit_role_literal(policy, role)`: each role a permit's conditions compare `principal.role` equal
-    to (`principal.role == "contractor"`): AUTHZ008 leaves alone a permit written for that role.
+    """`permit_role_literal(policy, role)`: each role a permit's `when` conditions compare `principal.role`
+    equal to (`principal.role == "contractor"`): AUTHZ006 and AUTHZ008 leave alone a permit written for a
+    role (`principal.role != "intern"` singles out nobody: it lets in every other role).
     """
     permits = [p for p in setup.bundle.policies.values() if p.effect == "permit"]
     if not permits:
@@ -262,7 +263,8 @@ def permit_role_literal(setup: AuthzSetup) -> list[Row]:
     rows: set[Row] = set()
     for policy in permits:
         (template,) = cedarpy.PolicySet.from_str(policy.text).to_pst().static_policies.values()
-        for node in walk(template.clauses):
+        # `when` conditions only: `unless { principal.role == "intern" }` keeps a role out, not in.
+        for node in walk(tuple(c for c in template.clauses if isinstance(c, pst.When))):
             if not isinstance(node, pst.BinaryOp) or node.op != "eq":
                 continue
             for a, b in ((node.left, node.right), (node.right, node.left)):
