@@ -225,3 +225,21 @@ def test_a_count_of_19_digits_is_read() -> None:
     big = text[: first + len("<remapped_row_unc>")] + str(2**63 - 1) + text[end:]
     counts = [g.remapped_rows_uncorrectable for g in nvidia_smi_xml.read(big, "dgx03.xml", "dgx03").gpus]
     assert counts[0] == 2**63 - 1
+
+
+def test_an_ecc_count_nvml_cannot_give_is_unknown_not_a_refusal() -> None:
+    # nvidia-smi prints "Unknown Error" where NVML fails to give a count (a healthy RTX 4090 on R535,
+    # leptonai/gpud's sample, prints it for ECC): unknown (None), as the text reader reads it, never 0
+    # and never a refused file. dgx03's GPU 0 volatile section (lines 52-58) has three uncorrectable
+    # counts, all 0: each written "Unknown Error", the section's count is unknown.
+    text = (DGX03 / "nvidia-smi.xml").read_text()
+    start = text.index("<volatile>")
+    end = text.index("</volatile>", start)
+    section = text[start:end]
+    for tag in ("sram_uncorrectable_parity", "sram_uncorrectable_secded", "dram_uncorrectable"):
+        section = section.replace(f"<{tag}>0</{tag}>", f"<{tag}>Unknown Error</{tag}>")
+    odd = text[:start] + section + text[end:]
+    for read in (nvidia_smi_xml.read, nvidia_smi_xml.read_located):
+        gpus = read(odd, "dgx03.xml", "dgx03").gpus
+        assert gpus[0].ecc_uncorrectable_volatile is None
+        assert gpus[1].ecc_uncorrectable_volatile == read(text, "dgx03.xml", "dgx03").gpus[1].ecc_uncorrectable_volatile

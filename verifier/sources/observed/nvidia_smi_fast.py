@@ -84,8 +84,8 @@ class _Span:
 
     def number(self, tag: str) -> int | None:
         value = self.leaf(tag)
-        if value is None:
-            return None
+        if value is None or value.lower() == "unknown error":
+            return None  # NVML could not say: unknown, as the located reader reads it
         m = _INT.fullmatch(value)
         if m is None or int(m.group(1)) > _INT64_MAX:
             raise Unusual(tag)  # the located reader names the line
@@ -121,7 +121,7 @@ def _uncorrectable(section: _Span | None) -> int | None:
     known = []
     for m in _UNCORRECTABLE.finditer(section.text, section.start, section.end):
         value = m.group(2).strip()
-        if value.lower() in _UNKNOWN:
+        if value.lower() in _UNKNOWN or value.lower() == "unknown error":
             continue
         n = _INT.fullmatch(value)
         if n is None or int(n.group(1)) > _INT64_MAX:

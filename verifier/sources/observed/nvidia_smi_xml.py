@@ -63,8 +63,8 @@ def _text(el: Element | None, *path: str) -> str | None:
 def _int(el: Element | None, *path: str) -> int | None:
     """An integer field (`16x`, `2 %` and `4` all read), None when not known; TopologError when not a number."""
     value = _text(el, *path)
-    if value is None:
-        return None
+    if value is None or value.lower() == "unknown error":
+        return None  # NVML could not say (a healthy RTX 4090 on R535 prints it for its ECC counts)
     m = _INT.fullmatch(value)
     if m is None or int(m.group(1)) > _INT64_MAX:
         found = _child(el, *path)
