@@ -14,9 +14,10 @@ unchanged fleet (new jobs, the same hardware) and a repeated `verify` read them 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from functools import cache
+from typing import TYPE_CHECKING
 
 from verifier.authorization.classes import gpu_classes, partition, partition_gpus, policy_reads
 from verifier.authorization.entities import DOMAIN_TYPE, HARDWARE_TYPES, PRINCIPAL_TYPES, parse_uid
@@ -29,6 +30,9 @@ from verifier.core.gc_pause import collector_paused
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.core.suggest import closest
 from verifier.engine.ast import Row
+
+if TYPE_CHECKING:
+    from cedarpy import pst
 
 KIND = "authz-facts"
 KEEP = 8
@@ -133,7 +137,17 @@ _GROUP_TYPES = ("Node", "Rack", "Pod", DOMAIN_TYPE)
 _SCHEDULING = ("schedule", "reserve")
 
 
-def forbid_resource_eq(setup: AuthzSetup) -> list[Row]:
+def policy_trees(setup: AuthzSetup) -> dict[str, pst.Template]:
+    """Each policy's syntax tree, by id, from one conversion of the policy set the authorizer
+    decides with (parsing each statement again for every relation below cost more than all
+    the rules that read them, on a shipped example).
+    """
+    if not setup.bundle.policies:
+        return {}
+    return dict(setup.bundle.policy_set.to_pst().static_policies)
+
+
+def forbid_resource_eq(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[Row]:
     """`forbid_resource_eq(policy, type, id)`: a forbid scoped `resource == T::"id"` to a group of GPUs
     (a node, rack, pod or NVLink domain) for any action or for schedule or reserve. `==` matches
     requests on the group itself and never those on the GPUs inside it, where jobs are scheduled
@@ -142,12 +156,11 @@ def forbid_resource_eq(setup: AuthzSetup) -> list[Row]:
     forbids = [p for p in setup.bundle.policies.values() if p.effect == "forbid"]
     if not forbids:
         return []
-    import cedarpy
     from cedarpy import pst
 
     rows: list[Row] = []
     for policy in sorted(forbids, key=lambda p: p.id):
-        (template,) = cedarpy.PolicySet.from_str(policy.text).to_pst().static_policies.values()
+        template = trees[policy.id]
         scope, action = template.resource, template.action
         # A static policy has no slot (templates are refused when the policies are read).
         if not isinstance(scope, pst.ScopeEq) or not isinstance(scope.entity, pst.EntityUid):
@@ -166,7 +179,7 @@ def forbid_resource_eq(setup: AuthzSetup) -> list[Row]:
     return rows
 
 
-def forbid_eq_principal(setup: AuthzSetup, scoped: Sequence[Row]) -> list[Row]:
+def forbid_eq_principal(setup: AuthzSetup, trees: Mapping[str, pst.Template], scoped: Sequence[Row]) -> list[Row]:
     """`forbid_eq_principal(policy, principal)`: for each forbid of forbid_resource_eq, the principals its
     principal scope matches (`principal == User::"bob"`, `principal in Team::"t"`, `principal is User`;
     "" for a bare `principal`, every one): AUTHZ013 names only those, not everyone who may schedule on the group's GPUs
@@ -174,15 +187,12 @@ def forbid_eq_principal(setup: AuthzSetup, scoped: Sequence[Row]) -> list[Row]:
     """
     if not scoped:
         return []
-    import cedarpy
     from cedarpy import pst
 
     people = setup.principals.sorted()
     rows: list[Row] = []
     for policy_id in sorted({str(r[0]) for r in scoped}):
-        policy = setup.bundle.policies[policy_id]
-        (template,) = cedarpy.PolicySet.from_str(policy.text).to_pst().static_policies.values()
-        scope = template.principal
+        scope = trees[policy_id].principal
         if isinstance(scope, pst.ScopeAny):
             # Every principal: one row with the empty id (no principal has it), not one per principal,
             # so that a forbid per node in maintenance does not multiply the principals file.
@@ -205,72 +215,46 @@ def forbid_eq_principal(setup: AuthzSetup, scoped: Sequence[Row]) -> list[Row]:
     return rows
 
 
-def permit_reads_principal(setup: AuthzSetup) -> list[Row]:
-    """`permit_reads_principal(policy, attribute)`: each principal attribute a permit's conditions read
-    (`principal.role`, `principal has on_call`): AUTHZ006 leaves alone a permit that singles out its
-    principals by an attribute other than the tenant.
+def condition_reads(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> tuple[list[Row], list[Row], list[Row]]:
+    """What policies' conditions read, from one walk of each policy's conditions.
+
+    - `permit_reads_principal(policy, attribute)`: each principal attribute a permit's conditions read
+      (`principal.role`, `principal has on_call`): AUTHZ006 leaves alone a permit that singles out its
+      principals by an attribute other than the tenant;
+    - `policy_reads_resource(policy, attribute)`: each hardware attribute a policy's conditions read
+      (`resource.owner`, `resource has tenant`): AUTHZ010 judges an owner label only where some policy
+      reads the owner (where none does, the label is a note for people, an e-mail or a cost centre);
+    - `permit_role_literal(policy, role)`: each role a permit's `when` conditions compare `principal.role`
+      equal to (`principal.role == "contractor"`): AUTHZ006 and AUTHZ008 leave alone a permit written for a
+      role (`principal.role != "intern"` singles out nobody: it lets in every other role).
     """
-    permits = [p for p in setup.bundle.policies.values() if p.effect == "permit"]
-    if not permits:
-        return []
-    import cedarpy
+    if not trees:
+        return [], [], []
     from cedarpy import pst
 
-    rows: set[Row] = set()
-    for policy in permits:
-        (template,) = cedarpy.PolicySet.from_str(policy.text).to_pst().static_policies.values()
-        for node in walk(template.clauses):
-            if isinstance(node, pst.GetAttr) and node.base == pst.Var("principal"):
-                rows.add((policy.id, node.attr))
-            elif isinstance(node, pst.HasAttr) and node.base == pst.Var("principal"):
-                rows.update((policy.id, a) for a in node.attrs)
-    return sorted(rows)
-
-
-def policy_reads_resource(setup: AuthzSetup) -> list[Row]:
-    """`policy_reads_resource(policy, attribute)`: each hardware attribute a policy's conditions read
-    (`resource.owner`, `resource has tenant`): AUTHZ010 judges an owner label only where some policy
-    reads the owner (where none does, the label is a note for people, an e-mail or a cost centre).
-    """
-    if not setup.bundle.policies:
-        return []
-    import cedarpy
-    from cedarpy import pst
-
-    rows: set[Row] = set()
+    principal, resource = pst.Var("principal"), pst.Var("resource")
+    role = pst.GetAttr(base=principal, attr="role")
+    principal_reads: set[Row] = set()
+    resource_reads: set[Row] = set()
+    role_literals: set[Row] = set()
     for policy in setup.bundle.policies.values():
-        (template,) = cedarpy.PolicySet.from_str(policy.text).to_pst().static_policies.values()
-        for node in walk(template.clauses):
-            if isinstance(node, pst.GetAttr) and node.base == pst.Var("resource"):
-                rows.add((policy.id, node.attr))
-            elif isinstance(node, pst.HasAttr) and node.base == pst.Var("resource"):
-                rows.update((policy.id, a) for a in node.attrs)
-    return sorted(rows)
-
-
-def permit_role_literal(setup: AuthzSetup) -> list[Row]:
-    """`permit_role_literal(policy, role)`: each role a permit's `when` conditions compare `principal.role`
-    equal to (`principal.role == "contractor"`): AUTHZ006 and AUTHZ008 leave alone a permit written for a
-    role (`principal.role != "intern"` singles out nobody: it lets in every other role).
-    """
-    permits = [p for p in setup.bundle.policies.values() if p.effect == "permit"]
-    if not permits:
-        return []
-    import cedarpy
-    from cedarpy import pst
-
-    role = pst.GetAttr(base=pst.Var("principal"), attr="role")
-    rows: set[Row] = set()
-    for policy in permits:
-        (template,) = cedarpy.PolicySet.from_str(policy.text).to_pst().static_policies.values()
-        # `when` conditions only: `unless { principal.role == "intern" }` keeps a role out, not in.
-        for node in walk(tuple(c for c in template.clauses if isinstance(c, pst.When))):
-            if not isinstance(node, pst.BinaryOp) or node.op != "eq":
-                continue
-            for a, b in ((node.left, node.right), (node.right, node.left)):
-                if a == role and isinstance(b, pst.StringLit):
-                    rows.add((policy.id, b.value))
-    return sorted(rows)
+        permit = policy.effect == "permit"
+        for clause in trees[policy.id].clauses:
+            # `when` conditions only for a role literal: `unless { principal.role == "intern" }` keeps a
+            # role out, not in.
+            when = permit and isinstance(clause, pst.When)
+            for node in walk(clause):
+                if isinstance(node, pst.GetAttr | pst.HasAttr):
+                    read = [node.attr] if isinstance(node, pst.GetAttr) else node.attrs
+                    if node.base == resource:
+                        resource_reads.update((policy.id, a) for a in read)
+                    elif permit and node.base == principal:
+                        principal_reads.update((policy.id, a) for a in read)
+                elif when and isinstance(node, pst.BinaryOp) and node.op == "eq":
+                    for a, b in ((node.left, node.right), (node.right, node.left)):
+                        if a == role and isinstance(b, pst.StringLit):
+                            role_literals.add((policy.id, b.value))
+    return sorted(principal_reads), sorted(resource_reads), sorted(role_literals)
 
 
 def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
@@ -351,11 +335,11 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
         for representative, _id in classes
     ]
     rows["policy_names"] = policy_names(setup)
-    rows["forbid_resource_eq"] = forbid_resource_eq(setup)
-    rows["forbid_eq_principal"] = forbid_eq_principal(setup, rows["forbid_resource_eq"])
-    rows["permit_reads_principal"] = permit_reads_principal(setup)
-    rows["policy_reads_resource"] = policy_reads_resource(setup)
-    rows["permit_role_literal"] = permit_role_literal(setup)
+    trees = policy_trees(setup)
+    rows["forbid_resource_eq"] = forbid_resource_eq(setup, trees)
+    rows["forbid_eq_principal"] = forbid_eq_principal(setup, trees, rows["forbid_resource_eq"])
+    conditions = condition_reads(setup, trees)
+    rows["permit_reads_principal"], rows["policy_reads_resource"], rows["permit_role_literal"] = conditions
     decisions = iter(setup.authorizer.decide(requests))
     for pc in principal_classes:
         for action in ACTIONS:
