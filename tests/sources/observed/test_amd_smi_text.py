@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from verifier.core.errors import TopologError
-from verifier.sources.observed import amd_smi
+from verifier.sources.observed import amd_smi_any as amd_smi  # either form, as an observation folder is read
 from verifier.sources.observed.sniff import sniff
 
 SAMPLES = Path(__file__).parent / "samples" / "amd-smi"

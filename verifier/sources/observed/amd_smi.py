@@ -75,12 +75,12 @@ _PEER_KEY = re.compile(r"^gpu_(\d+)$")
 
 
 def looks_like(text: str) -> bool:
-    """JSON whose objects are keyed by amd-smi's `"gpu": <n>` and hold one of its sections, or the text form."""
+    """JSON whose objects are keyed by amd-smi's `"gpu": <n>` and hold one of its sections (the text
+    form is amd_smi_text's; amd_smi_any tells the two apart).
+    """
     head = text[:20_000].lstrip()
     if not head.startswith(("[", "{")):
-        from verifier.sources.observed import amd_smi_text  # imports this module: imported here, when needed
-
-        return amd_smi_text.looks_like(text)
+        return False
     if not re.search(r'"gpu"\s*:\s*\d', head):
         return False
     # `amd-smi list --json` holds only `bdf`, `uuid` and ids: its `bdf` is what marks it.
@@ -403,11 +403,6 @@ def _section(value: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def read(text: str, filename: str, host: str | None) -> Observations:
-    """The GPUs (and xGMI links) of one host's amd-smi --json output (or its text form: amd_smi_text)."""
+    """The GPUs (and xGMI links) of one host's amd-smi --json output (its text form: amd_smi_text)."""
     host = host_of_file(host, filename, "amd-smi")
-    if not text.lstrip("\ufeff \t\r\n").startswith(("[", "{")):
-        from verifier.sources.observed import amd_smi_text
-
-        if amd_smi_text.looks_like(text):
-            return amd_smi_text.read(text, filename, host)
     return _Reader(text, filename, host).read()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from verifier.sources.observed import (
-    amd_smi,
+    amd_smi_any,
     dcgm,
     ibstat,
     nccl_tests,
@@ -28,7 +28,7 @@ READERS: dict[str, Reader] = {
     nvlink_text.FORMAT_STATUS: nvlink_text.read,
     nvlink_text.FORMAT_ERRORS: nvlink_text.read,
     dcgm.FORMAT: dcgm.read,
-    amd_smi.FORMAT: amd_smi.read,
+    amd_smi_any.FORMAT: amd_smi_any.read,
     rocm_smi.FORMAT: rocm_smi.read,
     ibstat.FORMAT: ibstat.read,
     nccl_tests.FORMAT: nccl_tests.read,
@@ -41,7 +41,7 @@ _TESTS: tuple[tuple[str, Callable[[str], bool]], ...] = (
     (nvidia_smi_text.FORMAT, nvidia_smi_text.looks_like),
     (nvlink_text.FORMAT_STATUS, lambda t: nvlink_text.kind_of(t) == nvlink_text.FORMAT_STATUS),
     (nvlink_text.FORMAT_ERRORS, lambda t: nvlink_text.kind_of(t) == nvlink_text.FORMAT_ERRORS),
-    (amd_smi.FORMAT, amd_smi.looks_like),
+    (amd_smi_any.FORMAT, amd_smi_any.looks_like),
     (rocm_smi.FORMAT, rocm_smi.looks_like),
     (ibstat.FORMAT, ibstat.looks_like),
     (nccl_tests.FORMAT, nccl_tests.looks_like),
