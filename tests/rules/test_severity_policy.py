@@ -53,6 +53,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "LINK011": (E, "leaves that share no spine with the main island: fabric islands"),
     "LINK012": (E, "a node cabled to another rack's leaf: the inventory contradicts its own layout"),
     "LINK013": (E, "an NVLink link below the generation both its ends speak: the inventory contradicts the hardware"),
+    "LINK014": (E, "more cables at a switch than its model has ports: cables that cannot all be plugged in"),
     "MEM001": (E, "a GPU's memory below its model's, or far above: the part is not what the inventory claims"),
     "MEM002": (W, "a link to memory slower than the memory: bandwidth below plan"),
     "MEM003": (W, "unified memory demands over its bandwidth: bandwidth below plan"),

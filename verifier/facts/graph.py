@@ -43,6 +43,7 @@ from verifier.facts.inventory import ROCE, Row, link_kind, node_of
 from verifier.facts.nic_share import CLASS_RANK, fabric_shares
 from verifier.facts.relation_sources import GRAPH_RELATIONS
 from verifier.facts.small_graph import Graph, max_flow
+from verifier.facts.switch_ports import switch_ports_taken
 from verifier.facts.whole_nodes import objects_without, plan_groups, plan_names, whole_nodes
 from verifier.sources.inventory.model import (
     CABLES_UNMADE,
@@ -363,6 +364,9 @@ def _graph_facts(
         per_node["rail"] = _rails(inv)
     if want & {"leaf_class", "leaf_class_bottleneck"}:
         _fabric(inv, out, view, down)
+    if "switch_ports_taken" in want:
+        # From the runs' columns (view.parts): the fabric cables are never made for it.
+        out["switch_ports_taken"] = switch_ports_taken(inv, view.parts, view.cables)
     if "fabric_island" in want:
         if island is None:
             island = switch_islands(inv.found, view.links, switches_of(inv), down)

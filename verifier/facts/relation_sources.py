@@ -21,6 +21,7 @@ GRAPH_RELATIONS: frozenset[str] = frozenset(
         "rail",
         "die_pair_bottleneck",
         "scaleup_domain",
+        "switch_ports_taken",
     }
 )
 """Every relation graph_facts emits; their columns are declared in rules/schema.dl."""
