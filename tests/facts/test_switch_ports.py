@@ -7,7 +7,9 @@ from __future__ import annotations
 from verifier.facts.graph import graph_facts
 from verifier.sources.inventory import load_inventory_text
 
-# QM9700: 64 ports of 400 Gb/s = 50000 MB/s; SN5600: 64 ports of 800 Gb/s = 100000 MB/s (catalog.yaml).
+# QM9700: 64 ports of 400 Gb/s = 50000 MB/s, 128 cables at most split (breakout_ports); SN5600: 64
+# ports of 800 Gb/s = 100000 MB/s, 256 at most (catalog.yaml). A link of n cables and bandwidth m
+# takes at least max(min(n x P, m) / P, n x 64 / B) ports.
 INVENTORY = """
 apiVersion: topolog.dev/v1
 templates:
@@ -32,14 +34,14 @@ links:
 def test_counts_every_cable_at_each_switch_with_ports() -> None:
     inv = load_inventory_text(INVENTORY, "t.yaml")
     rows = graph_facts(inv, ["switch_ports_taken"])["switch_ports_taken"]
-    # leaf0 (50000 MB/s a port):
-    #   3 nodes' nic0 at 400 Gb/s = 50000: 3 cables, 3 x min(1 x 50000, 50000) = 150000
-    #   3 nodes' nic1 at 200 Gb/s = 25000 (a breakout leg maybe): 3 cables, 3 x 25000 = 75000
-    #   2 spine links of 2 cables at 800 Gb/s = 100000: 4 cables, 2 x min(2 x 50000, 100000) = 200000
-    #   the down link to bare0, 3 cables at 300 Gb/s = 37500 in all: 3 cables, min(3 x 50000, 37500) = 37500
-    #   13 cables; 462500 / 50000 = 9.25, rounded up: 10 ports taken of 64.
-    # spine0, spine1 (100000 MB/s a port): one link of 2 cables at 100000 in all: min(200000, 100000)
-    #   = 100000, one port (a 2x400G breakout of one 800G port).
+    # leaf0 (P = 50000, B = 128: a cable takes at least half a port):
+    #   3 nodes' nic0 at 400 Gb/s = 50000: 3 cables, 3 x max(50000 / 50000, 1/2) = 3
+    #   3 nodes' nic1 at 200 Gb/s = 25000 (a breakout leg maybe): 3 cables, 3 x max(1/2, 1/2) = 1.5
+    #   2 spine links of 2 cables at 800 Gb/s = 100000: 4 cables, 2 x max(min(100000, 100000) / 50000, 1) = 4
+    #   the down link to bare0, 3 cables at 300 Gb/s = 37500 in all: max(37500 / 50000, 3/2) = 1.5
+    #   13 cables; 3 + 1.5 + 4 + 1.5 = 10 ports taken of 64.
+    # spine0, spine1 (P = 100000, B = 256): one link of 2 cables at 100000 in all:
+    #   max(min(200000, 100000) / 100000, 2 x 64 / 256) = 1 port (a 2x400G breakout of one 800G port).
     # bare0: no model, no row.
     assert rows == [("leaf0", "QM9700", 13, 10, 64), ("spine0", "SN5600", 2, 1, 64), ("spine1", "SN5600", 2, 1, 64)]
 
@@ -64,5 +66,6 @@ links:
 """
     rows = graph_facts(load_inventory_text(text, "t.yaml"), ["switch_ports_taken"])["switch_ports_taken"]
     # 12 x 9e17 = 1.08e19 cables, past 2^63 - 1: held there. 7200 Pb/s = 9e17 B/s = 9e11 MB/s a link,
-    # min(9e17 x 50000, 9e11) = 9e11; 12 x 9e11 / 50000 = 216,000,000 ports.
-    assert rows == [("spine0", "QM9700", 2**63 - 1, 216_000_000, 64)]
+    # 9e11 / 50000 = 1.8e7 ports by bandwidth, less than 9e17 x 64 / 128 = 4.5e17 by breakout cables
+    # (128 at most on 64 ports); 12 x 4.5e17 = 5.4e18 ports, under 2^63 - 1.
+    assert rows == [("spine0", "QM9700", 2**63 - 1, 5_400_000_000_000_000_000, 64)]
