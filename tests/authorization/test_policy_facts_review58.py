@@ -63,6 +63,9 @@ SUB = (
     "\r\n"
     '@id("not-interns")\r\n'
     'permit (principal, action, resource) when { principal.role != "intern" };\r\n'
+    "\r\n"
+    '@id("not-trainees")\r\n'
+    'permit (principal, action, resource) when { !(principal.role == "trainee") };\r\n'
 )
 
 
@@ -123,6 +126,7 @@ EXPECTED = {
         ("contractors-copy", "role"),
         ("contractors-copy", "teams"),
         ("not-interns", "role"),
+        ("not-trainees", "role"),
         ("ops-racks", "role"),
         ("ops-racks", "tenant"),
         ("sre-on-call", "on_call"),
@@ -138,12 +142,13 @@ EXPECTED = {
         ("sre-on-call", "owner"),
         ("u2-off-ra", "quarantined"),
     ],
-    # Roles a permit's `when` compares principal.role equal to, either side of `==`, inside an
-    # if-condition too ("caf\u{e9}" is café); not the `unless` (intern), not `!=`, not a forbid's.
+    # Roles a permit's `when` compares principal.role equal to where that lets the role in, either
+    # side of `==`; not the `unless` (intern), not `!=` (not-interns), not under a `!` (not-trainees:
+    # the same as `!=`), not an if-condition (ops-racks' "caf\u{e9}" picks a branch, both of which let
+    # principals in), not a forbid's.
     "permit_role_literal": [
         ("contractors", "contractor"),
         ("contractors-copy", "contractor"),
-        ("ops-racks", "café"),
         ("sre-on-call", "sre"),
     ],
 }

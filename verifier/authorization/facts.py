@@ -14,8 +14,8 @@ unchanged fleet (new jobs, the same hardware) and a repeated `verify` read them 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import fields
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import fields, is_dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -250,11 +250,38 @@ def condition_reads(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> tup
                         resource_reads.update((policy.id, a) for a in read)
                     elif permit and node.base == principal:
                         principal_reads.update((policy.id, a) for a in read)
-                elif when and isinstance(node, pst.BinaryOp) and node.op == "eq":
-                    for a, b in ((node.left, node.right), (node.right, node.left)):
-                        if a == role and isinstance(b, pst.StringLit):
-                            role_literals.add((policy.id, b.value))
+            if when:
+                role_literals.update((policy.id, r) for r in _roles_let_in(clause.expr, role))
     return sorted(principal_reads), sorted(resource_reads), sorted(role_literals)
+
+
+def _roles_let_in(expr: object, role: object) -> Iterator[str]:
+    """Roles an expression compares `principal.role` equal to where that lets the role in.
+
+    Under a `!` the comparison keeps the role out (`!(principal.role == "intern")` is `!=`), and an
+    if-then-else's condition lets in one branch or the other: neither singles out the role admitted.
+    """
+    from cedarpy import pst
+
+    stack: list[tuple[object, bool]] = [(expr, False)]
+    while stack:
+        node, negated = stack.pop()
+        if isinstance(node, pst.UnaryOp):
+            stack.append((node.arg, negated != (node.op == "not")))
+        elif isinstance(node, pst.IfThenElse):
+            stack.extend(((node.then_expr, negated), (node.else_expr, negated)))
+        elif isinstance(node, pst.BinaryOp):
+            if node.op == "eq" and not negated:
+                for a, b in ((node.left, node.right), (node.right, node.left)):
+                    if a == role and isinstance(b, pst.StringLit):
+                        yield b.value
+            stack.extend(((node.left, negated), (node.right, negated)))
+        elif is_dataclass(node) and not isinstance(node, type):
+            stack.extend((getattr(node, f.name), negated) for f in fields(node))
+        elif isinstance(node, tuple):
+            stack.extend((n, negated) for n in node)
+        elif isinstance(node, Mapping):
+            stack.extend((n, negated) for n in node.values())
 
 
 def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
