@@ -13,7 +13,7 @@ from typing import Any
 
 from verifier.core.errors import SourceLocation
 from verifier.core.frozen import Record
-from verifier.core.limits import INT64_MAX, current_limits
+from verifier.core.limits import INT64_MAX, current_limits, exceeded
 from verifier.sources.inventory import units
 from verifier.sources.inventory.model import EMPTY_INT, EMPTY_STR, LINK_KINDS, OBJECT_KINDS, PROMISES, STATES
 from verifier.sources.inventory.patterns import Pattern, PatternError, compile_pattern, foreach_values
@@ -496,7 +496,7 @@ def _read_override(problems: Problems, m: YMap, what: str) -> Override:
                 b=b,
                 state=_override_state(problems, item, w),
                 mbps=problems.unit(item, "bandwidth", w, units.bandwidth_mbps),
-                count=problems.unit(item, "count", w, lambda v: units.integer(v, "count", minimum=1)),
+                count=_link_count(problems, item, w),
                 labels=problems.str_map(item, "labels", w) or EMPTY_STR,
                 attrs=problems.int_map(item, "attrs", w) or EMPTY_INT,
                 remove=_flag(problems, item, "remove", w),
@@ -523,6 +523,22 @@ def read_links(problems: Problems, m: YMap, key: str, what: str) -> list[LinkSpe
     return out
 
 
+def _link_count(problems: Problems, m: YMap, what: str) -> int | None:
+    """A link's `count` (parallel links), None where absent or refused.
+
+    The checks multiply it (ports taken, bandwidth times count): a count no link has would
+    overflow their 64-bit arithmetic far from this line, so it is bounded as a template's is.
+    """
+    count = problems.unit(m, "count", what, lambda v: units.integer(v, "count", minimum=1))
+    if count is not None and count > current_limits().template_count:
+        problems.add(
+            m.key_loc("count"),
+            exceeded("template_count", f"'count' in {what} asks for {count:,} parallel links"),
+        )
+        return None
+    return count
+
+
 def read_link(problems: Problems, m: YMap) -> LinkSpec | None:
     what = f"link {m.get('a')!s} - {m.get('b')!s}" if "a" in m and "b" in m else "a link"
     problems.keys(m, LINK_KEYS, what, required=("a", "b", "kind"), one_per_typo=True)
@@ -531,7 +547,7 @@ def read_link(problems: Problems, m: YMap) -> LinkSpec | None:
     kind = problems.choice(m, "kind", what, LINK_KINDS)
     gen = problems.unit(m, "generation", what, lambda v: units.integer(v, "generation", minimum=1))
     lanes = problems.unit(m, "lanes", what, lambda v: units.integer(v, "lanes", minimum=1))
-    count = problems.unit(m, "count", what, lambda v: units.integer(v, "count", minimum=1))
+    count = _link_count(problems, m, what)
     latency = problems.unit(m, "latency", what, units.latency_ns)
     attrs: dict[str, int] = {}
     for k, v in (("generation", gen), ("lanes", lanes), ("count", count), ("latency_ns", latency)):
