@@ -308,8 +308,8 @@ CASES: dict[str, Case] = {
         {"inv.yaml": _replace("count: 18", "count: 9223372036854775807")},
         ["verify", "inv.yaml"],
         [
-            "inv.yaml:13:59: 'count' in link n1/gpu0 - n1/gpu1: the bandwidth it gives (230584300921369395175000 MB/s) "
-            "does not fit in 64 bits"
+            "inv.yaml:13:59: 'count' in link n1/gpu0 - n1/gpu1 asks for 9,223,372,036,854,775,807 parallel links, "
+            "over the limit template_count = 1,000,000"
         ],
     ),
     "exponent that would take minutes": Case(
