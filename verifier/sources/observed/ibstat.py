@@ -41,6 +41,7 @@ the InfiniBand state machine requires of every Active port.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.limits import INT64_MAX
@@ -199,18 +200,8 @@ def _read_ibstatus(text: str, filename: str, host: str) -> Observations:
         blocks[-1][3][field.group(1)] = (field.group(2), loc)
     seen: dict[tuple[str, int], SourceLocation] = {}
     for device, port, loc, fields in blocks:
-        missing = [k for k in _IBSTATUS_REQUIRED if k not in fields]
-        if missing:
-            problems.append(
-                Diagnostic(loc, f"port {port} of {device} has no {', '.join(missing)}; the file looks truncated")
-            )
+        if not _first_and_whole(device, port, loc, fields, _IBSTATUS_REQUIRED, seen, problems):
             continue
-        if (device, port) in seen:
-            problems.append(
-                Diagnostic(loc, f"port {port} of {device} is listed twice (first at line {seen[device, port].line})")
-            )
-            continue
-        seen[device, port] = loc
         state = _sysfs_state(fields["state"][0], _IBSTAT_STATE, "state", fields["state"][1], problems)
         phys = _sysfs_state(fields["phys state"][0], _IBSTAT_PHYS, "phys state", fields["phys state"][1], problems)
         rate = _sysfs_rate(fields["rate"][0], state == "Active", fields["rate"][1], problems)
@@ -229,13 +220,7 @@ def _read_ibstatus(text: str, filename: str, host: str) -> Observations:
                 link_layer="InfiniBand" if layer == "IB" else layer,
             )
         )
-    if problems:
-        raise TopologError(problems)
-    return Observations(
-        nic_ports=tuple(out),
-        files=(ObservedFile(filename, FORMAT, host, None),),
-        hosts=(host,),
-    )
+    return _observed(out, problems, filename, host)
 
 
 def _verbs_number(text: str, names: dict[int, str], what: str, loc: SourceLocation, problems: list[Diagnostic]) -> str:
@@ -333,18 +318,8 @@ def _read_ibv_devinfo(text: str, filename: str, host: str) -> Observations:
         )
     seen: dict[tuple[str, int], SourceLocation] = {}
     for dev, port, loc, node_guid, fields in ports:
-        missing = [k for k in ("state", "link_layer") if k not in fields]
-        if missing:
-            problems.append(
-                Diagnostic(loc, f"port {port} of {dev} has no {', '.join(missing)}; the file looks truncated")
-            )
+        if not _first_and_whole(dev, port, loc, fields, ("state", "link_layer"), seen, problems):
             continue
-        if (dev, port) in seen:
-            problems.append(
-                Diagnostic(loc, f"port {port} of {dev} is listed twice (first at line {seen[dev, port].line})")
-            )
-            continue
-        seen[dev, port] = loc
         state = _verbs_number(fields["state"][0], _IBSTAT_STATE, "state", fields["state"][1], problems)
         if "phys_state" in fields:
             phys = _verbs_number(fields["phys_state"][0], _IBSTAT_PHYS, "phys_state", fields["phys_state"][1], problems)
@@ -374,13 +349,7 @@ def _read_ibv_devinfo(text: str, filename: str, host: str) -> Observations:
                 node_guid=node_guid,
             )
         )
-    if problems:
-        raise TopologError(problems)
-    return Observations(
-        nic_ports=tuple(out),
-        files=(ObservedFile(filename, FORMAT, host, None),),
-        hosts=(host,),
-    )
+    return _observed(out, problems, filename, host)
 
 
 def read(text: str, filename: str, host: str | None) -> Observations:
@@ -430,23 +399,8 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     out: list[NicPortObservation] = []
     seen: dict[tuple[str, int], SourceLocation] = {}
     for p in ports:
-        missing = [k for k in _REQUIRED if k not in p.fields]
-        if missing:
-            problems.append(
-                Diagnostic(
-                    p.loc, f"port {p.number} of {p.device} has no {', '.join(missing)}; the file looks truncated"
-                )
-            )
+        if not _first_and_whole(p.device, p.number, p.loc, p.fields, _REQUIRED, seen, problems):
             continue
-        if (p.device, p.number) in seen:
-            problems.append(
-                Diagnostic(
-                    p.loc,
-                    f"port {p.number} of {p.device} is listed twice (first at line {seen[p.device, p.number].line})",
-                )
-            )
-            continue
-        seen[p.device, p.number] = p.loc
         rate_text, rate_loc = p.fields["Rate"]
         rate = _rate(rate_text, rate_loc, problems)
         out.append(
@@ -465,10 +419,38 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                 ca_type=p.ca.get("CA type") or None,
             )
         )
+    return _observed(out, problems, filename, host)
+
+
+def _first_and_whole(
+    device: str,
+    port: int,
+    loc: SourceLocation,
+    fields: Mapping[str, object],
+    required: Iterable[str],
+    seen: dict[tuple[str, int], SourceLocation],
+    problems: list[Diagnostic],
+) -> bool:
+    """Whether a port's block holds every required field and is its port's first: each of ibstat,
+    ibstatus and ibv_devinfo lists a port once, so a second listing or a cut block is said, not read.
+    """
+    missing = [k for k in required if k not in fields]
+    if missing:
+        problems.append(
+            Diagnostic(loc, f"port {port} of {device} has no {', '.join(missing)}; the file looks truncated")
+        )
+        return False
+    if (device, port) in seen:
+        problems.append(
+            Diagnostic(loc, f"port {port} of {device} is listed twice (first at line {seen[device, port].line})")
+        )
+        return False
+    seen[device, port] = loc
+    return True
+
+
+def _observed(out: list[NicPortObservation], problems: list[Diagnostic], filename: str, host: str) -> Observations:
+    """The ports read, or every problem found in the file at once."""
     if problems:
         raise TopologError(problems)
-    return Observations(
-        nic_ports=tuple(out),
-        files=(ObservedFile(filename, FORMAT, host, None),),
-        hosts=(host,),
-    )
+    return Observations(nic_ports=tuple(out), files=(ObservedFile(filename, FORMAT, host, None),), hosts=(host,))
