@@ -376,13 +376,13 @@ def read_regular(path: str | Path, name: str | None = None, what: str = "file") 
     except OSError as err:
         raise TopologError.at(loc, f"cannot read {what}: {err.strerror or err}") from None
     if fd < 0:
-        raise TopologError.at(loc, f"cannot read {what}: it is {_kind(mode)}; expected a regular file")
+        raise TopologError.at(loc, f"cannot read {what}: it is {file_kind(mode)}; expected a regular file")
     chunks: list[bytes] = []
     total = 0
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise TopologError.at(loc, f"cannot read {what}: it is {_kind(st.st_mode)}; expected a regular file")
+            raise TopologError.at(loc, f"cannot read {what}: it is {file_kind(st.st_mode)}; expected a regular file")
         if st.st_size > limit:
             raise TopologError.at(loc, exceeded("file_size", f"{what} is {format_size(st.st_size)}"))
         # In chunks, as read_limited does: no buffer of the whole limit is asked for a small file.
@@ -399,7 +399,10 @@ def read_regular(path: str | Path, name: str | None = None, what: str = "file") 
     return b"".join(chunks)
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file system entry of `mode` is, as a message says it ("a pipe", "a folder")."""
+    if stat.S_ISREG(mode):
+        return "a file"
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.frozen import Frozen
+from verifier.core.limits import file_kind
 from verifier.core.resources import display_path, shipped_policies_dir
 
 THRESHOLDS_NAME = "topolog.thresholds.yaml"
@@ -125,12 +126,4 @@ def _kind(path: Path) -> str:
         if path.is_symlink():
             return f"a link that leads nowhere readable ({err.strerror or err})"
         return f"unreadable ({err.strerror or err})"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISREG(mode):
-        return "a file"
-    if stat.S_ISFIFO(mode):
-        return "a pipe"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device file"
-    return "not a regular file or folder"
+    return file_kind(mode)
