@@ -233,7 +233,8 @@ def test_forbid_eq_for_a_team_names_its_members_only(tmp_path: Path, engine: str
     )
     assert _rules(_findings(tmp_path, engine, extra=extra), "AUTHZ013") == [
         'Forbid globex-off-a0 is scoped resource == Node::"a0", which matches requests on a0 itself and none '
-        "on its GPUs: hana may still schedule on them (Cedar, context {})."
+        "on its GPUs: 1 principal(s) the forbid is for may still schedule on them, the first by id hana "
+        "(Cedar, context {})."
     ]
 
 
