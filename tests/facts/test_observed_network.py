@@ -41,8 +41,8 @@ def _at(line: int) -> SourceLocation:
     return SourceLocation("obs.txt", line)
 
 
-def _port(host: str, device: str, line: int) -> NicPortObservation:
-    return NicPortObservation(_at(line), None, host, device, 1, "Active", "LinkUp", 400_000, "InfiniBand")
+def _port(host: str, device: str, line: int, rate: int | None = 400_000) -> NicPortObservation:
+    return NicPortObservation(_at(line), None, host, device, 1, "Active", "LinkUp", rate, "InfiniBand")
 
 
 def test_nic_ports_by_name_label_then_by_index() -> None:
@@ -57,13 +57,26 @@ def test_nic_ports_by_name_label_then_by_index() -> None:
     )
     rows = network_facts(INVENTORY, obs)
     assert rows["observed_nic_port"] == [
-        ("a/nic1", 1, "Active", "LinkUp", 400_000, "InfiniBand", "obs.txt:1"),
-        ("b/nic0", 1, "Active", "LinkUp", 400_000, "InfiniBand", "obs.txt:3"),
+        ("a/nic1", 1, "Active", "LinkUp", "InfiniBand", "obs.txt:1"),
+        ("b/nic0", 1, "Active", "LinkUp", "InfiniBand", "obs.txt:3"),
     ]
+    assert rows["observed_nic_port_rate"] == [("a/nic1", 1, 400_000, "obs.txt:1"), ("b/nic0", 1, 400_000, "obs.txt:3")]
     assert rows["observed_unmatched"] == [
         ("a", "NIC mlx5_7 port 1", "no NIC of the node has the name label 'mlx5_7'", "obs.txt:2"),
         ("b", "NIC mlx5_5 port 1", "no NIC of the node has index 5", "obs.txt:4"),
     ]
+
+
+def test_a_port_whose_rate_is_not_stated_has_its_state_but_no_rate_row() -> None:
+    # Plain ibv_devinfo states no rate (None): the port's state row is made (OBS103/OBS106 judge it), but
+    # no rate row, where a 0 would have made OBS104 call an Active port slow. a/nic0 stated 200,000 Mb/s.
+    obs = Observations(nic_ports=(_port("a", "mlx5_1", 1, None), _port("a", "mlx5_0", 2, 200_000)))
+    rows = network_facts(INVENTORY, obs)
+    assert rows["observed_nic_port"] == [
+        ("a/nic0", 1, "Active", "LinkUp", "InfiniBand", "obs.txt:2"),
+        ("a/nic1", 1, "Active", "LinkUp", "InfiniBand", "obs.txt:1"),
+    ]
+    assert rows["observed_nic_port_rate"] == [("a/nic0", 1, 200_000, "obs.txt:2")]
 
 
 def test_without_index_as_a_key_unlabelled_nics_match_nothing() -> None:

@@ -6,7 +6,8 @@ GPU rows this module leans on (the same identity matching, verifier.sources.obse
 - NIC ports (ibstat): a host's port is the declared NIC of that node whose `name` (or `rdma_device`)
   label is the adapter's name (`mlx5_0`, as the importers label NICs), or, where the node's NICs
   declare no such label and `index` is an identity key, the NIC whose index is the adapter's number
-  (`mlx5_3`: nic3). A port that matches nothing is an `observed_unmatched` row.
+  (`mlx5_3`: nic3). A port that matches nothing is an `observed_unmatched` row. Its rate is a row of
+  its own (`observed_nic_port_rate`), made only where the tool stated one (plain `ibv_devinfo` does not).
 - xGMI peers (amd-smi topology): both ends matched like any link's GPU.
 - PCIe width alone: an observation that states the width the link trained to but not the link's
   maximum (amd-smi metric; its static file states the maximum apart) becomes `observed_pcie_lanes_now`,
@@ -40,6 +41,7 @@ Row = tuple[str | int, ...]
 NETWORK_RELATIONS: frozenset[str] = frozenset(
     {
         "observed_nic_port",
+        "observed_nic_port_rate",
         "observed_xgmi_peer",
         "observed_pcie_lanes_now",
         "observed_run",
@@ -165,10 +167,9 @@ def _nic_rows(
         if nic is None:
             unmatched.append((n, f"NIC {port.device} port {port.port}", why, where))
             continue
-        rate = port.rate_mbps if port.rate_mbps is not None else 0
-        out["observed_nic_port"].append(
-            (nic.id, port.port, port.state, port.physical_state, rate, port.link_layer, where)
-        )
+        out["observed_nic_port"].append((nic.id, port.port, port.state, port.physical_state, port.link_layer, where))
+        if port.rate_mbps is not None:  # unknown stays unknown: a 0 would be judged a slow port by OBS104
+            out["observed_nic_port_rate"].append((nic.id, port.port, port.rate_mbps, where))
 
 
 def _run_rows(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 
 from verifier.core.errors import TopologError
 from verifier.sources.observed import ibstat
@@ -186,15 +188,22 @@ def test_ibstatus_port_not_up_keeps_an_unread_rate_unknown_and_the_kernels_other
 DEVINFO = Path(__file__).parent / "samples" / "ibstat" / "ibv-devinfo-heioy-books-2hca.txt"
 
 
-def test_real_ibv_devinfo_without_v_refuses_only_its_active_ports() -> None:
-    # Plain ibv_devinfo prints each port's state and link layer but no rate: the two PORT_ACTIVE ports
-    # (lines 12 and 41) cannot be judged and are refused; the PORT_DOWN ports are not what is wrong.
+def test_real_ibv_devinfo_without_v_is_read_with_its_rates_unknown() -> None:
+    # Plain ibv_devinfo prints each port's state and link layer but no rate and no phys_state. By hand from
+    # the sample: mlx4_1 port 1 (line 12) PORT_ACTIVE (4) = ibstat's Active, which IB allows only on a
+    # LinkUp physical link; port 2 (line 21) PORT_DOWN (1) = Down, physical state not printed; mlx4_0 the
+    # same on lines 41 and 50. Every rate unknown (None), never 0: no rate is printed.
     assert sniff(DEVINFO.read_text()) == "ibstat"
-    with pytest.raises(TopologError) as err:
-        _read(DEVINFO.read_text())
-    lines = str(err.value).splitlines()
-    assert [ln.split(": ", 1)[0] for ln in lines] == ["ibstat.txt:12", "ibstat.txt:41"]
-    assert "ibv_devinfo without -v states no rate" in lines[0]
+    got = [
+        (p.source.line, p.device, p.port, p.state, p.physical_state, p.rate_mbps)
+        for p in _read(DEVINFO.read_text()).nic_ports
+    ]
+    assert got == [
+        (12, "mlx4_1", 1, "Active", "LinkUp", None),
+        (21, "mlx4_1", 2, "Down", "unknown", None),
+        (41, "mlx4_0", 1, "Active", "LinkUp", None),
+        (50, "mlx4_0", 2, "Down", "unknown", None),
+    ]
 
 
 def _devinfo_verbose() -> str:
@@ -254,3 +263,38 @@ def test_ibv_devinfo_without_v_on_ports_that_are_not_up_is_read() -> None:
         ("mlx4_0", 1, "Initializing", "unknown", None),
         ("mlx4_0", 2, "Down", "unknown", None),
     ]
+
+
+FIXTURE = Path(__file__).resolve().parents[2] / "rules" / "fixtures" / "OBS104"
+
+
+def _verify_obs(tmp_path: Path, name: str, text: str) -> list[tuple[str, list[str]]]:
+    (tmp_path / "n1").mkdir()
+    (tmp_path / "n1" / name).write_text(text)
+    code, out, err = run_cli("verify", str(FIXTURE / "fail.yaml"), "--observed", str(tmp_path), "--format", "json")
+    assert code in (0, 1), err
+    return sorted((f["rule"], f["subjects"]) for f in json.loads(out)["findings"] if f["rule"].startswith("OBS"))
+
+
+PLAIN_DEVINFO = (
+    "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tphys_port_cnt:\t\t\t1\n"
+    "\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tlink_layer:\t\tInfiniBand\n\n"
+    "hca_id:\tmlx5_4\n\ttransport:\t\t\tInfiniBand (0)\n\tphys_port_cnt:\t\t\t1\n"
+    "\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tlink_layer:\t\tInfiniBand\n"
+)
+
+
+def test_plain_ibv_devinfo_judges_port_state_but_not_an_unstated_rate(tmp_path: Path) -> None:
+    # OBS104's fail.yaml labels n1's NICs mlx5_{i} and cables nic0 and nic4 into InfiniBand at 400 Gb/s.
+    # Plain ibv_devinfo: mlx5_0 Active with no rate -> nothing to judge of its speed (an unknown rate taken
+    # as 0 would be a false OBS104 "0 Mb/s"); mlx5_4 PORT_DOWN on its declared cable -> OBS103 on n1/nic4.
+    assert _verify_obs(tmp_path, "ibv_devinfo.txt", PLAIN_DEVINFO) == [("OBS103", ["n1/nic4"])]
+
+
+def test_the_same_port_with_its_rate_stated_is_judged(tmp_path: Path) -> None:
+    # The same mlx5_0 through ibstat at Rate 200 (Gb/s = 200,000 Mb/s < its cable's 400,000): OBS104.
+    text = (
+        "CA 'mlx5_0'\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 200\n"
+        "\t\tLink layer: InfiniBand\n"
+    )
+    assert _verify_obs(tmp_path, "ibstat.txt", text) == [("OBS104", ["n1/nic0"])]

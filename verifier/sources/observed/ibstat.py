@@ -33,9 +33,9 @@ port (whose rate is judged), kept unknown for one that is not up.
 `ibv_devinfo` (rdma-core's libibverbs) is read the same way: `hca_id: mlx5_0`, then per `port: 1` its
 `state: PORT_ACTIVE (4)` and `link_layer`; with `-v` also `phys_state: LINK_UP (5)`, `active_width:
 4X (2)` and `active_speed: 100.0 Gbps (128)`, whose product is the port's rate (4 x 100.0 = 400 Gb/s,
-the kernel's `400 Gb/sec (4X NDR)`). Without `-v` it states no rate: an Active port is then refused
-(its rate is judged; give `ibv_devinfo -v`, ibstat or ibstatus), and its physical state is LinkUp, which
-the InfiniBand state machine requires of every Active port.
+the kernel's `400 Gb/sec (4X NDR)`). Without `-v` it states no rate and no physical state: the rate is
+unknown (the port's state and link layer are still judged, its speed is not), and an Active port's
+physical state is LinkUp, which the InfiniBand state machine requires of every Active port.
 """
 
 from __future__ import annotations
@@ -326,15 +326,8 @@ def _read_ibv_devinfo(text: str, filename: str, host: str) -> Observations:
         else:
             # An Active port has trained its physical link (IBA: the logical state leaves Down only on LinkUp).
             phys = "LinkUp" if state == "Active" else "unknown"
+        # Without -v no rate is printed: unknown (OBS104 does not judge the port; OBS103, OBS106 still do).
         rate = _verbs_rate(fields, state == "Active", problems)
-        if rate is None and state == "Active" and not any(k in fields for k in ("active_width", "active_speed")):
-            problems.append(
-                Diagnostic(
-                    loc,
-                    f"port {port} of {dev} is Active but ibv_devinfo without -v states no rate; "
-                    "expected `ibv_devinfo -v` (active_width, active_speed), ibstat or ibstatus",
-                )
-            )
         out.append(
             NicPortObservation(
                 source=loc,
