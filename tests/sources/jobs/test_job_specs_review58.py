@@ -48,7 +48,8 @@ def test_gpus_with_gpus_per_node_outside_the_node_range_is_refused() -> None:
     [
         # As public sbatch scripts for a MIG partition write it (gpu:nvidia_a100_3g.39gb:1): the
         # vendor, the model, then the profile; "nvidia_" dropped, "a100" is the catalogue's A100.
-        ("gpu:nvidia_a100_3g.39gb:1", ("A100",), "3g.39gb"),
+        # 39 is Slurm's round(40,192 MiB / 1024) for NVIDIA's 3g.40gb (gpu_words.nvml_mig_profile).
+        ("gpu:nvidia_a100_3g.39gb:1", ("A100",), "3g.40gb"),
         # The same shape on an H100: a 1g.10gb instance of an H100, never of an A100-80GB (which has
         # 1g.10gb instances too): the model is kept in accepts.
         ("gpu:nvidia_h100_1g.10gb:1", ("H100",), "1g.10gb"),

@@ -157,7 +157,7 @@ def test_raycluster_replicas_times_hosts_at_the_admitted_count() -> None:
     # autoscaling range 1..4 is a note, placed at replicas 2 as Kueue admits it.
     (job,) = read_jobs_text(RAYCLUSTER, "rc.yaml", RULES)
     assert _shape(job) == (16, "any", 4, ("nvidia",))
-    assert any("may scale (1 to 4 replicas): placed at replicas 2" in n.message for n in job.notes)
+    assert any("may scale (1 to 4 replicas): placed at 2 replicas" in n.message for n in job.notes)
 
 
 VOLCANO = """\

@@ -94,7 +94,8 @@ def test_gpu_options(
         ("#SBATCH -A hpc -J j\n#SBATCH --gpus-per-node=many\n", ":3:", "expected [type:]count"),
         ("#SBATCH -A hpc -J j\n#SBATCH --nodes=two --gres=gpu:8\n", ":3:", "--nodes=two is not a count"),
         ("#SBATCH -J j --gres=gpu:8\n", ":2:", "cannot tell which principal it acts as"),
-        ("#SBATCH -A hpc -J 'my job' --gres=gpu:8\n", ":2:", "job name 'my job' must start with a letter"),
+        # A space is part of a Slurm name ("my job" is read); a slash or a leading space is not.
+        ("#SBATCH -A hpc -J 'my/job' --gres=gpu:8\n", ":2:", "job name 'my/job' must start with a letter"),
         ("#SBATCH -A hpc -J j --gres=gpu:8\n#SBATCH hetjob\n", ":3:", "heterogeneous jobs"),
         ("#SBATCH -A hpc -J j --gres=gpu:8 --gpus-per-node=4\n", ":2:", "disagrees with --gres=gpu:8"),
         ('#SBATCH -A hpc -J j --gres=gpu:8 --constraint="h100&a100"\n', ":2:", "several GPU models at once"),

@@ -59,3 +59,37 @@ def site_word(word: str) -> str | None:
     if word.lower() in VENDORS:
         return word.lower()
     return _gpu_words().get(_squash(word)) or model_for_product(word)
+
+
+def nvml_mig_profile(profile: str, word: str | None) -> str | None:
+    """The catalogue's MIG profile a Slurm AutoDetect=nvml GRES type names, or None when none is clear.
+
+    Slurm names a MIG slice `<slices>g.<GiB>gb` with GiB = round(memory MiB / 1024) (_handle_mig
+    in src/plugins/gpu/nvml/gpu_nvml.c), while NVIDIA's profile names (the catalogue's) round
+    the memory their own way: an A100-80GB's 3g.40gb slice holds 40,192 MiB, which Slurm calls
+    3g.39gb (39.25 GiB). NVIDIA's figure is the slice's GiB rounded up to a round name (4,864
+    MiB is 1g.5gb, 9,728 MiB 1g.10gb, 19,968 MiB 2g.20gb), so Slurm's is that figure or one or
+    two below it. A name that is a profile of the models `word` stands for (every GPU model when
+    None) is that profile. Otherwise the one profile with the same slices and a memory 0 to 2
+    above Slurm's is meant: profiles of one slice count differ by at least 5 GB (1g.5gb,
+    1g.10gb, 1g.20gb), so two never match. None: no such profile, or more than one, and the
+    name is kept as written (refused at placement with the profiles that exist).
+    """
+    found = re.fullmatch(r"([1-7])g\.([0-9]{1,6})gb", profile)
+    if found is None:
+        return None
+    slices, gib = found.group(1), int(found.group(2))
+    offered = {
+        p
+        for m in builtin_models()
+        if m.kind == "gpu" and (word is None or m.name == word or m.name.startswith(word + "-"))
+        for p, _n in m.mig
+    }
+    if profile in offered:
+        return profile
+    near = set()
+    for p in offered:
+        s, _, memory = p.partition("g.")
+        if s == slices and 0 <= int(memory.removesuffix("gb")) - gib <= 2:
+            near.add(p)
+    return near.pop() if len(near) == 1 else None

@@ -121,8 +121,14 @@ def is_kubernetes(doc: YMap) -> bool:
     return isinstance(doc.get("kind"), str) and doc.get("kind") in API_GROUPS
 
 
-def read_workload(doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems) -> list[Job]:
-    """The jobs of one Kubernetes workload object (problems added to `p` instead where it cannot be read)."""
+def read_workload(
+    doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems, cpu_only: list[Diagnostic] | None = None
+) -> list[Job]:
+    """The jobs of one Kubernetes workload object (problems added to `p` instead where it cannot be read).
+
+    A workload that asks for no GPU is added to `cpu_only` where it is given (the caller decides
+    whether that is a note or an error), else refused.
+    """
     kind = str(doc["kind"])
     before = len(p.items)
     api = doc.get("apiVersion")
@@ -193,10 +199,12 @@ def read_workload(doc: YMap, rules: tuple[PrincipalRule, ...], p: Problems) -> l
     jobs: list[Job] = []
     for index, sets in enumerate(groups):
         job_name = f"{name}-{index}" if kind in ("LeaderWorkerSet", "Deployment") else name
-        if jobs and sets is groups[0]:
-            jobs.append(dataclasses.replace(jobs[0], name=job_name))  # the same pods: read once
+        if index > 0 and sets is groups[0]:
+            # The same pods: read once (a group that gave no job, CPU-only or refused, gives none again).
+            if jobs:
+                jobs.append(dataclasses.replace(jobs[0], name=job_name))
             continue
-        job = _job(job_name, what, sets, facts, rules, doc, list(notes), p, before)
+        job = _job(job_name, what, sets, facts, rules, doc, list(notes), p, before, cpu_only)
         if job is not None:
             jobs.append(job)
     if len(p.items) > before:
@@ -214,7 +222,12 @@ def pod_group(doc: YMap) -> str | None:
     return str(name).strip() if isinstance(name, str | int) and not isinstance(name, bool) else None
 
 
-def read_pod_groups(groups: dict[str, list[YMap]], rules: tuple[PrincipalRule, ...], p: Problems) -> list[Job]:
+def read_pod_groups(
+    groups: dict[str, list[YMap]],
+    rules: tuple[PrincipalRule, ...],
+    p: Problems,
+    cpu_only: list[Diagnostic] | None = None,
+) -> list[Job]:
     """Each Kueue pod group as one job: Kueue admits the group's pods together, once all
     `pod-group-total-count` of them exist, so the job is every pod of the group, named after it.
     """
@@ -261,7 +274,7 @@ def read_pod_groups(groups: dict[str, list[YMap]], rules: tuple[PrincipalRule, .
         if len(p.items) > before:
             continue
         facts = _facts(docs[0]["metadata"], docs[0]["spec"], "Pod")
-        job = _job(group, f"{what} of Pods", sets, facts, rules, docs[0], notes, p, before)
+        job = _job(group, f"{what} of Pods", sets, facts, rules, docs[0], notes, p, before, cpu_only)
         if job is not None:
             jobs.append(job)
     return jobs
@@ -544,7 +557,45 @@ def _pod_sets_replicas(key: str, spec: YMap, what: str, p: Problems, notes: list
     return [sets]
 
 
-_WORKER_GROUP_KEYS = ("groupName", "replicas", "minReplicas", "maxReplicas", "numOfHosts", "template")
+_WORKER_GROUP_KEYS = ("groupName", "replicas", "minReplicas", "maxReplicas", "numOfHosts", "template", "suspend")
+_INT32_MAX = 2**31 - 1
+
+
+def _worker_replicas(wg: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> int:
+    """The replicas a worker group runs, as KubeRay starts them (GetWorkerGroupDesiredReplicas in
+    ray-operator/controllers/ray/utils/util.go) and Kueue counts its pod set (BuildPodSets in
+    pkg/controller/jobs/raycluster/common.go, which keeps to the same bounds): `replicas` held
+    within [minReplicas, maxReplicas], maxReplicas where the two bounds cross, 0 for a suspended
+    group. The CRD's defaults fill what is not written: replicas 0, minReplicas 0, maxReplicas
+    2^31-1, so a group with no replicas and no minReplicas starts no pod.
+    """
+    written = _count(wg, "replicas", 0, what, p)
+    low = _count(wg, "minReplicas", 0, what, p)
+    high = wg.get("maxReplicas", _INT32_MAX)
+    if not (isinstance(high, int) and not isinstance(high, bool) and 0 <= high <= _INT32_MAX):
+        # An upper bound only (the CRD's own default is 2^31-1), so it may be written past _count's cap.
+        p.add(
+            wg.key_loc("maxReplicas"),
+            f"'maxReplicas' of {what} is {high!r}; expected a whole number from 0 to {_INT32_MAX}",
+        )
+        high = _INT32_MAX
+    if wg.get("suspend") is True:
+        notes.append(Diagnostic(wg.key_loc("suspend"), f"{what} is suspended: it runs no pod"))
+        return 0
+    runs = high if low > high else min(max(written, low), high)
+    if "replicas" in wg and runs != written:
+        notes.append(
+            Diagnostic(
+                wg.key_loc("replicas"),
+                f"{what} writes replicas {written} outside minReplicas {low} to maxReplicas {high}: KubeRay "
+                f"runs {runs}, and so it is placed",
+            )
+        )
+    elif "replicas" not in wg:
+        notes.append(
+            Diagnostic(wg.loc, f"{what} writes no replicas: {runs} (its minReplicas, the CRD's default 0 if none)")
+        )
+    return runs
 
 
 def _pod_sets_raycluster(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
@@ -567,7 +618,7 @@ def _pod_sets_raycluster(spec: YMap, what: str, p: Problems, notes: list[Diagnos
             continue
         gname = str(wg.get("groupName") or f"#{i + 1}")
         gwhat = f"worker group {gname} of {what}"
-        replicas = _count(wg, "replicas", 1, gwhat, p)
+        replicas = _worker_replicas(wg, gwhat, p, notes)
         hosts = _count(wg, "numOfHosts", 1, gwhat, p)
         if hosts < 1:
             p.add(wg.key_loc("numOfHosts"), f"'numOfHosts' of {gwhat} is {hosts}; expected at least 1")
@@ -578,7 +629,7 @@ def _pod_sets_raycluster(spec: YMap, what: str, p: Problems, notes: list[Diagnos
                 Diagnostic(
                     wg.loc,
                     f"{gwhat} may scale ({low if low is not None else '?'} to {high if high is not None else '?'} "
-                    f"replicas): placed at replicas {replicas}, the count Kueue admits",
+                    f"replicas): placed at {replicas} replicas, the count KubeRay starts and Kueue admits",
                 )
             )
         _note_unread(wg, _WORKER_GROUP_KEYS, gwhat, notes)
@@ -721,16 +772,21 @@ def _job(
     notes: list[Diagnostic],
     p: Problems,
     read_from: int,
+    cpu_only: list[Diagnostic] | None = None,
 ) -> Job | None:
-    """The job of `sets`; `read_from` is how many problems there were before the workload was read."""
+    """The job of `sets`; `read_from` is how many problems there were before the workload was read.
+    A workload with no GPU asked goes to `cpu_only` where given (read_workload), else is refused.
+    """
     before = len(p.items)
     needs: list[tuple[PodSet, PodNeeds]] = []
     scopes: list[str] = []
+    idle = False  # a pod set that asks for GPUs runs no pod (a worker group at 0 replicas)
     for ps in sets:
         n = ps.needs if ps.needs is not None else read_pod_spec(ps.spec, f"{what} (pod set {ps.name})", p)
         notes.extend(n.notes)
         scope = _topology(ps, what, p, notes)
         if ps.pods == 0:
+            idle = idle or n.gpus > 0
             continue
         if n.gpus == 0:
             notes.append(Diagnostic(ps.loc, f"pod set {ps.name} of {what} requests no GPU: its pods are not placed"))
@@ -741,9 +797,15 @@ def _job(
     if not needs:
         # A count already refused (replicas: 'x') left its pod set empty: "requests no GPU" would be false.
         if len(p.items) == read_from:
-            p.add(
-                doc.loc, f"{what} requests no GPU (nvidia.com/gpu, amd.com/gpu or nvidia.com/mig-*): nothing to place"
+            said = (
+                f"{what} runs no pod that asks for a GPU (its GPU pod sets run 0 pods)"
+                if idle
+                else f"{what} requests no GPU (nvidia.com/gpu, amd.com/gpu or nvidia.com/mig-*)"
             )
+            if cpu_only is not None:
+                cpu_only.append(Diagnostic(doc.loc, said))
+            else:
+                p.add(doc.loc, f"{said}: nothing to place")
         return None
     kinds = {(n.vendor, n.mig) for _, n in needs}
     selected = _common_accepts([n.accepts for _, n in needs])

@@ -10,6 +10,11 @@ The one entry point for `place`, `verify --jobs` and the service. Per file:
   Service, a LocalQueue) are not jobs: a note names each, and they are not placed; one that
   asks for GPUs (a kind not read, such as a Volcano Job) is refused, never passed unjudged.
 
+A workload that asks for no GPU (a CPU-only Job, Deployment or batch script beside the GPU ones,
+as a real namespace or script folder holds them) is not placed, with a note. Where no workload of
+any file asks for a GPU there is nothing to place: NoGpuRequested (a TopologError) names each,
+so a caller that gates GPUs (the admission webhook) can tell "nothing to gate" from bad input.
+
 Jobs of every format share one namespace of names. Every problem of every file is collected and
 raised together (exit 2, each with file:line); a run that finds no job at all is an error too.
 """
@@ -34,6 +39,10 @@ YAML_SUFFIXES = (".yaml", ".yml")
 SCRIPT_SUFFIXES = (".sh", ".sbatch", ".slurm")
 
 
+class NoGpuRequested(TopologError):
+    """Every workload read asks for no GPU: nothing to place (each named at its line)."""
+
+
 def read_jobs(paths: Iterable[str | Path], principal_from: tuple[PrincipalRule, ...] = ()) -> Jobs:
     """Every job of the files and folders given (a folder: its job files, sorted); TopologError on bad input."""
     problems = Problems()
@@ -42,6 +51,7 @@ def read_jobs(paths: Iterable[str | Path], principal_from: tuple[PrincipalRule, 
     notes: list[Diagnostic] = []
     names: list[str] = []
     groups: dict[str, list[YMap]] = {}  # Kueue pod groups: their pods may be spread over files
+    cpu_only: list[Diagnostic] = []  # workloads that ask for no GPU
     for name, data in read_files(files):
         names.append(name)
         if isinstance(data, TopologError):
@@ -52,10 +62,11 @@ def read_jobs(paths: Iterable[str | Path], principal_from: tuple[PrincipalRule, 
         except TopologError as err:
             problems.add_all(err)
             continue
-        _read_text(text, name, principal_from, problems, jobs, notes, groups)
-    for job in read_pod_groups(groups, principal_from, problems):
+        _read_text(text, name, principal_from, problems, jobs, notes, groups, cpu_only)
+    for job in read_pod_groups(groups, principal_from, problems, cpu_only):
         _add(job, jobs, problems)
     problems.raise_if_any()
+    notes.extend(_cpu_only(cpu_only, jobs))
     if not jobs:
         where = SourceLocation(names[0]) if names else SourceLocation("<jobs>")
         raise TopologError.at(where, "no jobs to place: the job files define none; expected at least one job")
@@ -68,11 +79,23 @@ def read_jobs_text(text: str, filename: str, principal_from: tuple[PrincipalRule
     jobs: dict[str, Job] = {}
     notes: list[Diagnostic] = []
     groups: dict[str, list[YMap]] = {}
-    _read_text(text, filename, principal_from, problems, jobs, notes, groups)
-    for job in read_pod_groups(groups, principal_from, problems):
+    cpu_only: list[Diagnostic] = []
+    _read_text(text, filename, principal_from, problems, jobs, notes, groups, cpu_only)
+    for job in read_pod_groups(groups, principal_from, problems, cpu_only):
         _add(job, jobs, problems)
     problems.raise_if_any()
+    notes.extend(_cpu_only(cpu_only, jobs))
     return Jobs(jobs=jobs, files=(filename,), notes=tuple(notes))
+
+
+def _cpu_only(cpu_only: list[Diagnostic], jobs: dict[str, Job]) -> list[Diagnostic]:
+    """Notes for the workloads that ask for no GPU, beside jobs that do; NoGpuRequested when no
+    workload asks for one (a GPU gate has nothing to judge, and "0 jobs placed" would read as a pass).
+    """
+    cpu_only = list(dict.fromkeys(cpu_only))
+    if not jobs and cpu_only:
+        raise NoGpuRequested([Diagnostic(d.location, f"{d.message}: nothing to place") for d in cpu_only])
+    return [Diagnostic(d.location, f"{d.message}: not placed") for d in cpu_only]
 
 
 def _expand(paths: Iterable[str | Path], problems: Problems) -> list[Path]:
@@ -101,9 +124,10 @@ def _read_text(
     jobs: dict[str, Job],
     notes: list[Diagnostic],
     groups: dict[str, list[YMap]],
+    cpu_only: list[Diagnostic],
 ) -> None:
     if Path(name).suffix not in YAML_SUFFIXES and is_batch_script(text):
-        job = read_batch_script(text, name, rules, p)
+        job = read_batch_script(text, name, rules, p, cpu_only)
         if job is not None:
             _add(job, jobs, p)
         return
@@ -118,7 +142,7 @@ def _read_text(
             "file has no job documents; expected 'kind: Jobs', Kubernetes workloads or a Slurm batch script",
         )
     for doc in docs:
-        _read_doc(doc, rules, p, jobs, notes, groups)
+        _read_doc(doc, rules, p, jobs, notes, groups, cpu_only)
 
 
 def _read_doc(
@@ -128,6 +152,7 @@ def _read_doc(
     jobs: dict[str, Job],
     notes: list[Diagnostic],
     groups: dict[str, list[YMap]],
+    cpu_only: list[Diagnostic],
 ) -> None:
     kind = doc.get("kind")
     if doc.get("apiVersion") == API_VERSION or kind == "Jobs" or "apiVersion" not in doc:
@@ -140,7 +165,7 @@ def _read_doc(
             return
         for i, item in enumerate(items):
             if isinstance(item, YMap):
-                _read_doc(item, rules, p, jobs, notes, groups)
+                _read_doc(item, rules, p, jobs, notes, groups, cpu_only)
             else:
                 p.add(items.item_loc(i), "each item of a List must be a Kubernetes object (a mapping)")
         return
@@ -149,7 +174,7 @@ def _read_doc(
         groups.setdefault(group, []).append(doc)  # one job of all its pods, once every file is read
         return
     if is_kubernetes(doc):
-        for job in read_workload(doc, rules, p):
+        for job in read_workload(doc, rules, p, cpu_only):
             _add(job, jobs, p)
         return
     if not isinstance(kind, str):

@@ -32,7 +32,7 @@ from verifier.sources.inventory.catalog import mig_memory_mb
 from verifier.sources.inventory.validate import Problems
 from verifier.sources.jobs import gpu_words
 from verifier.sources.jobs.principal_rules import PrincipalRule, resolve
-from verifier.sources.jobs.spec import JOB_NAME, Job
+from verifier.sources.jobs.spec import BATCH_JOB_NAME, Job
 
 SHORT = {
     "N": "nodes",
@@ -117,6 +117,12 @@ class _Script:
     opts: dict[str, _Opt] = field(default_factory=dict)
     other: dict[str, SourceLocation] = field(default_factory=dict)
     notes: list[Diagnostic] = field(default_factory=list)
+    step_gpus: SourceLocation | None = None  # the first srun/salloc line of the body that asks for GPUs
+
+
+_STEP = re.compile(r"(?:^|[;&|(`]|\s)(?:srun|salloc)\s")
+_STEP_GPUS = re.compile(r"\s(?:--gres[= ]\S*gpu|--gpus(?:-per-[a-z]+)?[= ]|-G\s*[0-9])")
+"""An srun or salloc command in a script's body and a GPU option on it (--gres=gpu..., --gpus*, -G)."""
 
 
 def is_batch_script(text: str) -> bool:
@@ -124,11 +130,15 @@ def is_batch_script(text: str) -> bool:
     return text.startswith("#!") or any(line.startswith("#SBATCH") for line in text.splitlines())
 
 
-def read_batch_script(text: str, filename: str, rules: tuple[PrincipalRule, ...], p: Problems) -> Job | None:
-    """The job of one batch script; problems added to `p` where it cannot be read."""
+def read_batch_script(
+    text: str, filename: str, rules: tuple[PrincipalRule, ...], p: Problems, cpu_only: list[Diagnostic] | None = None
+) -> Job | None:
+    """The job of one batch script; problems added to `p` where it cannot be read. A script that
+    asks for no GPU goes to `cpu_only` where given (the caller decides), else is refused.
+    """
     before = len(p.items)
     script = _directives(text, filename, p)
-    job = _job(script, filename, rules, p)
+    job = _job(script, filename, rules, p, cpu_only)
     return job if len(p.items) == before else None
 
 
@@ -141,6 +151,9 @@ def _directives(text: str, filename: str, p: Problems) -> _Script:
         if not line.startswith("#SBATCH"):
             if stripped and not stripped.startswith("#") and reading:
                 reading = False  # sbatch stops at the first command
+            command = " " + line.split("#", 1)[0]
+            if script.step_gpus is None and _STEP.search(command) and _STEP_GPUS.search(command):
+                script.step_gpus = loc
             continue
         if not reading:
             script.notes.append(
@@ -266,7 +279,7 @@ def _type_words(gtype: str | None, loc: SourceLocation, script: _Script) -> tupl
     if gtype is None:
         return (), None
     if _MIG.match(gtype) and mig_memory_mb(gtype) is not None:
-        return (), gtype
+        return (), _catalogue_profile(gtype, None, loc, script)
     typed = _TYPED_MIG.match(gtype.lower())
     if typed is not None and mig_memory_mb(typed.group("profile")) is not None:
         # AutoDetect=nvml names a MIG slice's GRES type after its GPU and profile ("a100_1g.5gb",
@@ -279,7 +292,8 @@ def _type_words(gtype: str | None, loc: SourceLocation, script: _Script) -> tupl
             unknown = f"GPU type {model} names no GPU model of topolog's catalogue: no GPU of the inventory matches it"
             script.notes.append(Diagnostic(loc, unknown))
             word = model
-        return (word,), typed.group("profile")
+            return (word,), typed.group("profile")
+        return (word,), _catalogue_profile(typed.group("profile"), word, loc, script)
     word = gpu_words.site_word(gtype)
     if word is None:
         script.notes.append(
@@ -289,6 +303,23 @@ def _type_words(gtype: str | None, loc: SourceLocation, script: _Script) -> tupl
         )
         return (gtype,), None
     return (word,), None
+
+
+def _catalogue_profile(profile: str, word: str | None, loc: SourceLocation, script: _Script) -> str:
+    """The catalogue's name of a MIG profile Slurm's nvml detection named (3g.39gb: 3g.40gb), with a
+    note when they differ; as written where no profile is clearly meant (placement refuses it then).
+    """
+    named = gpu_words.nvml_mig_profile(profile, word)
+    if named is None or named == profile:
+        return profile
+    script.notes.append(
+        Diagnostic(
+            loc,
+            f"MIG type {profile} is NVIDIA's profile {named}: Slurm names a slice's memory in GiB, rounded "
+            "(AutoDetect=nvml)",
+        )
+    )
+    return named
 
 
 def _constraint(opt: _Opt, script: _Script, p: Problems) -> tuple[str, ...]:
@@ -316,17 +347,23 @@ def _constraint(opt: _Opt, script: _Script, p: Problems) -> tuple[str, ...]:
     return tuple(dict.fromkeys(gpu))
 
 
-def _job(script: _Script, filename: str, rules: tuple[PrincipalRule, ...], p: Problems) -> Job | None:
+def _job(
+    script: _Script,
+    filename: str,
+    rules: tuple[PrincipalRule, ...],
+    p: Problems,
+    cpu_only: list[Diagnostic] | None = None,
+) -> Job | None:
     o = script.opts
     first = SourceLocation(filename, 1)
     errors_before = len(p.items)
     name_opt = o.get("job-name")
     name = name_opt.value.strip() if name_opt else PurePath(filename).stem
-    if not JOB_NAME.match(name):
+    if not BATCH_JOB_NAME.match(name):
         p.add(
             name_opt.loc if name_opt else first,
-            f"job name {name!r} must start with a letter or digit and hold only letters, digits, '.', '_' and '-'"
-            + ("" if name_opt else "; name the job with #SBATCH --job-name"),
+            f"job name {name!r} must start with a letter or digit and hold only letters, digits, '.', '_', '-' "
+            "and spaces (at most 200)" + ("" if name_opt else "; name the job with #SBATCH --job-name"),
         )
         return None
     what = f"batch script job {name}"
@@ -401,7 +438,18 @@ def _job(script: _Script, filename: str, rules: tuple[PrincipalRule, ...], p: Pr
     elif total is not None:
         kind, gpus = total, total[1]
     if kind is None:
-        if len(p.items) == errors_before:  # GPU options that could not be read were reported already
+        if len(p.items) == errors_before and script.step_gpus is not None:
+            # A step asks for GPUs the #SBATCH lines do not: inside sbatch's allocation it cannot
+            # have them, run outside one it allocates its own. Either way not "no GPU".
+            p.add(
+                script.step_gpus,
+                f"{what}: this srun/salloc line asks for GPUs, but no #SBATCH line does; topolog reads the "
+                "allocation sbatch makes, not a step's options: expected the GPUs on #SBATCH lines "
+                "(--gres=gpu:N, --gpus-per-node, --gpus)",
+            )
+        elif len(p.items) == errors_before and cpu_only is not None:
+            cpu_only.append(Diagnostic(first, f"{what} requests no GPU (--gres=gpu:N, --gpus-per-node, --gpus)"))
+        elif len(p.items) == errors_before:  # GPU options that could not be read were reported already
             p.add(first, f"{what} requests no GPU; expected --gres=gpu:N, --gpus-per-node, --gpus-per-task or --gpus")
         return None
     where = (o.get("gres") or o.get("gpus-per-node") or o.get("gpus-per-task") or o.get("gpus") or o["nodes"]).loc

@@ -15,6 +15,9 @@ from verifier.core.errors import Diagnostic, SourceLocation
 
 JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 """What a job's name may be, whatever format wrote it: it travels into facts, reports and SARIF."""
+BATCH_JOB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,199}(?<! )$")
+"""A Slurm job's name: sbatch takes `--job-name="my job"`, so a space (never first or last) is kept
+as part of it, as squeue shows it; the rest is JOB_NAME's."""
 
 SCOPES = ("nvlink_domain", "node", "rack", "any")
 """How close together a job's GPUs must be, tightest first."""
