@@ -1,10 +1,11 @@
 """The inventory JSON Schema refuses what the loader has refused since 331c048 (R-HI review).
 
-An empty `foreach` list, a `foreach` count of 0 and `remove: true` on an instance's own override
-are refused by the loader at their line; the schema an editor checks as the file is typed still
-took all three (its `remove` even read "Remove this instance."), so the editor showed no error on
-a line `topolog verify` stops at. Each case is written by hand from docs/inventory-format.md, and
-each refused one has a corrected twin both accept, so it fails for its mistake only.
+An empty `foreach` list and a `foreach` count of 0 are refused by the loader at their line; the
+schema an editor checks as the file is typed took both, so the editor showed no error on a line
+`topolog verify` stops at. An instance's own `remove: true` decommissions it (round 13): written
+with any change beside it (which would change what is gone), both refuse it. Each case is
+written by hand from docs/inventory-format.md, and each refused one has a corrected twin both
+accept, so it fails for its mistake only.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ SCHEMA: dict[str, Any] = json.loads(inventory_schema_text())
 HEAD = "apiVersion: topolog.dev/v1\n"
 NODE = "objects:\n  - name: n0\n    kind: node\n    children: [{name: g0, kind: gpu}, {name: g1, kind: gpu}]\n"
 LINK = "links:\n  - {a: 'n0/g{g}', b: n0/g1, kind: nvlink, bandwidth: 1 GB/s, foreach: {g: %s}}\n"
-INSTANCES = "objects:\n  - {name: 'n{i}', kind: node, count: 2, overrides: {n1: {remove: %s}}}\n"
+INSTANCES = "objects:\n  - {name: 'n{i}', kind: node, count: 2, overrides: {n1: {remove: true%s}}}\n"
 
 # (refused by both, its corrected twin accepted by both)
 CASES = {
@@ -32,8 +33,8 @@ CASES = {
     "foreach over an empty list": (HEAD + NODE + LINK % "[]", HEAD + NODE + LINK % "[0]"),
     # A count n gives 0..n-1: a count of 0 gives none (a count of 1 gives g0 alone).
     "foreach count of zero": (HEAD + NODE + LINK % "0", HEAD + NODE + LINK % "1"),
-    # n1 itself cannot be removed by its override; `remove: false` changes nothing and is read.
-    "instance's own remove: true": (HEAD + INSTANCES % "true", HEAD + INSTANCES % "false"),
+    # n1 removed has no labels left to change; `remove: true` alone takes n1 out and is read.
+    "instance's remove: true with a change": (HEAD + INSTANCES % ", labels: {a: b}", HEAD + INSTANCES % ""),
 }
 
 

@@ -488,10 +488,12 @@ def test_each_end_is_every_combination_as_its_object(
         loop = [[v + 1 if isinstance(v, int) else v + "z" for v in values] for values in loop]
 
 
-def test_an_override_removing_the_instance_itself_is_refused_where_written() -> None:
-    # `remove: true` beside an instance's own changes was read and then applied to nothing: n1 stayed,
-    # with its GPU. It is refused at the key: line 9, column 12, where `remove` starts in
-    # `      n1: {remove: true}` (6 spaces and `n1: {` before it). `remove: false` changes nothing.
+def test_an_override_removing_the_instance_decommissions_it_and_nothing_beside_it_is_read() -> None:
+    # `n1: {remove: true}` takes n1 out with the GPU its template gave it: n0 and n0/gpu0 are left
+    # (before round 13 it was refused; before that it was read and n1 stayed). Written with a change
+    # beside it, the change would be to nothing: refused at that key, line 9, column 26 in
+    # `      n1: {remove: true, state: down}` (6 spaces, `n1: {` to column 11, `remove: true, ` to 25).
+    # `remove: false` changes nothing.
     text = """apiVersion: topolog.dev/v1
 templates:
   box: {kind: node, children: [{name: gpu0, kind: gpu, model: H100-SXM5-80GB}]}
@@ -502,9 +504,9 @@ objects:
     overrides:
       n1: {remove: %s}
 """
-    assert _errors(text % "true") == [
-        "t.yaml:9:12: 'remove: true' in override 'n1' would remove the instance itself, which an override cannot"
-        " do; expected 'remove: true' under devices: (a device of it), 'state: down' for an instance out of"
-        " service, or a count that leaves it out"
+    assert sorted(load_inventory_text(text % "true", "t.yaml").objects) == ["n0", "n0/gpu0"]
+    assert _errors(text % "true, state: down") == [
+        "t.yaml:9:26: override 'n1' has 'remove: true' and 'state': a removed instance has nothing left to"
+        " change; expected 'remove: true' alone (or no 'remove')"
     ]
     assert sorted(load_inventory_text(text % "false", "t.yaml").objects) == ["n0", "n0/gpu0", "n1", "n1/gpu0"]

@@ -462,14 +462,15 @@ def _flag(problems: Problems, m: YMap, key: str, what: str) -> bool:
 def _read_override(problems: Problems, m: YMap, what: str) -> Override:
     root = _read_device_override(problems, m, what, OVERRIDE_KEYS)
     if root.remove:
-        # Read, and nothing removed it: the instance stayed in the inventory with all it holds, while
-        # the file said it was gone. Removing is for devices of an instance; the instance is the count's.
-        problems.add(
-            m.key_loc("remove"),
-            f"'remove: true' in {what} would remove the instance itself, which an override cannot do; "
-            "expected 'remove: true' under devices: (a device of it), 'state: down' for an instance out "
-            "of service, or a count that leaves it out",
-        )
+        # The instance is decommissioned (dgx17 of 32 sent back): it goes with all it holds. Anything
+        # else written beside it would change what no longer exists, so it is a mistake, not ignored.
+        others = [k for k in m if k not in ("remove", "description")]
+        if others:
+            problems.add(
+                m.key_loc(others[0]),
+                f"{what} has 'remove: true' and {', '.join(repr(k) for k in others)}: a removed instance "
+                "has nothing left to change; expected 'remove: true' alone (or no 'remove')",
+            )
     devices: dict[str, DeviceOverride] = {}
     dev = problems.mapping(m, "devices", what)
     if dev is not None:

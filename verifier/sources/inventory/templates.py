@@ -539,7 +539,11 @@ class Expander:
                 elif parent is None:
                     parent = explicit
                     self.sink.explicit_parents.append(oid)
-        override = spec.overrides.get(name) if spec.overrides and not self.planning else None
+        if spec.overrides and self.planning:
+            # An override in a template's body (gpu2 of every node down, or removed) changes what each
+            # instance holds after it is stamped, which a plan does not do: expanded per instance.
+            raise _Dependent
+        override = spec.overrides.get(name) if spec.overrides else None
         held = self.shared.get(id(spec))
         if held is None or held[0] is not spec:
             held = self.shared[id(spec)] = (spec, self._shared(spec, body, kind))
@@ -1246,6 +1250,8 @@ class Expander:
         """Apply `ov` to `root` and what was `created` under it; whether a link was taken out."""
         for made in created:  # a node under an override is no longer its template's plan alone
             self.sink.stamped.pop(made, None)
+        if ov.root.remove:
+            return self._decommission(root, created)
         p = self.problems
         objects = self.sink.objects
         self._note_override(root, _override_parts(ov))
@@ -1349,6 +1355,32 @@ class Expander:
                     plan=_plan(lk),
                 )
         return len(links) < count  # links are only taken out here, none added
+
+    def _decommission(self, root: Obj, created: list[str]) -> bool:
+        """Take `root` (an instance an override removes: `dgx17: {remove: true}`) out with everything
+        made under it and every link touching any of it; whether a link was taken out. Its ids go
+        into Sink.removed, so links written later that end on them (the leaf cabling every node's
+        NICs) are left out as a removed device's are, and its parent (a rack) no longer holds it.
+        """
+        sink = self.sink
+        objects = sink.objects
+        gone = {root.id}
+        for oid in created:  # an object is made before what it holds: one pass finds every descendant
+            obj = objects.get(oid)
+            if obj is not None and obj.parent in gone:
+                gone.add(oid)
+        for oid in gone:
+            del objects[oid]
+            for table in (sink.software, sink.promises, sink.stamped, sink.overridden):
+                table.pop(oid, None)
+        sink.removed |= gone
+        links = sink.links
+        count = len(links)
+        for lid in created:
+            lk = links.get(lid)
+            if lk is not None and (lk.a in gone or lk.b in gone):
+                del links[lid]
+        return len(links) < count
 
 
 def _sound(plan: _Plan, nodes: list[str], objects: Mapping[str, Obj], inv: Inventory) -> bool:

@@ -470,6 +470,10 @@ def check_inventory(
 
     def hint(missing: str, loc: SourceLocation, same: str) -> str:
         nonlocal suggestions
+        if missing in removed:
+            # Taken out on purpose (a decommissioned node, a device sent back): what still names it
+            # was written before the removal was read, or beside it (`parent:`); no near id helps.
+            return "; an override removed it ('remove: true'): expected nothing to name it"
         if missing not in hints:
             hints[missing] = ""
             # Copies of one line fold into its first report: only that one needs a hint.
