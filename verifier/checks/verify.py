@@ -29,7 +29,7 @@ from verifier.core.frozen import Frozen, Record
 from verifier.engine.ast import Row
 from verifier.engine.backend import Backend
 from verifier.facts.relation_sources import override_relations
-from verifier.sources.inventory.model import Inventory
+from verifier.sources.inventory.model import CABLES_UNMADE, Inventory, LinkRow
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+)\}")
 
@@ -212,6 +212,10 @@ def made_places(inv: Inventory) -> MadeAt:
     return made_at
 
 
+Place = tuple[str, int, int]
+"""A line of the inventory, as (file, line, col)."""
+
+
 def link_lines(inv: Inventory) -> Callable[[str], object | None]:
     """Per id, the places that wrote the links of it and of everything inside it (built once, on first use).
 
@@ -219,27 +223,128 @@ def link_lines(inv: Inventory) -> Callable[[str], object | None]:
     lines wrote their links; an instance with a link of its own (an override, a cable
     written for it alone) is not.
     """
-    index: dict[str, set[tuple[str, int, int]]] | None = None
-
-    def build() -> dict[str, set[tuple[str, int, int]]]:
-        out: dict[str, set[tuple[str, int, int]]] = {}
-        for link in inv.links.values():
-            where = (link.loc.file, link.loc.line, link.loc.col)
-            for end in (link.a, link.b):
-                while end:
-                    out.setdefault(end, set()).add(where)
-                    end = end.rpartition("/")[0]
-        return out
+    index: _WiringIndex | None = None
 
     def wiring(subject: str) -> object | None:
         nonlocal index
         if inv.has_link(subject):  # asked without making a fleet's deferred links (Inventory.defer_links)
             return None  # a link is placed by its own line, which locate already compares
         if index is None:
-            index = build()
-        return tuple(sorted(index.get(subject, ())))
+            index = _WiringIndex(inv)
+        return tuple(sorted(index.places(subject)))
 
     return wiring
+
+
+class _WiringIndex:
+    """For `link_lines`: the lines that wrote the links of each id and of everything inside it
+    (by "/" in ids: a link's ends, their parents, theirs...), read from what the inventory holds
+    without making the links it has not made yet (Inventory.defer_links).
+
+    At 131,072 GPUs making those (a million links of stamped nodes, 196,352 cables) to place one
+    finding about 16 spines took 1.4 s and 370 MB. Here a node stamped from a plan is looked up in
+    its plan's table (relative names, worked out once per plan), and the ids a line's links reach
+    are walked once per line, each up to the first parent already reached by that line.
+    """
+
+    __slots__ = ("_nodes", "_own")
+
+    def __init__(self, inv: Inventory) -> None:
+        unmade = inv.unmade_links()
+        # The runs first: should another thread make the links meanwhile, these hold no placeholder.
+        runs = inv.unmade_cables()
+        ends: dict[Place, list[str]] = {}  # every line but a plan's, with the ends of the links it wrote
+        plans: dict[int, Mapping[str, frozenset[Place]]] = {}  # by id(plan): its table by relative name
+        self._nodes: dict[str, Mapping[str, frozenset[Place]]] = {}  # stamped node -> its plan's table
+        for lk in inv.links_but(unmade.keys(), cables=True).values():
+            origin = lk.origin
+            if origin is not None and origin in unmade:
+                plan, names = unmade[origin]
+                table = plans.get(id(plan))
+                if table is None:
+                    table = plans[id(plan)] = _plan_table(plan.names, plan.link_rows, names, ends)
+                self._nodes[origin] = table
+            elif lk.loc is CABLES_UNMADE:
+                run = runs[lk.id]
+                loc = run[5]
+                at = ends.setdefault((loc.file, loc.line, loc.col), [])
+                at += run[1]
+                at += run[2]
+            else:
+                loc = lk.loc
+                ends.setdefault((loc.file, loc.line, loc.col), []).extend((lk.a, lk.b))
+        own: dict[str, frozenset[Place]] = {}
+        unions: dict[tuple[frozenset[Place], frozenset[Place]], frozenset[Place]] = {}
+        for where, names_at in ends.items():
+            alone = frozenset((where,))
+            reached = _reached(names_at)
+            # Set operations, not a step per id: a fleet's lines reach a hundred thousand ids.
+            again = reached & own.keys()
+            own.update(dict.fromkeys(reached - again, alone))
+            for x in again:
+                had = own[x]
+                if where not in had:
+                    # Copies share their sets (one per line, and one per mix of lines): a fleet's
+                    # hundred thousand ids hold a few hundred sets.
+                    both = unions.get((had, alone))
+                    if both is None:
+                        both = unions[had, alone] = had | alone
+                    own[x] = both
+        self._own = own
+
+    def places(self, subject: str) -> frozenset[Place]:
+        """The lines that wrote the links of `subject` and of everything inside it."""
+        out = self._own.get(subject, frozenset())
+        # A stamped node's id has no "/" and its objects' ids are its id, "/" and their names in the
+        # plan (templates.py _stamp): the node is `subject`'s first part.
+        head, slash, rest = subject.partition("/")
+        table = self._nodes.get(head)
+        if table is not None:
+            inside = table.get(slash + rest)
+            if inside is not None:
+                out = out | inside
+        return out
+
+
+def _reached(names: Sequence[str]) -> set[str]:
+    """`names` and every id above each (cut at its last "/", while one is left)."""
+    seen = set(names)
+    seen.discard("")
+    todo = seen
+    while todo:
+        # Level by level, each name cut once: a run of cables names each leaf hundreds of times.
+        up = {name.rpartition("/")[0] for name in todo}
+        up.discard("")
+        todo = up - seen
+        seen |= todo
+    return seen
+
+
+def _plan_table(
+    relative: Sequence[str], rows: Sequence[LinkRow], names: Sequence[str], ends: dict[Place, list[str]]
+) -> dict[str, frozenset[Place]]:
+    """Per name relative to a node stamped from a plan ("" the node, "/gpu0", ...), the lines that
+    wrote the plan's links of it and of what is inside it; the ends of its links outside the node
+    (slots past `relative`, the same names for every node, here `names`'s) go to `ends`.
+    """
+    by_name: dict[str, set[Place]] = {}
+    inside = len(relative)
+    for a, b, _kind, _mbps, loc, *_rest in rows:
+        where = (loc.file, loc.line, loc.col)
+        for slot in (a, b):
+            if slot > inside:
+                ends.setdefault(where, []).append(names[slot])
+                continue
+            # The node's id has no "/": the ids above one of its names are the node's id and a cut
+            # of the relative name, down to the node itself ("").
+            name = relative[slot - 1] if slot else ""
+            while True:
+                by_name.setdefault(name, set()).add(where)
+                cut = name.rfind("/")
+                if cut < 0:
+                    break
+                name = name[:cut]
+    return {name: frozenset(places) for name, places in by_name.items()}
 
 
 def _row_order(row: Row) -> tuple[tuple[int, int | str], ...]:
