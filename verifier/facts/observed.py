@@ -43,6 +43,7 @@ OBSERVED_RELATIONS: frozenset[str] = frozenset(
         "observed_flag",
         "observed_xid",
         "observed_fabric",
+        "observed_gpu_lost",
     }
 )
 """Every relation emitted (all present, possibly empty)."""
@@ -117,13 +118,20 @@ def observed_facts(
         where = str(g.source)
         m = matcher.match_gpu(n, g)
         if m.gpu is None:
+            if g.lost is not None:
+                # A GPU the driver lost is an error of its node even where no declared GPU is known to be it
+                # (OBS010), not an unmatched device's warning.
+                out["observed_gpu_lost"].append((n, _gpu_label(g), g.lost, where))
             # A short listing's GPUs have no index; where the node declares no other key they
             # state, each would be "unmatched" for the one cause OBS009 already names.
-            if not (m.key is None and g.source.file in short):
+            elif not (m.key is None and g.source.file in short):
                 out["observed_unmatched"].append((n, _gpu_label(g), m.why or "", where))
             continue
         gpu = m.gpu
         out["observed_gpu"].append((gpu, m.key or "", where))
+        if g.lost is not None:
+            out["observed_flag"].append((gpu, "lost", where))
+            continue  # nothing else of it was printed
         if g.pcie_gen_current is not None and g.pcie_gen_max is not None:
             out["observed_pcie_gen"].append((gpu, g.pcie_gen_current, g.pcie_gen_max, where))
         if g.pcie_width_current is not None and g.pcie_width_max is not None:

@@ -327,17 +327,6 @@ def test_sniffed_from_its_first_characters() -> None:
     assert sniff("Timestamps are in UTC\n") is None
 
 
-def test_a_lost_gpu_is_refused_with_what_nvidia_smi_said() -> None:
-    # What `nvidia-smi -a -i 0` printed for a GPU off the bus (NVIDIA/nvidia-docker issue 1553), the
-    # whole output: sniffed as this format and refused at line 1 naming the GPU, never read as healthy.
-    text = "Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error\n"
-    assert sniff(text) == "nvidia-smi-q"
-    with pytest.raises(TopologError) as err:
-        nvidia_smi_text.read(text, "q.txt", "node1")
-    d = err.value.diagnostics[0]
-    assert d.location.line == 1 and "could not open GPU 0000:09:00.0 (Unknown Error)" in d.message
-
-
 def test_host_is_required() -> None:
     with pytest.raises(TopologError) as err:
         nvidia_smi_text.read(H100.read_text(), "q.txt", None)

@@ -148,6 +148,10 @@ class GpuObservation:
     fabric_status: str | None = None
     fabric_clique_id: str | None = None
     fabric_cluster_uuid: str | None = None
+    lost: str | None = None
+    """What the tool printed instead of the GPU's report when its driver could not open it (nvidia-smi's
+    `Unable to determine the device handle for GPU ...: GPU is lost`): the GPU is there (its bus id, or
+    its index) but out of service; every other field is then None."""
 
     def ref(self) -> GpuRef:
         return GpuRef(self.host, self.uuid, self.pci_bus_id, self.index)

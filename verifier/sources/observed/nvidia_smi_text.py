@@ -31,7 +31,7 @@ whose position says nothing of its index (None: matched by UUID or bus id alone)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from verifier.core.errors import SourceLocation, TopologError
@@ -55,9 +55,16 @@ _FIELD = re.compile(r"([^:]*?\S)\s*:(?:\s+(.*))?")
 _SECTION = re.compile(r"[A-Za-z0-9][\w .()/+'-]*")
 _GPU = re.compile(r"GPU ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f]+)")
 _STARTS = re.compile(r"Timestamp +: \S")
-_LOST = re.compile(r"Unable to determine the device handle for GPU ?(\S+?): (.+)")
-"""What nvidia-smi prints, instead of any report, for a GPU the driver cannot open (fallen off the bus,
-lost: NVIDIA/open-gpu-kernel-modules issue 387, NVIDIA/nvidia-docker issue 1553)."""
+_LOST = re.compile(r"Unable to determine the device handle for (?:GPU|gpu) ?(\S+?): (.+)")
+"""What nvidia-smi prints, instead of a GPU's report, for a GPU the driver cannot open (fallen off the bus,
+lost: NVIDIA/open-gpu-kernel-modules issue 387, NVIDIA/nvidia-docker issue 1553). Drivers name the GPU by
+bus id (`GPU 0000:02:00.0: GPU is lost. Reboot ...`, `GPU0000:20:00.0: Unknown Error`), newer ones by
+index and bus id (`GPU1: 0000:34:00.0: Unknown Error`), the R515 open modules as `gpu 0000:01:00.0: Not
+Found` (open-gpu-kernel-modules issue 246); R525 goes on with the other GPUs' reports after it
+(nvidia-container-toolkit issue 69)."""
+_LOST_START = "Unable to determine the device handle for GPU"
+_LOST_START_OPEN = "Unable to determine the device handle for gpu"
+_BUS_FIRST = re.compile(r"([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f]+): (.+)")
 _COUNT = re.compile(r"\d+")
 _U64 = 2**64 - 1
 _U32 = 2**32 - 1
@@ -83,7 +90,7 @@ _PENDING_RETIREMENT = ("Pending Page Retirement", "Pending Page Blacklist", "Pen
 def looks_like(text: str) -> bool:
     """Whether `text` is `nvidia-smi -q` output: its banner first, or (pasted without it) its Timestamp line."""
     head = text[:256].lstrip("\ufeff \t\r\n")
-    return head.startswith((BANNER, "Unable to determine the device handle for GPU")) or _STARTS.match(head) is not None
+    return head.startswith((BANNER, _LOST_START, _LOST_START_OPEN)) or _STARTS.match(head) is not None
 
 
 @dataclass(slots=True)
@@ -106,8 +113,43 @@ class _Node:
         return node
 
 
-def _parse(text: str, filename: str) -> _Node:
-    """The tree of `text`'s lines; TopologError at the first line not in nvidia-smi -q's shape."""
+@dataclass(frozen=True, slots=True)
+class _Lost:
+    """One GPU nvidia-smi could not open: the line, its index and bus id where printed, and NVML's words."""
+
+    line: int
+    index: int | None
+    bus: str | None
+    message: str
+
+
+def _lost(stripped: str, number: int, filename: str) -> _Lost | None:
+    """The lost GPU `stripped` names, None when it is no such line; TopologError when it names a GPU in no
+    way nvidia-smi does.
+    """
+    m = _LOST.fullmatch(stripped) if stripped[0] == "U" else None
+    if m is None:
+        return None
+    name, message = m.group(1), m.group(2).strip()
+    index: int | None = None
+    if name.isdigit() and len(name) <= 5:  # `GPU1: 0000:34:00.0: Unknown Error` (an index, then its bus id)
+        index = int(name)
+        then = _BUS_FIRST.fullmatch(message)
+        name, message = (then.group(1), then.group(2).strip()) if then is not None else ("", message)
+    bus = normalise_pci_bus_id(name) if name else None
+    if name and bus is None:
+        raise TopologError.at(
+            SourceLocation(filename, number),
+            f"nvidia-smi could not open GPU {name[:40]!r}, which is no PCI bus id; expected e.g. "
+            "'Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error'",
+        )
+    return _Lost(number, index, bus, message)
+
+
+def _parse(text: str, filename: str, lost_gpus: list[_Lost]) -> _Node:
+    """The tree of `text`'s lines; TopologError at the first line not in nvidia-smi -q's shape. The lines
+    naming a GPU nvidia-smi could not open go to `lost_gpus`.
+    """
     root = _Node("", None, 0)
     stack: list[tuple[int, _Node]] = [(-1, root)]
     seen_line = False
@@ -118,16 +160,12 @@ def _parse(text: str, filename: str) -> _Node:
         stripped = line.lstrip(" ")
         if not stripped:
             continue
-        lost = _LOST.fullmatch(stripped) if stripped[0] == "U" else None
+        lost = _lost(stripped, number, filename)
         if lost is not None:
-            # No observation of the GPU can be made from the file, and its absence must not pass for
-            # health: refused with what nvidia-smi said, so the GPU is seen to (it needs recovering).
-            raise TopologError.at(
-                SourceLocation(filename, number),
-                f"nvidia-smi could not open GPU {lost.group(1)} ({lost.group(2).strip()}): the driver has lost it "
-                "(fallen off the bus, or it needs a reset or a reboot); expected its report: recover or drain the "
-                "GPU, then collect nvidia-smi -q again",
-            )
+            # The GPU is there and out of service: an observation of its own (OBS004), never a gap that
+            # passes for health or a file refused on the node that most needs judging.
+            lost_gpus.append(lost)
+            continue
         if stripped == BANNER:
             if seen_line:
                 raise TopologError.at(
@@ -357,11 +395,14 @@ class _Reader:
 def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs of one `nvidia-smi -q` file (for one host). TopologError with file:line on bad input."""
     host = host_of_file(host, filename, _TOOL, IN_HOST_FOLDER)
-    root = _parse(text, filename)
+    lost: list[_Lost] = []
+    root = _parse(text, filename, lost)
     reader = _Reader(filename)
     when = reader.timestamp(root)
     blocks = [c for c in root.children if c.value is None and _GPU.fullmatch(c.name)]
     attached = reader.count(root, "Attached GPUs")
+    if lost:
+        return _with_lost(reader, root, blocks, lost, attached, host, when)
     if attached is None and not blocks:
         # nvidia-smi prints its count of GPUs (or "No devices were found") before any GPU: a file with
         # neither was cut before its report (a collection killed or timed out) or is empty. Read as a
@@ -384,3 +425,95 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         files=(ObservedFile(filename, FORMAT, host, when, partial=not whole, attached=attached),),
         hosts=(host,),
     )
+
+
+def _with_lost(
+    reader: _Reader,
+    root: _Node,
+    blocks: list[_Node],
+    lost: list[_Lost],
+    attached: int | None,
+    host: str,
+    when: datetime | None,
+) -> Observations:
+    """A report with GPUs nvidia-smi could not open: each an observation (`lost`) beside the GPUs reported.
+
+    nvidia-smi numbers the GPUs 0..Attached-1 and reports them in that order, a lost one by its line
+    instead of its block; where every lost GPU's index is known, the blocks take the other indexes in
+    order. Where a lost GPU is named only by bus id and the file counts every GPU, its index is its place
+    in bus id order, NVML's order (the readers take a GPU's position as its index on that ground), but
+    only where the reported GPUs are themselves in that order; else no position is an index (None:
+    matched by bus id or UUID). A file without Attached GPUs (nvidia-smi stopped at the lost GPU) proves
+    no other GPU missing.
+    """
+    filename = reader.filename
+    total = len(blocks) + len(lost)
+    if attached is not None and attached < total:
+        found = root.get("Attached GPUs")
+        assert found is not None
+        raise TopologError.at(
+            SourceLocation(filename, found.line),
+            f"Attached GPUs says {attached} but the file reports {len(blocks)} GPUs and {len(lost)} it could not open",
+        )
+    seen: dict[object, int] = {}
+    for x in lost:
+        if x.index is not None and x.index >= total:
+            raise TopologError.at(
+                SourceLocation(filename, x.line),
+                f"GPU {x.index} is past the {total} GPUs the file counts; expected an index below {total}",
+            )
+        for key in (("index", x.index), ("bus", x.bus)):
+            if key[1] is not None and seen.setdefault(key, x.line) != x.line:
+                raise TopologError.at(
+                    SourceLocation(filename, x.line),
+                    f"GPU {key[1]} is said lost at line {seen[key]} already; expected each GPU once",
+                )
+    whole = attached is not None and attached == total
+    gpus = [reader.gpu(b, None, host, when) for b in blocks]
+    lost = _indexed(lost, gpus) if whole else lost
+    indexed = whole and all(x.index is not None for x in lost)
+    if indexed:
+        free = [i for i in range(total) if i not in {x.index for x in lost}]
+        gpus = [replace(g, index=i) for g, i in zip(gpus, free, strict=True)]
+    buses = {g.pci_bus_id: g for g in gpus}
+    for x in lost:
+        if x.bus is not None and x.bus in buses:
+            raise TopologError.at(
+                SourceLocation(filename, x.line),
+                f"GPU {x.bus} is reported at line {buses[x.bus].source.line} and said lost here; "
+                "expected one of the two",
+            )
+        gpus.append(
+            GpuObservation(
+                source=SourceLocation(filename, x.line, 1),
+                observed_at=when,
+                host=host,
+                vendor="nvidia",
+                index=x.index,
+                pci_bus_id=x.bus,
+                lost=x.message,
+            )
+        )
+    return Observations(
+        gpus=tuple(gpus),
+        files=(ObservedFile(filename, FORMAT, host, when, partial=not indexed, attached=attached),),
+        hosts=(host,),
+    )
+
+
+def _indexed(lost: list[_Lost], gpus: list[GpuObservation]) -> list[_Lost]:
+    """`lost` with the index of each one named only by bus id: its place among every GPU in bus id order,
+    where the reported GPUs are in that order and the indexes printed agree with it; else as given.
+    """
+    if all(x.index is not None for x in lost):
+        return lost
+    reported = [g.pci_bus_id or "" for g in gpus]  # a reported GPU always has its bus id
+    if any(x.bus is None for x in lost) or reported != sorted(reported) or len(set(reported)) != len(reported):
+        return lost
+    order = sorted([*reported, *[x.bus for x in lost if x.bus is not None]])
+    if len(set(order)) != len(order):
+        return lost  # the duplicate is refused by the caller at its line
+    place = {b: i for i, b in enumerate(order)}
+    if any(x.index is not None and x.index != place[x.bus] for x in lost if x.bus is not None):
+        return lost
+    return [replace(x, index=place[x.bus]) if x.bus is not None else x for x in lost]
