@@ -89,6 +89,13 @@ templates:
       - {a: cpu0, b: cpu1, kind: upi, bandwidth: 64 GB/s}
       - {a: "nic{n}", b: "cpu{n}", kind: pcie, generation: 5, lanes: 16, foreach: {n: 0..1}}
       - {a: nic1, b: /mgmt, kind: ethernet, bandwidth: 1 Gb/s}
+  boxed:
+    kind: node
+    children:
+      - {name: "gpu{i}", kind: gpu, count: 2, overrides: {gpu1: {state: down}}}
+      - {name: nic0, kind: nic}
+    links:
+      - {a: "gpu{i}", b: nic0, kind: pcie, generation: 5, lanes: 16, foreach: {i: 0..1}}
 objects:
   - {name: mgmt, kind: switch}
   - name: "p{i}"
@@ -117,6 +124,15 @@ EXTRAS = {
     name: "r{i}"
     count: 2
     overrides: {r1: {devices: {nic1: {remove: true}}}}
+""",
+    "a removed instance, and cables written to it": """  - template: box
+    name: "d{i}"
+    count: 3
+    overrides: {d1: {remove: true}}
+links:
+  - {a: "d{i}/nic0", b: p0-leaf0, kind: infiniband, bandwidth: 400 Gb/s, foreach: {i: 0..2}}
+""",
+    "an override in a template's body": """  - {template: boxed, name: "b{i}", count: 2}
 """,
     "a node with children and links of its own": """  - template: box
     name: solo
