@@ -14,12 +14,12 @@ unchanged fleet (new jobs, the same hardware) and a repeated `verify` read them 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import fields, is_dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from verifier.authorization.classes import gpu_classes, partition, partition_gpus, policy_reads
+from verifier.authorization.classes import EntityClass, gpu_classes, partition, partition_gpus, policy_reads
 from verifier.authorization.entities import DOMAIN_TYPE, HARDWARE_TYPES, PRINCIPAL_TYPES, parse_uid
 from verifier.authorization.evaluate import ACTIONS, Request
 from verifier.authorization.observed import walk
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 10
+_FORMAT = 11
 Packed = tuple[int, dict[str, Sequence[Row]]]
 
 
@@ -378,4 +378,37 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
                     rows["permitted_by"].extend((m, action, cls, policy) for policy in d.reasons for m in members)
                 for policy, message in d.errors:
                     rows["authz_error"].append((id_of(pc.representative), action, cls, policy, message))
+    rows["incident_permitted"] = _incident_permitted(setup, principal_classes, classes, id_of)
     return {**rows, "authz_class": class_rows}
+
+
+def _incident_permitted(
+    setup: AuthzSetup,
+    principal_classes: Sequence[EntityClass],
+    classes: Sequence[tuple[str, str]],
+    id_of: Callable[[str], str],
+) -> list[Row]:
+    """(principal, class, policy): schedule decided ALLOW in the context {incident: true} on a class
+    of quarantined GPUs (AUTHZ014), for principals not on the incident rota: the shipped policies open
+    quarantined hardware during an incident to on-call staff alone, and the context {} never shows
+    who else an edited exception lets in. Only classes whose GPUs are quarantined are asked (a class
+    splits on `quarantined` when a policy reads it): a few requests per principal class.
+    """
+    graph = setup.graph
+    asked = [(rep, cls) for rep, cls in classes if graph.attrs(rep).get("quarantined") is True]
+    if not asked:
+        return []
+    context = {"incident": True}
+    requests = [Request(pc.representative, "schedule", rep, context) for pc in principal_classes for rep, _cls in asked]
+    decisions = iter(setup.authorizer.decide(requests))
+    rows: list[Row] = []
+    for pc in principal_classes:
+        # A class need not split on on_call (no policy reads it): each member is judged by its own.
+        off_rota: list[str] | None = None
+        for _rep, cls in asked:
+            d = next(decisions)
+            if d.allowed:
+                if off_rota is None:
+                    off_rota = [id_of(m) for m in pc.members if graph.attrs(m).get("on_call") is not True]
+                rows.extend((m, cls, policy) for policy in d.reasons for m in off_rota)
+    return rows

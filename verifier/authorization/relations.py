@@ -11,6 +11,7 @@ AUTHZ_RELATIONS: frozenset[str] = frozenset(
         "class_tenant",
         "permitted",
         "permitted_by",
+        "incident_permitted",
         "authz_error",
         "policy_names",
         "forbid_resource_eq",
