@@ -11,7 +11,8 @@ from typing import Any
 
 class InexactJSON(ValueError):
     """JSON that parses but cannot be read exactly: a key given twice, NaN or Infinity, a number
-    past a float's range (1e400 would be read as infinity), a string holding half a surrogate pair.
+    past a float's range (1e400 would be read as infinity, 1e-400 as 0), a string holding half a
+    surrogate pair.
     """
 
 
@@ -39,9 +40,24 @@ def loads_exact(text: str, parse_int: Callable[[str], Any] | None = None) -> Any
 def _finite_float(digits: str) -> float:
     value = float(digits)
     if not math.isfinite(value):
-        shown = digits if len(digits) <= 40 else f"{digits[:40]}... ({len(digits)} characters)"
-        raise InexactJSON(f"{shown} is past the largest number a float holds (about 1.8e308); expected a finite number")
+        raise InexactJSON(
+            f"{_shown(digits)} is past the largest number a float holds (about 1.8e308); expected a finite number"
+        )
+    if value == 0.0 and _NONZERO.search(digits.partition("e")[0].partition("E")[0]):
+        # 1e-400 is below the smallest float (about 4.9e-324): json reads it as 0, a value the
+        # request did not write (a share, a threshold). Refused like 1e400 rather than guessed.
+        raise InexactJSON(
+            f"{_shown(digits)} is not 0 but below the smallest number a float holds (about 4.9e-324), "
+            "so it would be read as 0; expected 0 or a number a float holds"
+        )
     return value
+
+
+_NONZERO = re.compile("[1-9]")
+
+
+def _shown(digits: str) -> str:
+    return digits if len(digits) <= 40 else f"{digits[:40]}... ({len(digits)} characters)"
 
 
 def _no_lone_surrogate(value: Any) -> None:

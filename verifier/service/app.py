@@ -306,7 +306,9 @@ async def _http_problem(request: Request, exc: Exception) -> Response:
     """
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     if status == 404:
-        message = f"no endpoint {request.url.path[:200]!r}; expected one of {', '.join(ENDPOINTS)}"
+        path = request.url.path
+        shown = repr(path) if len(path) <= 200 else f"{path[:200]!r}... ({len(path)} characters)"
+        message = f"no endpoint {shown}; expected one of {', '.join(ENDPOINTS)}"
     elif status == 405:
         given = (exc.headers or {}).get("Allow", "") if isinstance(exc, HTTPException) else ""
         allowed = ", ".join(sorted(m.strip() for m in given.split(",") if m.strip()))  # Starlette's is set order
@@ -330,8 +332,13 @@ def create_app(service: Service, lifespan: Callable[[Starlette], AsyncIterator[N
         Route("/readyz", _route(service, readyz), methods=["GET"]),
         Route("/metrics", _route(service, metrics), methods=["GET"]),
     ]
-    return Starlette(
+    app = Starlette(
         routes=routes,
         exception_handlers={HTTPException: _http_problem},
         lifespan=asynccontextmanager(lifespan) if lifespan is not None else None,
     )
+    # Starlette answers `/v1/authorize/` with a 307 to `/v1/authorize`: a scheduler's POST would be
+    # sent on (or not: clients differ) with its body to a place it did not name. A path with a
+    # slash more is no endpoint: a JSON 404 naming them, as for any other path.
+    app.router.redirect_slashes = False
+    return app

@@ -62,6 +62,13 @@ from verifier.sources.scenario import apply_scenario, scenario_from
 from verifier.sources.thresholds import load_thresholds
 
 ROLES = ("inventory", "principals", "policies", "thresholds", "observed")
+QUIET_S = 2.0
+"""A reload reads the files once none has changed for this long: a file written in place, in two
+writes with a pause between them, is then not read half-written. (Replacing a file by renaming
+another over it, as editors and the kubelet do, is whole at once.)"""
+QUIET_MAX_S = 20.0
+"""The longest a reload waits for that quiet: a file written without end is read as it is then (a
+change while it is read still refuses the build, see build_revision)."""
 OBSERVED_DIR = "topolog.observed"
 """Observations of the served hosts, one sub-folder per host, beside the first inventory file."""
 
@@ -243,6 +250,33 @@ def _still_judged(live: Revision) -> bool:
     return now.stale == judged.stale
 
 
+def _quiet(files: Sequence[tuple[str, Path]]) -> None:
+    """Wait until no file of `files` was modified within QUIET_S seconds (at most QUIET_MAX_S).
+
+    A policy file rewritten in place, its first policy written, then its forbid a second later,
+    reloaded (the watcher waits 0.4 s of silence) between the two: the gate allowed what the
+    forbid denies for that second, every check of the build passed on a file that parsed. A write
+    paused past QUIET_S is not caught: docs/serve.md asks for a rename.
+    """
+    deadline = time.monotonic() + QUIET_MAX_S
+    while True:
+        now = time.time()
+        # A time ahead of the clock (a file copied with its times, a skewed mount) says nothing of
+        # a write going on now: left out rather than waited for.
+        newest = max((m for m in map(_mtime, files) if m <= now + 1.0), default=0.0)
+        wait = newest + QUIET_S - now
+        if wait <= 0 or time.monotonic() + wait > deadline:
+            return
+        time.sleep(wait)
+
+
+def _mtime(file: tuple[str, Path]) -> float:
+    try:
+        return os.stat(file[1]).st_mtime
+    except OSError:  # gone or unreadable: the read that follows says so
+        return 0.0
+
+
 def _read(files: Sequence[tuple[str, Path]]) -> list[tuple[str, Path, bytes]]:
     return [(role, path, _read_one(role, path)) for role, path in files]
 
@@ -280,6 +314,8 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
     if live is not None:
         _still_in_place(live, config, side)
     files = watched_files(config, side)
+    if live is not None:
+        _quiet(files)
     before = _read(files)
     digests: dict[str, dict[str, str]] = {role: {} for role in ROLES}
     overall = hashlib.sha256()
