@@ -83,6 +83,8 @@ POLICY: dict[str, tuple[str, str]] = {
     "OBS008": (W, "an NVLink observed below its model's speed: bandwidth below plan"),
     "OBS009": (W, "a GPU listing shorter than its driver's count: a selection or an unreadable GPU, said"),
     "OBS010": (E, "a GPU its node's driver has lost, tied to no declared GPU: hardware that cannot take work"),
+    "OBS011": (W, "a node observed running an older driver than declared: the declared stack was judged, said"),
+    "OBS012": (W, "a GPU's clocks observed cut for temperature or power: performance below plan"),
     "OBS101": (W, "a GPU's observed PCIe width below its declaration: bandwidth below plan"),
     "OBS102": (W, "an xGMI pair disabled in a mesh: traffic relays, bandwidth below plan"),
     "OBS103": (E, "a NIC port observed down where its link is declared working: the NIC is off the fabric"),

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from verifier.sources.inventory.model import Inventory
+from verifier.sources.inventory.software import release_number
 from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref, same_gpu
 from verifier.sources.observed.model import GpuObservation, Observations
 
@@ -44,6 +45,8 @@ OBSERVED_RELATIONS: frozenset[str] = frozenset(
         "observed_xid",
         "observed_fabric",
         "observed_gpu_lost",
+        "observed_driver",
+        "observed_slowdown",
     }
 )
 """Every relation emitted (all present, possibly empty)."""
@@ -97,6 +100,9 @@ def observed_facts(
                 shown = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
                 out["observed_stale"].append((n, f.path, shown, min(age, _INT64_MAX), max_age))
                 continue
+        release = release_number(f.driver) if f.driver is not None else None
+        if f.driver is not None and release is not None:  # a version not of 1-3 plain numbers is not compared
+            out["observed_driver"].append((n, f.driver, release, f.path))
         if f.format in LISTING_FORMATS and not f.partial:
             out["observed_listing"].append((n, f.path))
         elif f.format in LISTING_FORMATS and f.attached is not None:
@@ -153,6 +159,9 @@ def observed_facts(
         out["observed_flag"].extend((gpu, k, where) for k, v in flags.items() if v)
         if g.fabric_state is not None:
             out["observed_fabric"].append((gpu, g.fabric_state, g.fabric_status or "", where))
+        slowdown = _slowdown(g.throttle_reasons)
+        if slowdown:
+            out["observed_slowdown"].append((gpu, slowdown, where))
 
     def ref_gpu(ref_host: str, values: dict[str, str | int | None]) -> tuple[str | None, str | None, str]:
         n = node(ref_host)
@@ -199,6 +208,25 @@ def observed_facts(
         # rows are not sorted (no engine's answer depends on row order).
         out[name] = _first_per_key(rows) if name in _ONE_PER_KEY else list(dict.fromkeys(rows))
     return out
+
+
+_SLOWDOWNS = (
+    ("hw_thermal_slowdown", "hardware thermal slowdown"),
+    ("hw_power_brake_slowdown", "hardware power brake"),
+    ("sw_thermal_slowdown", "software thermal slowdown"),
+)
+
+
+def _slowdown(reasons: tuple[str, ...]) -> str:
+    """The clock-event reasons that say the GPU's clocks are cut for its temperature or power supply, in
+    words ("" when none): HW Slowdown (the parent of the thermal and power-brake kinds, named alone where
+    the tool names no kind) and SW Thermal Slowdown. The power cap, idle and application clocks are
+    settings or load, not faults.
+    """
+    kinds = [words for name, words in _SLOWDOWNS if name in reasons]
+    if not kinds and "hw_slowdown" in reasons:
+        kinds = ["hardware slowdown"]
+    return ", ".join(kinds)
 
 
 def _link_summary(links: list[Row]) -> list[Row]:

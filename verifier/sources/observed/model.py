@@ -258,6 +258,8 @@ class ObservedFile:
     attached: int | None = None
     """The GPUs the tool says its host's driver counts (nvidia-smi's Attached GPUs), where it prints
     that; with `partial`, more than the file lists: a selection, or a GPU the driver cannot read."""
+    driver: str | None = None
+    """The GPU driver's version as the tool printed it (nvidia-smi's Driver Version), where it does."""
 
 
 @dataclass(frozen=True, slots=True)

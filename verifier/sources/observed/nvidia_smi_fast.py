@@ -186,6 +186,11 @@ def attached(head: str) -> int | None:
     return _Span(head, 0, len(head)).number("attached_gpus")
 
 
+def driver(head: str) -> str | None:
+    """The header's <driver_version>, None when absent or N/A."""
+    return _Span(head, 0, len(head)).leaf("driver_version")
+
+
 def timestamp(head: str) -> datetime | None:
     value = _Span(head, 0, len(head)).leaf("timestamp")
     if value is None:

@@ -422,7 +422,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     gpus = tuple(reader.gpu(b, i if whole else None, host, when) for i, b in enumerate(blocks))
     return Observations(
         gpus=gpus,
-        files=(ObservedFile(filename, FORMAT, host, when, partial=not whole, attached=attached),),
+        files=(ObservedFile(filename, FORMAT, host, when, not whole, attached, reader.text(root, "Driver Version")),),
         hosts=(host,),
     )
 
@@ -496,7 +496,7 @@ def _with_lost(
         )
     return Observations(
         gpus=tuple(gpus),
-        files=(ObservedFile(filename, FORMAT, host, when, partial=not indexed, attached=attached),),
+        files=(ObservedFile(filename, FORMAT, host, when, not indexed, attached, reader.text(root, "Driver Version")),),
         hosts=(host,),
     )
 

@@ -198,9 +198,8 @@ def _fast(text: str, filename: str, host: str) -> Observations:
     if attached is not None and attached < len(gpus):
         raise nvidia_smi_fast.Unusual("attached_gpus")
     gpus, partial = _selection(gpus, attached)
-    return Observations(
-        gpus=gpus, files=(ObservedFile(filename, FORMAT, host, when, partial, attached),), hosts=(host,)
-    )
+    file = ObservedFile(filename, FORMAT, host, when, partial, attached, nvidia_smi_fast.driver(head))
+    return Observations(gpus=gpus, files=(file,), hosts=(host,))
 
 
 def read(text: str, filename: str, host: str | None) -> Observations:
@@ -228,6 +227,6 @@ def read_located(text: str, filename: str, host: str) -> Observations:
     gpus, partial = _selection(gpus, attached)
     return Observations(
         gpus=gpus,
-        files=(ObservedFile(filename, FORMAT, host, when, partial, attached),),
+        files=(ObservedFile(filename, FORMAT, host, when, partial, attached, _text(root, "driver_version")),),
         hosts=(host,),
     )
