@@ -367,7 +367,8 @@ class _Reader:
                 self.b.note(
                     net.loc,
                     f"{did} ({net.get('name')}) is an NCCL socket device at 10000 Mb/s, NCCL's default when the "
-                    "kernel states no speed: its speed is left unknown",
+                    "kernel states no speed: its speed is left unknown (a real 10 GbE port prints the same: "
+                    "declare its bandwidth, 10 Gb/s, if it is one, or read its speed with ethtool)",
                 )
                 speed = None
             if speed is not None:
