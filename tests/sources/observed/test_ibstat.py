@@ -298,3 +298,35 @@ def test_the_same_port_with_its_rate_stated_is_judged(tmp_path: Path) -> None:
         "\t\tLink layer: InfiniBand\n"
     )
     assert _verify_obs(tmp_path, "ibstat.txt", text) == [("OBS104", ["n1/nic0"])]
+
+
+def test_real_plain_ibv_devinfo_pasted_with_spaces_is_read() -> None:
+    # One adapter of `ibv_devinfo` (no -v) as pasted in https://github.com/deepseek-ai/DeepEP/issues/55 (tabs
+    # turned to spaces): ConnectX-7 (vendor_part_id 4126) mlx5_3, port 1 (line 11) PORT_ACTIVE (4) =
+    # Active, so LinkUp; InfiniBand; no rate printed: unknown. node_guid 2dc3:190f:3d85:1cb6.
+    text = (
+        "hca_id: mlx5_3\n"
+        "        transport:                      InfiniBand (0)\n"
+        "        fw_ver:                         28.37.1700\n"
+        "        node_guid:                      2dc3:190f:3d85:1cb6\n"
+        "        sys_image_guid:                 946d:ae03:00f0:0b6a\n"
+        "        vendor_id:                      0x02c9\n"
+        "        vendor_part_id:                 4126\n"
+        "        hw_ver:                         0x0\n"
+        "        board_id:                       MT_0000000970\n"
+        "        phys_port_cnt:                  1\n"
+        "                port:   1\n"
+        "                        state:                  PORT_ACTIVE (4)\n"
+        "                        max_mtu:                4096 (5)\n"
+        "                        active_mtu:             4096 (5)\n"
+        "                        sm_lid:                 1\n"
+        "                        port_lid:               1690\n"
+        "                        port_lmc:               0x00\n"
+        "                        link_layer:             InfiniBand\n"
+    )
+    assert sniff(text) == "ibstat"
+    got = [
+        (p.source.line, p.device, p.port, p.state, p.physical_state, p.rate_mbps, p.link_layer, p.node_guid)
+        for p in _read(text).nic_ports
+    ]
+    assert got == [(11, "mlx5_3", 1, "Active", "LinkUp", None, "InfiniBand", "0x2dc3190f3d851cb6")]
