@@ -179,6 +179,36 @@ def forbid_resource_eq(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> 
     return rows
 
 
+def forbid_resource_is(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[Row]:
+    """`forbid_resource_is(policy, type)`: a forbid scoped `resource is T` (or `resource is T in ...`) to a
+    group type (node, rack, pod or NVLink domain) for any action or for schedule. Jobs are
+    scheduled on GPUs, and such a scope matches no request on a GPU: the forbid closes nothing there
+    (AUTHZ015).
+    """
+    forbids = [p for p in setup.bundle.policies.values() if p.effect == "forbid"]
+    if not forbids:
+        return []
+    from cedarpy import pst
+
+    rows: list[Row] = []
+    for policy in sorted(forbids, key=lambda p: p.id):
+        template = trees[policy.id]
+        scope, action = template.resource, template.action
+        if not isinstance(scope, pst.ScopeIs | pst.ScopeIsIn) or str(scope.entity_type) not in _GROUP_TYPES:
+            continue
+        if isinstance(action, pst.ActionEq):
+            actions = {action.entity.id}
+        elif isinstance(action, pst.ActionIn):
+            actions = {a.id for a in action.entities}
+        else:
+            actions = set(_SCHEDULING)
+        # Reserving a whole node by its id is a request of its own that a site may forbid by design;
+        # scheduling is asked on GPUs only.
+        if "schedule" in actions:
+            rows.append((policy.id, str(scope.entity_type)))
+    return rows
+
+
 def forbid_eq_principal(setup: AuthzSetup, trees: Mapping[str, pst.Template], scoped: Sequence[Row]) -> list[Row]:
     """`forbid_eq_principal(policy, principal)`: for each forbid of forbid_resource_eq, the principals its
     principal scope matches (`principal == User::"bob"`, `principal in Team::"t"`, `principal is User`;
@@ -355,6 +385,7 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     # what a rule says of the representative is true, though a class that no policy splits by
     # tenant may hold GPUs of other tenants too.
     rows["class_tenant"] = [(cls, str(graph.attrs(rep).get("tenant", ""))) for rep, cls in classes]
+    rows["tenant_label_near"] = _tenant_labels_near(rows["class_tenant"], setup)
     requests = [
         Request(pc.representative, action, representative)
         for pc in principal_classes
@@ -364,7 +395,10 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     rows["policy_names"] = policy_names(setup)
     trees = policy_trees(setup)
     rows["forbid_resource_eq"] = forbid_resource_eq(setup, trees)
-    rows["forbid_eq_principal"] = forbid_eq_principal(setup, trees, rows["forbid_resource_eq"])
+    rows["forbid_resource_is"] = forbid_resource_is(setup, trees)
+    rows["forbid_eq_principal"] = forbid_eq_principal(
+        setup, trees, [*rows["forbid_resource_eq"], *rows["forbid_resource_is"]]
+    )
     conditions = condition_reads(setup, trees)
     rows["permit_reads_principal"], rows["policy_reads_resource"], rows["permit_role_literal"] = conditions
     decisions = iter(setup.authorizer.decide(requests))
@@ -380,6 +414,24 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
                     rows["authz_error"].append((id_of(pc.representative), action, cls, policy, message))
     rows["incident_permitted"] = _incident_permitted(setup, principal_classes, classes, id_of)
     return {**rows, "authz_class": class_rows}
+
+
+def _spelling(tenant: str) -> str:
+    """A tenant as a reader takes it: case, surrounding space and `_`, `.` or a space for `-` ignored."""
+    return "-".join(tenant.casefold().strip().replace("_", " ").replace(".", " ").split())
+
+
+def _tenant_labels_near(class_tenants: Sequence[Row], setup: AuthzSetup) -> list[Row]:
+    """(label, tenant): a tenant label on GPUs (a class's) that is no principal's tenant, spelled as a
+    principal's tenant is but for case, spaces or `_`/`.` for `-` (AUTHZ016: one tenant written two ways).
+    A few rows: one per distinct label, not per GPU.
+    """
+    tenants = {p.tenant for p in setup.principals.sorted()} - {""}
+    by_spelling: dict[str, set[str]] = {}
+    for tenant in tenants:
+        by_spelling.setdefault(_spelling(tenant), set()).add(tenant)
+    labels = {str(row[1]) for row in class_tenants} - tenants - {""}
+    return sorted((label, known) for label in labels for known in by_spelling.get(_spelling(label), ()))
 
 
 def _incident_permitted(
