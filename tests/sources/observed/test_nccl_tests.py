@@ -166,3 +166,23 @@ def test_bad_input_is_refused(text: str, message: str) -> None:
 def test_looks_like() -> None:
     assert nccl_tests.looks_like(SAMPLE.read_text())
     assert not nccl_tests.looks_like("CA 'mlx5_0'\n")
+
+
+SPARK = Path(__file__).parent / "samples" / "nccl-tests" / "dgx-spark-2x1-gb10-all-reduce-first-rows.txt"
+
+
+def test_nccl_tests_2_20_on_two_gb10_reads_every_row() -> None:
+    obs = nccl_tests.read(SPARK.read_text(), "spark.all_reduce.txt", None)
+    # 4 rows x (out-of-place, in-place); the ranks on two hosts, domain 000f kept: 000f:01:00.0.
+    assert len(obs.bandwidth) == 8
+    last = [m for m in obs.bandwidth if m.size_bytes == 65536]
+    # 0.96 GB/s = 960 MB/s out-of-place, 1.01 = 1010 in-place, on line 15; no wrong values.
+    assert [(m.source.line, m.in_place, m.busbw_mbps, m.wrong) for m in last] == [
+        (15, False, 960, 0),
+        (15, True, 1010, 0),
+    ]
+    assert [(g.host, g.pci_bus_id, g.index) for g in last[0].gpus] == [
+        ("spark-d708", "000f:01:00.0", 0),
+        ("spark-dbf4", "000f:01:00.0", 0),
+    ]
+    assert {m.operation for m in obs.bandwidth} == {"all_reduce_perf"}
