@@ -173,3 +173,20 @@ def test_verify_a_lost_gpu_it_cannot_name_is_an_error_of_its_node(tmp_path: Path
     # The line alone: no index, and dgx03 declares no pci_bus_id -> OBS010 on dgx03; nothing missing.
     found = _verify(tmp_path, "Unable to determine the device handle for GPU 0000:3A:00.0: Unknown Error\n")
     assert found == [("OBS010", ["dgx03"])]
+
+
+def test_reconcile_lists_the_lost_gpu(tmp_path: Path) -> None:
+    # dgx03 (index-only) with gpu2 (bus 3A, index 2 in bus order) lost: reconcile says so, quoting
+    # nvidia-smi's words and the file's line 1; gpu7 is still not in the listing (7 of 8 declared).
+    obs = tmp_path / "obs" / "dgx03"
+    obs.mkdir(parents=True)
+    (obs / "nvidia-smi-q.txt").write_text(
+        _dgx03_without("Unable to determine the device handle for GPU 0000:3A:00.0: Unknown Error", (137, 200))
+    )
+    code, out, err = run_cli(
+        "reconcile", str(ROOT / "inventories" / "dgx-h100-pod.yaml"), "--observed", str(obs.parent)
+    )
+    assert code == 1, err
+    lines = [ln for ln in out.splitlines() if ln.startswith("dgx03/")]
+    assert [ln.split(":", 1)[0] for ln in lines] == ["dgx03/gpu2", "dgx03/gpu7"]
+    assert lines[0].endswith(f"B lost by its driver (Unknown Error) ({obs / 'nvidia-smi-q.txt'}:1:1)")

@@ -4,7 +4,8 @@ Observations are paired with declared GPUs by identity (identity.py: uuid, seria
 and index; never by position alone). Reported, each with the inventory's line and the tool's:
 
 - a host with observations that the inventory does not declare;
-- an observed GPU that matches no declared GPU, and a declared GPU missing from its node's GPU listing;
+- an observed GPU that matches no declared GPU, and a declared GPU missing from its node's GPU listing
+  or that its driver lost (nvidia-smi could not open it);
 - for a matched GPU: its model (the product name the driver prints, mapped through the catalogue's
   device names; a name the catalogue does not know is not compared), its identity labels (uuid, serial,
   pci_bus_id) where the inventory writes one that the tool contradicts, the PCIe generation and width
@@ -90,6 +91,8 @@ def reconcile_observed(
 def _compare_gpu(gpu: str, g: GpuObservation, inventory: Inventory, links: list[Link]) -> list[Disagreement]:
     obj = inventory.objects[gpu]
     out: list[Disagreement] = []
+    if g.lost is not None:  # nvidia-smi could not open it: nothing else of it was printed
+        out.append(Disagreement(gpu, "GPU", "declared", f"lost by its driver ({g.lost})", obj.loc, g.source))
     seen_model = model_for_product(g.model) if g.model else None
     if obj.model and seen_model and seen_model != obj.model:
         out.append(Disagreement(gpu, "model", obj.model, f"{seen_model} ({g.model})", obj.loc, g.source))
