@@ -204,3 +204,12 @@ def test_a_worker_group_with_no_replicas_runs_no_pod() -> None:
 def test_a_suspended_worker_group_runs_no_pod() -> None:
     with pytest.raises(NoGpuRequested):
         read_jobs_text(_raycluster("      replicas: 2\n      suspend: true\n"), "rc.yaml", RULES)
+
+
+def test_a_suspend_that_is_no_boolean_is_refused() -> None:
+    # The CRD's suspend is a boolean: 'yes' is refused at its line (10), not read as false.
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(_raycluster("      replicas: 2\n      suspend: 'yes'\n"), "rc.yaml", RULES)
+    assert "rc.yaml:10:7: 'suspend' of worker group gpu of RayCluster rc is 'yes'; expected true or false" in str(
+        err.value
+    )

@@ -579,6 +579,8 @@ def _worker_replicas(wg: YMap, what: str, p: Problems, notes: list[Diagnostic]) 
             f"'maxReplicas' of {what} is {high!r}; expected a whole number from 0 to {_INT32_MAX}",
         )
         high = _INT32_MAX
+    if "suspend" in wg and not isinstance(wg["suspend"], bool):
+        p.add(wg.key_loc("suspend"), f"'suspend' of {what} is {wg['suspend']!r}; expected true or false")
     if wg.get("suspend") is True:
         notes.append(Diagnostic(wg.key_loc("suspend"), f"{what} is suspended: it runs no pod"))
         return 0
