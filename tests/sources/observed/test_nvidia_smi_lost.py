@@ -190,3 +190,16 @@ def test_reconcile_lists_the_lost_gpu(tmp_path: Path) -> None:
     lines = [ln for ln in out.splitlines() if ln.startswith("dgx03/")]
     assert [ln.split(":", 1)[0] for ln in lines] == ["dgx03/gpu2", "dgx03/gpu7"]
     assert lines[0].endswith(f"B lost by its driver (Unknown Error) ({obs / 'nvidia-smi-q.txt'}:1:1)")
+
+
+def test_an_index_alone_is_kept_where_the_file_counts_no_gpus() -> None:
+    # `GPU3: Unknown Error` alone: nvidia-smi's index 3, no bus id, no Attached GPUs to hold it against:
+    # read (a partial file), not refused as past a count the file does not give.
+    obs = _read("Unable to determine the device handle for GPU3: Unknown Error\n")
+    assert [_key(g) for g in obs.gpus] == [(1, 3, None, "Unknown Error")]
+    assert obs.files[0].partial
+
+
+def test_a_message_past_any_nvml_words_is_cut() -> None:
+    obs = _read("Unable to determine the device handle for GPU 0000:09:00.0: " + "x" * 5000 + "\n")
+    assert obs.gpus[0].lost == "x" * 200 + "..."

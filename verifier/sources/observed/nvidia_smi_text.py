@@ -131,6 +131,8 @@ def _lost(stripped: str, number: int, filename: str) -> _Lost | None:
     if m is None:
         return None
     name, message = m.group(1), m.group(2).strip()
+    if len(message) > 200:  # NVML's messages are a few words: a longer one is kept short in findings
+        message = message[:200] + "..."
     index: int | None = None
     if name.isdigit() and len(name) <= 5:  # `GPU1: 0000:34:00.0: Unknown Error` (an index, then its bus id)
         index = int(name)
@@ -457,10 +459,10 @@ def _with_lost(
         )
     seen: dict[object, int] = {}
     for x in lost:
-        if x.index is not None and x.index >= total:
+        if x.index is not None and attached is not None and x.index >= attached:
             raise TopologError.at(
                 SourceLocation(filename, x.line),
-                f"GPU {x.index} is past the {total} GPUs the file counts; expected an index below {total}",
+                f"GPU {x.index} is past the {attached} GPUs the file counts; expected an index below {attached}",
             )
         for key in (("index", x.index), ("bus", x.bus)):
             if key[1] is not None and seen.setdefault(key, x.line) != x.line:
