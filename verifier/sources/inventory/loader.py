@@ -203,10 +203,20 @@ def _header(doc: YMap, problems: Problems, inv: Inventory) -> None:
             problems.add(doc.key_loc(key), f"{key!r} must be a list")
 
 
+def _same_figures(a: CatalogModel, b: CatalogModel) -> bool:
+    """Whether two definitions say the same of a model (their source text and place aside)."""
+    return (a.vendor, a.kind, dict(a.specs), a.features, a.mig) == (b.vendor, b.kind, dict(b.specs), b.features, b.mig)
+
+
 def _add_models(models: list[CatalogModel], inv: Inventory, problems: Problems) -> None:
     for m in models:
         old = inv.models.get(m.name)
-        if old is not None:
+        if old is not None and old.loc.file.startswith("<builtin>") and _same_figures(old, m):
+            # An inventory written before the catalogue had this model defined it itself: the same
+            # figures mean the same model, so a catalogue that grows does not break it. The
+            # inventory's entry stays, so its findings point at the lines the user wrote.
+            inv.models[m.name] = m
+        elif old is not None:
             where = "the built-in catalogue" if old.loc.file.startswith("<builtin>") else str(old.loc)
             problems.add(m.loc, f"model {m.name!r} is already defined in {where}; give the variant its own name")
         else:
