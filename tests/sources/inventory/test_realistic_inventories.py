@@ -52,6 +52,36 @@ EXPECTED: dict[str, set[Key]] = {
     "cpu-2s-epyc.yaml": set(),
     # Jetson AGX Orin: unified LPDDR5 (204.8 GB/s) over the SoC fabric at the same figure.
     "jetson-agx-orin.yaml": set(),
+    # R-FP59. DGX H200 scalable unit: rail-optimised NDR compute fabric, an InfiniBand storage
+    # fabric of its own (`network: storage`) on the first BlueField-3, an Ethernet in-band network
+    # (`network: inband`) on the second; each DPU runs at the card's 400 Gb/s in all (`bandwidth`).
+    "dgx-h200-superpod-su.yaml": set(),
+    # MI325X platform, xGMI full mesh, a Pollara 400 NIC per GPU under its PCIe switch, 800G rail
+    # switch ports split to 400G hosts.
+    "mi325x-pollara.yaml": set(),
+    # 8 H100 PCIe per server as 4 bridged pairs, 4 GPUs and one NIC under each PCIe switch.
+    "h100-pcie-shared-nic.yaml": {
+        # BW004, true: each switch has 4 GPUs and a NIC, 5 x16 Gen5 ports (5 x 63,008 = 315,040
+        # MB/s) downstream over one x16 Gen5 uplink (63,008 MB/s): 5:1, past the 4:1 limit. GPU
+        # to host traffic of the 4 GPUs and the NIC shares one x16; the file's one template line
+        # per switch: one finding per switch name, naming the 4 servers' switches.
+        ("BW004", tuple(f"h100p-{n:02d}/pcie0" for n in range(4))),
+        ("BW004", tuple(f"h100p-{n:02d}/pcie1" for n in range(4))),
+    },
+    # One workstation: 4 A100 PCIe on the CPU's root ports, bridged as 2 pairs, one 2x100GbE NIC.
+    "a100-pcie-workstation.yaml": set(),
+    # L4 servers with a NIC on each socket beside its 2 GPUs (no BW002, unlike the L4 boxes of
+    # mixed-vendor-fleet), MLAG leaf pairs at 100GbE and 400GbE uplinks on Spectrum-3 switches.
+    "l4-inference-ethernet.yaml": set(),
+    # GH200 NVL2: 2 superchips, GPUs joined by their 18 NVLinks, no NVSwitch, C2C at 450 GB/s.
+    "gh200-nvl2.yaml": set(),
+    # GH200 NVL32: 32 GPUs, one NVLink 4 link to each of 18 NVSwitch chips in 9 switch trays.
+    "gh200-nvl32.yaml": set(),
+    # Perlmutter-like Cray EX GPU nodes: 4 A100 all-to-all by NVLink 3 (4 links a pair), 4
+    # Slingshot NICs on the CPU, two dragonfly groups of Rosetta switches joined by global links.
+    "slingshot-a100-dragonfly.yaml": set(),
+    # HGX H100 and MI300X node pools on one shared rail-optimised RoCE fabric.
+    "k8s-mixed-shared-fabric.yaml": set(),
     "mixed-vendor-fleet.yaml": {
         # BW002: an L4 box has its only NIC on cpu0's root port and GPUs 2 and 3 on cpu1's: their
         # nearest NIC is across the UPI (SYS). True of every box, one template line: one finding
@@ -113,3 +143,21 @@ def test_a_job_spans_the_scalable_units_of_a_fat_tree(tmp_path: Path) -> None:
     jobs = 'apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n  - {name: dp32, principal: Team::"ops", gpus: 32}\n'
     got = _placements("hgx-b200-ib-fattree.yaml", jobs, tmp_path)
     assert [sorted(p) for p in got["dp32"]] == [sorted(f"b200-{n:02d}/gpu{g}" for n in range(4) for g in range(8))]
+
+
+def test_an_nvlink_switch_rack_is_one_domain(tmp_path: Path) -> None:
+    # GH200 NVL32: every GPU of the 16 trays has a link to each of the 18 chips, so a 32-GPU
+    # NVLink job takes all 32 GPUs (16 trays x 2) in one placement; in the NVL2 servers, whose two
+    # GPUs are joined only to each other, a 2-GPU NVLink job has one place per server (4) and a
+    # 4-GPU one none.
+    jobs = (
+        "apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n"
+        '  - {name: nv2, principal: Team::"ops", gpus: 2, topology: {scope: nvlink_domain}}\n'
+        '  - {name: nv4, principal: Team::"ops", gpus: 4, topology: {scope: nvlink_domain}}\n'
+        '  - {name: nv32, principal: Team::"ops", gpus: 32, topology: {scope: nvlink_domain}}\n'
+    )
+    rack = _placements("gh200-nvl32.yaml", jobs, tmp_path)
+    assert [sorted(p) for p in rack["nv32"]] == [sorted(f"tray{t:02d}/gpu{g}" for t in range(16) for g in (0, 1))]
+    pairs = _placements("gh200-nvl2.yaml", jobs, tmp_path)
+    assert sorted(sorted(p) for p in pairs["nv2"]) == [[f"nvl2-{n:02d}/gpu0", f"nvl2-{n:02d}/gpu1"] for n in range(4)]
+    assert pairs["nv4"] == []
