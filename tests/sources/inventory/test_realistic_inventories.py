@@ -53,8 +53,8 @@ EXPECTED: dict[str, set[Key]] = {
     # Jetson AGX Orin: unified LPDDR5 (204.8 GB/s) over the SoC fabric at the same figure.
     "jetson-agx-orin.yaml": set(),
     # R-FP59. DGX H200 scalable unit: rail-optimised NDR compute fabric, an InfiniBand storage
-    # fabric of its own (`network: storage`) on the first BlueField-3, an Ethernet in-band network
-    # (`network: inband`) on the second; each DPU runs at the card's 400 Gb/s in all (`bandwidth`).
+    # fabric of its own (`network: storage`) on both NDR200 ports of the first BlueField-3 B3220,
+    # an Ethernet in-band network (`network: inband`) on the second.
     "dgx-h200-superpod-su.yaml": set(),
     # MI325X platform, xGMI full mesh, a Pollara 400 NIC per GPU under its PCIe switch, 800G rail
     # switch ports split to 400G hosts.
