@@ -59,6 +59,9 @@ EXPECTED: dict[str, set[Key]] = {
     # MI325X platform, xGMI full mesh, a Pollara 400 NIC per GPU under its PCIe switch, 800G rail
     # switch ports split to 400G hosts.
     "mi325x-pollara.yaml": set(),
+    # MI355X: the same platform, its Infinity Fabric links written by bandwidth (76.8 GB/s per
+    # direction, no generation), 7 x 76.8 = 537.6 GB/s as the catalogue's model.
+    "mi355x-pollara.yaml": set(),
     # 8 H100 PCIe per server as 4 bridged pairs, 4 GPUs and one NIC under each PCIe switch.
     "h100-pcie-shared-nic.yaml": {
         # BW004, true: each switch has 4 GPUs and a NIC, 5 x16 Gen5 ports (5 x 63,008 = 315,040
