@@ -203,6 +203,31 @@ def _header(doc: YMap, problems: Problems, inv: Inventory) -> None:
             problems.add(doc.key_loc(key), f"{key!r} must be a list")
 
 
+GAINED_LATER = frozenset(
+    {
+        "L40S",
+        "L4",
+        "H100-NVL-94GB",
+        "MI250X-GCD",
+        "EPYC-7742",
+        "Xeon-8570",
+        "NVSwitch-Gen2",
+        "ConnectX-6-HDR",
+        "Slingshot-Cassini",
+        "QM8700",
+        "Slingshot-Rosetta",
+    }
+)
+"""Built-in models the catalogue gained after inventories had to define them themselves (R-FP59).
+
+An inventory's own definition of one of these is used for that inventory whatever its figures, as
+it was before the catalogue had the name: its authors' figures (a switch written without its
+breakout count, a CPU with a socket-link spec the catalogue leaves out) describe their parts, and a
+catalogue that grows must not refuse a file that loaded. A model added to catalog.yaml later joins
+this set. Older built-in names keep the rule: other figures are a variant that needs its own name.
+"""
+
+
 def _same_figures(a: CatalogModel, b: CatalogModel) -> bool:
     """Whether two definitions say the same of a model (their source text and place aside)."""
     return (a.vendor, a.kind, dict(a.specs), a.features, a.mig) == (b.vendor, b.kind, dict(b.specs), b.features, b.mig)
@@ -211,10 +236,15 @@ def _same_figures(a: CatalogModel, b: CatalogModel) -> bool:
 def _add_models(models: list[CatalogModel], inv: Inventory, problems: Problems) -> None:
     for m in models:
         old = inv.models.get(m.name)
-        if old is not None and old.loc.file.startswith("<builtin>") and _same_figures(old, m):
-            # An inventory written before the catalogue had this model defined it itself: the same
-            # figures mean the same model, so a catalogue that grows does not break it. The
-            # inventory's entry stays, so its findings point at the lines the user wrote.
+        if (
+            old is not None
+            and old.loc.file.startswith("<builtin>")
+            and (m.name in GAINED_LATER or _same_figures(old, m))
+        ):
+            # An inventory written before the catalogue had this model defined it itself (or writes
+            # the catalogue's own figures again): its entry is the one used, so a catalogue that
+            # grows does not break it nor change what it reads, and its findings point at the lines
+            # the user wrote.
             inv.models[m.name] = m
         elif old is not None:
             where = "the built-in catalogue" if old.loc.file.startswith("<builtin>") else str(old.loc)
