@@ -177,7 +177,9 @@ def _read_yaml(path: Path, name: str) -> ConfigFile:
         # Only to tell an empty or non-mapping file apart before the loader, whose wording
         # for those cases speaks of inventories. Syntax errors are the loader's to report.
         node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
+        # A nesting past the interpreter's stack (100,000 `[`) ended as "internal error
+        # (RecursionError)"; the loader below refuses it at its line by nesting_depth.
         node = None
         load_yaml_text(text, name)  # raises, with the line and column of the error
     if node is None:

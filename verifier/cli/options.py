@@ -142,6 +142,13 @@ def _selection(
 def _missing_files(paths: Sequence[Path]) -> None:
     missing = [p for p in paths if not p.exists()]
     if missing:
+        # A link that leads to itself, or to nothing, is there: "no such file" sent the user looking
+        # for a file that `ls` shows.
+        if missing[0].is_symlink():
+            raise TopologError.at(
+                SourceLocation(str(missing[0])),
+                "it is a symbolic link that leads to no file (dangling, or a loop of links); expected a file",
+            )
         raise TopologError.at(SourceLocation(str(missing[0])), "no such file or directory")
 
 
