@@ -441,10 +441,10 @@ def _incident_permitted(
     id_of: Callable[[str], str],
 ) -> list[Row]:
     """(principal, class, policy): schedule decided ALLOW in the context {incident: true} on a class
-    of quarantined GPUs (AUTHZ014), for principals not on the incident rota: the shipped policies open
-    quarantined hardware during an incident to on-call staff alone, and the context {} never shows
-    who else an edited exception lets in. Only classes whose GPUs are quarantined are asked (a class
-    splits on `quarantined` when a policy reads it): a few requests per principal class.
+    of quarantined GPUs: the shipped policies open quarantined hardware during an incident to on-call
+    staff alone, and the context {} never shows who else an edited exception lets in (AUTHZ014), or
+    that an intern is on the rota (AUTHZ017). Only classes whose GPUs are quarantined are asked (a
+    class splits on `quarantined` when a policy reads it): a few requests per principal class.
     """
     graph = setup.graph
     asked = [(rep, cls) for rep, cls in classes if graph.attrs(rep).get("quarantined") is True]
@@ -455,12 +455,11 @@ def _incident_permitted(
     decisions = iter(setup.authorizer.decide(requests))
     rows: list[Row] = []
     for pc in principal_classes:
-        # A class need not split on on_call (no policy reads it): each member is judged by its own.
-        off_rota: list[str] | None = None
+        members: list[str] | None = None
         for _rep, cls in asked:
             d = next(decisions)
             if d.allowed:
-                if off_rota is None:
-                    off_rota = [id_of(m) for m in pc.members if graph.attrs(m).get("on_call") is not True]
-                rows.extend((m, cls, policy) for policy in d.reasons for m in off_rota)
+                if members is None:
+                    members = [id_of(m) for m in pc.members]
+                rows.extend((m, cls, policy) for policy in d.reasons for m in members)
     return rows
