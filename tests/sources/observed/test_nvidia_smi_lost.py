@@ -20,7 +20,7 @@ import pytest
 from cli_helpers import run_cli
 
 from verifier.core.errors import TopologError
-from verifier.sources.observed import nvidia_smi_text
+from verifier.sources.observed import nvidia_smi_text, nvidia_smi_xml
 from verifier.sources.observed.model import GpuObservation, Observations
 from verifier.sources.observed.sniff import sniff
 
@@ -203,3 +203,79 @@ def test_an_index_alone_is_kept_where_the_file_counts_no_gpus() -> None:
 def test_a_message_past_any_nvml_words_is_cut() -> None:
     obs = _read("Unable to determine the device handle for GPU 0000:09:00.0: " + "x" * 5000 + "\n")
     assert obs.gpus[0].lost == "x" * 200 + "..."
+
+
+DGX03_XML = ROOT / "inventories" / "observed" / "dgx-h100-pod" / "dgx03" / "nvidia-smi.xml"
+
+
+def _xml_with_lost(change: tuple[str, str] = ("", "")) -> str:
+    """dgx03's -q -x (7 <gpu>: 18 at line 8, 2A 92, 3A 176-259, 5D 260, 9A 344, AB 428, BA 512) without the
+    <gpu> of 3A, the lost line for it first (as `nvidia-smi -q -x 2>&1` captures it): every line after +1."""
+    lines = DGX03_XML.read_text().splitlines(keepends=True)
+    body = "".join(lines[:175] + lines[259:]).replace(*change) if change[0] else "".join(lines[:175] + lines[259:])
+    return "Unable to determine the device handle for GPU 0000:3A:00.0: Unknown Error\n" + body
+
+
+def test_xml_captured_with_the_lost_line_reads_both() -> None:
+    # Attached 7 = 6 <gpu> + 1 lost: whole. In bus order 3A is index 2; the others keep 0, 1, 3-6 at their
+    # lines + 1 (the line added): 9, 93, 177, 261, 345, 429.
+    obs = nvidia_smi_xml.read(_xml_with_lost(), "x.xml", "dgx03")
+    assert [(g.source.line, g.index, g.pci_bus_id, g.lost) for g in obs.gpus] == [
+        (9, 0, "0000:18:00.0", None),
+        (93, 1, "0000:2a:00.0", None),
+        (177, 3, "0000:5d:00.0", None),
+        (261, 4, "0000:9a:00.0", None),
+        (345, 5, "0000:ab:00.0", None),
+        (429, 6, "0000:ba:00.0", None),
+        (1, 2, "0000:3a:00.0", "Unknown Error"),
+    ]
+    assert not obs.files[0].partial
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # <attached_gpus> is the file's line 7 (+1): an error in the report keeps the file's numbering.
+        (("<attached_gpus>7<", "<attached_gpus>x7<"), "x.xml:8:5: <attached_gpus> is 'x7'"),
+        (("<attached_gpus>7<", "<attached_gpus>6<"), "x.xml:1: <attached_gpus> says 6 but the file reports 6 GPUs"),
+    ],
+)
+def test_xml_with_the_lost_line_refuses_at_the_files_lines(change: tuple[str, str], message: str) -> None:
+    with pytest.raises(TopologError) as err:
+        nvidia_smi_xml.read(_xml_with_lost(change), "x.xml", "dgx03")
+    assert str(err.value).startswith(message)
+
+
+def test_text_before_the_xml_is_refused_not_skipped() -> None:
+    # Any other line before the document: the fast reader skipped it (read as if absent), the located one
+    # refused it; now both refuse, at line 1.
+    with pytest.raises(TopologError) as err:
+        nvidia_smi_xml.read("hello\n" + DGX03_XML.read_text(), "x.xml", "dgx03")
+    assert str(err.value).startswith("x.xml:1:1: not well-formed XML")
+
+
+def test_verify_xml_with_a_lost_gpu(tmp_path: Path) -> None:
+    # As with the text: dgx03's XML findings on the same GPUs (OBS001 gpu1, gpu4; OBS004 gpu6; OBS006 gpu7),
+    # plus OBS004 on gpu2, the lost one.
+    obs = tmp_path / "obs" / "dgx03"
+    obs.mkdir(parents=True)
+    (obs / "nvidia-smi.xml").write_text(_xml_with_lost())
+    code, out, err = run_cli(
+        "verify",
+        str(ROOT / "inventories" / "dgx-h100-pod.yaml"),
+        "--observed",
+        str(obs.parent),
+        "--observed-now",
+        "2026-12-06T09:00:00Z",
+        "--format",
+        "json",
+    )
+    assert code == 1, err
+    found = sorted((f["rule"], f["subjects"]) for f in json.loads(out)["findings"] if f["rule"].startswith("OBS"))
+    assert found == [
+        ("OBS001", ["dgx03/gpu1"]),
+        ("OBS001", ["dgx03/gpu4"]),
+        ("OBS004", ["dgx03/gpu2"]),
+        ("OBS004", ["dgx03/gpu6"]),
+        ("OBS006", ["dgx03/gpu7"]),
+    ]

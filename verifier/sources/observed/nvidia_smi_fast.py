@@ -154,6 +154,8 @@ def header(text: str) -> tuple[int, str]:
     """Where the first `<gpu>` starts (or the root's end) and the header before it; Unusual when the
     document is not one closed <nvidia_smi_log> without entity declarations.
     """
+    if text[: max(text.find("<"), 0)].strip("\ufeff \t\r\n"):
+        raise Unusual("prolog")  # text before the document: the located reader refuses it at its line
     closing = text.rfind("</nvidia_smi_log>")
     if closing < 0 or text[closing + len("</nvidia_smi_log>") :].strip():
         raise Unusual("root")  # not closed (truncated): the located reader says where it ends

@@ -114,7 +114,7 @@ class _Node:
 
 
 @dataclass(frozen=True, slots=True)
-class _Lost:
+class Lost:
     """One GPU nvidia-smi could not open: the line, its index and bus id where printed, and NVML's words."""
 
     line: int
@@ -123,7 +123,7 @@ class _Lost:
     message: str
 
 
-def _lost(stripped: str, number: int, filename: str) -> _Lost | None:
+def _lost(stripped: str, number: int, filename: str) -> Lost | None:
     """The lost GPU `stripped` names, None when it is no such line; TopologError when it names a GPU in no
     way nvidia-smi does.
     """
@@ -145,10 +145,10 @@ def _lost(stripped: str, number: int, filename: str) -> _Lost | None:
             f"nvidia-smi could not open GPU {name[:40]!r}, which is no PCI bus id; expected e.g. "
             "'Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error'",
         )
-    return _Lost(number, index, bus, message)
+    return Lost(number, index, bus, message)
 
 
-def _parse(text: str, filename: str, lost_gpus: list[_Lost]) -> _Node:
+def _parse(text: str, filename: str, lost_gpus: list[Lost]) -> _Node:
     """The tree of `text`'s lines; TopologError at the first line not in nvidia-smi -q's shape. The lines
     naming a GPU nvidia-smi could not open go to `lost_gpus`.
     """
@@ -397,7 +397,7 @@ class _Reader:
 def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs of one `nvidia-smi -q` file (for one host). TopologError with file:line on bad input."""
     host = host_of_file(host, filename, _TOOL, IN_HOST_FOLDER)
-    lost: list[_Lost] = []
+    lost: list[Lost] = []
     root = _parse(text, filename, lost)
     reader = _Reader(filename)
     when = reader.timestamp(root)
@@ -433,30 +433,63 @@ def _with_lost(
     reader: _Reader,
     root: _Node,
     blocks: list[_Node],
-    lost: list[_Lost],
+    lost: list[Lost],
     attached: int | None,
     host: str,
     when: datetime | None,
 ) -> Observations:
-    """A report with GPUs nvidia-smi could not open: each an observation (`lost`) beside the GPUs reported.
-
-    nvidia-smi numbers the GPUs 0..Attached-1 and reports them in that order, a lost one by its line
-    instead of its block; where every lost GPU's index is known, the blocks take the other indexes in
-    order. Where a lost GPU is named only by bus id and the file counts every GPU, its index is its place
-    in bus id order, NVML's order (the readers take a GPU's position as its index on that ground), but
-    only where the reported GPUs are themselves in that order; else no position is an index (None:
-    matched by bus id or UUID). A file without Attached GPUs (nvidia-smi stopped at the lost GPU) proves
-    no other GPU missing.
-    """
+    """A report with GPUs nvidia-smi could not open: each an observation (`lost`) beside the GPUs reported."""
     filename = reader.filename
-    total = len(blocks) + len(lost)
-    if attached is not None and attached < total:
+    if attached is not None and attached < len(blocks) + len(lost):
         found = root.get("Attached GPUs")
         assert found is not None
         raise TopologError.at(
             SourceLocation(filename, found.line),
             f"Attached GPUs says {attached} but the file reports {len(blocks)} GPUs and {len(lost)} it could not open",
         )
+    gpus, whole = add_lost([reader.gpu(b, None, host, when) for b in blocks], lost, attached, filename, host, when)
+    file = ObservedFile(filename, FORMAT, host, when, not whole, attached, reader.text(root, "Driver Version"))
+    return Observations(gpus=gpus, files=(file,), hosts=(host,))
+
+
+def lost_lines(text: str, filename: str) -> tuple[list[Lost], int]:
+    """The lost-GPU lines that open `text` (nvidia-smi's stderr before its -q -x report, captured with 2>&1)
+    and how many lines they take (blank lines among them too); ([], 0) when it opens otherwise.
+    """
+    found: list[Lost] = []
+    taken = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip().lstrip("\ufeff")
+        if not stripped:
+            continue
+        lost = _lost(stripped, number, filename)
+        if lost is None:
+            break
+        found.append(lost)
+        taken = number
+    return found, taken
+
+
+def add_lost(
+    gpus: list[GpuObservation],
+    lost: list[Lost],
+    attached: int | None,
+    filename: str,
+    host: str,
+    when: datetime | None,
+) -> tuple[tuple[GpuObservation, ...], bool]:
+    """The GPUs reported (`gpus`, no index yet) and those said lost, as observations; and whether the file
+    counts every GPU with them (its indexes are then nvidia-smi's).
+
+    nvidia-smi numbers the GPUs 0..Attached-1 and reports them in that order, a lost one by its line
+    instead of its report; where every lost GPU's index is known, the reported GPUs take the other
+    indexes in order. Where a lost GPU is named only by bus id and the file counts every GPU, its index is
+    its place in bus id order, NVML's order (the readers take a GPU's position as its index on that
+    ground), but only where the reported GPUs are themselves in that order; else no position is an index
+    (None: matched by bus id or UUID). A file without Attached GPUs (nvidia-smi stopped at the lost GPU)
+    proves no other GPU missing.
+    """
+    total = len(gpus) + len(lost)
     seen: dict[object, int] = {}
     for x in lost:
         if x.index is not None and attached is not None and x.index >= attached:
@@ -471,9 +504,9 @@ def _with_lost(
                     f"GPU {key[1]} is said lost at line {seen[key]} already; expected each GPU once",
                 )
     whole = attached is not None and attached == total
-    gpus = [reader.gpu(b, None, host, when) for b in blocks]
     lost = _indexed(lost, gpus) if whole else lost
     indexed = whole and all(x.index is not None for x in lost)
+    gpus = [replace(g, index=None) for g in gpus]
     if indexed:
         free = [i for i in range(total) if i not in {x.index for x in lost}]
         gpus = [replace(g, index=i) for g, i in zip(gpus, free, strict=True)]
@@ -496,14 +529,10 @@ def _with_lost(
                 lost=x.message,
             )
         )
-    return Observations(
-        gpus=tuple(gpus),
-        files=(ObservedFile(filename, FORMAT, host, when, not indexed, attached, reader.text(root, "Driver Version")),),
-        hosts=(host,),
-    )
+    return tuple(gpus), indexed
 
 
-def _indexed(lost: list[_Lost], gpus: list[GpuObservation]) -> list[_Lost]:
+def _indexed(lost: list[Lost], gpus: list[GpuObservation]) -> list[Lost]:
     """`lost` with the index of each one named only by bus id: its place among every GPU in bus id order,
     where the reported GPUs are in that order and the indexes printed agree with it; else as given.
     """

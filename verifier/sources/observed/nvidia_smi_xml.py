@@ -18,9 +18,9 @@ import re
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from verifier.core.errors import TopologError
+from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.sources.importers.safe_xml import Element, parse_xml_bytes
-from verifier.sources.observed import nvidia_smi_fast
+from verifier.sources.observed import nvidia_smi_fast, nvidia_smi_text
 from verifier.sources.observed.model import (
     IN_HOST_FOLDER,
     GpuObservation,
@@ -205,11 +205,44 @@ def _fast(text: str, filename: str, host: str) -> Observations:
 def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs of one `nvidia-smi -q -x` file (for one host). TopologError with file:line on bad input."""
     host = host_of_file(host, filename, "nvidia-smi -q -x", IN_HOST_FOLDER)
+    lost, taken = nvidia_smi_text.lost_lines(text, filename)
+    if lost:
+        return _with_lost(text, filename, host, lost, taken)
     try:
         return _fast(text, filename, host)
     except nvidia_smi_fast.Unusual:
         # read with the located reader: the same observations, or an error at its file:line:col
         return read_located(text, filename, host)
+
+
+def _with_lost(text: str, filename: str, host: str, lost: list[nvidia_smi_text.Lost], taken: int) -> Observations:
+    """A report captured with nvidia-smi's lines for GPUs it could not open before it (2>&1): the report
+    read after them (its lines numbered as in the file), the lost GPUs beside its GPUs as the text reader
+    has them (nvidia_smi_text.add_lost).
+    """
+    body = text.split("\n", taken)[-1] if taken else text
+    try:
+        try:
+            obs = _fast(body, filename, host)
+        except nvidia_smi_fast.Unusual:
+            obs = read_located(body, filename, host)
+    except TopologError as err:
+        raise TopologError(
+            Diagnostic(SourceLocation(d.location.file, d.location.line + taken, d.location.col), d.message)
+            if d.location.file == filename and d.location.line
+            else d
+            for d in err.diagnostics
+        ) from None
+    shifted = [replace(g, source=SourceLocation(filename, g.source.line + taken, g.source.col)) for g in obs.gpus]
+    first = obs.files[0]
+    if first.attached is not None and first.attached < len(shifted) + len(lost):
+        raise TopologError.at(
+            SourceLocation(filename, lost[0].line),
+            f"<attached_gpus> says {first.attached} but the file reports {len(shifted)} GPUs and {len(lost)} "
+            "it could not open",
+        )
+    gpus, whole = nvidia_smi_text.add_lost(shifted, lost, first.attached, filename, host, first.observed_at)
+    return Observations(gpus=gpus, files=(replace(first, partial=not whole),), hosts=(host,))
 
 
 def read_located(text: str, filename: str, host: str) -> Observations:
