@@ -39,6 +39,7 @@ RELATIONS: frozenset[str] = frozenset(
         "spec",
         "feature",
         "mig_profile",
+        "model_memory_type",
         "link",
         "link_attr",
         "link_plan",
@@ -195,6 +196,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     spec_rows: list[Row] = []
     feature_rows: list[Row] = []
     mig_rows: list[Row] = []
+    memory_type_rows: list[Row] = []
     for name in sorted(inv.models):
         m = inv.models[name]
         info_rows.append((name, m.vendor, m.kind))
@@ -204,6 +206,8 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
             feature_rows.append((name, f))
         for profile, count in m.mig:
             mig_rows.append((name, profile, count, mig_memory_mb(profile) or 0))
+        if m.memory_type:
+            memory_type_rows.append((name, m.memory_type))
 
     return {
         "object": whole.rows("object", obj_rows),
@@ -213,6 +217,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
         "spec": spec_rows,
         "feature": feature_rows,
         "mig_profile": mig_rows,
+        "model_memory_type": memory_type_rows,
         "link": whole.rows("link", link_rows),
         "link_attr": whole.rows("link_attr", attr_rows),
         "link_plan": plan_rows,

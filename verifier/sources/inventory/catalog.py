@@ -83,6 +83,7 @@ def _parse_model(m: YMap, problems: Problems) -> CatalogModel | None:
             specs[key] = value
 
     mem = problems.mapping(m, "memory", what)
+    mtype: str | None = None
     if mem is not None:
         problems.keys(mem, ("type", "size", "bandwidth"), f"memory of {what}")
         mtype = problems.text(mem, "type", f"memory of {what}")
@@ -137,7 +138,7 @@ def _parse_model(m: YMap, problems: Problems) -> CatalogModel | None:
         features.update(("mig", "partitioning"))
     if name is None or vendor is None or kind is None or source is None:
         return None
-    return CatalogModel(name, vendor.lower(), kind, specs, frozenset(features), source, m.loc, mig)
+    return CatalogModel(name, vendor.lower(), kind, specs, frozenset(features), source, m.loc, mig, mtype)
 
 
 MIG_PROFILE = re.compile(r"([1-7])g\.([1-9][0-9]{0,8})gb")

@@ -312,6 +312,8 @@ class CatalogModel(Frozen):
     loc: SourceLocation
     mig: tuple[tuple[str, int], ...] = ()
     """MIG profiles the model can be partitioned into ("3g.40gb") and how many instances of each fit one GPU."""
+    memory_type: str | None = None
+    """The type of memory the model takes or carries, as its catalogue entry writes it ("DDR5", "LPDDR5X", "HBM3")."""
 
 
 @dataclass(repr=False, eq=False)
