@@ -39,6 +39,7 @@ def job_needs(job: Job) -> list[tuple[str, int]]:
         ("min_pair_mbps", job.min_pair_mbps),
         ("min_fabric_mbps", job.min_fabric_mbps),
         ("max_nodes", job.max_nodes),
+        ("min_nodes", job.min_nodes),
         ("rail_aligned", 1 if job.rail_aligned else None),
         ("hbm_per_replica_mb", replica_memory(job.model).total_mb if job.model is not None else None),
         ("replicas", job.replicas),

@@ -1098,7 +1098,9 @@ class _Picker:
             fabric_of.update(dict.fromkeys(held, fabric))
         gpus.sort()
         if tp > 1:
-            members = tp_members(gpus, need, tp, node_of, self.scaleup_of(), _fullest_first(job))
+            members = tp_members(gpus, need, tp, node_of, self.scaleup_of(), bool(_fullest_first(job)))
+        elif job.min_nodes is not None:
+            members = _spread(gpus, need, node_of, job.min_nodes)
         else:
             members = _fewest_nodes(gpus, need, node_of) if _fullest_first(job) else gpus[:need]
         return members, node_of, fabric_of
@@ -1156,11 +1158,30 @@ def _shown(judged: _Judged) -> Shown:
     return (domain, members, count, worst, cost)
 
 
-def _fullest_first(job: Job) -> bool:
+def _fullest_first(job: Job) -> bool | tuple[str, int]:
     """Whether members come from the fullest nodes first: the rules judged max_nodes and
-    min_pair_mbps (pairs across nodes cross the fabric) on such a choice.
+    min_pair_mbps (pairs across nodes cross the fabric) on such a choice. A job of min_nodes
+    takes an equal share from that many nodes instead (`_spread`): ("spread", min_nodes), which
+    also keeps its shapes apart from the others' (this is part of every shape's key).
     """
+    if job.min_nodes is not None:
+        return ("spread", job.min_nodes)
     return job.max_nodes is not None or job.min_pair_mbps is not None
+
+
+def _spread(gpus: list[str], need: int, node: dict[str, str], nodes: int) -> list[str]:
+    """The members: need / nodes GPUs from each of `nodes` nodes holding that many, the fullest
+    first (ties by node name), as the rules judged min_nodes (place_nodes_spread); the fullest
+    nodes first if fewer hold the share (the rules then did not host the domain).
+    """
+    share = need // nodes
+    per: dict[str, list[str]] = defaultdict(list)
+    for g in gpus:
+        per[node[g]].append(g)
+    holding = sorted((n for n in per if len(per[n]) >= share), key=lambda n: (-len(per[n]), n))
+    if share < 1 or len(holding) < nodes:
+        return _fewest_nodes(gpus, need, node)
+    return sorted(g for n in holding[:nodes] for g in per[n][:share])
 
 
 def _fewest_nodes(gpus: list[str], need: int, node: dict[str, str]) -> list[str]:
@@ -1262,6 +1283,9 @@ def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deni
         return f"{domain}: {job.max_nodes} node{'s' if job.max_nodes != 1 else ''} hold at most {gpus}, {tail}"
     if what == "min_pair_mbps":
         return f"{domain}: worst GPU pair {rate_text(have)}, job needs {rate_text(need)}"
+    if what == "min_nodes":
+        share = job.gpus // need if need else job.gpus
+        return f"{domain}: {have} node{'s' if have != 1 else ''} hold {share} eligible GPUs each, job needs {need}"
     if what == "layout_mixed":
         return (
             f"{domain}: its {gpus} that each hold a layout share none: the smallest memory and the smallest "

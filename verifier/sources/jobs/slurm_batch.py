@@ -4,7 +4,8 @@ As sbatch reads them (sbatch(1)): options on lines that start with `#SBATCH`, be
 line that is neither a comment nor blank; later `#SBATCH` lines are ignored by sbatch, and a
 note says so. Read:
 
-    -N, --nodes=N[-M]            nodes (the minimum N is placed; N > 1 bounds the job to N nodes)
+    -N, --nodes=N[-M]            nodes (the minimum N is placed; N > 1 bounds the job to N nodes, and
+                                 with GPUs per node it runs on exactly N: min_nodes too)
     --gres=gpu[:type][:n]        GPUs per node (n defaults to 1)
     --gpus-per-node=[type:]n     GPUs per node
     --gpus-per-task=[type:]n     GPUs per task, with -n/--ntasks or --ntasks-per-node
@@ -508,6 +509,9 @@ def _job(
         accepts=accepts,
         scope="node" if one_node else "any",
         max_nodes=nodes_max if nodes_max is not None and nodes_max > 1 and not one_node else None,
+        # GPUs per node on N nodes: Slurm runs exactly N nodes of that many GPUs each, so N is also
+        # the least (an 8-GPU node must not take two 4-GPU nodes' shares).
+        min_nodes=nodes if per_node is not None and nodes is not None and nodes > 1 and not one_node else None,
         mig=mig,
         description=f"{what}: {gpus} {'MIG ' + mig + ' instances' if mig else 'GPUs'}",
         loc=name_opt.loc if name_opt else first,

@@ -83,6 +83,7 @@ class Job:
     fp64: bool = False
     scope: str = "any"
     max_nodes: int | None = None
+    min_nodes: int | None = None  # at least this many nodes, an equal share of the GPUs on each (Slurm's -N)
     min_pair_mbps: int | None = None
     min_fabric_mbps: int | None = None
     rail_aligned: bool = False
