@@ -80,7 +80,25 @@ def test_the_webhook_and_the_service_point_at_the_admission_endpoint() -> None:
 
 def test_the_webhook_asks_about_the_kinds_the_job_loading_reads() -> None:
     # resource (plural) -> kind, as the Kubernetes API names them.
-    kinds = {"jobs": "Job", "jobsets": "JobSet", "leaderworkersets": "LeaderWorkerSet", "workloads": "Workload"}
+    kinds = {
+        "jobs": "Job",
+        "cronjobs": "CronJob",
+        "statefulsets": "StatefulSet",
+        "deployments": "Deployment",
+        "jobsets": "JobSet",
+        "leaderworkersets": "LeaderWorkerSet",
+        "workloads": "Workload",
+        "pytorchjobs": "PyTorchJob",
+        "tfjobs": "TFJob",
+        "mpijobs": "MPIJob",
+        "xgboostjobs": "XGBoostJob",
+        "paddlejobs": "PaddleJob",
+        "jaxjobs": "JAXJob",
+        "mxjobs": "MXJob",
+        "trainjobs": "TrainJob",
+        "rayjobs": "RayJob",
+        "rayclusters": "RayCluster",
+    }
     (hook,) = _one("ValidatingWebhookConfiguration")["webhooks"]
     for rule in hook["rules"]:
         (resource,) = rule["resources"]
@@ -88,3 +106,6 @@ def test_the_webhook_asks_about_the_kinds_the_job_loading_reads() -> None:
         expected = API_GROUPS[kinds[resource]]
         assert any(e.startswith(group + "/") for e in expected), (resource, group, expected)
         assert rule["operations"] == ["CREATE", "UPDATE"]
+    # Every kind the job loading reads is asked about (Pod aside: a workload's pods are judged with it).
+    asked = {kinds[r] for rule in hook["rules"] for r in rule["resources"]}
+    assert asked == set(API_GROUPS) - {"Pod"}

@@ -88,6 +88,41 @@ def test_an_object_no_job_loader_reads_is_refused_not_allowed(server: Server) ->
     assert response["allowed"] is False and "cannot read this object as a job" in response["status"]["message"]
 
 
+# Kueue's sample Job (https://github.com/kubernetes-sigs/kueue/blob/main/site/static/examples/jobs/sample-job.yaml):
+# 3 pods of cpu 1 and 200Mi, no GPU. Written with a name (the sample has generateName).
+CPU_JOB = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "sample-job", "namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
+    "spec": {
+        "parallelism": 3,
+        "completions": 3,
+        "template": {
+            "spec": {
+                "containers": [{"name": "dummy-job", "resources": {"requests": {"cpu": 1, "memory": "200Mi"}}}],
+                "restartPolicy": "Never",
+            }
+        },
+    },
+}
+
+
+def test_a_job_that_asks_for_no_gpu_is_allowed(server: Server) -> None:
+    # Nothing the gate judges: a namespace's CPU-only Jobs pass the webhook, the reason said.
+    response = _answer(server, review(CPU_JOB))
+    assert response["allowed"] is True and response["status"]["code"] == 200
+    assert "asks for no GPU, nothing to gate" in response["status"]["message"]
+    assert "Job sample-job requests no GPU" in response["status"]["message"]
+
+
+def test_a_job_asking_for_a_gpu_it_cannot_say_is_still_denied(server: Server) -> None:
+    # The same Job with a GPU count that is no number: bad input, denied (never "no GPU").
+    spec = json.loads(json.dumps(CPU_JOB))
+    spec["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "eight"}}
+    response = _answer(server, review(spec))
+    assert response["allowed"] is False and "cannot read this object as a job" in response["status"]["message"]
+
+
 def test_delete_carries_no_object_and_is_allowed(server: Server) -> None:
     response = _answer(server, review(None, "DELETE"))
     assert response["allowed"] is True

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 
 from verifier.service.bodies import BadRequest
-from verifier.service.gate import admit_doc, not_placed_in_time
+from verifier.service.gate import NothingToGate, admit_doc, not_placed_in_time
 from verifier.service.revision import Revision
 from verifier.sources.jobs.principal_rules import PrincipalRule
 
@@ -76,6 +76,9 @@ def review_doc(
     try:
         # The verdict and the why-not reasons are all it answers with: only the best placement is named.
         admitted = admit_doc(revision, json.dumps(review.obj).encode(), principal_from, limit=1)
+    except NothingToGate as err:
+        # A CPU-only Job, Deployment, ... in a namespace the webhook watches: no GPU to gate.
+        return _answer(review.uid, True, f"asks for no GPU, nothing to gate ({err.message})", revision), True
     except BadRequest as err:
         return _answer(review.uid, False, f"topolog cannot read this object as a job: {err.message}", revision), False
     if admitted["admitted"] is True:

@@ -31,11 +31,18 @@ from verifier.service.config import ServeConfig, read_token
 from verifier.service.revision import Revision, build_revision
 from verifier.session.place_run import PlaceSettings, jobs_to_place, placements
 from verifier.sources.jobs.principal_rules import PrincipalRule
-from verifier.sources.jobs.read import read_jobs
+from verifier.sources.jobs.read import NoGpuRequested, read_jobs
 
 JOB_FILE = "request-body"
 """The name an admitted body is written under. No suffix: the job loading then tells a Slurm batch
 script from YAML by its text (a `.yaml` name would force YAML)."""
+
+
+class NothingToGate(BadRequest):
+    """A job file in which no workload asks for a GPU (verifier.sources.jobs.read.NoGpuRequested):
+    no job to place. `/v1/admit` answers it as any body that is no job (422); the admission
+    webhook allows the object, since a CPU-only Job or Deployment asks for nothing the gate judges.
+    """
 
 
 @dataclass
@@ -221,6 +228,8 @@ def admit_doc(
             # The jobs alone, as `place` reads them; the placement program is made only for a
             # placement from scratch (reading the rule pack for it is 10-40 ms of every admit).
             jobs = read_jobs([job], principal_from)
+        except NoGpuRequested as err:
+            raise NothingToGate("; ".join(_named(p, folder, {}) for p in problems(err)), 422) from None
         except TopologError as err:
             raise BadRequest("; ".join(_named(p, folder, {}) for p in problems(err)), 422) from None
         snapshot = revision.snapshot
