@@ -67,6 +67,12 @@ def test_the_slurm_reader_sets_the_node_count_both_ways() -> None:
     # -N 2 --gpus-per-node=4: 2 x 4 = 8 GPUs, on at most and at least 2 nodes.
     (job,) = read_jobs_text(_script("two", "-N 2 --gpus-per-node=4"), "two.sh", RULES)
     assert (job.gpus, job.max_nodes, job.min_nodes) == (8, 2, 2)
+    # -N 2 --ntasks-per-node=4 --gpus-per-task=1: 4 tasks x 1 GPU = 4 on each of 2 nodes, 8 GPUs.
+    (job,) = read_jobs_text(_script("t", "-N 2 --ntasks-per-node=4 --gpus-per-task=1"), "t.sh", RULES)
+    assert (job.gpus, job.max_nodes, job.min_nodes) == (8, 2, 2)
+    # -N 2 --ntasks=8 --gpus-per-task=1: the 8 tasks may sit unevenly on the 2 nodes: no least count.
+    (job,) = read_jobs_text(_script("u", "-N 2 --ntasks=8 --gpus-per-task=1"), "u.sh", RULES)
+    assert (job.gpus, job.max_nodes, job.min_nodes) == (8, 2, None)
     # --gpus=8 alone: no node count at all; -N 1: one node (scope node), no bound needed.
     (job,) = read_jobs_text(_script("g", "--gpus=8"), "g.sh", RULES)
     assert (job.max_nodes, job.min_nodes) == (None, None)

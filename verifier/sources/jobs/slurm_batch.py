@@ -428,6 +428,7 @@ def _job(
     kind: tuple[str | None, int] | None = None
     gpus = 0
     span = nodes or 1
+    even = per_node is not None  # every node of the job gets the same GPUs (so it runs on exactly N)
     if per_node is not None:
         kind, gpus = per_node, span * per_node[1]
         if nodes_max is not None and nodes is not None and nodes_max > nodes:
@@ -436,6 +437,10 @@ def _job(
     elif per_task is not None:
         tasks = ntasks or span * (per_node_tasks or 1)
         kind, gpus = per_task, tasks * per_task[1]
+        # -N N --ntasks-per-node=t --gpus-per-task=g: t x g GPUs on each of the N nodes.
+        even = nodes is not None and per_node_tasks is not None and tasks == nodes * per_node_tasks
+        if even and nodes_max is not None and nodes is not None and nodes_max > nodes:
+            nodes_max = nodes
     elif total is not None:
         kind, gpus = total, total[1]
     if kind is None:
@@ -509,9 +514,10 @@ def _job(
         accepts=accepts,
         scope="node" if one_node else "any",
         max_nodes=nodes_max if nodes_max is not None and nodes_max > 1 and not one_node else None,
-        # GPUs per node on N nodes: Slurm runs exactly N nodes of that many GPUs each, so N is also
-        # the least (an 8-GPU node must not take two 4-GPU nodes' shares).
-        min_nodes=nodes if per_node is not None and nodes is not None and nodes > 1 and not one_node else None,
+        # GPUs per node (or tasks per node of GPUs per task) on N nodes: Slurm runs exactly N nodes
+        # of that many GPUs each, so N is also the least (an 8-GPU node must not take two 4-GPU
+        # nodes' shares).
+        min_nodes=nodes if even and nodes is not None and nodes > 1 and not one_node else None,
         mig=mig,
         description=f"{what}: {gpus} {'MIG ' + mig + ' instances' if mig else 'GPUs'}",
         loc=name_opt.loc if name_opt else first,
