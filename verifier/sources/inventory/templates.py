@@ -682,6 +682,8 @@ class Expander:
         objects = self.sink.objects
         if (spec.overrides and name in spec.overrides) or len(name) > whole.room or name in objects:
             return self._instantiate(spec, parent, None, ns, index)
+        if self.sink.removed and name in self.sink.removed:  # put back where one was removed: _add_object
+            return self._instantiate(spec, parent, None, ns, index)
         if self.sink.unmade_objects and "/" in name and unmade_of(self.sink.unmade_objects, name) is not None:
             return self._instantiate(spec, parent, None, ns, index)
         labels = whole.labels
@@ -770,6 +772,8 @@ class Expander:
             return False
         oid = obj.id
         objects[oid] = obj
+        if self.sink.removed and oid in self.sink.removed:
+            self._put_back(oid)
         if "/" in oid:
             self.object_heads.add(oid.partition("/")[0])
         if self.sink.journal is not None:
@@ -1355,6 +1359,15 @@ class Expander:
                     plan=_plan(lk),
                 )
         return len(links) < count  # links are only taken out here, none added
+
+    def _put_back(self, oid: str) -> None:
+        """`oid` is made again after an override removed it (dgx05 sent back, its replacement racked
+        under the same name by an entry of its own): it and what it will hold are no longer removed,
+        so the links written to them from here on (the leaf cabling) are made, not left out.
+        """
+        removed = self.sink.removed
+        under = oid + "/"
+        removed.difference_update([r for r in removed if r == oid or r.startswith(under)])
 
     def _decommission(self, root: Obj, created: list[str]) -> bool:
         """Take `root` (an instance an override removes: `dgx17: {remove: true}`) out with everything
