@@ -39,7 +39,7 @@ import stat
 import tempfile
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -250,8 +250,11 @@ def _still_judged(live: Revision) -> bool:
     return now.stale == judged.stale
 
 
-def _quiet(files: Sequence[tuple[str, Path]]) -> None:
-    """Wait until no file of `files` was modified within QUIET_S seconds (at most QUIET_MAX_S).
+def _quiet(listed: Callable[[], list[tuple[str, Path]]]) -> list[tuple[str, Path]]:
+    """Wait until no file of `listed()` was modified within QUIET_S seconds (at most QUIET_MAX_S);
+    the files then. They are listed again after each wait: a file added meanwhile (a second policy
+    file copied in a moment after the first) is read and waited for too, where the list made before
+    the wait had the build refused as changed under it.
 
     A policy file rewritten in place, its first policy written, then its forbid a second later,
     reloaded (the watcher waits 0.4 s of silence) between the two: the gate allowed what the
@@ -260,13 +263,14 @@ def _quiet(files: Sequence[tuple[str, Path]]) -> None:
     """
     deadline = time.monotonic() + QUIET_MAX_S
     while True:
+        files = listed()
         now = time.time()
         # A time ahead of the clock (a file copied with its times, a skewed mount) says nothing of
         # a write going on now: left out rather than waited for.
         newest = max((m for m in map(_mtime, files) if m <= now + 1.0), default=0.0)
         wait = newest + QUIET_S - now
         if wait <= 0 or time.monotonic() + wait > deadline:
-            return
+            return files
         time.sleep(wait)
 
 
@@ -313,9 +317,7 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
     side = side_files(config)
     if live is not None:
         _still_in_place(live, config, side)
-    files = watched_files(config, side)
-    if live is not None:
-        _quiet(files)
+    files = watched_files(config, side) if live is None else _quiet(lambda: watched_files(config, side))
     before = _read(files)
     digests: dict[str, dict[str, str]] = {role: {} for role in ROLES}
     overall = hashlib.sha256()

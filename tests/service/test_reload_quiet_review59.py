@@ -1,0 +1,61 @@
+"""Review of the reload's quiet wait (3705678): a reload lists the files it is built from, then
+waits until none changed for QUIET_S (up to QUIET_MAX_S) before reading them.
+
+A policy file added while it waited (a second file copied into policies/ a moment after the first)
+was not in the list it had made: the files it read were not the folder's any more, and the build
+was refused as "changed while the revision was built", the reload answering ok: false for files
+that were whole and valid. The wait was milliseconds before (a build's own time), seconds now.
+The quiet wait is made deterministic here: the file is added by the wait itself (its first sleep).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from service.serve_helpers import copy_inputs
+
+from verifier.service import revision
+from verifier.service.bodies import AuthorizeRequest
+from verifier.service.config import ServeConfig
+from verifier.service.gate import authorize_doc
+from verifier.service.revision import build_revision
+
+SUSPEND = '@id("alice-suspended")\nforbid (principal == User::"alice", action, resource);\n'
+LATER = '@id("bob-suspended")\nforbid (principal == User::"bob", action, resource);\n'
+
+
+def test_a_policy_file_added_while_a_reload_waits_is_read_not_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = ServeConfig((copy_inputs(tmp_path),))
+    first = build_revision(config)
+    policies = tmp_path / "policies"
+    (policies / "suspend.cedar").write_text(SUSPEND)  # just written: the reload waits for quiet
+    real_sleep = time.sleep
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        if not waits:  # the reload's first wait: the second file arrives now
+            (policies / "later.cedar").write_text(LATER)
+        waits.append(seconds)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(revision.time, "sleep", sleep)
+    second = build_revision(config, first)
+    monkeypatch.undo()
+    assert waits, "the reload did not wait for quiet after a file was just written"
+    # Both new files are part of the revision: two more policy files than the first one.
+    assert set(second.files["policies"]) - set(first.files["policies"]) == {
+        str(policies / "suspend.cedar"),
+        str(policies / "later.cedar"),
+    }
+    # alice (team-nlp) and bob (team-vision) may schedule on their own team's nodes under the shipped
+    # policies (tenant-own-hardware): a100-n0 is team-nlp's, h100-n0 team-vision's. Each is denied
+    # by the one forbid naming them, so both new files are live.
+    for who, gpu, forbid in (("alice", "a100-n0/gpu0", "alice-suspended"), ("bob", "h100-n0/gpu0", "bob-suspended")):
+        asked = AuthorizeRequest(who, "schedule", gpu)
+        assert authorize_doc(first, asked)["decision"] == "ALLOW", who
+        doc = authorize_doc(second, asked)
+        assert (doc["decision"], [p["id"] for p in doc["policies"]]) == ("DENY", [forbid]), who
