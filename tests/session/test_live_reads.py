@@ -114,3 +114,17 @@ def test_a_slice_among_the_live_rules_keeps_what_the_read_relations_depend_on() 
     assert [r.head.relation for r in kept.rules] == ["node_domain", "reach", "reach"]
     assert [(st.relations, st.recursive) for st in strata_of(kept)] == [(("node_domain",), False), (("reach",), True)]
     assert kept.declarations == program.declarations
+
+
+def test_one_program_judged_again_on_other_rows() -> None:
+    # The rules' reads are worked out once per program (kept on it), what they match on every call:
+    # the same program asked with rail rows, then without, then with pending decisions.
+    program = parse_program(PROGRAM, "p.dl")
+    rail: dict[str, list[tuple[str | int, ...]]] = {"need": [("j", "rail", 1)], "paths": [("g", "n")]}
+    gpus: dict[str, list[tuple[str | int, ...]]] = {"need": [("j", "gpus", 8)], "paths": [("g", "n")]}
+    assert live_reads(program, rail, set()) == {"need", "asked", "paths"}
+    # By hand: need(_, "rail", 1) matches no row of ("j", "gpus", 8) and prices has none of its own
+    # reader's rows (budget not asked): nothing is live.
+    assert live_reads(program, gpus, set()) == set()
+    assert live_reads(program, {}, {"decided"}) == {"decided"}
+    assert live_reads(program, rail, set()) == {"need", "asked", "paths"}

@@ -31,36 +31,34 @@ def live_rules(program: Program, facts: Mapping[str, Sequence[Row]], pending: se
     count as matching anything.
     """
     seen: dict[tuple[str, int], set[Value]] = {}
+    judged: dict[_Read, bool] = {}  # rules share their reads of the inputs (`object(_, "gpu")`): judged once
 
-    def can_match(atom: Atom) -> bool:
-        rows = facts.get(atom.relation)
-        if atom.relation in pending:
+    def can_match(read: _Read) -> bool:
+        relation, constants = read
+        if relation in pending:
             return True
+        rows = facts.get(relation)
         if not rows:
             return False
-        for i, arg in enumerate(atom.args):
-            if isinstance(arg, Const):
-                values = seen.get((atom.relation, i))
-                if values is None:
-                    at = rows.values_at(i) if isinstance(rows, StampedRows) else {row[i] for row in rows}
-                    values = seen[(atom.relation, i)] = at
-                if arg.value not in values:
-                    return False
+        for i, value in constants:
+            values = seen.get((relation, i))
+            if values is None:
+                at = rows.values_at(i) if isinstance(rows, StampedRows) else {row[i] for row in rows}
+                values = seen[(relation, i)] = at
+            if value not in values:
+                return False
         return True
 
     # A rule can fire once each input atom can match and each relation it reads positively from
     # other rules can hold tuples: the least fixpoint, reached by counting each rule's unmet reads
     # down as relations become available (linear in the program, as a CI gate wants).
-    ready: list[tuple[Rule, set[str]]] = []
-    inputs = {name for name, decl in program.relations.items() if decl.is_input}
-    for rule in program.rules:  # every run, ~1,100 rules: one loop over each body, no generator
-        reads: set[str] = set()
-        for atom in rule.body:
-            if not isinstance(atom, Atom):
-                continue
-            if atom.relation not in inputs:
-                reads.add(atom.relation)
-            elif not can_match(atom):
+    ready: list[tuple[Rule, frozenset[str]]] = []
+    for rule, inputs, reads in _bodies(program):
+        for read in inputs:
+            fits = judged.get(read)
+            if fits is None:
+                fits = judged[read] = can_match(read)
+            if not fits:
                 break
         else:
             ready.append((rule, reads))
@@ -81,6 +79,39 @@ def live_rules(program: Program, facts: Mapping[str, Sequence[Row]], pending: se
             if not unmet[i]:
                 todo.append(ready[i][0].head.relation)
     return [rule for rule, reads in ready if reads <= available]
+
+
+_Read = tuple[str, tuple[tuple[int, Value], ...]]
+"""An atom's read of an input relation: the relation and its constants by position."""
+
+_BODIES = "_live_bodies"
+
+
+def _bodies(program: Program) -> list[tuple[Rule, tuple[_Read, ...], frozenset[str]]]:
+    """Per rule of `program`, in order: the reads of input relations its positive atoms make, and
+    the other relations they read. Worked out once per program (kept on it, as queries.py keeps its
+    queries): a verification asks live_rules twice, before and after its authorization decisions.
+    """
+    kept: list[tuple[Rule, tuple[_Read, ...], frozenset[str]]] | None = program.__dict__.get(_BODIES)
+    if kept is not None:
+        return kept
+    inputs = {name for name, decl in program.relations.items() if decl.is_input}
+    kept = []
+    for rule in program.rules:
+        reads: list[_Read] = []
+        derived: set[str] = set()
+        for atom in rule.body:
+            if not isinstance(atom, Atom):
+                continue
+            if atom.relation in inputs:
+                reads.append(
+                    (atom.relation, tuple((i, arg.value) for i, arg in enumerate(atom.args) if isinstance(arg, Const)))
+                )
+            else:
+                derived.add(atom.relation)
+        kept.append((rule, tuple(reads), frozenset(derived)))
+    object.__setattr__(program, _BODIES, kept)
+    return kept
 
 
 def relations_read(program: Program) -> set[str]:
