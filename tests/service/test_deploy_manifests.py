@@ -68,12 +68,12 @@ def test_the_deployment_runs_serve_with_options_it_has_and_tls_beyond_loopback()
 
 def test_the_webhook_and_the_service_point_at_the_admission_endpoint() -> None:
     service, webhook, deployment = _one("Service"), _one("ValidatingWebhookConfiguration"), _one("Deployment")
-    (hook,) = webhook["webhooks"]
-    target = hook["clientConfig"]["service"]
-    assert target["path"] == "/v1/admission" and hook["admissionReviewVersions"] == ["v1"]
-    assert hook["failurePolicy"] == "Fail"  # closed when no replica answers
-    assert (target["name"], target["namespace"]) == (service["metadata"]["name"], service["metadata"]["namespace"])
-    assert target["port"] in [p["port"] for p in service["spec"]["ports"]]
+    for hook in webhook["webhooks"]:  # the job kinds, and Deployments and StatefulSets where opted in
+        target = hook["clientConfig"]["service"]
+        assert target["path"] == "/v1/admission" and hook["admissionReviewVersions"] == ["v1"]
+        assert hook["failurePolicy"] == "Fail"  # closed when no replica answers
+        assert (target["name"], target["namespace"]) == (service["metadata"]["name"], service["metadata"]["namespace"])
+        assert target["port"] in [p["port"] for p in service["spec"]["ports"]]
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
 
@@ -99,13 +99,13 @@ def test_the_webhook_asks_about_the_kinds_the_job_loading_reads() -> None:
         "rayjobs": "RayJob",
         "rayclusters": "RayCluster",
     }
-    (hook,) = _one("ValidatingWebhookConfiguration")["webhooks"]
-    for rule in hook["rules"]:
+    rules = [rule for hook in _one("ValidatingWebhookConfiguration")["webhooks"] for rule in hook["rules"]]
+    for rule in rules:
         (resource,) = rule["resources"]
         (group,) = rule["apiGroups"]
         expected = API_GROUPS[kinds[resource]]
         assert any(e.startswith(group + "/") for e in expected), (resource, group, expected)
         assert rule["operations"] == ["CREATE", "UPDATE"]
     # Every kind the job loading reads is asked about (Pod aside: a workload's pods are judged with it).
-    asked = {kinds[r] for rule in hook["rules"] for r in rule["resources"]}
+    asked = {kinds[r] for rule in rules for r in rule["resources"]}
     assert asked == set(API_GROUPS) - {"Pod"}
