@@ -25,6 +25,8 @@ def test_ids_in_the_forms_tools_write_them() -> None:
     # memory size no catalogue model has).
     assert model_for_pci("0x10de", "0x2336") is None and model_for_pci(None, "0x2330") is None
     assert model_for_pci("10de", "2909") is None
+    # 10de:26b5 is the L40 (not the L40S) and 1002:740c names the MI250X and the MI250 alike.
+    assert model_for_pci("10de", "26b5") is None and model_for_pci("1002", "740c") is None
 
 
 def test_product_names_as_nvml_reports_them() -> None:
@@ -47,6 +49,11 @@ CURRENT = [
     ("10de", "2941", "NVIDIA GB200", "B200-GB200-186GB"),  # GB100 [HGX GB200]
     ("1002", "74a5", "AMD Instinct MI325X", "MI325X"),  # Aqua Vanjaram [Instinct MI325X]
     ("1002", "75a3", "AMD Instinct MI355X", "MI355X"),  # Aqua Vanjaram [Instinct MI355X]
+    # Names as nvidia-smi prints them in its GPU table on these cards (public pastes: "NVIDIA H100
+    # NVL ... 95830MiB / 400W", "NVIDIA L40S ... 46068MiB / 350W", lspci "AD104GL [L4] [10de:27b8]").
+    ("10de", "2321", "NVIDIA H100 NVL", "H100-NVL-94GB"),  # GH100 [H100 NVL]
+    ("10de", "26b9", "NVIDIA L40S", "L40S"),  # AD102GL [L40S]
+    ("10de", "27b8", "NVIDIA L4", "L4"),  # AD104GL [L4]
 ]
 
 
