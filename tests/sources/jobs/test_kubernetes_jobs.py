@@ -217,6 +217,21 @@ def test_gke_accelerator_selector() -> None:
     assert (job.gpus, job.scope, job.accepts) == (8, "node", ("H100-SXM5-80GB",))
 
 
+@pytest.mark.parametrize(
+    ("accelerator", "model"),
+    [
+        # GKE's accelerator names for A3 Ultra (HGX H200 141 GB SXM) and G2 (one L4 per 12 vCPU):
+        # one catalogue model each, so the job accepts that model only.
+        ("nvidia-h200-141gb", "H200-SXM-141GB"),
+        ("nvidia-l4", "L4"),
+    ],
+)
+def test_gke_accelerators_of_current_machine_types(accelerator: str, model: str) -> None:
+    text = _text(f"  nodeSelector:\n    cloud.google.com/gke-accelerator: {accelerator}\n" + GPU8)
+    job = next(iter(read_jobs_text(text, "pod.yaml", BY_NAMESPACE)))
+    assert job.accepts == (model,)
+
+
 def test_a_workload_scaled_to_zero_is_refused() -> None:
     # replicas 0: no group runs, so nothing is placed; said as bad input, never "0 of 0 placeable".
     text = (

@@ -28,7 +28,9 @@ GKE_ACCELERATORS = {
     "nvidia-h100-mega-80gb": "H100-SXM5-80GB",  # A3 Mega
     "nvidia-a100-80gb": "A100-SXM4-80GB",  # A2 Ultra
     "nvidia-tesla-a100": "A100-SXM4-40GB",  # A2 Standard
+    "nvidia-h200-141gb": "H200-SXM-141GB",  # A3 Ultra
     "nvidia-b200": "B200-HGX-180GB",  # A4
+    "nvidia-l4": "L4",  # G2
     "nvidia-gb200": "B200-GB200-186GB",  # A4X
 }
 
