@@ -65,6 +65,10 @@ Found` (open-gpu-kernel-modules issue 246); R525 goes on with the other GPUs' re
 _LOST_START = "Unable to determine the device handle for GPU"
 _LOST_START_OPEN = "Unable to determine the device handle for gpu"
 _BUS_FIRST = re.compile(r"([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f]+): (.+)")
+_WARNING = re.compile(r"WARNING: \S.*")
+"""nvidia-smi's own warning on stderr (`WARNING: infoROM is corrupted at gpu 0000:B3:00.0`: NVIDIA/gpu-operator
+issue 20, microsoft/pai issue 3756 of `nvidia-smi -q -x`), which a capture with 2>&1 puts before the -q -x report:
+not the report and no GPU state this reader judges, so passed over there (any other text is refused)."""
 _COUNT = re.compile(r"\d+")
 _U64 = 2**64 - 1
 _U32 = 2**32 - 1
@@ -454,13 +458,17 @@ def _with_lost(
 
 def lost_lines(text: str, filename: str) -> tuple[list[Lost], int]:
     """The lost-GPU lines that open `text` (nvidia-smi's stderr before its -q -x report, captured with 2>&1)
-    and how many lines they take (blank lines among them too); ([], 0) when it opens otherwise.
+    and how many lines they take (blank lines and nvidia-smi's `WARNING:` lines among them too); ([], 0)
+    when it opens otherwise.
     """
     found: list[Lost] = []
     taken = 0
     for number, raw in enumerate(text.splitlines(), 1):
         stripped = raw.strip().lstrip("\ufeff")
         if not stripped:
+            continue
+        if _WARNING.fullmatch(stripped):
+            taken = number
             continue
         lost = _lost(stripped, number, filename)
         if lost is None:

@@ -206,7 +206,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs of one `nvidia-smi -q -x` file (for one host). TopologError with file:line on bad input."""
     host = host_of_file(host, filename, "nvidia-smi -q -x", IN_HOST_FOLDER)
     lost, taken = nvidia_smi_text.lost_lines(text, filename)
-    if lost:
+    if taken:
         return _with_lost(text, filename, host, lost, taken)
     try:
         return _fast(text, filename, host)
@@ -216,9 +216,9 @@ def read(text: str, filename: str, host: str | None) -> Observations:
 
 
 def _with_lost(text: str, filename: str, host: str, lost: list[nvidia_smi_text.Lost], taken: int) -> Observations:
-    """A report captured with nvidia-smi's lines for GPUs it could not open before it (2>&1): the report
-    read after them (its lines numbered as in the file), the lost GPUs beside its GPUs as the text reader
-    has them (nvidia_smi_text.add_lost).
+    """A report captured with nvidia-smi's lines for GPUs it could not open (or its warnings) before it
+    (2>&1): the report read after them (its lines numbered as in the file), the lost GPUs beside its GPUs
+    as the text reader has them (nvidia_smi_text.add_lost).
     """
     body = text.split("\n", taken)[-1] if taken else text
     try:
@@ -234,6 +234,8 @@ def _with_lost(text: str, filename: str, host: str, lost: list[nvidia_smi_text.L
             for d in err.diagnostics
         ) from None
     shifted = [replace(g, source=SourceLocation(filename, g.source.line + taken, g.source.col)) for g in obs.gpus]
+    if not lost:  # nvidia-smi's warnings alone before the report: the report as read, at the file's lines
+        return replace(obs, gpus=tuple(shifted))
     first = obs.files[0]
     if first.attached is not None and first.attached < len(shifted) + len(lost):
         raise TopologError.at(
