@@ -50,7 +50,7 @@ class BoundedHeadProtocol(HttpToolsProtocol):
                 # Refused before the parser reads it: what it has not read, it does not keep.
                 self._refuse(431, f"the request head is over {HEAD_BYTES} bytes; expected at most {HEAD_BYTES}")
                 return
-            self._tail = data[-3:]
+            self._tail = (self._tail + data)[-3:]  # a read shorter than 3 bytes keeps the ones before it
         super().data_received(data)
 
     def _head_end(self, seen: int, data: bytes) -> int:
