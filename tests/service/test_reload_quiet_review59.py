@@ -10,6 +10,7 @@ The quiet wait is made deterministic here: the file is added by the wait itself 
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -32,15 +33,21 @@ def test_a_policy_file_added_while_a_reload_waits_is_read_not_refused(
     config = ServeConfig((copy_inputs(tmp_path),))
     first = build_revision(config)
     policies = tmp_path / "policies"
-    (policies / "suspend.cedar").write_text(SUSPEND)  # just written: the reload waits for quiet
-    real_sleep = time.sleep
+    (policies / "suspend.cedar").write_text(SUSPEND)
+    # Deterministic, whatever the machine's load: any file written within the hour is waited for
+    # (so suspend.cedar, just written, is), and the wait itself adds later.cedar, then ages every
+    # file by two hours, as if the quiet had come: the next look finds it and the reload reads.
+    monkeypatch.setattr(revision, "QUIET_S", 3600.0)
+    monkeypatch.setattr(revision, "QUIET_MAX_S", 7200.0)
     waits: list[float] = []
 
     def sleep(seconds: float) -> None:
-        if not waits:  # the reload's first wait: the second file arrives now
-            (policies / "later.cedar").write_text(LATER)
         waits.append(seconds)
-        real_sleep(seconds)
+        if len(waits) == 1:
+            (policies / "later.cedar").write_text(LATER)
+            old = time.time() - 7200
+            for f in tmp_path.rglob("*"):
+                os.utime(f, (old, old))
 
     monkeypatch.setattr(revision.time, "sleep", sleep)
     second = build_revision(config, first)
