@@ -172,7 +172,14 @@ def read_workload(
     groups = readers[kind](doc if kind == "Pod" else spec, what, p, notes)
     if len(p.items) == before and not any(ps.pods for sets in groups for ps in sets):
         # Scaled to zero (replicas, parallelism or count 0): "0 of 0 jobs placeable" would pass unjudged.
-        p.add(doc.loc, f"{what} runs no pod (a replica, parallelism or count of 0): nothing to place")
+        # It asks for no GPU now, as a CPU-only workload: a note beside the jobs that do (a namespace
+        # holds Deployments scaled to 0), NoGpuRequested where none does, so the webhook lets a GPU
+        # Deployment be scaled down to 0 rather than denying it.
+        said = f"{what} runs no pod (a replica, parallelism or count of 0)"
+        if cpu_only is not None:
+            cpu_only.append(Diagnostic(doc.loc, said))
+        else:
+            p.add(doc.loc, f"{said}: nothing to place")
         return []
     annotations = meta.get("annotations")
     if isinstance(annotations, YMap) and MIN_PARALLELISM in annotations:
