@@ -16,6 +16,8 @@ from pathlib import Path
 from cli_helpers import run_cli
 
 from verifier.sources.inventory.loader import load_inventory
+from verifier.sources.inventory.partial import partial_inventory
+from verifier.sources.inventory.raw_files import read_files
 
 ROOT = Path(__file__).resolve().parents[3]
 POD = ROOT / "inventories" / "dgx-h100-pod.yaml"
@@ -69,3 +71,38 @@ def test_verify_finds_the_replaced_node_on_the_fabric(tmp_path: Path) -> None:
         assert code == 1, err
         rules = sorted(f["rule"] for f in json.loads(out)["findings"])
         assert rules == ["TOPO005"], (engine, rules)
+
+
+# A fleet with no `{seq}` and no `parent:` (which partial.py leaves to the whole load): node05 of
+# 8 removed at the top level, and a node05 of another template written after it.
+PUT_BACK_FLEET = """\
+apiVersion: topolog.dev/v1
+kind: Inventory
+metadata: {name: put-back}
+templates:
+  box:
+    kind: node
+    children: [{name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2}]
+  big-box:
+    kind: node
+    children: [{name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 4}]
+objects:
+  - template: box
+    name: "node{i:02d}"
+    count: 8
+    overrides:
+      node05: {remove: true}
+  - {template: big-box, name: node05}
+"""
+
+
+def test_authorize_partial_load_leaves_a_put_back_node_to_the_whole_load(tmp_path: Path) -> None:
+    # authorize's partial load (partial.py) refused any removal (the whole load is the one that
+    # takes it into account); a put-back empties the removed set, so it must say so on its own.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(PUT_BACK_FLEET, encoding="utf-8")
+    assert partial_inventory(read_files([path]), ["node05/gpu0"]) is None
+    inv = load_inventory([path])
+    # 7 boxes of 1 + 2 objects and a big box of 1 + 4: 21 + 5 = 26; node05 has 4 GPUs.
+    assert len(inv.objects) == 26
+    assert sorted(o for o in inv.objects if o.startswith("node05/")) == [f"node05/gpu{g}" for g in range(4)]

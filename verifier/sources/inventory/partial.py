@@ -131,7 +131,7 @@ def _partial(docs: list[YMap], files: list[str], problems: Problems, wanted: str
             cables.append(spec_link)
     _merge_overrides(expander, copies)
     expander.finish()
-    if not plain or problems or sink.failed or sink.removed or sink.serves or sink.explicit_parents:
+    if not plain or problems or sink.failed or sink.removed or sink.put_back or sink.serves or sink.explicit_parents:
         return None  # nothing left out (the loader's own way is the one to take), or a problem to report
     known = set(sink.objects)
     heads: dict[str, frozenset[str]] = {}

@@ -122,6 +122,7 @@ class Sink(Record):
     promises: dict[str, tuple[str, ...]] = field(default_factory=dict)
     serves: list[tuple[str, str, SourceLocation]] = field(default_factory=list)
     removed: set[str] = field(default_factory=set)
+    put_back: bool = False  # an id made again after an override removed it (Expander._put_back)
     explicit_parents: list[str] = field(default_factory=list)  # objects placed with `parent:`
     journal: list[str] | None = None  # ids of objects and links added, while an override waits
     stamped: dict[str, str] = field(default_factory=dict)  # node id -> template (Inventory.stamped)
@@ -1368,6 +1369,7 @@ class Expander:
         removed = self.sink.removed
         under = oid + "/"
         removed.difference_update([r for r in removed if r == oid or r.startswith(under)])
+        self.sink.put_back = True
 
     def _decommission(self, root: Obj, created: list[str]) -> bool:
         """Take `root` (an instance an override removes: `dgx17: {remove: true}`) out with everything
