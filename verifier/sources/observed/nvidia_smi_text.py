@@ -65,10 +65,6 @@ Found` (open-gpu-kernel-modules issue 246); R525 goes on with the other GPUs' re
 _LOST_START = "Unable to determine the device handle for GPU"
 _LOST_START_OPEN = "Unable to determine the device handle for gpu"
 _BUS_FIRST = re.compile(r"([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f]+): (.+)")
-_WARNING = re.compile(r"WARNING: \S.*")
-"""nvidia-smi's own warning on stderr (`WARNING: infoROM is corrupted at gpu 0000:B3:00.0`: NVIDIA/gpu-operator
-issue 20, microsoft/pai issue 3756 of `nvidia-smi -q -x`), which a capture with 2>&1 puts before the -q -x report:
-not the report and no GPU state this reader judges, so passed over there (any other text is refused)."""
 _COUNT = re.compile(r"\d+")
 _U64 = 2**64 - 1
 _U32 = 2**32 - 1
@@ -457,25 +453,28 @@ def _with_lost(
 
 
 def lost_lines(text: str, filename: str) -> tuple[list[Lost], int]:
-    """The lost-GPU lines that open `text` (nvidia-smi's stderr before its -q -x report, captured with 2>&1)
-    and how many lines they take (blank lines and nvidia-smi's `WARNING:` lines among them too); ([], 0)
-    when it opens otherwise.
+    """The lines before a -q -x report's document and the lost GPUs they name: nvidia-smi's stderr captured
+    with 2>&1 (`Unable to determine the device handle ...`, `WARNING: infoROM is corrupted at gpu ...`:
+    NVIDIA/gpu-operator issue 20) or a container's banner (NVIDIA's CUDA images print `== CUDA ==` and the
+    CUDA version before the command's output). The report is read after them; a lost-GPU line among them
+    is a GPU beside the report's, any other line says nothing of the GPUs. Returns the lost GPUs and how
+    many lines come before the document; ([], 0) when the text opens with it or has no line that opens it.
     """
     found: list[Lost] = []
-    taken = 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        stripped = raw.strip().lstrip("\ufeff")
-        if not stripped:
-            continue
-        if _WARNING.fullmatch(stripped):
-            taken = number
-            continue
-        lost = _lost(stripped, number, filename)
-        if lost is None:
-            break
-        found.append(lost)
-        taken = number
-    return found, taken
+    number = 0
+    pos = 0
+    while pos < len(text):  # line by line up to the document only: a report's own lines are not split
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        number += 1
+        stripped = text[pos:end].strip().lstrip("\ufeff")
+        if stripped.startswith("<"):
+            return found, number - 1
+        lost = _lost(stripped, number, filename) if stripped else None
+        if lost is not None:
+            found.append(lost)
+        pos = end + 1
+    return [], 0
 
 
 def add_lost(

@@ -216,9 +216,9 @@ def read(text: str, filename: str, host: str | None) -> Observations:
 
 
 def _with_lost(text: str, filename: str, host: str, lost: list[nvidia_smi_text.Lost], taken: int) -> Observations:
-    """A report captured with nvidia-smi's lines for GPUs it could not open (or its warnings) before it
-    (2>&1): the report read after them (its lines numbered as in the file), the lost GPUs beside its GPUs
-    as the text reader has them (nvidia_smi_text.add_lost).
+    """A report with lines before it (nvidia_smi_text.lost_lines): the report read after them (its lines
+    numbered as in the file), the GPUs they say nvidia-smi could not open beside its GPUs as the text
+    reader has them (nvidia_smi_text.add_lost).
     """
     body = text.split("\n", taken)[-1] if taken else text
     try:
@@ -234,7 +234,7 @@ def _with_lost(text: str, filename: str, host: str, lost: list[nvidia_smi_text.L
             for d in err.diagnostics
         ) from None
     shifted = [replace(g, source=SourceLocation(filename, g.source.line + taken, g.source.col)) for g in obs.gpus]
-    if not lost:  # nvidia-smi's warnings alone before the report: the report as read, at the file's lines
+    if not lost:  # no GPU named before the report (a warning, a banner): the report as read, at the file's lines
         return replace(obs, gpus=tuple(shifted))
     first = obs.files[0]
     if first.attached is not None and first.attached < len(shifted) + len(lost):
