@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import sys
-from importlib import resources
 from pathlib import Path
 
 from verifier.authorization.policies import SCHEMA_FILE, _read_cedar, _validated, encoded, policy_files
@@ -21,7 +20,7 @@ from verifier.authorization.shipped_policies import DATA_NAME, FORMAT, cedar_rel
 from verifier.core.compiled_data import write_or_check
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.limits import Limits, use_limits
-from verifier.core.resources import shipped_policies_dir
+from verifier.core.resources import package_file, shipped_policies_dir
 
 
 def compiled_text() -> str:
@@ -54,7 +53,7 @@ def compiled_text() -> str:
 
 def data_path() -> Path:
     """Where the data file lives in this checkout (the package folder of verifier.authorization)."""
-    return Path(str(resources.files("verifier.authorization").joinpath(DATA_NAME)))
+    return package_file("verifier.authorization", DATA_NAME)
 
 
 def main(argv: list[str]) -> int:

@@ -20,8 +20,9 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
-from importlib import resources
 from importlib.machinery import PathFinder
+
+from verifier.core.resources import package_dir, package_file
 
 DATA_NAME = "shipped_policies.json"
 FORMAT = 1
@@ -58,7 +59,7 @@ def policies_digest(limits: str, cedar: str, schema_text: str, files: Sequence[t
     package's validating code.
     """
     digest = hashlib.sha256(f"topolog shipped policies {FORMAT}\0{limits}\0{cedar}\0".encode())
-    code = resources.files("verifier.authorization")
+    code = package_dir("verifier.authorization")
     for name in CODE:
         data = code.joinpath(name).read_bytes()
         digest.update(f"{name}\0{len(data)}\0".encode() + data)
@@ -71,6 +72,6 @@ def policies_digest(limits: str, cedar: str, schema_text: str, files: Sequence[t
 def data_bytes() -> bytes | None:
     """The compiled data's bytes as shipped; None when there are none (validate)."""
     try:
-        return resources.files("verifier.authorization").joinpath(DATA_NAME).read_bytes()
+        return package_file("verifier.authorization", DATA_NAME).read_bytes()
     except OSError:  # not compiled (a checkout before its first compile)
         return None

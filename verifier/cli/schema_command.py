@@ -6,7 +6,6 @@ what an editor checks against is exactly what the tests validated every inventor
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import click
@@ -14,6 +13,7 @@ import click
 from verifier.cli.errors import fail, guard
 from verifier.cli.output import write_file
 from verifier.core.errors import SourceLocation, TopologError
+from verifier.core.resources import package_file
 
 SCHEMA_FILE = ("schemas", "inventory.schema.json")
 """Where the inventory schema lives under the `verifier` package."""
@@ -23,7 +23,7 @@ KINDS = ("inventory", "jobs", "principals", "waivers", "config")
 
 def schema_text(kind: str) -> str:
     """The JSON Schema (draft 2020-12) of one kind of file, as shipped."""
-    return resources.files("verifier").joinpath("schemas", f"{kind}.schema.json").read_text(encoding="utf-8")
+    return package_file("verifier.schemas", f"{kind}.schema.json").read_text(encoding="utf-8")
 
 
 def inventory_schema_text() -> str:

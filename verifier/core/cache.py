@@ -310,10 +310,11 @@ def code_digest(package: str, files: tuple[str, ...]) -> bytes:
     if found is not None:
         return found
     import pickle
-    from importlib import resources
+
+    from verifier.core.resources import package_dir
 
     digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:2]}\0{pickle.HIGHEST_PROTOCOL}".encode())
-    folder = resources.files(package)
+    folder = package_dir(package)
     for name in files:
         digest.update(name.encode() + b"\0" + folder.joinpath(name).read_bytes() + b"\0")
     _code_digests[(package, files)] = found = digest.digest()
@@ -322,9 +323,9 @@ def code_digest(package: str, files: tuple[str, ...]) -> bytes:
 
 def package_digest(package: str) -> bytes:
     """code_digest of every module and data file (.py, .yaml, .json) of `package`."""
-    from importlib import resources
+    from verifier.core.resources import package_dir
 
-    names = resources.files(package).iterdir()
+    names = package_dir(package).iterdir()
     return code_digest(package, tuple(sorted(p.name for p in names if p.name.endswith((".py", ".yaml", ".json")))))
 
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from verifier.core.compiled_data import write_or_check
-from verifier.core.resources import shipped_rules_dir
+from verifier.core.resources import package_file, shipped_rules_dir
 from verifier.engine.loader import load_program
 from verifier.engine.program_data import FORMAT, encode_program, prepared
 from verifier.engine.rule_pack import shipped_files
@@ -58,7 +57,7 @@ def _dumped(data: dict[str, Any]) -> str:
 
 def data_path() -> Path:
     """Where the data file lives in this checkout (the package folder of verifier.engine)."""
-    found = resources.files("verifier.engine").joinpath(DATA_NAME)
+    found = package_file("verifier.engine", DATA_NAME)
     return Path(str(found))
 
 

@@ -10,13 +10,13 @@ import re
 import threading
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from lark import Lark, Token, Transformer, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation
 from verifier.core.limits import INT64_MAX, current_limits, exceeded
+from verifier.core.resources import package_file
 from verifier.engine.ast import (
     Aggregate,
     Atom,
@@ -72,7 +72,7 @@ def _lark(**options: Any) -> Lark:
     Building the LALR tables costs ~0.1 s per process; lark keys its cache on the grammar text
     and the options.
     """
-    grammar = resources.files("verifier.engine").joinpath("grammar.lark").read_text(encoding="utf-8")
+    grammar = package_file("verifier.engine", "grammar.lark").read_text(encoding="utf-8")
     return Lark(grammar, start=["program", "query"], parser="lalr", maybe_placeholders=False, cache=True, **options)
 
 

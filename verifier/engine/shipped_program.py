@@ -20,11 +20,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
 from verifier.core.gc_pause import collector_paused
-from verifier.core.resources import display_path, shipped_rules_dir
+from verifier.core.resources import display_path, package_dir, package_file, shipped_rules_dir
 from verifier.engine.ast import Program
 from verifier.engine.program_cache import PARSING_CODE
 from verifier.engine.program_data import FORMAT, decode_program
@@ -39,7 +38,7 @@ def pack_digest(files: Sequence[tuple[str, bytes]]) -> str:
     the code that parses and checks them.
     """
     digest = hashlib.sha256(f"topolog shipped program {FORMAT}\0".encode())
-    code = resources.files("verifier.engine")
+    code = package_dir("verifier.engine")
     for name in CODE:
         data = code.joinpath(name).read_bytes()
         digest.update(f"{name}\0{len(data)}\0".encode() + data)
@@ -88,7 +87,7 @@ def _compiled(text: bytes, files: Sequence[tuple[str, bytes]]) -> Program | None
 def _data_bytes() -> bytes | None:
     """The compiled data's bytes as shipped; None when there are none (parse)."""
     try:
-        return resources.files("verifier.engine").joinpath(DATA_NAME).read_bytes()
+        return package_file("verifier.engine", DATA_NAME).read_bytes()
     except OSError:  # not compiled (a checkout before its first compile)
         return None
 

@@ -15,10 +15,10 @@ import html
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 
 from verifier.checks.findings import Finding
 from verifier.checks.verify import VerifyReport
+from verifier.core.resources import package_dir
 from verifier.reports.drawing.dot import View, layout, penwidth
 from verifier.reports.drawing.model import MAX_LISTED, Drawing, Wire, build
 from verifier.reports.text_report import settings_lines
@@ -46,7 +46,7 @@ class Marked:
 
 def asset(name: str) -> str:
     """The text of a shipped asset (verifier/reports/assets/NAME)."""
-    return resources.files("verifier").joinpath(*ASSETS, name).read_text(encoding="utf-8")
+    return package_dir("verifier").joinpath(*ASSETS, name).read_text(encoding="utf-8")
 
 
 def render(report: VerifyReport) -> str:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from importlib import resources
 
 from verifier.core.cache import code_digest, entry_key, read_pickled, write_pickled
 from verifier.core.cache import enabled as cache_enabled
 from verifier.core.errors import TopologError
 from verifier.core.limits import Limits, use_limits
+from verifier.core.resources import package_file
 from verifier.sources.inventory import units
 from verifier.sources.inventory.model import LINK_KINDS, MODEL_KINDS, CatalogModel
 from verifier.sources.inventory.validate import Problems
@@ -204,7 +204,7 @@ _CODE = ("catalog.py", "model.py", "units.py", "validate.py", "yaml_source.py")
 
 
 def _catalogue_bytes() -> bytes:
-    return resources.files(_PACKAGE).joinpath("catalog.yaml").read_bytes()
+    return package_file(_PACKAGE, "catalog.yaml").read_bytes()
 
 
 def _parse_builtin_models(text: str) -> tuple[CatalogModel, ...]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 from verifier.core.limits import Limits, use_limits
+from verifier.core.resources import package_file
 from verifier.sources.inventory.catalog import builtin_models
 from verifier.sources.inventory.validate import Problems
 from verifier.sources.inventory.yaml_source import load_yaml_text
@@ -40,7 +40,7 @@ def device_ids() -> DeviceIds:
 
 
 def _parse_device_ids() -> DeviceIds:
-    text = resources.files("verifier.sources.inventory").joinpath("device_ids.yaml").read_text(encoding="utf-8")
+    text = package_file("verifier.sources.inventory", "device_ids.yaml").read_text(encoding="utf-8")
     doc = load_yaml_text(text, BUILTIN_FILE)
     problems = Problems()
     known = {m.name for m in builtin_models()}

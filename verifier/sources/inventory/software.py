@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 import yaml
 
 from verifier.core.frozen import Frozen
+from verifier.core.resources import package_file
 
 _RELEASE_RE = re.compile(r"^([0-9]{1,3})(?:\.([0-9]{1,3}))?(?:\.([0-9]{1,3}))?$")
 
@@ -66,7 +66,7 @@ def _release(text: str) -> int:
 @cache
 def software_table() -> SoftwareTable:
     """The shipped table, parsed once per process. A broken one is a bug, not bad input."""
-    text = resources.files("verifier.sources.inventory").joinpath("software.yaml").read_text(encoding="utf-8")
+    text = package_file("verifier.sources.inventory", "software.yaml").read_text(encoding="utf-8")
     # libyaml where PyYAML was built with it: the same data as safe_load (tests/sources compare
     # them), read in a fifth of the time by every command that loads an inventory.
     doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
