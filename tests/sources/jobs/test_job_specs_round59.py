@@ -141,8 +141,11 @@ def test_a_slurm_job_name_with_a_space() -> None:
 @pytest.mark.parametrize(
     ("gres", "mig", "noted"),
     [
-        # Slurm names a slice round(MiB / 1024) GiB: an A100-80GB's 3g.40gb (40,192 MiB) is 3g.39gb.
-        ("gpu:3g.39gb:1", "3g.40gb", True),
+        # Slurm names a slice round(MiB / 1024) GiB: an A100-80GB's 3g.40gb (40,192 MiB) is 3g.39gb,
+        # after the GPU's name (nvidia_a100_3g.39gb). With no GPU named it is kept as written
+        # (review R-JS: a profile of another model, H200's 1g.18gb, is no nearby 1g.20gb).
+        ("gpu:nvidia_a100_3g.39gb:1", "3g.40gb", True),
+        ("gpu:3g.39gb:1", "3g.39gb", False),
         # The A100 family's 2-slice profiles are 2g.10gb (A100-40GB) and 2g.20gb: 9 lies 1 below
         # 10 and 11 below 20, so 2g.10gb.
         ("gpu:nvidia_a100_2g.9gb:1", "2g.10gb", True),

@@ -280,7 +280,10 @@ def _type_words(gtype: str | None, loc: SourceLocation, script: _Script) -> tupl
     if gtype is None:
         return (), None
     if _MIG.match(gtype) and mig_memory_mb(gtype) is not None:
-        return (), _catalogue_profile(gtype, None, loc, script)
+        # A profile with no GPU before it is no name AutoDetect=nvml writes (it prefixes the GPU's
+        # name, _get_system_gpu_list_nvml in gpu_nvml.c): kept as written, never read as a nearby
+        # catalogue profile (H200's 1g.18gb is no 1g.20gb, B200's 1g.23gb no H100 NVL 1g.24gb).
+        return (), gtype
     typed = _TYPED_MIG.match(gtype.lower())
     if typed is not None and mig_memory_mb(typed.group("profile")) is not None:
         # AutoDetect=nvml names a MIG slice's GRES type after its GPU and profile ("a100_1g.5gb",
