@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -84,6 +83,10 @@ def write_file(path: Path, text: str) -> None:
         ) from None
     except OSError as err:
         raise TopologError.at(SourceLocation(str(path)), f"cannot write report: {err.strerror or err}") from None
+    # Imported here: tempfile pulls shutil and random (a few ms) into every run, most of which
+    # write to standard output.
+    import tempfile
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     except OSError as err:
