@@ -77,3 +77,15 @@ def test_an_error_in_the_report_keeps_the_files_line() -> None:
     with pytest.raises(TopologError) as err:
         nvidia_smi_xml.read(text, "x.xml", "dgx03")
     assert str(err.value).startswith("x.xml:16:5: <attached_gpus> is 'x7'")
+
+
+@pytest.mark.parametrize(
+    "line", ["Unable to determine the device handle for GPU0", "UNABLE TO DETERMINE THE DEVICE HANDLE FOR GPU 3A: x"]
+)
+def test_a_lost_gpu_line_not_read_is_refused_not_passed_over(line: str) -> None:
+    # Text before the report is passed over, but a line that says nvidia-smi could not open a GPU, in a shape
+    # not read (no NVML message; no bus id), is refused at its line (2, after the warning): passing it over
+    # would drop a lost GPU.
+    with pytest.raises(TopologError) as err:
+        nvidia_smi_xml.read(WARNING + line + "\n" + DGX03_XML.read_text(), "x.xml", "dgx03")
+    assert str(err.value).startswith("x.xml:2:")

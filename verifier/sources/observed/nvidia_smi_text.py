@@ -473,6 +473,12 @@ def lost_lines(text: str, filename: str) -> tuple[list[Lost], int]:
         lost = _lost(stripped, number, filename) if stripped else None
         if lost is not None:
             found.append(lost)
+        elif stripped.lower().startswith(_LOST_START.lower()):  # a GPU said lost in no shape read: not passed over
+            raise TopologError.at(
+                SourceLocation(filename, number),
+                "nvidia-smi could not open a GPU it names in no way read; expected e.g. "
+                "'Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error'",
+            )
         pos = end + 1
     return [], 0
 
