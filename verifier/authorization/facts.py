@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 11
+_FORMAT = 12
 Packed = tuple[int, dict[str, Sequence[Row]]]
 
 
@@ -181,9 +181,10 @@ def forbid_resource_eq(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> 
 
 def forbid_resource_is(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[Row]:
     """`forbid_resource_is(policy, type)`: a forbid scoped `resource is T` (or `resource is T in ...`) to a
-    group type (node, rack, pod or NVLink domain) for any action or for schedule. Jobs are
+    group type (node, rack, pod or NVLink domain) whose action scope names schedule. Jobs are
     scheduled on GPUs, and such a scope matches no request on a GPU: the forbid closes nothing there
-    (AUTHZ015).
+    (AUTHZ015). A forbid for every action (`action` unscoped) on nodes is one for draining and
+    administering them, requests made on the node itself: not judged (review R-PJ, round 13).
     """
     forbids = [p for p in setup.bundle.policies.values() if p.effect == "forbid"]
     if not forbids:
@@ -201,7 +202,7 @@ def forbid_resource_is(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> 
         elif isinstance(action, pst.ActionIn):
             actions = {a.id for a in action.entities}
         else:
-            actions = set(_SCHEDULING)
+            continue
         # Reserving a whole node by its id is a request of its own that a site may forbid by design;
         # scheduling is asked on GPUs only.
         if "schedule" in actions:
@@ -412,7 +413,7 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
                     rows["permitted_by"].extend((m, action, cls, policy) for policy in d.reasons for m in members)
                 for policy, message in d.errors:
                     rows["authz_error"].append((id_of(pc.representative), action, cls, policy, message))
-    rows["incident_permitted"] = _incident_permitted(setup, principal_classes, classes, id_of)
+    rows["incident_permitted"] = _incident_permitted(setup, principal_classes, classes, id_of, trees)
     return {**rows, "authz_class": class_rows}
 
 
@@ -439,12 +440,20 @@ def _incident_permitted(
     principal_classes: Sequence[EntityClass],
     classes: Sequence[tuple[str, str]],
     id_of: Callable[[str], str],
+    trees: Mapping[str, pst.Template],
 ) -> list[Row]:
     """(principal, class, policy): schedule decided ALLOW in the context {incident: true} on a class
     of quarantined GPUs: the shipped policies open quarantined hardware during an incident to on-call
     staff alone, and the context {} never shows who else an edited exception lets in (AUTHZ014), or
     that an intern is on the rota (AUTHZ017). Only classes whose GPUs are quarantined are asked (a
     class splits on `quarantined` when a policy reads it): a few requests per principal class.
+
+    A principal not on call (`on_call` false) is left out where the incident lets it in through an
+    exception written for chosen principals (`_choosing_policies`): a site whose rota is a team, the
+    team list, a role or named users (`unless { ... && principal in Team::"oncall" }`) let in whom it
+    chose, not everyone an exception that lost its condition lets in (review R-PJ, round 13). What
+    decides is the forbids the incident lifts (those that denied it in the context {}) or, where
+    none denied it, the permits that admit it in the incident.
     """
     graph = setup.graph
     asked = [(rep, cls) for rep, cls in classes if graph.attrs(rep).get("quarantined") is True]
@@ -453,13 +462,69 @@ def _incident_permitted(
     context = {"incident": True}
     requests = [Request(pc.representative, "schedule", rep, context) for pc in principal_classes for rep, _cls in asked]
     decisions = iter(setup.authorizer.decide(requests))
+    plain = iter(setup.authorizer.decide([Request(r.principal, r.action, r.resource) for r in requests]))
+    chosen = _choosing_policies(setup, trees)
     rows: list[Row] = []
     for pc in principal_classes:
         members: list[str] | None = None
+        on_rota: list[str] | None = None
         for _rep, cls in asked:
-            d = next(decisions)
+            d, before = next(decisions), next(plain)
             if d.allowed:
                 if members is None:
                     members = [id_of(m) for m in pc.members]
-                rows.extend((m, cls, policy) for policy in d.reasons for m in members)
+                    on_rota = [id_of(m) for m in pc.members if graph.attrs(m).get("on_call") is True]
+                # before.reasons of a Deny are the forbids that applied in the context {}.
+                lifted = () if before.allowed else before.reasons
+                by_design = any(p in chosen for p in (lifted or d.reasons))
+                judged = on_rota if by_design and on_rota is not None else members
+                rows.extend((m, cls, policy) for policy in d.reasons for m in judged)
     return rows
+
+
+def _choosing_policies(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> set[str]:
+    """Policies that let in principals chosen by who they are: a permit scoped `principal ==` or `in`
+    (`is ... in`), or a condition that lets in a principal by id, team (`principal in Team::"x"`,
+    `principal.teams.contains("x")`), role (`principal.role == "sre"`) or the rota (`principal.on_call`).
+    A condition lets in where it holds in a permit's `when` or a forbid's `unless`, and where it fails
+    in a permit's `unless` or a forbid's `when`. Under a `!` a comparison keeps principals out
+    (`principal.role != "intern"` chooses nobody), and the tenant chooses nobody either: the tenants'
+    permit reads it for everyone.
+    """
+    if not trees:
+        return set()
+    from cedarpy import pst
+
+    principal = pst.Var("principal")
+    role, teams = pst.GetAttr(base=principal, attr="role"), pst.GetAttr(base=principal, attr="teams")
+    on_call = pst.GetAttr(base=principal, attr="on_call")
+    chosen: set[str] = set()
+    for policy in setup.bundle.policies.values():
+        tree = trees[policy.id]
+        permit = policy.effect == "permit"
+        if permit and isinstance(tree.principal, pst.ScopeEq | pst.ScopeIn | pst.ScopeIsIn):
+            chosen.add(policy.id)
+            continue
+        for clause in tree.clauses:
+            stack: list[tuple[object, bool]] = [(clause.expr, isinstance(clause, pst.When) != permit)]
+            while stack and policy.id not in chosen:
+                node, negated = stack.pop()
+                if node == on_call and not negated:
+                    chosen.add(policy.id)
+                elif isinstance(node, pst.UnaryOp):
+                    stack.append((node.arg, negated != (node.op == "not")))
+                elif isinstance(node, pst.IfThenElse):
+                    stack.extend(((node.then_expr, negated), (node.else_expr, negated)))
+                elif isinstance(node, pst.BinaryOp):
+                    sides = (node.left, node.right)
+                    positive = (node.op in ("eq", "in", "contains") and not negated) or (
+                        node.op == "not_eq" and negated
+                    )
+                    if positive and (
+                        (node.op in ("eq", "in", "not_eq") and principal in sides)
+                        or (node.op in ("eq", "not_eq") and role in sides)
+                        or (node.op == "contains" and node.left == teams)
+                    ):
+                        chosen.add(policy.id)
+                    stack.extend((side, negated) for side in sides)
+    return chosen

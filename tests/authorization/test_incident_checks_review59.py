@@ -1,0 +1,121 @@
+"""AUTHZ014 (review R-PJ, round 13): a site whose incident rota is not the `on_call` attribute.
+
+AUTHZ014 reports principals not on call (`on_call` false) whom the context {incident: true} lets
+onto quarantined hardware. Sites write the rota other ways too: a team (`principal in
+Team::"oncall"`), the team list (`principal.teams.contains("oncall")`), a role (`principal.role ==
+"sre"`) or a named user. The exception is then written for those principals, and reporting them as
+"not on call" is a false alarm (an error). An exception that lost its principal condition (the
+shipped fault: quarantine-closed's `unless` without `principal.on_call`) or widened it to the tenant
+(`principal.tenant == resource.tenant`) still lets in principals nobody chose: still reported.
+
+Fleet: rack r0 (tenant render) holds node ws0 (quarantined) and ws1, one GPU each. Principals: team
+render (tenant render), team oncall (tenant render), rhea (engineer, in render), otto (sre, in render
+and oncall); nobody has `on_call: true`. tenant-own-hardware (shipped) admits render's principals to
+r0's GPUs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+INVENTORY = """apiVersion: topolog.dev/v1
+objects:
+  - name: r0
+    kind: rack
+    labels: {tenant: render}
+    children:
+      - {name: ws0, kind: node, labels: {quarantine: "true"}, children: [{name: gpu0, kind: gpu, model: RTX-4090}]}
+      - {name: ws1, kind: node, children: [{name: gpu0, kind: gpu, model: RTX-4090}]}
+"""
+
+PRINCIPALS = """apiVersion: topolog.dev/v1
+kind: Principals
+teams:
+  - {id: render, tenant: render}
+  - {id: oncall, tenant: render, role: sre}
+users:
+  - {id: rhea, teams: [render], role: engineer}
+  - {id: otto, teams: [render, oncall], role: sre}
+"""
+
+
+def _quarantine(exception: str, permit_scope: str = "principal", permit_condition: str = "") -> str:
+    """quarantine-closed and oncall-incident-access (policies/quarantine.cedar) with the rota written
+    as `exception` (the forbid's unless and the permit's condition) and `permit_scope`."""
+    extra = f" && {permit_condition}" if permit_condition else ""
+    return (
+        '@id("quarantine-closed")\n'
+        "forbid (principal, action, resource) when { resource.quarantined }\n"
+        f"unless {{ context has incident && context.incident{exception} }};\n"
+        '@id("oncall-incident-access")\n'
+        f'permit ({permit_scope}, action in [Action::"schedule", Action::"drain"], resource)\n'
+        f"when {{ resource.quarantined && context has incident && context.incident{extra} }};\n"
+    )
+
+
+def _authz014(tmp_path: Path, engine: str, quarantine: str) -> list[str]:
+    (tmp_path / "policies").mkdir()
+    for name in ("schema.cedarschema", "tenants.cedar"):
+        (tmp_path / "policies" / name).write_bytes((ROOT / "policies" / name).read_bytes())
+    (tmp_path / "policies" / "quarantine.cedar").write_text(quarantine)
+    (tmp_path / "principals.yml").write_text(PRINCIPALS)
+    (tmp_path / "inv.yaml").write_text(INVENTORY)
+    code, out, err = run_cli("verify", str(tmp_path / "inv.yaml"), "--format", "json", "--engine", engine)
+    assert code in (0, 1), err
+    return sorted(f["message"] for f in json.loads(out)["findings"] if f["rule"] == "AUTHZ014")
+
+
+def _message(count: int, named: str, policies: str) -> str:
+    return (
+        'Quarantined hardware opens during an incident: ws0 carry label quarantine "true", yet in the context '
+        f"{{incident: true}} {count} principal(s) not on call may schedule on their GPUs, the first by id {named} "
+        f"(permitted by {policies})."
+    )
+
+
+ENGINES = ["memory", "duckdb"]
+
+# Each rota lets in team oncall and otto (in oncall, role sre) or otto alone: the principals the site
+# chose, not an exception that lost its condition.
+ROTAS = {
+    "team": (' && principal in Team::"oncall"', 'principal in Team::"oncall"', ""),
+    "teams-attribute": (' && principal.teams.contains("oncall")', "principal", 'principal.teams.contains("oncall")'),
+    "role": (' && principal.role == "sre"', "principal", 'principal.role == "sre"'),
+    "named-user": (' && principal == User::"otto"', 'principal == User::"otto"', ""),
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("rota", sorted(ROTAS))
+def test_rota_written_without_on_call_is_not_reported(tmp_path: Path, engine: str, rota: str) -> None:
+    exception, scope, condition = ROTAS[rota]
+    assert _authz014(tmp_path, engine, _quarantine(exception, scope, condition)) == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_exception_without_principal_condition_is_reported(tmp_path: Path, engine: str) -> None:
+    # The shipped fault: the unless reads no principal, so the incident lifts the forbid for all four
+    # principals, and tenant-own-hardware admits them all (each is of tenant render); the permit reads
+    # nobody either. 4 principals, first by id oncall < otto < render (rhea is fourth); permitted by
+    # both policies (each admits every one of them).
+    assert _authz014(tmp_path, engine, _quarantine("")) == [
+        _message(4, "oncall, otto, render", "oncall-incident-access, tenant-own-hardware")
+    ]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_exception_widened_to_the_tenant_is_reported(tmp_path: Path, engine: str) -> None:
+    # The unless admits every principal of the hardware's tenant (render: all four) and the permit
+    # keeps the team rota: the forbid is lifted for all four, tenant-own-hardware admits all four.
+    # 4 principals, first three oncall, otto, render; permitted by tenant-own-hardware (all four) and
+    # oncall-incident-access (oncall and otto).
+    quarantine = _quarantine(" && principal.tenant == resource.tenant", 'principal in Team::"oncall"')
+    assert _authz014(tmp_path, engine, quarantine) == [
+        _message(4, "oncall, otto, render", "oncall-incident-access, tenant-own-hardware")
+    ]
