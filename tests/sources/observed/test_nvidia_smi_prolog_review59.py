@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from verifier.core.errors import TopologError
-from verifier.sources.observed import nvidia_smi_xml
+from verifier.sources.observed import nvidia_smi_text, nvidia_smi_xml
 
 ROOT = Path(__file__).resolve().parents[3]
 DGX03_XML = ROOT / "inventories" / "observed" / "dgx-h100-pod" / "dgx03" / "nvidia-smi.xml"
@@ -89,3 +89,23 @@ def test_a_lost_gpu_line_not_read_is_refused_not_passed_over(line: str) -> None:
     with pytest.raises(TopologError) as err:
         nvidia_smi_xml.read(WARNING + line + "\n" + DGX03_XML.read_text(), "x.xml", "dgx03")
     assert str(err.value).startswith("x.xml:2:")
+
+
+def test_bus_order_is_the_pci_numbers_not_the_text() -> None:
+    # Three GPUs in three PCI domains, as Hyper-V numbers them (nvidia-smi prints 8 digits; read as
+    # 0001, 3e3f8e05 and f1a2b3c). NVML's order is PCI's: 0x1 < 0x0F1A2B3C < 0x3E3F8E05, so the lost
+    # 0F1A2B3C is index 1 and the two blocks 0 and 2. As text "f1a2b3c" sorts last: 6a0f310 made it index 2
+    # and gave the block of 3E3F8E05 index 1, the lost GPU's (a finding on the wrong declared GPU).
+    text = (
+        "==============NVSMI LOG==============\n\nDriver Version                            : 535.129.03\n\n"
+        "Attached GPUs                             : 3\n"
+        "Unable to determine the device handle for GPU 0F1A2B3C:00:00.0: Unknown Error\n"
+        "GPU 00000001:00:00.0\n    Product Name                          : NVIDIA A100 80GB PCIe\n"
+        "GPU 3E3F8E05:00:00.0\n    Product Name                          : NVIDIA A100 80GB PCIe\n"
+    )
+    obs = nvidia_smi_text.read(text, "q.txt", "vm1")
+    assert [(g.index, g.pci_bus_id, g.lost) for g in obs.gpus] == [
+        (0, "0001:00:00.0", None),
+        (2, "3e3f8e05:00:00.0", None),
+        (1, "f1a2b3c:00:00.0", "Unknown Error"),
+    ]

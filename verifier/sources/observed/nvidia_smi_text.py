@@ -545,6 +545,12 @@ def add_lost(
     return tuple(gpus), indexed
 
 
+def _pci_order(bus: str) -> tuple[int, ...]:
+    """A normalised PCI bus id as the numbers PCI orders by (domain, bus, device, function). As text a domain
+    past 16 bits sorts by its digit count, not its value (Hyper-V's `f1a2b3c` after `3e3f8e05`)."""
+    return tuple(int(part, 16) for part in re.split(r"[:.]", bus))
+
+
 def _indexed(lost: list[Lost], gpus: list[GpuObservation]) -> list[Lost]:
     """`lost` with the index of each one named only by bus id: its place among every GPU in bus id order,
     where the reported GPUs are in that order and the indexes printed agree with it; else as given.
@@ -552,9 +558,11 @@ def _indexed(lost: list[Lost], gpus: list[GpuObservation]) -> list[Lost]:
     if all(x.index is not None for x in lost):
         return lost
     reported = [g.pci_bus_id or "" for g in gpus]  # a reported GPU always has its bus id
-    if any(x.bus is None for x in lost) or reported != sorted(reported) or len(set(reported)) != len(reported):
+    if any(x.bus is None for x in lost) or any(not b for b in reported):
         return lost
-    order = sorted([*reported, *[x.bus for x in lost if x.bus is not None]])
+    if reported != sorted(reported, key=_pci_order) or len(set(reported)) != len(reported):
+        return lost
+    order = sorted([*reported, *[x.bus for x in lost if x.bus is not None]], key=_pci_order)
     if len(set(order)) != len(order):
         return lost  # the duplicate is refused by the caller at its line
     place = {b: i for i, b in enumerate(order)}
