@@ -547,7 +547,8 @@ def add_lost(
 
 def _pci_order(bus: str) -> tuple[int, ...]:
     """A normalised PCI bus id as the numbers PCI orders by (domain, bus, device, function). As text a domain
-    past 16 bits sorts by its digit count, not its value (Hyper-V's `f1a2b3c` after `3e3f8e05`)."""
+    past 16 bits sorts by its digit count, not its value (Hyper-V's `f1a2b3c` after `3e3f8e05`).
+    """
     return tuple(int(part, 16) for part in re.split(r"[:.]", bus))
 
 
