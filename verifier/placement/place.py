@@ -1285,7 +1285,10 @@ def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deni
         return f"{domain}: worst GPU pair {rate_text(have)}, job needs {rate_text(need)}"
     if what == "min_nodes":
         share = job.gpus // need if need else job.gpus
-        return f"{domain}: {have} node{'s' if have != 1 else ''} hold {share} eligible GPUs each, job needs {need}"
+        # A MIG job's gpus count instances (a node holds its share on as many GPUs as that takes).
+        unit = f"MIG {job.mig} instance" if job.mig is not None else "eligible GPU"
+        held = f"{share} {unit}{'s' if share != 1 else ''}"
+        return f"{domain}: {have} node{'s' if have != 1 else ''} hold {held} each, job needs {need}"
     if what == "layout_mixed":
         return (
             f"{domain}: its {gpus} that each hold a layout share none: the smallest memory and the smallest "
