@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 12
+_FORMAT = 13
 Packed = tuple[int, dict[str, Sequence[Row]]]
 
 
@@ -413,6 +413,8 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
                     rows["permitted_by"].extend((m, action, cls, policy) for policy in d.reasons for m in members)
                 for policy, message in d.errors:
                     rows["authz_error"].append((id_of(pc.representative), action, cls, policy, message))
+    if rows["tenant_label_near"]:
+        rows["tenant_label_near"] = _labels_not_given(rows, setup)
     rows["incident_permitted"] = _incident_permitted(setup, principal_classes, classes, id_of, trees)
     return {**rows, "authz_class": class_rows}
 
@@ -433,6 +435,26 @@ def _tenant_labels_near(class_tenants: Sequence[Row], setup: AuthzSetup) -> list
         by_spelling.setdefault(_spelling(tenant), set()).add(tenant)
     labels = {str(row[1]) for row in class_tenants} - tenants - {""}
     return sorted((label, known) for label in labels for known in by_spelling.get(_spelling(label), ()))
+
+
+def _labels_not_given(rows: Mapping[str, Sequence[Row]], setup: AuthzSetup) -> list[Row]:
+    """tenant_label_near less each (label, tenant) where a permit that reads `resource.tenant` lets a
+    principal of that tenant schedule on GPUs with that label: the site's permits give the label to the
+    tenant (`principal.teams.contains(resource.tenant)` with team ml_a of tenant ml-a), so the label
+    is that tenant's hardware to Cedar (review R-PJ, round 13). Asked only when some label is near a
+    tenant (none on a fleet spelled one way): a pass over permitted_by then.
+    """
+    near = {(str(label), str(known)) for label, known in rows["tenant_label_near"]}
+    reads_label = {str(pol) for pol, attr in rows["policy_reads_resource"] if attr == "tenant"}
+    label_of = {str(cls): str(label) for cls, label in rows["class_tenant"]}
+    labels = {label for label, _known in near}
+    tenant_of = {p.id: p.tenant for p in setup.principals.sorted()}
+    given = {
+        (label_of[str(cls)], tenant_of.get(str(who), ""))
+        for who, action, cls, pol in rows["permitted_by"]
+        if action == "schedule" and str(pol) in reads_label and label_of.get(str(cls)) in labels
+    }
+    return sorted(near - given)
 
 
 def _incident_permitted(
