@@ -83,6 +83,12 @@ def test_numbers_paths_and_heads_a_client_should_not_send(tmp_path: Path) -> Non
         assert r.json()["error"] == (
             f"no endpoint '/v1/authorize/'; expected one of {ENDPOINTS}, /healthz, /readyz, /metrics"
         )
+        # A probe or scraper with a slash more gets what the path without it answers (a GET that
+        # changes nothing: no redirect needed; a 404 would fail a readiness probe that worked).
+        for probe in ("/healthz", "/readyz", "/metrics"):
+            plain, slashed = c.get(probe), c.get(probe + "/")
+            assert slashed.status_code == plain.status_code == 200 and "location" not in slashed.headers
+            assert slashed.headers["content-type"] == plain.headers["content-type"]
         # A path past 200 characters is shown cut, saying how long it was: "/" and 300 x = 301.
         r = c.get("/" + "x" * 300)
         assert r.status_code == 404

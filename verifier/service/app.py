@@ -331,6 +331,12 @@ def create_app(service: Service, lifespan: Callable[[Starlette], AsyncIterator[N
         Route("/healthz", _route(service, healthz), methods=["GET"]),
         Route("/readyz", _route(service, readyz), methods=["GET"]),
         Route("/metrics", _route(service, metrics), methods=["GET"]),
+        # Probes and scrapers configured with a slash more (`/healthz/`, Prometheus `metrics_path:
+        # /metrics/`) were followed through Starlette's redirect before it was turned off below: a
+        # GET that changes nothing is answered the same at both paths, so no probe starts failing.
+        Route("/healthz/", _route(service, healthz), methods=["GET"]),
+        Route("/readyz/", _route(service, readyz), methods=["GET"]),
+        Route("/metrics/", _route(service, metrics), methods=["GET"]),
     ]
     app = Starlette(
         routes=routes,
