@@ -18,6 +18,7 @@ import pytest
 
 from verifier.core.errors import TopologError
 from verifier.sources.observed import nvidia_smi_text, nvidia_smi_xml
+from verifier.sources.observed.sniff import sniff
 
 ROOT = Path(__file__).resolve().parents[3]
 DGX03_XML = ROOT / "inventories" / "observed" / "dgx-h100-pod" / "dgx03" / "nvidia-smi.xml"
@@ -109,3 +110,16 @@ def test_bus_order_is_the_pci_numbers_not_the_text() -> None:
         (2, "3e3f8e05:00:00.0", None),
         (1, "f1a2b3c:00:00.0", "Unknown Error"),
     ]
+
+
+def test_a_long_banner_before_the_report_is_still_sniffed_as_its_format() -> None:
+    # NGC framework images print a copyright line per bundled project before the command's output: 40 lines
+    # of 60 characters (2,400, past the 2,048 the root was looked for in) before dgx03's report. Sniffed as
+    # -q -x (was: "not a format topolog reads"), its 7 GPUs read 40 + 9 lines on (the banner, then line 8).
+    banner = "".join(
+        f"Copyright (c) 2014-2023 Bundled project {i:02d} contributors. Rights.\n"[:59] + "\n" for i in range(40)
+    )
+    assert len(banner) == 2400
+    text = BANNER + banner + DGX03_XML.read_text()
+    assert sniff(text) == "nvidia-smi-q-xml"
+    assert [g.source.line for g in nvidia_smi_xml.read(text, "x.xml", "dgx03").gpus][:2] == [8 + 49, 92 + 49]

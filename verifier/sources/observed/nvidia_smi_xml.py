@@ -39,9 +39,11 @@ _INT = re.compile(r"\s*(\d{1,20})\s*(x|%)?\s*")  # 20 digits: a 64-bit count; lo
 
 
 def looks_like(text: str) -> bool:
-    """Whether `text` is `nvidia-smi -q -x` output: an XML document whose root is <nvidia_smi_log>."""
-    head = text[:2048]
-    return "<nvidia_smi_log" in head
+    """Whether `text` is `nvidia-smi -q -x` output: an XML document whose root is <nvidia_smi_log>. The root
+    is looked for in the first 16 KiB: text before the document is read past (a container's banner, as NGC
+    images print before the command's output with a copyright line per bundled project, takes 2 KiB and more).
+    """
+    return "<nvidia_smi_log" in text[:16384]
 
 
 def _child(el: Element | None, *path: str) -> Element | None:
