@@ -1239,6 +1239,7 @@ _HAVING: dict[str, Callable[[Job], str]] = {
     "hbm": lambda job: f" {_hbm(job)}",
     "hbm_bandwidth": lambda job: f" with at least {rate_text(job.min_hbm_mbps or 0)} memory bandwidth",
     "fp64": lambda job: " with full-rate FP64",
+    "one_model": lambda job: " of its most eligible model (a job runs on one accelerator model)",
     "excluded": lambda job: f" without an excluded label ({', '.join(f'{k}={v}' for k, v in job.exclude)})",
     "healthy": lambda job: " in service (not down, drained or cut off from its host)",
     "software": lambda job: f" on nodes with the software ({_software(job)})",

@@ -16,11 +16,13 @@ rules/placement/lib/ derive from the job's facts reduces to this, per GPU profil
   `permitted`, or only the class "-" when no principals were loaded); else 13, eligible. The
   other stages (MIG, software, rail alignment, layout) need job facts a plain job has not;
 - a candidate domain is every domain of the job's scope (place_candidate); it hosts the job when
-  its eligible GPUs are at least the job's GPUs (place_need is the job's gpus; max_nodes,
+  its eligible GPUs of one model (place_kind: the model with the most, the smallest name among
+  equals) are at least the job's GPUs (place_need is the job's gpus; max_nodes,
   min_fabric_mbps and min_pair_mbps are not asked, so place_nodes_ok, place_fabric_ok and
   place_pair_ok hold for every domain whose count is enough);
 - a domain that does not host it is short first (place_first_short) at the first stage K after
-  which fewer GPUs than needed are left (place_stage_gpus: those whose first failure is after K).
+  which fewer GPUs than needed are left (place_stage_gpus: those whose first failure is after K),
+  else at `one_model` (enough eligible GPUs in all, too few of the domain's one model).
 
 A job is plain when its facts (verifier.facts.jobs.job_facts) are only in `job`, `job_scope`,
 `job_unit` (which only PLACE001's finding reads), `job_accepts`, `job_exclude` and `job_need` with
@@ -74,6 +76,9 @@ PLAIN_NEEDS = frozenset({"min_hbm_mb", "min_hbm_mbps", "fp64"})
 """The job_need keys a plain job may have: each judged on a profile's own figures."""
 ELIGIBLE = 13
 """place_first_fail's stage of a profile that passes every stage."""
+ONE_MODEL = 14
+"""In a judged domain's failures: eligible GPUs of another model than the domain's (place_kind);
+after every stage, so no stage's why-not subtracts them."""
 MODEL, HBM, HBM_BANDWIDTH, FP64, EXCLUDED, HEALTHY, AUTHORIZATION = 2, 4, 5, 6, 7, 8, 10
 """The stages (place_stage) a plain job's profiles can fail."""
 MAX_LABELLED = 256
@@ -211,20 +216,28 @@ class PlainPlacement:
         memo: dict[tuple[Value, ...], int] = {}
 
         def judge(entries: list[_Entry], excluding: bool) -> _Judged:
-            passed = 0
-            mask: list[bool] = []
-            failed: list[tuple[int, int]] = []
+            stages: list[int] = []
+            per_model: dict[str, int] = defaultdict(int)
             for figures, node, tag, gpus, _profile in entries:
                 stage = memo.get(figures)
                 if stage is None:
                     stage = memo[figures] = stage_of(figures)
                 if excluding and stage > EXCLUDED and ((node in excluded and node in self.nodes) or tag in excluded):
                     stage = EXCLUDED
-                mask.append(stage == ELIGIBLE)
+                stages.append(stage)
                 if stage == ELIGIBLE:
-                    passed += gpus
-                else:
-                    failed.append((stage, gpus))
+                    per_model[str(figures[0])] += gpus
+            # place_kind: the domain is judged on one model, the one with the most eligible GPUs
+            # (the smallest name among equals); another model's eligible GPUs count as ONE_MODEL's.
+            kind = min(per_model, key=lambda m: (-per_model[m], m)) if per_model else ""
+            passed = per_model.get(kind, 0)
+            mask: list[bool] = []
+            failed: list[tuple[int, int]] = []
+            for (figures, _node, _tag, gpus, _profile), stage in zip(entries, stages, strict=True):
+                mine = stage == ELIGIBLE and str(figures[0]) == kind
+                mask.append(mine)
+                if not mine:
+                    failed.append((ONE_MODEL if stage == ELIGIBLE else stage, gpus))
             return passed, tuple(mask), failed
 
         # Domains holding an excluded node or tag, judged one by one.
@@ -304,6 +317,8 @@ class PlainPlacement:
             if left < need:
                 what = self.stages[k]
                 return WhyNot(domain, what, left, need, why_not_message(job, domain, what, left, need, deniers))
+        if passed < need:  # enough eligible GPUs, too few of one model (place_short's one_model)
+            return WhyNot(domain, "one_model", passed, need, why_not_message(job, domain, "one_model", passed, need))
         raise AssertionError(f"{domain} does not host {job.name} and is short at no stage")  # pragma: no cover
 
     def _judge(self, engine: Backend, job: Job, families: list[Row]) -> Callable[[tuple[Value, ...]], int]:
