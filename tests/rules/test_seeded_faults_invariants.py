@@ -220,14 +220,15 @@ def test_a_seeded_invariant_fault_adds_exactly_its_findings(name: str, pristine:
 
 
 def test_an_unknown_mig_profile_is_refused_at_its_line(tmp_path: Path) -> None:
-    # notebooks.yaml line 14, column 7 is `mig: 1g.10gb`; 1g.12gb is no profile of any model (the
-    # catalogue's: 1g.10gb .. 7g.80gb on the 80 GB A100/H100, 1g.5gb .. 7g.40gb on the A100-40GB).
-    inventory = _seed(Edit("jobs/notebooks.yaml", "mig: 1g.10gb", "mig: 1g.12gb", frozenset()), tmp_path)
+    # notebooks.yaml line 14, column 7 is `mig: 1g.10gb`; 1g.11gb is no profile of any model (the
+    # catalogue's: 1g.10gb .. 7g.80gb on the 80 GB A100/H100, 1g.5gb .. 7g.40gb on the A100-40GB,
+    # 1g.12gb .. 7g.94gb on the H100 NVL).
+    inventory = _seed(Edit("jobs/notebooks.yaml", "mig: 1g.10gb", "mig: 1g.11gb", frozenset()), tmp_path)
     with pytest.raises(TopologError) as err:
         _findings(inventory)
     (diag,) = err.value.diagnostics
     assert (Path(diag.location.file).name, diag.location.line, diag.location.col) == ("notebooks.yaml", 14, 7)
-    assert "MIG profile '1g.12gb' is offered by no GPU model" in diag.message
+    assert "MIG profile '1g.11gb' is offered by no GPU model" in diag.message
     assert "H100-SXM5-80GB: 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb" in diag.message
     assert "A100-SXM4-40GB: 1g.5gb, 1g.10gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb" in diag.message
     code, _, err_text = run_cli("verify", str(inventory), "--jobs", str(inventory.parent / "jobs"))
