@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from verifier.authorization.classes import EntityClass, gpu_classes, partition, partition_gpus, policy_reads
 from verifier.authorization.entities import DOMAIN_TYPE, HARDWARE_TYPES, PRINCIPAL_TYPES, parse_uid
-from verifier.authorization.evaluate import ACTIONS, Request
+from verifier.authorization.evaluate import ACTIONS, Decision, Request
 from verifier.authorization.observed import walk
 from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.authorization.setup import AuthzSetup
@@ -402,11 +402,23 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     )
     conditions = condition_reads(setup, trees)
     rows["permit_reads_principal"], rows["policy_reads_resource"], rows["permit_role_literal"] = conditions
-    decisions = iter(setup.authorizer.decide(requests))
+    # The incident's requests (context {incident: true}, schedule on quarantined classes) go in the
+    # same batch as the others: one more cedarpy call would build and load the entities again.
+    quarantined = [(rep, cls) for rep, cls in classes if graph.attrs(rep).get("quarantined") is True]
+    incident = [
+        Request(pc.representative, "schedule", rep, {"incident": True})
+        for pc in principal_classes
+        for rep, _cls in quarantined
+    ]
+    decided = setup.authorizer.decide([*requests, *incident]) if incident else setup.authorizer.decide(requests)
+    decisions = iter(decided)
+    plain: dict[tuple[str, str], Decision] = {}  # (principal class, GPU class): schedule in the context {}
     for pc in principal_classes:
         for action in ACTIONS:
             for _uid, cls in classes:
                 d = next(decisions)
+                if action == "schedule":
+                    plain[(pc.representative, cls)] = d
                 if d.allowed:
                     members = [id_of(m) for m in pc.members]
                     rows["permitted"].extend((m, action, cls) for m in members)
@@ -415,7 +427,9 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
                     rows["authz_error"].append((id_of(pc.representative), action, cls, policy, message))
     if rows["tenant_label_near"]:
         rows["tenant_label_near"] = _labels_not_given(rows, setup)
-    rows["incident_permitted"] = _incident_permitted(setup, principal_classes, classes, id_of, trees)
+    rows["incident_permitted"] = _incident_permitted(
+        setup, principal_classes, quarantined, decisions, plain, id_of, trees
+    )
     return {**rows, "authz_class": class_rows}
 
 
@@ -460,7 +474,9 @@ def _labels_not_given(rows: Mapping[str, Sequence[Row]], setup: AuthzSetup) -> l
 def _incident_permitted(
     setup: AuthzSetup,
     principal_classes: Sequence[EntityClass],
-    classes: Sequence[tuple[str, str]],
+    quarantined: Sequence[tuple[str, str]],
+    decisions: Iterator[Decision],
+    plain: Mapping[tuple[str, str], Decision],
     id_of: Callable[[str], str],
     trees: Mapping[str, pst.Template],
 ) -> list[Row]:
@@ -468,7 +484,9 @@ def _incident_permitted(
     of quarantined GPUs: the shipped policies open quarantined hardware during an incident to on-call
     staff alone, and the context {} never shows who else an edited exception lets in (AUTHZ014), or
     that an intern is on the rota (AUTHZ017). Only classes whose GPUs are quarantined are asked (a
-    class splits on `quarantined` when a policy reads it): a few requests per principal class.
+    class splits on `quarantined` when a policy reads it): a few requests per principal class, their
+    decisions `decisions` (principal class by principal class, then each of `quarantined`); `plain`
+    holds each schedule decision in the context {}.
 
     A principal not on call (`on_call` false) is left out where the incident lets it in through an
     exception written for chosen principals (`_choosing_policies`): a site whose rota is a team, the
@@ -478,24 +496,20 @@ def _incident_permitted(
     none denied it, the permits that admit it in the incident.
     """
     graph = setup.graph
-    asked = [(rep, cls) for rep, cls in classes if graph.attrs(rep).get("quarantined") is True]
-    if not asked:
-        return []
-    context = {"incident": True}
-    requests = [Request(pc.representative, "schedule", rep, context) for pc in principal_classes for rep, _cls in asked]
-    decisions = iter(setup.authorizer.decide(requests))
-    plain = iter(setup.authorizer.decide([Request(r.principal, r.action, r.resource) for r in requests]))
-    chosen = _choosing_policies(setup, trees)
+    chosen: set[str] | None = None  # worked out at the first ALLOW: most runs have none
     rows: list[Row] = []
     for pc in principal_classes:
         members: list[str] | None = None
         on_rota: list[str] | None = None
-        for _rep, cls in asked:
-            d, before = next(decisions), next(plain)
+        for _rep, cls in quarantined:
+            d = next(decisions)
             if d.allowed:
                 if members is None:
                     members = [id_of(m) for m in pc.members]
                     on_rota = [id_of(m) for m in pc.members if graph.attrs(m).get("on_call") is True]
+                if chosen is None:
+                    chosen = _choosing_policies(setup, trees)
+                before = plain[(pc.representative, cls)]
                 # before.reasons of a Deny are the forbids that applied in the context {}.
                 lifted = () if before.allowed else before.reasons
                 by_design = any(p in chosen for p in (lifted or d.reasons))
