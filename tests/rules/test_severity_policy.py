@@ -61,6 +61,8 @@ POLICY: dict[str, tuple[str, str]] = {
     "LINK014": (E, "more cables at a switch than its model has ports: cables that cannot all be plugged in"),
     "LINK015": (E, "a multi-socket node with a socket joined to no other: the inventory contradicts the hardware"),
     "LINK016": (E, "NVLink-C2C links to more peers than a device's C2C ports: the inventory contradicts the hardware"),
+    "LINK017": (E, "a link kind that contradicts its ends (nvlink to an NVSwitch): the inventory contradicts itself"),
+    "LINK018": (E, "a PCIe link from one host into another host's PCIe tree: the inventory contradicts the hardware"),
     "MEM001": (E, "a GPU's memory below its model's, or far above: the part is not what the inventory claims"),
     "MEM002": (W, "a link to memory slower than the memory: bandwidth below plan"),
     "MEM003": (W, "unified memory demands over its bandwidth: bandwidth below plan"),
