@@ -22,6 +22,8 @@ Expected findings, derived by hand from the inventories below:
 - b1: two Xeon-8480C, each with one die, the UPI link written die0 - die1 -> no LINK015.
   Node b2 holds two Xeons whose only link joins a die to its own CPU -> LINK015 on b2/cpu0, b2/cpu1
   (a link inside one socket joins no two sockets).
+- rack0 holds two EPYC-9654 written loose (no node): separate machines, TOPO003's finding each,
+  not two sockets of one board -> no LINK015.
 """
 
 from __future__ import annotations
@@ -92,11 +94,16 @@ objects:
       - {name: cpu1, kind: cpu, model: Xeon-8480C}
     links:
       - {a: die0, b: cpu0, kind: upi, count: 4, bandwidth: 128 GB/s}
+  - name: rack0
+    kind: rack
+    children:
+      - {name: mgmt-a, kind: cpu, model: EPYC-9654}
+      - {name: mgmt-b, kind: cpu, model: EPYC-9654}
 """
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "memory"])
-def test_hbm_beside_dram_and_die_socket_links(engine: str, tmp_path: Path) -> None:
+def test_hbm_beside_dram_die_socket_links_and_loose_cpus(engine: str, tmp_path: Path) -> None:
     path = tmp_path / "inv.yaml"
     path.write_text(INVENTORY, encoding="utf-8")
     report = verify([path], VerifyRun(authorize=False, engine=engine))
