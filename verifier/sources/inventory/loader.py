@@ -233,13 +233,28 @@ def _same_figures(a: CatalogModel, b: CatalogModel) -> bool:
     return (a.vendor, a.kind, dict(a.specs), a.features, a.mig) == (b.vendor, b.kind, dict(b.specs), b.features, b.mig)
 
 
+def _earlier_copy(builtin: CatalogModel, own: CatalogModel) -> bool:
+    """Whether `own` is the built-in entry as an earlier release shipped it: every figure it writes
+    is the catalogue's, and what it lacks is a figure or feature the catalogue gained since (Grace-72C
+    copied before `c2c_gpus` existed). Such a copy is no variant; a different figure still is.
+    """
+    specs = dict(builtin.specs)
+    return (
+        (own.vendor, own.kind) == (builtin.vendor, builtin.kind)
+        and all(key in specs and specs[key] == value for key, value in own.specs.items())
+        and own.features <= builtin.features
+        and (not own.mig or own.mig == builtin.mig)
+        and own.memory_type in (None, builtin.memory_type)
+    )
+
+
 def _add_models(models: list[CatalogModel], inv: Inventory, problems: Problems) -> None:
     for m in models:
         old = inv.models.get(m.name)
         if (
             old is not None
             and old.loc.file.startswith("<builtin>")
-            and (m.name in GAINED_LATER or _same_figures(old, m))
+            and (m.name in GAINED_LATER or _same_figures(old, m) or _earlier_copy(old, m))
         ):
             # An inventory written before the catalogue had this model defined it itself (or writes
             # the catalogue's own figures again): its entry is the one used, so a catalogue that
