@@ -56,6 +56,7 @@ def folder(tmp_path: Path) -> Path:
     (jobs / "mig.sh").write_text(_script("mig", "-N 2 --gres=gpu:3g.40gb:6"))
     (jobs / "wide.sh").write_text(_script("wide", "-N 3 --gpus-per-node=4"))
     (jobs / "plain.sh").write_text(_script("plain", "--gpus=8"))
+    (jobs / "three.sh").write_text(_script("three", "-N 3 --gpus-per-node=3"))
     return tmp_path
 
 
@@ -66,6 +67,7 @@ def test_min_nodes_is_judged_on_a_model_whose_nodes_hold_the_shares(folder: Path
     )
     placed = {j.job.name: [(p.gpus, p.nodes) for p in j.placements] for j in report.jobs}
     why = {j.job.name: [(w.requirement, w.have, w.need) for w in j.why_not] for j in report.jobs}
+    said = {j.job.name: [w.message for w in j.why_not] for j in report.jobs}
     # four: 4 GPUs on each of 2 nodes. A100 has the most GPUs (10) but only a0 holds 4 (a1 has 2):
     # 1 node; H100's h0 and h1 hold 4 each: 2 nodes. Judged on H100: all of h0 and h1.
     # (Judged on A100, as the merge did: refused, "1 node hold 4 eligible GPUs each, job needs 2".)
@@ -84,3 +86,8 @@ def test_min_nodes_is_judged_on_a_model_whose_nodes_hold_the_shares(folder: Path
     # plain: 8 GPUs, no node count: judged on the most GPUs (A100, 10): a0's 8 (fullest node first
     # is not asked; the member pick takes GPUs by name: a0/gpu0..7).
     assert placed["plain"] == [(_h("a0", 8), 1)]
+    # three: 3 nodes of 3 GPUs (9): A100 has 1 such node (a0), H100 2 (h0, h1): neither model takes
+    # 3 shares, so A100 (10 GPUs, >= 9) is judged and misses min_nodes with its 1 node.
+    assert placed["three"] == []
+    assert why["three"] == [("min_nodes", 1, 3)]
+    assert said["three"] == ["inventory: 1 node holds 3 eligible GPUs each, job needs 3"]

@@ -1289,7 +1289,7 @@ def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deni
         # A MIG job's gpus count instances (a node holds its share on as many GPUs as that takes).
         unit = f"MIG {job.mig} instance" if job.mig is not None else "eligible GPU"
         held = f"{share} {unit}{'s' if share != 1 else ''}"
-        return f"{domain}: {have} node{'s' if have != 1 else ''} hold {held} each, job needs {need}"
+        return f"{domain}: {have} {'node holds' if have == 1 else 'nodes hold'} {held} each, job needs {need}"
     if what == "layout_mixed":
         return (
             f"{domain}: its {gpus} that each hold a layout share none: the smallest memory and the smallest "
