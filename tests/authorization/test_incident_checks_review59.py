@@ -17,6 +17,7 @@ r0's GPUs.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,12 @@ def test_exception_widened_to_the_tenant_is_reported(tmp_path: Path, engine: str
     assert _authz014(tmp_path, engine, quarantine) == [
         _message(4, "oncall, otto, render", "oncall-incident-access, tenant-own-hardware")
     ]
+
+
+def test_trainee_roles_agree_with_authz008() -> None:
+    # incident_permitted keeps rows for on-call principals of the trainee roles only; AUTHZ017 judges
+    # AUTHZ008's trainee_role. A role added to one list and not the other would lose AUTHZ017 findings.
+    from verifier.authorization.facts import _TRAINEE_ROLES
+
+    rule = (ROOT / "rules" / "authz" / "AUTHZ008_trainee_administers.dl").read_text()
+    assert set(re.findall(r'^trainee_role\("([^"]+)"\)\.', rule, re.MULTILINE)) == _TRAINEE_ROLES

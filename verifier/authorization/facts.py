@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 13
+_FORMAT = 14
 Packed = tuple[int, dict[str, Sequence[Row]]]
 
 
@@ -471,6 +471,12 @@ def _labels_not_given(rows: Mapping[str, Sequence[Row]], setup: AuthzSetup) -> l
     return sorted(near - given)
 
 
+_TRAINEE_ROLES = frozenset({"intern", "contractor"})
+"""AUTHZ008's trainee_role (rules/authz/AUTHZ008_trainee_administers.dl), which AUTHZ017 judges on the
+rota: incident_permitted keeps rows for on-call principals of these roles only (tests/authorization/
+test_incident_checks_review59.py checks the two lists agree)."""
+
+
 def _incident_permitted(
     setup: AuthzSetup,
     principal_classes: Sequence[EntityClass],
@@ -486,7 +492,8 @@ def _incident_permitted(
     that an intern is on the rota (AUTHZ017). Only classes whose GPUs are quarantined are asked (a
     class splits on `quarantined` when a policy reads it): a few requests per principal class, their
     decisions `decisions` (principal class by principal class, then each of `quarantined`); `plain`
-    holds each schedule decision in the context {}.
+    holds each schedule decision in the context {}. Rows are kept only where the context {} denies
+    it, for principals off the rota (AUTHZ014) and trainees on it (AUTHZ017, `_TRAINEE_ROLES`).
 
     A principal not on call (`on_call` false) is left out where the incident lets it in through an
     exception written for chosen principals (`_choosing_policies`): a site whose rota is a team, the
@@ -499,21 +506,29 @@ def _incident_permitted(
     chosen: set[str] | None = None  # worked out at the first ALLOW: most runs have none
     rows: list[Row] = []
     for pc in principal_classes:
-        members: list[str] | None = None
-        on_rota: list[str] | None = None
+        off_rota: list[str] | None = None
+        trainees: list[str] = []
         for _rep, cls in quarantined:
             d = next(decisions)
-            if d.allowed:
-                if members is None:
-                    members = [id_of(m) for m in pc.members]
-                    on_rota = [id_of(m) for m in pc.members if graph.attrs(m).get("on_call") is True]
+            before = plain[(pc.representative, cls)]
+            # Both rules judge only what the context {} closes (a principal let in outside an incident
+            # too is AUTHZ003's), and no rule reads the on-call staff's own rows (the design): rows for
+            # them alone, 2,000 on call x 100 quarantined classes, were 200,000 rows (+110 MB on the
+            # memory engine, review R-PJ round 13).
+            if d.allowed and not before.allowed:
+                if off_rota is None:
+                    off_rota, trainees = [], []
+                    for m in pc.members:
+                        attrs = graph.attrs(m)
+                        if attrs.get("on_call") is not True:
+                            off_rota.append(id_of(m))
+                        elif attrs.get("role") in _TRAINEE_ROLES:
+                            trainees.append(id_of(m))
                 if chosen is None:
                     chosen = _choosing_policies(setup, trees)
-                before = plain[(pc.representative, cls)]
                 # before.reasons of a Deny are the forbids that applied in the context {}.
-                lifted = () if before.allowed else before.reasons
-                by_design = any(p in chosen for p in (lifted or d.reasons))
-                judged = on_rota if by_design and on_rota is not None else members
+                by_design = any(p in chosen for p in (before.reasons or d.reasons))
+                judged = trainees if by_design else [*off_rota, *trainees]
                 rows.extend((m, cls, policy) for policy in d.reasons for m in judged)
     return rows
 
