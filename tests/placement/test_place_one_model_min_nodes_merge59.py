@@ -91,3 +91,59 @@ def test_min_nodes_is_judged_on_a_model_whose_nodes_hold_the_shares(folder: Path
     assert placed["three"] == []
     assert why["three"] == [("min_nodes", 1, 3)]
     assert said["three"] == ["inventory: 1 node holds 3 eligible GPUs each, job needs 3"]
+
+
+# Two pods of 8 GPUs (a Kubeflow PyTorchJob: Master 1 + Worker 1, nvidia.com/gpu 8 each) are
+# 16 GPUs on at most 2 nodes (max_nodes). The inventory, by hand: rack r0 holds h0 and h1 (8
+# H100-SXM5-80GB each, 16) and w0..w9 (2 RTX-4090 each, 20): RTX-4090 has the most GPUs, but its 2
+# fullest nodes hold 4; H100's 2 nodes hold 16.
+WORKSTATIONS = """\
+apiVersion: topolog.dev/v1
+kind: Inventory
+metadata: {name: trainandinfer}
+objects:
+  - name: r0
+    kind: rack
+    children:
+      - {name: "h{i}", kind: node, count: 2, children: [{name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 8}]}
+      - {name: "w{i}", kind: node, count: 10, children: [{name: "gpu{i}", kind: gpu, model: RTX-4090, count: 2}]}
+"""
+
+
+def _pytorchjob(name: str, gpus: int, workers: int) -> str:
+    pod = (
+        "      template:\n        spec:\n          containers:\n            - name: pytorch\n              image: x\n"
+        f"              resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}\n"
+    )
+    return (
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\n"
+        f"metadata: {{name: {name}, namespace: research}}\nspec:\n  pytorchReplicaSpecs:\n"
+        f"    Master:\n      replicas: 1\n{pod}    Worker:\n      replicas: {workers}\n{pod}"
+    )
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_max_nodes_is_judged_on_a_model_whose_fullest_nodes_hold_the_pods(tmp_path: Path, engine: str) -> None:
+    (tmp_path / "fleet.yaml").write_text(WORKSTATIONS)
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "pair.yaml").write_text(_pytorchjob("pair", 8, 1))
+    (jobs / "trio.yaml").write_text(_pytorchjob("trio", 8, 2))
+    report = place(
+        [tmp_path / "fleet.yaml"],
+        [jobs],
+        why_not=True,
+        engine=engine,
+        authorize=False,
+        principal_from=parse_rules(["namespace=Team"]),
+    )
+    placed = {j.job.name: [p.gpus for p in j.placements] for j in report.jobs}
+    why = {j.job.name: [(w.requirement, w.have, w.need) for w in j.why_not] for j in report.jobs}
+    # pair: 16 GPUs on at most 2 nodes: RTX-4090's 2 fullest nodes hold 2 + 2 = 4 < 16; H100's
+    # h0 + h1 hold 16: judged on H100, all of h0 and h1. (Judged on RTX-4090, the most GPUs, as the
+    # merge did: refused, max_nodes 4 of 16.)
+    assert placed["pair"] == [_h("h0", 8) + _h("h1", 8)]
+    # trio: 24 GPUs on at most 3 nodes: H100 has 16 < 24, RTX-4090 6 on 3 nodes: neither holds it,
+    # so the most GPUs (RTX-4090, 20) is judged: 20 < 24 of one model, 36 in all: one_model.
+    assert placed["trio"] == []
+    assert why["trio"] == [("one_model", 20, 24)]
