@@ -194,3 +194,15 @@ def test_the_fleets_above_defer_links_and_cables() -> None:
     for name in ("fleet, nothing", "generated fleet"):
         inv = load_inventory_text(_text(name), "t.yaml")
         assert inv.unmade_links() and inv.unmade_cables(), name
+
+
+@pytest.mark.parametrize("name", [n for n in INVENTORIES if n.startswith(("inventories/", "fleet, "))])
+def test_link_lines_answers_as_the_index_over_made_links(name: str) -> None:
+    # link_lines walks made links when nothing is deferred (a shipped example) and reads plans and
+    # runs otherwise (a fleet): either way each id gets the lines of the index over every made link.
+    text = _text(name)
+    expected = _from_links(load_inventory_text(text, "t.yaml"))
+    inv = load_inventory_text(text, "t.yaml")
+    inv.links  # noqa: B018 - made before asking, as the inventories a shipped example loads are
+    wiring = link_lines(inv)
+    assert all(wiring(x) == tuple(sorted(expected[x])) for x in expected if not inv.has_link(x))

@@ -223,17 +223,38 @@ def link_lines(inv: Inventory) -> Callable[[str], object | None]:
     lines wrote their links; an instance with a link of its own (an override, a cable
     written for it alone) is not.
     """
-    index: _WiringIndex | None = None
+    index: _WiringIndex | _MadeWiring | None = None
 
     def wiring(subject: str) -> object | None:
         nonlocal index
         if inv.has_link(subject):  # asked without making a fleet's deferred links (Inventory.defer_links)
             return None  # a link is placed by its own line, which locate already compares
         if index is None:
-            index = _WiringIndex(inv)
+            # With every link made (an inventory of a few hundred, read without deferring) the
+            # plain walk over them is cheaper than reading plans and runs: the same table.
+            deferred = inv.unmade_links() or inv.unmade_cables()
+            index = _WiringIndex(inv) if deferred else _MadeWiring(inv)
         return tuple(sorted(index.places(subject)))
 
     return wiring
+
+
+class _MadeWiring:
+    """For `link_lines` when the inventory has made all its links: each id's lines, walked link by link."""
+
+    __slots__ = ("_lines",)
+
+    def __init__(self, inv: Inventory) -> None:
+        self._lines: dict[str, set[Place]] = {}
+        for link in inv.links.values():
+            where = (link.loc.file, link.loc.line, link.loc.col)
+            for end in (link.a, link.b):
+                while end:
+                    self._lines.setdefault(end, set()).add(where)
+                    end = end.rpartition("/")[0]
+
+    def places(self, subject: str) -> frozenset[Place] | set[Place]:
+        return self._lines.get(subject, set())
 
 
 class _WiringIndex:
