@@ -49,7 +49,7 @@ def test_a_policy_file_added_while_a_reload_waits_is_read_not_refused(
             for f in tmp_path.rglob("*"):
                 os.utime(f, (old, old))
 
-    monkeypatch.setattr(revision.time, "sleep", sleep)
+    monkeypatch.setattr("verifier.service.revision.time.sleep", sleep)
     second = build_revision(config, first)
     monkeypatch.undo()
     assert waits, "the reload did not wait for quiet after a file was just written"
@@ -65,4 +65,6 @@ def test_a_policy_file_added_while_a_reload_waits_is_read_not_refused(
         asked = AuthorizeRequest(who, "schedule", gpu)
         assert authorize_doc(first, asked)["decision"] == "ALLOW", who
         doc = authorize_doc(second, asked)
-        assert (doc["decision"], [p["id"] for p in doc["policies"]]) == ("DENY", [forbid]), who
+        named = doc["policies"]
+        assert isinstance(named, list)
+        assert (doc["decision"], [p["id"] for p in named]) == ("DENY", [forbid]), who

@@ -160,12 +160,12 @@ def test_a_policy_file_written_in_place_in_two_writes_is_never_half_live(tmp_pat
         asking = threading.Thread(target=ask)
         asking.start()
         try:
-            with site.open("w") as f:
-                f.write(SITE_FIRST)
-                f.flush()
-                os.fsync(f.fileno())
+            with site.open("w") as handle:
+                handle.write(SITE_FIRST)
+                handle.flush()
+                os.fsync(handle.fileno())
                 time.sleep(1.2)
-                f.write(SITE_FORBID + "// v2: the same policies, another revision\n")
+                handle.write(SITE_FORBID + "// v2: the same policies, another revision\n")
             new_revision(server, first)
             wait_for("answers from the new revision", lambda: any(r != first for _d, _p, r in answers))
         finally:

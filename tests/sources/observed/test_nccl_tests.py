@@ -178,8 +178,8 @@ def test_nccl_tests_2_20_on_two_gb10_reads_every_row() -> None:
     last = [m for m in obs.bandwidth if m.size_bytes == 65536]
     # 0.96 GB/s = 960 MB/s out-of-place, 1.01 = 1010 in-place, on line 15; no wrong values.
     assert [(m.source.line, m.in_place, m.busbw_mbps, m.wrong) for m in last] == [
-        (15, False, 960, 0),
-        (15, True, 1010, 0),
+        (15, False, Fraction(960), 0),
+        (15, True, Fraction(1010), 0),
     ]
     assert [(g.host, g.pci_bus_id, g.index) for g in last[0].gpus] == [
         ("spark-d708", "000f:01:00.0", 0),
