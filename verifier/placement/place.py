@@ -56,6 +56,7 @@ PLACEMENT_RELATIONS = (
     "place_node_price",
     "job_candidate_count",
     "place_layout",
+    "place_kind",
     "place_node_scaleup",
     "place_gpu_scaleup",
     "place_gpu_left_domain",
@@ -250,6 +251,14 @@ def _rank(
     reasons_never: dict[str, list[str]] = defaultdict(list)
     for r in q("job_never"):
         reasons_never[str(r[n_job])].append(str(r[n_reason]))
+    # The one model of each domain of several models (rules/placement/lib/hosts.dl's place_kind): its
+    # eligible profiles are every model's, and members come from that model's only. A fleet of one
+    # model per domain has no row.
+    kind = Columns.of(program, "place_kind", ("job", "domain", "model"))
+    k_job, k_domain, k_model = kind.index["job"], kind.index["domain"], kind.index["model"]
+    kinds: dict[str, dict[Value, str]] = defaultdict(dict)
+    for r in q("place_kind", None, False):
+        kinds[str(r[k_job])][r[k_domain]] = str(r[k_model])
     picker = _Picker(engine, program, profiles)
     fitted = MemberLayouts(engine, program, profiles, picker.scaleup_of)
     out: list[JobPlacements] = []
@@ -258,7 +267,9 @@ def _rank(
         jp.never = sorted(reasons_never.get(job.name, ()))
         # Members are named only for the placements shown: at fleet scale a job has thousands
         # of hosting domains, ranked by figures that need no member names.
-        jp.hosting, shown = picker.ranked(job, hosts.get(job.name, []), rank, limit, tps=job_tps.get(job.name))
+        jp.hosting, shown = picker.ranked(
+            job, hosts.get(job.name, []), rank, limit, tps=job_tps.get(job.name), kinds=kinds.get(job.name)
+        )
         jp.placements = [
             Placement(domain, members, nodes, worst, cost, fitted.layout(job, members, layouts.get((job.name, domain))))
             for domain, members, nodes, worst, cost in shown
@@ -650,6 +661,7 @@ class _Picker:
         self.e_count = eligible.index["gpus"]
         self.e_short = (self.e_domain, self.e_node, self.e_count)
         self.eligible_of = row_getter(eligible, profiles.key_columns)
+        self.model_at = profiles.key_columns.index("model")
         self.pairs = profiles.pairs
         self._worst: dict[tuple[int, tuple[str, ...]], int | None] = {}
         self._shapes: dict[tuple[object, ...], _Shape] = {}
@@ -666,6 +678,7 @@ class _Picker:
         limit: int,
         eligible_profiles: Mapping[Value, list[_Profile]] | None = None,
         tps: Mapping[str, int] | None = None,
+        kinds: Mapping[Value, str] | None = None,
     ) -> tuple[int, list[Shown]]:
         """How many domains host `job`, and the first `limit` of them (0: all) ranked by `rank`.
 
@@ -689,6 +702,8 @@ class _Picker:
             only, eligible = self._node_eligible(name, hosts)
         elif hosts:
             only, eligible, sizes = self._eligible(name, in_domain)
+        if kinds:
+            only, eligible, sizes = self._of_kind(only, eligible, sizes, kinds)
         shapes, price, by_profile, count_of = self._shapes, self.price, self.by_profile, self.count_of
         by_cost = rank == "cost"
         if only and not tps and eligible_profiles is None:  # domains of one profile (`only`): ranked in bulk
@@ -924,6 +939,30 @@ class _Picker:
         for domain in several:
             del one[domain]
         return one, per_domain, sizes
+
+    def _of_kind(
+        self,
+        only: Mapping[Value, _Profile],
+        eligible: Mapping[Value, Sequence[_Profile]],
+        sizes: Mapping[Value, Value],
+        kinds: Mapping[Value, str],
+    ) -> tuple[dict[Value, _Profile], dict[Value, Sequence[_Profile]], dict[Value, Value]]:
+        """`only`, `eligible` and `sizes` with each domain of several models (`kinds`: its one model,
+        place_kind) left its profiles of that model alone: a job runs on one accelerator model. Such a
+        domain's size (its last row's GPUs) may be another model's, so it is dropped: the domain's
+        GPUs are then read (Profiles.domain_gpus), as for any domain that is not whole.
+        """
+        one, several, sized = dict(only), dict(eligible), dict(sizes)
+        for domain, model in kinds.items():
+            alone = one.pop(domain, None)
+            found = [alone] if alone is not None else list(several.pop(domain, ()))
+            sized.pop(domain, None)
+            kept = [p for p in found if str(p[3][self.model_at]) == model]
+            if len(kept) == 1:
+                one[domain] = kept[0]
+            elif kept:
+                several[domain] = kept
+        return one, several, sized
 
     def _node_eligible(
         self, job: str, hosts: Sequence[tuple[str, int]]
