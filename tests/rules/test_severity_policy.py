@@ -120,6 +120,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "SCALE007": (E, "an NVSwitch chip down under the fabric manager's default: the board's NVLink domain is gone"),
     "SCALE008": (W, "a rack-scale NVLink switch tray down with its GPUs kept in the domain: bandwidth below plan"),
     "SCALE009": (E, "a catalogue model faster per NVLink than its generation: every link check reads an untrue figure"),
+    "SCALE010": (E, "more NVLinks from a GPU to one NVSwitch chip than its board wires: contradicts the hardware"),
     "SCHED001": (E, "a scheduler group splits an NVLink domain: jobs land wrongly"),
     "SCHED002": (E, "a scheduler group joins two NVLink domains: jobs believe NVLink that is not there"),
     "SCHED003": (W, "a node's GPU count label differs: a label that misleads, scheduling still by capacity"),
