@@ -147,6 +147,17 @@ def policy_trees(setup: AuthzSetup) -> dict[str, pst.Template]:
     return dict(setup.bundle.policy_set.to_pst().static_policies)
 
 
+def _named_actions(action: object) -> set[str] | None:
+    """The actions a policy's action scope names (`action == A`, `action in [A, B]`); None when unscoped."""
+    from cedarpy import pst
+
+    if isinstance(action, pst.ActionEq):
+        return {action.entity.id}
+    if isinstance(action, pst.ActionIn):
+        return {a.id for a in action.entities}
+    return None
+
+
 def forbid_resource_eq(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[Row]:
     """`forbid_resource_eq(policy, type, id)`: a forbid scoped `resource == T::"id"` to a group of GPUs
     (a node, rack, pod or NVLink domain) for any action or for schedule or reserve. `==` matches
@@ -168,13 +179,9 @@ def forbid_resource_eq(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> 
         group = scope.entity
         if str(group.type) not in _GROUP_TYPES:
             continue
-        if isinstance(action, pst.ActionEq):
-            actions = {action.entity.id}
-        elif isinstance(action, pst.ActionIn):
-            actions = {a.id for a in action.entities}
-        else:
-            actions = set(_SCHEDULING)  # any action (an action group is not in the shipped schema)
-        if actions & set(_SCHEDULING):
+        # Unscoped: any action (an action group is not in the shipped schema).
+        actions = _named_actions(action)
+        if actions is None or actions & set(_SCHEDULING):
             rows.append((policy.id, str(group.type), group.id))
     return rows
 
@@ -197,11 +204,8 @@ def forbid_resource_is(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> 
         scope, action = template.resource, template.action
         if not isinstance(scope, pst.ScopeIs | pst.ScopeIsIn) or str(scope.entity_type) not in _GROUP_TYPES:
             continue
-        if isinstance(action, pst.ActionEq):
-            actions = {action.entity.id}
-        elif isinstance(action, pst.ActionIn):
-            actions = {a.id for a in action.entities}
-        else:
+        actions = _named_actions(action)
+        if actions is None:
             continue
         # Reserving a whole node by its id is a request of its own that a site may forbid by design;
         # scheduling is asked on GPUs only.
