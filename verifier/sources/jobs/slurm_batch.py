@@ -123,7 +123,48 @@ class _Script:
 
 _STEP = re.compile(r"(?:^|[;&|(`]|\s)(?:srun|salloc)\s")
 _STEP_GPUS = re.compile(r"\s(?:--gres[= ]\S*gpu|--gpus(?:-per-[a-z]+)?[= ]|-G\s*[0-9])")
-"""An srun or salloc command in a script's body and a GPU option on it (--gres=gpu..., --gpus*, -G)."""
+"""An srun or salloc command in a script's body and a GPU option on it (--gres=gpu..., --gpus*, -G):
+the fallback for a line the shell's quoting rules cannot split (a quote that a later line closes)."""
+_COMMAND_PREFIXES = frozenset({"exec", "time", "nohup", "command", "builtin", "!", "{", "if", "then", "else", "elif"})
+_COMMAND_PREFIXES |= frozenset({"do", "while", "until"})
+"""Words after which the shell reads the next word as the command (`exec srun ...`, `if srun ...`)."""
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_STEP_LONG_FLAGS = frozenset(
+    {
+        "pty",
+        "exclusive",
+        "overlap",
+        "overcommit",
+        "oversubscribe",
+        "unbuffered",
+        "label",
+        "quiet",
+        "verbose",
+        "exact",
+        "whole",
+        "multi-prog",
+        "no-kill",
+        "hold",
+        "spread-job",
+        "use-min-nodes",
+        "disable-status",
+        "preserve-env",
+        "test-only",
+        "x11",
+        "contiguous",
+        "kill-on-bad-exit",
+        "no-allocate",
+        "immediate",
+        "wait-all-nodes",
+        "help",
+        "usage",
+        "version",
+    }
+)
+"""srun's and salloc's long options that take no value unless written with '='."""
+_STEP_SHORT_FLAGS = frozenset("luvQXZkEHOshIK")
+"""Their short options that take no value (-l label, -u unbuffered, -X disable-status, ...)."""
+_STEP_GPU_OPTIONS = frozenset({"gpus", "gpus-per-node", "gpus-per-task", "gpus-per-socket", "G"})
 
 
 def is_batch_script(text: str) -> bool:
@@ -146,15 +187,21 @@ def read_batch_script(
 def _directives(text: str, filename: str, p: Problems) -> _Script:
     script = _Script()
     reading = True
+    continued: tuple[SourceLocation, str] | None = None  # a command line ending in '\\' and its start
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         loc = SourceLocation(filename, number)
-        if not line.startswith("#SBATCH"):
+        if continued is not None or not line.startswith("#SBATCH"):
             if stripped and not stripped.startswith("#") and reading:
                 reading = False  # sbatch stops at the first command
-            command = " " + line.split("#", 1)[0]
-            if script.step_gpus is None and _STEP.search(command) and _STEP_GPUS.search(command):
-                script.step_gpus = loc
+            # `srun \` on one line and its options on the next are one command to the shell.
+            # (A comment's last '\\' continues nothing.)
+            start, command = continued if continued is not None else (loc, "")
+            command += line
+            comment = continued is None and stripped.startswith("#")
+            continued = (start, command[:-1]) if command.endswith("\\") and not comment else None
+            if continued is None and script.step_gpus is None and _step_asks_gpus(command):
+                script.step_gpus = start
             continue
         if not reading:
             script.notes.append(
@@ -168,6 +215,61 @@ def _directives(text: str, filename: str, p: Problems) -> _Script:
             continue
         _options(tokens, loc, script, p)
     return script
+
+
+def _step_asks_gpus(line: str) -> bool:
+    """Whether a line of the script's body runs srun or salloc with an option that asks for GPUs.
+
+    Only the command word counts, as the shell splits the line: `echo "srun --gpus=1"` prints, and
+    `python train.py --gpus=4` after `srun` hands --gpus to the program, not to srun. A count of 0
+    (`--gres=gpu:0`, as a step inside a CPU allocation writes it) asks for none.
+    """
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        # A quote that a later line closes: the line cannot be split alone, so the plain pattern decides.
+        text = " " + line.split("#", 1)[0]
+        return bool(_STEP.search(text) and _STEP_GPUS.search(text))
+    command: list[str] = []
+    for token in [*tokens, ";"]:
+        if token and set(token) <= set(";&|()"):
+            if _runs_step_with_gpus(command):
+                return True
+            command = []
+        else:
+            command.append(token)
+    return False
+
+
+def _runs_step_with_gpus(words: list[str]) -> bool:
+    i = 0
+    while i < len(words) and (words[i] in _COMMAND_PREFIXES or _ASSIGNMENT.match(words[i])):
+        i += 1
+    if i >= len(words) or PurePath(words[i].lstrip("`$")).name not in ("srun", "salloc"):
+        return False
+    i += 1
+    while i < len(words) and words[i].startswith("-") and len(words[i]) > 1:
+        word = words[i]
+        i += 1
+        if word.startswith("--"):
+            name, eq, value = word[2:].partition("=")
+            if not eq and name not in _STEP_LONG_FLAGS:
+                value, i = (words[i], i + 1) if i < len(words) else ("", i)
+        else:
+            name, value = word[1], word[2:].lstrip("=")
+            if name in _STEP_SHORT_FLAGS:
+                continue
+            if not value:
+                value, i = (words[i], i + 1) if i < len(words) else ("", i)
+        if name == "gres" and any(
+            item.split(":")[0] == "gpu" and item.split(":")[-1] != "0" for item in value.split(",")
+        ):
+            return True
+        if name in _STEP_GPU_OPTIONS and value.rsplit(":", 1)[-1].strip() != "0":
+            return True  # a count not written as a number ($NGPUS) asks for GPUs too
+    return False
 
 
 def _options(tokens: list[str], loc: SourceLocation, script: _Script, p: Problems) -> None:
@@ -223,9 +325,9 @@ def _int(opt: _Opt, name: str, p: Problems) -> int | None:
 
 
 def _gpu_count(opt: _Opt, name: str, p: Problems) -> tuple[str | None, int] | None:
-    """`[type:]n` of --gpus, --gpus-per-node and --gpus-per-task."""
+    """`[type:]n` of --gpus, --gpus-per-node and --gpus-per-task; n may be 0, an explicit "no GPU"."""
     m = _GPU_COUNT.match(opt.value.strip())
-    if m is None or not 0 < int(m.group("n")) <= 1_000_000:
+    if m is None or not 0 <= int(m.group("n")) <= 1_000_000:
         p.add(opt.loc, f"--{name}={opt.value}: expected [type:]count such as 8 or a100:8 (one GPU type)")
         return None
     return m.group("type"), int(m.group("n"))
@@ -259,15 +361,52 @@ def _gres(opt: _Opt, script: _Script, p: Problems) -> tuple[str | None, int] | N
         if len(parts) > 3 or found is not None or gtype == "":
             p.add(opt.loc, f"--gres={opt.value}: expected one gpu[:type][:count] entry such as gpu:a100:4")
             return None
-        if not (count.isascii() and count.isdigit() and 0 < int(count) <= 1_000_000):
+        # A count of 0 (gpu:0) is how scripts say "no GPU" on clusters whose partitions ask every job
+        # to name its GPUs: read, and the script is then CPU-only.
+        if not (count.isascii() and count.isdigit() and 0 <= int(count) <= 1_000_000):
             p.add(
                 opt.loc,
                 f"--gres={opt.value}: {count!r} is not a GPU count; expected gpu[:type][:count] with a whole "
-                "count from 1 to 1,000,000, such as gpu:a100:4",
+                "count from 0 to 1,000,000, such as gpu:a100:4",
             )
             return None
         found = (gtype, int(count))
     return found
+
+
+def _no_gpu_counts(
+    o: dict[str, _Opt],
+    per_node: tuple[str | None, int] | None,
+    per_task: tuple[str | None, int] | None,
+    total: tuple[str | None, int] | None,
+    p: Problems,
+) -> tuple[tuple[str | None, int] | None, tuple[str | None, int] | None, tuple[str | None, int] | None, str | None]:
+    """The GPU requests left once a count of 0 is read, and the option that said 0: `--gres=gpu:0`
+    (or `--gpus-per-node=0`, `--gpus=0`, `--gpus-per-task=0`) says the job takes no GPU, so alone it
+    leaves none (the script is CPU-only); beside an option that asks for GPUs the two contradict
+    each other and are refused.
+    """
+    given = [
+        (name, req)
+        for name, req in (
+            ("gres" if "gres" in o else "gpus-per-node", per_node),
+            ("gpus-per-task", per_task),
+            ("gpus", total),
+        )
+        if req is not None
+    ]
+    zero = [name for name, req in given if req[1] == 0]
+    if not zero:
+        return per_node, per_task, total, None
+    asking = [(name, req) for name, req in given if req[1] > 0]
+    if asking:
+        name, req = asking[0]
+        p.add(
+            o[zero[0]].loc,
+            f"--{zero[0]}={o[zero[0]].value} asks for no GPU, but --{name}={o[name].value} asks for {req[1]}; "
+            "expected one of the two",
+        )
+    return None, None, None, f"--{zero[0]}={o[zero[0]].value}"
 
 
 def _same_request(a: tuple[str | None, int], b: tuple[str | None, int]) -> bool:
@@ -383,7 +522,15 @@ def _job(
                 "expected N or N-M with N at most M",
             )
         if high:
-            script.notes.append(Diagnostic(o["nodes"].loc, f"--nodes={o['nodes'].value}: placed on {low} nodes"))
+            # sbatch(1): "as many nodes as possible within the range specified and without delaying
+            # the initiation of the job". The least it starts on is what must fit for it to run.
+            script.notes.append(
+                Diagnostic(
+                    o["nodes"].loc,
+                    f"--nodes={o['nodes'].value}: placed on {low} nodes, the fewest it starts on (Slurm gives "
+                    f"it more, up to {high}, where they are free without delaying its start)",
+                )
+            )
     ntasks = _int(o["ntasks"], "ntasks", p) if "ntasks" in o else None
     per_node_tasks = _int(o["ntasks-per-node"], "ntasks-per-node", p) if "ntasks-per-node" in o else None
     if nodes is None and ntasks is not None and per_node_tasks is not None:
@@ -413,6 +560,7 @@ def _job(
         per_task = _gpu_count(o["gpus-per-task"], "gpus-per-task", p)
     if "gpus" in o:
         total = _gpu_count(o["gpus"], "gpus", p)
+    per_node, per_task, total, said_none = _no_gpu_counts(o, per_node, per_task, total, p)
     if per_node is not None and total is not None:
         # --gpus for the job and --gpus-per-node together fix the node count: they must agree.
         if total[0] is not None and per_node[0] is not None and total[0] != per_node[0]:
@@ -457,7 +605,12 @@ def _job(
                 "(--gres=gpu:N, --gpus-per-node, --gpus)",
             )
         elif len(p.items) == errors_before and cpu_only is not None:
-            cpu_only.append(Diagnostic(first, f"{what} requests no GPU (--gres=gpu:N, --gpus-per-node, --gpus)"))
+            asked = (
+                f"asks for no GPU ({said_none})"
+                if said_none
+                else "requests no GPU (--gres=gpu:N, --gpus-per-node, --gpus)"
+            )
+            cpu_only.append(Diagnostic(first, f"{what} {asked}"))
         elif len(p.items) == errors_before:  # GPU options that could not be read were reported already
             p.add(first, f"{what} requests no GPU; expected --gres=gpu:N, --gpus-per-node, --gpus-per-task or --gpus")
         return None

@@ -1,0 +1,124 @@
+"""Job specs, round 60: an explicit "no GPU" in a Slurm script (`--gres=gpu:0`), srun lines that only
+look like steps (an `echo "srun ..."`), options of the program srun runs, a node range, and KubeRay's
+crossed replica bounds. Each expected figure is worked out by hand from the spec beside it; each
+public sample names its source.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.core.errors import TopologError
+from verifier.sources.jobs.principal_rules import parse_rules
+from verifier.sources.jobs.read import NoGpuRequested, read_jobs, read_jobs_text
+
+RULES = parse_rules(["namespace=Team", "account=Team", "partition=Team"])
+FIXTURES = Path(__file__).parent / "fixtures"
+GPU_SCRIPT = "#!/bin/bash\n#SBATCH -A research -J train -N 2 --gpus-per-node=4\nsrun python train.py\n"
+
+
+# --- an explicit "no GPU" -------------------------------------------------------------------------
+
+
+def test_a_real_script_with_gpus_per_node_zero_is_cpu_only() -> None:
+    # dobbersc/dino scripts/job.sh (commit 7c15744d109a2bfe17554342169765ed372c4074), as published:
+    # a CPU job on partition cpu-test that writes --gpus-per-node=0. Alone: nothing to place, named at
+    # line 1 with the option that said so. Base refused it as a bad count ("expected [type:]count").
+    with pytest.raises(NoGpuRequested) as err:
+        read_jobs([FIXTURES / "cpu-gpus-per-node-zero.sh"], RULES)
+    assert "cpu-gpus-per-node-zero.sh:1: batch script job my_cpu_job asks for no GPU (--gpus-per-node=0)" in str(
+        err.value
+    )
+
+
+def test_gres_gpu_zero_beside_a_gpu_script_is_a_note(tmp_path: Path) -> None:
+    # `#SBATCH --gres=gpu:0`, as CPU jobs write it where a partition wants every job to name its GPUs
+    # (e.g. "jobs without --gres=gpu:N are rejected" in a public fio benchmark script). The folder's
+    # GPU script is still placed: 2 nodes x 4 GPUs = 8.
+    (tmp_path / "prep.sh").write_text("#!/bin/bash\n#SBATCH -A research -J prep --gres=gpu:0\npython prep.py\n")
+    (tmp_path / "train.sh").write_text(GPU_SCRIPT)
+    (job,) = read_jobs([tmp_path], RULES)
+    assert (job.name, job.gpus) == ("train", 8)
+
+
+@pytest.mark.parametrize("option", ["--gres=gpu:0", "--gres=gpu:a100:0", "--gpus=0", "--gpus-per-task=0 -n 4"])
+def test_every_gpu_option_may_say_zero(option: str) -> None:
+    with pytest.raises(NoGpuRequested) as err:
+        read_jobs_text(f"#!/bin/bash\n#SBATCH -A research -J prep {option}\npython prep.py\n", "p.sh", RULES)
+    assert "asks for no GPU (--" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        # 0 GPUs a node and 4 GPUs for the job: no count of nodes or GPUs is meant.
+        ("--gres=gpu:0 --gpus=4", "--gres=gpu:0 asks for no GPU, but --gpus=4 asks for 4"),
+        ("--gpus=0 --gpus-per-node=4", "--gpus=0 asks for no GPU, but --gpus-per-node=4 asks for 4"),
+        ("--gpus-per-task=0 -n 2 --gpus=2", "--gpus-per-task=0 asks for no GPU, but --gpus=2 asks for 2"),
+    ],
+)
+def test_zero_beside_a_count_is_refused(options: str, said: str) -> None:
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(f"#!/bin/bash\n#SBATCH -A research -J j {options}\nsrun x\n", "j.sh", RULES)
+    assert f"j.sh:2: {said}" in str(err.value) and not isinstance(err.value, NoGpuRequested)
+
+
+def test_gres_gpu_zero_and_gpus_per_node_four_disagree() -> None:
+    with pytest.raises(TopologError) as err:
+        read_jobs_text("#!/bin/bash\n#SBATCH -A research -J j --gres=gpu:0 --gpus-per-node=4\n", "j.sh", RULES)
+    assert "--gpus-per-node=4 disagrees with --gres=gpu:0" in str(err.value)
+
+
+# --- srun lines -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'echo "srun --gpus=1 python check.py"',  # printed, not run
+        'echo "launching: srun --gpus=1 python check.py"',
+        "printf '%s\\n' 'srun -G 1 hostname'",
+        "srun python train.py --gpus=4",  # --gpus is the program's, after srun's own options
+        "srun --jobid $JOB --overlap --gres=gpu:0 --pty bash -i",  # a step that takes no GPU
+        "salloc -G 0 bash",
+        "# srun --gpus=1 python a.py",
+    ],
+)
+def test_a_line_that_runs_no_gpu_step_leaves_a_cpu_script_cpu_only(body: str) -> None:
+    # No #SBATCH line asks for a GPU and no srun step does either: CPU-only (base refused the echo
+    # with a space before srun, the program's --gpus, and both zero counts at that line, as if a step
+    # had asked for GPUs).
+    with pytest.raises(NoGpuRequested):
+        read_jobs_text(f"#!/bin/bash\n#SBATCH -A research -J prep\n{body}\n", "p.sh", RULES)
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        ("exec srun --gpus-per-task 1 --job-name=run python main.py", 3),
+        ("cd work && srun --gres=gpu:1 a.out", 3),
+        ("n=$(srun --gpus=1 nvidia-smi -L | wc -l)", 3),
+        ("srun -l --gpus 1 hostname", 3),
+        ("srun --gpus=$NGPUS python a.py", 3),  # a count the script fills in asks for GPUs too
+        # One command over two lines: the shell joins them, and the command starts on line 3.
+        ("srun -N 2 \\\n     --gpus-per-node=4 python train.py", 3),
+    ],
+)
+def test_an_srun_step_asking_for_gpus_is_still_refused(body: str, line: int) -> None:
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(f"#!/bin/bash\n#SBATCH -A research -J s\n{body}\n", "s.sh", RULES)
+    assert f"s.sh:{line}: batch script job s: this srun/salloc line asks for GPUs" in str(err.value)
+
+
+# --- a node range ---------------------------------------------------------------------------------
+
+
+def test_a_node_range_is_placed_at_its_minimum_and_says_why() -> None:
+    # -N 2-4 --gpus-per-node=4: sbatch(1) allocates "as many nodes as possible within the range ...
+    # without delaying the initiation of the job", so it starts on 2 nodes when only 2 are free: the
+    # job fits where 2 nodes of 4 GPUs fit, 8 GPUs on exactly 2 nodes.
+    (job,) = read_jobs_text("#!/bin/bash\n#SBATCH -A research -J r -N 2-4 --gpus-per-node=4\n", "r.sh", RULES)
+    assert (job.gpus, job.max_nodes, job.min_nodes) == (8, 2, 2)
+    assert any("placed on 2 nodes, the fewest it starts on" in n.message and "up to 4" in n.message for n in job.notes)
