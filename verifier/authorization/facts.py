@@ -539,20 +539,15 @@ def _incident_permitted(
 
 def _choosing_policies(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> set[str]:
     """Policies that let in principals chosen by who they are: a permit scoped `principal ==` or `in`
-    (`is ... in`), or a condition that lets in a principal by id, team (`principal in Team::"x"`,
-    `principal.teams.contains("x")`), role (`principal.role == "sre"`) or the rota (`principal.on_call`).
-    A condition lets in where it holds in a permit's `when` or a forbid's `unless`, and where it fails
-    in a permit's `unless` or a forbid's `when`. Under a `!` a comparison keeps principals out
-    (`principal.role != "intern"` chooses nobody), and the tenant chooses nobody either: the tenants'
-    permit reads it for everyone.
+    (`is ... in`), or a condition that lets in only a principal chosen by id, team (`principal in
+    Team::"x"`, `principal.teams.contains("x")`), role (`principal.role == "sre"`) or the rota
+    (`principal.on_call`). A condition lets in where it holds in a permit's `when` or a forbid's
+    `unless`, and where it fails in a permit's `unless` or a forbid's `when` (`_chooses`).
     """
     if not trees:
         return set()
     from cedarpy import pst
 
-    principal = pst.Var("principal")
-    role, teams = pst.GetAttr(base=principal, attr="role"), pst.GetAttr(base=principal, attr="teams")
-    on_call = pst.GetAttr(base=principal, attr="on_call")
     chosen: set[str] = set()
     for policy in setup.bundle.policies.values():
         tree = trees[policy.id]
@@ -560,26 +555,55 @@ def _choosing_policies(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> 
         if permit and isinstance(tree.principal, pst.ScopeEq | pst.ScopeIn | pst.ScopeIsIn):
             chosen.add(policy.id)
             continue
-        for clause in tree.clauses:
-            stack: list[tuple[object, bool]] = [(clause.expr, isinstance(clause, pst.When) != permit)]
-            while stack and policy.id not in chosen:
-                node, negated = stack.pop()
-                if node == on_call and not negated:
-                    chosen.add(policy.id)
-                elif isinstance(node, pst.UnaryOp):
-                    stack.append((node.arg, negated != (node.op == "not")))
-                elif isinstance(node, pst.IfThenElse):
-                    stack.extend(((node.then_expr, negated), (node.else_expr, negated)))
-                elif isinstance(node, pst.BinaryOp):
-                    sides = (node.left, node.right)
-                    positive = (node.op in ("eq", "in", "contains") and not negated) or (
-                        node.op == "not_eq" and negated
-                    )
-                    if positive and (
-                        (node.op in ("eq", "in", "not_eq") and principal in sides)
-                        or (node.op in ("eq", "not_eq") and role in sides)
-                        or (node.op == "contains" and node.left == teams)
-                    ):
-                        chosen.add(policy.id)
-                    stack.extend((side, negated) for side in sides)
+        # A permit admits where all its clauses let in, so one clause that chooses is enough. A forbid
+        # lifts where any one clause lets in; the clause about the resource (`when { resource.quarantined
+        # }`) never lifts it on the quarantined hardware asked about, so here too one clause that
+        # chooses is taken as the exception.
+        if any(_chooses(clause.expr, isinstance(clause, pst.When) == permit) for clause in tree.clauses):
+            chosen.add(policy.id)
     return chosen
+
+
+def _chooses(expr: object, holds: bool) -> bool:
+    """Whether `expr` evaluating to `holds` lets in only principals chosen by who they are.
+
+    Read by meaning, not by text (round 14): `a && b` holding chooses where either side does, `a || b`
+    holding only where both do (`(context.incident) || principal.on_call` lets everyone in during an
+    incident); a `!` turns the question round, and an if-then-else chooses where both branches do
+    (or the condition does). Under `!` a comparison keeps principals out (`principal.role != "intern"`
+    chooses nobody), and the tenant chooses nobody: the tenants' permit reads it for everyone.
+    """
+    from cedarpy import pst
+
+    principal = pst.Var("principal")
+    if expr == pst.GetAttr(base=principal, attr="on_call"):
+        return holds
+    if isinstance(expr, pst.UnaryOp):
+        return expr.op == "not" and _chooses(expr.arg, not holds)
+    if isinstance(expr, pst.IfThenElse):
+        return (_chooses(expr.cond, True) or _chooses(expr.then_expr, holds)) and (
+            _chooses(expr.cond, False) or _chooses(expr.else_expr, holds)
+        )
+    if not isinstance(expr, pst.BinaryOp):
+        return False
+    left, right = expr.left, expr.right
+    if expr.op in ("and", "or"):
+        # `a && b` true, or `a || b` false (both sides false): either side choosing is enough.
+        both = (expr.op == "and") == holds
+        if both:
+            return _chooses(left, holds) or _chooses(right, holds)
+        return _chooses(left, holds) and _chooses(right, holds)
+    if expr.op in ("eq", "not_eq"):
+        # `principal.on_call == true` reads as `principal.on_call`, `... != true` as its negation.
+        for side, other in ((left, right), (right, left)):
+            if isinstance(other, pst.BoolLit):
+                return _chooses(side, holds == ((expr.op == "eq") == other.value))
+    role = pst.GetAttr(base=principal, attr="role")
+    teams = pst.GetAttr(base=principal, attr="teams")
+    if holds and expr.op == "contains" and right == role and isinstance(left, pst.Set):
+        return True  # ["sre", "oncall"].contains(principal.role)
+    if holds and expr.op in ("eq", "in"):
+        return principal in (left, right) or (expr.op == "eq" and role in (left, right))
+    if not holds and expr.op == "not_eq":
+        return principal in (left, right) or role in (left, right)
+    return holds and expr.op == "contains" and left == teams
