@@ -259,7 +259,8 @@ def _quiet(listed: Callable[[], list[tuple[str, Path]]]) -> list[tuple[str, Path
     A policy file rewritten in place, its first policy written, then its forbid a second later,
     reloaded (the watcher waits 0.4 s of silence) between the two: the gate allowed what the
     forbid denies for that second, every check of the build passed on a file that parsed. A write
-    paused past QUIET_S is not caught: docs/serve.md asks for a rename.
+    paused past QUIET_S is not caught: docs/serve.md asks for a rename. A file that never rests
+    (rewritten every second) is read at the deadline, QUIET_MAX_S after the wait began.
     """
     deadline = time.monotonic() + QUIET_MAX_S
     while True:
@@ -269,9 +270,14 @@ def _quiet(listed: Callable[[], list[tuple[str, Path]]]) -> list[tuple[str, Path
         # a write going on now: left out rather than waited for.
         newest = max((m for m in map(_mtime, files) if m <= now + 1.0), default=0.0)
         wait = newest + QUIET_S - now
-        if wait <= 0 or time.monotonic() + wait > deadline:
+        left = deadline - time.monotonic()
+        if wait <= 0 or left <= 0:
             return files
-        time.sleep(wait)
+        # Never past the deadline, and read at it, not at the wake-up before it: a file rewritten
+        # every second (a period dividing QUIET_S) had each wake-up fall on its next write, and
+        # the last one, read then, was refused as changed under the build every time; the
+        # deadline falls anywhere between two writes.
+        time.sleep(min(wait, left))
 
 
 def _mtime(file: tuple[str, Path]) -> float:

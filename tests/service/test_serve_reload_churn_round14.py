@@ -1,0 +1,67 @@
+"""A served file that never rests must not stop every reload (round 14, a real server on loopback).
+
+A reload reads the files once none changed for QUIET_S (2 s), waiting at most QUIET_MAX_S (20 s).
+A policy file rewritten in place every second never gives 2 s of quiet, and each wait ended at a
+wake-up timed newest write + 2 s: on the writer's next write. The files were read then, the build
+saw them change under it, and the reload was refused, every time (measured: 3 of 3, each after
+20 s), so no change went live while the writer ran. The wait now ends at its deadline, which falls
+between two writes, and the reload builds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from service.serve_helpers import copy_inputs, serving
+
+from verifier.service.revision import QUIET_MAX_S, QUIET_S
+
+SITE = (
+    '@id("allow-all")\npermit (principal, action, resource);\n\n'
+    '@id("stop-alice")\nforbid (principal == User::"alice", action, resource);\n'
+)
+
+
+def test_a_policy_file_rewritten_every_second_still_reloads(tmp_path: Path) -> None:
+    period = 1.0
+    # The period divides QUIET_S: the old wait's every wake-up fell on a write.
+    assert QUIET_S % period == 0
+    copy_inputs(tmp_path)
+    for f in (tmp_path / "policies").glob("*.cedar"):
+        f.unlink()
+    site = tmp_path / "policies" / "site.cedar"
+    site.write_text(SITE)
+    # --no-watch: only the reload asked for below runs (the watcher's would queue before it).
+    with serving(tmp_path, "--no-watch") as server, server.client() as c:
+        first = server.revision()["revision"]
+        done = threading.Event()
+        writes = [0]
+
+        def rewrite() -> None:
+            # In place (truncated, then written), each time with another comment: another revision.
+            while not done.is_set():
+                writes[0] += 1
+                with site.open("w") as handle:
+                    handle.write(SITE + f"// write {writes[0]}\n")
+                time.sleep(period)
+
+        writer = threading.Thread(target=rewrite)
+        writer.start()
+        try:
+            time.sleep(2.5)  # the writer well under way
+            started = time.monotonic()
+            r = c.post("/v1/reload", timeout=QUIET_MAX_S + 60)
+            took = time.monotonic() - started
+        finally:
+            done.set()
+            writer.join()
+        status = r.json()
+        assert (r.status_code, status["ok"], status["errors"]) == (200, True, [])
+        assert status["revision"] != first
+        # Read at the deadline: no sooner (the file never rested 2 s), not much later.
+        assert QUIET_MAX_S - 1 <= took < QUIET_MAX_S + 30
+        # Every version of the file holds the forbid: alice is denied by it.
+        doc = server.authorize("alice", "schedule", "a100-n0/gpu0")
+        assert (doc["decision"], [p["id"] for p in doc["policies"]]) == ("DENY", ["stop-alice"])
