@@ -32,7 +32,8 @@ def _resources(hook: dict[str, Any]) -> set[str]:
 def test_deployments_and_statefulsets_are_gated_only_where_a_namespace_opts_in() -> None:
     (services,) = [h for h in _hooks() if _resources(h) & {"deployments", "statefulsets"}]
     # Only these two kinds in that webhook, and only in namespaces labelled for the gate.
-    assert _resources(services) == {"deployments", "statefulsets"}
+    # (and their scale subresources: tests/service/test_serve_admission_scale.py)
+    assert _resources(services) == {"deployments", "statefulsets", "deployments/scale", "statefulsets/scale"}
     assert services["namespaceSelector"] == {"matchLabels": {"topolog.dev/gate": "enabled"}}
 
 

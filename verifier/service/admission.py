@@ -6,7 +6,9 @@ response examples of https://kubernetes.io/docs/reference/access-authn-authz/ext
 The object under review is handed to exactly what `/v1/admit` and `topolog place` run (the job
 loading of verifier.sources.jobs, then placement): whatever kinds that loading reads are
 admitted here with no change to the service. An object it cannot read, or a job that fits
-nowhere it may run, is refused with the reason; the uid is always echoed.
+nowhere it may run, is refused with the reason; the uid is always echoed. A review of the scale
+subresource (`kubectl scale`, an HorizontalPodAutoscaler) carries an autoscaling/v1 Scale, not
+the workload: a scale down is allowed, a scale up refused (scale_review).
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ class Review:
     uid: str
     operation: str
     obj: dict[str, object] | None
+    sub_resource: str = ""
+    """The subresource asked about ("scale" for `kubectl scale` or an HorizontalPodAutoscaler)."""
+    old_obj: dict[str, object] | None = None
+    resource: str = ""
+    """What the request changes, as `deployments/mistral-7b` (plural resource and name)."""
 
 
 def read_review(doc: object) -> Review:
@@ -63,7 +70,70 @@ def read_review(doc: object) -> Review:
         metadata = obj.get("metadata")
         if isinstance(metadata, dict) and "namespace" not in metadata:
             obj = {**obj, "metadata": {**metadata, "namespace": namespace}}
-    return Review(uid, operation if isinstance(operation, str) else "", obj)
+    sub_resource = request.get("subResource")
+    old_obj = request.get("oldObject")
+    resource = request.get("resource")
+    plural = resource.get("resource") if isinstance(resource, dict) else None
+    name = request.get("name")
+    return Review(
+        uid,
+        operation if isinstance(operation, str) else "",
+        obj,
+        sub_resource if isinstance(sub_resource, str) else "",
+        old_obj if isinstance(old_obj, dict) else None,
+        "/".join(str(x) for x in (plural, name) if isinstance(x, str) and x),
+    )
+
+
+def _is_scale(review: Review) -> bool:
+    """A review of the scale subresource: its object is an autoscaling/v1 Scale, not the workload."""
+    obj = review.obj or {}
+    api = obj.get("apiVersion")
+    return review.sub_resource == "scale" or (
+        obj.get("kind") == "Scale" and isinstance(api, str) and api.startswith("autoscaling/")
+    )
+
+
+def _scale_replicas(obj: dict[str, object] | None) -> int | None:
+    """spec.replicas of a Scale; 0 where left out (the API writes int32 replicas with omitempty)."""
+    if obj is None:
+        return None
+    spec = obj.get("spec", {})
+    if not isinstance(spec, dict):
+        return None
+    replicas = spec.get("replicas", 0)
+    return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas >= 0 else None
+
+
+def scale_review(revision: Revision, review: Review) -> tuple[dict[str, object], bool]:
+    """The answer to a scale: fewer or as many replicas are allowed, more are refused.
+
+    A Scale carries a name and a replica count, never the pod template: the GPUs the new replicas
+    ask for, and where they would fit, cannot be judged from it, and the gate holds no copy of the
+    workload. So a scale up is refused (fail closed) with the way to do it that the gate does see:
+    spec.replicas changed on the workload itself, which the API server hands over whole. A scale
+    down releases pods and needs no judging.
+    """
+    what = review.resource or "this workload"
+    new, old = _scale_replicas(review.obj), _scale_replicas(review.old_obj)
+    if new is None:
+        return _answer(
+            review.uid, False, f"refused: the Scale of {what} has no readable spec.replicas", revision
+        ), False
+    if new == 0 or (old is not None and new <= old):
+        before = f"from {old} " if old is not None else ""
+        said = f"scales {what} {before}to {new} replicas: no new pod, nothing to gate"
+        return _answer(review.uid, True, said, revision), True
+    before = f"from {old} " if old is not None else ""
+    kind = what.split("/", 1)[0].removesuffix("s") or "workload"
+    return _answer(
+        review.uid,
+        False,
+        f"refused: a scale of {what} {before}to {new} replicas carries no pod template, so the GPUs of "
+        f"the new replicas cannot be judged; change spec.replicas on the {kind} itself (kubectl apply, or "
+        "kubectl patch with spec.replicas), which topolog judges whole",
+        revision,
+    ), False
 
 
 def review_doc(
@@ -73,6 +143,10 @@ def review_doc(
     if review.obj is None:
         # DELETE and CONNECT carry no object: nothing asks for hardware.
         return _answer(review.uid, True, f"nothing to place ({review.operation or 'no object'})", revision), True
+    if _is_scale(review):
+        # Read as a job file, a Scale is an object of no kind the loading reads: "asks for no GPU",
+        # allowed. That would let `kubectl scale --replicas=100` past the gate.
+        return scale_review(revision, review)
     try:
         # The verdict and the why-not reasons are all it answers with: only the best placement is named.
         admitted = admit_doc(revision, json.dumps(review.obj).encode(), principal_from, limit=1)
