@@ -122,3 +122,33 @@ def test_a_node_range_is_placed_at_its_minimum_and_says_why() -> None:
     (job,) = read_jobs_text("#!/bin/bash\n#SBATCH -A research -J r -N 2-4 --gpus-per-node=4\n", "r.sh", RULES)
     assert (job.gpus, job.max_nodes, job.min_nodes) == (8, 2, 2)
     assert any("placed on 2 nodes, the fewest it starts on" in n.message and "up to 4" in n.message for n in job.notes)
+
+
+# --- KubeRay's crossed replica bounds -------------------------------------------------------------
+
+CROSSED = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: rc, namespace: research}
+spec:
+  headGroupSpec:
+    template: {spec: {containers: [{name: head, resources: {limits: {cpu: 2}}}]}}
+  workerGroupSpecs:
+    - groupName: gpu
+      replicas: 2
+      minReplicas: 3
+      maxReplicas: 2
+      template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 4}}}]}}
+"""
+
+
+def test_crossed_kuberay_bounds_run_max_replicas_and_say_so() -> None:
+    # minReplicas 3 > maxReplicas 2. KubeRay's validation (ValidateRayClusterSpec) does not refuse
+    # it; GetWorkerGroupDesiredReplicas (ray-project/kuberay ray-operator/controllers/ray/utils/util.go
+    # at dc85903) starts maxReplicas and logs "please fix this". 2 workers x 4 GPUs = 8 (the head asks
+    # none); replicas 2 is maxReplicas itself, yet the crossing is noted at minReplicas (line 10 of CROSSED).
+    (job,) = read_jobs_text(CROSSED, "rc.yaml", RULES)
+    assert job.gpus == 8
+    (note,) = [n for n in job.notes if "above maxReplicas" in n.message]
+    assert note.location.line == 10
+    assert "writes minReplicas 3 above maxReplicas 2: KubeRay starts maxReplicas, 2" in note.message

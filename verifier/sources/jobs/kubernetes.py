@@ -592,7 +592,18 @@ def _worker_replicas(wg: YMap, what: str, p: Problems, notes: list[Diagnostic]) 
         notes.append(Diagnostic(wg.key_loc("suspend"), f"{what} is suspended: it runs no pod"))
         return 0
     runs = high if low > high else min(max(written, low), high)
-    if "replicas" in wg and runs != written:
+    if low > high:
+        # KubeRay's webhook does not refuse crossed bounds (ValidateRayClusterSpec has no such
+        # check); its controller starts maxReplicas and logs "minReplicas is greater than
+        # maxReplicas, using maxReplicas as desired replicas" (util.go at dc85903).
+        notes.append(
+            Diagnostic(
+                wg.key_loc("minReplicas"),
+                f"{what} writes minReplicas {low} above maxReplicas {high}: KubeRay starts maxReplicas, {high}, "
+                "and so it is placed",
+            )
+        )
+    elif "replicas" in wg and runs != written:
         notes.append(
             Diagnostic(
                 wg.key_loc("replicas"),
