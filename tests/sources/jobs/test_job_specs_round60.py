@@ -152,3 +152,69 @@ def test_crossed_kuberay_bounds_run_max_replicas_and_say_so() -> None:
     (note,) = [n for n in job.notes if "above maxReplicas" in n.message]
     assert note.location.line == 10
     assert "writes minReplicas 3 above maxReplicas 2: KubeRay starts maxReplicas, 2" in note.message
+
+
+# --- GPU resources topolog cannot count in GPUs ---------------------------------------------------
+
+# NVIDIA's time-slicing verification Deployment (GPU Operator documentation, "Time-Slicing GPUs in
+# Kubernetes", https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html),
+# with the resource as that page names it under renameByDefault: true (nvidia.com/gpu capacity 0,
+# nvidia.com/gpu.shared = physical GPUs x replicas). Namespace added; image and command left out.
+SHARED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: time-slicing-verification
+  namespace: research
+spec:
+  replicas: 5
+  selector:
+    matchLabels: {app: time-slicing-verification}
+  template:
+    metadata:
+      labels: {app: time-slicing-verification}
+    spec:
+      tolerations:
+        - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+      containers:
+        - name: cuda-sample-vector-add
+          resources:
+            limits:
+              nvidia.com/gpu.shared: 1
+"""
+
+
+def test_a_time_sliced_gpu_share_is_refused_not_read_as_no_gpu() -> None:
+    # Base read the Deployment as "requests no GPU" (the admission webhook then allowed it: a GPU
+    # workload unjudged). One share is 1/replicas of a GPU, and the replicas are the cluster's
+    # device plugin configuration, not the spec's: refused at its line (20).
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(SHARED, "ts.yaml", RULES)
+    assert not isinstance(err.value, NoGpuRequested)
+    assert "ts.yaml:20:15: limits nvidia.com/gpu.shared of container cuda-sample-vector-add is a time-sliced share" in (
+        str(err.value)
+    )
+
+
+@pytest.mark.parametrize(
+    ("resource", "what"),
+    [
+        ("nvidia.com/mig-1g.10gb.shared", "a time-sliced share of an NVIDIA GPU"),
+        ("gpu.intel.com/i915", "an Intel GPU, a device topolog does not place"),
+        ("habana.ai/gaudi", "an Intel Gaudi accelerator, a device topolog does not place"),
+    ],
+)
+def test_other_gpu_resources_are_refused(resource: str, what: str) -> None:
+    text = SHARED.replace("nvidia.com/gpu.shared", resource)
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "ts.yaml", RULES)
+    assert f"limits {resource} of container cuda-sample-vector-add is {what}" in str(err.value)
+
+
+def test_hami_memory_beside_whole_gpus_is_still_a_note() -> None:
+    # HAMi's device memory cap (nvidia.com/gpumem) beside nvidia.com/gpu: 2 GPUs a pod, the cap
+    # noted, as before (not a renamed GPU resource).
+    text = SHARED.replace("nvidia.com/gpu.shared: 1", "nvidia.com/gpu: 2\n              nvidia.com/gpumem: 3000")
+    jobs = read_jobs_text(text, "h.yaml", RULES)
+    assert [j.gpus for j in jobs] == [2] * 5  # one job a replica, 2 GPUs each
+    assert any("nvidia.com/gpumem: 3000 not judged" in n.message for n in next(iter(jobs)).notes)

@@ -21,6 +21,11 @@ from verifier.sources.jobs.gpu_words import gke_model
 
 GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
 MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(?P<profile>[0-9]+g\.[0-9]+gb)$")
+_SHARED = re.compile(r"^nvidia\.com/(?:gpu|mig-[0-9]+g\.[0-9]+gb)\.shared$")
+"""NVIDIA's device plugin with time-slicing and renameByDefault (GPU Operator, "Time-Slicing GPUs in
+Kubernetes"): each unit is one of the replicas a GPU is cut into, a number the spec does not say."""
+_OTHER_ACCELERATORS = {"gpu.intel.com/": "an Intel GPU", "habana.ai/": "an Intel Gaudi accelerator"}
+"""Device plugins of accelerators topolog does not place (Intel's GPU plugin, Habana's Gaudi one)."""
 PRODUCT_LABELS = {
     "nvidia.com/gpu.product": model_for_product,
     "amd.com/gpu.device-id": model_for_amd_device,
@@ -83,6 +88,15 @@ def _resources(c: YMap, cname: str, needs: PodNeeds, p: Problems, key: str = "re
             p.add(res.key_loc(section), f"'{section}' of container {cname} must be a mapping of resource: quantity")
             continue
         for key, raw in table.items():
+            unread = _unread_accelerator(key)
+            if unread is not None:
+                # Noted, a pod asking only for these read as "no GPU": a GPU workload let through unjudged.
+                p.add(
+                    table.key_loc(key),
+                    f"{section} {key} of container {cname} is {unread}; topolog places whole GPUs "
+                    "(nvidia.com/gpu, amd.com/gpu) and MIG instances (nvidia.com/mig-<profile>): expected one of those",
+                )
+                continue
             if key not in GPU_RESOURCES and not MIG_RESOURCE.match(key):
                 other.append(f"{section}.{key}: {raw}")
                 continue
@@ -113,6 +127,19 @@ def _resources(c: YMap, cname: str, needs: PodNeeds, p: Problems, key: str = "re
     if other:
         needs.notes.append(Diagnostic(res.loc, f"container {cname}: {', '.join(other)} not judged"))
     return got
+
+
+def _unread_accelerator(key: str) -> str | None:
+    """What an accelerator resource topolog cannot count in GPUs is, or None for any other resource."""
+    if _SHARED.match(key):
+        return (
+            "a time-sliced share of an NVIDIA GPU (the device plugin's renamed resource): how many "
+            "GPUs it takes depends on the replicas the cluster cuts each GPU into, which the spec does not say"
+        )
+    for prefix, what in _OTHER_ACCELERATORS.items():
+        if key.startswith(prefix):
+            return f"{what}, a device topolog does not place"
+    return None
 
 
 def _containers(spec: YMap, key: str, needs: PodNeeds, p: Problems) -> list[tuple[dict[str, int], bool]]:
