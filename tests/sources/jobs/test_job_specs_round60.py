@@ -218,3 +218,55 @@ def test_hami_memory_beside_whole_gpus_is_still_a_note() -> None:
     jobs = read_jobs_text(text, "h.yaml", RULES)
     assert [j.gpus for j in jobs] == [2] * 5  # one job a replica, 2 GPUs each
     assert any("nvidia.com/gpumem: 3000 not judged" in n.message for n in next(iter(jobs)).notes)
+
+
+# --- Kueue pod set groups (kueue.x-k8s.io/podset-group-name) -------------------------------------
+
+LWS_FIXTURE = FIXTURES / "lws-vllm-kueue-tas.yaml"
+
+
+def _lws(level: str, size: int = 2, grouped: bool = True) -> str:
+    text = LWS_FIXTURE.read_text().replace("cloud.google.com/gce-topology-block", level)
+    text = text.replace("size: 2", f"size: {size}")
+    if not grouped:
+        text = "\n".join(line for line in text.splitlines() if "podset-group-name" not in line) + "\n"
+    return text
+
+
+def test_the_real_lws_kueue_sample_requires_a_block_topolog_has_no_scope_for() -> None:
+    # kubernetes-sigs/lws docs/examples/leaderworkerset/topology-aware-scheduling/vllm-kueue.yaml at
+    # d25f18f, namespace added: both pod sets require cloud.google.com/gce-topology-block (lines 27
+    # and 74), a level with no topolog scope: refused at each, as for any required level without one.
+    with pytest.raises(TopologError) as err:
+        read_jobs([LWS_FIXTURE], RULES)
+    message = str(err.value)
+    assert "lws-vllm-kueue-tas.yaml:27:11: LeaderWorkerSet vllm (pod set leader) requires topology level" in message
+    assert "lws-vllm-kueue-tas.yaml:74:11: LeaderWorkerSet vllm (pod set workers) requires topology level" in message
+
+
+def test_a_group_required_on_one_host_is_judged_whole() -> None:
+    # The same sample at kubernetes.io/hostname: the leader and its worker are one group, so Kueue
+    # puts both on one host: 2 pods x 8 GPUs = 16 GPUs on one node.
+    (job,) = read_jobs_text(_lws("kubernetes.io/hostname"), "lws.yaml", RULES)
+    assert (job.name, job.gpus, job.scope, job.max_nodes) == ("vllm-0", 16, "node", None)
+
+
+def test_lone_pods_required_on_a_host_without_a_group_are_apart() -> None:
+    # No group: Kueue places the leader pod set and the worker pod set each in a domain of its own,
+    # and each is one pod, on one host anyway. Base judged the two together, 16 GPUs on one node (a
+    # false PLACE001 on 8-GPU nodes); now 16 GPUs on up to 2 nodes, no scope.
+    (job,) = read_jobs_text(_lws("kubernetes.io/hostname", grouped=False), "lws.yaml", RULES)
+    assert (job.gpus, job.scope, job.max_nodes) == (16, "any", 2)
+
+
+def test_a_pod_set_required_apart_from_the_others_is_refused() -> None:
+    # size 3: the worker pod set is 2 pods that Kueue keeps on one host, apart from the leader.
+    # topolog places a job in one domain: judged whole it would need 24 GPUs on a node (stricter than
+    # Kueue), judged with no scope it would not keep the 2 workers together (looser). Refused at the
+    # worker template: `workerTemplate:` is line 70 of the fixture, 69 once the leader's group line
+    # (24) is taken out.
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(_lws("kubernetes.io/hostname", size=3, grouped=False), "lws.yaml", RULES)
+    message = str(err.value)
+    assert "lws.yaml:69:5: LeaderWorkerSet vllm: its GPU pod sets leader, workers are not all in one pod set" in message
+    assert "workers (node) requires a topology domain of its own" in message

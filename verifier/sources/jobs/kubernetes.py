@@ -83,7 +83,10 @@ PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
 SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
 SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
-TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE, GROUP_COUNT)
+GROUP_NAME = "kueue.x-k8s.io/podset-group-name"
+"""Pod sets of one group are placed in one topology domain together; any other pod set in a domain
+of its own (Kueue's TAS: PodSetTopologyRequest.PodSetGroupName, each pod set its own group by default)."""
+TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE, GROUP_COUNT, GROUP_NAME)
 """Annotations read (the topology requests, and a pod group's size), so never listed as not judged."""
 
 LEVEL_SCOPES = {
@@ -96,7 +99,14 @@ LEVEL_SCOPES = {
 }
 """Kueue topology levels (node labels) and the topolog scope each is."""
 
-_TAS_KEYS = ("required", "preferred", "unconstrained", "podSetSliceRequiredTopology", "podSetSliceSize")
+_TAS_KEYS = (
+    "required",
+    "preferred",
+    "unconstrained",
+    "podSetSliceRequiredTopology",
+    "podSetSliceSize",
+    "podSetGroupName",
+)
 
 
 @dataclass(frozen=True)
@@ -799,7 +809,7 @@ def _job(
     """
     before = len(p.items)
     needs: list[tuple[PodSet, PodNeeds]] = []
-    scopes: list[str] = []
+    scopes: list[tuple[PodSet, str]] = []
     idle = False  # a pod set that asks for GPUs runs no pod (a worker group at 0 replicas)
     for ps in sets:
         n = ps.needs if ps.needs is not None else read_pod_spec(ps.spec, f"{what} (pod set {ps.name})", p)
@@ -813,7 +823,7 @@ def _job(
             continue
         needs.append((ps, n))
         if scope is not None:
-            scopes.append(scope)
+            scopes.append((ps, scope))
     if not needs:
         # A count already refused (replicas: 'x') left its pod set empty: "requests no GPU" would be false.
         if len(p.items) == read_from:
@@ -853,11 +863,12 @@ def _job(
         # Each count is bounded, their product is not: such a number cannot reach the facts.
         p.add(doc.loc, f"{what} asks for {gpus} GPUs in all; expected at most {INT64_MAX} (64 bits)")
         return None
+    required = _required_scopes(needs, scopes, what, p)
+    if required is None:
+        return None
     if pods == 1:
-        scopes.append("node")  # one pod runs on one node
-    scope = min(scopes, key=SCOPES.index, default="any")
-    if len(needs) > 1 and any(_topology_written(ps) for ps, _ in needs):
-        notes.append(Diagnostic(doc.loc, f"{what}: the required topology is judged for all its pod sets together"))
+        required.append("node")  # one pod runs on one node
+    scope = min(required, key=SCOPES.index, default="any")
     exclude = tuple(dict.fromkeys(x for _, n in needs for x in n.exclude))
     return Job(
         name=name,
@@ -918,7 +929,44 @@ def _slice(
     return None
 
 
-def _topology_written(ps: PodSet) -> bool:
-    return (ps.annotations is not None and REQUIRED in ps.annotations) or (
-        ps.topology is not None and "required" in ps.topology
+def _group_name(ps: PodSet) -> str | None:
+    """The Kueue pod set group a pod set belongs to (annotation, or a Workload's topologyRequest)."""
+    for holder, key in ((ps.annotations, GROUP_NAME), (ps.topology, "podSetGroupName")):
+        if holder is not None and isinstance(holder.get(key), str) and holder[key].strip():
+            return str(holder[key]).strip()
+    return None
+
+
+def _required_scopes(
+    needs: list[tuple[PodSet, PodNeeds]], scopes: list[tuple[PodSet, str]], what: str, p: Problems
+) -> list[str] | None:
+    """The scopes the job is placed under, from its GPU pod sets' required topologies; None when
+    they cannot be judged as one placement (refused).
+
+    Kueue places each pod set in a domain of its own unless pod sets share a podset-group-name, and
+    then the group in one domain. topolog places a job in one domain: exact when the job has one GPU
+    pod set, or when all of them are in one group. A lone pod required on a node (or anything wider)
+    is there already and asks nothing more. Any other mix is refused: the job judged whole in one
+    domain would be refused where Kueue runs it, and judged with no scope admitted where Kueue
+    would not.
+    """
+    if not scopes:
+        return []
+    groups = {_group_name(ps) for ps, _ in needs}
+    if len(needs) == 1 or (len(scopes) == len(needs) and len(groups) == 1 and None not in groups):
+        return [scope for _, scope in scopes]
+    binding = [
+        (ps, scope) for ps, scope in scopes if _group_name(ps) is not None or ps.pods > 1 or scope == "nvlink_domain"
+    ]
+    if not binding:
+        return []
+    named = ", ".join(f"{ps.name} ({scope})" for ps, scope in binding)
+    p.add(
+        binding[0][0].loc,
+        f"{what}: its GPU pod sets {', '.join(ps.name for ps, _ in needs)} are not all in one pod set group, "
+        f"and {named} requires a topology domain of its own (Kueue places each group, and each pod set "
+        "outside one, in a domain apart); topolog places a job in one domain, and judging all its pods in "
+        f"one, or anywhere, would answer another question: expected every GPU pod set in one group "
+        f"(annotation {GROUP_NAME}), or separate workloads",
     )
+    return None
