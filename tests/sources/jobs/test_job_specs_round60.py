@@ -270,3 +270,43 @@ def test_a_pod_set_required_apart_from_the_others_is_refused() -> None:
     message = str(err.value)
     assert "lws.yaml:69:5: LeaderWorkerSet vllm: its GPU pod sets leader, workers are not all in one pod set" in message
     assert "workers (node) requires a topology domain of its own" in message
+
+
+# --- Kueue's multi-layer slices -------------------------------------------------------------------
+
+MULTI_LAYER = FIXTURES / "kueue-tas-multi-layer-gpu.yaml"
+
+
+def test_multi_layer_slices_are_refused_not_placed_anywhere() -> None:
+    # 64 pods, each 32 in one block and each 16 in one rack: slices smaller than the pod set, which
+    # topolog's one-domain placement cannot judge (as for a single slice annotation). Base did not
+    # read the annotation and placed the 64 GPUs on any 64 nodes. Refused at the annotation (15:9),
+    # once per layer.
+    with pytest.raises(TopologError) as err:
+        read_jobs([MULTI_LAYER], RULES)
+    message = str(err.value)
+    assert "kueue-tas-multi-layer-gpu.yaml:15:9:" in message
+    assert "requires each slice of 32 of its 64 pods in one cloud.provider.com/topology-block" in message
+    assert "requires each slice of 16 of its 64 pods in one cloud.provider.com/topology-rack" in message
+
+
+def test_a_layer_of_all_the_pods_is_that_level_required(tmp_path: Path) -> None:
+    # One layer of 64 pods at cloud.provider.com/topology-rack: all 64 in one rack, topolog's rack
+    # scope; 64 pods of 1 GPU = 64 GPUs on up to 64 nodes.
+    text = MULTI_LAYER.read_text()
+    start = text.index("          [")
+    end = text.index("          ]") + len("          ]")
+    text = text[:start] + '          [{"topology": "cloud.provider.com/topology-rack", "size": 64}]' + text[end:]
+    (job,) = read_jobs_text(text, "ml.yaml", RULES)
+    assert (job.gpus, job.scope, job.max_nodes) == (64, "rack", 64)
+
+
+@pytest.mark.parametrize("value", ["not json", "[1, 2]", '[{"topology": "kubernetes.io/hostname"}]', "[" * 100_000])
+def test_a_multi_layer_value_that_cannot_be_read_is_refused(value: str) -> None:
+    text = MULTI_LAYER.read_text()
+    start = text.index("|\n")
+    end = text.index("          ]") + len("          ]")
+    text = text[:start] + "'" + value + "'" + text[end:]
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "ml.yaml", RULES)
+    assert "ml.yaml:15:9: kueue.x-k8s.io/podset-slice-required-topology-constraints of Job" in str(err.value)

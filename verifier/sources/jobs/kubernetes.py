@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -83,10 +84,22 @@ PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
 SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
 SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
+SLICE_LAYERS = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+"""Several slice levels at once, a JSON list of {"topology": level, "size": pods} (Kueue's
+site/static/examples/tas/sample-job-multi-layer.yaml)."""
 GROUP_NAME = "kueue.x-k8s.io/podset-group-name"
 """Pod sets of one group are placed in one topology domain together; any other pod set in a domain
 of its own (Kueue's TAS: PodSetTopologyRequest.PodSetGroupName, each pod set its own group by default)."""
-TAS_ANNOTATIONS = (REQUIRED, PREFERRED, UNCONSTRAINED, SLICE_REQUIRED, SLICE_SIZE, GROUP_COUNT, GROUP_NAME)
+TAS_ANNOTATIONS = (
+    REQUIRED,
+    PREFERRED,
+    UNCONSTRAINED,
+    SLICE_REQUIRED,
+    SLICE_SIZE,
+    SLICE_LAYERS,
+    GROUP_COUNT,
+    GROUP_NAME,
+)
 """Annotations read (the topology requests, and a pod group's size), so never listed as not judged."""
 
 LEVEL_SCOPES = {
@@ -777,13 +790,24 @@ def _topology(ps: PodSet, what: str, p: Problems, notes: list[Diagnostic]) -> st
                 found = _level(ps.annotations[key], ps.annotations.key_loc(key), required, pwhat, p, notes)
                 scope = found if required else scope
         scope = _slice(ps.annotations, SLICE_REQUIRED, SLICE_SIZE, ps, pwhat, p, notes) or scope
+        if SLICE_LAYERS in ps.annotations:
+            layers = _slice_layers(ps.annotations, ps, pwhat, p, notes)
+            scope = min((x for x in (*layers, scope) if x is not None), key=SCOPES.index, default=None)
         unread = [k for k in ps.annotations if k not in TAS_ANNOTATIONS]
         if unread:
             notes.append(Diagnostic(ps.annotations.loc, f"pod annotations {', '.join(unread)} not judged"))
     if ps.topology is not None:
         scope = _slice(ps.topology, "podSetSliceRequiredTopology", "podSetSliceSize", ps, pwhat, p, notes) or scope
         for key in ps.topology:
-            if key not in _TAS_KEYS:
+            if key not in _TAS_KEYS and "equired" in key:
+                # A required constraint this reading does not know: noted, the job was placed looser
+                # than Kueue would.
+                p.add(
+                    ps.topology.key_loc(key),
+                    f"topologyRequest.{key} of {pwhat} is a required topology topolog does not read; expected "
+                    "required, or podSetSliceRequiredTopology with podSetSliceSize",
+                )
+            elif key not in _TAS_KEYS:
                 notes.append(Diagnostic(ps.topology.key_loc(key), f"topologyRequest.{key} of {pwhat} not judged"))
         for key, required in (("required", True), ("preferred", False)):
             if key in ps.topology:
@@ -927,6 +951,35 @@ def _slice(
         f"slices; expected the pod set required whole (a slice size of {ps.pods}, or the required topology)",
     )
     return None
+
+
+def _slice_layers(holder: YMap, ps: PodSet, what: str, p: Problems, notes: list[Diagnostic]) -> list[str | None]:
+    """The scopes of a multi-layer slice annotation: a layer whose slice is all the pod set's pods is
+    that level required; a smaller slice is refused, as a single slice is (_slice).
+    """
+    loc = holder.key_loc(SLICE_LAYERS)
+    try:
+        layers = json.loads(str(holder[SLICE_LAYERS]))
+    except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past the parser's depth
+        layers = None
+    if not isinstance(layers, list) or not layers or not all(isinstance(x, dict) for x in layers):
+        p.add(loc, f'{SLICE_LAYERS} of {what} is not a JSON list of {{"topology": level, "size": pods}}')
+        return []
+    found: list[str | None] = []
+    for layer in layers:
+        size, level = layer.get("size"), layer.get("topology")
+        if not isinstance(level, str) or not isinstance(size, int) or isinstance(size, bool):
+            p.add(loc, f'{SLICE_LAYERS} of {what}: {layer!r} is not {{"topology": level, "size": pods}}')
+        elif size == ps.pods:
+            found.append(_level(level, loc, True, what, p, notes))
+        else:
+            p.add(
+                loc,
+                f"{what} requires each slice of {size} of its {ps.pods} pods in one {level} ({SLICE_LAYERS}): "
+                "topolog places a job in one domain, not in slices; expected the pod set required whole "
+                f"(a size of {ps.pods}, or the required topology)",
+            )
+    return found
 
 
 def _group_name(ps: PodSet) -> str | None:
