@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 KIND = "authz-facts"
 KEEP = 8
 """Entries kept: a 131,072-GPU fleet's is about 3 MB."""
-_FORMAT = 14
+_FORMAT = 15
 Packed = tuple[int, dict[str, Sequence[Row]]]
 
 
@@ -406,6 +406,7 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     )
     conditions = condition_reads(setup, trees)
     rows["permit_reads_principal"], rows["policy_reads_resource"], rows["permit_role_literal"] = conditions
+    rows["role_near"] = _roles_near(setup, trees)
     # The incident's requests (context {incident: true}, schedule on quarantined classes) go in the
     # same batch as the others: one more cedarpy call would build and load the entities again.
     quarantined = [(rep, cls) for rep, cls in classes if graph.attrs(rep).get("quarantined") is True]
@@ -474,6 +475,47 @@ def _labels_not_given(rows: Mapping[str, Sequence[Row]], setup: AuthzSetup) -> l
     }
     return sorted(near - given)
 
+
+def _roles_near(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[Row]:
+    """(role, known, reader): a principal's role spelled as a role `reader` compares `principal.role`
+    with (`==`, `!=`, `[...].contains(principal.role)`; AUTHZ008's trainee roles, read by AUTHZ008 and
+    AUTHZ017, too), but for case, spaces or `_`/`.` for `-` (`_spelling`), where the reader does not
+    compare the principal's own spelling as well (AUTHZ018: `Intern` escapes `principal.role ==
+    "intern"`). A few rows: the distinct roles times the literals, none per principal.
+    """
+    compared: dict[str, set[str]] = {TRAINEE_READER: set(_TRAINEE_ROLES)}
+    if trees:
+        from cedarpy import pst
+
+        role = pst.GetAttr(base=pst.Var("principal"), attr="role")
+        for policy in setup.bundle.policies.values():
+            for clause in trees[policy.id].clauses:
+                for node in walk(clause):
+                    if not isinstance(node, pst.BinaryOp):
+                        continue
+                    sides = (node.left, node.right)
+                    if node.op in ("eq", "not_eq") and role in sides:
+                        literals: Sequence[object] = sides
+                    elif node.op == "contains" and node.right == role and isinstance(node.left, pst.Set):
+                        literals = node.left.elements
+                    else:
+                        continue
+                    compared.setdefault(policy.id, set()).update(
+                        n.value for n in literals if isinstance(n, pst.StringLit)
+                    )
+    roles = {p.role for p in setup.principals.sorted()} - {""}
+    return sorted(
+        (r, known, reader)
+        for reader, knowns in compared.items()
+        for r in roles
+        if r not in knowns
+        for known in knowns
+        if _spelling(known) == _spelling(r)
+    )
+
+
+TRAINEE_READER = "AUTHZ008/AUTHZ017"
+"""The reader of AUTHZ008's trainee roles in role_near: topolog's own checks, not a policy."""
 
 _TRAINEE_ROLES = frozenset({"intern", "contractor"})
 """AUTHZ008's trainee_role (rules/authz/AUTHZ008_trainee_administers.dl), which AUTHZ017 judges on the

@@ -10,6 +10,7 @@ AUTHZ_RELATIONS: frozenset[str] = frozenset(
         "authz_class",
         "class_tenant",
         "tenant_label_near",
+        "role_near",
         "permitted",
         "permitted_by",
         "incident_permitted",
