@@ -310,3 +310,15 @@ def test_a_multi_layer_value_that_cannot_be_read_is_refused(value: str) -> None:
     with pytest.raises(TopologError) as err:
         read_jobs_text(text, "ml.yaml", RULES)
     assert "ml.yaml:15:9: kueue.x-k8s.io/podset-slice-required-topology-constraints of Job" in str(err.value)
+
+
+# --- Volcano's CronJob ----------------------------------------------------------------------------
+
+
+def test_a_volcano_cronjob_is_one_run_of_its_volcano_job() -> None:
+    # Volcano's CronJob sample (batch.volcano.sh/v1alpha1) with 2 GPUs on its one task: one run is
+    # 1 pod x 2 GPUs, on one node (one pod). Base refused it ("a CronJob has apiVersion
+    # 'batch.volcano.sh/v1alpha1'; expected batch/v1"). The principal is the jobTemplate's queue.
+    (job,) = read_jobs([FIXTURES / "volcano-cronjob-gpu.yaml"], parse_rules(["queue=Team"]))
+    assert (job.name, job.gpus, job.scope, job.principal) == ("volcano-cronjob-example", 2, "node", "team-ml")
+    assert any("each scheduled run is one Job; one run is placed" in n.message for n in job.notes)

@@ -8,7 +8,7 @@ The job's GPUs are every pod's GPUs added up, with the pod counts Kueue gives it
     Pod              1 pod
     Job              min(parallelism, completions) pods (parallelism defaults to 1, completions
                      to parallelism): the pods that run at once
-    CronJob          one run: its jobTemplate read as a Job
+    CronJob          one run: its jobTemplate read as a Job (Volcano's CronJob: as a Volcano Job)
     JobSet           per replicated job, replicas x its Job's pods
     LeaderWorkerSet  per group, 1 leader + (size - 1) workers (size workers without a leaderTemplate)
     Workload         per pod set, count pods
@@ -62,7 +62,7 @@ lists its replica types."""
 API_GROUPS = {
     "Pod": ("v1",),
     "Job": ("batch/v1", VOLCANO),
-    "CronJob": ("batch/v1",),
+    "CronJob": ("batch/v1", VOLCANO),
     "JobSet": ("jobset.x-k8s.io/",),
     "LeaderWorkerSet": ("leaderworkerset.x-k8s.io/",),
     "Workload": ("kueue.x-k8s.io/",),
@@ -179,7 +179,7 @@ def read_workload(
     readers: dict[str, Callable[[YMap, str, Problems, list[Diagnostic]], list[list[PodSet]]]] = {
         "Pod": _pod_sets_pod,
         "Job": _pod_sets_job,
-        "CronJob": _pod_sets_cronjob,
+        "CronJob": functools.partial(_pod_sets_cronjob, _pod_sets_job),
         "JobSet": _pod_sets_jobset,
         "LeaderWorkerSet": _pod_sets_lws,
         "Workload": _pod_sets_workload,
@@ -192,6 +192,8 @@ def read_workload(
     }
     if kind == "Job" and api.startswith(VOLCANO):
         readers["Job"] = _pod_sets_volcano
+    if kind == "CronJob" and api.startswith(VOLCANO):
+        readers["CronJob"] = functools.partial(_pod_sets_cronjob, _pod_sets_volcano)
     groups = readers[kind](doc if kind == "Pod" else spec, what, p, notes)
     if len(p.items) == before and not any(ps.pods for sets in groups for ps in sets):
         # Scaled to zero (replicas, parallelism or count 0): "0 of 0 jobs placeable" would pass unjudged.
@@ -509,7 +511,16 @@ def _pod_sets_volcano(spec: YMap, what: str, p: Problems, notes: list[Diagnostic
     return [sets]
 
 
-def _pod_sets_cronjob(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+def _pod_sets_cronjob(
+    read_job: Callable[[YMap, str, Problems, list[Diagnostic]], list[list[PodSet]]],
+    spec: YMap,
+    what: str,
+    p: Problems,
+    notes: list[Diagnostic],
+) -> list[list[PodSet]]:
+    """One scheduled run: the jobTemplate's spec read as the Job the CronJob creates (batch/v1's, or
+    Volcano's CronJob, batch.volcano.sh, whose template is a Volcano Job).
+    """
     tmpl = p.mapping(spec, "jobTemplate", what)
     job_spec = p.mapping(tmpl, "spec", f"the jobTemplate of {what}") if tmpl is not None else None
     if job_spec is None:
@@ -517,7 +528,7 @@ def _pod_sets_cronjob(spec: YMap, what: str, p: Problems, notes: list[Diagnostic
         return []
     _note_unread(spec, ("jobTemplate",), what, notes)
     notes.append(Diagnostic(spec.key_loc("jobTemplate"), f"{what}: each scheduled run is one Job; one run is placed"))
-    return _pod_sets_job(job_spec, what, p, notes)
+    return read_job(job_spec, what, p, notes)
 
 
 def _replicas(
@@ -750,6 +761,9 @@ def _facts(meta: YMap, spec: YMap, kind: str) -> dict[str, str]:
         queue = spec["queueName"]
     if kind == "Job" and "tasks" in spec and isinstance(spec.get("queue"), str):
         queue = spec["queue"]  # a Volcano Job names its Volcano queue in its spec
+    job_spec = template.get("spec") if kind == "CronJob" and isinstance(template, YMap) else None
+    if isinstance(job_spec, YMap) and "tasks" in job_spec and isinstance(job_spec.get("queue"), str):
+        queue = job_spec["queue"]  # a Volcano CronJob's: the queue of the Volcano Jobs it creates
     if queue is not None:
         facts["queue"] = queue
     return facts
