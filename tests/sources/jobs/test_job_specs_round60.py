@@ -322,3 +322,67 @@ def test_a_volcano_cronjob_is_one_run_of_its_volcano_job() -> None:
     (job,) = read_jobs([FIXTURES / "volcano-cronjob-gpu.yaml"], parse_rules(["queue=Team"]))
     assert (job.name, job.gpus, job.scope, job.principal) == ("volcano-cronjob-example", 2, "node", "team-ml")
     assert any("each scheduled run is one Job; one run is placed" in n.message for n in job.notes)
+
+
+# --- a TrainJob's podTemplateOverrides ------------------------------------------------------------
+
+# On the shape of Kubeflow Trainer's podTemplateOverrides guide, Example 7 ("Multiple Overrides for
+# Different Jobs", kubeflow/trainer docs/operator-guides/podtemplate-overrides.md at 725b9f7), with
+# the trainer's numNodes and resourcesPerNode written (else the runtime supplies them and the job is
+# refused) and GPU Feature Discovery's product label as the GPU choice.
+TRAINJOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: pytorch-multi-override
+  namespace: ml-team
+spec:
+  runtimeRef:
+    name: pytorch-distributed-gpu
+  trainer:
+    image: docker.io/myorg/custom-training:latest
+    numNodes: 2
+    resourcesPerNode:
+      limits:
+        nvidia.com/gpu: 4
+  podTemplateOverrides:
+    - targetJobs:
+        - name: dataset-initializer
+      spec:
+        serviceAccountName: dataset-reader-sa
+        nodeSelector:
+          nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+    - targetJobs:
+        - name: node
+      spec:
+        serviceAccountName: model-trainer-sa
+        nodeSelector:
+          nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB
+"""
+
+
+def test_a_trainjob_override_choosing_the_gpu_is_read() -> None:
+    # 2 nodes x 4 GPUs = 8. The trainer's pods (targetJobs node) select A100-SXM4-80GB nodes; the
+    # dataset initializer's H100 selector is another job's. Base noted podTemplateOverrides and took
+    # any NVIDIA GPU. The trainer's service account is the override's (the principal here).
+    (job,) = read_jobs_text(TRAINJOB, "tj.yaml", parse_rules(["service-account=ServiceAccount"]))
+    assert (job.gpus, job.max_nodes, job.accepts, job.principal) == (8, 2, ("A100-SXM4-80GB",), "model-trainer-sa")
+    assert any("for dataset-initializer: not the trainer's nodes, not judged" in n.message for n in job.notes)
+
+
+def test_the_last_override_of_the_trainers_selector_holds() -> None:
+    # Aimed at the trainer's nodes too, the H100 override comes first and the A100 one replaces its
+    # nodeSelector (the guide: "later entries in the array override earlier values"): A100 only.
+    text = TRAINJOB.replace("- name: dataset-initializer", "- name: node")
+    (job,) = read_jobs_text(text, "tj.yaml", RULES)
+    assert job.accepts == ("A100-SXM4-80GB",)
+
+
+def test_an_override_annotation_requiring_a_host_is_read() -> None:
+    # Kueue's required topology on the trainer's pod template, written through the override's
+    # metadata: both pods on one host, 8 GPUs on one node.
+    text = TRAINJOB + (
+        "      metadata:\n        annotations:\n          kueue.x-k8s.io/podset-required-topology: kubernetes.io/hostname\n"
+    )
+    (job,) = read_jobs_text(text, "tj.yaml", RULES)
+    assert (job.gpus, job.scope) == (8, "node")

@@ -40,7 +40,7 @@ from verifier.core.errors import Diagnostic, SourceLocation
 from verifier.core.limits import INT64_MAX
 from verifier.sources.inventory.validate import Problems, one_of
 from verifier.sources.inventory.yaml_source import YList, YMap
-from verifier.sources.jobs.pod_spec import PodNeeds, read_pod_spec, read_resources
+from verifier.sources.jobs.pod_spec import PodNeeds, read_node_choice, read_pod_spec, read_resources
 from verifier.sources.jobs.principal_rules import PrincipalRule, resolve
 from verifier.sources.jobs.spec import JOB_NAME, SCOPES, Job
 
@@ -726,12 +726,69 @@ def _pod_sets_trainjob(spec: YMap, what: str, p: Problems, notes: list[Diagnosti
         return []
     nodes = _count(trainer, "numNodes", 1, f"the trainer of {what}", p)
     needs = read_resources(trainer, "resourcesPerNode", f"the trainer of {what}", p)
-    _note_unread(spec, ("trainer", "runtimeRef"), what, notes)
+    _note_unread(spec, ("trainer", "runtimeRef", "podTemplateOverrides"), what, notes)
     _note_unread(trainer, ("numNodes", "resourcesPerNode"), f"the trainer of {what}", notes)
+    annotations = _trainer_overrides(spec, what, needs, p, notes)
     notes.extend(needs.notes)
     needs.notes = []
     empty = YMap(trainer.loc)  # no pod template: the runtime's, not in this file
-    return [[PodSet("node", nodes, empty, None, trainer.key_loc("numNodes"), needs=needs)]]
+    return [[PodSet("node", nodes, empty, annotations, trainer.key_loc("numNodes"), needs=needs)]]
+
+
+TRAINER_JOB = "node"
+"""The replicated job of a Kubeflow training runtime whose pods are the trainer's nodes (the
+runtimes' JobSet names it `node`; `launcher`, `dataset-initializer` and `model-initializer` are others)."""
+
+
+def _trainer_overrides(spec: YMap, what: str, needs: PodNeeds, p: Problems, notes: list[Diagnostic]) -> YMap | None:
+    """What `podTemplateOverrides` aimed at the trainer's pods (targetJobs `node`) say of where they
+    run: the node selector and required node affinity (the GPU model), the service account, and the
+    pod annotations (Kueue's topology requests). Returns those annotations. Read as a pod template's
+    are: left as notes, a selector for A100s would let the job be placed on any GPU.
+    """
+    overrides = spec.get("podTemplateOverrides")
+    if overrides is None:
+        return None
+    if not isinstance(overrides, YList):
+        p.add(spec.key_loc("podTemplateOverrides"), f"'podTemplateOverrides' of {what} must be a list")
+        return None
+    annotations: YMap | None = None
+    # Kubeflow Trainer: a later override of the same job replaces nodeSelector, affinity and the
+    # service account of an earlier one (docs/operator-guides/podtemplate-overrides.md).
+    last: dict[str, YMap] = {}
+    for i, override in enumerate(overrides):
+        if not isinstance(override, YMap):
+            p.add(overrides.item_loc(i), f"each podTemplateOverride of {what} must be a mapping")
+            continue
+        targets = override.get("targetJobs")
+        names = [t.get("name") for t in targets if isinstance(t, YMap)] if isinstance(targets, YList) else []
+        if TRAINER_JOB not in names:
+            notes.append(
+                Diagnostic(
+                    override.loc,
+                    f"a podTemplateOverride of {what} for {', '.join(map(str, names)) or 'no targetJobs'}: "
+                    "not the trainer's nodes, not judged",
+                )
+            )
+            continue
+        o_spec = override.get("spec")
+        if isinstance(o_spec, YMap):
+            for key in ("nodeSelector", "affinity", "serviceAccountName", "resourceClaims"):
+                if key in o_spec:
+                    last[key] = o_spec
+            _note_unread(o_spec, ("nodeSelector", "affinity", "serviceAccountName", "resourceClaims"), what, notes)
+        meta = override.get("metadata")
+        if isinstance(meta, YMap) and isinstance(meta.get("annotations"), YMap):
+            annotations = meta["annotations"]
+    read_node_choice(
+        last.get("nodeSelector"),
+        last.get("affinity"),
+        last.get("serviceAccountName"),
+        last.get("resourceClaims"),
+        needs,
+        p,
+    )
+    return annotations
 
 
 def _runtime(spec: YMap) -> str:

@@ -222,6 +222,34 @@ def read_pod_spec(spec: YMap, where: str, p: Problems) -> PodNeeds:
     return needs
 
 
+def read_node_choice(
+    selector: YMap | None,
+    affinity: YMap | None,
+    account: YMap | None,
+    claims: YMap | None,
+    needs: PodNeeds,
+    p: Problems,
+) -> None:
+    """The node selector, required node affinity and service account of pod specs written apart from
+    their containers (a TrainJob's podTemplateOverrides, where the last one to write a field holds),
+    into `needs`; each argument is the pod spec that writes that field, if any.
+    """
+    if selector is not None:
+        _node_selector(selector, needs, p)
+    if affinity is not None:
+        _affinity(affinity, needs, p)
+    for key in ("serviceAccountName", "serviceAccount"):
+        value = account.get(key) if account is not None else None
+        if isinstance(value, str) and value.strip():
+            needs.service_account = value.strip()
+    if claims is not None:
+        p.add(
+            claims.key_loc("resourceClaims"),
+            "the pod spec claims devices through DRA (resourceClaims): how many GPUs a claim allocates is in "
+            "its ResourceClaim(Template), not judged; expected limits nvidia.com/gpu: N",
+        )
+
+
 def read_resources(holder: YMap, key: str, where: str, p: Problems) -> PodNeeds:
     """The GPU request of a ResourceRequirements written outside a pod (a TrainJob's resourcesPerNode)."""
     needs = PodNeeds()
