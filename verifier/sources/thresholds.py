@@ -24,6 +24,16 @@ OVERRIDE_NAME = "topolog.thresholds.yaml"
 def _read(path: Path) -> YMap | None:
     """The file's mapping, or None for a file with no content (an override that changes nothing)."""
     text = decode_utf8(read_limited(path, str(path), "thresholds"), str(path))
+    if not text.strip():
+        # Nothing at all: a pipe whose writer wrote nothing, a file cut short or not yet written.
+        # It was read as "every default", a silent pass of whatever the writer meant to set;
+        # an override that means to change nothing says so with a comment.
+        raise TopologError.at(
+            SourceLocation(str(path), 1, 1),
+            "the thresholds file is empty (nothing but white space: a pipe whose writer wrote nothing, "
+            "a file cut short); expected a mapping of threshold names to integers, such as "
+            "'nic_pcie_ratio_permille: 1000', or a comment ('# no override') for one that changes nothing",
+        )
     if not "".join(ln.split("#", 1)[0] for ln in text.splitlines()).strip():
         return None
     expected = "a mapping of threshold names to integers, such as 'nic_pcie_ratio_permille: 1000'"
