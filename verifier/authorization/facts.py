@@ -404,6 +404,10 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     rows["forbid_eq_principal"] = forbid_eq_principal(
         setup, trees, [*rows["forbid_resource_eq"], *rows["forbid_resource_is"]]
     )
+    # The forbids AUTHZ013 and AUTHZ015 judge whose `when` or `unless` reads the principal: those their
+    # scope matches may be more than those their condition is for, which the count then says.
+    judged = {str(r[0]) for r in (*rows["forbid_resource_eq"], *rows["forbid_resource_is"])}
+    rows["forbid_reads_principal"] = sorted((pid,) for pid in judged if _reads_principal(trees[pid]))
     conditions = condition_reads(setup, trees)
     rows["permit_reads_principal"], rows["policy_reads_resource"], rows["permit_role_literal"] = conditions
     rows["role_near"] = _roles_near(setup, trees)
@@ -474,6 +478,14 @@ def _labels_not_given(rows: Mapping[str, Sequence[Row]], setup: AuthzSetup) -> l
         if action == "schedule" and str(pol) in reads_label and label_of.get(str(cls)) in labels
     }
     return sorted(near - given)
+
+
+def _reads_principal(tree: pst.Template) -> bool:
+    """Whether a policy's conditions read the principal (`principal.role`, `principal in Team::"t"`)."""
+    from cedarpy import pst
+
+    principal = pst.Var("principal")
+    return any(node == principal for clause in tree.clauses for node in walk(clause))
 
 
 def _roles_near(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[Row]:

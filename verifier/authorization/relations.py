@@ -19,6 +19,7 @@ AUTHZ_RELATIONS: frozenset[str] = frozenset(
         "forbid_resource_eq",
         "forbid_resource_is",
         "forbid_eq_principal",
+        "forbid_reads_principal",
         "permit_reads_principal",
         "permit_role_literal",
         "policy_reads_resource",
