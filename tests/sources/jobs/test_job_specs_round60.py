@@ -386,3 +386,52 @@ def test_an_override_annotation_requiring_a_host_is_read() -> None:
     )
     (job,) = read_jobs_text(text, "tj.yaml", RULES)
     assert (job.gpus, job.scope) == (8, "node")
+
+
+# --- a Workload's pod set groups and required keys ------------------------------------------------
+
+WORKLOAD = (FIXTURES / "kueue-workload.yaml").read_text()
+SECOND_SET = """\
+  - count: 2
+    name: extra
+    topologyRequest:
+      required: nvidia.com/gpu.clique
+    template:
+      spec:
+        containers:
+        - name: c
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def test_workload_pod_sets_in_one_group_are_judged_in_one_domain() -> None:
+    # kueue-workload.yaml's 3 pods of 1 GPU plus a second pod set of 2, both required in one NVLink
+    # clique and both in group g: Kueue places the group in one clique, 5 GPUs in one NVLink domain.
+    grouped = WORKLOAD.replace(
+        "      required: nvidia.com/gpu.clique\n", "      required: nvidia.com/gpu.clique\n      podSetGroupName: g\n"
+    )
+    text = grouped + SECOND_SET.replace(
+        "      required: nvidia.com/gpu.clique\n", "      required: nvidia.com/gpu.clique\n      podSetGroupName: g\n"
+    )
+    (job,) = read_jobs_text(text, "wl.yaml", parse_rules(["queue=Team"]))
+    assert (job.gpus, job.scope) == (5, "nvlink_domain")
+
+
+def test_workload_pod_sets_apart_are_refused() -> None:
+    # The same two pod sets without a group: each in a clique of its own; refused (not 5 in one).
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(WORKLOAD + SECOND_SET, "wl.yaml", parse_rules(["queue=Team"]))
+    assert "its GPU pod sets main, extra are not all in one pod set group" in str(err.value)
+
+
+def test_a_required_topology_key_topolog_does_not_know_is_refused() -> None:
+    # A Workload's topologyRequest with a required constraint this reading has no rule for (a
+    # future or mistyped key such as requiredTopology): refused at the key (line 14), not noted.
+    text = WORKLOAD.replace("      required: nvidia.com/gpu.clique", "      requiredTopology: nvidia.com/gpu.clique")
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "wl.yaml", parse_rules(["queue=Team"]))
+    assert "wl.yaml:14:7: topologyRequest.requiredTopology of Workload sample-job (pod set main) is a required" in (
+        str(err.value)
+    )
