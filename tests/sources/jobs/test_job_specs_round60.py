@@ -382,7 +382,9 @@ def test_an_override_annotation_requiring_a_host_is_read() -> None:
     # Kueue's required topology on the trainer's pod template, written through the override's
     # metadata: both pods on one host, 8 GPUs on one node.
     text = TRAINJOB + (
-        "      metadata:\n        annotations:\n          kueue.x-k8s.io/podset-required-topology: kubernetes.io/hostname\n"
+        "      metadata:\n"
+        "        annotations:\n"
+        "          kueue.x-k8s.io/podset-required-topology: kubernetes.io/hostname\n"
     )
     (job,) = read_jobs_text(text, "tj.yaml", RULES)
     assert (job.gpus, job.scope) == (8, "node")
