@@ -39,7 +39,9 @@ class AuthorizeRequest:
 def _long(digits: str) -> int:
     value = int(digits) if len(digits) <= 20 else None
     if value is None or not INT64_MIN <= value <= INT64_MAX:
-        raise BadRequest(f"{digits} does not fit in 64 bits (a Cedar Long); expected a whole number in 64 bits")
+        # A number of a million digits was sent back whole in the 400 (a body's worth of echo).
+        shown = digits if len(digits) <= 40 else f"{digits[:20]}... (a number of {len(digits):,} digits)"
+        raise BadRequest(f"{shown} does not fit in 64 bits (a Cedar Long); expected a whole number in 64 bits")
     return value
 
 
@@ -47,6 +49,8 @@ def read_json(body: bytes) -> object:
     """The JSON document of a body (BadRequest when it is not one exactly: bad UTF-8, a repeated key, NaN)."""
     if not body.strip():
         raise BadRequest("the request body is empty; expected a JSON object")
+    if body.startswith(b"\xef\xbb\xbf"):
+        raise BadRequest("the request body starts with a UTF-8 byte order mark; expected JSON text without one")
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as err:
