@@ -98,6 +98,7 @@ def test_the_webhook_asks_about_the_kinds_the_job_loading_reads() -> None:
         "trainjobs": "TrainJob",
         "rayjobs": "RayJob",
         "rayclusters": "RayCluster",
+        "rayservices": "RayService",
     }
     every = [rule for hook in _one("ValidatingWebhookConfiguration")["webhooks"] for rule in hook["rules"]]
     # The scale subresource rules (kubectl scale, HPAs) are checked in test_serve_admission_scale.py.

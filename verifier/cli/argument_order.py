@@ -39,6 +39,7 @@ _JOB_KINDS = {
     b"MXJob",
     b"RayCluster",
     b"TrainJob",
+    b"RayService",
 }
 
 

@@ -437,3 +437,15 @@ def test_a_required_topology_key_topolog_does_not_know_is_refused() -> None:
     assert "wl.yaml:14:7: topologyRequest.requiredTopology of Workload sample-job (pod set main) is a required" in (
         str(err.value)
     )
+
+
+# --- KubeRay's RayService -------------------------------------------------------------------------
+
+
+def test_a_rayservice_is_its_ray_cluster() -> None:
+    # KubeRay's vLLM RayService sample (ray-operator/config/samples/vllm/ray-service.vllm.yaml at
+    # 09a8955, namespace added): a CPU head and gpu-group at replicas 1 (min 0, max 4) of 2 GPUs:
+    # 1 pod x 2 GPUs, on one node. Base refused the kind ("no workload kind topolog reads").
+    (job,) = read_jobs([FIXTURES / "rayservice-vllm.yaml"], RULES)
+    assert (job.name, job.gpus, job.scope) == ("llama-3-8b", 2, "node")
+    assert any("starts a second RayCluster beside this one" in n.message for n in job.notes)

@@ -18,6 +18,7 @@ The job's GPUs are every pod's GPUs added up, with the pod counts Kueue gives it
                      type (Master, Worker, Launcher, PS, ...), replicas pods (default 1)
     RayCluster       1 head pod + per worker group replicas (default 1) x numOfHosts (default 1)
     RayJob           its rayClusterSpec, as a RayCluster
+    RayService       its rayClusterConfig, as a RayCluster (an upgrade's second cluster noted)
     TrainJob         trainer.numNodes pods of trainer.resourcesPerNode; both must be written,
                      since the runtime that supplies them otherwise is another object
 
@@ -71,6 +72,7 @@ API_GROUPS = {
     **{kind: ("kubeflow.org/",) for kind in REPLICA_SPECS},
     "RayCluster": ("ray.io/",),
     "RayJob": ("ray.io/",),
+    "RayService": ("ray.io/",),
     "TrainJob": ("trainer.kubeflow.org/",),
 }
 """The kinds read, and the apiVersion (exact, or a group prefix) each must have."""
@@ -188,6 +190,7 @@ def read_workload(
         **{k: functools.partial(_pod_sets_replicas, REPLICA_SPECS[k]) for k in REPLICA_SPECS},
         "RayCluster": _pod_sets_raycluster,
         "RayJob": _pod_sets_rayjob,
+        "RayService": _pod_sets_rayservice,
         "TrainJob": _pod_sets_trainjob,
     }
     if kind == "Job" and api.startswith(VOLCANO):
@@ -705,6 +708,32 @@ def _pod_sets_rayjob(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]
             )
         return []
     _note_unread(spec, ("rayClusterSpec",), what, notes)
+    return _pod_sets_raycluster(cluster, what, p, notes)
+
+
+def _pod_sets_rayservice(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    """A KubeRay RayService: the RayCluster of its rayClusterConfig, which serves the Ray Serve apps.
+
+    An upgrade of the cluster spec under the default strategy (NewCluster) starts a new RayCluster
+    beside the serving one and switches traffic once it is ready, so for a while both hold GPUs; that
+    second cluster is a later event, noted, not placed.
+    """
+    cluster = p.mapping(spec, "rayClusterConfig", what)
+    if cluster is None:
+        if "rayClusterConfig" not in spec:
+            p.add(spec.loc, f"{what} has no 'rayClusterConfig'; expected the RayCluster spec it serves on")
+        return []
+    _note_unread(spec, ("rayClusterConfig",), what, notes)
+    strategy = spec.get("upgradeStrategy")
+    kind = strategy.get("type") if isinstance(strategy, YMap) else None
+    if kind != "None":
+        notes.append(
+            Diagnostic(
+                spec.key_loc("rayClusterConfig"),
+                f"{what}: a change to rayClusterConfig (upgradeStrategy {kind or 'NewCluster, the default'}) "
+                "starts a second RayCluster beside this one until it serves; placed: the one cluster",
+            )
+        )
     return _pod_sets_raycluster(cluster, what, p, notes)
 
 
