@@ -157,6 +157,8 @@ def observed_facts(
             "retired_pages_pending": g.retired_pages_pending,
         }
         out["observed_flag"].extend((gpu, k, where) for k, v in flags.items() if v)
+        if g.recovery_action is not None:
+            out["observed_flag"].append((gpu, f"recovery_{g.recovery_action}", where))
         if g.fabric_state is not None:
             out["observed_fabric"].append((gpu, g.fabric_state, g.fabric_status or "", where))
         slowdown = _slowdown(g.throttle_reasons)

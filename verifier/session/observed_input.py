@@ -50,7 +50,7 @@ def parse_time(text: str, source: str = "--observed-now") -> datetime:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
-OUT_OF_SERVICE = ("observed_out_of_service", "observed_gpu_missing")
+OUT_OF_SERVICE = ("observed_out_of_service", "observed_gpu_missing", "observed_gpu_of_lost_node")
 """The derived relations naming GPUs their tools say are out of service (rules/observed/lib/out_of_service.dl)."""
 LINKS_OUT = ("observed_access_link_out",)
 """The derived relation naming the NVLink access links of GPUs observed out of their domain (OBS002)."""

@@ -40,6 +40,81 @@ ON_ITS_NODE = "expected the file inside the folder of the node it was taken on"
 IN_HOST_FOLDER = "put the file in a folder named for the host (docs/observed.md)"
 
 
+NVML_COULD_NOT_SAY = frozenset(
+    {
+        "unknown error",
+        "system is not in ready state",
+        "gpu is lost",
+        "insufficient permissions",
+        "timeout",
+        "driver not loaded",
+        "corrupted inforom",
+        "no data",
+    }
+)
+"""NVML's error strings (nvmlErrorString) that nvidia-smi prints, lower case, in place of a value it could not read:
+not a value, so a count, a percentage or a Yes/No read as unknown, never 0 and never refused. A GPU that needs a
+reset prints `System is not in ready state` for its clocks and `Unknown Error` for its encoder (an RTX 3090 on
+535.247.01 whose GPU Reset Status said Reset Required : Yes). Text fields keep them (a fabric Status naming an
+NVML error is the failure itself)."""
+
+RECOVERY_ACTIONS = {
+    "reset": "reset",
+    "reboot": "reboot",
+    "drain p2p": "drain_p2p",
+    "drain and reset": "drain_and_reset",
+}
+"""nvidia-smi's GPU Recovery Action (R550 and later; NVML's nvmlGpuRecoveryAction_t) as printed, lower case, and
+the name topolog keeps. `None` asks for nothing. NVIDIA's Xid Catalog names the same five values in Xid 154's
+text ("None", "Drain P2P", "Drain and Reset", "GPU Reset Required", "Node Reboot Required")."""
+_NOT_SAID = frozenset(
+    {"", "n/a", "none", "unknown", "unknown error", "not supported", "requested functionality has been deprecated"}
+)
+"""A recovery field that says nothing: no action, not known, or (R575 and later, for the older GPU Reset Status
+fields) `Requested functionality has been deprecated`, the GPU Recovery Action field standing for them."""
+
+
+def recovery_action(action: str | None, reset_required: str | None, drain_and_reset: str | None) -> str | None:
+    """The recovery the driver asks for, from nvidia-smi's GPU Recovery Action and, before R550, its GPU Reset
+    Status (`Reset Required` and `Drain and Reset Recommended`, Yes or No). ValueError (naming what was
+    expected) for a value nvidia-smi does not print there: an action topolog does not know is not guessed.
+    """
+
+    def said(value: str | None) -> str | None:
+        lowered = " ".join((value or "").split()).lower()
+        return None if lowered in _NOT_SAID or (lowered.startswith("[") and lowered.endswith("]")) else lowered
+
+    named = said(action)
+    if named is not None:
+        if named not in RECOVERY_ACTIONS:
+            raise ValueError("None, Reset, Reboot, Drain P2P or Drain and Reset")
+        return RECOVERY_ACTIONS[named]
+    flags = {}
+    for key, value in (("drain", drain_and_reset), ("reset", reset_required)):
+        flag = said(value)
+        if flag is not None and flag not in ("yes", "no"):
+            raise ValueError("Yes or No")
+        flags[key] = flag == "yes"
+    if flags["drain"]:
+        return "drain_and_reset"
+    return "reset" if flags["reset"] else None
+
+
+_DEPRECATION_NOTE = re.compile(r"\s*\[Deprecated[^\]]*\]\s*$", re.IGNORECASE)
+
+
+def driver_version(kmd: str | None, driver: str | None) -> str | None:
+    """The NVIDIA driver version a listing names. From R610 nvidia-smi prints it as `KMD Version` and keeps
+    `Driver Version` with a note (`610.57.04 [Deprecated; will be removed in CUDA 14.0. Use KMD Version
+    instead]`): the KMD version where printed, else the driver version without that note.
+    """
+    if kmd is not None and kmd.strip():
+        return kmd.strip()
+    if driver is None:
+        return None
+    return _DEPRECATION_NOTE.sub("", driver).strip() or None
+
+
 def host_of_file(host: str | None, filename: str, tool: str, hint: str = ON_ITS_NODE) -> str:
     """`host`, which a one-host tool's file must have (load.py takes it from the file's folder or name);
     TopologError at the file's first line when it has none.
@@ -148,6 +223,9 @@ class GpuObservation:
     fabric_status: str | None = None
     fabric_clique_id: str | None = None
     fabric_cluster_uuid: str | None = None
+    recovery_action: str | None = None
+    """The recovery the driver itself asks for (NVML's verdict, printed by nvidia-smi -q): `reset`, `reboot`,
+    `drain_p2p` or `drain_and_reset` (RECOVERY_ACTIONS); None where it asks for none or does not say."""
     lost: str | None = None
     """What the tool printed instead of the GPU's report when its driver could not open it (nvidia-smi's
     `Unable to determine the device handle for GPU ...: GPU is lost`): the GPU is there (its bus id, or

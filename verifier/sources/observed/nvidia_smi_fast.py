@@ -21,7 +21,13 @@ from datetime import UTC, datetime
 from functools import cache
 
 from verifier.core.errors import SourceLocation
-from verifier.sources.observed.model import GpuObservation, normalise_pci_bus_id
+from verifier.sources.observed.model import (
+    NVML_COULD_NOT_SAY,
+    GpuObservation,
+    driver_version,
+    normalise_pci_bus_id,
+    recovery_action,
+)
 
 _UNKNOWN = frozenset({"", "n/a", "[n/a]", "not supported", "[not supported]", "unknown", "[unknown error]"})
 _INT64_MAX = 2**63 - 1
@@ -82,9 +88,20 @@ class _Span:
         value = m.group(1).strip()
         return None if value.lower() in _UNKNOWN else value
 
+    def raw(self, tag: str) -> str | None:
+        """The text of the `<tag>` leaf as printed (N/A included), None when absent."""
+        i = self._find(f"<{tag}>")
+        if i < 0:
+            return None
+        m = _leaf(tag).match(self.text, i, self.end)
+        if m is None:
+            raise Unusual(tag)
+        self.pos = m.end()
+        return m.group(1)
+
     def number(self, tag: str) -> int | None:
         value = self.leaf(tag)
-        if value is None or value.lower() == "unknown error":
+        if value is None or value.lower() in NVML_COULD_NOT_SAY:
             return None  # NVML could not say: unknown, as the located reader reads it
         m = _INT.fullmatch(value)
         if m is None or int(m.group(1)) > _INT64_MAX:
@@ -93,7 +110,7 @@ class _Span:
 
     def yes_no(self, tag: str) -> bool | None:
         value = self.leaf(tag)
-        if value is None:
+        if value is None or value.lower() in NVML_COULD_NOT_SAY:
             return None
         lowered = value.lower()
         if lowered not in ("yes", "no"):
@@ -121,7 +138,7 @@ def _uncorrectable(section: _Span | None) -> int | None:
     known = []
     for m in _UNCORRECTABLE.finditer(section.text, section.start, section.end):
         value = m.group(2).strip()
-        if value.lower() in _UNKNOWN or value.lower() == "unknown error":
+        if value.lower() in _UNKNOWN or value.lower() in NVML_COULD_NOT_SAY:
             continue
         n = _INT.fullmatch(value)
         if n is None or int(n.group(1)) > _INT64_MAX:
@@ -148,6 +165,20 @@ def _reasons(gpu: _Span) -> tuple[str, ...]:
         return ()
     found = _REASON.finditer(section.text, section.start, section.end)
     return tuple(sorted(m.group(1) for m in found if m.group(2).strip() == "Active"))
+
+
+def _recovery(gpu: _Span) -> str | None:
+    """As nvidia_smi_xml's: <gpu_recovery_action>, else <gpu_reset_status>'s two flags; Unusual for a value
+    nvidia-smi does not print there (the located reader refuses it at its line).
+    """
+    action = gpu.raw("gpu_recovery_action")
+    status = gpu.section("gpu_reset_status")
+    reset = status.raw("reset_required") if status else None
+    drain = status.raw("drain_and_reset_recommended") if status else None
+    try:
+        return recovery_action(action, reset, drain)
+    except ValueError:
+        raise Unusual("recovery") from None
 
 
 def header(text: str) -> tuple[int, str]:
@@ -189,8 +220,9 @@ def attached(head: str) -> int | None:
 
 
 def driver(head: str) -> str | None:
-    """The header's <driver_version>, None when absent or N/A."""
-    return _Span(head, 0, len(head)).leaf("driver_version")
+    """The header's driver version (model.driver_version: <kmd_version> where printed), None when absent or N/A."""
+    span = _Span(head, 0, len(head))
+    return driver_version(span.leaf("kmd_version"), span.leaf("driver_version"))
 
 
 def timestamp(head: str) -> datetime | None:
@@ -242,6 +274,7 @@ def gpus(text: str, filename: str, host: str, when: datetime | None) -> list[Gpu
         remapped = own.section("remapped_rows")
         rows = remapped if remapped is not None and remapped.has_children() else None
         fabric = own.section("fabric")
+        recovery = _recovery(own)
         out.append(
             GpuObservation(
                 source=SourceLocation(filename, line, s - line_start + 1),
@@ -272,6 +305,7 @@ def gpus(text: str, filename: str, host: str, when: datetime | None) -> list[Gpu
                 fabric_status=fabric.leaf("status") if fabric else None,
                 fabric_clique_id=fabric.leaf("cliqueId") if fabric else None,
                 fabric_cluster_uuid=fabric.leaf("clusterUuid") if fabric else None,
+                recovery_action=recovery,
             )
         )
         found = _gpu_open(text, end)

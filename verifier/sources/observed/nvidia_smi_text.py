@@ -19,7 +19,8 @@ forms give one GPU the same observation. `-q -d ECC,...` prints only the section
 others are not known (None).
 
 `N/A`, `Unknown Error` and NVML's bracketed messages (`[N/A]`, `[Not Supported]`, `[GPU requires
-reset]`) are not known, never zero. A value in another unit or shape than nvidia-smi prints it
+reset]`) are not known, never zero; so are NVML's bare error strings in place of a number or a Yes/No
+(model.NVML_COULD_NOT_SAY: `System is not in ready state`). A value in another unit or shape than nvidia-smi prints it
 (`16x`, `0 %`, a bare count) is refused at its line, and so is a line that is not in the tool's
 shape (a shell prompt, a table of plain `nvidia-smi`, an annotation after a value).
 
@@ -37,11 +38,14 @@ from datetime import UTC, datetime
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.sources.observed.model import (
     IN_HOST_FOLDER,
+    NVML_COULD_NOT_SAY,
     GpuObservation,
     Observations,
     ObservedFile,
+    driver_version,
     host_of_file,
     normalise_pci_bus_id,
+    recovery_action,
 )
 
 FORMAT = "nvidia-smi-q"
@@ -87,10 +91,35 @@ _REASON_NAMES = {
 _PENDING_RETIREMENT = ("Pending Page Retirement", "Pending Page Blacklist", "Pending")
 
 
+_PROLOG_BYTES = 16384
+"""How far into a file its banner is looked for: text before it (nvidia-smi's `WARNING: infoROM is corrupted
+...` captured with 2>&1, the banner NVIDIA's CUDA container images print) is read past, as before a -q -x
+document (nvidia_smi_xml.looks_like looks as far)."""
+
+
+def _banner_line(text: str) -> int:
+    """Where the first line that is the NVSMI LOG banner alone starts in the file's first _PROLOG_BYTES; -1 if none."""
+    at = text.find(BANNER, 0, _PROLOG_BYTES)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        if not text[start:at].strip("\ufeff \t\r") and not text[at + len(BANNER) : end].strip():
+            return start
+        at = text.find(BANNER, at + 1, _PROLOG_BYTES)
+    return -1
+
+
 def looks_like(text: str) -> bool:
-    """Whether `text` is `nvidia-smi -q` output: its banner first, or (pasted without it) its Timestamp line."""
+    """Whether `text` is `nvidia-smi -q` output: its banner first (or on a line of its own after other text, which
+    is read past), or (pasted without it) its Timestamp line.
+    """
     head = text[:256].lstrip("\ufeff \t\r\n")
-    return head.startswith((BANNER, _LOST_START, _LOST_START_OPEN)) or _STARTS.match(head) is not None
+    return (
+        head.startswith((BANNER, _LOST_START, _LOST_START_OPEN))
+        or _STARTS.match(head) is not None
+        or _banner_line(text) >= 0
+    )
 
 
 @dataclass(slots=True)
@@ -155,6 +184,8 @@ def _parse(text: str, filename: str, lost_gpus: list[Lost]) -> _Node:
     root = _Node("", None, 0)
     stack: list[tuple[int, _Node]] = [(-1, root)]
     seen_line = False
+    banner = _banner_line(text)
+    prolog = text.count("\n", 0, banner) if banner > 0 else 0  # lines before the banner, read past
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip()
         if number == 1:
@@ -168,6 +199,14 @@ def _parse(text: str, filename: str, lost_gpus: list[Lost]) -> _Node:
             # passes for health or a file refused on the node that most needs judging.
             lost_gpus.append(lost)
             continue
+        if number <= prolog:
+            if stripped.lower().startswith(_LOST_START.lower()):  # a GPU said lost in no shape read
+                raise TopologError.at(
+                    SourceLocation(filename, number),
+                    "nvidia-smi could not open a GPU it names in no way read; expected e.g. "
+                    "'Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error'",
+                )
+            continue  # a warning or a container's banner before the report: it says nothing of the GPUs
         if stripped == BANNER:
             if seen_line:
                 raise TopologError.at(
@@ -257,7 +296,7 @@ class _Reader:
 
     def _match(self, pattern: re.Pattern[str], expected: str, found: _Node | None, most: int) -> int | None:
         value = self.known(found)
-        if value is None:
+        if value is None or value.lower() in NVML_COULD_NOT_SAY:
             return None
         m = pattern.fullmatch(value)
         # Bounded by what NVML can hold (a 64-bit counter, a 32-bit generation or width, a percentage),
@@ -283,12 +322,34 @@ class _Reader:
     def yes_no(self, node: _Node | None, *path: str) -> bool | None:
         found = _at(node, *path)
         value = self.known(found)
-        if value is None:
+        if value is None or value.lower() in NVML_COULD_NOT_SAY:
             return None
         if value in ("Yes", "No"):
             return value == "Yes"
         assert found is not None
         raise self._refuse(found, "Yes or No")
+
+    def recovery(self, gpu: _Node) -> str | None:
+        """The recovery the driver asks for: `GPU Recovery Action` (R550 and later), else the `GPU Reset Status`
+        section's `Reset Required` and `Drain and Reset Recommended` (R535 to R570). A value nvidia-smi does not
+        print there is refused at its line.
+        """
+        fields = (
+            _at(gpu, "GPU Recovery Action"),
+            _at(gpu, "GPU Reset Status", "Reset Required"),
+            _at(gpu, "GPU Reset Status", "Drain and Reset Recommended"),
+        )
+        values: list[str | None] = []
+        for k, found in enumerate(fields):
+            value = None if found is None or found.children else found.value
+            alone: list[str | None] = [value if i == k else None for i in range(len(fields))]
+            try:
+                recovery_action(alone[0], alone[1], alone[2])
+            except ValueError as bad:
+                assert found is not None
+                raise self._refuse(found, str(bad)) from None
+            values.append(value)
+        return recovery_action(values[0], values[1], values[2])
 
     def uncorrectable(self, section: _Node | None) -> int | None:
         """Uncorrectable ECC errors of a Volatile or Aggregate section, in either driver branch's names."""
@@ -391,6 +452,7 @@ class _Reader:
             fabric_status=self.status(fabric),
             fabric_clique_id=self.text(fabric, "CliqueId"),
             fabric_cluster_uuid=self.text(fabric, "ClusterUUID"),
+            recovery_action=self.recovery(block),
         )
 
 
@@ -424,7 +486,17 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     gpus = tuple(reader.gpu(b, i if whole else None, host, when) for i, b in enumerate(blocks))
     return Observations(
         gpus=gpus,
-        files=(ObservedFile(filename, FORMAT, host, when, not whole, attached, reader.text(root, "Driver Version")),),
+        files=(
+            ObservedFile(
+                filename,
+                FORMAT,
+                host,
+                when,
+                not whole,
+                attached,
+                driver_version(reader.text(root, "KMD Version"), reader.text(root, "Driver Version")),
+            ),
+        ),
         hosts=(host,),
     )
 
@@ -448,7 +520,15 @@ def _with_lost(
             f"Attached GPUs says {attached} but the file reports {len(blocks)} GPUs and {len(lost)} it could not open",
         )
     gpus, whole = add_lost([reader.gpu(b, None, host, when) for b in blocks], lost, attached, filename, host, when)
-    file = ObservedFile(filename, FORMAT, host, when, not whole, attached, reader.text(root, "Driver Version"))
+    file = ObservedFile(
+        filename,
+        FORMAT,
+        host,
+        when,
+        not whole,
+        attached,
+        driver_version(reader.text(root, "KMD Version"), reader.text(root, "Driver Version")),
+    )
     return Observations(gpus=gpus, files=(file,), hosts=(host,))
 
 

@@ -23,11 +23,14 @@ from verifier.sources.importers.safe_xml import Element, parse_xml_bytes
 from verifier.sources.observed import nvidia_smi_fast, nvidia_smi_text
 from verifier.sources.observed.model import (
     IN_HOST_FOLDER,
+    NVML_COULD_NOT_SAY,
     GpuObservation,
     Observations,
     ObservedFile,
+    driver_version,
     host_of_file,
     normalise_pci_bus_id,
+    recovery_action,
 )
 
 FORMAT = "nvidia-smi-q-xml"
@@ -65,8 +68,8 @@ def _text(el: Element | None, *path: str) -> str | None:
 def _int(el: Element | None, *path: str) -> int | None:
     """An integer field (`16x`, `2 %` and `4` all read), None when not known; TopologError when not a number."""
     value = _text(el, *path)
-    if value is None or value.lower() == "unknown error":
-        return None  # NVML could not say (a healthy RTX 4090 on R535 prints it for its ECC counts)
+    if value is None or value.lower() in NVML_COULD_NOT_SAY:
+        return None  # NVML could not say (a healthy RTX 4090 on R535 prints `Unknown Error` for its ECC counts)
     m = _INT.fullmatch(value)
     if m is None or int(m.group(1)) > _INT64_MAX:
         found = _child(el, *path)
@@ -81,13 +84,37 @@ def _int(el: Element | None, *path: str) -> int | None:
 
 def _yes_no(el: Element | None, *path: str) -> bool | None:
     value = _text(el, *path)
-    if value is None:
+    if value is None or value.lower() in NVML_COULD_NOT_SAY:
         return None
     if value.lower() in ("yes", "no"):
         return value.lower() == "yes"
     found = _child(el, *path)
     assert found is not None
     raise TopologError.at(found.loc, f"<{found.tag}> is {value!r}; expected Yes, No or N/A")
+
+
+def _recovery(gpu: Element) -> str | None:
+    """The recovery the driver asks for: <gpu_recovery_action> (R550 and later), else <gpu_reset_status>'s
+    <reset_required> and <drain_and_reset_recommended> (R535 to R570); refused where nvidia-smi does not
+    print such a value.
+    """
+    paths = (
+        ("gpu_recovery_action",),
+        ("gpu_reset_status", "reset_required"),
+        ("gpu_reset_status", "drain_and_reset_recommended"),
+    )
+    values: list[str | None] = []
+    for k, path in enumerate(paths):
+        found = _child(gpu, *path)
+        value = found.text if found is not None and not found.children else None
+        alone: list[str | None] = [value if i == k else None for i in range(len(paths))]
+        try:
+            recovery_action(alone[0], alone[1], alone[2])
+        except ValueError as bad:
+            assert found is not None
+            raise TopologError.at(found.loc, f"<{found.tag}> is {value!r}; expected {bad} (or N/A)") from None
+        values.append(value)
+    return recovery_action(values[0], values[1], values[2])
 
 
 def _uncorrectable(section: Element | None) -> int | None:
@@ -179,6 +206,7 @@ def _gpu(el: Element, position: int, host: str, when: datetime | None) -> GpuObs
         fabric_status=_text(fabric, "status"),
         fabric_clique_id=_text(fabric, "cliqueId"),
         fabric_cluster_uuid=_text(fabric, "clusterUuid"),
+        recovery_action=_recovery(el),
     )
 
 
@@ -204,9 +232,28 @@ def _fast(text: str, filename: str, host: str) -> Observations:
     return Observations(gpus=gpus, files=(file,), hosts=(host,))
 
 
+_CLOSING = "</nvidia_smi_log>"
+
+
+def _without_warnings_after(text: str) -> str:
+    """`text` without the lines after its document when each is one of nvidia-smi's own warnings (`WARNING:
+    infoROM is corrupted at gpu 0000:67:00.0`, which nvidia-smi prints on stderr as it exits: after its
+    output in a terminal's copy) or blank. Any other text after the document stays, and is refused.
+    """
+    closing = text.rfind(_CLOSING)
+    if closing < 0:
+        return text
+    end = closing + len(_CLOSING)
+    after = text[end:]
+    if not after.strip() or any(ln.strip() and not ln.strip().startswith("WARNING: ") for ln in after.splitlines()):
+        return text
+    return text[:end] + "\n"
+
+
 def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs of one `nvidia-smi -q -x` file (for one host). TopologError with file:line on bad input."""
     host = host_of_file(host, filename, "nvidia-smi -q -x", IN_HOST_FOLDER)
+    text = _without_warnings_after(text)
     lost, taken = nvidia_smi_text.lost_lines(text, filename)
     if taken:
         return _with_lost(text, filename, host, lost, taken)
@@ -264,6 +311,16 @@ def read_located(text: str, filename: str, host: str) -> Observations:
     gpus, partial = _selection(gpus, attached)
     return Observations(
         gpus=gpus,
-        files=(ObservedFile(filename, FORMAT, host, when, partial, attached, _text(root, "driver_version")),),
+        files=(
+            ObservedFile(
+                filename,
+                FORMAT,
+                host,
+                when,
+                partial,
+                attached,
+                driver_version(_text(root, "kmd_version"), _text(root, "driver_version")),
+            ),
+        ),
         hosts=(host,),
     )

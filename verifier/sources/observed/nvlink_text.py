@@ -24,6 +24,11 @@ shows it under a B200):
 `-s` reads it as what it says, the GPU's links all inactive: one inactive observation with link -1
 (`ALL_LINKS`: the message names no link), so the GPU counts 0 active links against those its node
 declares (OBS002/OBS003) instead of the file being refused or the GPU passing unobserved.
+
+Recent drivers print, under a GPU that has no NVLink the driver can use (a PCIe card; an SXM GPU passed
+alone into a VM), `Device does not have or support Nvlink` (canonical/checkbox pull request 2727 quotes it
+for one GPU). It is read the same way: no NVLink works there, which is nothing against a node that
+declares none, and a finding where the node declares NVLinks the driver cannot use.
 """
 
 from __future__ import annotations
@@ -48,7 +53,11 @@ _GPU = re.compile(r"GPU (\d+): (.*?)(?: \(UUID: (GPU-[0-9A-Fa-f-]+)\))?")
 _SPEED = re.compile(r"Link (\d+): (?:<inactive>|(\S+) GB/s)")
 _COUNTER = re.compile(r"Link (\d+): ([A-Za-z][A-Za-z ]*?): (\d+)")
 _ANY_LINK = re.compile(r"Link \d+: ")
-_ALL_INACTIVE = re.compile(r"NVML: Unable to retrieve NVLink information as all links are inactive\.?", re.IGNORECASE)
+_ALL_INACTIVE = re.compile(
+    r"NVML: Unable to retrieve NVLink information as all links are inactive\.?"
+    r"|Device does not have or support NVLink\.?",
+    re.IGNORECASE,
+)
 ALL_LINKS = -1
 """The link number of an observation that stands for every link of its GPU (NVML's all-inactive message)."""
 
@@ -65,7 +74,7 @@ def kind_of(text: str) -> str | None:
         if _COUNTER.fullmatch(ln):
             return FORMAT_ERRORS
         all_inactive = all_inactive or _ALL_INACTIVE.fullmatch(ln) is not None
-    # Only NVML's all-inactive message (every GPU down, or none with NVLink): what `-s` prints then.
+    # Only NVML's all-inactive or no-NVLink message (every GPU down, or none with NVLink): what `-s` prints then.
     return FORMAT_STATUS if all_inactive else None
 
 
