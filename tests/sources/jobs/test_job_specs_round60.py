@@ -84,6 +84,7 @@ def test_gres_gpu_zero_and_gpus_per_node_four_disagree() -> None:
         "srun --jobid $JOB --overlap --gres=gpu:0 --pty bash -i",  # a step that takes no GPU
         "salloc -G 0 bash",
         "# srun --gpus=1 python a.py",
+        "python prep.py  # then: srun --gpus=1 python train.py",  # a comment, as the shell cuts it
     ],
 )
 def test_a_line_that_runs_no_gpu_step_leaves_a_cpu_script_cpu_only(body: str) -> None:
@@ -102,6 +103,9 @@ def test_a_line_that_runs_no_gpu_step_leaves_a_cpu_script_cpu_only(body: str) ->
         ("n=$(srun --gpus=1 nvidia-smi -L | wc -l)", 3),
         ("srun -l --gpus 1 hostname", 3),
         ("srun --gpus=$NGPUS python a.py", 3),  # a count the script fills in asks for GPUs too
+        # '#' inside a word ($#, a#b) starts no comment: the srun after it is still read.
+        ("if [ $# -gt 0 ]; then srun --gpus=1 python a.py; fi", 3),
+        ("echo run#1; srun --gpus=1 python a.py", 3),
         # One command over two lines: the shell joins them, and the command starts on line 3.
         ("srun -N 2 \\\n     --gpus-per-node=4 python train.py", 3),
     ],

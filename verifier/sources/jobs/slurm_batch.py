@@ -225,8 +225,9 @@ def _step_asks_gpus(line: str) -> bool:
     (`--gres=gpu:0`, as a step inside a CPU allocation writes it) asks for none.
     """
     try:
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer = shlex.shlex(_without_comment(line), posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
+        lexer.commenters = ""  # shlex would end a word at any '#' ($#, a#b): comments are cut above
         tokens = list(lexer)
     except ValueError:
         # A quote that a later line closes: the line cannot be split alone, so the plain pattern decides.
@@ -241,6 +242,24 @@ def _step_asks_gpus(line: str) -> bool:
         else:
             command.append(token)
     return False
+
+
+def _without_comment(line: str) -> str:
+    """The line up to its comment, as the shell reads one: a '#' that starts a word, outside quotes."""
+    quote = ""
+    escaped = False
+    for i, ch in enumerate(line):
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace() or line[i - 1] in ";&|()"):
+            return line[:i]
+    return line
 
 
 def _runs_step_with_gpus(words: list[str]) -> bool:
