@@ -453,3 +453,17 @@ def test_a_rayservice_is_its_ray_cluster() -> None:
     (job,) = read_jobs([FIXTURES / "rayservice-vllm.yaml"], RULES)
     assert (job.name, job.gpus, job.scope) == ("llama-3-8b", 2, "node")
     assert any("starts a second RayCluster beside this one" in n.message for n in job.notes)
+
+
+def test_a_kueue_pod_group_required_on_one_host_stays_together() -> None:
+    # kueue-pod-group-gpu.yaml's 2 pods of 4 GPUs, same template, each annotated to run on one host:
+    # Kueue makes one pod set of the group's pods with the same template, so both on one host:
+    # 8 GPUs on one node (as before; not read as 2 lone pods each on a host of its own).
+    text = (FIXTURES / "kueue-pod-group-gpu.yaml").read_text()
+    text = text.replace(
+        '    kueue.x-k8s.io/pod-group-total-count: "2"\n',
+        '    kueue.x-k8s.io/pod-group-total-count: "2"\n'
+        "    kueue.x-k8s.io/podset-required-topology: kubernetes.io/hostname\n",
+    )
+    (job,) = read_jobs_text(text, "pg.yaml", RULES)
+    assert (job.gpus, job.scope) == (8, "node")

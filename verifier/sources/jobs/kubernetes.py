@@ -309,7 +309,9 @@ def read_pod_groups(
         if len(p.items) > before:
             continue
         facts = _facts(docs[0]["metadata"], docs[0]["spec"], "Pod")
-        job = _job(group, f"{what} of Pods", sets, facts, rules, docs[0], notes, p, before, cpu_only)
+        # Kueue makes one pod set of the group's pods with the same template (their role): the
+        # pods are judged as one pod set, together, as when every pod has the same template.
+        job = _job(group, f"{what} of Pods", sets, facts, rules, docs[0], notes, p, before, cpu_only, together=True)
         if job is not None:
             jobs.append(job)
     return jobs
@@ -927,6 +929,7 @@ def _job(
     p: Problems,
     read_from: int,
     cpu_only: list[Diagnostic] | None = None,
+    together: bool = False,
 ) -> Job | None:
     """The job of `sets`; `read_from` is how many problems there were before the workload was read.
     A workload with no GPU asked goes to `cpu_only` where given (read_workload), else is refused.
@@ -987,9 +990,11 @@ def _job(
         # Each count is bounded, their product is not: such a number cannot reach the facts.
         p.add(doc.loc, f"{what} asks for {gpus} GPUs in all; expected at most {INT64_MAX} (64 bits)")
         return None
-    required = _required_scopes(needs, scopes, what, p)
+    required = [scope for _, scope in scopes] if together else _required_scopes(needs, scopes, what, p)
     if required is None:
         return None
+    if together and len(needs) > 1 and scopes:
+        notes.append(Diagnostic(doc.loc, f"{what}: the required topology is judged for all its pods together"))
     if pods == 1:
         required.append("node")  # one pod runs on one node
     scope = min(required, key=SCOPES.index, default="any")
