@@ -239,6 +239,13 @@ def _link_id(inv: Inventory, target: str) -> str | None:
 
 def _unknown_object(inv: Inventory, change: Change) -> Diagnostic:
     expected = "a node, rack or GPU id" if change.action == "drain" else "a device or node id"
+    if change.target in inv.removed:
+        # Decommissioned on purpose: a neighbour's id (dgx07 for dgx05) is no help.
+        return Diagnostic(
+            change.loc,
+            f"{change.text()}: the inventory has no object {change.target!r}: an override removed it "
+            f"('remove: true'); expected {expected} of the inventory as it is now",
+        )
     example = next((o.id for o in inv.objects.values() if o.kind in ("node", "gpu")), "")
     hint = did_you_mean(change.target, inv.objects) or (f" (such as {example!r})" if example else "")
     return Diagnostic(
@@ -247,6 +254,13 @@ def _unknown_object(inv: Inventory, change: Change) -> Diagnostic:
 
 
 def _unknown_link(inv: Inventory, change: Change) -> Diagnostic:
+    gone = [end for end in change.target.split("<->") if end in inv.removed]
+    if gone:
+        return Diagnostic(
+            change.loc,
+            f"{change.text()}: the inventory has no link {change.target!r}: an override removed {gone[0]!r} "
+            "('remove: true') and every link touching it; expected a link of the inventory as it is now",
+        )
     # Suggestions read the links of the target's node only: a fleet has a million links.
     node = change.target.partition("/")[0]
     near = [lid for lid in inv.links if lid.startswith(node + "/")] if node in inv.objects else []

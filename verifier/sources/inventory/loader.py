@@ -115,6 +115,8 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
         inv.defer_objects(sink.unmade_objects)
     _unstamp_filled(inv, sink.explicit_parents)
     inv.serves = [(m, d) for m, d, _ in sink.serves if m not in sink.removed and d not in sink.removed]
+    if sink.removed:
+        inv.removed = frozenset(sink.removed)
     _serves_locs = {(m, d): loc for m, d, loc in sink.serves}
     found = inv.found
     for mem, dev in inv.serves:

@@ -340,6 +340,10 @@ class Inventory(Record):
     "figures" (of the node or of devices changed in place), "software", "devices" (some removed),
     "links"), for template instances and their devices an override changed; their own location is
     the override's."""
+    removed: frozenset[str] = field(default=frozenset(), compare=False)
+    """ids an override's `remove: true` took out (a decommissioned node, what it held, a device sent
+    back) and nothing made again: what still names one (a what-if) says so, not "did you mean" a
+    neighbour's id."""
     stamped: dict[str, str] = field(default_factory=dict)
     """node id -> template, for nodes that are exactly their template's plan: stamped whole, with
     no override and no children or links of their own, whose template links stay inside the node

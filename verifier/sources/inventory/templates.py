@@ -1211,7 +1211,19 @@ class Expander:
         a, b = resolve(a, scope), resolve(b, scope)
         if a in self.sink.removed or b in self.sink.removed:
             # A device an override removed takes every link touching it along, also the links
-            # written outside its node (a rack's foreach cabling every tray's GPUs).
+            # written outside its node (a rack's foreach cabling every tray's GPUs). A link of the
+            # top-level `links:` written on its own (no foreach) names the removed end by hand: a
+            # cable left in the file for a node that is gone, which was dropped without a word. It
+            # is refused, as a `parent:` naming the removed node is. (One in a template's body is
+            # written for every instance, so it goes with the one removed, as a foreach's does.)
+            if scope is None and not spec.foreach:
+                for end in dict.fromkeys(e for e in (a, b) if e in self.sink.removed):
+                    self.problems.add(
+                        spec.loc,
+                        f"link endpoint {end!r} does not exist; an override removed it ('remove: true'): "
+                        "expected nothing to name it",
+                        same="no-endpoint",
+                    )
             return
         labels = self._render_map(spec.labels, ns, spec.loc)
         links = self.sink.links
