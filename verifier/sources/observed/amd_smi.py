@@ -83,8 +83,28 @@ def looks_like(text: str) -> bool:
         return False
     if not re.search(r'"gpu"\s*:\s*\d', head):
         return False
-    # `amd-smi list --json` holds only `bdf`, `uuid` and ids: its `bdf` is what marks it.
-    return any(f'"{k}"' in head for k in ("bus", "asic", "pcie", "ecc", "links", "link_type", "gpu_data", "bdf"))
+    # `amd-smi list --json` holds only `bdf`, `uuid` and ids: its `bdf` is what marks it. `amd-smi metric -u
+    # --json` holds only `usage` (a Radeon Pro W7700's, henrygd/beszel issue 737), a `static` run asked for one
+    # section only that section: each is amd-smi's own, read for what it holds (was "not a format topolog reads").
+    return any(f'"{k}"' in head for k in _SECTIONS)
+
+
+_SECTIONS = (
+    "bus",
+    "asic",
+    "pcie",
+    "ecc",
+    "links",
+    "link_type",
+    "gpu_data",
+    "bdf",
+    "usage",
+    "vram",
+    "board",
+    "partition",
+)
+"""Keys that mark amd-smi's JSON beside `"gpu": <n>`: the sections of `static`, `metric`, `topology` and `list` that
+its real outputs in tests/sources/observed/samples/amd-smi (and the issue above) hold."""
 
 
 class _Reader:
