@@ -117,6 +117,14 @@ def observed_facts(
     by_host: dict[str, list[GpuObservation]] = {}
     for g in observations.gpus:
         by_host.setdefault(g.host, []).append(g)
+    # Files whose lost GPU no declared GPU is known to be (OBS010): its line left the other blocks without an
+    # index (file partial), so where the node declares no other key they state, each would be "unmatched" for
+    # the one cause OBS010 names (and for which placement drains the node).
+    untied = {
+        g.source.file
+        for g in observations.gpus
+        if g.lost is not None and (n := node(g.host)) is not None and matcher.match_gpu(n, g).gpu is None
+    }
     for g in observations.gpus:
         n = node(g.host)
         if n is None or not trusted(g.source.file):
@@ -130,7 +138,7 @@ def observed_facts(
                 out["observed_gpu_lost"].append((n, _gpu_label(g), g.lost, where))
             # A short listing's GPUs have no index; where the node declares no other key they
             # state, each would be "unmatched" for the one cause OBS009 already names.
-            elif not (m.key is None and g.source.file in short):
+            elif not (m.key is None and (g.source.file in short or g.source.file in untied)):
                 out["observed_unmatched"].append((n, _gpu_label(g), m.why or "", where))
             continue
         gpu = m.gpu

@@ -84,3 +84,49 @@ def test_a_node_with_an_untied_lost_gpu_hosts_no_job(tmp_path: Path) -> None:
     placed = {j["job"]: [p["gpus"] for p in j["placements"]] for j in json.loads(out)["jobs"]}
     # `one` fits only n2/gpu0 (n1 drained, n2/gpu1 lost); `pair` fits nowhere.
     assert placed == {"pair": [], "one": [["n2/gpu0"]]}
+
+
+def test_blocks_left_without_an_index_by_an_untied_lost_gpu_are_one_finding(tmp_path: Path) -> None:
+    # n1 declares 3 GPUs by index only. Its file: a lost GPU named by bus id alone (0000:09:00.0), then the blocks
+    # of 3A and 18 (the A10 sample's block, bus changed, remapping not pending), out of bus order: no index can
+    # be given to any of them. One cause, one finding: OBS010; before, also one OBS005 per block (3 findings).
+    a10 = ROOT / "tests" / "sources" / "observed" / "samples" / "nvidia-smi-q" / "a10-535.129.03-remap-pending.txt"
+    text = a10.read_text().replace("Pending                           : Yes", "Pending                           : No")
+    head, block = text.split("GPU 00000000:07:00.0\n", 1)
+    head = head.replace(
+        "Attached GPUs                             : 1", "Attached GPUs                             : 3"
+    )
+
+    def at(bus: str) -> str:
+        return f"GPU 00000000:{bus}:00.0\n" + block.replace("00000000:07:00.0", f"00000000:{bus}:00.0")
+
+    lost = "Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error\n"
+    (tmp_path / "obs" / "n1").mkdir(parents=True)
+    (tmp_path / "obs" / "n1" / "nvidia-smi-q.txt").write_text(lost + head + at("3A") + "\n" + at("18"))
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(
+        "apiVersion: topolog.dev/v1\nobjects:\n  - name: n1\n    kind: node\n"
+        '    children:\n      - {name: "gpu{i}", kind: gpu, count: 3}\n'
+    )
+    code, out, err = run_cli(
+        "verify", str(inv), "--observed", str(tmp_path / "obs"), "--observed-now", "2024-09-25T12:00:00Z",
+        "--format", "json",
+    )  # fmt: skip
+    assert code == 1, err
+    assert sorted(f["rule"] for f in json.loads(out)["findings"] if f["rule"].startswith("OBS")) == ["OBS010"]
+    # Where the node declares UUIDs and the blocks' UUID (GPU-73d12ef7-...) is none of them, each block is a GPU
+    # that is not the declared one (a swapped board): still OBS005, beside OBS010.
+    inv.write_text(
+        "apiVersion: topolog.dev/v1\nobjects:\n  - name: n1\n    kind: node\n    children:\n"
+        + "".join(
+            f"      - {{name: gpu{i}, kind: gpu, labels: {{uuid: GPU-00000000-0000-4000-8000-00000000000{i}}}}}\n"
+            for i in range(3)
+        )
+    )
+    code, out, err = run_cli(
+        "verify", str(inv), "--observed", str(tmp_path / "obs"), "--observed-now", "2024-09-25T12:00:00Z",
+        "--format", "json",
+    )  # fmt: skip
+    assert code == 1, err
+    found = sorted(f["rule"] for f in json.loads(out)["findings"] if f["rule"].startswith("OBS"))
+    assert found == ["OBS005", "OBS005", "OBS010"]
