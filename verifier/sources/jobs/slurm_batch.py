@@ -128,6 +128,8 @@ the fallback for a line the shell's quoting rules cannot split (a quote that a l
 _COMMAND_PREFIXES = frozenset({"exec", "time", "nohup", "command", "builtin", "!", "{", "if", "then", "else", "elif"})
 _COMMAND_PREFIXES |= frozenset({"do", "while", "until"})
 """Words after which the shell reads the next word as the command (`exec srun ...`, `if srun ...`)."""
+_PRINTING = frozenset({"echo", "printf", "print", ":"})
+"""Commands that print their words (or do nothing with them): an srun among those words is text."""
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _STEP_LONG_FLAGS = frozenset(
     {
@@ -241,7 +243,43 @@ def _step_asks_gpus(line: str) -> bool:
             command = []
         else:
             command.append(token)
-    return False
+    # A command substitution runs its command wherever it stands, inside double quotes too
+    # (`out="$(srun --gpus=1 nvidia-smi)"`, `` n=`srun ...` ``): the splitting above kept it in one word.
+    return any(_step_asks_gpus(inner) for inner in _substitutions(line))
+
+
+def _substitutions(line: str) -> list[str]:
+    """The text of each `$(...)`, `<(...)`, `>(...)` and backquoted command of a line, outside single
+    quotes (where the shell reads them as written). An unclosed one runs to the line's end.
+    """
+    found: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if ch == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "'" and not quote:
+            quote = ch
+        elif ch == '"':
+            quote = "" if quote else ch
+        elif ch == "`":
+            end = line.find("`", i + 1)
+            found.append(line[i + 1 : end if end >= 0 else len(line)])
+            i = end if end >= 0 else len(line)
+        elif ch in "$<>" and line[i + 1 : i + 2] == "(" and line[i + 2 : i + 3] != "(":
+            i += 1  # onto the '(' (an escaped '\\$' was stepped over above and opens nothing)
+            depth, j = 1, i + 1
+            while j < len(line) and depth:
+                depth += {"(": 1, ")": -1}.get(line[j], 0)
+                j += 1
+            found.append(line[i + 1 : j - 1 if depth == 0 else j])
+            i = j - 1
+        i += 1
+    return found
 
 
 def _without_comment(line: str) -> str:
@@ -263,32 +301,63 @@ def _without_comment(line: str) -> str:
 
 
 def _runs_step_with_gpus(words: list[str]) -> bool:
+    """Whether one simple command runs srun or salloc with an option that asks for GPUs.
+
+    srun may be the command or a word a wrapper runs (`timeout 1h srun`, `env X=1 srun`, `xargs
+    srun`, a function's body after `function f {`): any word that names srun counts, unless the
+    command only prints its words (`echo srun --gpus=1`). A GPU srun missed would pass a GPU script
+    as CPU-only.
+    """
     i = 0
     while i < len(words) and (words[i] in _COMMAND_PREFIXES or _ASSIGNMENT.match(words[i])):
         i += 1
-    if i >= len(words) or PurePath(words[i].lstrip("`$")).name not in ("srun", "salloc"):
+    if i >= len(words) or PurePath(words[i]).name in _PRINTING:
         return False
-    i += 1
-    while i < len(words) and words[i].startswith("-") and len(words[i]) > 1:
+    names = [PurePath(word.lstrip("`$")).name for word in words]
+    if "srun" not in names[i:] and "salloc" not in names[i:]:
+        return False
+    i = next(j for j in range(i, len(words)) if names[j] in ("srun", "salloc")) + 1
+    while i < len(words):
         word = words[i]
+        if word.isdigit() and i + 1 < len(words) and set(words[i + 1]) <= set("<>&"):
+            i += 1  # the descriptor of `2>err`
+            continue
+        if set(word) <= set("<>&") and word:
+            i += 2  # a redirection and its file (`srun >log --gpus=1 ...`)
+            continue
+        if word == "--" or not _is_option(word):
+            break
         i += 1
         if word.startswith("--"):
             name, eq, value = word[2:].partition("=")
-            if not eq and name not in _STEP_LONG_FLAGS:
-                value, i = (words[i], i + 1) if i < len(words) else ("", i)
+            if not eq and name not in _STEP_LONG_FLAGS and i < len(words) and not _is_option(words[i]):
+                value, i = words[i], i + 1
         else:
-            name, value = word[1], word[2:].lstrip("=")
-            if name in _STEP_SHORT_FLAGS:
-                continue
-            if not value:
-                value, i = (words[i], i + 1) if i < len(words) else ("", i)
-        if name == "gres" and any(
-            item.split(":")[0] == "gpu" and item.split(":")[-1] != "0" for item in value.split(",")
+            # Short options may be bundled (`-lG4`): flags first, then at most one that takes a value.
+            rest = word[1:]
+            while rest and rest[0] in _STEP_SHORT_FLAGS:
+                rest = rest[1:]
+            if not rest or rest.lstrip("=").isdigit():
+                continue  # flags alone, or the value of one that takes it attached (-K1, -I60)
+            name, value = rest[0], rest[1:].lstrip("=")
+            if not value and i < len(words) and not _is_option(words[i]):
+                value, i = words[i], i + 1
+        # --gres=gpu:2 and --tres-per-task=gres/gpu=1 (or gres/gpu:a100:1): a gpu entry whose count is not 0.
+        if name in ("gres", "tres-per-task") and any(
+            parts[0].removeprefix("gres/") == "gpu" and parts[-1] != "0"
+            for parts in (item.replace("=", ":").split(":") for item in value.split(","))
         ):
             return True
         if name in _STEP_GPU_OPTIONS and value.rsplit(":", 1)[-1].strip() != "0":
             return True  # a count not written as a number ($NGPUS) asks for GPUs too
     return False
+
+
+def _is_option(word: str) -> bool:
+    """A word that is an option, not the value of the one before: an option that takes no value and
+    that we do not know of (`--propagate`, `--reboot`) must not swallow a GPU option after it.
+    """
+    return word.startswith("-") and len(word) > 1
 
 
 def _options(tokens: list[str], loc: SourceLocation, script: _Script, p: Problems) -> None:
