@@ -85,6 +85,31 @@ EXPECTED: dict[str, set[Key]] = {
     "slingshot-a100-dragonfly.yaml": set(),
     # HGX H100 and MI300X node pools on one shared rail-optimised RoCE fabric.
     "k8s-mixed-shared-fabric.yaml": set(),
+    # R-FP60. AWS p5.48xlarge as AWS's NCCL topology file lays it out: a PCIe switch per GPU with
+    # 4 EFA devices (Gen4 x8), x16 Gen4 up: 63,008 + 4 x 15,754 = 126,024 MB/s over 31,508, 3.9997:1,
+    # inside the 4:1 limit.
+    "aws-p5-efa.yaml": set(),
+    # AWS p4d.24xlarge: 2 GPUs and one EFA under each switch, every link Gen3 x16 as the VM sees it
+    # (3:1), HGX A100 board (6 NVSwitch Gen2, 2 NVLinks a GPU to each).
+    "aws-p4d-efa.yaml": set(),
+    # Azure ND H100 v5 and ND MI300X v5: one GPU and its own NDR NIC under each of 8 PCIe bridges
+    # (Azure's ndv5 topology file), 4 a socket; NVSwitch board / Infinity Fabric full mesh.
+    "azure-nd-h100-v5.yaml": set(),
+    "azure-nd-mi300x-v5.yaml": set(),
+    # Google Cloud A3 Ultra: HGX H200, a CX-7 per GPU, each rail a one-tier network of its own.
+    "gcp-a3-ultra.yaml": set(),
+    # HGX B300: each ConnectX-8's own PCIe switch holds its GPU and its NIC at Gen6 x16 over a
+    # Gen5 x16 host uplink: 2 x 126,032 / 63,008 = 4.0005, 4000 in whole permille, the 4:1
+    # limit and not past it (BW004 warned on every switch before R-FP60).
+    "hgx-b300-cx8.yaml": set(),
+    # El Capitan-like EX255a nodes: 4 MI300A APUs, CPU and GPU of each sharing its 128 GB HBM3,
+    # every two APUs joined by 2 xGMI links, a Slingshot NIC on each APU.
+    "mi300a-el-capitan.yaml": set(),
+    # Grace CPU Superchip nodes: two Grace CPUs joined by NVLink-C2C at 450 GB/s, no GPU.
+    "grace-cpu-superchip.yaml": set(),
+    # VDI servers: 2 A16 boards (4 GPUs behind each board's switch, 4:1 over its Gen4 x16), a
+    # dual-port 100GbE NIC per socket on an MLAG leaf pair.
+    "a16-vdi.yaml": set(),
     "mixed-vendor-fleet.yaml": {
         # BW002: an L4 box has its only NIC on cpu0's root port and GPUs 2 and 3 on cpu1's: their
         # nearest NIC is across the UPI (SYS). True of every box, one template line: one finding
@@ -164,3 +189,18 @@ def test_an_nvlink_switch_rack_is_one_domain(tmp_path: Path) -> None:
     pairs = _placements("gh200-nvl2.yaml", jobs, tmp_path)
     assert sorted(sorted(p) for p in pairs["nv2"]) == [[f"nvl2-{n:02d}/gpu0", f"nvl2-{n:02d}/gpu1"] for n in range(4)]
     assert pairs["nv4"] == []
+
+
+def test_mi300a_apus_of_a_node_are_one_mesh(tmp_path: Path) -> None:
+    # 8 EX255a nodes x 4 APUs, every two APUs of a node joined by Infinity Fabric: a 4-GPU mesh job
+    # has 8 places, each the 4 GPUs of one node; a 5-GPU one has none (no fabric joins nodes).
+    jobs = (
+        "apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n"
+        '  - {name: four, principal: Team::"ops", gpus: 4, topology: {scope: nvlink_domain}}\n'
+        '  - {name: five, principal: Team::"ops", gpus: 5, topology: {scope: nvlink_domain}}\n'
+    )
+    got = _placements("mi300a-el-capitan.yaml", jobs, tmp_path)
+    assert sorted(sorted(p) for p in got["four"]) == sorted(
+        sorted(f"nid{n:03d}/gpu{g}" for g in range(4)) for n in range(8)
+    )
+    assert got["five"] == []
