@@ -74,3 +74,21 @@ def test_the_same_figures_twice_in_inventories_are_still_a_duplicate(tmp_path: P
         load_inventory([first, second])
     assert "model 'EPYC-7742' is already defined in" in str(err.value)
     assert "inv.yaml" in str(err.value).split("already defined in", 1)[1]
+
+
+def test_an_inventory_of_its_own_connectx8_keeps_its_figures(tmp_path: Path) -> None:
+    # R-FP60: ConnectX-8 joined the catalogue this round (1 port of 800 Gb/s, Gen6 x16). Before,
+    # an HGX B300 inventory had to define it; one written as a card of 2 ports of 400 Gb/s loaded
+    # then and still loads, with its own 2 ports of 400 Gb/s = 50,000 MB/s each (not the
+    # catalogue's 1 port of 800 Gb/s = 100,000 MB/s).
+    text = (
+        HEAD
+        + "    - name: ConnectX-8\n      vendor: nvidia\n      kind: nic\n      source: mine\n"
+        + "      ports: {count: 2, speed: 400 Gb/s}\n"
+        + "objects:\n  - {name: n0, kind: node, children: [{name: nic0, kind: nic, model: ConnectX-8}]}\n"
+    )
+    path = tmp_path / "inv.yaml"
+    path.write_text(text, encoding="utf-8")
+    model = load_inventory([path]).models["ConnectX-8"]
+    assert model.loc.file.endswith("inv.yaml")
+    assert (model.specs["ports"], model.specs["port_mbps"]) == (2, 50_000)

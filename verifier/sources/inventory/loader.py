@@ -218,9 +218,10 @@ GAINED_LATER = frozenset(
         "Slingshot-Cassini",
         "QM8700",
         "Slingshot-Rosetta",
+        "ConnectX-8",
     }
 )
-"""Built-in models the catalogue gained after inventories had to define them themselves (R-FP59).
+"""Built-in models the catalogue gained after inventories had to define them themselves (R-FP59, R-FP60).
 
 An inventory's own definition of one of these is used for that inventory whatever its figures, as
 it was before the catalogue had the name: its authors' figures (a switch written without its
