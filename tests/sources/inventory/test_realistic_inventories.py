@@ -110,6 +110,9 @@ EXPECTED: dict[str, set[Key]] = {
     # VDI servers: 2 A16 boards (4 GPUs behind each board's switch, 4:1 over its Gen4 x16), a
     # dual-port 100GbE NIC per socket on an MLAG leaf pair.
     "a16-vdi.yaml": set(),
+    # H200 NVL cards in two 4-way NVLink bridge groups (6 links a pair, 18 a GPU), a 400G NIC under
+    # each PCIe switch beside its 2 GPUs.
+    "h200-nvl-4way.yaml": set(),
     "mixed-vendor-fleet.yaml": {
         # BW002: an L4 box has its only NIC on cpu0's root port and GPUs 2 and 3 on cpu1's: their
         # nearest NIC is across the UPI (SYS). True of every box, one template line: one finding
