@@ -167,14 +167,31 @@ def _reasons(gpu: _Span) -> tuple[str, ...]:
     return tuple(sorted(m.group(1) for m in found if m.group(2).strip() == "Active"))
 
 
-def _recovery(gpu: _Span) -> str | None:
+_NO_ACTION = frozenset({None, "None", "N/A"})
+_NO_FLAG = frozenset({None, "No", "N/A", "Requested functionality has been deprecated"})
+
+
+def _recovery(head: _Span) -> str | None:
     """As nvidia_smi_xml's: <gpu_recovery_action>, else <gpu_reset_status>'s two flags; Unusual for a value
-    nvidia-smi does not print there (the located reader refuses it at its line).
+    nvidia-smi does not print there (the located reader refuses it at its line). `head` is the stretch of a GPU's
+    block between its UUID and <pci>, where the DTD puts both: a tag absent from the block (one of them is, in
+    every driver branch) is not looked for through the rest of it (~100 KB with its clock lists).
     """
-    action = gpu.raw("gpu_recovery_action")
-    status = gpu.section("gpu_reset_status")
+    at = head._find("<gpu_re")  # the two tags' common prefix: neither printed (before R535)
+    if at < 0:
+        return None
+    head.start = head.pos = at  # nothing of either before it
+    if head.text.startswith("<gpu_recovery_action>", at):
+        action = head.raw("gpu_recovery_action")
+        status = head.section("gpu_reset_status")
+    else:  # the DTD's order: the status section, then the action (R550 and later), each read where the last ended
+        status = head.section("gpu_reset_status")
+        head.start = head.pos
+        action = head.raw("gpu_recovery_action")
     reset = status.raw("reset_required") if status else None
     drain = status.raw("drain_and_reset_recommended") if status else None
+    if action in _NO_ACTION and reset in _NO_FLAG and drain in _NO_FLAG:
+        return None  # what a healthy GPU prints, without the general reading below
     try:
         return recovery_action(action, reset, drain)
     except ValueError:
@@ -258,8 +275,10 @@ def gpus(text: str, filename: str, host: str, when: datetime | None) -> list[Gpu
         mig_end = text.find("</mig_devices>", opened, end)
         own = _Span(text, mig_end if mig_end >= 0 else opened, end)
         serial, uuid = own.leaf("serial"), own.leaf("uuid")
+        after_uuid = own.pos
         ident = _ID.search(text, s, opened)
         pci = own.section("pci")
+        recovery = _recovery(_Span(text, after_uuid, pci.start - len("<pci>") if pci else end))
         bus_text = (pci.leaf("pci_bus_id") if pci else None) or (ident.group(1) if ident else None) or ""
         bus = normalise_pci_bus_id(bus_text)
         if bus is None:
@@ -274,7 +293,6 @@ def gpus(text: str, filename: str, host: str, when: datetime | None) -> list[Gpu
         remapped = own.section("remapped_rows")
         rows = remapped if remapped is not None and remapped.has_children() else None
         fabric = own.section("fabric")
-        recovery = _recovery(own)
         out.append(
             GpuObservation(
                 source=SourceLocation(filename, line, s - line_start + 1),
