@@ -990,9 +990,7 @@ def _job(
         # Each count is bounded, their product is not: such a number cannot reach the facts.
         p.add(doc.loc, f"{what} asks for {gpus} GPUs in all; expected at most {INT64_MAX} (64 bits)")
         return None
-    required = [scope for _, scope in scopes] if together else _required_scopes(needs, scopes, what, p)
-    if required is None:
-        return None
+    required = [scope for _, scope in scopes] if together else _required_scopes(needs, scopes, what, notes)
     if together and len(needs) > 1 and scopes:
         notes.append(Diagnostic(doc.loc, f"{what}: the required topology is judged for all its pods together"))
     if pods == 1:
@@ -1096,17 +1094,18 @@ def _group_name(ps: PodSet) -> str | None:
 
 
 def _required_scopes(
-    needs: list[tuple[PodSet, PodNeeds]], scopes: list[tuple[PodSet, str]], what: str, p: Problems
-) -> list[str] | None:
-    """The scopes the job is placed under, from its GPU pod sets' required topologies; None when
-    they cannot be judged as one placement (refused).
+    needs: list[tuple[PodSet, PodNeeds]], scopes: list[tuple[PodSet, str]], what: str, notes: list[Diagnostic]
+) -> list[str]:
+    """The scopes the job is placed under, from its GPU pod sets' required topologies.
 
     Kueue places each pod set in a domain of its own unless pod sets share a podset-group-name, and
     then the group in one domain. topolog places a job in one domain: exact when the job has one GPU
     pod set, or when all of them are in one group. A lone pod required on a node (or anything wider)
-    is there already and asks nothing more. Any other mix is refused: the job judged whole in one
-    domain would be refused where Kueue runs it, and judged with no scope admitted where Kueue
-    would not.
+    is there already and asks nothing more. Any other mix (a PyTorchJob's Master and Workers each
+    required in a rack) is judged with all its pods in the tightest domain its pod sets require,
+    with a note: never looser than Kueue (such a placement is one Kueue may make), stricter where
+    the pod sets would fit only apart. Refusing the spec outright would refuse a valid job
+    everywhere, where judged whole it fits on most fleets.
     """
     if not scopes:
         return []
@@ -1118,13 +1117,16 @@ def _required_scopes(
     ]
     if not binding:
         return []
+    tightest = min((scope for _, scope in binding), key=SCOPES.index)
     named = ", ".join(f"{ps.name} ({scope})" for ps, scope in binding)
-    p.add(
-        binding[0][0].loc,
-        f"{what}: its GPU pod sets {', '.join(ps.name for ps, _ in needs)} are not all in one pod set group, "
-        f"and {named} requires a topology domain of its own (Kueue places each group, and each pod set "
-        "outside one, in a domain apart); topolog places a job in one domain, and judging all its pods in "
-        f"one, or anywhere, would answer another question: expected every GPU pod set in one group "
-        f"(annotation {GROUP_NAME}), or separate workloads",
+    notes.append(
+        Diagnostic(
+            binding[0][0].loc,
+            f"{what}: its GPU pod sets {', '.join(ps.name for ps, _ in needs)} are not all in one pod set group, "
+            f"and {named} requires a topology domain of its own (Kueue places each group, and each pod set "
+            f"outside one, in a domain apart): judged with all its pods in one {tightest}, stricter than Kueue "
+            f"where the pod sets fit only apart (every GPU pod set in one group, annotation {GROUP_NAME}, "
+            "makes the answer exact)",
+        )
     )
-    return None
+    return [scope for _, scope in binding]
