@@ -158,24 +158,20 @@ def test_the_service_places_a_topology_job_on_one_model_as_the_cli(
     assert by_job["fast-16"]["placements"][0]["gpus"] == [f"h100-n{n}/gpu{g}" for n in (0, 1) for g in range(8)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="place_kind picks, among the models that host a job in a domain of several models, the one "
-    "with the most eligible GPUs, not the one whose members rank best: ranking each hosting model's "
-    "members (place.py's _Picker and plain.py alike) is not done yet",
-)
-def test_the_model_with_the_best_members_is_placed_not_the_most_numerous(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_the_model_with_the_best_members_is_placed_not_the_most_numerous(tmp_path: Path, engine: str) -> None:
     # Rack r0 above, 8 GPUs, no topology need, ranked by bandwidth: H100 (12 GPUs, 4 a node) and
     # A100 (8, one node) both host it. A100's 8 sit in a100-0 behind one PCIe Gen4 x16 switch:
     # 31,504 MB/s between any two. H100's 8 span two nodes, 4 GPUs on one 400 Gb/s NIC each:
     # 50,000 / 4 = 12,500 MB/s a GPU. The start commit (every model's GPUs judged together) placed
-    # it on a100-0, one model; the count-first choice places it on h100-0 + h100-1 (12,500).
+    # it on a100-0, one model; the count-first choice placed it on h100-0 + h100-1 (12,500); the
+    # best-ranked model's members (place.py's _Picker._choose_kinds) are a100-0's again.
     jobs = _write(
         tmp_path,
         "jobs.yaml",
         RACK_JOBS.split("  - {name: one-node,")[0]
         + "  - {name: eight, principal: anyone, gpus: 8, topology: {scope: rack}}\n",
     )
-    by_job = _place(_write(tmp_path, "rack.yaml", RACK), jobs, "duckdb")
+    by_job = _place(_write(tmp_path, "rack.yaml", RACK), jobs, engine)
     best = by_job["eight"]["placements"][0]
     assert (best["gpus"], best["bottleneck_mbps"]) == ([f"a100-0/gpu{g}" for g in range(8)], 31504)

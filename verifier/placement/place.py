@@ -56,7 +56,8 @@ PLACEMENT_RELATIONS = (
     "place_node_price",
     "job_candidate_count",
     "place_layout",
-    "place_kind",
+    "place_host_kind",
+    "place_host_kind_layout",
     "place_node_scaleup",
     "place_gpu_scaleup",
     "place_gpu_left_domain",
@@ -64,7 +65,7 @@ PLACEMENT_RELATIONS = (
 )
 """The relations `place` reads; only the rules they depend on are evaluated."""
 
-WHY_NOT_RELATIONS = ("place_why_not", "place_domain_gpu")
+WHY_NOT_RELATIONS = ("place_why_not", "place_domain_gpu", "place_why_kind")
 """What `place --why-not` reads besides. Only it needs the GPUs that pass each stage counted
 per rejected domain (place_stage_sum and the rules that read it): about a fifth of the
 evaluation at fleet scale, skipped without it."""
@@ -251,14 +252,11 @@ def _rank(
     reasons_never: dict[str, list[str]] = defaultdict(list)
     for r in q("job_never"):
         reasons_never[str(r[n_job])].append(str(r[n_reason]))
-    # The one model of each domain of several models (rules/placement/lib/hosts.dl's place_kind): its
-    # eligible profiles are every model's, and members come from that model's only. A fleet of one
-    # model per domain has no row.
-    kind = Columns.of(program, "place_kind", ("job", "domain", "model"))
-    k_job, k_domain, k_model = kind.index["job"], kind.index["domain"], kind.index["model"]
-    kinds: dict[str, dict[Value, str]] = defaultdict(dict)
-    for r in q("place_kind", None, False):
-        kinds[str(r[k_job])][r[k_domain]] = str(r[k_model])
+    # The models that host a job in each domain of several models (rules/placement/lib/hosts.dl's
+    # place_host_kind), with their need and layout: the domain's eligible profiles are every
+    # model's, and members come from the one model the ranking puts first (_Picker._choose_kinds).
+    # A fleet of one model per domain has no row.
+    kinds, kind_layouts = _host_kinds(engine, program)
     picker = _Picker(engine, program, profiles)
     fitted = MemberLayouts(engine, program, profiles, picker.scaleup_of)
     out: list[JobPlacements] = []
@@ -267,11 +265,31 @@ def _rank(
         jp.never = sorted(reasons_never.get(job.name, ()))
         # Members are named only for the placements shown: at fleet scale a job has thousands
         # of hosting domains, ranked by figures that need no member names.
+        chosen: dict[Value, str] = {}
         jp.hosting, shown = picker.ranked(
-            job, hosts.get(job.name, []), rank, limit, tps=job_tps.get(job.name), kinds=kinds.get(job.name)
+            job,
+            hosts.get(job.name, []),
+            rank,
+            limit,
+            tps=job_tps.get(job.name),
+            kinds=kinds.get(job.name),
+            models=chosen,
         )
         jp.placements = [
-            Placement(domain, members, nodes, worst, cost, fitted.layout(job, members, layouts.get((job.name, domain))))
+            Placement(
+                domain,
+                members,
+                nodes,
+                worst,
+                cost,
+                fitted.layout(
+                    job,
+                    members,
+                    kind_layouts.get((job.name, domain, chosen[domain]))
+                    if domain in chosen
+                    else layouts.get((job.name, domain)),
+                ),
+            )
             for domain, members, nodes, worst, cost in shown
         ]
         shown_layouts = {p.layout for p in jp.placements if p.layout is not None}
@@ -287,6 +305,42 @@ def _rank(
     return PlaceReport(rank, out)
 
 
+def _host_kinds(
+    engine: Backend, program: Program
+) -> tuple[dict[str, dict[Value, list[KindOption]]], dict[tuple[str, Value, str], ReplicaLayout]]:
+    """place_host_kind and place_host_kind_layout: per job, per domain of several models, the models
+    that host it there (model, need, TP), the most eligible GPUs first, then by name (place_kind's
+    order, which breaks the ranking's ties); and the layout of each (job, domain, model) that has one.
+    """
+    kind = Columns.of(program, "place_host_kind", ("job", "domain", "model", "eligible", "need"))
+    k_job, k_domain, k_model, k_eligible, k_need = (
+        kind.index[c] for c in ("job", "domain", "model", "eligible", "need")
+    )
+    lay = Columns.of(program, "place_host_kind_layout", ("job", "domain", "model", "tp", "pp", "hbm_mb", "scaleup"))
+    l_job, l_domain, l_model, l_tp, l_pp, l_hbm, l_scaleup = (
+        lay.index[c] for c in ("job", "domain", "model", "tp", "pp", "hbm_mb", "scaleup")
+    )
+    layouts = {
+        (str(r[l_job]), r[l_domain], str(r[l_model])): ReplicaLayout(
+            int(r[l_tp]), int(r[l_pp]), int(r[l_hbm]), int(r[l_scaleup])
+        )
+        for r in engine.query("place_host_kind_layout", None, False)
+    }
+    rows: dict[str, dict[Value, list[tuple[int, str, int]]]] = defaultdict(lambda: defaultdict(list))
+    for r in engine.query("place_host_kind", None, False):
+        rows[str(r[k_job])][r[k_domain]].append((-int(r[k_eligible]), str(r[k_model]), int(r[k_need])))
+    kinds: dict[str, dict[Value, list[KindOption]]] = {}
+    for job, domains in rows.items():
+        kinds[job] = {}
+        for domain, found in domains.items():
+            options = []
+            for _most, model, need in sorted(found):
+                layout = layouts.get((job, domain, model))
+                options.append((model, need, layout.tp if layout is not None else 1))
+            kinds[job][domain] = options
+    return kinds, layouts
+
+
 def rank_judged(
     engine: Backend,
     program: Program,
@@ -296,14 +350,17 @@ def rank_judged(
     eligible: Mapping[Value, list[DomainProfile]],
     rank: str,
     limit: int,
+    kinds: Mapping[Value, Sequence[KindOption]] | None = None,
 ) -> tuple[int, list[Placement]]:
     """How many domains host `job` and its first `limit` placements (0: all), ranked as
     `rank_placements` ranks them, from hosts the caller judged: `hosts` (domain, GPUs needed),
-    sorted by domain, and `eligible`, each hosting domain's eligible profiles (Profiles.info's).
-    For a job whose placements have no layout (no model): the engine is read for nothing else.
+    sorted by domain, `eligible`, each hosting domain's eligible profiles (Profiles.info's), and
+    `kinds`, per domain whose eligible GPUs of several models host the job, those models (as
+    `_Picker.ranked` reads them). For a job whose placements have no layout (no model): the
+    engine is read for nothing else.
     """
     with collector_paused():
-        hosting, shown = _Picker(engine, program, profiles).ranked(job, hosts, rank, limit, eligible)
+        hosting, shown = _Picker(engine, program, profiles).ranked(job, hosts, rank, limit, eligible, kinds=kinds)
     return hosting, [Placement(domain, members, nodes, worst, cost) for domain, members, nodes, worst, cost in shown]
 
 
@@ -517,6 +574,10 @@ DomainProfile = _Profile
 
 _NO_PROFILE: _Profile = ("", None, None, ())
 
+KindOption = tuple[str, int, int]
+"""A model that hosts a job in a domain of several models: the model, the GPUs the job needs of
+it there, and the TP of the job's layout on it (1: no model layout)."""
+
 _NO_GPUS: frozenset[str] = frozenset()
 
 _BIG = 1 << 62
@@ -678,13 +739,16 @@ class _Picker:
         limit: int,
         eligible_profiles: Mapping[Value, list[_Profile]] | None = None,
         tps: Mapping[str, int] | None = None,
-        kinds: Mapping[Value, str] | None = None,
+        kinds: Mapping[Value, Sequence[KindOption]] | None = None,
+        models: dict[Value, str] | None = None,
     ) -> tuple[int, list[Shown]]:
         """How many domains host `job`, and the first `limit` of them (0: all) ranked by `rank`.
 
         `eligible_profiles`: each hosting domain's eligible profiles (Profiles.info's), where the
         caller judged them without the engine (verifier/placement/plain.py); else read here.
         `tps`: per domain the TP of a model job's layout there; members are whole TP groups.
+        `kinds`: per domain of several models, the models that host the job there (place_kind's
+        order); the domain is placed on the one `_choose_kinds` ranks first, which `models` gets.
 
         The ranking figures come first and members are named only for the domains shown. A
         domain inside one node with one eligible profile (nodes, most NVLink domains) is judged
@@ -702,10 +766,13 @@ class _Picker:
             only, eligible = self._node_eligible(name, hosts)
         elif hosts:
             only, eligible, sizes = self._eligible(name, in_domain)
-        if kinds:
-            only, eligible, sizes = self._of_kind(only, eligible, sizes, kinds)
-        shapes, price, by_profile, count_of = self._shapes, self.price, self.by_profile, self.count_of
         by_cost = rank == "cost"
+        if kinds:
+            picked, hosts, tps = self._choose_kinds(job, hosts, only, eligible, kinds, by_cost, tps)
+            only, eligible, sizes = self._of_kind(only, eligible, sizes, picked)
+            if models is not None:
+                models.update(picked)
+        shapes, price, by_profile, count_of = self._shapes, self.price, self.by_profile, self.count_of
         if only and not tps and eligible_profiles is None:  # domains of one profile (`only`): ranked in bulk
             return self._ranked_alike(job, hosts, only, eligible, sizes, by_cost, limit)
         judged: list[_Judged] = []
@@ -939,6 +1006,56 @@ class _Picker:
         for domain in several:
             del one[domain]
         return one, per_domain, sizes
+
+    def _choose_kinds(
+        self,
+        job: Job,
+        hosts: Sequence[tuple[str, int]],
+        only: Mapping[Value, _Profile],
+        eligible: Mapping[Value, Sequence[_Profile]],
+        kinds: Mapping[Value, Sequence[KindOption]],
+        by_cost: bool,
+        tps: Mapping[str, int] | None,
+    ) -> tuple[dict[Value, str], list[tuple[str, int]], Mapping[str, int] | None]:
+        """Per hosting domain of several models (`kinds`: the models that host the job there, the
+        most eligible GPUs first), the one model the job is placed on, and `hosts` and `tps` with
+        that model's need and TP. A job runs on one model, and an expert picks the model whose
+        members rank best, as the domains are ranked (bandwidth: the best bottleneck, then the
+        fewest nodes; cost: the cheapest, then those): 8 A100 in one node over 8 H100 in two nodes
+        of 4 on a shared NIC each. Among equals, `kinds`' order (place_kind: the most eligible
+        GPUs, then the smallest name). Only such domains are judged twice; a fleet of one model
+        per domain has no `kinds`.
+        """
+        in_domain = job.scope == "nvlink_domain"
+        picked: dict[Value, str] = {}
+        needs: dict[str, int] = {}
+        tp_of: dict[str, int] = {}
+        for domain, _need in hosts:
+            options = kinds.get(domain)
+            if not options:
+                continue
+            best = options[0]
+            if len(options) > 1:
+                alone = only.get(domain)
+                profiles = [alone] if alone is not None else list(eligible.get(domain, ()))
+                within = self.gpus_in(domain) if in_domain else None
+                best_key: tuple[int, ...] | None = None
+                for option in options:
+                    model, need, tp = option
+                    kept = [p for p in profiles if str(p[3][self.model_at]) == model]
+                    if not kept:  # pragma: no cover - a hosting model has eligible GPUs
+                        continue
+                    _d, count, worst, cost, _n, _l = self._judge(job, domain, need, kept, tp, within, costed=by_cost)
+                    bw = _bandwidth_key(worst, need)
+                    key = (cost if cost is not None else _BIG, bw, count) if by_cost else (bw, count)
+                    if best_key is None or key < best_key:
+                        best, best_key = option, key
+            picked[domain], needs[domain], tp_of[domain] = best
+        if not picked:
+            return picked, list(hosts), tps
+        if tps:  # a model job: each hosting domain has its layout's TP, the chosen model's here
+            tps = {**tps, **tp_of}
+        return picked, [(d, needs.get(d, n)) for d, n in hosts], tps
 
     def _of_kind(
         self,
@@ -1244,11 +1361,19 @@ def _why_not(
     picked = row_getter(why, ("job", "domain", "what", "have", "need"))
     rows = sorted((picked(r) for r in engine.query("place_why_not")), key=lambda r: (str(r[0]), str(r[1])))
     deniers = Deniers(engine, program, authorization)
+    # A MIG job's domain of several models is judged on one model at every stage (hosts.dl's
+    # place_why_kind): its counts are that model's GPUs, and the sentence names it.
+    kind = Columns.of(program, "place_why_kind", ("job", "domain", "model"))
+    k_job, k_domain, k_model = kind.index["job"], kind.index["domain"], kind.index["model"]
+    judged_on = {
+        (str(r[k_job]), str(r[k_domain])): str(r[k_model]) for r in engine.query("place_why_kind", None, False)
+    }
     for j, d, what, have, need in rows:
         job = jobs.jobs.get(str(j))
         if job is None:  # pragma: no cover - every job row comes from `jobs`
             continue
-        msg = why_not_message(job, str(d), str(what), int(have), int(need), deniers)
+        model = judged_on.get((str(j), str(d)))
+        msg = why_not_message(job, str(d), str(what), int(have), int(need), deniers, model)
         out[job.name].append(WhyNot(str(d), str(what), int(have), int(need), msg))
     return out
 
@@ -1304,9 +1429,13 @@ def _layout_rule(job: Job) -> str:
     )
 
 
-def why_not_message(job: Job, domain: str, what: str, have: int, need: int, deniers: Deniers | None = None) -> str:
-    """One sentence: the domain, what it has for the first requirement it fails, and what the job needs."""
-    gpus = f"{have} GPU{'s' if have != 1 else ''}"
+def why_not_message(
+    job: Job, domain: str, what: str, have: int, need: int, deniers: Deniers | None = None, model: str | None = None
+) -> str:
+    """One sentence: the domain, what it has for the first requirement it fails, and what the job needs.
+    `model`: the one model the counts are of, where the domain holds several (place_why_kind).
+    """
+    gpus = f"{have} {model + ' ' if model else ''}GPU{'s' if have != 1 else ''}"
     tail = f"job needs {need}"
     having = _HAVING.get(what)
     if having is not None:

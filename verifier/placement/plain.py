@@ -16,10 +16,12 @@ rules/placement/lib/ derive from the job's facts reduces to this, per GPU profil
   `permitted`, or only the class "-" when no principals were loaded); else 13, eligible. The
   other stages (MIG, software, rail alignment, layout) need job facts a plain job has not;
 - a candidate domain is every domain of the job's scope (place_candidate); it hosts the job when
-  its eligible GPUs of one model (place_kind: the model with the most, the smallest name among
-  equals) are at least the job's GPUs (place_need is the job's gpus; max_nodes,
-  min_fabric_mbps and min_pair_mbps are not asked, so place_nodes_ok, place_fabric_ok and
-  place_pair_ok hold for every domain whose count is enough);
+  its eligible GPUs of one model are at least the job's GPUs (place_need is the job's gpus;
+  max_nodes, min_fabric_mbps and min_pair_mbps are not asked, so every topology need holds for
+  a model whose count is enough: place_try_host). In a domain where several models have enough
+  (place_host_kind) the job is placed on the one whose members rank best, as `place` picks it
+  (rank_judged, given those models the most eligible first, then by name); a domain that hosts
+  it on none is judged on the model with the most (place_kind, the smallest name among equals);
 - a domain that does not host it is short first (place_first_short) at the first stage K after
   which fewer GPUs than needed are left (place_stage_gpus: those whose first failure is after K),
   else at `one_model` (enough eligible GPUs in all, too few of the domain's one model).
@@ -60,6 +62,7 @@ from verifier.placement.place import (
     Deniers,
     DomainProfile,
     JobPlacements,
+    KindOption,
     PlaceReport,
     PolicyReasons,
     ProfileKey,
@@ -89,8 +92,10 @@ _Entry = tuple[tuple[Value, ...], str, str, int, DomainProfile]
 """A profile of a domain: its figures (model, hbm_mb, hbm_mbps, fp64, ok, class), node, tag, GPUs, info."""
 _Domain = tuple[str, int, list[_Entry], bool]
 """A candidate domain: its name, class (see PlainPlacement), profiles, and whether it lies inside one node."""
-_Judged = tuple[int, tuple[bool, ...], list[tuple[int, int]]]
-"""A domain judged: its eligible GPUs, which of its profiles are eligible, and (stage, GPUs) of the others."""
+_Judged = tuple[int, tuple[bool, ...], list[tuple[int, int]], tuple[str, ...]]
+"""A domain judged: the eligible GPUs of its model with the most, which of its profiles are
+eligible (of the models that host the job, or of that model), (stage, GPUs) of the others, and
+the models that host the job where several do (the most eligible first, then by name)."""
 FIGURES = ("model", "hbm_mb", "hbm_mbps", "fp64", "ok", "class")
 
 
@@ -229,16 +234,21 @@ class PlainPlacement:
                     per_model[str(figures[0])] += gpus
             # place_kind: the domain is judged on one model, the one with the most eligible GPUs
             # (the smallest name among equals); another model's eligible GPUs count as ONE_MODEL's.
-            kind = min(per_model, key=lambda m: (-per_model[m], m)) if per_model else ""
+            # Where several models have the job's GPUs, each hosts it (place_host_kind): all of
+            # theirs stay eligible, and rank_judged places the job on the best-ranked of them.
+            kinds = sorted(per_model, key=lambda m: (-per_model[m], m))
+            kind = kinds[0] if kinds else ""
             passed = per_model.get(kind, 0)
+            hosting = {m for m in kinds if per_model[m] >= need} or {kind}
             mask: list[bool] = []
             failed: list[tuple[int, int]] = []
             for (figures, _node, _tag, gpus, _profile), stage in zip(entries, stages, strict=True):
-                mine = stage == ELIGIBLE and str(figures[0]) == kind
+                mine = stage == ELIGIBLE and str(figures[0]) in hosting
                 mask.append(mine)
                 if not mine:
                     failed.append((ONE_MODEL if stage == ELIGIBLE else stage, gpus))
-            return passed, tuple(mask), failed
+            options = tuple(m for m in kinds if m in hosting) if len(hosting) > 1 else ()
+            return passed, tuple(mask), failed, options
 
         # Domains holding an excluded node or tag, judged one by one.
         named = self.named.get(scope, {})
@@ -272,12 +282,17 @@ class PlainPlacement:
                 rejected.append((p, judged))
         hosts: list[tuple[str, int]] = []
         eligible: dict[Value, list[DomainProfile]] = {}
-        for p, (_passed, mask, _failed) in sorted(ranked, key=itemgetter(0)):
+        kinds: dict[Value, list[KindOption]] = {}
+        for p, (_passed, mask, _failed, options) in sorted(ranked, key=itemgetter(0)):
             domain, _cls, entries, _one = domains[p]
             hosts.append((domain, need))
             eligible[domain] = [e[4] for e, m in zip(entries, mask, strict=True) if m]
+            if options:
+                kinds[domain] = [(model, need, 1) for model in options]
         jp = JobPlacements(job, len(domains))
-        _counted, jp.placements = rank_judged(engine, self.program, self.profiles, job, hosts, eligible, rank, limit)
+        _counted, jp.placements = rank_judged(
+            engine, self.program, self.profiles, job, hosts, eligible, rank, limit, kinds or None
+        )
         jp.hosting = hosting
         jp.why_not = [
             self._why_not(job, domains[p][0], judged, need, deniers)
@@ -310,7 +325,7 @@ class PlainPlacement:
         """place_stage_gpus: the GPUs past stage K (those that first fail later); the first stage
         that leaves fewer than needed is the domain's why-not (place_first_short).
         """
-        passed, _mask, failed = judged
+        passed, _mask, failed, _options = judged
         left = passed + sum(gpus for _stage, gpus in failed)
         for k in sorted(self.stages):
             left -= sum(gpus for stage, gpus in failed if stage == k)
