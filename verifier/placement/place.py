@@ -1026,10 +1026,14 @@ class _Picker:
         GPUs, then the smallest name). Only such domains are judged twice; a fleet of one model
         per domain has no `kinds`.
         """
-        in_domain = job.scope == "nvlink_domain"
+        in_domain, model_at = job.scope == "nvlink_domain", self.model_at
         picked: dict[Value, str] = {}
         needs: dict[str, int] = {}
         tp_of: dict[str, int] = {}
+        # Ranked by bandwidth, a domain inside one node of a known class is judged by its model's
+        # local profiles, need and TP 1 (the shape `_judge` keys on): a fleet of mixed nodes is a
+        # few such shapes, each judged once here.
+        seen: dict[tuple[object, ...], tuple[int, ...]] = {}
         for domain, _need in hosts:
             options = kinds.get(domain)
             if not options:
@@ -1038,16 +1042,32 @@ class _Picker:
             if len(options) > 1:
                 alone = only.get(domain)
                 profiles = [alone] if alone is not None else list(eligible.get(domain, ()))
+                of_model: dict[str, list[_Profile]] = defaultdict(list)
+                for p in profiles:
+                    of_model[str(p[3][model_at])].append(p)
+                node = profiles[0][0] if profiles else ""
+                alike = not (in_domain or by_cost) and all(
+                    p[0] == node and p[1] is not None and p[2] is not None for p in profiles
+                )
                 within = self.gpus_in(domain) if in_domain else None
                 best_key: tuple[int, ...] | None = None
                 for option in options:
                     model, need, tp = option
-                    kept = [p for p in profiles if str(p[3][self.model_at]) == model]
+                    kept = of_model.get(model)
                     if not kept:  # pragma: no cover - a hosting model has eligible GPUs
                         continue
-                    _d, count, worst, cost, _n, _l = self._judge(job, domain, need, kept, tp, within, costed=by_cost)
-                    bw = _bandwidth_key(worst, need)
-                    key = (cost if cost is not None else _BIG, bw, count) if by_cost else (bw, count)
+                    flat = (
+                        (model, need, kept[0][2], tuple(sorted(p[1] or 0 for p in kept))) if alike and tp == 1 else None
+                    )
+                    key = seen.get(flat) if flat is not None else None
+                    if key is None:
+                        _d, count, worst, cost, _n, _l = self._judge(
+                            job, domain, need, kept, tp, within, costed=by_cost
+                        )
+                        bw = _bandwidth_key(worst, need)
+                        key = (cost if cost is not None else _BIG, bw, count) if by_cost else (bw, count)
+                        if flat is not None:
+                            seen[flat] = key
                     if best_key is None or key < best_key:
                         best, best_key = option, key
             picked[domain], needs[domain], tp_of[domain] = best
