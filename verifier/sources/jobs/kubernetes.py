@@ -810,7 +810,14 @@ def _trainer_overrides(spec: YMap, what: str, needs: PodNeeds, p: Problems, note
             _note_unread(o_spec, ("nodeSelector", "affinity", "serviceAccountName", "resourceClaims"), what, notes)
         meta = override.get("metadata")
         if isinstance(meta, YMap) and isinstance(meta.get("annotations"), YMap):
-            annotations = meta["annotations"]
+            # Annotations merge key by key, a later override's value winning (the guide's "Field-Level
+            # Merging"): a later override that writes other keys keeps an earlier required topology.
+            written: YMap = meta["annotations"]
+            if annotations is None:
+                annotations = YMap(written.loc)
+            for key, value in written.items():
+                annotations[key] = value
+                annotations.key_locs[key] = written.key_loc(key)
     read_node_choice(
         last.get("nodeSelector"),
         last.get("affinity"),
