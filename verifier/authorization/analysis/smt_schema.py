@@ -106,7 +106,11 @@ class Schema:
                     yield action, p, r
 
 
-_TOKEN = re.compile(r'\s+|//[^\n]*|"(?:\\.|[^"\\])*"|[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*(?:::)?|.')
+# A string as runs of plain characters between escapes: one alternation per character kept a
+# regex frame per character (about 146 bytes each), for a long string in a schema.
+_TOKEN = re.compile(
+    r'\s+|//[^\n]*|"[^"\\]*(?:\\.[^"\\]*)*"|[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*(?:::)?|.'
+)
 Raw = tuple[str, Any]
 """A type as read, before names are resolved: (Set, inner) | (Record, attrs) | (Ref, name)."""
 _PRIMITIVE = {"Long": "Long", "String": "String", "Bool": "Bool", "Boolean": "Bool"}
