@@ -77,7 +77,13 @@ def _with_declaration_hints(
 def read_text(path: Path, diagnostics: list[Diagnostic]) -> str | None:
     """The file's text, or None after adding a diagnostic that says why it cannot be read."""
     if not path.exists():
-        diagnostics.append(Diagnostic(SourceLocation(str(path)), "no such file or directory"))
+        # A link to nothing (dangling, or links in a loop) is there for `ls`: say what it is.
+        said = (
+            "it is a symbolic link that leads to no file (dangling, or a loop of links); expected a .dl rule file"
+            if path.is_symlink()
+            else "no such file or directory"
+        )
+        diagnostics.append(Diagnostic(SourceLocation(str(path)), said))
         return None
     if not path.is_file():
         # A rule file is read more than once (named in cache keys, compared with the shipped pack,
@@ -121,7 +127,10 @@ def _rule_files(paths: Sequence[Path], diagnostics: list[Diagnostic]) -> list[Pa
     seen: set[Path] = set()
     for path in paths:
         for f in _expand(path, diagnostics):
-            key = f.resolve()
+            try:
+                key = f.resolve()
+            except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13): reported when read
+                key = f.absolute()
             if key not in seen:
                 seen.add(key)
                 files.append(f)

@@ -38,7 +38,10 @@ def shipped_first(user_paths: Sequence[Path], shipped: bool = True) -> list[Path
 def inside_shipped(path: Path) -> bool:
     """Whether `path` is the shipped pack or a part of it (`--rules rules/topology` in a checkout)."""
     shipped = shipped_rules_dir().resolve()
-    resolved = path.resolve()
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13): the loader says so
+        return False
     return resolved == shipped or shipped in resolved.parents
 
 
