@@ -115,7 +115,8 @@ def _expand(paths: Iterable[str | Path], problems: Problems) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found = sorted(q for q in path.iterdir() if q.suffix in (".yaml", ".yml") and q.is_file())
+            # A pipe or a dangling link named like a job file is refused where it is read, not skipped.
+            found = sorted(q for q in path.iterdir() if q.suffix in (".yaml", ".yml") and not q.is_dir())
             if not found:
                 problems.add(SourceLocation(str(path)), "folder holds no job files; expected *.yaml or *.yml files")
             out.extend(found)

@@ -103,7 +103,11 @@ def _expand(paths: Iterable[str | Path], problems: Problems) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found = sorted(q for q in path.iterdir() if q.suffix in (*YAML_SUFFIXES, *SCRIPT_SUFFIXES) and q.is_file())
+            # Not only regular files: a pipe or a dangling link named like a job file is refused
+            # where it is read, never skipped (a job left out without a word is never judged).
+            found = sorted(
+                q for q in path.iterdir() if q.suffix in (*YAML_SUFFIXES, *SCRIPT_SUFFIXES) and not q.is_dir()
+            )
             if not found:
                 problems.add(
                     SourceLocation(str(path)),
