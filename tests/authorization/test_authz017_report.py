@@ -1,9 +1,8 @@
 """AUTHZ017's report (round 14): a count of the quarantined objects and the first three by id.
 
 The report was a row per trainee and quarantined object, each message naming every object (466
-trainees on call x 200 quarantined nodes: 93,000 rows). Now a trainee's objects are counted per
-class (an object whose GPUs are all of one class) plus, per trainee, the objects whose GPUs fall in
-several classes, and the first three by id are named.
+trainees on call x 200 quarantined nodes: 93,000 rows, each message naming every node). Now each
+trainee's distinct objects are counted and the first three by id are named.
 
 Fleet (tenant lab, which no principal has; policies: the shipped quarantine, interns, tenants and
 schema; interns.cedar reads `consumer`, so an RTX-4090 and an H100 are of different classes):
