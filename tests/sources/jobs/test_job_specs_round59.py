@@ -186,7 +186,7 @@ spec:
         ("      replicas: 1\n      minReplicas: 2\n      maxReplicas: 4\n", 2 * 4),  # 1 < min 2: 2 pods
         ("      replicas: 6\n      minReplicas: 1\n      maxReplicas: 3\n", 3 * 4),  # 6 > max 3: 3 pods
         ("      replicas: 3\n      minReplicas: 2\n      maxReplicas: 4\n", 3 * 4),  # inside: 3 pods
-        ("      replicas: 1\n      minReplicas: 3\n      maxReplicas: 2\n", 2 * 4),  # bounds cross: max 2
+        # Crossed bounds (minReplicas above maxReplicas) are refused: test_job_specs_round60.py.
         ("      minReplicas: 2\n", 2 * 4),  # no replicas: the CRD's 0, raised to min 2
         ("      replicas: 1\n      minReplicas: 2\n      numOfHosts: 2\n", 2 * 2 * 4),  # 2 replicas x 2 hosts
     ],

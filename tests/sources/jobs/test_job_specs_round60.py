@@ -146,16 +146,18 @@ spec:
 """
 
 
-def test_crossed_kuberay_bounds_run_max_replicas_and_say_so() -> None:
-    # minReplicas 3 > maxReplicas 2. KubeRay's validation (ValidateRayClusterSpec) does not refuse
-    # it; GetWorkerGroupDesiredReplicas (ray-project/kuberay ray-operator/controllers/ray/utils/util.go
-    # at dc85903) starts maxReplicas and logs "please fix this". 2 workers x 4 GPUs = 8 (the head asks
-    # none); replicas 2 is maxReplicas itself, yet the crossing is noted at minReplicas (line 10 of CROSSED).
-    (job,) = read_jobs_text(CROSSED, "rc.yaml", RULES)
-    assert job.gpus == 8
-    (note,) = [n for n in job.notes if "above maxReplicas" in n.message]
-    assert note.location.line == 10
-    assert "writes minReplicas 3 above maxReplicas 2: KubeRay starts maxReplicas, 2" in note.message
+def test_crossed_kuberay_bounds_are_refused_as_kuberay_refuses_them() -> None:
+    # minReplicas 3 > maxReplicas 2. KubeRay's ValidateRayClusterSpec (ray-project/kuberay
+    # ray-operator/controllers/ray/utils/validation.go at 59939cb) returns "worker group gpu has
+    # minReplicas 3 greater than maxReplicas 2": the cluster is refused and starts no pod (review
+    # R-JS: releases before that check started maxReplicas, util.go at dc85903, which 2 x 4 GPUs
+    # read). Refused at minReplicas: line 10 of CROSSED, column 7 (six spaces before the key).
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(CROSSED, "rc.yaml", RULES)
+    assert not isinstance(err.value, NoGpuRequested)
+    assert "rc.yaml:10:7: worker group gpu of RayCluster rc writes minReplicas 3 above maxReplicas 2: KubeRay" in (
+        str(err.value)
+    )
 
 
 # --- GPU resources topolog cannot count in GPUs ---------------------------------------------------

@@ -611,8 +611,8 @@ def _worker_replicas(wg: YMap, what: str, p: Problems, notes: list[Diagnostic]) 
     """The replicas a worker group runs, as KubeRay starts them (GetWorkerGroupDesiredReplicas in
     ray-operator/controllers/ray/utils/util.go) and Kueue counts its pod set (BuildPodSets in
     pkg/controller/jobs/raycluster/common.go, which keeps to the same bounds): `replicas` held
-    within [minReplicas, maxReplicas], maxReplicas where the two bounds cross, 0 for a suspended
-    group. The CRD's defaults fill what is not written: replicas 0, minReplicas 0, maxReplicas
+    within [minReplicas, maxReplicas] (crossed bounds are refused, as KubeRay refuses them), 0 for
+    a suspended group. The CRD's defaults fill what is not written: replicas 0, minReplicas 0, maxReplicas
     2^31-1, so a group with no replicas and no minReplicas starts no pod.
     """
     written = _count(wg, "replicas", 0, what, p)
@@ -630,19 +630,19 @@ def _worker_replicas(wg: YMap, what: str, p: Problems, notes: list[Diagnostic]) 
     if wg.get("suspend") is True:
         notes.append(Diagnostic(wg.key_loc("suspend"), f"{what} is suspended: it runs no pod"))
         return 0
-    runs = high if low > high else min(max(written, low), high)
     if low > high:
-        # KubeRay's webhook does not refuse crossed bounds (ValidateRayClusterSpec has no such
-        # check); its controller starts maxReplicas and logs "minReplicas is greater than
-        # maxReplicas, using maxReplicas as desired replicas" (util.go at dc85903).
-        notes.append(
-            Diagnostic(
-                wg.key_loc("minReplicas"),
-                f"{what} writes minReplicas {low} above maxReplicas {high}: KubeRay starts maxReplicas, {high}, "
-                "and so it is placed",
-            )
+        # KubeRay refuses crossed bounds: ValidateRayClusterSpec (ray-operator/controllers/ray/utils/
+        # validation.go at 59939cb, run by its webhook and before the controller reconciles) returns
+        # "worker group ... has minReplicas ... greater than maxReplicas", so no pod of the cluster
+        # starts. (Releases before that check started maxReplicas and logged it, util.go at dc85903.)
+        p.add(
+            wg.key_loc("minReplicas"),
+            f"{what} writes minReplicas {low} above maxReplicas {high}: KubeRay refuses such a cluster "
+            "(ValidateRayClusterSpec) and starts none of it; expected minReplicas at most maxReplicas",
         )
-    elif "replicas" in wg and runs != written:
+        return 0
+    runs = min(max(written, low), high)
+    if "replicas" in wg and runs != written:
         notes.append(
             Diagnostic(
                 wg.key_loc("replicas"),
