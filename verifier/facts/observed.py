@@ -138,7 +138,9 @@ def observed_facts(
                 out["observed_gpu_lost"].append((n, _gpu_label(g), g.lost, where))
             # A short listing's GPUs have no index; where the node declares no other key they
             # state, each would be "unmatched" for the one cause OBS009 already names.
-            elif not (m.key is None and (g.source.file in short or g.source.file in untied)):
+            # A block the lost line left without an index only: one whose index was printed (the lost line named
+            # its GPU by index) is unmatched for the inventory's keys, not for the lost GPU, and stays OBS005.
+            elif not (m.key is None and (g.source.file in short or (g.source.file in untied and g.index is None))):
                 out["observed_unmatched"].append((n, _gpu_label(g), m.why or "", where))
             continue
         gpu = m.gpu

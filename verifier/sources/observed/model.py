@@ -44,7 +44,6 @@ NVML_COULD_NOT_SAY = frozenset(
     {
         "unknown error",
         "system is not in ready state",
-        "gpu is lost",
         "insufficient permissions",
         "timeout",
         "driver not loaded",
@@ -56,7 +55,8 @@ NVML_COULD_NOT_SAY = frozenset(
 not a value, so a count, a percentage or a Yes/No read as unknown, never 0 and never refused. A GPU that needs a
 reset prints `System is not in ready state` for its clocks and `Unknown Error` for its encoder (an RTX 3090 on
 535.247.01 whose GPU Reset Status said Reset Required : Yes). Text fields keep them (a fabric Status naming an
-NVML error is the failure itself)."""
+NVML error is the failure itself). `GPU is lost` is not among them: it says the GPU is out of service, so a value
+reading it is refused at its line (as before these strings were read), never unknown and passed over."""
 
 RECOVERY_ACTIONS = {
     "reset": "reset",
@@ -72,6 +72,11 @@ _NOT_SAID = frozenset(
 )
 """A recovery field that says nothing: no action, not known, or (R575 and later, for the older GPU Reset Status
 fields) `Requested functionality has been deprecated`, the GPU Recovery Action field standing for them."""
+_REQUIRES_RESET = "gpu requires reset"
+_FAULT_SAID = frozenset({_REQUIRES_RESET, "gpu is lost"})
+"""NVML's error strings (NVML_ERROR_RESET_REQUIRED, NVML_ERROR_GPU_IS_LOST) that, printed in a recovery field in place
+of its value (`[GPU requires reset]`), still say what the GPU needs: a reset is the reset verdict; a lost GPU has
+no recovery value it could be read as, so it is refused at its line (fail closed), never read as no action."""
 
 
 def recovery_action(action: str | None, reset_required: str | None, drain_and_reset: str | None) -> str | None:
@@ -82,9 +87,14 @@ def recovery_action(action: str | None, reset_required: str | None, drain_and_re
 
     def said(value: str | None) -> str | None:
         lowered = " ".join((value or "").split()).lower()
-        return None if lowered in _NOT_SAID or (lowered.startswith("[") and lowered.endswith("]")) else lowered
+        bare = lowered[1:-1].strip() if lowered.startswith("[") and lowered.endswith("]") else lowered
+        if bare in _FAULT_SAID:
+            return bare  # NVML's error naming the GPU's own state, bracketed or not: a verdict, not silence
+        return None if lowered in _NOT_SAID or bare != lowered else lowered
 
     named = said(action)
+    if named == _REQUIRES_RESET:
+        return "reset"
     if named is not None:
         if named not in RECOVERY_ACTIONS:
             raise ValueError("None, Reset, Reboot, Drain P2P or Drain and Reset")
@@ -92,12 +102,12 @@ def recovery_action(action: str | None, reset_required: str | None, drain_and_re
     flags = {}
     for key, value in (("drain", drain_and_reset), ("reset", reset_required)):
         flag = said(value)
-        if flag is not None and flag not in ("yes", "no"):
+        if flag is not None and flag not in ("yes", "no", _REQUIRES_RESET):
             raise ValueError("Yes or No")
-        flags[key] = flag == "yes"
-    if flags["drain"]:
+        flags[key] = flag
+    if flags["drain"] == "yes":
         return "drain_and_reset"
-    return "reset" if flags["reset"] else None
+    return "reset" if flags["reset"] == "yes" or _REQUIRES_RESET in flags.values() else None
 
 
 _DEPRECATION_NOTE = re.compile(r"\s*\[Deprecated[^\]]*\]\s*$", re.IGNORECASE)

@@ -206,6 +206,14 @@ def _parse(text: str, filename: str, lost_gpus: list[Lost]) -> _Node:
                     "nvidia-smi could not open a GPU it names in no way read; expected e.g. "
                     "'Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error'",
                 )
+            if _STARTS.match(stripped) or _GPU.fullmatch(stripped):
+                # A report's own header or GPU line before the banner: another run's report pasted without its
+                # banner (two captures in one file), whose GPUs would be dropped without a word.
+                raise TopologError.at(
+                    SourceLocation(filename, number),
+                    f"a line of an {_TOOL} report before the {BANNER.strip('=')} banner; expected one {_TOOL} "
+                    "run per file (one host, one time), with only warnings before its banner",
+                )
             continue  # a warning or a container's banner before the report: it says nothing of the GPUs
         if stripped == BANNER:
             if seen_line:
