@@ -14,6 +14,7 @@ Only attributes that were written produce facts; absence is for rules to test wi
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import compress, repeat
@@ -40,6 +41,7 @@ RELATIONS: frozenset[str] = frozenset(
         "feature",
         "mig_profile",
         "model_memory_type",
+        "memory_type_name",
         "link",
         "link_attr",
         "link_plan",
@@ -218,6 +220,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
         "feature": feature_rows,
         "mig_profile": mig_rows,
         "model_memory_type": memory_type_rows,
+        "memory_type_name": _memory_type_names(label_rows, whole.blocks.get("label", []), memory_type_rows),
         "link": whole.rows("link", link_rows),
         "link_attr": whole.rows("link_attr", attr_rows),
         "link_plan": plan_rows,
@@ -231,6 +234,58 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
         "state": whole.rows("state", state_rows),
         "serves": [(m, d) for m, d in inv.serves if keep is None or (m in keep and d in keep)],
     }
+
+
+# JEDEC memory type names: DDR3-5 (JESD79-3/4/5), LPDDR4/4X and LPDDR5/5X (JESD209-4/5), GDDR5/5X,
+# GDDR6/6X and GDDR7 (JESD212, JESD250, JESD239), HBM2/2E, HBM3/3E and HBM4 (JESD235, JESD238,
+# JESD270-4), in any letter case, DDR and LPDDR with an optional data rate after a hyphen or a space
+# ("DDR4-3200", "DDR5 4800", "LPDDR5X-8533 MT/s"). The X and E variants extend their generation
+# (LPDDR5X is LPDDR5's interface run faster), so they read as that generation. Nothing else is read:
+# a name outside these (DDR5X, LPDDR6, "DRAM") gets no row, and MEM007 does not judge it.
+_MEMORY_TYPE = re.compile(
+    r"(?P<family>LPDDR|GDDR|DDR|HBM)(?P<generation>[0-9])(?P<variant>[XE]?)(?:[- ](?P<rate>[0-9]{3,5})(?: ?MT/S)?)?"
+)
+_MEMORY_GENERATIONS: dict[str, tuple[range, str]] = {
+    "DDR": (range(3, 6), ""),
+    "LPDDR": (range(4, 6), "X"),
+    "GDDR": (range(5, 8), "X"),
+    "HBM": (range(2, 5), "E"),
+}
+
+
+def memory_type_reading(name: str) -> tuple[str, int] | None:
+    """The JEDEC family and generation a memory type name reads as exactly, or None (see _MEMORY_TYPE)."""
+    m = _MEMORY_TYPE.fullmatch(name.strip().upper())
+    if m is None:
+        return None
+    family, generation, variant = m["family"], int(m["generation"]), m["variant"]
+    generations, variants = _MEMORY_GENERATIONS[family]
+    if generation not in generations or (variant and variant not in variants):
+        return None
+    if m["rate"] is not None and family not in ("DDR", "LPDDR"):
+        return None
+    if variant and (family, generation) in (("GDDR", 7), ("HBM", 4)):
+        return None  # no GDDR7X or HBM4E in JEDEC's standards
+    return family, generation
+
+
+def _memory_type_names(plain: Sequence[Row], blocks: Sequence[StampBlock], models: Sequence[Row]) -> list[Row]:
+    """memory_type_name rows for every memory type written: on memories (label memory_type, in the
+    plain label rows or as a constant of a stamped block's) and in catalogue models. A stamped block
+    holds its plan's labels once for all its nodes, so this reads a plan's rows, not a fleet's.
+    """
+    names = {str(r[2]) for r in plain if r[1] == "memory_type"}
+    for block in blocks:
+        keys, values = block.constants[1], block.constants[2]
+        if keys is not None and values is not None:
+            names.update(str(v) for k, v in zip(keys, values, strict=True) if k == "memory_type")
+    names.update(str(r[1]) for r in models)
+    rows: list[Row] = []
+    for name in sorted(names):
+        reading = memory_type_reading(name)
+        if reading is not None:
+            rows.append((name, *reading))
+    return rows
 
 
 def _cable_rows(
