@@ -64,6 +64,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "LINK016": (E, "NVLink-C2C links to more peers than a device's C2C ports: the inventory contradicts the hardware"),
     "LINK017": (E, "a link kind that contradicts its ends (nvlink to an NVSwitch): the inventory contradicts itself"),
     "LINK018": (E, "a PCIe link from one host into another host's PCIe tree: the inventory contradicts the hardware"),
+    "LINK019": (E, "a superchip node's Grace or GPU joined by C2C to nothing: the inventory contradicts the hardware"),
     "MEM001": (E, "a GPU's memory below its model's, or far above: the part is not what the inventory claims"),
     "MEM002": (W, "a link to memory slower than the memory: bandwidth below plan"),
     "MEM003": (W, "unified memory demands over its bandwidth: bandwidth below plan"),
