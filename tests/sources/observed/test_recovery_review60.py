@@ -101,6 +101,30 @@ def test_a_block_with_its_index_stays_unmatched_beside_obs010(tmp_path: Path) ->
     assert ("OBS005", ["n2"]) in found and ("OBS010", ["n2"]) in found
 
 
+def test_a_vgpu_hosts_header_section_is_read() -> None:
+    # nvidia-smi on a vGPU host prints, in its header, `vGPU Driver Capability` with its field indented by 8
+    # (https://github.com/akb486/vgpu README.md: 525.147.01; a 580.105.06 capture on an RTX PRO 6000 Blackwell
+    # Server Edition host prints the same two lines). Base and cbf2417 refused the file at that line ("indented 2
+    # levels below the line above it"). Here that header (its lines as published) over the A10 sample's own GPU
+    # block: one GPU, bus 07, driver 525.147.01; a header field indented so under a field is still refused.
+    head = (
+        "\n==============NVSMI LOG==============\n\n"
+        "Timestamp                                 : Thu Nov 2 21:43:18 2025\n"
+        "Driver Version                            : 525.147.01\n"
+        "CUDA Version                              : Not Found\n"
+        "vGPU Driver Capability\n"
+        "        Heterogenous Multi-vGPU           : Supported\n\n"
+        "Attached GPUs                             : 1\n"
+    )
+    text = head + "GPU 00000000:07:00.0\n" + A10.read_text().split("GPU 00000000:07:00.0\n", 1)[1]
+    obs = nvidia_smi_text.read(text, "v.txt", "vhost")
+    assert [g.pci_bus_id for g in obs.gpus] == ["0000:07:00.0"] and obs.files[0].driver == "525.147.01"
+    bad = text.replace("vGPU Driver Capability\n", "vGPU Driver Capability           : x\n")
+    with pytest.raises(TopologError) as refused:
+        nvidia_smi_text.read(bad, "v.txt", "vhost")
+    assert str(refused.value).startswith("v.txt:8: ")
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="fast -q -x reader: a recovery tag after <pci> (61ecc02 looks only between UUID and <pci>) or a tag "

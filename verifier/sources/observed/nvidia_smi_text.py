@@ -240,7 +240,10 @@ def _parse(text: str, filename: str, lost_gpus: list[Lost]) -> _Node:
                 SourceLocation(filename, number),
                 f"indented by {indent} spaces where {_TOOL} starts a line at the margin (its header, each GPU)",
             )
-        if level > parent_level + 1:
+        # A section of the header indents its fields by 8, not 4: a vGPU host's `vGPU Driver Capability` then
+        # `        Heterogenous Multi-vGPU : Supported` (525.147.01 and 580.105.06 print it so): its fields.
+        header_field = level == 2 and parent_level == 0 and parent.value is None and not _GPU.fullmatch(parent.name)
+        if level > parent_level + 1 and not header_field:
             raise TopologError.at(
                 SourceLocation(filename, number),
                 f"indented {level - parent_level} levels below the line above it; expected one",
