@@ -76,3 +76,17 @@ def test_a_gpu_step_the_shell_runs_is_refused(body: str) -> None:
 def test_a_line_that_runs_no_gpu_step_stays_cpu_only(body: str) -> None:
     with pytest.raises(NoGpuRequested):
         read_jobs_text(f"{HEAD}{body}\n", "s.sh", RULES)
+
+
+def test_thousands_of_nested_substitutions_are_read_without_failing() -> None:
+    # Hostile input: 5,000 nested `$(` on one line. Read one after another (no recursion), and past
+    # a budget by the plain pattern: no srun there, so CPU-only (a first version of this review's
+    # change recursed, and failed with Python's recursion limit).
+    body = "echo " + "$(" * 5000 + "true" + ")" * 5000
+    with pytest.raises(NoGpuRequested):
+        read_jobs_text(f"{HEAD}{body}\n", "s.sh", RULES)
+    # The same nesting around a GPU srun: `(srun --gpus=1` is still found, at line 3.
+    body = "echo " + "$(" * 5000 + "srun --gpus=1 hostname" + ")" * 5000
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(f"{HEAD}{body}\n", "s.sh", RULES)
+    assert "s.sh:3: batch script job s: this srun/salloc line asks for GPUs" in str(err.value)

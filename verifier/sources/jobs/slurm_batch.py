@@ -224,17 +224,53 @@ def _step_asks_gpus(line: str) -> bool:
 
     Only the command word counts, as the shell splits the line: `echo "srun --gpus=1"` prints, and
     `python train.py --gpus=4` after `srun` hands --gpus to the program, not to srun. A count of 0
-    (`--gres=gpu:0`, as a step inside a CPU allocation writes it) asks for none.
+    (`--gres=gpu:0`, as a step inside a CPU allocation writes it) asks for none. A command
+    substitution runs its command wherever it stands, inside double quotes too
+    (`out="$(srun --gpus=1 nvidia-smi)"`, `` n=`srun ...` ``), where the splitting keeps it in one
+    word: each is read as a line of its own, nested ones too, one after another (no recursion: a
+    line of thousands of nested `$(` is hostile input, not a reason to fail).
     """
+    pending = [line]
+    read = 0
+    budget = 2 * len(line) + 20_000  # characters split in all: a nested substitution is read again
+    while pending:
+        text = pending.pop()
+        budget -= len(text)
+        if budget < 0:
+            plain = " " + line.split("#", 1)[0]
+            return bool(_STEP.search(plain) and _STEP_GPUS.search(plain))
+        asks = _commands_ask_gpus(text)
+        if asks is None:
+            # A quote that a later line closes: the line cannot be split alone, so the plain pattern decides.
+            plain = " " + text.split("#", 1)[0]
+            asks = bool(_STEP.search(plain) and _STEP_GPUS.search(plain))
+        if asks:
+            return True
+        inner = _substitutions(text)
+        read += len(inner)
+        if read > _MAX_SUBSTITUTIONS:
+            # More substitutions (or nested text, the budget above) than any script writes on one
+            # line: the plain pattern decides, as it does for a line that cannot be split, in time
+            # linear in the line.
+            plain = " " + line.split("#", 1)[0]
+            return bool(_STEP.search(plain) and _STEP_GPUS.search(plain))
+        pending.extend(inner)
+    return False
+
+
+_MAX_SUBSTITUTIONS = 64
+"""Command substitutions read on one line, nested ones included, before the plain pattern decides."""
+
+
+def _commands_ask_gpus(line: str) -> bool | None:
+    """Whether a simple command of the line runs a GPU step (None where the line cannot be split)."""
     try:
         lexer = shlex.shlex(_without_comment(line), posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
         lexer.commenters = ""  # shlex would end a word at any '#' ($#, a#b): comments are cut above
         tokens = list(lexer)
     except ValueError:
-        # A quote that a later line closes: the line cannot be split alone, so the plain pattern decides.
-        text = " " + line.split("#", 1)[0]
-        return bool(_STEP.search(text) and _STEP_GPUS.search(text))
+        return None
     command: list[str] = []
     for token in [*tokens, ";"]:
         if token and set(token) <= set(";&|()"):
@@ -243,9 +279,7 @@ def _step_asks_gpus(line: str) -> bool:
             command = []
         else:
             command.append(token)
-    # A command substitution runs its command wherever it stands, inside double quotes too
-    # (`out="$(srun --gpus=1 nvidia-smi)"`, `` n=`srun ...` ``): the splitting above kept it in one word.
-    return any(_step_asks_gpus(inner) for inner in _substitutions(line))
+    return False
 
 
 def _substitutions(line: str) -> list[str]:
