@@ -37,6 +37,7 @@ HEAD = "#!/bin/bash\n#SBATCH -A research -J s -N 1\n"  # asks no GPU: line 3 is 
         'echo "$(srun --gres=gpu:1 nvidia-smi -L)"',
         "n=`srun --gpus=1 nvidia-smi -L | wc -l`",
         "diff <(srun --gres=gpu:1 nvidia-smi -L) expected.txt",
+        'echo "$(date) # $(srun --gres=gpu:1 nvidia-smi -L)"',  # '#' inside quotes starts no comment
         # srun options that take no value (or only one written with '='), which ead6c2d took to
         # swallow the next word, the GPU option itself.
         "srun --propagate --gres=gpu:4 python train.py",
@@ -71,6 +72,8 @@ def test_a_gpu_step_the_shell_runs_is_refused(body: str) -> None:
         "srun -K1 python a.py --gpus=4",  # -K1 carries its value: python is the program
         "srun --tres-per-task=cpu=4,gres/gpu=0 hostname",  # a GPU count of 0
         "x=$((2 * 4)); srun -n $x hostname",  # arithmetic, not a command
+        "echo hi  # $(srun --gpus=1 python a.py)",  # a substitution in a comment runs nothing
+        "python a.py  # or: `srun --gpus=1 python a.py`",
     ],
 )
 def test_a_line_that_runs_no_gpu_step_stays_cpu_only(body: str) -> None:

@@ -246,7 +246,7 @@ def _step_asks_gpus(line: str) -> bool:
             asks = bool(_STEP.search(plain) and _STEP_GPUS.search(plain))
         if asks:
             return True
-        inner = _substitutions(text)
+        inner = _substitutions(_without_comment(text))  # a comment runs nothing, `$(...)` in it neither
         read += len(inner)
         if read > _MAX_SUBSTITUTIONS:
             # More substitutions (or nested text, the budget above) than any script writes on one
