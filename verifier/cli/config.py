@@ -173,6 +173,17 @@ def _read_toml(path: Path, name: str, found: bool = False) -> ConfigFile | None:
 
 def _read_yaml(path: Path, name: str) -> ConfigFile:
     text = decode_utf8(_read_bytes(path, name), name)
+    if not text.strip():
+        # Nothing at all (a pipe whose writer wrote nothing, a file cut short or not written yet)
+        # was read as no setting: the run went on with every default, a `fail-on` the file was
+        # to hold gone without a word. As an empty thresholds file, it is refused; a file that
+        # means to set nothing says so with a comment.
+        raise TopologError.at(
+            SourceLocation(name, 1, 1),
+            "the configuration file is empty (nothing but white space: a pipe whose writer wrote nothing, "
+            "a file cut short); expected option names and values, such as 'fail-on: warning', or a "
+            "comment ('# no settings') for one that sets nothing",
+        )
     try:
         # Only to tell an empty or non-mapping file apart before the loader, whose wording
         # for those cases speaks of inventories. Syntax errors are the loader's to report.
