@@ -27,6 +27,9 @@ Expected findings, derived by hand from the inventories below:
 - mac1: the same package, mem0 serves [pc0] and mem1 serves [pc1, gpu1]: gpu0 is served by no
   memory of its package -> MEM008 at each memory that lists clients without it, (mac1/mem0,
   mac1/gpu0) and (mac1/mem1, mac1/gpu0); gpu1 is served by mem1, so no finding names gpu1.
+- gh0: a GH200 written as one package of a unified-memory model; its GPU's model gives no memory
+  figure, but the instance writes its HBM3 (`memory: {size: 96 GB}`, the hbm_mb quantity), and the
+  LPDDR5X serves [grace0] only -> the GPU has memory of its own: no MEM008.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ apiVersion: topolog.dev/v1
 catalog:
   models:
     - {name: M2-Ultra-Test, vendor: apple, kind: system, source: "test model", features: [unified_memory]}
+    - {name: GH200-Package-Test, vendor: nvidia, kind: system, source: "test model", features: [unified_memory]}
+    - {name: GH200-GPU-Test, vendor: nvidia, kind: gpu, source: "test model"}
 objects:
   - name: h0
     kind: node
@@ -102,6 +107,18 @@ objects:
           - {name: mem1, kind: memory, size: 96 GB, serves: [pc1, gpu1]}
     links:
       - {a: die0, b: die1, kind: d2d, bandwidth: 2.5 TB/s}
+  - name: gh
+    kind: node
+    children:
+      - name: gh0
+        kind: socket
+        model: GH200-Package-Test
+        children:
+          - {name: grace0, kind: cpu, model: Grace-72C}
+          - {name: gpu0, kind: gpu, model: GH200-GPU-Test, memory: {size: 96 GB, bandwidth: 4 TB/s}}
+          - {name: lpddr, kind: memory, size: 480 GB, serves: [grace0]}
+    links:
+      - {a: grace0, b: gpu0, kind: c2c, bandwidth: 450 GB/s}
 links:
   - {a: a/cpu0, b: b/cpu0, kind: pcie, generation: 5, lanes: 16}
 """
