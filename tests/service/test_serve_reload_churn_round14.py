@@ -1,15 +1,17 @@
 """A served file that never rests must not stop every reload (round 14, a real server on loopback).
 
 A reload reads the files once none changed for QUIET_S (2 s), waiting at most QUIET_MAX_S (20 s).
-A policy file rewritten in place every second never gives 2 s of quiet, and each wait ended at a
-wake-up timed newest write + 2 s: on the writer's next write. The files were read then, the build
-saw them change under it, and the reload was refused, every time (measured: 3 of 3, each after
-20 s), so no change went live while the writer ran. The wait now ends at its deadline, which falls
+A policy file replaced every second (written whole, renamed over it) never gives 2 s of quiet,
+and each wait ended at a wake-up timed newest write + 2 s: on the writer's next write. The files
+were read then, the build saw them change under it, and the reload was refused, every time
+(measured with a writer in place: 3 of 3, each after 20 s), so no change went live while the
+writer ran. The wait now ends at its deadline, which falls
 between two writes, and the reload builds.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -40,11 +42,14 @@ def test_a_policy_file_rewritten_every_second_still_reloads(tmp_path: Path) -> N
         writes = [0]
 
         def rewrite() -> None:
-            # In place (truncated, then written), each time with another comment: another revision.
+            # Whole, renamed over site.cedar, each time with another comment: another revision.
+            # (One written in place without rest is refused at the deadline instead: it may be
+            # read between two of its writes; test_serve_reload_churn_review60.)
+            part = site.with_name("site.cedar.part")
             while not done.is_set():
                 writes[0] += 1
-                with site.open("w") as handle:
-                    handle.write(SITE + f"// write {writes[0]}\n")
+                part.write_text(SITE + f"// write {writes[0]}\n")
+                os.replace(part, site)
                 time.sleep(period)
 
         writer = threading.Thread(target=rewrite)

@@ -67,8 +67,12 @@ QUIET_S = 2.0
 writes with a pause between them, is then not read half-written. (Replacing a file by renaming
 another over it, as editors and the kubelet do, is whole at once.)"""
 QUIET_MAX_S = 20.0
-"""The longest a reload waits for that quiet: a file written without end is read as it is then (a
-change while it is read still refuses the build, see build_revision)."""
+"""The longest a reload waits for that quiet: a file replaced without end (renamed over) is read as
+it is then (a change while it is read still refuses the build, see build_revision); one written in
+place without end refuses the reload (_quiet)."""
+HELD_MAX = 256
+"""The most files a reload's quiet wait holds open to tell a file written in place from one renamed
+over (more, written at once, are told apart by name, device and inode: see _quiet)."""
 OBSERVED_DIR = "topolog.observed"
 """Observations of the served hosts, one sub-folder per host, beside the first inventory file."""
 
@@ -260,31 +264,106 @@ def _quiet(listed: Callable[[], list[tuple[str, Path]]]) -> list[tuple[str, Path
     reloaded (the watcher waits 0.4 s of silence) between the two: the gate allowed what the
     forbid denies for that second, every check of the build passed on a file that parsed. A write
     paused past QUIET_S is not caught: docs/serve.md asks for a rename. A file that never rests
-    (rewritten every second) is read at the deadline, QUIET_MAX_S after the wait began.
+    is read at the deadline, QUIET_MAX_S after the wait began, when each such file was replaced
+    whole (renamed over) during the wait; one seen written in place during the wait refuses the
+    reload (TopologError), the live revision kept: read at the deadline it may be caught between
+    two of its writes (its permit written, its forbid not yet), a revision no check can tell from
+    a whole one.
     """
     deadline = time.monotonic() + QUIET_MAX_S
-    while True:
-        files = listed()
-        now = time.time()
-        # A time ahead of the clock (a file copied with its times, a skewed mount) says nothing of
-        # a write going on now: left out rather than waited for.
-        newest = max((m for m in map(_mtime, files) if m <= now + 1.0), default=0.0)
-        wait = newest + QUIET_S - now
-        left = deadline - time.monotonic()
-        if wait <= 0 or left <= 0:
-            return files
-        # Never past the deadline, and read at it, not at the wake-up before it: a file rewritten
-        # every second (a period dividing QUIET_S) had each wake-up fall on its next write, and
-        # the last one, read then, was refused as changed under the build every time; the
-        # deadline falls anywhere between two writes.
-        time.sleep(min(wait, left))
-
-
-def _mtime(file: tuple[str, Path]) -> float:
+    seen: dict[Path, tuple[int, int, int]] = {}
+    # A file written a moment ago is held open until the next look, which then sees whether that
+    # very file (not the name) was written again: in place. A file renamed over it leaves the one
+    # held unwritten. Held, its inode cannot be freed and its number given to the next file made,
+    # which two looks by name could not tell from the same file written again (ext4 gives a file
+    # replaced every second, by rename, the same two inode numbers in turn).
+    held: dict[Path, tuple[int, int]] = {}
+    in_place: set[Path] = set()
     try:
-        return os.stat(file[1]).st_mtime
-    except OSError:  # gone or unreadable: the read that follows says so
-        return 0.0
+        while True:
+            for path, (fd, mtime) in held.items():
+                if os.fstat(fd).st_mtime_ns != mtime:
+                    in_place.add(path)
+            watched = set(held)
+            _close(held)
+            files = listed()
+            now = time.time()
+            stats = {path: _stat(path) for _role, path in files}
+            for path, st in stats.items():
+                was = seen.get(path)
+                # Not held (an older write, or more than HELD_MAX): the same device and inode with
+                # another modification time is read as written in place, whichever it was.
+                if path not in watched and st is not None and was is not None and was[:2] == st[:2] and was != st:
+                    in_place.add(path)
+                if st is not None:
+                    seen[path] = st
+            # A time ahead of the clock (a file copied with its times, a skewed mount) says nothing
+            # of a write going on now: left out rather than waited for.
+            times = {path: st[2] / 1e9 if st is not None else 0.0 for path, st in stats.items()}
+            recent = sorted(p for p, m in times.items() if now - QUIET_S < m <= now + 1.0)
+            newest = max((m for m in times.values() if m <= now + 1.0), default=0.0)
+            wait = newest + QUIET_S - now
+            left = deadline - time.monotonic()
+            if wait <= 0:
+                return files
+            if left <= 0:
+                restless = [p for p in recent if p in in_place]
+                if restless:
+                    raise TopologError(
+                        [
+                            Diagnostic(
+                                SourceLocation(str(path)),
+                                f"written in place again and again, never {QUIET_S:g} s without a write in "
+                                f"{QUIET_MAX_S:g} s: read now it may be half-written, so the live revision is "
+                                "kept; expected the file written whole under another name and renamed over it "
+                                f"(as editors and kubectl do), or {QUIET_S:g} s without a write",
+                            )
+                            for path in restless
+                        ]
+                    )
+                return files
+            held = _hold(recent[:HELD_MAX], stats)
+            # Never past the deadline, and read at it, not at the wake-up before it: a file replaced
+            # every second (a period dividing QUIET_S) had each wake-up fall on its next write, and
+            # the last one, read then, was refused as changed under the build every time; the
+            # deadline falls anywhere between two writes.
+            time.sleep(min(wait, left))
+    finally:
+        _close(held)
+
+
+def _hold(paths: list[Path], stats: dict[Path, tuple[int, int, int] | None]) -> dict[Path, tuple[int, int]]:
+    """Each of `paths` (a regular file, still the one `stats` saw) open for reading: path -> (fd, its
+    modification time in ns). One that cannot be opened, or changed meanwhile, is not held.
+    """
+    held: dict[Path, tuple[int, int]] = {}
+    for path in paths:
+        try:
+            # Never waits: a fifo named like a policy file is opened without a writer, then let go.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino, st.st_mtime_ns) == stats.get(path):
+            held[path] = (fd, st.st_mtime_ns)
+        else:
+            os.close(fd)
+    return held
+
+
+def _close(held: dict[Path, tuple[int, int]]) -> None:
+    for fd, _mtime in held.values():
+        os.close(fd)
+    held.clear()
+
+
+def _stat(path: Path) -> tuple[int, int, int] | None:
+    """(device, inode, modification time in ns) of `path`; None when gone or unreadable (the read says why)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_mtime_ns
 
 
 def _read(files: Sequence[tuple[str, Path]]) -> list[tuple[str, Path, bytes]]:
