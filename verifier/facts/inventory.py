@@ -239,11 +239,16 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
 # JEDEC memory type names: DDR3-5 (JESD79-3/4/5), LPDDR4/4X and LPDDR5/5X (JESD209-4/5), GDDR5/5X,
 # GDDR6/6X and GDDR7 (JESD212, JESD250, JESD239), HBM2/2E, HBM3/3E and HBM4 (JESD235, JESD238,
 # JESD270-4), in any letter case, DDR and LPDDR with an optional data rate after a hyphen or a space
-# ("DDR4-3200", "DDR5 4800", "LPDDR5X-8533 MT/s"). The X and E variants extend their generation
-# (LPDDR5X is LPDDR5's interface run faster), so they read as that generation. Nothing else is read:
-# a name outside these (DDR5X, LPDDR6, "DRAM") gets no row, and MEM007 does not judge it.
+# ("DDR4-3200", "DDR5 4800", "LPDDR5X-8533 MT/s"), the rate with its JEDEC speed bin or not
+# ("DDR4-3200AA", "DDR5-4800B"), and DDR with the module it comes on ("DDR5-4800 RDIMM", "DDR4 ECC
+# UDIMM", "DDR5 MRDIMM": the module form says nothing of the generation). The X and E variants
+# extend their generation (LPDDR5X is LPDDR5's interface run faster), so they read as that
+# generation. Nothing else is read: a name outside these (DDR5X, LPDDR6, "DRAM") gets no row, and
+# MEM007 does not judge it.
 _MEMORY_TYPE = re.compile(
-    r"(?P<family>LPDDR|GDDR|DDR|HBM)(?P<generation>[0-9])(?P<variant>[XE]?)(?:[- ](?P<rate>[0-9]{3,5})(?: ?MT/S)?)?"
+    r"(?P<family>LPDDR|GDDR|DDR|HBM)(?P<generation>[0-9])(?P<variant>[XE]?)"
+    r"(?:[- ](?P<rate>[0-9]{3,5})(?:[A-Z]{1,2})?(?: ?MT/S)?)?"
+    r"(?:[- ](?P<module>(?:ECC )?(?:RDIMM|LRDIMM|UDIMM|SODIMM|SO-DIMM|CUDIMM|CSODIMM|MRDIMM)|ECC))?"
 )
 _MEMORY_GENERATIONS: dict[str, tuple[range, str]] = {
     "DDR": (range(3, 6), ""),
@@ -264,6 +269,8 @@ def memory_type_reading(name: str) -> tuple[str, int] | None:
         return None
     if m["rate"] is not None and family not in ("DDR", "LPDDR"):
         return None
+    if m["module"] is not None and family != "DDR":
+        return None  # LPDDR, GDDR and HBM are soldered or stacked, not sold on DIMMs
     if variant and (family, generation) in (("GDDR", 7), ("HBM", 4)):
         return None  # no GDDR7X or HBM4E in JEDEC's standards
     return family, generation
