@@ -139,3 +139,34 @@ def test_socket_object_links_cross_host_pcie_and_per_die_memory(engine: str, tmp
         ("MEM008", ("mac1/mem0", "mac1/gpu0")),
         ("MEM008", ("mac1/mem1", "mac1/gpu0")),
     }
+
+
+# NODE013 beside NODE002. Node type t: two EPYC-9654 (catalogue max_sockets 2) joined by xGMI;
+# nodes n0..n3 of it, n2's cpu1 swapped to a Ryzen-9-7950X (max_sockets 1) by an override. The type
+# is right (2 sockets of a 2P part); n2 holds a CPU of another model than its type declares ->
+# NODE002 on (n2/cpu1, n2), the one cause; no NODE013 (2 CPUs is the type's count, not the Ryzen's
+# board: the round's version also reported NODE013 on n2/cpu1 "in node type t").
+SWAPPED = """\
+apiVersion: topolog.dev/v1
+templates:
+  t:
+    kind: node
+    children:
+      - {name: "cpu{i}", kind: cpu, model: EPYC-9654, count: 2}
+    links:
+      - {a: cpu0, b: cpu1, kind: xgmi, count: 4, bandwidth: 256 GB/s}
+objects:
+  - name: r
+    kind: rack
+    children:
+      - {template: t, name: "n{i}", count: 4, overrides: {n2: {devices: {cpu1: {model: Ryzen-9-7950X}}}}}
+"""
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "memory"])
+def test_cpu_swapped_by_override_is_node002_alone(engine: str, tmp_path: Path) -> None:
+    path = tmp_path / "inv.yaml"
+    path.write_text(SWAPPED, encoding="utf-8")
+    report = verify([path], VerifyRun(authorize=False, engine=engine))
+    got = {(r.finding.rule, r.finding.subjects) for r in report.results if r.finding.rule in ("NODE002", "NODE013")}
+    assert got == {("NODE002", ("n2/cpu1", "n2"))}
