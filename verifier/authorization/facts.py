@@ -603,6 +603,7 @@ def _choosing_policies(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> 
     from cedarpy import pst
 
     chosen: set[str] = set()
+    memo: _Memo = {}  # the trees live through the loop: ids stay theirs
     for policy in setup.bundle.policies.values():
         tree = trees[policy.id]
         permit = policy.effect == "permit"
@@ -610,15 +611,94 @@ def _choosing_policies(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> 
             chosen.add(policy.id)
             continue
         # A permit admits where all its clauses let in, so one clause that chooses is enough. A forbid
-        # lifts where any one clause lets in; the clause about the resource (`when { resource.quarantined
-        # }`) never lifts it on the quarantined hardware asked about, so here too one clause that
-        # chooses is taken as the exception.
-        if any(_chooses(clause.expr, isinstance(clause, pst.When) == permit) for clause in tree.clauses):
+        # is lifted where any one clause lets in, and only a clause that reads the context can be what
+        # the incident lifted it by (the others held as they did in the context {}, where it applied):
+        # each such clause must choose, read as turned by the incident (review R-PJ round 14: a second
+        # `unless { context.incident }` beside `unless { principal.on_call }` lets everyone in).
+        if permit:
+            if any(_chooses(clause.expr, isinstance(clause, pst.When), memo) for clause in tree.clauses):
+                chosen.add(policy.id)
+            continue
+        lifting = [clause for clause in tree.clauses if _reads_context(clause.expr, memo)]
+        if lifting and all(_turned_chooses(c.expr, not isinstance(c, pst.When), memo) for c in lifting):
             chosen.add(policy.id)
     return chosen
 
 
-def _chooses(expr: object, holds: bool) -> bool:
+_Memo = dict[tuple[str, int, bool], bool]
+"""Answers of _reads_context, _chooses and _turned_chooses by (question, id of the node, holds): each
+node of a condition is read once, not once per path to it (nested if-then-else conditions, each read
+both ways, were 2**depth readings)."""
+
+
+def _remember(memo: _Memo, key: tuple[str, int, bool], answer: Callable[[], bool]) -> bool:
+    if key not in memo:
+        memo[key] = answer()
+    return memo[key]
+
+
+def _reads_context(expr: object, memo: _Memo) -> bool:
+    from cedarpy import pst
+
+    return _remember(memo, ("context", id(expr), True), lambda: any(n == pst.Var("context") for n in walk(expr)))
+
+
+def _turned_chooses(expr: object, holds: bool, memo: _Memo) -> bool:
+    return _remember(memo, ("turned", id(expr), holds), lambda: _turned_chooses_at(expr, holds, memo))
+
+
+def _turned_chooses_at(expr: object, holds: bool, memo: _Memo) -> bool:
+    """Whether `expr`, evaluating to `holds` in the incident and to `not holds` in the context {},
+    lets in only principals chosen by who they are (`_chooses`).
+
+    A part that reads no context has the same value in both, so it is not what turned: in `a || b`
+    turned true (both sides false before) each side that holds now turned, a context-free side never
+    does; in `a && b` turned true (both hold now) one side choosing is enough, and where one side reads
+    no context the other is what turned. `!` turns the question round; a literal never turns.
+    """
+    from cedarpy import pst
+
+    if not _reads_context(expr, memo):
+        return True  # cannot be what the incident changed
+    if isinstance(expr, pst.UnaryOp):
+        return expr.op == "not" and _turned_chooses(expr.arg, not holds, memo)
+    if isinstance(expr, pst.BinaryOp) and expr.op in ("and", "or"):
+        left, right = expr.left, expr.right
+        if (expr.op == "and") == holds:
+            # All sides hold `holds` now, at least one did not before.
+            return (
+                _chooses(left, holds, memo)
+                or _chooses(right, holds, memo)
+                or (not _reads_context(left, memo) and _turned_chooses(right, holds, memo))
+                or (not _reads_context(right, memo) and _turned_chooses(left, holds, memo))
+            )
+        # Some side holds `holds` now and none did before: each that holds now turned.
+        return _turned_chooses(left, holds, memo) and _turned_chooses(right, holds, memo)
+    if isinstance(expr, pst.IfThenElse):
+        # Each branch the incident may take: chosen by its condition or its branch, or (its branch
+        # reading no context, so the same before) by the condition having turned.
+        def branch(cond_holds: bool, value: object) -> bool:
+            if isinstance(value, pst.BoolLit) and value.value != holds:
+                return True  # this branch never gives `holds`
+            if not _reads_context(value, memo):
+                return (
+                    _chooses(expr.cond, cond_holds, memo)
+                    or _chooses(value, holds, memo)
+                    or _turned_chooses(expr.cond, cond_holds, memo)
+                )
+            if not _reads_context(expr.cond, memo):
+                return _chooses(expr.cond, cond_holds, memo) or _turned_chooses(value, holds, memo)
+            return _chooses(expr.cond, cond_holds, memo) or _chooses(value, holds, memo)
+
+        return branch(True, expr.then_expr) and branch(False, expr.else_expr)
+    return _chooses(expr, holds, memo)
+
+
+def _chooses(expr: object, holds: bool, memo: _Memo) -> bool:
+    return _remember(memo, ("chooses", id(expr), holds), lambda: _chooses_at(expr, holds, memo))
+
+
+def _chooses_at(expr: object, holds: bool, memo: _Memo) -> bool:
     """Whether `expr` evaluating to `holds` lets in only principals chosen by who they are.
 
     Read by meaning, not by text (round 14): `a && b` holding chooses where either side does, `a || b`
@@ -632,11 +712,13 @@ def _chooses(expr: object, holds: bool) -> bool:
     principal = pst.Var("principal")
     if expr == pst.GetAttr(base=principal, attr="on_call"):
         return holds
+    if isinstance(expr, pst.BoolLit):
+        return expr.value != holds  # `false` never lets anyone in (`if c then x else false`)
     if isinstance(expr, pst.UnaryOp):
-        return expr.op == "not" and _chooses(expr.arg, not holds)
+        return expr.op == "not" and _chooses(expr.arg, not holds, memo)
     if isinstance(expr, pst.IfThenElse):
-        return (_chooses(expr.cond, True) or _chooses(expr.then_expr, holds)) and (
-            _chooses(expr.cond, False) or _chooses(expr.else_expr, holds)
+        return (_chooses(expr.cond, True, memo) or _chooses(expr.then_expr, holds, memo)) and (
+            _chooses(expr.cond, False, memo) or _chooses(expr.else_expr, holds, memo)
         )
     if not isinstance(expr, pst.BinaryOp):
         return False
@@ -645,13 +727,13 @@ def _chooses(expr: object, holds: bool) -> bool:
         # `a && b` true, or `a || b` false (both sides false): either side choosing is enough.
         both = (expr.op == "and") == holds
         if both:
-            return _chooses(left, holds) or _chooses(right, holds)
-        return _chooses(left, holds) and _chooses(right, holds)
+            return _chooses(left, holds, memo) or _chooses(right, holds, memo)
+        return _chooses(left, holds, memo) and _chooses(right, holds, memo)
     if expr.op in ("eq", "not_eq"):
         # `principal.on_call == true` reads as `principal.on_call`, `... != true` as its negation.
         for side, other in ((left, right), (right, left)):
             if isinstance(other, pst.BoolLit):
-                return _chooses(side, holds == ((expr.op == "eq") == other.value))
+                return _chooses(side, holds == ((expr.op == "eq") == other.value), memo)
     role = pst.GetAttr(base=principal, attr="role")
     teams = pst.GetAttr(base=principal, attr="teams")
     if holds and expr.op == "contains" and right == role and isinstance(left, pst.Set):
