@@ -520,12 +520,16 @@ def _roles_near(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[Ro
     by_spelling: dict[str, set[str]] = {}
     for r in {p.role for p in setup.principals.sorted()} - {""}:
         by_spelling.setdefault(_spelling(r), set()).add(r)
+    # A role a policy compares as the principals spell it (`principal.role == "Intern"` for users
+    # `Intern`) is the site's own spelling, kept by its policies: that AUTHZ008 reads `intern` is no
+    # fault the site should respell (review R-PJ round 14: a false alarm on a consistent site).
+    in_policies = {r for reader, knowns in compared.items() if reader != TRAINEE_READER for r in knowns}
     return sorted(
         (r, known, reader)
         for reader, knowns in compared.items()
         for known in knowns
         for r in by_spelling.get(_spelling(known), ())
-        if r not in knowns
+        if r not in knowns and not (reader == TRAINEE_READER and r in in_policies)
     )
 
 
