@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.inventory.software import release_number
 from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref, same_gpu
-from verifier.sources.observed.model import GpuObservation, Observations
+from verifier.sources.observed.model import DIAG_FAILED, GpuObservation, Observations
 
 Row = tuple[str | int, ...]
 
@@ -43,6 +43,7 @@ OBSERVED_RELATIONS: frozenset[str] = frozenset(
         "observed_count",
         "observed_flag",
         "observed_xid",
+        "observed_diag_failed",
         "observed_fabric",
         "observed_gpu_lost",
         "observed_driver",
@@ -208,6 +209,9 @@ def observed_facts(
             continue
         if not isinstance(c.value, int):
             continue  # a fractional sample is not a count: no judged metric is one
+        if c.metric == DIAG_FAILED:
+            out["observed_diag_failed"].append((cgpu, dict(c.labels)["reason"], str(c.source)))
+            continue
         if c.metric == "DCGM_FI_DEV_XID_ERRORS":
             if c.value:
                 out["observed_xid"].append((cgpu, c.value, str(c.source)))

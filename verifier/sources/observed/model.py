@@ -36,6 +36,8 @@ BANDWIDTH_TOOLS: tuple[str, ...] = ("nccl-tests", "nvbandwidth")
 _DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
+DIAG_FAILED = "dcgmi_diag_failed"
+"""The metric of a `CounterObservation` that is a GPU failing a `dcgmi diag` hardware test (label `reason`)."""
 ON_ITS_NODE = "expected the file inside the folder of the node it was taken on"
 IN_HOST_FOLDER = "put the file in a folder named for the host (docs/observed.md)"
 
@@ -271,7 +273,9 @@ class ScaleupLinkObservation:
 
 @dataclass(frozen=True, slots=True)
 class CounterObservation:
-    """One metric sample of one GPU (dcgm-exporter): the exporter's metric name and exact value."""
+    """One metric sample of one GPU (dcgm-exporter): the exporter's metric name and exact value; or one GPU
+    that failed a `dcgmi diag` hardware test (metric `dcgmi_diag_failed`, its tests and messages in label `reason`).
+    """
 
     source: SourceLocation
     observed_at: datetime | None

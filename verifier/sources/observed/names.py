@@ -9,6 +9,7 @@ from __future__ import annotations
 FORMATS: tuple[str, ...] = (
     "amd-smi",
     "dcgm-exporter",
+    "dcgmi-diag",
     "ibstat",
     "nccl-tests",
     "nvbandwidth",

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from verifier.sources.observed import (
     amd_smi_any,
     dcgm,
+    dcgmi_diag,
     ibstat,
     nccl_tests,
     nvbandwidth,
@@ -28,6 +29,7 @@ READERS: dict[str, Reader] = {
     nvlink_text.FORMAT_STATUS: nvlink_text.read,
     nvlink_text.FORMAT_ERRORS: nvlink_text.read,
     dcgm.FORMAT: dcgm.read,
+    dcgmi_diag.FORMAT: dcgmi_diag.read,
     amd_smi_any.FORMAT: amd_smi_any.read,
     rocm_smi.FORMAT: rocm_smi.read,
     ibstat.FORMAT: ibstat.read,
@@ -38,6 +40,7 @@ READERS: dict[str, Reader] = {
 
 _TESTS: tuple[tuple[str, Callable[[str], bool]], ...] = (
     (nvidia_smi_xml.FORMAT, nvidia_smi_xml.looks_like),
+    (dcgmi_diag.FORMAT, dcgmi_diag.looks_like),
     (nvidia_smi_text.FORMAT, nvidia_smi_text.looks_like),
     (nvlink_text.FORMAT_STATUS, lambda t: nvlink_text.kind_of(t) == nvlink_text.FORMAT_STATUS),
     (nvlink_text.FORMAT_ERRORS, lambda t: nvlink_text.kind_of(t) == nvlink_text.FORMAT_ERRORS),

@@ -1,0 +1,385 @@
+"""`dcgmi diag` (DCGM's active diagnostic) as the GPUs whose hardware tests failed.
+
+Both forms the tool prints are read (samples and their sources: tests/sources/observed/samples/dcgmi-diag/):
+- the table (`dcgmi diag -r N`): a two-column box, one row per test under a category header
+  (`+-----  Hardware  ---...`). DCGM 3.x gives a test's result as `Pass - All`, `Fail - GPU: 0` or
+  `Fail - GPUs: 0, 1` (one row per status), DCGM 4.x as the test's own status and then one row per
+  entity (`GPU0: Fail`). A message (`Warning`, `Error`, `Info`) is cut into rows of 45 characters, mid-word,
+  continued in rows with an empty name: the cuts are joined back without a space;
+- the JSON (`dcgmi diag -r N -j`): `DCGM GPU Diagnostic` (3.x; a result names its `gpu_id`) or
+  `DCGM Diagnostic` (4.x; `entity_group` GPU and `entity_id`), each test's results with `status` and
+  `warnings`.
+
+What makes a finding (one per GPU and file, OBS004, the tests and messages in its reason):
+- a GPU test (Integration, Hardware and Stress categories; TESTS below) whose result is Fail for the GPU,
+  and a failure message of that test that names the GPU (`GPU 0 ...`). DCGM fails every GPU of the run
+  when one fails (`Fail - All` beside messages naming GPU 0 only, DCGM#145): a GPU no message names is
+  not judged;
+- not the Deployment (software) checks: persistence mode, the denylist, environment variables,
+  permissions, libraries are the host's configuration, not the GPU (a pending page retirement or row
+  remapping they also check is what nvidia-smi -q and dcgm-exporter show, read there);
+- not a message that an NVLink is down: DCGM 2.4 failed PCIe on every GPU of hosts without NVLink for
+  that (DCGM#49); the NVLink readers judge links against the inventory (OBS002/OBS003);
+- not Context Create (a GPU busy or in exclusive mode fails it), nvbandwidth (fails on the utilisation
+  left by the test before it, DCGM#272) or the CPU EUD: not the GPU's hardware.
+A result value other than Pass, Fail, Skip or Warn, a category or a failed test this reader does not know,
+or a row it cannot read is refused at its line: a diagnostic is never guessed at.
+DCGM numbers GPUs by its own id, which is the driver's index on a host DCGM has not been told otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from verifier.core.errors import SourceLocation, TopologError
+from verifier.sources.observed.model import (
+    DIAG_FAILED,
+    CounterObservation,
+    GpuRef,
+    Observations,
+    ObservedFile,
+    host_of_file,
+)
+
+FORMAT = "dcgmi-diag"
+METRIC = DIAG_FAILED
+"""The observation's metric name: one per GPU with a failed hardware test; its label `reason` says which."""
+
+STATUSES = frozenset({"Pass", "Fail", "Skip", "Warn"})
+_CATEGORIES = {"metadata": False, "deployment": False, "integration": True, "hardware": True, "stress": True}
+"""Category header -> whether its tests are GPU tests (False: facts about the host or the run)."""
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[\s_]+", " ", name.strip().lower())
+
+
+TESTS: dict[str, bool] = {
+    **dict.fromkeys(
+        (
+            "pcie",
+            "gpu memory",
+            "memory",
+            "diagnostic",
+            "sm stress",
+            "targeted stress",
+            "targeted power",
+            "memory bandwidth",
+            "memtest",
+            "pulse test",
+            "eud test",
+            "eud",
+        ),
+        True,
+    ),
+    **dict.fromkeys(("context create", "nvbandwidth", "cpu eud test", "cpu eud"), False),
+}
+"""A test of a GPU category (3.x display name or 4.x plugin name, lower case, `_` as space) -> whether its
+failure is the GPU's hardware fault."""
+
+_HEADER = re.compile(r"^\|\s*Diagnostic\s*\|\s*Result\s*\|$")
+_RULE = re.compile(r"^\+-+\+-+\+$")
+_DOUBLE = re.compile(r"^\+=+\+=+\+$")
+_SECTION = re.compile(r"^[|+]-+\s+(\S.*?)\s+-+\+-+[|+]$")
+_ROW = re.compile(r"^\| (.{25}) \| (.*?)(?: \|)?$")
+_GROUPED = re.compile(r"^(Pass|Fail|Skip|Warn|[A-Za-z]+) - (All|GPUs?: (\d+(?:, \d+)*))\s*$")
+_ENTITY = re.compile(r"^(GPU|CPU)\s?(\d+): (\S.*?)\s*$")
+_CODE = re.compile(r"^Code: \(\d+\)$")
+_NAMES_GPU = re.compile(r"\bGPU ?(\d+)")
+_NVLINK_DOWN = re.compile(r"NvLink link \d+ is currently down", re.IGNORECASE)
+_MESSAGE_ROWS = ("warning", "error", "info")
+_CUT = 45
+"""Characters of a message per table row (dcgmi's DATA_INFO_TAG_LEN)."""
+
+
+@dataclass
+class _Test:
+    name: str
+    gpu_test: bool | None
+    """True: a GPU hardware test; False: not one; None: a test this reader does not know."""
+    line: int
+    failed: set[int | None] = field(default_factory=set)
+    """GPU ids whose result is Fail (None: `Fail - All`)."""
+    messages: list[tuple[str, int]] = field(default_factory=list)
+    """Failure messages (Warning / Error rows, JSON warnings) with their line."""
+    entities: bool = False
+    """Whether results name their GPUs (3.x `Fail - GPU: 0`, 4.x `GPU0: Fail`, JSON)."""
+    summary_failed: bool = False
+    """A 4.x table's own result row for the test says Fail (its GPUs' rows, if any, say which)."""
+
+    def failed_gpus(self) -> set[int | None]:
+        """GPUs whose result is Fail; {None}: every GPU of the run (`Fail - All`, or a failed test whose
+        result names no GPU).
+        """
+        if self.entities:
+            return self.failed
+        return {None} if self.summary_failed else set()
+
+
+def looks_like(text: str) -> bool:
+    """`dcgmi diag` output: its table's banner or header, or its JSON root."""
+    head = text[:4096]
+    if head.lstrip().startswith("{"):
+        return '"DCGM GPU Diagnostic"' in head or '"DCGM Diagnostic"' in head
+    return "Successfully ran diagnostic for group." in head or any(
+        _HEADER.match(line.strip()) for line in head.splitlines()
+    )
+
+
+def _status(value: str, loc: SourceLocation) -> str:
+    if value not in STATUSES:
+        raise TopologError.at(loc, f"diagnostic result {value!r}; expected Pass, Fail, Skip or Warn")
+    return value
+
+
+def _category(name: str, loc: SourceLocation) -> str:
+    key = _key(name)
+    if key not in _CATEGORIES:
+        raise TopologError.at(
+            loc, f"diagnostic category {name!r}; expected Metadata, Deployment, Integration, Hardware or Stress"
+        )
+    return key
+
+
+def _read_table(text: str, filename: str) -> list[_Test]:
+    tests: list[_Test] = []
+    state = "before"  # before the header, in the table, after its footer
+    category: str | None = None
+    test: _Test | None = None
+    message: list[str] | None = None  # the message being joined back from its rows
+    keep = False  # whether it is a failure message (Warning, Error) of a test, or an Info to pass over
+    message_line = 0
+    header_rows = 0
+
+    def close_message() -> None:
+        nonlocal message
+        if message is not None and keep and test is not None:
+            test.messages.append(("".join(message).strip(), message_line))
+        message = None
+
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        loc = SourceLocation(filename, number)
+        if state == "before":
+            if _RULE.match(line) and header_rows == 0:
+                header_rows = 1
+            elif header_rows == 1 and _HEADER.match(line):
+                header_rows = 2
+            elif header_rows == 2 and _DOUBLE.match(line):
+                state = "table"
+            elif header_rows or line.startswith("|"):
+                raise TopologError.at(loc, "not the dcgmi diag table's header; expected '| Diagnostic | Result |'")
+            continue  # a banner, prompt or container note before the table
+        if state == "after":
+            if line.strip():
+                raise TopologError.at(loc, "text after the dcgmi diag table; expected one diagnostic per file")
+            continue
+        if _RULE.match(line):
+            close_message()
+            state = "after"
+            continue
+        section = _SECTION.match(line)
+        if section:
+            close_message()
+            category, test = _category(section.group(1), loc), None
+            continue
+        row = _ROW.match(line)
+        if not row:
+            raise TopologError.at(loc, "not a row of the dcgmi diag table; expected '| name | result |'")
+        name, cell = row.group(1).strip(), row.group(2)
+        info = cell.strip()
+        # A message row holds 45 characters of it, cut mid-word: a row with an empty name after one continues
+        # it, unless it reads as a result row and the row before it was not full (the message had ended).
+        if not name and message is not None:
+            full = len(message[-1]) >= _CUT and message[-1][_CUT - 1] != " "
+            if full or not (_GROUPED.match(info) or _ENTITY.match(info) or _CODE.match(info)):
+                message.append(cell[:_CUT])
+                continue
+        close_message()
+        kind = _key(name.split(":", 1)[0])
+        if kind in _MESSAGE_ROWS:
+            message, message_line = [cell[:_CUT]], number
+            keep = kind != "info" and test is not None
+            entity = _NAMES_GPU.search(name)
+            if entity and not _NAMES_GPU.search(info):  # a name such as `Warning: GPU0` says whose it is
+                message.insert(0, f"GPU {entity.group(1)} ")
+            continue
+        if category is None:
+            raise TopologError.at(loc, "a row before any category header; expected '+-----  Hardware  ...'")
+        if category == "metadata":
+            continue
+        if name:
+            test = _Test(name, TESTS.get(_key(name)) if _CATEGORIES[category] else False, number)
+            tests.append(test)
+        elif test is None:
+            raise TopologError.at(loc, "a result row without a test; expected the test's name in the first column")
+        if _CODE.match(info):
+            continue
+        grouped, entity_row = _GROUPED.match(info), _ENTITY.match(info)
+        if grouped:
+            status = _status(grouped.group(1), loc)
+            ids: list[int | None] = (
+                [None] if grouped.group(2) == "All" else [int(x) for x in grouped.group(3).split(", ")]
+            )
+            test.entities = True
+        elif entity_row:
+            status = _status(entity_row.group(3), loc)
+            ids = [int(entity_row.group(2))] if entity_row.group(1) == "GPU" else []
+            test.entities = True
+        else:
+            status = _status(info, loc)
+            ids = []
+            test.summary_failed = test.summary_failed or status == "Fail"
+        if status == "Fail":
+            test.failed.update(ids)
+    close_message()
+    if state == "before":
+        raise TopologError.at(
+            SourceLocation(filename, 1), "no dcgmi diag table; expected '| Diagnostic | Result |' and its rows"
+        )
+    if state == "table":
+        raise TopologError.at(
+            SourceLocation(filename, max(1, len(text.splitlines()))),
+            "the dcgmi diag table does not end; expected its closing '+---+---+' row (the output was cut short?)",
+        )
+    return tests
+
+
+def _status_lines(text: str) -> list[int]:
+    """The line of each `"status"` key, in text order: json.loads keeps keys in that order, so the n-th one
+    met walking the document in order is the n-th here.
+    """
+    return [text.count("\n", 0, m.start()) + 1 for m in re.finditer(r'(?<!\\)"status"\s*:', text)]
+
+
+def _read_json(text: str, filename: str) -> list[_Test]:
+    try:
+        doc = json.loads(text, parse_constant=lambda c: c)  # NaN / Infinity stay words: no status is one
+    except RecursionError:
+        raise TopologError.at(
+            SourceLocation(filename, 1), "JSON nested too deeply; expected dcgmi diag -j output"
+        ) from None
+    except json.JSONDecodeError as err:
+        raise TopologError.at(
+            SourceLocation(filename, err.lineno, err.colno),
+            f"not valid JSON ({err.msg}); expected dcgmi diag -j output",
+        ) from None
+    lines = _status_lines(text)
+    seen = 0
+
+    def where() -> int:
+        return lines[seen - 1] if 0 < seen <= len(lines) else 1
+
+    root = doc.get("DCGM GPU Diagnostic", doc.get("DCGM Diagnostic")) if isinstance(doc, dict) else None
+    if not isinstance(root, dict):
+        raise TopologError.at(
+            SourceLocation(filename, 1), "no 'DCGM Diagnostic' (4.x) or 'DCGM GPU Diagnostic' (3.x) object"
+        )
+    if root.get("runtime_error"):
+        raise TopologError.at(
+            SourceLocation(filename, 1), f"the diagnostic did not run: {root['runtime_error']}; expected its results"
+        )
+    tests: list[_Test] = []
+    for cat in root.get("test_categories") or []:
+        if not isinstance(cat, dict) or not isinstance(cat.get("tests", []), list):
+            raise TopologError.at(SourceLocation(filename, where()), "a test category is not an object with 'tests'")
+        category = _category(str(cat.get("category", "")), SourceLocation(filename, where()))
+        for t in cat.get("tests", []):
+            if not isinstance(t, dict) or not isinstance(t.get("results", []), list):
+                raise TopologError.at(SourceLocation(filename, where()), "a test is not an object with 'results'")
+            name = str(t.get("name", ""))
+            test = _Test(name, TESTS.get(_key(name)) if _CATEGORIES[category] else False, where() + 1)
+            test.entities = True  # each result names its GPU (or is not a GPU's)
+            tests.append(test)
+            for r in t.get("results", []):
+                if not isinstance(r, dict):
+                    raise TopologError.at(SourceLocation(filename, where()), f"a result of {name!r} is not an object")
+                if "status" in r:
+                    seen += 1
+                loc = SourceLocation(filename, where())
+                status = _status(str(r.get("status")), loc)
+                gpu = _json_gpu(r, loc)
+                warnings = r.get("warnings") or []
+                if not isinstance(warnings, list):
+                    raise TopologError.at(loc, f"'warnings' of {name!r} is not a list")
+                for w in warnings:
+                    words = w.get("warning", w.get("warnings")) if isinstance(w, dict) else w
+                    if isinstance(words, str) and words.strip():
+                        # JSON names the result's GPU: a message that names none is that GPU's.
+                        named = words if gpu is None or _NAMES_GPU.search(words) else f"GPU {gpu} {words}"
+                        test.messages.append((named.strip(), loc.line or 1))
+                if status == "Fail" and gpu is not None:
+                    if not test.failed:
+                        test.line = loc.line or 1
+                    test.failed.add(gpu)
+            if isinstance(t.get("test_summary"), dict) and "status" in t["test_summary"]:
+                seen += 1
+                _status(str(t["test_summary"]["status"]), SourceLocation(filename, where()))
+    return tests
+
+
+def _json_gpu(result: dict[str, object], loc: SourceLocation) -> int | None:
+    """The GPU a JSON result is of (3.x `gpu_id`, 4.x `entity_group` GPU + `entity_id`); None: not a GPU's."""
+    if "entity_group" in result:
+        if str(result["entity_group"]) != "GPU":
+            return None
+        value = result.get("entity_id")
+    else:
+        value = result.get("gpu_id")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
+        raise TopologError.at(loc, f"GPU id {value!r}; expected a whole number")
+    return int(value)
+
+
+def _judge(tests: list[_Test], filename: str, host: str) -> list[CounterObservation]:
+    """One observation per GPU a failed GPU test names, in the order first met."""
+    reasons: dict[int, tuple[list[str], int]] = {}
+    for t in tests:
+        failed = t.failed_gpus()
+        if not failed or t.gpu_test is False:
+            continue
+        if t.gpu_test is None:
+            raise TopologError.at(
+                SourceLocation(filename, t.line),
+                f"test {t.name!r} failed and is not a test this reader knows; expected one of "
+                + ", ".join(sorted(k for k, v in TESTS.items() if v)),
+            )
+        for words, line in t.messages:
+            if _NVLINK_DOWN.search(words):
+                continue  # an NVLink down: the NVLink readers judge it against the declared links
+            named = _NAMES_GPU.search(words)
+            if named is None:
+                continue
+            gpu = int(named.group(1))
+            if gpu not in failed and None not in failed:
+                continue  # a message of a GPU whose result is not Fail (a warning beside a pass)
+            said, _ = reasons.setdefault(gpu, ([], line))
+            entry = f"{t.name}: {words}"
+            if entry not in said:
+                said.append(entry)
+    return [
+        CounterObservation(
+            SourceLocation(filename, line),
+            None,
+            GpuRef(host=host, index=gpu),
+            METRIC,
+            1,
+            (("reason", f"DCGM diagnostic (dcgmi diag) failed on it: {'; '.join(said)}"),),
+        )
+        for gpu, (said, line) in reasons.items()
+    ]
+
+
+def read(text: str, filename: str, host: str | None) -> Observations:
+    """The GPUs of one host's `dcgmi diag` output that failed a hardware test. TopologError at file:line."""
+    name = host_of_file(host, filename, "dcgmi diag")
+    tests = _read_json(text, filename) if text.lstrip().startswith("{") else _read_table(text, filename)
+    return Observations(
+        counters=tuple(_judge(tests, filename, name)),
+        files=(ObservedFile(filename, FORMAT, name, None),),
+        hosts=(name,),
+    )
