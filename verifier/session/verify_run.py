@@ -279,8 +279,24 @@ def _why_unplaceable(result: Result, evaluation: Evaluation, jobs: Jobs) -> Resu
     from verifier.placement.place import Deniers, why_not_message
 
     deniers = Deniers(evaluation.engine, evaluation.program, evaluation.authorization)
+    # A MIG job's domain of several models is counted in one model's GPUs (hosts.dl's
+    # place_why_kind): the sentence names that model, as `place --why-not` does, or "8 GPUs"
+    # would read as the whole domain's count.
+    model: str | None = None
+    if "place_why_kind" in evaluation.program.relations:
+        kind = Columns.of(evaluation.program, "place_why_kind", ("job", "domain", "model"))
+        judged = evaluation.engine.query(
+            "place_why_kind", {kind.index["job"]: job.name, kind.index["domain"]: why("domain", best)}
+        )
+        model = str(judged[0][kind.index["model"]]) if judged else None
     reason = why_not_message(
-        job, str(why("domain", best)), str(why("what", best)), int(why("have", best)), int(why("need", best)), deniers
+        job,
+        str(why("domain", best)),
+        str(why("what", best)),
+        int(why("have", best)),
+        int(why("need", best)),
+        deniers,
+        model,
     )
     return replace(result, finding=replace(finding, message=f"{finding.message} Closest: {reason}."))
 
