@@ -454,11 +454,14 @@ def _refuse_empty_policy_named_folders(folders: list[Path], met: list[Path]) -> 
 # Cedar ends a `//` comment at a carriage return as at a line feed (a file saved with CR line
 # ends, as classic Mac editors do, is read so by cedarpy): a comment read to the next \n here
 # would swallow the policies after it, and a forbid gone unseen opens the gate.
-# A string is matched as a run of plain characters between escapes ("[^"\\]*(?:\\.[^"\\]*)*"), not
-# as one alternation per character ("(?:\\.|[^"\\])*"), which the regex engine keeps a frame
-# for at each character: a 20 MB string literal in a policy took 21 s and 2.4 GB to split.
+# A string is matched as a run of plain characters between escapes, not as one alternation per
+# character ("(?:\\.|[^"\\])*"), which the regex engine keeps a frame for at each character: a
+# 20 MB string literal in a policy took 21 s and 2.4 GB to split. The runs and the escapes are
+# matched possessively (`*+`): a string ends at its first quote not escaped, so there is nothing
+# to go back to, and a greedy `*` still kept a frame per escape (a 2 MiB string of `\n` escapes:
+# 155 MB).
 _BRACKETS = re.compile(
-    r'"[^"\\]*(?:\\.[^"\\]*)*"|//[^\n\r]*|[\[({\])}]|\r\n|\r|\n|&&|\|\||[-+*!<>=.]=?|\b(?:in|has|like|is|if)\b'
+    r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|//[^\n\r]*|[\[({\])}]|\r\n|\r|\n|&&|\|\||[-+*!<>=.]=?|\b(?:in|has|like|is|if)\b'
 )
 _LINE_ENDS = ("\n", "\r", "\r\n")
 OPERATORS_PER_LEVEL = 10
@@ -502,7 +505,7 @@ def _too_deep(statement: str, first_line: int) -> tuple[int, int, str] | None:
 
 # A quote that opens no closed string (the last `"` of a file) is a token of its own: left out of
 # the statement, a file Cedar refuses ("invalid token") would be read as valid here.
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|//[^\n\r]*|;|\r\n|\r|\n|[^";/\n\r]+|/|"')
+_TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|//[^\n\r]*|;|\r\n|\r|\n|[^";/\n\r]+|/|"')
 
 
 def split_statements(text: str) -> list[tuple[int, str]]:

@@ -107,9 +107,10 @@ class Schema:
 
 
 # A string as runs of plain characters between escapes: one alternation per character kept a
-# regex frame per character (about 146 bytes each), for a long string in a schema.
+# regex frame per character (about 146 bytes each), for a long string in a schema. Possessive
+# (`*+`): a greedy `*` still kept one per escape (nothing to go back to: see policies._BRACKETS).
 _TOKEN = re.compile(
-    r'\s+|//[^\n]*|"[^"\\]*(?:\\.[^"\\]*)*"|[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*(?:::)?|.'
+    r'\s+|//[^\n]*|"[^"\\]*+(?:\\.[^"\\]*+)*+"|[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*(?:::)?|.'
 )
 Raw = tuple[str, Any]
 """A type as read, before names are resolved: (Set, inner) | (Record, attrs) | (Ref, name)."""
