@@ -181,3 +181,17 @@ def test_verify_reports_the_failed_gpu_only(tmp_path: Path) -> None:
 def test_verify_leaves_a_gpu_declared_down_to_its_declaration(tmp_path: Path) -> None:
     _, found, _ = _verify(tmp_path, FAILS_331.read_text(), ", state: down")
     assert found == []
+
+
+def test_3x_json_gpu_id_string_fail_with_its_warning() -> None:
+    # The T400 sample with its GPU Memory result failed with DCGM 3.x's warning object. By hand: lines 1-5 open
+    # the root and its list, 6-21 the Integration category (PCIe's status at 16), 22 `{`, 23 category, 24 tests,
+    # 25 `[`, 26 `{`, 27 name, 28 results, 29 `[`, 30 `{`, 31 gpu_id, 32 status. The message does not name the
+    # GPU, the result does: it is GPU 0's.
+    text = SKIP_JSON.read_text()
+    old = '\t\t\t\t\t\t\t\t"gpu_id" : "0",\n\t\t\t\t\t\t\t\t"status" : "Skip"\n'
+    assert text.count(old) == 4 and text.splitlines()[31].strip() == '"status" : "Skip"'
+    first, rest = text.split(old, 2)[:2], text.split(old, 2)[2]
+    failed = old.replace('"Skip"\n', '"Fail",\n') + '\t\t\t\t\t\t\t\t"warnings" : [{"warning" : "memory error"}]\n'
+    text = first[0] + old + first[1] + failed + rest
+    assert _failed(text) == [(0, 32, "DCGM diagnostic (dcgmi diag) failed on it: GPU Memory: GPU 0 memory error")]
