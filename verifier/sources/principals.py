@@ -21,13 +21,13 @@ of the file and teams may not contain themselves (Cedar would accept both silent
 from __future__ import annotations
 
 import json
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.frozen import Frozen, Record
 from verifier.core.limits import current_limits, exceeded
+from verifier.core.lookalike import described, skeleton
 from verifier.core.walk import depth_first
 from verifier.sources.inventory.validate import name_problem, text_problem
 from verifier.sources.inventory.yaml_source import YList, YMap, header_problems, load_yaml_file
@@ -83,22 +83,6 @@ def principal_id_problem(pid: str) -> str | None:
     return None
 
 
-# Letters of other scripts drawn as Latin ones are (Unicode's confusables, UTS #39), capitals and
-# small letters apart: a Cyrillic capital ve is drawn as B, its small letter as a small capital B,
-# which no reader takes for b. Mapped to the Latin letter they pass for.
-_LOOK_ALIKE = str.maketrans(
-    "аеорсухіјѕԁһԛԝѵӏαορινАВЕКМНОРСТХУІЈЅԚԜΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcyxijsdhqwvlaopivABEKMHOPCTXYIJSQWABEZHIKMNOPTYX",
-)
-
-
-def _skeleton(pid: str) -> str:
-    """What `pid` looks like: compatibility forms folded (fullwidth f is f), look-alike letters made
-    Latin. Not case-folded: ids that differ in case (Émile, émile) are told apart by any reader.
-    """
-    return unicodedata.normalize("NFKC", pid).translate(_LOOK_ALIKE)
-
-
 def _look_alikes(raws: dict[str, _Raw]) -> list[Diagnostic]:
     """Ids drawn like another id of the file but not the same text (`alice` with a Cyrillic a, beside
     `alice`): in an audit or a decision they read as one principal, and a policy naming one does
@@ -107,7 +91,7 @@ def _look_alikes(raws: dict[str, _Raw]) -> list[Diagnostic]:
     first: dict[str, _Raw] = {}
     out: list[Diagnostic] = []
     for raw in raws.values():
-        key = _skeleton(raw.id)
+        key = skeleton(raw.id)
         seen = first.setdefault(key, raw)
         if seen is raw or (raw.id.isascii() and seen.id.isascii()):
             continue
@@ -116,7 +100,7 @@ def _look_alikes(raws: dict[str, _Raw]) -> list[Diagnostic]:
             Diagnostic(
                 raw.loc,
                 f"principal id {raw.id!r} looks like {seen.id!r} ({seen.loc}) but is another id "
-                f"(it holds U+{ord(odd):04X} {unicodedata.name(odd, 'a character')}); expected ids that "
+                f"(it holds {described(odd)}); expected ids that "
                 "differ in what a reader sees",
             )
         )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from verifier.core.gc_pause import collector_paused
 from verifier.sources.inventory.catalog import builtin_models, parse_models
+from verifier.sources.inventory.lookalike_names import check_look_alike_names, plain_text
 from verifier.sources.inventory.model import CatalogModel, Inventory
 from verifier.sources.inventory.raw_files import ReadFile, read_files
 from verifier.sources.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
@@ -41,16 +42,19 @@ def load_inventory_read(files: Sequence[ReadFile]) -> Inventory:
     and a caller that keys a cache by the bytes parses exactly the bytes it keyed.
     """
     problems = Problems()
-    return _build(documents_of(files, problems), [name for name, _ in files], problems)
+    return _build(documents_of(files, problems), [name for name, _ in files], problems, plain=plain_text(files))
 
 
 def load_inventory_text(text: str, filename: str = "<inventory>") -> Inventory:
     """The same from a string (tests, importers)."""
     problems = Problems()
-    return _build(read_document_text(text, filename, problems), [filename], problems)
+    plain = text.isascii() and "\\" not in text
+    return _build(read_document_text(text, filename, problems), [filename], problems, plain=plain)
 
 
-def _build(docs: list[YMap], files: list[str], problems: Problems) -> Inventory:
+def _build(docs: list[YMap], files: list[str], problems: Problems, *, plain: bool) -> Inventory:
+    if not plain:  # an ASCII file can hold no look-alike letter: nothing to read (lookalike_names.py)
+        check_look_alike_names(docs, problems)
     with collector_paused():  # millions of small objects and no reference cycles (see core/gc_pause.py)
         return _build_inventory(docs, files, problems)
 

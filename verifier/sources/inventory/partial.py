@@ -35,6 +35,7 @@ from verifier.core.gc_pause import collector_paused
 from verifier.core.limits import current_limits
 from verifier.sources.inventory.catalog import builtin_models
 from verifier.sources.inventory.loader import read_header_and_catalog
+from verifier.sources.inventory.lookalike_names import check_look_alike_names, plain_text
 from verifier.sources.inventory.model import FABRIC_LINK_KINDS, Inventory
 from verifier.sources.inventory.patterns import MissingVariable, Pattern, PatternError
 from verifier.sources.inventory.raw_files import ReadFile
@@ -72,6 +73,8 @@ def partial_inventory(files: Sequence[ReadFile], wanted: Iterable[str]) -> Parti
             return None
     problems = Problems()
     docs = documents_of(files, problems)
+    if not plain_text(files):  # look-alike names: the whole load reports them
+        check_look_alike_names(docs, problems)
     if problems:
         return None
     with collector_paused():

@@ -1,0 +1,68 @@
+"""Ids that a reader cannot tell apart: the principals file and the inventory loader refuse them.
+
+`spine0` written with a Cyrillic i (U+0456) is printed like `spine0`, but a Cedar forbid, a job file or
+a query that names one does not name the other. Both loaders compare what ids look like (their
+skeleton) rather than their text, and refuse a word that mixes a look-alike letter into Latin ones.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+# Letters of other scripts drawn as Latin ones are (Unicode's confusables, UTS #39), capitals and
+# small letters apart: a Cyrillic capital ve is drawn as B, its small letter as a small capital B,
+# which no reader takes for b. Mapped to the Latin letter they pass for.
+_LOOK_ALIKE = str.maketrans(
+    "аеорсухіјѕԁһԛԝѵӏαορινАВЕКМНОРСТХУІЈЅԚԜΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdhqwvlaopivABEKMHOPCTXYIJSQWABEZHIKMNOPTYX",
+)
+
+
+def skeleton(text: str) -> str:
+    """What `text` looks like: compatibility forms folded (fullwidth f is f), look-alike letters made
+    Latin. Not case-folded: ids that differ in case (Émile, émile) are told apart by any reader.
+    An ASCII text is its own skeleton.
+    """
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text).translate(_LOOK_ALIKE)
+
+
+def described(ch: str) -> str:
+    """A character as a reader can look it up: `U+0456 CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I`."""
+    return f"U+{ord(ch):04X} {unicodedata.name(ch, 'a character')}"
+
+
+def odd_character(text: str, other: str) -> str:
+    """The character that makes two look-alike texts differ: the first of `text` that is not in
+    `other` where it stands, else the first of `other` not in `text`.
+    """
+    for a, b in zip(text, other, strict=False):
+        if a != b:
+            return a if not a.isascii() else b
+    longer = text if len(text) > len(other) else other
+    return next((ch for ch in longer if not ch.isascii()), longer[-1] if longer else "?")
+
+
+def mixed_letter(text: str) -> str | None:
+    """A letter drawn as a Latin one inside a word of Latin letters (the Cyrillic i of such a `spine0`), or None.
+
+    A word is a run of letters, so `rack-` and a Greek alpha (a letter that is a word of its own) and `gpu-東京`
+    (other scripts that no reader takes for Latin) pass; only a letter whose skeleton is an ASCII
+    letter, beside ASCII letters in one word, is one.
+    """
+    if text.isascii():
+        return None
+    word: list[str] = []
+    for ch in [*text, " "]:
+        if ch.isalpha():
+            word.append(ch)
+            continue
+        if word and any(c.isascii() for c in word):
+            for c in word:
+                if not c.isascii():
+                    drawn = skeleton(c)
+                    if drawn.isascii() and drawn.isalpha():
+                        return c
+        word = []
+    return None

@@ -1,0 +1,123 @@
+"""Object names and link ids that a reader takes for others: refused where they are written.
+
+A node written `spine0` with a Cyrillic i (U+0456) beside `spine0` loads as two objects that every
+report prints alike, and a Cedar forbid, a job file or a query naming one does not reach the other.
+The principals file refuses such ids (verifier/sources/principals.py); the inventory does too, on
+the names as written (template bodies and count patterns once, not every stamped id), so a fleet of
+131k GPUs costs what its file holds, and a file that is plain ASCII costs nothing (`plain_text`).
+
+Two names of one scope (the top level, or one node: ids inside a node are `<node>/<name>`) whose
+skeletons are equal and texts differ are one finding at the later look-alike; a word that mixes a
+letter drawn as a Latin one into Latin letters is one too, with or without the id it passes for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from verifier.core.errors import SourceLocation
+from verifier.core.lookalike import described, mixed_letter, odd_character, skeleton
+from verifier.sources.inventory.raw_files import ReadFile
+from verifier.sources.inventory.validate import Problems
+from verifier.sources.inventory.yaml_source import YList, YMap
+
+Scope = tuple[str, str | int]
+_TOP: Scope = ("top", 0)
+
+
+def plain_text(files: Sequence[ReadFile]) -> bool:
+    """Whether no name of these files can hold a letter other than ASCII: every byte is ASCII and
+    none is a backslash (a double-quoted YAML `\\u0456` writes one with ASCII bytes).
+    """
+    return all(isinstance(data, bytes) and data.isascii() and b"\\" not in data for _, data in files)
+
+
+def check_look_alike_names(docs: Sequence[YMap], problems: Problems) -> None:
+    """Add a problem for each object name or link id that looks like another of its scope, or mixes
+    a look-alike letter into a word of Latin letters.
+    """
+    names = list(_written_names(docs))
+    if all(text.isascii() for _, _, text, _ in names):
+        return
+    odd_scopes = {scope for scope, _, text, _ in names if not text.isascii()}
+    groups: dict[tuple[Scope, str], dict[str, tuple[str, SourceLocation]]] = {}
+    for scope, what, text, loc in names:
+        if scope in odd_scopes:
+            groups.setdefault((scope, skeleton(text)), {}).setdefault(text, (what, loc))
+    reported: set[str] = set()
+    for texts in groups.values():
+        if len(texts) < 2:
+            continue
+        ref = next((t for t in texts if t.isascii()), next(iter(texts)))
+        for text, (what, loc) in texts.items():
+            if text == ref:
+                continue
+            reported.add(text)
+            problems.add(
+                loc,
+                f"{what} {text!r} looks like {ref!r} ({texts[ref][1]}) but is another id (it holds "
+                f"{described(odd_character(text, ref))}): a policy, job or query naming one does not name "
+                "the other; expected names that differ in what a reader sees",
+            )
+    for _, what, text, loc in names:
+        if text in reported or text.isascii():
+            continue
+        ch = mixed_letter(text)
+        if ch is not None:
+            reported.add(text)
+            problems.add(
+                loc,
+                f"{what} {text!r} mixes {described(ch)} into a word of Latin letters: it reads as "
+                f"{skeleton(text)!r}, which a policy, job or query would write, but does not name it; "
+                "expected each word in one script",
+            )
+
+
+def _written_names(docs: Sequence[YMap]) -> Iterator[tuple[Scope, str, str, SourceLocation]]:
+    """(scope, what, text, where) of every object name and link id as written, in file order."""
+    template_kinds: dict[str, object] = {}
+    for doc in docs:
+        templates = doc.get("templates")
+        if isinstance(templates, YMap):
+            for tname, body in templates.items():
+                if isinstance(body, YMap):
+                    template_kinds[tname] = body.get("kind")
+    # (entry, its scope, the template's name for a template body); an explicit stack: YAML
+    # nesting is bounded by the reader's limits, but a stack is no frame per level.
+    for doc in docs:
+        yield from _link_ids(doc, _TOP)
+    stack: list[tuple[YMap, Scope, str | None]] = []
+    for doc in reversed(docs):
+        templates = doc.get("templates")
+        for item in reversed(_maps(doc.get("objects"))):
+            stack.append((item, _TOP, None))
+        if isinstance(templates, YMap):
+            for tname, body in reversed(list(templates.items())):
+                if isinstance(body, YMap):
+                    stack.append((body, _TOP, tname))
+    while stack:
+        entry, scope, template = stack.pop()
+        if template is None:
+            name = entry.get("name")
+            if isinstance(name, str):
+                yield scope, "object name", name, entry.key_loc("name")
+        kind = entry.get("kind")
+        if kind is None:
+            kind = template_kinds.get(str(entry.get("template")))
+        inner: Scope = scope
+        if kind == "node":
+            inner = ("template", template) if template is not None else ("node", id(entry))
+        yield from _link_ids(entry, inner)
+        for child in reversed(_maps(entry.get("children"))):
+            stack.append((child, inner, None))
+
+
+def _link_ids(entry: YMap, scope: Scope) -> Iterator[tuple[Scope, str, str, SourceLocation]]:
+    for link in _maps(entry.get("links")):
+        lid = link.get("id")
+        if isinstance(lid, str):
+            yield ("links", repr(scope)), "link id", lid, link.key_loc("id")
+
+
+def _maps(value: object) -> list[YMap]:
+    return [item for item in value if isinstance(item, YMap)] if isinstance(value, YList) else []
