@@ -145,6 +145,18 @@ def test_names_in_different_nodes_are_different_ids() -> None:
     assert _problems(text) == []
 
 
+def test_a_socket_templates_names_are_ids_inside_nodes() -> None:
+    # Template sock (a cpu) names DZE-ER-DZE: stamped into node n0 it is n0/<it>, not the top-level sps.
+    lookalike = f"{DZE}{ER}{DZE}"
+    text = (
+        "apiVersion: topolog.dev/v1\ntemplates:\n"
+        + f"  sock: {{kind: cpu, children: [{{name: {lookalike}, kind: cache}}]}}\n"
+        + "  box: {kind: node, children: [{template: sock, name: cpu0}]}\n"
+        + "objects:\n  - {name: sps, kind: switch}\n  - {template: box, name: n0}\n"
+    )
+    assert _problems(text) == []
+
+
 def test_shared_helpers() -> None:
     assert skeleton(f"sp{I_CYR}ne0") == "spine0"
     assert skeleton("\uff53pine0") == "spine0"  # fullwidth s folds to s

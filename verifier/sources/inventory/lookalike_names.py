@@ -23,6 +23,8 @@ from verifier.sources.inventory.yaml_source import YList, YMap
 
 Scope = tuple[str, str | int]
 _TOP: Scope = ("top", 0)
+# Kinds whose template's objects keep their names as ids (a rack type's nodes): the top level.
+_CONTAINERS = frozenset({"fleet", "pod", "rack", None})
 
 
 def plain_text(files: Sequence[ReadFile]) -> bool:
@@ -105,8 +107,11 @@ def _written_names(docs: Sequence[YMap]) -> Iterator[tuple[Scope, str, str, Sour
         if kind is None:
             kind = template_kinds.get(str(entry.get("template")))
         inner: Scope = scope
-        if kind == "node":
-            inner = ("template", template) if template is not None else ("node", id(entry))
+        if template is not None and kind not in _CONTAINERS:
+            # A node type, or a part stamped into nodes (a socket's cores): ids under the node.
+            inner = ("template", template)
+        elif kind == "node":
+            inner = ("node", id(entry))
         yield from _link_ids(entry, inner)
         for child in reversed(_maps(entry.get("children"))):
             stack.append((child, inner, None))
