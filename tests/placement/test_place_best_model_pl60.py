@@ -214,6 +214,19 @@ def test_a_mig_why_not_counts_the_judged_model_and_names_it(tmp_path: Path, engi
 
 
 @pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_verify_quotes_the_mig_why_not_with_its_model_as_place_does(tmp_path: Path, engine: str) -> None:
+    # Review R-PL of round 60: `verify --jobs` quotes the closest domain's why-not in PLACE001
+    # ("Closest: ..."); without the model, "8 GPUs" read as the count of rack r0, which holds 12.
+    rack, jobs = _write(tmp_path, "rack.yaml", MIG_RACK), _write(tmp_path, "jobs.yaml", MIG_JOBS)
+    code, out, err = run_cli(
+        "verify", str(rack), "--jobs", str(jobs), "--no-authorization", "--engine", engine, "--format", "json"
+    )
+    assert code == 1, err
+    (place001,) = [f for f in json.loads(out)["findings"] if f["rule"] == "PLACE001"]
+    assert place001["message"].endswith(" Closest: r0: 8 A100-SXM4-40GB GPUs, job needs 15.")
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
 def test_sxm_and_pcie_cards_of_one_family_never_make_one_job(tmp_path: Path, engine: str) -> None:
     by_job = _place(
         _write(tmp_path, "rack.yaml", SXM_PCIE), _write(tmp_path, "jobs.yaml", SXM_PCIE_JOBS), "--engine", engine
