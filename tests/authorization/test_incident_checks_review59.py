@@ -21,29 +21,10 @@ import re
 from pathlib import Path
 
 import pytest
+from authorization.incident_inputs import INVENTORY, PRINCIPALS
 from cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
-
-INVENTORY = """apiVersion: topolog.dev/v1
-objects:
-  - name: r0
-    kind: rack
-    labels: {tenant: render}
-    children:
-      - {name: ws0, kind: node, labels: {quarantine: "true"}, children: [{name: gpu0, kind: gpu, model: RTX-4090}]}
-      - {name: ws1, kind: node, children: [{name: gpu0, kind: gpu, model: RTX-4090}]}
-"""
-
-PRINCIPALS = """apiVersion: topolog.dev/v1
-kind: Principals
-teams:
-  - {id: render, tenant: render}
-  - {id: oncall, tenant: render, role: sre}
-users:
-  - {id: rhea, teams: [render], role: engineer}
-  - {id: otto, teams: [render, oncall], role: sre}
-"""
 
 
 def _quarantine(exception: str, permit_scope: str = "principal", permit_condition: str = "") -> str:
