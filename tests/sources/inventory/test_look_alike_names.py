@@ -157,6 +157,25 @@ def test_a_socket_templates_names_are_ids_inside_nodes() -> None:
     assert _problems(text) == []
 
 
+def test_a_name_written_in_full_is_looked_up_among_made_ids(tmp_path: Path) -> None:
+    # "s{i}" count 2 (line 3) makes s0 and s1. DZE + "1" (line 4) reads as s1: refused, naming
+    # line 3; DZE + "7" (line 5) reads as s7, which nothing makes: it loads.
+    text = (
+        HEAD
+        + '  - {name: "s{i}", kind: switch, count: 2}\n'
+        + f"  - {{name: {DZE}1, kind: switch}}\n"
+        + f"  - {{name: {DZE}7, kind: switch}}\n"
+    )
+    ((line, message),) = _problems(text)
+    assert line == 4
+    assert message.startswith(f"object name '{DZE}1' looks like 's1' (t.yaml:3:")
+    assert "U+0455 CYRILLIC SMALL LETTER DZE" in message
+    path = tmp_path / "inv.yaml"
+    path.write_text(text, encoding="utf-8")
+    assert partial_inventory([(str(path), text.encode())], ["s1"]) is None
+    assert _problems(text.replace(f"{DZE}1", f"{DZE}8")) == []
+
+
 def test_shared_helpers() -> None:
     assert skeleton(f"sp{I_CYR}ne0") == "spine0"
     assert skeleton("\uff53pine0") == "spine0"  # fullwidth s folds to s

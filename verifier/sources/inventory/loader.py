@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from verifier.core.errors import SourceLocation
 from verifier.core.gc_pause import collector_paused
 from verifier.sources.inventory.catalog import builtin_models, parse_models
-from verifier.sources.inventory.lookalike_names import check_look_alike_names, plain_text
+from verifier.sources.inventory.lookalike_names import check_look_alike_names, made_look_alikes, plain_text
 from verifier.sources.inventory.model import CatalogModel, Inventory
 from verifier.sources.inventory.raw_files import ReadFile, read_files
 from verifier.sources.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
@@ -53,13 +54,15 @@ def load_inventory_text(text: str, filename: str = "<inventory>") -> Inventory:
 
 
 def _build(docs: list[YMap], files: list[str], problems: Problems, *, plain: bool) -> Inventory:
-    if not plain:  # an ASCII file can hold no look-alike letter: nothing to read (lookalike_names.py)
-        check_look_alike_names(docs, problems)
+    # An ASCII file can hold no look-alike letter: nothing to read (lookalike_names.py).
+    unsure = [] if plain else check_look_alike_names(docs, problems)
     with collector_paused():  # millions of small objects and no reference cycles (see core/gc_pause.py)
-        return _build_inventory(docs, files, problems)
+        return _build_inventory(docs, files, problems, unsure)
 
 
-def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> Inventory:
+def _build_inventory(
+    docs: list[YMap], files: list[str], problems: Problems, unsure: list[tuple[str, SourceLocation]]
+) -> Inventory:
     inv = Inventory(files=tuple(files))
     for m in builtin_models():
         inv.models[m.name] = m
@@ -151,6 +154,8 @@ def _build_inventory(docs: list[YMap], files: list[str], problems: Problems) -> 
         # the objects it lacks must still fail the load rather than vanish.
         for cause in sorted(set(sink.failed.values())):
             problems.add(cause, "this entry could not be expanded into objects; expected a name and a kind")
+    if unsure:
+        made_look_alikes(unsure, inv.found, problems)
     problems.raise_if_any()
     return inv
 

@@ -13,10 +13,11 @@ letter drawn as a Latin one into Latin letters is one too, with or without the i
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from verifier.core.errors import SourceLocation
 from verifier.core.lookalike import described, mixed_letter, odd_character, skeleton
+from verifier.sources.inventory.model import Obj
 from verifier.sources.inventory.raw_files import ReadFile
 from verifier.sources.inventory.validate import Problems
 from verifier.sources.inventory.yaml_source import YList, YMap
@@ -34,13 +35,15 @@ def plain_text(files: Sequence[ReadFile]) -> bool:
     return all(isinstance(data, bytes) and data.isascii() and b"\\" not in data for _, data in files)
 
 
-def check_look_alike_names(docs: Sequence[YMap], problems: Problems) -> None:
+def check_look_alike_names(docs: Sequence[YMap], problems: Problems) -> list[tuple[str, SourceLocation]]:
     """Add a problem for each object name or link id that looks like another of its scope, or mixes
-    a look-alike letter into a word of Latin letters.
+    a look-alike letter into a word of Latin letters. Returns the top-level names written in full
+    that may still look like an id a count pattern makes (`made_look_alikes` reads them once the
+    ids are made).
     """
     names = list(_written_names(docs))
     if all(text.isascii() for _, _, text, _ in names):
-        return
+        return []
     odd_scopes = {scope for scope, _, text, _ in names if not text.isascii()}
     groups: dict[tuple[Scope, str], dict[str, tuple[str, SourceLocation]]] = {}
     for scope, what, text, loc in names:
@@ -73,6 +76,35 @@ def check_look_alike_names(docs: Sequence[YMap], problems: Problems) -> None:
                 f"{skeleton(text)!r}, which a policy, job or query would write, but does not name it; "
                 "expected each word in one script",
             )
+    return [
+        (text, loc)
+        for scope, what, text, loc in names
+        if scope == _TOP
+        and what == "object name"
+        and text not in reported
+        and "{" not in text
+        and not text.isascii()
+        and skeleton(text) != text
+    ]
+
+
+def made_look_alikes(
+    unsure: Sequence[tuple[str, SourceLocation]], found: Mapping[str, Obj], problems: Problems
+) -> None:
+    """A top-level name written in full that looks like an id a count pattern made (a Cyrillic
+    `\u0455\u0440\u0455`, "sps", beside `sp{i}`'s `sps`... of a fleet): one lookup each, after the load.
+    """
+    for text, loc in unsure:
+        drawn = skeleton(text)
+        other = found.get(drawn)
+        if other is None:
+            continue
+        problems.add(
+            loc,
+            f"object name {text!r} looks like {drawn!r} ({other.loc}) but is another id (it holds "
+            f"{described(odd_character(text, drawn))}): a policy, job or query naming one does not name "
+            "the other; expected names that differ in what a reader sees",
+        )
 
 
 def _written_names(docs: Sequence[YMap]) -> Iterator[tuple[Scope, str, str, SourceLocation]]:

@@ -73,9 +73,8 @@ def partial_inventory(files: Sequence[ReadFile], wanted: Iterable[str]) -> Parti
             return None
     problems = Problems()
     docs = documents_of(files, problems)
-    if not plain_text(files):  # look-alike names: the whole load reports them
-        check_look_alike_names(docs, problems)
-    if problems:
+    # Look-alike names, or a name that may look like a made id: the whole load reports them.
+    if problems or (not plain_text(files) and (check_look_alike_names(docs, problems) or problems)):
         return None
     with collector_paused():
         return _partial(docs, [name for name, _ in files], problems, "\n".join(wanted))
