@@ -1,0 +1,80 @@
+"""Review R-RT2 (round 14) of the `dcgmi diag` reader (9dae1d8): a 4.x warning read as a failure, JSON shapes that
+crashed, rows whose reading took time quadratic in their length, GPU ids in other digits.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from verifier.core.errors import TopologError
+from verifier.sources.observed import dcgmi_diag
+
+PASS_442 = Path(__file__).parent / "samples" / "dcgmi-diag" / "dcgm-4.4.2-a30-pass.txt"
+
+
+def _row(name: str, value: str) -> str:
+    return f"| {name:<25} | {value:<46} |\n"
+
+
+def _442(memory_rows: str) -> str:
+    text = PASS_442.read_text()
+    old = _row("memory", "Pass") + _row("", "GPU0: Pass")
+    assert text.count(old) == 1
+    return text.replace(old, memory_rows)
+
+
+def _failed(text: str) -> list[tuple[int | None, int | None]]:
+    return [(c.gpu.index, c.source.line) for c in dcgmi_diag.read(text, "diag.txt", "n1").counters]
+
+
+def test_4x_warn_printed_as_gpu_fail_is_no_failure() -> None:
+    # dcgmi 4.x (dcgmi/Diag.cpp, HelperDisplayEntityResults) prints an entity's result with HelperDisplayDiagResult's
+    # default, which shows Warn as "Fail"; only the test's own row (HelperDisplayGlobalResult) shows "Warn". So a
+    # GPU that only warned reads `memory | Warn`, `GPU0: Fail`, `Warning: GPU0 | ...`: no failure.
+    warned = _row("memory", "Warn") + _row("", "GPU0: Fail") + _row("Warning: GPU0", "Thermal violations totaling 0.0")
+    assert _failed(_442(warned)) == []
+    # The same rows under a test whose own row says Fail are GPU 0's failure: Hardware header at line 12, memory
+    # at 13, GPU0 at 14, its Warning at 15 (the observation's line).
+    failed = warned.replace(_row("memory", "Warn"), _row("memory", "Fail"))
+    assert _failed(_442(failed)) == [(0, 15)]
+
+
+@pytest.mark.parametrize("categories", ["5", "true", '"Hardware"', '{"category": "Hardware"}'])
+def test_json_test_categories_not_a_list_is_refused_at_its_file(categories: str) -> None:
+    # An int or true was iterated: TypeError, 'internal error' without a file or line.
+    text = '{"DCGM GPU Diagnostic": {"test_categories": ' + categories + "}}"
+    with pytest.raises(TopologError, match=r"^diag\.txt:1: 'test_categories' is not a list"):
+        dcgmi_diag.read(text, "diag.txt", "n1")
+
+
+def test_long_rows_of_spaces_are_refused_at_their_line() -> None:
+    # A category-header-like row `|- x<spaces>-` and a GPU result `GPU0: x<spaces>y`, 60,000 spaces each: both
+    # are refused at their line (the header at 5, the result row at 6). The patterns before took time quadratic in
+    # the spaces (40,000: 26 s and 13 s).
+    head = PASS_442.read_text().split("|-----  Metadata", 1)[0]
+    assert head.count("\n") == 4
+    for row, line in (
+        ("|- x" + " " * 60_000 + "-\n", 5),
+        ("| memory" + " " * 19 + "| GPU0: x" + " " * 60_000 + "y |\n", 6),
+    ):
+        text = head + "+-----  Hardware  ----------+------------------------------------------------+\n" * (line - 5)
+        with pytest.raises(TopologError, match=rf"^diag\.txt:{line}: "):
+            dcgmi_diag.read(text + row + "+---------------------------+---+\n", "diag.txt", "n1")
+
+
+def test_gpu_ids_only_in_ascii_whole_numbers() -> None:
+    # "٣" (ARABIC-INDIC DIGIT THREE) was read as GPU 3, in the table and in JSON; a negative id was kept as -1.
+    with pytest.raises(TopologError, match=r"^diag\.txt:13: diagnostic result 'Fail - GPU: ٣'"):
+        dcgmi_diag.read(_442(_row("memory", "Fail - GPU: ٣")), "diag.txt", "n1")
+    for gpu in ("٣", -1):
+        result = {"gpu_id": gpu, "status": "Fail", "warnings": [{"warning": "bad page"}]}
+        doc = {
+            "DCGM GPU Diagnostic": {
+                "test_categories": [{"category": "Hardware", "tests": [{"name": "GPU Memory", "results": [result]}]}]
+            }
+        }
+        with pytest.raises(TopologError, match=r"GPU id .*; expected a whole number"):
+            dcgmi_diag.read(json.dumps(doc), "diag.txt", "n1")
