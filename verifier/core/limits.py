@@ -319,6 +319,14 @@ def read_limited(path: str | Path, name: str | None = None, what: str = "file") 
     try:
         st = os.stat(path)
     except OSError as err:
+        # A link to nothing is there (`ls` lists it, as a folder listing found it): "no such
+        # file" alone sent the user looking for a file that is in plain sight.
+        if os.path.islink(path):
+            raise TopologError.at(
+                loc,
+                f"cannot read {what}: it is a symbolic link that leads to no file (dangling, or a loop of links); "
+                "expected a file",
+            ) from None
         raise TopologError.at(loc, f"cannot read {what}: {err.strerror or err}") from None
     mode = st.st_mode
     if stat.S_ISDIR(mode):

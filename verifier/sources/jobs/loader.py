@@ -110,15 +110,41 @@ def load_jobs_text(text: str, filename: str = "<jobs>") -> Jobs:
     return _build(read_document_text(text, filename, problems), [filename], problems)
 
 
+def folder_job_files(folder: Path, suffixes: tuple[str, ...]) -> tuple[list[Path], list[Path]]:
+    """A jobs folder's entries named like a job file: those read, and the hidden ones left out (both sorted).
+
+    Not only regular files are read: a pipe or a dangling link named like a job file is refused
+    where it is read, never skipped (a job left out without a word is never judged). A hidden
+    entry (its name starts with '.') is left out, as the shell's `jobs/*.yaml` leaves it out (POSIX
+    pathname expansion matches a leading period only when the pattern writes it): what editors
+    and copies leave there is no job file (Emacs's lock `.#a.yaml`, a link to user@host.pid that
+    never exists; macOS's `._a.yaml` resource forks on a non-Apple disk). The caller names each in
+    a note, and a hidden file named on the command line is read.
+    """
+    named = sorted(q for q in folder.iterdir() if q.suffix in suffixes and not q.is_dir())
+    return [q for q in named if not q.name.startswith(".")], [q for q in named if q.name.startswith(".")]
+
+
+def hidden_note(hidden: list[Path]) -> str:
+    """What a folder's hidden job-named entries are, for the note (or the error) that names them."""
+    names = ", ".join(q.name for q in hidden)
+    return (
+        f"hidden entries not read: {names} (a name starting with '.', as an editor's lock or "
+        "backup; the shell's *.yaml leaves them out too); name a file on the command line to read it"
+    )
+
+
 def _expand(paths: Iterable[str | Path], problems: Problems) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            # A pipe or a dangling link named like a job file is refused where it is read, not skipped.
-            found = sorted(q for q in path.iterdir() if q.suffix in (".yaml", ".yml") and not q.is_dir())
+            found, hidden = folder_job_files(path, (".yaml", ".yml"))
             if not found:
-                problems.add(SourceLocation(str(path)), "folder holds no job files; expected *.yaml or *.yml files")
+                also = f" ({hidden_note(hidden)})" if hidden else ""
+                problems.add(
+                    SourceLocation(str(path)), f"folder holds no job files; expected *.yaml or *.yml files{also}"
+                )
             out.extend(found)
         else:
             out.append(path)

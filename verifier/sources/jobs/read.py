@@ -29,7 +29,7 @@ from verifier.sources.inventory.raw_files import read_files
 from verifier.sources.inventory.validate import Problems
 from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_stream
 from verifier.sources.jobs.kubernetes import API_GROUPS, is_kubernetes, pod_group, read_pod_groups, read_workload
-from verifier.sources.jobs.loader import API_VERSION, read_topolog_document
+from verifier.sources.jobs.loader import API_VERSION, folder_job_files, hidden_note, read_topolog_document
 from verifier.sources.jobs.pod_spec import GPU_RESOURCES, MIG_RESOURCE
 from verifier.sources.jobs.principal_rules import PrincipalRule
 from verifier.sources.jobs.slurm_batch import is_batch_script, read_batch_script
@@ -46,9 +46,9 @@ class NoGpuRequested(TopologError):
 def read_jobs(paths: Iterable[str | Path], principal_from: tuple[PrincipalRule, ...] = ()) -> Jobs:
     """Every job of the files and folders given (a folder: its job files, sorted); TopologError on bad input."""
     problems = Problems()
-    files = _expand(paths, problems)
-    jobs: dict[str, Job] = {}
     notes: list[Diagnostic] = []
+    files = _expand(paths, problems, notes)
+    jobs: dict[str, Job] = {}
     names: list[str] = []
     groups: dict[str, list[YMap]] = {}  # Kueue pod groups: their pods may be spread over files
     cpu_only: list[Diagnostic] = []  # workloads that ask for no GPU
@@ -98,22 +98,21 @@ def _cpu_only(cpu_only: list[Diagnostic], jobs: dict[str, Job]) -> list[Diagnost
     return [Diagnostic(d.location, f"{d.message}: not placed") for d in cpu_only]
 
 
-def _expand(paths: Iterable[str | Path], problems: Problems) -> list[Path]:
+def _expand(paths: Iterable[str | Path], problems: Problems, notes: list[Diagnostic]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            # Not only regular files: a pipe or a dangling link named like a job file is refused
-            # where it is read, never skipped (a job left out without a word is never judged).
-            found = sorted(
-                q for q in path.iterdir() if q.suffix in (*YAML_SUFFIXES, *SCRIPT_SUFFIXES) and not q.is_dir()
-            )
+            found, hidden = folder_job_files(path, (*YAML_SUFFIXES, *SCRIPT_SUFFIXES))
             if not found:
+                also = f" ({hidden_note(hidden)})" if hidden else ""
                 problems.add(
                     SourceLocation(str(path)),
                     "folder holds no job files; expected *.yaml or *.yml files, or Slurm batch scripts "
-                    "(*.sh, *.sbatch, *.slurm)",
+                    f"(*.sh, *.sbatch, *.slurm){also}",
                 )
+            elif hidden:
+                notes.append(Diagnostic(SourceLocation(str(path)), hidden_note(hidden)))
             out.extend(found)
         else:
             out.append(path)
