@@ -34,7 +34,11 @@ def test_4x_warn_printed_as_gpu_fail_is_no_failure() -> None:
     # dcgmi 4.x (dcgmi/Diag.cpp, HelperDisplayEntityResults) prints an entity's result with HelperDisplayDiagResult's
     # default, which shows Warn as "Fail"; only the test's own row (HelperDisplayGlobalResult) shows "Warn". So a
     # GPU that only warned reads `memory | Warn`, `GPU0: Fail`, `Warning: GPU0 | ...`: no failure.
-    warned = _row("memory", "Warn") + _row("", "GPU0: Fail") + _row("Warning: GPU0", "Thermal violations totaling 0.0")
+    warned = (
+        _row("memory", "Warn")
+        + _row("", "GPU0: Fail")
+        + _row("Warning: GPU0", "Found 3 faulty memory elements on GPU 0")
+    )
     assert _failed(_442(warned)) == []
     # The same rows under a test whose own row says Fail are GPU 0's failure: Hardware header at line 12, memory
     # at 13, GPU0 at 14, its Warning at 15 (the observation's line).
@@ -78,3 +82,33 @@ def test_gpu_ids_only_in_ascii_whole_numbers() -> None:
         }
         with pytest.raises(TopologError, match=r"GPU id .*; expected a whole number"):
             dcgmi_diag.read(json.dumps(doc), "diag.txt", "n1")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # DCGM_FR_THERMAL_VIOLATIONS_TS, as DCGM#242 quotes it (a 0.0 s violation failed the test).
+        "GPU 0 Thermal violations totaling 0.0 seconds started at 30.0 seconds into the test",
+        # DCGM_FR_THROTTLING_VIOLATION, DCGM_FR_TARGET_POWER, DCGM_FR_MEMORY_ALLOC (format strings in dcgm_errors.h).
+        "Clocks are being throttled for GPU 0 because of clock throttling starting 2.0 seconds into the test. "
+        "HW Power Brake",
+        "Max power of 180.0 did not reach desired power minimum target_power of 240.0 for GPU 0",
+        "Couldn't allocate at least 50.0% of GPU memory on GPU 0",
+    ],
+)
+def test_conditions_a_gpu_ran_under_are_no_fault_of_it(message: str) -> None:
+    # DCGM ranks each DCGM_ERROR_MONITOR ("can perform workload", dcgm_errors.c): a failed targeted_stress whose
+    # only message is one of these takes no GPU out of service. Beside it, a message of a fault (DCGM_FR_FAULTY_MEMORY,
+    # DCGM_ERROR_ISOLATE) under memory still does: Hardware header at 12, memory 13, GPU0 14, its Warning 15.
+    stress = "+-----  Stress  ------------+------------------------------------------------+\n"
+    rows = _row("memory", "Pass") + _row("", "GPU0: Pass") + stress + _row("targeted_stress", "Fail")
+    rows += _row("", "GPU0: Fail") + "".join(
+        _row("Warning: GPU0" if i == 0 else "", message[i : i + 45]) for i in range(0, len(message), 45)
+    )
+    assert _failed(_442(rows)) == []
+    faulty = (
+        _row("memory", "Fail")
+        + _row("", "GPU0: Fail")
+        + _row("Warning: GPU0", "Found 3 faulty memory elements on GPU 0")
+    )
+    assert _failed(_442(faulty + rows[len(_row("memory", "Pass") + _row("", "GPU0: Pass")) :])) == [(0, 15)]

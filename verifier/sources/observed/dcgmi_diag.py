@@ -93,6 +93,17 @@ _ENTITY = re.compile(r"^(GPU|CPU) ?(\d+): (\S.*)$", re.ASCII)
 _CODE = re.compile(r"^Code: \(\d+\)$", re.ASCII)
 _NAMES_GPU = re.compile(r"\bGPU ?(\d+)", re.ASCII)
 _NVLINK_DOWN = re.compile(r"NvLink link \d+ is currently down", re.IGNORECASE)
+_CONDITIONS = re.compile(
+    r"thermal violations totaling|Clocks are being throttled for GPU|did not reach desired power minimum"
+    r"|did not reach desired stress level|Enforced power limit on GPU|Couldn't allocate at least",
+    re.IGNORECASE,
+)
+"""Messages of the conditions a GPU ran under, not of a fault in it: thermal violations, clock throttling, power
+or stress short of the target, a power limit set below the target, memory other processes hold. DCGM ranks each
+DCGM_ERROR_MONITOR, "can perform workload" (DCGM_FR_THERMAL_VIOLATIONS(_TS), _THROTTLING_VIOLATION, _TARGET_POWER,
+_STRESS_LEVEL, _ENFORCED_POWER_LIMIT, _MEMORY_ALLOC in dcgmlib/src/dcgm_errors.c; a throttle's next step is
+"This GPU can still perform workload"): cooling, power caps and a busy GPU are the site's to judge, not a GPU to
+take out of service (DCGM#242: a 0.0 s thermal violation failed the test)."""
 _MESSAGE_ROWS = ("warning", "error", "info")
 _CUT = 45
 """Characters of a message per table row (dcgmi's DATA_INFO_TAG_LEN)."""
@@ -373,6 +384,8 @@ def _judge(tests: list[_Test], filename: str, host: str) -> list[CounterObservat
         for words, line in t.messages:
             if _NVLINK_DOWN.search(words):
                 continue  # an NVLink down: the NVLink readers judge it against the declared links
+            if _CONDITIONS.search(words):
+                continue  # the conditions it ran under (cooling, power, a busy GPU), not a fault of the GPU
             named = _NAMES_GPU.search(words)
             if named is None:
                 continue
