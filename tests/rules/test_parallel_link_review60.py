@@ -6,8 +6,8 @@ may write each of a GPU's NVLinks on a line of its own (one NVLink a line, each 
 instead of one line with `count: 5`): k such links between a GPU and a chip are k(k - 1) pairs, 64 a
 GPU for 5, 4, 4 and 5 links to four chips. Held to the end of the evaluation, these took about 60 MB
 more peak than before c5e6688 at 32,768 GPUs of that shape (whole-process peak 553-567 -> 614-630 MB;
-572-574 MB with a row per link), where no pair had a finding. The relation now holds a row per link that has such a twin; the findings of
-both checks on such links are unchanged (the cases below).
+572-574 MB with a row per link), where no pair had a finding. The relation now holds a row per link
+that has such a twin; the findings of both checks on such links are unchanged (the cases below).
 """
 
 from __future__ import annotations
