@@ -112,3 +112,23 @@ def test_conditions_a_gpu_ran_under_are_no_fault_of_it(message: str) -> None:
         + _row("Warning: GPU0", "Found 3 faulty memory elements on GPU 0")
     )
     assert _failed(_442(faulty + rows[len(_row("memory", "Pass") + _row("", "GPU0: Pass")) :])) == [(0, 15)]
+
+
+def test_a_gpu_list_dcgmi_cut_at_its_column() -> None:
+    # dcgmi cuts a value wider than its 46-character column to 43 characters and '...' (ReplaceTag in
+    # dcgmi/CommandOutputController.cpp): sixteen GPUs of which GPU 15 fails print `Pass - GPUs: 0, 1, ..., 14   `
+    # ("Pass - GPUs: " 13, "0, " .. "9, " 30, "10, 11, 12, 13, 14" 18, three spaces: 64 > 46) as its first 43
+    # characters "Pass - GPUs: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, " and "...". Before, the whole file was refused there.
+    passed = "Pass - GPUs: " + ", ".join(str(i) for i in range(15)) + "   "
+    shown = passed[:43] + "..."
+    assert shown == "Pass - GPUs: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ..."
+    hardware = "+-----  Hardware  ----------+------------------------------------------------+\n"
+    head = PASS_442.read_text().split(hardware, 1)[0] + hardware
+    # Hardware at line 12: GPU Memory at 13, its Fail row at 14, GPU 15's Warning at 15 (the observation's line).
+    rows = _row("GPU Memory", shown) + _row("", "Fail - GPU: 15") + _row("Warning", "GPU 15 Found 3 faulty memory")
+    footer = "+---------------------------+------------------------------------------------+\n"
+    assert _failed(head + rows + footer) == [(15, 15)]
+    # A cut list of failed GPUs does not say which failed: refused at its line.
+    failed = _row("GPU Memory", "Pass - GPU: 15") + _row("", shown.replace("Pass", "Fail"))
+    with pytest.raises(TopologError, match=r"^diag\.txt:14: the list of failed GPUs is cut short"):
+        dcgmi_diag.read(head + failed + footer, "diag.txt", "n1")

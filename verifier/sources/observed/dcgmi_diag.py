@@ -91,6 +91,9 @@ _ROW = re.compile(r"^\| (.{25}) \| (.*?)(?: \|)?$")
 _GROUPED = re.compile(r"^(Pass|Fail|Skip|Warn|[A-Za-z]+) - (All|GPUs?: (\d+(?:, \d+)*))\s*$", re.ASCII)
 _ENTITY = re.compile(r"^(GPU|CPU) ?(\d+): (\S.*)$", re.ASCII)
 _CODE = re.compile(r"^Code: \(\d+\)$", re.ASCII)
+_CUT_LIST = re.compile(r"^(Pass|Fail|Skip|Warn) - GPUs: [\d, ]*\.\.\.$", re.ASCII)
+"""A GPU list dcgmi cut: a value wider than its 46-character column is cut to 43 and `...` (ReplaceTag in
+dcgmi/CommandOutputController.cpp), so `Pass - GPUs: 0, 1, ..., 10` of eleven GPUs or more ends `9, ...`."""
 _NAMES_GPU = re.compile(r"\bGPU ?(\d+)", re.ASCII)
 _NVLINK_DOWN = re.compile(r"NvLink link \d+ is currently down", re.IGNORECASE)
 _CONDITIONS = re.compile(
@@ -243,6 +246,16 @@ def _read_table(text: str, filename: str) -> list[_Test]:
         elif test is None:
             raise TopologError.at(loc, "a result row without a test; expected the test's name in the first column")
         if _CODE.match(info):
+            continue
+        cut = _CUT_LIST.match(info)
+        if cut:
+            # The GPUs of a Pass, Skip or Warn row fail nothing: its cut list is read as no failure. A failed
+            # list that is cut does not say which GPUs failed: refused, not guessed.
+            if cut.group(1) == "Fail":
+                raise TopologError.at(
+                    loc, "the list of failed GPUs is cut short by dcgmi ('...'); expected it whole (use dcgmi diag -j)"
+                )
+            test.entities = True
             continue
         grouped, entity_row = _GROUPED.match(info), _ENTITY.match(info)
         if grouped:
