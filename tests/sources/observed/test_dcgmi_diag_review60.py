@@ -132,3 +132,15 @@ def test_a_gpu_list_dcgmi_cut_at_its_column() -> None:
     failed = _row("GPU Memory", "Pass - GPU: 15") + _row("", shown.replace("Pass", "Fail"))
     with pytest.raises(TopologError, match=r"^diag\.txt:14: the list of failed GPUs is cut short"):
         dcgmi_diag.read(head + failed + footer, "diag.txt", "n1")
+
+
+def test_a_4x_gpu_result_after_a_message_of_whole_rows_is_that_gpus() -> None:
+    # GPU 0's message is 90 characters: two full rows of 45 (lines 15-16); the next row `GPU1: Fail` (line 17) is
+    # GPU 1's own result, then its Warning (line 18). Before, that row was joined to GPU 0's message as its third
+    # piece and GPU 1's failure was lost.
+    message = "Found 3 faulty memory elements on GPU 0 at 0x7f3a0000,0x7f3a0040,0x7f3a0080,0x7f3a00c0,0x7f3a0"
+    message = message[:90]
+    assert len(message) == 90 and message[44] != " " and message[89] != " "
+    rows = _row("memory", "Fail") + _row("", "GPU0: Fail") + _row("Warning: GPU0", message[:45])
+    rows += _row("", message[45:]) + _row("", "GPU1: Fail") + _row("Warning: GPU1", "Found 2 faulty memory elements")
+    assert _failed(_442(rows)) == [(0, 15), (1, 18)]

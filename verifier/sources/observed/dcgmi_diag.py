@@ -224,7 +224,11 @@ def _read_table(text: str, filename: str) -> list[_Test]:
         # it, unless it reads as a result row and the row before it was not full (the message had ended).
         if not name and message is not None:
             full = len(message[-1]) >= _CUT and message[-1][_CUT - 1] != " "
-            if full or not (_GROUPED.match(info) or _ENTITY.match(info) or _CODE.match(info)):
+            # After a full row, a 4.x GPU's own result (`GPU1: Fail`, shorter than a row of message) is that GPU's
+            # row: a message of a multiple of 45 characters (one in 45) swallowed the next GPU's failure before.
+            entity = _ENTITY.match(info)
+            own = entity is not None and entity.group(3) in STATUSES and len(info) < _CUT
+            if (full and not own) or not (_GROUPED.match(info) or entity or _CODE.match(info)):
                 message.append(cell[:_CUT])
                 continue
         close_message()
