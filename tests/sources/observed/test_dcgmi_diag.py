@@ -156,6 +156,25 @@ def test_4x_json_gpu_result_with_its_warning() -> None:
         dcgmi_diag.read(json.dumps({"DCGM Diagnostic": {"runtime_error": "no GPUs"}}), "diag.txt", "n1")
 
 
+def test_4x_json_failure_ranked_monitor_or_config_is_no_gpu_fault() -> None:
+    # dcgm_errors.h: error_severity 1 is DCGM_ERROR_MONITOR ("can perform workload, but needs to be
+    # monitored"), 5 DCGM_ERROR_CONFIG, 2 DCGM_ERROR_ISOLATE ("GPU should be isolated"); DCGM's own
+    # JSON test (testing/python3/tests/test_dcgmi.py) shows a thermal warning as a result carrying
+    # error_severity 1. A result whose every message is ranked 1 or 5 takes no GPU out; one ranked 2,
+    # or a mix, or a message without a rank, does (line 13: the result's status, as above).
+    def result(*ranks: object) -> dict[str, object]:
+        warnings = [{"warning": f"issue {i}", "error_severity": r} for i, r in enumerate(ranks)]
+        return {"entity_group": "GPU", "entity_id": 1, "status": "Fail", "warnings": warnings}
+
+    assert _failed(_json4(result(1))) == []
+    assert _failed(_json4(result(1, 5))) == []
+    assert [(g, line) for g, line, _ in _failed(_json4(result(2)))] == [(1, 13)]
+    assert [(g, line) for g, line, _ in _failed(_json4(result(1, 2)))] == [(1, 13)]
+    # A rank written as text or true is not DCGM's integer: not read as a rank, so the failure counts.
+    assert [(g, line) for g, line, _ in _failed(_json4(result("1")))] == [(1, 13)]
+    assert [(g, line) for g, line, _ in _failed(_json4(result(True)))] == [(1, 13)]
+
+
 def _verify(tmp_path: Path, text: str, gpu0_state: str = "") -> tuple[int, list[tuple[list[str], str]], str]:
     (tmp_path / "obs" / "n1").mkdir(parents=True, exist_ok=True)
     (tmp_path / "obs" / "n1" / "dcgmi-diag.txt").write_text(text)

@@ -358,7 +358,7 @@ def _read_json(text: str, filename: str) -> list[_Test]:
                         # JSON names the result's GPU: a message that names none is that GPU's.
                         named = words if gpu is None or _NAMES_GPU.search(words) else f"GPU {gpu} {words}"
                         test.messages.append((named.strip(), loc.line or 1))
-                if status == "Fail" and gpu is not None:
+                if status == "Fail" and gpu is not None and not _monitor_only(warnings):
                     if not test.failed:
                         test.line = loc.line or 1
                     test.failed.add(gpu)
@@ -366,6 +366,20 @@ def _read_json(text: str, filename: str) -> list[_Test]:
                 seen += 1
                 _status(str(t["test_summary"]["status"]), SourceLocation(filename, where()))
     return tests
+
+
+# DCGM ranks each failure it reports (dcgm_errors.h, dcgmErrorSeverity_enum; -j output carries it as
+# `error_severity` beside the message): 0 none, 1 monitor ("can perform workload, but needs to be
+# monitored"), 5 config (a software or configuration issue). dcgmi's JSON writes a warning's result
+# as "Fail" too, so a failure whose every message is ranked one of these takes no GPU out of service;
+# 2 isolate, 3 unknown, 4 triage, 6 reset, or a message without a rank, do.
+_NOT_A_GPU_FAULT = frozenset({0, 1, 5})
+
+
+def _monitor_only(warnings: list[object]) -> bool:
+    """Whether every message of a failed JSON result carries a severity below isolating its GPU."""
+    ranks = [w.get("error_severity") if isinstance(w, dict) else None for w in warnings]
+    return bool(ranks) and all(type(r) is int and r in _NOT_A_GPU_FAULT for r in ranks)
 
 
 def _json_gpu(result: dict[str, object], loc: SourceLocation) -> int | None:
