@@ -37,9 +37,14 @@ def odd_character(text: str, other: str) -> str:
     """The character that makes two look-alike texts differ: the first of `text` that is not in
     `other` where it stands, else the first of `other` not in `text`.
     """
-    for a, b in zip(text, other, strict=False):
+    for at, (a, b) in enumerate(zip(text, other, strict=False)):
         if a != b:
-            return a if not a.isascii() else b
+            if not a.isascii():
+                return a
+            # An accent written apart (NFD `e` + U+0301) beside the composed letter (U+00E9) differs
+            # first at the plain `e`: the mark after it is what `text` holds.
+            mark = text[at + 1 : at + 2]
+            return mark if mark and unicodedata.combining(mark) else b
     longer = text if len(text) > len(other) else other
     return next((ch for ch in longer if not ch.isascii()), longer[-1] if longer else "?")
 
@@ -60,7 +65,9 @@ def mixed_letter(text: str) -> str | None:
             continue
         if word and any(c.isascii() for c in word):
             for c in word:
-                if not c.isascii():
+                # A raised or lowered letter (the ordinal indicators of Spanish and Portuguese `Nº 3`,
+                # `1ª`) folds to an ASCII one under NFKC but is drawn apart from the line: no look-alike.
+                if not c.isascii() and not unicodedata.decomposition(c).startswith(("<super>", "<sub>")):
                     drawn = skeleton(c)
                     if drawn.isascii() and drawn.isalpha():
                         return c
