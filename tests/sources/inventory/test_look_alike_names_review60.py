@@ -40,3 +40,14 @@ def test_a_decomposed_accent_names_the_combining_mark_it_holds() -> None:
     assert line == 4
     assert "U+0301 COMBINING ACUTE ACCENT" in message
     assert "U+00E9" not in message
+
+
+def test_the_name_with_the_foreign_letter_is_blamed_when_both_names_hold_non_ascii_letters() -> None:
+    # Line 3 is strasse's German spelling with U+0455 CYRILLIC SMALL LETTER DZE for the first s, line 4 the
+    # Latin spelling; neither is ASCII (both hold U+00DF). The Cyrillic one (line 3) is the look-alike: one
+    # problem, there. Before the fix the Latin name at line 4 was said to hold U+0455, plus the line-3 one.
+    text = HEAD + '  - {name: "\u0455tra\u00dfe", kind: switch}\n' + '  - {name: "stra\u00dfe", kind: switch}\n'
+    ((line, message),) = _messages(text)
+    assert line == 3
+    assert message.startswith("object name '\u0455tra\u00dfe' looks like 'stra\u00dfe' (t.yaml:4:")
+    assert "U+0455 CYRILLIC SMALL LETTER DZE" in message

@@ -53,7 +53,11 @@ def check_look_alike_names(docs: Sequence[YMap], problems: Problems) -> list[tup
     for texts in groups.values():
         if len(texts) < 2:
             continue
-        ref = next((t for t in texts if t.isascii()), next(iter(texts)))
+        # The name the others pass for: an ASCII one, else one that is its own skeleton (`straße`
+        # beside the same word with a Cyrillic dze for its s: both hold a letter past ASCII, and
+        # the Latin one is no look-alike), else the first written.
+        plain = [t for t in texts if t.isascii()] or [t for t in texts if skeleton(t) == t]
+        ref = plain[0] if plain else next(iter(texts))
         for text, (what, loc) in texts.items():
             if text == ref:
                 continue
