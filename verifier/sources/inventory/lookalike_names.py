@@ -45,10 +45,13 @@ def check_look_alike_names(docs: Sequence[YMap], problems: Problems) -> list[tup
     if all(text.isascii() for _, _, text, _ in names):
         return []
     odd_scopes = {scope for scope, _, text, _ in names if not text.isascii()}
+    # Each text's skeleton once (a fleet written out in full repeats none, a template's names
+    # repeat per scope); an ASCII text is its own and is not stored.
+    drawn = {text: skeleton(text) for _, _, text, _ in names if not text.isascii()}
     groups: dict[tuple[Scope, str], dict[str, tuple[str, SourceLocation]]] = {}
     for scope, what, text, loc in names:
         if scope in odd_scopes:
-            groups.setdefault((scope, skeleton(text)), {}).setdefault(text, (what, loc))
+            groups.setdefault((scope, drawn.get(text, text)), {}).setdefault(text, (what, loc))
     reported: set[str] = set()
     for texts in groups.values():
         if len(texts) < 2:
@@ -69,7 +72,9 @@ def check_look_alike_names(docs: Sequence[YMap], problems: Problems) -> list[tup
                 "the other; expected names that differ in what a reader sees",
             )
     for _, what, text, loc in names:
-        if text in reported or text.isascii():
+        # A text that is its own skeleton is NFKC-normal and holds no letter of the table, so no
+        # letter of it folds to an ASCII one: mixed_letter would find none.
+        if text in reported or text.isascii() or drawn[text] == text:
             continue
         ch = mixed_letter(text)
         if ch is not None:
@@ -88,7 +93,7 @@ def check_look_alike_names(docs: Sequence[YMap], problems: Problems) -> list[tup
         and text not in reported
         and "{" not in text
         and not text.isascii()
-        and skeleton(text) != text
+        and drawn[text] != text
     ]
 
 
