@@ -184,3 +184,29 @@ def test_shared_helpers() -> None:
     assert plain_text([("a", b"name: spine0\n")])
     assert not plain_text([("a", b'name: "sp\\u0456ne0"\n')])
     assert not plain_text([("a", f"name: sp{I_CYR}ne0\n".encode())])
+
+
+def test_a_kind_written_as_a_list_is_the_loaders_error_not_a_crash(tmp_path: Path) -> None:
+    # The names are walked before the loader's own checks: a template whose kind is a list (line 4)
+    # and an object whose kind is a mapping (line 9) were hashed as kinds (TypeError: unhashable
+    # 'YList', an internal error). Now the loader reports both at their lines, beside the name
+    # 'node0' written with a Cyrillic o (U+043E) at line 8, exit 2.
+    inv = tmp_path / "hostile.yaml"
+    inv.write_text(
+        "apiVersion: topolog.dev/v1\n"
+        "templates:\n"
+        "  dgx:\n"
+        "    kind: [a, b]\n"
+        "    children:\n"
+        "      - {name: gpu0, kind: gpu}\n"
+        "objects:\n"
+        '  - {name: "n\u043ede0", template: dgx}\n'
+        "  - {name: x, kind: {a: 1}}\n",
+        encoding="utf-8",
+    )
+    code, out, err = run_cli("verify", str(inv))
+    assert code == 2, (out, err)
+    assert "internal error" not in err and "Traceback" not in err
+    assert f"{inv}:4:5: 'kind' in template 'dgx' must be a single value" in err
+    assert f"{inv}:8:6: object name 'n\u043ede0' mixes U+043E" in err
+    assert f"{inv}:9:" in err

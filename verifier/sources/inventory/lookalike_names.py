@@ -147,6 +147,9 @@ def _written_names(docs: Sequence[YMap]) -> Iterator[tuple[Scope, str, str, Sour
         kind = entry.get("kind")
         if kind is None:
             kind = template_kinds.get(str(entry.get("template")))
+        if not isinstance(kind, str):
+            # A kind written as a list or mapping is the loader's error to report; here it is no kind.
+            kind = None
         inner: Scope = scope
         if template is not None and kind not in _CONTAINERS:
             # A node type, or a part stamped into nodes (a socket's cores): ids under the node.
