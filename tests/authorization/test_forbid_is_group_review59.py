@@ -19,28 +19,11 @@ import json
 from pathlib import Path
 
 import pytest
+from authorization.incident_inputs import TRAINEE_INVENTORY as INVENTORY
+from authorization.incident_inputs import TRAINEE_PRINCIPALS as PRINCIPALS
 from cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
-
-INVENTORY = """apiVersion: topolog.dev/v1
-objects:
-  - name: r0
-    kind: rack
-    labels: {tenant: render}
-    children:
-      - {name: ws0, kind: node, children: [{name: gpu0, kind: gpu, model: RTX-4090}]}
-      - {name: ws1, kind: node, children: [{name: gpu0, kind: gpu, model: RTX-4090}]}
-"""
-
-PRINCIPALS = """apiVersion: topolog.dev/v1
-kind: Principals
-teams:
-  - {id: render, tenant: render}
-users:
-  - {id: rhea, teams: [render], role: engineer}
-  - {id: ivy, teams: [render], role: intern}
-"""
 
 ENGINES = ["memory", "duckdb"]
 
