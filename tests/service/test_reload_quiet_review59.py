@@ -1,5 +1,5 @@
 """Review of the reload's quiet wait (3705678): a reload lists the files it is built from, then
-waits until none changed for QUIET_S (up to QUIET_MAX_S) before reading them.
+waits until none changed for --reload-quiet (up to --reload-quiet-max) before reading them.
 
 A policy file added while it waited (a second file copied into policies/ a moment after the first)
 was not in the list it had made: the files it read were not the folder's any more, and the build
@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from service.serve_helpers import copy_inputs
 
-from verifier.service import revision
 from verifier.service.bodies import AuthorizeRequest
 from verifier.service.config import ServeConfig
 from verifier.service.gate import authorize_doc
@@ -30,15 +29,13 @@ LATER = '@id("bob-suspended")\nforbid (principal == User::"bob", action, resourc
 def test_a_policy_file_added_while_a_reload_waits_is_read_not_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config = ServeConfig((copy_inputs(tmp_path),))
-    first = build_revision(config)
-    policies = tmp_path / "policies"
-    (policies / "suspend.cedar").write_text(SUSPEND)
     # Deterministic, whatever the machine's load: any file written within the hour is waited for
     # (so suspend.cedar, just written, is), and the wait itself adds later.cedar, then ages every
     # file by two hours, as if the quiet had come: the next look finds it and the reload reads.
-    monkeypatch.setattr(revision, "QUIET_S", 3600.0)
-    monkeypatch.setattr(revision, "QUIET_MAX_S", 7200.0)
+    config = ServeConfig((copy_inputs(tmp_path),), reload_quiet_s=3600.0, reload_quiet_max_s=7200.0)
+    first = build_revision(config)
+    policies = tmp_path / "policies"
+    (policies / "suspend.cedar").write_text(SUSPEND)
     waits: list[float] = []
 
     def sleep(seconds: float) -> None:

@@ -24,7 +24,6 @@ import pytest
 from service.serve_helpers import copy_inputs, new_revision, serving, wait_for
 
 from verifier.service.http_limits import HEAD_BYTES, HEAD_S
-from verifier.service.revision import QUIET_S
 
 ENDPOINTS = "/v1/authorize, /v1/authorize/batch, /v1/admit, /v1/admission, /v1/reload, /v1/revision"
 ASKED = b'{"principal": "alice", "action": "schedule", "resource": "a100-n0/gpu0", "context": {"n": %s}}'
@@ -134,18 +133,20 @@ SITE_FORBID = '@id("stop-alice")\nforbid (principal == User::"alice", action, re
 
 def test_a_policy_file_written_in_place_in_two_writes_is_never_half_live(tmp_path: Path) -> None:
     # site.cedar alone decides: a permit of everything and a forbid of alice. Rewritten in place
-    # (truncated, the permit written, 1.2 s, then the forbid): in between, the file parses and
+    # (truncated, the permit written, a pause, then the forbid): in between, the file parses and
     # holds the permit only. The watcher reloads after 0.4 s of silence, so the gate built that
-    # half and allowed alice for a second. It reads a file once nothing changed for QUIET_S (2 s):
-    # every answer, before, during and after, is alice denied by stop-alice.
-    assert QUIET_S > 1.2
+    # half and allowed alice for a second. It reads a file once nothing changed for
+    # --reload-quiet (2 s by default, 1.5 s here: longer than the pause, now 0.6 s, still longer
+    # than the watcher's 0.4 s): every answer, before, during and after, is alice denied by stop-alice.
+    pause, quiet = 0.6, 1.5
+    assert 0.4 < pause < quiet
     copy_inputs(tmp_path)
     for f in (tmp_path / "policies").glob("*.cedar"):
         f.unlink()
     site = tmp_path / "policies" / "site.cedar"
     site.write_text(SITE_FIRST + SITE_FORBID)
     asked = {"principal": "alice", "action": "schedule", "resource": "a100-n0/gpu0"}
-    with serving(tmp_path) as server:
+    with serving(tmp_path, "--reload-quiet", f"{quiet:g}") as server:
         first = server.revision()["revision"]
         answers: list[tuple[str, list[str], str]] = []
         done = threading.Event()
@@ -164,7 +165,7 @@ def test_a_policy_file_written_in_place_in_two_writes_is_never_half_live(tmp_pat
                 handle.write(SITE_FIRST)
                 handle.flush()
                 os.fsync(handle.fileno())
-                time.sleep(1.2)
+                time.sleep(pause)
                 handle.write(SITE_FORBID + "// v2: the same policies, another revision\n")
             new_revision(server, first)
             wait_for("answers from the new revision", lambda: any(r != first for _d, _p, r in answers))

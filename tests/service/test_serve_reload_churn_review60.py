@@ -22,19 +22,22 @@ import pytest
 from service.serve_helpers import copy_inputs, serving
 
 from verifier.core.errors import TopologError
-from verifier.service import revision
 from verifier.service.bodies import AuthorizeRequest
 from verifier.service.config import ServeConfig
 from verifier.service.gate import authorize_doc
-from verifier.service.revision import QUIET_MAX_S, build_revision
+from verifier.service.revision import build_revision
 
 PERMIT = '@id("allow-all")\npermit (principal, action, resource);\n'
 FORBID = '\n@id("stop-alice")\nforbid (principal == User::"alice", action, resource);\n'
 
 
 def _policies(tmp_path: Path) -> tuple[ServeConfig, Path]:
-    """The mixed fleet served with one policy file, site.cedar: allow all but alice."""
-    config = ServeConfig((copy_inputs(tmp_path),))
+    """The mixed fleet served with one policy file, site.cedar: allow all but alice.
+
+    Deterministic whatever the load: every file counts as just written (a quiet of an hour), and
+    the deadline is 0.3 s away (see _churn).
+    """
+    config = ServeConfig((copy_inputs(tmp_path),), reload_quiet_s=3600.0, reload_quiet_max_s=0.3)
     for f in (tmp_path / "policies").glob("*.cedar"):
         f.unlink()
     site = tmp_path / "policies" / "site.cedar"
@@ -43,11 +46,8 @@ def _policies(tmp_path: Path) -> tuple[ServeConfig, Path]:
 
 
 def _churn(monkeypatch: pytest.MonkeyPatch, write: Callable[[int], None]) -> list[float]:
-    # Deterministic whatever the load: every file counts as just written (QUIET_S of an hour), the
-    # deadline is 0.3 s away, and each of the wait's sleeps writes site.cedar once more (whole, as
-    # `write` does it), then sleeps 20 ms for real, so the deadline comes after a few looks.
-    monkeypatch.setattr(revision, "QUIET_S", 3600.0)
-    monkeypatch.setattr(revision, "QUIET_MAX_S", 0.3)
+    # Each of the wait's sleeps writes site.cedar once more (whole, as `write` does it), then
+    # sleeps 20 ms for real, so the deadline (0.3 s: _policies) comes after a few looks.
     real_sleep = time.sleep
     waits: list[float] = []
 
@@ -105,30 +105,36 @@ def test_a_file_replaced_by_rename_without_rest_is_read_at_the_deadline(
     assert doc["decision"] == "DENY"
 
 
+# The real server's quiet wait, lowered from its defaults (2 s, deadline 20 s) to keep the test short;
+# the writer below keeps the defaults' proportions: its longest pause (0.45 s) well under the quiet,
+# so the file never rests, and half-written for 9 tenths of each period.
+QUIET = ("--reload-quiet", "1", "--reload-quiet-max", "3")
+
+
 def test_a_real_server_never_serves_a_policy_caught_between_two_writes(tmp_path: Path) -> None:
     _config, site = _policies(tmp_path)
-    with serving(tmp_path, "--no-watch") as server, server.client() as c:
+    with serving(tmp_path, "--no-watch", *QUIET) as server, server.client() as c:
         first = server.revision()["revision"]
         assert server.authorize("alice", "schedule", "a100-n0/gpu0")["decision"] == "DENY"
         done = threading.Event()
 
         def rewrite() -> None:
-            # Every second, in place: the permit alone for 0.9 s, then the forbid after it.
+            # Every half second, in place: the permit alone for 0.45 s, then the forbid after it.
             n = 0
             while not done.is_set():
                 n += 1
                 with site.open("w") as handle:
                     handle.write(PERMIT + f"// write {n}\n")
                     handle.flush()
-                    done.wait(0.9)
+                    done.wait(0.45)
                     handle.write(FORBID)
-                done.wait(0.1)
+                done.wait(0.05)
 
         writer = threading.Thread(target=rewrite)
         writer.start()
         try:
-            time.sleep(2.5)
-            r = c.post("/v1/reload", timeout=QUIET_MAX_S + 60)
+            time.sleep(1.0)  # the writer under way
+            r = c.post("/v1/reload", timeout=60)
             decision = server.authorize("alice", "schedule", "a100-n0/gpu0")["decision"]
         finally:
             done.set()

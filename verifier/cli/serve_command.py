@@ -6,8 +6,10 @@ pip command installs it and exits 2, and no other command needs it.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -24,12 +26,34 @@ from verifier.service.config import (  # imports no web framework: --help works 
     DEFAULT_PORT,
     MAX_BATCH,
     MAX_BODY,
+    RELOAD_QUIET_MAX_S,
+    RELOAD_QUIET_S,
     ServeConfig,
 )
 from verifier.sources.jobs.principal_rules import PrincipalRule
 
 FILE = click.Path(path_type=Path, dir_okay=False)
 INSTALL = 'pip install "topolog[serve] @ git+<repository>@<tag>" (README.md, Install)'
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds above 0, and finite: a range alone lets `nan` and `inf` through (every
+    comparison with NaN is false), and a quiet wait of NaN seconds would never end nor begin.
+    """
+
+    name = "seconds"
+
+    def __init__(self) -> None:
+        super().__init__(min=0, min_open=True)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            finite = math.isfinite(float(value))
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds; expected one above 0", param, ctx)
+        if not finite:
+            self.fail(f"{value!r} is not a finite number of seconds; expected one above 0", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 @click.command("serve")
@@ -102,6 +126,22 @@ INSTALL = 'pip install "topolog[serve] @ git+<repository>@<tag>" (README.md, Ins
     show_default=True,
     help="Best placements an admit lists per job unless it asks ?limit=N (0: all); hosting counts all.",
 )
+@click.option(
+    "--reload-quiet",
+    type=Seconds(),
+    default=RELOAD_QUIET_S,
+    show_default=True,
+    help="Seconds without a change to any served file before a reload reads them (a file written in place "
+    "in two writes is not read half-written).",
+)
+@click.option(
+    "--reload-quiet-max",
+    type=Seconds(),
+    default=RELOAD_QUIET_MAX_S,
+    show_default=True,
+    help="Longest a reload waits for that quiet (at least --reload-quiet): files renamed over are then read, "
+    "one written in place all the while refuses the reload.",
+)
 @PRINCIPAL_FROM_OPTION
 @click.option("--no-watch", is_flag=True, help="Do not reload on file changes (SIGHUP and POST /v1/reload still do).")
 def serve_cmd(
@@ -122,6 +162,8 @@ def serve_cmd(
     authorize_timeout: float,
     admit_timeout: float,
     admit_limit: int,
+    reload_quiet: float,
+    reload_quiet_max: float,
     principal_from: tuple[PrincipalRule, ...],
     no_watch: bool,
 ) -> None:
@@ -171,6 +213,8 @@ def serve_cmd(
                 admit_timeout_s=admit_timeout,
                 admit_limit=admit_limit,
                 watch=not no_watch,
+                reload_quiet_s=reload_quiet,
+                reload_quiet_max_s=reload_quiet_max,
                 principal_from=principal_from,
             )
         )

@@ -37,6 +37,14 @@ DECISION_LOG_KEEP = 5
 """Rotated decision logs kept (`--decision-log-keep`)."""
 TOKEN_MIN_LENGTH = 16
 """Characters a bearer token must have: a short one can be guessed."""
+RELOAD_QUIET_S = 2.0
+"""A reload reads the files once none has changed for this long (`--reload-quiet`): a file written
+in place, in two writes with a pause between them, is then not read half-written. (Replacing a file
+by renaming another over it, as editors and the kubelet do, is whole at once.)"""
+RELOAD_QUIET_MAX_S = 20.0
+"""The longest a reload waits for that quiet (`--reload-quiet-max`): a file replaced without end
+(renamed over) is read as it is then (a change while it is read still refuses the build, see
+verifier.service.revision.build_revision); one written in place without end refuses the reload."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,8 @@ class ServeConfig:
     admit_limit: int = ADMIT_LIMIT
     """The best placements an admit lists per job unless the request asks otherwise (0: all)."""
     watch: bool = True
+    reload_quiet_s: float = RELOAD_QUIET_S
+    reload_quiet_max_s: float = RELOAD_QUIET_MAX_S
     principal_from: tuple[PrincipalRule, ...] = ()
     """Whom a Kubernetes or Slurm job acts as (`--principal-from`, as for `topolog place`)."""
 
@@ -94,6 +104,12 @@ def check_config(config: ServeConfig) -> None:
     ):
         if path is not None and not path.is_file():
             problems.append(f"{flag} {path}: no such file")
+    if not config.reload_quiet_s <= config.reload_quiet_max_s:
+        problems.append(
+            f"--reload-quiet {config.reload_quiet_s:g} is longer than "
+            f"--reload-quiet-max {config.reload_quiet_max_s:g}: the wait would always end at its deadline, "
+            "never at a quiet; expected --reload-quiet <= --reload-quiet-max"
+        )
     if not is_loopback(config.host):
         if config.tls_cert is None:
             problems.append(

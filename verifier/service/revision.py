@@ -62,14 +62,6 @@ from verifier.sources.scenario import apply_scenario, scenario_from
 from verifier.sources.thresholds import load_thresholds
 
 ROLES = ("inventory", "principals", "policies", "thresholds", "observed")
-QUIET_S = 2.0
-"""A reload reads the files once none has changed for this long: a file written in place, in two
-writes with a pause between them, is then not read half-written. (Replacing a file by renaming
-another over it, as editors and the kubelet do, is whole at once.)"""
-QUIET_MAX_S = 20.0
-"""The longest a reload waits for that quiet: a file replaced without end (renamed over) is read as
-it is then (a change while it is read still refuses the build, see build_revision); one written in
-place without end refuses the reload (_quiet)."""
 HELD_MAX = 256
 """The most files a reload's quiet wait holds open to tell a file written in place from one renamed
 over (more, written at once, are told apart by name, device and inode: see _quiet)."""
@@ -254,8 +246,9 @@ def _still_judged(live: Revision) -> bool:
     return now.stale == judged.stale
 
 
-def _quiet(listed: Callable[[], list[tuple[str, Path]]]) -> list[tuple[str, Path]]:
-    """Wait until no file of `listed()` was modified within QUIET_S seconds (at most QUIET_MAX_S);
+def _quiet(listed: Callable[[], list[tuple[str, Path]]], quiet_s: float, max_s: float) -> list[tuple[str, Path]]:
+    """Wait until no file of `listed()` was modified within `quiet_s` seconds (at most `max_s`:
+    ServeConfig.reload_quiet_s and reload_quiet_max_s, `--reload-quiet` and `--reload-quiet-max`);
     the files then. They are listed again after each wait: a file added meanwhile (a second policy
     file copied in a moment after the first) is read and waited for too, where the list made before
     the wait had the build refused as changed under it.
@@ -263,14 +256,14 @@ def _quiet(listed: Callable[[], list[tuple[str, Path]]]) -> list[tuple[str, Path
     A policy file rewritten in place, its first policy written, then its forbid a second later,
     reloaded (the watcher waits 0.4 s of silence) between the two: the gate allowed what the
     forbid denies for that second, every check of the build passed on a file that parsed. A write
-    paused past QUIET_S is not caught: docs/serve.md asks for a rename. A file that never rests
-    is read at the deadline, QUIET_MAX_S after the wait began, when each such file was replaced
+    paused past `quiet_s` is not caught: docs/serve.md asks for a rename. A file that never rests
+    is read at the deadline, `max_s` after the wait began, when each such file was replaced
     whole (renamed over) during the wait; one seen written in place during the wait refuses the
     reload (TopologError), the live revision kept: read at the deadline it may be caught between
     two of its writes (its permit written, its forbid not yet), a revision no check can tell from
     a whole one.
     """
-    deadline = time.monotonic() + QUIET_MAX_S
+    deadline = time.monotonic() + max_s
     seen: dict[Path, tuple[int, int, int]] = {}
     # A file written a moment ago is held open until the next look, which then sees whether that
     # very file (not the name) was written again: in place. A file renamed over it leaves the one
@@ -300,9 +293,9 @@ def _quiet(listed: Callable[[], list[tuple[str, Path]]]) -> list[tuple[str, Path
             # A time ahead of the clock (a file copied with its times, a skewed mount) says nothing
             # of a write going on now: left out rather than waited for.
             times = {path: st[2] / 1e9 if st is not None else 0.0 for path, st in stats.items()}
-            recent = sorted(p for p, m in times.items() if now - QUIET_S < m <= now + 1.0)
+            recent = sorted(p for p, m in times.items() if now - quiet_s < m <= now + 1.0)
             newest = max((m for m in times.values() if m <= now + 1.0), default=0.0)
-            wait = newest + QUIET_S - now
+            wait = newest + quiet_s - now
             left = deadline - time.monotonic()
             if wait <= 0:
                 return files
@@ -313,10 +306,10 @@ def _quiet(listed: Callable[[], list[tuple[str, Path]]]) -> list[tuple[str, Path
                         [
                             Diagnostic(
                                 SourceLocation(str(path)),
-                                f"written in place again and again, never {QUIET_S:g} s without a write in "
-                                f"{QUIET_MAX_S:g} s: read now it may be half-written, so the live revision is "
+                                f"written in place again and again, never {quiet_s:g} s without a write in "
+                                f"{max_s:g} s: read now it may be half-written, so the live revision is "
                                 "kept; expected the file written whole under another name and renamed over it "
-                                f"(as editors and kubectl do), or {QUIET_S:g} s without a write",
+                                f"(as editors and kubectl do), or {quiet_s:g} s without a write",
                             )
                             for path in restless
                         ]
@@ -324,7 +317,7 @@ def _quiet(listed: Callable[[], list[tuple[str, Path]]]) -> list[tuple[str, Path
                 return files
             held = _hold(recent[:HELD_MAX], stats)
             # Never past the deadline, and read at it, not at the wake-up before it: a file replaced
-            # every second (a period dividing QUIET_S) had each wake-up fall on its next write, and
+            # every second (a period dividing `quiet_s`) had each wake-up fall on its next write, and
             # the last one, read then, was refused as changed under the build every time; the
             # deadline falls anywhere between two writes.
             time.sleep(min(wait, left))
@@ -402,7 +395,10 @@ def build_revision(config: ServeConfig, live: Revision | None = None) -> Revisio
     side = side_files(config)
     if live is not None:
         _still_in_place(live, config, side)
-    files = watched_files(config, side) if live is None else _quiet(lambda: watched_files(config, side))
+    if live is None:
+        files = watched_files(config, side)
+    else:
+        files = _quiet(lambda: watched_files(config, side), config.reload_quiet_s, config.reload_quiet_max_s)
     before = _read(files)
     digests: dict[str, dict[str, str]] = {role: {} for role in ROLES}
     overall = hashlib.sha256()
