@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
@@ -72,13 +72,20 @@ _LIST_KEYS = ("uuid", "kfd_id")
 _SPEED_TEXT = re.compile(r"^\s*([0-9.]+)\s*(GT/s|MT/s)\s*$")
 _GEN_TEXT = re.compile(r"^\s*gen\s*([1-7])\s*$", re.IGNORECASE)
 _PEER_KEY = re.compile(r"^gpu_(\d+)$")
+# amd-smi is a Python program: a newer interpreter warns about its library's code while loading it (Python 3.14's
+# `amdsmi_interface.py:3569: SyntaxWarning: 'return' in a 'finally' block`, then that source line indented; in a
+# capture taken with 2>&1, nathaninline/ajean issue 39). Such lines say nothing of the GPUs and are read past;
+# any other text before the document is still refused.
+_PYTHON_WARNING = re.compile(r"[^\n]*\.py:\d+: [A-Za-z]*Warning: [^\n]*\n(?:[ \t]+[^\n]*(?:\n|$))?", re.ASCII)
+"""One warning as Python's `warnings.formatwarning` prints it: `FILE.py:LINE: CATEGORYWarning: message`, then the
+source line it names, indented, where Python could read it."""
 
 
 def looks_like(text: str) -> bool:
     """JSON whose objects are keyed by amd-smi's `"gpu": <n>` and hold one of its sections (the text
     form is amd_smi_text's; amd_smi_any tells the two apart).
     """
-    head = text[:20_000].lstrip()
+    head = text[json_start(text) :][:20_000]
     if not head.startswith(("[", "{")):
         return False
     if not re.search(r'"gpu"\s*:\s*\d', head):
@@ -87,6 +94,20 @@ def looks_like(text: str) -> bool:
     # --json` holds only `usage` (a Radeon Pro W7700's, henrygd/beszel issue 737), a `static` run asked for one
     # section only that section: each is amd-smi's own, read for what it holds (was "not a format topolog reads").
     return any(f'"{k}"' in head for k in _SECTIONS)
+
+
+def json_start(text: str) -> int:
+    """Where amd-smi's JSON document starts: past a byte-order mark, blank space and Python's warnings."""
+    index = 0
+    while True:
+        while index < len(text) and text[index] in "\ufeff \t\r\n":
+            index += 1
+        if text.startswith(("{", "["), index):
+            return index
+        warning = _PYTHON_WARNING.match(text, index)
+        if warning is None:
+            return index
+        index = warning.end()
 
 
 _SECTIONS = (
@@ -151,15 +172,18 @@ class _Reader:
 
     def entries(self) -> Iterator[tuple[Any, int, int]]:
         """Each GPU object with the offsets where it starts and ends (element by element, for lines)."""
-        start = self._skip(0)
-        if self.text.startswith("\ufeff", start):
-            start = self._skip(start + 1)
+        start = json_start(self.text)
         if self.text.startswith("{", start):
             whole, end = self._decode_at(start)
             if self._skip(end) != len(self.text):
                 raise TopologError.at(
                     self.loc(end), "text after the JSON document; expected one amd-smi --json document"
                 )
+            if isinstance(whole, dict) and "gpu_data" not in whole and "gpu" in whole:
+                # One device's output: amd-smi's logger printed its one GPU object bare (`print(self.output)`)
+                # before it wrapped it in a list (`[self.output]`, ROCm/amdsmi amdsmi_cli/amdsmi_logger.py).
+                yield whole, start, end
+                return
             if not isinstance(whole, dict) or not isinstance(whole.get("gpu_data"), list):
                 raise TopologError.at(
                     self.loc(start), "a JSON object without a 'gpu_data' list; expected amd-smi --json output"
@@ -241,7 +265,15 @@ class _Reader:
         return Observations(
             gpus=tuple(physical_gpus(gpus)),
             links=tuple(links),
-            files=(ObservedFile(self.filename, FORMAT if gpus else FORMAT_TOPOLOGY, self.host, None),),
+            files=(
+                ObservedFile(
+                    self.filename,
+                    FORMAT if gpus else FORMAT_TOPOLOGY,
+                    self.host,
+                    None,
+                    partial=not whole_listing(seen),
+                ),
+            ),
             hosts=(self.host,),
         )
 
@@ -385,6 +417,19 @@ class _Reader:
             peer_ref = GpuRef(self.host, pci_bus_id=normalise_pci_bus_id(peer_bdf) if peer_bdf else None, index=peer)
             out.append(ScaleupLinkObservation(where, None, me, peer, state, None, "xgmi", peer=peer_ref))
         return out
+
+
+def whole_listing(numbers: Iterable[int]) -> bool:
+    """Whether a file's GPU numbers show a listing of every GPU its host's driver sees.
+
+    amd-smi and rocm-smi print no count of the host's GPUs: a file run on all of them numbers them 0 to n-1, one
+    run with `-g 3` (`-d 3`) holds GPU 3 alone. So numbers that are not 0 to n-1 are a selection; and one GPU
+    numbered 0 is either a host of one GPU or `-g 0` on a larger one (the form in which single GPUs are posted),
+    which the file cannot tell apart: it shows its GPU, and proves no other missing (a host of eight once read
+    as missing seven, OBS006, from `-g 0`).
+    """
+    found = sorted(numbers)
+    return len(found) > 1 and found == list(range(len(found)))
 
 
 def physical_gpus(gpus: list[GpuObservation]) -> list[GpuObservation]:

@@ -13,7 +13,7 @@ FORMAT = amd_smi.FORMAT
 
 
 def _is_json(text: str) -> bool:
-    return text.lstrip("\ufeff \t\r\n").startswith(("[", "{"))
+    return text.startswith(("[", "{"), amd_smi.json_start(text))
 
 
 def looks_like(text: str) -> bool:

@@ -29,7 +29,7 @@ import re
 from typing import Any
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
-from verifier.sources.observed.amd_smi import FORMAT, MAX_INDEX, _Reader, physical_gpus
+from verifier.sources.observed.amd_smi import FORMAT, MAX_INDEX, _Reader, physical_gpus, whole_listing
 from verifier.sources.observed.model import GpuObservation, Observations, ObservedFile, exact_number, host_of_file
 
 _GPU = re.compile(r"^(?:GPU:\s*(\d{1,10})|GPU\s+(\d{1,10}):)\s*$")
@@ -151,5 +151,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     if problems:
         raise TopologError(problems)
     return Observations(
-        gpus=tuple(physical_gpus(gpus)), files=(ObservedFile(filename, FORMAT, host, None),), hosts=(host,)
+        gpus=tuple(physical_gpus(gpus)),
+        files=(ObservedFile(filename, FORMAT, host, None, partial=not whole_listing(seen)),),
+        hosts=(host,),
     )

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
-from verifier.sources.observed.amd_smi import GEN_BY_GTS
+from verifier.sources.observed.amd_smi import GEN_BY_GTS, whole_listing
 from verifier.sources.observed.model import (
     GpuObservation,
     Observations,
@@ -132,4 +132,8 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     if problems:
         raise TopologError(problems)
     gpus.sort(key=lambda g: g.index or 0)
-    return Observations(gpus=tuple(gpus), files=(ObservedFile(filename, FORMAT, host, None),), hosts=(host,))
+    # `rocm-smi -d 3 --json` lists card3 alone: numbers not 0 to n-1, or a lone card0, prove no GPU missing.
+    whole = whole_listing(g.index for g in gpus if g.index is not None)
+    return Observations(
+        gpus=tuple(gpus), files=(ObservedFile(filename, FORMAT, host, None, partial=not whole),), hosts=(host,)
+    )

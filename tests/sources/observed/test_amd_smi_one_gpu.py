@@ -1,0 +1,93 @@
+"""amd-smi / rocm-smi output of one GPU: read, and never taken for a listing of every GPU of its host.
+
+- Real sample (samples/amd-smi/rx7800xt-static-python-warnings-ajean-39-excerpt.txt, README cites
+  https://github.com/nathaninline/ajean/issues/39): Python 3.14 printed two `SyntaxWarning` lines (each with its
+  indented source line) before amd-smi's JSON, which the capture holds. Before: not recognised (exit 2).
+- amd-smi's logger printed one device's object bare (`{"gpu": 0, ...}`) before it wrapped it in a list (ROCm/amdsmi
+  amdsmi_cli/amdsmi_logger.py, `_print_json_output`). Before: refused ("a JSON object without a 'gpu_data' list").
+- `amd-smi static --json -g 0` on a host of eight prints GPU 0 alone; before, the file was the host's whole listing
+  and its seven other GPUs each "missing" (OBS006). amd-smi prints no count of the host's GPUs, so one GPU, or
+  numbers that are not 0 to n-1 (`-g 3`), prove no GPU missing; 0 to n-1 with n > 1 still does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import run_cli
+
+from verifier.sources.observed import amd_smi, amd_smi_any, amd_smi_text, rocm_smi
+from verifier.sources.observed.sniff import sniff
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLE = Path(__file__).parent / "samples" / "amd-smi" / "rx7800xt-static-python-warnings-ajean-39-excerpt.txt"
+STATIC = ROOT / "inventories" / "observed" / "mixed-fleet" / "mi300x-n0" / "amd-smi-static.json"
+
+
+def test_real_sample_after_python_warnings_is_read() -> None:
+    # Lines 1-4 are the warnings, 5 `{`, 6 `"gpu_data": [`, 7 the GPU's object: GPU 0 at 0000:03:00.0, x16 at most,
+    # "AMD Radeon RX 7800 XT"; one GPU numbered 0, so a selection for all the file can tell.
+    text = SAMPLE.read_text()
+    assert sniff(text) == "amd-smi"
+    found = amd_smi_any.read(text, "static.txt", "bazzite")
+    (gpu,) = found.gpus
+    assert (gpu.index, gpu.pci_bus_id, gpu.model, gpu.pcie_width_max, gpu.source.line) == (
+        0,
+        "0000:03:00.0",
+        "AMD Radeon RX 7800 XT",
+        16,
+        7,
+    )
+    assert found.files[0].partial
+
+
+def test_other_text_before_the_json_is_still_refused() -> None:
+    text = "$ amd-smi static --json\n" + SAMPLE.read_text().split("\n", 4)[4]
+    assert sniff(text) is None
+    with pytest.raises(Exception, match=r"static\.txt:1: not JSON"):
+        amd_smi.read(text, "static.txt", "h")
+
+
+def test_one_gpu_object_printed_bare_is_read() -> None:
+    gpu0 = json.loads(STATIC.read_text())[0]
+    text = json.dumps(gpu0, indent=4)
+    assert sniff(text) == "amd-smi"
+    found = amd_smi.read(text, "static.json", "mi300x-n0")
+    assert [(g.index, g.pci_bus_id) for g in found.gpus] == [(0, gpu0["bus"]["bdf"])]
+    assert found.files[0].partial
+
+
+@pytest.mark.parametrize(
+    ("numbers", "whole"),
+    [([0], False), ([3], False), ([0, 1], True), ([1, 2], False), ([0, 2], False), (list(range(8)), True)],
+)
+def test_whole_listing_is_0_to_n_minus_1_of_more_than_one(numbers: list[int], whole: bool) -> None:
+    assert amd_smi.whole_listing(numbers) is whole
+
+
+def test_text_and_rocm_smi_selections_are_partial() -> None:
+    text = "GPU: 3\n    BUS:\n        BDF: 0000:26:00.0\n"
+    assert amd_smi_text.read(text, "static.txt", "h").files[0].partial
+    card = {"card0": {"PCI Bus": "0000:05:00.0"}}
+    assert rocm_smi.read(json.dumps(card), "rocm.json", "h").files[0].partial
+    two = {"card0": {"PCI Bus": "0000:05:00.0"}, "card1": {"PCI Bus": "0000:26:00.0"}}
+    assert not rocm_smi.read(json.dumps(two), "rocm.json", "h").files[0].partial
+
+
+def test_one_gpu_proves_no_other_missing_a_whole_listing_still_does(tmp_path: Path) -> None:
+    # inventories/mixed-fleet.yaml declares mi300x-n0 and mi300x-n1 with gpu0-gpu7 each (matched by index).
+    # mi300x-n0: `-g 0` (GPU 0 alone): nothing missing. mi300x-n1: GPUs 0-6 (a whole listing of seven): gpu7 is
+    # missing -> one OBS006 naming mi300x-n1/gpu7.
+    static = json.loads(STATIC.read_text())
+    (tmp_path / "mi300x-n0").mkdir()
+    (tmp_path / "mi300x-n0" / "static.json").write_text(json.dumps([static[0]], indent=4))
+    (tmp_path / "mi300x-n1").mkdir()
+    (tmp_path / "mi300x-n1" / "static.json").write_text(json.dumps(static[:7], indent=4))
+    code, out, err = run_cli(
+        "verify", str(ROOT / "inventories" / "mixed-fleet.yaml"), "--observed", str(tmp_path), "--format", "json"
+    )
+    assert code == 1, err
+    found = [(f["rule"], f["subjects"]) for f in json.loads(out)["findings"] if f["rule"].startswith("OBS")]
+    assert found == [("OBS006", ["mi300x-n1/gpu7"])]
