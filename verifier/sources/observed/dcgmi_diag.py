@@ -9,6 +9,8 @@ Both forms the tool prints are read (samples and their sources: tests/sources/ob
 - the JSON (`dcgmi diag -r N -j`): `DCGM GPU Diagnostic` (3.x; a result names its `gpu_id`) or
   `DCGM Diagnostic` (4.x; `entity_group` GPU and `entity_id`), each test's results with `status` and
   `warnings`.
+`--iterations N` prints each run's table (or, with -j, each run's document in an `iterations` list): every run is
+read, and a GPU that failed in any of them is judged.
 
 What makes a finding (one per GPU and file, OBS004, the tests and messages in its reason):
 - a GPU test (Integration, Hardware and Stress categories; TESTS below) whose result is Fail for the GPU,
@@ -107,6 +109,15 @@ DCGM_ERROR_MONITOR, "can perform workload" (DCGM_FR_THERMAL_VIOLATIONS(_TS), _TH
 _STRESS_LEVEL, _ENFORCED_POWER_LIMIT, _MEMORY_ALLOC in dcgmlib/src/dcgm_errors.c; a throttle's next step is
 "This GPU can still perform workload"): cooling, power caps and a busy GPU are the site's to judge, not a GPU to
 take out of service (DCGM#242: a 0.0 s thermal violation failed the test)."""
+_ITERATION = re.compile(r"^Running iteration (\d{1,9}) of (\d{1,9})\.\.\.$", re.ASCII)
+_ITERATIONS_END = re.compile(
+    r"^(?:Passed all (\d{1,9}) runs of the diagnostic"
+    r"|Aborting the iterative runs of the diagnostic due to failure: .*)$",
+    re.ASCII,
+)
+"""`dcgmi diag --iterations N` (RunStartDiag in dcgmi/Diag.cpp): each run's table after `Running iteration K of N...`,
+then `Passed all N runs of the diagnostic`, or, where a run failed (the runs stop there), `Aborting the iterative runs
+of the diagnostic due to failure: ...`."""
 _MESSAGE_ROWS = ("warning", "error", "info")
 _CUT = 45
 """Characters of a message per table row (dcgmi's DATA_INFO_TAG_LEN)."""
@@ -182,6 +193,7 @@ def _read_table(text: str, filename: str) -> list[_Test]:
     keep = False  # whether it is a failure message (Warning, Error) of a test, or an Info to pass over
     message_line = 0
     header_rows = 0
+    iteration: tuple[int, int] | None = None  # `--iterations N`: the run being read (K, N)
 
     def close_message() -> None:
         nonlocal message
@@ -193,6 +205,16 @@ def _read_table(text: str, filename: str) -> list[_Test]:
         line = raw.rstrip()
         loc = SourceLocation(filename, number)
         if state == "before":
+            if iteration is not None and tests and header_rows == 0 and _ITERATIONS_END.match(line):
+                # A run that stopped before its table (dcgmi printed its error instead): the runs end here.
+                state = "done"
+                continue
+            run = _ITERATION.match(line)
+            if run and header_rows == 0 and iteration is None and not tests:
+                iteration = (int(run.group(1)), int(run.group(2)))
+                if iteration[0] != 1 or iteration[1] < 2:
+                    raise TopologError.at(loc, f"{line!r}; expected 'Running iteration 1 of N...' (N of 2 or more)")
+                continue
             if _RULE.match(line) and header_rows == 0:
                 header_rows = 1
             elif header_rows == 1 and _HEADER.match(line):
@@ -203,8 +225,36 @@ def _read_table(text: str, filename: str) -> list[_Test]:
                 raise TopologError.at(loc, "not the dcgmi diag table's header; expected '| Diagnostic | Result |'")
             continue  # a banner, prompt or container note before the table
         if state == "after":
+            run = _ITERATION.match(line)
+            if (
+                iteration is not None
+                and run
+                and (int(run.group(1)), int(run.group(2))) == (iteration[0] + 1, iteration[1])
+            ):
+                # The next run of `--iterations N`: its table follows, read as the runs before it were.
+                iteration = (iteration[0] + 1, iteration[1])
+                state, header_rows, category, test = "before", 0, None, None
+                continue
+            end = _ITERATIONS_END.match(line)
+            if (
+                iteration is not None
+                and end
+                and (end.group(1) is None or int(end.group(1)) == iteration[1] == iteration[0])
+            ):
+                state = "done"
+                continue
             if line.strip():
-                raise TopologError.at(loc, "text after the dcgmi diag table; expected one diagnostic per file")
+                if iteration is None:
+                    expected = "one diagnostic per file"
+                elif iteration[0] < iteration[1]:
+                    expected = f"'Running iteration {iteration[0] + 1} of {iteration[1]}...' or the end of the runs"
+                else:
+                    expected = f"'Passed all {iteration[1]} runs of the diagnostic'"
+                raise TopologError.at(loc, f"text after the dcgmi diag table; expected {expected}")
+            continue
+        if state == "done":
+            if line.strip():
+                raise TopologError.at(loc, "text after the end of the iterative runs; expected one dcgmi diag per file")
             continue
         if _RULE.match(line):
             close_message()
@@ -284,6 +334,12 @@ def _read_table(text: str, filename: str) -> list[_Test]:
         raise TopologError.at(
             SourceLocation(filename, 1), "no dcgmi diag table; expected '| Diagnostic | Result |' and its rows"
         )
+    if state == "after" and iteration is not None and iteration[0] < iteration[1]:
+        # The runs stop at a run that failed, and dcgmi says so last: without that line the output was cut short.
+        raise TopologError.at(
+            SourceLocation(filename, max(1, len(text.splitlines()))),
+            f"run {iteration[0]} of {iteration[1]} ends the file; expected the next run or the line ending the runs",
+        )
     if state == "table":
         raise TopologError.at(
             SourceLocation(filename, max(1, len(text.splitlines()))),
@@ -317,18 +373,27 @@ def _read_json(text: str, filename: str) -> list[_Test]:
     def where() -> int:
         return lines[seen - 1] if 0 < seen <= len(lines) else 1
 
-    root = doc.get("DCGM GPU Diagnostic", doc.get("DCGM Diagnostic")) if isinstance(doc, dict) else None
-    if not isinstance(root, dict):
-        raise TopologError.at(
-            SourceLocation(filename, 1), "no 'DCGM Diagnostic' (4.x) or 'DCGM GPU Diagnostic' (3.x) object"
-        )
-    if root.get("runtime_error"):
-        raise TopologError.at(
-            SourceLocation(filename, 1), f"the diagnostic did not run: {root['runtime_error']}; expected its results"
-        )
-    categories = root.get("test_categories") or []
-    if not isinstance(categories, list):
-        raise TopologError.at(SourceLocation(filename, 1), "'test_categories' is not a list of categories")
+    # `--iterations N -j` prints one document whose `iterations` list holds each run's (RunStartDiag in
+    # dcgmi/Diag.cpp), ending at a run that failed: every run's results are read.
+    runs = doc.get("iterations") if isinstance(doc, dict) and "iterations" in doc else [doc]
+    if not isinstance(runs, list) or not runs:
+        raise TopologError.at(SourceLocation(filename, 1), "'iterations' is not a list of the runs' results")
+    categories: list[object] = []
+    for run in runs:
+        root = run.get("DCGM GPU Diagnostic", run.get("DCGM Diagnostic")) if isinstance(run, dict) else None
+        if not isinstance(root, dict):
+            raise TopologError.at(
+                SourceLocation(filename, 1), "no 'DCGM Diagnostic' (4.x) or 'DCGM GPU Diagnostic' (3.x) object"
+            )
+        if root.get("runtime_error"):
+            raise TopologError.at(
+                SourceLocation(filename, 1),
+                f"the diagnostic did not run: {root['runtime_error']}; expected its results",
+            )
+        found = root.get("test_categories") or []
+        if not isinstance(found, list):
+            raise TopologError.at(SourceLocation(filename, 1), "'test_categories' is not a list of categories")
+        categories.extend(found)
     tests: list[_Test] = []
     for cat in categories:
         if not isinstance(cat, dict) or not isinstance(cat.get("tests", []), list):
