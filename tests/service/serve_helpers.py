@@ -27,6 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r"listening on (https?)://(\S+):(\d+)")
 START_S = 60.0
 """The longest a server may take to start (a loaded 2-core machine), polled every 50 ms."""
+QUICK_S = 0.05
+"""A reload's quiet wait (ServeConfig.reload_quiet_s, `--reload-quiet`) for the tests whose files are
+written whole before the reload asks: the default 2 s only waited out their own last write."""
 
 
 def copy_inputs(folder: Path, inventory: str = "mixed-fleet.yaml") -> Path:

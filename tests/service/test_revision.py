@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from service.serve_helpers import ROOT, copy_inputs
+from service.serve_helpers import QUICK_S, ROOT, copy_inputs
 
 from verifier.core.errors import TopologError
 from verifier.service.bodies import AuthorizeRequest
@@ -22,7 +22,7 @@ ALICE = AuthorizeRequest("alice", "schedule", "a100-n0/gpu0")
 
 
 def test_a_policy_edit_keeps_the_graph_and_flips_the_decision(tmp_path: Path) -> None:
-    config = ServeConfig((copy_inputs(tmp_path),))
+    config = ServeConfig((copy_inputs(tmp_path),), reload_quiet_s=QUICK_S)
     first = build_revision(config)
     assert build_revision(config).id == first.id  # same bytes, same id
     (tmp_path / "policies" / "suspend.cedar").write_text(
@@ -39,7 +39,7 @@ def test_a_policy_edit_keeps_the_graph_and_flips_the_decision(tmp_path: Path) ->
 
 
 def test_a_policy_off_the_schema_is_refused_even_when_the_graph_is_kept(tmp_path: Path) -> None:
-    config = ServeConfig((copy_inputs(tmp_path),))
+    config = ServeConfig((copy_inputs(tmp_path),), reload_quiet_s=QUICK_S)
     first = build_revision(config)
     # `resource.no_such_attribute` is on no entity type of the schema: validation refuses it.
     (tmp_path / "policies" / "typo.cedar").write_text(
@@ -51,7 +51,7 @@ def test_a_policy_off_the_schema_is_refused_even_when_the_graph_is_kept(tmp_path
 
 
 def test_a_principals_edit_builds_a_new_graph(tmp_path: Path) -> None:
-    config = ServeConfig((copy_inputs(tmp_path),))
+    config = ServeConfig((copy_inputs(tmp_path),), reload_quiet_s=QUICK_S)
     first = build_revision(config)
     principals = tmp_path / "principals.yml"
     # alice moved from team-nlp to team-vision: a100-n0 (tenant team-nlp) is no longer hers.
@@ -66,7 +66,7 @@ def test_a_principals_edit_builds_a_new_graph(tmp_path: Path) -> None:
 def test_a_broken_thresholds_file_is_refused_at_build_and_a_good_one_is_part_of_the_revision(tmp_path: Path) -> None:
     # `place` reads topolog.thresholds.yaml beside the inventory; so does every admit: it is in the
     # revision's files and id, and checked when the revision is built.
-    config = ServeConfig((copy_inputs(tmp_path),))
+    config = ServeConfig((copy_inputs(tmp_path),), reload_quiet_s=QUICK_S)
     first = build_revision(config)
     thresholds = tmp_path / "topolog.thresholds.yaml"
     thresholds.write_text("thresholds: [\n")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from service.serve_helpers import ROOT, copy_inputs
+from service.serve_helpers import QUICK_S, ROOT, copy_inputs
 
 from verifier.service.config import ServeConfig
 from verifier.service.revision import OBSERVED_DIR, build_revision
@@ -24,7 +24,7 @@ SCRAPE = ROOT / "inventories" / "observed" / "dgx-h100-pod" / "dgx03" / "dcgm-ex
 
 def test_revision_fails_what_its_observations_take_out_of_service(tmp_path: Path) -> None:
     inventory = copy_inputs(tmp_path, "dgx-h100-pod.yaml")
-    config = ServeConfig((inventory,))
+    config = ServeConfig((inventory,), reload_quiet_s=QUICK_S)
     plain = build_revision(config)
     assert plain.inputs.inventory.objects["dgx03/gpu0"].state is None
     host = tmp_path / OBSERVED_DIR / "dgx03"

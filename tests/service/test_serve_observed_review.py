@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import run_cli
-from service.serve_helpers import ROOT, copy_inputs, new_revision, reload_failed, serving
+from service.serve_helpers import QUICK_S, ROOT, copy_inputs, new_revision, reload_failed, serving
 from service.test_serve_observed_nic import IBSTAT, JOB, RAIL_JOB, _ranked
 
 from verifier.core.errors import TopologError
@@ -422,7 +422,7 @@ def timed(tmp_path: Path) -> ServeConfig:
     (tmp_path / OBSERVED_DIR / "dgx03").mkdir(parents=True)
     shipped = ROOT / "inventories" / "observed" / "dgx-h100-pod" / "dgx03" / "nvidia-smi.xml"
     shutil.copy(shipped, tmp_path / OBSERVED_DIR / "dgx03" / "nvidia-smi.xml")
-    return ServeConfig((tmp_path / "dgx-h100-pod.yaml",))
+    return ServeConfig((tmp_path / "dgx-h100-pod.yaml",), reload_quiet_s=QUICK_S)
 
 
 def test_a_revision_judges_age_at_the_clock_it_is_built_at(monkeypatch: pytest.MonkeyPatch, timed: ServeConfig) -> None:

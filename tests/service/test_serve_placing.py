@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
-from service.serve_helpers import ROOT, copy_inputs, wait_for
+from service.serve_helpers import QUICK_S, ROOT, copy_inputs, wait_for
 
 from verifier.engine.parser import parse_program
 from verifier.reports.place_report import render_json
@@ -189,7 +189,7 @@ def test_each_revision_prepares_its_own(tmp_path: Path) -> None:
     (tmp_path / "policies" / "stop-students.cedar").write_text(
         '@id("stop-students")\nforbid (principal in Team::"students", action, resource);\n'
     )
-    new = build_revision(ServeConfig((tmp_path / "mixed-fleet.yaml",)), old)
+    new = build_revision(ServeConfig((tmp_path / "mixed-fleet.yaml",), reload_quiet_s=QUICK_S), old)
     assert new.id != old.id and new.placing is not old.placing
     refused = admit_doc(new, body)
     assert refused["admitted"] is False
