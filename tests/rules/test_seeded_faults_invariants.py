@@ -229,8 +229,9 @@ def test_an_unknown_mig_profile_is_refused_at_its_line(tmp_path: Path) -> None:
     (diag,) = err.value.diagnostics
     assert (Path(diag.location.file).name, diag.location.line, diag.location.col) == ("notebooks.yaml", 14, 7)
     assert "MIG profile '1g.11gb' is offered by no GPU model" in diag.message
-    assert "H100-SXM5-80GB: 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb" in diag.message
-    assert "A100-SXM4-40GB: 1g.5gb, 1g.10gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb" in diag.message
+    # (1g.10gb+me, the slice with the media engines, one a GPU, follows its plain profile.)
+    assert "H100-SXM5-80GB: 1g.10gb, 1g.10gb+me, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb" in diag.message
+    assert "A100-SXM4-40GB: 1g.5gb, 1g.5gb+me, 1g.10gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb" in diag.message
     code, _, err_text = run_cli("verify", str(inventory), "--jobs", str(inventory.parent / "jobs"))
     assert code == 2
     assert "notebooks.yaml:14:7" in err_text

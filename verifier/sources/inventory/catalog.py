@@ -145,8 +145,10 @@ def _parse_model(m: YMap, problems: Problems) -> CatalogModel | None:
     return CatalogModel(name, vendor.lower(), kind, specs, frozenset(features), source, m.loc, mig, mtype)
 
 
-MIG_PROFILE = re.compile(r"([1-7])g\.([1-9][0-9]{0,8})gb")
-"""A MIG profile name: compute slices (of 7) and memory in GB, as nvidia-smi writes it ("3g.40gb")."""
+MIG_PROFILE = re.compile(r"([1-7])g\.([1-9][0-9]{0,8})gb(?:\+me(?:\.all)?|\+gfx|-me)?")
+"""A MIG profile name: compute slices (of 7) and memory in GB, as nvidia-smi writes it ("3g.40gb"), with
+the media or graphics extension NVIDIA's MIG user guide names after a `+` or `-` ("1g.10gb+me": the
+slice that holds the GPU's media engines, one per GPU): a profile of its own, with its own count."""
 
 
 def mig_memory_mb(profile: str) -> int | None:

@@ -255,7 +255,7 @@ def _earlier_copy(builtin: CatalogModel, own: CatalogModel) -> bool:
         (own.vendor, own.kind) == (builtin.vendor, builtin.kind)
         and all(key in specs and specs[key] == value for key, value in own.specs.items())
         and own.features <= builtin.features
-        and (not own.mig or own.mig == builtin.mig)
+        and set(own.mig) <= set(builtin.mig)  # a profile added since (1g.10gb+me) is no variant
         and own.memory_type in (None, builtin.memory_type)
     )
 

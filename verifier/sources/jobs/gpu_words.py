@@ -92,6 +92,7 @@ def nvml_mig_profile(profile: str, word: str | None) -> str | None:
     near = set()
     for p in offered:
         s, _, memory = p.partition("g.")
-        if s == slices and 0 <= int(memory.removesuffix("gb")) - gib <= 2:
+        # An extended profile (1g.10gb+me) is never what nvml's plain name means: only plain ones are near.
+        if s == slices and memory.removesuffix("gb").isdigit() and 0 <= int(memory.removesuffix("gb")) - gib <= 2:
             near.add(p)
     return near.pop() if len(near) == 1 else None

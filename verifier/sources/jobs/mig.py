@@ -52,7 +52,9 @@ def offered_profiles(models: Mapping[str, CatalogModel]) -> str:
 
 
 def _profile_order(profile: str) -> tuple[int, int, str]:
-    """Compute slices, then memory: 1g.10gb, 1g.20gb, 2g.20gb, ... (as NVIDIA's tables list them)."""
+    """Compute slices, then memory: 1g.10gb, 1g.10gb+me, 1g.20gb, 2g.20gb, ... (as NVIDIA's tables list
+    them: an extended profile after its plain one).
+    """
     slices, _, memory = profile.partition("g.")
-    digits = memory.removesuffix("gb")
+    digits = memory.split("gb", 1)[0]
     return (int(slices) if slices.isdigit() else 0, int(digits) if digits.isdigit() else 0, profile)

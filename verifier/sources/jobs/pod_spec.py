@@ -1,6 +1,6 @@
 """What one Kubernetes pod template asks of the hardware (docs/jobs.md, "Kubernetes").
 
-Read: GPU requests (`nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-<profile>`), node selectors
+Read: GPU requests (`nvidia.com/gpu`, `amd.com/gpu`, `habana.ai/gaudi`, `nvidia.com/mig-<profile>`), node selectors
 and required node affinity on GPU product labels (verifier/sources/jobs/gpu_words.py), required
 `NotIn` on other labels (topolog's `exclude`), and the service account. Everything else the
 template says (CPU and memory requests, images, commands, tolerations, preferences) is returned
@@ -11,21 +11,38 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 
 from verifier.core.errors import Diagnostic, SourceLocation
 from verifier.sources.importers.gpu_names import model_for_amd_device, model_for_product
-from verifier.sources.inventory.catalog import mig_memory_mb
+from verifier.sources.inventory.catalog import builtin_models, mig_memory_mb
 from verifier.sources.inventory.validate import Problems, name_problem
 from verifier.sources.inventory.yaml_source import YList, YMap
 from verifier.sources.jobs.gpu_words import gke_model
 
-GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
-MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(?P<profile>[0-9]+g\.[0-9]+gb)$")
-_SHARED = re.compile(r"^nvidia\.com/(?:gpu|mig-[0-9]+g\.[0-9]+gb)\.shared$")
+GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd", "habana.ai/gaudi": "intel"}
+"""Whole devices by vendor. `habana.ai/gaudi` is Intel's Gaudi device plugin (one unit, one Gaudi
+accelerator, of whichever generation the node holds): read as whole Gaudi accelerators, of the
+catalogue's Gaudi families only (GAUDI_FAMILIES), never as any Intel device."""
+MIG_RESOURCE = re.compile(
+    r"^nvidia\.com/mig-(?P<profile>[0-9]+g\.[0-9]+gb)(?P<extension>(?:\.(?:me|gfx)(?:\.all)?|-me)?)$"
+)
+"""NVIDIA's device plugin under the mixed MIG strategy: `mig-` and the profile's name, where a `+` of the
+name is written `.` (a resource name allows no `+`: internal/rm/rm.go, AddDefaultResourcesToConfig,
+at NVIDIA/k8s-device-plugin 4caff14). So `nvidia.com/mig-1g.10gb.me` is the `1g.10gb+me` instance (the
+slice with the GPU's media engines), a profile of its own with its own count per GPU."""
+_SHARED = re.compile(r"^nvidia\.com/(?:gpu|mig-[0-9]+g\.[0-9]+gb(?:[.+-][a-z.]+)?)\.shared$")
 """NVIDIA's device plugin with time-slicing and renameByDefault (GPU Operator, "Time-Slicing GPUs in
 Kubernetes"): each unit is one of the replicas a GPU is cut into, a number the spec does not say."""
-_OTHER_ACCELERATORS = {"gpu.intel.com/": "an Intel GPU", "habana.ai/": "an Intel Gaudi accelerator"}
-"""Device plugins of accelerators topolog does not place (Intel's GPU plugin, Habana's Gaudi one)."""
+_PLUS_MIG = re.compile(r"^nvidia\.com/mig-[0-9]+g\.[0-9]+gb\+")
+"""A MIG profile written with NVIDIA's `+` (`mig-1g.10gb+me`): no Kubernetes resource name, so no pod
+asking for it is ever admitted; refused with the name the device plugin gives it."""
+_OTHER_ACCELERATORS = {
+    "gpu.intel.com/": "an Intel GPU",
+    "habana.ai/": "an Intel Gaudi resource other than habana.ai/gaudi",
+}
+"""Device plugins of accelerators topolog does not place (Intel's GPU plugin; Habana names other than
+the whole-accelerator `habana.ai/gaudi`)."""
 PRODUCT_LABELS = {
     "nvidia.com/gpu.product": model_for_product,
     "amd.com/gpu.device-id": model_for_amd_device,
@@ -36,6 +53,19 @@ _PRODUCT_MIG = re.compile(r"-MIG-([0-9]+g\.[0-9]+gb)$", re.IGNORECASE)
 GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"
 """GKE's node label for MIG: a pod selecting it counts `nvidia.com/gpu` in instances of that profile
 (GKE documentation, "Running multi-instance GPUs")."""
+GAUDI_RESOURCE = "habana.ai/gaudi"
+
+
+@cache
+def gaudi_families() -> tuple[str, ...]:
+    """The Gaudi families of the built-in catalogue ("Gaudi2", "Gaudi3"): what one `habana.ai/gaudi`
+    unit may be. A family word also accepts an inventory's own model of that family (its name's
+    leading part), and never an Intel CPU or GPU.
+    """
+    names = (m.name for m in builtin_models() if m.kind in ("gpu", "hpu") and m.name.lower().startswith("gaudi"))
+    return tuple(sorted({name.split("-")[0] for name in names}))
+
+
 READ_POD_KEYS = ("containers", "initContainers", "nodeSelector", "affinity", "serviceAccountName", "serviceAccount")
 READ_CONTAINER_KEYS = ("name", "resources")
 
@@ -94,7 +124,8 @@ def _resources(c: YMap, cname: str, needs: PodNeeds, p: Problems, key: str = "re
                 p.add(
                     table.key_loc(key),
                     f"{section} {key} of container {cname} is {unread}; topolog places whole GPUs "
-                    "(nvidia.com/gpu, amd.com/gpu) and MIG instances (nvidia.com/mig-<profile>): expected one of those",
+                    "(nvidia.com/gpu, amd.com/gpu, habana.ai/gaudi) and MIG instances (nvidia.com/mig-<profile>): "
+                    "expected one of those",
                 )
                 continue
             if key not in GPU_RESOURCES and not MIG_RESOURCE.match(key):
@@ -131,13 +162,19 @@ def _resources(c: YMap, cname: str, needs: PodNeeds, p: Problems, key: str = "re
 
 def _unread_accelerator(key: str) -> str | None:
     """What an accelerator resource topolog cannot count in GPUs is, or None for any other resource."""
+    if _PLUS_MIG.match(key):
+        written = "nvidia.com/" + key.removeprefix("nvidia.com/").replace("+", ".", 1)
+        return (
+            f"no Kubernetes resource name (a '+' is not allowed in one: the API server refuses the pod); "
+            f"NVIDIA's device plugin offers this MIG profile as {written}"
+        )
     if _SHARED.match(key):
         return (
             "a time-sliced share of an NVIDIA GPU (the device plugin's renamed resource): how many "
             "GPUs it takes depends on the replicas the cluster cuts each GPU into, which the spec does not say"
         )
     for prefix, what in _OTHER_ACCELERATORS.items():
-        if key.startswith(prefix):
+        if key.startswith(prefix) and key not in GPU_RESOURCES:
             return f"{what}, a device topolog does not place"
     return None
 
@@ -271,11 +308,15 @@ def _gpu_kind(requests: dict[str, int], loc: SourceLocation, where: str, needs: 
     elif whole:
         ((key, n),) = whole.items()
         needs.gpus, needs.vendor = n, GPU_RESOURCES[key]
+        if key == GAUDI_RESOURCE:
+            needs.accepts = gaudi_families()
     elif migs:
         ((key, n),) = migs.items()
         m = MIG_RESOURCE.match(key)
         assert m is not None
-        profile = m.group("profile")
+        # The device plugin wrote the name's `+` as `.`: the profile is NVIDIA's name again (1g.10gb+me).
+        extension = m.group("extension")
+        profile = m.group("profile") + (extension.replace(".", "+", 1) if extension.startswith(".") else extension)
         if mig_memory_mb(profile) is None:
             p.add(loc, f"{where} requests {key}, but {profile!r} is no MIG profile topolog knows")
         needs.gpus, needs.mig = n, profile

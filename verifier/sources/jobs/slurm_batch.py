@@ -91,6 +91,7 @@ READ = (
     "gpus",
     "gpus-per-node",
     "gpus-per-task",
+    "tres-per-task",
     "gres",
     "ntasks",
     "ntasks-per-node",
@@ -469,6 +470,12 @@ def _gres(opt: _Opt, script: _Script, p: Problems) -> tuple[str | None, int] | N
             )
             return None
         parts = item.strip().split(":")
+        if parts[0] in _SHARED_GRES and not (len(parts) > 1 and parts[-1] == "0"):  # shard alone: 1
+            p.add(
+                opt.loc,
+                f"--gres={opt.value}: {item.strip()} is {_SHARED_GRES[parts[0]]}; expected whole GPUs, such as gpu:1",
+            )
+            return None
         if parts[0] != "gpu":
             script.notes.append(Diagnostic(opt.loc, f"GRES {item.strip()} not judged"))
             continue
@@ -493,6 +500,45 @@ def _gres(opt: _Opt, script: _Script, p: Problems) -> tuple[str | None, int] | N
             )
             return None
         found = (gtype, int(count))
+    return found
+
+
+_TRES_GPU = re.compile(r"^gres/gpu(?::(?P<type>[^:=,]+))?[:=](?P<n>[^:=,]*)$")
+"""A GPU entry of --tres-per-task: `gres/gpu=N` (sbatch(1)) or `gres/gpu:N`, with a type before the
+count (`gres/gpu:a100=2`, `gres/gpu:a100_80gb_pcie:1`); SchedMD's own tests write the `:` form
+(`-N1 -n4 --tres-per-task=gres/gpu:1` is allocated gpu:4)."""
+_SHARED_GRES = {
+    "shard": "a shard of a GPU (Slurm's GRES sharing: how many GPUs N shards take depends on the shards "
+    "gres.conf gives each GPU, which the script does not say)",
+    "mps": "a CUDA MPS share of a GPU (Slurm's mps GRES: a percentage of one GPU, shared with other jobs)",
+}
+"""GRES that are a part of a GPU: read as "no GPU", a GPU job went through unjudged."""
+
+
+def _tres_per_task(opt: _Opt, script: _Script, p: Problems) -> tuple[str | None, int] | None:
+    """The GPUs per task of `--tres-per-task=...,gres/gpu[:type]=N,...`; other entries are noted."""
+    found: tuple[str | None, int] | None = None
+    for item in (i.strip() for i in opt.value.split(",")):
+        name = re.split(r"[:=]", item, maxsplit=1)[0].removeprefix("gres/")
+        if name in _SHARED_GRES:
+            p.add(
+                opt.loc,
+                f"--tres-per-task={opt.value}: {item} is {_SHARED_GRES[name]}; expected whole GPUs, such as gres/gpu=1",
+            )
+            return None
+        if not item.startswith("gres/gpu") or item.removeprefix("gres/gpu")[:1] not in (":", "="):
+            script.notes.append(Diagnostic(opt.loc, f"--tres-per-task entry {item} not judged"))
+            continue
+        m = _TRES_GPU.match(item)
+        count = m.group("n") if m else ""
+        if m is None or found is not None or not (count.isascii() and count.isdigit() and int(count) <= 1_000_000):
+            p.add(
+                opt.loc,
+                f"--tres-per-task={opt.value}: expected one GPU entry gres/gpu[:type]=count with a whole count "
+                "from 0 to 1,000,000, such as gres/gpu=1 or gres/gpu:a100=2",
+            )
+            return None
+        found = (m.group("type"), int(count))
     return found
 
 
@@ -670,16 +716,27 @@ def _job(
         elif per_node is not None and given is not None:
             per_node = (per_node[0] or given[0], per_node[1])  # the typed one of the two
         per_node = per_node or given
-    for unread in ("gpus-per-socket", "tres-per-task"):
-        if f"--{unread}" in script.other:
-            # GPUs per socket need the sockets per node, which the script does not say.
-            p.add(
-                script.other[f"--{unread}"],
-                f"--{unread} is not read: the GPUs it asks for depend on the sockets or tasks of each node; "
-                "expected --gpus-per-node, --gres=gpu:N, --gpus-per-task or --gpus",
-            )
+    if "--gpus-per-socket" in script.other:
+        # GPUs per socket need the sockets per node, which the script does not say.
+        p.add(
+            script.other["--gpus-per-socket"],
+            "--gpus-per-socket is not read: the GPUs it asks for depend on the sockets of each node; "
+            "expected --gpus-per-node, --gres=gpu:N, --gpus-per-task or --gpus",
+        )
     if "gpus-per-task" in o:
         per_task = _gpu_count(o["gpus-per-task"], "gpus-per-task", p)
+    if "tres-per-task" in o:
+        tres = _tres_per_task(o["tres-per-task"], script, p)
+        if tres is not None and per_task is not None and not _same_request(tres, per_task):
+            p.add(
+                o["tres-per-task"].loc,
+                f"--tres-per-task={o['tres-per-task'].value} disagrees with --gpus-per-task={o['gpus-per-task'].value}",
+            )
+        elif tres is not None:
+            # sbatch(1): --gpus-per-task=N is --tres-per-task=gres/gpu=N; one request, however written.
+            written = f"{tres[0]}:{tres[1]}" if tres[0] else str(tres[1])
+            o.setdefault("gpus-per-task", _Opt(written, o["tres-per-task"].loc))
+            per_task = (tres[0] or (per_task[0] if per_task else None), tres[1])
     if "gpus" in o:
         total = _gpu_count(o["gpus"], "gpus", p)
     per_node, per_task, total, said_none = _no_gpu_counts(o, per_node, per_task, total, p)
@@ -745,8 +802,9 @@ def _job(
                 o["constraint"].loc, f"--constraint={o['constraint'].value} and GPU type {kind[0]} allow no common GPU"
             )
         accepts = accepts or features
-    if nodes is not None and nodes > 1 and per_node is None:
-        # sbatch allocates at least N nodes; a topolog job only bounds its nodes from above.
+    if nodes is not None and nodes > 1 and per_node is None and not even:
+        # sbatch allocates at least N nodes; a topolog job only bounds its nodes from above (unless
+        # every node gets the same tasks of GPUs: then min_nodes holds it to N, and no note is due).
         script.notes.append(
             Diagnostic(
                 o["nodes"].loc if "nodes" in o else first,

@@ -1,0 +1,261 @@
+"""Job specs, round 61: MIG media-extension slices as the device plugin names them, Intel Gaudi
+accelerators (`habana.ai/gaudi`), and Slurm's `--tres-per-task` and shared GRES (shard, mps). Each
+expected figure is worked out by hand from the spec beside it; each public sample names its source.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import run_cli
+
+from verifier.core.errors import TopologError
+from verifier.sources.inventory.loader import load_inventory
+from verifier.sources.jobs.principal_rules import parse_rules
+from verifier.sources.jobs.read import NoGpuRequested, read_jobs_text
+
+RULES = parse_rules(["namespace=Team", "account=Team", "partition=Team"])
+ROOT = Path(__file__).resolve().parents[3]
+POD = ROOT / "inventories" / "dgx-h100-pod.yaml"  # 8 DGX H100 nodes x 8 H100-SXM5-80GB
+GAUDI = ROOT / "tests" / "sources" / "inventory" / "realistic" / "gaudi3-hls.yaml"  # 2 nodes x 8 Gaudi 3
+
+
+def _pod(resource: str, count: str = "1", pods: int = 1) -> str:
+    # A batch Job of `pods` pods, each asking `count` of `resource`, in namespace research.
+    return f"""apiVersion: batch/v1
+kind: Job
+metadata: {{name: slices, namespace: research}}
+spec:
+  parallelism: {pods}
+  completions: {pods}
+  template:
+    spec:
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits:
+            {resource}: {count}
+"""
+
+
+# --- MIG media-extension slices ---------------------------------------------------------------------
+
+
+def test_a_media_extension_slice_is_its_own_mig_profile() -> None:
+    # NVIDIA/k8s-device-plugin internal/rm/rm.go (AddDefaultResourcesToConfig, at 4caff14): under
+    # the mixed strategy a profile's resource is "mig-" + its name with '+' written '.', so the
+    # 1g.10gb+me slice is nvidia.com/mig-1g.10gb.me. Base read it as "no GPU" (the webhook let it by).
+    (job,) = read_jobs_text(_pod("nvidia.com/mig-1g.10gb.me"), "me.yaml", RULES)
+    assert (job.gpus, job.mig) == (1, "1g.10gb+me")
+
+
+@pytest.mark.parametrize(
+    ("resource", "profile"),
+    [
+        ("nvidia.com/mig-1g.5gb.me", "1g.5gb+me"),  # A100-40GB
+        ("nvidia.com/mig-1g.24gb.me.all", "1g.24gb+me.all"),  # the '+me.all' profile of the plugin's tests
+        ("nvidia.com/mig-1g.24gb.gfx", "1g.24gb+gfx"),
+        ("nvidia.com/mig-1g.24gb-me", "1g.24gb-me"),  # '-me' has no '+': written as it is
+    ],
+)
+def test_every_extension_the_device_plugin_names_is_read_back(resource: str, profile: str) -> None:
+    # The profile names of the plugin's api/config/v1/resources_test.go (at e515bd1): 1g.24gb-me,
+    # 1g.24gb+me.all, 1g.24gb+gfx. Read back to NVIDIA's name, '+' for the first '.' after "gb".
+    (job,) = read_jobs_text(_pod(resource), "me.yaml", RULES)
+    assert job.mig == profile
+
+
+def test_a_plus_in_a_resource_name_is_refused_with_the_name_the_plugin_gives() -> None:
+    # 'nvidia.com/mig-1g.10gb+me' (as NVIDIA's MIG guide writes the profile) is no resource name: the
+    # API server refuses such a pod, so it never runs. Line 14 is its `limits` entry.
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(_pod("nvidia.com/mig-1g.10gb+me"), "me.yaml", RULES)
+    assert "me.yaml:14:13: limits nvidia.com/mig-1g.10gb+me of container c is no Kubernetes resource name" in str(
+        err.value
+    )
+    assert "offers this MIG profile as nvidia.com/mig-1g.10gb.me" in str(err.value)
+
+
+def test_a_time_sliced_media_extension_slice_is_still_a_share() -> None:
+    # renameByDefault time-slicing appends ".shared" to any resource, this one too: a share, refused.
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(_pod("nvidia.com/mig-1g.10gb.me.shared"), "me.yaml", RULES)
+    assert "is a time-sliced share of an NVIDIA GPU" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("resource", "gpus", "nodes"), [("nvidia.com/mig-1g.10gb.me", 9, 2), ("nvidia.com/mig-1g.10gb", 2, 1)]
+)
+def test_media_extension_slice_capacity(tmp_path: Path, resource: str, gpus: int, nodes: int) -> None:
+    # NVIDIA's MIG user guide: an H100 80GB has 7 1g.10gb instances but one 1g.10gb+me (the media
+    # engines go to one slice). 9 pods of one slice each: 9 +me slices need 9 GPUs (8 on one node,
+    # 1 on a second: 2 nodes), while 9 plain 1g.10gb need ceil(9 / 7) = 2 GPUs of one node.
+    spec = tmp_path / "slices.yaml"
+    spec.write_text(_pod(resource, pods=9))
+    code, out, _ = run_cli("place", str(POD), str(spec), "--format", "json", "--principal-from", "namespace=Team")
+    assert code == 0
+    (job,) = json.loads(out)["jobs"]
+    best = job["placements"][0]
+    assert (len(best["gpus"]), best["nodes"]) == (gpus, nodes)
+
+
+# --- Intel Gaudi ---------------------------------------------------------------------------------------
+
+
+GAUDI_POD = """apiVersion: v1
+kind: Pod
+metadata: {name: quantization-pod, namespace: research}
+spec:
+  runtimeClassName: habana
+  containers:
+  - name: quantization-env
+    image: x
+    resources:
+      limits:
+        habana.ai/gaudi: "8"
+"""
+# The shape of Intel Gaudi pods: runtimeClassName habana and limits habana.ai/gaudi (redhat-cop/agnosticd
+# ansible/roles_ocp_workloads/ocp4_workload_habana_post_rhods_setup/README.md: habana.ai/gaudi: '1' in
+# limits and requests). Image, env and securityContext left out.
+
+
+def test_a_gaudi_pod_asks_for_gaudi_accelerators() -> None:
+    # Base refused it ("a device topolog does not place") though the catalogue has Gaudi 2 and 3.
+    (job,) = read_jobs_text(GAUDI_POD, "gaudi.yaml", RULES)
+    assert (job.gpus, job.accepts, job.scope) == (8, ("Gaudi2", "Gaudi3"), "node")
+
+
+def test_a_gaudi_pod_is_placed_on_gaudi_nodes_only(tmp_path: Path) -> None:
+    # gaudi3-hls: 2 servers of 8 Gaudi 3 -> 8 fit either node (2 placements); the DGX H100 pod has no
+    # Gaudi: nowhere (exit 1), never on the H100s.
+    spec = tmp_path / "gaudi.yaml"
+    spec.write_text(GAUDI_POD)
+    code, out, _ = run_cli("place", str(GAUDI), str(spec), "--format", "json", "--no-authorization", *_from())
+    assert code == 0
+    assert len(json.loads(out)["jobs"][0]["placements"]) == 2
+    code, out, _ = run_cli("place", str(POD), str(spec), "--format", "json", *_from())
+    assert code == 1
+    assert json.loads(out)["jobs"][0]["placements"] == []
+
+
+def test_a_gaudi_pod_selecting_an_nvidia_product_is_refused() -> None:
+    text = GAUDI_POD.replace(
+        "  containers:", "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n  containers:"
+    )
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "gaudi.yaml", RULES)
+    assert "no node can satisfy both" in str(err.value)
+
+
+def _from() -> tuple[str, str]:
+    return ("--principal-from", "namespace=Team")
+
+
+# --- Slurm --tres-per-task, shard and mps -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tres", "gpus", "accepts"),
+    [
+        # SchedMD's tests: `-N1 -n4 --tres-per-task=gres/gpu:1` is allocated gpu:4 (4 tasks x 1).
+        ("gres/gpu:1", 4, ()),
+        ("gres/gpu=1", 4, ()),  # sbatch(1)'s own form, trestype/name=count
+        ("cpu=8,gres/gpu:h100=2", 8, ("H100",)),  # 4 x 2, typed; cpu=8 noted
+        ("gres/gpu:h100:2", 8, ("H100",)),
+    ],
+)
+def test_tres_per_task_gpus_are_gpus_per_task(tres: str, gpus: int, accepts: tuple[str, ...]) -> None:
+    # Base refused every --tres-per-task ("depend on the sockets or tasks of each node").
+    text = f"#!/bin/bash\n#SBATCH -A research -J t -N 1 -n 4 --tres-per-task={tres}\nsrun python t.py\n"
+    (job,) = read_jobs_text(text, "t.sh", RULES)
+    assert (job.gpus, job.accepts, job.scope) == (gpus, accepts, "node")
+
+
+def test_tres_per_task_on_every_node_holds_the_nodes() -> None:
+    # -N 2, 4 tasks a node, 2 GPUs a task: 2 x 4 x 2 = 16 GPUs, 8 on each of exactly 2 nodes.
+    text = "#!/bin/bash\n#SBATCH -A research -J t -N 2 --ntasks-per-node=4 --tres-per-task=gres/gpu=2\nsrun x\n"
+    (job,) = read_jobs_text(text, "t.sh", RULES)
+    assert (job.gpus, job.max_nodes, job.min_nodes) == (16, 2, 2)
+    assert not [n for n in job.notes if "possibly fewer" in n.message]  # it runs on exactly 2
+
+
+def test_tres_per_task_and_gpus_per_task_must_agree() -> None:
+    text = "#!/bin/bash\n#SBATCH -A research -J t -n 4 --gpus-per-task=1 --tres-per-task=gres/gpu=2\nsrun x\n"
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "t.sh", RULES)
+    assert "t.sh:2: --tres-per-task=gres/gpu=2 disagrees with --gpus-per-task=1" in str(err.value)
+
+
+def test_tres_per_task_of_cpus_only_is_a_cpu_script() -> None:
+    text = "#!/bin/bash\n#SBATCH -A research -J t -n 4 --tres-per-task=cpu=4\nsrun x\n"
+    with pytest.raises(NoGpuRequested):
+        read_jobs_text(text, "t.sh", RULES)
+
+
+@pytest.mark.parametrize(
+    ("option", "what"),
+    [
+        ("--gres=shard:2", "--gres=shard:2: shard:2 is a shard of a GPU"),
+        ("--gres=shard", "--gres=shard: shard is a shard of a GPU"),  # no count: 1 shard
+        ("--gres=mps:50", "--gres=mps:50: mps:50 is a CUDA MPS share of a GPU"),
+        ("-n 2 --tres-per-task=gres/shard:5", "--tres-per-task=gres/shard:5: gres/shard:5 is a shard of a GPU"),
+    ],
+)
+def test_a_share_of_a_gpu_is_refused_not_read_as_no_gpu(option: str, what: str) -> None:
+    # Slurm's shard GRES (SchedMD's tests: `--tres-per-task=gres/shard:1` on gpu:4,shard:40 nodes):
+    # base read such a script as CPU-only (the shard was a note), a GPU job let through unjudged.
+    text = f"#!/bin/bash\n#SBATCH -A research -J t {option}\nsrun x\n"
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "t.sh", RULES)
+    assert f"t.sh:2: {what}" in str(err.value)
+
+
+def test_a_zero_shard_count_asks_for_nothing() -> None:
+    text = "#!/bin/bash\n#SBATCH -A research -J t --gres=shard:0,gpu:2\nsrun x\n"
+    (job,) = read_jobs_text(text, "t.sh", RULES)
+    assert job.gpus == 2
+
+
+# --- an inventory's copy of a catalogue model from before 1g.10gb+me ------------------------------------
+
+H100_COPY = """apiVersion: topolog.dev/v1
+kind: Inventory
+catalog:
+  models:
+    - name: H100-SXM5-80GB
+      vendor: nvidia
+      kind: gpu
+      source: "copied from topolog's catalogue before round 61"
+      memory: {type: HBM3, size: 80 GB, bandwidth: 3.35 TB/s}
+      fp64: 34 TFLOPS
+      tensor: 989 TFLOPS
+      scaleup: {kind: nvlink, generation: 4, links: 18, bandwidth: 450 GB/s}
+      pcie: {generation: 5, lanes: 16}
+      power: 700 W
+      features: [mig, partitioning, fp64, ecc, nvlink, nvswitch, hbm]
+      specs: {nvswitch_chip_links: 5}
+      mig: {1g.10gb: 7, 1g.20gb: 4, 2g.20gb: 3, 3g.40gb: 2, 4g.40gb: 1, 7g.80gb: 1}
+objects:
+  - {name: n0, kind: node, children: [{name: gpu0, kind: gpu, model: H100-SXM5-80GB}]}
+"""
+# H100-SXM5-80GB word for word as catalog.yaml wrote it at 42fed5f (comments left out).
+
+
+def test_a_copy_without_the_media_extension_profile_still_loads(tmp_path: Path) -> None:
+    # It lacks only the profile the catalogue gained: no variant; its own entry (no +me) is used.
+    path = tmp_path / "inv.yaml"
+    path.write_text(H100_COPY, encoding="utf-8")
+    model = load_inventory([path]).models["H100-SXM5-80GB"]
+    assert model.loc.file.endswith("inv.yaml")
+    assert "1g.10gb+me" not in dict(model.mig)
+
+
+def test_a_copy_with_another_instance_count_is_a_variant(tmp_path: Path) -> None:
+    path = tmp_path / "inv.yaml"
+    path.write_text(H100_COPY.replace("1g.10gb: 7", "1g.10gb: 6"), encoding="utf-8")
+    with pytest.raises(TopologError) as err:
+        load_inventory([path])
+    assert "model 'H100-SXM5-80GB' is already defined in the built-in catalogue" in str(err.value)
