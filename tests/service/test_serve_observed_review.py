@@ -176,7 +176,7 @@ def test_over_the_socket_each_revision_judges_the_observations_it_was_built_from
     host = tmp_path / OBSERVED_DIR / "mi300x-n0"
     host.mkdir(parents=True)
     (host / "ibstat.txt").write_text(DOWN)
-    with serving(tmp_path, "--no-watch") as server:
+    with serving(tmp_path, "--no-watch", "--reload-quiet", f"{QUICK_S:g}") as server:
 
         def admit() -> tuple[str, list[tuple[str, int]]]:
             r = server.post("/v1/admit", JOB.encode())
@@ -212,7 +212,7 @@ def test_admits_during_swaps_are_each_answered_on_the_revision_they_name(tmp_pat
     host = tmp_path / OBSERVED_DIR / "mi300x-n0"
     host.mkdir(parents=True)
     (host / "ibstat.txt").write_text(DOWN)
-    with serving(tmp_path, "--no-watch") as server:
+    with serving(tmp_path, "--no-watch", "--reload-quiet", f"{QUICK_S:g}") as server:
         expected = {server.revision()["revision"]: N1}
         stop = threading.Event()
         answers: list[tuple[int, str, list[tuple[str, int]]]] = []

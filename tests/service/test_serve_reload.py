@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from service.serve_helpers import Server, copy_inputs, new_revision, reload_failed, serving, wait_for
+from service.serve_helpers import QUICK_S, Server, copy_inputs, new_revision, reload_failed, serving, wait_for
 
 SUSPEND = '@id("alice-suspended")\nforbid (principal == User::"alice", action, resource);\n'
 BROKEN = '@id("half-written")\nforbid (principal\n'
@@ -67,7 +67,7 @@ def test_a_broken_policy_edit_keeps_the_old_decision_and_reports_where(tmp_path:
 
 def test_sighup_reloads_and_a_broken_inventory_is_refused(tmp_path: Path) -> None:
     inventory = copy_inputs(tmp_path)
-    with serving(tmp_path, "--no-watch") as server:
+    with serving(tmp_path, "--no-watch", "--reload-quiet", f"{QUICK_S:g}") as server:
         old = server.revision()["revision"]
         (tmp_path / "policies" / "suspend.cedar").write_text(SUSPEND)
         server.process.send_signal(signal.SIGHUP)
@@ -87,7 +87,7 @@ def test_sighup_reloads_and_a_broken_inventory_is_refused(tmp_path: Path) -> Non
 def test_requests_during_reloads_are_all_answered_on_one_revision_or_the_other(tmp_path: Path) -> None:
     copy_inputs(tmp_path)
     suspend = tmp_path / "policies" / "suspend.cedar"
-    with serving(tmp_path, "--no-watch") as server:
+    with serving(tmp_path, "--no-watch", "--reload-quiet", f"{QUICK_S:g}") as server:
         allow_rev = server.revision()["revision"]
         stop = threading.Event()
         answers: list[tuple[int, str, str]] = []
