@@ -26,7 +26,10 @@ What makes a finding (one per GPU and file, OBS004, the tests and messages in it
   left by the test before it, DCGM#272) or the CPU EUD: not the GPU's hardware.
 A result value other than Pass, Fail, Skip or Warn, a category or a failed test this reader does not know,
 or a row it cannot read is refused at its line: a diagnostic is never guessed at.
-DCGM numbers GPUs by its own id, which is the driver's index on a host DCGM has not been told otherwise.
+DCGM numbers GPUs by its own id, which is the driver's index on a host DCGM has not been told otherwise; in a
+container given some of the host's GPUs it numbers those from 0. -j output names each id's board serial (3.x
+`GPU Device Serials`, 4.x `entity_groups`): a failed GPU carries it, so it is matched by serial where the node
+declares serials or the host's nvidia-smi listing shows them, whatever the numbering. The table prints no serial.
 """
 
 from __future__ import annotations
@@ -355,7 +358,42 @@ def _status_lines(text: str) -> list[int]:
     return [text.count("\n", 0, m.start()) + 1 for m in re.finditer(r'(?<!\\)"status"\s*:', text)]
 
 
-def _read_json(text: str, filename: str) -> list[_Test]:
+def _serials(run: dict[str, object], filename: str, found: dict[int, str]) -> None:
+    """The board serial of each GPU id a -j run names (into `found`): 3.x's `GPU Device Serials` (`{"0": "..."}`,
+    HelperJsonBuildOutput in dcgmi/Diag.cpp), 4.x's `entity_groups` (GPU entities' `entity_id` and `serial_num`,
+    NVIDIA/DCGM testing/python3/dcgm_diag_schema.json). Either beside the run's results, not inside them.
+    """
+    pairs: list[tuple[object, object]] = []
+    old = run.get("GPU Device Serials")
+    if old is not None:
+        if not isinstance(old, dict):
+            raise TopologError.at(SourceLocation(filename, 1), "'GPU Device Serials' is not an object of GPU ids")
+        pairs.extend(old.items())
+    groups = run.get("entity_groups")
+    if groups is not None:
+        if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
+            raise TopologError.at(SourceLocation(filename, 1), "'entity_groups' is not a list of entity groups")
+        for group in groups:
+            entities = group.get("entities") or []
+            if str(group.get("entity_group")) != "GPU":
+                continue
+            if not isinstance(entities, list) or not all(isinstance(e, dict) for e in entities):
+                raise TopologError.at(SourceLocation(filename, 1), "a GPU entity group's 'entities' is not a list")
+            pairs.extend((e.get("entity_id"), e.get("serial_num")) for e in entities if "serial_num" in e)
+    for key, serial in pairs:
+        gpu = _json_gpu({"gpu_id": key}, SourceLocation(filename, 1))
+        if gpu is None or not isinstance(serial, str):
+            raise TopologError.at(SourceLocation(filename, 1), f"GPU serial {serial!r} of GPU {key!r}; expected text")
+        if not serial.strip():
+            continue  # no serial printed: the GPU is known by its id alone
+        if found.setdefault(gpu, serial.strip()) != serial.strip():
+            raise TopologError.at(
+                SourceLocation(filename, 1),
+                f"GPU {gpu} has serial {found[gpu]!r} in one run and {serial.strip()!r} in another; expected one board",
+            )
+
+
+def _read_json(text: str, filename: str, serials: dict[int, str]) -> list[_Test]:
     try:
         doc = json.loads(text, parse_constant=lambda c: c)  # NaN / Infinity stay words: no status is one
     except RecursionError:
@@ -381,10 +419,11 @@ def _read_json(text: str, filename: str) -> list[_Test]:
     categories: list[object] = []
     for run in runs:
         root = run.get("DCGM GPU Diagnostic", run.get("DCGM Diagnostic")) if isinstance(run, dict) else None
-        if not isinstance(root, dict):
+        if not isinstance(run, dict) or not isinstance(root, dict):
             raise TopologError.at(
                 SourceLocation(filename, 1), "no 'DCGM Diagnostic' (4.x) or 'DCGM GPU Diagnostic' (3.x) object"
             )
+        _serials(run, filename, serials)
         if root.get("runtime_error"):
             raise TopologError.at(
                 SourceLocation(filename, 1),
@@ -464,7 +503,7 @@ def _json_gpu(result: dict[str, object], loc: SourceLocation) -> int | None:
     return int(value)
 
 
-def _judge(tests: list[_Test], filename: str, host: str) -> list[CounterObservation]:
+def _judge(tests: list[_Test], filename: str, host: str, serials: dict[int, str]) -> list[CounterObservation]:
     """One observation per GPU a failed GPU test names, in the order first met."""
     reasons: dict[int, tuple[list[str], int]] = {}
     for t in tests:
@@ -496,7 +535,7 @@ def _judge(tests: list[_Test], filename: str, host: str) -> list[CounterObservat
         CounterObservation(
             SourceLocation(filename, line),
             None,
-            GpuRef(host=host, index=gpu),
+            GpuRef(host=host, index=gpu, serial=serials.get(gpu)),
             METRIC,
             1,
             (("reason", f"DCGM diagnostic (dcgmi diag) failed on it: {'; '.join(said)}"),),
@@ -508,9 +547,10 @@ def _judge(tests: list[_Test], filename: str, host: str) -> list[CounterObservat
 def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs of one host's `dcgmi diag` output that failed a hardware test. TopologError at file:line."""
     name = host_of_file(host, filename, "dcgmi diag")
-    tests = _read_json(text, filename) if text.lstrip().startswith("{") else _read_table(text, filename)
+    serials: dict[int, str] = {}
+    tests = _read_json(text, filename, serials) if text.lstrip().startswith("{") else _read_table(text, filename)
     return Observations(
-        counters=tuple(_judge(tests, filename, name)),
+        counters=tuple(_judge(tests, filename, name, serials)),
         files=(ObservedFile(filename, FORMAT, name, None),),
         hosts=(name,),
     )

@@ -164,11 +164,15 @@ def same_gpu(ref: GpuRef, host_gpus: Iterable[GpuObservation]) -> GpuObservation
     gpus = list(host_gpus)
     uuid = ref.uuid.lower() if ref.uuid else None
     for g in gpus:
-        if (uuid is not None and g.uuid is not None and g.uuid.lower() == uuid) or (
-            ref.pci_bus_id is not None and g.pci_bus_id == ref.pci_bus_id
+        if (
+            (uuid is not None and g.uuid is not None and g.uuid.lower() == uuid)
+            or (ref.pci_bus_id is not None and g.pci_bus_id == ref.pci_bus_id)
+            or (ref.serial is not None and g.serial == ref.serial)
         ):
             return g
-    if uuid is None and ref.pci_bus_id is None and ref.index is not None:
+    # A serial the host's listing does not show is another board than the one at that index: never tied by index.
+    serials_shown = ref.serial is not None and any(g.serial is not None for g in gpus)
+    if uuid is None and ref.pci_bus_id is None and ref.index is not None and not serials_shown:
         for g in gpus:
             if g.index == ref.index:
                 return g
@@ -180,7 +184,7 @@ def resolve_ref(ref: GpuRef, host_gpus: Iterable[GpuObservation]) -> dict[str, s
     g = same_gpu(ref, host_gpus)
     if g is not None:
         return {"uuid": g.uuid, "serial": g.serial, "pci_bus_id": g.pci_bus_id, "index": g.index}
-    return {"uuid": ref.uuid, "serial": None, "pci_bus_id": ref.pci_bus_id, "index": ref.index}
+    return {"uuid": ref.uuid, "serial": ref.serial, "pci_bus_id": ref.pci_bus_id, "index": ref.index}
 
 
 def objects_by_node(objects: Mapping[str, Obj], kind: str) -> dict[str, list[Obj]]:

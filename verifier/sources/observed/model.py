@@ -185,12 +185,18 @@ class GpuRef:
     uuid: str | None = None
     pci_bus_id: str | None = None
     index: int | None = None
+    serial: str | None = None
+    """The board serial, where the tool prints it beside its own GPU number (`dcgmi diag -j`'s `GPU Device Serials`):
+    DCGM numbers the GPUs it is given, which in a container given some of the host's GPUs are not the host's
+    indexes; the serial names the board whatever the numbering."""
 
     def __str__(self) -> str:
         if self.uuid:
             return f"{self.host} {self.uuid}"
         if self.pci_bus_id:
             return f"{self.host} {self.pci_bus_id}"
+        if self.serial:
+            return f"{self.host} serial {self.serial}"
         return f"{self.host} GPU {self.index}"
 
 
