@@ -40,20 +40,17 @@ def test_real_passing_and_skipped_runs_fail_no_gpu() -> None:
 
 def test_real_331_gpu0_fails_memory_and_diagnostic_gpu1_is_not_judged() -> None:
     # By hand: GPU Memory is `Pass - GPU: 1` / `Fail - GPU: 0` and its Warning (line 8) names GPU 0, cut over
-    # lines 8-12 every 45 characters ("... Reset GPU. R" + "estart DCGM ..."); the Info about GPU 1 is no
-    # failure. Diagnostic is `Fail - All`, its only Warning (line 14) names GPU 0: GPU 1 failed with it (DCGM
-    # fails the whole group) and no message says why, so it is not judged. Targeted Stress `Fail - All` has
-    # no message in the excerpt: nothing. One observation of GPU 0, at its first message.
-    memory = (
-        "GPU 0 Error using CUDA API cuCtxCreate Check DCGM and system logs for errors. Reset GPU. Restart DCGM. "
-        "Rerun diagnostics. Unable to create CUDA context: 'CUDA-capable device(s) is/are busy or unavailable'."
-    )
+    # lines 8-12 every 45 characters ("... Reset GPU. R" + "estart DCGM ..."); it is DCGM_FR_CUDA_API ("Error using
+    # CUDA API %s"), which DCGM ranks monitor ("can perform workload"): no fault of its own. Diagnostic is `Fail - All`,
+    # its only Warning (line 15) names GPU 0: "API call %s failed" (DCGM_FR_API_FAIL, ranked triage): GPU 0's fault.
+    # GPU 1 failed with it (DCGM fails the whole group) and no message says why, so it is not judged. Targeted
+    # Stress `Fail - All` has no message in the excerpt: nothing. One observation of GPU 0, at line 15.
     diagnostic = (
         "GPU 0 API call cuMemGetInfo failed: 'context is destroyed' Check DCGM and system logs for errors. "
         "Reset GPU. Restart DCGM. Rerun diagnostics."
     )
     assert _failed(FAILS_331.read_text()) == [
-        (0, 8, f"DCGM diagnostic (dcgmi diag) failed on it: GPU Memory: {memory}; Diagnostic: {diagnostic}")
+        (0, 15, f"DCGM diagnostic (dcgmi diag) failed on it: Diagnostic: {diagnostic}")
     ]
 
 
@@ -193,8 +190,8 @@ def test_verify_reports_the_failed_gpu_only(tmp_path: Path) -> None:
     code, found, err = _verify(tmp_path, FAILS_331.read_text())
     assert code == 1, err
     assert [s for s, _ in found] == [["n1/gpu0"]]
-    assert "GPU Memory: GPU 0 Error using CUDA API cuCtxCreate" in found[0][1]
-    assert "dcgmi-diag.txt:8)" in found[0][1]
+    assert "Diagnostic: GPU 0 API call cuMemGetInfo failed" in found[0][1]
+    assert "dcgmi-diag.txt:15)" in found[0][1]
 
 
 def test_verify_leaves_a_gpu_declared_down_to_its_declaration(tmp_path: Path) -> None:

@@ -112,6 +112,26 @@ DCGM_ERROR_MONITOR, "can perform workload" (DCGM_FR_THERMAL_VIOLATIONS(_TS), _TH
 _STRESS_LEVEL, _ENFORCED_POWER_LIMIT, _MEMORY_ALLOC in dcgmlib/src/dcgm_errors.c; a throttle's next step is
 "This GPU can still perform workload"): cooling, power caps and a busy GPU are the site's to judge, not a GPU to
 take out of service (DCGM#242: a 0.0 s thermal violation failed the test)."""
+_RANKED_BELOW_A_FAULT = re.compile(
+    r"Error using CUDA API \w"
+    r"|Cannot reliably read the power usage for GPU"
+    r"|Detected clock throttling due to (?:thermal|power) violation in GPU"
+    r"|Temperature -?\d+ of GPU \d+ exceeded user-specified maximum allowed temperature"
+    r"|single-bit ECC error\(s\) detected in GPU"
+    r"|Could not query field .* for GPU \d"
+    r"|Error calling NVML API"
+    r"|ECC memory for GPU \d+ is in a pending state"
+    r"|is running at PCI link width \d+X, which is below the minimum allowed"
+    r"|because ECC is not enabled on GPU"
+    r"|test is skipped for this GPU",
+    re.ASCII,
+)
+"""DCGM's own messages for the failures it ranks DCGM_ERROR_MONITOR ("can perform workload, but needs to be
+monitored") or DCGM_ERROR_CONFIG, as dcgm_errors.h words them (DCGM_FR_CUDA_API, _POWER_UNREADABLE,
+_CLOCK_THROTTLE_THERMAL / _POWER, _TEMP_VIOLATION, _VOLATILE_SBE_DETECTED, _FIELD_QUERY, _NVML_API, _ECC_PENDING;
+config: _PCIE_WIDTH, _ECC_DISABLED, _TEST_DISABLED; severities in dcgmlib/src/dcgm_errors.c). The table prints no
+severity, so a message in one of these words is read as -j's `error_severity` 1 or 5 is: no GPU fault. A PCIe link
+trained narrower is judged by the PCIe checks against the declared link (OBS001/OBS101), not here."""
 _ITERATION = re.compile(r"^Running iteration (\d{1,9}) of (\d{1,9})\.\.\.$", re.ASCII)
 _ITERATIONS_END = re.compile(
     r"^(?:Passed all (\d{1,9}) runs of the diagnostic"
@@ -519,7 +539,7 @@ def _judge(tests: list[_Test], filename: str, host: str, serials: dict[int, str]
         for words, line in t.messages:
             if _NVLINK_DOWN.search(words):
                 continue  # an NVLink down: the NVLink readers judge it against the declared links
-            if _CONDITIONS.search(words):
+            if _CONDITIONS.search(words) or _RANKED_BELOW_A_FAULT.search(words):
                 continue  # the conditions it ran under (cooling, power, a busy GPU), not a fault of the GPU
             named = _NAMES_GPU.search(words)
             if named is None:
