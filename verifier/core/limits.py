@@ -30,6 +30,7 @@ from typing import ClassVar
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.frozen import Frozen
+from verifier.core.numerals import underscore_problem
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -236,6 +237,8 @@ def parse_limit_value(name: str, raw: str | int) -> int:
         )
         if m is None or m.group("unit") not in units or (is_size and not m.group("unit") and "." in text):
             raise LimitError(f"cannot read {text!r} for limit {name}; expected {expected}")
+        if (problem := underscore_problem(m.group("num"))) is not None:
+            raise LimitError(f"limit {name}: {problem}")
         from decimal import Decimal, InvalidOperation  # only for a limit written as text: not at every start
 
         try:

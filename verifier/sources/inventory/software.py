@@ -83,6 +83,53 @@ def software_table() -> SoftwareTable:
     return SoftwareTable(cuda, rocm, vendors)
 
 
+# The shapes in which each component's releases are written, for the components whose versions
+# rules compare. A figure that cannot be a release of its component (`cuda: "122"` for 12.2,
+# `nccl: "2.165"` for 2.16.5) would otherwise be compared as the number it spells and pass every
+# minimum. Only a figure is judged (digits, with dots, signs, an exponent or separators): a word
+# ("latest", "R535", "amdgpu 6.7.0") is not a version and stays uncompared (docs/inventory-format.md).
+# - CUDA: major.minor, or major.minor.patch as nvcc prints it (12.4.131); cuda.h's CUDA_VERSION
+#   is major*1000 + minor*10, so a minor has at most two digits.
+# - NCCL and RCCL (which keeps NCCL's numbering): major.minor or major.minor.patch; nccl.h's
+#   NCCL_VERSION_CODE is major*10000 + minor*100 + patch, so minor and patch have at most two.
+# - ROCm: major.minor or major.minor.patch (6.0, 6.1.2), as the compatibility matrix writes them.
+_RELEASE_SHAPES: dict[str, tuple[re.Pattern[str], str]] = {
+    "cuda": (
+        re.compile(r"[0-9]{1,2}\.[0-9]{1,2}(?:\.[0-9]{1,3})?"),
+        "a CUDA release as major.minor such as '12.4' (or '12.4.131'), a minor of at most two digits",
+    ),
+    "nccl": (
+        re.compile(r"[0-9]{1,2}\.[0-9]{1,2}(?:\.[0-9]{1,2})?"),
+        "an NCCL release such as '2.21.5' or '2.21', a minor and patch of at most two digits",
+    ),
+    "rccl": (
+        re.compile(r"[0-9]{1,2}\.[0-9]{1,2}(?:\.[0-9]{1,2})?"),
+        "an RCCL release such as '2.18.6' or '2.18', a minor and patch of at most two digits",
+    ),
+    "rocm": (
+        re.compile(r"[0-9]{1,2}\.[0-9]{1,3}(?:\.[0-9]{1,3})?"),
+        "a ROCm release as major.minor such as '6.1' or '6.1.2'",
+    ),
+}
+
+
+def release_shape_problem(component: str, text: str) -> str | None:
+    """Why `text` cannot be a release of `component`, or None (also for components and words
+    this does not judge). Digits of other scripts (fullwidth, Arabic-Indic) are judged and refused:
+    every comparison reads ASCII digits only, so such a version would silently go uncompared.
+    """
+    shape = _RELEASE_SHAPES.get(component.lower())
+    if shape is None:
+        return None
+    written = text.strip()
+    if not written[:1].isdigit() or not all(c.isdigit() or c in "._+-eE," for c in written):
+        return None
+    pattern, expected = shape
+    if pattern.fullmatch(written):
+        return None
+    return f"{written!r} cannot be a release of {component}; expected {expected}"
+
+
 # A major of at most 12 digits keeps major*1000 + minor inside 64 bits (and no version has more).
 _VERSION_RE = re.compile(r"^([0-9]{1,12})(?:\.([0-9]{1,9})(?:\.[0-9]+)*)?$")
 

@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Final
 
 from verifier.core.limits import INT64_MAX
+from verifier.core.numerals import underscore_problem
 
 # ASCII digits only: Python's \d also takes fullwidth (U+FF10...) and Arabic-Indic digits, a
 # figure that reads differently in every tool after this one.
@@ -111,6 +112,8 @@ stored unit holds comes near 10^40."""
 
 
 def _number(text: str) -> Fraction:
+    if (problem := underscore_problem(text)) is not None:
+        raise UnitError(problem)
     cleaned = text.replace("_", "")
     try:
         d = Decimal(cleaned)

@@ -23,6 +23,7 @@ from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.limits import INT64_MAX, INT64_MIN, current_limits, exceeded
 from verifier.sources.inventory.model import CABLES_UNMADE, CableColumns, Inventory, Link, cables_of
 from verifier.sources.inventory.raw_files import ReadFile, read_files
+from verifier.sources.inventory.software import release_shape_problem
 from verifier.sources.inventory.units import UnitError, comma_problem
 from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_text
 
@@ -316,7 +317,9 @@ class Problems:
                 self.add(sub.key_loc(k), f"key {k!r} in {key} of {what} {problem}")
                 continue
             v = self.text(sub, k, f"{key} of {what}")
-            if v is not None:
+            if v is not None and key == "software" and (problem := release_shape_problem(k, v)) is not None:
+                self.add(sub.key_loc(k), f"{k!r} in {key} of {what}: {problem}")
+            elif v is not None:
                 out[k] = v
         return out
 

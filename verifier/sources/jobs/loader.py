@@ -15,9 +15,10 @@ from pathlib import Path
 
 from verifier.core.errors import SourceLocation, TopologError
 from verifier.core.limits import INT64_MAX
+from verifier.core.numerals import underscore_problem
 from verifier.sources.inventory import units
 from verifier.sources.inventory.catalog import mig_memory_mb
-from verifier.sources.inventory.software import version_number
+from verifier.sources.inventory.software import release_shape_problem, version_number
 from verifier.sources.inventory.validate import (
     Problems,
     did_you_mean,
@@ -430,14 +431,14 @@ def _software(m: YMap, p: Problems, what: str) -> tuple[StackOption, ...]:
             if not _SYMBOL_RE.match(component):
                 p.add(kloc, f"software component {component!r} in {sw} must be a plain word such as 'cuda'")
                 continue
-            number = _min_version(value, kloc, f"{component} in {sw}", p)
+            number = _min_version(value, kloc, f"{component} in {sw}", p, component)
             if number is not None:
                 reqs.append((component, number))
         out.append(StackOption(name=name, requires=tuple(reqs), loc=loc))
     return tuple(out)
 
 
-def _min_version(raw: object, loc: SourceLocation, what: str, p: Problems) -> int | None:
+def _min_version(raw: object, loc: SourceLocation, what: str, p: Problems, component: str) -> int | None:
     expected = "a minimum version such as '>=12.4' (major.minor; patch levels are not compared)"
     if isinstance(raw, bool) or not isinstance(raw, str | int):
         p.add(loc, f"{what} must be {expected}, got {raw!r}")
@@ -459,6 +460,9 @@ def _min_version(raw: object, loc: SourceLocation, what: str, p: Problems) -> in
             f"{what} {raw!r} names a patch level; node versions are compared as major.minor only, "
             f"so write '>={parts[0]}.{parts[1]}'",
         )
+        return None
+    if (problem := release_shape_problem(component, text)) is not None:
+        p.add(loc, f"{what}: {problem}")
         return None
     number = version_number(text) if len(text) <= 40 else None
     if number is None or number > INT64_MAX:
@@ -502,6 +506,8 @@ def parse_count(raw: object) -> int:
     elif isinstance(raw, str) and (problem := units.comma_problem(raw, "parameter count")) is not None:
         raise units.UnitError(problem)  # `1,5B`: 1.5 billion or 15? never guessed
     elif isinstance(raw, str) and (m := _COUNT_RE.match(raw)):
+        if (problem := underscore_problem(m.group("num"))) is not None:
+            raise units.UnitError(f"parameter count {problem}")
         try:
             exact = Decimal(m.group("num").replace("_", ""))
         except InvalidOperation:
