@@ -259,3 +259,152 @@ def test_a_copy_with_another_instance_count_is_a_variant(tmp_path: Path) -> None
     with pytest.raises(TopologError) as err:
         load_inventory([path])
     assert "model 'H100-SXM5-80GB' is already defined in the built-in catalogue" in str(err.value)
+
+
+# --- DRA claims -------------------------------------------------------------------------------------------
+
+DRA_COUNT = """# One pod, one container asking 2 GPUs
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: gpu-test1
+---
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaimTemplate
+metadata:
+  namespace: gpu-test1
+  name: double-gpu
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        deviceClassName: gpu.nvidia.com
+        count: 2
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  namespace: research
+  name: gpu-pod
+spec:
+  containers:
+  - name: ctr0
+    image: ubuntu:22.04
+    resources:
+      claims:
+      - name: twogpus
+  resourceClaims:
+  - name: twogpus
+    resourceClaimTemplateName: double-gpu
+"""
+# NVIDIA/k8s-dra-driver-gpu demo/specs/quickstart/gpu-test-count.yaml (at 4066752): the pod's namespace
+# set to research (a principal of the shipped principals), its command and tolerations left out.
+
+
+def test_a_dra_claim_whose_template_is_in_the_file_is_read() -> None:
+    # double-gpu: one request of class gpu.nvidia.com, count 2 -> 2 whole NVIDIA GPUs on one node.
+    # Base refused every resourceClaims ("not judged").
+    (job,) = read_jobs_text(DRA_COUNT, "dra.yaml", RULES)
+    assert (job.gpus, job.accepts, job.scope) == (2, ("nvidia",), "node")
+
+
+def test_two_claims_of_one_template_are_two_claims() -> None:
+    # NVIDIA's gpu-test7.yaml shape: two containers, each its own claim of single-gpu (no count: 1)
+    # -> 1 + 1 = 2 GPUs.
+    text = DRA_COUNT.replace("        count: 2\n", "").replace(
+        "  - name: twogpus\n    resourceClaimTemplateName: double-gpu\n",
+        "  - name: gpu0\n    resourceClaimTemplateName: double-gpu\n"
+        "  - name: gpu1\n    resourceClaimTemplateName: double-gpu\n",
+    )
+    (job,) = read_jobs_text(text, "dra.yaml", RULES)
+    assert job.gpus == 2
+
+
+def test_a_v1_request_under_exactly_is_read() -> None:
+    # resource.k8s.io/v1 writes the request under `exactly` (Kueue's sample-dra-counter-job.yaml shape).
+    text = DRA_COUNT.replace("v1beta1", "v1").replace(
+        "        deviceClassName: gpu.nvidia.com\n        count: 2\n",
+        "        exactly:\n          deviceClassName: gpu.nvidia.com\n          count: 3\n",
+    )
+    (job,) = read_jobs_text(text, "dra.yaml", RULES)
+    assert job.gpus == 3
+
+
+def test_device_plugin_gpus_and_claimed_gpus_add_up() -> None:
+    text = DRA_COUNT.replace(
+        "    resources:\n      claims:", "    resources:\n      limits: {nvidia.com/gpu: 1}\n      claims:"
+    )
+    (job,) = read_jobs_text(text, "dra.yaml", RULES)
+    assert job.gpus == 3  # 1 from the device plugin, 2 from the claim
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "said"),
+    [
+        # A template the file does not hold: the count is elsewhere (line 35, the pod's template name; the
+        # template is lines 8-19, the pod 21-35).
+        (
+            ("resourceClaimTemplateName: double-gpu", "resourceClaimTemplateName: other"),
+            "dra.yaml:35:5",
+            "its ResourceClaimTemplate other is not among the documents",
+        ),
+        (("count: 2", "allocationMode: All"), "dra.yaml:19:9", "allocationMode All: every matching GPU of the node"),
+        (("deviceClassName: gpu.nvidia.com", "deviceClassName: mig.nvidia.com"), "dra.yaml:18:9", "device class"),
+        (("count: 2", "count: 2\n        selectors: [{cel: {expression: x}}]"), "dra.yaml:20:9", "selectors: CEL"),
+        (("count: 2", "count: 0"), "dra.yaml:19:9", "device request count 0"),
+        (("resourceClaimTemplateName: double-gpu", "resourceClaimName: shared"), "dra.yaml:35:5", "a claim pods share"),
+    ],
+)
+def test_what_a_claim_does_not_say_exactly_is_refused(edit: tuple[str, str], where: str, said: str) -> None:
+    text = DRA_COUNT.replace(*edit)
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "dra.yaml", RULES)
+    assert f"{where}: " in str(err.value) and said in str(err.value)
+
+
+FIRST_AVAILABLE = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  namespace: default
+  name: a100-or-mig
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        firstAvailable:
+        - name: a100
+          deviceClassName: a100.example.com
+        - name: mig
+          deviceClassName: a100-mig.example.com
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: sample-dra-firstavailable-job
+  namespace: research
+spec:
+  template:
+    spec:
+      containers:
+      - name: dummy-job
+        image: registry.k8s.io/e2e-test-images/agnhost:2.53
+        resources:
+          claims:
+          - name: gpu
+      resourceClaims:
+      - name: gpu
+        resourceClaimTemplateName: a100-or-mig
+      restartPolicy: Never
+"""
+# kubernetes-sigs/kueue site/static/examples/dra/sample-dra-firstavailable-job.yaml (at 50794c2): name for
+# generateName, namespace research, queue label, args and CPU requests left out.
+
+
+def test_kueues_first_available_sample_is_refused_at_its_alternatives() -> None:
+    # Line 11 is `firstAvailable:`: an A100 or a MIG slice, whichever is free: not one count of one kind.
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(FIRST_AVAILABLE, "fa.yaml", RULES)
+    assert "fa.yaml:11:9: device request with firstAvailable" in str(err.value)

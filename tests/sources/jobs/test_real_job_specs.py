@@ -97,7 +97,8 @@ def test_dra_claims_are_refused_not_guessed() -> None:
     # The GPU count is in ResourceClaimTemplate gpu-claim, which the file does not hold.
     with pytest.raises(TopologError) as err:
         _jobs("kueue-dra-gpu-job.yaml")
-    assert "kueue-dra-gpu-job.yaml:18:7: Job gpu-job-admit (pod set job) claims devices through DRA" in str(err.value)
+    # (At its resourceClaimTemplateName, line 20.)
+    assert "kueue-dra-gpu-job.yaml:20:9: Job gpu-job-admit (pod set job) claims devices through DRA" in str(err.value)
 
 
 def test_trainjob_without_resources_per_node_is_refused() -> None:

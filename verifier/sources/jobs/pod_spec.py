@@ -18,6 +18,7 @@ from verifier.sources.importers.gpu_names import model_for_amd_device, model_for
 from verifier.sources.inventory.catalog import builtin_models, mig_memory_mb
 from verifier.sources.inventory.validate import Problems, name_problem
 from verifier.sources.inventory.yaml_source import YList, YMap
+from verifier.sources.jobs.dra import claimed_gpus
 from verifier.sources.jobs.gpu_words import gke_model
 
 GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd", "habana.ai/gaudi": "intel"}
@@ -66,7 +67,15 @@ def gaudi_families() -> tuple[str, ...]:
     return tuple(sorted({name.split("-")[0] for name in names}))
 
 
-READ_POD_KEYS = ("containers", "initContainers", "nodeSelector", "affinity", "serviceAccountName", "serviceAccount")
+READ_POD_KEYS = (
+    "containers",
+    "initContainers",
+    "nodeSelector",
+    "affinity",
+    "serviceAccountName",
+    "serviceAccount",
+    "resourceClaims",
+)
 READ_CONTAINER_KEYS = ("name", "resources")
 
 
@@ -153,7 +162,7 @@ def _resources(c: YMap, cname: str, needs: PodNeeds, p: Problems, key: str = "re
                     f"an extended resource (the request defaults to it): expected limits {key}: {n}",
                 )
     for section in res:
-        if section not in ("limits", "requests"):  # claims: refused once, at the pod's resourceClaims
+        if section not in ("limits", "requests", "claims"):  # claims: read at the pod's resourceClaims
             other.append(f"{key}.{section}")
     if other:
         needs.notes.append(Diagnostic(res.loc, f"container {cname}: {', '.join(other)} not judged"))
@@ -231,12 +240,9 @@ def read_pod_spec(spec: YMap, where: str, p: Problems) -> PodNeeds:
     if "containers" not in spec:
         p.add(spec.loc, f"the pod spec of {where} has no 'containers'; a pod runs at least one container")
     if "resourceClaims" in spec:
-        # A DRA claim's devices (how many, which, a CEL selector) are in a ResourceClaim object elsewhere.
-        p.add(
-            spec.key_loc("resourceClaims"),
-            f"{where} claims devices through DRA (resourceClaims): how many GPUs a claim allocates is in its "
-            "ResourceClaim(Template), not judged; expected limits nvidia.com/gpu: N",
-        )
+        # A DRA claim's devices are in its ResourceClaimTemplate: read where the file holds it, else refused.
+        for key, n in claimed_gpus(spec, where, p, needs.notes).items():
+            requests[key] = requests.get(key, 0) + n
     _gpu_kind(requests, spec.loc, where, needs, p)
     _node_selector(spec, needs, p)
     _affinity(spec, needs, p)

@@ -28,6 +28,7 @@ from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.sources.inventory.raw_files import read_files
 from verifier.sources.inventory.validate import Problems
 from verifier.sources.inventory.yaml_source import YList, YMap, decode_utf8, load_yaml_stream
+from verifier.sources.jobs.dra import claim_templates
 from verifier.sources.jobs.kubernetes import API_GROUPS, is_kubernetes, pod_group, read_pod_groups, read_workload
 from verifier.sources.jobs.loader import API_VERSION, folder_job_files, hidden_note, read_topolog_document
 from verifier.sources.jobs.pod_spec import GPU_RESOURCES, MIG_RESOURCE
@@ -144,8 +145,9 @@ def _read_text(
             SourceLocation(name, 1, 1),
             "file has no job documents; expected 'kind: Jobs', Kubernetes workloads or a Slurm batch script",
         )
-    for doc in docs:
-        _read_doc(doc, rules, p, jobs, notes, groups, cpu_only)
+    with claim_templates(docs):  # DRA claims of the file's pods are read against its templates
+        for doc in docs:
+            _read_doc(doc, rules, p, jobs, notes, groups, cpu_only)
 
 
 def _read_doc(
