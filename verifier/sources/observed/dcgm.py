@@ -98,7 +98,11 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                     continue
                 labels = dict(sample.labels)
                 index_text = labels.get("gpu")
-                index = int(index_text) if index_text is not None and index_text.isdigit() else None
+                index = (
+                    int(index_text)
+                    if index_text is not None and index_text.isascii() and index_text.isdigit()
+                    else None
+                )
                 bus = normalise_pci_bus_id(labels["pci_bus_id"]) if labels.get("pci_bus_id") else None
                 uuid = labels.get("UUID") or None
                 if index is None and uuid is None and bus is None:

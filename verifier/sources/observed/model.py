@@ -33,7 +33,12 @@ SCALEUP_KINDS: tuple[str, ...] = ("nvlink", "xgmi")
 BANDWIDTH_TOOLS: tuple[str, ...] = ("nccl-tests", "nvbandwidth")
 
 
-_DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+# ASCII digits only (Python's \d, and Fraction, also take Arabic-Indic and fullwidth digits, which no
+# tool prints), and an exponent of at most four digits: Fraction("1e99999999") builds the integer
+# 10**99999999 (minutes of CPU for one cell of a hostile file), while a float64 a tool prints stays
+# within 1e-324..1e308.
+_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,4})?")
+_MAX_EXPONENT = 400
 
 
 DIAG_FAILED = "dcgmi_diag_failed"
@@ -142,7 +147,8 @@ def exact_number(text: str) -> Fraction | None:
     Fraction("0.1") is exactly 1/10, where float("0.1") is not; `nan`, `inf` and hex are refused.
     """
     t = text.strip()
-    if not _DECIMAL.fullmatch(t):
+    m = _DECIMAL.fullmatch(t)
+    if m is None or (m.group(3) is not None and abs(int(m.group(3)[1:])) > _MAX_EXPONENT):
         return None
     return Fraction(t)
 

@@ -43,9 +43,9 @@ from verifier.sources.observed.model import (
 )
 
 FORMAT = "nccl-tests"
-_TAG = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:")
+_TAG = re.compile(r"^\[[0-9]+,[0-9]+\]<std(?:out|err)>:")
 _RANK = re.compile(
-    r"^#\s*Rank\s+(\d{1,9})\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d{1,9})\s+\[([^\]]*)\]\s*(.*?)\s*$"
+    r"^#\s*Rank\s+([0-9]{1,9})\s+Group\s+[0-9]+\s+Pid\s+[0-9]+\s+on\s+(\S+)\s+device\s+([0-9]{1,9})\s+\[([^\]]*)\]\s*(.*?)\s*$"
 )
 _STARTING = re.compile(r"^#\s*Collective test starting:\s*(\w+)")
 _BINARY = re.compile(r"\b([a-z][a-z_]*?_perf)(?:_mpi)?\b")

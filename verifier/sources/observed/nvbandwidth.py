@@ -36,7 +36,7 @@ from verifier.sources.observed.model import (
 FORMAT = "nvbandwidth"
 _RUNNING = re.compile(r"^Running\s+(\w+)\.\s*$")
 _TITLE = re.compile(r"^memcpy\s+(?:CE|SM)\s+(.*)\s+bandwidth\s+\(GB/s\)\s*$", re.IGNORECASE)
-_DEVICE = re.compile(r"^Device\s+(\d+):\s*(.*?)\s*(?:\(([0-9a-fA-F:.]+)\))?\s*$")
+_DEVICE = re.compile(r"^Device\s+([0-9]+):\s*(.*?)\s*(?:\(([0-9a-fA-F:.]+)\))?\s*$")
 _SUM = re.compile(r"^SUM\s+(\w+)\s+")
 MARKERS = ("Running ", "bandwidth (GB/s)")
 """Text every nvbandwidth output holds: how sniff.py recognises one."""
