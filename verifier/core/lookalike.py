@@ -13,9 +13,14 @@ import unicodedata
 # small letters apart: a Cyrillic capital ve is drawn as B, its small letter as a small capital B,
 # which no reader takes for b. Mapped to the Latin letter they pass for.
 _LOOK_ALIKE = str.maketrans(
-    "аеорсухіјѕԁһԛԝѵӏαορινАВЕКМНОРСТХУІЈЅԚԜΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcyxijsdhqwvlaopivABEKMHOPCTXYIJSQWABEZHIKMNOPTYX",
+    "аеорсухіјѕԁһԛԝѵӏαορινАВЕКМНОРСТХУІЈЅԚԜΑΒΕΖΗΙΚΜΝΟΡΤΥΧ\u0131",
+    "aeopcyxijsdhqwvlaopivABEKMHOPCTXYIJSQWABEZHIKMNOPTYXi",
 )
+# Letters of Latin-script alphabets among them: the Turkish and Azerbaijani dotless i (U+0131) is
+# drawn as an i without its dot, so `site1` written with it beside `site1` is a pair no reader tells
+# apart, but it stands among Latin letters in every word of those languages (Turkish "kap\u0131",
+# door): it is never a letter mixed into a word of another script.
+_LATIN_LETTERS = frozenset("\u0131")
 
 
 def skeleton(text: str) -> str:
@@ -67,7 +72,11 @@ def mixed_letter(text: str) -> str | None:
             for c in word:
                 # A raised or lowered letter (the ordinal indicators of Spanish and Portuguese `Nº 3`,
                 # `1ª`) folds to an ASCII one under NFKC but is drawn apart from the line: no look-alike.
-                if not c.isascii() and not unicodedata.decomposition(c).startswith(("<super>", "<sub>")):
+                if (
+                    not c.isascii()
+                    and c not in _LATIN_LETTERS
+                    and not unicodedata.decomposition(c).startswith(("<super>", "<sub>"))
+                ):
                     drawn = skeleton(c)
                     if drawn.isascii() and drawn.isalpha():
                         return c

@@ -13,6 +13,7 @@ letter drawn as a Latin one into Latin letters is one too, with or without the i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from verifier.core.errors import SourceLocation
@@ -85,7 +86,7 @@ def check_look_alike_names(docs: Sequence[YMap], problems: Problems) -> list[tup
                 f"{skeleton(text)!r}, which a policy, job or query would write, but does not name it; "
                 "expected each word in one script",
             )
-    return [
+    unsure = [
         (text, loc)
         for scope, what, text, loc in names
         if scope == _TOP
@@ -95,6 +96,41 @@ def check_look_alike_names(docs: Sequence[YMap], problems: Problems) -> list[tup
         and not text.isascii()
         and drawn[text] != text
     ]
+    # A count pattern written wholly in another script (a Cyrillic dze's `\u0455{i}`, which mixes no
+    # letters) makes ids that may look like a name written in full (`s0`): each such name that the
+    # pattern's skeleton matches gives the id the pattern would make for it, looked up once made.
+    patterns = [
+        (text, loc)
+        for scope, what, text, loc in names
+        if scope == _TOP
+        and what == "object name"
+        and "{" in text
+        and text not in reported
+        and drawn.get(text, text) != text
+    ]
+    if patterns:
+        literals = sorted({text for scope, what, text, _ in names if scope == _TOP and "{" not in text})
+        for text, loc in patterns:
+            unsure.extend((twin, loc) for twin in _pattern_twins(text, drawn[text], literals))
+    return unsure
+
+
+_FIELD = re.compile(r"\{[^{}]*\}")
+
+
+def _pattern_twins(pattern: str, drawn: str, literals: Sequence[str]) -> Iterator[str]:
+    """The ids `pattern` would make that look like a name of `literals`: `\u0455{i}` and `s0` give
+    `\u0455` + `0`. A literal matches when the pattern's skeleton (`s{i}`) with its fields read as
+    any text does; the fields' text is put back into the pattern as written.
+    """
+    written, shown = _FIELD.split(pattern), _FIELD.split(drawn)
+    if len(written) != len(shown):  # a folded letter changed the fields: not compared
+        return
+    reader = re.compile("(.+?)".join(re.escape(part) for part in shown))
+    for name in literals:
+        m = reader.fullmatch(name)
+        if m is not None:
+            yield "".join(part + value for part, value in zip(written, [*m.groups(), ""], strict=True))
 
 
 def made_look_alikes(
@@ -106,7 +142,8 @@ def made_look_alikes(
     for text, loc in unsure:
         drawn = skeleton(text)
         other = found.get(drawn)
-        if other is None:
+        # A pattern's twin is an id it may not have made (its count ends first, or an override removed it).
+        if other is None or drawn == text or found.get(text) is None:
             continue
         problems.add(
             loc,
