@@ -40,6 +40,7 @@ _JOB_KINDS = {
     b"RayCluster",
     b"TrainJob",
     b"RayService",
+    b"DisaggregatedSet",
 }
 
 

@@ -408,3 +408,81 @@ def test_kueues_first_available_sample_is_refused_at_its_alternatives() -> None:
     with pytest.raises(TopologError) as err:
         read_jobs_text(FIRST_AVAILABLE, "fa.yaml", RULES)
     assert "fa.yaml:11:9: device request with firstAvailable" in str(err.value)
+
+
+# --- LWS DisaggregatedSet ---------------------------------------------------------------------------------
+
+DISAGGREGATED = """apiVersion: disaggregatedset.x-k8s.io/v1
+kind: DisaggregatedSet
+metadata:
+  name: disaggregatedset-sample
+  namespace: research
+spec:
+  roles:
+  - name: prefill
+    replicas: 2
+    leaderWorkerTemplate:
+      size: 4
+      workerTemplate:
+        spec:
+          containers:
+          - name: vllm-prefill
+            image: vllm/vllm-openai:latest
+            resources:
+              limits:
+                nvidia.com/gpu: "8"
+  - name: decode
+    replicas: 4
+    leaderWorkerTemplate:
+      size: 2
+      workerTemplate:
+        spec:
+          containers:
+          - name: vllm-decode
+            image: vllm/vllm-openai:latest
+            resources:
+              limits:
+                nvidia.com/gpu: "4"
+"""
+# The example of the DisaggregatedSet "Roles" page (kubernetes-sigs LWS project documentation, "Example
+# Multi-Role Configuration"), namespace added. Base refused it as a kind it does not read.
+
+
+def test_a_disaggregated_set_is_its_roles_leader_worker_sets() -> None:
+    # prefill: 2 groups of 4 pods x 8 GPUs = 32 GPUs on at most 4 nodes; decode: 4 groups of 2 pods x
+    # 4 GPUs = 8 GPUs on at most 2 nodes. Jobs numbered on: -0, -1 prefill, -2 .. -5 decode.
+    jobs = read_jobs_text(DISAGGREGATED, "ds.yaml", RULES)
+    assert [(j.name, j.gpus, j.max_nodes) for j in jobs] == [
+        ("disaggregatedset-sample-0", 32, 4),
+        ("disaggregatedset-sample-1", 32, 4),
+        *((f"disaggregatedset-sample-{i}", 8, 2) for i in range(2, 6)),
+    ]
+
+
+def test_roles_under_spec_and_slices_repeat_the_groups() -> None:
+    # The v1 sample's shape (role fields under `spec`), and slices: 2: every role's groups twice ->
+    # (1 prefill + 2 decode) x 2 = 6 jobs; prefill 1 group of 2 pods x 8 = 16, decode 2 groups of 1 x 4.
+    text = """apiVersion: disaggregatedset.x-k8s.io/v1
+kind: DisaggregatedSet
+metadata: {name: pd, namespace: research}
+spec:
+  slices: 2
+  roles:
+  - name: prefill
+    spec:
+      replicas: 1
+      leaderWorkerTemplate:
+        size: 2
+        workerTemplate:
+          spec:
+            containers: [{name: p, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
+  - name: decode
+    spec:
+      replicas: 2
+      leaderWorkerTemplate:
+        workerTemplate:
+          spec:
+            containers: [{name: d, image: x, resources: {limits: {nvidia.com/gpu: 4}}}]
+"""
+    jobs = read_jobs_text(text, "ds.yaml", RULES)
+    assert [(j.name, j.gpus) for j in jobs] == [(f"pd-{i}", g) for i, g in enumerate([16, 4, 4] * 2)]

@@ -11,6 +11,8 @@ The job's GPUs are every pod's GPUs added up, with the pod counts Kueue gives it
     CronJob          one run: its jobTemplate read as a Job (Volcano's CronJob: as a Volcano Job)
     JobSet           per replicated job, replicas x its Job's pods
     LeaderWorkerSet  per group, 1 leader + (size - 1) workers (size workers without a leaderTemplate)
+    DisaggregatedSet per slice (spec.slices, default 1), per role: the role's LeaderWorkerSet (each
+                     role becomes one; its fields on the role, or under the role's `spec`)
     Workload         per pod set, count pods
     StatefulSet      replicas pods (default 1), one pod group
     Deployment       replicas jobs (default 1) of 1 pod each
@@ -66,6 +68,7 @@ API_GROUPS = {
     "CronJob": ("batch/v1", VOLCANO),
     "JobSet": ("jobset.x-k8s.io/",),
     "LeaderWorkerSet": ("leaderworkerset.x-k8s.io/",),
+    "DisaggregatedSet": ("disaggregatedset.x-k8s.io/",),
     "Workload": ("kueue.x-k8s.io/",),
     "StatefulSet": ("apps/v1",),
     "Deployment": ("apps/v1",),
@@ -184,6 +187,7 @@ def read_workload(
         "CronJob": functools.partial(_pod_sets_cronjob, _pod_sets_job),
         "JobSet": _pod_sets_jobset,
         "LeaderWorkerSet": _pod_sets_lws,
+        "DisaggregatedSet": _pod_sets_disaggregated,
         "Workload": _pod_sets_workload,
         "StatefulSet": _pod_sets_statefulset,
         "Deployment": _pod_sets_deployment,
@@ -233,7 +237,7 @@ def read_workload(
     facts = _facts(meta, spec, kind)
     jobs: list[Job] = []
     for index, sets in enumerate(groups):
-        job_name = f"{name}-{index}" if kind in ("LeaderWorkerSet", "Deployment") else name
+        job_name = f"{name}-{index}" if kind in ("LeaderWorkerSet", "Deployment", "DisaggregatedSet") else name
         if index > 0 and sets is groups[0]:
             # The same pods: read once (a group that gave no job, CPU-only or refused, gives none again).
             if jobs:
@@ -462,6 +466,51 @@ def _pod_sets_lws(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -
             )
         )
     return [sets] * replicas
+
+
+def _pod_sets_disaggregated(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
+    """A DisaggregatedSet (prefill and decode roles of one serving setup): each role is a
+    LeaderWorkerSet of its own, made once per slice, so its groups are jobs as an LWS's are (Kueue
+    admits each group alone), role after role, slice after slice. The role's LWS fields sit on the
+    role (as the project's Roles page writes them) or under its `spec` (its v1 sample).
+    """
+    slices = _count(spec, "slices", 1, what, p)
+    roles = spec.get("roles")
+    if not isinstance(roles, YList) or not roles:
+        p.add(spec.key_loc("roles") if "roles" in spec else spec.loc, f"{what} needs 'roles', a non-empty list")
+        return []
+    _note_unread(spec, ("slices", "roles"), what, notes)
+    groups: list[list[PodSet]] = []
+    for i, role in enumerate(roles):
+        if not isinstance(role, YMap):
+            p.add(roles.item_loc(i), f"each role of {what} must be a mapping with a name and a leaderWorkerTemplate")
+            continue
+        rname = str(role.get("name") or f"#{i + 1}")
+        inner = role.get("spec")
+        lws = inner if isinstance(inner, YMap) else role
+        if isinstance(role.get("scaling"), YMap) or isinstance(lws.get("scaling"), YMap):
+            notes.append(
+                Diagnostic(
+                    role.loc,
+                    f"role {rname} of {what} is scaled by an autoscaler (scaling): placed at the replicas written",
+                )
+            )
+        read = ("name", "replicas", "leaderWorkerTemplate", "spec", "scaling", "rolloutStrategy")
+        unread = [k for k in lws if k not in read]
+        if unread:
+            notes.append(Diagnostic(lws.loc, f"role {rname} of {what}: {', '.join(unread)} not judged"))
+        groups.extend(_pod_sets_lws(_role_spec(lws), f"{what} (role {rname})", p, notes))
+    return groups * slices
+
+
+def _role_spec(lws: YMap) -> YMap:
+    """The LWS fields of a role, without the role's own keys (noted by the caller, not by the LWS)."""
+    kept = YMap(lws.loc)
+    for key, value in lws.items():
+        if key in ("replicas", "leaderWorkerTemplate"):
+            kept[key] = value
+            kept.key_locs[key] = lws.key_loc(key)
+    return kept
 
 
 def _pod_sets_workload(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
