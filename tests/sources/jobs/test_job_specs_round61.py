@@ -486,3 +486,39 @@ spec:
 """
     jobs = read_jobs_text(text, "ds.yaml", RULES)
     assert [(j.name, j.gpus) for j in jobs] == [(f"pd-{i}", g) for i, g in enumerate([16, 4, 4] * 2)]
+
+
+# --- Kueue Workload minCount ---------------------------------------------------------------------------
+
+WORKLOAD = """apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: job-sample, namespace: research}
+spec:
+  queueName: user-queue
+  podSets:
+  - name: main
+    count: 4
+    minCount: 2
+    template:
+      spec:
+        containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
+"""
+
+
+def test_a_workload_min_count_is_partial_admission_placed_whole() -> None:
+    # 4 pods x 8 = 32 GPUs placed; Kueue may admit 2 of them (line 9): said, not "not judged".
+    (job,) = read_jobs_text(WORKLOAD, "wl.yaml", RULES)
+    assert job.gpus == 32
+    assert [n.message for n in job.notes if "minCount" in n.message or "partial" in n.message] == [
+        "pod set main of Workload job-sample may be admitted with as few as 2 of its 4 pods (partial admission): "
+        "placed with all of them"
+    ]
+
+
+@pytest.mark.parametrize("value", ["5", "0"])
+def test_a_min_count_outside_one_to_count_is_refused(value: str) -> None:
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(WORKLOAD.replace("minCount: 2", f"minCount: {value}"), "wl.yaml", RULES)
+    assert f"wl.yaml:9:5: minCount of pod set main of Workload job-sample is {value}; expected a count from 1" in str(
+        err.value
+    )

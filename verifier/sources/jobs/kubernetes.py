@@ -527,12 +527,36 @@ def _pod_sets_workload(spec: YMap, what: str, p: Problems, notes: list[Diagnosti
         pname = str(ps.get("name") or f"#{i + 1}")
         pwhat = f"pod set {pname} of {what}"
         count = _count(ps, "count", 1, pwhat, p)
+        if "minCount" in ps:
+            _min_count(ps, count, pwhat, p, notes)
         tmpl = _template(ps, "template", pwhat, p)
         topo = p.mapping(ps, "topologyRequest", pwhat)
-        _note_unread(ps, ("name", "count", "template", "topologyRequest"), pwhat, notes)
+        _note_unread(ps, ("name", "count", "minCount", "template", "topologyRequest"), pwhat, notes)
         if tmpl is not None:
             sets.append(PodSet(pname, count, tmpl[0], tmpl[1], items.item_loc(i), topo))
     return [sets]
+
+
+def _min_count(ps: YMap, count: int, what: str, p: Problems, notes: list[Diagnostic]) -> None:
+    """A pod set's minCount (Kueue's partial admission: it may admit the pod set with fewer pods, down
+    to minCount, where all of them do not fit): noted, the job placed with all `count` pods (whether
+    it fits whole is the question; a fewer-pod admission is Kueue's fallback). Kueue's API allows it
+    from 1 to count (PodSet.MinCount in apis/kueue/v1beta1/workload_types.go); else refused.
+    """
+    before = len(p.items)
+    least = _count(ps, "minCount", 1, what, p)
+    if len(p.items) > before:
+        return  # not a count: refused once, by _count
+    if not 1 <= least <= count:
+        p.add(ps.key_loc("minCount"), f"minCount of {what} is {least}; expected a count from 1 to its count, {count}")
+        return
+    notes.append(
+        Diagnostic(
+            ps.key_loc("minCount"),
+            f"{what} may be admitted with as few as {least} of its {count} pods (partial admission): "
+            "placed with all of them",
+        )
+    )
 
 
 def _pod_sets_volcano(spec: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> list[list[PodSet]]:
