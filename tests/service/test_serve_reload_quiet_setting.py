@@ -4,6 +4,8 @@ configuration file's `serve:` keys), no longer module constants the server canno
 Defaults are the wait's measured values (2 s of quiet, 20 s at most); a value that is not a finite
 number of seconds above 0, or a quiet longer than its deadline, stops `serve` with exit 2 before
 anything is served. The wait reads the revision's ServeConfig, so a lowered setting lowers the wait.
+So is the time a request's head may take to arrive (`--request-head-timeout`, 10 s), which the
+slowloris test lowers (test_serve_hostile_http_round13).
 """
 
 from __future__ import annotations
@@ -36,15 +38,17 @@ def test_the_defaults_are_the_measured_wait(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.chdir(tmp_path)
     code, said, given = _started_with(monkeypatch)
     assert code == 0, said
-    assert [(c.reload_quiet_s, c.reload_quiet_max_s) for c in given] == [(2.0, 20.0)]
+    assert [(c.reload_quiet_s, c.reload_quiet_max_s, c.head_timeout_s) for c in given] == [(2.0, 20.0, 10.0)]
 
 
 def test_flags_and_the_configuration_file_set_the_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     copy_inputs(tmp_path)
     monkeypatch.chdir(tmp_path)
-    code, said, given = _started_with(monkeypatch, "--reload-quiet", "0.25", "--reload-quiet-max", "1.5")
+    code, said, given = _started_with(
+        monkeypatch, "--reload-quiet", "0.25", "--reload-quiet-max", "1.5", "--request-head-timeout", "3"
+    )
     assert code == 0, said
-    assert [(c.reload_quiet_s, c.reload_quiet_max_s) for c in given] == [(0.25, 1.5)]
+    assert [(c.reload_quiet_s, c.reload_quiet_max_s, c.head_timeout_s) for c in given] == [(0.25, 1.5, 3.0)]
     # From the file's serve section; a flag still wins over it (the quiet here, 0.5 not 4).
     (tmp_path / ".topolog.yaml").write_text("serve:\n  reload-quiet: 4\n  reload-quiet-max: 30\n")
     code, said, given = _started_with(monkeypatch, "--reload-quiet", "0.5")
@@ -64,6 +68,8 @@ def test_flags_and_the_configuration_file_set_the_wait(tmp_path: Path, monkeypat
         (["--reload-quiet", "5", "--reload-quiet-max", "1"], "--reload-quiet 5 is longer than --reload-quiet-max 1"),
         # The deadline alone lowered under the default quiet (2 s) is the same mistake.
         (["--reload-quiet-max", "1.5"], "--reload-quiet 2 is longer than --reload-quiet-max 1.5"),
+        (["--request-head-timeout", "0"], "'--request-head-timeout': 0.0 is not in the range x>0"),
+        (["--request-head-timeout", "nan"], "'--request-head-timeout': 'nan' is not a finite number of seconds"),
     ],
 )
 def test_a_bad_wait_is_exit_2_before_anything_is_served(

@@ -24,6 +24,7 @@ from verifier.service.config import (  # imports no web framework: --help works 
     DECISION_LOG_KEEP,
     DEFAULT_HOST,
     DEFAULT_PORT,
+    HEAD_TIMEOUT_S,
     MAX_BATCH,
     MAX_BODY,
     RELOAD_QUIET_MAX_S,
@@ -120,6 +121,13 @@ class Seconds(click.FloatRange):
     help="Seconds before an unplaced admit is refused.",
 )
 @click.option(
+    "--request-head-timeout",
+    type=Seconds(),
+    default=HEAD_TIMEOUT_S,
+    show_default=True,
+    help="Seconds a request's head (request line and headers) may take to arrive (408 after).",
+)
+@click.option(
     "--admit-limit",
     type=click.IntRange(min=0),
     default=ADMIT_LIMIT,
@@ -161,6 +169,7 @@ def serve_cmd(
     max_batch: int,
     authorize_timeout: float,
     admit_timeout: float,
+    request_head_timeout: float,
     admit_limit: int,
     reload_quiet: float,
     reload_quiet_max: float,
@@ -211,6 +220,7 @@ def serve_cmd(
                 max_batch=max_batch,
                 authorize_timeout_s=authorize_timeout,
                 admit_timeout_s=admit_timeout,
+                head_timeout_s=request_head_timeout,
                 admit_limit=admit_limit,
                 watch=not no_watch,
                 reload_quiet_s=reload_quiet,

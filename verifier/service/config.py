@@ -35,6 +35,8 @@ DECISION_LOG_BYTES = 64 * 1024 * 1024
 """Size at which the decision log is rotated (`--decision-log-max-bytes`)."""
 DECISION_LOG_KEEP = 5
 """Rotated decision logs kept (`--decision-log-keep`)."""
+HEAD_TIMEOUT_S = 10.0
+"""Seconds a request's head (request line and headers) may take to arrive (`--request-head-timeout`)."""
 TOKEN_MIN_LENGTH = 16
 """Characters a bearer token must have: a short one can be guessed."""
 RELOAD_QUIET_S = 2.0
@@ -71,6 +73,7 @@ class ServeConfig:
     max_batch: int = MAX_BATCH
     authorize_timeout_s: float = AUTHORIZE_TIMEOUT_S
     admit_timeout_s: float = ADMIT_TIMEOUT_S
+    head_timeout_s: float = HEAD_TIMEOUT_S
     admit_limit: int = ADMIT_LIMIT
     """The best placements an admit lists per job unless the request asks otherwise (0: all)."""
     watch: bool = True

@@ -4,10 +4,11 @@ uvicorn bounds neither for its C parser: a client that opens a connection and se
 headers a byte now and then (slowloris), or nothing at all, held it open for ever; one that sent a
 200 MB header had it all kept in memory (the gate's resident size went from 113 MB to 338 MB for
 one request). The body already is bounded (app._body: --max-body bytes within the authorize
-timeout). Here, a request's head (request line and headers) must arrive within HEAD_S seconds of
-the connection or of its first byte, and be at most HEAD_BYTES long: else a JSON 408 or 431 is
-sent and the connection closed, as a reverse proxy in front of it would (nginx's
-client_header_timeout and large_client_header_buffers are such bounds).
+timeout). Here, a request's head (request line and headers) must arrive within
+`--request-head-timeout` seconds (HEAD_S unless set) of the connection or of its first byte, and
+be at most HEAD_BYTES long: else a JSON 408 or 431 is sent and the connection closed, as a
+reverse proxy in front of it would (nginx's client_header_timeout and large_client_header_buffers
+are such bounds).
 """
 
 from __future__ import annotations
@@ -18,14 +19,21 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-HEAD_S = 10.0
-"""Seconds a request's head may take to arrive: a client sends it in one packet or a few."""
+from verifier.service.config import HEAD_TIMEOUT_S
+
+HEAD_S = HEAD_TIMEOUT_S
+"""Seconds a request's head may take to arrive unless `--request-head-timeout` says otherwise: a
+client sends it in one packet or a few."""
 HEAD_BYTES = 64 * 1024
 """The longest request head read: a bearer token or a cookie of several KiB fits many times."""
 
 
 class BoundedHeadProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol, refusing a request head that is too slow or too long."""
+
+    head_s = HEAD_S
+    """Seconds the head may take (bounded_head: a subclass per configured value, as uvicorn makes
+    the protocol from its class)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -75,7 +83,7 @@ class BoundedHeadProtocol(HttpToolsProtocol):
 
     def _arm(self) -> None:
         self._disarm()
-        self._head_timer = self.loop.call_later(HEAD_S, self._too_slow)
+        self._head_timer = self.loop.call_later(self.head_s, self._too_slow)
 
     def _disarm(self) -> None:
         if self._head_timer is not None:
@@ -85,7 +93,7 @@ class BoundedHeadProtocol(HttpToolsProtocol):
     def _too_slow(self) -> None:
         self._head_timer = None
         if self._in_head and not self.transport.is_closing():
-            self._refuse(408, f"the request head did not arrive within {HEAD_S:g} s")
+            self._refuse(408, f"the request head did not arrive within {self.head_s:g} s")
 
     def _refuse(self, status: int, message: str) -> None:
         self._disarm()
@@ -96,3 +104,8 @@ class BoundedHeadProtocol(HttpToolsProtocol):
             % (status, reason, len(body), body)
         )
         self.transport.close()
+
+
+def bounded_head(head_s: float) -> type[BoundedHeadProtocol]:
+    """BoundedHeadProtocol with a head given `head_s` seconds to arrive."""
+    return type("BoundedHeadProtocol", (BoundedHeadProtocol,), {"head_s": head_s})

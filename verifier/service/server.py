@@ -26,7 +26,7 @@ from verifier.service.app import Service, create_app
 from verifier.service.config import ServeConfig, check_config, is_loopback
 from verifier.service.decision_log import DecisionLog
 from verifier.service.gate import Gate, ReloadStatus
-from verifier.service.http_limits import BoundedHeadProtocol
+from verifier.service.http_limits import bounded_head
 from verifier.service.revision import remove_snapshots
 from verifier.service.watch import start_watching
 
@@ -124,7 +124,7 @@ def _serve(config: ServeConfig) -> None:
             access_log=False,
             lifespan="on",
             timeout_keep_alive=5,
-            http=BoundedHeadProtocol,  # a request's head bounded in time and size (http_limits.py)
+            http=bounded_head(config.head_timeout_s),  # a request's head bounded in time and size (http_limits.py)
             ssl_certfile=str(config.tls_cert) if config.tls_cert else None,
             ssl_keyfile=str(config.tls_key) if config.tls_key else None,
             ssl_ca_certs=str(config.client_ca) if config.client_ca else None,
