@@ -142,19 +142,19 @@ def test_an_empty_observation_folder_observes_nothing(tmp_path: Path) -> None:
 
 
 def test_a_pipe_in_the_folder_is_refused_not_read(tmp_path: Path) -> None:
-    # A FIFO at the top of the folder (no writer): the revision is refused, naming it, without
-    # waiting on it; the copy could not keep what a pipe gave once. (A FIFO inside a host folder is
-    # no file to the reader: skipped by place and serve alike.)
+    # A FIFO (no writer) at the top of the folder or inside a host folder: the revision is refused,
+    # naming it, without waiting on it; the copy could not keep what a pipe gave once. (Inside a host
+    # folder it was skipped until round 15, the host judged without it: place now refuses it too.)
     copy_inputs(tmp_path)
     (tmp_path / OBSERVED_DIR / "mi300x-n0").mkdir(parents=True)
     (tmp_path / OBSERVED_DIR / "mi300x-n0" / "ibstat.txt").write_text(DOWN)
-    os.mkfifo(tmp_path / OBSERVED_DIR / "mi300x-n0" / "skipped.txt")
     assert _ranked(admit_doc(_served(tmp_path), JOB.encode())["placement"]) == N1
-    pipe = tmp_path / OBSERVED_DIR / "pipe.txt"
-    os.mkfifo(pipe)
-    with pytest.raises(TopologError) as refused:
-        _served(tmp_path)
-    assert str(refused.value) == f"{pipe}: cannot read observation file: it is not a regular file; expected one"
+    for pipe in (tmp_path / OBSERVED_DIR / "mi300x-n0" / "inside.txt", tmp_path / OBSERVED_DIR / "pipe.txt"):
+        os.mkfifo(pipe)
+        with pytest.raises(TopologError) as refused:
+            _served(tmp_path)
+        assert str(refused.value) == f"{pipe}: cannot read observation file: it is not a regular file; expected one"
+        pipe.unlink()
 
 
 def test_a_file_no_reader_knows_refuses_the_revision_with_its_line(tmp_path: Path) -> None:

@@ -36,8 +36,8 @@ the observations back costs little beside reading them."""
 
 
 def _walk(folder: str, out: list[str] | None = None, root: str | None = None) -> list[str]:
-    """Every file under `folder`, at any depth, through symbolic links to files but not into linked
-    folders (as Path.rglob); os.scandir reads each folder once where rglob stats every entry again.
+    """Every entry under `folder` that is not a folder, at any depth, through symbolic links to files
+    but not into linked folders (as Path.rglob); os.scandir reads each folder once where rglob stats every entry again.
 
     Stops past MAX_FILES: a host folder linked to a large tree (/tmp) was listed whole, minutes,
     before the count was compared.
@@ -47,7 +47,15 @@ def _walk(folder: str, out: list[str] | None = None, root: str | None = None) ->
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 _walk(entry.path, out, root or folder)
-            elif entry.is_file():
+                continue
+            try:
+                linked_folder = entry.is_dir()
+            except OSError:  # a loop of links: listed, and refused where it is read
+                linked_folder = False
+            # Not regular files only: a fifo, a socket or a link to no file (dangling, a loop) in a
+            # host's folder was left out without a word (the run judged the host without it, or
+            # stopped on an OSError as an internal error); listed, each is refused where it is read.
+            if not linked_folder:
                 out.append(entry.path)
                 if len(out) > MAX_FILES:
                     raise TopologError.at(
@@ -89,6 +97,11 @@ def read_file(path: Path, host: str, fmt: str | None = None) -> Observations:
     """One file's observations: its format sniffed (or `fmt`), read by that format's reader."""
     name = str(path)
     text = decode_utf8(read_limited(path, name, "observation file"), name)
+    if not text.strip():
+        # A fifo whose writer wrote nothing, a file cut short: no tool prints nothing at all.
+        raise TopologError.at(
+            SourceLocation(name, 1), "the observation file is empty; expected a tool's output (docs/observed.md)"
+        )
     kind = fmt if fmt is not None else sniff(text)
     if kind is None:
         known = ", ".join(sorted(READERS))
