@@ -63,3 +63,15 @@ def test_an_empty_observation_file_is_named_empty(tmp_path: Path) -> None:
         str(err.value)
         == f"{host / 'smi.txt'}:1: the observation file is empty; expected a tool's output (docs/observed.md)"
     )
+
+
+def test_a_nul_byte_in_an_observation_file_is_refused_at_its_line(tmp_path: Path) -> None:
+    # The nvidia-smi XML scanner passed over a NUL between two elements and read the file as whole.
+    root, host = _folder(tmp_path)
+    text = SAMPLE.read_text(encoding="utf-8")
+    first, rest = text.split("\n", 1)
+    (host / "nvidia-smi.xml").write_text(first + "\n\x00" + rest, encoding="utf-8")
+    with pytest.raises(TopologError) as err:
+        read_observations([root])
+    # The NUL opens line 2.
+    assert str(err.value).startswith(f"{host / 'nvidia-smi.xml'}:2: the observation file holds a NUL byte (U+0000)")

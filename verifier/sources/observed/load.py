@@ -97,6 +97,15 @@ def read_file(path: Path, host: str, fmt: str | None = None) -> Observations:
     """One file's observations: its format sniffed (or `fmt`), read by that format's reader."""
     name = str(path)
     text = decode_utf8(read_limited(path, name, "observation file"), name)
+    nul = text.find("\x00")
+    if nul >= 0:
+        # No tool prints a NUL byte; a file zero-filled where a crash cut its write short does, and some
+        # readers pass over it (the nvidia-smi XML scanner read such a file as whole).
+        raise TopologError.at(
+            SourceLocation(name, text.count("\n", 0, nul) + 1),
+            "the observation file holds a NUL byte (U+0000); expected a tool's text output (a file cut short "
+            "by a crash is zero-filled)",
+        )
     if not text.strip():
         # A fifo whose writer wrote nothing, a file cut short: no tool prints nothing at all.
         raise TopologError.at(
