@@ -91,3 +91,16 @@ def test_one_gpu_proves_no_other_missing_a_whole_listing_still_does(tmp_path: Pa
     assert code == 1, err
     found = [(f["rule"], f["subjects"]) for f in json.loads(out)["findings"] if f["rule"].startswith("OBS")]
     assert found == [("OBS006", ["mi300x-n1/gpu7"])]
+
+
+def test_the_text_form_after_python_warnings_is_read_at_its_own_lines() -> None:
+    # The real `amd-smi static` text of GPU 0 (samples/amd-smi/mi300x-static-gpu0-rocm-blogs.txt, its `GPU: 0` on
+    # line 1) after the two lines of one Python warning: its GPU is read, at line 1 + 2 = 3. Before: not recognised.
+    warning = (
+        "/usr/lib/python3.14/site-packages/amdsmi/amdsmi_interface.py:3569: SyntaxWarning: 'return' in a 'finally' "
+        "block\n  return return_dictionary\n"
+    )
+    text = warning + (SAMPLE.parent / "mi300x-static-gpu0-rocm-blogs.txt").read_text()
+    assert sniff(text) == "amd-smi"
+    (gpu,) = amd_smi_any.read(text, "static.txt", "h").gpus
+    assert (gpu.index, gpu.pci_bus_id, gpu.source.line) == (0, "0000:05:00.0", 3)

@@ -76,7 +76,9 @@ _PEER_KEY = re.compile(r"^gpu_(\d+)$")
 # `amdsmi_interface.py:3569: SyntaxWarning: 'return' in a 'finally' block`, then that source line indented; in a
 # capture taken with 2>&1, nathaninline/ajean issue 39). Such lines say nothing of the GPUs and are read past;
 # any other text before the document is still refused.
-_PYTHON_WARNING = re.compile(r"[^\n]*\.py:\d+: [A-Za-z]*Warning: [^\n]*\n(?:[ \t]+[^\n]*(?:\n|$))?", re.ASCII)
+_PYTHON_WARNING = re.compile(
+    r"[^\n]{1,1000}?\.py:\d{1,9}: [A-Za-z]{0,40}Warning: [^\n]*\n(?:[ \t]+[^\n]*(?:\n|$))?", re.ASCII
+)
 """One warning as Python's `warnings.formatwarning` prints it: `FILE.py:LINE: CATEGORYWarning: message`, then the
 source line it names, indented, where Python could read it."""
 
@@ -97,7 +99,9 @@ def looks_like(text: str) -> bool:
 
 
 def json_start(text: str) -> int:
-    """Where amd-smi's JSON document starts: past a byte-order mark, blank space and Python's warnings."""
+    """Where amd-smi's output starts (its JSON document, or its text's first block): past a byte-order mark, blank
+    space and Python's warnings.
+    """
     index = 0
     while True:
         while index < len(text) and text[index] in "\ufeff \t\r\n":

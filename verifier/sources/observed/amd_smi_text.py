@@ -29,7 +29,7 @@ import re
 from typing import Any
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
-from verifier.sources.observed.amd_smi import FORMAT, MAX_INDEX, _Reader, physical_gpus, whole_listing
+from verifier.sources.observed.amd_smi import FORMAT, MAX_INDEX, _Reader, json_start, physical_gpus, whole_listing
 from verifier.sources.observed.model import GpuObservation, Observations, ObservedFile, exact_number, host_of_file
 
 _GPU = re.compile(r"^(?:GPU:\s*(\d{1,10})|GPU\s+(\d{1,10}):)\s*$")
@@ -50,10 +50,11 @@ def looks_like(text: str) -> bool:
     """amd-smi's text: a `GPU: <n>` (or `GPU <n>:`) line at the margin and one of its section headers."""
     # Sniffing runs on every observation file of a fleet: the first characters decide before any search
     # (amd-smi's text starts with a device's block: `GPU: 0`, `GPU 0:`, or `CPU: 0` on an APU).
-    start = text[:64].lstrip()
+    begin = json_start(text)  # past Python's warnings, as before the JSON form
+    start = text[begin : begin + 64].lstrip()
     if not start.startswith(("GPU", "CPU")):
         return False
-    head = text[:20_000]
+    head = text[begin : begin + 20_000]
     return _GPU_LINE.search(head) is not None and _SECTION_LINE.search(head) is not None
 
 
@@ -80,10 +81,11 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     leaf = -1  # the indentation of the last `KEY: value` line (-1: none since the last section opened)
     items = -1  # the indentation of a section that so far holds only bare values (-1: none)
     seen: dict[int, int] = {}
+    warnings = text.count("\n", 0, json_start(text))  # Python's warning lines before the output (amd_smi.json_start)
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip()
         loc = SourceLocation(filename, number)
-        if not line.strip():
+        if not line.strip() or number <= warnings:
             continue
         if not line.startswith((" ", "\t")):
             gpu = _GPU.match(line)
