@@ -15,6 +15,7 @@ exporter's own host name, which in Kubernetes is its pod's.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 
 from verifier.core.errors import SourceLocation, TopologError
@@ -68,6 +69,21 @@ def _value(line: str, has_timestamp: bool, loc: SourceLocation, name: str) -> in
     return value
 
 
+_LATEST_MS = 253402300799999
+"""The last millisecond of year 9999: a later sample time is no time a scrape was taken."""
+
+
+def _sample_time(line: str, loc: SourceLocation) -> datetime:
+    """A sample's own time, where the exposition gives one (`NAME{...} VALUE TIMESTAMP`): milliseconds since the
+    epoch, an integer (the Prometheus text format). A saved `/federate` answer or a file a collector wrote with its
+    scrape times carries it; dcgm-exporter's own /metrics does not.
+    """
+    raw = line.split()[-1]
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > _LATEST_MS:
+        raise TopologError.at(loc, f"sample time {raw!r}; expected milliseconds since 1970 as a whole number")
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=int(raw))
+
+
 def read(text: str, filename: str, host: str | None) -> Observations:
     """The judged DCGM samples of one scrape. TopologError with file:line on bad input."""
     if host is None:
@@ -75,6 +91,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
             SourceLocation(filename, 1), "put the dcgm-exporter file in a folder named for its host (docs/observed.md)"
         )
     out: list[CounterObservation] = []
+    oldest: datetime | None = None  # the earliest time a judged sample states: the file is as old as that
     # Imported here: prometheus_client pulls in http.server and email, a fifth of every verify's start-up
     # when it sat at the top, though only --observed with a dcgm-exporter file needs it.
     from prometheus_client.parser import text_string_to_metric_families
@@ -94,6 +111,9 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                 if sample.name not in JUDGED:
                     continue
                 value = _value(line, sample.timestamp is not None, loc, sample.name)
+                if sample.timestamp is not None:
+                    at = _sample_time(line, loc)
+                    oldest = at if oldest is None else min(oldest, at)
                 if value is None:
                     continue
                 labels = dict(sample.labels)
@@ -113,4 +133,4 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         raise TopologError.at(
             SourceLocation(filename, 1), "no DCGM_FI_* sample; expected dcgm-exporter's /metrics output"
         )
-    return Observations(counters=tuple(out), files=(ObservedFile(filename, FORMAT, host, None),), hosts=(host,))
+    return Observations(counters=tuple(out), files=(ObservedFile(filename, FORMAT, host, oldest),), hosts=(host,))
