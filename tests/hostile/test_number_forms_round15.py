@@ -10,6 +10,7 @@ passed every minimum.
 from __future__ import annotations
 
 import pytest
+from cli_helpers import run_cli
 
 from verifier.core.errors import TopologError
 from verifier.core.limits import LimitError, parse_limit_value
@@ -117,3 +118,13 @@ def test_a_job_minimum_that_cannot_be_a_release_is_refused() -> None:
     (error,) = [str(d) for d in err.value.diagnostics]
     assert error.startswith("jobs.yaml:4:")
     assert "'122' cannot be a release of cuda" in error
+
+
+@pytest.mark.parametrize("text", ["4_00", "\u0664", "\uff11", " 3"])
+def test_a_count_flag_takes_ascii_digits_only(text: str) -> None:
+    # click's IntRange reads with int(): '4_00' was 400, Arabic-Indic four was 4.
+    code, _out, err = run_cli(
+        "place", "inventories/edge-soc.yaml", "inventories/jobs/portable.yaml", "--no-authorization", "--limit", text
+    )
+    assert code == 2
+    assert f"Invalid value for '--limit': {text!r} is not a whole number; expected ASCII digits such as 8" in err

@@ -226,6 +226,20 @@ def _output_without_format(text: str) -> str:
     return f"--output takes FORMAT=PATH (FORMAT one of {', '.join(VERIFY_FILE_FORMATS)}), e.g. --output sarif={text}"
 
 
+class WholeRange(click.IntRange):
+    """A whole number as written in ASCII digits (an optional sign), within the range: click's IntRange
+    reads with int(), which also takes `4_00` (400), fullwidth and Arabic-Indic digits and surrounding
+    white space, so `--limit 4_00` would have been read as 400 without a word.
+    """
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            digits = value.removeprefix("-").removeprefix("+")
+            if not (digits.isascii() and digits.isdigit()):
+                self.fail(f"{value!r} is not a whole number; expected ASCII digits such as 8", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class OnceOption(click.Option):
     """An option that may be given at most once: a repeat is an error, not a silent overwrite.
 

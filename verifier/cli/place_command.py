@@ -14,6 +14,7 @@ from verifier.cli.observed_options import observed_options, observed_run_of
 from verifier.cli.options import (
     ENGINE_OPTION,
     NO_AUTHORIZATION_OPTION,
+    WholeRange,
     _missing_files,
     format_option,
     side_file_flags,
@@ -43,7 +44,7 @@ from verifier.sources.jobs.principal_rules import PrincipalRule
 )
 @click.option(
     "--limit",
-    type=click.IntRange(min=0),
+    type=WholeRange(min=0),
     default=0,
     show_default=True,
     help="Show at most this many placements per job (0: all).",
