@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.inventory.software import release_number
 from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref, same_gpu
-from verifier.sources.observed.model import DIAG_FAILED, GpuObservation, Observations
+from verifier.sources.observed.model import DIAG_FAILED, UNKNOWN_RECOVERY, GpuObservation, Observations
 
 Row = tuple[str | int, ...]
 
@@ -44,6 +44,7 @@ OBSERVED_RELATIONS: frozenset[str] = frozenset(
         "observed_flag",
         "observed_xid",
         "observed_diag_failed",
+        "observed_recovery_other",
         "observed_fabric",
         "observed_gpu_lost",
         "observed_driver",
@@ -168,7 +169,14 @@ def observed_facts(
             "retired_pages_pending": g.retired_pages_pending,
         }
         out["observed_flag"].extend((gpu, k, where) for k, v in flags.items() if v)
-        if g.recovery_action is not None:
+        if g.recovery_action is not None and g.recovery_action.startswith(UNKNOWN_RECOVERY):
+            printed = g.recovery_action[len(UNKNOWN_RECOVERY) :]
+            reason = (
+                f"its driver asks for a recovery topolog does not know: '{printed}' (nvidia-smi: GPU Recovery Action; "
+                "any action but None asks for one before the GPU is used)"
+            )
+            out["observed_recovery_other"].append((gpu, reason, where))
+        elif g.recovery_action is not None:
             out["observed_flag"].append((gpu, f"recovery_{g.recovery_action}", where))
         if g.fabric_state is not None:
             out["observed_fabric"].append((gpu, g.fabric_state, g.fabric_status or "", where))

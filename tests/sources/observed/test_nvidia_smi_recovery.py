@@ -107,8 +107,10 @@ def test_the_recovery_action_of_r565_text(printed: str, kept: str | None) -> Non
 
 
 def test_a_recovery_action_nvidia_smi_does_not_print_is_refused_at_its_line() -> None:
+    # An action topolog does not know is read for that GPU alone (test_recovery_newer_actions.py); a value that is
+    # no action's name (a Yes/No, a number) is refused at its line.
     line = "    GPU Recovery Action                   : None"
-    text = H100.read_text().replace(line, line.replace("None", "Replace Board"), 1)
+    text = H100.read_text().replace(line, line.replace("None", "Yes"), 1)
     with pytest.raises(TopologError) as bad:
         nvidia_smi_text.read(text, "h.txt", "n")
     assert "h.txt:60" in str(bad.value) and "Drain and Reset" in str(bad.value)
@@ -144,12 +146,12 @@ def test_the_xml_readers_agree_on_the_recovery(old: str, new: str, kept: str | N
 
 def test_an_xml_recovery_action_nvidia_smi_does_not_print_is_refused_at_its_line() -> None:
     text = A100_XML.read_text().replace(
-        "</gpu_reset_status>", "</gpu_reset_status>\n<gpu_recovery_action>Soon</gpu_recovery_action>"
+        "</gpu_reset_status>", "</gpu_reset_status>\n<gpu_recovery_action>2 GB</gpu_recovery_action>"
     )
     # </gpu_reset_status> is on line 87 of the sample: the inserted element is on line 88.
     with pytest.raises(TopologError) as bad:
         nvidia_smi_xml.read(text, "a.xml", "n")
-    assert "a.xml:88" in str(bad.value) and "'Soon'" in str(bad.value)
+    assert "a.xml:88" in str(bad.value) and "'2 GB'" in str(bad.value)
 
 
 # The header of an R610 `nvidia-smi -q` (`nvidia-smi -q -d TEMPERATURE` of a 610.57.04 host, in a public

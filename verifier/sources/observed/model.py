@@ -74,6 +74,13 @@ RECOVERY_ACTIONS = {
 """nvidia-smi's GPU Recovery Action (R550 and later; NVML's nvmlGpuRecoveryAction_t) as printed, lower case, and
 the name topolog keeps. `None` asks for nothing. NVIDIA's Xid Catalog names the same five values in Xid 154's
 text ("None", "Drain P2P", "Drain and Reset", "GPU Reset Required", "Node Reboot Required")."""
+UNKNOWN_RECOVERY = "unknown:"
+"""Prefix of `GpuObservation.recovery_action` for an action topolog does not know, before the words printed."""
+_ACTION_WORDS = re.compile(r"^[a-z][a-z0-9]*(?:[ /&+_-][a-z0-9]+){0,5}$", re.ASCII)
+"""What an action's name looks like (`drain and reset`, `recover imex domain`, NVML's `bus_reset`): up to six plain
+words."""
+_NOT_AN_ACTION = frozenset({"yes", "no", "true", "false", "ok", "enabled", "disabled", "pass", "fail"})
+"""Words of other fields' values: printed in the action's place, they are a misread file, refused."""
 _NOT_SAID = frozenset(
     {"", "n/a", "none", "unknown", "unknown error", "not supported", "requested functionality has been deprecated"}
 )
@@ -103,9 +110,14 @@ def recovery_action(action: str | None, reset_required: str | None, drain_and_re
     if named == _REQUIRES_RESET:
         return "reset"
     if named is not None:
-        if named not in RECOVERY_ACTIONS:
-            raise ValueError("None, Reset, Reboot, Drain P2P or Drain and Reset")
-        return RECOVERY_ACTIONS[named]
+        if named in RECOVERY_ACTIONS:
+            return RECOVERY_ACTIONS[named]
+        if _ACTION_WORDS.match(named) and named not in _NOT_AN_ACTION and named not in _FAULT_SAID:
+            # An action newer than topolog (NVML 615 added RECOVER_IMEX_DOMAIN, BUS_RESET and SYSTEM_REBOOT): any
+            # action but None asks for a recovery before the GPU is used, so that GPU is out of service, under the
+            # words printed (fail closed for it alone; the rest of the file is read).
+            return UNKNOWN_RECOVERY + " ".join((action or "").split())
+        raise ValueError("None, Reset, Reboot, Drain P2P or Drain and Reset")
     flags = {}
     for key, value in (("drain", drain_and_reset), ("reset", reset_required)):
         flag = said(value)
@@ -249,7 +261,8 @@ class GpuObservation:
     fabric_cluster_uuid: str | None = None
     recovery_action: str | None = None
     """The recovery the driver itself asks for (NVML's verdict, printed by nvidia-smi -q): `reset`, `reboot`,
-    `drain_p2p` or `drain_and_reset` (RECOVERY_ACTIONS); None where it asks for none or does not say."""
+    `drain_p2p` or `drain_and_reset` (RECOVERY_ACTIONS), or UNKNOWN_RECOVERY and the words printed for an action
+    topolog does not know; None where it asks for none or does not say."""
     lost: str | None = None
     """What the tool printed instead of the GPU's report when its driver could not open it (nvidia-smi's
     `Unable to determine the device handle for GPU ...: GPU is lost`): the GPU is there (its bus id, or
