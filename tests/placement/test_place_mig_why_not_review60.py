@@ -63,14 +63,6 @@ jobs:
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="place_why_kind judges a MIG job's mixed domain on the model with the most eligible GPUs "
-    "at every stage: a model that a policy alone keeps from hosting (0 eligible) is never judged, "
-    "so the why-not names the other model's count, not the policy; judging each model offering the "
-    "profile and reporting the stage that leaves none enough needs a per-model need for GPUs that "
-    "are not eligible (place_need_m reads only eligible models)",
-)
 @pytest.mark.parametrize("engine", ["memory", "duckdb"])
 def test_a_mig_job_kept_off_a_model_by_a_policy_is_told_so(tmp_path: Path, engine: str) -> None:
     rack, jobs = tmp_path / "rack.yaml", tmp_path / "jobs.yaml"

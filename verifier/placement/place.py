@@ -242,10 +242,10 @@ def _rank(
         (str(r[l_job]), str(r[l_domain])): ReplicaLayout(int(r[l_tp]), int(r[l_pp]), int(r[l_hbm]), int(r[l_scaleup]))
         for r in q("place_layout")
     }
-    job_layouts: dict[str, set[ReplicaLayout]] = defaultdict(set)
+    job_layouts: dict[str, dict[str, ReplicaLayout]] = defaultdict(dict)
     job_tps: dict[str, dict[str, int]] = defaultdict(dict)
     for (name, domain), layout in layouts.items():
-        job_layouts[name].add(layout)
+        job_layouts[name][domain] = layout
         job_tps[name][domain] = layout.tp
     never = Columns.of(program, "job_never", ("job", "reason"))
     n_job, n_reason = never.index["job"], never.index["reason"]
@@ -293,8 +293,20 @@ def _rank(
             for domain, members, nodes, worst, cost in shown
         ]
         shown_layouts = {p.layout for p in jp.placements if p.layout is not None}
+        of_domain = job_layouts.get(job.name, {})
+        if chosen:
+            # A hosting domain of several models is placed on `chosen`'s model: its layout is that
+            # model's, not place_layout's (place_kind: the model with the most eligible GPUs), which
+            # the job does not run on there (70B on mixed-fleet's pod: TP=1 on MI300X, not TP=4 on A100).
+            of_domain = dict(of_domain)
+            for where, model in chosen.items():
+                picked_layout = kind_layouts.get((job.name, where, model))
+                if picked_layout is not None:
+                    of_domain[str(where)] = picked_layout
+                else:
+                    of_domain.pop(str(where), None)
         jp.layouts = sorted(
-            job_layouts.get(job.name, set()) | shown_layouts,
+            set(of_domain.values()) | shown_layouts,
             key=lambda lay: (lay.hbm_mb, lay.scaleup_gpus, lay.pp, lay.tp),
         )
         out.append(jp)
