@@ -34,6 +34,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "AUTHZ016": (W, "a tenant label spelled two ways: a label that misleads, hardware still used"),
     "AUTHZ017": (W, "an intern or contractor on the incident rota: a grant that drifted to the wrong principal"),
     "AUTHZ018": (W, "a role spelled two ways: a principal a policy's role test passes by, as AUTHZ016's label"),
+    "AUTHZ019": (W, "a state or model a resource never has compared: a policy that never applies, as POLICY001"),
     "BW001": (E, "two GPUs promised NVLink talk over PCIe: the scale-up domain is split"),
     "BW002": (W, "a GPU's nearest NIC across host bridges where no GPUDirect is promised: bandwidth"),
     "BW003": (W, "a NIC's line rate over its PCIe link: bandwidth below plan"),

@@ -410,7 +410,10 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
     rows["forbid_reads_principal"] = sorted((pid,) for pid in judged if _reads_principal(trees[pid]))
     conditions = condition_reads(setup, trees)
     rows["permit_reads_principal"], rows["policy_reads_resource"], rows["permit_role_literal"] = conditions
-    rows["role_near"] = _roles_near(setup, trees)
+    rows["policy_value_never"] = _values_never(setup, trees)
+    compared = _compared_roles(setup, trees)
+    rows["role_near"] = _roles_near(setup, trees, compared)
+    rows["trainee_spelling"] = [(r,) for r in sorted(_trainee_spellings(setup, compared))]
     # The incident's requests (context {incident: true}, schedule on quarantined classes) go in the
     # same batch as the others: one more cedarpy call would build and load the entities again.
     quarantined = [(rep, cls) for rep, cls in classes if graph.attrs(rep).get("quarantined") is True]
@@ -436,8 +439,9 @@ def _facts(setup: AuthzSetup) -> dict[str, Sequence[Row]]:
                     rows["authz_error"].append((id_of(pc.representative), action, cls, policy, message))
     if rows["tenant_label_near"]:
         rows["tenant_label_near"] = _labels_not_given(rows, setup)
+    trainee_roles = _TRAINEE_ROLES | {str(r[0]) for r in rows["trainee_spelling"]}
     rows["incident_permitted"] = _incident_permitted(
-        setup, principal_classes, quarantined, decisions, plain, id_of, trees
+        setup, principal_classes, quarantined, decisions, plain, id_of, trees, trainee_roles
     )
     return {**rows, "authz_class": class_rows}
 
@@ -488,12 +492,74 @@ def _reads_principal(tree: pst.Template) -> bool:
     return any(node == principal for clause in tree.clauses for node in walk(clause))
 
 
-def _roles_near(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[Row]:
-    """(role, known, reader): a principal's role spelled as a role `reader` compares `principal.role`
-    with (`==`, `!=`, `[...].contains(principal.role)`; AUTHZ008's trainee roles, read by AUTHZ008 and
-    AUTHZ017, too), but for case, spaces or `_`/`.` for `-` (`_spelling`), where the reader does not
-    compare the principal's own spelling as well (AUTHZ018: `Intern` escapes `principal.role ==
-    "intern"`). A few rows: the distinct roles times the literals, none per principal.
+_STATES = ("ok", "down", "degraded", "drained")
+"""The values a resource's `state` takes (policies/schema.cedarschema; entities.py writes "ok" where
+the inventory gives none)."""
+
+
+_NOT_GPU_KINDS = frozenset({"cpu", "nic", "switch", "nvswitch", "pcie_switch", "system", "dpu"})
+
+
+def _values_never(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[Row]:
+    """(policy, attribute, literal, values): texts a policy compares a resource's attribute with, never taken.
+
+    A policy compares a resource's `state` or `model` with a text it never takes (`==`, `!=`,
+    `[...].contains(resource.x)`), so that comparison never holds (or always, under `!=`), in any
+    inventory (AUTHZ019, round 61). Read exactly, never guessed:
+
+    - `state` is one of ok, down, degraded, drained: any other text (`"drain"`, `"Down"`) is never one.
+    - `model` is a GPU's exact catalogue name, "mixed" for a group of several, "" with none. A text
+      that is no model of the built-in catalogue or the inventory's but spells one in other case
+      (`"a100-sxm4-80gb"`) or is the start of some (`"H100"`, `"MI300"`, a family) names a model the
+      way Cedar never compares: `values` lists the models meant (at most three, sorted). A text
+      unlike any model (`"TPU-v5"`) may be a model still to come, and is not judged.
+    """
+    if not trees:
+        return []
+    from cedarpy import pst
+
+    from verifier.sources.inventory.catalog import builtin_models
+
+    catalogue = [*builtin_models(), *setup.inventory.models.values()]
+    models = {m.name for m in catalogue}
+    # The models meant are those a GPU carries: not a CPU's, a NIC's, a switch's or a system's.
+    folded = sorted({(m.name.casefold(), m.name) for m in catalogue if m.kind not in _NOT_GPU_KINDS})
+    resource = pst.Var("resource")
+    wanted: dict[object, str] = {pst.GetAttr(base=resource, attr=a): a for a in ("state", "model")}
+    rows: set[Row] = set()
+    for policy in setup.bundle.policies.values():
+        for clause in trees[policy.id].clauses:
+            for node in walk(clause):
+                if not isinstance(node, pst.BinaryOp):
+                    continue
+                literals: Sequence[object]
+                if node.op in ("eq", "not_eq") and (node.left in wanted or node.right in wanted):
+                    attr = wanted.get(node.left) or wanted[node.right]
+                    literals = (node.left, node.right)
+                elif node.op == "contains" and node.right in wanted and isinstance(node.left, pst.Set):
+                    attr, literals = wanted[node.right], node.left.elements
+                else:
+                    continue
+                for lit in literals:
+                    if not isinstance(lit, pst.StringLit):
+                        continue
+                    text = lit.value
+                    if attr == "state":
+                        if text not in _STATES:
+                            rows.add((policy.id, attr, text, ", ".join(_STATES)))
+                        continue
+                    if text in models or text in ("mixed", ""):
+                        continue
+                    key = text.casefold()
+                    meant = [m for f, m in folded if f == key or f.startswith(key)]
+                    if meant:
+                        rows.add((policy.id, attr, text, ", ".join(meant[:3]) + (", ..." if len(meant) > 3 else "")))
+    return sorted(rows)
+
+
+def _compared_roles(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> dict[str, set[str]]:
+    """The roles each reader compares `principal.role` with (`==`, `!=`, `[...].contains(principal.role)`),
+    by policy id; AUTHZ008's trainee roles, read by AUTHZ008 and AUTHZ017, under TRAINEE_READER.
     """
     compared: dict[str, set[str]] = {TRAINEE_READER: set(_TRAINEE_ROLES)}
     if trees:
@@ -515,6 +581,34 @@ def _roles_near(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[Ro
                     compared.setdefault(policy.id, set()).update(
                         n.value for n in literals if isinstance(n, pst.StringLit)
                     )
+    return compared
+
+
+def _trainee_spellings(setup: AuthzSetup, compared: Mapping[str, set[str]]) -> set[str]:
+    """Roles principals hold that spell intern or contractor but for case, spaces or punctuation
+    (`Intern`), where a policy compares `principal.role` with that very spelling: the site's own
+    spelling of the trainee role, kept consistently by its policies (AUTHZ018 is quiet there), so
+    AUTHZ008 and AUTHZ017 judge its holders as trainees (round 61: an `Intern` site's interns who
+    may drain went unreported). A spelling no policy compares is AUTHZ018's (`Intern` users beside
+    a policy's "intern"): its holders are left to that one finding.
+    """
+    trainee = {_spelling(r) for r in _TRAINEE_ROLES}
+    in_policies = {r for reader, knowns in compared.items() if reader != TRAINEE_READER for r in knowns}
+    held = {p.role for p in setup.principals.sorted()}
+    return {r for r in in_policies & held if r not in _TRAINEE_ROLES and _spelling(r) in trainee}
+
+
+def _roles_near(
+    setup: AuthzSetup, trees: Mapping[str, pst.Template], compared: Mapping[str, set[str]] | None = None
+) -> list[Row]:
+    """(role, known, reader): a principal's role spelled as a role `reader` compares `principal.role`
+    with (`_compared_roles`; AUTHZ008's trainee roles, read by AUTHZ008 and AUTHZ017, too), but for
+    case, spaces or `_`/`.` for `-` (`_spelling`), where the reader does not compare the principal's
+    own spelling as well (AUTHZ018: `Intern` escapes `principal.role == "intern"`). A few rows: the
+    distinct roles times the literals, none per principal. `compared`: `_compared_roles`, where worked out.
+    """
+    if compared is None:
+        compared = _compared_roles(setup, trees)
     # Roles by their spelling, each spelt once: a pass over roles and one over literals, not their
     # product (20,000 distinct roles x a 100-role list were 2,000,000 pairs, 4 s; review R-PJ round 14).
     by_spelling: dict[str, set[str]] = {}
@@ -550,6 +644,7 @@ def _incident_permitted(
     plain: Mapping[tuple[str, str], Decision],
     id_of: Callable[[str], str],
     trees: Mapping[str, pst.Template],
+    trainee_roles: frozenset[str] = _TRAINEE_ROLES,
 ) -> list[Row]:
     """(principal, class, policy): schedule decided ALLOW in the context {incident: true} on a class
     of quarantined GPUs: the shipped policies open quarantined hardware during an incident to on-call
@@ -558,7 +653,8 @@ def _incident_permitted(
     class splits on `quarantined` when a policy reads it): a few requests per principal class, their
     decisions `decisions` (principal class by principal class, then each of `quarantined`); `plain`
     holds each schedule decision in the context {}. Rows are kept only where the context {} denies
-    it, for principals off the rota (AUTHZ014) and trainees on it (AUTHZ017, `_TRAINEE_ROLES`).
+    it, for principals off the rota (AUTHZ014) and trainees on it (AUTHZ017, `trainee_roles`: `_TRAINEE_ROLES`
+    and the site's own spellings of them, `_trainee_spellings`).
 
     A principal not on call (`on_call` false) is left out where the incident lets it in through an
     exception written for chosen principals (`_choosing_policies`): a site whose rota is a team, the
@@ -587,7 +683,7 @@ def _incident_permitted(
                         attrs = graph.attrs(m)
                         if attrs.get("on_call") is not True:
                             off_rota.append(id_of(m))
-                        elif attrs.get("role") in _TRAINEE_ROLES:
+                        elif attrs.get("role") in trainee_roles:
                             trainees.append(id_of(m))
                 if chosen is None:
                     chosen = _choosing_policies(setup, trees)
@@ -701,6 +797,42 @@ def _turned_chooses_at(expr: object, holds: bool, memo: _Memo) -> bool:
     return _chooses(expr, holds, memo)
 
 
+def _principal_attr(expr: object) -> bool:
+    """`principal.x`, an attribute of the principal itself (role, teams, a site's own)."""
+    from cedarpy import pst
+
+    return isinstance(expr, pst.GetAttr) and expr.base == pst.Var("principal")
+
+
+def _literal_set(expr: object) -> bool:
+    """A set written out of literals (`["sre", "oncall"]`): what it holds is read from the text."""
+    from cedarpy import pst
+
+    return isinstance(expr, pst.Set) and all(isinstance(e, pst.StringLit | pst.EntityLit) for e in expr.elements)
+
+
+def _set_chooses(op: str, left: object, right: object) -> bool:
+    """Whether `left.containsAny(right)` or `left.containsAll(right)` holding lets in only principals
+    chosen by who they are, read exactly from the text (round 61: rotas written so were false alarms).
+
+    containsAny of a principal's attribute (`principal.teams`, or `[principal.role]`) and a literal set
+    holds only for principals holding one of its members, containsAll of them for those holding every
+    member: chosen (validation refuses an empty set literal, so the set names one). The other way
+    round, `["sre"].containsAll(principal.teams)` also holds for a principal in no team: no choice. Any
+    other operand (a resource's or the context's set) is not read as a choice.
+    """
+    from cedarpy import pst
+
+    def of_principal(side: object) -> bool:
+        if _principal_attr(side):
+            return True
+        return isinstance(side, pst.Set) and len(side.elements) == 1 and _principal_attr(side.elements[0])
+
+    if op == "contains_any":
+        return (of_principal(left) and _literal_set(right)) or (of_principal(right) and _literal_set(left))
+    return of_principal(left) and _literal_set(right)
+
+
 def _chooses(expr: object, holds: bool, memo: _Memo) -> bool:
     return _remember(memo, ("chooses", id(expr), holds), lambda: _chooses_at(expr, holds, memo))
 
@@ -719,6 +851,11 @@ def _chooses_at(expr: object, holds: bool, memo: _Memo) -> bool:
     principal = pst.Var("principal")
     if expr == pst.GetAttr(base=principal, attr="on_call"):
         return holds
+    if isinstance(expr, pst.Like):
+        # `principal.role like "sre*"` holding lets in the roles its pattern spells; a pattern of
+        # wildcards alone (`like "*"`) matches every string, so it chooses nobody. Not holding, it
+        # lets in every other role: no choice either.
+        return holds and _principal_attr(expr.base) and any(isinstance(elem, pst.Char) for elem in expr.pattern)
     if isinstance(expr, pst.BoolLit):
         return expr.value != holds  # `false` never lets anyone in (`if c then x else false`)
     if isinstance(expr, pst.UnaryOp):
@@ -745,6 +882,8 @@ def _chooses_at(expr: object, holds: bool, memo: _Memo) -> bool:
     teams = pst.GetAttr(base=principal, attr="teams")
     if holds and expr.op == "contains" and right == role and isinstance(left, pst.Set):
         return True  # ["sre", "oncall"].contains(principal.role)
+    if holds and expr.op in ("contains_any", "contains_all"):
+        return _set_chooses(expr.op, left, right)
     if holds and expr.op in ("eq", "in"):
         return principal in (left, right) or (expr.op == "eq" and role in (left, right))
     if not holds and expr.op == "not_eq":

@@ -11,6 +11,8 @@ AUTHZ_RELATIONS: frozenset[str] = frozenset(
         "class_tenant",
         "tenant_label_near",
         "role_near",
+        "trainee_spelling",
+        "policy_value_never",
         "permitted",
         "permitted_by",
         "incident_permitted",
