@@ -17,7 +17,8 @@ Who each forbid lets onto ws0 in the context {incident: true}, by hand:
 - `teams.containsAny(["oncall"])`: otto; `["oncall", "x"].containsAny(principal.teams)`: otto;
   `[principal.role].containsAny(["sre"])`: otto, team oncall; `teams.containsAll(["oncall"])`: otto.
 - `["render", "oncall"].containsAll(principal.teams)`: all four (each one's teams are inside it,
-  the teams' own empty sets included).
+  the teams' own empty sets included); `principal.tenant like "ren*"`: all four, tenant render (a
+  tenant is everyone's, no rota: as `principal.tenant == "render"` is read).
 Nobody is on call, so a form that lets all four in is reported as "4 principal(s) not on call".
 """
 
@@ -69,6 +70,7 @@ def test_a_rota_written_so_is_not_reported(tmp_path: Path, engine: str, rota: st
 EVERYONE = {
     "like-star": 'principal.role like "*"',
     "fits-inside": '["render", "oncall"].containsAll(principal.teams)',
+    "tenant-like": 'principal.tenant like "ren*"',
 }
 
 

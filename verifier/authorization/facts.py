@@ -798,10 +798,12 @@ def _turned_chooses_at(expr: object, holds: bool, memo: _Memo) -> bool:
 
 
 def _principal_attr(expr: object) -> bool:
-    """`principal.x`, an attribute of the principal itself (role, teams, a site's own)."""
+    """`principal.role` or `principal.teams`: who a principal is, as a rota chooses by. Its tenant is not
+    (`_chooses_at`: the tenants' permit reads it for everyone), nor is `on_call` compared as text.
+    """
     from cedarpy import pst
 
-    return isinstance(expr, pst.GetAttr) and expr.base == pst.Var("principal")
+    return isinstance(expr, pst.GetAttr) and expr.base == pst.Var("principal") and expr.attr in ("role", "teams")
 
 
 def _literal_set(expr: object) -> bool:
