@@ -9,7 +9,9 @@ ceil(40 / 7) = 6 80GB GPUs (4 there: short at the first stage, `gpus`) or ceil(4
 GPUs (12 there, all pass until `authorization`, which leaves alice 0). The 40GB cards get further:
 the why-not is the policy, counted in 40GB GPUs against their own need, 10 (not the 80GB's 6).
 With the 40GB cards taken out by the job's `exclude: {tenant: team-vision}` instead, they stop at `excluded` (stage 7),
-still after the 80GB's `gpus` (stage 1): the why-not is `excluded`, 0 of 10.
+still after the 80GB's `gpus` (stage 1): the why-not is `excluded`, 0 of 10. A job that accepts
+the 80GB model alone is judged on it: `gpus`, 4 of 6 (the 40GB cards are its own choice, not the
+domain's shortfall).
 """
 
 from __future__ import annotations
@@ -63,6 +65,11 @@ jobs:
     gpu: {mig: 1g.10gb}
     topology: {scope: rack}
     exclude: {tenant: team-vision}
+  - name: m40a
+    principal: User::"alice"
+    gpus: 40
+    gpu: {mig: 1g.10gb, accepts: [A100-SXM4-80GB]}
+    topology: {scope: rack}
 """
 
 
@@ -81,6 +88,8 @@ def test_a_mig_why_not_is_the_stage_the_furthest_model_stops_at(tmp_path: Path, 
     assert "A100-SXM4-40GB" in why["m40"][0]["message"]
     assert "no policy permits alice" in why["m40"][0]["message"]
     assert [(w["requirement"], w["have"], w["need"]) for w in why["m40x"]] == [("excluded", 0, 10)]
+    # A job accepting the 80GB cards alone is not judged on the 40GB ones it refused: 4 of 6, `gpus`.
+    assert [(w["requirement"], w["have"], w["need"]) for w in why["m40a"]] == [("gpus", 4, 6)]
 
 
 LLM = """\
