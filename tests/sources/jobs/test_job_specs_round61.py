@@ -273,7 +273,7 @@ metadata:
 apiVersion: resource.k8s.io/v1beta1
 kind: ResourceClaimTemplate
 metadata:
-  namespace: gpu-test1
+  namespace: research
   name: double-gpu
 spec:
   spec:
@@ -299,8 +299,9 @@ spec:
   - name: twogpus
     resourceClaimTemplateName: double-gpu
 """
-# NVIDIA/k8s-dra-driver-gpu demo/specs/quickstart/gpu-test-count.yaml (at 4066752): the pod's namespace
-# set to research (a principal of the shipped principals), its command and tolerations left out.
+# NVIDIA/k8s-dra-driver-gpu demo/specs/quickstart/gpu-test-count.yaml (at 4066752): the namespace of the
+# template and the pod (gpu-test1 in both) set to research (a principal of the shipped principals): a claim
+# is made from the template of the pod's own namespace (review 61). Command and tolerations left out.
 
 
 def test_a_dra_claim_whose_template_is_in_the_file_is_read() -> None:
@@ -367,7 +368,7 @@ def test_what_a_claim_does_not_say_exactly_is_refused(edit: tuple[str, str], whe
 FIRST_AVAILABLE = """apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
 metadata:
-  namespace: default
+  namespace: research
   name: a100-or-mig
 spec:
   spec:
@@ -400,7 +401,7 @@ spec:
       restartPolicy: Never
 """
 # kubernetes-sigs/kueue site/static/examples/dra/sample-dra-firstavailable-job.yaml (at 50794c2): name for
-# generateName, namespace research, queue label, args and CPU requests left out.
+# generateName, namespace research (the template's and the Job's), queue label, args and CPU requests left out.
 
 
 def test_kueues_first_available_sample_is_refused_at_its_alternatives() -> None:

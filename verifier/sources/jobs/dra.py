@@ -70,9 +70,20 @@ def claim_templates(docs: Iterable[YMap]) -> Iterator[None]:
         _TEMPLATES.reset(token)
 
 
-def claimed_gpus(spec: YMap, where: str, p: Problems, notes: list[Diagnostic]) -> dict[str, int]:
+def _namespace(doc: YMap) -> str | None:
+    """The namespace an object writes (None: not written, the one it is applied to)."""
+    meta = doc.get("metadata")
+    ns = meta.get("namespace") if isinstance(meta, YMap) else None
+    return ns if isinstance(ns, str) else None
+
+
+def claimed_gpus(
+    spec: YMap, where: str, p: Problems, notes: list[Diagnostic], namespace: str | None = None
+) -> dict[str, int]:
     """The GPUs the pod spec's `resourceClaims` allocate, as device plugin resources
-    ({"nvidia.com/gpu": 2}); what cannot be read is refused in `p`.
+    ({"nvidia.com/gpu": 2}); what cannot be read is refused in `p`. `namespace` is the one the
+    pod's workload writes: a claim is made from the template of that name in the pod's own
+    namespace, so a template of the file written for another namespace is not the pod's.
     """
     claims = spec.get("resourceClaims")
     if not isinstance(claims, YList):
@@ -94,9 +105,21 @@ def claimed_gpus(spec: YMap, where: str, p: Problems, notes: list[Diagnostic]) -
             )
             continue
         name = claim.get("resourceClaimTemplateName")
-        found = templates.get(name) if isinstance(name, str) else None
+        named = templates.get(name, []) if isinstance(name, str) else []
+        found = [t for t in named if _namespace(t) == namespace]
         if not found or len(found) > 1:
-            why = "is defined more than once in the file" if found else "is not among the documents of the file"
+            if found:
+                why = "is defined more than once in the file"
+            elif named:
+                # Kubernetes makes the claim from the template in the pod's namespace: one written
+                # for another namespace says nothing of it (count 1 there, 8 here).
+                others = ", ".join(sorted(str(_namespace(t) or "(none written)") for t in named))
+                why = (
+                    f"is in the file only for namespace {others}, not the pod's namespace "
+                    f"{namespace or '(none written)'}"
+                )
+            else:
+                why = "is not among the documents of the file"
             p.add(
                 claim.key_loc("resourceClaimTemplateName") if "resourceClaimTemplateName" in claim else loc,
                 f"{where} claims devices through DRA (resourceClaims): its ResourceClaimTemplate {name} {why}, so "

@@ -236,14 +236,19 @@ def read_workload(
         return []
     facts = _facts(meta, spec, kind)
     jobs: list[Job] = []
+    made: dict[int, Job | None] = {}  # by the group's pod sets (one list object per distinct group)
     for index, sets in enumerate(groups):
         job_name = f"{name}-{index}" if kind in ("LeaderWorkerSet", "Deployment", "DisaggregatedSet") else name
-        if index > 0 and sets is groups[0]:
+        if id(sets) in made:
             # The same pods: read once (a group that gave no job, CPU-only or refused, gives none again).
-            if jobs:
-                jobs.append(dataclasses.replace(jobs[0], name=job_name))
+            # Its own first job, not the workload's first: a DisaggregatedSet's CPU-only first role,
+            # repeated in a second slice, is no copy of the GPU role read after it.
+            first = made[id(sets)]
+            if first is not None:
+                jobs.append(dataclasses.replace(first, name=job_name))
             continue
         job = _job(job_name, what, sets, facts, rules, doc, list(notes), p, before, cpu_only)
+        made[id(sets)] = job
         if job is not None:
             jobs.append(job)
     if len(p.items) > before:
@@ -1015,11 +1020,14 @@ def _job(
     A workload with no GPU asked goes to `cpu_only` where given (read_workload), else is refused.
     """
     before = len(p.items)
+    meta = doc.get("metadata")
+    written = meta.get("namespace") if isinstance(meta, YMap) else None
+    namespace = written if isinstance(written, str) else None  # the pods' own: their DRA templates' too
     needs: list[tuple[PodSet, PodNeeds]] = []
     scopes: list[tuple[PodSet, str]] = []
     idle = False  # a pod set that asks for GPUs runs no pod (a worker group at 0 replicas)
     for ps in sets:
-        n = ps.needs if ps.needs is not None else read_pod_spec(ps.spec, f"{what} (pod set {ps.name})", p)
+        n = ps.needs if ps.needs is not None else read_pod_spec(ps.spec, f"{what} (pod set {ps.name})", p, namespace)
         notes.extend(n.notes)
         scope = _topology(ps, what, p, notes)
         if ps.pods == 0:

@@ -233,15 +233,15 @@ def _sum_requests(app: list[tuple[dict[str, int], bool]], init: list[tuple[dict[
     return {k: v for k, v in total.items() if v > 0}
 
 
-def read_pod_spec(spec: YMap, where: str, p: Problems) -> PodNeeds:
-    """The needs of one pod template's `spec`."""
+def read_pod_spec(spec: YMap, where: str, p: Problems, namespace: str | None = None) -> PodNeeds:
+    """The needs of one pod template's `spec`; `namespace`: the one its workload writes (DRA claims)."""
     needs = PodNeeds()
     requests = _sum_requests(_containers(spec, "containers", needs, p), _containers(spec, "initContainers", needs, p))
     if "containers" not in spec:
         p.add(spec.loc, f"the pod spec of {where} has no 'containers'; a pod runs at least one container")
     if "resourceClaims" in spec:
         # A DRA claim's devices are in its ResourceClaimTemplate: read where the file holds it, else refused.
-        for key, n in claimed_gpus(spec, where, p, needs.notes).items():
+        for key, n in claimed_gpus(spec, where, p, needs.notes, namespace).items():
             requests[key] = requests.get(key, 0) + n
     _gpu_kind(requests, spec.loc, where, needs, p)
     _node_selector(spec, needs, p)

@@ -53,6 +53,7 @@ def read_jobs(paths: Iterable[str | Path], principal_from: tuple[PrincipalRule, 
     names: list[str] = []
     groups: dict[str, list[YMap]] = {}  # Kueue pod groups: their pods may be spread over files
     cpu_only: list[Diagnostic] = []  # workloads that ask for no GPU
+    beside_groups: list[YMap] = []  # the documents of the files that hold pods of a pod group
     for name, data in read_files(files):
         names.append(name)
         if isinstance(data, TopologError):
@@ -63,9 +64,10 @@ def read_jobs(paths: Iterable[str | Path], principal_from: tuple[PrincipalRule, 
         except TopologError as err:
             problems.add_all(err)
             continue
-        _read_text(text, name, principal_from, problems, jobs, notes, groups, cpu_only)
-    for job in read_pod_groups(groups, principal_from, problems, cpu_only):
-        _add(job, jobs, problems)
+        _read_text(text, name, principal_from, problems, jobs, notes, groups, cpu_only, beside_groups)
+    with claim_templates(beside_groups):  # a group's pods are read last: their files' DRA templates
+        for job in read_pod_groups(groups, principal_from, problems, cpu_only):
+            _add(job, jobs, problems)
     problems.raise_if_any()
     notes.extend(_cpu_only(cpu_only, jobs))
     if not jobs:
@@ -81,9 +83,11 @@ def read_jobs_text(text: str, filename: str, principal_from: tuple[PrincipalRule
     notes: list[Diagnostic] = []
     groups: dict[str, list[YMap]] = {}
     cpu_only: list[Diagnostic] = []
-    _read_text(text, filename, principal_from, problems, jobs, notes, groups, cpu_only)
-    for job in read_pod_groups(groups, principal_from, problems, cpu_only):
-        _add(job, jobs, problems)
+    beside_groups: list[YMap] = []
+    _read_text(text, filename, principal_from, problems, jobs, notes, groups, cpu_only, beside_groups)
+    with claim_templates(beside_groups):
+        for job in read_pod_groups(groups, principal_from, problems, cpu_only):
+            _add(job, jobs, problems)
     problems.raise_if_any()
     notes.extend(_cpu_only(cpu_only, jobs))
     return Jobs(jobs=jobs, files=(filename,), notes=tuple(notes))
@@ -129,6 +133,7 @@ def _read_text(
     notes: list[Diagnostic],
     groups: dict[str, list[YMap]],
     cpu_only: list[Diagnostic],
+    beside_groups: list[YMap],
 ) -> None:
     if Path(name).suffix not in YAML_SUFFIXES and is_batch_script(text):
         job = read_batch_script(text, name, rules, p, cpu_only)
@@ -145,9 +150,14 @@ def _read_text(
             SourceLocation(name, 1, 1),
             "file has no job documents; expected 'kind: Jobs', Kubernetes workloads or a Slurm batch script",
         )
+    grouped = sum(map(len, groups.values()))
     with claim_templates(docs):  # DRA claims of the file's pods are read against its templates
         for doc in docs:
             _read_doc(doc, rules, p, jobs, notes, groups, cpu_only)
+    if sum(map(len, groups.values())) > grouped:
+        # Pods of a pod group are read once every file is (read_pod_groups), after this file's
+        # templates are gone: they are read against the templates of the files holding them.
+        beside_groups.extend(docs)
 
 
 def _read_doc(

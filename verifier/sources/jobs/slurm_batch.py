@@ -507,6 +507,8 @@ _TRES_GPU = re.compile(r"^gres/gpu(?::(?P<type>[^:=,]+))?[:=](?P<n>[^:=,]*)$")
 """A GPU entry of --tres-per-task: `gres/gpu=N` (sbatch(1)) or `gres/gpu:N`, with a type before the
 count (`gres/gpu:a100=2`, `gres/gpu:a100_80gb_pcie:1`); SchedMD's own tests write the `:` form
 (`-N1 -n4 --tres-per-task=gres/gpu:1` is allocated gpu:4)."""
+_TRES_GRES = re.compile(r"^gres[/:]([^:=/,]*)", re.IGNORECASE)
+"""The GRES name of a --tres-per-task entry (`gres/gpu:2` -> gpu), any case, `/` or `:` after `gres`."""
 _SHARED_GRES = {
     "shard": "a shard of a GPU (Slurm's GRES sharing: how many GPUs N shards take depends on the shards "
     "gres.conf gives each GPU, which the script does not say)",
@@ -519,14 +521,18 @@ def _tres_per_task(opt: _Opt, script: _Script, p: Problems) -> tuple[str | None,
     """The GPUs per task of `--tres-per-task=...,gres/gpu[:type]=N,...`; other entries are noted."""
     found: tuple[str | None, int] | None = None
     for item in (i.strip() for i in opt.value.split(",")):
-        name = re.split(r"[:=]", item, maxsplit=1)[0].removeprefix("gres/")
+        # The GRES an entry names, whatever its spelling (gres/gpu, gres:gpu, GRES/GPU, gpu): an entry
+        # that names GPUs in a form not read (no count, a type without one) is refused, never noted and
+        # passed over as "no GPU" (base refused every --tres-per-task).
+        gres = _TRES_GRES.match(item)
+        name = (gres.group(1) if gres else re.split(r"[:=]", item, maxsplit=1)[0]).lower()
         if name in _SHARED_GRES:
             p.add(
                 opt.loc,
                 f"--tres-per-task={opt.value}: {item} is {_SHARED_GRES[name]}; expected whole GPUs, such as gres/gpu=1",
             )
             return None
-        if not item.startswith("gres/gpu") or item.removeprefix("gres/gpu")[:1] not in (":", "="):
+        if name != "gpu":
             script.notes.append(Diagnostic(opt.loc, f"--tres-per-task entry {item} not judged"))
             continue
         m = _TRES_GPU.match(item)
