@@ -20,6 +20,7 @@ def test_names_are_the_flag_names() -> None:
         "matrix_cells",
         "derived_tuples",
         "fixpoint_rounds",
+        "policy_count",
         "engine_memory",
     )
 

@@ -258,9 +258,22 @@ def _validated(directory: Path, files: list[Path], schema_path: Path, schema_tex
     errors: list[Diagnostic] = []
     policies: dict[str, Policy] = {}
     templates: dict[str, pst.Template] = {}
-    for path in files:
-        text = _read_cedar(path, "policy file")
-        statements = split_statements(text)
+    # Every file is split before any statement is parsed: a directory past policy_count is refused
+    # in the time it takes to read it, at the first statement over the bound.
+    split = [(path, text, split_statements(text)) for path in files for text in [_read_cedar(path, "policy file")]]
+    bound, seen = current_limits().policy_count, 0
+    for path, _, statements in split:
+        if seen + len(statements) > bound:
+            line = statements[bound - seen][0]
+            total = sum(len(s) for _, _, s in split)
+            raise TopologError.at(
+                SourceLocation(str(path), line),
+                exceeded(
+                    "policy_count", f"the policy directory holds {total:,} policies; this is policy {bound + 1:,}"
+                ),
+            )
+        seen += len(statements)
+    for path, text, statements in split:
         if not statements:
             # An emptied file (truncated, saved over, a failed copy) reads as no policy: where it
             # held a forbid, the requests it denied would be allowed without a word.

@@ -99,6 +99,11 @@ class Limits(Frozen):
     computes a new number every round (`n(Y) :- n(X), Y = X + 1`) never ends. A recursion that only
     pairs up stored values (containment, reachability) ends by itself and is bounded by
     derived_tuples instead (verifier.engine.strata.combines_stored_values)."""
+    policy_count: int = 5_000
+    """Cedar policies (statements) one policy directory may hold, all its files together, counted
+    before any is parsed. Each is parsed and validated on its own so that a problem names its line:
+    about 1.5 ms of CPU a policy (100,000 took over 60 s on a loaded host), so 5,000 stay near 7 s.
+    A directory written by hand holds tens."""
     engine_memory: int = 1 * _GIB
     """Bytes the engine may use: DuckDB's `memory_limit`; for the memory engine, the bindings one
     join step holds and the tuples it derives, each at its measured cost (verifier.engine.memory_backend).
