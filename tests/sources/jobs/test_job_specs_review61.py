@@ -135,3 +135,29 @@ def test_a_kueue_pod_group_pod_reads_the_template_beside_it() -> None:
     )
     (job,) = read_jobs_text(text, "dra.yaml", RULES)
     assert (job.name, job.gpus) == ("g1", 2)
+
+
+# --- a MIG resource name not read ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "resource",
+    [
+        "nvidia.com/mig-1g.10gb.meh",  # an extension not read
+        "nvidia.com/mig-1g.10gb.ME",  # the device plugin writes NVIDIA's lower-case 'me'
+        "nvidia.com/mig-1c.1g.10gb",  # a compute-instance profile (the device plugin offers none)
+        "nvidia.com/mig-1g.10gb.me.me",
+    ],
+)
+def test_a_mig_resource_of_a_form_not_read_is_refused_not_no_gpu(resource: str) -> None:
+    # Base and round 61 read each as "no GPU" (no MIG_RESOURCE match, an unknown extended resource):
+    # a pod asking for a MIG slice let through a GPU gate unjudged. Line 6 col 14 is its limits entry.
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: research}\nspec:\n"
+        f"  containers:\n  - {{name: c, image: x, resources: {{limits: {{{resource}: 1}}}}}}\n"
+    )
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "mig.yaml", RULES)
+    assert f"limits {resource} of container c is an NVIDIA MIG resource of a form topolog does not read" in str(
+        err.value
+    )

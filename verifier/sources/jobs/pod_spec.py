@@ -182,6 +182,13 @@ def _unread_accelerator(key: str) -> str | None:
             "a time-sliced share of an NVIDIA GPU (the device plugin's renamed resource): how many "
             "GPUs it takes depends on the replicas the cluster cuts each GPU into, which the spec does not say"
         )
+    if key.startswith("nvidia.com/mig-") and not MIG_RESOURCE.match(key):
+        # A MIG slice under a name not read (an extension the device plugin may add, a misspelling):
+        # read as "no GPU", the pod went through a GPU gate unjudged (review R-JS).
+        return (
+            "an NVIDIA MIG resource of a form topolog does not read (the device plugin's names are "
+            "nvidia.com/mig-<slices>g.<memory>gb, with NVIDIA's '+' written '.': mig-1g.10gb.me)"
+        )
     for prefix, what in _OTHER_ACCELERATORS.items():
         if key.startswith(prefix) and key not in GPU_RESOURCES:
             return f"{what}, a device topolog does not place"
