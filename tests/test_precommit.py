@@ -3,9 +3,13 @@
 pre-commit clones the hook repository, builds the hook's own virtualenv with `language:
 python` (a real, non-editable install of topolog) and runs it on a temporary repository:
 the way a user's commit meets it. One test runs `pre-commit try-repo` on this checkout as
-it is; the others use a `.pre-commit-config.yaml` naming a snapshot of this checkout at a
-commit, as a user names the repository at a tag, so the hook environment is built once
-(PRE_COMMIT_HOME is shared by the run) instead of once per run.
+it is (in the slow run: try-repo builds a hook environment of its own in a temporary store
+every time, whatever PRE_COMMIT_HOME says, about a minute of pip on the 2-core CI machine); the
+others use a `.pre-commit-config.yaml` naming a snapshot of this checkout (its working tree,
+committed) at a commit, as a user names the repository at a tag, so the hook environment is built
+once (PRE_COMMIT_HOME is shared by the run) instead of once per run. They prove what try-repo's
+test does: the hook fails on a broken inventory, naming its line, and reads no file outside its
+`files` (test_default_files_leave_out_jobs_principals_and_side_files).
 """
 
 from __future__ import annotations
@@ -128,6 +132,7 @@ def _repo(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 def test_try_repo_fails_on_broken_inventory(tmp_path: Path, cache: Path) -> None:
     repo = _repo(tmp_path)
     (repo / "inventories" / "pod.yaml").write_text(BROKEN)
@@ -166,6 +171,7 @@ def test_default_files_leave_out_jobs_principals_and_side_files(
     """None of these is an inventory: read as one, each would be exit 2 (unknown keys, wrong kind)."""
     repo = _repo(tmp_path)
     (repo / "inventories" / "edge.yaml").write_text(GOOD)
+    (repo / "notes.yaml").write_text("not: an inventory\n")  # outside `files` (^inventories/)
     (repo / "inventories" / "jobs").mkdir()
     shutil.copy(ROOT / "inventories" / "jobs" / "hpc.yaml", repo / "inventories" / "jobs" / "hpc.yaml")
     shutil.copy(ROOT / "inventories" / "principals.yml", repo / "inventories" / "principals.yml")
