@@ -321,12 +321,22 @@ def _normalized(proof: Proof) -> tuple[object, ...]:
 
 
 def test_random_text_programs_agree_between_engines_and_after_more_facts() -> None:
+    # The first 20 of the 60 programs below (the same seed): some 0.4 s each on DuckDB.
+    _compare_random_text_programs(20)
+
+
+@pytest.mark.slow
+def test_all_60_random_text_programs_agree_between_engines_and_after_more_facts() -> None:
+    _compare_random_text_programs(60)
+
+
+def _compare_random_text_programs(count: int) -> None:
     # DuckDB (statements with empty bodies skipped, proofs pruned) against the memory engine: the
     # same relations after a first evaluation and after more facts, and the same proofs (rule and
-    # premises) of every derived fact.
+    # premises) of every derived fact. Most programs are valid (more than two in three are compared).
     rng = random.Random(7046)
     compared = 0
-    for _ in range(60):
+    for _ in range(count):
         src = _random_text_program(rng)
         try:
             program = _program(src)
@@ -353,7 +363,7 @@ def test_random_text_programs_agree_between_engines_and_after_more_facts() -> No
                 backend.close()
         assert results[0] == results[1], src
         compared += 1
-    assert compared > 40
+    assert compared > count * 2 // 3
 
 
 # Older than this round (4925fb9 failed alike), now fixed. A stratum evaluated in rounds kept one sc.Params per
