@@ -161,3 +161,57 @@ def test_a_mig_resource_of_a_form_not_read_is_refused_not_no_gpu(resource: str) 
     assert f"limits {resource} of container c is an NVIDIA MIG resource of a form topolog does not read" in str(
         err.value
     )
+
+
+# --- DRA: a ComputeDomain's IMEX channel claim (GB200 specs) ------------------------------------------------
+
+COMPUTE_DOMAIN = """apiVersion: resource.nvidia.com/v1beta1
+kind: ComputeDomain
+metadata: {name: nvbandwidth-test-compute-domain, namespace: CD_NS}
+spec:
+  numNodes: 2
+  channel:
+    resourceClaimTemplate:
+      name: nvbandwidth-test-compute-domain-channel
+---
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: nvb, namespace: research}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+        - name: w
+          image: x
+          resources:
+            limits: {nvidia.com/gpu: 4}
+            claims: [{name: compute-domain-channel}]
+        resourceClaims:
+        - name: compute-domain-channel
+          resourceClaimTemplateName: nvbandwidth-test-compute-domain-channel
+"""
+# The shape of NVIDIA's multi-node specs on GB200 (GPU Operator documentation, "Run a Multi-node
+# nvbandwidth Test Requiring IMEX Channels", NVIDIA/k8s-dra-driver-gpu's ComputeDomain CRD): the
+# ComputeDomain's controller makes the ResourceClaimTemplate spec.channel.resourceClaimTemplate.name
+# in its own namespace; a claim of it is an IMEX channel; the GPUs are the pod's nvidia.com/gpu limits.
+
+
+def test_a_compute_domain_channel_claim_is_no_gpu() -> None:
+    # 1 group of size 2 (leader + 1 worker, both the worker template) x 4 GPUs = 8 GPUs; the channel
+    # claim adds none and is noted at its template name (line 26). Before: refused, the template being
+    # "not among the documents of the file".
+    (job,) = read_jobs_text(COMPUTE_DOMAIN.replace("CD_NS", "research"), "cd.yaml", RULES)
+    assert job.gpus == 8
+    assert [n.message for n in job.notes if "IMEX" in n.message] == [
+        "claim compute-domain-channel: an IMEX channel of ComputeDomain nvbandwidth-test-compute-domain "
+        "(multi-node NVLink), no GPU; the domain is not judged"
+    ]
+
+
+def test_a_compute_domain_of_another_namespace_is_not_the_pods() -> None:
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(COMPUTE_DOMAIN.replace("CD_NS", "demo"), "cd.yaml", RULES)
+    assert "cd.yaml:26:11: " in str(err.value)  # the pod's resourceClaimTemplateName
+    assert "only for namespace demo, not the pod's namespace research" in str(err.value)

@@ -63,11 +63,28 @@ def claim_templates(docs: Iterable[YMap]) -> Iterator[None]:
             name = meta.get("name") if isinstance(meta, YMap) else None
             if isinstance(name, str):
                 found.setdefault(name, []).append(doc)
+        elif (channel := _channel_template(doc)) is not None:
+            found.setdefault(channel, []).append(doc)  # made by the ComputeDomain's controller
     token = _TEMPLATES.set(found)
     try:
         yield
     finally:
         _TEMPLATES.reset(token)
+
+
+def _channel_template(doc: YMap) -> str | None:
+    """The ResourceClaimTemplate a ComputeDomain of NVIDIA's DRA driver has its controller make
+    (`spec.channel.resourceClaimTemplate.name`), in the ComputeDomain's namespace: a claim of it
+    allocates an IMEX channel (the multi-node NVLink domain of GB200-class racks), no GPU.
+    """
+    api = doc.get("apiVersion")
+    if doc.get("kind") != "ComputeDomain" or not (isinstance(api, str) and api.startswith("resource.nvidia.com/")):
+        return None
+    spec = doc.get("spec")
+    channel = spec.get("channel") if isinstance(spec, YMap) else None
+    template = channel.get("resourceClaimTemplate") if isinstance(channel, YMap) else None
+    name = template.get("name") if isinstance(template, YMap) else None
+    return name if isinstance(name, str) and name else None
 
 
 def _namespace(doc: YMap) -> str | None:
@@ -125,6 +142,18 @@ def claimed_gpus(
                 f"{where} claims devices through DRA (resourceClaims): its ResourceClaimTemplate {name} {why}, so "
                 "how many GPUs the claim allocates is not judged; expected the template in the same file, or "
                 "limits nvidia.com/gpu: N",
+            )
+            continue
+        if found[0].get("kind") == "ComputeDomain":
+            # NVIDIA's GB200 specs: GPUs in limits nvidia.com/gpu, the IMEX channel through this claim.
+            meta = found[0].get("metadata")
+            domain = meta.get("name") if isinstance(meta, YMap) else None
+            notes.append(
+                Diagnostic(
+                    claim.key_loc("resourceClaimTemplateName"),
+                    f"claim {claim.get('name')}: an IMEX channel of ComputeDomain {domain} (multi-node NVLink), "
+                    "no GPU; the domain is not judged",
+                )
             )
             continue
         for resource, n in _template_gpus(found[0], p, notes).items():
