@@ -99,8 +99,8 @@ EXPECTED: dict[str, set[Key]] = {
     # Google Cloud A3 Ultra: HGX H200, a CX-7 per GPU, each rail a one-tier network of its own.
     "gcp-a3-ultra.yaml": set(),
     # HGX B300: each ConnectX-8's own PCIe switch holds its GPU and its NIC at Gen6 x16 over a
-    # Gen5 x16 host uplink: 2 x 126,032 / 63,008 = 4.0005, 4000 in whole permille, the 4:1
-    # limit and not past it (BW004 warned on every switch before R-FP60).
+    # Gen5 x16 host uplink: 2 x 120,992 (16 x 7,562, FLIT mode) / 63,008 = 3.841, within the 4:1
+    # limit (BW004 warned on every switch before R-FP60, at the old 7,877 per lane).
     "hgx-b300-cx8.yaml": set(),
     # El Capitan-like EX255a nodes: 4 MI300A APUs, CPU and GPU of each sharing its 128 GB HBM3,
     # every two APUs joined by 2 xGMI links, a Slingshot NIC on each APU.

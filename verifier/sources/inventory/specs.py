@@ -89,9 +89,11 @@ LINK_OVERRIDE_KEYS = (
 # Per-link, per-direction MB/s used when a link gives generation and count/lanes but no
 # bandwidth. NVLink: P100 gen1 20 GB/s; V100, A100, H100 (gen2-4) 25 GB/s; B200 (gen5)
 # 50 GB/s per link per direction (NVIDIA architecture whitepapers). PCIe per lane after
-# line encoding: gen3 985 MB/s (128b/130b), doubling per generation (PCI-SIG).
+# line encoding: gen3 985 MB/s (128b/130b), doubling per generation to gen5 (PCI-SIG); gen6
+# has no 128b/130b but 256-byte flits of which 242 bytes carry TLPs and data-link payload (the
+# rest CRC and FEC; PCIe Base Specification 6.0): 8,000 x 242/256 = 7,562.5, so 7,562.
 NVLINK_LINK_MBPS = {1: 20000, 2: 25000, 3: 25000, 4: 25000, 5: 50000}
-PCIE_LANE_MBPS = {1: 250, 2: 500, 3: 985, 4: 1969, 5: 3938, 6: 7877}
+PCIE_LANE_MBPS = {1: 250, 2: 500, 3: 985, 4: 1969, 5: 3938, 6: 7562}
 XGMI_LINK_MBPS = {4: 64000}  # MI300X: 128 GB/s bidirectional per Infinity Fabric link
 
 
