@@ -87,6 +87,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "NODE011": (W, "a node labelled another zone than its rack or pod: a label that misleads zone-aware scheduling"),
     "NODE012": (W, "a node's power far from its parts' rated power: a figure that misleads power budgets"),
     "NODE013": (E, "more CPUs in a node than its CPU model takes: the inventory contradicts the hardware"),
+    "NODE014": (W, "a GPU's power above its model's rating: a figure that misleads power budgets"),
     "OBS001": (W, "a GPU's PCIe link observed trained down: bandwidth below plan"),
     "OBS002": (E, "a GPU observed out of its NVLink domain: the scale-up domain is split"),
     "OBS003": (W, "fewer active scale-up links where the GPU keeps its domain: bandwidth below plan"),
