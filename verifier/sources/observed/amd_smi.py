@@ -426,14 +426,14 @@ class _Reader:
 def whole_listing(numbers: Iterable[int]) -> bool:
     """Whether a file's GPU numbers show a listing of every GPU its host's driver sees.
 
-    amd-smi and rocm-smi print no count of the host's GPUs: a file run on all of them numbers them 0 to n-1, one
-    run with `-g 3` (`-d 3`) holds GPU 3 alone. So numbers that are not 0 to n-1 are a selection; and one GPU
-    numbered 0 is either a host of one GPU or `-g 0` on a larger one (the form in which single GPUs are posted),
-    which the file cannot tell apart: it shows its GPU, and proves no other missing (a host of eight once read
-    as missing seven, OBS006, from `-g 0`).
+    amd-smi and rocm-smi print no count of the host's GPUs. One GPU alone is `-g N` (`-d N`: GPU 3 alone, or GPU 0
+    alone, the form in which single GPUs are posted) or a host of one GPU, which the file cannot tell apart: it
+    shows its GPU and proves no other missing (a host of eight once read as missing seven, OBS006, from `-g 0`).
+    Two or more GPUs are read as the whole listing, gaps in their numbers included (fail closed): a listing of
+    GPUs 0-2 and 4-7 names GPU 3 missing rather than taking the file for a selection, and a selection of several
+    GPUs (`-g 0 2`) is as rare as `-g 0 1`, which no numbering tells from a whole listing either (review R-RT).
     """
-    found = sorted(numbers)
-    return len(found) > 1 and found == list(range(len(found)))
+    return len(set(numbers)) > 1
 
 
 def physical_gpus(gpus: list[GpuObservation]) -> list[GpuObservation]:

@@ -71,6 +71,9 @@ def _value(line: str, has_timestamp: bool, loc: SourceLocation, name: str) -> in
 
 _LATEST_MS = 253402300799999
 """The last millisecond of year 9999: a later sample time is no time a scrape was taken."""
+_EARLIEST_MS = 1_000_000_000_000
+"""2001-09-09T01:46:40Z, the first time of 13 digits in milliseconds: DCGM (2015 on) took no scrape before it, and
+an earlier count is seconds (ten digits up to 2286) read as milliseconds."""
 
 
 def _sample_time(line: str, loc: SourceLocation) -> datetime:
@@ -81,6 +84,12 @@ def _sample_time(line: str, loc: SourceLocation) -> datetime:
     raw = line.split()[-1]
     if not (raw.isascii() and raw.isdigit()) or int(raw) > _LATEST_MS:
         raise TopologError.at(loc, f"sample time {raw!r}; expected milliseconds since 1970 as a whole number")
+    if int(raw) < _EARLIEST_MS:
+        # Seconds where milliseconds belong (OpenMetrics and most collectors count seconds) would date a scrape
+        # of today to January 1970: stale by decades, its XIDs never judged (review R-RT).
+        raise TopologError.at(
+            loc, f"sample time {raw!r} is before 2001 in milliseconds; expected milliseconds since 1970 (13 digits)"
+        )
     return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=int(raw))
 
 

@@ -113,17 +113,18 @@ _STRESS_LEVEL, _ENFORCED_POWER_LIMIT, _MEMORY_ALLOC in dcgmlib/src/dcgm_errors.c
 "This GPU can still perform workload"): cooling, power caps and a busy GPU are the site's to judge, not a GPU to
 take out of service (DCGM#242: a 0.0 s thermal violation failed the test)."""
 _RANKED_BELOW_A_FAULT = re.compile(
-    r"Error using CUDA API \w"
+    r"(?:GPU \d+ )?"  # the GPU's number DCGM writes before a message (`GPU 0 Error using CUDA API ...`)
+    r"(?:Error using CUDA API \w"
     r"|Cannot reliably read the power usage for GPU"
     r"|Detected clock throttling due to (?:thermal|power) violation in GPU"
     r"|Temperature -?\d+ of GPU \d+ exceeded user-specified maximum allowed temperature"
-    r"|single-bit ECC error\(s\) detected in GPU"
+    r"|More than \d+ single-bit ECC error\(s\) detected in GPU"
     r"|Could not query field .* for GPU \d"
     r"|Error calling NVML API"
     r"|ECC memory for GPU \d+ is in a pending state"
-    r"|is running at PCI link width \d+X, which is below the minimum allowed"
-    r"|because ECC is not enabled on GPU"
-    r"|test is skipped for this GPU",
+    r"|GPU \d+ is running at PCI link width \d+X, which is below the minimum allowed"
+    r"|Skipping test \S+ because ECC is not enabled on GPU"
+    r"|The \S+(?: \S+){0,3} test is skipped for this GPU)",
     re.ASCII,
 )
 """DCGM's own messages for the failures it ranks DCGM_ERROR_MONITOR ("can perform workload, but needs to be
@@ -131,7 +132,9 @@ monitored") or DCGM_ERROR_CONFIG, as dcgm_errors.h words them (DCGM_FR_CUDA_API,
 _CLOCK_THROTTLE_THERMAL / _POWER, _TEMP_VIOLATION, _VOLATILE_SBE_DETECTED, _FIELD_QUERY, _NVML_API, _ECC_PENDING;
 config: _PCIE_WIDTH, _ECC_DISABLED, _TEST_DISABLED; severities in dcgmlib/src/dcgm_errors.c). The table prints no
 severity, so a message in one of these words is read as -j's `error_severity` 1 or 5 is: no GPU fault. A PCIe link
-trained narrower is judged by the PCIe checks against the declared link (OBS001/OBS101), not here."""
+trained narrower is judged by the PCIe checks against the declared link (OBS001/OBS101), not here. Matched from the
+message's start (review R-RT): a triage message quoting such words (`There was an internal error during the test:
+'Error using CUDA API ...'`) stays a fault; and only in the table: -j's own `error_severity` is never overruled."""
 _ITERATION = re.compile(r"^Running iteration (\d{1,9}) of (\d{1,9})\.\.\.$", re.ASCII)
 _ITERATIONS_END = re.compile(
     r"^(?:Passed all (\d{1,9}) runs of the diagnostic"
@@ -378,6 +381,12 @@ def _status_lines(text: str) -> list[int]:
     return [text.count("\n", 0, m.start()) + 1 for m in re.finditer(r'(?<!\\)"status"\s*:', text)]
 
 
+_NO_SERIAL = re.compile(r"(?:<<<[A-Z_]{1,40}>>>|\[?N/A\]?)\Z", re.ASCII)
+"""DCGM's words for a string field it could not read (DCGM_STR_BLANK `<<<NULL>>>`, `<<<NOT_SUPPORTED>>>`,
+`<<<NOT_FOUND>>>`, `<<<NOT_PERM>>>`, dcgm_structs.h), and nvidia-smi's `N/A`: no serial, not a board's (review
+R-RT: a board without one was matched by that word and found in no listing)."""
+
+
 def _serials(run: dict[str, object], filename: str, found: dict[int, str]) -> None:
     """The board serial of each GPU id a -j run names (into `found`): 3.x's `GPU Device Serials` (`{"0": "..."}`,
     HelperJsonBuildOutput in dcgmi/Diag.cpp), 4.x's `entity_groups` (GPU entities' `entity_id` and `serial_num`,
@@ -404,7 +413,7 @@ def _serials(run: dict[str, object], filename: str, found: dict[int, str]) -> No
         gpu = _json_gpu({"gpu_id": key}, SourceLocation(filename, 1))
         if gpu is None or not isinstance(serial, str):
             raise TopologError.at(SourceLocation(filename, 1), f"GPU serial {serial!r} of GPU {key!r}; expected text")
-        if not serial.strip():
+        if not serial.strip() or _NO_SERIAL.match(serial.strip()):
             continue  # no serial printed: the GPU is known by its id alone
         if found.setdefault(gpu, serial.strip()) != serial.strip():
             raise TopologError.at(
@@ -523,7 +532,9 @@ def _json_gpu(result: dict[str, object], loc: SourceLocation) -> int | None:
     return int(value)
 
 
-def _judge(tests: list[_Test], filename: str, host: str, serials: dict[int, str]) -> list[CounterObservation]:
+def _judge(
+    tests: list[_Test], filename: str, host: str, serials: dict[int, str], table: bool
+) -> list[CounterObservation]:
     """One observation per GPU a failed GPU test names, in the order first met."""
     reasons: dict[int, tuple[list[str], int]] = {}
     for t in tests:
@@ -539,7 +550,7 @@ def _judge(tests: list[_Test], filename: str, host: str, serials: dict[int, str]
         for words, line in t.messages:
             if _NVLINK_DOWN.search(words):
                 continue  # an NVLink down: the NVLink readers judge it against the declared links
-            if _CONDITIONS.search(words) or _RANKED_BELOW_A_FAULT.search(words):
+            if _CONDITIONS.search(words) or (table and _RANKED_BELOW_A_FAULT.match(words)):
                 continue  # the conditions it ran under (cooling, power, a busy GPU), not a fault of the GPU
             named = _NAMES_GPU.search(words)
             if named is None:
@@ -568,9 +579,10 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs of one host's `dcgmi diag` output that failed a hardware test. TopologError at file:line."""
     name = host_of_file(host, filename, "dcgmi diag")
     serials: dict[int, str] = {}
-    tests = _read_json(text, filename, serials) if text.lstrip().startswith("{") else _read_table(text, filename)
+    table = not text.lstrip().startswith("{")
+    tests = _read_table(text, filename) if table else _read_json(text, filename, serials)
     return Observations(
-        counters=tuple(_judge(tests, filename, name, serials)),
+        counters=tuple(_judge(tests, filename, name, serials, table)),
         files=(ObservedFile(filename, FORMAT, name, None),),
         hosts=(name,),
     )

@@ -181,10 +181,17 @@ def same_gpu(ref: GpuRef, host_gpus: Iterable[GpuObservation]) -> GpuObservation
 
 def resolve_ref(ref: GpuRef, host_gpus: Iterable[GpuObservation]) -> dict[str, str | int | None]:
     """The identity values of a link's or counter's GPU: its GPU observation's (same_gpu), else what it states."""
-    g = same_gpu(ref, host_gpus)
+    gpus = host_gpus if isinstance(host_gpus, list | tuple) else list(host_gpus)  # read twice; no copy per link
+    g = same_gpu(ref, gpus)
     if g is not None:
         return {"uuid": g.uuid, "serial": g.serial, "pci_bus_id": g.pci_bus_id, "index": g.index}
-    return {"uuid": ref.uuid, "serial": ref.serial, "pci_bus_id": ref.pci_bus_id, "index": ref.index}
+    index = ref.index
+    if ref.serial is not None and any(h.index == index and h.serial is not None for h in gpus):
+        # The host's listing shows another board at that number (same_gpu found none with this serial): the
+        # tool's number is not the host's index here (DCGM in a container numbers the GPUs it is given), so the
+        # declared GPU at that index is not this board (review R-RT: it was blamed for the failure).
+        index = None
+    return {"uuid": ref.uuid, "serial": ref.serial, "pci_bus_id": ref.pci_bus_id, "index": index}
 
 
 def objects_by_node(objects: Mapping[str, Obj], kind: str) -> dict[str, list[Obj]]:

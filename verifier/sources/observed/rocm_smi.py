@@ -132,7 +132,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     if problems:
         raise TopologError(problems)
     gpus.sort(key=lambda g: g.index or 0)
-    # `rocm-smi -d 3 --json` lists card3 alone: numbers not 0 to n-1, or a lone card0, prove no GPU missing.
+    # `rocm-smi -d 3 --json` lists card3 alone: one card proves no other missing (amd_smi.whole_listing).
     whole = whole_listing(g.index for g in gpus if g.index is not None)
     return Observations(
         gpus=tuple(gpus), files=(ObservedFile(filename, FORMAT, host, None, partial=not whole),), hosts=(host,)
