@@ -59,8 +59,8 @@ def test_flags_and_the_configuration_file_set_the_wait(tmp_path: Path, monkeypat
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["--reload-quiet", "0"], "'--reload-quiet': 0.0 is not in the range x>0"),
-        (["--reload-quiet-max", "-1"], "'--reload-quiet-max': -1.0 is not in the range x>0"),
+        (["--reload-quiet", "0"], "'--reload-quiet': 0.0 is not in the range 0<x<=86400"),
+        (["--reload-quiet-max", "-1"], "'--reload-quiet-max': -1.0 is not in the range 0<x<=86400"),
         (["--reload-quiet", "nan"], "'--reload-quiet': 'nan' is not a finite number of seconds"),
         (["--reload-quiet-max", "inf"], "'--reload-quiet-max': 'inf' is not a finite number of seconds"),
         (["--reload-quiet", "2s"], "'--reload-quiet': '2s' is not a number of seconds; expected one above 0"),
@@ -68,8 +68,10 @@ def test_flags_and_the_configuration_file_set_the_wait(tmp_path: Path, monkeypat
         (["--reload-quiet", "5", "--reload-quiet-max", "1"], "--reload-quiet 5 is longer than --reload-quiet-max 1"),
         # The deadline alone lowered under the default quiet (2 s) is the same mistake.
         (["--reload-quiet-max", "1.5"], "--reload-quiet 2 is longer than --reload-quiet-max 1.5"),
-        (["--request-head-timeout", "0"], "'--request-head-timeout': 0.0 is not in the range x>0"),
+        (["--request-head-timeout", "0"], "'--request-head-timeout': 0.0 is not in the range 0<x<=86400"),
         (["--request-head-timeout", "nan"], "'--request-head-timeout': 'nan' is not a finite number of seconds"),
+        # A day at most: 1e300 s is past what a sleep takes (OverflowError), and no wait is that long.
+        (["--reload-quiet-max", "1e300"], "'--reload-quiet-max': 1e+300 is not in the range 0<x<=86400"),
     ],
 )
 def test_a_bad_wait_is_exit_2_before_anything_is_served(

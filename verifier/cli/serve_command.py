@@ -38,14 +38,15 @@ INSTALL = 'pip install "topolog[serve] @ git+<repository>@<tag>" (README.md, Ins
 
 
 class Seconds(click.FloatRange):
-    """A number of seconds above 0, and finite: a range alone lets `nan` and `inf` through (every
-    comparison with NaN is false), and a quiet wait of NaN seconds would never end nor begin.
+    """A number of seconds above 0 and at most a day, and finite: a range alone lets `nan` through
+    (every comparison with NaN is false), and a wait of NaN seconds would never end nor begin; one
+    of 1e300 seconds is past what a sleep or timer takes (OverflowError in the reload's thread).
     """
 
     name = "seconds"
 
     def __init__(self) -> None:
-        super().__init__(min=0, min_open=True)
+        super().__init__(min=0, min_open=True, max=86400)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         try:
