@@ -215,3 +215,13 @@ def test_a_compute_domain_of_another_namespace_is_not_the_pods() -> None:
         read_jobs_text(COMPUTE_DOMAIN.replace("CD_NS", "demo"), "cd.yaml", RULES)
     assert "cd.yaml:26:11: " in str(err.value)  # the pod's resourceClaimTemplateName
     assert "only for namespace demo, not the pod's namespace research" in str(err.value)
+
+
+def test_slices_times_replicas_past_the_bound_are_refused_before_the_list_is_built() -> None:
+    # ROUTER_FIRST with router replicas 1,000 and decode 1: 1,001 groups a slice, x 1,000,000 slices = about
+    # 10^9 jobs, past the 10,000 a workload may expand into. Before, the list of 10^9 groups was built
+    # (8 GB; 0.8 GB and 10 s at 100,000 slices) before the bound looked at it. Line 5 col 3: slices.
+    text = ROUTER_FIRST.replace("slices: 2", "slices: 1000000").replace("replicas: 1\n", "replicas: 1000\n", 1)
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "ds.yaml", RULES)
+    assert "ds.yaml:5:3: DisaggregatedSet pd is more than 10,000 jobs placed one by one" in str(err.value)

@@ -505,6 +505,15 @@ def _pod_sets_disaggregated(spec: YMap, what: str, p: Problems, notes: list[Diag
         if unread:
             notes.append(Diagnostic(lws.loc, f"role {rname} of {what}: {', '.join(unread)} not judged"))
         groups.extend(_pod_sets_lws(_role_spec(lws), f"{what} (role {rname})", p, notes))
+        if len(groups) * max(slices, 1) > MAX_GROUPS:
+            # Refused before the slices multiply the list: replicas 1,000 x slices 1,000,000 built a
+            # list of 10^9 groups (8 GB) before read_workload's bound looked at it (review R-JS).
+            p.add(
+                spec.key_loc("slices") if "slices" in spec else roles.item_loc(i),
+                f"{what} is more than {MAX_GROUPS:,} jobs placed one by one (a job per group: the roles' "
+                f"replicas, {max(slices, 1):,} slice(s) of them); expected at most {MAX_GROUPS:,}: place a part of it",
+            )
+            return []
     return groups * slices
 
 
