@@ -225,3 +225,17 @@ def test_slices_times_replicas_past_the_bound_are_refused_before_the_list_is_bui
     with pytest.raises(TopologError) as err:
         read_jobs_text(text, "ds.yaml", RULES)
     assert "ds.yaml:5:3: DisaggregatedSet pd is more than 10,000 jobs placed one by one" in str(err.value)
+
+
+def test_a_claim_in_the_older_source_form_is_refused_by_its_own_name() -> None:
+    # `source: {resourceClaimTemplateName: ...}` (the pod API of older Kubernetes releases): refused at
+    # the claim (line 16 col 5: the list item after `resourceClaims:` on line 15), naming the claim, not
+    # "ResourceClaimTemplate None".
+    text = DRA.replace("TEMPLATE_NS", "research").replace(
+        "resourceClaims: [{name: gpus, resourceClaimTemplateName: gpus}]",
+        "resourceClaims:\n  - name: gpus\n    source: {resourceClaimTemplateName: gpus}",
+    )
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(text, "dra.yaml", RULES)
+    assert "dra.yaml:16:5: " in str(err.value)
+    assert "claim gpus names no resourceClaimTemplateName (the `source:` form" in str(err.value)

@@ -122,7 +122,17 @@ def claimed_gpus(
             )
             continue
         name = claim.get("resourceClaimTemplateName")
-        named = templates.get(name, []) if isinstance(name, str) else []
+        if not isinstance(name, str):
+            # Older Kubernetes releases wrote the names under `source:` (with a template of another shape).
+            old = " (the `source:` form of older Kubernetes releases is not read)" if "source" in claim else ""
+            p.add(
+                loc,
+                f"{where} claims devices through DRA (resourceClaims): claim {claim.get('name')} names no "
+                f"resourceClaimTemplateName{old}, so how many GPUs it allocates is not judged; expected "
+                "resourceClaimTemplateName with the template in the same file, or limits nvidia.com/gpu: N",
+            )
+            continue
+        named = templates.get(name, [])
         found = [t for t in named if _namespace(t) == namespace]
         if not found or len(found) > 1:
             if found:
