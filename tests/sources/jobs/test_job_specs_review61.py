@@ -239,3 +239,18 @@ def test_a_claim_in_the_older_source_form_is_refused_by_its_own_name() -> None:
         read_jobs_text(text, "dra.yaml", RULES)
     assert "dra.yaml:16:5: " in str(err.value)
     assert "claim gpus names no resourceClaimTemplateName (the `source:` form" in str(err.value)
+
+
+def test_a_template_read_for_one_request_is_not_read_for_the_next() -> None:
+    # serve reads each request's text on a worker thread that outlives it: the templates of the
+    # first text (template + pod, 1 GPU) must be gone when the second (the pod alone) is read, which
+    # is refused as holding no template. Also after a first read that failed.
+    one = DRA.replace("TEMPLATE_NS", "research")
+    pod_alone = one.split("---\n", 1)[1]
+    (job,) = read_jobs_text(one, "a.yaml", RULES)
+    assert job.gpus == 1
+    with pytest.raises(TopologError):
+        read_jobs_text(one.replace("gpu.nvidia.com", "mig.nvidia.com"), "a.yaml", RULES)
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(pod_alone, "b.yaml", RULES)
+    assert "its ResourceClaimTemplate gpus is not among the documents of the file" in str(err.value)
