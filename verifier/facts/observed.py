@@ -116,6 +116,12 @@ def observed_facts(
     def trusted(file: str) -> bool:
         return file not in stale
 
+    def fresh(at: datetime | None) -> bool:
+        """Whether a sample stating its own time is young enough to judge, in a file stale at its oldest sample."""
+        if at is None or max_age is None:
+            return False
+        return int((now - (at if at.tzinfo is not None else at.replace(tzinfo=UTC))).total_seconds()) <= max_age
+
     by_host: dict[str, list[GpuObservation]] = {}
     for g in observations.gpus:
         by_host.setdefault(g.host, []).append(g)
@@ -207,7 +213,9 @@ def observed_facts(
         out["observed_scaleup_link"].append((lgpu, lk.kind, lk.link, active, lk.speed_mbps or 0, where))
     out["observed_scaleup_links"] = _link_summary(out["observed_scaleup_link"])
     for c in observations.counters:
-        if not trusted(c.source.file):
+        if not trusted(c.source.file) and not fresh(c.observed_at):
+            # A stale file's samples are not judged, except those that state a time of their own within the age
+            # (dcgm-exporter scrapes of different times in one file: one old sample must not hide a fresh XID).
             continue
         values = resolve_ref(c.gpu, by_host.get(c.host, ()))
         cn, cgpu, why = ref_gpu(c.host, values)

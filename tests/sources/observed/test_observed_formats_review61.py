@@ -168,3 +168,44 @@ def test_a_sample_time_in_seconds_is_refused_not_read_as_1970(stamp: str) -> Non
     lines[2] += f" {stamp}"
     with pytest.raises(TopologError, match=r"dcgm\.prom:3: .*13 digits"):
         dcgm.read("\n".join(lines) + "\n", "dcgm.prom", "dgx03")
+
+
+def test_a_fresh_sample_is_judged_beside_an_old_one_of_the_same_file(tmp_path: Path) -> None:
+    # dgx03's scrape: line 3 (GPU 0, XID 95) stamped 2026-12-04T08:00Z, line 4 (GPU 1, XID 0) three days older;
+    # judged at 09:00Z with the default observed_max_age_s of 86,400. The file is stale at its oldest sample
+    # (OBS007, warning), but GPU 0's own sample is one hour old: its XID 95 is judged (OBS004 on dgx03/gpu0). Before,
+    # the old sample made the whole file unjudged: OBS007 alone. (1,796,371,200,000 ms is 2026-12-04T08:00:00Z.)
+    stamp = 1796371200000
+    lines = SCRAPE.read_text().splitlines()
+    lines[2] += f" {stamp}"
+    lines[3] += f" {stamp - 3 * 86_400_000}"
+    (tmp_path / "dgx03").mkdir()
+    (tmp_path / "dgx03" / "dcgm-exporter.prom").write_text("\n".join(lines) + "\n")
+    _, out, err = run_cli(
+        "verify",
+        str(ROOT / "inventories" / "dgx-h100-pod.yaml"),
+        "--observed",
+        str(tmp_path),
+        "--observed-now",
+        "2026-12-04T09:00:00Z",
+        "--format",
+        "json",
+    )
+    found = sorted((f["rule"], f["subjects"]) for f in json.loads(out)["findings"] if f["rule"].startswith("OBS"))
+    assert found == [("OBS004", ["dgx03/gpu0"]), ("OBS007", ["dgx03"])], err
+
+
+def test_one_serial_printed_for_two_ids_names_neither_board() -> None:
+    # GPUs 0 and 1 both fail, and DCGM prints serial "0" for both: matching by it would put both failures on
+    # the one board the host lists with serial 0. Each keeps its id and no serial.
+    results = [
+        {"gpu_id": str(k), "status": "Fail", "warnings": [{"warning": f"GPU {k} had a memory error."}]} for k in (0, 1)
+    ]
+    doc = {
+        "DCGM GPU Diagnostic": {
+            "test_categories": [{"category": "Hardware", "tests": [{"name": "GPU Memory", "results": results}]}]
+        },
+        "GPU Device Serials": {"0": "0", "1": "0"},
+    }
+    found = dcgmi_diag.read(json.dumps(doc, indent=2), "diag.json", "n1").counters
+    assert [(c.gpu.index, c.gpu.serial) for c in found] == [(0, None), (1, None)]

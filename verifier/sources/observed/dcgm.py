@@ -120,8 +120,8 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                 if sample.name not in JUDGED:
                     continue
                 value = _value(line, sample.timestamp is not None, loc, sample.name)
-                if sample.timestamp is not None:
-                    at = _sample_time(line, loc)
+                at = _sample_time(line, loc) if sample.timestamp is not None else None
+                if at is not None:
                     oldest = at if oldest is None else min(oldest, at)
                 if value is None:
                     continue
@@ -137,7 +137,9 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                 if index is None and uuid is None and bus is None:
                     raise TopologError.at(loc, f"{sample.name} names no GPU; expected a gpu, UUID or pci_bus_id label")
                 ref = GpuRef(host=host, uuid=uuid, pci_bus_id=bus, index=index)
-                out.append(CounterObservation(loc, None, ref, sample.name, value, tuple(sorted(labels.items()))))
+                # Each sample keeps its own time: a file of scrapes taken at different times is stale at its oldest
+                # (OBS007), and its samples young enough are still judged (facts/observed.py, review R-RT).
+                out.append(CounterObservation(loc, at, ref, sample.name, value, tuple(sorted(labels.items()))))
     if not out and not looks_like(text):
         raise TopologError.at(
             SourceLocation(filename, 1), "no DCGM_FI_* sample; expected dcgm-exporter's /metrics output"
