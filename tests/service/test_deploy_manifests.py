@@ -109,6 +109,8 @@ def test_the_webhook_asks_about_the_kinds_the_job_loading_reads() -> None:
         expected = API_GROUPS[kinds[resource]]
         assert any(e.startswith(group + "/") for e in expected), (resource, group, expected)
         assert rule["operations"] == ["CREATE", "UPDATE"]
-    # Every kind the job loading reads is asked about (Pod aside: a workload's pods are judged with it).
+    # Every kind the job loading reads is asked about (Pod aside: a workload's pods are judged with it;
+    # DisaggregatedSet aside: its controller makes a LeaderWorkerSet per role and slice, each asked
+    # about as it is created, c6bde14).
     asked = {kinds[r] for rule in rules for r in rule["resources"]}
-    assert asked == set(API_GROUPS) - {"Pod"}
+    assert asked == set(API_GROUPS) - {"Pod", "DisaggregatedSet"}
