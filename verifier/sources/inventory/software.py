@@ -18,7 +18,11 @@ import yaml
 from verifier.core.frozen import Frozen
 from verifier.core.resources import package_file
 
-_RELEASE_RE = re.compile(r"^([0-9]{1,3})(?:\.([0-9]{1,3}))?(?:\.([0-9]{1,3}))?$")
+# A release of three parts may carry its package's build or revision number after a '-' (ROCm's
+# /opt/rocm/.info/version "6.3.0-66", a Debian package's "2.21.5-1"): the release is the part
+# before it. Only after three parts: "12-4" (a package name's CUDA 12.4) is no release of 12.
+_REVISION = r"(?:-[0-9]{1,6})?"
+_RELEASE_RE = re.compile(r"^([0-9]{1,3})(?:\.([0-9]{1,3})(?:\.([0-9]{1,3})" + _REVISION + ")?)?$")
 
 Row = tuple[str | int, ...]
 
@@ -93,32 +97,46 @@ def software_table() -> SoftwareTable:
 # - NCCL and RCCL (which keeps NCCL's numbering): major.minor or major.minor.patch; nccl.h's
 #   NCCL_VERSION_CODE is major*10000 + minor*100 + patch, so minor and patch have at most two.
 # - ROCm: major.minor or major.minor.patch (6.0, 6.1.2), as the compatibility matrix writes them.
-_RELEASE_SHAPES: dict[str, tuple[re.Pattern[str], str]] = {
+# A node's release of three parts may end in its package's build or revision number (`_REVISION`);
+# RCCL's packages put the ROCm release they ship with after its own patch (2.20.5.60200, ROCm 6.2.0).
+# A job's minimum may name the major alone (">=12": CUDA 12.0 or later, exactly), as
+# version_number reads it; a node's "12" is no release (12.what?), so it is refused there.
+# Each entry: the minor's and the patch's pattern, and what is expected.
+_RELEASE_PARTS: dict[str, tuple[str, str, str]] = {
     "cuda": (
-        re.compile(r"[0-9]{1,2}\.[0-9]{1,2}(?:\.[0-9]{1,3})?"),
+        r"[0-9]{1,2}",
+        r"[0-9]{1,3}",
         "a CUDA release as major.minor such as '12.4' (or '12.4.131'), a minor of at most two digits",
     ),
     "nccl": (
-        re.compile(r"[0-9]{1,2}\.[0-9]{1,2}(?:\.[0-9]{1,2})?"),
+        r"[0-9]{1,2}",
+        r"[0-9]{1,2}",
         "an NCCL release such as '2.21.5' or '2.21', a minor and patch of at most two digits",
     ),
     "rccl": (
-        re.compile(r"[0-9]{1,2}\.[0-9]{1,2}(?:\.[0-9]{1,2})?"),
+        r"[0-9]{1,2}",
+        r"[0-9]{1,2}(?:\.[0-9]{5,6})?",
         "an RCCL release such as '2.18.6' or '2.18', a minor and patch of at most two digits",
     ),
-    "rocm": (
-        re.compile(r"[0-9]{1,2}\.[0-9]{1,3}(?:\.[0-9]{1,3})?"),
-        "a ROCm release as major.minor such as '6.1' or '6.1.2'",
-    ),
+    "rocm": (r"[0-9]{1,3}", r"[0-9]{1,3}", "a ROCm release as major.minor such as '6.1' or '6.1.2'"),
+}
+_RELEASE_SHAPES: dict[str, tuple[re.Pattern[str], str]] = {
+    c: (re.compile(rf"[0-9]{{1,2}}\.{minor}(?:\.{patch}{_REVISION})?"), expected)
+    for c, (minor, patch, expected) in _RELEASE_PARTS.items()
+}
+_MINIMUM_SHAPES: dict[str, tuple[re.Pattern[str], str]] = {
+    c: (re.compile(rf"[0-9]{{1,2}}(?:\.{minor}(?:\.{patch})?)?"), expected.replace("major.minor", "major[.minor]"))
+    for c, (minor, patch, expected) in _RELEASE_PARTS.items()
 }
 
 
-def release_shape_problem(component: str, text: str) -> str | None:
-    """Why `text` cannot be a release of `component`, or None (also for components and words
-    this does not judge). Digits of other scripts (fullwidth, Arabic-Indic) are judged and refused:
-    every comparison reads ASCII digits only, so such a version would silently go uncompared.
+def release_shape_problem(component: str, text: str, *, minimum: bool = False) -> str | None:
+    """Why `text` cannot be a release of `component` (or, with `minimum`, a job's least version of
+    it), or None (also for components and words this does not judge). Digits of other scripts
+    (fullwidth, Arabic-Indic) are judged and refused: every comparison reads ASCII digits only, so
+    such a version would silently go uncompared.
     """
-    shape = _RELEASE_SHAPES.get(component.lower())
+    shape = (_MINIMUM_SHAPES if minimum else _RELEASE_SHAPES).get(component.lower())
     if shape is None:
         return None
     written = text.strip()
@@ -131,7 +149,7 @@ def release_shape_problem(component: str, text: str) -> str | None:
 
 
 # A major of at most 12 digits keeps major*1000 + minor inside 64 bits (and no version has more).
-_VERSION_RE = re.compile(r"^([0-9]{1,12})(?:\.([0-9]{1,9})(?:\.[0-9]+)*)?$")
+_VERSION_RE = re.compile(r"^([0-9]{1,12})(?:\.([0-9]{1,9})(?:(?:\.[0-9]+)+" + _REVISION + ")?)?$")
 
 
 def version_number(text: str) -> int | None:

@@ -461,7 +461,7 @@ def _min_version(raw: object, loc: SourceLocation, what: str, p: Problems, compo
             f"so write '>={parts[0]}.{parts[1]}'",
         )
         return None
-    if (problem := release_shape_problem(component, text)) is not None:
+    if (problem := release_shape_problem(component, text, minimum=True)) is not None:
         p.add(loc, f"{what}: {problem}")
         return None
     number = version_number(text) if len(text) <= 40 else None
