@@ -54,3 +54,30 @@ def test_rtx_4090_at_its_max_power_limit_is_no_finding(tmp_path: Path, engine: s
 def test_rtx_4090_above_its_max_power_limit_is_reported(tmp_path: Path, engine: str) -> None:
     # 650 > 600: both GPUs of the one template line, one finding naming both.
     assert _node014(_inventory(tmp_path, 650), engine) == {("w0/gpu0", "w0/gpu1")}
+
+
+def _swapped(tmp_path: Path) -> Path:
+    # A node type of two H100 SXM5 GPUs written at 700 W (their rating); n1's override names gpu1 an
+    # H100 PCIe (catalogue 350 W) and keeps the type's 700 W. One edit, one cause: NODE002 reports
+    # the model differing from the type's; the 700 W over the PCIe card's 350 W follows from it.
+    path = tmp_path / "swap.yaml"
+    path.write_text(
+        "apiVersion: topolog.dev/v1\n"
+        "templates:\n"
+        "  t:\n"
+        "    kind: node\n"
+        "    children:\n"
+        '      - {name: "gpu{i}", kind: gpu, model: H100-SXM5-80GB, count: 2, power: 700 W}\n'
+        "objects:\n"
+        '  - template: t\n    name: "n{i}"\n    count: 3\n'
+        "    overrides:\n      n1: {devices: {gpu1: {model: H100-PCIE-80GB}}}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "memory"])
+def test_gpu_model_swapped_under_the_types_power_is_node002_alone(tmp_path: Path, engine: str) -> None:
+    report = verify([_swapped(tmp_path)], VerifyRun(authorize=False, engine=engine))
+    found = {(r.finding.rule, r.finding.subjects) for r in report.results if r.finding.rule in ("NODE002", "NODE014")}
+    assert found == {("NODE002", ("n1/gpu1", "n1"))}
