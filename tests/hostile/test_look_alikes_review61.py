@@ -57,3 +57,21 @@ def test_a_pattern_of_two_fields_that_makes_a_look_alike_is_still_refused() -> N
         load_inventory_text(text, "inv.yaml")
     (error,) = [str(d) for d in err.value.diagnostics]
     assert error.startswith(f"inv.yaml:3:6: object name '{DZE}-1-1' looks like 's-1-1' (inv.yaml:4:5)")
+
+
+def test_only_names_that_begin_with_the_first_part_are_compared(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Sorted literals; the pattern dze{i}'s skeleton s{i} begins with "s": of the five names only
+    # s0 and s1 begin so (a0 sorts before them, t0 and u0 after), so two are compared.
+    from verifier.sources.inventory import lookalike_names
+
+    compared: list[str] = []
+    real = lookalike_names._field_values
+
+    def counting(shown: list[str], name: str) -> list[str] | None:
+        compared.append(name)
+        return real(shown, name)
+
+    monkeypatch.setattr(lookalike_names, "_field_values", counting)
+    twins = list(lookalike_names._pattern_twins(DZE + "{i}", "s{i}", ["a0", "s0", "s1", "t0", "u0"]))
+    assert twins == [DZE + "0", DZE + "1"]
+    assert compared == ["s0", "s1"]

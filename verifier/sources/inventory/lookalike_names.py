@@ -13,6 +13,8 @@ letter drawn as a Latin one into Latin letters is one too, with or without the i
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
@@ -126,7 +128,13 @@ def _pattern_twins(pattern: str, drawn: str, literals: Sequence[str]) -> Iterato
     written, shown = _FIELD.split(pattern), _FIELD.split(drawn)
     if len(written) != len(shown):  # a folded letter changed the fields: not compared
         return
-    for name in literals:
+    # `literals` is sorted: only the run of names that begin with the pattern's first part can
+    # match, found by bisection (a fleet's thousands of patterns against as many written names
+    # were compared pair by pair: 2,000 by 20,000 took over 20 s).
+    first = shown[0]
+    for name in itertools.islice(literals, bisect.bisect_left(literals, first), None):
+        if not name.startswith(first):
+            break
         values = _field_values(shown, name)
         if values is not None:
             yield "".join(part + value for part, value in zip(written, [*values, ""], strict=True))
