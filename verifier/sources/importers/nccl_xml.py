@@ -43,6 +43,11 @@ _SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*GT/s(?:\s+PCIe)?\s*$")
 _WIDTHS = (1, 2, 4, 8, 12, 16, 32)
 _UNKNOWN = ("", "unknown", "Unknown", "Unknown speed")
 _UNSEEN_PEER = "fffffff:ffff:ff"
+# No network port runs faster than 1.6 Tb/s (IEEE 802.3dj; XDR InfiniBand ports are 800 Gb/s); twice that
+# leaves room for a merged pair of them (NCCL_IB_MERGE_NICS). A larger `speed` is not a rate in NCCL's
+# Mb/s but a network plugin's other unit (an RCCL dump of HPE Slingshot `cxi` NICs, 200 Gb/s ports, says
+# 200000000), so it is left unknown rather than read as 200 Tb/s.
+MAX_PORT_MBIT = 3_200_000
 """The target NCCL writes for an NVLink peer it cannot see (an NVSwitch hidden from a VM), whose
 tclass it then sets to NVSwitch's (src/graph/xml.cc): a tool's own word, not a bad address."""
 
@@ -371,8 +376,17 @@ class _Reader:
                     "declare its bandwidth, 10 Gb/s, if it is one, or read its speed with ethtool)",
                 )
                 speed = None
+            megabits = whole(speed) if speed is not None else None
+            # A figure past 64 bits is no number NCCL prints (its speeds are 64-bit integers): refused below.
+            if megabits is not None and MAX_PORT_MBIT < megabits < 2**63:
+                self.b.note(
+                    net.loc,
+                    f"{did} ({net.get('name')}) speed={speed!r} would be {megabits / 1_000_000:g} Tb/s in NCCL's "
+                    f"Mb/s, beyond any network port (at most {MAX_PORT_MBIT} Mb/s): a network plugin wrote it in "
+                    "another unit, so its speed is left unknown (declare the port's bandwidth)",
+                )
+                speed = None
             if speed is not None:
-                megabits = whole(speed)
                 if megabits:
                     # Mb/s to MB/s, rounded exactly (a float loses digits past 2**53).
                     quantities["bandwidth_mbps"] = max(1, round(Fraction(megabits, 8)))
