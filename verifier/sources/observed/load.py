@@ -45,6 +45,12 @@ def _walk(folder: str, out: list[str] | None = None, root: str | None = None) ->
     out = [] if out is None else out
     with os.scandir(folder) as entries:
         for entry in entries:
+            if entry.name.startswith("."):
+                # Hidden names are skipped, folders too: a Kubernetes ConfigMap or Secret mounted as a
+                # host's folder holds its files in a hidden `..2026_12_07_...` folder (and in the one
+                # being replaced, mid-update) with a link to each from the folder: each was read twice,
+                # and an update's old and new files both.
+                continue
             if entry.is_dir(follow_symlinks=False):
                 _walk(entry.path, out, root or folder)
                 continue
