@@ -9,8 +9,10 @@ as notes, never dropped: topolog does not judge it.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cache
 
 from verifier.core.errors import Diagnostic, SourceLocation
@@ -50,7 +52,14 @@ PRODUCT_LABELS = {
     "cloud.google.com/gke-accelerator": gke_model,
 }
 """Node labels that name the GPU model, and how each value maps to a catalogue model."""
-_PRODUCT_MIG = re.compile(r"-MIG-([0-9]+g\.[0-9]+gb)$", re.IGNORECASE)
+_PRODUCT_MIG = re.compile(
+    r"-MIG-(?P<profile>[0-9]+g\.[0-9]+gb)(?P<extension>(?:\.(?:me|gfx)(?:\.all)?|-me)?)(?:-SHARED)?$", re.IGNORECASE
+)
+"""GPU Feature Discovery's product label under the single MIG strategy: the parent GPU's name, `MIG` and
+the instance's profile joined by `-`, the profile's `+` written `.` as in the resource name, and
+`-SHARED` after it when time-sliced (NVIDIA/k8s-device-plugin: internal/lm/resource.go productLabel,
+internal/resource/nvml-mig-device.go GetName). So `NVIDIA-H100-80GB-HBM3-MIG-1g.10gb.me` is the
+`1g.10gb+me` slice, one per GPU, and `-MIG-1g.10gb-me` the `1g.10gb-me` one: never whole GPUs."""
 GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"
 """GKE's node label for MIG: a pod selecting it counts `nvidia.com/gpu` in instances of that profile
 (GKE documentation, "Running multi-instance GPUs")."""
@@ -97,14 +106,81 @@ MAX_DEVICES = 1_000_000
 devices stays a number the engines store (a 20-digit request reached the facts unchecked)."""
 
 
+_QUANTITY = re.compile(
+    r"(?P<sign>[+-]?)(?P<whole>[0-9]*)(?:\.(?P<fraction>[0-9]*))?"
+    r"(?:(?P<binary>[KMGTPE]i)|[eE](?P<exponent>[+-]?[0-9]+)|(?P<decimal>[mkMGTPE]?))"
+)
+"""A Kubernetes quantity (k8s.io/apimachinery pkg/api/resource/quantity.go, the grammar in its
+comment): a signed decimal number (`8`, `8.`, `.5`, `1.5`), then a binary suffix (Ki Mi Gi Ti Pi Ei:
+powers of 1024), a decimal exponent (`e3`, `E-2`) or a decimal suffix (m k M G T P E, or none).
+So `1k` is 1000 devices and `2000m` is 2."""
+_SIGNED = re.compile(r"[+-]?[0-9]+")
+_DECIMAL_SUFFIX = {"m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_BINARY_SUFFIX = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+
+
+def kubernetes_quantity(text: str) -> Fraction | None:
+    """The exact value of a Kubernetes quantity written as `text`, or None when it is not one (or is
+    over 64 characters). A value of 10**7 or more reads as 10**7 + 1, and one with a digit below
+    10**-80 as 1/3 (never whole): a device count is at most MAX_DEVICES, and no huge power of ten
+    is ever built (`1e999999999`).
+    """
+    found = _QUANTITY.fullmatch(text.strip())
+    if found is None or len(text) > 64 or not (found["whole"] or found["fraction"]):
+        return None
+    digits = (found["whole"] + (found["fraction"] or "")).lstrip("0")
+    if not digits:
+        return Fraction(0)
+    power = -len(found["fraction"] or "")  # of ten
+    if found["exponent"] is not None:
+        power += int(found["exponent"])  # at most 62 digits: the text is at most 64 characters
+    elif found["decimal"] is not None:
+        power += _DECIMAL_SUFFIX[found["decimal"]]
+    scale = 1024 ** _BINARY_SUFFIX[found["binary"]] if found["binary"] else 1
+    if len(digits) + power > 7:  # at least 10**7: past any count read, so no need to build it
+        value = Fraction(10**7 + 1)
+    elif power < -80:  # digits times the scale stay under 10**70: times 10**-80 never whole
+        value = Fraction(1, 3)
+    else:
+        value = Fraction(int(digits) * scale) * Fraction(10) ** power
+    return -value if found["sign"] == "-" else value
+
+
 def _quantity(raw: object, loc: SourceLocation, what: str, p: Problems) -> int | None:
-    """An extended resource's quantity: a whole number (Kubernetes refuses fractions of a GPU)."""
-    # Bounded by its digits after leading zeros ("00000008" is 8), so int() never reads a huge text.
-    if isinstance(raw, str) and raw.strip().isascii() and raw.strip().isdigit() and len(raw.strip().lstrip("0")) <= 7:
-        raw = int(raw.strip())
-    if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw <= MAX_DEVICES:
-        return raw
-    p.add(loc, f'{what} is {raw!r}; expected a whole number of devices from 0 to 1,000,000, such as 8 or "8"')
+    """An extended resource's quantity: a Kubernetes quantity whose value is a whole number of devices.
+
+    The API server refuses a fraction of an extended resource ("must be an integer": pkg/apis/core/
+    validation, ValidateResourceQuantityValue, IsIntegerResourceName), so `1.5` and `500m` are refused;
+    `1k`, `2000m` and `0.5k` are whole (1000, 2 and 500) and read.
+    """
+    if isinstance(raw, bool):
+        value = None
+    elif isinstance(raw, int):
+        value = Fraction(raw)
+    elif isinstance(raw, float):  # YAML's `2.0`: sent to the API as the JSON number 2.0, a quantity of 2
+        value = Fraction(raw) if math.isfinite(raw) else None
+    elif isinstance(raw, str):
+        value = kubernetes_quantity(raw)
+    else:
+        value = None
+    if value is not None and value.denominator == 1 and 0 <= value <= MAX_DEVICES:
+        return int(value)
+    text = raw.strip() if isinstance(raw, str) else ""
+    shown = str(int(text)) if text.isascii() and text.isdigit() and len(text) <= 64 else repr(raw)
+    if value is not None and value.denominator == 1 and abs(value) <= 10**7 and not _SIGNED.fullmatch(text):
+        shown += f" ({value})"  # the count a suffix or exponent makes: '2M' (2000000)
+    if value is not None and value.denominator != 1:
+        p.add(
+            loc,
+            f"{what} is {shown}; expected a whole number of devices from 0 to 1,000,000 (that is a fraction of "
+            "a device, which the API server refuses for an extended resource)",
+        )
+        return None
+    p.add(
+        loc,
+        f'{what} is {shown}; expected a whole number of devices from 0 to 1,000,000, such as 8 or "8" '
+        "(a Kubernetes quantity: 1k is 1000)",
+    )
     return None
 
 
@@ -327,12 +403,17 @@ def _gpu_kind(requests: dict[str, int], loc: SourceLocation, where: str, needs: 
         ((key, n),) = migs.items()
         m = MIG_RESOURCE.match(key)
         assert m is not None
-        # The device plugin wrote the name's `+` as `.`: the profile is NVIDIA's name again (1g.10gb+me).
-        extension = m.group("extension")
-        profile = m.group("profile") + (extension.replace(".", "+", 1) if extension.startswith(".") else extension)
+        profile = _profile_name(m.group("profile"), m.group("extension"))
         if mig_memory_mb(profile) is None:
             p.add(loc, f"{where} requests {key}, but {profile!r} is no MIG profile topolog knows")
         needs.gpus, needs.mig = n, profile
+
+
+def _profile_name(profile: str, extension: str) -> str:
+    """NVIDIA's name of a MIG profile the device plugin wrote with `.` for its `+` (`1g.10gb` and `.me`:
+    `1g.10gb+me`; `.me.all`: `1g.10gb+me.all`); a `-me` extension is written as NVIDIA writes it.
+    """
+    return profile + (extension.replace(".", "+", 1) if extension.startswith(".") else extension)
 
 
 def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p: Problems) -> None:
@@ -340,7 +421,17 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
     if key == "nvidia.com/gpu.product":
         # Under the single MIG strategy a node's nvidia.com/gpu are MIG instances, and GPU Feature
         # Discovery writes their profile after the product ("A100-SXM4-40GB-MIG-1g.5gb").
-        profiles = {m.group(1).lower() if m else None for m in (_PRODUCT_MIG.search(v) for v in values)}
+        found = [_PRODUCT_MIG.search(v) for v in values]
+        unread = [v for v, m in zip(values, found, strict=True) if m is None and "-MIG-" in v.upper()]
+        if unread:
+            # A MIG slice read as the whole GPU it is cut from would count each slice as a GPU.
+            p.add(
+                loc,
+                f"{key}={unread[0]} names a MIG instance in a form topolog does not read; expected GPU Feature "
+                "Discovery's <product>-MIG-<profile>, such as NVIDIA-H100-80GB-HBM3-MIG-1g.10gb or -MIG-1g.10gb.me",
+            )
+            return
+        profiles = {_profile_name(m["profile"].lower(), m["extension"].lower()) if m else None for m in found}
         if len(profiles) > 1:
             p.add(loc, f"{key} selects {', '.join(values)}: whole GPUs and MIG profiles, or several profiles, at once")
             return
@@ -348,8 +439,11 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
         if profile is not None:
             _partition(needs, profile, loc, p)
         if any(v.upper().endswith("-SHARED") for v in values):
+            unit = "GPU" if profile is None else "MIG instance"
             needs.notes.append(
-                Diagnostic(loc, f"{key}: a time-sliced GPU (-SHARED) is shared by several pods; placed as a whole GPU")
+                Diagnostic(
+                    loc, f"{key}: a time-sliced {unit} (-SHARED) is shared by several pods; placed as a whole {unit}"
+                )
             )
     mapper = PRODUCT_LABELS[key]
     words: list[str] = []

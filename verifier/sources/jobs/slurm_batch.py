@@ -112,6 +112,13 @@ _FIGURE = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+
 class _Opt:
     value: str
     loc: SourceLocation
+    written: str | None = None
+    """The option as the script wrote it, for one read from another (`--tres-per-task=gres/gpu:0` for the
+    GPUs per task it gives): messages name what the user wrote, never an option the script lacks."""
+
+    def said(self, name: str) -> str:
+        """`--name=value`, or the option the script wrote instead."""
+        return self.written or f"--{name}={self.value}"
 
 
 @dataclass
@@ -577,10 +584,10 @@ def _no_gpu_counts(
         name, req = asking[0]
         p.add(
             o[zero[0]].loc,
-            f"--{zero[0]}={o[zero[0]].value} asks for no GPU, but --{name}={o[name].value} asks for {req[1]}; "
+            f"{o[zero[0]].said(zero[0])} asks for no GPU, but {o[name].said(name)} asks for {req[1]}; "
             "expected one of the two",
         )
-    return None, None, None, f"--{zero[0]}={o[zero[0]].value}"
+    return None, None, None, o[zero[0]].said(zero[0])
 
 
 def _same_request(a: tuple[str | None, int], b: tuple[str | None, int]) -> bool:
@@ -741,7 +748,8 @@ def _job(
         elif tres is not None:
             # sbatch(1): --gpus-per-task=N is --tres-per-task=gres/gpu=N; one request, however written.
             written = f"{tres[0]}:{tres[1]}" if tres[0] else str(tres[1])
-            o.setdefault("gpus-per-task", _Opt(written, o["tres-per-task"].loc))
+            tres_opt = o["tres-per-task"]
+            o.setdefault("gpus-per-task", _Opt(written, tres_opt.loc, f"--tres-per-task={tres_opt.value}"))
             per_task = (tres[0] or (per_task[0] if per_task else None), tres[1])
     if "gpus" in o:
         total = _gpu_count(o["gpus"], "gpus", p)
