@@ -454,8 +454,10 @@ class _Reader:
         ids, values = hops
         n = len(ids)
         bw_of: dict[frozenset[str], int] = {}
+        measured: set[str] = set()  # the GPUs XGMIBandwidth has a row for
         if bws is not None:
             bids, bvalues = bws
+            measured = set(bids)
             m = len(bids)
             for i in range(m):
                 for j in range(m):
@@ -475,6 +477,18 @@ class _Reader:
                     continue  # 0: no xGMI path; 2 or more: through other GPUs
                 labels = {"source": hops_el.where}
                 mbps = bw_of.get(frozenset((ids[i], ids[j])))
+                if mbps is None and bw_of and {ids[i], ids[j]} <= measured:
+                    # AMD SMI's hop count is 1 for any path over xGMI alone, routed through other GPUs or
+                    # not (ROCm/rocm-systems issue 5763, hwloc issue 775), and older hwloc copied it into
+                    # XGMIHops; its bandwidth query answers for direct links only. With figures for other
+                    # pairs, a 0 here says these two GPUs have no link of their own.
+                    self.b.note(
+                        hops_el.loc,
+                        f"XGMIHops {ids[i]} - {ids[j]} is 1 but XGMIBandwidth gives them 0 while it gives other "
+                        "GPU pairs a figure: an xGMI path through other GPUs (AMD SMI counts it as 1 hop), not a "
+                        "direct link, so no xGMI link is imported",
+                    )
+                    continue
                 if mbps is None:
                     mbps, labels[ASSUMED] = DEFAULT_XGMI_MBPS, "bandwidth"
                 self.b.link(ids[i], ids[j], "xgmi", mbps, hops_el.loc, labels=labels)
