@@ -118,3 +118,18 @@ def test_azure_ndv5_topology_file(fx: Path) -> None:
         "n/cpu0": ["gpu"] * 4 + ["nic"] * 4,
         "n/cpu1": ["gpu"] * 4 + ["nic"] * 4,
     }
+
+
+def test_mi300x_dump_with_connectx7(fx: Path) -> None:
+    inv = import_files("nccl-xml", [fx / "rccl-mi300x-8p-cx7.xml"], node="n").inventory
+    gpus = sorted(o.id for o in inv.objects.values() if o.kind == "gpu")
+    # 1002:74a1 is the MI300X and 15b3:1021 the ConnectX-7 (device_ids.yaml); 8 GPUs, all-to-all xGMI.
+    assert len(gpus) == 8 and all(inv.objects[g].model == "MI300X" for g in gpus)
+    assert _xgmi_pairs(inv) == {frozenset(p): 1 for p in combinations(gpus, 2)}
+    # mlx5_<k> (bus 07, 10, 19, 64; 9a, aa, ba, da) at 400000 Mb/s = 50,000 MB/s hangs off the top
+    # Mellanox switch of GPU k (bus 0c, 15, 1e, 69; 9f, af, bf, df), the GPU two bridges further down.
+    for k in range(8):
+        nic = inv.objects[f"n/nic{k}"]
+        assert (nic.model, nic.labels["name"], nic.quantities["bandwidth_mbps"]) == ("ConnectX-7", f"mlx5_{k}", 50_000)
+        assert nic.parent in _ancestors(inv, f"n/gpu{k}")
+        assert inv.objects[nic.parent or ""].kind == "pcie_switch"
