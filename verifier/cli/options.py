@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
@@ -238,6 +240,34 @@ class WholeRange(click.IntRange):
             if not (digits.isascii() and digits.isdigit()):
                 self.fail(f"{value!r} is not a whole number; expected ASCII digits such as 8", param, ctx)
         return super().convert(value, param, ctx)
+
+
+_DECIMAL = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+"""A number in ASCII decimal digits: `30`, `0.5`, `.5`, `2e-3` (WholeRange's rule, with a fraction and an
+exponent): no `_`, no other script's digits, no white space, no `nan` or `inf`."""
+
+
+class FiniteRange(click.FloatRange):
+    """A finite number as written in ASCII decimal digits, within the range: click's FloatRange reads
+    with float(), which also takes `4_00` (400), `1_0` (10), Arabic-Indic digits (`٤`: 4), white space,
+    and `nan` (every comparison with NaN is false, so a range lets it through) or `inf`.
+    """
+
+    what = "number"
+    expected = "ASCII digits such as 30 or 0.5"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not _DECIMAL.fullmatch(value):
+            try:
+                special = not math.isfinite(float(value))  # nan, inf, infinity: say so
+            except ValueError:
+                special = False
+            finite = "finite " if special else ""
+            self.fail(f"{value!r} is not a {finite}{self.what}; expected {self.expected}", param, ctx)
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):  # `1e999` is written in digits and reads as infinity
+            self.fail(f"{value!r} is not a finite {self.what}; expected {self.expected}", param, ctx)
+        return number
 
 
 class OnceOption(click.Option):

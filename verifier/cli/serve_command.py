@@ -6,16 +6,14 @@ pip command installs it and exits 2, and no other command needs it.
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from verifier.cli.errors import guard
 from verifier.cli.job_options import PRINCIPAL_FROM_OPTION
-from verifier.cli.options import _missing_files, side_file_options
+from verifier.cli.options import FiniteRange, WholeRange, _missing_files, side_file_options
 from verifier.service.config import (  # imports no web framework: --help works without the extra
     ADMIT_LIMIT,
     ADMIT_TIMEOUT_S,
@@ -37,25 +35,18 @@ FILE = click.Path(path_type=Path, dir_okay=False)
 INSTALL = 'pip install "topolog[serve] @ git+<repository>@<tag>" (README.md, Install)'
 
 
-class Seconds(click.FloatRange):
-    """A number of seconds above 0 and at most a day, and finite: a range alone lets `nan` through
-    (every comparison with NaN is false), and a wait of NaN seconds would never end nor begin; one
-    of 1e300 seconds is past what a sleep or timer takes (OverflowError in the reload's thread).
+class Seconds(FiniteRange):
+    """A number of seconds above 0 and at most a day, finite and in ASCII digits (FiniteRange): a wait
+    of NaN seconds would never end nor begin; one of 1e300 seconds is past what a sleep or timer takes
+    (OverflowError in the reload's thread).
     """
 
     name = "seconds"
+    what = "number of seconds"
+    expected = "one above 0 in ASCII digits, such as 2 or 0.5"
 
     def __init__(self) -> None:
         super().__init__(min=0, min_open=True, max=86400)
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        try:
-            finite = math.isfinite(float(value))
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number of seconds; expected one above 0", param, ctx)
-        if not finite:
-            self.fail(f"{value!r} is not a finite number of seconds; expected one above 0", param, ctx)
-        return super().convert(value, param, ctx)
 
 
 @click.command("serve")
@@ -65,7 +56,7 @@ class Seconds(click.FloatRange):
     "--host", default=DEFAULT_HOST, show_default=True, help="Address to bind; beyond loopback needs TLS and auth."
 )
 @click.option(
-    "--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True, help="Port (0: any free one)."
+    "--port", type=WholeRange(0, 65535), default=DEFAULT_PORT, show_default=True, help="Port (0: any free one)."
 )
 @click.option("--tls-cert", type=FILE, default=None, help="TLS certificate chain (PEM).")
 @click.option("--tls-key", type=FILE, default=None, help="TLS private key (PEM).")
@@ -81,42 +72,42 @@ class Seconds(click.FloatRange):
 )
 @click.option(
     "--decision-log-max-bytes",
-    type=click.IntRange(min=1024),
+    type=WholeRange(min=1024),
     default=DECISION_LOG_BYTES,
     show_default=True,
     help="Rotate the decision log at this size.",
 )
 @click.option(
     "--decision-log-keep",
-    type=click.IntRange(min=1),
+    type=WholeRange(min=1),
     default=DECISION_LOG_KEEP,
     show_default=True,
     help="Rotated decision logs kept.",
 )
 @click.option(
     "--max-body",
-    type=click.IntRange(min=1),
+    type=WholeRange(min=1),
     default=MAX_BODY,
     show_default=True,
     help="Largest request body in bytes (413 above).",
 )
 @click.option(
     "--max-batch",
-    type=click.IntRange(min=1),
+    type=WholeRange(min=1),
     default=MAX_BATCH,
     show_default=True,
     help="Most requests in one /v1/authorize/batch (413 above).",
 )
 @click.option(
     "--authorize-timeout",
-    type=click.FloatRange(min=0.001),
+    type=FiniteRange(min=0.001),
     default=AUTHORIZE_TIMEOUT_S,
     show_default=True,
     help="Seconds before an undecided authorize is denied.",
 )
 @click.option(
     "--admit-timeout",
-    type=click.FloatRange(min=0.001),
+    type=FiniteRange(min=0.001),
     default=ADMIT_TIMEOUT_S,
     show_default=True,
     help="Seconds before an unplaced admit is refused.",
@@ -130,7 +121,7 @@ class Seconds(click.FloatRange):
 )
 @click.option(
     "--admit-limit",
-    type=click.IntRange(min=0),
+    type=WholeRange(min=0),
     default=ADMIT_LIMIT,
     show_default=True,
     help="Best placements an admit lists per job unless it asks ?limit=N (0: all); hosting counts all.",
