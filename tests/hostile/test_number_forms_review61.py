@@ -15,6 +15,7 @@ import pytest
 from verifier.core.errors import TopologError
 from verifier.facts.inventory import inventory_facts
 from verifier.sources.inventory import load_inventory_text
+from verifier.sources.inventory.software import release_number, version_number
 from verifier.sources.jobs import load_jobs_text
 
 JOBS = 'apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n  - {name: j, principal: Team::"r", gpus: 8, software: [SW]}\n'
@@ -74,3 +75,27 @@ def test_a_dash_not_after_three_parts_is_still_refused(software: str) -> None:
     # "12-4" is a package name's CUDA 12.4, not CUDA 12 build 4: never read as 12.
     with pytest.raises(TopologError, match="cannot be a release of"):
         load_inventory_text(INVENTORY.replace("{SOFTWARE}", software), "inv.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "version", "release"),
+    [
+        # dpkg -l's libnccl2 version: release 2.21.5, Debian revision 1, build metadata +cuda12.4.
+        ("2.21.5-1+cuda12.4", 2021, 2021005),
+        ("2.21.5+cuda12.4", 2021, 2021005),
+        # Ubuntu's driver package revision: release 550.54.15 -> 550*10^6 + 54*10^3 + 15.
+        ("550.54.15-0ubuntu1", 550054, 550054015),
+        # apt's rocm-core version: ROCm 6.2.0 with its version code, build 66, for Ubuntu 22.04.
+        ("6.2.0.60200-66~22.04", 6002, None),
+        # Pre-releases come before their release: never read as it.
+        ("12.4-rc1", None, None),
+        ("2.21.5-rc1", None, None),
+        ("6.2.0~rc1", None, None),
+        # A '-' after fewer than three parts: "12-4" is not CUDA 12 (nor 12.4-1 CUDA 12.4).
+        ("12-4", None, None),
+        ("12.4-1", None, None),
+    ],
+)
+def test_package_suffixes(text: str, version: int | None, release: int | None) -> None:
+    assert version_number(text) == version
+    assert release_number(text) == release

@@ -19,9 +19,12 @@ from verifier.core.frozen import Frozen
 from verifier.core.resources import package_file
 
 # A release of three parts may carry its package's build or revision number after a '-' (ROCm's
-# /opt/rocm/.info/version "6.3.0-66", a Debian package's "2.21.5-1"): the release is the part
-# before it. Only after three parts: "12-4" (a package name's CUDA 12.4) is no release of 12.
-_REVISION = r"(?:-[0-9]{1,6})?"
+# /opt/rocm/.info/version "6.3.0-66", a Debian package's "2.21.5-1" or "550.54.15-0ubuntu1") and
+# build metadata after a '+' (dpkg's "2.21.5-1+cuda12.4"): the release is the part before them.
+# Only after three parts: "12-4" (a package name's CUDA 12.4) is no release of 12. A revision
+# starts with a digit and nothing starts with '~': "12.4-rc1" and "6.2.0~rc1" come before their
+# release, so they are not read as it.
+_REVISION = r"(?:-[0-9][0-9A-Za-z.~]{0,40})?(?:\+[0-9A-Za-z.~]{1,40})?"
 _RELEASE_RE = re.compile(r"^([0-9]{1,3})(?:\.([0-9]{1,3})(?:\.([0-9]{1,3})" + _REVISION + ")?)?$")
 
 Row = tuple[str | int, ...]
