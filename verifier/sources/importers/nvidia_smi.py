@@ -737,8 +737,9 @@ class _Build:
                 if base in used:
                     self.b.note(
                         first,
-                        f"{', '.join(g)} have NUMA Affinity {values[0]} like {', '.join(used[base])}, but the "
-                        "matrix puts them across the CPU interconnect (SYS); the matrix cells are kept",
+                        f"{', '.join(g)} {'has' if len(g) == 1 else 'have'} NUMA Affinity {values[0]} like "
+                        f"{', '.join(used[base])}, but the matrix puts {'it' if len(g) == 1 else 'them'} across the "
+                        "CPU interconnect (SYS); the matrix cells are kept",
                     )
                     k = 1
                     while f"{base}.{k}" in used:
