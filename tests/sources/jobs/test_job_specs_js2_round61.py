@@ -182,6 +182,7 @@ def test_a_kubernetes_quantity_is_read_as_the_api_reads_it(quantity: str, gpus: 
         ('"1K"', "is '1K'; expected a whole number"),  # no such suffix: k is 1000, Ki 1024
         ('"1e3k"', "is '1e3k'; expected a whole number"),  # an exponent and a suffix
         ('"-1"', "is '-1'; expected a whole number"),
+        ("1000001", "is 1000001; expected a whole number of devices from 0 to 1,000,000"),  # YAML int, as written
         ('"4_00"', "is '4_00'; expected a whole number"),
     ],
 )

@@ -167,7 +167,8 @@ def _quantity(raw: object, loc: SourceLocation, what: str, p: Problems) -> int |
         return int(value)
     text = raw.strip() if isinstance(raw, str) else ""
     shown = str(int(text)) if text.isascii() and text.isdigit() and len(text) <= 64 else repr(raw)
-    if value is not None and value.denominator == 1 and abs(value) <= 10**7 and not _SIGNED.fullmatch(text):
+    scaled = isinstance(raw, str) and not _SIGNED.fullmatch(text)
+    if scaled and value is not None and value.denominator == 1 and abs(value) <= 10**7:
         shown += f" ({value})"  # the count a suffix or exponent makes: '2M' (2000000)
     if value is not None and value.denominator != 1:
         p.add(
