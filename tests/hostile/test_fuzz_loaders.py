@@ -4,16 +4,19 @@ Never another exception, and what loads fits the engines: every fact value is an
 integer within 64 bits or printable text (no control character, no lone surrogate), so
 nothing is refused later at fact loading with a piece of SQL in the message.
 
-Bounded for the default run: a fixed number of examples, derandomized so CI sees the same
-inputs every time, no deadline per example (the shared machines are slow and noisy).
+Bounded for the default run: a fixed number of examples (50 by default, 200 in each test's
+`_all` twin under -m slow), derandomized so CI sees the same inputs every time (a twin runs the
+same function, so the same seed), no deadline per example (the shared machines are slow and noisy).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,13 +30,26 @@ from verifier.sources.inventory.validate import text_problem
 from verifier.sources.jobs import load_jobs_text
 from verifier.sources.jobs.loader import JOB_KEYS, MODEL_KEYS
 
-FUZZ = settings(
+FUZZ_ALL = settings(
     max_examples=200,
     deadline=None,
     derandomize=True,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+FUZZ = settings(FUZZ_ALL, max_examples=50)
+
+
+def _twins(
+    body: Callable[..., None], *strategies: st.SearchStrategy[Any]
+) -> tuple[Callable[..., None], Callable[..., None]]:
+    """`body` under @given(*strategies): at FUZZ's examples for the default run, and at FUZZ_ALL's
+    in a slow twin. Both wrap the one function, so derandomize gives them the same seed.
+    """
+    slow: Callable[..., None] = FUZZ_ALL(given(*strategies)(body))
+    return FUZZ(given(*strategies)(body)), pytest.mark.slow(slow)
+
+
 # Small limits, so that the limits themselves are reached and their errors exercised.
 SMALL_LIMITS = Limits(
     id_length=64, nesting_depth=12, template_count=50, expanded_objects=2000, list_length=40, hostlist_size=100
@@ -245,17 +261,21 @@ def _check_jobs(text: str) -> None:
                 _assert_fits_the_engine(number)
 
 
-@FUZZ
-@given(_INVENTORY, st.booleans())
-def test_inventory_loader_never_raises_anything_else(doc: dict[str, Any], small: bool) -> None:
+def _inventory_loader_never_raises_anything_else(doc: dict[str, Any], small: bool) -> None:
     with use_limits(SMALL_LIMITS if small else Limits()):
         _check_inventory(_text(doc))
 
 
-@FUZZ
-@given(_JOBS)
-def test_job_loader_never_raises_anything_else(doc: dict[str, Any]) -> None:
+def _job_loader_never_raises_anything_else(doc: dict[str, Any]) -> None:
     _check_jobs(_text(doc))
+
+
+test_inventory_loader_never_raises_anything_else, test_inventory_loader_never_raises_anything_else_all = _twins(
+    _inventory_loader_never_raises_anything_else, _INVENTORY, st.booleans()
+)
+test_job_loader_never_raises_anything_else, test_job_loader_never_raises_anything_else_all = _twins(
+    _job_loader_never_raises_anything_else, _JOBS
+)
 
 
 FULL_JOBS = """\
@@ -295,9 +315,7 @@ links:
 """
 
 
-@FUZZ
-@given(st.integers(0, len(VALID)), st.binary(min_size=1, max_size=6))
-def test_bytes_spliced_into_a_valid_inventory(at: int, junk: bytes) -> None:
+def _bytes_spliced_into_a_valid_inventory(at: int, junk: bytes) -> None:
     data = VALID.encode()[:at] + junk + VALID.encode()[at:]
     try:
         from verifier.sources.inventory.yaml_source import decode_utf8
@@ -307,6 +325,11 @@ def test_bytes_spliced_into_a_valid_inventory(at: int, junk: bytes) -> None:
         _assert_located(err, "fuzz.yaml")
         return
     _check_inventory(text)
+
+
+test_bytes_spliced_into_a_valid_inventory, test_bytes_spliced_into_a_valid_inventory_all = _twins(
+    _bytes_spliced_into_a_valid_inventory, st.integers(0, len(VALID)), st.binary(min_size=1, max_size=6)
+)
 
 
 SEED_INVENTORIES = [
@@ -389,17 +412,24 @@ def _mutate(doc: Any, data: st.DataObject, keys: st.SearchStrategy[str]) -> Any:
     return doc
 
 
-@FUZZ
-@given(st.sampled_from(range(len(SEED_INVENTORIES))), st.data(), st.booleans())
-def test_inventories_one_hostile_value_away_from_valid(seed: int, data: st.DataObject, small: bool) -> None:
+def _inventories_one_hostile_value_away_from_valid(seed: int, data: st.DataObject, small: bool) -> None:
     with use_limits(SMALL_LIMITS if small else Limits()):
         _check_inventory(_text(_mutate(_SEED_DOCS[seed], data, _INV_KEYS)))
 
 
-@FUZZ
-@given(st.data())
-def test_jobs_one_hostile_value_away_from_valid(data: st.DataObject) -> None:
+def _jobs_one_hostile_value_away_from_valid(data: st.DataObject) -> None:
     _check_jobs(_text(_mutate(SEED_JOBS, data, _JOB_KEY)))
+
+
+test_inventories_one_hostile_value_away_from_valid, test_inventories_one_hostile_value_away_from_valid_all = _twins(
+    _inventories_one_hostile_value_away_from_valid,
+    st.sampled_from(range(len(SEED_INVENTORIES))),
+    st.data(),
+    st.booleans(),
+)
+test_jobs_one_hostile_value_away_from_valid, test_jobs_one_hostile_value_away_from_valid_all = _twins(
+    _jobs_one_hostile_value_away_from_valid, st.data()
+)
 
 
 def test_the_seeds_are_valid() -> None:
