@@ -17,7 +17,7 @@ from verifier.sources.inventory.lookalike_names import check_look_alike_names, m
 from verifier.sources.inventory.model import CatalogModel, Inventory
 from verifier.sources.inventory.raw_files import ReadFile, read_files
 from verifier.sources.inventory.specs import ObjSpec, TemplateDef, read_link, read_object, read_templates
-from verifier.sources.inventory.templates import Expander, Sink, check_expansion, made_links
+from verifier.sources.inventory.templates import CableIndex, Expander, Sink, check_expansion, made_links
 from verifier.sources.inventory.validate import (
     Problems,
     check_inventory,
@@ -117,7 +117,11 @@ def _build_inventory(
     deferred = sink.deferred
     if deferred or sink.cables:
         nodes = deferred or {}
-        inv.defer_links(lambda so_far: made_links(so_far, nodes), nodes, sink.cables, sink.cable_ids)
+        # The cables' ids as the loading indexed them where it did for all (Expander._cable_ids),
+        # else indexed when one is first looked up.
+        runs = sink.cables or {}
+        indexed = sink.cable_ids if sink.cables_indexed == len(runs) else None
+        inv.defer_links(lambda so_far: made_links(so_far, nodes), nodes, sink.cables, CableIndex(runs, indexed))
     if sink.unmade_objects:
         inv.defer_objects(sink.unmade_objects)
     _unstamp_filled(inv, sink.explicit_parents)

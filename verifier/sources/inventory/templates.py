@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import operator
 import string
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from types import MappingProxyType
@@ -112,6 +112,45 @@ class _Dependent(Exception):
     """A template body that needs instance variables: expand it per instance."""
 
 
+def cable_index(runs: Mapping[str, CableColumns], into: dict[str, str] | None = None, start: int = 0) -> dict[str, str]:
+    """Each cable id of `runs` (from the `start`-th run on) -> the id of its run's placeholder,
+    added to `into` (a new table where None).
+    """
+    out: dict[str, str] = {} if into is None else into
+    for key, run in itertools.islice(runs.items(), start, None):
+        out.update(dict.fromkeys(run[0], key))
+    return out
+
+
+class CableIndex(Mapping[str, str]):
+    """cable_index(runs), made when first read (Inventory.defer_links' `cable_ids`): a fleet's
+    question that names no cable by its id never makes the table of its 196,608 ids.
+    """
+
+    __slots__ = ("_ids", "_runs")
+
+    def __init__(self, runs: Mapping[str, CableColumns], ids: dict[str, str] | None = None) -> None:
+        self._runs = runs
+        self._ids = ids  # made already (every run in it), or None
+
+    def _index(self) -> dict[str, str]:
+        if self._ids is None:
+            self._ids = cable_index(self._runs)
+        return self._ids
+
+    def __bool__(self) -> bool:
+        return bool(self._runs)  # every run has a cable (Expander._defer_cables)
+
+    def __getitem__(self, lid: str) -> str:
+        return self._index()[lid]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index())
+
+    def __len__(self) -> int:
+        return len(self._index())
+
+
 @dataclass(repr=False, eq=False)
 class Sink(Record):
     """Where expansion writes: the inventory's tables, or a plan's."""
@@ -141,7 +180,12 @@ class Sink(Record):
     """While links are deferred: runs of cables not made yet (Inventory.unmade_cables), by the id of
     the placeholder (loc CABLES_UNMADE) holding each one's place in `links`. None: made at once."""
     cable_ids: dict[str, str] = field(default_factory=dict)
-    """The id of every cable of `cables` -> its run's placeholder id."""
+    """The id of every cable of `cables` -> its run's placeholder id, for the runs up to
+    `cables_indexed`; the later ones are added when an id is looked up (Expander._cable_ids)."""
+    cables_indexed: int = 0
+    """How many runs of `cables` (in order) `cable_ids` holds. A cable's id has a head (up to its
+    first `/`) in `heads`, so an id whose head is not there is none of them, and a fleet whose
+    cables no later id could be is never indexed here (196,608 ids at 131,072 GPUs)."""
     unmade_objects: dict[str, Unmade] | None = None
     """Stamped nodes whose objects are not made yet (Inventory.defer_objects): node id -> (plan, the
     instance's names), the nodes whose links are deferred too. None: every object is made at once."""
@@ -366,6 +410,7 @@ class Expander:
         self.tails: tuple[str, ...] = ()
         self.tailed: set[int] = set()
         self.positions: _Positions = {}  # _each_end's, by shape
+        self.slashed: _Slashed = {}  # _unmade_ends', by a foreach variable's values and format
         # The heads (up to the first "/") of every object id with a "/" in the table: every id a stamp
         # makes is its node's id, a "/" and more, so with the node's head not among these none of them
         # can be taken (_stamp), and the stamp needs no look-up per object to know it.
@@ -823,7 +868,7 @@ class Expander:
         """
         unmade = self.sink.unmade_objects
         if unmade:
-            found = _unmade_ends(form, loop, unmade, self.positions)
+            found = _unmade_ends(form, loop, unmade, self.positions, self.slashed)
             if found is not None:
                 return found[0], True, found[1]
         return *_each_end(form, loop, self.sink.objects.get, self.positions, self._ids_of), None
@@ -1007,11 +1052,13 @@ class Expander:
         deferred = sink.deferred
         if deferred is None:
             return None
-        if lid in sink.cable_ids:
-            self.make_deferred()
-            return None
         cut = lid.find("/")
         head = lid if cut < 0 else lid[:cut]
+        # A cable's head is in `heads` (_note_all keeps it before the cable is kept): one whose head
+        # is not there is no cable, and the cables' ids need not be looked at.
+        if sink.cables and head in sink.heads and lid in self._cable_ids():
+            self.make_deferred()
+            return None
         sink.heads.add(head)
         found = deferred.get(head)
         if found is not None and found[0].makes(lid, head):
@@ -1019,25 +1066,34 @@ class Expander:
             return None
         return deferred
 
-    def _note_all(self, lids: list[str], heads: Collection[str] | None = None) -> None:
+    def _note_all(self, lids: list[str], heads: Collection[str] | None = None) -> bool:
         """`_note` for each of `lids` in turn, before any of them is made (a foreach's cables): the
         same heads kept, and the deferred links made at once if any of them has one of these ids.
         Making them before the first cable rather than before the one that collides leaves the links
         in the same order (each deferred link takes its placeholder's place), in a few C-level passes
         instead of a call per cable. `heads`: those of `lids` (up to the first "/"), where known.
+
+        True where links are still deferred and no head of `lids` was a head before: then no link
+        made so far has one of these ids. While links are deferred every link made is noted first
+        (its head kept) and every other entry of Sink.links is a placeholder, whose id holds the
+        hole, which no id does.
         """
         sink = self.sink
         deferred = sink.deferred
         if deferred is None:
-            return
-        if sink.cable_ids and not sink.cable_ids.keys().isdisjoint(lids):
-            self.make_deferred()  # a cable not made yet has one of these ids
-            return
+            return False
         if heads is None:
             heads = list(map(_FIRST, map(str.partition, lids, repeat("/"))))
+        # As in _note: none of `lids` is a cable's id unless one of their heads is a cable's. A pod's
+        # 256 cables have its 32 nodes as heads, which no cable made before has: 32 look-ups, not
+        # 256 in a table that grows to every cable of the fleet.
+        fresh = sink.heads.isdisjoint(heads)
+        if sink.cables and not fresh and not self._cable_ids().keys().isdisjoint(lids):
+            self.make_deferred()  # a cable not made yet has one of these ids
+            return False
         sink.heads.update(heads)
         if deferred.keys().isdisjoint(heads):
-            return
+            return fresh
         # A pod's cables start with its nodes' ids, yet end with a switch's name: an id that does not
         # end as some deferred link's id does (its text after the last hole) is none of them. The
         # test runs in C over every id; only those that pass it are looked at one by one.
@@ -1047,7 +1103,19 @@ class Expander:
             found = deferred.get(head)
             if found is not None and found[0].makes(lid, head):
                 self.make_deferred()
-                return
+                return False
+        return fresh
+
+    def _cable_ids(self) -> dict[str, str]:
+        """Sink.cable_ids with every run of cables not made yet in it (those kept since the last
+        call added now): cable id -> its run's placeholder id.
+        """
+        sink = self.sink
+        runs = sink.cables or {}
+        if sink.cables_indexed < len(runs):
+            cable_index(runs, sink.cable_ids, sink.cables_indexed)
+            sink.cables_indexed = len(runs)
+        return sink.cable_ids
 
     def _taken(self, lid: str) -> bool:
         """Whether a link with id `lid` exists, made or deferred."""
@@ -1069,6 +1137,7 @@ class Expander:
             sink.links.update(made)
         sink.cables = None
         sink.cable_ids = {}
+        sink.cables_indexed = 0
         if sink.deferred:
             made = made_links(sink.links, sink.deferred)
             sink.links.clear()
@@ -1121,12 +1190,13 @@ class Expander:
                 ends_a, ends_b = [a for a, _ in kept], [b for _, b in kept]
                 heads = None  # (some cables may be left out)
             lids = [f"{a}<->{b}" for a, b in zip(ends_a, ends_b, strict=True)]
+            fresh = False  # (no link made so far has one of these ids: _note_all)
             if self.sink.deferred is not None:
                 if heads is None and "/" not in form_a + form_b and not any(_slashed(values) for values in loop):
                     # No "/" in either end (a fleet's 65,536 leaf-to-spine cables): each id is its own head.
                     heads = lids
-                self._note_all(lids, heads)
-            if links.keys().isdisjoint(lids):
+                fresh = self._note_all(lids, heads)
+            if fresh or links.keys().isdisjoint(lids):
                 if self._defer_cables(lids, ends_a, ends_b, known_a and known_b, spec):
                     return
                 # No cable takes an id made before (the usual case): all are made in one pass. Should
@@ -1194,11 +1264,10 @@ class Expander:
             or any(map(operator.eq, ends_a, ends_b))
         ):
             return False
-        key = f"{_HOLE}{_SEP}{len(cables)}"  # no id holds either character
-        mine = dict.fromkeys(lids, key)
-        if len(mine) != len(lids):
+        if len(set(lids)) != len(lids):
             return False
-        sink.cable_ids.update(mine)
+        # Each id is then that of a cable kept here: Sink.cable_ids, indexed when one is looked up.
+        key = f"{_HOLE}{_SEP}{len(cables)}"  # no id holds either character
         cables[key] = (lids, ends_a, ends_b, spec.kind, spec.mbps, spec.loc, spec.attrs, spec.labels.const, spec.state)
         sink.links[key] = Link(key, "", "", spec.kind, 0, CABLES_UNMADE)
         return True
@@ -1633,7 +1702,11 @@ def _at(loop: Sequence[Sequence[int | str]], used: frozenset[int], positions: _P
 
 
 def _unmade_ends(
-    form: str, loop: Sequence[Sequence[int | str]], unmade: Mapping[str, Unmade], positions: _Positions
+    form: str,
+    loop: Sequence[Sequence[int | str]],
+    unmade: Mapping[str, Unmade],
+    positions: _Positions,
+    slashed: _Slashed | None = None,
 ) -> tuple[list[str], list[str]] | None:
     """_each_end's ends where every one is an object of a node whose objects are not made yet
     (Sink.unmade_objects), all of one plan: its names, read from the node's names by slot; and
@@ -1655,7 +1728,7 @@ def _unmade_ends(
         if name is None or conv is not None:
             return None
         values = loop[int(name)]
-        if any("/" in format(v, spec or "") for v in values):
+        if _formats_slash(values, spec or "", {} if slashed is None else slashed):
             return None
         node_form += _brace(text) + _field(name, spec)
     if cut is None:
@@ -1685,6 +1758,19 @@ def _unmade_ends(
         return None
     names = list(map(_SECOND, found))
     return list(map(list.__getitem__, map(names.__getitem__, node_at), map(slots.__getitem__, rest_at))), nodes
+
+
+_Slashed = dict[tuple[Sequence[int | str], str], bool]
+"""_formats_slash's answers by values and format: every pod's cabling loops over the same values."""
+
+
+def _formats_slash(values: Sequence[int | str], spec: str, slashed: _Slashed) -> bool:
+    """Whether one of `values` formatted with `spec` holds a "/" (asked once per values and format)."""
+    key = (values, spec)
+    found = slashed.get(key)
+    if found is None:
+        found = slashed[key] = any("/" in format(v, spec) for v in values)
+    return found
 
 
 def _distinct(form: str, loop: Sequence[Sequence[int | str]], positions: _Positions) -> tuple[list[str], list[int]]:
