@@ -23,6 +23,10 @@ from service.serve_helpers import QUICK_S, Server, copy_inputs, new_revision, re
 
 SUSPEND = '@id("alice-suspended")\nforbid (principal == User::"alice", action, resource);\n'
 BROKEN = '@id("half-written")\nforbid (principal\n'
+# The watcher's quiet wait for the tests here that write each file whole (write_text, a rename):
+# none reads a half-written file, so the default 2 s only waits; 0.5 s still gathers the
+# watcher's events of one edit into one reload.
+WATCH_QUIET = ("--reload-quiet", "0.5")
 
 
 def _alice(server: Server) -> dict[str, Any]:
@@ -31,7 +35,7 @@ def _alice(server: Server) -> dict[str, Any]:
 
 def test_a_policy_edit_flips_the_decision_through_the_file_watcher(tmp_path: Path) -> None:
     copy_inputs(tmp_path)
-    with serving(tmp_path) as server:
+    with serving(tmp_path, *WATCH_QUIET) as server:
         before = _alice(server)
         assert before["decision"] == "ALLOW"
         (tmp_path / "policies" / "suspend.cedar").write_text(SUSPEND)
@@ -47,7 +51,7 @@ def test_a_policy_edit_flips_the_decision_through_the_file_watcher(tmp_path: Pat
 
 def test_a_broken_policy_edit_keeps_the_old_decision_and_reports_where(tmp_path: Path) -> None:
     copy_inputs(tmp_path)
-    with serving(tmp_path) as server:
+    with serving(tmp_path, *WATCH_QUIET) as server:
         before = _alice(server)
         (tmp_path / "policies" / "broken.cedar").write_text(BROKEN)
         doc = reload_failed(server)
@@ -160,7 +164,7 @@ def test_a_policy_in_a_subfolder_is_watched_and_kept_in_the_snapshot(tmp_path: P
     # a forbid added in a subfolder flips alice's decision as one at the top does, and the copy
     # that `admit` places on holds it at the same place.
     copy_inputs(tmp_path)
-    with serving(tmp_path) as server:
+    with serving(tmp_path, *WATCH_QUIET) as server:
         before = _alice(server)
         assert before["decision"] == "ALLOW"
         (tmp_path / "policies" / "people").mkdir()
@@ -198,7 +202,7 @@ def test_a_configmap_style_swap_of_the_principals_is_noticed(tmp_path: Path) -> 
         (mount / name).symlink_to(Path("..data") / name)
     (mount / "..data").symlink_to(first.name)
     (tmp_path / "policies").rename(mount / "policies")
-    with serving(mount, inventory="mixed-fleet.yaml") as server:
+    with serving(mount, *WATCH_QUIET, inventory="mixed-fleet.yaml") as server:
         before = _alice(server)
         assert before["decision"] == "ALLOW"
         second = mount / "..2026_12_06_02"

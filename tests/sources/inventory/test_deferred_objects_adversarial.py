@@ -227,7 +227,8 @@ def test_serve_rebuilds_a_revision_after_an_edit_to_one_stamped_node(tmp_path: P
     # the new revision closes its GPUs to everyone (policies/quarantine.cedar), dgx06's stay open,
     # and a GPU no node has (gpu8: count 8 makes gpu0..gpu7) is denied, with the reason.
     inventory = copy_inputs(tmp_path, "dgx-h100-pod.yaml")
-    with serving(tmp_path, inventory="dgx-h100-pod.yaml") as server:
+    # The edit is one write_text: a 0.5 s quiet wait (not the default 2 s) is enough to gather it.
+    with serving(tmp_path, "--reload-quiet", "0.5", inventory="dgx-h100-pod.yaml") as server:
         before = server.authorize("dan", "schedule", "dgx05/gpu3")
         assert before["decision"] == "ALLOW"
         overrides = "            overrides:\n"
