@@ -26,7 +26,38 @@ from checkout_helpers import copy_checkout, made_once, release, tagged_clone
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _build_and_install(base: Path, clone: Path) -> None:
+def _pip_into(venv: Path) -> list[str]:
+    """`pip install` into `venv` (made --without-pip) by this Python's pip, writing no .pyc files."""
+    return [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-compile"]
+
+
+def _build_env(folder: Path) -> None:
+    """A venv holding `build` and pyproject.toml's build-system requires, and nothing else.
+
+    Every build here runs in it with --no-isolation, which still refuses to build when a
+    requirement the backend asks for is missing, instead of `build` making two fresh isolated
+    environments per build (one for the sdist, one for the wheel built from it).
+    """
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, capture_output=True)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    pip = subprocess.run(
+        [*_pip_into(folder), "build", *requires],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=600,
+    )
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+
+
+def _builder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of the run's one build venv (_build_env)."""
+    return made_once(tmp_path_factory, "build-env", _build_env) / "bin" / "python"
+
+
+def _build_and_install(base: Path, clone: Path, builder: Path) -> None:
     source, dist, venv, work = base / "src", base / "dist", base / "venv", base / "work"
     # The source as a `git archive` of the release tag leaves it (GitHub's source tarballs): no
     # .git, the version in .git_archival.txt, which git filled in (.gitattributes export-subst).
@@ -39,7 +70,7 @@ def _build_and_install(base: Path, clone: Path) -> None:
     # Without PYTHONDONTWRITEBYTECODE, as on a user's machine (setuptools warns that it skips byte-compiling).
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")}
     built = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
+        [str(builder), "-m", "build", "--no-isolation", "--outdir", str(dist), str(source)],
         capture_output=True,
         text=True,
         env=env,
@@ -48,10 +79,13 @@ def _build_and_install(base: Path, clone: Path) -> None:
     )
     assert built.returncode == 0, built.stdout + built.stderr
     (base / "build.log").write_text(built.stdout + built.stderr)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    # The venv gets no pip of its own and pip writes no .pyc files (ensurepip and byte-compiling
+    # numpy, z3 and duckdb were about half of this fixture's time): the wheel and its declared
+    # dependencies are still all that is installed there, and Python compiles what it imports.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
     wheel = next(dist.glob("topolog-*.whl"))
     pip = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
+        [*_pip_into(venv), str(wheel)],
         capture_output=True,
         text=True,
         env=env,
@@ -70,13 +104,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("building from the checkout needs git to list its files")
     clone = made_once(tmp_path_factory, "release-clone", lambda folder: tagged_clone(folder / "topolog")) / "topolog"
-    base = made_once(tmp_path_factory, "packaging", lambda folder: _build_and_install(folder, clone))
+    builder = _builder(tmp_path_factory)
+    base = made_once(tmp_path_factory, "packaging", lambda folder: _build_and_install(folder, clone, builder))
     return base / "venv" / "bin" / "topolog", base / "work", (base / "build.log").read_text()
 
 
 def _topolog(installed: tuple[Path, Path, str], *args: str) -> subprocess.CompletedProcess[str]:
     exe, work, _log = installed
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    # Python may write the .pyc files pip did not (--no-compile): the first command compiles what
+    # it imports, once, as on a user's machine, and the next ones read them.
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
     return subprocess.run(
         [str(exe), *args], cwd=work, capture_output=True, text=True, env=env, check=False, timeout=300
     )
@@ -189,7 +226,7 @@ def test_installed_commands_run_outside_the_repository(installed: tuple[Path, Pa
     assert again.returncode == 0, again.stdout + again.stderr
 
 
-def test_a_copy_without_git_metadata_still_builds(tmp_path: Path) -> None:
+def test_a_copy_without_git_metadata_still_builds(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     """A copy of the source with no .git and an unfilled .git_archival.txt gets setuptools-scm's
     fallback version (pyproject.toml [tool.setuptools_scm] fallback_version), not a failed build.
     """
@@ -197,8 +234,18 @@ def test_a_copy_without_git_metadata_still_builds(tmp_path: Path) -> None:
     copy_checkout(source)
     assert not (source / ".git").exists() and "$Format:%H$" in (source / ".git_archival.txt").read_text()
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    dist = tmp_path / "dist"
     built = subprocess.run(
-        [sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path / "dist"), str(source)],
+        [
+            str(_builder(tmp_path_factory)),
+            "-m",
+            "build",
+            "--no-isolation",
+            "--sdist",
+            "--outdir",
+            str(dist),
+            str(source),
+        ],
         capture_output=True,
         text=True,
         env=env,
