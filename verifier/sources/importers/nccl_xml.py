@@ -43,13 +43,16 @@ _SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*GT/s(?:\s+PCIe)?\s*$")
 _WIDTHS = (1, 2, 4, 8, 12, 16, 32)
 _UNKNOWN = ("", "unknown", "Unknown", "Unknown speed")
 _UNSEEN_PEER = "fffffff:ffff:ff"
-# No network port runs faster than 1.6 Tb/s (IEEE 802.3dj; XDR InfiniBand ports are 800 Gb/s); twice that
-# leaves room for a merged pair of them (NCCL_IB_MERGE_NICS). A larger `speed` is not a rate in NCCL's
-# Mb/s but a network plugin's other unit (an RCCL dump of HPE Slingshot `cxi` NICs, 200 Gb/s ports, says
-# 200000000), so it is left unknown rather than read as 200 Tb/s.
-MAX_PORT_MBIT = 3_200_000
 """The target NCCL writes for an NVLink peer it cannot see (an NVSwitch hidden from a VM), whose
 tclass it then sets to NVSwitch's (src/graph/xml.cc): a tool's own word, not a bad address."""
+# No network port runs faster than 1.6 Tb/s (IEEE 802.3dj; XDR InfiniBand ports are 800 Gb/s). NCCL's NIC
+# fusion (NCCL_IB_MERGE_NICS, NCCL_NET_FORCE_MERGE) makes one device of up to 8 (4 before the v12 plugin
+# API), named "mlx5_0+mlx5_1+...", whose speed is the sum of theirs: a `speed` is a rate in NCCL's Mb/s
+# up to 1.6 Tb/s per device its name joins, and at least a merged pair's 3.2 Tb/s. A larger one is a
+# network plugin's other unit (an RCCL dump of HPE Slingshot `cxi` NICs, 200 Gb/s ports, says 200000000),
+# so it is left unknown rather than read as 200 Tb/s.
+PORT_MBIT = 1_600_000
+MAX_PORT_MBIT = 2 * PORT_MBIT
 
 
 @dataclass
@@ -377,12 +380,14 @@ class _Reader:
                 )
                 speed = None
             megabits = whole(speed) if speed is not None else None
+            # A fused device's name joins its members' names with '+' (NCCL's ncclIbMakeVDevice).
+            limit = max(MAX_PORT_MBIT, PORT_MBIT * len((net.get("name") or "").split("+")))
             # A figure past 64 bits is no number NCCL prints (its speeds are 64-bit integers): refused below.
-            if megabits is not None and MAX_PORT_MBIT < megabits < 2**63:
+            if megabits is not None and limit < megabits < 2**63:
                 self.b.note(
                     net.loc,
                     f"{did} ({net.get('name')}) speed={speed!r} would be {megabits / 1_000_000:g} Tb/s in NCCL's "
-                    f"Mb/s, beyond any network port (at most {MAX_PORT_MBIT} Mb/s): a network plugin wrote it in "
+                    f"Mb/s, beyond any network port (at most {limit} Mb/s): a network plugin wrote it in "
                     "another unit, so its speed is left unknown (declare the port's bandwidth)",
                 )
                 speed = None
