@@ -19,6 +19,7 @@ from verifier.sources.inventory.model import Inventory
 from verifier.sources.inventory.software import release_number
 from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref, same_gpu
 from verifier.sources.observed.model import DIAG_FAILED, UNKNOWN_RECOVERY, GpuObservation, Observations
+from verifier.sources.observed.nvlink_text import ALL_LINKS
 
 Row = tuple[str | int, ...]
 
@@ -211,6 +212,7 @@ def observed_facts(
             continue
         active = 1 if lk.state == "active" else 0
         out["observed_scaleup_link"].append((lgpu, lk.kind, lk.link, active, lk.speed_mbps or 0, where))
+    out["observed_scaleup_link"] = _one_per_link(out["observed_scaleup_link"])
     out["observed_scaleup_links"] = _link_summary(out["observed_scaleup_link"])
     for c in observations.counters:
         if not trusted(c.source.file) and not fresh(c.observed_at):
@@ -261,10 +263,35 @@ def _slowdown(reasons: tuple[str, ...]) -> str:
     return ", ".join(kinds)
 
 
+def _one_per_link(links: list[Row]) -> list[Row]:
+    """One row per (gpu, kind, link): a link is one link however many files or lines report it.
+
+    Two files of one host may describe the same GPU's links (a copy of the file beside it, `nvidia-smi nvlink -s`
+    saved twice, a second block for one GPU); counted row by row, a GPU's 18 links read twice counted 36, and a
+    short GPU looked whole. Where the reports disagree, the worse one stands (inactive before active, the
+    slower speed before the faster; the first read among equals), never silently the better. A GPU reported
+    with all its links inactive (`ALL_LINKS`) in any file has no active link: its links read active elsewhere
+    are left out.
+    """
+    worst: dict[tuple[str | int, ...], Row] = {}
+    all_down: set[tuple[str | int, str | int]] = set()
+    for row in links:
+        if row[2] == ALL_LINKS:
+            all_down.add((row[0], row[1]))
+        key = row[:3]
+        kept = worst.get(key)
+        if kept is None or (row[3], row[4]) < (kept[3], kept[4]):
+            worst[key] = row
+    return [r for r in worst.values() if r[3] == 0 or (r[0], r[1]) not in all_down]
+
+
 def _link_summary(links: list[Row]) -> list[Row]:
-    """Per (gpu, kind): active links, links reported, and where the first inactive (else first) one is."""
+    """Per (gpu, kind): active links, links reported, and where the first inactive (else first) one is.
+
+    `links` holds one row per link (`_one_per_link`).
+    """
     found: dict[tuple[str | int, str | int], list[Row]] = {}
-    for row in dict.fromkeys(links):
+    for row in links:
         found.setdefault((row[0], row[1]), []).append(row)
     out: list[Row] = []
     for (gpu, kind), rows in found.items():
