@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from verifier.core.errors import TopologError
 from verifier.sources.importers import import_files
 
 
@@ -53,3 +54,32 @@ def test_a_fused_devices_speed_is_read_up_to_its_ports_line(
     tmp_path: Path, name: str, speed: str, mbps: int | None
 ) -> None:
     assert _speeds(tmp_path, [(name, speed)]) == {name: mbps}
+
+
+@pytest.mark.parametrize("speed", ["0", "-1"])
+def test_nccls_own_word_for_no_speed_is_left_unknown_not_refused(tmp_path: Path, speed: str) -> None:
+    # NCCL reads speed <= 0 as "not stated" and assumes 10 Gb/s (topo.cc, ncclTopoAddNet: "Some NICs define
+    # speed = -1"); a plugin whose libfabric provider reports no link speed (EFA: 0 bit/s, / 1e6 = 0 Mb/s)
+    # writes speed="0". Base and b0952c6 refused the whole file at that line (exit 2); the port keeps no
+    # speed, with a note, as NCCL's socket default of 10000 does.
+    path = tmp_path / "topo.xml"
+    path.write_text(
+        f'<system version="1"><cpu numaid="0"><nic><net name="rdmap16s27" dev="0" speed="{speed}" port="1" '
+        'guid="0x1" gdr="1"/></nic></cpu></system>\n'
+    )
+    result = import_files("nccl-xml", [path], node="n")
+    (nic,) = [o for o in result.inventory.objects.values() if o.kind == "nic"]
+    assert "bandwidth_mbps" not in nic.quantities
+    assert any(f"speed={speed!r}" in str(n) and "left unknown" in str(n) for n in result.notes)
+
+
+@pytest.mark.parametrize("speed", ["fast", "1.5", "+1", "00x", "-1.5", "-"])
+def test_a_speed_that_is_no_whole_number_is_still_refused(tmp_path: Path, speed: str) -> None:
+    path = tmp_path / "topo.xml"
+    path.write_text(
+        f'<system version="1"><cpu numaid="0"><nic><net name="mlx5_0" dev="0" speed="{speed}" port="1" '
+        'guid="0x1" gdr="1"/></nic></cpu></system>\n'
+    )
+    with pytest.raises(TopologError) as err:
+        import_files("nccl-xml", [path], node="n")
+    assert any(f"speed={speed!r}" in d.message for d in err.value.diagnostics)

@@ -52,6 +52,7 @@ tclass it then sets to NVSwitch's (src/graph/xml.cc): a tool's own word, not a b
 # network plugin's other unit (an RCCL dump of HPE Slingshot `cxi` NICs, 200 Gb/s ports, says 200000000),
 # so it is left unknown rather than read as 200 Tb/s.
 PORT_MBIT = 1_600_000
+_NO_SPEED = re.compile(r"-?0|-[1-9][0-9]{0,9}")
 MAX_PORT_MBIT = 2 * PORT_MBIT
 
 
@@ -377,6 +378,16 @@ class _Reader:
                     f"{did} ({net.get('name')}) is an NCCL socket device at 10000 Mb/s, NCCL's default when the "
                     "kernel states no speed: its speed is left unknown (a real 10 GbE port prints the same: "
                     "declare its bandwidth, 10 Gb/s, if it is one, or read its speed with ethtool)",
+                )
+                speed = None
+            if speed is not None and _NO_SPEED.fullmatch(speed):
+                # NCCL reads a speed of 0 or below as "not stated" and assumes 10 Gb/s (src/graph/topo.cc,
+                # ncclTopoAddNet: "Some NICs define speed = -1"); a plugin whose provider reports no link
+                # speed (libfabric's EFA provider says 0) writes it so: a real dump, with no rate in it.
+                self.b.note(
+                    net.loc,
+                    f"{did} ({net.get('name')}) speed={speed!r} is NCCL's word for a port speed it was not told "
+                    "(NCCL then assumes 10 Gb/s): its speed is left unknown (declare the port's bandwidth)",
                 )
                 speed = None
             megabits = whole(speed) if speed is not None else None
