@@ -99,7 +99,12 @@ def software_table() -> SoftwareTable:
 #   is major*1000 + minor*10, so a minor has at most two digits.
 # - NCCL and RCCL (which keeps NCCL's numbering): major.minor or major.minor.patch; nccl.h's
 #   NCCL_VERSION_CODE is major*10000 + minor*100 + patch, so minor and patch have at most two.
-# - ROCm: major.minor or major.minor.patch (6.0, 6.1.2), as the compatibility matrix writes them.
+# - ROCm: major.minor or major.minor.patch (6.0, 6.1.2), as the compatibility matrix writes them;
+#   also HIP's version as `hipconfig --version` prints it less its `-<hash>` (6.2.41133): HIP's
+#   major.minor is its ROCm release's, and its third number is a five-digit build number, not ROCm's
+#   patch (ROCm 6.2.2 and 6.2.4 both ship HIP 6.2.41134, 6.3.0 ships 6.3.42131: the HIP-to-ROCm
+#   table of the cubecl-hip-sys crate, lib.rs/crates/cubecl-hip-sys/features). It is read as its
+#   ROCm major.minor, which is all a minimum compares (version_number ignores the patch).
 # A node's release of three parts may end in its package's build or revision number (`_REVISION`);
 # RCCL's packages put the ROCm release they ship with after its own patch (2.20.5.60200, ROCm 6.2.0).
 # A job's minimum may name the major alone (">=12": CUDA 12.0 or later, exactly), as
@@ -121,7 +126,12 @@ _RELEASE_PARTS: dict[str, tuple[str, str, str]] = {
         r"[0-9]{1,2}(?:\.[0-9]{5,6})?",
         "an RCCL release such as '2.18.6' or '2.18', a minor and patch of at most two digits",
     ),
-    "rocm": (r"[0-9]{1,3}", r"[0-9]{1,3}", "a ROCm release as major.minor such as '6.1' or '6.1.2'"),
+    "rocm": (
+        r"[0-9]{1,3}",
+        r"(?:[0-9]{1,3}|[0-9]{5})",
+        "a ROCm release as major.minor such as '6.1' or '6.1.2' (or HIP's version as hipconfig prints it, "
+        "without its '-<hash>', such as '6.2.41133')",
+    ),
 }
 _RELEASE_SHAPES: dict[str, tuple[re.Pattern[str], str]] = {
     c: (re.compile(rf"[0-9]{{1,2}}\.{minor}(?:\.{patch}{_REVISION})?"), expected)

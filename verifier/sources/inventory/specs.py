@@ -103,6 +103,8 @@ class TextMap(Record):
 
     const: Mapping[str, str] = field(default_factory=lambda: EMPTY_STR)
     patterns: tuple[tuple[str, Pattern], ...] = ()
+    pattern_locs: Mapping[str, SourceLocation] = field(default_factory=dict)
+    """Where each pattern's key is written: a value it makes is judged there once rendered."""
 
     def render(self, ns: Mapping[str, int | str]) -> Mapping[str, str]:
         if not self.patterns:
@@ -121,6 +123,7 @@ class TextMap(Record):
         return TextMap(
             MappingProxyType({**{k: v for k, v in self.const.items() if k not in over}, **other.const}),
             tuple((k, p) for k, p in self.patterns if k not in over) + other.patterns,
+            {**{k: v for k, v in self.pattern_locs.items() if k not in over}, **other.pattern_locs},
         )
 
 
@@ -265,16 +268,18 @@ def _text_map(problems: Problems, m: YMap, key: str, what: str) -> TextMap:
         return TextMap()
     const: dict[str, str] = {}
     pats: list[tuple[str, Pattern]] = []
+    locs: dict[str, SourceLocation] = {}
     sub = m[key]
     for k, v in raw.items():
         if "{" in v or "}" in v:
             try:
                 pats.append((k, compile_pattern(v)))
+                locs[k] = sub.key_loc(k)
             except PatternError as err:
                 problems.add(sub.key_loc(k), f"{k!r} in {key} of {what}: {err}")
         else:
             const[k] = v
-    return TextMap(MappingProxyType(const), tuple(pats))
+    return TextMap(MappingProxyType(const), tuple(pats), locs)
 
 
 def _figures(problems: Problems, m: YMap, what: str) -> Figures:

@@ -46,6 +46,7 @@ from verifier.sources.inventory.model import (
     unmade_of,
 )
 from verifier.sources.inventory.patterns import MissingVariable, Pattern, PatternError
+from verifier.sources.inventory.software import release_shape_problem
 from verifier.sources.inventory.specs import (
     DeviceOverride,
     LinkSpec,
@@ -471,6 +472,23 @@ class Expander:
             self.problems.add(loc, str(err))
         return tm.const
 
+    def _judged_software(
+        self, tm: TextMap, software: Mapping[str, str], oid: str, loc: SourceLocation
+    ) -> Mapping[str, str]:
+        """`software` less the values its patterns made that cannot be a release of their component, each
+        refused at its pattern's line as a written value is (validate.str_map judged the pattern's text
+        only: `cuda: "{v}"` made "122", which passed every minimum).
+        """
+        bad: list[str] = []
+        for k, _ in tm.patterns:
+            v = software.get(k)
+            if v is not None and (problem := release_shape_problem(k, v)) is not None:
+                self.problems.add(
+                    tm.pattern_locs.get(k, loc), f"{k!r} in software of {oid}: {problem} (made by its pattern)"
+                )
+                bad.append(k)
+        return {k: v for k, v in software.items() if k not in bad} if bad else software
+
     # --- objects ---------------------------------------------------------------------
     def expand(self, specs: list[ObjSpec], parent: str | None, scope: str | None, ns: dict[str, int | str]) -> None:
         for spec in specs:
@@ -618,6 +636,8 @@ class Expander:
             self.sink.journal = []
             cabled_from = len(self.sink.cabled)
         software = self._render_map(software_tm, ns, spec.loc)
+        if software_tm.patterns:
+            software = self._judged_software(software_tm, software, oid, spec.loc)
         if software:
             self.sink.software[oid] = software
         if promises:
