@@ -24,7 +24,7 @@ from typing import TypeVar
 from verifier.core.gc_pause import collector_paused
 from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.facts.whole_nodes import objects_without
-from verifier.sources.inventory.catalog import mig_memory_mb
+from verifier.sources.inventory.catalog import builtin_models, mig_memory_mb
 from verifier.sources.inventory.model import CABLES_UNMADE, CableColumns, Inventory, Link, LinkPlan, Obj, Unmade
 from verifier.sources.inventory.software import release_number, software_table, version_number
 
@@ -199,11 +199,15 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     feature_rows: list[Row] = []
     mig_rows: list[Row] = []
     memory_type_rows: list[Row] = []
+    rated = _catalogue_power()
     for name in sorted(inv.models):
         m = inv.models[name]
         info_rows.append((name, m.vendor, m.kind))
         for k in sorted(m.specs):
             spec_rows.append((name, k, m.specs[k]))
+        power = m.specs.get("tdp_w")
+        if power is not None and name in rated and rated[name][0] == power and CATALOGUE_POWER not in m.specs:
+            spec_rows.append((name, CATALOGUE_POWER, rated[name][1]))
         for f in sorted(m.features):
             feature_rows.append((name, f))
         for profile, count in m.mig:
@@ -256,6 +260,25 @@ _MEMORY_GENERATIONS: dict[str, tuple[range, str]] = {
     "GDDR": (range(5, 8), "X"),
     "HBM": (range(2, 5), "E"),
 }
+
+
+CATALOGUE_POWER = "catalogue_power_w"
+"""The spec key that gives a model the built-in catalogue's power ceiling (its max_power_w, else its
+power figure: the rated, maximum board power, checked against the datasheets): emitted for a
+built-in model and for an inventory's own copy that writes the catalogue's power figure (a copy
+written before the catalogue had the model keeps the catalogue's rating). An inventory's own model's
+`power:` is whatever figure its author had at hand (a default of a part configurable up to more: a
+GH200 module written at 900 W, "450-1000 W configurable"), so it is no ceiling."""
+
+
+@functools.cache
+def _catalogue_power() -> dict[str, tuple[int, int]]:
+    """Each built-in model's power figure (W) and its ceiling (max_power_w, else that figure)."""
+    return {
+        m.name: (m.specs["tdp_w"], m.specs.get("max_power_w", m.specs["tdp_w"]))
+        for m in builtin_models()
+        if "tdp_w" in m.specs
+    }
 
 
 def memory_type_reading(name: str) -> tuple[str, int] | None:
