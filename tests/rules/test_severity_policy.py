@@ -66,6 +66,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "LINK017": (E, "a link kind that contradicts its ends (nvlink to an NVSwitch): the inventory contradicts itself"),
     "LINK018": (E, "a PCIe link from one host into another host's PCIe tree: the inventory contradicts the hardware"),
     "LINK019": (E, "a superchip node's Grace or GPU joined by C2C to nothing: the inventory contradicts the hardware"),
+    "LINK020": (W, "a UPI link labelled an older generation than its CPUs speak: a label no figure is read from"),
     "MEM001": (E, "a GPU's memory below its model's, or far above: the part is not what the inventory claims"),
     "MEM002": (W, "a link to memory slower than the memory: bandwidth below plan"),
     "MEM003": (W, "unified memory demands over its bandwidth: bandwidth below plan"),
