@@ -272,10 +272,18 @@ def _evaluate_in_memory(
 
 
 def model_families(inventory: Inventory, jobs: Jobs) -> list[Row]:
-    """`model_family(model, word)`: each word a job accepts that is a proper prefix of a catalogue model's name."""
+    """`model_family(model, word)`: each word a job accepts that is a proper prefix of a catalogue model's
+    name, and the Gaudi family word (a `habana.ai/gaudi` request) for every model whose entry makes it
+    an Intel HPU, whatever its name (an inventory's own `HL-325L`: pod_spec.GAUDI_FAMILY).
+    """
+    from verifier.sources.jobs.pod_spec import GAUDI_FAMILY, is_gaudi
+
     words = sorted({w for job in jobs for w in job.accepts})
     models = sorted(inventory.models)
-    return [(m, w) for m in models for w in words if m != w and m.startswith(w)]
+    rows = {(m, w) for m in models for w in words if m != w and m.startswith(w)}
+    if GAUDI_FAMILY in words:
+        rows.update((m, GAUDI_FAMILY) for m in models if m != GAUDI_FAMILY and is_gaudi(inventory.models[m]))
+    return sorted(rows)
 
 
 def require_job_principals(jobs: Jobs, principals: Principals) -> None:

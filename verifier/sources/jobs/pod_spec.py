@@ -13,11 +13,11 @@ import math
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cache
 
 from verifier.core.errors import Diagnostic, SourceLocation
 from verifier.sources.importers.gpu_names import model_for_amd_device, model_for_product
-from verifier.sources.inventory.catalog import builtin_models, mig_memory_mb
+from verifier.sources.inventory.catalog import mig_memory_mb
+from verifier.sources.inventory.model import CatalogModel
 from verifier.sources.inventory.validate import Problems, name_problem
 from verifier.sources.inventory.yaml_source import YList, YMap
 from verifier.sources.jobs.dra import claimed_gpus
@@ -25,8 +25,8 @@ from verifier.sources.jobs.gpu_words import gke_model
 
 GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd", "habana.ai/gaudi": "intel"}
 """Whole devices by vendor. `habana.ai/gaudi` is Intel's Gaudi device plugin (one unit, one Gaudi
-accelerator, of whichever generation the node holds): read as whole Gaudi accelerators, of the
-catalogue's Gaudi families only (GAUDI_FAMILIES), never as any Intel device."""
+accelerator, of whichever generation the node holds): read as whole Gaudi accelerators (GAUDI_FAMILY),
+never as any Intel device."""
 MIG_RESOURCE = re.compile(
     r"^nvidia\.com/mig-(?P<profile>[0-9]+g\.[0-9]+gb)(?P<extension>(?:\.(?:me|gfx)(?:\.all)?|-me)?)$"
 )
@@ -66,14 +66,19 @@ GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"
 GAUDI_RESOURCE = "habana.ai/gaudi"
 
 
-@cache
-def gaudi_families() -> tuple[str, ...]:
-    """The Gaudi families of the built-in catalogue ("Gaudi2", "Gaudi3"): what one `habana.ai/gaudi`
-    unit may be. A family word also accepts an inventory's own model of that family (its name's
-    leading part), and never an Intel CPU or GPU.
+GAUDI_FAMILY = "Gaudi"
+"""What one `habana.ai/gaudi` unit accepts: a Gaudi of any generation. As an accepts word it names the
+catalogue's Gaudi models by their name's leading part (`Gaudi2-HL-225H`, `Gaudi3-HL-325L`) and any model
+whose catalog entry says it is an Intel HPU (`vendor: intel`, `kind: hpu`), whatever its name: an
+inventory's own `HL-325L` (is_gaudi, read by verifier.session.session.model_families). An Intel model of
+kind `gpu` named by a part number alone is not taken for a Gaudi: it could be any Intel GPU."""
+
+
+def is_gaudi(model: CatalogModel) -> bool:
+    """Whether a catalogue model is a Gaudi by what its entry says: Intel's kind `hpu` (Habana's
+    processing unit, as the built-in catalogue files Gaudi 2 and Gaudi 3).
     """
-    names = (m.name for m in builtin_models() if m.kind in ("gpu", "hpu") and m.name.lower().startswith("gaudi"))
-    return tuple(sorted({name.split("-")[0] for name in names}))
+    return model.kind == "hpu" and model.vendor.casefold() == "intel"
 
 
 READ_POD_KEYS = (
@@ -399,7 +404,7 @@ def _gpu_kind(requests: dict[str, int], loc: SourceLocation, where: str, needs: 
         ((key, n),) = whole.items()
         needs.gpus, needs.vendor = n, GPU_RESOURCES[key]
         if key == GAUDI_RESOURCE:
-            needs.accepts = gaudi_families()
+            needs.accepts = (GAUDI_FAMILY,)
     elif migs:
         ((key, n),) = migs.items()
         m = MIG_RESOURCE.match(key)
