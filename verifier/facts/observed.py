@@ -35,6 +35,7 @@ OBSERVED_RELATIONS: frozenset[str] = frozenset(
         "observed_listing",
         "observed_listing_short",
         "observed_gpu",
+        "observed_listed_in",
         "observed_unmatched",
         "observed_pcie_gen",
         "observed_pcie_width",
@@ -154,6 +155,7 @@ def observed_facts(
             continue
         gpu = m.gpu
         out["observed_gpu"].append((gpu, m.key or "", where))
+        out["observed_listed_in"].append((gpu, g.source.file))
         if g.lost is not None:
             out["observed_flag"].append((gpu, "lost", where))
             continue  # nothing else of it was printed
