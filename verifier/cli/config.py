@@ -313,6 +313,13 @@ def _scalar_kind(param: click.Option) -> str:
     return "a string"
 
 
+_DECIMAL = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+(?=[eE]))(?:[eE][-+]?[0-9]+)?")
+"""A number with a fraction or an exponent as YAML writes it (0.5, 2.5, 1e3): the YAML loader keeps such
+a scalar as text (`cuda: 12.10` must stay 12.10), and a number option refused it as "not the string
+'0.5'" (no seconds option could be set to half a second in .topolog.yaml, where pyproject.toml's 0.5
+was taken). The option's own type reads the text, as it reads the flag's."""
+
+
 def _fits(param: click.Option, value: Any) -> bool:
     if param.is_flag and param.is_bool_flag:
         return isinstance(value, bool)
@@ -321,7 +328,7 @@ def _fits(param: click.Option, value: Any) -> bool:
     if isinstance(param.type, click.types.IntParamType):
         return isinstance(value, int)
     if isinstance(param.type, click.types.FloatParamType):
-        return isinstance(value, int | float)
+        return isinstance(value, int | float) or (isinstance(value, str) and _DECIMAL.fullmatch(value) is not None)
     return isinstance(value, str)
 
 
