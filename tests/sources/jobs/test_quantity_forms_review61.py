@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from verifier.core.errors import TopologError
 from verifier.sources.jobs.principal_rules import parse_rules
 from verifier.sources.jobs.read import NoGpuRequested, read_jobs_text
 
@@ -54,19 +55,11 @@ def test_a_request_equal_to_its_limit_in_another_form_is_one_count() -> None:
     assert job.gpus == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kubectl's YAML (sigs.k8s.io/yaml, a go-yaml fork: 'Octals encode and decode as 0777 per YAML "
-    "1.1') reads a plain 010 as octal 8; topolog's loader keeps it as the text '010' and the quantity reader "
-    'takes 10, the same as a quoted "010" (10 to Kubernetes too). Telling them apart needs the scalar\'s '
-    "style from the loader (base 42fed5f reads 10 as well).",
-)
-def test_a_plain_leading_zero_count_is_not_read_as_ten() -> None:
-    # Kubernetes: `nvidia.com/gpu: 010` unquoted is 0o10 = 8 GPUs. Reading 10 is a silently wrong count;
-    # 8 or a refusal (exit 2) would both be right.
-    try:
-        jobs = read_jobs_text(_pod("010"), "q.yaml", RULES)
-    except Exception:  # a refusal is fine
-        return
-    (job,) = jobs
-    assert job.gpus == 8
+@pytest.mark.parametrize("written", ["010", '"010"', "08"])
+def test_a_leading_zero_count_is_refused_not_read_as_ten(written: str) -> None:
+    # Kubernetes: `nvidia.com/gpu: 010` unquoted is 0o10 = 8 GPUs (kubectl's YAML keeps YAML 1.1 octals),
+    # quoted "010" is the quantity 10. topolog's loader keeps both as the text '010', so it cannot tell
+    # which the cluster will read: reading 10 would be a silently wrong count; it is refused at the value
+    # (line 9 of _pod's text, column 18 after `nvidia.com/gpu: `).
+    with pytest.raises(TopologError, match=r"q\.yaml:9:18: .*leading zero is octal to kubectl"):
+        read_jobs_text(_pod(written), "q.yaml", RULES)

@@ -133,6 +133,10 @@ def kubernetes_quantity(text: str) -> Fraction | None:
     found = _QUANTITY.fullmatch(text.strip())
     if found is None or len(text) > 64 or not (found["whole"] or found["fraction"]):
         return None
+    if len(found["whole"]) > 1 and found["whole"].startswith("0"):
+        # `010` unquoted is octal 8 to kubectl (its YAML keeps YAML 1.1's octals) but 10 quoted; the
+        # loader keeps both as the same text, so neither reading can be told right: refused.
+        return None
     digits = (found["whole"] + (found["fraction"] or "")).lstrip("0")
     if not digits:
         return Fraction(0)
@@ -171,6 +175,13 @@ def _quantity(raw: object, loc: SourceLocation, what: str, p: Problems) -> int |
     if value is not None and value.denominator == 1 and 0 <= value <= MAX_DEVICES:
         return int(value)
     text = raw.strip() if isinstance(raw, str) else ""
+    if text[:1] == "0" and text[1:2].isdigit():
+        p.add(
+            loc,
+            f"{what} is {text!r}; a count with a leading zero is octal to kubectl when unquoted (010 is 8) and "
+            "decimal when quoted: expected the count without its leading zero, such as 8",
+        )
+        return None
     shown = str(int(text)) if text.isascii() and text.isdigit() and len(text) <= 64 else repr(raw)
     scaled = isinstance(raw, str) and not _SIGNED.fullmatch(text)
     if scaled and value is not None and value.denominator == 1 and abs(value) <= 10**7:
