@@ -55,11 +55,12 @@ def test_a_request_equal_to_its_limit_in_another_form_is_one_count() -> None:
     assert job.gpus == 2
 
 
-@pytest.mark.parametrize("written", ["010", '"010"', "08"])
+@pytest.mark.parametrize("written", ["010", '"010"', "0017"])
 def test_a_leading_zero_count_is_refused_not_read_as_ten(written: str) -> None:
     # Kubernetes: `nvidia.com/gpu: 010` unquoted is 0o10 = 8 GPUs (kubectl's YAML keeps YAML 1.1 octals),
     # quoted "010" is the quantity 10. topolog's loader keeps both as the text '010', so it cannot tell
-    # which the cluster will read: reading 10 would be a silently wrong count; it is refused at the value
+    # which the cluster will read: reading 10 would be a silently wrong count (0017: 15 or 17); it is
+    # refused at the value. `08` or `0007` read alike either way and are read (test_gpu_quantity_review57)
     # (line 9 of _pod's text, column 18 after `nvidia.com/gpu: `).
     with pytest.raises(TopologError, match=r"q\.yaml:9:18: .*leading zero is octal to kubectl"):
         read_jobs_text(_pod(written), "q.yaml", RULES)

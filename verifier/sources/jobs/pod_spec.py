@@ -124,6 +124,17 @@ _DECIMAL_SUFFIX = {"m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E"
 _BINARY_SUFFIX = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 
 
+_YAML11_OCTAL = re.compile(r"[+-]?0[0-7]+")
+
+
+def _octal_differs(text: str) -> bool:
+    """Whether `text` reads as another count to kubectl when written unquoted: its YAML keeps YAML 1.1's
+    octals (`010` is 8), while quoted it is the quantity 10. topolog's loader keeps both as the same
+    text, so neither reading can be told right; `08` or `0007` read alike either way.
+    """
+    return _YAML11_OCTAL.fullmatch(text) is not None and int(text, 8) != int(text, 10)
+
+
 def kubernetes_quantity(text: str) -> Fraction | None:
     """The exact value of a Kubernetes quantity written as `text`, or None when it is not one (or is
     over 64 characters). A value of 10**7 or more reads as 10**7 + 1, and one with a digit below
@@ -133,9 +144,7 @@ def kubernetes_quantity(text: str) -> Fraction | None:
     found = _QUANTITY.fullmatch(text.strip())
     if found is None or len(text) > 64 or not (found["whole"] or found["fraction"]):
         return None
-    if len(found["whole"]) > 1 and found["whole"].startswith("0"):
-        # `010` unquoted is octal 8 to kubectl (its YAML keeps YAML 1.1's octals) but 10 quoted; the
-        # loader keeps both as the same text, so neither reading can be told right: refused.
+    if _octal_differs(text.strip()):
         return None
     digits = (found["whole"] + (found["fraction"] or "")).lstrip("0")
     if not digits:
@@ -175,7 +184,7 @@ def _quantity(raw: object, loc: SourceLocation, what: str, p: Problems) -> int |
     if value is not None and value.denominator == 1 and 0 <= value <= MAX_DEVICES:
         return int(value)
     text = raw.strip() if isinstance(raw, str) else ""
-    if text[:1] == "0" and text[1:2].isdigit():
+    if _octal_differs(text):
         p.add(
             loc,
             f"{what} is {text!r}; a count with a leading zero is octal to kubectl when unquoted (010 is 8) and "
