@@ -483,8 +483,13 @@ class Expander:
         for k, _ in tm.patterns:
             v = software.get(k)
             if v is not None and (problem := release_shape_problem(k, v)) is not None:
+                # One pattern is one mistake however many objects it makes a bad value for: the first object's
+                # error stands with a count of the others (3,000 nodes of one template were 1,000 errors, the
+                # cap of a report, and an error found after them was dropped).
                 self.problems.add(
-                    tm.pattern_locs.get(k, loc), f"{k!r} in software of {oid}: {problem} (made by its pattern)"
+                    tm.pattern_locs.get(k, loc),
+                    f"{k!r} in software of {oid}: {problem} (made by its pattern)",
+                    same=f"software-pattern {k}",
                 )
                 bad.append(k)
         return {k: v for k, v in software.items() if k not in bad} if bad else software
