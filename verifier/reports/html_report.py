@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from verifier.checks.findings import Finding
 from verifier.checks.verify import VerifyReport
 from verifier.core.resources import package_dir
-from verifier.reports.drawing.dot import View, layout, penwidth
+from verifier.reports.drawing.dot import DotFailed, View, layout, penwidth
 from verifier.reports.drawing.model import MAX_LISTED, Drawing, Wire, build
 from verifier.reports.text_report import settings_lines
 
@@ -70,6 +70,9 @@ def page(
     under the title (what configuration shaped the run), escaped as HTML text.
     """
     data = page_data(title, drawings, marked, counts)
+    if data.get("layout_failed"):
+        reason = str(data["layout_failed"])
+        notes = [*notes, f"Layout: {reason}; the browser lays this page out instead (less orderly, boxes may overlap)."]
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     # Inside <script> only "</" could end the element; escaping every <, > and & keeps any
     # inventory text inert without changing the JSON's meaning.
@@ -117,7 +120,28 @@ def page_data(
     marked: Sequence[Marked] = (),
     counts: Mapping[str, int] | None = None,
 ) -> dict[str, object]:
-    """Everything the page shows, as JSON-ready data (the structure tests read this)."""
+    """Everything the page shows, as JSON-ready data (the structure tests read this).
+
+    A Graphviz that fails on a drawing even after the merged retry (verifier.reports.drawing.dot)
+    costs the page its precomputed layout, not the report: the page is then written as without
+    Graphviz (the browser lays it out), with `layout_failed` saying why.
+    """
+    try:
+        return _page_data(title, drawings, marked, counts, graphviz=True)
+    except DotFailed as err:
+        data = _page_data(title, drawings, marked, counts, graphviz=False)
+        data["layout_failed"] = str(err)
+        return data
+
+
+def _page_data(
+    title: str,
+    drawings: Sequence[Drawing],
+    marked: Sequence[Marked],
+    counts: Mapping[str, int] | None,
+    *,
+    graphviz: bool,
+) -> dict[str, object]:
     several = len(drawings) > 1
     nodes: list[dict[str, object]] = []
     edges: list[dict[str, object]] = []
@@ -132,7 +156,7 @@ def page_data(
     for k, drawing in enumerate(drawings):
         inv = drawing.inventory
         prefix = f"c{k}:" if several else ""
-        where = layout(drawing, font=FONT)
+        where = layout(drawing, font=FONT) if graphviz else None
         if where is None:
             laid_out = False
             where = {}

@@ -14,7 +14,7 @@ import math
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from verifier.core.errors import SourceLocation, TopologError
@@ -92,6 +92,7 @@ def dot_text(
     detailed: bool = True,
     font: float = 8.0,
     folded_font: float | None = None,
+    merge_parallel: bool = False,
 ) -> str:
     """DOT text of `drawing`; `detailed` adds colours, tooltips and bottleneck labels (for SVG).
 
@@ -179,29 +180,49 @@ def dot_text(
                 lines.append(node_line(b, indent))
 
     emit(None, "  ")
-    edges: dict[tuple[str, str, str, int, str], list[Wire]] = {}
+    # An edge per endpoint pair, kind, bandwidth and state; with `merge_parallel`, one per
+    # unordered endpoint pair (what run_dot_merging retries with when dot fails on the former).
+    edges: dict[tuple[str, ...], list[Wire]] = {}
     for w in drawing.wires:
         a, z = shown_as(w.a) if w.a in boxes else None, shown_as(w.b) if w.b in boxes else None
         if a is None or z is None or a == z:
             continue
-        edges.setdefault((a, z, w.kind, w.mbps, w.state or ""), []).append(w)
-    for (a, z, kind, mbps, state), ws in sorted(edges.items()):
+        key: tuple[str, ...] = (min(a, z), max(a, z))
+        if not merge_parallel:
+            key = (a, z, w.kind, str(w.mbps).zfill(20), w.state or "")
+        edges.setdefault(key, []).append(w)
+    for key, ws in sorted(edges.items()):
+        a, z = key[0], key[1]
         ra, rz = _rank(boxes[a]), _rank(boxes[z])
         if (ra, a) > (rz, z):
             a, z = z, a
-        count = sum(w.count for w in ws)
+        mbps = max(w.mbps for w in ws)
+        kinds = {w.kind for w in ws}
+        states = {w.state or "" for w in ws}
+        state = states.pop() if len(states) == 1 else ""
         attrs = [f"id={_q(ws[0].id)}", f"penwidth={penwidth(mbps)}"]
         if ra == rz:
             attrs.append("constraint=false")
         if detailed:
+            kind = next(iter(kinds)) if len(kinds) == 1 else ""
             colour = "#cf222e" if state == "down" else KIND_COLOURS.get(kind, "#8c959f")
             attrs.append(f"color={_q(colour)}")
-            rate = f"{mbps / 1000:g} GB/s per direction"
-            attrs.append(f"tooltip={_q(f'{kind} {rate}' + (f' x{count}' if count > 1 else ''))}")
+            tips: dict[tuple[str, int, str], int] = {}
+            for w in ws:
+                tips[(w.kind, w.mbps, w.state or "")] = tips.get((w.kind, w.mbps, w.state or ""), 0) + w.count
+            tip = "; ".join(
+                f"{k} {m / 1000:g} GB/s per direction"
+                + (f" x{n}" if n > 1 else "")
+                + (f" ({st})" if merge_parallel and st else "")
+                for (k, m, st), n in sorted(tips.items())
+            )
+            attrs.append(f"tooltip={_q(tip)}")
             if state in ("down", "degraded"):
                 attrs.append('style="dashed"' if state == "degraded" else 'style="dotted"')
-            if any(w.bottleneck for w in ws):
-                attrs.append(f'label={_q(f"{mbps / 1000:g} GB/s")}, fontsize=7, fontcolor="#bc4c00"')
+            narrow = sorted({w.mbps for w in ws if w.bottleneck})
+            if narrow:
+                figures = ", ".join(f"{m / 1000:g}" for m in narrow)
+                attrs.append(f'label={_q(f"{figures} GB/s")}, fontsize=7, fontcolor="#bc4c00"')
         lines.append(f"  {_q(a)} -- {_q(z)} [{', '.join(attrs)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -212,8 +233,16 @@ def dot_path() -> str | None:
     return shutil.which("dot")
 
 
+class DotFailed(TopologError):
+    """Graphviz's dot was there but did not lay the drawing out (crashed, failed or timed out)."""
+
+
+class DotTimedOut(DotFailed):
+    """dot ran past TIMEOUT_S (not retried: a merged drawing is hardly smaller)."""
+
+
 def run_dot(text: str, fmt: str) -> str:
-    """`dot -T<fmt>` on `text` (TopologError, exit 2 at the CLI, when Graphviz is missing or fails)."""
+    """`dot -T<fmt>` on `text` (TopologError, exit 2 at the CLI, when Graphviz is missing; DotFailed when it fails)."""
     program = dot_path()
     if program is None:
         raise TopologError.at(SourceLocation("dot"), f"Graphviz's dot program is not on PATH; {INSTALL_HINT}")
@@ -221,11 +250,32 @@ def run_dot(text: str, fmt: str) -> str:
         done = subprocess.run(
             [program, f"-T{fmt}"], input=text, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
         )
-    except (OSError, subprocess.TimeoutExpired) as err:
-        raise TopologError.at(SourceLocation(program), f"Graphviz's dot failed: {err}") from None
+    except subprocess.TimeoutExpired as err:
+        raise DotTimedOut.at(SourceLocation(program), f"Graphviz's dot failed: {err}") from None
+    except OSError as err:
+        raise DotFailed.at(SourceLocation(program), f"Graphviz's dot failed: {err}") from None
     if done.returncode != 0:
-        raise TopologError.at(SourceLocation(program), f"Graphviz's dot failed: {done.stderr.strip()[:500]}")
+        raise DotFailed.at(SourceLocation(program), f"Graphviz's dot failed: {done.stderr.strip()[:500]}")
     return done.stdout
+
+
+def run_dot_merging(text_of: Callable[[bool], str], fmt: str) -> str:
+    """`dot -T<fmt>` on `text_of(False)`; when dot fails on it, again on `text_of(True)` (parallel edges merged).
+
+    Some Graphviz releases (2.43 among them) abort in merge_chain (class2.c, "ED_to_virt(e) ==
+    NULL") on two or more edges between the same pair of boxes in different clusters next to
+    another flat edge: GPUs of two nodes joined by two cables, say. One edge per endpoint
+    pair lays out the same boxes, so the retry loses only the drawing's parallel wires.
+    """
+    try:
+        return run_dot(text_of(False), fmt)
+    except DotTimedOut:
+        raise
+    except DotFailed as first:
+        try:
+            return run_dot(text_of(True), fmt)
+        except DotFailed:
+            raise first from None
 
 
 _GENERATOR = re.compile(r"<!-- Generated by graphviz[^>]*-->\n")
@@ -233,7 +283,16 @@ _GENERATOR = re.compile(r"<!-- Generated by graphviz[^>]*-->\n")
 
 def svg(drawing: Drawing, view: View | None = None) -> str:
     """The drawing as a standalone SVG, with the Graphviz version comment taken out."""
-    return _GENERATOR.sub("", run_dot(dot_text(drawing, view), "svg"))
+    try:
+        text = run_dot_merging(lambda merged: dot_text(drawing, view, merge_parallel=merged), "svg")
+    except DotFailed as err:
+        # An SVG is Graphviz's drawing: none without it. The html page and the DOT text need no dot.
+        where = err.diagnostics[0].location
+        reason = err.diagnostics[0].message
+        raise DotFailed.at(
+            where, f"{reason}; no SVG without it: write html (-o x.html) or the DOT text (-o x.dot)"
+        ) from None
+    return _GENERATOR.sub("", text)
 
 
 Placed = tuple[float, float, float, float]
@@ -243,11 +302,20 @@ Placed = tuple[float, float, float, float]
 def layout(
     drawing: Drawing, view: View | None = None, *, font: float = 8.0, folded_font: float | None = None
 ) -> dict[str, Placed] | None:
-    """Graphviz's place and size of every box drawn as a box in `view`; None without Graphviz."""
+    """Graphviz's place and size of every box drawn as a box in `view`; None without Graphviz.
+
+    DotFailed when dot fails on the drawing even with its parallel edges merged.
+    """
     if dot_path() is None:
         return None
-    text = dot_text(drawing, view, detailed=False, font=font, folded_font=folded_font)
-    placed = json.loads(run_dot(text, "json0"))
+    placed = json.loads(
+        run_dot_merging(
+            lambda merged: dot_text(
+                drawing, view, detailed=False, font=font, folded_font=folded_font, merge_parallel=merged
+            ),
+            "json0",
+        )
+    )
     height = float(str(placed.get("bb", "0,0,0,0")).split(",")[3])
     out: dict[str, Placed] = {}
     boxes = {b.id for b in drawing.boxes}
