@@ -25,6 +25,7 @@ from verifier.sources.importers.reconcile import Disagreement
 from verifier.sources.inventory.model import Inventory, Link
 from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref
 from verifier.sources.observed.model import GpuObservation, Observations, normalise_pci_bus_id
+from verifier.sources.observed.nvlink_text import ALL_LINKS
 
 LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "nvidia-smi-q", "amd-smi", "rocm-smi"})
 _SCALEUP = frozenset({"nvlink", "nvswitch", "xgmi"})
@@ -54,7 +55,9 @@ def reconcile_observed(
     objects = inventory.objects
     where_inventory = SourceLocation(inventory.files[0] if inventory.files else "inventory")
     out: list[Disagreement] = []
-    listed_nodes: dict[str, SourceLocation] = {}
+    # Each full GPU listing is compared on its own (as verify's OBS006): a GPU one listing of its node leaves
+    # out is missing from that listing even where another file of the node shows it.
+    listings: dict[str, list[str]] = defaultdict(list)
     for f in observations.files:
         if f.host is None:
             continue
@@ -64,9 +67,9 @@ def reconcile_observed(
                 Disagreement(f.host, "host", "not declared", "observed", where_inventory, SourceLocation(f.path))
             )
         elif f.format in LISTING_FORMATS and not f.partial:
-            listed_nodes.setdefault(node, SourceLocation(f.path))
+            listings[node].append(f.path)
     links_of = _gpu_links(inventory)
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()  # (declared GPU, file that shows it)
     by_host: dict[str, list[GpuObservation]] = defaultdict(list)
     for g in observations.gpus:
         by_host[g.host].append(g)
@@ -78,12 +81,15 @@ def reconcile_observed(
         if m.gpu is None:
             out.append(Disagreement(node, "GPU", "not declared", _label(g), objects[node].loc, g.source))
             continue
-        seen.add(m.gpu)
+        seen.add((m.gpu, g.source.file))
         out.extend(_compare_gpu(m.gpu, g, inventory, links_of.get(m.gpu, [])))
-    for node, loc in sorted(listed_nodes.items()):
+    for node, files in sorted(listings.items()):
         for gpu in matcher.declared_gpus(node):
-            if gpu.id not in seen:
-                out.append(Disagreement(gpu.id, "GPU", "declared", "not in the GPU listing", gpu.loc, loc))
+            for file in files:
+                if (gpu.id, file) not in seen:
+                    out.append(
+                        Disagreement(gpu.id, "GPU", "declared", "not in the GPU listing", gpu.loc, SourceLocation(file))
+                    )
     out.extend(_scaleup(matcher, observations, by_host, links_of, inventory))
     return sorted(set(out))
 
@@ -126,7 +132,11 @@ def _scaleup(
     links_of: dict[str, list[Link]],
     inventory: Inventory,
 ) -> Iterable[Disagreement]:
-    active: dict[str, int] = defaultdict(int)
+    # One (gpu, kind, link) is one link however many files or lines report it (a copy of `nvidia-smi nvlink -s`
+    # beside it doubled every count); where reports disagree the inactive one stands, and a GPU reported with
+    # all its links inactive (ALL_LINKS) has none active: as verify's facts count them.
+    up: dict[tuple[str, str, int], int] = {}
+    all_down: set[tuple[str, str]] = set()
     first: dict[str, SourceLocation] = {}
     for lk in observations.links:
         node = matcher.node(lk.host)
@@ -136,7 +146,14 @@ def _scaleup(
         if gpu is None:
             continue
         first.setdefault(gpu, lk.source)
-        active[gpu] += 1 if lk.state == "active" else 0
+        if lk.link == ALL_LINKS:
+            all_down.add((gpu, lk.kind))
+        key = (gpu, lk.kind, lk.link)
+        up[key] = min(up.get(key, 1), 1 if lk.state == "active" else 0)
+    active: dict[str, int] = defaultdict(int)
+    for (gpu, kind, _link), a in up.items():
+        if a and (gpu, kind) not in all_down:
+            active[gpu] += 1
     for gpu, where in sorted(first.items()):
         links = links_of.get(gpu, [])
         declared = sum(lk.attrs.get("count", 1) for lk in links if lk.kind in _SCALEUP and lk.state != "down")
