@@ -216,13 +216,19 @@ def _run_rows(
 
 
 def _run_key(m: BandwidthMeasurement) -> tuple[object, ...]:
-    """nccl-tests: the rows of one file, collective and GPU set; nvbandwidth: one cell (its line and GPUs).
+    """nccl-tests: the rows of one run (file and the run's first line), collective and GPU set; nvbandwidth:
+    one cell (its line and GPUs).
+
+    Runs appended to one file stay apart: each nccl-tests invocation prints its own `# nThread ...` header
+    and `# Avg bus bandwidth` summary, so merging them would let a faster run's peak hide a slower one.
+    Within one run several rows share a size (`-d all`, `-o all`: one row per datatype or operation), and
+    the run's best of them is its peak.
 
     A run is named by its first row's file:line (nvbandwidth: and the cell's last GPU, as one line
     holds a row of cells).
     """
     if m.tool == "nccl-tests":
-        return (m.tool, m.source.file, m.operation, m.gpus)
+        return (m.tool, m.source.file, m.run_line, m.operation, m.gpus)
     return (m.tool, m.source, m.operation, m.gpus)
 
 

@@ -359,6 +359,9 @@ class BandwidthMeasurement:
     """nccl-tests prints out-of-place and in-place columns; None where the tool has no such split."""
     wrong: int | None = None
     """Values the run's check found wrong at this size (nccl-tests' `#wrong` column); None: not checked."""
+    run_line: int = 0
+    """The line its run begins at in its file (nccl-tests: one file may hold several runs appended, each
+    its own measurement); 0 where each row or cell is a run of its own (nvbandwidth)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ cluster launchers set it). `mpirun --tag-output` prefixes (`[1,0]<stdout>:`) are
 The collective comes from `# Collective test starting:`, else from the test's binary name in
 the file (the command line written above the output) or in the file's name; a file that says
 none of them is refused, as is a table row cut short. A file may hold several runs one after
-the other: each run's rows belong to the rank lines printed above them.
+the other: each run's rows belong to the rank lines printed above them, and each run is its own
+measurement (a second run appended to a file is not merged into the first: its peak is its own).
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ def looks_like(text: str) -> bool:
 @dataclass
 class _Run:
     operation: str | None
+    start: int
+    """The line the run's output begins at: one file may hold several runs, each judged on its own."""
     ranks: dict[int, tuple[GpuRef, SourceLocation]] = field(default_factory=dict)
     columns: list[str] | None = None
 
@@ -111,16 +114,16 @@ def read(text: str, filename: str, host: str | None) -> Observations:
             continue
         starting = _STARTING.match(line)
         if starting:
-            run = _Run(starting.group(1))
+            run = _Run(starting.group(1), number)
             continue
         if _THREADS.match(line):
             if run is None or run.ranks or run.columns is not None:  # not the run just named above
-                run = _Run(hint)
+                run = _Run(hint, number)
             continue
         rank = _RANK.match(line)
         if rank:
             if run is None or run.columns is not None:
-                run = _Run(hint)
+                run = _Run(hint, number)
             number_, on, device, bus = int(rank.group(1)), rank.group(2), int(rank.group(3)), rank.group(4)
             if number_ in run.ranks:
                 problems.append(Diagnostic(loc, f"rank {number_} is listed twice in one run"))
@@ -140,7 +143,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                             "a result table before any '#  Rank N ... on HOST device D' line; expected its GPUs first",
                         )
                     )
-                    run = _Run(hint)
+                    run = _Run(hint, number)
                 run.columns = words
             continue
         if run is None or run.columns is None or not line.split()[0].isdigit():
@@ -218,6 +221,7 @@ def _row(run: _Run, cells: list[str], loc: SourceLocation, problems: list[Diagno
                 busbw_mbps=bus,
                 in_place=side,
                 wrong=wrong,
+                run_line=run.start,
             )
         )
     return out
