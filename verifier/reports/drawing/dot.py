@@ -264,7 +264,9 @@ def run_dot_merging(text_of: Callable[[bool], str], fmt: str) -> str:
 
     Some Graphviz releases (2.43 among them) abort in merge_chain (class2.c, "ED_to_virt(e) ==
     NULL") on two or more edges between the same pair of boxes in different clusters next to
-    another flat edge: GPUs of two nodes joined by two cables, say. One edge per endpoint
+    another flat edge: GPUs of two nodes joined by two cables, say (Graphviz issue 121, Mantis
+    2456, github.com/ellson/MOTHBALLED-graphviz/issues/121: two constraint=none edges between
+    nodes of two clusters, reported on 2.26 and 2.38). One edge per endpoint
     pair lays out the same boxes, so the retry loses only the drawing's parallel wires.
     """
     try:
