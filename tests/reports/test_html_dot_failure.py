@@ -19,6 +19,7 @@ import pytest
 from cli_helpers import run_cli
 from reports.output_helpers import ROOT
 
+from verifier.core.errors import SourceLocation
 from verifier.reports.drawing import dot
 from verifier.reports.drawing.dot import DotFailed, dot_path, dot_text
 from verifier.reports.drawing.model import build
@@ -62,7 +63,7 @@ def test_dot_failing_on_the_plain_text_is_retried_merged(monkeypatch: pytest.Mon
     def fake(text: str, fmt: str) -> str:
         asked.append(text)
         if len(asked) == 1:
-            raise DotFailed.at(dot.SourceLocation("dot"), "Graphviz's dot failed: merge_chain")
+            raise DotFailed.at(SourceLocation("dot"), "Graphviz's dot failed: merge_chain")
         return "laid out"
 
     monkeypatch.setattr(dot, "run_dot", fake)
@@ -94,7 +95,7 @@ def test_draw_svg_and_html(tmp_path: Path) -> None:
 
 def test_dot_failing_twice_still_writes_the_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(text: str, fmt: str) -> str:
-        raise DotFailed.at(dot.SourceLocation("dot"), "Graphviz's dot failed: it crashed")
+        raise DotFailed.at(SourceLocation("dot"), "Graphviz's dot failed: it crashed")
 
     monkeypatch.setattr(dot, "run_dot", broken)
     monkeypatch.setattr(dot, "dot_path", lambda: "dot")  # as if installed, where it is not
