@@ -34,7 +34,6 @@ declares serials or the host's nvidia-smi listing shows them, whatever the numbe
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -47,6 +46,7 @@ from verifier.sources.observed.model import (
     ObservedFile,
     host_of_file,
 )
+from verifier.sources.observed.tool_json import tool_json
 
 FORMAT = "dcgmi-diag"
 METRIC = DIAG_FAILED
@@ -423,17 +423,7 @@ def _serials(run: dict[str, object], filename: str, found: dict[int, str]) -> No
 
 
 def _read_json(text: str, filename: str, serials: dict[int, str]) -> list[_Test]:
-    try:
-        doc = json.loads(text, parse_constant=lambda c: c)  # NaN / Infinity stay words: no status is one
-    except RecursionError:
-        raise TopologError.at(
-            SourceLocation(filename, 1), "JSON nested too deeply; expected dcgmi diag -j output"
-        ) from None
-    except json.JSONDecodeError as err:
-        raise TopologError.at(
-            SourceLocation(filename, err.lineno, err.colno),
-            f"not valid JSON ({err.msg}); expected dcgmi diag -j output",
-        ) from None
+    doc = tool_json(text, filename, "expected dcgmi diag -j output", "expected dcgmi diag -j output")
     lines = _status_lines(text)
     seen = 0
 

@@ -16,7 +16,6 @@ JSON carries no line numbers: each GPU's observation points at the line of its `
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -30,6 +29,7 @@ from verifier.sources.observed.model import (
     host_of_file,
     normalise_pci_bus_id,
 )
+from verifier.sources.observed.tool_json import tool_json
 
 FORMAT = "rocm-smi"
 _CARD = re.compile(r"^card(\d{1,9})$")
@@ -59,17 +59,12 @@ def _text(raw: Any) -> str | None:
 def read(text: str, filename: str, host: str | None) -> Observations:
     """Every `cardN` of one host's rocm-smi --json output."""
     host = host_of_file(host, filename, "rocm-smi")
-    try:
-        doc = json.loads(text, parse_constant=lambda c: c)
-    except RecursionError:
-        raise TopologError.at(
-            SourceLocation(filename, 1), "JSON nested too deeply; expected rocm-smi --json output"
-        ) from None
-    except json.JSONDecodeError as err:
-        raise TopologError.at(
-            SourceLocation(filename, err.lineno, err.colno),
-            f"not valid JSON ({err.msg}); the file looks truncated or is not rocm-smi --json output",
-        ) from None
+    doc = tool_json(
+        text,
+        filename,
+        "expected rocm-smi --json output",
+        "the file looks truncated or is not rocm-smi --json output",
+    )
     if not isinstance(doc, dict):
         raise TopologError.at(SourceLocation(filename, 1), "not a JSON object of cardN keys; expected rocm-smi --json")
     problems: list[Diagnostic] = []
