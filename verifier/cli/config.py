@@ -171,6 +171,21 @@ def _read_toml(path: Path, name: str, found: bool = False) -> ConfigFile | None:
     return ConfigFile(name, path.absolute().parent, table, locate, is_toml=True)
 
 
+def _compose(text: str) -> Any:
+    """The document's node tree, by libyaml where it reads the text: the pure parser took about half a
+    second per MB of one comment line (its reader steps one character at a time), and a configuration
+    is read before every command. libyaml refuses some text the pure parser reads (nesting past 1,000,
+    characters it does not take): the pure parser then decides, as the loader does.
+    """
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:
+        try:
+            return yaml.compose(text, Loader=fast)
+        except (yaml.YAMLError, UnicodeEncodeError):
+            pass
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
 def _read_yaml(path: Path, name: str) -> ConfigFile:
     text = decode_utf8(_read_bytes(path, name), name)
     if not text.strip():
@@ -187,7 +202,7 @@ def _read_yaml(path: Path, name: str) -> ConfigFile:
     try:
         # Only to tell an empty or non-mapping file apart before the loader, whose wording
         # for those cases speaks of inventories. Syntax errors are the loader's to report.
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = _compose(text)
     except (yaml.YAMLError, RecursionError):
         # A nesting past the interpreter's stack (100,000 `[`) ended as "internal error
         # (RecursionError)"; the loader below refuses it at its line by nesting_depth.
@@ -320,15 +335,23 @@ a scalar as text (`cuda: 12.10` must stay 12.10), and a number option refused it
 was taken). The option's own type reads the text, as it reads the flag's."""
 
 
+_WHOLE = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+"""A whole number written as text (`port: "8181"`, quoted): read by the option's own type as a fraction's
+text is (a quoted "0.5" was taken and a quoted "2" refused). A leading zero stays refused: YAML 1.1 reads
+an unquoted 010 as 8 and the loader keeps it as the text 010, so neither reading is safe."""
+
+
 def _fits(param: click.Option, value: Any) -> bool:
     if param.is_flag and param.is_bool_flag:
         return isinstance(value, bool)
     if isinstance(value, bool):
         return False
     if isinstance(param.type, click.types.IntParamType):
-        return isinstance(value, int)
+        return isinstance(value, int) or (isinstance(value, str) and _WHOLE.fullmatch(value) is not None)
     if isinstance(param.type, click.types.FloatParamType):
-        return isinstance(value, int | float) or (isinstance(value, str) and _DECIMAL.fullmatch(value) is not None)
+        return isinstance(value, int | float) or (
+            isinstance(value, str) and (_DECIMAL.fullmatch(value) is not None or _WHOLE.fullmatch(value) is not None)
+        )
     return isinstance(value, str)
 
 

@@ -91,12 +91,28 @@ class LazyGroup(click.Group):
         return command if isinstance(command, click.Command) else None
 
 
+class _ConfigPath(click.Path):
+    """click's Path, which calls a link that leads to no file (dangling, or a loop of links) a file that
+    "does not exist": the user, whose `ls` shows it, is told it is a link.
+    """
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str | Path) and os.path.islink(value) and not os.path.exists(value):
+            self.fail(
+                f"{str(value)!r} is a symbolic link that leads to no file (dangling, or a loop of links); "
+                "expected a configuration file",
+                param,
+                ctx,
+            )
+        return super().convert(value, param, ctx)
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="topolog")
 @click.option(
     "--config",
     "config_path",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    type=_ConfigPath(path_type=Path, exists=True, dir_okay=False),
     default=None,
     help="Take option defaults from this file (.yaml, or .toml with [tool.topolog]) instead of the nearest "
     ".topolog.yaml or pyproject.toml found from the working directory upwards.",

@@ -264,6 +264,10 @@ class FiniteRange(click.FloatRange):
                 special = False
             finite = "finite " if special else ""
             self.fail(f"{value!r} is not a {finite}{self.what}; expected {self.expected}", param, ctx)
+        if isinstance(value, str) and not math.isfinite(float(value)):
+            # `1e999` is written in digits and reads as infinity: said before the range, whose own
+            # message would quote it as "inf", a word the user never wrote.
+            self.fail(f"{value!r} is not a finite {self.what}; expected {self.expected}", param, ctx)
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):  # `1e999` is written in digits and reads as infinity
             self.fail(f"{value!r} is not a finite {self.what}; expected {self.expected}", param, ctx)

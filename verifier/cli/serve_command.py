@@ -32,6 +32,8 @@ from verifier.service.config import (  # imports no web framework: --help works 
 from verifier.sources.jobs.principal_rules import PrincipalRule
 
 FILE = click.Path(path_type=Path, dir_okay=False)
+SERVE_EXTRA = frozenset({"starlette", "uvicorn", "httptools", "uvloop", "watchfiles", "prometheus_client"})
+"""The import names of pyproject.toml's serve extra: only one of these missing means the extra is not installed."""
 INSTALL = 'pip install "topolog[serve] @ git+<repository>@<tag>" (README.md, Install)'
 
 
@@ -189,6 +191,10 @@ def serve_cmd(
     try:
         from verifier.service.server import serve
     except ImportError as err:
+        if (err.name or "").partition(".")[0] not in SERVE_EXTRA:
+            # Not a missing package of the extra (a broken install of our own modules, or a package the
+            # extra's packages need): saying "install the extra" would send the user the wrong way.
+            raise
         click.echo(f"error: topolog serve needs the serve extra ({err.name} is not installed): run {INSTALL}", err=True)
         sys.exit(2)
 
