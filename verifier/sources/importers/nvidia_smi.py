@@ -9,8 +9,9 @@ The matrix states how devices relate, not the PCIe tree, so the tree is rebuilt 
 one that reproduces every PCIe cell: devices NODE-or-closer share a NUMA domain (`cpu<N>`, kind
 `socket`, N from the NUMA Affinity column), devices PHB-or-closer share a host bridge (`hb<k>`,
 kind `cpu`: a root complex, which is how the path rules tell PHB from NODE), devices PXB-or-closer
-share a PCIe switch and PIX-or-closer a switch of their own. NUMA domains are linked across the
-CPU interconnect (SYS). Everything rebuilt carries `inferred: "true"`; the output gives no speeds,
+share a PCIe switch and PIX-or-closer a switch of their own. Devices of one stated NUMA node share
+its domain even where the matrix puts them SYS apart (they then get host bridges of their own).
+NUMA domains are linked across the CPU interconnect (SYS). Everything rebuilt carries `inferred: "true"`; the output gives no speeds,
 so links carry documented defaults labelled `assumed`.
 """
 
@@ -715,39 +716,53 @@ class _Build:
                         "the CPU interconnect (SYS); the matrix cells are kept",
                     )
                 seen.setdefault(key, g)
-        out: list[tuple[str, list[str]]] = []
-        used: dict[str, list[str]] = {}
+        # A NUMA node is one CPU domain however the matrix classes its devices: NVML prints SYS between
+        # devices of one NUMA node on some boards (an 8x RTX 4090 server, NVIDIA/go-gpuallocator issue
+        # 17, shows SYS between every GPU pair although four GPUs share each NUMA node), and a socket
+        # per group would give that machine 8 sockets where hwloc and the OS see 2 NUMA nodes. Groups
+        # of one NUMA value share its domain, each under host bridges of its own (their cells read NODE).
+        order: list[str] = []
+        members: dict[str, list[str]] = {}
+        stated_numa: dict[str, list[str]] = {}
+        first_group: dict[str, list[str]] = {}  # the group a domain was first drawn for, named in notes
         unknown = 0
         for g in merged:
             g.sort(key=self.pos.__getitem__)
             values = sorted({numa[d] for d in g if d in numa}, key=_first_number)
             first = self.rowloc[g[0]]
-            labels = {"source": str(first), "inferred": "true", "members": ",".join(g)}
             if not values:
                 sid = f"{self.node}/cpu-unknown{unknown}"
                 unknown += 1
             else:
-                base = f"cpu{_first_number(values[0])}"
+                sid = f"{self.node}/cpu{_first_number(values[0])}"
                 if len(values) > 1:
                     self.b.note(
                         first,
                         f"{', '.join(g)} are NODE or closer to each other (one NUMA domain) but their NUMA "
                         f"Affinity column says {' and '.join(values)}; the matrix cells are kept",
                     )
-                if base in used:
+                if sid in members:
+                    one = len(g) == 1
                     self.b.note(
                         first,
-                        f"{', '.join(g)} {'has' if len(g) == 1 else 'have'} NUMA Affinity {values[0]} like "
-                        f"{', '.join(used[base])}, but the matrix puts {'it' if len(g) == 1 else 'them'} across the "
-                        "CPU interconnect (SYS); the matrix cells are kept",
+                        f"{', '.join(g)} {'has' if one else 'have'} NUMA Affinity {values[0]} like "
+                        f"{', '.join(first_group[sid])}, but the matrix puts {'it' if one else 'them'} across the "
+                        f"CPU interconnect (SYS): one NUMA node is one CPU domain, so {'it is' if one else 'they are'} "
+                        f"put in that domain under a host bridge of {'its' if one else 'their'} own, and those SYS "
+                        "cells read NODE",
                     )
-                    k = 1
-                    while f"{base}.{k}" in used:
-                        k += 1
-                    base = f"{base}.{k}"
-                used[base] = g
-                sid = f"{self.node}/{base}"
-                labels["numa"] = ";".join(values)
+            if sid not in members:
+                order.append(sid)
+                members[sid], stated_numa[sid], first_group[sid] = [], [], list(g)
+            members[sid].extend(g)
+            stated_numa[sid].extend(v for v in values if v not in stated_numa[sid])
+        out: list[tuple[str, list[str]]] = []
+        for sid in order:
+            g = sorted(members[sid], key=self.pos.__getitem__)
+            first = self.rowloc[g[0]]
+            labels = {"source": str(first), "inferred": "true", "members": ",".join(g)}
+            if stated_numa[sid]:
+                labels["numa"] = ";".join(sorted(stated_numa[sid], key=_first_number))
             affs = sorted({self.extra[d]["CPU Affinity"] for d in g if self.extra.get(d, {}).get("CPU Affinity")})
             affs = [a for a in affs if a != "N/A"]
             if affs:
