@@ -38,11 +38,12 @@ def test_an_id_written_by_hand_before_a_run_sends_that_cable_to_a_free_id() -> N
     assert "n0/nic0<->leaf0#2" not in links and links["n0/nic0<->leaf0"].loc.line == 13
 
 
-@pytest.mark.parametrize(("written", "lid"), [("x", "x"), ("/x", "x"), ("n1/", "n1/")])
+@pytest.mark.parametrize(("written", "lid"), [("x", "x"), ("/x", "x"), ("n1/x", "n1/x")])
 def test_an_id_written_twice_around_a_run_is_a_duplicate(written: str, lid: str) -> None:
     # Lines 12 and 14 write the same id, with a run of cables between them: the second is refused
     # at its own line (14), naming the first (line 12). "x" has no "/"; "/x" is read from the top
-    # level, as an end written so is, hence "x"; "n1/" has a node's id as its head.
+    # level, as an end written so is, hence "x"; "n1/x" has a node's id as its head (round 16: "n1/",
+    # the same head with an empty part after it, is refused as no id).
     one = '  - {id: "' + written + '", a: leaf0, b: leaf1, kind: ethernet, bandwidth: 100 Gb/s}\n'
     with pytest.raises(TopologError) as err:
         load_inventory_text(HEAD + one + NIC_RUN + one.replace("leaf1", "spine0"), "t.yaml")

@@ -23,8 +23,13 @@ from verifier.core.resources import package_file
 # build metadata after a '+' (dpkg's "2.21.5-1+cuda12.4"): the release is the part before them.
 # Only after three parts: "12-4" (a package name's CUDA 12.4) is no release of 12. A revision
 # starts with a digit and nothing starts with '~': "12.4-rc1" and "6.2.0~rc1" come before their
-# release, so they are not read as it.
-_REVISION = r"(?:-[0-9][0-9A-Za-z.~]{0,40})?(?:\+[0-9A-Za-z.~]{1,40})?"
+# release, so they are not read as it. A git hash of 7 to 40 lowercase hex digits may stand there
+# too: `hipconfig --version` prints HIP's version so ("6.2.41133-dd7f95766"), and one starting with
+# a letter was taken for a word and left uncompared. No pre-release word is all hex digits with 7
+# or more of them ("-rc1", "-beta2", "-alpha" are not).
+_REVISION = r"(?:-(?:[0-9][0-9A-Za-z.~]{0,40}|[a-f][0-9a-f]{6,39}))?(?:\+[0-9A-Za-z.~]{1,40})?"
+_HASH_AFTER = re.compile(r"-[a-f][0-9a-f]{6,39}$")
+"""That hash at the end of a text, which does not make the figure before it a word."""
 _RELEASE_RE = re.compile(r"^([0-9]{1,3})(?:\.([0-9]{1,3})(?:\.([0-9]{1,3})" + _REVISION + ")?)?$")
 
 Row = tuple[str | int, ...]
@@ -100,7 +105,7 @@ def software_table() -> SoftwareTable:
 # - NCCL and RCCL (which keeps NCCL's numbering): major.minor or major.minor.patch; nccl.h's
 #   NCCL_VERSION_CODE is major*10000 + minor*100 + patch, so minor and patch have at most two.
 # - ROCm: major.minor or major.minor.patch (6.0, 6.1.2), as the compatibility matrix writes them;
-#   also HIP's version as `hipconfig --version` prints it less its `-<hash>` (6.2.41133): HIP's
+#   also HIP's version as `hipconfig --version` prints it, with or without its `-<hash>` (6.2.41133): HIP's
 #   major.minor is its ROCm release's, and its third number is a five-digit build number, not ROCm's
 #   patch (ROCm 6.2.2 and 6.2.4 both ship HIP 6.2.41134, 6.3.0 ships 6.3.42131: the HIP-to-ROCm
 #   table of the cubecl-hip-sys crate, lib.rs/crates/cubecl-hip-sys/features). It is read as its
@@ -130,7 +135,7 @@ _RELEASE_PARTS: dict[str, tuple[str, str, str]] = {
         r"[0-9]{1,3}",
         r"(?:[0-9]{1,3}|[0-9]{5})",
         "a ROCm release as major.minor such as '6.1' or '6.1.2' (or HIP's version as hipconfig prints it, "
-        "without its '-<hash>', such as '6.2.41133')",
+        "such as '6.2.41133' or '6.2.41133-dd7f95766')",
     ),
 }
 _RELEASE_SHAPES: dict[str, tuple[re.Pattern[str], str]] = {
@@ -153,7 +158,8 @@ def release_shape_problem(component: str, text: str, *, minimum: bool = False) -
     if shape is None:
         return None
     written = text.strip()
-    if not written[:1].isdigit() or not all(c.isdigit() or c in "._+-eE," for c in written):
+    figure = _HASH_AFTER.sub("", written)
+    if not figure[:1].isdigit() or not all(c.isdigit() or c in "._+-eE," for c in figure):
         return None
     pattern, expected = shape
     if pattern.fullmatch(written):

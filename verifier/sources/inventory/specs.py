@@ -248,6 +248,20 @@ class TemplateDef(Record):
     body: ObjSpec
 
 
+def _link_id_problem(text: str) -> str | None:
+    """Why a written link id cannot name one link, or None. A leading `/` makes an id written inside a
+    node absolute (as for link ends) and is dropped: `/` alone was stored as the empty id, `//x` as
+    `/x`; an empty part (`a//b`, `x/`) names no object's link either. None of these is a reading.
+    """
+    rest = text.removeprefix("/")
+    if not rest or rest.startswith("/") or rest.endswith("/") or "//" in rest:
+        return (
+            "has an empty part; expected a link id such as 'n0-uplink' or 'rack1/cable7' "
+            "(a leading '/' makes an id written in a node absolute)"
+        )
+    return None
+
+
 def _pattern(problems: Problems, m: YMap, key: str, what: str) -> Pattern | None:
     text = problems.text(m, key, what)
     if text is None:
@@ -604,6 +618,9 @@ def read_link(problems: Problems, m: YMap) -> LinkSpec | None:
             problems.add(m.key_loc("foreach"), f"foreach of {what} makes {total:,} links; expected at most 10,000,000")
             return None
     link_id = _pattern(problems, m, "id", what)
+    if link_id is not None and (bad_id := _link_id_problem(link_id.text)) is not None:
+        problems.add(m.key_loc("id"), f"'id' in {what}: {link_id.text!r} {bad_id}")
+        return None
     if a is None or b is None or kind is None or mbps is None:
         return None
     return LinkSpec(
