@@ -124,6 +124,7 @@ def observed_facts(
             return False
         return int((now - (at if at.tzinfo is not None else at.replace(tzinfo=UTC))).total_seconds()) <= max_age
 
+    notes = {f.path: f.note for f in observations.files if f.note is not None}
     by_host: dict[str, list[GpuObservation]] = {}
     for g in observations.gpus:
         by_host.setdefault(g.host, []).append(g)
@@ -151,7 +152,10 @@ def observed_facts(
             # A block the lost line left without an index only: one whose index was printed (the lost line named
             # its GPU by index) is unmatched for the inventory's keys, not for the lost GPU, and stays OBS005.
             elif not (m.key is None and (g.source.file in short or (g.source.file in untied and g.index is None))):
-                out["observed_unmatched"].append((n, _gpu_label(g), m.why or "", where))
+                why = m.why or ""
+                if m.key is None and g.renumbered:  # no index for the reason its file gives (a container's view)
+                    why = f"{why}; {notes.get(g.source.file) or 'its tool does not number GPUs as the host does'}"
+                out["observed_unmatched"].append((n, _gpu_label(g), why, where))
             continue
         gpu = m.gpu
         out["observed_gpu"].append((gpu, m.key or "", where))

@@ -172,11 +172,21 @@ def same_gpu(ref: GpuRef, host_gpus: Iterable[GpuObservation]) -> GpuObservation
             return g
     # A serial the host's listing does not show is another board than the one at that index: never tied by index.
     serials_shown = ref.serial is not None and any(g.serial is not None for g in gpus)
-    if uuid is None and ref.pci_bus_id is None and ref.index is not None and not serials_shown:
+    if (
+        uuid is None
+        and ref.pci_bus_id is None
+        and ref.index is not None
+        and not serials_shown
+        and not _renumbered(gpus)
+    ):
         for g in gpus:
             if g.index == ref.index:
                 return g
     return None
+
+
+def _renumbered(gpus: Sequence[GpuObservation]) -> bool:
+    return any(g.renumbered for g in gpus)
 
 
 def resolve_ref(ref: GpuRef, host_gpus: Iterable[GpuObservation]) -> dict[str, str | int | None]:
@@ -186,7 +196,12 @@ def resolve_ref(ref: GpuRef, host_gpus: Iterable[GpuObservation]) -> dict[str, s
     if g is not None:
         return {"uuid": g.uuid, "serial": g.serial, "pci_bus_id": g.pci_bus_id, "index": g.index}
     index = ref.index
-    if ref.serial is not None and any(h.index == index and h.serial is not None for h in gpus):
+    if index is not None and _renumbered(gpus):
+        # The host was observed from a container that numbers its GPUs from 0 (model.container_numbered): a bare
+        # GPU number of another tool there (dcgmi's table, a dcgm-exporter `gpu` label) may be the container's,
+        # so it is no host index; the GPU is matched by what else it states, or not at all (OBS005).
+        index = None
+    elif ref.serial is not None and any(h.index == index and h.serial is not None for h in gpus):
         # The host's listing shows another board at that number (same_gpu found none with this serial): the
         # tool's number is not the host's index here (DCGM in a container numbers the GPUs it is given), so the
         # declared GPU at that index is not this board (review R-RT: it was blamed for the failure).

@@ -19,8 +19,8 @@ This module is shared by every reader: change it only by adding fields with defa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from fractions import Fraction
 from typing import Protocol
@@ -263,6 +263,14 @@ class GpuObservation:
     """The recovery the driver itself asks for (NVML's verdict, printed by nvidia-smi -q): `reset`, `reboot`,
     `drain_p2p` or `drain_and_reset` (RECOVERY_ACTIONS), or UNKNOWN_RECOVERY and the words printed for an action
     topolog does not know; None where it asks for none or does not say."""
+    minor_number: int | None = None
+    """The GPU's device node number (`/dev/nvidiaN`: nvidia-smi's Minor Number), which the kernel driver gives it
+    on the host: a container shows the host's number (its device nodes are the host's), while nvidia-smi numbers
+    the GPUs a container is given from 0 (container_numbered)."""
+    renumbered: bool = False
+    """True where the tool's own GPU numbers are not the host's (a container given some of the host's GPUs,
+    container_numbered): `index` is then None, and another tool's bare GPU number on that host is no index
+    either (identity.resolve_ref)."""
     lost: str | None = None
     """What the tool printed instead of the GPU's report when its driver could not open it (nvidia-smi's
     `Unable to determine the device handle for GPU ...: GPU is lost`): the GPU is there (its bus id, or
@@ -380,6 +388,9 @@ class ObservedFile:
     that; with `partial`, more than the file lists: a selection, or a GPU the driver cannot read."""
     driver: str | None = None
     """The GPU driver's version as the tool printed it (nvidia-smi's Driver Version), where it does."""
+    note: str | None = None
+    """Why the file's GPUs could not be tied to the host's numbering, where they could not (container_numbered):
+    said beside each GPU the inventory cannot then match (OBS005)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,3 +437,33 @@ def merge(parts: Iterable[Observations]) -> Observations:
         files=tuple(f for p in items for f in p.files),
         hosts=tuple(sorted({h for p in items for h in p.hosts})),
     )
+
+
+def container_numbered(gpus: Sequence[GpuObservation], attached: int | None) -> str | None:
+    """Why the positions of an nvidia-smi listing are not the host's GPU indexes, or None where nothing says so.
+
+    nvidia-smi numbers the GPUs it can see 0..n-1 (`Attached GPUs` n). On the host, those are all the driver's GPUs
+    and their device nodes are /dev/nvidia0..n-1; a container given some of them (`--gpus '"device=5,6"'`,
+    a Kubernetes GPU request) sees the host's device nodes (nvidia-container-cli lists each as
+    `/dev/nvidia6 (GPU-... at 00000000:da:00.0)`, NVIDIA/nvidia-docker#1506) yet numbers them from 0. So a Minor
+    Number at or above the count the file gives is a GPU of a larger host seen from inside: its position names
+    another of the host's GPUs (declared gpu0 for the host's GPU 5), and the GPUs the file does not show are
+    not thereby missing. Minor numbers all below the count (or not printed) prove nothing and change nothing.
+    """
+    count = max(attached or 0, len(gpus))
+    high = sorted({g.minor_number for g in gpus if g.minor_number is not None and g.minor_number >= count})
+    if not high:
+        return None
+    shown = sorted(g.minor_number for g in gpus if g.minor_number is not None)
+    return (
+        f"its listing numbers {count} GPU{'s' if count != 1 else ''} from 0 but shows device minor number"
+        f"{'s' if len(shown) != 1 else ''} {', '.join(map(str, shown))} (/dev/nvidiaN): a container's view of "
+        "some of the host's GPUs, whose numbers are not the host's indexes (declare the GPUs' uuid, serial or "
+        "pci_bus_id to match them)"
+    )
+
+
+def unnumbered(obs: Observations, note: str) -> Observations:
+    """`obs` (one nvidia-smi listing) with no GPU index (each `renumbered`) and its file partial, with `note`."""
+    gpus = tuple(replace(g, index=None, renumbered=True) for g in obs.gpus)
+    return replace(obs, gpus=gpus, files=tuple(replace(f, partial=True, note=note) for f in obs.files))

@@ -278,7 +278,10 @@ def gpus(text: str, filename: str, host: str, when: datetime | None) -> list[Gpu
         after_uuid = own.pos
         ident = _ID.search(text, s, opened)
         pci = own.section("pci")
-        recovery = _recovery(_Span(text, after_uuid, pci.start - len("<pci>") if pci else end))
+        before_pci = pci.start - len("<pci>") if pci else end
+        # <minor_number> follows <uuid> (the DTD's order): looked for there only, not through the whole block
+        minor = _Span(text, after_uuid, before_pci).number("minor_number")
+        recovery = _recovery(_Span(text, after_uuid, before_pci))
         bus_text = (pci.leaf("pci_bus_id") if pci else None) or (ident.group(1) if ident else None) or ""
         bus = normalise_pci_bus_id(bus_text)
         if bus is None:
@@ -324,6 +327,7 @@ def gpus(text: str, filename: str, host: str, when: datetime | None) -> list[Gpu
                 fabric_clique_id=fabric.leaf("cliqueId") if fabric else None,
                 fabric_cluster_uuid=fabric.leaf("clusterUuid") if fabric else None,
                 recovery_action=recovery,
+                minor_number=minor,
             )
         )
         found = _gpu_open(text, end)

@@ -42,10 +42,12 @@ from verifier.sources.observed.model import (
     GpuObservation,
     Observations,
     ObservedFile,
+    container_numbered,
     driver_version,
     host_of_file,
     normalise_pci_bus_id,
     recovery_action,
+    unnumbered,
 )
 
 FORMAT = "nvidia-smi-q"
@@ -464,11 +466,18 @@ class _Reader:
             fabric_clique_id=self.text(fabric, "CliqueId"),
             fabric_cluster_uuid=self.text(fabric, "ClusterUUID"),
             recovery_action=self.recovery(block),
+            minor_number=self.count(block, "Minor Number", most=_U32),
         )
 
 
 def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs of one `nvidia-smi -q` file (for one host). TopologError with file:line on bad input."""
+    obs = _read(text, filename, host)
+    note = container_numbered(obs.gpus, obs.files[0].attached)
+    return obs if note is None else unnumbered(obs, note)
+
+
+def _read(text: str, filename: str, host: str | None) -> Observations:
     host = host_of_file(host, filename, _TOOL, IN_HOST_FOLDER)
     lost: list[Lost] = []
     root = _parse(text, filename, lost)

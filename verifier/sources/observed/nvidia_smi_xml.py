@@ -27,10 +27,12 @@ from verifier.sources.observed.model import (
     GpuObservation,
     Observations,
     ObservedFile,
+    container_numbered,
     driver_version,
     host_of_file,
     normalise_pci_bus_id,
     recovery_action,
+    unnumbered,
 )
 
 FORMAT = "nvidia-smi-q-xml"
@@ -207,6 +209,7 @@ def _gpu(el: Element, position: int, host: str, when: datetime | None) -> GpuObs
         fabric_clique_id=_text(fabric, "cliqueId"),
         fabric_cluster_uuid=_text(fabric, "clusterUuid"),
         recovery_action=_recovery(el),
+        minor_number=_int(el, "minor_number"),
     )
 
 
@@ -252,6 +255,12 @@ def _without_warnings_after(text: str) -> str:
 
 def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs of one `nvidia-smi -q -x` file (for one host). TopologError with file:line on bad input."""
+    obs = _read(text, filename, host)
+    note = container_numbered(obs.gpus, obs.files[0].attached)
+    return obs if note is None else unnumbered(obs, note)
+
+
+def _read(text: str, filename: str, host: str | None) -> Observations:
     host = host_of_file(host, filename, "nvidia-smi -q -x", IN_HOST_FOLDER)
     text = _without_warnings_after(text)
     lost, taken = nvidia_smi_text.lost_lines(text, filename)
