@@ -45,6 +45,12 @@ def _failed(text: str) -> list[int | None]:
         "GPU 0 is running at PCI link width 8X, which is below the minimum allowed link generation of 16 "
         "(parameter 'min_pci_width')",
         "Skipping test memory because ECC is not enabled on GPU 0",
+        # DCGM 4.x's words for the same codes (DCGM_FR_CLOCKS_EVENT_THERMAL / _POWER, the HBM form of
+        # DCGM_FR_TEMP_VIOLATION, DCGM_FR_CLOCKS_EVENT_VIOLATION: NVIDIA/DCGM's message tests); each was OBS004 before.
+        "Detected clocks event due to thermal violation in GPU 0.",
+        "Detected clocks event due to power violation in GPU 0.",
+        "Temperature 96 of HBM Memory on GPU 0 exceeded user-specified maximum allowed temperature 95",
+        "Clocks event for GPU 0 because of event starting 12.5 seconds into the test. HW Slowdown",
     ],
 )
 def test_a_monitor_or_config_message_alone_fails_no_gpu(words: str) -> None:

@@ -102,7 +102,8 @@ dcgmi/CommandOutputController.cpp), so `Pass - GPUs: 0, 1, ..., 10` of eleven GP
 _NAMES_GPU = re.compile(r"\bGPU ?(\d+)", re.ASCII)
 _NVLINK_DOWN = re.compile(r"NvLink link \d+ is currently down", re.IGNORECASE)
 _CONDITIONS = re.compile(
-    r"thermal violations totaling|Clocks are being throttled for GPU|did not reach desired power minimum"
+    r"thermal violations totaling|Clocks are being throttled for GPU|Clocks event for GPU \d+ because of event"
+    r"|did not reach desired power minimum"
     r"|did not reach desired stress level|Enforced power limit on GPU|Couldn't allocate at least",
     re.IGNORECASE,
 )
@@ -111,13 +112,15 @@ or stress short of the target, a power limit set below the target, memory other 
 DCGM_ERROR_MONITOR, "can perform workload" (DCGM_FR_THERMAL_VIOLATIONS(_TS), _THROTTLING_VIOLATION, _TARGET_POWER,
 _STRESS_LEVEL, _ENFORCED_POWER_LIMIT, _MEMORY_ALLOC in dcgmlib/src/dcgm_errors.c; a throttle's next step is
 "This GPU can still perform workload"): cooling, power caps and a busy GPU are the site's to judge, not a GPU to
-take out of service (DCGM#242: a 0.0 s thermal violation failed the test)."""
+take out of service (DCGM#242: a 0.0 s thermal violation failed the test). DCGM 4.x renamed throttling "clocks
+event" (DCGM_FR_THROTTLING_VIOLATION became DCGM_FR_CLOCKS_EVENT_VIOLATION, "Clocks event for GPU %u because of
+event starting %.1f seconds into the test. %s", in NVIDIA/DCGM's own message tests): both wordings are read."""
 _RANKED_BELOW_A_FAULT = re.compile(
     r"(?:GPU \d+ )?"  # the GPU's number DCGM writes before a message (`GPU 0 Error using CUDA API ...`)
     r"(?:Error using CUDA API \w"
     r"|Cannot reliably read the power usage for GPU"
-    r"|Detected clock throttling due to (?:thermal|power) violation in GPU"
-    r"|Temperature -?\d+ of GPU \d+ exceeded user-specified maximum allowed temperature"
+    r"|Detected (?:clock throttling|clocks event) due to (?:thermal|power) violation in GPU"
+    r"|Temperature -?\d+ of (?:HBM Memory on )?GPU \d+ exceeded user-specified maximum allowed temperature"
     r"|More than \d+ single-bit ECC error\(s\) detected in GPU"
     r"|Could not query field .* for GPU \d"
     r"|Error calling NVML API"
@@ -130,7 +133,10 @@ _RANKED_BELOW_A_FAULT = re.compile(
 """DCGM's own messages for the failures it ranks DCGM_ERROR_MONITOR ("can perform workload, but needs to be
 monitored") or DCGM_ERROR_CONFIG, as dcgm_errors.h words them (DCGM_FR_CUDA_API, _POWER_UNREADABLE,
 _CLOCK_THROTTLE_THERMAL / _POWER, _TEMP_VIOLATION, _VOLATILE_SBE_DETECTED, _FIELD_QUERY, _NVML_API, _ECC_PENDING;
-config: _PCIE_WIDTH, _ECC_DISABLED, _TEST_DISABLED; severities in dcgmlib/src/dcgm_errors.c). The table prints no
+config: _PCIE_WIDTH, _ECC_DISABLED, _TEST_DISABLED; severities in dcgmlib/src/dcgm_errors.c). DCGM 4.x words the
+two throttles "Detected clocks event due to thermal (power) violation in GPU %u." (DCGM_FR_CLOCKS_EVENT_THERMAL /
+_POWER, the same codes 10 and 12) and adds an HBM reading to _TEMP_VIOLATION ("Temperature %lld of HBM Memory on
+GPU %u exceeded ..."): read as the older words are. The table prints no
 severity, so a message in one of these words is read as -j's `error_severity` 1 or 5 is: no GPU fault. A PCIe link
 trained narrower is judged by the PCIe checks against the declared link (OBS001/OBS101), not here. Matched from the
 message's start (review R-RT): a triage message quoting such words (`There was an internal error during the test:
