@@ -40,7 +40,7 @@ def test_round_trip(fx: Path, tmp_path: Path, kind: str, name: str) -> None:
 def test_import_bad_input_exits_2_with_line(fx: Path) -> None:
     result = CliRunner().invoke(main, ["import", "nccl-xml", str(fx / "aws-g5.48xl-topo.xml")])
     assert result.exit_code == 2
-    assert "aws-g5.48xl-topo.xml:3:5: PCI device 0000:00:16.0" in result.stderr
+    assert "aws-g5.48xl-topo.xml:3:5: 9 PCI devices, 0000:00:16.0 (line 3)" in result.stderr
 
 
 def test_import_notes_go_to_stderr(fx: Path) -> None:

@@ -39,7 +39,9 @@ from verifier.sources.importers.safe_xml import Element, parse_xml
 from verifier.sources.importers.sockets import link_sockets
 from verifier.sources.inventory.device_ids import is_emulated_bridge, model_for_pci
 
-_SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*GT/s(?:\s+PCIe)?\s*$")
+# "PCIe/s": aws-ofi-nccl's hand-written p5.48xlarge file (topology/p5.48xl-topo.xml @8807ce1) writes
+# "32 GT/s PCIe/s"; NCCL matches the attribute against its "32 GT/s" by prefix and reads 32 GT/s.
+_SPEED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*GT/s(?:\s+PCIe(?:/s)?)?\s*$")
 _WIDTHS = (1, 2, 4, 8, 12, 16, 32)
 _UNKNOWN = ("", "unknown", "Unknown", "Unknown speed")
 _UNSEEN_PEER = "fffffff:ffff:ff"
@@ -85,6 +87,9 @@ class _Reader:
         # further CPU that lists it again: one device, never one per listing.
         self.seen: dict[str, tuple[str, list[str]]] = {}
         self.switch_ids: dict[str, str] = {}
+        # PCI devices with no class and no <gpu>/<nic> child: said once for the file (a hand-written
+        # NCCL_TOPO_FILE leaves every device so; one error per device would repeat one cause 32 times).
+        self.classless: list[tuple[str, Element]] = []
 
     def id(self, name: str) -> str:
         return f"{self.node}/{name}"
@@ -118,6 +123,24 @@ class _Reader:
         cpus = [o for o in self.b.inv.objects.values() if o.kind == "cpu" and o.parent == self.node]
         link_sockets(self.b, [(o.id, o.labels.get("vendor")) for o in cpus], root.loc, "The NCCL topology")
         self.devices()
+        self.report_classless()
+
+    def report_classless(self) -> None:
+        if not self.classless:
+            return
+        n, (busid, first) = len(self.classless), self.classless[0]
+        if n == 1:
+            which = f"PCI device {busid} ({first.path}) has"
+        else:
+            shown = ", ".join(f"{b} (line {el.loc.line})" for b, el in self.classless[:3])
+            which = f"{n} PCI devices, {shown}{f' and {n - 3} more' if n > 3 else ''}, have"
+        self.b.error(
+            first.loc,
+            f"{which} no class and no <gpu>/<nic> child, so GPUs cannot be told from NICs: a hand-written "
+            "NCCL_TOPO_FILE leaves that to sysfs, which NCCL reads at run time. Expected "
+            'class="0x030200" (GPU), "0x020000" (NIC) or "0x060400" (PCIe switch) on each; an '
+            "NCCL_TOPO_DUMP_FILE has them",
+        )
 
     def cpu(self, el: Element, k: int) -> None:
         numa = el.get("numaid")
@@ -282,12 +305,7 @@ class _Reader:
         if raw is None:
             if pcis:  # only a bridge can hold further PCI devices
                 return "pcie_switch"
-            self.b.error(
-                el.loc,
-                f"PCI device {busid} ({el.path}) has no class and no <gpu>/<nic> child, so it cannot be told "
-                'apart: NCCL fills these from sysfs at run time. Expected class="0x030200" (GPU), '
-                '"0x020000" (NIC) or "0x060400" (PCIe switch); an NCCL_TOPO_DUMP_FILE has them',
-            )
+            self.classless.append((busid, el))
             return None
         try:
             cls = int(raw, 16)
