@@ -1,15 +1,20 @@
 """The shipped pre-commit hook, exactly as shipped, run by pre-commit itself.
 
-pre-commit clones the hook repository, builds the hook's own virtualenv with `language:
-python` (a real, non-editable install of topolog) and runs it on a temporary repository:
-the way a user's commit meets it. One test runs `pre-commit try-repo` on this checkout as
-it is (in the slow run: try-repo builds a hook environment of its own in a temporary store
-every time, whatever PRE_COMMIT_HOME says, about a minute of pip on the 2-core CI machine); the
-others use a `.pre-commit-config.yaml` naming a snapshot of this checkout (its working tree,
-committed) at a commit, as a user names the repository at a tag, so the hook environment is built
-once (PRE_COMMIT_HOME is shared by the run) instead of once per run. They prove what try-repo's
-test does: the hook fails on a broken inventory, naming its line, and reads no file outside its
-`files` (test_default_files_leave_out_jobs_principals_and_side_files).
+pre-commit reads the hook's definition (.pre-commit-hooks.yaml), picks the staged files its
+`files` and `exclude` select and runs its `entry` on them: the way a user's commit meets it.
+With `language: python` it first builds the hook's own virtualenv (pre-commit's `pip install .`
+of the hook repository, about a minute and a half on the 2-core CI machine) and puts that
+virtualenv's `bin` first on PATH, so the entry finds the `topolog` installed there.
+
+The default run proves the hook as shipped without that build: every key of the shipped
+definition is kept, only `language` becomes `system`, and the `topolog` the entry finds on PATH
+is this interpreter's installed one (its `bin` first on PATH, as pre-commit puts the hook
+env's). pre-commit's own file selection, `require_serial`, `pass_filenames` and the entry's
+exit codes are then the shipped ones. That the hook env builds and holds a working `topolog`
+(the repository installs with `pip install .`, as test_packaging's wheel shows too) is proven by
+the same tests on a real hook env, in the slow run (`-m slow`): a `.pre-commit-config.yaml` naming
+a snapshot of this checkout at a commit, as a user names the repository at a tag, and
+`pre-commit try-repo` on this checkout as it is.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -27,6 +33,7 @@ from checkout_helpers import copy_checkout, made_once
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = (ROOT / "inventories" / "edge-soc.yaml").read_text()  # a shipped inventory with no finding
 BROKEN = (ROOT / "tests" / "golden" / "stray-devices.yaml").read_text()
+SCRIPTS = sysconfig.get_paths()["scripts"]
 
 pytestmark = pytest.mark.skipif(
     shutil.which("git") is None or not (ROOT / ".git").exists(), reason="pre-commit try-repo needs a git checkout"
@@ -82,6 +89,9 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def _env(cache: Path) -> dict[str, str]:
     env = {**os.environ, "PRE_COMMIT_HOME": str(cache), "SKIP": "", "PRE_COMMIT_COLOR": "never"}
     env.pop("VIRTUAL_ENV", None)  # the hook's own environment, not the one the tests run in
+    # For a `language: system` copy of the hook, the `topolog` installed with this interpreter (a
+    # hook env's bin is first on PATH the same way; a language: python hook ignores this entry).
+    env["PATH"] = os.pathsep.join([SCRIPTS, env.get("PATH", "")])
     return env
 
 
@@ -108,10 +118,8 @@ def _try_repo(repo: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _run(repo: Path, cache: Path, snapshot: tuple[Path, str]) -> subprocess.CompletedProcess[str]:
-    """`pre-commit run --all-files` with the hook named as a user names it: repository, rev, id."""
-    shadow, rev = snapshot
-    config = {"repos": [{"repo": str(shadow), "rev": rev, "hooks": [{"id": "topolog-verify"}]}]}
+def _run(repo: Path, cache: Path, config: dict[str, object]) -> subprocess.CompletedProcess[str]:
+    """`pre-commit run --all-files` with `config` as the repository's .pre-commit-config.yaml."""
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
     _git(repo, "add", "-A")
     return subprocess.run(
@@ -123,6 +131,25 @@ def _run(repo: Path, cache: Path, snapshot: tuple[Path, str]) -> subprocess.Comp
         check=False,
         timeout=600,
     )
+
+
+INSTALLED = "installed entry point"
+HOOK_ENV = "hook env"
+HOW = [INSTALLED, pytest.param(HOOK_ENV, marks=pytest.mark.slow)]
+
+
+def _config(how: str, request: pytest.FixtureRequest) -> dict[str, object]:
+    """The .pre-commit-config.yaml that runs the shipped hook `how` (see the module docstring).
+
+    HOOK_ENV names the hook as a user names it (repository, rev, id): pre-commit builds its env.
+    INSTALLED is a local hook holding every key of the shipped definition, `language: system`.
+    """
+    if how == HOOK_ENV:
+        shadow, rev = request.getfixturevalue("snapshot")
+        return {"repos": [{"repo": str(shadow), "rev": rev, "hooks": [{"id": "topolog-verify"}]}]}
+    # The entry must find this interpreter's `topolog`, not one further along PATH.
+    assert shutil.which("topolog", path=SCRIPTS), f"no topolog installed in {SCRIPTS}"
+    return {"repos": [{"repo": "local", "hooks": [{**_hook(), "language": "system"}]}]}
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -144,32 +171,36 @@ def test_try_repo_fails_on_broken_inventory(tmp_path: Path, cache: Path) -> None
     assert "inventories/pod.yaml:6:9: error TOPO003: nic stray-nic is not inside any node." in failed.stdout
 
 
+@pytest.mark.parametrize("how", HOW)
 def test_shipped_hook_fails_on_broken_inventory_and_passes_on_good(
+    how: str,
     tmp_path: Path,
     cache: Path,
-    snapshot: tuple[Path, str],
+    request: pytest.FixtureRequest,
 ) -> None:
-    repo = _repo(tmp_path)
+    repo, config = _repo(tmp_path), _config(how, request)
     inv = repo / "inventories" / "pod.yaml"
     inv.write_text(BROKEN)
-    failed = _run(repo, cache, snapshot)
+    failed = _run(repo, cache, config)
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "- exit code: 1" in failed.stdout  # findings, not bad input
     assert "inventories/pod.yaml:6:9: error TOPO003: nic stray-nic is not inside any node." in failed.stdout
 
     inv.write_text(GOOD)
-    passed = _run(repo, cache, snapshot)
+    passed = _run(repo, cache, config)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "Passed" in passed.stdout
 
 
+@pytest.mark.parametrize("how", HOW)
 def test_default_files_leave_out_jobs_principals_and_side_files(
+    how: str,
     tmp_path: Path,
     cache: Path,
-    snapshot: tuple[Path, str],
+    request: pytest.FixtureRequest,
 ) -> None:
     """None of these is an inventory: read as one, each would be exit 2 (unknown keys, wrong kind)."""
-    repo = _repo(tmp_path)
+    repo, config = _repo(tmp_path), _config(how, request)
     (repo / "inventories" / "edge.yaml").write_text(GOOD)
     (repo / "notes.yaml").write_text("not: an inventory\n")  # outside `files` (^inventories/)
     (repo / "inventories" / "jobs").mkdir()
@@ -177,30 +208,32 @@ def test_default_files_leave_out_jobs_principals_and_side_files(
     shutil.copy(ROOT / "inventories" / "principals.yml", repo / "inventories" / "principals.yml")
     (repo / "inventories" / "topolog.thresholds.yaml").write_text("# no overrides\n")
     (repo / "inventories" / "topolog.waivers.yaml").write_text("waivers: []\n")
-    done = _run(repo, cache, snapshot)
+    done = _run(repo, cache, config)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Passed" in done.stdout
 
 
+@pytest.mark.parametrize("how", HOW)
 def test_two_clusters_staged_together_are_not_merged(
+    how: str,
     tmp_path: Path,
     cache: Path,
-    snapshot: tuple[Path, str],
+    request: pytest.FixtureRequest,
 ) -> None:
     """Two edge SoCs with the same ids but different metadata.name are two inventories.
 
     Merged into one they would collide on every id (exit 2: duplicate ids); verified one
     cluster at a time each passes, as edge-soc.yaml does alone.
     """
-    repo = _repo(tmp_path)
+    repo, config = _repo(tmp_path), _config(how, request)
     (repo / "inventories" / "edge-a.yaml").write_text(GOOD)
     assert "  name: edge-soc\n" in GOOD
     (repo / "inventories" / "edge-b.yaml").write_text(GOOD.replace("  name: edge-soc\n", "  name: edge-soc-b\n", 1))
-    done = _run(repo, cache, snapshot)
+    done = _run(repo, cache, config)
     assert done.returncode == 0, done.stdout + done.stderr
 
     # The same two files declaring one cluster are one inventory: every id then appears twice.
     (repo / "inventories" / "edge-b.yaml").write_text(GOOD)
-    merged = _run(repo, cache, snapshot)
+    merged = _run(repo, cache, config)
     assert merged.returncode == 1 and "- exit code: 2" in merged.stdout, merged.stdout + merged.stderr
     assert "duplicate id 'edge-m2-01'" in merged.stdout
