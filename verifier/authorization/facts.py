@@ -544,16 +544,20 @@ def _values_never(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[
                     if not isinstance(lit, pst.StringLit):
                         continue
                     text = lit.value
+                    # The literal as Cedar writes it, quoted: the texts of one policy and attribute
+                    # (a set literal's several, `["drain", "Down"]`) are one finding, its message
+                    # joining them, and a bare join would read as one text "Down, drain".
+                    said = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
                     if attr == "state":
                         if text not in _STATES:
-                            rows.add((policy.id, attr, text, ", ".join(_STATES)))
+                            rows.add((policy.id, attr, said, ", ".join(_STATES)))
                         continue
                     if text in models or text in ("mixed", ""):
                         continue
                     key = text.casefold()
                     meant = [m for f, m in folded if f == key or f.startswith(key)]
                     if meant:
-                        rows.add((policy.id, attr, text, ", ".join(meant[:3]) + (", ..." if len(meant) > 3 else "")))
+                        rows.add((policy.id, attr, said, ", ".join(meant[:3]) + (", ..." if len(meant) > 3 else "")))
     return sorted(rows)
 
 
