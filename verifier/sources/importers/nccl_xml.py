@@ -124,6 +124,31 @@ class _Reader:
         link_sockets(self.b, [(o.id, o.labels.get("vendor")) for o in cpus], root.loc, "The NCCL topology")
         self.devices()
         self.report_classless()
+        self.nvlinks_unknown()
+
+    def nvlinks_unknown(self) -> None:
+        """Label the node when the file cannot say whether its GPUs have NVLinks.
+
+        NCCL's dump writes a `<gpu>` element for each GPU it opens, with the GPU's `<nvlink>`s, and the
+        PCI ids it reads from sysfs (`vendor`, `device`) on every `<pci>`. A GPU known by its class alone,
+        or whose `<gpu>` sits on a `<pci>` without a vendor id, comes from a hand-written NCCL_TOPO_FILE
+        (aws-ofi-nccl's p4d/p5 and Azure's ND files): those list no NVLink whatever the machine has, so
+        no NVLink there is unknown, not absent (nvidia-smi's NV12/NV18 on the same machine is no conflict).
+        """
+        gpus = [d for d in self.devs if d.category == "gpu"]
+        if not gpus or any(c.tag in ("nvlink", "xgmi") for d in gpus if d.el.tag == "gpu" for c in d.el.children):
+            return
+        unprobed = [d for d in gpus if d.el.tag != "gpu" or (d.pci is not None and d.pci.get("vendor") is None)]
+        if not unprobed:
+            return
+        node = self.b.inv.objects[self.node]
+        node.labels = {**node.labels, "nvlinks_described": "false"}
+        why = "no <gpu> element" if unprobed[0].el.tag != "gpu" else "no PCI vendor id"
+        self.b.note(
+            unprobed[0].el.loc,
+            f"{len(unprobed)} of the {len(gpus)} GPUs ({unprobed[0].busid} first) have {why}, as in a hand-written "
+            f"NCCL_TOPO_FILE, which lists no NVLink: node {self.node}'s NVLinks are unknown, not absent",
+        )
 
     def report_classless(self) -> None:
         if not self.classless:
