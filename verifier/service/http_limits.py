@@ -41,6 +41,8 @@ class BoundedHeadProtocol(HttpToolsProtocol):
         self._in_head = True  # from the connection on: a client that sends nothing is bounded too
         self._head_bytes = 0
         self._tail = b""  # the last bytes of the head read so far: its end may straddle two reads
+        self._codings = 0  # Transfer-Encoding headers of the request being read
+        self._refusal: tuple[int, str] | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -68,12 +70,35 @@ class BoundedHeadProtocol(HttpToolsProtocol):
         end = (self._tail + data).find(b"\r\n\r\n")
         return HEAD_BYTES + 1 if end < 0 else seen - len(self._tail) + end + 4
 
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if name.lower() == b"transfer-encoding":
+            # Only `chunked`, once: llhttp frames the body by the last coding and passes the others
+            # by unread, so `gzip, chunked` was answered as if plain (200), where a proxy in front
+            # that reads the codings frames or decodes it otherwise, the two then disagreeing on
+            # where the request ends (smuggling). RFC 9112 6.1: a coding not understood is 501.
+            self._codings += 1
+            if self._codings > 1 or value.strip(b" \t").lower() != b"chunked":
+                self._refusal = (
+                    501,
+                    f"the request's Transfer-Encoding {value.decode('latin-1')!r} is not understood "
+                    "(only one 'chunked' is); expected Content-Length or Transfer-Encoding: chunked",
+                )
+                raise ValueError(self._refusal[1])  # stops the parser: uvicorn answers 400 through us
+        super().on_header(name, value)
+
+    def send_400_response(self, msg: str) -> None:
+        if self._refusal is not None:
+            self._refuse(*self._refusal)
+            return
+        super().send_400_response(msg)
+
     def on_message_begin(self) -> None:
         super().on_message_begin()
         if not self._in_head:  # the next request on a kept-alive connection
             self._in_head = True
             self._head_bytes = 0
             self._tail = b""
+            self._codings = 0
             self._arm()
 
     def on_headers_complete(self) -> None:
@@ -98,7 +123,7 @@ class BoundedHeadProtocol(HttpToolsProtocol):
     def _refuse(self, status: int, message: str) -> None:
         self._disarm()
         body = json.dumps({"error": message, "status": status}).encode()
-        reason = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}[status]
+        reason = {408: b"Request Timeout", 431: b"Request Header Fields Too Large", 501: b"Not Implemented"}[status]
         self.transport.write(
             b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\nconnection: close\r\n\r\n%s"
             % (status, reason, len(body), body)
