@@ -101,3 +101,13 @@ def test_long_comment_line_in_config_sets_nothing(tmp_path: Path) -> None:
     assert code in (0, 1), err
     # format json came from line 3, after the long comment: the output is a JSON document.
     assert out.lstrip().startswith("{")
+
+
+def test_policies_that_are_a_pipe_are_named_so(tmp_path: Path) -> None:
+    # A fifo where the policy directory should be: refused without opening it (nothing would ever
+    # write to it), naming what it is; it was "no such policy directory", though `ls` shows it.
+    fifo = tmp_path / "policies"
+    os.mkfifo(fifo)
+    code, _out, err = run_cli("verify", MIXED, "--policies", str(fifo))
+    assert code == 2
+    assert f"{fifo}: it is not a folder; expected the policy directory" in err

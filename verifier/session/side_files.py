@@ -74,7 +74,15 @@ def discover(
         if path is not None and not path.exists():
             raise TopologError.at(SourceLocation(str(path)), f"no such {what}")
     if policies is not None and not policies.is_dir():
-        raise TopologError.at(SourceLocation(str(policies)), "no such policy directory")
+        # A file, a pipe or a socket there is not "no such" thing: the user, whose `ls` shows it,
+        # is told what it is and what was expected.
+        there = policies.exists()
+        raise TopologError.at(
+            SourceLocation(str(policies)),
+            "it is not a folder; expected the policy directory (its *.cedar files and schema.cedarschema)"
+            if there
+            else "no such policy directory",
+        )
     places = _places(inventory_paths, cwd)
     return SideFiles(
         thresholds=thresholds or _find(places, THRESHOLDS_NAME, file=True),
