@@ -28,6 +28,9 @@ from verifier.sources.observed.model import GpuObservation, Observations, normal
 from verifier.sources.observed.nvlink_text import ALL_LINKS
 
 LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "nvidia-smi-q", "amd-smi", "rocm-smi"})
+UNCOUNTED_LISTINGS = frozenset({"amd-smi", "rocm-smi"})
+"""Listings that print no count of the host's GPUs and number those they show from 0: fewer GPUs than declared
+is a selection (`amd-smi -g 0 1`) as likely as GPUs gone, so it names none missing (verify: OBS009)."""
 _SCALEUP = frozenset({"nvlink", "nvswitch", "xgmi"})
 
 
@@ -67,6 +70,10 @@ def reconcile_observed(
                 Disagreement(f.host, "host", "not declared", "observed", where_inventory, SourceLocation(f.path))
             )
         elif f.format in LISTING_FORMATS and not f.partial:
+            if f.format in UNCOUNTED_LISTINGS and f.attached is None:
+                shown = sum(1 for g in observations.gpus if g.source.file == f.path)
+                if shown < len(matcher.declared_gpus(node)):
+                    continue
             listings[node].append(f.path)
     links_of = _gpu_links(inventory)
     seen: set[tuple[str, str]] = set()  # (declared GPU, file that shows it)
