@@ -1,6 +1,7 @@
 """What one Kubernetes pod template asks of the hardware (docs/jobs.md, "Kubernetes").
 
-Read: GPU requests (`nvidia.com/gpu`, `amd.com/gpu`, `habana.ai/gaudi`, `nvidia.com/mig-<profile>`), node selectors
+Read: GPU requests (`nvidia.com/gpu`, `amd.com/gpu`, `habana.ai/gaudi`, `nvidia.com/mig-<profile>`, Volcano's
+`volcano.sh/vgpu-number`), node selectors
 and required node affinity on GPU product labels (verifier/sources/jobs/gpu_words.py), required
 `NotIn` on other labels (topolog's `exclude`), and the service account. Everything else the
 template says (CPU and memory requests, images, commands, tolerations, preferences) is returned
@@ -23,10 +24,22 @@ from verifier.sources.inventory.yaml_source import YList, YMap
 from verifier.sources.jobs.dra import claimed_gpus
 from verifier.sources.jobs.gpu_words import gke_model
 
-GPU_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd", "habana.ai/gaudi": "intel"}
-"""Whole devices by vendor. `habana.ai/gaudi` is Intel's Gaudi device plugin (one unit, one Gaudi
+VOLCANO_SHARES = {"volcano.sh/vgpu-number": "volcano.sh/vgpu-memory", "volcano.sh/gpu-number": "volcano.sh/gpu-memory"}
+"""Volcano's GPU counts, and the memory limit that alone asks for one GPU. `volcano.sh/vgpu-number`
+(its vGPU, from HAMi): N units are N different NVIDIA GPUs of one node, each shared or, with no other
+`volcano.sh/` limit, exclusive (volcano-sh/volcano pkg/scheduler/api/devices/nvidia/vgpu/utils.go,
+resourcereqs: a vgpu-memory limit alone is one device; checkNodeGPUSharingPredicateAndScore: one
+device per unit). `volcano.sh/gpu-number` is the older GPU-number predicate's whole GPUs, and
+`volcano.sh/gpu-memory` its share of one GPU. Placed as whole GPUs: never looser than a share."""
+GPU_RESOURCES = {
+    "nvidia.com/gpu": "nvidia",
+    "amd.com/gpu": "amd",
+    "habana.ai/gaudi": "intel",
+    **{number: "nvidia" for number in VOLCANO_SHARES},
+}
+"""Devices by vendor. `habana.ai/gaudi` is Intel's Gaudi device plugin (one unit, one Gaudi
 accelerator, of whichever generation the node holds): read as whole Gaudi accelerators (GAUDI_FAMILY),
-never as any Intel device."""
+never as any Intel device. Volcano's counts: VOLCANO_SHARES."""
 MIG_RESOURCE = re.compile(
     r"^nvidia\.com/mig-(?P<profile>[0-9]+g\.[0-9]+gb)(?P<extension>(?:\.(?:me|gfx)(?:\.all)?|-me)?)$"
 )
@@ -69,16 +82,18 @@ GAUDI_RESOURCE = "habana.ai/gaudi"
 GAUDI_FAMILY = "Gaudi"
 """What one `habana.ai/gaudi` unit accepts: a Gaudi of any generation. As an accepts word it names the
 catalogue's Gaudi models by their name's leading part (`Gaudi2-HL-225H`, `Gaudi3-HL-325L`) and any model
-whose catalog entry says it is an Intel HPU (`vendor: intel`, `kind: hpu`), whatever its name: an
+whose catalog entry says it is a Gaudi HPU (`vendor: intel` or `habana`, `kind: hpu`), whatever its name: an
 inventory's own `HL-325L` (is_gaudi, read by verifier.session.session.model_families). An Intel model of
 kind `gpu` named by a part number alone is not taken for a Gaudi: it could be any Intel GPU."""
 
 
 def is_gaudi(model: CatalogModel) -> bool:
-    """Whether a catalogue model is a Gaudi by what its entry says: Intel's kind `hpu` (Habana's
-    processing unit, as the built-in catalogue files Gaudi 2 and Gaudi 3).
+    """Whether a catalogue model is a Gaudi by what its entry says: kind `hpu` (Habana's processing
+    unit, as the built-in catalogue files Gaudi 2 and Gaudi 3) of vendor `intel` or `habana`.
     """
-    return model.kind == "hpu" and model.vendor.casefold() == "intel"
+    vendor = model.vendor.casefold()
+    # Habana Labs, the maker Intel bought, is how lspci and many sites still name it ("Habana Labs Ltd.").
+    return model.kind == "hpu" and (vendor == "intel" or vendor.startswith("habana"))
 
 
 READ_POD_KEYS = (
@@ -195,6 +210,16 @@ def _quantity(raw: object, loc: SourceLocation, what: str, p: Problems) -> int |
     scaled = isinstance(raw, str) and not _SIGNED.fullmatch(text)
     if scaled and value is not None and value.denominator == 1 and abs(value) <= 10**7:
         shown += f" ({value})"  # the count a suffix or exponent makes: '2M' (2000000)
+    if value is not None and value.denominator != 1 and value > 0 and math.ceil(value * 1000) % 1000 == 0:
+        # Finer than a thousandth: the API server checks an extended resource at milli precision,
+        # rounded up (Quantity.MilliValue), so 1.9999999 passes as 2000m and the pod is given 2
+        # devices. Read exactly, it is no whole count: refused with the count Kubernetes would use.
+        p.add(
+            loc,
+            f"{what} is {shown}; expected a whole number of devices from 0 to 1,000,000 (an extended resource is "
+            f"counted in whole devices: Kubernetes rounds this one up to {math.ceil(value)}; write that count)",
+        )
+        return None
     if value is not None and value.denominator != 1:
         p.add(
             loc,
@@ -263,6 +288,19 @@ def _resources(c: YMap, cname: str, needs: PodNeeds, p: Problems, key: str = "re
                     f"container {cname} requests {n} {key} without a limit; Kubernetes requires the limit of "
                     f"an extended resource (the request defaults to it): expected limits {key}: {n}",
                 )
+    limits = res.get("limits")
+    for number, memory in VOLCANO_SHARES.items():
+        if isinstance(limits, YMap) and memory in limits and number not in got:
+            got[number] = 1  # Volcano: a memory limit alone asks for a share of one GPU
+            locs[number] = limits.key_loc(memory)
+        if got.get(number):
+            needs.notes.append(
+                Diagnostic(
+                    locs[number],
+                    f"container {cname}: {got[number]} {number}: Volcano gives each unit its own NVIDIA GPU, "
+                    "maybe shared; placed as that many whole GPUs (the share's memory and cores not judged)",
+                )
+            )
     for section in res:
         if section not in ("limits", "requests", "claims"):  # claims: read at the pod's resourceClaims
             other.append(f"{key}.{section}")

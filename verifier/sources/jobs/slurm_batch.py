@@ -8,7 +8,8 @@ note says so. Read:
                                  with GPUs per node it runs on exactly N: min_nodes too)
     --gres=gpu[:type][:n]        GPUs per node (n defaults to 1)
     --gpus-per-node=[type:]n     GPUs per node
-    --gpus-per-task=[type:]n     GPUs per task, with -n/--ntasks or --ntasks-per-node
+    --gpus-per-task=[type:]n     GPUs per task, with -n/--ntasks, -N with --ntasks-per-node, or --gpus
+                                 (its total over n is the tasks); with none of these refused, as sbatch does
     -G, --gpus=[type:]n          GPUs for the whole job
     -n, --ntasks, --ntasks-per-node
     -C, --constraint=features    GPU model features ("a100", "h100|a100"); other features are noted
@@ -408,7 +409,13 @@ def _options(tokens: list[str], loc: SourceLocation, script: _Script, p: Problem
         tok = tokens[i]
         i += 1
         if tok in ("hetjob", "packjob"):
-            p.add(loc, "heterogeneous jobs (#SBATCH hetjob) are not read; expected one job per script")
+            # Slurm starts the components together, each with its own nodes and GPUs: placed one by one,
+            # two components could both count the same free GPUs, so the script is refused, not split.
+            p.add(
+                loc,
+                f"heterogeneous jobs (#SBATCH {tok}: components that start together) are not read; expected one "
+                "job per script",
+            )
             continue
         if tok.startswith("--"):
             name, eq, value = tok[2:].partition("=")
@@ -590,6 +597,50 @@ def _no_gpu_counts(
     return None, None, None, o[zero[0]].said(zero[0])
 
 
+def _task_count(
+    o: dict[str, _Opt],
+    per_task: tuple[str | None, int],
+    total: tuple[str | None, int] | None,
+    ntasks: int | None,
+    p: Problems,
+) -> int | None:
+    """The tasks a job of GPUs per task runs: -n as written; else `--gpus` over the GPUs per task (sbatch(1):
+    the task count may be given as "--gpus=X --gpus-per-task=Y"). None, refused: no task count at all
+    (-N N with --ntasks-per-node is one, counted by the caller), which sbatch since 23.11
+    rejects ("--gpus-per-task or --tres-per-task used without either --gpus or -n/--ntasks is not allowed",
+    as torchx's pull request 1100 quotes it from 23.11.10), and a --gpus the tasks do not make up.
+    """
+    opt = o["gpus-per-task"]
+    if total is not None and total[0] is not None and per_task[0] is not None and total[0] != per_task[0]:
+        p.add(o["gpus"].loc, f"--gpus={o['gpus'].value} names another GPU type than {opt.said('gpus-per-task')}")
+        return None
+    if total is not None and ntasks is not None and ntasks * per_task[1] != total[1]:
+        p.add(
+            o["gpus"].loc,
+            f"--gpus={o['gpus'].value} is not the {ntasks} tasks (-n) times {opt.said('gpus-per-task')} "
+            f"({ntasks * per_task[1]}); expected the two to agree",
+        )
+        return None
+    if total is not None and ntasks is None:
+        if total[1] % per_task[1]:
+            p.add(
+                o["gpus"].loc,
+                f"--gpus={o['gpus'].value} is no whole number of tasks of {opt.said('gpus-per-task')}; "
+                "expected a multiple of the GPUs per task",
+            )
+            return None
+        return total[1] // per_task[1]
+    if ntasks is not None:
+        return ntasks
+    p.add(
+        opt.loc,
+        f"{opt.said('gpus-per-task')} without a task count: sbatch (Slurm 23.11 and later) refuses the job "
+        "(--gpus-per-task used without either --gpus or -n/--ntasks); expected -n/--ntasks N, "
+        "-N N with --ntasks-per-node, or --gpus",
+    )
+    return None
+
+
 def _same_request(a: tuple[str | None, int], b: tuple[str | None, int]) -> bool:
     """The same count, and the same type where both name one."""
     return a[1] == b[1] and (a[0] is None or b[0] is None or a[0] == b[0])
@@ -769,6 +820,11 @@ def _job(
                 f"{per_node[1]} GPUs per node; expected --gpus to be the nodes times the GPUs per node",
             )
         per_node = (per_node[0] or total[0], per_node[1])
+    by_node = nodes is not None and per_node_tasks is not None  # -N N --ntasks-per-node=t: N x t tasks
+    if per_task is not None and per_node is None and per_task[1] > 0 and not (by_node and total is None):
+        ntasks = _task_count(o, per_task, total, ntasks, p)
+        if ntasks is None:
+            return None
     kind: tuple[str | None, int] | None = None
     gpus = 0
     span = nodes or 1
