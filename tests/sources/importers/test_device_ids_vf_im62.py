@@ -28,3 +28,11 @@ def test_real_vm_dump_reads_eight_mi300x(fx: Path) -> None:
     assert {n.model for n in inv.of_kind("nic")} == {None}
     # Every GPU lists the 7 others once: 8 * 7 / 2 = 28 xGMI pairs.
     assert len([lk for lk in inv.links.values() if lk.kind == "xgmi"]) == 28
+
+
+def test_mi300a_apu_by_its_pci_id(fx: Path) -> None:
+    # pci.ids: 1002:74a0 "Aqua Vanjaram [Instinct MI300A]". The real RCCL dump of a 4x MI300A node
+    # (fixtures/rccl-mi300a-4p-cxi.xml, ROCm/rccl topo_4p_942.xml) gives device 0x74a0 on its 4 GPUs.
+    assert model_for_pci("0x1002", "0x74a0") == "MI300A"
+    inv = import_files("nccl-xml", [fx / "rccl-mi300a-4p-cxi.xml"], node="a").inventory
+    assert [g.model for g in inv.of_kind("gpu")] == ["MI300A"] * 4
