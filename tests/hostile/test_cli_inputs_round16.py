@@ -111,3 +111,14 @@ def test_policies_that_are_a_pipe_are_named_so(tmp_path: Path) -> None:
     code, _out, err = run_cli("verify", MIXED, "--policies", str(fifo))
     assert code == 2
     assert f"{fifo}: it is not a folder; expected the policy directory" in err
+
+
+@pytest.mark.parametrize("nested", ["[" * 5000 + "]" * 5000, "{a=" * 3000 + "1" + "}" * 3000], ids=["arrays", "tables"])
+def test_toml_nested_past_the_parser_is_refused(tmp_path: Path, nested: str) -> None:
+    # tomllib reads arrays and inline tables by recursion: this deep, it was "internal error
+    # (RecursionError)"; now refused at the file (line 1), exit 2.
+    cfg = tmp_path / "pyproject.toml"
+    cfg.write_text("[tool.topolog]\nx = " + nested + "\n", encoding="utf-8")
+    code, _out, err = run_cli("--config", str(cfg), "verify", INV)
+    assert code == 2
+    assert f"{cfg}:1:1: TOML nested deeper than the parser can follow" in err, err

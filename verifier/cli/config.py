@@ -161,6 +161,15 @@ def _read_toml(path: Path, name: str, found: bool = False) -> ConfigFile | None:
         at = _TOML_AT.search(message)
         where = SourceLocation(name, int(at[1]), int(at[2])) if at else SourceLocation(name)
         raise TopologError.at(where, f"TOML syntax error: {_TOML_AT.sub('', message)}") from None
+    except RecursionError:
+        # tomllib reads nested arrays and inline tables by recursion: 100,000 `[` (or 3,000 `{a=`)
+        # ended as "internal error (RecursionError)". Refused at the file, as the YAML reader refuses
+        # its own; no option takes more than a list of texts.
+        raise TopologError.at(
+            SourceLocation(name, 1, 1),
+            "TOML nested deeper than the parser can follow (hundreds of levels of arrays or inline "
+            'tables); expected option names and values, such as fail-on = "warning"',
+        ) from None
     tool = doc.get("tool")
     if not isinstance(tool, dict) or "topolog" not in tool:
         return None
