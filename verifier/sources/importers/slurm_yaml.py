@@ -50,6 +50,11 @@ def yaml_lines(b: Builder, text: str, file: str) -> list[Line]:
         loc = SourceLocation(file, mark.line + 1, mark.column + 1) if mark is not None else SourceLocation(file)
         b.error(loc, f"not valid YAML: {getattr(err, 'problem', err)}")
         return []
+    except RecursionError:
+        # The composer follows nesting by recursion: 3,000 `- ` deep was "internal error
+        # (RecursionError)". topology.yaml(5) nests a few levels.
+        b.error(SourceLocation(file, 1), "YAML nested deeper than the parser can follow; expected topology.yaml(5)")
+        return []
     if root is None or not isinstance(root, yaml.SequenceNode):
         b.error(
             SourceLocation(file, 1), "expected a list of topologies (`- topology: <name>` ...), as topology.yaml(5)"
