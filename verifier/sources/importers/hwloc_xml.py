@@ -455,7 +455,17 @@ class _Reader:
         n = len(ids)
         bw_of: dict[frozenset[str], int] = {}
         measured: set[str] = set()  # the GPUs XGMIBandwidth has a row for
-        if bws is not None:
+        placeholder = bws is not None and _rsmi_placeholders(bws[1])
+        if placeholder and n > 2:
+            pairs = sum(1 for i in range(n) for j in range(i + 1, n) if int(values[i * n + j]) == 1)
+            self.b.note(
+                bw_el.loc if bw_el is not None else hops_el.loc,
+                "XGMIBandwidth holds hwloc's ROCm SMI placeholders (100000 for every GPU pair with an xGMI path, "
+                "1000000 on the diagonal; no measurement), and that backend's hop count reads 1 for a path through "
+                f"other GPUs too: the {pairs} pairs with XGMIHops 1 are imported as xGMI links labelled inferred, "
+                "bandwidth assumed; which of them are direct links is unknown",
+            )
+        if bws is not None and not placeholder:
             bids, bvalues = bws
             measured = set(bids)
             m = len(bids)
@@ -491,6 +501,8 @@ class _Reader:
                     continue
                 if mbps is None:
                     mbps, labels[ASSUMED] = DEFAULT_XGMI_MBPS, "bandwidth"
+                if placeholder and n > 2:
+                    labels["inferred"] = "true"  # direct, or routed through other GPUs: not stated
                 self.b.link(ids[i], ids[j], "xgmi", mbps, hops_el.loc, labels=labels)
 
     def nvlinks(self, el: Element) -> None:
@@ -671,6 +683,19 @@ def _pci_type(el: Element) -> dict[str, str]:
         "pci_vendor": "0x" + m.group(2).lower(),
         "pci_device": "0x" + m.group(3).lower(),
     }
+
+
+def _rsmi_placeholders(values: list[str]) -> bool:
+    """True when an XGMIBandwidth matrix holds only the figures hwloc's ROCm SMI backend writes without
+    measuring: 100000 for each GPU pair of xGMI link type, 0 for the others, 1000000 on the diagonal
+    (hwloc/topology-rsmi.c, "TODO: verify the XGMI version before putting 100GB/s here?").
+    """
+    n = math.isqrt(len(values))
+    if n < 2 or n * n != len(values):
+        return False
+    diagonal = all(values[i * n + i] == "1000000" for i in range(n))
+    off = {values[i * n + j] for i in range(n) for j in range(n) if i != j}
+    return diagonal and "100000" in off and off <= {"0", "100000"}
 
 
 def _name_of(el: Element) -> str:

@@ -500,12 +500,15 @@ class _Classes:
         self.nv: dict[frozenset[str], int | None] = {}
         self.to_switch: dict[str, int | None] = {}
         self.xgmi: set[frozenset[str]] = set()
+        # xGMI links an importer could not tell from routed paths (hwloc's ROCm SMI backend): not stated.
+        self.xgmi_unsure: set[frozenset[str]] = set()
         for lk in inv.links.values():
             if lk.state == "down":
                 continue
             count = lk.attrs.get("count")
             if lk.kind == "xgmi" and {inv.objects[lk.a].kind, inv.objects[lk.b].kind} == {"gpu"}:
-                self.xgmi.add(frozenset((lk.a, lk.b)))
+                unsure = lk.labels.get("inferred") == "true"
+                (self.xgmi_unsure if unsure else self.xgmi).add(frozenset((lk.a, lk.b)))
             elif lk.kind == "nvlink":
                 pair = frozenset((lk.a, lk.b))
                 prev = self.nv.get(pair, 0)
@@ -528,6 +531,8 @@ class _Classes:
         pair = frozenset((x, y))
         if pair in self.xgmi:
             return "XGMI"  # a direct xGMI link (AMD's tools give no link count)
+        if pair in self.xgmi_unsure:
+            return "?"
         if pair in self.nv:
             n = self.nv[pair]
             return f"NV{n}" if n is not None else "?"
