@@ -242,3 +242,77 @@ def test_a_heterogeneous_job_is_refused_naming_the_separator_written(separator: 
     assert f"t.sh:4: heterogeneous jobs (#SBATCH {separator}: components that start together) are not read" in str(
         err.value
     )
+
+
+# --- GPU Feature Discovery's architecture label -----------------------------------------------------------
+
+
+def _family_job(selector: str) -> str:
+    # One pod of 8 NVIDIA GPUs on nodes whose nvidia.com/gpu.family label is `selector`.
+    return f"""apiVersion: batch/v1
+kind: Job
+metadata: {{name: fam, namespace: research}}
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.family: {selector}
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits:
+            nvidia.com/gpu: 8
+"""
+
+
+@pytest.mark.parametrize(
+    ("family", "accepts"),
+    [
+        # getArchFamily (NVIDIA/k8s-device-plugin internal/lm/resource.go): compute capability 9.x is
+        # hopper (H100, H200), 8.0 ampere (A100); 8.9 ada-lovelace (L4, L40S, RTX 4090).
+        ("hopper", ("H100", "H200")),
+        ("ampere", ("A100",)),
+        ("ada-lovelace", ("L4", "RTX-4090")),
+    ],
+)
+def test_an_architecture_selector_accepts_the_models_of_that_architecture(
+    family: str, accepts: tuple[str, ...]
+) -> None:
+    # Before: "node selector nvidia.com/gpu.family=hopper not judged", and any NVIDIA GPU accepted.
+    (job,) = read_jobs_text(_family_job(family), "f.yaml", RULES)
+    assert job.accepts == accepts
+
+
+def test_an_architecture_with_no_catalogue_gpu_fits_nowhere_with_a_note() -> None:
+    # turing (7.5): no GPU of the catalogue, so the job accepts only the word itself and a note says so.
+    (job,) = read_jobs_text(_family_job("turing"), "f.yaml", RULES)
+    assert job.accepts == ("turing",)
+    assert any("nvidia.com/gpu.family=turing names no GPU model" in n.message for n in job.notes)
+
+
+def test_an_architecture_selector_places_only_on_that_architecture(tmp_path: Path) -> None:
+    # inventories/mixed-fleet.yaml: nodes h100-n0, h100-n1 (8 H100 each), a100-n0, a100-n1 (8 A100
+    # each), and AMD/RTX nodes. hopper: 8 GPUs on one node -> the two H100 nodes, nothing else.
+    spec = tmp_path / "f.yaml"
+    spec.write_text(_family_job("hopper"))
+    fleet = Path(__file__).resolve().parents[3] / "inventories" / "mixed-fleet.yaml"
+    code, out, err = run_cli(
+        "place", str(fleet), str(spec), "--format", "json", "--no-authorization",
+        "--principal-from", "namespace=Team", "--engine", "memory",
+    )  # fmt: skip
+    assert code == 0, err
+    (job,) = json.loads(out)["jobs"]
+    assert sorted({gpu.split("/")[0] for p in job["placements"] for gpu in p["gpus"]}) == ["h100-n0", "h100-n1"]
+
+
+# --- Slurm: a MIG type AutoDetect=nvml wrote ------------------------------------------------------------
+
+
+def test_a_slurm_mig_type_is_read_as_the_plain_profile_which_also_covers_media_slices() -> None:
+    # gpu_nvml.c _handle_mig (SchedMD/slurm) names a slice "<gpu>_<slices>g.<GiB>gb" from its slice
+    # count and memory only, so a 1g.10gb+me slice is also "a100_1g.10gb". A GPU holds at most 7 slices
+    # of one slice each, +me or not (A100-80GB: 1g.10gb x 7), so reading the plain profile counts what
+    # Slurm may hand out: 14 instances -> mig 1g.10gb, 14 (2 GPUs' worth).
+    (job,) = read_jobs_text(_script("--gres=gpu:a100_1g.10gb:14"), "t.sh", RULES)
+    assert (job.mig, job.gpus, job.accepts) == ("1g.10gb", 14, ("A100",))

@@ -35,6 +35,25 @@ GKE_ACCELERATORS = {
 }
 
 
+GPU_FAMILY_LABEL = "nvidia.com/gpu.family"
+GPU_FAMILIES = {
+    "volta": ("V100",),
+    "ampere": ("A100",),
+    "ada-lovelace": ("L4", "RTX-4090"),  # "L4" also names L40S, its leading part
+    "hopper": ("H100", "H200"),
+    "blackwell": ("B200",),
+}
+"""GPU Feature Discovery's architecture label (NVIDIA/k8s-device-plugin internal/lm/resource.go,
+getArchFamily: the CUDA compute capability's family, 8.0 `ampere`, 8.9 `ada-lovelace`, 9.0 `hopper`)
+to the catalogue's GPU models of that architecture, as accepts words. A model an inventory brings
+under another name (an `A40`) is not among them: the job fits nowhere on it, never somewhere it cannot run."""
+
+
+def gpu_family(value: str) -> tuple[str, ...] | None:
+    """The accepts words of a `nvidia.com/gpu.family` value, or None for a family the catalogue has no GPU of."""
+    return GPU_FAMILIES.get(value.strip().lower())
+
+
 def _squash(word: str) -> str:
     return re.sub(r"[-_ ]", "", word.lower())
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -22,7 +23,7 @@ from verifier.sources.inventory.model import CatalogModel
 from verifier.sources.inventory.validate import Problems, name_problem
 from verifier.sources.inventory.yaml_source import YList, YMap
 from verifier.sources.jobs.dra import claimed_gpus
-from verifier.sources.jobs.gpu_words import gke_model
+from verifier.sources.jobs.gpu_words import GPU_FAMILY_LABEL, gke_model, gpu_family
 
 VOLCANO_SHARES = {"volcano.sh/vgpu-number": "volcano.sh/vgpu-memory", "volcano.sh/gpu-number": "volcano.sh/gpu-memory"}
 """Volcano's GPU counts, and the memory limit that alone asks for one GPU. `volcano.sh/vgpu-number`
@@ -59,10 +60,11 @@ _OTHER_ACCELERATORS = {
 }
 """Device plugins of accelerators topolog does not place (Intel's GPU plugin; Habana names other than
 the whole-accelerator `habana.ai/gaudi`)."""
-PRODUCT_LABELS = {
+PRODUCT_LABELS: dict[str, Callable[[str], str | None]] = {
     "nvidia.com/gpu.product": model_for_product,
     "amd.com/gpu.device-id": model_for_amd_device,
     "cloud.google.com/gke-accelerator": gke_model,
+    GPU_FAMILY_LABEL: lambda _value: None,  # several models a value: read by _accept through gpu_family
 }
 """Node labels that name the GPU model, and how each value maps to a catalogue model."""
 _PRODUCT_MIG = re.compile(
@@ -513,7 +515,10 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
     words: list[str] = []
     for v in values:
         model = mapper(v)
-        if model is None:
+        family = gpu_family(v) if key == GPU_FAMILY_LABEL else None
+        if family is not None:
+            words.extend(family)
+        elif model is None:
             needs.notes.append(
                 Diagnostic(
                     loc, f"{key}={v} names no GPU model of topolog's catalogue: no GPU of the inventory matches it"
