@@ -232,6 +232,7 @@ GAINED_LATER = frozenset(
         "QM8700",
         "Slingshot-Rosetta",
         "ConnectX-8",
+        "MI300A",
     }
 )
 """Built-in models the catalogue gained after inventories had to define them themselves (R-FP59, R-FP60).
