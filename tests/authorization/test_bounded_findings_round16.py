@@ -42,3 +42,19 @@ def test_many_quarantined_objects_are_counted(tmp_path: Path, engine: str) -> No
     message = found[0]["message"]
     assert "schedule on 12 quarantined object(s), the first by id ws0, ws1, ws10 (Cedar" in message, message
     assert "ws2" not in message
+
+
+def test_a_look_alike_id_in_a_policy_names_its_odd_letter(tmp_path: Path) -> None:
+    # The AUTHZ017 fixture's principals hold ian; the policy names "ian" with a Cyrillic a (U+0430).
+    # "did you mean 'ian'?" printed beside 'ian' tells a reader nothing: the letter is named.
+    shutil.copytree(FIXTURE / "policies", tmp_path / "policies")
+    shutil.copy(FIXTURE / "principals.yml", tmp_path / "principals.yml")
+    (tmp_path / "policies" / "x.cedar").write_text(
+        '@id("ian-anywhere")\npermit (principal == User::"i\u0430n", action == Action::"schedule", resource);\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "inv.yaml").write_text(_inventory(1), encoding="utf-8")
+    code, out, err = run_cli("verify", str(tmp_path / "inv.yaml"), "--format", "json")
+    assert code in (0, 1), err
+    (found,) = [f for f in json.loads(out)["findings"] if f["rule"] == "AUTHZ004"]
+    assert "did you mean 'ian'? it looks the same but holds U+0430 CYRILLIC SMALL LETTER A" in found["message"]

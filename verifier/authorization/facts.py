@@ -27,6 +27,7 @@ from verifier.authorization.relations import AUTHZ_RELATIONS
 from verifier.authorization.setup import AuthzSetup
 from verifier.core.cache import code_digest, enabled, entry_key, package_digest, read_pickled, write_pickled
 from verifier.core.gc_pause import collector_paused
+from verifier.core.lookalike import described, odd_character, skeleton
 from verifier.core.stamped_rows import StampBlock, StampedRows
 from verifier.core.suggest import closest
 from verifier.engine.ast import Row
@@ -328,6 +329,13 @@ def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
     else:
         kind = next((k for k, t in HARDWARE_TYPES.items() if t == etype), "")
         ids = [o.id for o in graph.inv.objects.values() if o.kind == kind]
+    drawn = skeleton(eid)
+    if not eid.isascii():
+        # A look-alike (a Cyrillic a in `ivan`) prints as the id it imitates: "did you mean 'ivan'?"
+        # beside 'ivan' told the reader nothing. The id drawn the same is named with the odd letter.
+        same = next((i for i in ids if i != eid and skeleton(i) == drawn), None)
+        if same is not None:
+            return f"did you mean {same!r}? it looks the same but holds {described(odd_character(eid, same))}"
     match = closest(eid, ids)
     return f"did you mean {match!r}?" if match else "no existing id of that type is close"
 
