@@ -17,11 +17,13 @@ import pytest
 
 from verifier.checks.check import checks_from_program
 from verifier.core.resources import shipped_rules_dir
-from verifier.engine.loader import load_program
+from verifier.engine.rule_pack import load_rule_pack
 from verifier.session.rule_tests import Case, case_findings, discover
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-CHECK_IDS = [c.id for c in checks_from_program(load_program([shipped_rules_dir()]))]
+# The pack as every run loads it (its compiled form, which equals a parse of the files while their
+# digest matches: test_shipped_program.py; else the files are parsed): collected by every worker.
+CHECK_IDS = [c.id for c in checks_from_program(load_rule_pack([shipped_rules_dir()]))]
 CASES, IGNORED = discover(FIXTURES, set(CHECK_IDS))
 ENGINES = ["duckdb", "memory", "pydatalog"]
 

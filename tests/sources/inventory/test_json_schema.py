@@ -197,6 +197,9 @@ def test_top_level_keys_equal_the_loader() -> None:
 # --- every inventory the loader accepts validates ------------------------------------------
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _candidates() -> list[Path]:
     """Inventory documents among the shipped and test YAML files, told apart by `kind`
     (jobs, principals, waivers and thresholds files are other formats)."""
@@ -212,7 +215,9 @@ def _candidates() -> list[Path]:
         if path.name == "billion_laughs.yaml":
             continue  # an alias bomb: the loader refuses it unread; a validator would walk it
         try:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+            # libyaml's loader where PyYAML has it: this runs at collection, in every worker, on
+            # ~420 files (1.5 s of CPU with the pure-Python loader, 0.2 s with it; same selection).
+            doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
         except (yaml.YAMLError, UnicodeDecodeError):
             continue  # the loader's syntax and encoding fixtures
         if isinstance(doc, dict) and "apiVersion" in doc and doc.get("kind") in (None, *DOC_KINDS):
