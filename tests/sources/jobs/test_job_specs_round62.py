@@ -316,3 +316,58 @@ def test_a_slurm_mig_type_is_read_as_the_plain_profile_which_also_covers_media_s
     # Slurm may hand out: 14 instances -> mig 1g.10gb, 14 (2 GPUs' worth).
     (job,) = read_jobs_text(_script("--gres=gpu:a100_1g.10gb:14"), "t.sh", RULES)
     assert (job.mig, job.gpus, job.accepts) == ("1g.10gb", 14, ("A100",))
+
+
+# --- Volcano network topology -------------------------------------------------------------------------
+
+VOLCANO_TOPOLOGY = """apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: network-topology-job, namespace: research}
+spec:
+  schedulerName: volcano
+  minAvailable: 4
+  networkTopology:
+    mode: MODE
+    highestTierAllowed: 2
+  tasks:
+    - name: t0
+      replicas: 4
+      template:
+        spec:
+          containers:
+            - name: c0
+              image: x
+              resources:
+                limits:
+                  nvidia.com/gpu: 8
+"""
+
+
+def test_a_hard_volcano_network_topology_is_refused_not_placed_unconstrained() -> None:
+    # volcano-sh/volcano docs/user-guide/how_to_use_network_topology_aware_scheduling.md: mode hard,
+    # highestTierAllowed 2 keeps every pod inside one HyperNode of tier 2 or lower, or they stay pending.
+    # HyperNodes are the cluster's objects, not the inventory's. Before: "fields networkTopology not
+    # judged" and 32 GPUs placed on any 4 nodes. Line 7 is `networkTopology`.
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(VOLCANO_TOPOLOGY.replace("MODE", "hard"), "v.yaml", RULES)
+    assert "v.yaml:7:3: Job network-topology-job requires its pods in one Volcano HyperNode of tier 2 or lower" in str(
+        err.value
+    )
+
+
+def test_a_soft_volcano_network_topology_is_a_noted_preference() -> None:
+    # 4 pods x 8 GPUs = 32 on at most 4 nodes; the soft request is noted.
+    (job,) = read_jobs_text(VOLCANO_TOPOLOGY.replace("MODE", "soft"), "v.yaml", RULES)
+    assert (job.gpus, job.max_nodes) == (32, 4)
+    assert any("prefers one HyperNode: not judged" in n.message for n in job.notes)
+
+
+def test_a_hard_partition_topology_is_refused_too() -> None:
+    # The guide's SubGroup example: partitions of 4 pods, each hard within a tier-1 HyperNode.
+    text = VOLCANO_TOPOLOGY.replace("MODE", "soft").replace(
+        "      replicas: 4\n",
+        "      replicas: 4\n      partitionPolicy:\n        totalPartitions: 2\n        partitionSize: 2\n"
+        "        networkTopology:\n          mode: hard\n          highestTierAllowed: 1\n",
+    )
+    with pytest.raises(TopologError, match="partitionPolicy of task t0 of Job network-topology-job requires"):
+        read_jobs_text(text, "v.yaml", RULES)

@@ -586,7 +586,12 @@ def _pod_sets_volcano(spec: YMap, what: str, p: Problems, notes: list[Diagnostic
             continue
         twhat = f"task {task.get('name') or f'#{i + 1}'} of {what}"
         replicas = _count(task, "replicas", 1, twhat, p)
-        _note_unread(task, ("name", "replicas", "template"), twhat, notes)
+        policy = task.get("partitionPolicy")
+        read: tuple[str, ...] = ("name", "replicas", "template")
+        if isinstance(policy, YMap) and "networkTopology" in policy:
+            _volcano_topology(policy, f"the partitionPolicy of {twhat}", p, notes)
+            read += ("partitionPolicy",)
+        _note_unread(task, read, twhat, notes)
         tmpl = _template(task, "template", twhat, p)
         if tmpl is not None:
             sets.append(PodSet(str(task.get("name") or f"#{i + 1}"), replicas, tmpl[0], tmpl[1], tasks.item_loc(i)))
@@ -599,8 +604,34 @@ def _pod_sets_volcano(spec: YMap, what: str, p: Problems, notes: list[Diagnostic
                 f"{what} may start with {low} of its {total} pods (minAvailable): all {total} are placed",
             )
         )
-    _note_unread(spec, ("tasks", "minAvailable", "queue"), what, notes)
+    _volcano_topology(spec, what, p, notes)
+    _note_unread(spec, ("tasks", "minAvailable", "queue", "networkTopology"), what, notes)
     return [sets]
+
+
+def _volcano_topology(holder: YMap, what: str, p: Problems, notes: list[Diagnostic]) -> None:
+    """Volcano's network topology request (`networkTopology: {mode, highestTierAllowed}` on a Job or a
+    task's partitionPolicy; volcano-sh/volcano docs/user-guide/how_to_use_network_topology_aware_scheduling.md).
+    A `hard` one keeps the pods inside one HyperNode of at most that tier, or they stay pending. Tiers are
+    the cluster's own HyperNode objects, which no topolog inventory holds, so it cannot be judged: refused,
+    as a Kueue level with no topolog scope is, rather than placed as if unconstrained. `soft` is noted.
+    """
+    topo = holder.get("networkTopology")
+    if topo is None:
+        return
+    mode = topo.get("mode") if isinstance(topo, YMap) else None
+    if mode == "soft":
+        notes.append(Diagnostic(holder.key_loc("networkTopology"), f"{what} prefers one HyperNode: not judged"))
+        return
+    tier = topo.get("highestTierAllowed") if isinstance(topo, YMap) else None
+    within = f" of tier {tier} or lower" if tier is not None else ""
+    said = f"mode {mode}" if isinstance(mode, str) else "no mode written"
+    p.add(
+        holder.key_loc("networkTopology"),
+        f"{what} requires its pods in one Volcano HyperNode{within} (networkTopology, {said}): HyperNode "
+        "tiers are the cluster's HyperNode objects, which the inventory does not hold, so this cannot be "
+        "judged; expected mode soft (a preference), or a Kueue required topology on a level topolog knows",
+    )
 
 
 def _pod_sets_cronjob(
