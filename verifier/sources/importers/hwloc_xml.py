@@ -455,7 +455,7 @@ class _Reader:
         n = len(ids)
         bw_of: dict[frozenset[str], int] = {}
         measured: set[str] = set()  # the GPUs XGMIBandwidth has a row for
-        placeholder = bws is not None and _rsmi_placeholders(bws[1])
+        placeholder = bws is not None and _rsmi_placeholders(bws, hops)
         if placeholder and n > 2:
             pairs = sum(1 for i in range(n) for j in range(i + 1, n) if int(values[i * n + j]) == 1)
             self.b.note(
@@ -685,17 +685,33 @@ def _pci_type(el: Element) -> dict[str, str]:
     }
 
 
-def _rsmi_placeholders(values: list[str]) -> bool:
+def _rsmi_placeholders(bws: tuple[list[str], list[str]], hops: tuple[list[str], list[str]]) -> bool:
     """True when an XGMIBandwidth matrix holds only the figures hwloc's ROCm SMI backend writes without
     measuring: 100000 for each GPU pair of xGMI link type, 0 for the others, 1000000 on the diagonal
     (hwloc/topology-rsmi.c, "TODO: verify the XGMI version before putting 100GB/s here?").
+
+    That backend writes a hop count for exactly the pairs it gives 100000. hwloc's AMD SMI backend also
+    puts 1000000 on the diagonal of GPUs that report no memory bandwidth (MI250X) but asks each pair with
+    an xGMI hop count for its link's bandwidth, and gets 0 for a pair routed through other GPUs: a pair
+    with a hop count and a 0 is a queried figure, and then 100000 elsewhere is a stated one.
     """
-    n = math.isqrt(len(values))
+    ids, values = bws
+    n = len(ids)
     if n < 2 or n * n != len(values):
         return False
     diagonal = all(values[i * n + i] == "1000000" for i in range(n))
     off = {values[i * n + j] for i in range(n) for j in range(n) if i != j}
-    return diagonal and "100000" in off and off <= {"0", "100000"}
+    if not (diagonal and "100000" in off and off <= {"0", "100000"}):
+        return False
+    hop_ids, hop_values = hops
+    m = len(hop_ids)
+    hop_of = {(hop_ids[i], hop_ids[j]): hop_values[i * m + j] for i in range(m) for j in range(m) if i != j}
+    return all(
+        (values[i * n + j] == "100000") == (int(hop_of.get((ids[i], ids[j]), "0")) != 0)
+        for i in range(n)
+        for j in range(n)
+        if i != j
+    )
 
 
 def _name_of(el: Element) -> str:
