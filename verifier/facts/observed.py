@@ -11,6 +11,7 @@ A file that states no time is judged on what it says.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +27,9 @@ Row = tuple[str | int, ...]
 MAX_AGE_KEY = "observed_max_age_s"
 LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "nvidia-smi-q", "amd-smi", "rocm-smi"})
 """Formats that list every GPU the host's driver sees: a declared GPU absent from them is missing."""
+UNCOUNTED_LISTINGS = frozenset({"amd-smi", "rocm-smi"})
+"""Listings that print no count of their host's GPUs: one that shows fewer GPUs than its node declares may be a
+selection, so it proves none missing (OBS009 says so instead)."""
 
 OBSERVED_RELATIONS: frozenset[str] = frozenset(
     {
@@ -87,7 +91,15 @@ def observed_facts(
     matcher = Matcher(inventory, settings.match)
     node = matcher.node
     stale: set[str] = set()
-    short: set[str] = set()  # listings of fewer GPUs than attached: OBS009 speaks for them
+    short: set[str] = set()  # listings of fewer GPUs than attached (or declared, amd-smi): OBS009 speaks for them
+    per_file: Counter[str] | None = None
+
+    def _listed(path: str) -> int:
+        nonlocal per_file
+        if per_file is None:
+            per_file = Counter(g.source.file for g in observations.gpus)
+        return per_file[path]
+
     for f in observations.files:
         n = node(f.host) if f.host is not None else None
         if f.host is not None and n is None:
@@ -107,12 +119,24 @@ def observed_facts(
         release = release_number(f.driver) if f.driver is not None else None
         if f.driver is not None and release is not None:  # a version not of 1-3 plain numbers is not compared
             out["observed_driver"].append((n, f.driver, release, f.path))
-        if f.format in LISTING_FORMATS and not f.partial:
+        uncounted = f.format in UNCOUNTED_LISTINGS and f.attached is None
+        if uncounted and (listed := _listed(f.path)) < (declared := len(matcher.declared_gpus(n))):
+            # amd-smi and rocm-smi print no count of the host's GPUs, and number the GPUs they see from 0: `-g 0 1`
+            # on a host of eight is a whole listing of a host of two, or of eight with six gone. Which, the file
+            # cannot say: none is judged missing (a false OBS006 for six good GPUs), and the node is told so.
+            counted = (
+                f"{n} declares ({f.format} prints no count of its host's GPUs): a selection (-g) or GPUs its "
+                "driver does not see"
+            )
+            out["observed_listing_short"].append((n, f.path, listed, declared, counted))
+            short.add(f.path)
+        elif f.format in LISTING_FORMATS and not f.partial:
             out["observed_listing"].append((n, f.path))
         elif f.format in LISTING_FORMATS and f.attached is not None:
-            listed = sum(1 for g in observations.gpus if g.source.file == f.path)
+            listed = _listed(f.path)
             if listed < f.attached:
-                out["observed_listing_short"].append((n, f.path, listed, min(f.attached, _INT64_MAX)))
+                counted = f"the driver of {n} counts: a selection (-i) or a GPU it cannot read"
+                out["observed_listing_short"].append((n, f.path, listed, min(f.attached, _INT64_MAX), counted))
                 short.add(f.path)
 
     def trusted(file: str) -> bool:

@@ -38,9 +38,12 @@ def test_two_or_more_gpus_are_a_whole_listing_gaps_included(numbers: list[int], 
     assert amd_smi.whole_listing(numbers) is whole
 
 
-def test_a_listing_without_gpu_3_names_gpu_3_missing(tmp_path: Path) -> None:
+def test_a_listing_without_gpu_3_is_told_not_judged(tmp_path: Path) -> None:
     # inventories/mixed-fleet.yaml: mi300x-n0 declares gpu0-gpu7 (matched by index). The shipped static listing
-    # (GPUs 0-7) without GPU 3's object: GPUs 0, 1, 2, 4, 5, 6, 7 seen -> gpu3 missing, one OBS006.
+    # (GPUs 0-7) without GPU 3's object: GPUs 0, 1, 2, 4, 5, 6, 7 seen, 7 of 8. amd-smi numbers the GPUs it sees
+    # from 0 (a GPU gone shifts the others), so a gap is a selection (`-g 0 1 2 4 5 6 7`); round 16 (RT62): a
+    # listing of fewer GPUs than declared, from a tool that prints no count, judges none missing and says so:
+    # one OBS009 for mi300x-n0 (review R-RT's OBS006 gpu3 before; the brief's fail-safe for `-g 0 1`).
     static = json.loads(STATIC.read_text())
     (tmp_path / "mi300x-n0").mkdir()
     kept = [g for g in static if g["gpu"] != 3]
@@ -48,9 +51,9 @@ def test_a_listing_without_gpu_3_names_gpu_3_missing(tmp_path: Path) -> None:
     code, out, err = run_cli(
         "verify", str(ROOT / "inventories" / "mixed-fleet.yaml"), "--observed", str(tmp_path), "--format", "json"
     )
-    assert code == 1, err
+    assert code == 0, err
     found = [(f["rule"], f["subjects"]) for f in json.loads(out)["findings"] if f["rule"].startswith("OBS")]
-    assert found == [("OBS006", ["mi300x-n0/gpu3"])]
+    assert found == [("OBS009", ["mi300x-n0"])]
 
 
 def _doc4(words: str, severity: int | None) -> str:
