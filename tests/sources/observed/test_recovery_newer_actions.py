@@ -18,7 +18,7 @@ import pytest
 from cli_helpers import run_cli
 
 from verifier.sources.observed import nvidia_smi_text, nvidia_smi_xml
-from verifier.sources.observed.model import UNKNOWN_RECOVERY
+from verifier.sources.observed.model import IMEX_RECOVERY, UNKNOWN_RECOVERY
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 H100 = SAMPLES / "nvidia-smi-q" / "h100-8gpu-565-first2.txt"
@@ -26,11 +26,20 @@ A100_XML = SAMPLES / "nvidia-smi-q-xml" / "a100-sxm4-v12.xml"
 LINE = "    GPU Recovery Action                   : None"
 
 
-@pytest.mark.parametrize("printed", ["Bus Reset", "System Reboot", "Recover IMEX Domain", "BUS_RESET"])
+@pytest.mark.parametrize("printed", ["Bus Reset", "System Reboot", "BUS_RESET"])
 def test_a_newer_action_is_read_for_its_gpu_alone(printed: str) -> None:
     text = H100.read_text().replace(LINE, LINE.replace("None", printed), 1)
     gpus = nvidia_smi_text.read(text, "h.txt", "n").gpus
     assert [g.recovery_action for g in gpus] == [UNKNOWN_RECOVERY + printed, None]
+
+
+@pytest.mark.parametrize("printed", ["Recover IMEX Domain", "RECOVER_IMEX_DOMAIN", "recover imex domain"])
+def test_an_imex_domain_recovery_is_not_the_gpus(printed: str) -> None:
+    # Round 16 (RT62): NVML 615's RECOVER_IMEX_DOMAIN asks to recover the IMEX domain, not the GPU (OBS013, not
+    # OBS004); before, it was an unknown action taking the GPU out of service.
+    text = H100.read_text().replace(LINE, LINE.replace("None", printed), 1)
+    gpus = nvidia_smi_text.read(text, "h.txt", "n").gpus
+    assert [g.recovery_action for g in gpus] == [IMEX_RECOVERY, None]
 
 
 def test_the_xml_readers_agree() -> None:

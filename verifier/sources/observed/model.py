@@ -76,6 +76,8 @@ the name topolog keeps. `None` asks for nothing. NVIDIA's Xid Catalog names the 
 text ("None", "Drain P2P", "Drain and Reset", "GPU Reset Required", "Node Reboot Required")."""
 UNKNOWN_RECOVERY = "unknown:"
 """Prefix of `GpuObservation.recovery_action` for an action topolog does not know, before the words printed."""
+IMEX_RECOVERY = "recover_imex_domain"
+"""`GpuObservation.recovery_action` for NVML's RECOVER_IMEX_DOMAIN: a recovery of the GPU's IMEX domain, not of it."""
 _ACTION_WORDS = re.compile(r"^[a-z][a-z0-9]*(?:[ /&+_-][a-z0-9]+){0,5}$", re.ASCII)
 """What an action's name looks like (`drain and reset`, `recover imex domain`, NVML's `bus_reset`): up to six plain
 words."""
@@ -112,6 +114,11 @@ def recovery_action(action: str | None, reset_required: str | None, drain_and_re
     if named is not None:
         if named in RECOVERY_ACTIONS:
             return RECOVERY_ACTIONS[named]
+        if _ACTION_WORDS.match(named) and "imex" in re.split(r"[ /&+_-]", named):
+            # NVML 615's RECOVER_IMEX_DOMAIN, however nvidia-smi words it (`Recover IMEX Domain`): the recovery asked
+            # for is of the IMEX domain (the nodes sharing GPU memory over NVLink), not of this GPU, which stays in
+            # service for work on its own node (NVIDIA's k8s DRA driver keeps scheduling on it): OBS013, not OBS004.
+            return IMEX_RECOVERY
         if _ACTION_WORDS.match(named) and named not in _NOT_AN_ACTION and named not in _FAULT_SAID:
             # An action newer than topolog (NVML 615 added RECOVER_IMEX_DOMAIN, BUS_RESET and SYSTEM_REBOOT): any
             # action but None asks for a recovery before the GPU is used, so that GPU is out of service, under the
@@ -261,7 +268,8 @@ class GpuObservation:
     fabric_cluster_uuid: str | None = None
     recovery_action: str | None = None
     """The recovery the driver itself asks for (NVML's verdict, printed by nvidia-smi -q): `reset`, `reboot`,
-    `drain_p2p` or `drain_and_reset` (RECOVERY_ACTIONS), or UNKNOWN_RECOVERY and the words printed for an action
+    `drain_p2p` or `drain_and_reset` (RECOVERY_ACTIONS), IMEX_RECOVERY (of its IMEX domain, not of the GPU), or
+    UNKNOWN_RECOVERY and the words printed for an action
     topolog does not know; None where it asks for none or does not say."""
     minor_number: int | None = None
     """The GPU's device node number (`/dev/nvidiaN`: nvidia-smi's Minor Number), which the kernel driver gives it
