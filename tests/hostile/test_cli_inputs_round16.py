@@ -122,3 +122,34 @@ def test_toml_nested_past_the_parser_is_refused(tmp_path: Path, nested: str) -> 
     code, _out, err = run_cli("--config", str(cfg), "verify", INV)
     assert code == 2
     assert f"{cfg}:1:1: TOML nested deeper than the parser can follow" in err, err
+
+
+def test_look_alike_principal_is_named_with_its_odd_letter(tmp_path: Path) -> None:
+    # 'ivan' with a Cyrillic a (U+0430): printed, it reads as the ivan of inventories/principals.yml.
+    # authorize said only "is not in"; a job's principal said "did you mean 'ivan'?" beside what
+    # reads as 'ivan'. Both now name the letter.
+    look_alike = "iv\u0430n"
+    code, _out, err = run_cli(
+        "authorize", MIXED, "--principal", look_alike, "--action", "schedule", "--resource", "rtx-n3/gpu0"
+    )
+    assert code == 2
+    assert "did you mean 'ivan'? (it looks the same but holds U+0430 CYRILLIC SMALL LETTER A)" in err, err
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(
+        f"apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n  - {{name: j, principal: {look_alike}, gpus: 1}}\n",
+        encoding="utf-8",
+    )
+    code, _out, err = run_cli("place", MIXED, str(jobs))
+    assert code == 2
+    assert "did you mean 'ivan'? (it looks the same but holds U+0430 CYRILLIC SMALL LETTER A)" in err, err
+
+
+def test_did_you_mean_still_suggests_the_nearest() -> None:
+    from verifier.core.suggest import did_you_mean
+    from verifier.sources.inventory.validate import did_you_mean as inventory_did_you_mean
+
+    # An ASCII slip is no look-alike: the nearest by difflib, as before.
+    assert did_you_mean("ivam", ["ivan", "alice"]) == "; did you mean 'ivan'?"
+    assert inventory_did_you_mean("ivam", ["ivan", "alice"]) == "; did you mean 'ivan'?"
+    # An accented letter is a letter a reader tells apart (no look-alike): the nearest, without a note.
+    assert did_you_mean("\u00e5lice", ["alice"]) == "; did you mean 'alice'?"

@@ -63,7 +63,11 @@ def resolve(setup: AuthzSetup, text: str, role: str) -> str:
     if role == "principal":
         p = setup.principals.principals.get(text)
         if p is None:
-            raise _bad(f"--principal {text!r} is not in {setup.principals.file}")
+            # The jobs' loader suggests the nearest id (naming a look-alike's odd letter): so does this.
+            raise _bad(
+                f"--principal {text!r} is not in {setup.principals.file}"
+                f"{did_you_mean(text, setup.principals.principals)}"
+            )
         return p.uid
     obj = setup.inventory.objects.get(text)
     if obj is not None and obj.kind in HARDWARE_TYPES:

@@ -19,5 +19,30 @@ def closest(word: str, choices: Iterable[str], *, cutoff: float = 0.6, fold_case
 
 def did_you_mean(word: str, choices: Iterable[str], *, fold_case: bool = False) -> str:
     """`; did you mean 'x'?` for a close match, else the empty string (to append to a message)."""
-    match = closest(word, choices, fold_case=fold_case)
+    known = list(choices)
+    same = look_alike(word, known)
+    if same is not None:
+        return f"; did you mean {same!r}?{look_alike_note(word, same)}"
+    match = closest(word, known, fold_case=fold_case)
     return f"; did you mean {match!r}?" if match else ""
+
+
+def look_alike(word: str, choices: Iterable[str]) -> str | None:
+    """The choice drawn as `word` is (core.lookalike.skeleton) but written otherwise, or None. Only a
+    word past ASCII can be one: an ASCII word is its own skeleton, and so is every ASCII choice.
+    """
+    if word.isascii():
+        return None
+    from verifier.core.lookalike import skeleton  # only a mistyped name past ASCII asks
+
+    drawn = skeleton(word)
+    return next((c for c in choices if c != word and skeleton(c) == drawn), None)
+
+
+def look_alike_note(word: str, same: str) -> str:
+    """` (it looks the same but holds U+0430 CYRILLIC SMALL LETTER A)`: "did you mean 'ivan'?" beside a
+    word that prints as 'ivan' tells a reader nothing without the letter that differs.
+    """
+    from verifier.core.lookalike import described, odd_character
+
+    return f" (it looks the same but holds {described(odd_character(word, same))})"

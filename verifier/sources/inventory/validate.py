@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.limits import INT64_MAX, INT64_MIN, current_limits, exceeded
+from verifier.core.suggest import look_alike, look_alike_note
 from verifier.sources.inventory.model import CABLES_UNMADE, CableColumns, Inventory, Link, cables_of
 from verifier.sources.inventory.raw_files import ReadFile, read_files
 from verifier.sources.inventory.software import release_shape_problem
@@ -112,8 +113,12 @@ def int64_problem(value: int) -> str | None:
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`; did you mean 'x'?` for a close match, else the empty string."""
-    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    """`; did you mean 'x'?` for a close match (a look-alike first, its odd letter named), else the empty string."""
+    known = list(choices)
+    same = look_alike(word, known)
+    if same is not None:
+        return f"; did you mean {same!r}?{look_alike_note(word, same)}"
+    match = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
     return f"; did you mean {match[0]!r}?" if match else ""
 
 
