@@ -177,9 +177,10 @@ def test_tasks_per_node_without_nodes_is_no_task_count_either() -> None:
 
 def test_gpus_over_gpus_per_task_is_the_task_count() -> None:
     # sbatch(1) names "--gpus=X --gpus-per-task=Y" as a task count: 8 / 2 = 4 tasks of 2 GPUs = 8 GPUs,
-    # anywhere (no -N). Before: 2 GPUs on one node (the --gpus total was dropped).
+    # on at most 4 nodes (no -N: one task's GPUs share a node). Before: 2 GPUs on one node (the --gpus
+    # total was dropped).
     (job,) = read_jobs_text(_script("--gpus=8", "--gpus-per-task=2"), "t.sh", RULES)
-    assert (job.gpus, job.scope, job.max_nodes) == (8, "any", None)
+    assert (job.gpus, job.scope, job.max_nodes) == (8, "any", 4)
 
 
 @pytest.mark.parametrize(
@@ -204,8 +205,11 @@ def test_gpus_and_gpus_per_task_that_disagree_are_refused(lines: tuple[str, ...]
 @pytest.mark.parametrize(
     ("lines", "shape"),
     [
-        # Controls, read as before. -n 4 x 2 = 8 GPUs.
-        (("-n 4", "--gpus-per-task=2"), (8, "any", None, None)),
+        # -n 4 x 2 = 8 GPUs; each task's 2 on its node, so at most 4 nodes (before: any number of nodes).
+        (("-n 4", "--gpus-per-task=2"), (8, "any", 4, None)),
+        # -n 1 x 8: one task, one node (before: scope any, the 8 GPUs could spread over nodes).
+        (("-n 1", "--gpus-per-task=8"), (8, "node", None, None)),
+        # Controls, read as before.
         # -N 2 x --ntasks-per-node=4 x 1 = 8 GPUs, 4 on each of exactly 2 nodes (the CSCS shape).
         (("-N 2 --ntasks-per-node=4", "--gpus-per-task=1"), (8, "any", 2, 2)),
         # The same with --gpus=8 agreeing: 8 / 1 = 8 tasks = 2 x 4.

@@ -841,6 +841,10 @@ def _job(
         even = nodes is not None and per_node_tasks is not None and tasks == nodes * per_node_tasks
         if even and nodes_max is not None and nodes is not None and nodes_max > nodes:
             nodes_max = nodes
+        if nodes is None and tasks >= 1:
+            # A task's GPUs are on its node, so -n t spans at most t nodes (one task: one node):
+            # 16 GPUs of 2 tasks never sit 2 on each of 8 nodes.
+            nodes_max = tasks
     elif total is not None:
         kind, gpus = total, total[1]
     if kind is None:
