@@ -11,8 +11,8 @@ one that reproduces every PCIe cell: devices NODE-or-closer share a NUMA domain 
 kind `cpu`: a root complex, which is how the path rules tell PHB from NODE), devices PXB-or-closer
 share a PCIe switch and PIX-or-closer a switch of their own. Devices of one stated NUMA node share
 its domain even where the matrix puts them SYS apart (they then get host bridges of their own).
-NUMA domains are linked across the CPU interconnect (SYS). Everything rebuilt carries `inferred: "true"`; the output gives no speeds,
-so links carry documented defaults labelled `assumed`.
+NUMA domains are linked across the CPU interconnect (SYS). Everything rebuilt carries
+`inferred: "true"`; the output gives no speeds, so links carry documented defaults labelled `assumed`.
 """
 
 from __future__ import annotations
@@ -725,6 +725,8 @@ class _Build:
         members: dict[str, list[str]] = {}
         stated_numa: dict[str, list[str]] = {}
         first_group: dict[str, list[str]] = {}  # the group a domain was first drawn for, named in notes
+        # One domain per stated NUMA value: "0" and "0-1" share a first number, not a NUMA node.
+        sid_of: dict[tuple[str, ...], str] = {}
         unknown = 0
         for g in merged:
             g.sort(key=self.pos.__getitem__)
@@ -734,7 +736,12 @@ class _Build:
                 sid = f"{self.node}/cpu-unknown{unknown}"
                 unknown += 1
             else:
-                sid = f"{self.node}/cpu{_first_number(values[0])}"
+                base = sid = f"{self.node}/cpu{_first_number(values[0])}"
+                k = 1
+                while sid in members and tuple(values) not in sid_of:
+                    sid = f"{base}.{k}"
+                    k += 1
+                sid = sid_of.setdefault(tuple(values), sid)
                 if len(values) > 1:
                     self.b.note(
                         first,
