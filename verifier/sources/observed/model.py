@@ -151,6 +151,25 @@ def driver_version(kmd: str | None, driver: str | None) -> str | None:
     return _DEPRECATION_NOTE.sub("", driver).strip() or None
 
 
+_DRIVER_RELEASE = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?(?:-[a-z]{1,16})?")
+"""An NVIDIA driver version as nvidia-smi prints it: 535.129.03, 570.86.15, 418.87 (two parts before R430).
+A flavour word after a '-' (`550.90.07-grid`, as NVIDIA names its GRID guest driver packages) is let
+through as before: kept, not compared (tests/facts/test_observed_driver_slowdown.py)."""
+
+
+def driver_problem(version: str | None) -> str | None:
+    """Why `version` is no driver version nvidia-smi prints, or None (also when there is none). OBS011
+    compares a host's driver with the inventory's by its release: text of another shape was kept and
+    left uncompared without a word, so a corrupted or hand-made listing passed the check it exists for.
+    """
+    if version is None or _DRIVER_RELEASE.fullmatch(version):
+        return None
+    return (
+        f"driver version {version!r} is not a release as nvidia-smi prints it; "
+        "expected major.minor.patch in ASCII digits such as 535.129.03"
+    )
+
+
 def host_of_file(host: str | None, filename: str, tool: str, hint: str = ON_ITS_NODE) -> str:
     """`host`, which a one-host tool's file must have (load.py takes it from the file's folder or name);
     TopologError at the file's first line when it has none.

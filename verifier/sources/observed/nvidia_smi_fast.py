@@ -24,6 +24,7 @@ from verifier.core.errors import SourceLocation
 from verifier.sources.observed.model import (
     NVML_COULD_NOT_SAY,
     GpuObservation,
+    driver_problem,
     driver_version,
     normalise_pci_bus_id,
     recovery_action,
@@ -239,7 +240,10 @@ def attached(head: str) -> int | None:
 def driver(head: str) -> str | None:
     """The header's driver version (model.driver_version: <kmd_version> where printed), None when absent or N/A."""
     span = _Span(head, 0, len(head))
-    return driver_version(span.leaf("kmd_version"), span.leaf("driver_version"))
+    version = driver_version(span.leaf("kmd_version"), span.leaf("driver_version"))
+    if driver_problem(version) is not None:
+        raise Unusual("driver_version")  # the located reader refuses it at its line
+    return version
 
 
 def timestamp(head: str) -> datetime | None:

@@ -43,6 +43,7 @@ from verifier.sources.observed.model import (
     Observations,
     ObservedFile,
     container_numbered,
+    driver_problem,
     driver_version,
     host_of_file,
     normalise_pci_bus_id,
@@ -514,7 +515,7 @@ def _read(text: str, filename: str, host: str | None) -> Observations:
                 when,
                 not whole,
                 attached,
-                driver_version(reader.text(root, "KMD Version"), reader.text(root, "Driver Version")),
+                _driver(reader, root),
             ),
         ),
         hosts=(host,),
@@ -547,9 +548,19 @@ def _with_lost(
         when,
         not whole,
         attached,
-        driver_version(reader.text(root, "KMD Version"), reader.text(root, "Driver Version")),
+        _driver(reader, root),
     )
     return Observations(gpus=gpus, files=(file,), hosts=(host,))
+
+
+def _driver(reader: _Reader, root: _Node) -> str | None:
+    """The report's driver version (model.driver_version); TopologError at its line when it is no release."""
+    version = driver_version(reader.text(root, "KMD Version"), reader.text(root, "Driver Version"))
+    problem = driver_problem(version)
+    if problem is not None:
+        found = root.get("KMD Version") if reader.text(root, "KMD Version") else root.get("Driver Version")
+        raise TopologError.at(SourceLocation(reader.filename, found.line if found is not None else 1), problem)
+    return version
 
 
 def lost_lines(text: str, filename: str) -> tuple[list[Lost], int]:

@@ -28,6 +28,7 @@ from verifier.sources.observed.model import (
     Observations,
     ObservedFile,
     container_numbered,
+    driver_problem,
     driver_version,
     host_of_file,
     normalise_pci_bus_id,
@@ -65,6 +66,16 @@ def _text(el: Element | None, *path: str) -> str | None:
         return None
     value = found.text.strip()
     return None if value.lower() in _UNKNOWN else value
+
+
+def _driver(root: Element) -> str | None:
+    """The listing's driver version (model.driver_version); TopologError at its element when it is no release."""
+    version = driver_version(_text(root, "kmd_version"), _text(root, "driver_version"))
+    problem = driver_problem(version)
+    if problem is not None:
+        found = _child(root, "kmd_version") if _text(root, "kmd_version") else _child(root, "driver_version")
+        raise TopologError.at(found.loc if found is not None else SourceLocation(root.loc.file), problem)
+    return version
 
 
 def _int(el: Element | None, *path: str) -> int | None:
@@ -328,7 +339,7 @@ def read_located(text: str, filename: str, host: str) -> Observations:
                 when,
                 partial,
                 attached,
-                driver_version(_text(root, "kmd_version"), _text(root, "driver_version")),
+                _driver(root),
             ),
         ),
         hosts=(host,),
