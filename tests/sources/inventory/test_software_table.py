@@ -73,3 +73,15 @@ def test_rows_as_read_from_the_table() -> None:
     }
     vendors = {m.name: m.vendor for m in builtin_models()}
     assert all(vendors.get(str(r[0]), "amd") == "amd" for r in rows["rocm_gpu_minimum"])
+
+
+def test_rows_past_12_8_and_before_11_8() -> None:
+    # From NVIDIA's "CUDA Toolkit and Corresponding Driver Versions" (Linux x86_64, GA rows):
+    # 13.0 GA >= 580.65.06, 12.9 GA >= 575.51.03, 11.4.0 GA >= 470.42.01; 11.1 GA ">= 455.23"
+    # has no patch level, so it encodes as 455 * 1,000,000 + 23 * 1,000 = 455,023,000.
+    cuda = {r[1]: r for r in software_table().rows()["cuda_driver_minimum"]}
+    assert cuda["13.0"] == (13_000, "13.0", 580_065_006, "580.65.06")
+    assert cuda["12.9"] == (12_009, "12.9", 575_051_003, "575.51.03")
+    assert cuda["11.4"] == (11_004, "11.4", 470_042_001, "470.42.01")
+    assert cuda["11.1"] == (11_001, "11.1", 455_023_000, "455.23")
+    assert "12.7" not in cuda  # NVIDIA released no CUDA 12.7
