@@ -200,6 +200,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     mig_rows: list[Row] = []
     memory_type_rows: list[Row] = []
     rated = _catalogue_power()
+    sockets = _catalogue_sockets()
     for name in sorted(inv.models):
         m = inv.models[name]
         info_rows.append((name, m.vendor, m.kind))
@@ -208,6 +209,8 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
         power = m.specs.get("tdp_w")
         if power is not None and name in rated and rated[name][0] == power and CATALOGUE_POWER not in m.specs:
             spec_rows.append((name, CATALOGUE_POWER, rated[name][1]))
+        if name in sockets and sockets[name][0] == m.vendor and m.kind == "cpu" and MAX_SOCKETS not in m.specs:
+            spec_rows.append((name, MAX_SOCKETS, sockets[name][1]))
         for f in sorted(m.features):
             feature_rows.append((name, f))
         for profile, count in m.mig:
@@ -278,6 +281,21 @@ def _catalogue_power() -> dict[str, tuple[int, int]]:
         m.name: (m.specs["tdp_w"], m.specs.get("max_power_w", m.specs["tdp_w"]))
         for m in builtin_models()
         if "tdp_w" in m.specs
+    }
+
+
+MAX_SOCKETS = "max_sockets"
+"""The most CPU sockets one system of a CPU part takes (NODE013). It is the part's, not a figure its
+writer chooses: an inventory's own copy of a built-in CPU model (the same name and vendor, written
+before the catalogue had it, as the mixed fleet's EPYC-7742) that leaves it out keeps the catalogue's,
+so four EPYC 7742 in one node (a 1P/2P part) are reported whoever wrote the model."""
+
+
+@functools.cache
+def _catalogue_sockets() -> dict[str, tuple[str, int]]:
+    """Each built-in CPU model's vendor and max_sockets, where the catalogue gives one."""
+    return {
+        m.name: (m.vendor, m.specs[MAX_SOCKETS]) for m in builtin_models() if m.kind == "cpu" and MAX_SOCKETS in m.specs
     }
 
 
