@@ -132,6 +132,18 @@ def observed_facts(
             short.add(f.path)
         elif f.format in LISTING_FORMATS and not f.partial:
             out["observed_listing"].append((n, f.path))
+        elif f.note is not None and (listed := _listed(f.path)) < (declared := len(matcher.declared_gpus(n))):
+            # Device minor numbers above the listing's count (model.container_numbered): a container given some of
+            # the host's GPUs, or a host whose driver dropped a GPU (fallen off the bus, drained, failed to
+            # initialise: the others keep their device numbers while nvidia-smi renumbers, k8s dra-driver-nvidia-gpu
+            # PR 428). The file cannot tell which, so the GPUs it leaves out are not judged missing, but the node
+            # is told so (review R-RT: a GPU gone from a bare-metal host passed silently).
+            counted = (
+                f"{n} declares (its device minor numbers say its host has GPUs it does not show: a container given "
+                "some of them, or GPUs the driver dropped, fallen off the bus or drained, whose device numbers the "
+                "others keep)"
+            )
+            out["observed_listing_short"].append((n, f.path, listed, declared, counted))
         elif f.format in LISTING_FORMATS and f.attached is not None:
             listed = _listed(f.path)
             if listed < f.attached:

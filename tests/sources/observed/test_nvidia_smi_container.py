@@ -135,15 +135,16 @@ def _obs_findings(tmp_path: Path, with_bus: bool, extra: dict[str, str] | None =
 def test_verify_by_bus_id_judges_the_right_gpus(tmp_path: Path) -> None:
     # Declared bus ids match the container's two GPUs to gpu5 and gpu6: the pending remapping (second block, host
     # GPU 6) is OBS004 on n1/gpu6. The six GPUs the container was not given are not missing (base: OBS006 for
-    # gpu2..gpu7 and OBS004 on gpu1, by position).
-    assert _obs_findings(tmp_path, with_bus=True) == [("OBS004", ["n1/gpu6"])]
+    # gpu2..gpu7 and OBS004 on gpu1, by position). The node is told the listing shows 2 of its 8 GPUs (OBS009,
+    # review R-RT62: the same shape is a bare-metal host whose driver dropped GPUs).
+    assert _obs_findings(tmp_path, with_bus=True) == [("OBS004", ["n1/gpu6"]), ("OBS009", ["n1"])]
 
 
 def test_verify_by_index_alone_judges_none_and_says_why(tmp_path: Path) -> None:
     # Only indexes declared: the container's numbers are not the host's, so neither GPU is matched (two OBS005 on
     # the node, each giving the reason), nothing is put on gpu0 / gpu1, nothing is missing.
     found = _obs_findings(tmp_path, with_bus=False)
-    assert found == [("OBS005", ["n1"]), ("OBS005", ["n1"])]
+    assert found == [("OBS005", ["n1"]), ("OBS005", ["n1"]), ("OBS009", ["n1"])]
 
 
 def test_a_bare_gpu_number_beside_a_container_listing_is_no_index(tmp_path: Path) -> None:
@@ -153,4 +154,4 @@ def test_a_bare_gpu_number_beside_a_container_listing_is_no_index(tmp_path: Path
     doc = {"DCGM GPU Diagnostic": {"test_categories": [{"category": "Hardware", "tests": [
         {"name": "GPU Memory", "results": [result]}]}]}}  # fmt: skip
     found = _obs_findings(tmp_path, with_bus=False, extra={"dcgmi-diag.json": json.dumps(doc, indent=2)})
-    assert found == [("OBS005", ["n1"])] * 3
+    assert found == [("OBS005", ["n1"])] * 3 + [("OBS009", ["n1"])]
