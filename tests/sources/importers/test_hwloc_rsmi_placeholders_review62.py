@@ -50,3 +50,28 @@ def test_a_routed_pair_beside_a_hop_count_keeps_the_figures_stated(fx: Path, tmp
     notes = [str(n) for n in result.notes]
     assert not any("ROCm SMI placeholders" in n for n in notes)
     assert sum("m/gpu0 - m/gpu1 is 1 but XGMIBandwidth gives them 0" in n for n in notes) == 1
+
+
+def test_two_gpus_keep_the_stated_figure(fx: Path, tmp_path: Path) -> None:
+    # docs/importers.md: the placeholder reading applies with more than two GPUs. Two GPUs (gp 107 and
+    # 117 of the sample) with ROCm SMI's figures (1000000 diagonal, 100000 between) and 1 hop: one link at
+    # the stated 100000 MB/s, as on the base; it had become an assumed 50000 without a note.
+    text = (fx / LSTOPO).read_text()
+    cut = text.index('  <distances2 type="OSDev" nbobjs="4" kind="9"')
+    tail = (
+        '  <distances2 type="OSDev" nbobjs="2" kind="9" name="XGMIBandwidth" indexing="gp">\n'
+        '    <indexes length="8">107 117 </indexes>\n'
+        '    <u64values length="29">1000000 100000 100000 1000000 </u64values>\n'
+        "  </distances2>\n"
+        '  <distances2 type="OSDev" nbobjs="2" kind="33" name="XGMIHops" indexing="gp">\n'
+        '    <indexes length="8">107 117 </indexes>\n'
+        '    <u64values length="8">0 1 1 0 </u64values>\n'
+        "  </distances2>\n"
+        "</topology>\n"
+    )
+    path = tmp_path / "two.xml"
+    path.write_text(text[:cut] + tail)
+    result = import_files("hwloc", [path], node="m")
+    links = [lk for lk in result.inventory.links.values() if lk.kind == "xgmi"]
+    assert [(lk.a, lk.b, lk.mbps) for lk in links] == [("m/gpu0", "m/gpu1", 100000)]
+    assert not any("inferred" in lk.labels or "assumed" in lk.labels for lk in links)

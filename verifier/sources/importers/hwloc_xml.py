@@ -455,8 +455,9 @@ class _Reader:
         n = len(ids)
         bw_of: dict[frozenset[str], int] = {}
         measured: set[str] = set()  # the GPUs XGMIBandwidth has a row for
-        placeholder = bws is not None and _rsmi_placeholders(bws, hops)
-        if placeholder and n > 2:
+        # Two GPUs keep the figure as stated: a single xGMI pair has no routed path to mistake for a link.
+        placeholder = bws is not None and n > 2 and _rsmi_placeholders(bws, hops)
+        if placeholder:
             pairs = sum(1 for i in range(n) for j in range(i + 1, n) if int(values[i * n + j]) == 1)
             self.b.note(
                 bw_el.loc if bw_el is not None else hops_el.loc,
@@ -501,7 +502,7 @@ class _Reader:
                     continue
                 if mbps is None:
                     mbps, labels[ASSUMED] = DEFAULT_XGMI_MBPS, "bandwidth"
-                if placeholder and n > 2:
+                if placeholder:
                     labels["inferred"] = "true"  # direct, or routed through other GPUs: not stated
                 self.b.link(ids[i], ids[j], "xgmi", mbps, hops_el.loc, labels=labels)
 
