@@ -81,6 +81,10 @@ IMEX_RECOVERY = "recover_imex_domain"
 _ACTION_WORDS = re.compile(r"^[a-z][a-z0-9]*(?:[ /&+_-][a-z0-9]+){0,5}$", re.ASCII)
 """What an action's name looks like (`drain and reset`, `recover imex domain`, NVML's `bus_reset`): up to six plain
 words."""
+_IMEX_WORDS = frozenset({"gpu", "recovery", "action", "recover", "imex", "domain"})
+"""The words of NVML's RECOVER_IMEX_DOMAIN as nvidia-smi or NVML name it (`Recover IMEX Domain`,
+`GPU_RECOVERY_ACTION_RECOVER_IMEX_DOMAIN`): an action naming IMEX beside any other word (`reboot imex`, `reset gpu
+and imex`) asks for more than the domain's recovery and stays an action topolog does not know (review R-RT)."""
 _NOT_AN_ACTION = frozenset({"yes", "no", "true", "false", "ok", "enabled", "disabled", "pass", "fail"})
 """Words of other fields' values: printed in the action's place, they are a misread file, refused."""
 _NOT_SAID = frozenset(
@@ -114,7 +118,8 @@ def recovery_action(action: str | None, reset_required: str | None, drain_and_re
     if named is not None:
         if named in RECOVERY_ACTIONS:
             return RECOVERY_ACTIONS[named]
-        if _ACTION_WORDS.match(named) and "imex" in re.split(r"[ /&+_-]", named):
+        words = set(re.split(r"[ /&+_-]", named))
+        if _ACTION_WORDS.match(named) and "imex" in words and words <= _IMEX_WORDS:
             # NVML 615's RECOVER_IMEX_DOMAIN, however nvidia-smi words it (`Recover IMEX Domain`): the recovery asked
             # for is of the IMEX domain (the nodes sharing GPU memory over NVLink), not of this GPU, which stays in
             # service for work on its own node (NVIDIA's k8s DRA driver keeps scheduling on it): OBS013, not OBS004.
