@@ -521,6 +521,10 @@ def _values_never(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[
       (`"a100-sxm4-80gb"`) or is the start of some (`"H100"`, `"MI300"`, a family) names a model the
       way Cedar never compares: `values` lists the models meant (at most three, sorted). A text
       unlike any model (`"TPU-v5"`) may be a model still to come, and is not judged.
+
+    One row per policy and attribute (AUTHZ019's finding): `literal` joins the texts, quoted, and
+    `values` the models meant by any of them, each once. Rows of one text each, joined by the
+    finding's group, listed a model twice ("H100" and "h100-sxm5-80gb" both mean H100-SXM5-80GB).
     """
     if not trees:
         return []
@@ -534,7 +538,9 @@ def _values_never(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[
     folded = sorted({(m.name.casefold(), m.name) for m in catalogue if m.kind not in _NOT_GPU_KINDS})
     resource = pst.Var("resource")
     wanted: dict[object, str] = {pst.GetAttr(base=resource, attr=a): a for a in ("state", "model")}
-    rows: set[Row] = set()
+    said_by: dict[tuple[str, str], set[str]] = {}
+    meant_by: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    more: set[tuple[str, str]] = set()
     for policy in setup.bundle.policies.values():
         for clause in trees[policy.id].clauses:
             for node in walk(clause):
@@ -558,14 +564,24 @@ def _values_never(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[
                     said = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
                     if attr == "state":
                         if text not in _STATES:
-                            rows.add((policy.id, attr, said, ", ".join(_STATES)))
+                            said_by.setdefault((policy.id, attr), set()).add(said)
                         continue
                     if text in models or text in ("mixed", ""):
                         continue
                     key = text.casefold()
-                    meant = [m for f, m in folded if f == key or f.startswith(key)]
+                    meant = [(f, m) for f, m in folded if f == key or f.startswith(key)]
                     if meant:
-                        rows.add((policy.id, attr, said, ", ".join(meant[:3]) + (", ..." if len(meant) > 3 else "")))
+                        said_by.setdefault((policy.id, attr), set()).add(said)
+                        meant_by.setdefault((policy.id, attr), set()).update(meant[:3])
+                        if len(meant) > 3:
+                            more.add((policy.id, attr))
+    rows: list[Row] = []
+    for (pid, attr), texts in said_by.items():
+        if attr == "state":
+            values = ", ".join(_STATES)
+        else:
+            values = ", ".join(m for _f, m in sorted(meant_by[pid, attr])) + (", ..." if (pid, attr) in more else "")
+        rows.append((pid, attr, ", ".join(sorted(texts)), values))
     return sorted(rows)
 
 
