@@ -1,0 +1,102 @@
+"""SW001 and placement against a Jetson's L4T driver (review of round 62's CUDA driver rows).
+
+The table in verifier/sources/inventory/software.yaml holds NVIDIA's least Linux driver per CUDA
+release: the releases for x86_64 and Arm servers, numbered with a minor of 10 or more (13.0 GA:
+580.65.06). A Jetson's L4T driver is numbered otherwise, and its CUDA is the one JetPack ships
+with it. Public `nvidia-smi` captures (GitHub, found by exact text):
+
+- Jetson AGX Thor, JetPack 7: `NVIDIA-SMI 580.00  Driver Version: 580.00  CUDA Version: 13.0`
+  (GPU "NVIDIA Thor", compute capability 11.0);
+- Jetson Orin, JetPack 6.2: `NVIDIA-SMI 540.4.0  Driver Version: 540.4.0  CUDA Version: 12.6`
+  (GPU "Orin (nvgpu)").
+
+Round 62 added the 13.0 row: a Thor node written as nvidia-smi shows it became an SW001 error
+("580.00, older than 580.65.06"), and a job asking CUDA >= 13.0 was refused there; the base left
+13.0 uncompared. The Orin node was an SW001 error on the base already (12.6's row, 560.28.03).
+Neither is a stack the node lacks. A data-center driver below its release's least (535.129.03
+with CUDA 13.0: branch 535 < 580) and a branch written alone below the release's branch (525 with
+CUDA 12.4: 525 < 550) are still reported.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.session.place_run import place
+from verifier.session.verify_run import VerifyRun, verify
+
+
+def _inventory(tmp_path: Path, driver: str, cuda: str) -> Path:
+    path = tmp_path / "edge.yaml"
+    path.write_text(
+        "apiVersion: topolog.dev/v1\n"
+        "catalog:\n"
+        "  models:\n"
+        "    - {name: Jetson-GPU, vendor: nvidia, kind: gpu, source: 'test: the integrated GPU of a Jetson module'}\n"
+        "objects:\n"
+        "  - name: j0\n"
+        "    kind: node\n"
+        f'    software: {{driver: "{driver}", cuda: "{cuda}"}}\n'
+        "    children:\n"
+        "      - {name: gpu0, kind: gpu, model: Jetson-GPU}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _sw001(path: Path, engine: str) -> set[tuple[str, ...]]:
+    report = verify([path], VerifyRun(authorize=False, engine=engine))
+    return {r.finding.subjects for r in report.results if r.finding.rule == "SW001"}
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "memory"])
+@pytest.mark.parametrize(
+    ("driver", "cuda"),
+    [
+        ("580.00", "13.0"),  # Thor, JetPack 7 (capture above): minor 0, branch 580 = 13.0's 580
+        ("540.4.0", "12.6"),  # Orin, JetPack 6.2 (capture above): minor 4, no server release has it
+    ],
+)
+def test_a_jetsons_l4t_driver_is_not_held_to_the_server_table(
+    tmp_path: Path, engine: str, driver: str, cuda: str
+) -> None:
+    assert _sw001(_inventory(tmp_path, driver, cuda), engine) == set()
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "memory"])
+@pytest.mark.parametrize(
+    ("driver", "cuda"),
+    [
+        ("535.129.03", "13.0"),  # 535.129.03 < 580.65.06, minor 129
+        ("579.99.99", "13.0"),  # one below by every part, minor 99
+        ("525", "12.4"),  # a branch alone: 525 < 550 (12.4's 550.54.14)
+    ],
+)
+def test_a_server_driver_below_its_release_is_still_reported(
+    tmp_path: Path, engine: str, driver: str, cuda: str
+) -> None:
+    assert _sw001(_inventory(tmp_path, driver, cuda), engine) == {("j0",)}
+
+
+JOBS = """apiVersion: topolog.dev/v1
+kind: Jobs
+jobs:
+  - name: cuda13
+    principal: User::"hana"
+    gpus: 1
+    topology: {scope: node}
+    software: {cuda: ">=13.0"}
+"""
+
+
+@pytest.mark.parametrize(("driver", "placed"), [("580.00", ["j0"]), ("535.129.03", [])])
+def test_a_cuda_13_job_is_placed_on_a_thor(tmp_path: Path, driver: str, placed: list[str]) -> None:
+    # The node claims CUDA 13.0: with L4T's 580.00 it runs the job; with 535.129.03 (branch 535 <
+    # 580) it does not, whatever its label says.
+    inventory = _inventory(tmp_path, driver, "13.0")
+    (tmp_path / "jobs.yaml").write_text(JOBS, encoding="utf-8")
+    report = place([inventory], [tmp_path / "jobs.yaml"], engine="duckdb", authorize=False)
+    (job,) = report.jobs
+    assert [p.domain for p in job.placements] == placed
