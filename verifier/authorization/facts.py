@@ -522,7 +522,7 @@ def _values_never(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[
       way Cedar never compares: `values` lists the models meant (at most three, sorted). A text
       unlike any model (`"TPU-v5"`) may be a model still to come, and is not judged.
 
-    One row per policy and attribute (AUTHZ019's finding): `literal` joins the texts, quoted, and
+    One row per policy and attribute (AUTHZ019's finding): `literal` joins the texts by `", "`, and
     `values` the models meant by any of them, each once. Rows of one text each, joined by the
     finding's group, listed a model twice ("H100" and "h100-sxm5-80gb" both mean H100-SXM5-80GB).
     """
@@ -558,10 +558,10 @@ def _values_never(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[
                     if not isinstance(lit, pst.StringLit):
                         continue
                     text = lit.value
-                    # The literal as Cedar writes it, quoted: the texts of one policy and attribute
-                    # (a set literal's several, `["drain", "Down"]`) are one finding, its message
-                    # joining them, and a bare join would read as one text "Down, drain".
-                    said = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                    # The literal as Cedar writes it, within the message's quotes: the texts of one
+                    # policy and attribute (a set literal's several, `["drain", "Down"]`) are one
+                    # finding, joined by `", "` (a bare join would read as one text "Down, drain").
+                    said = text.replace("\\", "\\\\").replace('"', '\\"')
                     if attr == "state":
                         if text not in _STATES:
                             said_by.setdefault((policy.id, attr), set()).add(said)
@@ -581,7 +581,7 @@ def _values_never(setup: AuthzSetup, trees: Mapping[str, pst.Template]) -> list[
             values = ", ".join(_STATES)
         else:
             values = ", ".join(m for _f, m in sorted(meant_by[pid, attr])) + (", ..." if (pid, attr) in more else "")
-        rows.append((pid, attr, ", ".join(sorted(texts)), values))
+        rows.append((pid, attr, '", "'.join(sorted(texts)), values))
     return sorted(rows)
 
 
