@@ -726,7 +726,7 @@ class _Build:
         stated_numa: dict[str, list[str]] = {}
         first_group: dict[str, list[str]] = {}  # the group a domain was first drawn for, named in notes
         # One domain per stated NUMA value: "0" and "0-1" share a first number, not a NUMA node.
-        sid_of: dict[tuple[str, ...], str] = {}
+        sid_of: dict[frozenset[str], str] = {}
         unknown = 0
         for g in merged:
             g.sort(key=self.pos.__getitem__)
@@ -738,10 +738,10 @@ class _Build:
             else:
                 base = sid = f"{self.node}/cpu{_first_number(values[0])}"
                 k = 1
-                while sid in members and tuple(values) not in sid_of:
+                while sid in members and frozenset(values) not in sid_of:
                     sid = f"{base}.{k}"
                     k += 1
-                sid = sid_of.setdefault(tuple(values), sid)
+                sid = sid_of.setdefault(frozenset(values), sid)
                 if len(values) > 1:
                     self.b.note(
                         first,
