@@ -149,11 +149,14 @@ def driver_version(kmd: str | None, driver: str | None) -> str | None:
     `Driver Version` with a note (`610.57.04 [Deprecated; will be removed in CUDA 14.0. Use KMD Version
     instead]`): the KMD version where printed, else the driver version without that note.
     """
-    if kmd is not None and kmd.strip():
+    if kmd is not None and kmd.strip() and kmd.strip().lower() not in NVML_COULD_NOT_SAY:
         return kmd.strip()
     if driver is None:
         return None
-    return _DEPRECATION_NOTE.sub("", driver).strip() or None
+    version = _DEPRECATION_NOTE.sub("", driver).strip()
+    # NVML's error string in place of the version (`Unknown Error`) is a version nvidia-smi could not read:
+    # unknown, as for a count (-q's reader already took `Unknown Error` so), never a version refused.
+    return version if version and version.lower() not in NVML_COULD_NOT_SAY else None
 
 
 _DRIVER_RELEASE = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?(?:-[a-z]{1,16})?")
