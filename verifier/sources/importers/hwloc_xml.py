@@ -42,6 +42,9 @@ _PCI_TYPE = re.compile(r"^([0-9a-fA-F]{4}) \[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]
 _SKIPPED = ("support", "pci_locality")  # hwloc's own discovery bookkeeping, not hardware
 _INTRINSIC_MEMATTRS = ("Capacity", "Locality")  # duplicates of local_memory and the cpuset
 _XGMI = ("XGMIHops", "XGMIBandwidth")  # hwloc's RSMI backend: AMD GPUs' xGMI paths
+# Amazon's ENA device ids (Linux drivers/net/ethernet/amazon/ena: PF 0ec2, LLQ PF 1ec2, VF ec20,
+# LLQ VF ec21; pci.ids names 1d0f:ec20 "Elastic Network Adapter (ENA)"). EFA ids are 1d0f:efa*.
+_ENA_IDS = ("0x0ec2", "0x1ec2", "0xec20", "0xec21")
 
 
 @dataclass
@@ -360,8 +363,10 @@ class _Reader:
     def devices(self) -> None:
         prefix = {"gpu": "gpu", "nic": "nic", "nvswitch": "nvsw"}
         shared: dict[tuple[str, str], str] = {}
+        oid_of: dict[int, str] = {}
         for dev in sorted(self.pcis, key=lambda d: (d.category, d.busid, d.el.loc)):
             oid = self.next(prefix[dev.category])
+            oid_of[id(dev)] = oid
             labels = {"source": dev.el.where, "pci_busid": dev.busid, **_pci_type(dev.el)}
             osdevs = [c for c in dev.el.children if c.tag == "object" and c.get("type") == "OSDev"]
             if osdevs:
@@ -398,6 +403,56 @@ class _Reader:
                     self.b.note(
                         child.loc, f"{child.get('type')} below PCI device {dev.busid} is not modelled; not imported"
                     )
+        self.ena_with_efa(oid_of)
+
+    def ena_with_efa(self, oid_of: dict[int, str]) -> None:
+        """An AWS network interface of type "efa" is one network card seen as two PCI devices, an ENA
+        (IP traffic) and an EFA (RDMA): AWS's EC2 and SageMaker documentation says the interface
+        "provides both the EFA device ... and the ENA device". Below one PCIe switch with as many
+        ENA as EFA devices, each ENA is taken to share an EFA's card and link (paired in bus order,
+        labelled inferred): two uplinks would count one card's traffic twice against the switch.
+        """
+        groups: dict[str, tuple[list[_Pci], list[_Pci]]] = {}
+        for dev in self.pcis:
+            t = _pci_type(dev.el)
+            if not dev.p2p or dev.category != "nic" or t.get("pci_vendor") != "0x1d0f":
+                continue
+            if self.b.inv.objects[dev.parent].kind != "pcie_switch":
+                continue
+            device = t.get("pci_device", "")
+            enas, efas = groups.setdefault(dev.parent, ([], []))
+            if device in _ENA_IDS:
+                enas.append(dev)
+            elif device.startswith("0xefa"):
+                efas.append(dev)
+        for switch, (enas, efas) in sorted(groups.items()):
+            if not enas or len(enas) != len(efas):
+                continue
+            pairs = list(zip(sorted(enas, key=lambda d: d.busid), sorted(efas, key=lambda d: d.busid), strict=True))
+            for ena, efa in pairs:
+                ena_id, efa_id = oid_of[id(ena)], oid_of[id(efa)]
+                up = next((lk for lk in self.b.inv.links.values() if lk.a == efa_id and lk.b == switch), None)
+                own = next((lk for lk in self.b.inv.links.values() if lk.a == ena_id and lk.b == switch), None)
+                if up is None or own is None:  # a link refused at its line: that error stands
+                    continue
+                del self.b.inv.links[own.id]
+                self.b.link(
+                    ena_id,
+                    efa_id,
+                    "pcie",
+                    up.mbps,
+                    ena.el.loc,
+                    labels={**up.labels, "source": ena.el.where, "inferred": "true"},
+                )
+                obj = self.b.inv.objects[ena_id]
+                obj.labels = {**obj.labels, "shares_link_of": efa_id}
+            self.b.note(
+                self.b.inv.objects[switch].loc,
+                f"{switch}: {len(pairs)} AWS ENA device(s) beside as many EFA devices are taken as the IP side of "
+                f"EFA network interfaces (one card each): "
+                + ", ".join(f"{oid_of[id(a)]} shares {oid_of[id(e)]}'s link" for a, e in pairs)
+                + " (inferred; paired in bus order)",
+            )
 
     def model(self, dev: _Pci, labels: dict[str, str], oid: str) -> str | None:
         """The catalogue model from the PCI id, else from the GPU name hwloc read from NVML/RSMI."""
