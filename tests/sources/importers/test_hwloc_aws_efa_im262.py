@@ -69,3 +69,21 @@ def test_ena_alone_keeps_its_own_link(fx: Path, tmp_path: Path) -> None:
     imp = import_files("hwloc", [path], node="p5en")
     nics = [o for o in imp.inventory.objects.values() if o.kind == "nic"]
     assert len(nics) == 4 and not any("shares_link_of" in o.labels for o in nics)
+
+
+def test_gb200_only_the_switch_with_enas_pairs(fx: Path) -> None:
+    """p6e-gb200 (aws-ofi-nccl @fc901d93, three host bridges kept): switches 25:00.0 and 3b:00.0 hold
+    2 EFA and one GB200 each (no ENA: nothing paired); switch 30:00.0 holds ENA 32, 33 and EFA 36, 37.
+    """
+    imp = import_files("hwloc", [fx / "aws-p6e-gb200-lstopo-excerpt.xml"], node="gb")
+    objs = imp.inventory.objects
+    gpus = {o.labels["pci_busid"]: o.model for o in objs.values() if o.kind == "gpu"}
+    assert gpus == {"0000:29:00.0": "B200-GB200-186GB", "0000:3f:00.0": "B200-GB200-186GB"}
+    by_bus = {o.labels["pci_busid"]: oid for oid, o in objs.items() if o.kind == "nic"}
+    assert len(by_bus) == 8  # 6 EFA (27, 28, 36, 37, 3d, 3e) and 2 ENA (32, 33)
+    shares = {
+        objs[oid].labels["pci_busid"]: objs[objs[oid].labels["shares_link_of"]].labels["pci_busid"]
+        for oid in by_bus.values()
+        if "shares_link_of" in objs[oid].labels
+    }
+    assert shares == {"0000:32:00.0": "0000:36:00.0", "0000:33:00.0": "0000:37:00.0"}
