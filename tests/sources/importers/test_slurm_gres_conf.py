@@ -22,8 +22,11 @@ def test_real_gres_conf_is_refused_at_its_first_gres_line(fx: Path) -> None:
     with pytest.raises(TopologError) as err:
         import_files("slurm", [fx / "gres-ceems-mig.conf"])
     assert str(err.value) == f"{fx / 'gres-ceems-mig.conf'}:2: {EXPECTED}: " + (
-        "its counts depend on the node reading it and on AutoDetect; expected slurm.conf NodeName lines (Gres=), "
-        "`scontrol show nodes`, topology.conf or topology.yaml"
+        "a line without NodeName= holds for whichever node reads the file, AutoDetect=nvml or rsmi finds the "
+        "GPUs when slurmd starts (no file lists them) and Type= is the site's own name, so it cannot say which "
+        "node has which GPUs; expected slurm.conf NodeName lines (Gres=gpu:<type>:<count>) or `scontrol show "
+        "nodes`, with topology.conf or topology.yaml; for a node's GPU cores (Cores=) and NVLinks (Links=), "
+        "import its `nvidia-smi topo -m` or `lstopo --of xml`"
     )
 
 

@@ -85,9 +85,12 @@ def import_slurm(paths: list[Path], link_kind: str = "infiniband", link_mbps: in
             # they would define nodes with no Gres (0 GPUs), which SCHED005 would then report.
             b.error(
                 SourceLocation(str(path), gres),
-                "this is gres.conf (Name=, File=, AutoDetect= lines), which topolog does not read: its counts "
-                "depend on the node reading it and on AutoDetect; expected slurm.conf NodeName lines (Gres=), "
-                "`scontrol show nodes`, topology.conf or topology.yaml",
+                "this is gres.conf (Name=, File=, AutoDetect= lines), which topolog does not read: a line "
+                "without NodeName= holds for whichever node reads the file, AutoDetect=nvml or rsmi finds the "
+                "GPUs when slurmd starts (no file lists them) and Type= is the site's own name, so it cannot "
+                "say which node has which GPUs; expected slurm.conf NodeName lines (Gres=gpu:<type>:<count>) "
+                "or `scontrol show nodes`, with topology.conf or topology.yaml; for a node's GPU cores "
+                "(Cores=) and NVLinks (Links=), import its `nvidia-smi topo -m` or `lstopo --of xml`",
             )
         elif looks_like_scontrol(text):
             for name, record in read_scontrol_nodes(b, text, str(path)).items():
