@@ -23,3 +23,20 @@ def test_the_hand_written_p5_file_keeps_its_label(fx: Path) -> None:
     # Control: aws-ofi-nccl's p5.48xl file has <gpu> elements without `gcn` on <pci> without vendor ids.
     imp = import_files("nccl-xml", [fx / "aws-p5.48xl-topo.xml"], node="p")
     assert imp.inventory.objects["p"].labels.get("nvlinks_described") == "false"
+
+
+def test_amd_gpus_known_by_class_alone_are_not_said_to_hide_nvlinks(tmp_path: Path) -> None:
+    # Two MI300X (vendor 0x1002, device 0x74a1) written as bare <pci class="0x120000"> (no <gpu>): the file
+    # says nothing of xGMI, but an AMD GPU has no NVLink, so no nvlinks_described label and no such note.
+    p = tmp_path / "amd.xml"
+    p.write_text(
+        '<system version="1">\n<cpu numaid="0" affinity="ffff" arch="x86_64" vendor="AuthenticAMD">\n'
+        '<pci busid="0000:05:00.0" class="0x120000" vendor="0x1002" device="0x74a1" link_speed="32.0 GT/s PCIe"'
+        ' link_width="16"/>\n'
+        '<pci busid="0000:15:00.0" class="0x120000" vendor="0x1002" device="0x74a1" link_speed="32.0 GT/s PCIe"'
+        ' link_width="16"/>\n</cpu>\n</system>\n'
+    )
+    imp = import_files("nccl-xml", [p], node="a")
+    assert [g.model for g in imp.inventory.of_kind("gpu")] == ["MI300X", "MI300X"]
+    assert "nvlinks_described" not in imp.inventory.objects["a"].labels
+    assert not any("NVLink" in n.message for n in imp.notes)

@@ -138,9 +138,14 @@ class _Reader:
         gpus = [d for d in self.devs if d.category == "gpu"]
         if not gpus or any(c.tag in ("nvlink", "xgmi") for d in gpus if d.el.tag == "gpu" for c in d.el.children):
             return
-        # RCCL writes `gcn` (the AMD GPU's architecture) on each <gpu> it opens, and its older dumps put no PCI
-        # ids on any <pci> (ROCm/rccl topo_8p_pcie.xml, 8 Vega 20 on PCIe): AMD GPUs have no NVLink to be unknown.
-        if any(d.el.tag == "gpu" and d.el.get("gcn") is not None for d in gpus):
+        # AMD GPUs have no NVLink to be unknown: RCCL writes `gcn` (the GPU's architecture) on each <gpu> it
+        # opens, and its older dumps put no PCI ids on any <pci> (ROCm/rccl topo_8p_pcie.xml, 8 Vega 20 on
+        # PCIe); a file may also name AMD's vendor id on a GPU known by its class alone.
+        if any(
+            (d.el.tag == "gpu" and d.el.get("gcn") is not None)
+            or ((d.pci if d.pci is not None else d.el).get("vendor") or "").lower() == "0x1002"
+            for d in gpus
+        ):
             return
         unprobed = [d for d in gpus if d.el.tag != "gpu" or (d.pci is not None and d.pci.get("vendor") is None)]
         if not unprobed:
