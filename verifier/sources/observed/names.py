@@ -17,6 +17,7 @@ FORMATS: tuple[str, ...] = (
     "nvidia-smi-nvlink-s",
     "nvidia-smi-q",
     "nvidia-smi-q-xml",
+    "nvidia-smi-query-gpu",
     "rocm-smi",
 )
 """Every format --observed-format accepts, sorted; sniff.READERS has a reader for each (a test holds them equal)."""

@@ -16,6 +16,7 @@ from verifier.sources.observed import (
     ibstat,
     nccl_tests,
     nvbandwidth,
+    nvidia_smi_query,
     nvidia_smi_text,
     nvidia_smi_xml,
     nvlink_text,
@@ -26,6 +27,7 @@ from verifier.sources.observed.model import Reader
 READERS: dict[str, Reader] = {
     nvidia_smi_xml.FORMAT: nvidia_smi_xml.read,
     nvidia_smi_text.FORMAT: nvidia_smi_text.read,
+    nvidia_smi_query.FORMAT: nvidia_smi_query.read,
     nvlink_text.FORMAT_STATUS: nvlink_text.read,
     nvlink_text.FORMAT_ERRORS: nvlink_text.read,
     dcgm.FORMAT: dcgm.read,
@@ -41,6 +43,8 @@ READERS: dict[str, Reader] = {
 _TESTS: tuple[tuple[str, Callable[[str], bool]], ...] = (
     (nvidia_smi_xml.FORMAT, nvidia_smi_xml.looks_like),
     (dcgmi_diag.FORMAT, dcgmi_diag.looks_like),
+    # Before -q's text test, which takes a file that opens with a lost GPU's line: a query's header after it is this.
+    (nvidia_smi_query.FORMAT, nvidia_smi_query.looks_like),
     (nvidia_smi_text.FORMAT, nvidia_smi_text.looks_like),
     (nvlink_text.FORMAT_STATUS, lambda t: nvlink_text.kind_of(t) == nvlink_text.FORMAT_STATUS),
     (nvlink_text.FORMAT_ERRORS, lambda t: nvlink_text.kind_of(t) == nvlink_text.FORMAT_ERRORS),

@@ -1,0 +1,489 @@
+"""`nvidia-smi --query-gpu=FIELDS --format=csv`: one `GpuObservation` per GPU row.
+
+The fleet telemetry most sites already collect (cron jobs, node exporters' textfile scripts, runbooks):
+
+    index, name, pci.bus_id, driver_version, memory.total [MiB], compute_mode
+    0, NVIDIA RTX A5500 Laptop GPU, 00000000:01:00.0, 535.183.01, 16384 MiB, Default
+
+The header names the fields (`nvidia-smi --help-query-gpu`'s names, a unit in brackets where the value carries
+one); the rows follow in the header's order, separated by `, `. Only the fields the observed checks judge are
+read (GPU identity, PCIe generation and width, ECC, retired pages, remapped rows, clock-event reasons, reset
+status, MIG mode, utilisation, fabric state, the driver version and the GPU count); every other field is passed
+over unread. `nounits` leaves the unit off the value (the header keeps it): both are read, any other unit is
+refused. `[N/A]`, `[Not Supported]` and NVML's other messages in brackets are unknown, never 0; `[GPU is lost]`
+is refused at its line (the GPU is out of service: no value can be read from it). `--query-remapped-rows`
+(`gpu_bus_id, gpu_uuid, remapped_rows.*`) is read by the same rules.
+
+A file without its header (`--format=csv,noheader`) cannot say which column is which: refused, naming what to add.
+A row must name its GPU by a printed `index`, `uuid`, `serial` or `pci.bus_id`: the query prints no GPU count
+unless `count` is asked for, so a row's position is not taken as its index (`-i 3` prints GPU 3 first).
+A log of repeated samples (`-l 5`, `-lms 500`) keeps each GPU's last row: the state the hardware was last seen in.
+The `timestamp` field (`2024/01/16 14:44:16.977`, the host's local time) is read as UTC, as `-q`'s timestamp is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from verifier.core.errors import SourceLocation, TopologError
+from verifier.sources.observed.model import (
+    IN_HOST_FOLDER,
+    NVML_COULD_NOT_SAY,
+    GpuObservation,
+    Observations,
+    ObservedFile,
+    driver_problem,
+    driver_version,
+    host_of_file,
+    normalise_pci_bus_id,
+    recovery_action,
+)
+
+FORMAT = "nvidia-smi-query-gpu"
+_TOOL = "nvidia-smi --query-gpu"
+_U64 = 2**64 - 1
+_U32 = 2**32 - 1
+
+_ALIASES = {
+    "gpu_name": "name",
+    "gpu_serial": "serial",
+    "gpu_uuid": "uuid",
+    "gpu_bus_id": "pci.bus_id",
+    "pcie.link.gen.gpucurrent": "pcie.link.gen.current",
+    "retired_pages.sbe": "retired_pages.single_bit_ecc.count",
+    "retired_pages.dbe": "retired_pages.double_bit.count",
+    "ecc.errors.uncorrected.volatile.device_memory": "ecc.errors.uncorrected.volatile.dram",
+    "ecc.errors.uncorrected.aggregate.device_memory": "ecc.errors.uncorrected.aggregate.dram",
+    "remapped_rows.failed": "remapped_rows.failure",
+}
+"""nvidia-smi's other names for one field (`--help-query-gpu`: `"uuid" or "gpu_uuid"`; R535 calls the current
+generation `pcie.link.gen.gpucurrent` and keeps `pcie.link.gen.current` as its deprecated name). Clock-event reasons
+are also named `clocks_throttle_reasons.*` (before R535): read as `clocks_event_reasons.*`."""
+
+_IDENTITY = ("index", "uuid", "serial", "pci.bus_id")
+
+_REASON_BITS = (
+    (0x1, "gpu_idle"),
+    (0x2, "applications_clocks_setting"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal_slowdown"),
+    (0x40, "hw_thermal_slowdown"),
+    (0x80, "hw_power_brake_slowdown"),
+    (0x100, "display_clocks_setting"),
+)
+"""NVML's clock-event reason bits (nvml.h nvmlClocksEventReason*: GpuIdle 1, ApplicationsClocksSetting 2, SwPowerCap
+4, HwSlowdown 8, SyncBoost 16, SwThermalSlowdown 32, HwThermalSlowdown 64, HwPowerBrakeSlowdown 128,
+DisplayClockSetting 256) under the names `nvidia-smi -q -x` gives the same reasons. A bit NVML has not defined is
+kept as `unknown`, as -q's `Unknown` reason is."""
+_REASON_NAMES = frozenset(name for _bit, name in _REASON_BITS) | {"display_clock_setting"}
+_REASON_PREFIX = "clocks_event_reasons."
+
+_READ = frozenset(
+    {
+        "timestamp",
+        "driver_version",
+        "count",
+        "name",
+        "pcie.link.gen.current",
+        "pcie.link.gen.max",
+        "pcie.link.gen.gpumax",
+        "pcie.link.width.current",
+        "pcie.link.width.max",
+        "mig.mode.current",
+        "utilization.gpu",
+        "ecc.errors.uncorrected.volatile.total",
+        "ecc.errors.uncorrected.volatile.dram",
+        "ecc.errors.uncorrected.volatile.sram",
+        "ecc.errors.uncorrected.aggregate.total",
+        "ecc.errors.uncorrected.aggregate.dram",
+        "ecc.errors.uncorrected.aggregate.sram",
+        "retired_pages.single_bit_ecc.count",
+        "retired_pages.double_bit.count",
+        "retired_pages.pending",
+        "remapped_rows.uncorrectable",
+        "remapped_rows.pending",
+        "remapped_rows.failure",
+        "reset_status.reset_required",
+        "reset_status.drain_and_reset_recommended",
+        "fabric.state",
+        "fabric.status",
+        f"{_REASON_PREFIX}active",
+        *_IDENTITY,
+        *(_REASON_PREFIX + name for name in _REASON_NAMES),
+    }
+)
+"""The fields read; a header naming at least one of them (after _ALIASES) is this format's."""
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*")
+_HEADER_FIELD = re.compile(r"([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)(?: \[([^\[\]]{1,16})\])?")
+_UUID = re.compile(r"(?:GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]")
+_DIGITS = re.compile(r"[0-9]+")
+_MASK = re.compile(r"0x([0-9A-Fa-f]{1,16})")
+_STAMP = re.compile(r"[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?")
+_LOST_START = "unable to determine the device handle for gpu"
+_LOST = re.compile(r"Unable to determine the device handle for (?:GPU|gpu) ?(\S+?): (.+)")
+_BUS_FIRST = re.compile(r"([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f]+): (.+)")
+_PROLOG_LINES = 64
+"""Lines looked through for the header: nvidia-smi's own lines for GPUs it cannot open come first when stderr was
+captured too (2>&1)."""
+
+
+def _canonical(name: str) -> str:
+    name = _ALIASES.get(name, name)
+    if name.startswith("clocks_throttle_reasons."):
+        name = _REASON_PREFIX + name.removeprefix("clocks_throttle_reasons.")
+    return name
+
+
+def _split(line: str) -> list[str]:
+    return [t.strip() for t in line.split(",")]
+
+
+def _header(line: str) -> list[tuple[str, str | None]] | None:
+    """The (field, unit) pairs of a header line, or None when `line` is no header of this tool's."""
+    out: list[tuple[str, str | None]] = []
+    for token in _split(line):
+        m = _HEADER_FIELD.fullmatch(token)
+        if m is None:
+            return None
+        out.append((_canonical(m.group(1)), m.group(2)))
+    return out if any(name in _READ for name, _unit in out) else None
+
+
+def _headless(line: str) -> bool:
+    """Whether `line` is a data row of this tool's printed without its header: values separated by `, ` one of which
+    is a GPU UUID or an nvidia-smi bus id (no other format read prints either so).
+    """
+    tokens = _split(line)
+    return len(tokens) >= 2 and ", " in line and any(_UUID.fullmatch(t) or _BUS.fullmatch(t) for t in tokens)
+
+
+def _lines(text: str) -> list[str]:
+    return text.lstrip("\ufeff").splitlines()
+
+
+def looks_like(text: str) -> bool:
+    """Whether `text` is `--query-gpu` CSV: its first line that is not a lost GPU's is a header naming a field read
+    here (or, written with noheader, a row with a GPU UUID or bus id: read to be refused with what to add).
+    """
+    for line in _lines(text[:16384])[:_PROLOG_LINES]:
+        stripped = line.strip()
+        if not stripped or stripped.lower().startswith(_LOST_START):
+            continue
+        return _header(stripped) is not None or _headless(stripped)
+    return False
+
+
+@dataclass
+class _Row:
+    line: int
+    values: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    """Field -> (value as printed, the header's unit)."""
+
+
+class _Reader:
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+
+    def refuse(self, line: int, message: str) -> TopologError:
+        return TopologError.at(SourceLocation(self.filename, line), message)
+
+    def _shown(self, value: str) -> str:
+        return repr(value) if len(value) <= 60 else f"{value[:40]!r}... ({len(value)} characters)"
+
+    def known(self, row: _Row, name: str) -> str | None:
+        """The field's value; None when not asked for or not known (N/A, an NVML message in brackets)."""
+        found = row.values.get(name)
+        if found is None:
+            return None
+        value = found[0]
+        lowered = value.lower()
+        bare = lowered[1:-1].strip() if lowered.startswith("[") and lowered.endswith("]") else lowered
+        if bare == "gpu is lost":
+            raise self.refuse(
+                row.line, f"'{name}' is {value!r}: the GPU is lost; expected a value, as {_TOOL} prints it"
+            )
+        if bare in ("", "n/a", "not supported") or bare in NVML_COULD_NOT_SAY or bare != lowered:
+            return None
+        return value
+
+    def number(self, row: _Row, name: str, most: int) -> int | None:
+        value = self.known(row, name)
+        if value is None:
+            return None
+        unit = row.values[name][1]
+        digits = value
+        if unit is not None and value.endswith(f" {unit}"):
+            digits = value[: -len(unit) - 1]
+        if _DIGITS.fullmatch(digits) is None or len(digits) > len(str(most)) or int(digits) > most:
+            with_unit = f" (or the number followed by ' {unit}')" if unit else ""
+            raise self.refuse(
+                row.line,
+                f"'{name}' is {self._shown(value)}; expected a whole number at most {most}{with_unit} "
+                f"(or [N/A]) as {_TOOL} prints it",
+            )
+        return int(digits)
+
+    def yes_no(self, row: _Row, name: str, bits: bool = False) -> bool | None:
+        value = self.known(row, name)
+        if value is None:
+            return None
+        if value in ("Yes", "No"):
+            return value == "Yes"
+        if bits and value in ("0", "1"):
+            # NVML's remapping flags are integers (nvmlDeviceGetRemappedRows' isPending, failureOccurred): 0 or 1.
+            return value == "1"
+        raise self.refuse(row.line, f"'{name}' is {self._shown(value)}; expected Yes or No (or [N/A])")
+
+    def reasons(self, row: _Row) -> tuple[str, ...]:
+        out: set[str] = set()
+        mask = self.known(row, f"{_REASON_PREFIX}active")
+        if mask is not None:
+            m = _MASK.fullmatch(mask)
+            if m is None:
+                raise self.refuse(
+                    row.line,
+                    f"'{_REASON_PREFIX}active' is {self._shown(mask)}; expected a bit mask such as "
+                    "0x0000000000000004 (or [N/A])",
+                )
+            bits = int(m.group(1), 16)
+            for bit, name in _REASON_BITS:
+                if bits & bit:
+                    out.add(name)
+                    bits &= ~bit
+            if bits:
+                out.add("unknown")
+        for full in row.values:
+            if not full.startswith(_REASON_PREFIX) or full.endswith((".active", ".supported")):
+                continue
+            value = self.known(row, full)
+            if value is None:
+                continue
+            if value not in ("Active", "Not Active"):
+                raise self.refuse(
+                    row.line, f"'{full}' is {self._shown(value)}; expected Active or Not Active (or [N/A])"
+                )
+            name = full.removeprefix(_REASON_PREFIX)
+            if value == "Active" and name in _REASON_NAMES:
+                out.add("display_clocks_setting" if name == "display_clock_setting" else name)
+        return tuple(sorted(out))
+
+    def uncorrectable(self, row: _Row, scope: str) -> int | None:
+        prefix = f"ecc.errors.uncorrected.{scope}."
+        if f"{prefix}total" in row.values:
+            total = self.number(row, f"{prefix}total", _U64)
+            if total is not None:
+                return total
+        parts = [self.number(row, prefix + part, _U64) for part in ("dram", "sram") if prefix + part in row.values]
+        known = [p for p in parts if p is not None]
+        return sum(known) if known else None
+
+    def recovery(self, row: _Row) -> str | None:
+        fields = ("reset_status.reset_required", "reset_status.drain_and_reset_recommended")
+        values = [row.values[f][0] if f in row.values else None for f in fields]
+        try:
+            return recovery_action(None, values[0], values[1])
+        except ValueError as bad:
+            raise self.refuse(row.line, f"the GPU's reset status is {values!r}; expected {bad} (or [N/A])") from None
+
+    def stamp(self, row: _Row) -> datetime | None:
+        value = self.known(row, "timestamp")
+        if value is None:
+            return None
+        if _STAMP.fullmatch(value) is None:
+            raise self.refuse(
+                row.line,
+                f"'timestamp' is {self._shown(value)}; expected nvidia-smi's form, e.g. 2024/01/16 14:44:16.977",
+            )
+        try:
+            return datetime.strptime(value, "%Y/%m/%d %H:%M:%S.%f" if "." in value else "%Y/%m/%d %H:%M:%S").replace(
+                tzinfo=UTC
+            )
+        except ValueError:
+            raise self.refuse(row.line, f"'timestamp' is {value!r}, which is no date and time") from None
+
+    def gpu(self, row: _Row, host: str) -> GpuObservation:
+        bus_text = self.known(row, "pci.bus_id")
+        bus = normalise_pci_bus_id(bus_text) if bus_text is not None else None
+        if bus_text is not None and bus is None:
+            raise self.refuse(
+                row.line, f"'pci.bus_id' is {self._shown(bus_text)}; expected a PCI bus id such as 00000000:1B:00.0"
+            )
+        index = self.number(row, "index", _U32)
+        uuid = self.known(row, "uuid")
+        serial = self.known(row, "serial")
+        if index is None and uuid is None and serial is None and bus is None:
+            raise self.refuse(
+                row.line, "the row names its GPU by no index, uuid, serial or pci.bus_id; expected one of them"
+            )
+        retired = [
+            self.number(row, f, _U64)
+            for f in ("retired_pages.single_bit_ecc.count", "retired_pages.double_bit.count")
+            if f in row.values
+        ]
+        retired_known = [r for r in retired if r is not None]
+        return GpuObservation(
+            source=SourceLocation(self.filename, row.line),
+            observed_at=self.stamp(row),
+            host=host,
+            vendor="nvidia",
+            index=index,
+            uuid=uuid,
+            serial=serial,
+            pci_bus_id=bus,
+            model=self.known(row, "name"),
+            pcie_gen_current=self.number(row, "pcie.link.gen.current", _U32),
+            pcie_gen_max=self.number(row, "pcie.link.gen.max", _U32),
+            pcie_gen_device_max=self.number(row, "pcie.link.gen.gpumax", _U32),
+            pcie_width_current=self.number(row, "pcie.link.width.current", _U32),
+            pcie_width_max=self.number(row, "pcie.link.width.max", _U32),
+            ecc_uncorrectable_volatile=self.uncorrectable(row, "volatile"),
+            ecc_uncorrectable_aggregate=self.uncorrectable(row, "aggregate"),
+            retired_pages=sum(retired_known) if retired_known else None,
+            retired_pages_pending=self.yes_no(row, "retired_pages.pending"),
+            remapped_rows_uncorrectable=self.number(row, "remapped_rows.uncorrectable", _U64),
+            remapped_rows_pending=self.yes_no(row, "remapped_rows.pending", bits=True),
+            remapped_rows_failed=self.yes_no(row, "remapped_rows.failure", bits=True),
+            throttle_reasons=self.reasons(row),
+            mig_mode=self.known(row, "mig.mode.current"),
+            utilization_percent=self.number(row, "utilization.gpu", 100),
+            fabric_state=self.known(row, "fabric.state"),
+            fabric_status=self._status(row),
+            recovery_action=self.recovery(row),
+        )
+
+    @staticmethod
+    def _status(row: _Row) -> str | None:
+        """The fabric probe's status as printed, an NVML error string included (it is the failure itself)."""
+        found = row.values.get("fabric.status")
+        if found is None or found[0].lower() in ("", "n/a", "[n/a]", "not supported", "[not supported]"):
+            return None
+        return found[0]
+
+    def lost(self, line: str, number: int, host: str) -> GpuObservation:
+        """The GPU nvidia-smi printed it could not open (`Unable to determine the device handle for GPU0000:01:00.0:
+        GPU has fallen off the bus.`): there, out of service.
+        """
+        m = _LOST.fullmatch(line)
+        if m is None:
+            raise self.refuse(
+                number,
+                "nvidia-smi could not open a GPU it names in no way read; expected e.g. "
+                "'Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error'",
+            )
+        name, message = m.group(1), m.group(2).strip()
+        index: int | None = None
+        if name.isdigit() and len(name) <= 5:  # `GPU1: 0000:34:00.0: Unknown Error` (an index, then its bus id)
+            index = int(name)
+            then = _BUS_FIRST.fullmatch(message)
+            name, message = (then.group(1), then.group(2).strip()) if then is not None else ("", message)
+        bus = normalise_pci_bus_id(name) if name else None
+        if name and bus is None:
+            raise self.refuse(number, f"nvidia-smi could not open GPU {name[:40]!r}, which is no PCI bus id")
+        return GpuObservation(
+            source=SourceLocation(self.filename, number),
+            observed_at=None,
+            host=host,
+            vendor="nvidia",
+            index=index,
+            pci_bus_id=bus,
+            lost=message[:200],
+        )
+
+
+def _key(g: GpuObservation) -> tuple[object, ...]:
+    return (g.index, g.uuid, g.serial, g.pci_bus_id)
+
+
+def read(text: str, filename: str, host: str | None) -> Observations:
+    """The GPUs of one `--query-gpu` CSV file; TopologError at the line of anything not as nvidia-smi prints it."""
+    host = host_of_file(host, filename, _TOOL, IN_HOST_FOLDER)
+    reader = _Reader(filename)
+    fields: list[tuple[str, str | None]] | None = None
+    header_at = 0
+    header_text = ""
+    latest: dict[tuple[object, ...], GpuObservation] = {}
+    lost: list[GpuObservation] = []
+    drivers: dict[str, int] = {}
+    counts: dict[int, int] = {}
+    for number, raw in enumerate(_lines(text), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.lower().startswith(_LOST_START):
+            lost.append(reader.lost(line, number, host))
+            continue
+        parsed = _header(line) if _NAME.match(line) else None
+        if parsed is not None:
+            if fields is not None and line != header_text:
+                raise reader.refuse(
+                    number,
+                    f"a second header, not the one at line {header_at}; expected one query per file "
+                    "(the same header repeated is read: appended runs of one query)",
+                )
+            names = [name for name, _unit in parsed]
+            if not any(name in _IDENTITY for name in names):
+                raise reader.refuse(
+                    number,
+                    "the query names no GPU by index, uuid, serial or pci.bus_id; expected one of them among its "
+                    "fields (add index,uuid to --query-gpu): a row's position is not its GPU's index",
+                )
+            fields, header_at, header_text = parsed, number, line
+            continue
+        if fields is None:
+            raise reader.refuse(
+                number,
+                f"{_TOOL} CSV without its header line (--format=csv,noheader): which column is which cannot be "
+                "told; expected the header nvidia-smi prints first (run it without noheader, or put the "
+                "--query-gpu field names, separated by ', ', on the first line)",
+            )
+        values = _split(line)
+        if len(values) != len(fields):
+            raise reader.refuse(
+                number,
+                f"the row has {len(values)} values but the header at line {header_at} names {len(fields)} "
+                "fields; expected one value per field, separated by ', '",
+            )
+        row = _Row(number)
+        for (name, unit), value in zip(fields, values, strict=True):
+            if name in _READ and name in row.values and row.values[name][0] != value:
+                raise reader.refuse(number, f"'{name}' is printed twice with different values")
+            row.values[name] = (value, unit)
+        gpu = reader.gpu(row, host)
+        driver = driver_version(None, reader.known(row, "driver_version"))
+        if driver is not None:
+            problem = driver_problem(driver)
+            if problem is not None:
+                raise reader.refuse(number, problem)
+            drivers.setdefault(driver, number)
+        count = reader.number(row, "count", _U32)
+        if count is not None:
+            counts.setdefault(count, number)
+        latest.pop(_key(gpu), None)  # a later sample of the same GPU replaces it (and moves it to the end)
+        latest[_key(gpu)] = gpu
+    if fields is None and not lost:
+        raise reader.refuse(1, f"no header line; expected the header {_TOOL} prints first")
+    for seen in (drivers, counts):
+        if len(seen) > 1:
+            second = sorted(seen.values())[1]
+            raise reader.refuse(
+                second, f"a second {'driver version' if seen is drivers else 'GPU count'} in one host's file"
+            )
+    gpus = (*latest.values(), *lost)
+    stamps = [g.observed_at for g in gpus if g.observed_at is not None]
+    attached = next(iter(counts), None)
+    file = ObservedFile(
+        filename,
+        FORMAT,
+        host,
+        max(stamps) if stamps else None,
+        partial=attached is not None and len(gpus) < attached,
+        attached=attached,
+        driver=next(iter(drivers), None),
+    )
+    return Observations(gpus=gpus, files=(file,), hosts=(host,))
