@@ -224,3 +224,28 @@ def test_verify_judges_a_query_file(tmp_path: Path) -> None:
         ("OBS004", ["dgx02/gpu6"], "8)."),
         ("OBS012", ["dgx02/gpu5"], "7)."),
     ]
+
+
+def test_remapped_rows_query_is_read_and_is_no_listing() -> None:
+    # `--query-remapped-rows` (its fields as `nvidia-smi --help-query-remapped-rows` names them; no public capture
+    # found: its flags read as -q prints them, Yes/No, or as NVML holds them, 0/1). GPU 2f: 4 uncorrectable, pending
+    # (1); GPU 35: none, failure No. It shows the GPUs that remap rows, not the host's listing.
+    text = (
+        "gpu_bus_id, gpu_uuid, remapped_rows.correctable, remapped_rows.uncorrectable, remapped_rows.pending, "
+        "remapped_rows.failure\n"
+        f"00000000:2F:00.0, {UUID0}, 0, 4, 1, 0\n"
+        "00000000:35:00.0, GPU-20af7308-7522-d66f-fe01-fb6f0551a4b9, 0, 0, No, No\n"
+    )
+    assert sniff(text) == nvidia_smi_query.FORMAT
+    obs = _read(text)
+    got = [
+        (g.pci_bus_id, g.remapped_rows_uncorrectable, g.remapped_rows_pending, g.remapped_rows_failed) for g in obs.gpus
+    ]
+    assert got == [("0000:2f:00.0", 4, True, False), ("0000:35:00.0", 0, False, False)]
+    assert obs.files[0].format == nvidia_smi_query.NOT_A_LISTING
+
+
+def test_compute_apps_query_is_not_this_format() -> None:
+    # `--query-compute-apps=pid,gpu_uuid,process_name,used_memory`: one row per process, not per GPU.
+    text = f"pid, gpu_uuid, process_name, used_memory [MiB]\n4242, {UUID0}, python, 1024 MiB\n"
+    assert sniff(text) is None

@@ -42,6 +42,11 @@ from verifier.sources.observed.model import (
 )
 
 FORMAT = "nvidia-smi-query-gpu"
+NOT_A_LISTING = "nvidia-smi-query-remapped-rows"
+"""`ObservedFile.format` of a file whose fields `--query-remapped-rows` prints (bus id, UUID, remapped_rows.*): it
+shows the GPUs with row remapping, so it is no listing of the host's GPUs (a GPU it does not show is not missing)."""
+_PROCESS_FIELDS = frozenset({"pid", "process_name", "used_memory", "used_gpu_memory"})
+"""`--query-compute-apps` fields: one row per process, not per GPU; such a file is not this format's."""
 _TOOL = "nvidia-smi --query-gpu"
 _U64 = 2**64 - 1
 _U32 = 2**32 - 1
@@ -152,7 +157,8 @@ def _header(line: str) -> list[tuple[str, str | None]] | None:
         if m is None:
             return None
         out.append((_canonical(m.group(1)), m.group(2)))
-    return out if any(name in _READ for name, _unit in out) else None
+    names = {name for name, _unit in out}
+    return out if names & _READ and not names & _PROCESS_FIELDS else None
 
 
 def _headless(line: str) -> bool:
@@ -477,9 +483,12 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     gpus = (*latest.values(), *lost)
     stamps = [g.observed_at for g in gpus if g.observed_at is not None]
     attached = next(iter(counts), None)
+    remapped_rows_only = fields is not None and all(
+        name in ("pci.bus_id", "uuid") or name.startswith("remapped_rows.") for name, _unit in fields
+    )
     file = ObservedFile(
         filename,
-        FORMAT,
+        NOT_A_LISTING if remapped_rows_only else FORMAT,
         host,
         max(stamps) if stamps else None,
         partial=attached is not None and len(gpus) < attached,
