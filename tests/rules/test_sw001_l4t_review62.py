@@ -51,7 +51,7 @@ def _sw001(path: Path, engine: str) -> set[tuple[str, ...]]:
     return {r.finding.subjects for r in report.results if r.finding.rule == "SW001"}
 
 
-@pytest.mark.parametrize("engine", ["duckdb", "memory"])
+@pytest.mark.parametrize("engine", ["duckdb", "memory", "pydatalog"])
 @pytest.mark.parametrize(
     ("driver", "cuda"),
     [
@@ -65,7 +65,7 @@ def test_a_jetsons_l4t_driver_is_not_held_to_the_server_table(
     assert _sw001(_inventory(tmp_path, driver, cuda), engine) == set()
 
 
-@pytest.mark.parametrize("engine", ["duckdb", "memory"])
+@pytest.mark.parametrize("engine", ["duckdb", "memory", "pydatalog"])
 @pytest.mark.parametrize(
     ("driver", "cuda"),
     [
