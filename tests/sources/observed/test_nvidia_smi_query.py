@@ -249,3 +249,10 @@ def test_compute_apps_query_is_not_this_format() -> None:
     # `--query-compute-apps=pid,gpu_uuid,process_name,used_memory`: one row per process, not per GPU.
     text = f"pid, gpu_uuid, process_name, used_memory [MiB]\n4242, {UUID0}, python, 1024 MiB\n"
     assert sniff(text) is None
+
+
+def test_rows_without_an_index_make_no_whole_listing() -> None:
+    # `--query-gpu=uuid,...`: rows matched by UUID only, so the file shows no declared GPU missing (partial), while
+    # the same query with index (mlperf sample above) is whole.
+    obs = _read(f"uuid, pcie.link.width.current\n{UUID0}, 16\n")
+    assert (obs.gpus[0].index, obs.files[0].partial) == (None, True)

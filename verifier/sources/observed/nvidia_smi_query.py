@@ -483,6 +483,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     gpus = (*latest.values(), *lost)
     stamps = [g.observed_at for g in gpus if g.observed_at is not None]
     attached = next(iter(counts), None)
+    indexed = fields is not None and any(name == "index" for name, _unit in fields)
     remapped_rows_only = fields is not None and all(
         name in ("pci.bus_id", "uuid") or name.startswith("remapped_rows.") for name, _unit in fields
     )
@@ -491,7 +492,9 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         NOT_A_LISTING if remapped_rows_only else FORMAT,
         host,
         max(stamps) if stamps else None,
-        partial=attached is not None and len(gpus) < attached,
+        # Rows without a printed index can be matched by UUID, serial or bus id only: where the node declares none
+        # of them, not one of its GPUs is shown to be missing (each row is unmatched, OBS005, and says why).
+        partial=(attached is not None and len(gpus) < attached) or not indexed,
         attached=attached,
         driver=next(iter(drivers), None),
     )
