@@ -54,6 +54,32 @@ def gpu_family(value: str) -> tuple[str, ...] | None:
     return GPU_FAMILIES.get(value.strip().lower())
 
 
+def common_words(
+    have: tuple[str, ...], have_families: frozenset[str], new: tuple[str, ...], new_families: frozenset[str]
+) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The GPU words two node selections both allow, and those of them that still stand for a family.
+
+    A family word (GPU_FAMILIES: hopper's `H100`) stands for every model whose name starts with it, as
+    the placement reads an accepts word; so it meets a model under it (`H100-SXM5-80GB`, from
+    `nvidia.com/gpu.product`) in that model: a node labelled hopper and NVIDIA-H100-80GB-HBM3 is an
+    H100-SXM5-80GB node. Any other word meets only itself: two products are two kinds of node, even
+    where one name starts with the other (L4, L40S).
+    """
+    met: dict[str, bool] = {}
+    for a in have:
+        for b in new:
+            if a == b:
+                word, family = a, a in have_families and b in new_families
+            elif a in have_families and b.startswith(a):
+                word, family = b, b in new_families
+            elif b in new_families and a.startswith(b):
+                word, family = a, a in have_families
+            else:
+                continue
+            met[word] = met.get(word, False) or family
+    return tuple(met), frozenset(w for w, family in met.items() if family)
+
+
 def _squash(word: str) -> str:
     return re.sub(r"[-_ ]", "", word.lower())
 

@@ -43,6 +43,7 @@ from verifier.core.errors import Diagnostic, SourceLocation
 from verifier.core.limits import INT64_MAX
 from verifier.sources.inventory.validate import Problems, one_of
 from verifier.sources.inventory.yaml_source import YList, YMap
+from verifier.sources.jobs.gpu_words import common_words
 from verifier.sources.jobs.pod_spec import PodNeeds, read_node_choice, read_pod_spec, read_resources
 from verifier.sources.jobs.principal_rules import PrincipalRule, resolve
 from verifier.sources.jobs.spec import JOB_NAME, SCOPES, Job
@@ -1093,7 +1094,7 @@ def _job(
                 p.add(doc.loc, f"{said}: nothing to place")
         return None
     kinds = {(n.vendor, n.mig) for _, n in needs}
-    selected = _common_accepts([n.accepts for _, n in needs])
+    selected = _common_accepts([(n.accepts, n.families) for _, n in needs])
     if len(kinds) > 1 or selected is None:
         p.add(
             doc.loc,
@@ -1147,13 +1148,19 @@ def _name_loc(doc: YMap) -> SourceLocation:
     return next((meta.key_loc(k) for k in ("name", "generateName") if k in meta), doc.loc)
 
 
-def _common_accepts(choices: list[tuple[str, ...]]) -> tuple[str, ...] | None:
-    """The models every pod set allows (an empty choice allows any); None when none is common."""
+def _common_accepts(choices: list[tuple[tuple[str, ...], frozenset[str]]]) -> tuple[str, ...] | None:
+    """The models every pod set allows (an empty choice allows any), each choice with its words that
+    stand for a GPU family (a pod set on hopper and one on NVIDIA-H100-80GB-HBM3 meet in the H100);
+    None when none is common.
+    """
     common: tuple[str, ...] = ()
-    for choice in choices:
+    families: frozenset[str] = frozenset()
+    for choice, choice_families in choices:
         if not choice:
             continue
-        common = tuple(w for w in common if w in choice) if common else choice
+        common, families = (
+            common_words(common, families, choice, choice_families) if common else (choice, choice_families)
+        )
         if not common:
             return None
     return common

@@ -23,7 +23,7 @@ from verifier.sources.inventory.model import CatalogModel
 from verifier.sources.inventory.validate import Problems, name_problem
 from verifier.sources.inventory.yaml_source import YList, YMap
 from verifier.sources.jobs.dra import claimed_gpus
-from verifier.sources.jobs.gpu_words import GPU_FAMILY_LABEL, gke_model, gpu_family
+from verifier.sources.jobs.gpu_words import GPU_FAMILY_LABEL, common_words, gke_model, gpu_family
 
 VOLCANO_SHARES = {"volcano.sh/vgpu-number": "volcano.sh/vgpu-memory", "volcano.sh/gpu-number": "volcano.sh/gpu-memory"}
 """Volcano's GPU counts, and the memory limit that alone asks for one GPU. `volcano.sh/vgpu-number`
@@ -118,6 +118,8 @@ class PodNeeds:
     vendor: str | None = None  # nvidia or amd (whole GPUs)
     mig: str | None = None
     accepts: tuple[str, ...] = ()  # catalogue models (or unmatched words) the node selection allows
+    families: frozenset[str] = frozenset()
+    """The words of `accepts` that stand for a GPU family (gpu_words.GPU_FAMILIES), not one model."""
     exclude: tuple[tuple[str, str], ...] = ()
     service_account: str | None = None
     notes: list[Diagnostic] = field(default_factory=list)
@@ -513,11 +515,13 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
             )
     mapper = PRODUCT_LABELS[key]
     words: list[str] = []
+    families: set[str] = set()
     for v in values:
         model = mapper(v)
         family = gpu_family(v) if key == GPU_FAMILY_LABEL else None
         if family is not None:
             words.extend(family)
+            families.update(family)
         elif model is None:
             needs.notes.append(
                 Diagnostic(
@@ -528,15 +532,21 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
         else:
             words.append(model)
     allowed = tuple(dict.fromkeys(words))
-    # Two selections on products (a nodeSelector and an affinity term) must both hold: keep their common models.
-    common = tuple(w for w in needs.accepts if w in allowed) if needs.accepts else allowed
+    # Two selections on products (a nodeSelector and an affinity term) must both hold: keep their common
+    # models, a family meeting a model of it in that model (hopper and NVIDIA-H100-80GB-HBM3: the H100).
+    common, common_families = (
+        common_words(needs.accepts, needs.families, allowed, frozenset(families))
+        if needs.accepts
+        else (allowed, frozenset(families))
+    )
     if not common:
         p.add(
             loc,
             f"{key} allows {', '.join(allowed)}, but another node selection allows only "
             f"{', '.join(needs.accepts)}: no node can satisfy both",
         )
-    needs.accepts = common or needs.accepts
+        return
+    needs.accepts, needs.families = common, common_families
 
 
 def _node_selector(spec: YMap, needs: PodNeeds, p: Problems) -> None:
@@ -618,7 +628,8 @@ def _affinity(spec: YMap, needs: PodNeeds, p: Problems) -> None:
         elif key not in PRODUCT_LABELS and op == "NotIn" and name_problem(key) is None:
             needs.exclude = tuple(dict.fromkeys((*needs.exclude, *((key, v) for v in values))))
         else:
-            needs.notes.append(Diagnostic(loc, f"node affinity {key} {op} {', '.join(values)} not judged"))
+            shown = f" {', '.join(values)}" if values else ""  # Exists and DoesNotExist have none
+            needs.notes.append(Diagnostic(loc, f"node affinity {key} {op}{shown} not judged"))
 
 
 def _any_of_terms(terms: YList, needs: PodNeeds, p: Problems) -> None:
@@ -645,8 +656,15 @@ def _expression(e: object, loc: SourceLocation, p: Problems) -> tuple[str, str, 
     if not isinstance(e, YMap) or not isinstance(e.get("key"), str) or not isinstance(e.get("operator"), str):
         p.add(loc, "a match expression needs 'key' and 'operator' (In, NotIn, Exists, DoesNotExist, Gt, Lt)")
         return None
-    values = e.get("values") or []
-    if not isinstance(values, YList):
+    values = e.get("values")
+    if values is not None and not isinstance(values, YList):
         p.add(e.key_loc("values"), "'values' of a match expression must be a list")
         return None
-    return str(e["key"]), str(e["operator"]), [str(v) for v in values], loc
+    # Exists and DoesNotExist take no values: Kubernetes requires the list left out for them.
+    read = [str(v) for v in values] if values is not None else []
+    op = str(e["operator"])
+    if op in ("In", "NotIn", "Gt", "Lt") and not read:
+        # The API server refuses such a pod (values must be given for these operators).
+        p.add(loc, f"a match expression with operator {op} needs a non-empty 'values' list")
+        return None
+    return str(e["key"]), op, read, loc

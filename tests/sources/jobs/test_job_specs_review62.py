@@ -1,0 +1,169 @@
+"""Review R-JS (round 62) of the GPU family selector (4c3935ad) and of node affinity expressions.
+
+- A pod that selects `nvidia.com/gpu.family: hopper` and `nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3`
+  together asks for an H100 node, and every DGX H100 carries both labels (GPU Feature Discovery writes
+  the family from the compute capability, 9.0 -> hopper, beside the product). 4c3935ad read the family
+  as the words H100 and H200 and kept only the words both selections wrote alike, so the product's
+  model H100-SXM5-80GB met neither word and the valid pod was refused, exit 2 (base 07c97283: placed on
+  the H100 nodes). A family word stands for the models whose names start with it, as the placement
+  reads it; it meets such a model in that model.
+- A required node affinity `operator: Exists` (or DoesNotExist) has no `values`: Kubernetes requires
+  them to be left out for these operators. The reader took the missing list as not a list and
+  refused every such pod, exit 2 ("'values' of a match expression must be a list"), on the base too.
+  GPU Operator clusters select GPU nodes this way (`nvidia.com/gpu.present` Exists).
+
+Each expected figure is derived by hand from inventories/mixed-fleet.yaml: h100-n0 and h100-n1 hold 8
+H100-SXM5-80GB each, a100-n0 and a100-n1 8 A100-SXM4-80GB each, mi300x-n0/n1 8 AMD MI300X each, and
+rtx-n0..n3 2 RTX-4090 each.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import run_cli
+
+from verifier.core.errors import TopologError
+from verifier.sources.jobs.principal_rules import parse_rules
+from verifier.sources.jobs.read import read_jobs_text
+
+RULES = parse_rules(["namespace=Team"])
+FLEET = str(Path(__file__).resolve().parents[3] / "inventories" / "mixed-fleet.yaml")
+
+
+def _pod(name: str, selection: str, limits: str = "nvidia.com/gpu: 4") -> str:
+    # One Pod of one container; `selection` is written under the pod spec (indented two spaces).
+    return (
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: research}}\nspec:\n{selection}"
+        f"  containers:\n  - name: c\n    image: x\n    resources:\n      limits: {{{limits}}}\n"
+    )
+
+
+def _placed_nodes(tmp_path: Path, text: str) -> tuple[int, list[str], str]:
+    path = tmp_path / "job.yaml"
+    path.write_text(text)
+    code, out, err = run_cli(
+        "place", FLEET, str(path), "--principal-from", "namespace=Team", "--no-authorization", "--format", "json"
+    )
+    if code == 2:
+        return code, [], err
+    (job,) = json.loads(out)["jobs"]
+    return code, sorted(p["domain"] for p in job["placements"]), err
+
+
+FAMILY_AND_PRODUCT = (
+    "  nodeSelector: {nvidia.com/gpu.family: hopper, nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n",
+    # The same two labels, the family in a required affinity and the product in the node selector.
+    "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
+    "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+    "        nodeSelectorTerms:\n        - matchExpressions:\n"
+    "          - {key: nvidia.com/gpu.family, operator: In, values: [hopper, ampere]}\n",
+)
+
+
+@pytest.mark.parametrize("selection", FAMILY_AND_PRODUCT)
+def test_a_family_and_a_product_of_it_select_that_product(tmp_path: Path, selection: str) -> None:
+    # hopper is H100 and H200 by name; the product is H100-SXM5-80GB, an H100: both hold on h100-n0
+    # and h100-n1 (4 GPUs of 8 free on each), and on no other node.
+    (job,) = read_jobs_text(_pod("fp", selection), "fp.yaml", RULES)
+    assert job.accepts == ("H100-SXM5-80GB",)
+    code, nodes, err = _placed_nodes(tmp_path, _pod("fp", selection))
+    assert (code, nodes) == (0, ["h100-n0", "h100-n1"]), err
+
+
+def test_a_family_and_a_product_of_another_family_still_share_nothing() -> None:
+    # ampere is A100 by name: no A100 is an H100-SXM5-80GB, so no node carries both labels.
+    text = _pod(
+        "fq", "  nodeSelector: {nvidia.com/gpu.family: ampere, nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
+    )
+    with pytest.raises(TopologError, match="no node can satisfy both"):
+        read_jobs_text(text, "fq.yaml", RULES)
+
+
+def test_two_products_one_the_others_prefix_still_share_nothing() -> None:
+    # Control: NVIDIA-L4 and NVIDIA-L40S are two products; a node is one or the other. Only a family
+    # word stands for the models under it, so L4 does not meet L40S (as on the base: refused).
+    text = _pod(
+        "pp",
+        "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+        "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n        - matchExpressions:\n"
+        "          - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-L40S]}\n",
+    )
+    with pytest.raises(TopologError, match="no node can satisfy both"):
+        read_jobs_text(text, "pp.yaml", RULES)
+
+
+def test_pod_sets_of_a_family_and_of_a_product_under_it_are_one_kind_of_gpu() -> None:
+    # A PyTorchJob whose Master selects the family and whose Workers the product: both are the H100
+    # nodes, so the job is 1 + 2 pods of 4 GPUs = 12 GPUs on H100-SXM5-80GB (before: "ask for
+    # different GPUs", refused).
+    text = """apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: mixed-sel, namespace: research}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          nodeSelector: {nvidia.com/gpu.family: hopper}
+          containers:
+          - {name: pytorch, image: x, resources: {limits: {nvidia.com/gpu: 4}}}
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+          containers:
+          - {name: pytorch, image: x, resources: {limits: {nvidia.com/gpu: 4}}}
+"""
+    (job,) = read_jobs_text(text, "pj.yaml", RULES)
+    assert (job.gpus, job.accepts) == (12, ("H100-SXM5-80GB",))
+
+
+EXISTS = (
+    "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+    "        nodeSelectorTerms:\n        - matchExpressions:\n"
+    "          - key: nvidia.com/gpu.present\n            operator: {op}\n"
+)
+
+
+@pytest.mark.parametrize("op", ["Exists", "DoesNotExist"])
+def test_an_expression_without_values_is_read_and_noted(tmp_path: Path, op: str) -> None:
+    # No values: the expression is not judged (a note), and the pod's 4 NVIDIA GPUs are placed as
+    # without it: any node of 8 free NVIDIA GPUs (a100-n0/n1, h100-n0/n1); not the AMD or RTX nodes.
+    text = _pod("ex", EXISTS.format(op=op))
+    (job,) = read_jobs_text(text, "ex.yaml", RULES)
+    assert (job.gpus, job.accepts) == (4, ("nvidia",))
+    assert any(f"nvidia.com/gpu.present {op}" in n.message and "not judged" in n.message for n in job.notes)
+    code, nodes, err = _placed_nodes(tmp_path, text)
+    assert (code, nodes) == (0, ["a100-n0", "a100-n1", "h100-n0", "h100-n1"]), err
+
+
+def test_values_that_are_not_a_list_are_still_refused() -> None:
+    # Control: a scalar where the list goes is bad input, as before.
+    text = _pod(
+        "bad",
+        "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n        - matchExpressions:\n"
+        "          - {key: example.com/pool, operator: In, values: gpu}\n",
+    )
+    with pytest.raises(TopologError, match="'values' of a match expression must be a list"):
+        read_jobs_text(text, "bad.yaml", RULES)
+
+
+@pytest.mark.parametrize("values", ["", ", values: []"])
+def test_in_without_values_is_refused_at_its_line(values: str) -> None:
+    # In needs values (the API server refuses the pod without); with the list now optional for
+    # Exists, an In with none must not read as "allows nothing" in a garbled message.
+    text = _pod(
+        "novalues",
+        "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n        - matchExpressions:\n"
+        f"          - {{key: nvidia.com/gpu.product, operator: In{values}}}\n",
+    )
+    with pytest.raises(TopologError, match=r"novalues.yaml:10:\d+: a match expression with operator In needs"):
+        read_jobs_text(text, "novalues.yaml", RULES)
