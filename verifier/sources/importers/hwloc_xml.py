@@ -125,6 +125,7 @@ class _Reader:
             self.b, [(d, o.labels.get("hwloc_CPUVendor")) for d, o in domains], machines[0].loc, "hwloc's topology"
         )
         self.devices()
+        self.virtual_uplinks()
         self.bridge_links()
         kinds = []
         xgmi: dict[str, Element] = {}
@@ -428,13 +429,17 @@ class _Reader:
         for switch, (enas, efas) in sorted(groups.items()):
             if not enas or len(enas) != len(efas):
                 continue
-            pairs = list(zip(sorted(enas, key=lambda d: d.busid), sorted(efas, key=lambda d: d.busid), strict=True))
-            for ena, efa in pairs:
+            pairs: list[tuple[_Pci, _Pci]] = []
+            for ena, efa in zip(sorted(enas, key=lambda d: d.busid), sorted(efas, key=lambda d: d.busid), strict=True):
                 ena_id, efa_id = oid_of[id(ena)], oid_of[id(efa)]
                 up = next((lk for lk in self.b.inv.links.values() if lk.a == efa_id and lk.b == switch), None)
                 own = next((lk for lk in self.b.inv.links.values() if lk.a == ena_id and lk.b == switch), None)
-                if up is None or own is None:  # a link refused at its line: that error stands
+                # None: a link refused at its line (that error stands), or a function that already
+                # shares another function's link on its bus (an ENA and an EFA of one device are
+                # paired by that): nothing to pair, and the note does not name it.
+                if up is None or own is None:
                     continue
+                pairs.append((ena, efa))
                 del self.b.inv.links[own.id]
                 self.b.link(
                     ena_id,
@@ -446,12 +451,47 @@ class _Reader:
                 )
                 obj = self.b.inv.objects[ena_id]
                 obj.labels = {**obj.labels, "shares_link_of": efa_id}
+            if not pairs:
+                continue
             self.b.note(
                 self.b.inv.objects[switch].loc,
                 f"{switch}: {len(pairs)} AWS ENA device(s) beside as many EFA devices are taken as the IP side of "
                 f"EFA network interfaces (one card each): "
                 + ", ".join(f"{oid_of[id(a)]} shares {oid_of[id(e)]}'s link" for a, e in pairs)
                 + " (inferred; paired in bus order)",
+            )
+
+    def virtual_uplinks(self) -> None:
+        """An Amazon virtual PCIe switch (vendor 1d0f) whose uplink figure is under a tenth of every
+        stated link below it: that figure is the hypervisor's, not the link's, so it is not taken.
+
+        Amazon's EC2 guests see emulated bridges (1d0f:0200) whose link registers state what the
+        hypervisor writes: on a p6e-gb200.36xlarge the same bridge model states 63.0 GB/s above two
+        ENA and two EFA devices, and 1.97 GB/s (Gen4 x1) above each GB200 with its two EFA devices at
+        63.0 GB/s; read as a link that is a 96:1 oversubscription no one built. The uplink takes the
+        widest stated link below it, labelled assumed, as a host bridge's unstated fabric does (so
+        the path bottlenecks stay the links hwloc states), and a note names the figure set aside.
+        Deepest switches first, so a switch below another is settled before its parent is judged.
+        """
+        switches = [
+            oid
+            for oid, o in self.b.inv.objects.items()
+            if o.kind == "pcie_switch" and oid.startswith(self.node + "/") and o.labels.get("pci_vendor") == "0x1d0f"
+        ]
+        for oid in reversed(switches):
+            parent = self.b.inv.objects[oid].parent
+            up = next((lk for lk in self.b.inv.links.values() if lk.a == oid and lk.b == parent), None)
+            below = [lk.mbps for lk in self.b.inv.links.values() if lk.b == oid and ASSUMED not in lk.labels]
+            if up is None or ASSUMED in up.labels or not below or up.mbps * 10 >= min(below):
+                continue
+            del self.b.inv.links[up.id]
+            self.b.link(oid, up.b, "pcie", max(below), up.loc, labels={**up.labels, ASSUMED: "bandwidth"})
+            busid = self.b.inv.objects[oid].labels.get("pci_busid", "")
+            self.b.note(
+                up.loc,
+                f"{oid}: Amazon virtual PCIe bridge {busid} states {up.mbps} MB/s, under a tenth of every stated "
+                f"link below it ({min(below)} MB/s and more): a hypervisor's figure, not the link's; the uplink "
+                f"is taken at the widest link below ({max(below)} MB/s), labelled assumed",
             )
 
     def model(self, dev: _Pci, labels: dict[str, str], oid: str) -> str | None:
