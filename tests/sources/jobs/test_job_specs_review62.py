@@ -167,3 +167,30 @@ def test_in_without_values_is_refused_at_its_line(values: str) -> None:
     )
     with pytest.raises(TopologError, match=r"novalues.yaml:10:\d+: a match expression with operator In needs"):
         read_jobs_text(text, "novalues.yaml", RULES)
+
+
+@pytest.mark.parametrize(
+    ("selection", "limits", "vendors"),
+    [
+        # 4c3935ad read the family as H100/H200 and dropped the pod's vendor: AMD devices were placed
+        # on h100-n0/n1 (base: on mi300x-n0/n1, the family not judged). No node is both.
+        ("  nodeSelector: {nvidia.com/gpu.family: hopper}\n", "amd.com/gpu: 1", ("nvidia", "amd")),
+        # The same on the base for GPU Feature Discovery's product label (placed on h100-n0/n1) ...
+        ("  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n", "amd.com/gpu: 1", ("nvidia", "amd")),
+        # ... and for AMD's device-id label under an NVIDIA request (placed on mi300x-n0/n1).
+        ("  nodeSelector: {amd.com/gpu.device-id: 74a1}\n", "nvidia.com/gpu: 1", ("amd", "nvidia")),
+    ],
+)
+def test_a_label_of_another_vendors_gpus_is_refused(selection: str, limits: str, vendors: tuple[str, str]) -> None:
+    text = _pod("vv", selection, limits)
+    labelled, asked = vendors
+    with pytest.raises(TopologError, match=f"selects {labelled} GPU nodes, but the pod asks for {asked} devices"):
+        read_jobs_text(text, "vv.yaml", RULES)
+
+
+def test_a_mig_slice_under_its_family_is_read() -> None:
+    # Control: a MIG instance is NVIDIA's; ampere allows the A100s, whose 1g.10gb slices the pod asks.
+    (job,) = read_jobs_text(
+        _pod("mig", "  nodeSelector: {nvidia.com/gpu.family: ampere}\n", "nvidia.com/mig-1g.10gb: 1"), "m.yaml", RULES
+    )
+    assert (job.gpus, job.mig, job.accepts) == (1, "1g.10gb", ("A100",))

@@ -67,6 +67,15 @@ PRODUCT_LABELS: dict[str, Callable[[str], str | None]] = {
     GPU_FAMILY_LABEL: lambda _value: None,  # several models a value: read by _accept through gpu_family
 }
 """Node labels that name the GPU model, and how each value maps to a catalogue model."""
+LABEL_VENDORS = {
+    "nvidia.com/gpu.product": "nvidia",
+    "amd.com/gpu.device-id": "amd",
+    "cloud.google.com/gke-accelerator": "nvidia",
+    GPU_FAMILY_LABEL: "nvidia",
+}
+"""Whose GPUs each product label is written on: NVIDIA's feature discovery labels only NVIDIA GPU nodes,
+AMD's labeller only AMD's, and GKE names NVIDIA accelerators. A pod asking one vendor's devices and
+selecting another's label fits no node; its accepts words alone would place it on the label's GPUs."""
 _PRODUCT_MIG = re.compile(
     r"-MIG-(?P<profile>[0-9]+g\.[0-9]+gb)(?P<extension>(?:\.(?:me|gfx)(?:\.all)?|-me)?)(?:-SHARED)?$", re.IGNORECASE
 )
@@ -513,6 +522,14 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
                     loc, f"{key}: a time-sliced {unit} (-SHARED) is shared by several pods; placed as a whole {unit}"
                 )
             )
+    asked = needs.vendor or ("nvidia" if needs.mig else None)  # a MIG instance is NVIDIA's
+    labelled = LABEL_VENDORS.get(key)
+    if asked is not None and labelled is not None and asked != labelled:
+        p.add(
+            loc,
+            f"{key} selects {labelled} GPU nodes, but the pod asks for {asked} devices: no node can satisfy both",
+        )
+        return
     mapper = PRODUCT_LABELS[key]
     words: list[str] = []
     families: set[str] = set()
