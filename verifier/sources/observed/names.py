@@ -10,6 +10,7 @@ FORMATS: tuple[str, ...] = (
     "amd-smi",
     "dcgm-exporter",
     "dcgmi-diag",
+    "dcgmi-health",
     "ibstat",
     "nccl-tests",
     "nvbandwidth",

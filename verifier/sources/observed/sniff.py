@@ -13,6 +13,7 @@ from verifier.sources.observed import (
     amd_smi_any,
     dcgm,
     dcgmi_diag,
+    dcgmi_health,
     ibstat,
     nccl_tests,
     nvbandwidth,
@@ -32,6 +33,7 @@ READERS: dict[str, Reader] = {
     nvlink_text.FORMAT_ERRORS: nvlink_text.read,
     dcgm.FORMAT: dcgm.read,
     dcgmi_diag.FORMAT: dcgmi_diag.read,
+    dcgmi_health.FORMAT: dcgmi_health.read,
     amd_smi_any.FORMAT: amd_smi_any.read,
     rocm_smi.FORMAT: rocm_smi.read,
     ibstat.FORMAT: ibstat.read,
@@ -43,6 +45,7 @@ READERS: dict[str, Reader] = {
 _TESTS: tuple[tuple[str, Callable[[str], bool]], ...] = (
     (nvidia_smi_xml.FORMAT, nvidia_smi_xml.looks_like),
     (dcgmi_diag.FORMAT, dcgmi_diag.looks_like),
+    (dcgmi_health.FORMAT, dcgmi_health.looks_like),
     # Before -q's text test, which takes a file that opens with a lost GPU's line: a query's header after it is this.
     (nvidia_smi_query.FORMAT, nvidia_smi_query.looks_like),
     (nvidia_smi_text.FORMAT, nvidia_smi_text.looks_like),
