@@ -194,3 +194,74 @@ def test_a_mig_slice_under_its_family_is_read() -> None:
         _pod("mig", "  nodeSelector: {nvidia.com/gpu.family: ampere}\n", "nvidia.com/mig-1g.10gb: 1"), "m.yaml", RULES
     )
     assert (job.gpus, job.mig, job.accepts) == (1, "1g.10gb", ("A100",))
+
+
+USE_GPUTYPE = """apiVersion: v1
+kind: Pod
+metadata:
+  name: gpu-pod
+  namespace: research
+  annotations:
+    {annotation}
+spec:
+  schedulerName: volcano
+  containers:
+    - name: ubuntu-container
+      image: ubuntu:18.04
+      command: ["bash", "-c", "sleep 86400"]
+      resources:
+        limits:
+          {limits}
+"""
+
+
+@pytest.mark.parametrize("limits", ["volcano.sh/vgpu-number: 2", "nvidia.com/gpu: 2"])
+def test_hami_and_volcano_gpu_type_annotation_chooses_the_models(tmp_path: Path, limits: str) -> None:
+    # Project-HAMi/website, userguide/NVIDIA-device/specify-device-type-to-use ("A100,V100"); Volcano's
+    # vGPU reads the same annotation (vgpu/type.go GPUInUse, utils.go checkGPUtype: the device type,
+    # "NVIDIA-" and NVML's name, must hold one of the words). In the catalogue, A100 is part of the
+    # names of A100-SXM4-80GB, A100-SXM4-40GB and A100-PCIE-80GB, V100 of V100-SXM3-32GB; the fleet's
+    # A100 nodes (a100-n0/n1, 8 A100-SXM4-80GB each) are the only ones that qualify. Before, the
+    # annotation was "not judged" and the vGPU pod placed on the H100 nodes first.
+    text = USE_GPUTYPE.format(annotation='nvidia.com/use-gputype: "A100,V100"', limits=limits)
+    (job,) = read_jobs_text(text, "u.yaml", RULES)
+    assert job.accepts == ("A100-SXM4-80GB", "A100-SXM4-40GB", "A100-PCIE-80GB", "V100-SXM3-32GB")
+    assert not any("not judged" in n.message and "gputype" in n.message for n in job.notes)
+    code, nodes, err = _placed_nodes(tmp_path, text)
+    assert (code, nodes) == (0, ["a100-n0", "a100-n1"]), err
+
+
+def test_nouse_gpu_type_leaves_the_other_models() -> None:
+    # nouse "H100,H200,B200" (checkGPUtype: no word may be part of the type): of the catalogue's
+    # NVIDIA models with an NVML name, the A100s, the V100, the RTX 4090, L40S and L4 remain (B200 is
+    # part of "NVIDIA GB200" too, so the GB200's B200 is out as well).
+    text = USE_GPUTYPE.format(annotation='nvidia.com/nouse-gputype: "H100,H200,B200"', limits="nvidia.com/gpu: 1")
+    (job,) = read_jobs_text(text, "n.yaml", RULES)
+    assert set(job.accepts) == {
+        "A100-SXM4-80GB",
+        "A100-SXM4-40GB",
+        "A100-PCIE-80GB",
+        "V100-SXM3-32GB",
+        "RTX-4090",
+        "L40S",
+        "L4",
+    }
+
+
+def test_a_gpu_type_outside_the_node_selection_is_refused() -> None:
+    # The product label allows the H100 (H100-SXM5-80GB) only, the annotation the A100s and V100: none.
+    text = USE_GPUTYPE.format(annotation='nvidia.com/use-gputype: "A100,V100"', limits="nvidia.com/gpu: 1")
+    text = text.replace("spec:\n", "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n")
+    with pytest.raises(TopologError, match="no node can satisfy both"):
+        read_jobs_text(text, "x.yaml", RULES)
+
+
+def test_use_and_nouse_together_both_hold() -> None:
+    # HAMi's own example writes both (use "A100,V100", nouse "A100-SXM"): its scheduler applies both,
+    # so of the A100s and the V100 the two SXM4 A100s are out: A100-PCIE-80GB and V100-SXM3-32GB.
+    text = USE_GPUTYPE.format(
+        annotation='nvidia.com/use-gputype: "A100,V100"\n    nvidia.com/nouse-gputype: "A100-SXM"',
+        limits="nvidia.com/gpu: 1",
+    )
+    (job,) = read_jobs_text(text, "b.yaml", RULES)
+    assert job.accepts == ("A100-PCIE-80GB", "V100-SXM3-32GB")

@@ -19,6 +19,7 @@ from functools import cache
 
 from verifier.sources.importers.gpu_names import model_for_product
 from verifier.sources.inventory.catalog import builtin_models
+from verifier.sources.inventory.device_ids import device_ids
 
 VENDORS = ("nvidia", "amd", "intel")
 
@@ -78,6 +79,37 @@ def common_words(
                 continue
             met[word] = met.get(word, False) or family
     return tuple(met), frozenset(w for w, family in met.items() if family)
+
+
+GPU_IN_USE = "nvidia.com/use-gputype"
+GPU_NO_USE = "nvidia.com/nouse-gputype"
+"""Pod annotations by which HAMi's scheduler and Volcano's vGPU (volcano-sh/volcano
+pkg/scheduler/api/devices/nvidia/vgpu: GPUInUse, GPUNoUse, checkGPUtype) choose the GPU types a pod
+may get: comma-separated words, each matched upper-cased as a part of the device's type, which the
+device plugin writes as `NVIDIA-` and NVML's name (`NVIDIA-NVIDIA A100-SXM4-40GB`). One use word must be
+part of it, and no nouse word."""
+
+
+def typed_models(use: str | None, nouse: str | None) -> tuple[str, ...]:
+    """The catalogue's NVIDIA models whose type passes HAMi's and Volcano's annotations (`use`, `nouse`:
+    their values, None when not written), in catalogue order. A model with no NVML name in
+    device_ids.yaml passes neither list: its type is not known, so it is never taken for one allowed.
+    """
+    named: dict[str, list[str]] = {}
+    for name, model_name in device_ids().names.items():
+        named.setdefault(model_name, []).append(f"NVIDIA-{name}".upper())
+    allowed = []
+    for model in builtin_models():
+        if model.vendor.casefold() != "nvidia" or model.name not in named:
+            continue
+        types = named[model.name]
+        # Both lists where both are written (HAMi's checkGPUtype; Volcano's reads the use list alone):
+        # never a type that either scheduler would refuse.
+        used = use is None or any(word.upper() in t for word in use.split(",") for t in types)
+        shunned = nouse is not None and any(word.upper() in t for word in nouse.split(",") for t in types)
+        if used and not shunned:
+            allowed.append(model.name)
+    return tuple(allowed)
 
 
 def _squash(word: str) -> str:

@@ -43,8 +43,8 @@ from verifier.core.errors import Diagnostic, SourceLocation
 from verifier.core.limits import INT64_MAX
 from verifier.sources.inventory.validate import Problems, one_of
 from verifier.sources.inventory.yaml_source import YList, YMap
-from verifier.sources.jobs.gpu_words import common_words
-from verifier.sources.jobs.pod_spec import PodNeeds, read_node_choice, read_pod_spec, read_resources
+from verifier.sources.jobs.gpu_words import GPU_IN_USE, GPU_NO_USE, common_words
+from verifier.sources.jobs.pod_spec import PodNeeds, read_gpu_types, read_node_choice, read_pod_spec, read_resources
 from verifier.sources.jobs.principal_rules import PrincipalRule, resolve
 from verifier.sources.jobs.spec import JOB_NAME, SCOPES, Job
 
@@ -225,7 +225,9 @@ def read_workload(
             )
         )
     if isinstance(annotations, YMap):
-        unread = [k for k in annotations if k not in (*TAS_ANNOTATIONS, MIN_PARALLELISM)]
+        # A Pod's own annotations are its pod set's too: its GPU types are read (or noted) there.
+        types = (GPU_IN_USE, GPU_NO_USE) if kind == "Pod" else ()
+        unread = [k for k in annotations if k not in (*TAS_ANNOTATIONS, MIN_PARALLELISM, *types)]
         if unread:
             notes.append(Diagnostic(meta.key_loc("annotations"), f"annotations {', '.join(unread)} not judged"))
     if len(groups) > MAX_GROUPS:
@@ -1021,7 +1023,7 @@ def _topology(ps: PodSet, what: str, p: Problems, notes: list[Diagnostic]) -> st
         if SLICE_LAYERS in ps.annotations:
             layers = _slice_layers(ps.annotations, ps, pwhat, p, notes)
             scope = min((x for x in (*layers, scope) if x is not None), key=SCOPES.index, default=None)
-        unread = [k for k in ps.annotations if k not in TAS_ANNOTATIONS]
+        unread = [k for k in ps.annotations if k not in (*TAS_ANNOTATIONS, GPU_IN_USE, GPU_NO_USE)]
         if unread:
             notes.append(Diagnostic(ps.annotations.loc, f"pod annotations {', '.join(unread)} not judged"))
     if ps.topology is not None:
@@ -1069,6 +1071,8 @@ def _job(
     idle = False  # a pod set that asks for GPUs runs no pod (a worker group at 0 replicas)
     for ps in sets:
         n = ps.needs if ps.needs is not None else read_pod_spec(ps.spec, f"{what} (pod set {ps.name})", p, namespace)
+        if ps.annotations is not None and n.gpus > 0 and (GPU_IN_USE in ps.annotations or GPU_NO_USE in ps.annotations):
+            read_gpu_types(n, ps.annotations, p)
         notes.extend(n.notes)
         scope = _topology(ps, what, p, notes)
         if ps.pods == 0:

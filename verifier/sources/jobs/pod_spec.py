@@ -23,7 +23,15 @@ from verifier.sources.inventory.model import CatalogModel
 from verifier.sources.inventory.validate import Problems, name_problem
 from verifier.sources.inventory.yaml_source import YList, YMap
 from verifier.sources.jobs.dra import claimed_gpus
-from verifier.sources.jobs.gpu_words import GPU_FAMILY_LABEL, common_words, gke_model, gpu_family
+from verifier.sources.jobs.gpu_words import (
+    GPU_FAMILY_LABEL,
+    GPU_IN_USE,
+    GPU_NO_USE,
+    common_words,
+    gke_model,
+    gpu_family,
+    typed_models,
+)
 
 VOLCANO_SHARES = {"volcano.sh/vgpu-number": "volcano.sh/vgpu-memory", "volcano.sh/gpu-number": "volcano.sh/gpu-memory"}
 """Volcano's GPU counts, and the memory limit that alone asks for one GPU. `volcano.sh/vgpu-number`
@@ -564,6 +572,40 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
         )
         return
     needs.accepts, needs.families = common, common_families
+
+
+def read_gpu_types(needs: PodNeeds, annotations: YMap, p: Problems) -> None:
+    """HAMi's and Volcano's GPU type annotations on the pod (gpu_words.GPU_IN_USE, GPU_NO_USE) into
+    `needs.accepts`: a pod whose `nvidia.com/use-gputype` is "A100,V100" gets no H100 from either
+    scheduler, so it must not be placed on one. Read for NVIDIA devices (whole or MIG), where the
+    schedulers apply them; elsewhere noted as not judged.
+    """
+    use, nouse = (annotations.get(k) for k in (GPU_IN_USE, GPU_NO_USE))
+    key = GPU_IN_USE if use is not None else GPU_NO_USE
+    loc = annotations.key_loc(key)
+    if not (needs.vendor == "nvidia" or needs.mig):
+        needs.notes.append(Diagnostic(loc, f"{key} not judged: the pod asks for no NVIDIA GPU"))
+        return
+    allowed = typed_models(str(use) if use is not None else None, str(nouse) if nouse is not None else None)
+    if not allowed:
+        needs.notes.append(Diagnostic(loc, f"{key}: {annotations[key]} passes no NVIDIA GPU of topolog's catalogue"))
+        allowed = (f"{key}={annotations[key]}",)  # a word no model has: the pod fits nowhere
+    needs.notes.append(
+        Diagnostic(
+            loc, f"{key}: {annotations[key]}: the GPU types HAMi and Volcano's vGPU give it ({', '.join(allowed)})"
+        )
+    )
+    common, families = (
+        common_words(needs.accepts, needs.families, allowed, frozenset()) if needs.accepts else (allowed, frozenset())
+    )
+    if not common:
+        p.add(
+            loc,
+            f"{key}: {annotations[key]} allows {', '.join(allowed)}, but the node selection allows only "
+            f"{', '.join(needs.accepts)}: no node can satisfy both",
+        )
+        return
+    needs.accepts, needs.families = common, families
 
 
 def _node_selector(spec: YMap, needs: PodNeeds, p: Problems) -> None:
