@@ -11,6 +11,7 @@ FORMATS: tuple[str, ...] = (
     "dcgm-exporter",
     "dcgmi-diag",
     "dcgmi-health",
+    "iblinkinfo",
     "ibstat",
     "nccl-tests",
     "nvbandwidth",

@@ -14,6 +14,7 @@ from verifier.sources.observed import (
     dcgm,
     dcgmi_diag,
     dcgmi_health,
+    iblinkinfo,
     ibstat,
     nccl_tests,
     nvbandwidth,
@@ -37,6 +38,7 @@ READERS: dict[str, Reader] = {
     amd_smi_any.FORMAT: amd_smi_any.read,
     rocm_smi.FORMAT: rocm_smi.read,
     ibstat.FORMAT: ibstat.read,
+    iblinkinfo.FORMAT: iblinkinfo.read,
     nccl_tests.FORMAT: nccl_tests.read,
     nvbandwidth.FORMAT: nvbandwidth.read,
 }
@@ -54,6 +56,7 @@ _TESTS: tuple[tuple[str, Callable[[str], bool]], ...] = (
     (amd_smi_any.FORMAT, amd_smi_any.looks_like),
     (rocm_smi.FORMAT, rocm_smi.looks_like),
     (ibstat.FORMAT, ibstat.looks_like),
+    (iblinkinfo.FORMAT, iblinkinfo.looks_like),
     (nccl_tests.FORMAT, nccl_tests.looks_like),
     (nvbandwidth.FORMAT, nvbandwidth.looks_like),
     (dcgm.FORMAT, dcgm.looks_like),
