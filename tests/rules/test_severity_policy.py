@@ -102,6 +102,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "OBS011": (W, "a node observed running an older driver than declared: the declared stack was judged, said"),
     "OBS012": (W, "a GPU's clocks observed cut for temperature or power: performance below plan"),
     "OBS013": (W, "a GPU's IMEX domain needing recovery: the GPU serves its node, cross-node memory fails, said"),
+    "OBS014": (E, "a node's renumbered GPU listing short of its declaration, tied to no declared GPU: drained"),
     "OBS101": (W, "a GPU's observed PCIe width below its declaration: bandwidth below plan"),
     "OBS102": (W, "an xGMI pair disabled in a mesh: traffic relays, bandwidth below plan"),
     "OBS103": (E, "a NIC port observed down where its link is declared working: the NIC is off the fabric"),

@@ -13,13 +13,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from verifier.sources.inventory.model import Inventory
 from verifier.sources.inventory.software import release_number
 from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref, same_gpu
-from verifier.sources.observed.model import DIAG_FAILED, UNKNOWN_RECOVERY, GpuObservation, Observations
+from verifier.sources.observed.model import (
+    DIAG_FAILED,
+    UNKNOWN_RECOVERY,
+    CounterObservation,
+    GpuObservation,
+    Observations,
+)
 from verifier.sources.observed.nvlink_text import ALL_LINKS
 
 Row = tuple[str | int, ...]
@@ -38,6 +44,7 @@ OBSERVED_RELATIONS: frozenset[str] = frozenset(
         "observed_stale",
         "observed_listing",
         "observed_listing_short",
+        "observed_listing_renumbered",
         "observed_gpu",
         "observed_listed_in",
         "observed_unmatched",
@@ -90,6 +97,15 @@ def observed_facts(
     out: dict[str, list[Row]] = {name: [] for name in OBSERVED_RELATIONS}
     matcher = Matcher(inventory, settings.match)
     node = matcher.node
+    if any(f.note is not None for f in observations.files):
+        observations = _whole_by_position(observations, matcher)
+    # Renumbered listings (device minor numbers past their count) showing fewer GPUs than their node declares,
+    # some of which no uuid, serial or PCI bus id ties to a declared GPU (OBS014): file -> (node, listed,
+    # declared, minor numbers shown, missing from their sequence); and the faults reported on the GPUs of those
+    # nodes that nothing ties to a declared GPU (the finding's evidence, never dropped as unmatched).
+    renumbered: dict[str, tuple[str, int, int, list[int], list[int]]] = {}
+    untied_faults: dict[str, list[str]] = {}
+    ecc_max = thresholds.get("observed_ecc_uncorrectable_max", 0)
     stale: set[str] = set()
     short: set[str] = set()  # listings of fewer GPUs than attached (or declared, amd-smi): OBS009 speaks for them
     per_file: Counter[str] | None = None
@@ -133,17 +149,23 @@ def observed_facts(
         elif f.format in LISTING_FORMATS and not f.partial:
             out["observed_listing"].append((n, f.path))
         elif f.note is not None and (listed := _listed(f.path)) < (declared := len(matcher.declared_gpus(n))):
-            # Device minor numbers above the listing's count (model.container_numbered): a container given some of
-            # the host's GPUs, or a host whose driver dropped a GPU (fallen off the bus, drained, failed to
-            # initialise: the others keep their device numbers while nvidia-smi renumbers, k8s dra-driver-nvidia-gpu
-            # PR 428). The file cannot tell which, so the GPUs it leaves out are not judged missing, but the node
-            # is told so (review R-RT: a GPU gone from a bare-metal host passed silently).
-            counted = (
-                f"{n} declares (its device minor numbers say its host has GPUs it does not show: a container given "
-                "some of them, or GPUs the driver dropped, fallen off the bus or drained, whose device numbers the "
-                "others keep)"
-            )
-            out["observed_listing_short"].append((n, f.path, listed, declared, counted))
+            # Device minor numbers above the listing's count (model.container_numbered): a host whose driver
+            # dropped a GPU (fallen off the bus, failed to initialise: the others keep their device numbers while
+            # nvidia-smi renumbers from 0, k8s dra-driver-nvidia-gpu PR 428, microsoft/pai#4344), or a container
+            # given some of the host's GPUs. The file cannot tell which (docs/observed.md), so it fails closed:
+            in_file = [g for g in observations.gpus if g.source.file == f.path]
+            if all(matcher.match_gpu(n, g).gpu is not None for g in in_file):
+                # Each GPU shown is tied to its declared GPU by uuid, serial or PCI bus id: the declared GPUs it
+                # does not show are missing from it (OBS006), as a drop of the highest minor number already is;
+                # the file of a container given some GPUs is no state of the node's others.
+                out["observed_listing"].append((n, f.path))
+            else:
+                # Which declared GPU each shown one is, and which are gone, is not known (an index would be the
+                # container's or the renumbered one): the node is one error and placement takes none of its GPUs.
+                minors = sorted(g.minor_number for g in in_file if g.minor_number is not None)
+                gaps = sorted(set(range(minors[-1] + 1)) - set(minors)) if minors else []
+                renumbered[f.path] = (n, listed, declared, minors, gaps)
+                short.add(f.path)
         elif f.format in LISTING_FORMATS and f.attached is not None:
             listed = _listed(f.path)
             if listed < f.attached:
@@ -179,6 +201,8 @@ def observed_facts(
         where = str(g.source)
         m = matcher.match_gpu(n, g)
         if m.gpu is None:
+            if g.source.file in renumbered:
+                _add_faults(untied_faults.setdefault(n, []), _gpu_faults(g, ecc_max), _device(g), where)
             if g.lost is not None:
                 # A GPU the driver lost is an error of its node even where no declared GPU is known to be it
                 # (OBS010), not an unmatched device's warning.
@@ -240,6 +264,8 @@ def observed_facts(
         m = matcher.match(n, values)
         return n, m.gpu, m.why or ""
 
+    renumbered_nodes = {v[0] for v in renumbered.values()}
+    links_down: dict[tuple[str, str], list[int | str]] = {}  # (node, device) -> [inactive links, first where]
     for lk in observations.links:
         if not trusted(lk.source.file):
             continue
@@ -249,6 +275,14 @@ def observed_facts(
         if ln is None:
             continue
         if lgpu is None:
+            if ln in renumbered_nodes and lk.gpu.index is not None and values["index"] is None:
+                # A GPU number no index for OBS014's reason, which drains the node: an inactive link is evidence.
+                if lk.state != "active":
+                    tied = same_gpu(lk.gpu, by_host.get(lk.host, ()))
+                    device = _device(tied) if tied is not None else f"GPU {lk.gpu.index} of its tool"
+                    down = links_down.setdefault((ln, device), [0, where])
+                    down[0] = int(down[0]) + (1 if lk.link != ALL_LINKS else 0)
+                continue
             if same_gpu(lk.gpu, by_host.get(lk.host, ())) is None:  # else that GPU's own row says it
                 out["observed_unmatched"].append((ln, f"GPU {lk.gpu}", why, where))
             continue
@@ -264,7 +298,13 @@ def observed_facts(
         values = resolve_ref(c.gpu, by_host.get(c.host, ()))
         cn, cgpu, why = ref_gpu(c.host, values)
         if cn is None or cgpu is None:
-            if cn is not None and same_gpu(c.gpu, by_host.get(c.host, ())) is None:
+            dropped = cn in renumbered_nodes and c.gpu.index is not None and values["index"] is None
+            if dropped and isinstance(c.value, int):
+                # A bare GPU number of the host's other file, no index for OBS014's reason: its fault is evidence.
+                tied = same_gpu(c.gpu, by_host.get(c.host, ()))
+                device = _device(tied) if tied is not None else f"GPU {c.gpu.index} of its tool"
+                _add_faults(untied_faults.setdefault(str(cn), []), _counter_fault(c, ecc_max), device, str(c.source))
+            elif cn is not None and same_gpu(c.gpu, by_host.get(c.host, ())) is None:
                 out["observed_unmatched"].append((cn, f"GPU {c.gpu}", why, str(c.source)))
             continue
         if not isinstance(c.value, int):
@@ -279,6 +319,14 @@ def observed_facts(
         link = dict(c.labels).get("link")
         name = c.metric if link is None else f"{c.metric} link {link}"
         out["observed_count"].append((cgpu, name, min(c.value, _INT64_MAX), str(c.source)))
+    for (ln, device), (count, first) in links_down.items():
+        said = f"{count} NVLink{'s' if count != 1 else ''} inactive" if count else "all its NVLinks inactive"
+        _add_faults(untied_faults.setdefault(ln, []), [said], device, str(first))
+    for path, (rn, listed, declared, minors, gaps) in renumbered.items():
+        faults = untied_faults.get(rn, [])
+        out["observed_listing_renumbered"].append(
+            (rn, path, listed, declared, _numbers(minors), _numbers(gaps), "; ".join(faults) if faults else "none")
+        )
     for name, rows in out.items():
         # In the order read (files by path, each file top to bottom): deterministic, and a fleet's million
         # rows are not sorted (no engine's answer depends on row order).
@@ -353,3 +401,89 @@ def _first_per_key(rows: list[Row]) -> list[Row]:
     for row in rows:
         first.setdefault(row[:-1], row)
     return list(first.values())
+
+
+def _device(g: GpuObservation) -> str:
+    """A GPU no declared one is known to be, by its device node and bus id (or UUID): what OBS014's gaps speak of."""
+    name = g.pci_bus_id or g.uuid
+    if g.minor_number is None:
+        return _gpu_label(g)
+    return f"/dev/nvidia{g.minor_number}" + (f" ({name})" if name else "")
+
+
+def _numbers(values: list[int]) -> str:
+    return ", ".join(map(str, values)) if values else "none"
+
+
+def _add_faults(into: list[str], faults: list[str], device: str, where: str) -> None:
+    text = f"{device}: {', '.join(faults)} (at {where})" if faults else ""
+    if text and text not in into:
+        into.append(text)
+
+
+def _gpu_faults(g: GpuObservation, ecc_max: int) -> list[str]:
+    """The faults a GPU's own report states that take a GPU out of service (rules/observed/lib/out_of_service.dl),
+    in words, for a GPU no declared one is known to be (OBS014's evidence).
+    """
+    found: list[str] = []
+    if g.lost is not None:
+        found.append(f"its driver cannot open it ({g.lost})")
+    if g.ecc_uncorrectable_volatile is not None and g.ecc_uncorrectable_volatile > ecc_max:
+        found.append(f"{g.ecc_uncorrectable_volatile} uncorrectable ECC errors since the driver loaded")
+    if g.remapped_rows_failed:
+        found.append("row remapping failed")
+    if g.remapped_rows_pending:
+        found.append("a row remapping is pending")
+    if g.retired_pages_pending:
+        found.append("a page retirement is pending")
+    if g.recovery_action is not None:
+        printed = g.recovery_action.removeprefix(UNKNOWN_RECOVERY)
+        found.append(f"recovery action {printed}")
+    if g.fabric_state is not None and (g.fabric_state != "Completed" or g.fabric_status not in (None, "", "Success")):
+        found.append(f"NVLink fabric {g.fabric_state} {g.fabric_status or ''}".strip())
+    return found
+
+
+_COUNTER_FAULTS = {
+    "DCGM_FI_DEV_ROW_REMAP_PENDING": "a row remapping is pending",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE": "row remapping failed",
+}
+
+
+def _counter_fault(c: CounterObservation, ecc_max: int) -> list[str]:
+    """The fault a counter of another tool states on a GPU it names by a bare number (OBS014's evidence)."""
+    if c.metric == DIAG_FAILED:
+        return [f"diagnostic failed: {dict(c.labels)['reason']}"]
+    if c.metric == "DCGM_FI_DEV_XID_ERRORS" and c.value:
+        return [f"XID {c.value}"]
+    if c.metric == "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" and isinstance(c.value, int) and c.value > ecc_max:
+        return [f"{c.value} uncorrectable ECC errors since the driver loaded"]
+    if c.metric in _COUNTER_FAULTS and isinstance(c.value, int) and c.value > 0:
+        return [_COUNTER_FAULTS[c.metric]]
+    return []
+
+
+def _whole_by_position(observations: Observations, matcher: Matcher) -> Observations:
+    """`observations` with each renumbered nvidia-smi listing that shows as many GPUs as its node declares (and its
+    driver counts) numbered by position again (its GPUs' index and the file whole).
+
+    Minor numbers past the count with no GPU left out of the node's declaration: a host whose driver leaves out GPUs
+    excluded for good (NVreg_ExcludedGpus, bound to vfio-pci for passthrough) and whose inventory declares only the
+    rest, or a node that is such a container: nvidia-smi's positions are then the declared GPUs' indexes, in the
+    same bus order, as they were before minor numbers were read (review R-RT: every GPU was unmatched, OBS005).
+    """
+    per_file = Counter(g.source.file for g in observations.gpus)
+    whole: set[str] = set()
+    for f in observations.files:
+        n = matcher.node(f.host) if f.note is not None and f.host is not None else None
+        listed = per_file[f.path]
+        if n is not None and listed == len(matcher.declared_gpus(n)) and f.attached in (None, listed):
+            whole.add(f.path)
+    if not whole:
+        return observations
+    gpus = tuple(
+        replace(g, index=g.position, renumbered=False, position=None) if g.source.file in whole else g
+        for g in observations.gpus
+    )
+    files = tuple(replace(f, partial=False, note=None) if f.path in whole else f for f in observations.files)
+    return replace(observations, gpus=gpus, files=files)

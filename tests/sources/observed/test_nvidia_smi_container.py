@@ -6,8 +6,8 @@ host (`Minor Number : 5`: the container's /dev/nvidia5 is the host's; nvidia-con
 mounts as `/dev/nvidia6 (GPU-... at 00000000:da:00.0)`, NVIDIA/nvidia-docker#1506; the `Minor Number` line's
 shape: NVIDIA/nvidia-docker#1567, NVIDIA/k8s-device-plugin#250). Before, the positions were taken as host indexes:
 the host GPU 6's pending row remapping was put on declared gpu1 and six GPUs the container was not given were
-OBS006 missing. A minor number at or above the listing's count now says "container": no index, no GPU missing,
-and each GPU the inventory cannot match by UUID, serial or bus id is OBS005 with that reason.
+OBS006 missing. A minor number at or above the listing's count now says "not the host's numbering": no index; the
+GPUs shown match by UUID, serial or bus id (then the declared GPUs not shown are OBS006), else the node is OBS014.
 """
 
 from __future__ import annotations
@@ -134,24 +134,27 @@ def _obs_findings(tmp_path: Path, with_bus: bool, extra: dict[str, str] | None =
 
 def test_verify_by_bus_id_judges_the_right_gpus(tmp_path: Path) -> None:
     # Declared bus ids match the container's two GPUs to gpu5 and gpu6: the pending remapping (second block, host
-    # GPU 6) is OBS004 on n1/gpu6. The six GPUs the container was not given are not missing (base: OBS006 for
-    # gpu2..gpu7 and OBS004 on gpu1, by position). The node is told the listing shows 2 of its 8 GPUs (OBS009,
-    # review R-RT62: the same shape is a bare-metal host whose driver dropped GPUs).
-    assert _obs_findings(tmp_path, with_bus=True) == [("OBS004", ["n1/gpu6"]), ("OBS009", ["n1"])]
+    # GPU 6) is OBS004 on n1/gpu6 (base: on gpu1, by position). Every GPU shown is tied by bus id, so the listing
+    # is judged whole (RT2, round 16: the same file is a bare-metal host whose driver dropped six GPUs, which the
+    # file cannot tell from a container; it fails closed): the six declared GPUs it does not show, gpu0-gpu4 and
+    # gpu7, are each OBS006.
+    missing = [("OBS006", [f"n1/gpu{i}"]) for i in (0, 1, 2, 3, 4, 7)]
+    assert _obs_findings(tmp_path, with_bus=True) == sorted([("OBS004", ["n1/gpu6"]), *missing])
 
 
 def test_verify_by_index_alone_judges_none_and_says_why(tmp_path: Path) -> None:
-    # Only indexes declared: the container's numbers are not the host's, so neither GPU is matched (two OBS005 on
-    # the node, each giving the reason), nothing is put on gpu0 / gpu1, nothing is missing.
+    # Only indexes declared: the container's numbers are not the host's, so neither GPU is matched and nothing is
+    # put on gpu0 / gpu1; 2 shown of 8 declared with nothing to tie them: one OBS014 error for n1 (RT2, round 16:
+    # was two OBS005 and an OBS009 warning, and the pending remapping judged nowhere), which names it.
     found = _obs_findings(tmp_path, with_bus=False)
-    assert found == [("OBS005", ["n1"]), ("OBS005", ["n1"]), ("OBS009", ["n1"])]
+    assert found == [("OBS014", ["n1"])]
 
 
 def test_a_bare_gpu_number_beside_a_container_listing_is_no_index(tmp_path: Path) -> None:
     # dcgmi diag -j (3.x, no serials) from the same container fails its GPU 0 (the host's GPU 5): with only indexes
-    # declared it is not put on n1/gpu0; it matches nothing (a third OBS005).
+    # declared it is not put on n1/gpu0; its failure is part of n1's OBS014 (was a third OBS005).
     result = {"gpu_id": "0", "status": "Fail", "warnings": [{"warning": "GPU 0 had a memory error."}]}
     doc = {"DCGM GPU Diagnostic": {"test_categories": [{"category": "Hardware", "tests": [
         {"name": "GPU Memory", "results": [result]}]}]}}  # fmt: skip
     found = _obs_findings(tmp_path, with_bus=False, extra={"dcgmi-diag.json": json.dumps(doc, indent=2)})
-    assert found == [("OBS005", ["n1"])] * 3 + [("OBS009", ["n1"])]
+    assert found == [("OBS014", ["n1"])]

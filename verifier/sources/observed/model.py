@@ -306,6 +306,9 @@ class GpuObservation:
     """True where the tool's own GPU numbers are not the host's (a container given some of the host's GPUs,
     container_numbered): `index` is then None, and another tool's bare GPU number on that host is no index
     either (identity.resolve_ref)."""
+    position: int | None = None
+    """The tool's own number for a `renumbered` GPU (its position in the listing, which `index` then is not):
+    kept so that a listing shown whole (as many GPUs as its node declares) is matched by position after all."""
     lost: str | None = None
     """What the tool printed instead of the GPU's report when its driver could not open it (nvidia-smi's
     `Unable to determine the device handle for GPU ...: GPU is lost`): the GPU is there (its bus id, or
@@ -500,5 +503,5 @@ def container_numbered(gpus: Sequence[GpuObservation], attached: int | None) -> 
 
 def unnumbered(obs: Observations, note: str) -> Observations:
     """`obs` (one nvidia-smi listing) with no GPU index (each `renumbered`) and its file partial, with `note`."""
-    gpus = tuple(replace(g, index=None, renumbered=True) for g in obs.gpus)
+    gpus = tuple(replace(g, index=None, renumbered=True, position=g.index) for g in obs.gpus)
     return replace(obs, gpus=gpus, files=tuple(replace(f, partial=True, note=note) for f in obs.files))
