@@ -265,3 +265,11 @@ def test_use_and_nouse_together_both_hold() -> None:
     )
     (job,) = read_jobs_text(text, "b.yaml", RULES)
     assert job.accepts == ("A100-PCIE-80GB", "V100-SXM3-32GB")
+
+
+def test_a_family_in_another_case_selects_no_node() -> None:
+    # Label values match case for case and GPU Feature Discovery writes `hopper`: a pod selecting
+    # `Hopper` stays pending on every node. 4c3935ad lower-cased it and placed the pod on the H100s.
+    (job,) = read_jobs_text(_pod("fc", "  nodeSelector: {nvidia.com/gpu.family: Hopper}\n"), "fc.yaml", RULES)
+    assert job.accepts == ("Hopper",)  # no model is named so: it fits nowhere
+    assert any("matched case for case" in n.message for n in job.notes)

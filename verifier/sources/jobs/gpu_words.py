@@ -51,8 +51,12 @@ under another name (an `A40`) is not among them: the job fits nowhere on it, nev
 
 
 def gpu_family(value: str) -> tuple[str, ...] | None:
-    """The accepts words of a `nvidia.com/gpu.family` value, or None for a family the catalogue has no GPU of."""
-    return GPU_FAMILIES.get(value.strip().lower())
+    """The accepts words of a `nvidia.com/gpu.family` value, or None for a family the catalogue has no GPU of.
+
+    As written: a label value is matched case for case, and GPU Feature Discovery writes the family in
+    lower case, so `Hopper` selects no node (the pod stays pending) and is no family here either.
+    """
+    return GPU_FAMILIES.get(value)
 
 
 def common_words(

@@ -548,9 +548,14 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
             words.extend(family)
             families.update(family)
         elif model is None:
+            written = gpu_family(v.lower()) if key == GPU_FAMILY_LABEL else None
             needs.notes.append(
                 Diagnostic(
-                    loc, f"{key}={v} names no GPU model of topolog's catalogue: no GPU of the inventory matches it"
+                    loc,
+                    f"{key}={v} is written {v.lower()} by GPU Feature Discovery, and a label value is matched "
+                    "case for case: no node carries this one"
+                    if written is not None
+                    else f"{key}={v} names no GPU model of topolog's catalogue: no GPU of the inventory matches it",
                 )
             )
             words.append(v)
