@@ -72,3 +72,26 @@ def test_function_pair_is_not_named_by_the_bus_order_note(fx: Path, tmp_path: Pa
     notes = [n.message for n in imp.notes if "AWS ENA device(s)" in n.message]
     assert len(notes) == 1 and notes[0].count(" shares ") == 3
     assert f"{by_bus['0000:47:00.0']} shares" not in notes[0]
+
+
+def test_p6_b200_enas_at_the_efa_figure_pair_too(fx: Path) -> None:
+    """A real p6-b200.48xlarge switch (aws-ofi-nccl @a090e25d, one host bridge): its ENA state
+    63.015385 GB/s like the EFA (p5en's ENA state half that), and the switch holds no primary ENA
+    apart: 2 ENA (7c, 7d) + 2 EFA (84, 85) + 2 B200 (86, 87), NVMe not imported.
+    """
+    imp = import_files("hwloc", [fx / "aws-p6-b200-lstopo-excerpt.xml"], node="b2")
+    objs = imp.inventory.objects
+    by_bus = {o.labels["pci_busid"]: oid for oid, o in objs.items() if o.kind == "nic"}
+    shares = {
+        bus: objs[objs[oid].labels["shares_link_of"]].labels["pci_busid"]
+        for bus, oid in by_bus.items()
+        if "shares_link_of" in objs[oid].labels
+    }
+    # Bus order: 7c <-> 84, 7d <-> 85.
+    assert shares == {"0000:7c:00.0": "0000:84:00.0", "0000:7d:00.0": "0000:85:00.0"}
+    switch = next(oid for oid, o in objs.items() if o.kind == "pcie_switch")
+    down = sorted(lk.mbps for lk in imp.inventory.links.values() if lk.b == switch)
+    # 2 EFA + 2 B200 at 63015 MB/s: 252060 MB/s over the stated 63015 MB/s uplink is 4000/1000, at
+    # BW004's limit and not over it; counting the ENA too gave 6 x 63015 = 378090 (6000/1000).
+    assert down == [63015] * 4
+    assert _uplinks(imp) == {"0000:7a:00.0": (63015, None)}
