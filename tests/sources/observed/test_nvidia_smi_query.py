@@ -256,3 +256,11 @@ def test_rows_without_an_index_make_no_whole_listing() -> None:
     # the same query with index (mlperf sample above) is whole.
     obs = _read(f"uuid, pcie.link.width.current\n{UUID0}, 16\n")
     assert (obs.gpus[0].index, obs.files[0].partial) == (None, True)
+
+
+def test_nvml_field_names_with_capitals() -> None:
+    # `--help-query-gpu` names a few fields in NVML's own case (`encoder.stats.sessionCount`, `.averageFps`):
+    # still a header; they are passed over, the width (16) is read.
+    text = "index, encoder.stats.sessionCount, encoder.stats.averageFps, pcie.link.width.current\n0, 0, 0, 16\n"
+    assert sniff(text) == nvidia_smi_query.FORMAT
+    assert _read(text).gpus[0].pcie_width_current == 16

@@ -123,8 +123,9 @@ _READ = frozenset(
 )
 """The fields read; a header naming at least one of them (after _ALIASES) is this format's."""
 
-_NAME = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*")
-_HEADER_FIELD = re.compile(r"([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)(?: \[([^\[\]]{1,16})\])?")
+# Field names are lower case but for a few NVML words (`encoder.stats.sessionCount`, `..._multivGPU`).
+_NAME = re.compile(r"[a-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*")
+_HEADER_FIELD = re.compile(r"([a-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)(?: \[([^\[\]]{1,16})\])?")
 _UUID = re.compile(r"(?:GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]")
 _DIGITS = re.compile(r"[0-9]+")
