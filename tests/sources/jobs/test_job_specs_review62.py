@@ -273,3 +273,47 @@ def test_a_family_in_another_case_selects_no_node() -> None:
     (job,) = read_jobs_text(_pod("fc", "  nodeSelector: {nvidia.com/gpu.family: Hopper}\n"), "fc.yaml", RULES)
     assert job.accepts == ("Hopper",)  # no model is named so: it fits nowhere
     assert any("matched case for case" in n.message for n in job.notes)
+
+
+def _not_in(key: str, values: str) -> str:
+    return (
+        "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n        - matchExpressions:\n"
+        f"          - {{key: {key}, operator: NotIn, values: [{values}]}}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "values", "expected"),
+    [
+        # Not ampere: the A100 nodes are out; of the rest only h100-n0/n1 hold 4 free NVIDIA GPUs (the
+        # RTX nodes have 2, the MI300X nodes are AMD's). Before: "not judged", the A100s placed too.
+        ("nvidia.com/gpu.family", "ampere", ["h100-n0", "h100-n1"]),
+        # Not the H100 SXM product: the A100 nodes remain.
+        ("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3", ["a100-n0", "a100-n1"]),
+    ],
+)
+def test_not_in_on_a_gpu_label_leaves_the_other_models(
+    tmp_path: Path, key: str, values: str, expected: list[str]
+) -> None:
+    code, nodes, err = _placed_nodes(tmp_path, _pod("ni", _not_in(key, values)))
+    assert (code, nodes) == (0, expected), err
+
+
+def test_not_in_on_another_vendors_label_holds_everywhere() -> None:
+    # An AMD pod: no AMD node carries nvidia.com/gpu.family, and NotIn holds on a node without the
+    # label, so it restricts nothing (noted, the pod's vendor kept).
+    (job,) = read_jobs_text(_pod("na", _not_in("nvidia.com/gpu.family", "ampere"), "amd.com/gpu: 1"), "na.yaml", RULES)
+    assert job.accepts == ("amd",)
+    assert any("NotIn ampere not judged" in n.message for n in job.notes)
+
+
+def test_not_in_a_family_meets_a_product_selection() -> None:
+    # Product A100-SXM4-80GB selected, family ampere excluded: no node is both.
+    text = _pod(
+        "nb",
+        "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n"
+        + _not_in("nvidia.com/gpu.family", "ampere"),
+    )
+    with pytest.raises(TopologError, match="no node can satisfy both"):
+        read_jobs_text(text, "nb.yaml", RULES)

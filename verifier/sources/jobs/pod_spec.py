@@ -18,7 +18,7 @@ from fractions import Fraction
 
 from verifier.core.errors import Diagnostic, SourceLocation
 from verifier.sources.importers.gpu_names import model_for_amd_device, model_for_product
-from verifier.sources.inventory.catalog import mig_memory_mb
+from verifier.sources.inventory.catalog import builtin_models, mig_memory_mb
 from verifier.sources.inventory.model import CatalogModel
 from verifier.sources.inventory.validate import Problems, name_problem
 from verifier.sources.inventory.yaml_source import YList, YMap
@@ -613,6 +613,54 @@ def read_gpu_types(needs: PodNeeds, annotations: YMap, p: Problems) -> None:
     needs.accepts, needs.families = common, families
 
 
+def _accept_but(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p: Problems) -> None:
+    """A required `NotIn` on a GPU product label: the catalogue's GPUs of the label's vendor but those.
+
+    A node without the label passes NotIn too: a pod asking another vendor's devices is not held by
+    it (noted). A model an inventory brings under its own name carries no label value topolog knows,
+    so it is not taken (stricter than the scheduler, never looser, as `In` reads such a model).
+    """
+    labelled = LABEL_VENDORS.get(key)
+    asked = needs.vendor or ("nvidia" if needs.mig else None)
+    if labelled is None or asked != labelled:
+        needs.notes.append(Diagnostic(loc, f"node affinity {key} NotIn {', '.join(values)} not judged"))
+        return
+    out: list[str] = []
+    families: set[str] = set()
+    for v in values:
+        family = gpu_family(v) if key == GPU_FAMILY_LABEL else None
+        model = PRODUCT_LABELS[key](v)
+        out.extend(family or ((model,) if model is not None else ()))
+        families.update(family or ())
+    allowed = tuple(
+        m.name
+        for m in builtin_models()
+        if m.kind == "gpu"
+        and m.vendor.casefold() == labelled
+        and not any(m.name == w or (w in families and m.name.startswith(w)) for w in out)
+    )
+    needs.notes.append(
+        Diagnostic(
+            loc,
+            f"{key} NotIn {', '.join(values)}: the catalogue's other {labelled} GPUs ({', '.join(allowed) or 'none'}); "
+            "a model the inventory names itself is not taken",
+        )
+    )
+    common, common_families = (
+        common_words(needs.accepts, needs.families, allowed, frozenset()) if needs.accepts else (allowed, frozenset())
+    )
+    if not common:
+        p.add(
+            loc,
+            f"{key} NotIn {', '.join(values)} leaves {', '.join(allowed)}, but the node selection allows only "
+            f"{', '.join(needs.accepts)}: no node can satisfy both"
+            if allowed
+            else f"{key} NotIn {', '.join(values)} leaves no {labelled} GPU of topolog's catalogue",
+        )
+        return
+    needs.accepts, needs.families = common, common_families
+
+
 def _node_selector(spec: YMap, needs: PodNeeds, p: Problems) -> None:
     sel = p.mapping(spec, "nodeSelector", "the pod spec")
     if sel is None:
@@ -689,6 +737,8 @@ def _affinity(spec: YMap, needs: PodNeeds, p: Problems) -> None:
         key, op, values, loc = read
         if key in PRODUCT_LABELS and op == "In":
             _accept(needs, key, values, loc, p)
+        elif key in PRODUCT_LABELS and op == "NotIn":
+            _accept_but(needs, key, values, loc, p)
         elif key not in PRODUCT_LABELS and op == "NotIn" and name_problem(key) is None:
             needs.exclude = tuple(dict.fromkeys((*needs.exclude, *((key, v) for v in values))))
         else:
