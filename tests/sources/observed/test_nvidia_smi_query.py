@@ -264,3 +264,15 @@ def test_nvml_field_names_with_capitals() -> None:
     text = "index, encoder.stats.sessionCount, encoder.stats.averageFps, pcie.link.width.current\n0, 0, 0, 16\n"
     assert sniff(text) == nvidia_smi_query.FORMAT
     assert _read(text).gpus[0].pcie_width_current == 16
+
+
+def test_verify_judges_the_driver_a_query_names(tmp_path: Path) -> None:
+    # dgx02 declares driver 535.129.03; the query's driver_version 525.85.12 is older -> OBS011 for the node.
+    (tmp_path / "dgx02").mkdir()
+    (tmp_path / "dgx02" / "q.csv").write_text("index, driver_version\n0, 525.85.12\n")
+    code, out, err = run_cli(
+        "verify", str(ROOT / "inventories/dgx-h100-pod.yaml"), "--observed", str(tmp_path), "--format", "json"
+    )
+    assert code in (0, 1), err
+    found = [(f["rule"], f["subjects"]) for f in json.loads(out)["findings"] if f["rule"].startswith("OBS")]
+    assert found == [("OBS011", ["dgx02"])]
