@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from verifier.authorization.entities import HARDWARE_TYPES, PRINCIPAL_TYPES, RESOURCE_TYPES, uid
 from verifier.authorization.evaluate import Decision, Request
 from verifier.authorization.setup import AuthzSetup
 from verifier.core.errors import SourceLocation, TopologError
-from verifier.core.lookalike import skeleton
-from verifier.core.suggest import did_you_mean, look_alike_note
+from verifier.core.suggest import did_you_mean, look_alike_hint
 
 ENTITY_TYPES = (*PRINCIPAL_TYPES, *RESOURCE_TYPES)
 """The entity types of a request's principal and resource (policies/schema.cedarschema)."""
@@ -46,27 +44,6 @@ def decide(
     return AuthorizeReport(request, d, {r: setup.bundle.effect(r) for r in d.reasons})
 
 
-_DRAWN: list[tuple[object, dict[str, str]]] = []
-"""The principal ids by what they look like (core.lookalike.skeleton), of the last principals file asked
-about: a batch's unknown names are each looked up, not each compared with every id (a Cyrillic fleet's
-ids are folded once, not once per name)."""
-
-
-def _drawn_as(text: str, known: Mapping[str, object]) -> str | None:
-    """The first known id drawn as `text` is (core.suggest.look_alike), or None; an ASCII text is its own skeleton."""
-    if text.isascii():
-        return None
-    cached = _DRAWN[0] if _DRAWN else None
-    if cached is None or cached[0] is not known:
-        by_skeleton: dict[str, str] = {}
-        for pid in known:
-            by_skeleton.setdefault(skeleton(pid), pid)
-        cached = (known, by_skeleton)
-        _DRAWN[:] = [cached]  # one list assignment: a decision thread sees the old entry or the new one
-    same = cached[1].get(skeleton(text))
-    return same if same != text else None
-
-
 def resolve(setup: AuthzSetup, text: str, role: str) -> str:
     """`Type::"id"` as written, or a bare id: a principal id or an inventory object id."""
     entities = setup.graph.entities
@@ -92,8 +69,7 @@ def resolve(setup: AuthzSetup, text: str, role: str) -> str:
             # made a batch of a few hundred unknown names run past --authorize-timeout, denying its
             # known principals' requests with them. The look-alike test is one pass, for a non-ASCII
             # name only.
-            same = _drawn_as(text, setup.principals.principals)
-            hint = f"; did you mean {same!r}?{look_alike_note(text, same)}" if same is not None else ""
+            hint = look_alike_hint(text, setup.principals.principals)
             raise _bad(f"--principal {text!r} is not in {setup.principals.file}{hint}")
         return p.uid
     obj = setup.inventory.objects.get(text)

@@ -238,7 +238,13 @@ def admit_doc(
             report = prepared.place(jobs, limit) if prepared is not None else None
             if report is None:
                 observed = revision.placing.observed  # the revision's observations, as read when it was built
-                how = PlaceSettings(why_not=True, limit=limit, principal_from=principal_from, observed=observed)
+                how = PlaceSettings(
+                    why_not=True,
+                    limit=limit,
+                    principal_from=principal_from,
+                    observed=observed,
+                    nearest_principal=False,  # no comparison with every principal per request
+                )
                 report, _allowed = placements(revision.placing_inputs, jobs_to_place([job], True, principal_from), how)
         except TopologError as err:
             return _refused(revision, [_named(p, folder, snapshot.names) for p in problems(err)], limit)

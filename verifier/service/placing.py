@@ -197,7 +197,9 @@ class PreparedPlacement:
         classes, of = job_classes(jobs)
         if not classes.jobs or any(job.rail_aligned for job in classes):
             return None
-        require_job_principals(jobs, self._setup.principals)
+        # The look-alike hint alone: a did-you-mean over every principal per unknown name is the
+        # body's to multiply (session.require_job_principals).
+        require_job_principals(jobs, self._setup.principals, nearest=False)
         # Each class under a name of this evaluation's own (see the module's docstring); no
         # answer names its job (the report is made per original job below).
         own = {name: f"job-{i}" for i, name in enumerate(classes.jobs)}

@@ -115,6 +115,9 @@ class PlaceSettings:
     """Whom a Kubernetes or Slurm job acts as (`--principal-from`)."""
     observed: ObservedRun | None = None
     """Observations (`--observed`): a GPU they say is out of service (OBS004, OBS006) is never placed on."""
+    nearest_principal: bool = True
+    """An unknown job principal is also compared with every principal for a did-you-mean (False: the
+    look-alike hint only, for serve: session.require_job_principals)."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,7 @@ def placements(
     jobs, classes, of, program = todo.jobs, todo.classes, todo.of, todo.program
     authorization = authorization_for(inputs, required=" to place jobs" if how.authorize else None)
     if authorization is not None:
-        require_job_principals(jobs, authorization.principals)
+        require_job_principals(jobs, authorization.principals, nearest=how.nearest_principal)
         # The rules read only the jobs' principals' decisions (job_class_ok; what-if and diff compare
         # theirs): Cedar is asked about their classes, not every principal of the file's.
         authorization = replace(authorization, deciding_for=frozenset(job.principal for job in jobs))

@@ -19,7 +19,7 @@ from verifier.checks.check import Check, checks_from_program
 from verifier.core.errors import Diagnostic, ProgramError, SourceLocation, TopologError
 from verifier.core.frozen import Record
 from verifier.core.resources import display_path, shipped_rules_dir
-from verifier.core.suggest import did_you_mean
+from verifier.core.suggest import did_you_mean, look_alike_hint
 from verifier.engine.ast import Program, Query, Row, Rule
 from verifier.engine.backend import Backend, OutgrewEngine, load_order
 from verifier.engine.engines import choose_engine, make_backend
@@ -286,17 +286,31 @@ def model_families(inventory: Inventory, jobs: Jobs) -> list[Row]:
     return sorted(rows)
 
 
-def require_job_principals(jobs: Jobs, principals: Principals) -> None:
+def require_job_principals(jobs: Jobs, principals: Principals, *, nearest: bool = True) -> None:
     """Every job's principal is in the principals file, of the type the job names (TopologError otherwise).
 
     A principal that is not there would be denied everywhere by Cedar, which reads as "fits
     nowhere": a typo must be bad input instead.
+
+    `nearest`: an unknown name is also compared with every principal for the nearest (difflib), as
+    the CLI does. `serve` asks for the look-alike hint alone (core.suggest.look_alike_hint): an
+    admitted body is anyone's, and one naming a thousand unknown principals at a thousand
+    principals cost seconds of comparisons, past --admit-timeout for its own and others' jobs.
+    Each name is looked up once, however many jobs name it.
     """
     problems = []
+    hints: dict[str, str] = {}
     for job in jobs:
         known = principals.principals.get(job.principal)
         if known is None:
-            hint = did_you_mean(job.principal, principals.principals)
+            hint = hints.get(job.principal)
+            if hint is None:
+                hint = (
+                    did_you_mean(job.principal, principals.principals)
+                    if nearest
+                    else look_alike_hint(job.principal, principals.principals)
+                )
+                hints[job.principal] = hint
             problems.append(
                 Diagnostic(job.loc, f"job {job.name}: principal {job.principal!r} is not in {principals.file}{hint}")
             )
