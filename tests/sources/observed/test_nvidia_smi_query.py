@@ -267,9 +267,11 @@ def test_nvml_field_names_with_capitals() -> None:
 
 
 def test_verify_judges_the_driver_a_query_names(tmp_path: Path) -> None:
-    # dgx02 declares driver 535.129.03; the query's driver_version 525.85.12 is older -> OBS011 for the node.
+    # dgx02 declares driver 535.129.03; the query's driver_version 525.85.12 is older -> OBS011 for the node. All
+    # eight GPUs are listed, so whether the query counts as a listing of them, none is missing or short.
     (tmp_path / "dgx02").mkdir()
-    (tmp_path / "dgx02" / "q.csv").write_text("index, driver_version\n0, 525.85.12\n")
+    rows = "".join(f"{i}, 525.85.12\n" for i in range(8))
+    (tmp_path / "dgx02" / "q.csv").write_text("index, driver_version\n" + rows)
     code, out, err = run_cli(
         "verify", str(ROOT / "inventories/dgx-h100-pod.yaml"), "--observed", str(tmp_path), "--format", "json"
     )
