@@ -56,12 +56,12 @@ _HLINE = re.compile(r"\+[-=]+\+[-=]+\+")
 
 def looks_like(text: str) -> bool:
     """Whether `text` is `dcgmi health -c` output: the report's title row near its start, or the JSON with it."""
-    head = text[:2048]
-    if head.lstrip().startswith("{"):
+    if text[:64].lstrip().startswith("{"):
         # jsoncpp writes an object's keys sorted: `body` before `header`, so the title may come last.
-        return f'"{REPORT}"' in head or f'"{REPORT}"' in text[-4096:]
-    if REPORT not in head:
+        return f'"{REPORT}"' in text[:2048] or f'"{REPORT}"' in text[-4096:]
+    if text.find(REPORT, 0, 2048) < 0:
         return False
+    head = text[:2048]
     return any(line.strip().startswith("|") and line.strip("| \t\r") == REPORT for line in head.splitlines())
 
 

@@ -178,11 +178,16 @@ def looks_like(text: str) -> bool:
     """Whether `text` is `--query-gpu` CSV: its first line that is not a lost GPU's is a header naming a field read
     here (or, written with noheader, a row with a GPU UUID or bus id: read to be refused with what to add).
     """
-    for line in _lines(text[:16384])[:_PROLOG_LINES]:
-        stripped = line.strip()
-        if not stripped or stripped.lower().startswith(_LOST_START):
-            continue
-        return _header(stripped) is not None or _headless(stripped)
+    # Line by line from the start, not the whole head split: every file that no earlier test took is looked at here.
+    pos = 1 if text.startswith("\ufeff") else 0
+    for _ in range(_PROLOG_LINES):
+        end = text.find("\n", pos, pos + 16384)
+        stripped = text[pos : end if end >= 0 else pos + 16384].strip()
+        if stripped and not stripped.lower().startswith(_LOST_START):
+            return ("," in stripped or stripped in _READ) and (_header(stripped) is not None or _headless(stripped))
+        if end < 0:
+            return False
+        pos = end + 1
     return False
 
 
