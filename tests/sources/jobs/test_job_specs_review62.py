@@ -317,3 +317,27 @@ def test_not_in_a_family_meets_a_product_selection() -> None:
     )
     with pytest.raises(TopologError, match="no node can satisfy both"):
         read_jobs_text(text, "nb.yaml", RULES)
+
+
+def _script(*lines: str) -> str:
+    return "#!/bin/bash\n#SBATCH --account=research\n" + "".join(f"#SBATCH {line}\n" for line in lines) + "srun x\n"
+
+
+SLURM = parse_rules(["account=Team"])
+
+
+def test_gpus_beside_nodes_times_tasks_per_node_must_be_their_gpus() -> None:
+    # -N 2 --ntasks-per-node=4: sbatch counts 8 tasks; 1 GPU each is 8 GPUs. 7a231f25 took --gpus=6
+    # over the GPUs per task as the task count and read a 6-GPU job (base: 8): looser than the tasks.
+    text = _script("-N 2", "--ntasks-per-node=4", "--gpus-per-task=1", "--gpus=6")
+    with pytest.raises(TopologError, match=r"--gpus=6 is not the 8 tasks \(-N x --ntasks-per-node\) times"):
+        read_jobs_text(text, "t.sh", SLURM)
+    # Control: --gpus=8 agrees, 8 GPUs on exactly 2 nodes (4 each).
+    (job,) = read_jobs_text(_script("-N 2", "--ntasks-per-node=4", "--gpus-per-task=1", "--gpus=8"), "t.sh", SLURM)
+    assert (job.gpus, job.max_nodes, job.min_nodes) == (8, 2, 2)
+
+
+def test_the_type_gpus_names_holds_for_untyped_gpus_per_task() -> None:
+    # --gpus=h100:2 with -n 2 --gpus-per-task=1: the two GPUs are H100s (before: any GPU).
+    (job,) = read_jobs_text(_script("-n 2", "--gpus-per-task=1", "--gpus=h100:2"), "t.sh", SLURM)
+    assert (job.gpus, job.accepts) == (2, ("H100",))

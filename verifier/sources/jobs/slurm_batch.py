@@ -603,6 +603,7 @@ def _task_count(
     total: tuple[str | None, int] | None,
     ntasks: int | None,
     p: Problems,
+    source: str = "-n",
 ) -> int | None:
     """The tasks a job of GPUs per task runs: -n as written; else `--gpus` over the GPUs per task (sbatch(1):
     the task count may be given as "--gpus=X --gpus-per-task=Y"). None, refused: no task count at all
@@ -617,7 +618,7 @@ def _task_count(
     if total is not None and ntasks is not None and ntasks * per_task[1] != total[1]:
         p.add(
             o["gpus"].loc,
-            f"--gpus={o['gpus'].value} is not the {ntasks} tasks (-n) times {opt.said('gpus-per-task')} "
+            f"--gpus={o['gpus'].value} is not the {ntasks} tasks ({source}) times {opt.said('gpus-per-task')} "
             f"({ntasks * per_task[1]}); expected the two to agree",
         )
         return None
@@ -822,9 +823,16 @@ def _job(
         per_node = (per_node[0] or total[0], per_node[1])
     by_node = nodes is not None and per_node_tasks is not None  # -N N --ntasks-per-node=t: N x t tasks
     if per_task is not None and per_node is None and per_task[1] > 0 and not (by_node and total is None):
-        ntasks = _task_count(o, per_task, total, ntasks, p)
+        counted, source = ntasks, "-n"
+        if counted is None and nodes is not None and nodes == nodes_max and per_node_tasks is not None:
+            # sbatch counts -N N --ntasks-per-node=t as N x t tasks: a --gpus beside them must be their GPUs
+            # (-N 2 --ntasks-per-node=4 --gpus-per-task=1 --gpus=6 is no 6-GPU job: 8 tasks need 8).
+            counted, source = nodes * per_node_tasks, "-N x --ntasks-per-node"
+        ntasks = _task_count(o, per_task, total, counted, p, source)
         if ntasks is None:
             return None
+        if total is not None and per_task[0] is None:
+            per_task = (total[0], per_task[1])  # the type --gpus names holds for the tasks' GPUs
     kind: tuple[str | None, int] | None = None
     gpus = 0
     span = nodes or 1
