@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from verifier.facts.graph import NodePairs, graph_facts
 from verifier.sources.inventory.loader import load_inventory, load_inventory_text
 from verifier.sources.inventory.model import Inventory
+
+if TYPE_CHECKING:
+    from verifier.engine.ast import Program
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -154,21 +159,35 @@ SCALEUP_INVENTORIES = sorted(
 REFERENCE_RULES = Path(__file__).with_name("nvlink_domain_reference.dl")
 
 
+@functools.cache
+def _reference_program() -> Program:
+    """The shipped pack with nvlink_domain_reference.dl, sliced to the four relations compared.
+
+    Built once per worker, not per inventory: each load_rules reads and hashes every shipped rule
+    file and program_for slices it (some 17 ms of CPU together, a third of a small inventory's test),
+    and a Program is frozen, so sharing it changes nothing.
+    """
+    from verifier.engine.queries import program_for
+    from verifier.engine.rule_pack import shipped_first
+    from verifier.session.session import load_rules
+
+    wanted = {"nvlink_domain", "reference_nvlink_domain", "stray_scaleup_edge", "reference_stray_edge"}
+    return program_for(load_rules(shipped_first([REFERENCE_RULES])), wanted)
+
+
 @pytest.mark.parametrize("path", SCALEUP_INVENTORIES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_scaleup_domain_agrees_with_the_closure_in_rules(path: Path) -> None:
     """TOPO004's nvlink_domain and placement read the union-find answer: it must equal the
     components that closing scale-up reachability in rules gives (nvlink_domain_reference.dl), and
     TOPO004's stray steps (from SCALE005's stray links) the ones found from working steps.
     """
-    from verifier.engine.queries import program_for
-    from verifier.engine.rule_pack import shipped_first
-    from verifier.session.session import load_rules, open_evaluation
+    from verifier.session.session import open_evaluation
 
     if path.name == "jobs.yaml":
         pytest.skip("a job file, not an inventory")
     # Only the rules the two answers depend on: the same rows as the whole pack gives, sooner.
     wanted = {"nvlink_domain", "reference_nvlink_domain", "stray_scaleup_edge", "reference_stray_edge"}
-    program = program_for(load_rules(shipped_first([REFERENCE_RULES])), wanted)
+    program = _reference_program()
     with open_evaluation([path], program, authorize=False, also_read=sorted(wanted)) as model:
         read = sorted((str(g), str(d)) for g, d in model.engine.query("nvlink_domain"))
         closed = sorted((str(g), str(d)) for g, d in model.engine.query("reference_nvlink_domain"))
