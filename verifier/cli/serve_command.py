@@ -37,6 +37,26 @@ SERVE_EXTRA = frozenset({"starlette", "uvicorn", "httptools", "uvloop", "watchfi
 INSTALL = 'pip install "topolog[serve] @ git+<repository>@<tag>" (README.md, Install)'
 
 
+def missing_package(err: ImportError) -> str | None:
+    """What the serve extra lacks, as `serve` says it, when `err` is an installed package's import
+    failing; None for our own modules (a broken install of topolog, an internal error).
+
+    A package of the extra not installed is named as such. A module none of them is (anyio, h11:
+    what starlette and uvicorn import) missing is named with its reason, since installing the
+    extra again installs it too. A name a package does not hold (`cannot import name`) is a
+    version other than the extra asks for.
+    """
+    name = err.name or ""
+    top = name.partition(".")[0]
+    if not top or top == "verifier":
+        return None
+    if not isinstance(err, ModuleNotFoundError):
+        return f"needs the serve extra at the versions it names ({top} is installed but {err})"
+    if top in SERVE_EXTRA:
+        return f"needs the serve extra ({name} is not installed)"
+    return f"needs the serve extra ({top} is not installed; the extra's packages need it)"
+
+
 class Seconds(FiniteRange):
     """A number of seconds above 0 and at most a day, finite and in ASCII digits (FiniteRange): a wait
     of NaN seconds would never end nor begin; one of 1e300 seconds is past what a sleep or timer takes
@@ -191,11 +211,10 @@ def serve_cmd(
     try:
         from verifier.service.server import serve
     except ImportError as err:
-        if (err.name or "").partition(".")[0] not in SERVE_EXTRA:
-            # Not a missing package of the extra (a broken install of our own modules, or a package the
-            # extra's packages need): saying "install the extra" would send the user the wrong way.
+        said = missing_package(err)
+        if said is None:
             raise
-        click.echo(f"error: topolog serve needs the serve extra ({err.name} is not installed): run {INSTALL}", err=True)
+        click.echo(f"error: topolog serve {said}: run {INSTALL}", err=True)
         sys.exit(2)
 
     def body() -> int:
