@@ -20,8 +20,11 @@ not for the host its folder is named for: the hosts are those the descriptions n
 passed over: a fabric holds storage and management hosts too).
 
 The rate is the width times the lane's data rate as ibstat states it (ibstat's `Rate` is `4X` times these): 2.5,
-5.0, 10.0 (QDR), 10.3125 (FDR10: 10), 14.0625 (FDR: 14), 25.78125 (EDR: 25), 53.125 (HDR: 50), 106.25 (NDR: 100),
-212.5 (XDR: 200) Gb/s per lane. A lane speed not among them on an Active port is refused at its line.
+5.0, 10.0 (QDR; FDR10 too, which infiniband-diags prints `10.0 Gbps (FDR10)`: 10 Gb/s of data per lane, ibstat's
+`40 (FDR10)` for 4X), 10.3125 (FDR10: 10), 14.0625 (FDR: 14), 25.78125 (EDR: 25), 53.125 (HDR: 50), 106.25 (NDR: 100),
+212.5 (XDR: 200) Gb/s per lane. A lane speed not among them on an Active port is refused at its line. A port that is
+not Down but whose far end the scan did not reach (`"Port not available"` in the far end's place) is read for its own
+state and link, if it is a host adapter's.
 """
 
 from __future__ import annotations
@@ -38,12 +41,16 @@ _TOOL = "iblinkinfo"
 _HEADING = re.compile(r"^(CA|Switch|Router): (?:(0x[0-9a-fA-F]{16}) )?(.*):\s*$")
 _LINK = re.compile(
     r"^(?:(?P<guid>0x[0-9a-fA-F]{16})\s+)?(?:\"(?P<desc>[^\"]*)\"\s+)?(?P<lid>\d+)\s+(?P<port>\d{1,3})\[[^\]]*\]\s+"
-    r"==\(\s*(?:(?P<width>\d{1,2})X\s+(?P<speed>\d+(?:\.\d+)?)\s+Gbps\s+)?(?P<state>[A-Za-z]+)/\s*(?P<phys>[A-Za-z]+)\s*\)==>"
+    r"==\(\s*(?:(?P<width>\d{1,2})X\s+(?P<speed>\d+(?:\.\d+)?)\s+Gbps\s+(?:\(FDR10\)\s+)?)?"
+    r"(?P<state>[A-Za-z]+)/\s*(?P<phys>[A-Za-z]+)\s*\)==>"
     r"\s*(?P<rest>.*)$"
 )
 _FAR = re.compile(
     r"^(?:0x[0-9a-fA-F]{16}\s+)?(?:(?P<lid>\d+)\s+(?P<port>\d{1,3}))?\s*\[[^\]]*\]\s+\"(?P<desc>[^\"]*)\"\s*\((?P<note>.*)\)\s*$"
 )
+_NOT_AVAILABLE = '"Port not available"'
+"""What infiniband-diags prints in the far end's place for a port that is not Down but whose far end the fabric scan
+did not reach (iblinkinfo.c print_port): the port's own state and link are there, its far end is unknown."""
 _DEVICE = re.compile(r"[a-z][a-z0-9]*_[0-9]{1,3}")
 """An RDMA device name as the kernel gives it (`mlx5_0`, `mlx5_bond_0` is not one port's, `irdma_1`)."""
 
@@ -110,8 +117,9 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                 f"a line not in {_TOOL}'s shape; expected a 'CA:'/'Switch:' heading or a port line "
                 "'LID PORT[  ] ==( 4X 25.78125 Gbps Active/  LinkUp)==> ...'",
             )
-        far = _FAR.match(m.group("rest"))
-        if far is None:
+        rest = m.group("rest").strip()
+        far = _FAR.match(rest) if rest != _NOT_AVAILABLE else None
+        if far is None and rest != _NOT_AVAILABLE:
             raise TopologError.at(loc, f"the port's far end {m.group('rest')[:60]!r} is not in {_TOOL}'s shape")
         state = _STATES.get(m.group("state"))
         phys = m.group("phys")
@@ -131,8 +139,8 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                 ports[key] = NicPortObservation(loc, None, named[0], named[1], key[2], state, phys, rate, "InfiniBand")
                 own.add(key)
                 continue
-        if far.group("port") is None:
-            continue  # a port cabled to nothing the subnet manager sees (Down): no far end to name
+        if far is None or far.group("port") is None:
+            continue  # a port cabled to nothing the subnet manager sees (Down), or whose far end was not reached
         named = _host_port(far.group("desc"))
         if named is None:
             continue
