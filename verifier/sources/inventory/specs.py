@@ -248,7 +248,7 @@ class TemplateDef(Record):
     body: ObjSpec
 
 
-def _link_id_problem(text: str) -> str | None:
+def link_id_problem(text: str) -> str | None:
     """Why a written link id cannot name one link, or None. A leading `/` makes an id written inside a
     node absolute (as for link ends) and is dropped: `/` alone was stored as the empty id, `//x` as
     `/x`; an empty part (`a//b`, `x/`) names no object's link either. None of these is a reading.
@@ -618,7 +618,7 @@ def read_link(problems: Problems, m: YMap) -> LinkSpec | None:
             problems.add(m.key_loc("foreach"), f"foreach of {what} makes {total:,} links; expected at most 10,000,000")
             return None
     link_id = _pattern(problems, m, "id", what)
-    if link_id is not None and (bad_id := _link_id_problem(link_id.text)) is not None:
+    if link_id is not None and (bad_id := link_id_problem(link_id.text)) is not None:
         problems.add(m.key_loc("id"), f"'id' in {what}: {link_id.text!r} {bad_id}")
         return None
     if a is None or b is None or kind is None or mbps is None:

@@ -55,6 +55,7 @@ from verifier.sources.inventory.specs import (
     TemplateDef,
     TextMap,
     derived_mbps,
+    link_id_problem,
 )
 from verifier.sources.inventory.validate import (
     CableRun,
@@ -1325,6 +1326,13 @@ class Expander:
             raw = self._render(spec.id, ns, spec.loc, "link id")
             if raw is None:
                 return
+            if not spec.id.is_const and (bad := self._rendered_id_problem(spec.id, raw, ns)) is not None:
+                # As written the id was whole (specs.link_id_problem); a value it holds made a part
+                # empty (`x/{s}` with s: ""): an id that names no link any object holds.
+                if self.planning:
+                    raise _Dependent
+                self.problems.add(spec.loc, f"link id {raw!r} (from {spec.id.text!r}) {bad}", same="empty-link-id")
+                return
             lid = resolve(raw, scope)
             if len(lid) > self.id_length and not self.planning:  # a plan's: held where it is stamped
                 self._too_long(spec.loc, lid, what="link id")
@@ -1341,6 +1349,16 @@ class Expander:
         links[lid] = Link(lid, a, b, spec.kind, spec.mbps, spec.loc, spec.attrs, labels, spec.state, None, EMPTY_INT)
         if self.sink.journal is not None:
             self.sink.journal.append(lid)
+
+    @staticmethod
+    def _rendered_id_problem(pattern: Pattern, raw: str, ns: Mapping[str, int | str]) -> str | None:
+        """specs.link_id_problem of a rendered link id. A leading `/` that an empty first value
+        made (`{s}/x` with s: "") is an empty first part, not the absolute id a written `/` makes.
+        """
+        first = next((part for part in pattern.parts if part != ""), "")  # parts may open with ""
+        if isinstance(first, tuple) and raw.startswith("/") and ns.get(first[0]) == "":
+            raw = "/" + raw  # the empty part kept: link_id_problem drops one leading `/` only
+        return link_id_problem(raw)
 
     def _serves(self, pats: list[Pattern], scope: str | None, ns: dict[str, int | str], loc: SourceLocation) -> None:
         if not pats:
