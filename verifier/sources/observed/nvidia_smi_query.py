@@ -151,7 +151,13 @@ def _split(line: str) -> list[str]:
 
 
 def _header(line: str) -> list[tuple[str, str | None]] | None:
-    """The (field, unit) pairs of a header line, or None when `line` is no header of this tool's."""
+    """The (field, unit) pairs of a header line, or None when `line` is no header of this tool's.
+
+    nvidia-smi separates the fields by `, ` (a comma and a space): a header whose commas have no space after them is
+    another tool's CSV (`amd-smi list --csv` prints `gpu,gpu_bdf,gpu_uuid`, AMD GPUs), not read as NVIDIA GPUs.
+    """
+    if line.count(",") != line.count(", "):
+        return None
     out: list[tuple[str, str | None]] = []
     for token in _split(line):
         m = _HEADER_FIELD.fullmatch(token)
@@ -412,6 +418,35 @@ def _key(g: GpuObservation) -> tuple[object, ...]:
     return (g.index, g.uuid, g.serial, g.pci_bus_id)
 
 
+_KEY_NAMES = ("index", "uuid", "serial", "pci.bus_id")
+
+
+def _one_gpu_each(
+    reader: _Reader, gpu: GpuObservation, number: int, named: dict[tuple[int, object], tuple[tuple[object, ...], int]]
+) -> None:
+    """Refuse a row whose index, UUID, serial or bus id an earlier row gave to another GPU.
+
+    One host's GPUs keep their index, UUID, serial and bus id while it runs; two rows at odds (index 3 with two UUIDs)
+    are samples from before and after a renumbering (a reboot, a GPU lost: the index "can change at each boot") or
+    two hosts' outputs joined. Keeping each GPU's last row would then keep a GPU that is no longer there beside
+    the GPU that took its index: the host would look whole. Fail closed, naming both lines.
+    """
+    key = _key(gpu)
+    for pos, value in enumerate(key):
+        if value is None:
+            continue
+        earlier, line = named.setdefault((pos, value), (key, number))
+        for other, (was, now) in enumerate(zip(earlier, key, strict=True)):
+            if was is not None and now is not None and was != now:
+                raise reader.refuse(
+                    number,
+                    f"{_KEY_NAMES[pos]} {value} is the GPU of {_KEY_NAMES[other]} {now} here but of "
+                    f"{_KEY_NAMES[other]} {was} at line {line}: the GPUs were renumbered between these samples "
+                    "(a reboot or a GPU lost) or two hosts' outputs were joined; expected one host's samples from "
+                    "one boot (keep those after the reboot)",
+                )
+
+
 def read(text: str, filename: str, host: str | None) -> Observations:
     """The GPUs of one `--query-gpu` CSV file; TopologError at the line of anything not as nvidia-smi prints it."""
     host = host_of_file(host, filename, _TOOL, IN_HOST_FOLDER)
@@ -423,6 +458,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     lost: list[GpuObservation] = []
     drivers: dict[str, int] = {}
     counts: dict[int, int] = {}
+    named: dict[tuple[int, object], tuple[tuple[object, ...], int]] = {}
     for number, raw in enumerate(_lines(text), 1):
         line = raw.strip()
         if not line:
@@ -467,6 +503,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                 raise reader.refuse(number, f"'{name}' is printed twice with different values")
             row.values[name] = (value, unit)
         gpu = reader.gpu(row, host)
+        _one_gpu_each(reader, gpu, number, named)
         driver = driver_version(None, reader.known(row, "driver_version"))
         if driver is not None:
             problem = driver_problem(driver)
