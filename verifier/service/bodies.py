@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 
 from verifier.authorization.evaluate import ACTIONS
 from verifier.core.exact_json import InexactJSON, loads_exact
-from verifier.core.limits import INT64_MAX, INT64_MIN
+from verifier.core.limits import INT64_MAX, INT64_MIN, current_limits
 
 AUTHORIZE_KEYS = ("principal", "action", "resource", "context")
+UID_EXTRA = 32
+"""Characters a `Type::"id"` uid adds to its id (the longest entity type and `::""`), over id_length."""
 
 
 class BadRequest(ValueError):
@@ -79,6 +81,15 @@ def authorize_request(doc: object, where: str = "the request") -> AuthorizeReque
             raise BadRequest(f"{where} has no {key!r}; expected a string")
         if not isinstance(value, str) or not value:
             raise BadRequest(f"{where}.{key} is a {_kind(value)}; expected a non-empty string")
+        longest = current_limits().id_length + UID_EXTRA
+        if len(value) > longest:
+            # No principal, object or action is longer (the loaders refuse an id past id_length): a
+            # megabyte principal was decided (DENY) and kept whole in the decision log, one such
+            # request a megabyte of the log's rotation, pushing real decisions out of it. Not echoed.
+            raise BadRequest(
+                f"{where}.{key} is {len(value):,} characters long; expected an id of at most "
+                f'{longest - UID_EXTRA:,} characters (id_length), or its Type::"id" uid'
+            )
         values[key] = value
     if values["action"] not in ACTIONS:
         raise BadRequest(f"{where}.action {values['action']!r} is not an action; expected one of {', '.join(ACTIONS)}")
