@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from verifier.sources.inventory.model import Inventory
+from verifier.sources.inventory.model import Inventory, Obj
 from verifier.sources.inventory.software import release_number
 from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref, same_gpu
 from verifier.sources.observed.model import (
@@ -24,6 +24,7 @@ from verifier.sources.observed.model import (
     UNKNOWN_RECOVERY,
     CounterObservation,
     GpuObservation,
+    GpuRef,
     Observations,
 )
 from verifier.sources.observed.nvlink_text import ALL_LINKS
@@ -322,10 +323,20 @@ def observed_facts(
     for (ln, device), (count, first) in links_down.items():
         said = f"{count} NVLink{'s' if count != 1 else ''} inactive" if count else "all its NVLinks inactive"
         _add_faults(untied_faults.setdefault(ln, []), [said], device, str(first))
+    # One finding per node (one cause; its faults are the node's, from every file): the first such listing read
+    # speaks for it and names the node's other renumbered listings (review R-RT2: each file was one OBS014, each
+    # naming every fault of the node).
+    also: dict[str, list[str]] = {}
+    for path, (rn, *_) in renumbered.items():
+        also.setdefault(rn, []).append(path)
     for path, (rn, listed, declared, minors, gaps) in renumbered.items():
+        first, *others = also[rn]
+        if path != first:
+            continue
         faults = untied_faults.get(rn, [])
+        named = f"{path} (and {', '.join(others)}, renumbered too)" if others else path
         out["observed_listing_renumbered"].append(
-            (rn, path, listed, declared, _numbers(minors), _numbers(gaps), "; ".join(faults) if faults else "none")
+            (rn, named, listed, declared, _numbers(minors), _numbers(gaps), "; ".join(faults) if faults else "none")
         )
     for name, rows in out.items():
         # In the order read (files by path, each file top to bottom): deterministic, and a fleet's million
@@ -464,26 +475,83 @@ def _counter_fault(c: CounterObservation, ecc_max: int) -> list[str]:
 
 
 def _whole_by_position(observations: Observations, matcher: Matcher) -> Observations:
-    """`observations` with each renumbered nvidia-smi listing that shows as many GPUs as its node declares (and its
-    driver counts) numbered by position again (its GPUs' index and the file whole).
+    """`observations` with each renumbered nvidia-smi listing whose GPUs can still be told apart numbered again
+    (its GPUs' index and the file whole): by device minor number or by position.
 
     Minor numbers past the count with no GPU left out of the node's declaration: a host whose driver leaves out GPUs
     excluded for good (NVreg_ExcludedGpus, bound to vfio-pci for passthrough) and whose inventory declares only the
     rest, or a node that is such a container: nvidia-smi's positions are then the declared GPUs' indexes, in the
     same bus order, as they were before minor numbers were read (review R-RT: every GPU was unmatched, OBS005).
+    Where the minor numbers shown are the declared indexes themselves (review R-RT2: a host that left GPU 0 out and
+    declares gpu1..gpu7; or one whose GPU 3 fell off the bus and is declared `state: down`, the others kept their
+    device numbers), each GPU is the declared GPU of its minor number: by position the first would be an
+    undeclared index 0 and each fault would land on the GPU below its own, and OBS014 would drain a node whose
+    declaration already says which GPU is gone. Only the GPUs declared down may be left out that way.
     """
     per_file = Counter(g.source.file for g in observations.gpus)
+    minors_of: dict[str, list[int | None]] = {}
+    for g in observations.gpus:
+        if g.renumbered:
+            minors_of.setdefault(g.source.file, []).append(g.minor_number)
     whole: set[str] = set()
+    by_minor: set[str] = set()
     for f in observations.files:
         n = matcher.node(f.host) if f.note is not None and f.host is not None else None
         listed = per_file[f.path]
-        if n is not None and listed == len(matcher.declared_gpus(n)) and f.attached in (None, listed):
+        if n is None or f.attached not in (None, listed):
+            continue
+        declared = matcher.declared_gpus(n)
+        minors = minors_of.get(f.path, [])
+        shown = {str(m) for m in minors if m is not None}
+        indexes = {i for g in declared if (i := _declared_index(g)) is not None}
+        in_service = {i for g in declared if g.state != "down" and (i := _declared_index(g)) is not None}
+        # Each GPU shown has its own minor number, each declared GPU its own index, and the declared GPUs no minor
+        # number names are all declared down.
+        if len(shown) == len(minors) == listed and len(indexes) == len(declared) and in_service <= shown <= indexes:
+            by_minor.add(f.path)
+        elif listed == len(declared):
             whole.add(f.path)
-    if not whole:
+    if not whole and not by_minor:
         return observations
     gpus = tuple(
-        replace(g, index=g.position, renumbered=False, position=None) if g.source.file in whole else g
+        replace(g, index=g.position, renumbered=False, position=None)
+        if g.source.file in whole
+        else replace(g, index=g.minor_number, renumbered=False, position=None)
+        if g.source.file in by_minor
+        else g
         for g in observations.gpus
     )
-    files = tuple(replace(f, partial=False, note=None) if f.path in whole else f for f in observations.files)
-    return replace(observations, gpus=gpus, files=files)
+    files = tuple(
+        replace(f, partial=False, note=None) if f.path in whole or f.path in by_minor else f for f in observations.files
+    )
+    if not by_minor:
+        return replace(observations, gpus=gpus, files=files)
+    # Another tool's bare GPU number on that host (dcgmi's table, dcgm-exporter's gpu label, topo -m) is NVML's, as
+    # nvidia-smi's position is, not the minor number: DCGM's GPU 3 on a host that lost minor 3 is minor 4's GPU.
+    minor_at: dict[str, dict[int, int] | None] = {}
+    for g in observations.gpus:
+        if g.source.file in by_minor and g.position is not None and g.minor_number is not None:
+            known = minor_at.setdefault(g.host, {})
+            if known is not None and known.setdefault(g.position, g.minor_number) != g.minor_number:
+                minor_at[g.host] = None  # two listings of the host disagree: no bare number is tied
+    links = tuple(replace(lk, gpu=_by_minor(lk.gpu, minor_at)) for lk in observations.links)
+    counters = tuple(replace(c, gpu=_by_minor(c.gpu, minor_at)) for c in observations.counters)
+    return replace(observations, gpus=gpus, files=files, links=links, counters=counters)
+
+
+def _by_minor(ref: GpuRef, minor_at: Mapping[str, dict[int, int] | None]) -> GpuRef:
+    """`ref` with its bare GPU number (nothing else stated) turned into the minor number of the GPU its host's
+    listing shows at that position, where that listing is matched by minor number; None where it shows none.
+    """
+    if ref.host not in minor_at or ref.index is None or ref.uuid or ref.pci_bus_id or ref.serial:
+        return ref
+    known = minor_at[ref.host]
+    return replace(ref, index=None if known is None else known.get(ref.index))
+
+
+def _declared_index(gpu: Obj) -> str | None:
+    """A declared GPU's index as the matcher reads it (identity: its `{i}`, else its `index` label)."""
+    if gpu.index is not None:
+        return str(gpu.index)
+    text = gpu.labels.get("index")
+    return text.strip() or None if text is not None else None
