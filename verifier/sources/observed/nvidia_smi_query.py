@@ -432,6 +432,9 @@ def _one_gpu_each(
     the GPU that took its index: the host would look whole. Fail closed, naming both lines.
     """
     key = _key(gpu)
+    if named.get((-1, key)) is not None:
+        return  # this GPU sampled again as before (a loop log's every row after the first pass)
+    named[(-1, key)] = (key, number)
     for pos, value in enumerate(key):
         if value is None:
             continue
