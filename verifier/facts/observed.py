@@ -32,9 +32,9 @@ from verifier.sources.observed.nvlink_text import ALL_LINKS
 Row = tuple[str | int, ...]
 
 MAX_AGE_KEY = "observed_max_age_s"
-LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "nvidia-smi-q", "amd-smi", "rocm-smi"})
+LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "nvidia-smi-q", "nvidia-smi-query-gpu", "amd-smi", "rocm-smi"})
 """Formats that list every GPU the host's driver sees: a declared GPU absent from them is missing."""
-UNCOUNTED_LISTINGS = frozenset({"amd-smi", "rocm-smi"})
+UNCOUNTED_LISTINGS = frozenset({"amd-smi", "rocm-smi", "nvidia-smi-query-gpu"})
 """Listings that print no count of their host's GPUs: one that shows fewer GPUs than its node declares may be a
 selection, so it proves none missing (OBS009 says so instead)."""
 
@@ -141,8 +141,10 @@ def observed_facts(
             # amd-smi and rocm-smi print no count of the host's GPUs, and number the GPUs they see from 0: `-g 0 1`
             # on a host of eight is a whole listing of a host of two, or of eight with six gone. Which, the file
             # cannot say: none is judged missing (a false OBS006 for six good GPUs), and the node is told so.
+            # nvidia-smi --query-gpu prints a count only where `count` is among its fields; its selection is -i.
+            flag = "-i" if f.format.startswith("nvidia-smi") else "-g"
             counted = (
-                f"{n} declares ({f.format} prints no count of its host's GPUs): a selection (-g) or GPUs its "
+                f"{n} declares ({f.format} prints no count of its host's GPUs): a selection ({flag}) or GPUs its "
                 "driver does not see"
             )
             out["observed_listing_short"].append((n, f.path, listed, declared, counted))

@@ -27,8 +27,8 @@ from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_r
 from verifier.sources.observed.model import GpuObservation, Observations, normalise_pci_bus_id
 from verifier.sources.observed.nvlink_text import ALL_LINKS
 
-LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "nvidia-smi-q", "amd-smi", "rocm-smi"})
-UNCOUNTED_LISTINGS = frozenset({"amd-smi", "rocm-smi"})
+LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "nvidia-smi-q", "nvidia-smi-query-gpu", "amd-smi", "rocm-smi"})
+UNCOUNTED_LISTINGS = frozenset({"amd-smi", "rocm-smi", "nvidia-smi-query-gpu"})
 """Listings that print no count of the host's GPUs and number those they show from 0: fewer GPUs than declared
 is a selection (`amd-smi -g 0 1`) as likely as GPUs gone, so it names none missing (verify: OBS009)."""
 _SCALEUP = frozenset({"nvlink", "nvswitch", "xgmi"})
