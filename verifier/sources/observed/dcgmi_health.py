@@ -213,6 +213,17 @@ def read(text: str, filename: str, host: str | None) -> Observations:
     entities = _json(text, filename) if text.lstrip().startswith("{") else _table(text, filename)
     counters = []
     for ent in entities:
+        if ent.group == "GPU" and ent.health == "Failure" and not any(s.health == "Failure" for s in ent.systems):
+            # DCGM's report sets an entity's health from its systems', so a GPU at Failure names one. Older dcgmi
+            # (NVIDIA/DCGM's Health::CheckWatches before HandleOneEntity, as at commit 28bfbd4c) keyed each entity by
+            # its first incident's health code (`-> 20` for DCGM_HEALTH_RESULT_FAIL) and printed no system for an
+            # entity's last incident: which GPU failed, and why, is not in the file. Refused, not passed over.
+            raise TopologError.at(
+                SourceLocation(filename, ent.line),
+                f"GPU {ent.id} is at Failure but no system of it is; expected the system that failed under "
+                "'-> Errors' as current dcgmi prints it (older dcgmi labels an entity by its health code, 20 for "
+                "Failure, and leaves out its last incident: run dcgmi diag, or a newer DCGM)",
+            )
         failed = [s for s in ent.systems if _out_of_service(s)]
         if ent.group != "GPU" or not failed:
             continue
