@@ -58,3 +58,18 @@ def test_same_gpus_sampled_twice_still_keep_the_last_row() -> None:
     text = f"{header}\n0, {U[0]}, 16\n1, {U[1]}, 16\n{header}\n0, {U[0]}, 8\n1, {U[1]}, 16\n"
     obs = nvidia_smi_query.read(text, "q.csv", "h")
     assert sorted((g.index, g.pcie_width_current, g.source.line) for g in obs.gpus) == [(0, 8, 5), (1, 16, 6)]
+
+
+def test_gpu_that_requires_a_reset_in_any_field_needs_a_reset() -> None:
+    # 3. A GPU NVML answers NVML_ERROR_RESET_REQUIRED for prints `[GPU requires reset]` in the fields it cannot
+    # read. The reader took that as unknown values: a query without reset_status.* read such a GPU as healthy.
+    # GPU 0 (line 2): both fields say it -> the reset verdict ("reset", as `reset_status.reset_required` Yes is
+    # read); GPU 1 (line 3): values read, no recovery.
+    text = (
+        "index, pcie.link.width.current, utilization.gpu [%]\n"
+        "0, [GPU requires reset], [GPU requires reset]\n"
+        "1, 16, 0 %\n"
+    )
+    g0, g1 = nvidia_smi_query.read(text, "q.csv", "h").gpus
+    assert (g0.recovery_action, g0.pcie_width_current, g0.utilization_percent) == ("reset", None, None)
+    assert (g1.recovery_action, g1.pcie_width_current, g1.utilization_percent) == (None, 16, 0)

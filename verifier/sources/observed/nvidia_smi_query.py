@@ -131,6 +131,8 @@ _BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]")
 _DIGITS = re.compile(r"[0-9]+")
 _MASK = re.compile(r"0x([0-9A-Fa-f]{1,16})")
 _STAMP = re.compile(r"[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?")
+_RESET_REQUIRED = "[gpu requires reset]"
+"""NVML_ERROR_RESET_REQUIRED as nvidia-smi prints it in a value's place (lower case)."""
 _LOST_START = "unable to determine the device handle for gpu"
 _LOST = re.compile(r"Unable to determine the device handle for (?:GPU|gpu) ?(\S+?): (.+)")
 _BUS_FIRST = re.compile(r"([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f]+): (.+)")
@@ -305,9 +307,15 @@ class _Reader:
         fields = ("reset_status.reset_required", "reset_status.drain_and_reset_recommended")
         values = [row.values[f][0] if f in row.values else None for f in fields]
         try:
-            return recovery_action(None, values[0], values[1])
+            action = recovery_action(None, values[0], values[1])
         except ValueError as bad:
             raise self.refuse(row.line, f"the GPU's reset status is {values!r}; expected {bad} (or [N/A])") from None
+        if action is None and any(value.lower() == _RESET_REQUIRED for value, _unit in row.values.values()):
+            # NVML answers NVML_ERROR_RESET_REQUIRED for a GPU that must be reset before it is used again, and
+            # nvidia-smi prints it in the place of any field it could not read: a query that asked for no reset
+            # status still says the GPU needs a reset (the GPU is out of service, as reset_status Yes says).
+            return recovery_action(None, _RESET_REQUIRED, None)
+        return action
 
     def stamp(self, row: _Row) -> datetime | None:
         value = self.known(row, "timestamp")
