@@ -16,6 +16,15 @@ Round 62 added the 13.0 row: a Thor node written as nvidia-smi shows it became a
 Neither is a stack the node lacks. A data-center driver below its release's least (535.129.03
 with CUDA 13.0: branch 535 < 580) and a branch written alone below the release's branch (525 with
 CUDA 12.4: 525 < 550) are still reported.
+
+Round 16 (FH2): the exemption went by the driver's digits (a minor of 1-9 not compared), so a
+server node written with such a number was never judged either. It now goes by the part: a node
+whose NVIDIA GPUs are an SoC's integrated GPU (its model shares the SoC's memory, feature
+unified_memory, as tests/sources/inventory/realistic/jetson-agx-orin.yaml writes an Orin) is not
+held to the server table; every other node is compared by release, a branch written alone (580.00,
+525) by branch. The first cases' Jetson model now says it is one (it was a bare GPU model, which
+by itself is no Jetson), and the server cases run on a discrete H100 (they were on the Jetson
+model, where the table no longer applies).
 """
 
 from __future__ import annotations
@@ -28,19 +37,20 @@ from verifier.session.place_run import place
 from verifier.session.verify_run import VerifyRun, verify
 
 
-def _inventory(tmp_path: Path, driver: str, cuda: str) -> Path:
+def _inventory(tmp_path: Path, driver: str, cuda: str, gpu: str = "Jetson-GPU") -> Path:
     path = tmp_path / "edge.yaml"
     path.write_text(
         "apiVersion: topolog.dev/v1\n"
         "catalog:\n"
         "  models:\n"
-        "    - {name: Jetson-GPU, vendor: nvidia, kind: gpu, source: 'test: the integrated GPU of a Jetson module'}\n"
+        "    - {name: Jetson-GPU, vendor: nvidia, kind: gpu, features: [unified_memory],\n"
+        "       source: 'test: the integrated GPU of a Jetson module, sharing the module memory'}\n"
         "objects:\n"
         "  - name: j0\n"
         "    kind: node\n"
         f'    software: {{driver: "{driver}", cuda: "{cuda}"}}\n'
         "    children:\n"
-        "      - {name: gpu0, kind: gpu, model: Jetson-GPU}\n",
+        f"      - {{name: gpu0, kind: gpu, model: {gpu}}}\n",
         encoding="utf-8",
     )
     return path
@@ -72,12 +82,61 @@ def test_a_jetsons_l4t_driver_is_not_held_to_the_server_table(
         ("535.129.03", "13.0"),  # 535.129.03 < 580.65.06, minor 129
         ("579.99.99", "13.0"),  # one below by every part, minor 99
         ("525", "12.4"),  # a branch alone: 525 < 550 (12.4's 550.54.14)
+        ("575.00", "13.0"),  # a branch written as x.00: 575 < 580 (13.0's 580.65.06)
+        ("540.4.0", "12.6"),  # L4T's digits on a server GPU: 540.004.000 < 560.028.003
+        ("566.03", "12.8"),  # a Windows-style number: 566.003.000 < 570.026.000 (12.8's 570.26)
     ],
 )
 def test_a_server_driver_below_its_release_is_still_reported(
     tmp_path: Path, engine: str, driver: str, cuda: str
 ) -> None:
-    assert _sw001(_inventory(tmp_path, driver, cuda), engine) == {("j0",)}
+    assert _sw001(_inventory(tmp_path, driver, cuda, gpu="H100-SXM5-80GB"), engine) == {("j0",)}
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "memory", "pydatalog"])
+@pytest.mark.parametrize(
+    ("driver", "cuda"),
+    [
+        ("580.00", "13.0"),  # branch 580 is 13.0's own (580.65.06): its release unknown, not older
+        ("580.65.06", "13.0"),  # 13.0's least itself
+        ("570.26", "12.8"),  # 12.8's least itself, written with two parts
+    ],
+)
+def test_a_server_driver_at_its_release_or_of_its_branch_is_silent(
+    tmp_path: Path, engine: str, driver: str, cuda: str
+) -> None:
+    assert _sw001(_inventory(tmp_path, driver, cuda, gpu="H100-SXM5-80GB"), engine) == set()
+
+
+def test_an_soc_named_by_its_package_model_is_not_held_to_the_table(tmp_path: Path) -> None:
+    # The Orin written as the shipped realistic inventory writes it (unified memory on the module's
+    # system model, the GPU under it): 540.4.0 with CUDA 12.6 is JetPack 6.2's pair, no finding; the
+    # same node with a discrete H100 beside the SoC runs the server driver, which 540.4.0 < 560.28.3
+    # is older than (one finding, j0).
+    def write(extra: str) -> Path:
+        path = tmp_path / "orin.yaml"
+        path.write_text(
+            "apiVersion: topolog.dev/v1\n"
+            "catalog:\n"
+            "  models:\n"
+            "    - {name: Orin-Module, vendor: nvidia, kind: system, features: [unified_memory], source: 'test'}\n"
+            "    - {name: Orin-GPU, vendor: nvidia, kind: gpu, source: 'test'}\n"
+            "objects:\n"
+            "  - name: j0\n"
+            "    kind: node\n"
+            '    software: {driver: "540.4.0", cuda: "12.6"}\n'
+            "    children:\n"
+            "      - name: soc\n"
+            "        kind: socket\n"
+            "        model: Orin-Module\n"
+            "        children:\n"
+            "          - {name: igpu, kind: gpu, model: Orin-GPU}\n" + extra,
+            encoding="utf-8",
+        )
+        return path
+
+    assert _sw001(write(""), "duckdb") == set()
+    assert _sw001(write("      - {name: dgpu, kind: gpu, model: H100-SXM5-80GB}\n"), "duckdb") == {("j0",)}
 
 
 JOBS = """apiVersion: topolog.dev/v1
@@ -91,11 +150,15 @@ jobs:
 """
 
 
-@pytest.mark.parametrize(("driver", "placed"), [("580.00", ["j0"]), ("535.129.03", [])])
-def test_a_cuda_13_job_is_placed_on_a_thor(tmp_path: Path, driver: str, placed: list[str]) -> None:
-    # The node claims CUDA 13.0: with L4T's 580.00 it runs the job; with 535.129.03 (branch 535 <
-    # 580) it does not, whatever its label says.
-    inventory = _inventory(tmp_path, driver, "13.0")
+@pytest.mark.parametrize(
+    ("driver", "gpu", "placed"),
+    [("580.00", "Jetson-GPU", ["j0"]), ("580.00", "H100-SXM5-80GB", ["j0"]), ("535.129.03", "H100-SXM5-80GB", [])],
+)
+def test_a_cuda_13_job_is_placed_on_a_thor(tmp_path: Path, driver: str, gpu: str, placed: list[str]) -> None:
+    # The node claims CUDA 13.0: a Thor with L4T's 580.00 runs the job, and so does a server node
+    # of branch 580 (13.0's own); a server node with 535.129.03 (branch 535 < 580) does not,
+    # whatever its label says.
+    inventory = _inventory(tmp_path, driver, "13.0", gpu)
     (tmp_path / "jobs.yaml").write_text(JOBS, encoding="utf-8")
     report = place([inventory], [tmp_path / "jobs.yaml"], engine="duckdb", authorize=False)
     (job,) = report.jobs
