@@ -147,6 +147,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "SW003": (E, "a ROCm older than the GPU's first: the stack cannot drive the GPUs"),
     "SW004": (W, "mixed versions in one NVLink domain: drift"),
     "SW005": (W, "a CUDA toolkit older than the GPU's architecture: PTX JIT only, no native code"),
+    "SW006": (E, "a CUDA toolkit that dropped the GPU's architecture: nothing it builds runs there"),
     "TOPO001": (E, "a GPU that reaches no NIC: it cannot take part in multi-node jobs"),
     "TOPO002": (E, "two declarations of one link disagree: the inventory contradicts itself"),
     "TOPO003": (E, "a host device outside any node: the inventory contradicts itself"),
