@@ -85,3 +85,12 @@ def test_rows_past_12_8_and_before_11_8() -> None:
     assert cuda["11.4"] == (11_004, "11.4", 470_042_001, "470.42.01")
     assert cuda["11.1"] == (11_001, "11.1", 455_023_000, "455.23")
     assert "12.7" not in cuda  # NVIDIA released no CUDA 12.7
+
+
+def test_the_13_3_row() -> None:
+    # CUDA 13.3 GA >= 610.43.02 (NVIDIA's 13.3.0 installer cuda_13.3.0_610.43.02_linux.run, and the
+    # 13.3 notes' driver table): 610 * 1,000,000 + 43 * 1,000 + 2 = 610,043,002; 13.3 -> 13,003.
+    # 13.4 and 13.5 have no cited figure and are left out (not compared).
+    cuda = {r[1]: r for r in software_table().rows()["cuda_driver_minimum"]}
+    assert cuda["13.3"] == (13_003, "13.3", 610_043_002, "610.43.02")
+    assert "13.4" not in cuda and "13.5" not in cuda
