@@ -67,6 +67,7 @@ POLICY: dict[str, tuple[str, str]] = {
     "LINK018": (E, "a PCIe link from one host into another host's PCIe tree: the inventory contradicts the hardware"),
     "LINK019": (E, "a superchip node's Grace or GPU joined by C2C to nothing: the inventory contradicts the hardware"),
     "LINK020": (W, "a UPI link labelled an older generation than its CPUs speak: a label no figure is read from"),
+    "LINK021": (W, "a UPI link written under an eighth of its links' rate: a figure that misleads, no promise broken"),
     "MEM001": (E, "a GPU's memory below its model's, or far above: the part is not what the inventory claims"),
     "MEM002": (W, "a link to memory slower than the memory: bandwidth below plan"),
     "MEM003": (W, "unified memory demands over its bandwidth: bandwidth below plan"),
