@@ -427,12 +427,14 @@ def _key(g: GpuObservation) -> tuple[object, ...]:
 
 
 _KEY_NAMES = ("index", "uuid", "serial", "pci.bus_id")
+_SERIAL = 2
+"""The serial is not compared: boards whose serial was never programmed print one serial for several GPUs."""
 
 
 def _one_gpu_each(
     reader: _Reader, gpu: GpuObservation, number: int, named: dict[tuple[int, object], tuple[tuple[object, ...], int]]
 ) -> None:
-    """Refuse a row whose index, UUID, serial or bus id an earlier row gave to another GPU.
+    """Refuse a row whose index, UUID or bus id an earlier row gave to another GPU.
 
     One host's GPUs keep their index, UUID, serial and bus id while it runs; two rows at odds (index 3 with two UUIDs)
     are samples from before and after a renumbering (a reboot, a GPU lost: the index "can change at each boot") or
@@ -444,11 +446,11 @@ def _one_gpu_each(
         return  # this GPU sampled again as before (a loop log's every row after the first pass)
     named[(-1, key)] = (key, number)
     for pos, value in enumerate(key):
-        if value is None:
+        if value is None or pos == _SERIAL:
             continue
         earlier, line = named.setdefault((pos, value), (key, number))
         for other, (was, now) in enumerate(zip(earlier, key, strict=True)):
-            if was is not None and now is not None and was != now:
+            if other != _SERIAL and was is not None and now is not None and was != now:
                 raise reader.refuse(
                     number,
                     f"{_KEY_NAMES[pos]} {value} is the GPU of {_KEY_NAMES[other]} {now} here but of "
