@@ -538,7 +538,27 @@ def _whole_by_position(observations: Observations, matcher: Matcher) -> Observat
                 minor_at[g.host] = None  # two listings of the host disagree: no bare number is tied
     links = tuple(replace(lk, gpu=_by_minor(lk.gpu, minor_at)) for lk in observations.links)
     counters = tuple(replace(c, gpu=_by_minor(c.gpu, minor_at)) for c in observations.counters)
+    # Likewise a GPU number of another listing of that host (nvidia-smi --query-gpu's index): the GPU of the same
+    # UUID, serial or bus id in the listing matched by minor number, else the one at that position.
+    listing: dict[str, list[GpuObservation]] = {}
+    for g in observations.gpus:
+        if g.source.file in by_minor:
+            listing.setdefault(g.host, []).append(g)
+    gpus = tuple(
+        g
+        if g.host not in minor_at or g.index is None or g.source.file in by_minor or g.source.file in whole
+        else replace(g, index=_minor_of(g, listing[g.host], minor_at[g.host]))
+        for g in gpus
+    )
     return replace(observations, gpus=gpus, files=files, links=links, counters=counters)
+
+
+def _minor_of(g: GpuObservation, listing: list[GpuObservation], minor_at: dict[int, int] | None) -> int | None:
+    """The minor number, in a listing matched by minor number, of another file's GPU `g` of the same host."""
+    tied = same_gpu(GpuRef(g.host, g.uuid, g.pci_bus_id, None, g.serial), listing)
+    if tied is not None:
+        return tied.minor_number
+    return None if minor_at is None or g.index is None else minor_at.get(g.index)
 
 
 def _by_minor(ref: GpuRef, minor_at: Mapping[str, dict[int, int] | None]) -> GpuRef:

@@ -100,6 +100,25 @@ def test_another_tools_gpu_number_is_the_listings_position(tmp_path: Path) -> No
     assert found == [("OBS004", "n1/gpu4")]
 
 
+def test_a_query_gpu_index_beside_is_the_listings_position(tmp_path: Path) -> None:
+    # As above (gpu3 declared down, minors 0-2 and 4-7), no remapping in the -q listing; beside it nvidia-smi
+    # --query-gpu=index,uuid,remapped_rows.pending prints NVML's numbers 0..6 with the same UUIDs, and pending
+    # Yes on index 4, the UUID of minor 5 (GPU-6f1c5a2e...): gpu5 is out of service (OBS004). By its index, gpu4.
+    gpus = [(i, "down" if i == 3 else None) for i in range(8)]
+    _obs(tmp_path, gpus, [0, 1, 2, 4, 5, 6, 7], pending=-1)
+    rows = ["index, uuid, remapped_rows.pending"]
+    for position, minor in enumerate([0, 1, 2, 4, 5, 6, 7]):
+        rows.append(f"{position}, GPU-6f1c{minor}a2e-4d3b-8c01-9e0f-2b7a5c0d8e31, {'Yes' if minor == 5 else 'No'}")
+    (tmp_path / "obs" / "n1" / "query.csv").write_text("\n".join(rows) + "\n")
+    code, out, err = run_cli(
+        "verify", str(tmp_path / "inv.yaml"), "--observed", str(tmp_path / "obs"), "--format", "json",
+        "--observed-now", "2026-12-06T09:00:00Z",
+    )  # fmt: skip
+    assert code == 1, err
+    found = [(f["rule"], f["subjects"]) for f in json.loads(out)["findings"] if f["rule"] in ("OBS004", "OBS014")]
+    assert found == [("OBS004", ["n1/gpu5"])]
+
+
 def test_indexes_from_one_are_matched_by_minor_number(tmp_path: Path) -> None:
     # GPU 0 left out for good; the inventory declares gpu1..gpu7 with indexes 1-7, and the listing shows minors 1-7
     # (7 shown, minor 7 >= 7). Minor 5's remapping is gpu5's; all 7 declared are shown. Base and RT2's HEAD:
