@@ -134,6 +134,9 @@ def policy_names(setup: AuthzSetup) -> list[Row]:
     return rows
 
 
+NEAREST_IDS = 5_000
+"""The most ids an unknown name in a policy is compared with, one by one, for the nearest (AUTHZ004):
+past it, only those under the name's own parent are (`_nearest`)."""
 _GROUP_TYPES = ("Node", "Rack", "Pod", DOMAIN_TYPE)
 _SCHEDULING = ("schedule", "reserve")
 
@@ -336,6 +339,18 @@ def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
         same = next((i for i in ids if i != eid and skeleton(i) == drawn), None)
         if same is not None:
             return f"did you mean {same!r}? it looks the same but holds {described(odd_character(eid, same))}"
+    if len(ids) > NEAREST_IDS:
+        # A 131,072-GPU fleet: difflib over every GPU id took 6-12 s per unknown name, paid at every
+        # verify and at every revision `serve` prepares (on its admit thread), so a policy naming a
+        # few mistyped GPUs held admissions up for a minute. The ids under the same parent are the
+        # ones compared (`dgx0012/gpu9` beside dgx0012's GPUs).
+        head, slash, _ = eid.rpartition("/")
+        near = [i for i in ids if i.startswith(head + "/")] if slash else []
+        if slash and not near:
+            return f"no id of that type is under {head + '/'!r}"
+        if not near or len(near) > NEAREST_IDS:
+            return f"not compared with each of the {len(ids):,} ids of that type"
+        ids = near
     match = closest(eid, ids)
     return f"did you mean {match!r}?" if match else "no existing id of that type is close"
 
