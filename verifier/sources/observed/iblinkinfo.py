@@ -51,8 +51,12 @@ _FAR = re.compile(
 _NOT_AVAILABLE = '"Port not available"'
 """What infiniband-diags prints in the far end's place for a port that is not Down but whose far end the fabric scan
 did not reach (iblinkinfo.c print_port): the port's own state and link are there, its far end is unknown."""
-_DEVICE = re.compile(r"[a-z][a-z0-9]*_[0-9]{1,3}")
-"""An RDMA device name as the kernel gives it (`mlx5_0`, `mlx5_bond_0` is not one port's, `irdma_1`)."""
+_DEVICE = re.compile(r"[a-z][a-z0-9_]{0,62}[0-9]")
+"""An RDMA device name as the kernel or rdma-core's udev naming gives it: lower-case letters, digits and underscores,
+ending in the device's number (`mlx5_0`, a bonded `mlx5_bond_0`, a renamed `ibp12s0` or `rocep1s0f0`). Such a name is
+read whatever its form and matched to the NIC declaring that exact name (a NIC declaring none is matched by the
+name's number, as ibstat's ports are). `HCA-1` (mlx4's default description) and other hand-set words are not device
+names."""
 
 _LANE = {
     "2.5": Fraction(5, 2),
