@@ -17,9 +17,12 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from verifier.core.limits import Limits, use_limits
+from verifier.core.resources import package_file
 from verifier.sources.importers.gpu_names import model_for_product
 from verifier.sources.inventory.catalog import builtin_models
 from verifier.sources.inventory.device_ids import device_ids
+from verifier.sources.inventory.yaml_source import YMap, load_yaml_text
 
 VENDORS = ("nvidia", "amd", "intel")
 
@@ -177,3 +180,71 @@ def nvml_mig_profile(profile: str, word: str | None) -> str | None:
         if s == slices and memory.removesuffix("gb").isdigit() and 0 <= int(memory.removesuffix("gb")) - gib <= 2:
             near.add(p)
     return near.pop() if len(near) == 1 else None
+
+
+@cache
+def _nvml_names() -> tuple[tuple[str, str], ...]:
+    """(NVML product name as written, catalogue model) from device_ids.yaml: the table device_ids() reads
+    keeps the names lower-cased for its own case-blind lookups, and a label value needs their case.
+    """
+    with use_limits(Limits()):
+        doc = load_yaml_text(
+            package_file("verifier.sources.inventory", "device_ids.yaml").read_text(encoding="utf-8"),
+            "<builtin>/device_ids.yaml",
+        )
+    names = doc.get("names")
+    if not isinstance(names, YMap):
+        return ()
+    return tuple((" ".join(str(k).split()), str(v)) for k, v in names.items())
+
+
+@cache
+def gfd_products() -> dict[str, str]:
+    """`nvidia.com/gpu.product` values as GPU Feature Discovery writes them -> catalogue model.
+
+    GFD writes NVML's product name with each space turned into `-` and its case kept
+    (NVIDIA/gpu-feature-discovery mig-strategy.go, migStrategyNone: strings.Replace(model, " ", "-", -1)):
+    `NVIDIA H100 80GB HBM3` is `NVIDIA-H100-80GB-HBM3`, `NVIDIA H100 PCIe` is `NVIDIA-H100-PCIe`. Drivers
+    before about R470 named the GPU without `NVIDIA ` (`A100-SXM4-40GB`), so that form is kept too.
+    """
+    nvidia = {m.name for m in builtin_models() if m.vendor.casefold() == "nvidia"}
+    out: dict[str, str] = {}
+    for name, model in _nvml_names():
+        if model not in nvidia:
+            continue
+        label = name.replace(" ", "-")
+        out.setdefault(label, model)
+        out.setdefault(label.removeprefix("NVIDIA-"), model)
+    return out
+
+
+def gfd_case(value: str) -> str | None:
+    """The value GFD writes where `value` (its MIG or -SHARED suffix taken off) differs from one only in
+    case, or None: Kubernetes matches a label value case for case, so no node carries the other.
+    """
+    if value in gfd_products():
+        return None
+    found = sorted(g for g in gfd_products() if g.casefold() == value.casefold())
+    return found[0] if found else None
+
+
+AMD_PRODUCT_NAME = "amd.com/gpu.product-name"
+AMD_LEGACY_DEVICE = "beta.amd.com/gpu.device-id."
+"""AMD's node labeller (ROCm/k8s-device-plugin cmd/k8s-node-labeller/main.go, createLabels): each property
+as `beta.amd.com/gpu.<name>.<value>` = how many GPUs of the node have it, and, where all have one value,
+`amd.com/gpu.<name>` (and `beta.amd.com/gpu.<name>`) = that value. `product-name` is the card's sysfs
+product_name with parentheses dropped and every character a label value cannot hold (a space) made `_`;
+`family` is the amdgpu family's acronym (AI for every gfx9 part, Instinct and Vega alike)."""
+
+
+def amd_product_model(value: str) -> str | None:
+    """The catalogue model whose product name (device_ids.yaml, as amd-smi writes it) the labeller would
+    write as `value` (`AMD_Instinct_MI300X`), or None. Exact: a board whose sysfs name says more (an OAM
+    or VF suffix) is not guessed.
+    """
+    amd = {m.name for m in builtin_models() if m.vendor.casefold() == "amd"}
+    for name, model in _nvml_names():
+        label = re.sub(r"[^A-Za-z0-9._-]", "_", name.replace("(", "").replace(")", ""))
+        if model in amd and label == value:
+            return model
+    return None

@@ -24,10 +24,14 @@ from verifier.sources.inventory.validate import Problems, name_problem
 from verifier.sources.inventory.yaml_source import YList, YMap
 from verifier.sources.jobs.dra import claimed_gpus
 from verifier.sources.jobs.gpu_words import (
+    AMD_LEGACY_DEVICE,
+    AMD_PRODUCT_NAME,
     GPU_FAMILY_LABEL,
     GPU_IN_USE,
     GPU_NO_USE,
+    amd_product_model,
     common_words,
+    gfd_case,
     gke_model,
     gpu_family,
     typed_models,
@@ -73,6 +77,7 @@ PRODUCT_LABELS: dict[str, Callable[[str], str | None]] = {
     "amd.com/gpu.device-id": model_for_amd_device,
     "cloud.google.com/gke-accelerator": gke_model,
     GPU_FAMILY_LABEL: lambda _value: None,  # several models a value: read by _accept through gpu_family
+    AMD_PRODUCT_NAME: amd_product_model,  # only values that map exactly reach _accept (_canonical)
 }
 """Node labels that name the GPU model, and how each value maps to a catalogue model."""
 LABEL_VENDORS = {
@@ -80,6 +85,7 @@ LABEL_VENDORS = {
     "amd.com/gpu.device-id": "amd",
     "cloud.google.com/gke-accelerator": "nvidia",
     GPU_FAMILY_LABEL: "nvidia",
+    AMD_PRODUCT_NAME: "amd",
 }
 """Whose GPUs each product label is written on: NVIDIA's feature discovery labels only NVIDIA GPU nodes,
 AMD's labeller only AMD's, and GKE names NVIDIA accelerators. A pod asking one vendor's devices and
@@ -92,6 +98,16 @@ the instance's profile joined by `-`, the profile's `+` written `.` as in the re
 `-SHARED` after it when time-sliced (NVIDIA/k8s-device-plugin: internal/lm/resource.go productLabel,
 internal/resource/nvml-mig-device.go GetName). So `NVIDIA-H100-80GB-HBM3-MIG-1g.10gb.me` is the
 `1g.10gb+me` slice, one per GPU, and `-MIG-1g.10gb-me` the `1g.10gb-me` one: never whole GPUs."""
+_PRODUCT_SUFFIX = re.compile(r"(?:-MIG-.*|-SHARED)$", re.IGNORECASE)
+"""What GFD writes after the product's name (a MIG profile, time-slicing): not part of the name."""
+_UNJUDGED_LABELS = {
+    "nvidia.com/gpu.memory": "GPU Feature Discovery writes the memory NVML reports, in MiB, and topolog's "
+    "catalogue holds each GPU's datasheet size, not NVML's figure",
+    "nvidia.com/gpu.count": "it is the node's GPU count, and topolog does not choose nodes by how many GPUs they hold",
+    "amd.com/gpu.family": "an amdgpu family (AI, NV) holds Instinct and Radeon parts alike, no one catalogue model",
+}
+"""GPU labels read but not judged, and why (GFD's migStrategyNone writes gpu.count and gpu.memory;
+AMD's node labeller the family: gpu_words.AMD_PRODUCT_NAME). Noted, never refused."""
 GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"
 """GKE's node label for MIG: a pod selecting it counts `nvidia.com/gpu` in instances of that profile
 (GKE documentation, "Running multi-instance GPUs")."""
@@ -544,7 +560,20 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
     for v in values:
         model = mapper(v)
         family = gpu_family(v) if key == GPU_FAMILY_LABEL else None
-        if family is not None:
+        cased = gfd_case(_PRODUCT_SUFFIX.sub("", v)) if key == "nvidia.com/gpu.product" and model else None
+        if cased is not None:
+            # The product names a catalogue GPU but in another case than GFD writes it: a label value is
+            # matched case for case, so no node carries it (the pod stays pending): it fits nowhere here.
+            shown = cased + v[len(_PRODUCT_SUFFIX.sub("", v)) :]
+            needs.notes.append(
+                Diagnostic(
+                    loc,
+                    f"{key}={v} is written {shown} by GPU Feature Discovery, and a label value is matched "
+                    "case for case: no node carries this one",
+                )
+            )
+            words.append(v)
+        elif family is not None:
             words.extend(family)
             families.update(family)
         elif model is None:
@@ -667,8 +696,11 @@ def _node_selector(spec: YMap, needs: PodNeeds, p: Problems) -> None:
         return
     for key, value in sel.items():
         loc = sel.key_loc(key)
-        if key in PRODUCT_LABELS:
-            _accept(needs, key, [str(value)], loc, p)
+        judged = _canonical(key, "In", [str(value)], loc, needs)
+        if judged is None:
+            continue
+        if judged[0] in PRODUCT_LABELS:
+            _accept(needs, judged[0], judged[2], loc, p)
         elif key == GKE_PARTITION:
             _partition(needs, str(value).strip(), loc, p)
         else:
@@ -735,6 +767,10 @@ def _affinity(spec: YMap, needs: PodNeeds, p: Problems) -> None:
         if read is None:
             continue
         key, op, values, loc = read
+        judged = _canonical(key, op, values, loc, needs)
+        if judged is None:
+            continue
+        key, op, values = judged
         if key in PRODUCT_LABELS and op == "In":
             _accept(needs, key, values, loc, p)
         elif key in PRODUCT_LABELS and op == "NotIn":
@@ -747,23 +783,125 @@ def _affinity(spec: YMap, needs: PodNeeds, p: Problems) -> None:
 
 
 def _any_of_terms(terms: YList, needs: PodNeeds, p: Problems) -> None:
-    """Several terms are ORed: judged only when each is one `In` on the same GPU product label."""
+    """Several terms are ORed: a model fits if any term accepts it. Judged where every term holds only
+    `In` and `NotIn` expressions on GPU product labels (ANDed within the term, as Kubernetes does);
+    otherwise noted, and the pod's GPUs are not narrowed by them.
+    """
     keys: set[str] = set()
     values: list[str] = []
+    per_term: list[list[tuple[str, str, list[str], SourceLocation]]] = []
     for i, term in enumerate(terms):
         exprs = term.get("matchExpressions") if isinstance(term, YMap) else None
-        read = _expression(exprs[0], exprs.item_loc(0), p) if isinstance(exprs, YList) and len(exprs) == 1 else None
-        if read is None or read[0] not in PRODUCT_LABELS or read[1] != "In" or len(term) != 1:
+        reads = [_expression(e, exprs.item_loc(j), p) for j, e in enumerate(exprs)] if isinstance(exprs, YList) else []
+        if any(r is None for r in reads):
+            return  # refused at the expression's line
+        canonical = [(_canonical(*r[:3], r[3], needs), r[3]) for r in reads if r is not None]
+        judged = [
+            (*c, loc) for c, loc in canonical if c is not None and c[0] in PRODUCT_LABELS and c[1] in ("In", "NotIn")
+        ]
+        if not reads or len(judged) != len(reads) or len(term) != 1:
             needs.notes.append(
                 Diagnostic(terms.item_loc(i), "node affinity with several terms (any of them) not judged")
             )
             return
-        keys.add(read[0])
-        values.extend(read[2])
-    if len(keys) == 1:
+        per_term.append(judged)
+        keys.update(r[0] for r in judged)
+        values.extend(v for r in judged for v in r[2])
+    if len(keys) == 1 and all(len(t) == 1 and t[0][1] == "In" for t in per_term):
         _accept(needs, keys.pop(), values, terms.loc, p)
-    else:
-        needs.notes.append(Diagnostic(terms.loc, "node affinity terms on different product labels not judged"))
+        return
+    _union_of_terms(terms, per_term, needs, p)
+
+
+def _union_of_terms(
+    terms: YList, per_term: list[list[tuple[str, str, list[str], SourceLocation]]], needs: PodNeeds, p: Problems
+) -> None:
+    """Terms on different GPU labels (a family term OR a product term): each read alone as a selection
+    of the pod's GPUs, and the pod accepts what any of them accepts. A term no node can satisfy (another
+    vendor's label, a product outside its family) adds nothing, with a note; none satisfiable is refused.
+    """
+    words: list[str] = []
+    families: set[str] = set()
+    shapes: set[tuple[str | None, str | None]] = set()
+    dead: list[str] = []
+    for i, judged in enumerate(per_term):
+        one = PodNeeds(gpus=needs.gpus, vendor=needs.vendor, mig=needs.mig)
+        alone = Problems()
+        for key, op, values, loc in judged:
+            (_accept if op == "In" else _accept_but)(one, key, values, loc, alone)
+        if alone.items:
+            dead.append(f"term {i + 1}: {alone.items[0].message}")
+            needs.notes.append(Diagnostic(terms.item_loc(i), f"this term fits no node: {alone.items[0].message}"))
+            continue
+        if not one.accepts:
+            # A term that narrows nothing (NotIn on a label no node of the pod's GPUs carries): any GPU.
+            needs.notes.extend(one.notes)
+            needs.notes.append(Diagnostic(terms.loc, "node affinity terms: one allows any GPU, so none narrows it"))
+            return
+        shapes.add((one.vendor, one.mig))
+        needs.notes.extend(one.notes)
+        words.extend(one.accepts)
+        families.update(one.families)
+    if not words:
+        p.add(terms.loc, f"no term of the required node affinity can be satisfied ({'; '.join(dead)})")
+        return
+    if len(shapes) != 1:
+        # MIG instances in one term, whole GPUs in another: a count of one is not a count of the other.
+        needs.notes.append(Diagnostic(terms.loc, "node affinity terms of whole GPUs and MIG instances not judged"))
+        return
+    ((needs.vendor, needs.mig),) = shapes
+    allowed = tuple(dict.fromkeys(words))
+    mine = frozenset(w for w in allowed if w in families)
+    common, common_families = (
+        common_words(needs.accepts, needs.families, allowed, mine) if needs.accepts else (allowed, mine)
+    )
+    if not common:
+        p.add(
+            terms.loc,
+            f"the node affinity terms allow {', '.join(allowed)}, but another node selection allows only "
+            f"{', '.join(needs.accepts)}: no node can satisfy both",
+        )
+        return
+    needs.accepts, needs.families = common, common_families
+
+
+def _canonical(
+    key: str, op: str, values: list[str], loc: SourceLocation, needs: PodNeeds
+) -> tuple[str, str, list[str]] | None:
+    """A GPU label as the readers judge it: AMD's other spellings of its device id and product name on
+    the keys read (gpu_words.AMD_PRODUCT_NAME), or None, noted, for a label that is not judged.
+    """
+    for name in ("device-id", "product-name", "family"):
+        if key == f"beta.amd.com/gpu.{name}":
+            key = f"amd.com/gpu.{name}"  # the same value, written under both prefixes
+    # Legacy keys carry the value in the key and count the node's GPUs of it: `In` or `Exists` on one
+    # selects nodes with such GPUs (NotIn and DoesNotExist stay plain labels: a node without them passes).
+    legacy = {AMD_LEGACY_DEVICE: "amd.com/gpu.device-id", "beta.amd.com/gpu.product-name.": AMD_PRODUCT_NAME}
+    for prefix, read_as in legacy.items():
+        named = key.removeprefix(prefix)
+        if op in ("In", "Exists") and key.startswith(prefix) and PRODUCT_LABELS[read_as](named) is not None:
+            if values:
+                needs.notes.append(
+                    Diagnostic(loc, f"{key}: how many such GPUs a node holds ({', '.join(values)}) not judged")
+                )
+            return read_as, "In", [named]
+    family = key.startswith("beta.amd.com/gpu.family.")
+    if key in _UNJUDGED_LABELS or family:
+        why = _UNJUDGED_LABELS["amd.com/gpu.family" if family else key]
+        shown = f" {', '.join(values)}" if values else ""
+        needs.notes.append(Diagnostic(loc, f"node selection {key} {op}{shown} not judged: {why}"))
+        return None
+    if key == AMD_PRODUCT_NAME and (op not in ("In", "NotIn") or any(amd_product_model(v) is None for v in values)):
+        shown = f" {', '.join(values)}" if values else ""
+        needs.notes.append(
+            Diagnostic(
+                loc,
+                f"node selection {key} {op}{shown} not judged: no catalogue GPU's product name is "
+                "written so by AMD's node labeller",
+            )
+        )
+        return None
+    return key, op, values
 
 
 def _expression(e: object, loc: SourceLocation, p: Problems) -> tuple[str, str, list[str], SourceLocation] | None:

@@ -604,6 +604,7 @@ def _task_count(
     ntasks: int | None,
     p: Problems,
     source: str = "-n",
+    node_range: str | None = None,
 ) -> int | None:
     """The tasks a job of GPUs per task runs: -n as written; else `--gpus` over the GPUs per task (sbatch(1):
     the task count may be given as "--gpus=X --gpus-per-task=Y"). None, refused: no task count at all
@@ -633,10 +634,16 @@ def _task_count(
         return total[1] // per_task[1]
     if ntasks is not None:
         return ntasks
+    ranged = (
+        f" (--nodes={node_range} with --ntasks-per-node counts no tasks: the tasks would depend on the nodes the "
+        "job gets)"
+        if node_range is not None
+        else ""
+    )
     p.add(
         opt.loc,
-        f"{opt.said('gpus-per-task')} without a task count: sbatch (Slurm 23.11 and later) refuses the job "
-        "(--gpus-per-task used without either --gpus or -n/--ntasks); expected -n/--ntasks N, "
+        f"{opt.said('gpus-per-task')} without a task count{ranged}: sbatch (Slurm 23.11 and later) refuses the "
+        "job (--gpus-per-task used without either --gpus or -n/--ntasks); expected -n/--ntasks N, "
         "-N N with --ntasks-per-node, or --gpus",
     )
     return None
@@ -821,14 +828,18 @@ def _job(
                 f"{per_node[1]} GPUs per node; expected --gpus to be the nodes times the GPUs per node",
             )
         per_node = (per_node[0] or total[0], per_node[1])
-    by_node = nodes is not None and per_node_tasks is not None  # -N N --ntasks-per-node=t: N x t tasks
+    # -N N --ntasks-per-node=t: N x t tasks. A node range (-N 2-4) counts none: sbatch sets the task count
+    # from them only where the minimum is the maximum (SchedMD/slurm src/sbatch/opt.c, _opt_verify), as the
+    # tasks then depend on the nodes the job gets.
+    by_node = nodes is not None and per_node_tasks is not None and nodes == nodes_max
     if per_task is not None and per_node is None and per_task[1] > 0 and not (by_node and total is None):
         counted, source = ntasks, "-n"
         if counted is None and nodes is not None and nodes == nodes_max and per_node_tasks is not None:
             # sbatch counts -N N --ntasks-per-node=t as N x t tasks: a --gpus beside them must be their GPUs
             # (-N 2 --ntasks-per-node=4 --gpus-per-task=1 --gpus=6 is no 6-GPU job: 8 tasks need 8).
             counted, source = nodes * per_node_tasks, "-N x --ntasks-per-node"
-        ntasks = _task_count(o, per_task, total, counted, p, source)
+        ranged = nodes is not None and nodes != nodes_max and per_node_tasks is not None
+        ntasks = _task_count(o, per_task, total, counted, p, source, o["nodes"].value if ranged else None)
         if ntasks is None:
             return None
         if total is not None and per_task[0] is None:
