@@ -20,8 +20,9 @@ each system that raised an incident with its health and DCGM's message, cut into
 
 Only a GPU whose system says `Failure` is judged: out of service (OBS004), as a GPU that failed `dcgmi diag` is.
 `Warning` is DCGM's "can still perform workload"; a Failure of the Thermal or Power system is the conditions the GPU
-ran under (dcgmi diag's monitor rank), and an NVLink said down is the NVLink readers' to judge: none takes a GPU out
-of service. Other entity groups (NVSwitches, ConnectX, MIG instances) are read and not judged. DCGM's GPU id is taken
+ran under (dcgmi diag's monitor rank), and an NVLink link said down is the NVLink readers' to judge: none takes a GPU
+out of service. One NVLINK row joins all of a GPU's NVLink incidents: each is judged apart (a link down passes over
+only itself). Other entity groups (NVSwitches, ConnectX, MIG instances) are read and not judged. DCGM's GPU id is taken
 as the driver's index (as for `dcgmi diag`'s table, which prints no serial either).
 """
 
@@ -199,12 +200,34 @@ def _children(node: Any, loc: SourceLocation) -> dict[str, Any]:
     return children
 
 
-def _out_of_service(system: _System) -> bool:
+_NVLINK_PASSED = re.compile(
+    r"GPU \d+'s NvLink link \d+ is currently down"
+    r"|Detected \d+ \S+ NvLink errors on GPU \d+'s NVLink which exceeds threshold of \d+",
+    re.IGNORECASE,
+)
+"""The NVLINK system's incidents that take no GPU out of service here (dcgm_errors.h DCGM_FR_NVLINK_DOWN_MSG, and
+DCGM_FR_NVLINK_ERROR_THRESHOLD_MSG, which DcgmHealthWatch::MonitorNVLink raises as a Warning only). A link down is
+the NVLink readers' to judge (OBS002/OBS003), as dcgmi diag's is."""
+_JOINED = re.compile(r"[\s,]*")
+"""What is left between incidents: dcgmi joins one system's incidents with `, ` (Health::AppendSystemIncidents), and
+its line cutting may drop the comma or the space."""
+
+
+def _out_of_service(system: _System) -> str | None:
+    """What of a system at Failure takes its GPU out of service (its message, or the incidents left of it), or None."""
     if system.health != "Failure" or system.name in _CONDITIONS:
-        return False
-    said = " ".join(system.message).lower()
-    # An NVLink DCGM says is down is judged by the NVLink readers (OBS002/OBS003), as dcgmi diag's is.
-    return not (system.name.lower().startswith("nvlink") and " down" in said)
+        return None
+    said = " ".join(system.message)
+    if not system.name.lower().startswith("nvlink"):
+        return said
+    # One NVLINK row joins every NVLink incident of the GPU, at the worst one's health: each is judged apart, so a
+    # link down passes over only itself, not a replay/recovery or CRC-rate Failure joined beside it
+    # (DCGM_FR_NVLINK_ERROR_CRITICAL / _CRC_ERROR_THRESHOLD: Failure). An incident not known here is judged, not
+    # passed over: the row is at Failure and nothing says that incident is not.
+    left = _NVLINK_PASSED.sub(",", said)
+    if _JOINED.fullmatch(left) is not None and left != said:
+        return None
+    return ", ".join(part for part in (p.strip(" ,") for p in _NVLINK_PASSED.split(said)) if part)
 
 
 def read(text: str, filename: str, host: str | None) -> Observations:
@@ -224,13 +247,13 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                 "'-> Errors' as current dcgmi prints it (older dcgmi labels an entity by its health code, 20 for "
                 "Failure, and leaves out its last incident: run dcgmi diag, or a newer DCGM)",
             )
-        failed = [s for s in ent.systems if _out_of_service(s)]
+        failed = [(s, why) for s in ent.systems if (why := _out_of_service(s)) is not None]
         if ent.group != "GPU" or not failed:
             continue
-        said = "; ".join(f"{s.name} Failure" + (f": {' '.join(s.message)}" if s.message else "") for s in failed)
+        said = "; ".join(f"{s.name} Failure" + (f": {why}" if why else "") for s, why in failed)
         counters.append(
             CounterObservation(
-                SourceLocation(filename, failed[0].line),
+                SourceLocation(filename, failed[0][0].line),
                 None,
                 GpuRef(host=host, index=ent.id),
                 DIAG_FAILED,
