@@ -25,6 +25,8 @@ API_VERSION = "admission.k8s.io/v1"
 KIND = "AdmissionReview"
 MESSAGE_CHARS = 1000
 """The longest status message sent back: kubectl prints it to the user whose object was refused."""
+FIELD_CHARS = 256
+"""The longest request.uid or request.operation read (a Kubernetes uid is a 36-character UUID)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ def read_review(doc: object) -> Review:
     if not isinstance(uid, str) or not uid:
         raise BadRequest("request.uid is missing; expected the string the API server sent")
     operation = request.get("operation", "")
+    _bounded("uid", uid)
     obj = request.get("object")
     if obj is not None and not isinstance(obj, dict):
         raise BadRequest("request.object is not an object; expected the Kubernetes object under review")
@@ -63,6 +66,7 @@ def read_review(doc: object) -> Review:
             f"request.object is missing for operation {shown}; expected the Kubernetes object under "
             "review (only DELETE and CONNECT come without one)"
         )
+    _bounded("operation", operation)
     namespace = request.get("namespace")
     if isinstance(obj, dict) and isinstance(namespace, str) and namespace:
         # The request names the namespace even where the object's metadata leaves it out (a
@@ -83,6 +87,18 @@ def read_review(doc: object) -> Review:
         old_obj if isinstance(old_obj, dict) else None,
         "/".join(str(x) for x in (plural, name) if isinstance(x, str) and x),
     )
+
+
+def _bounded(field: str, text: object) -> None:
+    """BadRequest for a request.uid or request.operation over FIELD_CHARS: each is echoed in the answer
+    (the uid) or written to the decision log, where a megabyte one was kept whole. The API server
+    sends a UUID (36 characters) and one of four operation words.
+    """
+    if isinstance(text, str) and len(text) > FIELD_CHARS:
+        raise BadRequest(
+            f"request.{field} is {len(text):,} characters long; expected at most {FIELD_CHARS} "
+            "(the API server sends a UUID and an operation word)"
+        )
 
 
 def _is_scale(review: Review) -> bool:
