@@ -186,6 +186,7 @@ def observed_facts(
         return int((now - (at if at.tzinfo is not None else at.replace(tzinfo=UTC))).total_seconds()) <= max_age
 
     notes = {f.path: f.note for f in observations.files if f.note is not None}
+    renumbered_nodes = {v[0] for v in renumbered.values()}
     by_host: dict[str, list[GpuObservation]] = {}
     for g in observations.gpus:
         by_host.setdefault(g.host, []).append(g)
@@ -203,6 +204,12 @@ def observed_facts(
             continue
         where = str(g.source)
         m = matcher.match_gpu(n, g)
+        if m.key == "index" and n in renumbered_nodes and g.minor_number is None and g.source.file not in renumbered:
+            # A GPU number of another listing of a node OBS014 reports (nvidia-smi --query-gpu's index, NVML's:
+            # renumbered as that listing is) is no declared index: its faults are that finding's evidence (review
+            # R-RT2: a pending remapping there was put on the GPU below its own).
+            _add_faults(untied_faults.setdefault(n, []), _gpu_faults(g, ecc_max), _gpu_label(g), where)
+            continue
         if m.gpu is None:
             if g.source.file in renumbered:
                 _add_faults(untied_faults.setdefault(n, []), _gpu_faults(g, ecc_max), _device(g), where)
@@ -267,7 +274,6 @@ def observed_facts(
         m = matcher.match(n, values)
         return n, m.gpu, m.why or ""
 
-    renumbered_nodes = {v[0] for v in renumbered.values()}
     links_down: dict[tuple[str, str], list[int | str]] = {}  # (node, device) -> [inactive links, first where]
     for lk in observations.links:
         if not trusted(lk.source.file):

@@ -119,6 +119,26 @@ def test_a_query_gpu_index_beside_is_the_listings_position(tmp_path: Path) -> No
     assert found == [("OBS004", ["n1/gpu5"])]
 
 
+def test_a_query_gpu_index_beside_an_obs014_listing_is_evidence(tmp_path: Path) -> None:
+    # No GPU declared down (minors 0-2 and 4-7: OBS014 for n1); --query-gpu beside it as above, pending on its
+    # index 4 (query.csv line 6: header, then indexes 0..4). That index is NVML's, renumbered too: no OBS004 on
+    # gpu4 (1d2348f4 put it there), the remapping is named in the OBS014 with its file:line.
+    gpus = [(i, None) for i in range(8)]
+    _obs(tmp_path, gpus, [0, 1, 2, 4, 5, 6, 7], pending=-1)
+    rows = ["index, uuid, remapped_rows.pending"]
+    for position, minor in enumerate([0, 1, 2, 4, 5, 6, 7]):
+        rows.append(f"{position}, GPU-6f1c{minor}a2e-4d3b-8c01-9e0f-2b7a5c0d8e31, {'Yes' if minor == 5 else 'No'}")
+    (tmp_path / "obs" / "n1" / "query.csv").write_text("\n".join(rows) + "\n")
+    code, out, err = run_cli(
+        "verify", str(tmp_path / "inv.yaml"), "--observed", str(tmp_path / "obs"), "--format", "json",
+        "--observed-now", "2026-12-06T09:00:00Z",
+    )  # fmt: skip
+    assert code == 1, err
+    found = [f for f in json.loads(out)["findings"] if f["rule"] in ("OBS004", "OBS014")]
+    assert [(f["rule"], f["subjects"]) for f in found] == [("OBS014", ["n1"])]
+    assert "a row remapping is pending (at " in found[0]["message"] and "query.csv:6)" in found[0]["message"]
+
+
 def test_indexes_from_one_are_matched_by_minor_number(tmp_path: Path) -> None:
     # GPU 0 left out for good; the inventory declares gpu1..gpu7 with indexes 1-7, and the listing shows minors 1-7
     # (7 shown, minor 7 >= 7). Minor 5's remapping is gpu5's; all 7 declared are shown. Base and RT2's HEAD:
