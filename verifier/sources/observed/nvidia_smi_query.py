@@ -12,7 +12,9 @@ status, MIG mode, utilisation, fabric state, the driver version and the GPU coun
 over unread. `nounits` leaves the unit off the value (the header keeps it): both are read, any other unit is
 refused. `[N/A]`, `[Not Supported]` and NVML's other messages in brackets are unknown, never 0; `[GPU is lost]`
 is refused at its line (the GPU is out of service: no value can be read from it). `--query-remapped-rows`
-(`gpu_bus_id, gpu_uuid, remapped_rows.*`) is read by the same rules.
+(`gpu_bus_id, gpu_uuid, remapped_rows.*`) is read by the same rules. `--query-retired-pages` (one row per retired
+page) gives each GPU it names its count of retired pages; `--query-supported-clocks` holds no state and is refused,
+saying what to collect instead.
 
 A file without its header (`--format=csv,noheader`) cannot say which column is which: refused, naming what to add.
 A row must name its GPU by a printed `index`, `uuid`, `serial` or `pci.bus_id`: the query prints no GPU count
@@ -45,6 +47,15 @@ FORMAT = "nvidia-smi-query-gpu"
 NOT_A_LISTING = "nvidia-smi-query-remapped-rows"
 """`ObservedFile.format` of a file whose fields `--query-remapped-rows` prints (bus id, UUID, remapped_rows.*): it
 shows the GPUs with row remapping, so it is no listing of the host's GPUs (a GPU it does not show is not missing)."""
+RETIRED_PAGES = "nvidia-smi-query-retired-pages"
+"""`ObservedFile.format` of a `--query-retired-pages` CSV: one row per retired page of the GPUs that have any, so no
+listing of the host's GPUs either."""
+_PAGE_FIELDS = frozenset({"retired_pages.address", "retired_pages.cause", "retired_pages.timestamp"})
+"""`nvidia-smi --help-query-retired-pages`'s own fields (beside timestamp and the gpu_* identity fields)."""
+_PAGE_CAUSES = frozenset({"Single Bit ECC", "Double Bit ECC"})
+"""nvidia-smi's words for NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS and _DOUBLE_BIT_ECC_ERROR."""
+_CLOCK_FIELDS = frozenset({"memory", "graphics"})
+"""`--query-supported-clocks`' fields (`memory [MHz], graphics [MHz]`): the clock pairs a GPU supports, no state."""
 _PROCESS_FIELDS = frozenset({"pid", "process_name", "used_memory", "used_gpu_memory"})
 """`--query-compute-apps` fields: one row per process, not per GPU; such a file is not this format's."""
 _TOOL = "nvidia-smi --query-gpu"
@@ -167,7 +178,7 @@ def _header(line: str) -> list[tuple[str, str | None]] | None:
             return None
         out.append((_canonical(m.group(1)), m.group(2)))
     names = {name for name, _unit in out}
-    return out if names & _READ and not names & _PROCESS_FIELDS else None
+    return out if names & (_READ | _PAGE_FIELDS) and not names & _PROCESS_FIELDS else None
 
 
 def _headless(line: str) -> bool:
@@ -488,6 +499,14 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                     "(the same header repeated is read: appended runs of one query)",
                 )
             names = [name for name, _unit in parsed]
+            if fields is None and _PAGE_FIELDS & set(names):
+                return _retired_pages(reader, parsed, number, _lines(text), host)
+            if fields is None and _CLOCK_FIELDS & set(names):
+                raise reader.refuse(
+                    number,
+                    "nvidia-smi --query-supported-clocks output: the clocks a GPU supports, no state of it to judge; "
+                    "expected --query-gpu (clocks_event_reasons.active says which GPUs run slowed) or nvidia-smi -q",
+                )
             if not any(name in _IDENTITY for name in names):
                 raise reader.refuse(
                     number,
@@ -554,4 +573,76 @@ def read(text: str, filename: str, host: str | None) -> Observations:
         attached=attached,
         driver=next(iter(drivers), None),
     )
+    return Observations(gpus=gpus, files=(file,), hosts=(host,))
+
+
+def _retired_pages(
+    reader: _Reader, fields: list[tuple[str, str | None]], header_at: int, lines: list[str], host: str
+) -> Observations:
+    """`--query-retired-pages` CSV: each GPU it names with the number of pages its last sample lists retired.
+
+    One row per retired page (`gpu_uuid, retired_pages.address, retired_pages.cause`), of the GPUs that have any: a
+    GPU it does not name has none or was not asked about, so the file is no listing. A log of samples (`-l`) lists
+    each GPU's pages again at each `timestamp`: a GPU's count is that of its last sample, each page counted once by
+    its address (an address nvidia-smi could not read, `[N/A]`, is a page of its own).
+    """
+    header_text = lines[header_at - 1].strip()
+    names = {name for name, _unit in fields}
+    if not names & {"uuid", "pci.bus_id", "serial"}:
+        raise reader.refuse(
+            header_at,
+            "the --query-retired-pages query names no GPU; expected gpu_uuid or gpu_bus_id among its fields "
+            "(add gpu_uuid,gpu_bus_id): a page's row is tied to its GPU by them only",
+        )
+    # GPU (uuid, bus id, serial) -> (its last sample's timestamp, that sample's pages, first line, observed at).
+    pages: dict[tuple[str | None, str | None, str | None], tuple[str | None, set[str], int, datetime | None]] = {}
+    for number in range(header_at + 1, len(lines) + 1):
+        line = lines[number - 1].strip()
+        if not line or line == header_text:
+            continue  # the header again: appended runs of one query
+        values = _split(line)
+        if len(values) != len(fields):
+            raise reader.refuse(
+                number,
+                f"the row has {len(values)} values but the header at line {header_at} names {len(fields)} "
+                "fields; expected one value per field, separated by ', '",
+            )
+        row = _Row(number, {name: (value, unit) for (name, unit), value in zip(fields, values, strict=True)})
+        bus_text = reader.known(row, "pci.bus_id")
+        bus = normalise_pci_bus_id(bus_text) if bus_text is not None else None
+        if bus_text is not None and bus is None:
+            raise reader.refuse(
+                number, f"'pci.bus_id' is {reader._shown(bus_text)}; expected a PCI bus id such as 00000000:1B:00.0"
+            )
+        key = (reader.known(row, "uuid"), bus, reader.known(row, "serial"))
+        if key == (None, None, None):
+            raise reader.refuse(number, "the row names its GPU by no gpu_uuid, gpu_bus_id or gpu_serial")
+        cause = reader.known(row, "retired_pages.cause")
+        if cause is not None and cause not in _PAGE_CAUSES:
+            raise reader.refuse(
+                number, f"'retired_pages.cause' is {reader._shown(cause)}; expected Single Bit ECC or Double Bit ECC"
+            )
+        sample = row.values["timestamp"][0] if "timestamp" in row.values else None
+        address = reader.known(row, "retired_pages.address")
+        page = address if address is not None else f"line {number}"
+        was = pages.get(key)
+        if was is None or was[0] != sample:
+            pages[key] = (sample, {page}, number, reader.stamp(row))
+        else:
+            was[1].add(page)
+    gpus = tuple(
+        GpuObservation(
+            source=SourceLocation(reader.filename, line),
+            observed_at=at,
+            host=host,
+            vendor="nvidia",
+            uuid=uuid,
+            serial=serial,
+            pci_bus_id=bus,
+            retired_pages=len(seen),
+        )
+        for (uuid, bus, serial), (_sample, seen, line, at) in pages.items()
+    )
+    stamps = [g.observed_at for g in gpus if g.observed_at is not None]
+    file = ObservedFile(reader.filename, RETIRED_PAGES, host, max(stamps) if stamps else None, partial=True)
     return Observations(gpus=gpus, files=(file,), hosts=(host,))
