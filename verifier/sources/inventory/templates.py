@@ -1352,12 +1352,23 @@ class Expander:
 
     @staticmethod
     def _rendered_id_problem(pattern: Pattern, raw: str, ns: Mapping[str, int | str]) -> str | None:
-        """specs.link_id_problem of a rendered link id. A leading `/` that an empty first value
-        made (`{s}/x` with s: "") is an empty first part, not the absolute id a written `/` makes.
+        """specs.link_id_problem of a rendered link id. A leading `/` written after values that are
+        all empty (`{s}/x` with s: "") is an empty first part, not the absolute id a written `/`
+        makes; a leading `/` that is a value's own (`{a}{b}` with a: "", b: "/abs") is absolute, as
+        that value alone would be.
         """
-        first = next((part for part in pattern.parts if part != ""), "")  # parts may open with ""
-        if isinstance(first, tuple) and raw.startswith("/") and ns.get(first[0]) == "":
-            raw = "/" + raw  # the empty part kept: link_id_problem drops one leading `/` only
+        if raw.startswith("/"):
+            emptied = False
+            for part in pattern.parts:
+                if isinstance(part, str):
+                    if part:  # the written text that opens the id
+                        if emptied:
+                            raw = "/" + raw  # the empty part kept: link_id_problem drops one leading `/` only
+                        break
+                elif ns.get(part[0]) == "":
+                    emptied = True
+                else:
+                    break  # a value opens the id: its `/` is its own
         return link_id_problem(raw)
 
     def _serves(self, pats: list[Pattern], scope: str | None, ns: dict[str, int | str], loc: SourceLocation) -> None:
