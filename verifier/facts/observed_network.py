@@ -155,10 +155,21 @@ def _nic_rows(
     nics_of = _nics_by_node(inventory)
     tables: dict[str, _Nics] = {}
     use_index = "index" in settings.match.keys
+    # A fabric-wide file (iblinkinfo: no host of its own, ObservedFile.host None) names storage and management hosts
+    # the inventory rightly lacks, so each is passed over; but a file naming none of the inventory's hosts is
+    # another fabric's, or its descriptions are not the inventory's names (`node-01` for dgx01): said once per file.
+    fabric = {f.path for f in observations.files if f.host is None}
+    unknown: dict[str, str] = {}  # fabric file -> the first host (by name) it names, while it names no node
+    known: set[str] = set()
     for port in observations.nic_ports:
         n = node(port.host)
         if n is None:
-            continue  # the file's unknown host is verifier.facts.observed's to report
+            # a one-host file's unknown host is verifier.facts.observed's to report
+            path = port.source.file
+            if path in fabric and path not in known and port.host < unknown.get(path, port.host + "\uffff"):
+                unknown[path] = port.host
+            continue
+        known.add(port.source.file)
         table = tables.get(n)
         if table is None:
             table = tables[n] = _Nics(nics_of.get(n, []))
@@ -170,6 +181,7 @@ def _nic_rows(
         out["observed_nic_port"].append((nic.id, port.port, port.state, port.physical_state, port.link_layer, where))
         if port.rate_mbps is not None:  # unknown stays unknown: a 0 would be judged a slow port by OBS104
             out["observed_nic_port_rate"].append((nic.id, port.port, port.rate_mbps, where))
+    out["observed_unknown_host"].extend((host, path) for path, host in unknown.items() if path not in known)
 
 
 def _run_rows(
