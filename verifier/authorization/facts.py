@@ -14,6 +14,7 @@ unchanged fleet (new jobs, the same hardware) and a repeated `verify` read them 
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import fields, is_dataclass
 from functools import cache
@@ -136,7 +137,10 @@ def policy_names(setup: AuthzSetup) -> list[Row]:
 
 NEAREST_IDS = 5_000
 """The most ids an unknown name in a policy is compared with, one by one, for the nearest (AUTHZ004):
-past it, only those under the name's own parent are (`_nearest`)."""
+past it, only those under the name's own parent are, or else the NEIGHBOUR_IDS beside it in sorted
+order (`_nearest`)."""
+NEIGHBOUR_IDS = 1_000
+"""The ids beside an unknown name in sorted order compared with it, past NEAREST_IDS, where no parent narrows them."""
 _GROUP_TYPES = ("Node", "Rack", "Pod", DOMAIN_TYPE)
 _SCHEDULING = ("schedule", "reserve")
 
@@ -346,9 +350,18 @@ def _nearest(setup: AuthzSetup, etype: str, eid: str) -> str:
         # ones compared (`dgx0012/gpu9` beside dgx0012's GPUs).
         head, slash, _ = eid.rpartition("/")
         near = [i for i in ids if i.startswith(head + "/")] if slash else []
-        if slash and not near:
-            return f"no id of that type is under {head + '/'!r}"
         if not near or len(near) > NEAREST_IDS:
+            # A node's own id (no parent: 16,384 nodes at 131,072 GPUs) or a GPU of a mistyped node
+            # (`su0000-r0-m3/gpu1`): the NEIGHBOUR_IDS ids beside it in sorted order are compared, which
+            # hold the id a typo past its first characters was meant for (`su0000-r0-n3`).
+            ordered = sorted(ids)
+            at = bisect_left(ordered, eid)
+            half = NEIGHBOUR_IDS // 2
+            match = closest(eid, ordered[max(0, at - half) : at + half])
+            if match:
+                return f"did you mean {match!r}?"
+            if slash and not near:
+                return f"no id of that type is under {head + '/'!r}"
             return f"not compared with each of the {len(ids):,} ids of that type"
         ids = near
     match = closest(eid, ids)
