@@ -9,6 +9,7 @@ once. `verify`, `place`, `query`, `explain` and `diff` all start from an `Evalua
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,8 +143,7 @@ def evaluate(
         facts.update(extra_facts)
     # Graph summaries are computed on demand and decisions asked for only when read: until
     # then both count as rows that may match anything.
-    checks = checks_from_program(program)
-    needs = needs_queries(checks, program)
+    checks, needs, written = _checks_needs_written(program)
     reports = {c.id: c.reports for c in checks}
     if not judge_checks:
         needs = {}
@@ -151,7 +151,6 @@ def evaluate(
     needed = {rel for q in needs.values() for rel in query_relations(q)}
     # A rule the user wrote is evaluated even when no report reads it: its mistakes (a recursion
     # that never ends) fail the run instead of passing unseen.
-    written = outside_shipped(r.loc.file for r in program.rules)
     mine = {r.head.relation for r in program.rules if r.loc.file in written}
     roots = {c.reports for c in checks} | needed | also | mine if reads_reports_only else None
 
@@ -195,6 +194,62 @@ def evaluate(
         step("too big a job for the memory engine; starting over in duckdb")
         backend, not_applicable = _run_engine("duckdb", evaluated, loads, needs, reports, step, bounded=False)
     return Evaluation(program, checks, inputs, backend, pairs, authorization, jobs, not_applicable)
+
+
+_DESCRIBED_KEPT = 8
+
+
+@dataclass(eq=False)
+class _Described:
+    """What evaluate() reads off one program, each part worked out when first asked for."""
+
+    program: Program
+    where: tuple[str, str]
+    checks: list[Check]
+    needs: dict[str, Query] | None = None
+    written: frozenset[str] | None = None
+
+
+_described_last: list[_Described] = []
+"""What evaluate() read off the programs it was given last, newest first, with the working directory
+(and the shipped pack's place) the files were judged from. A process that verifies again (the REPL,
+`serve`, `topolog test`, a library user, the test suite) is given the same program object by
+load_rules (rule_pack._last): its checks, its parsed `@needs` and which of its files are the user's
+(paths resolved folder by folder) cost about 15 ms of CPU for the shipped pack, the same each time."""
+
+
+def _described(program: Program) -> _Described:
+    """The remembered record of `program`, kept by its identity (a Program is immutable); nothing is
+    kept for a program whose metadata is bad (ProgramError each time).
+    """
+    here = (os.getcwd(), str(shipped_rules_dir()))  # relative file names resolve from the working directory
+    for i, known in enumerate(_described_last):
+        if known.program is program and known.where == here:
+            _described_last.insert(0, _described_last.pop(i))
+            return known
+    known = _Described(program, here, checks_from_program(program))
+    _described_last.insert(0, known)
+    del _described_last[_DESCRIBED_KEPT:]
+    return known
+
+
+def program_checks(program: Program) -> list[Check]:
+    """checks_from_program(program), remembered as evaluate() remembers it: a verification with
+    --check reads the whole program's checks, then evaluates a slice of it.
+    """
+    return list(_described(program).checks)
+
+
+def _checks_needs_written(program: Program) -> tuple[list[Check], dict[str, Query], frozenset[str]]:
+    """`program`'s checks, their parsed `@needs` (ProgramError, not remembered, when one is bad), and
+    its rule files outside the shipped pack.
+    """
+    known = _described(program)
+    if known.needs is None:
+        known.needs = needs_queries(known.checks, program)
+    if known.written is None:
+        known.written = frozenset(outside_shipped(r.loc.file for r in program.rules))
+    return list(known.checks), dict(known.needs), known.written
 
 
 def _run_engine(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from verifier.checks.baseline import load_baseline
-from verifier.checks.check import Check, checks_from_program
+from verifier.checks.check import Check
 from verifier.checks.findings import Severity
 from verifier.checks.settings import RunSettings
 from verifier.checks.verify import Result, VerifyReport, apply_baseline, apply_waivers, collect_results
@@ -29,6 +29,7 @@ from verifier.session.session import (
     evaluate,
     load_rules,
     needs_queries,
+    program_checks,
     require_job_principals,
 )
 from verifier.session.side_files import SideFiles, discover
@@ -305,7 +306,7 @@ def _slice(program: Program, check_ids: frozenset[str]) -> Program:
     """The rules that the findings of `check_ids` depend on: their relations, what their
     `@needs` read, and for PLACE001 the why-not its message quotes.
     """
-    checks = [c for c in checks_from_program(program) if c.id in check_ids]
+    checks = [c for c in program_checks(program) if c.id in check_ids]
     relations = {c.reports for c in checks}
     relations |= {rel for q in needs_queries(checks, program).values() for rel in query_relations(q)}
     if "PLACE001" in check_ids:
