@@ -7,6 +7,9 @@ without copying them; `--no-shipped-rules` loads the user's rules alone.
 
 from __future__ import annotations
 
+import os
+import stat
+import time
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -150,14 +153,44 @@ def _shipped_texts(shipped: Path) -> frozenset[bytes]:
     return frozenset(data for f in shipped.rglob(f"*{RULE_SUFFIX}") if (data := _bytes(f)) is not None)
 
 
+_read: dict[str, tuple[tuple[int, ...], bytes]] = {}
+"""Rule files read in this process, with what os.stat said of each then. A process that verifies
+again (the test suite, `topolog test`, the REPL) asks for the shipped pack's ~160 files each time:
+a file whose device, inode, size, modification and change times are all as they were is not read
+again. Writing a file sets its change time to the clock, which utime cannot set back; but the file
+system's clock moves in ticks, so a file written in the tick it was read in could look unchanged:
+like git's racily clean entries, a file changed less than _SETTLED_NS before it was read is not
+remembered and is read every time."""
+_READ_KEPT = 4096
+_SETTLED_NS = 2_000_000_000
+
+
+def _now_ns() -> int:
+    return time.time_ns()
+
+
 def _bytes(path: Path) -> bytes | None:
-    # Only a regular file can be a copy of a shipped one; opening a FIFO would wait for a writer.
-    if not path.is_file():
-        return None
     try:
-        return path.read_bytes()
+        st = os.stat(path)
+    except (OSError, ValueError):  # missing, a loop of links, a NUL in the name: the loader says so
+        return None
+    # Only a regular file can be a copy of a shipped one; opening a FIFO would wait for a writer.
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    seen = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    name = str(path)
+    known = _read.get(name)
+    if known is not None and known[0] == seen:
+        return known[1]
+    try:
+        data = path.read_bytes()
     except OSError:  # unreadable: the loader says so, with the path
         return None
+    if max(st.st_mtime_ns, st.st_ctime_ns) < _now_ns() - _SETTLED_NS:
+        if len(_read) >= _READ_KEPT:
+            _read.clear()
+        _read[name] = (seen, data)
+    return data
 
 
 @cache
