@@ -871,6 +871,7 @@ def _canonical(
     """A GPU label as the readers judge it: AMD's other spellings of its device id and product name on
     the keys read (gpu_words.AMD_PRODUCT_NAME), or None, noted, for a label that is not judged.
     """
+    written = key
     for name in ("device-id", "product-name", "family"):
         if key == f"beta.amd.com/gpu.{name}":
             key = f"amd.com/gpu.{name}"  # the same value, written under both prefixes
@@ -887,6 +888,10 @@ def _canonical(
             return read_as, "In", [named]
     family = key.startswith("beta.amd.com/gpu.family.")
     if key in _UNJUDGED_LABELS or family:
+        if op == "NotIn":
+            # Not judged against the catalogue, but a node whose label holds the value is one Kubernetes
+            # keeps the pod off: a plain label, under the key as written, excludes the nodes so labelled.
+            return written, op, values
         why = _UNJUDGED_LABELS["amd.com/gpu.family" if family else key]
         shown = f" {', '.join(values)}" if values else ""
         needs.notes.append(Diagnostic(loc, f"node selection {key} {op}{shown} not judged: {why}"))
