@@ -71,3 +71,27 @@ def test_x8_gpu_under_an_x8_uplink_on_a_gen5_cpu_is_reported(tmp_path: Path) -> 
         "GPU h1/gpu0's PCIe link h1/gpu0<->h1/sw0 carries 31504 MB/s, below the 63008 MB/s of PCIe Gen5 x16"
         " (its model's)."
     ]
+
+
+_DEGRADED_UPLINK = """\
+apiVersion: topolog.dev/v1
+objects:
+  - name: s9
+    kind: node
+    children:
+      - {name: cpu0, kind: cpu}
+      - {name: sw0, kind: pcie_switch}
+      - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+    links:
+      - {a: sw0, b: cpu0, kind: pcie, generation: 4, lanes: 16, state: degraded}
+      - {a: gpu0, b: sw0, kind: pcie, generation: 4, lanes: 16}
+"""
+
+
+def test_gpu_under_an_uplink_marked_degraded_is_judged_at_its_own_generation(tmp_path: Path) -> None:
+    # No CPU model, the switch has none: the uplink alone could bound the GPU, but it is marked
+    # degraded (not running as built), so it says nothing of the design. The H100's own Gen5 stands
+    # and its Gen4 is below it (a316723d: the degraded uplink's 4 was taken as the design, no finding).
+    assert _messages(_DEGRADED_UPLINK, "PCIE001", tmp_path) == [
+        "GPU s9/gpu0's PCIe link s9/gpu0<->s9/sw0 runs at generation 4, below the 5 both ends support."
+    ]
