@@ -42,6 +42,7 @@ from verifier.sources.observed.model import (
     normalise_pci_bus_id,
     recovery_action,
 )
+from verifier.sources.observed.nvidia_smi_text import lost_line
 
 FORMAT = "nvidia-smi-query-gpu"
 NOT_A_LISTING = "nvidia-smi-query-remapped-rows"
@@ -145,8 +146,6 @@ _STAMP = re.compile(r"[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.
 _RESET_REQUIRED = "[gpu requires reset]"
 """NVML_ERROR_RESET_REQUIRED as nvidia-smi prints it in a value's place (lower case)."""
 _LOST_START = "unable to determine the device handle for gpu"
-_LOST = re.compile(r"Unable to determine the device handle for (?:GPU|gpu) ?(\S+?): (.+)")
-_BUS_FIRST = re.compile(r"([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f]+): (.+)")
 _PROLOG_LINES = 64
 """Lines looked through for the header: nvidia-smi's own lines for GPUs it cannot open come first when stderr was
 captured too (2>&1)."""
@@ -406,30 +405,21 @@ class _Reader:
         """The GPU nvidia-smi printed it could not open (`Unable to determine the device handle for GPU0000:01:00.0:
         GPU has fallen off the bus.`): there, out of service.
         """
-        m = _LOST.fullmatch(line)
-        if m is None:
+        found = lost_line(line, number, self.filename) if line else None
+        if found is None:
             raise self.refuse(
                 number,
                 "nvidia-smi could not open a GPU it names in no way read; expected e.g. "
                 "'Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error'",
             )
-        name, message = m.group(1), m.group(2).strip()
-        index: int | None = None
-        if name.isdigit() and len(name) <= 5:  # `GPU1: 0000:34:00.0: Unknown Error` (an index, then its bus id)
-            index = int(name)
-            then = _BUS_FIRST.fullmatch(message)
-            name, message = (then.group(1), then.group(2).strip()) if then is not None else ("", message)
-        bus = normalise_pci_bus_id(name) if name else None
-        if name and bus is None:
-            raise self.refuse(number, f"nvidia-smi could not open GPU {name[:40]!r}, which is no PCI bus id")
         return GpuObservation(
             source=SourceLocation(self.filename, number),
             observed_at=None,
             host=host,
             vendor="nvidia",
-            index=index,
-            pci_bus_id=bus,
-            lost=message[:200],
+            index=found.index,
+            pci_bus_id=found.bus,
+            lost=found.message,
         )
 
 

@@ -155,7 +155,7 @@ class Lost:
     message: str
 
 
-def _lost(stripped: str, number: int, filename: str) -> Lost | None:
+def lost_line(stripped: str, number: int, filename: str) -> Lost | None:
     """The lost GPU `stripped` names, None when it is no such line; TopologError when it names a GPU in no
     way nvidia-smi does.
     """
@@ -196,7 +196,7 @@ def _parse(text: str, filename: str, lost_gpus: list[Lost]) -> _Node:
         stripped = line.lstrip(" ")
         if not stripped:
             continue
-        lost = _lost(stripped, number, filename)
+        lost = lost_line(stripped, number, filename)
         if lost is not None:
             # The GPU is there and out of service: an observation of its own (OBS004), never a gap that
             # passes for health or a file refused on the node that most needs judging.
@@ -581,7 +581,7 @@ def lost_lines(text: str, filename: str) -> tuple[list[Lost], int]:
         stripped = text[pos:end].strip().lstrip("\ufeff")
         if stripped.startswith("<"):
             return found, number - 1
-        lost = _lost(stripped, number, filename) if stripped else None
+        lost = lost_line(stripped, number, filename) if stripped else None
         if lost is not None:
             found.append(lost)
         elif stripped.lower().startswith(_LOST_START.lower()):  # a GPU said lost in no shape read: not passed over
