@@ -335,7 +335,9 @@ def model_families(inventory: Inventory, jobs: Jobs) -> list[Row]:
 
     words = sorted({w for job in jobs for w in job.accepts})
     models = sorted(inventory.models)
-    rows = {(m, w) for m in models for w in words if m != w and m.startswith(w)}
+    # A word that is itself a model's name names that model alone: L4 is no family of L40S (a pod
+    # selecting GFD's NVIDIA-L4 never lands on an L40S node).
+    rows = {(m, w) for m in models for w in words if m != w and m.startswith(w) and w not in inventory.models}
     if GAUDI_FAMILY in words:
         rows.update((m, GAUDI_FAMILY) for m in models if m != GAUDI_FAMILY and is_gaudi(inventory.models[m]))
     return sorted(rows)

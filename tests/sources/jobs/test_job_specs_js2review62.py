@@ -82,11 +82,6 @@ def test_a_not_in_on_an_unjudged_label_of_nodes_without_it_excludes_nothing(tmp_
     assert (code, nodes) == (0, ["a100-n0", "a100-n1", "h100-n0", "h100-n1", "rtx-n0", "rtx-n1", "rtx-n3"]), err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="verifier/session/session.py model_families reads every accepted word that prefixes a model name as a "
-    "family, so the exact model L4 also accepts L40S (base 07c97283 too); the fix is outside the jobs readers",
-)
 def test_an_l4_product_is_not_an_l40s(tmp_path: Path) -> None:
     # nvidia.com/gpu.product NVIDIA-L4 is GFD's label for the L4 (NVML "NVIDIA L4"): a node of L40S
     # GPUs carries NVIDIA-L40S, so Kubernetes never puts the pod there. Inventory: one node of each.
