@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from cli_helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
