@@ -593,19 +593,15 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
     allowed = tuple(dict.fromkeys(words))
     # Two selections on products (a nodeSelector and an affinity term) must both hold: keep their common
     # models, a family meeting a model of it in that model (hopper and NVIDIA-H100-80GB-HBM3: the H100).
-    common, common_families = (
-        common_words(needs.accepts, needs.families, allowed, frozenset(families))
-        if needs.accepts
-        else (allowed, frozenset(families))
+    _narrow(
+        needs,
+        allowed,
+        frozenset(families),
+        loc,
+        p,
+        f"{key} allows {', '.join(allowed)}, but another node selection allows only "
+        f"{', '.join(needs.accepts)}: no node can satisfy both",
     )
-    if not common:
-        p.add(
-            loc,
-            f"{key} allows {', '.join(allowed)}, but another node selection allows only "
-            f"{', '.join(needs.accepts)}: no node can satisfy both",
-        )
-        return
-    needs.accepts, needs.families = common, common_families
 
 
 def read_gpu_types(needs: PodNeeds, annotations: YMap, p: Problems) -> None:
@@ -629,17 +625,30 @@ def read_gpu_types(needs: PodNeeds, annotations: YMap, p: Problems) -> None:
             loc, f"{key}: {annotations[key]}: the GPU types HAMi and Volcano's vGPU give it ({', '.join(allowed)})"
         )
     )
-    common, families = (
-        common_words(needs.accepts, needs.families, allowed, frozenset()) if needs.accepts else (allowed, frozenset())
+    _narrow(
+        needs,
+        allowed,
+        frozenset(),
+        loc,
+        p,
+        f"{key}: {annotations[key]} allows {', '.join(allowed)}, but the node selection allows only "
+        f"{', '.join(needs.accepts)}: no node can satisfy both",
+    )
+
+
+def _narrow(
+    needs: PodNeeds, allowed: tuple[str, ...], families: frozenset[str], loc: SourceLocation, p: Problems, clash: str
+) -> None:
+    """Keep only the GPU words `allowed` shares with what the pod's other selections accept (all of them where
+    none selected yet); `clash` is the pod's problem when they share none: every selection must hold at once.
+    """
+    common, common_families = (
+        common_words(needs.accepts, needs.families, allowed, families) if needs.accepts else (allowed, families)
     )
     if not common:
-        p.add(
-            loc,
-            f"{key}: {annotations[key]} allows {', '.join(allowed)}, but the node selection allows only "
-            f"{', '.join(needs.accepts)}: no node can satisfy both",
-        )
+        p.add(loc, clash)
         return
-    needs.accepts, needs.families = common, families
+    needs.accepts, needs.families = common, common_families
 
 
 def _accept_but(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p: Problems) -> None:
@@ -675,19 +684,17 @@ def _accept_but(needs: PodNeeds, key: str, values: list[str], loc: SourceLocatio
             "a model the inventory names itself is not taken",
         )
     )
-    common, common_families = (
-        common_words(needs.accepts, needs.families, allowed, frozenset()) if needs.accepts else (allowed, frozenset())
+    _narrow(
+        needs,
+        allowed,
+        frozenset(),
+        loc,
+        p,
+        f"{key} NotIn {', '.join(values)} leaves {', '.join(allowed)}, but the node selection allows only "
+        f"{', '.join(needs.accepts)}: no node can satisfy both"
+        if allowed
+        else f"{key} NotIn {', '.join(values)} leaves no {labelled} GPU of topolog's catalogue",
     )
-    if not common:
-        p.add(
-            loc,
-            f"{key} NotIn {', '.join(values)} leaves {', '.join(allowed)}, but the node selection allows only "
-            f"{', '.join(needs.accepts)}: no node can satisfy both"
-            if allowed
-            else f"{key} NotIn {', '.join(values)} leaves no {labelled} GPU of topolog's catalogue",
-        )
-        return
-    needs.accepts, needs.families = common, common_families
 
 
 def _node_selector(spec: YMap, needs: PodNeeds, p: Problems) -> None:
@@ -852,17 +859,15 @@ def _union_of_terms(
     ((needs.vendor, needs.mig),) = shapes
     allowed = tuple(dict.fromkeys(words))
     mine = frozenset(w for w in allowed if w in families)
-    common, common_families = (
-        common_words(needs.accepts, needs.families, allowed, mine) if needs.accepts else (allowed, mine)
+    _narrow(
+        needs,
+        allowed,
+        mine,
+        terms.loc,
+        p,
+        f"the node affinity terms allow {', '.join(allowed)}, but another node selection allows only "
+        f"{', '.join(needs.accepts)}: no node can satisfy both",
     )
-    if not common:
-        p.add(
-            terms.loc,
-            f"the node affinity terms allow {', '.join(allowed)}, but another node selection allows only "
-            f"{', '.join(needs.accepts)}: no node can satisfy both",
-        )
-        return
-    needs.accepts, needs.families = common, common_families
 
 
 def _canonical(

@@ -162,6 +162,18 @@ def _split(line: str) -> list[str]:
     return [t.strip() for t in line.split(",")]
 
 
+def _row_values(reader: _Reader, number: int, line: str, fields: int, header_at: int) -> list[str]:
+    """The values of a data row, one per field of the header at `header_at`; TopologError at `number` otherwise."""
+    values = _split(line)
+    if len(values) != fields:
+        raise reader.refuse(
+            number,
+            f"the row has {len(values)} values but the header at line {header_at} names {fields} "
+            "fields; expected one value per field, separated by ', '",
+        )
+    return values
+
+
 def _header(line: str) -> list[tuple[str, str | None]] | None:
     """The (field, unit) pairs of a header line, or None when `line` is no header of this tool's.
 
@@ -512,13 +524,7 @@ def read(text: str, filename: str, host: str | None) -> Observations:
                 "told; expected the header nvidia-smi prints first (run it without noheader, or put the "
                 "--query-gpu field names, separated by ', ', on the first line)",
             )
-        values = _split(line)
-        if len(values) != len(fields):
-            raise reader.refuse(
-                number,
-                f"the row has {len(values)} values but the header at line {header_at} names {len(fields)} "
-                "fields; expected one value per field, separated by ', '",
-            )
+        values = _row_values(reader, number, line, len(fields), header_at)
         row = _Row(number)
         for (name, unit), value in zip(fields, values, strict=True):
             if name in _READ and name in row.values and row.values[name][0] != value:
@@ -590,13 +596,7 @@ def _retired_pages(
         line = lines[number - 1].strip()
         if not line or line == header_text:
             continue  # the header again: appended runs of one query
-        values = _split(line)
-        if len(values) != len(fields):
-            raise reader.refuse(
-                number,
-                f"the row has {len(values)} values but the header at line {header_at} names {len(fields)} "
-                "fields; expected one value per field, separated by ', '",
-            )
+        values = _row_values(reader, number, line, len(fields), header_at)
         row = _Row(number, {name: (value, unit) for (name, unit), value in zip(fields, values, strict=True)})
         bus_text = reader.known(row, "pci.bus_id")
         bus = normalise_pci_bus_id(bus_text) if bus_text is not None else None
