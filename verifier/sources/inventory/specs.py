@@ -251,13 +251,24 @@ class TemplateDef(Record):
 def link_id_problem(text: str) -> str | None:
     """Why a written link id cannot name one link, or None. A leading `/` makes an id written inside a
     node absolute (as for link ends) and is dropped: `/` alone was stored as the empty id, `//x` as
-    `/x`; an empty part (`a//b`, `x/`) names no object's link either. None of these is a reading.
+    `/x`; an empty part (`a//b`, `x/`) or one of white space only (`a/ /b`) names no object's link
+    either. None of these is a reading.
     """
     rest = text.removeprefix("/")
     if not rest or rest.startswith("/") or rest.endswith("/") or "//" in rest:
         return (
             "has an empty part; expected a link id such as 'n0-uplink' or 'rack1/cable7' "
             "(a leading '/' makes an id written in a node absolute)"
+        )
+    if rest.isprintable() and " " not in rest:  # the common case: no white space at all
+        return None
+    # A part of white space alone (`a/ /b`, a foreach value " ") reads as empty to whoever looks at a
+    # listing, and a policy or --fail-link naming it cannot be told apart from a typing slip.
+    blank = next((part for part in rest.split("/") if not part.strip()), None)
+    if blank is not None:
+        return (
+            f"has a part that is only white space ({blank!r}); expected a link id such as 'n0-uplink' or "
+            "'rack1/cable7' (a leading '/' makes an id written in a node absolute)"
         )
     return None
 
