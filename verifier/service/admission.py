@@ -14,6 +14,7 @@ the workload: a scale down is allowed, a scale up refused (scale_review).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from verifier.service.bodies import BadRequest
@@ -153,9 +154,12 @@ def scale_review(revision: Revision, review: Review) -> tuple[dict[str, object],
 
 
 def review_doc(
-    revision: Revision, review: Review, principal_from: tuple[PrincipalRule, ...] = ()
+    revision: Revision,
+    review: Review,
+    principal_from: tuple[PrincipalRule, ...] = (),
+    given_up: Callable[[], bool] = lambda: False,
 ) -> tuple[dict[str, object], bool]:
-    """The AdmissionReview answer and whether it allows."""
+    """The AdmissionReview answer and whether it allows (`given_up`: gate.admit_doc's)."""
     if review.obj is None:
         # DELETE and CONNECT carry no object: nothing asks for hardware.
         return _answer(review.uid, True, f"nothing to place ({review.operation or 'no object'})", revision), True
@@ -165,7 +169,7 @@ def review_doc(
         return scale_review(revision, review)
     try:
         # The verdict and the why-not reasons are all it answers with: only the best placement is named.
-        admitted = admit_doc(revision, json.dumps(review.obj).encode(), principal_from, limit=1)
+        admitted = admit_doc(revision, json.dumps(review.obj).encode(), principal_from, limit=1, given_up=given_up)
     except NothingToGate as err:
         # A CPU-only Job, Deployment, ... in a namespace the webhook watches: no GPU to gate.
         return _answer(review.uid, True, f"asks for no GPU, nothing to gate ({err.message})", revision), True

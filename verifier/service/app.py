@@ -252,11 +252,15 @@ async def admit(service: Service, request: Request) -> Response:
         raise BadRequest("the request body is empty; expected a job file (kind: Jobs)")
     limit = admit_limit(request.query_params.getlist("limit"), service.config.admit_limit)
     revision = service.gate.live
+    given_up = threading.Event()  # set once answered as timed out: the admit thread stops at its next stage
     try:
         doc = await service.run(
-            service.admitting, lambda: admit_doc(revision, body, service.config.principal_from, limit), timeout
+            service.admitting,
+            lambda: admit_doc(revision, body, service.config.principal_from, limit, given_up.is_set),
+            timeout,
         )
     except TimeoutError:
+        given_up.set()
         doc = admit_timed_out(revision, timeout, limit)
     _record(service, "admit", {"bytes": len(body), "limit": limit}, doc, started, doc["admitted"] is True)
     return JSONResponse(doc)
@@ -267,11 +271,15 @@ async def admission(service: Service, request: Request) -> Response:
     timeout = service.config.admit_timeout_s
     review = read_review(read_json(await _body(request, service.config.max_body, timeout)))
     revision = service.gate.live
+    given_up = threading.Event()  # as in admit
     try:
         doc, allowed = await service.run(
-            service.admitting, lambda: review_doc(revision, review, service.config.principal_from), timeout
+            service.admitting,
+            lambda: review_doc(revision, review, service.config.principal_from, given_up.is_set),
+            timeout,
         )
     except TimeoutError:
+        given_up.set()
         doc, allowed = timed_out_review(review.uid, revision, timeout), False
     logged: dict[str, object] = {"revision": revision.id, "errors": [] if allowed else [doc["response"]]}
     _record(service, "admission", {"uid": review.uid, "operation": review.operation}, logged, started, allowed)

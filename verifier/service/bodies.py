@@ -16,6 +16,9 @@ from verifier.core.limits import INT64_MAX, INT64_MIN, current_limits
 AUTHORIZE_KEYS = ("principal", "action", "resource", "context")
 UID_EXTRA = 32
 """Characters a `Type::"id"` uid adds to its id (the longest entity type and `::""`), over id_length."""
+LOGGED_CONTEXT = 4096
+"""The most characters of a request context's JSON text the decision log keeps (a real context, such
+as `{"incident":true}`, is tens of characters)."""
 
 
 class BadRequest(ValueError):
@@ -35,7 +38,21 @@ class AuthorizeRequest:
     context: dict[str, object] = field(default_factory=dict)
 
     def to_log(self) -> dict[str, object]:
-        return {"principal": self.principal, "action": self.action, "resource": self.resource, "context": self.context}
+        """The request as the decision log keeps it: a context whose JSON text is over
+        LOGGED_CONTEXT characters is kept as its first LOGGED_CONTEXT and its length
+        (`context_cut`), not whole: ids are bounded (id_length), but a context could fill a body
+        (--max-body, 1 MiB) and was logged whole, each such request a megabyte of the rotation.
+        """
+        logged: dict[str, object] = {"principal": self.principal, "action": self.action, "resource": self.resource}
+        if not self.context:
+            logged["context"] = self.context
+            return logged
+        text = json.dumps(self.context, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        if len(text) <= LOGGED_CONTEXT:
+            logged["context"] = self.context
+        else:
+            logged["context_cut"] = f"{text[:LOGGED_CONTEXT]}... ({len(text):,} characters of JSON)"
+        return logged
 
 
 def _long(digits: str) -> int:

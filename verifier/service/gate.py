@@ -203,7 +203,11 @@ def admit_timed_out(revision: Revision, seconds: float, limit: int) -> dict[str,
 
 
 def admit_doc(
-    revision: Revision, body: bytes, principal_from: tuple[PrincipalRule, ...] = (), limit: int = 0
+    revision: Revision,
+    body: bytes,
+    principal_from: tuple[PrincipalRule, ...] = (),
+    limit: int = 0,
+    given_up: Callable[[], bool] = lambda: False,
 ) -> dict[str, object]:
     """`place --why-not --limit LIMIT --format json` on the job file `body`, on the revision, and the verdict.
 
@@ -219,6 +223,11 @@ def admit_doc(
     the same answer either way. A body that loading refuses is a BadRequest (the scheduler sent
     something that is no job); anything else that stops the placement (a principal in no file,
     ...) is a refusal with the reason.
+
+    `given_up`: true once the caller has answered without this admit (--admit-timeout). The
+    admit thread runs one admit at a time, so a body that was answered as timed out kept it
+    until its placement ended (a 1 MiB body of plain jobs: seconds of reading, then placing);
+    it is asked between the stages, and an admit given up stops there, its answer unsent.
     """
     folder = Path(tempfile.mkdtemp(prefix="topolog-admit-"))
     try:
@@ -228,13 +237,17 @@ def admit_doc(
             # The jobs alone, as `place` reads them; the placement program is made only for a
             # placement from scratch (reading the rule pack for it is 10-40 ms of every admit).
             jobs = read_jobs([job], principal_from)
+            if given_up():
+                return _refused(revision, [GIVEN_UP], limit)
         except NoGpuRequested as err:
             raise NothingToGate("; ".join(_named(p, folder, {}) for p in problems(err)), 422) from None
         except TopologError as err:
             raise BadRequest("; ".join(_named(p, folder, {}) for p in problems(err)), 422) from None
         snapshot = revision.snapshot
         try:
-            prepared = revision.placing.get()
+            prepared = revision.placing.get()  # built for the revision's later admits too: not given up
+            if given_up():
+                return _refused(revision, [GIVEN_UP], limit)
             report = prepared.place(jobs, limit) if prepared is not None else None
             if report is None:
                 observed = revision.placing.observed  # the revision's observations, as read when it was built
@@ -250,6 +263,8 @@ def admit_doc(
             return _refused(revision, [_named(p, folder, snapshot.names) for p in problems(err)], limit)
         except Exception as err:  # fail closed
             return _refused(revision, [f"the job could not be placed ({type(err).__name__}: {err})"], limit)
+        if given_up():  # the document of a large body's report is seconds of its own
+            return _refused(revision, [GIVEN_UP], limit)
         placement = place_doc(report)
         # Notes name where in the job file they are: the body, not the temporary file it was
         # written to. Only notes name a file (the rest names jobs, principals, domains and GPUs).
@@ -265,6 +280,10 @@ def admit_doc(
         }
     finally:
         shutil.rmtree(folder, True)
+
+
+GIVEN_UP = "given up: already answered as not placed within --admit-timeout"
+"""The reason of an admit stopped between its stages (never sent: its caller has answered)."""
 
 
 def _named(problem: str, folder: Path, names: dict[str, str]) -> str:
