@@ -32,9 +32,11 @@ from verifier.sources.importers.build import (
     safe_name,
     whole,
 )
+from verifier.sources.importers.cpu_names import cpu_models_for_name
 from verifier.sources.importers.safe_xml import Element, parse_xml
 from verifier.sources.importers.sockets import link_sockets
 from verifier.sources.inventory.device_ids import is_display_only, model_for_name, model_for_pci
+from verifier.sources.inventory.model import Link
 
 _CACHE = re.compile(r"^L([0-9])([id]?)Cache$")
 _CACHE_TYPE = {"0": "unified", "1": "data", "2": "instruction"}
@@ -87,6 +89,8 @@ class _Reader:
         self.core_el: dict[str, Element] = {}
         self.bridges: list[tuple[str, str]] = []  # (package or host bridge, its socket)
         self.version = ""
+        self.hwloc_version_text = ""
+        self.hwloc_release: tuple[int, int] | None = None  # (major, minor) of the hwloc that wrote the file
 
     def id(self, name: str) -> str:
         return f"{self.node}/{name}"
@@ -113,6 +117,12 @@ class _Reader:
         if len(machines) != 1 or machines[0].get("type") != "Machine":
             self.b.error(root.loc, 'expected exactly one top-level <object type="Machine">')
             return
+        # hwloc writes its own release as an info of the Machine (2.x) or of the topology (3.0).
+        for info in [*root.children, *machines[0].children]:
+            if info.tag == "info" and info.get("name") == "hwlocVersion":
+                self.hwloc_version_text = (info.get("value") or "").strip()
+        m = re.match(r"([0-9]{1,4})\.([0-9]{1,4})(?![0-9])", self.hwloc_version_text)
+        self.hwloc_release = (int(m.group(1)), int(m.group(2))) if m else None
         self.walk(machines[0], None)
         packages = [
             o
@@ -125,6 +135,7 @@ class _Reader:
             self.b, [(d, o.labels.get("hwloc_CPUVendor")) for d, o in domains], machines[0].loc, "hwloc's topology"
         )
         self.devices()
+        self.unstated_uplinks()
         self.virtual_uplinks()
         self.bridge_links()
         kinds = []
@@ -170,7 +181,7 @@ class _Reader:
             self.b.obj(here, "node", None, el.loc, labels={**labels, "imported_from": "hwloc"})
         elif kind == "Package":
             here = package = self.id(f"cpu{el.get('os_index')}") if el.get("os_index") else self.next("cpu")
-            self.b.obj(here, "cpu", parent, el.loc, labels=labels)
+            self.b.obj(here, "cpu", parent, el.loc, labels=labels, model=self.cpu_model(el, here, labels))
         elif kind == "Die":
             here = self.next("die")
             self.b.obj(here, "die", parent, el.loc, labels=labels)
@@ -260,6 +271,19 @@ class _Reader:
         for child in el.children:
             if child.tag == "object":
                 self.walk(child, here, core, inner, package)
+
+    def cpu_model(self, el: Element, oid: str, labels: dict[str, str]) -> str | None:
+        """The catalogue CPU that the package's CPUModel names (cpu_names.py), or None: an unknown
+        name leaves the model unknown, and a name that fits several catalogue CPUs is said, not mapped.
+        """
+        name = labels.get("hwloc_CPUModel")
+        found = cpu_models_for_name(name, labels.get("hwloc_CPUVendor"))
+        if len(found) > 1:
+            self.b.note(
+                el.loc,
+                f"{oid}: CPUModel {name!r} fits the catalogue CPUs {', '.join(found)}; no model is taken",
+            )
+        return found[0] if len(found) == 1 else None
 
     def only_package(self) -> str | None:
         packages = [
@@ -409,16 +433,22 @@ class _Reader:
     def ena_with_efa(self, oid_of: dict[int, str]) -> None:
         """An AWS network interface of type "efa" is one network card seen as two PCI devices, an ENA
         (IP traffic) and an EFA (RDMA): AWS's EC2 and SageMaker documentation says the interface
-        "provides both the EFA device ... and the ENA device". Below one PCIe switch with as many
-        ENA as EFA devices, each ENA is taken to share an EFA's card and link (paired in bus order,
-        labelled inferred): two uplinks would count one card's traffic twice against the switch.
+        "provides both the EFA device ... and the ENA device". Below one PCIe switch or host bridge
+        with as many ENA as EFA devices, each ENA is taken to share an EFA's card and link (paired
+        in bus order, labelled inferred): two uplinks would count one card's traffic twice against
+        the switch, and an ENA of its own would stand as a GPU's NIC. A p4d.24xlarge puts an ENA,
+        an EFA and two A100 straight on each host bridge (aws-ofi-nccl's lstopo capture): unpaired,
+        the ENA (no RDMA device) came first in bus order and was each GPU's nearest NIC.
         """
         groups: dict[str, tuple[list[_Pci], list[_Pci]]] = {}
         for dev in self.pcis:
             t = _pci_type(dev.el)
-            if not dev.p2p or dev.category != "nic" or t.get("pci_vendor") != "0x1d0f":
+            if dev.category != "nic" or t.get("pci_vendor") != "0x1d0f":
                 continue
-            if self.b.inv.objects[dev.parent].kind != "pcie_switch":
+            parent = self.b.inv.objects[dev.parent]
+            # Below a switch every device has a port of its own (p2p); on a host bridge (a virtual
+            # machine's flat bus) devices sit straight on the root complex.
+            if not (parent.kind == "pcie_switch" and dev.p2p) and parent.labels.get("role") != "host_bridge":
                 continue
             device = t.get("pci_device", "")
             enas, efas = groups.setdefault(dev.parent, ([], []))
@@ -462,6 +492,40 @@ class _Reader:
                 f"EFA network interfaces (one card each): "
                 + ", ".join(f"{oid_of[id(a)]} shares {oid_of[id(e)]}'s link" for a, e in pairs)
                 + " (inferred; paired in bus order)",
+            )
+
+    def unstated_uplinks(self) -> None:
+        """A PCIe switch whose uplink hwloc states as 0 GB/s (the OS reports no link: a virtual
+        machine's bridges, a VIC's internal switches) takes the widest link below it, labelled assumed,
+        not the Gen4 x16 default: an unknown figure must not make the switch a bottleneck, and a
+        default narrower than what hangs below reads as oversubscription (BW004) that no one built.
+        Deepest switches first, so a switch below another is settled before its parent is judged.
+        A switch with nothing below, or only links at the default, keeps the default.
+        """
+        node = self.node + "/"
+        switches = [oid for oid, o in self.b.inv.objects.items() if o.kind == "pcie_switch" and oid.startswith(node)]
+        if not switches:
+            return
+        by_ends = {(lk.a, lk.b): lk for lk in self.b.inv.links.values()}
+        below: dict[str, list[Link]] = {}
+        for lk in self.b.inv.links.values():
+            below.setdefault(lk.b, []).append(lk)
+        default = pcie_mbps(*DEFAULT_PCIE)
+        for oid in reversed(switches):
+            up = by_ends.get((oid, self.b.inv.objects[oid].parent or ""))
+            # Only uplink() labels a switch's uplink assumed here, and only for a figure hwloc left at 0.
+            if up is None or up.labels.get(ASSUMED) != "bandwidth" or up.mbps != default:
+                continue
+            widest = max((lk.mbps for lk in below.get(oid, ())), default=default)
+            if widest == default:
+                continue
+            up.mbps = widest  # in place: the link keeps its id and its place in the file
+            busid = self.b.inv.objects[oid].labels.get("pci_busid", "")
+            self.b.note(
+                up.loc,
+                f"{oid}: hwloc gives the uplink of PCIe switch {busid} no figure (0 GB/s: the OS reports no "
+                f"link); it is taken at the widest link below it ({widest} MB/s), labelled assumed, not at a "
+                "default that would make the switch a bottleneck",
             )
 
     def virtual_uplinks(self) -> None:
@@ -563,16 +627,38 @@ class _Reader:
         n = len(ids)
         bw_of: dict[frozenset[str], int] = {}
         measured: set[str] = set()  # the GPUs XGMIBandwidth has a row for
-        # Two GPUs keep the figure as stated: a single xGMI pair has no routed path to mistake for a link.
-        placeholder = bws is not None and n > 2 and _rsmi_placeholders(bws, hops)
+        # Which of hwloc's two RSMI backends wrote the figures: hwloc before 2.14 has only the ROCm SMI
+        # one, whose XGMIBandwidth is a placeholder whatever the GPUs; 2.14 and later use AMD SMI where it
+        # is installed (hwloc NEWS 2.14.0), which asks each pair's bandwidth. A file of neither kind
+        # (no hwlocVersion, or one that names no release) is judged by its figures alone, with more than
+        # two GPUs, as before.
+        release = self.hwloc_release
+        shaped = bws is not None and _rsmi_placeholders(bws, hops)
+        placeholder = shaped and (n > 2 if release is None else release < (2, 14))
+        where = bw_el.loc if bw_el is not None else hops_el.loc
         if placeholder:
             pairs = sum(1 for i in range(n) for j in range(i + 1, n) if int(values[i * n + j]) == 1)
+            if n > 2:
+                self.b.note(
+                    where,
+                    "XGMIBandwidth holds hwloc's ROCm SMI placeholders (100000 for every GPU pair with an xGMI "
+                    "path, 1000000 on the diagonal; no measurement), and that backend's hop count reads 1 for a "
+                    f"path through other GPUs too: the {pairs} pairs with XGMIHops 1 are imported as xGMI links "
+                    "labelled inferred, bandwidth assumed; which of them are direct links is unknown",
+                )
+            else:
+                self.b.note(
+                    where,
+                    f"XGMIBandwidth holds hwloc's ROCm SMI placeholders (hwloc {self.hwloc_version_text} has no "
+                    "other backend for it: 100000 for every GPU pair with an xGMI path, 1000000 on the diagonal; "
+                    "no measurement): the xGMI link of the two GPUs is imported with its bandwidth assumed",
+                )
+        elif shaped and release is not None:
             self.b.note(
-                bw_el.loc if bw_el is not None else hops_el.loc,
-                "XGMIBandwidth holds hwloc's ROCm SMI placeholders (100000 for every GPU pair with an xGMI path, "
-                "1000000 on the diagonal; no measurement), and that backend's hop count reads 1 for a path through "
-                f"other GPUs too: the {pairs} pairs with XGMIHops 1 are imported as xGMI links labelled inferred, "
-                "bandwidth assumed; which of them are direct links is unknown",
+                where,
+                f"XGMIBandwidth holds only 100000 per xGMI pair and 1000000 on the diagonal; hwloc "
+                f"{self.hwloc_version_text} reads them from AMD SMI where it is installed, so they are taken as "
+                "stated (lstopo run with HWLOC_RSMI_BACKEND=rocm would have written ROCm SMI placeholders)",
             )
         if bws is not None and not placeholder:
             bids, bvalues = bws
@@ -610,7 +696,7 @@ class _Reader:
                     continue
                 if mbps is None:
                     mbps, labels[ASSUMED] = DEFAULT_XGMI_MBPS, "bandwidth"
-                if placeholder:
+                if placeholder and n > 2:
                     labels["inferred"] = "true"  # direct, or routed through other GPUs: not stated
                 self.b.link(ids[i], ids[j], "xgmi", mbps, hops_el.loc, labels=labels)
 
