@@ -11,20 +11,19 @@ A file that states no time is judged on what it says.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from verifier.sources.inventory.model import Inventory, Obj
+from verifier.sources.inventory.model import Inventory
 from verifier.sources.inventory.software import release_number
 from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref, same_gpu
+from verifier.sources.observed.listing import BARE_NUMBERS, LISTING_FORMATS, UNTIED, judge, numbered
 from verifier.sources.observed.model import (
     DIAG_FAILED,
     UNKNOWN_RECOVERY,
     CounterObservation,
     GpuObservation,
-    GpuRef,
     Observations,
 )
 from verifier.sources.observed.nvlink_text import ALL_LINKS
@@ -32,11 +31,6 @@ from verifier.sources.observed.nvlink_text import ALL_LINKS
 Row = tuple[str | int, ...]
 
 MAX_AGE_KEY = "observed_max_age_s"
-LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "nvidia-smi-q", "nvidia-smi-query-gpu", "amd-smi", "rocm-smi"})
-"""Formats that list every GPU the host's driver sees: a declared GPU absent from them is missing."""
-UNCOUNTED_LISTINGS = frozenset({"amd-smi", "rocm-smi", "nvidia-smi-query-gpu"})
-"""Listings that print no count of their host's GPUs: one that shows fewer GPUs than its node declares may be a
-selection, so it proves none missing (OBS009 says so instead)."""
 
 OBSERVED_RELATIONS: frozenset[str] = frozenset(
     {
@@ -98,24 +92,29 @@ def observed_facts(
     out: dict[str, list[Row]] = {name: [] for name in OBSERVED_RELATIONS}
     matcher = Matcher(inventory, settings.match)
     node = matcher.node
-    if any(f.note is not None for f in observations.files):
-        observations = _whole_by_position(observations, matcher)
-    # Renumbered listings (device minor numbers past their count) showing fewer GPUs than their node declares,
-    # some of which no uuid, serial or PCI bus id ties to a declared GPU (OBS014): file -> (node, listed,
-    # declared, minor numbers shown, missing from their sequence); and the faults reported on the GPUs of those
-    # nodes that nothing ties to a declared GPU (the finding's evidence, never dropped as unmatched).
-    renumbered: dict[str, tuple[str, int, int, list[int], list[int]]] = {}
+    observations = numbered(observations, matcher)
+    # Renumbered listings (device minor numbers past their count, or an NVML count short of the declaration)
+    # showing fewer GPUs than their node declares (listing.judge): file -> (node, listed, declared, how the file
+    # numbers its GPUs, why). `renumbered` holds those not tied by uuid, serial or PCI bus id (OBS014 whatever else
+    # is read); `tied_renumbered` those tied GPU by GPU, an OBS014 only where another file names a fault by a bare
+    # GPU number there (review R-RT2's open item: it was an OBS005 warning and every GPU stayed placeable). And the
+    # faults reported on the GPUs of those nodes that nothing ties to a declared GPU (the finding's evidence, never
+    # dropped as unmatched).
+    renumbered: dict[str, tuple[str, int, int, str, str]] = {}
+    tied_renumbered: dict[str, tuple[str, int, int, str, str]] = {}
     untied_faults: dict[str, list[str]] = {}
     ecc_max = thresholds.get("observed_ecc_uncorrectable_max", 0)
     stale: set[str] = set()
     short: set[str] = set()  # listings of fewer GPUs than attached (or declared, amd-smi): OBS009 speaks for them
-    per_file: Counter[str] | None = None
+    in_files: dict[str, list[GpuObservation]] | None = None
 
-    def _listed(path: str) -> int:
-        nonlocal per_file
-        if per_file is None:
-            per_file = Counter(g.source.file for g in observations.gpus)
-        return per_file[path]
+    def _in_file(path: str) -> list[GpuObservation]:
+        nonlocal in_files
+        if in_files is None:
+            in_files = {}
+            for g in observations.gpus:
+                in_files.setdefault(g.source.file, []).append(g)
+        return in_files.get(path, [])
 
     for f in observations.files:
         n = node(f.host) if f.host is not None else None
@@ -136,45 +135,27 @@ def observed_facts(
         release = release_number(f.driver) if f.driver is not None else None
         if f.driver is not None and release is not None:  # a version not of 1-3 plain numbers is not compared
             out["observed_driver"].append((n, f.driver, release, f.path))
-        uncounted = f.format in UNCOUNTED_LISTINGS and f.attached is None
-        if uncounted and (listed := _listed(f.path)) < (declared := len(matcher.declared_gpus(n))):
-            # amd-smi and rocm-smi print no count of the host's GPUs, and number the GPUs they see from 0: `-g 0 1`
-            # on a host of eight is a whole listing of a host of two, or of eight with six gone. Which, the file
-            # cannot say: none is judged missing (a false OBS006 for six good GPUs), and the node is told so.
-            # nvidia-smi --query-gpu prints a count only where `count` is among its fields; its selection is -i.
-            flag = "-i" if f.format.startswith("nvidia-smi") else "-g"
-            counted = (
-                f"{n} declares ({f.format} prints no count of its host's GPUs): a selection ({flag}) or GPUs its "
-                "driver does not see"
-            )
-            out["observed_listing_short"].append((n, f.path, listed, declared, counted))
-            short.add(f.path)
-        elif f.format in LISTING_FORMATS and not f.partial:
-            out["observed_listing"].append((n, f.path))
-        elif f.note is not None and (listed := _listed(f.path)) < (declared := len(matcher.declared_gpus(n))):
-            # Device minor numbers above the listing's count (model.container_numbered): a host whose driver
-            # dropped a GPU (fallen off the bus, failed to initialise: the others keep their device numbers while
-            # nvidia-smi renumbers from 0, k8s dra-driver-nvidia-gpu PR 428, microsoft/pai#4344), or a container
-            # given some of the host's GPUs. The file cannot tell which (docs/observed.md), so it fails closed:
-            in_file = [g for g in observations.gpus if g.source.file == f.path]
-            if all(matcher.match_gpu(n, g).gpu is not None for g in in_file):
-                # Each GPU shown is tied to its declared GPU by uuid, serial or PCI bus id: the declared GPUs it
-                # does not show are missing from it (OBS006), as a drop of the highest minor number already is;
-                # the file of a container given some GPUs is no state of the node's others.
+        if f.format not in LISTING_FORMATS and f.note is None:
+            continue
+        verdict = judge(f, _in_file(f.path), len(matcher.declared_gpus(n)), matcher, n)
+        if verdict is None:
+            if f.format in LISTING_FORMATS and not f.partial:
                 out["observed_listing"].append((n, f.path))
-            else:
-                # Which declared GPU each shown one is, and which are gone, is not known (an index would be the
-                # container's or the renumbered one): the node is one error and placement takes none of its GPUs.
-                minors = sorted(g.minor_number for g in in_file if g.minor_number is not None)
-                gaps = sorted(set(range(minors[-1] + 1)) - set(minors)) if minors else []
-                renumbered[f.path] = (n, listed, declared, minors, gaps)
-                short.add(f.path)
-        elif f.format in LISTING_FORMATS and f.attached is not None:
-            listed = _listed(f.path)
-            if listed < f.attached:
-                counted = f"the driver of {n} counts: a selection (-i) or a GPU it cannot read"
-                out["observed_listing_short"].append((n, f.path, listed, min(f.attached, _INT64_MAX), counted))
-                short.add(f.path)
+        elif verdict.kind == "short":
+            out["observed_listing_short"].append(
+                (n, f.path, verdict.listed, min(verdict.count, _INT64_MAX), verdict.words)
+            )
+            short.add(f.path)
+        elif verdict.kind == "tied":
+            # Each GPU shown is tied to its declared GPU by a key: the declared GPUs it does not show are missing
+            # from it (OBS006); the file of a container given some GPUs is no state of the node's others.
+            out["observed_listing"].append((n, f.path))
+            tied_renumbered[f.path] = (n, verdict.listed, verdict.count, verdict.words, BARE_NUMBERS)
+        else:
+            # Which declared GPU each shown one is, and which are gone, is not known (an index would be the
+            # container's or the renumbered one): the node is one error and placement takes none of its GPUs.
+            renumbered[f.path] = (n, verdict.listed, verdict.count, verdict.words, UNTIED)
+            short.add(f.path)
 
     def trusted(file: str) -> bool:
         return file not in stale
@@ -187,6 +168,7 @@ def observed_facts(
 
     notes = {f.path: f.note for f in observations.files if f.note is not None}
     renumbered_nodes = {v[0] for v in renumbered.values()}
+    tied_nodes = {v[0] for v in tied_renumbered.values()} - renumbered_nodes
     by_host: dict[str, list[GpuObservation]] = {}
     for g in observations.gpus:
         by_host.setdefault(g.host, []).append(g)
@@ -209,6 +191,16 @@ def observed_facts(
             # renumbered as that listing is) is no declared index: its faults are that finding's evidence (review
             # R-RT2: a pending remapping there was put on the GPU below its own).
             _add_faults(untied_faults.setdefault(n, []), _gpu_faults(g, ecc_max), _gpu_label(g), where)
+            continue
+        if m.key == "index" and n in tied_nodes and g.minor_number is None and g.source.file not in tied_renumbered:
+            # Likewise beside a renumbered listing tied GPU by GPU: NVML's index is no declared index there. A fault
+            # of it is an OBS014 of the node (no GPU of it placed); a GPU without one is unmatched, saying why.
+            faults = _gpu_faults(g, ecc_max)
+            if faults:
+                _add_faults(untied_faults.setdefault(n, []), faults, _gpu_label(g), where)
+            else:
+                why = f"index {g.index} is NVML's and {n}'s GPU listing is renumbered: no declared index"
+                out["observed_unmatched"].append((n, _gpu_label(g), why, where))
             continue
         if m.gpu is None:
             if g.source.file in renumbered:
@@ -292,6 +284,12 @@ def observed_facts(
                     down = links_down.setdefault((ln, device), [0, where])
                     down[0] = int(down[0]) + (1 if lk.link != ALL_LINKS else 0)
                 continue
+            if ln in tied_nodes and lk.gpu.index is not None and values["index"] is None and lk.state != "active":
+                # Beside a listing tied GPU by GPU (tied_renumbered), an inactive link of a bare GPU number is a
+                # fault of a GPU not known: OBS014's evidence, not a warning that leaves every GPU placeable.
+                down = links_down.setdefault((ln, f"GPU {lk.gpu.index} of its tool"), [0, where])
+                down[0] = int(down[0]) + (1 if lk.link != ALL_LINKS else 0)
+                continue
             if same_gpu(lk.gpu, by_host.get(lk.host, ())) is None:  # else that GPU's own row says it
                 out["observed_unmatched"].append((ln, f"GPU {lk.gpu}", why, where))
             continue
@@ -308,7 +306,14 @@ def observed_facts(
         cn, cgpu, why = ref_gpu(c.host, values)
         if cn is None or cgpu is None:
             dropped = cn in renumbered_nodes and c.gpu.index is not None and values["index"] is None
-            if dropped and isinstance(c.value, int):
+            bare = cn in tied_nodes and c.gpu.index is not None and values["index"] is None
+            if bare and isinstance(c.value, int) and (faults := _counter_fault(c, ecc_max)):
+                # A fault named by a bare GPU number beside a listing tied GPU by GPU (review R-RT2's open item: an
+                # OBS005 warning, and the failing GPU stayed placeable): OBS014's evidence, the node drained.
+                _add_faults(
+                    untied_faults.setdefault(str(cn), []), faults, f"GPU {c.gpu.index} of its tool", str(c.source)
+                )
+            elif dropped and isinstance(c.value, int):
                 # A bare GPU number of the host's other file, no index for OBS014's reason: its fault is evidence.
                 tied = same_gpu(c.gpu, by_host.get(c.host, ()))
                 device = _device(tied) if tied is not None else f"GPU {c.gpu.index} of its tool"
@@ -334,17 +339,20 @@ def observed_facts(
     # One finding per node (one cause; its faults are the node's, from every file): the first such listing read
     # speaks for it and names the node's other renumbered listings (review R-RT2: each file was one OBS014, each
     # naming every fault of the node).
+    # A node whose renumbered listings are all tied GPU by GPU is reported only for faults named by a bare number.
+    speaking = {**renumbered, **{p: v for p, v in tied_renumbered.items() if untied_faults.get(v[0])}}
     also: dict[str, list[str]] = {}
-    for path, (rn, *_) in renumbered.items():
-        also.setdefault(rn, []).append(path)
-    for path, (rn, listed, declared, minors, gaps) in renumbered.items():
-        first, *others = also[rn]
+    for path, (rn, *_) in speaking.items():
+        if rn not in renumbered_nodes or path in renumbered:
+            also.setdefault(rn, []).append(path)
+    for path, (rn, listed, declared, numbers, why) in speaking.items():
+        first, *others = also.get(rn, [""])
         if path != first:
             continue
         faults = untied_faults.get(rn, [])
         named = f"{path} (and {', '.join(others)}, renumbered too)" if others else path
         out["observed_listing_renumbered"].append(
-            (rn, named, listed, declared, _numbers(minors), _numbers(gaps), "; ".join(faults) if faults else "none")
+            (rn, named, listed, declared, numbers, why, "; ".join(faults) if faults else "none")
         )
     for name, rows in out.items():
         # In the order read (files by path, each file top to bottom): deterministic, and a fleet's million
@@ -425,13 +433,11 @@ def _first_per_key(rows: list[Row]) -> list[Row]:
 def _device(g: GpuObservation) -> str:
     """A GPU no declared one is known to be, by its device node and bus id (or UUID): what OBS014's gaps speak of."""
     name = g.pci_bus_id or g.uuid
+    if g.minor_number is None and g.position is not None:  # a --query-gpu row unnumbered (NVML's index, no minor)
+        return f"GPU {g.position} of its listing" + (f" ({name})" if name else "")
     if g.minor_number is None:
         return _gpu_label(g)
     return f"/dev/nvidia{g.minor_number}" + (f" ({name})" if name else "")
-
-
-def _numbers(values: list[int]) -> str:
-    return ", ".join(map(str, values)) if values else "none"
 
 
 def _add_faults(into: list[str], faults: list[str], device: str, where: str) -> None:
@@ -480,106 +486,3 @@ def _counter_fault(c: CounterObservation, ecc_max: int) -> list[str]:
     if c.metric in _COUNTER_FAULTS and isinstance(c.value, int) and c.value > 0:
         return [_COUNTER_FAULTS[c.metric]]
     return []
-
-
-def _whole_by_position(observations: Observations, matcher: Matcher) -> Observations:
-    """`observations` with each renumbered nvidia-smi listing whose GPUs can still be told apart numbered again
-    (its GPUs' index and the file whole): by device minor number or by position.
-
-    Minor numbers past the count with no GPU left out of the node's declaration: a host whose driver leaves out GPUs
-    excluded for good (NVreg_ExcludedGpus, bound to vfio-pci for passthrough) and whose inventory declares only the
-    rest, or a node that is such a container: nvidia-smi's positions are then the declared GPUs' indexes, in the
-    same bus order, as they were before minor numbers were read (review R-RT: every GPU was unmatched, OBS005).
-    Where the minor numbers shown are the declared indexes themselves (review R-RT2: a host that left GPU 0 out and
-    declares gpu1..gpu7; or one whose GPU 3 fell off the bus and is declared `state: down`, the others kept their
-    device numbers), each GPU is the declared GPU of its minor number: by position the first would be an
-    undeclared index 0 and each fault would land on the GPU below its own, and OBS014 would drain a node whose
-    declaration already says which GPU is gone. Only the GPUs declared down may be left out that way.
-    """
-    per_file = Counter(g.source.file for g in observations.gpus)
-    minors_of: dict[str, list[int | None]] = {}
-    for g in observations.gpus:
-        if g.renumbered:
-            minors_of.setdefault(g.source.file, []).append(g.minor_number)
-    whole: set[str] = set()
-    by_minor: set[str] = set()
-    for f in observations.files:
-        n = matcher.node(f.host) if f.note is not None and f.host is not None else None
-        listed = per_file[f.path]
-        if n is None or f.attached not in (None, listed):
-            continue
-        declared = matcher.declared_gpus(n)
-        minors = minors_of.get(f.path, [])
-        shown = {str(m) for m in minors if m is not None}
-        indexes = {i for g in declared if (i := _declared_index(g)) is not None}
-        in_service = {i for g in declared if g.state != "down" and (i := _declared_index(g)) is not None}
-        # Each GPU shown has its own minor number, each declared GPU its own index, and the declared GPUs no minor
-        # number names are all declared down.
-        if len(shown) == len(minors) == listed and len(indexes) == len(declared) and in_service <= shown <= indexes:
-            by_minor.add(f.path)
-        elif listed == len(declared):
-            whole.add(f.path)
-    if not whole and not by_minor:
-        return observations
-    gpus = tuple(
-        replace(g, index=g.position, renumbered=False, position=None)
-        if g.source.file in whole
-        else replace(g, index=g.minor_number, renumbered=False, position=None)
-        if g.source.file in by_minor
-        else g
-        for g in observations.gpus
-    )
-    files = tuple(
-        replace(f, partial=False, note=None) if f.path in whole or f.path in by_minor else f for f in observations.files
-    )
-    if not by_minor:
-        return replace(observations, gpus=gpus, files=files)
-    # Another tool's bare GPU number on that host (dcgmi's table, dcgm-exporter's gpu label, topo -m) is NVML's, as
-    # nvidia-smi's position is, not the minor number: DCGM's GPU 3 on a host that lost minor 3 is minor 4's GPU.
-    minor_at: dict[str, dict[int, int] | None] = {}
-    for g in observations.gpus:
-        if g.source.file in by_minor and g.position is not None and g.minor_number is not None:
-            known = minor_at.setdefault(g.host, {})
-            if known is not None and known.setdefault(g.position, g.minor_number) != g.minor_number:
-                minor_at[g.host] = None  # two listings of the host disagree: no bare number is tied
-    links = tuple(replace(lk, gpu=_by_minor(lk.gpu, minor_at)) for lk in observations.links)
-    counters = tuple(replace(c, gpu=_by_minor(c.gpu, minor_at)) for c in observations.counters)
-    # Likewise a GPU number of another listing of that host (nvidia-smi --query-gpu's index): the GPU of the same
-    # UUID, serial or bus id in the listing matched by minor number, else the one at that position.
-    listing: dict[str, list[GpuObservation]] = {}
-    for g in observations.gpus:
-        if g.source.file in by_minor:
-            listing.setdefault(g.host, []).append(g)
-    gpus = tuple(
-        g
-        if g.host not in minor_at or g.index is None or g.source.file in by_minor or g.source.file in whole
-        else replace(g, index=_minor_of(g, listing[g.host], minor_at[g.host]))
-        for g in gpus
-    )
-    return replace(observations, gpus=gpus, files=files, links=links, counters=counters)
-
-
-def _minor_of(g: GpuObservation, listing: list[GpuObservation], minor_at: dict[int, int] | None) -> int | None:
-    """The minor number, in a listing matched by minor number, of another file's GPU `g` of the same host."""
-    tied = same_gpu(GpuRef(g.host, g.uuid, g.pci_bus_id, None, g.serial), listing)
-    if tied is not None:
-        return tied.minor_number
-    return None if minor_at is None or g.index is None else minor_at.get(g.index)
-
-
-def _by_minor(ref: GpuRef, minor_at: Mapping[str, dict[int, int] | None]) -> GpuRef:
-    """`ref` with its bare GPU number (nothing else stated) turned into the minor number of the GPU its host's
-    listing shows at that position, where that listing is matched by minor number; None where it shows none.
-    """
-    if ref.host not in minor_at or ref.index is None or ref.uuid or ref.pci_bus_id or ref.serial:
-        return ref
-    known = minor_at[ref.host]
-    return replace(ref, index=None if known is None else known.get(ref.index))
-
-
-def _declared_index(gpu: Obj) -> str | None:
-    """A declared GPU's index as the matcher reads it (identity: its `{i}`, else its `index` label)."""
-    if gpu.index is not None:
-        return str(gpu.index)
-    text = gpu.labels.get("index")
-    return text.strip() or None if text is not None else None

@@ -31,11 +31,13 @@ def _rows(indexes: range, count: int | None) -> str:
     return "\n".join([header, *rows]) + "\n"
 
 
-def test_counted_whole_listing_names_the_gpu_it_does_not_show_missing(tmp_path: Path) -> None:
-    # count 7, rows for GPUs 0-6: the listing is whole (7 of 7 the driver counts), dgx02 declares gpu0-gpu7: gpu7 is
-    # not in it -> OBS006 for dgx02/gpu7, and nothing else.
+def test_counted_whole_listing_short_of_the_declaration_fails_closed(tmp_path: Path) -> None:
+    # count 7, rows for GPUs 0-6: the listing is whole (7 of 7 the driver counts), dgx02 declares gpu0-gpu7 by index
+    # only. NVML numbers the 7 GPUs it sees from 0, so which declared GPU is gone is not known (gpu3 dropped would
+    # make rows 3-6 gpu4-gpu7): one OBS014 for dgx02 (OB63; before: OBS006 for dgx02/gpu7, a guess).
     found = _findings(tmp_path, _rows(range(7), 7))
-    assert [(rule, subjects) for rule, subjects, _m in found] == [("OBS006", ["dgx02/gpu7"])]
+    assert [(rule, subjects) for rule, subjects, _m in found] == [("OBS014", ["dgx02"])]
+    assert "numbered 0, 1, 2, 3, 4, 5, 6 by NVML (the 7 GPUs its driver counts" in found[0][2]
 
 
 @pytest.mark.parametrize(

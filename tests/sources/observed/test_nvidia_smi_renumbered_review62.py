@@ -184,13 +184,6 @@ def test_two_renumbered_listings_of_a_node_are_one_finding(tmp_path: Path) -> No
     assert message.count("a row remapping is pending") == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (review R-RT2): a bare GPU number of another tool on a host whose renumbered listing is tied by bus "
-    "id is no index (identity.resolve_ref) and its fault only an OBS005 warning; the failing GPU stays placeable. "
-    "Which GPU it is cannot be told (DCGM numbers what it is given, host or container): fail closed needs a node "
-    "error as OBS014's, a change to identity/out_of_service beyond this review",
-)
 def test_a_diag_failure_by_bare_number_beside_a_tied_listing_is_an_error(tmp_path: Path) -> None:
     # 8 declared with index and bus id; the host lost GPU 3 (minors 0-2, 4-7, 7 shown: renumbered, every GPU tied by
     # bus id, so gpu3 is OBS006). dcgmi diag -j (3.x, no serials) fails its GPU 0 with a memory error. Fail closed:
@@ -217,3 +210,18 @@ def test_a_diag_failure_by_bare_number_beside_a_tied_listing_is_an_error(tmp_pat
     assert code == 1, err
     errors = [f for f in json.loads(out)["findings"] if f["severity"] == "error" and "memory error" in f["message"]]
     assert errors, [f["rule"] for f in json.loads(out)["findings"]]
+    # OB63: the failure is OBS014's evidence on n1 (which GPU DCGM's 0 is cannot be told: no GPU of n1 is placed),
+    # gpu3 (the bus id not shown) is still OBS006, and the bare number is no OBS005 warning beside them.
+    found = json.loads(out)["findings"]
+    rules = sorted((f["rule"], f["subjects"]) for f in found if f["rule"].startswith("OBS"))
+    assert rules == [("OBS006", ["n1/gpu3"]), ("OBS014", ["n1"])]
+    assert "GPU 0 of its tool: diagnostic failed" in errors[0]["message"]
+    # Placement takes none of n1's GPUs: a one-GPU job finds no place (before: any of the 7 GPUs shown).
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text("apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n  - {name: one, principal: research, gpus: 1}\n")
+    code, out, err = run_cli(
+        "place", str(tmp_path / "inv.yaml"), str(jobs), "--observed", str(tmp_path / "obs"),
+        "--observed-now", "2026-12-06T09:00:00Z", "--no-authorization", "--format", "json",
+    )  # fmt: skip
+    assert code in (0, 1), err
+    assert {j["job"]: j["placements"] for j in json.loads(out)["jobs"]} == {"one": []}

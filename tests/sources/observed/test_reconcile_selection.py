@@ -26,9 +26,18 @@ def _reconcile(tmp_path: Path, gpus: list[object]) -> tuple[int, str]:
 
 
 def test_two_of_eight_name_none_missing(tmp_path: Path) -> None:
-    # GPUs 0 and 1 of the eight mi300x-n0 declares: no disagreement (base: six, gpu2-gpu7 "not in the GPU listing").
+    # GPUs 0 and 1 of the eight mi300x-n0 declares: none "not in the GPU listing" (base: six, gpu2-gpu7). OB63: the
+    # node gets one line saying what verify's OBS009 says (2 shown of the 8 declared: a selection or GPUs gone);
+    # before, reconcile said nothing at all and exited 0.
     code, out = _reconcile(tmp_path, json.loads(STATIC.read_text())[:2])
-    assert (code, "not in the GPU listing" in out) == (0, False)
+    assert (code, "not in the GPU listing" in out) == (1, False)
+    lines = [line for line in out.splitlines() if line.startswith("mi300x-n0")]
+    assert len(lines) == 1
+    assert lines[0].startswith("mi300x-n0: GPU listing: A 8 GPUs declared")
+    assert (
+        "B 2 of the 8 GPUs mi300x-n0 declares (amd-smi prints no count of its host's GPUs): a selection (-g)"
+        in lines[0]
+    )
 
 
 def test_a_listing_of_eight_is_still_compared(tmp_path: Path) -> None:

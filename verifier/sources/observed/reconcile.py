@@ -24,13 +24,10 @@ from verifier.sources.importers.gpu_names import model_for_product
 from verifier.sources.importers.reconcile import Disagreement
 from verifier.sources.inventory.model import Inventory, Link
 from verifier.sources.observed.identity import Matcher, MatchSettings, resolve_ref
+from verifier.sources.observed.listing import LISTING_FORMATS, UNTIED, judge, numbered
 from verifier.sources.observed.model import GpuObservation, Observations, normalise_pci_bus_id
 from verifier.sources.observed.nvlink_text import ALL_LINKS
 
-LISTING_FORMATS = frozenset({"nvidia-smi-q-xml", "nvidia-smi-q", "nvidia-smi-query-gpu", "amd-smi", "rocm-smi"})
-UNCOUNTED_LISTINGS = frozenset({"amd-smi", "rocm-smi", "nvidia-smi-query-gpu"})
-"""Listings that print no count of the host's GPUs and number those they show from 0: fewer GPUs than declared
-is a selection (`amd-smi -g 0 1`) as likely as GPUs gone, so it names none missing (verify: OBS009)."""
 _SCALEUP = frozenset({"nvlink", "nvswitch", "xgmi"})
 
 
@@ -58,9 +55,16 @@ def reconcile_observed(
     objects = inventory.objects
     where_inventory = SourceLocation(inventory.files[0] if inventory.files else "inventory")
     out: list[Disagreement] = []
+    # Numbered and judged as verify numbers and judges them (listing.py): a listing short of its count (OBS009) or
+    # renumbered (OBS014) is one line for its node, and its GPUs no key ties are not each "not declared".
+    observations = numbered(observations, matcher)
+    in_files: dict[str, list[GpuObservation]] = defaultdict(list)
+    for g in observations.gpus:
+        in_files[g.source.file].append(g)
     # Each full GPU listing is compared on its own (as verify's OBS006): a GPU one listing of its node leaves
     # out is missing from that listing even where another file of the node shows it.
     listings: dict[str, list[str]] = defaultdict(list)
+    unjudged: set[str] = set()  # short or renumbered: its GPUs' want of a key is said once, for the node
     for f in observations.files:
         if f.host is None:
             continue
@@ -69,12 +73,20 @@ def reconcile_observed(
             out.append(
                 Disagreement(f.host, "host", "not declared", "observed", where_inventory, SourceLocation(f.path))
             )
-        elif f.format in LISTING_FORMATS and not f.partial:
-            if f.format in UNCOUNTED_LISTINGS and f.attached is None:
-                shown = sum(1 for g in observations.gpus if g.source.file == f.path)
-                if shown < len(matcher.declared_gpus(node)):
-                    continue
-            listings[node].append(f.path)
+            continue
+        declared = len(matcher.declared_gpus(node))
+        verdict = judge(f, in_files[f.path], declared, matcher, node)
+        if verdict is None or verdict.kind == "tied":
+            if (f.format in LISTING_FORMATS and not f.partial) or verdict is not None:
+                listings[node].append(f.path)
+            continue
+        unjudged.add(f.path)
+        if verdict.kind == "short":
+            said = f"{verdict.listed} of the {verdict.count} GPUs {verdict.words}"
+        else:
+            said = f"{verdict.listed} of the {verdict.count} GPUs it declares, {verdict.words}: {UNTIED}"
+        where = SourceLocation(f.path)
+        out.append(Disagreement(node, "GPU listing", f"{declared} GPUs declared", said, objects[node].loc, where))
     links_of = _gpu_links(inventory)
     seen: set[tuple[str, str]] = set()  # (declared GPU, file that shows it)
     by_host: dict[str, list[GpuObservation]] = defaultdict(list)
@@ -85,6 +97,8 @@ def reconcile_observed(
         if node is None:
             continue
         m = matcher.match_gpu(node, g)
+        if m.gpu is None and m.key is None and g.source.file in unjudged:
+            continue
         if m.gpu is None:
             out.append(Disagreement(node, "GPU", "not declared", _label(g), objects[node].loc, g.source))
             continue
