@@ -172,3 +172,22 @@ def test_a_dangling_link_does_not_stop_pruning(tmp_path: Path, monkeypatch: pyte
     for key in ("k1", "k2", "k3"):
         cache.write_pickled("test", key, key, keep=2)
     assert sorted(p.name for p in folder.glob("test-*")) == ["test-k2", "test-k3"]
+
+
+def test_written_entries_are_private_and_leave_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # keep=2 for kind "test": of k1, k2, k3 (written in that order, times set apart) k2 and k3 stay;
+    # "test2-k9" is another kind and is never pruned with "test". Each entry is written to a
+    # temporary ".test-..." file first and then renamed: none of those may be left, and every entry
+    # is readable by its owner only (0600), as the folder is.
+    monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "cache"))
+    monkeypatch.setenv(cache.ENV_KEY, "e" * 40)
+    cache.write_pickled("test2", "k9", 9)
+    folder = tmp_path / "cache"
+    for age, key in enumerate(("k1", "k2", "k3")):
+        cache.write_pickled("test", key, key, keep=2)
+        os.utime(folder / f"test-{key}", (age, age))  # k1 oldest, then k2, then k3
+    assert sorted(p.name for p in folder.iterdir()) == ["test-k2", "test-k3", "test2-k9"]
+    assert {p.stat().st_mode & 0o777 for p in folder.iterdir()} == {0o600}
+    assert cache.read_pickled("test", "k3") == "k3"
