@@ -55,7 +55,8 @@ def _authz014(tmp_path: Path, engine: str, quarantine: str) -> list[str]:
 
 def _message(count: int, named: str, policies: str) -> str:
     return (
-        'Quarantined hardware opens during an incident: ws0 carry label quarantine "true", yet in the context '
+        "Quarantined hardware opens during an incident: 1 object(s) carry label quarantine "
+        '"true", the first by id ws0, yet in the context '
         f"{{incident: true}} {count} principal(s) not on call may schedule on their GPUs, the first by id {named} "
         f"(permitted by {policies})."
     )

@@ -91,7 +91,8 @@ def test_exception_for_everyone_is_reported(tmp_path: Path, engine: str, case: s
     # (tenant render), the permit team oncall and otto. 4 principals, first by id oncall < otto <
     # render (rhea fourth); permitted by both policies.
     assert _authz014(tmp_path, engine, EVERYONE[case]) == [
-        'Quarantined hardware opens during an incident: ws0 carry label quarantine "true", yet in the context '
+        "Quarantined hardware opens during an incident: 1 object(s) carry label quarantine "
+        '"true", the first by id ws0, yet in the context '
         "{incident: true} 4 principal(s) not on call may schedule on their GPUs, the first by id oncall, otto, "
         "render (permitted by oncall-incident-access, tenant-own-hardware)."
     ]
