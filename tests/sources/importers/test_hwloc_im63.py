@@ -127,6 +127,22 @@ def test_an_uplink_stated_as_zero_takes_the_widest_link_below(fx: Path, tmp_path
     assert sum("no figure (0 GB/s" in str(n) for n in result.notes) == 1
 
 
+def test_an_uplink_at_zero_is_never_lowered(fx: Path, tmp_path: Path) -> None:
+    # The p5en switch's uplink at 0.000000 and every link below it (lines after 34) at 15.753846 GB/s:
+    # nothing below is wider than the Gen4 x16 default (31504 MB/s), so the uplink keeps the default
+    # (a narrower figure would make 2 GPUs + 4 EFA = 6 x 15754 over 15754, a 6:1 BW004); no note.
+    lines = (fx / P5EN).read_text().split("\n")
+    lines[33] = lines[33].replace('pci_link_speed="63.015385"', 'pci_link_speed="0.000000"')
+    for k in range(34, len(lines)):
+        lines[k] = lines[k].replace('"63.015385"', '"15.753846"').replace('"31.507692"', '"15.753846"')
+    path = tmp_path / "p5en-narrow.xml"
+    path.write_text("\n".join(lines))
+    result = import_files("hwloc", [path], node="n")
+    up = result.inventory.links["n/pcisw0<->n/hb0"]
+    assert (up.mbps, up.labels.get("assumed")) == (31504, "bandwidth")
+    assert not any("no figure (0 GB/s" in str(n) for n in result.notes)
+
+
 def test_an_uplink_at_zero_over_links_at_zero_keeps_the_default(fx: Path) -> None:
     # Control: the Cisco VIC capture states 0 for every link, so every link below its switches is the
     # Gen4 x16 default (31504 MB/s) too, and nothing changes: no note.

@@ -500,7 +500,7 @@ class _Reader:
         not the Gen4 x16 default: an unknown figure must not make the switch a bottleneck, and a
         default narrower than what hangs below reads as oversubscription (BW004) that no one built.
         Deepest switches first, so a switch below another is settled before its parent is judged.
-        A switch with nothing below, or only links at the default, keeps the default.
+        A switch with nothing wider than the default below it keeps the default.
         """
         node = self.node + "/"
         switches = [oid for oid, o in self.b.inv.objects.items() if o.kind == "pcie_switch" and oid.startswith(node)]
@@ -517,8 +517,8 @@ class _Reader:
             if up is None or up.labels.get(ASSUMED) != "bandwidth" or up.mbps != default:
                 continue
             widest = max((lk.mbps for lk in below.get(oid, ())), default=default)
-            if widest == default:
-                continue
+            if widest <= default:
+                continue  # never lowered: narrower links below say nothing of how wide the uplink is
             up.mbps = widest  # in place: the link keeps its id and its place in the file
             busid = self.b.inv.objects[oid].labels.get("pci_busid", "")
             self.b.note(
