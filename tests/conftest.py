@@ -58,3 +58,33 @@ def python_sigint() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+# Tests that hold one worker for a long time (whole-process builds, mypy, many child processes),
+# moved to the front of the run. pytest-xdist's `--dist load` hands each worker a first chunk of
+# the collection in order and the rest as workers free up, so these start at once on the first
+# worker while the other runs the many short tests, and the run ends on short tests on both.
+# Left where pytest collects them (tests/test_*.py sort last), they began in the last minute:
+# the wheel build and install held one worker while the other, given a test of the same
+# build, waited on its file lock (checkout_helpers.made_once), and mypy came after both.
+# Kept in this order, the consumers of one made_once build are sent to one worker together.
+COSTLY_FIRST = (
+    "test_packaging.py",  # the release clone, the build venv, an sdist + wheel, a venv with the wheel installed
+    "test_release.py",  # the same release clone
+    "test_style.py",  # mypy --strict over every module and test
+    "test_precommit.py",  # pre-commit runs of the installed entry point
+    "core/test_kept_report.py",  # about 70 child verify runs
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: at for at, name in enumerate(COSTLY_FIRST)}
+    tests = Path(__file__).resolve().parent
+
+    def place(item: pytest.Item) -> int:
+        try:
+            return rank.get(item.path.relative_to(tests).as_posix(), len(rank))
+        except ValueError:  # a test file named on the command line outside tests/
+            return len(rank)
+
+    items.sort(key=place)  # stable: every other test keeps the order pytest collected it in
