@@ -34,17 +34,46 @@ def test_a_long_context_is_logged_cut_with_its_length() -> None:
     assert small["context"] == {"incident": True} and "context_cut" not in small
 
 
-def test_the_decision_log_line_of_a_megabyte_context_is_bounded(tmp_path: Path) -> None:
+ASK = b'{"principal":"alice","action":"schedule","resource":"a100-n0/gpu0","context":{"incident":%s}}'
+JOBS = b"apiVersion: topolog.dev/v1\nkind: Jobs\njobs:\n  - %s\n"
+
+
+def test_hostile_bodies_are_refused_or_denied_and_the_log_stays_bounded(tmp_path: Path) -> None:
     copy_inputs(tmp_path)
     log = tmp_path / "decisions.jsonl"
     with serving(tmp_path, "--decision-log", str(log)) as server:
-        doc = server.authorize("alice", "schedule", "a100-n0/gpu0", note="y" * 900_000)
-    assert doc["decision"] == "DENY"  # `note` is off the schema: denied, with the reason
-    (line,) = log.read_text().splitlines()
-    # The line: the cut context (4,096 + its length note), the principal, the reason (Cedar's own
-    # message, which the gate already shortens) and the fixed fields: far under the 900,000 sent.
-    assert len(line) < 8_000, len(line)
-    assert json.loads(line)["request"]["context_cut"].endswith("... (900,011 characters of JSON)")
+        big = server.authorize("alice", "schedule", "a100-n0/gpu0", note="y" * 900_000)
+        # Bodies no decision is made on (400, nothing echoed): JSON nested 200,000 deep, a Long of
+        # 100,000 digits, a number past a float's range, half a surrogate pair.
+        deep = server.post("/v1/authorize", b'{"principal":' + b"[" * 200_000 + b"]" * 200_000 + b"}")
+        digits = server.post("/v1/authorize", ASK % (b"9" * 100_000))
+        huge = server.post("/v1/authorize", ASK % b"1e999999")
+        half = server.post("/v1/authorize", b'{"principal":"\\ud800","action":"schedule","resource":"a100-n0/gpu0"}')
+        # Names no principal holds: decided, DENY. U+0130 (capital I with a dot) reads as no principal's
+        # first letter; U+0131 (dotless i) beside ivan's `i` is a look-alike, and is named so.
+        nul = server.authorize("ali\u0000ce", "schedule", "a100-n0/gpu0")
+        dotted = server.authorize("\u0130van", "schedule", "a100-n0/gpu0")
+        dotless = server.authorize("\u0131van", "schedule", "a100-n0/gpu0")
+        # Admit bodies: a NUL in the YAML and YAML nested 50,000 deep are refused at their line (422).
+        admit_nul = server.post("/v1/admit", JOBS % b"{name: j\x00, principal: alice, gpus: 1}")
+        admit_deep = server.post("/v1/admit", JOBS % (b"[" * 50_000 + b"]" * 50_000))
+        alive = server.alive()
+    assert big["decision"] == "DENY"  # `note` is off the schema: denied, with the reason
+    for refused in (deep, digits, huge, half):
+        assert refused.status_code == 400 and len(refused.content) < 300, refused.text[:300]
+    assert "nested too deeply" in deep.text and "100,000 digits" in digits.text and "1e999999" in huge.text
+    assert [d["decision"] for d in (nul, dotted, dotless)] == ["DENY"] * 3
+    assert "did you mean" not in dotted["errors"][0]["message"]
+    assert "did you mean 'ivan'? (it looks the same but holds U+0131" in dotless["errors"][0]["message"]
+    assert admit_nul.status_code == 422 and "<request body>:4:13:" in admit_nul.text, admit_nul.text
+    assert admit_deep.status_code == 422 and "nesting_depth" in admit_deep.text, admit_deep.text[:300]
+    assert alive
+    # Four lines: the decided requests alone (the megabyte context and the three names). The first:
+    # the cut context (4,096 + its length note), the principal, Cedar's reason (the gate already
+    # shortens it) and the fixed fields: far under the 900,000 characters sent.
+    lines = log.read_text().splitlines()
+    assert len(lines) == 4 and max(len(line) for line in lines) < 8_000
+    assert json.loads(lines[0])["request"]["context_cut"].endswith("... (900,011 characters of JSON)")
 
 
 def test_an_admit_given_up_stops_before_placing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
