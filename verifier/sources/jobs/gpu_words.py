@@ -220,12 +220,22 @@ def gfd_products() -> dict[str, str]:
 
 def gfd_case(value: str) -> str | None:
     """The value GFD writes where `value` (its MIG or -SHARED suffix taken off) differs from one only in
-    case, or None: Kubernetes matches a label value case for case, so no node carries the other.
+    case, or in how its words are joined (`NVIDIA_H100_80GB_HBM3`, `NVIDIA--H100...`: the importers'
+    model_for_product reads those alike, as a Slurm Gres type is written), or None: Kubernetes matches a
+    label value character for character, so no node carries the other.
     """
     if value in gfd_products():
         return None
     found = sorted(g for g in gfd_products() if g.casefold() == value.casefold())
+    if not found:
+        joined = _joined(value)
+        found = sorted(g for g in gfd_products() if _joined(g) == joined)
     return found[0] if found else None
+
+
+def _joined(name: str) -> str:
+    # GFD joins NVML's words with one `-` (each space made `-`); `_` and runs of separators are no GFD value's.
+    return re.sub(r"[\s_-]+", "-", name.casefold())
 
 
 AMD_PRODUCT_NAME = "amd.com/gpu.product-name"

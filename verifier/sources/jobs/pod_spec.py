@@ -565,11 +565,12 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
             # The product names a catalogue GPU but in another case than GFD writes it: a label value is
             # matched case for case, so no node carries it (the pod stays pending): it fits nowhere here.
             shown = cased + v[len(_PRODUCT_SUFFIX.sub("", v)) :]
+            how = "case for case" if shown.casefold() == v.casefold() else "character for character"
             needs.notes.append(
                 Diagnostic(
                     loc,
                     f"{key}={v} is written {shown} by GPU Feature Discovery, and a label value is matched "
-                    "case for case: no node carries this one",
+                    f"{how}: no node carries this one",
                 )
             )
             words.append(v)
@@ -790,30 +791,49 @@ def _affinity(spec: YMap, needs: PodNeeds, p: Problems) -> None:
 
 
 def _any_of_terms(terms: YList, needs: PodNeeds, p: Problems) -> None:
-    """Several terms are ORed: a model fits if any term accepts it. Judged where every term holds only
-    `In` and `NotIn` expressions on GPU product labels (ANDed within the term, as Kubernetes does);
-    otherwise noted, and the pod's GPUs are not narrowed by them.
+    """Several terms are ORed: a model fits if any term accepts it. Each term's `In` and `NotIn`
+    expressions on GPU product labels are judged (ANDed within the term, as Kubernetes does); its other
+    expressions (a zone, a Karpenter capacity type, an instance type...) are noted and left out, which
+    only widens that term: the nodes a term selects are among those its GPU part selects, so the union
+    of the GPU parts holds every node any term selects. A term with no GPU part allows any GPU: then
+    the terms are noted and the pod's GPUs are not narrowed by them.
     """
     keys: set[str] = set()
     values: list[str] = []
     per_term: list[list[tuple[str, str, list[str], SourceLocation]]] = []
+    left_out: list[Diagnostic] = []
     for i, term in enumerate(terms):
         exprs = term.get("matchExpressions") if isinstance(term, YMap) else None
         reads = [_expression(e, exprs.item_loc(j), p) for j, e in enumerate(exprs)] if isinstance(exprs, YList) else []
         if any(r is None for r in reads):
             return  # refused at the expression's line
-        canonical = [(_canonical(*r[:3], r[3], needs), r[3]) for r in reads if r is not None]
+        canonical = [(_canonical(*r[:3], r[3], needs), r) for r in reads if r is not None]
         judged = [
-            (*c, loc) for c, loc in canonical if c is not None and c[0] in PRODUCT_LABELS and c[1] in ("In", "NotIn")
+            (*c, r[3]) for c, r in canonical if c is not None and c[0] in PRODUCT_LABELS and c[1] in ("In", "NotIn")
         ]
-        if not reads or len(judged) != len(reads) or len(term) != 1:
+        if not judged:
             needs.notes.append(
                 Diagnostic(terms.item_loc(i), "node affinity with several terms (any of them) not judged")
             )
             return
+        for c, (key, op, vals, loc) in canonical:
+            if c is None or (c[0] in PRODUCT_LABELS and c[1] in ("In", "NotIn")):
+                continue  # judged, or noted by _canonical
+            shown = f" {', '.join(vals)}" if vals else ""
+            left_out.append(
+                Diagnostic(loc, f"node affinity {key} {op}{shown} not judged (term {i + 1}'s GPU labels judged alone)")
+            )
+        if isinstance(term, YMap):
+            alone = f"term {i + 1}'s GPU labels judged alone"
+            left_out.extend(
+                Diagnostic(term.key_loc(k), f"node selector term {k} not judged ({alone})")
+                for k in term
+                if k != "matchExpressions"
+            )
         per_term.append(judged)
         keys.update(r[0] for r in judged)
         values.extend(v for r in judged for v in r[2])
+    needs.notes.extend(left_out)
     if len(keys) == 1 and all(len(t) == 1 and t[0][1] == "In" for t in per_term):
         _accept(needs, keys.pop(), values, terms.loc, p)
         return
