@@ -148,3 +148,38 @@ def test_reconcile_says_what_verify_says_of_a_renumbered_q_listing(tmp_path: Pat
     code, lines = _reconcile(inv, obs)
     assert code == 1 and len(lines) == 1, lines
     assert "with device minor numbers 0, 1, 2, 4, 5, 6, 7 (missing from their sequence: 3)" in lines[0]
+
+
+def _diag(gpu: int) -> str:
+    # dcgmi diag -j (3.x layout, as test_nvidia_smi_renumbered_review62.py): GPU `gpu` fails the memory test.
+    result = {"gpu_id": str(gpu), "status": "Fail", "warnings": [{"warning": f"GPU {gpu} had a memory error."}]}
+    doc = {"DCGM GPU Diagnostic": {"test_categories": [{"category": "Hardware", "tests": [
+        {"name": "GPU Memory", "results": [result]}]}]}}  # fmt: skip
+    return json.dumps(doc, indent=2)
+
+
+def test_a_count_short_by_the_gpus_declared_down_is_matched_in_bus_order(tmp_path: Path) -> None:
+    # n1 declares gpu3 `state: down`; count 7 = the 7 in service, indexes 0-6 all shown: NVML numbers the 7 in bus
+    # order, so index i is the i-th in service: 0-2 -> gpu0-2, 3 -> gpu4, 5 -> gpu6. The pending remapping of index 3
+    # is OBS004 on gpu4, dcgmi's GPU 5 (NVML's number too) fails -> OBS004 on gpu6; no OBS006, no OBS014. (Base:
+    # the remapping put on the down gpu3 (silent), DCGM's failure on gpu5, OBS006 on the healthy gpu7.)
+    lines = ["apiVersion: topolog.dev/v1", "objects:", "  - name: n1", "    kind: node", "    children:"]
+    for i in range(8):
+        down = ", state: down" if i == 3 else ""
+        lines.append(f"      - {{name: gpu{i}, kind: gpu, model: H100-SXM5-80GB{down}, labels: {{index: '{i}'}}}}")
+    (tmp_path / "inv.yaml").write_text("\n".join(lines) + "\n")
+    _write(tmp_path, "n1", "gpus.csv", _query([(i, None) for i in range(7)], 7, pending=3))
+    obs = _write(tmp_path, "n1", "dcgmi-diag.json", _diag(5))
+    found = _verify(tmp_path / "inv.yaml", obs)
+    assert [(r, s) for r, s, _m in found] == [("OBS004", ["n1/gpu4"]), ("OBS004", ["n1/gpu6"])]
+
+
+def test_a_bare_gpu_number_beside_a_renumbered_query_is_evidence(tmp_path: Path) -> None:
+    # No GPU declared down (indexes only): the query is OBS014, and dcgmi's GPU 5 failure (NVML's 5, which declared
+    # GPU not known) is named in it, not put on gpu5 (base: OBS004 n1/gpu5, and OBS006 n1/gpu7).
+    inv = _inventory(tmp_path, with_bus=False)
+    _write(tmp_path, "n1", "gpus.csv", _query([(i, None) for i in range(7)], 7))
+    obs = _write(tmp_path, "n1", "dcgmi-diag.json", _diag(5))
+    found = _verify(inv, obs)
+    assert [(r, s) for r, s, _m in found] == [("OBS014", ["n1"])]
+    assert "GPU 5 of its tool: diagnostic failed: " in found[0][2]

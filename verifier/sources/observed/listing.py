@@ -162,24 +162,62 @@ def _renumber_short_queries(observations: Observations, matcher: Matcher) -> Obs
     if not short:
         return observations
     redo: dict[str, str] = {}
+    shift: dict[str, dict[int, int]] = {}  # host -> NVML's index -> the declared index it is
     for f in short:
         n = matcher.node(f.host) if f.host is not None else None
         in_file = [g for g in observations.gpus if g.source.file == f.path]
         if n is None or tied(matcher, n, in_file) or any(g.index is None for g in in_file):
+            continue
+        declared = matcher.declared_gpus(n)
+        up = _in_service_indexes(declared)
+        numbers = sorted(g.index for g in in_file if g.index is not None)
+        whole = up is not None and len(up) == f.attached == len(in_file) and numbers == list(range(len(up)))
+        if up is not None and whole and f.host is not None and f.host not in shift:
+            # The GPUs the node declares down are the ones its driver no longer counts, and as many as it counts are
+            # shown: NVML numbers the rest in bus order, as the declared indexes are, so NVML's i is the i-th
+            # declared GPU in service (review R-RT2's reading of -q's minors: draining a node whose declaration
+            # already says which GPU is gone is a false alarm).
+            shift[f.host] = dict(enumerate(up))
             continue
         redo[f.path] = (
             f"its driver counts {f.attached} GPUs, fewer than {n} declares, and numbers them from 0 (NVML's index, "
             "no device minor number printed): a GPU dropped by the driver or a container's view, so an index is "
             "not the host's (declare the GPUs' uuid, serial or pci_bus_id to match them)"
         )
-    if not redo:
+    if not redo and not shift:
         return observations
+    shifted = {f.path for f in short if f.host in shift}
     gpus = tuple(
-        replace(g, index=None, renumbered=True, position=g.index) if g.source.file in redo else g
+        replace(g, index=None, renumbered=True, position=g.index)
+        if g.source.file in redo
+        else replace(g, index=shift[g.host].get(g.index))
+        if g.host in shift and g.index is not None and (g.source.file in shifted or not (g.uuid or g.pci_bus_id))
+        else g
         for g in observations.gpus
     )
     files = tuple(replace(f, partial=True, note=redo[f.path]) if f.path in redo else f for f in observations.files)
-    return replace(observations, gpus=gpus, files=files)
+    # Another tool's bare GPU number on a shifted host (dcgmi's GPU id, a dcgm-exporter `gpu` label alone) is NVML's
+    # too: the same declared GPU.
+    links = tuple(replace(lk, gpu=_shifted(lk.gpu, shift)) for lk in observations.links)
+    counters = tuple(replace(c, gpu=_shifted(c.gpu, shift)) for c in observations.counters)
+    return replace(observations, gpus=gpus, files=files, links=links, counters=counters)
+
+
+def _in_service_indexes(declared: Sequence[Obj]) -> list[int] | None:
+    """The declared indexes of a node's GPUs not declared down, in order, where some are declared down and every
+    GPU has its own whole-number index; else None.
+    """
+    indexes = [_declared_index(g) for g in declared]
+    if any(i is None or not i.isdigit() for i in indexes) or len(set(indexes)) != len(indexes):
+        return None
+    up = sorted(int(i) for g, i in zip(declared, indexes, strict=True) if i is not None and g.state != "down")
+    return up if len(up) < len(declared) else None
+
+
+def _shifted(ref: GpuRef, shift: Mapping[str, dict[int, int]]) -> GpuRef:
+    if ref.host not in shift or ref.index is None or ref.uuid or ref.pci_bus_id or ref.serial:
+        return ref
+    return replace(ref, index=shift[ref.host].get(ref.index))
 
 
 def _whole_by_position(observations: Observations, matcher: Matcher) -> Observations:
