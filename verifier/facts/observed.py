@@ -62,6 +62,8 @@ OBSERVED_RELATIONS: frozenset[str] = frozenset(
 """Every relation emitted (all present, possibly empty)."""
 
 _INT64_MAX = 2**63 - 1
+RETIRED_PAGES_LIMIT = 63
+"""Retired pages at which DCGM's health watch fails a GPU's memory (rules/observed/lib/out_of_service.dl says why)."""
 
 
 @dataclass(frozen=True)
@@ -461,6 +463,8 @@ def _gpu_faults(g: GpuObservation, ecc_max: int) -> list[str]:
         found.append("a row remapping is pending")
     if g.retired_pages_pending:
         found.append("a page retirement is pending")
+    if g.retired_pages is not None and g.retired_pages >= RETIRED_PAGES_LIMIT:
+        found.append(f"{g.retired_pages} retired memory pages")
     if g.recovery_action is not None:
         printed = g.recovery_action.removeprefix(UNKNOWN_RECOVERY)
         found.append(f"recovery action {printed}")
