@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import click
-import yaml
-from yaml.nodes import MappingNode
 
+from verifier.cli.yaml_first import yaml
 from verifier.core.errors import Diagnostic, SourceLocation, TopologError
 from verifier.core.frozen import Frozen
 from verifier.core.limits import read_limited
@@ -219,7 +218,7 @@ def _read_yaml(path: Path, name: str) -> ConfigFile:
         load_yaml_text(text, name)  # raises, with the line and column of the error
     if node is None:
         return ConfigFile(name, path.absolute().parent, {}, lambda _path: SourceLocation(name), is_toml=False)
-    if not isinstance(node, MappingNode):
+    if not isinstance(node, yaml.MappingNode):
         mark = node.start_mark
         raise TopologError.at(
             SourceLocation(name, mark.line + 1, mark.column + 1),
