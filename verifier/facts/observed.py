@@ -476,6 +476,7 @@ def _gpu_faults(g: GpuObservation, ecc_max: int) -> list[str]:
 _COUNTER_FAULTS = {
     "DCGM_FI_DEV_ROW_REMAP_PENDING": "a row remapping is pending",
     "DCGM_FI_DEV_ROW_REMAP_FAILURE": "row remapping failed",
+    "DCGM_FI_DEV_RETIRED_PENDING": "a page retirement is pending",
 }
 
 

@@ -38,6 +38,7 @@ JUDGED: frozenset[str] = frozenset(
         "DCGM_FI_DEV_ROW_REMAP_FAILURE",
         "DCGM_FI_DEV_ROW_REMAP_PENDING",
         "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+        "DCGM_FI_DEV_RETIRED_SBE",  # with _DBE: 63 retired pages fail DCGM's memory health (out_of_service.dl)
         "DCGM_FI_DEV_RETIRED_DBE",
         "DCGM_FI_DEV_RETIRED_PENDING",
         "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
