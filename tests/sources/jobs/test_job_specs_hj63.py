@@ -115,3 +115,22 @@ def test_the_written_product_and_its_older_form_still_select_the_h100() -> None:
     for value in ("NVIDIA-H100-80GB-HBM3", "H100-80GB-HBM3"):
         (job,) = read_jobs_text(_pod(f"  nodeSelector: {{nvidia.com/gpu.product: {value}}}\n"), "t.yaml", RULES)
         assert job.accepts == ("H100-SXM5-80GB",), value
+
+
+def _amd(expression: str) -> str:
+    return _pod(_terms((expression,)), "amd.com/gpu: 1")
+
+
+def test_amd_plain_per_value_labels_select_that_model(tmp_path: Path) -> None:
+    # AMD's labeller (ROCm/k8s-device-plugin cmd/k8s-node-labeller, createLabels) writes the count of
+    # each value under `amd.com/gpu.<name>.<value>` on a node whose GPUs differ (one value gives the
+    # plain key instead), as it always does under `beta.amd.com/`. 74a1 is the MI300X (device_ids.yaml):
+    # mi300x-n0 and mi300x-n1. Before: "not judged" (any AMD GPU; the same two nodes here).
+    (job,) = read_jobs_text(_amd("{key: amd.com/gpu.device-id.74a1, operator: Exists}"), "t.yaml", RULES)
+    assert job.accepts == ("MI300X",)
+    product = "{key: amd.com/gpu.product-name.AMD_Instinct_MI300X, operator: In, values: ['2']}"
+    (job,) = read_jobs_text(_amd(product), "t.yaml", RULES)
+    assert job.accepts == ("MI300X",)
+    # 74a5 is the MI325X, which the mixed fleet lacks: fits nowhere (before: placed on the MI300X nodes).
+    code, nodes, _err = _nodes(tmp_path, _amd("{key: amd.com/gpu.device-id.74a5, operator: Exists}"))
+    assert (code, nodes) == (1, [])

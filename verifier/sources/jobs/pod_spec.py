@@ -902,7 +902,14 @@ def _canonical(
             key = f"amd.com/gpu.{name}"  # the same value, written under both prefixes
     # Legacy keys carry the value in the key and count the node's GPUs of it: `In` or `Exists` on one
     # selects nodes with such GPUs (NotIn and DoesNotExist stay plain labels: a node without them passes).
-    legacy = {AMD_LEGACY_DEVICE: "amd.com/gpu.device-id", "beta.amd.com/gpu.product-name.": AMD_PRODUCT_NAME}
+    # The labeller writes the same count under `amd.com/gpu.<name>.<value>` on a node whose GPUs differ
+    # (createLabels: one value gives the plain key instead), so those select the same nodes.
+    legacy = {
+        AMD_LEGACY_DEVICE: "amd.com/gpu.device-id",
+        "beta.amd.com/gpu.product-name.": AMD_PRODUCT_NAME,
+        "amd.com/gpu.device-id.": "amd.com/gpu.device-id",
+        "amd.com/gpu.product-name.": AMD_PRODUCT_NAME,
+    }
     for prefix, read_as in legacy.items():
         named = key.removeprefix(prefix)
         if op in ("In", "Exists") and key.startswith(prefix) and PRODUCT_LABELS[read_as](named) is not None:
