@@ -235,3 +235,23 @@ def test_a_full_mesh_from_hwloc_2_10_stays_placeholders(fx: Path, tmp_path: Path
         for i in range(4)
         for j in range(i + 1, 4)
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "unknown"),
+    [
+        # Real AWS captures (hwloc 2.10, OpenCL and DRM OS devices only, no NVLinkBandwidth): unknown.
+        (P5EN, True),
+        (P4D, True),
+        # Real DGX-2 capture: an nvml<k> OS device under each V100 and the NVLinkBandwidth matrix.
+        ("nvidiaDGX2.xml", False),
+        # Hand-written workstation lstopo: nvml0/nvml1 under its GPUs, no NVLink: absent, not unknown.
+        ("workstation-2gpu-2nic-lstopo-handwritten.xml", False),
+        # AMD GPUs only: no NVLink to be unknown.
+        (LSTOPO_MI, False),
+    ],
+)
+def test_nvlinks_unknown_without_the_nvml_backend(fx: Path, name: str, unknown: bool) -> None:
+    result = import_files("hwloc", [fx / name], node="n")
+    assert (result.inventory.objects["n"].labels.get("nvlinks_described") == "false") is unknown
+    assert sum("hwloc ran without its NVML backend" in str(n) for n in result.notes) == int(unknown)

@@ -56,6 +56,12 @@ def _moved_gpu1(fx: Path, tmp_path: Path) -> Path:
         (NCCL, LSTOPO),
         (LSTOPO, SMI),
         ("24em64t-2n6c2t-nvidia-smi-handwritten.txt", "24em64t-2n6c2t-pci.xml"),
+        # The real p4d.24xlarge lstopo excerpt (hwloc 2.10 without its NVML backend: no NVLink stated, so
+        # node labelled NVLinks unknown) and its matrix written by hand: NV12 between the two A100 is then
+        # no difference; both on host bridge [90-90] (PHB) with the EFA, NIC0 = rdmap144s27 (the ENA has
+        # no RDMA device, so nvidia-smi lists it not); NUMA node 1 on both sides.
+        ("aws-p4d-24xl-nvidia-smi-handwritten.txt", "aws-p4d-24xl-lstopo-excerpt.xml"),
+        ("aws-p4d-24xl-lstopo-excerpt.xml", "aws-p4d-24xl-nvidia-smi-handwritten.txt"),
     ],
 )
 def test_one_machine_two_tools_agree(fx: Path, a: str, b: str) -> None:
@@ -66,6 +72,19 @@ def test_one_machine_two_tools_agree(fx: Path, a: str, b: str) -> None:
     # under one host bridge (hwloc reads host bridges; a one-package machine hangs them on the Machine),
     # NODE to the card under the other host bridge, SYS across the 24em64t's two sockets.
     assert reconcile(load_side(fx / a, None), load_side(fx / b, None)) == []
+
+
+def test_p4d_a_gpu_moved_across_sockets_is_named(fx: Path, tmp_path: Path) -> None:
+    # Seeded: the hand-written p4d matrix with GPU1 printed SYS to NIC0 (as if across the sockets): the
+    # NVLinks-unknown label hides only NV# between GPUs, so the NIC path is still compared: one difference.
+    text = (fx / "aws-p4d-24xl-nvidia-smi-handwritten.txt").read_text()
+    seeded = tmp_path / "p4d-smi-seeded.txt"
+    seeded.write_text(
+        text.replace("GPU1\tNV12\t X \tPHB", "GPU1\tNV12\t X \tSYS").replace("NIC0\tPHB\tPHB", "NIC0\tPHB\tSYS")
+    )
+    got = reconcile(load_side(seeded, None), load_side(fx / "aws-p4d-24xl-lstopo-excerpt.xml", None))
+    # hwloc numbers NICs in bus order (ENA 90:01.0 nic0, EFA 90:1b.0 nic1): NIC0 pairs with its nic1.
+    assert _rows(got) == [("p4d-smi-seeded/gpu1 - p4d-smi-seeded/nic0 (B: nic1)", "path class", "SYS", "PHB")]
 
 
 def test_disabled_port_is_the_one_difference(fx: Path, tmp_path: Path) -> None:

@@ -155,11 +155,37 @@ class _Reader:
             else:
                 self.b.note(child.loc, f"<{child.tag}{_name_of(child)}> is not modelled by topolog; not imported")
         self.xgmi(xgmi.get("XGMIHops"), xgmi.get("XGMIBandwidth"))
+        nvlink_matrix = any(c.tag == "distances2hetero" and c.get("name") == "NVLinkBandwidth" for c in root.children)
+        self.nvlinks_unknown(machines[0], nvlink_matrix)
         self.cpukinds(kinds)
         for cid, pus in self.core_pus.items():
             obj = self.b.inv.objects[cid]
             obj.quantities = {**obj.quantities, "threads": len(pus)}
             obj.labels = {**obj.labels, "pus": ",".join(str(p) for p in sorted(pus))}
+
+    def nvlinks_unknown(self, machine: Element, nvlink_matrix: bool) -> None:
+        """Only hwloc's NVML backend reads NVLinks (the NVLinkBandwidth matrix, an `nvml<k>` OS device per
+        GPU). A capture of NVIDIA GPUs none of which has an NVML OS device was taken without it (AWS's
+        p4d/p5en/p6 lstopo files list OpenCL and DRM devices only), so no NVLink there is unknown, not
+        absent: the node is labelled `nvlinks_described: "false"`, as a hand-written NCCL_TOPO_FILE is,
+        and `topolog reconcile` does not hold nvidia-smi's NV# against it.
+        """
+        if nvlink_matrix:
+            return
+        nvidia = [
+            o
+            for o in self.b.inv.objects.values()
+            if o.kind == "gpu" and o.id.startswith(self.node + "/") and o.labels.get("pci_vendor") == "0x10de"
+        ]
+        if not nvidia or any("nvml" in o.labels.get("os_devices", "") for o in nvidia):
+            return
+        node = self.b.inv.objects[self.node]
+        node.labels = {**node.labels, "nvlinks_described": "false"}
+        self.b.note(
+            machine.loc,
+            f"none of the {len(nvidia)} NVIDIA GPUs has an NVML OS device (nvml<k>) and there is no NVLinkBandwidth "
+            f"matrix: hwloc ran without its NVML backend, so node {self.node}'s NVLinks are unknown, not absent",
+        )
 
     def walk(
         self, el: Element, parent: str | None, core: str | None = None, port: str = "", package: str | None = None
