@@ -191,3 +191,24 @@ def test_written_entries_are_private_and_leave_no_temporary_file(
     assert sorted(p.name for p in folder.iterdir()) == ["test-k2", "test-k3", "test2-k9"]
     assert {p.stat().st_mode & 0o777 for p in folder.iterdir()} == {0o600}
     assert cache.read_pickled("test", "k3") == "k3"
+
+
+def test_a_temporary_file_is_named_as_a_kept_run_expects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A run being recorded for a kept report may write cache entries; it is still kept only when every
+    # file it made in the cache folder is one kept_recording._cache_file knows: ".<kind>-" and 8
+    # characters for a temporary file. Names of 16 characters made every such run a miss, for ever.
+    from verifier.core import kept_recording
+
+    monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "cache"))
+    monkeypatch.setenv(cache.ENV_KEY, "e" * 40)
+    moved: list[str] = []
+    replace = os.replace
+
+    def recording_replace(src: str, dst: str) -> None:
+        moved.append(os.path.basename(src))
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", recording_replace)
+    cache.write_pickled("evaluation", "ab" * 32, 1)
+    assert len(moved) == 1 and moved[0].startswith(".evaluation-")
+    assert kept_recording._cache_file(moved[0])

@@ -167,10 +167,12 @@ def _new_file(folder: str, prefix: str) -> tuple[int, str]:
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | getattr(os, "O_BINARY", 0)
     for _ in range(100):
-        path = os.path.join(folder, prefix + os.urandom(8).hex())
+        # Eight characters after the prefix, as tempfile's names have: a kept run's recording
+        # (verifier.core.kept_recording._cache_file) knows the cache's temporary files by that.
+        path = os.path.join(folder, prefix + os.urandom(4).hex())
         try:
             return os.open(path, flags, 0o600), path
-        except FileExistsError:  # 64 random bits taken already: only a planted name; try another
+        except FileExistsError:  # the name is taken (another run's file, or a planted one): another
             continue
     raise FileExistsError(f"no free temporary name in {folder!a}")
 
