@@ -174,6 +174,20 @@ def test_a_count_short_by_the_gpus_declared_down_is_matched_in_bus_order(tmp_pat
     assert [(r, s) for r, s, _m in found] == [("OBS004", ["n1/gpu4"]), ("OBS004", ["n1/gpu6"])]
 
 
+def test_a_selection_of_a_count_short_by_the_gpus_declared_down_is_matched_too(tmp_path: Path) -> None:
+    # As above, `-i 0,3,5` (NVML's own indexes, count 7): 3 -> gpu4 (pending remapping, CSV line 3), and the
+    # selection is OBS009's (3 of the 7 counted), not OBS014's. (Without the shift: OBS014, 7 healthy GPUs drained.)
+    lines = ["apiVersion: topolog.dev/v1", "objects:", "  - name: n1", "    kind: node", "    children:"]
+    for i in range(8):
+        down = ", state: down" if i == 3 else ""
+        lines.append(f"      - {{name: gpu{i}, kind: gpu, model: H100-SXM5-80GB{down}, labels: {{index: '{i}'}}}}")
+    (tmp_path / "inv.yaml").write_text("\n".join(lines) + "\n")
+    obs = _write(tmp_path, "n1", "gpus.csv", _query([(0, None), (3, None), (5, None)], 7, pending=3))
+    found = _verify(tmp_path / "inv.yaml", obs)
+    assert [(r, s) for r, s, _m in found] == [("OBS004", ["n1/gpu4"]), ("OBS009", ["n1"])]
+    assert "gpus.csv:3)" in found[0][2]
+
+
 def test_a_bare_gpu_number_beside_a_renumbered_query_is_evidence(tmp_path: Path) -> None:
     # No GPU declared down (indexes only): the query is OBS014, and dcgmi's GPU 5 failure (NVML's 5, which declared
     # GPU not known) is named in it, not put on gpu5 (base: OBS004 n1/gpu5, and OBS006 n1/gpu7).

@@ -171,12 +171,12 @@ def _renumber_short_queries(observations: Observations, matcher: Matcher) -> Obs
         declared = matcher.declared_gpus(n)
         up = _in_service_indexes(declared)
         numbers = sorted(g.index for g in in_file if g.index is not None)
-        whole = up is not None and len(up) == f.attached == len(in_file) and numbers == list(range(len(up)))
-        if up is not None and whole and f.host is not None and f.host not in shift:
-            # The GPUs the node declares down are the ones its driver no longer counts, and as many as it counts are
-            # shown: NVML numbers the rest in bus order, as the declared indexes are, so NVML's i is the i-th
-            # declared GPU in service (review R-RT2's reading of -q's minors: draining a node whose declaration
-            # already says which GPU is gone is a false alarm).
+        fits = up is not None and len(up) == f.attached and len(set(numbers)) == len(numbers)
+        if up is not None and fits and all(i < len(up) for i in numbers) and f.host is not None and f.host not in shift:
+            # The GPUs the node declares down are the ones its driver no longer counts: NVML numbers the rest in bus
+            # order, as the declared indexes are, so NVML's i is the i-th declared GPU in service (review R-RT2's
+            # reading of -q's minors: draining a node whose declaration already says which GPU is gone is a false
+            # alarm). A selection (-i) prints NVML's own indexes too; fewer rows than the count is then OBS009's.
             shift[f.host] = dict(enumerate(up))
             continue
         redo[f.path] = (
