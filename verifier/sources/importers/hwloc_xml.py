@@ -35,6 +35,7 @@ from verifier.sources.importers.build import (
 from verifier.sources.importers.cpu_names import cpu_models_for_name
 from verifier.sources.importers.safe_xml import Element, parse_xml
 from verifier.sources.importers.sockets import link_sockets
+from verifier.sources.inventory.catalog import builtin_models
 from verifier.sources.inventory.device_ids import is_display_only, model_for_name, model_for_pci
 from verifier.sources.inventory.model import Link
 
@@ -124,6 +125,7 @@ class _Reader:
         m = re.match(r"([0-9]{1,4})\.([0-9]{1,4})(?![0-9])", self.hwloc_version_text)
         self.hwloc_release = (int(m.group(1)), int(m.group(2))) if m else None
         self.walk(machines[0], None)
+        self.unfit_cpu_models()
         packages = [
             o
             for o in self.b.inv.objects.values()
@@ -310,6 +312,50 @@ class _Reader:
                 f"{oid}: CPUModel {name!r} fits the catalogue CPUs {', '.join(found)}; no model is taken",
             )
         return found[0] if len(found) == 1 else None
+
+    def unfit_cpu_models(self) -> None:
+        """A catalogue CPU taken from CPUModel is dropped where the packages cannot be that part's sockets:
+        more packages of it than the part's max_sockets, or a package with more cores than the part has.
+        A physical machine never shows either, a virtual machine does: a KVM guest given the host's CPU
+        (host-passthrough) names the host's part yet lays out its vCPUs as its own configuration says
+        (one socket per vCPU, or one socket of all vCPUs), so 16 vCPUs of an EPYC 7742 host read as 16
+        packages. Kept, the model would make NODE013/NODE009 report a board no one built.
+        """
+        node = self.node + "/"
+        modelled = {
+            oid: o.model
+            for oid, o in self.b.inv.objects.items()
+            if o.kind == "cpu" and o.model is not None and oid.startswith(node)
+        }
+        if not modelled:
+            return
+        cores: dict[str, int] = dict.fromkeys(modelled, 0)
+        for cid in self.core_pus:
+            cur = self.b.inv.objects[cid].parent
+            while cur is not None and cur not in modelled:
+                cur = self.b.inv.objects[cur].parent
+            if cur is not None:
+                cores[cur] += 1
+        specs = {m.name: m.specs for m in builtin_models() if m.kind == "cpu"}
+        for model in sorted(set(modelled.values())):
+            ids = sorted(oid for oid, m in modelled.items() if m == model)
+            most, per = specs.get(model, {}).get("max_sockets"), specs.get(model, {}).get("cores")
+            over = [oid for oid in ids if per is not None and cores[oid] > per]
+            if not over and (most is None or len(ids) <= most):
+                continue
+            for oid in ids:
+                self.b.inv.objects[oid].model = None
+            why = (
+                f"{len(ids)} packages of it where the part takes at most {most} socket(s)"
+                if most is not None and len(ids) > most
+                else f"{over[0]} with {cores[over[0]]} cores where the part has {per}"
+            )
+            named = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")  # a guest may hold 100s
+            self.b.note(
+                self.b.inv.objects[ids[0]].loc,
+                f"{named}: CPUModel names the catalogue CPU {model}, but the topology holds {why}: "
+                "these packages are not that part's sockets (a virtual machine's vCPU layout), so no model is taken",
+            )
 
     def only_package(self) -> str | None:
         packages = [
