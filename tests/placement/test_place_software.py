@@ -73,3 +73,46 @@ def test_driver_and_stack_decide_with_the_labels(tmp_path: Path) -> None:
         )
         assert [p.domain for p in rocm.placements] == ["amd"]
         assert {w.domain for w in rocm.why_not} == {"good", "stale", "foreign", "old-rocm"}
+
+
+VOLTA = """apiVersion: topolog.dev/v1
+objects:
+  # Claims CUDA 13.0 on a Volta V100: SW006 (13.0 removed sm_70), so nothing built with 13.x runs here.
+  - name: volta13
+    kind: node
+    software: {driver: "580.65.06", cuda: "13.0"}
+    children:
+      - {name: gpu0, kind: gpu, model: V100-SXM3-32GB}
+  - name: volta12
+    kind: node
+    software: {driver: "580.65.06", cuda: "12.9"}
+    children:
+      - {name: gpu0, kind: gpu, model: V100-SXM3-32GB}
+  - name: hopper13
+    kind: node
+    software: {driver: "580.65.06", cuda: "13.0"}
+    children:
+      - {name: gpu0, kind: gpu, model: H100-SXM5-80GB}
+"""
+
+VOLTA_JOBS = """apiVersion: topolog.dev/v1
+kind: Jobs
+jobs:
+  - {name: j13, principal: User::"hana", gpus: 1, topology: {scope: node}, software: {cuda: ">=13"}}
+  - {name: j12, principal: User::"hana", gpus: 1, topology: {scope: node}, software: {cuda: ">=12.4"}}
+"""
+
+
+def test_cuda_13_job_not_placed_on_a_volta(tmp_path: Path) -> None:
+    # j13: hopper13 only. volta12 has CUDA 12.9 < 13; volta13's 13.0 is a toolkit with no sm_70
+    # code (SW006's table: 13.0 dropped Volta), so a job needing >= 13 cannot run there.
+    # j12 (>= 12.4): every node's label meets it (12.9 and 13.0, drivers 580 >= 12.4's 550.54.14);
+    # a 12.x build still has Volta code, so volta13 stays a host for it.
+    (tmp_path / "inv.yaml").write_text(VOLTA)
+    (tmp_path / "jobs.yaml").write_text(VOLTA_JOBS)
+    for engine in ("duckdb", "pydatalog", "memory"):
+        report = place([tmp_path / "inv.yaml"], [tmp_path / "jobs.yaml"], why_not=True, engine=engine, authorize=False)
+        j13, j12 = report.jobs
+        assert [p.domain for p in j13.placements] == ["hopper13"], engine
+        assert {w.domain: w.requirement for w in j13.why_not} == {"volta12": "software", "volta13": "software"}
+        assert sorted(p.domain for p in j12.placements) == ["hopper13", "volta12", "volta13"], engine
