@@ -25,7 +25,16 @@ from verifier.core.gc_pause import collector_paused
 from verifier.core.stamped_rows import StampBlock, with_blocks
 from verifier.facts.whole_nodes import objects_without
 from verifier.sources.inventory.catalog import builtin_models, mig_memory_mb
-from verifier.sources.inventory.model import CABLES_UNMADE, CableColumns, Inventory, Link, LinkPlan, Obj, Unmade
+from verifier.sources.inventory.model import (
+    CABLES_UNMADE,
+    CableColumns,
+    CatalogModel,
+    Inventory,
+    Link,
+    LinkPlan,
+    Obj,
+    Unmade,
+)
 from verifier.sources.inventory.software import release_number, software_table, version_number
 
 Value = str | int
@@ -41,6 +50,7 @@ RELATIONS: frozenset[str] = frozenset(
         "feature",
         "mig_profile",
         "model_memory_type",
+        "catalogue_figure",
         "memory_type_name",
         "link",
         "link_attr",
@@ -199,8 +209,10 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
     feature_rows: list[Row] = []
     mig_rows: list[Row] = []
     memory_type_rows: list[Row] = []
+    figure_rows: list[Row] = []
     rated = _catalogue_power()
     sockets = _catalogue_sockets()
+    builtin = _builtin_by_name()
     for name in sorted(inv.models):
         m = inv.models[name]
         info_rows.append((name, m.vendor, m.kind))
@@ -217,6 +229,13 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
             mig_rows.append((name, profile, count, mig_memory_mb(profile) or 0))
         if m.memory_type:
             memory_type_rows.append((name, m.memory_type))
+        part = builtin.get(name)
+        if part is not None and part is not m and (part.vendor, part.kind) == (m.vendor, m.kind):
+            # The inventory's own entry of a built-in name (loader.GAINED_LATER keeps its figures):
+            # the catalogue's figure beside each one it writes otherwise, for NODE015 to weigh.
+            for k in sorted(m.specs.keys() & part.specs.keys()):
+                if m.specs[k] != part.specs[k]:
+                    figure_rows.append((name, k, part.specs[k]))
 
     return {
         "object": whole.rows("object", obj_rows),
@@ -227,6 +246,7 @@ def _facts(inv: Inventory, keep: AbstractSet[str] | None = None) -> dict[str, Se
         "feature": feature_rows,
         "mig_profile": mig_rows,
         "model_memory_type": memory_type_rows,
+        "catalogue_figure": figure_rows,
         "memory_type_name": _memory_type_names(label_rows, whole.blocks.get("label", []), memory_type_rows),
         "link": whole.rows("link", link_rows),
         "link_attr": whole.rows("link_attr", attr_rows),
@@ -282,6 +302,12 @@ def _catalogue_power() -> dict[str, tuple[int, int]]:
         for m in builtin_models()
         if "tdp_w" in m.specs
     }
+
+
+@functools.cache
+def _builtin_by_name() -> dict[str, CatalogModel]:
+    """The built-in catalogue's models by name."""
+    return {m.name: m for m in builtin_models()}
 
 
 MAX_SOCKETS = "max_sockets"
