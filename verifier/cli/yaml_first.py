@@ -20,7 +20,8 @@ from typing import Any
 __all__ = ["yaml"]
 
 NON_PRINTABLE = "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-"""yaml.reader.Reader.NON_PRINTABLE's pattern, character for character (PyYAML 5.1-6.0)."""
+"""yaml.reader.Reader.NON_PRINTABLE's pattern, character for character (PyYAML 6.0; a test compares
+it with the installed PyYAML's)."""
 
 
 class CompiledWhenUsed:
