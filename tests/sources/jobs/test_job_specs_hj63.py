@@ -121,16 +121,17 @@ def _amd(expression: str) -> str:
     return _pod(_terms((expression,)), "amd.com/gpu: 1")
 
 
-def test_amd_plain_per_value_labels_select_that_model(tmp_path: Path) -> None:
+def test_amd_plain_per_value_labels_select_no_node_of_one_model(tmp_path: Path) -> None:
     # AMD's labeller (ROCm/k8s-device-plugin cmd/k8s-node-labeller, createLabels) writes the count of
-    # each value under `amd.com/gpu.<name>.<value>` on a node whose GPUs differ (one value gives the
-    # plain key instead), as it always does under `beta.amd.com/`. 74a1 is the MI300X (device_ids.yaml):
-    # mi300x-n0 and mi300x-n1. Before: "not judged" (any AMD GPU; the same two nodes here).
+    # each value under `amd.com/gpu.<name>.<value>` only on a node whose GPUs differ (one value gives
+    # the plain key `amd.com/gpu.<name>: <value>` instead), while it always writes the `beta.amd.com/`
+    # per-value keys. The mixed fleet's MI300X nodes hold 8 MI300X each: no node carries these keys
+    # (review R-HJ 63: HJ's b8c0fd1e read them as the beta. forms and placed on mi300x-n0/n1).
     (job,) = read_jobs_text(_amd("{key: amd.com/gpu.device-id.74a1, operator: Exists}"), "t.yaml", RULES)
-    assert job.accepts == ("MI300X",)
+    assert job.accepts == ("amd.com/gpu.device-id.74a1",)  # a word no model has: fits nowhere
     product = "{key: amd.com/gpu.product-name.AMD_Instinct_MI300X, operator: In, values: ['2']}"
     (job,) = read_jobs_text(_amd(product), "t.yaml", RULES)
-    assert job.accepts == ("MI300X",)
+    assert job.accepts == ("amd.com/gpu.product-name.AMD_Instinct_MI300X",)
     # 74a5 is the MI325X, which the mixed fleet lacks: fits nowhere (before: placed on the MI300X nodes).
     code, nodes, _err = _nodes(tmp_path, _amd("{key: amd.com/gpu.device-id.74a5, operator: Exists}"))
     assert (code, nodes) == (1, [])

@@ -80,6 +80,12 @@ PRODUCT_LABELS: dict[str, Callable[[str], str | None]] = {
     AMD_PRODUCT_NAME: amd_product_model,  # only values that map exactly reach _accept (_canonical)
 }
 """Node labels that name the GPU model, and how each value maps to a catalogue model."""
+AMD_MIXED_DEVICE = "amd.com/gpu.device-id."
+AMD_MIXED_PRODUCT = "amd.com/gpu.product-name."
+"""AMD's node labeller (ROCm/k8s-device-plugin cmd/k8s-node-labeller/main.go, createLabels) writes a
+property's per-value keys without `beta.` (`amd.com/gpu.device-id.74a1: "4"`) only on a node whose GPUs
+differ in it; a node whose GPUs agree gets `amd.com/gpu.device-id: 74a1` and no such key."""
+
 LABEL_VENDORS = {
     "nvidia.com/gpu.product": "nvidia",
     "amd.com/gpu.device-id": "amd",
@@ -577,6 +583,8 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
         elif family is not None:
             words.extend(family)
             families.update(family)
+        elif model is None and v.startswith((AMD_MIXED_DEVICE, AMD_MIXED_PRODUCT)):
+            words.append(v)  # a per-value key only a node of mixed GPUs carries: _canonical noted it
         elif model is None:
             written = gpu_family(v.lower()) if key == GPU_FAMILY_LABEL else None
             needs.notes.append(
@@ -902,13 +910,14 @@ def _canonical(
             key = f"amd.com/gpu.{name}"  # the same value, written under both prefixes
     # Legacy keys carry the value in the key and count the node's GPUs of it: `In` or `Exists` on one
     # selects nodes with such GPUs (NotIn and DoesNotExist stay plain labels: a node without them passes).
-    # The labeller writes the same count under `amd.com/gpu.<name>.<value>` on a node whose GPUs differ
-    # (createLabels: one value gives the plain key instead), so those select the same nodes.
+    # The labeller writes the same count under `amd.com/gpu.<name>.<value>` only on a node whose GPUs
+    # differ in that property (createLabels: where they all agree it writes `amd.com/gpu.<name>: <value>`
+    # instead, and no per-value key), so such a key selects no node whose GPUs are all one model.
     legacy = {
         AMD_LEGACY_DEVICE: "amd.com/gpu.device-id",
         "beta.amd.com/gpu.product-name.": AMD_PRODUCT_NAME,
-        "amd.com/gpu.device-id.": "amd.com/gpu.device-id",
-        "amd.com/gpu.product-name.": AMD_PRODUCT_NAME,
+        AMD_MIXED_DEVICE: "amd.com/gpu.device-id",
+        AMD_MIXED_PRODUCT: AMD_PRODUCT_NAME,
     }
     for prefix, read_as in legacy.items():
         named = key.removeprefix(prefix)
@@ -917,6 +926,16 @@ def _canonical(
                 needs.notes.append(
                     Diagnostic(loc, f"{key}: how many such GPUs a node holds ({', '.join(values)}) not judged")
                 )
+            if prefix in (AMD_MIXED_DEVICE, AMD_MIXED_PRODUCT):
+                needs.notes.append(
+                    Diagnostic(
+                        loc,
+                        f"{key} is written by AMD's node labeller only on a node whose GPUs differ in it; on a "
+                        f"node of one such GPU it writes {read_as}={named}: no node whose GPUs are all one "
+                        "model carries it",
+                    )
+                )
+                return read_as, "In", [key]  # a word no model has: only a node of mixed GPUs would carry it
             return read_as, "In", [named]
     family = key.startswith("beta.amd.com/gpu.family.")
     if key in _UNJUDGED_LABELS or family:

@@ -1,0 +1,71 @@
+"""Review R-HJ (round 17) of b8c0fd1e: AMD's per-value labels without `beta.`.
+
+AMD's node labeller (ROCm/k8s-device-plugin, cmd/k8s-node-labeller/main.go, createLabels) writes, for
+each property (device-id, product-name, ...):
+- `beta.amd.com/gpu.<name>.<value>: <count>` for every value, always;
+- `beta.amd.com/gpu.<name>: <value>` and `amd.com/gpu.<name>: <value>` when the node's GPUs all agree;
+- `amd.com/gpu.<name>.<value>: <count>` only when they differ (two or more values on one node).
+So on a node of 8 MI300X (device id 74a1) the labels are beta.amd.com/gpu.device-id.74a1=8,
+beta.amd.com/gpu.device-id=74a1 and amd.com/gpu.device-id=74a1, and no amd.com/gpu.device-id.74a1.
+A pod requiring `amd.com/gpu.device-id.74a1` (Exists or In) stays pending on such nodes. b8c0fd1e read
+the key as the beta. one and placed the pod on the mixed fleet's MI300X nodes (mi300x-n0/n1, 8 MI300X
+each, inventories/mixed-fleet.yaml): it fits nowhere there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_helpers import run_cli
+
+from verifier.sources.jobs.principal_rules import parse_rules
+from verifier.sources.jobs.read import read_jobs_text
+
+RULES = parse_rules(["namespace=Team"])
+FLEET = str(Path(__file__).resolve().parents[3] / "inventories" / "mixed-fleet.yaml")
+
+
+def _pod(expression: str) -> str:
+    return (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: r, namespace: research}\nspec:\n"
+        "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        f"        nodeSelectorTerms:\n        - matchExpressions:\n          - {expression}\n"
+        "  containers:\n  - name: c\n    image: x\n    resources:\n      limits: {amd.com/gpu: 1}\n"
+    )
+
+
+def test_plain_per_value_device_id_fits_no_node_of_one_model(tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(_pod("{key: amd.com/gpu.device-id.74a1, operator: Exists}"))
+    code, out, err = run_cli(
+        "place", FLEET, str(path), "--principal-from", "namespace=Team", "--no-authorization", "--format", "json"
+    )
+    (job,) = json.loads(out)["jobs"]
+    # Every AMD node of the fleet holds one model (MI300X): no node carries the key, nothing is placed.
+    assert (code, job["placements"]) == (1, []), err
+    (read,) = read_jobs_text(_pod("{key: amd.com/gpu.device-id.74a1, operator: Exists}"), "t.yaml", RULES)
+    assert any("only on a node whose GPUs differ in it" in n.message for n in read.notes)
+
+
+def test_the_beta_and_plain_keys_the_labeller_writes_on_one_model_still_select_it() -> None:
+    # Controls: the keys a node of 8 MI300X does carry select the MI300X.
+    for expression in (
+        "{key: beta.amd.com/gpu.device-id.74a1, operator: Exists}",
+        "{key: beta.amd.com/gpu.product-name.AMD_Instinct_MI300X, operator: In, values: ['8']}",
+        "{key: amd.com/gpu.device-id, operator: In, values: ['74a1']}",
+        "{key: amd.com/gpu.product-name, operator: In, values: [AMD_Instinct_MI300X]}",
+    ):
+        (job,) = read_jobs_text(_pod(expression), "t.yaml", RULES)
+        assert job.accepts == ("MI300X",), expression
+
+
+def test_a_plain_per_value_key_in_one_term_leaves_the_other_terms() -> None:
+    # (device-id.74a1 exists) OR (device-id In [74a5]): the first term selects no node of one model,
+    # the second the MI325X: the pod accepts the MI325X alone (the first term's word matches no model).
+    text = _pod(
+        "{key: amd.com/gpu.device-id.74a1, operator: Exists}\n"
+        "        - matchExpressions:\n          - {key: amd.com/gpu.device-id, operator: In, values: ['74a5']}"
+    )
+    (job,) = read_jobs_text(text, "t.yaml", RULES)
+    assert job.accepts == ("amd.com/gpu.device-id.74a1", "MI325X")
