@@ -17,7 +17,8 @@ NIC or switch carries nothing, its cables left as they are, as `place --fail ID`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import chain, compress, repeat
 from operator import attrgetter, is_
@@ -91,6 +92,7 @@ def node_fabric_islands(
         role[d] = role.get(d, 0) | _DOWN
     role_get = role.get
     down_bit = _DOWN
+    plain = set(switches).difference(down)  # the ends of role 1: a switch not marked down
     # A device's working cable to a switch: the device end and the switch. Their nodes and islands are
     # looked up after the pass, in C (a fleet's 131,072 NIC cables land on a few thousand leaves).
     ends: list[str] = []
@@ -105,7 +107,7 @@ def node_fabric_islands(
     run_loc = CABLES_UNMADE
     for lk in links:
         if lk.loc is run_loc and cables is not None:
-            _run_ends(cables[lk.id], role_get, ends, sides, between, ups if count else None)
+            _run_ends(cables[lk.id], role, plain, ends, sides, between, ups if count else None)
             continue
         kind = lk.kind
         if kind not in fabric or lk.state == "down":
@@ -138,7 +140,7 @@ def node_fabric_islands(
     island = {s: find(s) for s in switches}
     cabled: set[str] = set()
     # One island (a fleet's, mostly): its nodes told per plan (_one_island); else each end's node and island.
-    by_island = _one_island(inv, ends, sides, island, node_of, cabled)
+    by_island: Mapping[str, Collection[str | None]] | None = _one_island(inv, ends, sides, island, node_of, cabled)
     if by_island is None:
         # The node of each end: a NIC of a node stamped whole, from its plan and the loader's names (a C
         # call per node); any other end in the objects. Those devices are `cabled`: their cable puts
@@ -178,6 +180,14 @@ def node_fabric_islands(
             has = has_nic[id(plan)] = any(row[2] == "nic" for row in plan.object_rows)
         if has:
             off.add(n)
+    if len(by_island) == 1:
+        # One island (a fleet's, mostly): a node is on it or off the fabric, never both, so the rows
+        # sort by node alone, in the order _one_island met the nodes (its plans', mostly in order
+        # already: a sort of a few runs, not of 16,384 nodes in a set's order).
+        [(i, reached)] = by_island.items()
+        tag = {n: i for n in reached if n is not None}
+        tag.update(dict.fromkeys(off, ""))
+        return sorted(tag.items()), island
     rows: list[Row] = [(n, i) for i, reached in by_island.items() for n in reached if n is not None]
     rows += [(n, "") for n in off]
     return sorted(rows), island
@@ -185,35 +195,35 @@ def node_fabric_islands(
 
 def _run_ends(
     run: CableColumns,
-    role_get: Callable[[str, int], int],
+    role: Mapping[str, int],
+    plain: set[str],
     ends: list[str],
     sides: list[str],
     between: tuple[list[str], list[str]],
     ups: dict[str, int] | None,
 ) -> None:
     """node_fabric_islands' pass over the cables of a run not made yet (never Ethernet: link_kind
-    keeps their kind), in their order, from its columns: each end's role looked up in C. A run of
-    NIC-to-leaf cables (every b a switch and no a) or of leaf-to-spine cables (both ends switches,
-    none down) is taken whole; any other, cable by cable, as the pass takes a Link.
+    keeps their kind), in their order, from its columns. A run of NIC-to-leaf cables (every b in
+    `plain`, the switches not marked down, and no a with a `role`) or of leaf-to-spine cables (both
+    ends in `plain`) is taken whole, told by set operations in C; any other, cable by cable, as the
+    pass takes a Link, each end's role looked up in C.
     """
     _ids, ends_a, ends_b, kind, mbps, _loc, _attrs, _labels, state = run
     if kind not in FABRIC_LINK_KINDS or state == "down":
         return
-    ra = list(map(role_get, ends_a, repeat(0)))
-    rb = list(map(role_get, ends_b, repeat(0)))
-    n = len(ra)
-    if rb.count(_SWITCH) == n and ra.count(0) == n:
+    if plain.issuperset(ends_b) and role.keys().isdisjoint(ends_a):
         ends += ends_a
         sides += ends_b
         if ups is not None:
-            ups_get = ups.get
-            for end in ends_a:
-                ups[end] = ups_get(end, 0) + mbps
+            _add_up(ups, ends_a, mbps)
         return
-    if ra.count(_SWITCH) == n and rb.count(_SWITCH) == n:
+    if plain.issuperset(ends_a) and plain.issuperset(ends_b):
         between[0].extend(ends_a)
         between[1].extend(ends_b)
         return
+    role_get = role.get
+    ra = list(map(role_get, ends_a, repeat(0)))
+    rb = list(map(role_get, ends_b, repeat(0)))
     for a, b, rola, rolb in zip(ends_a, ends_b, ra, rb, strict=True):
         if (rola | rolb) & _DOWN:
             continue
@@ -237,6 +247,24 @@ def _run_ends(
             ups[end] = ups.get(end, 0) + mbps
 
 
+def _add_up(ups: dict[str, int], ends: list[str], mbps: int) -> None:
+    """`mbps` added into `ups` for each of `ends` (once per time it is there). Ends none of which
+    has a count yet (a run of NIC cables: 256 NICs, each its one cable) are put in by one C call; a
+    NIC met twice is then counted by hand, a cable each. Any other case, end by end.
+    """
+    before = len(ups)
+    if ups.keys().isdisjoint(ends):
+        ups.update(zip(ends, repeat(mbps)))
+        if len(ups) - before != len(ends):  # an end twice in the run: each of its cables counts
+            for end, times in Counter(ends).items():
+                if times > 1:
+                    ups[end] = times * mbps
+        return
+    ups_get = ups.get
+    for end in ends:
+        ups[end] = ups_get(end, 0) + mbps
+
+
 def _one_island(
     inv: Inventory,
     ends: list[str],
@@ -244,13 +272,14 @@ def _one_island(
     island: Mapping[str, str],
     node_of: Callable[[str], str | None],
     cabled: set[str],
-) -> dict[str, set[str | None]] | None:
+) -> dict[str, list[str | None]] | None:
     """node_fabric_islands' nodes per island when every cable's switch end (`sides`) is on one
     island: that island and the nodes with an end (`ends`) in them. A NIC of a node stamped whole
     (whole_nodes) is told per plan in C, a lookup per NIC in the set of ends, with no map of every
     NIC to its node made and looked up again (at 131,072 GPUs 131,072 of each); the few other ends
     (of nodes not stamped whole: overridden, hand-written) are found as the caller finds them, and
     put in `cabled`. None when there is no cable or more than one island, for the caller's way.
+    The nodes come each once, in the order met: the plans' groups' nodes, then the others'.
     """
     if not ends:
         return None
@@ -258,7 +287,7 @@ def _one_island(
     if len(reached) != 1:
         return None
     left = set(ends)  # the ends not told yet
-    on: set[str | None] = set()
+    on: list[str | None] = []
     for plan, nodes, names in plan_groups(inv):
         nics = [row[0] for row in plan.object_rows if row[2] == "nic"]
         if not nics:
@@ -266,19 +295,19 @@ def _one_island(
         every = list(chain.from_iterable(map(names_at(nics), names)))
         if left.issuperset(every):
             # Every NIC of these nodes is cabled (a healthy fleet): each node is on, told in two C calls.
-            on.update(nodes)
+            on += nodes
             left.difference_update(every)
             continue
         hits = list(map(left.__contains__, every))
         # A node's NICs are `len(nics)` hits in a row: zip of one iterator that many times over.
-        on.update(compress(nodes, map(any, zip(*[iter(hits)] * len(nics), strict=True))))
+        on += compress(nodes, map(any, zip(*[iter(hits)] * len(nics), strict=True)))
         left.difference_update(compress(every, hits))
     found, stamped = inv.found, inv.stamped
     for end in left:
         cabled.add(end)
         o = found.get(end)
-        on.add(o.origin if o is not None and o.origin in stamped else node_of(end))
-    return {reached.pop(): on}
+        on.append(o.origin if o is not None and o.origin in stamped else node_of(end))
+    return {reached.pop(): list(dict.fromkeys(on))}
 
 
 def _whole_nodes_nics(inv: Inventory) -> dict[str, str]:
