@@ -287,21 +287,27 @@ def _one_island(
     if len(reached) != 1:
         return None
     left = set(ends)  # the ends not told yet
+    cabled_ends: set[str] | None = None  # every end, made only for a plan with a NIC not cabled
     on: list[str | None] = []
     for plan, nodes, names in plan_groups(inv):
         nics = [row[0] for row in plan.object_rows if row[2] == "nic"]
         if not nics:
             continue
         every = list(chain.from_iterable(map(names_at(nics), names)))
-        if left.issuperset(every):
-            # Every NIC of these nodes is cabled (a healthy fleet): each node is on, told in two C calls.
+        before = len(left)
+        left.difference_update(every)
+        if before - len(left) == len(every):
+            # Every NIC of these nodes was an end (a healthy fleet; no name is twice in `every`): each
+            # node is on, told in two C calls.
             on += nodes
-            left.difference_update(every)
             continue
-        hits = list(map(left.__contains__, every))
+        # Some NIC is not cabled: which are, asked of every end (a plan's NICs are no other plan's,
+        # so what earlier plans took out of `left` does not change the answer).
+        if cabled_ends is None:
+            cabled_ends = set(ends)
+        hits = list(map(cabled_ends.__contains__, every))
         # A node's NICs are `len(nics)` hits in a row: zip of one iterator that many times over.
         on += compress(nodes, map(any, zip(*[iter(hits)] * len(nics), strict=True)))
-        left.difference_update(compress(every, hits))
     found, stamped = inv.found, inv.stamped
     for end in left:
         cabled.add(end)
