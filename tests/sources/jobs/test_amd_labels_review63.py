@@ -69,3 +69,25 @@ def test_a_plain_per_value_key_in_one_term_leaves_the_other_terms() -> None:
     )
     (job,) = read_jobs_text(text, "t.yaml", RULES)
     assert job.accepts == ("amd.com/gpu.device-id.74a1", "MI325X")
+
+
+def test_a_device_id_as_rocm_smi_prints_it_selects_no_node() -> None:
+    # The labeller's device-id generator reads /sys/class/drm/card<N>/device/device ("0x74a1", lower-case
+    # hex as the kernel prints it) and takes the "0x" off: every node of MI300X carries 74a1. rocm-smi
+    # and amd-smi print "0x74a1"; neither it nor "74A1" is a value any node carries, so the pod fits
+    # nowhere (before: read through the importers' case-blind lookup as the MI300X).
+    for selection in ("{amd.com/gpu.device-id: '0x74a1'}", "{amd.com/gpu.device-id: '74A1'}"):
+        text = _pod("{key: x, operator: DoesNotExist}").replace(
+            "  affinity:", f"  nodeSelector: {selection}\n  affinity:"
+        )
+        (job,) = read_jobs_text(text, "t.yaml", RULES)
+        written = selection.split("'")[1]
+        assert job.accepts == (written,), selection
+        said = f"amd.com/gpu.device-id={written} is written 74a1 by AMD's node labeller"
+        assert any(n.message.startswith(said) for n in job.notes), [n.message for n in job.notes]
+    # Control: the value as the labeller writes it.
+    text = _pod("{key: x, operator: DoesNotExist}").replace(
+        "  affinity:", "  nodeSelector: {amd.com/gpu.device-id: '74a1'}\n  affinity:"
+    )
+    (job,) = read_jobs_text(text, "t.yaml", RULES)
+    assert job.accepts == ("MI300X",)

@@ -580,6 +580,18 @@ def _accept(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p
                 )
             )
             words.append(v)
+        elif key == "amd.com/gpu.device-id" and model and v != v.lower().removeprefix("0x"):
+            # The labeller writes the id as sysfs gives it, lower-case hex with its `0x` taken off
+            # (createLabels' device-id generator): `0x74a1` as rocm-smi and amd-smi print it, or
+            # `74A1`, is carried by no node, as a label value is matched character for character.
+            needs.notes.append(
+                Diagnostic(
+                    loc,
+                    f"{key}={v} is written {v.lower().removeprefix('0x')} by AMD's node labeller, and a label "
+                    "value is matched character for character: no node carries this one",
+                )
+            )
+            words.append(v)
         elif family is not None:
             words.extend(family)
             families.update(family)
