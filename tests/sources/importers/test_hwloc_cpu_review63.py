@@ -92,3 +92,24 @@ def test_one_package_over_the_part_cores(tmp_path: Path, monkeypatch: pytest.Mon
     cpus, notes = _cpus(_as(tmp_path, "64intel64-heteromem.xml", "Intel(R) Xeon(R) Platinum 8480C", "GenuineIntel"))
     assert list(cpus.values()) == [None]
     assert len(notes) == 1 and "with 16 cores where the part has 12" in notes[0]
+
+
+@pytest.mark.parametrize(
+    ("vendor", "expected"),
+    [
+        # cpuid's vendor strings of other x86 makers (Hygon's Dhyana, Centaur/Zhaoxin): whatever the name
+        # holds, no catalogue CPU (Intel's and AMD's parts) is theirs. Before: an unknown vendor was not
+        # checked at all, so the name alone mapped.
+        ("HygonGenuine", ()),
+        ("CentaurHauls", ()),
+        # The two known ones, and no vendor: the name decides (EPYC-7742 is AMD's).
+        ("AuthenticAMD", ("EPYC-7742",)),
+        ("GenuineIntel", ()),
+        (None, ("EPYC-7742",)),
+        ("  ", ("EPYC-7742",)),
+    ],
+)
+def test_a_vendor_of_another_maker_fits_no_catalogue_cpu(vendor: str | None, expected: tuple[str, ...]) -> None:
+    from verifier.sources.importers.cpu_names import cpu_models_for_name
+
+    assert cpu_models_for_name("AMD EPYC 7742 64-Core Processor", vendor) == expected

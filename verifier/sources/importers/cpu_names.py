@@ -19,7 +19,8 @@ from verifier.sources.inventory.catalog import builtin_models
 
 _WORD = re.compile(r"[0-9a-z]+")
 # cpuid's vendor strings (what hwloc's CPUVendor and /proc/cpuinfo's vendor_id hold) to catalogue vendors.
-_VENDORS = {"genuineintel": "intel", "authenticamd": "amd"}
+# The makers' own names are accepted too, should a tool write those instead.
+_VENDORS = {"genuineintel": "intel", "authenticamd": "amd", "intel": "intel", "amd": "amd"}
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -41,13 +42,16 @@ def _cpu_models() -> tuple[tuple[str, str, frozenset[str]], ...]:
 
 def cpu_models_for_name(name: str | None, vendor: str | None = None) -> tuple[str, ...]:
     """The built-in catalogue CPUs that the OS's CPU name `name` fits (sorted): a name is mapped
-    only where exactly one fits. `vendor` (cpuid's "GenuineIntel", "AuthenticAMD"), where given
-    and known, must be the model's vendor.
+    only where exactly one fits. `vendor` (cpuid's "GenuineIntel", "AuthenticAMD"), where given,
+    must be the model's vendor; a vendor string of another maker fits none.
     """
     if not name:
         return ()
     words = set(_words(name))
-    wanted = _VENDORS.get((vendor or "").strip().lower())
+    stated = (vendor or "").strip().lower()
+    wanted = _VENDORS.get(stated)
+    if stated and wanted is None:
+        return ()  # cpuid names another maker (HygonGenuine, CentaurHauls): no catalogue CPU is its part
     return tuple(
         sorted(
             model
