@@ -91,3 +91,17 @@ def test_a_device_id_as_rocm_smi_prints_it_selects_no_node() -> None:
     )
     (job,) = read_jobs_text(text, "t.yaml", RULES)
     assert job.accepts == ("MI300X",)
+
+
+def test_the_product_name_an_mi300x_node_carries_selects_the_mi300x() -> None:
+    # ROCm/k8s-device-plugin docs/user-guide/installation.md, "Example labels for an AMD MI300X GPU":
+    # amd.com/gpu.device-id=74a1 beside amd.com/gpu.product-name=AMD_Instinct_MI300X_OAM (sysfs's
+    # product_name "AMD Instinct MI300X OAM", spaces made _). It names the MI300X, as device id 74a1
+    # does; before it was "not judged" (any AMD GPU). On the mixed fleet the AMD nodes are
+    # mi300x-n0 and mi300x-n1 (8 MI300X each), which it now selects as the MI300X.
+    text = _pod("{key: amd.com/gpu.product-name, operator: In, values: [AMD_Instinct_MI300X_OAM]}")
+    (job,) = read_jobs_text(text, "t.yaml", RULES)
+    assert job.accepts == ("MI300X",)
+    # A VF's name (a virtual function of a partitioned board) stays unjudged: any AMD GPU, with a note.
+    (job,) = read_jobs_text(text.replace("_OAM", "_VF"), "t.yaml", RULES)
+    assert job.accepts == ("amd",)

@@ -249,12 +249,14 @@ product_name with parentheses dropped and every character a label value cannot h
 
 def amd_product_model(value: str) -> str | None:
     """The catalogue model whose product name (device_ids.yaml, as amd-smi writes it) the labeller would
-    write as `value` (`AMD_Instinct_MI300X`), or None. Exact: a board whose sysfs name says more (an OAM
-    or VF suffix) is not guessed.
+    write as `value` (`AMD_Instinct_MI300X`), or None. An `_OAM` after it is the module's form factor,
+    which sysfs's product_name adds on OAM boards: ROCm/k8s-device-plugin's docs/user-guide/installation.md
+    shows an MI300X node labelled `amd.com/gpu.product-name=AMD_Instinct_MI300X_OAM` beside
+    `amd.com/gpu.device-id=74a1`. Any other suffix (a VF's) is not guessed.
     """
     amd = {m.name for m in builtin_models() if m.vendor.casefold() == "amd"}
     for name, model in _nvml_names():
         label = re.sub(r"[^A-Za-z0-9._-]", "_", name.replace("(", "").replace(")", ""))
-        if model in amd and label == value:
+        if model in amd and value in (label, f"{label}_OAM"):
             return model
     return None
