@@ -105,3 +105,29 @@ def test_the_product_name_an_mi300x_node_carries_selects_the_mi300x() -> None:
     # A VF's name (a virtual function of a partitioned board) stays unjudged: any AMD GPU, with a note.
     (job,) = read_jobs_text(text.replace("_OAM", "_VF"), "t.yaml", RULES)
     assert job.accepts == ("amd",)
+
+
+def _nvidia_pod(expression: str) -> str:
+    return _pod(expression).replace("amd.com/gpu: 1", "nvidia.com/gpu: 1")
+
+
+def test_not_in_a_value_no_node_carries_keeps_no_node_off() -> None:
+    # As `In` reads a spelling no labeller writes as fitting nowhere (no node carries it), `NotIn` on
+    # it holds on every node: GFD writes NVIDIA-H100-80GB-HBM3, so NotIn [NVIDIA_H100_80GB_HBM3] keeps
+    # no H100 node off (Kubernetes places the pod there). Before, the value was read as the H100 and
+    # the H100 left out of what the pod accepts.
+    (job,) = read_jobs_text(
+        _nvidia_pod("{key: nvidia.com/gpu.product, operator: NotIn, values: [NVIDIA_H100_80GB_HBM3]}"), "t.yaml", RULES
+    )
+    assert "H100-SXM5-80GB" in job.accepts
+    assert any("it keeps no node off" in n.message for n in job.notes)
+    # Control: the value GFD writes keeps the H100 off.
+    (job,) = read_jobs_text(
+        _nvidia_pod("{key: nvidia.com/gpu.product, operator: NotIn, values: [NVIDIA-H100-80GB-HBM3]}"), "t.yaml", RULES
+    )
+    assert "H100-SXM5-80GB" not in job.accepts and "A100-SXM4-80GB" in job.accepts
+    # AMD: 0x74a1 (rocm-smi's spelling) is on no node; 74a1 is, and keeps the MI300X off.
+    (job,) = read_jobs_text(_pod("{key: amd.com/gpu.device-id, operator: NotIn, values: ['0x74a1']}"), "t.yaml", RULES)
+    assert "MI300X" in job.accepts
+    (job,) = read_jobs_text(_pod("{key: amd.com/gpu.device-id, operator: NotIn, values: ['74a1']}"), "t.yaml", RULES)
+    assert "MI300X" not in job.accepts

@@ -672,6 +672,19 @@ def _narrow(
     needs.accepts, needs.families = common, common_families
 
 
+def _written(key: str, value: str) -> str | None:
+    """How the labeller writes `value`, a spelling of a known model's label value that no node carries
+    (GFD's case and joining of an NVML name, AMD's lower-case device id without `0x`), or None.
+    """
+    if key == "nvidia.com/gpu.product":
+        bare = _PRODUCT_SUFFIX.sub("", value)
+        cased = gfd_case(bare)
+        return None if cased is None else cased + value[len(bare) :]
+    if key == "amd.com/gpu.device-id" and value != value.lower().removeprefix("0x"):
+        return value.lower().removeprefix("0x")
+    return None
+
+
 def _accept_but(needs: PodNeeds, key: str, values: list[str], loc: SourceLocation, p: Problems) -> None:
     """A required `NotIn` on a GPU product label: the catalogue's GPUs of the label's vendor but those.
 
@@ -689,6 +702,17 @@ def _accept_but(needs: PodNeeds, key: str, values: list[str], loc: SourceLocatio
     for v in values:
         family = gpu_family(v) if key == GPU_FAMILY_LABEL else None
         model = PRODUCT_LABELS[key](v)
+        written = _written(key, v) if model is not None else None
+        if written is not None:
+            # As for `In` (_accept): no node carries the value as spelled, so NotIn keeps no node off.
+            needs.notes.append(
+                Diagnostic(
+                    loc,
+                    f"{key} NotIn {v}: the value is written {written} on the nodes, and a label value is "
+                    "matched character for character: it keeps no node off",
+                )
+            )
+            continue
         out.extend(family or ((model,) if model is not None else ()))
         families.update(family or ())
     allowed = tuple(
