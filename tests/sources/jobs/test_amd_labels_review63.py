@@ -17,8 +17,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from cli_helpers import run_cli
 
+from verifier.core.errors import TopologError
 from verifier.sources.jobs.principal_rules import parse_rules
 from verifier.sources.jobs.read import read_jobs_text
 
@@ -131,3 +133,42 @@ def test_not_in_a_value_no_node_carries_keeps_no_node_off() -> None:
     assert "MI300X" in job.accepts
     (job,) = read_jobs_text(_pod("{key: amd.com/gpu.device-id, operator: NotIn, values: ['74a1']}"), "t.yaml", RULES)
     assert "MI300X" not in job.accepts
+
+
+_TERMS = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: r, namespace: research}\nspec:\n"
+    "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+    "        nodeSelectorTerms:\n%s"
+    "  containers:\n  - name: c\n    image: x\n    resources:\n      limits: {nvidia.com/gpu: 1}\n"
+)
+_H100_TERM = (
+    "        - matchExpressions:\n"
+    "          - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB-HBM3]}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("first", "error"),
+    [
+        ("        - foo\n", "t.yaml:9:11: a node selector term must be a mapping with 'matchExpressions'"),
+        ("        - matchExpressions: foo\n", "t.yaml:9:11: 'matchExpressions' must be a list"),
+    ],
+)
+def test_a_malformed_term_beside_others_is_refused_as_one_alone_is(first: str, error: str) -> None:
+    # One term `foo` (or matchExpressions `foo`) is refused at its line; beside a second term it was
+    # read as "several terms, not judged" (any GPU). Line 9 is the first term, column 11 its value.
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(_TERMS % (first + _H100_TERM), "t.yaml", RULES)
+    assert [str(d) for d in err.value.diagnostics] == [error]
+
+
+def test_an_empty_term_adds_nothing_to_the_or() -> None:
+    # Kubernetes: an empty node selector term matches no node. `{}` OR (H100): the H100 alone (it was
+    # "not judged", any GPU). Every term empty: no node, refused at the terms (line 9, column 9).
+    (job,) = read_jobs_text(_TERMS % ("        - {}\n" + _H100_TERM), "t.yaml", RULES)
+    assert job.accepts == ("H100-SXM5-80GB",)
+    with pytest.raises(TopologError) as err:
+        read_jobs_text(_TERMS % "        - {}\n        - matchExpressions: []\n", "t.yaml", RULES)
+    assert [str(d) for d in err.value.diagnostics] == [
+        "t.yaml:9:9: every term of the required node affinity is empty: it matches no node"
+    ]

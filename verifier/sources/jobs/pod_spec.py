@@ -847,7 +847,18 @@ def _any_of_terms(terms: YList, needs: PodNeeds, p: Problems) -> None:
     per_term: list[list[tuple[str, str, list[str], SourceLocation]]] = []
     left_out: list[Diagnostic] = []
     for i, term in enumerate(terms):
-        exprs = term.get("matchExpressions") if isinstance(term, YMap) else None
+        # Refused as the one-term reading refuses them (the API server refuses such a pod).
+        if not isinstance(term, YMap):
+            p.add(terms.item_loc(i), "a node selector term must be a mapping with 'matchExpressions'")
+            return
+        exprs = term.get("matchExpressions")
+        if exprs is not None and not isinstance(exprs, YList):
+            p.add(term.key_loc("matchExpressions"), "'matchExpressions' must be a list")
+            return
+        if not exprs and not term.get("matchFields"):
+            # Kubernetes: an empty node selector term matches no node, so in an OR it adds nothing.
+            needs.notes.append(Diagnostic(terms.item_loc(i), f"term {i + 1} is empty: it matches no node"))
+            continue
         reads = [_expression(e, exprs.item_loc(j), p) for j, e in enumerate(exprs)] if isinstance(exprs, YList) else []
         if any(r is None for r in reads):
             return  # refused at the expression's line
@@ -878,6 +889,9 @@ def _any_of_terms(terms: YList, needs: PodNeeds, p: Problems) -> None:
         keys.update(r[0] for r in judged)
         values.extend(v for r in judged for v in r[2])
     needs.notes.extend(left_out)
+    if not per_term:
+        p.add(terms.loc, "every term of the required node affinity is empty: it matches no node")
+        return
     if len(keys) == 1 and all(len(t) == 1 and t[0][1] == "In" for t in per_term):
         _accept(needs, keys.pop(), values, terms.loc, p)
         return
