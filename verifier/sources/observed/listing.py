@@ -187,11 +187,20 @@ def _renumber_short_queries(observations: Observations, matcher: Matcher) -> Obs
     if not redo and not shift:
         return observations
     shifted = {f.path for f in short if f.host in shift}
+    # Another listing of the host that counts a different number of GPUs (a query taken before the GPU dropped, with
+    # `count` 8) numbers them as the host did then: its index 7 is gpu7, not past the shifted numbering (review
+    # R-OB63: its fault fell to OBS005 and its rows 3-6 moved one GPU up).
+    counted = {f.path: f.attached for f in observations.files if f.attached is not None}
     gpus = tuple(
         replace(g, index=None, renumbered=True, position=g.index)
         if g.source.file in redo
         else replace(g, index=shift[g.host].get(g.index))
-        if g.host in shift and g.index is not None and (g.source.file in shifted or not (g.uuid or g.pci_bus_id))
+        if g.host in shift
+        and g.index is not None
+        and (
+            g.source.file in shifted
+            or (not (g.uuid or g.pci_bus_id) and counted.get(g.source.file, len(shift[g.host])) == len(shift[g.host]))
+        )
         else g
         for g in observations.gpus
     )

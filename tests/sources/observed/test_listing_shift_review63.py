@@ -1,0 +1,62 @@
+"""Review R-OB63: a --query-gpu listing matched in bus order (its `count` short by exactly the GPUs declared down)
+shifts the bare GPU numbers of its host's other files, but not those of another query that counts every GPU.
+
+An observed folder holds files taken at different times: `earlier.csv` (count 8, before gpu3 dropped) numbers the
+GPUs as the host did then, so its index 7 is gpu7. OB63 shifted it too: index 7 became no GPU (OBS005, the pending
+remapping on gpu7 lost: placement could use it) and its rows 3-6 were moved one GPU up.
+The CSV shape (`, ` separated, a header naming the fields) is the real one that
+tests/sources/observed/test_nvidia_smi_query.py cites.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_helpers import run_cli
+
+NOW = ("--observed-now", "2026-12-06T09:00:00Z")
+
+
+def _inventory(tmp_path: Path) -> Path:
+    lines = ["apiVersion: topolog.dev/v1", "objects:", "  - name: n1", "    kind: node", "    children:"]
+    for i in range(8):
+        state = ", state: down" if i == 3 else ""
+        lines.append(f"      - {{name: gpu{i}, kind: gpu, model: H100-SXM5-80GB{state}, labels: {{index: '{i}'}}}}")
+    inv = tmp_path / "inv.yaml"
+    inv.write_text("\n".join(lines) + "\n")
+    return inv
+
+
+def _query(path: Path, rows: range, count: int, pending: int | None) -> None:
+    lines = ["index, count, remapped_rows.pending"]
+    lines += [f"{i}, {count}, {'Yes' if i == pending else 'No'}" for i in rows]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_query_counting_every_gpu_is_not_shifted_by_a_later_short_one(tmp_path: Path) -> None:
+    # now.csv: count 7 = 8 declared - gpu3 declared down, rows 0-6: matched in bus order (0,1,2,4,5,6,7), whole.
+    # earlier.csv: count 8, rows 0-7, row 7 (CSV line 9: header + rows 0..7) has a pending remapping: gpu7's own.
+    # Expected: one OBS004 on n1/gpu7 at earlier.csv:9; no OBS005 (every row is a declared GPU), no OBS006 (the GPU
+    # now.csv leaves out is gpu3, declared down).
+    obs = tmp_path / "obs"
+    _query(obs / "n1" / "now.csv", range(7), 7, None)
+    _query(obs / "n1" / "earlier.csv", range(8), 8, 7)
+    code, out, err = run_cli("verify", str(_inventory(tmp_path)), "--observed", str(obs), *NOW, "--format", "json")
+    assert code in (0, 1), err
+    found = sorted(
+        (f["rule"], f["subjects"], f["message"]) for f in json.loads(out)["findings"] if f["rule"].startswith("OBS")
+    )
+    assert [(r, s) for r, s, _m in found] == [("OBS004", ["n1/gpu7"])]
+    assert "earlier.csv:9)" in found[0][2]
+
+
+def test_a_short_query_alone_still_shifts_its_rows(tmp_path: Path) -> None:
+    # Control: now.csv alone, row 6 pending: NVML's index 6 is the 7th GPU in service, gpu7 (0,1,2,4,5,6,7).
+    obs = tmp_path / "obs"
+    _query(obs / "n1" / "now.csv", range(7), 7, 6)
+    code, out, err = run_cli("verify", str(_inventory(tmp_path)), "--observed", str(obs), *NOW, "--format", "json")
+    assert code in (0, 1), err
+    found = sorted((f["rule"], f["subjects"]) for f in json.loads(out)["findings"] if f["rule"].startswith("OBS"))
+    assert found == [("OBS004", ["n1/gpu7"])]
