@@ -196,13 +196,13 @@ def observed_facts(
             continue
         if m.key == "index" and n in tied_nodes and g.minor_number is None and g.source.file not in tied_renumbered:
             # Likewise beside a renumbered listing tied GPU by GPU: NVML's index is no declared index there. A fault
-            # of it is an OBS014 of the node (no GPU of it placed); a GPU without one is unmatched, saying why.
+            # of it is an OBS014 of the node (no GPU of it placed). A GPU without one says nothing of the node: the
+            # tied listing already judges each GPU, and an OBS005 per row of a healthy monitoring log (`--query-gpu
+            # =timestamp,index,temperature.gpu -l 1`) would be one warning per GPU for the one cause OBS006 names
+            # (review R-OB63).
             faults = _gpu_faults(g, ecc_max)
             if faults:
                 _add_faults(untied_faults.setdefault(n, []), faults, _gpu_label(g), where)
-            else:
-                why = f"index {g.index} is NVML's and {n}'s GPU listing is renumbered: no declared index"
-                out["observed_unmatched"].append((n, _gpu_label(g), why, where))
             continue
         if m.gpu is None:
             if g.source.file in renumbered:

@@ -203,13 +203,13 @@ def test_an_index_beside_a_tied_renumbered_listing_is_no_declared_index(tmp_path
     # n1 declares bus ids; -q shows minors 0-2, 4-7 (tied by bus id: gpu3 is OBS006). A query CSV of the host with
     # indexes only (no count) and a pending remapping on index 3: NVML's 3 is the GPU of minor 4 here (or a
     # container's), not declared gpu3, so the fault is OBS014's evidence (before: OBS004 put on gpu3, beside its
-    # OBS006). A row without a fault is OBS005 saying why (before: matched to the declared GPU of that index). Its 2
+    # OBS006). A row without a fault says nothing (before: matched to the declared GPU of that index). Its 2
     # rows of the 8 declared, with no count, are OBS009's selection warning as before.
     inv = _inventory(tmp_path, with_bus=True)
     _write(tmp_path, "n1", "nvidia-smi-q.txt", _smi_q([0, 1, 2, 4, 5, 6, 7], attached=7))
     obs = _write(tmp_path, "n1", "gpus.csv", "index, remapped_rows.pending\n3, Yes\n5, No\n")
     found = _verify(inv, obs)
     rules = [(r, s) for r, s, _m in found]
-    assert rules == [("OBS005", ["n1"]), ("OBS006", ["n1/gpu3"]), ("OBS009", ["n1"]), ("OBS014", ["n1"])]
-    assert "index 5 is NVML's and n1's GPU listing is renumbered" in found[0][2]
-    assert "GPU 3: a row remapping is pending (at " in found[3][2]
+    # Review R-OB63: the row without a fault (index 5) is no OBS005: the tied listing judges every GPU already.
+    assert rules == [("OBS006", ["n1/gpu3"]), ("OBS009", ["n1"]), ("OBS014", ["n1"])]
+    assert "GPU 3: a row remapping is pending (at " in found[2][2]

@@ -60,3 +60,40 @@ def test_a_short_query_alone_still_shifts_its_rows(tmp_path: Path) -> None:
     assert code in (0, 1), err
     found = sorted((f["rule"], f["subjects"]) for f in json.loads(out)["findings"] if f["rule"].startswith("OBS"))
     assert found == [("OBS004", ["n1/gpu7"])]
+
+
+def _smi_q_minors(minors: list[int], attached: int) -> str:
+    # nvidia-smi -q text, one block per GPU: its bus id (as _inventory's would be declared) and minor number.
+    smi = ["==============NVSMI LOG==============", "", "Driver Version                            : 535.129.03", ""]
+    smi.append(f"Attached GPUs                             : {attached}")
+    for m in minors:
+        smi += [
+            f"GPU 00000000:{0x18 + 0x10 * m:02X}:00.0",
+            "    Product Name                          : NVIDIA H100 80GB HBM3",
+            f"    Minor Number                          : {m}",
+        ]
+    return "\n".join(smi) + "\n"
+
+
+def test_a_healthy_index_log_beside_a_tied_renumbered_listing_warns_nothing(tmp_path: Path) -> None:
+    # n1 declares gpu0-gpu7 with bus ids, none down; -q shows minors 0-2, 4-7 (Attached 7), each tied by bus id:
+    # gpu3 is OBS006. A monitoring log (`--query-gpu=timestamp,index,temperature.gpu -l 60`, 3 samples of indexes
+    # 0-6, no fault) has 7 rows of 8 declared and no count: OBS009 as on base. Expected: OBS006 n1/gpu3 and OBS009
+    # n1, nothing else (OB63 added 7 OBS005 warnings, one per index, for the one cause OBS006 names).
+    lines = ["apiVersion: topolog.dev/v1", "objects:", "  - name: n1", "    kind: node", "    children:"]
+    for i in range(8):
+        bus = f"00000000:{0x18 + 0x10 * i:02X}:00.0"
+        lines.append(
+            f"      - {{name: gpu{i}, kind: gpu, model: H100-SXM5-80GB, labels: {{index: '{i}', pci_bus_id: '{bus}'}}}}"
+        )
+    inv = tmp_path / "inv.yaml"
+    inv.write_text("\n".join(lines) + "\n")
+    obs = tmp_path / "obs" / "n1"
+    obs.mkdir(parents=True)
+    (obs / "nvidia-smi-q.txt").write_text(_smi_q_minors([0, 1, 2, 4, 5, 6, 7], 7))
+    rows = [f"2026/12/06 08:{m:02d}:00.000, {i}, 45" for m in range(3) for i in range(7)]
+    (obs / "log.csv").write_text("timestamp, index, temperature.gpu\n" + "\n".join(rows) + "\n")
+    code, out, err = run_cli("verify", str(inv), "--observed", str(tmp_path / "obs"), *NOW, "--format", "json")
+    assert code in (0, 1), err
+    found = sorted((f["rule"], f["subjects"]) for f in json.loads(out)["findings"] if f["rule"].startswith("OBS"))
+    assert found == [("OBS006", ["n1/gpu3"]), ("OBS009", ["n1"])]
