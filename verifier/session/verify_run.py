@@ -302,10 +302,33 @@ def _why_unplaceable(result: Result, evaluation: Evaluation, jobs: Jobs) -> Resu
     return replace(result, finding=replace(finding, message=f"{finding.message} Closest: {reason}."))
 
 
+_SLICES = "_slices"
+"""The attribute a loaded program keeps its slices under, by the check ids they keep (_slice)."""
+_MAX_SLICES = 512
+"""Slices one program keeps at most: one per check for `topolog test` (a pack has a few hundred)."""
+
+
 def _slice(program: Program, check_ids: frozenset[str]) -> Program:
     """The rules that the findings of `check_ids` depend on: their relations, what their
     `@needs` read, and for PLACE001 the why-not its message quotes.
+
+    Made once per (program, check ids): `topolog test` (and the rule fixtures) verify each case of a
+    check with the one loaded pack, and slicing walks the whole pack's rules each time. A slice is
+    a function of the program's rules and metadata, which never change, so a kept one is the same.
     """
+    kept: dict[frozenset[str], Program] | None = program.__dict__.get(_SLICES)
+    if kept is None:
+        kept = {}
+        object.__setattr__(program, _SLICES, kept)
+    found = kept.get(check_ids)
+    if found is None:
+        found = _make_slice(program, check_ids)
+        if len(kept) < _MAX_SLICES:
+            kept[check_ids] = found
+    return found
+
+
+def _make_slice(program: Program, check_ids: frozenset[str]) -> Program:
     checks = [c for c in program_checks(program) if c.id in check_ids]
     relations = {c.reports for c in checks}
     relations |= {rel for q in needs_queries(checks, program).values() for rel in query_relations(q)}
