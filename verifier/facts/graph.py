@@ -369,8 +369,9 @@ def _graph_facts(
         out["switch_ports_taken"] = switch_ports_taken(inv, view.parts, view.cables)
     if "fabric_island" in want:
         if island is None:
-            island = switch_islands(inv.found, view.links, switches_of(inv), down)
-        out["fabric_island"] = fabric_islands(inv.found, view.links, island)
+            # From the runs' columns (view.parts): the fabric cables are never made for it.
+            island = switch_islands(inv.found, view.parts, switches_of(inv), down, view.cables)
+        out["fabric_island"] = fabric_islands(inv.found, (), island)
     if want & NODE_RELATIONS:
         _nodes(inv, out, per_node, want, None, view, ancestry, uplinks, down)
     if "die_pair_bottleneck" in want:
