@@ -19,7 +19,6 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
 from cli_helpers import run_cli
 
 
