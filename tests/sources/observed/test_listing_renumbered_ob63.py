@@ -86,7 +86,7 @@ def test_a_counted_query_tied_by_bus_id_is_judged_gpu_by_gpu(tmp_path: Path) -> 
     # Control (as the base): n1 declares bus ids; GPU 3 (bus 0x48) dropped, NVML's indexes 0-6 carry the buses of
     # gpu0-2 and gpu4-7, index 4 (bus 0x68 = gpu5) has a pending remapping: OBS004 on gpu5, OBS006 on gpu3.
     inv = _inventory(tmp_path, with_bus=True)
-    rows = [(i, i if i < 3 else i + 1) for i in range(7)]
+    rows: list[tuple[int, int | None]] = [(i, i if i < 3 else i + 1) for i in range(7)]
     obs = _write(tmp_path, "n1", "gpus.csv", _query(rows, 7, pending=4))
     assert [(r, s) for r, s, _m in _verify(inv, obs)] == [("OBS004", ["n1/gpu5"]), ("OBS006", ["n1/gpu3"])]
 
