@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import FrozenInstanceError
 from functools import cached_property
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from verifier.core.errors import SourceLocation
 
@@ -359,6 +359,16 @@ class Program(FrozenNode):
     def relations(self) -> dict[str, Declaration]:
         """Relation name -> its declaration (computed once: rule pruning asks per atom, thousands of times)."""
         return {d.name: d for d in self.declarations}
+
+    def kept(self, name: str) -> dict[Any, Any]:
+        """The dict this program keeps under `name` for values derived from its fields (parsed
+        queries, slices): a Program is frozen and immutable, so what is derived once holds for it.
+        """
+        found: dict[Any, Any] | None = self.__dict__.get(name)
+        if found is None:
+            found = {}
+            object.__setattr__(self, name, found)
+        return found
 
     def merge(self, other: Program) -> Program:
         return Program(

@@ -19,11 +19,7 @@ def prepare_query(text: str, program: Program, filename: str = "<query>", on_dis
     `on_disk` (a query typed on the command line, asked again run after run) the parse is
     kept in the cache folder too (verifier.engine.query_cache).
     """
-    kept: dict[tuple[str, str], Query] | None = program.__dict__.get(_KEPT)
-    if kept is None:
-        kept = {}
-        # Program is frozen; what it keeps here is derived from its fields, like its strata.
-        object.__setattr__(program, _KEPT, kept)
+    kept: dict[tuple[str, str], Query] = program.kept(_KEPT)
     query = kept.get((text, filename))
     if query is None:
         from verifier.core.cache import enabled as cache_enabled

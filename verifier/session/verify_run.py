@@ -316,10 +316,7 @@ def _slice(program: Program, check_ids: frozenset[str]) -> Program:
     check with the one loaded pack, and slicing walks the whole pack's rules each time. A slice is
     a function of the program's rules and metadata, which never change, so a kept one is the same.
     """
-    kept: dict[frozenset[str], Program] | None = program.__dict__.get(_SLICES)
-    if kept is None:
-        kept = {}
-        object.__setattr__(program, _SLICES, kept)
+    kept: dict[frozenset[str], Program] = program.kept(_SLICES)
     found = kept.get(check_ids)
     if found is None:
         found = _make_slice(program, check_ids)
